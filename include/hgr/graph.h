@@ -1,0 +1,62 @@
+/* hgr — a loaded, validated graph.
+ *
+ * An hgr_graph_t is TVM graph-executor JSON parsed into an immutable structure and
+ * validated (see ../shared/reference/tvm-graph-format.md): keys, node entries,
+ * attrs columns indexed by entry id (node_row_ptr[nid] + k), dtypes, shapes, byte
+ * sizes, topological order, and one device key per storage id. Op-specific checks
+ * (does this func_name exist, does it accept these shapes) happen when an executor
+ * is created, since they depend on the op registry.
+ *
+ * Thread safety: a graph is immutable once loaded and may be shared between threads
+ * and executors; it is reference counted (hgr_graph_retain/release are atomic). */
+#ifndef HGR_GRAPH_H_
+#define HGR_GRAPH_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hgr/export.h"
+#include "hgr/status.h"
+#include "hgr/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hgr_graph_s hgr_graph_t;
+
+/* Parses and validates graph JSON held in memory (json need not be NUL-terminated;
+ * length is its size in bytes). *out_graph is NULL on failure. Errors:
+ * INVALID_ARGUMENT with a message that names the node id and name, the entry id or
+ * the attrs column at fault; RESOURCE_EXHAUSTED. */
+HGR_API hgr_status_t hgr_graph_load_json(const char* json, size_t length, hgr_graph_t** out_graph);
+
+/* Reads the file at path and loads it as above. Errors also NOT_FOUND or
+ * UNAVAILABLE (with errno text) when the file cannot be read; the path is named. */
+HGR_API hgr_status_t hgr_graph_load_file(const char* path, hgr_graph_t** out_graph);
+
+/* Reference counting; release(NULL) is a no-op. */
+HGR_API hgr_graph_t* hgr_graph_retain(hgr_graph_t* graph);
+HGR_API void hgr_graph_release(hgr_graph_t* graph);
+
+HGR_API size_t hgr_graph_node_count(const hgr_graph_t* graph);
+HGR_API size_t hgr_graph_entry_count(const hgr_graph_t* graph);
+/* Graph inputs are the "null" nodes listed in arg_nodes (real inputs and weights). */
+HGR_API size_t hgr_graph_input_count(const hgr_graph_t* graph);
+HGR_API size_t hgr_graph_output_count(const hgr_graph_t* graph);
+
+/* Input i: its name, dtype and shape (from its entry). Errors: OUT_OF_RANGE. */
+HGR_API hgr_status_t hgr_graph_input_info(const hgr_graph_t* graph, size_t i,
+                                          hgr_tensor_info_t* out_info);
+/* Output i (heads[i]): name is "<node name>:<i>" as in TVM. Errors: OUT_OF_RANGE. */
+HGR_API hgr_status_t hgr_graph_output_info(const hgr_graph_t* graph, size_t i,
+                                           hgr_tensor_info_t* out_info);
+/* Index of the input called name. Errors: NOT_FOUND listing the input names. */
+HGR_API hgr_status_t hgr_graph_input_index(const hgr_graph_t* graph, const char* name,
+                                           size_t* out_index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HGR_GRAPH_H_ */

@@ -1,0 +1,329 @@
+/* One OpenCL device: its capabilities, spec strings and spec matching. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char* hgr_device_type_name(hgr_device_type_t type) {
+  switch (type) {
+    case HGR_DEVICE_TYPE_CPU: return "cpu";
+    case HGR_DEVICE_TYPE_GPU: return "gpu";
+    case HGR_DEVICE_TYPE_ACCELERATOR: return "accelerator";
+    case HGR_DEVICE_TYPE_CUSTOM: return "custom";
+    case HGR_DEVICE_TYPE_DEFAULT: return "default";
+  }
+  return "unknown";
+}
+
+static hgr_device_type_t primary_type(cl_device_type type) {
+  if (type & CL_DEVICE_TYPE_CPU) return HGR_DEVICE_TYPE_CPU;
+  if (type & CL_DEVICE_TYPE_GPU) return HGR_DEVICE_TYPE_GPU;
+  if (type & CL_DEVICE_TYPE_ACCELERATOR) return HGR_DEVICE_TYPE_ACCELERATOR;
+#ifdef CL_DEVICE_TYPE_CUSTOM
+  if (type & CL_DEVICE_TYPE_CUSTOM) return HGR_DEVICE_TYPE_CUSTOM;
+#endif
+  return HGR_DEVICE_TYPE_DEFAULT;
+}
+
+/* A string property as a heap copy, trailing spaces trimmed (drivers pad some). */
+static hgr_status_t query_string(cl_device_id device, cl_device_info param, const char* param_name,
+                                 char** out_text) {
+  *out_text = NULL;
+  size_t size = 0;
+  cl_int error = clGetDeviceInfo(device, param, 0, NULL, &size);
+  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetDeviceInfo(%s)", param_name);
+  char* text = calloc(size + 1, 1);
+  if (!text) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  error = clGetDeviceInfo(device, param, size, text, NULL);
+  if (error != CL_SUCCESS) {
+    free(text);
+    return HGR_CL_STATUS(error, "clGetDeviceInfo(%s)", param_name);
+  }
+  for (size_t n = strlen(text); n > 0 && isspace((unsigned char)text[n - 1]); --n) text[n - 1] = 0;
+  *out_text = text;
+  return HGR_OK;
+}
+
+static hgr_status_t query_platform_string(cl_platform_id platform, cl_platform_info param,
+                                          const char* param_name, char** out_text) {
+  *out_text = NULL;
+  size_t size = 0;
+  cl_int error = clGetPlatformInfo(platform, param, 0, NULL, &size);
+  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetPlatformInfo(%s)", param_name);
+  char* text = calloc(size + 1, 1);
+  if (!text) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  error = clGetPlatformInfo(platform, param, size, text, NULL);
+  if (error != CL_SUCCESS) {
+    free(text);
+    return HGR_CL_STATUS(error, "clGetPlatformInfo(%s)", param_name);
+  }
+  for (size_t n = strlen(text); n > 0 && isspace((unsigned char)text[n - 1]); --n) text[n - 1] = 0;
+  *out_text = text;
+  return HGR_OK;
+}
+
+#define QUERY_VALUE(device, param, value)                                         \
+  do {                                                                            \
+    cl_int e_ = clGetDeviceInfo((device), (param), sizeof(value), &(value), NULL); \
+    if (e_ != CL_SUCCESS) {                                                       \
+      status = HGR_CL_STATUS(e_, "clGetDeviceInfo(" #param ")");                  \
+      goto cleanup;                                                               \
+    }                                                                             \
+  } while (0)
+
+hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
+                               hgr_device_info_t* info) {
+  hgr_status_t status = HGR_OK;
+  char *platform_name = NULL, *platform_vendor = NULL, *platform_version = NULL;
+  char *name = NULL, *vendor = NULL, *version = NULL, *driver = NULL, *extensions = NULL;
+  char* short_name = NULL;
+  memset(info, 0, sizeof(*info));
+
+  if ((status = query_platform_string(platform, CL_PLATFORM_NAME, "CL_PLATFORM_NAME", &platform_name)) ||
+      (status = query_platform_string(platform, CL_PLATFORM_VENDOR, "CL_PLATFORM_VENDOR", &platform_vendor)) ||
+      (status = query_platform_string(platform, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION", &platform_version)) ||
+      (status = query_string(device, CL_DEVICE_NAME, "CL_DEVICE_NAME", &name)) ||
+      (status = query_string(device, CL_DEVICE_VENDOR, "CL_DEVICE_VENDOR", &vendor)) ||
+      (status = query_string(device, CL_DEVICE_VERSION, "CL_DEVICE_VERSION", &version)) ||
+      (status = query_string(device, CL_DRIVER_VERSION, "CL_DRIVER_VERSION", &driver)) ||
+      (status = query_string(device, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS", &extensions)) ||
+      (status = hgr__platform_short_name(platform_name, &short_name)))
+    goto cleanup;
+
+  cl_device_type type = 0;
+  cl_uint compute_units = 0, align_bits = 0;
+  cl_ulong global_mem = 0, local_mem = 0, max_alloc = 0;
+  size_t max_work_group = 0, timer_resolution = 0;
+  cl_bool unified = CL_FALSE;
+  QUERY_VALUE(device, CL_DEVICE_TYPE, type);
+  QUERY_VALUE(device, CL_DEVICE_MAX_COMPUTE_UNITS, compute_units);
+  QUERY_VALUE(device, CL_DEVICE_GLOBAL_MEM_SIZE, global_mem);
+  QUERY_VALUE(device, CL_DEVICE_LOCAL_MEM_SIZE, local_mem);
+  QUERY_VALUE(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, max_alloc);
+  QUERY_VALUE(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, align_bits);
+  QUERY_VALUE(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, max_work_group);
+  QUERY_VALUE(device, CL_DEVICE_PROFILING_TIMER_RESOLUTION, timer_resolution);
+  QUERY_VALUE(device, CL_DEVICE_HOST_UNIFIED_MEMORY, unified);
+  /* Optional in 1.2: a device without doubles may reject the query. */
+  cl_device_fp_config double_config = 0;
+  if (clGetDeviceInfo(device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(double_config), &double_config,
+                      NULL) != CL_SUCCESS)
+    double_config = 0;
+
+  int major = 0, minor = 0;
+  if (sscanf(version, "OpenCL %d.%d", &major, &minor) != 2) major = minor = 0;
+
+  info->platform_short = short_name;
+  info->platform_name = platform_name;
+  info->platform_vendor = platform_vendor;
+  info->platform_version = platform_version;
+  info->name = name;
+  info->vendor = vendor;
+  info->version = version;
+  info->driver_version = driver;
+  info->type = primary_type(type);
+  info->opencl_major = major;
+  info->opencl_minor = minor;
+  info->compute_units = compute_units;
+  info->global_mem_bytes = global_mem;
+  info->local_mem_bytes = local_mem;
+  info->max_alloc_bytes = max_alloc;
+  info->base_address_align_bits = align_bits;
+  info->max_work_group_size = max_work_group;
+  info->timer_resolution_ns = timer_resolution;
+  info->unified_memory = unified == CL_TRUE;
+  info->fp16 = strstr(extensions, "cl_khr_fp16") != NULL;
+  info->fp64 = strstr(extensions, "cl_khr_fp64") != NULL || double_config != 0;
+  short_name = platform_name = platform_vendor = platform_version = NULL;
+  name = vendor = version = driver = NULL;
+
+cleanup:
+  free(extensions);
+  free(short_name);
+  free(platform_name);
+  free(platform_vendor);
+  free(platform_version);
+  free(name);
+  free(vendor);
+  free(version);
+  free(driver);
+  return status;
+}
+
+void hgr__device_info_free(hgr_device_info_t* info) {
+  if (!info) return;
+  free((char*)info->spec);
+  free((char*)info->platform_short);
+  free((char*)info->platform_name);
+  free((char*)info->platform_vendor);
+  free((char*)info->platform_version);
+  free((char*)info->name);
+  free((char*)info->vendor);
+  free((char*)info->version);
+  free((char*)info->driver_version);
+  memset(info, 0, sizeof(*info));
+}
+
+static bool contains_ignore_case(const char* haystack, const char* needle) {
+  size_t n = strlen(needle);
+  if (n == 0) return false;
+  for (; *haystack; ++haystack) {
+    size_t i = 0;
+    while (i < n && haystack[i] &&
+           tolower((unsigned char)haystack[i]) == tolower((unsigned char)needle[i]))
+      ++i;
+    if (i == n) return true;
+  }
+  return false;
+}
+
+hgr_status_t hgr__platform_short_name(const char* platform_name, char** out_short) {
+  if (contains_ignore_case(platform_name, "Portable Computing Language") ||
+      contains_ignore_case(platform_name, "pocl"))
+    return hgr__strdup("pocl", out_short);
+  char word[64];
+  size_t length = 0;
+  const char* p = platform_name;
+  while (*p && !isalnum((unsigned char)*p)) ++p;
+  while (*p && isalnum((unsigned char)*p) && length < sizeof(word) - 1)
+    word[length++] = (char)tolower((unsigned char)*p++);
+  word[length] = 0;
+  return hgr__strdup(length ? word : "platform", out_short);
+}
+
+/* Platform-name matching for the NAME part of "NAME:INDEX". */
+static bool platform_matches(const hgr_device_info_t* info, const char* name) {
+  return contains_ignore_case(info->platform_name, name) ||
+         contains_ignore_case(info->platform_short, name);
+}
+
+static bool parse_index(const char* text, size_t* out_value) {
+  if (!*text) return false;
+  size_t value = 0;
+  for (const char* p = text; *p; ++p) {
+    if (!isdigit((unsigned char)*p)) return false;
+    if (value > (SIZE_MAX - 9) / 10) return false;
+    value = value * 10 + (size_t)(*p - '0');
+  }
+  *out_value = value;
+  return true;
+}
+
+static hgr_status_t no_match(const hgr_device_info_t* const* devices, size_t count,
+                             const char* spec, const char* why) {
+  size_t needed = 1;
+  for (size_t i = 0; i < count; ++i)
+    needed += strlen(devices[i]->spec ? devices[i]->spec : "?") + strlen(devices[i]->name) + 8;
+  char* list = malloc(needed);
+  if (!list) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  size_t used = 0;
+  list[0] = 0;
+  for (size_t i = 0; i < count; ++i)
+    used += (size_t)snprintf(list + used, needed - used, "%s%s (%s)", i ? ", " : "",
+                             devices[i]->spec ? devices[i]->spec : "?", devices[i]->name);
+  hgr_status_t status = HGR_STATUS(HGR_STATUS_NOT_FOUND, "no device matches '%s': %s; available: %s",
+                                   spec, why, count ? list : "none (no OpenCL device found)");
+  free(list);
+  return status;
+}
+
+static const struct {
+  const char* word;
+  hgr_device_type_t type;
+} type_words[] = {{"cpu", HGR_DEVICE_TYPE_CPU},
+                  {"gpu", HGR_DEVICE_TYPE_GPU},
+                  {"accelerator", HGR_DEVICE_TYPE_ACCELERATOR},
+                  {"custom", HGR_DEVICE_TYPE_CUSTOM}};
+
+hgr_status_t hgr__device_spec_match(const hgr_device_info_t* const* devices, size_t count,
+                                    const char* spec, size_t* out_index) {
+  *out_index = SIZE_MAX;
+  if (!spec || !*spec)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                      "empty device spec (expected NAME:INDEX, TYPE:INDEX or P.D)");
+  char buffer[256];
+  if (strlen(spec) >= sizeof(buffer))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "device spec '%.32s...' is too long", spec);
+  strcpy(buffer, spec);
+
+  char* dot = strchr(buffer, '.');
+  char* colon = strchr(buffer, ':');
+  if (dot && !colon) { /* "P.D" */
+    *dot = 0;
+    size_t platform, device;
+    if (!parse_index(buffer, &platform) || !parse_index(dot + 1, &device))
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "device spec '%s': expected P.D with two indices, e.g. 0.1", spec);
+    for (size_t i = 0; i < count; ++i)
+      if (devices[i]->platform_index == platform && devices[i]->index_in_platform == device) {
+        *out_index = i;
+        return HGR_OK;
+      }
+    return no_match(devices, count, spec, "no such platform.device pair");
+  }
+  if (!colon || colon == buffer)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                      "device spec '%s': expected NAME:INDEX (e.g. pocl:0), TYPE:INDEX (e.g. "
+                      "gpu:0) or P.D (e.g. 1.0)",
+                      spec);
+  *colon = 0;
+  size_t wanted;
+  if (!parse_index(colon + 1, &wanted))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                      "device spec '%s': '%s' is not a device index", spec, colon + 1);
+
+  const char* name = buffer;
+  for (size_t t = 0; t < sizeof(type_words) / sizeof(type_words[0]); ++t) {
+    if (strcasecmp(name, type_words[t].word) != 0) continue;
+    size_t seen = 0;
+    for (size_t i = 0; i < count; ++i)
+      if (devices[i]->type == type_words[t].type && seen++ == wanted) {
+        *out_index = i;
+        return HGR_OK;
+      }
+    char why[96];
+    snprintf(why, sizeof(why), "%zu %s device(s) found", seen, type_words[t].word);
+    return no_match(devices, count, spec, why);
+  }
+
+  size_t seen = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (platform_matches(devices[i], name) && seen++ == wanted) {
+      *out_index = i;
+      return HGR_OK;
+    }
+  char why[160];
+  if (seen)
+    snprintf(why, sizeof(why), "platforms matching '%s' have %zu device(s)", name, seen);
+  else
+    snprintf(why, sizeof(why), "no platform name contains '%s'", name);
+  return no_match(devices, count, spec, why);
+}
+
+hgr_status_t hgr__device_assign_specs(hgr_device_info_t* const* devices, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    free((char*)devices[i]->spec);
+    devices[i]->spec = NULL;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    /* The position among devices whose platform matches this short name. */
+    size_t position = 0;
+    for (size_t j = 0; j < i; ++j)
+      if (platform_matches(devices[j], devices[i]->platform_short)) ++position;
+    char candidate[96];
+    snprintf(candidate, sizeof(candidate), "%s:%zu", devices[i]->platform_short, position);
+    size_t found = SIZE_MAX;
+    hgr_status_t status =
+        hgr__device_spec_match((const hgr_device_info_t* const*)devices, count, candidate, &found);
+    if (status || found != i)
+      snprintf(candidate, sizeof(candidate), "%zu.%zu", devices[i]->platform_index,
+               devices[i]->index_in_platform);
+    hgr_status_free(status);
+    char* copy;
+    HGR_RETURN_IF_ERROR(hgr__strdup(candidate, &copy));
+    devices[i]->spec = copy;
+  }
+  return HGR_OK;
+}

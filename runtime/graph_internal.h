@@ -1,0 +1,74 @@
+/* The in-memory form of a loaded graph, shared by graph_json.c (parsing), graph.c
+ * (validation and accessors) and the executor. Immutable after hgr_graph_load_*. */
+#ifndef HGR_GRAPH_INTERNAL_H_
+#define HGR_GRAPH_INTERNAL_H_
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hgr/graph.h"
+#include "hgr/tensor.h"
+
+/* A reference to output `index` of node `node_id`; entry id = node_row_ptr[node_id] + index. */
+typedef struct hgr__entry_ref_t {
+  uint32_t node_id;
+  uint32_t index;
+} hgr__entry_ref_t;
+
+/* One extra string attribute of a tvm_op node (e.g. "hash", layout strings, op params). */
+typedef struct hgr__attr_t {
+  char* key;
+  char* value;
+} hgr__attr_t;
+
+typedef struct hgr__node_t {
+  char* name;
+  bool is_op;              /* "tvm_op"; false for "null" (an input or weight) */
+  char* func_name;         /* tvm_op only; "__nop" and "__copy" are the runtime's */
+  uint32_t num_outputs;    /* 1 for null nodes */
+  uint32_t declared_num_inputs; /* attrs.num_inputs (informational in TVM) */
+  bool flatten_data;
+  hgr__entry_ref_t* inputs;
+  uint32_t input_count;
+  hgr__attr_t* attrs;      /* every attrs key except the four standard ones */
+  uint32_t attr_count;
+} hgr__node_t;
+
+/* Per entry (one output of one node). */
+typedef struct hgr__entry_t {
+  uint32_t node_id;        /* the node that produces it */
+  uint32_t storage_id;
+  int32_t device_key;      /* device_index column value; -1 when the column is absent */
+  hgr_dtype_t dtype;
+  int32_t ndim;
+  int64_t shape[HGR_MAX_DIMS];
+  uint64_t element_count;  /* product of shape; 1 for a scalar */
+  uint64_t bytes;          /* element bytes x element_count, overflow-checked */
+} hgr__entry_t;
+
+struct hgr_graph_s {
+  atomic_int refcount;
+  hgr__node_t* nodes;
+  uint32_t node_count;
+  uint32_t* arg_nodes;     /* node ids of the inputs; input index = position */
+  uint32_t arg_count;
+  uint32_t* node_row_ptr;  /* node_count + 1 values */
+  hgr__entry_ref_t* heads; /* outputs; output index = position */
+  uint32_t head_count;
+  char** head_names;       /* "<node name>:<position>" */
+  hgr__entry_t* entries;   /* node_row_ptr[node_count] entries */
+  uint32_t entry_count;
+  uint32_t storage_count;  /* max storage id + 1 */
+  bool has_device_index;
+};
+
+static inline uint32_t hgr__graph_entry_id(const hgr_graph_t* graph, hgr__entry_ref_t ref) {
+  return graph->node_row_ptr[ref.node_id] + ref.index;
+}
+
+/* Value of a node's extra attr, or NULL when absent. */
+const char* hgr__node_attr(const hgr__node_t* node, const char* key);
+
+#endif /* HGR_GRAPH_INTERNAL_H_ */

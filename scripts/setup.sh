@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# hgr setup: installs what is missing (Debian 12), configures, builds, and then runs
+# the main job (`demo`) or the whole test suite (`test`). Idempotent: a second run
+# installs nothing and rebuilds only what changed.
+#
+#   scripts/setup.sh demo    the example heterogeneous graph on the devices found
+#   scripts/setup.sh test    every test (normal build, then an ASan+UBSan build)
+#
+# Environment: BUILD_DIR (default build), HGR_SANITIZE_BUILD_DIR (default
+# build-asan), HGR_SKIP_SANITIZE=1 to run only the normal build's tests.
+set -euo pipefail
+
+mode="${1:-}"
+case "$mode" in
+  demo|test) ;;
+  *) echo "usage: scripts/setup.sh demo|test" >&2; exit 2 ;;
+esac
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+packages=(gcc make cmake pkg-config ocl-icd-opencl-dev opencl-headers libcjson-dev
+          libcmocka-dev pocl-opencl-icd mesa-opencl-icd oclgrind)
+missing=()
+for p in "${packages[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  line="apt-get install -y --no-install-recommends ${missing[*]}"
+  if [[ "$(id -u)" != 0 ]]; then
+    echo "hgr setup: missing packages. Run as root:" >&2
+    echo "  apt-get update && $line" >&2
+    exit 1
+  fi
+  echo "hgr setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+werror=OFF
+[[ "${CI:-}" == true ]] && werror=ON
+
+build() { # build <dir> [cmake args...]
+  local dir="$1"; shift
+  if [[ ! -f "$dir/CMakeCache.txt" ]]; then
+    cmake -S . -B "$dir" -DHGR_WERROR="$werror" "$@" >/dev/null
+  fi
+  cmake --build "$dir" -j2 >/dev/null || cmake --build "$dir" -j1
+}
+
+# The test bed: every system ICD plus Oclgrind, rusticl on llvmpipe, two PoCL
+# devices. A caller's own settings win.
+testbed_env() { # testbed_env <build dir>
+  cmake -DDIR="$1/testbed/vendors" -P tests/testbed.cmake >/dev/null
+  export OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-$PWD/$1/testbed/vendors}"
+  export RUSTICL_ENABLE="${RUSTICL_ENABLE:-llvmpipe}"
+  export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
+}
+
+build_dir="${BUILD_DIR:-build}"
+build "$build_dir"
+
+if [[ "$mode" == demo ]]; then
+  testbed_env "$build_dir"
+  exec "$build_dir/tools/hgr" devices
+fi
+
+echo "hgr setup: tests ($build_dir)"
+ctest --test-dir "$build_dir" --output-on-failure -j2
+if [[ "${HGR_SKIP_SANITIZE:-0}" != 1 ]]; then
+  asan_dir="${HGR_SANITIZE_BUILD_DIR:-build-asan}"
+  build "$asan_dir" -DHGR_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug
+  echo "hgr setup: tests under AddressSanitizer and UndefinedBehaviorSanitizer ($asan_dir)"
+  ctest --test-dir "$asan_dir" --output-on-failure -j2
+fi
