@@ -36,6 +36,11 @@ typedef struct hgr_dtype_t {
 /* Parses a TVM dtype string. Errors: INVALID_ARGUMENT naming the text. */
 HGR_API hgr_status_t hgr_dtype_parse(const char* text, hgr_dtype_t* out_dtype);
 
+/* Checks that a dtype is one hgr can hold: int/uint of 1-64 bits, float of 16, 32 or
+ * 64 bits, bfloat16, 1-65535 lanes. Binary formats (params, .npy) use it on the
+ * fields they read. Errors: INVALID_ARGUMENT naming the dtype. */
+HGR_API hgr_status_t hgr_dtype_validate(hgr_dtype_t dtype);
+
 /* Writes the canonical string ("float32", "bool", "int8x4") into buffer; returns
  * buffer. capacity of 24 is always enough. */
 HGR_API const char* hgr_dtype_format(hgr_dtype_t dtype, char* buffer, size_t capacity);
