@@ -71,4 +71,40 @@ static inline uint32_t hgr__graph_entry_id(const hgr_graph_t* graph, hgr__entry_
 /* Value of a node's extra attr, or NULL when absent. */
 const char* hgr__node_attr(const hgr__node_t* node, const char* key);
 
+/* ---- loading, shared by graph_json.c and graph.c ------------------------------ */
+
+/* Parses graph JSON into a new graph (refcount 1) and checks what the JSON form
+ * itself requires: keys, value types, node attrs, node_row_ptr against num_outputs,
+ * column tags and lengths, per-entry values (dtype, ndim, storage id, scope). What
+ * relates nodes and entries to each other is left to hgr__graph_validate. */
+hgr_status_t hgr__graph_parse_json(const char* json, size_t length, hgr_graph_t** out_graph);
+
+/* Checks inputs, heads and arg_nodes against the nodes, shapes and byte sizes,
+ * storage ids and their devices, __copy and __nop; fills element_count, bytes,
+ * storage_count and head_names. */
+hgr_status_t hgr__graph_validate(hgr_graph_t* graph);
+
+/* "node 3 'conv1'" and "entry 5 (node 3 'conv1', output 1)" for error messages,
+ * written into buffer (names are shortened to fit); return buffer. Entry labels
+ * need entries[].node_id. */
+#define HGR__LABEL_CAPACITY 192
+const char* hgr__graph_node_label(const hgr_graph_t* graph, uint32_t node_id, char* buffer,
+                                  size_t capacity);
+const char* hgr__graph_entry_label(const hgr_graph_t* graph, uint32_t entry_id, char* buffer,
+                                   size_t capacity);
+
+/* ---- whole files (defined in params.c; used by graph, params and npy) --------- */
+
+/* Reads the whole file into a new malloc'd buffer (never NULL on success, even
+ * for an empty file). Errors: NOT_FOUND when it does not exist, UNAVAILABLE for
+ * other failures, with the path and the errno text. */
+hgr_status_t hgr__file_read(const char* path, void** out_data, size_t* out_length);
+
+/* Writes head then body (body may be NULL when body_length is 0) to
+ * "<path>.tmp.<pid>", flushes it to disk and renames it over path, so a reader sees
+ * the old file or the complete new one. Errors: UNAVAILABLE naming the path and the
+ * errno text. */
+hgr_status_t hgr__file_write_atomic(const char* path, const void* head, size_t head_length,
+                                    const void* body, size_t body_length);
+
 #endif /* HGR_GRAPH_INTERNAL_H_ */

@@ -26,14 +26,21 @@ typedef struct hgr_npy_array_t {
   uint64_t bytes;  /* size of data */
 } hgr_npy_array_t;
 
-/* Parses a .npy blob. Errors: INVALID_ARGUMENT for an unsupported dtype, Fortran
- * order or big-endian data; DATA_LOSS for a truncated or corrupt header or body.
- * Never reads past length. */
+/* Parses a .npy blob. *out_array is zeroed first, so it may be passed to
+ * hgr_npy_array_free whether or not the call succeeds. bool arrays come back as
+ * uint1, one byte per element. Errors: INVALID_ARGUMENT for an unsupported dtype,
+ * Fortran order, big-endian data or an unknown format version; DATA_LOSS for a
+ * truncated or corrupt header or body (including bytes after the data). Never
+ * reads past length. */
 HGR_API hgr_status_t hgr_npy_load_memory(const void* data, size_t length, hgr_npy_array_t* out_array);
 HGR_API hgr_status_t hgr_npy_load_file(const char* path, hgr_npy_array_t* out_array);
 HGR_API void hgr_npy_array_free(hgr_npy_array_t* array);
 
-/* Writes a C-order array as .npy version 1.0 (temporary file, then rename). */
+/* Writes a C-order array as .npy version 1.0, its header padded so that the data
+ * starts at a multiple of 64 bytes (temporary file, then rename). shape may be
+ * NULL when ndim is 0. Errors: INVALID_ARGUMENT for a dtype .npy cannot express
+ * (bfloat16, vectors, sub-byte ints other than bool) or bytes that do not match
+ * dtype and shape; UNAVAILABLE when the file cannot be written. */
 HGR_API hgr_status_t hgr_npy_save_file(const char* path, hgr_dtype_t dtype, int32_t ndim,
                                        const int64_t* shape, const void* data, uint64_t bytes);
 

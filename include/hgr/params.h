@@ -26,8 +26,12 @@ typedef struct hgr_params_s hgr_params_t;
 /* Creates an empty params list. */
 HGR_API hgr_status_t hgr_params_create(hgr_params_t** out_params);
 
-/* Parses a params blob. Truncated or corrupt input is DATA_LOSS naming the byte
- * offset and the param; never reads past length. */
+/* Parses a params blob. Truncated or corrupt input (bad magic, tensor count other
+ * than the name count, a device type other than CPU, a byte size that does not
+ * match the shape, trailing bytes) is DATA_LOSS naming the byte offset and the
+ * param; never reads past length. A dtype hgr cannot hold, a vector dtype or more
+ * than HGR_MAX_DIMS dimensions is INVALID_ARGUMENT, as are two params with one
+ * name. Tensor data is kept as stored: compact, little-endian elements. */
 HGR_API hgr_status_t hgr_params_load_memory(const void* data, size_t length,
                                             hgr_params_t** out_params);
 /* Reads and parses a params file; errors name the path. */
@@ -35,8 +39,10 @@ HGR_API hgr_status_t hgr_params_load_file(const char* path, hgr_params_t** out_p
 
 HGR_API void hgr_params_release(hgr_params_t* params);
 
-/* Appends a copy of a tensor. Errors: INVALID_ARGUMENT for a duplicate name or a
- * byte size that does not match dtype and shape. */
+/* Appends a copy of a tensor (shape may be NULL when ndim is 0). Errors:
+ * INVALID_ARGUMENT for a duplicate name, a byte size that does not match dtype and
+ * shape (elements x ceil(bits / 8), as TVM counts them), or a vector dtype, which
+ * the format cannot store (it drops the lanes). */
 HGR_API hgr_status_t hgr_params_add(hgr_params_t* params, const char* name, hgr_dtype_t dtype,
                                     int32_t ndim, const int64_t* shape, const void* data,
                                     size_t bytes);

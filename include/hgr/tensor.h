@@ -33,7 +33,10 @@ typedef struct hgr_dtype_t {
 /* The most dimensions hgr accepts for a tensor. */
 #define HGR_MAX_DIMS 16
 
-/* Parses a TVM dtype string. Errors: INVALID_ARGUMENT naming the text. */
+/* Parses a TVM dtype string: int|uint|float|bfloat, optional bits (default 32; 16
+ * for bfloat), optional x<lanes>; "bool" is uint1. Only what hgr_dtype_validate
+ * accepts is returned; handle, void, custom[...] and the float8 codes are refused.
+ * Errors: INVALID_ARGUMENT naming the text. */
 HGR_API hgr_status_t hgr_dtype_parse(const char* text, hgr_dtype_t* out_dtype);
 
 /* Checks that a dtype is one hgr can hold: int/uint of 1-64 bits, float of 16, 32 or

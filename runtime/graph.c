@@ -1,0 +1,357 @@
+/* Graph validation and accessors. graph_json.c has checked the JSON form; this file
+ * checks what ties nodes and entries together (topological order, output indices,
+ * arg_nodes, sizes, storage ids and their devices, __copy and __nop) and answers
+ * questions about a loaded graph. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_internal.h"
+#include "internal.h"
+
+#define INVALID(...) HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+const char* hgr__graph_node_label(const hgr_graph_t* graph, uint32_t node_id, char* buffer,
+                                  size_t capacity) {
+  const char* name = node_id < graph->node_count ? graph->nodes[node_id].name : NULL;
+  if (name)
+    snprintf(buffer, capacity, "node %u '%.120s'", node_id, name);
+  else
+    snprintf(buffer, capacity, "node %u", node_id);
+  return buffer;
+}
+
+const char* hgr__graph_entry_label(const hgr_graph_t* graph, uint32_t entry_id, char* buffer,
+                                   size_t capacity) {
+  uint32_t node_id = graph->entries[entry_id].node_id;
+  const char* name = graph->nodes[node_id].name;
+  snprintf(buffer, capacity, "entry %u (node %u '%.120s', output %u)", entry_id, node_id,
+           name ? name : "", entry_id - graph->node_row_ptr[node_id]);
+  return buffer;
+}
+
+const char* hgr__node_attr(const hgr__node_t* node, const char* key) {
+  for (uint32_t i = 0; i < node->attr_count; ++i)
+    if (strcmp(node->attrs[i].key, key) == 0) return node->attrs[i].value;
+  return NULL;
+}
+
+/* ---- validation ---------------------------------------------------------------- */
+
+/* A reference (node_id, index) made by `what` ("node 7 'conv1': input 2", "head 0"):
+ * the node must exist, come before `limit` (topological order; node_count for
+ * heads) and have that output. */
+static hgr_status_t check_ref(const hgr_graph_t* graph, hgr__entry_ref_t ref, uint32_t limit,
+                              const char* what) {
+  char label[HGR__LABEL_CAPACITY];
+  if (ref.node_id >= graph->node_count)
+    return INVALID("%s refers to node %u, but the graph has %u nodes", what, ref.node_id,
+                   graph->node_count);
+  if (ref.node_id >= limit)
+    return INVALID(
+        "%s refers to %s, which does not come before it; nodes must be in "
+        "topological order",
+        what, hgr__graph_node_label(graph, ref.node_id, label, sizeof(label)));
+  uint32_t outputs = graph->nodes[ref.node_id].num_outputs;
+  if (ref.index >= outputs)
+    return INVALID("%s refers to output %u of %s, which has %u output%s (entries %u to %u)", what,
+                   ref.index, hgr__graph_node_label(graph, ref.node_id, label, sizeof(label)),
+                   outputs, outputs == 1 ? "" : "s", graph->node_row_ptr[ref.node_id],
+                   graph->node_row_ptr[ref.node_id + 1] - 1);
+  return HGR_OK;
+}
+
+static hgr_status_t check_inputs_and_heads(const hgr_graph_t* graph) {
+  char what[HGR__LABEL_CAPACITY + 32], label[HGR__LABEL_CAPACITY];
+  for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) {
+    const hgr__node_t* node = &graph->nodes[node_id];
+    for (uint32_t i = 0; i < node->input_count; ++i) {
+      snprintf(what, sizeof(what), "%s: input %u",
+               hgr__graph_node_label(graph, node_id, label, sizeof(label)), i);
+      HGR_RETURN_IF_ERROR(check_ref(graph, node->inputs[i], node_id, what));
+    }
+  }
+  for (uint32_t i = 0; i < graph->head_count; ++i) {
+    snprintf(what, sizeof(what), "head %u", i);
+    HGR_RETURN_IF_ERROR(check_ref(graph, graph->heads[i], graph->node_count, what));
+  }
+  return HGR_OK;
+}
+
+/* arg_nodes must list every null node exactly once and nothing else: a null node that
+ * is not listed could never be given a value. */
+static hgr_status_t check_arg_nodes(const hgr_graph_t* graph) {
+  hgr_status_t status = HGR_OK;
+  char label[HGR__LABEL_CAPACITY];
+  uint32_t* position = malloc(((size_t)graph->node_count + 1) * sizeof(*position));
+  if (!position) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) position[node_id] = UINT32_MAX;
+  for (uint32_t i = 0; i < graph->arg_count && !status; ++i) {
+    uint32_t node_id = graph->arg_nodes[i];
+    if (node_id >= graph->node_count)
+      status =
+          INVALID("arg_nodes[%u] is %u, but the graph has %u nodes", i, node_id, graph->node_count);
+    else if (graph->nodes[node_id].is_op)
+      status = INVALID("arg_nodes[%u] is %s, a tvm_op; inputs must be null nodes", i,
+                       hgr__graph_node_label(graph, node_id, label, sizeof(label)));
+    else if (position[node_id] != UINT32_MAX)
+      status =
+          INVALID("arg_nodes[%u] lists %s again (also arg_nodes[%u])", i,
+                  hgr__graph_node_label(graph, node_id, label, sizeof(label)), position[node_id]);
+    else
+      position[node_id] = i;
+  }
+  for (uint32_t node_id = 0; node_id < graph->node_count && !status; ++node_id)
+    if (!graph->nodes[node_id].is_op && position[node_id] == UINT32_MAX)
+      status =
+          INVALID("%s is a null node, but arg_nodes does not list it, so it could never be set",
+                  hgr__graph_node_label(graph, node_id, label, sizeof(label)));
+  free(position);
+  return status;
+}
+
+static const char* format_shape(const hgr__entry_t* entry, char* buffer, size_t capacity) {
+  size_t used = (size_t)snprintf(buffer, capacity, "[");
+  for (int32_t d = 0; d < entry->ndim && used < capacity; ++d)
+    used += (size_t)snprintf(buffer + used, capacity - used, "%s%lld", d ? ", " : "",
+                             (long long)entry->shape[d]);
+  if (used < capacity) snprintf(buffer + used, capacity - used, "]");
+  return buffer;
+}
+
+static hgr_status_t compute_sizes(hgr_graph_t* graph) {
+  for (uint32_t entry_id = 0; entry_id < graph->entry_count; ++entry_id) {
+    hgr__entry_t* entry = &graph->entries[entry_id];
+    uint64_t count = 1, bytes = 0;
+    bool ok = true;
+    for (int32_t d = 0; d < entry->ndim && ok; ++d)
+      ok = hgr__mul_u64(count, (uint64_t)entry->shape[d], &count);
+    ok = ok && hgr__mul_u64(count, hgr_dtype_element_bytes(entry->dtype), &bytes);
+    if (!ok) {
+      char label[HGR__LABEL_CAPACITY], shape[HGR_MAX_DIMS * 22 + 4], dtype[24];
+      return INVALID("%s: shape %s of %s does not fit 64-bit byte counts",
+                     hgr__graph_entry_label(graph, entry_id, label, sizeof(label)),
+                     format_shape(entry, shape, sizeof(shape)),
+                     hgr_dtype_format(entry->dtype, dtype, sizeof(dtype)));
+    }
+    entry->element_count = count;
+    entry->bytes = bytes;
+  }
+  return HGR_OK;
+}
+
+static int compare_u64(const void* a, const void* b) {
+  uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+  return (x > y) - (x < y);
+}
+
+/* One storage id lives on one device. Entries are sorted by (storage id, entry id)
+ * rather than indexed by storage id, so sparse ids up to 2^31 cost nothing. */
+static hgr_status_t check_storage(hgr_graph_t* graph) {
+  uint64_t storage_count = 0;
+  for (uint32_t e = 0; e < graph->entry_count; ++e)
+    if ((uint64_t)graph->entries[e].storage_id + 1 > storage_count)
+      storage_count = (uint64_t)graph->entries[e].storage_id + 1;
+  graph->storage_count = (uint32_t)storage_count; /* storage ids are < 2^31 */
+  if (!graph->has_device_index || graph->entry_count == 0) return HGR_OK;
+
+  uint64_t* keys = malloc((size_t)graph->entry_count * sizeof(*keys));
+  if (!keys) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (uint32_t e = 0; e < graph->entry_count; ++e)
+    keys[e] = (uint64_t)graph->entries[e].storage_id << 32 | e;
+  qsort(keys, graph->entry_count, sizeof(*keys), compare_u64);
+  hgr_status_t status = HGR_OK;
+  uint32_t first = (uint32_t)keys[0];
+  for (uint32_t i = 1; i < graph->entry_count && !status; ++i) {
+    uint32_t entry_id = (uint32_t)keys[i];
+    const hgr__entry_t* entry = &graph->entries[entry_id];
+    if (entry->storage_id != graph->entries[first].storage_id) {
+      first = entry_id;
+      continue;
+    }
+    if (entry->device_key != graph->entries[first].device_key) {
+      char label_first[HGR__LABEL_CAPACITY], label_other[HGR__LABEL_CAPACITY];
+      status = INVALID(
+          "storage %u is used on device %d by %s and on device %d by %s; one storage "
+          "id cannot span two devices",
+          entry->storage_id, graph->entries[first].device_key,
+          hgr__graph_entry_label(graph, first, label_first, sizeof(label_first)), entry->device_key,
+          hgr__graph_entry_label(graph, entry_id, label_other, sizeof(label_other)));
+    }
+  }
+  free(keys);
+  return status;
+}
+
+/* __copy and __nop are run by the runtime, so their shape is checked here. */
+static hgr_status_t check_runtime_ops(const hgr_graph_t* graph) {
+  char label[HGR__LABEL_CAPACITY], in_label[HGR__LABEL_CAPACITY], out_label[HGR__LABEL_CAPACITY];
+  for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) {
+    const hgr__node_t* node = &graph->nodes[node_id];
+    if (!node->is_op) continue;
+    bool is_copy = strcmp(node->func_name, "__copy") == 0;
+    bool is_nop = strcmp(node->func_name, "__nop") == 0;
+    if (!is_copy && !is_nop) continue;
+    hgr__graph_node_label(graph, node_id, label, sizeof(label));
+    if (node->input_count != 1 || node->num_outputs != 1)
+      return INVALID(
+          "%s: %s needs exactly 1 input and 1 output, but it has %u input%s and %u "
+          "output%s",
+          label, node->func_name, node->input_count, node->input_count == 1 ? "" : "s",
+          node->num_outputs, node->num_outputs == 1 ? "" : "s");
+    uint32_t in = hgr__graph_entry_id(graph, node->inputs[0]);
+    uint32_t out = graph->node_row_ptr[node_id];
+    const hgr__entry_t *input = &graph->entries[in], *output = &graph->entries[out];
+    if (is_copy && input->bytes != output->bytes)
+      return INVALID(
+          "%s: __copy reads %llu bytes from %s but writes %llu bytes to %s; the sizes "
+          "must match",
+          label, (unsigned long long)input->bytes,
+          hgr__graph_entry_label(graph, in, in_label, sizeof(in_label)),
+          (unsigned long long)output->bytes,
+          hgr__graph_entry_label(graph, out, out_label, sizeof(out_label)));
+    if (is_nop && input->storage_id != output->storage_id)
+      return INVALID(
+          "%s: __nop output %s has storage id %u, but its input %s has storage id %u; "
+          "a __nop output must alias its input",
+          label, hgr__graph_entry_label(graph, out, out_label, sizeof(out_label)),
+          output->storage_id, hgr__graph_entry_label(graph, in, in_label, sizeof(in_label)),
+          input->storage_id);
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t make_head_names(hgr_graph_t* graph) {
+  graph->head_names = calloc((size_t)graph->head_count + 1, sizeof(*graph->head_names));
+  if (!graph->head_names) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (uint32_t i = 0; i < graph->head_count; ++i) {
+    const char* name = graph->nodes[graph->heads[i].node_id].name;
+    size_t capacity = strlen(name) + 12;
+    graph->head_names[i] = malloc(capacity);
+    if (!graph->head_names[i])
+      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    snprintf(graph->head_names[i], capacity, "%s:%u", name, i);
+  }
+  return HGR_OK;
+}
+
+hgr_status_t hgr__graph_validate(hgr_graph_t* graph) {
+  HGR_RETURN_IF_ERROR(check_inputs_and_heads(graph));
+  HGR_RETURN_IF_ERROR(check_arg_nodes(graph));
+  HGR_RETURN_IF_ERROR(compute_sizes(graph));
+  HGR_RETURN_IF_ERROR(check_storage(graph));
+  HGR_RETURN_IF_ERROR(check_runtime_ops(graph));
+  return make_head_names(graph);
+}
+
+/* ---- loading and lifetime ------------------------------------------------------ */
+
+hgr_status_t hgr_graph_load_json(const char* json, size_t length, hgr_graph_t** out_graph) {
+  hgr_graph_t* graph = NULL;
+  *out_graph = NULL;
+  hgr_status_t status = hgr__graph_parse_json(json, length, &graph);
+  if (!status) status = hgr__graph_validate(graph);
+  if (status)
+    hgr_graph_release(graph);
+  else
+    *out_graph = graph;
+  return status;
+}
+
+hgr_status_t hgr_graph_load_file(const char* path, hgr_graph_t** out_graph) {
+  *out_graph = NULL;
+  void* data = NULL;
+  size_t length = 0;
+  hgr_status_t status = hgr__file_read(path, &data, &length);
+  if (!status)
+    status =
+        hgr_status_annotate(hgr_graph_load_json(data, length, out_graph), "graph file '%s'", path);
+  free(data);
+  return status;
+}
+
+hgr_graph_t* hgr_graph_retain(hgr_graph_t* graph) {
+  if (graph) atomic_fetch_add_explicit(&graph->refcount, 1, memory_order_relaxed);
+  return graph;
+}
+
+void hgr_graph_release(hgr_graph_t* graph) {
+  /* acq_rel: the last releaser must see every other thread's use finished. */
+  if (!graph || atomic_fetch_sub_explicit(&graph->refcount, 1, memory_order_acq_rel) != 1) return;
+  for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) {
+    hgr__node_t* node = &graph->nodes[node_id];
+    free(node->name);
+    free(node->func_name);
+    free(node->inputs);
+    for (uint32_t i = 0; i < node->attr_count; ++i) {
+      free(node->attrs[i].key);
+      free(node->attrs[i].value);
+    }
+    free(node->attrs);
+  }
+  if (graph->head_names)
+    for (uint32_t i = 0; i < graph->head_count; ++i) free(graph->head_names[i]);
+  free(graph->head_names);
+  free(graph->nodes);
+  free(graph->arg_nodes);
+  free(graph->node_row_ptr);
+  free(graph->heads);
+  free(graph->entries);
+  free(graph);
+}
+
+/* ---- accessors ----------------------------------------------------------------- */
+
+size_t hgr_graph_node_count(const hgr_graph_t* graph) { return graph ? graph->node_count : 0; }
+size_t hgr_graph_entry_count(const hgr_graph_t* graph) { return graph ? graph->entry_count : 0; }
+size_t hgr_graph_input_count(const hgr_graph_t* graph) { return graph ? graph->arg_count : 0; }
+size_t hgr_graph_output_count(const hgr_graph_t* graph) { return graph ? graph->head_count : 0; }
+
+static void fill_info(const hgr__entry_t* entry, const char* name, hgr_tensor_info_t* out_info) {
+  out_info->name = name;
+  out_info->dtype = entry->dtype;
+  out_info->ndim = entry->ndim;
+  out_info->shape = entry->shape;
+  out_info->bytes = entry->bytes;
+}
+
+hgr_status_t hgr_graph_input_info(const hgr_graph_t* graph, size_t i, hgr_tensor_info_t* out_info) {
+  if (i >= graph->arg_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "input %zu is out of range; the graph has %u inputs",
+                      i, graph->arg_count);
+  uint32_t node_id = graph->arg_nodes[i];
+  fill_info(&graph->entries[graph->node_row_ptr[node_id]], graph->nodes[node_id].name, out_info);
+  return HGR_OK;
+}
+
+hgr_status_t hgr_graph_output_info(const hgr_graph_t* graph, size_t i,
+                                   hgr_tensor_info_t* out_info) {
+  if (i >= graph->head_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE,
+                      "output %zu is out of range; the graph has %u outputs", i, graph->head_count);
+  fill_info(&graph->entries[hgr__graph_entry_id(graph, graph->heads[i])], graph->head_names[i],
+            out_info);
+  return HGR_OK;
+}
+
+hgr_status_t hgr_graph_input_index(const hgr_graph_t* graph, const char* name, size_t* out_index) {
+  /* The first match wins, as in TVM's GetInputIndex. */
+  for (uint32_t i = 0; i < graph->arg_count; ++i) {
+    if (strcmp(graph->nodes[graph->arg_nodes[i]].name, name) == 0) {
+      *out_index = i;
+      return HGR_OK;
+    }
+  }
+  char names[512];
+  size_t used = 0;
+  names[0] = 0;
+  uint32_t listed = 0;
+  for (; listed < graph->arg_count && used + 64 < sizeof(names); ++listed)
+    used += (size_t)snprintf(names + used, sizeof(names) - used, "%s'%.48s'", listed ? ", " : "",
+                             graph->nodes[graph->arg_nodes[listed]].name);
+  if (listed < graph->arg_count)
+    snprintf(names + used, sizeof(names) - used, " and %u more", graph->arg_count - listed);
+  return HGR_STATUS(HGR_STATUS_NOT_FOUND,
+                    "the graph has no input named '%.120s'; its inputs are %s", name,
+                    graph->arg_count ? names : "none");
+}
