@@ -81,6 +81,8 @@ static hgr_status_t discover_platform(hgr_instance_t* instance, cl_platform_id p
     device->device = ids[queried];
     device->info.platform_index = platform_index;
     device->info.index_in_platform = queried;
+    device->host_driven = !strcmp(device->info.platform_short, "oclgrind");
+    device->late_map_registration = !strcmp(device->info.platform_short, "rusticl");
   }
   free(ids);
   if (status) {

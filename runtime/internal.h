@@ -59,6 +59,14 @@ typedef struct hgr__device_t {
   cl_platform_id platform;
   cl_device_id device;
   size_t context_group; /* index into hgr_instance_s.contexts */
+  /* The driver runs commands only while the host waits on them (Oclgrind 21.10
+   * ignores clFlush), so an event callback alone never fires: cross-context bridges
+   * from this device use a host waiter thread instead. */
+  bool host_driven;
+  /* An unmap enqueued before its non-blocking map has run is refused with
+   * CL_INVALID_VALUE (Mesa rusticl 22.3), so this device's buffers are never mapped
+   * asynchronously by hgr. */
+  bool late_map_registration;
 } hgr__device_t;
 
 struct hgr_instance_s {

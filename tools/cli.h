@@ -16,6 +16,13 @@ int hgr_cli_devices(int argc, char** argv);
 int hgr_cli_run(int argc, char** argv);
 int hgr_cli_check(int argc, char** argv);
 
+/* Returns the status of expr from the enclosing function if it failed. */
+#define HGR_RETURN_IF_ERROR_CLI(expr)       \
+  do {                                      \
+    hgr_status_t cli_status_ = (expr);      \
+    if (cli_status_) return cli_status_;    \
+  } while (0)
+
 /* Prints "hgr: <status>" to stderr, frees it, returns HGR_CLI_FAILED. */
 int hgr_cli_fail(hgr_status_t status);
 

@@ -80,6 +80,8 @@ int main(int argc, char** argv) {
     return HGR_CLI_OK;
   }
   if (!strcmp(command, "devices")) return hgr_cli_devices(argc - 1, argv + 1);
+  if (!strcmp(command, "run")) return hgr_cli_run(argc - 1, argv + 1);
+  if (!strcmp(command, "check")) return hgr_cli_check(argc - 1, argv + 1);
   fprintf(stderr, "hgr: unknown command '%s'\n\n%s", command, usage);
   return HGR_CLI_USAGE;
 }

@@ -1,0 +1,178 @@
+/* hgr — executing a graph on the devices of an instance.
+ *
+ * An executor binds a loaded graph to devices: every device key of the graph's
+ * device_index column is bound to one device of the instance (explicitly, or by
+ * TVM's defaults: key 1 -> a CPU device, key 4 -> a GPU or accelerator if there is
+ * one, else a device other than key 1's; any other key -> the next unused device;
+ * no column -> everything on one device). Default choices prefer real devices to
+ * the Oclgrind simulator, which is picked only when nothing else fits or when it
+ * is named.
+ *
+ * Creation does all the work once: it checks every node's op against the op
+ * registry, allocates one buffer per storage id on its owning device (the size is
+ * the largest entry using it), builds only the programs the graph uses, and binds
+ * every node to a device, a queue and a kernel with its arguments set. A run then
+ * only enqueues: kernels in node order; copy nodes as direct clEnqueueCopyBuffer
+ * within one context, or as host-staged transfers across contexts whose ordering is
+ * carried by user events completed from event callbacks (a failure travels as a
+ * negative status instead of hanging the consumer). Nothing blocks between nodes.
+ *
+ * Runs are asynchronous: hgr_executor_run returns once everything is enqueued.
+ * hgr_executor_wait waits for the whole run; hgr_executor_get_output waits only for
+ * the work the output depends on. Setting an input after a run was started is
+ * ordered after that run's readers of the input on the device.
+ *
+ * Thread safety: an executor is thread-compatible (one thread at a time). Several
+ * executors may share one instance and graph from different threads. */
+#ifndef HGR_EXECUTOR_H_
+#define HGR_EXECUTOR_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hgr/device.h"
+#include "hgr/export.h"
+#include "hgr/graph.h"
+#include "hgr/params.h"
+#include "hgr/status.h"
+#include "hgr/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hgr_executor_s hgr_executor_t;
+
+/* Binds graph device key `key` to the device named by `spec` (see device.h). */
+typedef struct hgr_device_binding_t {
+  int32_t key;
+  const char* spec;
+} hgr_device_binding_t;
+
+typedef struct hgr_executor_options_t {
+  const hgr_device_binding_t* bindings; /* explicit key -> device bindings; may be NULL */
+  size_t binding_count;
+  const hgr_params_t* params; /* loaded into the matching inputs at creation; may be NULL */
+  bool profiling;             /* create queues with CL_QUEUE_PROFILING_ENABLE */
+  bool plan_only;             /* validate and bind, but allocate and build nothing
+                                 (what `hgr check` does); such an executor cannot run */
+} hgr_executor_options_t;
+
+/* Fills options with defaults (no bindings, no params, no profiling). */
+HGR_API void hgr_executor_options_init(hgr_executor_options_t* options);
+
+/* Creates an executor. Retains graph; borrows instance (which must outlive the
+ * executor) and options (copied). Errors name what failed and where:
+ * INVALID_ARGUMENT (unknown func_name listing the known ones, a node's shapes or
+ * dtypes its op does not accept, a binding that names no device, a param whose
+ * size or dtype does not match), RESOURCE_EXHAUSTED (a storage larger than the
+ * device's max allocation or memory, naming the storage id and the device), and
+ * OpenCL failures naming the call, the object and the device. */
+HGR_API hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
+                                         const hgr_executor_options_t* options,
+                                         hgr_executor_t** out_executor);
+
+/* Waits for work in flight, then frees every buffer, kernel, queue and event.
+ * NULL is a no-op. */
+HGR_API void hgr_executor_release(hgr_executor_t* executor);
+
+/* ---- inputs and outputs (indices as in the graph: inputs are arg_nodes in order,
+ *      outputs are heads in order; shapes and dtypes come from the entry ids) ---- */
+HGR_API size_t hgr_executor_input_count(const hgr_executor_t* executor);
+HGR_API size_t hgr_executor_output_count(const hgr_executor_t* executor);
+HGR_API hgr_status_t hgr_executor_input_info(const hgr_executor_t* executor, size_t index,
+                                             hgr_tensor_info_t* out_info);
+HGR_API hgr_status_t hgr_executor_output_info(const hgr_executor_t* executor, size_t index,
+                                              hgr_tensor_info_t* out_info);
+/* Index of the input called name; NOT_FOUND (listing the inputs) for an unknown name
+ * (TVM ignores unknown names silently; hgr does not). */
+HGR_API hgr_status_t hgr_executor_input_index(const hgr_executor_t* executor, const char* name,
+                                              size_t* out_index);
+
+/* Copies `bytes` bytes from host memory into input `index`; bytes must equal the
+ * input's size. Returns once data may be reused. The write is ordered after the
+ * readers of the input in runs already started. */
+HGR_API hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index,
+                                            const void* data, size_t bytes);
+HGR_API hgr_status_t hgr_executor_set_input_by_name(hgr_executor_t* executor, const char* name,
+                                                    const void* data, size_t bytes);
+
+/* Sets every input whose name is in params. *out_unused_count (may be NULL)
+ * receives how many params name no input; hgr_executor_unused_param lists them.
+ * A param whose dtype or size differs from its input is INVALID_ARGUMENT naming
+ * both. */
+HGR_API hgr_status_t hgr_executor_load_params(hgr_executor_t* executor, const hgr_params_t* params,
+                                              size_t* out_unused_count);
+
+/* Name of unused param i from the last load (i < *out_unused_count), or NULL.
+ * Borrowed until the next load or release. */
+HGR_API const char* hgr_executor_unused_param(const hgr_executor_t* executor, size_t i);
+
+/* Enqueues one run of the whole graph and returns without waiting. Every input
+ * must have been set (FAILED_PRECONDITION names the first that was not). */
+HGR_API hgr_status_t hgr_executor_run(hgr_executor_t* executor);
+
+/* Waits for everything enqueued so far. A command that failed on a device is
+ * DEVICE_FAILURE naming the node, its op and device, and the OpenCL status. */
+HGR_API hgr_status_t hgr_executor_wait(hgr_executor_t* executor);
+
+/* Copies output `index` into host memory (bytes must equal its size), waiting only
+ * for the work it depends on. */
+HGR_API hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data,
+                                             size_t bytes);
+
+/* ---- placement and memory summary ---- */
+
+/* A device key and the device it is bound to. */
+typedef struct hgr_key_binding_t {
+  int32_t key;         /* -1 when the graph has no device_index column */
+  size_t device_index; /* into the instance's devices */
+  bool explicit_binding;
+} hgr_key_binding_t;
+
+HGR_API size_t hgr_executor_key_count(const hgr_executor_t* executor);
+HGR_API hgr_key_binding_t hgr_executor_key_binding(const hgr_executor_t* executor, size_t i);
+
+/* What one device does for this executor. */
+typedef struct hgr_device_usage_t {
+  size_t device_index;
+  uint32_t kernel_nodes;  /* op nodes that launch a kernel on it */
+  uint32_t storage_count; /* storage ids it owns */
+  uint64_t storage_bytes; /* device memory of those storages */
+  uint64_t staging_bytes; /* host staging for copies into or out of it */
+} hgr_device_usage_t;
+
+/* Devices that own storage or run nodes, in instance order. */
+HGR_API size_t hgr_executor_device_count(const hgr_executor_t* executor);
+HGR_API hgr_device_usage_t hgr_executor_device_usage(const hgr_executor_t* executor, size_t i);
+
+/* Copy nodes per pair class, with the bytes one run moves. */
+typedef struct hgr_copy_summary_t {
+  uint32_t count[HGR_PAIR_CLASS_COUNT];
+  uint64_t bytes[HGR_PAIR_CLASS_COUNT];
+  uint32_t staged_small;  /* cross-context copies read into staging, then written */
+  uint32_t staged_mapped; /* cross-context copies written from the mapped source */
+  uint32_t staged_chunks; /* chunks of the mapped copies (> 1 per copy when chunked) */
+} hgr_copy_summary_t;
+
+HGR_API hgr_copy_summary_t hgr_executor_copy_summary(const hgr_executor_t* executor);
+
+/* Device time of the last run on executor device i, from OpenCL profiling events
+ * (start to end of each kernel and copy command that completes a node there). */
+typedef struct hgr_device_time_t {
+  uint32_t commands;       /* commands of the last run on the device */
+  uint32_t timed_commands; /* those with non-zero timestamps (rusticl reports zeros) */
+  uint64_t busy_ns;        /* sum of their durations */
+} hgr_device_time_t;
+
+/* Errors: FAILED_PRECONDITION unless the executor was created with profiling and has
+ * completed a run; OUT_OF_RANGE for i. */
+HGR_API hgr_status_t hgr_executor_device_time(const hgr_executor_t* executor, size_t i,
+                                              hgr_device_time_t* out_time);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HGR_EXECUTOR_H_ */

@@ -1,0 +1,490 @@
+/* Runs: ordering by storage (last writer, readers since), enqueueing every node,
+ * waiting on events (never clFinish: rusticl's returns early after clFlush), host
+ * inputs and outputs, and teardown. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "executor_internal.h"
+
+#define HGR_FLUSH_EVERY 16 /* commands a queue may hold unflushed (TVM #16530) */
+
+/* ---- ordering ---------------------------------------------------------------------- */
+
+hgr_status_t hgr__queue_flush(hgr_executor_t* executor, uint32_t queue) {
+  hgr__queue_t* q = &executor->queues[queue];
+  /* A host-driven queue runs its commands inside clFlush, blocking on any unset
+   * bridge: it is driven by hgr__bridges_drive instead, only as far as is safe. */
+  if (!q->unflushed || q->host_driven) return HGR_OK;
+  cl_int error = clFlush(q->queue);
+  if (error != CL_SUCCESS)
+    return HGR_CL_STATUS(error, "clFlush on %s", hgr_instance_device(executor->instance, q->device_index)->spec);
+  q->unflushed = 0;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__queue_enqueued(hgr_executor_t* executor, uint32_t queue, cl_event event) {
+  hgr__queue_t* q = &executor->queues[queue];
+  clRetainEvent(event);
+  if (q->last) clReleaseEvent(q->last);
+  q->last = event;
+  q->seq++;
+  if (++q->unflushed >= HGR_FLUSH_EVERY) return hgr__queue_flush(executor, queue);
+  return HGR_OK;
+}
+
+static hgr_status_t add_wait(hgr_executor_t* executor, hgr__tracked_event_t tracked, uint32_t queue,
+                             uint32_t* wait_count) {
+  cl_event* wait = executor->wait;
+  if (!tracked.event || tracked.queue == queue) return HGR_OK; /* in-order: already ordered */
+  if (executor->queues[tracked.queue].context != executor->queues[queue].context)
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "an event of %s would enter a wait list in another context",
+                      hgr_instance_device(executor->instance, executor->queues[tracked.queue].device_index)->spec);
+  for (uint32_t i = 0; i < *wait_count; ++i)
+    if (wait[i] == tracked.event) return HGR_OK;
+  if (*wait_count + 2 >= executor->wait_capacity) /* two places stay free for bridges */
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "more than %u events to wait for", executor->wait_capacity);
+  /* A command may not start before its queue is flushed: flush the producer so the
+   * consumer's queue cannot wait forever on it. */
+  HGR_RETURN_IF_ERROR(hgr__queue_flush(executor, tracked.queue));
+  wait[(*wait_count)++] = tracked.event;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__order_storage(hgr_executor_t* executor, uint32_t storage_id, bool writing,
+                                uint32_t queue, uint32_t* wait_count) {
+  const hgr__storage_t* storage = &executor->storages[storage_id];
+  HGR_RETURN_IF_ERROR(add_wait(executor, storage->writer, queue, wait_count));
+  if (writing)
+    for (uint32_t r = 0; r < storage->reader_count; ++r)
+      HGR_RETURN_IF_ERROR(add_wait(executor, storage->readers[r], queue, wait_count));
+  return HGR_OK;
+}
+
+void hgr__record_access(hgr_executor_t* executor, uint32_t storage_id, bool writing, cl_event event,
+                        uint32_t queue) {
+  hgr__storage_t* storage = &executor->storages[storage_id];
+  clRetainEvent(event);
+  if (writing) {
+    /* Everything since the last write is ordered before this write. */
+    if (storage->writer.event) clReleaseEvent(storage->writer.event);
+    for (uint32_t r = 0; r < storage->reader_count; ++r) clReleaseEvent(storage->readers[r].event);
+    storage->reader_count = 0;
+    storage->writer = (hgr__tracked_event_t){event, queue};
+    return;
+  }
+  /* One reader per queue: on an in-order queue the newest covers the older ones. */
+  for (uint32_t r = 0; r < storage->reader_count; ++r)
+    if (storage->readers[r].queue == queue) {
+      clReleaseEvent(storage->readers[r].event);
+      storage->readers[r].event = event;
+      return;
+    }
+  storage->readers[storage->reader_count++] = (hgr__tracked_event_t){event, queue};
+}
+
+/* ---- failures ------------------------------------------------------------------------ */
+
+static hgr_status_t step_failure(const hgr_executor_t* executor, const hgr__step_t* step, cl_int code) {
+  char label[160];
+  hgr__node_label(executor->graph, step->node_id, label, sizeof(label));
+  const hgr__node_t* node = &executor->graph->nodes[step->node_id];
+  const char* spec = hgr_instance_device(executor->instance, step->device_index)->spec;
+  if (step->kind == HGR__STEP_COPY) {
+    const char* from = hgr_instance_device(executor->instance,
+                                           executor->storages[step->in_storages[0]].device_index)->spec;
+    return HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "%s (__copy %s -> %s, %s) failed on the device: %s",
+                      label, from, spec, hgr_pair_class_name(step->pair_class), hgr_opencl_error_name(code));
+  }
+  return HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "%s (%s on %s) failed on the device: %s", label,
+                    node->func_name, spec, hgr_opencl_error_name(code));
+}
+
+/* The first step (in node order) whose command ended with a negative status. Only
+ * meaningful once the commands have completed. */
+static hgr_status_t find_failure(const hgr_executor_t* executor) {
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    const hgr__step_t* step = &executor->steps[s];
+    for (uint32_t k = 0; k < step->done_count && step->done; ++k) {
+      if (!step->done[k]) continue;
+      cl_int execution = CL_COMPLETE;
+      cl_int error = clGetEventInfo(step->done[k], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution),
+                                    &execution, NULL);
+      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetEventInfo(execution status)");
+      if (execution < 0) return step_failure(executor, step, execution);
+    }
+  }
+  return HGR_OK;
+}
+
+/* Makes the executor refuse further work after a device failure (see
+ * executor_internal.h), failing every unset bridge so no consumer waits forever. */
+static hgr_status_t fail_executor(hgr_executor_t* executor, hgr_status_t failure) {
+  hgr__bridges_settle(executor, true);
+  if (!executor->failure) {
+    char* text = hgr_status_to_string(failure);
+    executor->failure = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                                   "an earlier run failed on the device (%s); OpenCL leaves the queues of a "
+                                   "context undefined after a failed command, so release this executor and "
+                                   "create a new one",
+                                   text ? text : hgr_status_message(failure));
+    free(text);
+  }
+  return failure;
+}
+
+static hgr_status_t check_usable(const hgr_executor_t* executor) {
+  if (!executor->failure) return HGR_OK;
+  return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "%s", hgr_status_message(executor->failure));
+}
+
+/* ---- runs ------------------------------------------------------------------------------ */
+
+static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) {
+  cl_event* wait = executor->wait;
+  uint32_t wait_count = 0;
+  for (uint32_t i = 0; i < step->in_count; ++i)
+    HGR_RETURN_IF_ERROR(hgr__order_storage(executor, step->in_storages[i], false, step->queue, &wait_count));
+  for (uint32_t i = 0; i < step->out_count; ++i)
+    HGR_RETURN_IF_ERROR(hgr__order_storage(executor, step->out_storages[i], true, step->queue, &wait_count));
+  cl_event injected = NULL;
+  if (step->node_id == executor->fail_node) {
+    cl_int error = CL_SUCCESS;
+    injected = clCreateUserEvent(executor->queues[step->queue].context, &error);
+    if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clCreateUserEvent (failure injection)");
+    wait[wait_count++] = injected;
+  }
+  cl_event event = NULL;
+  cl_int error = clEnqueueNDRangeKernel(executor->queues[step->queue].queue, step->kernel, step->launch.work_dim,
+                                        NULL, step->launch.global, step->launch.use_local ? step->launch.local : NULL,
+                                        wait_count, wait_count ? wait : NULL, &event);
+  if (injected) {
+    clSetUserEventStatus(injected, executor->fail_code);
+    clReleaseEvent(injected);
+  }
+  if (error != CL_SUCCESS) {
+    char label[160];
+    return HGR_CL_STATUS(error, "clEnqueueNDRangeKernel(%s) for %s on %s",
+                         executor->graph->nodes[step->node_id].func_name,
+                         hgr__node_label(executor->graph, step->node_id, label, sizeof(label)),
+                         hgr_instance_device(executor->instance, step->device_index)->spec);
+  }
+  for (uint32_t i = 0; i < step->in_count; ++i)
+    hgr__record_access(executor, step->in_storages[i], false, event, step->queue);
+  for (uint32_t i = 0; i < step->out_count; ++i)
+    hgr__record_access(executor, step->out_storages[i], true, event, step->queue);
+  if (step->done[0]) clReleaseEvent(step->done[0]);
+  step->done[0] = event; /* takes the enqueue's reference */
+  return hgr__queue_enqueued(executor, step->queue, event);
+}
+
+void hgr__executor_fail_node(hgr_executor_t* executor, uint32_t node_id, cl_int code) {
+  executor->fail_node = node_id;
+  executor->fail_code = code;
+}
+
+hgr_status_t hgr_executor_run(hgr_executor_t* executor) {
+  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
+  if (executor->plan_only)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and cannot run");
+  HGR_RETURN_IF_ERROR(check_usable(executor));
+  hgr__bridges_settle(executor, false);
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t i = 0; i < graph->arg_count; ++i)
+    if (!executor->input_set[i])
+      return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                        "input %u '%s' was never set (give it with set_input or in the params)", i,
+                        graph->nodes[graph->arg_nodes[i]].name);
+  hgr_status_t status = HGR_OK;
+  for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
+    hgr__step_t* step = &executor->steps[s];
+    if (step->kind == HGR__STEP_KERNEL) status = enqueue_kernel(executor, step);
+    else if (step->kind == HGR__STEP_COPY) status = hgr__transfer_enqueue(executor, step);
+  }
+  for (uint32_t q = 0; q < executor->queue_count; ++q)
+    status = hgr_status_join(status, hgr__queue_flush(executor, q));
+  executor->run_in_flight = true;
+  return hgr_status_annotate(status, "run");
+}
+
+/* Waits until every event in events has completed, or until a node's command has
+ * failed. It polls rather than blocking in clWaitForEvents because after a failure
+ * some drivers (PoCL 3.1) never complete the commands that waited on the failed one:
+ * a blocking wait on them would never return. Host-driven queues are driven on the
+ * way. The poll sleeps, starting at 5 us and
+ * doubling to at most 100 us, so it adds little latency and takes no CPU from the
+ * drivers' threads. */
+static hgr_status_t await_events(hgr_executor_t* executor, const cl_event* events, uint32_t count) {
+  long sleep_ns = 5000;
+  for (;;) {
+    HGR_RETURN_IF_ERROR(hgr__bridges_drive(executor));
+    bool pending = false;
+    for (uint32_t i = 0; i < count && !pending; ++i) {
+      cl_int execution = CL_COMPLETE;
+      cl_int error = clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL);
+      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetEventInfo(execution status)");
+      pending = execution > CL_COMPLETE;
+    }
+    hgr_status_t failure = find_failure(executor);
+    if (failure) return fail_executor(executor, failure);
+    if (!pending) return HGR_OK;
+    struct timespec pause = {0, sleep_ns};
+    nanosleep(&pause, NULL);
+    if (sleep_ns < 100000) sleep_ns *= 2;
+  }
+}
+
+hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
+  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
+  HGR_RETURN_IF_ERROR(check_usable(executor));
+  hgr_status_t status = HGR_OK;
+  cl_event* events = executor->wait; /* holds more than one event per queue */
+  uint32_t count = 0;
+  for (uint32_t q = 0; q < executor->queue_count && !status; ++q) {
+    if (!executor->queues[q].last) continue;
+    status = hgr__queue_flush(executor, q);
+    events[count++] = executor->queues[q].last;
+  }
+  if (!status && count) status = await_events(executor, events, count);
+  if (!status) hgr__bridges_settle(executor, false);
+  executor->run_in_flight = false;
+  return status;
+}
+
+/* ---- inputs and outputs ------------------------------------------------------------------ */
+
+size_t hgr_executor_input_count(const hgr_executor_t* executor) {
+  return hgr_graph_input_count(executor->graph);
+}
+size_t hgr_executor_output_count(const hgr_executor_t* executor) {
+  return hgr_graph_output_count(executor->graph);
+}
+hgr_status_t hgr_executor_input_info(const hgr_executor_t* executor, size_t index, hgr_tensor_info_t* out_info) {
+  return hgr_graph_input_info(executor->graph, index, out_info);
+}
+hgr_status_t hgr_executor_output_info(const hgr_executor_t* executor, size_t index, hgr_tensor_info_t* out_info) {
+  return hgr_graph_output_info(executor->graph, index, out_info);
+}
+hgr_status_t hgr_executor_input_index(const hgr_executor_t* executor, const char* name, size_t* out_index) {
+  return hgr_graph_input_index(executor->graph, name, out_index);
+}
+
+/* The transfer queue of the device that owns storage_id. */
+static uint32_t transfer_queue_of(const hgr_executor_t* executor, uint32_t storage_id) {
+  size_t device = executor->storages[storage_id].device_index;
+  for (size_t d = 0; d < executor->device_count; ++d)
+    if (executor->devices[d].device_index == device) return executor->devices[d].transfer_queue;
+  return 0;
+}
+
+static hgr_status_t check_io(const hgr_executor_t* executor, const hgr_tensor_info_t* info, const char* what,
+                             size_t index, const void* data, size_t bytes) {
+  if (executor->plan_only)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and has no buffers");
+  HGR_RETURN_IF_ERROR(check_usable(executor));
+  if (bytes != info->bytes)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s %zu '%s' has %llu bytes, %zu were given", what, index,
+                      info->name, (unsigned long long)info->bytes, bytes);
+  if (!data && bytes) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s %zu '%s': data is NULL", what, index, info->name);
+  return HGR_OK;
+}
+
+hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, const void* data, size_t bytes) {
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, &info));
+  HGR_RETURN_IF_ERROR(check_io(executor, &info, "input", index, data, bytes));
+  const hgr_graph_t* graph = executor->graph;
+  uint32_t storage_id = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
+  if (bytes) {
+    uint32_t queue = transfer_queue_of(executor, storage_id);
+    /* The write is blocking, so the host waits for the input's readers and writer
+     * first, polling: a blocking call that waited on them could wait forever on a
+     * host-driven device or behind a failed command. */
+    uint32_t wait_count = 0;
+    HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, true, queue, &wait_count));
+    if (executor->queues[queue].last) executor->wait[wait_count++] = executor->queues[queue].last;
+    HGR_RETURN_IF_ERROR(await_events(executor, executor->wait, wait_count));
+    cl_event event = NULL;
+    cl_int error = clEnqueueWriteBuffer(executor->queues[queue].queue, executor->storages[storage_id].mem, CL_TRUE, 0,
+                                        bytes, data, 0, NULL, &event);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "clEnqueueWriteBuffer(input %zu '%s', storage %u) on %s", index, info.name,
+                           storage_id, hgr_instance_device(executor->instance, executor->storages[storage_id].device_index)->spec);
+    hgr__record_access(executor, storage_id, true, event, queue);
+    hgr_status_t status = hgr__queue_enqueued(executor, queue, event);
+    clReleaseEvent(event);
+    HGR_RETURN_IF_ERROR(status);
+  }
+  executor->input_set[index] = true;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_executor_set_input_by_name(hgr_executor_t* executor, const char* name, const void* data,
+                                            size_t bytes) {
+  size_t index;
+  HGR_RETURN_IF_ERROR(hgr_executor_input_index(executor, name, &index));
+  return hgr_executor_set_input(executor, index, data, bytes);
+}
+
+hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data, size_t bytes) {
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, &info));
+  HGR_RETURN_IF_ERROR(check_io(executor, &info, "output", index, data, bytes));
+  if (!bytes) return HGR_OK;
+  const hgr_graph_t* graph = executor->graph;
+  uint32_t storage_id = graph->entries[hgr__graph_entry_id(graph, graph->heads[index])].storage_id;
+  uint32_t queue = transfer_queue_of(executor, storage_id);
+  const char* spec = hgr_instance_device(executor->instance, executor->storages[storage_id].device_index)->spec;
+  cl_event* wait = executor->wait;
+  uint32_t wait_count = 0;
+  HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, false, queue, &wait_count));
+  cl_event event = NULL;
+  cl_int error = clEnqueueReadBuffer(executor->queues[queue].queue, executor->storages[storage_id].mem, CL_FALSE, 0,
+                                     bytes, data, wait_count, wait_count ? wait : NULL, &event);
+  if (error != CL_SUCCESS)
+    return HGR_CL_STATUS(error, "clEnqueueReadBuffer(output %zu '%s', storage %u) on %s", index, info.name,
+                         storage_id, spec);
+  hgr_status_t status = hgr__queue_enqueued(executor, queue, event);
+  if (!status) status = hgr__queue_flush(executor, queue);
+  if (!status) status = await_events(executor, &event, 1);
+  if (!status) {
+    cl_int execution = CL_COMPLETE;
+    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL);
+    if (execution < 0)
+      status = HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "reading output %zu '%s' on %s failed on the device: %s", index,
+                          info.name, spec, hgr_opencl_error_name(execution));
+  }
+  if (!status) hgr__record_access(executor, storage_id, false, event, queue);
+  clReleaseEvent(event);
+  return status;
+}
+
+static bool same_shape_info(const hgr_tensor_info_t* a, const hgr_tensor_info_t* b) {
+  if (a->ndim != b->ndim) return false;
+  for (int32_t d = 0; d < a->ndim; ++d)
+    if (a->shape[d] != b->shape[d]) return false;
+  return true;
+}
+
+hgr_status_t hgr_executor_load_params(hgr_executor_t* executor, const hgr_params_t* params, size_t* out_unused_count) {
+  if (out_unused_count) *out_unused_count = 0;
+  for (size_t i = 0; i < executor->unused_param_count; ++i) free(executor->unused_params[i]);
+  free(executor->unused_params);
+  executor->unused_params = NULL;
+  executor->unused_param_count = 0;
+  size_t count = hgr_params_count(params);
+  executor->unused_params = calloc(count + 1, sizeof(char*));
+  if (!executor->unused_params) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t p = 0; p < count; ++p) {
+    hgr_tensor_info_t param, input;
+    const void* data = NULL;
+    size_t index;
+    HGR_RETURN_IF_ERROR(hgr_params_get(params, p, &param, &data));
+    hgr_status_t status = hgr_executor_input_index(executor, param.name, &index);
+    if (status) {
+      hgr_status_free(status);
+      HGR_RETURN_IF_ERROR(hgr__strdup(param.name, &executor->unused_params[executor->unused_param_count]));
+      executor->unused_param_count++;
+      continue;
+    }
+    HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, &input));
+    char want[24], have[24];
+    if (!hgr_dtype_equal(param.dtype, input.dtype) || param.bytes != input.bytes || !same_shape_info(&param, &input))
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "param '%s' is %s with %llu bytes, but input %zu '%s' is %s with %llu bytes%s", param.name,
+                        hgr_dtype_format(param.dtype, have, sizeof(have)), (unsigned long long)param.bytes, index,
+                        input.name, hgr_dtype_format(input.dtype, want, sizeof(want)),
+                        (unsigned long long)input.bytes,
+                        param.bytes == input.bytes && hgr_dtype_equal(param.dtype, input.dtype) ? " (shapes differ)" : "");
+    HGR_RETURN_IF_ERROR(hgr_status_annotate(hgr_executor_set_input(executor, index, data, (size_t)param.bytes),
+                                            "param '%s'", param.name));
+  }
+  if (out_unused_count) *out_unused_count = executor->unused_param_count;
+  return HGR_OK;
+}
+
+/* ---- summary ----------------------------------------------------------------------------- */
+
+size_t hgr_executor_key_count(const hgr_executor_t* executor) { return executor->key_count; }
+hgr_key_binding_t hgr_executor_key_binding(const hgr_executor_t* executor, size_t i) { return executor->keys[i]; }
+size_t hgr_executor_device_count(const hgr_executor_t* executor) { return executor->device_count; }
+hgr_device_usage_t hgr_executor_device_usage(const hgr_executor_t* executor, size_t i) {
+  return executor->devices[i].usage;
+}
+hgr_copy_summary_t hgr_executor_copy_summary(const hgr_executor_t* executor) { return executor->copies; }
+
+const char* hgr_executor_unused_param(const hgr_executor_t* executor, size_t i) {
+  return i < executor->unused_param_count ? executor->unused_params[i] : NULL;
+}
+
+hgr_status_t hgr_executor_device_time(const hgr_executor_t* executor, size_t i, hgr_device_time_t* out_time) {
+  memset(out_time, 0, sizeof(*out_time));
+  if (i >= executor->device_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "device %zu of %zu", i, executor->device_count);
+  if (!executor->profiling || executor->run_in_flight)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                      "device times need an executor created with profiling and a run that was waited for");
+  size_t device = executor->devices[i].device_index;
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    const hgr__step_t* step = &executor->steps[s];
+    if (step->device_index != device || !step->done) continue;
+    for (uint32_t k = 0; k < step->done_count; ++k) {
+      if (!step->done[k]) continue;
+      cl_ulong start = 0, end = 0;
+      cl_int error = clGetEventProfilingInfo(step->done[k], CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL);
+      if (error == CL_SUCCESS)
+        error = clGetEventProfilingInfo(step->done[k], CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
+      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetEventProfilingInfo");
+      out_time->commands++;
+      if (start && end >= start) {
+        out_time->timed_commands++;
+        out_time->busy_ns += end - start;
+      }
+    }
+  }
+  return HGR_OK;
+}
+
+/* ---- teardown ---------------------------------------------------------------------------- */
+
+void hgr_executor_release(hgr_executor_t* executor) {
+  if (!executor) return;
+  /* Every bridge must be set before anything it touches goes away. After a device
+   * failure nothing is waited for (it may never complete); the bridges are failed. */
+  if (executor->queues && !executor->failure) hgr_status_free(hgr_executor_wait(executor));
+  hgr__bridges_settle(executor, true);
+  if (executor->failure) hgr_status_free(hgr__bridges_drive(executor)); /* lets them finish failing */
+  hgr__bridges_settle(executor, true);
+  free(executor->bridges);
+  hgr_status_free(executor->failure);
+  for (uint32_t s = 0; executor->steps && s < executor->step_count; ++s) {
+    hgr__step_t* step = &executor->steps[s];
+    if (step->kernel) clReleaseKernel(step->kernel);
+    for (uint32_t k = 0; step->done && k < step->done_count; ++k)
+      if (step->done[k]) clReleaseEvent(step->done[k]);
+    free(step->done);
+    hgr__transfer_release(step);
+    free(step->in_storages);
+    free(step->out_storages);
+  }
+  free(executor->steps);
+  hgr__storage_release(executor);
+  for (size_t p = 0; p < executor->program_count; ++p)
+    if (executor->programs[p]) clReleaseProgram(executor->programs[p]);
+  free(executor->programs);
+  for (uint32_t q = 0; executor->queues && q < executor->queue_count; ++q) {
+    if (executor->queues[q].last) clReleaseEvent(executor->queues[q].last);
+    if (executor->queues[q].queue) clReleaseCommandQueue(executor->queues[q].queue);
+  }
+  free(executor->queues);
+  for (size_t i = 0; i < executor->unused_param_count; ++i) free(executor->unused_params[i]);
+  free(executor->unused_params);
+  free(executor->keys);
+  free(executor->devices);
+  free(executor->entry_device);
+  free(executor->input_set);
+  free(executor->wait);
+  hgr_graph_release(executor->graph);
+  free(executor);
+}

@@ -1,0 +1,202 @@
+/* The executor's internal structures, shared by plan.c (creation), storage.c,
+ * transfer.c and executor.c (runs). */
+#ifndef HGR_EXECUTOR_INTERNAL_H_
+#define HGR_EXECUTOR_INTERNAL_H_
+
+#include "graph_internal.h"
+#include "hgr/executor.h"
+#include "internal.h"
+#include "ops.h"
+
+/* An event and the executor queue it was enqueued on (or the queue whose context
+ * it belongs to, for user events). */
+typedef struct hgr__tracked_event_t {
+  cl_event event; /* retained; NULL when none */
+  uint32_t queue;
+} hgr__tracked_event_t;
+
+/* One in-order command queue of one device. */
+typedef struct hgr__queue_t {
+  cl_command_queue queue;
+  size_t device_index; /* instance device */
+  size_t context_group;
+  cl_context context;  /* borrowed from the instance */
+  uint32_t unflushed;  /* commands enqueued since the last clFlush */
+  uint64_t seq;        /* commands enqueued so far */
+  bool host_driven;    /* the device runs commands only while the host waits on them */
+  cl_event last;       /* the newest command's event (retained); in order, it covers all */
+} hgr__queue_t;
+
+/* One storage id: the buffer and who touched it last, for ordering. */
+typedef struct hgr__storage_t {
+  bool used;           /* some entry refers to it */
+  size_t device_index;
+  uint64_t bytes;
+  cl_mem mem;
+  hgr__tracked_event_t writer;   /* last writer */
+  hgr__tracked_event_t* readers; /* readers since the last write, at most one per queue */
+  uint32_t reader_count;
+} hgr__storage_t;
+
+/* Per used device: its queues. */
+typedef struct hgr__exec_device_t {
+  size_t device_index;
+  uint32_t compute_queue;
+  uint32_t transfer_queue;
+  hgr_device_usage_t usage;
+} hgr__exec_device_t;
+
+typedef enum hgr__step_kind_t {
+  HGR__STEP_KERNEL,
+  HGR__STEP_COPY,
+  HGR__STEP_NOP,
+} hgr__step_kind_t;
+
+typedef enum hgr__copy_path_t {
+  HGR__COPY_DIRECT, /* same queue or same context: clEnqueueCopyBuffer */
+  HGR__COPY_STAGED, /* read into host staging, bridge, write */
+  HGR__COPY_MAPPED, /* map the source (in chunks), bridge, write, bridge back, unmap */
+  HGR__COPY_MAPPED_DESTINATION, /* map the destination for writing (in chunks), bridge,
+                                   read into it, bridge back, unmap */
+} hgr__copy_path_t;
+
+/* One op node, bound once at creation. */
+typedef struct hgr__step_t {
+  uint32_t node_id;
+  hgr__step_kind_t kind;
+  size_t device_index;     /* where it runs (its outputs' device) */
+  uint32_t queue;          /* the queue of its (last) command */
+  uint32_t* in_storages;   /* storage id per input */
+  uint32_t in_count;
+  uint32_t* out_storages;  /* storage id per output */
+  uint32_t out_count;
+  /* kernels */
+  cl_kernel kernel;
+  hgr__launch_t launch;
+  /* copies */
+  hgr_pair_class_t pair_class;
+  hgr__copy_path_t path;
+  uint64_t copy_bytes;
+  uint32_t src_queue;      /* staged/mapped: where the source is read or mapped */
+  void* staging;           /* staged: host buffer (64-byte aligned) */
+  uint64_t chunk_bytes;    /* mapped: bytes per chunk */
+  uint32_t chunk_count;
+  cl_event staging_free;   /* staged/mapped: user event in the source context, set when the
+                              previous run's write has consumed the staging (or mapping) */
+  /* the events that complete the step in this run (retained), to report failures:
+   * one per step, or one per chunk of a mapped copy */
+  cl_event* done;
+  uint32_t done_count;
+} hgr__step_t;
+
+/* A cross-context dependency: a user event in the context of to_queue, set from
+ * the source command's callback (or at once, if the source had completed). */
+typedef struct hgr__bridge_t {
+  cl_event event;       /* the user event, retained */
+  cl_event source;      /* retained while the source's device is host-driven */
+  uint32_t from_queue;
+  uint32_t to_queue;
+  uint64_t source_seq;  /* position of the source on from_queue */
+  uint64_t needed_seq;  /* position on to_queue from which commands may wait on it */
+} hgr__bridge_t;
+
+struct hgr_executor_s {
+  hgr_instance_t* instance;
+  hgr_graph_t* graph;
+  bool plan_only;
+  bool profiling;
+  hgr_key_binding_t* keys;
+  size_t key_count;
+  hgr__exec_device_t* devices;
+  size_t device_count;
+  hgr__queue_t* queues;
+  uint32_t queue_count;
+  hgr__storage_t* storages; /* graph->storage_count */
+  hgr__step_t* steps;
+  uint32_t step_count;
+  size_t* entry_device;     /* instance device index per entry */
+  bool* input_set;          /* per input index */
+  char** unused_params;     /* names of params that matched no input (last load) */
+  size_t unused_param_count;
+  hgr_copy_summary_t copies;
+  bool run_in_flight;
+  /* Scratch wait list, large enough for any one command: per storage it touches, its
+   * writer and at most one reader per queue, plus two bridges. */
+  cl_event* wait;
+  uint32_t wait_capacity;
+  /* Bridges that may still be unset: a failure fails every one of them so nothing
+   * waits on them forever, and host-driven queues are driven only as far as their
+   * incoming bridges allow. */
+  hgr__bridge_t* bridges;
+  uint32_t bridge_count, bridge_capacity;
+  /* Set once a command failed on a device: OpenCL leaves the queues of that context
+   * undefined (some drivers never complete commands that waited on a failed one), so
+   * the executor refuses further work and its release waits for nothing. */
+  hgr_status_t failure;
+  /* Test hook (hgr__executor_fail_node): the node whose next command is made to fail
+   * on the device with fail_code, by a user event in its wait list. */
+  uint32_t fail_node;
+  cl_int fail_code;
+  /* programs built for this executor: one per (device, kernel source) */
+  cl_program* programs;
+  size_t program_count;
+};
+
+/* Makes node_id's command fail on the device with code (negative) in every later
+ * run, through a user event set to that status; UINT32_MAX switches it off. For
+ * tests of failure propagation. */
+void hgr__executor_fail_node(hgr_executor_t* executor, uint32_t node_id, cl_int code);
+
+/* ---- storage.c ---- */
+hgr_status_t hgr__storage_plan(hgr_executor_t* executor);     /* owners and sizes */
+hgr_status_t hgr__storage_allocate(hgr_executor_t* executor); /* one cl_mem per storage */
+void hgr__storage_release(hgr_executor_t* executor);
+
+/* ---- ordering (executor.c) ---- */
+
+/* Appends to executor->wait (at *wait_count) the events a command on `queue` must
+ * wait for to access storage: its last writer (always) and, when `writing`, its
+ * readers. Events on `queue` itself are skipped (in-order), duplicates dropped, and
+ * producer queues with unflushed work are flushed. */
+hgr_status_t hgr__order_storage(hgr_executor_t* executor, uint32_t storage_id, bool writing,
+                                uint32_t queue, uint32_t* wait_count);
+/* Records that `event` (on queue) read or wrote storage_id. Retains event. */
+void hgr__record_access(hgr_executor_t* executor, uint32_t storage_id, bool writing,
+                        cl_event event, uint32_t queue);
+/* Notes a command enqueued on queue with event; flushes every few commands. */
+hgr_status_t hgr__queue_enqueued(hgr_executor_t* executor, uint32_t queue, cl_event event);
+/* Flushes queue if it has unflushed commands. */
+hgr_status_t hgr__queue_flush(hgr_executor_t* executor, uint32_t queue);
+
+/* ---- program_cache.c ---- */
+
+/* The program of kernels/<source_name>.cl for executor device device_slot, built on
+ * first use; owned by the executor. A failed build names the source and device and
+ * carries the head of the build log. */
+hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const char* source_name,
+                              cl_program* out_program);
+
+/* ---- transfer.c ---- */
+
+/* Chooses the path and allocates staging for a copy step (at creation). */
+hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step);
+/* Enqueues one copy step of a run. */
+hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step);
+/* Frees a copy step's staging and events (at release, after all work finished). */
+void hgr__transfer_release(hgr__step_t* step);
+
+/* Makes a user event in the context of queue `to_queue` that completes (or fails,
+ * with the same negative status) when `source`, just enqueued on `from_queue`,
+ * completes: from the source's event callback, or at once if it already has. The
+ * next command enqueued on to_queue may wait on it. *out_bridge is retained for
+ * the caller. */
+hgr_status_t hgr__bridge_event(hgr_executor_t* executor, cl_event source, uint32_t from_queue,
+                               uint32_t to_queue, const char* what, cl_event* out_bridge);
+/* Forgets the bridges that are set; with fail_unset, first fails the unset ones. */
+void hgr__bridges_settle(hgr_executor_t* executor, bool fail_unset);
+/* Makes host-driven queues run as far as their incoming bridges allow: up to each
+ * source of an outgoing bridge in turn, then to their last command. Never blocks on
+ * a command that waits for an unset bridge. */
+hgr_status_t hgr__bridges_drive(hgr_executor_t* executor);
+
+#endif /* HGR_EXECUTOR_INTERNAL_H_ */

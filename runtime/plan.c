@@ -1,0 +1,380 @@
+/* Executor creation: bind device keys to devices, check every node against its op,
+ * plan and allocate storage, build the programs the graph uses, and bind every node
+ * to a device, a queue and a kernel with its arguments set — once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_internal.h"
+
+void hgr_executor_options_init(hgr_executor_options_t* options) {
+  memset(options, 0, sizeof(*options));
+}
+
+/* Default choices rank real devices before the Oclgrind simulator. */
+static bool is_simulator(const hgr_device_info_t* info) {
+  return !strcmp(info->platform_short, "oclgrind");
+}
+
+typedef struct key_plan_t {
+  hgr_instance_t* instance;
+  size_t* ranked; /* device indices, preferred first */
+  size_t device_count;
+  bool* used;
+} key_plan_t;
+
+static size_t first_of_type(const key_plan_t* plan, hgr_device_type_t type) {
+  for (size_t r = 0; r < plan->device_count; ++r)
+    if (hgr_instance_device(plan->instance, plan->ranked[r])->type == type) return plan->ranked[r];
+  return SIZE_MAX;
+}
+
+static size_t first_unused_except(const key_plan_t* plan, size_t except) {
+  for (size_t r = 0; r < plan->device_count; ++r)
+    if (!plan->used[plan->ranked[r]] && plan->ranked[r] != except) return plan->ranked[r];
+  for (size_t r = 0; r < plan->device_count; ++r)
+    if (plan->ranked[r] != except) return plan->ranked[r];
+  return plan->ranked[0];
+}
+
+static hgr_status_t find_key(const hgr_executor_t* executor, int32_t key, size_t* out_slot) {
+  for (size_t k = 0; k < executor->key_count; ++k)
+    if (executor->keys[k].key == key) {
+      *out_slot = k;
+      return HGR_OK;
+    }
+  char keys[256] = "";
+  size_t used = 0;
+  for (size_t k = 0; k < executor->key_count && used < sizeof(keys); ++k)
+    used += (size_t)snprintf(keys + used, sizeof(keys) - used, "%s%d", k ? ", " : "", executor->keys[k].key);
+  return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                    "device binding for key %d, but the graph's device keys are %s", key,
+                    executor->key_count && executor->keys[0].key >= 0 ? keys : "absent (no device_index column)");
+}
+
+static hgr_status_t bind_keys(hgr_executor_t* executor, const hgr_executor_options_t* options) {
+  const hgr_graph_t* graph = executor->graph;
+  size_t device_count = hgr_instance_device_count(executor->instance);
+  if (device_count == 0)
+    return HGR_STATUS(HGR_STATUS_UNAVAILABLE,
+                      "no OpenCL device found (`hgr devices` lists what the ICD loader reports)");
+
+  /* The distinct keys, ascending; one pseudo key -1 without a device_index column. */
+  executor->keys = calloc(graph->entry_count + 1, sizeof(*executor->keys));
+  key_plan_t plan = {executor->instance, calloc(device_count, sizeof(size_t)), device_count,
+                     calloc(device_count, sizeof(bool))};
+  hgr_status_t status = HGR_OK;
+  if (!executor->keys || !plan.ranked || !plan.used) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  for (uint32_t e = 0; e < graph->entry_count; ++e) {
+    int32_t key = graph->entries[e].device_key;
+    size_t at = 0;
+    while (at < executor->key_count && executor->keys[at].key < key) ++at;
+    if (at < executor->key_count && executor->keys[at].key == key) continue;
+    memmove(&executor->keys[at + 1], &executor->keys[at], (executor->key_count - at) * sizeof(*executor->keys));
+    executor->keys[at] = (hgr_key_binding_t){key, SIZE_MAX, false};
+    executor->key_count++;
+  }
+  if (executor->key_count == 0) executor->keys[executor->key_count++] = (hgr_key_binding_t){-1, SIZE_MAX, false};
+
+  size_t ranked = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t d = 0; d < device_count; ++d)
+      if (is_simulator(hgr_instance_device(executor->instance, d)) == (pass == 1)) plan.ranked[ranked++] = d;
+
+  /* Explicit bindings first. Without a device_index column the first binding names
+   * the device for everything. */
+  for (size_t b = 0; b < options->binding_count; ++b) {
+    const hgr_device_binding_t* binding = &options->bindings[b];
+    size_t device = SIZE_MAX, slot = 0;
+    status = hgr_instance_find_device(executor->instance, binding->spec, &device);
+    if (status) {
+      status = hgr_status_annotate(status, "device binding %d=%s", binding->key,
+                                   binding->spec ? binding->spec : "(null)");
+      goto cleanup;
+    }
+    if (executor->keys[0].key == -1) {
+      if (b == 0) executor->keys[0] = (hgr_key_binding_t){-1, device, true};
+      continue;
+    }
+    if ((status = find_key(executor, binding->key, &slot))) goto cleanup;
+    if (executor->keys[slot].explicit_binding) {
+      status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "device key %d is bound twice", binding->key);
+      goto cleanup;
+    }
+    executor->keys[slot] = (hgr_key_binding_t){binding->key, device, true};
+    plan.used[device] = true;
+  }
+
+  /* TVM's defaults for the rest: 1 is a CPU, 4 a GPU or accelerator (else a device
+   * other than key 1's), any other key the next unused device. */
+  size_t key1_device = SIZE_MAX;
+  for (size_t k = 0; k < executor->key_count; ++k)
+    if (executor->keys[k].key == 1) {
+      if (executor->keys[k].device_index == SIZE_MAX) {
+        size_t cpu = first_of_type(&plan, HGR_DEVICE_TYPE_CPU);
+        executor->keys[k].device_index = cpu != SIZE_MAX ? cpu : first_unused_except(&plan, SIZE_MAX);
+        plan.used[executor->keys[k].device_index] = true;
+      }
+      key1_device = executor->keys[k].device_index;
+    }
+  for (size_t k = 0; k < executor->key_count; ++k)
+    if (executor->keys[k].key == 4 && executor->keys[k].device_index == SIZE_MAX) {
+      size_t device = first_of_type(&plan, HGR_DEVICE_TYPE_GPU);
+      if (device == SIZE_MAX) device = first_of_type(&plan, HGR_DEVICE_TYPE_ACCELERATOR);
+      if (device == SIZE_MAX) device = first_unused_except(&plan, key1_device);
+      executor->keys[k].device_index = device;
+      plan.used[device] = true;
+    }
+  for (size_t k = 0; k < executor->key_count; ++k)
+    if (executor->keys[k].device_index == SIZE_MAX) {
+      size_t device = executor->keys[k].key == -1 ? plan.ranked[0] : first_unused_except(&plan, SIZE_MAX);
+      executor->keys[k].device_index = device;
+      plan.used[device] = true;
+    }
+
+  for (uint32_t e = 0; e < graph->entry_count; ++e) {
+    size_t slot = 0;
+    for (size_t k = 0; k < executor->key_count; ++k)
+      if (executor->keys[k].key == graph->entries[e].device_key) slot = k;
+    executor->entry_device[e] = executor->keys[slot].device_index;
+  }
+
+  /* The executor's devices: those some key is bound to, in instance order. */
+  executor->devices = calloc(executor->key_count, sizeof(*executor->devices));
+  if (!executor->devices) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  for (size_t d = 0; d < device_count; ++d) {
+    bool bound = false;
+    for (size_t k = 0; k < executor->key_count; ++k) bound |= executor->keys[k].device_index == d;
+    if (!bound) continue;
+    hgr__exec_device_t* device = &executor->devices[executor->device_count++];
+    device->device_index = d;
+    device->usage.device_index = d;
+  }
+
+cleanup:
+  free(plan.ranked);
+  free(plan.used);
+  return status;
+}
+
+static hgr__exec_device_t* exec_device(hgr_executor_t* executor, size_t device_index) {
+  for (size_t d = 0; d < executor->device_count; ++d)
+    if (executor->devices[d].device_index == device_index) return &executor->devices[d];
+  return NULL;
+}
+
+/* A compute and a transfer queue per device; one queue serves both on a host-driven
+ * device, which runs commands only while the host waits on them (a second queue
+ * there could wait on commands of the first that nothing runs). */
+static hgr_status_t create_queues(hgr_executor_t* executor) {
+  executor->queues = calloc(executor->device_count * 2, sizeof(*executor->queues));
+  if (!executor->queues) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t d = 0; d < executor->device_count; ++d) {
+    hgr__exec_device_t* device = &executor->devices[d];
+    bool host_driven = executor->instance->devices[device->device_index].host_driven;
+    device->transfer_queue = executor->queue_count; /* the compute queue, when only one */
+    for (int role = 0; role < (host_driven ? 1 : 2); ++role) {
+      uint32_t q = executor->queue_count;
+      hgr__queue_t* queue = &executor->queues[q];
+      queue->device_index = device->device_index;
+      queue->context_group = executor->instance->devices[device->device_index].context_group;
+      queue->host_driven = host_driven;
+      if (!executor->plan_only) {
+        HGR_RETURN_IF_ERROR(hgr__instance_context(executor->instance, device->device_index, &queue->context));
+        HGR_RETURN_IF_ERROR(hgr__instance_create_queue(executor->instance, device->device_index,
+                                                       executor->profiling, &queue->queue));
+      }
+      executor->queue_count++;
+      if (role == 0) device->compute_queue = q;
+      else device->transfer_queue = q;
+    }
+  }
+  return HGR_OK;
+}
+
+static const char* key_spec(const hgr_executor_t* executor, size_t entry_id, char* buffer, size_t capacity) {
+  int32_t key = executor->graph->entries[entry_id].device_key;
+  const char* spec = hgr_instance_device(executor->instance, executor->entry_device[entry_id])->spec;
+  if (key < 0) snprintf(buffer, capacity, "%s", spec);
+  else snprintf(buffer, capacity, "key %d (%s)", key, spec);
+  return buffer;
+}
+
+/* Fills one step from its node: kind, device, storages; checks placement and op. */
+static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__step_t* step,
+                              const hgr__op_t** out_op) {
+  const hgr_graph_t* graph = executor->graph;
+  const hgr__node_t* node = &graph->nodes[node_id];
+  char label[160], where_a[128], where_b[128];
+  hgr__node_label(graph, node_id, label, sizeof(label));
+  *out_op = NULL;
+  step->node_id = node_id;
+  uint32_t first_out = graph->node_row_ptr[node_id];
+  step->device_index = executor->entry_device[first_out];
+  step->in_count = node->input_count;
+  step->out_count = node->num_outputs;
+  step->in_storages = calloc(step->in_count + 1, sizeof(uint32_t));
+  step->out_storages = calloc(step->out_count + 1, sizeof(uint32_t));
+  if (!step->in_storages || !step->out_storages)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (uint32_t k = 0; k < node->num_outputs; ++k) {
+    step->out_storages[k] = graph->entries[first_out + k].storage_id;
+    if (executor->entry_device[first_out + k] != step->device_index)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: output 0 is on %s but output %u (entry %u) on %s",
+                        label, key_spec(executor, first_out, where_a, sizeof(where_a)), k, first_out + k,
+                        key_spec(executor, first_out + k, where_b, sizeof(where_b)));
+  }
+  for (uint32_t i = 0; i < node->input_count; ++i)
+    step->in_storages[i] = graph->entries[hgr__graph_entry_id(graph, node->inputs[i])].storage_id;
+
+  bool is_copy = !strcmp(node->func_name, "__copy");
+  step->kind = is_copy ? HGR__STEP_COPY : !strcmp(node->func_name, "__nop") ? HGR__STEP_NOP : HGR__STEP_KERNEL;
+  if (is_copy) {
+    uint32_t in_entry = hgr__graph_entry_id(graph, node->inputs[0]);
+    step->copy_bytes = graph->entries[in_entry].bytes;
+    if (graph->entries[first_out].bytes != step->copy_bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "%s: __copy moves %llu bytes (entry %u) into %llu bytes (entry %u); sizes must match",
+                        label, (unsigned long long)step->copy_bytes, in_entry,
+                        (unsigned long long)graph->entries[first_out].bytes, first_out);
+    return HGR_OK;
+  }
+  for (uint32_t i = 0; i < node->input_count; ++i) {
+    uint32_t in_entry = hgr__graph_entry_id(graph, node->inputs[i]);
+    if (executor->entry_device[in_entry] != step->device_index)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "%s runs on %s, but its input %u (entry %u) is on %s; a __copy node must move it",
+                        label, key_spec(executor, first_out, where_a, sizeof(where_a)), i, in_entry,
+                        key_spec(executor, in_entry, where_b, sizeof(where_b)));
+  }
+  if (step->kind == HGR__STEP_NOP) return HGR_OK;
+  const hgr__op_t* op = NULL;
+  HGR_RETURN_IF_ERROR(hgr__op_resolve(graph, node_id, &op));
+  HGR_RETURN_IF_ERROR(op->validate(op, graph, node_id));
+  exec_device(executor, step->device_index)->usage.kernel_nodes++;
+  *out_op = op;
+  return HGR_OK;
+}
+
+static hgr_status_t bind_kernel(hgr_executor_t* executor, hgr__step_t* step, const hgr__op_t* op) {
+  size_t slot = (size_t)(exec_device(executor, step->device_index) - executor->devices);
+  cl_program program;
+  HGR_RETURN_IF_ERROR(hgr__program_get(executor, slot, op->source, &program));
+  char label[160];
+  hgr__node_label(executor->graph, step->node_id, label, sizeof(label));
+  const char* spec = hgr_instance_device(executor->instance, step->device_index)->spec;
+  cl_int error = CL_SUCCESS;
+  step->kernel = clCreateKernel(program, op->kernel, &error);
+  if (error != CL_SUCCESS || !step->kernel) {
+    step->kernel = NULL;
+    return HGR_CL_STATUS(error, "clCreateKernel(%s) for %s on %s", op->kernel, label, spec);
+  }
+  cl_mem inputs[16], outputs[16];
+  if (step->in_count > 16 || step->out_count > 16)
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: too many arguments", label);
+  for (uint32_t i = 0; i < step->in_count; ++i) inputs[i] = executor->storages[step->in_storages[i]].mem;
+  for (uint32_t i = 0; i < step->out_count; ++i) outputs[i] = executor->storages[step->out_storages[i]].mem;
+  size_t max_work_group = 0;
+  const hgr__device_t* device = &executor->instance->devices[step->device_index];
+  error = clGetKernelWorkGroupInfo(step->kernel, device->device, CL_KERNEL_WORK_GROUP_SIZE,
+                                   sizeof(max_work_group), &max_work_group, NULL);
+  if (error != CL_SUCCESS)
+    return HGR_CL_STATUS(error, "clGetKernelWorkGroupInfo(%s) for %s on %s", op->kernel, label, spec);
+  if (max_work_group > device->info.max_work_group_size) max_work_group = device->info.max_work_group_size;
+  return op->bind(op, executor->graph, step->node_id, step->kernel, inputs, outputs, max_work_group,
+                  &step->launch);
+}
+
+hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
+                                 const hgr_executor_options_t* options, hgr_executor_t** out_executor) {
+  *out_executor = NULL;
+  if (!instance || !graph)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_executor_create needs an instance and a graph");
+  hgr_executor_options_t defaults;
+  if (!options) {
+    hgr_executor_options_init(&defaults);
+    options = &defaults;
+  }
+  hgr_executor_t* executor = calloc(1, sizeof(*executor));
+  if (!executor) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  executor->instance = instance;
+  executor->graph = hgr_graph_retain(graph);
+  executor->plan_only = options->plan_only;
+  executor->profiling = options->profiling;
+  executor->fail_node = UINT32_MAX;
+  const hgr__op_t** ops = NULL;
+  hgr_status_t status = HGR_OK;
+
+  executor->entry_device = calloc(graph->entry_count + 1, sizeof(size_t));
+  executor->input_set = calloc(graph->arg_count + 1, sizeof(bool));
+  executor->storages = calloc(graph->storage_count + 1, sizeof(hgr__storage_t));
+  for (uint32_t n = 0; n < graph->node_count; ++n) executor->step_count += graph->nodes[n].is_op;
+  executor->steps = calloc(executor->step_count + 1, sizeof(hgr__step_t));
+  ops = calloc(executor->step_count + 1, sizeof(*ops));
+  if (!executor->entry_device || !executor->input_set || !executor->storages || !executor->steps || !ops) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  if ((status = bind_keys(executor, options)) || (status = create_queues(executor))) goto cleanup;
+
+  uint32_t s = 0;
+  for (uint32_t n = 0; n < graph->node_count; ++n) {
+    if (!graph->nodes[n].is_op) continue;
+    hgr__step_t* step = &executor->steps[s];
+    if ((status = plan_step(executor, n, step, &ops[s]))) goto cleanup;
+    step->queue = exec_device(executor, step->device_index)->compute_queue;
+    step->done_count = 1;
+    ++s;
+  }
+  if ((status = hgr__storage_plan(executor))) goto cleanup;
+  for (s = 0; s < executor->step_count; ++s)
+    if (executor->steps[s].kind == HGR__STEP_COPY &&
+        (status = hgr__transfer_plan(executor, &executor->steps[s])))
+      goto cleanup;
+  if (executor->plan_only) goto cleanup;
+
+  uint32_t most_storages = 1;
+  for (s = 0; s < executor->step_count; ++s) {
+    uint32_t touched = executor->steps[s].in_count + executor->steps[s].out_count;
+    if (touched > most_storages) most_storages = touched;
+  }
+  executor->wait_capacity = most_storages * (executor->queue_count + 1) + 2;
+  executor->wait = calloc(executor->wait_capacity, sizeof(cl_event));
+  if (!executor->wait) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  if ((status = hgr__storage_allocate(executor))) goto cleanup;
+  for (uint32_t id = 0; id < graph->storage_count; ++id) {
+    executor->storages[id].readers = calloc(executor->queue_count, sizeof(hgr__tracked_event_t));
+    if (!executor->storages[id].readers) {
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+      goto cleanup;
+    }
+  }
+  for (s = 0; s < executor->step_count; ++s) {
+    hgr__step_t* step = &executor->steps[s];
+    step->done = calloc(step->done_count, sizeof(cl_event));
+    if (!step->done) {
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+      goto cleanup;
+    }
+    if (step->kind == HGR__STEP_KERNEL && (status = bind_kernel(executor, step, ops[s]))) goto cleanup;
+  }
+  if (options->params) status = hgr_executor_load_params(executor, options->params, NULL);
+
+cleanup:
+  free(ops);
+  if (status) {
+    hgr_executor_release(executor);
+    return status;
+  }
+  *out_executor = executor;
+  return HGR_OK;
+}

@@ -1,0 +1,510 @@
+/* Copy nodes, per device pair (DESIGN.md, "Device-pair matrix"):
+ *   same queue or same context   clEnqueueCopyBuffer on the consumer's queue, ordered
+ *                                by event wait lists within the one context;
+ *   different contexts, < 1 MiB  read into host staging on the producer's side, then
+ *                                write on the consumer's side (fewest commands);
+ *   different contexts, larger   map the source and write straight from the mapped
+ *                                pointer (one copy, about twice the bandwidth here),
+ *                                in chunks of 16 MiB so the legs overlap; where the
+ *                                source cannot be mapped asynchronously (rusticl),
+ *                                map the destination and read into it instead, and
+ *                                where neither can, stage as for small copies.
+ * An event never crosses contexts: each cross-context dependency is a user event in
+ * the waiting context, completed from the producing event's callback with the same
+ * status, so a failure terminates the consumer instead of hanging it. The thresholds
+ * come from ../shared/reference/opencl-test-bed.md section 3. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_internal.h"
+
+#define HGR_STAGED_LIMIT (1u << 20)   /* below this, two-copy staging wins */
+#define HGR_CHUNK_BYTES (16u << 20)   /* mapped copies move at most this per chunk */
+
+/* Runs on a driver thread: only sets the user event and drops its reference. */
+static void CL_CALLBACK complete_bridge(cl_event source, cl_int status, void* user_data) {
+  (void)source;
+  cl_event bridge = (cl_event)user_data;
+  clSetUserEventStatus(bridge, status < 0 ? status : CL_COMPLETE);
+  clReleaseEvent(bridge);
+}
+
+/* Keeps a record of an unset bridge in executor->bridges. */
+static hgr_status_t remember_bridge(hgr_executor_t* executor, const hgr__bridge_t* bridge) {
+  if (executor->bridge_count == executor->bridge_capacity) {
+    uint32_t capacity = executor->bridge_capacity ? executor->bridge_capacity * 2 : 64;
+    hgr__bridge_t* grown = realloc(executor->bridges, capacity * sizeof(*grown));
+    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    executor->bridges = grown;
+    executor->bridge_capacity = capacity;
+  }
+  clRetainEvent(bridge->event);
+  if (bridge->source) clRetainEvent(bridge->source);
+  executor->bridges[executor->bridge_count++] = *bridge;
+  return HGR_OK;
+}
+
+static cl_int execution_status(cl_event event) {
+  cl_int execution = CL_COMPLETE;
+  if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL) != CL_SUCCESS)
+    return CL_INVALID_EVENT;
+  return execution;
+}
+
+void hgr__bridges_settle(hgr_executor_t* executor, bool fail_unset) {
+  uint32_t kept = 0;
+  for (uint32_t b = 0; b < executor->bridge_count; ++b) {
+    hgr__bridge_t* bridge = &executor->bridges[b];
+    cl_int execution = execution_status(bridge->event);
+    if (execution > CL_COMPLETE && fail_unset) {
+      /* A callback may set it at the same moment; whichever comes second is refused
+       * with CL_INVALID_OPERATION, which changes nothing. */
+      clSetUserEventStatus(bridge->event, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+      execution = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    }
+    if (execution > CL_COMPLETE) {
+      executor->bridges[kept++] = *bridge;
+    } else {
+      clReleaseEvent(bridge->event);
+      if (bridge->source) clReleaseEvent(bridge->source);
+    }
+  }
+  executor->bridge_count = kept;
+}
+
+/* True when every unset bridge into queue that commands up to position seq may wait
+ * on has been set. */
+static bool incoming_set_up_to(const hgr_executor_t* executor, uint32_t queue, uint64_t seq) {
+  for (uint32_t b = 0; b < executor->bridge_count; ++b) {
+    const hgr__bridge_t* bridge = &executor->bridges[b];
+    if (bridge->to_queue == queue && bridge->needed_seq <= seq && execution_status(bridge->event) > CL_COMPLETE)
+      return false;
+  }
+  return true;
+}
+
+hgr_status_t hgr__bridges_drive(hgr_executor_t* executor) {
+  for (uint32_t q = 0; q < executor->queue_count; ++q) {
+    hgr__queue_t* queue = &executor->queues[q];
+    if (!queue->host_driven || !queue->last) continue;
+    bool blocked = false;
+    for (uint32_t b = 0; b < executor->bridge_count && !blocked; ++b) {
+      hgr__bridge_t* bridge = &executor->bridges[b];
+      if (bridge->from_queue != q || execution_status(bridge->source) <= CL_COMPLETE) continue;
+      if (!incoming_set_up_to(executor, q, bridge->source_seq)) {
+        blocked = true;
+        break;
+      }
+      /* Runs the queue up to the source only; its callback then sets the bridge. */
+      clWaitForEvents(1, &bridge->source);
+    }
+    if (!blocked && execution_status(queue->last) > CL_COMPLETE && incoming_set_up_to(executor, q, queue->seq))
+      clWaitForEvents(1, &queue->last);
+  }
+  return HGR_OK;
+}
+
+hgr_status_t hgr__bridge_event(hgr_executor_t* executor, cl_event source, uint32_t from_queue,
+                               uint32_t to_queue, const char* what, cl_event* out_bridge) {
+  *out_bridge = NULL;
+  cl_int error = CL_SUCCESS;
+  cl_event event = clCreateUserEvent(executor->queues[to_queue].context, &error);
+  if (error != CL_SUCCESS || !event) return HGR_CL_STATUS(error, "clCreateUserEvent for %s", what);
+  hgr__bridge_t bridge = {event, executor->queues[from_queue].host_driven ? source : NULL, from_queue, to_queue,
+                          executor->queues[from_queue].seq, executor->queues[to_queue].seq + 1};
+  cl_int execution = execution_status(source);
+  if (execution <= CL_COMPLETE) {
+    /* Already done: set it now (Oclgrind 21.10 never calls a callback registered on
+     * a completed event). */
+    clSetUserEventStatus(event, execution < 0 ? execution : CL_COMPLETE);
+    *out_bridge = event;
+    return HGR_OK;
+  }
+  hgr_status_t status = remember_bridge(executor, &bridge);
+  if (status) {
+    clSetUserEventStatus(event, CL_OUT_OF_HOST_MEMORY);
+    clReleaseEvent(event);
+    return status;
+  }
+  clRetainEvent(event); /* the callback's reference */
+  error = clSetEventCallback(source, CL_COMPLETE, complete_bridge, event);
+  if (error != CL_SUCCESS) {
+    /* The callback will never run: fail the bridge so nothing waits on it forever. */
+    clSetUserEventStatus(event, error < 0 ? error : CL_INVALID_OPERATION);
+    clReleaseEvent(event);
+    clReleaseEvent(event);
+    return HGR_CL_STATUS(error, "clSetEventCallback for %s", what);
+  }
+  *out_bridge = event;
+  return HGR_OK;
+}
+
+static const char* spec_of(const hgr_executor_t* executor, size_t device_index) {
+  return hgr_instance_device(executor->instance, device_index)->spec;
+}
+
+hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
+  const hgr__storage_t* source = &executor->storages[step->in_storages[0]];
+  size_t src_device = source->device_index;
+  step->pair_class = hgr_instance_pair_class(executor->instance, src_device, step->device_index);
+  executor->copies.count[step->pair_class]++;
+  executor->copies.bytes[step->pair_class] += step->copy_bytes;
+  if (step->pair_class == HGR_PAIR_SAME_QUEUE || step->pair_class == HGR_PAIR_SAME_CONTEXT) {
+    step->path = HGR__COPY_DIRECT;
+    return HGR_OK;
+  }
+  for (size_t d = 0; d < executor->device_count; ++d)
+    if (executor->devices[d].device_index == src_device)
+      step->src_queue = executor->devices[d].transfer_queue;
+  bool source_mappable = !executor->instance->devices[src_device].late_map_registration;
+  bool destination_mappable = !executor->instance->devices[step->device_index].late_map_registration;
+  if (step->copy_bytes < HGR_STAGED_LIMIT || (!source_mappable && !destination_mappable)) {
+    step->path = HGR__COPY_STAGED;
+    executor->copies.staged_small++;
+    size_t bytes = (size_t)((step->copy_bytes + 63) / 64 * 64);
+    if (bytes == 0) bytes = 64;
+    if (!executor->plan_only) {
+      step->staging = aligned_alloc(64, bytes);
+      if (!step->staging)
+        return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu bytes of staging",
+                          bytes);
+    }
+    for (size_t d = 0; d < executor->device_count; ++d)
+      if (executor->devices[d].device_index == step->device_index)
+        executor->devices[d].usage.staging_bytes += bytes;
+  } else {
+    step->path = source_mappable ? HGR__COPY_MAPPED : HGR__COPY_MAPPED_DESTINATION;
+    step->chunk_bytes = HGR_CHUNK_BYTES;
+    step->chunk_count = (uint32_t)((step->copy_bytes + HGR_CHUNK_BYTES - 1) / HGR_CHUNK_BYTES);
+    executor->copies.staged_mapped++;
+    executor->copies.staged_chunks += step->chunk_count;
+  }
+  step->done_count = step->path == HGR__COPY_STAGED ? 1 : step->chunk_count;
+  return HGR_OK;
+}
+
+static void set_done(hgr__step_t* step, uint32_t index, cl_event event) {
+  if (step->done[index]) clReleaseEvent(step->done[index]);
+  clRetainEvent(event);
+  step->done[index] = event;
+}
+
+static hgr_status_t enqueue_direct(hgr_executor_t* executor, hgr__step_t* step, const char* label) {
+  cl_event* wait = executor->wait;
+  uint32_t wait_count = 0;
+  uint32_t src = step->in_storages[0], dst = step->out_storages[0];
+  HGR_RETURN_IF_ERROR(hgr__order_storage(executor, src, false, step->queue, &wait_count));
+  HGR_RETURN_IF_ERROR(hgr__order_storage(executor, dst, true, step->queue, &wait_count));
+  cl_command_queue queue = executor->queues[step->queue].queue;
+  cl_event event = NULL;
+  cl_int error;
+  if (step->copy_bytes == 0)
+    error = clEnqueueMarkerWithWaitList(queue, wait_count, wait_count ? wait : NULL, &event);
+  else
+    error = clEnqueueCopyBuffer(queue, executor->storages[src].mem, executor->storages[dst].mem, 0,
+                                0, (size_t)step->copy_bytes, wait_count, wait_count ? wait : NULL,
+                                &event);
+  if (error != CL_SUCCESS)
+    return HGR_CL_STATUS(error, "clEnqueueCopyBuffer(%s) on %s", label,
+                         spec_of(executor, step->device_index));
+  hgr__record_access(executor, src, false, event, step->queue);
+  hgr__record_access(executor, dst, true, event, step->queue);
+  set_done(step, 0, event);
+  hgr_status_t status = hgr__queue_enqueued(executor, step->queue, event);
+  clReleaseEvent(event);
+  return status;
+}
+
+static hgr_status_t enqueue_staged(hgr_executor_t* executor, hgr__step_t* step, const char* label) {
+  cl_event* wait = executor->wait;
+  uint32_t wait_count = 0;
+  uint32_t src = step->in_storages[0], dst = step->out_storages[0];
+  size_t bytes = (size_t)step->copy_bytes;
+  const char* src_spec = spec_of(executor, executor->storages[src].device_index);
+  const char* dst_spec = spec_of(executor, step->device_index);
+  hgr_status_t status = HGR_OK;
+  cl_event read = NULL, arrived = NULL, write = NULL, freed = NULL;
+  cl_int error;
+
+  /* Producer side: the read waits for the source's writer and for the previous run's
+   * write to have consumed the staging buffer. */
+  HGR_RETURN_IF_ERROR(hgr__order_storage(executor, src, false, step->src_queue, &wait_count));
+  if (step->staging_free) wait[wait_count++] = step->staging_free;
+  cl_command_queue src_queue = executor->queues[step->src_queue].queue;
+  if (bytes == 0)
+    error = clEnqueueMarkerWithWaitList(src_queue, wait_count, wait_count ? wait : NULL, &read);
+  else
+    error = clEnqueueReadBuffer(src_queue, executor->storages[src].mem, CL_FALSE, 0, bytes,
+                                step->staging, wait_count, wait_count ? wait : NULL, &read);
+  if (error != CL_SUCCESS)
+    return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s) on %s", label, src_spec);
+  if (step->staging_free) {
+    clReleaseEvent(step->staging_free);
+    step->staging_free = NULL;
+  }
+  hgr__record_access(executor, src, false, read, step->src_queue);
+  if ((status = hgr__queue_enqueued(executor, step->src_queue, read)) ||
+      (status = hgr__queue_flush(executor, step->src_queue)) ||
+      (status = hgr__bridge_event(executor, read, step->src_queue, step->queue, label, &arrived)))
+    goto cleanup;
+
+  /* Consumer side. */
+  wait_count = 0;
+  wait[wait_count++] = arrived;
+  if ((status = hgr__order_storage(executor, dst, true, step->queue, &wait_count)))
+    goto cleanup;
+  cl_command_queue queue = executor->queues[step->queue].queue;
+  if (bytes == 0)
+    error = clEnqueueMarkerWithWaitList(queue, wait_count, wait, &write);
+  else
+    error = clEnqueueWriteBuffer(queue, executor->storages[dst].mem, CL_FALSE, 0, bytes,
+                                 step->staging, wait_count, wait, &write);
+  if (error != CL_SUCCESS) {
+    status = HGR_CL_STATUS(error, "clEnqueueWriteBuffer(%s) on %s", label, dst_spec);
+    goto cleanup;
+  }
+  hgr__record_access(executor, dst, true, write, step->queue);
+  set_done(step, 0, write);
+  if ((status = hgr__queue_enqueued(executor, step->queue, write)) ||
+      (status = hgr__queue_flush(executor, step->queue)) ||
+      (status = hgr__bridge_event(executor, write, step->queue, step->src_queue, label, &freed)))
+    goto cleanup;
+  step->staging_free = freed;
+
+cleanup:
+  if (read) clReleaseEvent(read);
+  if (write) clReleaseEvent(write);
+  if (arrived) {
+    /* If the write was never enqueued, nothing waits on the bridge; it completes
+     * from its callback and goes away with its last reference. */
+    clReleaseEvent(arrived);
+  }
+  return status;
+}
+
+static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, const char* label) {
+  cl_event* wait = executor->wait;
+  uint32_t wait_count = 0;
+  uint32_t src = step->in_storages[0], dst = step->out_storages[0];
+  const char* src_spec = spec_of(executor, executor->storages[src].device_index);
+  const char* dst_spec = spec_of(executor, step->device_index);
+  cl_command_queue src_queue = executor->queues[step->src_queue].queue;
+  cl_command_queue queue = executor->queues[step->queue].queue;
+  uint32_t chunks = step->chunk_count;
+  hgr_status_t status = HGR_OK;
+  cl_int error = CL_SUCCESS;
+
+  cl_event* maps = calloc(chunks, sizeof(cl_event));
+  cl_event* writes = calloc(chunks, sizeof(cl_event));
+  void** pointers = calloc(chunks, sizeof(void*));
+  if (!maps || !writes || !pointers) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+
+  /* Map every chunk first, so the producer queue is not blocked behind an unmap
+   * while the consumer writes the previous chunk. */
+  if ((status = hgr__order_storage(executor, src, false, step->src_queue, &wait_count)))
+    goto cleanup;
+  for (uint32_t k = 0; k < chunks; ++k) {
+    uint64_t offset = (uint64_t)k * step->chunk_bytes;
+    uint64_t length = step->copy_bytes - offset < step->chunk_bytes ? step->copy_bytes - offset : step->chunk_bytes;
+    pointers[k] = clEnqueueMapBuffer(src_queue, executor->storages[src].mem, CL_FALSE, CL_MAP_READ,
+                                     (size_t)offset, (size_t)length, k ? 0 : wait_count,
+                                     (k || !wait_count) ? NULL : wait, &maps[k], &error);
+    if (error != CL_SUCCESS) {
+      status = HGR_CL_STATUS(error, "clEnqueueMapBuffer(%s, chunk %u) on %s", label, k, src_spec);
+      goto cleanup;
+    }
+    if ((status = hgr__queue_enqueued(executor, step->src_queue, maps[k]))) goto cleanup;
+  }
+  if ((status = hgr__queue_flush(executor, step->src_queue))) goto cleanup;
+
+  for (uint32_t k = 0; k < chunks; ++k) {
+    uint64_t offset = (uint64_t)k * step->chunk_bytes;
+    uint64_t length = step->copy_bytes - offset < step->chunk_bytes ? step->copy_bytes - offset : step->chunk_bytes;
+    cl_event arrived = NULL;
+    if ((status = hgr__bridge_event(executor, maps[k], step->src_queue, step->queue, label, &arrived)))
+      goto cleanup;
+    wait_count = 0;
+    wait[wait_count++] = arrived;
+    if (k == 0 && (status = hgr__order_storage(executor, dst, true, step->queue, &wait_count))) {
+      clReleaseEvent(arrived);
+      goto cleanup;
+    }
+    error = clEnqueueWriteBuffer(queue, executor->storages[dst].mem, CL_FALSE, (size_t)offset,
+                                 (size_t)length, pointers[k], wait_count, wait, &writes[k]);
+    clReleaseEvent(arrived);
+    if (error != CL_SUCCESS) {
+      status = HGR_CL_STATUS(error, "clEnqueueWriteBuffer(%s, chunk %u) on %s", label, k, dst_spec);
+      goto cleanup;
+    }
+    set_done(step, k, writes[k]);
+    if ((status = hgr__queue_enqueued(executor, step->queue, writes[k]))) goto cleanup;
+  }
+  hgr__record_access(executor, dst, true, writes[chunks - 1], step->queue);
+  if ((status = hgr__queue_flush(executor, step->queue))) goto cleanup;
+
+  /* Unmap each chunk once the consumer has written it. */
+  for (uint32_t k = 0; k < chunks; ++k) {
+    cl_event written = NULL, unmapped = NULL;
+    if ((status = hgr__bridge_event(executor, writes[k], step->queue, step->src_queue, label, &written)))
+      goto cleanup;
+    error = clEnqueueUnmapMemObject(src_queue, executor->storages[src].mem, pointers[k], 1,
+                                    &written, &unmapped);
+    clReleaseEvent(written);
+    if (error != CL_SUCCESS) {
+      status = HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(%s, chunk %u) on %s", label, k, src_spec);
+      goto cleanup;
+    }
+    pointers[k] = NULL;
+    if (k == chunks - 1) hgr__record_access(executor, src, false, unmapped, step->src_queue);
+    status = hgr__queue_enqueued(executor, step->src_queue, unmapped);
+    clReleaseEvent(unmapped);
+    if (status) goto cleanup;
+  }
+  status = hgr__queue_flush(executor, step->src_queue);
+
+cleanup:
+  for (uint32_t k = 0; maps && k < chunks; ++k) {
+    if (pointers && pointers[k] && maps[k]) {
+      /* A chunk mapped but never handed to an unmap (an error stopped us): wait for
+       * the write reading from it, if any, then unmap it after its map. */
+      if (writes[k]) clWaitForEvents(1, &writes[k]);
+      cl_event unmapped = NULL;
+      if (clEnqueueUnmapMemObject(src_queue, executor->storages[src].mem, pointers[k], 1, &maps[k],
+                                  &unmapped) == CL_SUCCESS) {
+        hgr_status_free(hgr__queue_enqueued(executor, step->src_queue, unmapped));
+        clReleaseEvent(unmapped);
+      }
+    }
+    if (maps[k]) clReleaseEvent(maps[k]);
+    if (writes && writes[k]) clReleaseEvent(writes[k]);
+  }
+  free(maps);
+  free(writes);
+  free(pointers);
+  return status;
+}
+
+/* The mirror of enqueue_mapped for sources that cannot be mapped asynchronously:
+ * the consumer maps each destination chunk for writing, the producer reads into it,
+ * and the consumer unmaps it once the read is done. */
+static hgr_status_t enqueue_mapped_destination(hgr_executor_t* executor, hgr__step_t* step, const char* label) {
+  cl_event* wait = executor->wait;
+  uint32_t wait_count = 0;
+  uint32_t src = step->in_storages[0], dst = step->out_storages[0];
+  const char* src_spec = spec_of(executor, executor->storages[src].device_index);
+  const char* dst_spec = spec_of(executor, step->device_index);
+  cl_command_queue src_queue = executor->queues[step->src_queue].queue;
+  cl_command_queue queue = executor->queues[step->queue].queue;
+  uint32_t chunks = step->chunk_count;
+  hgr_status_t status = HGR_OK;
+  cl_int error = CL_SUCCESS;
+
+  cl_event* maps = calloc(chunks, sizeof(cl_event));
+  cl_event* reads = calloc(chunks, sizeof(cl_event));
+  void** pointers = calloc(chunks, sizeof(void*));
+  if (!maps || !reads || !pointers) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  if ((status = hgr__order_storage(executor, dst, true, step->queue, &wait_count)))
+    goto cleanup;
+  for (uint32_t k = 0; k < chunks; ++k) {
+    uint64_t offset = (uint64_t)k * step->chunk_bytes;
+    uint64_t length = step->copy_bytes - offset < step->chunk_bytes ? step->copy_bytes - offset : step->chunk_bytes;
+    pointers[k] = clEnqueueMapBuffer(queue, executor->storages[dst].mem, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION,
+                                     (size_t)offset, (size_t)length, k ? 0 : wait_count,
+                                     (k || !wait_count) ? NULL : wait, &maps[k], &error);
+    if (error != CL_SUCCESS) {
+      status = HGR_CL_STATUS(error, "clEnqueueMapBuffer(%s, chunk %u) on %s", label, k, dst_spec);
+      goto cleanup;
+    }
+    if ((status = hgr__queue_enqueued(executor, step->queue, maps[k]))) goto cleanup;
+  }
+  if ((status = hgr__queue_flush(executor, step->queue))) goto cleanup;
+
+  for (uint32_t k = 0; k < chunks; ++k) {
+    uint64_t offset = (uint64_t)k * step->chunk_bytes;
+    uint64_t length = step->copy_bytes - offset < step->chunk_bytes ? step->copy_bytes - offset : step->chunk_bytes;
+    cl_event mapped = NULL;
+    if ((status = hgr__bridge_event(executor, maps[k], step->queue, step->src_queue, label, &mapped)))
+      goto cleanup;
+    wait_count = 0;
+    wait[wait_count++] = mapped;
+    if (k == 0 && (status = hgr__order_storage(executor, src, false, step->src_queue, &wait_count))) {
+      clReleaseEvent(mapped);
+      goto cleanup;
+    }
+    error = clEnqueueReadBuffer(src_queue, executor->storages[src].mem, CL_FALSE, (size_t)offset, (size_t)length,
+                                pointers[k], wait_count, wait, &reads[k]);
+    clReleaseEvent(mapped);
+    if (error != CL_SUCCESS) {
+      status = HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s, chunk %u) on %s", label, k, src_spec);
+      goto cleanup;
+    }
+    if ((status = hgr__queue_enqueued(executor, step->src_queue, reads[k]))) goto cleanup;
+  }
+  hgr__record_access(executor, src, false, reads[chunks - 1], step->src_queue);
+  if ((status = hgr__queue_flush(executor, step->src_queue))) goto cleanup;
+
+  for (uint32_t k = 0; k < chunks; ++k) {
+    cl_event read = NULL, unmapped = NULL;
+    if ((status = hgr__bridge_event(executor, reads[k], step->src_queue, step->queue, label, &read))) goto cleanup;
+    error = clEnqueueUnmapMemObject(queue, executor->storages[dst].mem, pointers[k], 1, &read, &unmapped);
+    clReleaseEvent(read);
+    if (error != CL_SUCCESS) {
+      status = HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(%s, chunk %u) on %s", label, k, dst_spec);
+      goto cleanup;
+    }
+    pointers[k] = NULL;
+    set_done(step, k, unmapped);
+    if (k == chunks - 1) hgr__record_access(executor, dst, true, unmapped, step->queue);
+    status = hgr__queue_enqueued(executor, step->queue, unmapped);
+    clReleaseEvent(unmapped);
+    if (status) goto cleanup;
+  }
+  status = hgr__queue_flush(executor, step->queue);
+
+cleanup:
+  for (uint32_t k = 0; maps && k < chunks; ++k) {
+    if (pointers && pointers[k] && maps[k]) {
+      /* Mapped but never handed to an unmap (an error stopped us): wait for the read
+       * writing into it, if any, then unmap it after its map. */
+      if (reads[k]) clWaitForEvents(1, &reads[k]);
+      cl_event unmapped = NULL;
+      if (clEnqueueUnmapMemObject(queue, executor->storages[dst].mem, pointers[k], 1, &maps[k], &unmapped) ==
+          CL_SUCCESS) {
+        hgr_status_free(hgr__queue_enqueued(executor, step->queue, unmapped));
+        clReleaseEvent(unmapped);
+      }
+    }
+    if (maps[k]) clReleaseEvent(maps[k]);
+    if (reads && reads[k]) clReleaseEvent(reads[k]);
+  }
+  free(maps);
+  free(reads);
+  free(pointers);
+  return status;
+}
+
+hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step) {
+  char label[160];
+  hgr__node_label(executor->graph, step->node_id, label, sizeof(label));
+  switch (step->path) {
+    case HGR__COPY_DIRECT: return enqueue_direct(executor, step, label);
+    case HGR__COPY_STAGED: return enqueue_staged(executor, step, label);
+    case HGR__COPY_MAPPED: return enqueue_mapped(executor, step, label);
+    case HGR__COPY_MAPPED_DESTINATION: return enqueue_mapped_destination(executor, step, label);
+  }
+  return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: unknown copy path", label);
+}
+
+void hgr__transfer_release(hgr__step_t* step) {
+  free(step->staging);
+  step->staging = NULL;
+  if (step->staging_free) clReleaseEvent(step->staging_free);
+  step->staging_free = NULL;
+}

@@ -1,0 +1,401 @@
+/* `hgr run` and `hgr check`. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const char run_usage[] =
+    "usage: hgr run GRAPH.json [options]\n"
+    "\n"
+    "Runs a TVM graph-executor graph on this machine's OpenCL devices and prints the\n"
+    "device binding, memory per device, copies per device-pair class, the outputs\n"
+    "and the time of each run.\n"
+    "\n"
+    "  --params FILE          TVM params file; params named like inputs are loaded\n"
+    "  --input NAME=FILE.npy  value of input NAME (repeatable); shape and dtype must match\n"
+    "  --device KEY=SPEC      bind device key KEY of the graph's device_index column to\n"
+    "                         device SPEC (repeatable), e.g. --device 4=rusticl:0\n"
+    "  --context-per-device   give every device its own OpenCL context\n"
+    "  --output-dir DIR       write output i as DIR/output_i.npy\n"
+    "  --expect I=FILE.npy    check output I against FILE (repeatable); exit 1 on mismatch\n"
+    "  --repeat N             run N times, each waited for; print min/median/max\n"
+    "  --profile              time commands with OpenCL profiling events; print the\n"
+    "                         device time per device\n"
+    "  --verbose              also list params that name no input, and every run's time\n"
+    "  -h, --help             show this help\n";
+
+static const char check_usage[] =
+    "usage: hgr check GRAPH.json [--device KEY=SPEC]... [--context-per-device]\n"
+    "\n"
+    "Validates a graph and its placement without running it: loads and checks the\n"
+    "JSON, binds device keys to devices, checks every node's op, and prints nodes and\n"
+    "memory per device and copies per device-pair class. Allocates and builds nothing.\n";
+
+#define MAX_ITEMS 256
+
+typedef struct run_args_t {
+  const char* graph_path;
+  const char* params_path;
+  const char* output_dir;
+  const char* input_names[MAX_ITEMS];
+  const char* input_files[MAX_ITEMS];
+  size_t input_count;
+  hgr_device_binding_t bindings[MAX_ITEMS];
+  size_t binding_count;
+  size_t expect_index[MAX_ITEMS];
+  const char* expect_files[MAX_ITEMS];
+  size_t expect_count;
+  long repeat;
+  bool profile, verbose, context_per_device;
+} run_args_t;
+
+/* Splits "A=B" at the first '='; returns false if there is none or a side is empty. */
+static bool split_pair(char* text, char** out_left, char** out_right) {
+  char* eq = strchr(text, '=');
+  if (!eq || eq == text || !eq[1]) return false;
+  *eq = 0;
+  *out_left = text;
+  *out_right = eq + 1;
+  return true;
+}
+
+static bool parse_long(const char* text, long* out_value) {
+  char* end = NULL;
+  long value = strtol(text, &end, 10);
+  if (!*text || *end) return false;
+  *out_value = value;
+  return true;
+}
+
+/* Parses argv into args; returns -1 on success, or the exit code to return. */
+static int parse_args(const char* command, int argc, char** argv, run_args_t* args, const char* usage,
+                      bool running) {
+  memset(args, 0, sizeof(*args));
+  args->repeat = 1;
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : NULL;
+    char *left, *right;
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      fputs(usage, stdout);
+      return HGR_CLI_OK;
+    } else if (!strcmp(arg, "--context-per-device")) {
+      args->context_per_device = true;
+    } else if (!strcmp(arg, "--device")) {
+      long key;
+      if (!value || !split_pair(argv[++i], &left, &right) || !parse_long(left, &key) || key < 0 || key > INT32_MAX)
+        return hgr_cli_usage_error(command, "--device takes KEY=SPEC with a non-negative integer key, e.g. 4=rusticl:0");
+      if (args->binding_count == MAX_ITEMS) return hgr_cli_usage_error(command, "too many --device options");
+      args->bindings[args->binding_count++] = (hgr_device_binding_t){(int32_t)key, right};
+    } else if (running && !strcmp(arg, "--params")) {
+      if (!value) return hgr_cli_usage_error(command, "--params needs a file");
+      args->params_path = argv[++i];
+    } else if (running && !strcmp(arg, "--input")) {
+      if (!value || !split_pair(argv[++i], &left, &right))
+        return hgr_cli_usage_error(command, "--input takes NAME=FILE.npy");
+      if (args->input_count == MAX_ITEMS) return hgr_cli_usage_error(command, "too many --input options");
+      args->input_names[args->input_count] = left;
+      args->input_files[args->input_count++] = right;
+    } else if (running && !strcmp(arg, "--expect")) {
+      long index;
+      if (!value || !split_pair(argv[++i], &left, &right) || !parse_long(left, &index) || index < 0)
+        return hgr_cli_usage_error(command, "--expect takes INDEX=FILE.npy");
+      if (args->expect_count == MAX_ITEMS) return hgr_cli_usage_error(command, "too many --expect options");
+      args->expect_index[args->expect_count] = (size_t)index;
+      args->expect_files[args->expect_count++] = right;
+    } else if (running && !strcmp(arg, "--output-dir")) {
+      if (!value) return hgr_cli_usage_error(command, "--output-dir needs a directory");
+      args->output_dir = argv[++i];
+    } else if (running && !strcmp(arg, "--repeat")) {
+      if (!value || !parse_long(argv[++i], &args->repeat) || args->repeat < 1)
+        return hgr_cli_usage_error(command, "--repeat takes a positive integer");
+    } else if (running && !strcmp(arg, "--profile")) {
+      args->profile = true;
+    } else if (running && !strcmp(arg, "--verbose")) {
+      args->verbose = true;
+    } else if (arg[0] == '-') {
+      return hgr_cli_usage_error(command, "unknown option '%s'", arg);
+    } else if (!args->graph_path) {
+      args->graph_path = arg;
+    } else {
+      return hgr_cli_usage_error(command, "unexpected argument '%s' (one graph at a time)", arg);
+    }
+  }
+  if (!args->graph_path) return hgr_cli_usage_error(command, "no graph given");
+  return -1;
+}
+
+static void print_placement(const hgr_instance_t* instance, const hgr_executor_t* executor) {
+  printf("device binding:\n");
+  for (size_t k = 0; k < hgr_executor_key_count(executor); ++k) {
+    hgr_key_binding_t b = hgr_executor_key_binding(executor, k);
+    const hgr_device_info_t* d = hgr_instance_device(instance, b.device_index);
+    if (b.key < 0) printf("  (no device_index column) -> %s", d->spec);
+    else printf("  key %-3d -> %s", b.key, d->spec);
+    printf("  %s, %s [%s]\n", d->name, d->platform_name, b.explicit_binding ? "--device" : "default");
+  }
+  printf("memory per device:\n");
+  for (size_t i = 0; i < hgr_executor_device_count(executor); ++i) {
+    hgr_device_usage_t u = hgr_executor_device_usage(executor, i);
+    char bytes[32], staging[32];
+    printf("  %-12s %4u kernel nodes  %4u storages  %10s", hgr_instance_device(instance, u.device_index)->spec,
+           u.kernel_nodes, u.storage_count, hgr_cli_bytes(u.storage_bytes, bytes, sizeof(bytes)));
+    if (u.staging_bytes) printf("  + %s host staging", hgr_cli_bytes(u.staging_bytes, staging, sizeof(staging)));
+    printf("\n");
+  }
+  hgr_copy_summary_t c = hgr_executor_copy_summary(executor);
+  printf("copies per run:\n");
+  int any = 0;
+  for (int p = 0; p < HGR_PAIR_CLASS_COUNT; ++p) {
+    if (!c.count[p]) continue;
+    char bytes[32];
+    printf("  %-15s %4u copies  %10s\n", hgr_pair_class_name((hgr_pair_class_t)p), c.count[p],
+           hgr_cli_bytes(c.bytes[p], bytes, sizeof(bytes)));
+    any = 1;
+  }
+  if (!any) printf("  none\n");
+  if (c.staged_small || c.staged_mapped)
+    printf("  host-staged paths: %u read-then-write, %u mapped (%u chunks)\n", c.staged_small, c.staged_mapped,
+           c.staged_chunks);
+}
+
+static hgr_status_t create(const run_args_t* args, bool plan_only, bool profiling, hgr_instance_t** out_instance,
+                           hgr_graph_t** out_graph, hgr_executor_t** out_executor) {
+  hgr_instance_options_t instance_options;
+  hgr_instance_options_init(&instance_options);
+  instance_options.context_per_device = args->context_per_device;
+  HGR_RETURN_IF_ERROR_CLI(hgr_graph_load_file(args->graph_path, out_graph));
+  HGR_RETURN_IF_ERROR_CLI(hgr_instance_create(&instance_options, out_instance));
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  options.bindings = args->bindings;
+  options.binding_count = args->binding_count;
+  options.plan_only = plan_only;
+  options.profiling = profiling;
+  return hgr_executor_create(*out_instance, *out_graph, &options, out_executor);
+}
+
+int hgr_cli_check(int argc, char** argv) {
+  run_args_t args;
+  int code = parse_args("check", argc, argv, &args, check_usage, false);
+  if (code >= 0) return code;
+  hgr_instance_t* instance = NULL;
+  hgr_graph_t* graph = NULL;
+  hgr_executor_t* executor = NULL;
+  hgr_status_t status = create(&args, true, false, &instance, &graph, &executor);
+  if (!status) {
+    printf("%s: %zu nodes, %zu entries, %zu inputs, %zu outputs: valid\n", args.graph_path,
+           hgr_graph_node_count(graph), hgr_graph_entry_count(graph), hgr_graph_input_count(graph),
+           hgr_graph_output_count(graph));
+    print_placement(instance, executor);
+  }
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+  hgr_instance_release(instance);
+  return status ? hgr_cli_fail(status) : HGR_CLI_OK;
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int compare_doubles(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static const char* format_shape(const hgr_tensor_info_t* info, char* buffer, size_t capacity) {
+  size_t used = (size_t)snprintf(buffer, capacity, "[");
+  for (int32_t d = 0; d < info->ndim && used < capacity; ++d)
+    used += (size_t)snprintf(buffer + used, capacity - used, "%s%lld", d ? ", " : "", (long long)info->shape[d]);
+  if (used < capacity) snprintf(buffer + used, capacity - used, "]");
+  return buffer;
+}
+
+static bool same_shape(const hgr_tensor_info_t* info, int32_t ndim, const int64_t* shape) {
+  if (info->ndim != ndim) return false;
+  for (int32_t d = 0; d < ndim; ++d)
+    if (info->shape[d] != shape[d]) return false;
+  return true;
+}
+
+static bool is_float32(hgr_dtype_t dtype) {
+  return dtype.code == HGR_DTYPE_FLOAT && dtype.bits == 32 && dtype.lanes == 1;
+}
+
+static hgr_status_t set_inputs(const run_args_t* args, hgr_executor_t* executor, bool* input_given) {
+  for (size_t i = 0; i < args->input_count; ++i) {
+    size_t index;
+    HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_executor_input_index(executor, args->input_names[i], &index),
+                                                "--input %s", args->input_names[i]));
+    hgr_tensor_info_t info;
+    HGR_RETURN_IF_ERROR_CLI(hgr_executor_input_info(executor, index, &info));
+    hgr_npy_array_t array;
+    HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_npy_load_file(args->input_files[i], &array), "--input %s",
+                                                args->input_names[i]));
+    hgr_status_t status = HGR_OK;
+    if (!hgr_dtype_equal(array.dtype, info.dtype) || !same_shape(&info, array.ndim, array.shape)) {
+      char want_dtype[24], have_dtype[24], want_shape[128], have_shape[128];
+      hgr_tensor_info_t have = {NULL, array.dtype, array.ndim, array.shape, array.bytes};
+      status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--input %s: %s holds %s %s, but the graph's input is %s %s",
+                          args->input_names[i], args->input_files[i],
+                          hgr_dtype_format(array.dtype, have_dtype, sizeof(have_dtype)),
+                          format_shape(&have, have_shape, sizeof(have_shape)),
+                          hgr_dtype_format(info.dtype, want_dtype, sizeof(want_dtype)),
+                          format_shape(&info, want_shape, sizeof(want_shape)));
+    } else {
+      status = hgr_executor_set_input(executor, index, array.data, (size_t)array.bytes);
+      input_given[index] = true;
+    }
+    hgr_npy_array_free(&array);
+    HGR_RETURN_IF_ERROR_CLI(status);
+  }
+  return HGR_OK;
+}
+
+/* Prints the output's first values and sum, writes it, and checks expectations. */
+static hgr_status_t handle_output(const run_args_t* args, hgr_executor_t* executor, size_t index, bool* failed) {
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR_CLI(hgr_executor_output_info(executor, index, &info));
+  void* data = malloc(info.bytes ? (size_t)info.bytes : 1);
+  if (!data) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for output %zu", index);
+  hgr_status_t status = hgr_executor_get_output(executor, index, data, (size_t)info.bytes);
+  char dtype[24], shape[128];
+  if (!status) {
+    printf("output %zu '%s' %s %s", index, info.name, hgr_dtype_format(info.dtype, dtype, sizeof(dtype)),
+           format_shape(&info, shape, sizeof(shape)));
+    if (is_float32(info.dtype)) {
+      const float* values = data;
+      size_t count = (size_t)(info.bytes / 4);
+      double sum = 0;
+      for (size_t i = 0; i < count; ++i) sum += values[i];
+      printf(": ");
+      for (size_t i = 0; i < count && i < 4; ++i) printf("%s%.6g", i ? ", " : "", values[i]);
+      printf("%s (sum %.6g)", count > 4 ? ", ..." : "", sum);
+    }
+    printf("\n");
+  }
+  if (!status && args->output_dir) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/output_%zu.npy", args->output_dir, index);
+    status = hgr_npy_save_file(path, info.dtype, info.ndim, info.shape, data, info.bytes);
+  }
+  for (size_t e = 0; !status && e < args->expect_count; ++e) {
+    if (args->expect_index[e] != index) continue;
+    hgr_npy_array_t expected;
+    status = hgr_status_annotate(hgr_npy_load_file(args->expect_files[e], &expected), "--expect %zu", index);
+    if (status) break;
+    double worst = 0;
+    bool match = hgr_dtype_equal(expected.dtype, info.dtype) && same_shape(&info, expected.ndim, expected.shape);
+    if (match && is_float32(info.dtype)) {
+      const float *got = data, *want = expected.data;
+      for (size_t i = 0; i < (size_t)(info.bytes / 4); ++i) {
+        double diff = fabs((double)got[i] - (double)want[i]);
+        double allowed = 1e-5 + 1e-5 * fabs((double)want[i]);
+        if (!(diff <= allowed)) match = false;
+        if (diff > worst || diff != diff) worst = diff;
+      }
+    } else if (match) {
+      match = memcmp(data, expected.data, (size_t)info.bytes) == 0;
+    }
+    printf("  %s %s (largest difference %.3g)\n", match ? "matches" : "DOES NOT MATCH", args->expect_files[e], worst);
+    if (!match) *failed = true;
+    hgr_npy_array_free(&expected);
+  }
+  free(data);
+  return status;
+}
+
+int hgr_cli_run(int argc, char** argv) {
+  run_args_t args;
+  int code = parse_args("run", argc, argv, &args, run_usage, true);
+  if (code >= 0) return code;
+  hgr_instance_t* instance = NULL;
+  hgr_graph_t* graph = NULL;
+  hgr_executor_t* executor = NULL;
+  hgr_params_t* params = NULL;
+  bool* input_given = NULL;
+  double* times = NULL;
+  bool failed = false;
+  hgr_status_t status = create(&args, false, args.profile, &instance, &graph, &executor);
+  if (status) goto cleanup;
+  size_t input_count = hgr_executor_input_count(executor);
+  input_given = calloc(input_count + 1, sizeof(bool));
+  times = calloc((size_t)args.repeat, sizeof(double));
+  if (!input_given || !times) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  print_placement(instance, executor);
+  if (args.params_path) {
+    size_t unused = 0;
+    if ((status = hgr_params_load_file(args.params_path, &params)) ||
+        (status = hgr_executor_load_params(executor, params, &unused)))
+      goto cleanup;
+    for (size_t p = 0; p < hgr_params_count(params); ++p) {
+      hgr_tensor_info_t info;
+      size_t index;
+      if (hgr_params_get(params, p, &info, NULL)) continue;
+      hgr_status_t lookup = hgr_executor_input_index(executor, info.name, &index);
+      if (!lookup) input_given[index] = true;
+      hgr_status_free(lookup);
+    }
+    printf("params: %zu loaded from %s, %zu name no input%s\n", hgr_params_count(params) - unused, args.params_path,
+           unused, unused && !args.verbose ? " (--verbose lists them)" : "");
+    for (size_t u = 0; args.verbose && u < unused; ++u) printf("  unused param '%s'\n", hgr_executor_unused_param(executor, u));
+  }
+  if ((status = set_inputs(&args, executor, input_given))) goto cleanup;
+  for (size_t i = 0; i < input_count; ++i)
+    if (!input_given[i]) {
+      hgr_tensor_info_t info;
+      hgr_executor_input_info(executor, i, &info);
+      status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu '%s' is neither given with --input nor in the params",
+                          i, info.name);
+      goto cleanup;
+    }
+
+  for (long r = 0; r < args.repeat; ++r) {
+    double start = now_ms();
+    if ((status = hgr_executor_run(executor)) || (status = hgr_executor_wait(executor))) goto cleanup;
+    times[r] = now_ms() - start;
+    if (args.verbose || args.repeat == 1) printf("run %ld: %.3f ms\n", r + 1, times[r]);
+  }
+  if (args.repeat > 1) {
+    qsort(times, (size_t)args.repeat, sizeof(double), compare_doubles);
+    printf("%ld runs: min %.3f ms, median %.3f ms, max %.3f ms\n", args.repeat, times[0],
+           times[args.repeat / 2], times[args.repeat - 1]);
+  }
+  if (args.profile) {
+    printf("device time of the last run (from profiling events):\n");
+    for (size_t d = 0; d < hgr_executor_device_count(executor); ++d) {
+      hgr_device_time_t t;
+      if ((status = hgr_executor_device_time(executor, d, &t))) goto cleanup;
+      const char* spec = hgr_instance_device(instance, hgr_executor_device_usage(executor, d).device_index)->spec;
+      if (t.timed_commands) printf("  %-12s %9.3f ms in %u commands\n", spec, (double)t.busy_ns / 1e6, t.commands);
+      else printf("  %-12s %u commands; the driver reports no timestamps\n", spec, t.commands);
+    }
+  }
+  if (args.output_dir) mkdir(args.output_dir, 0777);
+  for (size_t o = 0; o < hgr_executor_output_count(executor) && !status; ++o)
+    status = handle_output(&args, executor, o, &failed);
+
+cleanup:
+  free(times);
+  free(input_given);
+  hgr_executor_release(executor);
+  hgr_params_release(params);
+  hgr_graph_release(graph);
+  hgr_instance_release(instance);
+  if (status) return hgr_cli_fail(status);
+  if (failed) {
+    fprintf(stderr, "hgr: an output does not match its expected values\n");
+    return HGR_CLI_FAILED;
+  }
+  return HGR_CLI_OK;
+}
