@@ -294,7 +294,7 @@ hgr_status_t hgr__device_spec_match(const hgr_device_info_t* const* devices, siz
       *out_index = i;
       return HGR_OK;
     }
-  char why[160];
+  char why[sizeof(buffer) + 64];
   if (seen)
     snprintf(why, sizeof(why), "platforms matching '%s' have %zu device(s)", name, seen);
   else

@@ -339,9 +339,17 @@ hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, voi
   cl_event* wait = executor->wait;
   uint32_t wait_count = 0;
   HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, false, queue, &wait_count));
+  /* The driver reads into the executor's staging, never into the caller's memory:
+   * after a device failure the read may stay pending when this call returns. */
+  if (!executor->output_staging[index]) {
+    executor->output_staging[index] = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!executor->output_staging[index])
+      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for output %zu (%zu bytes)", index, bytes);
+  }
   cl_event event = NULL;
   cl_int error = clEnqueueReadBuffer(executor->queues[queue].queue, executor->storages[storage_id].mem, CL_FALSE, 0,
-                                     bytes, data, wait_count, wait_count ? wait : NULL, &event);
+                                     bytes, executor->output_staging[index], wait_count, wait_count ? wait : NULL,
+                                     &event);
   if (error != CL_SUCCESS)
     return HGR_CL_STATUS(error, "clEnqueueReadBuffer(output %zu '%s', storage %u) on %s", index, info.name,
                          storage_id, spec);
@@ -355,7 +363,10 @@ hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, voi
       status = HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "reading output %zu '%s' on %s failed on the device: %s", index,
                           info.name, spec, hgr_opencl_error_name(execution));
   }
-  if (!status) hgr__record_access(executor, storage_id, false, event, queue);
+  if (!status) {
+    hgr__record_access(executor, storage_id, false, event, queue);
+    memcpy(data, executor->output_staging[index], bytes);
+  }
   clReleaseEvent(event);
   return status;
 }
@@ -437,7 +448,7 @@ hgr_status_t hgr_executor_device_time(const hgr_executor_t* executor, size_t i, 
         error = clGetEventProfilingInfo(step->done[k], CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
       if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetEventProfilingInfo");
       out_time->commands++;
-      if (start && end >= start) {
+      if (start && end > start) {
         out_time->timed_commands++;
         out_time->busy_ns += end - start;
       }
@@ -448,13 +459,34 @@ hgr_status_t hgr_executor_device_time(const hgr_executor_t* executor, size_t i, 
 
 /* ---- teardown ---------------------------------------------------------------------------- */
 
+/* After a device failure: gives the commands that can still finish (those not
+ * waiting on a failed command; every bridge is failed by now) up to a second to do
+ * so before their host memory is freed. Commands that waited on a failed command
+ * never run on PoCL; other drivers terminate them. */
+static void drain_after_failure(hgr_executor_t* executor) {
+  struct timespec pause = {0, 1000000};
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    hgr_status_free(hgr__bridges_drive(executor));
+    bool pending = false;
+    for (uint32_t q = 0; q < executor->queue_count && !pending; ++q) {
+      cl_int execution = CL_COMPLETE;
+      if (executor->queues[q].last)
+        clGetEventInfo(executor->queues[q].last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution,
+                       NULL);
+      pending = execution > CL_COMPLETE;
+    }
+    if (!pending) return;
+    nanosleep(&pause, NULL);
+  }
+}
+
 void hgr_executor_release(hgr_executor_t* executor) {
   if (!executor) return;
   /* Every bridge must be set before anything it touches goes away. After a device
    * failure nothing is waited for (it may never complete); the bridges are failed. */
   if (executor->queues && !executor->failure) hgr_status_free(hgr_executor_wait(executor));
   hgr__bridges_settle(executor, true);
-  if (executor->failure) hgr_status_free(hgr__bridges_drive(executor)); /* lets them finish failing */
+  if (executor->failure) drain_after_failure(executor);
   hgr__bridges_settle(executor, true);
   free(executor->bridges);
   hgr_status_free(executor->failure);
@@ -485,6 +517,8 @@ void hgr_executor_release(hgr_executor_t* executor) {
   free(executor->entry_device);
   free(executor->input_set);
   free(executor->wait);
+  for (uint32_t o = 0; executor->output_staging && o < executor->graph->head_count; ++o) free(executor->output_staging[o]);
+  free(executor->output_staging);
   hgr_graph_release(executor->graph);
   free(executor);
 }

@@ -116,6 +116,7 @@ struct hgr_executor_s {
   uint32_t step_count;
   size_t* entry_device;     /* instance device index per entry */
   bool* input_set;          /* per input index */
+  void** output_staging;    /* per output: host memory the driver reads into */
   char** unused_params;     /* names of params that matched no input (last load) */
   size_t unused_param_count;
   hgr_copy_summary_t copies;

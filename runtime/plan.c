@@ -313,11 +313,12 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
 
   executor->entry_device = calloc(graph->entry_count + 1, sizeof(size_t));
   executor->input_set = calloc(graph->arg_count + 1, sizeof(bool));
+  executor->output_staging = calloc(graph->head_count + 1, sizeof(void*));
   executor->storages = calloc(graph->storage_count + 1, sizeof(hgr__storage_t));
   for (uint32_t n = 0; n < graph->node_count; ++n) executor->step_count += graph->nodes[n].is_op;
   executor->steps = calloc(executor->step_count + 1, sizeof(hgr__step_t));
   ops = calloc(executor->step_count + 1, sizeof(*ops));
-  if (!executor->entry_device || !executor->input_set || !executor->storages || !executor->steps || !ops) {
+  if (!executor->entry_device || !executor->input_set || !executor->output_staging || !executor->storages || !executor->steps || !ops) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }

@@ -162,7 +162,7 @@ HGR_API hgr_copy_summary_t hgr_executor_copy_summary(const hgr_executor_t* execu
  * (start to end of each kernel and copy command that completes a node there). */
 typedef struct hgr_device_time_t {
   uint32_t commands;       /* commands of the last run on the device */
-  uint32_t timed_commands; /* those with non-zero timestamps (rusticl reports zeros) */
+  uint32_t timed_commands; /* those with a positive duration (rusticl reports zeros) */
   uint64_t busy_ns;        /* sum of their durations */
 } hgr_device_time_t;
 
