@@ -4,6 +4,7 @@
 # installs nothing and rebuilds only what changed.
 #
 #   scripts/setup.sh demo    the example heterogeneous graph on the devices found
+#                            (extra arguments go to `hgr run`, e.g. --device 5=oclgrind:0)
 #   scripts/setup.sh test    every test (normal build, then an ASan+UBSan build)
 #
 # Environment: BUILD_DIR (default build), HGR_SANITIZE_BUILD_DIR (default
@@ -11,6 +12,7 @@
 set -euo pipefail
 
 mode="${1:-}"
+shift || true
 case "$mode" in
   demo|test) ;;
   *) echo "usage: scripts/setup.sh demo|test" >&2; exit 2 ;;
@@ -63,8 +65,19 @@ build_dir="${BUILD_DIR:-build}"
 build "$build_dir"
 
 if [[ "$mode" == demo ]]; then
+  # The main job: the large example graph (311 nodes over device keys 1, 4 and 5,
+  # 66 copies) on the devices found, with TVM's default key bindings, checked
+  # against its expected outputs, with per-device times from profiling events.
   testbed_env "$build_dir"
-  exec "$build_dir/tools/hgr" devices
+  hgr="$build_dir/tools/hgr"
+  echo "== hgr devices"
+  "$hgr" devices
+  echo
+  echo "== hgr run examples/large.json (3 runs)"
+  exec "$hgr" run examples/large.json --params examples/large.params \
+    --input x_small=examples/large_x_small.npy --input x_big=examples/large_x_big.npy \
+    --expect 0=examples/large_expected_0.npy --expect 1=examples/large_expected_1.npy \
+    --repeat 3 --profile "$@"
 fi
 
 echo "hgr setup: tests ($build_dir)"

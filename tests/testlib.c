@@ -82,14 +82,3 @@ uint32_t hgr_test_rng_below(hgr_test_rng_t* rng, uint32_t n) {
   return n ? (uint32_t)(hgr_test_rng_next(rng) % n) : 0;
 }
 
-#ifdef HGR_TEST_KEEP_MODULES
-/* Sanitizer builds only. OpenCL drivers unload plug-in modules that leak (Mesa's
- * pipe loader in Clover does); LeakSanitizer then cannot name the module, so
- * lsan.supp cannot suppress it. Defined in the executable, this dlclose takes
- * precedence over libc's for every library and keeps modules mapped. */
-int dlclose(void* handle);
-int dlclose(void* handle) {
-  (void)handle;
-  return 0;
-}
-#endif
