@@ -24,8 +24,28 @@ hgr_status_t hgr__queue_flush(hgr_executor_t* executor, uint32_t queue) {
   return HGR_OK;
 }
 
+/* Releases the command events kept since the queues were last idle. */
+static void forget_commands(hgr_executor_t* executor, bool release_events) {
+  for (uint32_t c = 0; release_events && c < executor->command_count; ++c) clReleaseEvent(executor->commands[c]);
+  executor->command_count = 0;
+}
+
+hgr_status_t hgr__keep_event(hgr_executor_t* executor, cl_event event) {
+  if (executor->command_count == executor->command_capacity) {
+    uint32_t capacity = executor->command_capacity ? executor->command_capacity * 2 : 256;
+    cl_event* grown = realloc(executor->commands, capacity * sizeof(cl_event));
+    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    executor->commands = grown;
+    executor->command_capacity = capacity;
+  }
+  clRetainEvent(event);
+  executor->commands[executor->command_count++] = event;
+  return HGR_OK;
+}
+
 hgr_status_t hgr__queue_enqueued(hgr_executor_t* executor, uint32_t queue, cl_event event) {
   hgr__queue_t* q = &executor->queues[queue];
+  HGR_RETURN_IF_ERROR(hgr__keep_event(executor, event));
   clRetainEvent(event);
   if (q->last) clReleaseEvent(q->last);
   q->last = event;
@@ -121,7 +141,7 @@ static hgr_status_t find_failure(const hgr_executor_t* executor) {
 /* Makes the executor refuse further work after a device failure (see
  * executor_internal.h), failing every unset bridge so no consumer waits forever. */
 static hgr_status_t fail_executor(hgr_executor_t* executor, hgr_status_t failure) {
-  hgr__bridges_settle(executor, true);
+  hgr__bridges_fail_unset(executor);
   if (!executor->failure) {
     char* text = hgr_status_to_string(failure);
     executor->failure = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
@@ -161,7 +181,10 @@ static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) 
                                         wait_count, wait_count ? wait : NULL, &event);
   if (injected) {
     clSetUserEventStatus(injected, executor->fail_code);
-    clReleaseEvent(injected);
+    /* Kept until release: PoCL 3.1 still touches a failed user event after the
+     * call that failed it returns. */
+    if (executor->injected) clReleaseEvent(executor->injected);
+    executor->injected = injected;
   }
   if (error != CL_SUCCESS) {
     char label[160];
@@ -189,7 +212,6 @@ hgr_status_t hgr_executor_run(hgr_executor_t* executor) {
   if (executor->plan_only)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and cannot run");
   HGR_RETURN_IF_ERROR(check_usable(executor));
-  hgr__bridges_settle(executor, false);
   const hgr_graph_t* graph = executor->graph;
   for (uint32_t i = 0; i < graph->arg_count; ++i)
     if (!executor->input_set[i])
@@ -247,7 +269,10 @@ hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
     events[count++] = executor->queues[q].last;
   }
   if (!status && count) status = await_events(executor, events, count);
-  if (!status) hgr__bridges_settle(executor, false);
+  if (!status) { /* every queue is idle */
+    hgr__bridges_forget(executor, true);
+    forget_commands(executor, true);
+  }
   executor->run_in_flight = false;
   return status;
 }
@@ -462,8 +487,8 @@ hgr_status_t hgr_executor_device_time(const hgr_executor_t* executor, size_t i, 
 /* After a device failure: gives the commands that can still finish (those not
  * waiting on a failed command; every bridge is failed by now) up to a second to do
  * so before their host memory is freed. Commands that waited on a failed command
- * never run on PoCL; other drivers terminate them. */
-static void drain_after_failure(hgr_executor_t* executor) {
+ * never run on PoCL; other drivers terminate them. True when every queue drained. */
+static bool drain_after_failure(hgr_executor_t* executor) {
   struct timespec pause = {0, 1000000};
   for (int attempt = 0; attempt < 1000; ++attempt) {
     hgr_status_free(hgr__bridges_drive(executor));
@@ -475,20 +500,29 @@ static void drain_after_failure(hgr_executor_t* executor) {
                        NULL);
       pending = execution > CL_COMPLETE;
     }
-    if (!pending) return;
+    if (!pending) return true;
     nanosleep(&pause, NULL);
   }
+  return false;
 }
 
 void hgr_executor_release(hgr_executor_t* executor) {
   if (!executor) return;
   /* Every bridge must be set before anything it touches goes away. After a device
    * failure nothing is waited for (it may never complete); the bridges are failed. */
+  bool idle = true;
   if (executor->queues && !executor->failure) hgr_status_free(hgr_executor_wait(executor));
-  hgr__bridges_settle(executor, true);
-  if (executor->failure) drain_after_failure(executor);
-  hgr__bridges_settle(executor, true);
+  if (executor->failure || executor->bridge_count || executor->command_count) {
+    hgr__bridges_fail_unset(executor);
+    idle = drain_after_failure(executor);
+  }
+  /* Commands stuck behind a failed one may still name the bridges: those are left
+   * to the driver rather than freed under it. */
+  hgr__bridges_forget(executor, idle);
+  forget_commands(executor, idle);
   free(executor->bridges);
+  free(executor->commands);
+  if (executor->injected) clReleaseEvent(executor->injected);
   hgr_status_free(executor->failure);
   for (uint32_t s = 0; executor->steps && s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];

@@ -24,6 +24,7 @@ typedef struct hgr__queue_t {
   uint32_t unflushed;  /* commands enqueued since the last clFlush */
   uint64_t seq;        /* commands enqueued so far */
   bool host_driven;    /* the device runs commands only while the host waits on them */
+  bool fragile_failed_user_events; /* see hgr__device_t */
   cl_event last;       /* the newest command's event (retained); in order, it covers all */
 } hgr__queue_t;
 
@@ -91,13 +92,23 @@ typedef struct hgr__step_t {
 
 /* A cross-context dependency: a user event in the context of to_queue, set from
  * the source command's callback (or at once, if the source had completed). */
+/* For a bridge into a host-driven device, the driver's callback only records the
+ * source's status here and the host thread sets the user event: Oclgrind's objects
+ * are not safe to touch from another thread (its reference counts are not atomic). */
+typedef struct hgr__bridge_signal_t {
+  atomic_int status; /* CL_RUNNING until the source completes */
+  atomic_int refs;   /* the callback's and the bridge record's */
+} hgr__bridge_signal_t;
+
 typedef struct hgr__bridge_t {
   cl_event event;       /* the user event, retained */
+  hgr__bridge_signal_t* signal; /* NULL unless to_queue is host-driven */
   cl_event source;      /* retained while the source's device is host-driven */
   uint32_t from_queue;
   uint32_t to_queue;
   uint64_t source_seq;  /* position of the source on from_queue */
   uint64_t needed_seq;  /* position on to_queue from which commands may wait on it */
+  bool passes_failure;  /* a failed source fails it (see fragile_failed_user_events) */
 } hgr__bridge_t;
 
 struct hgr_executor_s {
@@ -125,11 +136,16 @@ struct hgr_executor_s {
    * writer and at most one reader per queue, plus two bridges. */
   cl_event* wait;
   uint32_t wait_capacity;
-  /* Bridges that may still be unset: a failure fails every one of them so nothing
-   * waits on them forever, and host-driven queues are driven only as far as their
-   * incoming bridges allow. */
+  /* Bridges made since every queue was last idle: a failure fails the unset ones so
+   * nothing waits on them forever, host-driven queues are driven only as far as
+   * their incoming bridges allow, and their events are released once idle. */
   hgr__bridge_t* bridges;
   uint32_t bridge_count, bridge_capacity;
+  /* Every command event since every queue was last idle, retained: PoCL 3.1 frees a
+   * command that a failed dependency terminated while commands after it on the
+   * queue still refer to it, unless the application holds a reference. */
+  cl_event* commands;
+  uint32_t command_count, command_capacity;
   /* Set once a command failed on a device: OpenCL leaves the queues of that context
    * undefined (some drivers never complete commands that waited on a failed one), so
    * the executor refuses further work and its release waits for nothing. */
@@ -138,6 +154,7 @@ struct hgr_executor_s {
    * on the device with fail_code, by a user event in its wait list. */
   uint32_t fail_node;
   cl_int fail_code;
+  cl_event injected; /* the last injected failure, retained */
   /* programs built for this executor: one per (device, kernel source) */
   cl_program* programs;
   size_t program_count;
@@ -164,7 +181,10 @@ hgr_status_t hgr__order_storage(hgr_executor_t* executor, uint32_t storage_id, b
 /* Records that `event` (on queue) read or wrote storage_id. Retains event. */
 void hgr__record_access(hgr_executor_t* executor, uint32_t storage_id, bool writing,
                         cl_event event, uint32_t queue);
-/* Notes a command enqueued on queue with event; flushes every few commands. */
+/* Keeps a reference to event until every queue is idle (see commands above). */
+hgr_status_t hgr__keep_event(hgr_executor_t* executor, cl_event event);
+/* Notes a command enqueued on queue with event (kept, as above); flushes every few
+ * commands. */
 hgr_status_t hgr__queue_enqueued(hgr_executor_t* executor, uint32_t queue, cl_event event);
 /* Flushes queue if it has unflushed commands. */
 hgr_status_t hgr__queue_flush(hgr_executor_t* executor, uint32_t queue);
@@ -193,8 +213,15 @@ void hgr__transfer_release(hgr__step_t* step);
  * the caller. */
 hgr_status_t hgr__bridge_event(hgr_executor_t* executor, cl_event source, uint32_t from_queue,
                                uint32_t to_queue, const char* what, cl_event* out_bridge);
-/* Forgets the bridges that are set; with fail_unset, first fails the unset ones. */
-void hgr__bridges_settle(hgr_executor_t* executor, bool fail_unset);
+/* Fails every bridge that is not set yet (after a device failure), so that no
+ * command waits on one forever. */
+void hgr__bridges_fail_unset(hgr_executor_t* executor);
+/* Drops the executor's records of its bridges that are set, releasing their events
+ * when release_events is set, which the caller does once every command that waits
+ * on them has completed: PoCL 3.1 and Oclgrind do not retain the user events their
+ * commands wait on (pocl/pocl#1431), so releasing one earlier can free it under them.
+ * Without release_events every record is dropped and the events left to the driver. */
+void hgr__bridges_forget(hgr_executor_t* executor, bool release_events);
 /* Makes host-driven queues run as far as their incoming bridges allow: up to each
  * source of an outgoing bridge in turn, then to their last command. Never blocks on
  * a command that waits for an unset bridge. */

@@ -83,6 +83,7 @@ static hgr_status_t discover_platform(hgr_instance_t* instance, cl_platform_id p
     device->info.index_in_platform = queried;
     device->host_driven = !strcmp(device->info.platform_short, "oclgrind");
     device->late_map_registration = !strcmp(device->info.platform_short, "rusticl");
+    device->fragile_failed_user_events = !strcmp(device->info.platform_short, "pocl");
   }
   free(ids);
   if (status) {

@@ -67,7 +67,21 @@ typedef struct hgr__device_t {
    * CL_INVALID_VALUE (Mesa rusticl 22.3), so this device's buffers are never mapped
    * asynchronously by hgr. */
   bool late_map_registration;
+  /* Setting a user event of this device's context to a negative status, while
+   * commands wait on it, frees events those commands still use (PoCL 3.1 aborts in
+   * pocl_lock_events_inorder). Bridges into it are completed normally instead; the
+   * failure still reaches the caller from the failed command's own event. */
+  bool fragile_failed_user_events;
 } hgr__device_t;
+
+/* Whether hgr may map this device's buffers with a non-blocking map while other
+ * commands are queued. Not on rusticl (late map registration), nor on host-driven
+ * Oclgrind, which counts a buffer as mapped from the clEnqueueMapBuffer call and
+ * reports kernels enqueued before the map, that run before it, as writing to a
+ * mapped buffer. */
+static inline bool hgr__device_maps_async(const hgr__device_t* device) {
+  return !device->late_map_registration && !device->host_driven;
+}
 
 struct hgr_instance_s {
   hgr_instance_options_t options;

@@ -185,6 +185,8 @@ static hgr_status_t create_queues(hgr_executor_t* executor) {
       queue->device_index = device->device_index;
       queue->context_group = executor->instance->devices[device->device_index].context_group;
       queue->host_driven = host_driven;
+      queue->fragile_failed_user_events =
+          executor->instance->devices[device->device_index].fragile_failed_user_events;
       if (!executor->plan_only) {
         HGR_RETURN_IF_ERROR(hgr__instance_context(executor->instance, device->device_index, &queue->context));
         HGR_RETURN_IF_ERROR(hgr__instance_create_queue(executor->instance, device->device_index,

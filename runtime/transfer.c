@@ -6,7 +6,8 @@
  *   different contexts, larger   map the source and write straight from the mapped
  *                                pointer (one copy, about twice the bandwidth here),
  *                                in chunks of 16 MiB so the legs overlap; where the
- *                                source cannot be mapped asynchronously (rusticl),
+ *                                source cannot be mapped asynchronously (rusticl,
+ *                                Oclgrind),
  *                                map the destination and read into it instead, and
  *                                where neither can, stage as for small copies.
  * An event never crosses contexts: each cross-context dependency is a user event in
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 
 #include "executor_internal.h"
 
@@ -23,10 +25,31 @@
 #define HGR_CHUNK_BYTES (16u << 20)   /* mapped copies move at most this per chunk */
 
 /* Runs on a driver thread: only sets the user event and drops its reference. */
+static void release_signal(hgr__bridge_signal_t* signal) {
+  if (signal && atomic_fetch_sub(&signal->refs, 1) == 1) free(signal);
+}
+
+/* Runs on a driver thread: records the status for the host thread to apply. */
+static void CL_CALLBACK signal_bridge(cl_event source, cl_int status, void* user_data) {
+  (void)source;
+  hgr__bridge_signal_t* signal = user_data;
+  atomic_store(&signal->status, status < 0 ? status : CL_COMPLETE);
+  release_signal(signal);
+}
+
 static void CL_CALLBACK complete_bridge(cl_event source, cl_int status, void* user_data) {
   (void)source;
   cl_event bridge = (cl_event)user_data;
   clSetUserEventStatus(bridge, status < 0 ? status : CL_COMPLETE);
+  clReleaseEvent(bridge);
+}
+
+/* The same for a context where failed user events are unsafe: always completes. */
+static void CL_CALLBACK complete_bridge_normally(cl_event source, cl_int status, void* user_data) {
+  (void)source;
+  (void)status;
+  cl_event bridge = (cl_event)user_data;
+  clSetUserEventStatus(bridge, CL_COMPLETE);
   clReleaseEvent(bridge);
 }
 
@@ -41,8 +64,23 @@ static hgr_status_t remember_bridge(hgr_executor_t* executor, const hgr__bridge_
   }
   clRetainEvent(bridge->event);
   if (bridge->source) clRetainEvent(bridge->source);
+  if (bridge->signal) atomic_fetch_add(&bridge->signal->refs, 1);
   executor->bridges[executor->bridge_count++] = *bridge;
   return HGR_OK;
+}
+
+/* Sets, on the host thread, the user events whose sources have reported. */
+static void apply_signals(hgr_executor_t* executor) {
+  for (uint32_t b = 0; b < executor->bridge_count; ++b) {
+    hgr__bridge_t* bridge = &executor->bridges[b];
+    if (!bridge->signal) continue;
+    int status = atomic_load(&bridge->signal->status);
+    if (status <= CL_COMPLETE) {
+      clSetUserEventStatus(bridge->event, status);
+      release_signal(bridge->signal);
+      bridge->signal = NULL;
+    }
+  }
 }
 
 static cl_int execution_status(cl_event event) {
@@ -52,23 +90,38 @@ static cl_int execution_status(cl_event event) {
   return execution;
 }
 
-void hgr__bridges_settle(hgr_executor_t* executor, bool fail_unset) {
+void hgr__bridges_fail_unset(hgr_executor_t* executor) {
+  apply_signals(executor);
+  for (uint32_t b = 0; b < executor->bridge_count; ++b) {
+    hgr__bridge_t* bridge = &executor->bridges[b];
+    if (execution_status(bridge->event) <= CL_COMPLETE) continue;
+    /* A callback may set it at the same moment; whichever comes second is refused
+     * with CL_INVALID_OPERATION, which changes nothing. */
+    clSetUserEventStatus(bridge->event, bridge->passes_failure ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+                                                               : CL_COMPLETE);
+    if (bridge->signal) {
+      release_signal(bridge->signal);
+      bridge->signal = NULL;
+    }
+  }
+}
+
+void hgr__bridges_forget(hgr_executor_t* executor, bool release_events) {
+  apply_signals(executor);
   uint32_t kept = 0;
   for (uint32_t b = 0; b < executor->bridge_count; ++b) {
     hgr__bridge_t* bridge = &executor->bridges[b];
-    cl_int execution = execution_status(bridge->event);
-    if (execution > CL_COMPLETE && fail_unset) {
-      /* A callback may set it at the same moment; whichever comes second is refused
-       * with CL_INVALID_OPERATION, which changes nothing. */
-      clSetUserEventStatus(bridge->event, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-      execution = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    }
-    if (execution > CL_COMPLETE) {
+    /* A source can complete a moment before its callback sets the bridge, and the
+     * next run may wait on it (staging reuse): an unset bridge stays recorded. */
+    if (release_events && execution_status(bridge->event) > CL_COMPLETE) {
       executor->bridges[kept++] = *bridge;
-    } else {
+      continue;
+    }
+    if (release_events) {
       clReleaseEvent(bridge->event);
       if (bridge->source) clReleaseEvent(bridge->source);
     }
+    release_signal(bridge->signal);
   }
   executor->bridge_count = kept;
 }
@@ -85,6 +138,7 @@ static bool incoming_set_up_to(const hgr_executor_t* executor, uint32_t queue, u
 }
 
 hgr_status_t hgr__bridges_drive(hgr_executor_t* executor) {
+  apply_signals(executor);
   for (uint32_t q = 0; q < executor->queue_count; ++q) {
     hgr__queue_t* queue = &executor->queues[q];
     if (!queue->host_driven || !queue->last) continue;
@@ -111,27 +165,58 @@ hgr_status_t hgr__bridge_event(hgr_executor_t* executor, cl_event source, uint32
   cl_int error = CL_SUCCESS;
   cl_event event = clCreateUserEvent(executor->queues[to_queue].context, &error);
   if (error != CL_SUCCESS || !event) return HGR_CL_STATUS(error, "clCreateUserEvent for %s", what);
-  hgr__bridge_t bridge = {event, executor->queues[from_queue].host_driven ? source : NULL, from_queue, to_queue,
-                          executor->queues[from_queue].seq, executor->queues[to_queue].seq + 1};
+  bool passes_failure = !executor->queues[to_queue].fragile_failed_user_events;
+  hgr__bridge_t bridge = {event, NULL, executor->queues[from_queue].host_driven ? source : NULL, from_queue,
+                          to_queue, executor->queues[from_queue].seq, executor->queues[to_queue].seq + 1,
+                          passes_failure};
+  /* Every bridge is recorded, set or not, so that it outlives the commands waiting
+   * on it: neither PoCL 3.1 nor Oclgrind 21.10 retains the events of a wait list. */
+  hgr_status_t status = HGR_OK;
   cl_int execution = execution_status(source);
   if (execution <= CL_COMPLETE) {
     /* Already done: set it now (Oclgrind 21.10 never calls a callback registered on
      * a completed event). */
-    clSetUserEventStatus(event, execution < 0 ? execution : CL_COMPLETE);
+    clSetUserEventStatus(event, execution < 0 && passes_failure ? execution : CL_COMPLETE);
+    if ((status = remember_bridge(executor, &bridge))) {
+      clReleaseEvent(event);
+      return status;
+    }
     *out_bridge = event;
     return HGR_OK;
   }
-  hgr_status_t status = remember_bridge(executor, &bridge);
+  if (executor->queues[to_queue].host_driven) {
+    bridge.signal = malloc(sizeof(*bridge.signal));
+    if (!bridge.signal) {
+      clSetUserEventStatus(event, CL_OUT_OF_HOST_MEMORY);
+      clReleaseEvent(event);
+      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    }
+    atomic_init(&bridge.signal->status, CL_RUNNING);
+    atomic_init(&bridge.signal->refs, 1); /* the callback's */
+  }
+  status = remember_bridge(executor, &bridge);
   if (status) {
+    free(bridge.signal);
     clSetUserEventStatus(event, CL_OUT_OF_HOST_MEMORY);
     clReleaseEvent(event);
     return status;
   }
+  if (bridge.signal) {
+    error = clSetEventCallback(source, CL_COMPLETE, signal_bridge, bridge.signal);
+    if (error != CL_SUCCESS) {
+      atomic_store(&bridge.signal->status, error < 0 ? error : CL_INVALID_OPERATION);
+      release_signal(bridge.signal); /* the callback's reference: it will never run */
+      clReleaseEvent(event);         /* ours; the bridge record keeps one until it is set */
+      return HGR_CL_STATUS(error, "clSetEventCallback for %s", what);
+    }
+    *out_bridge = event;
+    return HGR_OK;
+  }
   clRetainEvent(event); /* the callback's reference */
-  error = clSetEventCallback(source, CL_COMPLETE, complete_bridge, event);
+  error = clSetEventCallback(source, CL_COMPLETE, passes_failure ? complete_bridge : complete_bridge_normally, event);
   if (error != CL_SUCCESS) {
     /* The callback will never run: fail the bridge so nothing waits on it forever. */
-    clSetUserEventStatus(event, error < 0 ? error : CL_INVALID_OPERATION);
+    clSetUserEventStatus(event, passes_failure ? (error < 0 ? error : CL_INVALID_OPERATION) : CL_COMPLETE);
     clReleaseEvent(event);
     clReleaseEvent(event);
     return HGR_CL_STATUS(error, "clSetEventCallback for %s", what);
@@ -157,8 +242,8 @@ hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
   for (size_t d = 0; d < executor->device_count; ++d)
     if (executor->devices[d].device_index == src_device)
       step->src_queue = executor->devices[d].transfer_queue;
-  bool source_mappable = !executor->instance->devices[src_device].late_map_registration;
-  bool destination_mappable = !executor->instance->devices[step->device_index].late_map_registration;
+  bool source_mappable = hgr__device_maps_async(&executor->instance->devices[src_device]);
+  bool destination_mappable = hgr__device_maps_async(&executor->instance->devices[step->device_index]);
   if (step->copy_bytes < HGR_STAGED_LIMIT || (!source_mappable && !destination_mappable)) {
     step->path = HGR__COPY_STAGED;
     executor->copies.staged_small++;
@@ -240,8 +325,15 @@ static hgr_status_t enqueue_staged(hgr_executor_t* executor, hgr__step_t* step, 
   if (error != CL_SUCCESS)
     return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s) on %s", label, src_spec);
   if (step->staging_free) {
+    /* The read waits on it: keep it until the queues are idle (wait lists are not
+     * retained by every driver). */
+    hgr_status_t kept = hgr__keep_event(executor, step->staging_free);
     clReleaseEvent(step->staging_free);
     step->staging_free = NULL;
+    if (kept) {
+      clReleaseEvent(read);
+      return kept;
+    }
   }
   hgr__record_access(executor, src, false, read, step->src_queue);
   if ((status = hgr__queue_enqueued(executor, step->src_queue, read)) ||

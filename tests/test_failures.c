@@ -134,12 +134,12 @@ static void small_copy_after_a_failed_producer_reports_the_producer(void** state
 
 static void large_copy_after_a_failed_producer_reports_the_producer(void** state) {
   (void)state;
-  run_with_failure(600 * 1000); /* 2.4 MB: a mapped copy */
+  run_with_failure(300 * 1000); /* 1.2 MB: a mapped copy */
 }
 
 static void on_alarm(int signal_number) {
   (void)signal_number;
-  static const char message[] = "test_failures: a run hung for 120 s\n";
+  static const char message[] = "test_failures: a run hung for 250 s\n";
   if (write(2, message, sizeof(message) - 1) < 0) _exit(3);
   _exit(2);
 }
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   consumer_spec = argv[2];
   per_device = !strcmp(argv[3], "per-device");
   signal(SIGALRM, on_alarm);
-  alarm(120);
+  alarm(250);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(small_copy_after_a_failed_producer_reports_the_producer),
       cmocka_unit_test(large_copy_after_a_failed_producer_reports_the_producer),
