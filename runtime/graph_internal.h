@@ -93,7 +93,7 @@ const char* hgr__graph_node_label(const hgr_graph_t* graph, uint32_t node_id, ch
 const char* hgr__graph_entry_label(const hgr_graph_t* graph, uint32_t entry_id, char* buffer,
                                    size_t capacity);
 
-/* ---- whole files (defined in params.c; used by graph, params and npy) --------- */
+/* ---- whole files (file.c; used by graph, params and npy) ------------------------ */
 
 /* Reads the whole file into a new malloc'd buffer (never NULL on success, even
  * for an empty file). Errors: NOT_FOUND when it does not exist, UNAVAILABLE for
