@@ -32,6 +32,9 @@ hgr_test(NAME failure_rusticl_to_pocl SOURCE test_failures.c ARGS rusticl:0 pocl
 hgr_test(NAME failure_oclgrind_to_pocl SOURCE test_failures.c ARGS oclgrind:0 pocl:0 shared)
 hgr_test(NAME failure_pocl_to_pocl_per_device_context SOURCE test_failures.c ARGS pocl:0 pocl:1 per-device)
 
+# Executor API: params, default bindings, limits, plan-only
+hgr_test(NAME executor_api SOURCE test_executor_api.c)
+
 # The hgr program, on the examples and on bad input (needs the hgr program)
 if(TARGET hgr_cli)
   set(SIMPLEX_INPUTS --input A=examples/simplex_A.npy --input B=examples/simplex_B.npy --input C=examples/simplex_C.npy)

@@ -19,8 +19,13 @@
  *
  * Runs are asynchronous: hgr_executor_run returns once everything is enqueued.
  * hgr_executor_wait waits for the whole run; hgr_executor_get_output waits only for
- * the work the output depends on. Setting an input after a run was started is
- * ordered after that run's readers of the input on the device.
+ * the work the output depends on. Setting an input after a run was started first
+ * waits (on the host) for that run's readers of the input, then writes it.
+ *
+ * After a command fails on a device, the wait (or output read) that finds it
+ * returns DEVICE_FAILURE naming the node; the executor then refuses further work
+ * with FAILED_PRECONDITION, since OpenCL leaves a context's queues undefined after
+ * a failed command. Release it and create a new one.
  *
  * Thread safety: an executor is thread-compatible (one thread at a time). Several
  * executors may share one instance and graph from different threads. */
@@ -91,8 +96,8 @@ HGR_API hgr_status_t hgr_executor_input_index(const hgr_executor_t* executor, co
                                               size_t* out_index);
 
 /* Copies `bytes` bytes from host memory into input `index`; bytes must equal the
- * input's size. Returns once data may be reused. The write is ordered after the
- * readers of the input in runs already started. */
+ * input's size. Returns once data may be reused; waits first for the readers of
+ * the input in runs already started. */
 HGR_API hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index,
                                             const void* data, size_t bytes);
 HGR_API hgr_status_t hgr_executor_set_input_by_name(hgr_executor_t* executor, const char* name,

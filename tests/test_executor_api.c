@@ -1,0 +1,210 @@
+/* Executor API paths that the end-to-end tests do not reach: params loading, TVM's
+ * default device-key bindings, binding errors, storage limits, plan-only executors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+static hgr_instance_t* instance;
+
+/* A graph of one add per device key, each followed by a copy to the first key:
+ * keys[0] <- keys[i]. Shapes are [elements]. */
+static hgr_graph_t* chain_graph(const int* keys, size_t key_count, unsigned long long elements) {
+  char json[8192];
+  size_t used = 0;
+  used += (size_t)snprintf(json + used, sizeof(json) - used,
+                           "{\"nodes\": [{\"op\": \"null\", \"name\": \"A\", \"inputs\": []},"
+                           "{\"op\": \"null\", \"name\": \"B\", \"inputs\": []},"
+                           "{\"op\": \"tvm_op\", \"name\": \"add\", \"attrs\": {\"func_name\": \"add\","
+                           " \"num_inputs\": \"2\", \"num_outputs\": \"1\", \"flatten_data\": \"0\"},"
+                           " \"inputs\": [[0, 0], [1, 0]]}");
+  /* node 3..: copies of node 2's output to each other key */
+  for (size_t k = 1; k < key_count; ++k)
+    used += (size_t)snprintf(json + used, sizeof(json) - used,
+                             ",{\"op\": \"tvm_op\", \"name\": \"copy%zu\", \"attrs\": {\"func_name\": \"__copy\","
+                             " \"num_inputs\": \"1\", \"num_outputs\": \"1\", \"flatten_data\": \"0\"},"
+                             " \"inputs\": [[2, 0]]}",
+                             k);
+  size_t nodes = 3 + key_count - 1;
+  used += (size_t)snprintf(json + used, sizeof(json) - used, "], \"arg_nodes\": [0, 1], \"node_row_ptr\": [");
+  for (size_t n = 0; n <= nodes; ++n) used += (size_t)snprintf(json + used, sizeof(json) - used, "%s%zu", n ? ", " : "", n);
+  used += (size_t)snprintf(json + used, sizeof(json) - used, "], \"heads\": [[%zu, 0]], \"attrs\": {\"storage_id\": [\"list_int\", [",
+                           nodes - 1);
+  for (size_t n = 0; n < nodes; ++n) used += (size_t)snprintf(json + used, sizeof(json) - used, "%s%zu", n ? ", " : "", n);
+  used += (size_t)snprintf(json + used, sizeof(json) - used, "]], \"shape\": [\"list_shape\", [");
+  for (size_t n = 0; n < nodes; ++n)
+    used += (size_t)snprintf(json + used, sizeof(json) - used, "%s[%llu]", n ? ", " : "", elements);
+  used += (size_t)snprintf(json + used, sizeof(json) - used, "]], \"dltype\": [\"list_str\", [");
+  for (size_t n = 0; n < nodes; ++n) used += (size_t)snprintf(json + used, sizeof(json) - used, "%s\"float32\"", n ? ", " : "");
+  used += (size_t)snprintf(json + used, sizeof(json) - used, "]], \"device_index\": [\"list_int\", [%d, %d, %d", keys[0],
+                           keys[0], keys[0]);
+  for (size_t k = 1; k < key_count; ++k) used += (size_t)snprintf(json + used, sizeof(json) - used, ", %d", keys[k]);
+  snprintf(json + used, sizeof(json) - used, "]]}}");
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+  return graph;
+}
+
+static hgr_executor_t* plan(hgr_graph_t* graph, const hgr_device_binding_t* bindings, size_t count) {
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  options.bindings = bindings;
+  options.binding_count = count;
+  options.plan_only = true;
+  hgr_executor_t* executor = NULL;
+  ASSERT_OK(hgr_executor_create(instance, graph, &options, &executor));
+  return executor;
+}
+
+static const char* bound_spec(const hgr_executor_t* executor, int key) {
+  for (size_t k = 0; k < hgr_executor_key_count(executor); ++k) {
+    hgr_key_binding_t b = hgr_executor_key_binding(executor, k);
+    if (b.key == key) return hgr_instance_device(instance, b.device_index)->spec;
+  }
+  return "(unbound)";
+}
+
+static void default_bindings_follow_tvm_and_leave_oclgrind_last(void** state) {
+  (void)state;
+  int keys[] = {1, 4, 5};
+  hgr_graph_t* graph = chain_graph(keys, 3, 16);
+  hgr_executor_t* executor = plan(graph, NULL, 0);
+  /* The test bed has no GPU or accelerator: key 1 is the first CPU device that is
+   * not the simulator, key 4 another device, key 5 the next unused one. */
+  assert_string_equal(bound_spec(executor, 1), "pocl:0");
+  assert_string_equal(bound_spec(executor, 4), "pocl:1");
+  assert_string_equal(bound_spec(executor, 5), "rusticl:0");
+  hgr_copy_summary_t copies = hgr_executor_copy_summary(executor);
+  assert_int_equal(copies.count[HGR_PAIR_SAME_CONTEXT], 1);
+  assert_int_equal(copies.count[HGR_PAIR_CROSS_PLATFORM], 1);
+  hgr_executor_release(executor);
+
+  /* An explicit binding wins and the rest still follow the defaults. */
+  hgr_device_binding_t bindings[] = {{1, "oclgrind:0"}};
+  executor = plan(graph, bindings, 1);
+  assert_string_equal(bound_spec(executor, 1), "oclgrind:0");
+  assert_string_equal(bound_spec(executor, 4), "pocl:0");
+  assert_string_equal(bound_spec(executor, 5), "pocl:1");
+  assert_true(hgr_executor_key_binding(executor, 0).explicit_binding);
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+}
+
+static void bindings_must_name_graph_keys_once(void** state) {
+  (void)state;
+  int keys[] = {1, 4};
+  hgr_graph_t* graph = chain_graph(keys, 2, 16);
+  hgr_executor_t* executor = NULL;
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  hgr_device_binding_t unknown_key[] = {{7, "pocl:0"}};
+  options.bindings = unknown_key;
+  options.binding_count = 1;
+  ASSERT_STATUS(hgr_executor_create(instance, graph, &options, &executor), HGR_STATUS_INVALID_ARGUMENT,
+                "device binding for key 7", "device keys are 1, 4");
+  hgr_device_binding_t twice[] = {{4, "pocl:0"}, {4, "pocl:1"}};
+  options.bindings = twice;
+  options.binding_count = 2;
+  ASSERT_STATUS(hgr_executor_create(instance, graph, &options, &executor), HGR_STATUS_INVALID_ARGUMENT,
+                "device key 4 is bound twice");
+  assert_null(executor);
+  hgr_graph_release(graph);
+}
+
+static void storage_beyond_the_largest_allocation_names_storage_and_device(void** state) {
+  (void)state;
+  int keys[] = {1};
+  hgr_graph_t* graph = chain_graph(keys, 1, 1ull << 31); /* 8 GiB per tensor */
+  hgr_executor_t* executor = NULL;
+  hgr_device_binding_t bindings[] = {{1, "pocl:0"}};
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  options.bindings = bindings;
+  options.binding_count = 1;
+  options.plan_only = true;
+  ASSERT_STATUS(hgr_executor_create(instance, graph, &options, &executor), HGR_STATUS_RESOURCE_EXHAUSTED,
+                "storage 0 needs 8589934592 bytes", "largest allocation pocl:0 allows");
+  hgr_graph_release(graph);
+}
+
+static void plan_only_executors_summarize_but_cannot_run(void** state) {
+  (void)state;
+  int keys[] = {1, 4};
+  hgr_graph_t* graph = chain_graph(keys, 2, 256);
+  hgr_executor_t* executor = plan(graph, NULL, 0);
+  assert_int_equal(hgr_executor_device_count(executor), 2);
+  hgr_device_usage_t usage = hgr_executor_device_usage(executor, 0);
+  assert_int_equal(usage.storage_bytes + hgr_executor_device_usage(executor, 1).storage_bytes, 4 * 256 * 4);
+  ASSERT_STATUS(hgr_executor_run(executor), HGR_STATUS_FAILED_PRECONDITION, "plan-only");
+  float data[256] = {0};
+  ASSERT_STATUS(hgr_executor_set_input(executor, 0, data, sizeof(data)), HGR_STATUS_FAILED_PRECONDITION,
+                "plan-only");
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+}
+
+static void params_fill_inputs_by_name_and_report_the_rest(void** state) {
+  (void)state;
+  int keys[] = {1, 4};
+  hgr_graph_t* graph = chain_graph(keys, 2, 8);
+  hgr_device_binding_t bindings[] = {{1, "pocl:0"}, {4, "pocl:1"}};
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  options.bindings = bindings;
+  options.binding_count = 2;
+  hgr_executor_t* executor = NULL;
+  ASSERT_OK(hgr_executor_create(instance, graph, &options, &executor));
+
+  hgr_params_t* params = NULL;
+  ASSERT_OK(hgr_params_create(&params));
+  hgr_dtype_t f32 = {HGR_DTYPE_FLOAT, 32, 1};
+  int64_t shape[] = {8};
+  float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {10, 10, 10, 10, 10, 10, 10, 10};
+  ASSERT_OK(hgr_params_add(params, "A", f32, 1, shape, a, sizeof(a)));
+  ASSERT_OK(hgr_params_add(params, "B", f32, 1, shape, b, sizeof(b)));
+  ASSERT_OK(hgr_params_add(params, "not_an_input", f32, 1, shape, b, sizeof(b)));
+  size_t unused = 0;
+  ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
+  assert_int_equal(unused, 1);
+  assert_string_equal(hgr_executor_unused_param(executor, 0), "not_an_input");
+  assert_null(hgr_executor_unused_param(executor, 1));
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_wait(executor));
+  float out[8];
+  ASSERT_OK(hgr_executor_get_output(executor, 0, out, sizeof(out)));
+  for (int i = 0; i < 8; ++i) assert_float_equal(out[i], a[i] + 10.0f, 0.0f);
+  hgr_params_release(params);
+
+  /* A param whose shape or dtype differs from its input is refused, naming both. */
+  ASSERT_OK(hgr_params_create(&params));
+  int64_t wrong_shape[] = {2, 4};
+  ASSERT_OK(hgr_params_add(params, "A", f32, 2, wrong_shape, a, sizeof(a)));
+  ASSERT_STATUS(hgr_executor_load_params(executor, params, NULL), HGR_STATUS_INVALID_ARGUMENT, "param 'A'",
+                "input 0 'A'", "shapes differ");
+  hgr_params_release(params);
+  ASSERT_OK(hgr_params_create(&params));
+  hgr_dtype_t i32 = {HGR_DTYPE_INT, 32, 1};
+  int32_t ints[8] = {0};
+  ASSERT_OK(hgr_params_add(params, "B", i32, 1, shape, ints, sizeof(ints)));
+  ASSERT_STATUS(hgr_executor_load_params(executor, params, NULL), HGR_STATUS_INVALID_ARGUMENT, "param 'B' is int32",
+                "input 1 'B' is float32");
+  hgr_params_release(params);
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+}
+
+int main(void) {
+  ASSERT_OK(hgr_instance_create(NULL, &instance));
+  const char* needed[] = {"pocl:0", "pocl:1", "rusticl:0", "oclgrind:0"};
+  hgr_test_require_devices(instance, needed, 4);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(default_bindings_follow_tvm_and_leave_oclgrind_last),
+      cmocka_unit_test(bindings_must_name_graph_keys_once),
+      cmocka_unit_test(storage_beyond_the_largest_allocation_names_storage_and_device),
+      cmocka_unit_test(plan_only_executors_summarize_but_cannot_run),
+      cmocka_unit_test(params_fill_inputs_by_name_and_report_the_rest),
+  };
+  int failed = cmocka_run_group_tests_name("executor_api", tests, NULL, NULL);
+  hgr_instance_release(instance);
+  return failed;
+}
