@@ -14,8 +14,10 @@
  * every node to a device, a queue and a kernel with its arguments set. A run then
  * only enqueues: kernels in node order; copy nodes as direct clEnqueueCopyBuffer
  * within one context, or as host-staged transfers across contexts whose ordering is
- * carried by user events completed from event callbacks (a failure travels as a
- * negative status instead of hanging the consumer). Nothing blocks between nodes.
+ * carried by user events completed from event callbacks; a failure travels on as a
+ * negative status where the consumer's driver handles that safely (not PoCL 3.1,
+ * whose consumers are completed normally), and is always reported from the failed
+ * command itself, never by hanging the consumer. Nothing blocks between nodes.
  *
  * Runs are asynchronous: hgr_executor_run returns once everything is enqueued.
  * hgr_executor_wait waits for the whole run; hgr_executor_get_output waits only for
