@@ -375,209 +375,119 @@ cleanup:
   return status;
 }
 
-static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, const char* label) {
+/* A copy across contexts through a mapping, chunk by chunk. One side maps each
+ * chunk (the source for reading, or, where the source cannot be mapped
+ * asynchronously, the destination for writing); the other side writes from or reads
+ * into the mapped pointer once a bridge says the map is done; the mapping side
+ * unmaps once a bridge says that transfer is done. Every chunk is mapped first, so
+ * the mapping queue is not blocked behind an unmap while the other side moves the
+ * previous chunk. */
+static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, const char* label,
+                                   bool map_source) {
   cl_event* wait = executor->wait;
   uint32_t wait_count = 0;
   uint32_t src = step->in_storages[0], dst = step->out_storages[0];
-  const char* src_spec = spec_of(executor, executor->storages[src].device_index);
-  const char* dst_spec = spec_of(executor, step->device_index);
-  cl_command_queue src_queue = executor->queues[step->src_queue].queue;
-  cl_command_queue queue = executor->queues[step->queue].queue;
+  /* The mapping side and the transferring side: queue, storage, whether it writes. */
+  uint32_t map_queue = map_source ? step->src_queue : step->queue;
+  uint32_t move_queue = map_source ? step->queue : step->src_queue;
+  uint32_t map_storage = map_source ? src : dst, move_storage = map_source ? dst : src;
+  cl_mem map_mem = executor->storages[map_storage].mem, move_mem = executor->storages[move_storage].mem;
+  const char* map_spec = spec_of(executor, executor->queues[map_queue].device_index);
+  const char* move_spec = spec_of(executor, executor->queues[move_queue].device_index);
   uint32_t chunks = step->chunk_count;
   hgr_status_t status = HGR_OK;
   cl_int error = CL_SUCCESS;
 
   cl_event* maps = calloc(chunks, sizeof(cl_event));
-  cl_event* writes = calloc(chunks, sizeof(cl_event));
+  cl_event* moves = calloc(chunks, sizeof(cl_event));
   void** pointers = calloc(chunks, sizeof(void*));
-  if (!maps || !writes || !pointers) {
+  if (!maps || !moves || !pointers) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
 
-  /* Map every chunk first, so the producer queue is not blocked behind an unmap
-   * while the consumer writes the previous chunk. */
-  if ((status = hgr__order_storage(executor, src, false, step->src_queue, &wait_count)))
-    goto cleanup;
+  if ((status = hgr__order_storage(executor, map_storage, !map_source, map_queue, &wait_count))) goto cleanup;
   for (uint32_t k = 0; k < chunks; ++k) {
     uint64_t offset = (uint64_t)k * step->chunk_bytes;
     uint64_t length = step->copy_bytes - offset < step->chunk_bytes ? step->copy_bytes - offset : step->chunk_bytes;
-    pointers[k] = clEnqueueMapBuffer(src_queue, executor->storages[src].mem, CL_FALSE, CL_MAP_READ,
-                                     (size_t)offset, (size_t)length, k ? 0 : wait_count,
-                                     (k || !wait_count) ? NULL : wait, &maps[k], &error);
+    pointers[k] = clEnqueueMapBuffer(executor->queues[map_queue].queue, map_mem, CL_FALSE,
+                                     map_source ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION, (size_t)offset,
+                                     (size_t)length, k ? 0 : wait_count, (k || !wait_count) ? NULL : wait, &maps[k],
+                                     &error);
     if (error != CL_SUCCESS) {
-      status = HGR_CL_STATUS(error, "clEnqueueMapBuffer(%s, chunk %u) on %s", label, k, src_spec);
+      status = HGR_CL_STATUS(error, "clEnqueueMapBuffer(%s, chunk %u) on %s", label, k, map_spec);
       goto cleanup;
     }
-    if ((status = hgr__queue_enqueued(executor, step->src_queue, maps[k]))) goto cleanup;
+    if ((status = hgr__queue_enqueued(executor, map_queue, maps[k]))) goto cleanup;
   }
-  if ((status = hgr__queue_flush(executor, step->src_queue))) goto cleanup;
-
-  for (uint32_t k = 0; k < chunks; ++k) {
-    uint64_t offset = (uint64_t)k * step->chunk_bytes;
-    uint64_t length = step->copy_bytes - offset < step->chunk_bytes ? step->copy_bytes - offset : step->chunk_bytes;
-    cl_event arrived = NULL;
-    if ((status = hgr__bridge_event(executor, maps[k], step->src_queue, step->queue, label, &arrived)))
-      goto cleanup;
-    wait_count = 0;
-    wait[wait_count++] = arrived;
-    if (k == 0 && (status = hgr__order_storage(executor, dst, true, step->queue, &wait_count))) {
-      clReleaseEvent(arrived);
-      goto cleanup;
-    }
-    error = clEnqueueWriteBuffer(queue, executor->storages[dst].mem, CL_FALSE, (size_t)offset,
-                                 (size_t)length, pointers[k], wait_count, wait, &writes[k]);
-    clReleaseEvent(arrived);
-    if (error != CL_SUCCESS) {
-      status = HGR_CL_STATUS(error, "clEnqueueWriteBuffer(%s, chunk %u) on %s", label, k, dst_spec);
-      goto cleanup;
-    }
-    set_done(step, k, writes[k]);
-    if ((status = hgr__queue_enqueued(executor, step->queue, writes[k]))) goto cleanup;
-  }
-  hgr__record_access(executor, dst, true, writes[chunks - 1], step->queue);
-  if ((status = hgr__queue_flush(executor, step->queue))) goto cleanup;
-
-  /* Unmap each chunk once the consumer has written it. */
-  for (uint32_t k = 0; k < chunks; ++k) {
-    cl_event written = NULL, unmapped = NULL;
-    if ((status = hgr__bridge_event(executor, writes[k], step->queue, step->src_queue, label, &written)))
-      goto cleanup;
-    error = clEnqueueUnmapMemObject(src_queue, executor->storages[src].mem, pointers[k], 1,
-                                    &written, &unmapped);
-    clReleaseEvent(written);
-    if (error != CL_SUCCESS) {
-      status = HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(%s, chunk %u) on %s", label, k, src_spec);
-      goto cleanup;
-    }
-    pointers[k] = NULL;
-    if (k == chunks - 1) hgr__record_access(executor, src, false, unmapped, step->src_queue);
-    status = hgr__queue_enqueued(executor, step->src_queue, unmapped);
-    clReleaseEvent(unmapped);
-    if (status) goto cleanup;
-  }
-  status = hgr__queue_flush(executor, step->src_queue);
-
-cleanup:
-  for (uint32_t k = 0; maps && k < chunks; ++k) {
-    if (pointers && pointers[k] && maps[k]) {
-      /* A chunk mapped but never handed to an unmap (an error stopped us): wait for
-       * the write reading from it, if any, then unmap it after its map. */
-      if (writes[k]) clWaitForEvents(1, &writes[k]);
-      cl_event unmapped = NULL;
-      if (clEnqueueUnmapMemObject(src_queue, executor->storages[src].mem, pointers[k], 1, &maps[k],
-                                  &unmapped) == CL_SUCCESS) {
-        hgr_status_free(hgr__queue_enqueued(executor, step->src_queue, unmapped));
-        clReleaseEvent(unmapped);
-      }
-    }
-    if (maps[k]) clReleaseEvent(maps[k]);
-    if (writes && writes[k]) clReleaseEvent(writes[k]);
-  }
-  free(maps);
-  free(writes);
-  free(pointers);
-  return status;
-}
-
-/* The mirror of enqueue_mapped for sources that cannot be mapped asynchronously:
- * the consumer maps each destination chunk for writing, the producer reads into it,
- * and the consumer unmaps it once the read is done. */
-static hgr_status_t enqueue_mapped_destination(hgr_executor_t* executor, hgr__step_t* step, const char* label) {
-  cl_event* wait = executor->wait;
-  uint32_t wait_count = 0;
-  uint32_t src = step->in_storages[0], dst = step->out_storages[0];
-  const char* src_spec = spec_of(executor, executor->storages[src].device_index);
-  const char* dst_spec = spec_of(executor, step->device_index);
-  cl_command_queue src_queue = executor->queues[step->src_queue].queue;
-  cl_command_queue queue = executor->queues[step->queue].queue;
-  uint32_t chunks = step->chunk_count;
-  hgr_status_t status = HGR_OK;
-  cl_int error = CL_SUCCESS;
-
-  cl_event* maps = calloc(chunks, sizeof(cl_event));
-  cl_event* reads = calloc(chunks, sizeof(cl_event));
-  void** pointers = calloc(chunks, sizeof(void*));
-  if (!maps || !reads || !pointers) {
-    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    goto cleanup;
-  }
-  if ((status = hgr__order_storage(executor, dst, true, step->queue, &wait_count)))
-    goto cleanup;
-  for (uint32_t k = 0; k < chunks; ++k) {
-    uint64_t offset = (uint64_t)k * step->chunk_bytes;
-    uint64_t length = step->copy_bytes - offset < step->chunk_bytes ? step->copy_bytes - offset : step->chunk_bytes;
-    pointers[k] = clEnqueueMapBuffer(queue, executor->storages[dst].mem, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION,
-                                     (size_t)offset, (size_t)length, k ? 0 : wait_count,
-                                     (k || !wait_count) ? NULL : wait, &maps[k], &error);
-    if (error != CL_SUCCESS) {
-      status = HGR_CL_STATUS(error, "clEnqueueMapBuffer(%s, chunk %u) on %s", label, k, dst_spec);
-      goto cleanup;
-    }
-    if ((status = hgr__queue_enqueued(executor, step->queue, maps[k]))) goto cleanup;
-  }
-  if ((status = hgr__queue_flush(executor, step->queue))) goto cleanup;
+  if ((status = hgr__queue_flush(executor, map_queue))) goto cleanup;
 
   for (uint32_t k = 0; k < chunks; ++k) {
     uint64_t offset = (uint64_t)k * step->chunk_bytes;
     uint64_t length = step->copy_bytes - offset < step->chunk_bytes ? step->copy_bytes - offset : step->chunk_bytes;
     cl_event mapped = NULL;
-    if ((status = hgr__bridge_event(executor, maps[k], step->queue, step->src_queue, label, &mapped)))
-      goto cleanup;
+    if ((status = hgr__bridge_event(executor, maps[k], map_queue, move_queue, label, &mapped))) goto cleanup;
     wait_count = 0;
     wait[wait_count++] = mapped;
-    if (k == 0 && (status = hgr__order_storage(executor, src, false, step->src_queue, &wait_count))) {
+    if (k == 0 && (status = hgr__order_storage(executor, move_storage, map_source, move_queue, &wait_count))) {
       clReleaseEvent(mapped);
       goto cleanup;
     }
-    error = clEnqueueReadBuffer(src_queue, executor->storages[src].mem, CL_FALSE, (size_t)offset, (size_t)length,
-                                pointers[k], wait_count, wait, &reads[k]);
+    cl_command_queue queue = executor->queues[move_queue].queue;
+    if (map_source)
+      error = clEnqueueWriteBuffer(queue, move_mem, CL_FALSE, (size_t)offset, (size_t)length, pointers[k],
+                                   wait_count, wait, &moves[k]);
+    else
+      error = clEnqueueReadBuffer(queue, move_mem, CL_FALSE, (size_t)offset, (size_t)length, pointers[k],
+                                  wait_count, wait, &moves[k]);
     clReleaseEvent(mapped);
     if (error != CL_SUCCESS) {
-      status = HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s, chunk %u) on %s", label, k, src_spec);
+      status = HGR_CL_STATUS(error, "%s(%s, chunk %u) on %s", map_source ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer",
+                             label, k, move_spec);
       goto cleanup;
     }
-    if ((status = hgr__queue_enqueued(executor, step->src_queue, reads[k]))) goto cleanup;
+    if (map_source) set_done(step, k, moves[k]);
+    if ((status = hgr__queue_enqueued(executor, move_queue, moves[k]))) goto cleanup;
   }
-  hgr__record_access(executor, src, false, reads[chunks - 1], step->src_queue);
-  if ((status = hgr__queue_flush(executor, step->src_queue))) goto cleanup;
+  hgr__record_access(executor, move_storage, map_source, moves[chunks - 1], move_queue);
+  if ((status = hgr__queue_flush(executor, move_queue))) goto cleanup;
 
   for (uint32_t k = 0; k < chunks; ++k) {
-    cl_event read = NULL, unmapped = NULL;
-    if ((status = hgr__bridge_event(executor, reads[k], step->src_queue, step->queue, label, &read))) goto cleanup;
-    error = clEnqueueUnmapMemObject(queue, executor->storages[dst].mem, pointers[k], 1, &read, &unmapped);
-    clReleaseEvent(read);
+    cl_event moved = NULL, unmapped = NULL;
+    if ((status = hgr__bridge_event(executor, moves[k], move_queue, map_queue, label, &moved))) goto cleanup;
+    error = clEnqueueUnmapMemObject(executor->queues[map_queue].queue, map_mem, pointers[k], 1, &moved, &unmapped);
+    clReleaseEvent(moved);
     if (error != CL_SUCCESS) {
-      status = HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(%s, chunk %u) on %s", label, k, dst_spec);
+      status = HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(%s, chunk %u) on %s", label, k, map_spec);
       goto cleanup;
     }
     pointers[k] = NULL;
-    set_done(step, k, unmapped);
-    if (k == chunks - 1) hgr__record_access(executor, dst, true, unmapped, step->queue);
-    status = hgr__queue_enqueued(executor, step->queue, unmapped);
+    if (!map_source) set_done(step, k, unmapped);
+    if (k == chunks - 1) hgr__record_access(executor, map_storage, !map_source, unmapped, map_queue);
+    status = hgr__queue_enqueued(executor, map_queue, unmapped);
     clReleaseEvent(unmapped);
     if (status) goto cleanup;
   }
-  status = hgr__queue_flush(executor, step->queue);
+  status = hgr__queue_flush(executor, map_queue);
 
 cleanup:
   for (uint32_t k = 0; maps && k < chunks; ++k) {
     if (pointers && pointers[k] && maps[k]) {
-      /* Mapped but never handed to an unmap (an error stopped us): wait for the read
-       * writing into it, if any, then unmap it after its map. */
-      if (reads[k]) clWaitForEvents(1, &reads[k]);
+      /* A chunk mapped but never handed to an unmap (an error stopped us): wait for
+       * the transfer using it, if any, then unmap it after its map. */
+      if (moves[k]) clWaitForEvents(1, &moves[k]);
       cl_event unmapped = NULL;
-      if (clEnqueueUnmapMemObject(queue, executor->storages[dst].mem, pointers[k], 1, &maps[k], &unmapped) ==
-          CL_SUCCESS) {
-        hgr_status_free(hgr__queue_enqueued(executor, step->queue, unmapped));
+      if (clEnqueueUnmapMemObject(executor->queues[map_queue].queue, map_mem, pointers[k], 1, &maps[k],
+                                  &unmapped) == CL_SUCCESS) {
+        hgr_status_free(hgr__queue_enqueued(executor, map_queue, unmapped));
         clReleaseEvent(unmapped);
       }
     }
     if (maps[k]) clReleaseEvent(maps[k]);
-    if (reads && reads[k]) clReleaseEvent(reads[k]);
+    if (moves && moves[k]) clReleaseEvent(moves[k]);
   }
   free(maps);
-  free(reads);
+  free(moves);
   free(pointers);
   return status;
 }
@@ -588,8 +498,8 @@ hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step) 
   switch (step->path) {
     case HGR__COPY_DIRECT: return enqueue_direct(executor, step, label);
     case HGR__COPY_STAGED: return enqueue_staged(executor, step, label);
-    case HGR__COPY_MAPPED: return enqueue_mapped(executor, step, label);
-    case HGR__COPY_MAPPED_DESTINATION: return enqueue_mapped_destination(executor, step, label);
+    case HGR__COPY_MAPPED: return enqueue_mapped(executor, step, label, true);
+    case HGR__COPY_MAPPED_DESTINATION: return enqueue_mapped(executor, step, label, false);
   }
   return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: unknown copy path", label);
 }
