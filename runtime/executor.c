@@ -121,11 +121,14 @@ static hgr_status_t step_failure(const hgr_executor_t* executor, const hgr__step
                     node->func_name, spec, hgr_opencl_error_name(code));
 }
 
-/* The first step (in node order) whose command ended with a negative status. Only
- * meaningful once the commands have completed. */
-static hgr_status_t find_failure(const hgr_executor_t* executor) {
-  for (uint32_t s = 0; s < executor->step_count; ++s) {
+/* The first step (in node order) whose command ended with a negative status. Steps
+ * before scan_from are known to have completed well in this run and are skipped, so
+ * polling a long graph does not query every node's events each time. */
+static hgr_status_t find_failure(hgr_executor_t* executor) {
+  bool completed_prefix = true;
+  for (uint32_t s = executor->scan_from; s < executor->step_count; ++s) {
     const hgr__step_t* step = &executor->steps[s];
+    bool completed = true;
     for (uint32_t k = 0; k < step->done_count && step->done; ++k) {
       if (!step->done[k]) continue;
       cl_int execution = CL_COMPLETE;
@@ -133,7 +136,10 @@ static hgr_status_t find_failure(const hgr_executor_t* executor) {
                                     &execution, NULL);
       if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetEventInfo(execution status)");
       if (execution < 0) return step_failure(executor, step, execution);
+      completed &= execution == CL_COMPLETE;
     }
+    completed_prefix &= completed;
+    if (completed_prefix) executor->scan_from = s + 1;
   }
   return HGR_OK;
 }
@@ -213,6 +219,7 @@ hgr_status_t hgr_executor_run(hgr_executor_t* executor) {
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and cannot run");
   HGR_RETURN_IF_ERROR(check_usable(executor));
   const hgr_graph_t* graph = executor->graph;
+  executor->scan_from = 0; /* the steps' events are about to be replaced */
   for (uint32_t i = 0; i < graph->arg_count; ++i)
     if (!executor->input_set[i])
       return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,

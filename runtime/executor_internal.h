@@ -125,6 +125,7 @@ struct hgr_executor_s {
   hgr__storage_t* storages; /* graph->storage_count */
   hgr__step_t* steps;
   uint32_t step_count;
+  uint32_t scan_from;       /* steps before it completed well in the current run */
   size_t* entry_device;     /* instance device index per entry */
   bool* input_set;          /* per input index */
   void** output_staging;    /* per output: host memory the driver reads into */
