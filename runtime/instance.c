@@ -47,8 +47,11 @@ static hgr_status_t discover_platform(hgr_instance_t* instance, cl_platform_id p
   error = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &device_count);
   if (error != CL_SUCCESS || device_count == 0) {
     char reason[160];
-    snprintf(reason, sizeof(reason), "reports no devices (clGetDeviceIDs: %s)",
-             error != CL_SUCCESS ? hgr_opencl_error_name(error) : "0 devices");
+    /* Mesa's rusticl shows no device unless told which drivers to expose. */
+    bool rusticl = !strcmp(name, "rusticl") && !getenv("RUSTICL_ENABLE");
+    snprintf(reason, sizeof(reason), "reports no devices (clGetDeviceIDs: %s)%s",
+             error != CL_SUCCESS ? hgr_opencl_error_name(error) : "0 devices",
+             rusticl ? "; set RUSTICL_ENABLE=llvmpipe for its CPU device" : "");
     return add_skipped(instance, name, reason);
   }
   cl_device_id* ids = calloc(device_count, sizeof(*ids));
