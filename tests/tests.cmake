@@ -32,6 +32,11 @@ hgr_test(NAME failure_rusticl_to_pocl SOURCE test_failures.c ARGS rusticl:0 pocl
 hgr_test(NAME failure_oclgrind_to_pocl SOURCE test_failures.c ARGS oclgrind:0 pocl:0 shared)
 hgr_test(NAME failure_pocl_to_pocl_per_device_context SOURCE test_failures.c ARGS pocl:0 pocl:1 per-device)
 
+# Every built-in op against the C reference, per platform (Oclgrind: with its checks)
+hgr_test(NAME ops_pocl SOURCE test_ops.c ARGS pocl:0)
+hgr_test(NAME ops_rusticl SOURCE test_ops.c ARGS rusticl:0)
+hgr_test(NAME ops_oclgrind SOURCE test_ops.c ARGS oclgrind:0)
+
 # Executor API: params, default bindings, limits, plan-only
 hgr_test(NAME executor_api SOURCE test_executor_api.c)
 
