@@ -303,11 +303,8 @@ hgr_status_t hgr_executor_input_index(const hgr_executor_t* executor, const char
 }
 
 /* The transfer queue of the device that owns storage_id. */
-static uint32_t transfer_queue_of(const hgr_executor_t* executor, uint32_t storage_id) {
-  size_t device = executor->storages[storage_id].device_index;
-  for (size_t d = 0; d < executor->device_count; ++d)
-    if (executor->devices[d].device_index == device) return executor->devices[d].transfer_queue;
-  return 0;
+static uint32_t transfer_queue_of(hgr_executor_t* executor, uint32_t storage_id) {
+  return hgr__exec_device(executor, executor->storages[storage_id].device_index)->transfer_queue;
 }
 
 static hgr_status_t check_io(const hgr_executor_t* executor, const hgr_tensor_info_t* info, const char* what,

@@ -166,6 +166,10 @@ struct hgr_executor_s {
  * tests of failure propagation. */
 void hgr__executor_fail_node(hgr_executor_t* executor, uint32_t node_id, cl_int code);
 
+/* The executor's record of instance device device_index (plan.c); NULL when the
+ * executor does not use that device. */
+hgr__exec_device_t* hgr__exec_device(hgr_executor_t* executor, size_t device_index);
+
 /* ---- storage.c ---- */
 hgr_status_t hgr__storage_plan(hgr_executor_t* executor);     /* owners and sizes */
 hgr_status_t hgr__storage_allocate(hgr_executor_t* executor); /* one cl_mem per storage */

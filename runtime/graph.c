@@ -110,7 +110,7 @@ static hgr_status_t check_arg_nodes(const hgr_graph_t* graph) {
   return status;
 }
 
-static const char* format_shape(const hgr__entry_t* entry, char* buffer, size_t capacity) {
+const char* hgr__entry_shape(const hgr__entry_t* entry, char* buffer, size_t capacity) {
   size_t used = (size_t)snprintf(buffer, capacity, "[");
   for (int32_t d = 0; d < entry->ndim && used < capacity; ++d)
     used += (size_t)snprintf(buffer + used, capacity - used, "%s%lld", d ? ", " : "",
@@ -131,7 +131,7 @@ static hgr_status_t compute_sizes(hgr_graph_t* graph) {
       char label[HGR__LABEL_CAPACITY], shape[HGR_MAX_DIMS * 22 + 4], dtype[24];
       return INVALID("%s: shape %s of %s does not fit 64-bit byte counts",
                      hgr__graph_entry_label(graph, entry_id, label, sizeof(label)),
-                     format_shape(entry, shape, sizeof(shape)),
+                     hgr__entry_shape(entry, shape, sizeof(shape)),
                      hgr_dtype_format(entry->dtype, dtype, sizeof(dtype)));
     }
     entry->element_count = count;

@@ -68,6 +68,10 @@ static inline uint32_t hgr__graph_entry_id(const hgr_graph_t* graph, hgr__entry_
   return graph->node_row_ptr[ref.node_id] + ref.index;
 }
 
+/* "[2, 3, 4]" for an entry's shape, into buffer (truncated to capacity); returns
+ * buffer. */
+const char* hgr__entry_shape(const hgr__entry_t* entry, char* buffer, size_t capacity);
+
 /* Value of a node's extra attr, or NULL when absent. */
 const char* hgr__node_attr(const hgr__node_t* node, const char* key);
 

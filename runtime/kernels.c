@@ -33,14 +33,6 @@ static bool same_shape(const hgr__entry_t* a, const hgr__entry_t* b) {
   return true;
 }
 
-static void format_shape(const hgr__entry_t* entry, char* buffer, size_t capacity) {
-  size_t used = (size_t)snprintf(buffer, capacity, "[");
-  for (int32_t d = 0; d < entry->ndim && used < capacity; ++d)
-    used += (size_t)snprintf(buffer + used, capacity - used, "%s%lld", d ? ", " : "",
-                             (long long)entry->shape[d]);
-  if (used < capacity) snprintf(buffer + used, capacity - used, "]");
-}
-
 /* Same-shape float32 elementwise ops: every input and the one output share a shape. */
 static hgr_status_t validate_elementwise(const hgr__op_t* op, const hgr_graph_t* graph,
                                          uint32_t node_id) {
@@ -70,12 +62,11 @@ static hgr_status_t validate_elementwise(const hgr__op_t* op, const hgr_graph_t*
                         op->name, i, entry_id,
                         hgr_dtype_format(in->dtype, dtype_text, sizeof(dtype_text)));
     if (!same_shape(in, out)) {
-      format_shape(in, shape_a, sizeof(shape_a));
-      format_shape(out, shape_b, sizeof(shape_b));
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                         "%s: op '%s' needs inputs shaped like its output %s, but input %u "
                         "(entry %u) is %s",
-                        label, op->name, shape_b, i, entry_id, shape_a);
+                        label, op->name, hgr__entry_shape(out, shape_b, sizeof(shape_b)), i, entry_id,
+                        hgr__entry_shape(in, shape_a, sizeof(shape_a)));
     }
   }
   return HGR_OK;

@@ -163,7 +163,7 @@ cleanup:
   return status;
 }
 
-static hgr__exec_device_t* exec_device(hgr_executor_t* executor, size_t device_index) {
+hgr__exec_device_t* hgr__exec_device(hgr_executor_t* executor, size_t device_index) {
   for (size_t d = 0; d < executor->device_count; ++d)
     if (executor->devices[d].device_index == device_index) return &executor->devices[d];
   return NULL;
@@ -259,13 +259,13 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
   const hgr__op_t* op = NULL;
   HGR_RETURN_IF_ERROR(hgr__op_resolve(graph, node_id, &op));
   HGR_RETURN_IF_ERROR(op->validate(op, graph, node_id));
-  exec_device(executor, step->device_index)->usage.kernel_nodes++;
+  hgr__exec_device(executor, step->device_index)->usage.kernel_nodes++;
   *out_op = op;
   return HGR_OK;
 }
 
 static hgr_status_t bind_kernel(hgr_executor_t* executor, hgr__step_t* step, const hgr__op_t* op) {
-  size_t slot = (size_t)(exec_device(executor, step->device_index) - executor->devices);
+  size_t slot = (size_t)(hgr__exec_device(executor, step->device_index) - executor->devices);
   cl_program program;
   HGR_RETURN_IF_ERROR(hgr__program_get(executor, slot, op->source, &program));
   char label[160];
@@ -331,7 +331,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
     if (!graph->nodes[n].is_op) continue;
     hgr__step_t* step = &executor->steps[s];
     if ((status = plan_step(executor, n, step, &ops[s]))) goto cleanup;
-    step->queue = exec_device(executor, step->device_index)->compute_queue;
+    step->queue = hgr__exec_device(executor, step->device_index)->compute_queue;
     step->done_count = 1;
     ++s;
   }

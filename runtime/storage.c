@@ -35,19 +35,14 @@ hgr_status_t hgr__storage_plan(hgr_executor_t* executor) {
                         "storage %u needs %s, more than the largest allocation %s allows "
                         "(%llu bytes)",
                         s, size, device->spec, (unsigned long long)device->max_alloc_bytes);
-    for (size_t d = 0; d < executor->device_count; ++d) {
-      hgr__exec_device_t* exec_device = &executor->devices[d];
-      if (exec_device->device_index != storage->device_index) continue;
-      exec_device->usage.storage_count++;
-      exec_device->usage.storage_bytes += storage->bytes;
-      if (exec_device->usage.storage_bytes > device->global_mem_bytes)
-        return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
-                          "storage %u (%s) brings %s past its global memory: %llu of %llu "
-                          "bytes",
-                          s, size, device->spec,
-                          (unsigned long long)exec_device->usage.storage_bytes,
-                          (unsigned long long)device->global_mem_bytes);
-    }
+    hgr_device_usage_t* usage = &hgr__exec_device(executor, storage->device_index)->usage;
+    usage->storage_count++;
+    usage->storage_bytes += storage->bytes;
+    if (usage->storage_bytes > device->global_mem_bytes)
+      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
+                        "storage %u (%s) brings %s past its global memory: %llu of %llu bytes", s,
+                        size, device->spec, (unsigned long long)usage->storage_bytes,
+                        (unsigned long long)device->global_mem_bytes);
   }
   return HGR_OK;
 }

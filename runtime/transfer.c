@@ -239,9 +239,7 @@ hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
     step->path = HGR__COPY_DIRECT;
     return HGR_OK;
   }
-  for (size_t d = 0; d < executor->device_count; ++d)
-    if (executor->devices[d].device_index == src_device)
-      step->src_queue = executor->devices[d].transfer_queue;
+  step->src_queue = hgr__exec_device(executor, src_device)->transfer_queue;
   bool source_mappable = hgr__device_maps_async(&executor->instance->devices[src_device]);
   bool destination_mappable = hgr__device_maps_async(&executor->instance->devices[step->device_index]);
   if (step->copy_bytes < HGR_STAGED_LIMIT || (!source_mappable && !destination_mappable)) {
@@ -255,9 +253,7 @@ hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
         return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu bytes of staging",
                           bytes);
     }
-    for (size_t d = 0; d < executor->device_count; ++d)
-      if (executor->devices[d].device_index == step->device_index)
-        executor->devices[d].usage.staging_bytes += bytes;
+    hgr__exec_device(executor, step->device_index)->usage.staging_bytes += bytes;
   } else {
     step->path = source_mappable ? HGR__COPY_MAPPED : HGR__COPY_MAPPED_DESTINATION;
     step->chunk_bytes = HGR_CHUNK_BYTES;
