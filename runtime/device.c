@@ -104,6 +104,10 @@ hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
   QUERY_VALUE(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, max_alloc);
   QUERY_VALUE(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, align_bits);
   QUERY_VALUE(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, max_work_group);
+  /* Every device has at least 3 dimensions (CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS >= 3). */
+  size_t max_items[3] = {0, 0, 0};
+  if (clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(max_items), max_items, NULL) != CL_SUCCESS)
+    max_items[0] = max_items[1] = max_items[2] = max_work_group;
   QUERY_VALUE(device, CL_DEVICE_PROFILING_TIMER_RESOLUTION, timer_resolution);
   QUERY_VALUE(device, CL_DEVICE_HOST_UNIFIED_MEMORY, unified);
   /* Optional in 1.2: a device without doubles may reject the query. */
@@ -132,6 +136,7 @@ hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
   info->max_alloc_bytes = max_alloc;
   info->base_address_align_bits = align_bits;
   info->max_work_group_size = max_work_group;
+  for (int d = 0; d < 3; ++d) info->max_work_item_sizes[d] = max_items[d];
   info->timer_resolution_ns = timer_resolution;
   info->unified_memory = unified == CL_TRUE;
   info->fp16 = strstr(extensions, "cl_khr_fp16") != NULL;

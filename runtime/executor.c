@@ -181,10 +181,16 @@ static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) 
     if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clCreateUserEvent (failure injection)");
     wait[wait_count++] = injected;
   }
+  /* The launches share the in-order queue: the first waits, the last completes the step. */
   cl_event event = NULL;
-  cl_int error = clEnqueueNDRangeKernel(executor->queues[step->queue].queue, step->kernel, step->launch.work_dim,
-                                        NULL, step->launch.global, step->launch.use_local ? step->launch.local : NULL,
-                                        wait_count, wait_count ? wait : NULL, &event);
+  cl_int error = CL_SUCCESS;
+  for (uint32_t k = 0; k < step->launch_count && error == CL_SUCCESS; ++k) {
+    const hgr__kernel_launch_t* launch = &step->launches[k];
+    bool first = k == 0, last = k + 1 == step->launch_count;
+    error = clEnqueueNDRangeKernel(executor->queues[step->queue].queue, launch->kernel, launch->launch.work_dim, NULL,
+                                   launch->launch.global, launch->launch.use_local ? launch->launch.local : NULL,
+                                   first ? wait_count : 0, first && wait_count ? wait : NULL, last ? &event : NULL);
+  }
   if (injected) {
     clSetUserEventStatus(injected, executor->fail_code);
     /* Kept until release: PoCL 3.1 still touches a failed user event after the
@@ -530,7 +536,7 @@ void hgr_executor_release(hgr_executor_t* executor) {
   hgr_status_free(executor->failure);
   for (uint32_t s = 0; executor->steps && s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];
-    if (step->kernel) clReleaseKernel(step->kernel);
+    hgr__step_release_kernels(step);
     for (uint32_t k = 0; step->done && k < step->done_count; ++k)
       if (step->done[k]) clReleaseEvent(step->done[k]);
     free(step->done);

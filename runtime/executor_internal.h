@@ -61,6 +61,13 @@ typedef enum hgr__copy_path_t {
                                    read into it, bridge back, unmap */
 } hgr__copy_path_t;
 
+/* One bound kernel launch of a step. */
+typedef struct hgr__kernel_launch_t {
+  cl_kernel kernel;
+  cl_mem meta;            /* the launch's read-only shapes and strides, or NULL */
+  hgr__launch_t launch;
+} hgr__kernel_launch_t;
+
 /* One op node, bound once at creation. */
 typedef struct hgr__step_t {
   uint32_t node_id;
@@ -71,9 +78,10 @@ typedef struct hgr__step_t {
   uint32_t in_count;
   uint32_t* out_storages;  /* storage id per output */
   uint32_t out_count;
-  /* kernels */
-  cl_kernel kernel;
-  hgr__launch_t launch;
+  /* kernels: the op's plan until bound, then its launches, enqueued in order */
+  hgr__op_ctx_t plan;
+  hgr__kernel_launch_t* launches;
+  uint32_t launch_count;
   /* copies */
   hgr_pair_class_t pair_class;
   hgr__copy_path_t path;
@@ -195,6 +203,9 @@ hgr_status_t hgr__queue_enqueued(hgr_executor_t* executor, uint32_t queue, cl_ev
 hgr_status_t hgr__queue_flush(hgr_executor_t* executor, uint32_t queue);
 
 /* ---- program_cache.c ---- */
+
+/* Releases a step's kernels, their meta buffers and any plan not yet bound. */
+void hgr__step_release_kernels(hgr__step_t* step);
 
 /* The program of kernels/<source_name>.cl for executor device device_slot, built on
  * first use; owned by the executor. A failed build names the source and device and

@@ -1,11 +1,23 @@
-/* The built-in op registry: which kernel each func_name runs, how its arguments and
- * NDRange are bound, and which shapes and dtypes it accepts. */
+/* The built-in op registry and what plan functions share: attr parsing, dtype and
+ * shape checks, and the launch builders. The ops themselves are in ops_<family>.c. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernel_sources.h"
 #include "ops.h"
+#include "ops_families.h"
+
+static const hgr__op_t* const families[] = {
+#define HGR__FAMILY(name) hgr__ops_##name,
+    HGR__OP_FAMILIES
+#undef HGR__FAMILY
+};
+#define FAMILY_COUNT (sizeof(families) / sizeof(families[0]))
 
 const char* hgr__node_label(const hgr_graph_t* graph, uint32_t node_id, char* buffer,
                             size_t capacity) {
@@ -22,120 +34,372 @@ const char* hgr__kernel_source(const char* name, size_t* out_length) {
   return NULL;
 }
 
-static bool is_float32(hgr_dtype_t dtype) {
-  return dtype.code == HGR_DTYPE_FLOAT && dtype.bits == 32 && dtype.lanes == 1;
-}
-
-static bool same_shape(const hgr__entry_t* a, const hgr__entry_t* b) {
-  if (a->ndim != b->ndim) return false;
-  for (int32_t d = 0; d < a->ndim; ++d)
-    if (a->shape[d] != b->shape[d]) return false;
-  return true;
-}
-
-/* Same-shape float32 elementwise ops: every input and the one output share a shape. */
-static hgr_status_t validate_elementwise(const hgr__op_t* op, const hgr_graph_t* graph,
-                                         uint32_t node_id) {
-  const hgr__node_t* node = &graph->nodes[node_id];
-  char label[160];
-  hgr__node_label(graph, node_id, label, sizeof(label));
-  if (node->num_outputs != 1)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: op '%s' has 1 output, the node declares %u",
-                      label, op->name, node->num_outputs);
-  const hgr__entry_t* out = &graph->entries[graph->node_row_ptr[node_id]];
-  char dtype_text[24], shape_a[128], shape_b[128];
-  if (!is_float32(out->dtype))
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                      "%s: op '%s' supports float32, but output 0 (entry %u) is %s", label,
-                      op->name, graph->node_row_ptr[node_id],
-                      hgr_dtype_format(out->dtype, dtype_text, sizeof(dtype_text)));
-  if (out->element_count > UINT32_MAX)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                      "%s: op '%s' supports at most %u elements, output 0 has %llu", label,
-                      op->name, UINT32_MAX, (unsigned long long)out->element_count);
-  for (uint32_t i = 0; i < node->input_count; ++i) {
-    uint32_t entry_id = hgr__graph_entry_id(graph, node->inputs[i]);
-    const hgr__entry_t* in = &graph->entries[entry_id];
-    if (!is_float32(in->dtype))
-      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                        "%s: op '%s' supports float32, but input %u (entry %u) is %s", label,
-                        op->name, i, entry_id,
-                        hgr_dtype_format(in->dtype, dtype_text, sizeof(dtype_text)));
-    if (!same_shape(in, out)) {
-      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                        "%s: op '%s' needs inputs shaped like its output %s, but input %u "
-                        "(entry %u) is %s",
-                        label, op->name, hgr__entry_shape(out, shape_b, sizeof(shape_b)), i, entry_id,
-                        hgr__entry_shape(in, shape_a, sizeof(shape_a)));
-    }
-  }
-  return HGR_OK;
-}
-
-/* One work-item per element, in work-groups of up to 64. */
-static hgr_status_t bind_elementwise(const hgr__op_t* op, const hgr_graph_t* graph,
-                                     uint32_t node_id, cl_kernel kernel, const cl_mem* inputs,
-                                     const cl_mem* outputs, size_t max_work_group,
-                                     hgr__launch_t* out_launch) {
-  const hgr__entry_t* out = &graph->entries[graph->node_row_ptr[node_id]];
-  cl_uint n = (cl_uint)out->element_count;
-  cl_uint arg = 0;
-  cl_int error = CL_SUCCESS;
-  for (uint32_t i = 0; i < op->inputs && error == CL_SUCCESS; ++i)
-    error = clSetKernelArg(kernel, arg++, sizeof(cl_mem), &inputs[i]);
-  if (error == CL_SUCCESS) error = clSetKernelArg(kernel, arg++, sizeof(cl_mem), &outputs[0]);
-  if (error == CL_SUCCESS) error = clSetKernelArg(kernel, arg++, sizeof(n), &n);
-  if (error != CL_SUCCESS) {
-    char label[160];
-    return HGR_CL_STATUS(error, "clSetKernelArg(%s, arg %u) for %s", op->kernel, arg - 1,
-                         hgr__node_label(graph, node_id, label, sizeof(label)));
-  }
-  size_t local = max_work_group < 64 ? max_work_group : 64;
-  if (local == 0) local = 1;
-  size_t global = ((size_t)n + local - 1) / local * local;
-  if (global == 0) global = local; /* an empty tensor still launches one guarded group */
-  memset(out_launch, 0, sizeof(*out_launch));
-  out_launch->work_dim = 1;
-  out_launch->global[0] = global;
-  out_launch->local[0] = local;
-  out_launch->use_local = true;
-  return HGR_OK;
-}
-
-#define ELEMENTWISE(name, arity) \
-  {#name, "elementwise", "hgr_" #name "_f32", arity, validate_elementwise, bind_elementwise}
-
-static const hgr__op_t builtin_ops[] = {
-    ELEMENTWISE(add, 2),      ELEMENTWISE(subtract, 2), ELEMENTWISE(multiply, 2),
-    ELEMENTWISE(divide, 2),   ELEMENTWISE(maximum, 2),  ELEMENTWISE(minimum, 2),
-    ELEMENTWISE(negative, 1), ELEMENTWISE(relu, 1),     ELEMENTWISE(exp, 1),
-    ELEMENTWISE(sigmoid, 1),  ELEMENTWISE(tanh, 1),
-};
-
 const hgr__op_t* hgr__op_find(const char* name) {
-  for (size_t i = 0; i < sizeof(builtin_ops) / sizeof(builtin_ops[0]); ++i)
-    if (!strcmp(builtin_ops[i].name, name)) return &builtin_ops[i];
+  for (size_t f = 0; f < FAMILY_COUNT; ++f)
+    for (const hgr__op_t* op = families[f]; op->name; ++op)
+      if (!strcmp(op->name, name)) return op;
   return NULL;
 }
 
-hgr_status_t hgr__op_resolve(const hgr_graph_t* graph, uint32_t node_id, const hgr__op_t** out_op) {
-  *out_op = NULL;
-  const hgr__node_t* node = &graph->nodes[node_id];
-  const hgr__op_t* op = hgr__op_find(node->func_name);
-  char label[160];
-  hgr__node_label(graph, node_id, label, sizeof(label));
-  if (!op) {
-    char known[1024] = "";
-    size_t used = 0;
-    for (size_t i = 0; i < sizeof(builtin_ops) / sizeof(builtin_ops[0]) && used < sizeof(known); ++i)
-      used += (size_t)snprintf(known + used, sizeof(known) - used, "%s, ", builtin_ops[i].name);
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                      "%s: unknown func_name '%s'; known: %s__nop, __copy", label,
-                      node->func_name, known);
-  }
-  if (node->input_count != op->inputs)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: op '%s' takes %u input(s), the node has %u",
-                      label, op->name, op->inputs, node->input_count);
-  *out_op = op;
+/* ---- errors, entries, dtypes, shapes ------------------------------------------------- */
+
+hgr_status_t hgr__op_error(const hgr__op_ctx_t* ctx, const char* file, int line, const char* format, ...) {
+  char message[768];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  return hgr_status_make(HGR_STATUS_INVALID_ARGUMENT, file, line, "%s (%s): %s", ctx->label,
+                         ctx->node->func_name, message);
+}
+
+uint32_t hgr__op_input_count(const hgr__op_ctx_t* ctx) { return ctx->node->input_count; }
+uint32_t hgr__op_output_count(const hgr__op_ctx_t* ctx) { return ctx->node->num_outputs; }
+
+const hgr__entry_t* hgr__op_input(const hgr__op_ctx_t* ctx, uint32_t i) {
+  return &ctx->graph->entries[hgr__graph_entry_id(ctx->graph, ctx->node->inputs[i])];
+}
+
+const hgr__entry_t* hgr__op_output(const hgr__op_ctx_t* ctx, uint32_t i) {
+  return &ctx->graph->entries[ctx->graph->node_row_ptr[ctx->node_id] + i];
+}
+
+bool hgr__dtype_is_f32(hgr_dtype_t dtype) {
+  return dtype.code == HGR_DTYPE_FLOAT && dtype.bits == 32 && dtype.lanes == 1;
+}
+
+bool hgr__dtype_is_i32(hgr_dtype_t dtype) {
+  return dtype.code == HGR_DTYPE_INT && dtype.bits == 32 && dtype.lanes == 1;
+}
+
+hgr_status_t hgr__op_check_dtype(const hgr__op_ctx_t* ctx, int input_index, int output_index,
+                                 bool allow_i32) {
+  bool is_input = output_index < 0;
+  uint32_t index = (uint32_t)(is_input ? input_index : output_index);
+  const hgr__entry_t* entry = is_input ? hgr__op_input(ctx, index) : hgr__op_output(ctx, index);
+  if (hgr__dtype_is_f32(entry->dtype) || (allow_i32 && hgr__dtype_is_i32(entry->dtype))) return HGR_OK;
+  char text[32];
+  return HGR__OP_ERROR(ctx, "%s %u (entry %u) is %s; the op supports float32%s", is_input ? "input" : "output",
+                       index, (uint32_t)(entry - ctx->graph->entries),
+                       hgr_dtype_format(entry->dtype, text, sizeof(text)), allow_i32 ? " and int32" : "");
+}
+
+hgr_status_t hgr__op_check_shape(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry, const char* entry_name,
+                                 const int64_t* shape, int32_t ndim) {
+  bool same = entry->ndim == ndim;
+  for (int32_t d = 0; same && d < ndim; ++d) same = entry->shape[d] == shape[d];
+  if (same) return HGR_OK;
+  hgr__entry_t expected = {0};
+  expected.ndim = ndim;
+  for (int32_t d = 0; d < ndim; ++d) expected.shape[d] = shape[d];
+  char want[160], got[160];
+  return HGR__OP_ERROR(ctx, "%s (entry %u) should be shaped %s, the graph says %s", entry_name,
+                       (uint32_t)(entry - ctx->graph->entries), hgr__entry_shape(&expected, want, sizeof(want)),
+                       hgr__entry_shape(entry, got, sizeof(got)));
+}
+
+hgr_status_t hgr__op_check_range(const hgr__op_ctx_t* ctx, const char* what, uint64_t value, uint64_t max) {
+  if (value <= max) return HGR_OK;
+  return HGR__OP_ERROR(ctx, "%s is %llu; the kernels index with 32-bit integers (at most %llu)", what,
+                       (unsigned long long)value, (unsigned long long)max);
+}
+
+hgr_status_t hgr__op_axis(const hgr__op_ctx_t* ctx, const char* key, int64_t axis, int32_t ndim,
+                          int32_t* out_axis) {
+  if (axis < -(int64_t)ndim || axis >= ndim || (ndim == 0))
+    return HGR__OP_ERROR(ctx, "attr '%s' = %lld is out of range for %d dimension%s", key, (long long)axis,
+                         ndim, ndim == 1 ? "" : "s");
+  *out_axis = (int32_t)(axis < 0 ? axis + ndim : axis);
   return HGR_OK;
+}
+
+/* ---- attrs --------------------------------------------------------------------------- */
+
+static hgr_status_t bad_attr(const hgr__op_ctx_t* ctx, const char* key, const char* value, const char* want) {
+  return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" is not %s", key, value, want);
+}
+
+static const char* skip_space(const char* s) {
+  while (isspace((unsigned char)*s)) ++s;
+  return s;
+}
+
+static bool parse_int(const char* text, const char** end, int64_t* out) {
+  errno = 0;
+  char* stop = NULL;
+  long long value = strtoll(text, &stop, 10);
+  if (stop == text || errno == ERANGE) return false;
+  /* "2.0" is not an int */
+  if (*stop == '.' || *stop == 'e' || *stop == 'E') return false;
+  *out = value;
+  *end = stop;
+  return true;
+}
+
+hgr_status_t hgr__attr_int(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t* out) {
+  const char* value = hgr__node_attr(ctx->node, key);
+  *out = fallback;
+  if (!value) return HGR_OK;
+  const char* end = NULL;
+  if (!parse_int(skip_space(value), &end, out) || *skip_space(end))
+    return bad_attr(ctx, key, value, "an integer");
+  return HGR_OK;
+}
+
+hgr_status_t hgr__attr_float(const hgr__op_ctx_t* ctx, const char* key, double fallback, double* out) {
+  const char* value = hgr__node_attr(ctx->node, key);
+  *out = fallback;
+  if (!value) return HGR_OK;
+  const char* start = skip_space(value);
+  char* stop = NULL;
+  errno = 0;
+  double parsed = strtod(start, &stop);
+  if (stop == start || *skip_space(stop) || (errno == ERANGE && isinf(parsed)) || isnan(parsed))
+    return bad_attr(ctx, key, value, "a number");
+  *out = parsed;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__attr_bool(const hgr__op_ctx_t* ctx, const char* key, bool fallback, bool* out) {
+  const char* value = hgr__node_attr(ctx->node, key);
+  *out = fallback;
+  if (!value) return HGR_OK;
+  if (!strcmp(value, "1") || !strcasecmp(value, "true")) *out = true;
+  else if (!strcmp(value, "0") || !strcasecmp(value, "false")) *out = false;
+  else return bad_attr(ctx, key, value, "a bool (1, 0, true or false)");
+  return HGR_OK;
+}
+
+hgr_status_t hgr__attr_ints(const hgr__op_ctx_t* ctx, const char* key, int64_t* out, uint32_t capacity,
+                            uint32_t* out_count, bool* out_present) {
+  const char* value = hgr__node_attr(ctx->node, key);
+  *out_count = 0;
+  if (out_present) *out_present = false;
+  const char* s = value ? skip_space(value) : NULL;
+  if (!s || !*s || !strcmp(s, "None") || !strcmp(s, "null")) return HGR_OK;
+  char close = 0;
+  if (*s == '[') close = ']';
+  else if (*s == '(') close = ')';
+  if (close) s = skip_space(s + 1);
+  uint32_t count = 0;
+  if (!close || *s != close) {
+    for (;;) {
+      int64_t item;
+      const char* end = NULL;
+      if (!parse_int(s, &end, &item)) return bad_attr(ctx, key, value, "an int or a list of ints");
+      if (count == capacity)
+        return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" has more than %u values", key, value, capacity);
+      out[count++] = item;
+      s = skip_space(end);
+      if (*s != ',') break;
+      s = skip_space(s + 1);
+      if (close && *s == close) break; /* "(2,)" */
+    }
+  }
+  if (close) {
+    if (*s != close) return bad_attr(ctx, key, value, "an int or a list of ints");
+    s = skip_space(s + 1);
+  }
+  if (*s) return bad_attr(ctx, key, value, "an int or a list of ints");
+  *out_count = count;
+  if (out_present) *out_present = true;
+  return HGR_OK;
+}
+
+const char* hgr__attr_string(const hgr__op_ctx_t* ctx, const char* key, const char* fallback) {
+  const char* value = hgr__node_attr(ctx->node, key);
+  return value ? value : fallback;
+}
+
+/* Whether key is a word of the space-separated list. */
+static bool listed(const char* list, const char* key) {
+  size_t length = strlen(key);
+  for (const char* s = list; s && *s;) {
+    while (*s == ' ') ++s;
+    const char* end = s;
+    while (*end && *end != ' ') ++end;
+    if ((size_t)(end - s) == length && !strncmp(s, key, length)) return true;
+    s = end;
+  }
+  return false;
+}
+
+static hgr_status_t check_attrs(const hgr__op_ctx_t* ctx) {
+  for (uint32_t a = 0; a < ctx->node->attr_count; ++a) {
+    const hgr__attr_t* attr = &ctx->node->attrs[a];
+    if (listed(ctx->op->attrs, attr->key) || !strcmp(attr->key, "hash")) continue;
+    if (strstr(attr->key, "layout") && !attr->value[0]) continue;
+    return HGR__OP_ERROR(ctx, "unknown attr '%s' (= \"%s\"); %s%s", attr->key, attr->value,
+                         ctx->op->attrs && ctx->op->attrs[0] ? "the op knows: " : "the op takes no attrs",
+                         ctx->op->attrs ? ctx->op->attrs : "");
+  }
+  return HGR_OK;
+}
+
+/* ---- launches ------------------------------------------------------------------------ */
+
+static void launch_failed(hgr__op_ctx_t* ctx, hgr_status_t status) {
+  if (!ctx->error) ctx->error = status;
+  else hgr_status_free(status);
+}
+
+hgr__launch_plan_t* hgr__op_launch(hgr__op_ctx_t* ctx, const char* kernel) {
+  if (ctx->launch_count == ctx->launch_capacity) {
+    uint32_t capacity = ctx->launch_capacity ? 2 * ctx->launch_capacity : 2;
+    hgr__launch_plan_t* grown = realloc(ctx->launches, capacity * sizeof(*grown));
+    if (!grown) {
+      launch_failed(ctx, HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"));
+      return NULL;
+    }
+    ctx->launches = grown;
+    ctx->launch_capacity = capacity;
+  }
+  hgr__launch_plan_t* l = &ctx->launches[ctx->launch_count++];
+  memset(l, 0, sizeof(*l));
+  if (strlen(kernel) >= sizeof(l->kernel))
+    launch_failed(ctx, HGR_STATUS(HGR_STATUS_INTERNAL, "kernel name '%s' is too long", kernel));
+  snprintf(l->kernel, sizeof(l->kernel), "%s", kernel);
+  return l;
+}
+
+static hgr__arg_t* add_arg(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, hgr__arg_kind_t kind) {
+  if (!l) return NULL;
+  if (l->arg_count == HGR__MAX_ARGS) {
+    launch_failed(ctx, HGR_STATUS(HGR_STATUS_INTERNAL, "%s: kernel %s has more than %d arguments", ctx->label,
+                                  l->kernel, HGR__MAX_ARGS));
+    return NULL;
+  }
+  hgr__arg_t* arg = &l->args[l->arg_count++];
+  memset(arg, 0, sizeof(*arg));
+  arg->kind = kind;
+  return arg;
+}
+
+void hgr__launch_input(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint32_t index) {
+  hgr__arg_t* arg = add_arg(ctx, l, HGR__ARG_INPUT);
+  if (arg) arg->index = index;
+}
+
+void hgr__launch_output(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint32_t index) {
+  hgr__arg_t* arg = add_arg(ctx, l, HGR__ARG_OUTPUT);
+  if (arg) arg->index = index;
+}
+
+void hgr__launch_meta_arg(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l) { add_arg(ctx, l, HGR__ARG_META); }
+
+void hgr__launch_int(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, int32_t value) {
+  hgr__arg_t* arg = add_arg(ctx, l, HGR__ARG_INT);
+  if (arg) arg->i = value;
+}
+
+void hgr__launch_uint(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint32_t value) {
+  hgr__arg_t* arg = add_arg(ctx, l, HGR__ARG_UINT);
+  if (arg) arg->u = value;
+}
+
+void hgr__launch_float(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, float value) {
+  hgr__arg_t* arg = add_arg(ctx, l, HGR__ARG_FLOAT);
+  if (arg) arg->f = value;
+}
+
+void hgr__launch_local(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, size_t bytes) {
+  hgr__arg_t* arg = add_arg(ctx, l, HGR__ARG_LOCAL);
+  if (arg) arg->local_bytes = bytes ? bytes : 4;
+}
+
+void hgr__launch_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const int32_t* values, uint32_t count) {
+  if (!l) return;
+  if (l->meta_count + count > l->meta_capacity) {
+    uint32_t capacity = l->meta_capacity ? l->meta_capacity : 16;
+    while (capacity < l->meta_count + count) capacity *= 2;
+    int32_t* grown = realloc(l->meta, capacity * sizeof(int32_t));
+    if (!grown) {
+      launch_failed(ctx, HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"));
+      return;
+    }
+    l->meta = grown;
+    l->meta_capacity = capacity;
+  }
+  memcpy(l->meta + l->meta_count, values, count * sizeof(int32_t));
+  l->meta_count += count;
+}
+
+void hgr__launch_meta1(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, int32_t value) {
+  hgr__launch_meta(ctx, l, &value, 1);
+}
+
+void hgr__launch_1d(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t count) {
+  if (!l) return;
+  size_t local = ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;
+  if (ctx->limits.max_work_item[0] && local > ctx->limits.max_work_item[0]) local = ctx->limits.max_work_item[0];
+  if (local == 0) local = 1;
+  size_t global[1] = {(size_t)count}, local_sizes[1] = {local};
+  hgr__launch_nd(l, 1, global, local_sizes);
+}
+
+void hgr__launch_nd(hgr__launch_plan_t* l, cl_uint dims, const size_t* global, const size_t* local) {
+  if (!l) return;
+  memset(&l->launch, 0, sizeof(l->launch));
+  l->launch.work_dim = dims;
+  l->launch.use_local = true;
+  for (cl_uint d = 0; d < dims; ++d) {
+    size_t lsize = local[d] ? local[d] : 1;
+    size_t g = (global[d] + lsize - 1) / lsize * lsize;
+    l->launch.global[d] = g ? g : lsize;
+    l->launch.local[d] = lsize;
+  }
+}
+
+/* ---- planning ------------------------------------------------------------------------ */
+
+void hgr__op_ctx_free(hgr__op_ctx_t* ctx) {
+  for (uint32_t i = 0; i < ctx->launch_count; ++i) free(ctx->launches[i].meta);
+  free(ctx->launches);
+  hgr_status_free(ctx->error);
+  memset(ctx, 0, sizeof(*ctx));
+}
+
+static hgr_status_t unknown_op(const hgr__op_ctx_t* ctx) {
+  char known[2048] = "";
+  size_t used = 0;
+  for (size_t f = 0; f < FAMILY_COUNT; ++f)
+    for (const hgr__op_t* op = families[f]; op->name && used < sizeof(known); ++op)
+      used += (size_t)snprintf(known + used, sizeof(known) - used, "%s, ", op->name);
+  return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: unknown func_name '%s'; known: %s__nop, __copy",
+                    ctx->label, ctx->node->func_name, known);
+}
+
+static hgr_status_t check_count(const hgr__op_ctx_t* ctx, const char* what, uint32_t count, uint32_t min,
+                                uint32_t max) {
+  if (count >= min && count <= max) return HGR_OK;
+  char range[64];
+  if (min == max) snprintf(range, sizeof(range), "%u", min);
+  else if (max == UINT32_MAX) snprintf(range, sizeof(range), "%u or more", min);
+  else snprintf(range, sizeof(range), "%u to %u", min, max);
+  return HGR__OP_ERROR(ctx, "takes %s %s, the node has %u", range, what, count);
+}
+
+hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr__limits_t* limits,
+                          hgr__op_ctx_t* ctx) {
+  memset(ctx, 0, sizeof(*ctx));
+  ctx->graph = graph;
+  ctx->node_id = node_id;
+  ctx->node = &graph->nodes[node_id];
+  ctx->limits = *limits;
+  hgr__node_label(graph, node_id, ctx->label, sizeof(ctx->label));
+  ctx->op = hgr__op_find(ctx->node->func_name);
+  if (!ctx->op) return unknown_op(ctx);
+  hgr_status_t status = check_count(ctx, "input(s)", ctx->node->input_count, ctx->op->min_inputs, ctx->op->max_inputs);
+  if (!status)
+    status = check_count(ctx, "output(s)", ctx->node->num_outputs, ctx->op->min_outputs, ctx->op->max_outputs);
+  if (!status) status = check_attrs(ctx);
+  if (!status) status = ctx->op->plan(ctx);
+  if (!status && ctx->error) {
+    status = ctx->error;
+    ctx->error = NULL;
+  }
+  if (!status && ctx->launch_count == 0 && !ctx->op->alias_when_shared)
+    status = HGR_STATUS(HGR_STATUS_INTERNAL, "%s: op '%s' planned no launch", ctx->label, ctx->op->name);
+  if (status) hgr__op_ctx_free(ctx);
+  return status;
 }

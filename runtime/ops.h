@@ -1,5 +1,17 @@
-/* The op registry: func_name -> kernel, with its validation, argument binding and
- * NDRange rule. `__nop` and `__copy` are the runtime's and not in the registry. */
+/* The op registry: func_name -> one or more kernel launches, planned from the node's
+ * shapes, dtypes and attrs. `__nop` and `__copy` are the runtime's and not in the
+ * registry.
+ *
+ * An op is a plan function. It checks the node (input and output counts, dtypes,
+ * shapes, attrs) and describes the launches that compute it: kernel name, arguments
+ * (input and output buffers, scalars, local memory, and one small read-only int32
+ * "meta" buffer of shapes and strides), and the NDRange. The executor turns the
+ * description into cl_kernels once, at creation, and enqueues the launches of a
+ * step in order on one in-order queue (so launch k+1 sees launch k's writes).
+ *
+ * Ops live in families, one runtime/ops_<family>.c and one kernels/<family>.cl
+ * each; a family exports a table terminated by an entry whose name is NULL, and
+ * kernels.c lists the tables. */
 #ifndef HGR_OPS_H_
 #define HGR_OPS_H_
 
@@ -14,32 +26,167 @@ typedef struct hgr__launch_t {
   bool use_local; /* false: let the driver choose */
 } hgr__launch_t;
 
+typedef enum hgr__arg_kind_t {
+  HGR__ARG_INPUT,  /* buffer of input `index` */
+  HGR__ARG_OUTPUT, /* buffer of output `index` */
+  HGR__ARG_META,   /* the launch's meta buffer (__global const int*) */
+  HGR__ARG_INT,    /* int */
+  HGR__ARG_UINT,   /* uint */
+  HGR__ARG_FLOAT,  /* float */
+  HGR__ARG_LOCAL,  /* __local memory of `local_bytes` */
+} hgr__arg_kind_t;
+
+typedef struct hgr__arg_t {
+  hgr__arg_kind_t kind;
+  uint32_t index;
+  int32_t i;
+  uint32_t u;
+  float f;
+  size_t local_bytes;
+} hgr__arg_t;
+
+#define HGR__MAX_ARGS 24
+
+/* One kernel launch of a planned op. */
+typedef struct hgr__launch_plan_t {
+  const char* source; /* kernels/<source>.cl; NULL: the op's */
+  char kernel[64];    /* entry point (copied in) */
+  hgr__arg_t args[HGR__MAX_ARGS];
+  uint32_t arg_count;
+  int32_t* meta;      /* malloc'd, meta_count values; NULL when the launch has none */
+  uint32_t meta_count;
+  uint32_t meta_capacity;
+  hgr__launch_t launch;
+} hgr__launch_plan_t;
+
+/* What a device (and the kernel, once built) allows. */
+typedef struct hgr__limits_t {
+  size_t max_work_group;   /* min(device, CL_KERNEL_WORK_GROUP_SIZE once known) */
+  size_t max_work_item[3];
+  uint64_t local_mem_bytes;
+} hgr__limits_t;
+
 typedef struct hgr__op_t hgr__op_t;
+
+/* An op being planned for one node. */
+typedef struct hgr__op_ctx_t {
+  const hgr__op_t* op;
+  const hgr_graph_t* graph;
+  uint32_t node_id;
+  const hgr__node_t* node;
+  char label[160];       /* "node 7 'conv1'" */
+  hgr__limits_t limits;
+  hgr_status_t error;    /* first failure of a launch helper (out of memory, too many args) */
+  hgr__launch_plan_t* launches;
+  uint32_t launch_count;
+  uint32_t launch_capacity;
+} hgr__op_ctx_t;
+
 struct hgr__op_t {
-  const char* name;   /* func_name */
-  const char* source; /* kernels/<source>.cl */
-  const char* kernel; /* entry point */
-  uint32_t inputs;    /* exact number of inputs */
-  /* Checks that the node's shapes, dtypes and attrs suit the op. */
-  hgr_status_t (*validate)(const hgr__op_t* op, const hgr_graph_t* graph, uint32_t node_id);
-  /* Sets the kernel arguments (buffers: inputs then outputs) and the NDRange, for a
-   * device whose largest work-group is max_work_group. */
-  hgr_status_t (*bind)(const hgr__op_t* op, const hgr_graph_t* graph, uint32_t node_id,
-                       cl_kernel kernel, const cl_mem* inputs, const cl_mem* outputs,
-                       size_t max_work_group, hgr__launch_t* out_launch);
+  const char* name;      /* func_name */
+  const char* source;    /* kernels/<source>.cl */
+  uint32_t min_inputs, max_inputs;   /* max UINT32_MAX: any number */
+  uint32_t min_outputs, max_outputs;
+  /* Space-separated attr names the op reads (Relay's names); any other attr of the
+   * node is an error, except "hash" and empty "*layout*" values, which TVM emits. */
+  const char* attrs;
+  /* Checks the node and fills ctx's launches. */
+  hgr_status_t (*plan)(hgr__op_ctx_t* ctx);
+  /* Op-specific constant for plan (e.g. which expression a shared plan computes). */
+  int variant;
+  /* A reshape-like op: when its output shares its input's storage id it is an alias
+   * and runs nothing (like __nop). */
+  bool alias_when_shared;
 };
+
+/* ---- registry ---------------------------------------------------------------------- */
 
 /* The op called name, or NULL. */
 const hgr__op_t* hgr__op_find(const char* name);
 
-/* The op of node node_id. INVALID_ARGUMENT naming the node and listing the known
- * func_names when there is none. */
-hgr_status_t hgr__op_resolve(const hgr_graph_t* graph, uint32_t node_id, const hgr__op_t** out_op);
+/* Plans node node_id for a device with the given limits: finds the op, checks the
+ * input and output counts and the attrs against the op's list, and calls its plan.
+ * On success *ctx holds the launches (free with hgr__op_ctx_free); on failure the
+ * status names the node. INVALID_ARGUMENT for an unknown func_name (listing the
+ * known ones), a wrong count, an unknown attr or anything the op rejects. */
+hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr__limits_t* limits,
+                          hgr__op_ctx_t* ctx);
+void hgr__op_ctx_free(hgr__op_ctx_t* ctx);
 
 /* The embedded source called name (kernels/<name>.cl), or NULL. */
 const char* hgr__kernel_source(const char* name, size_t* out_length);
 
 /* "node 7 'conv1'" style prefix for messages, into buffer. */
 const char* hgr__node_label(const hgr_graph_t* graph, uint32_t node_id, char* buffer, size_t capacity);
+
+/* ---- for plan functions -------------------------------------------------------------- */
+
+/* INVALID_ARGUMENT status prefixed with the node label and the op name:
+ * "node 7 'conv1' (conv2d): <message>". */
+#define HGR__OP_ERROR(ctx, ...) hgr__op_error((ctx), __FILE__, __LINE__, __VA_ARGS__)
+hgr_status_t hgr__op_error(const hgr__op_ctx_t* ctx, const char* file, int line, const char* format, ...)
+    HGR_PRINTF(4, 5);
+
+uint32_t hgr__op_input_count(const hgr__op_ctx_t* ctx);
+uint32_t hgr__op_output_count(const hgr__op_ctx_t* ctx);
+const hgr__entry_t* hgr__op_input(const hgr__op_ctx_t* ctx, uint32_t i);
+const hgr__entry_t* hgr__op_output(const hgr__op_ctx_t* ctx, uint32_t i);
+
+bool hgr__dtype_is_f32(hgr_dtype_t dtype);
+bool hgr__dtype_is_i32(hgr_dtype_t dtype);
+
+/* Checks that input i (output_index < 0) or output output_index is float32, or
+ * also int32 when allow_i32; the error names the entry and its dtype. */
+hgr_status_t hgr__op_check_dtype(const hgr__op_ctx_t* ctx, int input_index, int output_index,
+                                 bool allow_i32);
+/* Checks that an entry's shape equals `shape` (ndim values); the error names what
+ * was expected (`what`, e.g. "the output") and what the graph declares. */
+hgr_status_t hgr__op_check_shape(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry, const char* entry_name,
+                                 const int64_t* shape, int32_t ndim);
+/* Checks that a count fits a kernel's indexing: at most max (INT32_MAX for int,
+ * UINT32_MAX for uint indices). */
+hgr_status_t hgr__op_check_range(const hgr__op_ctx_t* ctx, const char* what, uint64_t value, uint64_t max);
+
+/* Attrs. A missing attr gives the default (and *out_present = false where asked).
+ * A value that does not parse is an error naming the node, the attr and the value.
+ * Ints: "3"; floats: "0.01", "1e-5", "inf", "-inf"; bools: "1"/"0"/"true"/"false"
+ * (any case); int lists: "[2, 2]", "(2, 2)", "[]" or a bare int "2" (one value);
+ * "None"/"null"/"" for a list means absent. */
+hgr_status_t hgr__attr_int(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t* out);
+hgr_status_t hgr__attr_float(const hgr__op_ctx_t* ctx, const char* key, double fallback, double* out);
+hgr_status_t hgr__attr_bool(const hgr__op_ctx_t* ctx, const char* key, bool fallback, bool* out);
+/* Up to capacity ints into out; *out_count values; *out_present (may be NULL). */
+hgr_status_t hgr__attr_ints(const hgr__op_ctx_t* ctx, const char* key, int64_t* out, uint32_t capacity,
+                            uint32_t* out_count, bool* out_present);
+/* The string value, or fallback when absent. Never fails. */
+const char* hgr__attr_string(const hgr__op_ctx_t* ctx, const char* key, const char* fallback);
+
+/* An axis in [-ndim, ndim) made non-negative; error naming the attr otherwise. */
+hgr_status_t hgr__op_axis(const hgr__op_ctx_t* ctx, const char* key, int64_t axis, int32_t ndim,
+                          int32_t* out_axis);
+
+/* Launches. hgr__op_launch appends one (kernel of the op's source; the name is
+ * copied, at most 63 characters) and returns it, or NULL when out of memory
+ * (ctx->error says so); the helpers below accept that NULL and record their own
+ * failures in ctx->error too, which hgr__op_plan returns after plan. */
+hgr__launch_plan_t* hgr__op_launch(hgr__op_ctx_t* ctx, const char* kernel);
+void hgr__launch_input(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint32_t index);
+void hgr__launch_output(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint32_t index);
+void hgr__launch_meta_arg(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l);
+void hgr__launch_int(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, int32_t value);
+void hgr__launch_uint(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint32_t value);
+void hgr__launch_float(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, float value);
+void hgr__launch_local(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, size_t bytes);
+/* Appends values to the launch's meta buffer. */
+void hgr__launch_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const int32_t* values, uint32_t count);
+void hgr__launch_meta1(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, int32_t value);
+
+/* NDRange helpers. 1-D: one work-item per each of count items, in work-groups of up
+ * to 64 (fewer when the limits say so), global rounded up (kernels check bounds; a
+ * count of 0 still launches one group). */
+void hgr__launch_1d(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t count);
+/* N-D with an explicit local size (each local[d] must be <= the limits, checked by
+ * the caller); global[d] is rounded up to a multiple of local[d]. */
+void hgr__launch_nd(hgr__launch_plan_t* l, cl_uint dims, const size_t* global, const size_t* local);
 
 #endif /* HGR_OPS_H_ */

@@ -200,6 +200,13 @@ static hgr_status_t create_queues(hgr_executor_t* executor) {
   return HGR_OK;
 }
 
+static void device_limits(const hgr__device_t* device, hgr__limits_t* limits) {
+  limits->max_work_group = device->info.max_work_group_size ? device->info.max_work_group_size : 1;
+  for (int d = 0; d < 3; ++d)
+    limits->max_work_item[d] = device->info.max_work_item_sizes[d] ? device->info.max_work_item_sizes[d] : 1;
+  limits->local_mem_bytes = device->info.local_mem_bytes;
+}
+
 static const char* key_spec(const hgr_executor_t* executor, size_t entry_id, char* buffer, size_t capacity) {
   int32_t key = executor->graph->entries[entry_id].device_key;
   const char* spec = hgr_instance_device(executor->instance, executor->entry_device[entry_id])->spec;
@@ -209,13 +216,11 @@ static const char* key_spec(const hgr_executor_t* executor, size_t entry_id, cha
 }
 
 /* Fills one step from its node: kind, device, storages; checks placement and op. */
-static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__step_t* step,
-                              const hgr__op_t** out_op) {
+static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__step_t* step) {
   const hgr_graph_t* graph = executor->graph;
   const hgr__node_t* node = &graph->nodes[node_id];
   char label[160], where_a[128], where_b[128];
   hgr__node_label(graph, node_id, label, sizeof(label));
-  *out_op = NULL;
   step->node_id = node_id;
   uint32_t first_out = graph->node_row_ptr[node_id];
   step->device_index = executor->entry_device[first_out];
@@ -256,41 +261,121 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
                         key_spec(executor, in_entry, where_b, sizeof(where_b)));
   }
   if (step->kind == HGR__STEP_NOP) return HGR_OK;
-  const hgr__op_t* op = NULL;
-  HGR_RETURN_IF_ERROR(hgr__op_resolve(graph, node_id, &op));
-  HGR_RETURN_IF_ERROR(op->validate(op, graph, node_id));
-  hgr__exec_device(executor, step->device_index)->usage.kernel_nodes++;
-  *out_op = op;
+  hgr__limits_t limits;
+  device_limits(&executor->instance->devices[step->device_index], &limits);
+  HGR_RETURN_IF_ERROR(hgr__op_plan(graph, node_id, &limits, &step->plan));
+  /* A reshape-like op whose output aliases its input runs nothing. */
+  if (step->plan.launch_count == 0) step->kind = HGR__STEP_NOP;
+  else hgr__exec_device(executor, step->device_index)->usage.kernel_nodes++;
   return HGR_OK;
 }
 
-static hgr_status_t bind_kernel(hgr_executor_t* executor, hgr__step_t* step, const hgr__op_t* op) {
+static hgr_status_t create_kernel(hgr_executor_t* executor, const hgr__step_t* step,
+                                  const hgr__launch_plan_t* plan, cl_kernel* out_kernel, size_t* out_work_group) {
+  *out_kernel = NULL;
   size_t slot = (size_t)(hgr__exec_device(executor, step->device_index) - executor->devices);
+  const hgr__device_t* device = &executor->instance->devices[step->device_index];
   cl_program program;
-  HGR_RETURN_IF_ERROR(hgr__program_get(executor, slot, op->source, &program));
-  char label[160];
-  hgr__node_label(executor->graph, step->node_id, label, sizeof(label));
+  HGR_RETURN_IF_ERROR(hgr__program_get(executor, slot, plan->source ? plan->source : step->plan.op->source, &program));
+  cl_int error = CL_SUCCESS;
+  cl_kernel kernel = clCreateKernel(program, plan->kernel, &error);
+  if (error != CL_SUCCESS || !kernel)
+    return HGR_CL_STATUS(error, "clCreateKernel(%s) for %s on %s", plan->kernel, step->plan.label, device->info.spec);
+  error = clGetKernelWorkGroupInfo(kernel, device->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(*out_work_group),
+                                   out_work_group, NULL);
+  if (error != CL_SUCCESS) {
+    clReleaseKernel(kernel);
+    return HGR_CL_STATUS(error, "clGetKernelWorkGroupInfo(%s) for %s on %s", plan->kernel, step->plan.label,
+                         device->info.spec);
+  }
+  *out_kernel = kernel;
+  return HGR_OK;
+}
+
+static size_t work_group_of(const hgr__launch_t* launch) {
+  if (!launch->use_local) return 1;
+  size_t items = 1;
+  for (cl_uint d = 0; d < launch->work_dim; ++d) items *= launch->local[d];
+  return items;
+}
+
+static hgr_status_t set_args(hgr_executor_t* executor, const hgr__step_t* step, const hgr__launch_plan_t* plan,
+                             hgr__kernel_launch_t* bound) {
   const char* spec = hgr_instance_device(executor->instance, step->device_index)->spec;
   cl_int error = CL_SUCCESS;
-  step->kernel = clCreateKernel(program, op->kernel, &error);
-  if (error != CL_SUCCESS || !step->kernel) {
-    step->kernel = NULL;
-    return HGR_CL_STATUS(error, "clCreateKernel(%s) for %s on %s", op->kernel, label, spec);
+  if (plan->meta_count) {
+    cl_context context = executor->queues[step->queue].context;
+    bound->meta = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, plan->meta_count * sizeof(int32_t),
+                                 plan->meta, &error);
+    if (error != CL_SUCCESS || !bound->meta) {
+      bound->meta = NULL;
+      return HGR_CL_STATUS(error, "clCreateBuffer(%u shape values) for %s on %s", plan->meta_count, step->plan.label,
+                           spec);
+    }
   }
-  cl_mem inputs[16], outputs[16];
-  if (step->in_count > 16 || step->out_count > 16)
-    return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: too many arguments", label);
-  for (uint32_t i = 0; i < step->in_count; ++i) inputs[i] = executor->storages[step->in_storages[i]].mem;
-  for (uint32_t i = 0; i < step->out_count; ++i) outputs[i] = executor->storages[step->out_storages[i]].mem;
-  size_t max_work_group = 0;
-  const hgr__device_t* device = &executor->instance->devices[step->device_index];
-  error = clGetKernelWorkGroupInfo(step->kernel, device->device, CL_KERNEL_WORK_GROUP_SIZE,
-                                   sizeof(max_work_group), &max_work_group, NULL);
-  if (error != CL_SUCCESS)
-    return HGR_CL_STATUS(error, "clGetKernelWorkGroupInfo(%s) for %s on %s", op->kernel, label, spec);
-  if (max_work_group > device->info.max_work_group_size) max_work_group = device->info.max_work_group_size;
-  return op->bind(op, executor->graph, step->node_id, step->kernel, inputs, outputs, max_work_group,
-                  &step->launch);
+  for (cl_uint a = 0; a < plan->arg_count && error == CL_SUCCESS; ++a) {
+    const hgr__arg_t* arg = &plan->args[a];
+    const cl_mem* mem = NULL;
+    switch (arg->kind) {
+      case HGR__ARG_INPUT: mem = &executor->storages[step->in_storages[arg->index]].mem; break;
+      case HGR__ARG_OUTPUT: mem = &executor->storages[step->out_storages[arg->index]].mem; break;
+      case HGR__ARG_META: mem = &bound->meta; break;
+      case HGR__ARG_INT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_int), &arg->i); break;
+      case HGR__ARG_UINT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_uint), &arg->u); break;
+      case HGR__ARG_FLOAT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_float), &arg->f); break;
+      case HGR__ARG_LOCAL: error = clSetKernelArg(bound->kernel, a, arg->local_bytes, NULL); break;
+    }
+    if (mem) error = clSetKernelArg(bound->kernel, a, sizeof(cl_mem), mem);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "clSetKernelArg(%s, arg %u) for %s on %s", plan->kernel, a, step->plan.label, spec);
+  }
+  bound->launch = plan->launch;
+  return HGR_OK;
+}
+
+void hgr__step_release_kernels(hgr__step_t* step) {
+  for (uint32_t k = 0; k < step->launch_count; ++k) {
+    if (step->launches[k].kernel) clReleaseKernel(step->launches[k].kernel);
+    if (step->launches[k].meta) clReleaseMemObject(step->launches[k].meta);
+  }
+  free(step->launches);
+  step->launches = NULL;
+  step->launch_count = 0;
+  hgr__op_ctx_free(&step->plan);
+}
+
+/* Creates the step's kernels and sets their arguments. When a kernel allows smaller
+ * work-groups than its device (CL_KERNEL_WORK_GROUP_SIZE), the op is planned again
+ * within that limit. */
+static hgr_status_t bind_kernels(hgr_executor_t* executor, hgr__step_t* step) {
+  for (int attempt = 0;; ++attempt) {
+    uint32_t count = step->plan.launch_count;
+    step->launches = calloc(count, sizeof(*step->launches));
+    if (!step->launches) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    step->launch_count = count;
+    size_t smallest = SIZE_MAX;
+    bool fits = true;
+    for (uint32_t k = 0; k < count; ++k) {
+      size_t work_group = 0;
+      HGR_RETURN_IF_ERROR(create_kernel(executor, step, &step->plan.launches[k], &step->launches[k].kernel, &work_group));
+      if (work_group < smallest) smallest = work_group;
+      if (work_group_of(&step->plan.launches[k].launch) > work_group) fits = false;
+    }
+    if (!fits) {
+      hgr__limits_t limits = step->plan.limits;
+      if (attempt == 3 || smallest >= limits.max_work_group)
+        return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the op plans work-groups larger than its kernels allow (%zu)",
+                          step->plan.label, smallest);
+      limits.max_work_group = smallest;
+      hgr__step_release_kernels(step);
+      HGR_RETURN_IF_ERROR(hgr__op_plan(executor->graph, step->node_id, &limits, &step->plan));
+      continue;
+    }
+    for (uint32_t k = 0; k < count; ++k)
+      HGR_RETURN_IF_ERROR(set_args(executor, step, &step->plan.launches[k], &step->launches[k]));
+    hgr__op_ctx_free(&step->plan);
+    return HGR_OK;
+  }
 }
 
 hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
@@ -310,7 +395,6 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->plan_only = options->plan_only;
   executor->profiling = options->profiling;
   executor->fail_node = UINT32_MAX;
-  const hgr__op_t** ops = NULL;
   hgr_status_t status = HGR_OK;
 
   executor->entry_device = calloc(graph->entry_count + 1, sizeof(size_t));
@@ -319,8 +403,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->storages = calloc(graph->storage_count + 1, sizeof(hgr__storage_t));
   for (uint32_t n = 0; n < graph->node_count; ++n) executor->step_count += graph->nodes[n].is_op;
   executor->steps = calloc(executor->step_count + 1, sizeof(hgr__step_t));
-  ops = calloc(executor->step_count + 1, sizeof(*ops));
-  if (!executor->entry_device || !executor->input_set || !executor->output_staging || !executor->storages || !executor->steps || !ops) {
+  if (!executor->entry_device || !executor->input_set || !executor->output_staging || !executor->storages || !executor->steps) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
@@ -330,7 +413,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   for (uint32_t n = 0; n < graph->node_count; ++n) {
     if (!graph->nodes[n].is_op) continue;
     hgr__step_t* step = &executor->steps[s];
-    if ((status = plan_step(executor, n, step, &ops[s]))) goto cleanup;
+    if ((status = plan_step(executor, n, step))) goto cleanup;
     step->queue = hgr__exec_device(executor, step->device_index)->compute_queue;
     step->done_count = 1;
     ++s;
@@ -368,12 +451,11 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       goto cleanup;
     }
-    if (step->kind == HGR__STEP_KERNEL && (status = bind_kernel(executor, step, ops[s]))) goto cleanup;
+    if (step->kind == HGR__STEP_KERNEL && (status = bind_kernels(executor, step))) goto cleanup;
   }
   if (options->params) status = hgr_executor_load_params(executor, options->params, NULL);
 
 cleanup:
-  free(ops);
   if (status) {
     hgr_executor_release(executor);
     return status;

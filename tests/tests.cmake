@@ -18,7 +18,7 @@ hgr_test(NAME e2e_context_per_device SOURCE test_e2e.c ARGS context-per-device)
 hgr_test(NAME e2e_many_runs SOURCE test_e2e.c ARGS many-runs)
 hgr_test(NAME e2e_api_errors SOURCE test_e2e.c ARGS api-errors)
 
-target_sources(hgr_testlib PRIVATE reference.c graphgen.c)
+target_sources(hgr_testlib PRIVATE reference.c graphgen.c optest.c)
 
 # Graph, params, npy
 hgr_test(NAME graph_loader SOURCE test_graph.c)
@@ -36,6 +36,14 @@ hgr_test(NAME failure_pocl_to_pocl_per_device_context SOURCE test_failures.c ARG
 hgr_test(NAME ops_pocl SOURCE test_ops.c ARGS pocl:0)
 hgr_test(NAME ops_rusticl SOURCE test_ops.c ARGS rusticl:0)
 hgr_test(NAME ops_oclgrind SOURCE test_ops.c ARGS oclgrind:0)
+
+# Op families against plain-C references (tests/optest.c), per platform; Oclgrind
+# runs every kernel with its memory, race and uninitialized-value checks.
+foreach(family elementwise)
+  hgr_test(NAME ops_${family}_pocl SOURCE test_ops_${family}.c ARGS pocl:0)
+  hgr_test(NAME ops_${family}_rusticl SOURCE test_ops_${family}.c ARGS rusticl:0)
+  hgr_test(NAME ops_${family}_oclgrind SOURCE test_ops_${family}.c ARGS oclgrind:0)
+endforeach()
 
 # Executor API: params, default bindings, limits, plan-only
 hgr_test(NAME executor_api SOURCE test_executor_api.c)

@@ -67,6 +67,7 @@ typedef struct hgr_device_info_t {
   uint64_t max_alloc_bytes;
   uint32_t base_address_align_bits; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bits */
   size_t max_work_group_size;
+  size_t max_work_item_sizes[3]; /* CL_DEVICE_MAX_WORK_ITEM_SIZES, first 3 dimensions */
   bool fp16;                   /* cl_khr_fp16 */
   bool fp64;                   /* cl_khr_fp64 or a non-zero CL_DEVICE_DOUBLE_FP_CONFIG */
   bool unified_memory;         /* CL_DEVICE_HOST_UNIFIED_MEMORY */

@@ -1,0 +1,15 @@
+/* The op families: each runtime/ops_<name>.c defines hgr__ops_<name>[], a table of
+ * hgr__op_t ending with an entry whose name is NULL. Add a family here. */
+#ifndef HGR_OPS_FAMILIES_H_
+#define HGR_OPS_FAMILIES_H_
+
+#include "ops.h"
+
+#define HGR__OP_FAMILIES \
+  HGR__FAMILY(elementwise)
+
+#define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];
+HGR__OP_FAMILIES
+#undef HGR__FAMILY
+
+#endif /* HGR_OPS_FAMILIES_H_ */

@@ -1,0 +1,253 @@
+#include "optest.h"
+
+#include <math.h>
+#include <string.h>
+
+hgr_instance_t* hgr_optest_instance;
+const char* hgr_optest_device;
+
+void hgr_optest_init(hgr_optest_t* t, const char* op, const char* attrs) {
+  memset(t, 0, sizeof(*t));
+  t->op = op;
+  snprintf(t->attrs, sizeof(t->attrs), "%s", attrs ? attrs : "");
+}
+
+static void* add_tensor(hgr_optest_tensor_t* tensor, const char* dtype, int32_t ndim, const int64_t* shape) {
+  assert_true(ndim >= 0 && ndim <= HGR_OPTEST_MAX_DIMS);
+  tensor->dtype = dtype;
+  tensor->ndim = ndim;
+  tensor->count = 1;
+  for (int32_t d = 0; d < ndim; ++d) {
+    tensor->shape[d] = shape[d];
+    tensor->count *= (uint64_t)shape[d];
+  }
+  tensor->data = calloc(tensor->count ? tensor->count : 1, 4);
+  assert_non_null(tensor->data);
+  return tensor->data;
+}
+
+void* hgr_optest_input(hgr_optest_t* t, const char* dtype, int32_t ndim, const int64_t* shape) {
+  assert_true(t->input_count < HGR_OPTEST_MAX_TENSORS);
+  return add_tensor(&t->inputs[t->input_count++], dtype, ndim, shape);
+}
+
+void* hgr_optest_output(hgr_optest_t* t, const char* dtype, int32_t ndim, const int64_t* shape) {
+  assert_true(t->output_count < HGR_OPTEST_MAX_TENSORS);
+  return add_tensor(&t->outputs[t->output_count++], dtype, ndim, shape);
+}
+
+void hgr_optest_tolerance(hgr_optest_t* t, double rtol, double atol) {
+  t->rtol = rtol;
+  t->atol = atol;
+}
+
+void hgr_optest_free(hgr_optest_t* t) {
+  for (uint32_t i = 0; i < t->input_count; ++i) free(t->inputs[i].data);
+  for (uint32_t i = 0; i < t->output_count; ++i) free(t->outputs[i].data);
+  memset(t, 0, sizeof(*t));
+}
+
+static bool is_int(const hgr_optest_tensor_t* tensor) { return !strcmp(tensor->dtype, "int32"); }
+
+void hgr_optest_fill(hgr_optest_tensor_t* tensor, hgr_test_rng_t* rng, float lo, float hi) {
+  for (uint64_t i = 0; i < tensor->count; ++i) {
+    if (is_int(tensor)) {
+      int32_t span = (int32_t)hi - (int32_t)lo;
+      ((int32_t*)tensor->data)[i] = (int32_t)lo + (int32_t)hgr_test_rng_below(rng, span > 0 ? (uint32_t)span : 1);
+    } else {
+      ((float*)tensor->data)[i] = hgr_test_rng_float(rng, lo, hi);
+    }
+  }
+}
+
+/* ---- the graph ------------------------------------------------------------------------ */
+
+typedef struct text_t {
+  char* data;
+  size_t length, capacity;
+} text_t;
+
+static void append(text_t* text, const char* format, ...) HGR_PRINTF(2, 3);
+static void append(text_t* text, const char* format, ...) {
+  for (;;) {
+    va_list args;
+    va_start(args, format);
+    int n = vsnprintf(text->data + text->length, text->capacity - text->length, format, args);
+    va_end(args);
+    assert_true(n >= 0);
+    if ((size_t)n < text->capacity - text->length) {
+      text->length += (size_t)n;
+      return;
+    }
+    text->capacity = 2 * text->capacity + (size_t)n;
+    text->data = realloc(text->data, text->capacity);
+    assert_non_null(text->data);
+  }
+}
+
+static void append_shape(text_t* text, const hgr_optest_tensor_t* tensor) {
+  append(text, "[");
+  for (int32_t d = 0; d < tensor->ndim; ++d) append(text, "%s%lld", d ? ", " : "", (long long)tensor->shape[d]);
+  append(text, "]");
+}
+
+char* hgr_optest_graph_json(const hgr_optest_t* t) {
+  text_t text = {malloc(4096), 0, 4096};
+  assert_non_null(text.data);
+  uint32_t n = t->input_count, m = t->output_count;
+  append(&text, "{\"nodes\": [");
+  for (uint32_t i = 0; i < n; ++i) append(&text, "{\"op\": \"null\", \"name\": \"x%u\", \"inputs\": []}, ", i);
+  append(&text,
+         "{\"op\": \"tvm_op\", \"name\": \"%s_node\", \"attrs\": {\"func_name\": \"%s\", \"num_inputs\": \"%u\", "
+         "\"num_outputs\": \"%u\", \"flatten_data\": \"0\"%s%s}, \"inputs\": [",
+         t->op, t->op, n, m, t->attrs[0] ? ", " : "", t->attrs);
+  for (uint32_t i = 0; i < n; ++i) append(&text, "%s[%u, 0, 0]", i ? ", " : "", i);
+  append(&text, "]}], \"arg_nodes\": [");
+  for (uint32_t i = 0; i < n; ++i) append(&text, "%s%u", i ? ", " : "", i);
+  append(&text, "], \"node_row_ptr\": [");
+  for (uint32_t i = 0; i <= n; ++i) append(&text, "%u, ", i);
+  append(&text, "%u], \"heads\": [", n + m);
+  for (uint32_t k = 0; k < m; ++k) append(&text, "%s[%u, %u, 0]", k ? ", " : "", n, k);
+  append(&text, "], \"attrs\": {\"storage_id\": [\"list_int\", [");
+  for (uint32_t i = 0; i < n + m; ++i)
+    append(&text, "%s%u", i ? ", " : "", t->alias_output && i == n ? 0 : i);
+  append(&text, "]], \"shape\": [\"list_shape\", [");
+  for (uint32_t i = 0; i < n + m; ++i) {
+    append(&text, "%s", i ? ", " : "");
+    append_shape(&text, i < n ? &t->inputs[i] : &t->outputs[i - n]);
+  }
+  append(&text, "]], \"dltype\": [\"list_str\", [");
+  for (uint32_t i = 0; i < n + m; ++i)
+    append(&text, "%s\"%s\"", i ? ", " : "", i < n ? t->inputs[i].dtype : t->outputs[i - n].dtype);
+  append(&text, "]]}}");
+  return text.data;
+}
+
+/* ---- running -------------------------------------------------------------------------- */
+
+bool hgr_optest_is_simulator(const char* device_spec) { return strstr(device_spec, "oclgrind") != NULL; }
+
+static void describe(const hgr_optest_t* t, const char* device_spec, char* buffer, size_t capacity) {
+  text_t text = {malloc(1024), 0, 1024};
+  assert_non_null(text.data);
+  append(&text, "%s {%s} on %s, inputs", t->op, t->attrs, device_spec);
+  for (uint32_t i = 0; i < t->input_count; ++i) {
+    append(&text, " %s", t->inputs[i].dtype);
+    append_shape(&text, &t->inputs[i]);
+  }
+  snprintf(buffer, capacity, "%s", text.data);
+  free(text.data);
+}
+
+static hgr_status_t create(hgr_instance_t* instance, const char* device_spec, const hgr_optest_t* t,
+                           hgr_graph_t** out_graph, hgr_executor_t** out_executor) {
+  *out_graph = NULL;
+  *out_executor = NULL;
+  char* json = hgr_optest_graph_json(t);
+  hgr_status_t status = hgr_graph_load_json(json, strlen(json), out_graph);
+  free(json);
+  if (status) return status;
+  hgr_device_binding_t binding = {0, device_spec};
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  options.bindings = &binding;
+  options.binding_count = 1;
+  status = hgr_executor_create(instance, *out_graph, &options, out_executor);
+  if (status) {
+    hgr_graph_release(*out_graph);
+    *out_graph = NULL;
+  }
+  return status;
+}
+
+hgr_status_t hgr_optest_create(hgr_instance_t* instance, const char* device_spec, const hgr_optest_t* t) {
+  hgr_graph_t* graph;
+  hgr_executor_t* executor;
+  hgr_status_t status = create(instance, device_spec, t, &graph, &executor);
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+  return status;
+}
+
+/* First element where got and expected differ by more than the tolerance; -1 if none. */
+static int64_t first_mismatch(const hgr_optest_t* t, const hgr_optest_tensor_t* want, const void* got,
+                              double* out_got, double* out_want) {
+  for (uint64_t i = 0; i < want->count; ++i) {
+    double g, w;
+    bool ok;
+    if (is_int(want)) {
+      g = ((const int32_t*)got)[i];
+      w = ((const int32_t*)want->data)[i];
+      ok = g == w;
+    } else {
+      g = ((const float*)got)[i];
+      w = ((const float*)want->data)[i];
+      if (isnan(w) || isnan(g)) ok = isnan(w) && isnan(g);
+      else if (isinf(w) || isinf(g)) ok = g == w;
+      else ok = fabs(g - w) <= t->atol + t->rtol * fabs(w) || fabs(g - w) <= 1.2e-38;
+    }
+    if (!ok) {
+      *out_got = g;
+      *out_want = w;
+      return (int64_t)i;
+    }
+  }
+  return -1;
+}
+
+void hgr_optest_check(hgr_instance_t* instance, const char* device_spec, const hgr_optest_t* t) {
+  char what[1024];
+  describe(t, device_spec, what, sizeof(what));
+  hgr_graph_t* graph;
+  hgr_executor_t* executor;
+  hgr_status_t status = create(instance, device_spec, t, &graph, &executor);
+  for (uint32_t i = 0; !status && i < t->input_count; ++i)
+    status = hgr_executor_set_input(executor, i, t->inputs[i].data, t->inputs[i].count * 4);
+  if (!status) status = hgr_executor_run(executor);
+  if (!status) status = hgr_executor_wait(executor);
+  bool failed = false;
+  for (uint32_t k = 0; !status && !failed && k < t->output_count; ++k) {
+    const hgr_optest_tensor_t* want = &t->outputs[k];
+    void* got = calloc(want->count ? want->count : 1, 4);
+    assert_non_null(got);
+    status = hgr_executor_get_output(executor, k, got, want->count * 4);
+    double g = 0, w = 0;
+    int64_t bad = status ? -1 : first_mismatch(t, want, got, &g, &w);
+    if (bad >= 0) {
+      print_error("%s: output %u element %lld: got %.9g, expected %.9g (rtol %g, atol %g)\n", what, k,
+                  (long long)bad, g, w, t->rtol, t->atol);
+      failed = true;
+    }
+    free(got);
+  }
+  if (status) {
+    char* text = hgr_status_to_string(status);
+    print_error("%s: %s\n", what, text);
+    free(text);
+    hgr_status_free(status);
+    failed = true;
+  }
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+  if (failed) fail();
+}
+
+int hgr_optest_main(int argc, char** argv, const char* group, const struct CMUnitTest* tests, size_t count) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s DEVICE_SPEC\n", argv[0]);
+    return 2;
+  }
+  hgr_optest_device = argv[1];
+  hgr_status_t status = hgr_instance_create(NULL, &hgr_optest_instance);
+  if (status) {
+    char* text = hgr_status_to_string(status);
+    fprintf(stderr, "%s\n", text);
+    free(text);
+    hgr_status_free(status);
+    return 1;
+  }
+  hgr_test_require_devices(hgr_optest_instance, &hgr_optest_device, 1);
+  int failed = _cmocka_run_group_tests(group, tests, count, NULL, NULL);
+  hgr_instance_release(hgr_optest_instance);
+  return failed;
+}
