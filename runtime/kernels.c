@@ -177,30 +177,45 @@ hgr_status_t hgr__attr_ints(const hgr__op_ctx_t* ctx, const char* key, int64_t* 
   if (out_present) *out_present = false;
   const char* s = value ? skip_space(value) : NULL;
   if (!s || !*s || !strcmp(s, "None") || !strcmp(s, "null")) return HGR_OK;
-  char close = 0;
-  if (*s == '[') close = ']';
-  else if (*s == '(') close = ')';
-  if (close) s = skip_space(s + 1);
+  /* Brackets may nest ("[[0, 0], [1, 1]]"): they must balance, and the values are
+   * read in order. A comma separates values or lists; "(2,)" is one value. */
+  char stack[HGR_MAX_DIMS + 1];
+  int depth = 0;
   uint32_t count = 0;
-  if (!close || *s != close) {
-    for (;;) {
+  bool need_value = true; /* at the start, or after '[' or ',' */
+  for (;;) {
+    s = skip_space(s);
+    if (*s == '[' || *s == '(') {
+      if (!need_value || depth == (int)sizeof(stack)) return bad_attr(ctx, key, value, "an int or a list of ints");
+      stack[depth++] = *s == '[' ? ']' : ')';
+      ++s;
+    } else if (*s == ']' || *s == ')') {
+      if (!depth || *s != stack[depth - 1]) return bad_attr(ctx, key, value, "an int or a list of ints");
+      --depth;
+      need_value = false;
+      ++s;
+    } else if (*s == ',') {
+      if (need_value || !depth) return bad_attr(ctx, key, value, "an int or a list of ints");
+      need_value = true;
+      ++s;
+      /* a trailing comma before a closing bracket */
+      const char* next = skip_space(s);
+      if (*next == ']' || *next == ')') need_value = false;
+    } else if (*s) {
       int64_t item;
       const char* end = NULL;
-      if (!parse_int(s, &end, &item)) return bad_attr(ctx, key, value, "an int or a list of ints");
+      if (!need_value || !parse_int(s, &end, &item)) return bad_attr(ctx, key, value, "an int or a list of ints");
       if (count == capacity)
         return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" has more than %u values", key, value, capacity);
       out[count++] = item;
-      s = skip_space(end);
-      if (*s != ',') break;
-      s = skip_space(s + 1);
-      if (close && *s == close) break; /* "(2,)" */
+      need_value = false;
+      s = end;
+    } else {
+      break;
     }
+    if (!depth) break;
   }
-  if (close) {
-    if (*s != close) return bad_attr(ctx, key, value, "an int or a list of ints");
-    s = skip_space(s + 1);
-  }
-  if (*s) return bad_attr(ctx, key, value, "an int or a list of ints");
+  if (depth || *skip_space(s)) return bad_attr(ctx, key, value, "an int or a list of ints");
   *out_count = count;
   if (out_present) *out_present = true;
   return HGR_OK;

@@ -151,6 +151,7 @@ hgr_status_t hgr__op_check_range(const hgr__op_ctx_t* ctx, const char* what, uin
  * A value that does not parse is an error naming the node, the attr and the value.
  * Ints: "3"; floats: "0.01", "1e-5", "inf", "-inf"; bools: "1"/"0"/"true"/"false"
  * (any case); int lists: "[2, 2]", "(2, 2)", "[]" or a bare int "2" (one value);
+ * nested lists are read flat in order ("[[0, 0], [1, 2]]" gives 0, 0, 1, 2);
  * "None"/"null"/"" for a list means absent. */
 hgr_status_t hgr__attr_int(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t* out);
 hgr_status_t hgr__attr_float(const hgr__op_ctx_t* ctx, const char* key, double fallback, double* out);

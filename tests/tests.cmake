@@ -37,6 +37,9 @@ hgr_test(NAME ops_pocl SOURCE test_ops.c ARGS pocl:0)
 hgr_test(NAME ops_rusticl SOURCE test_ops.c ARGS rusticl:0)
 hgr_test(NAME ops_oclgrind SOURCE test_ops.c ARGS oclgrind:0)
 
+# Attr parsing shared by the ops
+hgr_test(NAME op_attrs_unit SOURCE test_op_attrs.c)
+
 # Op families against plain-C references (tests/optest.c), per platform; Oclgrind
 # runs every kernel with its memory, race and uninitialized-value checks.
 foreach(family elementwise)
