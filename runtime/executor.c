@@ -181,15 +181,23 @@ static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) 
     if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clCreateUserEvent (failure injection)");
     wait[wait_count++] = injected;
   }
-  /* The launches share the in-order queue: the first waits, the last completes the step. */
+  /* The launches share the in-order queue: the first waits, the last completes the
+   * step. With profiling every launch keeps its event (done[k]) to be timed. */
   cl_event event = NULL;
   cl_int error = CL_SUCCESS;
-  for (uint32_t k = 0; k < step->launch_count && error == CL_SUCCESS; ++k) {
+  uint32_t last = step->launch_count - 1;
+  for (uint32_t k = 0; k <= last && error == CL_SUCCESS; ++k) {
     const hgr__kernel_launch_t* launch = &step->launches[k];
-    bool first = k == 0, last = k + 1 == step->launch_count;
+    cl_event timed = NULL;
+    bool keep = k == last || step->done_count > 1;
     error = clEnqueueNDRangeKernel(executor->queues[step->queue].queue, launch->kernel, launch->launch.work_dim, NULL,
                                    launch->launch.global, launch->launch.use_local ? launch->launch.local : NULL,
-                                   first ? wait_count : 0, first && wait_count ? wait : NULL, last ? &event : NULL);
+                                   k == 0 ? wait_count : 0, k == 0 && wait_count ? wait : NULL, keep ? &timed : NULL);
+    if (k == last) event = timed;
+    else if (timed) {
+      if (step->done[k]) clReleaseEvent(step->done[k]);
+      step->done[k] = timed;
+    }
   }
   if (injected) {
     clSetUserEventStatus(injected, executor->fail_code);
@@ -209,8 +217,9 @@ static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) 
     hgr__record_access(executor, step->in_storages[i], false, event, step->queue);
   for (uint32_t i = 0; i < step->out_count; ++i)
     hgr__record_access(executor, step->out_storages[i], true, event, step->queue);
-  if (step->done[0]) clReleaseEvent(step->done[0]);
-  step->done[0] = event; /* takes the enqueue's reference */
+  uint32_t slot = step->done_count - 1; /* the step's completion */
+  if (step->done[slot]) clReleaseEvent(step->done[slot]);
+  step->done[slot] = event; /* takes the enqueue's reference */
   return hgr__queue_enqueued(executor, step->queue, event);
 }
 

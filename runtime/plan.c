@@ -446,12 +446,16 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   }
   for (s = 0; s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];
+    if (step->kind == HGR__STEP_KERNEL) {
+      if ((status = bind_kernels(executor, step))) goto cleanup;
+      /* Profiling times every launch of a step; otherwise the last one completes it. */
+      if (executor->profiling) step->done_count = step->launch_count;
+    }
     step->done = calloc(step->done_count, sizeof(cl_event));
     if (!step->done) {
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       goto cleanup;
     }
-    if (step->kind == HGR__STEP_KERNEL && (status = bind_kernels(executor, step))) goto cleanup;
   }
   if (options->params) status = hgr_executor_load_params(executor, options->params, NULL);
 
