@@ -46,6 +46,7 @@ hgr_status_t hgr__keep_event(hgr_executor_t* executor, cl_event event) {
 hgr_status_t hgr__queue_enqueued(hgr_executor_t* executor, uint32_t queue, cl_event event) {
   hgr__queue_t* q = &executor->queues[queue];
   HGR_RETURN_IF_ERROR(hgr__keep_event(executor, event));
+  if (executor->profile_node != UINT32_MAX) HGR_RETURN_IF_ERROR(hgr__profile_command(executor, queue, event));
   clRetainEvent(event);
   if (q->last) clReleaseEvent(q->last);
   q->last = event;
@@ -241,11 +242,19 @@ hgr_status_t hgr_executor_run(hgr_executor_t* executor) {
                         "input %u '%s' was never set (give it with set_input or in the params)", i,
                         graph->nodes[graph->arg_nodes[i]].name);
   hgr_status_t status = HGR_OK;
+  if (executor->profiling) hgr__profile_reset(executor);
+  executor->profile_complete = false;
   for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
     hgr__step_t* step = &executor->steps[s];
+    if (executor->profiling) {
+      executor->profile_node = step->node_id;
+      executor->step_host_ns[2 * s] = hgr__monotonic_ns();
+    }
     if (step->kind == HGR__STEP_KERNEL) status = enqueue_kernel(executor, step);
     else if (step->kind == HGR__STEP_COPY) status = hgr__transfer_enqueue(executor, step);
+    if (executor->profiling) executor->step_host_ns[2 * s + 1] = hgr__monotonic_ns();
   }
+  executor->profile_node = UINT32_MAX;
   for (uint32_t q = 0; q < executor->queue_count; ++q)
     status = hgr_status_join(status, hgr__queue_flush(executor, q));
   executor->run_in_flight = true;
@@ -294,6 +303,7 @@ hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
   if (!status) { /* every queue is idle */
     hgr__bridges_forget(executor, true);
     forget_commands(executor, true);
+    if (executor->run_in_flight && !executor->stepping) executor->profile_complete = executor->profiling;
   }
   executor->run_in_flight = false;
   return status;
@@ -371,32 +381,22 @@ hgr_status_t hgr_executor_set_input_by_name(hgr_executor_t* executor, const char
   return hgr_executor_set_input(executor, index, data, bytes);
 }
 
-hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data, size_t bytes) {
-  hgr_tensor_info_t info;
-  HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, &info));
-  HGR_RETURN_IF_ERROR(check_io(executor, &info, "output", index, data, bytes));
-  if (!bytes) return HGR_OK;
-  const hgr_graph_t* graph = executor->graph;
-  uint32_t storage_id = graph->entries[hgr__graph_entry_id(graph, graph->heads[index])].storage_id;
+/* Reads bytes of storage_id into data, ordered after its writer, through *staging
+ * (the executor's host memory of at least bytes, 64-byte aligned: the driver reads
+ * into it, never into the caller's memory, since after a device failure the read may
+ * stay pending when this call returns). `what` names the tensor for errors. */
+static hgr_status_t read_storage(hgr_executor_t* executor, uint32_t storage_id, void* staging, void* data,
+                                 size_t bytes, const char* what) {
   uint32_t queue = transfer_queue_of(executor, storage_id);
   const char* spec = hgr_instance_device(executor->instance, executor->storages[storage_id].device_index)->spec;
   cl_event* wait = executor->wait;
   uint32_t wait_count = 0;
   HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, false, queue, &wait_count));
-  /* The driver reads into the executor's staging, never into the caller's memory:
-   * after a device failure the read may stay pending when this call returns. */
-  if (!executor->output_staging[index]) {
-    executor->output_staging[index] = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!executor->output_staging[index])
-      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for output %zu (%zu bytes)", index, bytes);
-  }
   cl_event event = NULL;
   cl_int error = clEnqueueReadBuffer(executor->queues[queue].queue, executor->storages[storage_id].mem, CL_FALSE, 0,
-                                     bytes, executor->output_staging[index], wait_count, wait_count ? wait : NULL,
-                                     &event);
+                                     bytes, staging, wait_count, wait_count ? wait : NULL, &event);
   if (error != CL_SUCCESS)
-    return HGR_CL_STATUS(error, "clEnqueueReadBuffer(output %zu '%s', storage %u) on %s", index, info.name,
-                         storage_id, spec);
+    return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s, storage %u) on %s", what, storage_id, spec);
   hgr_status_t status = hgr__queue_enqueued(executor, queue, event);
   if (!status) status = hgr__queue_flush(executor, queue);
   if (!status) status = await_events(executor, &event, 1);
@@ -404,15 +404,90 @@ hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, voi
     cl_int execution = CL_COMPLETE;
     clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL);
     if (execution < 0)
-      status = HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "reading output %zu '%s' on %s failed on the device: %s", index,
-                          info.name, spec, hgr_opencl_error_name(execution));
+      status = HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "reading %s on %s failed on the device: %s", what, spec,
+                          hgr_opencl_error_name(execution));
   }
   if (!status) {
     hgr__record_access(executor, storage_id, false, event, queue);
-    memcpy(data, executor->output_staging[index], bytes);
+    memcpy(data, staging, bytes);
   }
   clReleaseEvent(event);
   return status;
+}
+
+hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data, size_t bytes) {
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, &info));
+  HGR_RETURN_IF_ERROR(check_io(executor, &info, "output", index, data, bytes));
+  if (!bytes) return HGR_OK;
+  const hgr_graph_t* graph = executor->graph;
+  uint32_t storage_id = graph->entries[hgr__graph_entry_id(graph, graph->heads[index])].storage_id;
+  if (!executor->output_staging[index]) {
+    executor->output_staging[index] = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!executor->output_staging[index])
+      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for output %zu (%zu bytes)", index, bytes);
+  }
+  char what[256];
+  snprintf(what, sizeof(what), "output %zu '%s'", index, info.name);
+  return read_storage(executor, storage_id, executor->output_staging[index], data, bytes, what);
+}
+
+/* ---- stepping (debugging) ------------------------------------------------------------ */
+
+hgr_status_t hgr_executor_read_entry(hgr_executor_t* executor, uint32_t node_id, uint32_t index, void* data,
+                                     size_t bytes) {
+  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
+  const hgr_graph_t* graph = executor->graph;
+  if (node_id >= graph->node_count || index >= graph->nodes[node_id].num_outputs)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "output %u of node %u", index, node_id);
+  if (executor->plan_only)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and has no buffers");
+  HGR_RETURN_IF_ERROR(check_usable(executor));
+  const hgr__entry_t* entry = &graph->entries[graph->node_row_ptr[node_id] + index];
+  if (bytes != entry->bytes)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "output %u of node %u '%s' has %llu bytes, %zu were given", index,
+                      node_id, graph->nodes[node_id].name, (unsigned long long)entry->bytes, bytes);
+  if (!bytes) return HGR_OK;
+  if (!data) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "data is NULL");
+  if (executor->entry_staging_bytes < bytes) {
+    void* grown = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory (%zu bytes)", bytes);
+    free(executor->entry_staging); /* no read is pending on it: the last one completed */
+    executor->entry_staging = grown;
+    executor->entry_staging_bytes = bytes;
+  }
+  char what[256];
+  snprintf(what, sizeof(what), "output %u of node %u '%s'", index, node_id, graph->nodes[node_id].name);
+  return read_storage(executor, entry->storage_id, executor->entry_staging, data, bytes, what);
+}
+
+hgr_status_t hgr_executor_run_stepwise(hgr_executor_t* executor, hgr_node_visitor_t visit, void* user) {
+  if (!executor || !visit) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor and visit are needed");
+  HGR_RETURN_IF_ERROR(hgr_executor_wait(executor)); /* also refuses plan-only and failed executors */
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t i = 0; i < graph->arg_count; ++i)
+    if (!executor->input_set[i])
+      return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                        "input %u '%s' was never set (give it with set_input or in the params)", i,
+                        graph->nodes[graph->arg_nodes[i]].name);
+  for (uint32_t i = 0; i < graph->arg_count; ++i)
+    if (!visit(executor, graph->arg_nodes[i], user)) return HGR_OK;
+  if (executor->profiling) hgr__profile_reset(executor);
+  executor->profile_complete = false;
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    hgr__step_t* step = &executor->steps[s];
+    hgr_status_t status = HGR_OK;
+    executor->scan_from = 0;
+    if (step->kind == HGR__STEP_KERNEL) status = enqueue_kernel(executor, step);
+    else if (step->kind == HGR__STEP_COPY) status = hgr__transfer_enqueue(executor, step);
+    executor->run_in_flight = true;
+    executor->stepping = true; /* not a profiled run */
+    if (!status) status = hgr_executor_wait(executor);
+    executor->stepping = false;
+    if (status) return hgr_status_annotate(status, "stepping %s", graph->nodes[step->node_id].name);
+    if (!visit(executor, step->node_id, user)) break;
+  }
+  return HGR_OK;
 }
 
 static bool same_shape_info(const hgr_tensor_info_t* a, const hgr_tensor_info_t* b) {
@@ -542,6 +617,10 @@ void hgr_executor_release(hgr_executor_t* executor) {
   free(executor->bridges);
   free(executor->commands);
   if (executor->injected) clReleaseEvent(executor->injected);
+  hgr__profile_reset(executor);
+  free(executor->profiled);
+  free(executor->step_host_ns);
+  free(executor->entry_staging);
   hgr_status_free(executor->failure);
   for (uint32_t s = 0; executor->steps && s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];

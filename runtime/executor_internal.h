@@ -61,6 +61,14 @@ typedef enum hgr__copy_path_t {
                                    read into it, bridge back, unmap */
 } hgr__copy_path_t;
 
+/* A command of the last run, for profiling. */
+typedef struct hgr__profiled_t {
+  cl_event event; /* retained */
+  uint32_t queue;
+  uint32_t node_id;
+  uint64_t host_ns;
+} hgr__profiled_t;
+
 /* One bound kernel launch of a step. */
 typedef struct hgr__kernel_launch_t {
   cl_kernel kernel;
@@ -137,6 +145,8 @@ struct hgr_executor_s {
   size_t* entry_device;     /* instance device index per entry */
   bool* input_set;          /* per input index */
   void** output_staging;    /* per output: host memory the driver reads into */
+  void* entry_staging;      /* the same for hgr_executor_read_entry */
+  size_t entry_staging_bytes;
   char** unused_params;     /* names of params that matched no input (last load) */
   size_t unused_param_count;
   hgr_copy_summary_t copies;
@@ -164,6 +174,14 @@ struct hgr_executor_s {
   uint32_t fail_node;
   cl_int fail_code;
   cl_event injected; /* the last injected failure, retained */
+  /* profiling: every command of the last run (retained), and each step's host
+   * enqueue window (2 per step) */
+  hgr__profiled_t* profiled;
+  uint32_t profiled_count, profiled_capacity;
+  uint32_t profile_node;   /* node whose commands are being enqueued; UINT32_MAX outside a run */
+  bool profile_complete;   /* the recorded run was waited for */
+  bool stepping;           /* inside hgr_executor_run_stepwise */
+  uint64_t* step_host_ns;
   /* programs built for this executor: one per (device, kernel source) */
   cl_program* programs;
   size_t program_count;
@@ -177,6 +195,13 @@ void hgr__executor_fail_node(hgr_executor_t* executor, uint32_t node_id, cl_int 
 /* The executor's record of instance device device_index (plan.c); NULL when the
  * executor does not use that device. */
 hgr__exec_device_t* hgr__exec_device(hgr_executor_t* executor, size_t device_index);
+
+/* ---- profile.c ---- */
+uint64_t hgr__monotonic_ns(void);
+/* Records a command just enqueued on queue (with profiling, during a run). */
+hgr_status_t hgr__profile_command(hgr_executor_t* executor, uint32_t queue, cl_event event);
+/* Releases the recorded commands (at the start of a run and at release). */
+void hgr__profile_reset(hgr_executor_t* executor);
 
 /* ---- storage.c ---- */
 hgr_status_t hgr__storage_plan(hgr_executor_t* executor);     /* owners and sizes */

@@ -307,6 +307,28 @@ size_t hgr_graph_entry_count(const hgr_graph_t* graph) { return graph ? graph->e
 size_t hgr_graph_input_count(const hgr_graph_t* graph) { return graph ? graph->arg_count : 0; }
 size_t hgr_graph_output_count(const hgr_graph_t* graph) { return graph ? graph->head_count : 0; }
 
+hgr_status_t hgr_graph_node_info(const hgr_graph_t* graph, size_t node_id, hgr_node_info_t* out_info) {
+  memset(out_info, 0, sizeof(*out_info));
+  if (!graph || node_id >= graph->node_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "node %zu of %u", node_id, graph ? graph->node_count : 0);
+  const hgr__node_t* node = &graph->nodes[node_id];
+  out_info->name = node->name;
+  out_info->func_name = node->is_op ? node->func_name : NULL;
+  out_info->input_count = node->input_count;
+  out_info->output_count = node->num_outputs;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_graph_node_input(const hgr_graph_t* graph, size_t node_id, uint32_t i, uint32_t* out_node,
+                                  uint32_t* out_index) {
+  *out_node = *out_index = 0;
+  if (!graph || node_id >= graph->node_count || i >= graph->nodes[node_id].input_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "input %u of node %zu", i, node_id);
+  *out_node = graph->nodes[node_id].inputs[i].node_id;
+  *out_index = graph->nodes[node_id].inputs[i].index;
+  return HGR_OK;
+}
+
 static void fill_info(const hgr__entry_t* entry, const char* name, hgr_tensor_info_t* out_info) {
   out_info->name = name;
   out_info->dtype = entry->dtype;
@@ -331,6 +353,14 @@ hgr_status_t hgr_graph_output_info(const hgr_graph_t* graph, size_t i,
                       "output %zu is out of range; the graph has %u outputs", i, graph->head_count);
   fill_info(&graph->entries[hgr__graph_entry_id(graph, graph->heads[i])], graph->head_names[i],
             out_info);
+  return HGR_OK;
+}
+
+hgr_status_t hgr_graph_entry_info(const hgr_graph_t* graph, size_t node_id, uint32_t index,
+                                  hgr_tensor_info_t* out_info) {
+  if (node_id >= graph->node_count || index >= graph->nodes[node_id].num_outputs)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "output %u of node %zu is out of range", index, node_id);
+  fill_info(&graph->entries[graph->node_row_ptr[node_id] + index], graph->nodes[node_id].name, out_info);
   return HGR_OK;
 }
 

@@ -395,6 +395,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->plan_only = options->plan_only;
   executor->profiling = options->profiling;
   executor->fail_node = UINT32_MAX;
+  executor->profile_node = UINT32_MAX;
   hgr_status_t status = HGR_OK;
 
   executor->entry_device = calloc(graph->entry_count + 1, sizeof(size_t));
@@ -403,7 +404,9 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->storages = calloc(graph->storage_count + 1, sizeof(hgr__storage_t));
   for (uint32_t n = 0; n < graph->node_count; ++n) executor->step_count += graph->nodes[n].is_op;
   executor->steps = calloc(executor->step_count + 1, sizeof(hgr__step_t));
-  if (!executor->entry_device || !executor->input_set || !executor->output_staging || !executor->storages || !executor->steps) {
+  if (executor->profiling) executor->step_host_ns = calloc(2 * (size_t)executor->step_count + 1, sizeof(uint64_t));
+  if (!executor->entry_device || !executor->input_set || !executor->output_staging || !executor->storages || !executor->steps ||
+      (executor->profiling && !executor->step_host_ns)) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }

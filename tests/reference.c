@@ -131,15 +131,18 @@ static hgr_status_t evaluate_node(const hgr_graph_t* graph, uint32_t node_id, en
   return HGR_OK;
 }
 
-hgr_status_t hgr_test_reference_run(const hgr_graph_t* graph, const float* const* inputs,
-                                    hgr_test_reference_t* out) {
+/* Evaluates the graph and keeps the values of `count` entries: the heads
+ * (every_entry false) or every entry. */
+static hgr_status_t reference_run(const hgr_graph_t* graph, const float* const* inputs, bool every_entry,
+                                  hgr_test_reference_t* out) {
   memset(out, 0, sizeof(*out));
   hgr_status_t status = HGR_OK;
+  uint32_t count_kept = every_entry ? graph->entry_count : graph->head_count;
   entry_data_t* data = calloc(graph->entry_count ? graph->entry_count : 1, sizeof(*data));
-  out->output_count = graph->head_count;
-  out->element_counts = calloc(graph->head_count + 1, sizeof(uint64_t));
-  out->values = calloc(graph->head_count + 1, sizeof(float*));
-  out->error_bounds = calloc(graph->head_count + 1, sizeof(float*));
+  out->output_count = count_kept;
+  out->element_counts = calloc(count_kept + 1, sizeof(uint64_t));
+  out->values = calloc(count_kept + 1, sizeof(float*));
+  out->error_bounds = calloc(count_kept + 1, sizeof(float*));
   if (!data || !out->element_counts || !out->values || !out->error_bounds) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "reference: out of memory");
     goto cleanup;
@@ -164,8 +167,8 @@ hgr_status_t hgr_test_reference_run(const hgr_graph_t* graph, const float* const
   }
   for (uint32_t n = 0; n < graph->node_count && !status; ++n)
     if (graph->nodes[n].is_op) status = evaluate_node(graph, n, data);
-  for (uint32_t h = 0; h < graph->head_count && !status; ++h) {
-    uint32_t entry_id = hgr__graph_entry_id(graph, graph->heads[h]);
+  for (uint32_t h = 0; h < count_kept && !status; ++h) {
+    uint32_t entry_id = every_entry ? h : hgr__graph_entry_id(graph, graph->heads[h]);
     uint64_t count = graph->entries[entry_id].element_count;
     out->element_counts[h] = count;
     out->values[h] = malloc((count ? count : 1) * sizeof(float));
@@ -185,6 +188,16 @@ cleanup:
   }
   free(data);
   return status;
+}
+
+hgr_status_t hgr_test_reference_run(const hgr_graph_t* graph, const float* const* inputs,
+                                    hgr_test_reference_t* out) {
+  return reference_run(graph, inputs, false, out);
+}
+
+hgr_status_t hgr_test_reference_run_entries(const hgr_graph_t* graph, const float* const* inputs,
+                                            hgr_test_reference_t* out) {
+  return reference_run(graph, inputs, true, out);
 }
 
 void hgr_test_reference_free(hgr_test_reference_t* reference) {

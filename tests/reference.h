@@ -49,6 +49,10 @@ typedef struct hgr_test_reference_t {
  * count or size; RESOURCE_EXHAUSTED. */
 hgr_status_t hgr_test_reference_run(const hgr_graph_t* graph, const float* const* inputs,
                                     hgr_test_reference_t* out);
+/* The same, keeping every entry's value instead of the heads': output i of *out is
+ * entry i of the graph. */
+hgr_status_t hgr_test_reference_run_entries(const hgr_graph_t* graph, const float* const* inputs,
+                                            hgr_test_reference_t* out);
 void hgr_test_reference_free(hgr_test_reference_t* reference);
 
 /* Compares count floats: element i matches when |got - expected| <= bound[i]

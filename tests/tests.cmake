@@ -48,6 +48,11 @@ foreach(family elementwise)
   hgr_test(NAME ops_${family}_oclgrind SOURCE test_ops_${family}.c ARGS oclgrind:0 UNINITIALIZED)
 endforeach()
 
+# Profiles, stepping and dumps (issue 6): within one context and across platforms
+hgr_test(NAME profile_pocl_pair SOURCE test_profile.c ARGS pocl:0 pocl:1)
+hgr_test(NAME profile_pocl_rusticl SOURCE test_profile.c ARGS pocl:0 rusticl:0)
+hgr_test(NAME profile_pocl_oclgrind SOURCE test_profile.c ARGS oclgrind:0 pocl:0)
+
 # Executor API: params, default bindings, limits, plan-only
 hgr_test(NAME executor_api SOURCE test_executor_api.c)
 
@@ -77,13 +82,36 @@ if(TARGET hgr_cli)
     PASS "cross-context +3 copies.*matches examples/duplex_expected_0.npy")
   hgr_cli_test(NAME cli_large_default_binding
     ARGS run examples/large.json ${LARGE_INPUTS} --profile --repeat 3
-    PASS "3 runs: min.*device time of the last run.*matches examples/large_expected_0.npy.*matches examples/large_expected_1.npy")
+    PASS "3 runs: min.*profile of the last run.*by device.*matches examples/large_expected_0.npy.*matches examples/large_expected_1.npy")
   hgr_cli_test(NAME cli_large_three_platforms
     ARGS run examples/large.json ${LARGE_INPUTS} --device 1=pocl:0 --device 4=rusticl:0 --device 5=oclgrind:0
          --verbose
     PASS "mapped.*matches examples/large_expected_0.npy.*matches examples/large_expected_1.npy")
   hgr_cli_test(NAME cli_check_large ARGS check examples/large.json
     PASS "311 nodes, .* valid.*copies per run")
+  # --profile, --profile-json, --trace and --dump
+  hgr_cli_test(NAME cli_profile_large_two_platforms
+    ARGS run examples/large.json ${LARGE_INPUTS} --device 1=pocl:0 --device 4=pocl:1 --device 5=rusticl:0 --profile
+         --profile-json ${CMAKE_CURRENT_BINARY_DIR}/tmp/large_profile.json
+    PASS "profile of the last run.*by device:.*pocl:1.*rusticl:0 .*no timestamps.*by op:.*tanh.*by node.*copies:.*direct.*staged.*profile written")
+  foreach(case "simplex_pocl_rusticl;examples/simplex.json;${SIMPLEX_INPUTS};--device;1=pocl:0;--device;4=rusticl:0"
+               "large_three_platforms;examples/large.json;${LARGE_INPUTS};--device;1=pocl:0;--device;4=pocl:1;--device;5=oclgrind:0")
+    list(POP_FRONT case name graph)
+    add_test(NAME cli_trace_${name}
+             COMMAND ${CMAKE_COMMAND} -DHGR=$<TARGET_FILE:hgr_cli> -DGRAPH=${graph}
+                     -DOUT=${CMAKE_CURRENT_BINARY_DIR}/tmp/trace_${name}.json "-DARGS=${case}"
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/check_trace.cmake
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+    set_tests_properties(cli_trace_${name} PROPERTIES ENVIRONMENT "${HGR_TEST_ENVIRONMENT}" FIXTURES_REQUIRED testbed
+                         PASS_REGULAR_EXPRESSION "trace ok" FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}")
+  endforeach()
+  hgr_cli_test(NAME cli_dump_until
+    ARGS run examples/duplex.json ${DUPLEX_INPUTS} --device 1=pocl:0 --device 4=rusticl:0 --dump ${CMAKE_CURRENT_BINARY_DIR}/tmp/dump --until 8
+    PASS "dumped 10 tensors to .*/dump, stopped after 8")
+  hgr_cli_test(NAME cli_dump_whole_graph
+    ARGS run examples/duplex.json ${DUPLEX_INPUTS} --dump ${CMAKE_CURRENT_BINARY_DIR}/tmp/dump_all --expect 0=examples/duplex_expected_0.npy
+    PASS "dumped 12 tensors.*matches examples/duplex_expected_0.npy")
+  hgr_cli_test(NAME cli_until_needs_dump ARGS run examples/duplex.json --until 3 EXIT 2 PASS "--until works with --dump")
   hgr_cli_test(NAME cli_devices_json ARGS devices --json PASS "\"spec\": \"oclgrind:0\".*\"skipped_platforms\"")
   hgr_cli_test(NAME cli_help ARGS --help PASS "devices.*run.*check")
   hgr_cli_test(NAME cli_run_help ARGS run --help PASS "--device KEY=SPEC")

@@ -1,4 +1,6 @@
 /* `hgr run` and `hgr check`. */
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_profile.h"
 
 static const char run_usage[] =
     "usage: hgr run GRAPH.json [options]\n"
@@ -23,8 +26,16 @@ static const char run_usage[] =
     "  --output-dir DIR       write output i as DIR/output_i.npy\n"
     "  --expect I=FILE.npy    check output I against FILE (repeatable); exit 1 on mismatch\n"
     "  --repeat N             run N times, each waited for; print min/median/max\n"
-    "  --profile              time commands with OpenCL profiling events; print the\n"
-    "                         device time per device\n"
+    "  --profile              time every command of the last run with OpenCL profiling\n"
+    "                         events; print device time per device, op, node (the 20\n"
+    "                         slowest; --verbose: all) and copy, and host enqueue time\n"
+    "  --profile-json FILE    write that profile (every node) as JSON\n"
+    "  --trace FILE.json      write the last run as a Chrome trace (Perfetto,\n"
+    "                         chrome://tracing): a track per queue and for the host\n"
+    "  --dump DIR             run one node at a time and write every node's outputs as\n"
+    "                         DIR/<node id>_<node name>_<output>.npy right after the\n"
+    "                         node ran (inputs too); for finding where a result goes wrong\n"
+    "  --until NODE           with --dump: stop after NODE (a name or a node id)\n"
     "  --verbose              also list params that name no input, and every run's time\n"
     "  -h, --help             show this help\n";
 
@@ -49,6 +60,10 @@ typedef struct run_args_t {
   size_t expect_index[MAX_ITEMS];
   const char* expect_files[MAX_ITEMS];
   size_t expect_count;
+  const char* profile_json;
+  const char* trace_path;
+  const char* dump_dir;
+  const char* until;
   long repeat;
   bool profile, verbose, context_per_device;
 } run_args_t;
@@ -115,6 +130,18 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
         return hgr_cli_usage_error(command, "--repeat takes a positive integer");
     } else if (running && !strcmp(arg, "--profile")) {
       args->profile = true;
+    } else if (running && !strcmp(arg, "--profile-json")) {
+      if (!(args->profile_json = value)) return hgr_cli_usage_error(command, "--profile-json needs a FILE");
+      ++i;
+    } else if (running && !strcmp(arg, "--dump")) {
+      if (!(args->dump_dir = value)) return hgr_cli_usage_error(command, "--dump needs a directory");
+      ++i;
+    } else if (running && !strcmp(arg, "--until")) {
+      if (!(args->until = value)) return hgr_cli_usage_error(command, "--until needs a node name or id");
+      ++i;
+    } else if (running && !strcmp(arg, "--trace")) {
+      if (!(args->trace_path = value)) return hgr_cli_usage_error(command, "--trace needs a FILE");
+      ++i;
     } else if (running && !strcmp(arg, "--verbose")) {
       args->verbose = true;
     } else if (arg[0] == '-') {
@@ -126,6 +153,9 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     }
   }
   if (!args->graph_path) return hgr_cli_usage_error(command, "no graph given");
+  if (args->until && !args->dump_dir) return hgr_cli_usage_error(command, "--until works with --dump");
+  if (args->dump_dir && (args->repeat > 1 || args->profile || args->profile_json || args->trace_path))
+    return hgr_cli_usage_error(command, "--dump steps one node at a time: it goes with neither --repeat nor profiling");
   return -1;
 }
 
@@ -259,6 +289,65 @@ static hgr_status_t set_inputs(const run_args_t* args, hgr_executor_t* executor,
   return HGR_OK;
 }
 
+/* --dump: every entry of every node as it is produced, stepping node by node. */
+typedef struct dump_t {
+  const run_args_t* args;
+  const hgr_graph_t* graph;
+  uint32_t until;   /* node id, or UINT32_MAX */
+  uint32_t files;
+  hgr_status_t status;
+} dump_t;
+
+static bool dump_node(hgr_executor_t* executor, uint32_t node_id, void* user) {
+  dump_t* dump = user;
+  hgr_node_info_t node;
+  if ((dump->status = hgr_graph_node_info(dump->graph, node_id, &node))) return false;
+  for (uint32_t k = 0; k < node.output_count && !dump->status; ++k) {
+    hgr_tensor_info_t info;
+    if ((dump->status = hgr_graph_entry_info(dump->graph, node_id, k, &info))) break;
+    void* data = malloc(info.bytes ? (size_t)info.bytes : 1);
+    if (!data) {
+      dump->status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+      break;
+    }
+    char name[128], path[4096];
+    size_t n = 0;
+    for (const char* c = node.name; *c && n + 1 < sizeof(name); ++c)
+      name[n++] = (isalnum((unsigned char)*c) || *c == '-' || *c == '.') ? *c : '_';
+    name[n] = 0;
+    snprintf(path, sizeof(path), "%s/%04u_%s_%u.npy", dump->args->dump_dir, node_id, name, k);
+    dump->status = hgr_executor_read_entry(executor, node_id, k, data, (size_t)info.bytes);
+    if (!dump->status) dump->status = hgr_npy_save_file(path, info.dtype, info.ndim, info.shape, data, info.bytes);
+    if (!dump->status) dump->files++;
+    free(data);
+  }
+  return !dump->status && node_id != dump->until;
+}
+
+static hgr_status_t run_dump(const run_args_t* args, const hgr_graph_t* graph, hgr_executor_t* executor) {
+  dump_t dump = {args, graph, UINT32_MAX, 0, HGR_OK};
+  if (args->until) {
+    char* end = NULL;
+    unsigned long id = strtoul(args->until, &end, 10);
+    hgr_node_info_t info;
+    for (size_t n = 0; n < hgr_graph_node_count(graph) && dump.until == UINT32_MAX; ++n)
+      if (!hgr_graph_node_info(graph, n, &info) && !strcmp(info.name, args->until)) dump.until = (uint32_t)n;
+    if (dump.until == UINT32_MAX && end && !*end && end != args->until && id < hgr_graph_node_count(graph))
+      dump.until = (uint32_t)id;
+    if (dump.until == UINT32_MAX)
+      return HGR_STATUS(HGR_STATUS_NOT_FOUND, "--until %s: no node has that name or id", args->until);
+  }
+  if (mkdir(args->dump_dir, 0777) != 0 && errno != EEXIST)
+    return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot create %s: %s", args->dump_dir, strerror(errno));
+  hgr_status_t status = hgr_executor_run_stepwise(executor, dump_node, &dump);
+  if (!status) status = dump.status;
+  else hgr_status_free(dump.status);
+  if (!status)
+    printf("dumped %u tensors to %s%s%s\n", dump.files, args->dump_dir, args->until ? ", stopped after " : "",
+           args->until ? args->until : "");
+  return status;
+}
+
 /* Prints the output's first values and sum, writes it, and checks expectations. */
 static hgr_status_t handle_output(const run_args_t* args, hgr_executor_t* executor, size_t index, bool* failed) {
   hgr_tensor_info_t info;
@@ -323,7 +412,8 @@ int hgr_cli_run(int argc, char** argv) {
   bool* input_given = NULL;
   double* times = NULL;
   bool failed = false;
-  hgr_status_t status = create(&args, false, args.profile, &instance, &graph, &executor);
+  bool profiling = args.profile || args.profile_json || args.trace_path;
+  hgr_status_t status = create(&args, false, profiling, &instance, &graph, &executor);
   if (status) goto cleanup;
   size_t input_count = hgr_executor_input_count(executor);
   input_given = calloc(input_count + 1, sizeof(bool));
@@ -360,26 +450,30 @@ int hgr_cli_run(int argc, char** argv) {
       goto cleanup;
     }
 
-  for (long r = 0; r < args.repeat; ++r) {
+  if (args.dump_dir) {
+    /* Stepping replaces the runs; the outputs are there only when every node ran. */
+    if ((status = run_dump(&args, graph, executor)) || args.until) goto cleanup;
+  }
+  for (long r = 0; r < args.repeat && !args.dump_dir; ++r) {
     double start = now_ms();
     if ((status = hgr_executor_run(executor)) || (status = hgr_executor_wait(executor))) goto cleanup;
     times[r] = now_ms() - start;
     if (args.verbose || args.repeat == 1) printf("run %ld: %.3f ms\n", r + 1, times[r]);
   }
-  if (args.repeat > 1) {
+  if (args.repeat > 1 && !args.dump_dir) {
     qsort(times, (size_t)args.repeat, sizeof(double), compare_doubles);
     printf("%ld runs: min %.3f ms, median %.3f ms, max %.3f ms\n", args.repeat, times[0],
            times[args.repeat / 2], times[args.repeat - 1]);
   }
-  if (args.profile) {
-    printf("device time of the last run (from profiling events):\n");
-    for (size_t d = 0; d < hgr_executor_device_count(executor); ++d) {
-      hgr_device_time_t t;
-      if ((status = hgr_executor_device_time(executor, d, &t))) goto cleanup;
-      const char* spec = hgr_instance_device(instance, hgr_executor_device_usage(executor, d).device_index)->spec;
-      if (t.timed_commands) printf("  %-12s %9.3f ms in %u commands\n", spec, (double)t.busy_ns / 1e6, t.commands);
-      else printf("  %-12s %u commands; the driver reports no timestamps\n", spec, t.commands);
-    }
+  if (args.profile && (status = hgr_cli_profile_print(stdout, instance, graph, executor, args.verbose ? 0 : 20)))
+    goto cleanup;
+  if (args.profile_json) {
+    if ((status = hgr_cli_profile_write_json(args.profile_json, instance, graph, executor))) goto cleanup;
+    printf("profile written to %s\n", args.profile_json);
+  }
+  if (args.trace_path) {
+    if ((status = hgr_cli_trace_write(args.trace_path, instance, graph, executor))) goto cleanup;
+    printf("trace written to %s\n", args.trace_path);
   }
   if (args.output_dir) mkdir(args.output_dir, 0777);
   for (size_t o = 0; o < hgr_executor_output_count(executor) && !status; ++o)

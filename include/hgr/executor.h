@@ -129,6 +129,24 @@ HGR_API hgr_status_t hgr_executor_wait(hgr_executor_t* executor);
 HGR_API hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data,
                                              size_t bytes);
 
+/* ---- stepping, for finding the node where a result goes wrong ---- */
+
+/* Called with each graph input, then with each op node (in graph order) once its
+ * commands have completed; return false to stop. */
+typedef bool (*hgr_node_visitor_t)(hgr_executor_t* executor, uint32_t node_id, void* user);
+
+/* Runs the graph one node at a time: enqueues a node, waits for it, and calls visit,
+ * which may read the node's outputs with hgr_executor_read_entry before a later node
+ * reuses their storage. Slow (nothing overlaps); for debugging. Inputs must be set.
+ * Stopping early leaves the later nodes unrun; the executor stays usable. */
+HGR_API hgr_status_t hgr_executor_run_stepwise(hgr_executor_t* executor, hgr_node_visitor_t visit, void* user);
+
+/* Copies output `index` of node node_id (bytes must equal its size) into data, as the
+ * executor's storage holds it now: right after the node ran in hgr_executor_run_stepwise,
+ * its value. Errors: OUT_OF_RANGE, INVALID_ARGUMENT for a wrong size. */
+HGR_API hgr_status_t hgr_executor_read_entry(hgr_executor_t* executor, uint32_t node_id, uint32_t index, void* data,
+                                             size_t bytes);
+
 /* ---- placement and memory summary ---- */
 
 /* A device key and the device it is bound to. */
@@ -177,6 +195,79 @@ typedef struct hgr_device_time_t {
  * completed a run; OUT_OF_RANGE for i. */
 HGR_API hgr_status_t hgr_executor_device_time(const hgr_executor_t* executor, size_t i,
                                               hgr_device_time_t* out_time);
+
+/* ---- profiling: the last run, command by command ----
+ *
+ * With options.profiling every command a run enqueues keeps its OpenCL event until
+ * the next run starts, so its timestamps can be read once the run was waited for.
+ * The accessors below answer about the last run that hgr_executor_wait completed;
+ * FAILED_PRECONDITION otherwise (no profiling, or a run still in flight). */
+
+typedef enum hgr_command_kind_t {
+  HGR_COMMAND_KERNEL,
+  HGR_COMMAND_COPY,   /* clEnqueueCopyBuffer (same context) */
+  HGR_COMMAND_READ,   /* device -> host staging or mapped memory */
+  HGR_COMMAND_WRITE,  /* host staging or mapped memory -> device */
+  HGR_COMMAND_MAP,
+  HGR_COMMAND_UNMAP,
+  HGR_COMMAND_MARKER, /* an empty copy or kernel placeholder that only orders */
+  HGR_COMMAND_OTHER,
+} hgr_command_kind_t;
+
+/* "kernel", "copy", "read", "write", "map", "unmap", "marker", "other". */
+HGR_API const char* hgr_command_kind_name(hgr_command_kind_t kind);
+
+typedef struct hgr_command_profile_t {
+  uint32_t node_id;       /* the node that enqueued it */
+  uint32_t queue;         /* executor queue (hgr_executor_queue_info) */
+  hgr_command_kind_t kind;
+  /* CL_PROFILING_COMMAND_QUEUED/SUBMIT/START/END on the device's clock; all 0 when
+   * the driver reports none (rusticl 22.3 reports zeros). */
+  uint64_t queued_ns, submit_ns, start_ns, end_ns;
+  uint64_t host_enqueue_ns; /* CLOCK_MONOTONIC just after it was enqueued */
+} hgr_command_profile_t;
+
+/* Commands of the last run, in enqueue order. */
+HGR_API size_t hgr_executor_command_count(const hgr_executor_t* executor);
+HGR_API hgr_status_t hgr_executor_command_profile(const hgr_executor_t* executor, size_t i,
+                                                  hgr_command_profile_t* out_profile);
+
+/* Host time (CLOCK_MONOTONIC) spent enqueuing node_id's commands in the last run;
+ * 0, 0 for a node that enqueues nothing (inputs, __nop). */
+HGR_API hgr_status_t hgr_executor_node_enqueue_time(const hgr_executor_t* executor, uint32_t node_id,
+                                                    uint64_t* out_begin_ns, uint64_t* out_end_ns);
+
+/* The executor's command queues: one compute and one transfer queue per device
+ * (a single one on host-driven devices). */
+typedef struct hgr_queue_info_t {
+  size_t device_index; /* into the instance's devices */
+  const char* role;    /* "compute", "transfer", or "compute+transfer" */
+} hgr_queue_info_t;
+HGR_API size_t hgr_executor_queue_count(const hgr_executor_t* executor);
+HGR_API hgr_queue_info_t hgr_executor_queue_info(const hgr_executor_t* executor, size_t i);
+
+/* How a __copy node moves its bytes. INVALID_ARGUMENT for a node that is not a copy. */
+typedef struct hgr_copy_info_t {
+  uint64_t bytes;
+  hgr_pair_class_t pair_class;
+  const char* path;   /* "direct", "staged", "mapped source" or "mapped destination" */
+  uint32_t chunks;    /* 1, or the chunks of a mapped copy */
+} hgr_copy_info_t;
+HGR_API hgr_status_t hgr_executor_copy_info(const hgr_executor_t* executor, uint32_t node_id,
+                                            hgr_copy_info_t* out_info);
+
+/* How to put a device's profiling timestamps on the host's CLOCK_MONOTONIC:
+ * host_ns = device_ns + offset_ns, measured now for instance device device_index
+ * (one the executor uses) with clGetDeviceAndHostTimer where the device has it
+ * (OpenCL 2.1+), else from a marker's end timestamp against host time around it
+ * (uncertainty_ns is half that window). Needs an executor created with profiling. */
+typedef struct hgr_clock_offset_t {
+  int64_t offset_ns;
+  uint64_t uncertainty_ns;
+  const char* method; /* "clGetDeviceAndHostTimer" or "marker" */
+} hgr_clock_offset_t;
+HGR_API hgr_status_t hgr_executor_clock_offset(hgr_executor_t* executor, size_t device_index,
+                                               hgr_clock_offset_t* out_offset);
 
 #ifdef __cplusplus
 }

@@ -51,6 +51,23 @@ HGR_API hgr_status_t hgr_graph_input_info(const hgr_graph_t* graph, size_t i,
 /* Output i (heads[i]): name is "<node name>:<i>" as in TVM. Errors: OUT_OF_RANGE. */
 HGR_API hgr_status_t hgr_graph_output_info(const hgr_graph_t* graph, size_t i,
                                            hgr_tensor_info_t* out_info);
+/* Node node_id: name, func_name (NULL for an input or weight), inputs and outputs.
+ * The strings live as long as the graph. Errors: OUT_OF_RANGE. */
+typedef struct hgr_node_info_t {
+  const char* name;
+  const char* func_name;
+  uint32_t input_count;
+  uint32_t output_count;
+} hgr_node_info_t;
+HGR_API hgr_status_t hgr_graph_node_info(const hgr_graph_t* graph, size_t node_id, hgr_node_info_t* out_info);
+/* Input i of node node_id is output *out_index of node *out_node. Errors: OUT_OF_RANGE. */
+HGR_API hgr_status_t hgr_graph_node_input(const hgr_graph_t* graph, size_t node_id, uint32_t i,
+                                          uint32_t* out_node, uint32_t* out_index);
+
+/* Output `index` of node node_id (name: the node's). Errors: OUT_OF_RANGE. */
+HGR_API hgr_status_t hgr_graph_entry_info(const hgr_graph_t* graph, size_t node_id, uint32_t index,
+                                          hgr_tensor_info_t* out_info);
+
 /* Index of the input called name. Errors: NOT_FOUND listing the input names. */
 HGR_API hgr_status_t hgr_graph_input_index(const hgr_graph_t* graph, const char* name,
                                            size_t* out_index);
