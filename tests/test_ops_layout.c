@@ -64,6 +64,7 @@ static void concatenate_matches_reference(void** state) {
   check_concatenate(&rng, "float32", 2, 1, (int64_t[]){9}, 0, 0, (int64_t[]){9, 1});
   check_concatenate(&rng, "int32", 2, 5, (int64_t[]){2, 1, 3, 2, 3}, 3, -2, (int64_t[]){3, 1});
   check_concatenate(&rng, "float32", 5, 4, (int64_t[]){1, 2, 1, 3}, 2, 2, (int64_t[]){1, 1, 1, 1, 1});
+  check_concatenate(&rng, "int32", 3, 3, (int64_t[]){3, 5, 7}, 1, 1, (int64_t[]){2, 0, 3}); /* an empty input */
   if (!simulated()) {
     check_concatenate(&rng, "float32", 3, 3, (int64_t[]){64, 1, 33}, 1, 1, (int64_t[]){300, 517, 1});
     check_concatenate(&rng, "int32", 2, 2, (int64_t[]){1, 70001}, 0, 0, (int64_t[]){5, 3});
@@ -454,6 +455,12 @@ static void transpose_rejects_non_permutations(void** state) {
   ASSERT_REJECTED(&t, "node 1 'transpose_node' (transpose): the output (entry 1) should be shaped [3, 2], the graph "
                       "says [2, 3]");
   hgr_optest_free(&t);
+  /* Only reshape-likes may alias: a transpose in place would overwrite what it reads. */
+  one_input(&t, "transpose", NULL, "int32", 2, (int64_t[]){2, 3}, "int32", 2, (int64_t[]){3, 2});
+  t.alias_output = true;
+  ASSERT_REJECTED(&t, "node 1 'transpose_node' (transpose): output 0 (entry 1) shares storage 0 with input 0 (entry 0); "
+                      "the op cannot run in place");
+  hgr_optest_free(&t);
 }
 
 static void pad_rejects_bad_attrs(void** state) {
@@ -478,6 +485,12 @@ static void pad_rejects_bad_attrs(void** state) {
   hgr_optest_free(&t);
   one_input(&t, "pad", NULL, "int32", 2, (int64_t[]){2, 3}, "int32", 2, (int64_t[]){2, 3});
   ASSERT_REJECTED(&t, "node 1 'pad_node' (pad): attr 'pad_width' is required");
+  hgr_optest_free(&t);
+  hgr_optest_init(&t, "pad", "\"pad_width\": \"[[1, 0]]\", \"pad_value\": \"2\"");
+  hgr_optest_input(&t, "float32", 1, (int64_t[]){3});
+  hgr_optest_input(&t, "float32", 0, NULL);
+  hgr_optest_output(&t, "float32", 1, (int64_t[]){4});
+  ASSERT_REJECTED(&t, "node 2 'pad_node' (pad): attr 'pad_value' and input 1 both give the pad value");
   hgr_optest_free(&t);
 }
 
