@@ -173,7 +173,7 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
     hgr__launch_input(ctx, l, i);
     hgr__launch_output(ctx, l, 0);
     hgr__launch_uint(ctx, l, (uint32_t)block);
-    hgr__launch_uint(ctx, l, outer ? (uint32_t)(shape[axis] * inner) : 0);
+    hgr__launch_uint(ctx, l, (uint32_t)multiply(shape[axis], inner));
     hgr__launch_uint(ctx, l, (uint32_t)offset);
     hgr__launch_uint(ctx, l, (uint32_t)(outer * block));
     hgr__launch_1d(ctx, l, (uint64_t)(outer * block));
@@ -444,7 +444,8 @@ static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
     int32_t d = axes[i];
     int64_t extent = in->shape[d];
     int64_t stride = size_mode ? 1 : strides[i]; /* "size" ignores strides, as topi does */
-    if (stride == 0) return HGR__OP_ERROR(ctx, "attr 'strides' = \"%s\" has a 0 stride", hgr__attr_string(ctx, "strides", ""));
+    if (stride == 0)
+      return HGR__OP_ERROR(ctx, "attr 'strides' = \"%s\" has a 0 stride", hgr__attr_string(ctx, "strides", ""));
     if (stride == INT64_MIN) stride = -INT64_MAX; /* same slice, and negatable */
     int64_t stop = end[i];
     if (size_mode) { /* end is a size; a negative one means to the end */

@@ -262,8 +262,9 @@ static void strided_slice_matches_hand_checked_values(void** state) {
   check_literal_slice(2, (int64_t[]){3, 4}, "\"begin\": \"[1]\", \"end\": \"[3]\"", 2, (int64_t[]){2, 4},
                       (int32_t[]){4, 5, 6, 7, 8, 9, 10, 11});
   /* axes: x[:, -1:0:-2] */
-  check_literal_slice(2, (int64_t[]){3, 4}, "\"begin\": \"[-1]\", \"end\": \"[0]\", \"strides\": \"[-2]\", \"axes\": \"[1]\"",
-                      2, (int64_t[]){3, 2}, (int32_t[]){3, 1, 7, 5, 11, 9});
+  check_literal_slice(2, (int64_t[]){3, 4},
+                      "\"begin\": \"[-1]\", \"end\": \"[0]\", \"strides\": \"[-2]\", \"axes\": \"[1]\"", 2,
+                      (int64_t[]){3, 2}, (int32_t[]){3, 1, 7, 5, 11, 9});
   /* an empty slice: begin == end */
   check_literal_slice(2, (int64_t[]){3, 4}, "\"begin\": \"[0, 2]\", \"end\": \"[3, 2]\"", 2, (int64_t[]){3, 0},
                       (int32_t[]){0});
@@ -424,8 +425,9 @@ static void reshape_likes_alias_or_copy(void** state) {
 
 /* Creating an executor for t fails with INVALID_ARGUMENT and a message holding
  * each of the NULL-terminated needles. */
-#define ASSERT_REJECTED(t, ...) \
-  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, (t)), HGR_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+#define ASSERT_REJECTED(t, ...)                                                                   \
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, (t)), HGR_STATUS_INVALID_ARGUMENT, \
+                __VA_ARGS__)
 
 static void one_input(hgr_optest_t* t, const char* op, const char* attrs, const char* dtype, int32_t ndim,
                       const int64_t* shape, const char* out_dtype, int32_t out_ndim, const int64_t* out_shape) {
@@ -458,8 +460,8 @@ static void transpose_rejects_non_permutations(void** state) {
   /* Only reshape-likes may alias: a transpose in place would overwrite what it reads. */
   one_input(&t, "transpose", NULL, "int32", 2, (int64_t[]){2, 3}, "int32", 2, (int64_t[]){3, 2});
   t.alias_output = true;
-  ASSERT_REJECTED(&t, "node 1 'transpose_node' (transpose): output 0 (entry 1) shares storage 0 with input 0 (entry 0); "
-                      "the op cannot run in place");
+  ASSERT_REJECTED(&t, "node 1 'transpose_node' (transpose): output 0 (entry 1) shares storage 0 with input 0 "
+                      "(entry 0); the op cannot run in place");
   hgr_optest_free(&t);
 }
 
