@@ -1,0 +1,659 @@
+/* Layout ops (kernels/layout.cl): concatenate, transpose, pad, take, strided_slice
+ * and the reshape-likes (reshape, flatten, batch_flatten, squeeze, expand_dims).
+ *
+ * They only move elements, so one uint kernel serves float32 and int32 and the
+ * output keeps the input's dtype. Every index is an int in the kernels: each tensor
+ * is checked to hold at most INT32_MAX elements. Shapes follow Relay's type
+ * relations (strided_slice: topi's canonicalization) and the graph's declared
+ * output shape must match. A reshape-like whose output shares its input's storage id
+ * plans no launch: the executor runs nothing and the output aliases the input. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+
+enum { RESHAPE, BATCH_FLATTEN, SQUEEZE, EXPAND_DIMS };
+
+/* ---- shared checks ------------------------------------------------------------------- */
+
+static uint32_t entry_id(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry) {
+  return (uint32_t)(entry - ctx->graph->entries);
+}
+
+/* a * b for non-negative a and b, saturating at INT64_MAX. */
+static int64_t multiply(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+/* Every dim fits an int (a tensor with a 0 dim may declare others of any size). */
+static hgr_status_t check_dims(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry, const char* name) {
+  for (int32_t d = 0; d < entry->ndim; ++d)
+    if (entry->shape[d] > INT32_MAX) {
+      char have[160];
+      return HGR__OP_ERROR(ctx, "%s (entry %u) is shaped %s; the kernels index with 32-bit integers (dims at most %d)",
+                           name, entry_id(ctx, entry), hgr__entry_shape(entry, have, sizeof(have)), INT32_MAX);
+    }
+  return HGR_OK;
+}
+
+static bool same_dtype(hgr_dtype_t a, hgr_dtype_t b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+/* entry (called name) has the dtype of like (called like_name). */
+static hgr_status_t check_same_dtype(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry, const char* name,
+                                     const hgr__entry_t* like, const char* like_name) {
+  if (same_dtype(entry->dtype, like->dtype)) return HGR_OK;
+  char have[32], want[32];
+  return HGR__OP_ERROR(ctx, "%s (entry %u) is %s but %s (entry %u) is %s; the op keeps the dtype", name,
+                       entry_id(ctx, entry), hgr_dtype_format(entry->dtype, have, sizeof(have)), like_name,
+                       entry_id(ctx, like), hgr_dtype_format(like->dtype, want, sizeof(want)));
+}
+
+/* Input 0 is float32 or int32, output 0 has its dtype, and both fit int indices. */
+static hgr_status_t check_data(const hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, true));
+  HGR_RETURN_IF_ERROR(check_same_dtype(ctx, hgr__op_output(ctx, 0), "output 0", hgr__op_input(ctx, 0), "input 0"));
+  HGR_RETURN_IF_ERROR(
+      hgr__op_check_range(ctx, "input 0's element count", hgr__op_input(ctx, 0)->element_count, INT32_MAX));
+  HGR_RETURN_IF_ERROR(
+      hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
+  HGR_RETURN_IF_ERROR(check_dims(ctx, hgr__op_input(ctx, 0), "input 0"));
+  return check_dims(ctx, hgr__op_output(ctx, 0), "output 0");
+}
+
+/* The kernels read one place and write another: an output may not share an
+ * input's storage. */
+static hgr_status_t check_not_in_place(const hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* out = hgr__op_output(ctx, 0);
+  for (uint32_t i = 0; i < hgr__op_input_count(ctx); ++i) {
+    const hgr__entry_t* in = hgr__op_input(ctx, i);
+    if (in->storage_id == out->storage_id)
+      return HGR__OP_ERROR(ctx, "output 0 (entry %u) shares storage %u with input %u (entry %u); the op cannot run "
+                           "in place",
+                           entry_id(ctx, out), out->storage_id, i, entry_id(ctx, in));
+  }
+  return HGR_OK;
+}
+
+/* Exact for a tensor with elements (at most INT32_MAX of them); callers use them
+ * only then. */
+static void row_major_strides(const int64_t* shape, int32_t ndim, int64_t* strides) {
+  int64_t stride = 1;
+  for (int32_t d = ndim - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride = multiply(stride, shape[d]);
+  }
+}
+
+/* Plans out[i] = in[offset + sum_d coord_d(i) * strides[d]] over the output's
+ * shape. Dims of extent 1 are dropped and neighbours that stay contiguous in the
+ * input merged, so the kernel divides less. Every index it forms lies in the input
+ * (the caller's box is inside it), so int arithmetic cannot overflow. */
+static void launch_gather(hgr__op_ctx_t* ctx, const int64_t* shape, const int64_t* strides, int32_t ndim,
+                          int64_t offset, uint64_t count) {
+  int32_t merged_shape[HGR_MAX_DIMS], merged_strides[HGR_MAX_DIMS];
+  int32_t merged = 0;
+  if (count == 0) offset = 0;
+  for (int32_t d = 0; d < ndim && count > 0; ++d) {
+    if (shape[d] == 1) continue;
+    if (merged > 0 && (int64_t)merged_strides[merged - 1] == strides[d] * shape[d]) {
+      merged_shape[merged - 1] *= (int32_t)shape[d];
+      merged_strides[merged - 1] = (int32_t)strides[d];
+    } else {
+      merged_shape[merged] = (int32_t)shape[d];
+      merged_strides[merged] = (int32_t)strides[d];
+      ++merged;
+    }
+  }
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_gather");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  hgr__launch_int(ctx, l, merged);
+  hgr__launch_uint(ctx, l, (uint32_t)count);
+  hgr__launch_meta1(ctx, l, (int32_t)offset);
+  hgr__launch_meta(ctx, l, merged_shape, (uint32_t)merged);
+  hgr__launch_meta(ctx, l, merged_strides, (uint32_t)merged);
+  hgr__launch_1d(ctx, l, count);
+}
+
+/* ---- concatenate ---------------------------------------------------------------------- */
+
+static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(check_data(ctx));
+  const hgr__entry_t* first = hgr__op_input(ctx, 0);
+  const hgr__entry_t* out = hgr__op_output(ctx, 0);
+  int32_t ndim = first->ndim;
+  if (ndim == 0)
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; concatenate joins tensors of rank 1 or more",
+                         entry_id(ctx, first));
+  int64_t axis_attr;
+  int32_t axis;
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 0, &axis_attr));
+  HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axis_attr, ndim, &axis));
+  int64_t shape[HGR_MAX_DIMS];
+  memcpy(shape, first->shape, sizeof(int64_t) * (size_t)ndim);
+  shape[axis] = 0;
+  uint32_t count = hgr__op_input_count(ctx);
+  for (uint32_t i = 0; i < count; ++i) {
+    const hgr__entry_t* in = hgr__op_input(ctx, i);
+    char name[32];
+    snprintf(name, sizeof(name), "input %u", i);
+    HGR_RETURN_IF_ERROR(check_same_dtype(ctx, in, name, first, "input 0"));
+    bool fits = in->ndim == ndim;
+    for (int32_t d = 0; fits && d < ndim; ++d) fits = d == axis || in->shape[d] == first->shape[d];
+    if (!fits) {
+      char have[160], want[160];
+      return HGR__OP_ERROR(ctx, "input %u (entry %u) is shaped %s but input 0 (entry %u) is %s; all dims but axis %d "
+                           "must match",
+                           i, entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), entry_id(ctx, first),
+                           hgr__entry_shape(first, want, sizeof(want)), axis);
+    }
+    HGR_RETURN_IF_ERROR(check_dims(ctx, in, name));
+    /* Past INT32_MAX the output's shape cannot match: stop counting there. */
+    shape[axis] = shape[axis] + in->shape[axis] > INT32_MAX ? (int64_t)INT32_MAX + 1 : shape[axis] + in->shape[axis];
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", shape, ndim));
+  HGR_RETURN_IF_ERROR(check_not_in_place(ctx));
+  /* outer * out_row is the output's element count (at most INT32_MAX) unless
+   * outer is 0, when no launch does anything. */
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < axis; ++d) outer = multiply(outer, shape[d]);
+  for (int32_t d = axis + 1; d < ndim; ++d) inner = multiply(inner, shape[d]);
+  /* One launch per input, in order on the in-order queue; each writes its own
+   * columns of the output's rows. */
+  int64_t offset = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    int64_t block = outer ? multiply(hgr__op_input(ctx, i)->shape[axis], inner) : 0;
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_concat");
+    hgr__launch_input(ctx, l, i);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_uint(ctx, l, (uint32_t)block);
+    hgr__launch_uint(ctx, l, (uint32_t)multiply(shape[axis], inner));
+    hgr__launch_uint(ctx, l, (uint32_t)offset);
+    hgr__launch_uint(ctx, l, (uint32_t)(outer * block));
+    hgr__launch_1d(ctx, l, (uint64_t)(outer * block));
+    offset += block;
+  }
+  return HGR_OK;
+}
+
+/* ---- transpose ------------------------------------------------------------------------ */
+
+static hgr_status_t plan_transpose(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(check_data(ctx));
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int32_t ndim = in->ndim;
+  int64_t axes_attr[HGR_MAX_DIMS];
+  uint32_t axes_count;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "axes", axes_attr, HGR_MAX_DIMS, &axes_count, NULL));
+  const char* text = hgr__attr_string(ctx, "axes", "");
+  int32_t axes[HGR_MAX_DIMS];
+  if (axes_count == 0) {
+    for (int32_t d = 0; d < ndim; ++d) axes[d] = ndim - 1 - d; /* Relay's default: reversed */
+  } else {
+    if (axes_count != (uint32_t)ndim)
+      return HGR__OP_ERROR(ctx, "attr 'axes' = \"%s\" has %u values, but input 0 has %d dimension%s", text,
+                           axes_count, ndim, ndim == 1 ? "" : "s");
+    bool used[HGR_MAX_DIMS] = {false};
+    for (int32_t d = 0; d < ndim; ++d) {
+      HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axes", axes_attr[d], ndim, &axes[d]));
+      if (used[axes[d]])
+        return HGR__OP_ERROR(ctx, "attr 'axes' = \"%s\" is not a permutation: axis %d appears twice", text, axes[d]);
+      used[axes[d]] = true;
+    }
+  }
+  int64_t in_strides[HGR_MAX_DIMS], shape[HGR_MAX_DIMS], strides[HGR_MAX_DIMS];
+  row_major_strides(in->shape, ndim, in_strides);
+  for (int32_t d = 0; d < ndim; ++d) {
+    shape[d] = in->shape[axes[d]];
+    strides[d] = in_strides[axes[d]];
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
+  HGR_RETURN_IF_ERROR(check_not_in_place(ctx));
+  launch_gather(ctx, shape, strides, ndim, 0, in->element_count);
+  return HGR_OK;
+}
+
+/* ---- pad ------------------------------------------------------------------------------ */
+
+/* The pad value's bits for data of dtype like input 0, from attr pad_value. */
+static hgr_status_t pad_value_bits(const hgr__op_ctx_t* ctx, uint32_t* out_bits) {
+  double value;
+  HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "pad_value", 0.0, &value));
+  const char* text = hgr__attr_string(ctx, "pad_value", "0");
+  if (hgr__dtype_is_i32(hgr__op_input(ctx, 0)->dtype)) {
+    if (value != floor(value) || value < (double)INT32_MIN || value > (double)INT32_MAX)
+      return HGR__OP_ERROR(ctx, "attr 'pad_value' = \"%s\" is not an int32 value, and the data is int32", text);
+    int32_t integer = (int32_t)value;
+    memcpy(out_bits, &integer, sizeof(integer));
+    return HGR_OK;
+  }
+  if (isfinite(value) && fabs(value) > FLT_MAX)
+    return HGR__OP_ERROR(ctx, "attr 'pad_value' = \"%s\" is outside float32's range", text);
+  float real = (float)value;
+  memcpy(out_bits, &real, sizeof(real));
+  return HGR_OK;
+}
+
+static hgr_status_t plan_pad(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(check_data(ctx));
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int32_t ndim = in->ndim;
+  const char* mode = hgr__attr_string(ctx, "pad_mode", "constant");
+  if (strcmp(mode, "constant") != 0)
+    return HGR__OP_ERROR(ctx, "attr 'pad_mode' = \"%s\" is not supported; only \"constant\" is", mode);
+  int64_t widths[2 * HGR_MAX_DIMS];
+  uint32_t width_count;
+  bool present;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "pad_width", widths, 2 * HGR_MAX_DIMS, &width_count, &present));
+  const char* text = hgr__attr_string(ctx, "pad_width", "");
+  if (!present) return HGR__OP_ERROR(ctx, "attr 'pad_width' is required");
+  if (width_count != 2 * (uint32_t)ndim)
+    return HGR__OP_ERROR(ctx, "attr 'pad_width' = \"%s\" has %u values, but input 0 has %d dimension%s: it needs one "
+                         "[before, after] pair per dimension",
+                         text, width_count, ndim, ndim == 1 ? "" : "s");
+  int64_t shape[HGR_MAX_DIMS];
+  for (int32_t d = 0; d < ndim; ++d) {
+    for (int side = 0; side < 2; ++side)
+      if (widths[2 * d + side] < 0 || widths[2 * d + side] > INT32_MAX)
+        return HGR__OP_ERROR(ctx, "attr 'pad_width' = \"%s\" pads dimension %d by %lld; pad widths must be 0 to %d",
+                             text, d, (long long)widths[2 * d + side], INT32_MAX);
+    shape[d] = in->shape[d] + widths[2 * d] + widths[2 * d + 1];
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
+  HGR_RETURN_IF_ERROR(check_not_in_place(ctx));
+  /* Relay's newer form passes the pad value as a second (scalar) input. */
+  bool value_input = hgr__op_input_count(ctx) == 2;
+  uint32_t bits = 0;
+  if (value_input) {
+    const hgr__entry_t* value = hgr__op_input(ctx, 1);
+    HGR_RETURN_IF_ERROR(check_same_dtype(ctx, value, "input 1 (the pad value)", in, "input 0"));
+    if (value->element_count != 1) {
+      char have[160];
+      return HGR__OP_ERROR(ctx, "input 1 (the pad value, entry %u) is shaped %s; it must hold one element",
+                           entry_id(ctx, value), hgr__entry_shape(value, have, sizeof(have)));
+    }
+    if (hgr__node_attr(ctx->node, "pad_value"))
+      return HGR__OP_ERROR(ctx, "attr 'pad_value' and input 1 both give the pad value; give one");
+  } else {
+    HGR_RETURN_IF_ERROR(pad_value_bits(ctx, &bits));
+  }
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, value_input ? "hgr_layout_pad_input" : "hgr_layout_pad");
+  hgr__launch_input(ctx, l, 0);
+  if (value_input) hgr__launch_input(ctx, l, 1);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  if (!value_input) hgr__launch_uint(ctx, l, bits);
+  uint64_t count = hgr__op_output(ctx, 0)->element_count;
+  hgr__launch_uint(ctx, l, (uint32_t)count);
+  hgr__launch_meta1(ctx, l, ndim);
+  for (int32_t d = 0; d < ndim; ++d) hgr__launch_meta1(ctx, l, (int32_t)shape[d]);
+  for (int32_t d = 0; d < ndim; ++d) hgr__launch_meta1(ctx, l, (int32_t)widths[2 * d]);
+  for (int32_t d = 0; d < ndim; ++d) hgr__launch_meta1(ctx, l, (int32_t)in->shape[d]);
+  hgr__launch_1d(ctx, l, count);
+  return HGR_OK;
+}
+
+/* ---- take ----------------------------------------------------------------------------- */
+
+/* Whether an attr's value means None. */
+static bool is_none(const char* value) {
+  while (*value == ' ') ++value;
+  return !*value || !strcmp(value, "None") || !strcmp(value, "null");
+}
+
+static hgr_status_t plan_take(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(check_data(ctx));
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  const hgr__entry_t* indices = hgr__op_input(ctx, 1);
+  if (!hgr__dtype_is_i32(indices->dtype)) {
+    char have[32];
+    return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is %s; take needs int32 indices",
+                         entry_id(ctx, indices), hgr_dtype_format(indices->dtype, have, sizeof(have)));
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 1's element count", indices->element_count, INT32_MAX));
+  HGR_RETURN_IF_ERROR(check_dims(ctx, indices, "input 1"));
+  int64_t batch_dims;
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "batch_dims", 0, &batch_dims));
+  if (batch_dims != 0)
+    return HGR__OP_ERROR(ctx, "attr 'batch_dims' = %lld is not supported; only 0 is", (long long)batch_dims);
+  /* "fast" skips Relay's bounds handling; here it clips, so nothing reads out of
+   * bounds whatever the indices hold. */
+  const char* mode = hgr__attr_string(ctx, "mode", "clip");
+  bool wrap = !strcmp(mode, "wrap");
+  if (!wrap && strcmp(mode, "clip") != 0 && strcmp(mode, "fast") != 0)
+    return HGR__OP_ERROR(ctx, "attr 'mode' = \"%s\" is not \"clip\", \"wrap\" or \"fast\"", mode);
+
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t ndim = 0;
+  int64_t axis_dim, inner = 1;
+  const char* axis_text = hgr__attr_string(ctx, "axis", "None");
+  if (is_none(axis_text)) { /* from the flattened data */
+    axis_dim = (int64_t)data->element_count;
+    for (int32_t d = 0; d < indices->ndim; ++d) shape[ndim++] = indices->shape[d];
+  } else {
+    int64_t axis_attr;
+    int32_t axis;
+    HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 0, &axis_attr));
+    HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axis_attr, data->ndim, &axis));
+    if (data->ndim - 1 + indices->ndim > HGR_MAX_DIMS)
+      return HGR__OP_ERROR(ctx, "the output would have %d dimensions, more than %d", data->ndim - 1 + indices->ndim,
+                           HGR_MAX_DIMS);
+    axis_dim = data->shape[axis];
+    for (int32_t d = 0; d < axis; ++d) shape[ndim++] = data->shape[d];
+    for (int32_t d = 0; d < indices->ndim; ++d) shape[ndim++] = indices->shape[d];
+    for (int32_t d = axis + 1; d < data->ndim; ++d) {
+      shape[ndim++] = data->shape[d];
+      inner = multiply(inner, data->shape[d]);
+    }
+  }
+  const hgr__entry_t* out = hgr__op_output(ctx, 0);
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", shape, ndim));
+  HGR_RETURN_IF_ERROR(check_not_in_place(ctx));
+  if (axis_dim == 0 && out->element_count > 0) {
+    char have[160];
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: the axis to take from is empty",
+                         entry_id(ctx, data), hgr__entry_shape(data, have, sizeof(have)));
+  }
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_take");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_int(ctx, l, (int32_t)axis_dim);
+  hgr__launch_int(ctx, l, (int32_t)indices->element_count);
+  hgr__launch_int(ctx, l, (int32_t)inner);
+  hgr__launch_int(ctx, l, wrap);
+  hgr__launch_uint(ctx, l, (uint32_t)out->element_count);
+  hgr__launch_1d(ctx, l, out->element_count);
+  return HGR_OK;
+}
+
+/* ---- strided_slice -------------------------------------------------------------------- */
+
+/* topi's CanonicalizeIndex: negative counts from the end, then clamped to what a
+ * slice with this stride's sign can start or stop at. */
+static int64_t canonical_index(int64_t index, int64_t extent, int64_t stride) {
+  int64_t lowest = stride < 0 ? -1 : 0;
+  int64_t highest = stride < 0 ? extent - 1 : extent;
+  if (index < 0) index += extent;
+  return index < lowest ? lowest : index > highest ? highest : index;
+}
+
+static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(check_data(ctx));
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int32_t ndim = in->ndim;
+  int64_t begin[HGR_MAX_DIMS], end[HGR_MAX_DIMS], strides[HGR_MAX_DIMS], axes_attr[HGR_MAX_DIMS];
+  uint32_t begin_count, end_count, stride_count, axis_count;
+  bool begin_present, end_present, axes_present;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "begin", begin, HGR_MAX_DIMS, &begin_count, &begin_present));
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "end", end, HGR_MAX_DIMS, &end_count, &end_present));
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "strides", strides, HGR_MAX_DIMS, &stride_count, NULL));
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "axes", axes_attr, HGR_MAX_DIMS, &axis_count, &axes_present));
+  if (!begin_present) return HGR__OP_ERROR(ctx, "attr 'begin' is required");
+  if (!end_present) return HGR__OP_ERROR(ctx, "attr 'end' is required");
+  const char* mode = hgr__attr_string(ctx, "slice_mode", "end");
+  bool size_mode = !strcmp(mode, "size");
+  if (!size_mode && strcmp(mode, "end") != 0)
+    return HGR__OP_ERROR(ctx, "attr 'slice_mode' = \"%s\" is not \"end\" or \"size\"", mode);
+
+  int32_t axes[HGR_MAX_DIMS];
+  if (axes_present) {
+    /* Relay: axes, begin, end and strides have one value per listed axis. */
+    if (begin_count != axis_count || end_count != axis_count || (stride_count && stride_count != axis_count))
+      return HGR__OP_ERROR(ctx, "attrs 'begin', 'end' and 'strides' have %u, %u and %u values, but 'axes' = \"%s\" "
+                           "lists %u axes; give one value per axis",
+                           begin_count, end_count, stride_count, hgr__attr_string(ctx, "axes", ""), axis_count);
+    bool used[HGR_MAX_DIMS] = {false};
+    for (uint32_t i = 0; i < axis_count; ++i) {
+      HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axes", axes_attr[i], ndim, &axes[i]));
+      if (used[axes[i]])
+        return HGR__OP_ERROR(ctx, "attr 'axes' = \"%s\" lists axis %d twice", hgr__attr_string(ctx, "axes", ""),
+                             axes[i]);
+      used[axes[i]] = true;
+    }
+    for (uint32_t i = stride_count; i < axis_count; ++i) strides[i] = 1;
+  } else {
+    /* Missing trailing dims take the full range (topi's strided_slice). */
+    const char* names[3] = {"begin", "end", "strides"};
+    uint32_t counts[3] = {begin_count, end_count, stride_count};
+    for (int k = 0; k < 3; ++k)
+      if (counts[k] > (uint32_t)ndim)
+        return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" has %u values, but input 0 has %d dimension%s", names[k],
+                             hgr__attr_string(ctx, names[k], ""), counts[k], ndim, ndim == 1 ? "" : "s");
+    for (uint32_t i = stride_count; i < (uint32_t)ndim; ++i) strides[i] = 1;
+    for (uint32_t i = begin_count; i < (uint32_t)ndim; ++i) begin[i] = strides[i] > 0 ? 0 : INT64_MAX;
+    for (uint32_t i = end_count; i < (uint32_t)ndim; ++i) end[i] = strides[i] < 0 ? 0 : INT64_MAX;
+    axis_count = (uint32_t)ndim;
+    for (int32_t d = 0; d < ndim; ++d) axes[d] = d;
+  }
+
+  /* Per input dim: the first index, the step and the extent of the slice. */
+  int64_t start[HGR_MAX_DIMS], step[HGR_MAX_DIMS], shape[HGR_MAX_DIMS];
+  for (int32_t d = 0; d < ndim; ++d) {
+    start[d] = 0;
+    step[d] = 1;
+    shape[d] = in->shape[d];
+  }
+  for (uint32_t i = 0; i < axis_count; ++i) {
+    int32_t d = axes[i];
+    int64_t extent = in->shape[d];
+    int64_t stride = size_mode ? 1 : strides[i]; /* "size" ignores strides, as topi does */
+    if (stride == 0)
+      return HGR__OP_ERROR(ctx, "attr 'strides' = \"%s\" has a 0 stride", hgr__attr_string(ctx, "strides", ""));
+    if (stride == INT64_MIN) stride = -INT64_MAX; /* same slice, and negatable */
+    int64_t stop = end[i];
+    if (size_mode) { /* end is a size; a negative one means to the end */
+      if (stop < 0) stop = INT64_MAX;
+      else stop = begin[i] > 0 && stop > INT64_MAX - begin[i] ? INT64_MAX : begin[i] + stop;
+    }
+    int64_t first = canonical_index(begin[i], extent, stride);
+    int64_t last = canonical_index(stop, extent, stride);
+    if (stride < 0 ? last > first : first > last)
+      return HGR__OP_ERROR(ctx, "begin %lld and end %lld (stride %lld) are invalid for axis %d of extent %lld: "
+                           "they canonicalize to [%lld, %lld)",
+                           (long long)begin[i], (long long)end[i], (long long)stride, d, (long long)extent,
+                           (long long)first, (long long)last);
+    int64_t interval = stride < 0 ? first - last : last - first;
+    int64_t magnitude = stride < 0 ? -stride : stride;
+    shape[d] = interval == 0 ? 0 : (interval - 1) / magnitude + 1;
+    start[d] = first;
+    step[d] = shape[d] > 1 ? stride : 1; /* a huge stride taking one element must not overflow */
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
+  HGR_RETURN_IF_ERROR(check_not_in_place(ctx));
+  uint64_t count = hgr__op_output(ctx, 0)->element_count;
+  int64_t in_strides[HGR_MAX_DIMS], gather_strides[HGR_MAX_DIMS] = {0};
+  row_major_strides(in->shape, ndim, in_strides);
+  int64_t offset = 0;
+  for (int32_t d = 0; d < ndim && count > 0; ++d) { /* exact once the slice is not empty */
+    gather_strides[d] = step[d] * in_strides[d];
+    offset += start[d] * in_strides[d];
+  }
+  launch_gather(ctx, shape, gather_strides, ndim, offset, count);
+  return HGR_OK;
+}
+
+/* ---- reshape-likes -------------------------------------------------------------------- */
+
+/* Relay's reshape: newshape values > 0 are dims; 0 copies the input dim at this
+ * position (a literal 0 with allowzero); -1 is inferred from the rest; -2 copies the
+ * remaining input dims; -3 merges the next two input dims; -4 splits one input dim
+ * into the next two values (one may be -1). */
+static hgr_status_t reshape_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int32_t* out_ndim) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int64_t newshape[3 * HGR_MAX_DIMS];
+  uint32_t count;
+  bool present, allowzero;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "newshape", newshape, 3 * HGR_MAX_DIMS, &count, &present));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "allowzero", false, &allowzero));
+  const char* text = hgr__attr_string(ctx, "newshape", "");
+  if (!present) return HGR__OP_ERROR(ctx, "attr 'newshape' is required");
+  int32_t ndim = 0, source = 0, inferred = -1;
+#define RESHAPE_ERROR(...) HGR__OP_ERROR(ctx, "attr 'newshape' = \"%s\": " __VA_ARGS__)
+  for (uint32_t i = 0; i < count; ++i) {
+    int64_t value = newshape[i];
+    if (ndim == HGR_MAX_DIMS || (value == -4 && ndim + 1 == HGR_MAX_DIMS))
+      return RESHAPE_ERROR("more than %d dimensions", text, HGR_MAX_DIMS);
+    if (value > 0 || (value == 0 && allowzero)) {
+      shape[ndim++] = value;
+      ++source;
+    } else if (value == 0) {
+      if (source >= in->ndim) return RESHAPE_ERROR("0 at position %u has no input dim to copy", text, i);
+      shape[ndim++] = in->shape[source++];
+    } else if (value == -1) {
+      if (inferred >= 0) return RESHAPE_ERROR("more than one -1", text);
+      inferred = ndim;
+      shape[ndim++] = 1;
+      ++source;
+    } else if (value == -2) {
+      while (source < in->ndim) {
+        if (ndim == HGR_MAX_DIMS) return RESHAPE_ERROR("more than %d dimensions", text, HGR_MAX_DIMS);
+        shape[ndim++] = in->shape[source++];
+      }
+    } else if (value == -3) {
+      if (source + 1 >= in->ndim) return RESHAPE_ERROR("-3 at position %u has no two input dims to merge", text, i);
+      shape[ndim++] = multiply(in->shape[source], in->shape[source + 1]);
+      source += 2;
+    } else if (value == -4) {
+      if (i + 2 >= count || source >= in->ndim)
+        return RESHAPE_ERROR("-4 at position %u needs two values after it and an input dim to split", text, i);
+      int64_t whole = in->shape[source++], left = newshape[++i], right = newshape[++i];
+      if ((left == -1 && right == -1) || left < -1 || right < -1 || (left == -1 && right == 0) ||
+          (right == -1 && left == 0))
+        return RESHAPE_ERROR("-4 splits %lld into %lld and %lld", text, (long long)whole, (long long)left,
+                             (long long)right);
+      if (left == -1) left = whole / right;
+      if (right == -1) right = whole / left;
+      if (multiply(left, right) != whole)
+        return RESHAPE_ERROR("-4 cannot split %lld into %lld x %lld", text, (long long)whole, (long long)left,
+                             (long long)right);
+      shape[ndim++] = left;
+      shape[ndim++] = right;
+    } else {
+      return RESHAPE_ERROR("%lld is not a dim or a special value (0, -1, -2, -3, -4)", text, (long long)value);
+    }
+  }
+  if (inferred >= 0) {
+    int64_t known = 1;
+    for (int32_t d = 0; d < ndim; ++d)
+      if (d != inferred) known = multiply(known, shape[d]);
+    if (known == 0 || in->element_count % (uint64_t)known != 0) {
+      char have[160];
+      return RESHAPE_ERROR("the -1 cannot be inferred for input 0 shaped %s", text,
+                           hgr__entry_shape(in, have, sizeof(have)));
+    }
+    shape[inferred] = (int64_t)(in->element_count / (uint64_t)known);
+  }
+#undef RESHAPE_ERROR
+  *out_ndim = ndim;
+  return HGR_OK;
+}
+
+/* The output shape the op gives for input 0. */
+static hgr_status_t reshape_like_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int32_t* out_ndim) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int32_t ndim = 0;
+  switch (ctx->op->variant) {
+    case RESHAPE: return reshape_shape(ctx, shape, out_ndim);
+    case BATCH_FLATTEN: {
+      if (in->ndim == 0)
+        return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; %s needs rank 1 or more", entry_id(ctx, in),
+                             ctx->op->name);
+      shape[ndim++] = in->shape[0];
+      shape[ndim] = 1;
+      for (int32_t d = 1; d < in->ndim; ++d) shape[ndim] = multiply(shape[ndim], in->shape[d]);
+      ++ndim;
+      break;
+    }
+    case SQUEEZE: {
+      int64_t axes_attr[HGR_MAX_DIMS];
+      uint32_t axis_count;
+      bool present;
+      HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "axis", axes_attr, HGR_MAX_DIMS, &axis_count, &present));
+      bool drop[HGR_MAX_DIMS] = {false};
+      for (int32_t d = 0; d < in->ndim; ++d) drop[d] = !present && in->shape[d] == 1; /* None: every 1 */
+      for (uint32_t i = 0; i < axis_count; ++i) {
+        int32_t axis;
+        HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axes_attr[i], in->ndim, &axis));
+        if (in->shape[axis] != 1)
+          return HGR__OP_ERROR(ctx, "attr 'axis' = \"%s\" names dimension %d of extent %lld; squeeze removes only "
+                               "dimensions of extent 1",
+                               hgr__attr_string(ctx, "axis", ""), axis, (long long)in->shape[axis]);
+        drop[axis] = true;
+      }
+      for (int32_t d = 0; d < in->ndim; ++d)
+        if (!drop[d]) shape[ndim++] = in->shape[d];
+      break;
+    }
+    case EXPAND_DIMS: {
+      int64_t axis, new_axes;
+      if (!hgr__node_attr(ctx->node, "axis")) return HGR__OP_ERROR(ctx, "attr 'axis' is required");
+      HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 0, &axis));
+      HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "num_newaxis", 1, &new_axes));
+      if (axis < -(int64_t)in->ndim - 1 || axis > in->ndim)
+        return HGR__OP_ERROR(ctx, "attr 'axis' = %lld is out of range for %d dimension%s (-%d to %d)",
+                             (long long)axis, in->ndim, in->ndim == 1 ? "" : "s", in->ndim + 1, in->ndim);
+      if (new_axes < 0 || new_axes > HGR_MAX_DIMS - in->ndim)
+        return HGR__OP_ERROR(ctx, "attr 'num_newaxis' = %lld must be 0 to %d for input 0 of %d dimension%s",
+                             (long long)new_axes, HGR_MAX_DIMS - in->ndim, in->ndim, in->ndim == 1 ? "" : "s");
+      int32_t pivot = (int32_t)(axis < 0 ? axis + in->ndim + 1 : axis);
+      for (int32_t d = 0; d < pivot; ++d) shape[ndim++] = in->shape[d];
+      for (int64_t k = 0; k < new_axes; ++k) shape[ndim++] = 1;
+      for (int32_t d = pivot; d < in->ndim; ++d) shape[ndim++] = in->shape[d];
+      break;
+    }
+  }
+  *out_ndim = ndim;
+  return HGR_OK;
+}
+
+static hgr_status_t plan_reshape_like(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, true));
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  const hgr__entry_t* out = hgr__op_output(ctx, 0);
+  HGR_RETURN_IF_ERROR(check_same_dtype(ctx, out, "output 0", in, "input 0"));
+  HGR_RETURN_IF_ERROR(check_dims(ctx, in, "input 0"));
+  if (out->element_count != in->element_count) {
+    char have[160], want[160];
+    return HGR__OP_ERROR(ctx, "output 0 (entry %u) is shaped %s (%llu elements) but input 0 (entry %u) is shaped %s "
+                         "(%llu elements); %s keeps the element count",
+                         entry_id(ctx, out), hgr__entry_shape(out, have, sizeof(have)),
+                         (unsigned long long)out->element_count, entry_id(ctx, in),
+                         hgr__entry_shape(in, want, sizeof(want)), (unsigned long long)in->element_count,
+                         ctx->op->name);
+  }
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t ndim;
+  HGR_RETURN_IF_ERROR(reshape_like_shape(ctx, shape, &ndim));
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", shape, ndim));
+  if (out->storage_id == in->storage_id) return HGR_OK; /* an alias: nothing to run */
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, UINT32_MAX));
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_copy");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, (uint32_t)out->element_count);
+  hgr__launch_1d(ctx, l, out->element_count);
+  return HGR_OK;
+}
+
+#define RESHAPE_LIKE(name, attrs, variant) {name, "layout", 1, 1, 1, 1, attrs, plan_reshape_like, variant, true}
+
+const hgr__op_t hgr__ops_layout[] = {
+    {"concatenate", "layout", 1, UINT32_MAX, 1, 1, "axis", plan_concatenate, 0, false},
+    {"transpose", "layout", 1, 1, 1, 1, "axes", plan_transpose, 0, false},
+    {"pad", "layout", 1, 2, 1, 1, "pad_width pad_value pad_mode", plan_pad, 0, false},
+    {"take", "layout", 2, 2, 1, 1, "axis batch_dims mode", plan_take, 0, false},
+    {"strided_slice", "layout", 1, 1, 1, 1, "begin end strides axes slice_mode", plan_strided_slice, 0, false},
+    RESHAPE_LIKE("reshape", "newshape allowzero", RESHAPE),
+    RESHAPE_LIKE("flatten", "", BATCH_FLATTEN),
+    RESHAPE_LIKE("batch_flatten", "", BATCH_FLATTEN),
+    RESHAPE_LIKE("squeeze", "axis", SQUEEZE),
+    RESHAPE_LIKE("expand_dims", "axis num_newaxis", EXPAND_DIMS),
+    {NULL},
+};
