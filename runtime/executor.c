@@ -304,6 +304,8 @@ hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
     hgr__bridges_forget(executor, true);
     forget_commands(executor, true);
     if (executor->run_in_flight && !executor->stepping) executor->profile_complete = executor->profiling;
+    /* Every kernel has been launched once now: their binaries are complete. */
+    if (executor->run_in_flight) hgr__programs_store(executor);
   }
   executor->run_in_flight = false;
   return status;
@@ -634,9 +636,7 @@ void hgr_executor_release(hgr_executor_t* executor) {
   }
   free(executor->steps);
   hgr__storage_release(executor);
-  for (size_t p = 0; p < executor->program_count; ++p)
-    if (executor->programs[p]) clReleaseProgram(executor->programs[p]);
-  free(executor->programs);
+  hgr__programs_release(executor);
   for (uint32_t q = 0; executor->queues && q < executor->queue_count; ++q) {
     if (executor->queues[q].last) clReleaseEvent(executor->queues[q].last);
     if (executor->queues[q].queue) clReleaseCommandQueue(executor->queues[q].queue);

@@ -61,6 +61,14 @@ typedef enum hgr__copy_path_t {
                                    read into it, bridge back, unmap */
 } hgr__copy_path_t;
 
+/* A program of one executor device and one kernel source. */
+typedef struct hgr__program_t {
+  cl_program program;
+  char* key;          /* its program cache key */
+  bool from_source;   /* compiled here (so worth storing once its kernels ran) */
+  bool stored;        /* storing was tried */
+} hgr__program_t;
+
 /* A command of the last run, for profiling. */
 typedef struct hgr__profiled_t {
   cl_event event; /* retained */
@@ -183,8 +191,12 @@ struct hgr_executor_s {
   bool stepping;           /* inside hgr_executor_run_stepwise */
   uint64_t* step_host_ns;
   /* programs built for this executor: one per (device, kernel source) */
-  cl_program* programs;
+  hgr__program_t* programs;
   size_t program_count;
+  hgr_program_cache_t program_cache;
+  hgr_program_stats_t program_stats;
+  hgr_log_fn log;
+  void* log_user;
 };
 
 /* Makes node_id's command fail on the device with code (negative) in every later
@@ -227,16 +239,22 @@ hgr_status_t hgr__queue_enqueued(hgr_executor_t* executor, uint32_t queue, cl_ev
 /* Flushes queue if it has unflushed commands. */
 hgr_status_t hgr__queue_flush(hgr_executor_t* executor, uint32_t queue);
 
-/* ---- program_cache.c ---- */
+/* ---- plan.c ---- */
 
 /* Releases a step's kernels, their meta buffers and any plan not yet bound. */
 void hgr__step_release_kernels(hgr__step_t* step);
 
-/* The program of kernels/<source_name>.cl for executor device device_slot, built on
- * first use; owned by the executor. A failed build names the source and device and
- * carries the head of the build log. */
+/* ---- program_cache.c ---- */
+/* Builds (or loads from the program cache) every program the planned steps use,
+ * concurrently across devices. */
+hgr_status_t hgr__programs_build(hgr_executor_t* executor);
+/* The program of kernels/<source_name>.cl for executor device device_slot (built now
+ * if hgr__programs_build did not). */
 hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const char* source_name,
                               cl_program* out_program);
+/* Stores the binaries of programs compiled from source, once (after a run). */
+void hgr__programs_store(hgr_executor_t* executor);
+void hgr__programs_release(hgr_executor_t* executor);
 
 /* ---- transfer.c ---- */
 

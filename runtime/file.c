@@ -1,6 +1,7 @@
 /* Whole files: reading one into memory, and writing one atomically (a temporary
  * file, then rename) so that concurrent readers never see half a file. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,9 @@ hgr_status_t hgr__file_write_atomic(const char* path, const void* head, size_t h
   size_t capacity = strlen(path) + 32;
   char* temporary = malloc(capacity);
   if (!temporary) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  snprintf(temporary, capacity, "%s.tmp.%ld", path, (long)getpid());
+  /* Unique per process and call, so concurrent writers never share a temporary. */
+  static atomic_uint counter;
+  snprintf(temporary, capacity, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
   hgr_status_t status = HGR_OK;
   FILE* file = fopen(temporary, "wb");
   if (!file) {

@@ -396,6 +396,9 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->profiling = options->profiling;
   executor->fail_node = UINT32_MAX;
   executor->profile_node = UINT32_MAX;
+  executor->program_cache = options->program_cache;
+  executor->log = options->log;
+  executor->log_user = options->log_user;
   hgr_status_t status = HGR_OK;
 
   executor->entry_device = calloc(graph->entry_count + 1, sizeof(size_t));
@@ -447,6 +450,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
       goto cleanup;
     }
   }
+  if ((status = hgr__programs_build(executor))) goto cleanup;
   for (s = 0; s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];
     if (step->kind == HGR__STEP_KERNEL) {

@@ -1,16 +1,226 @@
-/* Programs of the embedded kernel sources, built per executor device on first use,
- * so only the programs a graph uses are built. */
+/* Programs of the embedded kernel sources: only those a graph uses, per executor
+ * device, built concurrently across devices (one thread per device; host-driven
+ * devices on the calling thread, since Oclgrind is not thread-safe), through a
+ * binary cache.
+ *
+ * Cache entries ("blobs", the same bytes in files and through callbacks):
+ *   "HGRPROG1"  magic
+ *   u32 key length, u32 0, u64 binary length, u64 FNV-1a of the binary
+ *   key bytes, binary bytes
+ * The key names platform, device, device version, driver version, build options and
+ * the source's hash; the file name is a hash of the key, and the key inside the
+ * file must match it too (a file written for another driver is rejected, not
+ * trusted). Binaries are taken after the first run, once the kernels were launched:
+ * PoCL generates most of the code then. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "executor_internal.h"
 #include "kernel_sources.h"
+
+#define BLOB_MAGIC "HGRPROG1"
+#define BLOB_HEADER 32
+#define BUILD_OPTIONS ""
+
+static uint64_t fnv1a(const void* data, size_t length, uint64_t hash) {
+  const unsigned char* bytes = data;
+  for (size_t i = 0; i < length; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  return hash;
+}
+#define FNV_START 14695981039346656037ull
+
+static void put_u32(unsigned char* at, uint32_t value) {
+  for (int i = 0; i < 4; ++i) at[i] = (unsigned char)(value >> (8 * i));
+}
+static void put_u64(unsigned char* at, uint64_t value) {
+  for (int i = 0; i < 8; ++i) at[i] = (unsigned char)(value >> (8 * i));
+}
+static uint32_t get_u32(const unsigned char* at) {
+  uint32_t value = 0;
+  for (int i = 0; i < 4; ++i) value |= (uint32_t)at[i] << (8 * i);
+  return value;
+}
+static uint64_t get_u64(const unsigned char* at) {
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value |= (uint64_t)at[i] << (8 * i);
+  return value;
+}
 
 /* Slot of (executor device d, source s) in executor->programs. */
 static size_t program_slot(size_t device_slot, size_t source_index) {
   return device_slot * hgr__kernel_source_count + source_index;
 }
+
+static size_t source_index_of(const char* name) {
+  for (size_t i = 0; i < hgr__kernel_source_count; ++i)
+    if (!strcmp(hgr__kernel_sources[i].name, name)) return i;
+  return hgr__kernel_source_count;
+}
+
+/* ---- logging: lines collected per worker, emitted by the calling thread ----------- */
+
+typedef struct worker_t {
+  hgr_executor_t* executor;
+  size_t device_slot;
+  size_t* sources; /* source indexes to build */
+  size_t source_count;
+  hgr_status_t status;
+  char* log;       /* lines separated by '\n' */
+  size_t log_length;
+  uint32_t from_cache, from_source, rejected;
+} worker_t;
+
+static void note(worker_t* worker, const char* format, ...) HGR_PRINTF(2, 3);
+static void note(worker_t* worker, const char* format, ...) {
+  if (!worker->executor->log) return;
+  char line[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(line, sizeof(line), format, args);
+  va_end(args);
+  size_t length = strlen(line);
+  char* grown = realloc(worker->log, worker->log_length + length + 2);
+  if (!grown) return;
+  worker->log = grown;
+  memcpy(worker->log + worker->log_length, line, length);
+  worker->log_length += length;
+  worker->log[worker->log_length++] = '\n';
+  worker->log[worker->log_length] = 0;
+}
+
+static void emit_log(hgr_executor_t* executor, worker_t* worker) {
+  for (char* line = worker->log; line && *line;) {
+    char* end = strchr(line, '\n');
+    *end = 0;
+    executor->log(executor->log_user, line);
+    line = end + 1;
+  }
+}
+
+/* ---- keys and blobs ---------------------------------------------------------------- */
+
+static char* make_key(const hgr__device_t* device, size_t source_index) {
+  const hgr_device_info_t* info = &device->info;
+  uint64_t source_hash = fnv1a(hgr__kernel_sources[source_index].text, hgr__kernel_sources[source_index].length,
+                               FNV_START);
+  size_t capacity = strlen(info->platform_name) + strlen(info->name) + strlen(info->version) +
+                    strlen(info->driver_version) + strlen(hgr__kernel_sources[source_index].name) +
+                    strlen(BUILD_OPTIONS) + 96;
+  char* key = malloc(capacity);
+  if (key)
+    snprintf(key, capacity, "hgr-program-1|%s|%s|%s|%s|options=%s|%s.cl|%016llx", info->platform_name, info->name,
+             info->version, info->driver_version, BUILD_OPTIONS, hgr__kernel_sources[source_index].name,
+             (unsigned long long)source_hash);
+  return key;
+}
+
+static bool cache_enabled(const hgr_executor_t* executor) {
+  return executor->program_cache.mode != HGR_PROGRAM_CACHE_OFF &&
+         (executor->program_cache.mode != HGR_PROGRAM_CACHE_CALLBACKS ||
+          (executor->program_cache.load && executor->program_cache.store));
+}
+
+/* The cache directory (malloc'd), or NULL when none can be named. */
+static char* cache_directory(const hgr_executor_t* executor) {
+  const char* dir = executor->program_cache.directory;
+  const char* env = getenv("HGR_CACHE_DIR");
+  const char* xdg = getenv("XDG_CACHE_HOME");
+  const char* home = getenv("HOME");
+  char* path = NULL;
+  if (dir && *dir) path = strdup(dir);
+  else if (env && *env) path = strdup(env);
+  else if ((xdg && *xdg) || (home && *home)) {
+    size_t capacity = strlen(xdg && *xdg ? xdg : home) + 16;
+    path = malloc(capacity);
+    if (path) snprintf(path, capacity, xdg && *xdg ? "%s/hgr" : "%s/.cache/hgr", xdg && *xdg ? xdg : home);
+  }
+  return path;
+}
+
+/* mkdir -p */
+static bool make_directories(char* path) {
+  for (char* p = path + 1;; ++p) {
+    if (*p == '/' || !*p) {
+      char saved = *p;
+      *p = 0;
+      bool ok = mkdir(path, 0777) == 0 || errno == EEXIST;
+      *p = saved;
+      if (!ok) return false;
+      if (!saved) return true;
+    }
+  }
+}
+
+static char* blob_path(const hgr_executor_t* executor, const char* key) {
+  char* dir = cache_directory(executor);
+  if (!dir) return NULL;
+  size_t capacity = strlen(dir) + 40;
+  char* path = malloc(capacity);
+  if (path) snprintf(path, capacity, "%s/%016llx.bin", dir, (unsigned long long)fnv1a(key, strlen(key), FNV_START));
+  free(dir);
+  return path;
+}
+
+/* Loads the blob of key: true with *out_blob (malloc'd) when there is one. */
+static bool load_blob(worker_t* worker, const char* key, unsigned char** out_blob, size_t* out_size) {
+  hgr_executor_t* executor = worker->executor;
+  *out_blob = NULL;
+  *out_size = 0;
+  if (executor->program_cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
+    void* blob = NULL;
+    size_t size = 0;
+    if (!executor->program_cache.load(executor->program_cache.user, key, &blob, &size) || !blob) return false;
+    *out_blob = blob;
+    *out_size = size;
+    return true;
+  }
+  char* path = blob_path(executor, key);
+  if (!path) return false;
+  void* data = NULL;
+  size_t length = 0;
+  hgr_status_t status = hgr__file_read(path, &data, &length);
+  if (status && hgr_status_code(status) != HGR_STATUS_NOT_FOUND)
+    note(worker, "program cache: %s", hgr_status_message(status));
+  hgr_status_free(status);
+  free(path);
+  if (!data) return false;
+  *out_blob = data;
+  *out_size = length;
+  return true;
+}
+
+/* The binary inside blob, or NULL with *why set. */
+static const unsigned char* check_blob(const unsigned char* blob, size_t size, const char* key, size_t* out_length,
+                                       const char** why) {
+  if (size < BLOB_HEADER || memcmp(blob, BLOB_MAGIC, 8)) {
+    *why = "not a program cache entry (bad magic or too short)";
+    return NULL;
+  }
+  uint32_t key_length = get_u32(blob + 8);
+  uint64_t length = get_u64(blob + 16), checksum = get_u64(blob + 24);
+  if ((uint64_t)size != BLOB_HEADER + (uint64_t)key_length + length) {
+    *why = "truncated or padded (its sizes do not add up)";
+    return NULL;
+  }
+  if (key_length != strlen(key) || memcmp(blob + BLOB_HEADER, key, key_length)) {
+    *why = "written for another platform, device, driver, options or source (its key differs)";
+    return NULL;
+  }
+  const unsigned char* binary = blob + BLOB_HEADER + key_length;
+  if (fnv1a(binary, (size_t)length, FNV_START) != checksum) {
+    *why = "corrupt (checksum mismatch)";
+    return NULL;
+  }
+  *out_length = (size_t)length;
+  return binary;
+}
+
+/* ---- building ---------------------------------------------------------------------- */
 
 static hgr_status_t build_failure(cl_int error, cl_program program, cl_device_id device,
                                   const char* source_name, const char* spec) {
@@ -30,43 +240,259 @@ static hgr_status_t build_failure(cl_int error, cl_program program, cl_device_id
                        spec, log[0] ? log : "(empty)");
 }
 
+/* From a cached binary: NULL when there is none or it is unusable (noted). */
+static cl_program from_cache(worker_t* worker, cl_context context, const hgr__device_t* device, const char* key,
+                             const char* source_name) {
+  unsigned char* blob = NULL;
+  size_t size = 0;
+  if (!load_blob(worker, key, &blob, &size)) {
+    note(worker, "program cache: miss for kernels/%s.cl on %s", source_name, device->info.spec);
+    return NULL;
+  }
+  const char* why = NULL;
+  size_t length = 0;
+  const unsigned char* binary = check_blob(blob, size, key, &length, &why);
+  cl_program program = NULL;
+  if (binary) {
+    cl_int error = CL_SUCCESS, binary_status = CL_SUCCESS;
+    program = clCreateProgramWithBinary(context, 1, &device->device, &length, &binary, &binary_status, &error);
+    if (error == CL_SUCCESS && binary_status == CL_SUCCESS && program)
+      error = clBuildProgram(program, 1, &device->device, BUILD_OPTIONS, NULL, NULL);
+    if (error != CL_SUCCESS || binary_status != CL_SUCCESS || !program) {
+      why = error != CL_SUCCESS ? hgr_opencl_error_name(error) : hgr_opencl_error_name(binary_status);
+      if (program) clReleaseProgram(program);
+      program = NULL;
+    }
+  }
+  free(blob);
+  if (!program) {
+    worker->rejected++;
+    note(worker, "program cache: entry for kernels/%s.cl on %s rejected (%s); rebuilding from source", source_name,
+         device->info.spec, why);
+  } else {
+    note(worker, "program cache: hit for kernels/%s.cl on %s", source_name, device->info.spec);
+  }
+  return program;
+}
 
-hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const char* source_name,
-                              cl_program* out_program) {
-  *out_program = NULL;
-  size_t source_index = hgr__kernel_source_count;
-  for (size_t i = 0; i < hgr__kernel_source_count; ++i)
-    if (!strcmp(hgr__kernel_sources[i].name, source_name)) source_index = i;
-  if (source_index == hgr__kernel_source_count)
-    return HGR_STATUS(HGR_STATUS_INTERNAL, "no embedded kernel source 'kernels/%s.cl'", source_name);
-  if (!executor->programs) {
-    executor->program_count = executor->device_count * hgr__kernel_source_count;
-    executor->programs = calloc(executor->program_count ? executor->program_count : 1, sizeof(cl_program));
-    if (!executor->programs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  }
-  cl_program* slot = &executor->programs[program_slot(device_slot, source_index)];
-  if (*slot) {
-    *out_program = *slot;
-    return HGR_OK;
-  }
-  size_t device_index = executor->devices[device_slot].device_index;
+static hgr_status_t build_one(worker_t* worker, size_t source_index) {
+  hgr_executor_t* executor = worker->executor;
+  size_t device_index = executor->devices[worker->device_slot].device_index;
   const hgr__device_t* device = &executor->instance->devices[device_index];
+  hgr__program_t* slot = &executor->programs[program_slot(worker->device_slot, source_index)];
+  const char* name = hgr__kernel_sources[source_index].name;
   cl_context context;
   HGR_RETURN_IF_ERROR(hgr__instance_context(executor->instance, device_index, &context));
+  slot->key = make_key(device, source_index);
+  if (!slot->key) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  if (cache_enabled(executor) && (slot->program = from_cache(worker, context, device, slot->key, name))) {
+    worker->from_cache++;
+    return HGR_OK;
+  }
   const char* text = hgr__kernel_sources[source_index].text;
   size_t length = hgr__kernel_sources[source_index].length;
   cl_int error = CL_SUCCESS;
   cl_program program = clCreateProgramWithSource(context, 1, &text, &length, &error);
   if (error != CL_SUCCESS || !program)
-    return HGR_CL_STATUS(error, "clCreateProgramWithSource(kernels/%s.cl) on %s", source_name,
-                         device->info.spec);
-  error = clBuildProgram(program, 1, &device->device, "", NULL, NULL);
+    return HGR_CL_STATUS(error, "clCreateProgramWithSource(kernels/%s.cl) on %s", name, device->info.spec);
+  error = clBuildProgram(program, 1, &device->device, BUILD_OPTIONS, NULL, NULL);
   if (error != CL_SUCCESS) {
-    hgr_status_t status = build_failure(error, program, device->device, source_name, device->info.spec);
+    hgr_status_t status = build_failure(error, program, device->device, name, device->info.spec);
     clReleaseProgram(program);
     return status;
   }
-  *slot = program;
-  *out_program = program;
+  slot->program = program;
+  slot->from_source = true;
+  worker->from_source++;
   return HGR_OK;
 }
+
+static void* build_worker(void* argument) {
+  worker_t* worker = argument;
+  for (size_t i = 0; i < worker->source_count && !worker->status; ++i)
+    worker->status = build_one(worker, worker->sources[i]);
+  return NULL;
+}
+
+static hgr_status_t allocate_programs(hgr_executor_t* executor) {
+  if (executor->programs) return HGR_OK;
+  executor->program_count = executor->device_count * hgr__kernel_source_count;
+  executor->programs = calloc(executor->program_count ? executor->program_count : 1, sizeof(hgr__program_t));
+  if (!executor->programs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  return HGR_OK;
+}
+
+hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
+  HGR_RETURN_IF_ERROR(allocate_programs(executor));
+  uint64_t start = hgr__monotonic_ns();
+  size_t devices = executor->device_count;
+  worker_t* workers = calloc(devices + 1, sizeof(worker_t));
+  bool* needed = calloc(executor->program_count + 1, sizeof(bool));
+  pthread_t* threads = calloc(devices + 1, sizeof(pthread_t));
+  bool* started = calloc(devices + 1, sizeof(bool));
+  hgr_status_t status = HGR_OK;
+  if (!workers || !needed || !threads || !started) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  /* What the planned launches use: (device, source) pairs. */
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    const hgr__step_t* step = &executor->steps[s];
+    if (step->kind != HGR__STEP_KERNEL) continue;
+    size_t slot = (size_t)(hgr__exec_device(executor, step->device_index) - executor->devices);
+    for (uint32_t k = 0; k < step->plan.launch_count; ++k) {
+      const char* name = step->plan.launches[k].source ? step->plan.launches[k].source : step->plan.op->source;
+      size_t source = source_index_of(name);
+      if (source == hgr__kernel_source_count) {
+        status = HGR_STATUS(HGR_STATUS_INTERNAL, "no embedded kernel source 'kernels/%s.cl'", name);
+        goto cleanup;
+      }
+      needed[program_slot(slot, source)] = true;
+    }
+  }
+  for (size_t d = 0; d < devices; ++d) {
+    worker_t* worker = &workers[d];
+    worker->executor = executor;
+    worker->device_slot = d;
+    worker->sources = calloc(hgr__kernel_source_count + 1, sizeof(size_t));
+    if (!worker->sources) {
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+      goto cleanup;
+    }
+    for (size_t source = 0; source < hgr__kernel_source_count; ++source)
+      if (needed[program_slot(d, source)] && !executor->programs[program_slot(d, source)].program)
+        worker->sources[worker->source_count++] = source;
+  }
+  /* One thread per device with work, but host-driven ones (not thread-safe) and the
+   * last one run here. */
+  size_t last_threaded = SIZE_MAX;
+  for (size_t d = 0; d < devices; ++d)
+    if (workers[d].source_count && !executor->instance->devices[executor->devices[d].device_index].host_driven)
+      last_threaded = d;
+  for (size_t d = 0; d < devices; ++d) {
+    bool host_driven = executor->instance->devices[executor->devices[d].device_index].host_driven;
+    if (!workers[d].source_count || host_driven || d == last_threaded) continue;
+    started[d] = pthread_create(&threads[d], NULL, build_worker, &workers[d]) == 0;
+  }
+  for (size_t d = 0; d < devices; ++d)
+    if (workers[d].source_count && !started[d]) build_worker(&workers[d]);
+  for (size_t d = 0; d < devices; ++d) {
+    if (started[d]) pthread_join(threads[d], NULL);
+    if (executor->log) emit_log(executor, &workers[d]);
+    executor->program_stats.from_cache += workers[d].from_cache;
+    executor->program_stats.from_source += workers[d].from_source;
+    executor->program_stats.rejected += workers[d].rejected;
+    executor->program_stats.programs += workers[d].from_cache + workers[d].from_source;
+    status = hgr_status_join(status, workers[d].status);
+    workers[d].status = HGR_OK;
+  }
+cleanup:
+  for (size_t d = 0; workers && d < devices; ++d) {
+    free(workers[d].sources);
+    free(workers[d].log);
+    hgr_status_free(workers[d].status);
+  }
+  free(workers);
+  free(needed);
+  free(threads);
+  free(started);
+  executor->program_stats.build_ms += (double)(hgr__monotonic_ns() - start) / 1e6;
+  return status;
+}
+
+hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const char* source_name,
+                              cl_program* out_program) {
+  *out_program = NULL;
+  size_t source_index = source_index_of(source_name);
+  if (source_index == hgr__kernel_source_count)
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "no embedded kernel source 'kernels/%s.cl'", source_name);
+  HGR_RETURN_IF_ERROR(allocate_programs(executor));
+  hgr__program_t* slot = &executor->programs[program_slot(device_slot, source_index)];
+  if (!slot->program) { /* not among the planned ones (a re-plan): build it now */
+    worker_t worker = {.executor = executor, .device_slot = device_slot};
+    hgr_status_t status = build_one(&worker, source_index);
+    if (executor->log) emit_log(executor, &worker);
+    free(worker.log);
+    executor->program_stats.from_cache += worker.from_cache;
+    executor->program_stats.from_source += worker.from_source;
+    executor->program_stats.rejected += worker.rejected;
+    executor->program_stats.programs += worker.from_cache + worker.from_source;
+    HGR_RETURN_IF_ERROR(status);
+  }
+  *out_program = slot->program;
+  return HGR_OK;
+}
+
+/* ---- storing ----------------------------------------------------------------------- */
+
+static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program_t* slot) {
+  const hgr__device_t* device = &executor->instance->devices[executor->devices[device_slot].device_index];
+  size_t length = 0;
+  worker_t worker = {.executor = executor, .device_slot = device_slot};
+  unsigned char* blob = NULL;
+  cl_int error = clGetProgramInfo(slot->program, CL_PROGRAM_BINARY_SIZES, sizeof(length), &length, NULL);
+  size_t key_length = strlen(slot->key);
+  if (error == CL_SUCCESS && length) blob = malloc(BLOB_HEADER + key_length + length);
+  if (blob) {
+    unsigned char* binary = blob + BLOB_HEADER + key_length;
+    error = clGetProgramInfo(slot->program, CL_PROGRAM_BINARIES, sizeof(binary), &binary, NULL);
+    if (error == CL_SUCCESS) {
+      memcpy(blob, BLOB_MAGIC, 8);
+      put_u32(blob + 8, (uint32_t)key_length);
+      put_u32(blob + 12, 0);
+      put_u64(blob + 16, length);
+      put_u64(blob + 24, fnv1a(binary, length, FNV_START));
+      memcpy(blob + BLOB_HEADER, slot->key, key_length);
+      size_t size = BLOB_HEADER + key_length + length;
+      if (executor->program_cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
+        executor->program_cache.store(executor->program_cache.user, slot->key, blob, size);
+        executor->program_stats.stored++;
+      } else {
+        char* path = blob_path(executor, slot->key);
+        char* dir = cache_directory(executor);
+        hgr_status_t status = HGR_OK;
+        if (!path || !dir) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "no cache directory (set HGR_CACHE_DIR)");
+        else if (!make_directories(dir))
+          status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot create '%s': %s", dir, strerror(errno));
+        else status = hgr__file_write_atomic(path, blob, size, NULL, 0);
+        if (status) note(&worker, "program cache: not stored: %s", hgr_status_message(status));
+        else {
+          executor->program_stats.stored++;
+          note(&worker, "program cache: stored %zu bytes for %s in %s", size, device->info.spec, path);
+        }
+        hgr_status_free(status);
+        free(path);
+        free(dir);
+      }
+    }
+  }
+  if (error != CL_SUCCESS || !length)
+    note(&worker, "program cache: %s gives no binary (%s); not stored", device->info.spec,
+         error != CL_SUCCESS ? hgr_opencl_error_name(error) : "size 0");
+  free(blob);
+  if (executor->log) emit_log(executor, &worker);
+  free(worker.log);
+}
+
+void hgr__programs_store(hgr_executor_t* executor) {
+  if (!cache_enabled(executor) || !executor->programs) return;
+  for (size_t d = 0; d < executor->device_count; ++d)
+    for (size_t source = 0; source < hgr__kernel_source_count; ++source) {
+      hgr__program_t* slot = &executor->programs[program_slot(d, source)];
+      if (!slot->program || !slot->from_source || slot->stored) continue;
+      slot->stored = true; /* tried once, whatever happens */
+      store_one(executor, d, slot);
+    }
+}
+
+void hgr__programs_release(hgr_executor_t* executor) {
+  for (size_t p = 0; p < executor->program_count; ++p) {
+    if (executor->programs[p].program) clReleaseProgram(executor->programs[p].program);
+    free(executor->programs[p].key);
+  }
+  free(executor->programs);
+  executor->programs = NULL;
+  executor->program_count = 0;
+}
+
+hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* executor) { return executor->program_stats; }

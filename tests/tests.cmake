@@ -54,6 +54,10 @@ hgr_test(NAME profile_pocl_pair SOURCE test_profile.c ARGS pocl:0 pocl:1)
 hgr_test(NAME profile_pocl_rusticl SOURCE test_profile.c ARGS pocl:0 rusticl:0)
 hgr_test(NAME profile_pocl_oclgrind SOURCE test_profile.c ARGS oclgrind:0 pocl:0)
 
+# Program binary cache (issue 7): files, rejected entries, callbacks, processes
+hgr_test(NAME program_cache_three_platforms SOURCE test_program_cache.c ARGS pocl:0 rusticl:0 oclgrind:0)
+hgr_test(NAME program_cache_pocl SOURCE test_program_cache.c ARGS pocl:0)
+
 # Executor API: params, default bindings, limits, plan-only
 hgr_test(NAME executor_api SOURCE test_executor_api.c)
 

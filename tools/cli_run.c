@@ -36,7 +36,11 @@ static const char run_usage[] =
     "                         DIR/<node id>_<node name>_<output>.npy right after the\n"
     "                         node ran (inputs too); for finding where a result goes wrong\n"
     "  --until NODE           with --dump: stop after NODE (a name or a node id)\n"
-    "  --verbose              also list params that name no input, and every run's time\n"
+    "  --no-program-cache     compile every kernel program from source; by default\n"
+    "                         binaries are kept in $HGR_CACHE_DIR, else\n"
+    "                         $XDG_CACHE_HOME/hgr, else ~/.cache/hgr\n"
+    "  --verbose              also list params that name no input, every run's time, and\n"
+    "                         what the program cache does\n"
     "  -h, --help             show this help\n";
 
 static const char check_usage[] =
@@ -65,7 +69,7 @@ typedef struct run_args_t {
   const char* dump_dir;
   const char* until;
   long repeat;
-  bool profile, verbose, context_per_device;
+  bool profile, verbose, context_per_device, no_program_cache;
 } run_args_t;
 
 /* Splits "A=B" at the first '='; returns false if there is none or a side is empty. */
@@ -133,6 +137,8 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     } else if (running && !strcmp(arg, "--profile-json")) {
       if (!(args->profile_json = value)) return hgr_cli_usage_error(command, "--profile-json needs a FILE");
       ++i;
+    } else if (running && !strcmp(arg, "--no-program-cache")) {
+      args->no_program_cache = true;
     } else if (running && !strcmp(arg, "--dump")) {
       if (!(args->dump_dir = value)) return hgr_cli_usage_error(command, "--dump needs a directory");
       ++i;
@@ -193,6 +199,17 @@ static void print_placement(const hgr_instance_t* instance, const hgr_executor_t
            c.staged_chunks);
 }
 
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void print_log(void* user, const char* message) {
+  (void)user;
+  printf("  %s\n", message);
+}
+
 static hgr_status_t create(const run_args_t* args, bool plan_only, bool profiling, hgr_instance_t** out_instance,
                            hgr_graph_t** out_graph, hgr_executor_t** out_executor) {
   hgr_instance_options_t instance_options;
@@ -206,7 +223,17 @@ static hgr_status_t create(const run_args_t* args, bool plan_only, bool profilin
   options.binding_count = args->binding_count;
   options.plan_only = plan_only;
   options.profiling = profiling;
-  return hgr_executor_create(*out_instance, *out_graph, &options, out_executor);
+  options.program_cache.mode = args->no_program_cache ? HGR_PROGRAM_CACHE_OFF : HGR_PROGRAM_CACHE_FILES;
+  if (args->verbose) options.log = print_log;
+  double start = now_ms();
+  hgr_status_t status = hgr_executor_create(*out_instance, *out_graph, &options, out_executor);
+  if (!status && !plan_only) {
+    hgr_program_stats_t stats = hgr_executor_program_stats(*out_executor);
+    printf("executor created in %.1f ms: %u programs (%u from the program cache, %u compiled%s) in %.1f ms\n",
+           now_ms() - start, stats.programs, stats.from_cache, stats.from_source,
+           stats.rejected ? ", rejected entries rebuilt" : "", stats.build_ms);
+  }
+  return status;
 }
 
 int hgr_cli_check(int argc, char** argv) {
@@ -229,11 +256,6 @@ int hgr_cli_check(int argc, char** argv) {
   return status ? hgr_cli_fail(status) : HGR_CLI_OK;
 }
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static int compare_doubles(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;

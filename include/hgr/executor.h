@@ -57,6 +57,36 @@ typedef struct hgr_device_binding_t {
   const char* spec;
 } hgr_device_binding_t;
 
+/* Where compiled kernel programs are kept between processes. A program is stored
+ * after the first run that launched its kernels (PoCL generates most of its code at
+ * the first launch) and loaded with clCreateProgramWithBinary next time. An entry is
+ * keyed by platform name, device name, device version, driver version, build
+ * options and a hash of the source; a truncated, corrupt or rejected entry is
+ * reported through the log and rebuilt from source. */
+typedef enum hgr_program_cache_mode_t {
+  HGR_PROGRAM_CACHE_FILES = 0, /* files in `directory` (the default) */
+  HGR_PROGRAM_CACHE_OFF,       /* always build from source */
+  HGR_PROGRAM_CACHE_CALLBACKS, /* the embedder keeps the blobs (load/store below) */
+} hgr_program_cache_mode_t;
+
+typedef struct hgr_program_cache_t {
+  hgr_program_cache_mode_t mode;
+  /* FILES: NULL means $HGR_CACHE_DIR, else $XDG_CACHE_HOME/hgr, else ~/.cache/hgr;
+   * created when missing. Files are written to a temporary name and renamed, so
+   * concurrent processes never read half a file. */
+  const char* directory;
+  /* CALLBACKS: load returns true with a blob allocated by malloc (hgr frees it)
+   * when it has one for key; store receives a blob to keep under key. Both may be
+   * called from the thread that creates or runs the executor. */
+  bool (*load)(void* user, const char* key, void** out_blob, size_t* out_size);
+  void (*store)(void* user, const char* key, const void* blob, size_t size);
+  void* user;
+} hgr_program_cache_t;
+
+/* Receives one line about what the executor does that a user may want to see
+ * (program cache hits, misses and rejected entries). */
+typedef void (*hgr_log_fn)(void* user, const char* message);
+
 typedef struct hgr_executor_options_t {
   const hgr_device_binding_t* bindings; /* explicit key -> device bindings; may be NULL */
   size_t binding_count;
@@ -64,6 +94,9 @@ typedef struct hgr_executor_options_t {
   bool profiling;             /* create queues with CL_QUEUE_PROFILING_ENABLE */
   bool plan_only;             /* validate and bind, but allocate and build nothing
                                  (what `hgr check` does); such an executor cannot run */
+  hgr_program_cache_t program_cache; /* zeroed: files in the default directory */
+  hgr_log_fn log;             /* may be NULL */
+  void* log_user;
 } hgr_executor_options_t;
 
 /* Fills options with defaults (no bindings, no params, no profiling). */
@@ -128,6 +161,17 @@ HGR_API hgr_status_t hgr_executor_wait(hgr_executor_t* executor);
  * for the work it depends on. */
 HGR_API hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data,
                                              size_t bytes);
+
+/* What happened to the executor's programs (one per device and kernel source). */
+typedef struct hgr_program_stats_t {
+  uint32_t programs;       /* built or loaded */
+  uint32_t from_cache;     /* loaded from a cached binary */
+  uint32_t from_source;    /* compiled from source (cache off, miss or rejected entry) */
+  uint32_t rejected;       /* cache entries found unusable (and rebuilt) */
+  uint32_t stored;         /* binaries stored after the first run */
+  double build_ms;         /* wall time of building or loading them (concurrently per device) */
+} hgr_program_stats_t;
+HGR_API hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* executor);
 
 /* ---- stepping, for finding the node where a result goes wrong ---- */
 
