@@ -637,6 +637,7 @@ void hgr_executor_release(hgr_executor_t* executor) {
   free(executor->steps);
   hgr__storage_release(executor);
   hgr__programs_release(executor);
+  hgr_kernel_library_release(executor->kernels);
   for (uint32_t q = 0; executor->queues && q < executor->queue_count; ++q) {
     if (executor->queues[q].last) clReleaseEvent(executor->queues[q].last);
     if (executor->queues[q].queue) clReleaseCommandQueue(executor->queues[q].queue);

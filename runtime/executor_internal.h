@@ -63,6 +63,8 @@ typedef enum hgr__copy_path_t {
 
 /* A program of one executor device and one kernel source. */
 typedef struct hgr__program_t {
+  size_t device_slot;
+  const char* source; /* kernels/<source>.cl, or a user op's source name */
   cl_program program;
   char* key;          /* its program cache key */
   bool from_source;   /* compiled here (so worth storing once its kernels ran) */
@@ -190,10 +192,11 @@ struct hgr_executor_s {
   bool profile_complete;   /* the recorded run was waited for */
   bool stepping;           /* inside hgr_executor_run_stepwise */
   uint64_t* step_host_ns;
-  /* programs built for this executor: one per (device, kernel source) */
+  /* programs built for this executor: one per (device, kernel source) used */
   hgr__program_t* programs;
-  size_t program_count;
+  size_t program_count, program_capacity;
   hgr_program_cache_t program_cache;
+  hgr_kernel_library_t* kernels; /* the user's ops (retained), or NULL */
   hgr_program_stats_t program_stats;
   hgr_log_fn log;
   void* log_user;

@@ -374,12 +374,14 @@ void hgr__op_ctx_free(hgr__op_ctx_t* ctx) {
   memset(ctx, 0, sizeof(*ctx));
 }
 
-static hgr_status_t unknown_op(const hgr__op_ctx_t* ctx) {
-  char known[2048] = "";
+static hgr_status_t unknown_op(const hgr__op_ctx_t* ctx, const hgr_kernel_library_t* library) {
+  char known[4096] = "";
   size_t used = 0;
   for (size_t f = 0; f < FAMILY_COUNT; ++f)
     for (const hgr__op_t* op = families[f]; op->name && used < sizeof(known); ++op)
       used += (size_t)snprintf(known + used, sizeof(known) - used, "%s, ", op->name);
+  for (size_t i = 0; library && i < hgr_kernel_library_op_count(library) && used < sizeof(known); ++i)
+    used += (size_t)snprintf(known + used, sizeof(known) - used, "%s, ", hgr_kernel_library_op_name(library, i));
   return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: unknown func_name '%s'; known: %s__nop, __copy",
                     ctx->label, ctx->node->func_name, known);
 }
@@ -394,8 +396,8 @@ static hgr_status_t check_count(const hgr__op_ctx_t* ctx, const char* what, uint
   return HGR__OP_ERROR(ctx, "takes %s %s, the node has %u", range, what, count);
 }
 
-hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr__limits_t* limits,
-                          hgr__op_ctx_t* ctx) {
+hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
+                          const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
   memset(ctx, 0, sizeof(*ctx));
   ctx->graph = graph;
   ctx->node_id = node_id;
@@ -403,7 +405,8 @@ hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_
   ctx->limits = *limits;
   hgr__node_label(graph, node_id, ctx->label, sizeof(ctx->label));
   ctx->op = hgr__op_find(ctx->node->func_name);
-  if (!ctx->op) return unknown_op(ctx);
+  if (!ctx->op && library) ctx->op = hgr__library_op(library, ctx->node->func_name);
+  if (!ctx->op) return unknown_op(ctx, library);
   hgr_status_t status = check_count(ctx, "input(s)", ctx->node->input_count, ctx->op->min_inputs, ctx->op->max_inputs);
   if (!status)
     status = check_count(ctx, "output(s)", ctx->node->num_outputs, ctx->op->min_outputs, ctx->op->max_outputs);

@@ -16,6 +16,7 @@
 #define HGR_OPS_H_
 
 #include "graph_internal.h"
+#include "hgr/kernels.h"
 #include "internal.h"
 
 /* Launch geometry of one kernel. */
@@ -101,16 +102,35 @@ struct hgr__op_t {
 
 /* ---- registry ---------------------------------------------------------------------- */
 
-/* The op called name, or NULL. */
+/* The built-in op called name, or NULL. */
 const hgr__op_t* hgr__op_find(const char* name);
 
-/* Plans node node_id for a device with the given limits: finds the op, checks the
+/* Plans node node_id for a device with the given limits: finds the op (built-in,
+ * else in library, which may be NULL), checks the
  * input and output counts and the attrs against the op's list, and calls its plan.
  * On success *ctx holds the launches (free with hgr__op_ctx_free); on failure the
  * status names the node. INVALID_ARGUMENT for an unknown func_name (listing the
  * known ones), a wrong count, an unknown attr or anything the op rejects. */
-hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr__limits_t* limits,
-                          hgr__op_ctx_t* ctx);
+hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
+                          const hgr__limits_t* limits, hgr__op_ctx_t* ctx);
+
+/* ---- user kernels (user_kernels.c) ----------------------------------------------------- */
+
+/* The library's op called name, or NULL. */
+const hgr__op_t* hgr__library_op(const hgr_kernel_library_t* library, const char* name);
+/* The source or binary of a library op's program for a device: *out_binary (and
+ * length) when the library has a binary for it, else *out_text; both NULL when it
+ * has neither. source_name is the op's `source`. */
+typedef struct hgr__user_program_t {
+  const char* text;
+  size_t text_length;
+  const unsigned char* binary;
+  size_t binary_length;
+  const char* build_options;
+  const char* origin; /* the file it came from, for messages */
+} hgr__user_program_t;
+bool hgr__library_program(const hgr_kernel_library_t* library, const char* source_name, const hgr_device_info_t* device,
+                          hgr__user_program_t* out_program);
 void hgr__op_ctx_free(hgr__op_ctx_t* ctx);
 
 /* The embedded source called name (kernels/<name>.cl), or NULL. */

@@ -263,7 +263,7 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
   if (step->kind == HGR__STEP_NOP) return HGR_OK;
   hgr__limits_t limits;
   device_limits(&executor->instance->devices[step->device_index], &limits);
-  HGR_RETURN_IF_ERROR(hgr__op_plan(graph, node_id, &limits, &step->plan));
+  HGR_RETURN_IF_ERROR(hgr__op_plan(graph, node_id, executor->kernels, &limits, &step->plan));
   /* A reshape-like op whose output aliases its input runs nothing. */
   if (step->plan.launch_count == 0) step->kind = HGR__STEP_NOP;
   else hgr__exec_device(executor, step->device_index)->usage.kernel_nodes++;
@@ -368,7 +368,7 @@ static hgr_status_t bind_kernels(hgr_executor_t* executor, hgr__step_t* step) {
                           step->plan.label, smallest);
       limits.max_work_group = smallest;
       hgr__step_release_kernels(step);
-      HGR_RETURN_IF_ERROR(hgr__op_plan(executor->graph, step->node_id, &limits, &step->plan));
+      HGR_RETURN_IF_ERROR(hgr__op_plan(executor->graph, step->node_id, executor->kernels, &limits, &step->plan));
       continue;
     }
     for (uint32_t k = 0; k < count; ++k)
@@ -397,6 +397,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->fail_node = UINT32_MAX;
   executor->profile_node = UINT32_MAX;
   executor->program_cache = options->program_cache;
+  executor->kernels = hgr_kernel_library_retain(options->kernels);
   executor->log = options->log;
   executor->log_user = options->log_user;
   hgr_status_t status = HGR_OK;

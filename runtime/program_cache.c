@@ -51,15 +51,68 @@ static uint64_t get_u64(const unsigned char* at) {
   return value;
 }
 
-/* Slot of (executor device d, source s) in executor->programs. */
-static size_t program_slot(size_t device_slot, size_t source_index) {
-  return device_slot * hgr__kernel_source_count + source_index;
+/* What a program is built from: an embedded source, or a user op's source or binary. */
+typedef struct source_t {
+  const char* name;   /* kernels/<name>.cl, or the user op's source name */
+  const char* text;
+  size_t length;
+  const unsigned char* binary; /* a user's binary for this device: no cache involved */
+  size_t binary_length;
+  const char* options;
+  const char* origin; /* for messages: "kernels/<name>.cl" or the user's file */
+  char origin_buffer[160];
+} source_t;
+
+static hgr_status_t resolve_source(const hgr_executor_t* executor, const hgr__device_t* device, const char* name,
+                                   source_t* out) {
+  memset(out, 0, sizeof(*out));
+  out->name = name;
+  out->options = BUILD_OPTIONS;
+  for (size_t i = 0; i < hgr__kernel_source_count; ++i)
+    if (!strcmp(hgr__kernel_sources[i].name, name)) {
+      out->text = hgr__kernel_sources[i].text;
+      out->length = hgr__kernel_sources[i].length;
+      snprintf(out->origin_buffer, sizeof(out->origin_buffer), "kernels/%s.cl", name);
+      out->origin = out->origin_buffer;
+      return HGR_OK;
+    }
+  hgr__user_program_t user;
+  if (!hgr__library_program(executor->kernels, name, &device->info, &user))
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "no kernel source '%s'", name);
+  out->text = user.text;
+  out->length = user.text_length;
+  out->binary = user.binary;
+  out->binary_length = user.binary_length;
+  out->options = user.build_options ? user.build_options : BUILD_OPTIONS;
+  out->origin = user.origin;
+  if (!out->text && !out->binary)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the kernel library has neither a source nor a binary of %s for %s",
+                      name, device->info.spec);
+  return HGR_OK;
 }
 
-static size_t source_index_of(const char* name) {
-  for (size_t i = 0; i < hgr__kernel_source_count; ++i)
-    if (!strcmp(hgr__kernel_sources[i].name, name)) return i;
-  return hgr__kernel_source_count;
+static hgr__program_t* find_program(hgr_executor_t* executor, size_t device_slot, const char* name) {
+  for (size_t p = 0; p < executor->program_count; ++p)
+    if (executor->programs[p].device_slot == device_slot && !strcmp(executor->programs[p].source, name))
+      return &executor->programs[p];
+  return NULL;
+}
+
+/* Adds an entry (program not built yet); NULL when out of memory. The array only
+ * grows before the build threads start. */
+static hgr__program_t* add_program(hgr_executor_t* executor, size_t device_slot, const char* name) {
+  if (executor->program_count == executor->program_capacity) {
+    size_t capacity = executor->program_capacity ? 2 * executor->program_capacity : 8;
+    hgr__program_t* grown = realloc(executor->programs, capacity * sizeof(*grown));
+    if (!grown) return NULL;
+    executor->programs = grown;
+    executor->program_capacity = capacity;
+  }
+  hgr__program_t* program = &executor->programs[executor->program_count++];
+  memset(program, 0, sizeof(*program));
+  program->device_slot = device_slot;
+  program->source = name;
+  return program;
 }
 
 /* ---- logging: lines collected per worker, emitted by the calling thread ----------- */
@@ -67,12 +120,12 @@ static size_t source_index_of(const char* name) {
 typedef struct worker_t {
   hgr_executor_t* executor;
   size_t device_slot;
-  size_t* sources; /* source indexes to build */
-  size_t source_count;
+  size_t* programs; /* indexes into executor->programs to build */
+  size_t program_count;
   hgr_status_t status;
   char* log;       /* lines separated by '\n' */
   size_t log_length;
-  uint32_t from_cache, from_source, rejected;
+  uint32_t from_cache, from_source, rejected, binaries;
 } worker_t;
 
 static void note(worker_t* worker, const char* format, ...) HGR_PRINTF(2, 3);
@@ -104,18 +157,15 @@ static void emit_log(hgr_executor_t* executor, worker_t* worker) {
 
 /* ---- keys and blobs ---------------------------------------------------------------- */
 
-static char* make_key(const hgr__device_t* device, size_t source_index) {
+static char* make_key(const hgr__device_t* device, const source_t* source) {
   const hgr_device_info_t* info = &device->info;
-  uint64_t source_hash = fnv1a(hgr__kernel_sources[source_index].text, hgr__kernel_sources[source_index].length,
-                               FNV_START);
+  uint64_t source_hash = fnv1a(source->text, source->length, FNV_START);
   size_t capacity = strlen(info->platform_name) + strlen(info->name) + strlen(info->version) +
-                    strlen(info->driver_version) + strlen(hgr__kernel_sources[source_index].name) +
-                    strlen(BUILD_OPTIONS) + 96;
+                    strlen(info->driver_version) + strlen(source->origin) + strlen(source->options) + 96;
   char* key = malloc(capacity);
   if (key)
-    snprintf(key, capacity, "hgr-program-1|%s|%s|%s|%s|options=%s|%s.cl|%016llx", info->platform_name, info->name,
-             info->version, info->driver_version, BUILD_OPTIONS, hgr__kernel_sources[source_index].name,
-             (unsigned long long)source_hash);
+    snprintf(key, capacity, "hgr-program-1|%s|%s|%s|%s|options=%s|%s|%016llx", info->platform_name, info->name,
+             info->version, info->driver_version, source->options, source->origin, (unsigned long long)source_hash);
   return key;
 }
 
@@ -223,7 +273,7 @@ static const unsigned char* check_blob(const unsigned char* blob, size_t size, c
 /* ---- building ---------------------------------------------------------------------- */
 
 static hgr_status_t build_failure(cl_int error, cl_program program, cl_device_id device,
-                                  const char* source_name, const char* spec) {
+                                  const char* origin, const char* spec) {
   char log[2048] = "";
   size_t size = 0;
   if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, &size) !=
@@ -236,17 +286,18 @@ static hgr_status_t build_failure(cl_int error, cl_program program, cl_device_id
       snprintf(log, sizeof(log), "%s", whole);
     free(whole);
   }
-  return HGR_CL_STATUS(error, "clBuildProgram(kernels/%s.cl) on %s; build log: %.1500s", source_name,
-                       spec, log[0] ? log : "(empty)");
+  return HGR_CL_STATUS(error, "clBuildProgram(%s) on %s; build log: %.1500s", origin, spec,
+                       log[0] ? log : "(empty)");
 }
 
 /* From a cached binary: NULL when there is none or it is unusable (noted). */
 static cl_program from_cache(worker_t* worker, cl_context context, const hgr__device_t* device, const char* key,
-                             const char* source_name) {
+                             const source_t* source) {
+  const char* source_name = source->origin;
   unsigned char* blob = NULL;
   size_t size = 0;
   if (!load_blob(worker, key, &blob, &size)) {
-    note(worker, "program cache: miss for kernels/%s.cl on %s", source_name, device->info.spec);
+    note(worker, "program cache: miss for %s on %s", source_name, device->info.spec);
     return NULL;
   }
   const char* why = NULL;
@@ -257,7 +308,7 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
     cl_int error = CL_SUCCESS, binary_status = CL_SUCCESS;
     program = clCreateProgramWithBinary(context, 1, &device->device, &length, &binary, &binary_status, &error);
     if (error == CL_SUCCESS && binary_status == CL_SUCCESS && program)
-      error = clBuildProgram(program, 1, &device->device, BUILD_OPTIONS, NULL, NULL);
+      error = clBuildProgram(program, 1, &device->device, source->options, NULL, NULL);
     if (error != CL_SUCCESS || binary_status != CL_SUCCESS || !program) {
       why = error != CL_SUCCESS ? hgr_opencl_error_name(error) : hgr_opencl_error_name(binary_status);
       if (program) clReleaseProgram(program);
@@ -267,133 +318,131 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
   free(blob);
   if (!program) {
     worker->rejected++;
-    note(worker, "program cache: entry for kernels/%s.cl on %s rejected (%s); rebuilding from source", source_name,
+    note(worker, "program cache: entry for %s on %s rejected (%s); rebuilding from source", source_name,
          device->info.spec, why);
   } else {
-    note(worker, "program cache: hit for kernels/%s.cl on %s", source_name, device->info.spec);
+    note(worker, "program cache: hit for %s on %s", source_name, device->info.spec);
   }
   return program;
 }
 
-static hgr_status_t build_one(worker_t* worker, size_t source_index) {
+static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
   hgr_executor_t* executor = worker->executor;
-  size_t device_index = executor->devices[worker->device_slot].device_index;
+  size_t device_index = executor->devices[slot->device_slot].device_index;
   const hgr__device_t* device = &executor->instance->devices[device_index];
-  hgr__program_t* slot = &executor->programs[program_slot(worker->device_slot, source_index)];
-  const char* name = hgr__kernel_sources[source_index].name;
+  source_t source;
+  HGR_RETURN_IF_ERROR(resolve_source(executor, device, slot->source, &source));
   cl_context context;
   HGR_RETURN_IF_ERROR(hgr__instance_context(executor->instance, device_index, &context));
-  slot->key = make_key(device, source_index);
-  if (!slot->key) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  if (cache_enabled(executor) && (slot->program = from_cache(worker, context, device, slot->key, name))) {
-    worker->from_cache++;
-    return HGR_OK;
-  }
-  const char* text = hgr__kernel_sources[source_index].text;
-  size_t length = hgr__kernel_sources[source_index].length;
   cl_int error = CL_SUCCESS;
-  cl_program program = clCreateProgramWithSource(context, 1, &text, &length, &error);
-  if (error != CL_SUCCESS || !program)
-    return HGR_CL_STATUS(error, "clCreateProgramWithSource(kernels/%s.cl) on %s", name, device->info.spec);
-  error = clBuildProgram(program, 1, &device->device, BUILD_OPTIONS, NULL, NULL);
+  cl_program program = NULL;
+  if (source.binary) { /* the user's own binary: built as given, never cached */
+    cl_int binary_status = CL_SUCCESS;
+    program = clCreateProgramWithBinary(context, 1, &device->device, &source.binary_length, &source.binary,
+                                        &binary_status, &error);
+    if (error == CL_SUCCESS && binary_status != CL_SUCCESS) error = binary_status;
+    if (error != CL_SUCCESS || !program) {
+      if (program) clReleaseProgram(program);
+      return HGR_CL_STATUS(error, "clCreateProgramWithBinary(%s) on %s", source.origin, device->info.spec);
+    }
+  } else {
+    slot->key = make_key(device, &source);
+    if (!slot->key) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    if (cache_enabled(executor) && (slot->program = from_cache(worker, context, device, slot->key, &source))) {
+      worker->from_cache++;
+      return HGR_OK;
+    }
+    program = clCreateProgramWithSource(context, 1, &source.text, &source.length, &error);
+    if (error != CL_SUCCESS || !program)
+      return HGR_CL_STATUS(error, "clCreateProgramWithSource(%s) on %s", source.origin, device->info.spec);
+    slot->from_source = true;
+  }
+  error = clBuildProgram(program, 1, &device->device, source.options, NULL, NULL);
   if (error != CL_SUCCESS) {
-    hgr_status_t status = build_failure(error, program, device->device, name, device->info.spec);
+    hgr_status_t status = build_failure(error, program, device->device, source.origin, device->info.spec);
     clReleaseProgram(program);
+    slot->from_source = false;
     return status;
   }
   slot->program = program;
-  slot->from_source = true;
-  worker->from_source++;
+  if (slot->from_source) worker->from_source++;
+  else worker->binaries++;
   return HGR_OK;
 }
 
 static void* build_worker(void* argument) {
   worker_t* worker = argument;
-  for (size_t i = 0; i < worker->source_count && !worker->status; ++i)
-    worker->status = build_one(worker, worker->sources[i]);
+  for (size_t i = 0; i < worker->program_count && !worker->status; ++i)
+    worker->status = build_one(worker, &worker->executor->programs[worker->programs[i]]);
   return NULL;
 }
 
-static hgr_status_t allocate_programs(hgr_executor_t* executor) {
-  if (executor->programs) return HGR_OK;
-  executor->program_count = executor->device_count * hgr__kernel_source_count;
-  executor->programs = calloc(executor->program_count ? executor->program_count : 1, sizeof(hgr__program_t));
-  if (!executor->programs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  return HGR_OK;
-}
-
 hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
-  HGR_RETURN_IF_ERROR(allocate_programs(executor));
   uint64_t start = hgr__monotonic_ns();
   size_t devices = executor->device_count;
   worker_t* workers = calloc(devices + 1, sizeof(worker_t));
-  bool* needed = calloc(executor->program_count + 1, sizeof(bool));
   pthread_t* threads = calloc(devices + 1, sizeof(pthread_t));
   bool* started = calloc(devices + 1, sizeof(bool));
   hgr_status_t status = HGR_OK;
-  if (!workers || !needed || !threads || !started) {
+  if (!workers || !threads || !started) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
-  /* What the planned launches use: (device, source) pairs. */
-  for (uint32_t s = 0; s < executor->step_count; ++s) {
+  /* What the planned launches use: (device, source) pairs, each once. */
+  for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
     const hgr__step_t* step = &executor->steps[s];
     if (step->kind != HGR__STEP_KERNEL) continue;
     size_t slot = (size_t)(hgr__exec_device(executor, step->device_index) - executor->devices);
     for (uint32_t k = 0; k < step->plan.launch_count; ++k) {
       const char* name = step->plan.launches[k].source ? step->plan.launches[k].source : step->plan.op->source;
-      size_t source = source_index_of(name);
-      if (source == hgr__kernel_source_count) {
-        status = HGR_STATUS(HGR_STATUS_INTERNAL, "no embedded kernel source 'kernels/%s.cl'", name);
-        goto cleanup;
-      }
-      needed[program_slot(slot, source)] = true;
+      if (!find_program(executor, slot, name) && !add_program(executor, slot, name))
+        status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     }
   }
-  for (size_t d = 0; d < devices; ++d) {
+  for (size_t d = 0; d < devices && !status; ++d) {
     worker_t* worker = &workers[d];
     worker->executor = executor;
     worker->device_slot = d;
-    worker->sources = calloc(hgr__kernel_source_count + 1, sizeof(size_t));
-    if (!worker->sources) {
+    worker->programs = calloc(executor->program_count + 1, sizeof(size_t));
+    if (!worker->programs) {
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-      goto cleanup;
+      break;
     }
-    for (size_t source = 0; source < hgr__kernel_source_count; ++source)
-      if (needed[program_slot(d, source)] && !executor->programs[program_slot(d, source)].program)
-        worker->sources[worker->source_count++] = source;
+    for (size_t p = 0; p < executor->program_count; ++p)
+      if (executor->programs[p].device_slot == d && !executor->programs[p].program)
+        worker->programs[worker->program_count++] = p;
   }
+  if (status) goto cleanup;
   /* One thread per device with work, but host-driven ones (not thread-safe) and the
    * last one run here. */
   size_t last_threaded = SIZE_MAX;
   for (size_t d = 0; d < devices; ++d)
-    if (workers[d].source_count && !executor->instance->devices[executor->devices[d].device_index].host_driven)
+    if (workers[d].program_count && !executor->instance->devices[executor->devices[d].device_index].host_driven)
       last_threaded = d;
   for (size_t d = 0; d < devices; ++d) {
     bool host_driven = executor->instance->devices[executor->devices[d].device_index].host_driven;
-    if (!workers[d].source_count || host_driven || d == last_threaded) continue;
+    if (!workers[d].program_count || host_driven || d == last_threaded) continue;
     started[d] = pthread_create(&threads[d], NULL, build_worker, &workers[d]) == 0;
   }
   for (size_t d = 0; d < devices; ++d)
-    if (workers[d].source_count && !started[d]) build_worker(&workers[d]);
+    if (workers[d].program_count && !started[d]) build_worker(&workers[d]);
   for (size_t d = 0; d < devices; ++d) {
     if (started[d]) pthread_join(threads[d], NULL);
     if (executor->log) emit_log(executor, &workers[d]);
     executor->program_stats.from_cache += workers[d].from_cache;
     executor->program_stats.from_source += workers[d].from_source;
     executor->program_stats.rejected += workers[d].rejected;
-    executor->program_stats.programs += workers[d].from_cache + workers[d].from_source;
+    executor->program_stats.programs += workers[d].from_cache + workers[d].from_source + workers[d].binaries;
     status = hgr_status_join(status, workers[d].status);
     workers[d].status = HGR_OK;
   }
 cleanup:
   for (size_t d = 0; workers && d < devices; ++d) {
-    free(workers[d].sources);
+    free(workers[d].programs);
     free(workers[d].log);
     hgr_status_free(workers[d].status);
   }
   free(workers);
-  free(needed);
   free(threads);
   free(started);
   executor->program_stats.build_ms += (double)(hgr__monotonic_ns() - start) / 1e6;
@@ -403,20 +452,18 @@ cleanup:
 hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const char* source_name,
                               cl_program* out_program) {
   *out_program = NULL;
-  size_t source_index = source_index_of(source_name);
-  if (source_index == hgr__kernel_source_count)
-    return HGR_STATUS(HGR_STATUS_INTERNAL, "no embedded kernel source 'kernels/%s.cl'", source_name);
-  HGR_RETURN_IF_ERROR(allocate_programs(executor));
-  hgr__program_t* slot = &executor->programs[program_slot(device_slot, source_index)];
+  hgr__program_t* slot = find_program(executor, device_slot, source_name);
+  if (!slot && !(slot = add_program(executor, device_slot, source_name)))
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!slot->program) { /* not among the planned ones (a re-plan): build it now */
     worker_t worker = {.executor = executor, .device_slot = device_slot};
-    hgr_status_t status = build_one(&worker, source_index);
+    hgr_status_t status = build_one(&worker, slot);
     if (executor->log) emit_log(executor, &worker);
     free(worker.log);
     executor->program_stats.from_cache += worker.from_cache;
     executor->program_stats.from_source += worker.from_source;
     executor->program_stats.rejected += worker.rejected;
-    executor->program_stats.programs += worker.from_cache + worker.from_source;
+    executor->program_stats.programs += status ? 0 : 1;
     HGR_RETURN_IF_ERROR(status);
   }
   *out_program = slot->program;
@@ -475,14 +522,13 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
 }
 
 void hgr__programs_store(hgr_executor_t* executor) {
-  if (!cache_enabled(executor) || !executor->programs) return;
-  for (size_t d = 0; d < executor->device_count; ++d)
-    for (size_t source = 0; source < hgr__kernel_source_count; ++source) {
-      hgr__program_t* slot = &executor->programs[program_slot(d, source)];
-      if (!slot->program || !slot->from_source || slot->stored) continue;
-      slot->stored = true; /* tried once, whatever happens */
-      store_one(executor, d, slot);
-    }
+  if (!cache_enabled(executor)) return;
+  for (size_t p = 0; p < executor->program_count; ++p) {
+    hgr__program_t* slot = &executor->programs[p];
+    if (!slot->program || !slot->from_source || slot->stored) continue;
+    slot->stored = true; /* tried once, whatever happens */
+    store_one(executor, slot->device_slot, slot);
+  }
 }
 
 void hgr__programs_release(hgr_executor_t* executor) {
@@ -492,7 +538,7 @@ void hgr__programs_release(hgr_executor_t* executor) {
   }
   free(executor->programs);
   executor->programs = NULL;
-  executor->program_count = 0;
+  executor->program_count = executor->program_capacity = 0;
 }
 
 hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* executor) { return executor->program_stats; }

@@ -58,6 +58,10 @@ hgr_test(NAME profile_pocl_oclgrind SOURCE test_profile.c ARGS oclgrind:0 pocl:0
 hgr_test(NAME program_cache_three_platforms SOURCE test_program_cache.c ARGS pocl:0 rusticl:0 oclgrind:0)
 hgr_test(NAME program_cache_pocl SOURCE test_program_cache.c ARGS pocl:0)
 
+# User kernels from a manifest (issue 7): source on two platforms, a PoCL binary alone
+hgr_test(NAME user_kernels_pocl_rusticl SOURCE test_user_kernels.c ARGS pocl:0 rusticl:0)
+hgr_test(NAME user_kernels_pocl_oclgrind SOURCE test_user_kernels.c ARGS pocl:0 oclgrind:0)
+
 # Executor API: params, default bindings, limits, plan-only
 hgr_test(NAME executor_api SOURCE test_executor_api.c)
 
@@ -117,6 +121,15 @@ if(TARGET hgr_cli)
     ARGS run examples/duplex.json ${DUPLEX_INPUTS} --dump ${CMAKE_CURRENT_BINARY_DIR}/tmp/dump_all --expect 0=examples/duplex_expected_0.npy
     PASS "dumped 12 tensors.*matches examples/duplex_expected_0.npy")
   hgr_cli_test(NAME cli_until_needs_dump ARGS run examples/duplex.json --until 3 EXIT 2 PASS "--until works with --dump")
+  hgr_cli_test(NAME cli_user_kernels
+    ARGS run tests/data/user_kernels/graph.json --kernels tests/data/user_kernels/kernels.json
+         --input x=examples/simplex_A.npy --device 1=pocl:0 --device 4=rusticl:0
+    PASS "output 0 'out:0' float32 \\[10, 5\\]")
+  hgr_cli_test(NAME cli_check_user_kernels
+    ARGS check tests/data/user_kernels/graph.json --kernels tests/data/user_kernels/kernels.json
+    PASS "4 nodes, .* valid")
+  hgr_cli_test(NAME cli_unknown_user_op ARGS check tests/data/user_kernels/graph.json EXIT 1
+    PASS "unknown func_name 'scale'")
   hgr_cli_test(NAME cli_devices_json ARGS devices --json PASS "\"spec\": \"oclgrind:0\".*\"skipped_platforms\"")
   hgr_cli_test(NAME cli_help ARGS --help PASS "devices.*run.*check")
   hgr_cli_test(NAME cli_run_help ARGS run --help PASS "--device KEY=SPEC")

@@ -36,6 +36,8 @@ static const char run_usage[] =
     "                         DIR/<node id>_<node name>_<output>.npy right after the\n"
     "                         node ran (inputs too); for finding where a result goes wrong\n"
     "  --until NODE           with --dump: stop after NODE (a name or a node id)\n"
+    "  --kernels MANIFEST     the user's own ops, declared in a JSON kernel manifest\n"
+    "                         (README.md, \"User kernels\")\n"
     "  --no-program-cache     compile every kernel program from source; by default\n"
     "                         binaries are kept in $HGR_CACHE_DIR, else\n"
     "                         $XDG_CACHE_HOME/hgr, else ~/.cache/hgr\n"
@@ -68,6 +70,7 @@ typedef struct run_args_t {
   const char* trace_path;
   const char* dump_dir;
   const char* until;
+  const char* kernels_path;
   long repeat;
   bool profile, verbose, context_per_device, no_program_cache;
 } run_args_t;
@@ -136,6 +139,9 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
       args->profile = true;
     } else if (running && !strcmp(arg, "--profile-json")) {
       if (!(args->profile_json = value)) return hgr_cli_usage_error(command, "--profile-json needs a FILE");
+      ++i;
+    } else if (!strcmp(arg, "--kernels")) {
+      if (!(args->kernels_path = value)) return hgr_cli_usage_error(command, "--kernels needs a manifest");
       ++i;
     } else if (running && !strcmp(arg, "--no-program-cache")) {
       args->no_program_cache = true;
@@ -224,9 +230,11 @@ static hgr_status_t create(const run_args_t* args, bool plan_only, bool profilin
   options.plan_only = plan_only;
   options.profiling = profiling;
   options.program_cache.mode = args->no_program_cache ? HGR_PROGRAM_CACHE_OFF : HGR_PROGRAM_CACHE_FILES;
+  if (args->kernels_path) HGR_RETURN_IF_ERROR_CLI(hgr_kernel_library_load_file(args->kernels_path, &options.kernels));
   if (args->verbose) options.log = print_log;
   double start = now_ms();
   hgr_status_t status = hgr_executor_create(*out_instance, *out_graph, &options, out_executor);
+  hgr_kernel_library_release(options.kernels); /* the executor holds its own reference */
   if (!status && !plan_only) {
     hgr_program_stats_t stats = hgr_executor_program_stats(*out_executor);
     printf("executor created in %.1f ms: %u programs (%u from the program cache, %u compiled%s) in %.1f ms\n",

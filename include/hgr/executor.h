@@ -41,6 +41,7 @@
 #include "hgr/device.h"
 #include "hgr/export.h"
 #include "hgr/graph.h"
+#include "hgr/kernels.h"
 #include "hgr/params.h"
 #include "hgr/status.h"
 #include "hgr/tensor.h"
@@ -95,6 +96,7 @@ typedef struct hgr_executor_options_t {
   bool plan_only;             /* validate and bind, but allocate and build nothing
                                  (what `hgr check` does); such an executor cannot run */
   hgr_program_cache_t program_cache; /* zeroed: files in the default directory */
+  hgr_kernel_library_t* kernels; /* the user's ops (kernels.h), retained; may be NULL */
   hgr_log_fn log;             /* may be NULL */
   void* log_user;
 } hgr_executor_options_t;

@@ -22,6 +22,7 @@
 #include "hgr/graph.h"
 #include "hgr/params.h"
 #include "hgr/npy.h"
+#include "hgr/kernels.h"
 #include "hgr/executor.h"
 
 #define HGR_VERSION_MAJOR 0
