@@ -7,7 +7,9 @@
 
 #define HGR__OP_FAMILIES \
   HGR__FAMILY(elementwise) \
-  HGR__FAMILY(layout)
+  HGR__FAMILY(layout)      \
+  HGR__FAMILY(norm)        \
+  HGR__FAMILY(reduce)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];
 HGR__OP_FAMILIES

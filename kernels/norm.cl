@@ -1,0 +1,192 @@
+/* Normalizations of float32 tensors (runtime/ops_norm.c).
+ *
+ * softmax, log_softmax and layer_norm work over one axis of a tensor viewed as
+ * [outer, len, inner]; element (o, j, i) is at (o * len + j) * inner + i. Indices are
+ * uint (the plan checks every count against INT32_MAX).
+ *
+ * Row kernels, for inner == 1: one work-group per row of len contiguous elements.
+ * NDRange 1-D, local size L (a power of two; 1 works), global = rows * L (one group
+ * when rows is 0); scratch is __local float[L]. Each work-item reduces a strided
+ * slice of the row, then the group combines the partials in a tree in scratch.
+ * Every work-item reaches every barrier (groups past the last row only skip the
+ * global reads and writes).
+ *   hgr_softmax_rows_f32(__global const float* x, __global float* y, uint rows, uint len,
+ *                        int log_output, __local float* scratch)
+ *   hgr_layer_norm_rows_f32(__global const float* x, __global const float* gamma,
+ *                           __global const float* beta, __global float* y, uint rows, uint len,
+ *                           float epsilon, int center, int scale, __local float* scratch)
+ *
+ * Column kernels, for any inner: one work-item per (o, i) pair looping over the axis.
+ * NDRange 1-D, global >= outer * inner (work-items past it do nothing).
+ *   hgr_softmax_f32(__global const float* x, __global float* y, uint outer, uint len, uint inner,
+ *                   int log_output)
+ *   hgr_layer_norm_f32(__global const float* x, __global const float* gamma,
+ *                      __global const float* beta, __global float* y, uint outer, uint len,
+ *                      uint inner, float epsilon, int center, int scale)
+ *
+ * batch_norm (inference), one work-item per element; the channel of element e is
+ * (e / inner) % channels. NDRange 1-D, global >= count.
+ *   hgr_batch_norm_f32(__global const float* x, __global const float* gamma,
+ *                      __global const float* beta, __global const float* moving_mean,
+ *                      __global const float* moving_var, __global float* y, uint count,
+ *                      uint channels, uint inner, float epsilon, int center, int scale)
+ *   hgr_norm_copy_f32(__global const float* x, __global float* y, uint count)
+ *       batch_norm's second and third outputs (copies of moving_mean and moving_var)
+ *
+ * Sums are compensated (Kahan), so their error stays within a few ulp of the sum of
+ * magnitudes whatever the length; an infinite partial sum resets the compensation
+ * instead of turning into NaN.
+ * No x % y next to x / y: LLVM then rewrites the remainder with a `freeze`
+ * instruction, which Oclgrind 21.10's uninitialized-value checker cannot run
+ * (fatal "Unsupported instruction: freeze"); remainders are x - (x / y) * y. */
+
+#define HGR_KAHAN_ADD(sum, comp, value)               \
+  do {                                                \
+    float y_ = (value) - (comp);                      \
+    float t_ = (sum) + y_;                            \
+    (comp) = isfinite(t_) ? (t_ - (sum)) - y_ : 0.0f; \
+    (sum) = t_;                                       \
+  } while (0)
+
+/* The sum of value over the work-group; every work-item gets it. Every work-item of
+ * the group must call it (it has barriers). scratch: __local float[local size]. */
+float hgr_norm_group_sum(__local float* scratch, float value) {
+  uint lid = get_local_id(0);
+  scratch[lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+    if (lid < s) scratch[lid] += scratch[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  float result = scratch[0];
+  /* Everyone has read scratch[0] before the next call overwrites it. */
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return result;
+}
+
+/* The maximum, the same way (fmax: a NaN partial is ignored; the sum of exp then
+ * carries the NaN into every output). */
+float hgr_norm_group_max(__local float* scratch, float value) {
+  uint lid = get_local_id(0);
+  scratch[lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+    if (lid < s) scratch[lid] = fmax(scratch[lid], scratch[lid + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  float result = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return result;
+}
+
+__kernel void hgr_softmax_rows_f32(__global const float* x, __global float* y, uint rows, uint len,
+                                   int log_output, __local float* scratch) {
+  uint row = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
+  bool active = row < rows;
+  uint base = active ? row * len : 0;
+  float peak = -INFINITY;
+  if (active)
+    for (uint j = lid; j < len; j += size) peak = fmax(peak, x[base + j]);
+  peak = hgr_norm_group_max(scratch, peak);
+  float sum = 0.0f, comp = 0.0f;
+  if (active)
+    for (uint j = lid; j < len; j += size) HGR_KAHAN_ADD(sum, comp, exp(x[base + j] - peak));
+  sum = hgr_norm_group_sum(scratch, sum - comp);
+  if (active) {
+    float log_sum = log(sum);
+    for (uint j = lid; j < len; j += size) {
+      float shifted = x[base + j] - peak;
+      y[base + j] = log_output ? shifted - log_sum : exp(shifted) / sum;
+    }
+  }
+}
+
+__kernel void hgr_softmax_f32(__global const float* x, __global float* y, uint outer, uint len, uint inner,
+                              int log_output) {
+  size_t item = get_global_id(0);
+  if (item >= (size_t)outer * inner) return;
+  uint o = (uint)item / inner, i = (uint)item - o * inner;
+  uint base = o * len * inner + i;
+  float peak = -INFINITY;
+  for (uint j = 0; j < len; ++j) peak = fmax(peak, x[base + j * inner]);
+  float sum = 0.0f, comp = 0.0f;
+  for (uint j = 0; j < len; ++j) HGR_KAHAN_ADD(sum, comp, exp(x[base + j * inner] - peak));
+  sum -= comp;
+  float log_sum = log(sum);
+  for (uint j = 0; j < len; ++j) {
+    float shifted = x[base + j * inner] - peak;
+    y[base + j * inner] = log_output ? shifted - log_sum : exp(shifted) / sum;
+  }
+}
+
+/* (x - mean) * inv_std, then times gamma[j] and plus beta[j] as the flags say. */
+float hgr_layer_norm_value(float x, float mean, float inv_std, __global const float* gamma,
+                           __global const float* beta, uint j, int center, int scale) {
+  float v = (x - mean) * inv_std;
+  if (scale) v *= gamma[j];
+  if (center) v += beta[j];
+  return v;
+}
+
+__kernel void hgr_layer_norm_rows_f32(__global const float* x, __global const float* gamma,
+                                      __global const float* beta, __global float* y, uint rows, uint len,
+                                      float epsilon, int center, int scale, __local float* scratch) {
+  uint row = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
+  bool active = row < rows;
+  uint base = active ? row * len : 0;
+  float sum = 0.0f, comp = 0.0f;
+  if (active)
+    for (uint j = lid; j < len; j += size) HGR_KAHAN_ADD(sum, comp, x[base + j]);
+  float mean = hgr_norm_group_sum(scratch, sum - comp) / (float)len;
+  /* Two passes: the variance of the centered values does not cancel. */
+  sum = comp = 0.0f;
+  if (active)
+    for (uint j = lid; j < len; j += size) {
+      float d = x[base + j] - mean;
+      HGR_KAHAN_ADD(sum, comp, d * d);
+    }
+  float var = hgr_norm_group_sum(scratch, sum - comp) / (float)len;
+  float inv_std = 1.0f / sqrt(var + epsilon);
+  if (active)
+    for (uint j = lid; j < len; j += size)
+      y[base + j] = hgr_layer_norm_value(x[base + j], mean, inv_std, gamma, beta, j, center, scale);
+}
+
+__kernel void hgr_layer_norm_f32(__global const float* x, __global const float* gamma, __global const float* beta,
+                                 __global float* y, uint outer, uint len, uint inner, float epsilon, int center,
+                                 int scale) {
+  size_t item = get_global_id(0);
+  if (item >= (size_t)outer * inner) return;
+  uint o = (uint)item / inner, i = (uint)item - o * inner;
+  uint base = o * len * inner + i;
+  float sum = 0.0f, comp = 0.0f;
+  for (uint j = 0; j < len; ++j) HGR_KAHAN_ADD(sum, comp, x[base + j * inner]);
+  float mean = (sum - comp) / (float)len;
+  sum = comp = 0.0f;
+  for (uint j = 0; j < len; ++j) {
+    float d = x[base + j * inner] - mean;
+    HGR_KAHAN_ADD(sum, comp, d * d);
+  }
+  float var = (sum - comp) / (float)len;
+  float inv_std = 1.0f / sqrt(var + epsilon);
+  for (uint j = 0; j < len; ++j)
+    y[base + j * inner] = hgr_layer_norm_value(x[base + j * inner], mean, inv_std, gamma, beta, j, center, scale);
+}
+
+__kernel void hgr_batch_norm_f32(__global const float* x, __global const float* gamma, __global const float* beta,
+                                 __global const float* moving_mean, __global const float* moving_var,
+                                 __global float* y, uint count, uint channels, uint inner, float epsilon,
+                                 int center, int scale) {
+  size_t e = get_global_id(0);
+  if (e >= count) return;
+  uint c = (uint)e / inner % channels;
+  float v = (x[e] - moving_mean[c]) / sqrt(moving_var[c] + epsilon);
+  if (scale) v *= gamma[c];
+  if (center) v += beta[c];
+  y[e] = v;
+}
+
+__kernel void hgr_norm_copy_f32(__global const float* x, __global float* y, uint count) {
+  size_t e = get_global_id(0);
+  if (e < count) y[e] = x[e];
+}

@@ -1,0 +1,220 @@
+/* Normalizations of float32 tensors (kernels/norm.cl): softmax and log_softmax
+ * (axis), layer_norm (axis, epsilon, center, scale) and batch_norm for inference
+ * (axis, epsilon, center, scale; one output, or three as Relay's tuple, the last two
+ * copies of moving_mean and moving_var).
+ *
+ * softmax and layer_norm view the data as [outer, len, inner] around the axis. When
+ * inner is 1 and the rows are long enough to share out, one work-group reduces each
+ * row in local memory; otherwise one work-item loops over each (outer, inner) column. */
+#include <float.h>
+#include <stdio.h>
+
+#include "ops.h"
+
+enum { SOFTMAX, LOG_SOFTMAX };
+
+/* Rows at least this long get a work-group each; shorter ones a work-item each. */
+#define ROW_KERNEL_MIN_LEN 32
+/* Wider groups only add tree levels for the lengths that occur in models. */
+#define ROW_GROUP_MAX 256
+
+/* a * b, or UINT64_MAX when it overflows (extents next to a zero one are bounded
+ * only by the graph's integer limit). */
+static uint64_t times(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
+typedef struct axis_view_t {
+  uint32_t outer, len, inner;
+} axis_view_t;
+
+/* Input 0 (float32) viewed around the attr "axis" (default fallback); checks that
+ * every count fits the kernels' 32-bit indices. */
+static hgr_status_t view_axis(const hgr__op_ctx_t* ctx, int64_t fallback, int32_t* out_axis, axis_view_t* out) {
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  int64_t axis;
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", fallback, &axis));
+  HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axis, data->ndim, out_axis));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", data->element_count, INT32_MAX));
+  uint64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < *out_axis; ++d) outer = times(outer, (uint64_t)data->shape[d]);
+  for (int32_t d = *out_axis + 1; d < data->ndim; ++d) inner = times(inner, (uint64_t)data->shape[d]);
+  /* With a zero extent somewhere, the others are not bounded by the element count. */
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the extent before the axis", outer, INT32_MAX));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the extent after the axis", inner, INT32_MAX));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the axis' extent", (uint64_t)data->shape[*out_axis], INT32_MAX));
+  out->outer = (uint32_t)outer;
+  out->len = (uint32_t)data->shape[*out_axis];
+  out->inner = (uint32_t)inner;
+  return HGR_OK;
+}
+
+/* The work-group size of a row kernel, or 0 when rows of len elements go to the
+ * column kernel: a power of two within the device's limits and ROW_GROUP_MAX, no
+ * wider than the row, with its float per work-item in half the local memory. */
+static size_t row_group_size(const hgr__op_ctx_t* ctx, const axis_view_t* view) {
+  if (view->inner != 1 || view->len < ROW_KERNEL_MIN_LEN) return 0;
+  size_t cap = ctx->limits.max_work_group;
+  if (ctx->limits.max_work_item[0] < cap) cap = ctx->limits.max_work_item[0];
+  if (cap > ROW_GROUP_MAX) cap = ROW_GROUP_MAX;
+  uint64_t local_items = ctx->limits.local_mem_bytes / 2 / sizeof(float);
+  if (local_items == 0) return 0;
+  size_t size = 1;
+  while (size * 2 <= cap && size * 2 <= view->len && size * 2 <= local_items) size *= 2;
+  return size;
+}
+
+static void launch_rows(hgr__launch_plan_t* l, uint32_t rows, size_t group) {
+  size_t global[1] = {(size_t)rows * group}, local[1] = {group};
+  hgr__launch_nd(l, 1, global, local);
+}
+
+static hgr_status_t check_float_io(const hgr__op_ctx_t* ctx) {
+  for (uint32_t i = 0; i < hgr__op_input_count(ctx); ++i)
+    HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, (int)i, -1, false));
+  for (uint32_t k = 0; k < hgr__op_output_count(ctx); ++k)
+    HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, (int)k, false));
+  return HGR_OK;
+}
+
+static hgr_status_t attr_epsilon(const hgr__op_ctx_t* ctx, float* out) {
+  double epsilon;
+  HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "epsilon", 1e-5, &epsilon));
+  /* Negative would take the square root of a negative variance; inf zeroes all. */
+  if (!(epsilon >= 0 && epsilon <= FLT_MAX))
+    return HGR__OP_ERROR(ctx, "attr 'epsilon' = \"%s\" must be a finite number >= 0",
+                         hgr__attr_string(ctx, "epsilon", ""));
+  *out = (float)epsilon;
+  return HGR_OK;
+}
+
+/* A [len] parameter input (gamma, beta, moving_mean, moving_var). */
+static hgr_status_t check_vector(const hgr__op_ctx_t* ctx, uint32_t input, const char* name, uint32_t len,
+                                 const char* axis_text) {
+  const hgr__entry_t* entry = hgr__op_input(ctx, input);
+  int64_t shape[1] = {len};
+  if (entry->ndim == 1 && entry->shape[0] == len) return HGR_OK;
+  char what[96];
+  snprintf(what, sizeof(what), "input %u '%s' (one value per %s)", input, name, axis_text);
+  return hgr__op_check_shape(ctx, entry, what, shape, 1);
+}
+
+static hgr_status_t plan_softmax(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  HGR_RETURN_IF_ERROR(check_float_io(ctx));
+  int32_t axis;
+  axis_view_t view;
+  HGR_RETURN_IF_ERROR(view_axis(ctx, -1, &axis, &view));
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", data->shape, data->ndim));
+  int32_t log_output = ctx->op->variant == LOG_SOFTMAX;
+  size_t group = row_group_size(ctx, &view);
+  if (group) {
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_softmax_rows_f32");
+    hgr__launch_input(ctx, l, 0);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_uint(ctx, l, view.outer);
+    hgr__launch_uint(ctx, l, view.len);
+    hgr__launch_int(ctx, l, log_output);
+    hgr__launch_local(ctx, l, group * sizeof(float));
+    launch_rows(l, view.outer, group);
+  } else {
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_softmax_f32");
+    hgr__launch_input(ctx, l, 0);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_uint(ctx, l, view.outer);
+    hgr__launch_uint(ctx, l, view.len);
+    hgr__launch_uint(ctx, l, view.inner);
+    hgr__launch_int(ctx, l, log_output);
+    hgr__launch_1d(ctx, l, (uint64_t)view.outer * view.inner);
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t plan_layer_norm(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  HGR_RETURN_IF_ERROR(check_float_io(ctx));
+  int32_t axis;
+  axis_view_t view;
+  HGR_RETURN_IF_ERROR(view_axis(ctx, -1, &axis, &view));
+  float epsilon;
+  bool center, scale;
+  HGR_RETURN_IF_ERROR(attr_epsilon(ctx, &epsilon));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "center", true, &center));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "scale", true, &scale));
+  char axis_text[48];
+  snprintf(axis_text, sizeof(axis_text), "position along axis %d", axis);
+  /* Relay types gamma and beta even when the flags leave them unused. */
+  HGR_RETURN_IF_ERROR(check_vector(ctx, 1, "gamma", view.len, axis_text));
+  HGR_RETURN_IF_ERROR(check_vector(ctx, 2, "beta", view.len, axis_text));
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", data->shape, data->ndim));
+  size_t group = row_group_size(ctx, &view);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, group ? "hgr_layer_norm_rows_f32" : "hgr_layer_norm_f32");
+  for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, view.outer);
+  hgr__launch_uint(ctx, l, view.len);
+  if (!group) hgr__launch_uint(ctx, l, view.inner);
+  hgr__launch_float(ctx, l, epsilon);
+  hgr__launch_int(ctx, l, center);
+  hgr__launch_int(ctx, l, scale);
+  if (group) {
+    hgr__launch_local(ctx, l, group * sizeof(float));
+    launch_rows(l, view.outer, group);
+  } else {
+    hgr__launch_1d(ctx, l, (uint64_t)view.outer * view.inner);
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t plan_batch_norm(hgr__op_ctx_t* ctx) {
+  static const char* const names[5] = {"data", "gamma", "beta", "moving_mean", "moving_var"};
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  uint32_t outputs = hgr__op_output_count(ctx);
+  if (outputs == 2)
+    return HGR__OP_ERROR(ctx, "has 1 output (the normalized data) or 3 (with moving_mean and moving_var), "
+                              "the node has 2");
+  HGR_RETURN_IF_ERROR(check_float_io(ctx));
+  int32_t axis;
+  axis_view_t view;
+  HGR_RETURN_IF_ERROR(view_axis(ctx, 1, &axis, &view));
+  float epsilon;
+  bool center, scale;
+  HGR_RETURN_IF_ERROR(attr_epsilon(ctx, &epsilon));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "center", true, &center));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "scale", true, &scale));
+  char axis_text[48];
+  snprintf(axis_text, sizeof(axis_text), "channel, along axis %d", axis);
+  for (uint32_t i = 1; i < 5; ++i) HGR_RETURN_IF_ERROR(check_vector(ctx, i, names[i], view.len, axis_text));
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "output 0", data->shape, data->ndim));
+  int64_t channels[1] = {view.len};
+  if (outputs == 3) {
+    HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 1), "output 1 (moving_mean)", channels, 1));
+    HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 2), "output 2 (moving_var)", channels, 1));
+  }
+
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_batch_norm_f32");
+  for (uint32_t i = 0; i < 5; ++i) hgr__launch_input(ctx, l, i);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, (uint32_t)data->element_count);
+  hgr__launch_uint(ctx, l, view.len);
+  hgr__launch_uint(ctx, l, view.inner);
+  hgr__launch_float(ctx, l, epsilon);
+  hgr__launch_int(ctx, l, center);
+  hgr__launch_int(ctx, l, scale);
+  hgr__launch_1d(ctx, l, data->element_count);
+  /* Inference passes the running statistics through. */
+  for (uint32_t k = 1; k < outputs; ++k) {
+    l = hgr__op_launch(ctx, "hgr_norm_copy_f32");
+    hgr__launch_input(ctx, l, 2 + k);
+    hgr__launch_output(ctx, l, k);
+    hgr__launch_uint(ctx, l, view.len);
+    hgr__launch_1d(ctx, l, view.len);
+  }
+  return HGR_OK;
+}
+
+const hgr__op_t hgr__ops_norm[] = {
+    {"softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, SOFTMAX, false},
+    {"log_softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, LOG_SOFTMAX, false},
+    {"layer_norm", "norm", 3, 3, 1, 1, "axis epsilon center scale", plan_layer_norm, 0, false},
+    {"batch_norm", "norm", 5, 5, 1, 3, "axis epsilon center scale", plan_batch_norm, 0, false},
+    {NULL},
+};

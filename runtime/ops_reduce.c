@@ -1,0 +1,195 @@
+/* Reductions sum, mean, max, min (kernels/reduce.cl), with Relay's attrs: axis (an
+ * int or a list, negatives from the end; absent, "None" or "[]" reduce every axis,
+ * whatever exclude says, as Relay's GetReduceAxes does), keepdims (keep reduced axes
+ * as extents of 1) and exclude (reduce the axes NOT listed). An axis listed twice or
+ * out of range is an error. float32; int32 too for sum, max and min (sums wrap).
+ *
+ * Dimensions of extent 1 are dropped and adjacent kept or reduced ones merged, so
+ * the common cases (one axis, trailing axes, all axes) become one reduced block:
+ * [outer, len, inner]. With inner 1 and a long enough block, a work-group reduces
+ * each row in local memory; otherwise a work-item loops over each output's block.
+ * Anything else (reduced blocks separated by kept ones) goes to a kernel that
+ * decodes the layout from a meta buffer. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+
+enum { SUM, MEAN, MAX, MIN };
+static const char* const op_names[] = {"sum", "mean", "max", "min"};
+
+/* Rows at least this long get a work-group each; shorter ones a work-item each. */
+#define ROW_KERNEL_MIN_LEN 32
+/* Wider groups only add tree levels. */
+#define ROW_GROUP_MAX 256
+
+/* a * b, or UINT64_MAX when it overflows (extents next to a zero one are bounded
+ * only by the graph's integer limit). */
+static uint64_t times(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
+/* A run of adjacent dimensions, all kept or all reduced. */
+typedef struct block_t {
+  bool reduced;
+  uint64_t extent;
+  uint64_t stride; /* of its innermost dimension, in elements */
+} block_t;
+
+/* The power-of-two work-group size of the row kernel for rows of len elements, or 0
+ * when the column kernel should run instead: within the device's limits and
+ * ROW_GROUP_MAX, no wider than the row, its scratch (4 bytes per work-item) in half
+ * the local memory. */
+static size_t row_group_size(const hgr__op_ctx_t* ctx, uint64_t len) {
+  if (len < ROW_KERNEL_MIN_LEN) return 0;
+  size_t cap = ctx->limits.max_work_group;
+  if (ctx->limits.max_work_item[0] < cap) cap = ctx->limits.max_work_item[0];
+  if (cap > ROW_GROUP_MAX) cap = ROW_GROUP_MAX;
+  uint64_t local_items = ctx->limits.local_mem_bytes / 2 / 4;
+  if (local_items == 0) return 0;
+  size_t size = 1;
+  while (size * 2 <= cap && size * 2 <= len && size * 2 <= local_items) size *= 2;
+  return size;
+}
+
+/* Which axes to reduce, from the attrs. */
+static hgr_status_t reduced_axes(const hgr__op_ctx_t* ctx, int32_t ndim, bool* reduced) {
+  int64_t axes[2 * HGR_MAX_DIMS];
+  uint32_t count;
+  bool present, exclude;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "axis", axes, 2 * HGR_MAX_DIMS, &count, &present));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "exclude", false, &exclude));
+  if (!present || count == 0) {
+    for (int32_t d = 0; d < ndim; ++d) reduced[d] = true;
+    return HGR_OK;
+  }
+  bool listed[HGR_MAX_DIMS] = {false};
+  for (uint32_t k = 0; k < count; ++k) {
+    int32_t axis;
+    HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axes[k], ndim, &axis));
+    if (listed[axis])
+      return HGR__OP_ERROR(ctx, "attr 'axis' = \"%s\" names axis %d twice", hgr__attr_string(ctx, "axis", ""),
+                           axis);
+    listed[axis] = true;
+  }
+  for (int32_t d = 0; d < ndim; ++d) reduced[d] = exclude ? !listed[d] : listed[d];
+  return HGR_OK;
+}
+
+/* The kernel name for this op, layout (rows, cols, general) and dtype. */
+static void kernel_name(const hgr__op_ctx_t* ctx, const char* layout, bool is_int, char* buffer, size_t capacity) {
+  snprintf(buffer, capacity, "hgr_reduce_%s_%s_%s", layout, op_names[ctx->op->variant], is_int ? "i32" : "f32");
+}
+
+static hgr_status_t plan_reduce(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  const hgr__entry_t* out = hgr__op_output(ctx, 0);
+  int variant = ctx->op->variant;
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, variant != MEAN));
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, 0, variant != MEAN));
+  bool is_int = hgr__dtype_is_i32(data->dtype);
+  if (hgr__dtype_is_i32(out->dtype) != is_int) {
+    char in_text[32], out_text[32];
+    return HGR__OP_ERROR(ctx, "the output (entry %u) is %s but the data is %s; they must match",
+                         (uint32_t)(out - ctx->graph->entries), hgr_dtype_format(out->dtype, out_text, sizeof(out_text)),
+                         hgr_dtype_format(data->dtype, in_text, sizeof(in_text)));
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", data->element_count, INT32_MAX));
+
+  bool reduced[HGR_MAX_DIMS];
+  bool keepdims;
+  HGR_RETURN_IF_ERROR(reduced_axes(ctx, data->ndim, reduced));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "keepdims", false, &keepdims));
+  int64_t out_shape[HGR_MAX_DIMS];
+  int32_t out_ndim = 0;
+  uint64_t out_count = 1, reduced_count = 1;
+  for (int32_t d = 0; d < data->ndim; ++d) {
+    if (!reduced[d]) out_shape[out_ndim++] = data->shape[d];
+    else if (keepdims) out_shape[out_ndim++] = 1;
+    if (reduced[d]) reduced_count = times(reduced_count, (uint64_t)data->shape[d]);
+    else out_count = times(out_count, (uint64_t)data->shape[d]);
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", out_shape, out_ndim));
+  /* With a zero extent, the other product is not bounded by the element count. */
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the number of reduced elements", reduced_count, INT32_MAX));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out_count, INT32_MAX));
+
+  /* Blocks, outermost first, built from the innermost dimension out, so a block's
+   * stride is that of the dimension that started it, its innermost. Extents of 1
+   * change no offset, so they are left out (and their neighbours may merge). */
+  block_t blocks[HGR_MAX_DIMS];
+  int32_t block_count = 0, reduced_blocks = 0;
+  uint64_t stride = 1;
+  for (int32_t d = data->ndim - 1; d >= 0; --d) {
+    uint64_t extent = (uint64_t)data->shape[d];
+    if (extent != 1) {
+      if (block_count && blocks[0].reduced == reduced[d]) {
+        blocks[0].extent = times(blocks[0].extent, extent);
+      } else {
+        memmove(blocks + 1, blocks, (size_t)block_count * sizeof(block_t));
+        blocks[0] = (block_t){reduced[d], extent, stride};
+        ++block_count;
+        reduced_blocks += reduced[d];
+      }
+    }
+    stride *= extent;
+  }
+
+  char kernel[64];
+  if (reduced_blocks <= 1) {
+    uint64_t outer = 1, len = 1, inner = 1;
+    bool after = false;
+    for (int32_t b = 0; b < block_count; ++b) {
+      if (blocks[b].reduced) {
+        len = blocks[b].extent;
+        after = true;
+      } else if (after) {
+        inner *= blocks[b].extent;
+      } else {
+        outer *= blocks[b].extent;
+      }
+    }
+    size_t group = inner == 1 ? row_group_size(ctx, len) : 0;
+    kernel_name(ctx, group ? "rows" : "cols", is_int, kernel, sizeof(kernel));
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+    hgr__launch_input(ctx, l, 0);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_uint(ctx, l, (uint32_t)outer);
+    hgr__launch_uint(ctx, l, (uint32_t)len);
+    if (group) {
+      hgr__launch_local(ctx, l, group * 4);
+      size_t global[1] = {(size_t)outer * group}, local[1] = {group};
+      hgr__launch_nd(l, 1, global, local);
+    } else {
+      hgr__launch_uint(ctx, l, (uint32_t)inner);
+      hgr__launch_1d(ctx, l, out_count);
+    }
+    return HGR_OK;
+  }
+
+  kernel_name(ctx, "general", is_int, kernel, sizeof(kernel));
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, (uint32_t)out_count);
+  hgr__launch_uint(ctx, l, (uint32_t)reduced_count);
+  hgr__launch_meta_arg(ctx, l);
+  hgr__launch_meta1(ctx, l, block_count - reduced_blocks);
+  hgr__launch_meta1(ctx, l, reduced_blocks);
+  for (int pass = 0; pass < 2; ++pass)
+    for (int32_t b = block_count - 1; b >= 0; --b) {
+      if (blocks[b].reduced != (pass == 1)) continue;
+      int32_t pair[2] = {(int32_t)blocks[b].extent, (int32_t)blocks[b].stride};
+      hgr__launch_meta(ctx, l, pair, 2);
+    }
+  hgr__launch_1d(ctx, l, out_count);
+  return HGR_OK;
+}
+
+#define REDUCE(name, variant) {#name, "reduce", 1, 1, 1, 1, "axis keepdims exclude", plan_reduce, variant, false}
+
+const hgr__op_t hgr__ops_reduce[] = {
+    REDUCE(sum, SUM),
+    REDUCE(mean, MEAN),
+    REDUCE(max, MAX),
+    REDUCE(min, MIN),
+    {NULL},
+};

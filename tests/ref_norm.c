@@ -1,0 +1,179 @@
+#include "ref_norm.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INDEX(o, j, i) (((o) * axis_len + (j)) * inner + (i))
+
+/* The parameter is `log` in the header (the examples generator's signature); here it
+ * would hide log(). */
+void hgr_ref_softmax(const float* x, float* y, int64_t outer, int64_t axis_len, int64_t inner, bool log_output) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double max = -INFINITY;
+      for (int64_t j = 0; j < axis_len; ++j)
+        if (x[INDEX(o, j, i)] > max) max = x[INDEX(o, j, i)];
+      double sum = 0;
+      for (int64_t j = 0; j < axis_len; ++j) sum += exp((double)x[INDEX(o, j, i)] - max);
+      double log_sum = log(sum);
+      for (int64_t j = 0; j < axis_len; ++j) {
+        double shifted = (double)x[INDEX(o, j, i)] - max;
+        y[INDEX(o, j, i)] = (float)(log_output ? shifted - log_sum : exp(shifted) / sum);
+      }
+    }
+}
+
+void hgr_ref_layer_norm(const float* x, const float* gamma, const float* beta, float* y, int64_t outer,
+                        int64_t axis_len, int64_t inner, double epsilon, bool center, bool scale) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double mean = 0, var = 0;
+      for (int64_t j = 0; j < axis_len; ++j) mean += x[INDEX(o, j, i)];
+      mean /= (double)axis_len;
+      for (int64_t j = 0; j < axis_len; ++j) {
+        double d = x[INDEX(o, j, i)] - mean;
+        var += d * d;
+      }
+      var /= (double)axis_len;
+      double inv_std = 1.0 / sqrt(var + epsilon);
+      for (int64_t j = 0; j < axis_len; ++j) {
+        double v = (x[INDEX(o, j, i)] - mean) * inv_std;
+        if (scale) v *= gamma[j];
+        if (center) v += beta[j];
+        y[INDEX(o, j, i)] = (float)v;
+      }
+    }
+}
+
+void hgr_ref_batch_norm(const float* x, const float* gamma, const float* beta, const float* moving_mean,
+                        const float* moving_var, float* y, int64_t outer, int64_t channels, int64_t inner,
+                        double epsilon, bool center, bool scale) {
+  const int64_t axis_len = channels;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c) {
+      double inv_std = 1.0 / sqrt((double)moving_var[c] + epsilon);
+      for (int64_t i = 0; i < inner; ++i) {
+        double v = ((double)x[INDEX(o, c, i)] - moving_mean[c]) * inv_std;
+        if (scale) v *= gamma[c];
+        if (center) v += beta[c];
+        y[INDEX(o, c, i)] = (float)v;
+      }
+    }
+}
+
+/* ---- reductions ------------------------------------------------------------------------ */
+
+bool hgr_ref_reduce_axes(int32_t ndim, const int64_t* axes, int32_t count, bool exclude, bool* reduced) {
+  if (!axes || count == 0) {
+    for (int32_t d = 0; d < ndim; ++d) reduced[d] = true;
+    return true;
+  }
+  for (int32_t d = 0; d < ndim; ++d) reduced[d] = false;
+  for (int32_t k = 0; k < count; ++k) {
+    int64_t axis = axes[k] < 0 ? axes[k] + ndim : axes[k];
+    if (axis < 0 || axis >= ndim || reduced[axis]) return false;
+    reduced[axis] = true;
+  }
+  if (exclude)
+    for (int32_t d = 0; d < ndim; ++d) reduced[d] = !reduced[d];
+  return true;
+}
+
+int32_t hgr_ref_reduce_shape(int32_t ndim, const int64_t* shape, const bool* reduced, bool keepdims,
+                             int64_t* out_shape) {
+  int32_t out_ndim = 0;
+  for (int32_t d = 0; d < ndim; ++d) {
+    if (!reduced[d]) out_shape[out_ndim++] = shape[d];
+    else if (keepdims) out_shape[out_ndim++] = 1;
+  }
+  return out_ndim;
+}
+
+/* Calls visit(input index, output index) for every input element, in order. */
+typedef struct walk_t {
+  int32_t ndim;
+  const int64_t* shape;
+  const bool* reduced;
+  uint64_t in_count, out_count, reduced_count;
+} walk_t;
+
+static void walk_init(walk_t* w, int32_t ndim, const int64_t* shape, const bool* reduced) {
+  w->ndim = ndim;
+  w->shape = shape;
+  w->reduced = reduced;
+  w->in_count = w->out_count = w->reduced_count = 1;
+  for (int32_t d = 0; d < ndim; ++d) {
+    w->in_count *= (uint64_t)shape[d];
+    if (reduced[d]) w->reduced_count *= (uint64_t)shape[d];
+    else w->out_count *= (uint64_t)shape[d];
+  }
+}
+
+/* The output index of input element i: its kept coordinates, row-major. */
+static uint64_t walk_out_index(const walk_t* w, uint64_t i) {
+  uint64_t out = 0, out_stride = 1;
+  for (int32_t d = w->ndim - 1; d >= 0; --d) {
+    uint64_t extent = (uint64_t)w->shape[d];
+    uint64_t coord = i % extent;
+    i /= extent;
+    if (!w->reduced[d]) {
+      out += coord * out_stride;
+      out_stride *= extent;
+    }
+  }
+  return out;
+}
+
+void hgr_ref_reduce_f32(hgr_ref_reduce_op_t op, const float* x, int32_t ndim, const int64_t* shape,
+                        const bool* reduced, float* y) {
+  walk_t w;
+  walk_init(&w, ndim, shape, reduced);
+  double* acc = malloc((w.out_count ? w.out_count : 1) * sizeof(double));
+  assert(acc);
+  double init = op == HGR_REF_MAX ? -INFINITY : op == HGR_REF_MIN ? INFINITY : 0.0;
+  for (uint64_t k = 0; k < w.out_count; ++k) acc[k] = init;
+  for (uint64_t i = 0; i < w.in_count; ++i) {
+    double v = x[i], *a = &acc[walk_out_index(&w, i)];
+    switch (op) {
+      case HGR_REF_SUM:
+      case HGR_REF_MEAN: *a += v; break;
+      case HGR_REF_MAX:
+        if (isnan(v) || v > *a) *a = v;
+        break;
+      case HGR_REF_MIN:
+        if (isnan(v) || v < *a) *a = v;
+        break;
+    }
+  }
+  for (uint64_t k = 0; k < w.out_count; ++k) {
+    if (op == HGR_REF_MEAN) y[k] = w.reduced_count ? (float)(acc[k] / (double)w.reduced_count) : NAN;
+    else y[k] = (float)acc[k];
+  }
+  free(acc);
+}
+
+void hgr_ref_reduce_i32(hgr_ref_reduce_op_t op, const int32_t* x, int32_t ndim, const int64_t* shape,
+                        const bool* reduced, int32_t* y) {
+  assert(op != HGR_REF_MEAN);
+  walk_t w;
+  walk_init(&w, ndim, shape, reduced);
+  int64_t* acc = malloc((w.out_count ? w.out_count : 1) * sizeof(int64_t));
+  assert(acc);
+  int64_t init = op == HGR_REF_MAX ? INT32_MIN : op == HGR_REF_MIN ? INT32_MAX : 0;
+  for (uint64_t k = 0; k < w.out_count; ++k) acc[k] = init;
+  for (uint64_t i = 0; i < w.in_count; ++i) {
+    int64_t v = x[i], *a = &acc[walk_out_index(&w, i)];
+    if (op == HGR_REF_SUM) *a = (int64_t)((uint64_t)*a + (uint64_t)v); /* wraps; only the low 32 bits count */
+    else if (op == HGR_REF_MAX ? v > *a : v < *a) *a = v;
+  }
+  /* The low 32 bits, as two's complement. */
+  for (uint64_t k = 0; k < w.out_count; ++k) {
+    uint32_t bits = (uint32_t)(uint64_t)acc[k];
+    int32_t value;
+    memcpy(&value, &bits, sizeof(value));
+    y[k] = value;
+  }
+  free(acc);
+}
