@@ -123,13 +123,13 @@ static void float32_binary_ops_match_reference_in_every_kernel_variant(void** st
   for (size_t o = 0; o < COUNT(float_binary_ops); ++o) {
     const char* op = float_binary_ops[o];
     uint64_t seed = 100 + 10 * o;
-    check_binary_case(op, "float32", SHAPE3(2, 3, 67), SHAPE3(2, 3, 67), seed, false);
+    check_binary_case(op, "float32", SHAPE2(3, 67), SHAPE2(3, 67), seed, false);
     check_binary_case(op, "float32", SHAPE1(1), SHAPE2(5, 13), seed + 1, false);
     check_binary_case(op, "float32", SHAPE2(5, 13), SHAPE0, seed + 2, false);
     check_binary_case(op, "float32", SHAPE3(3, 1, 5), SHAPE3(1, 4, 1), seed + 3, false);
     if (!simulator()) {
       check_binary_case(op, "float32", SHAPE1(65537), SHAPE1(65537), seed + 4, false);
-      check_binary_case(op, "float32", SHAPE3(64, 1, 1025), SHAPE3(1, 33, 1), seed + 5, false);
+      check_binary_case(op, "float32", SHAPE2(257, 255), SHAPE1(255), seed + 5, false);
     }
   }
 }
@@ -145,11 +145,11 @@ static void int32_binary_ops_match_reference_with_wraparound(void** state) {
   for (size_t o = 0; o < COUNT(int_binary_ops); ++o) {
     const char* op = int_binary_ops[o];
     uint64_t seed = 200 + 10 * o;
-    check_binary_case(op, "int32", SHAPE3(2, 3, 67), SHAPE3(2, 3, 67), seed, false);
+    check_binary_case(op, "int32", SHAPE2(3, 67), SHAPE2(3, 67), seed, false);
     check_binary_case(op, "int32", SHAPE0, SHAPE2(5, 13), seed + 1, false);
     check_binary_case(op, "int32", SHAPE2(5, 13), SHAPE1(1), seed + 2, false);
     check_binary_case(op, "int32", SHAPE3(3, 1, 5), SHAPE3(1, 4, 1), seed + 3, false);
-    if (!simulator()) check_binary_case(op, "int32", SHAPE3(64, 1, 1025), SHAPE3(1, 33, 1), seed + 4, false);
+    if (!simulator()) check_binary_case(op, "int32", SHAPE2(257, 255), SHAPE1(255), seed + 4, false);
   }
 }
 
@@ -183,7 +183,7 @@ static void broadcasting_corners_match_reference(void** state) {
     check_binary_case("subtract", "float32", SHAPE3(64, 1, 1025), SHAPE3(1, 33, 1), 330, false);
     check_binary_case("divide", "float32", SHAPE3(1, 33, 1), SHAPE3(64, 1, 1025), 331, false);
     check_binary_case("subtract", "float32", SHAPE1(1), SHAPE1(65537), 332, false);
-    check_binary_case("subtract", "float32", SHAPE2(257, 255), SHAPE1(255), 333, false);
+    check_binary_case("divide", "float32", SHAPE1(65537), SHAPE0, 333, false);
   }
 }
 
