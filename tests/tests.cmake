@@ -19,7 +19,7 @@ hgr_test(NAME e2e_many_runs SOURCE test_e2e.c ARGS many-runs)
 hgr_test(NAME e2e_api_errors SOURCE test_e2e.c ARGS api-errors)
 
 target_sources(hgr_testlib PRIVATE reference.c graphgen.c optest.c)
-target_sources(hgr_testlib PRIVATE ref_layout.c ref_norm.c)
+target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c)
 
 # Graph, params, npy
 hgr_test(NAME graph_loader SOURCE test_graph.c)
@@ -32,11 +32,6 @@ hgr_test(NAME failure_pocl_to_rusticl SOURCE test_failures.c ARGS pocl:0 rusticl
 hgr_test(NAME failure_rusticl_to_pocl SOURCE test_failures.c ARGS rusticl:0 pocl:0 shared)
 hgr_test(NAME failure_oclgrind_to_pocl SOURCE test_failures.c ARGS oclgrind:0 pocl:0 shared)
 hgr_test(NAME failure_pocl_to_pocl_per_device_context SOURCE test_failures.c ARGS pocl:0 pocl:1 per-device)
-
-# Every built-in op against the C reference, per platform (Oclgrind: with its checks)
-hgr_test(NAME ops_pocl SOURCE test_ops.c ARGS pocl:0)
-hgr_test(NAME ops_rusticl SOURCE test_ops.c ARGS rusticl:0)
-hgr_test(NAME ops_oclgrind SOURCE test_ops.c ARGS oclgrind:0)
 
 # Attr parsing shared by the ops
 hgr_test(NAME op_attrs_unit SOURCE test_op_attrs.c)
