@@ -24,7 +24,9 @@ target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c)
 # Graph, params, npy
 hgr_test(NAME graph_loader SOURCE test_graph.c)
 hgr_test(NAME params_format SOURCE test_params.c)
-hgr_test(NAME npy_format SOURCE test_npy.c)
+if(HGR_HAS_NPY)
+  hgr_test(NAME npy_format SOURCE test_npy.c)
+endif()
 hgr_test(NAME dtype_strings SOURCE test_tensor.c)
 
 # A failed producer reaches the consumer as an error, across every kind of bridge
@@ -143,3 +145,18 @@ if(TARGET hgr_cli)
     ARGS run examples/duplex.json ${DUPLEX_INPUTS} --expect 0=examples/simplex_expected_0.npy EXIT 1
     PASS "DOES NOT MATCH")
 endif()
+
+# The installed package (issue 7): `cmake --install` into a fresh prefix, then
+# tests/consumer/ built against it with find_package (hgr::hgr, hgr::hgr_static)
+# and pkg-config (shared, --static), and run.
+add_test(NAME install_consumer
+  COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR} -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/tmp/install_consumer
+          -DCONSUMER_DIR=${CMAKE_CURRENT_SOURCE_DIR}/consumer -DCC=${CMAKE_C_COMPILER} "-DGENERATOR=${CMAKE_GENERATOR}"
+          -DCONFIG=$<CONFIG> -DPKG_CONFIG=${PKG_CONFIG_EXECUTABLE} -DLIBDIR=${CMAKE_INSTALL_LIBDIR}
+          -DINCLUDEDIR=${CMAKE_INSTALL_INCLUDEDIR} -DBINDIR=${CMAKE_INSTALL_BINDIR} -DVERSION=${PROJECT_VERSION}
+          -DHAS_CLI=$<TARGET_EXISTS:hgr_cli> -DHAS_NPY=${HGR_HAS_NPY} "-DSANITIZE=${HGR_SANITIZE}"
+          -DKEEP_MODULES=${CMAKE_CURRENT_SOURCE_DIR}/keep_modules.c
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer.cmake)
+set_tests_properties(install_consumer PROPERTIES ENVIRONMENT "${HGR_TEST_ENVIRONMENT}" FIXTURES_REQUIRED testbed
+                     SKIP_REGULAR_EXPRESSION "no OpenCL device to run them: skipped"
+                     FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" TIMEOUT 180)

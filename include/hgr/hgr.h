@@ -15,13 +15,16 @@
 #ifndef HGR_HGR_H_
 #define HGR_HGR_H_
 
+#include "hgr/config.h"
 #include "hgr/export.h"
 #include "hgr/status.h"
 #include "hgr/tensor.h"
 #include "hgr/device.h"
 #include "hgr/graph.h"
 #include "hgr/params.h"
+#if HGR_HAS_NPY
 #include "hgr/npy.h"
+#endif
 #include "hgr/kernels.h"
 #include "hgr/executor.h"
 
