@@ -6,7 +6,9 @@
 #include "ops.h"
 
 #define HGR__OP_FAMILIES \
-  HGR__FAMILY(elementwise)
+  HGR__FAMILY(elementwise) \
+  HGR__FAMILY(conv) \
+  HGR__FAMILY(pool)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];
 HGR__OP_FAMILIES
