@@ -224,6 +224,10 @@ static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
   int64_t kernel_size[2] = {p->kh, p->kw};
   HGR_RETURN_IF_ERROR(check_optional_ints(ctx, "kernel_size", kernel_size, 2, "the weight's kernel size"));
 
+  /* The kernels index the padded input with int. */
+  if (p->h + p->padding[0] + p->padding[2] > INT32_MAX / 2 || p->w + p->padding[1] + p->padding[3] > INT32_MAX / 2)
+    return HGR__OP_ERROR(ctx, "the padded input %s is too large for the kernels' 32-bit indices",
+                         hgr__entry_shape(x, xs, sizeof(xs)));
   p->oh = out_extent(p->h, p->padding[0] + p->padding[2], p->kh, p->strides[0], p->dilation[0]);
   p->ow = out_extent(p->w, p->padding[1] + p->padding[3], p->kw, p->strides[1], p->dilation[1]);
   if (p->oh < 1 || p->ow < 1)
@@ -275,6 +279,14 @@ static bool fit_chunk(const conv_t* p, const hgr__limits_t* limits, tile_plan_t*
   return false;
 }
 
+/* How many of `total` blocks one work-group takes along an axis, at most `most`:
+ * spread evenly over the work-groups (9 blocks at most 8: 5 and 4, not 8 and 1). */
+static int64_t balanced(int64_t total, int64_t most) {
+  if (most < 1) most = 1;
+  if (total < 1) total = 1;
+  return ceil_div(total, ceil_div(total, most));
+}
+
 /* The work-group shape and chunk of one variant within the limits: an aim of
  * TILE_TARGET_WORK_GROUP work-items, spent first on the row's columns, then on
  * output channels, then on rows, shrunk (rows, channels, columns) until the tiles fit
@@ -287,9 +299,9 @@ static bool fit_variant(const conv_t* p, const hgr__limits_t* limits, const tile
   if (budget < 1) budget = 1;
   int64_t item[3];
   for (int d = 0; d < 3; ++d) item[d] = max64(1, (int64_t)min64((int64_t)limits->max_work_item[d], budget));
-  t->lx = max64(1, min64(ceil_div(p->ow, variant->pxb), item[0]));
-  t->lz = max64(1, min64(min64(ceil_div(p->k, variant->ocb), item[2]), budget / t->lx));
-  t->ly = max64(1, min64(min64(p->oh, item[1]), budget / (t->lx * t->lz)));
+  t->lx = balanced(ceil_div(p->ow, variant->pxb), item[0]);
+  t->lz = balanced(ceil_div(p->k, variant->ocb), min64(item[2], budget / t->lx));
+  t->ly = balanced(p->oh, min64(item[1], budget / (t->lx * t->lz)));
   for (;;) {
     if (fit_chunk(p, limits, t)) return true;
     if (t->ly > 1) t->ly /= 2;

@@ -74,6 +74,10 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   if (ctx->op->variant == VARIANT_AVG)
     HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "count_include_pad", false, &count_include_pad));
 
+  /* The kernels index the padded input and count taps with int. */
+  if (x->shape[2] + padding[0] + padding[2] > INT32_MAX / 2 || x->shape[3] + padding[1] + padding[3] > INT32_MAX / 2 ||
+      pool[0] * pool[1] > INT32_MAX)
+    return HGR__OP_ERROR(ctx, "the padding or pool_size is too large for the kernels' 32-bit indices");
   int64_t out[2];
   for (int axis = 0; axis < 2; ++axis) {
     int64_t span = (pool[axis] - 1) * dilation[axis] + 1;
