@@ -24,6 +24,14 @@
  *   LZ * TILES_K * N) with TILES_K = ceil(K / TOC).
  *   xs holds CIT * TIH * TIW floats, ws TOC * CIT * KH * KW floats, with
  *   TIH = (LY - 1) * SH + (KH - 1) * DH + 1 and TIW = (TOW - 1) * SW + (KW - 1) * DW + 1.
+ *   Work-items past the output's edge load and compute like the others (the tiles
+ *   hold zeros there) and store nothing.
+ *
+ * CPU drivers run a work-group as loops over its work-items between barriers, so
+ * the tiled kernels keep each chunk's accumulation in registers local to the region
+ * between two barriers, and hide from PoCL's uniformity analysis that every
+ * work-item runs the tap loops (see the comments inside): on PoCL 3.1 both together
+ * make the kernel about 4x faster.
  */
 
 #define CONV_N 0
@@ -146,7 +154,7 @@ inline float8 conv_gather8(const __local float* src, int stride) {
       barrier(CLK_LOCAL_MEM_FENCE);                                                                           \
       /* Always true; it hides from PoCL that every work-item runs these loops, or  \
        * PoCL would add implicit barriers to the innermost one and switch work-items \
-       * around every tap, spilling the accumulators (3x slower). */                 \
+       * around every tap, reloading the accumulators each time. */                 \
       if (tid < threads) {                                                                                    \
         /* The chunk accumulates in registers: acc lives across barriers, which a \
          * CPU driver keeps in memory per work-item. */                            \

@@ -217,7 +217,8 @@ static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
     return HGR__OP_ERROR(ctx,
                          "with groups = %lld, data %s and weight %s do not fit: the weight must be [C_out, "
                          "C_in / groups, kh, kw] with C_in and C_out divisible by groups",
-                         (long long)p->groups, hgr__entry_shape(x, xs, sizeof(xs)), hgr__entry_shape(w, ws, sizeof(ws)));
+                         (long long)p->groups, hgr__entry_shape(x, xs, sizeof(xs)),
+                         hgr__entry_shape(w, ws, sizeof(ws)));
   if (p->kh < 1 || p->kw < 1)
     return HGR__OP_ERROR(ctx, "the weight %s has an empty kernel", hgr__entry_shape(w, ws, sizeof(ws)));
   HGR_RETURN_IF_ERROR(check_optional_ints(ctx, "channels", &p->k, 1, "the weight's output channels"));

@@ -31,10 +31,12 @@ typedef struct conv_case_t {
 } conv_case_t;
 
 static void conv_attrs(const conv_case_t* c, char* attrs, size_t capacity) {
-  int used = snprintf(attrs, capacity, "\"strides\": \"[%lld, %lld]\", \"dilation\": \"[%lld, %lld]\", \"groups\": \"%lld\"",
+  int used = snprintf(attrs, capacity,
+                      "\"strides\": \"[%lld, %lld]\", \"dilation\": \"[%lld, %lld]\", \"groups\": \"%lld\"",
                       (long long)c->p.strides[0], (long long)c->p.strides[1], (long long)c->p.dilation[0],
                       (long long)c->p.dilation[1], (long long)c->p.groups);
-  if (c->padding_attr) used += snprintf(attrs + used, capacity - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
+  if (c->padding_attr)
+    used += snprintf(attrs + used, capacity - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
   if (c->p.relu) snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"relu\"");
 }
 
@@ -364,7 +366,8 @@ static void bad_ranks_are_rejected(void** state) {
   hgr_optest_input(&t, "float32", 4, (int64_t[]){6, 4, 3, 3});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 6, 6, 6});
   ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
-                "node 2 'conv2d_node' (conv2d): input 0 (data, entry 0) is shaped [4, 8, 8]; it must have 4 dimensions");
+                "node 2 'conv2d_node' (conv2d): input 0 (data, entry 0) is shaped [4, 8, 8]; it must have 4 "
+                "dimensions");
   hgr_optest_free(&t);
 }
 

@@ -29,7 +29,8 @@ static void pool_attrs(const pool_case_t* c, char* attrs, size_t capacity) {
                       "\"ceil_mode\": \"%s\"",
                       c->pool_attr, (long long)c->p.strides[0], (long long)c->p.strides[1],
                       (long long)c->p.dilation[0], (long long)c->p.dilation[1], c->p.ceil_mode ? "True" : "False");
-  if (c->padding_attr) used += snprintf(attrs + used, capacity - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
+  if (c->padding_attr)
+    used += snprintf(attrs + used, capacity - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
   if (!c->p.max)
     snprintf(attrs + used, capacity - (size_t)used, ", \"count_include_pad\": \"%s\"",
              c->p.count_include_pad ? "1" : "0");
