@@ -5,8 +5,8 @@
  * right]); dilation [1, 1]; groups 1 (C_in and C_out divisible by it, weight
  * [C_out, C_in / groups, kh, kw]; groups == C_in is depthwise); channels and
  * kernel_size, optional, must match the weight; data_layout "NCHW", kernel_layout
- * "OIHW", out_layout "" or "NCHW", out_dtype "" or "float32". Any other layout or
- * dtype is an error (hgr runs NCHW only).
+ * "OIHW", out_layout "" or "NCHW" ("" is the default for each), out_dtype "" or
+ * "float32". Any other layout or dtype is an error (hgr runs NCHW only).
  *
  * hgr extension, a fused epilogue (what Relay writes as conv2d -> bias_add -> relu):
  *   - an optional third input, bias, shaped [C_out], is added to every output of its
@@ -133,10 +133,11 @@ hgr_status_t hgr__conv_attr_choice(const hgr__op_ctx_t* ctx, const char* key, co
       *out = value;
       return HGR_OK;
     }
+  /* The list leaves out "" (the attr left unset). */
   char list[128] = "";
   size_t used = 0;
   for (const char* const* a = allowed; *a && used < sizeof(list); ++a)
-    used += (size_t)snprintf(list + used, sizeof(list) - used, "%s\"%s\"", a == allowed ? "" : " or ", *a);
+    if (**a) used += (size_t)snprintf(list + used, sizeof(list) - used, "%s\"%s\"", used ? " or " : "", *a);
   return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" is not supported; hgr takes %s", key, value, list);
 }
 
@@ -180,8 +181,9 @@ static int64_t out_extent(int64_t in, int64_t pad_sum, int64_t kernel, int64_t s
 }
 
 static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
-  static const char* const data_layouts[] = {"NCHW", NULL};
-  static const char* const kernel_layouts[] = {"OIHW", NULL};
+  /* "" is the default, as TVM writes unset layouts */
+  static const char* const data_layouts[] = {"NCHW", "", NULL};
+  static const char* const kernel_layouts[] = {"OIHW", "", NULL};
   static const char* const out_layouts[] = {"", "NCHW", NULL};
   static const char* const out_dtypes[] = {"", "float32", NULL};
   static const char* const activations[] = {"none", "relu", NULL};

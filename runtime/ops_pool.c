@@ -35,7 +35,7 @@ enum {
 enum { VARIANT_MAX, VARIANT_AVG };
 
 static hgr_status_t check_layouts(const hgr__op_ctx_t* ctx) {
-  static const char* const layouts[] = {"NCHW", NULL};
+  static const char* const layouts[] = {"NCHW", "", NULL}; /* "": the default, as TVM writes unset layouts */
   static const char* const out_layouts[] = {"", "NCHW", NULL};
   const char* choice;
   HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "layout", "NCHW", layouts, &choice));
