@@ -9,7 +9,9 @@
   HGR__FAMILY(elementwise) \
   HGR__FAMILY(layout)      \
   HGR__FAMILY(norm)        \
-  HGR__FAMILY(reduce)
+  HGR__FAMILY(reduce)      \
+  HGR__FAMILY(conv)        \
+  HGR__FAMILY(pool)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];
 HGR__OP_FAMILIES

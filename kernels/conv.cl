@@ -1,0 +1,205 @@
+/* conv2d, float32, NCHW data, OIHW weights (runtime/ops_conv.c plans them).
+ *
+ * Every kernel takes the same arguments:
+ *   (__global const float* x, __global const float* w, __global const float* bias,
+ *    __global float* y, __global const int* meta [, __local float* xs, __local float* ws])
+ * bias is read only when meta[CONV_FLAGS] has CONV_HAS_BIAS (the plan passes w
+ * again otherwise); meta is the int32 array laid out by the CONV_* indices below.
+ *
+ * hgr_conv2d_direct: any groups, strides, dilations and padding. One work-item per
+ *   output element; NDRange 1-D over N*K*OH*OW, rounded up (items past the end
+ *   return).
+ *
+ * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: groups == 1. A work-group computes a block of
+ *   TOC = OCB*LZ output channels x LY output rows x TOW = PXB*LX output columns of one
+ *   image; each work-item a register block of OCB channels x PXB consecutive
+ *   columns of one row (a floatPXB accumulator per channel). The input channels go
+ *   by in chunks of CIT: the work-group copies the chunk's input tile (TIH x TIW,
+ *   halo included, zeros for padding and anything out of range) into xs and the
+ *   weights of its TOC channels into ws, then every work-item runs its block out of
+ *   local memory, with no bounds checks in the inner loop. The variants with the
+ *   "s" suffix gather the columns of a horizontal stride; the others load PXB
+ *   consecutive values (stride 1).
+ *   NDRange 3-D: local (LX, LY, LZ); global (LX * ceil(OW / TOW), LY * ceil(OH / LY),
+ *   LZ * TILES_K * N) with TILES_K = ceil(K / TOC).
+ *   xs holds CIT * TIH * TIW floats, ws TOC * CIT * KH * KW floats, with
+ *   TIH = (LY - 1) * SH + (KH - 1) * DH + 1 and TIW = (TOW - 1) * SW + (KW - 1) * DW + 1.
+ *   Work-items past the output's edge load and compute like the others (the tiles
+ *   hold zeros there) and store nothing.
+ *
+ * CPU drivers run a work-group as loops over its work-items between barriers, so
+ * the tiled kernels keep each chunk's accumulation in registers local to the region
+ * between two barriers, and hide from PoCL's uniformity analysis that every
+ * work-item runs the tap loops (see the comments inside): on PoCL 3.1 both together
+ * make the kernel about 4x faster.
+ */
+
+#define CONV_N 0
+#define CONV_C 1
+#define CONV_H 2
+#define CONV_W 3
+#define CONV_K 4
+#define CONV_OH 5
+#define CONV_OW 6
+#define CONV_KH 7
+#define CONV_KW 8
+#define CONV_SH 9
+#define CONV_SW 10
+#define CONV_DH 11
+#define CONV_DW 12
+#define CONV_PT 13
+#define CONV_PL 14
+#define CONV_GROUPS 15
+#define CONV_FLAGS 16
+#define CONV_CIT 17
+#define CONV_TIH 18
+#define CONV_TIW 19
+#define CONV_TILES_K 20
+
+#define CONV_HAS_BIAS 1
+#define CONV_RELU 2
+
+__kernel void hgr_conv2d_direct(__global const float* x, __global const float* w, __global const float* bias,
+                                __global float* y, __global const int* meta) {
+  const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];
+  const int OH = meta[CONV_OH], OW = meta[CONV_OW], KH = meta[CONV_KH], KW = meta[CONV_KW];
+  const int SH = meta[CONV_SH], SW = meta[CONV_SW], DH = meta[CONV_DH], DW = meta[CONV_DW];
+  const int PT = meta[CONV_PT], PL = meta[CONV_PL], G = meta[CONV_GROUPS], flags = meta[CONV_FLAGS];
+  const size_t i = get_global_id(0);
+  if (i >= (size_t)N * K * OH * OW) return;
+  /* x - (x / e) * e, not x % e: beside x / e, LLVM rewrites a remainder with a
+   * `freeze`, which Oclgrind 21.10's uninitialized-value checker cannot run. */
+  const int row = (int)i / OW, ow = (int)i - row * OW;
+  const int plane = row / OH, oh = row - plane * OH;
+  const int n = plane / K, k = plane - n * K;
+  const int CG = C / G, KG = K / G, c_first = (k / KG) * CG;
+  const int ih0 = oh * SH - PT, iw0 = ow * SW - PL;
+  float acc = 0.0f;
+  for (int c = 0; c < CG; ++c) {
+    __global const float* xc = x + ((size_t)n * C + c_first + c) * H * W;
+    __global const float* wc = w + ((size_t)k * CG + c) * KH * KW;
+    for (int kh = 0; kh < KH; ++kh) {
+      const int ih = ih0 + kh * DH;
+      if (ih < 0 || ih >= H) continue;
+      for (int kw = 0; kw < KW; ++kw) {
+        const int iw = iw0 + kw * DW;
+        if (iw >= 0 && iw < W) acc = mad(xc[ih * W + iw], wc[kh * KW + kw], acc);
+      }
+    }
+  }
+  if (flags & CONV_HAS_BIAS) acc += bias[k];
+  if (flags & CONV_RELU) acc = fmax(acc, 0.0f);
+  y[i] = acc;
+}
+
+/* The columns of one work-item's row: PXB values SW apart (or consecutive). */
+#define CONV_LOAD_CONTIG(PXB, src, SW) vload##PXB(0, (src))
+#define CONV_LOAD_STRIDED(PXB, src, SW) conv_gather##PXB((src), (SW))
+
+inline float4 conv_gather4(const __local float* src, int stride) {
+  return (float4)(src[0], src[stride], src[2 * stride], src[3 * stride]);
+}
+
+inline float8 conv_gather8(const __local float* src, int stride) {
+  return (float8)(src[0], src[stride], src[2 * stride], src[3 * stride], src[4 * stride], src[5 * stride],
+                  src[6 * stride], src[7 * stride]);
+}
+
+#define CONV_TILED(NAME, OCB, PXB, LOAD)                                                                      \
+  __kernel void NAME(__global const float* x, __global const float* w, __global const float* bias,            \
+                     __global float* y, __global const int* meta, __local float* xs, __local float* ws) {     \
+    const int C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];                         \
+    const int OH = meta[CONV_OH], OW = meta[CONV_OW], KH = meta[CONV_KH], KW = meta[CONV_KW];                 \
+    const int SH = meta[CONV_SH], SW = meta[CONV_SW], DH = meta[CONV_DH], DW = meta[CONV_DW];                 \
+    const int flags = meta[CONV_FLAGS], CIT = meta[CONV_CIT], TIH = meta[CONV_TIH], TIW = meta[CONV_TIW];     \
+    const int tiles_k = meta[CONV_TILES_K];                                                                   \
+    const int lx = (int)get_local_id(0), ly = (int)get_local_id(1), lz = (int)get_local_id(2);                \
+    const int LX = (int)get_local_size(0), LY = (int)get_local_size(1), LZ = (int)get_local_size(2);          \
+    const int tid = (lz * LY + ly) * LX + lx, threads = LX * LY * LZ;                                         \
+    const int TOC = OCB * LZ, KHW = KH * KW, CHUNK = CIT * KHW;                                               \
+    const int gz = (int)get_group_id(2), n = gz / tiles_k, k0 = (gz - n * tiles_k) * TOC;                     \
+    const int oh0 = (int)get_group_id(1) * LY, ow0 = (int)get_group_id(0) * LX * PXB;                         \
+    const int ih0 = oh0 * SH - meta[CONV_PT], iw0 = ow0 * SW - meta[CONV_PL];                                 \
+    float##PXB acc[OCB];                                                                                      \
+    for (int o = 0; o < OCB; ++o) acc[o] = (float##PXB)(0.0f);                                                \
+    for (int c0 = 0; c0 < C; c0 += CIT) {                                                                     \
+      /* The input tile, one row of TIW per step; zeros outside the image. */                                \
+      for (int row = tid; row < CIT * TIH; row += threads) {                                                  \
+        const int c = row / TIH, ih = ih0 + row - c * TIH;                                                    \
+        __local float* dst = xs + row * TIW;                                                                  \
+        if (c0 + c < C && ih >= 0 && ih < H) {                                                                \
+          __global const float* src = x + (((size_t)n * C + c0 + c) * H + ih) * W;                            \
+          for (int col = 0; col < TIW; ++col) {                                                               \
+            const int iw = iw0 + col;                                                                         \
+            float v = 0.0f;                                                                                   \
+            if (iw >= 0 && iw < W) v = src[iw];                                                               \
+            dst[col] = v;                                                                                     \
+          }                                                                                                   \
+        } else {                                                                                              \
+          for (int col = 0; col < TIW; ++col) dst[col] = 0.0f;                                                \
+        }                                                                                                     \
+      }                                                                                                       \
+      /* The weights of the TOC channels for this chunk: contiguous in OIHW. */                              \
+      for (int row = tid; row < TOC; row += threads) {                                                        \
+        const int k = k0 + row;                                                                               \
+        const int valid = k < K ? min(CIT, C - c0) * KHW : 0;                                                 \
+        __global const float* src = w + ((size_t)k * C + c0) * KHW;                                           \
+        __local float* dst = ws + row * CHUNK;                                                                \
+        for (int j = 0; j < CHUNK; ++j) {                                                                     \
+          float v = 0.0f;                                                                                     \
+          if (j < valid) v = src[j];                                                                          \
+          dst[j] = v;                                                                                         \
+        }                                                                                                     \
+      }                                                                                                       \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                                           \
+      /* Always true; it hides from PoCL that every work-item runs these loops, or  \
+       * PoCL would add implicit barriers to the innermost one and switch work-items \
+       * around every tap, reloading the accumulators each time. */                 \
+      if (tid < threads) {                                                                                    \
+        /* The chunk accumulates in registers: acc lives across barriers, which a \
+         * CPU driver keeps in memory per work-item. */                            \
+        float##PXB r[OCB];                                                                                    \
+        _Pragma("unroll") for (int o = 0; o < OCB; ++o) r[o] = acc[o];                                        \
+        const __local float* wb = ws + lz * OCB * CHUNK;                                                      \
+        const __local float* xb = xs + ly * SH * TIW + lx * PXB * SW;                                         \
+        for (int c = 0; c < CIT; ++c) {                                                                       \
+          for (int kh = 0; kh < KH; ++kh) {                                                                   \
+            const __local float* xr = xb + (c * TIH + kh * DH) * TIW;                                         \
+            const __local float* wr = wb + c * KHW + kh * KW;                                                 \
+            for (int kw = 0; kw < KW; ++kw) {                                                                 \
+              const float##PXB xv = LOAD(PXB, xr + kw * DW, SW);                                              \
+              /* a * b + c contracts to a fused multiply-add where the device has \
+               * one (mad() did not, on PoCL) */                                   \
+              _Pragma("unroll") for (int o = 0; o < OCB; ++o) r[o] += wr[o * CHUNK + kw] * xv;                \
+            }                                                                                                 \
+          }                                                                                                   \
+        }                                                                                                     \
+        _Pragma("unroll") for (int o = 0; o < OCB; ++o) acc[o] = r[o];                                        \
+      }                                                                                                       \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                                           \
+    }                                                                                                         \
+    const int oh = oh0 + ly, ow = ow0 + lx * PXB;                                                             \
+    if (oh < OH && ow < OW) {                                                                                 \
+      for (int o = 0; o < OCB; ++o) {                                                                         \
+        const int k = k0 + lz * OCB + o;                                                                      \
+        if (k >= K) break;                                                                                    \
+        float##PXB v = acc[o];                                                                                \
+        if (flags & CONV_HAS_BIAS) v += (float##PXB)(bias[k]);                                                \
+        if (flags & CONV_RELU) v = fmax(v, (float##PXB)(0.0f));                                               \
+        __global float* dst = y + (((size_t)n * K + k) * OH + oh) * OW + ow;                                  \
+        if (ow + PXB <= OW) {                                                                                 \
+          vstore##PXB(v, 0, dst);                                                                             \
+        } else {                                                                                              \
+          float part[PXB];                                                                                    \
+          vstore##PXB(v, 0, part);                                                                            \
+          for (int j = 0; j < OW - ow; ++j) dst[j] = part[j];                                                 \
+        }                                                                                                     \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
+
+CONV_TILED(hgr_conv2d_tiled_o8p8, 8, 8, CONV_LOAD_CONTIG)
+CONV_TILED(hgr_conv2d_tiled_o4p8, 4, 8, CONV_LOAD_CONTIG)
+CONV_TILED(hgr_conv2d_tiled_o4p4, 4, 4, CONV_LOAD_CONTIG)
+CONV_TILED(hgr_conv2d_tiled_o8p8s, 8, 8, CONV_LOAD_STRIDED)
+CONV_TILED(hgr_conv2d_tiled_o4p4s, 4, 4, CONV_LOAD_STRIDED)

@@ -1,0 +1,116 @@
+/* 2-D pooling, float32, NCHW (runtime/ops_pool.c plans them), with TVM topi's
+ * semantics: padding is -FLT_MAX for max pooling and 0 for average pooling; with
+ * ceil_mode the output is rounded up by extra padding at the bottom and right that
+ * average pooling never counts.
+ *
+ * hgr_max_pool2d(__global const float* x, __global float* y, __global const int* meta)
+ * hgr_avg_pool2d(__global const float* x, __global float* y, __global const int* meta)
+ *   One work-item per output element; NDRange 1-D over N*C*OH*OW, rounded up (items
+ *   past the end return). meta: the POOL_* indices below.
+ * hgr_global_max_pool2d(__global const float* x, __global float* y, uint planes, uint size)
+ * hgr_global_avg_pool2d(__global const float* x, __global float* y, uint planes, uint size)
+ *   One work-item per (n, c) plane of `size` = H*W values; NDRange 1-D over planes,
+ *   rounded up.
+ */
+
+#define POOL_N 0
+#define POOL_C 1
+#define POOL_H 2
+#define POOL_W 3
+#define POOL_OH 4
+#define POOL_OW 5
+#define POOL_KH 6
+#define POOL_KW 7
+#define POOL_SH 8
+#define POOL_SW 9
+#define POOL_DH 10
+#define POOL_DW 11
+#define POOL_PT 12
+#define POOL_PL 13
+#define POOL_PB 14
+#define POOL_PR 15
+#define POOL_COUNT_INCLUDE_PAD 16
+
+/* Decomposes work-item i into (plane, oh, ow); false past the end. */
+inline bool pool_position(__global const int* meta, size_t i, int* plane, int* oh, int* ow) {
+  const int OH = meta[POOL_OH], OW = meta[POOL_OW];
+  if (i >= (size_t)meta[POOL_N] * meta[POOL_C] * OH * OW) return false;
+  /* x - (x / e) * e, not x % e: beside x / e, LLVM rewrites a remainder with a
+   * `freeze`, which Oclgrind 21.10's uninitialized-value checker cannot run. */
+  const int row = (int)i / OW;
+  *ow = (int)i - row * OW;
+  *plane = row / OH;
+  *oh = row - *plane * OH;
+  return true;
+}
+
+__kernel void hgr_max_pool2d(__global const float* x, __global float* y, __global const int* meta) {
+  int plane, oh, ow;
+  if (!pool_position(meta, get_global_id(0), &plane, &oh, &ow)) return;
+  const int H = meta[POOL_H], W = meta[POOL_W], KH = meta[POOL_KH], KW = meta[POOL_KW];
+  const int DH = meta[POOL_DH], DW = meta[POOL_DW];
+  const int ih0 = oh * meta[POOL_SH] - meta[POOL_PT], iw0 = ow * meta[POOL_SW] - meta[POOL_PL];
+  __global const float* xp = x + (size_t)plane * H * W;
+  /* Padding holds -FLT_MAX, so skipping it gives the same maximum. */
+  float m = -FLT_MAX;
+  for (int kh = 0; kh < KH; ++kh) {
+    const int ih = ih0 + kh * DH;
+    if (ih < 0 || ih >= H) continue;
+    for (int kw = 0; kw < KW; ++kw) {
+      const int iw = iw0 + kw * DW;
+      if (iw >= 0 && iw < W) m = fmax(m, xp[ih * W + iw]);
+    }
+  }
+  y[get_global_id(0)] = m;
+}
+
+/* How many window taps of one axis the average divides by (topi's pool_impl_nd,
+ * C integer division): with count_include_pad, the taps up to the end of the
+ * declared padding (never ceil_mode's extra); without, the taps inside the input. */
+inline int pool_taps(int start, int window, int dilation, int size, int pad_end, bool include_pad) {
+  int end = start + (window - 1) * dilation;
+  if (include_pad) return (min(end, size + pad_end - 1) - start) / dilation + 1;
+  const int jumps = max((dilation - 1 - start) / dilation, 0);
+  return (min(end, size - 1) - (start + dilation * jumps)) / dilation + 1;
+}
+
+__kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __global const int* meta) {
+  int plane, oh, ow;
+  if (!pool_position(meta, get_global_id(0), &plane, &oh, &ow)) return;
+  const int H = meta[POOL_H], W = meta[POOL_W], KH = meta[POOL_KH], KW = meta[POOL_KW];
+  const int DH = meta[POOL_DH], DW = meta[POOL_DW];
+  const int ih0 = oh * meta[POOL_SH] - meta[POOL_PT], iw0 = ow * meta[POOL_SW] - meta[POOL_PL];
+  __global const float* xp = x + (size_t)plane * H * W;
+  float sum = 0.0f;
+  for (int kh = 0; kh < KH; ++kh) {
+    const int ih = ih0 + kh * DH;
+    if (ih < 0 || ih >= H) continue;
+    for (int kw = 0; kw < KW; ++kw) {
+      const int iw = iw0 + kw * DW;
+      if (iw >= 0 && iw < W) sum += xp[ih * W + iw];
+    }
+  }
+  const bool include_pad = meta[POOL_COUNT_INCLUDE_PAD] != 0;
+  int count = pool_taps(ih0, KH, DH, H, meta[POOL_PB], include_pad) *
+              pool_taps(iw0, KW, DW, W, meta[POOL_PR], include_pad);
+  if (!include_pad) count = max(count, 1);
+  y[get_global_id(0)] = sum / (float)count;
+}
+
+__kernel void hgr_global_max_pool2d(__global const float* x, __global float* y, uint planes, uint size) {
+  const size_t plane = get_global_id(0);
+  if (plane >= planes) return;
+  __global const float* xp = x + plane * size;
+  float m = -FLT_MAX;
+  for (uint i = 0; i < size; ++i) m = fmax(m, xp[i]);
+  y[plane] = m;
+}
+
+__kernel void hgr_global_avg_pool2d(__global const float* x, __global float* y, uint planes, uint size) {
+  const size_t plane = get_global_id(0);
+  if (plane >= planes) return;
+  __global const float* xp = x + plane * size;
+  float sum = 0.0f;
+  for (uint i = 0; i < size; ++i) sum += xp[i];
+  y[plane] = sum / (float)size;
+}

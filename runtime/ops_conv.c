@@ -1,0 +1,395 @@
+/* conv2d (kernels/conv.cl): Relay's nn.conv2d on float32, NCHW data, OIHW weights.
+ *
+ * Attrs (Relay's names and defaults): strides [1, 1]; padding 0, given as 1 value
+ * (all sides), 2 ([top and bottom, left and right]) or 4 ([top, left, bottom,
+ * right]); dilation [1, 1]; groups 1 (C_in and C_out divisible by it, weight
+ * [C_out, C_in / groups, kh, kw]; groups == C_in is depthwise); channels and
+ * kernel_size, optional, must match the weight; data_layout "NCHW", kernel_layout
+ * "OIHW", out_layout "" or "NCHW" ("" is the default for each), out_dtype "" or
+ * "float32". Any other layout or dtype is an error (hgr runs NCHW only).
+ *
+ * hgr extension, a fused epilogue (what Relay writes as conv2d -> bias_add -> relu):
+ *   - an optional third input, bias, shaped [C_out], is added to every output of its
+ *     channel;
+ *   - attr "activation" = "none" (default) or "relu" applies max(x, 0) after the bias.
+ *
+ * Kernels: groups == 1 runs a kernel tiled in local memory (hgr_conv2d_tiled_*),
+ * with the tile variant and work-group shape chosen here from the device's limits;
+ * grouped and depthwise convolutions, and shapes no tile fits, run
+ * hgr_conv2d_direct (one work-item per output, reading global memory). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+
+/* Meta layout shared with kernels/conv.cl (CONV_* there). */
+enum {
+  META_N, META_C, META_H, META_W, META_K, META_OH, META_OW, META_KH, META_KW, META_SH, META_SW, META_DH, META_DW,
+  META_PT, META_PL, META_GROUPS, META_FLAGS, META_CIT, META_TIH, META_TIW, META_TILES_K, META_COUNT
+};
+#define FLAG_HAS_BIAS 1
+#define FLAG_RELU 2
+
+typedef struct conv_t {
+  int64_t n, c, h, w;       /* input */
+  int64_t k, kh, kw;        /* weight [k, c / groups, kh, kw] */
+  int64_t oh, ow;           /* output [n, k, oh, ow] */
+  int64_t strides[2], dilation[2], padding[4], groups;
+  bool bias, relu;
+} conv_t;
+
+/* A compile-time tile of kernels/conv.cl: each work-item computes ocb output
+ * channels x pxb consecutive output columns; "strided" variants gather columns of
+ * a horizontal stride > 1. Largest first. */
+typedef struct tile_variant_t {
+  const char* kernel;
+  int ocb, pxb;
+  bool strided;
+} tile_variant_t;
+
+static const tile_variant_t tile_variants[] = {
+    {"hgr_conv2d_tiled_o8p8", 8, 8, false},  {"hgr_conv2d_tiled_o4p8", 4, 8, false},
+    {"hgr_conv2d_tiled_o4p4", 4, 4, false},  {"hgr_conv2d_tiled_o8p8s", 8, 8, true},
+    {"hgr_conv2d_tiled_o4p4s", 4, 4, true},
+};
+#define TILE_VARIANT_COUNT (sizeof(tile_variants) / sizeof(tile_variants[0]))
+
+/* Work-items per work-group the tiled kernels aim for: enough to share each tile
+ * widely, few enough that a CPU driver's work-group stays in cache. */
+#define TILE_TARGET_WORK_GROUP 64
+/* The most input channels per chunk (a chunk's tiles are reloaded per chunk). */
+#define TILE_MAX_CHUNK 16
+
+typedef struct tile_plan_t {
+  const tile_variant_t* variant;
+  int64_t lx, ly, lz;       /* work-group */
+  int64_t cit, tih, tiw;    /* input channels per chunk; input tile rows, columns */
+  int64_t xs_floats, ws_floats;
+} tile_plan_t;
+
+/* ---- attrs ------------------------------------------------------------------------- */
+
+/* An attr of one or two ints, each >= min ("2" means [2, 2]). */
+hgr_status_t hgr__conv_attr_pair(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t min,
+                                 int64_t out[2]);
+hgr_status_t hgr__conv_attr_pair(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t min,
+                                 int64_t out[2]) {
+  int64_t values[2];
+  uint32_t count = 0;
+  bool present = false;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, key, values, 2, &count, &present));
+  if (!present) {
+    out[0] = out[1] = fallback;
+    return HGR_OK;
+  }
+  if (count != 1 && count != 2)
+    return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" should hold 2 values, it has %u", key, hgr__attr_string(ctx, key, ""),
+                         count);
+  out[0] = values[0];
+  out[1] = count == 2 ? values[1] : values[0];
+  for (int i = 0; i < 2; ++i)
+    if (out[i] < min || out[i] > INT32_MAX)
+      return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" has %lld; each value must be at least %lld", key,
+                           hgr__attr_string(ctx, key, ""), (long long)out[i], (long long)min);
+  return HGR_OK;
+}
+
+/* Relay's padding: 1 value (all sides), 2 ([top and bottom, left and right]) or 4
+ * ([top, left, bottom, right]); out is top, left, bottom, right. */
+hgr_status_t hgr__conv_attr_padding(const hgr__op_ctx_t* ctx, const char* key, int64_t out[4]);
+hgr_status_t hgr__conv_attr_padding(const hgr__op_ctx_t* ctx, const char* key, int64_t out[4]) {
+  int64_t values[4];
+  uint32_t count = 0;
+  bool present = false;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, key, values, 4, &count, &present));
+  memset(out, 0, 4 * sizeof(int64_t));
+  if (!present) return HGR_OK;
+  if (count == 1) {
+    out[0] = out[1] = out[2] = out[3] = values[0];
+  } else if (count == 2) {
+    out[0] = out[2] = values[0];
+    out[1] = out[3] = values[1];
+  } else if (count == 4) {
+    memcpy(out, values, sizeof(values));
+  } else {
+    return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" has %u values; it takes 1, 2 or 4", key,
+                         hgr__attr_string(ctx, key, ""), count);
+  }
+  for (int i = 0; i < 4; ++i)
+    if (out[i] < 0 || out[i] > INT32_MAX / 4)
+      return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" has %lld; padding must be between 0 and %d", key,
+                           hgr__attr_string(ctx, key, ""), (long long)out[i], INT32_MAX / 4);
+  return HGR_OK;
+}
+
+/* A string attr that must be one of the allowed values (NULL-terminated list). */
+hgr_status_t hgr__conv_attr_choice(const hgr__op_ctx_t* ctx, const char* key, const char* fallback,
+                                   const char* const* allowed, const char** out);
+hgr_status_t hgr__conv_attr_choice(const hgr__op_ctx_t* ctx, const char* key, const char* fallback,
+                                   const char* const* allowed, const char** out) {
+  const char* value = hgr__attr_string(ctx, key, fallback);
+  for (const char* const* a = allowed; *a; ++a)
+    if (!strcmp(value, *a)) {
+      *out = value;
+      return HGR_OK;
+    }
+  /* The list leaves out "" (the attr left unset). */
+  char list[128] = "";
+  size_t used = 0;
+  for (const char* const* a = allowed; *a && used < sizeof(list); ++a)
+    if (**a) used += (size_t)snprintf(list + used, sizeof(list) - used, "%s\"%s\"", used ? " or " : "", *a);
+  return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" is not supported; hgr takes %s", key, value, list);
+}
+
+/* An optional attr of `count` ints that, when present, must equal `want`. */
+static hgr_status_t check_optional_ints(const hgr__op_ctx_t* ctx, const char* key, const int64_t* want,
+                                        uint32_t count, const char* what) {
+  int64_t values[2];
+  uint32_t got = 0;
+  bool present = false;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, key, values, count, &got, &present));
+  if (!present) return HGR_OK;
+  bool same = got == count;
+  for (uint32_t i = 0; same && i < count; ++i) same = values[i] == want[i];
+  if (same) return HGR_OK;
+  char text[64];
+  if (count == 1) snprintf(text, sizeof(text), "%lld", (long long)want[0]);
+  else snprintf(text, sizeof(text), "[%lld, %lld]", (long long)want[0], (long long)want[1]);
+  return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" does not match %s, %s", key, hgr__attr_string(ctx, key, ""), what,
+                       text);
+}
+
+/* ---- checks ------------------------------------------------------------------------ */
+
+static hgr_status_t check_4d(const hgr__op_ctx_t* ctx, uint32_t input, const char* name) {
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, (int)input, -1, false));
+  const hgr__entry_t* entry = hgr__op_input(ctx, input);
+  if (entry->ndim != 4) {
+    char shape[160];
+    return HGR__OP_ERROR(ctx, "input %u (%s, entry %u) is shaped %s; it must have 4 dimensions (%s)", input, name,
+                         (uint32_t)(entry - ctx->graph->entries), hgr__entry_shape(entry, shape, sizeof(shape)),
+                         input == 0 ? "NCHW" : "OIHW");
+  }
+  return HGR_OK;
+}
+
+/* Output size of one spatial axis; -1 when the dilated kernel does not fit. */
+static int64_t out_extent(int64_t in, int64_t pad_sum, int64_t kernel, int64_t stride, int64_t dilation) {
+  int64_t span = (kernel - 1) * dilation + 1;
+  if (in + pad_sum < span) return -1;
+  return (in + pad_sum - span) / stride + 1;
+}
+
+static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
+  /* "" is the default, as TVM writes unset layouts */
+  static const char* const data_layouts[] = {"NCHW", "", NULL};
+  static const char* const kernel_layouts[] = {"OIHW", "", NULL};
+  static const char* const out_layouts[] = {"", "NCHW", NULL};
+  static const char* const out_dtypes[] = {"", "float32", NULL};
+  static const char* const activations[] = {"none", "relu", NULL};
+  memset(p, 0, sizeof(*p));
+  const char* choice;
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "data_layout", "NCHW", data_layouts, &choice));
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "kernel_layout", "OIHW", kernel_layouts, &choice));
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "out_layout", "", out_layouts, &choice));
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "out_dtype", "", out_dtypes, &choice));
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "activation", "none", activations, &choice));
+  p->relu = !strcmp(choice, "relu");
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_pair(ctx, "strides", 1, 1, p->strides));
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_pair(ctx, "dilation", 1, 1, p->dilation));
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_padding(ctx, "padding", p->padding));
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "groups", 1, &p->groups));
+  if (p->groups < 1 || p->groups > INT32_MAX)
+    return HGR__OP_ERROR(ctx, "attr 'groups' = %lld must be at least 1", (long long)p->groups);
+
+  HGR_RETURN_IF_ERROR(check_4d(ctx, 0, "data"));
+  HGR_RETURN_IF_ERROR(check_4d(ctx, 1, "weight"));
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, 0, false));
+  const hgr__entry_t* x = hgr__op_input(ctx, 0);
+  const hgr__entry_t* w = hgr__op_input(ctx, 1);
+  p->n = x->shape[0];
+  p->c = x->shape[1];
+  p->h = x->shape[2];
+  p->w = x->shape[3];
+  p->k = w->shape[0];
+  p->kh = w->shape[2];
+  p->kw = w->shape[3];
+  char xs[160], ws[160];
+  if (p->c % p->groups || p->k % p->groups || w->shape[1] * p->groups != p->c)
+    return HGR__OP_ERROR(ctx,
+                         "with groups = %lld, data %s and weight %s do not fit: the weight must be [C_out, "
+                         "C_in / groups, kh, kw] with C_in and C_out divisible by groups",
+                         (long long)p->groups, hgr__entry_shape(x, xs, sizeof(xs)),
+                         hgr__entry_shape(w, ws, sizeof(ws)));
+  if (p->kh < 1 || p->kw < 1)
+    return HGR__OP_ERROR(ctx, "the weight %s has an empty kernel", hgr__entry_shape(w, ws, sizeof(ws)));
+  HGR_RETURN_IF_ERROR(check_optional_ints(ctx, "channels", &p->k, 1, "the weight's output channels"));
+  int64_t kernel_size[2] = {p->kh, p->kw};
+  HGR_RETURN_IF_ERROR(check_optional_ints(ctx, "kernel_size", kernel_size, 2, "the weight's kernel size"));
+
+  /* The kernels index the padded input with int. */
+  if (p->h + p->padding[0] + p->padding[2] > INT32_MAX / 2 || p->w + p->padding[1] + p->padding[3] > INT32_MAX / 2)
+    return HGR__OP_ERROR(ctx, "the padded input %s is too large for the kernels' 32-bit indices",
+                         hgr__entry_shape(x, xs, sizeof(xs)));
+  p->oh = out_extent(p->h, p->padding[0] + p->padding[2], p->kh, p->strides[0], p->dilation[0]);
+  p->ow = out_extent(p->w, p->padding[1] + p->padding[3], p->kw, p->strides[1], p->dilation[1]);
+  if (p->oh < 1 || p->ow < 1)
+    return HGR__OP_ERROR(ctx, "the padded input %s is smaller than the dilated kernel %s (dilation [%lld, %lld])",
+                         hgr__entry_shape(x, xs, sizeof(xs)), hgr__entry_shape(w, ws, sizeof(ws)),
+                         (long long)p->dilation[0], (long long)p->dilation[1]);
+  int64_t yshape[4] = {p->n, p->k, p->oh, p->ow};
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", yshape, 4));
+  p->bias = hgr__op_input_count(ctx) == 3;
+  if (p->bias) {
+    HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 2, -1, false));
+    HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_input(ctx, 2), "input 2 (bias)", &p->k, 1));
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", x->element_count, INT32_MAX));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the weight's element count", w->element_count, INT32_MAX));
+  HGR_RETURN_IF_ERROR(
+      hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
+  return HGR_OK;
+}
+
+/* ---- tiles ------------------------------------------------------------------------- */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Input channels per chunk that fit local memory for a work-group shape, spread
+ * evenly over the chunks (so the last one is not mostly zeros); false if not even one
+ * channel fits. */
+static bool fit_chunk(const conv_t* p, const hgr__limits_t* limits, tile_plan_t* t) {
+  int64_t toc = t->variant->ocb * t->lz, tow = t->variant->pxb * t->lx;
+  t->tih = (t->ly - 1) * p->strides[0] + (p->kh - 1) * p->dilation[0] + 1;
+  t->tiw = (tow - 1) * p->strides[1] + (p->kw - 1) * p->dilation[1] + 1;
+  if (t->tih > INT32_MAX / 4 || t->tiw > INT32_MAX / 4) return false;
+  for (int64_t cap = min64(TILE_MAX_CHUNK, p->c); cap >= 1; cap /= 2) {
+    int64_t chunks = ceil_div(p->c, cap);
+    int64_t cit = ceil_div(p->c, chunks);
+    int64_t xs = cit * t->tih * t->tiw, ws = toc * cit * p->kh * p->kw;
+    /* Both tiles are indexed with int in the kernel; the test against local memory
+     * keeps them far below that. */
+    if (xs > INT32_MAX / 8 || ws > INT32_MAX / 8) continue;
+    if ((uint64_t)(xs + ws) * sizeof(float) <= limits->local_mem_bytes) {
+      t->cit = cit;
+      t->xs_floats = xs;
+      t->ws_floats = ws;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* How many of `total` blocks one work-group takes along an axis, at most `most`:
+ * spread evenly over the work-groups (9 blocks at most 8: 5 and 4, not 8 and 1). */
+static int64_t balanced(int64_t total, int64_t most) {
+  if (most < 1) most = 1;
+  if (total < 1) total = 1;
+  return ceil_div(total, ceil_div(total, most));
+}
+
+/* The work-group shape and chunk of one variant within the limits: an aim of
+ * TILE_TARGET_WORK_GROUP work-items, spent first on the row's columns, then on
+ * output channels, then on rows, shrunk (rows, channels, columns) until the tiles fit
+ * local memory. */
+static bool fit_variant(const conv_t* p, const hgr__limits_t* limits, const tile_variant_t* variant,
+                        tile_plan_t* t) {
+  memset(t, 0, sizeof(*t));
+  t->variant = variant;
+  int64_t budget = (int64_t)min64((int64_t)limits->max_work_group, TILE_TARGET_WORK_GROUP);
+  if (budget < 1) budget = 1;
+  int64_t item[3];
+  for (int d = 0; d < 3; ++d) item[d] = max64(1, (int64_t)min64((int64_t)limits->max_work_item[d], budget));
+  t->lx = balanced(ceil_div(p->ow, variant->pxb), item[0]);
+  t->lz = balanced(ceil_div(p->k, variant->ocb), min64(item[2], budget / t->lx));
+  t->ly = balanced(p->oh, min64(item[1], budget / (t->lx * t->lz)));
+  for (;;) {
+    if (fit_chunk(p, limits, t)) return true;
+    if (t->ly > 1) t->ly /= 2;
+    else if (t->lz > 1) t->lz /= 2;
+    else if (t->lx > 1) t->lx /= 2;
+    else return false;
+  }
+}
+
+/* The largest variant that suits the shape and fits the device; false: none does. */
+static bool choose_tile(const conv_t* p, const hgr__limits_t* limits, tile_plan_t* out) {
+  bool strided = p->strides[1] != 1;
+  for (size_t v = 0; v < TILE_VARIANT_COUNT; ++v) {
+    const tile_variant_t* variant = &tile_variants[v];
+    if (variant->strided != strided) continue;
+    /* A block much wider or deeper than the output is mostly wasted work. */
+    if (variant->pxb > 4 && p->ow <= 4) continue;
+    if (variant->ocb > 4 && p->k <= 4) continue;
+    if (fit_variant(p, limits, variant, out)) return true;
+  }
+  return false;
+}
+
+/* ---- plan -------------------------------------------------------------------------- */
+
+static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p, const tile_plan_t* t) {
+  int32_t meta[META_COUNT] = {0};
+  meta[META_N] = (int32_t)p->n;
+  meta[META_C] = (int32_t)p->c;
+  meta[META_H] = (int32_t)p->h;
+  meta[META_W] = (int32_t)p->w;
+  meta[META_K] = (int32_t)p->k;
+  meta[META_OH] = (int32_t)p->oh;
+  meta[META_OW] = (int32_t)p->ow;
+  meta[META_KH] = (int32_t)p->kh;
+  meta[META_KW] = (int32_t)p->kw;
+  meta[META_SH] = (int32_t)p->strides[0];
+  meta[META_SW] = (int32_t)p->strides[1];
+  meta[META_DH] = (int32_t)p->dilation[0];
+  meta[META_DW] = (int32_t)p->dilation[1];
+  meta[META_PT] = (int32_t)p->padding[0];
+  meta[META_PL] = (int32_t)p->padding[1];
+  meta[META_GROUPS] = (int32_t)p->groups;
+  meta[META_FLAGS] = (p->bias ? FLAG_HAS_BIAS : 0) | (p->relu ? FLAG_RELU : 0);
+  if (t) {
+    meta[META_CIT] = (int32_t)t->cit;
+    meta[META_TIH] = (int32_t)t->tih;
+    meta[META_TIW] = (int32_t)t->tiw;
+    meta[META_TILES_K] = (int32_t)ceil_div(p->k, t->variant->ocb * t->lz);
+  }
+  hgr__launch_meta(ctx, l, meta, META_COUNT);
+}
+
+static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
+  conv_t p;
+  HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
+  uint64_t outputs = hgr__op_output(ctx, 0)->element_count;
+  tile_plan_t tile;
+  bool tiled = p.groups == 1 && outputs > 0 && p.c > 0 && choose_tile(&p, &ctx->limits, &tile);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, tiled ? tile.variant->kernel : "hgr_conv2d_direct");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_input(ctx, l, p.bias ? 2 : 1); /* read only with a bias */
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  meta_common(ctx, l, &p, tiled ? &tile : NULL);
+  if (!tiled) {
+    hgr__launch_1d(ctx, l, outputs);
+    return HGR_OK;
+  }
+  hgr__launch_local(ctx, l, (size_t)tile.xs_floats * sizeof(float));
+  hgr__launch_local(ctx, l, (size_t)tile.ws_floats * sizeof(float));
+  int64_t tiles_k = ceil_div(p.k, tile.variant->ocb * tile.lz);
+  size_t local[3] = {(size_t)tile.lx, (size_t)tile.ly, (size_t)tile.lz};
+  size_t global[3] = {(size_t)(tile.lx * ceil_div(p.ow, tile.variant->pxb * tile.lx)),
+                      (size_t)(tile.ly * ceil_div(p.oh, tile.ly)), (size_t)(tile.lz * tiles_k * p.n)};
+  hgr__launch_nd(l, 3, global, local);
+  return HGR_OK;
+}
+
+#define CONV_ATTRS                                                                                         \
+  "strides padding dilation groups channels kernel_size data_layout kernel_layout out_layout out_dtype " \
+  "activation"
+
+const hgr__op_t hgr__ops_conv[] = {
+    {"conv2d", "conv", 2, 3, 1, 1, CONV_ATTRS, plan_conv2d, 0, false},
+    {NULL},
+};

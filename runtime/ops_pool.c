@@ -1,0 +1,151 @@
+/* 2-D pooling (kernels/pool.cl): Relay's nn.max_pool2d, nn.avg_pool2d,
+ * nn.global_max_pool2d and nn.global_avg_pool2d on float32 NCHW data, with TVM
+ * topi's semantics.
+ *
+ * max_pool2d / avg_pool2d attrs: pool_size (required, 1 or 2 values); strides
+ * [1, 1]; dilation [1, 1]; padding 0, as 1, 2 or 4 values like conv2d's ([top,
+ * left, bottom, right] for 4); layout "NCHW"; out_layout "" or "NCHW"; ceil_mode
+ * false; avg_pool2d's count_include_pad false.
+ *
+ * Output size per axis: (in + pad_before + pad_after - ((pool - 1) * dilation + 1)
+ * [+ stride - 1 with ceil_mode]) / stride + 1. As in topi, ceil_mode's rounding is
+ * extra padding at the bottom and right: max pooling sees it as -FLT_MAX like any
+ * padding, average pooling never counts it, not even with count_include_pad.
+ * Windows lying wholly in padding give -FLT_MAX (max) and follow topi's divisor
+ * formula (average).
+ *
+ * global_max_pool2d / global_avg_pool2d attrs: layout, out_layout; output [N, C, 1, 1]. */
+#include <string.h>
+
+#include "ops.h"
+
+/* Shared with ops_conv.c, where they are defined and described. */
+hgr_status_t hgr__conv_attr_pair(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t min,
+                                 int64_t out[2]);
+hgr_status_t hgr__conv_attr_padding(const hgr__op_ctx_t* ctx, const char* key, int64_t out[4]);
+hgr_status_t hgr__conv_attr_choice(const hgr__op_ctx_t* ctx, const char* key, const char* fallback,
+                                   const char* const* allowed, const char** out);
+
+/* Meta layout shared with kernels/pool.cl (POOL_* there). */
+enum {
+  META_N, META_C, META_H, META_W, META_OH, META_OW, META_KH, META_KW, META_SH, META_SW, META_DH, META_DW,
+  META_PT, META_PL, META_PB, META_PR, META_COUNT_INCLUDE_PAD, META_COUNT
+};
+
+enum { VARIANT_MAX, VARIANT_AVG };
+
+static hgr_status_t check_layouts(const hgr__op_ctx_t* ctx) {
+  static const char* const layouts[] = {"NCHW", "", NULL}; /* "": the default, as TVM writes unset layouts */
+  static const char* const out_layouts[] = {"", "NCHW", NULL};
+  const char* choice;
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "layout", "NCHW", layouts, &choice));
+  return hgr__conv_attr_choice(ctx, "out_layout", "", out_layouts, &choice);
+}
+
+static hgr_status_t check_input(const hgr__op_ctx_t* ctx, const hgr__entry_t** out_x) {
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, false));
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, 0, false));
+  const hgr__entry_t* x = hgr__op_input(ctx, 0);
+  if (x->ndim != 4) {
+    char shape[160];
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s; it must have 4 dimensions (NCHW)",
+                         (uint32_t)(x - ctx->graph->entries), hgr__entry_shape(x, shape, sizeof(shape)));
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the input's element count", x->element_count, INT32_MAX));
+  *out_x = x;
+  return HGR_OK;
+}
+
+static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(check_layouts(ctx));
+  const hgr__entry_t* x;
+  HGR_RETURN_IF_ERROR(check_input(ctx, &x));
+  int64_t pool[2], strides[2], dilation[2], padding[4];
+  uint32_t count = 0;
+  bool present = false;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "pool_size", pool, 2, &count, &present));
+  if (!present) return HGR__OP_ERROR(ctx, "attr 'pool_size' is required");
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_pair(ctx, "pool_size", 1, 1, pool));
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_pair(ctx, "strides", 1, 1, strides));
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_pair(ctx, "dilation", 1, 1, dilation));
+  HGR_RETURN_IF_ERROR(hgr__conv_attr_padding(ctx, "padding", padding));
+  bool ceil_mode = false, count_include_pad = false;
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "ceil_mode", false, &ceil_mode));
+  if (ctx->op->variant == VARIANT_AVG)
+    HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "count_include_pad", false, &count_include_pad));
+
+  /* The kernels index the padded input and count taps with int. */
+  if (x->shape[2] + padding[0] + padding[2] > INT32_MAX / 2 || x->shape[3] + padding[1] + padding[3] > INT32_MAX / 2 ||
+      pool[0] * pool[1] > INT32_MAX)
+    return HGR__OP_ERROR(ctx, "the padding or pool_size is too large for the kernels' 32-bit indices");
+  int64_t out[2];
+  for (int axis = 0; axis < 2; ++axis) {
+    int64_t span = (pool[axis] - 1) * dilation[axis] + 1;
+    int64_t room = x->shape[2 + axis] + padding[axis] + padding[axis + 2] - span + (ceil_mode ? strides[axis] - 1 : 0);
+    if (room < 0) {
+      char shape[160];
+      return HGR__OP_ERROR(ctx,
+                           "the padded input %s is smaller than the pooling window (pool_size [%lld, %lld], "
+                           "dilation [%lld, %lld])",
+                           hgr__entry_shape(x, shape, sizeof(shape)), (long long)pool[0], (long long)pool[1],
+                           (long long)dilation[0], (long long)dilation[1]);
+    }
+    out[axis] = room / strides[axis] + 1;
+  }
+  int64_t yshape[4] = {x->shape[0], x->shape[1], out[0], out[1]};
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", yshape, 4));
+
+  int32_t meta[META_COUNT];
+  meta[META_N] = (int32_t)x->shape[0];
+  meta[META_C] = (int32_t)x->shape[1];
+  meta[META_H] = (int32_t)x->shape[2];
+  meta[META_W] = (int32_t)x->shape[3];
+  meta[META_OH] = (int32_t)out[0];
+  meta[META_OW] = (int32_t)out[1];
+  meta[META_KH] = (int32_t)pool[0];
+  meta[META_KW] = (int32_t)pool[1];
+  meta[META_SH] = (int32_t)strides[0];
+  meta[META_SW] = (int32_t)strides[1];
+  meta[META_DH] = (int32_t)dilation[0];
+  meta[META_DW] = (int32_t)dilation[1];
+  meta[META_PT] = (int32_t)padding[0];
+  meta[META_PL] = (int32_t)padding[1];
+  meta[META_PB] = (int32_t)padding[2];
+  meta[META_PR] = (int32_t)padding[3];
+  meta[META_COUNT_INCLUDE_PAD] = count_include_pad;
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, ctx->op->variant == VARIANT_MAX ? "hgr_max_pool2d" : "hgr_avg_pool2d");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  hgr__launch_meta(ctx, l, meta, META_COUNT);
+  hgr__launch_1d(ctx, l, hgr__op_output(ctx, 0)->element_count);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_global_pool2d(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(check_layouts(ctx));
+  const hgr__entry_t* x;
+  HGR_RETURN_IF_ERROR(check_input(ctx, &x));
+  int64_t yshape[4] = {x->shape[0], x->shape[1], 1, 1};
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", yshape, 4));
+  uint64_t planes = (uint64_t)x->shape[0] * (uint64_t)x->shape[1];
+  hgr__launch_plan_t* l =
+      hgr__op_launch(ctx, ctx->op->variant == VARIANT_MAX ? "hgr_global_max_pool2d" : "hgr_global_avg_pool2d");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, (uint32_t)planes);
+  hgr__launch_uint(ctx, l, (uint32_t)(x->shape[2] * x->shape[3]));
+  hgr__launch_1d(ctx, l, planes);
+  return HGR_OK;
+}
+
+const hgr__op_t hgr__ops_pool[] = {
+    {"max_pool2d", "pool", 1, 1, 1, 1, "pool_size strides dilation padding layout out_layout ceil_mode", plan_pool2d,
+     VARIANT_MAX, false},
+    {"avg_pool2d", "pool", 1, 1, 1, 1,
+     "pool_size strides dilation padding layout out_layout ceil_mode count_include_pad", plan_pool2d, VARIANT_AVG,
+     false},
+    {"global_max_pool2d", "pool", 1, 1, 1, 1, "layout out_layout", plan_global_pool2d, VARIANT_MAX, false},
+    {"global_avg_pool2d", "pool", 1, 1, 1, 1, "layout out_layout", plan_global_pool2d, VARIANT_AVG, false},
+    {NULL},
+};

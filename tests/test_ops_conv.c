@@ -1,0 +1,390 @@
+/* conv2d against the plain-C reference (tests/ref_conv.c) on random data (argument:
+ * a device spec): strides, the three padding forms, dilation, groups and depthwise,
+ * kernel shapes, the fused bias and relu, shapes that are 1, odd or no multiple of
+ * any tile, the tile variants and work-group shapes the device's limits lead to,
+ * and the attrs and shapes the op rejects.
+ *
+ * Tolerance, per output element: |got - ref| <= 1e-5 * S + 1e-7, with S = sum of
+ * |x * w| over the element's taps plus |bias|. The reference sums exactly (in
+ * double); the kernels round each of their n multiply-adds in float32 in their own
+ * order, each rounding off by at most 2^-24 times a partial sum bounded by S. These
+ * errors have random signs, so they grow like sqrt(n) * 2^-24 * S, about 2e-6 * S for
+ * the largest n here (576); 1e-5 * S leaves a margin of five. A wrong kernel is far
+ * outside it: missing or repeating a single tap changes an output by about S / n,
+ * at least 1.7e-3 * S here. relu never increases an error. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "ops.h"
+#include "optest.h"
+#include "ref_conv.h"
+
+/* One conv2d test case. padding_attr is the attr text (1, 2 or 4 values, or NULL
+ * for no attr) and must agree with p.padding. */
+typedef struct conv_case_t {
+  int64_t x[4], w[4];
+  hgr_ref_conv2d_t p;
+  const char* padding_attr;
+  bool bias;
+} conv_case_t;
+
+static void conv_attrs(const conv_case_t* c, char* attrs, size_t capacity) {
+  int used = snprintf(attrs, capacity,
+                      "\"strides\": \"[%lld, %lld]\", \"dilation\": \"[%lld, %lld]\", \"groups\": \"%lld\"",
+                      (long long)c->p.strides[0], (long long)c->p.strides[1], (long long)c->p.dilation[0],
+                      (long long)c->p.dilation[1], (long long)c->p.groups);
+  if (c->padding_attr)
+    used += snprintf(attrs + used, capacity - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
+  if (c->p.relu) snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"relu\"");
+}
+
+/* Sets up t with random inputs and the reference output; *out_bound gets the
+ * per-element tolerance (malloc'd). */
+static void conv_setup(hgr_optest_t* t, const conv_case_t* c, hgr_test_rng_t* rng, double** out_bound) {
+  char attrs[512];
+  conv_attrs(c, attrs, sizeof(attrs));
+  hgr_optest_init(t, "conv2d", attrs);
+  int64_t yshape[4];
+  hgr_ref_conv2d_shape(c->x, c->w, &c->p, yshape);
+  float* x = hgr_optest_input(t, "float32", 4, c->x);
+  float* w = hgr_optest_input(t, "float32", 4, c->w);
+  float* bias = c->bias ? hgr_optest_input(t, "float32", 1, &c->w[0]) : NULL;
+  float* y = hgr_optest_output(t, "float32", 4, yshape);
+  for (uint32_t i = 0; i < t->input_count; ++i) hgr_optest_fill(&t->inputs[i], rng, -1, 1);
+  hgr_ref_conv2d(x, c->x, w, c->w, bias, y, yshape, &c->p);
+
+  /* S per element: the reference on |x|, |w|, |bias| without relu. */
+  uint64_t nx = t->inputs[0].count, nw = t->inputs[1].count, ny = t->outputs[0].count;
+  float* ax = malloc(nx * sizeof(float));
+  float* aw = malloc(nw * sizeof(float));
+  float* ab = malloc((size_t)c->w[0] * sizeof(float) + 1);
+  float* s = malloc(ny * sizeof(float) + 1);
+  double* bound = malloc(ny * sizeof(double) + 1);
+  assert_true(ax && aw && ab && s && bound);
+  for (uint64_t i = 0; i < nx; ++i) ax[i] = fabsf(x[i]);
+  for (uint64_t i = 0; i < nw; ++i) aw[i] = fabsf(w[i]);
+  for (int64_t i = 0; bias && i < c->w[0]; ++i) ab[i] = fabsf(bias[i]);
+  hgr_ref_conv2d_t plain = c->p;
+  plain.relu = false;
+  hgr_ref_conv2d(ax, c->x, aw, c->w, bias ? ab : NULL, s, yshape, &plain);
+  for (uint64_t i = 0; i < ny; ++i) bound[i] = 1e-5 * s[i] + 1e-7;
+  free(ax);
+  free(aw);
+  free(ab);
+  free(s);
+  *out_bound = bound;
+}
+
+/* Runs t's graph on device_spec and compares output 0 element by element. */
+static void conv_run_check(const char* device_spec, const hgr_optest_t* t, const double* bound) {
+  char* json = hgr_optest_graph_json(t);
+  hgr_graph_t* graph = NULL;
+  hgr_executor_t* executor = NULL;
+  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+  free(json);
+  hgr_device_binding_t binding = {0, device_spec};
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  options.bindings = &binding;
+  options.binding_count = 1;
+  ASSERT_OK(hgr_executor_create(hgr_optest_instance, graph, &options, &executor));
+  for (uint32_t i = 0; i < t->input_count; ++i)
+    ASSERT_OK(hgr_executor_set_input(executor, i, t->inputs[i].data, t->inputs[i].count * sizeof(float)));
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_wait(executor));
+  const hgr_optest_tensor_t* want = &t->outputs[0];
+  float* got = malloc(want->count * sizeof(float) + 1);
+  assert_non_null(got);
+  ASSERT_OK(hgr_executor_get_output(executor, 0, got, want->count * sizeof(float)));
+  const float* expected = want->data;
+  uint64_t bad = 0, first = 0;
+  for (uint64_t i = 0; i < want->count; ++i)
+    if (!(fabs((double)got[i] - expected[i]) <= bound[i]) && bad++ == 0) first = i;
+  if (bad) {
+    int64_t ow = want->shape[3], oh = want->shape[2], k = want->shape[1];
+    print_error("conv2d {%s} on %s, x [%lld, %lld, %lld, %lld], w [%lld, %lld, %lld, %lld]%s: %llu of %llu outputs "
+                "off; first at [%llu, %llu, %llu, %llu]: got %.9g, expected %.9g (bound %.3g)\n",
+                t->attrs, device_spec, (long long)t->inputs[0].shape[0], (long long)t->inputs[0].shape[1],
+                (long long)t->inputs[0].shape[2], (long long)t->inputs[0].shape[3], (long long)t->inputs[1].shape[0],
+                (long long)t->inputs[1].shape[1], (long long)t->inputs[1].shape[2], (long long)t->inputs[1].shape[3],
+                t->input_count == 3 ? " + bias" : "", (unsigned long long)bad, (unsigned long long)want->count,
+                (unsigned long long)(first / ow / oh / k), (unsigned long long)(first / ow / oh % k),
+                (unsigned long long)(first / ow % oh), (unsigned long long)(first % ow), got[first], expected[first],
+                bound[first]);
+  }
+  free(got);
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+  if (bad) fail();
+}
+
+static void check_cases(const conv_case_t* cases, size_t count, uint64_t seed) {
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, seed);
+  for (size_t i = 0; i < count; ++i) {
+    hgr_optest_t t;
+    double* bound;
+    conv_setup(&t, &cases[i], &rng, &bound);
+    conv_run_check(hgr_optest_device, &t, bound);
+    free(bound);
+    hgr_optest_free(&t);
+  }
+}
+
+#define P(sh, sw, pt, pl, pb, pr, dh, dw, g, relu) {{sh, sw}, {pt, pl, pb, pr}, {dh, dw}, g, relu}
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static void padding_forms_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 3, 7, 9}, {5, 3, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{1, 3, 7, 9}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
+      {{2, 4, 6, 11}, {6, 4, 3, 3}, P(1, 1, 2, 1, 2, 1, 1, 1, 1, false), "[2, 1]", false},
+      {{1, 5, 9, 10}, {7, 5, 3, 3}, P(1, 1, 0, 2, 1, 3, 1, 1, 1, false), "[0, 2, 1, 3]", false},
+      {{1, 2, 5, 5}, {3, 2, 3, 3}, P(1, 1, 3, 0, 0, 2, 1, 1, 1, false), "(3, 0, 0, 2)", false},
+  };
+  check_cases(cases, COUNT(cases), 11);
+}
+
+static void strides_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 3, 9, 13}, {10, 3, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
+      {{1, 4, 8, 8}, {9, 4, 3, 3}, P(2, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
+      {{2, 3, 7, 19}, {5, 3, 3, 3}, P(1, 2, 0, 1, 0, 1, 1, 1, 1, false), "[0, 1]", false},
+      {{1, 6, 10, 10}, {12, 6, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{1, 3, 11, 11}, {4, 3, 3, 3}, P(3, 3, 1, 2, 0, 1, 1, 1, 1, false), "[1, 2, 0, 1]", false},
+  };
+  check_cases(cases, COUNT(cases), 12);
+}
+
+static void dilation_matches_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 3, 9, 11}, {5, 3, 3, 3}, P(1, 1, 2, 2, 2, 2, 2, 2, 1, false), "2", false},
+      {{1, 4, 9, 10}, {6, 4, 3, 3}, P(1, 1, 0, 1, 0, 1, 2, 1, 1, false), "[0, 1]", false},
+      {{1, 2, 12, 12}, {3, 2, 3, 3}, P(2, 2, 1, 1, 1, 1, 3, 2, 1, false), "1", false},
+  };
+  check_cases(cases, COUNT(cases), 13);
+}
+
+static void groups_and_depthwise_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 4, 7, 9}, {6, 2, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 2, false), "1", true},
+      {{2, 6, 8, 5}, {9, 2, 3, 3}, P(2, 1, 1, 1, 1, 1, 1, 1, 3, true), "1", false},
+      /* depthwise, multiplier 1 and 2, stride 2, dilation */
+      {{1, 5, 9, 9}, {5, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 5, false), "1", true},
+      {{1, 3, 10, 7}, {6, 1, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 3, true), "1", true},
+      {{1, 4, 9, 9}, {4, 1, 5, 3}, P(1, 1, 2, 2, 2, 2, 2, 1, 4, false), "2", false},
+  };
+  check_cases(cases, COUNT(cases), 14);
+}
+
+static void kernel_shapes_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 7, 5, 13}, {9, 7, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{1, 3, 8, 9}, {4, 3, 5, 3}, P(1, 1, 2, 1, 2, 1, 1, 1, 1, false), "[2, 1]", false},
+      {{1, 2, 6, 7}, {3, 2, 3, 5}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), "0", true},
+      /* the kernel is the whole (padded) input: one output */
+      {{1, 3, 4, 5}, {2, 3, 4, 5}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), NULL, true},
+  };
+  check_cases(cases, COUNT(cases), 15);
+}
+
+static void bias_and_relu_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+      {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", false},
+      {{2, 2, 5, 3}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 2, true), "1", true},
+  };
+  check_cases(cases, COUNT(cases), 16);
+}
+
+static void sizes_of_one_and_odd_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 1, 1, 1}, {1, 1, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{1, 1, 1, 1}, {3, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{3, 1, 5, 1}, {1, 1, 3, 1}, P(1, 1, 1, 0, 1, 0, 1, 1, 1, false), "[1, 0]", false},
+      {{1, 1, 1, 17}, {2, 1, 1, 3}, P(1, 1, 0, 1, 0, 1, 1, 1, 1, false), "[0, 1]", false},
+      /* channels and columns past every tile: 9 columns, 13 and 21 channels */
+      {{1, 21, 3, 9}, {13, 21, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+  };
+  check_cases(cases, COUNT(cases), 17);
+}
+
+/* Larger layers (not on Oclgrind, which simulates every work-item): the benchmark's
+ * 64 -> 64 channel 3x3 layer at 56x56, a strided one, and chunked input channels. */
+static void large_layers_match_reference(void** state) {
+  (void)state;
+  if (hgr_optest_is_simulator(hgr_optest_device)) skip();
+  static const conv_case_t cases[] = {
+      {{1, 64, 56, 56}, {64, 64, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+      {{1, 32, 29, 29}, {48, 32, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
+      {{2, 37, 17, 23}, {70, 37, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{1, 32, 28, 28}, {32, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 32, true), "1", true},
+  };
+  check_cases(cases, COUNT(cases), 18);
+}
+
+/* Plans node 2 or 3 (the conv2d of t's graph) for the given limits. */
+static void plan_for(const hgr_optest_t* t, const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
+  char* json = hgr_optest_graph_json(t);
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+  free(json);
+  ASSERT_OK(hgr__op_plan(graph, t->input_count, limits, ctx));
+  /* the plan keeps no reference to the graph past this point */
+  hgr_graph_release(graph);
+}
+
+/* The device's limits decide the tile: the benchmark's layer takes the largest
+ * variant on a roomy device, a work-group of one on a device that allows no more,
+ * and the direct kernel where not even one tile fits local memory. */
+static void tiles_follow_device_limits(void** state) {
+  (void)state;
+  conv_case_t c = {{1, 64, 56, 56}, {64, 64, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false};
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\"");
+  hgr_optest_input(&t, "float32", 4, c.x);
+  hgr_optest_input(&t, "float32", 4, c.w);
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 64, 56, 56});
+
+  hgr__op_ctx_t ctx;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  plan_for(&t, &roomy, &ctx);
+  assert_int_equal(ctx.launch_count, 1);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
+  const hgr__launch_t* launch = &ctx.launches[0].launch;
+  assert_true(launch->use_local && launch->work_dim == 3);
+  assert_true(launch->local[0] * launch->local[1] * launch->local[2] <= 64);
+  hgr__op_ctx_free(&ctx);
+
+  hgr__limits_t single = {1, {1, 1, 1}, 64 * 1024};
+  plan_for(&t, &single, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
+  launch = &ctx.launches[0].launch;
+  assert_true(launch->local[0] == 1 && launch->local[1] == 1 && launch->local[2] == 1);
+  hgr__op_ctx_free(&ctx);
+
+  hgr__limits_t no_local = {256, {256, 256, 256}, 0};
+  plan_for(&t, &no_local, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+}
+
+/* Runs cases on the test's device as if it had other limits (the instance's record
+ * of the device, which the executor plans from, is changed for the duration). */
+static void check_with_limits(const conv_case_t* cases, size_t count, size_t max_work_group, size_t max_item,
+                              uint64_t local_mem_bytes) {
+  size_t index = 0;
+  ASSERT_OK(hgr_instance_find_device(hgr_optest_instance, hgr_optest_device, &index));
+  hgr_device_info_t* info = &hgr_optest_instance->devices[index].info;
+  hgr_device_info_t saved = *info;
+  info->max_work_group_size = max_work_group;
+  for (int d = 0; d < 3; ++d) info->max_work_item_sizes[d] = max_item;
+  info->local_mem_bytes = local_mem_bytes;
+  check_cases(cases, count, 19 + max_work_group);
+  *info = saved;
+}
+
+static void small_device_limits_still_work(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 5, 6, 11}, {9, 5, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+      {{1, 3, 7, 7}, {4, 3, 3, 3}, P(2, 2, 1, 0, 1, 0, 1, 1, 1, false), "[1, 0]", false},
+  };
+  /* a work-group of one work-item */
+  check_with_limits(cases, COUNT(cases), 1, 1, 32 * 1024);
+  /* odd work-group limits and local memory for a few channels at a time */
+  check_with_limits(cases, COUNT(cases), 7, 3, 1536);
+  /* no local memory: the direct kernel */
+  check_with_limits(cases, COUNT(cases), 64, 64, 0);
+}
+
+/* ---- what the op rejects -------------------------------------------------------------- */
+
+static void expect_error(const char* attrs, const int64_t* xshape, const int64_t* wshape, const int64_t* bshape,
+                         const int64_t* yshape, const char* message) {
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", attrs);
+  hgr_optest_input(&t, "float32", 4, xshape);
+  hgr_optest_input(&t, "float32", 4, wshape);
+  if (bshape) hgr_optest_input(&t, "float32", 1, bshape);
+  hgr_optest_output(&t, "float32", 4, yshape);
+  uint32_t node = t.input_count;
+  char prefix[64];
+  snprintf(prefix, sizeof(prefix), "node %u 'conv2d_node' (conv2d): ", node);
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT, prefix,
+                message);
+  hgr_optest_free(&t);
+}
+
+static void bad_attrs_and_shapes_are_rejected(void** state) {
+  (void)state;
+  const int64_t x[4] = {1, 4, 8, 8}, w[4] = {6, 4, 3, 3}, y[4] = {1, 6, 8, 8};
+  expect_error("\"padding\": \"1\", \"data_layout\": \"NHWC\"", x, w, NULL, y,
+               "attr 'data_layout' = \"NHWC\" is not supported; hgr takes \"NCHW\"");
+  expect_error("\"padding\": \"1\", \"kernel_layout\": \"HWIO\"", x, w, NULL, y, "attr 'kernel_layout' = \"HWIO\"");
+  expect_error("\"padding\": \"1\", \"out_layout\": \"NHWC\"", x, w, NULL, y, "attr 'out_layout' = \"NHWC\"");
+  expect_error("\"padding\": \"1\", \"out_dtype\": \"float16\"", x, w, NULL, y, "attr 'out_dtype' = \"float16\"");
+  expect_error("\"padding\": \"1\", \"activation\": \"tanh\"", x, w, NULL, y, "attr 'activation' = \"tanh\"");
+  expect_error("\"padding\": \"1\", \"channels\": \"8\"", x, w, NULL, y,
+               "attr 'channels' = \"8\" does not match the weight's output channels, 6");
+  expect_error("\"padding\": \"1\", \"kernel_size\": \"[3, 5]\"", x, w, NULL, y,
+               "attr 'kernel_size' = \"[3, 5]\" does not match the weight's kernel size, [3, 3]");
+  expect_error("\"padding\": \"1\", \"groups\": \"3\"", x, w, NULL, y, "with groups = 3");
+  expect_error("\"padding\": \"1\", \"groups\": \"2\"", x, w, NULL, y, "with groups = 2");
+  expect_error("\"padding\": \"1\", \"groups\": \"0\"", x, w, NULL, y, "attr 'groups' = 0");
+  expect_error("\"padding\": \"[1, 1, 1]\"", x, w, NULL, y,
+               "attr 'padding' = \"[1, 1, 1]\" has 3 values; it takes 1, 2 or 4");
+  expect_error("\"padding\": \"-1\"", x, w, NULL, y, "attr 'padding' = \"-1\" has -1");
+  expect_error("\"padding\": \"1\", \"strides\": \"[0, 1]\"", x, w, NULL, y, "attr 'strides' = \"[0, 1]\" has 0");
+  expect_error("\"padding\": \"1\", \"dilation\": \"[1, 2, 3]\"", x, w, NULL, y, "attr 'dilation'");
+  expect_error("\"padding\": \"1\", \"strides\": \"2\"", x, w, NULL, y,
+               "the output (entry 2) should be shaped [1, 6, 4, 4], the graph says [1, 6, 8, 8]");
+  expect_error("", x, w, NULL, y, "the output (entry 2) should be shaped [1, 6, 6, 6], the graph says [1, 6, 8, 8]");
+  expect_error("\"padding\": \"1\", \"bogus\": \"1\"", x, w, NULL, y, "unknown attr 'bogus'");
+  expect_error("\"padding\": \"1\"", x, w, (const int64_t[]){5}, y, "input 2 (bias) (entry 2) should be shaped [6]");
+  expect_error("", (const int64_t[]){1, 4, 2, 2}, w, NULL, (const int64_t[]){1, 6, 1, 1},
+               "is smaller than the dilated kernel");
+  expect_error("\"padding\": \"1\"", x, (const int64_t[]){6, 5, 3, 3}, NULL, y, "with groups = 1");
+}
+
+static void bad_ranks_are_rejected(void** state) {
+  (void)state;
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", NULL);
+  hgr_optest_input(&t, "float32", 3, (int64_t[]){4, 8, 8});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){6, 4, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 6, 6, 6});
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
+                "node 2 'conv2d_node' (conv2d): input 0 (data, entry 0) is shaped [4, 8, 8]; it must have 4 "
+                "dimensions");
+  hgr_optest_free(&t);
+}
+
+int main(int argc, char** argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(padding_forms_match_reference),
+      cmocka_unit_test(strides_match_reference),
+      cmocka_unit_test(dilation_matches_reference),
+      cmocka_unit_test(groups_and_depthwise_match_reference),
+      cmocka_unit_test(kernel_shapes_match_reference),
+      cmocka_unit_test(bias_and_relu_match_reference),
+      cmocka_unit_test(sizes_of_one_and_odd_match_reference),
+      cmocka_unit_test(large_layers_match_reference),
+      cmocka_unit_test(tiles_follow_device_limits),
+      cmocka_unit_test(small_device_limits_still_work),
+      cmocka_unit_test(bad_attrs_and_shapes_are_rejected),
+      cmocka_unit_test(bad_ranks_are_rejected),
+  };
+  return hgr_optest_main(argc, argv, "ops_conv", tests, sizeof(tests) / sizeof(tests[0]));
+}

@@ -1,0 +1,204 @@
+/* 2-D pooling against the plain-C reference (tests/ref_conv.c) on random data
+ * (argument: a device spec): every attr of max_pool2d and avg_pool2d, including
+ * ceil_mode with and without count_include_pad, windows that lie wholly in padding,
+ * the global pools, and what the ops reject.
+ *
+ * Tolerances: max pooling is exact (it picks one of its inputs, or -FLT_MAX).
+ * Average pooling sums at most 25 values in [-1, 1] in float32 and divides once:
+ * the error is a few roundings of partial sums bounded by 25, divided by the count,
+ * well under 2e-6 absolute; rtol 1e-6 covers the division. The global average sums
+ * up to 3136 values in one order: atol 2e-5 (the worst case, 3136 * 2^-24 times a
+ * sum bounded by 3136 over 3136, is 1.9e-4; random signs make it about 3e-6). */
+#include <float.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "optest.h"
+#include "ref_conv.h"
+
+typedef struct pool_case_t {
+  int64_t x[4];
+  hgr_ref_pool2d_t p;
+  const char* padding_attr; /* NULL: no attr */
+  const char* pool_attr;    /* pool_size as written */
+} pool_case_t;
+
+static void pool_attrs(const pool_case_t* c, char* attrs, size_t capacity) {
+  int used = snprintf(attrs, capacity,
+                      "\"pool_size\": \"%s\", \"strides\": \"[%lld, %lld]\", \"dilation\": \"[%lld, %lld]\", "
+                      "\"ceil_mode\": \"%s\"",
+                      c->pool_attr, (long long)c->p.strides[0], (long long)c->p.strides[1],
+                      (long long)c->p.dilation[0], (long long)c->p.dilation[1], c->p.ceil_mode ? "True" : "False");
+  if (c->padding_attr)
+    used += snprintf(attrs + used, capacity - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
+  if (!c->p.max)
+    snprintf(attrs + used, capacity - (size_t)used, ", \"count_include_pad\": \"%s\"",
+             c->p.count_include_pad ? "1" : "0");
+}
+
+static void check_cases(const pool_case_t* cases, size_t count, uint64_t seed) {
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, seed);
+  for (size_t i = 0; i < count; ++i) {
+    const pool_case_t* c = &cases[i];
+    char attrs[512];
+    pool_attrs(c, attrs, sizeof(attrs));
+    hgr_optest_t t;
+    hgr_optest_init(&t, c->p.max ? "max_pool2d" : "avg_pool2d", attrs);
+    int64_t yshape[4];
+    hgr_ref_pool2d_shape(c->x, &c->p, yshape);
+    float* x = hgr_optest_input(&t, "float32", 4, c->x);
+    float* y = hgr_optest_output(&t, "float32", 4, yshape);
+    hgr_optest_fill(&t.inputs[0], &rng, -1, 1);
+    hgr_ref_pool2d(x, c->x, y, yshape, &c->p);
+    if (!c->p.max) hgr_optest_tolerance(&t, 1e-6, 2e-6);
+    hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
+    hgr_optest_free(&t);
+  }
+}
+
+/* max, pool, strides, padding (top, left, bottom, right), dilation, ceil_mode, count_include_pad */
+#define Q(max, ph, pw, sh, sw, pt, pl, pb, pr, dh, dw, ceil, include) \
+  {max, {ph, pw}, {sh, sw}, {dh, dw}, {pt, pl, pb, pr}, ceil, include}
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static void max_pool_matches_reference(void** state) {
+  (void)state;
+  static const pool_case_t cases[] = {
+      /* ResNet's stem pool, on an odd size */
+      {{1, 3, 11, 13}, Q(true, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false, false), "1", "[3, 3]"},
+      {{2, 2, 8, 6}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, false, false), NULL, "2"},
+      {{1, 1, 1, 1}, Q(true, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "[1, 1]"},
+      {{1, 4, 7, 9}, Q(true, 3, 2, 1, 2, 1, 0, 1, 0, 1, 1, false, false), "[1, 0]", "[3, 2]"},
+      {{1, 2, 9, 10}, Q(true, 2, 3, 2, 1, 0, 1, 2, 0, 1, 1, false, false), "[0, 1, 2, 0]", "(2, 3)"},
+      /* dilation */
+      {{1, 3, 10, 11}, Q(true, 3, 3, 1, 2, 2, 2, 2, 2, 2, 2, false, false), "2", "3"},
+      {{1, 2, 9, 8}, Q(true, 2, 2, 2, 1, 0, 1, 0, 1, 3, 1, false, false), "[0, 1]", "[2, 2]"},
+      /* ceil_mode, where it adds a row and a column, and where it does not */
+      {{1, 3, 8, 7}, Q(true, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "3"},
+      {{1, 3, 9, 9}, Q(true, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "3"},
+      {{1, 2, 10, 11}, Q(true, 2, 3, 3, 2, 1, 0, 0, 1, 1, 2, true, false), "[1, 0, 0, 1]", "[2, 3]"},
+      /* a window past the input, wholly in ceil_mode's padding (stride > window) */
+      {{1, 2, 5, 5}, Q(true, 1, 1, 3, 3, 0, 0, 0, 0, 1, 1, true, false), NULL, "1"},
+      /* windows wholly in declared padding give -FLT_MAX */
+      {{1, 2, 4, 5}, Q(true, 2, 2, 1, 1, 2, 2, 2, 2, 1, 1, false, false), "2", "2"},
+  };
+  check_cases(cases, COUNT(cases), 21);
+}
+
+static void avg_pool_matches_reference(void** state) {
+  (void)state;
+  static const pool_case_t cases[] = {
+      {{1, 3, 11, 13}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false, false), "1", "[3, 3]"},
+      {{1, 3, 11, 13}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false, true), "1", "[3, 3]"},
+      {{2, 2, 8, 6}, Q(false, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, false, false), NULL, "2"},
+      {{1, 4, 7, 9}, Q(false, 3, 2, 1, 2, 1, 0, 1, 0, 1, 1, false, true), "[1, 0]", "[3, 2]"},
+      {{1, 2, 9, 10}, Q(false, 2, 3, 2, 1, 0, 1, 2, 0, 1, 1, false, true), "[0, 1, 2, 0]", "(2, 3)"},
+      {{1, 2, 9, 10}, Q(false, 2, 3, 2, 1, 0, 1, 2, 0, 1, 1, false, false), "[0, 1, 2, 0]", "(2, 3)"},
+      /* dilation, with and without counting padding */
+      {{1, 3, 10, 11}, Q(false, 3, 3, 1, 2, 2, 2, 2, 2, 2, 2, false, false), "2", "3"},
+      {{1, 3, 10, 11}, Q(false, 3, 3, 1, 2, 2, 3, 1, 2, 2, 2, false, true), "[2, 3, 1, 2]", "3"},
+      /* ceil_mode x count_include_pad: the extra padding is never counted */
+      {{1, 3, 8, 7}, Q(false, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "3"},
+      {{1, 3, 8, 7}, Q(false, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true, true), NULL, "3"},
+      {{1, 3, 8, 7}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
+      {{1, 2, 10, 11}, Q(false, 2, 3, 3, 2, 1, 0, 0, 1, 1, 2, true, true), "[1, 0, 0, 1]", "[2, 3]"},
+      {{1, 2, 10, 11}, Q(false, 2, 3, 3, 2, 1, 0, 0, 1, 1, 2, true, false), "[1, 0, 0, 1]", "[2, 3]"},
+      /* windows past the input (stride > window): topi's divisor formula, 0 / 1 and 0 / +-1 or NaN */
+      {{1, 2, 5, 5}, Q(false, 1, 1, 3, 3, 0, 0, 0, 0, 1, 1, true, false), NULL, "1"},
+      {{1, 2, 5, 5}, Q(false, 1, 1, 3, 3, 0, 0, 0, 0, 1, 1, true, true), NULL, "1"},
+      /* windows wholly in declared padding */
+      {{1, 2, 4, 5}, Q(false, 2, 2, 1, 1, 2, 2, 2, 2, 1, 1, false, true), "2", "2"},
+      {{1, 2, 4, 5}, Q(false, 2, 2, 1, 1, 2, 2, 2, 2, 1, 1, false, false), "2", "2"},
+  };
+  check_cases(cases, COUNT(cases), 22);
+}
+
+/* A big input (not on Oclgrind): a ResNet-sized stem pool. */
+static void large_pools_match_reference(void** state) {
+  (void)state;
+  if (hgr_optest_is_simulator(hgr_optest_device)) skip();
+  static const pool_case_t cases[] = {
+      {{1, 64, 112, 112}, Q(true, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false, false), "1", "[3, 3]"},
+      {{2, 32, 57, 57}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "[3, 3]"},
+  };
+  check_cases(cases, COUNT(cases), 23);
+}
+
+static void global_pools_match_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 24);
+  static const int64_t shapes[][4] = {{1, 1, 1, 1}, {2, 3, 5, 7}, {1, 13, 1, 9}, {3, 5, 7, 1}, {1, 64, 56, 56}};
+  for (size_t s = 0; s < COUNT(shapes); ++s) {
+    if (shapes[s][1] * shapes[s][2] * shapes[s][3] > 10000 && hgr_optest_is_simulator(hgr_optest_device)) continue;
+    for (int max = 0; max < 2; ++max) {
+      hgr_optest_t t;
+      hgr_optest_init(&t, max ? "global_max_pool2d" : "global_avg_pool2d", "\"layout\": \"NCHW\"");
+      const int64_t* xshape = shapes[s];
+      int64_t yshape[4] = {xshape[0], xshape[1], 1, 1};
+      float* x = hgr_optest_input(&t, "float32", 4, xshape);
+      float* y = hgr_optest_output(&t, "float32", 4, yshape);
+      hgr_optest_fill(&t.inputs[0], &rng, -1, 1);
+      /* the whole plane as one window */
+      hgr_ref_pool2d_t p = {max != 0, {xshape[2], xshape[3]}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, false};
+      hgr_ref_pool2d(x, xshape, y, yshape, &p);
+      if (!max) hgr_optest_tolerance(&t, 1e-6, 2e-5);
+      hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
+      hgr_optest_free(&t);
+    }
+  }
+}
+
+/* ---- what the ops reject -------------------------------------------------------------- */
+
+static void expect_error(const char* op, const char* attrs, const int64_t* yshape, const char* message) {
+  hgr_optest_t t;
+  hgr_optest_init(&t, op, attrs);
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 3, 8, 8});
+  hgr_optest_output(&t, "float32", 4, yshape);
+  char prefix[96];
+  snprintf(prefix, sizeof(prefix), "node 1 '%s_node' (%s): ", op, op);
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT, prefix,
+                message);
+  hgr_optest_free(&t);
+}
+
+static void bad_attrs_and_shapes_are_rejected(void** state) {
+  (void)state;
+  const int64_t y4[4] = {1, 3, 4, 4}, y3[4] = {1, 3, 3, 3}, y1[4] = {1, 3, 1, 1};
+  expect_error("max_pool2d", "\"pool_size\": \"2\", \"strides\": \"2\", \"layout\": \"NHWC\"", y4,
+               "attr 'layout' = \"NHWC\" is not supported; hgr takes \"NCHW\"");
+  expect_error("avg_pool2d", "\"pool_size\": \"2\", \"strides\": \"2\", \"out_layout\": \"NCHW4c\"", y4,
+               "attr 'out_layout' = \"NCHW4c\"");
+  expect_error("max_pool2d", "\"strides\": \"2\"", y4, "attr 'pool_size' is required");
+  expect_error("max_pool2d", "\"pool_size\": \"[2, 2, 2]\", \"strides\": \"2\"", y4, "attr 'pool_size'");
+  expect_error("avg_pool2d", "\"pool_size\": \"2\", \"strides\": \"2\", \"padding\": \"[0, 0, 0]\"", y4,
+               "attr 'padding' = \"[0, 0, 0]\" has 3 values; it takes 1, 2 or 4");
+  expect_error("max_pool2d", "\"pool_size\": \"2\", \"strides\": \"2\", \"ceil_mode\": \"maybe\"", y4,
+               "attr 'ceil_mode' = \"maybe\" is not a bool");
+  expect_error("max_pool2d", "\"pool_size\": \"2\", \"strides\": \"2\", \"count_include_pad\": \"1\"", y4,
+               "unknown attr 'count_include_pad'");
+  expect_error("max_pool2d", "\"pool_size\": \"2\"", y4,
+               "the output (entry 1) should be shaped [1, 3, 7, 7], the graph says [1, 3, 4, 4]");
+  expect_error("avg_pool2d", "\"pool_size\": \"3\", \"strides\": \"2\", \"ceil_mode\": \"1\"", y3,
+               "the output (entry 1) should be shaped [1, 3, 4, 4], the graph says [1, 3, 3, 3]");
+  expect_error("avg_pool2d", "\"pool_size\": \"3\", \"strides\": \"2\"", y4,
+               "the output (entry 1) should be shaped [1, 3, 3, 3], the graph says [1, 3, 4, 4]");
+  expect_error("max_pool2d", "\"pool_size\": \"9\"", y1, "is smaller than the pooling window");
+  expect_error("global_avg_pool2d", "\"layout\": \"NHWC\"", y1, "attr 'layout' = \"NHWC\"");
+  expect_error("global_max_pool2d", "\"axis\": \"1\"", y1, "unknown attr 'axis'");
+  expect_error("global_max_pool2d", "", y4,
+               "the output (entry 1) should be shaped [1, 3, 1, 1], the graph says [1, 3, 4, 4]");
+}
+
+int main(int argc, char** argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(max_pool_matches_reference),
+      cmocka_unit_test(avg_pool_matches_reference),
+      cmocka_unit_test(large_pools_match_reference),
+      cmocka_unit_test(global_pools_match_reference),
+      cmocka_unit_test(bad_attrs_and_shapes_are_rejected),
+  };
+  return hgr_optest_main(argc, argv, "ops_pool", tests, sizeof(tests) / sizeof(tests[0]));
+}
