@@ -32,8 +32,12 @@ void hgr__profile_reset(hgr_executor_t* executor) {
   executor->profiled_count = 0;
 }
 
+static bool profiled(const hgr_executor_t* executor) {
+  return executor->profiling && !executor->run_in_flight && executor->profile_complete;
+}
+
 static hgr_status_t check_profiled(const hgr_executor_t* executor) {
-  if (!executor->profiling || executor->run_in_flight || !executor->profile_complete)
+  if (!profiled(executor))
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                       "profiles need an executor created with profiling and a run that was waited for");
   return HGR_OK;
@@ -69,7 +73,7 @@ static hgr_command_kind_t kind_of(cl_command_type type) {
 }
 
 size_t hgr_executor_command_count(const hgr_executor_t* executor) {
-  return check_profiled(executor) ? 0 : executor->profiled_count;
+  return profiled(executor) ? executor->profiled_count : 0;
 }
 
 hgr_status_t hgr_executor_command_profile(const hgr_executor_t* executor, size_t i, hgr_command_profile_t* out) {
