@@ -239,7 +239,7 @@ static void plan_for(const hgr_optest_t* t, const hgr__limits_t* limits, hgr__op
   hgr_graph_t* graph = NULL;
   ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
   free(json);
-  ASSERT_OK(hgr__op_plan(graph, t->input_count, limits, ctx));
+  ASSERT_OK(hgr__op_plan(graph, t->input_count, NULL, limits, ctx));
   /* the plan keeps no reference to the graph past this point */
   hgr_graph_release(graph);
 }
