@@ -179,6 +179,16 @@ hgr_status_t hgr__attr_bool(const hgr__op_ctx_t* ctx, const char* key, bool fall
 /* Up to capacity ints into out; *out_count values; *out_present (may be NULL). */
 hgr_status_t hgr__attr_ints(const hgr__op_ctx_t* ctx, const char* key, int64_t* out, uint32_t capacity,
                             uint32_t* out_count, bool* out_present);
+/* An attr of one or two ints, each in [min, INT32_MAX] ("2" means [2, 2]). */
+hgr_status_t hgr__attr_pair(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t min,
+                            int64_t out[2]);
+/* Relay's padding: 1 value (all sides), 2 ([top and bottom, left and right]) or 4
+ * ([top, left, bottom, right]); out is top, left, bottom, right, each >= 0. */
+hgr_status_t hgr__attr_padding(const hgr__op_ctx_t* ctx, const char* key, int64_t out[4]);
+/* A string attr that must be one of the allowed values (NULL-terminated list; ""
+ * stands for the attr left unset and is not listed in the error). */
+hgr_status_t hgr__attr_choice(const hgr__op_ctx_t* ctx, const char* key, const char* fallback,
+                              const char* const* allowed, const char** out);
 /* The string value, or fallback when absent. Never fails. */
 const char* hgr__attr_string(const hgr__op_ctx_t* ctx, const char* key, const char* fallback);
 

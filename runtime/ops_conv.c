@@ -69,78 +69,6 @@ typedef struct tile_plan_t {
 
 /* ---- attrs ------------------------------------------------------------------------- */
 
-/* An attr of one or two ints, each >= min ("2" means [2, 2]). */
-hgr_status_t hgr__conv_attr_pair(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t min,
-                                 int64_t out[2]);
-hgr_status_t hgr__conv_attr_pair(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t min,
-                                 int64_t out[2]) {
-  int64_t values[2];
-  uint32_t count = 0;
-  bool present = false;
-  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, key, values, 2, &count, &present));
-  if (!present) {
-    out[0] = out[1] = fallback;
-    return HGR_OK;
-  }
-  if (count != 1 && count != 2)
-    return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" should hold 2 values, it has %u", key, hgr__attr_string(ctx, key, ""),
-                         count);
-  out[0] = values[0];
-  out[1] = count == 2 ? values[1] : values[0];
-  for (int i = 0; i < 2; ++i)
-    if (out[i] < min || out[i] > INT32_MAX)
-      return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" has %lld; each value must be at least %lld", key,
-                           hgr__attr_string(ctx, key, ""), (long long)out[i], (long long)min);
-  return HGR_OK;
-}
-
-/* Relay's padding: 1 value (all sides), 2 ([top and bottom, left and right]) or 4
- * ([top, left, bottom, right]); out is top, left, bottom, right. */
-hgr_status_t hgr__conv_attr_padding(const hgr__op_ctx_t* ctx, const char* key, int64_t out[4]);
-hgr_status_t hgr__conv_attr_padding(const hgr__op_ctx_t* ctx, const char* key, int64_t out[4]) {
-  int64_t values[4];
-  uint32_t count = 0;
-  bool present = false;
-  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, key, values, 4, &count, &present));
-  memset(out, 0, 4 * sizeof(int64_t));
-  if (!present) return HGR_OK;
-  if (count == 1) {
-    out[0] = out[1] = out[2] = out[3] = values[0];
-  } else if (count == 2) {
-    out[0] = out[2] = values[0];
-    out[1] = out[3] = values[1];
-  } else if (count == 4) {
-    memcpy(out, values, sizeof(values));
-  } else {
-    return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" has %u values; it takes 1, 2 or 4", key,
-                         hgr__attr_string(ctx, key, ""), count);
-  }
-  for (int i = 0; i < 4; ++i)
-    if (out[i] < 0 || out[i] > INT32_MAX / 4)
-      return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" has %lld; padding must be between 0 and %d", key,
-                           hgr__attr_string(ctx, key, ""), (long long)out[i], INT32_MAX / 4);
-  return HGR_OK;
-}
-
-/* A string attr that must be one of the allowed values (NULL-terminated list). */
-hgr_status_t hgr__conv_attr_choice(const hgr__op_ctx_t* ctx, const char* key, const char* fallback,
-                                   const char* const* allowed, const char** out);
-hgr_status_t hgr__conv_attr_choice(const hgr__op_ctx_t* ctx, const char* key, const char* fallback,
-                                   const char* const* allowed, const char** out) {
-  const char* value = hgr__attr_string(ctx, key, fallback);
-  for (const char* const* a = allowed; *a; ++a)
-    if (!strcmp(value, *a)) {
-      *out = value;
-      return HGR_OK;
-    }
-  /* The list leaves out "" (the attr left unset). */
-  char list[128] = "";
-  size_t used = 0;
-  for (const char* const* a = allowed; *a && used < sizeof(list); ++a)
-    if (**a) used += (size_t)snprintf(list + used, sizeof(list) - used, "%s\"%s\"", used ? " or " : "", *a);
-  return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" is not supported; hgr takes %s", key, value, list);
-}
-
 /* An optional attr of `count` ints that, when present, must equal `want`. */
 static hgr_status_t check_optional_ints(const hgr__op_ctx_t* ctx, const char* key, const int64_t* want,
                                         uint32_t count, const char* what) {
@@ -189,15 +117,15 @@ static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
   static const char* const activations[] = {"none", "relu", NULL};
   memset(p, 0, sizeof(*p));
   const char* choice;
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "data_layout", "NCHW", data_layouts, &choice));
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "kernel_layout", "OIHW", kernel_layouts, &choice));
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "out_layout", "", out_layouts, &choice));
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "out_dtype", "", out_dtypes, &choice));
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "activation", "none", activations, &choice));
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "data_layout", "NCHW", data_layouts, &choice));
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "kernel_layout", "OIHW", kernel_layouts, &choice));
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "out_layout", "", out_layouts, &choice));
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "out_dtype", "", out_dtypes, &choice));
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "activation", "none", activations, &choice));
   p->relu = !strcmp(choice, "relu");
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_pair(ctx, "strides", 1, 1, p->strides));
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_pair(ctx, "dilation", 1, 1, p->dilation));
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_padding(ctx, "padding", p->padding));
+  HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "strides", 1, 1, p->strides));
+  HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "dilation", 1, 1, p->dilation));
+  HGR_RETURN_IF_ERROR(hgr__attr_padding(ctx, "padding", p->padding));
   HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "groups", 1, &p->groups));
   if (p->groups < 1 || p->groups > INT32_MAX)
     return HGR__OP_ERROR(ctx, "attr 'groups' = %lld must be at least 1", (long long)p->groups);

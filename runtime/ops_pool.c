@@ -20,11 +20,6 @@
 #include "ops.h"
 
 /* Shared with ops_conv.c, where they are defined and described. */
-hgr_status_t hgr__conv_attr_pair(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t min,
-                                 int64_t out[2]);
-hgr_status_t hgr__conv_attr_padding(const hgr__op_ctx_t* ctx, const char* key, int64_t out[4]);
-hgr_status_t hgr__conv_attr_choice(const hgr__op_ctx_t* ctx, const char* key, const char* fallback,
-                                   const char* const* allowed, const char** out);
 
 /* Meta layout shared with kernels/pool.cl (POOL_* there). */
 enum {
@@ -38,8 +33,8 @@ static hgr_status_t check_layouts(const hgr__op_ctx_t* ctx) {
   static const char* const layouts[] = {"NCHW", "", NULL}; /* "": the default, as TVM writes unset layouts */
   static const char* const out_layouts[] = {"", "NCHW", NULL};
   const char* choice;
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_choice(ctx, "layout", "NCHW", layouts, &choice));
-  return hgr__conv_attr_choice(ctx, "out_layout", "", out_layouts, &choice);
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "layout", "NCHW", layouts, &choice));
+  return hgr__attr_choice(ctx, "out_layout", "", out_layouts, &choice);
 }
 
 static hgr_status_t check_input(const hgr__op_ctx_t* ctx, const hgr__entry_t** out_x) {
@@ -65,10 +60,10 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   bool present = false;
   HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "pool_size", pool, 2, &count, &present));
   if (!present) return HGR__OP_ERROR(ctx, "attr 'pool_size' is required");
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_pair(ctx, "pool_size", 1, 1, pool));
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_pair(ctx, "strides", 1, 1, strides));
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_pair(ctx, "dilation", 1, 1, dilation));
-  HGR_RETURN_IF_ERROR(hgr__conv_attr_padding(ctx, "padding", padding));
+  HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "pool_size", 1, 1, pool));
+  HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "strides", 1, 1, strides));
+  HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "dilation", 1, 1, dilation));
+  HGR_RETURN_IF_ERROR(hgr__attr_padding(ctx, "padding", padding));
   bool ceil_mode = false, count_include_pad = false;
   HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "ceil_mode", false, &ceil_mode));
   if (ctx->op->variant == VARIANT_AVG)
