@@ -430,6 +430,19 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
     if (executor->steps[s].kind == HGR__STEP_COPY &&
         (status = hgr__transfer_plan(executor, &executor->steps[s])))
       goto cleanup;
+  for (size_t d = 0; d < executor->device_count && options->memory_budget_bytes; ++d) {
+    const hgr_device_usage_t* usage = &executor->devices[d].usage;
+    if (usage->storage_bytes + usage->staging_bytes > options->memory_budget_bytes) {
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
+                          "%s needs %llu bytes (%u storages: %llu bytes, host staging: %llu bytes), more than the "
+                          "memory budget of %llu bytes per device",
+                          hgr_instance_device(instance, usage->device_index)->spec,
+                          (unsigned long long)(usage->storage_bytes + usage->staging_bytes), usage->storage_count,
+                          (unsigned long long)usage->storage_bytes, (unsigned long long)usage->staging_bytes,
+                          (unsigned long long)options->memory_budget_bytes);
+      goto cleanup;
+    }
+  }
   if (executor->plan_only) goto cleanup;
 
   uint32_t most_storages = 1;

@@ -128,6 +128,37 @@ static void storage_beyond_the_largest_allocation_names_storage_and_device(void*
   hgr_graph_release(graph);
 }
 
+/* Storage and the host staging of copies into a device count against the budget. */
+static void a_memory_budget_counts_storage_and_staging(void** state) {
+  (void)state;
+  int keys[] = {1, 4};
+  hgr_graph_t* graph = chain_graph(keys, 2, 1000); /* 4,000-byte tensors, a copy 4 -> 1 */
+  hgr_device_binding_t bindings[] = {{1, "pocl:0"}, {4, "rusticl:0"}};
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  options.bindings = bindings;
+  options.binding_count = 2;
+  options.plan_only = true;
+  hgr_executor_t* executor = NULL;
+  ASSERT_OK(hgr_executor_create(instance, graph, &options, &executor));
+  uint64_t most = 0;
+  for (size_t d = 0; d < hgr_executor_device_count(executor); ++d) {
+    hgr_device_usage_t usage = hgr_executor_device_usage(executor, d);
+    if (usage.storage_bytes + usage.staging_bytes > most) most = usage.storage_bytes + usage.staging_bytes;
+  }
+  hgr_executor_release(executor);
+  assert_true(most > 0);
+  options.memory_budget_bytes = most;
+  ASSERT_OK(hgr_executor_create(instance, graph, &options, &executor));
+  hgr_executor_release(executor);
+  options.memory_budget_bytes = most - 1;
+  executor = NULL;
+  ASSERT_STATUS(hgr_executor_create(instance, graph, &options, &executor), HGR_STATUS_RESOURCE_EXHAUSTED,
+                "host staging", "more than the memory budget of");
+  assert_null(executor);
+  hgr_graph_release(graph);
+}
+
 static void plan_only_executors_summarize_but_cannot_run(void** state) {
   (void)state;
   int keys[] = {1, 4};
@@ -202,6 +233,7 @@ int main(void) {
       cmocka_unit_test(default_bindings_follow_tvm_and_leave_oclgrind_last),
       cmocka_unit_test(bindings_must_name_graph_keys_once),
       cmocka_unit_test(storage_beyond_the_largest_allocation_names_storage_and_device),
+      cmocka_unit_test(a_memory_budget_counts_storage_and_staging),
       cmocka_unit_test(plan_only_executors_summarize_but_cannot_run),
       cmocka_unit_test(params_fill_inputs_by_name_and_report_the_rest),
   };

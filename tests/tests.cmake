@@ -127,6 +127,8 @@ if(TARGET hgr_cli)
     PASS "4 nodes, .* valid")
   hgr_cli_test(NAME cli_unknown_user_op ARGS check tests/data/user_kernels/graph.json EXIT 1
     PASS "unknown func_name 'scale'")
+  hgr_cli_test(NAME cli_memory_budget ARGS check examples/large.json --memory-budget 1M EXIT 1
+    PASS "more than the memory budget of 1048576 bytes per device")
   hgr_cli_test(NAME cli_devices_json ARGS devices --json PASS "\"spec\": \"oclgrind:0\".*\"skipped_platforms\"")
   hgr_cli_test(NAME cli_help ARGS --help PASS "devices.*run.*check")
   hgr_cli_test(NAME cli_run_help ARGS run --help PASS "--device KEY=SPEC")

@@ -36,6 +36,8 @@ static const char run_usage[] =
     "                         DIR/<node id>_<node name>_<output>.npy right after the\n"
     "                         node ran (inputs too); for finding where a result goes wrong\n"
     "  --until NODE           with --dump: stop after NODE (a name or a node id)\n"
+    "  --memory-budget SIZE   fail unless each device's storage plus host staging fits\n"
+    "                         SIZE bytes (suffixes K, M, G: powers of 1024)\n"
     "  --kernels MANIFEST     the user's own ops, declared in a JSON kernel manifest\n"
     "                         (README.md, \"User kernels\")\n"
     "  --no-program-cache     compile every kernel program from source; by default\n"
@@ -46,7 +48,8 @@ static const char run_usage[] =
     "  -h, --help             show this help\n";
 
 static const char check_usage[] =
-    "usage: hgr check GRAPH.json [--device KEY=SPEC]... [--context-per-device]\n"
+    "usage: hgr check GRAPH.json [--device KEY=SPEC]... [--context-per-device] [--kernels MANIFEST]\n"
+    "                 [--memory-budget SIZE]\n"
     "\n"
     "Validates a graph and its placement without running it: loads and checks the\n"
     "JSON, binds device keys to devices, checks every node's op, and prints nodes and\n"
@@ -71,6 +74,7 @@ typedef struct run_args_t {
   const char* dump_dir;
   const char* until;
   const char* kernels_path;
+  unsigned long long memory_budget;
   long repeat;
   bool profile, verbose, context_per_device, no_program_cache;
 } run_args_t;
@@ -139,6 +143,16 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
       args->profile = true;
     } else if (running && !strcmp(arg, "--profile-json")) {
       if (!(args->profile_json = value)) return hgr_cli_usage_error(command, "--profile-json needs a FILE");
+      ++i;
+    } else if (!strcmp(arg, "--memory-budget")) {
+      char* end = NULL;
+      unsigned long long size = value ? strtoull(value, &end, 10) : 0;
+      unsigned long long unit = 1;
+      if (end && *end && !end[1]) unit = *end == 'K' ? 1ull << 10 : *end == 'M' ? 1ull << 20 : *end == 'G' ? 1ull << 30 : 0;
+      else if (end && *end) unit = 0;
+      if (!value || end == value || !size || !unit || size > ~0ull / unit)
+        return hgr_cli_usage_error(command, "--memory-budget needs a positive size such as 512M");
+      args->memory_budget = size * unit;
       ++i;
     } else if (!strcmp(arg, "--kernels")) {
       if (!(args->kernels_path = value)) return hgr_cli_usage_error(command, "--kernels needs a manifest");
@@ -229,6 +243,7 @@ static hgr_status_t create(const run_args_t* args, bool plan_only, bool profilin
   options.binding_count = args->binding_count;
   options.plan_only = plan_only;
   options.profiling = profiling;
+  options.memory_budget_bytes = args->memory_budget;
   options.program_cache.mode = args->no_program_cache ? HGR_PROGRAM_CACHE_OFF : HGR_PROGRAM_CACHE_FILES;
   if (args->kernels_path) HGR_RETURN_IF_ERROR_CLI(hgr_kernel_library_load_file(args->kernels_path, &options.kernels));
   if (args->verbose) options.log = print_log;

@@ -97,6 +97,10 @@ typedef struct hgr_executor_options_t {
                                  (what `hgr check` does); such an executor cannot run */
   hgr_program_cache_t program_cache; /* zeroed: files in the default directory */
   hgr_kernel_library_t* kernels; /* the user's ops (kernels.h), retained; may be NULL */
+  /* Per device: storage plus host staging for copies into it must fit, else
+   * creation fails with RESOURCE_EXHAUSTED naming the device. 0: no budget (the
+   * device's own limits still apply). */
+  uint64_t memory_budget_bytes;
   hgr_log_fn log;             /* may be NULL */
   void* log_user;
 } hgr_executor_options_t;
