@@ -370,10 +370,38 @@ static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
   return HGR_OK;
 }
 
+/* One build at a time per platform, process-wide: ThreadSanitizer shows PoCL 3.1's
+ * compiler (LLVM 15) racing on its own state when two programs of one platform
+ * build at once (two executors, or two devices of a platform). Different
+ * platforms still build concurrently. */
+#define PLATFORM_LOCKS 16
+static pthread_mutex_t platform_locks_guard = PTHREAD_MUTEX_INITIALIZER;
+static cl_platform_id locked_platforms[PLATFORM_LOCKS];
+static pthread_mutex_t platform_locks[PLATFORM_LOCKS] = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_mutex_t* platform_lock(cl_platform_id platform) {
+  pthread_mutex_lock(&platform_locks_guard);
+  size_t slot = 0;
+  while (slot < PLATFORM_LOCKS && locked_platforms[slot] && locked_platforms[slot] != platform) ++slot;
+  if (slot == PLATFORM_LOCKS) slot = PLATFORM_LOCKS - 1; /* more platforms than slots: they share the last */
+  locked_platforms[slot] = platform;
+  pthread_mutex_unlock(&platform_locks_guard);
+  return &platform_locks[slot];
+}
+
 static void* build_worker(void* argument) {
   worker_t* worker = argument;
+  hgr_executor_t* executor = worker->executor;
+  cl_platform_id platform = executor->instance->devices[executor->devices[worker->device_slot].device_index].platform;
+  pthread_mutex_t* lock = platform_lock(platform);
+  pthread_mutex_lock(lock);
   for (size_t i = 0; i < worker->program_count && !worker->status; ++i)
-    worker->status = build_one(worker, &worker->executor->programs[worker->programs[i]]);
+    worker->status = build_one(worker, &executor->programs[worker->programs[i]]);
+  pthread_mutex_unlock(lock);
   return NULL;
 }
 
@@ -457,7 +485,10 @@ hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, cons
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!slot->program) { /* not among the planned ones (a re-plan): build it now */
     worker_t worker = {.executor = executor, .device_slot = device_slot};
+    pthread_mutex_t* lock = platform_lock(executor->instance->devices[executor->devices[device_slot].device_index].platform);
+    pthread_mutex_lock(lock);
     hgr_status_t status = build_one(&worker, slot);
+    pthread_mutex_unlock(lock);
     if (executor->log) emit_log(executor, &worker);
     free(worker.log);
     executor->program_stats.from_cache += worker.from_cache;

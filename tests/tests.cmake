@@ -162,3 +162,36 @@ add_test(NAME install_consumer
 set_tests_properties(install_consumer PROPERTIES ENVIRONMENT "${HGR_TEST_ENVIRONMENT}" FIXTURES_REQUIRED testbed
                      SKIP_REGULAR_EXPRESSION "no OpenCL device to run them: skipped"
                      FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" TIMEOUT 180)
+
+# Two executors on two threads sharing one instance (issue 8). test_threads_tsan
+# links the runtime compiled again with -fsanitize=thread, so data races in hgr fail
+# it; only in builds without other sanitizers (TSan cannot be mixed with ASan).
+add_executable(test_threads test_threads.c)
+target_link_libraries(test_threads PRIVATE hgr_static m)
+set_target_properties(test_threads PROPERTIES C_STANDARD 11)
+hgr_target_warnings(test_threads)
+foreach(devices "pocl:0;pocl:1;rusticl:0")
+  add_test(NAME threads_two_executors COMMAND test_threads ${devices})
+  set_tests_properties(threads_two_executors PROPERTIES ENVIRONMENT "${HGR_TEST_ENVIRONMENT}"
+                       FIXTURES_REQUIRED testbed SKIP_RETURN_CODE 77 TIMEOUT 300 PASS_REGULAR_EXPRESSION "all outputs right")
+endforeach()
+if(NOT HGR_SANITIZE AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  get_target_property(hgr_tsan_sources hgr_objects SOURCES)
+  add_library(hgr_tsan STATIC ${hgr_tsan_sources})
+  get_target_property(hgr_tsan_definitions hgr_objects COMPILE_DEFINITIONS)
+  target_compile_definitions(hgr_tsan PRIVATE ${hgr_tsan_definitions} PUBLIC CL_TARGET_OPENCL_VERSION=120)
+  target_include_directories(hgr_tsan PUBLIC "${PROJECT_SOURCE_DIR}/include" "${PROJECT_BINARY_DIR}/include"
+                             PRIVATE "${PROJECT_SOURCE_DIR}/runtime")
+  set_target_properties(hgr_tsan PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
+  target_compile_options(hgr_tsan PUBLIC -fsanitize=thread -g -O1)
+  target_link_options(hgr_tsan PUBLIC -fsanitize=thread)
+  target_link_libraries(hgr_tsan PUBLIC OpenCL::OpenCL Threads::Threads ${HGR_CJSON_TARGET} m)
+  add_executable(test_threads_tsan test_threads.c)
+  target_link_libraries(test_threads_tsan PRIVATE hgr_tsan)
+  set_target_properties(test_threads_tsan PROPERTIES C_STANDARD 11)
+  add_test(NAME threads_two_executors_tsan COMMAND test_threads_tsan pocl:0 pocl:1 rusticl:0)
+  set_tests_properties(threads_two_executors_tsan PROPERTIES
+    ENVIRONMENT "${HGR_TEST_ENVIRONMENT};TSAN_OPTIONS=halt_on_error=1 exitcode=66 suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tsan.supp"
+    FIXTURES_REQUIRED testbed SKIP_RETURN_CODE 77 TIMEOUT 600
+    PASS_REGULAR_EXPRESSION "all outputs right" FAIL_REGULAR_EXPRESSION "WARNING: ThreadSanitizer")
+endif()

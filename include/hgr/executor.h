@@ -30,7 +30,12 @@
  * a failed command. Release it and create a new one.
  *
  * Thread safety: an executor is thread-compatible (one thread at a time). Several
- * executors may share one instance and graph from different threads. */
+ * executors may share one instance, its devices and a graph from different threads
+ * at once (tests/test_threads.c checks this under ThreadSanitizer); programs of one
+ * platform are built one at a time process-wide, since PoCL 3.1's compiler races
+ * on its own state otherwise. Exception: Oclgrind, a simulator that is not
+ * thread-safe, must be used by one thread at a time in the whole process. Log and
+ * program-cache callbacks run on the thread that calls hgr. */
 #ifndef HGR_EXECUTOR_H_
 #define HGR_EXECUTOR_H_
 

@@ -2,7 +2,8 @@
  *
  * Data types follow DLPack and TVM: a type code (int, uint, float, bfloat), a bit
  * width and a lane count. They are written as TVM's dtype strings: "float32",
- * "int8", "uint1" (also "bool"), "bfloat16", "float16x4". */
+ * "int8", "uint1" (also "bool"), "bfloat16", "float16x4". *
+ * Thread safety: the functions are pure and reentrant. */
 #ifndef HGR_TENSOR_H_
 #define HGR_TENSOR_H_
 
