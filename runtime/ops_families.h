@@ -6,7 +6,8 @@
 #include "ops.h"
 
 #define HGR__OP_FAMILIES \
-  HGR__FAMILY(elementwise)
+  HGR__FAMILY(elementwise) \
+  HGR__FAMILY(linalg)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];
 HGR__OP_FAMILIES
