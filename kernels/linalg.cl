@@ -24,7 +24,9 @@
  * the operand's strides is 1), then each work-item accumulates an RM x RN register
  * block, RN columns at a time in one floatRN. On a CPU driver such as PoCL the
  * vector is SIMD and the block gives RM * RN multiply-adds per RM + RN local
- * loads; the unrolled depth loop keeps the accumulators in registers.
+ * loads. The depth loop is unrolled completely: PoCL moves a uniform innermost
+ * loop of a kernel with barriers outside its work-item loop, which would store
+ * every accumulator at every step.
  *
  * Two buffers of each tile are used in turn, so one barrier per step is enough: a
  * work-item can only overwrite a buffer two steps later, after every work-item
@@ -33,7 +35,11 @@
  * PoCL from hoisting every one of them out of the loop into per-work-item arrays.)
  *
  * The product is written a * b + c, which OpenCL C may contract: drivers fuse it
- * where the hardware has FMA and keep a multiply and an add where it does not. */
+ * where the hardware has FMA and keep a multiply and an add where it does not.
+ *
+ * Tile sizes are powers of two and the copy loops split indices as unsigned ints,
+ * into shifts and masks: LLVM 14 puts a `freeze` on a signed (or non-power-of-two)
+ * div/rem pair, which Oclgrind 21.10's uninitialized-value check cannot run. */
 
 #define HGR_CAT2(a, b) a##b
 #define HGR_CAT(a, b) HGR_CAT2(a, b)
@@ -46,10 +52,10 @@
 #define HGR_REP_1(X, t, u) X(0, t, u)
 #define HGR_REP_2(X, t, u) X(0, t, u) X(1, t, u)
 #define HGR_REP_4(X, t, u) HGR_REP_2(X, t, u) X(2, t, u) X(3, t, u)
-#define HGR_REP_6(X, t, u) HGR_REP_4(X, t, u) X(4, t, u) X(5, t, u)
-#define HGR_REP_8(X, t, u) HGR_REP_6(X, t, u) X(6, t, u) X(7, t, u)
+#define HGR_REP_8(X, t, u) HGR_REP_4(X, t, u) X(4, t, u) X(5, t, u) X(6, t, u) X(7, t, u)
 #define HGR_REP(n, X, t, u) HGR_CAT(HGR_REP_, n)(X, t, u)
 #define HGR_ACC_ZERO(r, t, u) t acc##r = (t)(0.0f);
+/* acc_r += A[row r of the work-item's block, l] * B[l, its RN columns] */
 #define HGR_ACC_MAD(r, t, a_rows) acc##r = (t)((a_rows)[r * tile_depth]) * b_vec + acc##r;
 #define HGR_ACC_SAVE(r, t, out) out[r] = acc##r;
 
@@ -175,9 +181,12 @@
   }
 
 /* The variants, largest first; runtime/ops_linalg.c lists the same ones (keep them
- * in step) with the local memory each needs: 2 * (TY * RM + TX * RN) * BK floats. */
-HGR_GEMM(8, 8, 8, 8, 32)
-HGR_GEMM(8, 8, 8, 8, 16)
-HGR_GEMM(4, 4, 8, 8, 16)
-HGR_GEMM(2, 2, 4, 8, 16)
-HGR_GEMM(1, 1, 4, 4, 8)
+ * in step) with their relative speeds. Local memory: 2 * (TY * RM + TX * RN) * BK
+ * floats. */
+HGR_GEMM(8, 32, 4, 16, 32) /* 128 x 128 tiles, 256 items, 64 KiB */
+HGR_GEMM(8, 16, 4, 16, 32) /* 64 x 128, 128 items, 48 KiB */
+HGR_GEMM(4, 16, 4, 16, 32) /* 64 x 64, 64 items, 32 KiB */
+HGR_GEMM(4, 4, 8, 8, 16)   /* 32 x 32, 16 items, 8 KiB */
+HGR_GEMM(2, 2, 8, 8, 16)   /* 16 x 16, 4 items, 4 KiB */
+HGR_GEMM(1, 1, 8, 8, 16)   /* 8 x 8, 1 item, 2 KiB */
+HGR_GEMM(1, 1, 4, 4, 8)    /* 4 x 4, 1 item, 512 bytes */
