@@ -44,7 +44,10 @@ hgr_status_t bench_raw_buffer(const bench_raw_t* raw, const float* values, size_
 typedef struct bench_graph_t {
   hgr_graph_t* graph;
   hgr_executor_t* executor;
-  char kernel[64]; /* the kernel the op node plans with the device's limits */
+  /* The kernel the op node plans with the device's limits. (The executor plans
+   * again, with a smaller variant, where a built kernel allows smaller work-groups
+   * than the device, as rusticl's larger ones do.) */
+  char kernel[64];
 } bench_graph_t;
 
 hgr_status_t bench_graph_open(hgr_instance_t* instance, const char* json, const char* spec, bench_graph_t* out);
