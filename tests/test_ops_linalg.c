@@ -104,6 +104,8 @@ static void dense_matches_reference(void** state) {
   check_dense(&rng, 2, (int64_t[]){1, 33}, 17, true, false);      /* one row */
   check_dense(&rng, 3, (int64_t[]){2, 3, 33}, 17, true, false);   /* rank-3 data */
   check_dense(&rng, 3, (int64_t[]){2, 1, 9}, 1, false, false);
+  check_dense(&rng, 2, (int64_t[]){3, 0}, 4, true, false); /* in = 0: the bias alone */
+  check_dense(&rng, 2, (int64_t[]){0, 5}, 4, true, false); /* no rows */
   if (large_ok()) {
     check_dense(&rng, 2, (int64_t[]){65, 127}, 33, true, false);
     check_dense(&rng, 3, (int64_t[]){4, 64, 190}, 300, true, true);
