@@ -11,7 +11,8 @@
   HGR__FAMILY(norm)        \
   HGR__FAMILY(reduce)      \
   HGR__FAMILY(conv)        \
-  HGR__FAMILY(pool)
+  HGR__FAMILY(pool)        \
+  HGR__FAMILY(linalg)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];
 HGR__OP_FAMILIES

@@ -19,7 +19,7 @@ hgr_test(NAME e2e_many_runs SOURCE test_e2e.c ARGS many-runs)
 hgr_test(NAME e2e_api_errors SOURCE test_e2e.c ARGS api-errors)
 
 target_sources(hgr_testlib PRIVATE reference.c graphgen.c optest.c)
-target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c ref_conv.c)
+target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c ref_conv.c ref_linalg.c)
 
 # Graph, params, npy
 hgr_test(NAME graph_loader SOURCE test_graph.c)
@@ -40,7 +40,7 @@ hgr_test(NAME op_attrs_unit SOURCE test_op_attrs.c)
 
 # Op families against plain-C references (tests/optest.c), per platform; Oclgrind
 # runs every kernel with its memory, race and uninitialized-value checks.
-foreach(family elementwise layout norm reduce conv pool)
+foreach(family elementwise linalg conv pool norm reduce layout)
   hgr_test(NAME ops_${family}_pocl SOURCE test_ops_${family}.c ARGS pocl:0)
   hgr_test(NAME ops_${family}_rusticl SOURCE test_ops_${family}.c ARGS rusticl:0)
   hgr_test(NAME ops_${family}_oclgrind SOURCE test_ops_${family}.c ARGS oclgrind:0 UNINITIALIZED)

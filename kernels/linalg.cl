@@ -1,0 +1,204 @@
+/* Dense, matmul and batch_matmul: one strided float32 GEMM with local-memory tiles.
+ *
+ * For every batch index p (get_group_id(2)) the kernels compute
+ *   C[p, i, j] = sum_l A[p, i, l] * B[p, l, j]  (+ bias[j] when has_bias)
+ * where C is contiguous [batch, m, n] and A and B are read through strides, so
+ * transposed operands and broadcast batches (stride 0) need no copy:
+ *   A[p, i, l] = a[p * a_batch + i * a_row + l * a_depth]
+ *   B[p, l, j] = b[p * b_batch + l * b_depth + j * b_col]
+ *
+ * Kernels, one per tile variant, named hgr_gemm_<TX>x<TY>_<RM>x<RN>_k<BK>:
+ *   (__global const float* a, __global const float* b, __global const float* bias,
+ *    __global float* c, int m, int n, int k,
+ *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int has_bias)
+ * bias is read only when has_bias is non-zero (any buffer may be passed otherwise).
+ * Every index fits an int (the plan checks the element counts).
+ *
+ * NDRange: 3-D, local (TX, TY, 1) exactly (reqd_work_group_size), global
+ * (ceil(n / (TX * RN)) * TX, ceil(m / (TY * RM)) * TY, batch).
+ *
+ * A work-group computes a (TY * RM) x (TX * RN) block of C, walking K in steps of
+ * BK. In each step the work-items copy a BK-deep slice of the block's rows of A
+ * and columns of B into local memory (zeros outside the matrices, so partial
+ * tiles need no other checks; float4 copies when the tile is inside and one of
+ * the operand's strides is 1), then each work-item accumulates an RM x RN register
+ * block, RN columns at a time in one floatRN. On a CPU driver such as PoCL the
+ * vector is SIMD and the block gives RM * RN multiply-adds per RM + RN local
+ * loads. The depth loop is unrolled completely: PoCL moves a uniform innermost
+ * loop of a kernel with barriers outside its work-item loop, which would store
+ * every accumulator at every step.
+ *
+ * Two buffers of each tile are used in turn, so one barrier per step is enough: a
+ * work-item can only overwrite a buffer two steps later, after every work-item
+ * has passed the barrier of the step in between, i.e. has finished reading it.
+ * (The second buffer also keeps the local addresses step-dependent, which stops
+ * PoCL from hoisting every one of them out of the loop into per-work-item arrays.)
+ *
+ * The product is written a * b + c, which OpenCL C may contract: drivers fuse it
+ * where the hardware has FMA and keep a multiply and an add where it does not.
+ *
+ * Tile sizes are powers of two and the copy loops split indices as unsigned ints,
+ * into shifts and masks: LLVM 14 puts a `freeze` on a signed (or non-power-of-two)
+ * div/rem pair, which Oclgrind 21.10's uninitialized-value check cannot run. */
+
+#define HGR_CAT2(a, b) a##b
+#define HGR_CAT(a, b) HGR_CAT2(a, b)
+#define HGR_VEC(w) HGR_CAT(float, w)
+#define HGR_VLOAD(w) HGR_CAT(vload, w)
+#define HGR_VSTORE(w) HGR_CAT(vstore, w)
+
+/* vload16/vstore16 take or return a float16, which clang flags (-Wpsabi) on x86
+ * hosts without AVX-512: the calling convention of such functions differs with
+ * AVX-512. The built-ins are compiled for the same target as the kernels (and
+ * inlined), so it does not matter here; quiet the warning that PoCL would print.
+ * (A float16 made of two float8s instead needs shuffles whose operands and result
+ * differ in width, whose shadow Oclgrind 21.10 gets wrong: it reports the values
+ * as uninitialized. Two float8 accumulators run at half the speed on PoCL.) */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
+
+/* X(0, t, u) ... X(n - 1, t, u): the register block as separate variables, not an
+ * array, which a CPU driver keeps in memory across the barriers. */
+#define HGR_REP_1(X, t, u) X(0, t, u)
+#define HGR_REP_2(X, t, u) X(0, t, u) X(1, t, u)
+#define HGR_REP_4(X, t, u) HGR_REP_2(X, t, u) X(2, t, u) X(3, t, u)
+#define HGR_REP_8(X, t, u) HGR_REP_4(X, t, u) X(4, t, u) X(5, t, u) X(6, t, u) X(7, t, u)
+#define HGR_REP(n, X, t, u) HGR_CAT(HGR_REP_, n)(X, t, u)
+#define HGR_ACC_ZERO(r, t, u) t acc##r = (t)(0.0f);
+/* acc_r += A[row r of the work-item's block, l] * B[l, its RN columns] */
+/* acc_r += A[row r of the work-item's block, l] * B[l, its RN columns] */
+#define HGR_ACC_MAD(r, t, a_rows) acc##r = (t)((a_rows)[r * tile_depth]) * b_vec + acc##r;
+#define HGR_ACC_SAVE(r, t, out) out[r] = acc##r;
+
+#define HGR_GEMM(TX, TY, RM, RN, BK)                                                                \
+  /* the copy loops split the tiles evenly among the work-items, in float4s; the                    \
+   * tile sizes are powers of two, so their index splits are shifts and masks */                    \
+  typedef char hgr_gemm_##TX##x##TY##_##RM##x##RN##_k##BK##_fits[                                   \
+      (RM * BK) % (4 * TX) == 0 && (RN * BK) % (4 * TY) == 0 && (TY * RM) % 4 == 0 &&               \
+      (TX * RN) % 4 == 0 && BK % 4 == 0 && ((TY * RM) & (TY * RM - 1)) == 0 &&                      \
+      ((TX * RN) & (TX * RN - 1)) == 0 && (BK & (BK - 1)) == 0 ? 1 : -1];                           \
+  __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void                                    \
+      hgr_gemm_##TX##x##TY##_##RM##x##RN##_k##BK(                                                   \
+          __global const float* restrict a, __global const float* restrict b,                       \
+          __global const float* restrict bias, __global float* restrict c, int m, int n, int k,     \
+          int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int has_bias) { \
+    /* a_tile[buffer][i][l]: the block's TY * RM rows of A, BK values of each */                    \
+    __local float a_tile[2 * TY * RM * BK];                                                         \
+    /* b_tile[buffer][l][j]: BK rows of the block's TX * RN columns of B */                         \
+    __local float b_tile[2 * BK * TX * RN];                                                         \
+    const int tx = (int)get_local_id(0), ty = (int)get_local_id(1);                                 \
+    const uint item = ty * TX + tx;                                                                 \
+    const int row0 = (int)get_group_id(1) * (TY * RM);                                              \
+    const int col0 = (int)get_group_id(0) * (TX * RN);                                              \
+    const int p = (int)get_group_id(2);                                                             \
+    a += p * a_batch;                                                                               \
+    b += p * b_batch;                                                                               \
+    c += p * m * n;                                                                                 \
+    const bool rows_inside = row0 + TY * RM <= m, cols_inside = col0 + TX * RN <= n;                \
+    const int tile_depth = BK; /* for HGR_ACC_MAD */                                                \
+    HGR_REP(RM, HGR_ACC_ZERO, HGR_VEC(RN), _)                                                       \
+    for (int k0 = 0; k0 < k; k0 += BK) {                                                            \
+      const int buffer = (uint)k0 / BK & 1;                                                         \
+      __local float* a_buf = a_tile + buffer * (TY * RM * BK);                                      \
+      __local float* b_buf = b_tile + buffer * (BK * TX * RN);                                      \
+      const bool depth_inside = k0 + BK <= k;                                                       \
+      if (rows_inside && depth_inside && a_depth == 1) {                                            \
+        /* rows of A are contiguous */                                                              \
+        for (uint s = 0; s < (TY * RM * BK / 4) / (TX * TY); ++s) {                                 \
+          const uint e = s * (TX * TY) + item;                                                      \
+          const int i = e / (BK / 4), l = e % (BK / 4) * 4;                                         \
+          vstore4(vload4(0, a + (row0 + i) * a_row + k0 + l), 0, a_buf + i * BK + l);               \
+        }                                                                                           \
+      } else if (rows_inside && depth_inside && a_row == 1) {                                       \
+        /* A is stored transposed: read down its columns */                                         \
+        for (uint s = 0; s < (TY * RM * BK / 4) / (TX * TY); ++s) {                                 \
+          const uint e = s * (TX * TY) + item;                                                      \
+          const int l = e / (TY * RM / 4), i = e % (TY * RM / 4) * 4;                               \
+          const float4 v = vload4(0, a + (k0 + l) * a_depth + row0 + i);                            \
+          a_buf[i * BK + l] = v.s0;                                                                 \
+          a_buf[(i + 1) * BK + l] = v.s1;                                                           \
+          a_buf[(i + 2) * BK + l] = v.s2;                                                           \
+          a_buf[(i + 3) * BK + l] = v.s3;                                                           \
+        }                                                                                           \
+      } else {                                                                                      \
+        for (uint s = 0; s < (TY * RM * BK) / (TX * TY); ++s) {                                     \
+          const uint e = s * (TX * TY) + item;                                                      \
+          const int i = e / BK, l = e % BK;                                                         \
+          float v = 0.0f;                                                                           \
+          if (row0 + i < m && k0 + l < k) v = a[(row0 + i) * a_row + (k0 + l) * a_depth];           \
+          a_buf[i * BK + l] = v;                                                                    \
+        }                                                                                           \
+      }                                                                                             \
+      if (cols_inside && depth_inside && b_col == 1) {                                              \
+        /* rows of B are contiguous */                                                              \
+        for (uint s = 0; s < (BK * TX * RN / 4) / (TX * TY); ++s) {                                 \
+          const uint e = s * (TX * TY) + item;                                                      \
+          const int l = e / (TX * RN / 4), j = e % (TX * RN / 4) * 4;                               \
+          vstore4(vload4(0, b + (k0 + l) * b_depth + col0 + j), 0, b_buf + l * (TX * RN) + j);      \
+        }                                                                                           \
+      } else if (cols_inside && depth_inside && b_depth == 1) {                                     \
+        /* B is stored transposed (dense weights [units, in]): read along its rows */               \
+        for (uint s = 0; s < (BK * TX * RN / 4) / (TX * TY); ++s) {                                 \
+          const uint e = s * (TX * TY) + item;                                                      \
+          const int j = e / (BK / 4), l = e % (BK / 4) * 4;                                         \
+          const float4 v = vload4(0, b + (col0 + j) * b_col + k0 + l);                              \
+          b_buf[l * (TX * RN) + j] = v.s0;                                                          \
+          b_buf[(l + 1) * (TX * RN) + j] = v.s1;                                                    \
+          b_buf[(l + 2) * (TX * RN) + j] = v.s2;                                                    \
+          b_buf[(l + 3) * (TX * RN) + j] = v.s3;                                                    \
+        }                                                                                           \
+      } else {                                                                                      \
+        for (uint s = 0; s < (BK * TX * RN) / (TX * TY); ++s) {                                     \
+          const uint e = s * (TX * TY) + item;                                                      \
+          const int l = e / (TX * RN), j = e % (TX * RN);                                           \
+          float v = 0.0f;                                                                           \
+          if (k0 + l < k && col0 + j < n) v = b[(k0 + l) * b_depth + (col0 + j) * b_col];           \
+          b_buf[l * (TX * RN) + j] = v;                                                             \
+        }                                                                                           \
+      }                                                                                             \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                                 \
+      const __local float* a_rows = a_buf + ty * RM * BK;                                           \
+      const __local float* b_row = b_buf + tx * RN;                                                 \
+      _Pragma("unroll") for (int l = 0; l < BK; ++l) {                                              \
+        const HGR_VEC(RN) b_vec = HGR_VLOAD(RN)(0, b_row + l * (TX * RN));                          \
+        HGR_REP(RM, HGR_ACC_MAD, HGR_VEC(RN), a_rows + l)                                           \
+      }                                                                                             \
+    }                                                                                               \
+    HGR_VEC(RN) acc[RM];                                                                            \
+    HGR_REP(RM, HGR_ACC_SAVE, _, acc)                                                               \
+    const int j0 = col0 + tx * RN;                                                                  \
+    HGR_VEC(RN) bias_vec = (HGR_VEC(RN))(0.0f);                                                     \
+    if (has_bias) {                                                                                 \
+      if (j0 + RN <= n) {                                                                           \
+        bias_vec = HGR_VLOAD(RN)(0, bias + j0);                                                     \
+      } else {                                                                                      \
+        float part[RN];                                                                             \
+        for (int j = 0; j < RN; ++j) part[j] = j0 + j < n ? bias[j0 + j] : 0.0f;                    \
+        bias_vec = HGR_VLOAD(RN)(0, part);                                                          \
+      }                                                                                             \
+    }                                                                                               \
+    for (int r = 0; r < RM; ++r) {                                                                  \
+      const int i = row0 + ty * RM + r;                                                             \
+      if (i >= m) break;                                                                            \
+      const HGR_VEC(RN) out = acc[r] + bias_vec;                                                    \
+      if (j0 + RN <= n) {                                                                           \
+        HGR_VSTORE(RN)(out, 0, c + i * n + j0);                                                     \
+      } else {                                                                                      \
+        float part[RN];                                                                             \
+        HGR_VSTORE(RN)(out, 0, part);                                                               \
+        for (int j = 0; j < RN && j0 + j < n; ++j) c[i * n + j0 + j] = part[j];                     \
+      }                                                                                             \
+    }                                                                                               \
+  }
+
+/* The variants, largest first; runtime/ops_linalg.c lists the same ones (keep them
+ * in step) with their relative speeds. Local memory: 2 * (TY * RM + TX * RN) * BK
+ * floats. */
+HGR_GEMM(8, 32, 4, 16, 32) /* 128 x 128 tiles, 256 items, 64 KiB */
+HGR_GEMM(8, 16, 4, 16, 32) /* 64 x 128, 128 items, 48 KiB */
+HGR_GEMM(4, 16, 4, 16, 32) /* 64 x 64, 64 items, 32 KiB */
+HGR_GEMM(4, 4, 8, 8, 16)   /* 32 x 32, 16 items, 8 KiB */
+HGR_GEMM(2, 2, 8, 8, 16)   /* 16 x 16, 4 items, 4 KiB */
+HGR_GEMM(1, 1, 8, 8, 16)   /* 8 x 8, 1 item, 2 KiB */
+HGR_GEMM(1, 1, 4, 4, 8)    /* 4 x 4, 1 item, 512 bytes */

@@ -1,0 +1,283 @@
+/* Dense, matmul and batch_matmul (kernels/linalg.cl): all three are one strided
+ * GEMM, C[p] = A[p] x B[p] (+ bias), whose strides express the transposes and the
+ * broadcast batch, planned with a tile variant that fits the device.
+ *
+ *   dense         data [d1, ..., dn, in] (n >= 0), weight [units, in], and hgr's fused
+ *                 bias [units] as an optional third input (Relay's nn.dense has no
+ *                 bias; TVM fuses the bias_add that follows it into the same node);
+ *                 output [d1, ..., dn, units]. Attrs units, out_dtype.
+ *   matmul        tensor_a [d1, ..., dn, K] (n >= 0), or [K, M] with transpose_a (2-D
+ *                 only), tensor_b [K, N], or [N, K] with transpose_b; output
+ *                 [d1, ..., dn, N] or [M, N]. Attrs units, out_dtype, transpose_a,
+ *                 transpose_b (both default false).
+ *   batch_matmul  x [B, M, K] ([B, K, M] with transpose_a), y [B, N, K] with
+ *                 transpose_b (Relay's default, true) or [B, K, N]; either batch may
+ *                 be 1 and broadcasts; output [max batch, M, N]. Attrs out_dtype,
+ *                 transpose_a (false), transpose_b (true).
+ * units may be absent or "None"; when given it must equal the weight's. out_dtype
+ * may be "" or "float32" (everything is float32). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+
+/* One kernel of kernels/linalg.cl: a work-group of tx x ty work-items computing a
+ * (ty * rm) x (tx * rn) block of C, bk deep per step. Largest first; the plan takes
+ * the one that fits the device and costs least (see pick_variant). relative_speed
+ * is each variant's GFLOP/s on 512 x 512 x 512 relative to the first's, measured on
+ * PoCL 3.1 (pthread, this project's 2-vCPU Zen 5 VM, AVX2 code) in CPU time, which
+ * the other load on the VM disturbs far less than wall time: 52, 46, 44, 29, 23,
+ * 19 and 10 GFLOP per CPU-second. Wider register blocks (8 x 16) spill, and tiles
+ * beyond 128 x 128 or deeper than 32 gained nothing. */
+typedef struct gemm_variant_t {
+  int tx, ty, rm, rn, bk;
+  double relative_speed;
+} gemm_variant_t;
+
+static const gemm_variant_t gemm_variants[] = {
+    {8, 32, 4, 16, 32, 1.0},  /* 128 x 128 tiles, 64 KiB of local memory */
+    {8, 16, 4, 16, 32, 0.88}, /* 64 x 128, 48 KiB */
+    {4, 16, 4, 16, 32, 0.84}, /* 64 x 64, 32 KiB */
+    {4, 4, 8, 8, 16, 0.55},   /* 32 x 32, 8 KiB */
+    {2, 2, 8, 8, 16, 0.44},   /* 16 x 16, 4 KiB */
+    {1, 1, 8, 8, 16, 0.36},   /* 8 x 8, one work-item, 2 KiB */
+    {1, 1, 4, 4, 8, 0.19},    /* 4 x 4, one work-item, 512 bytes */
+};
+#define GEMM_VARIANT_COUNT (sizeof(gemm_variants) / sizeof(gemm_variants[0]))
+
+static uint64_t variant_local_bytes(const gemm_variant_t* v) {
+  return 2u * (uint64_t)(v->ty * v->rm + v->tx * v->rn) * (uint64_t)v->bk * sizeof(float);
+}
+
+/* A GEMM in the kernel's terms: element (p, i, l) of A is
+ * a[p * a_batch + i * a_row + l * a_depth], (p, l, j) of B is
+ * b[p * b_batch + l * b_depth + j * b_col]; C is contiguous [batch, m, n]. */
+typedef struct gemm_t {
+  int64_t batch, m, n, k;
+  int64_t a_batch, a_row, a_depth;
+  int64_t b_batch, b_depth, b_col;
+  bool has_bias; /* input 2 */
+} gemm_t;
+
+static uint64_t ceil_to(uint64_t value, uint64_t step) { return (value + step - 1) / step * step; }
+
+/* The variant that fits the limits and has the least estimated time: the work of
+ * its padded tiles over its relative speed. For large matrices that is the largest
+ * that fits; for small ones a smaller tile wastes less on padding. NULL when none
+ * fits (a device with less than 512 bytes of local memory). */
+static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gemm_t* g) {
+  const gemm_variant_t* best = NULL;
+  double best_cost = 0;
+  for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i) {
+    const gemm_variant_t* v = &gemm_variants[i];
+    if ((size_t)(v->tx * v->ty) > limits->max_work_group || (size_t)v->tx > limits->max_work_item[0] ||
+        (size_t)v->ty > limits->max_work_item[1] || variant_local_bytes(v) > limits->local_mem_bytes)
+      continue;
+    double work = (double)ceil_to((uint64_t)g->m, (uint64_t)(v->ty * v->rm)) *
+                  (double)ceil_to((uint64_t)g->n, (uint64_t)(v->tx * v->rn)) *
+                  (double)ceil_to((uint64_t)g->k, (uint64_t)v->bk);
+    double cost = work / v->relative_speed;
+    if (!best || cost < best_cost) {
+      best = v;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g) {
+  for (uint32_t i = 0; i < hgr__op_input_count(ctx); ++i) {
+    HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, (int)i, -1, false));
+    char what[64];
+    snprintf(what, sizeof(what), "input %u's element count", i);
+    HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, what, hgr__op_input(ctx, i)->element_count, INT32_MAX));
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, 0, false));
+  HGR_RETURN_IF_ERROR(
+      hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the row count", (uint64_t)g->m, INT32_MAX));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the reduced dimension", (uint64_t)g->k, INT32_MAX));
+  const gemm_variant_t* v = pick_variant(&ctx->limits, g);
+  if (!v)
+    return HGR__OP_ERROR(ctx,
+                         "no GEMM tile fits the device (work-groups of %zu, %zu x %zu items, %llu bytes of local "
+                         "memory; the smallest tile needs 1 item and %llu bytes)",
+                         ctx->limits.max_work_group, ctx->limits.max_work_item[0], ctx->limits.max_work_item[1],
+                         (unsigned long long)ctx->limits.local_mem_bytes,
+                         (unsigned long long)variant_local_bytes(&gemm_variants[GEMM_VARIANT_COUNT - 1]));
+  /* An empty output computes nothing: sizes of 0 make every work-item skip its
+   * reads and writes (the NDRange still has one group). */
+  bool empty = g->batch == 0 || g->m == 0 || g->n == 0;
+  char kernel[64];
+  snprintf(kernel, sizeof(kernel), "hgr_gemm_%dx%d_%dx%d_k%d", v->tx, v->ty, v->rm, v->rn, v->bk);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_input(ctx, l, g->has_bias ? 2 : 0); /* unread without a bias */
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_int(ctx, l, empty ? 0 : (int32_t)g->m);
+  hgr__launch_int(ctx, l, empty ? 0 : (int32_t)g->n);
+  hgr__launch_int(ctx, l, empty ? 0 : (int32_t)g->k);
+  hgr__launch_int(ctx, l, (int32_t)g->a_batch);
+  hgr__launch_int(ctx, l, (int32_t)g->a_row);
+  hgr__launch_int(ctx, l, (int32_t)g->a_depth);
+  hgr__launch_int(ctx, l, (int32_t)g->b_batch);
+  hgr__launch_int(ctx, l, (int32_t)g->b_depth);
+  hgr__launch_int(ctx, l, (int32_t)g->b_col);
+  hgr__launch_int(ctx, l, g->has_bias ? 1 : 0);
+  size_t global[3] = {(size_t)((g->n + v->tx * v->rn - 1) / (v->tx * v->rn)) * (size_t)v->tx,
+                      (size_t)((g->m + v->ty * v->rm - 1) / (v->ty * v->rm)) * (size_t)v->ty,
+                      empty ? 1 : (size_t)g->batch};
+  size_t local[3] = {(size_t)v->tx, (size_t)v->ty, 1};
+  hgr__launch_nd(l, 3, global, local);
+  return HGR_OK;
+}
+
+/* ---- attrs and shapes ---------------------------------------------------------------- */
+
+static hgr_status_t check_out_dtype(const hgr__op_ctx_t* ctx) {
+  const char* out_dtype = hgr__attr_string(ctx, "out_dtype", "");
+  if (!out_dtype[0] || !strcmp(out_dtype, "float32")) return HGR_OK;
+  return HGR__OP_ERROR(ctx, "attr 'out_dtype' = \"%s\" is not supported; the op computes float32 (\"\" or \"float32\")",
+                       out_dtype);
+}
+
+/* The units attr, when given (not absent, "None" or ""), must equal units. */
+static hgr_status_t check_units(const hgr__op_ctx_t* ctx, int64_t units, const char* source) {
+  const char* text = hgr__attr_string(ctx, "units", NULL);
+  if (!text || !text[0] || !strcmp(text, "None") || !strcmp(text, "null")) return HGR_OK;
+  int64_t value;
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "units", 0, &value));
+  if (value == units) return HGR_OK;
+  return HGR__OP_ERROR(ctx, "attr 'units' = %lld does not match %s, which has %lld units", (long long)value, source,
+                       (long long)units);
+}
+
+static const char* shape_text(const hgr__entry_t* entry, char* buffer, size_t capacity) {
+  return hgr__entry_shape(entry, buffer, capacity);
+}
+
+static hgr_status_t check_rank(const hgr__op_ctx_t* ctx, uint32_t input, const char* name, int32_t min_rank,
+                               int32_t max_rank) {
+  const hgr__entry_t* entry = hgr__op_input(ctx, input);
+  if (entry->ndim >= min_rank && entry->ndim <= max_rank) return HGR_OK;
+  char shape[160], want[32];
+  if (min_rank == max_rank) snprintf(want, sizeof(want), "%d-D", min_rank);
+  else snprintf(want, sizeof(want), "at least %d-D", min_rank);
+  return HGR__OP_ERROR(ctx, "input %u (%s) is shaped %s; it must be %s", input, name,
+                       shape_text(entry, shape, sizeof(shape)), want);
+}
+
+/* Product of the dimensions before the last `kept` ones, saturated just above
+ * INT32_MAX (the product can overflow when a later dimension is 0; plan_gemm
+ * rejects anything above INT32_MAX). */
+static int64_t leading_count(const hgr__entry_t* entry, int32_t kept) {
+  int64_t count = 1;
+  for (int32_t d = 0; d + kept < entry->ndim; ++d) {
+    count *= entry->shape[d];
+    if (count > (int64_t)INT32_MAX) return (int64_t)INT32_MAX + 1;
+  }
+  return count;
+}
+
+/* ---- the ops --------------------------------------------------------------------------- */
+
+static hgr_status_t plan_dense(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(check_out_dtype(ctx));
+  HGR_RETURN_IF_ERROR(check_rank(ctx, 0, "data", 1, HGR_MAX_DIMS));
+  HGR_RETURN_IF_ERROR(check_rank(ctx, 1, "weight", 2, 2));
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  const hgr__entry_t* weight = hgr__op_input(ctx, 1);
+  int64_t in = data->shape[data->ndim - 1], units = weight->shape[0];
+  char a[160], b[160];
+  if (weight->shape[1] != in)
+    return HGR__OP_ERROR(ctx, "input 1 (weight) is shaped %s and input 0 (data) %s; the weight must be [units, %lld]",
+                         shape_text(weight, b, sizeof(b)), shape_text(data, a, sizeof(a)), (long long)in);
+  HGR_RETURN_IF_ERROR(check_units(ctx, units, "input 1 (weight)"));
+  bool has_bias = hgr__op_input_count(ctx) == 3;
+  if (has_bias) {
+    const hgr__entry_t* bias = hgr__op_input(ctx, 2);
+    if (bias->ndim != 1 || bias->shape[0] != units)
+      return HGR__OP_ERROR(ctx, "input 2 (bias) is shaped %s; it must be [%lld] (the weight's units)",
+                           shape_text(bias, a, sizeof(a)), (long long)units);
+  }
+  int64_t shape[HGR_MAX_DIMS];
+  memcpy(shape, data->shape, sizeof(int64_t) * (size_t)data->ndim);
+  shape[data->ndim - 1] = units;
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, data->ndim));
+  /* B[l, j] = weight[j, l] */
+  gemm_t g = {1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in, has_bias};
+  return plan_gemm(ctx, &g);
+}
+
+static hgr_status_t plan_matmul(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(check_out_dtype(ctx));
+  bool transpose_a, transpose_b;
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "transpose_a", false, &transpose_a));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "transpose_b", false, &transpose_b));
+  if (transpose_a) HGR_RETURN_IF_ERROR(check_rank(ctx, 0, "tensor_a, with transpose_a", 2, 2));
+  else HGR_RETURN_IF_ERROR(check_rank(ctx, 0, "tensor_a", 1, HGR_MAX_DIMS));
+  HGR_RETURN_IF_ERROR(check_rank(ctx, 1, "tensor_b", 2, 2));
+  const hgr__entry_t* ta = hgr__op_input(ctx, 0);
+  const hgr__entry_t* tb = hgr__op_input(ctx, 1);
+  int64_t k = transpose_a ? ta->shape[0] : ta->shape[ta->ndim - 1];
+  int64_t m = transpose_a ? ta->shape[1] : leading_count(ta, 1);
+  int64_t b_k = transpose_b ? tb->shape[1] : tb->shape[0], n = transpose_b ? tb->shape[0] : tb->shape[1];
+  char a[160], b[160];
+  if (b_k != k)
+    return HGR__OP_ERROR(ctx,
+                         "input 0 (tensor_a) is shaped %s and input 1 (tensor_b) %s: with transpose_a=%s and "
+                         "transpose_b=%s their reduced dimensions (%lld and %lld) differ",
+                         shape_text(ta, a, sizeof(a)), shape_text(tb, b, sizeof(b)), transpose_a ? "true" : "false",
+                         transpose_b ? "true" : "false", (long long)k, (long long)b_k);
+  HGR_RETURN_IF_ERROR(check_units(ctx, n, "input 1 (tensor_b)"));
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t ndim = ta->ndim;
+  memcpy(shape, ta->shape, sizeof(int64_t) * (size_t)ndim);
+  if (transpose_a) shape[0] = m;
+  shape[ndim - 1] = n;
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
+  gemm_t g = {1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n, transpose_b ? k : 1,
+              false};
+  return plan_gemm(ctx, &g);
+}
+
+static hgr_status_t plan_batch_matmul(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(check_out_dtype(ctx));
+  bool transpose_a, transpose_b;
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "transpose_a", false, &transpose_a));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "transpose_b", true, &transpose_b));
+  HGR_RETURN_IF_ERROR(check_rank(ctx, 0, "x", 3, 3));
+  HGR_RETURN_IF_ERROR(check_rank(ctx, 1, "y", 3, 3));
+  const hgr__entry_t* x = hgr__op_input(ctx, 0);
+  const hgr__entry_t* y = hgr__op_input(ctx, 1);
+  int64_t m = transpose_a ? x->shape[2] : x->shape[1], k = transpose_a ? x->shape[1] : x->shape[2];
+  int64_t y_k = transpose_b ? y->shape[2] : y->shape[1], n = transpose_b ? y->shape[1] : y->shape[2];
+  char a[160], b[160];
+  if (y_k != k)
+    return HGR__OP_ERROR(ctx,
+                         "input 0 (x) is shaped %s and input 1 (y) %s: with transpose_a=%s and transpose_b=%s their "
+                         "reduced dimensions (%lld and %lld) differ",
+                         shape_text(x, a, sizeof(a)), shape_text(y, b, sizeof(b)), transpose_a ? "true" : "false",
+                         transpose_b ? "true" : "false", (long long)k, (long long)y_k);
+  int64_t x_batch = x->shape[0], y_batch = y->shape[0];
+  if (x_batch != y_batch && x_batch != 1 && y_batch != 1)
+    return HGR__OP_ERROR(ctx, "input 0 (x) is shaped %s and input 1 (y) %s: batches %lld and %lld do not broadcast",
+                         shape_text(x, a, sizeof(a)), shape_text(y, b, sizeof(b)), (long long)x_batch,
+                         (long long)y_batch);
+  int64_t batch = x_batch == 1 ? y_batch : x_batch;
+  int64_t shape[3] = {batch, m, n};
+  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, 3));
+  gemm_t g = {batch, m, n, k,
+              x_batch == 1 ? 0 : m * k, transpose_a ? 1 : k, transpose_a ? m : 1,
+              y_batch == 1 ? 0 : k * n, transpose_b ? 1 : n, transpose_b ? k : 1,
+              false};
+  return plan_gemm(ctx, &g);
+}
+
+const hgr__op_t hgr__ops_linalg[] = {
+    {"dense", "linalg", 2, 3, 1, 1, "units out_dtype", plan_dense, 0, false},
+    {"matmul", "linalg", 2, 2, 1, 1, "units out_dtype transpose_a transpose_b", plan_matmul, 0, false},
+    {"batch_matmul", "linalg", 2, 2, 1, 1, "out_dtype transpose_a transpose_b", plan_batch_matmul, 0, false},
+    {NULL},
+};

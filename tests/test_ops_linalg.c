@@ -1,0 +1,547 @@
+/* dense, matmul and batch_matmul against tests/ref_linalg.c on random data
+ * (argument: a device spec), through the executor; every GEMM tile variant of
+ * kernels/linalg.cl launched directly; plans for devices with tiny limits; and the
+ * errors the ops report.
+ *
+ * Tolerance. The reference sums in double; the device sums K float32 products in
+ * its own order (fused or not). That error is at most about K * 2^-24 * S, where
+ * S = sum_l |a_il * b_lj| (+ |bias_j|), and about sqrt(K) * 2^-24 * S for random
+ * signs, i.e. under 1e-6 * S for the K <= 300 used here. Every element is compared
+ * with atol = 1e-5 * max S over the output (rtol 0): S barely varies between
+ * elements of uniform random data, and a product lost or counted twice moves an
+ * element by about S / K >= 3e-3 * S, far outside the bound. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "ops.h"
+#include "optest.h"
+#include "ref_linalg.h"
+
+/* Shapes this large run everywhere but on the simulator. */
+static bool large_ok(void) { return !hgr_optest_is_simulator(hgr_optest_device); }
+
+static float* abs_copy(const float* values, uint64_t count) {
+  float* copy = malloc((count ? count : 1) * sizeof(float));
+  assert_non_null(copy);
+  for (uint64_t i = 0; i < count; ++i) copy[i] = fabsf(values[i]);
+  return copy;
+}
+
+static double max_of(const float* values, uint64_t count) {
+  double max = 0;
+  for (uint64_t i = 0; i < count; ++i)
+    if (values[i] > max) max = values[i];
+  return max;
+}
+
+/* 1e-5 * max_ij (sum_l |a_il b_lj| + |bias_j|): the reference run on |a|, |b|, |bias|. */
+static double dense_atol(const float* x, const float* w, const float* bias, int64_t rows, int64_t in,
+                         int64_t units) {
+  float* ax = abs_copy(x, (uint64_t)(rows * in));
+  float* aw = abs_copy(w, (uint64_t)(units * in));
+  float* ab = bias ? abs_copy(bias, (uint64_t)units) : NULL;
+  float* bound = malloc((size_t)(rows * units + 1) * sizeof(float));
+  assert_non_null(bound);
+  hgr_ref_dense(ax, aw, ab, bound, rows, in, units);
+  double atol = 1e-5 * max_of(bound, (uint64_t)(rows * units)) + 1e-30;
+  free(ax);
+  free(aw);
+  free(ab);
+  free(bound);
+  return atol;
+}
+
+static double batch_matmul_atol(const float* a, const float* b, int64_t batch_a, int64_t batch_b, int64_t m,
+                                int64_t n, int64_t k, bool transpose_a, bool transpose_b) {
+  int64_t batch = batch_a > batch_b ? batch_a : batch_b;
+  float* aa = abs_copy(a, (uint64_t)(batch_a * m * k));
+  float* ab = abs_copy(b, (uint64_t)(batch_b * k * n));
+  float* bound = malloc((size_t)(batch * m * n + 1) * sizeof(float));
+  assert_non_null(bound);
+  hgr_ref_batch_matmul(aa, ab, bound, batch_a, batch_b, m, n, k, transpose_a, transpose_b);
+  double atol = 1e-5 * max_of(bound, (uint64_t)(batch * m * n)) + 1e-30;
+  free(aa);
+  free(ab);
+  free(bound);
+  return atol;
+}
+
+/* ---- through the executor --------------------------------------------------------------- */
+
+/* dense of data shaped data_shape ([rows..., in]) with units outputs; bias when asked;
+ * the units attr given when units_attr. */
+static void check_dense(hgr_test_rng_t* rng, int32_t ndim, const int64_t* data_shape, int64_t units, bool bias,
+                        bool units_attr) {
+  char attrs[64] = "";
+  if (units_attr) snprintf(attrs, sizeof(attrs), "\"units\": \"%lld\"", (long long)units);
+  hgr_optest_t t;
+  hgr_optest_init(&t, "dense", attrs);
+  int64_t in = data_shape[ndim - 1], rows = 1;
+  for (int32_t d = 0; d + 1 < ndim; ++d) rows *= data_shape[d];
+  float* x = hgr_optest_input(&t, "float32", ndim, data_shape);
+  float* w = hgr_optest_input(&t, "float32", 2, (int64_t[]){units, in});
+  float* b = bias ? hgr_optest_input(&t, "float32", 1, (int64_t[]){units}) : NULL;
+  int64_t out_shape[HGR_OPTEST_MAX_DIMS];
+  memcpy(out_shape, data_shape, sizeof(int64_t) * (size_t)ndim);
+  out_shape[ndim - 1] = units;
+  float* y = hgr_optest_output(&t, "float32", ndim, out_shape);
+  for (uint32_t i = 0; i < t.input_count; ++i) hgr_optest_fill(&t.inputs[i], rng, -1, 1);
+  hgr_ref_dense(x, w, b, y, rows, in, units);
+  hgr_optest_tolerance(&t, 0, dense_atol(x, w, b, rows, in, units));
+  hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
+  hgr_optest_free(&t);
+}
+
+static void dense_matches_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 11);
+  check_dense(&rng, 1, (int64_t[]){1}, 1, false, false);          /* rank-1 data, all sizes 1 */
+  check_dense(&rng, 1, (int64_t[]){17}, 3, true, true);           /* rank-1 data with bias */
+  check_dense(&rng, 2, (int64_t[]){3, 5}, 7, false, true);
+  check_dense(&rng, 2, (int64_t[]){1, 33}, 17, true, false);      /* one row */
+  check_dense(&rng, 3, (int64_t[]){2, 3, 33}, 17, true, false);   /* rank-3 data */
+  check_dense(&rng, 3, (int64_t[]){2, 1, 9}, 1, false, false);
+  check_dense(&rng, 2, (int64_t[]){3, 0}, 4, true, false); /* in = 0: the bias alone */
+  check_dense(&rng, 2, (int64_t[]){0, 5}, 4, true, false); /* no rows */
+  if (large_ok()) {
+    check_dense(&rng, 2, (int64_t[]){65, 127}, 33, true, false);
+    check_dense(&rng, 3, (int64_t[]){4, 64, 190}, 300, true, true);
+    check_dense(&rng, 2, (int64_t[]){256, 190}, 300, false, false);
+  } else {
+    /* still more than one tile of the largest variants, with partial ones */
+    check_dense(&rng, 2, (int64_t[]){67, 37}, 69, true, false);
+  }
+}
+
+/* matmul of tensor_a shaped a_shape with a tensor_b giving n columns. */
+static void check_matmul(hgr_test_rng_t* rng, int32_t ndim, const int64_t* a_shape, int64_t n, bool transpose_a,
+                         bool transpose_b) {
+  char attrs[128];
+  /* the bools in each spelling the graphs use */
+  snprintf(attrs, sizeof(attrs), "\"transpose_a\": \"%s\", \"transpose_b\": \"%s\"", transpose_a ? "True" : "0",
+           transpose_b ? "1" : "False");
+  hgr_optest_t t;
+  hgr_optest_init(&t, "matmul", attrs);
+  int64_t k = transpose_a ? a_shape[0] : a_shape[ndim - 1], m = transpose_a ? a_shape[1] : 1;
+  for (int32_t d = 0; !transpose_a && d + 1 < ndim; ++d) m *= a_shape[d];
+  float* a = hgr_optest_input(&t, "float32", ndim, a_shape);
+  float* b = hgr_optest_input(&t, "float32", 2, transpose_b ? (int64_t[]){n, k} : (int64_t[]){k, n});
+  int64_t out_shape[HGR_OPTEST_MAX_DIMS];
+  memcpy(out_shape, a_shape, sizeof(int64_t) * (size_t)ndim);
+  if (transpose_a) out_shape[0] = m;
+  out_shape[ndim - 1] = n;
+  float* c = hgr_optest_output(&t, "float32", ndim, out_shape);
+  hgr_optest_fill(&t.inputs[0], rng, -1, 1);
+  hgr_optest_fill(&t.inputs[1], rng, -1, 1);
+  hgr_ref_batch_matmul(a, b, c, 1, 1, m, n, k, transpose_a, transpose_b);
+  hgr_optest_tolerance(&t, 0, batch_matmul_atol(a, b, 1, 1, m, n, k, transpose_a, transpose_b));
+  hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
+  hgr_optest_free(&t);
+}
+
+static void matmul_matches_reference_for_every_transpose(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 12);
+  for (int transposes = 0; transposes < 4; ++transposes) {
+    bool ta = transposes & 1, tb = transposes & 2;
+    /* (m, k) as tensor_a [m, k] or, transposed, [k, m]; then n */
+    static const int64_t small[][3] = {{1, 1, 1}, {3, 17, 1}, {1, 5, 9}, {13, 3, 21}};
+    static const int64_t large[][3] = {{33, 65, 127}, {127, 1, 3}, {256, 190, 300}};
+    for (size_t s = 0; s < 4; ++s) {
+      int64_t m = small[s][0], k = small[s][1];
+      check_matmul(&rng, 2, ta ? (int64_t[]){k, m} : (int64_t[]){m, k}, small[s][2], ta, tb);
+    }
+    for (size_t s = 0; large_ok() && s < 3; ++s) {
+      int64_t m = large[s][0], k = large[s][1];
+      check_matmul(&rng, 2, ta ? (int64_t[]){k, m} : (int64_t[]){m, k}, large[s][2], ta, tb);
+    }
+  }
+  /* tensor_a of rank 1 and 3 (without transpose_a) */
+  check_matmul(&rng, 1, (int64_t[]){17}, 5, false, false);
+  check_matmul(&rng, 3, (int64_t[]){2, 3, 7}, 5, false, true);
+  if (large_ok()) check_matmul(&rng, 3, (int64_t[]){3, 65, 33}, 127, false, false);
+}
+
+/* batch_matmul; attrs NULL: Relay's defaults (transpose_a false, transpose_b true). */
+static void check_batch_matmul(hgr_test_rng_t* rng, int64_t batch_x, int64_t batch_y, int64_t m, int64_t n,
+                               int64_t k, bool transpose_a, bool transpose_b, bool default_attrs) {
+  char attrs[128] = "";
+  if (!default_attrs)
+    snprintf(attrs, sizeof(attrs), "\"transpose_a\": \"%s\", \"transpose_b\": \"%s\", \"out_dtype\": \"float32\"",
+             transpose_a ? "true" : "false", transpose_b ? "true" : "false");
+  hgr_optest_t t;
+  hgr_optest_init(&t, "batch_matmul", attrs);
+  float* x = hgr_optest_input(&t, "float32", 3, transpose_a ? (int64_t[]){batch_x, k, m} : (int64_t[]){batch_x, m, k});
+  float* y = hgr_optest_input(&t, "float32", 3, transpose_b ? (int64_t[]){batch_y, n, k} : (int64_t[]){batch_y, k, n});
+  int64_t batch = batch_x > batch_y ? batch_x : batch_y;
+  float* c = hgr_optest_output(&t, "float32", 3, (int64_t[]){batch, m, n});
+  hgr_optest_fill(&t.inputs[0], rng, -1, 1);
+  hgr_optest_fill(&t.inputs[1], rng, -1, 1);
+  hgr_ref_batch_matmul(x, y, c, batch_x, batch_y, m, n, k, transpose_a, transpose_b);
+  hgr_optest_tolerance(&t, 0, batch_matmul_atol(x, y, batch_x, batch_y, m, n, k, transpose_a, transpose_b));
+  hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
+  hgr_optest_free(&t);
+}
+
+static void batch_matmul_matches_reference_with_broadcast_batches(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 13);
+  static const int64_t batches[][2] = {{1, 1}, {3, 3}, {1, 3}, {3, 1}};
+  for (int transposes = 0; transposes < 4; ++transposes) {
+    bool ta = transposes & 1, tb = transposes & 2;
+    for (size_t s = 0; s < 4; ++s) {
+      check_batch_matmul(&rng, batches[s][0], batches[s][1], 5, 3, 9, ta, tb, false);
+      if (large_ok()) check_batch_matmul(&rng, batches[s][0], batches[s][1], 65, 33, 127, ta, tb, false);
+    }
+    check_batch_matmul(&rng, 2, 2, 1, 1, 1, ta, tb, false);
+    check_batch_matmul(&rng, 1, 2, 3, 17, 1, ta, tb, false);
+  }
+  check_batch_matmul(&rng, 2, 1, 7, 5, 3, false, true, true); /* the defaults: y is [B, N, K] */
+  if (large_ok()) check_batch_matmul(&rng, 2, 2, 256, 300, 190, false, true, true);
+}
+
+/* ---- tile variants and limits, launched directly -------------------------------------- */
+
+typedef struct raw_t {
+  const hgr_device_info_t* info;
+  cl_device_id device;
+  cl_context context;
+  cl_command_queue queue;
+  cl_program program;
+} raw_t;
+
+#define CL_CHECK(call)                                                        \
+  do {                                                                        \
+    cl_int error_ = (call);                                                   \
+    if (error_ != CL_SUCCESS) fail_msg("%s failed: %d", #call, (int)error_); \
+  } while (0)
+
+/* A context of its own on the test's device, with kernels/linalg.cl built. */
+static void raw_open(raw_t* raw) {
+  size_t index;
+  ASSERT_OK(hgr_instance_find_device(hgr_optest_instance, hgr_optest_device, &index));
+  raw->device = hgr_optest_instance->devices[index].device;
+  raw->info = hgr_instance_device(hgr_optest_instance, index);
+  cl_int error;
+  raw->context = clCreateContext(NULL, 1, &raw->device, NULL, NULL, &error);
+  CL_CHECK(error);
+  raw->queue = clCreateCommandQueue(raw->context, raw->device, 0, &error);
+  CL_CHECK(error);
+  size_t length;
+  const char* source = hgr__kernel_source("linalg", &length);
+  assert_non_null(source);
+  raw->program = clCreateProgramWithSource(raw->context, 1, &source, &length, &error);
+  CL_CHECK(error);
+  CL_CHECK(clBuildProgram(raw->program, 1, &raw->device, "", NULL, NULL));
+}
+
+static void raw_close(raw_t* raw) {
+  clReleaseProgram(raw->program);
+  clReleaseCommandQueue(raw->queue);
+  clReleaseContext(raw->context);
+}
+
+static cl_mem raw_buffer(const raw_t* raw, const float* values, uint64_t count) {
+  cl_int error;
+  cl_mem mem = clCreateBuffer(raw->context, CL_MEM_READ_WRITE | (values ? CL_MEM_COPY_HOST_PTR : 0),
+                              (count ? count : 1) * sizeof(float), (void*)values, &error);
+  CL_CHECK(error);
+  return mem;
+}
+
+/* Launches kernel on (a, b, bias) into c and returns c's count values (malloc'd). */
+static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64_t a_count, const float* b,
+                      uint64_t b_count, const float* bias, uint64_t bias_count, uint64_t c_count,
+                      const int32_t* ints, uint32_t int_count, const hgr__launch_t* launch) {
+  cl_mem mems[4] = {raw_buffer(raw, a, a_count), raw_buffer(raw, b, b_count),
+                    bias ? raw_buffer(raw, bias, bias_count) : NULL, raw_buffer(raw, NULL, c_count)};
+  if (!mems[2]) mems[2] = mems[0];
+  for (cl_uint i = 0; i < 4; ++i) CL_CHECK(clSetKernelArg(kernel, i, sizeof(cl_mem), &mems[i]));
+  for (cl_uint i = 0; i < int_count; ++i) CL_CHECK(clSetKernelArg(kernel, 4 + i, sizeof(cl_int), &ints[i]));
+  CL_CHECK(clEnqueueNDRangeKernel(raw->queue, kernel, launch->work_dim, NULL, launch->global, launch->local, 0, NULL,
+                                  NULL));
+  float* c = malloc((c_count ? c_count : 1) * sizeof(float));
+  assert_non_null(c);
+  CL_CHECK(clEnqueueReadBuffer(raw->queue, mems[3], CL_TRUE, 0, c_count * sizeof(float), c, 0, NULL, NULL));
+  clReleaseMemObject(mems[0]);
+  clReleaseMemObject(mems[1]);
+  if (bias) clReleaseMemObject(mems[2]);
+  clReleaseMemObject(mems[3]);
+  return c;
+}
+
+static void expect_close(const float* got, const float* want, uint64_t count, double atol, const char* what) {
+  for (uint64_t i = 0; i < count; ++i)
+    if (!(fabs((double)got[i] - (double)want[i]) <= atol))
+      fail_msg("%s on %s: element %llu is %.9g, expected %.9g (atol %g)", what, hgr_optest_device,
+               (unsigned long long)i, got[i], want[i], atol);
+}
+
+/* One GEMM through kernel: batch_a x [m, k] (or [k, m]) times batch_b x [k, n] (or
+ * [n, k]), with bias [n] when has_bias, in the work-group size of the kernel's name. */
+static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
+                         int64_t batch_a, int64_t batch_b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                         bool has_bias) {
+  int tx, ty, rm, rn, bk;
+  assert_int_equal(sscanf(name, "hgr_gemm_%dx%d_%dx%d_k%d", &tx, &ty, &rm, &rn, &bk), 5);
+  int64_t batch = batch_a > batch_b ? batch_a : batch_b;
+  uint64_t a_count = (uint64_t)(batch_a * m * k), b_count = (uint64_t)(batch_b * k * n);
+  uint64_t c_count = (uint64_t)(batch * m * n);
+  float* a = malloc(a_count * sizeof(float));
+  float* b = malloc(b_count * sizeof(float));
+  float* bias = malloc((size_t)n * sizeof(float));
+  float* want = malloc(c_count * sizeof(float));
+  assert_true(a && b && bias && want);
+  for (uint64_t i = 0; i < a_count; ++i) a[i] = hgr_test_rng_float(rng, -1, 1);
+  for (uint64_t i = 0; i < b_count; ++i) b[i] = hgr_test_rng_float(rng, -1, 1);
+  for (int64_t j = 0; j < n; ++j) bias[j] = has_bias ? hgr_test_rng_float(rng, -1, 1) : 0.0f;
+  hgr_ref_batch_matmul(a, b, want, batch_a, batch_b, m, n, k, ta, tb);
+  for (uint64_t e = 0; e < c_count; ++e) want[e] += bias[e % (uint64_t)n];
+  double atol = batch_matmul_atol(a, b, batch_a, batch_b, m, n, k, ta, tb) + 1e-5;
+  int32_t ints[10] = {(int32_t)m, (int32_t)n, (int32_t)k,
+                      batch_a == 1 ? 0 : (int32_t)(m * k), ta ? 1 : (int32_t)k, ta ? (int32_t)m : 1,
+                      batch_b == 1 ? 0 : (int32_t)(k * n), tb ? 1 : (int32_t)n, tb ? (int32_t)k : 1,
+                      has_bias ? 1 : 0};
+  hgr__launch_t launch = {3, {0}, {(size_t)tx, (size_t)ty, 1}, true};
+  launch.global[0] = (size_t)((n + tx * rn - 1) / (tx * rn) * tx);
+  launch.global[1] = (size_t)((m + ty * rm - 1) / (ty * rm) * ty);
+  launch.global[2] = (size_t)batch;
+  float* got = raw_run(raw, kernel, a, a_count, b, b_count, has_bias ? bias : NULL, (uint64_t)n, c_count, ints, 10,
+                       &launch);
+  char what[256];
+  snprintf(what, sizeof(what), "%s, batches %lld/%lld, m %lld, n %lld, k %lld, transpose_a %d, transpose_b %d", name,
+           (long long)batch_a, (long long)batch_b, (long long)m, (long long)n, (long long)k, ta, tb);
+  expect_close(got, want, c_count, atol, what);
+  free(got);
+  free(a);
+  free(b);
+  free(bias);
+  free(want);
+}
+
+/* Every hgr_gemm_* kernel of the file (found by name, so a new variant is tested
+ * without touching this test), on one full tile and partial ones in each
+ * dimension (m, n, k not multiples of its tile), for every transpose. */
+static void every_gemm_kernel_matches_reference(void** state) {
+  (void)state;
+  raw_t raw;
+  raw_open(&raw);
+  char names[4096];
+  CL_CHECK(clGetProgramInfo(raw.program, CL_PROGRAM_KERNEL_NAMES, sizeof(names), names, NULL));
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 14);
+  int variants = 0;
+  for (char* name = strtok(names, ";"); name; name = strtok(NULL, ";")) {
+    if (strncmp(name, "hgr_gemm_", 9)) continue;
+    int tx, ty, rm, rn, bk;
+    assert_int_equal(sscanf(name, "hgr_gemm_%dx%d_%dx%d_k%d", &tx, &ty, &rm, &rn, &bk), 5);
+    cl_int error;
+    cl_kernel kernel = clCreateKernel(raw.program, name, &error);
+    CL_CHECK(error);
+    /* the large variants need more local memory or larger work-groups than
+     * rusticl and Oclgrind have (the plan never picks them there) */
+    size_t work_group;
+    cl_ulong local_bytes;
+    CL_CHECK(clGetKernelWorkGroupInfo(kernel, raw.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(work_group), &work_group,
+                                      NULL));
+    CL_CHECK(clGetKernelWorkGroupInfo(kernel, raw.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(local_bytes), &local_bytes,
+                                      NULL));
+    if ((size_t)(tx * ty) > work_group || (size_t)tx > raw.info->max_work_item_sizes[0] ||
+        (size_t)ty > raw.info->max_work_item_sizes[1] || local_bytes > raw.info->local_mem_bytes) {
+      print_message("%s does not fit %s (%zu items, %llu bytes of local memory): not run\n", name, hgr_optest_device,
+                    work_group, (unsigned long long)local_bytes);
+      clReleaseKernel(kernel);
+      continue;
+    }
+    int64_t bm = ty * rm, bn = tx * rn;
+    for (int transposes = 0; transposes < 4; ++transposes) {
+      bool ta = transposes & 1, tb = transposes & 2;
+      /* The simulator gets the partial tiles with two transposes that take all four
+       * copy paths (rows of A, columns of A, rows of B, columns of B) between them. */
+      if (large_ok() || transposes == 0 || transposes == 3)
+        check_kernel(&raw, kernel, name, &rng, 1, 1, bm + 3, bn + 5, (large_ok() ? 2 : 1) * bk + 3, ta, tb,
+                     transposes == 3);
+      if (large_ok() || transposes == 1 || transposes == 2)
+        check_kernel(&raw, kernel, name, &rng, 1, 2, bm, bn, bk, ta, tb, transposes == 1);
+      check_kernel(&raw, kernel, name, &rng, 2, 1, 1, 1, 1, ta, tb, transposes == 2);
+    }
+    clReleaseKernel(kernel);
+    ++variants;
+  }
+  assert_true(variants >= 3);
+  raw_close(&raw);
+}
+
+/* The plan of a node for a device with the given limits (the executor always uses
+ * the device's own). */
+static hgr_status_t plan_for(const hgr_optest_t* t, const hgr__limits_t* limits, hgr_graph_t** out_graph,
+                             hgr__op_ctx_t* ctx) {
+  char* json = hgr_optest_graph_json(t);
+  hgr_status_t status = hgr_graph_load_json(json, strlen(json), out_graph);
+  free(json);
+  if (!status) status = hgr__op_plan(*out_graph, t->input_count, NULL, limits, ctx);
+  return status;
+}
+
+/* Devices with small work-groups or little local memory still get a GEMM: the plan
+ * takes a variant within the limits, and it computes the right values. */
+static void tiny_device_limits_get_a_variant_that_fits(void** state) {
+  (void)state;
+  raw_t raw;
+  raw_open(&raw);
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 15);
+  static const hgr__limits_t limits[] = {
+      {1, {1, 1, 1}, 32768},    {4, {4, 4, 4}, 32768},       {1024, {1, 1024, 64}, 32768},
+      {16, {16, 16, 16}, 8192}, {256, {256, 256, 256}, 600}, {64, {64, 64, 64}, 16384},
+      {4096, {4096, 4096, 4096}, 1 << 20},
+  };
+  for (size_t s = 0; s < sizeof(limits) / sizeof(limits[0]); ++s) {
+    int64_t m = 37, n = 21, k = 19;
+    hgr_optest_t t;
+    hgr_optest_init(&t, "dense", NULL);
+    float* x = hgr_optest_input(&t, "float32", 2, (int64_t[]){m, k});
+    float* w = hgr_optest_input(&t, "float32", 2, (int64_t[]){n, k});
+    float* bias = hgr_optest_input(&t, "float32", 1, (int64_t[]){n});
+    float* y = hgr_optest_output(&t, "float32", 2, (int64_t[]){m, n});
+    for (uint32_t i = 0; i < 3; ++i) hgr_optest_fill(&t.inputs[i], &rng, -1, 1);
+    hgr_ref_dense(x, w, bias, y, m, k, n);
+    hgr_graph_t* graph = NULL;
+    hgr__op_ctx_t ctx;
+    ASSERT_OK(plan_for(&t, &limits[s], &graph, &ctx));
+    assert_int_equal(ctx.launch_count, 1);
+    const hgr__launch_plan_t* plan = &ctx.launches[0];
+    int tx, ty, rm, rn, bk;
+    assert_int_equal(sscanf(plan->kernel, "hgr_gemm_%dx%d_%dx%d_k%d", &tx, &ty, &rm, &rn, &bk), 5);
+    size_t items = plan->launch.local[0] * plan->launch.local[1] * plan->launch.local[2];
+    assert_true(items <= limits[s].max_work_group);
+    for (int d = 0; d < 3; ++d) assert_true(plan->launch.local[d] <= limits[s].max_work_item[d]);
+    assert_true((uint64_t)(2 * (ty * rm + tx * rn) * bk * 4) <= limits[s].local_mem_bytes);
+    assert_int_equal(plan->launch.local[0], tx);
+    assert_int_equal(plan->launch.local[1], ty);
+    cl_int error;
+    cl_kernel kernel = clCreateKernel(raw.program, plan->kernel, &error);
+    CL_CHECK(error);
+    int32_t ints[10];
+    assert_int_equal(plan->arg_count, 14);
+    assert_true(plan->args[2].kind == HGR__ARG_INPUT && plan->args[2].index == 2);
+    for (uint32_t i = 0; i < 10; ++i) {
+      assert_int_equal(plan->args[4 + i].kind, HGR__ARG_INT);
+      ints[i] = plan->args[4 + i].i;
+    }
+    float* got = raw_run(&raw, kernel, x, (uint64_t)(m * k), w, (uint64_t)(n * k), bias, (uint64_t)n,
+                         (uint64_t)(m * n), ints, 10, &plan->launch);
+    char what[128];
+    snprintf(what, sizeof(what), "dense with %s for max_work_group %zu", plan->kernel, limits[s].max_work_group);
+    expect_close(got, y, (uint64_t)(m * n), dense_atol(x, w, bias, m, k, n), what);
+    free(got);
+    clReleaseKernel(kernel);
+    hgr__op_ctx_free(&ctx);
+    hgr_graph_release(graph);
+    hgr_optest_free(&t);
+  }
+  /* less local memory than the smallest tile needs */
+  hgr_optest_t t;
+  hgr_optest_init(&t, "matmul", NULL);
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){2, 3});
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){3, 4});
+  hgr_optest_output(&t, "float32", 2, (int64_t[]){2, 4});
+  hgr__limits_t none = {64, {64, 64, 64}, 256};
+  hgr_graph_t* graph = NULL;
+  hgr__op_ctx_t ctx;
+  ASSERT_STATUS(plan_for(&t, &none, &graph, &ctx), HGR_STATUS_INVALID_ARGUMENT,
+                "node 2 'matmul_node' (matmul): no GEMM tile fits the device", "256 bytes of local memory");
+  hgr_graph_release(graph);
+  hgr_optest_free(&t);
+  raw_close(&raw);
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+/* Creating an executor for op with the given inputs and output fails naming each of
+ * the expected substrings. */
+static void expect_rejected(const char* op, const char* attrs, uint32_t input_count, const int32_t* ndims,
+                            const int64_t (*shapes)[4], int32_t out_ndim, const int64_t* out_shape,
+                            const char* expected1, const char* expected2) {
+  hgr_optest_t t;
+  hgr_optest_init(&t, op, attrs);
+  for (uint32_t i = 0; i < input_count; ++i) hgr_optest_input(&t, "float32", ndims[i], shapes[i]);
+  hgr_optest_output(&t, "float32", out_ndim, out_shape);
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
+                expected1, expected2);
+  hgr_optest_free(&t);
+}
+
+static void bad_shapes_and_attrs_are_rejected(void** state) {
+  (void)state;
+  /* dense: mismatched K, wrong units attr, wrong bias shape, unknown attr, bad out_dtype */
+  expect_rejected("dense", NULL, 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {4, 6}}, 2, (int64_t[]){3, 4},
+                  "node 2 'dense_node' (dense): input 1 (weight) is shaped [4, 6]", "must be [units, 5]");
+  expect_rejected("dense", "\"units\": \"5\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {4, 5}}, 2,
+                  (int64_t[]){3, 4}, "node 2 'dense_node' (dense): attr 'units' = 5", "has 4 units");
+  expect_rejected("dense", "\"units\": \"four\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {4, 5}}, 2,
+                  (int64_t[]){3, 4}, "node 2 'dense_node' (dense): attr 'units' = \"four\" is not an integer", "");
+  expect_rejected("dense", NULL, 3, (int32_t[]){2, 2, 1}, (const int64_t[][4]){{3, 5}, {4, 5}, {5}}, 2,
+                  (int64_t[]){3, 4}, "node 3 'dense_node' (dense): input 2 (bias) is shaped [5]", "must be [4]");
+  expect_rejected("dense", NULL, 3, (int32_t[]){2, 2, 2}, (const int64_t[][4]){{3, 5}, {4, 5}, {1, 4}}, 2,
+                  (int64_t[]){3, 4}, "node 3 'dense_node' (dense): input 2 (bias) is shaped [1, 4]", "");
+  expect_rejected("dense", "\"transpose_b\": \"1\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {4, 5}}, 2,
+                  (int64_t[]){3, 4}, "node 2 'dense_node' (dense): unknown attr 'transpose_b'", "units out_dtype");
+  expect_rejected("dense", "\"out_dtype\": \"int32\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {4, 5}},
+                  2, (int64_t[]){3, 4}, "node 2 'dense_node' (dense): attr 'out_dtype' = \"int32\"", "float32");
+  expect_rejected("dense", NULL, 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {4, 5}}, 2, (int64_t[]){4, 3},
+                  "node 2 'dense_node' (dense): the output", "should be shaped [3, 4]");
+  expect_rejected("dense", NULL, 2, (int32_t[]){0, 2}, (const int64_t[][4]){{0}, {4, 5}}, 1, (int64_t[]){4},
+                  "node 2 'dense_node' (dense): input 0 (data) is shaped []", "at least 1-D");
+  /* matmul: mismatched K for each transpose_b, a bad transpose value, units, rank */
+  expect_rejected("matmul", NULL, 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {6, 4}}, 2, (int64_t[]){3, 4},
+                  "node 2 'matmul_node' (matmul): input 0 (tensor_a) is shaped [3, 5] and input 1 (tensor_b) [6, 4]",
+                  "reduced dimensions (5 and 6) differ");
+  expect_rejected("matmul", "\"transpose_b\": \"True\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {5, 4}},
+                  2, (int64_t[]){3, 5}, "node 2 'matmul_node' (matmul)", "reduced dimensions (5 and 4) differ");
+  expect_rejected("matmul", "\"transpose_a\": \"maybe\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {5, 4}},
+                  2, (int64_t[]){3, 4}, "node 2 'matmul_node' (matmul): attr 'transpose_a' = \"maybe\"", "not a bool");
+  expect_rejected("matmul", "\"units\": \"3\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {5, 4}}, 2,
+                  (int64_t[]){3, 4}, "node 2 'matmul_node' (matmul): attr 'units' = 3", "has 4 units");
+  expect_rejected("matmul", "\"transpose_a\": \"1\"", 2, (int32_t[]){3, 2},
+                  (const int64_t[][4]){{2, 3, 5}, {3, 4}}, 3, (int64_t[]){2, 5, 4},
+                  "node 2 'matmul_node' (matmul): input 0 (tensor_a, with transpose_a) is shaped [2, 3, 5]",
+                  "must be 2-D");
+  expect_rejected("matmul", "\"alpha\": \"1\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {5, 4}}, 2,
+                  (int64_t[]){3, 4}, "node 2 'matmul_node' (matmul): unknown attr 'alpha'", "");
+  /* batch_matmul: mismatched K under the default transpose_b, batches, bad value */
+  expect_rejected("batch_matmul", NULL, 2, (int32_t[]){3, 3}, (const int64_t[][4]){{2, 3, 5}, {2, 5, 4}}, 3,
+                  (int64_t[]){2, 3, 5},
+                  "node 2 'batch_matmul_node' (batch_matmul): input 0 (x) is shaped [2, 3, 5] and input 1 (y) "
+                  "[2, 5, 4]",
+                  "transpose_b=true their reduced dimensions (5 and 4) differ");
+  expect_rejected("batch_matmul", NULL, 2, (int32_t[]){3, 3}, (const int64_t[][4]){{2, 3, 5}, {3, 4, 5}}, 3,
+                  (int64_t[]){3, 3, 4}, "node 2 'batch_matmul_node' (batch_matmul)",
+                  "batches 2 and 3 do not broadcast");
+  expect_rejected("batch_matmul", "\"transpose_b\": \"2\"", 2, (int32_t[]){3, 3},
+                  (const int64_t[][4]){{2, 3, 5}, {2, 4, 5}}, 3, (int64_t[]){2, 3, 4},
+                  "node 2 'batch_matmul_node' (batch_matmul): attr 'transpose_b' = \"2\"", "not a bool");
+  expect_rejected("batch_matmul", "\"units\": \"4\"", 2, (int32_t[]){3, 3},
+                  (const int64_t[][4]){{2, 3, 5}, {2, 4, 5}}, 3, (int64_t[]){2, 3, 4},
+                  "node 2 'batch_matmul_node' (batch_matmul): unknown attr 'units'", "");
+  expect_rejected("batch_matmul", NULL, 2, (int32_t[]){2, 3}, (const int64_t[][4]){{3, 5}, {2, 4, 5}}, 3,
+                  (int64_t[]){2, 3, 4}, "node 2 'batch_matmul_node' (batch_matmul): input 0 (x) is shaped [3, 5]",
+                  "must be 3-D");
+}
+
+int main(int argc, char** argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(dense_matches_reference),
+      cmocka_unit_test(matmul_matches_reference_for_every_transpose),
+      cmocka_unit_test(batch_matmul_matches_reference_with_broadcast_batches),
+      cmocka_unit_test(every_gemm_kernel_matches_reference),
+      cmocka_unit_test(tiny_device_limits_get_a_variant_that_fits),
+      cmocka_unit_test(bad_shapes_and_attrs_are_rejected),
+  };
+  return hgr_optest_main(argc, argv, "ops_linalg", tests, sizeof(tests) / sizeof(tests[0]));
+}
