@@ -6,6 +6,7 @@
  *                 between them, one tensor of 1 MiB and more
  *   <graph>_<input>.npy  the inputs; large.params  the weights of large.json
  *   <graph>_expected_<i>.npy  the expected value of head i
+ *   cnn.*, mlp.*  the model examples (models.c)
  *
  * usage: hgr_make_examples DIR
  *
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "hgr/hgr.h"
+#include "models.h"
 
 #define MAX_NODES 512
 
@@ -354,5 +356,6 @@ int main(int argc, char** argv) {
   free_values(&large);
   if (ok) printf("wrote simplex (%d nodes), duplex (%d nodes) and large (%d nodes) to %s\n",
                  simplex.node_count, duplex.node_count, large.node_count, dir);
+  ok = ok && hgr_examples_write_models(dir);
   return ok ? 0 : 1;
 }

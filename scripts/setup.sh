@@ -66,18 +66,23 @@ build "$build_dir"
 
 if [[ "$mode" == demo ]]; then
   # The main job: the large example graph (311 nodes over device keys 1, 4 and 5,
-  # 66 copies) on the devices found, with TVM's default key bindings, checked
-  # against its expected outputs, with per-device times from profiling events.
+  # 66 copies) and the small CNN (conv, pool, dense and softmax over keys 1 and 4)
+  # on the devices found, with TVM's default key bindings, each checked against its
+  # expected outputs, with per-device times from profiling events.
   testbed_env "$build_dir"
   hgr="$build_dir/tools/hgr"
   echo "== hgr devices"
   "$hgr" devices
   echo
   echo "== hgr run examples/large.json (3 runs)"
-  exec "$hgr" run examples/large.json --params examples/large.params \
+  "$hgr" run examples/large.json --params examples/large.params \
     --input x_small=examples/large_x_small.npy --input x_big=examples/large_x_big.npy \
     --expect 0=examples/large_expected_0.npy --expect 1=examples/large_expected_1.npy \
     --repeat 3 --profile "$@"
+  echo
+  echo "== hgr run examples/cnn.json (3 runs)"
+  exec "$hgr" run examples/cnn.json --params examples/cnn.params --input x=examples/cnn_x.npy \
+    --expect 0=examples/cnn_expected_0.npy --repeat 3 --profile
 fi
 
 echo "hgr setup: tests ($build_dir)"

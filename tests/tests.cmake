@@ -93,6 +93,21 @@ if(TARGET hgr_cli)
     ARGS run examples/large.json ${LARGE_INPUTS} --device 1=pocl:0 --device 4=rusticl:0 --device 5=oclgrind:0
          --verbose
     PASS "mapped.*matches examples/large_expected_0.npy.*matches examples/large_expected_1.npy")
+  # The model examples, split over two devices with copies between them
+  set(CNN_ARGS examples/cnn.json --params examples/cnn.params --input x=examples/cnn_x.npy
+               --expect 0=examples/cnn_expected_0.npy)
+  set(MLP_ARGS examples/mlp.json --params examples/mlp.params --input x=examples/mlp_x.npy
+               --expect 0=examples/mlp_expected_0.npy)
+  hgr_cli_test(NAME cli_cnn_pocl_pair ARGS run ${CNN_ARGS} --device 1=pocl:0 --device 4=pocl:1
+    PASS "same-context +2 copies.*matches examples/cnn_expected_0.npy")
+  hgr_cli_test(NAME cli_cnn_pocl_rusticl ARGS run ${CNN_ARGS} --device 1=pocl:0 --device 4=rusticl:0
+    PASS "cross-platform +2 copies.*matches examples/cnn_expected_0.npy")
+  hgr_cli_test(NAME cli_cnn_oclgrind_pocl ARGS run ${CNN_ARGS} --device 1=oclgrind:0 --device 4=pocl:0
+    PASS "matches examples/cnn_expected_0.npy")
+  hgr_cli_test(NAME cli_mlp_rusticl_pocl ARGS run ${MLP_ARGS} --device 1=rusticl:0 --device 4=pocl:1
+    PASS "cross-platform +1 copies.*matches examples/mlp_expected_0.npy")
+  hgr_cli_test(NAME cli_mlp_pocl_oclgrind ARGS run ${MLP_ARGS} --device 1=pocl:0 --device 4=oclgrind:0
+    PASS "matches examples/mlp_expected_0.npy")
   hgr_cli_test(NAME cli_check_large ARGS check examples/large.json
     PASS "311 nodes, .* valid.*copies per run")
   # --profile, --profile-json, --trace and --dump

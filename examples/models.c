@@ -1,0 +1,300 @@
+/* The model examples (README.md here): a small CNN and a two-layer MLP, each split
+ * over device keys 1 and 4 with __copy nodes between them, their weights in a TVM
+ * params file, one input as .npy and the expected output computed on the host with
+ * the plain-C references the op tests use (tests/ref_*.c, in double precision).
+ *
+ *   cnn.json  x[1,3,32,32] -> conv2d 3x3 (+bias) -> relu -> max_pool2d 2x2 on key 1;
+ *             __copy to key 4 -> conv2d 3x3 (+bias, fused relu) -> max_pool2d 2x2 ->
+ *             batch_flatten (an alias: same storage) -> dense (+bias) on key 4;
+ *             __copy to key 1 -> softmax
+ *   mlp.json  x[4,64] -> dense 128 (+bias) -> relu on key 1; __copy to key 4 ->
+ *             dense 10 (+bias) -> softmax */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hgr/hgr.h"
+#include "models.h"
+#include "ref_conv.h"
+#include "ref_linalg.h"
+#include "ref_norm.h"
+
+#define MAX_MODEL_NODES 32
+
+typedef struct model_node_t {
+  char name[32];
+  const char* func_name; /* NULL for an input or weight */
+  char attrs[256];       /* extra attrs as JSON members */
+  int inputs[3];
+  int input_count;
+  int key;
+  int storage_id;
+  int ndim;
+  int64_t shape[4];
+  float* values;
+  bool is_param; /* goes into the params file, not an .npy */
+} model_node_t;
+
+typedef struct model_t {
+  model_node_t nodes[MAX_MODEL_NODES];
+  int node_count;
+  int next_storage;
+  uint64_t random_state;
+} model_t;
+
+static const hgr_dtype_t float32 = {HGR_DTYPE_FLOAT, 32, 1};
+
+static int64_t count_of(const model_node_t* n) {
+  int64_t count = 1;
+  for (int d = 0; d < n->ndim; ++d) count *= n->shape[d];
+  return count;
+}
+
+static float* zeroed(int64_t count) {
+  float* values = calloc((size_t)count, sizeof(float));
+  if (!values) {
+    fprintf(stderr, "hgr_make_examples: out of memory\n");
+    exit(1);
+  }
+  return values;
+}
+
+static int add_node(model_t* m, const char* name, const char* func_name, int key, int ndim, const int64_t* shape) {
+  if (m->node_count == MAX_MODEL_NODES) {
+    fprintf(stderr, "hgr_make_examples: too many model nodes\n");
+    exit(1);
+  }
+  model_node_t* n = &m->nodes[m->node_count];
+  memset(n, 0, sizeof(*n));
+  snprintf(n->name, sizeof(n->name), "%s", name);
+  n->func_name = func_name;
+  n->key = key;
+  n->storage_id = m->next_storage++;
+  n->ndim = ndim;
+  memcpy(n->shape, shape, (size_t)ndim * sizeof(int64_t));
+  n->values = zeroed(count_of(n));
+  return m->node_count++;
+}
+
+/* An input (is_param false) in [-1, 1), or a weight uniform in +-scale. */
+static int add_tensor(model_t* m, const char* name, bool is_param, float scale, int key, int ndim,
+                      const int64_t* shape) {
+  int id = add_node(m, name, NULL, key, ndim, shape);
+  model_node_t* n = &m->nodes[id];
+  n->is_param = is_param;
+  for (int64_t i = 0; i < count_of(n); ++i) {
+    m->random_state = m->random_state * 6364136223846793005ull + 1442695040888963407ull;
+    n->values[i] = scale * ((float)(m->random_state >> 40) / (float)(1ull << 23) - 1.0f);
+  }
+  return id;
+}
+
+static int add_op(model_t* m, const char* name, const char* func_name, const char* attrs, int key, int ndim,
+                  const int64_t* shape, int a, int b, int c) {
+  int id = add_node(m, name, func_name, key, ndim, shape);
+  model_node_t* n = &m->nodes[id];
+  snprintf(n->attrs, sizeof(n->attrs), "%s", attrs);
+  int inputs[3] = {a, b, c};
+  for (int k = 0; k < 3 && inputs[k] >= 0; ++k) n->inputs[n->input_count++] = inputs[k];
+  return id;
+}
+
+static int add_copy(model_t* m, const char* name, int from, int key) {
+  const model_node_t* src = &m->nodes[from];
+  int id = add_op(m, name, "__copy", "", key, src->ndim, src->shape, from, -1, -1);
+  memcpy(m->nodes[id].values, m->nodes[from].values, (size_t)count_of(src) * sizeof(float));
+  return id;
+}
+
+static float* values_of(model_t* m, int id) { return m->nodes[id].values; }
+
+/* conv2d with bias (and relu when fused), padding 1, stride 1, 3x3. */
+static int add_conv(model_t* m, const char* name, int x, int w, int bias, bool fused_relu, int key) {
+  hgr_ref_conv2d_t p = {{1, 1}, {1, 1, 1, 1}, {1, 1}, 1, fused_relu};
+  int64_t yshape[4];
+  hgr_ref_conv2d_shape(m->nodes[x].shape, m->nodes[w].shape, &p, yshape);
+  int y = add_op(m, name, "conv2d",
+                 fused_relu ? "\"padding\": \"[1, 1]\", \"kernel_size\": \"[3, 3]\", \"activation\": \"relu\""
+                            : "\"padding\": \"[1, 1]\", \"kernel_size\": \"[3, 3]\"",
+                 key, 4, yshape, x, w, bias);
+  hgr_ref_conv2d(values_of(m, x), m->nodes[x].shape, values_of(m, w), m->nodes[w].shape, values_of(m, bias),
+                 values_of(m, y), yshape, &p);
+  return y;
+}
+
+static int add_pool(model_t* m, const char* name, int x, int key) {
+  hgr_ref_pool2d_t p = {true, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, false, false};
+  int64_t yshape[4];
+  hgr_ref_pool2d_shape(m->nodes[x].shape, &p, yshape);
+  int y = add_op(m, name, "max_pool2d", "\"pool_size\": \"[2, 2]\", \"strides\": \"[2, 2]\"", key, 4, yshape, x, -1,
+                 -1);
+  hgr_ref_pool2d(values_of(m, x), m->nodes[x].shape, values_of(m, y), yshape, &p);
+  return y;
+}
+
+static int add_relu(model_t* m, const char* name, int x, int key) {
+  const model_node_t* src = &m->nodes[x];
+  int y = add_op(m, name, "relu", "", key, src->ndim, src->shape, x, -1, -1);
+  for (int64_t i = 0; i < count_of(src); ++i) values_of(m, y)[i] = fmaxf(values_of(m, x)[i], 0.0f);
+  return y;
+}
+
+/* dense over a [rows, in] input with weight [units, in] and bias [units]. */
+static int add_dense(model_t* m, const char* name, int x, int w, int bias, int key) {
+  int64_t rows = m->nodes[x].shape[0], in = m->nodes[x].shape[1], units = m->nodes[w].shape[0];
+  int y = add_op(m, name, "dense", "", key, 2, (int64_t[]){rows, units}, x, w, bias);
+  hgr_ref_dense(values_of(m, x), values_of(m, w), values_of(m, bias), values_of(m, y), rows, in, units);
+  return y;
+}
+
+static int add_softmax(model_t* m, const char* name, int x, int key) {
+  const model_node_t* src = &m->nodes[x];
+  int y = add_op(m, name, "softmax", "\"axis\": \"-1\"", key, src->ndim, src->shape, x, -1, -1);
+  int64_t axis_len = src->shape[src->ndim - 1];
+  hgr_ref_softmax(values_of(m, x), values_of(m, y), count_of(src) / axis_len, axis_len, 1, false);
+  return y;
+}
+
+static void build_cnn(model_t* m) {
+  int x = add_tensor(m, "x", false, 1.0f, 1, 4, (int64_t[]){1, 3, 32, 32});
+  int w1 = add_tensor(m, "conv1_weight", true, sqrtf(6.0f / 27), 1, 4, (int64_t[]){8, 3, 3, 3});
+  int b1 = add_tensor(m, "conv1_bias", true, 0.1f, 1, 1, (int64_t[]){8});
+  int w2 = add_tensor(m, "conv2_weight", true, sqrtf(6.0f / 72), 4, 4, (int64_t[]){16, 8, 3, 3});
+  int b2 = add_tensor(m, "conv2_bias", true, 0.1f, 4, 1, (int64_t[]){16});
+  int w3 = add_tensor(m, "fc_weight", true, sqrtf(6.0f / 1024), 4, 2, (int64_t[]){10, 1024});
+  int b3 = add_tensor(m, "fc_bias", true, 0.1f, 4, 1, (int64_t[]){10});
+  int conv1 = add_conv(m, "conv1", x, w1, b1, false, 1);
+  int relu1 = add_relu(m, "relu1", conv1, 1);
+  int pool1 = add_pool(m, "pool1", relu1, 1);
+  int moved = add_copy(m, "pool1_to_key4", pool1, 4);
+  int conv2 = add_conv(m, "conv2_relu", moved, w2, b2, true, 4);
+  int pool2 = add_pool(m, "pool2", conv2, 4);
+  /* batch_flatten shares its input's storage: an alias, no kernel. */
+  int flat = add_op(m, "flatten", "batch_flatten", "", 4, 2, (int64_t[]){1, 1024}, pool2, -1, -1);
+  m->nodes[flat].storage_id = m->nodes[pool2].storage_id;
+  memcpy(values_of(m, flat), values_of(m, pool2), 1024 * sizeof(float));
+  int logits = add_dense(m, "fc", flat, w3, b3, 4);
+  int back = add_copy(m, "logits_to_key1", logits, 1);
+  add_softmax(m, "softmax", back, 1);
+}
+
+static void build_mlp(model_t* m) {
+  int x = add_tensor(m, "x", false, 1.0f, 1, 2, (int64_t[]){4, 64});
+  int w1 = add_tensor(m, "fc1_weight", true, sqrtf(6.0f / 64), 1, 2, (int64_t[]){128, 64});
+  int b1 = add_tensor(m, "fc1_bias", true, 0.1f, 1, 1, (int64_t[]){128});
+  int w2 = add_tensor(m, "fc2_weight", true, sqrtf(6.0f / 128), 4, 2, (int64_t[]){10, 128});
+  int b2 = add_tensor(m, "fc2_bias", true, 0.1f, 4, 1, (int64_t[]){10});
+  int hidden = add_dense(m, "fc1", x, w1, b1, 1);
+  int relu = add_relu(m, "relu", hidden, 1);
+  int moved = add_copy(m, "hidden_to_key4", relu, 4);
+  int logits = add_dense(m, "fc2", moved, w2, b2, 4);
+  add_softmax(m, "softmax", logits, 4);
+}
+
+static bool report(hgr_status_t status) {
+  if (!status) return true;
+  char* text = hgr_status_to_string(status);
+  fprintf(stderr, "hgr_make_examples: %s\n", text ? text : "out of memory");
+  free(text);
+  hgr_status_free(status);
+  return false;
+}
+
+static void print_shape(FILE* out, const model_node_t* n) {
+  fprintf(out, "[");
+  for (int d = 0; d < n->ndim; ++d) fprintf(out, "%s%lld", d ? ", " : "", (long long)n->shape[d]);
+  fprintf(out, "]");
+}
+
+/* The graph JSON; the last node is the one head. */
+static bool write_model_graph(const model_t* m, const char* path) {
+  FILE* out = fopen(path, "w");
+  if (!out) {
+    perror(path);
+    return false;
+  }
+  fprintf(out, "{\n  \"nodes\": [\n");
+  for (int i = 0; i < m->node_count; ++i) {
+    const model_node_t* n = &m->nodes[i];
+    const char* comma = i + 1 < m->node_count ? "," : "";
+    if (!n->func_name) {
+      fprintf(out, "    {\"op\": \"null\", \"name\": \"%s\", \"inputs\": []}%s\n", n->name, comma);
+      continue;
+    }
+    fprintf(out,
+            "    {\"op\": \"tvm_op\", \"name\": \"%s\", \"attrs\": {\"func_name\": \"%s\", \"num_inputs\": \"%d\", "
+            "\"num_outputs\": \"1\", \"flatten_data\": \"0\"%s%s}, \"inputs\": [",
+            n->name, n->func_name, n->input_count, n->attrs[0] ? ", " : "", n->attrs);
+    for (int k = 0; k < n->input_count; ++k) fprintf(out, "%s[%d, 0, 0]", k ? ", " : "", n->inputs[k]);
+    fprintf(out, "]}%s\n", comma);
+  }
+  fprintf(out, "  ],\n  \"arg_nodes\": [");
+  for (int i = 0, first = 1; i < m->node_count; ++i)
+    if (!m->nodes[i].func_name) {
+      fprintf(out, "%s%d", first ? "" : ", ", i);
+      first = 0;
+    }
+  fprintf(out, "],\n  \"node_row_ptr\": [");
+  for (int i = 0; i <= m->node_count; ++i) fprintf(out, "%s%d", i ? ", " : "", i);
+  fprintf(out, "],\n  \"heads\": [[%d, 0, 0]],\n  \"attrs\": {\n    \"storage_id\": [\"list_int\", [",
+          m->node_count - 1);
+  for (int i = 0; i < m->node_count; ++i) fprintf(out, "%s%d", i ? ", " : "", m->nodes[i].storage_id);
+  fprintf(out, "]],\n    \"device_index\": [\"list_int\", [");
+  for (int i = 0; i < m->node_count; ++i) fprintf(out, "%s%d", i ? ", " : "", m->nodes[i].key);
+  fprintf(out, "]],\n    \"dltype\": [\"list_str\", [");
+  for (int i = 0; i < m->node_count; ++i) fprintf(out, "%s\"float32\"", i ? ", " : "");
+  fprintf(out, "]],\n    \"shape\": [\"list_shape\", [");
+  for (int i = 0; i < m->node_count; ++i) {
+    fprintf(out, "%s", i ? ", " : "");
+    print_shape(out, &m->nodes[i]);
+  }
+  fprintf(out, "]]\n  }\n}\n");
+  bool ok = !ferror(out);
+  if (fclose(out) != 0) ok = false;
+  if (!ok) fprintf(stderr, "%s: write failed\n", path);
+  return ok;
+}
+
+/* <name>.json, <name>.params (the weights), <name>_x.npy and <name>_expected_0.npy. */
+static bool write_model(const model_t* m, const char* dir, const char* name) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/%s.json", dir, name);
+  bool ok = write_model_graph(m, path);
+  hgr_params_t* params = NULL;
+  ok = ok && report(hgr_params_create(&params));
+  for (int i = 0; ok && i < m->node_count; ++i) {
+    const model_node_t* n = &m->nodes[i];
+    uint64_t bytes = (uint64_t)count_of(n) * sizeof(float);
+    if (n->is_param) {
+      ok = report(hgr_params_add(params, n->name, float32, n->ndim, n->shape, n->values, bytes));
+    } else if (!n->func_name || i == m->node_count - 1) {
+      if (n->func_name) snprintf(path, sizeof(path), "%s/%s_expected_0.npy", dir, name);
+      else snprintf(path, sizeof(path), "%s/%s_%s.npy", dir, name, n->name);
+      ok = report(hgr_npy_save_file(path, float32, n->ndim, n->shape, n->values, bytes));
+    }
+  }
+  snprintf(path, sizeof(path), "%s/%s.params", dir, name);
+  ok = ok && report(hgr_params_save_file(params, path));
+  hgr_params_release(params);
+  return ok;
+}
+
+static void free_model(model_t* m) {
+  for (int i = 0; i < m->node_count; ++i) free(m->nodes[i].values);
+}
+
+bool hgr_examples_write_models(const char* dir) {
+  static model_t cnn, mlp;
+  cnn.random_state = 4;
+  mlp.random_state = 5;
+  build_cnn(&cnn);
+  build_mlp(&mlp);
+  bool ok = write_model(&cnn, dir, "cnn") && write_model(&mlp, dir, "mlp");
+  if (ok) printf("wrote cnn (%d nodes) and mlp (%d nodes) to %s\n", cnn.node_count, mlp.node_count, dir);
+  free_model(&cnn);
+  free_model(&mlp);
+  return ok;
+}
