@@ -270,8 +270,12 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
   return HGR_OK;
 }
 
+/* Creates a launch's kernel; *out_work_group is its CL_KERNEL_WORK_GROUP_SIZE and
+ * *out_local_bytes the local memory it needs (its own, CL_KERNEL_LOCAL_MEM_SIZE,
+ * plus the __local arguments the plan gives it). */
 static hgr_status_t create_kernel(hgr_executor_t* executor, const hgr__step_t* step,
-                                  const hgr__launch_plan_t* plan, cl_kernel* out_kernel, size_t* out_work_group) {
+                                  const hgr__launch_plan_t* plan, cl_kernel* out_kernel, size_t* out_work_group,
+                                  uint64_t* out_local_bytes) {
   *out_kernel = NULL;
   size_t slot = (size_t)(hgr__exec_device(executor, step->device_index) - executor->devices);
   const hgr__device_t* device = &executor->instance->devices[step->device_index];
@@ -281,8 +285,15 @@ static hgr_status_t create_kernel(hgr_executor_t* executor, const hgr__step_t* s
   cl_kernel kernel = clCreateKernel(program, plan->kernel, &error);
   if (error != CL_SUCCESS || !kernel)
     return HGR_CL_STATUS(error, "clCreateKernel(%s) for %s on %s", plan->kernel, step->plan.label, device->info.spec);
+  cl_ulong local_bytes = 0;
   error = clGetKernelWorkGroupInfo(kernel, device->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(*out_work_group),
                                    out_work_group, NULL);
+  if (error == CL_SUCCESS)
+    error = clGetKernelWorkGroupInfo(kernel, device->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(local_bytes),
+                                     &local_bytes, NULL);
+  *out_local_bytes = local_bytes;
+  for (uint32_t a = 0; a < plan->arg_count; ++a)
+    if (plan->args[a].kind == HGR__ARG_LOCAL) *out_local_bytes += plan->args[a].local_bytes;
   if (error != CL_SUCCESS) {
     clReleaseKernel(kernel);
     return HGR_CL_STATUS(error, "clGetKernelWorkGroupInfo(%s) for %s on %s", plan->kernel, step->plan.label,
@@ -354,19 +365,31 @@ static hgr_status_t bind_kernels(hgr_executor_t* executor, hgr__step_t* step) {
     if (!step->launches) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     step->launch_count = count;
     size_t smallest = SIZE_MAX;
+    uint64_t most_local = 0;
     bool fits = true;
     for (uint32_t k = 0; k < count; ++k) {
       size_t work_group = 0;
-      HGR_RETURN_IF_ERROR(create_kernel(executor, step, &step->plan.launches[k], &step->launches[k].kernel, &work_group));
+      uint64_t local_bytes = 0;
+      HGR_RETURN_IF_ERROR(create_kernel(executor, step, &step->plan.launches[k], &step->launches[k].kernel, &work_group,
+                                        &local_bytes));
       if (work_group < smallest) smallest = work_group;
+      if (local_bytes > most_local) most_local = local_bytes;
       if (work_group_of(&step->plan.launches[k].launch) > work_group) fits = false;
     }
-    if (!fits) {
-      hgr__limits_t limits = step->plan.limits;
-      if (attempt == 3 || smallest >= limits.max_work_group)
-        return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the op plans work-groups larger than its kernels allow (%zu)",
-                          step->plan.label, smallest);
-      limits.max_work_group = smallest;
+    /* Some drivers count a kernel's local memory differently from what the plan
+     * assumed (rusticl 22.3 reports twice the static size): plan again within
+     * what is left. */
+    hgr__limits_t limits = step->plan.limits;
+    bool local_fits = most_local <= limits.local_mem_bytes;
+    if (!fits || !local_fits) {
+      if (attempt == 3 || (!fits && smallest >= limits.max_work_group) || (!local_fits && !limits.local_mem_bytes))
+        return HGR_STATUS(HGR_STATUS_INTERNAL,
+                          "%s: the op plans work-groups or local memory larger than its kernels allow (%zu work-items, "
+                          "%llu of %llu bytes)",
+                          step->plan.label, smallest, (unsigned long long)most_local,
+                          (unsigned long long)limits.local_mem_bytes);
+      if (!fits) limits.max_work_group = smallest;
+      if (!local_fits) limits.local_mem_bytes = limits.local_mem_bytes * limits.local_mem_bytes / most_local;
       hgr__step_release_kernels(step);
       HGR_RETURN_IF_ERROR(hgr__op_plan(executor->graph, step->node_id, executor->kernels, &limits, &step->plan));
       continue;
