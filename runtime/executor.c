@@ -24,31 +24,60 @@ hgr_status_t hgr__queue_flush(hgr_executor_t* executor, uint32_t queue) {
   return HGR_OK;
 }
 
-/* Releases the command events kept since the queues were last idle. */
+/* Releases the command events kept since the queues were last idle, and clears the
+ * trackers that borrowed them: the storages' writer and readers, and each queue's
+ * last event. Called once every queue is idle (nothing left to order against), or
+ * at release. */
 static void forget_commands(hgr_executor_t* executor, bool release_events) {
+  for (uint32_t s = 0; executor->storages && s < executor->graph->storage_count; ++s) {
+    executor->storages[s].writer = (hgr__tracked_event_t){NULL, 0};
+    executor->storages[s].reader_count = 0;
+  }
+  for (uint32_t q = 0; executor->queues && q < executor->queue_count; ++q) executor->queues[q].last = NULL;
   for (uint32_t c = 0; release_events && c < executor->command_count; ++c) clReleaseEvent(executor->commands[c]);
   executor->command_count = 0;
 }
 
+hgr_status_t hgr__commands_reserve(hgr_executor_t* executor, uint32_t extra) {
+  uint64_t needed = (uint64_t)executor->command_count + extra;
+  if (needed <= executor->command_capacity) return HGR_OK;
+  uint64_t capacity = executor->command_capacity ? executor->command_capacity : 256;
+  while (capacity < needed) capacity *= 2;
+  if (capacity > UINT32_MAX / 2)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "more than %u commands in flight", UINT32_MAX / 2);
+  cl_event* grown = realloc(executor->commands, (size_t)capacity * sizeof(cl_event));
+  if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  executor->commands = grown;
+  executor->command_capacity = (uint32_t)capacity;
+  return HGR_OK;
+}
+
 hgr_status_t hgr__keep_event(hgr_executor_t* executor, cl_event event) {
-  if (executor->command_count == executor->command_capacity) {
-    uint32_t capacity = executor->command_capacity ? executor->command_capacity * 2 : 256;
-    cl_event* grown = realloc(executor->commands, capacity * sizeof(cl_event));
-    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    executor->commands = grown;
-    executor->command_capacity = capacity;
-  }
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, 1));
   clRetainEvent(event);
   executor->commands[executor->command_count++] = event;
   return HGR_OK;
+}
+
+/* An upper bound on the events one run keeps: every launch, copy command and unmap,
+ * and the staging user event a staged copy keeps. */
+static uint32_t commands_per_run(hgr_executor_t* executor) {
+  if (executor->commands_per_run) return executor->commands_per_run;
+  uint64_t count = 1;
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    const hgr__step_t* step = &executor->steps[s];
+    if (step->kind == HGR__STEP_KERNEL) count += step->launch_count;
+    else if (step->kind == HGR__STEP_COPY)
+      count += step->path == HGR__COPY_DIRECT ? 1 : step->path == HGR__COPY_STAGED ? 3 : 3 * (uint64_t)step->chunk_count;
+  }
+  executor->commands_per_run = count < UINT32_MAX / 2 ? (uint32_t)count : UINT32_MAX / 2;
+  return executor->commands_per_run;
 }
 
 hgr_status_t hgr__queue_enqueued(hgr_executor_t* executor, uint32_t queue, cl_event event) {
   hgr__queue_t* q = &executor->queues[queue];
   HGR_RETURN_IF_ERROR(hgr__keep_event(executor, event));
   if (executor->profile_node != UINT32_MAX) HGR_RETURN_IF_ERROR(hgr__profile_command(executor, queue, event));
-  clRetainEvent(event);
-  if (q->last) clReleaseEvent(q->last);
   q->last = event;
   q->seq++;
   if (++q->unflushed >= HGR_FLUSH_EVERY) return hgr__queue_flush(executor, queue);
@@ -86,11 +115,8 @@ hgr_status_t hgr__order_storage(hgr_executor_t* executor, uint32_t storage_id, b
 void hgr__record_access(hgr_executor_t* executor, uint32_t storage_id, bool writing, cl_event event,
                         uint32_t queue) {
   hgr__storage_t* storage = &executor->storages[storage_id];
-  clRetainEvent(event);
   if (writing) {
     /* Everything since the last write is ordered before this write. */
-    if (storage->writer.event) clReleaseEvent(storage->writer.event);
-    for (uint32_t r = 0; r < storage->reader_count; ++r) clReleaseEvent(storage->readers[r].event);
     storage->reader_count = 0;
     storage->writer = (hgr__tracked_event_t){event, queue};
     return;
@@ -98,7 +124,6 @@ void hgr__record_access(hgr_executor_t* executor, uint32_t storage_id, bool writ
   /* One reader per queue: on an in-order queue the newest covers the older ones. */
   for (uint32_t r = 0; r < storage->reader_count; ++r)
     if (storage->readers[r].queue == queue) {
-      clReleaseEvent(storage->readers[r].event);
       storage->readers[r].event = event;
       return;
     }
@@ -241,6 +266,7 @@ hgr_status_t hgr_executor_run(hgr_executor_t* executor) {
       return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                         "input %u '%s' was never set (give it with set_input or in the params)", i,
                         graph->nodes[graph->arg_nodes[i]].name);
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, commands_per_run(executor)));
   hgr_status_t status = HGR_OK;
   if (executor->profiling) hgr__profile_reset(executor);
   executor->profile_complete = false;
@@ -359,6 +385,7 @@ hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, cons
     HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, true, queue, &wait_count));
     if (executor->queues[queue].last) executor->wait[wait_count++] = executor->queues[queue].last;
     HGR_RETURN_IF_ERROR(await_events(executor, executor->wait, wait_count));
+    HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, 1));
     cl_event event = NULL;
     cl_int error = clEnqueueWriteBuffer(executor->queues[queue].queue, executor->storages[storage_id].mem, CL_TRUE, 0,
                                         bytes, data, 0, NULL, &event);
@@ -392,6 +419,7 @@ static hgr_status_t read_storage(hgr_executor_t* executor, uint32_t storage_id, 
   cl_event* wait = executor->wait;
   uint32_t wait_count = 0;
   HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, false, queue, &wait_count));
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, 1));
   cl_event event = NULL;
   cl_int error = clEnqueueReadBuffer(executor->queues[queue].queue, executor->storages[storage_id].mem, CL_FALSE, 0,
                                      bytes, staging, wait_count, wait_count ? wait : NULL, &event);
@@ -474,6 +502,7 @@ hgr_status_t hgr_executor_run_stepwise(hgr_executor_t* executor, hgr_node_visito
     if (!visit(executor, graph->arg_nodes[i], user)) return HGR_OK;
   if (executor->profiling) hgr__profile_reset(executor);
   executor->profile_complete = false;
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, commands_per_run(executor)));
   for (uint32_t s = 0; s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];
     hgr_status_t status = HGR_OK;
@@ -638,7 +667,6 @@ void hgr_executor_release(hgr_executor_t* executor) {
     if (executor->programs[p]) clReleaseProgram(executor->programs[p]);
   free(executor->programs);
   for (uint32_t q = 0; executor->queues && q < executor->queue_count; ++q) {
-    if (executor->queues[q].last) clReleaseEvent(executor->queues[q].last);
     if (executor->queues[q].queue) clReleaseCommandQueue(executor->queues[q].queue);
   }
   free(executor->queues);
