@@ -1,6 +1,9 @@
 /* Runs: ordering by storage (last writer, readers since), enqueueing every node,
  * waiting on events (never clFinish: rusticl's returns early after clFlush), host
  * inputs and outputs, and teardown. */
+#include <errno.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,31 +290,112 @@ hgr_status_t hgr_executor_run(hgr_executor_t* executor) {
   return hgr_status_annotate(status, "run");
 }
 
+/* A semaphore that event callbacks post to wake the host thread waiting in
+ * await_events. It is reference-counted, because a callback can run after the wait
+ * has ended (the wait also ends on a failure or on another event), and one
+ * registered on a command stuck behind a failed command never runs at all: that
+ * waiter is then left to the driver, like such commands' events. */
+typedef struct waker_t {
+  sem_t sem;
+  atomic_int refs;
+} waker_t;
+
+static void release_waker(waker_t* waker) {
+  if (waker && atomic_fetch_sub(&waker->refs, 1) == 1) {
+    sem_destroy(&waker->sem);
+    free(waker);
+  }
+}
+
+/* Runs on a driver thread: sem_post only counts and wakes, it never blocks. */
+static void CL_CALLBACK wake_waiter(cl_event event, cl_int status, void* user_data) {
+  (void)event;
+  (void)status;
+  waker_t* waker = user_data;
+  sem_post(&waker->sem);
+  release_waker(waker);
+}
+
+/* Has waker posted once event completes; false when the callback cannot be set. */
+static bool watch_event(waker_t* waker, cl_event event) {
+  atomic_fetch_add(&waker->refs, 1); /* the callback's */
+  if (clSetEventCallback(event, CL_COMPLETE, wake_waiter, waker) == CL_SUCCESS) return true;
+  atomic_fetch_sub(&waker->refs, 1);
+  return false;
+}
+
+/* Sleeps on waker for at most timeout_ns (a post ends it early). */
+static void wait_for_waker(waker_t* waker, long timeout_ns) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += timeout_ns;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  while (sem_timedwait(&waker->sem, &until) != 0 && errno == EINTR) {
+  }
+}
+
+#define HGR_FAILURE_SCAN_NS 1000000L /* scan every node's events at most this often */
+
 /* Waits until every event in events has completed, or until a node's command has
- * failed. It polls rather than blocking in clWaitForEvents because after a failure
- * some drivers (PoCL 3.1) never complete the commands that waited on the failed one:
- * a blocking wait on them would never return. Host-driven queues are driven on the
- * way. The poll sleeps, starting at 5 us and
- * doubling to at most 100 us, so it adds little latency and takes no CPU from the
- * drivers' threads. */
+ * failed. It never blocks in clWaitForEvents, because after a failure some drivers
+ * (PoCL 3.1) never complete the commands that waited on the failed one: a blocking
+ * wait on them would never return. Instead it sleeps on a semaphore that a callback
+ * on the first pending event posts (waking as fast as clWaitForEvents does, where a
+ * sleep-and-poll loop woke tens of microseconds late on small copies), at most a
+ * millisecond at a time, and scans every node's events for a failure at most every
+ * millisecond and once at the end (a scan queries each node's event, which on a long
+ * graph cost more host time than the nodes themselves). Executors with host-driven
+ * queues (Oclgrind, which runs commands only while the host waits on them, and does
+ * not call callbacks registered on completed events) drive them on the way and poll
+ * instead, sleeping from 5 us, doubling to at most 100 us. */
 static hgr_status_t await_events(hgr_executor_t* executor, const cl_event* events, uint32_t count) {
+  bool host_driven = false;
+  for (uint32_t q = 0; q < executor->queue_count; ++q) host_driven |= executor->queues[q].host_driven;
   long sleep_ns = 5000;
+  uint64_t last_scan = hgr__monotonic_ns();
+  waker_t* waker = NULL;
+  cl_event watched = NULL; /* the event waker's latest callback is on */
+  hgr_status_t status = HGR_OK;
   for (;;) {
-    HGR_RETURN_IF_ERROR(hgr__bridges_drive(executor));
-    bool pending = false;
-    for (uint32_t i = 0; i < count && !pending; ++i) {
+    if ((status = hgr__bridges_drive(executor))) break;
+    cl_event pending = NULL;
+    for (uint32_t i = 0; i < count && !pending && !status; ++i) {
       cl_int execution = CL_COMPLETE;
       cl_int error = clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL);
-      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetEventInfo(execution status)");
-      pending = execution > CL_COMPLETE;
+      if (error != CL_SUCCESS) status = HGR_CL_STATUS(error, "clGetEventInfo(execution status)");
+      else if (execution > CL_COMPLETE) pending = events[i];
     }
-    hgr_status_t failure = find_failure(executor);
-    if (failure) return fail_executor(executor, failure);
-    if (!pending) return HGR_OK;
+    if (status) break;
+    uint64_t now = hgr__monotonic_ns();
+    if (!pending || now - last_scan >= (uint64_t)HGR_FAILURE_SCAN_NS) {
+      hgr_status_t failure = find_failure(executor);
+      if (failure) {
+        status = fail_executor(executor, failure);
+        break;
+      }
+      last_scan = now;
+    }
+    if (!pending) break;
+    if (!host_driven && !waker) {
+      waker = malloc(sizeof(*waker));
+      if (waker && sem_init(&waker->sem, 0, 0) != 0) {
+        free(waker);
+        waker = NULL;
+      }
+      if (waker) atomic_init(&waker->refs, 1); /* ours */
+    }
+    if (waker && (pending == watched || watch_event(waker, pending))) {
+      watched = pending;
+      wait_for_waker(waker, HGR_FAILURE_SCAN_NS);
+      continue;
+    }
     struct timespec pause = {0, sleep_ns};
     nanosleep(&pause, NULL);
     if (sleep_ns < 100000) sleep_ns *= 2;
   }
+  release_waker(waker);
+  return status;
 }
 
 hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
