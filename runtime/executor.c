@@ -70,8 +70,9 @@ static uint32_t commands_per_run(hgr_executor_t* executor) {
   for (uint32_t s = 0; s < executor->step_count; ++s) {
     const hgr__step_t* step = &executor->steps[s];
     if (step->kind == HGR__STEP_KERNEL) count += step->launch_count;
-    else if (step->kind == HGR__STEP_COPY)
-      count += step->path == HGR__COPY_DIRECT ? 1 : step->path == HGR__COPY_STAGED ? 3 : 3 * (uint64_t)step->chunk_count;
+    else if (step->kind == HGR__STEP_COPY && step->path == HGR__COPY_DIRECT) count += 1;
+    else if (step->kind == HGR__STEP_COPY && step->path == HGR__COPY_STAGED) count += 3;
+    else if (step->kind == HGR__STEP_COPY) count += 3 * (uint64_t)step->chunk_count;
   }
   executor->commands_per_run = count < UINT32_MAX / 2 ? (uint32_t)count : UINT32_MAX / 2;
   return executor->commands_per_run;
