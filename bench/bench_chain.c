@@ -28,8 +28,9 @@
  * Prints one markdown table row (the header too with --header). --targets appends a
  * row "| target | measured | needed | PASS/MISS |" to FILE for --target-ratio (hgr
  * time per run at most X times raw) and --target-host-us (hgr adds at most Y us of
- * host time per node over raw); --write-graph saves the generated graph (for `hgr run
- * --profile`); --only runs one variant (hgr, raw or raw/node) and prints its times
+ * host time per node over raw); --write-graph GRAPH.json saves the generated graph
+ * and its inputs as GRAPH_x.npy, GRAPH_c0.npy (, GRAPH_c1.npy), for `hgr run
+ * --profile`; --only runs one variant (hgr, raw or raw/node) and prints its times
  * (for perf). */
 #include <math.h>
 #include <stdbool.h>
@@ -137,13 +138,6 @@ int main(int argc, char** argv) {
   chain_plan_make(nodes, device_count, switch_every, elements, &plan);
   static const int keys[CHAIN_MAX_DEVICES] = {1, 4};
   char* json = chain_plan_json(&plan, keys);
-  if (graph_path) {
-    FILE* file = fopen(graph_path, "w");
-    if (!file || fputs(json, file) < 0 || fclose(file)) {
-      fprintf(stderr, "hgr_bench_chain: cannot write %s\n", graph_path);
-      return 1;
-    }
-  }
 
   /* Inputs: x in [-1, 1), constants in [0.25, 0.75) so the chain stays bounded. */
   size_t bytes = (size_t)elements * sizeof(float);
@@ -160,6 +154,23 @@ int main(int argc, char** argv) {
     fill(constants[d], elements, 2 + (uint64_t)d, 0.25f, 0.75f);
   }
   chain_plan_reference(&plan, x, (const float* const*)constants, expected);
+  if (graph_path) { /* the graph, and its inputs as GRAPH_x.npy, GRAPH_c0.npy ... */
+    FILE* file = fopen(graph_path, "w");
+    if (!file || fputs(json, file) < 0 || fclose(file)) {
+      fprintf(stderr, "hgr_bench_chain: cannot write %s\n", graph_path);
+      return 1;
+    }
+    int64_t shape[1] = {elements};
+    const hgr_dtype_t float32 = {HGR_DTYPE_FLOAT, 32, 1};
+    for (int i = 0; i <= device_count; ++i) {
+      char path[1024], name[16];
+      if (i) snprintf(name, sizeof(name), "c%d", i - 1);
+      else snprintf(name, sizeof(name), "x");
+      snprintf(path, sizeof(path), "%.*s_%s.npy", (int)(strlen(graph_path) - (strstr(graph_path, ".json") ? 5 : 0)),
+               graph_path, name);
+      check(hgr_npy_save_file(path, float32, 1, shape, i ? constants[i - 1] : x, bytes), "writing an input");
+    }
+  }
 
   /* hgr: everything once, up front. */
   hgr_instance_t* instance = NULL;
