@@ -1,6 +1,9 @@
 /* Runs: ordering by storage (last writer, readers since), enqueueing every node,
  * waiting on events (never clFinish: rusticl's returns early after clFlush), host
  * inputs and outputs, and teardown. */
+#include <errno.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,31 +27,61 @@ hgr_status_t hgr__queue_flush(hgr_executor_t* executor, uint32_t queue) {
   return HGR_OK;
 }
 
-/* Releases the command events kept since the queues were last idle. */
+/* Releases the command events kept since the queues were last idle, and clears the
+ * trackers that borrowed them: the storages' writer and readers, and each queue's
+ * last event. Called once every queue is idle (nothing left to order against), or
+ * at release. */
 static void forget_commands(hgr_executor_t* executor, bool release_events) {
+  for (uint32_t s = 0; executor->storages && s < executor->graph->storage_count; ++s) {
+    executor->storages[s].writer = (hgr__tracked_event_t){NULL, 0};
+    executor->storages[s].reader_count = 0;
+  }
+  for (uint32_t q = 0; executor->queues && q < executor->queue_count; ++q) executor->queues[q].last = NULL;
   for (uint32_t c = 0; release_events && c < executor->command_count; ++c) clReleaseEvent(executor->commands[c]);
   executor->command_count = 0;
 }
 
+hgr_status_t hgr__commands_reserve(hgr_executor_t* executor, uint32_t extra) {
+  uint64_t needed = (uint64_t)executor->command_count + extra;
+  if (needed <= executor->command_capacity) return HGR_OK;
+  uint64_t capacity = executor->command_capacity ? executor->command_capacity : 256;
+  while (capacity < needed) capacity *= 2;
+  if (capacity > UINT32_MAX / 2)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "more than %u commands in flight", UINT32_MAX / 2);
+  cl_event* grown = realloc(executor->commands, (size_t)capacity * sizeof(cl_event));
+  if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  executor->commands = grown;
+  executor->command_capacity = (uint32_t)capacity;
+  return HGR_OK;
+}
+
 hgr_status_t hgr__keep_event(hgr_executor_t* executor, cl_event event) {
-  if (executor->command_count == executor->command_capacity) {
-    uint32_t capacity = executor->command_capacity ? executor->command_capacity * 2 : 256;
-    cl_event* grown = realloc(executor->commands, capacity * sizeof(cl_event));
-    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    executor->commands = grown;
-    executor->command_capacity = capacity;
-  }
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, 1));
   clRetainEvent(event);
   executor->commands[executor->command_count++] = event;
   return HGR_OK;
+}
+
+/* An upper bound on the events one run keeps: every launch, copy command and unmap,
+ * and the staging user event a staged copy keeps. */
+static uint32_t commands_per_run(hgr_executor_t* executor) {
+  if (executor->commands_per_run) return executor->commands_per_run;
+  uint64_t count = 1;
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    const hgr__step_t* step = &executor->steps[s];
+    if (step->kind == HGR__STEP_KERNEL) count += step->launch_count;
+    else if (step->kind == HGR__STEP_COPY && step->path == HGR__COPY_DIRECT) count += 1;
+    else if (step->kind == HGR__STEP_COPY && step->path == HGR__COPY_STAGED) count += 3;
+    else if (step->kind == HGR__STEP_COPY) count += 3 * (uint64_t)step->chunk_count;
+  }
+  executor->commands_per_run = count < UINT32_MAX / 2 ? (uint32_t)count : UINT32_MAX / 2;
+  return executor->commands_per_run;
 }
 
 hgr_status_t hgr__queue_enqueued(hgr_executor_t* executor, uint32_t queue, cl_event event) {
   hgr__queue_t* q = &executor->queues[queue];
   HGR_RETURN_IF_ERROR(hgr__keep_event(executor, event));
   if (executor->profile_node != UINT32_MAX) HGR_RETURN_IF_ERROR(hgr__profile_command(executor, queue, event));
-  clRetainEvent(event);
-  if (q->last) clReleaseEvent(q->last);
   q->last = event;
   q->seq++;
   if (++q->unflushed >= HGR_FLUSH_EVERY) return hgr__queue_flush(executor, queue);
@@ -86,11 +119,8 @@ hgr_status_t hgr__order_storage(hgr_executor_t* executor, uint32_t storage_id, b
 void hgr__record_access(hgr_executor_t* executor, uint32_t storage_id, bool writing, cl_event event,
                         uint32_t queue) {
   hgr__storage_t* storage = &executor->storages[storage_id];
-  clRetainEvent(event);
   if (writing) {
     /* Everything since the last write is ordered before this write. */
-    if (storage->writer.event) clReleaseEvent(storage->writer.event);
-    for (uint32_t r = 0; r < storage->reader_count; ++r) clReleaseEvent(storage->readers[r].event);
     storage->reader_count = 0;
     storage->writer = (hgr__tracked_event_t){event, queue};
     return;
@@ -98,7 +128,6 @@ void hgr__record_access(hgr_executor_t* executor, uint32_t storage_id, bool writ
   /* One reader per queue: on an in-order queue the newest covers the older ones. */
   for (uint32_t r = 0; r < storage->reader_count; ++r)
     if (storage->readers[r].queue == queue) {
-      clReleaseEvent(storage->readers[r].event);
       storage->readers[r].event = event;
       return;
     }
@@ -241,6 +270,7 @@ hgr_status_t hgr_executor_run(hgr_executor_t* executor) {
       return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                         "input %u '%s' was never set (give it with set_input or in the params)", i,
                         graph->nodes[graph->arg_nodes[i]].name);
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, commands_per_run(executor)));
   hgr_status_t status = HGR_OK;
   if (executor->profiling) hgr__profile_reset(executor);
   executor->profile_complete = false;
@@ -261,31 +291,112 @@ hgr_status_t hgr_executor_run(hgr_executor_t* executor) {
   return hgr_status_annotate(status, "run");
 }
 
+/* A semaphore that event callbacks post to wake the host thread waiting in
+ * await_events. It is reference-counted, because a callback can run after the wait
+ * has ended (the wait also ends on a failure or on another event), and one
+ * registered on a command stuck behind a failed command never runs at all: that
+ * waiter is then left to the driver, like such commands' events. */
+typedef struct waker_t {
+  sem_t sem;
+  atomic_int refs;
+} waker_t;
+
+static void release_waker(waker_t* waker) {
+  if (waker && atomic_fetch_sub(&waker->refs, 1) == 1) {
+    sem_destroy(&waker->sem);
+    free(waker);
+  }
+}
+
+/* Runs on a driver thread: sem_post only counts and wakes, it never blocks. */
+static void CL_CALLBACK wake_waiter(cl_event event, cl_int status, void* user_data) {
+  (void)event;
+  (void)status;
+  waker_t* waker = user_data;
+  sem_post(&waker->sem);
+  release_waker(waker);
+}
+
+/* Has waker posted once event completes; false when the callback cannot be set. */
+static bool watch_event(waker_t* waker, cl_event event) {
+  atomic_fetch_add(&waker->refs, 1); /* the callback's */
+  if (clSetEventCallback(event, CL_COMPLETE, wake_waiter, waker) == CL_SUCCESS) return true;
+  atomic_fetch_sub(&waker->refs, 1);
+  return false;
+}
+
+/* Sleeps on waker for at most timeout_ns (a post ends it early). */
+static void wait_for_waker(waker_t* waker, long timeout_ns) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += timeout_ns;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  while (sem_timedwait(&waker->sem, &until) != 0 && errno == EINTR) {
+  }
+}
+
+#define HGR_FAILURE_SCAN_NS 1000000L /* scan every node's events at most this often */
+
 /* Waits until every event in events has completed, or until a node's command has
- * failed. It polls rather than blocking in clWaitForEvents because after a failure
- * some drivers (PoCL 3.1) never complete the commands that waited on the failed one:
- * a blocking wait on them would never return. Host-driven queues are driven on the
- * way. The poll sleeps, starting at 5 us and
- * doubling to at most 100 us, so it adds little latency and takes no CPU from the
- * drivers' threads. */
+ * failed. It never blocks in clWaitForEvents, because after a failure some drivers
+ * (PoCL 3.1) never complete the commands that waited on the failed one: a blocking
+ * wait on them would never return. Instead it sleeps on a semaphore that a callback
+ * on the first pending event posts (waking as fast as clWaitForEvents does, where a
+ * sleep-and-poll loop woke tens of microseconds late on small copies), at most a
+ * millisecond at a time, and scans every node's events for a failure at most every
+ * millisecond and once at the end (a scan queries each node's event, which on a long
+ * graph cost more host time than the nodes themselves). Executors with host-driven
+ * queues (Oclgrind, which runs commands only while the host waits on them, and does
+ * not call callbacks registered on completed events) drive them on the way and poll
+ * instead, sleeping from 5 us, doubling to at most 100 us. */
 static hgr_status_t await_events(hgr_executor_t* executor, const cl_event* events, uint32_t count) {
+  bool host_driven = false;
+  for (uint32_t q = 0; q < executor->queue_count; ++q) host_driven |= executor->queues[q].host_driven;
   long sleep_ns = 5000;
+  uint64_t last_scan = hgr__monotonic_ns();
+  waker_t* waker = NULL;
+  cl_event watched = NULL; /* the event waker's latest callback is on */
+  hgr_status_t status = HGR_OK;
   for (;;) {
-    HGR_RETURN_IF_ERROR(hgr__bridges_drive(executor));
-    bool pending = false;
-    for (uint32_t i = 0; i < count && !pending; ++i) {
+    if ((status = hgr__bridges_drive(executor))) break;
+    cl_event pending = NULL;
+    for (uint32_t i = 0; i < count && !pending && !status; ++i) {
       cl_int execution = CL_COMPLETE;
       cl_int error = clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL);
-      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetEventInfo(execution status)");
-      pending = execution > CL_COMPLETE;
+      if (error != CL_SUCCESS) status = HGR_CL_STATUS(error, "clGetEventInfo(execution status)");
+      else if (execution > CL_COMPLETE) pending = events[i];
     }
-    hgr_status_t failure = find_failure(executor);
-    if (failure) return fail_executor(executor, failure);
-    if (!pending) return HGR_OK;
+    if (status) break;
+    uint64_t now = hgr__monotonic_ns();
+    if (!pending || now - last_scan >= (uint64_t)HGR_FAILURE_SCAN_NS) {
+      hgr_status_t failure = find_failure(executor);
+      if (failure) {
+        status = fail_executor(executor, failure);
+        break;
+      }
+      last_scan = now;
+    }
+    if (!pending) break;
+    if (!host_driven && !waker) {
+      waker = malloc(sizeof(*waker));
+      if (waker && sem_init(&waker->sem, 0, 0) != 0) {
+        free(waker);
+        waker = NULL;
+      }
+      if (waker) atomic_init(&waker->refs, 1); /* ours */
+    }
+    if (waker && (pending == watched || watch_event(waker, pending))) {
+      watched = pending;
+      wait_for_waker(waker, HGR_FAILURE_SCAN_NS);
+      continue;
+    }
     struct timespec pause = {0, sleep_ns};
     nanosleep(&pause, NULL);
     if (sleep_ns < 100000) sleep_ns *= 2;
   }
+  release_waker(waker);
+  return status;
 }
 
 hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
@@ -361,6 +472,7 @@ hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, cons
     HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, true, queue, &wait_count));
     if (executor->queues[queue].last) executor->wait[wait_count++] = executor->queues[queue].last;
     HGR_RETURN_IF_ERROR(await_events(executor, executor->wait, wait_count));
+    HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, 1));
     cl_event event = NULL;
     cl_int error = clEnqueueWriteBuffer(executor->queues[queue].queue, executor->storages[storage_id].mem, CL_TRUE, 0,
                                         bytes, data, 0, NULL, &event);
@@ -394,6 +506,7 @@ static hgr_status_t read_storage(hgr_executor_t* executor, uint32_t storage_id, 
   cl_event* wait = executor->wait;
   uint32_t wait_count = 0;
   HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, false, queue, &wait_count));
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, 1));
   cl_event event = NULL;
   cl_int error = clEnqueueReadBuffer(executor->queues[queue].queue, executor->storages[storage_id].mem, CL_FALSE, 0,
                                      bytes, staging, wait_count, wait_count ? wait : NULL, &event);
@@ -476,6 +589,7 @@ hgr_status_t hgr_executor_run_stepwise(hgr_executor_t* executor, hgr_node_visito
     if (!visit(executor, graph->arg_nodes[i], user)) return HGR_OK;
   if (executor->profiling) hgr__profile_reset(executor);
   executor->profile_complete = false;
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, commands_per_run(executor)));
   for (uint32_t s = 0; s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];
     hgr_status_t status = HGR_OK;
@@ -639,7 +753,6 @@ void hgr_executor_release(hgr_executor_t* executor) {
   hgr__programs_release(executor);
   hgr_kernel_library_release(executor->kernels);
   for (uint32_t q = 0; executor->queues && q < executor->queue_count; ++q) {
-    if (executor->queues[q].last) clReleaseEvent(executor->queues[q].last);
     if (executor->queues[q].queue) clReleaseCommandQueue(executor->queues[q].queue);
   }
   free(executor->queues);

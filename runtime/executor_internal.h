@@ -11,7 +11,7 @@
 /* An event and the executor queue it was enqueued on (or the queue whose context
  * it belongs to, for user events). */
 typedef struct hgr__tracked_event_t {
-  cl_event event; /* retained; NULL when none */
+  cl_event event; /* borrowed from executor->commands (see there); NULL when none */
   uint32_t queue;
 } hgr__tracked_event_t;
 
@@ -25,7 +25,8 @@ typedef struct hgr__queue_t {
   uint64_t seq;        /* commands enqueued so far */
   bool host_driven;    /* the device runs commands only while the host waits on them */
   bool fragile_failed_user_events; /* see hgr__device_t */
-  cl_event last;       /* the newest command's event (retained); in order, it covers all */
+  cl_event last;       /* the newest command's event (borrowed, like the storages'
+                          trackers); in order, it covers all; NULL once idle */
 } hgr__queue_t;
 
 /* One storage id: the buffer and who touched it last, for ordering. */
@@ -172,9 +173,15 @@ struct hgr_executor_s {
   uint32_t bridge_count, bridge_capacity;
   /* Every command event since every queue was last idle, retained: PoCL 3.1 frees a
    * command that a failed dependency terminated while commands after it on the
-   * queue still refer to it, unless the application holds a reference. */
+   * queue still refer to it, unless the application holds a reference. These are
+   * also the references that the storages' writer and readers and each queue's last
+   * event borrow (taking and dropping one per access cost about 8 driver calls per
+   * node), so those are cleared whenever these are dropped. Room for a whole run is
+   * reserved before it enqueues anything (hgr__commands_reserve), so keeping never
+   * fails halfway and nothing borrows an event that is not kept. */
   cl_event* commands;
   uint32_t command_count, command_capacity;
+  uint32_t commands_per_run; /* an upper bound on what one run keeps; 0 until known */
   /* Set once a command failed on a device: OpenCL leaves the queues of that context
    * undefined (some drivers never complete commands that waited on a failed one), so
    * the executor refuses further work and its release waits for nothing. */
@@ -231,9 +238,14 @@ void hgr__storage_release(hgr_executor_t* executor);
  * producer queues with unflushed work are flushed. */
 hgr_status_t hgr__order_storage(hgr_executor_t* executor, uint32_t storage_id, bool writing,
                                 uint32_t queue, uint32_t* wait_count);
-/* Records that `event` (on queue) read or wrote storage_id. Retains event. */
+/* Records that `event` (on queue) read or wrote storage_id. Borrows event, which
+ * must have been kept (hgr__keep_event or hgr__queue_enqueued) since every queue was
+ * last idle. */
 void hgr__record_access(hgr_executor_t* executor, uint32_t storage_id, bool writing,
                         cl_event event, uint32_t queue);
+/* Makes room in executor->commands for `extra` more events, so that keeping them
+ * cannot fail. */
+hgr_status_t hgr__commands_reserve(hgr_executor_t* executor, uint32_t extra);
 /* Keeps a reference to event until every queue is idle (see commands above). */
 hgr_status_t hgr__keep_event(hgr_executor_t* executor, cl_event event);
 /* Notes a command enqueued on queue with event (kept, as above); flushes every few

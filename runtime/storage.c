@@ -71,9 +71,7 @@ void hgr__storage_release(hgr_executor_t* executor) {
   if (!executor->storages) return;
   for (uint32_t s = 0; s < executor->graph->storage_count; ++s) {
     hgr__storage_t* storage = &executor->storages[s];
-    if (storage->writer.event) clReleaseEvent(storage->writer.event);
-    for (uint32_t r = 0; r < storage->reader_count; ++r) clReleaseEvent(storage->readers[r].event);
-    free(storage->readers);
+    free(storage->readers); /* their events are borrowed (executor->commands) */
     if (storage->mem) clReleaseMemObject(storage->mem);
   }
   free(executor->storages);
