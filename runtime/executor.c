@@ -313,6 +313,10 @@ static void CL_CALLBACK wake_waiter(cl_event event, cl_int status, void* user_da
   (void)event;
   (void)status;
   waker_t* waker = user_data;
+  /* Pairs with the increment in watch_event: what the waiting thread wrote before
+   * registering the callback is visible here, whatever the driver synchronizes with
+   * (ThreadSanitizer does not see the drivers' own locks). */
+  (void)atomic_load_explicit(&waker->refs, memory_order_acquire);
   sem_post(&waker->sem);
   release_waker(waker);
 }
