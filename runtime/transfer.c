@@ -83,10 +83,12 @@ static void apply_signals(hgr_executor_t* executor) {
   }
 }
 
+/* An event whose status cannot be queried counts as pending: taken for complete, it
+ * would set a bridge (or drive a queue into one) before its producer finished. */
 static cl_int execution_status(cl_event event) {
   cl_int execution = CL_COMPLETE;
   if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL) != CL_SUCCESS)
-    return CL_INVALID_EVENT;
+    return CL_QUEUED;
   return execution;
 }
 
