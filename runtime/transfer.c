@@ -178,7 +178,11 @@ hgr_status_t hgr__bridge_event(hgr_executor_t* executor, cl_event source, uint32
   if (execution <= CL_COMPLETE) {
     /* Already done: set it now (Oclgrind 21.10 never calls a callback registered on
      * a completed event). */
-    clSetUserEventStatus(event, execution < 0 && passes_failure ? execution : CL_COMPLETE);
+    error = clSetUserEventStatus(event, execution < 0 && passes_failure ? execution : CL_COMPLETE);
+    if (error != CL_SUCCESS) { /* unset, it would hold its consumer forever; nothing waits on it yet */
+      clReleaseEvent(event);
+      return HGR_CL_STATUS(error, "clSetUserEventStatus for %s", what);
+    }
     if ((status = remember_bridge(executor, &bridge))) {
       clReleaseEvent(event);
       return status;
