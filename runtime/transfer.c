@@ -69,18 +69,26 @@ static hgr_status_t remember_bridge(hgr_executor_t* executor, const hgr__bridge_
   return HGR_OK;
 }
 
-/* Sets, on the host thread, the user events whose sources have reported. */
-static void apply_signals(hgr_executor_t* executor) {
+/* Sets, on the host thread, the user events whose sources have reported. A bridge
+ * whose event could not be set keeps its signal, to be tried again: dropped, its
+ * consumer would wait forever. Returns the first such error. */
+static cl_int apply_signals(hgr_executor_t* executor) {
+  cl_int first_error = CL_SUCCESS;
   for (uint32_t b = 0; b < executor->bridge_count; ++b) {
     hgr__bridge_t* bridge = &executor->bridges[b];
     if (!bridge->signal) continue;
     int status = atomic_load(&bridge->signal->status);
     if (status <= CL_COMPLETE) {
-      clSetUserEventStatus(bridge->event, status);
+      cl_int error = clSetUserEventStatus(bridge->event, status);
+      if (error != CL_SUCCESS) {
+        if (first_error == CL_SUCCESS) first_error = error;
+        continue;
+      }
       release_signal(bridge->signal);
       bridge->signal = NULL;
     }
   }
+  return first_error;
 }
 
 /* An event whose status cannot be queried counts as pending: taken for complete, it
@@ -140,7 +148,8 @@ static bool incoming_set_up_to(const hgr_executor_t* executor, uint32_t queue, u
 }
 
 hgr_status_t hgr__bridges_drive(hgr_executor_t* executor) {
-  apply_signals(executor);
+  cl_int error = apply_signals(executor);
+  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clSetUserEventStatus (a bridge into a host-driven device)");
   for (uint32_t q = 0; q < executor->queue_count; ++q) {
     hgr__queue_t* queue = &executor->queues[q];
     if (!queue->host_driven || !queue->last) continue;
