@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "executor_internal.h"
 
@@ -485,8 +486,18 @@ cleanup:
   for (uint32_t k = 0; maps && k < chunks; ++k) {
     if (pointers && pointers[k] && maps[k]) {
       /* A chunk mapped but never handed to an unmap (an error stopped us): wait for
-       * the transfer using it, if any, then unmap it after its map. */
-      if (moves[k]) clWaitForEvents(1, &moves[k]);
+       * the transfer using it, if any, then unmap it after its map. Polled, driving
+       * host-driven queues, never blocking in clWaitForEvents: the transfer waits on
+       * a bridge that this thread may have to set (into a host-driven device), or it
+       * runs only while its host-driven queue is driven. */
+      if (moves[k]) {
+        hgr_status_free(hgr__queue_flush(executor, move_queue));
+        struct timespec pause = {0, 50000};
+        while (execution_status(moves[k]) > CL_COMPLETE) {
+          hgr_status_free(hgr__bridges_drive(executor));
+          nanosleep(&pause, NULL);
+        }
+      }
       cl_event unmapped = NULL;
       if (clEnqueueUnmapMemObject(executor->queues[map_queue].queue, map_mem, pointers[k], 1, &maps[k],
                                   &unmapped) == CL_SUCCESS) {
