@@ -197,12 +197,34 @@ const hgr_skipped_platform_t* hgr_instance_skipped_platform(const hgr_instance_t
   return (instance && i < instance->skipped_count) ? &instance->skipped[i] : NULL;
 }
 
+hgr_status_t hgr__instance_explain_skipped(const hgr_instance_t* instance, hgr_status_t status) {
+  if (!status || !instance->skipped_count) return status;
+  size_t needed = 1;
+  for (size_t i = 0; i < instance->skipped_count; ++i)
+    needed += strlen(instance->skipped[i].name) + strlen(instance->skipped[i].reason) + 4;
+  char* list = malloc(needed);
+  if (!list) return status; /* the status without the list beats none */
+  size_t used = 0;
+  list[0] = 0;
+  for (size_t i = 0; i < instance->skipped_count; ++i)
+    used += (size_t)snprintf(list + used, needed - used, "%s%s: %s", i ? "; " : "", instance->skipped[i].name,
+                             instance->skipped[i].reason);
+  hgr_status_t explained = hgr_status_make(hgr_status_code(status), hgr_status_file(status), hgr_status_line(status),
+                                           "%s (skipped platforms: %s)", hgr_status_message(status), list);
+  free(list);
+  hgr_status_free(status);
+  return explained;
+}
+
 hgr_status_t hgr_instance_find_device(const hgr_instance_t* instance, const char* spec,
                                       size_t* out_index) {
   *out_index = SIZE_MAX;
   if (!instance) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "instance is NULL");
-  return hgr__device_spec_match((const hgr_device_info_t* const*)instance->infos,
-                                instance->device_count, spec, out_index);
+  hgr_status_t status = hgr__device_spec_match((const hgr_device_info_t* const*)instance->infos,
+                                               instance->device_count, spec, out_index);
+  if (status && hgr_status_code(status) == HGR_STATUS_NOT_FOUND)
+    status = hgr__instance_explain_skipped(instance, status);
+  return status;
 }
 
 hgr_pair_class_t hgr_instance_pair_class(const hgr_instance_t* instance, size_t from, size_t to) {

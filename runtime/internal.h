@@ -119,6 +119,10 @@ hgr_status_t hgr__device_assign_specs(hgr_device_info_t* const* devices, size_t 
 hgr_status_t hgr__instance_context(hgr_instance_t* instance, size_t device_index,
                                    cl_context* out_context);
 
+/* Appends to status (when there is one) the platforms discovery skipped and why:
+ * a device that is not found may be on a platform whose OpenCL queries failed. */
+hgr_status_t hgr__instance_explain_skipped(const hgr_instance_t* instance, hgr_status_t status);
+
 /* Creates an in-order command queue on the device (clCreateCommandQueue, which
  * every platform has; Oclgrind 21.10 lacks the 2.0 entry point and the ICD loader
  * spins forever calling it). The caller releases it. */

@@ -56,8 +56,9 @@ static hgr_status_t bind_keys(hgr_executor_t* executor, const hgr_executor_optio
   const hgr_graph_t* graph = executor->graph;
   size_t device_count = hgr_instance_device_count(executor->instance);
   if (device_count == 0)
-    return HGR_STATUS(HGR_STATUS_UNAVAILABLE,
-                      "no OpenCL device found (`hgr devices` lists what the ICD loader reports)");
+    return hgr__instance_explain_skipped(
+        executor->instance,
+        HGR_STATUS(HGR_STATUS_UNAVAILABLE, "no OpenCL device found (`hgr devices` lists what the ICD loader reports)"));
 
   /* The distinct keys, ascending; one pseudo key -1 without a device_index column. */
   executor->keys = calloc(graph->entry_count + 1, sizeof(*executor->keys));

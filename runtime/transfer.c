@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "executor_internal.h"
 
@@ -69,24 +70,34 @@ static hgr_status_t remember_bridge(hgr_executor_t* executor, const hgr__bridge_
   return HGR_OK;
 }
 
-/* Sets, on the host thread, the user events whose sources have reported. */
-static void apply_signals(hgr_executor_t* executor) {
+/* Sets, on the host thread, the user events whose sources have reported. A bridge
+ * whose event could not be set keeps its signal, to be tried again: dropped, its
+ * consumer would wait forever. Returns the first such error. */
+static cl_int apply_signals(hgr_executor_t* executor) {
+  cl_int first_error = CL_SUCCESS;
   for (uint32_t b = 0; b < executor->bridge_count; ++b) {
     hgr__bridge_t* bridge = &executor->bridges[b];
     if (!bridge->signal) continue;
     int status = atomic_load(&bridge->signal->status);
     if (status <= CL_COMPLETE) {
-      clSetUserEventStatus(bridge->event, status);
+      cl_int error = clSetUserEventStatus(bridge->event, status);
+      if (error != CL_SUCCESS) {
+        if (first_error == CL_SUCCESS) first_error = error;
+        continue;
+      }
       release_signal(bridge->signal);
       bridge->signal = NULL;
     }
   }
+  return first_error;
 }
 
+/* An event whose status cannot be queried counts as pending: taken for complete, it
+ * would set a bridge (or drive a queue into one) before its producer finished. */
 static cl_int execution_status(cl_event event) {
   cl_int execution = CL_COMPLETE;
   if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL) != CL_SUCCESS)
-    return CL_INVALID_EVENT;
+    return CL_QUEUED;
   return execution;
 }
 
@@ -138,7 +149,8 @@ static bool incoming_set_up_to(const hgr_executor_t* executor, uint32_t queue, u
 }
 
 hgr_status_t hgr__bridges_drive(hgr_executor_t* executor) {
-  apply_signals(executor);
+  cl_int error = apply_signals(executor);
+  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clSetUserEventStatus (a bridge into a host-driven device)");
   for (uint32_t q = 0; q < executor->queue_count; ++q) {
     hgr__queue_t* queue = &executor->queues[q];
     if (!queue->host_driven || !queue->last) continue;
@@ -176,7 +188,11 @@ hgr_status_t hgr__bridge_event(hgr_executor_t* executor, cl_event source, uint32
   if (execution <= CL_COMPLETE) {
     /* Already done: set it now (Oclgrind 21.10 never calls a callback registered on
      * a completed event). */
-    clSetUserEventStatus(event, execution < 0 && passes_failure ? execution : CL_COMPLETE);
+    error = clSetUserEventStatus(event, execution < 0 && passes_failure ? execution : CL_COMPLETE);
+    if (error != CL_SUCCESS) { /* unset, it would hold its consumer forever; nothing waits on it yet */
+      clReleaseEvent(event);
+      return HGR_CL_STATUS(error, "clSetUserEventStatus for %s", what);
+    }
     if ((status = remember_bridge(executor, &bridge))) {
       clReleaseEvent(event);
       return status;
@@ -470,8 +486,18 @@ cleanup:
   for (uint32_t k = 0; maps && k < chunks; ++k) {
     if (pointers && pointers[k] && maps[k]) {
       /* A chunk mapped but never handed to an unmap (an error stopped us): wait for
-       * the transfer using it, if any, then unmap it after its map. */
-      if (moves[k]) clWaitForEvents(1, &moves[k]);
+       * the transfer using it, if any, then unmap it after its map. Polled, driving
+       * host-driven queues, never blocking in clWaitForEvents: the transfer waits on
+       * a bridge that this thread may have to set (into a host-driven device), or it
+       * runs only while its host-driven queue is driven. */
+      if (moves[k]) {
+        hgr_status_free(hgr__queue_flush(executor, move_queue));
+        struct timespec pause = {0, 50000};
+        while (execution_status(moves[k]) > CL_COMPLETE) {
+          hgr_status_free(hgr__bridges_drive(executor));
+          nanosleep(&pause, NULL);
+        }
+      }
       cl_event unmapped = NULL;
       if (clEnqueueUnmapMemObject(executor->queues[map_queue].queue, map_mem, pointers[k], 1, &maps[k],
                                   &unmapped) == CL_SUCCESS) {

@@ -210,3 +210,40 @@ if(NOT HGR_SANITIZE AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
     FIXTURES_REQUIRED testbed SKIP_RETURN_CODE 77 TIMEOUT 600
     PASS_REGULAR_EXPRESSION "all outputs right" FAIL_REGULAR_EXPRESSION "WARNING: ThreadSanitizer")
 endif()
+
+# OpenCL fault injection (issue 8): each OpenCL call of a whole executor lifecycle
+# fails in turn. fault_shim.c wraps every OpenCL function the library calls, by
+# link-time wrapping (-Wl,--wrap) of the static library's references;
+# fault_shim_wraps_every_opencl_call checks that the list below names every one.
+set(HGR_FAULT_WRAPPED
+  clGetPlatformIDs clGetPlatformInfo clGetDeviceIDs clGetDeviceInfo clGetHostTimer clGetDeviceAndHostTimer
+  clCreateContext clReleaseContext clCreateCommandQueue clReleaseCommandQueue clFlush
+  clCreateBuffer clReleaseMemObject
+  clCreateProgramWithSource clCreateProgramWithBinary clBuildProgram clGetProgramBuildInfo clGetProgramInfo
+  clReleaseProgram clCreateKernel clReleaseKernel clSetKernelArg clGetKernelWorkGroupInfo
+  clCreateUserEvent clSetUserEventStatus clRetainEvent clReleaseEvent clGetEventInfo clGetEventProfilingInfo
+  clWaitForEvents clSetEventCallback
+  clEnqueueNDRangeKernel clEnqueueCopyBuffer clEnqueueReadBuffer clEnqueueWriteBuffer clEnqueueMapBuffer
+  clEnqueueUnmapMemObject clEnqueueMarkerWithWaitList)
+add_executable(fault_lifecycle fault_lifecycle.c fault_shim.c)
+if(HGR_SANITIZE)
+  target_sources(fault_lifecycle PRIVATE keep_modules.c)
+endif()
+target_link_libraries(fault_lifecycle PRIVATE hgr_internal ${CMAKE_DL_LIBS})
+set_target_properties(fault_lifecycle PROPERTIES C_STANDARD 11)
+hgr_target_warnings(fault_lifecycle)
+foreach(function IN LISTS HGR_FAULT_WRAPPED)
+  target_link_options(fault_lifecycle PRIVATE "LINKER:--wrap=${function}")
+endforeach()
+add_executable(fault_walk fault_walk.c)
+set_target_properties(fault_walk PROPERTIES C_STANDARD 11)
+hgr_target_warnings(fault_walk)
+# Programs built from source; then loaded from the program cache (binaries, stores).
+add_test(NAME fault_injection_walk COMMAND fault_walk --icds pocl,oclgrind $<TARGET_FILE:fault_lifecycle>)
+add_test(NAME fault_injection_walk_program_cache
+  COMMAND fault_walk --icds pocl,oclgrind $<TARGET_FILE:fault_lifecycle> cache)
+set_tests_properties(fault_injection_walk fault_injection_walk_program_cache PROPERTIES
+  ENVIRONMENT "${HGR_TEST_ENVIRONMENT}" FIXTURES_REQUIRED testbed SKIP_RETURN_CODE 77 TIMEOUT 1200)
+add_test(NAME fault_shim_wraps_every_opencl_call
+  COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLIBRARY=$<TARGET_FILE:hgr_static> "-DWRAPPED=${HGR_FAULT_WRAPPED}"
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/check_fault_wraps.cmake)

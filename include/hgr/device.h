@@ -109,7 +109,8 @@ HGR_API const hgr_skipped_platform_t* hgr_instance_skipped_platform(const hgr_in
                                                                     size_t i);
 
 /* Resolves a spec string to a device index. Errors: INVALID_ARGUMENT for a malformed
- * spec, NOT_FOUND when nothing matches (the message lists the available devices). */
+ * spec, NOT_FOUND when nothing matches (the message lists the available devices and
+ * the skipped platforms with the reason, such as a failed OpenCL query). */
 HGR_API hgr_status_t hgr_instance_find_device(const hgr_instance_t* instance, const char* spec,
                                               size_t* out_index);
 

@@ -1,0 +1,23 @@
+# cmake -DNM=<nm> -DLIBRARY=<libhgr.a> -DWRAPPED=<list> -P check_fault_wraps.cmake
+# Fails when the library calls an OpenCL function that fault_shim.c does not wrap
+# (HGR_FAULT_WRAPPED in tests.cmake): its calls would escape fault injection.
+cmake_minimum_required(VERSION 3.21)
+execute_process(COMMAND "${NM}" -u "${LIBRARY}" OUTPUT_VARIABLE undefined RESULT_VARIABLE result)
+if(result)
+  message(FATAL_ERROR "${NM} -u ${LIBRARY} failed")
+endif()
+string(REGEX MATCHALL "[ \n]cl[A-Z][A-Za-z0-9_]*" called "${undefined}")
+list(TRANSFORM called STRIP)
+list(REMOVE_DUPLICATES called)
+list(SORT called)
+set(missing "")
+foreach(function IN LISTS called)
+  if(NOT function IN_LIST WRAPPED)
+    list(APPEND missing ${function})
+  endif()
+endforeach()
+list(LENGTH called count)
+if(missing)
+  message(FATAL_ERROR "fault_shim.c does not wrap: ${missing} (add them there and to HGR_FAULT_WRAPPED)")
+endif()
+message(STATUS "fault shim wraps all ${count} OpenCL functions the library calls")

@@ -1,0 +1,519 @@
+/* OpenCL fault injection for tests: a wrapper around every OpenCL function the
+ * library calls, linked into a test program with `-Wl,--wrap=<function>` for each
+ * (tests/CMakeLists.txt, hgr_fault_wrap()). The linker sends the library's calls to
+ * __wrap_<function> here and __real_<function> to the ICD loader.
+ *
+ * Link-time wrapping rather than an LD_PRELOAD shim: the tests link the static
+ * library, so every call hgr makes is an undefined reference the linker can
+ * redirect; it works the same in sanitizer builds (no preload order to get right
+ * against the ASan runtime) and sees only hgr's own calls, never the drivers' calls
+ * between their own entry points.
+ *
+ * Environment:
+ *   HGR_FAULT_AT=N       the N-th injectable call (from 1) fails without reaching the
+ *                        driver; 0 or unset: nothing fails
+ *   HGR_FAULT_ERROR=E    the error it returns, by name (CL_OUT_OF_RESOURCES) or
+ *                        number; by default one that the function can return for
+ *                        lack of resources (see default_error)
+ *   HGR_FAULT_SITE=F@0xOFFSET  the first injectable call of function F from the call
+ *                        site at OFFSET (a return address, as HGR_FAULT_SITES writes
+ *                        it) fails; HGR_FAULT_NTH=K makes it the K-th call from
+ *                        there. With HGR_FAULT_AT as well, both fail: a cleanup path
+ *                        that only a first failure reaches meets a second one
+ *   HGR_FAULT_SITES=path at exit, every call site seen: "function offset calls
+ *                        injectable_calls" per line, the offset from the executable's
+ *                        load address (for addr2line)
+ *
+ * Injectable calls are all but retains and releases (nothing can be done about a
+ * failed release, and hgr's release paths return nothing by design) and calls made
+ * from inside event callbacks (on driver threads, where nobody can be told). They are
+ * still counted. Calls are numbered in the order they happen, across threads: a
+ * program built on a worker thread or a poll loop that runs more or fewer times
+ * shifts the numbers a little from run to run.
+ *
+ * Objects are counted per kind (context, queue, buffer, program, kernel, event):
+ * created (by a create call or an enqueue that returns an event), retained and
+ * released. At exit one line goes to stderr:
+ *   hgr-fault-shim: calls=C injectable=I fault_at=N injected=FUNCTION@0xOFFSET[,...]
+ *   error=NAME[,...] balance=ok|KIND:+D,... pending_callbacks=P
+ * (injected=none error=none when nothing failed).
+ * pending_callbacks counts callbacks registered and never run: their events never
+ * completed. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* OpenCL 2.1 timers (runtime/profile.c reaches them on 2.1 devices). */
+#if CL_TARGET_OPENCL_VERSION < 210
+extern CL_API_ENTRY cl_int CL_API_CALL clGetDeviceAndHostTimer(cl_device_id device, cl_ulong* device_timestamp,
+                                                               cl_ulong* host_timestamp);
+extern CL_API_ENTRY cl_int CL_API_CALL clGetHostTimer(cl_device_id device, cl_ulong* host_timestamp);
+#endif
+
+typedef enum kind_t { KIND_CONTEXT, KIND_QUEUE, KIND_MEM, KIND_PROGRAM, KIND_KERNEL, KIND_EVENT, KIND_COUNT } kind_t;
+static const char* const kind_names[KIND_COUNT] = {"context", "queue", "buffer", "program", "kernel", "event"};
+
+static atomic_long created[KIND_COUNT], retained[KIND_COUNT], released[KIND_COUNT];
+static atomic_ulong total_calls, injectable_calls;
+static atomic_long pending_callbacks;
+static unsigned long fault_at;
+static char fault_site_function[64];
+static uintptr_t fault_site_address; /* absolute */
+static unsigned long fault_site_nth = 1;
+static atomic_ulong fault_site_calls;
+static cl_int fault_error; /* 0: the function's default */
+static _Thread_local bool in_callback;
+
+static struct {
+  const char* function;
+  uintptr_t offset;
+  cl_int error;
+} injected[2];
+static atomic_int injected_count;
+
+/* ---- call sites ------------------------------------------------------------------- */
+
+#define SITE_CAPACITY 4096
+typedef struct site_t {
+  const char* function;
+  void* caller;
+  unsigned long count, injectable;
+} site_t;
+static site_t sites[SITE_CAPACITY];
+static size_t site_count;
+static pthread_mutex_t site_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void record_site(const char* function, void* caller, bool injectable) {
+  pthread_mutex_lock(&site_mutex);
+  size_t slot = ((uintptr_t)caller >> 2) % SITE_CAPACITY;
+  for (size_t probe = 0; probe < SITE_CAPACITY; ++probe, slot = (slot + 1) % SITE_CAPACITY) {
+    site_t* site = &sites[slot];
+    if (!site->function) {
+      *site = (site_t){function, caller, 1, injectable};
+      site_count++;
+      break;
+    }
+    if (site->caller == caller && site->function == function) {
+      site->count++;
+      site->injectable += injectable;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&site_mutex);
+}
+
+/* The caller's offset in its module, as addr2line takes it for a PIE. */
+static uintptr_t module_offset(void* caller) {
+  Dl_info info;
+  if (dladdr(caller, &info) && info.dli_fbase) return (uintptr_t)caller - (uintptr_t)info.dli_fbase;
+  return (uintptr_t)caller;
+}
+
+/* ---- injection --------------------------------------------------------------------- */
+
+static cl_int default_error(const char* function) {
+  if (!strcmp(function, "clGetPlatformIDs") || !strcmp(function, "clGetPlatformInfo")) return CL_OUT_OF_HOST_MEMORY;
+  if (!strcmp(function, "clBuildProgram")) return CL_BUILD_PROGRAM_FAILURE;
+  if (!strcmp(function, "clCreateProgramWithBinary")) return CL_INVALID_BINARY;
+  if (!strcmp(function, "clCreateBuffer")) return CL_MEM_OBJECT_ALLOCATION_FAILURE;
+  if (!strcmp(function, "clEnqueueMapBuffer")) return CL_MAP_FAILURE;
+  return CL_OUT_OF_RESOURCES;
+}
+
+/* Counts a call; true with *out_error when this one is to fail. */
+static bool inject(const char* function, void* caller, cl_int* out_error) {
+  atomic_fetch_add(&total_calls, 1);
+  record_site(function, caller, !in_callback);
+  if (in_callback) return false;
+  unsigned long n = atomic_fetch_add(&injectable_calls, 1) + 1;
+  bool at_site = fault_site_address && (uintptr_t)caller == fault_site_address &&
+                 !strcmp(function, fault_site_function) && atomic_fetch_add(&fault_site_calls, 1) + 1 == fault_site_nth;
+  if (!at_site && (!fault_at || n != fault_at)) return false;
+  cl_int error = fault_error ? fault_error : default_error(function);
+  int slot = atomic_fetch_add(&injected_count, 1);
+  if (slot < 2) {
+    injected[slot].function = function;
+    injected[slot].offset = module_offset(caller);
+    injected[slot].error = error;
+  }
+  fprintf(stderr, "hgr-fault-shim: failing call %lu: %s@0x%llx with %s\n", n, function,
+          (unsigned long long)module_offset(caller), hgr_opencl_error_name(error));
+  *out_error = error;
+  return true;
+}
+
+static void count_only(const char* function, void* caller) {
+  atomic_fetch_add(&total_calls, 1);
+  record_site(function, caller, false);
+}
+
+static cl_int parse_error(const char* text) {
+  char* end = NULL;
+  long value = strtol(text, &end, 10);
+  if (end != text && !*end) return (cl_int)value;
+  for (cl_int code = -1; code > -2000; --code)
+    if (!strcmp(hgr_opencl_error_name(code), text)) return code;
+  fprintf(stderr, "hgr-fault-shim: unknown HGR_FAULT_ERROR '%s'; using each function's default\n", text);
+  return 0;
+}
+
+__attribute__((constructor)) static void shim_start(void) {
+  const char* at = getenv("HGR_FAULT_AT");
+  if (at && *at) fault_at = strtoul(at, NULL, 10);
+  const char* site = getenv("HGR_FAULT_SITE");
+  const char* at_sign = site ? strchr(site, '@') : NULL;
+  if (at_sign && (size_t)(at_sign - site) < sizeof(fault_site_function)) {
+    memcpy(fault_site_function, site, (size_t)(at_sign - site));
+    Dl_info info; /* this executable's load address */
+    if (dladdr((void*)&shim_start, &info) && info.dli_fbase)
+      fault_site_address = (uintptr_t)info.dli_fbase + (uintptr_t)strtoull(at_sign + 1, NULL, 16);
+    const char* nth = getenv("HGR_FAULT_NTH");
+    if (nth && *nth) fault_site_nth = strtoul(nth, NULL, 10);
+  }
+  const char* error = getenv("HGR_FAULT_ERROR");
+  if (error && *error) fault_error = parse_error(error);
+}
+
+__attribute__((destructor)) static void shim_report(void) {
+  const char* path = getenv("HGR_FAULT_SITES");
+  if (path && *path) {
+    FILE* file = fopen(path, "w");
+    if (file) {
+      pthread_mutex_lock(&site_mutex);
+      for (size_t s = 0; s < SITE_CAPACITY; ++s)
+        if (sites[s].function)
+          fprintf(file, "%s 0x%llx %lu %lu\n", sites[s].function,
+                  (unsigned long long)module_offset(sites[s].caller), sites[s].count, sites[s].injectable);
+      pthread_mutex_unlock(&site_mutex);
+      fclose(file);
+    }
+  }
+  char balance[256] = "";
+  size_t used = 0;
+  for (int k = 0; k < KIND_COUNT; ++k) {
+    long live = atomic_load(&created[k]) + atomic_load(&retained[k]) - atomic_load(&released[k]);
+    if (live && used < sizeof(balance))
+      used += (size_t)snprintf(balance + used, sizeof(balance) - used, "%s%s:%+ld", used ? "," : "", kind_names[k], live);
+  }
+  char where[256] = "none", errors[160] = "none";
+  for (int i = 0; i < atomic_load(&injected_count) && i < 2; ++i) {
+    size_t w = i ? strlen(where) : 0, e = i ? strlen(errors) : 0;
+    snprintf(where + w, sizeof(where) - w, "%s%s@0x%llx", i ? "," : "", injected[i].function,
+             (unsigned long long)injected[i].offset);
+    snprintf(errors + e, sizeof(errors) - e, "%s%s", i ? "," : "", hgr_opencl_error_name(injected[i].error));
+  }
+  fprintf(stderr, "hgr-fault-shim: calls=%lu injectable=%lu fault_at=%lu injected=%s error=%s balance=%s "
+          "pending_callbacks=%ld\n",
+          atomic_load(&total_calls), atomic_load(&injectable_calls), fault_at, where,
+          errors, used ? balance : "ok",
+          atomic_load(&pending_callbacks));
+}
+
+/* ---- wrappers ---------------------------------------------------------------------- */
+
+#define CALLER __builtin_return_address(0)
+/* Declares __real_name (the driver's) and __wrap_name (ours), then defines ours. */
+#define WRAP(ret, name, params) \
+  ret __real_##name params;     \
+  ret __wrap_##name params;     \
+  ret __wrap_##name params
+/* For functions returning cl_int. */
+#define INJECT_INT(name)                                   \
+  do {                                                     \
+    cl_int injected_error_;                                \
+    if (inject(#name, CALLER, &injected_error_)) return injected_error_; \
+  } while (0)
+/* For functions returning an object and an error through errcode_ret. */
+#define INJECT_PTR(name, errcode_ret)                      \
+  do {                                                     \
+    cl_int injected_error_;                                \
+    if (inject(#name, CALLER, &injected_error_)) {         \
+      if (errcode_ret) *(errcode_ret) = injected_error_;   \
+      return NULL;                                         \
+    }                                                      \
+  } while (0)
+
+static void created_if(kind_t kind, const void* object) {
+  if (object) atomic_fetch_add(&created[kind], 1);
+}
+/* An enqueue that succeeded and returned an event created one. */
+static cl_int enqueued(cl_int error, const cl_event* event) {
+  if (error == CL_SUCCESS && event && *event) atomic_fetch_add(&created[KIND_EVENT], 1);
+  return error;
+}
+static cl_int released_if(kind_t kind, cl_int error) {
+  if (error == CL_SUCCESS) atomic_fetch_add(&released[kind], 1);
+  return error;
+}
+
+/* Platforms and devices */
+WRAP(cl_int, clGetPlatformIDs, (cl_uint num_entries, cl_platform_id* platforms, cl_uint* num_platforms)) {
+  INJECT_INT(clGetPlatformIDs);
+  return __real_clGetPlatformIDs(num_entries, platforms, num_platforms);
+}
+WRAP(cl_int, clGetPlatformInfo,
+     (cl_platform_id platform, cl_platform_info param, size_t size, void* value, size_t* size_ret)) {
+  INJECT_INT(clGetPlatformInfo);
+  return __real_clGetPlatformInfo(platform, param, size, value, size_ret);
+}
+WRAP(cl_int, clGetDeviceIDs,
+     (cl_platform_id platform, cl_device_type type, cl_uint num_entries, cl_device_id* devices, cl_uint* num_devices)) {
+  INJECT_INT(clGetDeviceIDs);
+  return __real_clGetDeviceIDs(platform, type, num_entries, devices, num_devices);
+}
+WRAP(cl_int, clGetDeviceInfo, (cl_device_id device, cl_device_info param, size_t size, void* value, size_t* size_ret)) {
+  INJECT_INT(clGetDeviceInfo);
+  return __real_clGetDeviceInfo(device, param, size, value, size_ret);
+}
+WRAP(cl_int, clGetHostTimer, (cl_device_id device, cl_ulong* host_timestamp)) {
+  INJECT_INT(clGetHostTimer);
+  return __real_clGetHostTimer(device, host_timestamp);
+}
+WRAP(cl_int, clGetDeviceAndHostTimer, (cl_device_id device, cl_ulong* device_timestamp, cl_ulong* host_timestamp)) {
+  INJECT_INT(clGetDeviceAndHostTimer);
+  return __real_clGetDeviceAndHostTimer(device, device_timestamp, host_timestamp);
+}
+
+/* Contexts and queues */
+WRAP(cl_context, clCreateContext,
+     (const cl_context_properties* properties, cl_uint num_devices, const cl_device_id* devices,
+      void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*), void* user_data, cl_int* errcode_ret)) {
+  INJECT_PTR(clCreateContext, errcode_ret);
+  cl_context context = __real_clCreateContext(properties, num_devices, devices, notify, user_data, errcode_ret);
+  created_if(KIND_CONTEXT, context);
+  return context;
+}
+WRAP(cl_int, clReleaseContext, (cl_context context)) {
+  count_only("clReleaseContext", CALLER);
+  return released_if(KIND_CONTEXT, __real_clReleaseContext(context));
+}
+WRAP(cl_command_queue, clCreateCommandQueue,
+     (cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int* errcode_ret)) {
+  INJECT_PTR(clCreateCommandQueue, errcode_ret);
+  cl_command_queue queue = __real_clCreateCommandQueue(context, device, properties, errcode_ret);
+  created_if(KIND_QUEUE, queue);
+  return queue;
+}
+WRAP(cl_int, clReleaseCommandQueue, (cl_command_queue queue)) {
+  count_only("clReleaseCommandQueue", CALLER);
+  return released_if(KIND_QUEUE, __real_clReleaseCommandQueue(queue));
+}
+WRAP(cl_int, clFlush, (cl_command_queue queue)) {
+  INJECT_INT(clFlush);
+  return __real_clFlush(queue);
+}
+
+/* Buffers */
+WRAP(cl_mem, clCreateBuffer, (cl_context context, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* errcode_ret)) {
+  INJECT_PTR(clCreateBuffer, errcode_ret);
+  cl_mem mem = __real_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+  created_if(KIND_MEM, mem);
+  return mem;
+}
+WRAP(cl_int, clReleaseMemObject, (cl_mem mem)) {
+  count_only("clReleaseMemObject", CALLER);
+  return released_if(KIND_MEM, __real_clReleaseMemObject(mem));
+}
+
+/* Programs and kernels */
+WRAP(cl_program, clCreateProgramWithSource,
+     (cl_context context, cl_uint count, const char** strings, const size_t* lengths, cl_int* errcode_ret)) {
+  INJECT_PTR(clCreateProgramWithSource, errcode_ret);
+  cl_program program = __real_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+  created_if(KIND_PROGRAM, program);
+  return program;
+}
+WRAP(cl_program, clCreateProgramWithBinary,
+     (cl_context context, cl_uint num_devices, const cl_device_id* devices, const size_t* lengths,
+      const unsigned char** binaries, cl_int* binary_status, cl_int* errcode_ret)) {
+  INJECT_PTR(clCreateProgramWithBinary, errcode_ret);
+  cl_program program =
+      __real_clCreateProgramWithBinary(context, num_devices, devices, lengths, binaries, binary_status, errcode_ret);
+  created_if(KIND_PROGRAM, program);
+  return program;
+}
+WRAP(cl_int, clBuildProgram,
+     (cl_program program, cl_uint num_devices, const cl_device_id* devices, const char* options,
+      void(CL_CALLBACK* notify)(cl_program, void*), void* user_data)) {
+  INJECT_INT(clBuildProgram);
+  return __real_clBuildProgram(program, num_devices, devices, options, notify, user_data);
+}
+WRAP(cl_int, clGetProgramBuildInfo,
+     (cl_program program, cl_device_id device, cl_program_build_info param, size_t size, void* value, size_t* size_ret)) {
+  INJECT_INT(clGetProgramBuildInfo);
+  return __real_clGetProgramBuildInfo(program, device, param, size, value, size_ret);
+}
+WRAP(cl_int, clGetProgramInfo, (cl_program program, cl_program_info param, size_t size, void* value, size_t* size_ret)) {
+  INJECT_INT(clGetProgramInfo);
+  return __real_clGetProgramInfo(program, param, size, value, size_ret);
+}
+WRAP(cl_int, clReleaseProgram, (cl_program program)) {
+  count_only("clReleaseProgram", CALLER);
+  return released_if(KIND_PROGRAM, __real_clReleaseProgram(program));
+}
+WRAP(cl_kernel, clCreateKernel, (cl_program program, const char* name, cl_int* errcode_ret)) {
+  INJECT_PTR(clCreateKernel, errcode_ret);
+  cl_kernel kernel = __real_clCreateKernel(program, name, errcode_ret);
+  created_if(KIND_KERNEL, kernel);
+  return kernel;
+}
+WRAP(cl_int, clReleaseKernel, (cl_kernel kernel)) {
+  count_only("clReleaseKernel", CALLER);
+  return released_if(KIND_KERNEL, __real_clReleaseKernel(kernel));
+}
+WRAP(cl_int, clSetKernelArg, (cl_kernel kernel, cl_uint index, size_t size, const void* value)) {
+  INJECT_INT(clSetKernelArg);
+  return __real_clSetKernelArg(kernel, index, size, value);
+}
+WRAP(cl_int, clGetKernelWorkGroupInfo,
+     (cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param, size_t size, void* value,
+      size_t* size_ret)) {
+  INJECT_INT(clGetKernelWorkGroupInfo);
+  return __real_clGetKernelWorkGroupInfo(kernel, device, param, size, value, size_ret);
+}
+
+/* Events */
+WRAP(cl_event, clCreateUserEvent, (cl_context context, cl_int* errcode_ret)) {
+  INJECT_PTR(clCreateUserEvent, errcode_ret);
+  cl_event event = __real_clCreateUserEvent(context, errcode_ret);
+  created_if(KIND_EVENT, event);
+  return event;
+}
+WRAP(cl_int, clSetUserEventStatus, (cl_event event, cl_int status)) {
+  INJECT_INT(clSetUserEventStatus);
+  return __real_clSetUserEventStatus(event, status);
+}
+WRAP(cl_int, clRetainEvent, (cl_event event)) {
+  count_only("clRetainEvent", CALLER);
+  cl_int error = __real_clRetainEvent(event);
+  if (error == CL_SUCCESS) atomic_fetch_add(&retained[KIND_EVENT], 1);
+  return error;
+}
+WRAP(cl_int, clReleaseEvent, (cl_event event)) {
+  count_only("clReleaseEvent", CALLER);
+  return released_if(KIND_EVENT, __real_clReleaseEvent(event));
+}
+WRAP(cl_int, clGetEventInfo, (cl_event event, cl_event_info param, size_t size, void* value, size_t* size_ret)) {
+  INJECT_INT(clGetEventInfo);
+  return __real_clGetEventInfo(event, param, size, value, size_ret);
+}
+WRAP(cl_int, clGetEventProfilingInfo,
+     (cl_event event, cl_profiling_info param, size_t size, void* value, size_t* size_ret)) {
+  INJECT_INT(clGetEventProfilingInfo);
+  return __real_clGetEventProfilingInfo(event, param, size, value, size_ret);
+}
+WRAP(cl_int, clWaitForEvents, (cl_uint count, const cl_event* events)) {
+  INJECT_INT(clWaitForEvents);
+  return __real_clWaitForEvents(count, events);
+}
+
+/* A callback runs through a trampoline that marks its thread as inside a callback
+ * (no injection there). Registrations are kept in a list until they run, so one
+ * whose event never completes is counted (pending_callbacks), not leaked. */
+typedef struct callback_t {
+  void(CL_CALLBACK* function)(cl_event, cl_int, void*);
+  void* user_data;
+  struct callback_t *prev, *next;
+} callback_t;
+static callback_t callbacks = {NULL, NULL, &callbacks, &callbacks};
+static pthread_mutex_t callback_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void unlink_callback(callback_t* callback) {
+  pthread_mutex_lock(&callback_mutex);
+  callback->prev->next = callback->next;
+  callback->next->prev = callback->prev;
+  pthread_mutex_unlock(&callback_mutex);
+  atomic_fetch_sub(&pending_callbacks, 1);
+}
+
+static void CL_CALLBACK trampoline(cl_event event, cl_int status, void* user_data) {
+  callback_t* callback = user_data;
+  unlink_callback(callback);
+  bool was_in_callback = in_callback;
+  in_callback = true;
+  callback->function(event, status, callback->user_data);
+  in_callback = was_in_callback;
+  free(callback);
+}
+
+WRAP(cl_int, clSetEventCallback,
+     (cl_event event, cl_int type, void(CL_CALLBACK* function)(cl_event, cl_int, void*), void* user_data)) {
+  INJECT_INT(clSetEventCallback);
+  callback_t* callback = malloc(sizeof(*callback));
+  if (!callback) return CL_OUT_OF_HOST_MEMORY;
+  callback->function = function;
+  callback->user_data = user_data;
+  atomic_fetch_add(&pending_callbacks, 1);
+  pthread_mutex_lock(&callback_mutex);
+  callback->next = callbacks.next;
+  callback->prev = &callbacks;
+  callbacks.next->prev = callback;
+  callbacks.next = callback;
+  pthread_mutex_unlock(&callback_mutex);
+  cl_int error = __real_clSetEventCallback(event, type, trampoline, callback);
+  if (error != CL_SUCCESS) {
+    unlink_callback(callback);
+    free(callback);
+  }
+  return error;
+}
+
+/* Commands */
+WRAP(cl_int, clEnqueueNDRangeKernel,
+     (cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* offset, const size_t* global,
+      const size_t* local, cl_uint num_events, const cl_event* wait_list, cl_event* event)) {
+  INJECT_INT(clEnqueueNDRangeKernel);
+  return enqueued(
+      __real_clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global, local, num_events, wait_list, event),
+      event);
+}
+WRAP(cl_int, clEnqueueCopyBuffer,
+     (cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset, size_t size,
+      cl_uint num_events, const cl_event* wait_list, cl_event* event)) {
+  INJECT_INT(clEnqueueCopyBuffer);
+  return enqueued(
+      __real_clEnqueueCopyBuffer(queue, src, dst, src_offset, dst_offset, size, num_events, wait_list, event), event);
+}
+WRAP(cl_int, clEnqueueReadBuffer,
+     (cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset, size_t size, void* ptr, cl_uint num_events,
+      const cl_event* wait_list, cl_event* event)) {
+  INJECT_INT(clEnqueueReadBuffer);
+  return enqueued(__real_clEnqueueReadBuffer(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event),
+                  event);
+}
+WRAP(cl_int, clEnqueueWriteBuffer,
+     (cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset, size_t size, const void* ptr,
+      cl_uint num_events, const cl_event* wait_list, cl_event* event)) {
+  INJECT_INT(clEnqueueWriteBuffer);
+  return enqueued(__real_clEnqueueWriteBuffer(queue, mem, blocking, offset, size, ptr, num_events, wait_list, event),
+                  event);
+}
+WRAP(void*, clEnqueueMapBuffer,
+     (cl_command_queue queue, cl_mem mem, cl_bool blocking, cl_map_flags flags, size_t offset, size_t size,
+      cl_uint num_events, const cl_event* wait_list, cl_event* event, cl_int* errcode_ret)) {
+  INJECT_PTR(clEnqueueMapBuffer, errcode_ret);
+  cl_int error = CL_SUCCESS;
+  void* pointer =
+      __real_clEnqueueMapBuffer(queue, mem, blocking, flags, offset, size, num_events, wait_list, event, &error);
+  if (errcode_ret) *errcode_ret = error;
+  enqueued(error, event);
+  return pointer;
+}
+WRAP(cl_int, clEnqueueUnmapMemObject,
+     (cl_command_queue queue, cl_mem mem, void* pointer, cl_uint num_events, const cl_event* wait_list,
+      cl_event* event)) {
+  INJECT_INT(clEnqueueUnmapMemObject);
+  return enqueued(__real_clEnqueueUnmapMemObject(queue, mem, pointer, num_events, wait_list, event), event);
+}
+WRAP(cl_int, clEnqueueMarkerWithWaitList,
+     (cl_command_queue queue, cl_uint num_events, const cl_event* wait_list, cl_event* event)) {
+  INJECT_INT(clEnqueueMarkerWithWaitList);
+  return enqueued(__real_clEnqueueMarkerWithWaitList(queue, num_events, wait_list, event), event);
+}
