@@ -143,3 +143,8 @@ if(TARGET hgr_cli)
     ARGS run examples/duplex.json ${DUPLEX_INPUTS} --expect 0=examples/simplex_expected_0.npy EXIT 1
     PASS "DOES NOT MATCH")
 endif()
+
+# libFuzzer targets for the loaders, a bounded time each (fuzz/tests.cmake)
+if(HGR_FUZZ)
+  include("${PROJECT_SOURCE_DIR}/fuzz/tests.cmake")
+endif()
