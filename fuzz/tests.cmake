@@ -28,7 +28,7 @@ foreach(npy ${fuzz_all_npy})
   endif()
 endforeach()
 set(fuzz_kernel_manifest_seeds "${HGR_TEST_DATA_DIR}/user_kernels/kernels.json")
-set(fuzz_op_plan_seeds ${fuzz_graph_seeds})
+set(fuzz_op_plan_seeds "")
 set(fuzz_device_spec_seeds "")
 
 foreach(target graph op_plan params npy device_spec kernel_manifest)
