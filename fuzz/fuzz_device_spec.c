@@ -59,6 +59,23 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     FUZZ_CHECK(found == i);
   }
+  /* "TYPE:K" is the K-th device of that type; "P.D" names platform and device. */
+  static const char* const type_words[] = {"cpu", "gpu", "accelerator", "custom"};
+  for (size_t i = 0; i < count; ++i) {
+    char name[64];
+    size_t found = SIZE_MAX, position = 0;
+    for (size_t j = 0; j < i; ++j) position += list[j]->type == list[i]->type;
+    if (list[i]->type != HGR_DEVICE_TYPE_DEFAULT) {
+      snprintf(name, sizeof(name), "%s:%zu", type_words[list[i]->type == HGR_DEVICE_TYPE_CPU ? 0
+                                                        : list[i]->type == HGR_DEVICE_TYPE_GPU ? 1
+                                                        : list[i]->type == HGR_DEVICE_TYPE_ACCELERATOR ? 2
+                                                                                                      : 3],
+               position);
+      FUZZ_CHECK(hgr__device_spec_match(view, count, name, &found) == HGR_OK && found == i);
+    }
+    snprintf(name, sizeof(name), "%zu.%zu", list[i]->platform_index, list[i]->index_in_platform);
+    FUZZ_CHECK(hgr__device_spec_match(view, count, name, &found) == HGR_OK && found == i);
+  }
   size_t found = 0;
   hgr_status_t status = hgr__device_spec_match(view, count, spec, &found);
   if (status) {

@@ -1,5 +1,16 @@
-/* libFuzzer target: NumPy .npy blobs (hgr_npy_load_memory). */
+/* libFuzzer target: NumPy .npy blobs (hgr_npy_load_memory). An array that loads
+ * is saved (hgr_npy_save_file) and read back (hgr_npy_load_file) unchanged. */
+#include <unistd.h>
+
 #include "fuzz.h"
+
+static char dir[512];
+static char path[sizeof(dir) + 16];
+
+static void remove_dir(void) {
+  remove(path);
+  rmdir(dir);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -26,6 +37,20 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(array.data != NULL && array.bytes <= size);
   /* The data is the blob's tail, byte for byte. */
   FUZZ_CHECK(array.bytes == 0 || memcmp(array.data, data + size - array.bytes, (size_t)array.bytes) == 0);
+  /* What hgr writes, it reads back as the same array. */
+  if (!path[0]) {
+    fuzz_make_dir("npy", dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/array.npy", dir);
+    atexit(remove_dir);
+  }
+  FUZZ_CHECK(hgr_npy_save_file(path, array.dtype, array.ndim, array.shape, array.data, array.bytes) == HGR_OK);
+  hgr_npy_array_t again;
+  FUZZ_CHECK(hgr_npy_load_file(path, &again) == HGR_OK);
+  FUZZ_CHECK(hgr_dtype_equal(again.dtype, array.dtype) && again.ndim == array.ndim && again.bytes == array.bytes);
+  FUZZ_CHECK(memcmp(again.shape, array.shape, sizeof(array.shape)) == 0);
+  FUZZ_CHECK(array.bytes == 0 || memcmp(again.data, array.data, (size_t)array.bytes) == 0);
+  remove(path);
+  hgr_npy_array_free(&again);
   hgr_npy_array_free(&array);
   FUZZ_CHECK(array.data == NULL);
   return 0;
