@@ -48,6 +48,37 @@ static void parse_attrs(const hgr_graph_t* graph, uint32_t node_id) {
   }
 }
 
+/* What validation promises, checked again from the loaded structure: arg_nodes
+ * lists every null node once and nothing else; one device key per storage id (with
+ * a device_index column); __copy keeps the byte size and __nop the storage id. */
+static void check_structure(const hgr_graph_t* graph) {
+  for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) {
+    uint32_t listed = 0;
+    for (uint32_t i = 0; i < graph->arg_count; ++i) listed += graph->arg_nodes[i] == node_id;
+    FUZZ_CHECK(listed == (graph->nodes[node_id].is_op ? 0u : 1u));
+    const hgr__node_t* node = &graph->nodes[node_id];
+    if (!node->is_op) continue;
+    bool is_copy = !strcmp(node->func_name, "__copy"), is_nop = !strcmp(node->func_name, "__nop");
+    if (!is_copy && !is_nop) continue;
+    FUZZ_CHECK(node->input_count == 1 && node->num_outputs == 1);
+    const hgr__entry_t* in = &graph->entries[hgr__graph_entry_id(graph, node->inputs[0])];
+    const hgr__entry_t* out = &graph->entries[graph->node_row_ptr[node_id]];
+    if (is_copy) FUZZ_CHECK(in->bytes == out->bytes);
+    if (is_nop) FUZZ_CHECK(in->storage_id == out->storage_id);
+  }
+  FUZZ_CHECK(graph->node_row_ptr[graph->node_count] == graph->entry_count);
+  for (uint32_t a = 0; a < graph->entry_count; ++a) {
+    FUZZ_CHECK(graph->entries[a].storage_id < graph->storage_count);
+    if (!graph->has_device_index) {
+      FUZZ_CHECK(graph->entries[a].device_key == -1);
+      continue;
+    }
+    for (uint32_t b = a + 1; b < graph->entry_count && b < a + 64; ++b)
+      if (graph->entries[a].storage_id == graph->entries[b].storage_id)
+        FUZZ_CHECK(graph->entries[a].device_key == graph->entries[b].device_key);
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   hgr_graph_t* graph = (hgr_graph_t*)&graph; /* must be overwritten with NULL */
@@ -60,6 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   FUZZ_CHECK(graph);
+  check_structure(graph);
   hgr_tensor_info_t info;
   size_t node_count = hgr_graph_node_count(graph);
   for (size_t i = 0; i < hgr_graph_input_count(graph); ++i) {
