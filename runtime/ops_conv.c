@@ -319,5 +319,5 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
 
 const hgr__op_t hgr__ops_conv[] = {
     {"conv2d", "conv", 2, 3, 1, 1, CONV_ATTRS, plan_conv2d, 0, false},
-    {NULL},
+    {.name = NULL},
 };

@@ -235,5 +235,5 @@ const hgr__op_t hgr__ops_elementwise[] = {
     UNARY(erf, "", UNARY_PLAIN),
     UNARY(gelu, "", UNARY_PLAIN),
     {"cast", "elementwise", 1, 1, 1, 1, "dtype", plan_cast, 0, false},
-    {NULL},
+    {.name = NULL},
 };

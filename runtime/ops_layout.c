@@ -655,5 +655,5 @@ const hgr__op_t hgr__ops_layout[] = {
     RESHAPE_LIKE("batch_flatten", "", BATCH_FLATTEN),
     RESHAPE_LIKE("squeeze", "axis", SQUEEZE),
     RESHAPE_LIKE("expand_dims", "axis num_newaxis", EXPAND_DIMS),
-    {NULL},
+    {.name = NULL},
 };

@@ -279,5 +279,5 @@ const hgr__op_t hgr__ops_linalg[] = {
     {"dense", "linalg", 2, 3, 1, 1, "units out_dtype", plan_dense, 0, false},
     {"matmul", "linalg", 2, 2, 1, 1, "units out_dtype transpose_a transpose_b", plan_matmul, 0, false},
     {"batch_matmul", "linalg", 2, 2, 1, 1, "out_dtype transpose_a transpose_b", plan_batch_matmul, 0, false},
-    {NULL},
+    {.name = NULL},
 };

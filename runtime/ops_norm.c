@@ -216,5 +216,5 @@ const hgr__op_t hgr__ops_norm[] = {
     {"log_softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, LOG_SOFTMAX, false},
     {"layer_norm", "norm", 3, 3, 1, 1, "axis epsilon center scale", plan_layer_norm, 0, false},
     {"batch_norm", "norm", 5, 5, 1, 3, "axis epsilon center scale", plan_batch_norm, 0, false},
-    {NULL},
+    {.name = NULL},
 };

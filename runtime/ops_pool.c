@@ -142,5 +142,5 @@ const hgr__op_t hgr__ops_pool[] = {
      false},
     {"global_max_pool2d", "pool", 1, 1, 1, 1, "layout out_layout", plan_global_pool2d, VARIANT_MAX, false},
     {"global_avg_pool2d", "pool", 1, 1, 1, 1, "layout out_layout", plan_global_pool2d, VARIANT_AVG, false},
-    {NULL},
+    {.name = NULL},
 };

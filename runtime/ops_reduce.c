@@ -191,5 +191,5 @@ const hgr__op_t hgr__ops_reduce[] = {
     REDUCE(mean, MEAN),
     REDUCE(max, MAX),
     REDUCE(min, MIN),
-    {NULL},
+    {.name = NULL},
 };

@@ -328,6 +328,12 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
   for (size_t i = 0; i < library->count; ++i)
     if (!strcmp(library->ops[i].name, op->name)) return BAD("%s is declared twice", where);
   HGR_RETURN_IF_ERROR(string_field(item, where, "kernel", true, &op->kernel));
+  /* A launch plan holds the entry point in a fixed buffer; refused here rather than
+   * as an internal error when an executor plans the op. */
+  size_t kernel_capacity = sizeof(((hgr__launch_plan_t*)NULL)->kernel);
+  if (strlen(op->kernel) >= kernel_capacity)
+    return BAD("%s: \"kernel\" is %zu characters long; entry points of at most %zu are supported", where,
+               strlen(op->kernel), kernel_capacity - 1);
   char* source = NULL;
   HGR_RETURN_IF_ERROR(string_field(item, where, "source", false, &source));
   if (source) {

@@ -21,7 +21,7 @@ esac
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-packages=(gcc make cmake pkg-config ocl-icd-opencl-dev opencl-headers libcjson-dev
+packages=(gcc clang libclang-rt-14-dev make cmake pkg-config ocl-icd-opencl-dev opencl-headers libcjson-dev
           libcmocka-dev pocl-opencl-icd mesa-opencl-icd oclgrind)
 missing=()
 for p in "${packages[@]}"; do

@@ -213,6 +213,31 @@ static void bad_manifests_name_the_op_and_field(void** state) {
   ASSERT_STATUS(hgr_kernel_library_load_file(manifest_path, &library), HGR_STATUS_NOT_FOUND, "missing.cl");
 }
 
+/* Found by fuzzing (fuzz/corpus/kernel_manifest/long_kernel_name.json): such a
+ * manifest loaded, and planning the op failed with INTERNAL. */
+static void a_kernel_name_longer_than_a_launch_holds_is_refused_at_load(void** state) {
+  (void)state;
+  write_file(source_path, kernel_source, strlen(kernel_source));
+  char name[65];
+  memset(name, 'k', sizeof(name) - 1);
+  name[sizeof(name) - 1] = 0;
+  char text[1024];
+  snprintf(text, sizeof(text),
+           "{\"ops\": [{\"func_name\": \"x\", \"kernel\": \"%s\", \"source\": \"%s\", \"inputs\": 1, "
+           "\"outputs\": 1, \"args\": [\"input 0\", \"output 0\"], \"ndrange\": \"elements\"}]}",
+           name, base(source_path));
+  check_manifest(text, "op 'x': \"kernel\" is 64 characters long; entry points of at most 63 are supported");
+  name[63] = 0;
+  snprintf(text, sizeof(text),
+           "{\"ops\": [{\"func_name\": \"x\", \"kernel\": \"%s\", \"source\": \"%s\", \"inputs\": 1, "
+           "\"outputs\": 1, \"args\": [\"input 0\", \"output 0\"], \"ndrange\": \"elements\"}]}",
+           name, base(source_path));
+  write_file(manifest_path, text, strlen(text));
+  hgr_kernel_library_t* library = NULL;
+  ASSERT_OK(hgr_kernel_library_load_file(manifest_path, &library));
+  hgr_kernel_library_release(library);
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_user_kernels POCL_SPEC SPEC_B\n");
@@ -232,6 +257,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_binary_only_op_runs_without_its_source),
       cmocka_unit_test(bad_nodes_name_the_node_and_attr),
       cmocka_unit_test(bad_manifests_name_the_op_and_field),
+      cmocka_unit_test(a_kernel_name_longer_than_a_launch_holds_is_refused_at_load),
   };
   int failed = cmocka_run_group_tests_name("user_kernels", tests, NULL, NULL);
   remove(manifest_path);

@@ -247,3 +247,8 @@ set_tests_properties(fault_injection_walk fault_injection_walk_program_cache PRO
 add_test(NAME fault_shim_wraps_every_opencl_call
   COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLIBRARY=$<TARGET_FILE:hgr_static> "-DWRAPPED=${HGR_FAULT_WRAPPED}"
           -P ${CMAKE_CURRENT_SOURCE_DIR}/check_fault_wraps.cmake)
+
+# libFuzzer targets for the loaders, a bounded time each (fuzz/tests.cmake)
+if(HGR_FUZZ)
+  include("${PROJECT_SOURCE_DIR}/fuzz/tests.cmake")
+endif()
