@@ -260,7 +260,6 @@ static hgr_status_t parse_arg(const char* text, const char* where, size_t index,
   int words = sscanf(text, "%63s %63s %63s %63s %7s", word[0], word[1], word[2], word[3], extra);
   bool ok = false;
   memset(arg, 0, sizeof(*arg));
-  int consumed = 0;
   const char* tensor = NULL;
   const char* number = NULL;
   if ((!strcmp(word[0], "input") || !strcmp(word[0], "output")) && words == 2) {
@@ -294,9 +293,7 @@ static hgr_status_t parse_arg(const char* text, const char* where, size_t index,
     unsigned long n = strtoul(number, &end, 10);
     ok = !*end && end != number && n < (arg->output ? outputs : inputs);
     arg->index = (uint32_t)n;
-    consumed = 1;
   }
-  (void)consumed;
   if (!ok)
     return BAD("%s: argument %zu \"%s\" is not one of \"input N\", \"output N\", \"elements input|output N\", "
                "\"dim input|output N D\", \"attr NAME int|uint|float\" (with N below the op's count)",
@@ -422,9 +419,11 @@ hgr_status_t hgr_kernel_library_load_file(const char* manifest_path, hgr_kernel_
   void* text = NULL;
   size_t length = 0;
   HGR_RETURN_IF_ERROR(hgr__file_read(manifest_path, &text, &length));
-  cJSON* root = cJSON_ParseWithLength(text, length);
+  const char* end = NULL;
+  cJSON* root = cJSON_ParseWithLengthOpts(text, length, &end, false);
+  size_t where = end && end >= (const char*)text ? (size_t)(end - (const char*)text) : 0;
   free(text);
-  if (!root) return BAD("%s: not valid JSON (near byte %zu)", manifest_path, (size_t)0);
+  if (!root) return BAD("%s: not valid JSON (near byte %zu)", manifest_path, where);
   hgr_status_t status = HGR_OK;
   hgr_kernel_library_t* library = calloc(1, sizeof(*library));
   const cJSON* ops = cJSON_GetObjectItemCaseSensitive(root, "ops");
