@@ -284,6 +284,11 @@ static hgr_status_t parse_arg(const char* text, const char* where, size_t index,
     else if (!strcmp(word[2], "uint")) arg->type = HGR__ARG_UINT;
     else if (!strcmp(word[2], "float")) arg->type = HGR__ARG_FLOAT;
     else return BAD("%s: argument %zu \"%s\": the type must be int, uint or float", where, index, text);
+    /* The graph format's own node attrs are not the op's to read. */
+    static const char* const reserved[] = {"func_name", "num_inputs", "num_outputs", "flatten_data", "hash", NULL};
+    for (const char* const* r = reserved; *r; ++r)
+      if (!strcmp(word[1], *r))
+        return BAD("%s: argument %zu \"%s\": '%s' is a standard node attr, not the op's", where, index, text, *r);
     arg->attr = strdup(word[1]);
     return arg->attr ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }

@@ -203,6 +203,8 @@ static void bad_manifests_name_the_op_and_field(void** state) {
   check_manifest(text, "ops[0]: unknown key \"extra\"");
   snprintf(text, sizeof(text), "{\"ops\": [{\"func_name\": \"x\", %s, \"args\": [\"attr a double\"], \"ndrange\": \"elements\"}]}", op);
   check_manifest(text, "the type must be int, uint or float");
+  snprintf(text, sizeof(text), "{\"ops\": [{\"func_name\": \"x\", %s, \"args\": [\"attr num_inputs int\"], \"ndrange\": \"elements\"}]}", op);
+  check_manifest(text, "'num_inputs' is a standard node attr");
   check_manifest("{\"ops\": [{\"func_name\": \"x\", \"kernel\": \"k\", \"inputs\": 1, \"outputs\": 1, \"args\": [], \"ndrange\": \"elements\"}]}",
                  "op 'x': needs a \"source\" or \"binaries\"");
   check_manifest("{\"kernels\": []}", "one key, \"ops\"");
