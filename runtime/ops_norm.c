@@ -75,15 +75,17 @@ static hgr_status_t check_float_io(const hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
-static hgr_status_t attr_epsilon(const hgr__op_ctx_t* ctx, float* out) {
+/* The attrs layer_norm and batch_norm share: epsilon, center and scale. */
+static hgr_status_t norm_attrs(const hgr__op_ctx_t* ctx, float* out_epsilon, bool* out_center, bool* out_scale) {
   double epsilon;
   HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "epsilon", 1e-5, &epsilon));
   /* Negative would take the square root of a negative variance; inf zeroes all. */
   if (!(epsilon >= 0 && epsilon <= FLT_MAX))
     return HGR__OP_ERROR(ctx, "attr 'epsilon' = \"%s\" must be a finite number >= 0",
                          hgr__attr_string(ctx, "epsilon", ""));
-  *out = (float)epsilon;
-  return HGR_OK;
+  *out_epsilon = (float)epsilon;
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "center", true, out_center));
+  return hgr__attr_bool(ctx, "scale", true, out_scale);
 }
 
 /* A [len] parameter input (gamma, beta, moving_mean, moving_var). */
@@ -136,9 +138,7 @@ static hgr_status_t plan_layer_norm(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(view_axis(ctx, -1, &axis, &view));
   float epsilon;
   bool center, scale;
-  HGR_RETURN_IF_ERROR(attr_epsilon(ctx, &epsilon));
-  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "center", true, &center));
-  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "scale", true, &scale));
+  HGR_RETURN_IF_ERROR(norm_attrs(ctx, &epsilon, &center, &scale));
   char axis_text[48];
   snprintf(axis_text, sizeof(axis_text), "position along axis %d", axis);
   /* Relay types gamma and beta even when the flags leave them unused. */
@@ -177,9 +177,7 @@ static hgr_status_t plan_batch_norm(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(view_axis(ctx, 1, &axis, &view));
   float epsilon;
   bool center, scale;
-  HGR_RETURN_IF_ERROR(attr_epsilon(ctx, &epsilon));
-  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "center", true, &center));
-  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "scale", true, &scale));
+  HGR_RETURN_IF_ERROR(norm_attrs(ctx, &epsilon, &center, &scale));
   char axis_text[48];
   snprintf(axis_text, sizeof(axis_text), "channel, along axis %d", axis);
   for (uint32_t i = 1; i < 5; ++i) HGR_RETURN_IF_ERROR(check_vector(ctx, i, names[i], view.len, axis_text));
