@@ -1,5 +1,7 @@
 #include "optest.h"
 
+#include "internal.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -124,6 +126,12 @@ char* hgr_optest_graph_json(const hgr_optest_t* t) {
 }
 
 /* ---- running -------------------------------------------------------------------------- */
+
+hgr_device_info_t* hgr_optest_device_info(void) {
+  size_t index = 0;
+  ASSERT_OK(hgr_instance_find_device(hgr_optest_instance, hgr_optest_device, &index));
+  return &hgr_optest_instance->devices[index].info;
+}
 
 bool hgr_optest_is_simulator(const char* device_spec) { return strstr(device_spec, "oclgrind") != NULL; }
 

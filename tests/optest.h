@@ -65,6 +65,11 @@ void hgr_optest_check(hgr_instance_t* instance, const char* device_spec, const h
  * of what an op rejects. */
 hgr_status_t hgr_optest_create(hgr_instance_t* instance, const char* device_spec, const hgr_optest_t* t);
 
+/* The instance's record of hgr_optest_device, whose limits (max_work_group_size,
+ * max_work_item_sizes, local_mem_bytes) executors plan from: a test may change them
+ * to run as if on a smaller device, and must put back a saved copy afterwards. */
+hgr_device_info_t* hgr_optest_device_info(void);
+
 /* Whether device_spec names Oclgrind (a simulator: give it small shapes). */
 bool hgr_optest_is_simulator(const char* device_spec);
 

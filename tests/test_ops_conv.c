@@ -284,9 +284,7 @@ static void tiles_follow_device_limits(void** state) {
  * of the device, which the executor plans from, is changed for the duration). */
 static void check_with_limits(const conv_case_t* cases, size_t count, size_t max_work_group, size_t max_item,
                               uint64_t local_mem_bytes) {
-  size_t index = 0;
-  ASSERT_OK(hgr_instance_find_device(hgr_optest_instance, hgr_optest_device, &index));
-  hgr_device_info_t* info = &hgr_optest_instance->devices[index].info;
+  hgr_device_info_t* info = hgr_optest_device_info();
   hgr_device_info_t saved = *info;
   info->max_work_group_size = max_work_group;
   for (int d = 0; d < 3; ++d) info->max_work_item_sizes[d] = max_item;

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
 #include "optest.h"
 #include "ref_norm.h"
 
@@ -206,23 +205,20 @@ static void batch_norm_matches_reference(void** state) {
  * the limits the instance reports for its device, which the executor plans from. */
 static void rows_work_with_tiny_work_groups(void** state) {
   (void)state;
-  size_t index;
-  ASSERT_OK(hgr_instance_find_device(hgr_optest_instance, hgr_optest_device, &index));
-  hgr_device_info_t* info = &hgr_optest_instance->devices[index].info;
-  size_t saved_group = info->max_work_group_size, saved_item = info->max_work_item_sizes[0];
+  hgr_device_info_t* info = hgr_optest_device_info();
+  const hgr_device_info_t saved = *info;
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 41);
   /* Work-group size 1, then 2 through the work-item limit, then 3. */
   static const size_t groups[] = {1, 0, 3}, items[] = {0, 2, 0};
   const axis_case_t c = {2, {3, 37}, -1, false};
   for (size_t k = 0; k < 3; ++k) {
-    info->max_work_group_size = groups[k] ? groups[k] : saved_group;
-    info->max_work_item_sizes[0] = items[k] ? items[k] : saved_item;
+    info->max_work_group_size = groups[k] ? groups[k] : saved.max_work_group_size;
+    info->max_work_item_sizes[0] = items[k] ? items[k] : saved.max_work_item_sizes[0];
     check_softmax(&c, k == 1, &rng);
     check_layer_norm(&c, true, true, 1e-5, &rng);
   }
-  info->max_work_group_size = saved_group;
-  info->max_work_item_sizes[0] = saved_item;
+  *info = saved;
 }
 
 /* ---- errors ------------------------------------------------------------------------- */
