@@ -18,6 +18,7 @@
 
 #include <CL/cl.h>
 
+#include "bench_util.h"
 #include "hgr/hgr.h"
 #include "ops.h"
 
@@ -39,17 +40,6 @@ static const char naive_source[] =
     "    }\n"
     "  y[((n * K + k) * OH + oh) * OW + ow] = acc;\n"
     "}\n";
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int compare(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
 
 static int fail_status(hgr_status_t status) {
   char* text = hgr_status_to_string(status);
@@ -260,13 +250,13 @@ int main(int argc, char** argv) {
   if (naive_setup(info, x, w, dims, &naive)) goto cleanup;
   /* hgr and naive runs alternate, so both see the same machine (load, clocks). */
   for (int r = -1; r < repeat; ++r) {
-    double start = now_ms();
+    double start = (bench_now_ns() / 1e6);
     if ((status = hgr_executor_run(executor)) || (status = hgr_executor_wait(executor))) goto cleanup;
-    double middle = now_ms();
+    double middle = (bench_now_ns() / 1e6);
     if (naive_run(&naive)) goto cleanup;
     if (r >= 0) {
       hgr_times[r] = middle - start;
-      naive_times[r] = now_ms() - middle;
+      naive_times[r] = (bench_now_ns() / 1e6) - middle;
     }
   }
   if ((status = hgr_executor_get_output(executor, 0, y_hgr, y_count * sizeof(float)))) goto cleanup;
@@ -281,8 +271,8 @@ int main(int argc, char** argv) {
   /* Both sum the same products in float32 in different orders: they differ by a
    * few units in the last place of outputs of magnitude about max_abs. */
   bool agree = max_diff <= 1e-5 * (max_abs > 1 ? max_abs : 1) * sqrt((double)c * 9);
-  qsort(hgr_times, (size_t)repeat, sizeof(double), compare);
-  qsort(naive_times, (size_t)repeat, sizeof(double), compare);
+  qsort(hgr_times, (size_t)repeat, sizeof(double), bench_compare_doubles);
+  qsort(naive_times, (size_t)repeat, sizeof(double), bench_compare_doubles);
   double hgr_ms = hgr_times[repeat / 2], naive_ms = naive_times[repeat / 2];
   double gflop = 2.0 * (double)y_count * c * 9 / 1e9;
   char plan[256];

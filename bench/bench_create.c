@@ -8,18 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "hgr/hgr.h"
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int compare(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
 
 static int fail(hgr_status_t status) {
   char* text = hgr_status_to_string(status);
@@ -68,14 +58,14 @@ int main(int argc, char** argv) {
   options.binding_count = binding_count;
   for (int r = 0; r < repeat && !status; ++r) {
     hgr_executor_t* executor = NULL;
-    double start = now_ms();
+    double start = (bench_now_ns() / 1e6);
     status = hgr_executor_create(instance, graph, &options, &executor);
-    times[r] = now_ms() - start;
+    times[r] = (bench_now_ns() / 1e6) - start;
     hgr_executor_release(executor);
   }
   if (!status) {
     double first = times[0];
-    qsort(times, (size_t)repeat, sizeof(double), compare);
+    qsort(times, (size_t)repeat, sizeof(double), bench_compare_doubles);
     printf("| graph | nodes | first create (ms) | min (ms) | median (ms) | runs |\n|---|---:|---:|---:|---:|---:|\n");
     printf("| %s | %zu | %.2f | %.2f | %.2f | %d |\n", graph_path, hgr_graph_node_count(graph), first, times[0],
            times[repeat / 2], repeat);

@@ -24,22 +24,6 @@
 
 /* ---- helpers (declared in bench_ops.h) -------------------------------------------------- */
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int compare_doubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-double bench_median(double* values, int count) {
-  qsort(values, (size_t)count, sizeof(double), compare_doubles);
-  return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
-}
-
 hgr_status_t bench_cl_status(cl_int error, const char* call, const char* spec) {
   return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "%s on %s failed: OpenCL error %d", call, spec, (int)error);
 }
@@ -119,10 +103,10 @@ hgr_status_t bench_raw_buffer(const bench_raw_t* raw, const float* values, size_
 
 hgr_status_t bench_time_raw(const bench_raw_t* raw, cl_kernel kernel, cl_uint dims, const size_t* global,
                             const size_t* local, double* out_ms) {
-  double start = now_ms();
+  double start = (bench_now_ns() / 1e6);
   cl_int error = clEnqueueNDRangeKernel(raw->queue, kernel, dims, NULL, global, local, 0, NULL, NULL);
   if (error == CL_SUCCESS) error = clFinish(raw->queue);
-  *out_ms = now_ms() - start;
+  *out_ms = (bench_now_ns() / 1e6) - start;
   return error == CL_SUCCESS ? HGR_OK : bench_cl_status(error, "clEnqueueNDRangeKernel + clFinish", raw->info->spec);
 }
 
@@ -162,10 +146,10 @@ void bench_graph_close(bench_graph_t* bench) {
 }
 
 hgr_status_t bench_time_hgr(bench_graph_t* bench, double* out_ms) {
-  double start = now_ms();
+  double start = (bench_now_ns() / 1e6);
   hgr_status_t status = hgr_executor_run(bench->executor);
   if (!status) status = hgr_executor_wait(bench->executor);
-  *out_ms = now_ms() - start;
+  *out_ms = (bench_now_ns() / 1e6) - start;
   return status;
 }
 
@@ -283,8 +267,8 @@ static hgr_status_t bench_gemm(hgr_instance_t* instance, const bench_options_t* 
     out_result->device = options->device;
     snprintf(out_result->kernel, sizeof(out_result->kernel), "%s", graph.kernel);
     out_result->flop = 2.0 * (double)m * (double)n * (double)k;
-    out_result->hgr_ms = bench_median(hgr_ms, options->repeat);
-    out_result->naive_ms = bench_median(naive_ms, options->repeat);
+    out_result->hgr_ms = bench_median(hgr_ms, (size_t)options->repeat);
+    out_result->naive_ms = bench_median(naive_ms, (size_t)options->repeat);
     double max_a = 0, max_b = 0;
     for (size_t i = 0; i < a_count; ++i) max_a = fmax(max_a, fabs(a[i]));
     for (size_t i = 0; i < b_count; ++i) max_b = fmax(max_b, fabs(b[i]));

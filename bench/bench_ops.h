@@ -16,6 +16,7 @@
 
 #include <CL/cl.h>
 
+#include "bench_util.h"
 #include "hgr/hgr.h"
 
 typedef struct bench_options_t {
@@ -59,7 +60,6 @@ hgr_status_t bench_time_hgr(bench_graph_t* bench, double* out_ms);
 hgr_status_t bench_time_raw(const bench_raw_t* raw, cl_kernel kernel, cl_uint dims, const size_t* global,
                             const size_t* local, double* out_ms);
 
-double bench_median(double* values, int count);
 hgr_status_t bench_cl_status(cl_int error, const char* call, const char* spec);
 
 /* One row of the report. */
