@@ -10,8 +10,19 @@
 #include <time.h>
 
 #include "executor_internal.h"
+#include "hgr/opencl.h"
 
 #define HGR_FLUSH_EVERY 16 /* commands a queue may hold unflushed (TVM #16530) */
+
+static hgr_status_t await_events(hgr_executor_t* executor, const cl_event* events, uint32_t count, uint64_t limit);
+static void retire_fences(hgr_executor_t* executor, hgr_fence_t* through);
+static uint32_t transfer_queue_of(hgr_executor_t* executor, uint32_t storage_id);
+static hgr_status_t check_io(const hgr_executor_t* executor, const hgr_tensor_info_t* info, const char* what,
+                             size_t index, const void* data, size_t bytes);
+static hgr_status_t read_into(hgr_executor_t* executor, uint32_t storage_id, cl_mem mem, bool ordered, void* staging,
+                              void* data, size_t bytes, const char* what);
+static hgr_status_t output_staging(hgr_executor_t* executor, size_t index, size_t bytes, void** out_staging);
+static hgr_status_t held_host_reserve(hgr_executor_t* executor);
 
 /* ---- ordering ---------------------------------------------------------------------- */
 
@@ -33,7 +44,7 @@ hgr_status_t hgr__queue_flush(hgr_executor_t* executor, uint32_t queue) {
  * at release. */
 static void forget_commands(hgr_executor_t* executor, bool release_events) {
   for (uint32_t s = 0; executor->storages && s < executor->graph->storage_count; ++s) {
-    executor->storages[s].writer = (hgr__tracked_event_t){NULL, 0};
+    executor->storages[s].writer = (hgr__tracked_event_t){NULL, 0, 0};
     executor->storages[s].reader_count = 0;
   }
   for (uint32_t q = 0; executor->queues && q < executor->queue_count; ++q) executor->queues[q].last = NULL;
@@ -51,6 +62,9 @@ hgr_status_t hgr__commands_reserve(hgr_executor_t* executor, uint32_t extra) {
   cl_event* grown = realloc(executor->commands, (size_t)capacity * sizeof(cl_event));
   if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   executor->commands = grown;
+  uint32_t* steps = realloc(executor->command_steps, (size_t)capacity * sizeof(uint32_t));
+  if (!steps) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  executor->command_steps = steps;
   executor->command_capacity = (uint32_t)capacity;
   return HGR_OK;
 }
@@ -58,8 +72,43 @@ hgr_status_t hgr__commands_reserve(hgr_executor_t* executor, uint32_t extra) {
 hgr_status_t hgr__keep_event(hgr_executor_t* executor, cl_event event) {
   HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, 1));
   clRetainEvent(event);
+  executor->command_steps[executor->command_count] = executor->enqueue_step;
   executor->commands[executor->command_count++] = event;
   return HGR_OK;
+}
+
+/* Releases what the commands up to queue_seq (per queue) and the kept events before
+ * absolute index command_end hold, all of which have completed: their kept events
+ * (the trackers that borrowed them become stale through retired_seq), the host
+ * memory writes read from, and the bridges they waited on. */
+static void retire(hgr_executor_t* executor, const uint64_t* queue_seq, uint64_t command_end) {
+  for (uint32_t q = 0; q < executor->queue_count; ++q) {
+    hgr__queue_t* queue = &executor->queues[q];
+    if (queue_seq[q] > queue->retired_seq) queue->retired_seq = queue_seq[q];
+    if (queue->retired_seq >= queue->seq) queue->last = NULL;
+  }
+  uint64_t count = command_end > executor->commands_base ? command_end - executor->commands_base : 0;
+  if (count > executor->command_count) count = executor->command_count;
+  for (uint64_t c = 0; c < count; ++c) clReleaseEvent(executor->commands[c]);
+  executor->command_count -= (uint32_t)count;
+  memmove(executor->commands, executor->commands + count, executor->command_count * sizeof(cl_event));
+  memmove(executor->command_steps, executor->command_steps + count, executor->command_count * sizeof(uint32_t));
+  executor->commands_base += count;
+  uint32_t kept = 0;
+  for (uint32_t h = 0; h < executor->held_host_count; ++h) {
+    hgr__held_host_t* held = &executor->held_host[h];
+    if (held->seq <= executor->queues[held->queue].retired_seq) free(held->memory);
+    else executor->held_host[kept++] = *held;
+  }
+  executor->held_host_count = kept;
+  hgr__bridges_retire(executor);
+}
+
+/* Every command enqueued so far has completed: retires them all. */
+static void retire_all(hgr_executor_t* executor) {
+  uint64_t seq[executor->queue_count + 1];
+  for (uint32_t q = 0; q < executor->queue_count; ++q) seq[q] = executor->queues[q].seq;
+  retire(executor, seq, executor->commands_base + executor->command_count);
 }
 
 /* An upper bound on the events one run keeps: every launch, copy command and unmap,
@@ -92,6 +141,7 @@ static hgr_status_t add_wait(hgr_executor_t* executor, hgr__tracked_event_t trac
                              uint32_t* wait_count) {
   cl_event* wait = executor->wait;
   if (!tracked.event || tracked.queue == queue) return HGR_OK; /* in-order: already ordered */
+  if (tracked.seq <= executor->queues[tracked.queue].retired_seq) return HGR_OK; /* completed */
   if (executor->queues[tracked.queue].context != executor->queues[queue].context)
     return HGR_STATUS(HGR_STATUS_INTERNAL, "an event of %s would enter a wait list in another context",
                       hgr_instance_device(executor->instance, executor->queues[tracked.queue].device_index)->spec);
@@ -119,19 +169,20 @@ hgr_status_t hgr__order_storage(hgr_executor_t* executor, uint32_t storage_id, b
 void hgr__record_access(hgr_executor_t* executor, uint32_t storage_id, bool writing, cl_event event,
                         uint32_t queue) {
   hgr__storage_t* storage = &executor->storages[storage_id];
+  hgr__tracked_event_t tracked = {event, queue, executor->queues[queue].seq};
   if (writing) {
     /* Everything since the last write is ordered before this write. */
     storage->reader_count = 0;
-    storage->writer = (hgr__tracked_event_t){event, queue};
+    storage->writer = tracked;
     return;
   }
   /* One reader per queue: on an in-order queue the newest covers the older ones. */
   for (uint32_t r = 0; r < storage->reader_count; ++r)
     if (storage->readers[r].queue == queue) {
-      storage->readers[r].event = event;
+      storage->readers[r] = tracked;
       return;
     }
-  storage->readers[storage->reader_count++] = (hgr__tracked_event_t){event, queue};
+  storage->readers[storage->reader_count++] = tracked;
 }
 
 /* ---- failures ------------------------------------------------------------------------ */
@@ -151,25 +202,27 @@ static hgr_status_t step_failure(const hgr_executor_t* executor, const hgr__step
                     node->func_name, spec, hgr_opencl_error_name(code));
 }
 
-/* The first step (in node order) whose command ended with a negative status. Steps
- * before scan_from are known to have completed well in this run and are skipped, so
- * polling a long graph does not query every node's events each time. */
-static hgr_status_t find_failure(hgr_executor_t* executor) {
+/* The first kept command (in enqueue order, so runs in order and each run's nodes
+ * in graph order) before absolute index limit that ended with a negative status,
+ * named by its step. Commands before scan_from are known to have completed well
+ * and are skipped, so polling a long graph does not query every event each time. */
+static hgr_status_t find_failure(hgr_executor_t* executor, uint64_t limit) {
+  uint64_t base = executor->commands_base;
+  uint64_t end = base + executor->command_count < limit ? base + executor->command_count : limit;
   bool completed_prefix = true;
-  for (uint32_t s = executor->scan_from; s < executor->step_count; ++s) {
-    const hgr__step_t* step = &executor->steps[s];
-    bool completed = true;
-    for (uint32_t k = 0; k < step->done_count && step->done; ++k) {
-      if (!step->done[k]) continue;
-      cl_int execution = CL_COMPLETE;
-      cl_int error = clGetEventInfo(step->done[k], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution),
-                                    &execution, NULL);
-      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetEventInfo(execution status)");
-      if (execution < 0) return step_failure(executor, step, execution);
-      completed &= execution == CL_COMPLETE;
+  for (uint64_t c = executor->scan_from > base ? executor->scan_from : base; c < end; ++c) {
+    cl_int execution = CL_COMPLETE;
+    cl_int error = clGetEventInfo(executor->commands[c - base], CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                  sizeof(execution), &execution, NULL);
+    if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetEventInfo(execution status)");
+    if (execution < 0) {
+      uint32_t s = executor->command_steps[c - base];
+      if (s < executor->step_count) return step_failure(executor, &executor->steps[s], execution);
+      return HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "an input, output or binding transfer failed on the device: %s",
+                        hgr_opencl_error_name(execution));
     }
-    completed_prefix &= completed;
-    if (completed_prefix) executor->scan_from = s + 1;
+    completed_prefix &= execution == CL_COMPLETE;
+    if (completed_prefix) executor->scan_from = c + 1;
   }
   return HGR_OK;
 }
@@ -243,52 +296,20 @@ static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) 
                          hgr__node_label(executor->graph, step->node_id, label, sizeof(label)),
                          hgr_instance_device(executor->instance, step->device_index)->spec);
   }
+  uint32_t slot = step->done_count - 1; /* the step's completion */
+  if (step->done[slot]) clReleaseEvent(step->done[slot]);
+  step->done[slot] = event; /* takes the enqueue's reference */
+  HGR_RETURN_IF_ERROR(hgr__queue_enqueued(executor, step->queue, event));
   for (uint32_t i = 0; i < step->in_count; ++i)
     hgr__record_access(executor, step->in_storages[i], false, event, step->queue);
   for (uint32_t i = 0; i < step->out_count; ++i)
     hgr__record_access(executor, step->out_storages[i], true, event, step->queue);
-  uint32_t slot = step->done_count - 1; /* the step's completion */
-  if (step->done[slot]) clReleaseEvent(step->done[slot]);
-  step->done[slot] = event; /* takes the enqueue's reference */
-  return hgr__queue_enqueued(executor, step->queue, event);
+  return HGR_OK;
 }
 
 void hgr__executor_fail_node(hgr_executor_t* executor, uint32_t node_id, cl_int code) {
   executor->fail_node = node_id;
   executor->fail_code = code;
-}
-
-hgr_status_t hgr_executor_run(hgr_executor_t* executor) {
-  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
-  if (executor->plan_only)
-    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and cannot run");
-  HGR_RETURN_IF_ERROR(check_usable(executor));
-  const hgr_graph_t* graph = executor->graph;
-  executor->scan_from = 0; /* the steps' events are about to be replaced */
-  for (uint32_t i = 0; i < graph->arg_count; ++i)
-    if (!executor->input_set[i])
-      return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
-                        "input %u '%s' was never set (give it with set_input or in the params)", i,
-                        graph->nodes[graph->arg_nodes[i]].name);
-  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, commands_per_run(executor)));
-  hgr_status_t status = HGR_OK;
-  if (executor->profiling) hgr__profile_reset(executor);
-  executor->profile_complete = false;
-  for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
-    hgr__step_t* step = &executor->steps[s];
-    if (executor->profiling) {
-      executor->profile_node = step->node_id;
-      executor->step_host_ns[2 * s] = hgr__monotonic_ns();
-    }
-    if (step->kind == HGR__STEP_KERNEL) status = enqueue_kernel(executor, step);
-    else if (step->kind == HGR__STEP_COPY) status = hgr__transfer_enqueue(executor, step);
-    if (executor->profiling) executor->step_host_ns[2 * s + 1] = hgr__monotonic_ns();
-  }
-  executor->profile_node = UINT32_MAX;
-  for (uint32_t q = 0; q < executor->queue_count; ++q)
-    status = hgr_status_join(status, hgr__queue_flush(executor, q));
-  executor->run_in_flight = true;
-  return hgr_status_annotate(status, "run");
 }
 
 /* A semaphore that event callbacks post to wake the host thread waiting in
@@ -349,12 +370,13 @@ static void wait_for_waker(waker_t* waker, long timeout_ns) {
  * on the first pending event posts (waking as fast as clWaitForEvents does, where a
  * sleep-and-poll loop woke tens of microseconds late on small copies), at most a
  * millisecond at a time, and scans every node's events for a failure at most every
- * millisecond and once at the end (a scan queries each node's event, which on a long
+ * millisecond and once at the end (only commands kept before absolute index limit:
+ * a later run's failure is not this wait's; a scan queries each event, which on a long
  * graph cost more host time than the nodes themselves). Executors with host-driven
  * queues (Oclgrind, which runs commands only while the host waits on them, and does
  * not call callbacks registered on completed events) drive them on the way and poll
  * instead, sleeping from 5 us, doubling to at most 100 us. */
-static hgr_status_t await_events(hgr_executor_t* executor, const cl_event* events, uint32_t count) {
+static hgr_status_t await_events(hgr_executor_t* executor, const cl_event* events, uint32_t count, uint64_t limit) {
   bool host_driven = false;
   for (uint32_t q = 0; q < executor->queue_count; ++q) host_driven |= executor->queues[q].host_driven;
   long sleep_ns = 5000;
@@ -374,7 +396,7 @@ static hgr_status_t await_events(hgr_executor_t* executor, const cl_event* event
     if (status) break;
     uint64_t now = hgr__monotonic_ns();
     if (!pending || now - last_scan >= (uint64_t)HGR_FAILURE_SCAN_NS) {
-      hgr_status_t failure = find_failure(executor);
+      hgr_status_t failure = find_failure(executor, limit);
       if (failure) {
         status = fail_executor(executor, failure);
         break;
@@ -403,6 +425,14 @@ static hgr_status_t await_events(hgr_executor_t* executor, const cl_event* event
   return status;
 }
 
+/* What the latest run's completion allows: its profile can be read, and every kernel
+ * has been launched once, so PoCL's binaries are complete and worth storing. */
+static void latest_run_completed(hgr_executor_t* executor) {
+  if (executor->run_in_flight && !executor->stepping) executor->profile_complete = executor->profiling;
+  if (executor->run_in_flight) hgr__programs_store(executor);
+  executor->run_in_flight = false;
+}
+
 hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
   if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
   HGR_RETURN_IF_ERROR(check_usable(executor));
@@ -414,13 +444,12 @@ hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
     status = hgr__queue_flush(executor, q);
     events[count++] = executor->queues[q].last;
   }
-  if (!status && count) status = await_events(executor, events, count);
+  if (!status && count)
+    status = await_events(executor, events, count, executor->commands_base + executor->command_count);
   if (!status) { /* every queue is idle */
-    hgr__bridges_forget(executor, true);
-    forget_commands(executor, true);
-    if (executor->run_in_flight && !executor->stepping) executor->profile_complete = executor->profiling;
-    /* Every kernel has been launched once now: their binaries are complete. */
-    if (executor->run_in_flight) hgr__programs_store(executor);
+    retire_fences(executor, NULL);
+    retire_all(executor);
+    latest_run_completed(executor);
   }
   executor->run_in_flight = false;
   return status;
@@ -461,30 +490,314 @@ static hgr_status_t check_io(const hgr_executor_t* executor, const hgr_tensor_in
   return HGR_OK;
 }
 
+/* ---- fences ------------------------------------------------------------------------------ */
+
+static hgr_status_t copy_status(hgr_status_t status) {
+  return HGR_STATUS(hgr_status_code(status), "%s", hgr_status_message(status));
+}
+
+/* Frees the fence once neither the executor nor the caller holds it. */
+static void fence_unref(hgr_fence_t* fence) {
+  if (--fence->refs) return;
+  hgr_executor_t* executor = fence->executor;
+  if (executor) {
+    for (hgr_fence_t** link = &executor->fences; *link; link = &(*link)->next)
+      if (*link == fence) {
+        *link = fence->next;
+        break;
+      }
+  }
+  uint32_t outputs = executor ? executor->graph->head_count : 0;
+  for (uint32_t o = 0; fence->snapshots && o < outputs; ++o) {
+    cl_mem snapshot = fence->snapshots[o];
+    if (!snapshot) continue;
+    /* Back to the pool, unless the caller was given it (its content must stay). */
+    if (!fence->exported) {
+      cl_mem* grown = realloc(executor->snapshot_pool[o], (executor->snapshot_pool_count[o] + 1) * sizeof(cl_mem));
+      if (grown) {
+        executor->snapshot_pool[o] = grown;
+        grown[executor->snapshot_pool_count[o]++] = snapshot;
+        continue;
+      }
+    }
+    clReleaseMemObject(snapshot);
+  }
+  for (uint32_t e = 0; e < fence->event_count; ++e) clReleaseEvent(fence->events[e]);
+  hgr_status_free(fence->failure);
+  free(fence->events);
+  free(fence->queue_seq);
+  free(fence->snapshots);
+  free(fence);
+}
+
+/* Retires the runs up to and including `through` (NULL: every run), whose commands
+ * have all completed, oldest first; then the commands they cover. */
+static void retire_fences(hgr_executor_t* executor, hgr_fence_t* through) {
+  if (through) retire(executor, through->queue_seq, through->command_end);
+  uint64_t last_run = through ? through->run : executor->run_count;
+  if (last_run == executor->run_count) latest_run_completed(executor);
+  hgr_fence_t* fence = executor->fences;
+  while (fence && fence->run <= last_run) {
+    hgr_fence_t* next = fence->next;
+    if (!fence->retired) {
+      fence->retired = true;
+      fence_unref(fence); /* the executor's reference */
+    }
+    fence = next;
+  }
+}
+
+/* Whether every event completed: 1, one failed: -1, else 0. */
+static int events_complete(const cl_event* events, uint32_t count) {
+  int result = 1;
+  for (uint32_t e = 0; e < count; ++e) {
+    cl_int execution = CL_QUEUED;
+    if (clGetEventInfo(events[e], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL) != CL_SUCCESS)
+      execution = CL_QUEUED;
+    if (execution < 0) return -1;
+    if (execution != CL_COMPLETE) result = 0;
+  }
+  return result;
+}
+
+/* Retires the oldest runs that have completed without a failure, without waiting
+ * (at the start of a run, so runs nobody waits for do not pile up). */
+static void retire_completed(hgr_executor_t* executor) {
+  hgr_fence_t* done = NULL;
+  for (hgr_fence_t* fence = executor->fences; fence; fence = fence->next) {
+    if (fence->retired) continue;
+    if (events_complete(fence->events, fence->event_count) != 1) break;
+    done = fence;
+  }
+  if (!done) return;
+  hgr_status_t failure = find_failure(executor, done->command_end);
+  if (failure) { /* left for a wait to report */
+    hgr_status_free(failure);
+    return;
+  }
+  retire_fences(executor, done);
+}
+
+/* A fence for the run just enqueued: each queue's last command, and where the run
+ * ends. The executor holds one reference until it retires the run. */
+static hgr_status_t make_fence(hgr_executor_t* executor, hgr_fence_t** out_fence) {
+  hgr_fence_t* fence = calloc(1, sizeof(*fence));
+  if (fence) {
+    fence->events = calloc(executor->queue_count, sizeof(cl_event));
+    fence->queue_seq = calloc(executor->queue_count, sizeof(uint64_t));
+    fence->snapshots = calloc(executor->graph->head_count + 1, sizeof(cl_mem));
+  }
+  if (!fence || !fence->events || !fence->queue_seq || !fence->snapshots) {
+    if (fence) {
+      free(fence->events);
+      free(fence->queue_seq);
+      free(fence->snapshots);
+      free(fence);
+    }
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  fence->executor = executor;
+  fence->refs = 1;
+  fence->run = executor->run_count;
+  for (uint32_t q = 0; q < executor->queue_count; ++q) {
+    const hgr__queue_t* queue = &executor->queues[q];
+    fence->queue_seq[q] = queue->seq;
+    if (queue->last && queue->seq > queue->retired_seq) {
+      clRetainEvent(queue->last);
+      fence->events[fence->event_count++] = queue->last;
+    }
+  }
+  fence->command_end = executor->commands_base + executor->command_count;
+  hgr_fence_t** link = &executor->fences;
+  while (*link) link = &(*link)->next;
+  *link = fence;
+  *out_fence = fence;
+  return HGR_OK;
+}
+
+/* The storage id of output index. */
+static uint32_t output_storage(const hgr_executor_t* executor, size_t index) {
+  const hgr_graph_t* graph = executor->graph;
+  return graph->entries[hgr__graph_entry_id(graph, graph->heads[index])].storage_id;
+}
+
+/* Copies output index, as its storage holds it now (after the fence's run wrote it
+ * and before anything later writes it: ordered as a reader), into a buffer of the
+ * fence's. */
+static hgr_status_t snapshot_output(hgr_executor_t* executor, hgr_fence_t* fence, size_t index) {
+  if (fence->snapshots[index]) return HGR_OK;
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, &info));
+  uint32_t storage_id = output_storage(executor, index);
+  uint32_t queue = transfer_queue_of(executor, storage_id);
+  const char* spec = hgr_instance_device(executor->instance, executor->storages[storage_id].device_index)->spec;
+  cl_mem snapshot = NULL;
+  cl_int error = CL_SUCCESS;
+  if (executor->snapshot_pool_count[index]) {
+    snapshot = executor->snapshot_pool[index][--executor->snapshot_pool_count[index]];
+  } else {
+    snapshot = clCreateBuffer(executor->queues[queue].context, CL_MEM_READ_WRITE, info.bytes ? info.bytes : 4, NULL,
+                              &error);
+    if (error != CL_SUCCESS || !snapshot)
+      return HGR_CL_STATUS(error, "clCreateBuffer(a copy of output %zu '%s', %llu bytes) on %s", index, info.name,
+                           (unsigned long long)info.bytes, spec);
+  }
+  uint32_t wait_count = 0;
+  hgr_status_t status = hgr__order_storage(executor, storage_id, false, queue, &wait_count);
+  if (!status) status = hgr__commands_reserve(executor, 1);
+  cl_event event = NULL;
+  if (!status) {
+    cl_command_queue command_queue = executor->queues[queue].queue;
+    const cl_event* wait = wait_count ? executor->wait : NULL;
+    error = info.bytes ? clEnqueueCopyBuffer(command_queue, executor->storages[storage_id].mem, snapshot, 0, 0,
+                                             info.bytes, wait_count, wait, &event)
+                       : clEnqueueMarkerWithWaitList(command_queue, wait_count, wait, &event);
+    if (error != CL_SUCCESS)
+      status = HGR_CL_STATUS(error, "clEnqueueCopyBuffer(output %zu '%s' into a copy of run %llu's) on %s", index,
+                             info.name, (unsigned long long)fence->run, spec);
+  }
+  if (status) {
+    clReleaseMemObject(snapshot);
+    return status;
+  }
+  fence->snapshots[index] = snapshot;
+  status = hgr__queue_enqueued(executor, queue, event);
+  if (!status) hgr__record_access(executor, storage_id, false, event, queue);
+  clReleaseEvent(event);
+  return status;
+}
+
+/* Before storage_id (UINT32_MAX: every storage) is written: the fences holding an
+ * output in it get their own copy. */
+static hgr_status_t release_holders(hgr_executor_t* executor, uint32_t storage_id) {
+  for (uint32_t o = 0; o < executor->graph->head_count; ++o) {
+    hgr_fence_t* holder = executor->output_holder[o];
+    if (!holder || (storage_id != UINT32_MAX && output_storage(executor, o) != storage_id)) continue;
+    HGR_RETURN_IF_ERROR(snapshot_output(executor, holder, o));
+    executor->output_holder[o] = NULL;
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t fence_usable(const hgr_fence_t* fence) {
+  if (!fence) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "fence is NULL");
+  if (fence->failure) return copy_status(fence->failure);
+  if (!fence->executor && !fence->retired)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "run %llu's executor was released before it completed",
+                      (unsigned long long)fence->run);
+  return HGR_OK;
+}
+
+hgr_status_t hgr_fence_wait(hgr_fence_t* fence) {
+  HGR_RETURN_IF_ERROR(fence_usable(fence));
+  if (fence->retired) return HGR_OK;
+  hgr_executor_t* executor = fence->executor;
+  HGR_RETURN_IF_ERROR(check_usable(executor));
+  hgr_status_t status = HGR_OK;
+  for (uint32_t q = 0; q < executor->queue_count && !status; ++q) status = hgr__queue_flush(executor, q);
+  if (!status) status = await_events(executor, fence->events, fence->event_count, fence->command_end);
+  if (!status) retire_fences(executor, fence);
+  return hgr_status_annotate(status, "run %llu", (unsigned long long)fence->run);
+}
+
+hgr_status_t hgr_fence_query(hgr_fence_t* fence, bool* out_complete) {
+  *out_complete = false;
+  HGR_RETURN_IF_ERROR(fence_usable(fence));
+  if (fence->retired) {
+    *out_complete = true;
+    return HGR_OK;
+  }
+  hgr_executor_t* executor = fence->executor;
+  HGR_RETURN_IF_ERROR(check_usable(executor));
+  for (uint32_t q = 0; q < executor->queue_count; ++q) HGR_RETURN_IF_ERROR(hgr__queue_flush(executor, q));
+  HGR_RETURN_IF_ERROR(hgr__bridges_drive(executor));
+  int complete = events_complete(fence->events, fence->event_count);
+  if (complete == 0) return HGR_OK;
+  hgr_status_t failure = find_failure(executor, fence->command_end);
+  if (failure) return hgr_status_annotate(fail_executor(executor, failure), "run %llu", (unsigned long long)fence->run);
+  if (complete < 0) return HGR_OK; /* failed after a command the scan passed; the next query names it */
+  retire_fences(executor, fence);
+  *out_complete = true;
+  return HGR_OK;
+}
+
+uint64_t hgr_fence_run(const hgr_fence_t* fence) { return fence ? fence->run : 0; }
+
+void hgr_fence_release(hgr_fence_t* fence) {
+  if (!fence) return;
+  hgr_executor_t* executor = fence->executor;
+  for (uint32_t o = 0; executor && o < executor->graph->head_count; ++o)
+    if (executor->output_holder[o] == fence) executor->output_holder[o] = NULL;
+  fence_unref(fence);
+}
+
+hgr_status_t hgr_fence_get_output(hgr_fence_t* fence, size_t index, void* data, size_t bytes) {
+  HGR_RETURN_IF_ERROR(fence_usable(fence));
+  hgr_executor_t* executor = fence->executor;
+  if (!executor)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "run %llu's executor was released with its outputs",
+                      (unsigned long long)fence->run);
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, &info));
+  HGR_RETURN_IF_ERROR(check_io(executor, &info, "output", index, data, bytes));
+  if (!bytes) return HGR_OK;
+  char what[256];
+  snprintf(what, sizeof(what), "run %llu's output %zu '%s'", (unsigned long long)fence->run, index, info.name);
+  uint32_t storage_id = output_storage(executor, index);
+  void* staging = NULL;
+  HGR_RETURN_IF_ERROR(output_staging(executor, index, bytes, &staging));
+  if (fence->snapshots[index])
+    return read_into(executor, storage_id, fence->snapshots[index], false, staging, data, bytes, what);
+  if (executor->output_holder[index] != fence)
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "%s is neither in its storage nor copied", what);
+  return read_into(executor, storage_id, executor->storages[storage_id].mem, true, staging, data, bytes, what);
+}
+
 hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, const void* data, size_t bytes) {
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, &info));
   HGR_RETURN_IF_ERROR(check_io(executor, &info, "input", index, data, bytes));
+  if (executor->input_bindings[index].kind != HGR__BIND_NONE)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                      "input %zu '%s' is bound to the caller's memory: write that, or unbind the input first", index,
+                      info.name);
   const hgr_graph_t* graph = executor->graph;
   uint32_t storage_id = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
   if (bytes) {
+    HGR_RETURN_IF_ERROR(release_holders(executor, storage_id));
     uint32_t queue = transfer_queue_of(executor, storage_id);
-    /* The write is blocking, so the host waits for the input's readers and writer
-     * first, polling: a blocking call that waited on them could wait forever on a
-     * host-driven device or behind a failed command. */
+    hgr__queue_t* q = &executor->queues[queue];
     uint32_t wait_count = 0;
     HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, true, queue, &wait_count));
-    if (executor->queues[queue].last) executor->wait[wait_count++] = executor->queues[queue].last;
-    HGR_RETURN_IF_ERROR(await_events(executor, executor->wait, wait_count));
-    HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, 1));
+    /* Nothing in flight to wait for: a blocking write straight from data. Otherwise
+     * data is copied and the write waits on the device for the storage's readers
+     * and writer in runs already started. */
+    bool idle = !wait_count && (!q->last || events_complete(&q->last, 1) == 1);
+    void* held = NULL;
+    if (!idle) {
+      HGR_RETURN_IF_ERROR(held_host_reserve(executor));
+      held = aligned_alloc(64, (bytes + 63) / 64 * 64);
+      if (!held)
+        return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for input %zu (%zu bytes)", index, bytes);
+      memcpy(held, data, bytes);
+    }
     cl_event event = NULL;
-    cl_int error = clEnqueueWriteBuffer(executor->queues[queue].queue, executor->storages[storage_id].mem, CL_TRUE, 0,
-                                        bytes, data, 0, NULL, &event);
-    if (error != CL_SUCCESS)
-      return HGR_CL_STATUS(error, "clEnqueueWriteBuffer(input %zu '%s', storage %u) on %s", index, info.name,
-                           storage_id, hgr_instance_device(executor->instance, executor->storages[storage_id].device_index)->spec);
-    hgr__record_access(executor, storage_id, true, event, queue);
-    hgr_status_t status = hgr__queue_enqueued(executor, queue, event);
+    hgr_status_t status = hgr__commands_reserve(executor, 1);
+    cl_int error = status ? CL_SUCCESS
+                          : clEnqueueWriteBuffer(q->queue, executor->storages[storage_id].mem, idle ? CL_TRUE : CL_FALSE,
+                                                 0, bytes, held ? held : data, wait_count,
+                                                 wait_count ? executor->wait : NULL, &event);
+    if (!status && error != CL_SUCCESS)
+      status = HGR_CL_STATUS(error, "clEnqueueWriteBuffer(input %zu '%s', storage %u) on %s", index, info.name,
+                             storage_id, hgr_instance_device(executor->instance, q->device_index)->spec);
+    if (status) {
+      free(held);
+      return status;
+    }
+    status = hgr__queue_enqueued(executor, queue, event);
+    if (!status) hgr__record_access(executor, storage_id, true, event, queue);
+    if (held) executor->held_host[executor->held_host_count++] = (hgr__held_host_t){held, queue, q->seq};
+    if (!status && held) status = hgr__queue_flush(executor, queue);
     clReleaseEvent(event);
     HGR_RETURN_IF_ERROR(status);
   }
@@ -499,26 +812,28 @@ hgr_status_t hgr_executor_set_input_by_name(hgr_executor_t* executor, const char
   return hgr_executor_set_input(executor, index, data, bytes);
 }
 
-/* Reads bytes of storage_id into data, ordered after its writer, through *staging
- * (the executor's host memory of at least bytes, 64-byte aligned: the driver reads
- * into it, never into the caller's memory, since after a device failure the read may
- * stay pending when this call returns). `what` names the tensor for errors. */
-static hgr_status_t read_storage(hgr_executor_t* executor, uint32_t storage_id, void* staging, void* data,
-                                 size_t bytes, const char* what) {
+/* Reads bytes of mem (storage_id's buffer, or a copy of it on the same device) into
+ * data, through staging (the executor's host memory of at least bytes, 64-byte
+ * aligned: the driver reads into it, never into the caller's memory, since after a
+ * device failure the read may stay pending when this call returns). When ordered,
+ * the read waits for storage_id's writer; a copy is ordered by its queue. `what`
+ * names the tensor for errors. */
+static hgr_status_t read_into(hgr_executor_t* executor, uint32_t storage_id, cl_mem mem, bool ordered, void* staging,
+                              void* data, size_t bytes, const char* what) {
   uint32_t queue = transfer_queue_of(executor, storage_id);
   const char* spec = hgr_instance_device(executor->instance, executor->storages[storage_id].device_index)->spec;
   cl_event* wait = executor->wait;
   uint32_t wait_count = 0;
-  HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, false, queue, &wait_count));
+  if (ordered) HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, false, queue, &wait_count));
   HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, 1));
   cl_event event = NULL;
-  cl_int error = clEnqueueReadBuffer(executor->queues[queue].queue, executor->storages[storage_id].mem, CL_FALSE, 0,
-                                     bytes, staging, wait_count, wait_count ? wait : NULL, &event);
-  if (error != CL_SUCCESS)
-    return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s, storage %u) on %s", what, storage_id, spec);
+  cl_int error = clEnqueueReadBuffer(executor->queues[queue].queue, mem, CL_FALSE, 0, bytes, staging, wait_count,
+                                     wait_count ? wait : NULL, &event);
+  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s, storage %u) on %s", what, storage_id, spec);
   hgr_status_t status = hgr__queue_enqueued(executor, queue, event);
+  if (!status && ordered) hgr__record_access(executor, storage_id, false, event, queue);
   if (!status) status = hgr__queue_flush(executor, queue);
-  if (!status) status = await_events(executor, &event, 1);
+  if (!status) status = await_events(executor, &event, 1, executor->commands_base + executor->command_count);
   if (!status) {
     cl_int execution = CL_COMPLETE;
     clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL);
@@ -526,12 +841,20 @@ static hgr_status_t read_storage(hgr_executor_t* executor, uint32_t storage_id, 
       status = HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "reading %s on %s failed on the device: %s", what, spec,
                           hgr_opencl_error_name(execution));
   }
-  if (!status) {
-    hgr__record_access(executor, storage_id, false, event, queue);
-    memcpy(data, staging, bytes);
-  }
+  if (!status) memcpy(data, staging, bytes);
   clReleaseEvent(event);
   return status;
+}
+
+/* The host memory output index is read through. */
+static hgr_status_t output_staging(hgr_executor_t* executor, size_t index, size_t bytes, void** out_staging) {
+  if (!executor->output_staging[index]) {
+    executor->output_staging[index] = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!executor->output_staging[index])
+      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for output %zu (%zu bytes)", index, bytes);
+  }
+  *out_staging = executor->output_staging[index];
+  return HGR_OK;
 }
 
 hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data, size_t bytes) {
@@ -539,16 +862,372 @@ hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, voi
   HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, &info));
   HGR_RETURN_IF_ERROR(check_io(executor, &info, "output", index, data, bytes));
   if (!bytes) return HGR_OK;
-  const hgr_graph_t* graph = executor->graph;
-  uint32_t storage_id = graph->entries[hgr__graph_entry_id(graph, graph->heads[index])].storage_id;
-  if (!executor->output_staging[index]) {
-    executor->output_staging[index] = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!executor->output_staging[index])
-      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for output %zu (%zu bytes)", index, bytes);
-  }
+  uint32_t storage_id = output_storage(executor, index);
+  void* staging = NULL;
+  HGR_RETURN_IF_ERROR(output_staging(executor, index, bytes, &staging));
   char what[256];
   snprintf(what, sizeof(what), "output %zu '%s'", index, info.name);
-  return read_storage(executor, storage_id, executor->output_staging[index], data, bytes, what);
+  return read_into(executor, storage_id, executor->storages[storage_id].mem, true, staging, data, bytes, what);
+}
+
+/* ---- runs ---------------------------------------------------------------------------------- */
+
+/* A host binding's transfer of one run: the caller's memory into the storage before
+ * the run's first reader (inputs), or the storage into it after the last writer
+ * (outputs): a copy, or a map and unmap of the buffer over it, which makes the
+ * device and the host agree. */
+static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding_t* binding, bool input) {
+  if ((binding->kind != HGR__BIND_HOST_COPY && binding->kind != HGR__BIND_HOST_ZERO_COPY) || !binding->bytes)
+    return HGR_OK;
+  uint32_t storage_id = binding->storage;
+  uint32_t queue = transfer_queue_of(executor, storage_id);
+  cl_command_queue command_queue = executor->queues[queue].queue;
+  cl_mem mem = executor->storages[storage_id].mem;
+  const char* spec = hgr_instance_device(executor->instance, executor->storages[storage_id].device_index)->spec;
+  uint32_t wait_count = 0;
+  HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, input, queue, &wait_count));
+  const cl_event* wait = wait_count ? executor->wait : NULL;
+  cl_event event = NULL;
+  cl_int error;
+  if (binding->kind == HGR__BIND_HOST_COPY) {
+    error = input ? clEnqueueWriteBuffer(command_queue, mem, CL_FALSE, 0, binding->bytes, binding->host, wait_count,
+                                         wait, &event)
+                  : clEnqueueReadBuffer(command_queue, mem, CL_FALSE, 0, binding->bytes, binding->host, wait_count,
+                                        wait, &event);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "%s(storage %u, bound to the caller's memory) on %s",
+                           input ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", storage_id, spec);
+  } else {
+    cl_event mapped = NULL;
+    void* pointer = clEnqueueMapBuffer(command_queue, binding->mem, CL_FALSE,
+                                       input ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, 0, binding->bytes,
+                                       wait_count, wait, &mapped, &error);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "clEnqueueMapBuffer(storage %u, the caller's memory) on %s", storage_id, spec);
+    hgr_status_t status = hgr__queue_enqueued(executor, queue, mapped);
+    clReleaseEvent(mapped);
+    HGR_RETURN_IF_ERROR(status);
+    error = clEnqueueUnmapMemObject(command_queue, binding->mem, pointer, 0, NULL, &event);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(storage %u, the caller's memory) on %s", storage_id, spec);
+  }
+  hgr_status_t status = hgr__queue_enqueued(executor, queue, event);
+  if (!status) hgr__record_access(executor, storage_id, input, event, queue);
+  clReleaseEvent(event);
+  return status;
+}
+
+/* Enqueues one run; with out_fence, returns its fence, which holds the outputs. */
+static hgr_status_t start_run(hgr_executor_t* executor, hgr_fence_t** out_fence) {
+  if (out_fence) *out_fence = NULL;
+  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
+  if (executor->plan_only)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and cannot run");
+  HGR_RETURN_IF_ERROR(check_usable(executor));
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t i = 0; i < graph->arg_count; ++i)
+    if (!executor->input_set[i])
+      return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                        "input %u '%s' was never set (give it with set_input or in the params)", i,
+                        graph->nodes[graph->arg_nodes[i]].name);
+  retire_completed(executor);
+  HGR_RETURN_IF_ERROR(release_holders(executor, UINT32_MAX));
+  HGR_RETURN_IF_ERROR(
+      hgr__commands_reserve(executor, commands_per_run(executor) + 2 * (graph->arg_count + graph->head_count)));
+  hgr_status_t status = HGR_OK;
+  if (executor->profiling) hgr__profile_reset(executor);
+  executor->profile_complete = false;
+  executor->run_count++;
+  for (uint32_t i = 0; i < graph->arg_count && !status; ++i)
+    status = sync_binding(executor, &executor->input_bindings[i], true);
+  for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
+    hgr__step_t* step = &executor->steps[s];
+    executor->enqueue_step = s;
+    if (executor->profiling) {
+      executor->profile_node = step->node_id;
+      executor->step_host_ns[2 * s] = hgr__monotonic_ns();
+    }
+    if (step->kind == HGR__STEP_KERNEL) status = enqueue_kernel(executor, step);
+    else if (step->kind == HGR__STEP_COPY) status = hgr__transfer_enqueue(executor, step);
+    if (executor->profiling) executor->step_host_ns[2 * s + 1] = hgr__monotonic_ns();
+  }
+  executor->enqueue_step = UINT32_MAX;
+  executor->profile_node = UINT32_MAX;
+  for (uint32_t o = 0; o < graph->head_count && !status; ++o)
+    status = sync_binding(executor, &executor->output_bindings[o], false);
+  for (uint32_t q = 0; q < executor->queue_count; ++q)
+    status = hgr_status_join(status, hgr__queue_flush(executor, q));
+  executor->run_in_flight = true;
+  hgr_fence_t* fence = NULL;
+  if (!status) status = make_fence(executor, &fence);
+  if (!status && out_fence) {
+    fence->refs++; /* the caller's */
+    for (uint32_t o = 0; o < graph->head_count; ++o) executor->output_holder[o] = fence;
+    *out_fence = fence;
+  }
+  return hgr_status_annotate(status, "run");
+}
+
+hgr_status_t hgr_executor_run(hgr_executor_t* executor) { return start_run(executor, NULL); }
+
+hgr_status_t hgr_executor_run_async(hgr_executor_t* executor, hgr_fence_t** out_fence) {
+  if (!out_fence) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out_fence is NULL");
+  return start_run(executor, out_fence);
+}
+
+/* ---- caller-owned memory ------------------------------------------------------------------- */
+
+static hgr_status_t held_host_reserve(hgr_executor_t* executor) {
+  if (executor->held_host_count < executor->held_host_capacity) return HGR_OK;
+  uint32_t capacity = executor->held_host_capacity ? executor->held_host_capacity * 2 : 16;
+  hgr__held_host_t* grown = realloc(executor->held_host, capacity * sizeof(*grown));
+  if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  executor->held_host = grown;
+  executor->held_host_capacity = capacity;
+  return HGR_OK;
+}
+
+/* The binding record, tensor and storage of input or output index. */
+static hgr_status_t io_lookup(hgr_executor_t* executor, hgr_io_t io, size_t index, hgr_tensor_info_t* out_info,
+                              hgr__io_binding_t** out_binding) {
+  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
+  if (io != HGR_INPUT && io != HGR_OUTPUT) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "io is %d", (int)io);
+  if (executor->plan_only)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and has no buffers");
+  HGR_RETURN_IF_ERROR(check_usable(executor));
+  const hgr_graph_t* graph = executor->graph;
+  if (io == HGR_INPUT) {
+    HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, out_info));
+    *out_binding = &executor->input_bindings[index];
+    (*out_binding)->storage = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
+  } else {
+    HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, out_info));
+    *out_binding = &executor->output_bindings[index];
+    (*out_binding)->storage = output_storage(executor, index);
+  }
+  return HGR_OK;
+}
+
+/* The buffer another binding than `except` put in place of storage_id's, or NULL. */
+static const hgr__io_binding_t* storage_binder(const hgr_executor_t* executor, uint32_t storage_id,
+                                               const hgr__io_binding_t* except) {
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t i = 0; i < graph->arg_count + graph->head_count; ++i) {
+    const hgr__io_binding_t* binding =
+        i < graph->arg_count ? &executor->input_bindings[i] : &executor->output_bindings[i - graph->arg_count];
+    if (binding != except && binding->mem && binding->storage == storage_id) return binding;
+  }
+  return NULL;
+}
+
+/* Points storage_id's kernels at mem (its own buffer or a bound one). */
+static hgr_status_t use_buffer(hgr_executor_t* executor, uint32_t storage_id, cl_mem mem) {
+  if (executor->storages[storage_id].mem == mem) return HGR_OK;
+  executor->storages[storage_id].mem = mem;
+  return hgr__storage_rebind(executor, storage_id);
+}
+
+/* Ends a binding: the storage goes back to its own buffer unless another binding
+ * shares the bound one. */
+static hgr_status_t drop_binding(hgr_executor_t* executor, hgr__io_binding_t* binding) {
+  hgr_status_t status = HGR_OK;
+  if (binding->mem) {
+    const hgr__io_binding_t* other = storage_binder(executor, binding->storage, binding);
+    status = use_buffer(executor, binding->storage, other ? other->mem : executor->storages[binding->storage].own_mem);
+    clReleaseMemObject(binding->mem); /* commands in flight keep it alive */
+  }
+  uint32_t storage_id = binding->storage;
+  memset(binding, 0, sizeof(*binding));
+  binding->storage = storage_id;
+  return status;
+}
+
+static bool device_shares_host_memory(const hgr__device_t* device, const void* data) {
+  cl_bool unified = CL_FALSE;
+  cl_uint align_bits = 0;
+  if (clGetDeviceInfo(device->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified, NULL) != CL_SUCCESS ||
+      clGetDeviceInfo(device->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, NULL) !=
+          CL_SUCCESS)
+    return false;
+  uintptr_t align = align_bits >= 8 ? align_bits / 8 : 1;
+  return unified && hgr__device_maps_async(device) && (uintptr_t)data % align == 0;
+}
+
+/* Binds host memory (data) or a caller buffer (buffer, when data is NULL). */
+static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, void* data, size_t bytes,
+                         cl_mem buffer) {
+  hgr_tensor_info_t info;
+  hgr__io_binding_t* binding = NULL;
+  HGR_RETURN_IF_ERROR(io_lookup(executor, io, index, &info, &binding));
+  const char* what = io == HGR_INPUT ? "input" : "output";
+  uint32_t storage_id = binding->storage;
+  hgr__storage_t* storage = &executor->storages[storage_id];
+  const hgr__device_t* device = &executor->instance->devices[storage->device_index];
+  cl_context context = executor->queues[transfer_queue_of(executor, storage_id)].context;
+  const hgr__io_binding_t* other = storage_binder(executor, storage_id, binding);
+  hgr__io_binding_t next = {HGR__BIND_HOST_COPY, data, info.bytes, NULL, storage_id};
+  if (buffer) {
+    cl_context buffer_context = NULL;
+    size_t buffer_bytes = 0;
+    cl_int error = clGetMemObjectInfo(buffer, CL_MEM_CONTEXT, sizeof(buffer_context), &buffer_context, NULL);
+    if (error == CL_SUCCESS) error = clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(buffer_bytes), &buffer_bytes, NULL);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "clGetMemObjectInfo(the buffer given for %s %zu '%s')", what, index, info.name);
+    if (buffer_context != context)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "%s %zu '%s': the buffer belongs to another context than %s's, where storage %u lives", what,
+                        index, info.name, device->info.spec, storage_id);
+    if (buffer_bytes < storage->bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "%s %zu '%s': the buffer has %zu bytes, but storage %u needs %llu", what, index, info.name,
+                        buffer_bytes, storage_id, (unsigned long long)storage->bytes);
+    if (other && other->mem != buffer)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "%s %zu '%s': storage %u is bound to another buffer already (an input and an output sharing "
+                        "a storage take one buffer)",
+                        what, index, info.name, storage_id);
+    clRetainMemObject(buffer);
+    next.kind = HGR__BIND_BUFFER;
+    next.host = NULL;
+    next.mem = buffer;
+  } else {
+    if (bytes != info.bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s %zu '%s' has %llu bytes, %zu were given", what, index,
+                        info.name, (unsigned long long)info.bytes, bytes);
+    if (!data && bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s %zu '%s': data is NULL", what, index, info.name);
+    if (other && other->kind == HGR__BIND_HOST_ZERO_COPY && other->host == data) {
+      clRetainMemObject(other->mem); /* the same memory: the same buffer */
+      next.kind = HGR__BIND_HOST_ZERO_COPY;
+      next.mem = other->mem;
+    } else if (!other && bytes && bytes == storage->bytes && device_shares_host_memory(device, data)) {
+      cl_int error = CL_SUCCESS;
+      next.mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, data, &error);
+      if (error == CL_SUCCESS && next.mem) next.kind = HGR__BIND_HOST_ZERO_COPY;
+      else next.mem = NULL; /* the driver would not: copy */
+    }
+  }
+  /* Fences of earlier runs keep their values, copied out of the old buffer. */
+  hgr_status_t status = release_holders(executor, storage_id);
+  if (!status) status = drop_binding(executor, binding);
+  if (!status && next.mem) status = use_buffer(executor, storage_id, next.mem);
+  if (status) {
+    if (next.mem) clReleaseMemObject(next.mem);
+    return status;
+  }
+  *binding = next;
+  if (io == HGR_INPUT) executor->input_set[index] = true;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_executor_bind_host(hgr_executor_t* executor, hgr_io_t io, size_t index, void* data, size_t bytes) {
+  if (!data && bytes) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "data is NULL");
+  static char empty;
+  return bind(executor, io, index, data ? data : &empty, bytes, NULL);
+}
+
+hgr_status_t hgr_executor_bind_buffer(hgr_executor_t* executor, hgr_io_t io, size_t index, cl_mem buffer) {
+  if (!buffer) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "buffer is NULL (hgr_executor_unbind ends a binding)");
+  return bind(executor, io, index, NULL, 0, buffer);
+}
+
+hgr_status_t hgr_executor_unbind(hgr_executor_t* executor, hgr_io_t io, size_t index) {
+  hgr_tensor_info_t info;
+  hgr__io_binding_t* binding = NULL;
+  HGR_RETURN_IF_ERROR(io_lookup(executor, io, index, &info, &binding));
+  if (binding->kind == HGR__BIND_NONE) return HGR_OK;
+  HGR_RETURN_IF_ERROR(release_holders(executor, binding->storage));
+  HGR_RETURN_IF_ERROR(drop_binding(executor, binding));
+  /* The executor's own buffer may never have seen what the binding held. */
+  if (io == HGR_INPUT) executor->input_set[index] = false;
+  return HGR_OK;
+}
+
+hgr_binding_kind_t hgr_executor_binding_kind(const hgr_executor_t* executor, hgr_io_t io, size_t index) {
+  if (!executor || !executor->input_bindings) return HGR_BINDING_NONE;
+  const hgr_graph_t* graph = executor->graph;
+  const hgr__io_binding_t* binding = NULL;
+  if (io == HGR_INPUT && index < graph->arg_count) binding = &executor->input_bindings[index];
+  if (io == HGR_OUTPUT && index < graph->head_count) binding = &executor->output_bindings[index];
+  if (!binding) return HGR_BINDING_NONE;
+  switch (binding->kind) {
+    case HGR__BIND_NONE: return HGR_BINDING_NONE;
+    case HGR__BIND_BUFFER: return HGR_BINDING_BUFFER;
+    case HGR__BIND_HOST_ZERO_COPY: return HGR_BINDING_HOST_ZERO_COPY;
+    case HGR__BIND_HOST_COPY: return HGR_BINDING_HOST_COPY;
+  }
+  return HGR_BINDING_NONE;
+}
+
+/* ---- outputs as device buffers --------------------------------------------------------------- */
+
+/* Fills out with mem and a marker on storage_id's transfer queue that completes once
+ * the commands before it there (and, when ordered, storage_id's writer) have. */
+static hgr_status_t export_buffer(hgr_executor_t* executor, uint32_t storage_id, cl_mem mem, bool ordered,
+                                  size_t bytes, hgr_device_buffer_t* out_buffer) {
+  uint32_t queue = transfer_queue_of(executor, storage_id);
+  const hgr__device_t* device = &executor->instance->devices[executor->storages[storage_id].device_index];
+  uint32_t wait_count = 0;
+  if (ordered) HGR_RETURN_IF_ERROR(hgr__order_storage(executor, storage_id, false, queue, &wait_count));
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, 1));
+  cl_event ready = NULL;
+  cl_int error = clEnqueueMarkerWithWaitList(executor->queues[queue].queue, wait_count,
+                                             wait_count ? executor->wait : NULL, &ready);
+  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clEnqueueMarkerWithWaitList on %s", device->info.spec);
+  hgr_status_t status = hgr__queue_enqueued(executor, queue, ready);
+  if (!status) status = hgr__queue_flush(executor, queue);
+  /* A host-driven device (Oclgrind) runs only while hgr drives it: the values are
+   * made ready here, or the caller's wait on `ready` could never end. */
+  bool host_driven = false;
+  for (uint32_t q = 0; q < executor->queue_count; ++q) host_driven |= executor->queues[q].host_driven;
+  if (!status && host_driven)
+    status = await_events(executor, &ready, 1, executor->commands_base + executor->command_count);
+  if (status) {
+    clReleaseEvent(ready);
+    return status;
+  }
+  clRetainMemObject(mem);
+  *out_buffer = (hgr_device_buffer_t){mem, bytes, executor->storages[storage_id].device_index, device->device,
+                                      executor->queues[queue].context, ready};
+  return HGR_OK;
+}
+
+hgr_status_t hgr_executor_output_buffer(hgr_executor_t* executor, size_t index, hgr_device_buffer_t* out_buffer) {
+  memset(out_buffer, 0, sizeof(*out_buffer));
+  hgr_tensor_info_t info;
+  hgr__io_binding_t* binding = NULL;
+  HGR_RETURN_IF_ERROR(io_lookup(executor, HGR_OUTPUT, index, &info, &binding));
+  uint32_t storage_id = binding->storage;
+  return export_buffer(executor, storage_id, executor->storages[storage_id].mem, true, info.bytes, out_buffer);
+}
+
+hgr_status_t hgr_fence_output_buffer(hgr_fence_t* fence, size_t index, hgr_device_buffer_t* out_buffer) {
+  memset(out_buffer, 0, sizeof(*out_buffer));
+  HGR_RETURN_IF_ERROR(fence_usable(fence));
+  hgr_executor_t* executor = fence->executor;
+  if (!executor)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "run %llu's executor was released with its outputs",
+                      (unsigned long long)fence->run);
+  hgr_tensor_info_t info;
+  hgr__io_binding_t* binding = NULL;
+  HGR_RETURN_IF_ERROR(io_lookup(executor, HGR_OUTPUT, index, &info, &binding));
+  if (!fence->snapshots[index]) {
+    if (executor->output_holder[index] != fence)
+      return HGR_STATUS(HGR_STATUS_INTERNAL, "run %llu's output %zu is neither in its storage nor copied",
+                        (unsigned long long)fence->run, index);
+    HGR_RETURN_IF_ERROR(snapshot_output(executor, fence, index));
+    executor->output_holder[index] = NULL;
+  }
+  fence->exported = true;
+  /* The copy was enqueued on the same in-order queue: the marker follows it. */
+  return export_buffer(executor, binding->storage, fence->snapshots[index], false, info.bytes, out_buffer);
+}
+
+void hgr_device_buffer_release(hgr_device_buffer_t* buffer) {
+  if (!buffer) return;
+  if (buffer->mem) clReleaseMemObject(buffer->mem);
+  if (buffer->ready) clReleaseEvent(buffer->ready);
+  memset(buffer, 0, sizeof(*buffer));
 }
 
 /* ---- stepping (debugging) ------------------------------------------------------------ */
@@ -577,7 +1256,8 @@ hgr_status_t hgr_executor_read_entry(hgr_executor_t* executor, uint32_t node_id,
   }
   char what[256];
   snprintf(what, sizeof(what), "output %u of node %u '%s'", index, node_id, graph->nodes[node_id].name);
-  return read_storage(executor, entry->storage_id, executor->entry_staging, data, bytes, what);
+  return read_into(executor, entry->storage_id, executor->storages[entry->storage_id].mem, true,
+                   executor->entry_staging, data, bytes, what);
 }
 
 hgr_status_t hgr_executor_run_stepwise(hgr_executor_t* executor, hgr_node_visitor_t visit, void* user) {
@@ -593,21 +1273,28 @@ hgr_status_t hgr_executor_run_stepwise(hgr_executor_t* executor, hgr_node_visito
     if (!visit(executor, graph->arg_nodes[i], user)) return HGR_OK;
   if (executor->profiling) hgr__profile_reset(executor);
   executor->profile_complete = false;
-  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, commands_per_run(executor)));
+  HGR_RETURN_IF_ERROR(release_holders(executor, UINT32_MAX));
+  HGR_RETURN_IF_ERROR(
+      hgr__commands_reserve(executor, commands_per_run(executor) + 2 * (graph->arg_count + graph->head_count)));
+  for (uint32_t i = 0; i < graph->arg_count; ++i)
+    HGR_RETURN_IF_ERROR(sync_binding(executor, &executor->input_bindings[i], true));
   for (uint32_t s = 0; s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];
     hgr_status_t status = HGR_OK;
-    executor->scan_from = 0;
+    executor->enqueue_step = s;
     if (step->kind == HGR__STEP_KERNEL) status = enqueue_kernel(executor, step);
     else if (step->kind == HGR__STEP_COPY) status = hgr__transfer_enqueue(executor, step);
+    executor->enqueue_step = UINT32_MAX;
     executor->run_in_flight = true;
     executor->stepping = true; /* not a profiled run */
     if (!status) status = hgr_executor_wait(executor);
     executor->stepping = false;
     if (status) return hgr_status_annotate(status, "stepping %s", graph->nodes[step->node_id].name);
-    if (!visit(executor, step->node_id, user)) break;
+    if (!visit(executor, step->node_id, user)) return HGR_OK;
   }
-  return HGR_OK;
+  for (uint32_t o = 0; o < graph->head_count; ++o)
+    HGR_RETURN_IF_ERROR(sync_binding(executor, &executor->output_bindings[o], false));
+  return hgr_executor_wait(executor);
 }
 
 static bool same_shape_info(const hgr_tensor_info_t* a, const hgr_tensor_info_t* b) {
@@ -736,6 +1423,39 @@ void hgr_executor_release(hgr_executor_t* executor) {
   forget_commands(executor, idle);
   free(executor->bridges);
   free(executor->commands);
+  free(executor->command_steps);
+  /* Fences outlive the executor with what they know; their copies go now. */
+  const hgr_graph_t* graph = executor->graph;
+  for (hgr_fence_t* fence = executor->fences; fence;) {
+    hgr_fence_t* next = fence->next;
+    for (uint32_t o = 0; o < graph->head_count; ++o)
+      if (fence->snapshots[o]) clReleaseMemObject(fence->snapshots[o]);
+    memset(fence->snapshots, 0, graph->head_count * sizeof(cl_mem));
+    fence->executor = NULL;
+    fence->next = NULL;
+    if (!fence->retired && !fence->failure)
+      fence->failure = executor->failure ? copy_status(executor->failure)
+                                         : HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                                                      "run %llu's executor was released before it completed",
+                                                      (unsigned long long)fence->run);
+    if (!fence->retired) fence_unref(fence); /* the executor's reference */
+    fence = next;
+  }
+  for (uint32_t h = 0; h < executor->held_host_count; ++h) free(executor->held_host[h].memory);
+  free(executor->held_host);
+  for (uint32_t o = 0; executor->output_bindings && o < graph->head_count; ++o)
+    hgr_status_free(drop_binding(executor, &executor->output_bindings[o]));
+  for (uint32_t i = 0; executor->input_bindings && i < graph->arg_count; ++i)
+    hgr_status_free(drop_binding(executor, &executor->input_bindings[i]));
+  free(executor->input_bindings);
+  free(executor->output_bindings);
+  for (uint32_t o = 0; executor->snapshot_pool && o < graph->head_count; ++o) {
+    for (uint32_t k = 0; k < executor->snapshot_pool_count[o]; ++k) clReleaseMemObject(executor->snapshot_pool[o][k]);
+    free(executor->snapshot_pool[o]);
+  }
+  free(executor->snapshot_pool);
+  free(executor->snapshot_pool_count);
+  free(executor->output_holder);
   if (executor->injected) clReleaseEvent(executor->injected);
   hgr__profile_reset(executor);
   free(executor->profiled);

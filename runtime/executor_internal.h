@@ -13,6 +13,8 @@
 typedef struct hgr__tracked_event_t {
   cl_event event; /* borrowed from executor->commands (see there); NULL when none */
   uint32_t queue;
+  uint64_t seq;   /* its position on queue: once the queue's retired_seq reaches it,
+                     it has completed and its reference may be gone, so it is ignored */
 } hgr__tracked_event_t;
 
 /* One in-order command queue of one device. */
@@ -25,8 +27,10 @@ typedef struct hgr__queue_t {
   uint64_t seq;        /* commands enqueued so far */
   bool host_driven;    /* the device runs commands only while the host waits on them */
   bool fragile_failed_user_events; /* see hgr__device_t */
+  uint64_t retired_seq; /* commands up to this position have completed and their
+                          kept events were released (see retire in executor.c) */
   cl_event last;       /* the newest command's event (borrowed, like the storages'
-                          trackers); in order, it covers all; NULL once idle */
+                          trackers); in order, it covers all; NULL once retired */
 } hgr__queue_t;
 
 /* One storage id: the buffer and who touched it last, for ordering. */
@@ -34,7 +38,8 @@ typedef struct hgr__storage_t {
   bool used;           /* some entry refers to it */
   size_t device_index;
   uint64_t bytes;
-  cl_mem mem;
+  cl_mem mem;          /* what the kernels use: own_mem, or a caller's buffer bound to it */
+  cl_mem own_mem;      /* the executor's allocation */
   hgr__tracked_event_t writer;   /* last writer */
   hgr__tracked_event_t* readers; /* readers since the last write, at most one per queue */
   uint32_t reader_count;
@@ -85,6 +90,9 @@ typedef struct hgr__kernel_launch_t {
   cl_kernel kernel;
   cl_mem meta;            /* the launch's read-only shapes and strides, or NULL */
   hgr__launch_t launch;
+  /* Which arguments are storages, to set them again when a buffer is bound. */
+  uint32_t* storage_args; /* pairs: argument index, storage id */
+  uint32_t storage_arg_count;
 } hgr__kernel_launch_t;
 
 /* One op node, bound once at creation. */
@@ -138,6 +146,49 @@ typedef struct hgr__bridge_t {
   bool passes_failure;  /* a failed source fails it (see fragile_failed_user_events) */
 } hgr__bridge_t;
 
+/* A caller's memory or buffer bound to a graph input or output (executor.h). */
+typedef enum hgr__bind_kind_t {
+  HGR__BIND_NONE,
+  HGR__BIND_BUFFER,         /* the caller's cl_mem replaces the storage's buffer */
+  HGR__BIND_HOST_ZERO_COPY, /* a CL_MEM_USE_HOST_PTR buffer over the caller's memory
+                               replaces it; each run maps and unmaps it to sync */
+  HGR__BIND_HOST_COPY,      /* each run writes the caller's memory into the storage
+                               (input) or reads the storage into it (output) */
+} hgr__bind_kind_t;
+
+typedef struct hgr__io_binding_t {
+  hgr__bind_kind_t kind;
+  void* host;     /* HOST_*: the caller's memory */
+  size_t bytes;   /* the tensor's size */
+  cl_mem mem;     /* BUFFER: the caller's (retained); ZERO_COPY: ours over host */
+  uint32_t storage;
+} hgr__io_binding_t;
+
+/* Host memory that a non-blocking write reads from (set_input's copy of the
+ * caller's data), freed once the write's queue has retired it. */
+typedef struct hgr__held_host_t {
+  void* memory;
+  uint32_t queue;
+  uint64_t seq;
+} hgr__held_host_t;
+
+/* One run, as hgr_fence_t: what completes it, and the outputs it still holds. */
+struct hgr_fence_s {
+  hgr_executor_t* executor; /* NULL once the executor was released */
+  uint32_t refs;            /* the executor's until retired, and the caller's */
+  uint64_t run;             /* 1 for the executor's first run */
+  cl_event* events;         /* each used queue's last command of the run (retained) */
+  uint32_t event_count;
+  uint64_t* queue_seq;      /* per executor queue: the position of that command */
+  uint64_t command_end;     /* absolute index just past the run's kept commands */
+  bool retired;             /* completed, and its commands released */
+  hgr_status_t failure;     /* owned; why it did not complete, or HGR_OK */
+  cl_mem* snapshots;        /* per output: its values, copied before a later write
+                               reused the storage; NULL while the storage holds them */
+  bool exported;            /* snapshots were handed out: never pooled */
+  hgr_fence_t* next;        /* the executor's fences, oldest first */
+};
+
 struct hgr_executor_s {
   hgr_instance_t* instance;
   hgr_graph_t* graph;
@@ -152,7 +203,6 @@ struct hgr_executor_s {
   hgr__storage_t* storages; /* graph->storage_count */
   hgr__step_t* steps;
   uint32_t step_count;
-  uint32_t scan_from;       /* steps before it completed well in the current run */
   size_t* entry_device;     /* instance device index per entry */
   bool* input_set;          /* per input index */
   void** output_staging;    /* per output: host memory the driver reads into */
@@ -162,6 +212,16 @@ struct hgr_executor_s {
   size_t unused_param_count;
   hgr_copy_summary_t copies;
   bool run_in_flight;
+  uint64_t run_count;
+  hgr_fence_t* fences;      /* every run not yet retired, and fences the caller holds */
+  hgr_fence_t** output_holder; /* per output: the fence whose values the storage holds
+                                  while its caller may still read them, or NULL */
+  cl_mem** snapshot_pool;   /* per output: spare snapshot buffers */
+  uint32_t* snapshot_pool_count;
+  hgr__held_host_t* held_host;
+  uint32_t held_host_count, held_host_capacity;
+  hgr__io_binding_t* input_bindings;  /* per input */
+  hgr__io_binding_t* output_bindings; /* per output */
   /* Scratch wait list, large enough for any one command: per storage it touches, its
    * writer and at most one reader per queue, plus two bridges. */
   cl_event* wait;
@@ -180,7 +240,12 @@ struct hgr_executor_s {
    * reserved before it enqueues anything (hgr__commands_reserve), so keeping never
    * fails halfway and nothing borrows an event that is not kept. */
   cl_event* commands;
+  uint32_t* command_steps;  /* per kept event: the step that enqueued it, or UINT32_MAX */
   uint32_t command_count, command_capacity;
+  uint64_t commands_base;   /* absolute index of commands[0]: runs in flight retire
+                               their commands from the front (see retire) */
+  uint64_t scan_from;       /* absolute index: commands before it completed well */
+  uint32_t enqueue_step;    /* the step being enqueued; UINT32_MAX outside */
   uint32_t commands_per_run; /* an upper bound on what one run keeps; 0 until known */
   /* Set once a command failed on a device: OpenCL leaves the queues of that context
    * undefined (some drivers never complete commands that waited on a failed one), so
@@ -239,8 +304,7 @@ void hgr__storage_release(hgr_executor_t* executor);
 hgr_status_t hgr__order_storage(hgr_executor_t* executor, uint32_t storage_id, bool writing,
                                 uint32_t queue, uint32_t* wait_count);
 /* Records that `event` (on queue) read or wrote storage_id. Borrows event, which
- * must have been kept (hgr__keep_event or hgr__queue_enqueued) since every queue was
- * last idle. */
+ * must be the command that hgr__queue_enqueued noted last on queue. */
 void hgr__record_access(hgr_executor_t* executor, uint32_t storage_id, bool writing,
                         cl_event event, uint32_t queue);
 /* Makes room in executor->commands for `extra` more events, so that keeping them
@@ -256,6 +320,8 @@ hgr_status_t hgr__queue_flush(hgr_executor_t* executor, uint32_t queue);
 
 /* ---- plan.c ---- */
 
+/* Sets again the kernel arguments that name storage_id (after its mem changed). */
+hgr_status_t hgr__storage_rebind(hgr_executor_t* executor, uint32_t storage_id);
 /* Releases a step's kernels, their meta buffers and any plan not yet bound. */
 void hgr__step_release_kernels(hgr__step_t* step);
 
@@ -296,6 +362,9 @@ void hgr__bridges_fail_unset(hgr_executor_t* executor);
  * commands wait on (pocl/pocl#1431), so releasing one earlier can free it under them.
  * Without release_events every record is dropped and the events left to the driver. */
 void hgr__bridges_forget(hgr_executor_t* executor, bool release_events);
+/* Drops the records of set bridges whose waiting command has retired (see retire in
+ * executor.c), releasing their events. */
+void hgr__bridges_retire(hgr_executor_t* executor);
 /* Makes host-driven queues run as far as their incoming bridges allow: up to each
  * source of an outgoing bridge in turn, then to their last command. Never blocks on
  * a command that waits for an unset bridge. */

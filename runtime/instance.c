@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "hgr/opencl.h"
 
 void hgr_instance_options_init(hgr_instance_options_t* options) {
   memset(options, 0, sizeof(*options));
@@ -285,5 +286,17 @@ hgr_status_t hgr__instance_create_queue(hgr_instance_t* instance, size_t device_
   if (error != CL_SUCCESS || !queue)
     return HGR_CL_STATUS(error, "clCreateCommandQueue on %s", device->info.spec);
   *out_queue = queue;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_instance_device_opencl(const hgr_instance_t* instance, size_t i, hgr_opencl_device_t* out_device) {
+  memset(out_device, 0, sizeof(*out_device));
+  if (!instance) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "instance is NULL");
+  if (i >= instance->device_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "device %zu of %zu", i, instance->device_count);
+  cl_context context = NULL;
+  /* Creating the context on first use changes only what the instance's lock guards. */
+  HGR_RETURN_IF_ERROR(hgr__instance_context((hgr_instance_t*)instance, i, &context));
+  *out_device = (hgr_opencl_device_t){instance->devices[i].platform, instance->devices[i].device, context};
   return HGR_OK;
 }

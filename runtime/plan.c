@@ -325,17 +325,25 @@ static hgr_status_t set_args(hgr_executor_t* executor, const hgr__step_t* step, 
                            spec);
     }
   }
+  bound->storage_args = calloc(2 * (size_t)plan->arg_count + 1, sizeof(uint32_t));
+  if (!bound->storage_args) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (cl_uint a = 0; a < plan->arg_count && error == CL_SUCCESS; ++a) {
     const hgr__arg_t* arg = &plan->args[a];
     const cl_mem* mem = NULL;
+    uint32_t storage_id = UINT32_MAX;
     switch (arg->kind) {
-      case HGR__ARG_INPUT: mem = &executor->storages[step->in_storages[arg->index]].mem; break;
-      case HGR__ARG_OUTPUT: mem = &executor->storages[step->out_storages[arg->index]].mem; break;
+      case HGR__ARG_INPUT: storage_id = step->in_storages[arg->index]; break;
+      case HGR__ARG_OUTPUT: storage_id = step->out_storages[arg->index]; break;
       case HGR__ARG_META: mem = &bound->meta; break;
       case HGR__ARG_INT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_int), &arg->i); break;
       case HGR__ARG_UINT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_uint), &arg->u); break;
       case HGR__ARG_FLOAT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_float), &arg->f); break;
       case HGR__ARG_LOCAL: error = clSetKernelArg(bound->kernel, a, arg->local_bytes, NULL); break;
+    }
+    if (storage_id != UINT32_MAX) {
+      mem = &executor->storages[storage_id].mem;
+      bound->storage_args[2 * bound->storage_arg_count] = a;
+      bound->storage_args[2 * bound->storage_arg_count++ + 1] = storage_id;
     }
     if (mem) error = clSetKernelArg(bound->kernel, a, sizeof(cl_mem), mem);
     if (error != CL_SUCCESS)
@@ -349,11 +357,30 @@ void hgr__step_release_kernels(hgr__step_t* step) {
   for (uint32_t k = 0; k < step->launch_count; ++k) {
     if (step->launches[k].kernel) clReleaseKernel(step->launches[k].kernel);
     if (step->launches[k].meta) clReleaseMemObject(step->launches[k].meta);
+    free(step->launches[k].storage_args);
   }
   free(step->launches);
   step->launches = NULL;
   step->launch_count = 0;
   hgr__op_ctx_free(&step->plan);
+}
+
+hgr_status_t hgr__storage_rebind(hgr_executor_t* executor, uint32_t storage_id) {
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    const hgr__step_t* step = &executor->steps[s];
+    for (uint32_t k = 0; step->kind == HGR__STEP_KERNEL && k < step->launch_count; ++k) {
+      const hgr__kernel_launch_t* launch = &step->launches[k];
+      for (uint32_t a = 0; a < launch->storage_arg_count; ++a) {
+        if (launch->storage_args[2 * a + 1] != storage_id) continue;
+        cl_int error = clSetKernelArg(launch->kernel, launch->storage_args[2 * a], sizeof(cl_mem),
+                                      &executor->storages[storage_id].mem);
+        if (error != CL_SUCCESS)
+          return HGR_CL_STATUS(error, "clSetKernelArg(arg %u) for node %u, binding storage %u", launch->storage_args[2 * a],
+                               step->node_id, storage_id);
+      }
+    }
+  }
+  return HGR_OK;
 }
 
 /* Creates the step's kernels and sets their arguments. When a kernel allows smaller
@@ -420,6 +447,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->profiling = options->profiling;
   executor->fail_node = UINT32_MAX;
   executor->profile_node = UINT32_MAX;
+  executor->enqueue_step = UINT32_MAX;
   executor->program_cache = options->program_cache;
   executor->kernels = hgr_kernel_library_retain(options->kernels);
   executor->log = options->log;
@@ -430,10 +458,17 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->input_set = calloc(graph->arg_count + 1, sizeof(bool));
   executor->output_staging = calloc(graph->head_count + 1, sizeof(void*));
   executor->storages = calloc(graph->storage_count + 1, sizeof(hgr__storage_t));
+  executor->output_holder = calloc(graph->head_count + 1, sizeof(hgr_fence_t*));
+  executor->snapshot_pool = calloc(graph->head_count + 1, sizeof(cl_mem*));
+  executor->snapshot_pool_count = calloc(graph->head_count + 1, sizeof(uint32_t));
+  executor->input_bindings = calloc(graph->arg_count + 1, sizeof(hgr__io_binding_t));
+  executor->output_bindings = calloc(graph->head_count + 1, sizeof(hgr__io_binding_t));
   for (uint32_t n = 0; n < graph->node_count; ++n) executor->step_count += graph->nodes[n].is_op;
   executor->steps = calloc(executor->step_count + 1, sizeof(hgr__step_t));
   if (executor->profiling) executor->step_host_ns = calloc(2 * (size_t)executor->step_count + 1, sizeof(uint64_t));
-  if (!executor->entry_device || !executor->input_set || !executor->output_staging || !executor->storages || !executor->steps ||
+  if (!executor->entry_device || !executor->input_set || !executor->output_staging || !executor->storages ||
+      !executor->steps || !executor->output_holder || !executor->snapshot_pool || !executor->snapshot_pool_count ||
+      !executor->input_bindings || !executor->output_bindings ||
       (executor->profiling && !executor->step_host_ns)) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;

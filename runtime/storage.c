@@ -57,9 +57,10 @@ hgr_status_t hgr__storage_allocate(hgr_executor_t* executor) {
     size_t bytes = (size_t)((storage->bytes + 3) / 4 * 4);
     if (bytes == 0) bytes = 4;
     cl_int error = CL_SUCCESS;
-    storage->mem = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &error);
+    storage->own_mem = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &error);
+    storage->mem = storage->own_mem;
     if (error != CL_SUCCESS || !storage->mem) {
-      storage->mem = NULL;
+      storage->mem = storage->own_mem = NULL;
       return HGR_CL_STATUS(error, "clCreateBuffer(storage %u, %zu bytes) on %s", s, bytes,
                            hgr_instance_device(executor->instance, storage->device_index)->spec);
     }
@@ -72,7 +73,7 @@ void hgr__storage_release(hgr_executor_t* executor) {
   for (uint32_t s = 0; s < executor->graph->storage_count; ++s) {
     hgr__storage_t* storage = &executor->storages[s];
     free(storage->readers); /* their events are borrowed (executor->commands) */
-    if (storage->mem) clReleaseMemObject(storage->mem);
+    if (storage->own_mem) clReleaseMemObject(storage->own_mem); /* bindings release theirs */
   }
   free(executor->storages);
   executor->storages = NULL;

@@ -137,6 +137,26 @@ void hgr__bridges_forget(hgr_executor_t* executor, bool release_events) {
   executor->bridge_count = kept;
 }
 
+void hgr__bridges_retire(hgr_executor_t* executor) {
+  apply_signals(executor);
+  uint32_t kept = 0;
+  for (uint32_t b = 0; b < executor->bridge_count; ++b) {
+    hgr__bridge_t* bridge = &executor->bridges[b];
+    const hgr__queue_t* to = &executor->queues[bridge->to_queue];
+    /* Set, and the command waiting on it retired, or nothing left on its queue that
+     * could (a staging bridge's consumer in the next run keeps it itself). */
+    bool consumed = bridge->needed_seq <= to->retired_seq || to->retired_seq >= to->seq;
+    if (!consumed || execution_status(bridge->event) > CL_COMPLETE) {
+      executor->bridges[kept++] = *bridge;
+      continue;
+    }
+    clReleaseEvent(bridge->event);
+    if (bridge->source) clReleaseEvent(bridge->source);
+    release_signal(bridge->signal);
+  }
+  executor->bridge_count = kept;
+}
+
 /* True when every unset bridge into queue that commands up to position seq may wait
  * on has been set. */
 static bool incoming_set_up_to(const hgr_executor_t* executor, uint32_t queue, uint64_t seq) {
@@ -305,10 +325,12 @@ static hgr_status_t enqueue_direct(hgr_executor_t* executor, hgr__step_t* step, 
   if (error != CL_SUCCESS)
     return HGR_CL_STATUS(error, "clEnqueueCopyBuffer(%s) on %s", label,
                          spec_of(executor, step->device_index));
-  hgr__record_access(executor, src, false, event, step->queue);
-  hgr__record_access(executor, dst, true, event, step->queue);
   set_done(step, 0, event);
   hgr_status_t status = hgr__queue_enqueued(executor, step->queue, event);
+  if (!status) {
+    hgr__record_access(executor, src, false, event, step->queue);
+    hgr__record_access(executor, dst, true, event, step->queue);
+  }
   clReleaseEvent(event);
   return status;
 }
@@ -347,9 +369,9 @@ static hgr_status_t enqueue_staged(hgr_executor_t* executor, hgr__step_t* step, 
       return kept;
     }
   }
+  if ((status = hgr__queue_enqueued(executor, step->src_queue, read))) goto cleanup;
   hgr__record_access(executor, src, false, read, step->src_queue);
-  if ((status = hgr__queue_enqueued(executor, step->src_queue, read)) ||
-      (status = hgr__queue_flush(executor, step->src_queue)) ||
+  if ((status = hgr__queue_flush(executor, step->src_queue)) ||
       (status = hgr__bridge_event(executor, read, step->src_queue, step->queue, label, &arrived)))
     goto cleanup;
 
@@ -368,10 +390,10 @@ static hgr_status_t enqueue_staged(hgr_executor_t* executor, hgr__step_t* step, 
     status = HGR_CL_STATUS(error, "clEnqueueWriteBuffer(%s) on %s", label, dst_spec);
     goto cleanup;
   }
-  hgr__record_access(executor, dst, true, write, step->queue);
   set_done(step, 0, write);
-  if ((status = hgr__queue_enqueued(executor, step->queue, write)) ||
-      (status = hgr__queue_flush(executor, step->queue)) ||
+  if ((status = hgr__queue_enqueued(executor, step->queue, write))) goto cleanup;
+  hgr__record_access(executor, dst, true, write, step->queue);
+  if ((status = hgr__queue_flush(executor, step->queue)) ||
       (status = hgr__bridge_event(executor, write, step->queue, step->src_queue, label, &freed)))
     goto cleanup;
   step->staging_free = freed;
@@ -475,8 +497,8 @@ static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, 
     }
     pointers[k] = NULL;
     if (!map_source) set_done(step, k, unmapped);
-    if (k == chunks - 1) hgr__record_access(executor, map_storage, !map_source, unmapped, map_queue);
     status = hgr__queue_enqueued(executor, map_queue, unmapped);
+    if (!status && k == chunks - 1) hgr__record_access(executor, map_storage, !map_source, unmapped, map_queue);
     clReleaseEvent(unmapped);
     if (status) goto cleanup;
   }

@@ -252,3 +252,10 @@ add_test(NAME fault_shim_wraps_every_opencl_call
 if(HGR_FUZZ)
   include("${PROJECT_SOURCE_DIR}/fuzz/tests.cmake")
 endif()
+
+# Runs in flight, fences, caller-owned memory and exported outputs (issue 5)
+hgr_test(NAME pipeline_one_device SOURCE test_pipeline.c ARGS pocl:0 pocl:0)
+hgr_test(NAME pipeline_pocl_pair SOURCE test_pipeline.c ARGS pocl:0 pocl:1)
+hgr_test(NAME pipeline_pocl_rusticl SOURCE test_pipeline.c ARGS pocl:0 rusticl:0)
+hgr_test(NAME pipeline_rusticl_pocl SOURCE test_pipeline.c ARGS rusticl:0 pocl:0)
+hgr_test(NAME pipeline_oclgrind_pocl SOURCE test_pipeline.c ARGS oclgrind:0 pocl:0 24)

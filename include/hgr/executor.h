@@ -19,10 +19,13 @@
  * whose consumers are completed normally), and is always reported from the failed
  * command itself, never by hanging the consumer. Nothing blocks between nodes.
  *
- * Runs are asynchronous: hgr_executor_run returns once everything is enqueued.
- * hgr_executor_wait waits for the whole run; hgr_executor_get_output waits only for
- * the work the output depends on. Setting an input after a run was started first
- * waits (on the host) for that run's readers of the input, then writes it.
+ * Runs are asynchronous: hgr_executor_run returns once everything is enqueued, and
+ * hgr_executor_run_async also returns a fence for that run. Several runs may be in
+ * flight. hgr_executor_wait waits for all of them; hgr_fence_wait for one run;
+ * reading an output waits only for the work it depends on. Ordering is kept per
+ * storage id on the device, with events: a write (a later run, or setting an input
+ * while runs are in flight) waits for the storage's readers and writer before it,
+ * and nothing waits on the host. Outputs stay in device memory until read.
  *
  * After a command fails on a device, the wait (or output read) that finds it
  * returns DEVICE_FAILURE naming the node; the executor then refuses further work
@@ -142,8 +145,9 @@ HGR_API hgr_status_t hgr_executor_input_index(const hgr_executor_t* executor, co
                                               size_t* out_index);
 
 /* Copies `bytes` bytes from host memory into input `index`; bytes must equal the
- * input's size. Returns once data may be reused; waits first for the readers of
- * the input in runs already started. */
+ * input's size. Returns once data may be reused, without waiting for runs in
+ * flight: when they may still use the input's storage, data is copied into the
+ * executor's host memory and the write is ordered after them on the device. */
 HGR_API hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index,
                                             const void* data, size_t bytes);
 HGR_API hgr_status_t hgr_executor_set_input_by_name(hgr_executor_t* executor, const char* name,
@@ -169,9 +173,78 @@ HGR_API hgr_status_t hgr_executor_run(hgr_executor_t* executor);
 HGR_API hgr_status_t hgr_executor_wait(hgr_executor_t* executor);
 
 /* Copies output `index` into host memory (bytes must equal its size), waiting only
- * for the work it depends on. */
+ * for the work it depends on: the latest run's value (its transfer only, not the
+ * whole run). */
 HGR_API hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data,
                                              size_t bytes);
+
+/* ---- runs as fences ----
+ *
+ * A fence stands for one run: it can be waited for, queried and released, and it
+ * reads that run's outputs even after later runs were started. Outputs are
+ * double-buffered on demand: while the caller holds the fence of the latest run, a
+ * later run (or an input write into an output's storage) first copies that output,
+ * on the device, into a buffer of the fence's, ordered after the run's writes and
+ * before the new ones; a released fence costs nothing. A failed command fails the
+ * fence of its run and of every run not yet complete (and the executor, see
+ * above); fences of runs that completed before keep their result. */
+typedef struct hgr_fence_s hgr_fence_t;
+
+/* hgr_executor_run, returning the run's fence (release it with hgr_fence_release;
+ * holding many unreleased fences holds a copy of the outputs each). */
+HGR_API hgr_status_t hgr_executor_run_async(hgr_executor_t* executor, hgr_fence_t** out_fence);
+
+/* Waits until the run completed: HGR_OK, or the DEVICE_FAILURE naming the node.
+ * Also completes every earlier run. */
+HGR_API hgr_status_t hgr_fence_wait(hgr_fence_t* fence);
+
+/* Whether the run completed, without waiting (a failure is returned as its status).
+ * On a host-driven device (Oclgrind) it runs what is ready first. */
+HGR_API hgr_status_t hgr_fence_query(hgr_fence_t* fence, bool* out_complete);
+
+/* The run's output `index` (bytes must equal its size), waiting only for the work
+ * it depends on; valid whatever was started since. */
+HGR_API hgr_status_t hgr_fence_get_output(hgr_fence_t* fence, size_t index, void* data, size_t bytes);
+
+/* Which run it is: 1 for the executor's first. */
+HGR_API uint64_t hgr_fence_run(const hgr_fence_t* fence);
+
+/* Releases the fence (the run goes on if it has not completed). Fences may outlive
+ * their executor, after which they only answer what they knew. NULL is a no-op. */
+HGR_API void hgr_fence_release(hgr_fence_t* fence);
+
+/* ---- caller-owned memory (zero copy) ----
+ *
+ * An input or output can be bound to the caller's host memory (here) or OpenCL
+ * buffer (hgr/opencl.h). The binding belongs to the storage id: it follows every
+ * entry sharing it, including `__nop` aliases and an input that is also an output.
+ *
+ * Host memory (data of exactly the tensor's bytes, kept valid and unchanged by the
+ * caller from a run's start until it completes): used directly as the device's
+ * buffer through CL_MEM_USE_HOST_PTR when the device shares host memory
+ * (CL_DEVICE_HOST_UNIFIED_MEMORY), data is aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN
+ * and the storage is no larger than the tensor; each run then maps and unmaps it so
+ * the device and the host agree. Otherwise each run copies: the input from data at
+ * its start, the output into data at its end. Either way an input binding makes the
+ * input set, and a bound output's data holds the run's values once the run
+ * completed (hgr_executor_wait or its fence). hgr_executor_binding_kind says which
+ * path was taken. Binding again replaces the binding; runs in flight keep what they
+ * were started with. */
+typedef enum hgr_io_t { HGR_INPUT = 0, HGR_OUTPUT = 1 } hgr_io_t;
+
+typedef enum hgr_binding_kind_t {
+  HGR_BINDING_NONE = 0,
+  HGR_BINDING_BUFFER,         /* the caller's cl_mem is the storage */
+  HGR_BINDING_HOST_ZERO_COPY, /* the caller's memory is the storage */
+  HGR_BINDING_HOST_COPY,      /* copied to or from the caller's memory every run */
+} hgr_binding_kind_t;
+
+HGR_API hgr_status_t hgr_executor_bind_host(hgr_executor_t* executor, hgr_io_t io, size_t index, void* data,
+                                            size_t bytes);
+/* Returns the storage to the executor's own buffer; an unbound input must be set
+ * again before the next run. */
+HGR_API hgr_status_t hgr_executor_unbind(hgr_executor_t* executor, hgr_io_t io, size_t index);
+HGR_API hgr_binding_kind_t hgr_executor_binding_kind(const hgr_executor_t* executor, hgr_io_t io, size_t index);
 
 /* What happened to the executor's programs (one per device and kernel source). */
 typedef struct hgr_program_stats_t {
