@@ -108,6 +108,14 @@ if(TARGET hgr_cli)
     PASS "cross-platform +1 copies.*matches examples/mlp_expected_0.npy")
   hgr_cli_test(NAME cli_mlp_pocl_oclgrind ARGS run ${MLP_ARGS} --device 1=pocl:0 --device 4=oclgrind:0
     PASS "matches examples/mlp_expected_0.npy")
+  # --queues: several compute queues per device; Oclgrind keeps its one queue
+  hgr_cli_test(NAME cli_cnn_pocl_pair_four_queues ARGS run ${CNN_ARGS} --device 1=pocl:0 --device 4=pocl:1 --queues 4
+    PASS "queues per device:.*pocl:0 +4 compute \\+ 1 transfer.*pocl:1 +4 compute \\+ 1 transfer.*matches examples/cnn_expected_0.npy")
+  hgr_cli_test(NAME cli_mlp_oclgrind_keeps_one_queue
+    ARGS run ${MLP_ARGS} --device 1=pocl:0 --device 4=oclgrind:0 --queues 2
+    PASS "oclgrind:0 +1 queue for compute and transfers.*matches examples/mlp_expected_0.npy")
+  hgr_cli_test(NAME cli_rejects_seventeen_queues ARGS run examples/simplex.json --queues 17 EXIT 2
+    PASS "--queues takes an integer from 1 to 16")
   hgr_cli_test(NAME cli_check_large ARGS check examples/large.json
     PASS "311 nodes, .* valid.*copies per run")
   # --profile, --profile-json, --trace and --dump
@@ -116,7 +124,8 @@ if(TARGET hgr_cli)
          --profile-json ${CMAKE_CURRENT_BINARY_DIR}/tmp/large_profile.json
     PASS "profile of the last run.*by device:.*pocl:1.*rusticl:0 .*no timestamps.*by op:.*tanh.*by node.*copies:.*direct.*staged.*profile written")
   foreach(case "simplex_pocl_rusticl;examples/simplex.json;${SIMPLEX_INPUTS};--device;1=pocl:0;--device;4=rusticl:0"
-               "large_three_platforms;examples/large.json;${LARGE_INPUTS};--device;1=pocl:0;--device;4=pocl:1;--device;5=oclgrind:0")
+               "large_three_platforms;examples/large.json;${LARGE_INPUTS};--device;1=pocl:0;--device;4=pocl:1;--device;5=oclgrind:0"
+               "large_pocl_pair_four_queues;examples/large.json;${LARGE_INPUTS};--device;1=pocl:0;--device;4=pocl:1;--queues;4")
     list(POP_FRONT case name graph)
     add_test(NAME cli_trace_${name}
              COMMAND ${CMAKE_COMMAND} -DHGR=$<TARGET_FILE:hgr_cli> -DGRAPH=${graph}
