@@ -51,6 +51,14 @@ hgr_test(NAME profile_pocl_pair SOURCE test_profile.c ARGS pocl:0 pocl:1)
 hgr_test(NAME profile_pocl_rusticl SOURCE test_profile.c ARGS pocl:0 rusticl:0)
 hgr_test(NAME profile_pocl_oclgrind SOURCE test_profile.c ARGS oclgrind:0 pocl:0)
 
+# Several compute queues per device (issue 5): random graphs with 1, 2 and 4 queues
+# in one context and across platforms, Oclgrind's single queue, and two independent
+# branches on two queues of one PoCL device (their overlap is printed, not asserted)
+hgr_test(NAME multiqueue_pocl_pair SOURCE test_multiqueue.c ARGS pocl-pair)
+hgr_test(NAME multiqueue_pocl_rusticl SOURCE test_multiqueue.c ARGS pocl-rusticl)
+hgr_test(NAME multiqueue_oclgrind_pocl SOURCE test_multiqueue.c ARGS oclgrind-pocl)
+hgr_test(NAME multiqueue_two_branches_pocl SOURCE test_multiqueue.c ARGS two-branches)
+
 # Program binary cache (issue 7): files, rejected entries, callbacks, processes
 hgr_test(NAME program_cache_three_platforms SOURCE test_program_cache.c ARGS pocl:0 rusticl:0 oclgrind:0)
 hgr_test(NAME program_cache_pocl SOURCE test_program_cache.c ARGS pocl:0)
