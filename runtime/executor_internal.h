@@ -45,10 +45,14 @@ typedef struct hgr__storage_t {
   uint32_t reader_count;
 } hgr__storage_t;
 
-/* Per used device: its queues. */
+/* Per used device: its queues. The compute queues are compute_queue to
+ * compute_queue + compute_queue_count - 1 (kernel nodes, spread by dependency level);
+ * the transfer queue takes copies into the device, inputs and outputs. A host-driven
+ * device has one queue, which is all of them. */
 typedef struct hgr__exec_device_t {
   size_t device_index;
-  uint32_t compute_queue;
+  uint32_t compute_queue;       /* the first */
+  uint32_t compute_queue_count;
   uint32_t transfer_queue;
   hgr_device_usage_t usage;
 } hgr__exec_device_t;

@@ -170,19 +170,22 @@ hgr__exec_device_t* hgr__exec_device(hgr_executor_t* executor, size_t device_ind
   return NULL;
 }
 
-/* A compute and a transfer queue per device; one queue serves both on a host-driven
- * device, which runs commands only while the host waits on them (a second queue
- * there could wait on commands of the first that nothing runs). */
-static hgr_status_t create_queues(hgr_executor_t* executor) {
-  executor->queues = calloc(executor->device_count * 2, sizeof(*executor->queues));
+/* Per device, compute_queues in-order compute queues and a transfer queue. A
+ * host-driven device gets one queue for everything, whatever compute_queues says: it
+ * runs commands only while the host waits on them, so a command on a second queue
+ * that waits on one of the first could wait on work that nothing runs. */
+static hgr_status_t create_queues(hgr_executor_t* executor, uint32_t compute_queues) {
+  executor->queues = calloc(executor->device_count * (compute_queues + 1), sizeof(*executor->queues));
   if (!executor->queues) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t d = 0; d < executor->device_count; ++d) {
     hgr__exec_device_t* device = &executor->devices[d];
     bool host_driven = executor->instance->devices[device->device_index].host_driven;
-    device->transfer_queue = executor->queue_count; /* the compute queue, when only one */
-    for (int role = 0; role < (host_driven ? 1 : 2); ++role) {
-      uint32_t q = executor->queue_count;
-      hgr__queue_t* queue = &executor->queues[q];
+    uint32_t count = host_driven ? 1 : compute_queues + 1; /* the last is the transfer queue */
+    device->compute_queue = executor->queue_count;
+    device->compute_queue_count = host_driven ? 1 : compute_queues;
+    device->transfer_queue = executor->queue_count + count - 1;
+    for (uint32_t k = 0; k < count; ++k) {
+      hgr__queue_t* queue = &executor->queues[executor->queue_count];
       queue->device_index = device->device_index;
       queue->context_group = executor->instance->devices[device->device_index].context_group;
       queue->host_driven = host_driven;
@@ -194,11 +197,89 @@ static hgr_status_t create_queues(hgr_executor_t* executor) {
                                                        executor->profiling, &queue->queue));
       }
       executor->queue_count++;
-      if (role == 0) device->compute_queue = q;
-      else device->transfer_queue = q;
     }
   }
   return HGR_OK;
+}
+
+/* Binds every step to a queue. A copy goes to its destination device's transfer
+ * queue. Kernel nodes are spread over their device's compute queues by dependency
+ * level (1 + the highest level of the nodes producing their inputs; graph inputs
+ * are level 0), so that the nodes of one level on one device, which never depend
+ * on each other, go to different queues where there are enough: a node takes the
+ * queue of its first producer on the same compute queues (a chain stays on one
+ * queue and needs no events) unless a node of its level on its device already took
+ * that queue; otherwise the next queue in round-robin order that its level has not
+ * taken. A __nop runs nothing and takes no queue; it passes its producer's queue
+ * (or the first) on to its consumers. Whatever the assignment, ordering between
+ * queues comes from the storages' events at run time (hgr__order_storage). */
+static hgr_status_t assign_queues(hgr_executor_t* executor) {
+  const hgr_graph_t* graph = executor->graph;
+  hgr_status_t status = HGR_OK;
+  uint32_t* level = calloc(graph->node_count + 1, sizeof(uint32_t));
+  uint32_t* step_of = calloc(graph->node_count + 1, sizeof(uint32_t)); /* node id -> step */
+  uint32_t* next = calloc(executor->device_count + 1, sizeof(uint32_t)); /* round-robin, per device */
+  uint32_t* taken = NULL; /* per device and level: a bit per compute queue taken */
+  if (!level || !step_of || !next) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  uint32_t levels = 1;
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    uint32_t node_id = executor->steps[s].node_id;
+    const hgr__node_t* node = &graph->nodes[node_id];
+    step_of[node_id] = s;
+    for (uint32_t i = 0; i < node->input_count; ++i)
+      if (level[node->inputs[i].node_id] + 1 > level[node_id]) level[node_id] = level[node->inputs[i].node_id] + 1;
+    if (level[node_id] == 0) level[node_id] = 1;
+    if (level[node_id] + 1 > levels) levels = level[node_id] + 1;
+  }
+  taken = calloc((size_t)executor->device_count * levels, sizeof(uint32_t));
+  if (!taken) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    hgr__step_t* step = &executor->steps[s];
+    const hgr__node_t* node = &graph->nodes[step->node_id];
+    hgr__exec_device_t* device = hgr__exec_device(executor, step->device_index);
+    size_t slot = (size_t)(device - executor->devices);
+    if (step->kind == HGR__STEP_COPY) {
+      step->queue = device->transfer_queue;
+      continue;
+    }
+    uint32_t count = device->compute_queue_count, chosen = UINT32_MAX;
+    for (uint32_t i = 0; i < node->input_count && chosen == UINT32_MAX; ++i) {
+      const hgr__node_t* producer = &graph->nodes[node->inputs[i].node_id];
+      if (!producer->is_op) continue;
+      const hgr__step_t* from = &executor->steps[step_of[node->inputs[i].node_id]];
+      if (from->kind != HGR__STEP_COPY && from->device_index == step->device_index)
+        chosen = from->queue - device->compute_queue;
+    }
+    if (step->kind == HGR__STEP_NOP) {
+      step->queue = device->compute_queue + (chosen == UINT32_MAX ? 0 : chosen);
+      continue;
+    }
+    uint32_t* level_taken = &taken[slot * levels + level[step->node_id]];
+    if (chosen == UINT32_MAX || ((*level_taken >> chosen) & 1u)) {
+      chosen = next[slot];
+      for (uint32_t k = 0; k < count; ++k)
+        if (!((*level_taken >> ((next[slot] + k) % count)) & 1u)) {
+          chosen = (next[slot] + k) % count;
+          break;
+        }
+      next[slot] = (chosen + 1) % count;
+    }
+    *level_taken |= 1u << chosen;
+    step->queue = device->compute_queue + chosen;
+  }
+
+cleanup:
+  free(level);
+  free(step_of);
+  free(next);
+  free(taken);
+  return status;
 }
 
 static void device_limits(const hgr__device_t* device, hgr__limits_t* limits) {
@@ -439,6 +520,10 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
     hgr_executor_options_init(&defaults);
     options = &defaults;
   }
+  uint32_t compute_queues = options->compute_queues ? options->compute_queues : 1;
+  if (compute_queues > HGR_MAX_COMPUTE_QUEUES)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "compute_queues is %u; give 1 to %d (0 means 1)",
+                      options->compute_queues, HGR_MAX_COMPUTE_QUEUES);
   hgr_executor_t* executor = calloc(1, sizeof(*executor));
   if (!executor) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   executor->instance = instance;
@@ -473,17 +558,17 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
-  if ((status = bind_keys(executor, options)) || (status = create_queues(executor))) goto cleanup;
+  if ((status = bind_keys(executor, options)) || (status = create_queues(executor, compute_queues))) goto cleanup;
 
   uint32_t s = 0;
   for (uint32_t n = 0; n < graph->node_count; ++n) {
     if (!graph->nodes[n].is_op) continue;
     hgr__step_t* step = &executor->steps[s];
     if ((status = plan_step(executor, n, step))) goto cleanup;
-    step->queue = hgr__exec_device(executor, step->device_index)->compute_queue;
     step->done_count = 1;
     ++s;
   }
+  if ((status = assign_queues(executor))) goto cleanup;
   if ((status = hgr__storage_plan(executor))) goto cleanup;
   for (s = 0; s < executor->step_count; ++s)
     if (executor->steps[s].kind == HGR__STEP_COPY &&

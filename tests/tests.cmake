@@ -51,6 +51,14 @@ hgr_test(NAME profile_pocl_pair SOURCE test_profile.c ARGS pocl:0 pocl:1)
 hgr_test(NAME profile_pocl_rusticl SOURCE test_profile.c ARGS pocl:0 rusticl:0)
 hgr_test(NAME profile_pocl_oclgrind SOURCE test_profile.c ARGS oclgrind:0 pocl:0)
 
+# Several compute queues per device (issue 5): random graphs with 1, 2 and 4 queues
+# in one context and across platforms, Oclgrind's single queue, and two independent
+# branches on two queues of one PoCL device (their overlap is printed, not asserted)
+hgr_test(NAME multiqueue_pocl_pair SOURCE test_multiqueue.c ARGS pocl-pair)
+hgr_test(NAME multiqueue_pocl_rusticl SOURCE test_multiqueue.c ARGS pocl-rusticl)
+hgr_test(NAME multiqueue_oclgrind_pocl SOURCE test_multiqueue.c ARGS oclgrind-pocl)
+hgr_test(NAME multiqueue_two_branches_pocl SOURCE test_multiqueue.c ARGS two-branches)
+
 # Program binary cache (issue 7): files, rejected entries, callbacks, processes
 hgr_test(NAME program_cache_three_platforms SOURCE test_program_cache.c ARGS pocl:0 rusticl:0 oclgrind:0)
 hgr_test(NAME program_cache_pocl SOURCE test_program_cache.c ARGS pocl:0)
@@ -108,6 +116,14 @@ if(TARGET hgr_cli)
     PASS "cross-platform +1 copies.*matches examples/mlp_expected_0.npy")
   hgr_cli_test(NAME cli_mlp_pocl_oclgrind ARGS run ${MLP_ARGS} --device 1=pocl:0 --device 4=oclgrind:0
     PASS "matches examples/mlp_expected_0.npy")
+  # --queues: several compute queues per device; Oclgrind keeps its one queue
+  hgr_cli_test(NAME cli_cnn_pocl_pair_four_queues ARGS run ${CNN_ARGS} --device 1=pocl:0 --device 4=pocl:1 --queues 4
+    PASS "queues per device:.*pocl:0 +4 compute \\+ 1 transfer.*pocl:1 +4 compute \\+ 1 transfer.*matches examples/cnn_expected_0.npy")
+  hgr_cli_test(NAME cli_mlp_oclgrind_keeps_one_queue
+    ARGS run ${MLP_ARGS} --device 1=pocl:0 --device 4=oclgrind:0 --queues 2
+    PASS "oclgrind:0 +1 queue for compute and transfers.*matches examples/mlp_expected_0.npy")
+  hgr_cli_test(NAME cli_rejects_seventeen_queues ARGS run examples/simplex.json --queues 17 EXIT 2
+    PASS "--queues takes an integer from 1 to 16")
   hgr_cli_test(NAME cli_check_large ARGS check examples/large.json
     PASS "311 nodes, .* valid.*copies per run")
   # --profile, --profile-json, --trace and --dump
@@ -116,7 +132,8 @@ if(TARGET hgr_cli)
          --profile-json ${CMAKE_CURRENT_BINARY_DIR}/tmp/large_profile.json
     PASS "profile of the last run.*by device:.*pocl:1.*rusticl:0 .*no timestamps.*by op:.*tanh.*by node.*copies:.*direct.*staged.*profile written")
   foreach(case "simplex_pocl_rusticl;examples/simplex.json;${SIMPLEX_INPUTS};--device;1=pocl:0;--device;4=rusticl:0"
-               "large_three_platforms;examples/large.json;${LARGE_INPUTS};--device;1=pocl:0;--device;4=pocl:1;--device;5=oclgrind:0")
+               "large_three_platforms;examples/large.json;${LARGE_INPUTS};--device;1=pocl:0;--device;4=pocl:1;--device;5=oclgrind:0"
+               "large_pocl_pair_four_queues;examples/large.json;${LARGE_INPUTS};--device;1=pocl:0;--device;4=pocl:1;--queues;4")
     list(POP_FRONT case name graph)
     add_test(NAME cli_trace_${name}
              COMMAND ${CMAKE_COMMAND} -DHGR=$<TARGET_FILE:hgr_cli> -DGRAPH=${graph}

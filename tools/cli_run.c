@@ -26,6 +26,10 @@ static const char run_usage[] =
     "  --output-dir DIR       write output i as DIR/output_i.npy\n"
     "  --expect I=FILE.npy    check output I against FILE (repeatable); exit 1 on mismatch\n"
     "  --repeat N             run N times, each waited for; print min/median/max\n"
+    "  --queues N             N in-order compute queues per device (1 to 16, default 1):\n"
+    "                         independent nodes are spread over them by dependency level\n"
+    "                         and overlap where the device runs queues concurrently;\n"
+    "                         Oclgrind keeps one queue\n"
     "  --profile              time every command of the last run with OpenCL profiling\n"
     "                         events; print device time per device, op, node (the 20\n"
     "                         slowest; --verbose: all) and copy, and host enqueue time\n"
@@ -76,6 +80,7 @@ typedef struct run_args_t {
   const char* kernels_path;
   unsigned long long memory_budget;
   long repeat;
+  long queues;
   bool profile, verbose, context_per_device, no_program_cache;
 } run_args_t;
 
@@ -139,6 +144,9 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     } else if (running && !strcmp(arg, "--repeat")) {
       if (!value || !parse_long(argv[++i], &args->repeat) || args->repeat < 1)
         return hgr_cli_usage_error(command, "--repeat takes a positive integer");
+    } else if (running && !strcmp(arg, "--queues")) {
+      if (!value || !parse_long(argv[++i], &args->queues) || args->queues < 1 || args->queues > HGR_MAX_COMPUTE_QUEUES)
+        return hgr_cli_usage_error(command, "--queues takes an integer from 1 to %d", HGR_MAX_COMPUTE_QUEUES);
     } else if (running && !strcmp(arg, "--profile")) {
       args->profile = true;
     } else if (running && !strcmp(arg, "--profile-json")) {
@@ -219,6 +227,25 @@ static void print_placement(const hgr_instance_t* instance, const hgr_executor_t
            c.staged_chunks);
 }
 
+/* --queues: each device's queues by role (Oclgrind keeps one for everything). */
+static void print_queues(const hgr_instance_t* instance, const hgr_executor_t* executor) {
+  printf("queues per device:\n");
+  for (size_t i = 0; i < hgr_executor_device_count(executor); ++i) {
+    size_t device = hgr_executor_device_usage(executor, i).device_index;
+    unsigned compute = 0, transfer = 0, both = 0;
+    for (size_t q = 0; q < hgr_executor_queue_count(executor); ++q) {
+      hgr_queue_info_t info = hgr_executor_queue_info(executor, q);
+      if (info.device_index != device) continue;
+      if (!strcmp(info.role, "compute")) compute++;
+      else if (!strcmp(info.role, "transfer")) transfer++;
+      else both++;
+    }
+    const char* spec = hgr_instance_device(instance, device)->spec;
+    if (both) printf("  %-12s 1 queue for compute and transfers (host-driven)\n", spec);
+    else printf("  %-12s %u compute + %u transfer\n", spec, compute, transfer);
+  }
+}
+
 static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -244,6 +271,7 @@ static hgr_status_t create(const run_args_t* args, bool plan_only, bool profilin
   options.plan_only = plan_only;
   options.profiling = profiling;
   options.memory_budget_bytes = args->memory_budget;
+  options.compute_queues = (uint32_t)args->queues;
   options.program_cache.mode = args->no_program_cache ? HGR_PROGRAM_CACHE_OFF : HGR_PROGRAM_CACHE_FILES;
   if (args->kernels_path) HGR_RETURN_IF_ERROR_CLI(hgr_kernel_library_load_file(args->kernels_path, &options.kernels));
   if (args->verbose) options.log = print_log;
@@ -468,6 +496,7 @@ int hgr_cli_run(int argc, char** argv) {
     goto cleanup;
   }
   print_placement(instance, executor);
+  if (args.queues > 1) print_queues(instance, executor);
   if (args.params_path) {
     size_t unused = 0;
     if ((status = hgr_params_load_file(args.params_path, &params)) ||

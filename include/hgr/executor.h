@@ -96,6 +96,9 @@ typedef struct hgr_program_cache_t {
  * (program cache hits, misses and rejected entries). */
 typedef void (*hgr_log_fn)(void* user, const char* message);
 
+/* The most compute queues per device (hgr_executor_options_t.compute_queues). */
+#define HGR_MAX_COMPUTE_QUEUES 16
+
 typedef struct hgr_executor_options_t {
   const hgr_device_binding_t* bindings; /* explicit key -> device bindings; may be NULL */
   size_t binding_count;
@@ -109,11 +112,18 @@ typedef struct hgr_executor_options_t {
    * creation fails with RESOURCE_EXHAUSTED naming the device. 0: no budget (the
    * device's own limits still apply). */
   uint64_t memory_budget_bytes;
+  /* In-order compute queues per device, 1 to HGR_MAX_COMPUTE_QUEUES (0 means 1;
+   * other values are INVALID_ARGUMENT). Independent nodes are spread over them by
+   * dependency level so that a device that runs queues concurrently overlaps them;
+   * every dependency between queues is an event. Host-driven devices (Oclgrind)
+   * keep a single queue whatever the value. */
+  uint32_t compute_queues;
   hgr_log_fn log;             /* may be NULL */
   void* log_user;
 } hgr_executor_options_t;
 
-/* Fills options with defaults (no bindings, no params, no profiling). */
+/* Fills options with defaults (no bindings, no params, no profiling, one compute
+ * queue per device). */
 HGR_API void hgr_executor_options_init(hgr_executor_options_t* options);
 
 /* Creates an executor. Retains graph; borrows instance (which must outlive the
@@ -365,8 +375,9 @@ HGR_API hgr_status_t hgr_executor_command_profile(const hgr_executor_t* executor
 HGR_API hgr_status_t hgr_executor_node_enqueue_time(const hgr_executor_t* executor, uint32_t node_id,
                                                     uint64_t* out_begin_ns, uint64_t* out_end_ns);
 
-/* The executor's command queues: one compute and one transfer queue per device
- * (a single one on host-driven devices). */
+/* The executor's command queues: per device, options.compute_queues compute
+ * queues (kernels) and one transfer queue (copy nodes, inputs, outputs); a single
+ * queue for everything on host-driven devices. */
 typedef struct hgr_queue_info_t {
   size_t device_index; /* into the instance's devices */
   const char* role;    /* "compute", "transfer", or "compute+transfer" */
