@@ -447,9 +447,8 @@ hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
   if (!status && count)
     status = await_events(executor, events, count, executor->commands_base + executor->command_count);
   if (!status) { /* every queue is idle */
-    retire_fences(executor, NULL);
     retire_all(executor);
-    latest_run_completed(executor);
+    retire_fences(executor, NULL);
   }
   executor->run_in_flight = false;
   return status;

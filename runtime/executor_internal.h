@@ -360,11 +360,11 @@ hgr_status_t hgr__bridge_event(hgr_executor_t* executor, cl_event source, uint32
 /* Fails every bridge that is not set yet (after a device failure), so that no
  * command waits on one forever. */
 void hgr__bridges_fail_unset(hgr_executor_t* executor);
-/* Drops the executor's records of its bridges that are set, releasing their events
+/* Drops the executor's records of its bridges (at release), releasing their events
  * when release_events is set, which the caller does once every command that waits
  * on them has completed: PoCL 3.1 and Oclgrind do not retain the user events their
  * commands wait on (pocl/pocl#1431), so releasing one earlier can free it under them.
- * Without release_events every record is dropped and the events left to the driver. */
+ * Without release_events the events are left to the driver. */
 void hgr__bridges_forget(hgr_executor_t* executor, bool release_events);
 /* Drops the records of set bridges whose waiting command has retired (see retire in
  * executor.c), releasing their events. */

@@ -120,22 +120,16 @@ void hgr__bridges_fail_unset(hgr_executor_t* executor) {
 
 void hgr__bridges_forget(hgr_executor_t* executor, bool release_events) {
   apply_signals(executor);
-  uint32_t kept = 0;
   for (uint32_t b = 0; b < executor->bridge_count; ++b) {
     hgr__bridge_t* bridge = &executor->bridges[b];
-    /* A source can complete a moment before its callback sets the bridge, and the
-     * next run may wait on it (staging reuse): an unset bridge stays recorded. */
-    if (release_events && execution_status(bridge->event) > CL_COMPLETE) {
-      executor->bridges[kept++] = *bridge;
-      continue;
-    }
+    /* A callback still to run holds its own reference (and the signal's). */
     if (release_events) {
       clReleaseEvent(bridge->event);
       if (bridge->source) clReleaseEvent(bridge->source);
     }
     release_signal(bridge->signal);
   }
-  executor->bridge_count = kept;
+  executor->bridge_count = 0;
 }
 
 void hgr__bridges_retire(hgr_executor_t* executor) {

@@ -322,6 +322,17 @@ WRAP(cl_int, clReleaseMemObject, (cl_mem mem)) {
   return released_if(KIND_MEM, __real_clReleaseMemObject(mem));
 }
 
+WRAP(cl_int, clRetainMemObject, (cl_mem mem)) {
+  count_only("clRetainMemObject", CALLER);
+  cl_int error = __real_clRetainMemObject(mem);
+  if (error == CL_SUCCESS) atomic_fetch_add(&retained[KIND_MEM], 1);
+  return error;
+}
+WRAP(cl_int, clGetMemObjectInfo, (cl_mem mem, cl_mem_info param, size_t size, void* value, size_t* size_ret)) {
+  INJECT_INT(clGetMemObjectInfo);
+  return __real_clGetMemObjectInfo(mem, param, size, value, size_ret);
+}
+
 /* Programs and kernels */
 WRAP(cl_program, clCreateProgramWithSource,
      (cl_context context, cl_uint count, const char** strings, const size_t* lengths, cl_int* errcode_ret)) {

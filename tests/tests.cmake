@@ -122,6 +122,15 @@ if(TARGET hgr_cli)
   hgr_cli_test(NAME cli_mlp_oclgrind_keeps_one_queue
     ARGS run ${MLP_ARGS} --device 1=pocl:0 --device 4=oclgrind:0 --queues 2
     PASS "oclgrind:0 +1 queue for compute and transfers.*matches examples/mlp_expected_0.npy")
+  # --pipeline: runs in flight through fences, across platforms and queues
+  hgr_cli_test(NAME cli_large_pipelined_pocl_rusticl
+    ARGS run examples/large.json ${LARGE_INPUTS} --device 1=pocl:0 --device 4=rusticl:0 --repeat 20 --pipeline 3
+    PASS "20 runs, 3 in flight: .* runs/s.*matches examples/large_expected_0.npy.*matches examples/large_expected_1.npy")
+  hgr_cli_test(NAME cli_cnn_pipelined_pocl_pair_two_queues
+    ARGS run ${CNN_ARGS} --device 1=pocl:0 --device 4=pocl:1 --queues 2 --repeat 12 --pipeline 4 --profile
+    PASS "12 runs, 4 in flight.*device time.*matches examples/cnn_expected_0.npy")
+  hgr_cli_test(NAME cli_rejects_pipeline_zero ARGS run examples/simplex.json --repeat 3 --pipeline 0 EXIT 2
+    PASS "--pipeline takes a number of runs in flight from 1 to 64")
   hgr_cli_test(NAME cli_rejects_seventeen_queues ARGS run examples/simplex.json --queues 17 EXIT 2
     PASS "--queues takes an integer from 1 to 16")
   hgr_cli_test(NAME cli_check_large ARGS check examples/large.json
@@ -235,7 +244,7 @@ endif()
 set(HGR_FAULT_WRAPPED
   clGetPlatformIDs clGetPlatformInfo clGetDeviceIDs clGetDeviceInfo clGetHostTimer clGetDeviceAndHostTimer
   clCreateContext clReleaseContext clCreateCommandQueue clReleaseCommandQueue clFlush
-  clCreateBuffer clReleaseMemObject
+  clCreateBuffer clReleaseMemObject clRetainMemObject clGetMemObjectInfo
   clCreateProgramWithSource clCreateProgramWithBinary clBuildProgram clGetProgramBuildInfo clGetProgramInfo
   clReleaseProgram clCreateKernel clReleaseKernel clSetKernelArg clGetKernelWorkGroupInfo
   clCreateUserEvent clSetUserEventStatus clRetainEvent clReleaseEvent clGetEventInfo clGetEventProfilingInfo

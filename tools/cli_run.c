@@ -26,6 +26,9 @@ static const char run_usage[] =
     "  --output-dir DIR       write output i as DIR/output_i.npy\n"
     "  --expect I=FILE.npy    check output I against FILE (repeatable); exit 1 on mismatch\n"
     "  --repeat N             run N times, each waited for; print min/median/max\n"
+    "  --pipeline K           with --repeat N: keep K runs in flight instead (each waited\n"
+    "                         for through its fence once K newer ones were started) and\n"
+    "                         print the throughput\n"
     "  --queues N             N in-order compute queues per device (1 to 16, default 1):\n"
     "                         independent nodes are spread over them by dependency level\n"
     "                         and overlap where the device runs queues concurrently;\n"
@@ -50,6 +53,40 @@ static const char run_usage[] =
     "  --verbose              also list params that name no input, every run's time, and\n"
     "                         what the program cache does\n"
     "  -h, --help             show this help\n";
+
+static double now_ms(void);
+
+/* Keeps `depth` runs in flight over `runs` runs: run k + depth starts once run k's
+ * fence was waited for. Prints the throughput. */
+static hgr_status_t run_pipelined(hgr_executor_t* executor, long runs, long depth) {
+  hgr_fence_t** fences = calloc((size_t)depth, sizeof(*fences));
+  if (!fences) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  hgr_status_t status = HGR_OK;
+  double start = now_ms();
+  for (long r = 0; r < runs && !status; ++r) {
+    hgr_fence_t** slot = &fences[r % depth];
+    if (*slot) {
+      status = hgr_fence_wait(*slot);
+      hgr_fence_release(*slot);
+      *slot = NULL;
+    }
+    if (!status) status = hgr_executor_run_async(executor, slot);
+  }
+  for (long r = runs; r < runs + depth; ++r) { /* the last ones, oldest first */
+    hgr_fence_t** slot = &fences[r % depth];
+    if (!*slot) continue;
+    if (!status) status = hgr_fence_wait(*slot);
+    hgr_fence_release(*slot);
+    *slot = NULL;
+  }
+  free(fences);
+  if (!status) status = hgr_executor_wait(executor);
+  double elapsed = now_ms() - start;
+  if (!status)
+    printf("%ld runs, %ld in flight: %.3f ms, %.1f runs/s (%.3f ms per run)\n", runs, depth, elapsed,
+           elapsed > 0 ? runs * 1000.0 / elapsed : 0.0, elapsed / (double)runs);
+  return status;
+}
 
 static const char check_usage[] =
     "usage: hgr check GRAPH.json [--device KEY=SPEC]... [--context-per-device] [--kernels MANIFEST]\n"
@@ -80,6 +117,7 @@ typedef struct run_args_t {
   const char* kernels_path;
   unsigned long long memory_budget;
   long repeat;
+  long pipeline; /* runs in flight; 0: run and wait */
   long queues;
   bool profile, verbose, context_per_device, no_program_cache;
 } run_args_t;
@@ -141,6 +179,9 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     } else if (running && !strcmp(arg, "--output-dir")) {
       if (!value) return hgr_cli_usage_error(command, "--output-dir needs a directory");
       args->output_dir = argv[++i];
+    } else if (running && !strcmp(arg, "--pipeline")) {
+      if (!value || !parse_long(argv[++i], &args->pipeline) || args->pipeline < 1 || args->pipeline > 64)
+        return hgr_cli_usage_error(command, "--pipeline takes a number of runs in flight from 1 to 64");
     } else if (running && !strcmp(arg, "--repeat")) {
       if (!value || !parse_long(argv[++i], &args->repeat) || args->repeat < 1)
         return hgr_cli_usage_error(command, "--repeat takes a positive integer");
@@ -188,7 +229,7 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
   }
   if (!args->graph_path) return hgr_cli_usage_error(command, "no graph given");
   if (args->until && !args->dump_dir) return hgr_cli_usage_error(command, "--until works with --dump");
-  if (args->dump_dir && (args->repeat > 1 || args->profile || args->profile_json || args->trace_path))
+  if (args->dump_dir && (args->repeat > 1 || args->pipeline || args->profile || args->profile_json || args->trace_path))
     return hgr_cli_usage_error(command, "--dump steps one node at a time: it goes with neither --repeat nor profiling");
   return -1;
 }
@@ -528,13 +569,16 @@ int hgr_cli_run(int argc, char** argv) {
     /* Stepping replaces the runs; the outputs are there only when every node ran. */
     if ((status = run_dump(&args, graph, executor)) || args.until) goto cleanup;
   }
-  for (long r = 0; r < args.repeat && !args.dump_dir; ++r) {
+  if (args.pipeline && !args.dump_dir) {
+    if ((status = run_pipelined(executor, args.repeat, args.pipeline))) goto cleanup;
+  }
+  for (long r = 0; r < args.repeat && !args.dump_dir && !args.pipeline; ++r) {
     double start = now_ms();
     if ((status = hgr_executor_run(executor)) || (status = hgr_executor_wait(executor))) goto cleanup;
     times[r] = now_ms() - start;
     if (args.verbose || args.repeat == 1) printf("run %ld: %.3f ms\n", r + 1, times[r]);
   }
-  if (args.repeat > 1 && !args.dump_dir) {
+  if (args.repeat > 1 && !args.dump_dir && !args.pipeline) {
     qsort(times, (size_t)args.repeat, sizeof(double), compare_doubles);
     printf("%ld runs: min %.3f ms, median %.3f ms, max %.3f ms\n", args.repeat, times[0],
            times[args.repeat / 2], times[args.repeat - 1]);
