@@ -142,8 +142,10 @@ HGR_API void hgr_executor_options_init(hgr_executor_options_t* options);
 /* Creates an executor. Retains graph; borrows instance (which must outlive the
  * executor) and options (copied). Errors name what failed and where:
  * INVALID_ARGUMENT (unknown func_name listing the known ones, a node's shapes or
- * dtypes its op does not accept, a binding that names no device, a param whose
- * size or dtype does not match), RESOURCE_EXHAUSTED (a storage larger than the
+ * dtypes its op does not accept, a node's output sharing an input's storage id
+ * where its op cannot run in place (docs/ops.md, "In place"), a binding that names
+ * no device, a param whose size or dtype does not match, a share_params_from
+ * executor of another graph), RESOURCE_EXHAUSTED (a storage larger than the
  * device's max allocation or memory, naming the storage id and the device), and
  * OpenCL failures naming the call, the object and the device. */
 HGR_API hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
