@@ -230,7 +230,7 @@ static char* build_json(char* text, hgr__limits_t* limits) {
 /* What plan.c relies on when it turns a plan into kernels and arguments. */
 static void check_plan(const hgr__op_ctx_t* ctx, const hgr__limits_t* limits) {
   FUZZ_CHECK(ctx->error == NULL);
-  FUZZ_CHECK(ctx->launch_count > 0 || ctx->op->alias_when_shared);
+  FUZZ_CHECK(ctx->launch_count > 0 || ctx->op->in_place == HGR__IN_PLACE_ALIAS);
   for (uint32_t k = 0; k < ctx->launch_count; ++k) {
     const hgr__launch_plan_t* l = &ctx->launches[k];
     FUZZ_CHECK(l->kernel[0] && memchr(l->kernel, 0, sizeof(l->kernel)));

@@ -762,6 +762,12 @@ hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, cons
                       info.name);
   const hgr_graph_t* graph = executor->graph;
   uint32_t storage_id = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
+  if (executor->storages[storage_id].shared)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                      "input %zu '%s' (storage %u) is a parameter buffer shared between executors "
+                      "(share_params_from), so it is read-only",
+                      index, info.name, storage_id);
+  executor->storages[storage_id].params = false; /* load_params sets it again */
   if (bytes) {
     HGR_RETURN_IF_ERROR(release_holders(executor, storage_id));
     uint32_t queue = transfer_queue_of(executor, storage_id);
@@ -1063,6 +1069,11 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
   hgr__storage_t* storage = &executor->storages[storage_id];
   const hgr__device_t* device = &executor->instance->devices[storage->device_index];
   cl_context context = executor->queues[transfer_queue_of(executor, storage_id)].context;
+  if (storage->shared)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                      "%s %zu '%s' (storage %u) is a parameter buffer shared between executors "
+                      "(share_params_from): it cannot be bound",
+                      what, index, info.name, storage_id);
   const hgr__io_binding_t* other = storage_binder(executor, storage_id, binding);
   hgr__io_binding_t next = {HGR__BIND_HOST_COPY, data, info.bytes, NULL, storage_id};
   if (buffer) {
@@ -1115,6 +1126,7 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
     return status;
   }
   *binding = next;
+  storage->params = false; /* not a param any more: never shared */
   if (io == HGR_INPUT) executor->input_set[index] = true;
   return HGR_OK;
 }
@@ -1304,6 +1316,11 @@ static bool same_shape_info(const hgr_tensor_info_t* a, const hgr_tensor_info_t*
 }
 
 hgr_status_t hgr_executor_load_params(hgr_executor_t* executor, const hgr_params_t* params, size_t* out_unused_count) {
+  return hgr__executor_load_params(executor, params, false, out_unused_count);
+}
+
+hgr_status_t hgr__executor_load_params(hgr_executor_t* executor, const hgr_params_t* params, bool skip_shared,
+                                       size_t* out_unused_count) {
   if (out_unused_count) *out_unused_count = 0;
   for (size_t i = 0; i < executor->unused_param_count; ++i) free(executor->unused_params[i]);
   free(executor->unused_params);
@@ -1333,8 +1350,12 @@ hgr_status_t hgr_executor_load_params(hgr_executor_t* executor, const hgr_params
                         input.name, hgr_dtype_format(input.dtype, want, sizeof(want)),
                         (unsigned long long)input.bytes,
                         param.bytes == input.bytes && hgr_dtype_equal(param.dtype, input.dtype) ? " (shapes differ)" : "");
+    const hgr_graph_t* graph = executor->graph;
+    uint32_t storage_id = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
+    if (skip_shared && executor->storages[storage_id].shared) continue;
     HGR_RETURN_IF_ERROR(hgr_status_annotate(hgr_executor_set_input(executor, index, data, (size_t)param.bytes),
                                             "param '%s'", param.name));
+    executor->storages[storage_id].params = true; /* another executor may share it */
   }
   if (out_unused_count) *out_unused_count = executor->unused_param_count;
   return HGR_OK;

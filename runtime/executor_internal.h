@@ -39,7 +39,11 @@ typedef struct hgr__storage_t {
   size_t device_index;
   uint64_t bytes;
   cl_mem mem;          /* what the kernels use: own_mem, or a caller's buffer bound to it */
-  cl_mem own_mem;      /* the executor's allocation */
+  cl_mem own_mem;      /* the executor's allocation, or the source executor's (retained) */
+  bool params;         /* holds a param: set by load_params and not since by set_input
+                          or a binding, or borrowed (share_params_from) */
+  bool shared;         /* lent to or borrowed from another executor: read-only */
+  bool borrowed;       /* own_mem is the source executor's, not allocated here */
   hgr__tracked_event_t writer;   /* last writer */
   hgr__tracked_event_t* readers; /* readers since the last write, at most one per queue */
   uint32_t reader_count;
@@ -295,9 +299,26 @@ hgr_status_t hgr__profile_command(hgr_executor_t* executor, uint32_t queue, cl_e
 void hgr__profile_reset(hgr_executor_t* executor);
 
 /* ---- storage.c ---- */
-hgr_status_t hgr__storage_plan(hgr_executor_t* executor);     /* owners and sizes */
-hgr_status_t hgr__storage_allocate(hgr_executor_t* executor); /* one cl_mem per storage */
+
+/* Owners and sizes of the storages, and per device what they take. With source
+ * (options.share_params_from; may be NULL), first checks that it runs the same
+ * graph and chooses the storages to borrow from it (the log says what is shared and
+ * what not, and why); those count as shared_bytes, not storage_bytes. */
+hgr_status_t hgr__storage_plan(hgr_executor_t* executor, const hgr_executor_t* source);
+/* One cl_mem per storage: the source's, retained, for a borrowed one (after
+ * waiting for the source's work in flight), else a new one. */
+hgr_status_t hgr__storage_allocate(hgr_executor_t* executor, hgr_executor_t* source);
+/* Once the executor is complete: its borrowed storages become read-only in the
+ * source too. */
+void hgr__storage_lend(hgr_executor_t* executor, hgr_executor_t* source);
 void hgr__storage_release(hgr_executor_t* executor);
+
+/* ---- params (executor.c) ---- */
+
+/* hgr_executor_load_params; skip_shared passes over inputs whose buffer is shared
+ * (creation, where they hold the source's params already) instead of refusing. */
+hgr_status_t hgr__executor_load_params(hgr_executor_t* executor, const hgr_params_t* params, bool skip_shared,
+                                       size_t* out_unused_count);
 
 /* ---- ordering (executor.c) ---- */
 

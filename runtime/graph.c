@@ -244,6 +244,64 @@ hgr_status_t hgr__graph_validate(hgr_graph_t* graph) {
   return make_head_names(graph);
 }
 
+/* ---- comparison ------------------------------------------------------------------ */
+
+static bool same_text(const char* a, const char* b) { return a == b || (a && b && !strcmp(a, b)); }
+
+static bool same_ref(hgr__entry_ref_t a, hgr__entry_ref_t b) { return a.node_id == b.node_id && a.index == b.index; }
+
+static bool same_node(const hgr__node_t* a, const hgr__node_t* b) {
+  bool same = same_text(a->name, b->name) && a->is_op == b->is_op && same_text(a->func_name, b->func_name) &&
+              a->num_outputs == b->num_outputs && a->flatten_data == b->flatten_data &&
+              a->input_count == b->input_count && a->attr_count == b->attr_count;
+  for (uint32_t i = 0; same && i < a->input_count; ++i) same = same_ref(a->inputs[i], b->inputs[i]);
+  for (uint32_t i = 0; same && i < a->attr_count; ++i)
+    same = same_text(a->attrs[i].key, b->attrs[i].key) && same_text(a->attrs[i].value, b->attrs[i].value);
+  return same;
+}
+
+static bool same_entry(const hgr__entry_t* a, const hgr__entry_t* b) {
+  bool same = a->storage_id == b->storage_id && a->device_key == b->device_key && hgr_dtype_equal(a->dtype, b->dtype) &&
+              a->ndim == b->ndim;
+  for (int32_t d = 0; same && d < a->ndim; ++d) same = a->shape[d] == b->shape[d];
+  return same;
+}
+
+bool hgr__graph_same(const hgr_graph_t* a, const hgr_graph_t* b, char* difference, size_t capacity) {
+  char label[HGR__LABEL_CAPACITY];
+  if (a == b) return true;
+  if (a->node_count != b->node_count || a->arg_count != b->arg_count || a->head_count != b->head_count ||
+      a->entry_count != b->entry_count) {
+    snprintf(difference, capacity, "%u nodes, %u inputs, %u outputs and %u entries against %u, %u, %u and %u",
+             a->node_count, a->arg_count, a->head_count, a->entry_count, b->node_count, b->arg_count, b->head_count,
+             b->entry_count);
+    return false;
+  }
+  for (uint32_t n = 0; n < a->node_count; ++n)
+    if (!same_node(&a->nodes[n], &b->nodes[n]) || a->node_row_ptr[n] != b->node_row_ptr[n]) {
+      snprintf(difference, capacity, "%s differs (name, op, attrs or inputs)",
+               hgr__graph_node_label(a, n, label, sizeof(label)));
+      return false;
+    }
+  for (uint32_t i = 0; i < a->arg_count; ++i)
+    if (a->arg_nodes[i] != b->arg_nodes[i]) {
+      snprintf(difference, capacity, "input %u is node %u against node %u", i, a->arg_nodes[i], b->arg_nodes[i]);
+      return false;
+    }
+  for (uint32_t h = 0; h < a->head_count; ++h)
+    if (!same_ref(a->heads[h], b->heads[h])) {
+      snprintf(difference, capacity, "output %u differs", h);
+      return false;
+    }
+  for (uint32_t e = 0; e < a->entry_count; ++e)
+    if (!same_entry(&a->entries[e], &b->entries[e])) {
+      snprintf(difference, capacity, "%s differs (storage id, device key, dtype or shape)",
+               hgr__graph_entry_label(a, e, label, sizeof(label)));
+      return false;
+    }
+  return true;
+}
+
 /* ---- loading and lifetime ------------------------------------------------------ */
 
 hgr_status_t hgr_graph_load_json(const char* json, size_t length, hgr_graph_t** out_graph) {

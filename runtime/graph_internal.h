@@ -88,6 +88,11 @@ hgr_status_t hgr__graph_parse_json(const char* json, size_t length, hgr_graph_t*
  * storage_count and head_names. */
 hgr_status_t hgr__graph_validate(hgr_graph_t* graph);
 
+/* Whether a and b are the same graph: the same nodes (names, ops, attrs, inputs),
+ * inputs, outputs and entries (storage ids, device keys, dtypes, shapes). When not,
+ * the first difference is written into difference ("node 7 'fc' differs (...)"). */
+bool hgr__graph_same(const hgr_graph_t* a, const hgr_graph_t* b, char* difference, size_t capacity);
+
 /* "node 3 'conv1'" and "entry 5 (node 3 'conv1', output 1)" for error messages,
  * written into buffer (names are shortened to fit); return buffer. Entry labels
  * need entries[].node_id. */

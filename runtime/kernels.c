@@ -458,6 +458,36 @@ static hgr_status_t check_count(const hgr__op_ctx_t* ctx, const char* what, uint
   return HGR__OP_ERROR(ctx, "takes %s %s, the node has %u", range, what, count);
 }
 
+/* TVM's in-place ops: an output that shares an input's storage id. Only what the
+ * op's in_place allows (see hgr__in_place_t); anything else would compute from
+ * values the kernel already overwrote. */
+static hgr_status_t check_in_place(const hgr__op_ctx_t* ctx) {
+  for (uint32_t k = 0; k < ctx->node->num_outputs; ++k) {
+    const hgr__entry_t* out = hgr__op_output(ctx, k);
+    uint32_t out_entry = (uint32_t)(out - ctx->graph->entries);
+    for (uint32_t i = 0; i < ctx->node->input_count; ++i) {
+      const hgr__entry_t* in = hgr__op_input(ctx, i);
+      if (in->storage_id != out->storage_id) continue;
+      if (ctx->op->in_place == HGR__IN_PLACE_ALIAS && k == 0 && i == 0) continue;
+      uint32_t in_entry = (uint32_t)(in - ctx->graph->entries);
+      if (ctx->op->in_place != HGR__IN_PLACE_ELEMENTWISE)
+        return HGR__OP_ERROR(ctx, "output %u (entry %u) shares storage %u with input %u (entry %u); the op cannot run "
+                             "in place",
+                             k, out_entry, out->storage_id, i, in_entry);
+      uint64_t in_size = hgr_dtype_element_bytes(in->dtype), out_size = hgr_dtype_element_bytes(out->dtype);
+      if (in->element_count == out->element_count && in_size == out_size) continue;
+      return HGR__OP_ERROR(ctx, "output %u (entry %u) shares storage %u with input %u (entry %u); the op cannot run "
+                           "in place on an input of another element count or element size (input %u: %llu "
+                           "element%s of %llu byte%s, output %u: %llu element%s of %llu byte%s)",
+                           k, out_entry, out->storage_id, i, in_entry, i, (unsigned long long)in->element_count,
+                           in->element_count == 1 ? "" : "s", (unsigned long long)in_size, in_size == 1 ? "" : "s", k,
+                           (unsigned long long)out->element_count, out->element_count == 1 ? "" : "s",
+                           (unsigned long long)out_size, out_size == 1 ? "" : "s");
+    }
+  }
+  return HGR_OK;
+}
+
 hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
                           const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
   memset(ctx, 0, sizeof(*ctx));
@@ -473,12 +503,13 @@ hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_
   if (!status)
     status = check_count(ctx, "output(s)", ctx->node->num_outputs, ctx->op->min_outputs, ctx->op->max_outputs);
   if (!status) status = check_attrs(ctx);
+  if (!status) status = check_in_place(ctx);
   if (!status) status = ctx->op->plan(ctx);
   if (!status && ctx->error) {
     status = ctx->error;
     ctx->error = NULL;
   }
-  if (!status && ctx->launch_count == 0 && !ctx->op->alias_when_shared)
+  if (!status && ctx->launch_count == 0 && ctx->op->in_place != HGR__IN_PLACE_ALIAS)
     status = HGR_STATUS(HGR_STATUS_INTERNAL, "%s: op '%s' planned no launch", ctx->label, ctx->op->name);
   if (status) hgr__op_ctx_free(ctx);
   return status;

@@ -69,6 +69,23 @@ typedef struct hgr__limits_t {
 
 typedef struct hgr__op_t hgr__op_t;
 
+/* What an op allows when one of its outputs shares an input's storage id (TVM's
+ * in-place ops). hgr__op_plan refuses every other sharing with INVALID_ARGUMENT. */
+typedef enum hgr__in_place_t {
+  HGR__IN_PLACE_REFUSED = 0,
+  /* A reshape-like: output 0 sharing input 0's storage is an alias, and the plan
+   * runs nothing (like __nop); the plan checks that the bytes are the same. */
+  HGR__IN_PLACE_ALIAS = 1,
+  /* One launch in which work-item i reads only element i of every input that has
+   * the output's element count, and writes element i of the output: an output may
+   * share such an input when the element sizes agree too, since then each
+   * work-item reads exactly the bytes it writes. A smaller (broadcast) input, or
+   * one of another element size, may not share it: another work-item would read
+   * bytes already overwritten. Multi-launch ops are never this (a later launch
+   * would read what an earlier one overwrote). */
+  HGR__IN_PLACE_ELEMENTWISE = 2,
+} hgr__in_place_t;
+
 /* An op being planned for one node. */
 typedef struct hgr__op_ctx_t {
   const hgr__op_t* op;
@@ -95,9 +112,8 @@ struct hgr__op_t {
   hgr_status_t (*plan)(hgr__op_ctx_t* ctx);
   /* Op-specific constant for plan (e.g. which expression a shared plan computes). */
   int variant;
-  /* A reshape-like op: when its output shares its input's storage id it is an alias
-   * and runs nothing (like __nop). */
-  bool alias_when_shared;
+  /* Whether an output may share an input's storage id (above). */
+  hgr__in_place_t in_place;
 };
 
 /* ---- registry ---------------------------------------------------------------------- */
@@ -107,10 +123,13 @@ const hgr__op_t* hgr__op_find(const char* name);
 
 /* Plans node node_id for a device with the given limits: finds the op (built-in,
  * else in library, which may be NULL), checks the
- * input and output counts and the attrs against the op's list, and calls its plan.
+ * input and output counts, the attrs against the op's list and outputs sharing an
+ * input's storage id against the op's in_place, and calls its plan.
  * On success *ctx holds the launches (free with hgr__op_ctx_free); on failure the
  * status names the node. INVALID_ARGUMENT for an unknown func_name (listing the
- * known ones), a wrong count, an unknown attr or anything the op rejects. */
+ * known ones), a wrong count, an unknown attr, an output in place where the op
+ * cannot run in place (naming the output and input entries and the storage id) or
+ * anything the op rejects. */
 hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
                           const hgr__limits_t* limits, hgr__op_ctx_t* ctx);
 

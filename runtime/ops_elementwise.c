@@ -210,8 +210,13 @@ static hgr_status_t plan_cast(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
-#define BINARY(name, variant) {#name, "elementwise", 2, 2, 1, 1, "", plan_binary, variant, false}
-#define UNARY(name, attrs, variant) {#name, "elementwise", 1, 1, 1, 1, attrs, plan_unary, variant, false}
+/* Every kernel here is one launch in which work-item i reads a[i], b[i] (or x[i]) of
+ * each input of the output's element count, and writes out[i]: they may run in
+ * place. A broadcast input is read at other indices and may not share the output. */
+#define BINARY(name, variant) \
+  {#name, "elementwise", 2, 2, 1, 1, "", plan_binary, variant, HGR__IN_PLACE_ELEMENTWISE}
+#define UNARY(name, attrs, variant) \
+  {#name, "elementwise", 1, 1, 1, 1, attrs, plan_unary, variant, HGR__IN_PLACE_ELEMENTWISE}
 
 const hgr__op_t hgr__ops_elementwise[] = {
     BINARY(add, BINARY_F32_I32),
@@ -234,6 +239,6 @@ const hgr__op_t hgr__ops_elementwise[] = {
     UNARY(negative, "", UNARY_PLAIN),
     UNARY(erf, "", UNARY_PLAIN),
     UNARY(gelu, "", UNARY_PLAIN),
-    {"cast", "elementwise", 1, 1, 1, 1, "dtype", plan_cast, 0, false},
+    {"cast", "elementwise", 1, 1, 1, 1, "dtype", plan_cast, 0, HGR__IN_PLACE_ELEMENTWISE},
     {.name = NULL},
 };

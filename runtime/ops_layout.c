@@ -6,7 +6,9 @@
  * is checked to hold at most INT32_MAX elements. Shapes follow Relay's type
  * relations (strided_slice: topi's canonicalization) and the graph's declared
  * output shape must match. A reshape-like whose output shares its input's storage id
- * plans no launch: the executor runs nothing and the output aliases the input. */
+ * plans no launch: the executor runs nothing and the output aliases the input. The
+ * other layout ops read one place and write another, so they cannot run in place
+ * (hgr__op_plan refuses an output sharing an input's storage). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -63,20 +65,6 @@ static hgr_status_t check_data(const hgr__op_ctx_t* ctx) {
       hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
   HGR_RETURN_IF_ERROR(check_dims(ctx, hgr__op_input(ctx, 0), "input 0"));
   return check_dims(ctx, hgr__op_output(ctx, 0), "output 0");
-}
-
-/* The kernels read one place and write another: an output may not share an
- * input's storage. */
-static hgr_status_t check_not_in_place(const hgr__op_ctx_t* ctx) {
-  const hgr__entry_t* out = hgr__op_output(ctx, 0);
-  for (uint32_t i = 0; i < hgr__op_input_count(ctx); ++i) {
-    const hgr__entry_t* in = hgr__op_input(ctx, i);
-    if (in->storage_id == out->storage_id)
-      return HGR__OP_ERROR(ctx, "output 0 (entry %u) shares storage %u with input %u (entry %u); the op cannot run "
-                           "in place",
-                           entry_id(ctx, out), out->storage_id, i, entry_id(ctx, in));
-  }
-  return HGR_OK;
 }
 
 /* Exact for a tensor with elements (at most INT32_MAX of them); callers use them
@@ -158,7 +146,6 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
     shape[axis] = shape[axis] + in->shape[axis] > INT32_MAX ? (int64_t)INT32_MAX + 1 : shape[axis] + in->shape[axis];
   }
   HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", shape, ndim));
-  HGR_RETURN_IF_ERROR(check_not_in_place(ctx));
   /* outer * out_row is the output's element count (at most INT32_MAX) unless
    * outer is 0, when no launch does anything. */
   int64_t outer = 1, inner = 1;
@@ -214,7 +201,6 @@ static hgr_status_t plan_transpose(hgr__op_ctx_t* ctx) {
     strides[d] = in_strides[axes[d]];
   }
   HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
-  HGR_RETURN_IF_ERROR(check_not_in_place(ctx));
   launch_gather(ctx, shape, strides, ndim, 0, in->element_count);
   return HGR_OK;
 }
@@ -266,7 +252,6 @@ static hgr_status_t plan_pad(hgr__op_ctx_t* ctx) {
     shape[d] = in->shape[d] + widths[2 * d] + widths[2 * d + 1];
   }
   HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
-  HGR_RETURN_IF_ERROR(check_not_in_place(ctx));
   /* Relay's newer form passes the pad value as a second (scalar) input. */
   bool value_input = hgr__op_input_count(ctx) == 2;
   uint32_t bits = 0;
@@ -354,7 +339,6 @@ static hgr_status_t plan_take(hgr__op_ctx_t* ctx) {
   }
   const hgr__entry_t* out = hgr__op_output(ctx, 0);
   HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", shape, ndim));
-  HGR_RETURN_IF_ERROR(check_not_in_place(ctx));
   if (axis_dim == 0 && out->element_count > 0) {
     char have[160];
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: the axis to take from is empty",
@@ -466,7 +450,6 @@ static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
     step[d] = shape[d] > 1 ? stride : 1; /* a huge stride taking one element must not overflow */
   }
   HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
-  HGR_RETURN_IF_ERROR(check_not_in_place(ctx));
   uint64_t count = hgr__op_output(ctx, 0)->element_count;
   int64_t in_strides[HGR_MAX_DIMS], gather_strides[HGR_MAX_DIMS] = {0};
   row_major_strides(in->shape, ndim, in_strides);
@@ -642,14 +625,16 @@ static hgr_status_t plan_reshape_like(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
-#define RESHAPE_LIKE(name, attrs, variant) {name, "layout", 1, 1, 1, 1, attrs, plan_reshape_like, variant, true}
+#define RESHAPE_LIKE(name, attrs, variant) \
+  {name, "layout", 1, 1, 1, 1, attrs, plan_reshape_like, variant, HGR__IN_PLACE_ALIAS}
 
 const hgr__op_t hgr__ops_layout[] = {
-    {"concatenate", "layout", 1, UINT32_MAX, 1, 1, "axis", plan_concatenate, 0, false},
-    {"transpose", "layout", 1, 1, 1, 1, "axes", plan_transpose, 0, false},
-    {"pad", "layout", 1, 2, 1, 1, "pad_width pad_value pad_mode", plan_pad, 0, false},
-    {"take", "layout", 2, 2, 1, 1, "axis batch_dims mode", plan_take, 0, false},
-    {"strided_slice", "layout", 1, 1, 1, 1, "begin end strides axes slice_mode", plan_strided_slice, 0, false},
+    {"concatenate", "layout", 1, UINT32_MAX, 1, 1, "axis", plan_concatenate, 0, HGR__IN_PLACE_REFUSED},
+    {"transpose", "layout", 1, 1, 1, 1, "axes", plan_transpose, 0, HGR__IN_PLACE_REFUSED},
+    {"pad", "layout", 1, 2, 1, 1, "pad_width pad_value pad_mode", plan_pad, 0, HGR__IN_PLACE_REFUSED},
+    {"take", "layout", 2, 2, 1, 1, "axis batch_dims mode", plan_take, 0, HGR__IN_PLACE_REFUSED},
+    {"strided_slice", "layout", 1, 1, 1, 1, "begin end strides axes slice_mode", plan_strided_slice, 0,
+     HGR__IN_PLACE_REFUSED},
     RESHAPE_LIKE("reshape", "newshape allowzero", RESHAPE),
     RESHAPE_LIKE("flatten", "", BATCH_FLATTEN),
     RESHAPE_LIKE("batch_flatten", "", BATCH_FLATTEN),

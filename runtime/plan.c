@@ -569,7 +569,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
     ++s;
   }
   if ((status = assign_queues(executor))) goto cleanup;
-  if ((status = hgr__storage_plan(executor))) goto cleanup;
+  if ((status = hgr__storage_plan(executor, options->share_params_from))) goto cleanup;
   for (s = 0; s < executor->step_count; ++s)
     if (executor->steps[s].kind == HGR__STEP_COPY &&
         (status = hgr__transfer_plan(executor, &executor->steps[s])))
@@ -600,7 +600,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
-  if ((status = hgr__storage_allocate(executor))) goto cleanup;
+  if ((status = hgr__storage_allocate(executor, options->share_params_from))) goto cleanup;
   for (uint32_t id = 0; id < graph->storage_count; ++id) {
     executor->storages[id].readers = calloc(executor->queue_count, sizeof(hgr__tracked_event_t));
     if (!executor->storages[id].readers) {
@@ -622,7 +622,9 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
       goto cleanup;
     }
   }
-  if (options->params) status = hgr_executor_load_params(executor, options->params, NULL);
+  /* Shared inputs hold the source's params already. */
+  if (options->params) status = hgr__executor_load_params(executor, options->params, true, NULL);
+  if (!status) hgr__storage_lend(executor, options->share_params_from);
 
 cleanup:
   if (status) {

@@ -1,12 +1,100 @@
 /* The storage pool: storage id -> owning device, size (the largest entry using it)
- * and one cl_mem, allocated once per executor. */
+ * and one cl_mem, allocated once per executor, or borrowed from another executor
+ * of the same graph for read-only params (share_params_from). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "executor_internal.h"
 
-hgr_status_t hgr__storage_plan(hgr_executor_t* executor) {
+/* ---- sharing params ------------------------------------------------------------------ */
+
+/* What sharing left out, for one log line. */
+typedef struct share_report_t {
+  uint32_t shared, not_shared;
+  uint64_t shared_bytes;
+  char reasons[512]; /* the first few inputs not shared, and why */
+  size_t used;
+} share_report_t;
+
+static void note_not_shared(share_report_t* report, const char* format, ...) HGR_PRINTF(2, 3);
+static void note_not_shared(share_report_t* report, const char* format, ...) {
+  if (report->not_shared++ >= 3) return;
+  if (report->used >= sizeof(report->reasons)) return;
+  report->used += (size_t)snprintf(report->reasons + report->used, sizeof(report->reasons) - report->used, "%s",
+                                   report->not_shared > 1 ? "; " : "");
+  if (report->used >= sizeof(report->reasons)) return;
+  va_list args;
+  va_start(args, format);
+  report->used +=
+      (size_t)vsnprintf(report->reasons + report->used, sizeof(report->reasons) - report->used, format, args);
+  va_end(args);
+}
+
+/* Marks the storages to borrow from source: those of inputs the source holds from
+ * params, that no other entry uses (so no node writes them in either executor,
+ * which run the same graph), on the same device of the same instance. */
+static hgr_status_t choose_shared(hgr_executor_t* executor, const hgr_executor_t* source) {
+  const hgr_graph_t* graph = executor->graph;
+  char difference[256];
+  if (!hgr__graph_same(graph, source->graph, difference, sizeof(difference)))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                      "share_params_from: the source executor runs another graph (%s); only executors of the same "
+                      "graph share params",
+                      difference);
+  uint32_t* users = calloc(graph->storage_count + 1, sizeof(uint32_t)); /* entries per storage id */
+  if (!users) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (uint32_t e = 0; e < graph->entry_count; ++e) users[graph->entries[e].storage_id]++;
+  share_report_t report = {0};
+  hgr_status_t status = HGR_OK;
+  for (uint32_t i = 0; i < graph->arg_count && !status; ++i) {
+    uint32_t node_id = graph->arg_nodes[i];
+    uint32_t storage_id = graph->entries[graph->node_row_ptr[node_id]].storage_id;
+    const hgr__storage_t* from = &source->storages[storage_id];
+    hgr__storage_t* storage = &executor->storages[storage_id];
+    const char* name = graph->nodes[node_id].name;
+    if (!from->params) continue;
+    if (users[storage_id] != 1) {
+      note_not_shared(&report, "input %u '%.64s': storage %u is used by %u entries, so it is not read-only", i, name,
+                      storage_id, users[storage_id]);
+    } else if (source->instance != executor->instance) {
+      note_not_shared(&report, "input %u '%.64s': the source executor has another instance", i, name);
+    } else if (from->device_index != storage->device_index) {
+      note_not_shared(&report, "input %u '%.64s' is on %s here but on %s in the source", i, name,
+                      hgr_instance_device(executor->instance, storage->device_index)->spec,
+                      hgr_instance_device(executor->instance, from->device_index)->spec);
+    } else if (from->bytes != storage->bytes) { /* the graphs are the same */
+      status = HGR_STATUS(HGR_STATUS_INTERNAL, "share_params_from: storage %u has %llu bytes here and %llu in the "
+                          "source", storage_id, (unsigned long long)storage->bytes, (unsigned long long)from->bytes);
+    } else {
+      storage->borrowed = storage->shared = storage->params = true;
+      executor->input_set[i] = true;
+      report.shared++;
+      report.shared_bytes += storage->bytes;
+    }
+  }
+  free(users);
+  if (!status && executor->log) {
+    char line[768];
+    int length = snprintf(line, sizeof(line), "share_params_from: %u parameter buffer%s (%llu bytes) shared",
+                          report.shared, report.shared == 1 ? "" : "s", (unsigned long long)report.shared_bytes);
+    if (report.not_shared && length > 0 && (size_t)length < sizeof(line))
+      snprintf(line + length, sizeof(line) - (size_t)length, ", %u not: %s%s", report.not_shared, report.reasons,
+               report.not_shared > 3 ? "; ..." : "");
+    executor->log(executor->log_user, line);
+  }
+  return status;
+}
+
+void hgr__storage_lend(hgr_executor_t* executor, hgr_executor_t* source) {
+  for (uint32_t s = 0; source && s < executor->graph->storage_count; ++s)
+    if (executor->storages[s].borrowed) source->storages[s].shared = true;
+}
+
+/* ---- plan, allocation, release ------------------------------------------------------- */
+
+hgr_status_t hgr__storage_plan(hgr_executor_t* executor, const hgr_executor_t* source) {
   const hgr_graph_t* graph = executor->graph;
   for (uint32_t e = 0; e < graph->entry_count; ++e) {
     const hgr__entry_t* entry = &graph->entries[e];
@@ -24,10 +112,17 @@ hgr_status_t hgr__storage_plan(hgr_executor_t* executor) {
     storage->device_index = device;
     if (entry->bytes > storage->bytes) storage->bytes = entry->bytes;
   }
+  if (source) HGR_RETURN_IF_ERROR(choose_shared(executor, source));
   for (uint32_t s = 0; s < graph->storage_count; ++s) {
     hgr__storage_t* storage = &executor->storages[s];
     if (!storage->used) continue;
     const hgr_device_info_t* device = hgr_instance_device(executor->instance, storage->device_index);
+    hgr_device_usage_t* usage = &hgr__exec_device(executor, storage->device_index)->usage;
+    if (storage->borrowed) { /* the source counts it */
+      usage->shared_count++;
+      usage->shared_bytes += storage->bytes;
+      continue;
+    }
     char size[32];
     snprintf(size, sizeof(size), "%llu bytes", (unsigned long long)storage->bytes);
     if (storage->bytes > device->max_alloc_bytes)
@@ -35,7 +130,6 @@ hgr_status_t hgr__storage_plan(hgr_executor_t* executor) {
                         "storage %u needs %s, more than the largest allocation %s allows "
                         "(%llu bytes)",
                         s, size, device->spec, (unsigned long long)device->max_alloc_bytes);
-    hgr_device_usage_t* usage = &hgr__exec_device(executor, storage->device_index)->usage;
     usage->storage_count++;
     usage->storage_bytes += storage->bytes;
     if (usage->storage_bytes > device->global_mem_bytes)
@@ -47,10 +141,23 @@ hgr_status_t hgr__storage_plan(hgr_executor_t* executor) {
   return HGR_OK;
 }
 
-hgr_status_t hgr__storage_allocate(hgr_executor_t* executor) {
+hgr_status_t hgr__storage_allocate(hgr_executor_t* executor, hgr_executor_t* source) {
+  bool borrows = false;
+  for (uint32_t s = 0; s < executor->graph->storage_count; ++s) borrows |= executor->storages[s].borrowed;
+  /* The source's writes into what is shared (its params) must be complete before
+   * this executor reads them: it has no event of the source's to wait on. */
+  if (borrows)
+    HGR_RETURN_IF_ERROR(
+        hgr_status_annotate(hgr_executor_wait(source), "share_params_from: waiting for the source executor"));
   for (uint32_t s = 0; s < executor->graph->storage_count; ++s) {
     hgr__storage_t* storage = &executor->storages[s];
     if (!storage->used) continue;
+    if (storage->borrowed) {
+      cl_int error = clRetainMemObject(source->storages[s].own_mem);
+      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clRetainMemObject(storage %u of the source executor)", s);
+      storage->mem = storage->own_mem = source->storages[s].own_mem;
+      continue;
+    }
     cl_context context;
     HGR_RETURN_IF_ERROR(hgr__instance_context(executor->instance, storage->device_index, &context));
     /* OpenCL refuses empty buffers; TVM rounds pools up to 4 bytes as well. */

@@ -311,7 +311,7 @@ static hgr_status_t read_whole(const char* path, const char* where, void** out, 
 }
 
 static const char* const op_keys[] = {"func_name", "kernel", "source", "binaries", "build_options",
-                                      "inputs", "outputs", "args", "ndrange", NULL};
+                                      "inputs", "outputs", "args", "ndrange", "in_place", NULL};
 
 static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t index, const hgr_kernel_library_t* library,
                              user_op_t* op) {
@@ -391,6 +391,14 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
   if (!cJSON_IsString(ndrange) || (strcmp(ndrange->valuestring, "elements") && strcmp(ndrange->valuestring, "attrs")))
     return BAD("%s: \"ndrange\" must be \"elements\" or \"attrs\"", where);
   op->ndrange_attrs = !strcmp(ndrange->valuestring, "attrs");
+  /* hgr cannot see what a user kernel reads: running in place is the manifest's
+   * promise, and the element count and size rule still applies (ops.h). */
+  const cJSON* in_place = cJSON_GetObjectItemCaseSensitive(item, "in_place");
+  if (in_place && (!cJSON_IsString(in_place) ||
+                   (strcmp(in_place->valuestring, "elementwise") && strcmp(in_place->valuestring, "never"))))
+    return BAD("%s: \"in_place\" must be \"elementwise\" or \"never\"", where);
+  hgr__in_place_t in_place_mode =
+      in_place && !strcmp(in_place->valuestring, "elementwise") ? HGR__IN_PLACE_ELEMENTWISE : HGR__IN_PLACE_REFUSED;
   op->attrs = calloc(attrs_length, 1);
   /* Ops declared with the same files and options share one program per device. */
   size_t name_length = 16 + (op->source_path ? strlen(op->source_path) : 0) + strlen(op->build_options);
@@ -414,7 +422,8 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
     }
   if (op->ndrange_attrs) strcat(op->attrs, "global_size local_size");
   op->op = (hgr__op_t){.name = op->name, .source = op->source_name, .min_inputs = inputs, .max_inputs = inputs,
-                       .min_outputs = outputs, .max_outputs = outputs, .attrs = op->attrs, .plan = plan_user};
+                       .min_outputs = outputs, .max_outputs = outputs, .attrs = op->attrs, .plan = plan_user,
+                       .in_place = in_place_mode};
   return HGR_OK;
 }
 

@@ -317,17 +317,17 @@ WRAP(cl_mem, clCreateBuffer, (cl_context context, cl_mem_flags flags, size_t siz
   created_if(KIND_MEM, mem);
   return mem;
 }
-WRAP(cl_int, clReleaseMemObject, (cl_mem mem)) {
-  count_only("clReleaseMemObject", CALLER);
-  return released_if(KIND_MEM, __real_clReleaseMemObject(mem));
-}
-
 WRAP(cl_int, clRetainMemObject, (cl_mem mem)) {
   count_only("clRetainMemObject", CALLER);
   cl_int error = __real_clRetainMemObject(mem);
   if (error == CL_SUCCESS) atomic_fetch_add(&retained[KIND_MEM], 1);
   return error;
 }
+WRAP(cl_int, clReleaseMemObject, (cl_mem mem)) {
+  count_only("clReleaseMemObject", CALLER);
+  return released_if(KIND_MEM, __real_clReleaseMemObject(mem));
+}
+
 WRAP(cl_int, clGetMemObjectInfo, (cl_mem mem, cl_mem_info param, size_t size, void* value, size_t* size_ret)) {
   INJECT_INT(clGetMemObjectInfo);
   return __real_clGetMemObjectInfo(mem, param, size, value, size_ret);

@@ -112,7 +112,7 @@ char* hgr_optest_graph_json(const hgr_optest_t* t) {
   for (uint32_t k = 0; k < m; ++k) append(&text, "%s[%u, %u, 0]", k ? ", " : "", n, k);
   append(&text, "], \"attrs\": {\"storage_id\": [\"list_int\", [");
   for (uint32_t i = 0; i < n + m; ++i)
-    append(&text, "%s%u", i ? ", " : "", t->alias_output && i == n ? 0 : i);
+    append(&text, "%s%u", i ? ", " : "", t->alias_output && i == n ? t->alias_input : i);
   append(&text, "]], \"shape\": [\"list_shape\", [");
   for (uint32_t i = 0; i < n + m; ++i) {
     append(&text, "%s", i ? ", " : "");

@@ -39,7 +39,8 @@ typedef struct hgr_optest_t {
   hgr_optest_tensor_t inputs[HGR_OPTEST_MAX_TENSORS];
   uint32_t output_count;
   hgr_optest_tensor_t outputs[HGR_OPTEST_MAX_TENSORS]; /* expected values */
-  bool alias_output;  /* output 0 shares input 0's storage id (reshape-likes) */
+  bool alias_output;  /* output 0 shares input alias_input's storage id (reshape-likes, */
+  uint32_t alias_input; /* in-place ops) */
   double rtol, atol;  /* |got - expected| <= atol + rtol * |expected|; 0, 0: exact */
 } hgr_optest_t;
 

@@ -19,6 +19,9 @@
  * Input domains keep the ops defined: log, sqrt, rsqrt take positive inputs;
  * power takes a positive base, or integral exponents with any base.
  *
+ * In place (TVM's in-place ops): every op again with its output over an input, and
+ * the refusals of outputs over inputs that a work-item reads at other indices.
+ *
  * Oclgrind simulates every work-item, so it gets the small shapes only; every
  * kernel variant (equal shapes, one-element operand, general broadcast) of every op
  * still runs there. */
@@ -90,8 +93,9 @@ static void fill_binary(hgr_optest_t* t, const char* op, hgr_test_rng_t* rng, bo
   }
 }
 
-static void check_binary_case(const char* op, const char* dtype, shape_t a, shape_t b, uint64_t seed,
-                              bool integral_exponents) {
+/* in_place: -1, or the input whose storage id the output shares (TVM's in-place ops). */
+static void check_binary(const char* op, const char* dtype, shape_t a, shape_t b, uint64_t seed,
+                         bool integral_exponents, int in_place) {
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, seed);
   int64_t out_dims[HGR_OPTEST_MAX_DIMS];
@@ -102,6 +106,8 @@ static void check_binary_case(const char* op, const char* dtype, shape_t a, shap
   hgr_optest_input(&t, dtype, a.ndim, a.dims);
   hgr_optest_input(&t, dtype, b.ndim, b.dims);
   void* out = hgr_optest_output(&t, dtype, out_ndim, out_dims);
+  t.alias_output = in_place >= 0;
+  t.alias_input = in_place >= 0 ? (uint32_t)in_place : 0;
   fill_binary(&t, op, &rng, integral_exponents);
   if (!strcmp(dtype, "int32"))
     assert_true(hgr_ref_binary_i32(op, t.inputs[0].data, a.dims, a.ndim, t.inputs[1].data, b.dims, b.ndim, out));
@@ -110,6 +116,11 @@ static void check_binary_case(const char* op, const char* dtype, shape_t a, shap
   hgr_optest_tolerance(&t, op_rtol(op), 0);
   hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
   hgr_optest_free(&t);
+}
+
+static void check_binary_case(const char* op, const char* dtype, shape_t a, shape_t b, uint64_t seed,
+                              bool integral_exponents) {
+  check_binary(op, dtype, a, b, seed, integral_exponents, -1);
 }
 
 static const char* const float_binary_ops[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power"};
@@ -195,14 +206,16 @@ static void empty_tensors_broadcast_without_reading(void** state) {
 
 /* ---- unary ----------------------------------------------------------------------------- */
 
-static void check_unary_case(const char* op, const char* attrs, double p0, double p1, shape_t shape, float lo,
-                             float hi, uint64_t seed) {
+/* in_place: the output shares x's storage id. */
+static void check_unary(const char* op, const char* attrs, double p0, double p1, shape_t shape, float lo, float hi,
+                        uint64_t seed, bool in_place) {
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, seed);
   hgr_optest_t t;
   hgr_optest_init(&t, op, attrs);
   float* x = hgr_optest_input(&t, "float32", shape.ndim, shape.dims);
   float* y = hgr_optest_output(&t, "float32", shape.ndim, shape.dims);
+  t.alias_output = in_place;
   hgr_optest_fill(&t.inputs[0], &rng, lo, hi);
   assert_true(hgr_ref_unary_f32(op, x, y, t.inputs[0].count, p0, p1));
   hgr_optest_tolerance(&t, op_rtol(op), 0);
@@ -210,43 +223,46 @@ static void check_unary_case(const char* op, const char* attrs, double p0, doubl
   hgr_optest_free(&t);
 }
 
+static const struct {
+  const char* op;
+  const char* attrs;
+  double p0, p1;
+  float lo, hi;
+} unary_cases[] = {
+    {"relu", NULL, 0, 0, -4, 4},
+    {"leaky_relu", NULL, 0.01, 0, -4, 4}, /* Relay's default alpha */
+    {"leaky_relu", "\"alpha\": \"0.1\"", 0.1, 0, -4, 4},
+    {"leaky_relu", "\"alpha\": \"-1.5\"", -1.5, 0, -4, 4},
+    {"clip", "\"a_min\": \"-1.5\", \"a_max\": \"2.3\"", -1.5, 2.3, -4, 4},
+    {"clip", "\"a_min\": \"-inf\", \"a_max\": \"0\"", -INFINITY, 0, -4, 4},
+    {"clip", "\"a_min\": \"1\", \"a_max\": \"1\"", 1, 1, -4, 4},
+    {"sigmoid", NULL, 0, 0, -12, 12},
+    {"tanh", NULL, 0, 0, -6, 6},
+    {"exp", NULL, 0, 0, -10, 10},
+    {"log", NULL, 0, 0, 1e-3f, 100},
+    {"sqrt", NULL, 0, 0, 1e-3f, 100},
+    {"rsqrt", NULL, 0, 0, 1e-3f, 100},
+    {"abs", NULL, 0, 0, -4, 4},
+    {"negative", NULL, 0, 0, -4, 4},
+    {"erf", NULL, 0, 0, -4, 4},
+    {"gelu", NULL, 0, 0, -6, 6},
+};
+
+/* One unary case on shape (in place: the output shares x's storage id). */
+static void check_unary_table_case(size_t c, shape_t shape, uint64_t seed, bool in_place) {
+  check_unary(unary_cases[c].op, unary_cases[c].attrs, unary_cases[c].p0, unary_cases[c].p1, shape,
+              unary_cases[c].lo, unary_cases[c].hi, seed, in_place);
+}
+
 static void unary_ops_match_reference(void** state) {
   (void)state;
-  static const struct {
-    const char* op;
-    const char* attrs;
-    double p0, p1;
-    float lo, hi;
-  } cases[] = {
-      {"relu", NULL, 0, 0, -4, 4},
-      {"leaky_relu", NULL, 0.01, 0, -4, 4}, /* Relay's default alpha */
-      {"leaky_relu", "\"alpha\": \"0.1\"", 0.1, 0, -4, 4},
-      {"leaky_relu", "\"alpha\": \"-1.5\"", -1.5, 0, -4, 4},
-      {"clip", "\"a_min\": \"-1.5\", \"a_max\": \"2.3\"", -1.5, 2.3, -4, 4},
-      {"clip", "\"a_min\": \"-inf\", \"a_max\": \"0\"", -INFINITY, 0, -4, 4},
-      {"clip", "\"a_min\": \"1\", \"a_max\": \"1\"", 1, 1, -4, 4},
-      {"sigmoid", NULL, 0, 0, -12, 12},
-      {"tanh", NULL, 0, 0, -6, 6},
-      {"exp", NULL, 0, 0, -10, 10},
-      {"log", NULL, 0, 0, 1e-3f, 100},
-      {"sqrt", NULL, 0, 0, 1e-3f, 100},
-      {"rsqrt", NULL, 0, 0, 1e-3f, 100},
-      {"abs", NULL, 0, 0, -4, 4},
-      {"negative", NULL, 0, 0, -4, 4},
-      {"erf", NULL, 0, 0, -4, 4},
-      {"gelu", NULL, 0, 0, -6, 6},
-  };
   /* Every case on an odd 2-D shape, and in turn a 0-d, a one-element and a short one. */
   const shape_t small[] = {SHAPE0, SHAPE1(1), SHAPE1(7)};
-  for (size_t c = 0; c < COUNT(cases); ++c) {
+  for (size_t c = 0; c < COUNT(unary_cases); ++c) {
     uint64_t seed = 500 + 10 * c;
-    check_unary_case(cases[c].op, cases[c].attrs, cases[c].p0, cases[c].p1, SHAPE2(3, 67), cases[c].lo,
-                     cases[c].hi, seed);
-    check_unary_case(cases[c].op, cases[c].attrs, cases[c].p0, cases[c].p1, small[c % COUNT(small)], cases[c].lo,
-                     cases[c].hi, seed + 1);
-    if (!simulator())
-      check_unary_case(cases[c].op, cases[c].attrs, cases[c].p0, cases[c].p1, SHAPE1(65537), cases[c].lo,
-                       cases[c].hi, seed + 2);
+    check_unary_table_case(c, SHAPE2(3, 67), seed, false);
+    check_unary_table_case(c, small[c % COUNT(small)], seed + 1, false);
+    if (!simulator()) check_unary_table_case(c, SHAPE1(65537), seed + 2, false);
   }
 }
 
@@ -308,7 +324,8 @@ static void unary_ops_follow_ieee_on_special_values(void** state) {
 
 /* ---- cast ------------------------------------------------------------------------------ */
 
-static void check_cast_case(const char* from, const char* to, shape_t shape, uint64_t seed) {
+/* in_place: the output shares x's storage id. */
+static void check_cast(const char* from, const char* to, shape_t shape, uint64_t seed, bool in_place) {
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, seed);
   char attrs[64];
@@ -317,6 +334,7 @@ static void check_cast_case(const char* from, const char* to, shape_t shape, uin
   hgr_optest_init(&t, "cast", attrs);
   void* x = hgr_optest_input(&t, from, shape.ndim, shape.dims);
   void* y = hgr_optest_output(&t, to, shape.ndim, shape.dims);
+  t.alias_output = in_place;
   if (!strcmp(from, "int32")) {
     fill_ints(&t.inputs[0], &rng, 0); /* the whole range: above 2^24 int32 -> float32 rounds */
   } else {
@@ -332,6 +350,10 @@ static void check_cast_case(const char* from, const char* to, shape_t shape, uin
   hgr_optest_free(&t);
 }
 
+static void check_cast_case(const char* from, const char* to, shape_t shape, uint64_t seed) {
+  check_cast(from, to, shape, seed, false);
+}
+
 static void cast_matches_reference(void** state) {
   (void)state;
   static const char* const pairs[][2] = {
@@ -342,6 +364,38 @@ static void cast_matches_reference(void** state) {
     check_cast_case(pairs[p][0], pairs[p][1], small[p % 2], 601 + 10 * p);
     if (!simulator()) check_cast_case(pairs[p][0], pairs[p][1], SHAPE1(65537), 602 + 10 * p);
   }
+}
+
+/* ---- in place ------------------------------------------------------------------------- */
+
+/* TVM's in-place ops: the output shares an input's storage id, so each work-item
+ * reads its element and then overwrites it. The shared input has the output's
+ * element count; the other one may broadcast. */
+static void elementwise_ops_run_in_place(void** state) {
+  (void)state;
+  for (size_t o = 0; o < COUNT(float_binary_ops); ++o) {
+    const char* op = float_binary_ops[o];
+    uint64_t seed = 700 + 10 * o;
+    check_binary(op, "float32", SHAPE2(3, 67), SHAPE2(3, 67), seed, false, 0);
+    check_binary(op, "float32", SHAPE2(3, 67), SHAPE2(3, 67), seed + 1, false, 1);
+    check_binary(op, "float32", SHAPE2(5, 13), SHAPE0, seed + 2, false, 0);      /* b one element */
+    check_binary(op, "float32", SHAPE1(1), SHAPE2(5, 13), seed + 3, false, 1);   /* a one element */
+    check_binary(op, "float32", SHAPE3(2, 3, 5), SHAPE1(5), seed + 4, false, 0); /* general broadcast */
+    check_binary(op, "float32", SHAPE2(3, 1), SHAPE2(3, 7), seed + 5, false, 1);
+    if (!simulator()) check_binary(op, "float32", SHAPE1(65537), SHAPE1(65537), seed + 6, false, 1);
+  }
+  for (size_t o = 0; o < COUNT(int_binary_ops); ++o) {
+    uint64_t seed = 800 + 10 * o;
+    check_binary(int_binary_ops[o], "int32", SHAPE2(3, 67), SHAPE2(3, 67), seed, false, 0);
+    check_binary(int_binary_ops[o], "int32", SHAPE1(13), SHAPE2(5, 13), seed + 1, false, 1);
+  }
+  for (size_t c = 0; c < COUNT(unary_cases); ++c) {
+    check_unary_table_case(c, SHAPE2(3, 67), 900 + 10 * c, true);
+    if (!simulator()) check_unary_table_case(c, SHAPE1(65537), 901 + 10 * c, true);
+  }
+  static const char* const pairs[][2] = {
+      {"float32", "int32"}, {"int32", "float32"}, {"float32", "float32"}, {"int32", "int32"}};
+  for (size_t p = 0; p < COUNT(pairs); ++p) check_cast(pairs[p][0], pairs[p][1], SHAPE2(3, 67), 1100 + p, true);
 }
 
 /* ---- what the ops reject --------------------------------------------------------------- */
@@ -429,6 +483,74 @@ static void cast_rejects_bad_dtypes_shapes_and_attrs(void** state) {
                    SHAPE1(4), "node 1 'cast_node' (cast): unknown attr 'to'");
 }
 
+/* An output over an input that some work-item reads at another index than the one
+ * it writes: the ops that are not elementwise, a broadcast input, a cast between
+ * element sizes. */
+static void in_place_is_refused_where_the_op_would_read_what_it_overwrote(void** state) {
+  (void)state;
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", NULL);
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 3, 6, 6});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){4, 3, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 4, 4, 4});
+  t.alias_output = true;
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
+                "node 2 'conv2d_node' (conv2d): output 0 (entry 2) shares storage 0 with input 0 (entry 0); the op "
+                "cannot run in place");
+  hgr_optest_free(&t);
+  /* dense and softmax keep the element count, and still read whole rows */
+  hgr_optest_init(&t, "dense", NULL);
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){4, 8});
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){8, 8});
+  hgr_optest_output(&t, "float32", 2, (int64_t[]){4, 8});
+  t.alias_output = true;
+  t.alias_input = 1;
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
+                "node 2 'dense_node' (dense): output 0 (entry 2) shares storage 1 with input 1 (entry 1); the op "
+                "cannot run in place");
+  hgr_optest_free(&t);
+  hgr_optest_init(&t, "softmax", "\"axis\": \"-1\"");
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){3, 5});
+  hgr_optest_output(&t, "float32", 2, (int64_t[]){3, 5});
+  t.alias_output = true;
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
+                "node 1 'softmax_node' (softmax): output 0 (entry 1) shares storage 0 with input 0 (entry 0); the op "
+                "cannot run in place");
+  hgr_optest_free(&t);
+  /* a broadcast input, on either side */
+  hgr_optest_init(&t, "add", NULL);
+  hgr_optest_input(&t, "float32", 1, (int64_t[]){4});
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){3, 4});
+  hgr_optest_output(&t, "float32", 2, (int64_t[]){3, 4});
+  t.alias_output = true;
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
+                "node 2 'add_node' (add): output 0 (entry 2) shares storage 0 with input 0 (entry 0); the op cannot "
+                "run in place on an input of another element count or element size (input 0: 4 elements of 4 "
+                "bytes, output 0: 12 elements of 4 bytes)");
+  hgr_optest_free(&t);
+  hgr_optest_init(&t, "multiply", NULL);
+  hgr_optest_input(&t, "int32", 2, (int64_t[]){3, 4});
+  hgr_optest_input(&t, "int32", 0, NULL);
+  hgr_optest_output(&t, "int32", 2, (int64_t[]){3, 4});
+  t.alias_output = true;
+  t.alias_input = 1;
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
+                "node 2 'multiply_node' (multiply): output 0 (entry 2) shares storage 1 with input 1 (entry 1); the "
+                "op cannot run in place on an input of another element count or element size (input 1: 1 element "
+                "of 4 bytes, output 0: 12 elements of 4 bytes)");
+  hgr_optest_free(&t);
+  /* a cast that changes the element size */
+  hgr_optest_init(&t, "cast", "\"dtype\": \"float32\"");
+  hgr_optest_input(&t, "int8", 1, (int64_t[]){4});
+  hgr_optest_output(&t, "float32", 1, (int64_t[]){4});
+  t.alias_output = true;
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
+                "node 1 'cast_node' (cast): output 0 (entry 1) shares storage 0 with input 0 (entry 0); the op "
+                "cannot run in place on an input of another element count or element size (input 0: 4 elements "
+                "of 1 byte, output 0: 4 elements of 4 bytes)");
+  hgr_optest_free(&t);
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(float32_binary_ops_match_reference_in_every_kernel_variant),
@@ -443,6 +565,8 @@ int main(int argc, char** argv) {
       cmocka_unit_test(binary_ops_reject_bad_shapes_dtypes_and_attrs),
       cmocka_unit_test(unary_ops_reject_bad_shapes_dtypes_and_attrs),
       cmocka_unit_test(cast_rejects_bad_dtypes_shapes_and_attrs),
+      cmocka_unit_test(elementwise_ops_run_in_place),
+      cmocka_unit_test(in_place_is_refused_where_the_op_would_read_what_it_overwrote),
   };
   return hgr_optest_main(argc, argv, "ops_elementwise", tests, COUNT(tests));
 }

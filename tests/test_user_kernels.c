@@ -1,6 +1,6 @@
 /* User kernels from a manifest: from source on two platforms, with an NDRange from
- * node attrs, from a PoCL binary whose source is gone, and the errors of bad
- * manifests and nodes.
+ * node attrs, from a PoCL binary whose source is gone, in place where the manifest
+ * allows it, and the errors of bad manifests and nodes.
  *
  *   test_user_kernels SPEC_A SPEC_B   SPEC_A must be a PoCL device (the binary test) */
 #define CL_TARGET_OPENCL_VERSION 120
@@ -240,6 +240,70 @@ static void a_kernel_name_longer_than_a_launch_holds_is_refused_at_load(void** s
   hgr_kernel_library_release(library);
 }
 
+/* sa = scale_add(a, b) written over a (its storage id), on specs[1]. */
+static const char in_place_graph_json[] =
+    "{\"nodes\": [{\"op\": \"null\", \"name\": \"a\", \"inputs\": []}, {\"op\": \"null\", \"name\": \"b\", \"inputs\": []},"
+    " {\"op\": \"tvm_op\", \"name\": \"sa\", \"attrs\": {\"func_name\": \"scale_add\", \"num_inputs\": \"2\", \"num_outputs\": \"1\", \"flatten_data\": \"0\", \"alpha\": \"2\"}, \"inputs\": [[0, 0, 0], [1, 0, 0]]}],"
+    " \"arg_nodes\": [0, 1], \"node_row_ptr\": [0, 1, 2, 3], \"heads\": [[2, 0, 0]],"
+    " \"attrs\": {\"storage_id\": [\"list_int\", [0, 1, 0]],"
+    " \"shape\": [\"list_shape\", [[5, 13], [5, 13], [5, 13]]],"
+    " \"dltype\": [\"list_str\", [\"float32\", \"float32\", \"float32\"]]}}";
+
+static hgr_status_t create_in_place(const char* in_place, hgr_graph_t** out_graph, hgr_executor_t** out_executor) {
+  char text[2048];
+  snprintf(text, sizeof(text),
+           "{\"ops\": [{\"func_name\": \"scale_add\", \"kernel\": \"scale_add\", \"source\": \"%s\", \"inputs\": 2, "
+           "\"outputs\": 1, \"args\": [\"input 0\", \"input 1\", \"output 0\", \"elements output 0\", "
+           "\"attr alpha float\"], \"ndrange\": \"elements\"%s%s%s}]}",
+           base(source_path), in_place ? ", \"in_place\": \"" : "", in_place ? in_place : "", in_place ? "\"" : "");
+  write_file(manifest_path, text, strlen(text));
+  *out_executor = NULL;
+  ASSERT_OK(hgr_graph_load_json(in_place_graph_json, strlen(in_place_graph_json), out_graph));
+  hgr_kernel_library_t* library = NULL;
+  hgr_status_t status = hgr_kernel_library_load_file(manifest_path, &library);
+  if (status) return status;
+  hgr_device_binding_t binding = {0, specs[1]};
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  options.bindings = &binding;
+  options.binding_count = 1;
+  options.kernels = library;
+  status = hgr_executor_create(instance, *out_graph, &options, out_executor);
+  hgr_kernel_library_release(library);
+  return status;
+}
+
+/* hgr cannot see what a user kernel reads: only the manifest's "in_place":
+ * "elementwise" lets a node write its output over an input. */
+static void user_ops_run_in_place_only_when_the_manifest_says_so(void** state) {
+  (void)state;
+  write_file(source_path, kernel_source, strlen(kernel_source));
+  hgr_graph_t* graph;
+  hgr_executor_t* executor;
+  ASSERT_STATUS(create_in_place(NULL, &graph, &executor), HGR_STATUS_INVALID_ARGUMENT,
+                "node 2 'sa' (scale_add): output 0 (entry 2) shares storage 0 with input 0 (entry 0); the op cannot "
+                "run in place");
+  hgr_graph_release(graph);
+  ASSERT_STATUS(create_in_place("never", &graph, &executor), HGR_STATUS_INVALID_ARGUMENT, "cannot run in place");
+  hgr_graph_release(graph);
+  ASSERT_STATUS(create_in_place("always", &graph, &executor), HGR_STATUS_INVALID_ARGUMENT,
+                "op 'scale_add': \"in_place\" must be \"elementwise\" or \"never\"");
+  hgr_graph_release(graph);
+  ASSERT_OK(create_in_place("elementwise", &graph, &executor));
+  float a[65], b[65], y[65];
+  for (int i = 0; i < 65; ++i) {
+    a[i] = (float)(i % 11) - 5.0f;
+    b[i] = (float)(i % 7) * 0.5f;
+  }
+  ASSERT_OK(hgr_executor_set_input(executor, 0, a, sizeof(a)));
+  ASSERT_OK(hgr_executor_set_input(executor, 1, b, sizeof(b)));
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_get_output(executor, 0, y, sizeof(y)));
+  for (int i = 0; i < 65; ++i) assert_true(y[i] == 2.0f * a[i] + b[i]);
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_user_kernels POCL_SPEC SPEC_B\n");
@@ -258,6 +322,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(kernels_from_source_run_beside_built_in_ops),
       cmocka_unit_test(a_binary_only_op_runs_without_its_source),
       cmocka_unit_test(bad_nodes_name_the_node_and_attr),
+      cmocka_unit_test(user_ops_run_in_place_only_when_the_manifest_says_so),
       cmocka_unit_test(bad_manifests_name_the_op_and_field),
       cmocka_unit_test(a_kernel_name_longer_than_a_launch_holds_is_refused_at_load),
   };

@@ -70,6 +70,11 @@ hgr_test(NAME user_kernels_pocl_oclgrind SOURCE test_user_kernels.c ARGS pocl:0 
 # Executor API: params, default bindings, limits, plan-only
 hgr_test(NAME executor_api SOURCE test_executor_api.c)
 
+# Executors sharing parameter buffers (issue 5): across two platforms, and on two
+# devices of one context
+hgr_test(NAME share_params_pocl_rusticl SOURCE test_share_params.c ARGS pocl:0 rusticl:0)
+hgr_test(NAME share_params_pocl_pair SOURCE test_share_params.c ARGS pocl:0 pocl:1)
+
 # The hgr program, on the examples and on bad input (needs the hgr program)
 if(TARGET hgr_cli)
   set(SIMPLEX_INPUTS --input A=examples/simplex_A.npy --input B=examples/simplex_B.npy --input C=examples/simplex_C.npy)

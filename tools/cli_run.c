@@ -246,10 +246,13 @@ static void print_placement(const hgr_instance_t* instance, const hgr_executor_t
   printf("memory per device:\n");
   for (size_t i = 0; i < hgr_executor_device_count(executor); ++i) {
     hgr_device_usage_t u = hgr_executor_device_usage(executor, i);
-    char bytes[32], staging[32];
+    char bytes[32], staging[32], shared[32];
     printf("  %-12s %4u kernel nodes  %4u storages  %10s", hgr_instance_device(instance, u.device_index)->spec,
            u.kernel_nodes, u.storage_count, hgr_cli_bytes(u.storage_bytes, bytes, sizeof(bytes)));
     if (u.staging_bytes) printf("  + %s host staging", hgr_cli_bytes(u.staging_bytes, staging, sizeof(staging)));
+    if (u.shared_count)
+      printf("  (+ %u storages, %s, shared with another executor)", u.shared_count,
+             hgr_cli_bytes(u.shared_bytes, shared, sizeof(shared)));
     printf("\n");
   }
   hgr_copy_summary_t c = hgr_executor_copy_summary(executor);

@@ -27,6 +27,12 @@
  * while runs are in flight) waits for the storage's readers and writer before it,
  * and nothing waits on the host. Outputs stay in device memory until read.
  *
+ * Executors of one graph can share their parameters (TVM's share_params): with
+ * options.share_params_from, a new executor uses the source executor's buffers for
+ * the inputs the source got from params, instead of allocating and filling its own,
+ * so serving several streams does not multiply weight memory. Those buffers are
+ * read-only in both from then on (see hgr_executor_options_t).
+ *
  * After a command fails on a device, the wait (or output read) that finds it
  * returns DEVICE_FAILURE naming the node; the executor then refuses further work
  * with FAILED_PRECONDITION, since OpenCL leaves a context's queues undefined after
@@ -120,6 +126,26 @@ typedef struct hgr_executor_options_t {
   uint32_t compute_queues;
   hgr_log_fn log;             /* may be NULL */
   void* log_user;
+  /* Shares parameter buffers with an executor of the same graph (TVM's
+   * share_params); may be NULL. Creation fails with INVALID_ARGUMENT naming the
+   * first difference unless the source was created from this graph or one equal to
+   * it. The new executor uses the source's buffer (retained) for every input that
+   *   - the source holds from params (hgr_executor_load_params or options.params,
+   *     not overwritten by hgr_executor_set_input since, or itself shared),
+   *   - no other entry of the graph uses the storage id of (no node writes it or
+   *     aliases it), and
+   *   - lives on the same device of the same instance in both executors;
+   * such an input counts as set, and options.params fills only the other inputs.
+   * Inputs bound to other devices are simply not shared (the log says which and
+   * why). Creation first waits for the source's work in flight
+   * (hgr_executor_wait), so the source must not be in use by another thread
+   * meanwhile; it is borrowed, not retained, and either executor may be released
+   * first. From then on both executors refuse hgr_executor_set_input and
+   * hgr_executor_load_params on a shared input with FAILED_PRECONDITION: the buffer
+   * is read-only for the source's lifetime, whether or not a sharer remains. Shared
+   * buffers count in the new executor's hgr_device_usage_t.shared_bytes, not in its
+   * storage_bytes nor against its memory budget. */
+  hgr_executor_t* share_params_from;
 } hgr_executor_options_t;
 
 /* Fills options with defaults (no bindings, no params, no profiling, one compute
@@ -129,8 +155,10 @@ HGR_API void hgr_executor_options_init(hgr_executor_options_t* options);
 /* Creates an executor. Retains graph; borrows instance (which must outlive the
  * executor) and options (copied). Errors name what failed and where:
  * INVALID_ARGUMENT (unknown func_name listing the known ones, a node's shapes or
- * dtypes its op does not accept, a binding that names no device, a param whose
- * size or dtype does not match), RESOURCE_EXHAUSTED (a storage larger than the
+ * dtypes its op does not accept, a node's output sharing an input's storage id
+ * where its op cannot run in place (docs/ops.md, "In place"), a binding that names
+ * no device, a param whose size or dtype does not match, a share_params_from
+ * executor of another graph), RESOURCE_EXHAUSTED (a storage larger than the
  * device's max allocation or memory, naming the storage id and the device), and
  * OpenCL failures naming the call, the object and the device. */
 HGR_API hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
@@ -157,7 +185,9 @@ HGR_API hgr_status_t hgr_executor_input_index(const hgr_executor_t* executor, co
 /* Copies `bytes` bytes from host memory into input `index`; bytes must equal the
  * input's size. Returns once data may be reused, without waiting for runs in
  * flight: when they may still use the input's storage, data is copied into the
- * executor's host memory and the write is ordered after them on the device. */
+ * executor's host memory and the write is ordered after them on the device.
+ * FAILED_PRECONDITION for an input whose buffer is shared with another executor
+ * (options.share_params_from) or bound to the caller's memory. */
 HGR_API hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index,
                                             const void* data, size_t bytes);
 HGR_API hgr_status_t hgr_executor_set_input_by_name(hgr_executor_t* executor, const char* name,
@@ -166,7 +196,8 @@ HGR_API hgr_status_t hgr_executor_set_input_by_name(hgr_executor_t* executor, co
 /* Sets every input whose name is in params. *out_unused_count (may be NULL)
  * receives how many params name no input; hgr_executor_unused_param lists them.
  * A param whose dtype or size differs from its input is INVALID_ARGUMENT naming
- * both. */
+ * both; one for a shared input (options.share_params_from) is FAILED_PRECONDITION.
+ * Inputs set this way are the ones another executor may share. */
 HGR_API hgr_status_t hgr_executor_load_params(hgr_executor_t* executor, const hgr_params_t* params,
                                               size_t* out_unused_count);
 
@@ -304,6 +335,11 @@ typedef struct hgr_device_usage_t {
   uint32_t storage_count; /* storage ids it owns */
   uint64_t storage_bytes; /* device memory of those storages */
   uint64_t staging_bytes; /* host staging for copies into or out of it */
+  /* Storage ids whose buffer is another executor's (options.share_params_from),
+   * and their bytes: not in storage_count or storage_bytes, nor held against the
+   * memory budget, since the source executor already counts them. */
+  uint32_t shared_count;
+  uint64_t shared_bytes;
 } hgr_device_usage_t;
 
 /* Devices that own storage or run nodes, in instance order. */

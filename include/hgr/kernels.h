@@ -14,7 +14,9 @@
  *      "build_options": "-DSCALE=2",        optional
  *      "inputs": 2, "outputs": 1,           how many the node must have
  *      "args": ["input 0", "input 1", "output 0", "elements output 0", "attr alpha float"],
- *      "ndrange": "elements"                or "attrs"
+ *      "ndrange": "elements",               or "attrs"
+ *      "in_place": "elementwise"            optional; "never" (the default) or
+ *                                           "elementwise" (below)
  *   }]}
  *
  * Arguments, in kernel order: "input N" / "output N" (the buffer), "elements input N"
@@ -26,6 +28,14 @@
  * local_size (optional, same length; each multiple-checked against the device).
  * Dtypes and shapes are the kernel's business: hgr checks only counts and sizes
  * it computes with.
+ *
+ * In place: a node whose output shares an input's storage id (TVM's in-place ops)
+ * is refused unless the op declares "in_place": "elementwise", a promise that the
+ * kernel runs one launch in which work-item i reads only element i of each input
+ * of the output's element count (other inputs anywhere) and writes only element i
+ * of each output. Even then an output may share only an input of its own element
+ * count and element size; anything else is refused with INVALID_ARGUMENT naming
+ * the node, the entries and the storage id.
  *
  * Thread safety: a library is immutable once loaded and may be shared by executors
  * on any threads; its reference count is atomic. */
