@@ -27,7 +27,8 @@ if grep -Eq '^HGR_SANITIZE:STRING=.+' "$build_dir/CMakeCache.txt" ||
   echo "bench/run.sh: $build_dir is a Debug or sanitizer build; use an optimized one (BUILD_DIR)" >&2
   exit 2
 fi
-cmake --build "$build_dir" -j2 --target hgr_cli hgr_bench_chain hgr_bench_copy hgr_bench_create >/dev/null
+cmake --build "$build_dir" -j2 --target hgr_cli hgr_bench_chain hgr_bench_copy hgr_bench_create hgr_bench_pipeline \
+  >/dev/null
 
 # The test bed, as scripts/setup.sh sets it up; a caller's own settings win.
 cmake -DDIR="$build_dir/testbed/vendors" -P tests/testbed.cmake >/dev/null
@@ -44,8 +45,10 @@ targets="$work/targets.md"
 
 if [[ -n "$quick" ]]; then
   rounds_chain=11 rounds_two=7 rounds_rusticl=5 rounds_basic=51 copy_seconds=0.2 create_repeat=3 processes=1
+  rounds_pipeline=3
 else
   rounds_chain=101 rounds_two=51 rounds_rusticl=21 rounds_basic=301 copy_seconds=3 create_repeat=7 processes=3
+  rounds_pipeline=9
 fi
 
 section() { echo >&2; echo "== $*" >&2; }
@@ -105,6 +108,18 @@ section "executor creation"
     tail -n +3
   "$bench/hgr_bench_create" --repeat "$create_repeat" examples/large.json | tail -n +3
 } | tee "$work/create.md"
+
+section "pipelined runs (K in flight) against run-and-wait"
+{
+  "$bench/hgr_bench_pipeline" examples/cnn.json --params examples/cnn.params --device 1=pocl:0 \
+    --device 4=rusticl:0 --runs 40 --rounds "$rounds_pipeline"
+  echo
+  "$bench/hgr_bench_pipeline" examples/simplex.json --device 1=pocl:0 --device 4=rusticl:0 --runs 200 \
+    --rounds "$rounds_pipeline"
+  echo
+  "$bench/hgr_bench_pipeline" examples/cnn.json --params examples/cnn.params --device 1=pocl:0 \
+    --device 4=pocl:1 --queues 2 --runs 40 --rounds "$rounds_pipeline"
+} | tee "$work/pipeline.md"
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- docs/benchmarks.md --------------------------------------------------------------
@@ -212,6 +227,17 @@ own caches may serve them from earlier processes); later ones are served by the
 drivers' in-process caches.
 
 $(cat "$work/create.md")
+
+## 4. Pipelined runs
+
+\`hgr_bench_pipeline\`: one executor; a round is N runs either each followed by
+\`hgr_executor_wait\`, or kept K in flight through fences (run k + K starts once run
+k's fence was waited for); modes interleaved round by round; the median round's
+runs per second. The graphs cross platforms (PoCL to rusticl) or, with two compute
+queues, two PoCL devices. Every device here is the same two CPU cores, so
+overlapping runs mostly hides host time and idle gaps rather than adding compute.
+
+$(cat "$work/pipeline.md")
 
 ## Devices
 

@@ -89,11 +89,13 @@ static void retire(hgr_executor_t* executor, const uint64_t* queue_seq, uint64_t
   }
   uint64_t count = command_end > executor->commands_base ? command_end - executor->commands_base : 0;
   if (count > executor->command_count) count = executor->command_count;
-  for (uint64_t c = 0; c < count; ++c) clReleaseEvent(executor->commands[c]);
-  executor->command_count -= (uint32_t)count;
-  memmove(executor->commands, executor->commands + count, executor->command_count * sizeof(cl_event));
-  memmove(executor->command_steps, executor->command_steps + count, executor->command_count * sizeof(uint32_t));
-  executor->commands_base += count;
+  if (count) {
+    for (uint64_t c = 0; c < count; ++c) clReleaseEvent(executor->commands[c]);
+    executor->command_count -= (uint32_t)count;
+    memmove(executor->commands, executor->commands + count, executor->command_count * sizeof(cl_event));
+    memmove(executor->command_steps, executor->command_steps + count, executor->command_count * sizeof(uint32_t));
+    executor->commands_base += count;
+  }
   uint32_t kept = 0;
   for (uint32_t h = 0; h < executor->held_host_count; ++h) {
     hgr__held_host_t* held = &executor->held_host[h];
@@ -687,6 +689,16 @@ static hgr_status_t fence_usable(const hgr_fence_t* fence) {
   return HGR_OK;
 }
 
+/* The executor whose storages and copies hold the fence's outputs. */
+static hgr_status_t fence_outputs(hgr_fence_t* fence, hgr_executor_t** out_executor) {
+  HGR_RETURN_IF_ERROR(fence_usable(fence));
+  if (!fence->executor)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "run %llu's executor was released with its outputs",
+                      (unsigned long long)fence->run);
+  *out_executor = fence->executor;
+  return HGR_OK;
+}
+
 hgr_status_t hgr_fence_wait(hgr_fence_t* fence) {
   HGR_RETURN_IF_ERROR(fence_usable(fence));
   if (fence->retired) return HGR_OK;
@@ -731,11 +743,8 @@ void hgr_fence_release(hgr_fence_t* fence) {
 }
 
 hgr_status_t hgr_fence_get_output(hgr_fence_t* fence, size_t index, void* data, size_t bytes) {
-  HGR_RETURN_IF_ERROR(fence_usable(fence));
-  hgr_executor_t* executor = fence->executor;
-  if (!executor)
-    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "run %llu's executor was released with its outputs",
-                      (unsigned long long)fence->run);
+  hgr_executor_t* executor = NULL;
+  HGR_RETURN_IF_ERROR(fence_outputs(fence, &executor));
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, &info));
   HGR_RETURN_IF_ERROR(check_io(executor, &info, "output", index, data, bytes));
@@ -1214,11 +1223,8 @@ hgr_status_t hgr_executor_output_buffer(hgr_executor_t* executor, size_t index, 
 
 hgr_status_t hgr_fence_output_buffer(hgr_fence_t* fence, size_t index, hgr_device_buffer_t* out_buffer) {
   memset(out_buffer, 0, sizeof(*out_buffer));
-  HGR_RETURN_IF_ERROR(fence_usable(fence));
-  hgr_executor_t* executor = fence->executor;
-  if (!executor)
-    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "run %llu's executor was released with its outputs",
-                      (unsigned long long)fence->run);
+  hgr_executor_t* executor = NULL;
+  HGR_RETURN_IF_ERROR(fence_outputs(fence, &executor));
   hgr_tensor_info_t info;
   hgr__io_binding_t* binding = NULL;
   HGR_RETURN_IF_ERROR(io_lookup(executor, HGR_OUTPUT, index, &info, &binding));

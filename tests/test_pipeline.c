@@ -220,9 +220,9 @@ static void host_bindings_follow_aliases_and_agree_with_the_normal_api(void** st
   (void)state;
   zero_copy_t z;
   open_zero_copy(&z);
-  float* x = aligned_alloc(4096, N * sizeof(float));
-  float* out = aligned_alloc(4096, N * sizeof(float));
-  float* echo = aligned_alloc(4096, N * sizeof(float));
+  float* x = aligned_alloc(4096, 4096);
+  float* out = aligned_alloc(4096, 4096);
+  float* echo = aligned_alloc(4096, 4096);
   random_floats(x, N, 1);
   ASSERT_OK(hgr_executor_bind_host(z.executor, HGR_INPUT, 0, x, N * sizeof(float)));
   ASSERT_OK(hgr_executor_bind_host(z.executor, HGR_OUTPUT, 0, out, N * sizeof(float)));

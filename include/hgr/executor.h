@@ -230,6 +230,7 @@ HGR_API hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t in
  * fence of its run and of every run not yet complete (and the executor, see
  * above); fences of runs that completed before keep their result. */
 typedef struct hgr_fence_s hgr_fence_t;
+/* A fence is used like its executor: from one thread at a time, the executor's. */
 
 /* hgr_executor_run, returning the run's fence (release it with hgr_fence_release;
  * holding many unreleased fences holds a copy of the outputs each). */
