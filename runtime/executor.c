@@ -562,7 +562,8 @@ static int events_complete(const cl_event* events, uint32_t count) {
 }
 
 /* Retires the oldest runs that have completed without a failure, without waiting
- * (at the start of a run, so runs nobody waits for do not pile up). */
+ * (at the start of a run, so fenced runs whose fences were released unwaited do not
+ * pile up). */
 static void retire_completed(hgr_executor_t* executor) {
   hgr_fence_t* done = NULL;
   for (hgr_fence_t* fence = executor->fences; fence; fence = fence->next) {
@@ -972,9 +973,11 @@ static hgr_status_t start_run(hgr_executor_t* executor, hgr_fence_t** out_fence)
   for (uint32_t q = 0; q < executor->queue_count; ++q)
     status = hgr_status_join(status, hgr__queue_flush(executor, q));
   executor->run_in_flight = true;
+  /* Plain runs retire at hgr_executor_wait (or with a later fence's run). */
+  if (!out_fence) return hgr_status_annotate(status, "run");
   hgr_fence_t* fence = NULL;
   if (!status) status = make_fence(executor, &fence);
-  if (!status && out_fence) {
+  if (!status) {
     fence->refs++; /* the caller's */
     for (uint32_t o = 0; o < graph->head_count; ++o) executor->output_holder[o] = fence;
     *out_fence = fence;

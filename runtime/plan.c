@@ -244,8 +244,12 @@ static hgr_status_t assign_queues(hgr_executor_t* executor) {
     const hgr__node_t* node = &graph->nodes[step->node_id];
     hgr__exec_device_t* device = hgr__exec_device(executor, step->device_index);
     size_t slot = (size_t)(device - executor->devices);
+    /* With several compute queues, copies overlap kernels from the transfer queue;
+     * with one, a copy stays on the compute queue its consumer uses, which saves a
+     * cross-queue event per copy on a chain (hgr_bench_chain across pocl:0/pocl:1:
+     * hgr/raw 1.30-1.64 there against 1.77-1.78 from the transfer queue). */
     if (step->kind == HGR__STEP_COPY) {
-      step->queue = device->transfer_queue;
+      step->queue = device->compute_queue_count > 1 ? device->transfer_queue : device->compute_queue;
       continue;
     }
     uint32_t count = device->compute_queue_count, chosen = UINT32_MAX;

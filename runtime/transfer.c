@@ -1,7 +1,7 @@
 /* Copy nodes, per device pair (DESIGN.md, "Device-pair matrix"):
- *   same queue or same context   clEnqueueCopyBuffer on the destination's transfer
- *                                queue, ordered by event wait lists within the one
- *                                context;
+ *   same queue or same context   clEnqueueCopyBuffer on the destination's queue
+ *                                for copies (plan.c assign_queues), ordered by event
+ *                                wait lists within the one context;
  *   different contexts, < 1 MiB  read into host staging on the producer's side, then
  *                                write on the consumer's side (fewest commands);
  *   different contexts, larger   map the source and write straight from the mapped

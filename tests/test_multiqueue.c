@@ -102,7 +102,8 @@ static bool is_kernel_node(const hgr_graph_t* graph, uint32_t n) {
 
 /* Checks the queue rule on the last (profiled, waited-for) run: every command of a
  * kernel node on one compute queue of its device; every command of a copy node on a
- * transfer queue, at least one on the destination's; and the kernel nodes of one
+ * transfer queue (on the destination: with several compute queues; with one, on
+ * the compute queue), at least one on the destination device; and the kernel nodes of one
  * level on one device on min(nodes, compute queues) different queues. */
 static void check_placement(const hgr_executor_t* executor, const hgr_graph_t* graph, const char* label,
                             placement_t* out) {
@@ -125,10 +126,15 @@ static void check_placement(const hgr_executor_t* executor, const hgr_graph_t* g
     uint32_t n = command.node_id;
     hgr_queue_info_t queue = hgr_executor_queue_info(executor, command.queue);
     if (!is_kernel_node(graph, n)) {
-      if (!is_transfer_queue(executor, command.queue))
+      /* The source side of a copy works on its device's transfer queue; the
+       * destination side too with several compute queues, else on the compute queue. */
+      size_t destination = device_of_node(executor, graph, n);
+      bool on_destination_device = queue.device_index == destination;
+      bool transfer = !on_destination_device || compute_queues_of(executor, destination) > 1;
+      if (transfer ? !is_transfer_queue(executor, command.queue) : !strstr(queue.role, "compute"))
         fail_msg("%s: copy node %u '%s' has a command on queue %u (%s)", label, n, graph->nodes[n].name,
                  command.queue, queue.role);
-      on_destination[n] |= queue.device_index == device_of_node(executor, graph, n);
+      on_destination[n] |= on_destination_device;
       continue;
     }
     if (queue.device_index != device_of_node(executor, graph, n) || !strstr(queue.role, "compute"))
@@ -141,7 +147,7 @@ static void check_placement(const hgr_executor_t* executor, const hgr_graph_t* g
   }
   for (uint32_t n = 0; n < nodes; ++n)
     if (graph->nodes[n].is_op && !strcmp(graph->nodes[n].func_name, "__copy") && !on_destination[n])
-      fail_msg("%s: copy node %u '%s' has no command on its destination's transfer queue", label, n,
+      fail_msg("%s: copy node %u '%s' has no command on its destination device", label, n,
                graph->nodes[n].name);
   /* Per device and level: how many kernel nodes, on how many distinct queues. */
   for (size_t d = 0; d < hgr_executor_device_count(executor); ++d) {

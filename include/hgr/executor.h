@@ -413,7 +413,8 @@ HGR_API hgr_status_t hgr_executor_node_enqueue_time(const hgr_executor_t* execut
                                                     uint64_t* out_begin_ns, uint64_t* out_end_ns);
 
 /* The executor's command queues: per device, options.compute_queues compute
- * queues (kernels) and one transfer queue (copy nodes, inputs, outputs); a single
+ * queues (kernels) and one transfer queue (inputs, outputs, and copy nodes when
+ * there are several compute queues; with one, they share it); a single
  * queue for everything on host-driven devices. */
 typedef struct hgr_queue_info_t {
   size_t device_index; /* into the instance's devices */
