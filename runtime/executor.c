@@ -932,6 +932,16 @@ static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding
   return status;
 }
 
+static hgr_status_t check_inputs_set(const hgr_executor_t* executor) {
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t i = 0; i < graph->arg_count; ++i)
+    if (!executor->input_set[i])
+      return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                        "input %u '%s' was never set (give it with set_input or in the params)", i,
+                        graph->nodes[graph->arg_nodes[i]].name);
+  return HGR_OK;
+}
+
 /* Enqueues one run; with out_fence, returns its fence, which holds the outputs. */
 static hgr_status_t start_run(hgr_executor_t* executor, hgr_fence_t** out_fence) {
   if (out_fence) *out_fence = NULL;
@@ -940,11 +950,7 @@ static hgr_status_t start_run(hgr_executor_t* executor, hgr_fence_t** out_fence)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and cannot run");
   HGR_RETURN_IF_ERROR(check_usable(executor));
   const hgr_graph_t* graph = executor->graph;
-  for (uint32_t i = 0; i < graph->arg_count; ++i)
-    if (!executor->input_set[i])
-      return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
-                        "input %u '%s' was never set (give it with set_input or in the params)", i,
-                        graph->nodes[graph->arg_nodes[i]].name);
+  HGR_RETURN_IF_ERROR(check_inputs_set(executor));
   retire_completed(executor);
   HGR_RETURN_IF_ERROR(release_holders(executor, UINT32_MAX));
   HGR_RETURN_IF_ERROR(
@@ -1284,11 +1290,7 @@ hgr_status_t hgr_executor_run_stepwise(hgr_executor_t* executor, hgr_node_visito
   if (!executor || !visit) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor and visit are needed");
   HGR_RETURN_IF_ERROR(hgr_executor_wait(executor)); /* also refuses plan-only and failed executors */
   const hgr_graph_t* graph = executor->graph;
-  for (uint32_t i = 0; i < graph->arg_count; ++i)
-    if (!executor->input_set[i])
-      return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
-                        "input %u '%s' was never set (give it with set_input or in the params)", i,
-                        graph->nodes[graph->arg_nodes[i]].name);
+  HGR_RETURN_IF_ERROR(check_inputs_set(executor));
   for (uint32_t i = 0; i < graph->arg_count; ++i)
     if (!visit(executor, graph->arg_nodes[i], user)) return HGR_OK;
   if (executor->profiling) hgr__profile_reset(executor);
