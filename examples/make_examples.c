@@ -22,25 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "example_graph.h"
 #include "hgr/hgr.h"
 #include "models.h"
 
 #define MAX_NODES 512
 
-typedef struct node_t {
-  char name[32];
-  const char* func_name; /* NULL for an input */
-  int inputs[2];
-  int input_count;
-  int key;
-  int storage_id;
-  int ndim;
-  int64_t shape[2];
-  float* values; /* the node's value, computed on the host */
-} node_t;
-
 typedef struct graph_t {
-  node_t nodes[MAX_NODES];
+  example_node_t nodes[MAX_NODES];
   int node_count;
   int heads[4];
   int head_count;
@@ -49,11 +38,6 @@ typedef struct graph_t {
 
 static const hgr_dtype_t float32 = {HGR_DTYPE_FLOAT, 32, 1};
 
-static int64_t element_count(const node_t* n) {
-  int64_t count = 1;
-  for (int d = 0; d < n->ndim; ++d) count *= n->shape[d];
-  return count;
-}
 
 static float* allocate_values(int64_t count) {
   float* values = malloc((size_t)count * sizeof(float));
@@ -99,18 +83,18 @@ static float apply_unary(const char* op, float x) {
 
 static int add_input(graph_t* g, const char* name, int key, int storage_id, int ndim,
                      int64_t d0, int64_t d1) {
-  node_t* n = &g->nodes[g->node_count];
-  *n = (node_t){.func_name = NULL, .key = key, .storage_id = storage_id, .ndim = ndim,
-                .shape = {d0, d1}};
+  example_node_t* n = &g->nodes[g->node_count];
+  *n = (example_node_t){.func_name = NULL, .key = key, .storage_id = storage_id, .ndim = ndim,
+                        .shape = {d0, d1}};
   snprintf(n->name, sizeof(n->name), "%s", name);
-  n->values = random_values(&g->random_state, element_count(n));
+  n->values = random_values(&g->random_state, example_element_count(n));
   return g->node_count++;
 }
 
 /* An op node shaped like its first input (b, if any, has the same shape); b < 0: a
  * unary op. Its values are computed from its inputs' here. */
 static int add_op(graph_t* g, const char* func_name, int a, int b, int key, int storage_id) {
-  node_t* n = &g->nodes[g->node_count];
+  example_node_t* n = &g->nodes[g->node_count];
   *n = g->nodes[a];
   n->func_name = func_name;
   n->inputs[0] = a;
@@ -120,7 +104,7 @@ static int add_op(graph_t* g, const char* func_name, int a, int b, int key, int 
   n->storage_id = storage_id;
   snprintf(n->name, sizeof(n->name), "%s_%d", func_name[0] == '_' ? func_name + 2 : func_name,
            g->node_count);
-  int64_t count = element_count(n);
+  int64_t count = example_element_count(n);
   const float* x = g->nodes[a].values;
   const float* y = b < 0 ? NULL : g->nodes[b].values;
   n->values = allocate_values(count);
@@ -132,57 +116,7 @@ static int add_op(graph_t* g, const char* func_name, int a, int b, int key, int 
 static bool write_graph(const graph_t* g, const char* dir, const char* file) {
   char path[4096];
   snprintf(path, sizeof(path), "%s/%s", dir, file);
-  FILE* out = fopen(path, "w");
-  if (!out) {
-    perror(path);
-    return false;
-  }
-  fprintf(out, "{\n  \"nodes\": [\n");
-  for (int i = 0; i < g->node_count; ++i) {
-    const node_t* n = &g->nodes[i];
-    const char* comma = i + 1 < g->node_count ? "," : "";
-    if (!n->func_name) {
-      fprintf(out, "    {\"op\": \"null\", \"name\": \"%s\", \"inputs\": []}%s\n", n->name, comma);
-      continue;
-    }
-    fprintf(out,
-            "    {\"op\": \"tvm_op\", \"name\": \"%s\", \"attrs\": {\"func_name\": \"%s\", "
-            "\"num_inputs\": \"%d\", \"num_outputs\": \"1\", \"flatten_data\": \"0\"}, "
-            "\"inputs\": [",
-            n->name, n->func_name, n->input_count);
-    for (int k = 0; k < n->input_count; ++k)
-      fprintf(out, "%s[%d, 0, 0]", k ? ", " : "", n->inputs[k]);
-    fprintf(out, "]}%s\n", comma);
-  }
-  fprintf(out, "  ],\n  \"arg_nodes\": [");
-  for (int i = 0, first = 1; i < g->node_count; ++i)
-    if (!g->nodes[i].func_name) {
-      fprintf(out, "%s%d", first ? "" : ", ", i);
-      first = 0;
-    }
-  fprintf(out, "],\n  \"node_row_ptr\": [");
-  for (int i = 0; i <= g->node_count; ++i) fprintf(out, "%s%d", i ? ", " : "", i);
-  fprintf(out, "],\n  \"heads\": [");
-  for (int h = 0; h < g->head_count; ++h) fprintf(out, "%s[%d, 0, 0]", h ? ", " : "", g->heads[h]);
-  fprintf(out, "],\n  \"attrs\": {\n    \"storage_id\": [\"list_int\", [");
-  for (int i = 0; i < g->node_count; ++i)
-    fprintf(out, "%s%d", i ? ", " : "", g->nodes[i].storage_id);
-  fprintf(out, "]],\n    \"device_index\": [\"list_int\", [");
-  for (int i = 0; i < g->node_count; ++i) fprintf(out, "%s%d", i ? ", " : "", g->nodes[i].key);
-  fprintf(out, "]],\n    \"dltype\": [\"list_str\", [");
-  for (int i = 0; i < g->node_count; ++i) fprintf(out, "%s\"float32\"", i ? ", " : "");
-  fprintf(out, "]],\n    \"shape\": [\"list_shape\", [");
-  for (int i = 0; i < g->node_count; ++i) {
-    const node_t* n = &g->nodes[i];
-    fprintf(out, "%s[", i ? ", " : "");
-    for (int d = 0; d < n->ndim; ++d) fprintf(out, "%s%lld", d ? ", " : "", (long long)n->shape[d]);
-    fprintf(out, "]");
-  }
-  fprintf(out, "]]\n  }\n}\n");
-  bool ok = !ferror(out);
-  if (fclose(out) != 0) ok = false;
-  if (!ok) fprintf(stderr, "%s: write failed\n", path);
-  return ok;
+  return example_write_graph(g->nodes, g->node_count, g->heads, g->head_count, path);
 }
 
 static bool report(hgr_status_t status) {
@@ -200,9 +134,9 @@ static bool write_inputs(const graph_t* g, const char* dir, const char* example,
                          hgr_params_t* params) {
   bool ok = true;
   for (int i = 0; i < g->node_count && ok; ++i) {
-    const node_t* n = &g->nodes[i];
+    const example_node_t* n = &g->nodes[i];
     if (n->func_name) continue;
-    uint64_t bytes = (uint64_t)element_count(n) * sizeof(float);
+    uint64_t bytes = (uint64_t)example_element_count(n) * sizeof(float);
     if (params && !strncmp(n->name, "w_", 2)) {
       ok = report(hgr_params_add(params, n->name, float32, n->ndim, n->shape, n->values, bytes));
     } else {
@@ -218,11 +152,11 @@ static bool write_inputs(const graph_t* g, const char* dir, const char* example,
 static bool write_expected(const graph_t* g, const char* dir, const char* example) {
   bool ok = true;
   for (int h = 0; h < g->head_count && ok; ++h) {
-    const node_t* n = &g->nodes[g->heads[h]];
+    const example_node_t* n = &g->nodes[g->heads[h]];
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s_expected_%d.npy", dir, example, h);
     ok = report(hgr_npy_save_file(path, float32, n->ndim, n->shape, n->values,
-                                  (uint64_t)element_count(n) * sizeof(float)));
+                                  (uint64_t)example_element_count(n) * sizeof(float)));
   }
   return ok;
 }

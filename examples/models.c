@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "example_graph.h"
 #include "hgr/hgr.h"
 #include "models.h"
 #include "ref_conv.h"
@@ -24,22 +25,8 @@
 
 #define MAX_MODEL_NODES 32
 
-typedef struct model_node_t {
-  char name[32];
-  const char* func_name; /* NULL for an input or weight */
-  char attrs[256];       /* extra attrs as JSON members */
-  int inputs[3];
-  int input_count;
-  int key;
-  int storage_id;
-  int ndim;
-  int64_t shape[4];
-  float* values;
-  bool is_param; /* goes into the params file, not an .npy */
-} model_node_t;
-
 typedef struct model_t {
-  model_node_t nodes[MAX_MODEL_NODES];
+  example_node_t nodes[MAX_MODEL_NODES];
   int node_count;
   int next_storage;
   uint64_t random_state;
@@ -47,11 +34,6 @@ typedef struct model_t {
 
 static const hgr_dtype_t float32 = {HGR_DTYPE_FLOAT, 32, 1};
 
-static int64_t count_of(const model_node_t* n) {
-  int64_t count = 1;
-  for (int d = 0; d < n->ndim; ++d) count *= n->shape[d];
-  return count;
-}
 
 static float* zeroed(int64_t count) {
   float* values = calloc((size_t)count, sizeof(float));
@@ -67,7 +49,7 @@ static int add_node(model_t* m, const char* name, const char* func_name, int key
     fprintf(stderr, "hgr_make_examples: too many model nodes\n");
     exit(1);
   }
-  model_node_t* n = &m->nodes[m->node_count];
+  example_node_t* n = &m->nodes[m->node_count];
   memset(n, 0, sizeof(*n));
   snprintf(n->name, sizeof(n->name), "%s", name);
   n->func_name = func_name;
@@ -75,7 +57,7 @@ static int add_node(model_t* m, const char* name, const char* func_name, int key
   n->storage_id = m->next_storage++;
   n->ndim = ndim;
   memcpy(n->shape, shape, (size_t)ndim * sizeof(int64_t));
-  n->values = zeroed(count_of(n));
+  n->values = zeroed(example_element_count(n));
   return m->node_count++;
 }
 
@@ -83,9 +65,9 @@ static int add_node(model_t* m, const char* name, const char* func_name, int key
 static int add_tensor(model_t* m, const char* name, bool is_param, float scale, int key, int ndim,
                       const int64_t* shape) {
   int id = add_node(m, name, NULL, key, ndim, shape);
-  model_node_t* n = &m->nodes[id];
+  example_node_t* n = &m->nodes[id];
   n->is_param = is_param;
-  for (int64_t i = 0; i < count_of(n); ++i) {
+  for (int64_t i = 0; i < example_element_count(n); ++i) {
     m->random_state = m->random_state * 6364136223846793005ull + 1442695040888963407ull;
     n->values[i] = scale * ((float)(m->random_state >> 40) / (float)(1ull << 23) - 1.0f);
   }
@@ -95,7 +77,7 @@ static int add_tensor(model_t* m, const char* name, bool is_param, float scale, 
 static int add_op(model_t* m, const char* name, const char* func_name, const char* attrs, int key, int ndim,
                   const int64_t* shape, int a, int b, int c) {
   int id = add_node(m, name, func_name, key, ndim, shape);
-  model_node_t* n = &m->nodes[id];
+  example_node_t* n = &m->nodes[id];
   snprintf(n->attrs, sizeof(n->attrs), "%s", attrs);
   int inputs[3] = {a, b, c};
   for (int k = 0; k < 3 && inputs[k] >= 0; ++k) n->inputs[n->input_count++] = inputs[k];
@@ -103,9 +85,9 @@ static int add_op(model_t* m, const char* name, const char* func_name, const cha
 }
 
 static int add_copy(model_t* m, const char* name, int from, int key) {
-  const model_node_t* src = &m->nodes[from];
+  const example_node_t* src = &m->nodes[from];
   int id = add_op(m, name, "__copy", "", key, src->ndim, src->shape, from, -1, -1);
-  memcpy(m->nodes[id].values, m->nodes[from].values, (size_t)count_of(src) * sizeof(float));
+  memcpy(m->nodes[id].values, m->nodes[from].values, (size_t)example_element_count(src) * sizeof(float));
   return id;
 }
 
@@ -136,9 +118,9 @@ static int add_pool(model_t* m, const char* name, int x, int key) {
 }
 
 static int add_relu(model_t* m, const char* name, int x, int key) {
-  const model_node_t* src = &m->nodes[x];
+  const example_node_t* src = &m->nodes[x];
   int y = add_op(m, name, "relu", "", key, src->ndim, src->shape, x, -1, -1);
-  for (int64_t i = 0; i < count_of(src); ++i) values_of(m, y)[i] = fmaxf(values_of(m, x)[i], 0.0f);
+  for (int64_t i = 0; i < example_element_count(src); ++i) values_of(m, y)[i] = fmaxf(values_of(m, x)[i], 0.0f);
   return y;
 }
 
@@ -151,10 +133,10 @@ static int add_dense(model_t* m, const char* name, int x, int w, int bias, int k
 }
 
 static int add_softmax(model_t* m, const char* name, int x, int key) {
-  const model_node_t* src = &m->nodes[x];
+  const example_node_t* src = &m->nodes[x];
   int y = add_op(m, name, "softmax", "\"axis\": \"-1\"", key, src->ndim, src->shape, x, -1, -1);
   int64_t axis_len = src->shape[src->ndim - 1];
-  hgr_ref_softmax(values_of(m, x), values_of(m, y), count_of(src) / axis_len, axis_len, 1, false);
+  hgr_ref_softmax(values_of(m, x), values_of(m, y), example_element_count(src) / axis_len, axis_len, 1, false);
   return y;
 }
 
@@ -203,71 +185,17 @@ static bool report(hgr_status_t status) {
   return false;
 }
 
-static void print_shape(FILE* out, const model_node_t* n) {
-  fprintf(out, "[");
-  for (int d = 0; d < n->ndim; ++d) fprintf(out, "%s%lld", d ? ", " : "", (long long)n->shape[d]);
-  fprintf(out, "]");
-}
-
-/* The graph JSON; the last node is the one head. */
-static bool write_model_graph(const model_t* m, const char* path) {
-  FILE* out = fopen(path, "w");
-  if (!out) {
-    perror(path);
-    return false;
-  }
-  fprintf(out, "{\n  \"nodes\": [\n");
-  for (int i = 0; i < m->node_count; ++i) {
-    const model_node_t* n = &m->nodes[i];
-    const char* comma = i + 1 < m->node_count ? "," : "";
-    if (!n->func_name) {
-      fprintf(out, "    {\"op\": \"null\", \"name\": \"%s\", \"inputs\": []}%s\n", n->name, comma);
-      continue;
-    }
-    fprintf(out,
-            "    {\"op\": \"tvm_op\", \"name\": \"%s\", \"attrs\": {\"func_name\": \"%s\", \"num_inputs\": \"%d\", "
-            "\"num_outputs\": \"1\", \"flatten_data\": \"0\"%s%s}, \"inputs\": [",
-            n->name, n->func_name, n->input_count, n->attrs[0] ? ", " : "", n->attrs);
-    for (int k = 0; k < n->input_count; ++k) fprintf(out, "%s[%d, 0, 0]", k ? ", " : "", n->inputs[k]);
-    fprintf(out, "]}%s\n", comma);
-  }
-  fprintf(out, "  ],\n  \"arg_nodes\": [");
-  for (int i = 0, first = 1; i < m->node_count; ++i)
-    if (!m->nodes[i].func_name) {
-      fprintf(out, "%s%d", first ? "" : ", ", i);
-      first = 0;
-    }
-  fprintf(out, "],\n  \"node_row_ptr\": [");
-  for (int i = 0; i <= m->node_count; ++i) fprintf(out, "%s%d", i ? ", " : "", i);
-  fprintf(out, "],\n  \"heads\": [[%d, 0, 0]],\n  \"attrs\": {\n    \"storage_id\": [\"list_int\", [",
-          m->node_count - 1);
-  for (int i = 0; i < m->node_count; ++i) fprintf(out, "%s%d", i ? ", " : "", m->nodes[i].storage_id);
-  fprintf(out, "]],\n    \"device_index\": [\"list_int\", [");
-  for (int i = 0; i < m->node_count; ++i) fprintf(out, "%s%d", i ? ", " : "", m->nodes[i].key);
-  fprintf(out, "]],\n    \"dltype\": [\"list_str\", [");
-  for (int i = 0; i < m->node_count; ++i) fprintf(out, "%s\"float32\"", i ? ", " : "");
-  fprintf(out, "]],\n    \"shape\": [\"list_shape\", [");
-  for (int i = 0; i < m->node_count; ++i) {
-    fprintf(out, "%s", i ? ", " : "");
-    print_shape(out, &m->nodes[i]);
-  }
-  fprintf(out, "]]\n  }\n}\n");
-  bool ok = !ferror(out);
-  if (fclose(out) != 0) ok = false;
-  if (!ok) fprintf(stderr, "%s: write failed\n", path);
-  return ok;
-}
-
 /* <name>.json, <name>.params (the weights), <name>_x.npy and <name>_expected_0.npy. */
 static bool write_model(const model_t* m, const char* dir, const char* name) {
   char path[4096];
   snprintf(path, sizeof(path), "%s/%s.json", dir, name);
-  bool ok = write_model_graph(m, path);
+  int head = m->node_count - 1; /* the last node is the one head */
+  bool ok = example_write_graph(m->nodes, m->node_count, &head, 1, path);
   hgr_params_t* params = NULL;
   ok = ok && report(hgr_params_create(&params));
   for (int i = 0; ok && i < m->node_count; ++i) {
-    const model_node_t* n = &m->nodes[i];
-    uint64_t bytes = (uint64_t)count_of(n) * sizeof(float);
+    const example_node_t* n = &m->nodes[i];
+    uint64_t bytes = (uint64_t)example_element_count(n) * sizeof(float);
     if (n->is_param) {
       ok = report(hgr_params_add(params, n->name, float32, n->ndim, n->shape, n->values, bytes));
     } else if (!n->func_name || i == m->node_count - 1) {
