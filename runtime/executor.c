@@ -314,6 +314,13 @@ void hgr__executor_fail_node(hgr_executor_t* executor, uint32_t node_id, cl_int 
   executor->fail_code = code;
 }
 
+/* Whether a queue runs only while the host drives it (Oclgrind). */
+static bool has_host_driven_queue(const hgr_executor_t* executor) {
+  for (uint32_t q = 0; q < executor->queue_count; ++q)
+    if (executor->queues[q].host_driven) return true;
+  return false;
+}
+
 /* A semaphore that event callbacks post to wake the host thread waiting in
  * await_events. It is reference-counted, because a callback can run after the wait
  * has ended (the wait also ends on a failure or on another event), and one
@@ -379,8 +386,7 @@ static void wait_for_waker(waker_t* waker, long timeout_ns) {
  * not call callbacks registered on completed events) drive them on the way and poll
  * instead, sleeping from 5 us, doubling to at most 100 us. */
 static hgr_status_t await_events(hgr_executor_t* executor, const cl_event* events, uint32_t count, uint64_t limit) {
-  bool host_driven = false;
-  for (uint32_t q = 0; q < executor->queue_count; ++q) host_driven |= executor->queues[q].host_driven;
+  bool host_driven = has_host_driven_queue(executor);
   long sleep_ns = 5000;
   uint64_t last_scan = hgr__monotonic_ns();
   waker_t* waker = NULL;
@@ -552,9 +558,7 @@ static void retire_fences(hgr_executor_t* executor, hgr_fence_t* through) {
 static int events_complete(const cl_event* events, uint32_t count) {
   int result = 1;
   for (uint32_t e = 0; e < count; ++e) {
-    cl_int execution = CL_QUEUED;
-    if (clGetEventInfo(events[e], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL) != CL_SUCCESS)
-      execution = CL_QUEUED;
+    cl_int execution = hgr__event_status(events[e]);
     if (execution < 0) return -1;
     if (execution != CL_COMPLETE) result = 0;
   }
@@ -850,8 +854,7 @@ static hgr_status_t read_into(hgr_executor_t* executor, uint32_t storage_id, cl_
   if (!status) status = hgr__queue_flush(executor, queue);
   if (!status) status = await_events(executor, &event, 1, executor->commands_base + executor->command_count);
   if (!status) {
-    cl_int execution = CL_COMPLETE;
-    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL);
+    cl_int execution = hgr__event_status(event);
     if (execution < 0)
       status = HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "reading %s on %s failed on the device: %s", what, spec,
                           hgr_opencl_error_name(execution));
@@ -1207,9 +1210,7 @@ static hgr_status_t export_buffer(hgr_executor_t* executor, uint32_t storage_id,
   if (!status) status = hgr__queue_flush(executor, queue);
   /* A host-driven device (Oclgrind) runs only while hgr drives it: the values are
    * made ready here, or the caller's wait on `ready` could never end. */
-  bool host_driven = false;
-  for (uint32_t q = 0; q < executor->queue_count; ++q) host_driven |= executor->queues[q].host_driven;
-  if (!status && host_driven)
+  if (!status && has_host_driven_queue(executor))
     status = await_events(executor, &ready, 1, executor->commands_base + executor->command_count);
   if (status) {
     clReleaseEvent(ready);

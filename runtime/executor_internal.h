@@ -371,6 +371,9 @@ hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step);
 /* Frees a copy step's staging and events (at release, after all work finished). */
 void hgr__transfer_release(hgr__step_t* step);
 
+/* The event's execution status; CL_QUEUED (pending) when it cannot be queried. */
+cl_int hgr__event_status(cl_event event);
+
 /* Makes a user event in the context of queue `to_queue` that completes (or fails,
  * with the same negative status) when `source`, just enqueued on `from_queue`,
  * completes: from the source's event callback, or at once if it already has. The

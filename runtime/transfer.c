@@ -95,7 +95,7 @@ static cl_int apply_signals(hgr_executor_t* executor) {
 
 /* An event whose status cannot be queried counts as pending: taken for complete, it
  * would set a bridge (or drive a queue into one) before its producer finished. */
-static cl_int execution_status(cl_event event) {
+cl_int hgr__event_status(cl_event event) {
   cl_int execution = CL_COMPLETE;
   if (clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(execution), &execution, NULL) != CL_SUCCESS)
     return CL_QUEUED;
@@ -106,7 +106,7 @@ void hgr__bridges_fail_unset(hgr_executor_t* executor) {
   apply_signals(executor);
   for (uint32_t b = 0; b < executor->bridge_count; ++b) {
     hgr__bridge_t* bridge = &executor->bridges[b];
-    if (execution_status(bridge->event) <= CL_COMPLETE) continue;
+    if (hgr__event_status(bridge->event) <= CL_COMPLETE) continue;
     /* A callback may set it at the same moment; whichever comes second is refused
      * with CL_INVALID_OPERATION, which changes nothing. */
     clSetUserEventStatus(bridge->event, bridge->passes_failure ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
@@ -118,17 +118,19 @@ void hgr__bridges_fail_unset(hgr_executor_t* executor) {
   }
 }
 
+/* Drops one bridge record: its references (unless they are left to the driver) and
+ * its share of the signal. A callback still to run holds references of its own. */
+static void drop_bridge(hgr__bridge_t* bridge, bool release_events) {
+  if (release_events) {
+    clReleaseEvent(bridge->event);
+    if (bridge->source) clReleaseEvent(bridge->source);
+  }
+  release_signal(bridge->signal);
+}
+
 void hgr__bridges_forget(hgr_executor_t* executor, bool release_events) {
   apply_signals(executor);
-  for (uint32_t b = 0; b < executor->bridge_count; ++b) {
-    hgr__bridge_t* bridge = &executor->bridges[b];
-    /* A callback still to run holds its own reference (and the signal's). */
-    if (release_events) {
-      clReleaseEvent(bridge->event);
-      if (bridge->source) clReleaseEvent(bridge->source);
-    }
-    release_signal(bridge->signal);
-  }
+  for (uint32_t b = 0; b < executor->bridge_count; ++b) drop_bridge(&executor->bridges[b], release_events);
   executor->bridge_count = 0;
 }
 
@@ -141,13 +143,11 @@ void hgr__bridges_retire(hgr_executor_t* executor) {
     /* Set, and the command waiting on it retired, or nothing left on its queue that
      * could (a staging bridge's consumer in the next run keeps it itself). */
     bool consumed = bridge->needed_seq <= to->retired_seq || to->retired_seq >= to->seq;
-    if (!consumed || execution_status(bridge->event) > CL_COMPLETE) {
+    if (!consumed || hgr__event_status(bridge->event) > CL_COMPLETE) {
       executor->bridges[kept++] = *bridge;
       continue;
     }
-    clReleaseEvent(bridge->event);
-    if (bridge->source) clReleaseEvent(bridge->source);
-    release_signal(bridge->signal);
+    drop_bridge(bridge, true);
   }
   executor->bridge_count = kept;
 }
@@ -157,7 +157,7 @@ void hgr__bridges_retire(hgr_executor_t* executor) {
 static bool incoming_set_up_to(const hgr_executor_t* executor, uint32_t queue, uint64_t seq) {
   for (uint32_t b = 0; b < executor->bridge_count; ++b) {
     const hgr__bridge_t* bridge = &executor->bridges[b];
-    if (bridge->to_queue == queue && bridge->needed_seq <= seq && execution_status(bridge->event) > CL_COMPLETE)
+    if (bridge->to_queue == queue && bridge->needed_seq <= seq && hgr__event_status(bridge->event) > CL_COMPLETE)
       return false;
   }
   return true;
@@ -172,7 +172,7 @@ hgr_status_t hgr__bridges_drive(hgr_executor_t* executor) {
     bool blocked = false;
     for (uint32_t b = 0; b < executor->bridge_count && !blocked; ++b) {
       hgr__bridge_t* bridge = &executor->bridges[b];
-      if (bridge->from_queue != q || execution_status(bridge->source) <= CL_COMPLETE) continue;
+      if (bridge->from_queue != q || hgr__event_status(bridge->source) <= CL_COMPLETE) continue;
       if (!incoming_set_up_to(executor, q, bridge->source_seq)) {
         blocked = true;
         break;
@@ -180,7 +180,7 @@ hgr_status_t hgr__bridges_drive(hgr_executor_t* executor) {
       /* Runs the queue up to the source only; its callback then sets the bridge. */
       clWaitForEvents(1, &bridge->source);
     }
-    if (!blocked && execution_status(queue->last) > CL_COMPLETE && incoming_set_up_to(executor, q, queue->seq))
+    if (!blocked && hgr__event_status(queue->last) > CL_COMPLETE && incoming_set_up_to(executor, q, queue->seq))
       clWaitForEvents(1, &queue->last);
   }
   return HGR_OK;
@@ -199,7 +199,7 @@ hgr_status_t hgr__bridge_event(hgr_executor_t* executor, cl_event source, uint32
   /* Every bridge is recorded, set or not, so that it outlives the commands waiting
    * on it: neither PoCL 3.1 nor Oclgrind 21.10 retains the events of a wait list. */
   hgr_status_t status = HGR_OK;
-  cl_int execution = execution_status(source);
+  cl_int execution = hgr__event_status(source);
   if (execution <= CL_COMPLETE) {
     /* Already done: set it now (Oclgrind 21.10 never calls a callback registered on
      * a completed event). */
@@ -510,7 +510,7 @@ cleanup:
       if (moves[k]) {
         hgr_status_free(hgr__queue_flush(executor, move_queue));
         struct timespec pause = {0, 50000};
-        while (execution_status(moves[k]) > CL_COMPLETE) {
+        while (hgr__event_status(moves[k]) > CL_COMPLETE) {
           hgr_status_free(hgr__bridges_drive(executor));
           nanosleep(&pause, NULL);
         }
