@@ -27,6 +27,7 @@ size_t __sanitizer_get_current_allocated_bytes(void); /* sanitizer/allocator_int
 #endif
 
 #include "graph_internal.h"
+#include "graph_check.h"
 #include "graphgen.h"
 #include "reference.h"
 #include "testlib.h"
@@ -205,47 +206,16 @@ static uint64_t input_elements(const hgr_graph_t* graph, uint32_t input) {
 
 /* New random inputs in [-2, 2): set on the executor, and the reference recomputed. */
 static void set_inputs(harness_t* h, uint64_t seed) {
-  hgr_test_rng_t rng;
-  hgr_test_rng_seed(&rng, seed);
-  for (uint32_t i = 0; i < h->graph->arg_count; ++i) {
-    uint64_t count = input_elements(h->graph, i);
-    free(h->inputs[i]);
-    h->inputs[i] = malloc(count * sizeof(float));
-    for (uint64_t e = 0; e < count; ++e) h->inputs[i][e] = hgr_test_rng_float(&rng, -2, 2);
-    ASSERT_RUN_OK(h, h->run,
-                  hgr_executor_set_input(h->executor, i, h->inputs[i], count * sizeof(float)));
-  }
-  hgr_test_reference_free(&h->reference);
-  ASSERT_OK(hgr_test_reference_run(h->graph, (const float* const*)h->inputs, &h->reference));
-}
-
-/* True when output o's storage is an input's: setting inputs changes what it reads. */
-static bool output_aliases_an_input(const hgr_graph_t* graph, size_t o) {
-  uint32_t storage_id = graph->entries[hgr__graph_entry_id(graph, graph->heads[o])].storage_id;
-  for (uint32_t i = 0; i < graph->arg_count; ++i)
-    if (graph->entries[graph->node_row_ptr[graph->arg_nodes[i]]].storage_id == storage_id)
-      return true;
-  return false;
+  ASSERT_RUN_OK(h, h->run, hgr_test_set_random_inputs(h->graph, h->executor, seed, h->inputs, &h->reference));
 }
 
 /* Reads every output (all, or only those that do not alias an input) and compares
  * it with reference; a mismatch names the scenario, graph, run, output and node. */
 static void check_outputs(const harness_t* h, const hgr_test_reference_t* reference, uint32_t run,
                           bool skip_input_aliases) {
-  for (size_t o = 0; o < reference->output_count; ++o) {
-    if (skip_input_aliases && output_aliases_an_input(h->graph, o)) continue;
-    uint64_t count = reference->element_counts[o];
-    float* got = malloc(count * sizeof(float));
-    ASSERT_RUN_OK(h, run, hgr_executor_get_output(h->executor, o, got, count * sizeof(float)));
-    char message[200];
-    if (!hgr_test_reference_check(reference, o, got, message, sizeof(message))) {
-      uint32_t node_id = h->graph->heads[o].node_id;
-      fail_msg("%s, %s, run %u: output %zu (node %u '%s', %llu elements): %s", scenario->name,
-               h->label, run, o, node_id, h->graph->nodes[node_id].name,
-               (unsigned long long)count, message);
-    }
-    free(got);
-  }
+  char message[400];
+  if (!hgr_test_check_outputs(h->executor, h->graph, reference, skip_input_aliases, message, sizeof(message)))
+    fail_msg("%s, %s, run %u: %s", scenario->name, h->label, run, message);
 }
 
 static void move_reference(hgr_test_reference_t* to, hgr_test_reference_t* from) {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "graph_internal.h"
+#include "graph_check.h"
 #include "graphgen.h"
 #include "ref_linalg.h"
 #include "reference.h"
@@ -190,40 +191,14 @@ typedef struct harness_t {
 } harness_t;
 
 static void set_inputs(harness_t* h, uint64_t seed) {
-  hgr_test_rng_t rng;
-  hgr_test_rng_seed(&rng, seed);
-  for (uint32_t i = 0; i < h->graph->arg_count; ++i) {
-    uint64_t count = h->graph->entries[h->graph->node_row_ptr[h->graph->arg_nodes[i]]].element_count;
-    free(h->inputs[i]);
-    h->inputs[i] = malloc(count * sizeof(float) + 4);
-    for (uint64_t e = 0; e < count; ++e) h->inputs[i][e] = hgr_test_rng_float(&rng, -2, 2);
-    ASSERT_OK(hgr_executor_set_input(h->executor, i, h->inputs[i], count * sizeof(float)));
-  }
-  hgr_test_reference_free(&h->reference);
-  ASSERT_OK(hgr_test_reference_run(h->graph, (const float* const*)h->inputs, &h->reference));
-}
-
-/* True when output o's storage is an input's: setting inputs changes what it reads. */
-static bool output_aliases_an_input(const hgr_graph_t* graph, size_t o) {
-  uint32_t storage_id = graph->entries[hgr__graph_entry_id(graph, graph->heads[o])].storage_id;
-  for (uint32_t i = 0; i < graph->arg_count; ++i)
-    if (graph->entries[graph->node_row_ptr[graph->arg_nodes[i]]].storage_id == storage_id) return true;
-  return false;
+  ASSERT_OK(hgr_test_set_random_inputs(h->graph, h->executor, seed, h->inputs, &h->reference));
 }
 
 static void check_outputs(const harness_t* h, const hgr_test_reference_t* reference, uint32_t run,
                           bool skip_input_aliases) {
-  for (size_t o = 0; o < reference->output_count; ++o) {
-    if (skip_input_aliases && output_aliases_an_input(h->graph, o)) continue;
-    uint64_t count = reference->element_counts[o];
-    float* got = malloc(count * sizeof(float) + 4);
-    ASSERT_OK(hgr_executor_get_output(h->executor, o, got, count * sizeof(float)));
-    char message[200];
-    if (!hgr_test_reference_check(reference, o, got, message, sizeof(message)))
-      fail_msg("%s, run %u: output %zu (node %u '%s'): %s", h->label, run, o, h->graph->heads[o].node_id,
-               h->graph->nodes[h->graph->heads[o].node_id].name, message);
-    free(got);
-  }
+  char message[400];
+  if (!hgr_test_check_outputs(h->executor, h->graph, reference, skip_input_aliases, message, sizeof(message)))
+    fail_msg("%s, run %u: %s", h->label, run, message);
 }
 
 /* Three runs with new inputs (the profiled ones waited for, the others read while

@@ -18,7 +18,7 @@ hgr_test(NAME e2e_context_per_device SOURCE test_e2e.c ARGS context-per-device)
 hgr_test(NAME e2e_many_runs SOURCE test_e2e.c ARGS many-runs)
 hgr_test(NAME e2e_api_errors SOURCE test_e2e.c ARGS api-errors)
 
-target_sources(hgr_testlib PRIVATE reference.c graphgen.c optest.c)
+target_sources(hgr_testlib PRIVATE reference.c graphgen.c graph_check.c optest.c)
 target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c ref_conv.c ref_linalg.c)
 
 # Graph, params, npy
