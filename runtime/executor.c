@@ -132,7 +132,9 @@ static uint32_t commands_per_run(hgr_executor_t* executor) {
 hgr_status_t hgr__queue_enqueued(hgr_executor_t* executor, uint32_t queue, cl_event event) {
   hgr__queue_t* q = &executor->queues[queue];
   HGR_RETURN_IF_ERROR(hgr__keep_event(executor, event));
-  if (executor->profile_node != UINT32_MAX) HGR_RETURN_IF_ERROR(hgr__profile_command(executor, queue, event));
+  /* Profiled: the nodes' commands of a run (not stepping, inputs or outputs). */
+  if (executor->profiling && executor->enqueue_step != UINT32_MAX && !executor->stepping)
+    HGR_RETURN_IF_ERROR(hgr__profile_command(executor, queue, event));
   q->last = event;
   q->seq++;
   if (++q->unflushed >= HGR_FLUSH_EVERY) return hgr__queue_flush(executor, queue);
@@ -967,16 +969,12 @@ static hgr_status_t start_run(hgr_executor_t* executor, hgr_fence_t** out_fence)
   for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
     hgr__step_t* step = &executor->steps[s];
     executor->enqueue_step = s;
-    if (executor->profiling) {
-      executor->profile_node = step->node_id;
-      executor->step_host_ns[2 * s] = hgr__monotonic_ns();
-    }
+    if (executor->profiling) executor->step_host_ns[2 * s] = hgr__monotonic_ns();
     if (step->kind == HGR__STEP_KERNEL) status = enqueue_kernel(executor, step);
     else if (step->kind == HGR__STEP_COPY) status = hgr__transfer_enqueue(executor, step);
     if (executor->profiling) executor->step_host_ns[2 * s + 1] = hgr__monotonic_ns();
   }
   executor->enqueue_step = UINT32_MAX;
-  executor->profile_node = UINT32_MAX;
   for (uint32_t o = 0; o < graph->head_count && !status; ++o)
     status = sync_binding(executor, &executor->output_bindings[o], false);
   for (uint32_t q = 0; q < executor->queue_count; ++q)
@@ -1304,12 +1302,12 @@ hgr_status_t hgr_executor_run_stepwise(hgr_executor_t* executor, hgr_node_visito
   for (uint32_t s = 0; s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];
     hgr_status_t status = HGR_OK;
+    executor->stepping = true; /* not a profiled run */
     executor->enqueue_step = s;
     if (step->kind == HGR__STEP_KERNEL) status = enqueue_kernel(executor, step);
     else if (step->kind == HGR__STEP_COPY) status = hgr__transfer_enqueue(executor, step);
     executor->enqueue_step = UINT32_MAX;
     executor->run_in_flight = true;
-    executor->stepping = true; /* not a profiled run */
     if (!status) status = hgr_executor_wait(executor);
     executor->stepping = false;
     if (status) return hgr_status_annotate(status, "stepping %s", graph->nodes[step->node_id].name);

@@ -268,7 +268,6 @@ struct hgr_executor_s {
    * enqueue window (2 per step) */
   hgr__profiled_t* profiled;
   uint32_t profiled_count, profiled_capacity;
-  uint32_t profile_node;   /* node whose commands are being enqueued; UINT32_MAX outside a run */
   bool profile_complete;   /* the recorded run was waited for */
   bool stepping;           /* inside hgr_executor_run_stepwise */
   uint64_t* step_host_ns;

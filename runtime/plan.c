@@ -535,7 +535,6 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->plan_only = options->plan_only;
   executor->profiling = options->profiling;
   executor->fail_node = UINT32_MAX;
-  executor->profile_node = UINT32_MAX;
   executor->enqueue_step = UINT32_MAX;
   executor->program_cache = options->program_cache;
   executor->kernels = hgr_kernel_library_retain(options->kernels);

@@ -23,7 +23,7 @@ hgr_status_t hgr__profile_command(hgr_executor_t* executor, uint32_t queue, cl_e
   }
   clRetainEvent(event);
   executor->profiled[executor->profiled_count++] =
-      (hgr__profiled_t){event, queue, executor->profile_node, hgr__monotonic_ns()};
+      (hgr__profiled_t){event, queue, executor->steps[executor->enqueue_step].node_id, hgr__monotonic_ns()};
   return HGR_OK;
 }
 
