@@ -114,10 +114,11 @@ static void retire_all(hgr_executor_t* executor) {
 }
 
 /* An upper bound on the events one run keeps: every launch, copy command and unmap,
- * and the staging user event a staged copy keeps. */
+ * the staging user event a staged copy keeps, and a map and unmap per input and
+ * output bound to host memory. */
 static uint32_t commands_per_run(hgr_executor_t* executor) {
   if (executor->commands_per_run) return executor->commands_per_run;
-  uint64_t count = 1;
+  uint64_t count = 1 + 2 * ((uint64_t)executor->graph->arg_count + executor->graph->head_count);
   for (uint32_t s = 0; s < executor->step_count; ++s) {
     const hgr__step_t* step = &executor->steps[s];
     if (step->kind == HGR__STEP_KERNEL) count += step->launch_count;
@@ -958,8 +959,7 @@ static hgr_status_t start_run(hgr_executor_t* executor, hgr_fence_t** out_fence)
   HGR_RETURN_IF_ERROR(check_inputs_set(executor));
   retire_completed(executor);
   HGR_RETURN_IF_ERROR(release_holders(executor, UINT32_MAX));
-  HGR_RETURN_IF_ERROR(
-      hgr__commands_reserve(executor, commands_per_run(executor) + 2 * (graph->arg_count + graph->head_count)));
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, commands_per_run(executor)));
   hgr_status_t status = HGR_OK;
   if (executor->profiling) hgr__profile_reset(executor);
   executor->profile_complete = false;
@@ -1295,8 +1295,7 @@ hgr_status_t hgr_executor_run_stepwise(hgr_executor_t* executor, hgr_node_visito
   if (executor->profiling) hgr__profile_reset(executor);
   executor->profile_complete = false;
   HGR_RETURN_IF_ERROR(release_holders(executor, UINT32_MAX));
-  HGR_RETURN_IF_ERROR(
-      hgr__commands_reserve(executor, commands_per_run(executor) + 2 * (graph->arg_count + graph->head_count)));
+  HGR_RETURN_IF_ERROR(hgr__commands_reserve(executor, commands_per_run(executor)));
   for (uint32_t i = 0; i < graph->arg_count; ++i)
     HGR_RETURN_IF_ERROR(sync_binding(executor, &executor->input_bindings[i], true));
   for (uint32_t s = 0; s < executor->step_count; ++s) {
