@@ -2,6 +2,7 @@
 #include "example_graph.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int64_t example_element_count(const example_node_t* node) {
   int64_t count = 1;
@@ -58,4 +59,13 @@ bool example_write_graph(const example_node_t* nodes, int node_count, const int*
   if (fclose(out) != 0) ok = false;
   if (!ok) fprintf(stderr, "%s: write failed\n", path);
   return ok;
+}
+
+bool example_report(hgr_status_t status) {
+  if (!status) return true;
+  char* text = hgr_status_to_string(status);
+  fprintf(stderr, "hgr_make_examples: %s\n", text ? text : "out of memory");
+  free(text);
+  hgr_status_free(status);
+  return false;
 }

@@ -119,15 +119,6 @@ static bool write_graph(const graph_t* g, const char* dir, const char* file) {
   return example_write_graph(g->nodes, g->node_count, g->heads, g->head_count, path);
 }
 
-static bool report(hgr_status_t status) {
-  if (!status) return true;
-  char* text = hgr_status_to_string(status);
-  fprintf(stderr, "hgr_make_examples: %s\n", text ? text : "out of memory");
-  free(text);
-  hgr_status_free(status);
-  return false;
-}
-
 /* Writes every input of g as <dir>/<example>_<name>.npy, except those that go into
  * params (when params is not NULL, names starting with "w_"). */
 static bool write_inputs(const graph_t* g, const char* dir, const char* example,
@@ -138,11 +129,11 @@ static bool write_inputs(const graph_t* g, const char* dir, const char* example,
     if (n->func_name) continue;
     uint64_t bytes = (uint64_t)example_element_count(n) * sizeof(float);
     if (params && !strncmp(n->name, "w_", 2)) {
-      ok = report(hgr_params_add(params, n->name, float32, n->ndim, n->shape, n->values, bytes));
+      ok = example_report(hgr_params_add(params, n->name, float32, n->ndim, n->shape, n->values, bytes));
     } else {
       char path[4096];
       snprintf(path, sizeof(path), "%s/%s_%s.npy", dir, example, n->name);
-      ok = report(hgr_npy_save_file(path, float32, n->ndim, n->shape, n->values, bytes));
+      ok = example_report(hgr_npy_save_file(path, float32, n->ndim, n->shape, n->values, bytes));
     }
   }
   return ok;
@@ -155,7 +146,7 @@ static bool write_expected(const graph_t* g, const char* dir, const char* exampl
     const example_node_t* n = &g->nodes[g->heads[h]];
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s_expected_%d.npy", dir, example, h);
-    ok = report(hgr_npy_save_file(path, float32, n->ndim, n->shape, n->values,
+    ok = example_report(hgr_npy_save_file(path, float32, n->ndim, n->shape, n->values,
                                   (uint64_t)example_element_count(n) * sizeof(float)));
   }
   return ok;
@@ -277,12 +268,12 @@ int main(int argc, char** argv) {
             write_graph(&duplex, dir, "duplex.json") &&
             write_inputs(&duplex, dir, "duplex", NULL) &&
             write_expected(&duplex, dir, "duplex") &&
-            write_graph(&large, dir, "large.json") && report(hgr_params_create(&params)) &&
+            write_graph(&large, dir, "large.json") && example_report(hgr_params_create(&params)) &&
             write_inputs(&large, dir, "large", params) && write_expected(&large, dir, "large");
   if (ok) {
     char path[4096];
     snprintf(path, sizeof(path), "%s/large.params", dir);
-    ok = report(hgr_params_save_file(params, path));
+    ok = example_report(hgr_params_save_file(params, path));
   }
   hgr_params_release(params);
   free_values(&simplex);

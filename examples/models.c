@@ -176,15 +176,6 @@ static void build_mlp(model_t* m) {
   add_softmax(m, "softmax", logits, 4);
 }
 
-static bool report(hgr_status_t status) {
-  if (!status) return true;
-  char* text = hgr_status_to_string(status);
-  fprintf(stderr, "hgr_make_examples: %s\n", text ? text : "out of memory");
-  free(text);
-  hgr_status_free(status);
-  return false;
-}
-
 /* <name>.json, <name>.params (the weights), <name>_x.npy and <name>_expected_0.npy. */
 static bool write_model(const model_t* m, const char* dir, const char* name) {
   char path[4096];
@@ -192,20 +183,20 @@ static bool write_model(const model_t* m, const char* dir, const char* name) {
   int head = m->node_count - 1; /* the last node is the one head */
   bool ok = example_write_graph(m->nodes, m->node_count, &head, 1, path);
   hgr_params_t* params = NULL;
-  ok = ok && report(hgr_params_create(&params));
+  ok = ok && example_report(hgr_params_create(&params));
   for (int i = 0; ok && i < m->node_count; ++i) {
     const example_node_t* n = &m->nodes[i];
     uint64_t bytes = (uint64_t)example_element_count(n) * sizeof(float);
     if (n->is_param) {
-      ok = report(hgr_params_add(params, n->name, float32, n->ndim, n->shape, n->values, bytes));
+      ok = example_report(hgr_params_add(params, n->name, float32, n->ndim, n->shape, n->values, bytes));
     } else if (!n->func_name || i == m->node_count - 1) {
       if (n->func_name) snprintf(path, sizeof(path), "%s/%s_expected_0.npy", dir, name);
       else snprintf(path, sizeof(path), "%s/%s_%s.npy", dir, name, n->name);
-      ok = report(hgr_npy_save_file(path, float32, n->ndim, n->shape, n->values, bytes));
+      ok = example_report(hgr_npy_save_file(path, float32, n->ndim, n->shape, n->values, bytes));
     }
   }
   snprintf(path, sizeof(path), "%s/%s.params", dir, name);
-  ok = ok && report(hgr_params_save_file(params, path));
+  ok = ok && example_report(hgr_params_save_file(params, path));
   hgr_params_release(params);
   return ok;
 }
