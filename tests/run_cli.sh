@@ -1,18 +1,39 @@
 #!/bin/sh
-# run_cli.sh EXPECTED_EXIT PROGRAM ARGS...
-# Runs the hgr program, shows its output (for PASS_REGULAR_EXPRESSION), and fails
-# unless it exits with EXPECTED_EXIT. A run that was meant to succeed but found no
+# run_cli.sh EXPECTED_EXIT PATTERN PROGRAM ARGS...
+# Runs the hgr program and shows its output, then checks both expectations itself:
+# the exit code must be EXPECTED_EXIT and, unless PATTERN is empty, the output
+# (stdout and stderr together) must match PATTERN, an extended regular expression
+# matched against the whole output as one string, so `.` also matches a newline
+# (as in CMake's regexes). Exits 0 when both hold, 1 otherwise, naming what failed.
+# The CLI tests therefore set no PASS_REGULAR_EXPRESSION: with one, CTest would
+# ignore this script's exit code. A run that was meant to succeed but found no
 # device for a --device spec is reported as skipped (77): the platform is absent.
-expected="$1"; shift
+if [ "$#" -lt 3 ]; then
+  echo "usage: run_cli.sh EXPECTED_EXIT PATTERN PROGRAM ARGS..." >&2
+  exit 2
+fi
+expected="$1"
+pattern="$2"
+shift 2
 output="$("$@" 2>&1)"
 code=$?
 printf '%s\n' "$output"
+failed=0
 if [ "$code" -ne "$expected" ]; then
   if [ "$expected" -eq 0 ] && printf '%s' "$output" | grep -q "no device matches"; then
-    echo "skipped: a device this test binds is absent"
+    echo "run_cli.sh: skipped: a device this test binds is absent"
     exit 77
   fi
-  echo "exit code $code, expected $expected"
+  echo "run_cli.sh: FAILED: exit code $code, expected $expected"
+  failed=1
+fi
+# -z reads the output as one record: newlines are ordinary characters to `.`.
+if [ -n "$pattern" ] && ! printf '%s' "$output" | grep -Ezq -e "$pattern"; then
+  echo "run_cli.sh: FAILED: the output does not match: $pattern"
+  failed=1
+fi
+if [ "$failed" -ne 0 ]; then
   exit 1
 fi
+echo "run_cli.sh: exit code $code and output as expected"
 exit 0
