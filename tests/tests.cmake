@@ -5,6 +5,8 @@ hgr_test(NAME status_unit SOURCE test_status.c)
 hgr_test(NAME device_spec_unit SOURCE test_device_spec.c)
 hgr_test(NAME devices_testbed SOURCE test_devices.c ARGS testbed)
 hgr_test(NAME devices_context_per_device SOURCE test_devices.c ARGS context-per-device)
+# Skipped (77), not passed, on a machine where Clover is not registered
+hgr_test(NAME devices_clover_is_skipped_with_a_reason SOURCE test_devices.c ARGS clover)
 
 # Test oracle and random graphs (tests/reference.c, tests/graphgen.c)
 hgr_test(NAME reference_unit SOURCE test_reference.c)
@@ -166,10 +168,13 @@ if(TARGET hgr_cli)
     ARGS run examples/duplex.json ${DUPLEX_INPUTS} --dump ${CMAKE_CURRENT_BINARY_DIR}/tmp/dump_all --expect 0=examples/duplex_expected_0.npy
     PASS "dumped 12 tensors.*matches examples/duplex_expected_0.npy")
   hgr_cli_test(NAME cli_until_needs_dump ARGS run examples/duplex.json --until 3 EXIT 2 PASS "--until works with --dump")
+  # The values too: expected_0.npy is relu(2.5 * x), written from the kernels'
+  # definitions by tests/data/user_kernels/make_expected.py.
   hgr_cli_test(NAME cli_user_kernels
     ARGS run tests/data/user_kernels/graph.json --kernels tests/data/user_kernels/kernels.json
          --input x=examples/simplex_A.npy --device 1=pocl:0 --device 4=rusticl:0
-    PASS "output 0 'out:0' float32 \\[10, 5\\]")
+         --expect 0=tests/data/user_kernels/expected_0.npy
+    PASS "output 0 'out:0' float32 \\[10, 5\\].*matches tests/data/user_kernels/expected_0.npy")
   hgr_cli_test(NAME cli_check_user_kernels
     ARGS check tests/data/user_kernels/graph.json --kernels tests/data/user_kernels/kernels.json
     PASS "4 nodes, .* valid")
