@@ -1,6 +1,6 @@
 /* OpenCL fault injection for tests: a wrapper around every OpenCL function the
  * library calls, linked into a test program with `-Wl,--wrap=<function>` for each
- * (tests/CMakeLists.txt, hgr_fault_wrap()). The linker sends the library's calls to
+ * (tests/CMakeLists.txt, hgr_link_fault_shim()). The linker sends the library's calls to
  * __wrap_<function> here and __real_<function> to the ICD loader.
  *
  * Link-time wrapping rather than an LD_PRELOAD shim: the tests link the static
@@ -38,7 +38,12 @@
  *   error=NAME[,...] balance=ok|KIND:+D,... pending_callbacks=P
  * (injected=none error=none when nothing failed).
  * pending_callbacks counts callbacks registered and never run: their events never
- * completed. */
+ * completed.
+ *
+ * Test programs (fault_shim.h) also read the balance while they run, and make a named
+ * kernel fail on the device: its enqueues wait on a user event the shim sets to a
+ * negative status (see "kernel failures" below). With no HGR_FAULT_* variable set
+ * and no kernel named, the shim only counts. */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -48,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault_shim.h"
 #include "internal.h"
 
 /* OpenCL 2.1 timers (runtime/profile.c reaches them on 2.1 devices). */
@@ -214,6 +220,162 @@ __attribute__((destructor)) static void shim_report(void) {
           atomic_load(&total_calls), atomic_load(&injectable_calls), fault_at, where,
           errors, used ? balance : "ok",
           atomic_load(&pending_callbacks));
+}
+
+/* ---- balance, for the tests (fault_shim.h) ----------------------------------------- */
+
+_Static_assert(sizeof(((hgr_fault_shim_mark_t*)0)->live) / sizeof(long) == KIND_COUNT, "one count per kind");
+
+/* Events that hgr_executor_release left to the driver after a device failure, which
+ * the test accepted (hgr_fault_shim_balanced_after_failure): not counted as live. */
+static atomic_long events_left_to_driver;
+
+hgr_fault_shim_mark_t hgr_fault_shim_mark(void) {
+  hgr_fault_shim_mark_t mark;
+  for (int k = 0; k < KIND_COUNT; ++k)
+    mark.live[k] = atomic_load(&created[k]) + atomic_load(&retained[k]) - atomic_load(&released[k]);
+  mark.live[KIND_EVENT] -= atomic_load(&events_left_to_driver);
+  return mark;
+}
+
+/* Compares the live objects with mark (NULL: none); writes the differences of the
+ * kinds checked (contexts only without a mark: the instance makes them on first use
+ * and keeps them until its release) and returns whether there were none. */
+static bool compare(const hgr_fault_shim_mark_t* mark, bool events, char* message, size_t size,
+                    long* out_event_difference) {
+  hgr_fault_shim_mark_t now = hgr_fault_shim_mark();
+  size_t used = 0;
+  if (size) message[0] = '\0';
+  for (int k = 0; k < KIND_COUNT; ++k) {
+    long difference = now.live[k] - (mark ? mark->live[k] : 0);
+    if (k == KIND_EVENT) *out_event_difference = difference;
+    if ((k == KIND_CONTEXT && mark) || (k == KIND_EVENT && !events)) continue;
+    if (difference && used < size)
+      used += (size_t)snprintf(message + used, size - used, "%s%s:%+ld", used ? "," : "", kind_names[k], difference);
+  }
+  if (used && used < size)
+    snprintf(message + used, size - used, " live objects %s", mark ? "more than at the mark" : "at the end");
+  return used == 0;
+}
+
+bool hgr_fault_shim_balanced_since(const hgr_fault_shim_mark_t* mark, char* message, size_t size) {
+  long events = 0;
+  return compare(mark, true, message, size, &events);
+}
+
+bool hgr_fault_shim_balanced_after_failure(const hgr_fault_shim_mark_t* mark, char* message, size_t size) {
+  long events = 0;
+  if (!compare(mark, false, message, size, &events)) return false;
+  if (events < 0) {
+    snprintf(message, size, "event:%+ld live objects fewer than at the mark", events);
+    return false;
+  }
+  if (events) {
+    atomic_fetch_add(&events_left_to_driver, events);
+    fprintf(stderr, "hgr-fault-shim: %ld events left to the driver after the device failure\n", events);
+  }
+  return true;
+}
+
+int hgr_fault_shim_exit_status(const char* program) {
+  char message[256];
+  if (hgr_fault_shim_balanced_since(NULL, message, sizeof(message))) return 0;
+  fprintf(stderr, "%s: OpenCL objects leaked: %s\n", program, message);
+  return 1;
+}
+
+/* ---- kernel failures --------------------------------------------------------------- */
+
+/* What hgr's executor did for its tests before it lost its hook: a user event in the
+ * enqueue's wait list, set to a negative status once the command is enqueued, fails
+ * the command on the device (OpenCL 1.2, 5.10: a command whose wait list holds an
+ * event that terminated abnormally terminates too), and with it every command that
+ * waits on it. The user events live until hgr_fault_shim_release_failed_events. */
+cl_event __real_clCreateUserEvent(cl_context context, cl_int* errcode_ret);
+cl_int __real_clSetUserEventStatus(cl_event event, cl_int status);
+cl_int __real_clReleaseEvent(cl_event event);
+cl_int __real_clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* offset,
+                                     const size_t* global, const size_t* local, cl_uint num_events,
+                                     const cl_event* wait_list, cl_event* event);
+
+static pthread_mutex_t fail_mutex = PTHREAD_MUTEX_INITIALIZER;
+static char fail_kernel_name[128]; /* "": none */
+static cl_int fail_kernel_status;
+static cl_event* failed_events;
+static size_t failed_event_count, failed_event_capacity;
+static atomic_ulong failed_kernel_count;
+
+void hgr_fault_shim_fail_kernel(const char* kernel_name, cl_int status) {
+  pthread_mutex_lock(&fail_mutex);
+  snprintf(fail_kernel_name, sizeof(fail_kernel_name), "%s", kernel_name ? kernel_name : "");
+  fail_kernel_status = status;
+  pthread_mutex_unlock(&fail_mutex);
+}
+
+unsigned long hgr_fault_shim_failed_kernel_count(void) { return atomic_load(&failed_kernel_count); }
+
+void hgr_fault_shim_release_failed_events(void) {
+  pthread_mutex_lock(&fail_mutex);
+  for (size_t e = 0; e < failed_event_count; ++e) __real_clReleaseEvent(failed_events[e]);
+  free(failed_events);
+  failed_events = NULL;
+  failed_event_count = failed_event_capacity = 0;
+  pthread_mutex_unlock(&fail_mutex);
+}
+
+/* The status to fail this kernel's enqueue with, or 0 when it is not the one named. */
+static cl_int kernel_failure(cl_kernel kernel) {
+  pthread_mutex_lock(&fail_mutex);
+  cl_int status = fail_kernel_status;
+  bool armed = fail_kernel_name[0] != '\0';
+  char wanted[sizeof(fail_kernel_name)];
+  memcpy(wanted, fail_kernel_name, sizeof(wanted));
+  pthread_mutex_unlock(&fail_mutex);
+  if (!armed || in_callback) return 0;
+  char name[sizeof(fail_kernel_name)] = "";
+  if (clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name), name, NULL) != CL_SUCCESS) return 0;
+  return strcmp(name, wanted) ? 0 : status;
+}
+
+/* Enqueues the kernel behind a new user event and then fails that event. An error
+ * making the event is returned as the enqueue's: the test sees it, nothing hides it. */
+static cl_int enqueue_failing(cl_int status, cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
+                              const size_t* offset, const size_t* global, const size_t* local, cl_uint num_events,
+                              const cl_event* wait_list, cl_event* event) {
+  cl_context context = NULL;
+  cl_int error = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context), &context, NULL);
+  if (error != CL_SUCCESS) return error;
+  cl_event user = __real_clCreateUserEvent(context, &error);
+  if (error != CL_SUCCESS) return error;
+  cl_event* waits = malloc((num_events + 1) * sizeof(cl_event));
+  if (!waits) {
+    __real_clReleaseEvent(user);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  if (num_events) memcpy(waits, wait_list, num_events * sizeof(cl_event));
+  waits[num_events] = user;
+  error = __real_clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global, local, num_events + 1, waits, event);
+  free(waits);
+  __real_clSetUserEventStatus(user, status);
+  pthread_mutex_lock(&fail_mutex);
+  if (failed_event_count == failed_event_capacity) {
+    size_t capacity = failed_event_capacity ? 2 * failed_event_capacity : 16;
+    cl_event* grown = realloc(failed_events, capacity * sizeof(cl_event));
+    if (grown) {
+      failed_events = grown;
+      failed_event_capacity = capacity;
+    }
+  }
+  if (failed_event_count < failed_event_capacity) failed_events[failed_event_count++] = user;
+  else __real_clReleaseEvent(user); /* out of memory: released early rather than lost */
+  pthread_mutex_unlock(&fail_mutex);
+  if (error == CL_SUCCESS) {
+    atomic_fetch_add(&failed_kernel_count, 1);
+    char name[128] = "";
+    clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name), name, NULL);
+    fprintf(stderr, "hgr-fault-shim: %s fails on the device with %s\n", name, hgr_opencl_error_name(status));
+  }
+  return error;
 }
 
 /* ---- wrappers ---------------------------------------------------------------------- */
@@ -481,6 +643,10 @@ WRAP(cl_int, clEnqueueNDRangeKernel,
      (cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* offset, const size_t* global,
       const size_t* local, cl_uint num_events, const cl_event* wait_list, cl_event* event)) {
   INJECT_INT(clEnqueueNDRangeKernel);
+  cl_int failure = kernel_failure(kernel);
+  if (failure)
+    return enqueued(
+        enqueue_failing(failure, queue, kernel, work_dim, offset, global, local, num_events, wait_list, event), event);
   return enqueued(
       __real_clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global, local, num_events, wait_list, event),
       event);

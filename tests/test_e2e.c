@@ -10,7 +10,10 @@
  *   context-per-device  {1,4} -> pocl:0, pocl:1, one context each
  *   many-runs           10,000 runs of a small graph; memory must not grow
  *   api-errors          misuse of the API is refused with statuses that say why (pocl:0,
- *                       and pocl:1 for a node reading from another device) */
+ *                       and pocl:1 for a node reading from another device)
+ *
+ * The fault shim counts OpenCL objects (fault_shim.h): each executor, and each failed
+ * create, leaves as many as it found, and the program ends with none. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +34,8 @@ size_t __sanitizer_get_current_allocated_bytes(void); /* sanitizer/allocator_int
 #include "graphgen.h"
 #include "reference.h"
 #include "testlib.h"
+/* After testlib.h: its assertion macro needs cmocka. */
+#include "fault_shim.h"
 
 typedef struct scenario_t {
   const char* name;
@@ -180,12 +185,14 @@ typedef struct harness_t {
   float** inputs;
   hgr_test_reference_t reference;
   uint32_t run; /* the run the inputs are set for, for messages */
+  hgr_fault_shim_mark_t before; /* the OpenCL objects before the executor */
 } harness_t;
 
 static void harness_open(harness_t* h, const char* label, const char* json) {
   memset(h, 0, sizeof(*h));
   h->label = label;
   h->graph = load(json);
+  h->before = hgr_fault_shim_mark();
   ASSERT_OK(create_executor(h->graph, &h->executor));
   assert_int_equal(hgr_executor_input_count(h->executor), h->graph->arg_count);
   assert_int_equal(hgr_executor_output_count(h->executor), h->graph->head_count);
@@ -197,6 +204,7 @@ static void harness_close(harness_t* h) {
   for (uint32_t i = 0; h->inputs && i < h->graph->arg_count; ++i) free(h->inputs[i]);
   free(h->inputs);
   hgr_executor_release(h->executor);
+  ASSERT_OPENCL_BALANCED(&h->before);
   hgr_graph_release(h->graph);
 }
 
@@ -501,10 +509,12 @@ static void unknown_func_name_names_the_node_and_lists_known_ops(void** state) {
   (void)state;
   char* json = tiny_json("fused_conv9d", 1, 1, 1);
   hgr_graph_t* graph = load(json);
+  hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   hgr_executor_t* executor = NULL;
   ASSERT_STATUS(create_executor(graph, &executor), HGR_STATUS_INVALID_ARGUMENT, "node 2 'sum'",
                 "fused_conv9d", "add", "subtract", "tanh");
   assert_null(executor);
+  ASSERT_OPENCL_BALANCED(&before);
   hgr_graph_release(graph);
   free(json);
 }
@@ -518,10 +528,12 @@ static void binding_to_a_missing_device_is_not_found(void** state) {
   hgr_executor_options_init(&options);
   options.bindings = &binding;
   options.binding_count = 1;
+  hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   hgr_executor_t* executor = NULL;
   ASSERT_STATUS(hgr_executor_create(instance, graph, &options, &executor), HGR_STATUS_NOT_FOUND,
                 "pocl:9");
   assert_null(executor);
+  ASSERT_OPENCL_BALANCED(&before);
   hgr_graph_release(graph);
   free(json);
 }
@@ -533,12 +545,14 @@ static void input_on_another_key_without_a_copy_names_the_node(void** state) {
   (void)state;
   char* json = tiny_json("add", 1, 4, 1);
   hgr_graph_t* graph = NULL;
+  hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   hgr_status_t status = hgr_graph_load_json(json, strlen(json), &graph);
   if (!status) {
     hgr_executor_t* executor = NULL;
     status = create_executor(graph, &executor);
     assert_null(executor);
   }
+  ASSERT_OPENCL_BALANCED(&before);
   ASSERT_STATUS(status, HGR_STATUS_INVALID_ARGUMENT, "'sum'");
   hgr_graph_release(graph);
   free(json);
@@ -607,5 +621,5 @@ int main(int argc, char** argv) {
     failed = _cmocka_run_group_tests(scenario->name, tests, count, NULL, NULL);
   }
   hgr_instance_release(instance);
-  return failed;
+  return failed ? failed : hgr_fault_shim_exit_status(argv[0]);
 }

@@ -1,15 +1,21 @@
 /* A command that fails on the producer's device reaches the consumer across contexts
  * as an error, never as a hang, and the executor runs correctly afterwards.
  * Argument: the producer and consumer specs and the context policy, e.g.
- * "pocl:0 rusticl:0 shared". The failure is injected by a user event set to a
- * negative status in the producer kernel's wait list (hgr__executor_fail_node). */
+ * "pocl:0 rusticl:0 shared". The failure is a real one on the device, made from the
+ * test side: the fault shim (fault_shim.h) puts a user event with a negative status
+ * in the wait list of the producer's kernel, hgr_add_f32. Every OpenCL object is
+ * released again after each executor and at the end (the shim counts them). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "executor_internal.h"
 #include "testlib.h"
+/* After testlib.h: its assertion macro needs cmocka. */
+#include "fault_shim.h"
+
+/* The producer node's kernel (kernels/elementwise.cl): node 2 'elemwise_add'. */
+#define PRODUCER_KERNEL "hgr_add_f32"
 
 static const char* producer_spec;
 static const char* consumer_spec;
@@ -87,6 +93,7 @@ static void run_with_failure(size_t elements) {
     f.c[i] = 1.0f;
   }
 
+  hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   hgr_executor_t* executor = make_executor(&f);
   hgr_copy_summary_t copies = hgr_executor_copy_summary(executor);
   print_message("%zu elements: %u cross-context, %u cross-platform copies; paths: %u staged, %u mapped\n", elements,
@@ -96,28 +103,36 @@ static void run_with_failure(size_t elements) {
   check_correct_run(&f, executor);
 
   /* A failing producer: the wait names it instead of hanging. */
-  hgr__executor_fail_node(executor, 2, CL_OUT_OF_RESOURCES);
+  unsigned long failed = hgr_fault_shim_failed_kernel_count();
+  hgr_fault_shim_fail_kernel(PRODUCER_KERNEL, CL_OUT_OF_RESOURCES);
   ASSERT_OK(hgr_executor_run(executor));
+  hgr_fault_shim_fail_kernel(NULL, 0);
+  assert_int_equal(hgr_fault_shim_failed_kernel_count(), failed + 1);
   ASSERT_STATUS(hgr_executor_wait(executor), HGR_STATUS_DEVICE_FAILURE, "node 2 'elemwise_add'", "add on ",
                 producer_spec, "failed on the device");
   /* Later calls give a clear error rather than touching undefined queues. */
-  hgr__executor_fail_node(executor, UINT32_MAX, 0);
   ASSERT_STATUS(hgr_executor_run(executor), HGR_STATUS_FAILED_PRECONDITION, "an earlier run failed",
                 "node 2 'elemwise_add'", "create a new one");
   ASSERT_STATUS(hgr_executor_get_output(executor, 0, f.out, elements * 4), HGR_STATUS_FAILED_PRECONDITION,
                 "an earlier run failed");
   hgr_executor_release(executor);
+  hgr_fault_shim_release_failed_events();
+  ASSERT_OPENCL_BALANCED_AFTER_FAILURE(&before);
 
   /* A new executor on the same instance works. */
   executor = make_executor(&f);
   check_correct_run(&f, executor);
 
   /* Reading an output without waiting surfaces the failure too. */
-  hgr__executor_fail_node(executor, 2, CL_INVALID_OPERATION);
+  hgr_fault_shim_fail_kernel(PRODUCER_KERNEL, CL_INVALID_OPERATION);
   ASSERT_OK(hgr_executor_run(executor));
+  hgr_fault_shim_fail_kernel(NULL, 0);
+  assert_int_equal(hgr_fault_shim_failed_kernel_count(), failed + 2);
   ASSERT_STATUS(hgr_executor_get_output(executor, 0, f.out, elements * 4), HGR_STATUS_DEVICE_FAILURE,
                 "node 2 'elemwise_add'", "failed on the device");
   hgr_executor_release(executor);
+  hgr_fault_shim_release_failed_events();
+  ASSERT_OPENCL_BALANCED_AFTER_FAILURE(&before);
 
   free(f.a);
   free(f.b);
@@ -158,5 +173,6 @@ int main(int argc, char** argv) {
       cmocka_unit_test(small_copy_after_a_failed_producer_reports_the_producer),
       cmocka_unit_test(large_copy_after_a_failed_producer_reports_the_producer),
   };
-  return cmocka_run_group_tests_name("failures", tests, NULL, NULL);
+  int failed = cmocka_run_group_tests_name("failures", tests, NULL, NULL);
+  return failed ? failed : hgr_fault_shim_exit_status("test_failures");
 }

@@ -11,7 +11,10 @@
  *   two-branches    two independent chains of dense layers on pocl:0 with 2 queues
  *                   and profiling: the chains go to different queues; how much their
  *                   execution overlapped is printed, never asserted (timings belong
- *                   in benchmarks) */
+ *                   in benchmarks)
+ *
+ * The fault shim counts OpenCL objects (fault_shim.h): each executor, and each failed
+ * create, leaves as many as it found, and the program ends with none. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +26,8 @@
 #include "ref_linalg.h"
 #include "reference.h"
 #include "testlib.h"
+/* After testlib.h: its assertion macro needs cmocka. */
+#include "fault_shim.h"
 
 typedef struct scenario_t {
   const char* name;
@@ -216,6 +221,7 @@ static uint32_t run_random_graph(uint64_t seed, uint32_t compute_queues) {
            (unsigned long long)seed, compute_queues);
   h.graph = load(json);
   free(json);
+  hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   ASSERT_OK(create_executor(h.graph, compute_queues, profiling, false, &h.executor));
   h.inputs = calloc(h.graph->arg_count + 1, sizeof(float*));
   uint32_t spread = 0;
@@ -245,6 +251,7 @@ static uint32_t run_random_graph(uint64_t seed, uint32_t compute_queues) {
   for (uint32_t i = 0; i < h.graph->arg_count; ++i) free(h.inputs[i]);
   free(h.inputs);
   hgr_executor_release(h.executor);
+  ASSERT_OPENCL_BALANCED(&before);
   hgr_graph_release(h.graph);
   return spread;
 }
@@ -269,6 +276,7 @@ static void compute_queue_counts_outside_1_to_16_are_refused(void** state) {
   char* json = hgr_test_graph_generate(&options);
   hgr_graph_t* graph = load(json);
   free(json);
+  hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   hgr_executor_t* executor = NULL;
   ASSERT_STATUS(create_executor(graph, 17, false, false, &executor), HGR_STATUS_INVALID_ARGUMENT,
                 "compute_queues is 17", "1 to 16");
@@ -283,6 +291,7 @@ static void compute_queue_counts_outside_1_to_16_are_refused(void** state) {
   ASSERT_OK(create_executor(graph, 16, false, true, &executor));
   assert_int_equal(hgr_executor_queue_count(executor), 17 * hgr_executor_device_count(executor));
   hgr_executor_release(executor);
+  ASSERT_OPENCL_BALANCED(&before);
   hgr_graph_release(graph);
 }
 
@@ -297,6 +306,7 @@ static void oclgrind_keeps_one_queue_whatever_the_count(void** state) {
   char* json = hgr_test_graph_generate(&options);
   hgr_graph_t* graph = load(json);
   free(json);
+  hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   hgr_executor_t* executor = NULL;
   ASSERT_OK(create_executor(graph, 4, false, true, &executor));
   size_t oclgrind = SIZE_MAX, pocl = SIZE_MAX;
@@ -319,6 +329,7 @@ static void oclgrind_keeps_one_queue_whatever_the_count(void** state) {
   assert_int_equal(pocl_compute, 4);
   assert_int_equal(pocl_transfer, 1);
   hgr_executor_release(executor);
+  ASSERT_OPENCL_BALANCED(&before);
   hgr_graph_release(graph);
 }
 
@@ -411,6 +422,7 @@ static void run_two_branches(uint32_t compute_queues, const float* const* inputs
   char* json = two_branch_json();
   hgr_graph_t* graph = load(json);
   free(json);
+  hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   hgr_executor_t* executor = NULL;
   ASSERT_OK(create_executor(graph, compute_queues, true, false, &executor));
   size_t bytes = (size_t)DIM * DIM * sizeof(float);
@@ -464,6 +476,7 @@ static void run_two_branches(uint32_t compute_queues, const float* const* inputs
   free(kernels);
   free(branch_of);
   hgr_executor_release(executor);
+  ASSERT_OPENCL_BALANCED(&before);
   hgr_graph_release(graph);
 }
 
@@ -540,5 +553,5 @@ int main(int argc, char** argv) {
     failed = _cmocka_run_group_tests(scenario->name, tests, 2, NULL, NULL);
   }
   hgr_instance_release(instance);
-  return failed;
+  return failed ? failed : hgr_fault_shim_exit_status(argv[0]);
 }

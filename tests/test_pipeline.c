@@ -9,15 +9,20 @@
  *     `__nop` right after an input, a `__nop` right before an output; bound to host
  *     memory and to caller cl_mem buffers, read through the binding and through the
  *     normal API, rebound between runs; refusals; outputs exported as device buffers
- *     and handed to a second executor. */
+ *     and handed to a second executor.
+ * The device failure is a real one, made from the test side: the fault shim
+ * (fault_shim.h) puts a user event with a negative status in the wait list of relu's
+ * kernel. Every OpenCL object hgr or the test makes is released again after each
+ * test's last release and at the end (the shim counts them). */
 #include <string.h>
 
-#include "executor_internal.h"
 #include "graph_internal.h"
 #include "graphgen.h"
 #include "hgr/opencl.h"
 #include "reference.h"
 #include "testlib.h"
+/* After testlib.h: its assertion macro needs cmocka. */
+#include "fault_shim.h"
 
 static hgr_instance_t* instance;
 static const char* specs[2];
@@ -91,6 +96,7 @@ static void pipelined_runs_each_match_their_own_reference(void** state) {
     char* json = hgr_test_graph_generate(&graph_options);
     hgr_graph_t* graph = load(json);
     free(json);
+    hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
     hgr_executor_t* executor = create(graph, specs[0], specs[1]);
     float** inputs = calloc(graph->arg_count, sizeof(float*));
     pending_t pending[IN_FLIGHT + 1] = {{0}};
@@ -115,11 +121,25 @@ static void pipelined_runs_each_match_their_own_reference(void** state) {
     }
     for (uint32_t run = runs - (IN_FLIGHT - 1); run < runs; ++run)
       check_pending(graph, &pending[run % (IN_FLIGHT + 1)], false);
-    /* The normal API reads the latest run. */
+    /* The normal API reads the latest run: `inputs` still holds its inputs. */
     ASSERT_OK(hgr_executor_wait(executor));
+    hgr_test_reference_t latest;
+    ASSERT_OK(hgr_test_reference_run(graph, (const float* const*)inputs, &latest));
+    for (size_t o = 0; o < latest.output_count; ++o) {
+      uint64_t count = latest.element_counts[o];
+      float* got = malloc(count * sizeof(float) + 1);
+      ASSERT_OK(hgr_executor_get_output(executor, o, got, count * sizeof(float)));
+      char message[200];
+      if (!hgr_test_reference_check(&latest, o, got, message, sizeof(message)))
+        fail_msg("%s + %s, the latest run (%u) through the normal API, output %zu (node '%s'): %s", specs[0],
+                 specs[1], runs - 1, o, graph->nodes[graph->heads[o].node_id].name, message);
+      free(got);
+    }
+    hgr_test_reference_free(&latest);
     for (uint32_t i = 0; i < graph->arg_count; ++i) free(inputs[i]);
     free(inputs);
     hgr_executor_release(executor);
+    ASSERT_OPENCL_BALANCED(&before);
     hgr_graph_release(graph);
   }
 }
@@ -151,10 +171,12 @@ typedef struct zero_copy_t {
   hgr_graph_t* graph;
   hgr_executor_t* executor;
   hgr_opencl_device_t device[2]; /* of keys 1 and 4 */
+  hgr_fault_shim_mark_t before;  /* the OpenCL objects before the test made any */
 } zero_copy_t;
 
 static void open_zero_copy(zero_copy_t* z) {
   memset(z, 0, sizeof(*z));
+  z->before = hgr_fault_shim_mark();
   z->graph = load(zero_copy_json);
   z->executor = create(z->graph, specs[0], specs[1]);
   for (int k = 0; k < 2; ++k) {
@@ -269,6 +291,7 @@ static void host_bindings_follow_aliases_and_agree_with_the_normal_api(void** st
   ASSERT_OK(hgr_executor_run(z.executor));
   expect_outputs(z.executor, x, "outputs after unbinding");
   close_zero_copy(&z);
+  ASSERT_OPENCL_BALANCED(&z.before);
   free(x);
   free(out);
   free(echo);
@@ -316,6 +339,7 @@ static void caller_buffers_are_the_storage_and_are_checked(void** state) {
   clReleaseMemObject(in);
   clReleaseMemObject(out);
   clReleaseMemObject(small);
+  ASSERT_OPENCL_BALANCED(&z.before);
 }
 
 /* An output handed on as a device buffer: read by the caller's OpenCL code, and bound
@@ -361,6 +385,7 @@ static void exported_outputs_feed_opencl_and_another_executor(void** state) {
   expect_outputs(z.executor, y, "the latest run through the normal API");
   hgr_device_buffer_release(&kept);
   close_zero_copy(&z);
+  ASSERT_OPENCL_BALANCED(&z.before);
 }
 
 /* Fences of runs started before the executor's release answer afterwards. */
@@ -383,6 +408,7 @@ static void fences_outlive_their_executor(void** state) {
   ASSERT_STATUS(hgr_fence_get_output(second, 0, got, sizeof(got)), HGR_STATUS_FAILED_PRECONDITION, "released", NULL);
   hgr_fence_release(first);
   hgr_fence_release(second);
+  ASSERT_OPENCL_BALANCED(&z.before);
 }
 
 /* A device failure in run 2 of 3 in flight: run 1 completes, runs 2 and 3 fail. */
@@ -398,9 +424,11 @@ static void a_failure_mid_pipeline_fails_its_run_and_later_ones(void** state) {
   ASSERT_OK(hgr_fence_wait(fences[0]));
   ASSERT_OK(hgr_fence_get_output(fences[0], 0, got, sizeof(got)));
   expect_relu(got, x, "the run before the failure");
-  hgr__executor_fail_node(z.executor, 3, CL_OUT_OF_RESOURCES); /* relu */
+  unsigned long failed = hgr_fault_shim_failed_kernel_count();
+  hgr_fault_shim_fail_kernel("hgr_relu_f32", CL_OUT_OF_RESOURCES); /* node 3 'relu' */
   ASSERT_OK(hgr_executor_run_async(z.executor, &fences[1]));
-  hgr__executor_fail_node(z.executor, UINT32_MAX, 0);
+  hgr_fault_shim_fail_kernel(NULL, 0);
+  assert_int_equal(hgr_fault_shim_failed_kernel_count(), failed + 1);
   ASSERT_OK(hgr_executor_run_async(z.executor, &fences[2]));
   ASSERT_STATUS(hgr_fence_wait(fences[1]), HGR_STATUS_DEVICE_FAILURE, "relu", NULL);
   hgr_status_t third = hgr_fence_wait(fences[2]);
@@ -412,6 +440,8 @@ static void a_failure_mid_pipeline_fails_its_run_and_later_ones(void** state) {
                 "create a new one", NULL);
   for (int f = 0; f < 3; ++f) hgr_fence_release(fences[f]);
   close_zero_copy(&z);
+  hgr_fault_shim_release_failed_events();
+  ASSERT_OPENCL_BALANCED_AFTER_FAILURE(&z.before);
 }
 
 int main(int argc, char** argv) {
@@ -436,5 +466,5 @@ int main(int argc, char** argv) {
   };
   int failed = cmocka_run_group_tests_name(specs[1], tests, NULL, NULL);
   hgr_instance_release(instance);
-  return failed;
+  return failed ? failed : hgr_fault_shim_exit_status(argv[0]);
 }

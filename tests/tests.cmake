@@ -12,13 +12,13 @@ hgr_test(NAME devices_clover_is_skipped_with_a_reason SOURCE test_devices.c ARGS
 hgr_test(NAME reference_unit SOURCE test_reference.c)
 
 # End to end
-hgr_test(NAME e2e_one_device SOURCE test_e2e.c ARGS one-device)
-hgr_test(NAME e2e_pocl_pair SOURCE test_e2e.c ARGS pocl-pair)
-hgr_test(NAME e2e_pocl_rusticl SOURCE test_e2e.c ARGS pocl-rusticl)
-hgr_test(NAME e2e_three_platforms SOURCE test_e2e.c ARGS three-platforms)
-hgr_test(NAME e2e_context_per_device SOURCE test_e2e.c ARGS context-per-device)
-hgr_test(NAME e2e_many_runs SOURCE test_e2e.c ARGS many-runs)
-hgr_test(NAME e2e_api_errors SOURCE test_e2e.c ARGS api-errors)
+hgr_test(NAME e2e_one_device SOURCE test_e2e.c ARGS one-device SHIM)
+hgr_test(NAME e2e_pocl_pair SOURCE test_e2e.c ARGS pocl-pair SHIM)
+hgr_test(NAME e2e_pocl_rusticl SOURCE test_e2e.c ARGS pocl-rusticl SHIM)
+hgr_test(NAME e2e_three_platforms SOURCE test_e2e.c ARGS three-platforms SHIM)
+hgr_test(NAME e2e_context_per_device SOURCE test_e2e.c ARGS context-per-device SHIM)
+hgr_test(NAME e2e_many_runs SOURCE test_e2e.c ARGS many-runs SHIM)
+hgr_test(NAME e2e_api_errors SOURCE test_e2e.c ARGS api-errors SHIM)
 
 target_sources(hgr_testlib PRIVATE reference.c graphgen.c graph_check.c optest.c)
 target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c ref_conv.c ref_linalg.c)
@@ -32,10 +32,10 @@ endif()
 hgr_test(NAME dtype_strings SOURCE test_tensor.c)
 
 # A failed producer reaches the consumer as an error, across every kind of bridge
-hgr_test(NAME failure_pocl_to_rusticl SOURCE test_failures.c ARGS pocl:0 rusticl:0 shared)
-hgr_test(NAME failure_rusticl_to_pocl SOURCE test_failures.c ARGS rusticl:0 pocl:0 shared)
-hgr_test(NAME failure_oclgrind_to_pocl SOURCE test_failures.c ARGS oclgrind:0 pocl:0 shared)
-hgr_test(NAME failure_pocl_to_pocl_per_device_context SOURCE test_failures.c ARGS pocl:0 pocl:1 per-device)
+hgr_test(NAME failure_pocl_to_rusticl SOURCE test_failures.c ARGS pocl:0 rusticl:0 shared SHIM)
+hgr_test(NAME failure_rusticl_to_pocl SOURCE test_failures.c ARGS rusticl:0 pocl:0 shared SHIM)
+hgr_test(NAME failure_oclgrind_to_pocl SOURCE test_failures.c ARGS oclgrind:0 pocl:0 shared SHIM)
+hgr_test(NAME failure_pocl_to_pocl_per_device_context SOURCE test_failures.c ARGS pocl:0 pocl:1 per-device SHIM)
 
 # Attr parsing shared by the ops
 hgr_test(NAME op_attrs_unit SOURCE test_op_attrs.c)
@@ -56,10 +56,10 @@ hgr_test(NAME profile_pocl_oclgrind SOURCE test_profile.c ARGS oclgrind:0 pocl:0
 # Several compute queues per device (issue 5): random graphs with 1, 2 and 4 queues
 # in one context and across platforms, Oclgrind's single queue, and two independent
 # branches on two queues of one PoCL device (their overlap is printed, not asserted)
-hgr_test(NAME multiqueue_pocl_pair SOURCE test_multiqueue.c ARGS pocl-pair)
-hgr_test(NAME multiqueue_pocl_rusticl SOURCE test_multiqueue.c ARGS pocl-rusticl)
-hgr_test(NAME multiqueue_oclgrind_pocl SOURCE test_multiqueue.c ARGS oclgrind-pocl)
-hgr_test(NAME multiqueue_two_branches_pocl SOURCE test_multiqueue.c ARGS two-branches)
+hgr_test(NAME multiqueue_pocl_pair SOURCE test_multiqueue.c ARGS pocl-pair SHIM)
+hgr_test(NAME multiqueue_pocl_rusticl SOURCE test_multiqueue.c ARGS pocl-rusticl SHIM)
+hgr_test(NAME multiqueue_oclgrind_pocl SOURCE test_multiqueue.c ARGS oclgrind-pocl SHIM)
+hgr_test(NAME multiqueue_two_branches_pocl SOURCE test_multiqueue.c ARGS two-branches SHIM)
 
 # Program binary cache (issue 7): files, rejected entries, callbacks, processes
 hgr_test(NAME program_cache_three_platforms SOURCE test_program_cache.c ARGS pocl:0 rusticl:0 oclgrind:0)
@@ -263,29 +263,17 @@ if(NOT HGR_SANITIZE AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
 endif()
 
 # OpenCL fault injection (issue 8): each OpenCL call of a whole executor lifecycle
-# fails in turn. fault_shim.c wraps every OpenCL function the library calls, by
-# link-time wrapping (-Wl,--wrap) of the static library's references;
-# fault_shim_wraps_every_opencl_call checks that the list below names every one.
-set(HGR_FAULT_WRAPPED
-  clGetPlatformIDs clGetPlatformInfo clGetDeviceIDs clGetDeviceInfo clGetHostTimer clGetDeviceAndHostTimer
-  clCreateContext clReleaseContext clCreateCommandQueue clReleaseCommandQueue clFlush
-  clCreateBuffer clReleaseMemObject clRetainMemObject clGetMemObjectInfo
-  clCreateProgramWithSource clCreateProgramWithBinary clBuildProgram clGetProgramBuildInfo clGetProgramInfo
-  clReleaseProgram clCreateKernel clReleaseKernel clSetKernelArg clGetKernelWorkGroupInfo
-  clCreateUserEvent clSetUserEventStatus clRetainEvent clReleaseEvent clGetEventInfo clGetEventProfilingInfo
-  clWaitForEvents clSetEventCallback
-  clEnqueueNDRangeKernel clEnqueueCopyBuffer clEnqueueReadBuffer clEnqueueWriteBuffer clEnqueueMapBuffer
-  clEnqueueUnmapMemObject clEnqueueMarkerWithWaitList)
-add_executable(fault_lifecycle fault_lifecycle.c fault_shim.c)
+# fails in turn. fault_shim.c wraps every OpenCL function the library calls
+# (HGR_FAULT_WRAPPED and hgr_link_fault_shim in CMakeLists.txt);
+# fault_shim_wraps_every_opencl_call checks that the list names every one.
+add_executable(fault_lifecycle fault_lifecycle.c)
 if(HGR_SANITIZE)
   target_sources(fault_lifecycle PRIVATE keep_modules.c)
 endif()
-target_link_libraries(fault_lifecycle PRIVATE hgr_internal ${CMAKE_DL_LIBS})
+target_link_libraries(fault_lifecycle PRIVATE hgr_internal)
 set_target_properties(fault_lifecycle PROPERTIES C_STANDARD 11)
 hgr_target_warnings(fault_lifecycle)
-foreach(function IN LISTS HGR_FAULT_WRAPPED)
-  target_link_options(fault_lifecycle PRIVATE "LINKER:--wrap=${function}")
-endforeach()
+hgr_link_fault_shim(fault_lifecycle)
 add_executable(fault_walk fault_walk.c)
 set_target_properties(fault_walk PROPERTIES C_STANDARD 11)
 hgr_target_warnings(fault_walk)
@@ -305,8 +293,8 @@ if(HGR_FUZZ)
 endif()
 
 # Runs in flight, fences, caller-owned memory and exported outputs (issue 5)
-hgr_test(NAME pipeline_one_device SOURCE test_pipeline.c ARGS pocl:0 pocl:0)
-hgr_test(NAME pipeline_pocl_pair SOURCE test_pipeline.c ARGS pocl:0 pocl:1)
-hgr_test(NAME pipeline_pocl_rusticl SOURCE test_pipeline.c ARGS pocl:0 rusticl:0)
-hgr_test(NAME pipeline_rusticl_pocl SOURCE test_pipeline.c ARGS rusticl:0 pocl:0)
-hgr_test(NAME pipeline_oclgrind_pocl SOURCE test_pipeline.c ARGS oclgrind:0 pocl:0 24)
+hgr_test(NAME pipeline_one_device SOURCE test_pipeline.c ARGS pocl:0 pocl:0 SHIM)
+hgr_test(NAME pipeline_pocl_pair SOURCE test_pipeline.c ARGS pocl:0 pocl:1 SHIM)
+hgr_test(NAME pipeline_pocl_rusticl SOURCE test_pipeline.c ARGS pocl:0 rusticl:0 SHIM)
+hgr_test(NAME pipeline_rusticl_pocl SOURCE test_pipeline.c ARGS rusticl:0 pocl:0 SHIM)
+hgr_test(NAME pipeline_oclgrind_pocl SOURCE test_pipeline.c ARGS oclgrind:0 pocl:0 24 SHIM)
