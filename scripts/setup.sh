@@ -44,10 +44,18 @@ fi
 werror=OFF
 [[ "${CI:-}" == true ]] && werror=ON
 
+# Configures every time, also over an existing build directory, so that its cache
+# follows this run: HGR_WERROR is ON exactly when CI=true, and the caller's options
+# (the sanitizer build's) hold too. A cached OFF from an earlier local run can then
+# never let a CI build through with warnings.
 build() { # build <dir> [cmake args...]
   local dir="$1"; shift
-  if [[ ! -f "$dir/CMakeCache.txt" ]]; then
-    cmake -S . -B "$dir" -DHGR_WERROR="$werror" "$@" >/dev/null
+  cmake -S . -B "$dir" -DHGR_WERROR="$werror" "$@" >/dev/null
+  local cached
+  cached="$(sed -n 's/^HGR_WERROR:[A-Z]*=//p' "$dir/CMakeCache.txt")"
+  if [[ "$cached" != "$werror" ]]; then
+    echo "hgr setup: $dir/CMakeCache.txt has HGR_WERROR=$cached, wanted $werror" >&2
+    exit 1
   fi
   cmake --build "$dir" -j2 >/dev/null || cmake --build "$dir" -j1
 }
