@@ -35,8 +35,10 @@
  * created (by a create call or an enqueue that returns an event), retained and
  * released. At exit one line goes to stderr:
  *   hgr-fault-shim: calls=C injectable=I fault_at=N injected=FUNCTION@0xOFFSET[,...]
- *   error=NAME[,...] balance=ok|KIND:+D,... pending_callbacks=P
- * (injected=none error=none when nothing failed).
+ *   error=NAME[,...] balance=ok|KIND:+D,... pending_callbacks=P events_left_to_driver=L
+ * (injected=none error=none when nothing failed). L counts the events a test
+ * accepted as left to the driver after a device failure (fault_shim.h); the
+ * balance does not count them.
  * pending_callbacks counts callbacks registered and never run: their events never
  * completed.
  *
@@ -69,6 +71,9 @@ static const char* const kind_names[KIND_COUNT] = {"context", "queue", "buffer",
 static atomic_long created[KIND_COUNT], retained[KIND_COUNT], released[KIND_COUNT];
 static atomic_ulong total_calls, injectable_calls;
 static atomic_long pending_callbacks;
+/* Events that hgr_executor_release left to the driver after a device failure, which
+ * the test accepted (hgr_fault_shim_balanced_after_failure): not counted as live. */
+static atomic_long events_left_to_driver;
 static unsigned long fault_at;
 static char fault_site_function[64];
 static uintptr_t fault_site_address; /* absolute */
@@ -205,6 +210,7 @@ __attribute__((destructor)) static void shim_report(void) {
   size_t used = 0;
   for (int k = 0; k < KIND_COUNT; ++k) {
     long live = atomic_load(&created[k]) + atomic_load(&retained[k]) - atomic_load(&released[k]);
+    if (k == KIND_EVENT) live -= atomic_load(&events_left_to_driver);
     if (live && used < sizeof(balance))
       used += (size_t)snprintf(balance + used, sizeof(balance) - used, "%s%s:%+ld", used ? "," : "", kind_names[k], live);
   }
@@ -216,19 +222,15 @@ __attribute__((destructor)) static void shim_report(void) {
     snprintf(errors + e, sizeof(errors) - e, "%s%s", i ? "," : "", hgr_opencl_error_name(injected[i].error));
   }
   fprintf(stderr, "hgr-fault-shim: calls=%lu injectable=%lu fault_at=%lu injected=%s error=%s balance=%s "
-          "pending_callbacks=%ld\n",
+          "pending_callbacks=%ld events_left_to_driver=%ld\n",
           atomic_load(&total_calls), atomic_load(&injectable_calls), fault_at, where,
           errors, used ? balance : "ok",
-          atomic_load(&pending_callbacks));
+          atomic_load(&pending_callbacks), atomic_load(&events_left_to_driver));
 }
 
 /* ---- balance, for the tests (fault_shim.h) ----------------------------------------- */
 
 _Static_assert(sizeof(((hgr_fault_shim_mark_t*)0)->live) / sizeof(long) == KIND_COUNT, "one count per kind");
-
-/* Events that hgr_executor_release left to the driver after a device failure, which
- * the test accepted (hgr_fault_shim_balanced_after_failure): not counted as live. */
-static atomic_long events_left_to_driver;
 
 hgr_fault_shim_mark_t hgr_fault_shim_mark(void) {
   hgr_fault_shim_mark_t mark;
