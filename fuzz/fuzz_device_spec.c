@@ -9,7 +9,7 @@
 #include <ctype.h>
 
 #include "fuzz.h"
-#include "internal.h"
+#include "device_internal.h"
 
 #define MAX_DEVICES 16
 

@@ -28,7 +28,7 @@ static void parse_attrs(const hgr_graph_t* graph, uint32_t node_id) {
   ctx.graph = graph;
   ctx.node_id = node_id;
   ctx.node = node;
-  hgr__node_label(graph, node_id, ctx.label, sizeof(ctx.label));
+  hgr__graph_node_label(graph, node_id, ctx.label, sizeof(ctx.label));
   for (uint32_t a = 0; a < node->attr_count; ++a) {
     const char* key = node->attrs[a].key;
     FUZZ_CHECK(hgr__attr_string(&ctx, key, NULL) == hgr__node_attr(node, key));

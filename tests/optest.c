@@ -1,6 +1,6 @@
 #include "optest.h"
 
-#include "internal.h"
+#include "device_internal.h"
 
 #include <math.h>
 #include <string.h>

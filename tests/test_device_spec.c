@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device_internal.h"
 #include "testlib.h"
 
 /* Two PoCL CPUs, a rusticl "GPU", Oclgrind, an NVIDIA GPU and an FPGA. */

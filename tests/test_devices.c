@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device_internal.h"
 #include "testlib.h"
 
 static bool per_device;

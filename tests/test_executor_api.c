@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device_internal.h"
 #include "testlib.h"
 
 static hgr_instance_t* instance;
@@ -185,6 +185,31 @@ static void plan_only_executors_summarize_but_cannot_run(void** state) {
   hgr_graph_release(graph);
 }
 
+/* Every getter that takes an index answers an index past the end with an empty
+ * record, never with memory past its arrays (ASan checks the second half). */
+static void getters_answer_indices_out_of_range_with_empty_records(void** state) {
+  (void)state;
+  int keys[] = {1, 4};
+  hgr_graph_t* graph = chain_graph(keys, 2, 16);
+  hgr_executor_t* executor = plan(graph, NULL, 0);
+  size_t key_count = hgr_executor_key_count(executor), device_count = hgr_executor_device_count(executor);
+  assert_int_equal(key_count, 2);
+  assert_int_not_equal(hgr_executor_key_binding(executor, key_count - 1).device_index, SIZE_MAX);
+  hgr_key_binding_t past_key = hgr_executor_key_binding(executor, key_count);
+  assert_int_equal(past_key.device_index, SIZE_MAX);
+  assert_false(past_key.explicit_binding);
+  assert_int_equal(hgr_executor_key_binding(executor, SIZE_MAX).device_index, SIZE_MAX);
+  hgr_device_usage_t past_device = hgr_executor_device_usage(executor, device_count);
+  assert_int_equal(past_device.device_index, SIZE_MAX);
+  assert_int_equal(past_device.storage_bytes, 0);
+  assert_int_equal(hgr_executor_device_usage(executor, SIZE_MAX).device_index, SIZE_MAX);
+  assert_null(hgr_executor_unused_param(executor, 0));
+  hgr_device_time_t time;
+  ASSERT_STATUS(hgr_executor_device_time(executor, device_count, &time), HGR_STATUS_OUT_OF_RANGE, "device");
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+}
+
 static void params_fill_inputs_by_name_and_report_the_rest(void** state) {
   (void)state;
   int keys[] = {1, 4};
@@ -245,6 +270,7 @@ int main(void) {
       cmocka_unit_test(storage_beyond_the_largest_allocation_names_storage_and_device),
       cmocka_unit_test(a_memory_budget_counts_storage_and_staging),
       cmocka_unit_test(plan_only_executors_summarize_but_cannot_run),
+      cmocka_unit_test(getters_answer_indices_out_of_range_with_empty_records),
       cmocka_unit_test(params_fill_inputs_by_name_and_report_the_rest),
   };
   int failed = cmocka_run_group_tests_name("executor_api", tests, NULL, NULL);

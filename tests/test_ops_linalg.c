@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device_internal.h"
 #include "ops.h"
 #include "optest.h"
 #include "ref_linalg.h"

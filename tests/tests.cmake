@@ -1,6 +1,10 @@
 # Every CTest entry. hgr_test() is defined in CMakeLists.txt beside this file.
 
 # Status and devices (foundation)
+# The runtime's calls go one way, layer by layer (docs/architecture.md).
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME runtime_calls_go_one_way COMMAND Python3::Interpreter "${PROJECT_SOURCE_DIR}/scripts/layers.py"
+                                               "${PROJECT_SOURCE_DIR}")
 hgr_test(NAME status_unit SOURCE test_status.c)
 hgr_test(NAME device_spec_unit SOURCE test_device_spec.c)
 hgr_test(NAME devices_testbed SOURCE test_devices.c ARGS testbed)
@@ -251,7 +255,7 @@ if(NOT HGR_SANITIZE AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
   get_target_property(hgr_tsan_definitions hgr_objects COMPILE_DEFINITIONS)
   target_compile_definitions(hgr_tsan PRIVATE ${hgr_tsan_definitions} PUBLIC CL_TARGET_OPENCL_VERSION=120)
   target_include_directories(hgr_tsan PUBLIC "${PROJECT_SOURCE_DIR}/include" "${PROJECT_BINARY_DIR}/include"
-                             PRIVATE "${PROJECT_SOURCE_DIR}/runtime")
+                             PRIVATE "$<TARGET_PROPERTY:hgr_internal,INTERFACE_INCLUDE_DIRECTORIES>")
   set_target_properties(hgr_tsan PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
   target_compile_options(hgr_tsan PUBLIC -fsanitize=thread -g -O1)
   target_link_options(hgr_tsan PUBLIC -fsanitize=thread)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device_internal.h"
 
 const char* hgr_device_type_name(hgr_device_type_t type) {
   switch (type) {

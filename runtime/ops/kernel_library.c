@@ -1,12 +1,13 @@
-/* User kernels: a JSON manifest declaring ops from the user's own sources or
- * per-device binaries (include/hgr/kernels.h has the format), and the plan that
- * turns a declaration into a launch. */
+/* The kernel library (hgr/kernels.h): a JSON manifest declaring the user's own ops
+ * from their sources or per-device binaries (kernels.h has the format), and the plan
+ * that turns a declaration into a launch. */
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.h"
 #include "ops.h"
 
 #if __has_include(<cJSON.h>)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_internal.h"
+#include "file.h"
 #include "hgr/npy.h"
 #include "internal.h"
 

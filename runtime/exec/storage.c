@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor_internal.h"
+#include "storage.h"
 
 /* ---- sharing params ------------------------------------------------------------------ */
 
@@ -35,8 +35,8 @@ static void note_not_shared(share_report_t* report, const char* format, ...) {
 /* Marks the storages to borrow from source: those of inputs the source holds from
  * params, that no other entry uses (so no node writes them in either executor,
  * which run the same graph), on the same device of the same instance. */
-static hgr_status_t choose_shared(hgr_executor_t* executor, const hgr_executor_t* source) {
-  const hgr_graph_t* graph = executor->graph;
+static hgr_status_t choose_shared(hgr__storage_pool_t* pool, const hgr_instance_t* instance, const hgr_graph_t* graph,
+                                  const hgr__storage_source_t* source, hgr_log_fn log, void* log_user) {
   char difference[256];
   if (!hgr__graph_same(graph, source->graph, difference, sizeof(difference)))
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
@@ -51,73 +51,78 @@ static hgr_status_t choose_shared(hgr_executor_t* executor, const hgr_executor_t
   for (uint32_t i = 0; i < graph->arg_count && !status; ++i) {
     uint32_t node_id = graph->arg_nodes[i];
     uint32_t storage_id = graph->entries[graph->node_row_ptr[node_id]].storage_id;
-    const hgr__storage_t* from = &source->storages[storage_id];
-    hgr__storage_t* storage = &executor->storages[storage_id];
+    const hgr__storage_t* from = &source->pool->storages[storage_id];
+    hgr__storage_t* storage = &pool->storages[storage_id];
     const char* name = graph->nodes[node_id].name;
     if (!from->params) continue;
     if (users[storage_id] != 1) {
       note_not_shared(&report, "input %u '%.64s': storage %u is used by %u entries, so it is not read-only", i, name,
-                      storage_id, users[storage_id]);
-    } else if (source->instance != executor->instance) {
+                      hgr__storage_id_of(graph, storage_id), users[storage_id]);
+    } else if (source->instance != instance) {
       note_not_shared(&report, "input %u '%.64s': the source executor has another instance", i, name);
     } else if (from->device_index != storage->device_index) {
       note_not_shared(&report, "input %u '%.64s' is on %s here but on %s in the source", i, name,
-                      hgr_instance_device(executor->instance, storage->device_index)->spec,
-                      hgr_instance_device(executor->instance, from->device_index)->spec);
+                      hgr__device_spec(instance, storage->device_index),
+                      hgr__device_spec(instance, from->device_index));
     } else if (from->bytes != storage->bytes) { /* the graphs are the same */
-      status = HGR_STATUS(HGR_STATUS_INTERNAL, "share_params_from: storage %u has %llu bytes here and %llu in the "
-                          "source", storage_id, (unsigned long long)storage->bytes, (unsigned long long)from->bytes);
+      status = HGR_STATUS(HGR_STATUS_INTERNAL,
+                          "share_params_from: storage %u has %llu bytes here and %llu in the "
+                          "source",
+                          hgr__storage_id_of(graph, storage_id), (unsigned long long)storage->bytes,
+                          (unsigned long long)from->bytes);
     } else {
       storage->borrowed = storage->shared = storage->params = true;
-      executor->input_set[i] = true;
       report.shared++;
       report.shared_bytes += storage->bytes;
     }
   }
   free(users);
-  if (!status && executor->log) {
+  if (!status && log) {
     char line[768];
     int length = snprintf(line, sizeof(line), "share_params_from: %u parameter buffer%s (%llu bytes) shared",
                           report.shared, report.shared == 1 ? "" : "s", (unsigned long long)report.shared_bytes);
     if (report.not_shared && length > 0 && (size_t)length < sizeof(line))
       snprintf(line + length, sizeof(line) - (size_t)length, ", %u not: %s%s", report.not_shared, report.reasons,
                report.not_shared > 3 ? "; ..." : "");
-    executor->log(executor->log_user, line);
+    log(log_user, line);
   }
   return status;
 }
 
-void hgr__storage_lend(hgr_executor_t* executor, hgr_executor_t* source) {
-  for (uint32_t s = 0; source && s < executor->graph->storage_count; ++s)
-    if (executor->storages[s].borrowed) source->storages[s].shared = true;
+void hgr__storage_lend(const hgr__storage_pool_t* pool, hgr__storage_pool_t* source) {
+  for (uint32_t s = 0; source && s < pool->count; ++s)
+    if (pool->storages[s].borrowed) source->storages[s].shared = true;
 }
 
 /* ---- plan, allocation, release ------------------------------------------------------- */
 
-hgr_status_t hgr__storage_plan(hgr_executor_t* executor, const hgr_executor_t* source) {
-  const hgr_graph_t* graph = executor->graph;
+hgr_status_t hgr__storage_plan(hgr__storage_pool_t* pool, const hgr_instance_t* instance, const hgr_graph_t* graph,
+                               hgr__placement_t* placement, const hgr__storage_source_t* source, hgr_log_fn log,
+                               void* log_user) {
+  pool->storages = calloc(graph->storage_count + 1, sizeof(*pool->storages));
+  if (!pool->storages) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  pool->count = graph->storage_count;
   for (uint32_t e = 0; e < graph->entry_count; ++e) {
     const hgr__entry_t* entry = &graph->entries[e];
-    hgr__storage_t* storage = &executor->storages[entry->storage_id];
-    size_t device = executor->entry_device[e];
+    hgr__storage_t* storage = &pool->storages[entry->storage_id];
+    size_t device = placement->entry_device[e];
     if (storage->used && storage->device_index != device) {
       /* The graph checks one key per storage; two keys bound to one device are fine,
        * so this only fires if that invariant broke. */
-      const hgr_device_info_t* a = hgr_instance_device(executor->instance, storage->device_index);
-      const hgr_device_info_t* b = hgr_instance_device(executor->instance, device);
       return HGR_STATUS(HGR_STATUS_INTERNAL, "storage %u is on %s and, through entry %u, on %s",
-                        entry->storage_id, a->spec, e, b->spec);
+                        hgr__storage_id_of(graph, entry->storage_id), hgr__device_spec(instance, storage->device_index),
+                        e, hgr__device_spec(instance, device));
     }
     storage->used = true;
     storage->device_index = device;
     if (entry->bytes > storage->bytes) storage->bytes = entry->bytes;
   }
-  if (source) HGR_RETURN_IF_ERROR(choose_shared(executor, source));
+  if (source) HGR_RETURN_IF_ERROR(choose_shared(pool, instance, graph, source, log, log_user));
   for (uint32_t s = 0; s < graph->storage_count; ++s) {
-    hgr__storage_t* storage = &executor->storages[s];
+    hgr__storage_t* storage = &pool->storages[s];
     if (!storage->used) continue;
-    const hgr_device_info_t* device = hgr_instance_device(executor->instance, storage->device_index);
-    hgr_device_usage_t* usage = &hgr__exec_device(executor, storage->device_index)->usage;
+    const hgr_device_info_t* device = hgr_instance_device(instance, storage->device_index);
+    hgr_device_usage_t* usage = &hgr__placement_device(placement, storage->device_index)->usage;
     if (storage->borrowed) { /* the source counts it */
       usage->shared_count++;
       usage->shared_bytes += storage->bytes;
@@ -129,37 +134,39 @@ hgr_status_t hgr__storage_plan(hgr_executor_t* executor, const hgr_executor_t* s
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
                         "storage %u needs %s, more than the largest allocation %s allows "
                         "(%llu bytes)",
-                        s, size, device->spec, (unsigned long long)device->max_alloc_bytes);
+                        hgr__storage_id_of(graph, s), size, device->spec, (unsigned long long)device->max_alloc_bytes);
     usage->storage_count++;
     usage->storage_bytes += storage->bytes;
     if (usage->storage_bytes > device->global_mem_bytes)
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
-                        "storage %u (%s) brings %s past its global memory: %llu of %llu bytes", s,
+                        "storage %u (%s) brings %s past its global memory: %llu of %llu bytes",
+                        hgr__storage_id_of(graph, s),
                         size, device->spec, (unsigned long long)usage->storage_bytes,
                         (unsigned long long)device->global_mem_bytes);
   }
   return HGR_OK;
 }
 
-hgr_status_t hgr__storage_allocate(hgr_executor_t* executor, hgr_executor_t* source) {
-  bool borrows = false;
-  for (uint32_t s = 0; s < executor->graph->storage_count; ++s) borrows |= executor->storages[s].borrowed;
-  /* The source's writes into what is shared (its params) must be complete before
-   * this executor reads them: it has no event of the source's to wait on. */
-  if (borrows)
-    HGR_RETURN_IF_ERROR(
-        hgr_status_annotate(hgr_executor_wait(source), "share_params_from: waiting for the source executor"));
-  for (uint32_t s = 0; s < executor->graph->storage_count; ++s) {
-    hgr__storage_t* storage = &executor->storages[s];
+bool hgr__storage_borrows(const hgr__storage_pool_t* pool) {
+  for (uint32_t s = 0; s < pool->count; ++s)
+    if (pool->storages[s].borrowed) return true;
+  return false;
+}
+
+hgr_status_t hgr__storage_allocate(hgr__storage_pool_t* pool, hgr_instance_t* instance, const hgr_graph_t* graph,
+                                   const hgr__storage_pool_t* source) {
+  for (uint32_t s = 0; s < pool->count; ++s) {
+    hgr__storage_t* storage = &pool->storages[s];
     if (!storage->used) continue;
     if (storage->borrowed) {
       cl_int error = clRetainMemObject(source->storages[s].own_mem);
-      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clRetainMemObject(storage %u of the source executor)", s);
+      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clRetainMemObject(storage %u of the source executor)",
+                                                  hgr__storage_id_of(graph, s));
       storage->mem = storage->own_mem = source->storages[s].own_mem;
       continue;
     }
     cl_context context;
-    HGR_RETURN_IF_ERROR(hgr__instance_context(executor->instance, storage->device_index, &context));
+    HGR_RETURN_IF_ERROR(hgr__instance_context(instance, storage->device_index, &context));
     /* OpenCL refuses empty buffers; TVM rounds pools up to 4 bytes as well. */
     size_t bytes = (size_t)((storage->bytes + 3) / 4 * 4);
     if (bytes == 0) bytes = 4;
@@ -168,20 +175,51 @@ hgr_status_t hgr__storage_allocate(hgr_executor_t* executor, hgr_executor_t* sou
     storage->mem = storage->own_mem;
     if (error != CL_SUCCESS || !storage->mem) {
       storage->mem = storage->own_mem = NULL;
-      return HGR_CL_STATUS(error, "clCreateBuffer(storage %u, %zu bytes) on %s", s, bytes,
-                           hgr_instance_device(executor->instance, storage->device_index)->spec);
+      return HGR_CL_STATUS(error, "clCreateBuffer(storage %u, %zu bytes) on %s", hgr__storage_id_of(graph, s), bytes,
+                           hgr__device_spec(instance, storage->device_index));
     }
   }
   return HGR_OK;
 }
 
-void hgr__storage_release(hgr_executor_t* executor) {
-  if (!executor->storages) return;
-  for (uint32_t s = 0; s < executor->graph->storage_count; ++s) {
-    hgr__storage_t* storage = &executor->storages[s];
-    free(storage->readers); /* their events are borrowed (executor->commands) */
+void hgr__storage_release(hgr__storage_pool_t* pool) {
+  for (uint32_t s = 0; pool->storages && s < pool->count; ++s) {
+    hgr__storage_t* storage = &pool->storages[s];
+    free(storage->args);
     if (storage->own_mem) clReleaseMemObject(storage->own_mem); /* bindings release theirs */
   }
-  free(executor->storages);
-  executor->storages = NULL;
+  free(pool->storages);
+  memset(pool, 0, sizeof(*pool));
+}
+
+/* ---- kernel arguments and rebinding --------------------------------------------------- */
+
+hgr_status_t hgr__storage_add_arg(hgr__storage_pool_t* pool, uint32_t storage, cl_kernel kernel, cl_uint index) {
+  hgr__storage_t* record = &pool->storages[storage];
+  if (record->arg_count == record->arg_capacity) {
+    uint32_t capacity = record->arg_capacity ? 2 * record->arg_capacity : 4;
+    hgr__storage_arg_t* grown = realloc(record->args, capacity * sizeof(*grown));
+    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    record->args = grown;
+    record->arg_capacity = capacity;
+  }
+  record->args[record->arg_count++] = (hgr__storage_arg_t){kernel, index};
+  return HGR_OK;
+}
+
+void hgr__storage_clear_args(hgr__storage_pool_t* pool) {
+  for (uint32_t s = 0; pool->storages && s < pool->count; ++s) pool->storages[s].arg_count = 0;
+}
+
+hgr_status_t hgr__storage_use(hgr__storage_pool_t* pool, const hgr_graph_t* graph, uint32_t storage, cl_mem mem) {
+  hgr__storage_t* record = &pool->storages[storage];
+  if (record->mem == mem) return HGR_OK;
+  record->mem = mem;
+  for (uint32_t a = 0; a < record->arg_count; ++a) {
+    cl_int error = clSetKernelArg(record->args[a].kernel, record->args[a].index, sizeof(cl_mem), &record->mem);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "clSetKernelArg(arg %u), binding storage %u", record->args[a].index,
+                           hgr__storage_id_of(graph, storage));
+  }
+  return HGR_OK;
 }

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "executor_internal.h"
+#include "file.h"
 #include "kernel_sources.h"
 
 #define BLOB_MAGIC "HGRPROG1"
@@ -77,7 +78,7 @@ static hgr_status_t resolve_source(const hgr_executor_t* executor, const hgr__de
       return HGR_OK;
     }
   hgr__user_program_t user;
-  if (!hgr__library_program(executor->kernels, name, &device->info, &user))
+  if (!hgr__library_program(executor->programs.kernels, name, &device->info, &user))
     return HGR_STATUS(HGR_STATUS_INTERNAL, "no kernel source '%s'", name);
   out->text = user.text;
   out->length = user.text_length;
@@ -92,23 +93,24 @@ static hgr_status_t resolve_source(const hgr_executor_t* executor, const hgr__de
 }
 
 static hgr__program_t* find_program(hgr_executor_t* executor, size_t device_slot, const char* name) {
-  for (size_t p = 0; p < executor->program_count; ++p)
-    if (executor->programs[p].device_slot == device_slot && !strcmp(executor->programs[p].source, name))
-      return &executor->programs[p];
+  for (size_t p = 0; p < executor->programs.count; ++p)
+    if (executor->programs.programs[p].device_slot == device_slot &&
+        !strcmp(executor->programs.programs[p].source, name))
+      return &executor->programs.programs[p];
   return NULL;
 }
 
 /* Adds an entry (program not built yet); NULL when out of memory. The array only
  * grows before the build threads start. */
 static hgr__program_t* add_program(hgr_executor_t* executor, size_t device_slot, const char* name) {
-  if (executor->program_count == executor->program_capacity) {
-    size_t capacity = executor->program_capacity ? 2 * executor->program_capacity : 8;
-    hgr__program_t* grown = realloc(executor->programs, capacity * sizeof(*grown));
+  if (executor->programs.count == executor->programs.capacity) {
+    size_t capacity = executor->programs.capacity ? 2 * executor->programs.capacity : 8;
+    hgr__program_t* grown = realloc(executor->programs.programs, capacity * sizeof(*grown));
     if (!grown) return NULL;
-    executor->programs = grown;
-    executor->program_capacity = capacity;
+    executor->programs.programs = grown;
+    executor->programs.capacity = capacity;
   }
-  hgr__program_t* program = &executor->programs[executor->program_count++];
+  hgr__program_t* program = &executor->programs.programs[executor->programs.count++];
   memset(program, 0, sizeof(*program));
   program->device_slot = device_slot;
   program->source = name;
@@ -120,7 +122,7 @@ static hgr__program_t* add_program(hgr_executor_t* executor, size_t device_slot,
 typedef struct worker_t {
   hgr_executor_t* executor;
   size_t device_slot;
-  size_t* programs; /* indexes into executor->programs to build */
+  size_t* programs; /* indexes into executor->programs.programs to build */
   size_t program_count;
   hgr_status_t status;
   char* log;       /* lines separated by '\n' */
@@ -170,14 +172,14 @@ static char* make_key(const hgr__device_t* device, const source_t* source) {
 }
 
 static bool cache_enabled(const hgr_executor_t* executor) {
-  return executor->program_cache.mode != HGR_PROGRAM_CACHE_OFF &&
-         (executor->program_cache.mode != HGR_PROGRAM_CACHE_CALLBACKS ||
-          (executor->program_cache.load && executor->program_cache.store));
+  return executor->programs.cache.mode != HGR_PROGRAM_CACHE_OFF &&
+         (executor->programs.cache.mode != HGR_PROGRAM_CACHE_CALLBACKS ||
+          (executor->programs.cache.load && executor->programs.cache.store));
 }
 
 /* The cache directory (malloc'd), or NULL when none can be named. */
 static char* cache_directory(const hgr_executor_t* executor) {
-  const char* dir = executor->program_cache.directory;
+  const char* dir = executor->programs.cache.directory;
   const char* env = getenv("HGR_CACHE_DIR");
   const char* xdg = getenv("XDG_CACHE_HOME");
   const char* home = getenv("HOME");
@@ -221,10 +223,10 @@ static bool load_blob(worker_t* worker, const char* key, unsigned char** out_blo
   hgr_executor_t* executor = worker->executor;
   *out_blob = NULL;
   *out_size = 0;
-  if (executor->program_cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
+  if (executor->programs.cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
     void* blob = NULL;
     size_t size = 0;
-    if (!executor->program_cache.load(executor->program_cache.user, key, &blob, &size) || !blob) return false;
+    if (!executor->programs.cache.load(executor->programs.cache.user, key, &blob, &size) || !blob) return false;
     *out_blob = blob;
     *out_size = size;
     return true;
@@ -328,7 +330,7 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
 
 static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
   hgr_executor_t* executor = worker->executor;
-  size_t device_index = executor->devices[slot->device_slot].device_index;
+  size_t device_index = executor->placement.devices[slot->device_slot].device_index;
   const hgr__device_t* device = &executor->instance->devices[device_index];
   source_t source;
   HGR_RETURN_IF_ERROR(resolve_source(executor, device, slot->source, &source));
@@ -396,18 +398,19 @@ static pthread_mutex_t* platform_lock(cl_platform_id platform) {
 static void* build_worker(void* argument) {
   worker_t* worker = argument;
   hgr_executor_t* executor = worker->executor;
-  cl_platform_id platform = executor->instance->devices[executor->devices[worker->device_slot].device_index].platform;
+  cl_platform_id platform =
+      executor->instance->devices[executor->placement.devices[worker->device_slot].device_index].platform;
   pthread_mutex_t* lock = platform_lock(platform);
   pthread_mutex_lock(lock);
   for (size_t i = 0; i < worker->program_count && !worker->status; ++i)
-    worker->status = build_one(worker, &executor->programs[worker->programs[i]]);
+    worker->status = build_one(worker, &executor->programs.programs[worker->programs[i]]);
   pthread_mutex_unlock(lock);
   return NULL;
 }
 
 hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
   uint64_t start = hgr__monotonic_ns();
-  size_t devices = executor->device_count;
+  size_t devices = executor->placement.device_count;
   worker_t* workers = calloc(devices + 1, sizeof(worker_t));
   pthread_t* threads = calloc(devices + 1, sizeof(pthread_t));
   bool* started = calloc(devices + 1, sizeof(bool));
@@ -420,7 +423,8 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
   for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
     const hgr__step_t* step = &executor->steps[s];
     if (step->kind != HGR__STEP_KERNEL) continue;
-    size_t slot = (size_t)(hgr__exec_device(executor, step->device_index) - executor->devices);
+    size_t slot =
+        (size_t)(hgr__placement_device(&executor->placement, step->device_index) - executor->placement.devices);
     for (uint32_t k = 0; k < step->plan.launch_count; ++k) {
       const char* name = step->plan.launches[k].source ? step->plan.launches[k].source : step->plan.op->source;
       if (!find_program(executor, slot, name) && !add_program(executor, slot, name))
@@ -431,13 +435,13 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
     worker_t* worker = &workers[d];
     worker->executor = executor;
     worker->device_slot = d;
-    worker->programs = calloc(executor->program_count + 1, sizeof(size_t));
+    worker->programs = calloc(executor->programs.count + 1, sizeof(size_t));
     if (!worker->programs) {
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       break;
     }
-    for (size_t p = 0; p < executor->program_count; ++p)
-      if (executor->programs[p].device_slot == d && !executor->programs[p].program)
+    for (size_t p = 0; p < executor->programs.count; ++p)
+      if (executor->programs.programs[p].device_slot == d && !executor->programs.programs[p].program)
         worker->programs[worker->program_count++] = p;
   }
   if (status) goto cleanup;
@@ -445,10 +449,11 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
    * last one run here. */
   size_t last_threaded = SIZE_MAX;
   for (size_t d = 0; d < devices; ++d)
-    if (workers[d].program_count && !executor->instance->devices[executor->devices[d].device_index].host_driven)
+    if (workers[d].program_count &&
+        !executor->instance->devices[executor->placement.devices[d].device_index].host_driven)
       last_threaded = d;
   for (size_t d = 0; d < devices; ++d) {
-    bool host_driven = executor->instance->devices[executor->devices[d].device_index].host_driven;
+    bool host_driven = executor->instance->devices[executor->placement.devices[d].device_index].host_driven;
     if (!workers[d].program_count || host_driven || d == last_threaded) continue;
     started[d] = pthread_create(&threads[d], NULL, build_worker, &workers[d]) == 0;
   }
@@ -457,10 +462,10 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
   for (size_t d = 0; d < devices; ++d) {
     if (started[d]) pthread_join(threads[d], NULL);
     if (executor->log) emit_log(executor, &workers[d]);
-    executor->program_stats.from_cache += workers[d].from_cache;
-    executor->program_stats.from_source += workers[d].from_source;
-    executor->program_stats.rejected += workers[d].rejected;
-    executor->program_stats.programs += workers[d].from_cache + workers[d].from_source + workers[d].binaries;
+    executor->programs.stats.from_cache += workers[d].from_cache;
+    executor->programs.stats.from_source += workers[d].from_source;
+    executor->programs.stats.rejected += workers[d].rejected;
+    executor->programs.stats.programs += workers[d].from_cache + workers[d].from_source + workers[d].binaries;
     status = hgr_status_join(status, workers[d].status);
     workers[d].status = HGR_OK;
   }
@@ -473,7 +478,7 @@ cleanup:
   free(workers);
   free(threads);
   free(started);
-  executor->program_stats.build_ms += (double)(hgr__monotonic_ns() - start) / 1e6;
+  executor->programs.stats.build_ms += (double)(hgr__monotonic_ns() - start) / 1e6;
   return status;
 }
 
@@ -485,16 +490,17 @@ hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, cons
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!slot->program) { /* not among the planned ones (a re-plan): build it now */
     worker_t worker = {.executor = executor, .device_slot = device_slot};
-    pthread_mutex_t* lock = platform_lock(executor->instance->devices[executor->devices[device_slot].device_index].platform);
+    pthread_mutex_t* lock =
+        platform_lock(executor->instance->devices[executor->placement.devices[device_slot].device_index].platform);
     pthread_mutex_lock(lock);
     hgr_status_t status = build_one(&worker, slot);
     pthread_mutex_unlock(lock);
     if (executor->log) emit_log(executor, &worker);
     free(worker.log);
-    executor->program_stats.from_cache += worker.from_cache;
-    executor->program_stats.from_source += worker.from_source;
-    executor->program_stats.rejected += worker.rejected;
-    executor->program_stats.programs += status ? 0 : 1;
+    executor->programs.stats.from_cache += worker.from_cache;
+    executor->programs.stats.from_source += worker.from_source;
+    executor->programs.stats.rejected += worker.rejected;
+    executor->programs.stats.programs += status ? 0 : 1;
     HGR_RETURN_IF_ERROR(status);
   }
   *out_program = slot->program;
@@ -504,7 +510,7 @@ hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, cons
 /* ---- storing ----------------------------------------------------------------------- */
 
 static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program_t* slot) {
-  const hgr__device_t* device = &executor->instance->devices[executor->devices[device_slot].device_index];
+  const hgr__device_t* device = &executor->instance->devices[executor->placement.devices[device_slot].device_index];
   size_t length = 0;
   worker_t worker = {.executor = executor, .device_slot = device_slot};
   unsigned char* blob = NULL;
@@ -522,9 +528,9 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
       put_u64(blob + 24, fnv1a(binary, length, FNV_START));
       memcpy(blob + BLOB_HEADER, slot->key, key_length);
       size_t size = BLOB_HEADER + key_length + length;
-      if (executor->program_cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
-        executor->program_cache.store(executor->program_cache.user, slot->key, blob, size);
-        executor->program_stats.stored++;
+      if (executor->programs.cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
+        executor->programs.cache.store(executor->programs.cache.user, slot->key, blob, size);
+        executor->programs.stats.stored++;
       } else {
         char* path = blob_path(executor, slot->key);
         char* dir = cache_directory(executor);
@@ -535,7 +541,7 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
         else status = hgr__file_write_atomic(path, blob, size, NULL, 0);
         if (status) note(&worker, "program cache: not stored: %s", hgr_status_message(status));
         else {
-          executor->program_stats.stored++;
+          executor->programs.stats.stored++;
           note(&worker, "program cache: stored %zu bytes for %s in %s", size, device->info.spec, path);
         }
         hgr_status_free(status);
@@ -554,22 +560,22 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
 
 void hgr__programs_store(hgr_executor_t* executor) {
   if (!cache_enabled(executor)) return;
-  for (size_t p = 0; p < executor->program_count; ++p) {
-    hgr__program_t* slot = &executor->programs[p];
+  for (size_t p = 0; p < executor->programs.count; ++p) {
+    hgr__program_t* slot = &executor->programs.programs[p];
     if (!slot->program || !slot->from_source || slot->stored) continue;
     slot->stored = true; /* tried once, whatever happens */
     store_one(executor, slot->device_slot, slot);
   }
 }
 
-void hgr__programs_release(hgr_executor_t* executor) {
-  for (size_t p = 0; p < executor->program_count; ++p) {
-    if (executor->programs[p].program) clReleaseProgram(executor->programs[p].program);
-    free(executor->programs[p].key);
+void hgr__programs_release(hgr__programs_t* programs) {
+  for (size_t p = 0; p < programs->count; ++p) {
+    if (programs->programs[p].program) clReleaseProgram(programs->programs[p].program);
+    free(programs->programs[p].key);
   }
-  free(executor->programs);
-  executor->programs = NULL;
-  executor->program_count = executor->program_capacity = 0;
+  free(programs->programs);
+  hgr_kernel_library_release(programs->kernels);
+  memset(programs, 0, sizeof(*programs));
 }
 
-hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* executor) { return executor->program_stats; }
+hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* executor) { return executor->programs.stats; }

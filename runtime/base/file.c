@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "graph_internal.h"
+#include "file.h"
 #include "internal.h"
 
 hgr_status_t hgr__file_read(const char* path, void** out_data, size_t* out_length) {

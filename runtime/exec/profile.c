@@ -1,39 +1,15 @@
-/* Profiling: every command of a run kept with its node and queue, and what reads
- * it back (hgr_executor_command_profile and friends), plus the device-to-host clock
- * offset that puts device timestamps on one timeline. */
+/* Profiling and inspection, read-only: every command of the recorded run with its
+ * node and queue (recorded by order.c), per-node enqueue windows, device times, the
+ * device-to-host clock offset that puts device timestamps on one timeline, and what
+ * the executor is made of (key bindings, devices and their memory, queues, copies). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "executor_internal.h"
 
-uint64_t hgr__monotonic_ns(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
-hgr_status_t hgr__profile_command(hgr_executor_t* executor, uint32_t queue, cl_event event) {
-  if (executor->profiled_count == executor->profiled_capacity) {
-    uint32_t capacity = executor->profiled_capacity ? 2 * executor->profiled_capacity : 256;
-    hgr__profiled_t* grown = realloc(executor->profiled, capacity * sizeof(*grown));
-    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    executor->profiled = grown;
-    executor->profiled_capacity = capacity;
-  }
-  clRetainEvent(event);
-  executor->profiled[executor->profiled_count++] =
-      (hgr__profiled_t){event, queue, executor->steps[executor->enqueue_step].node_id, hgr__monotonic_ns()};
-  return HGR_OK;
-}
-
-void hgr__profile_reset(hgr_executor_t* executor) {
-  for (uint32_t i = 0; i < executor->profiled_count; ++i) clReleaseEvent(executor->profiled[i].event);
-  executor->profiled_count = 0;
-}
-
 static bool profiled(const hgr_executor_t* executor) {
-  return executor->profiling && !executor->run_in_flight && executor->profile_complete;
+  return executor->profile.enabled && !executor->run_in_flight && executor->profile.complete;
 }
 
 static hgr_status_t check_profiled(const hgr_executor_t* executor) {
@@ -73,15 +49,15 @@ static hgr_command_kind_t kind_of(cl_command_type type) {
 }
 
 size_t hgr_executor_command_count(const hgr_executor_t* executor) {
-  return profiled(executor) ? executor->profiled_count : 0;
+  return profiled(executor) ? executor->order.profiled_count : 0;
 }
 
 hgr_status_t hgr_executor_command_profile(const hgr_executor_t* executor, size_t i, hgr_command_profile_t* out) {
   memset(out, 0, sizeof(*out));
   HGR_RETURN_IF_ERROR(check_profiled(executor));
-  if (i >= executor->profiled_count)
-    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "command %zu of %u", i, executor->profiled_count);
-  const hgr__profiled_t* record = &executor->profiled[i];
+  if (i >= executor->order.profiled_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "command %zu of %u", i, executor->order.profiled_count);
+  const hgr__profiled_t* record = &executor->order.profiled[i];
   out->node_id = record->node_id;
   out->queue = record->queue;
   out->host_enqueue_ns = record->host_ns;
@@ -114,23 +90,21 @@ hgr_status_t hgr_executor_node_enqueue_time(const hgr_executor_t* executor, uint
   if (node_id >= executor->graph->node_count)
     return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "node %u of %u", node_id, executor->graph->node_count);
   const hgr__step_t* step = step_of(executor, node_id);
-  if (step && executor->step_host_ns) {
+  if (step && executor->profile.step_host_ns) {
     size_t s = (size_t)(step - executor->steps);
-    *out_begin_ns = executor->step_host_ns[2 * s];
-    *out_end_ns = executor->step_host_ns[2 * s + 1];
+    *out_begin_ns = executor->profile.step_host_ns[2 * s];
+    *out_end_ns = executor->profile.step_host_ns[2 * s + 1];
   }
   return HGR_OK;
 }
 
-size_t hgr_executor_queue_count(const hgr_executor_t* executor) { return executor->queue_count; }
+size_t hgr_executor_queue_count(const hgr_executor_t* executor) { return executor->order.queues.count; }
 
 hgr_queue_info_t hgr_executor_queue_info(const hgr_executor_t* executor, size_t i) {
   hgr_queue_info_t info = {0, "compute"};
-  if (i >= executor->queue_count) return info;
-  info.device_index = executor->queues[i].device_index;
-  const hgr__exec_device_t* device = NULL;
-  for (size_t d = 0; d < executor->device_count; ++d)
-    if (executor->devices[d].device_index == info.device_index) device = &executor->devices[d];
+  if (i >= executor->order.queues.count) return info;
+  info.device_index = executor->order.queues.queues[i].device_index;
+  const hgr__exec_device_t* device = hgr__placement_device(&executor->placement, info.device_index);
   if (device && device->compute_queue == i && device->transfer_queue == i) info.role = "compute+transfer";
   else if (device && device->transfer_queue == i) info.role = "transfer";
   return info;
@@ -187,15 +161,15 @@ static bool timer_offset(const hgr__device_t* device, hgr_clock_offset_t* out) {
 
 hgr_status_t hgr_executor_clock_offset(hgr_executor_t* executor, size_t device_index, hgr_clock_offset_t* out) {
   memset(out, 0, sizeof(*out));
-  if (!executor->profiling || executor->plan_only)
+  if (!executor->profile.enabled || executor->plan_only)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "clock offsets need an executor created with profiling");
-  hgr__exec_device_t* used = hgr__exec_device(executor, device_index);
+  hgr__exec_device_t* used = hgr__placement_device(&executor->placement, device_index);
   if (!used) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the executor does not use device %zu", device_index);
   const hgr__device_t* device = &executor->instance->devices[device_index];
   if (timer_offset(device, out)) return HGR_OK;
   /* A marker's end lies between the host readings around its enqueue and completion;
    * the narrowest of a few windows wins. */
-  cl_command_queue queue = executor->queues[used->compute_queue].queue;
+  cl_command_queue queue = executor->order.queues.queues[used->compute_queue].queue;
   bool found = false;
   for (int attempt = 0; attempt < 5; ++attempt) {
     cl_event marker = NULL;
@@ -220,5 +194,56 @@ hgr_status_t hgr_executor_clock_offset(hgr_executor_t* executor, size_t device_i
   out->method = "marker";
   if (!found)
     return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "%s reports no profiling timestamps", device->info.spec);
+  return HGR_OK;
+}
+
+/* ---- what the executor is made of ---------------------------------------------- */
+
+size_t hgr_executor_key_count(const hgr_executor_t* executor) { return executor ? executor->placement.key_count : 0; }
+
+hgr_key_binding_t hgr_executor_key_binding(const hgr_executor_t* executor, size_t i) {
+  if (!executor || i >= executor->placement.key_count) return (hgr_key_binding_t){0, SIZE_MAX, false};
+  return executor->placement.keys[i];
+}
+
+size_t hgr_executor_device_count(const hgr_executor_t* executor) {
+  return executor ? executor->placement.device_count : 0;
+}
+
+hgr_device_usage_t hgr_executor_device_usage(const hgr_executor_t* executor, size_t i) {
+  if (!executor || i >= executor->placement.device_count) {
+    hgr_device_usage_t none = {0};
+    none.device_index = SIZE_MAX;
+    return none;
+  }
+  return executor->placement.devices[i].usage;
+}
+hgr_copy_summary_t hgr_executor_copy_summary(const hgr_executor_t* executor) { return executor->copies; }
+
+hgr_status_t hgr_executor_device_time(const hgr_executor_t* executor, size_t i, hgr_device_time_t* out_time) {
+  memset(out_time, 0, sizeof(*out_time));
+  if (i >= executor->placement.device_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "device %zu of %zu", i, executor->placement.device_count);
+  if (!executor->profile.enabled || executor->run_in_flight)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                      "device times need an executor created with profiling and a run that was waited for");
+  size_t device = executor->placement.devices[i].device_index;
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    const hgr__step_t* step = &executor->steps[s];
+    if (step->device_index != device || !step->done) continue;
+    for (uint32_t k = 0; k < step->done_count; ++k) {
+      if (!step->done[k]) continue;
+      cl_ulong start = 0, end = 0;
+      cl_int error = clGetEventProfilingInfo(step->done[k], CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL);
+      if (error == CL_SUCCESS)
+        error = clGetEventProfilingInfo(step->done[k], CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
+      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetEventProfilingInfo");
+      out_time->commands++;
+      if (start && end > start) {
+        out_time->timed_commands++;
+        out_time->busy_ns += end - start;
+      }
+    }
+  }
   return HGR_OK;
 }

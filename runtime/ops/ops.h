@@ -11,7 +11,7 @@
  *
  * Ops live in families, one runtime/ops_<family>.c and one kernels/<family>.cl
  * each; a family exports a table terminated by an entry whose name is NULL, and
- * kernels.c lists the tables. */
+ * op_registry.c lists the tables; op_context.c implements the helpers below. */
 #ifndef HGR_OPS_H_
 #define HGR_OPS_H_
 
@@ -120,6 +120,8 @@ struct hgr__op_t {
 
 /* The built-in op called name, or NULL. */
 const hgr__op_t* hgr__op_find(const char* name);
+/* The built-in families' tables (each ends with an op whose name is NULL). */
+const hgr__op_t* const* hgr__op_families(size_t* out_count);
 
 /* Plans node node_id for a device with the given limits: finds the op (built-in,
  * else in library, which may be NULL), checks the
@@ -133,7 +135,7 @@ const hgr__op_t* hgr__op_find(const char* name);
 hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
                           const hgr__limits_t* limits, hgr__op_ctx_t* ctx);
 
-/* ---- user kernels (user_kernels.c) ----------------------------------------------------- */
+/* ---- user kernels (kernel_library.c) ---------------------------------------------------- */
 
 /* The library's op called name, or NULL. */
 const hgr__op_t* hgr__library_op(const hgr_kernel_library_t* library, const char* name);
@@ -155,8 +157,6 @@ void hgr__op_ctx_free(hgr__op_ctx_t* ctx);
 /* The embedded source called name (kernels/<name>.cl), or NULL. */
 const char* hgr__kernel_source(const char* name, size_t* out_length);
 
-/* "node 7 'conv1'" style prefix for messages, into buffer. */
-const char* hgr__node_label(const hgr_graph_t* graph, uint32_t node_id, char* buffer, size_t capacity);
 
 /* ---- for plan functions -------------------------------------------------------------- */
 

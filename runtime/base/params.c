@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "graph_internal.h"
+#include "file.h"
 #include "hgr/params.h"
 #include "internal.h"
 

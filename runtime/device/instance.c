@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device_internal.h"
 #include "hgr/opencl.h"
 
 void hgr_instance_options_init(hgr_instance_options_t* options) {
@@ -187,6 +187,11 @@ size_t hgr_instance_device_count(const hgr_instance_t* instance) {
 
 const hgr_device_info_t* hgr_instance_device(const hgr_instance_t* instance, size_t i) {
   return (instance && i < instance->device_count) ? &instance->devices[i].info : NULL;
+}
+
+const char* hgr__device_spec(const hgr_instance_t* instance, size_t device_index) {
+  const hgr_device_info_t* info = hgr_instance_device(instance, device_index);
+  return info ? info->spec : "(no device)";
 }
 
 size_t hgr_instance_skipped_platform_count(const hgr_instance_t* instance) {

@@ -1,0 +1,307 @@
+/* The executor: its parts, each owned by one file, and the functions the executor's
+ * own files call on each other. Layers, lowest first; a file calls only files of its
+ * own or a lower layer:
+ *
+ *   queue.c       the command queues, flushing, event status
+ *   bridge.c      cross-context user events (bridge.h)
+ *   order.c       ordering by storage and keeping command events (order.h)
+ *   placement.c   device keys -> devices (placement.h)
+ *   storage.c     the storage pool and rebinding of kernel arguments (storage.h)
+ *   program_cache.c  the programs the steps use, built or loaded from the cache
+ *   plan.c        steps: each node bound to a device, a queue and its kernels
+ *   transfer.c    copy steps per device pair
+ *   launch.c      enqueueing one step
+ *   wait.c        waiting for events, the failure scan
+ *   readback.c    reading or exporting one storage to the host
+ *   fence.c       runs as fences, output snapshots (public hgr_fence_*)
+ *   host_io.c     inputs, outputs, caller-memory bindings, params
+ *   executor.c    create, run, stepping, wait, release
+ *   profile.c     profiling and inspection getters (reads only)
+ *
+ * The lower five take only their own parts; the rest take the executor. */
+#ifndef HGR_EXECUTOR_INTERNAL_H_
+#define HGR_EXECUTOR_INTERNAL_H_
+
+#include "graph_internal.h"
+#include "hgr/executor.h"
+#include "hgr/opencl.h"
+#include "internal.h"
+#include "ops.h"
+#include "order.h"
+#include "placement.h"
+#include "storage.h"
+
+/* ---- steps (plan.c, transfer.c, launch.c) ---------------------------------------- */
+
+typedef enum hgr__step_kind_t {
+  HGR__STEP_KERNEL,
+  HGR__STEP_COPY,
+  HGR__STEP_NOP,
+} hgr__step_kind_t;
+
+typedef enum hgr__copy_path_t {
+  HGR__COPY_DIRECT, /* same queue or same context: clEnqueueCopyBuffer */
+  HGR__COPY_STAGED, /* read into host staging, bridge, write */
+  HGR__COPY_MAPPED, /* map the source (in chunks), bridge, write, bridge back, unmap */
+  HGR__COPY_MAPPED_DESTINATION, /* map the destination for writing (in chunks), bridge,
+                                   read into it, bridge back, unmap */
+} hgr__copy_path_t;
+
+/* One bound kernel launch of a step. */
+typedef struct hgr__kernel_launch_t {
+  cl_kernel kernel;
+  cl_mem meta;            /* the launch's read-only shapes and strides, or NULL */
+  hgr__launch_t launch;
+} hgr__kernel_launch_t;
+
+/* One op node, bound once at creation. */
+typedef struct hgr__step_t {
+  uint32_t node_id;
+  hgr__step_kind_t kind;
+  size_t device_index;     /* where it runs (its outputs' device) */
+  uint32_t queue;          /* the queue of its (last) command */
+  uint32_t* in_storages;   /* storage slot per input */
+  uint32_t in_count;
+  uint32_t* out_storages;  /* storage slot per output */
+  uint32_t out_count;
+  /* kernels: the op's plan until bound, then its launches, enqueued in order */
+  hgr__op_ctx_t plan;
+  hgr__kernel_launch_t* launches;
+  uint32_t launch_count;
+  /* copies */
+  hgr_pair_class_t pair_class;
+  hgr__copy_path_t path;
+  uint64_t copy_bytes;
+  uint32_t src_queue;      /* staged/mapped: where the source is read or mapped */
+  void* staging;           /* staged: host buffer (64-byte aligned) */
+  uint64_t chunk_bytes;    /* mapped: bytes per chunk */
+  uint32_t chunk_count;
+  cl_event staging_free;   /* staged/mapped: user event in the source context, set when the
+                              previous run's write has consumed the staging (or mapping) */
+  /* the events that complete the step in this run (retained), to report failures:
+   * one per step, or one per chunk of a mapped copy */
+  cl_event* done;
+  uint32_t done_count;
+} hgr__step_t;
+
+/* ---- programs (program_cache.c) --------------------------------------------------- */
+
+/* A program of one executor device and one kernel source. */
+typedef struct hgr__program_t {
+  size_t device_slot;
+  const char* source; /* kernels/<source>.cl, or a user op's source name */
+  cl_program program;
+  char* key;          /* its program cache key */
+  bool from_source;   /* compiled here (so worth storing once its kernels ran) */
+  bool stored;        /* storing was tried */
+} hgr__program_t;
+
+typedef struct hgr__programs_t {
+  hgr__program_t* programs; /* one per (device, kernel source) used */
+  size_t count, capacity;
+  hgr_program_cache_t cache;
+  hgr_kernel_library_t* kernels; /* the user's ops (retained), or NULL */
+  hgr_program_stats_t stats;
+} hgr__programs_t;
+
+/* ---- host I/O (host_io.c) ------------------------------------------------------------ */
+
+/* A caller's memory or buffer bound to a graph input or output (executor.h). */
+typedef enum hgr__bind_kind_t {
+  HGR__BIND_NONE,
+  HGR__BIND_BUFFER,         /* the caller's cl_mem replaces the storage's buffer */
+  HGR__BIND_HOST_ZERO_COPY, /* a CL_MEM_USE_HOST_PTR buffer over the caller's memory
+                               replaces it; each run maps and unmaps it to sync */
+  HGR__BIND_HOST_COPY,      /* each run writes the caller's memory into the storage
+                               (input) or reads the storage into it (output) */
+} hgr__bind_kind_t;
+
+typedef struct hgr__io_binding_t {
+  hgr__bind_kind_t kind;
+  void* host;     /* HOST_*: the caller's memory */
+  size_t bytes;   /* the tensor's size */
+  cl_mem mem;     /* BUFFER: the caller's (retained); ZERO_COPY: ours over host */
+  uint32_t storage;
+} hgr__io_binding_t;
+
+typedef struct hgr__host_io_t {
+  bool* input_set;                    /* per input index */
+  hgr__io_binding_t* input_bindings;  /* per input */
+  hgr__io_binding_t* output_bindings; /* per output */
+  char** unused_params;               /* names of params that matched no input (last load) */
+  size_t unused_param_count;
+} hgr__host_io_t;
+
+/* Host memory the driver reads into (readback.c): never the caller's memory, since
+ * after a device failure a read may stay pending when the call returns. */
+typedef struct hgr__staging_t {
+  void** outputs;        /* per output */
+  void* entry;           /* for hgr_executor_read_entry */
+  size_t entry_bytes;
+} hgr__staging_t;
+
+/* ---- fences (fence.c) -------------------------------------------------------------- */
+
+/* One run, as hgr_fence_t: what completes it, and the outputs it still holds. */
+struct hgr_fence_s {
+  hgr_executor_t* executor; /* NULL once the executor was released */
+  uint32_t refs;            /* the executor's until retired, and the caller's */
+  uint64_t run;             /* 1 for the executor's first run */
+  cl_event* events;         /* each used queue's last command of the run (retained) */
+  uint32_t event_count;
+  uint64_t* queue_seq;      /* per executor queue: the position of that command */
+  uint64_t command_end;     /* absolute index just past the run's kept commands */
+  bool retired;             /* completed, and its commands released */
+  hgr_status_t failure;     /* owned; why it did not complete, or HGR_OK */
+  cl_mem* snapshots;        /* per output: its values, copied before a later write
+                               reused the storage; NULL while the storage holds them */
+  bool exported;            /* snapshots were handed out: never pooled */
+  hgr_fence_t* next;        /* the executor's fences, oldest first */
+};
+
+typedef struct hgr__fence_list_t {
+  hgr_fence_t* first;           /* every run not yet retired, and fences the caller holds */
+  hgr_fence_t** output_holder;  /* per output: the fence whose values the storage holds
+                                   while its caller may still read them, or NULL */
+  cl_mem** snapshot_pool;       /* per output: spare snapshot buffers */
+  uint32_t* snapshot_pool_count;
+} hgr__fence_list_t;
+
+/* ---- profiling (profile.c reads it) -------------------------------------------------- */
+
+typedef struct hgr__profile_t {
+  bool enabled;          /* options.profiling */
+  bool complete;         /* the recorded run was waited for */
+  uint64_t* step_host_ns; /* per step, its host enqueue window (2 per step) */
+} hgr__profile_t;
+
+struct hgr_executor_s {
+  hgr_instance_t* instance;
+  hgr_graph_t* graph;
+  bool plan_only;
+  hgr__placement_t placement;
+  hgr__order_t order;
+  hgr__storage_pool_t pool;
+  hgr__step_t* steps;
+  uint32_t step_count;
+  hgr_copy_summary_t copies;
+  uint32_t commands_per_run; /* an upper bound on what one run keeps; 0 until known */
+  hgr__programs_t programs;
+  hgr__host_io_t io;
+  hgr__staging_t staging;
+  hgr__fence_list_t fences;
+  hgr__profile_t profile;
+  bool run_in_flight;
+  bool stepping;             /* inside hgr_executor_run_stepwise */
+  uint64_t run_count;
+  /* Set once a command failed on a device: OpenCL leaves the queues of that context
+   * undefined (some drivers never complete commands that waited on a failed one), so
+   * the executor refuses further work and its release waits for nothing. */
+  hgr_status_t failure;
+  hgr_log_fn log;
+  void* log_user;
+};
+
+/* ---- program_cache.c ---- */
+/* Builds (or loads from the program cache) every program the planned steps use,
+ * concurrently across devices. */
+hgr_status_t hgr__programs_build(hgr_executor_t* executor);
+/* The program of kernels/<source_name>.cl for executor device device_slot (built now
+ * if hgr__programs_build did not). */
+hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const char* source_name,
+                              cl_program* out_program);
+/* Stores the binaries of programs compiled from source, once (after a run). */
+void hgr__programs_store(hgr_executor_t* executor);
+void hgr__programs_release(hgr__programs_t* programs);
+
+/* ---- plan.c ---- */
+/* Creates the queues, plans every step (device, storages, the op's launches), assigns
+ * queues, plans the copies and checks the memory budget. */
+hgr_status_t hgr__steps_plan(hgr_executor_t* executor, const hgr_executor_options_t* options);
+/* Creates every kernel step's kernels and sets their arguments. */
+hgr_status_t hgr__steps_bind(hgr_executor_t* executor);
+/* Releases every step's kernels, events and copy resources, and the steps. */
+void hgr__steps_release(hgr_executor_t* executor);
+
+/* ---- transfer.c ---- */
+/* Chooses the path and allocates staging for a copy step (at creation). */
+hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step);
+/* Enqueues one copy step of a run. */
+hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step);
+/* Frees a copy step's staging and events (at release, after all work finished). */
+void hgr__transfer_release(hgr__step_t* step);
+
+/* ---- launch.c ---- */
+/* Enqueues step s of a run: its kernels, or its copy. */
+hgr_status_t hgr__step_enqueue(hgr_executor_t* executor, uint32_t s);
+/* An upper bound on the events one run keeps. */
+uint32_t hgr__commands_per_run(hgr_executor_t* executor);
+
+/* ---- wait.c ---- */
+/* Waits until every event in events has completed, or until a node's command (kept
+ * before absolute index limit) has failed; see wait.c. */
+hgr_status_t hgr__await_events(hgr_executor_t* executor, const cl_event* events, uint32_t count, uint64_t limit);
+/* The first kept command before absolute index limit that failed, named by its step. */
+hgr_status_t hgr__find_failure(hgr_executor_t* executor, uint64_t limit);
+/* Makes the executor refuse further work after a device failure, failing every unset
+ * bridge so no consumer waits forever; returns failure. */
+hgr_status_t hgr__fail_executor(hgr_executor_t* executor, hgr_status_t failure);
+/* FAILED_PRECONDITION after a device failure. */
+hgr_status_t hgr__check_usable(const hgr_executor_t* executor);
+/* Waits for every queue's last command, then retires every command. */
+hgr_status_t hgr__wait_idle(hgr_executor_t* executor);
+/* After a device failure: gives the commands that can still finish up to a second to
+ * do so. True when every queue drained. */
+bool hgr__drain_after_failure(hgr_executor_t* executor);
+
+/* ---- readback.c ---- */
+/* The storage slot of output index. */
+uint32_t hgr__output_storage(const hgr_executor_t* executor, size_t index);
+/* The transfer queue of the device that owns storage. */
+uint32_t hgr__transfer_queue_of(const hgr_executor_t* executor, uint32_t storage);
+/* The host memory output index is read through. */
+hgr_status_t hgr__output_staging(hgr_executor_t* executor, size_t index, size_t bytes, void** out_staging);
+/* Reads bytes of mem (storage's buffer, or a copy of it on the same device) into data
+ * through staging; when ordered, after storage's writer. `what` names the tensor. */
+hgr_status_t hgr__read_into(hgr_executor_t* executor, uint32_t storage, cl_mem mem, bool ordered, void* staging,
+                            void* data, size_t bytes, const char* what);
+/* Fills out with mem and a marker on storage's transfer queue that completes once
+ * the commands before it there (and, when ordered, storage's writer) have. */
+hgr_status_t hgr__export_buffer(hgr_executor_t* executor, uint32_t storage, cl_mem mem, bool ordered, size_t bytes,
+                                hgr_device_buffer_t* out_buffer);
+/* Checks a host transfer of input or output index ("what") of info's tensor. */
+hgr_status_t hgr__check_io(const hgr_executor_t* executor, const hgr_tensor_info_t* info, const char* what,
+                           size_t index, const void* data, size_t bytes);
+
+/* ---- fence.c ---- */
+/* A fence for the run just enqueued; the executor holds one reference until it
+ * retires the run. */
+hgr_status_t hgr__fence_create(hgr_executor_t* executor, hgr_fence_t** out_fence);
+/* Retires the runs up to and including `through` (NULL: every run), whose commands
+ * have all completed, oldest first; then the commands they cover. */
+void hgr__fences_retire(hgr_executor_t* executor, hgr_fence_t* through);
+/* Retires the oldest runs that completed without a failure, without waiting. */
+void hgr__fences_retire_completed(hgr_executor_t* executor);
+/* Before storage (UINT32_MAX: every storage) is written: the fences holding an
+ * output in it get their own copy. */
+hgr_status_t hgr__fences_release_holders(hgr_executor_t* executor, uint32_t storage);
+/* Makes fence the holder of every output (a fenced run was just enqueued). */
+void hgr__fences_hold_outputs(hgr_executor_t* executor, hgr_fence_t* fence);
+/* At executor release: fences outlive it with what they know; their copies go. */
+void hgr__fences_detach(hgr_executor_t* executor);
+
+/* ---- host_io.c ---- */
+hgr_status_t hgr__host_io_create(hgr_executor_t* executor);
+/* A host binding's transfer of one run (inputs before, outputs after its steps). */
+hgr_status_t hgr__host_io_sync_bindings(hgr_executor_t* executor, bool inputs);
+/* FAILED_PRECONDITION naming the first input never set. */
+hgr_status_t hgr__host_io_check_inputs_set(const hgr_executor_t* executor);
+/* hgr_executor_load_params; skip_shared passes over inputs whose buffer is shared
+ * (creation, where they hold the source's params already) instead of refusing. */
+hgr_status_t hgr__host_io_load_params(hgr_executor_t* executor, const hgr_params_t* params, bool skip_shared,
+                                      size_t* out_unused_count);
+/* Marks the inputs whose storage is borrowed (share_params_from) as set. */
+void hgr__host_io_mark_shared_inputs(hgr_executor_t* executor);
+void hgr__host_io_release(hgr_executor_t* executor);
+
+#endif /* HGR_EXECUTOR_INTERNAL_H_ */

@@ -1,0 +1,476 @@
+/* Host I/O: inputs and outputs by index or name, the caller's memory or buffers
+ * bound in place of the executor's (zero-copy where the device shares host memory),
+ * outputs handed out as device buffers, reading any entry (stepping), and params. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_internal.h"
+#include "hgr/opencl.h"
+
+size_t hgr_executor_input_count(const hgr_executor_t* executor) {
+  return hgr_graph_input_count(executor->graph);
+}
+size_t hgr_executor_output_count(const hgr_executor_t* executor) {
+  return hgr_graph_output_count(executor->graph);
+}
+hgr_status_t hgr_executor_input_info(const hgr_executor_t* executor, size_t index, hgr_tensor_info_t* out_info) {
+  return hgr_graph_input_info(executor->graph, index, out_info);
+}
+hgr_status_t hgr_executor_output_info(const hgr_executor_t* executor, size_t index, hgr_tensor_info_t* out_info) {
+  return hgr_graph_output_info(executor->graph, index, out_info);
+}
+hgr_status_t hgr_executor_input_index(const hgr_executor_t* executor, const char* name, size_t* out_index) {
+  return hgr_graph_input_index(executor->graph, name, out_index);
+}
+
+hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, const void* data, size_t bytes) {
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, &info));
+  HGR_RETURN_IF_ERROR(hgr__check_io(executor, &info, "input", index, data, bytes));
+  if (executor->io.input_bindings[index].kind != HGR__BIND_NONE)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                      "input %zu '%s' is bound to the caller's memory: write that, or unbind the input first", index,
+                      info.name);
+  const hgr_graph_t* graph = executor->graph;
+  uint32_t storage_id = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
+  if (executor->pool.storages[storage_id].shared)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                      "input %zu '%s' (storage %u) is a parameter buffer shared between executors "
+                      "(share_params_from), so it is read-only",
+                      index, info.name, hgr__storage_id_of(executor->graph, storage_id));
+  executor->pool.storages[storage_id].params = false; /* load_params sets it again */
+  if (bytes) {
+    HGR_RETURN_IF_ERROR(hgr__fences_release_holders(executor, storage_id));
+    uint32_t queue = hgr__transfer_queue_of(executor, storage_id);
+    hgr__queue_t* q = &executor->order.queues.queues[queue];
+    uint32_t wait_count = 0;
+    HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage_id, true, queue, &wait_count));
+    /* Nothing in flight to wait for: a blocking write straight from data. Otherwise
+     * data is copied and the write waits on the device for the storage's readers
+     * and writer in runs already started. */
+    bool idle = !wait_count && (!q->last || hgr__events_complete(&q->last, 1) == 1);
+    void* held = NULL;
+    if (!idle) {
+      HGR_RETURN_IF_ERROR(hgr__order_reserve_held(&executor->order));
+      held = aligned_alloc(64, (bytes + 63) / 64 * 64);
+      if (!held)
+        return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for input %zu (%zu bytes)", index, bytes);
+      memcpy(held, data, bytes);
+    }
+    cl_event event = NULL;
+    hgr_status_t status = hgr__order_reserve(&executor->order, 1);
+    cl_int error = status ? CL_SUCCESS
+                          : clEnqueueWriteBuffer(q->queue, executor->pool.storages[storage_id].mem,
+                                                 idle ? CL_TRUE : CL_FALSE, 0, bytes, held ? held : data, wait_count,
+                                                 wait_count ? executor->order.wait : NULL, &event);
+    if (!status && error != CL_SUCCESS)
+      status = HGR_CL_STATUS(error, "clEnqueueWriteBuffer(input %zu '%s', storage %u) on %s", index, info.name,
+                             hgr__storage_id_of(executor->graph, storage_id), q->spec);
+    if (status) {
+      free(held);
+      return status;
+    }
+    status = hgr__order_enqueued(&executor->order, queue, event);
+    if (!status) hgr__order_record(&executor->order, storage_id, true, event, queue);
+    if (held) hgr__order_hold(&executor->order, held, queue);
+    if (!status && held) status = hgr__queue_flush(&executor->order.queues, queue);
+    clReleaseEvent(event);
+    HGR_RETURN_IF_ERROR(status);
+  }
+  executor->io.input_set[index] = true;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_executor_set_input_by_name(hgr_executor_t* executor, const char* name, const void* data,
+                                            size_t bytes) {
+  size_t index;
+  HGR_RETURN_IF_ERROR(hgr_executor_input_index(executor, name, &index));
+  return hgr_executor_set_input(executor, index, data, bytes);
+}
+
+hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data, size_t bytes) {
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, &info));
+  HGR_RETURN_IF_ERROR(hgr__check_io(executor, &info, "output", index, data, bytes));
+  if (!bytes) return HGR_OK;
+  uint32_t storage_id = hgr__output_storage(executor, index);
+  void* staging = NULL;
+  HGR_RETURN_IF_ERROR(hgr__output_staging(executor, index, bytes, &staging));
+  char what[256];
+  snprintf(what, sizeof(what), "output %zu '%s'", index, info.name);
+  return hgr__read_into(executor, storage_id, executor->pool.storages[storage_id].mem, true, staging, data, bytes,
+                        what);
+}
+
+/* A host binding's transfer of one run: the caller's memory into the storage before
+ * the run's first reader (inputs), or the storage into it after the last writer
+ * (outputs): a copy, or a map and unmap of the buffer over it, which makes the
+ * device and the host agree. */
+static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding_t* binding, bool input) {
+  if ((binding->kind != HGR__BIND_HOST_COPY && binding->kind != HGR__BIND_HOST_ZERO_COPY) || !binding->bytes)
+    return HGR_OK;
+  uint32_t storage_id = binding->storage;
+  uint32_t queue = hgr__transfer_queue_of(executor, storage_id);
+  cl_command_queue command_queue = executor->order.queues.queues[queue].queue;
+  cl_mem mem = executor->pool.storages[storage_id].mem;
+  const char* spec = hgr__device_spec(executor->instance, executor->pool.storages[storage_id].device_index);
+  uint32_t wait_count = 0;
+  HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage_id, input, queue, &wait_count));
+  const cl_event* wait = wait_count ? executor->order.wait : NULL;
+  cl_event event = NULL;
+  cl_int error;
+  if (binding->kind == HGR__BIND_HOST_COPY) {
+    error = input ? clEnqueueWriteBuffer(command_queue, mem, CL_FALSE, 0, binding->bytes, binding->host, wait_count,
+                                         wait, &event)
+                  : clEnqueueReadBuffer(command_queue, mem, CL_FALSE, 0, binding->bytes, binding->host, wait_count,
+                                        wait, &event);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "%s(storage %u, bound to the caller's memory) on %s",
+                           input ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer",
+                           hgr__storage_id_of(executor->graph, storage_id), spec);
+  } else {
+    cl_event mapped = NULL;
+    void* pointer = clEnqueueMapBuffer(command_queue, binding->mem, CL_FALSE,
+                                       input ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, 0, binding->bytes,
+                                       wait_count, wait, &mapped, &error);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "clEnqueueMapBuffer(storage %u, the caller's memory) on %s",
+                           hgr__storage_id_of(executor->graph, storage_id), spec);
+    hgr_status_t status = hgr__order_enqueued(&executor->order, queue, mapped);
+    clReleaseEvent(mapped);
+    HGR_RETURN_IF_ERROR(status);
+    error = clEnqueueUnmapMemObject(command_queue, binding->mem, pointer, 0, NULL, &event);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(storage %u, the caller's memory) on %s",
+                           hgr__storage_id_of(executor->graph, storage_id), spec);
+  }
+  hgr_status_t status = hgr__order_enqueued(&executor->order, queue, event);
+  if (!status) hgr__order_record(&executor->order, storage_id, input, event, queue);
+  clReleaseEvent(event);
+  return status;
+}
+
+hgr_status_t hgr__host_io_check_inputs_set(const hgr_executor_t* executor) {
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t i = 0; i < graph->arg_count; ++i)
+    if (!executor->io.input_set[i])
+      return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                        "input %u '%s' was never set (give it with set_input or in the params)", i,
+                        graph->nodes[graph->arg_nodes[i]].name);
+  return HGR_OK;
+}
+
+/* The binding record, tensor and storage of input or output index. */
+static hgr_status_t io_lookup(hgr_executor_t* executor, hgr_io_t io, size_t index, hgr_tensor_info_t* out_info,
+                              hgr__io_binding_t** out_binding) {
+  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
+  if (io != HGR_INPUT && io != HGR_OUTPUT) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "io is %d", (int)io);
+  if (executor->plan_only)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and has no buffers");
+  HGR_RETURN_IF_ERROR(hgr__check_usable(executor));
+  const hgr_graph_t* graph = executor->graph;
+  if (io == HGR_INPUT) {
+    HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, out_info));
+    *out_binding = &executor->io.input_bindings[index];
+    (*out_binding)->storage = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
+  } else {
+    HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, out_info));
+    *out_binding = &executor->io.output_bindings[index];
+    (*out_binding)->storage = hgr__output_storage(executor, index);
+  }
+  return HGR_OK;
+}
+
+/* The buffer another binding than `except` put in place of storage_id's, or NULL. */
+static const hgr__io_binding_t* storage_binder(const hgr_executor_t* executor, uint32_t storage_id,
+                                               const hgr__io_binding_t* except) {
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t i = 0; i < graph->arg_count + graph->head_count; ++i) {
+    const hgr__io_binding_t* binding =
+        i < graph->arg_count ? &executor->io.input_bindings[i] : &executor->io.output_bindings[i - graph->arg_count];
+    if (binding != except && binding->mem && binding->storage == storage_id) return binding;
+  }
+  return NULL;
+}
+
+/* Points storage_id's kernels at mem (its own buffer or a bound one). */
+static hgr_status_t use_buffer(hgr_executor_t* executor, uint32_t storage_id, cl_mem mem) {
+  return hgr__storage_use(&executor->pool, executor->graph, storage_id, mem);
+}
+
+/* Ends a binding: the storage goes back to its own buffer unless another binding
+ * shares the bound one. */
+static hgr_status_t drop_binding(hgr_executor_t* executor, hgr__io_binding_t* binding) {
+  hgr_status_t status = HGR_OK;
+  if (binding->mem) {
+    const hgr__io_binding_t* other = storage_binder(executor, binding->storage, binding);
+    status =
+        use_buffer(executor, binding->storage, other ? other->mem : executor->pool.storages[binding->storage].own_mem);
+    clReleaseMemObject(binding->mem); /* commands in flight keep it alive */
+  }
+  uint32_t storage_id = binding->storage;
+  memset(binding, 0, sizeof(*binding));
+  binding->storage = storage_id;
+  return status;
+}
+
+/* Whether a buffer over data would be the device's own memory (zero-copy). */
+static bool device_shares_host_memory(const hgr__device_t* device, const void* data) {
+  uint32_t align_bits = device->info.base_address_align_bits;
+  uintptr_t align = align_bits >= 8 ? align_bits / 8 : 1;
+  return device->info.unified_memory && hgr__device_maps_async(device) && (uintptr_t)data % align == 0;
+}
+
+/* Binds host memory (data) or a caller buffer (buffer, when data is NULL). */
+static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, void* data, size_t bytes,
+                         cl_mem buffer) {
+  hgr_tensor_info_t info;
+  hgr__io_binding_t* binding = NULL;
+  HGR_RETURN_IF_ERROR(io_lookup(executor, io, index, &info, &binding));
+  const char* what = io == HGR_INPUT ? "input" : "output";
+  uint32_t storage_id = binding->storage;
+  hgr__storage_t* storage = &executor->pool.storages[storage_id];
+  const hgr__device_t* device = &executor->instance->devices[storage->device_index];
+  cl_context context = executor->order.queues.queues[hgr__transfer_queue_of(executor, storage_id)].context;
+  if (storage->shared)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                      "%s %zu '%s' (storage %u) is a parameter buffer shared between executors "
+                      "(share_params_from): it cannot be bound",
+                      what, index, info.name, hgr__storage_id_of(executor->graph, storage_id));
+  const hgr__io_binding_t* other = storage_binder(executor, storage_id, binding);
+  hgr__io_binding_t next = {HGR__BIND_HOST_COPY, data, info.bytes, NULL, storage_id};
+  if (buffer) {
+    cl_context buffer_context = NULL;
+    size_t buffer_bytes = 0;
+    cl_int error = clGetMemObjectInfo(buffer, CL_MEM_CONTEXT, sizeof(buffer_context), &buffer_context, NULL);
+    if (error == CL_SUCCESS) error = clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(buffer_bytes), &buffer_bytes, NULL);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "clGetMemObjectInfo(the buffer given for %s %zu '%s')", what, index, info.name);
+    if (buffer_context != context)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "%s %zu '%s': the buffer belongs to another context than %s's, where storage %u lives", what,
+                        index, info.name, device->info.spec, hgr__storage_id_of(executor->graph, storage_id));
+    if (buffer_bytes < storage->bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s %zu '%s': the buffer has %zu bytes, but storage %u needs %llu",
+                        what, index, info.name, buffer_bytes, hgr__storage_id_of(executor->graph, storage_id),
+                        (unsigned long long)storage->bytes);
+    if (other && other->mem != buffer)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "%s %zu '%s': storage %u is bound to another buffer already (an input and an output sharing "
+                        "a storage take one buffer)",
+                        what, index, info.name, hgr__storage_id_of(executor->graph, storage_id));
+    clRetainMemObject(buffer);
+    next.kind = HGR__BIND_BUFFER;
+    next.host = NULL;
+    next.mem = buffer;
+  } else {
+    if (bytes != info.bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s %zu '%s' has %llu bytes, %zu were given", what, index,
+                        info.name, (unsigned long long)info.bytes, bytes);
+    if (!data && bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s %zu '%s': data is NULL", what, index, info.name);
+    if (other && other->kind == HGR__BIND_HOST_ZERO_COPY && other->host == data) {
+      clRetainMemObject(other->mem); /* the same memory: the same buffer */
+      next.kind = HGR__BIND_HOST_ZERO_COPY;
+      next.mem = other->mem;
+    } else if (!other && bytes && bytes == storage->bytes && device_shares_host_memory(device, data)) {
+      cl_int error = CL_SUCCESS;
+      next.mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, data, &error);
+      if (error == CL_SUCCESS && next.mem) next.kind = HGR__BIND_HOST_ZERO_COPY;
+      else next.mem = NULL; /* the driver would not: copy */
+    }
+  }
+  /* Fences of earlier runs keep their values, copied out of the old buffer. */
+  hgr_status_t status = hgr__fences_release_holders(executor, storage_id);
+  if (!status) status = drop_binding(executor, binding);
+  if (!status && next.mem) status = use_buffer(executor, storage_id, next.mem);
+  if (status) {
+    if (next.mem) clReleaseMemObject(next.mem);
+    return status;
+  }
+  *binding = next;
+  storage->params = false; /* not a param any more: never shared */
+  if (io == HGR_INPUT) executor->io.input_set[index] = true;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_executor_bind_host(hgr_executor_t* executor, hgr_io_t io, size_t index, void* data, size_t bytes) {
+  if (!data && bytes) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "data is NULL");
+  static char empty;
+  return bind(executor, io, index, data ? data : &empty, bytes, NULL);
+}
+
+hgr_status_t hgr_executor_bind_buffer(hgr_executor_t* executor, hgr_io_t io, size_t index, cl_mem buffer) {
+  if (!buffer) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "buffer is NULL (hgr_executor_unbind ends a binding)");
+  return bind(executor, io, index, NULL, 0, buffer);
+}
+
+hgr_status_t hgr_executor_unbind(hgr_executor_t* executor, hgr_io_t io, size_t index) {
+  hgr_tensor_info_t info;
+  hgr__io_binding_t* binding = NULL;
+  HGR_RETURN_IF_ERROR(io_lookup(executor, io, index, &info, &binding));
+  if (binding->kind == HGR__BIND_NONE) return HGR_OK;
+  HGR_RETURN_IF_ERROR(hgr__fences_release_holders(executor, binding->storage));
+  HGR_RETURN_IF_ERROR(drop_binding(executor, binding));
+  /* The executor's own buffer may never have seen what the binding held. */
+  if (io == HGR_INPUT) executor->io.input_set[index] = false;
+  return HGR_OK;
+}
+
+hgr_binding_kind_t hgr_executor_binding_kind(const hgr_executor_t* executor, hgr_io_t io, size_t index) {
+  if (!executor || !executor->io.input_bindings) return HGR_BINDING_NONE;
+  const hgr_graph_t* graph = executor->graph;
+  const hgr__io_binding_t* binding = NULL;
+  if (io == HGR_INPUT && index < graph->arg_count) binding = &executor->io.input_bindings[index];
+  if (io == HGR_OUTPUT && index < graph->head_count) binding = &executor->io.output_bindings[index];
+  if (!binding) return HGR_BINDING_NONE;
+  switch (binding->kind) {
+    case HGR__BIND_NONE: return HGR_BINDING_NONE;
+    case HGR__BIND_BUFFER: return HGR_BINDING_BUFFER;
+    case HGR__BIND_HOST_ZERO_COPY: return HGR_BINDING_HOST_ZERO_COPY;
+    case HGR__BIND_HOST_COPY: return HGR_BINDING_HOST_COPY;
+  }
+  return HGR_BINDING_NONE;
+}
+
+hgr_status_t hgr_executor_output_buffer(hgr_executor_t* executor, size_t index, hgr_device_buffer_t* out_buffer) {
+  memset(out_buffer, 0, sizeof(*out_buffer));
+  hgr_tensor_info_t info;
+  hgr__io_binding_t* binding = NULL;
+  HGR_RETURN_IF_ERROR(io_lookup(executor, HGR_OUTPUT, index, &info, &binding));
+  uint32_t storage_id = binding->storage;
+  return hgr__export_buffer(executor, storage_id, executor->pool.storages[storage_id].mem, true, info.bytes,
+                            out_buffer);
+}
+
+void hgr_device_buffer_release(hgr_device_buffer_t* buffer) {
+  if (!buffer) return;
+  if (buffer->mem) clReleaseMemObject(buffer->mem);
+  if (buffer->ready) clReleaseEvent(buffer->ready);
+  memset(buffer, 0, sizeof(*buffer));
+}
+
+hgr_status_t hgr_executor_read_entry(hgr_executor_t* executor, uint32_t node_id, uint32_t index, void* data,
+                                     size_t bytes) {
+  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
+  const hgr_graph_t* graph = executor->graph;
+  if (node_id >= graph->node_count || index >= graph->nodes[node_id].num_outputs)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "output %u of node %u", index, node_id);
+  if (executor->plan_only)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and has no buffers");
+  HGR_RETURN_IF_ERROR(hgr__check_usable(executor));
+  const hgr__entry_t* entry = &graph->entries[graph->node_row_ptr[node_id] + index];
+  if (bytes != entry->bytes)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "output %u of node %u '%s' has %llu bytes, %zu were given", index,
+                      node_id, graph->nodes[node_id].name, (unsigned long long)entry->bytes, bytes);
+  if (!bytes) return HGR_OK;
+  if (!data) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "data is NULL");
+  if (executor->staging.entry_bytes < bytes) {
+    void* grown = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory (%zu bytes)", bytes);
+    free(executor->staging.entry); /* no read is pending on it: the last one completed */
+    executor->staging.entry = grown;
+    executor->staging.entry_bytes = bytes;
+  }
+  char what[256];
+  snprintf(what, sizeof(what), "output %u of node %u '%s'", index, node_id, graph->nodes[node_id].name);
+  return hgr__read_into(executor, entry->storage_id, executor->pool.storages[entry->storage_id].mem, true,
+                   executor->staging.entry, data, bytes, what);
+}
+
+static bool same_shape_info(const hgr_tensor_info_t* a, const hgr_tensor_info_t* b) {
+  if (a->ndim != b->ndim) return false;
+  for (int32_t d = 0; d < a->ndim; ++d)
+    if (a->shape[d] != b->shape[d]) return false;
+  return true;
+}
+
+hgr_status_t hgr_executor_load_params(hgr_executor_t* executor, const hgr_params_t* params, size_t* out_unused_count) {
+  return hgr__host_io_load_params(executor, params, false, out_unused_count);
+}
+
+hgr_status_t hgr__host_io_load_params(hgr_executor_t* executor, const hgr_params_t* params, bool skip_shared,
+                                       size_t* out_unused_count) {
+  if (out_unused_count) *out_unused_count = 0;
+  for (size_t i = 0; i < executor->io.unused_param_count; ++i) free(executor->io.unused_params[i]);
+  free(executor->io.unused_params);
+  executor->io.unused_params = NULL;
+  executor->io.unused_param_count = 0;
+  size_t count = hgr_params_count(params);
+  executor->io.unused_params = calloc(count + 1, sizeof(char*));
+  if (!executor->io.unused_params) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t p = 0; p < count; ++p) {
+    hgr_tensor_info_t param, input;
+    const void* data = NULL;
+    size_t index;
+    HGR_RETURN_IF_ERROR(hgr_params_get(params, p, &param, &data));
+    hgr_status_t status = hgr_executor_input_index(executor, param.name, &index);
+    if (status) {
+      hgr_status_free(status);
+      HGR_RETURN_IF_ERROR(hgr__strdup(param.name, &executor->io.unused_params[executor->io.unused_param_count]));
+      executor->io.unused_param_count++;
+      continue;
+    }
+    HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, &input));
+    char want[24], have[24];
+    if (!hgr_dtype_equal(param.dtype, input.dtype) || param.bytes != input.bytes || !same_shape_info(&param, &input))
+      return HGR_STATUS(
+          HGR_STATUS_INVALID_ARGUMENT, "param '%s' is %s with %llu bytes, but input %zu '%s' is %s with %llu bytes%s",
+          param.name, hgr_dtype_format(param.dtype, have, sizeof(have)), (unsigned long long)param.bytes, index,
+          input.name, hgr_dtype_format(input.dtype, want, sizeof(want)), (unsigned long long)input.bytes,
+          param.bytes == input.bytes && hgr_dtype_equal(param.dtype, input.dtype) ? " (shapes differ)" : "");
+    const hgr_graph_t* graph = executor->graph;
+    uint32_t storage_id = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
+    if (skip_shared && executor->pool.storages[storage_id].shared) continue;
+    HGR_RETURN_IF_ERROR(hgr_status_annotate(hgr_executor_set_input(executor, index, data, (size_t)param.bytes),
+                                            "param '%s'", param.name));
+    executor->pool.storages[storage_id].params = true; /* another executor may share it */
+  }
+  if (out_unused_count) *out_unused_count = executor->io.unused_param_count;
+  return HGR_OK;
+}
+
+const char* hgr_executor_unused_param(const hgr_executor_t* executor, size_t i) {
+  return i < executor->io.unused_param_count ? executor->io.unused_params[i] : NULL;
+}
+
+hgr_status_t hgr__host_io_sync_bindings(hgr_executor_t* executor, bool inputs) {
+  const hgr_graph_t* graph = executor->graph;
+  uint32_t count = inputs ? graph->arg_count : graph->head_count;
+  const hgr__io_binding_t* bindings = inputs ? executor->io.input_bindings : executor->io.output_bindings;
+  for (uint32_t i = 0; i < count; ++i) HGR_RETURN_IF_ERROR(sync_binding(executor, &bindings[i], inputs));
+  return HGR_OK;
+}
+
+void hgr__host_io_mark_shared_inputs(hgr_executor_t* executor) {
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t i = 0; i < graph->arg_count; ++i) {
+    uint32_t storage_id = graph->entries[graph->node_row_ptr[graph->arg_nodes[i]]].storage_id;
+    if (executor->pool.storages[storage_id].borrowed) executor->io.input_set[i] = true;
+  }
+}
+
+hgr_status_t hgr__host_io_create(hgr_executor_t* executor) {
+  const hgr_graph_t* graph = executor->graph;
+  executor->io.input_set = calloc(graph->arg_count + 1, sizeof(bool));
+  executor->io.input_bindings = calloc(graph->arg_count + 1, sizeof(hgr__io_binding_t));
+  executor->io.output_bindings = calloc(graph->head_count + 1, sizeof(hgr__io_binding_t));
+  if (!executor->io.input_set || !executor->io.input_bindings || !executor->io.output_bindings)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  return HGR_OK;
+}
+
+void hgr__host_io_release(hgr_executor_t* executor) {
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t o = 0; executor->io.output_bindings && o < graph->head_count; ++o)
+    hgr_status_free(drop_binding(executor, &executor->io.output_bindings[o]));
+  for (uint32_t i = 0; executor->io.input_bindings && i < graph->arg_count; ++i)
+    hgr_status_free(drop_binding(executor, &executor->io.input_bindings[i]));
+  free(executor->io.input_bindings);
+  free(executor->io.output_bindings);
+  for (size_t i = 0; i < executor->io.unused_param_count; ++i) free(executor->io.unused_params[i]);
+  free(executor->io.unused_params);
+  free(executor->io.input_set);
+  memset(&executor->io, 0, sizeof(executor->io));
+}

@@ -1,0 +1,77 @@
+/* Enqueueing one step of a run: a kernel step's launches, ordered after the
+ * storages it reads and writes, or a copy step (transfer.c). */
+#include <stdlib.h>
+
+#include "executor_internal.h"
+
+/* An upper bound on the events one run keeps: every launch, copy command and unmap,
+ * the staging user event a staged copy keeps, and a map and unmap per input and
+ * output bound to host memory. */
+uint32_t hgr__commands_per_run(hgr_executor_t* executor) {
+  if (executor->commands_per_run) return executor->commands_per_run;
+  uint64_t count = 1 + 2 * ((uint64_t)executor->graph->arg_count + executor->graph->head_count);
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    const hgr__step_t* step = &executor->steps[s];
+    if (step->kind == HGR__STEP_KERNEL) count += step->launch_count;
+    else if (step->kind == HGR__STEP_COPY && step->path == HGR__COPY_DIRECT) count += 1;
+    else if (step->kind == HGR__STEP_COPY && step->path == HGR__COPY_STAGED) count += 3;
+    else if (step->kind == HGR__STEP_COPY) count += 3 * (uint64_t)step->chunk_count;
+  }
+  executor->commands_per_run = count < UINT32_MAX / 2 ? (uint32_t)count : UINT32_MAX / 2;
+  return executor->commands_per_run;
+}
+
+static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) {
+  cl_event* wait = executor->order.wait;
+  uint32_t wait_count = 0;
+  for (uint32_t i = 0; i < step->in_count; ++i)
+    HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, step->in_storages[i], false, step->queue, &wait_count));
+  for (uint32_t i = 0; i < step->out_count; ++i)
+    HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, step->out_storages[i], true, step->queue, &wait_count));
+  /* The launches share the in-order queue: the first waits, the last completes the
+   * step. With profiling every launch keeps its event (done[k]) to be timed. */
+  cl_event event = NULL;
+  cl_int error = CL_SUCCESS;
+  uint32_t last = step->launch_count - 1;
+  for (uint32_t k = 0; k <= last && error == CL_SUCCESS; ++k) {
+    const hgr__kernel_launch_t* launch = &step->launches[k];
+    cl_event timed = NULL;
+    bool keep = k == last || step->done_count > 1;
+    error = clEnqueueNDRangeKernel(executor->order.queues.queues[step->queue].queue, launch->kernel,
+                                   launch->launch.work_dim, NULL, launch->launch.global,
+                                   launch->launch.use_local ? launch->launch.local : NULL, k == 0 ? wait_count : 0,
+                                   k == 0 && wait_count ? wait : NULL, keep ? &timed : NULL);
+    if (k == last) event = timed;
+    else if (timed) {
+      if (step->done[k]) clReleaseEvent(step->done[k]);
+      step->done[k] = timed;
+    }
+  }
+  if (error != CL_SUCCESS) {
+    char label[160];
+    return HGR_CL_STATUS(error, "clEnqueueNDRangeKernel(%s) for %s on %s",
+                         executor->graph->nodes[step->node_id].func_name,
+                         hgr__graph_node_label(executor->graph, step->node_id, label, sizeof(label)),
+                         executor->order.queues.queues[step->queue].spec);
+  }
+  uint32_t slot = step->done_count - 1; /* the step's completion */
+  if (step->done[slot]) clReleaseEvent(step->done[slot]);
+  step->done[slot] = event; /* takes the enqueue's reference */
+  HGR_RETURN_IF_ERROR(hgr__order_enqueued(&executor->order, step->queue, event));
+  for (uint32_t i = 0; i < step->in_count; ++i)
+    hgr__order_record(&executor->order, step->in_storages[i], false, event, step->queue);
+  for (uint32_t i = 0; i < step->out_count; ++i)
+    hgr__order_record(&executor->order, step->out_storages[i], true, event, step->queue);
+  return HGR_OK;
+}
+
+
+hgr_status_t hgr__step_enqueue(hgr_executor_t* executor, uint32_t s) {
+  hgr__step_t* step = &executor->steps[s];
+  if (step->kind == HGR__STEP_NOP) return HGR_OK;
+  hgr__order_begin_step(&executor->order, s, step->node_id);
+  hgr_status_t status =
+      step->kind == HGR__STEP_KERNEL ? enqueue_kernel(executor, step) : hgr__transfer_enqueue(executor, step);
+  hgr__order_end_step(&executor->order);
+  return status;
+}

@@ -1,0 +1,50 @@
+/* Device-key binding: which instance device each device key of the graph's
+ * device_index column runs on (explicit bindings first, then TVM's defaults: key 1 a
+ * CPU, key 4 a GPU or accelerator, any other key the next unused device), and the
+ * executor's devices, those some key is bound to, with what each uses. Data in,
+ * data out: no OpenCL object is created here. */
+#ifndef HGR_PLACEMENT_H_
+#define HGR_PLACEMENT_H_
+
+#include "graph_internal.h"
+#include "hgr/executor.h"
+#include "device_internal.h"
+
+/* One device the executor uses: its queues (indices into the executor's queue set)
+ * and what it uses. The compute queues are compute_queue to compute_queue +
+ * compute_queue_count - 1 (kernel nodes, spread by dependency level); the transfer
+ * queue takes copies into the device, inputs and outputs. A host-driven device has
+ * one queue, which is all of them. */
+typedef struct hgr__exec_device_t {
+  size_t device_index;
+  uint32_t compute_queue;       /* the first */
+  uint32_t compute_queue_count;
+  uint32_t transfer_queue;
+  hgr_device_usage_t usage;
+} hgr__exec_device_t;
+
+typedef struct hgr__placement_t {
+  hgr_key_binding_t* keys;      /* the graph's distinct keys, ascending (-1 without a
+                                   device_index column) */
+  size_t key_count;
+  hgr__exec_device_t* devices;  /* in instance order */
+  size_t device_count;
+  size_t* entry_device;         /* instance device index per entry */
+} hgr__placement_t;
+
+/* Binds every key of graph to a device of instance, the given bindings first. */
+hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* instance, const hgr_graph_t* graph,
+                                 const hgr_device_binding_t* bindings, size_t binding_count);
+void hgr__placement_release(hgr__placement_t* placement);
+
+/* The executor's record of instance device device_index; NULL when it does not use
+ * that device. */
+hgr__exec_device_t* hgr__placement_device(const hgr__placement_t* placement, size_t device_index);
+/* Its index in placement->devices (the device must be used). */
+size_t hgr__placement_slot(const hgr__placement_t* placement, size_t device_index);
+/* "key K (SPEC)", or "SPEC" without a device_index column: where entry_id lives. */
+const char* hgr__placement_describe_entry(const hgr__placement_t* placement, const hgr_instance_t* instance,
+                                          const hgr_graph_t* graph, uint32_t entry_id, char* buffer,
+                                          size_t capacity);
+
+#endif /* HGR_PLACEMENT_H_ */
