@@ -783,7 +783,7 @@ hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, cons
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                       "input %zu '%s' (storage %u) is a parameter buffer shared between executors "
                       "(share_params_from), so it is read-only",
-                      index, info.name, storage_id);
+                      index, info.name, hgr__graph_storage_id(graph, storage_id));
   executor->storages[storage_id].params = false; /* load_params sets it again */
   if (bytes) {
     HGR_RETURN_IF_ERROR(release_holders(executor, storage_id));
@@ -811,7 +811,7 @@ hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, cons
                                                  wait_count ? executor->wait : NULL, &event);
     if (!status && error != CL_SUCCESS)
       status = HGR_CL_STATUS(error, "clEnqueueWriteBuffer(input %zu '%s', storage %u) on %s", index, info.name,
-                             storage_id, hgr_instance_device(executor->instance, q->device_index)->spec);
+                             hgr__graph_storage_id(graph, storage_id), hgr_instance_device(executor->instance, q->device_index)->spec);
     if (status) {
       free(held);
       return status;
@@ -851,7 +851,7 @@ static hgr_status_t read_into(hgr_executor_t* executor, uint32_t storage_id, cl_
   cl_event event = NULL;
   cl_int error = clEnqueueReadBuffer(executor->queues[queue].queue, mem, CL_FALSE, 0, bytes, staging, wait_count,
                                      wait_count ? wait : NULL, &event);
-  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s, storage %u) on %s", what, storage_id, spec);
+  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s, storage %u) on %s", what, hgr__graph_storage_id(executor->graph, storage_id), spec);
   hgr_status_t status = hgr__queue_enqueued(executor, queue, event);
   if (!status && ordered) hgr__record_access(executor, storage_id, false, event, queue);
   if (!status) status = hgr__queue_flush(executor, queue);
@@ -917,20 +917,20 @@ static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding
                                         wait, &event);
     if (error != CL_SUCCESS)
       return HGR_CL_STATUS(error, "%s(storage %u, bound to the caller's memory) on %s",
-                           input ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", storage_id, spec);
+                           input ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", hgr__graph_storage_id(executor->graph, storage_id), spec);
   } else {
     cl_event mapped = NULL;
     void* pointer = clEnqueueMapBuffer(command_queue, binding->mem, CL_FALSE,
                                        input ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_READ, 0, binding->bytes,
                                        wait_count, wait, &mapped, &error);
     if (error != CL_SUCCESS)
-      return HGR_CL_STATUS(error, "clEnqueueMapBuffer(storage %u, the caller's memory) on %s", storage_id, spec);
+      return HGR_CL_STATUS(error, "clEnqueueMapBuffer(storage %u, the caller's memory) on %s", hgr__graph_storage_id(executor->graph, storage_id), spec);
     hgr_status_t status = hgr__queue_enqueued(executor, queue, mapped);
     clReleaseEvent(mapped);
     HGR_RETURN_IF_ERROR(status);
     error = clEnqueueUnmapMemObject(command_queue, binding->mem, pointer, 0, NULL, &event);
     if (error != CL_SUCCESS)
-      return HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(storage %u, the caller's memory) on %s", storage_id, spec);
+      return HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(storage %u, the caller's memory) on %s", hgr__graph_storage_id(executor->graph, storage_id), spec);
   }
   hgr_status_t status = hgr__queue_enqueued(executor, queue, event);
   if (!status) hgr__record_access(executor, storage_id, input, event, queue);
@@ -1092,7 +1092,7 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                       "%s %zu '%s' (storage %u) is a parameter buffer shared between executors "
                       "(share_params_from): it cannot be bound",
-                      what, index, info.name, storage_id);
+                      what, index, info.name, hgr__graph_storage_id(executor->graph, storage_id));
   const hgr__io_binding_t* other = storage_binder(executor, storage_id, binding);
   hgr__io_binding_t next = {HGR__BIND_HOST_COPY, data, info.bytes, NULL, storage_id};
   if (buffer) {
@@ -1105,16 +1105,16 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
     if (buffer_context != context)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                         "%s %zu '%s': the buffer belongs to another context than %s's, where storage %u lives", what,
-                        index, info.name, device->info.spec, storage_id);
+                        index, info.name, device->info.spec, hgr__graph_storage_id(executor->graph, storage_id));
     if (buffer_bytes < storage->bytes)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                         "%s %zu '%s': the buffer has %zu bytes, but storage %u needs %llu", what, index, info.name,
-                        buffer_bytes, storage_id, (unsigned long long)storage->bytes);
+                        buffer_bytes, hgr__graph_storage_id(executor->graph, storage_id), (unsigned long long)storage->bytes);
     if (other && other->mem != buffer)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                         "%s %zu '%s': storage %u is bound to another buffer already (an input and an output sharing "
                         "a storage take one buffer)",
-                        what, index, info.name, storage_id);
+                        what, index, info.name, hgr__graph_storage_id(executor->graph, storage_id));
     clRetainMemObject(buffer);
     next.kind = HGR__BIND_BUFFER;
     next.host = NULL;

@@ -39,6 +39,11 @@ typedef struct hgr__node_t {
 /* Per entry (one output of one node). */
 typedef struct hgr__entry_t {
   uint32_t node_id;        /* the node that produces it */
+  /* The entry's storage slot, 0 to storage_count - 1, which the executor indexes its
+   * pool with; NOT the storage id the JSON gave (TVM's ids may be sparse, up to
+   * 2^31 - 1), which hgr__graph_storage_id returns for messages. Named storage_id
+   * for the executor files that index by it. Between hgr__graph_parse_json and
+   * hgr__graph_validate it still holds the JSON's id. */
   uint32_t storage_id;
   int32_t device_key;      /* device_index column value; -1 when the column is absent */
   hgr_dtype_t dtype;
@@ -60,12 +65,19 @@ struct hgr_graph_s {
   char** head_names;       /* "<node name>:<position>" */
   hgr__entry_t* entries;   /* node_row_ptr[node_count] entries */
   uint32_t entry_count;
-  uint32_t storage_count;  /* max storage id + 1 */
+  uint32_t storage_count;  /* distinct storage ids = storage slots */
+  uint32_t* storage_ids;   /* storage_count: the JSON's storage id of each slot, ascending */
   bool has_device_index;
 };
 
 static inline uint32_t hgr__graph_entry_id(const hgr_graph_t* graph, hgr__entry_ref_t ref) {
   return graph->node_row_ptr[ref.node_id] + ref.index;
+}
+
+/* The storage id the graph JSON gave for storage slot `slot` (< storage_count):
+ * what every message names, so that a user finds it in the file. */
+static inline uint32_t hgr__graph_storage_id(const hgr_graph_t* graph, uint32_t slot) {
+  return graph->storage_ids[slot];
 }
 
 /* "[2, 3, 4]" for an entry's shape, into buffer (truncated to capacity); returns
@@ -84,8 +96,9 @@ const char* hgr__node_attr(const hgr__node_t* node, const char* key);
 hgr_status_t hgr__graph_parse_json(const char* json, size_t length, hgr_graph_t** out_graph);
 
 /* Checks inputs, heads and arg_nodes against the nodes, shapes and byte sizes,
- * storage ids and their devices, __copy and __nop; fills element_count, bytes,
- * storage_count and head_names. */
+ * storage ids and their devices, __copy and __nop; fills element_count, bytes and
+ * head_names, and maps storage ids to dense slots (storage_count, storage_ids,
+ * entries[].storage_id). */
 hgr_status_t hgr__graph_validate(hgr_graph_t* graph);
 
 /* Whether a and b are the same graph: the same nodes (names, ops, attrs, inputs),

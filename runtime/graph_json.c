@@ -414,7 +414,9 @@ static hgr_status_t parse_entry_value(hgr_graph_t* graph, int column, uint32_t e
   int64_t integer;
   switch (column) {
     case COLUMN_STORAGE_ID:
-      /* Bounded so that storage_count fits 32 bits and storage ids fit an int. */
+      /* TVM reads list_int into a vector<int>, so 2^31 - 1 is the largest id it can
+       * write. Ids may be sparse: graph.c maps them to dense slots, so a large id
+       * costs nothing. */
       if (!json_integer(value, 0, INT32_MAX, &integer))
         return INVALID("attrs column 'storage_id': %s: %s is not a storage id (0 to 2147483647)",
                        hgr__graph_entry_label(graph, entry_id, label, sizeof(label)),

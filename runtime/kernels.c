@@ -473,13 +473,13 @@ static hgr_status_t check_in_place(const hgr__op_ctx_t* ctx) {
       if (ctx->op->in_place != HGR__IN_PLACE_ELEMENTWISE)
         return HGR__OP_ERROR(ctx, "output %u (entry %u) shares storage %u with input %u (entry %u); the op cannot run "
                              "in place",
-                             k, out_entry, out->storage_id, i, in_entry);
+                             k, out_entry, hgr__graph_storage_id(ctx->graph, out->storage_id), i, in_entry);
       uint64_t in_size = hgr_dtype_element_bytes(in->dtype), out_size = hgr_dtype_element_bytes(out->dtype);
       if (in->element_count == out->element_count && in_size == out_size) continue;
       return HGR__OP_ERROR(ctx, "output %u (entry %u) shares storage %u with input %u (entry %u); the op cannot run "
                            "in place on an input of another element count or element size (input %u: %llu "
                            "element%s of %llu byte%s, output %u: %llu element%s of %llu byte%s)",
-                           k, out_entry, out->storage_id, i, in_entry, i, (unsigned long long)in->element_count,
+                           k, out_entry, hgr__graph_storage_id(ctx->graph, out->storage_id), i, in_entry, i, (unsigned long long)in->element_count,
                            in->element_count == 1 ? "" : "s", (unsigned long long)in_size, in_size == 1 ? "" : "s", k,
                            (unsigned long long)out->element_count, out->element_count == 1 ? "" : "s",
                            (unsigned long long)out_size, out_size == 1 ? "" : "s");

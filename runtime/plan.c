@@ -461,7 +461,7 @@ hgr_status_t hgr__storage_rebind(hgr_executor_t* executor, uint32_t storage_id) 
                                       &executor->storages[storage_id].mem);
         if (error != CL_SUCCESS)
           return HGR_CL_STATUS(error, "clSetKernelArg(arg %u) for node %u, binding storage %u", launch->storage_args[2 * a],
-                               step->node_id, storage_id);
+                               step->node_id, hgr__graph_storage_id(executor->graph, storage_id));
       }
     }
   }

@@ -57,7 +57,7 @@ static hgr_status_t choose_shared(hgr_executor_t* executor, const hgr_executor_t
     if (!from->params) continue;
     if (users[storage_id] != 1) {
       note_not_shared(&report, "input %u '%.64s': storage %u is used by %u entries, so it is not read-only", i, name,
-                      storage_id, users[storage_id]);
+                      hgr__graph_storage_id(graph, storage_id), users[storage_id]);
     } else if (source->instance != executor->instance) {
       note_not_shared(&report, "input %u '%.64s': the source executor has another instance", i, name);
     } else if (from->device_index != storage->device_index) {
@@ -66,7 +66,7 @@ static hgr_status_t choose_shared(hgr_executor_t* executor, const hgr_executor_t
                       hgr_instance_device(executor->instance, from->device_index)->spec);
     } else if (from->bytes != storage->bytes) { /* the graphs are the same */
       status = HGR_STATUS(HGR_STATUS_INTERNAL, "share_params_from: storage %u has %llu bytes here and %llu in the "
-                          "source", storage_id, (unsigned long long)storage->bytes, (unsigned long long)from->bytes);
+                          "source", hgr__graph_storage_id(graph, storage_id), (unsigned long long)storage->bytes, (unsigned long long)from->bytes);
     } else {
       storage->borrowed = storage->shared = storage->params = true;
       executor->input_set[i] = true;
@@ -106,7 +106,7 @@ hgr_status_t hgr__storage_plan(hgr_executor_t* executor, const hgr_executor_t* s
       const hgr_device_info_t* a = hgr_instance_device(executor->instance, storage->device_index);
       const hgr_device_info_t* b = hgr_instance_device(executor->instance, device);
       return HGR_STATUS(HGR_STATUS_INTERNAL, "storage %u is on %s and, through entry %u, on %s",
-                        entry->storage_id, a->spec, e, b->spec);
+                        hgr__graph_storage_id(graph, entry->storage_id), a->spec, e, b->spec);
     }
     storage->used = true;
     storage->device_index = device;
@@ -129,12 +129,12 @@ hgr_status_t hgr__storage_plan(hgr_executor_t* executor, const hgr_executor_t* s
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
                         "storage %u needs %s, more than the largest allocation %s allows "
                         "(%llu bytes)",
-                        s, size, device->spec, (unsigned long long)device->max_alloc_bytes);
+                        hgr__graph_storage_id(graph, s), size, device->spec, (unsigned long long)device->max_alloc_bytes);
     usage->storage_count++;
     usage->storage_bytes += storage->bytes;
     if (usage->storage_bytes > device->global_mem_bytes)
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
-                        "storage %u (%s) brings %s past its global memory: %llu of %llu bytes", s,
+                        "storage %u (%s) brings %s past its global memory: %llu of %llu bytes", hgr__graph_storage_id(graph, s),
                         size, device->spec, (unsigned long long)usage->storage_bytes,
                         (unsigned long long)device->global_mem_bytes);
   }
@@ -154,7 +154,7 @@ hgr_status_t hgr__storage_allocate(hgr_executor_t* executor, hgr_executor_t* sou
     if (!storage->used) continue;
     if (storage->borrowed) {
       cl_int error = clRetainMemObject(source->storages[s].own_mem);
-      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clRetainMemObject(storage %u of the source executor)", s);
+      if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clRetainMemObject(storage %u of the source executor)", hgr__graph_storage_id(executor->graph, s));
       storage->mem = storage->own_mem = source->storages[s].own_mem;
       continue;
     }
@@ -168,7 +168,7 @@ hgr_status_t hgr__storage_allocate(hgr_executor_t* executor, hgr_executor_t* sou
     storage->mem = storage->own_mem;
     if (error != CL_SUCCESS || !storage->mem) {
       storage->mem = storage->own_mem = NULL;
-      return HGR_CL_STATUS(error, "clCreateBuffer(storage %u, %zu bytes) on %s", s, bytes,
+      return HGR_CL_STATUS(error, "clCreateBuffer(storage %u, %zu bytes) on %s", hgr__graph_storage_id(executor->graph, s), bytes,
                            hgr_instance_device(executor->instance, storage->device_index)->spec);
     }
   }
