@@ -2,6 +2,8 @@
  * every accessor of a graph that loaded, and the attr parsers the ops share
  * (runtime/kernels.c) on every attr of every op node. */
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 #include "fuzz.h"
 #include "graph_internal.h"
@@ -48,6 +50,26 @@ static void parse_attrs(const hgr_graph_t* graph, uint32_t node_id) {
   }
 }
 
+/* Storage ids are dense slots: storage_ids ascend strictly (so they are distinct
+ * ids below 2^31), every slot has an entry, and there are no more slots than
+ * entries, whatever ids the JSON gave. */
+static void check_storage_slots(const hgr_graph_t* graph) {
+  FUZZ_CHECK(graph->storage_count <= graph->entry_count);
+  FUZZ_CHECK(graph->entry_count == 0 || graph->storage_count > 0);
+  for (uint32_t slot = 0; slot < graph->storage_count; ++slot) {
+    FUZZ_CHECK(hgr__graph_storage_id(graph, slot) <= INT32_MAX);
+    if (slot > 0) FUZZ_CHECK(hgr__graph_storage_id(graph, slot - 1) < hgr__graph_storage_id(graph, slot));
+  }
+  bool* used = calloc((size_t)graph->storage_count + 1, sizeof(bool));
+  FUZZ_CHECK(used);
+  for (uint32_t e = 0; e < graph->entry_count; ++e) {
+    FUZZ_CHECK(graph->entries[e].storage_slot < graph->storage_count);
+    used[graph->entries[e].storage_slot] = true;
+  }
+  for (uint32_t slot = 0; slot < graph->storage_count; ++slot) FUZZ_CHECK(used[slot]);
+  free(used);
+}
+
 /* What validation promises, checked again from the loaded structure: arg_nodes
  * lists every null node once and nothing else; one device key per storage id (with
  * a device_index column); __copy keeps the byte size and __nop the storage id. */
@@ -64,17 +86,17 @@ static void check_structure(const hgr_graph_t* graph) {
     const hgr__entry_t* in = &graph->entries[hgr__graph_entry_id(graph, node->inputs[0])];
     const hgr__entry_t* out = &graph->entries[graph->node_row_ptr[node_id]];
     if (is_copy) FUZZ_CHECK(in->bytes == out->bytes);
-    if (is_nop) FUZZ_CHECK(in->storage_id == out->storage_id);
+    if (is_nop) FUZZ_CHECK(in->storage_slot == out->storage_slot);
   }
   FUZZ_CHECK(graph->node_row_ptr[graph->node_count] == graph->entry_count);
+  check_storage_slots(graph);
   for (uint32_t a = 0; a < graph->entry_count; ++a) {
-    FUZZ_CHECK(graph->entries[a].storage_id < graph->storage_count);
     if (!graph->has_device_index) {
       FUZZ_CHECK(graph->entries[a].device_key == -1);
       continue;
     }
     for (uint32_t b = a + 1; b < graph->entry_count && b < a + 64; ++b)
-      if (graph->entries[a].storage_id == graph->entries[b].storage_id)
+      if (graph->entries[a].storage_slot == graph->entries[b].storage_slot)
         FUZZ_CHECK(graph->entries[a].device_key == graph->entries[b].device_key);
   }
 }

@@ -25,9 +25,9 @@ hgr_status_t hgr_test_set_random_inputs(const hgr_graph_t* graph, hgr_executor_t
 }
 
 bool hgr_test_output_aliases_an_input(const hgr_graph_t* graph, size_t o) {
-  uint32_t storage_id = graph->entries[hgr__graph_entry_id(graph, graph->heads[o])].storage_id;
+  uint32_t storage_slot = graph->entries[hgr__graph_entry_id(graph, graph->heads[o])].storage_slot;
   for (uint32_t i = 0; i < graph->arg_count; ++i)
-    if (graph->entries[graph->node_row_ptr[graph->arg_nodes[i]]].storage_id == storage_id) return true;
+    if (graph->entries[graph->node_row_ptr[graph->arg_nodes[i]]].storage_slot == storage_slot) return true;
   return false;
 }
 

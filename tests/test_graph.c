@@ -293,6 +293,58 @@ static void graph_accepts_nop_that_aliases_its_input(void** state) {
   free(json);
 }
 
+/* TVM allows any non-negative storage id. The graph numbers the distinct ids densely
+ * in ascending order (slots), keeps each slot's id, and a graph whose ids are 0 to
+ * n - 1 keeps slot == id. */
+static void graph_maps_sparse_storage_ids_to_dense_slots(void** state) {
+  (void)state;
+  hgr_graph_t* graph = load_patched_ok("[0, 1, 2, 3, 4, 5]",
+                                       "[2147483000, 2147483647, 0, 2000000000, 7, 2000000000]");
+  assert_int_equal(graph->storage_count, 5);
+  const uint32_t ids[5] = {0, 7, 2000000000u, 2147483000u, 2147483647u};
+  for (uint32_t slot = 0; slot < 5; ++slot) assert_int_equal(hgr__graph_storage_id(graph, slot), ids[slot]);
+  const uint32_t slots[6] = {3, 4, 0, 2, 1, 2};
+  const uint32_t entry_ids[6] = {2147483000u, 2147483647u, 0, 2000000000u, 7, 2000000000u};
+  for (uint32_t e = 0; e < 6; ++e) {
+    assert_int_equal(graph->entries[e].storage_slot, slots[e]);
+    assert_int_equal(hgr__graph_storage_id(graph, graph->entries[e].storage_slot), entry_ids[e]);
+  }
+  hgr_graph_release(graph);
+
+  graph = load_ok(BASE);
+  for (uint32_t e = 0; e < 6; ++e) {
+    assert_int_equal(graph->entries[e].storage_slot, e);
+    assert_int_equal(hgr__graph_storage_id(graph, e), e);
+  }
+  hgr_graph_release(graph);
+
+  /* An unused id (4 here, 13 in examples/cnn.json) takes no slot. */
+  graph = load_patched_ok("[0, 1, 2, 3, 4, 5]", "[0, 1, 2, 3, 5, 6]");
+  assert_int_equal(graph->storage_count, 6);
+  assert_int_equal(graph->entries[4].storage_slot, 4);
+  assert_int_equal(hgr__graph_storage_id(graph, 4), 5);
+  hgr_graph_release(graph);
+}
+
+/* Graphs are compared by the storage ids their JSON gave, and the difference names
+ * them. */
+static void graph_comparison_names_the_storage_ids_that_differ(void** state) {
+  (void)state;
+  hgr_graph_t* a = load_patched_ok("[0, 1, 2, 3, 4, 5]", "[0, 1, 2, 3, 4, 2000000000]");
+  hgr_graph_t* same = load_patched_ok("[0, 1, 2, 3, 4, 5]", "[0, 1, 2, 3, 4, 2000000000]");
+  hgr_graph_t* other = load_patched_ok("[0, 1, 2, 3, 4, 5]", "[0, 1, 2, 3, 4, 2147483000]");
+  char difference[256] = "";
+  assert_true(hgr__graph_same(a, same, difference, sizeof(difference)));
+  /* Both give entry 5 slot 5, so comparing slots would call these the same. */
+  assert_int_equal(a->entries[5].storage_slot, other->entries[5].storage_slot);
+  assert_false(hgr__graph_same(a, other, difference, sizeof(difference)));
+  assert_string_equal(difference,
+                      "entry 5 (node 4 'cast', output 0) differs (storage id 2000000000 against 2147483000)");
+  hgr_graph_release(a);
+  hgr_graph_release(same);
+  hgr_graph_release(other);
+}
+
 static void graph_is_reference_counted(void** state) {
   (void)state;
   hgr_graph_t* graph = load_ok(BASE);
@@ -623,6 +675,27 @@ static void graph_rejects_an_absurdly_large_storage_id(void** state) {
                 HGR_STATUS_INVALID_ARGUMENT, "entry 5 (node 4 'cast', output 0): 2147483648");
 }
 
+/* TVM reads storage ids into a vector<int>: 0 to 2^31 - 1, integers only. */
+static void graph_rejects_storage_ids_that_are_not_32_bit_integers_naming_the_entry(void** state) {
+  (void)state;
+  static const struct {
+    const char* value;
+    const char* shown;
+  } cases[] = {{"4294967296", "4294967296"}, {"4294967295", "4294967295"}, {"1e300", "1.0000000000000001e+300"},
+               {"2.5", "2.5"}, {"-2147483648", "-2147483648"}, {"'3'", "\"3\""}, {"null", "null"},
+               {"[3]", "an array"}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    char to[64], expected[160];
+    snprintf(to, sizeof(to), "[0, 1, 2, %s, 4, 5]", cases[i].value);
+    snprintf(expected, sizeof(expected),
+             "attrs column 'storage_id': entry 3 (node 3 'split', output 0): %s is not a storage id "
+             "(0 to 2147483647)",
+             cases[i].shown);
+    ASSERT_STATUS(load_patched("[0, 1, 2, 3, 4, 5]", to), HGR_STATUS_INVALID_ARGUMENT, expected);
+  }
+  hgr_graph_release(load_patched_ok("[0, 1, 2, 3, 4, 5]", "[0, 1, 2, 2147483647, 4, 5]"));
+}
+
 static void graph_rejects_storage_id_on_two_devices(void** state) {
   (void)state;
   ASSERT_STATUS(load_patched("'storage_id': ['list_int', [0, 1, 2, 3, 4, 5]]",
@@ -631,6 +704,16 @@ static void graph_rejects_storage_id_on_two_devices(void** state) {
                 HGR_STATUS_INVALID_ARGUMENT,
                 "storage 2 is used on device 1 by entry 2 (node 2 'add', output 0) and on device 4 "
                 "by entry 5 (node 4 'cast', output 0)");
+}
+
+static void graph_rejects_a_sparse_storage_id_on_two_devices_naming_the_id(void** state) {
+  (void)state;
+  ASSERT_STATUS(load_patched("'storage_id': ['list_int', [0, 1, 2, 3, 4, 5]]",
+                             "'storage_id': ['list_int', [7, 2000000000, 2147483000, 0, 5, 2147483000]], "
+                             "'device_index': ['list_int', [1, 1, 1, 4, 4, 4]]"),
+                HGR_STATUS_INVALID_ARGUMENT,
+                "storage 2147483000 is used on device 1 by entry 2 (node 2 'add', output 0) and on "
+                "device 4 by entry 5 (node 4 'cast', output 0)");
 }
 
 static void graph_rejects_a_negative_device_index(void** state) {
@@ -673,6 +756,14 @@ static void graph_rejects_nop_whose_output_does_not_alias_its_input(void** state
       load_patched("'func_name': 'cast'", "'func_name': '__nop'"), HGR_STATUS_INVALID_ARGUMENT,
       "node 4 'cast': __nop output entry 5 (node 4 'cast', output 0) has storage id 5, but "
       "its input entry 4 (node 3 'split', output 1) has storage id 4");
+  char* json = patch(BASE, "'func_name': 'cast'", "'func_name': '__nop'", "[0, 1, 2, 3, 4, 5]",
+                     "[0, 1, 2, 3, 2147483000, 2000000000]", (const char*)NULL);
+  hgr_graph_t* graph = NULL;
+  ASSERT_STATUS(hgr_graph_load_json(json, strlen(json), &graph), HGR_STATUS_INVALID_ARGUMENT,
+                "has storage id 2000000000, but its input entry 4 (node 3 'split', output 1) has "
+                "storage id 2147483000");
+  assert_null(graph);
+  free(json);
 }
 
 /* ---- files ---------------------------------------------------------------------- */
@@ -715,6 +806,8 @@ int main(void) {
       cmocka_unit_test(graph_computes_bytes_for_vector_bool_and_narrow_dtypes),
       cmocka_unit_test(graph_accepts_scalars_and_empty_tensors),
       cmocka_unit_test(graph_accepts_nop_that_aliases_its_input),
+      cmocka_unit_test(graph_maps_sparse_storage_ids_to_dense_slots),
+      cmocka_unit_test(graph_comparison_names_the_storage_ids_that_differ),
       cmocka_unit_test(graph_is_reference_counted),
       cmocka_unit_test(graph_names_the_inputs_when_an_input_is_not_found),
       cmocka_unit_test(graph_rejects_malformed_json_naming_the_byte_offset),
@@ -758,7 +851,9 @@ int main(void) {
       cmocka_unit_test(graph_rejects_an_unsupported_dtype),
       cmocka_unit_test(graph_rejects_a_negative_storage_id),
       cmocka_unit_test(graph_rejects_an_absurdly_large_storage_id),
+      cmocka_unit_test(graph_rejects_storage_ids_that_are_not_32_bit_integers_naming_the_entry),
       cmocka_unit_test(graph_rejects_storage_id_on_two_devices),
+      cmocka_unit_test(graph_rejects_a_sparse_storage_id_on_two_devices_naming_the_id),
       cmocka_unit_test(graph_rejects_a_negative_device_index),
       cmocka_unit_test(graph_rejects_copy_with_two_inputs),
       cmocka_unit_test(graph_rejects_copy_with_two_outputs),

@@ -199,9 +199,9 @@ static void check_generated_graph(const hgr_graph_t* graph, size_t key_count, fe
   bool* pinned = calloc(graph->storage_count, sizeof(bool));
   bool* used = calloc(graph->storage_count, sizeof(bool));
   for (uint32_t i = 0; i < graph->arg_count; ++i)
-    pinned[graph->entries[entry_of(graph, graph->arg_nodes[i])].storage_id] = true;
+    pinned[graph->entries[entry_of(graph, graph->arg_nodes[i])].storage_slot] = true;
   for (uint32_t h = 0; h < graph->head_count; ++h)
-    pinned[graph->entries[hgr__graph_entry_id(graph, graph->heads[h])].storage_id] = true;
+    pinned[graph->entries[hgr__graph_entry_id(graph, graph->heads[h])].storage_slot] = true;
   assert_int_equal(graph->has_device_index, key_count > 0);
   assert_true(graph->head_count >= 1 && graph->head_count <= 3);
   assert_int_equal(graph->heads[0].node_id, graph->node_count - 1);
@@ -209,13 +209,13 @@ static void check_generated_graph(const hgr_graph_t* graph, size_t key_count, fe
     const hgr__node_t* node = &graph->nodes[n];
     const hgr__entry_t* out = &graph->entries[entry_of(graph, n)];
     if (!node->is_op) {
-      assert_false(used[out->storage_id]); /* inputs keep their own storage */
-      used[out->storage_id] = true;
+      assert_false(used[out->storage_slot]); /* inputs keep their own storage */
+      used[out->storage_slot] = true;
       continue;
     }
     const hgr__entry_t* in = &graph->entries[hgr__graph_entry_id(graph, node->inputs[0])];
     if (!strcmp(node->func_name, "__nop")) {
-      assert_int_equal(out->storage_id, in->storage_id);
+      assert_int_equal(out->storage_slot, in->storage_slot);
       assert_int_equal(out->device_key, in->device_key);
       f->nops++;
       f->nops_of_inputs += !graph->nodes[node->inputs[0].node_id].is_op;
@@ -236,11 +236,11 @@ static void check_generated_graph(const hgr_graph_t* graph, size_t key_count, fe
       f->copied[from][to] = true;
       f->copies++;
     }
-    if (used[out->storage_id]) {
-      assert_false(pinned[out->storage_id]); /* never reuse an input's or a head's storage */
+    if (used[out->storage_slot]) {
+      assert_false(pinned[out->storage_slot]); /* never reuse an input's or a head's storage */
       f->reused++;
     }
-    used[out->storage_id] = true;
+    used[out->storage_slot] = true;
   }
   free(pinned);
   free(used);

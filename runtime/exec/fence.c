@@ -134,9 +134,9 @@ static hgr_status_t snapshot_output(hgr_executor_t* executor, hgr_fence_t* fence
   if (fence->snapshots[index]) return HGR_OK;
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr_graph_output_info(executor->graph, index, &info));
-  uint32_t storage_id = hgr__output_storage(executor, index);
-  uint32_t queue = hgr__transfer_queue_of(executor, storage_id);
-  const char* spec = hgr__device_spec(executor->instance, executor->pool.storages[storage_id].device_index);
+  uint32_t storage_slot = hgr__output_storage(executor, index);
+  uint32_t queue = hgr__transfer_queue_of(executor, storage_slot);
+  const char* spec = hgr__device_spec(executor->instance, executor->pool.storages[storage_slot].device_index);
   cl_mem snapshot = NULL;
   cl_int error = CL_SUCCESS;
   if (executor->fences.snapshot_pool_count[index]) {
@@ -149,13 +149,13 @@ static hgr_status_t snapshot_output(hgr_executor_t* executor, hgr_fence_t* fence
                            (unsigned long long)info.bytes, spec);
   }
   uint32_t wait_count = 0;
-  hgr_status_t status = hgr__order_storage(&executor->order, storage_id, false, queue, &wait_count);
+  hgr_status_t status = hgr__order_storage(&executor->order, storage_slot, false, queue, &wait_count);
   if (!status) status = hgr__order_reserve(&executor->order, 1);
   cl_event event = NULL;
   if (!status) {
     cl_command_queue command_queue = executor->order.queues.queues[queue].queue;
     const cl_event* wait = wait_count ? executor->order.wait : NULL;
-    error = info.bytes ? clEnqueueCopyBuffer(command_queue, executor->pool.storages[storage_id].mem, snapshot, 0, 0,
+    error = info.bytes ? clEnqueueCopyBuffer(command_queue, executor->pool.storages[storage_slot].mem, snapshot, 0, 0,
                                              info.bytes, wait_count, wait, &event)
                        : clEnqueueMarkerWithWaitList(command_queue, wait_count, wait, &event);
     if (error != CL_SUCCESS)
@@ -168,17 +168,17 @@ static hgr_status_t snapshot_output(hgr_executor_t* executor, hgr_fence_t* fence
   }
   fence->snapshots[index] = snapshot;
   status = hgr__order_enqueued(&executor->order, queue, event);
-  if (!status) hgr__order_record(&executor->order, storage_id, false, event, queue);
+  if (!status) hgr__order_record(&executor->order, storage_slot, false, event, queue);
   clReleaseEvent(event);
   return status;
 }
 
-/* Before storage_id (UINT32_MAX: every storage) is written: the fences holding an
+/* Before storage_slot (UINT32_MAX: every storage) is written: the fences holding an
  * output in it get their own copy. */
-hgr_status_t hgr__fences_release_holders(hgr_executor_t* executor, uint32_t storage_id) {
+hgr_status_t hgr__fences_release_holders(hgr_executor_t* executor, uint32_t storage_slot) {
   for (uint32_t o = 0; o < executor->graph->head_count; ++o) {
     hgr_fence_t* holder = executor->fences.output_holder[o];
-    if (!holder || (storage_id != UINT32_MAX && hgr__output_storage(executor, o) != storage_id)) continue;
+    if (!holder || (storage_slot != UINT32_MAX && hgr__output_storage(executor, o) != storage_slot)) continue;
     HGR_RETURN_IF_ERROR(snapshot_output(executor, holder, o));
     executor->fences.output_holder[o] = NULL;
   }
@@ -259,14 +259,14 @@ hgr_status_t hgr_fence_get_output(hgr_fence_t* fence, size_t index, void* data, 
   if (!bytes) return HGR_OK;
   char what[256];
   snprintf(what, sizeof(what), "run %llu's output %zu '%s'", (unsigned long long)fence->run, index, info.name);
-  uint32_t storage_id = hgr__output_storage(executor, index);
+  uint32_t storage_slot = hgr__output_storage(executor, index);
   void* staging = NULL;
   HGR_RETURN_IF_ERROR(hgr__output_staging(executor, index, bytes, &staging));
   if (fence->snapshots[index])
-    return hgr__read_into(executor, storage_id, fence->snapshots[index], false, staging, data, bytes, what);
+    return hgr__read_into(executor, storage_slot, fence->snapshots[index], false, staging, data, bytes, what);
   if (executor->fences.output_holder[index] != fence)
     return HGR_STATUS(HGR_STATUS_INTERNAL, "%s is neither in its storage nor copied", what);
-  return hgr__read_into(executor, storage_id, executor->pool.storages[storage_id].mem, true, staging, data, bytes,
+  return hgr__read_into(executor, storage_slot, executor->pool.storages[storage_slot].mem, true, staging, data, bytes,
                         what);
 }
 

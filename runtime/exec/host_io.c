@@ -33,19 +33,19 @@ hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, cons
                       "input %zu '%s' is bound to the caller's memory: write that, or unbind the input first", index,
                       info.name);
   const hgr_graph_t* graph = executor->graph;
-  uint32_t storage_id = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
-  if (executor->pool.storages[storage_id].shared)
+  uint32_t storage_slot = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_slot;
+  if (executor->pool.storages[storage_slot].shared)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                       "input %zu '%s' (storage %u) is a parameter buffer shared between executors "
                       "(share_params_from), so it is read-only",
-                      index, info.name, hgr__storage_id_of(executor->graph, storage_id));
-  executor->pool.storages[storage_id].params = false; /* load_params sets it again */
+                      index, info.name, hgr__graph_storage_id(executor->graph, storage_slot));
+  executor->pool.storages[storage_slot].params = false; /* load_params sets it again */
   if (bytes) {
-    HGR_RETURN_IF_ERROR(hgr__fences_release_holders(executor, storage_id));
-    uint32_t queue = hgr__transfer_queue_of(executor, storage_id);
+    HGR_RETURN_IF_ERROR(hgr__fences_release_holders(executor, storage_slot));
+    uint32_t queue = hgr__transfer_queue_of(executor, storage_slot);
     hgr__queue_t* q = &executor->order.queues.queues[queue];
     uint32_t wait_count = 0;
-    HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage_id, true, queue, &wait_count));
+    HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage_slot, true, queue, &wait_count));
     /* Nothing in flight to wait for: a blocking write straight from data. Otherwise
      * data is copied and the write waits on the device for the storage's readers
      * and writer in runs already started. */
@@ -61,18 +61,18 @@ hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, cons
     cl_event event = NULL;
     hgr_status_t status = hgr__order_reserve(&executor->order, 1);
     cl_int error = status ? CL_SUCCESS
-                          : clEnqueueWriteBuffer(q->queue, executor->pool.storages[storage_id].mem,
+                          : clEnqueueWriteBuffer(q->queue, executor->pool.storages[storage_slot].mem,
                                                  idle ? CL_TRUE : CL_FALSE, 0, bytes, held ? held : data, wait_count,
                                                  wait_count ? executor->order.wait : NULL, &event);
     if (!status && error != CL_SUCCESS)
       status = HGR_CL_STATUS(error, "clEnqueueWriteBuffer(input %zu '%s', storage %u) on %s", index, info.name,
-                             hgr__storage_id_of(executor->graph, storage_id), q->spec);
+                             hgr__graph_storage_id(executor->graph, storage_slot), q->spec);
     if (status) {
       free(held);
       return status;
     }
     status = hgr__order_enqueued(&executor->order, queue, event);
-    if (!status) hgr__order_record(&executor->order, storage_id, true, event, queue);
+    if (!status) hgr__order_record(&executor->order, storage_slot, true, event, queue);
     if (held) hgr__order_hold(&executor->order, held, queue);
     if (!status && held) status = hgr__queue_flush(&executor->order.queues, queue);
     clReleaseEvent(event);
@@ -94,12 +94,12 @@ hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, voi
   HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, &info));
   HGR_RETURN_IF_ERROR(hgr__check_io(executor, &info, "output", index, data, bytes));
   if (!bytes) return HGR_OK;
-  uint32_t storage_id = hgr__output_storage(executor, index);
+  uint32_t storage_slot = hgr__output_storage(executor, index);
   void* staging = NULL;
   HGR_RETURN_IF_ERROR(hgr__output_staging(executor, index, bytes, &staging));
   char what[256];
   snprintf(what, sizeof(what), "output %zu '%s'", index, info.name);
-  return hgr__read_into(executor, storage_id, executor->pool.storages[storage_id].mem, true, staging, data, bytes,
+  return hgr__read_into(executor, storage_slot, executor->pool.storages[storage_slot].mem, true, staging, data, bytes,
                         what);
 }
 
@@ -110,13 +110,13 @@ hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, voi
 static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding_t* binding, bool input) {
   if ((binding->kind != HGR__BIND_HOST_COPY && binding->kind != HGR__BIND_HOST_ZERO_COPY) || !binding->bytes)
     return HGR_OK;
-  uint32_t storage_id = binding->storage;
-  uint32_t queue = hgr__transfer_queue_of(executor, storage_id);
+  uint32_t storage_slot = binding->storage;
+  uint32_t queue = hgr__transfer_queue_of(executor, storage_slot);
   cl_command_queue command_queue = executor->order.queues.queues[queue].queue;
-  cl_mem mem = executor->pool.storages[storage_id].mem;
-  const char* spec = hgr__device_spec(executor->instance, executor->pool.storages[storage_id].device_index);
+  cl_mem mem = executor->pool.storages[storage_slot].mem;
+  const char* spec = hgr__device_spec(executor->instance, executor->pool.storages[storage_slot].device_index);
   uint32_t wait_count = 0;
-  HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage_id, input, queue, &wait_count));
+  HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage_slot, input, queue, &wait_count));
   const cl_event* wait = wait_count ? executor->order.wait : NULL;
   cl_event event = NULL;
   cl_int error;
@@ -128,7 +128,7 @@ static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding
     if (error != CL_SUCCESS)
       return HGR_CL_STATUS(error, "%s(storage %u, bound to the caller's memory) on %s",
                            input ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer",
-                           hgr__storage_id_of(executor->graph, storage_id), spec);
+                           hgr__graph_storage_id(executor->graph, storage_slot), spec);
   } else {
     cl_event mapped = NULL;
     void* pointer = clEnqueueMapBuffer(command_queue, binding->mem, CL_FALSE,
@@ -136,17 +136,17 @@ static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding
                                        wait_count, wait, &mapped, &error);
     if (error != CL_SUCCESS)
       return HGR_CL_STATUS(error, "clEnqueueMapBuffer(storage %u, the caller's memory) on %s",
-                           hgr__storage_id_of(executor->graph, storage_id), spec);
+                           hgr__graph_storage_id(executor->graph, storage_slot), spec);
     hgr_status_t status = hgr__order_enqueued(&executor->order, queue, mapped);
     clReleaseEvent(mapped);
     HGR_RETURN_IF_ERROR(status);
     error = clEnqueueUnmapMemObject(command_queue, binding->mem, pointer, 0, NULL, &event);
     if (error != CL_SUCCESS)
       return HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(storage %u, the caller's memory) on %s",
-                           hgr__storage_id_of(executor->graph, storage_id), spec);
+                           hgr__graph_storage_id(executor->graph, storage_slot), spec);
   }
   hgr_status_t status = hgr__order_enqueued(&executor->order, queue, event);
-  if (!status) hgr__order_record(&executor->order, storage_id, input, event, queue);
+  if (!status) hgr__order_record(&executor->order, storage_slot, input, event, queue);
   clReleaseEvent(event);
   return status;
 }
@@ -173,7 +173,7 @@ static hgr_status_t io_lookup(hgr_executor_t* executor, hgr_io_t io, size_t inde
   if (io == HGR_INPUT) {
     HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, out_info));
     *out_binding = &executor->io.input_bindings[index];
-    (*out_binding)->storage = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
+    (*out_binding)->storage = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_slot;
   } else {
     HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, out_info));
     *out_binding = &executor->io.output_bindings[index];
@@ -182,21 +182,21 @@ static hgr_status_t io_lookup(hgr_executor_t* executor, hgr_io_t io, size_t inde
   return HGR_OK;
 }
 
-/* The buffer another binding than `except` put in place of storage_id's, or NULL. */
-static const hgr__io_binding_t* storage_binder(const hgr_executor_t* executor, uint32_t storage_id,
+/* The buffer another binding than `except` put in place of storage_slot's, or NULL. */
+static const hgr__io_binding_t* storage_binder(const hgr_executor_t* executor, uint32_t storage_slot,
                                                const hgr__io_binding_t* except) {
   const hgr_graph_t* graph = executor->graph;
   for (uint32_t i = 0; i < graph->arg_count + graph->head_count; ++i) {
     const hgr__io_binding_t* binding =
         i < graph->arg_count ? &executor->io.input_bindings[i] : &executor->io.output_bindings[i - graph->arg_count];
-    if (binding != except && binding->mem && binding->storage == storage_id) return binding;
+    if (binding != except && binding->mem && binding->storage == storage_slot) return binding;
   }
   return NULL;
 }
 
-/* Points storage_id's kernels at mem (its own buffer or a bound one). */
-static hgr_status_t use_buffer(hgr_executor_t* executor, uint32_t storage_id, cl_mem mem) {
-  return hgr__storage_use(&executor->pool, executor->graph, storage_id, mem);
+/* Points storage_slot's kernels at mem (its own buffer or a bound one). */
+static hgr_status_t use_buffer(hgr_executor_t* executor, uint32_t storage_slot, cl_mem mem) {
+  return hgr__storage_use(&executor->pool, executor->graph, storage_slot, mem);
 }
 
 /* Ends a binding: the storage goes back to its own buffer unless another binding
@@ -209,9 +209,9 @@ static hgr_status_t drop_binding(hgr_executor_t* executor, hgr__io_binding_t* bi
         use_buffer(executor, binding->storage, other ? other->mem : executor->pool.storages[binding->storage].own_mem);
     clReleaseMemObject(binding->mem); /* commands in flight keep it alive */
   }
-  uint32_t storage_id = binding->storage;
+  uint32_t storage_slot = binding->storage;
   memset(binding, 0, sizeof(*binding));
-  binding->storage = storage_id;
+  binding->storage = storage_slot;
   return status;
 }
 
@@ -229,17 +229,17 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
   hgr__io_binding_t* binding = NULL;
   HGR_RETURN_IF_ERROR(io_lookup(executor, io, index, &info, &binding));
   const char* what = io == HGR_INPUT ? "input" : "output";
-  uint32_t storage_id = binding->storage;
-  hgr__storage_t* storage = &executor->pool.storages[storage_id];
+  uint32_t storage_slot = binding->storage;
+  hgr__storage_t* storage = &executor->pool.storages[storage_slot];
   const hgr__device_t* device = &executor->instance->devices[storage->device_index];
-  cl_context context = executor->order.queues.queues[hgr__transfer_queue_of(executor, storage_id)].context;
+  cl_context context = executor->order.queues.queues[hgr__transfer_queue_of(executor, storage_slot)].context;
   if (storage->shared)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                       "%s %zu '%s' (storage %u) is a parameter buffer shared between executors "
                       "(share_params_from): it cannot be bound",
-                      what, index, info.name, hgr__storage_id_of(executor->graph, storage_id));
-  const hgr__io_binding_t* other = storage_binder(executor, storage_id, binding);
-  hgr__io_binding_t next = {HGR__BIND_HOST_COPY, data, info.bytes, NULL, storage_id};
+                      what, index, info.name, hgr__graph_storage_id(executor->graph, storage_slot));
+  const hgr__io_binding_t* other = storage_binder(executor, storage_slot, binding);
+  hgr__io_binding_t next = {HGR__BIND_HOST_COPY, data, info.bytes, NULL, storage_slot};
   if (buffer) {
     cl_context buffer_context = NULL;
     size_t buffer_bytes = 0;
@@ -250,16 +250,16 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
     if (buffer_context != context)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                         "%s %zu '%s': the buffer belongs to another context than %s's, where storage %u lives", what,
-                        index, info.name, device->info.spec, hgr__storage_id_of(executor->graph, storage_id));
+                        index, info.name, device->info.spec, hgr__graph_storage_id(executor->graph, storage_slot));
     if (buffer_bytes < storage->bytes)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s %zu '%s': the buffer has %zu bytes, but storage %u needs %llu",
-                        what, index, info.name, buffer_bytes, hgr__storage_id_of(executor->graph, storage_id),
+                        what, index, info.name, buffer_bytes, hgr__graph_storage_id(executor->graph, storage_slot),
                         (unsigned long long)storage->bytes);
     if (other && other->mem != buffer)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                         "%s %zu '%s': storage %u is bound to another buffer already (an input and an output sharing "
                         "a storage take one buffer)",
-                        what, index, info.name, hgr__storage_id_of(executor->graph, storage_id));
+                        what, index, info.name, hgr__graph_storage_id(executor->graph, storage_slot));
     clRetainMemObject(buffer);
     next.kind = HGR__BIND_BUFFER;
     next.host = NULL;
@@ -282,9 +282,9 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
     }
   }
   /* Fences of earlier runs keep their values, copied out of the old buffer. */
-  hgr_status_t status = hgr__fences_release_holders(executor, storage_id);
+  hgr_status_t status = hgr__fences_release_holders(executor, storage_slot);
   if (!status) status = drop_binding(executor, binding);
-  if (!status && next.mem) status = use_buffer(executor, storage_id, next.mem);
+  if (!status && next.mem) status = use_buffer(executor, storage_slot, next.mem);
   if (status) {
     if (next.mem) clReleaseMemObject(next.mem);
     return status;
@@ -339,8 +339,8 @@ hgr_status_t hgr_executor_output_buffer(hgr_executor_t* executor, size_t index, 
   hgr_tensor_info_t info;
   hgr__io_binding_t* binding = NULL;
   HGR_RETURN_IF_ERROR(io_lookup(executor, HGR_OUTPUT, index, &info, &binding));
-  uint32_t storage_id = binding->storage;
-  return hgr__export_buffer(executor, storage_id, executor->pool.storages[storage_id].mem, true, info.bytes,
+  uint32_t storage_slot = binding->storage;
+  return hgr__export_buffer(executor, storage_slot, executor->pool.storages[storage_slot].mem, true, info.bytes,
                             out_buffer);
 }
 
@@ -375,7 +375,7 @@ hgr_status_t hgr_executor_read_entry(hgr_executor_t* executor, uint32_t node_id,
   }
   char what[256];
   snprintf(what, sizeof(what), "output %u of node %u '%s'", index, node_id, graph->nodes[node_id].name);
-  return hgr__read_into(executor, entry->storage_id, executor->pool.storages[entry->storage_id].mem, true,
+  return hgr__read_into(executor, entry->storage_slot, executor->pool.storages[entry->storage_slot].mem, true,
                    executor->staging.entry, data, bytes, what);
 }
 
@@ -421,11 +421,11 @@ hgr_status_t hgr__host_io_load_params(hgr_executor_t* executor, const hgr_params
           input.name, hgr_dtype_format(input.dtype, want, sizeof(want)), (unsigned long long)input.bytes,
           param.bytes == input.bytes && hgr_dtype_equal(param.dtype, input.dtype) ? " (shapes differ)" : "");
     const hgr_graph_t* graph = executor->graph;
-    uint32_t storage_id = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_id;
-    if (skip_shared && executor->pool.storages[storage_id].shared) continue;
+    uint32_t storage_slot = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_slot;
+    if (skip_shared && executor->pool.storages[storage_slot].shared) continue;
     HGR_RETURN_IF_ERROR(hgr_status_annotate(hgr_executor_set_input(executor, index, data, (size_t)param.bytes),
                                             "param '%s'", param.name));
-    executor->pool.storages[storage_id].params = true; /* another executor may share it */
+    executor->pool.storages[storage_slot].params = true; /* another executor may share it */
   }
   if (out_unused_count) *out_unused_count = executor->io.unused_param_count;
   return HGR_OK;
@@ -446,8 +446,8 @@ hgr_status_t hgr__host_io_sync_bindings(hgr_executor_t* executor, bool inputs) {
 void hgr__host_io_mark_shared_inputs(hgr_executor_t* executor) {
   const hgr_graph_t* graph = executor->graph;
   for (uint32_t i = 0; i < graph->arg_count; ++i) {
-    uint32_t storage_id = graph->entries[graph->node_row_ptr[graph->arg_nodes[i]]].storage_id;
-    if (executor->pool.storages[storage_id].borrowed) executor->io.input_set[i] = true;
+    uint32_t storage_slot = graph->entries[graph->node_row_ptr[graph->arg_nodes[i]]].storage_slot;
+    if (executor->pool.storages[storage_slot].borrowed) executor->io.input_set[i] = true;
   }
 }
 

@@ -142,14 +142,14 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
   if (!step->in_storages || !step->out_storages)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t k = 0; k < node->num_outputs; ++k) {
-    step->out_storages[k] = graph->entries[first_out + k].storage_id;
+    step->out_storages[k] = graph->entries[first_out + k].storage_slot;
     if (executor->placement.entry_device[first_out + k] != step->device_index)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: output 0 is on %s but output %u (entry %u) on %s",
                         label, key_spec(executor, first_out, where_a, sizeof(where_a)), k, first_out + k,
                         key_spec(executor, first_out + k, where_b, sizeof(where_b)));
   }
   for (uint32_t i = 0; i < node->input_count; ++i)
-    step->in_storages[i] = graph->entries[hgr__graph_entry_id(graph, node->inputs[i])].storage_id;
+    step->in_storages[i] = graph->entries[hgr__graph_entry_id(graph, node->inputs[i])].storage_slot;
 
   bool is_copy = !strcmp(node->func_name, "__copy");
   step->kind = is_copy ? HGR__STEP_COPY : !strcmp(node->func_name, "__nop") ? HGR__STEP_NOP : HGR__STEP_KERNEL;
@@ -238,20 +238,20 @@ static hgr_status_t set_args(hgr_executor_t* executor, const hgr__step_t* step, 
   for (cl_uint a = 0; a < plan->arg_count && error == CL_SUCCESS; ++a) {
     const hgr__arg_t* arg = &plan->args[a];
     const cl_mem* mem = NULL;
-    uint32_t storage_id = UINT32_MAX;
+    uint32_t storage_slot = UINT32_MAX;
     switch (arg->kind) {
-      case HGR__ARG_INPUT: storage_id = step->in_storages[arg->index]; break;
-      case HGR__ARG_OUTPUT: storage_id = step->out_storages[arg->index]; break;
+      case HGR__ARG_INPUT: storage_slot = step->in_storages[arg->index]; break;
+      case HGR__ARG_OUTPUT: storage_slot = step->out_storages[arg->index]; break;
       case HGR__ARG_META: mem = &bound->meta; break;
       case HGR__ARG_INT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_int), &arg->i); break;
       case HGR__ARG_UINT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_uint), &arg->u); break;
       case HGR__ARG_FLOAT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_float), &arg->f); break;
       case HGR__ARG_LOCAL: error = clSetKernelArg(bound->kernel, a, arg->local_bytes, NULL); break;
     }
-    if (storage_id != UINT32_MAX) {
+    if (storage_slot != UINT32_MAX) {
       /* Set again when a caller's buffer is bound in the storage's place. */
-      HGR_RETURN_IF_ERROR(hgr__storage_add_arg(&executor->pool, storage_id, bound->kernel, a));
-      mem = &executor->pool.storages[storage_id].mem;
+      HGR_RETURN_IF_ERROR(hgr__storage_add_arg(&executor->pool, storage_slot, bound->kernel, a));
+      mem = &executor->pool.storages[storage_slot].mem;
     }
     if (mem) error = clSetKernelArg(bound->kernel, a, sizeof(cl_mem), mem);
     if (error != CL_SUCCESS)

@@ -7,9 +7,10 @@
 #include "executor_internal.h"
 #include "hgr/opencl.h"
 
-/* The transfer queue of the device that owns storage_id. */
-uint32_t hgr__transfer_queue_of(const hgr_executor_t* executor, uint32_t storage_id) {
-  return hgr__placement_device(&executor->placement, executor->pool.storages[storage_id].device_index)->transfer_queue;
+/* The transfer queue of the device that owns storage_slot. */
+uint32_t hgr__transfer_queue_of(const hgr_executor_t* executor, uint32_t storage_slot) {
+  return hgr__placement_device(&executor->placement, executor->pool.storages[storage_slot].device_index)
+      ->transfer_queue;
 }
 
 hgr_status_t hgr__check_io(const hgr_executor_t* executor, const hgr_tensor_info_t* info, const char* what,
@@ -28,30 +29,30 @@ hgr_status_t hgr__check_io(const hgr_executor_t* executor, const hgr_tensor_info
 /* The storage id of output index. */
 uint32_t hgr__output_storage(const hgr_executor_t* executor, size_t index) {
   const hgr_graph_t* graph = executor->graph;
-  return graph->entries[hgr__graph_entry_id(graph, graph->heads[index])].storage_id;
+  return graph->entries[hgr__graph_entry_id(graph, graph->heads[index])].storage_slot;
 }
 
-/* Reads bytes of mem (storage_id's buffer, or a copy of it on the same device) into
+/* Reads bytes of mem (storage_slot's buffer, or a copy of it on the same device) into
  * data, through staging (the executor's host memory of at least bytes, 64-byte
  * aligned: the driver reads into it, never into the caller's memory, since after a
  * device failure the read may stay pending when this call returns). When ordered,
- * the read waits for storage_id's writer; a copy is ordered by its queue. `what`
+ * the read waits for storage_slot's writer; a copy is ordered by its queue. `what`
  * names the tensor for errors. */
-hgr_status_t hgr__read_into(hgr_executor_t* executor, uint32_t storage_id, cl_mem mem, bool ordered, void* staging,
+hgr_status_t hgr__read_into(hgr_executor_t* executor, uint32_t storage_slot, cl_mem mem, bool ordered, void* staging,
                               void* data, size_t bytes, const char* what) {
-  uint32_t queue = hgr__transfer_queue_of(executor, storage_id);
-  const char* spec = hgr__device_spec(executor->instance, executor->pool.storages[storage_id].device_index);
+  uint32_t queue = hgr__transfer_queue_of(executor, storage_slot);
+  const char* spec = hgr__device_spec(executor->instance, executor->pool.storages[storage_slot].device_index);
   cl_event* wait = executor->order.wait;
   uint32_t wait_count = 0;
-  if (ordered) HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage_id, false, queue, &wait_count));
+  if (ordered) HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage_slot, false, queue, &wait_count));
   HGR_RETURN_IF_ERROR(hgr__order_reserve(&executor->order, 1));
   cl_event event = NULL;
   cl_int error = clEnqueueReadBuffer(executor->order.queues.queues[queue].queue, mem, CL_FALSE, 0, bytes, staging,
                                      wait_count, wait_count ? wait : NULL, &event);
   if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s, storage %u) on %s", what,
-                                            hgr__storage_id_of(executor->graph, storage_id), spec);
+                                            hgr__graph_storage_id(executor->graph, storage_slot), spec);
   hgr_status_t status = hgr__order_enqueued(&executor->order, queue, event);
-  if (!status && ordered) hgr__order_record(&executor->order, storage_id, false, event, queue);
+  if (!status && ordered) hgr__order_record(&executor->order, storage_slot, false, event, queue);
   if (!status) status = hgr__queue_flush(&executor->order.queues, queue);
   if (!status) status = hgr__await_events(executor, &event, 1, hgr__order_end(&executor->order));
   if (!status) {
@@ -76,14 +77,14 @@ hgr_status_t hgr__output_staging(hgr_executor_t* executor, size_t index, size_t 
   return HGR_OK;
 }
 
-/* Fills out with mem and a marker on storage_id's transfer queue that completes once
- * the commands before it there (and, when ordered, storage_id's writer) have. */
-hgr_status_t hgr__export_buffer(hgr_executor_t* executor, uint32_t storage_id, cl_mem mem, bool ordered,
+/* Fills out with mem and a marker on storage_slot's transfer queue that completes once
+ * the commands before it there (and, when ordered, storage_slot's writer) have. */
+hgr_status_t hgr__export_buffer(hgr_executor_t* executor, uint32_t storage_slot, cl_mem mem, bool ordered,
                                   size_t bytes, hgr_device_buffer_t* out_buffer) {
-  uint32_t queue = hgr__transfer_queue_of(executor, storage_id);
-  const hgr__device_t* device = &executor->instance->devices[executor->pool.storages[storage_id].device_index];
+  uint32_t queue = hgr__transfer_queue_of(executor, storage_slot);
+  const hgr__device_t* device = &executor->instance->devices[executor->pool.storages[storage_slot].device_index];
   uint32_t wait_count = 0;
-  if (ordered) HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage_id, false, queue, &wait_count));
+  if (ordered) HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage_slot, false, queue, &wait_count));
   HGR_RETURN_IF_ERROR(hgr__order_reserve(&executor->order, 1));
   cl_event ready = NULL;
   cl_int error = clEnqueueMarkerWithWaitList(executor->order.queues.queues[queue].queue, wait_count,
@@ -100,7 +101,7 @@ hgr_status_t hgr__export_buffer(hgr_executor_t* executor, uint32_t storage_id, c
     return status;
   }
   clRetainMemObject(mem);
-  *out_buffer = (hgr_device_buffer_t){mem, bytes, executor->pool.storages[storage_id].device_index, device->device,
+  *out_buffer = (hgr_device_buffer_t){mem, bytes, executor->pool.storages[storage_slot].device_index, device->device,
                                       executor->order.queues.queues[queue].context, ready};
   return HGR_OK;
 }

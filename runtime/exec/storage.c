@@ -45,19 +45,19 @@ static hgr_status_t choose_shared(hgr__storage_pool_t* pool, const hgr_instance_
                       difference);
   uint32_t* users = calloc(graph->storage_count + 1, sizeof(uint32_t)); /* entries per storage id */
   if (!users) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  for (uint32_t e = 0; e < graph->entry_count; ++e) users[graph->entries[e].storage_id]++;
+  for (uint32_t e = 0; e < graph->entry_count; ++e) users[graph->entries[e].storage_slot]++;
   share_report_t report = {0};
   hgr_status_t status = HGR_OK;
   for (uint32_t i = 0; i < graph->arg_count && !status; ++i) {
     uint32_t node_id = graph->arg_nodes[i];
-    uint32_t storage_id = graph->entries[graph->node_row_ptr[node_id]].storage_id;
-    const hgr__storage_t* from = &source->pool->storages[storage_id];
-    hgr__storage_t* storage = &pool->storages[storage_id];
+    uint32_t storage_slot = graph->entries[graph->node_row_ptr[node_id]].storage_slot;
+    const hgr__storage_t* from = &source->pool->storages[storage_slot];
+    hgr__storage_t* storage = &pool->storages[storage_slot];
     const char* name = graph->nodes[node_id].name;
     if (!from->params) continue;
-    if (users[storage_id] != 1) {
+    if (users[storage_slot] != 1) {
       note_not_shared(&report, "input %u '%.64s': storage %u is used by %u entries, so it is not read-only", i, name,
-                      hgr__storage_id_of(graph, storage_id), users[storage_id]);
+                      hgr__graph_storage_id(graph, storage_slot), users[storage_slot]);
     } else if (source->instance != instance) {
       note_not_shared(&report, "input %u '%.64s': the source executor has another instance", i, name);
     } else if (from->device_index != storage->device_index) {
@@ -68,7 +68,7 @@ static hgr_status_t choose_shared(hgr__storage_pool_t* pool, const hgr_instance_
       status = HGR_STATUS(HGR_STATUS_INTERNAL,
                           "share_params_from: storage %u has %llu bytes here and %llu in the "
                           "source",
-                          hgr__storage_id_of(graph, storage_id), (unsigned long long)storage->bytes,
+                          hgr__graph_storage_id(graph, storage_slot), (unsigned long long)storage->bytes,
                           (unsigned long long)from->bytes);
     } else {
       storage->borrowed = storage->shared = storage->params = true;
@@ -104,13 +104,13 @@ hgr_status_t hgr__storage_plan(hgr__storage_pool_t* pool, const hgr_instance_t* 
   pool->count = graph->storage_count;
   for (uint32_t e = 0; e < graph->entry_count; ++e) {
     const hgr__entry_t* entry = &graph->entries[e];
-    hgr__storage_t* storage = &pool->storages[entry->storage_id];
+    hgr__storage_t* storage = &pool->storages[entry->storage_slot];
     size_t device = placement->entry_device[e];
     if (storage->used && storage->device_index != device) {
       /* The graph checks one key per storage; two keys bound to one device are fine,
        * so this only fires if that invariant broke. */
       return HGR_STATUS(HGR_STATUS_INTERNAL, "storage %u is on %s and, through entry %u, on %s",
-                        hgr__storage_id_of(graph, entry->storage_id), hgr__device_spec(instance, storage->device_index),
+                        entry->storage_id, hgr__device_spec(instance, storage->device_index),
                         e, hgr__device_spec(instance, device));
     }
     storage->used = true;
@@ -134,13 +134,14 @@ hgr_status_t hgr__storage_plan(hgr__storage_pool_t* pool, const hgr_instance_t* 
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
                         "storage %u needs %s, more than the largest allocation %s allows "
                         "(%llu bytes)",
-                        hgr__storage_id_of(graph, s), size, device->spec, (unsigned long long)device->max_alloc_bytes);
+                        hgr__graph_storage_id(graph, s), size, device->spec,
+                        (unsigned long long)device->max_alloc_bytes);
     usage->storage_count++;
     usage->storage_bytes += storage->bytes;
     if (usage->storage_bytes > device->global_mem_bytes)
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
                         "storage %u (%s) brings %s past its global memory: %llu of %llu bytes",
-                        hgr__storage_id_of(graph, s),
+                        hgr__graph_storage_id(graph, s),
                         size, device->spec, (unsigned long long)usage->storage_bytes,
                         (unsigned long long)device->global_mem_bytes);
   }
@@ -161,7 +162,7 @@ hgr_status_t hgr__storage_allocate(hgr__storage_pool_t* pool, hgr_instance_t* in
     if (storage->borrowed) {
       cl_int error = clRetainMemObject(source->storages[s].own_mem);
       if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clRetainMemObject(storage %u of the source executor)",
-                                                  hgr__storage_id_of(graph, s));
+                                                  hgr__graph_storage_id(graph, s));
       storage->mem = storage->own_mem = source->storages[s].own_mem;
       continue;
     }
@@ -175,7 +176,7 @@ hgr_status_t hgr__storage_allocate(hgr__storage_pool_t* pool, hgr_instance_t* in
     storage->mem = storage->own_mem;
     if (error != CL_SUCCESS || !storage->mem) {
       storage->mem = storage->own_mem = NULL;
-      return HGR_CL_STATUS(error, "clCreateBuffer(storage %u, %zu bytes) on %s", hgr__storage_id_of(graph, s), bytes,
+      return HGR_CL_STATUS(error, "clCreateBuffer(storage %u, %zu bytes) on %s", hgr__graph_storage_id(graph, s), bytes,
                            hgr__device_spec(instance, storage->device_index));
     }
   }
@@ -219,7 +220,7 @@ hgr_status_t hgr__storage_use(hgr__storage_pool_t* pool, const hgr_graph_t* grap
     cl_int error = clSetKernelArg(record->args[a].kernel, record->args[a].index, sizeof(cl_mem), &record->mem);
     if (error != CL_SUCCESS)
       return HGR_CL_STATUS(error, "clSetKernelArg(arg %u), binding storage %u", record->args[a].index,
-                           hgr__storage_id_of(graph, storage));
+                           hgr__graph_storage_id(graph, storage));
   }
   return HGR_OK;
 }

@@ -44,12 +44,6 @@ typedef struct hgr__storage_source_t {
   const hgr_instance_t* instance;
 } hgr__storage_source_t;
 
-/* The graph's storage id of storage slot slot, for messages. */
-static inline uint32_t hgr__storage_id_of(const hgr_graph_t* graph, uint32_t slot) {
-  (void)graph;
-  return slot;
-}
-
 /* Owners and sizes of the storages, and per device (placement) what they take. With
  * source (may be NULL), first checks that it runs the same graph and chooses the
  * storages to borrow from it (log, when given, says what is shared and what not, and

@@ -145,39 +145,45 @@ static int compare_u64(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-/* One storage id lives on one device. Entries are sorted by (storage id, entry id)
- * rather than indexed by storage id, so sparse ids up to 2^31 cost nothing. */
-static hgr_status_t check_storage(hgr_graph_t* graph) {
-  uint64_t storage_count = 0;
-  for (uint32_t e = 0; e < graph->entry_count; ++e)
-    if ((uint64_t)graph->entries[e].storage_id + 1 > storage_count)
-      storage_count = (uint64_t)graph->entries[e].storage_id + 1;
-  graph->storage_count = (uint32_t)storage_count; /* storage ids are < 2^31 */
-  if (!graph->has_device_index || graph->entry_count == 0) return HGR_OK;
-
-  uint64_t* keys = malloc((size_t)graph->entry_count * sizeof(*keys));
-  if (!keys) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  for (uint32_t e = 0; e < graph->entry_count; ++e)
-    keys[e] = (uint64_t)graph->entries[e].storage_id << 32 | e;
-  qsort(keys, graph->entry_count, sizeof(*keys), compare_u64);
+/* TVM's storage ids may be sparse (any id from 0 to 2^31 - 1), and the executor
+ * keeps one pool entry per storage, so ids become dense slots here: the distinct
+ * ids numbered in ascending order (a graph whose ids are 0 to n - 1 keeps slot ==
+ * id). Entries are sorted by (storage id, entry id) rather than indexed by storage
+ * id, so a sparse id costs what a dense one does. The same pass checks that one
+ * storage id lives on one device. */
+static hgr_status_t assign_storage_slots(hgr_graph_t* graph) {
+  uint32_t entry_count = graph->entry_count;
+  uint64_t* keys = malloc(((size_t)entry_count + 1) * sizeof(*keys));
+  if (!keys) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %u storage ids", entry_count);
+  for (uint32_t e = 0; e < entry_count; ++e) keys[e] = (uint64_t)graph->entries[e].storage_id << 32 | e;
+  qsort(keys, entry_count, sizeof(*keys), compare_u64);
+  uint32_t storage_count = 0;
+  for (uint32_t i = 0; i < entry_count; ++i) storage_count += i == 0 || keys[i] >> 32 != keys[i - 1] >> 32;
+  graph->storage_ids = malloc(((size_t)storage_count + 1) * sizeof(*graph->storage_ids));
+  if (!graph->storage_ids) {
+    free(keys);
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %u storage slots", storage_count);
+  }
+  graph->storage_count = storage_count;
   hgr_status_t status = HGR_OK;
-  uint32_t first = (uint32_t)keys[0];
-  for (uint32_t i = 1; i < graph->entry_count && !status; ++i) {
-    uint32_t entry_id = (uint32_t)keys[i];
-    const hgr__entry_t* entry = &graph->entries[entry_id];
-    if (entry->storage_id != graph->entries[first].storage_id) {
+  uint32_t slot = 0, first = 0; /* first: the lowest entry of the current storage id */
+  for (uint32_t i = 0; i < entry_count && !status; ++i) {
+    uint32_t storage_id = (uint32_t)(keys[i] >> 32), entry_id = (uint32_t)keys[i];
+    if (i == 0 || storage_id != (uint32_t)(keys[i - 1] >> 32)) {
+      slot = i == 0 ? 0 : slot + 1;
+      graph->storage_ids[slot] = storage_id;
       first = entry_id;
-      continue;
-    }
-    if (entry->device_key != graph->entries[first].device_key) {
+    } else if (graph->has_device_index && graph->entries[entry_id].device_key != graph->entries[first].device_key) {
       char label_first[HGR__LABEL_CAPACITY], label_other[HGR__LABEL_CAPACITY];
       status = INVALID(
           "storage %u is used on device %d by %s and on device %d by %s; one storage "
           "id cannot span two devices",
-          entry->storage_id, graph->entries[first].device_key,
-          hgr__graph_entry_label(graph, first, label_first, sizeof(label_first)), entry->device_key,
+          storage_id, graph->entries[first].device_key,
+          hgr__graph_entry_label(graph, first, label_first, sizeof(label_first)),
+          graph->entries[entry_id].device_key,
           hgr__graph_entry_label(graph, entry_id, label_other, sizeof(label_other)));
     }
+    graph->entries[entry_id].storage_slot = slot;
   }
   free(keys);
   return status;
@@ -210,12 +216,13 @@ static hgr_status_t check_runtime_ops(const hgr_graph_t* graph) {
           hgr__graph_entry_label(graph, in, in_label, sizeof(in_label)),
           (unsigned long long)output->bytes,
           hgr__graph_entry_label(graph, out, out_label, sizeof(out_label)));
-    if (is_nop && input->storage_id != output->storage_id)
+    if (is_nop && input->storage_slot != output->storage_slot)
       return INVALID(
           "%s: __nop output %s has storage id %u, but its input %s has storage id %u; "
           "a __nop output must alias its input",
           label, hgr__graph_entry_label(graph, out, out_label, sizeof(out_label)),
-          output->storage_id, hgr__graph_entry_label(graph, in, in_label, sizeof(in_label)),
+          output->storage_id,
+          hgr__graph_entry_label(graph, in, in_label, sizeof(in_label)),
           input->storage_id);
   }
   return HGR_OK;
@@ -239,7 +246,7 @@ hgr_status_t hgr__graph_validate(hgr_graph_t* graph) {
   HGR_RETURN_IF_ERROR(check_inputs_and_heads(graph));
   HGR_RETURN_IF_ERROR(check_arg_nodes(graph));
   HGR_RETURN_IF_ERROR(compute_sizes(graph));
-  HGR_RETURN_IF_ERROR(check_storage(graph));
+  HGR_RETURN_IF_ERROR(assign_storage_slots(graph));
   HGR_RETURN_IF_ERROR(check_runtime_ops(graph));
   return make_head_names(graph);
 }
@@ -260,6 +267,8 @@ static bool same_node(const hgr__node_t* a, const hgr__node_t* b) {
   return same;
 }
 
+/* Entries of two graphs: storage ids are compared as the JSON gave them, not as
+ * slots (equal ids in equal graphs give equal slots anyway). */
 static bool same_entry(const hgr__entry_t* a, const hgr__entry_t* b) {
   bool same = a->storage_id == b->storage_id && a->device_key == b->device_key && hgr_dtype_equal(a->dtype, b->dtype) &&
               a->ndim == b->ndim;
@@ -295,38 +304,20 @@ bool hgr__graph_same(const hgr_graph_t* a, const hgr_graph_t* b, char* differenc
     }
   for (uint32_t e = 0; e < a->entry_count; ++e)
     if (!same_entry(&a->entries[e], &b->entries[e])) {
-      snprintf(difference, capacity, "%s differs (storage id, device key, dtype or shape)",
-               hgr__graph_entry_label(a, e, label, sizeof(label)));
+      uint32_t id_a = a->entries[e].storage_id;
+      uint32_t id_b = b->entries[e].storage_id;
+      if (id_a != id_b)
+        snprintf(difference, capacity, "%s differs (storage id %u against %u)",
+                 hgr__graph_entry_label(a, e, label, sizeof(label)), id_a, id_b);
+      else
+        snprintf(difference, capacity, "%s differs (device key, dtype or shape)",
+                 hgr__graph_entry_label(a, e, label, sizeof(label)));
       return false;
     }
   return true;
 }
 
-/* ---- loading and lifetime ------------------------------------------------------ */
-
-hgr_status_t hgr_graph_load_json(const char* json, size_t length, hgr_graph_t** out_graph) {
-  hgr_graph_t* graph = NULL;
-  *out_graph = NULL;
-  hgr_status_t status = hgr__graph_parse_json(json, length, &graph);
-  if (!status) status = hgr__graph_validate(graph);
-  if (status)
-    hgr_graph_release(graph);
-  else
-    *out_graph = graph;
-  return status;
-}
-
-hgr_status_t hgr_graph_load_file(const char* path, hgr_graph_t** out_graph) {
-  *out_graph = NULL;
-  void* data = NULL;
-  size_t length = 0;
-  hgr_status_t status = hgr__file_read(path, &data, &length);
-  if (!status)
-    status =
-        hgr_status_annotate(hgr_graph_load_json(data, length, out_graph), "graph file '%s'", path);
-  free(data);
-  return status;
-}
+/* ---- lifetime ----------------------------------------------------------------- */
 
 hgr_graph_t* hgr_graph_retain(hgr_graph_t* graph) {
   if (graph) atomic_fetch_add_explicit(&graph->refcount, 1, memory_order_relaxed);
@@ -355,6 +346,7 @@ void hgr_graph_release(hgr_graph_t* graph) {
   free(graph->node_row_ptr);
   free(graph->heads);
   free(graph->entries);
+  free(graph->storage_ids);
   free(graph);
 }
 

@@ -39,7 +39,9 @@ typedef struct hgr__node_t {
 /* Per entry (one output of one node). */
 typedef struct hgr__entry_t {
   uint32_t node_id;        /* the node that produces it */
-  uint32_t storage_id;
+  uint32_t storage_id;     /* as the JSON gives it: any id up to 2^31 - 1, for messages */
+  uint32_t storage_slot;   /* dense, 0 to storage_count - 1 (hgr__graph_validate): what
+                              the executor indexes its storage pool with */
   int32_t device_key;      /* device_index column value; -1 when the column is absent */
   hgr_dtype_t dtype;
   int32_t ndim;
@@ -60,12 +62,19 @@ struct hgr_graph_s {
   char** head_names;       /* "<node name>:<position>" */
   hgr__entry_t* entries;   /* node_row_ptr[node_count] entries */
   uint32_t entry_count;
-  uint32_t storage_count;  /* max storage id + 1 */
+  uint32_t storage_count;  /* distinct storage ids = storage slots */
+  uint32_t* storage_ids;   /* storage_count: the JSON's storage id of each slot, ascending */
   bool has_device_index;
 };
 
 static inline uint32_t hgr__graph_entry_id(const hgr_graph_t* graph, hgr__entry_ref_t ref) {
   return graph->node_row_ptr[ref.node_id] + ref.index;
+}
+
+/* The storage id the graph JSON gave for storage slot `slot` (< storage_count):
+ * what every message names, so that a user finds it in the file. */
+static inline uint32_t hgr__graph_storage_id(const hgr_graph_t* graph, uint32_t slot) {
+  return graph->storage_ids[slot];
 }
 
 /* "[2, 3, 4]" for an entry's shape, into buffer (truncated to capacity); returns
@@ -84,8 +93,9 @@ const char* hgr__node_attr(const hgr__node_t* node, const char* key);
 hgr_status_t hgr__graph_parse_json(const char* json, size_t length, hgr_graph_t** out_graph);
 
 /* Checks inputs, heads and arg_nodes against the nodes, shapes and byte sizes,
- * storage ids and their devices, __copy and __nop; fills element_count, bytes,
- * storage_count and head_names. */
+ * storage ids and their devices, __copy and __nop; fills element_count, bytes and
+ * head_names, and maps storage ids to dense slots (storage_count, storage_ids,
+ * entries[].storage_slot). */
 hgr_status_t hgr__graph_validate(hgr_graph_t* graph);
 
 /* Whether a and b are the same graph: the same nodes (names, ops, attrs, inputs),
@@ -101,19 +111,5 @@ const char* hgr__graph_node_label(const hgr_graph_t* graph, uint32_t node_id, ch
                                   size_t capacity);
 const char* hgr__graph_entry_label(const hgr_graph_t* graph, uint32_t entry_id, char* buffer,
                                    size_t capacity);
-
-/* ---- whole files (file.c; used by graph, params and npy) ------------------------ */
-
-/* Reads the whole file into a new malloc'd buffer (never NULL on success, even
- * for an empty file). Errors: NOT_FOUND when it does not exist, UNAVAILABLE for
- * other failures, with the path and the errno text. */
-hgr_status_t hgr__file_read(const char* path, void** out_data, size_t* out_length);
-
-/* Writes head then body (body may be NULL when body_length is 0) to
- * "<path>.tmp.<pid>", flushes it to disk and renames it over path, so a reader sees
- * the old file or the complete new one. Errors: UNAVAILABLE naming the path and the
- * errno text. */
-hgr_status_t hgr__file_write_atomic(const char* path, const void* head, size_t head_length,
-                                    const void* body, size_t body_length);
 
 #endif /* HGR_GRAPH_INTERNAL_H_ */

@@ -4,7 +4,9 @@
  * section 1.6) and checks the JSON form as it reads: keys, value types, node attrs,
  * node_row_ptr against num_outputs, column tags and lengths, per-entry values.
  * graph.c then checks what ties nodes and entries together. Where TVM's behaviour is
- * undefined or silently wrong (duplicate keys, inputs on null nodes) hgr refuses. */
+ * undefined or silently wrong (duplicate keys, inputs on null nodes) hgr refuses.
+ * The public loaders (hgr_graph_load_json, hgr_graph_load_file) are here: parse, then
+ * validate. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include <cJSON.h>
 #endif
 
+#include "file.h"
 #include "graph_internal.h"
 #include "internal.h"
 
@@ -414,7 +417,9 @@ static hgr_status_t parse_entry_value(hgr_graph_t* graph, int column, uint32_t e
   int64_t integer;
   switch (column) {
     case COLUMN_STORAGE_ID:
-      /* Bounded so that storage_count fits 32 bits and storage ids fit an int. */
+      /* TVM reads list_int into a vector<int>, so 2^31 - 1 is the largest id it can
+       * write. Ids may be sparse: graph.c maps them to dense slots, so a large id
+       * costs nothing. */
       if (!json_integer(value, 0, INT32_MAX, &integer))
         return INVALID("attrs column 'storage_id': %s: %s is not a storage id (0 to 2147483647)",
                        hgr__graph_entry_label(graph, entry_id, label, sizeof(label)),
@@ -593,5 +598,31 @@ cleanup:
     hgr_graph_release(graph);
   else
     *out_graph = graph;
+  return status;
+}
+
+/* ---- loading ------------------------------------------------------------------ */
+
+hgr_status_t hgr_graph_load_json(const char* json, size_t length, hgr_graph_t** out_graph) {
+  hgr_graph_t* graph = NULL;
+  *out_graph = NULL;
+  hgr_status_t status = hgr__graph_parse_json(json, length, &graph);
+  if (!status) status = hgr__graph_validate(graph);
+  if (status)
+    hgr_graph_release(graph);
+  else
+    *out_graph = graph;
+  return status;
+}
+
+hgr_status_t hgr_graph_load_file(const char* path, hgr_graph_t** out_graph) {
+  *out_graph = NULL;
+  void* data = NULL;
+  size_t length = 0;
+  hgr_status_t status = hgr__file_read(path, &data, &length);
+  if (!status)
+    status =
+        hgr_status_annotate(hgr_graph_load_json(data, length, out_graph), "graph file '%s'", path);
+  free(data);
   return status;
 }

@@ -66,7 +66,7 @@ static hgr_status_t check_in_place(const hgr__op_ctx_t* ctx) {
     uint32_t out_entry = (uint32_t)(out - ctx->graph->entries);
     for (uint32_t i = 0; i < ctx->node->input_count; ++i) {
       const hgr__entry_t* in = hgr__op_input(ctx, i);
-      if (in->storage_id != out->storage_id) continue;
+      if (in->storage_slot != out->storage_slot) continue;
       if (ctx->op->in_place == HGR__IN_PLACE_ALIAS && k == 0 && i == 0) continue;
       uint32_t in_entry = (uint32_t)(in - ctx->graph->entries);
       if (ctx->op->in_place != HGR__IN_PLACE_ELEMENTWISE)
@@ -78,7 +78,8 @@ static hgr_status_t check_in_place(const hgr__op_ctx_t* ctx) {
       return HGR__OP_ERROR(ctx, "output %u (entry %u) shares storage %u with input %u (entry %u); the op cannot run "
                            "in place on an input of another element count or element size (input %u: %llu "
                            "element%s of %llu byte%s, output %u: %llu element%s of %llu byte%s)",
-                           k, out_entry, out->storage_id, i, in_entry, i, (unsigned long long)in->element_count,
+                           k, out_entry, out->storage_id, i, in_entry, i,
+                           (unsigned long long)in->element_count,
                            in->element_count == 1 ? "" : "s", (unsigned long long)in_size, in_size == 1 ? "" : "s", k,
                            (unsigned long long)out->element_count, out->element_count == 1 ? "" : "s",
                            (unsigned long long)out_size, out_size == 1 ? "" : "s");

@@ -615,7 +615,7 @@ static hgr_status_t plan_reshape_like(hgr__op_ctx_t* ctx) {
   int32_t ndim;
   HGR_RETURN_IF_ERROR(reshape_like_shape(ctx, shape, &ndim));
   HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", shape, ndim));
-  if (out->storage_id == in->storage_id) return HGR_OK; /* an alias: nothing to run */
+  if (out->storage_slot == in->storage_slot) return HGR_OK; /* an alias: nothing to run */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, UINT32_MAX));
   hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_copy");
   hgr__launch_input(ctx, l, 0);
