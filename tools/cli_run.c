@@ -55,10 +55,8 @@ static const char run_usage[] =
 
 static double now_ms(void);
 
-/* Keeps `depth` runs in flight over `runs` runs: run k + depth starts once run k's
- * fence was waited for. Prints the throughput. */
-/* --profile-json and --trace: one of hgr/profile.h's writers into the file at path;
- * a report that fails leaves no file behind. */
+/* --profile-json and --trace: one of hgr/profile.h's writers into the file at path
+ * (which may be a device such as /dev/stdout, so a failed report is not removed). */
 typedef hgr_status_t (*profile_writer_fn)(hgr_executor_t* executor, const hgr_instance_t* instance,
                                           const hgr_graph_t* graph, FILE* out);
 
@@ -68,10 +66,11 @@ static hgr_status_t write_profile_file(const char* path, hgr_executor_t* executo
   if (!out) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", path);
   hgr_status_t status = hgr_status_annotate(write(executor, instance, graph, out), "%s", path);
   if (fclose(out) != 0) status = hgr_status_join(status, HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", path));
-  if (status) remove(path);
   return status;
 }
 
+/* Keeps `depth` runs in flight over `runs` runs: run k + depth starts once run k's
+ * fence was waited for. Prints the throughput. */
 static hgr_status_t run_pipelined(hgr_executor_t* executor, long runs, long depth) {
   hgr_fence_t** fences = calloc((size_t)depth, sizeof(*fences));
   if (!fences) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
