@@ -13,8 +13,9 @@
  *
  * Thread safety: every function here that takes an executor is a call on it
  * (thread-compatible, see hgr/executor.h): one thread at a time per executor, and
- * not while another thread runs or waits on it. The structs are plain values;
- * their string fields are static or borrowed from the executor as stated. */
+ * not while another thread runs or waits on it. hgr_command_kind_name and
+ * hgr_profile_summary_options_init are pure. The structs are plain values; their
+ * string fields (role, path, method) are static strings, valid forever. */
 #ifndef HGR_PROFILE_H_
 #define HGR_PROFILE_H_
 
