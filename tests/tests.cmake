@@ -58,6 +58,10 @@ endforeach()
 hgr_test(NAME profile_pocl_pair SOURCE test_profile.c ARGS pocl:0 pocl:1)
 hgr_test(NAME profile_pocl_rusticl SOURCE test_profile.c ARGS pocl:0 rusticl:0)
 hgr_test(NAME profile_pocl_oclgrind SOURCE test_profile.c ARGS oclgrind:0 pocl:0)
+# The profile reports through the library API (hgr/profile.h): summary, JSON, trace;
+# rusticl's queues give no timestamps, so its commands sit at their enqueue time
+hgr_test(NAME profile_report_pocl_pair SOURCE test_profile_report.c ARGS pocl:0 pocl:1)
+hgr_test(NAME profile_report_pocl_rusticl SOURCE test_profile_report.c ARGS pocl:0 rusticl:0)
 
 # Several compute queues per device (issue 5): random graphs with 1, 2 and 4 queues
 # in one context and across platforms, Oclgrind's single queue, and two independent

@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "cli.h"
-#include "cli_profile.h"
 
 static const char run_usage[] =
     "usage: hgr run GRAPH.json [options]\n"
@@ -55,6 +54,20 @@ static const char run_usage[] =
     "  -h, --help             show this help\n";
 
 static double now_ms(void);
+
+/* --profile-json and --trace: one of hgr/profile.h's writers into the file at path
+ * (which may be a device such as /dev/stdout, so a failed report is not removed). */
+typedef hgr_status_t (*profile_writer_fn)(hgr_executor_t* executor, const hgr_instance_t* instance,
+                                          const hgr_graph_t* graph, FILE* out);
+
+static hgr_status_t write_profile_file(const char* path, hgr_executor_t* executor, const hgr_instance_t* instance,
+                                       const hgr_graph_t* graph, profile_writer_fn write) {
+  FILE* out = fopen(path, "w");
+  if (!out) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", path);
+  hgr_status_t status = hgr_status_annotate(write(executor, instance, graph, out), "%s", path);
+  if (fclose(out) != 0) status = hgr_status_join(status, HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", path));
+  return status;
+}
 
 /* Keeps `depth` runs in flight over `runs` runs: run k + depth starts once run k's
  * fence was waited for. Prints the throughput. */
@@ -586,14 +599,20 @@ int hgr_cli_run(int argc, char** argv) {
     printf("%ld runs: min %.3f ms, median %.3f ms, max %.3f ms\n", args.repeat, times[0],
            times[args.repeat / 2], times[args.repeat - 1]);
   }
-  if (args.profile && (status = hgr_cli_profile_print(stdout, instance, graph, executor, args.verbose ? 0 : 20)))
-    goto cleanup;
+  if (args.profile) {
+    hgr_profile_summary_options_t summary;
+    hgr_profile_summary_options_init(&summary);
+    if (args.verbose) summary.top_nodes = 0;
+    if ((status = hgr_profile_write_summary(executor, instance, graph, &summary, stdout))) goto cleanup;
+  }
   if (args.profile_json) {
-    if ((status = hgr_cli_profile_write_json(args.profile_json, instance, graph, executor))) goto cleanup;
+    if ((status = write_profile_file(args.profile_json, executor, instance, graph, hgr_profile_write_json)))
+      goto cleanup;
     printf("profile written to %s\n", args.profile_json);
   }
   if (args.trace_path) {
-    if ((status = hgr_cli_trace_write(args.trace_path, instance, graph, executor))) goto cleanup;
+    if ((status = write_profile_file(args.trace_path, executor, instance, graph, hgr_profile_write_trace)))
+      goto cleanup;
     printf("trace written to %s\n", args.trace_path);
   }
   if (args.output_dir) mkdir(args.output_dir, 0777);

@@ -1,4 +1,14 @@
-/* hgr — executing a graph on the devices of an instance.
+/* hgr — the executor: a graph bound to devices, and its runs.
+ *
+ * This header holds what a program needs to run a graph: creating an executor
+ * (options, device bindings, the program cache), its inputs and outputs, params,
+ * runs and waiting, binding inputs and outputs to the caller's memory, and running
+ * one node at a time for debugging. Two concepts built on it have their own
+ * headers, included from here so that a program including only this one sees
+ * them: hgr/fence.h (one run as an object: wait for it, query it, read its
+ * outputs) and hgr/profile.h (what the executor placed where, and what the last
+ * run cost, with reports written from that). hgr/opencl.h adds the caller's own
+ * OpenCL buffers.
  *
  * An executor binds a loaded graph to devices: every device key of the graph's
  * device_index column is bound to one device of the instance (explicitly, or by
@@ -20,12 +30,13 @@
  * command itself, never by hanging the consumer. Nothing blocks between nodes.
  *
  * Runs are asynchronous: hgr_executor_run returns once everything is enqueued, and
- * hgr_executor_run_async also returns a fence for that run. Several runs may be in
- * flight. hgr_executor_wait waits for all of them; hgr_fence_wait for one run;
- * reading an output waits only for the work it depends on. Ordering is kept per
- * storage id on the device, with events: a write (a later run, or setting an input
- * while runs are in flight) waits for the storage's readers and writer before it,
- * and nothing waits on the host. Outputs stay in device memory until read.
+ * hgr_executor_run_async (hgr/fence.h) also returns a fence for that run. Several
+ * runs may be in flight. hgr_executor_wait waits for all of them; hgr_fence_wait
+ * for one run; reading an output waits only for the work it depends on. Ordering
+ * is kept per storage id on the device, with events: a write (a later run, or
+ * setting an input while runs are in flight) waits for the storage's readers and
+ * writer before it, and nothing waits on the host. Outputs stay in device memory
+ * until read.
  *
  * Executors of one graph can share their parameters (TVM's share_params): with
  * options.share_params_from, a new executor uses the source executor's buffers for
@@ -38,13 +49,17 @@
  * with FAILED_PRECONDITION, since OpenCL leaves a context's queues undefined after
  * a failed command. Release it and create a new one.
  *
- * Thread safety: an executor is thread-compatible (one thread at a time). Several
- * executors may share one instance, its devices and a graph from different threads
- * at once (tests/test_threads.c checks this under ThreadSanitizer); programs of one
- * platform are built one at a time process-wide, since PoCL 3.1's compiler races
- * on its own state otherwise. Exception: Oclgrind, a simulator that is not
- * thread-safe, must be used by one thread at a time in the whole process. Log and
- * program-cache callbacks run on the thread that calls hgr. */
+ * Thread safety: an executor is thread-compatible: the caller makes sure that at
+ * most one thread at a time calls any function taking it, const getters included
+ * (hgr takes no lock of its own for it). Calls on its fences (hgr/fence.h) and the
+ * getters and reports of hgr/profile.h count as calls on it. It may move between
+ * threads between calls. Several executors may share one instance,
+ * its devices and a graph from different threads at once (tests/test_threads.c
+ * checks this under ThreadSanitizer); programs of one platform are built one at a
+ * time process-wide, since PoCL 3.1's compiler races on its own state otherwise.
+ * Exception: Oclgrind, a simulator that is not thread-safe, must be used by one
+ * thread at a time in the whole process. Log and program-cache callbacks run on
+ * the thread that calls hgr. The option structs are plain values. */
 #ifndef HGR_EXECUTOR_H_
 #define HGR_EXECUTOR_H_
 
@@ -219,42 +234,6 @@ HGR_API hgr_status_t hgr_executor_wait(hgr_executor_t* executor);
 HGR_API hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data,
                                              size_t bytes);
 
-/* ---- runs as fences ----
- *
- * A fence stands for one run: it can be waited for, queried and released, and it
- * reads that run's outputs even after later runs were started. Outputs are
- * double-buffered on demand: while the caller holds the fence of the latest run, a
- * later run (or an input write into an output's storage) first copies that output,
- * on the device, into a buffer of the fence's, ordered after the run's writes and
- * before the new ones; a released fence costs nothing. A failed command fails the
- * fence of its run and of every run not yet complete (and the executor, see
- * above); fences of runs that completed before keep their result. */
-typedef struct hgr_fence_s hgr_fence_t;
-/* A fence is used like its executor: from one thread at a time, the executor's. */
-
-/* hgr_executor_run, returning the run's fence (release it with hgr_fence_release;
- * holding many unreleased fences holds a copy of the outputs each). */
-HGR_API hgr_status_t hgr_executor_run_async(hgr_executor_t* executor, hgr_fence_t** out_fence);
-
-/* Waits until the run completed: HGR_OK, or the DEVICE_FAILURE naming the node.
- * Also completes every earlier run. */
-HGR_API hgr_status_t hgr_fence_wait(hgr_fence_t* fence);
-
-/* Whether the run completed, without waiting (a failure is returned as its status).
- * On a host-driven device (Oclgrind) it runs what is ready first. */
-HGR_API hgr_status_t hgr_fence_query(hgr_fence_t* fence, bool* out_complete);
-
-/* The run's output `index` (bytes must equal its size), waiting only for the work
- * it depends on; valid whatever was started since. */
-HGR_API hgr_status_t hgr_fence_get_output(hgr_fence_t* fence, size_t index, void* data, size_t bytes);
-
-/* Which run it is: 1 for the executor's first. */
-HGR_API uint64_t hgr_fence_run(const hgr_fence_t* fence);
-
-/* Releases the fence (the run goes on if it has not completed). Fences may outlive
- * their executor, after which they only answer what they knew. NULL is a no-op. */
-HGR_API void hgr_fence_release(hgr_fence_t* fence);
-
 /* ---- caller-owned memory (zero copy) ----
  *
  * An input or output can be bound to the caller's host memory (here) or OpenCL
@@ -288,17 +267,6 @@ HGR_API hgr_status_t hgr_executor_bind_host(hgr_executor_t* executor, hgr_io_t i
 HGR_API hgr_status_t hgr_executor_unbind(hgr_executor_t* executor, hgr_io_t io, size_t index);
 HGR_API hgr_binding_kind_t hgr_executor_binding_kind(const hgr_executor_t* executor, hgr_io_t io, size_t index);
 
-/* What happened to the executor's programs (one per device and kernel source). */
-typedef struct hgr_program_stats_t {
-  uint32_t programs;       /* built or loaded */
-  uint32_t from_cache;     /* loaded from a cached binary */
-  uint32_t from_source;    /* compiled from source (cache off, miss or rejected entry) */
-  uint32_t rejected;       /* cache entries found unusable (and rebuilt) */
-  uint32_t stored;         /* binaries stored after the first run */
-  double build_ms;         /* wall time of building or loading them (concurrently per device) */
-} hgr_program_stats_t;
-HGR_API hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* executor);
-
 /* ---- stepping, for finding the node where a result goes wrong ---- */
 
 /* Called with each graph input, then with each op node (in graph order) once its
@@ -317,137 +285,13 @@ HGR_API hgr_status_t hgr_executor_run_stepwise(hgr_executor_t* executor, hgr_nod
 HGR_API hgr_status_t hgr_executor_read_entry(hgr_executor_t* executor, uint32_t node_id, uint32_t index, void* data,
                                              size_t bytes);
 
-/* ---- placement and memory summary ---- */
-
-/* A device key and the device it is bound to. */
-typedef struct hgr_key_binding_t {
-  int32_t key;         /* -1 when the graph has no device_index column */
-  size_t device_index; /* into the instance's devices */
-  bool explicit_binding;
-} hgr_key_binding_t;
-
-HGR_API size_t hgr_executor_key_count(const hgr_executor_t* executor);
-HGR_API hgr_key_binding_t hgr_executor_key_binding(const hgr_executor_t* executor, size_t i);
-
-/* What one device does for this executor. */
-typedef struct hgr_device_usage_t {
-  size_t device_index;
-  uint32_t kernel_nodes;  /* op nodes that launch a kernel on it */
-  uint32_t storage_count; /* storage ids it owns */
-  uint64_t storage_bytes; /* device memory of those storages */
-  uint64_t staging_bytes; /* host staging for copies into or out of it */
-  /* Storage ids whose buffer is another executor's (options.share_params_from),
-   * and their bytes: not in storage_count or storage_bytes, nor held against the
-   * memory budget, since the source executor already counts them. */
-  uint32_t shared_count;
-  uint64_t shared_bytes;
-} hgr_device_usage_t;
-
-/* Devices that own storage or run nodes, in instance order. */
-HGR_API size_t hgr_executor_device_count(const hgr_executor_t* executor);
-HGR_API hgr_device_usage_t hgr_executor_device_usage(const hgr_executor_t* executor, size_t i);
-
-/* Copy nodes per pair class, with the bytes one run moves. */
-typedef struct hgr_copy_summary_t {
-  uint32_t count[HGR_PAIR_CLASS_COUNT];
-  uint64_t bytes[HGR_PAIR_CLASS_COUNT];
-  uint32_t staged_small;  /* cross-context copies read into staging, then written */
-  uint32_t staged_mapped; /* cross-context copies written from the mapped source */
-  uint32_t staged_chunks; /* chunks of the mapped copies (> 1 per copy when chunked) */
-} hgr_copy_summary_t;
-
-HGR_API hgr_copy_summary_t hgr_executor_copy_summary(const hgr_executor_t* executor);
-
-/* Device time of the last run on executor device i, from OpenCL profiling events
- * (start to end of each kernel and copy command that completes a node there). */
-typedef struct hgr_device_time_t {
-  uint32_t commands;       /* commands of the last run on the device */
-  uint32_t timed_commands; /* those with a positive duration (rusticl reports zeros) */
-  uint64_t busy_ns;        /* sum of their durations */
-} hgr_device_time_t;
-
-/* Errors: FAILED_PRECONDITION unless the executor was created with profiling and has
- * completed a run; OUT_OF_RANGE for i. */
-HGR_API hgr_status_t hgr_executor_device_time(const hgr_executor_t* executor, size_t i,
-                                              hgr_device_time_t* out_time);
-
-/* ---- profiling: the last run, command by command ----
- *
- * With options.profiling every command a run enqueues keeps its OpenCL event until
- * the next run starts, so its timestamps can be read once the run was waited for.
- * The accessors below answer about the last run that hgr_executor_wait completed;
- * FAILED_PRECONDITION otherwise (no profiling, or a run still in flight). */
-
-typedef enum hgr_command_kind_t {
-  HGR_COMMAND_KERNEL,
-  HGR_COMMAND_COPY,   /* clEnqueueCopyBuffer (same context) */
-  HGR_COMMAND_READ,   /* device -> host staging or mapped memory */
-  HGR_COMMAND_WRITE,  /* host staging or mapped memory -> device */
-  HGR_COMMAND_MAP,
-  HGR_COMMAND_UNMAP,
-  HGR_COMMAND_MARKER, /* an empty copy or kernel placeholder that only orders */
-  HGR_COMMAND_OTHER,
-} hgr_command_kind_t;
-
-/* "kernel", "copy", "read", "write", "map", "unmap", "marker", "other". */
-HGR_API const char* hgr_command_kind_name(hgr_command_kind_t kind);
-
-typedef struct hgr_command_profile_t {
-  uint32_t node_id;       /* the node that enqueued it */
-  uint32_t queue;         /* executor queue (hgr_executor_queue_info) */
-  hgr_command_kind_t kind;
-  /* CL_PROFILING_COMMAND_QUEUED/SUBMIT/START/END on the device's clock; all 0 when
-   * the driver reports none (rusticl 22.3 reports zeros). */
-  uint64_t queued_ns, submit_ns, start_ns, end_ns;
-  uint64_t host_enqueue_ns; /* CLOCK_MONOTONIC just after it was enqueued */
-} hgr_command_profile_t;
-
-/* Commands of the last run, in enqueue order. */
-HGR_API size_t hgr_executor_command_count(const hgr_executor_t* executor);
-HGR_API hgr_status_t hgr_executor_command_profile(const hgr_executor_t* executor, size_t i,
-                                                  hgr_command_profile_t* out_profile);
-
-/* Host time (CLOCK_MONOTONIC) spent enqueuing node_id's commands in the last run;
- * 0, 0 for a node that enqueues nothing (inputs, __nop). */
-HGR_API hgr_status_t hgr_executor_node_enqueue_time(const hgr_executor_t* executor, uint32_t node_id,
-                                                    uint64_t* out_begin_ns, uint64_t* out_end_ns);
-
-/* The executor's command queues: per device, options.compute_queues compute
- * queues (kernels) and one transfer queue (inputs, outputs, and copy nodes when
- * there are several compute queues; with one, they share it); a single
- * queue for everything on host-driven devices. */
-typedef struct hgr_queue_info_t {
-  size_t device_index; /* into the instance's devices */
-  const char* role;    /* "compute", "transfer", or "compute+transfer" */
-} hgr_queue_info_t;
-HGR_API size_t hgr_executor_queue_count(const hgr_executor_t* executor);
-HGR_API hgr_queue_info_t hgr_executor_queue_info(const hgr_executor_t* executor, size_t i);
-
-/* How a __copy node moves its bytes. INVALID_ARGUMENT for a node that is not a copy. */
-typedef struct hgr_copy_info_t {
-  uint64_t bytes;
-  hgr_pair_class_t pair_class;
-  const char* path;   /* "direct", "staged", "mapped source" or "mapped destination" */
-  uint32_t chunks;    /* 1, or the chunks of a mapped copy */
-} hgr_copy_info_t;
-HGR_API hgr_status_t hgr_executor_copy_info(const hgr_executor_t* executor, uint32_t node_id,
-                                            hgr_copy_info_t* out_info);
-
-/* How to put a device's profiling timestamps on the host's CLOCK_MONOTONIC:
- * host_ns = device_ns + offset_ns, measured now for instance device device_index
- * (one the executor uses) with clGetDeviceAndHostTimer where the device has it
- * (OpenCL 2.1+), else from a marker's end timestamp against host time around it
- * (uncertainty_ns is half that window). Needs an executor created with profiling. */
-typedef struct hgr_clock_offset_t {
-  int64_t offset_ns;
-  uint64_t uncertainty_ns;
-  const char* method; /* "clGetDeviceAndHostTimer" or "marker" */
-} hgr_clock_offset_t;
-HGR_API hgr_status_t hgr_executor_clock_offset(hgr_executor_t* executor, size_t device_index,
-                                               hgr_clock_offset_t* out_offset);
-
 #ifdef __cplusplus
 }
 #endif
+
+/* Fences and the profile: their own headers, included here so that code written
+ * when this header held them still compiles. Each includes this header first. */
+#include "hgr/fence.h"
+#include "hgr/profile.h"
 
 #endif /* HGR_EXECUTOR_H_ */

@@ -2,7 +2,9 @@
  *
  * The library is built with hidden visibility; only declarations marked HGR_API
  * are exported from the shared library. Consumers of the static library define
- * nothing: on ELF platforms the attribute is harmless there. */
+ * nothing: on ELF platforms the attribute is harmless there.
+ *
+ * Thread safety: macros only; no types, no state. */
 #ifndef HGR_EXPORT_H_
 #define HGR_EXPORT_H_
 

@@ -10,8 +10,17 @@
  *   other status is owned by the caller and freed with hgr_status_free.
  *
  * Thread safety is stated in each header: the instance is thread-safe, a loaded
- * graph is immutable and may be shared, an executor is thread-compatible (one
- * thread at a time). */
+ * graph and a kernel library are immutable and may be shared, an executor is
+ * thread-compatible (one thread at a time), and its fences and profile getters
+ * count as calls on it; statuses and params are used by one thread at a time.
+ *
+ * The headers, one concept each: status.h (errors), tensor.h (dtypes), device.h
+ * (the instance and its devices), graph.h (a loaded graph), params.h (TVM params
+ * files), npy.h (.npy files, where the build has them), kernels.h (the user's
+ * kernels), executor.h (running a graph), fence.h (one run as an object),
+ * profile.h (placement, memory, the last run's profile and its reports). Not
+ * included here: opencl.h (the caller's own OpenCL objects), which needs the
+ * OpenCL headers. */
 #ifndef HGR_HGR_H_
 #define HGR_HGR_H_
 
@@ -27,6 +36,8 @@
 #endif
 #include "hgr/kernels.h"
 #include "hgr/executor.h"
+#include "hgr/fence.h"
+#include "hgr/profile.h"
 
 #define HGR_VERSION_MAJOR 0
 #define HGR_VERSION_MINOR 1

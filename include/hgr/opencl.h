@@ -1,7 +1,21 @@
 /* hgr — interoperation with the caller's own OpenCL objects.
  *
+ * The instance's platforms, devices and contexts, an executor's inputs and outputs
+ * bound to the caller's cl_mem, and outputs handed out as device buffers with an
+ * event that says when their values are there, so the caller's OpenCL code or
+ * another executor reads them without a trip through host memory.
+ *
  * Not included by hgr.h: it needs the OpenCL headers. Include it after defining
- * CL_TARGET_OPENCL_VERSION if you want another version than 1.2. */
+ * CL_TARGET_OPENCL_VERSION if you want another version than 1.2.
+ *
+ * Thread safety: hgr_instance_device_opencl is thread-safe like the instance.
+ * hgr_executor_bind_buffer and hgr_executor_output_buffer are calls on the
+ * executor, and hgr_fence_output_buffer on the fence's executor
+ * (thread-compatible: one thread at a time, see hgr/executor.h and hgr/fence.h).
+ * The structs are plain values owned by the caller; hgr_device_buffer_release is
+ * confined to the thread that owns the struct. The OpenCL objects in them follow
+ * OpenCL's own rules (cl_mem, cl_event and contexts may be used from any thread),
+ * but the ordering rules below are the caller's to keep whatever thread it uses. */
 #ifndef HGR_OPENCL_H_
 #define HGR_OPENCL_H_
 
@@ -11,6 +25,7 @@
 #include <CL/cl.h>
 
 #include "hgr/executor.h"
+#include "hgr/fence.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,8 +2,11 @@
  *
  * Data types follow DLPack and TVM: a type code (int, uint, float, bfloat), a bit
  * width and a lane count. They are written as TVM's dtype strings: "float32",
- * "int8", "uint1" (also "bool"), "bfloat16", "float16x4". *
- * Thread safety: the functions are pure and reentrant. */
+ * "int8", "uint1" (also "bool"), "bfloat16", "float16x4". A tensor info names an
+ * input, output or entry with its dtype, shape and byte size.
+ *
+ * Thread safety: the functions are pure and reentrant; the structs are plain
+ * values. */
 #ifndef HGR_TENSOR_H_
 #define HGR_TENSOR_H_
 

@@ -1,14 +1,20 @@
-/* `hgr run --profile / --profile-json / --trace`: the last run, command by command,
- * from OpenCL profiling events, summarized per node, op and device, and as a Chrome
- * trace-event timeline. Device timestamps are put on the host's CLOCK_MONOTONIC with
- * hgr_executor_clock_offset, so commands of different devices line up. */
+/* Reports of the last run (hgr/profile.h): the summary table, the same as JSON,
+ * and a Chrome trace-event timeline, from OpenCL profiling events summarized per
+ * node, op and device. Device timestamps are put on the host's CLOCK_MONOTONIC
+ * with hgr_executor_clock_offset, so commands of different devices line up.
+ *
+ * This file sits above the executor: it reads only the public getters of the
+ * executor, the graph and the instance, and nothing calls into it from below. The
+ * output is the one `hgr run --profile / --profile-json / --trace` printed when the
+ * code lived in tools/; the CLI tests and tests/check_trace.cmake read it, so its
+ * format changes only on purpose. The JSON is printed rather than built with
+ * cJSON to keep that format (number precision, key order, layout). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_profile.h"
+#include "hgr/hgr.h"
 
 typedef struct device_clock_t {
   size_t device_index;
@@ -30,8 +36,9 @@ typedef struct node_stat_t {
   uint32_t node_id;
   hgr_node_info_t info;
   size_t device_index;
+  const char* spec; /* of device_index */
   uint32_t commands, timed_commands;
-  uint64_t busy_ns;          /* sum of its commands' durations */
+  uint64_t busy_ns; /* sum of its commands' durations */
   uint64_t first_start, last_end;
   uint64_t host_begin, host_end;
   bool is_copy;
@@ -46,7 +53,7 @@ typedef struct profile_t {
   size_t node_count;
   device_clock_t* devices;
   size_t device_count;
-  uint64_t busy_ns;   /* all nodes */
+  uint64_t busy_ns;              /* all nodes */
   uint64_t span_begin, span_end; /* first start to last end, host clock */
   uint64_t host_enqueue_ns;
 } profile_t;
@@ -64,24 +71,64 @@ static device_clock_t* device_of(profile_t* p, size_t device_index) {
   return NULL;
 }
 
-static hgr_status_t collect(hgr_instance_t* instance, const hgr_graph_t* graph, hgr_executor_t* executor,
+/* The spec of instance device device_index, which the executor uses: a device the
+ * instance lacks means the caller passed another instance. */
+static hgr_status_t device_spec(const hgr_instance_t* instance, size_t device_index, const char** out_spec) {
+  const hgr_device_info_t* device = hgr_instance_device(instance, device_index);
+  if (!device)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                      "the executor uses instance device %zu, but the instance has %zu devices: pass the instance "
+                      "the executor was created on",
+                      device_index, hgr_instance_device_count(instance));
+  *out_spec = device->spec;
+  return HGR_OK;
+}
+
+static hgr_status_t check_arguments(const hgr_executor_t* executor, const hgr_instance_t* instance,
+                                    const hgr_graph_t* graph, const FILE* out) {
+  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
+  if (!instance) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "instance is NULL");
+  if (!graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph is NULL");
+  if (!out) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out is NULL");
+  if (hgr_graph_input_count(graph) != hgr_executor_input_count(executor) ||
+      hgr_graph_output_count(graph) != hgr_executor_output_count(executor))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                      "the graph has %zu inputs and %zu outputs, but the executor %zu and %zu: pass the graph the "
+                      "executor was created from",
+                      hgr_graph_input_count(graph), hgr_graph_output_count(graph),
+                      hgr_executor_input_count(executor), hgr_executor_output_count(executor));
+  return HGR_OK;
+}
+
+static hgr_status_t out_of_memory(void) { return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"); }
+
+/* Reads the last run's commands into p: per command its device and its place on
+ * the host clock, per node and per device their sums. */
+static hgr_status_t collect(hgr_executor_t* executor, const hgr_instance_t* instance, const hgr_graph_t* graph,
                             profile_t* p) {
   memset(p, 0, sizeof(*p));
   size_t count = hgr_executor_command_count(executor);
   size_t node_total = hgr_graph_node_count(graph);
+  if (count == 0) {
+    /* No commands: either the executor has no profile (say why), or the last run
+     * enqueued nothing, an empty report. */
+    uint64_t begin = 0, end = 0;
+    hgr_status_t status = hgr_executor_node_enqueue_time(executor, 0, &begin, &end);
+    if (hgr_status_code(status) == HGR_STATUS_FAILED_PRECONDITION) return status;
+    hgr_status_free(status);
+  }
+  size_t usage_count = hgr_executor_device_count(executor);
   p->commands = calloc(count + 1, sizeof(command_t));
   p->nodes = calloc(node_total + 1, sizeof(node_stat_t));
-  p->devices = calloc(hgr_executor_device_count(executor) + 1, sizeof(device_clock_t));
+  p->devices = calloc(usage_count + 1, sizeof(device_clock_t));
   size_t* node_slot = calloc(node_total + 1, sizeof(size_t));
-  if (!p->commands || !p->nodes || !p->devices || !node_slot) {
-    free(node_slot);
-    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  }
+  bool* untimed = calloc(usage_count + 1, sizeof(bool));
   hgr_status_t status = HGR_OK;
-  for (size_t d = 0; d < hgr_executor_device_count(executor); ++d) {
+  if (!p->commands || !p->nodes || !p->devices || !node_slot || !untimed) status = out_of_memory();
+  for (size_t d = 0; d < usage_count && !status; ++d) {
     device_clock_t* device = &p->devices[p->device_count++];
     device->device_index = hgr_executor_device_usage(executor, d).device_index;
-    device->spec = hgr_instance_device(instance, device->device_index)->spec;
+    if ((status = device_spec(instance, device->device_index, &device->spec))) break;
     hgr_status_t offset = hgr_executor_clock_offset(executor, device->device_index, &device->clock);
     device->timed = offset == HGR_OK;
     hgr_status_free(offset); /* no timestamps: its commands are placed at their enqueue time */
@@ -89,18 +136,22 @@ static hgr_status_t collect(hgr_instance_t* instance, const hgr_graph_t* graph, 
   /* A device counts as timed when every kernel it ran has a duration of more than
    * 1 ns: rusticl 22.3 stamps kernels with zeros or with end = start + 1 ns, and its
    * transfers with values that do not line up, so none of its timestamps are used. */
-  bool* untimed = calloc(p->device_count + 1, sizeof(bool));
-  if (!untimed) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < count && !status; ++i) {
     const hgr_command_profile_t* c = &p->commands[i].p;
     if ((status = hgr_executor_command_profile(executor, i, &p->commands[i].p))) break;
+    if (c->node_id >= node_total) {
+      status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                          "command %zu of the last run belongs to node %u, but the graph has %zu nodes: pass the "
+                          "graph the executor was created from",
+                          i, c->node_id, node_total);
+      break;
+    }
     device_clock_t* device = device_of(p, hgr_executor_queue_info(executor, c->queue).device_index);
     if (device && c->kind == HGR_COMMAND_KERNEL && (!c->start_ns || c->end_ns <= c->start_ns + 1))
       untimed[device - p->devices] = true;
   }
-  for (size_t d = 0; d < p->device_count; ++d) p->devices[d].timed &= !untimed[d];
-  free(untimed);
-  for (size_t n = 0; n < node_total; ++n) node_slot[n] = SIZE_MAX;
+  for (size_t d = 0; d < p->device_count && !status; ++d) p->devices[d].timed &= !untimed[d];
+  for (size_t n = 0; n < node_total && !status; ++n) node_slot[n] = SIZE_MAX;
   for (size_t i = 0; i < count && !status; ++i) {
     command_t* c = &p->commands[p->command_count];
     c->device_index = hgr_executor_queue_info(executor, c->p.queue).device_index;
@@ -120,6 +171,7 @@ static hgr_status_t collect(hgr_instance_t* instance, const hgr_graph_t* graph, 
       node->device_index = c->device_index;
       node->first_command = (uint32_t)p->command_count;
       node->first_start = UINT64_MAX;
+      if ((status = device_spec(instance, node->device_index, &node->spec))) break;
       if ((status = hgr_graph_node_info(graph, c->p.node_id, &node->info))) break;
       node->is_copy = node->info.func_name && !strcmp(node->info.func_name, "__copy");
       if (node->is_copy && (status = hgr_executor_copy_info(executor, c->p.node_id, &node->copy))) break;
@@ -146,8 +198,29 @@ static hgr_status_t collect(hgr_instance_t* instance, const hgr_graph_t* graph, 
     }
     p->command_count++;
   }
+  free(untimed);
   free(node_slot);
+  if (status) profile_free(p);
   return status;
+}
+
+/* Writes text as a JSON string literal (quoted, escaped). */
+static void json_string(FILE* out, const char* text) {
+  fputc('"', out);
+  for (const unsigned char* c = (const unsigned char*)(text ? text : ""); *c; ++c) {
+    if (*c == '"' || *c == '\\') fprintf(out, "\\%c", *c);
+    else if (*c == '\n') fputs("\\n", out);
+    else if (*c < 0x20) fprintf(out, "\\u%04x", *c);
+    else fputc(*c, out);
+  }
+  fputc('"', out);
+}
+
+/* The writers check the stream once at the end: fprintf's errors stick to it. */
+static hgr_status_t check_written(FILE* out, const char* what) {
+  if (fflush(out) != 0 || ferror(out))
+    return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing the %s failed", what);
+  return HGR_OK;
 }
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
@@ -189,19 +262,34 @@ static double gbps(const node_stat_t* node) {
   return span && node->timed_commands == node->commands ? (double)node->copy.bytes / (double)span : 0;
 }
 
-hgr_status_t hgr_cli_profile_print(FILE* out, hgr_instance_t* instance, const hgr_graph_t* graph,
-                                   hgr_executor_t* executor, size_t top) {
+void hgr_profile_summary_options_init(hgr_profile_summary_options_t* options) {
+  if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->top_nodes = 20;
+}
+
+hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_instance_t* instance,
+                                       const hgr_graph_t* graph, const hgr_profile_summary_options_t* options,
+                                       FILE* out) {
+  hgr_profile_summary_options_t defaults;
+  hgr_profile_summary_options_init(&defaults);
+  if (!options) options = &defaults;
+  hgr_status_t status = check_arguments(executor, instance, graph, out);
+  if (status) return status;
   profile_t p;
-  hgr_status_t status = collect(instance, graph, executor, &p);
+  if ((status = collect(executor, instance, graph, &p))) return status;
   op_stat_t* ops = calloc(p.node_count + 1, sizeof(op_stat_t));
-  if (!status && !ops) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  if (status) {
+  node_stat_t* sorted = malloc((p.node_count + 1) * sizeof(node_stat_t));
+  if (!ops || !sorted) {
     free(ops);
+    free(sorted);
     profile_free(&p);
-    return status;
+    return out_of_memory();
   }
   fprintf(out, "profile of the last run (OpenCL profiling events, device clocks put on the host's):\n");
-  fprintf(out, "  %zu commands of %zu nodes; device span %.3f ms; device time %.3f ms; host enqueue %.3f ms (%.2f us per node)\n",
+  fprintf(out,
+          "  %zu commands of %zu nodes; device span %.3f ms; device time %.3f ms; host enqueue %.3f ms (%.2f us per "
+          "node)\n",
           p.command_count, p.node_count, ms(p.span_end - p.span_begin), ms(p.busy_ns), ms(p.host_enqueue_ns),
           p.node_count ? (double)p.host_enqueue_ns / 1e3 / (double)p.node_count : 0.0);
   fprintf(out, "by device:\n  %-12s %9s %13s %7s  %s\n", "device", "commands", "device ms", "share", "clock");
@@ -218,20 +306,17 @@ hgr_status_t hgr_cli_profile_print(FILE* out, hgr_instance_t* instance, const hg
   for (size_t o = 0; o < op_count; ++o)
     fprintf(out, "  %-16s %6u %13.3f %11.2f %6.1f%%\n", ops[o].op, ops[o].nodes, ms(ops[o].busy_ns),
             (double)ops[o].busy_ns / 1e3 / ops[o].nodes, share(ops[o].busy_ns, p.busy_ns));
-  node_stat_t* sorted = malloc((p.node_count + 1) * sizeof(node_stat_t));
-  if (sorted) {
-    memcpy(sorted, p.nodes, p.node_count * sizeof(node_stat_t));
-    qsort(sorted, p.node_count, sizeof(node_stat_t), by_busy_desc);
-    size_t shown = top && top < p.node_count ? top : p.node_count;
-    fprintf(out, "by node (%zu of %zu, most device time first):\n  %-28s %-14s %-12s %4s %11s %11s %7s\n", shown,
-            p.node_count, "node", "op", "device", "cmds", "device us", "enqueue us", "share");
-    for (size_t n = 0; n < shown; ++n) {
-      const node_stat_t* node = &sorted[n];
-      fprintf(out, "  %-28.28s %-14.14s %-12s %4u %11.2f %11.2f %6.1f%%\n", node->info.name, node->info.func_name,
-              hgr_instance_device(instance, node->device_index)->spec, node->commands, (double)node->busy_ns / 1e3,
-              (double)(node->host_end - node->host_begin) / 1e3, share(node->busy_ns, p.busy_ns));
-    }
-    free(sorted);
+  memcpy(sorted, p.nodes, p.node_count * sizeof(node_stat_t));
+  qsort(sorted, p.node_count, sizeof(node_stat_t), by_busy_desc);
+  size_t top = options->top_nodes;
+  size_t shown = top && top < p.node_count ? top : p.node_count;
+  fprintf(out, "by node (%zu of %zu, most device time first):\n  %-28s %-14s %-12s %4s %11s %11s %7s\n", shown,
+          p.node_count, "node", "op", "device", "cmds", "device us", "enqueue us", "share");
+  for (size_t n = 0; n < shown; ++n) {
+    const node_stat_t* node = &sorted[n];
+    fprintf(out, "  %-28.28s %-14.14s %-12s %4u %11.2f %11.2f %6.1f%%\n", node->info.name, node->info.func_name,
+            node->spec, node->commands, (double)node->busy_ns / 1e3, (double)(node->host_end - node->host_begin) / 1e3,
+            share(node->busy_ns, p.busy_ns));
   }
   bool any_copy = false;
   for (size_t n = 0; n < p.node_count; ++n) any_copy |= p.nodes[n].is_copy;
@@ -247,47 +332,36 @@ hgr_status_t hgr_cli_profile_print(FILE* out, hgr_instance_t* instance, const hg
               node->last_end > node->first_start ? (double)(node->last_end - node->first_start) / 1e3 : 0.0, rate);
     }
   }
+  free(sorted);
   free(ops);
   profile_free(&p);
-  return HGR_OK;
+  return check_written(out, "profile summary");
 }
 
-static hgr_status_t open_output(const char* path, FILE** out) {
-  *out = fopen(path, "w");
-  if (!*out) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", path);
-  return HGR_OK;
-}
-
-static hgr_status_t close_output(const char* path, FILE* out) {
-  bool ok = !ferror(out);
-  if (fclose(out) != 0) ok = false;
-  return ok ? HGR_OK : HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", path);
-}
-
-hgr_status_t hgr_cli_profile_write_json(const char* path, hgr_instance_t* instance, const hgr_graph_t* graph,
-                                        hgr_executor_t* executor) {
+hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, const hgr_instance_t* instance,
+                                    const hgr_graph_t* graph, FILE* out) {
+  hgr_status_t status = check_arguments(executor, instance, graph, out);
+  if (status) return status;
   profile_t p;
-  HGR_RETURN_IF_ERROR_CLI(collect(instance, graph, executor, &p));
+  if ((status = collect(executor, instance, graph, &p))) return status;
   op_stat_t* ops = calloc(p.node_count + 1, sizeof(op_stat_t));
-  FILE* out = NULL;
-  hgr_status_t status = ops ? open_output(path, &out) : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  if (status) {
-    free(ops);
+  if (!ops) {
     profile_free(&p);
-    return status;
+    return out_of_memory();
   }
-  fprintf(out, "{\n  \"run\": {\"commands\": %zu, \"nodes\": %zu, \"device_span_ns\": %" PRIu64
-               ", \"device_ns\": %" PRIu64 ", \"host_enqueue_ns\": %" PRIu64 "},\n  \"devices\": [",
+  fprintf(out,
+          "{\n  \"run\": {\"commands\": %zu, \"nodes\": %zu, \"device_span_ns\": %" PRIu64 ", \"device_ns\": %" PRIu64
+          ", \"host_enqueue_ns\": %" PRIu64 "},\n  \"devices\": [",
           p.command_count, p.node_count, p.span_end - p.span_begin, p.busy_ns, p.host_enqueue_ns);
   for (size_t d = 0; d < p.device_count; ++d) {
     const device_clock_t* device = &p.devices[d];
     fprintf(out, "%s\n    {\"device\": ", d ? "," : "");
-    hgr_cli_json_string(out, device->spec);
+    json_string(out, device->spec);
     fprintf(out, ", \"commands\": %u, \"device_ns\": %" PRIu64 ", \"timestamps\": %s", device->commands,
             device->busy_ns, device->timed ? "true" : "false");
     if (device->timed) {
       fprintf(out, ", \"clock\": {\"method\": ");
-      hgr_cli_json_string(out, device->clock.method);
+      json_string(out, device->clock.method);
       fprintf(out, ", \"offset_ns\": %" PRId64 ", \"uncertainty_ns\": %" PRIu64 "}", device->clock.offset_ns,
               device->clock.uncertainty_ns);
     }
@@ -297,7 +371,7 @@ hgr_status_t hgr_cli_profile_write_json(const char* path, hgr_instance_t* instan
   fprintf(out, "\n  ],\n  \"ops\": [");
   for (size_t o = 0; o < op_count; ++o) {
     fprintf(out, "%s\n    {\"op\": ", o ? "," : "");
-    hgr_cli_json_string(out, ops[o].op);
+    json_string(out, ops[o].op);
     fprintf(out, ", \"nodes\": %u, \"device_ns\": %" PRIu64 ", \"mean_ns\": %" PRIu64 "}", ops[o].nodes,
             ops[o].busy_ns, ops[o].busy_ns / ops[o].nodes);
   }
@@ -305,11 +379,11 @@ hgr_status_t hgr_cli_profile_write_json(const char* path, hgr_instance_t* instan
   for (size_t n = 0; n < p.node_count; ++n) {
     const node_stat_t* node = &p.nodes[n];
     fprintf(out, "%s\n    {\"node_id\": %u, \"name\": ", n ? "," : "", node->node_id);
-    hgr_cli_json_string(out, node->info.name);
+    json_string(out, node->info.name);
     fprintf(out, ", \"op\": ");
-    hgr_cli_json_string(out, node->info.func_name);
+    json_string(out, node->info.func_name);
     fprintf(out, ", \"device\": ");
-    hgr_cli_json_string(out, hgr_instance_device(instance, node->device_index)->spec);
+    json_string(out, node->spec);
     fprintf(out, ", \"commands\": %u, \"timed_commands\": %u, \"device_ns\": %" PRIu64 ", \"host_enqueue_ns\": %" PRIu64,
             node->commands, node->timed_commands, node->busy_ns, node->host_end - node->host_begin);
     if (node->timed_commands)
@@ -317,7 +391,7 @@ hgr_status_t hgr_cli_profile_write_json(const char* path, hgr_instance_t* instan
               node->last_end - p.span_begin);
     if (node->is_copy) {
       fprintf(out, ", \"copy\": {\"bytes\": %" PRIu64 ", \"path\": ", node->copy.bytes);
-      hgr_cli_json_string(out, node->copy.path);
+      json_string(out, node->copy.path);
       fprintf(out, ", \"chunks\": %u, \"gb_per_s\": %.3f}", node->copy.chunks, gbps(node));
     }
     fprintf(out, "}");
@@ -325,7 +399,7 @@ hgr_status_t hgr_cli_profile_write_json(const char* path, hgr_instance_t* instan
   fprintf(out, "\n  ]\n}\n");
   free(ops);
   profile_free(&p);
-  return close_output(path, out);
+  return check_written(out, "profile JSON");
 }
 
 /* ---- trace -------------------------------------------------------------------------- */
@@ -346,19 +420,16 @@ static uint32_t producer_of(const hgr_graph_t* graph, uint32_t node, uint32_t i)
   return from;
 }
 
-hgr_status_t hgr_cli_trace_write(const char* path, hgr_instance_t* instance, const hgr_graph_t* graph,
-                                 hgr_executor_t* executor) {
+hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, const hgr_instance_t* instance,
+                                     const hgr_graph_t* graph, FILE* out) {
+  hgr_status_t status = check_arguments(executor, instance, graph, out);
+  if (status) return status;
   profile_t p;
-  HGR_RETURN_IF_ERROR_CLI(collect(instance, graph, executor, &p));
-  FILE* out = NULL;
-  hgr_status_t status = open_output(path, &out);
+  if ((status = collect(executor, instance, graph, &p))) return status;
   size_t* slot = calloc(hgr_graph_node_count(graph) + 1, sizeof(size_t));
-  if (!status && !slot) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  if (status) {
-    if (out) fclose(out);
-    free(slot);
+  if (!slot) {
     profile_free(&p);
-    return status;
+    return out_of_memory();
   }
   uint64_t base = UINT64_MAX;
   for (size_t c = 0; c < p.command_count; ++c)
@@ -375,36 +446,38 @@ hgr_status_t hgr_cli_trace_write(const char* path, hgr_instance_t* instance, con
     for (size_t c = 0; c < p.command_count && !used; ++c) used = p.commands[c].p.queue == q;
     if (!used) continue;
     hgr_queue_info_t queue = hgr_executor_queue_info(executor, q);
+    const char* spec = NULL;
+    if ((status = device_spec(instance, queue.device_index, &spec))) break;
     char name[160];
-    snprintf(name, sizeof(name), "%s queue %zu (%s)", hgr_instance_device(instance, queue.device_index)->spec, q,
-             queue.role);
+    snprintf(name, sizeof(name), "%s queue %zu (%s)", spec, q, queue.role);
     fprintf(out, ",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %zu, \"args\": {\"name\": ", q + 1);
-    hgr_cli_json_string(out, name);
+    json_string(out, name);
     fprintf(out, "}},\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": 0, \"args\": {\"name\": ", q + 1);
-    hgr_cli_json_string(out, name);
+    json_string(out, name);
     fprintf(out, "}}");
   }
-  for (size_t n = 0; n < p.node_count; ++n) {
+  for (size_t n = 0; n < p.node_count && !status; ++n) {
     const node_stat_t* node = &p.nodes[n];
     slot[node->node_id] = n + 1;
     fprintf(out, ",\n{\"name\": ");
-    hgr_cli_json_string(out, node->info.name);
-    fprintf(out, ", \"cat\": \"enqueue\", \"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": %.3f, \"dur\": %.3f, "
-                 "\"args\": {\"op\": ",
+    json_string(out, node->info.name);
+    fprintf(out,
+            ", \"cat\": \"enqueue\", \"ph\": \"X\", \"pid\": 0, \"tid\": 0, \"ts\": %.3f, \"dur\": %.3f, "
+            "\"args\": {\"op\": ",
             us_since(node->host_begin, base), (double)(node->host_end - node->host_begin) / 1e3);
-    hgr_cli_json_string(out, node->info.func_name);
+    json_string(out, node->info.func_name);
     fprintf(out, ", \"node\": %u}}", node->node_id);
   }
-  for (size_t c = 0; c < p.command_count; ++c) {
+  for (size_t c = 0; c < p.command_count && !status; ++c) {
     const command_t* command = &p.commands[c];
     const node_stat_t* node = &p.nodes[slot[command->p.node_id] - 1];
     fprintf(out, ",\n{\"name\": ");
-    hgr_cli_json_string(out, node->info.name);
+    json_string(out, node->info.name);
     fprintf(out, ", \"cat\": ");
-    hgr_cli_json_string(out, node->info.func_name);
+    json_string(out, node->info.func_name);
     fprintf(out, ", \"ph\": \"X\", \"pid\": %u, \"tid\": 0, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"op\": ",
             command->p.queue + 1, us_since(command->start, base), (double)(command->end - command->start) / 1e3);
-    hgr_cli_json_string(out, node->info.func_name);
+    json_string(out, node->info.func_name);
     fprintf(out, ", \"node\": %u, \"command\": \"%s\"", node->node_id, hgr_command_kind_name(command->p.kind));
     if (node->is_copy) fprintf(out, ", \"bytes\": %" PRIu64 ", \"path\": \"%s\"", node->copy.bytes, node->copy.path);
     if (!command->timed) fprintf(out, ", \"timestamps\": \"none: placed at its enqueue\"");
@@ -412,7 +485,7 @@ hgr_status_t hgr_cli_trace_write(const char* path, hgr_instance_t* instance, con
   }
   /* Flow arrows: a node's input produced on another queue (or another context). */
   unsigned flow = 0;
-  for (size_t n = 0; n < p.node_count; ++n) {
+  for (size_t n = 0; n < p.node_count && !status; ++n) {
     const node_stat_t* consumer = &p.nodes[n];
     const command_t* first = &p.commands[consumer->first_command];
     for (uint32_t i = 0; i < consumer->info.input_count; ++i) {
@@ -424,30 +497,34 @@ hgr_status_t hgr_cli_trace_write(const char* path, hgr_instance_t* instance, con
       /* the start binds to the producer's slice: a point just inside its end */
       double inside = last->end > last->start ? from_ts - 0.001 : from_ts;
       ++flow;
-      fprintf(out, ",\n{\"name\": \"dependency\", \"cat\": \"dependency\", \"ph\": \"s\", \"id\": %u, \"pid\": %u, "
-                   "\"tid\": 0, \"ts\": %.3f}",
+      fprintf(out,
+              ",\n{\"name\": \"dependency\", \"cat\": \"dependency\", \"ph\": \"s\", \"id\": %u, \"pid\": %u, "
+              "\"tid\": 0, \"ts\": %.3f}",
               flow, last->p.queue + 1, inside);
-      fprintf(out, ",\n{\"name\": \"dependency\", \"cat\": \"dependency\", \"ph\": \"f\", \"bp\": \"e\", \"id\": %u, "
-                   "\"pid\": %u, \"tid\": 0, \"ts\": %.3f}",
+      fprintf(out,
+              ",\n{\"name\": \"dependency\", \"cat\": \"dependency\", \"ph\": \"f\", \"bp\": \"e\", \"id\": %u, "
+              "\"pid\": %u, \"tid\": 0, \"ts\": %.3f}",
               flow, first->p.queue + 1, to_ts > inside ? to_ts : inside);
     }
   }
-  fprintf(out, "\n], \"otherData\": {\"clock\": \"host CLOCK_MONOTONIC, microseconds since the first event\"");
-  for (size_t d = 0; d < p.device_count; ++d) {
-    const device_clock_t* device = &p.devices[d];
-    fprintf(out, ", ");
-    hgr_cli_json_string(out, device->spec);
-    fprintf(out, ": ");
-    char text[160];
-    if (device->timed)
-      snprintf(text, sizeof(text), "device clock + %" PRId64 " ns (%s, +-%" PRIu64 " ns)", device->clock.offset_ns,
-               device->clock.method, device->clock.uncertainty_ns);
-    else
-      snprintf(text, sizeof(text), "no device timestamps: commands placed at their host enqueue time");
-    hgr_cli_json_string(out, text);
+  if (!status) {
+    fprintf(out, "\n], \"otherData\": {\"clock\": \"host CLOCK_MONOTONIC, microseconds since the first event\"");
+    for (size_t d = 0; d < p.device_count; ++d) {
+      const device_clock_t* device = &p.devices[d];
+      fprintf(out, ", ");
+      json_string(out, device->spec);
+      fprintf(out, ": ");
+      char text[160];
+      if (device->timed)
+        snprintf(text, sizeof(text), "device clock + %" PRId64 " ns (%s, +-%" PRIu64 " ns)", device->clock.offset_ns,
+                 device->clock.method, device->clock.uncertainty_ns);
+      else
+        snprintf(text, sizeof(text), "no device timestamps: commands placed at their host enqueue time");
+      json_string(out, text);
+    }
+    fprintf(out, "}}\n");
   }
-  fprintf(out, "}}\n");
   free(slot);
   profile_free(&p);
-  return close_output(path, out);
+  return status ? status : check_written(out, "trace");
 }
