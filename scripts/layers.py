@@ -24,7 +24,7 @@ ORDER = {
     "ops": ["op_context.c", "ops_*.c", "ops_builtin.c", "kernel_library.c", "op_registry.c"],
     "exec": ["queue.c", "bridge.c", "order.c", "placement.c", "storage.c", "program_cache.c", "transfer.c",
              "plan.c", "launch.c", "wait.c", "readback.c", "fence.c", "host_io.c", "profile.c",
-             "profile_report.c", "executor.c"],
+             "executor.c", "profile_report.c"],
 }
 DEFINITION = re.compile(r"^(?:[A-Za-z_][\w \t\*]*?)\b(hgr_\w+)\s*\([^;{]*\)\s*\{", re.M)
 CALL = re.compile(r"\b(hgr_\w+)\s*\(")

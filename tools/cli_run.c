@@ -57,14 +57,12 @@ static double now_ms(void);
 
 /* --profile-json and --trace: one of hgr/profile.h's writers into the file at path
  * (which may be a device such as /dev/stdout, so a failed report is not removed). */
-typedef hgr_status_t (*profile_writer_fn)(hgr_executor_t* executor, const hgr_instance_t* instance,
-                                          const hgr_graph_t* graph, FILE* out);
+typedef hgr_status_t (*profile_writer_fn)(hgr_executor_t* executor, FILE* out);
 
-static hgr_status_t write_profile_file(const char* path, hgr_executor_t* executor, const hgr_instance_t* instance,
-                                       const hgr_graph_t* graph, profile_writer_fn write) {
+static hgr_status_t write_profile_file(const char* path, hgr_executor_t* executor, profile_writer_fn write) {
   FILE* out = fopen(path, "w");
   if (!out) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", path);
-  hgr_status_t status = hgr_status_annotate(write(executor, instance, graph, out), "%s", path);
+  hgr_status_t status = hgr_status_annotate(write(executor, out), "%s", path);
   if (fclose(out) != 0) status = hgr_status_join(status, HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", path));
   return status;
 }
@@ -603,15 +601,15 @@ int hgr_cli_run(int argc, char** argv) {
     hgr_profile_summary_options_t summary;
     hgr_profile_summary_options_init(&summary);
     if (args.verbose) summary.top_nodes = 0;
-    if ((status = hgr_profile_write_summary(executor, instance, graph, &summary, stdout))) goto cleanup;
+    if ((status = hgr_profile_write_summary(executor, &summary, stdout))) goto cleanup;
   }
   if (args.profile_json) {
-    if ((status = write_profile_file(args.profile_json, executor, instance, graph, hgr_profile_write_json)))
+    if ((status = write_profile_file(args.profile_json, executor, hgr_profile_write_json)))
       goto cleanup;
     printf("profile written to %s\n", args.profile_json);
   }
   if (args.trace_path) {
-    if ((status = write_profile_file(args.trace_path, executor, instance, graph, hgr_profile_write_trace)))
+    if ((status = write_profile_file(args.trace_path, executor, hgr_profile_write_trace)))
       goto cleanup;
     printf("trace written to %s\n", args.trace_path);
   }

@@ -184,6 +184,11 @@ HGR_API hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* 
  * NULL is a no-op. */
 HGR_API void hgr_executor_release(hgr_executor_t* executor);
 
+/* The graph and the instance the executor was created with: borrowed, valid while
+ * the executor lives (it retains the graph). NULL for a NULL executor. */
+HGR_API hgr_graph_t* hgr_executor_graph(const hgr_executor_t* executor);
+HGR_API hgr_instance_t* hgr_executor_instance(const hgr_executor_t* executor);
+
 /* ---- inputs and outputs (indices as in the graph: inputs are arg_nodes in order,
  *      outputs are heads in order; shapes and dtypes come from the entry ids) ---- */
 HGR_API size_t hgr_executor_input_count(const hgr_executor_t* executor);

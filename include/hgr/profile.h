@@ -57,7 +57,7 @@ typedef struct hgr_key_binding_t {
 } hgr_key_binding_t;
 
 /* The graph's device keys (1 when it has no device_index column) and key i's
- * binding; i must be below the count (out of range: a zeroed value). */
+ * binding; i must be below the count (out of range: a record with device_index SIZE_MAX). */
 HGR_API size_t hgr_executor_key_count(const hgr_executor_t* executor);
 HGR_API hgr_key_binding_t hgr_executor_key_binding(const hgr_executor_t* executor, size_t i);
 
@@ -76,7 +76,7 @@ typedef struct hgr_device_usage_t {
 } hgr_device_usage_t;
 
 /* Devices that own storage or run nodes, in instance order; i must be below the
- * count (out of range: a zeroed value). */
+ * count (out of range: a zeroed record with device_index SIZE_MAX). */
 HGR_API size_t hgr_executor_device_count(const hgr_executor_t* executor);
 HGR_API hgr_device_usage_t hgr_executor_device_usage(const hgr_executor_t* executor, size_t i);
 
@@ -183,10 +183,8 @@ HGR_API hgr_status_t hgr_executor_clock_offset(hgr_executor_t* executor, size_t 
  *
  * Each writer reads the last run through the getters above (so the executor must
  * have been created with options.profiling and its last run waited for, else
- * FAILED_PRECONDITION) and writes text to out, which it does not close. instance
- * and graph must be the ones the executor was created with (the executor does not
- * hand them out): a node or device the executor names that they lack is
- * INVALID_ARGUMENT. Device timestamps are put on the host's CLOCK_MONOTONIC with
+ * FAILED_PRECONDITION) and writes text to out, which it does not close; a NULL
+ * executor or out is INVALID_ARGUMENT. Device timestamps are put on the host's CLOCK_MONOTONIC with
  * hgr_executor_clock_offset, measured anew by each call, so commands of different
  * devices line up; a device whose driver gives no usable timestamps (rusticl 22.3)
  * has its commands placed at their host enqueue time with a duration of 0, and
@@ -206,22 +204,19 @@ HGR_API void hgr_profile_summary_options_init(hgr_profile_summary_options_t* opt
  * clock method), per op (nodes, device time, mean, share), per node (the
  * options->top_nodes with most device time) and per copy node (path, chunks, bytes,
  * span, GB/s). options may be NULL for the defaults. */
-HGR_API hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_instance_t* instance,
-                                               const hgr_graph_t* graph,
-                                               const hgr_profile_summary_options_t* options, FILE* out);
+HGR_API hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_profile_summary_options_t* options,
+                                               FILE* out);
 
 /* The same as one JSON object, every node: {"run": {...totals}, "devices": [...],
  * "ops": [...], "nodes": [...]}, times in nanoseconds; a node's start_ns and end_ns
  * count from the first command's start. */
-HGR_API hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, const hgr_instance_t* instance,
-                                            const hgr_graph_t* graph, FILE* out);
+HGR_API hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, FILE* out);
 
 /* A Chrome trace-event JSON file (Perfetto, chrome://tracing): a track per queue
  * that ran commands and one for the host's enqueueing, a slice per command (and per
  * node on the host track), flow arrows for dependencies across queues; times in
  * microseconds since the first event. */
-HGR_API hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, const hgr_instance_t* instance,
-                                             const hgr_graph_t* graph, FILE* out);
+HGR_API hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, FILE* out);
 
 #ifdef __cplusplus
 }

@@ -94,6 +94,12 @@ cleanup:
   return HGR_OK;
 }
 
+hgr_graph_t* hgr_executor_graph(const hgr_executor_t* executor) { return executor ? executor->graph : NULL; }
+
+hgr_instance_t* hgr_executor_instance(const hgr_executor_t* executor) {
+  return executor ? executor->instance : NULL;
+}
+
 /* ---- runs ------------------------------------------------------------------------------- */
 
 /* Enqueues one run; with out_fence, returns its fence, which holds the outputs. */

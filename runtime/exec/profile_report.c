@@ -71,32 +71,19 @@ static device_clock_t* device_of(profile_t* p, size_t device_index) {
   return NULL;
 }
 
-/* The spec of instance device device_index, which the executor uses: a device the
- * instance lacks means the caller passed another instance. */
+/* The spec of instance device device_index, which the executor uses. */
 static hgr_status_t device_spec(const hgr_instance_t* instance, size_t device_index, const char** out_spec) {
   const hgr_device_info_t* device = hgr_instance_device(instance, device_index);
   if (!device)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                      "the executor uses instance device %zu, but the instance has %zu devices: pass the instance "
-                      "the executor was created on",
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "the executor uses instance device %zu, but its instance has %zu devices",
                       device_index, hgr_instance_device_count(instance));
   *out_spec = device->spec;
   return HGR_OK;
 }
 
-static hgr_status_t check_arguments(const hgr_executor_t* executor, const hgr_instance_t* instance,
-                                    const hgr_graph_t* graph, const FILE* out) {
+static hgr_status_t check_arguments(const hgr_executor_t* executor, const FILE* out) {
   if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
-  if (!instance) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "instance is NULL");
-  if (!graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph is NULL");
   if (!out) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out is NULL");
-  if (hgr_graph_input_count(graph) != hgr_executor_input_count(executor) ||
-      hgr_graph_output_count(graph) != hgr_executor_output_count(executor))
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                      "the graph has %zu inputs and %zu outputs, but the executor %zu and %zu: pass the graph the "
-                      "executor was created from",
-                      hgr_graph_input_count(graph), hgr_graph_output_count(graph),
-                      hgr_executor_input_count(executor), hgr_executor_output_count(executor));
   return HGR_OK;
 }
 
@@ -140,10 +127,9 @@ static hgr_status_t collect(hgr_executor_t* executor, const hgr_instance_t* inst
     const hgr_command_profile_t* c = &p->commands[i].p;
     if ((status = hgr_executor_command_profile(executor, i, &p->commands[i].p))) break;
     if (c->node_id >= node_total) {
-      status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                          "command %zu of the last run belongs to node %u, but the graph has %zu nodes: pass the "
-                          "graph the executor was created from",
-                          i, c->node_id, node_total);
+      status =
+          HGR_STATUS(HGR_STATUS_INTERNAL, "command %zu of the last run belongs to node %u, but the graph has %zu nodes",
+                     i, c->node_id, node_total);
       break;
     }
     device_clock_t* device = device_of(p, hgr_executor_queue_info(executor, c->queue).device_index);
@@ -268,14 +254,15 @@ void hgr_profile_summary_options_init(hgr_profile_summary_options_t* options) {
   options->top_nodes = 20;
 }
 
-hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_instance_t* instance,
-                                       const hgr_graph_t* graph, const hgr_profile_summary_options_t* options,
+hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_profile_summary_options_t* options,
                                        FILE* out) {
   hgr_profile_summary_options_t defaults;
   hgr_profile_summary_options_init(&defaults);
   if (!options) options = &defaults;
-  hgr_status_t status = check_arguments(executor, instance, graph, out);
+  hgr_status_t status = check_arguments(executor, out);
   if (status) return status;
+  const hgr_instance_t* instance = hgr_executor_instance(executor);
+  const hgr_graph_t* graph = hgr_executor_graph(executor);
   profile_t p;
   if ((status = collect(executor, instance, graph, &p))) return status;
   op_stat_t* ops = calloc(p.node_count + 1, sizeof(op_stat_t));
@@ -299,7 +286,8 @@ hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_insta
       fprintf(out, "  %-12s %9u %13.3f %6.1f%%  %s (+-%.1f us)\n", device->spec, device->commands, ms(device->busy_ns),
               share(device->busy_ns, p.busy_ns), device->clock.method, (double)device->clock.uncertainty_ns / 1e3);
     else
-      fprintf(out, "  %-12s %9u %13s %7s  the driver reports no timestamps\n", device->spec, device->commands, "-", "-");
+      fprintf(out, "  %-12s %9u %13s %7s  the driver reports no timestamps\n", device->spec, device->commands, "-",
+              "-");
   }
   size_t op_count = op_stats(&p, ops);
   fprintf(out, "by op:\n  %-16s %6s %13s %11s %7s\n", "op", "nodes", "device ms", "mean us", "share");
@@ -338,10 +326,11 @@ hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_insta
   return check_written(out, "profile summary");
 }
 
-hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, const hgr_instance_t* instance,
-                                    const hgr_graph_t* graph, FILE* out) {
-  hgr_status_t status = check_arguments(executor, instance, graph, out);
+hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, FILE* out) {
+  hgr_status_t status = check_arguments(executor, out);
   if (status) return status;
+  const hgr_instance_t* instance = hgr_executor_instance(executor);
+  const hgr_graph_t* graph = hgr_executor_graph(executor);
   profile_t p;
   if ((status = collect(executor, instance, graph, &p))) return status;
   op_stat_t* ops = calloc(p.node_count + 1, sizeof(op_stat_t));
@@ -384,7 +373,8 @@ hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, const hgr_instance
     json_string(out, node->info.func_name);
     fprintf(out, ", \"device\": ");
     json_string(out, node->spec);
-    fprintf(out, ", \"commands\": %u, \"timed_commands\": %u, \"device_ns\": %" PRIu64 ", \"host_enqueue_ns\": %" PRIu64,
+    fprintf(out,
+            ", \"commands\": %u, \"timed_commands\": %u, \"device_ns\": %" PRIu64 ", \"host_enqueue_ns\": %" PRIu64,
             node->commands, node->timed_commands, node->busy_ns, node->host_end - node->host_begin);
     if (node->timed_commands)
       fprintf(out, ", \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64, node->first_start - p.span_begin,
@@ -420,10 +410,11 @@ static uint32_t producer_of(const hgr_graph_t* graph, uint32_t node, uint32_t i)
   return from;
 }
 
-hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, const hgr_instance_t* instance,
-                                     const hgr_graph_t* graph, FILE* out) {
-  hgr_status_t status = check_arguments(executor, instance, graph, out);
+hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, FILE* out) {
+  hgr_status_t status = check_arguments(executor, out);
   if (status) return status;
+  const hgr_instance_t* instance = hgr_executor_instance(executor);
+  const hgr_graph_t* graph = hgr_executor_graph(executor);
   profile_t p;
   if ((status = collect(executor, instance, graph, &p))) return status;
   size_t* slot = calloc(hgr_graph_node_count(graph) + 1, sizeof(size_t));
@@ -452,7 +443,8 @@ hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, const hgr_instanc
     snprintf(name, sizeof(name), "%s queue %zu (%s)", spec, q, queue.role);
     fprintf(out, ",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %zu, \"args\": {\"name\": ", q + 1);
     json_string(out, name);
-    fprintf(out, "}},\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": 0, \"args\": {\"name\": ", q + 1);
+    fprintf(out,
+            "}},\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": 0, \"args\": {\"name\": ", q + 1);
     json_string(out, name);
     fprintf(out, "}}");
   }
