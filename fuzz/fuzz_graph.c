@@ -1,6 +1,6 @@
 /* libFuzzer target: graph JSON loading and validation (hgr_graph_load_json), then
  * every accessor of a graph that loaded, and the attr parsers the ops share
- * (runtime/kernels.c) on every attr of every op node. */
+ * (runtime/ops/op_context.c) on every attr of every op node. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>

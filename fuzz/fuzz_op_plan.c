@@ -227,7 +227,7 @@ static char* build_json(char* text, hgr__limits_t* limits) {
 
 /* ---- planning --------------------------------------------------------------------- */
 
-/* What plan.c relies on when it turns a plan into kernels and arguments. */
+/* What runtime/exec/plan.c relies on when it turns a plan into kernels and arguments. */
 static void check_plan(const hgr__op_ctx_t* ctx, const hgr__limits_t* limits) {
   FUZZ_CHECK(ctx->error == NULL);
   FUZZ_CHECK(ctx->launch_count > 0 || ctx->op->in_place == HGR__IN_PLACE_ALIAS);

@@ -58,7 +58,7 @@
 #include "fault_shim.h"
 #include "internal.h"
 
-/* OpenCL 2.1 timers (runtime/profile.c reaches them on 2.1 devices). */
+/* OpenCL 2.1 timers (runtime/exec/profile.c reaches them on 2.1 devices). */
 #if CL_TARGET_OPENCL_VERSION < 210
 extern CL_API_ENTRY cl_int CL_API_CALL clGetDeviceAndHostTimer(cl_device_id device, cl_ulong* device_timestamp,
                                                                cl_ulong* host_timestamp);

@@ -314,7 +314,7 @@ static void merge_sites(const char* path, bool clean, unsigned long n) {
 }
 
 /* Names every site's caller through addr2line, with the chain it was inlined into,
- * innermost first: "execution_status (transfer.c:99) < incoming_set_up_to:145 <
+ * innermost first: "execution_status (bridge.c:99) < incoming_set_up_to:145 <
  * hgr__bridges_drive:168". */
 static void resolve_callers(void) {
   if (!site_count) return;

@@ -1,7 +1,7 @@
 /* Plain-C references for conv2d and 2-D pooling (NCHW data, OIHW weights), the
  * oracle the op tests and the examples generator compare hgr's kernels with. They
  * accumulate in double and follow Relay / TVM topi semantics exactly (see
- * runtime/ops_conv.c and runtime/ops_pool.c). Shapes are [N, C, H, W]; the caller
+ * runtime/ops/ops_conv.c and runtime/ops/ops_pool.c). Shapes are [N, C, H, W]; the caller
  * computes the output shape with the *_shape function and allocates y. */
 #ifndef HGR_TEST_REF_CONV_H_
 #define HGR_TEST_REF_CONV_H_

@@ -1,4 +1,4 @@
-/* Plain-C references of the elementwise ops (runtime/ops_elementwise.c), for the op
+/* Plain-C references of the elementwise ops (runtime/ops/ops_elementwise.c), for the op
  * tests and the examples generator.
  *
  * Shapes are int64 extents in row-major order; a 0-d tensor (ndim 0) has one

@@ -1,4 +1,4 @@
-/* Plain-C references of the layout ops (runtime/ops_layout.c): concatenate,
+/* Plain-C references of the layout ops (runtime/ops/ops_layout.c): concatenate,
  * transpose, pad, take, strided_slice and the reshape-likes.
  *
  * The ops only move elements, so every reference works on 4-byte elements (float32

@@ -1,4 +1,4 @@
-/* Plain-C references for dense, matmul and batch_matmul (runtime/ops_linalg.c).
+/* Plain-C references for dense, matmul and batch_matmul (runtime/ops/ops_linalg.c).
  * They accumulate in double and round once to float32, so they are at least as
  * accurate as any float32 device; tests compare with a bound on the device's
  * float32 accumulation error (tests/test_ops_linalg.c). The examples generator

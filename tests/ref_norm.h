@@ -1,5 +1,5 @@
-/* Plain-C references of the norm and reduce op families (runtime/ops_norm.c,
- * runtime/ops_reduce.c), computed in double and rounded once to float32 (int64 for
+/* Plain-C references of the norm and reduce op families (runtime/ops/ops_norm.c,
+ * runtime/ops/ops_reduce.c), computed in double and rounded once to float32 (int64 for
  * int32 sums, wrapped to int32 at the end).
  *
  * Tensors are row-major. An op over one axis views its input as

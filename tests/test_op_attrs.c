@@ -1,4 +1,4 @@
-/* Node attr parsing shared by every op (runtime/kernels.c): ints, floats, bools,
+/* Node attr parsing shared by every op (runtime/ops/op_context.c): ints, floats, bools,
  * int lists (flat and nested), and the errors that name node, attr and value. */
 #include <string.h>
 
