@@ -311,15 +311,15 @@ EOF
 # ---- 4. ops ------------------------------------------------------------------------------
 part_ops() {
   section "ops against naive kernels (matmul, dense, conv2d)"
-  local device first=1
+  local device from=1 # the first table row kept: the header only once
   : >"$work/ops.gemm"
   : >"$work/ops.conv"
   for device in pocl:0 rusticl:0; do
     "$bench/hgr_bench_ops" --device "$device" --size 512 --op all --repeat "$op_repeat" | tee "$work/ops.out" >&2
-    grep '^|' "$work/ops.out" | { ((first)) && cat || tail -n +3; } >>"$work/ops.gemm"
+    grep '^|' "$work/ops.out" | tail -n "+$from" >>"$work/ops.gemm"
     "$bench/hgr_bench_conv" --device "$device" --repeat "$op_repeat" | tee "$work/ops.out" >&2
-    grep '^|' "$work/ops.out" | { ((first)) && cat || tail -n +3; } >>"$work/ops.conv"
-    first=0
+    grep '^|' "$work/ops.out" | tail -n "+$from" >>"$work/ops.conv"
+    from=3
   done
   cat <<EOF
 ## 4. Ops against naive kernels
