@@ -5,6 +5,8 @@
 #   bench/run.sh                     every part (about 20 minutes on 2 vCPUs)
 #   PARTS="startup ops" bench/run.sh only those parts; the others keep their last results
 #   QUICK=1 bench/run.sh             fewer rounds and processes (a smoke test; noisier figures)
+#   PARTS=none bench/run.sh          only writes the document again from the kept results
+#                                    (after a change to bench/notes.md)
 #
 # Parts: chain, copy, startup, ops, pipeline (one section of the document each).
 # Each part keeps its section in $BUILD_DIR/bench-results/ (with when it ran and the
@@ -28,6 +30,7 @@ output="${OUTPUT:-docs/benchmarks.md}"
 quick="${QUICK:-}"
 all_parts="chain copy startup ops pipeline"
 parts="${PARTS:-$all_parts}"
+[[ "$parts" == none ]] && parts=""
 for part in $parts; do
   [[ " $all_parts " == *" $part "* ]] || { echo "bench/run.sh: unknown part '$part' (parts: $all_parts)" >&2; exit 2; }
 done
@@ -79,6 +82,7 @@ time_words() {
     else printf "hgr takes %.0f %% %s time than raw\n", (r > 1 ? r - 1 : 1 - r) * 100, (r > 1 ? "more" : "less")
   }'
 }
+processes_words() { (($1 == 1)) && echo "one process" || echo "$1 processes"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # column <n>: field n of markdown table rows ('|' separated, bold marks dropped)
 column() { awk -F'|' -v n="$1" '{ gsub(/[* ]/, "", $(n + 1)); print $(n + 1) }'; }
@@ -100,9 +104,8 @@ chain() {
   cat "$rows" >>"$work/chain.tables"
   local ratio
   ratio="$(column 6 <"$rows" | median)"
-  local over="the one process"
-  ((processes > 1)) && over="median of $processes processes"
-  echo "- $label: hgr / raw $ratio ($over): $(time_words "$ratio")." >>"$work/chain.sentences"
+  echo "- $label: hgr / raw $ratio (median of $(processes_words "$processes")): $(time_words "$ratio")." \
+    >>"$work/chain.sentences"
   if [[ -s "$target_rows" ]]; then # the middle one by the measured column
     sort -t'|' -k3 -g "$target_rows" | sed -n "$(((processes + 1) / 2))p" | sed "s/, process [0-9]*//" \
       >>"$part_targets"
@@ -141,8 +144,8 @@ rusticl alternate every node (100 nodes, since a rusticl launch costs about
 0.35 ms), copies being host-staged by hgr and a blocking read then a write by raw.
 "Host" is the calling thread's CPU time, which other processes do not inflate; on
 PoCL's basic device (no driver threads) it is all the work. Both results are
-checked against a host reference. Each configuration runs in $processes separate
-processes (one row each), since PoCL's pthread driver changes regime between
+checked against a host reference. Each configuration runs in $(processes_words "$processes")
+(one row each), since PoCL's pthread driver changes regime between
 processes; a target is judged on the median process.
 
 $(cat "$work/chain.tables")
@@ -287,11 +290,11 @@ Three cache states, each with its own directories (\`HGR_CACHE_DIR\`,
 
 - **cold**: every cache off: hgr's program cache off (\`HGR_PROGRAM_CACHE_OFF\`, as
   \`hgr run --no-program-cache\`), \`POCL_KERNEL_CACHE=0\`,
-  \`MESA_SHADER_CACHE_DISABLE=true\`; $startup_processes process(es), each with fresh
-  directories.
+  \`MESA_SHADER_CACHE_DISABLE=true\`; $(processes_words "$startup_processes"), each with
+  fresh directories.
 - **fill**: every cache on and empty: the first process after an install, which
   fills them; one process.
-- **warm**: the caches that process filled; $startup_processes process(es).
+- **warm**: the caches that process filled; $(processes_words "$startup_processes").
 
 Times are medians over the processes, in ms; the target is warm at least 10 × faster
 than cold, creation plus first run (the ratio column).
@@ -464,4 +467,4 @@ EOF
   cat bench/notes.md
 } >"$output"
 echo >&2
-echo "bench/run.sh: wrote $output (parts run: $parts)" >&2
+echo "bench/run.sh: wrote $output (parts run: ${parts:-none})" >&2
