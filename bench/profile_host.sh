@@ -81,7 +81,7 @@ step_callgrind() {
   callgrind_annotate --inclusive=yes --show=Ir "$out/callgrind.hgr.out" 2>/dev/null |
     awk -v per=$(((rounds + warmup) * nodes)) '
       $1 ~ /^[0-9,]+$/ && $NF ~ /^\[/ && $(NF - 1) ~ /^runtime\// { ir = $1; gsub(",", "", ir)
-        if (ir / per >= 20) printf "%8.0f  %s\n", ir / per, $(NF - 1) }' | head -30
+        if (ir / per >= 20 && ++shown <= 30) printf "%8.0f  %s\n", ir / per, $(NF - 1) }'
   echo '```'
   echo
 }
@@ -92,13 +92,15 @@ step_perf() {
   local variant file
   for variant in raw raw/node hgr; do
     file="$out/perf.${variant/\//-}.data"
-    POCL_DEVICES=basic perf record -q -o "$file" -- "$chain" "${chain_args[@]}" --rounds 200 --only "$variant" \
+    # enough runs that they, not the process's start, fill the profile
+    POCL_DEVICES=basic perf record -q -o "$file" -- "$chain" "${chain_args[@]}" --rounds 2000 --only "$variant" \
       >/dev/null 2>&1
+    perf report -i "$file" --no-children --sort dso,symbol --stdio >"$file.txt" 2>/dev/null
     echo
     echo "### $variant"
     echo
     echo '```'
-    perf report -i "$file" --no-children --sort dso,symbol --stdio 2>/dev/null | grep -v -e '^#' -e '^$' | head -15
+    awk '!/^#/ && NF { sub(/[ -]+$/, ""); gsub(/  +/, "  "); print; if (++shown == 15) exit }' "$file.txt"
     echo '```'
   done
   echo

@@ -343,21 +343,26 @@ EOF
 }
 
 # ---- 5. pipeline -------------------------------------------------------------------------
+# pipeline <caption> <args...>: one configuration's table under its caption.
+pipeline() {
+  local caption="$1"; shift
+  printf '%s\n\n' "$caption"
+  "$bench/hgr_bench_pipeline" "$@" --rounds "$rounds_pipeline"
+  echo
+}
+
 part_pipeline() {
   section "pipelined runs (K in flight) against run-and-wait"
   local tables
   tables="$(
-    "$bench/hgr_bench_pipeline" examples/cnn.json --params examples/cnn.params --device 1=pocl:0 \
-      --device 4=rusticl:0 --runs 40 --rounds "$rounds_pipeline"
-    echo
-    "$bench/hgr_bench_pipeline" examples/simplex.json --device 1=pocl:0 --device 4=rusticl:0 --runs 200 \
-      --rounds "$rounds_pipeline"
-    echo
-    "$bench/hgr_bench_pipeline" examples/cnn.json --params examples/cnn.params --device 1=pocl:0 \
-      --device 4=pocl:1 --runs 200 --rounds "$rounds_pipeline"
-    echo
-    "$bench/hgr_bench_pipeline" examples/cnn.json --params examples/cnn.params --device 1=pocl:0 \
-      --device 4=pocl:1 --queues 2 --runs 200 --rounds "$rounds_pipeline"
+    pipeline "The CNN across platforms (key 1 on pocl:0, key 4 on rusticl:0):" examples/cnn.json \
+      --params examples/cnn.params --device 1=pocl:0 --device 4=rusticl:0 --runs 40
+    pipeline "The simplex graph across platforms (key 1 on pocl:0, key 4 on rusticl:0):" examples/simplex.json \
+      --device 1=pocl:0 --device 4=rusticl:0 --runs 200
+    pipeline "The CNN on two PoCL devices of one context (pocl:0, pocl:1), one compute queue each:" \
+      examples/cnn.json --params examples/cnn.params --device 1=pocl:0 --device 4=pocl:1 --runs 200
+    pipeline "The same with two compute queues per device (\`--queues 2\`):" examples/cnn.json \
+      --params examples/cnn.params --device 1=pocl:0 --device 4=pocl:1 --queues 2 --runs 200
   )"
   echo "$tables" >&2
   cat <<EOF
