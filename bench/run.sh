@@ -2,7 +2,7 @@
 # hgr benchmarks: builds them, runs them on the OpenCL test bed, prints the tables and
 # writes them with the machine description to docs/benchmarks.md.
 #
-#   bench/run.sh                     every part (about 20 minutes on 2 vCPUs)
+#   bench/run.sh                     every part (about 15 minutes on 2 busy vCPUs)
 #   PARTS="startup ops" bench/run.sh only those parts; the others keep their last results
 #   QUICK=1 bench/run.sh             fewer rounds and processes (a smoke test; noisier figures)
 #   PARTS=none bench/run.sh          only writes the document again from the kept results
