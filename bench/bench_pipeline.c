@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_example.h"
 #include "bench_util.h"
 #include "hgr/hgr.h"
 
@@ -69,10 +70,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--queues")) queues = (uint32_t)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--device") && binding_count < 8) {
-      char* spec = strchr(argv[i + 1], '=');
-      if (!spec) return 2;
-      *spec = '\0';
-      bindings[binding_count++] = (hgr_device_binding_t){atoi(argv[i + 1]), spec + 1};
+      if (!bench_example_parse_binding(argv[i + 1], &bindings[binding_count++])) return 2;
     } else {
       fprintf(stderr, "hgr_bench_pipeline: unknown option %s\n", argv[i]);
       return 2;
@@ -96,22 +94,7 @@ int main(int argc, char** argv) {
   options.params = params;
   options.compute_queues = queues;
   check(hgr_executor_create(instance, graph, &options, &executor), "executor");
-  for (size_t i = 0; i < hgr_executor_input_count(executor); ++i) {
-    hgr_tensor_info_t info;
-    check(hgr_executor_input_info(executor, i, &info), "input info");
-    const void* given = NULL;
-    hgr_tensor_info_t param;
-    bool from_params = false;
-    for (size_t p = 0; params && p < hgr_params_count(params); ++p)
-      if (!hgr_params_get(params, p, &param, &given) && !strcmp(param.name, info.name)) from_params = true;
-    if (from_params) continue;
-    float* data = calloc(info.bytes / 4 + 1, 4);
-    if (!data) return 1;
-    if (info.dtype.code == HGR_DTYPE_FLOAT && info.dtype.bits == 32)
-      for (uint64_t e = 0; e < info.bytes / 4; ++e) data[e] = (float)((e * 7919 + i * 104729) % 2001) / 1000.0f - 1.0f;
-    check(hgr_executor_set_input(executor, i, data, info.bytes), "set_input");
-    free(data);
-  }
+  check(bench_example_set_inputs(executor, params), "setting the inputs");
 
   static const int depths[] = {0, 1, 2, 4};
   enum { MODES = sizeof(depths) / sizeof(depths[0]) };
