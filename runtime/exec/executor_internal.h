@@ -8,17 +8,19 @@
  *   placement.c   device keys -> devices (placement.h)
  *   storage.c     the storage pool and rebinding of kernel arguments (storage.h)
  *   program_cache.c  the programs the steps use, built or loaded from the cache
- *   plan.c        steps: each node bound to a device, a queue and its kernels
  *   transfer.c    copy steps per device pair
+ *   plan.c        steps: each node bound to a device, a queue and its kernels
  *   launch.c      enqueueing one step
  *   wait.c        waiting for events, the failure scan
  *   readback.c    reading or exporting one storage to the host
  *   fence.c       runs as fences, output snapshots (public hgr_fence_*)
  *   host_io.c     inputs, outputs, caller-memory bindings, params
- *   executor.c    create, run, stepping, wait, release
  *   profile.c     profiling and inspection getters (reads only)
+ *   executor.c    create, run, stepping, wait, release
+ *   profile_report.c  the reports of hgr/profile.h, through the public API alone
  *
- * The lower five take only their own parts; the rest take the executor. */
+ * The lower five take only their own parts; the rest take the executor.
+ * scripts/layers.py checks this order (CTest runtime_calls_go_one_way). */
 #ifndef HGR_EXECUTOR_INTERNAL_H_
 #define HGR_EXECUTOR_INTERNAL_H_
 
@@ -248,8 +250,6 @@ hgr_status_t hgr__find_failure(hgr_executor_t* executor, uint64_t limit);
 hgr_status_t hgr__fail_executor(hgr_executor_t* executor, hgr_status_t failure);
 /* FAILED_PRECONDITION after a device failure. */
 hgr_status_t hgr__check_usable(const hgr_executor_t* executor);
-/* Waits for every queue's last command, then retires every command. */
-hgr_status_t hgr__wait_idle(hgr_executor_t* executor);
 /* After a device failure: gives the commands that can still finish up to a second to
  * do so. True when every queue drained. */
 bool hgr__drain_after_failure(hgr_executor_t* executor);
