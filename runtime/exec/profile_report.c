@@ -81,19 +81,17 @@ static hgr_status_t device_spec(const hgr_instance_t* instance, size_t device_in
   return HGR_OK;
 }
 
-static hgr_status_t check_arguments(const hgr_executor_t* executor, const FILE* out) {
-  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
-  if (!out) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out is NULL");
-  return HGR_OK;
-}
-
 static hgr_status_t out_of_memory(void) { return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"); }
 
-/* Reads the last run's commands into p: per command its device and its place on
- * the host clock, per node and per device their sums. */
-static hgr_status_t collect(hgr_executor_t* executor, const hgr_instance_t* instance, const hgr_graph_t* graph,
-                            profile_t* p) {
+/* Checks a writer's arguments, then reads the last run's commands into p: per
+ * command its device and its place on the host clock, per node and per device their
+ * sums. */
+static hgr_status_t collect(hgr_executor_t* executor, const FILE* out, profile_t* p) {
   memset(p, 0, sizeof(*p));
+  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
+  if (!out) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out is NULL");
+  const hgr_instance_t* instance = hgr_executor_instance(executor);
+  const hgr_graph_t* graph = hgr_executor_graph(executor);
   size_t count = hgr_executor_command_count(executor);
   size_t node_total = hgr_graph_node_count(graph);
   if (count == 0) {
@@ -259,12 +257,9 @@ hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_profi
   hgr_profile_summary_options_t defaults;
   hgr_profile_summary_options_init(&defaults);
   if (!options) options = &defaults;
-  hgr_status_t status = check_arguments(executor, out);
-  if (status) return status;
-  const hgr_instance_t* instance = hgr_executor_instance(executor);
-  const hgr_graph_t* graph = hgr_executor_graph(executor);
   profile_t p;
-  if ((status = collect(executor, instance, graph, &p))) return status;
+  hgr_status_t status = collect(executor, out, &p);
+  if (status) return status;
   op_stat_t* ops = calloc(p.node_count + 1, sizeof(op_stat_t));
   node_stat_t* sorted = malloc((p.node_count + 1) * sizeof(node_stat_t));
   if (!ops || !sorted) {
@@ -327,12 +322,9 @@ hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_profi
 }
 
 hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, FILE* out) {
-  hgr_status_t status = check_arguments(executor, out);
-  if (status) return status;
-  const hgr_instance_t* instance = hgr_executor_instance(executor);
-  const hgr_graph_t* graph = hgr_executor_graph(executor);
   profile_t p;
-  if ((status = collect(executor, instance, graph, &p))) return status;
+  hgr_status_t status = collect(executor, out, &p);
+  if (status) return status;
   op_stat_t* ops = calloc(p.node_count + 1, sizeof(op_stat_t));
   if (!ops) {
     profile_free(&p);
@@ -411,12 +403,11 @@ static uint32_t producer_of(const hgr_graph_t* graph, uint32_t node, uint32_t i)
 }
 
 hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, FILE* out) {
-  hgr_status_t status = check_arguments(executor, out);
+  profile_t p;
+  hgr_status_t status = collect(executor, out, &p);
   if (status) return status;
   const hgr_instance_t* instance = hgr_executor_instance(executor);
   const hgr_graph_t* graph = hgr_executor_graph(executor);
-  profile_t p;
-  if ((status = collect(executor, instance, graph, &p))) return status;
   size_t* slot = calloc(hgr_graph_node_count(graph) + 1, sizeof(size_t));
   if (!slot) {
     profile_free(&p);
