@@ -269,6 +269,9 @@ hgr_status_t hgr__read_into(hgr_executor_t* executor, uint32_t storage, cl_mem m
  * the commands before it there (and, when ordered, storage's writer) have. */
 hgr_status_t hgr__export_buffer(hgr_executor_t* executor, uint32_t storage, cl_mem mem, bool ordered, size_t bytes,
                                 hgr_device_buffer_t* out_buffer);
+/* FAILED_PRECONDITION for a plan-only executor (no buffers) or after a device
+ * failure. */
+hgr_status_t hgr__check_buffers(const hgr_executor_t* executor);
 /* Checks a host transfer of input or output index ("what") of info's tensor. */
 hgr_status_t hgr__check_io(const hgr_executor_t* executor, const hgr_tensor_info_t* info, const char* what,
                            size_t index, const void* data, size_t bytes);

@@ -166,9 +166,7 @@ static hgr_status_t io_lookup(hgr_executor_t* executor, hgr_io_t io, size_t inde
                               hgr__io_binding_t** out_binding) {
   if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
   if (io != HGR_INPUT && io != HGR_OUTPUT) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "io is %d", (int)io);
-  if (executor->plan_only)
-    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and has no buffers");
-  HGR_RETURN_IF_ERROR(hgr__check_usable(executor));
+  HGR_RETURN_IF_ERROR(hgr__check_buffers(executor));
   const hgr_graph_t* graph = executor->graph;
   if (io == HGR_INPUT) {
     HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, out_info));
@@ -357,9 +355,7 @@ hgr_status_t hgr_executor_read_entry(hgr_executor_t* executor, uint32_t node_id,
   const hgr_graph_t* graph = executor->graph;
   if (node_id >= graph->node_count || index >= graph->nodes[node_id].num_outputs)
     return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "output %u of node %u", index, node_id);
-  if (executor->plan_only)
-    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and has no buffers");
-  HGR_RETURN_IF_ERROR(hgr__check_usable(executor));
+  HGR_RETURN_IF_ERROR(hgr__check_buffers(executor));
   const hgr__entry_t* entry = &graph->entries[graph->node_row_ptr[node_id] + index];
   if (bytes != entry->bytes)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "output %u of node %u '%s' has %llu bytes, %zu were given", index,

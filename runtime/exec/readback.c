@@ -13,11 +13,15 @@ uint32_t hgr__transfer_queue_of(const hgr_executor_t* executor, uint32_t storage
       ->transfer_queue;
 }
 
-hgr_status_t hgr__check_io(const hgr_executor_t* executor, const hgr_tensor_info_t* info, const char* what,
-                             size_t index, const void* data, size_t bytes) {
+hgr_status_t hgr__check_buffers(const hgr_executor_t* executor) {
   if (executor->plan_only)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and has no buffers");
-  HGR_RETURN_IF_ERROR(hgr__check_usable(executor));
+  return hgr__check_usable(executor);
+}
+
+hgr_status_t hgr__check_io(const hgr_executor_t* executor, const hgr_tensor_info_t* info, const char* what,
+                             size_t index, const void* data, size_t bytes) {
+  HGR_RETURN_IF_ERROR(hgr__check_buffers(executor));
   if (bytes != info->bytes)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s %zu '%s' has %llu bytes, %zu were given", what, index,
                       info->name, (unsigned long long)info->bytes, bytes);
