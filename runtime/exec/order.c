@@ -99,16 +99,6 @@ hgr_status_t hgr__order_enqueued(hgr__order_t* order, uint32_t queue, cl_event e
   return hgr__queue_note(&order->queues, queue, event);
 }
 
-void hgr__order_begin_step(hgr__order_t* order, uint32_t step, uint32_t node_id) {
-  order->enqueue_step = step;
-  order->enqueue_node = node_id;
-}
-
-void hgr__order_end_step(hgr__order_t* order) {
-  order->enqueue_step = UINT32_MAX;
-  order->enqueue_node = UINT32_MAX;
-}
-
 static hgr_status_t add_wait(hgr__order_t* order, hgr__tracked_event_t tracked, uint32_t queue, uint32_t* wait_count) {
   cl_event* wait = order->wait;
   const hgr__queue_t* queues = order->queues.queues;

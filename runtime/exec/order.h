@@ -97,9 +97,15 @@ hgr_status_t hgr__order_keep(hgr__order_t* order, cl_event event);
  * flushed every few commands. */
 hgr_status_t hgr__order_enqueued(hgr__order_t* order, uint32_t queue, cl_event event);
 /* Commands enqueued from now on belong to step (on node_id); hgr__order_end_step
- * ends that. */
-void hgr__order_begin_step(hgr__order_t* order, uint32_t step, uint32_t node_id);
-void hgr__order_end_step(hgr__order_t* order);
+ * ends that. Inline: once per step. */
+static inline void hgr__order_begin_step(hgr__order_t* order, uint32_t step, uint32_t node_id) {
+  order->enqueue_step = step;
+  order->enqueue_node = node_id;
+}
+static inline void hgr__order_end_step(hgr__order_t* order) {
+  order->enqueue_step = UINT32_MAX;
+  order->enqueue_node = UINT32_MAX;
+}
 
 /* Appends to order->wait (at *wait_count) the events a command on `queue` must wait
  * for to access storage: its last writer (always) and, when `writing`, its readers.

@@ -3,8 +3,6 @@
 
 #include "queue.h"
 
-#define HGR_FLUSH_EVERY 16 /* commands a queue may hold unflushed (TVM #16530) */
-
 hgr_status_t hgr__queue_set_add(hgr__queue_set_t* set, hgr_instance_t* instance, size_t device_index,
                                 bool profiling, bool create, uint32_t* out_queue) {
   if (set->count == set->capacity) {
@@ -48,14 +46,6 @@ hgr_status_t hgr__queue_flush(hgr__queue_set_t* set, uint32_t queue) {
   cl_int error = clFlush(q->queue);
   if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clFlush on %s", q->spec);
   q->unflushed = 0;
-  return HGR_OK;
-}
-
-hgr_status_t hgr__queue_note(hgr__queue_set_t* set, uint32_t queue, cl_event event) {
-  hgr__queue_t* q = &set->queues[queue];
-  q->last = event;
-  q->seq++;
-  if (++q->unflushed >= HGR_FLUSH_EVERY) return hgr__queue_flush(set, queue);
   return HGR_OK;
 }
 

@@ -40,9 +40,17 @@ bool hgr__queue_set_host_driven(const hgr__queue_set_t* set);
 /* Flushes queue if it has unflushed commands (never a host-driven one: it runs its
  * commands inside clFlush, blocking on any unset bridge; bridge.h drives it). */
 hgr_status_t hgr__queue_flush(hgr__queue_set_t* set, uint32_t queue);
+#define HGR_FLUSH_EVERY 16 /* commands a queue may hold unflushed (TVM #16530) */
+
 /* Notes a command just enqueued on queue with event (borrowed: the caller keeps a
- * reference, order.h); flushes every few commands. */
-hgr_status_t hgr__queue_note(hgr__queue_set_t* set, uint32_t queue, cl_event event);
+ * reference, order.h); flushes every few commands. Inline: once per command. */
+static inline hgr_status_t hgr__queue_note(hgr__queue_set_t* set, uint32_t queue, cl_event event) {
+  hgr__queue_t* q = &set->queues[queue];
+  q->last = event;
+  q->seq++;
+  if (++q->unflushed >= HGR_FLUSH_EVERY) return hgr__queue_flush(set, queue);
+  return HGR_OK;
+}
 
 /* The event's execution status; CL_QUEUED (pending) when it cannot be queried: taken
  * for complete, it would set a bridge (or drive a queue into one) before its producer
