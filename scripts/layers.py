@@ -15,12 +15,12 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "device", "graph", "ops", "exec"]
+LAYERS = ["base", "device", "graph", "ops", "build", "exec", "place"]
 # Within a layer, lowest first. A file of an ordered layer calls only files before it.
 ORDER = {
     "base": ["status.c", "tensor.c", "file.c", "params.c", "npy.c"],
     "device": ["device.c", "instance.c"],
-    "graph": ["graph.c", "graph_json.c"],
+    "graph": ["graph.c", "graph_edit.c", "graph_json.c", "graph_write.c"],
     "ops": ["op_context.c", "ops_*.c", "ops_builtin.c", "kernel_library.c", "op_registry.c"],
     "exec": ["queue.c", "bridge.c", "order.c", "placement.c", "storage.c", "program_cache.c", "transfer.c",
              "plan.c", "launch.c", "wait.c", "readback.c", "fence.c", "host_io.c", "profile.c",
@@ -59,6 +59,8 @@ def main(argv):
     files = []
     for layer in LAYERS:
         folder = os.path.join(runtime, layer)
+        if not os.path.isdir(folder):
+            continue
         files += sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith((".c", ".h")))
     sources = {f: strip_comments(open(f, encoding="utf-8").read()) for f in files}
     defined = {}

@@ -65,6 +65,13 @@ struct hgr_graph_s {
   uint32_t storage_count;  /* distinct storage ids = storage slots */
   uint32_t* storage_ids;   /* storage_count: the JSON's storage id of each slot, ascending */
   bool has_device_index;
+  /* Device-key bindings the file recorded for itself (`hgr place` writes them into
+   * "metadata": {"hgr": {"device_bindings": {"KEY": "SPEC", ...}}}, which TVM's
+   * loader skips); keys ascending. The executor uses them when the caller binds
+   * nothing. */
+  int32_t* binding_keys;
+  char** binding_specs;
+  uint32_t binding_count;
 };
 
 static inline uint32_t hgr__graph_entry_id(const hgr_graph_t* graph, hgr__entry_ref_t ref) {
@@ -111,5 +118,33 @@ const char* hgr__graph_node_label(const hgr_graph_t* graph, uint32_t node_id, ch
                                   size_t capacity);
 const char* hgr__graph_entry_label(const hgr_graph_t* graph, uint32_t entry_id, char* buffer,
                                    size_t capacity);
+
+/* ---- building a graph in memory (graph_edit.c) ----------------------------------
+ * The builder, placement and calibration construct graphs node by node instead of
+ * parsing JSON. Nodes are appended in topological order; hgr__graph_edit_finish
+ * then runs hgr__graph_validate, so an edited graph obeys every rule a loaded one
+ * does. Until then only nodes, entries, node_row_ptr, arg_nodes and heads are
+ * filled (enough for hgr__op_infer on the last node). */
+
+/* A new, empty graph (refcount 1). */
+hgr_status_t hgr__graph_edit_new(hgr_graph_t** out_graph);
+/* Appends a node. func_name NULL makes an input ("null" node, added to arg_nodes;
+ * input_count and attr_count must be 0, output_count 1). inputs must refer to
+ * existing nodes' outputs. Strings and arrays are copied. The node's output_count
+ * entries take dtype, ndim, shape, storage_id and device_key from outputs[k] (other
+ * fields are computed); outputs may be NULL (then entries are zeroed: float32
+ * scalars, storage id 0, device key -1, to be filled in by the caller).
+ * INVALID_ARGUMENT for a reference to a later node or output; RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__graph_edit_append(hgr_graph_t* graph, const char* name, const char* func_name,
+                                    const hgr__entry_ref_t* inputs, uint32_t input_count, const hgr__attr_t* attrs,
+                                    uint32_t attr_count, const hgr__entry_t* outputs, uint32_t output_count,
+                                    uint32_t* out_node_id);
+/* Appends a head (graph output). */
+hgr_status_t hgr__graph_edit_add_head(hgr_graph_t* graph, hgr__entry_ref_t head);
+/* Records a device-key binding to write into the file's metadata (copied). */
+hgr_status_t hgr__graph_edit_add_binding(hgr_graph_t* graph, int32_t key, const char* spec);
+/* Sets has_device_index (true when any entry's device_key >= 0; then every entry
+ * must have one) and validates. On failure the graph is unchanged but unusable. */
+hgr_status_t hgr__graph_edit_finish(hgr_graph_t* graph);
 
 #endif /* HGR_GRAPH_INTERNAL_H_ */

@@ -135,6 +135,20 @@ const hgr__op_t* const* hgr__op_families(size_t* out_count);
 hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
                           const hgr__limits_t* limits, hgr__op_ctx_t* ctx);
 
+/* The op called name: built-in, else the library's (library may be NULL); NULL when
+ * neither has it. */
+const hgr__op_t* hgr__op_lookup(const char* name, const hgr_kernel_library_t* library);
+
+/* Infers the dtypes and shapes of node node_id's outputs: runs the checks
+ * hgr__op_plan runs before planning (known op, input and output counts, attrs) and
+ * the op's infer, with no device limits. Only the node and its input entries are
+ * read (the graph may be under construction, graph_edit.c). out_outputs[k] for k <
+ * the node's num_outputs gets dtype, ndim, shape, element_count and bytes; the
+ * other fields are zeroed. Errors as hgr__op_plan's, naming the node, the op and
+ * the input or attr at fault. */
+hgr_status_t hgr__op_infer(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
+                           hgr__entry_t* out_outputs);
+
 /* ---- user kernels (kernel_library.c) ---------------------------------------------------- */
 
 /* The library's op called name, or NULL. */

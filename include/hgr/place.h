@@ -1,0 +1,170 @@
+/* hgr — placement at load time: which device runs each node, the copies between
+ * devices, and the memory plan per device (docs/placement.md).
+ *
+ * hgr_place takes a graph that carries no placement (from the builder,
+ * hgr/builder.h) or a TVM graph whose own device keys and `__copy` nodes are to be
+ * discarded, the devices to use in priority order and rules, and returns a new,
+ * ordinary TVM graph: every node on one device (a device key per device, with the
+ * key -> device bindings recorded in the graph), one `__copy` per (value, consuming
+ * device), and storage ids planned per device. hgr_executor_create runs it with no
+ * bindings; hgr_graph_write_json writes it so that `hgr run OUT.json` reproduces it.
+ *
+ * How a node's device is chosen, in order:
+ *   1. Rules, applied in order (a later rule wins): every node of an op, node names
+ *      matching a shell glob, or a range of node ids. A rule that names a device
+ *      that cannot run a node it matches is INVALID_ARGUMENT naming both.
+ *   2. The policy for the nodes no rule placed: FIRST, the first listed device that
+ *      can run the node; AUTO, cost-based list scheduling (earliest finish time, as
+ *      HEFT and StarPU's dmda), never predicted slower than the best single device;
+ *      STAGES, N contiguous stages of balanced cost on the first N devices, for
+ *      pipelined runs.
+ *   3. Fallback: a device "can run" a node when the op exists there (built-in and
+ *      the device compiles, or in the kernel library for that device), its dtypes
+ *      are supported (fp16, fp64) and its work-group and local-memory needs fit. A
+ *      policy's choice that cannot run the node falls back to the next device that
+ *      can; every fallback is listed with its reason.
+ * AUTO and STAGES use a cost model: the time of each (device, op, shapes, attrs),
+ * measured once by a calibration run and kept in a cost cache on disk next to the
+ * program cache, and per device pair a copy latency and bandwidth.
+ *
+ * Thread safety: hgr_place may be called from several threads with distinct
+ * options; a placement is immutable and may be shared. Calibration creates
+ * executors on the instance (see hgr/executor.h for Oclgrind's one-thread rule). */
+#ifndef HGR_PLACE_H_
+#define HGR_PLACE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hgr/device.h"
+#include "hgr/executor.h"
+#include "hgr/export.h"
+#include "hgr/graph.h"
+#include "hgr/kernels.h"
+#include "hgr/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hgr_place_rule_kind_t {
+  HGR_PLACE_RULE_OP = 0, /* "op:NAME=SPEC": every node whose func_name is NAME */
+  HGR_PLACE_RULE_NODE,   /* "node:GLOB=SPEC": node names matching GLOB (fnmatch) */
+  HGR_PLACE_RULE_RANGE,  /* "range:A-B=SPEC": node ids A to B, inclusive */
+} hgr_place_rule_kind_t;
+
+typedef struct hgr_place_rule_t {
+  hgr_place_rule_kind_t kind;
+  char pattern[128];     /* OP: the op name; NODE: the glob */
+  uint32_t first, last;  /* RANGE */
+  char spec[64];         /* the device (device.h's spec strings) */
+} hgr_place_rule_t;
+
+typedef enum hgr_place_policy_t {
+  HGR_PLACE_FIRST = 0, /* the first listed device that can run the node (default) */
+  HGR_PLACE_AUTO,      /* cost-based */
+  HGR_PLACE_STAGES,    /* `stages` contiguous stages on the first `stages` devices */
+} hgr_place_policy_t;
+
+#define HGR_PLACE_MAX_RULES 64
+
+typedef struct hgr_place_options_t {
+  /* Device specs in priority order. None: one device, chosen as the executor
+   * chooses device key 1's (a CPU, real devices before Oclgrind). */
+  const char* const* devices;
+  size_t device_count;
+  hgr_place_rule_t rules[HGR_PLACE_MAX_RULES];
+  size_t rule_count;
+  hgr_place_policy_t policy;
+  uint32_t stages;                 /* HGR_PLACE_STAGES: the number of stages, >= 1 */
+  hgr_kernel_library_t* kernels;   /* the user's ops; may be NULL */
+  /* The cost cache (AUTO, STAGES): NULL means the program cache's default
+   * directory ($HGR_CACHE_DIR, else $XDG_CACHE_HOME/hgr, else ~/.cache/hgr). */
+  const char* cost_cache_directory;
+  bool cost_cache_off;             /* calibrate every time, store nothing */
+  hgr_program_cache_t program_cache; /* what calibration's executors use */
+  hgr_log_fn log;                  /* progress lines while calibrating; may be NULL */
+  void* log_user;
+} hgr_place_options_t;
+
+/* Defaults: no devices listed (the default device), no rules, FIRST. */
+HGR_API void hgr_place_options_init(hgr_place_options_t* options);
+
+/* Parses one --place argument into options: a policy ("first", "auto",
+ * "stages:N") sets the policy; a rule ("op:NAME=SPEC", "node:GLOB=SPEC",
+ * "range:A-B=SPEC") is appended. INVALID_ARGUMENT quoting text for anything else,
+ * or when HGR_PLACE_MAX_RULES rules are already there. */
+HGR_API hgr_status_t hgr_place_options_parse(hgr_place_options_t* options, const char* text);
+
+typedef struct hgr_placement_s hgr_placement_t;
+
+/* Places, inserts copies and plans memory. graph is retained by nothing: the
+ * result holds a new graph. Errors: INVALID_ARGUMENT (a spec naming no device, a
+ * rule's device that cannot run a node it matches, naming both; a node no listed
+ * device can run, with each device's reason; ops the op registry rejects), and
+ * what calibration meets (OpenCL failures naming the device). */
+HGR_API hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
+                               hgr_placement_t** out_placement);
+HGR_API void hgr_placement_release(hgr_placement_t* placement);
+
+/* The placed graph (borrowed: retain it to keep it beyond the placement). Its
+ * device bindings are recorded in it; hgr_executor_create uses them. */
+HGR_API hgr_graph_t* hgr_placement_graph(const hgr_placement_t* placement);
+
+/* Why a node is where it is. */
+typedef enum hgr_place_reason_t {
+  HGR_PLACE_BY_RULE = 0,  /* a rule (rule_index) */
+  HGR_PLACE_BY_POLICY,    /* the policy's choice */
+  HGR_PLACE_BY_FALLBACK,  /* the policy's choice could not run it */
+  HGR_PLACE_BY_INPUT,     /* a graph input: where its first consumer runs */
+  HGR_PLACE_BY_COPY,      /* an inserted __copy: on the consuming device */
+} hgr_place_reason_t;
+
+/* Node node_id of the placed graph. */
+typedef struct hgr_node_placement_t {
+  size_t device_index;        /* instance device */
+  hgr_place_reason_t reason;
+  size_t rule_index;          /* HGR_PLACE_BY_RULE */
+  const char* fallback;       /* HGR_PLACE_BY_FALLBACK: why the policy's device could not
+                                 run it ("rusticl:0: op 'scale_add' has no kernel there") */
+  uint32_t source_node;       /* its node id in the graph given to hgr_place;
+                                 UINT32_MAX for an inserted __copy */
+  double predicted_ms;        /* the cost model's time of one run; < 0 when not known */
+} hgr_node_placement_t;
+/* Errors: OUT_OF_RANGE. */
+HGR_API hgr_status_t hgr_placement_node(const hgr_placement_t* placement, uint32_t node_id,
+                                        hgr_node_placement_t* out_node);
+
+/* Per device used. */
+typedef struct hgr_placement_device_t {
+  size_t device_index;        /* instance device */
+  int32_t key;                /* its device key in the placed graph */
+  uint32_t node_count;        /* op nodes (copies included) */
+  uint64_t planned_bytes;     /* storage the plan allocates */
+  uint64_t lower_bound_bytes; /* the most bytes alive at one point of the schedule */
+  uint64_t no_reuse_bytes;    /* one storage per value */
+  double predicted_ms;        /* busy time predicted; < 0 without a cost model */
+} hgr_placement_device_t;
+HGR_API size_t hgr_placement_device_count(const hgr_placement_t* placement);
+HGR_API hgr_status_t hgr_placement_device(const hgr_placement_t* placement, size_t i,
+                                          hgr_placement_device_t* out_device);
+
+/* Predicted time of one run (< 0 without a cost model), and of the best
+ * single-device placement AUTO compared itself with. */
+HGR_API double hgr_placement_predicted_ms(const hgr_placement_t* placement);
+HGR_API double hgr_placement_best_single_ms(const hgr_placement_t* placement, size_t* out_device_index);
+
+/* Reports. The summary: per device the nodes per op and why (rule, policy,
+ * fallback), memory planned / lower bound / no reuse, copies per pair class, every
+ * fallback with its reason. The JSON (`hgr check --json`, `--place-report`): the
+ * same, plus every node with its device, reason and predicted time. */
+HGR_API hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE* out);
+HGR_API hgr_status_t hgr_placement_write_json(const hgr_placement_t* placement, FILE* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HGR_PLACE_H_ */
