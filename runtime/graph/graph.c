@@ -347,6 +347,9 @@ void hgr_graph_release(hgr_graph_t* graph) {
   free(graph->heads);
   free(graph->entries);
   free(graph->storage_ids);
+  for (uint32_t i = 0; i < graph->binding_count; ++i) free(graph->binding_specs[i]);
+  free(graph->binding_keys);
+  free(graph->binding_specs);
   free(graph);
 }
 

@@ -139,6 +139,11 @@ hgr_status_t hgr__graph_edit_append(hgr_graph_t* graph, const char* name, const 
                                     const hgr__entry_ref_t* inputs, uint32_t input_count, const hgr__attr_t* attrs,
                                     uint32_t attr_count, const hgr__entry_t* outputs, uint32_t output_count,
                                     uint32_t* out_node_id);
+/* Removes the last node appended (and its entries, and its arg_nodes place when it
+ * is an input), as if it had never been appended: the builder undoes a node whose
+ * op inference failed. FAILED_PRECONDITION when the graph has no node or a head
+ * refers to the last one. */
+hgr_status_t hgr__graph_edit_remove_last(hgr_graph_t* graph);
 /* Appends a head (graph output). */
 hgr_status_t hgr__graph_edit_add_head(hgr_graph_t* graph, hgr__entry_ref_t head);
 /* Records a device-key binding to write into the file's metadata (copied). */
