@@ -716,6 +716,88 @@ static void graph_rejects_a_sparse_storage_id_on_two_devices_naming_the_id(void*
                 "device 4 by entry 5 (node 4 'cast', output 0)");
 }
 
+/* ---- recorded device bindings ("metadata": {"hgr": {"device_bindings": ...}}) ---- */
+
+/* BASE with device keys 1 and 4 and the given metadata value. */
+static hgr_status_t load_with_metadata(const char* metadata, hgr_graph_t** out_graph) {
+  char tail[512];
+  snprintf(tail, sizeof(tail), "'float16']]}, 'metadata': %s}", metadata);
+  char* json = patch(BASE, "'attrs': {'storage_id'",
+                     "'attrs': {'device_index': ['list_int', [1, 1, 1, 4, 4, 4]], 'storage_id'",
+                     "'float16']]}}", tail, (const char*)NULL);
+  hgr_status_t status = hgr_graph_load_json(json, strlen(json), out_graph);
+  free(json);
+  return status;
+}
+
+static void graph_reads_the_device_bindings_it_records(void** state) {
+  (void)state;
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(load_with_metadata(
+      "{'other': [1, 2], 'hgr': {'device_bindings': {'4': 'pocl:1', '1': 'rusticl:0'}, 'later': 3}}", &graph));
+  assert_int_equal(hgr_graph_binding_count(graph), 2);
+  int32_t key = 0;
+  const char* spec = NULL;
+  ASSERT_OK(hgr_graph_binding(graph, 0, &key, &spec));
+  assert_int_equal(key, 1);
+  assert_string_equal(spec, "rusticl:0");
+  ASSERT_OK(hgr_graph_binding(graph, 1, &key, &spec));
+  assert_int_equal(key, 4);
+  assert_string_equal(spec, "pocl:1");
+  ASSERT_STATUS(hgr_graph_binding(graph, 2, &key, &spec), HGR_STATUS_OUT_OF_RANGE, "device binding 2",
+                "records 2");
+  assert_null(spec);
+
+  /* Bindings are part of what makes two graphs the same. */
+  hgr_graph_t* other = NULL;
+  ASSERT_OK(load_with_metadata("{'hgr': {'device_bindings': {'4': 'pocl:1', '1': 'pocl:0'}}}", &other));
+  char difference[256];
+  assert_false(hgr__graph_same(graph, other, difference, sizeof(difference)));
+  assert_non_null(strstr(difference, "device bindings differ"));
+  hgr_graph_release(other);
+  hgr_graph_release(graph);
+}
+
+static void graph_ignores_metadata_that_is_not_hgr_s(void** state) {
+  (void)state;
+  const char* const ignored[] = {"'a string'", "[1, 2]", "{'tvm': {'device_bindings': 7}}", "{'hgr': {}}"};
+  for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); ++i) {
+    hgr_graph_t* graph = NULL;
+    ASSERT_OK(load_with_metadata(ignored[i], &graph));
+    assert_int_equal(hgr_graph_binding_count(graph), 0);
+    hgr_graph_release(graph);
+  }
+}
+
+static void graph_rejects_malformed_recorded_bindings(void** state) {
+  (void)state;
+  hgr_graph_t* graph = NULL;
+  ASSERT_STATUS(load_with_metadata("{'hgr': 3}", &graph), HGR_STATUS_INVALID_ARGUMENT,
+                "metadata 'hgr' must be an object, found a number");
+  ASSERT_STATUS(load_with_metadata("{'hgr': {'device_bindings': ['pocl:0']}}", &graph),
+                HGR_STATUS_INVALID_ARGUMENT, "'device_bindings' must be an object", "found an array");
+  ASSERT_STATUS(load_with_metadata("{'hgr': {'device_bindings': {'gpu': 'pocl:0'}}}", &graph),
+                HGR_STATUS_INVALID_ARGUMENT, "key \"gpu\" is not a device key");
+  ASSERT_STATUS(load_with_metadata("{'hgr': {'device_bindings': {'-1': 'pocl:0'}}}", &graph),
+                HGR_STATUS_INVALID_ARGUMENT, "key \"-1\" is not a device key");
+  ASSERT_STATUS(load_with_metadata("{'hgr': {'device_bindings': {'1': 0}}}", &graph), HGR_STATUS_INVALID_ARGUMENT,
+                "key 1 must be bound to a device spec string, found 0");
+  ASSERT_STATUS(load_with_metadata("{'hgr': {'device_bindings': {'1': ''}}}", &graph), HGR_STATUS_INVALID_ARGUMENT,
+                "metadata 'hgr' 'device_bindings'", "device key 1: the device spec is empty");
+  ASSERT_STATUS(load_with_metadata("{'hgr': {'device_bindings': {'1': 'pocl:0', '1': 'pocl:1'}}}", &graph),
+                HGR_STATUS_INVALID_ARGUMENT, "device key 1 is bound twice");
+  ASSERT_STATUS(load_with_metadata("{'hgr': {'device_bindings': {'1': 'pocl:0', '7': 'pocl:1'}}}", &graph),
+                HGR_STATUS_INVALID_ARGUMENT, "binding of device key 7 to 'pocl:1'", "no entry has device key 7",
+                "keys are 1, 4");
+  assert_null(graph);
+  /* Without a device_index column the graph has no keys to bind. */
+  char* json = patch(BASE, "'float16']]}}", "'float16']]}, 'metadata': {'hgr': {'device_bindings': {'1': 'pocl:0'}}}}",
+                     (const char*)NULL);
+  ASSERT_STATUS(hgr_graph_load_json(json, strlen(json), &graph), HGR_STATUS_INVALID_ARGUMENT,
+                "binding of device key 1 to 'pocl:0'", "no device_index column");
+  free(json);
+}
+
 static void graph_rejects_a_negative_device_index(void** state) {
   (void)state;
   ASSERT_STATUS(
@@ -854,6 +936,9 @@ int main(void) {
       cmocka_unit_test(graph_rejects_storage_ids_that_are_not_32_bit_integers_naming_the_entry),
       cmocka_unit_test(graph_rejects_storage_id_on_two_devices),
       cmocka_unit_test(graph_rejects_a_sparse_storage_id_on_two_devices_naming_the_id),
+      cmocka_unit_test(graph_reads_the_device_bindings_it_records),
+      cmocka_unit_test(graph_ignores_metadata_that_is_not_hgr_s),
+      cmocka_unit_test(graph_rejects_malformed_recorded_bindings),
       cmocka_unit_test(graph_rejects_a_negative_device_index),
       cmocka_unit_test(graph_rejects_copy_with_two_inputs),
       cmocka_unit_test(graph_rejects_copy_with_two_outputs),

@@ -121,7 +121,10 @@ typedef void (*hgr_log_fn)(void* user, const char* message);
 #define HGR_MAX_COMPUTE_QUEUES 16
 
 typedef struct hgr_executor_options_t {
-  const hgr_device_binding_t* bindings; /* explicit key -> device bindings; may be NULL */
+  /* Explicit key -> device bindings; may be NULL. With none (binding_count 0), the
+   * bindings the graph records (hgr_graph_binding, written by `hgr place`) apply;
+   * any explicit binding replaces all of them. */
+  const hgr_device_binding_t* bindings;
   size_t binding_count;
   const hgr_params_t* params; /* loaded into the matching inputs at creation; may be NULL */
   bool profiling;             /* create queues with CL_QUEUE_PROFILING_ENABLE */

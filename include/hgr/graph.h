@@ -72,6 +72,19 @@ HGR_API hgr_status_t hgr_graph_entry_info(const hgr_graph_t* graph, size_t node_
 HGR_API hgr_status_t hgr_graph_input_index(const hgr_graph_t* graph, const char* name,
                                            size_t* out_index);
 
+/* Device-key bindings the graph file records for itself: `hgr place` writes, in the
+ * graph JSON's "metadata" (which TVM's loaders skip),
+ *   "metadata": {"hgr": {"device_bindings": {"1": "pocl:0", "2": "rusticl:0"}}}
+ * so that the placed graph runs where it was placed without flags; an executor uses
+ * them when its options bind no key (executor.h). Loading refuses a malformed entry
+ * and a binding of a key no entry of the graph has. Bindings are listed by key,
+ * ascending; the count is 0 for a graph that records none. hgr_graph_binding
+ * writes binding i's key and its spec (which lives as long as the graph). Errors:
+ * OUT_OF_RANGE. */
+HGR_API size_t hgr_graph_binding_count(const hgr_graph_t* graph);
+HGR_API hgr_status_t hgr_graph_binding(const hgr_graph_t* graph, size_t i, int32_t* out_key,
+                                       const char** out_spec);
+
 #ifdef __cplusplus
 }
 #endif

@@ -60,6 +60,7 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
   key_plan_t plan = {instance, calloc(device_count, sizeof(size_t)), device_count,
                      calloc(device_count, sizeof(bool))};
   hgr_status_t status = HGR_OK;
+  hgr_device_binding_t* recorded_bindings = NULL;
   if (!placement->keys || !placement->entry_device || !plan.ranked || !plan.used) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -75,6 +76,21 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
   }
   if (placement->key_count == 0) placement->keys[placement->key_count++] = (hgr_key_binding_t){-1, SIZE_MAX, false};
 
+  /* A caller that binds nothing gets the bindings the graph file records (`hgr
+   * place` writes them), so a placed graph runs where it was placed. */
+  bool recorded = binding_count == 0 && graph->binding_count > 0;
+  if (recorded) {
+    recorded_bindings = calloc(graph->binding_count, sizeof(*recorded_bindings));
+    if (!recorded_bindings) {
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+      goto cleanup;
+    }
+    for (uint32_t b = 0; b < graph->binding_count; ++b)
+      recorded_bindings[b] = (hgr_device_binding_t){graph->binding_keys[b], graph->binding_specs[b]};
+    bindings = recorded_bindings;
+    binding_count = graph->binding_count;
+  }
+
   size_t ranked = 0;
   for (int pass = 0; pass < 2; ++pass)
     for (size_t d = 0; d < device_count; ++d)
@@ -87,8 +103,9 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
     size_t device = SIZE_MAX, slot = 0;
     status = hgr_instance_find_device(instance, binding->spec, &device);
     if (status) {
-      status = hgr_status_annotate(status, "device binding %d=%s", binding->key,
-                                   binding->spec ? binding->spec : "(null)");
+      status = hgr_status_annotate(status, "device binding %d=%s%s", binding->key,
+                                   binding->spec ? binding->spec : "(null)",
+                                   recorded ? " (recorded in the graph's metadata; bind the key to override it)" : "");
       goto cleanup;
     }
     if (placement->keys[0].key == -1) {
@@ -154,6 +171,7 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
   }
 
 cleanup:
+  free(recorded_bindings);
   free(plan.ranked);
   free(plan.used);
   return status;

@@ -242,7 +242,35 @@ static hgr_status_t make_head_names(hgr_graph_t* graph) {
   return HGR_OK;
 }
 
+/* A recorded binding of a key no entry has would bind nothing: most likely the file
+ * was edited after `hgr place` wrote it, so it is refused rather than ignored. */
+static hgr_status_t check_bindings(const hgr_graph_t* graph) {
+  for (uint32_t b = 0; b < graph->binding_count; ++b) {
+    int32_t key = graph->binding_keys[b];
+    if (!graph->has_device_index)
+      return INVALID("the graph records a binding of device key %d to '%.80s', but it has no device_index column, "
+                     "so it has no device keys",
+                     key, graph->binding_specs[b]);
+    bool used = false;
+    for (uint32_t e = 0; e < graph->entry_count && !used; ++e) used = graph->entries[e].device_key == key;
+    if (used) continue;
+    char keys[256] = "";
+    size_t length = 0;
+    for (uint32_t e = 0; e < graph->entry_count && length + 16 < sizeof(keys); ++e) {
+      int32_t other = graph->entries[e].device_key;
+      bool seen = false;
+      for (uint32_t f = 0; f < e && !seen; ++f) seen = graph->entries[f].device_key == other;
+      if (!seen) length += (size_t)snprintf(keys + length, sizeof(keys) - length, "%s%d", length ? ", " : "", other);
+    }
+    return INVALID("the graph records a binding of device key %d to '%.80s', but no entry has device key %d (the "
+                   "graph's keys are %s)",
+                   key, graph->binding_specs[b], key, keys);
+  }
+  return HGR_OK;
+}
+
 hgr_status_t hgr__graph_validate(hgr_graph_t* graph) {
+  HGR_RETURN_IF_ERROR(check_bindings(graph));
   HGR_RETURN_IF_ERROR(check_inputs_and_heads(graph));
   HGR_RETURN_IF_ERROR(check_arg_nodes(graph));
   HGR_RETURN_IF_ERROR(compute_sizes(graph));
@@ -314,6 +342,14 @@ bool hgr__graph_same(const hgr_graph_t* a, const hgr_graph_t* b, char* differenc
                  hgr__graph_entry_label(a, e, label, sizeof(label)));
       return false;
     }
+  bool same_bindings = a->binding_count == b->binding_count;
+  for (uint32_t i = 0; same_bindings && i < a->binding_count; ++i)
+    same_bindings = a->binding_keys[i] == b->binding_keys[i] && same_text(a->binding_specs[i], b->binding_specs[i]);
+  if (!same_bindings) {
+    snprintf(difference, capacity, "the recorded device bindings differ (%u against %u bindings)", a->binding_count,
+             b->binding_count);
+    return false;
+  }
   return true;
 }
 
@@ -414,6 +450,19 @@ hgr_status_t hgr_graph_entry_info(const hgr_graph_t* graph, size_t node_id, uint
   if (node_id >= graph->node_count || index >= graph->nodes[node_id].num_outputs)
     return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "output %u of node %zu is out of range", index, node_id);
   fill_info(&graph->entries[graph->node_row_ptr[node_id] + index], graph->nodes[node_id].name, out_info);
+  return HGR_OK;
+}
+
+size_t hgr_graph_binding_count(const hgr_graph_t* graph) { return graph ? graph->binding_count : 0; }
+
+hgr_status_t hgr_graph_binding(const hgr_graph_t* graph, size_t i, int32_t* out_key, const char** out_spec) {
+  *out_key = -1;
+  *out_spec = NULL;
+  if (!graph || i >= graph->binding_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "device binding %zu is out of range; the graph records %u", i,
+                      graph ? graph->binding_count : 0);
+  *out_key = graph->binding_keys[i];
+  *out_spec = graph->binding_specs[i];
   return HGR_OK;
 }
 

@@ -544,6 +544,40 @@ static hgr_status_t parse_attrs(hgr_graph_t* graph, const cJSON* attrs) {
   return HGR_OK;
 }
 
+/* ---- metadata ------------------------------------------------------------------- */
+
+/* TVM's loaders stop at "metadata" and never look inside, so hgr keeps what it
+ * records about a graph there: "metadata": {"hgr": {"device_bindings": {"KEY":
+ * "SPEC", ...}}}, the device each key ran on when `hgr place` wrote the file. Other
+ * metadata, and other keys inside "hgr" (what a later hgr may add), are ignored;
+ * what hgr reads must be well formed. */
+static hgr_status_t parse_metadata(hgr_graph_t* graph, const cJSON* metadata) {
+  if (!cJSON_IsObject(metadata)) return HGR_OK;
+  const cJSON* ours = cJSON_GetObjectItemCaseSensitive(metadata, "hgr");
+  if (!ours) return HGR_OK;
+  if (!cJSON_IsObject(ours)) return INVALID("metadata 'hgr' must be an object, found %s", json_type_name(ours));
+  const cJSON* bindings = cJSON_GetObjectItemCaseSensitive(ours, "device_bindings");
+  if (!bindings) return HGR_OK;
+  if (!cJSON_IsObject(bindings))
+    return INVALID("metadata 'hgr' 'device_bindings' must be an object of \"KEY\": \"SPEC\", found %s",
+                   json_type_name(bindings));
+  const cJSON* binding;
+  cJSON_ArrayForEach(binding, bindings) {
+    uint32_t key = 0;
+    char found[64];
+    if (!parse_decimal_u32(binding->string, &key) || key > INT32_MAX)
+      return INVALID("metadata 'hgr' 'device_bindings': key \"%.40s\" is not a device key (a decimal number from "
+                     "0 to 2147483647)",
+                     binding->string);
+    if (!cJSON_IsString(binding))
+      return INVALID("metadata 'hgr' 'device_bindings': key %u must be bound to a device spec string, found %s",
+                     key, json_describe(binding, found, sizeof(found)));
+    HGR_RETURN_IF_ERROR(hgr_status_annotate(hgr__graph_edit_add_binding(graph, (int32_t)key, binding->valuestring),
+                                            "metadata 'hgr' 'device_bindings'"));
+  }
+  return HGR_OK;
+}
+
 /* ---- top level ----------------------------------------------------------------- */
 
 enum { KEY_NODES, KEY_ARG_NODES, KEY_NODE_ROW_PTR, KEY_HEADS, KEY_ATTRS, KEY_COUNT };
@@ -554,12 +588,12 @@ static hgr_status_t parse_graph(hgr_graph_t* graph, const cJSON* root) {
   if (!cJSON_IsObject(root))
     return INVALID("graph JSON must be an object, found %s", json_type_name(root));
   const cJSON* fields[KEY_COUNT] = {NULL};
-  bool saw_metadata = false;
+  const cJSON* metadata = NULL;
   const cJSON* item;
   cJSON_ArrayForEach(item, root) {
     /* TVM stops reading at "metadata": whatever follows is ignored, even junk. */
     if (strcmp(item->string, "metadata") == 0) {
-      saw_metadata = true;
+      metadata = item;
       break;
     }
     int key = 0;
@@ -575,8 +609,9 @@ static hgr_status_t parse_graph(hgr_graph_t* graph, const cJSON* root) {
   for (int key = 0; key < KEY_COUNT; ++key)
     if (!fields[key])
       return INVALID("graph JSON lacks the required key '%s'%s", top_keys[key],
-                     saw_metadata ? " (keys after 'metadata' are ignored, as in TVM)" : "");
+                     metadata ? " (keys after 'metadata' are ignored, as in TVM)" : "");
   HGR_RETURN_IF_ERROR(parse_nodes(graph, fields[KEY_NODES]));
+  if (metadata) HGR_RETURN_IF_ERROR(parse_metadata(graph, metadata));
   HGR_RETURN_IF_ERROR(parse_node_row_ptr(graph, fields[KEY_NODE_ROW_PTR]));
   HGR_RETURN_IF_ERROR(parse_arg_nodes(graph, fields[KEY_ARG_NODES]));
   HGR_RETURN_IF_ERROR(parse_heads(graph, fields[KEY_HEADS]));
