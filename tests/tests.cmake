@@ -31,6 +31,8 @@ target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c ref
 hgr_test(NAME graph_loader SOURCE test_graph.c)
 hgr_test(NAME graph_edit SOURCE test_graph_edit.c)
 hgr_test(NAME graph_write SOURCE test_graph_write.c ARGS ${PROJECT_SOURCE_DIR}/examples ${HGR_TEST_DATA_DIR}/graphs)
+hgr_test(NAME builder_unit SOURCE test_builder.c ARGS unit)
+hgr_test(NAME builder_pocl SOURCE test_builder.c ARGS run)
 hgr_test(NAME storage_ids_pocl_pair SOURCE test_storage_ids.c ARGS pocl:1 pocl:0)
 hgr_test(NAME storage_ids_rusticl_pocl SOURCE test_storage_ids.c ARGS rusticl:0 pocl:0)
 hgr_test(NAME params_format SOURCE test_params.c)
