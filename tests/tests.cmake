@@ -49,6 +49,8 @@ hgr_test(NAME failure_pocl_to_pocl_per_device_context SOURCE test_failures.c ARG
 
 # Attr parsing shared by the ops
 hgr_test(NAME op_attrs_unit SOURCE test_op_attrs.c)
+# Output shape inference of every op family and of user ops, without devices
+hgr_test(NAME op_infer_unit SOURCE test_op_infer.c)
 
 # Op families against plain-C references (tests/optest.c), per platform; Oclgrind
 # runs every kernel with its memory, race and uninitialized-value checks.
