@@ -3,7 +3,8 @@
  * builder stays usable; attrs as TVM strings; constants as params; and graphs
  * built with it (an MLP, a conv + pool net, broadcast and reshape) run on pocl:0
  * and match the plain-C references, and load back the same after
- * hgr_graph_write_json. Also: an executor given no bindings uses the ones a graph
+ * hgr_graph_write_json; a kernel library op with declared shapes builds and runs.
+ * Also: an executor given no bindings uses the ones a graph
  * records (pocl:0 and pocl:1).
  *
  *   test_builder unit     the builder alone, no device
@@ -577,6 +578,88 @@ static void built_broadcast_and_reshape_graph_runs_exactly(void** state) {
   free(a), free(b), free(c);
 }
 
+/* A kernel library's op: usable in the builder when its manifest declares
+ * "shapes", refused naming the key when it does not. */
+static hgr_kernel_library_t* write_library(const char* name, const char* shapes) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s", hgr_test_tmp_path("scale.cl"));
+  FILE* source = fopen(path, "w");
+  assert_non_null(source);
+  fputs("__kernel void scale(__global const float* x, __global float* y, uint n, float alpha) {\n"
+        "  size_t i = get_global_id(0);\n  if (i < n) y[i] = alpha * x[i];\n}\n",
+        source);
+  fclose(source);
+  snprintf(path, sizeof(path), "%s", hgr_test_tmp_path(name));
+  FILE* manifest = fopen(path, "w");
+  assert_non_null(manifest);
+  fprintf(manifest,
+          "{\"ops\": [{\"func_name\": \"scale\", \"kernel\": \"scale\", \"source\": \"%s\", \"inputs\": 1, "
+          "\"outputs\": 1, \"args\": [\"input 0\", \"output 0\", \"elements output 0\", \"attr alpha float\"], "
+          "\"ndrange\": \"elements\"%s}]}",
+          hgr_test_tmp_path("scale.cl"), shapes);
+  fclose(manifest);
+  hgr_kernel_library_t* library = NULL;
+  ASSERT_OK(hgr_kernel_library_load_file(path, &library));
+  return library;
+}
+
+static void builder_uses_a_kernel_library_op_that_declares_its_shapes(void** state) {
+  (void)state;
+  hgr_kernel_library_t* library = write_library("shapes.json", ", \"shapes\": [\"input 0\"]");
+  hgr_builder_t* builder = NULL;
+  ASSERT_OK(hgr_builder_create(library, &builder));
+  hgr_kernel_library_release(library); /* the builder retains it */
+  hgr_value_t x = input(builder, "x", F32, 2, 3, 5, 0, 0);
+  hgr_attrs_t* attrs = NULL;
+  ASSERT_OK(hgr_attrs_create(&attrs));
+  ASSERT_OK(hgr_attrs_set_float(attrs, "alpha", -2.5));
+  hgr_value_t y;
+  ASSERT_OK(hgr_builder_add_op(builder, "scaled", "scale", &x, 1, attrs, 0, &y));
+  hgr_attrs_release(attrs);
+  assert_shape(builder, y, 2, (int64_t[]){3, 5});
+  hgr_value_t z = op1(builder, "relu", "relu", &y, 1, NULL);
+  ASSERT_OK(hgr_builder_mark_output(builder, z));
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(hgr_builder_finish(builder, &graph, NULL));
+  hgr_builder_release(builder);
+
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  const hgr_device_binding_t binding = {0, "pocl:0"};
+  options.bindings = &binding;
+  options.binding_count = 1;
+  ASSERT_OK(hgr_kernel_library_load_file(hgr_test_tmp_path("shapes.json"), &options.kernels));
+  hgr_executor_t* executor = NULL;
+  ASSERT_OK(hgr_executor_create(instance, graph, &options, &executor));
+  hgr_kernel_library_release(options.kernels);
+  float x_values[15], got[15];
+  for (int i = 0; i < 15; ++i) x_values[i] = (float)(i - 7);
+  ASSERT_OK(hgr_executor_set_input(executor, 0, x_values, sizeof(x_values)));
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_get_output(executor, 0, got, sizeof(got)));
+  for (int i = 0; i < 15; ++i) assert_true(got[i] == fmaxf(-2.5f * x_values[i], 0.0f));
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+
+  /* Without "shapes" the builder cannot know the output, and says so. */
+  library = write_library("no_shapes.json", "");
+  ASSERT_OK(hgr_builder_create(library, &builder));
+  hgr_kernel_library_release(library);
+  x = input(builder, "x", F32, 1, 4, 0, 0, 0);
+  ASSERT_OK(hgr_attrs_create(&attrs));
+  ASSERT_OK(hgr_attrs_set_float(attrs, "alpha", 2));
+  ASSERT_STATUS(hgr_builder_add_op(builder, "scaled", "scale", &x, 1, attrs, 0, NULL), HGR_STATUS_INVALID_ARGUMENT,
+                "node 1 'scaled' (scale)", "\"shapes\"");
+  hgr_attrs_release(attrs);
+  hgr_builder_release(builder);
+  /* And without the library the op is unknown. */
+  builder = new_builder();
+  x = input(builder, "x", F32, 1, 4, 0, 0, 0);
+  ASSERT_STATUS(hgr_builder_add_op(builder, "scaled", "scale", &x, 1, NULL, 0, NULL), HGR_STATUS_INVALID_ARGUMENT,
+                "unknown func_name 'scale'");
+  hgr_builder_release(builder);
+}
+
 /* ---- recorded bindings: an executor given none uses the graph's ------------------------------- */
 
 static void executor_uses_the_bindings_the_graph_records(void** state) {
@@ -680,6 +763,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(built_mlp_runs_and_matches_the_reference),
       cmocka_unit_test(built_conv_pool_net_runs_and_matches_the_reference),
       cmocka_unit_test(built_broadcast_and_reshape_graph_runs_exactly),
+      cmocka_unit_test(builder_uses_a_kernel_library_op_that_declares_its_shapes),
       cmocka_unit_test(executor_uses_the_bindings_the_graph_records),
   };
   if (argc == 2 && !strcmp(argv[1], "unit")) return cmocka_run_group_tests_name("builder", unit, NULL, NULL);
