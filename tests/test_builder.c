@@ -19,6 +19,7 @@
 #include "ref_elementwise.h"
 #include "ref_linalg.h"
 #include "ref_norm.h"
+#include "reference.h"
 #include "testlib.h"
 
 static const hgr_dtype_t F32 = {HGR_DTYPE_FLOAT, 32, 1};
@@ -178,7 +179,8 @@ static void builder_refuses_a_bad_reference(void** state) {
                 "node 3 'x2' (add): input 1 refers to node 9, which does not exist yet");
   /* Itself: node 3 does not exist while it is being added, so no cycle can form. */
   ASSERT_STATUS(hgr_builder_add_op(builder, "self", "relu", (hgr_value_t[]){{3, 0}}, 1, NULL, 0, NULL),
-                HGR_STATUS_INVALID_ARGUMENT, "node 3 'self' (relu): input 0 refers to node 3, which does not exist yet");
+                HGR_STATUS_INVALID_ARGUMENT,
+                "node 3 'self' (relu): input 0 refers to node 3, which does not exist yet");
   ASSERT_STATUS(hgr_builder_add_op(builder, "x3", "relu", (hgr_value_t[]){{1, 1}}, 1, NULL, 0, NULL),
                 HGR_STATUS_INVALID_ARGUMENT,
                 "node 3 'x3' (relu): input 0 refers to output 1 of node 1 'y' (an input), which has 1 output");
@@ -243,11 +245,13 @@ static void builder_refuses_bad_inputs_and_constants(void** state) {
   ASSERT_STATUS(hgr_builder_add_input(builder, "odd", (hgr_dtype_t){HGR_DTYPE_FLOAT, 3, 1}, NULL, 0, NULL),
                 HGR_STATUS_INVALID_ARGUMENT, "node 0 'odd' (an input)");
   ASSERT_STATUS(hgr_builder_add_input(builder, "huge", F32, (int64_t[]){1LL << 40, 1LL << 40}, 2, NULL),
-                HGR_STATUS_INVALID_ARGUMENT, "node 0 'huge' (an input): shape [1099511627776, 1099511627776] of float32",
+                HGR_STATUS_INVALID_ARGUMENT,
+                "node 0 'huge' (an input): shape [1099511627776, 1099511627776] of float32",
                 "64 bits");
   float data[6] = {0};
   ASSERT_STATUS(hgr_builder_add_constant(builder, "w", F32, (int64_t[]){2, 3}, 2, data, 20, NULL),
-                HGR_STATUS_INVALID_ARGUMENT, "node 0 'w' (a constant): 20 bytes of data, but its dtype and shape make 24");
+                HGR_STATUS_INVALID_ARGUMENT,
+                "node 0 'w' (a constant): 20 bytes of data, but its dtype and shape make 24");
   ASSERT_STATUS(hgr_builder_add_constant(builder, "v", (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 2}, (int64_t[]){3}, 1,
                                          data, 24, NULL),
                 HGR_STATUS_INVALID_ARGUMENT, "node 0 'v' (a constant): a constant cannot have 2 lanes");
@@ -578,6 +582,63 @@ static void built_broadcast_and_reshape_graph_runs_exactly(void** state) {
   free(a), free(b), free(c);
 }
 
+/* Random elementwise DAGs (fan-out, several outputs, inputs used late), built, run
+ * and compared with the test oracle (tests/reference.h), which evaluates the built
+ * graph node by node on the host with its own tolerance per op. */
+static void built_random_dags_match_the_oracle(void** state) {
+  (void)state;
+  static const char* const binary[] = {"add", "subtract", "multiply", "maximum", "minimum", "divide"};
+  static const char* const unary[] = {"negative", "relu", "sigmoid", "tanh"};
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    hgr_test_rng_t rng;
+    hgr_test_rng_seed(&rng, 1400 + seed);
+    int64_t elements = 1 + hgr_test_rng_below(&rng, 300);
+    uint32_t input_count = 1 + hgr_test_rng_below(&rng, 3), op_count = 2 + hgr_test_rng_below(&rng, 30);
+    hgr_builder_t* builder = new_builder();
+    hgr_value_t values[64];
+    uint32_t value_count = 0;
+    float* inputs[3];
+    for (uint32_t i = 0; i < input_count; ++i) {
+      char name[16];
+      snprintf(name, sizeof(name), "in%u", i);
+      values[value_count++] = input(builder, name, F32, 1, elements, 0, 0, 0);
+      inputs[i] = random_floats(&rng, (size_t)elements, 0.5f, 2);
+    }
+    for (uint32_t n = 0; n < op_count; ++n) {
+      /* Mostly recent values, sometimes any earlier one: long edges and fan-out. */
+      hgr_value_t a = values[value_count - 1 - hgr_test_rng_below(&rng, value_count < 3 ? value_count : 3)];
+      hgr_value_t b = values[hgr_test_rng_below(&rng, value_count)];
+      if (hgr_test_rng_below(&rng, 3) == 0)
+        values[value_count++] = op1(builder, NULL, unary[hgr_test_rng_below(&rng, 4)], &a, 1, NULL);
+      else
+        values[value_count++] = op1(builder, NULL, binary[hgr_test_rng_below(&rng, 6)], (hgr_value_t[]){a, b}, 2, NULL);
+    }
+    ASSERT_OK(hgr_builder_mark_output(builder, values[value_count - 1]));
+    uint32_t extra = hgr_test_rng_below(&rng, 3);
+    for (uint32_t o = 0; o < extra; ++o)
+      ASSERT_OK(hgr_builder_mark_output(builder, values[hgr_test_rng_below(&rng, value_count)]));
+    hgr_graph_t* graph = NULL;
+    ASSERT_OK(hgr_builder_finish(builder, &graph, NULL));
+    hgr_builder_release(builder);
+    assert_writes_and_loads_back_the_same(graph);
+
+    hgr_test_reference_t reference;
+    ASSERT_OK(hgr_test_reference_run(graph, (const float* const*)inputs, &reference));
+    for (size_t o = 0; o < hgr_graph_output_count(graph); ++o) {
+      float* got = run_on_pocl(graph, NULL, (const float* const*)inputs, o);
+      char message[256];
+      if (!hgr_test_reference_check(&reference, o, got, message, sizeof(message))) {
+        print_error("random DAG %llu, output %zu: %s\n", (unsigned long long)seed, o, message);
+        fail();
+      }
+      free(got);
+    }
+    hgr_test_reference_free(&reference);
+    hgr_graph_release(graph);
+    for (uint32_t i = 0; i < input_count; ++i) free(inputs[i]);
+  }
+}
+
 /* A kernel library's op: usable in the builder when its manifest declares
  * "shapes", refused naming the key when it does not. */
 static hgr_kernel_library_t* write_library(const char* name, const char* shapes) {
@@ -763,6 +824,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(built_mlp_runs_and_matches_the_reference),
       cmocka_unit_test(built_conv_pool_net_runs_and_matches_the_reference),
       cmocka_unit_test(built_broadcast_and_reshape_graph_runs_exactly),
+      cmocka_unit_test(built_random_dags_match_the_oracle),
       cmocka_unit_test(builder_uses_a_kernel_library_op_that_declares_its_shapes),
       cmocka_unit_test(executor_uses_the_bindings_the_graph_records),
   };

@@ -156,7 +156,8 @@ static hgr_status_t add_input(hgr_builder_t* builder, const char* name, hgr_dtyp
     if (!hgr__mul_u64(bytes, (uint64_t)shape[d], &bytes)) {
       char text[HGR_MAX_DIMS * 22 + 4], dtype_name[32];
       return INVALID("%s: shape %s of %s is more bytes than 64 bits count", label,
-                     hgr__entry_shape(&entry, text, sizeof(text)), hgr_dtype_format(dtype, dtype_name, sizeof(dtype_name)));
+                     hgr__entry_shape(&entry, text, sizeof(text)),
+                     hgr_dtype_format(dtype, dtype_name, sizeof(dtype_name)));
     }
   uint32_t appended = NO_NODE;
   hgr_status_t status = hgr__graph_edit_append(builder->graph, name, NULL, NULL, 0, NULL, 0, &entry, 1, &appended);
