@@ -25,7 +25,7 @@ typedef struct input_t {
 typedef struct partial_t {
   hgr_graph_t graph;
   hgr__node_t nodes[MAX_INPUTS + 1];
-  char names[MAX_INPUTS][8];
+  char names[MAX_INPUTS][16];
   uint32_t row_ptr[MAX_INPUTS + 2];
   hgr__entry_ref_t refs[MAX_INPUTS];
   hgr__attr_t attrs[8];
