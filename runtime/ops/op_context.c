@@ -42,6 +42,16 @@ bool hgr__dtype_is_i32(hgr_dtype_t dtype) {
   return dtype.code == HGR_DTYPE_INT && dtype.bits == 32 && dtype.lanes == 1;
 }
 
+bool hgr__dtype_same(hgr_dtype_t a, hgr_dtype_t b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+void hgr__op_set_output(hgr__entry_t* output, hgr_dtype_t dtype, const int64_t* shape, int32_t ndim) {
+  output->dtype = dtype;
+  output->ndim = ndim;
+  for (int32_t d = 0; d < ndim; ++d) output->shape[d] = shape[d];
+}
+
 hgr_status_t hgr__op_check_dtype(const hgr__op_ctx_t* ctx, int input_index, int output_index,
                                  bool allow_i32) {
   bool is_input = output_index < 0;

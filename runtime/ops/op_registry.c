@@ -1,6 +1,7 @@
 /* The op registry (ops.h): func_name -> op, over the built-in ops (ops_builtin.c)
  * and the user's kernel library, and the checks every op gets before its plan
- * (input and output counts, known attrs, in-place use). */
+ * (input and output counts, known attrs, in-place use, output entries against the
+ * op's inference), shared by planning and inference. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,14 @@ static hgr_status_t check_in_place(const hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
-hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
+const hgr__op_t* hgr__op_lookup(const char* name, const hgr_kernel_library_t* library) {
+  const hgr__op_t* op = hgr__op_find(name);
+  return op || !library ? op : hgr__library_op(library, name);
+}
+
+/* What planning and inference share before the op's own code: the context, the op,
+ * the counts and the attrs. Reads only the node (and, for its label, its name). */
+static hgr_status_t begin(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
                           const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
   memset(ctx, 0, sizeof(*ctx));
   ctx->graph = graph;
@@ -96,14 +104,102 @@ hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_
   ctx->node = &graph->nodes[node_id];
   ctx->limits = *limits;
   hgr__graph_node_label(graph, node_id, ctx->label, sizeof(ctx->label));
-  ctx->op = hgr__op_find(ctx->node->func_name);
-  if (!ctx->op && library) ctx->op = hgr__library_op(library, ctx->node->func_name);
+  ctx->op = hgr__op_lookup(ctx->node->func_name, library);
   if (!ctx->op) return unknown_op(ctx, library);
   hgr_status_t status = check_count(ctx, "input(s)", ctx->node->input_count, ctx->op->min_inputs, ctx->op->max_inputs);
   if (!status)
     status = check_count(ctx, "output(s)", ctx->node->num_outputs, ctx->op->min_outputs, ctx->op->max_outputs);
   if (!status) status = check_attrs(ctx);
+  return status;
+}
+
+/* Runs the op's infer into outputs (num_outputs entries, zeroed first) and
+ * completes them with element_count and bytes, overflow-checked. */
+static hgr_status_t infer_outputs(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  uint32_t count = ctx->node->num_outputs;
+  memset(outputs, 0, count * sizeof(*outputs));
+  if (!ctx->op->infer)
+    return HGR__OP_ERROR(ctx, "the op's output shapes are unknown: its kernel manifest entry has no \"shapes\" key");
+  HGR_RETURN_IF_ERROR(ctx->op->infer(ctx, outputs));
+  for (uint32_t k = 0; k < count; ++k) {
+    hgr__entry_t* out = &outputs[k];
+    if (out->ndim < 0 || out->ndim > HGR_MAX_DIMS)
+      return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: op '%s' inferred %d dimensions for output %u", ctx->label,
+                        ctx->op->name, out->ndim, k);
+    uint64_t elements = 1;
+    bool fits = true;
+    for (int32_t d = 0; d < out->ndim; ++d) {
+      if (out->shape[d] < 0)
+        return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: op '%s' inferred extent %lld in dimension %d of output %u",
+                          ctx->label, ctx->op->name, (long long)out->shape[d], d, k);
+      fits = fits && hgr__mul_u64(elements, (uint64_t)out->shape[d], &elements);
+    }
+    fits = fits && hgr__mul_u64(elements, hgr_dtype_element_bytes(out->dtype), &out->bytes);
+    if (!fits) {
+      char shape[160];
+      return HGR__OP_ERROR(ctx, "output %u would be shaped %s, more bytes than 64 bits count", k,
+                           hgr__entry_shape(out, shape, sizeof(shape)));
+    }
+    out->element_count = elements;
+  }
+  return HGR_OK;
+}
+
+/* No device: inference checks shapes, dtypes and attrs, never launch limits. */
+static const hgr__limits_t generous_limits = {SIZE_MAX / 2, {SIZE_MAX / 2, SIZE_MAX / 2, SIZE_MAX / 2},
+                                              UINT64_MAX / 2};
+
+hgr_status_t hgr__op_infer(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
+                           hgr__entry_t* out_outputs) {
+  hgr__op_ctx_t ctx;
+  hgr_status_t status = begin(graph, node_id, library, &generous_limits, &ctx);
+  if (!status) status = infer_outputs(&ctx, out_outputs);
+  hgr__op_ctx_free(&ctx);
+  return status;
+}
+
+/* "float32 [2, 3]" */
+static const char* describe_entry(const hgr__entry_t* entry, char* buffer, size_t capacity) {
+  char dtype[32], shape[160];
+  snprintf(buffer, capacity, "%s %s", hgr_dtype_format(entry->dtype, dtype, sizeof(dtype)),
+           hgr__entry_shape(entry, shape, sizeof(shape)));
+  return buffer;
+}
+
+/* Every output entry of the graph against what the op's infer gives: the one check
+ * of outputs, so that what inference gives a builder is what planning accepts. */
+static hgr_status_t check_outputs(hgr__op_ctx_t* ctx) {
+  uint32_t count = ctx->node->num_outputs;
+  hgr__entry_t* inferred = calloc(count ? count : 1, sizeof(*inferred));
+  if (!inferred) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", ctx->label);
+  hgr_status_t status = infer_outputs(ctx, inferred);
+  for (uint32_t k = 0; !status && k < count; ++k) {
+    const hgr__entry_t* out = hgr__op_output(ctx, k);
+    const hgr__entry_t* want = &inferred[k];
+    bool same = hgr__dtype_same(out->dtype, want->dtype) && out->ndim == want->ndim;
+    for (int32_t d = 0; same && d < out->ndim; ++d) same = out->shape[d] == want->shape[d];
+    if (same) continue;
+    uint32_t entry_id = (uint32_t)(out - ctx->graph->entries);
+    char got[200], expected[200];
+    /* The shape-only form is what tools parse to adopt the shape (fuzz_op_plan.c). */
+    if (hgr__dtype_same(out->dtype, want->dtype))
+      status = HGR__OP_ERROR(ctx, "output %u (entry %u) should be shaped %s, the graph says %s", k, entry_id,
+                             hgr__entry_shape(want, expected, sizeof(expected)),
+                             hgr__entry_shape(out, got, sizeof(got)));
+    else
+      status = HGR__OP_ERROR(ctx, "output %u (entry %u) should be %s, the graph says %s", k, entry_id,
+                             describe_entry(want, expected, sizeof(expected)), describe_entry(out, got, sizeof(got)));
+  }
+  free(inferred);
+  return status;
+}
+
+hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
+                          const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
+  hgr_status_t status = begin(graph, node_id, library, limits, ctx);
   if (!status) status = check_in_place(ctx);
+  /* A user op without "shapes": its outputs are the kernel's business. */
+  if (!status && ctx->op->infer) status = check_outputs(ctx);
   if (!status) status = ctx->op->plan(ctx);
   if (!status && ctx->error) {
     status = ctx->error;

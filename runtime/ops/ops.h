@@ -114,6 +114,12 @@ struct hgr__op_t {
   int variant;
   /* Whether an output may share an input's storage id (above). */
   hgr__in_place_t in_place;
+  /* The dtypes and shapes of the node's outputs from its inputs' entries and its
+   * attrs: fills outputs[k].dtype, ndim and shape for k < num_outputs (nothing
+   * else). Every check of inputs and attrs lives here or in plan, and every check
+   * of an output is hgr__op_plan comparing the graph's output entries with what
+   * infer gives, so that inference and checking cannot disagree. */
+  hgr_status_t (*infer)(hgr__op_ctx_t* ctx, hgr__entry_t* outputs);
 };
 
 /* ---- registry ---------------------------------------------------------------------- */
@@ -126,7 +132,10 @@ const hgr__op_t* const* hgr__op_families(size_t* out_count);
 /* Plans node node_id for a device with the given limits: finds the op (built-in,
  * else in library, which may be NULL), checks the
  * input and output counts, the attrs against the op's list and outputs sharing an
- * input's storage id against the op's in_place, and calls its plan.
+ * input's storage id against the op's in_place, runs the op's infer and compares
+ * every output entry's dtype and shape with what it gives (skipped for a user op
+ * whose manifest declares no "shapes": infer is NULL), and calls its plan, which
+ * may then rely on what infer checked.
  * On success *ctx holds the launches (free with hgr__op_ctx_free); on failure the
  * status names the node. INVALID_ARGUMENT for an unknown func_name (listing the
  * known ones), a wrong count, an unknown attr, an output in place where the op
@@ -174,6 +183,13 @@ const char* hgr__kernel_source(const char* name, size_t* out_length);
 
 /* ---- for plan functions -------------------------------------------------------------- */
 
+/* float32 and int32 scalars' dtypes, for infer functions. */
+#define HGR__DTYPE_F32 ((hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1})
+#define HGR__DTYPE_I32 ((hgr_dtype_t){HGR_DTYPE_INT, 32, 1})
+bool hgr__dtype_same(hgr_dtype_t a, hgr_dtype_t b);
+/* Sets an inferred output's dtype, ndim and shape (ndim values). */
+void hgr__op_set_output(hgr__entry_t* output, hgr_dtype_t dtype, const int64_t* shape, int32_t ndim);
+
 /* INVALID_ARGUMENT status prefixed with the node label and the op name:
  * "node 7 'conv1' (conv2d): <message>". */
 #define HGR__OP_ERROR(ctx, ...) hgr__op_error((ctx), __FILE__, __LINE__, __VA_ARGS__)
@@ -189,7 +205,8 @@ bool hgr__dtype_is_f32(hgr_dtype_t dtype);
 bool hgr__dtype_is_i32(hgr_dtype_t dtype);
 
 /* Checks that input i (output_index < 0) or output output_index is float32, or
- * also int32 when allow_i32; the error names the entry and its dtype. */
+ * also int32 when allow_i32; the error names the entry and its dtype. Infer
+ * functions check inputs only (hgr__op_plan checks outputs against infer). */
 hgr_status_t hgr__op_check_dtype(const hgr__op_ctx_t* ctx, int input_index, int output_index,
                                  bool allow_i32);
 /* Checks that an entry's shape equals `shape` (ndim values); the error names what

@@ -318,6 +318,6 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   "activation"
 
 const hgr__op_t hgr__ops_conv[] = {
-    {"conv2d", "conv", 2, 3, 1, 1, CONV_ATTRS, plan_conv2d, 0, HGR__IN_PLACE_REFUSED},
+    {"conv2d", "conv", 2, 3, 1, 1, CONV_ATTRS, plan_conv2d, 0, HGR__IN_PLACE_REFUSED, NULL},
     {.name = NULL},
 };

@@ -21,8 +21,7 @@ static hgr_status_t check_same_dtype(const hgr__op_ctx_t* ctx, const hgr__entry_
       entry->dtype.lanes == reference->dtype.lanes)
     return HGR_OK;
   char got[32], want[32];
-  return HGR__OP_ERROR(ctx, "%s (entry %u) is %s but %s (entry %u) is %s; the inputs and the output must share "
-                       "one dtype", name, (uint32_t)(entry - ctx->graph->entries), hgr_dtype_format(entry->dtype, got, sizeof(got)),
+  return HGR__OP_ERROR(ctx, "%s (entry %u) is %s but %s (entry %u) is %s; the inputs must share one dtype", name, (uint32_t)(entry - ctx->graph->entries), hgr_dtype_format(entry->dtype, got, sizeof(got)),
                        reference_name, (uint32_t)(reference - ctx->graph->entries),
                        hgr_dtype_format(reference->dtype, want, sizeof(want)));
 }
@@ -82,25 +81,21 @@ static void collapse(const hgr__entry_t* a, const hgr__entry_t* b, const hgr__en
   }
 }
 
+/* Inputs: a dtype the op takes, shared by both; the output: their broadcast. */
+static hgr_status_t infer_binary(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  const hgr__entry_t* a = hgr__op_input(ctx, 0);
+  const hgr__entry_t* b = hgr__op_input(ctx, 1);
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, ctx->op->variant == BINARY_F32_I32));
+  HGR_RETURN_IF_ERROR(check_same_dtype(ctx, b, "input 1", a, "input 0"));
+  HGR_RETURN_IF_ERROR(broadcast_shape(ctx, a, b, &outputs[0]));
+  outputs[0].dtype = a->dtype;
+  return HGR_OK;
+}
+
 static hgr_status_t plan_binary(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* a = hgr__op_input(ctx, 0);
   const hgr__entry_t* b = hgr__op_input(ctx, 1);
-  const hgr__entry_t* out = hgr__op_output(ctx, 0);
-  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, ctx->op->variant == BINARY_F32_I32));
-  HGR_RETURN_IF_ERROR(check_same_dtype(ctx, b, "input 1", a, "input 0"));
-  HGR_RETURN_IF_ERROR(check_same_dtype(ctx, out, "output 0", a, "input 0"));
-  hgr__entry_t expected;
-  HGR_RETURN_IF_ERROR(broadcast_shape(ctx, a, b, &expected));
-  bool same = expected.ndim == out->ndim;
-  for (int32_t d = 0; same && d < out->ndim; ++d) same = expected.shape[d] == out->shape[d];
-  if (!same) {
-    char a_text[160], b_text[160], want[160], got[160];
-    return HGR__OP_ERROR(ctx, "output 0 (entry %u) is shaped %s, but input 0 shaped %s and input 1 shaped %s "
-                         "broadcast to %s",
-                         (uint32_t)(out - ctx->graph->entries), hgr__entry_shape(out, got, sizeof(got)),
-                         hgr__entry_shape(a, a_text, sizeof(a_text)), hgr__entry_shape(b, b_text, sizeof(b_text)),
-                         hgr__entry_shape(&expected, want, sizeof(want)));
-  }
+  const hgr__entry_t* out = hgr__op_output(ctx, 0); /* the broadcast (infer_binary) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, INT32_MAX));
 
   collapsed_t c;
@@ -153,21 +148,33 @@ static hgr_status_t required_float(const hgr__op_ctx_t* ctx, const char* key, co
   return hgr__attr_float(ctx, key, 0, out);
 }
 
-static hgr_status_t plan_unary(hgr__op_ctx_t* ctx) {
-  const hgr__entry_t* in = hgr__op_input(ctx, 0);
-  const hgr__entry_t* out = hgr__op_output(ctx, 0);
-  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, false));
-  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, 0, false));
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "output 0", in->shape, in->ndim));
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, INT32_MAX));
-  double alpha = 0, a_min = 0, a_max = 0;
-  if (ctx->op->variant == UNARY_LEAKY_RELU) HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "alpha", 0.01, &alpha));
+/* The scalar attrs of leaky_relu (alpha) and clip (a_min, a_max). */
+static hgr_status_t unary_attrs(const hgr__op_ctx_t* ctx, double* alpha, double* a_min, double* a_max) {
+  *alpha = *a_min = *a_max = 0;
+  if (ctx->op->variant == UNARY_LEAKY_RELU) HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "alpha", 0.01, alpha));
   if (ctx->op->variant == UNARY_CLIP) {
-    HGR_RETURN_IF_ERROR(required_float(ctx, "a_min", "the lower bound", &a_min));
-    HGR_RETURN_IF_ERROR(required_float(ctx, "a_max", "the upper bound", &a_max));
-    if (a_min > a_max)
-      return HGR__OP_ERROR(ctx, "attr 'a_min' = %g is above attr 'a_max' = %g", a_min, a_max);
+    HGR_RETURN_IF_ERROR(required_float(ctx, "a_min", "the lower bound", a_min));
+    HGR_RETURN_IF_ERROR(required_float(ctx, "a_max", "the upper bound", a_max));
+    if (*a_min > *a_max)
+      return HGR__OP_ERROR(ctx, "attr 'a_min' = %g is above attr 'a_max' = %g", *a_min, *a_max);
   }
+  return HGR_OK;
+}
+
+static hgr_status_t infer_unary(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, false));
+  double alpha, a_min, a_max;
+  HGR_RETURN_IF_ERROR(unary_attrs(ctx, &alpha, &a_min, &a_max));
+  hgr__op_set_output(&outputs[0], in->dtype, in->shape, in->ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_unary(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* out = hgr__op_output(ctx, 0);
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, INT32_MAX));
+  double alpha, a_min, a_max;
+  HGR_RETURN_IF_ERROR(unary_attrs(ctx, &alpha, &a_min, &a_max));
   char kernel[64];
   snprintf(kernel, sizeof(kernel), "hgr_%s_f32", ctx->op->name);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
@@ -183,23 +190,32 @@ static hgr_status_t plan_unary(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
-static hgr_status_t plan_cast(hgr__op_ctx_t* ctx) {
-  const hgr__entry_t* in = hgr__op_input(ctx, 0);
-  const hgr__entry_t* out = hgr__op_output(ctx, 0);
+/* The output's dtype, from attr 'dtype'. */
+static hgr_status_t cast_dtype(const hgr__op_ctx_t* ctx, hgr_dtype_t* out_dtype) {
   const char* dtype = hgr__attr_string(ctx, "dtype", NULL);
   if (!dtype) return HGR__OP_ERROR(ctx, "attr 'dtype' (the output's dtype: float32 or int32) is required");
   bool to_i32 = !strcmp(dtype, "int32");
   if (!to_i32 && strcmp(dtype, "float32"))
     return HGR__OP_ERROR(ctx, "attr 'dtype' = \"%s\" is not supported; cast converts between float32 and int32",
                          dtype);
+  *out_dtype = to_i32 ? HGR__DTYPE_I32 : HGR__DTYPE_F32;
+  return HGR_OK;
+}
+
+static hgr_status_t infer_cast(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  hgr_dtype_t dtype;
+  HGR_RETURN_IF_ERROR(cast_dtype(ctx, &dtype));
   HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, true));
-  if (to_i32 ? !hgr__dtype_is_i32(out->dtype) : !hgr__dtype_is_f32(out->dtype)) {
-    char got[32];
-    return HGR__OP_ERROR(ctx, "output 0 (entry %u) is %s but attr 'dtype' is \"%s\"",
-                         (uint32_t)(out - ctx->graph->entries), hgr_dtype_format(out->dtype, got, sizeof(got)), dtype);
-  }
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "output 0", in->shape, in->ndim));
+  hgr__op_set_output(&outputs[0], dtype, in->shape, in->ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_cast(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  const hgr__entry_t* out = hgr__op_output(ctx, 0); /* the attr's dtype (infer_cast) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, INT32_MAX));
+  bool to_i32 = hgr__dtype_is_i32(out->dtype);
   bool from_i32 = hgr__dtype_is_i32(in->dtype);
   const char* kernel = from_i32 == to_i32 ? "hgr_cast_copy_32" : to_i32 ? "hgr_cast_f32_i32" : "hgr_cast_i32_f32";
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
@@ -214,9 +230,9 @@ static hgr_status_t plan_cast(hgr__op_ctx_t* ctx) {
  * each input of the output's element count, and writes out[i]: they may run in
  * place. A broadcast input is read at other indices and may not share the output. */
 #define BINARY(name, variant) \
-  {#name, "elementwise", 2, 2, 1, 1, "", plan_binary, variant, HGR__IN_PLACE_ELEMENTWISE}
+  {#name, "elementwise", 2, 2, 1, 1, "", plan_binary, variant, HGR__IN_PLACE_ELEMENTWISE, infer_binary}
 #define UNARY(name, attrs, variant) \
-  {#name, "elementwise", 1, 1, 1, 1, attrs, plan_unary, variant, HGR__IN_PLACE_ELEMENTWISE}
+  {#name, "elementwise", 1, 1, 1, 1, attrs, plan_unary, variant, HGR__IN_PLACE_ELEMENTWISE, infer_unary}
 
 const hgr__op_t hgr__ops_elementwise[] = {
     BINARY(add, BINARY_F32_I32),
@@ -239,6 +255,6 @@ const hgr__op_t hgr__ops_elementwise[] = {
     UNARY(negative, "", UNARY_PLAIN),
     UNARY(erf, "", UNARY_PLAIN),
     UNARY(gelu, "", UNARY_PLAIN),
-    {"cast", "elementwise", 1, 1, 1, 1, "dtype", plan_cast, 0, HGR__IN_PLACE_ELEMENTWISE},
+    {"cast", "elementwise", 1, 1, 1, 1, "dtype", plan_cast, 0, HGR__IN_PLACE_ELEMENTWISE, infer_cast},
     {.name = NULL},
 };

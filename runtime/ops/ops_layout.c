@@ -626,15 +626,15 @@ static hgr_status_t plan_reshape_like(hgr__op_ctx_t* ctx) {
 }
 
 #define RESHAPE_LIKE(name, attrs, variant) \
-  {name, "layout", 1, 1, 1, 1, attrs, plan_reshape_like, variant, HGR__IN_PLACE_ALIAS}
+  {name, "layout", 1, 1, 1, 1, attrs, plan_reshape_like, variant, HGR__IN_PLACE_ALIAS, NULL}
 
 const hgr__op_t hgr__ops_layout[] = {
-    {"concatenate", "layout", 1, UINT32_MAX, 1, 1, "axis", plan_concatenate, 0, HGR__IN_PLACE_REFUSED},
-    {"transpose", "layout", 1, 1, 1, 1, "axes", plan_transpose, 0, HGR__IN_PLACE_REFUSED},
-    {"pad", "layout", 1, 2, 1, 1, "pad_width pad_value pad_mode", plan_pad, 0, HGR__IN_PLACE_REFUSED},
-    {"take", "layout", 2, 2, 1, 1, "axis batch_dims mode", plan_take, 0, HGR__IN_PLACE_REFUSED},
+    {"concatenate", "layout", 1, UINT32_MAX, 1, 1, "axis", plan_concatenate, 0, HGR__IN_PLACE_REFUSED, NULL},
+    {"transpose", "layout", 1, 1, 1, 1, "axes", plan_transpose, 0, HGR__IN_PLACE_REFUSED, NULL},
+    {"pad", "layout", 1, 2, 1, 1, "pad_width pad_value pad_mode", plan_pad, 0, HGR__IN_PLACE_REFUSED, NULL},
+    {"take", "layout", 2, 2, 1, 1, "axis batch_dims mode", plan_take, 0, HGR__IN_PLACE_REFUSED, NULL},
     {"strided_slice", "layout", 1, 1, 1, 1, "begin end strides axes slice_mode", plan_strided_slice, 0,
-     HGR__IN_PLACE_REFUSED},
+     HGR__IN_PLACE_REFUSED, NULL},
     RESHAPE_LIKE("reshape", "newshape allowzero", RESHAPE),
     RESHAPE_LIKE("flatten", "", BATCH_FLATTEN),
     RESHAPE_LIKE("batch_flatten", "", BATCH_FLATTEN),

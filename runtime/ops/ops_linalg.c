@@ -276,9 +276,9 @@ static hgr_status_t plan_batch_matmul(hgr__op_ctx_t* ctx) {
 }
 
 const hgr__op_t hgr__ops_linalg[] = {
-    {"dense", "linalg", 2, 3, 1, 1, "units out_dtype", plan_dense, 0, HGR__IN_PLACE_REFUSED},
-    {"matmul", "linalg", 2, 2, 1, 1, "units out_dtype transpose_a transpose_b", plan_matmul, 0, HGR__IN_PLACE_REFUSED},
+    {"dense", "linalg", 2, 3, 1, 1, "units out_dtype", plan_dense, 0, HGR__IN_PLACE_REFUSED, NULL},
+    {"matmul", "linalg", 2, 2, 1, 1, "units out_dtype transpose_a transpose_b", plan_matmul, 0, HGR__IN_PLACE_REFUSED, NULL},
     {"batch_matmul", "linalg", 2, 2, 1, 1, "out_dtype transpose_a transpose_b", plan_batch_matmul, 0,
-     HGR__IN_PLACE_REFUSED},
+     HGR__IN_PLACE_REFUSED, NULL},
     {.name = NULL},
 };

@@ -210,9 +210,9 @@ static hgr_status_t plan_batch_norm(hgr__op_ctx_t* ctx) {
 }
 
 const hgr__op_t hgr__ops_norm[] = {
-    {"softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, SOFTMAX, HGR__IN_PLACE_REFUSED},
-    {"log_softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, LOG_SOFTMAX, HGR__IN_PLACE_REFUSED},
-    {"layer_norm", "norm", 3, 3, 1, 1, "axis epsilon center scale", plan_layer_norm, 0, HGR__IN_PLACE_REFUSED},
-    {"batch_norm", "norm", 5, 5, 1, 3, "axis epsilon center scale", plan_batch_norm, 0, HGR__IN_PLACE_REFUSED},
+    {"softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, SOFTMAX, HGR__IN_PLACE_REFUSED, NULL},
+    {"log_softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, LOG_SOFTMAX, HGR__IN_PLACE_REFUSED, NULL},
+    {"layer_norm", "norm", 3, 3, 1, 1, "axis epsilon center scale", plan_layer_norm, 0, HGR__IN_PLACE_REFUSED, NULL},
+    {"batch_norm", "norm", 5, 5, 1, 3, "axis epsilon center scale", plan_batch_norm, 0, HGR__IN_PLACE_REFUSED, NULL},
     {.name = NULL},
 };

@@ -136,13 +136,13 @@ static hgr_status_t plan_global_pool2d(hgr__op_ctx_t* ctx) {
 
 const hgr__op_t hgr__ops_pool[] = {
     {"max_pool2d", "pool", 1, 1, 1, 1, "pool_size strides dilation padding layout out_layout ceil_mode", plan_pool2d,
-     VARIANT_MAX, HGR__IN_PLACE_REFUSED},
+     VARIANT_MAX, HGR__IN_PLACE_REFUSED, NULL},
     {"avg_pool2d", "pool", 1, 1, 1, 1,
      "pool_size strides dilation padding layout out_layout ceil_mode count_include_pad", plan_pool2d, VARIANT_AVG,
-     HGR__IN_PLACE_REFUSED},
+     HGR__IN_PLACE_REFUSED, NULL},
     {"global_max_pool2d", "pool", 1, 1, 1, 1, "layout out_layout", plan_global_pool2d, VARIANT_MAX,
-     HGR__IN_PLACE_REFUSED},
+     HGR__IN_PLACE_REFUSED, NULL},
     {"global_avg_pool2d", "pool", 1, 1, 1, 1, "layout out_layout", plan_global_pool2d, VARIANT_AVG,
-     HGR__IN_PLACE_REFUSED},
+     HGR__IN_PLACE_REFUSED, NULL},
     {.name = NULL},
 };

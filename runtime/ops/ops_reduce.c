@@ -185,7 +185,7 @@ static hgr_status_t plan_reduce(hgr__op_ctx_t* ctx) {
 }
 
 #define REDUCE(name, variant) \
-  {#name, "reduce", 1, 1, 1, 1, "axis keepdims exclude", plan_reduce, variant, HGR__IN_PLACE_REFUSED}
+  {#name, "reduce", 1, 1, 1, 1, "axis keepdims exclude", plan_reduce, variant, HGR__IN_PLACE_REFUSED, NULL}
 
 const hgr__op_t hgr__ops_reduce[] = {
     REDUCE(sum, SUM),
