@@ -312,3 +312,8 @@ hgr_test(NAME pipeline_pocl_pair SOURCE test_pipeline.c ARGS pocl:0 pocl:1 SHIM)
 hgr_test(NAME pipeline_pocl_rusticl SOURCE test_pipeline.c ARGS pocl:0 rusticl:0 SHIM)
 hgr_test(NAME pipeline_rusticl_pocl SOURCE test_pipeline.c ARGS rusticl:0 pocl:0 SHIM)
 hgr_test(NAME pipeline_oclgrind_pocl SOURCE test_pipeline.c ARGS oclgrind:0 pocl:0 24 SHIM)
+
+# Placement (issue 14): rules, FIRST, fallback for a user op only PoCL has a binary
+# for, the examples re-placed by range rules and random graphs by random rules (run
+# and compared), the plan verifier; memory planned/bound/no-reuse printed per device
+hgr_test(NAME place_pocl_pair_rusticl SOURCE test_place.c)
