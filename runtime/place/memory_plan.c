@@ -153,6 +153,92 @@ static void free_storages(storage_t* storages, uint32_t count) {
   free(storages);
 }
 
+/* Local search after packing: a storage's largest value moves to another storage
+ * free for its lifetime whenever that lowers the total (the storage it leaves
+ * shrinks to its next largest value, or disappears), until no move does. Storages
+ * left empty are dropped and the rest renumbered. Returns the total bytes, or
+ * UINT64_MAX when out of memory. */
+static uint64_t improve(const group_t* groups, const uint32_t* order, uint32_t count, uint32_t* storage_of,
+                        uint32_t* storage_count) {
+  uint32_t storages = *storage_count;
+  uint64_t* largest = calloc((size_t)storages + 1, sizeof(*largest));
+  uint64_t* second = calloc((size_t)storages + 1, sizeof(*second));
+  uint32_t* largest_at = malloc(((size_t)storages + 1) * sizeof(*largest_at));
+  uint32_t* renumber = malloc(((size_t)storages + 1) * sizeof(*renumber));
+  if (!largest || !second || !largest_at || !renumber) {
+    free(largest);
+    free(second);
+    free(largest_at);
+    free(renumber);
+    return UINT64_MAX;
+  }
+  /* Quadratic per move: only for plans of moderate size. */
+  uint32_t moves_left = (uint64_t)count * storages <= 4000000 ? 4 * count + 16 : 0;
+  bool moved = true;
+  while (moved && moves_left-- > 0) {
+    moved = false;
+    for (uint32_t t = 0; t < storages; ++t) {
+      largest[t] = second[t] = 0;
+      largest_at[t] = UINT32_MAX;
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      uint32_t t = storage_of[i];
+      uint64_t bytes = groups[order[i]].bytes;
+      if (largest_at[t] == UINT32_MAX || bytes > largest[t]) {
+        second[t] = largest_at[t] == UINT32_MAX ? 0 : largest[t];
+        largest[t] = bytes;
+        largest_at[t] = i;
+      } else if (bytes > second[t]) {
+        second[t] = bytes;
+      }
+    }
+    int64_t best_delta = 0;
+    uint32_t best_from = UINT32_MAX, best_to = UINT32_MAX;
+    for (uint32_t from = 0; from < storages; ++from) {
+      if (largest_at[from] == UINT32_MAX || second[from] == largest[from]) continue;
+      const group_t* group = &groups[order[largest_at[from]]];
+      for (uint32_t to = 0; to < storages; ++to) {
+        if (to == from || largest_at[to] == UINT32_MAX) continue;
+        uint64_t grown = largest[to] > group->bytes ? largest[to] : group->bytes;
+        int64_t delta = (int64_t)(grown - largest[to]) - (int64_t)(largest[from] - second[from]);
+        if (delta >= best_delta) continue;
+        bool free_there = true;
+        for (uint32_t i = 0; i < count && free_there; ++i) {
+          const group_t* other = &groups[order[i]];
+          free_there = storage_of[i] != to || other->start > group->end || group->start > other->end;
+        }
+        if (free_there) {
+          best_delta = delta;
+          best_from = from;
+          best_to = to;
+        }
+      }
+    }
+    if (best_from != UINT32_MAX) {
+      storage_of[largest_at[best_from]] = best_to;
+      moved = true;
+    }
+  }
+  /* Drop the storages left empty. */
+  for (uint32_t t = 0; t < storages; ++t) renumber[t] = UINT32_MAX;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < count; ++i)
+    if (renumber[storage_of[i]] == UINT32_MAX) renumber[storage_of[i]] = kept++;
+  for (uint32_t t = 0; t < storages; ++t) largest[t] = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    storage_of[i] = renumber[storage_of[i]];
+    if (groups[order[i]].bytes > largest[storage_of[i]]) largest[storage_of[i]] = groups[order[i]].bytes;
+  }
+  uint64_t total = 0;
+  for (uint32_t t = 0; t < kept; ++t) total += largest[t];
+  *storage_count = kept;
+  free(largest);
+  free(second);
+  free(largest_at);
+  free(renumber);
+  return total;
+}
+
 /* Packs the groups listed in order (count of them, one device, none pinned) into
  * storages: each into the free storage whose size it fits with the least waste, else
  * the free one that grows least, else a new one. *out_storage per listed group;
@@ -192,9 +278,8 @@ static uint64_t pack(group_t* groups, const uint32_t* order, uint32_t count, uin
     if (group->bytes > storage->bytes) storage->bytes = group->bytes;
     out_storage[i] = best;
   }
-  uint64_t total = 0;
-  for (uint32_t s = 0; s < storage_count; ++s) total += storages[s].bytes;
   free_storages(storages, storage_count);
+  uint64_t total = improve(groups, order, count, out_storage, &storage_count);
   *out_storage_count = storage_count;
   return total;
 }
@@ -273,6 +358,43 @@ static hgr_status_t lower_bound(const group_t* groups, const uint32_t* members, 
   }
   free(delta);
   *out_bytes = (uint64_t)most;
+  return HGR_OK;
+}
+
+static int compare_bytes_descending(const void* a, const void* b) {
+  uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+  return (x < y) - (x > y);
+}
+
+/* What any plan with one buffer per storage id needs at least: at every step the
+ * j-th largest value alive sits in a storage no smaller than the j-th largest
+ * storage (the j largest values alive use j distinct storages), so the sum over j of
+ * the largest j-th value at any step bounds the total. The byte bound may be lower:
+ * it lets values of different sizes share bytes, which storages at offset 0 cannot. */
+static hgr_status_t storage_bound(const group_t* groups, const uint32_t* members, uint32_t count, uint32_t steps,
+                                  uint64_t* out_bytes) {
+  uint64_t* alive = malloc(((size_t)count + 1) * sizeof(*alive));
+  uint64_t* best = calloc((size_t)count + 1, sizeof(*best));
+  if (!alive || !best) {
+    free(alive);
+    free(best);
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  for (uint32_t step = 0; step < steps; ++step) {
+    uint32_t alive_count = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+      const group_t* group = &groups[members[i]];
+      if (group->pinned || (group->start <= step && step <= group->end)) alive[alive_count++] = group->bytes;
+    }
+    qsort(alive, alive_count, sizeof(*alive), compare_bytes_descending);
+    for (uint32_t j = 0; j < alive_count; ++j)
+      if (alive[j] > best[j]) best[j] = alive[j];
+  }
+  uint64_t total = 0;
+  for (uint32_t j = 0; j < count; ++j) total += best[j];
+  free(alive);
+  free(best);
+  *out_bytes = total;
   return HGR_OK;
 }
 
@@ -358,7 +480,8 @@ hgr_status_t hgr__memory_plan(const hgr_graph_t* graph, const hgr_kernel_library
     for (uint32_t g = 0; g < group_count; ++g)
       if (groups[g].key == device->key) members[count++] = g;
     if ((status = plan_device(groups, members, count, device)) ||
-        (status = lower_bound(groups, members, count, graph->node_count, &device->lower_bound_bytes)))
+        (status = lower_bound(groups, members, count, graph->node_count, &device->lower_bound_bytes)) ||
+        (status = storage_bound(groups, members, count, graph->node_count, &device->storage_bound_bytes)))
       goto cleanup;
     for (uint32_t e = 0; e < entry_count; ++e)
       if (alias_root[e] == e && graph->entries[e].device_key == device->key) device->no_reuse_bytes += alias_bytes[e];

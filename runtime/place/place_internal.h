@@ -168,6 +168,10 @@ typedef struct hgr__memory_device_t {
   uint64_t planned_bytes;      /* the sum of its storages' sizes */
   uint64_t lower_bound_bytes;  /* the most bytes alive at one step */
   uint64_t no_reuse_bytes;     /* one storage per value, aliases once */
+  /* What any plan needs with one buffer per storage id (TVM's format has no
+   * offsets): the sum over j of the largest j-th largest value alive at one step;
+   * between lower_bound_bytes and planned_bytes. */
+  uint64_t storage_bound_bytes;
   uint32_t storage_count;
 } hgr__memory_device_t;
 typedef struct hgr__memory_plan_t {
