@@ -372,10 +372,10 @@ cleanup:
 
 void hgr_placement_release(hgr_placement_t* placement) {
   if (!placement) return;
-  hgr_graph_release(placement->graph);
   if (placement->fallbacks && placement->graph)
     for (uint32_t n = 0; n < placement->graph->node_count; ++n) free(placement->fallbacks[n]);
   free(placement->fallbacks);
+  hgr_graph_release(placement->graph);
   for (size_t d = 0; placement->device_specs && d < placement->device_count; ++d) free(placement->device_specs[d]);
   free(placement->device_specs);
   free(placement->nodes);
