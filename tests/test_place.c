@@ -250,6 +250,55 @@ static void options_parse_rules_and_policies_and_refuse_the_rest(void** state) {
   hgr_graph_release(graph);
 }
 
+/* ---- AUTO and STAGES (the cost model calibrates what it lacks) ---------------------------- */
+
+static void stages_are_contiguous_and_auto_is_no_slower_than_one_device(void** state) {
+  (void)state;
+  hgr_graph_t* graph = load(chain_json);
+  const char* devices[] = {"pocl:0", "pocl:1"};
+  hgr_place_options_t options;
+  hgr_place_options_init(&options);
+  options.devices = devices;
+  options.device_count = 2;
+  options.cost_cache_directory = hgr_test_tmp_path("place-costs");
+  ASSERT_OK(hgr_place_options_parse(&options, "stages:2"));
+  hgr_placement_t* placement = place(graph, &options);
+  /* Op nodes 2 to 5 in graph order: pocl:0's stage, then pocl:1's. */
+  size_t previous = 0;
+  for (uint32_t n = 2; n < 6; ++n) {
+    hgr_node_placement_t node = placed_node(placement, n, NULL);
+    size_t stage = strcmp(spec_of(node.device_index), "pocl:0") ? 1 : 0;
+    assert_true(stage >= previous);
+    previous = stage;
+  }
+  assert_true(hgr_placement_predicted_ms(placement) >= 0);
+  report_memory("chain stages:2", placement, NULL, true);
+  run_against_reference(hgr_placement_graph(placement), NULL, 5, "chain stages:2");
+  hgr_placement_release(placement);
+
+  ASSERT_OK(hgr_place_options_parse(&options, "auto"));
+  placement = place(graph, &options);
+  size_t single_device = SIZE_MAX;
+  double single = hgr_placement_best_single_ms(placement, &single_device);
+  double predicted = hgr_placement_predicted_ms(placement);
+  printf("auto: predicted %.4f ms, best single device %s %.4f ms\n", predicted,
+         single_device == SIZE_MAX ? "(none)" : spec_of(single_device), single);
+  assert_true(predicted >= 0);
+  assert_true(single_device != SIZE_MAX);
+  assert_true(predicted <= single * 1.000001 + 1e-9);
+  char* text = NULL;
+  size_t length = 0;
+  FILE* out = open_memstream(&text, &length);
+  ASSERT_OK(hgr_placement_write_json(placement, out));
+  fclose(out);
+  assert_non_null(strstr(text, "\"best_single_device\""));
+  assert_null(strstr(text, "\"predicted_ms\":\tnull"));
+  free(text);
+  run_against_reference(hgr_placement_graph(placement), NULL, 6, "chain auto");
+  hgr_placement_release(placement);
+  hgr_graph_release(graph);
+}
+
 /* ---- fallback: a user op with only a PoCL binary ---------------------------------------- */
 
 static const char kernel_source[] =
@@ -605,6 +654,7 @@ int main(void) {
       cmocka_unit_test(rules_of_each_kind_place_nodes_and_later_rules_win),
       cmocka_unit_test(first_places_everything_on_the_first_device_without_copies),
       cmocka_unit_test(user_ops_fall_back_to_the_device_with_their_binary),
+      cmocka_unit_test(stages_are_contiguous_and_auto_is_no_slower_than_one_device),
       cmocka_unit_test(the_verifier_passes_good_plans_and_rejects_broken_ones),
       cmocka_unit_test(the_verifier_accepts_in_place_over_a_dying_input),
       cmocka_unit_test(examples_replaced_by_range_rules_give_their_expected_outputs),
