@@ -109,6 +109,7 @@ static hgr_graph_t* build_graph(reader_t* reader) {
 
 #define MAX_DEVICES 4
 
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   reader_t reader = {data, size, 0};
   hgr_graph_t* original = build_graph(&reader);
