@@ -1,5 +1,6 @@
 /* libFuzzer target: graph JSON loading and validation (hgr_graph_load_json), then
- * every accessor of a graph that loaded, and the attr parsers the ops share
+ * every accessor of a graph that loaded, writing it back (hgr_graph_write_json,
+ * which must load as the same graph), and the attr parsers the ops share
  * (runtime/ops/op_context.c) on every attr of every op node. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -101,6 +102,28 @@ static void check_structure(const hgr_graph_t* graph) {
   }
 }
 
+/* A graph that loaded, written as JSON (hgr_graph_write_json), loads back as the same
+ * graph. */
+static void check_round_trip(const hgr_graph_t* graph) {
+  char* text = NULL;
+  size_t length = 0;
+  FILE* out = open_memstream(&text, &length);
+  FUZZ_CHECK(out);
+  hgr_status_t status = hgr_graph_write_json(graph, out);
+  FUZZ_CHECK(fclose(out) == 0);
+  if (!status) {
+    hgr_graph_t* again = NULL;
+    FUZZ_CHECK(hgr_graph_load_json(text, length, &again) == HGR_OK);
+    char difference[256];
+    FUZZ_CHECK(hgr__graph_same(graph, again, difference, sizeof(difference)));
+    hgr_graph_release(again);
+  } else {
+    FUZZ_CHECK(hgr_status_code(status) == HGR_STATUS_RESOURCE_EXHAUSTED);
+    fuzz_consume_status(status);
+  }
+  free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   hgr_graph_t* graph = (hgr_graph_t*)&graph; /* must be overwritten with NULL */
@@ -114,6 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   FUZZ_CHECK(graph);
   check_structure(graph);
+  check_round_trip(graph);
   hgr_tensor_info_t info;
   size_t node_count = hgr_graph_node_count(graph);
   for (size_t i = 0; i < hgr_graph_input_count(graph); ++i) {

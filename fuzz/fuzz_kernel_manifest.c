@@ -4,7 +4,8 @@
  * then used as the executor uses it: op lookup, the program for a device, and
  * planning each op for a node with the op's counts, float32 [4, 4] tensors and
  * every attr it reads set (ints "1", global_size "[4]", local_size "[2]"). A
- * manifest that loads must plan or fail with INVALID_ARGUMENT, never INTERNAL. */
+ * manifest that loads must plan or fail with INVALID_ARGUMENT, never INTERNAL, and
+ * its ops infer float32 [4, 4] outputs exactly when they declare "shapes". */
 #include <unistd.h>
 
 #if __has_include(<cJSON.h>)
@@ -160,6 +161,16 @@ static void plan(const hgr_kernel_library_t* library, const hgr__op_t* op) {
     }
     hgr__op_ctx_free(&ctx);
   }
+  hgr__entry_t* inferred = calloc(op->min_outputs, sizeof(*inferred));
+  FUZZ_CHECK(inferred);
+  status = hgr__op_infer(graph, graph->node_count - 1, library, inferred);
+  FUZZ_CHECK(!status == (op->infer != NULL));
+  if (status) FUZZ_CHECK(hgr_status_code(status) == HGR_STATUS_INVALID_ARGUMENT);
+  fuzz_consume_status(status);
+  for (uint32_t k = 0; op->infer && k < op->min_outputs; ++k)
+    FUZZ_CHECK(hgr__dtype_is_f32(inferred[k].dtype) && inferred[k].ndim == 2 && inferred[k].shape[0] == 4 &&
+               inferred[k].shape[1] == 4 && inferred[k].bytes == 64);
+  free(inferred);
   hgr_graph_release(graph);
 }
 

@@ -16,9 +16,12 @@
  *   limits 64 64 64 64 4096     max work-group, max work-items per dimension, local
  *                               memory bytes of the second device
  *
- * When the op rejects an output's shape ("(entry N) should be shaped [...]"), the
- * harness gives the entry that shape and plans again (a few times), so that the
- * fuzzer need not guess shapes to get past the checks. */
+ * Inference and planning must agree (hgr__op_infer): a node that plans has exactly
+ * the outputs its op infers, and a node whose inference fails does not plan (user
+ * ops without "shapes" have no inference and are exempt). When planning fails and
+ * inference gives other outputs than the graph's, the harness gives the entries
+ * the inferred dtypes and shapes and plans again, so that the fuzzer need not
+ * guess shapes to get past the checks. */
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -258,38 +261,39 @@ static void check_plan(const hgr__op_ctx_t* ctx, const hgr__limits_t* limits) {
   }
 }
 
-/* When status says "(entry N) should be shaped [a, b, ...]", gives entry N that
- * shape (if it fits the graph's limits) and returns true. */
-static bool adopt_shape(hgr_graph_t* graph, hgr_status_t status) {
-  const char* message = hgr_status_message(status);
-  const char* at = strstr(message, "(entry ");
-  unsigned entry_id = 0;
-  int used = 0;
-  if (!at || sscanf(at, "(entry %u) should be shaped [%n", &entry_id, &used) != 1 || used == 0 ||
-      entry_id >= graph->entry_count)
+/* Runs hgr__op_infer on the node and checks that it agrees with planning's outcome
+ * (planned: hgr__op_plan succeeded). When planning failed and inference gives
+ * other outputs than the graph's, gives the entries those and returns true. */
+static bool check_inference(hgr_graph_t* graph, uint32_t node_id, bool planned) {
+  const hgr__node_t* node = &graph->nodes[node_id];
+  const hgr__op_t* op = hgr__op_lookup(node->func_name, library);
+  hgr__entry_t inferred[MAX_OUTPUTS];
+  FUZZ_CHECK(node->num_outputs <= MAX_OUTPUTS);
+  hgr_status_t status = hgr__op_infer(graph, node_id, library, inferred);
+  if (status) {
+    FUZZ_CHECK(hgr_status_code(status) == HGR_STATUS_INVALID_ARGUMENT);
+    FUZZ_CHECK(!planned || (op && !op->infer));
+    fuzz_consume_status(status);
     return false;
-  hgr__entry_t* entry = &graph->entries[entry_id];
-  int64_t shape[HGR_MAX_DIMS];
-  int32_t ndim = 0;
-  const char* p = at + used;
-  while (*p != ']') {
-    char* end = NULL;
-    long long extent = strtoll(p, &end, 10);
-    if (end == p || extent < 0 || extent > ((int64_t)1 << 53) || ndim == HGR_MAX_DIMS) return false;
-    shape[ndim++] = extent;
-    p = end;
-    if (*p == ',') p += 2;
-    else if (*p != ']') return false;
   }
-  uint64_t count = 1, bytes = 0;
-  for (int32_t d = 0; d < ndim; ++d)
-    if (!hgr__mul_u64(count, (uint64_t)shape[d], &count)) return false;
-  if (!hgr__mul_u64(count, hgr_dtype_element_bytes(entry->dtype), &bytes)) return false;
-  entry->ndim = ndim;
-  memcpy(entry->shape, shape, sizeof(shape[0]) * (size_t)ndim);
-  entry->element_count = count;
-  entry->bytes = bytes;
-  return true;
+  FUZZ_CHECK(op && op->infer);
+  bool changed = false;
+  for (uint32_t k = 0; k < node->num_outputs; ++k) {
+    hgr__entry_t* entry = &graph->entries[graph->node_row_ptr[node_id] + k];
+    const hgr__entry_t* want = &inferred[k];
+    FUZZ_CHECK(want->ndim >= 0 && want->ndim <= HGR_MAX_DIMS);
+    bool same = hgr__dtype_same(entry->dtype, want->dtype) && entry->ndim == want->ndim;
+    for (int32_t d = 0; same && d < want->ndim; ++d) same = entry->shape[d] == want->shape[d];
+    FUZZ_CHECK(same || !planned);
+    if (same) continue;
+    entry->dtype = want->dtype;
+    entry->ndim = want->ndim;
+    memcpy(entry->shape, want->shape, sizeof(want->shape[0]) * (size_t)want->ndim);
+    entry->element_count = want->element_count;
+    entry->bytes = want->bytes;
+    changed = true;
+  }
+  return changed;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -320,13 +324,13 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (!status) {
           check_plan(&ctx, &limit_sets[s]);
           hgr__op_ctx_free(&ctx);
+          check_inference(graph, node_id, true);
           break;
         }
         FUZZ_CHECK(hgr_status_code(status) == HGR_STATUS_INVALID_ARGUMENT);
         FUZZ_CHECK(ctx.launches == NULL && ctx.error == NULL);
-        bool retry = adopt_shape(graph, status);
         fuzz_consume_status(status);
-        if (!retry) break;
+        if (!check_inference(graph, node_id, false)) break;
       }
     }
   }

@@ -1,6 +1,8 @@
 #include "optest.h"
 
 #include "device_internal.h"
+#include "graph_internal.h"
+#include "ops.h"
 
 #include <math.h>
 #include <string.h>
@@ -177,6 +179,42 @@ hgr_status_t hgr_optest_create(hgr_instance_t* instance, const char* device_spec
   return status;
 }
 
+/* hgr__op_infer on the test's op node gives exactly each output's dtype and shape
+ * (the ones the test computed its reference values for), and its counts and bytes:
+ * every op's inference is checked against the reference's shapes on every case. */
+static bool infer_matches(const hgr_graph_t* graph, const char* what) {
+  uint32_t node_id = graph->node_count - 1;
+  uint32_t count = graph->nodes[node_id].num_outputs;
+  hgr__entry_t* inferred = calloc(count, sizeof(*inferred));
+  assert_non_null(inferred);
+  hgr_status_t status = hgr__op_infer(graph, node_id, NULL, inferred);
+  bool same = true;
+  if (status) {
+    char* text = hgr_status_to_string(status);
+    print_error("%s: hgr__op_infer failed: %s\n", what, text);
+    free(text);
+    hgr_status_free(status);
+    same = false;
+  }
+  for (uint32_t k = 0; same && k < count; ++k) {
+    const hgr__entry_t* want = &graph->entries[graph->node_row_ptr[node_id] + k];
+    const hgr__entry_t* got = &inferred[k];
+    same = hgr__dtype_same(got->dtype, want->dtype) && got->ndim == want->ndim &&
+           got->element_count == want->element_count && got->bytes == want->bytes;
+    for (int32_t d = 0; same && d < want->ndim; ++d) same = got->shape[d] == want->shape[d];
+    if (!same) {
+      char got_dtype[32], want_dtype[32], got_shape[160], want_shape[160];
+      print_error("%s: hgr__op_infer gives output %u %s %s (%llu elements, %llu bytes), the test expects %s %s\n", what,
+                  k, hgr_dtype_format(got->dtype, got_dtype, sizeof(got_dtype)),
+                  hgr__entry_shape(got, got_shape, sizeof(got_shape)), (unsigned long long)got->element_count,
+                  (unsigned long long)got->bytes, hgr_dtype_format(want->dtype, want_dtype, sizeof(want_dtype)),
+                  hgr__entry_shape(want, want_shape, sizeof(want_shape)));
+    }
+  }
+  free(inferred);
+  return same;
+}
+
 /* First element where got and expected differ by more than the tolerance; -1 if none. */
 static int64_t first_mismatch(const hgr_optest_t* t, const hgr_optest_tensor_t* want, const void* got,
                               double* out_got, double* out_want) {
@@ -209,11 +247,11 @@ void hgr_optest_check(hgr_instance_t* instance, const char* device_spec, const h
   hgr_graph_t* graph;
   hgr_executor_t* executor;
   hgr_status_t status = create(instance, device_spec, t, &graph, &executor);
+  bool failed = !status && !infer_matches(graph, what);
   for (uint32_t i = 0; !status && i < t->input_count; ++i)
     status = hgr_executor_set_input(executor, i, t->inputs[i].data, t->inputs[i].count * 4);
   if (!status) status = hgr_executor_run(executor);
   if (!status) status = hgr_executor_wait(executor);
-  bool failed = false;
   for (uint32_t k = 0; !status && !failed && k < t->output_count; ++k) {
     const hgr_optest_tensor_t* want = &t->outputs[k];
     void* got = calloc(want->count ? want->count : 1, 4);

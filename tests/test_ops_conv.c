@@ -347,8 +347,8 @@ static void bad_attrs_and_shapes_are_rejected(void** state) {
   expect_error("\"padding\": \"1\", \"strides\": \"[0, 1]\"", x, w, NULL, y, "attr 'strides' = \"[0, 1]\" has 0");
   expect_error("\"padding\": \"1\", \"dilation\": \"[1, 2, 3]\"", x, w, NULL, y, "attr 'dilation'");
   expect_error("\"padding\": \"1\", \"strides\": \"2\"", x, w, NULL, y,
-               "the output (entry 2) should be shaped [1, 6, 4, 4], the graph says [1, 6, 8, 8]");
-  expect_error("", x, w, NULL, y, "the output (entry 2) should be shaped [1, 6, 6, 6], the graph says [1, 6, 8, 8]");
+               "output 0 (entry 2) should be shaped [1, 6, 4, 4], the graph says [1, 6, 8, 8]");
+  expect_error("", x, w, NULL, y, "output 0 (entry 2) should be shaped [1, 6, 6, 6], the graph says [1, 6, 8, 8]");
   expect_error("\"padding\": \"1\", \"bogus\": \"1\"", x, w, NULL, y, "unknown attr 'bogus'");
   expect_error("\"padding\": \"1\"", x, w, (const int64_t[]){5}, y, "input 2 (bias) (entry 2) should be shaped [6]");
   expect_error("", (const int64_t[]){1, 4, 2, 2}, w, NULL, (const int64_t[]){1, 6, 1, 1},

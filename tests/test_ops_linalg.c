@@ -495,7 +495,7 @@ static void bad_shapes_and_attrs_are_rejected(void** state) {
   expect_rejected("dense", "\"out_dtype\": \"int32\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {4, 5}},
                   2, (int64_t[]){3, 4}, "node 2 'dense_node' (dense): attr 'out_dtype' = \"int32\"", "float32");
   expect_rejected("dense", NULL, 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {4, 5}}, 2, (int64_t[]){4, 3},
-                  "node 2 'dense_node' (dense): the output", "should be shaped [3, 4]");
+                  "node 2 'dense_node' (dense): output 0", "should be shaped [3, 4]");
   expect_rejected("dense", NULL, 2, (int32_t[]){0, 2}, (const int64_t[][4]){{0}, {4, 5}}, 1, (int64_t[]){4},
                   "node 2 'dense_node' (dense): input 0 (data) is shaped []", "at least 1-D");
   /* matmul: mismatched K for each transpose_b, a bad transpose value, units, rank */

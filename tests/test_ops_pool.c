@@ -180,16 +180,16 @@ static void bad_attrs_and_shapes_are_rejected(void** state) {
   expect_error("max_pool2d", "\"pool_size\": \"2\", \"strides\": \"2\", \"count_include_pad\": \"1\"", y4,
                "unknown attr 'count_include_pad'");
   expect_error("max_pool2d", "\"pool_size\": \"2\"", y4,
-               "the output (entry 1) should be shaped [1, 3, 7, 7], the graph says [1, 3, 4, 4]");
+               "output 0 (entry 1) should be shaped [1, 3, 7, 7], the graph says [1, 3, 4, 4]");
   expect_error("avg_pool2d", "\"pool_size\": \"3\", \"strides\": \"2\", \"ceil_mode\": \"1\"", y3,
-               "the output (entry 1) should be shaped [1, 3, 4, 4], the graph says [1, 3, 3, 3]");
+               "output 0 (entry 1) should be shaped [1, 3, 4, 4], the graph says [1, 3, 3, 3]");
   expect_error("avg_pool2d", "\"pool_size\": \"3\", \"strides\": \"2\"", y4,
-               "the output (entry 1) should be shaped [1, 3, 3, 3], the graph says [1, 3, 4, 4]");
+               "output 0 (entry 1) should be shaped [1, 3, 3, 3], the graph says [1, 3, 4, 4]");
   expect_error("max_pool2d", "\"pool_size\": \"9\"", y1, "is smaller than the pooling window");
   expect_error("global_avg_pool2d", "\"layout\": \"NHWC\"", y1, "attr 'layout' = \"NHWC\"");
   expect_error("global_max_pool2d", "\"axis\": \"1\"", y1, "unknown attr 'axis'");
   expect_error("global_max_pool2d", "", y4,
-               "the output (entry 1) should be shaped [1, 3, 1, 1], the graph says [1, 3, 4, 4]");
+               "output 0 (entry 1) should be shaped [1, 3, 1, 1], the graph says [1, 3, 4, 4]");
 }
 
 int main(int argc, char** argv) {

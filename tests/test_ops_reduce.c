@@ -236,12 +236,12 @@ static void reductions_reject_bad_attrs_and_shapes(void** state) {
   expect_error("max", "\"axes\": \"1\"", "float32", 2, s24, "float32", "unknown attr 'axes'");
   /* keepdims keeps the reduced axis as 1 */
   expect_error("min", "\"axis\": \"1\", \"keepdims\": \"1\"", "float32", 2, s24, "float32",
-               "the output (entry 1) should be shaped [2, 1, 4], the graph says [2, 4]");
+               "output 0 (entry 1) should be shaped [2, 1, 4], the graph says [2, 4]");
   expect_error("sum", "\"axis\": \"1\"", "float32", 2, s23, "float32",
-               "the output (entry 1) should be shaped [2, 4], the graph says [2, 3]");
+               "output 0 (entry 1) should be shaped [2, 4], the graph says [2, 3]");
   expect_error("mean", "\"axis\": \"1\"", "int32", 2, s24, "int32", "input 0 (entry 0) is int32");
   expect_error("sum", "\"axis\": \"1\"", "int32", 2, s24, "float32",
-               "the output (entry 1) is float32 but the data is int32");
+               "output 0 (entry 1) should be int32 [2, 4], the graph says float32 [2, 4]");
 }
 
 int main(int argc, char** argv) {

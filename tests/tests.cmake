@@ -30,6 +30,9 @@ target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c ref
 # Graph, params, npy
 hgr_test(NAME graph_loader SOURCE test_graph.c)
 hgr_test(NAME graph_edit SOURCE test_graph_edit.c)
+hgr_test(NAME graph_write SOURCE test_graph_write.c ARGS ${PROJECT_SOURCE_DIR}/examples ${HGR_TEST_DATA_DIR}/graphs)
+hgr_test(NAME builder_unit SOURCE test_builder.c ARGS unit)
+hgr_test(NAME builder_pocl SOURCE test_builder.c ARGS run)
 hgr_test(NAME storage_ids_pocl_pair SOURCE test_storage_ids.c ARGS pocl:1 pocl:0)
 hgr_test(NAME storage_ids_rusticl_pocl SOURCE test_storage_ids.c ARGS rusticl:0 pocl:0)
 hgr_test(NAME params_format SOURCE test_params.c)
@@ -46,6 +49,8 @@ hgr_test(NAME failure_pocl_to_pocl_per_device_context SOURCE test_failures.c ARG
 
 # Attr parsing shared by the ops
 hgr_test(NAME op_attrs_unit SOURCE test_op_attrs.c)
+# Output shape inference of every op family and of user ops, without devices
+hgr_test(NAME op_infer_unit SOURCE test_op_infer.c)
 
 # Op families against plain-C references (tests/optest.c), per platform; Oclgrind
 # runs every kernel with its memory, race and uninitialized-value checks.

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "hgr/export.h"
 #include "hgr/status.h"
@@ -84,6 +85,16 @@ HGR_API hgr_status_t hgr_graph_input_index(const hgr_graph_t* graph, const char*
 HGR_API size_t hgr_graph_binding_count(const hgr_graph_t* graph);
 HGR_API hgr_status_t hgr_graph_binding(const hgr_graph_t* graph, size_t i, int32_t* out_key,
                                        const char** out_spec);
+
+/* Writes graph as TVM graph JSON to out: what hgr_graph_load_json reads back as the
+ * same graph, and what TVM's own graph executor loads (node attrs as strings,
+ * func_name/num_inputs/num_outputs/flatten_data on every tvm_op node, the columns
+ * dltype, storage_id, shape and, when the graph has device keys, device_index). The
+ * recorded device bindings go last, into "metadata", where TVM stops reading. One
+ * node and one column per line. Nothing is written when memory runs out
+ * (RESOURCE_EXHAUSTED); a failed write (checked with ferror after fflush) is
+ * UNAVAILABLE with the errno text. The caller opens and closes out. */
+HGR_API hgr_status_t hgr_graph_write_json(const hgr_graph_t* graph, FILE* out);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,8 @@
  * (the instance and its devices), graph.h (a loaded graph), params.h (TVM params
  * files), npy.h (.npy files, where the build has them), kernels.h (the user's
  * kernels), executor.h (running a graph), fence.h (one run as an object),
- * profile.h (placement, memory, the last run's profile and its reports). Not
+ * profile.h (placement, memory, the last run's profile and its reports),
+ * builder.h (building a graph in C), place.h (placing a graph on the devices). Not
  * included here: opencl.h (the caller's own OpenCL objects), which needs the
  * OpenCL headers. */
 #ifndef HGR_HGR_H_
@@ -38,6 +39,8 @@
 #include "hgr/executor.h"
 #include "hgr/fence.h"
 #include "hgr/profile.h"
+#include "hgr/builder.h"
+#include "hgr/place.h"
 
 #define HGR_VERSION_MAJOR 0
 #define HGR_VERSION_MINOR 1

@@ -15,8 +15,10 @@
  *      "inputs": 2, "outputs": 1,           how many the node must have
  *      "args": ["input 0", "input 1", "output 0", "elements output 0", "attr alpha float"],
  *      "ndrange": "elements",               or "attrs"
- *      "in_place": "elementwise"            optional; "never" (the default) or
+ *      "in_place": "elementwise",           optional; "never" (the default) or
  *                                           "elementwise" (below)
+ *      "shapes": ["input 0"]                optional; per output, the input whose
+ *                                           dtype and shape it has (below)
  *   }]}
  *
  * Arguments, in kernel order: "input N" / "output N" (the buffer), "elements input N"
@@ -26,8 +28,12 @@
  * of output 0 in 1-D work-groups the device allows (the kernel must check its
  * bounds); "attrs" takes the node attrs global_size (a list of 1 to 3 ints) and
  * local_size (optional, same length; each multiple-checked against the device).
- * Dtypes and shapes are the kernel's business: hgr checks only counts and sizes
- * it computes with.
+ * Shapes: with "shapes" (one "input N" per output), output k has input N's dtype
+ * and shape: hgr infers it (the graph builder needs it) and refuses a graph whose
+ * output entry says otherwise, naming the node, the output and both shapes. Without
+ * it, dtypes and shapes are the kernel's business: hgr checks only counts and
+ * sizes it computes with, and inferring the op's outputs (the builder) fails with
+ * INVALID_ARGUMENT naming the op and the missing "shapes" key.
  *
  * In place: a node whose output shares an input's storage id (TVM's in-place ops)
  * is refused unless the op declares "in_place": "elementwise", a promise that the

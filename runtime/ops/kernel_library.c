@@ -56,6 +56,7 @@ typedef struct user_op_t {
   user_arg_t* args;
   size_t arg_count;
   bool ndrange_attrs;
+  uint32_t* shape_inputs; /* "shapes": output k is like input shape_inputs[k]; NULL without */
 } user_op_t;
 
 struct hgr_kernel_library_s {
@@ -64,7 +65,18 @@ struct hgr_kernel_library_s {
   size_t count;
 };
 
-/* ---- the plan ------------------------------------------------------------------------ */
+/* ---- inference and the plan ---------------------------------------------------------- */
+
+/* With "shapes" only (else the op's infer is NULL): each output takes the dtype and
+ * shape of the input the manifest names. */
+static hgr_status_t infer_user(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  const user_op_t* user = (const user_op_t*)ctx->op; /* op is its first member */
+  for (uint32_t k = 0; k < hgr__op_output_count(ctx); ++k) {
+    const hgr__entry_t* like = hgr__op_input(ctx, user->shape_inputs[k]);
+    hgr__op_set_output(&outputs[k], like->dtype, like->shape, like->ndim);
+  }
+  return HGR_OK;
+}
 
 static hgr_status_t plan_user(hgr__op_ctx_t* ctx) {
   const user_op_t* user = (const user_op_t*)ctx->op; /* op is its first member */
@@ -170,6 +182,7 @@ static void free_op(user_op_t* op) {
   free(op->binaries);
   for (size_t a = 0; a < op->arg_count; ++a) free(op->args[a].attr);
   free(op->args);
+  free(op->shape_inputs);
 }
 
 static void free_library(hgr_kernel_library_t* library) {
@@ -312,7 +325,29 @@ static hgr_status_t read_whole(const char* path, const char* where, void** out, 
 }
 
 static const char* const op_keys[] = {"func_name", "kernel", "source", "binaries", "build_options",
-                                      "inputs", "outputs", "args", "ndrange", "in_place", NULL};
+                                      "inputs", "outputs", "args", "ndrange", "in_place", "shapes", NULL};
+
+/* "shapes": one "input N" per output (N below the op's input count). */
+static hgr_status_t parse_shapes(const cJSON* item, const char* where, uint32_t inputs, uint32_t outputs,
+                                 user_op_t* op) {
+  const cJSON* shapes = cJSON_GetObjectItemCaseSensitive(item, "shapes");
+  if (!shapes) return HGR_OK;
+  if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) != (int)outputs)
+    return BAD("%s: \"shapes\" must be a list of %u string%s, one \"input N\" per output", where, outputs,
+               outputs == 1 ? "" : "s");
+  op->shape_inputs = calloc(outputs, sizeof(uint32_t));
+  if (!op->shape_inputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  uint32_t k = 0;
+  for (const cJSON* shape = shapes->child; shape; shape = shape->next, ++k) {
+    unsigned index = 0;
+    int used = 0;
+    if (!cJSON_IsString(shape) || sscanf(shape->valuestring, "input %u%n", &index, &used) != 1 ||
+        shape->valuestring[used] || strncmp(shape->valuestring, "input ", 6) || index >= inputs)
+      return BAD("%s: \"shapes\"[%u] must be \"input N\" with N below %u (the op's inputs)", where, k, inputs);
+    op->shape_inputs[k] = index;
+  }
+  return HGR_OK;
+}
 
 static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t index, const hgr_kernel_library_t* library,
                              user_op_t* op) {
@@ -376,6 +411,7 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
   HGR_RETURN_IF_ERROR(count_field(item, where, "inputs", &inputs));
   HGR_RETURN_IF_ERROR(count_field(item, where, "outputs", &outputs));
   if (outputs == 0) return BAD("%s: \"outputs\" must be at least 1", where);
+  HGR_RETURN_IF_ERROR(parse_shapes(item, where, inputs, outputs, op));
   const cJSON* args = cJSON_GetObjectItemCaseSensitive(item, "args");
   if (!cJSON_IsArray(args) || cJSON_GetArraySize(args) > HGR__MAX_ARGS)
     return BAD("%s: \"args\" must be a list of at most %d argument descriptions", where, HGR__MAX_ARGS);
@@ -424,7 +460,7 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
   if (op->ndrange_attrs) strcat(op->attrs, "global_size local_size");
   op->op = (hgr__op_t){.name = op->name, .source = op->source_name, .min_inputs = inputs, .max_inputs = inputs,
                        .min_outputs = outputs, .max_outputs = outputs, .attrs = op->attrs, .plan = plan_user,
-                       .in_place = in_place_mode};
+                       .in_place = in_place_mode, .infer = op->shape_inputs ? infer_user : NULL};
   return HGR_OK;
 }
 

@@ -132,7 +132,6 @@ static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
 
   HGR_RETURN_IF_ERROR(check_4d(ctx, 0, "data"));
   HGR_RETURN_IF_ERROR(check_4d(ctx, 1, "weight"));
-  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, 0, false));
   const hgr__entry_t* x = hgr__op_input(ctx, 0);
   const hgr__entry_t* w = hgr__op_input(ctx, 1);
   p->n = x->shape[0];
@@ -165,8 +164,6 @@ static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
     return HGR__OP_ERROR(ctx, "the padded input %s is smaller than the dilated kernel %s (dilation [%lld, %lld])",
                          hgr__entry_shape(x, xs, sizeof(xs)), hgr__entry_shape(w, ws, sizeof(ws)),
                          (long long)p->dilation[0], (long long)p->dilation[1]);
-  int64_t yshape[4] = {p->n, p->k, p->oh, p->ow};
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", yshape, 4));
   p->bias = hgr__op_input_count(ctx) == 3;
   if (p->bias) {
     HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 2, -1, false));
@@ -174,8 +171,14 @@ static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
   }
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", x->element_count, INT32_MAX));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the weight's element count", w->element_count, INT32_MAX));
-  HGR_RETURN_IF_ERROR(
-      hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
+  return HGR_OK;
+}
+
+static hgr_status_t infer_conv2d(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  conv_t p;
+  HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
+  int64_t yshape[4] = {p.n, p.k, p.oh, p.ow};
+  hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, yshape, 4);
   return HGR_OK;
 }
 
@@ -289,7 +292,8 @@ static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t*
 static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   conv_t p;
   HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
-  uint64_t outputs = hgr__op_output(ctx, 0)->element_count;
+  uint64_t outputs = hgr__op_output(ctx, 0)->element_count; /* [n, k, oh, ow] (infer_conv2d) */
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
   tile_plan_t tile;
   bool tiled = p.groups == 1 && outputs > 0 && p.c > 0 && choose_tile(&p, &ctx->limits, &tile);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, tiled ? tile.variant->kernel : "hgr_conv2d_direct");
@@ -318,6 +322,6 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   "activation"
 
 const hgr__op_t hgr__ops_conv[] = {
-    {"conv2d", "conv", 2, 3, 1, 1, CONV_ATTRS, plan_conv2d, 0, HGR__IN_PLACE_REFUSED, NULL},
+    {"conv2d", "conv", 2, 3, 1, 1, CONV_ATTRS, plan_conv2d, 0, HGR__IN_PLACE_REFUSED, infer_conv2d},
     {.name = NULL},
 };

@@ -55,16 +55,24 @@ static hgr_status_t check_same_dtype(const hgr__op_ctx_t* ctx, const hgr__entry_
                        entry_id(ctx, like), hgr_dtype_format(like->dtype, want, sizeof(want)));
 }
 
-/* Input 0 is float32 or int32, output 0 has its dtype, and both fit int indices. */
+/* Input 0 is float32 or int32 and fits int indices (the output keeps its dtype). */
 static hgr_status_t check_data(const hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, true));
-  HGR_RETURN_IF_ERROR(check_same_dtype(ctx, hgr__op_output(ctx, 0), "output 0", hgr__op_input(ctx, 0), "input 0"));
   HGR_RETURN_IF_ERROR(
       hgr__op_check_range(ctx, "input 0's element count", hgr__op_input(ctx, 0)->element_count, INT32_MAX));
+  return check_dims(ctx, hgr__op_input(ctx, 0), "input 0");
+}
+
+/* Output 0 (as inferred) fits int indices too. */
+static hgr_status_t check_output_fits(const hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(
       hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
-  HGR_RETURN_IF_ERROR(check_dims(ctx, hgr__op_input(ctx, 0), "input 0"));
   return check_dims(ctx, hgr__op_output(ctx, 0), "output 0");
+}
+
+/* Output 0 of input 0's dtype and the given shape. */
+static void set_output(const hgr__op_ctx_t* ctx, hgr__entry_t* outputs, const int64_t* shape, int32_t ndim) {
+  hgr__op_set_output(&outputs[0], hgr__op_input(ctx, 0)->dtype, shape, ndim);
 }
 
 /* Exact for a tensor with elements (at most INT32_MAX of them); callers use them
@@ -111,10 +119,10 @@ static void launch_gather(hgr__op_ctx_t* ctx, const int64_t* shape, const int64_
 
 /* ---- concatenate ---------------------------------------------------------------------- */
 
-static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
+/* The output shape and the (non-negative) axis. */
+static hgr_status_t concatenate_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int32_t* out_axis) {
   HGR_RETURN_IF_ERROR(check_data(ctx));
   const hgr__entry_t* first = hgr__op_input(ctx, 0);
-  const hgr__entry_t* out = hgr__op_output(ctx, 0);
   int32_t ndim = first->ndim;
   if (ndim == 0)
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; concatenate joins tensors of rank 1 or more",
@@ -123,7 +131,6 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
   int32_t axis;
   HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 0, &axis_attr));
   HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axis_attr, ndim, &axis));
-  int64_t shape[HGR_MAX_DIMS];
   memcpy(shape, first->shape, sizeof(int64_t) * (size_t)ndim);
   shape[axis] = 0;
   uint32_t count = hgr__op_input_count(ctx);
@@ -142,10 +149,30 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
                            hgr__entry_shape(first, want, sizeof(want)), axis);
     }
     HGR_RETURN_IF_ERROR(check_dims(ctx, in, name));
-    /* Past INT32_MAX the output's shape cannot match: stop counting there. */
-    shape[axis] = shape[axis] + in->shape[axis] > INT32_MAX ? (int64_t)INT32_MAX + 1 : shape[axis] + in->shape[axis];
+    shape[axis] += in->shape[axis];
+    if (shape[axis] > INT32_MAX)
+      return HGR__OP_ERROR(ctx, "inputs 0 to %u join to more than %d along axis %d; the kernels index with 32-bit "
+                           "integers", i, INT32_MAX, axis);
   }
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", shape, ndim));
+  *out_axis = axis;
+  return HGR_OK;
+}
+
+static hgr_status_t infer_concatenate(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t axis;
+  HGR_RETURN_IF_ERROR(concatenate_shape(ctx, shape, &axis));
+  set_output(ctx, outputs, shape, hgr__op_input(ctx, 0)->ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t axis;
+  HGR_RETURN_IF_ERROR(concatenate_shape(ctx, shape, &axis));
+  HGR_RETURN_IF_ERROR(check_output_fits(ctx));
+  int32_t ndim = hgr__op_input(ctx, 0)->ndim;
+  uint32_t count = hgr__op_input_count(ctx);
   /* outer * out_row is the output's element count (at most INT32_MAX) unless
    * outer is 0, when no launch does anything. */
   int64_t outer = 1, inner = 1;
@@ -171,15 +198,14 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
 
 /* ---- transpose ------------------------------------------------------------------------ */
 
-static hgr_status_t plan_transpose(hgr__op_ctx_t* ctx) {
+/* Output dim d is input dim axes[d]. */
+static hgr_status_t transpose_axes(const hgr__op_ctx_t* ctx, int32_t* axes) {
   HGR_RETURN_IF_ERROR(check_data(ctx));
-  const hgr__entry_t* in = hgr__op_input(ctx, 0);
-  int32_t ndim = in->ndim;
+  int32_t ndim = hgr__op_input(ctx, 0)->ndim;
   int64_t axes_attr[HGR_MAX_DIMS];
   uint32_t axes_count;
   HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "axes", axes_attr, HGR_MAX_DIMS, &axes_count, NULL));
   const char* text = hgr__attr_string(ctx, "axes", "");
-  int32_t axes[HGR_MAX_DIMS];
   if (axes_count == 0) {
     for (int32_t d = 0; d < ndim; ++d) axes[d] = ndim - 1 - d; /* Relay's default: reversed */
   } else {
@@ -194,13 +220,30 @@ static hgr_status_t plan_transpose(hgr__op_ctx_t* ctx) {
       used[axes[d]] = true;
     }
   }
+  return HGR_OK;
+}
+
+static hgr_status_t infer_transpose(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int32_t axes[HGR_MAX_DIMS];
+  HGR_RETURN_IF_ERROR(transpose_axes(ctx, axes));
+  int64_t shape[HGR_MAX_DIMS];
+  for (int32_t d = 0; d < in->ndim; ++d) shape[d] = in->shape[axes[d]];
+  set_output(ctx, outputs, shape, in->ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_transpose(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int32_t ndim = in->ndim, axes[HGR_MAX_DIMS];
+  HGR_RETURN_IF_ERROR(transpose_axes(ctx, axes));
+  HGR_RETURN_IF_ERROR(check_output_fits(ctx));
   int64_t in_strides[HGR_MAX_DIMS], shape[HGR_MAX_DIMS], strides[HGR_MAX_DIMS];
   row_major_strides(in->shape, ndim, in_strides);
   for (int32_t d = 0; d < ndim; ++d) {
     shape[d] = in->shape[axes[d]];
     strides[d] = in_strides[axes[d]];
   }
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
   launch_gather(ctx, shape, strides, ndim, 0, in->element_count);
   return HGR_OK;
 }
@@ -226,14 +269,15 @@ static hgr_status_t pad_value_bits(const hgr__op_ctx_t* ctx, uint32_t* out_bits)
   return HGR_OK;
 }
 
-static hgr_status_t plan_pad(hgr__op_ctx_t* ctx) {
+/* The output shape, the widths ([before, after] per dim) and, without a pad-value
+ * input, the pad value's bits. */
+static hgr_status_t pad_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int64_t* widths, uint32_t* out_bits) {
   HGR_RETURN_IF_ERROR(check_data(ctx));
   const hgr__entry_t* in = hgr__op_input(ctx, 0);
   int32_t ndim = in->ndim;
   const char* mode = hgr__attr_string(ctx, "pad_mode", "constant");
   if (strcmp(mode, "constant") != 0)
     return HGR__OP_ERROR(ctx, "attr 'pad_mode' = \"%s\" is not supported; only \"constant\" is", mode);
-  int64_t widths[2 * HGR_MAX_DIMS];
   uint32_t width_count;
   bool present;
   HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "pad_width", widths, 2 * HGR_MAX_DIMS, &width_count, &present));
@@ -243,7 +287,6 @@ static hgr_status_t plan_pad(hgr__op_ctx_t* ctx) {
     return HGR__OP_ERROR(ctx, "attr 'pad_width' = \"%s\" has %u values, but input 0 has %d dimension%s: it needs one "
                          "[before, after] pair per dimension",
                          text, width_count, ndim, ndim == 1 ? "" : "s");
-  int64_t shape[HGR_MAX_DIMS];
   for (int32_t d = 0; d < ndim; ++d) {
     for (int side = 0; side < 2; ++side)
       if (widths[2 * d + side] < 0 || widths[2 * d + side] > INT32_MAX)
@@ -251,11 +294,9 @@ static hgr_status_t plan_pad(hgr__op_ctx_t* ctx) {
                              text, d, (long long)widths[2 * d + side], INT32_MAX);
     shape[d] = in->shape[d] + widths[2 * d] + widths[2 * d + 1];
   }
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
   /* Relay's newer form passes the pad value as a second (scalar) input. */
-  bool value_input = hgr__op_input_count(ctx) == 2;
-  uint32_t bits = 0;
-  if (value_input) {
+  *out_bits = 0;
+  if (hgr__op_input_count(ctx) == 2) {
     const hgr__entry_t* value = hgr__op_input(ctx, 1);
     HGR_RETURN_IF_ERROR(check_same_dtype(ctx, value, "input 1 (the pad value)", in, "input 0"));
     if (value->element_count != 1) {
@@ -265,9 +306,27 @@ static hgr_status_t plan_pad(hgr__op_ctx_t* ctx) {
     }
     if (hgr__node_attr(ctx->node, "pad_value"))
       return HGR__OP_ERROR(ctx, "attr 'pad_value' and input 1 both give the pad value; give one");
-  } else {
-    HGR_RETURN_IF_ERROR(pad_value_bits(ctx, &bits));
+    return HGR_OK;
   }
+  return pad_value_bits(ctx, out_bits);
+}
+
+static hgr_status_t infer_pad(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  int64_t shape[HGR_MAX_DIMS], widths[2 * HGR_MAX_DIMS];
+  uint32_t bits;
+  HGR_RETURN_IF_ERROR(pad_shape(ctx, shape, widths, &bits));
+  set_output(ctx, outputs, shape, hgr__op_input(ctx, 0)->ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_pad(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int32_t ndim = in->ndim;
+  int64_t shape[HGR_MAX_DIMS], widths[2 * HGR_MAX_DIMS];
+  uint32_t bits;
+  HGR_RETURN_IF_ERROR(pad_shape(ctx, shape, widths, &bits));
+  HGR_RETURN_IF_ERROR(check_output_fits(ctx));
+  bool value_input = hgr__op_input_count(ctx) == 2;
   hgr__launch_plan_t* l = hgr__op_launch(ctx, value_input ? "hgr_layout_pad_input" : "hgr_layout_pad");
   hgr__launch_input(ctx, l, 0);
   if (value_input) hgr__launch_input(ctx, l, 1);
@@ -292,7 +351,17 @@ static bool is_none(const char* value) {
   return !*value || !strcmp(value, "None") || !strcmp(value, "null");
 }
 
-static hgr_status_t plan_take(hgr__op_ctx_t* ctx) {
+/* What take computes: the output shape, the extent of the axis taken from (over
+ * the flattened data without an axis), the elements after the axis, and whether
+ * indices wrap (else clip). */
+typedef struct take_t {
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t ndim;
+  int64_t axis_dim, inner;
+  bool wrap;
+} take_t;
+
+static hgr_status_t take_shape(const hgr__op_ctx_t* ctx, take_t* p) {
   HGR_RETURN_IF_ERROR(check_data(ctx));
   const hgr__entry_t* data = hgr__op_input(ctx, 0);
   const hgr__entry_t* indices = hgr__op_input(ctx, 1);
@@ -311,10 +380,11 @@ static hgr_status_t plan_take(hgr__op_ctx_t* ctx) {
    * bounds whatever the indices hold. */
   const char* mode = hgr__attr_string(ctx, "mode", "clip");
   bool wrap = !strcmp(mode, "wrap");
+  p->wrap = wrap;
   if (!wrap && strcmp(mode, "clip") != 0 && strcmp(mode, "fast") != 0)
     return HGR__OP_ERROR(ctx, "attr 'mode' = \"%s\" is not \"clip\", \"wrap\" or \"fast\"", mode);
 
-  int64_t shape[HGR_MAX_DIMS];
+  int64_t* shape = p->shape;
   int32_t ndim = 0;
   int64_t axis_dim, inner = 1;
   const char* axis_text = hgr__attr_string(ctx, "axis", "None");
@@ -337,21 +407,40 @@ static hgr_status_t plan_take(hgr__op_ctx_t* ctx) {
       inner = multiply(inner, data->shape[d]);
     }
   }
-  const hgr__entry_t* out = hgr__op_output(ctx, 0);
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", shape, ndim));
-  if (axis_dim == 0 && out->element_count > 0) {
+  uint64_t out_count = 1;
+  for (int32_t d = 0; d < ndim; ++d) out_count = (uint64_t)multiply((int64_t)out_count, shape[d]);
+  if (axis_dim == 0 && out_count > 0) {
     char have[160];
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: the axis to take from is empty",
                          entry_id(ctx, data), hgr__entry_shape(data, have, sizeof(have)));
   }
+  p->ndim = ndim;
+  p->axis_dim = axis_dim;
+  p->inner = inner;
+  return HGR_OK;
+}
+
+static hgr_status_t infer_take(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  take_t p;
+  HGR_RETURN_IF_ERROR(take_shape(ctx, &p));
+  set_output(ctx, outputs, p.shape, p.ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_take(hgr__op_ctx_t* ctx) {
+  take_t p;
+  HGR_RETURN_IF_ERROR(take_shape(ctx, &p));
+  HGR_RETURN_IF_ERROR(check_output_fits(ctx));
+  const hgr__entry_t* indices = hgr__op_input(ctx, 1);
+  const hgr__entry_t* out = hgr__op_output(ctx, 0);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_take");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_input(ctx, l, 1);
   hgr__launch_output(ctx, l, 0);
-  hgr__launch_int(ctx, l, (int32_t)axis_dim);
+  hgr__launch_int(ctx, l, (int32_t)p.axis_dim);
   hgr__launch_int(ctx, l, (int32_t)indices->element_count);
-  hgr__launch_int(ctx, l, (int32_t)inner);
-  hgr__launch_int(ctx, l, wrap);
+  hgr__launch_int(ctx, l, (int32_t)p.inner);
+  hgr__launch_int(ctx, l, p.wrap);
   hgr__launch_uint(ctx, l, (uint32_t)out->element_count);
   hgr__launch_1d(ctx, l, out->element_count);
   return HGR_OK;
@@ -368,7 +457,9 @@ static int64_t canonical_index(int64_t index, int64_t extent, int64_t stride) {
   return index < lowest ? lowest : index > highest ? highest : index;
 }
 
-static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
+/* Per input dim: the first index, the step and the extent of the slice (the
+ * output's shape). */
+static hgr_status_t slice_shape(const hgr__op_ctx_t* ctx, int64_t* start, int64_t* step, int64_t* shape) {
   HGR_RETURN_IF_ERROR(check_data(ctx));
   const hgr__entry_t* in = hgr__op_input(ctx, 0);
   int32_t ndim = in->ndim;
@@ -417,8 +508,6 @@ static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
     for (int32_t d = 0; d < ndim; ++d) axes[d] = d;
   }
 
-  /* Per input dim: the first index, the step and the extent of the slice. */
-  int64_t start[HGR_MAX_DIMS], step[HGR_MAX_DIMS], shape[HGR_MAX_DIMS];
   for (int32_t d = 0; d < ndim; ++d) {
     start[d] = 0;
     step[d] = 1;
@@ -449,7 +538,22 @@ static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
     start[d] = first;
     step[d] = shape[d] > 1 ? stride : 1; /* a huge stride taking one element must not overflow */
   }
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
+  return HGR_OK;
+}
+
+static hgr_status_t infer_strided_slice(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  int64_t start[HGR_MAX_DIMS], step[HGR_MAX_DIMS], shape[HGR_MAX_DIMS];
+  HGR_RETURN_IF_ERROR(slice_shape(ctx, start, step, shape));
+  set_output(ctx, outputs, shape, hgr__op_input(ctx, 0)->ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int32_t ndim = in->ndim;
+  int64_t start[HGR_MAX_DIMS], step[HGR_MAX_DIMS], shape[HGR_MAX_DIMS];
+  HGR_RETURN_IF_ERROR(slice_shape(ctx, start, step, shape));
+  HGR_RETURN_IF_ERROR(check_output_fits(ctx));
   uint64_t count = hgr__op_output(ctx, 0)->element_count;
   int64_t in_strides[HGR_MAX_DIMS], gather_strides[HGR_MAX_DIMS] = {0};
   row_major_strides(in->shape, ndim, in_strides);
@@ -596,25 +700,34 @@ static hgr_status_t reshape_like_shape(const hgr__op_ctx_t* ctx, int64_t* shape,
   return HGR_OK;
 }
 
-static hgr_status_t plan_reshape_like(hgr__op_ctx_t* ctx) {
+static hgr_status_t infer_reshape_like(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, true));
   const hgr__entry_t* in = hgr__op_input(ctx, 0);
-  const hgr__entry_t* out = hgr__op_output(ctx, 0);
-  HGR_RETURN_IF_ERROR(check_same_dtype(ctx, out, "output 0", in, "input 0"));
   HGR_RETURN_IF_ERROR(check_dims(ctx, in, "input 0"));
-  if (out->element_count != in->element_count) {
-    char have[160], want[160];
-    return HGR__OP_ERROR(ctx, "output 0 (entry %u) is shaped %s (%llu elements) but input 0 (entry %u) is shaped %s "
-                         "(%llu elements); %s keeps the element count",
-                         entry_id(ctx, out), hgr__entry_shape(out, have, sizeof(have)),
-                         (unsigned long long)out->element_count, entry_id(ctx, in),
-                         hgr__entry_shape(in, want, sizeof(want)), (unsigned long long)in->element_count,
-                         ctx->op->name);
-  }
   int64_t shape[HGR_MAX_DIMS];
   int32_t ndim;
   HGR_RETURN_IF_ERROR(reshape_like_shape(ctx, shape, &ndim));
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", shape, ndim));
+  int64_t count = 1;
+  for (int32_t d = 0; d < ndim; ++d) count = multiply(count, shape[d]);
+  if ((uint64_t)count != in->element_count) {
+    hgr__entry_t result = {0};
+    hgr__op_set_output(&result, in->dtype, shape, ndim);
+    char have[160], want[160], what[96];
+    snprintf(what, sizeof(what), "attr 'newshape' = \"%.60s\"", hgr__attr_string(ctx, "newshape", ""));
+    return HGR__OP_ERROR(ctx, "%s gives shape %s (%lld elements) but input 0 (entry %u) is shaped %s (%llu "
+                         "elements); %s keeps the element count",
+                         ctx->op->variant == RESHAPE ? what : "the op", hgr__entry_shape(&result, have, sizeof(have)),
+                         (long long)count, entry_id(ctx, in),
+                         hgr__entry_shape(in, want, sizeof(want)), (unsigned long long)in->element_count,
+                         ctx->op->name);
+  }
+  set_output(ctx, outputs, shape, ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_reshape_like(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  const hgr__entry_t* out = hgr__op_output(ctx, 0); /* infer_reshape_like's */
   if (out->storage_slot == in->storage_slot) return HGR_OK; /* an alias: nothing to run */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, UINT32_MAX));
   hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_copy");
@@ -626,15 +739,15 @@ static hgr_status_t plan_reshape_like(hgr__op_ctx_t* ctx) {
 }
 
 #define RESHAPE_LIKE(name, attrs, variant) \
-  {name, "layout", 1, 1, 1, 1, attrs, plan_reshape_like, variant, HGR__IN_PLACE_ALIAS, NULL}
+  {name, "layout", 1, 1, 1, 1, attrs, plan_reshape_like, variant, HGR__IN_PLACE_ALIAS, infer_reshape_like}
 
 const hgr__op_t hgr__ops_layout[] = {
-    {"concatenate", "layout", 1, UINT32_MAX, 1, 1, "axis", plan_concatenate, 0, HGR__IN_PLACE_REFUSED, NULL},
-    {"transpose", "layout", 1, 1, 1, 1, "axes", plan_transpose, 0, HGR__IN_PLACE_REFUSED, NULL},
-    {"pad", "layout", 1, 2, 1, 1, "pad_width pad_value pad_mode", plan_pad, 0, HGR__IN_PLACE_REFUSED, NULL},
-    {"take", "layout", 2, 2, 1, 1, "axis batch_dims mode", plan_take, 0, HGR__IN_PLACE_REFUSED, NULL},
+    {"concatenate", "layout", 1, UINT32_MAX, 1, 1, "axis", plan_concatenate, 0, HGR__IN_PLACE_REFUSED, infer_concatenate},
+    {"transpose", "layout", 1, 1, 1, 1, "axes", plan_transpose, 0, HGR__IN_PLACE_REFUSED, infer_transpose},
+    {"pad", "layout", 1, 2, 1, 1, "pad_width pad_value pad_mode", plan_pad, 0, HGR__IN_PLACE_REFUSED, infer_pad},
+    {"take", "layout", 2, 2, 1, 1, "axis batch_dims mode", plan_take, 0, HGR__IN_PLACE_REFUSED, infer_take},
     {"strided_slice", "layout", 1, 1, 1, 1, "begin end strides axes slice_mode", plan_strided_slice, 0,
-     HGR__IN_PLACE_REFUSED, NULL},
+     HGR__IN_PLACE_REFUSED, infer_strided_slice},
     RESHAPE_LIKE("reshape", "newshape allowzero", RESHAPE),
     RESHAPE_LIKE("flatten", "", BATCH_FLATTEN),
     RESHAPE_LIKE("batch_flatten", "", BATCH_FLATTEN),

@@ -85,14 +85,19 @@ static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gem
   return best;
 }
 
-static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g) {
+/* Every input is float32 with an element count the kernels can index. */
+static hgr_status_t check_inputs(const hgr__op_ctx_t* ctx) {
   for (uint32_t i = 0; i < hgr__op_input_count(ctx); ++i) {
     HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, (int)i, -1, false));
     char what[64];
     snprintf(what, sizeof(what), "input %u's element count", i);
     HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, what, hgr__op_input(ctx, i)->element_count, INT32_MAX));
   }
-  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, 0, false));
+  return HGR_OK;
+}
+
+/* The GEMM of an op whose inputs, attrs and output its *_gemm function checked. */
+static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g) {
   HGR_RETURN_IF_ERROR(
       hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the row count", (uint64_t)g->m, INT32_MAX));
@@ -182,7 +187,8 @@ static int64_t leading_count(const hgr__entry_t* entry, int32_t kept) {
 
 /* ---- the ops --------------------------------------------------------------------------- */
 
-static hgr_status_t plan_dense(hgr__op_ctx_t* ctx) {
+/* Each op: its GEMM and its output shape, from its inputs and attrs. */
+static hgr_status_t dense_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64_t* shape, int32_t* out_ndim) {
   HGR_RETURN_IF_ERROR(check_out_dtype(ctx));
   HGR_RETURN_IF_ERROR(check_rank(ctx, 0, "data", 1, HGR_MAX_DIMS));
   HGR_RETURN_IF_ERROR(check_rank(ctx, 1, "weight", 2, 2));
@@ -201,16 +207,15 @@ static hgr_status_t plan_dense(hgr__op_ctx_t* ctx) {
       return HGR__OP_ERROR(ctx, "input 2 (bias) is shaped %s; it must be [%lld] (the weight's units)",
                            shape_text(bias, a, sizeof(a)), (long long)units);
   }
-  int64_t shape[HGR_MAX_DIMS];
   memcpy(shape, data->shape, sizeof(int64_t) * (size_t)data->ndim);
   shape[data->ndim - 1] = units;
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, data->ndim));
+  *out_ndim = data->ndim;
   /* B[l, j] = weight[j, l] */
-  gemm_t g = {1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in, has_bias};
-  return plan_gemm(ctx, &g);
+  *out_gemm = (gemm_t){1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in, has_bias};
+  return check_inputs(ctx);
 }
 
-static hgr_status_t plan_matmul(hgr__op_ctx_t* ctx) {
+static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64_t* shape, int32_t* out_ndim) {
   HGR_RETURN_IF_ERROR(check_out_dtype(ctx));
   bool transpose_a, transpose_b;
   HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "transpose_a", false, &transpose_a));
@@ -231,18 +236,18 @@ static hgr_status_t plan_matmul(hgr__op_ctx_t* ctx) {
                          shape_text(ta, a, sizeof(a)), shape_text(tb, b, sizeof(b)), transpose_a ? "true" : "false",
                          transpose_b ? "true" : "false", (long long)k, (long long)b_k);
   HGR_RETURN_IF_ERROR(check_units(ctx, n, "input 1 (tensor_b)"));
-  int64_t shape[HGR_MAX_DIMS];
   int32_t ndim = ta->ndim;
   memcpy(shape, ta->shape, sizeof(int64_t) * (size_t)ndim);
   if (transpose_a) shape[0] = m;
   shape[ndim - 1] = n;
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, ndim));
-  gemm_t g = {1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n, transpose_b ? k : 1,
-              false};
-  return plan_gemm(ctx, &g);
+  *out_ndim = ndim;
+  *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n,
+                       transpose_b ? k : 1, false};
+  return check_inputs(ctx);
 }
 
-static hgr_status_t plan_batch_matmul(hgr__op_ctx_t* ctx) {
+static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64_t* shape,
+                                      int32_t* out_ndim) {
   HGR_RETURN_IF_ERROR(check_out_dtype(ctx));
   bool transpose_a, transpose_b;
   HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "transpose_a", false, &transpose_a));
@@ -266,19 +271,42 @@ static hgr_status_t plan_batch_matmul(hgr__op_ctx_t* ctx) {
                          shape_text(x, a, sizeof(a)), shape_text(y, b, sizeof(b)), (long long)x_batch,
                          (long long)y_batch);
   int64_t batch = x_batch == 1 ? y_batch : x_batch;
-  int64_t shape[3] = {batch, m, n};
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", shape, 3));
-  gemm_t g = {batch, m, n, k,
-              x_batch == 1 ? 0 : m * k, transpose_a ? 1 : k, transpose_a ? m : 1,
-              y_batch == 1 ? 0 : k * n, transpose_b ? 1 : n, transpose_b ? k : 1,
-              false};
-  return plan_gemm(ctx, &g);
+  shape[0] = batch;
+  shape[1] = m;
+  shape[2] = n;
+  *out_ndim = 3;
+  *out_gemm = (gemm_t){batch, m, n, k,
+                       x_batch == 1 ? 0 : m * k, transpose_a ? 1 : k, transpose_a ? m : 1,
+                       y_batch == 1 ? 0 : k * n, transpose_b ? 1 : n, transpose_b ? k : 1,
+                       false};
+  return check_inputs(ctx);
 }
 
+#define GEMM_OP(name)                                                                \
+  static hgr_status_t infer_##name(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {     \
+    gemm_t g;                                                                        \
+    int64_t shape[HGR_MAX_DIMS];                                                     \
+    int32_t ndim;                                                                    \
+    HGR_RETURN_IF_ERROR(name##_gemm(ctx, &g, shape, &ndim));                         \
+    hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, shape, ndim);                    \
+    return HGR_OK;                                                                   \
+  }                                                                                  \
+  static hgr_status_t plan_##name(hgr__op_ctx_t* ctx) {                             \
+    gemm_t g;                                                                        \
+    int64_t shape[HGR_MAX_DIMS];                                                     \
+    int32_t ndim;                                                                    \
+    HGR_RETURN_IF_ERROR(name##_gemm(ctx, &g, shape, &ndim));                         \
+    return plan_gemm(ctx, &g);                                                       \
+  }
+GEMM_OP(dense)
+GEMM_OP(matmul)
+GEMM_OP(batch_matmul)
+#undef GEMM_OP
+
 const hgr__op_t hgr__ops_linalg[] = {
-    {"dense", "linalg", 2, 3, 1, 1, "units out_dtype", plan_dense, 0, HGR__IN_PLACE_REFUSED, NULL},
-    {"matmul", "linalg", 2, 2, 1, 1, "units out_dtype transpose_a transpose_b", plan_matmul, 0, HGR__IN_PLACE_REFUSED, NULL},
+    {"dense", "linalg", 2, 3, 1, 1, "units out_dtype", plan_dense, 0, HGR__IN_PLACE_REFUSED, infer_dense},
+    {"matmul", "linalg", 2, 2, 1, 1, "units out_dtype transpose_a transpose_b", plan_matmul, 0, HGR__IN_PLACE_REFUSED, infer_matmul},
     {"batch_matmul", "linalg", 2, 2, 1, 1, "out_dtype transpose_a transpose_b", plan_batch_matmul, 0,
-     HGR__IN_PLACE_REFUSED, NULL},
+     HGR__IN_PLACE_REFUSED, infer_batch_matmul},
     {.name = NULL},
 };

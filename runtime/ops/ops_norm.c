@@ -67,12 +67,19 @@ static void launch_rows(hgr__launch_plan_t* l, uint32_t rows, size_t group) {
   hgr__launch_nd(l, 1, global, local);
 }
 
-static hgr_status_t check_float_io(const hgr__op_ctx_t* ctx) {
+static hgr_status_t check_float_inputs(const hgr__op_ctx_t* ctx) {
   for (uint32_t i = 0; i < hgr__op_input_count(ctx); ++i)
     HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, (int)i, -1, false));
-  for (uint32_t k = 0; k < hgr__op_output_count(ctx); ++k)
-    HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, (int)k, false));
   return HGR_OK;
+}
+
+/* Output 0 like the data (float32, checked); outputs 1 and 2 (batch_norm's
+ * moving_mean and moving_var), when present, [len]. */
+static void set_outputs(const hgr__op_ctx_t* ctx, hgr__entry_t* outputs, uint32_t len) {
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, data->shape, data->ndim);
+  int64_t channels[1] = {len};
+  for (uint32_t k = 1; k < hgr__op_output_count(ctx); ++k) hgr__op_set_output(&outputs[k], HGR__DTYPE_F32, channels, 1);
 }
 
 /* The attrs layer_norm and batch_norm share: epsilon, center and scale. */
@@ -99,13 +106,22 @@ static hgr_status_t check_vector(const hgr__op_ctx_t* ctx, uint32_t input, const
   return hgr__op_check_shape(ctx, entry, what, shape, 1);
 }
 
-static hgr_status_t plan_softmax(hgr__op_ctx_t* ctx) {
-  const hgr__entry_t* data = hgr__op_input(ctx, 0);
-  HGR_RETURN_IF_ERROR(check_float_io(ctx));
+static hgr_status_t softmax_view(const hgr__op_ctx_t* ctx, axis_view_t* view) {
+  HGR_RETURN_IF_ERROR(check_float_inputs(ctx));
   int32_t axis;
+  return view_axis(ctx, -1, &axis, view);
+}
+
+static hgr_status_t infer_softmax(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   axis_view_t view;
-  HGR_RETURN_IF_ERROR(view_axis(ctx, -1, &axis, &view));
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", data->shape, data->ndim));
+  HGR_RETURN_IF_ERROR(softmax_view(ctx, &view));
+  set_outputs(ctx, outputs, view.len);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_softmax(hgr__op_ctx_t* ctx) {
+  axis_view_t view;
+  HGR_RETURN_IF_ERROR(softmax_view(ctx, &view));
   int32_t log_output = ctx->op->variant == LOG_SOFTMAX;
   size_t group = row_group_size(ctx, &view);
   if (group) {
@@ -130,21 +146,38 @@ static hgr_status_t plan_softmax(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
-static hgr_status_t plan_layer_norm(hgr__op_ctx_t* ctx) {
-  const hgr__entry_t* data = hgr__op_input(ctx, 0);
-  HGR_RETURN_IF_ERROR(check_float_io(ctx));
-  int32_t axis;
+/* layer_norm's and batch_norm's data view and attrs. */
+typedef struct norm_t {
   axis_view_t view;
-  HGR_RETURN_IF_ERROR(view_axis(ctx, -1, &axis, &view));
   float epsilon;
   bool center, scale;
-  HGR_RETURN_IF_ERROR(norm_attrs(ctx, &epsilon, &center, &scale));
+} norm_t;
+
+static hgr_status_t parse_layer_norm(const hgr__op_ctx_t* ctx, norm_t* p) {
+  HGR_RETURN_IF_ERROR(check_float_inputs(ctx));
+  int32_t axis;
+  HGR_RETURN_IF_ERROR(view_axis(ctx, -1, &axis, &p->view));
+  HGR_RETURN_IF_ERROR(norm_attrs(ctx, &p->epsilon, &p->center, &p->scale));
   char axis_text[48];
   snprintf(axis_text, sizeof(axis_text), "position along axis %d", axis);
   /* Relay types gamma and beta even when the flags leave them unused. */
-  HGR_RETURN_IF_ERROR(check_vector(ctx, 1, "gamma", view.len, axis_text));
-  HGR_RETURN_IF_ERROR(check_vector(ctx, 2, "beta", view.len, axis_text));
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", data->shape, data->ndim));
+  HGR_RETURN_IF_ERROR(check_vector(ctx, 1, "gamma", p->view.len, axis_text));
+  return check_vector(ctx, 2, "beta", p->view.len, axis_text);
+}
+
+static hgr_status_t infer_layer_norm(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  norm_t p;
+  HGR_RETURN_IF_ERROR(parse_layer_norm(ctx, &p));
+  set_outputs(ctx, outputs, p.view.len);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_layer_norm(hgr__op_ctx_t* ctx) {
+  norm_t p;
+  HGR_RETURN_IF_ERROR(parse_layer_norm(ctx, &p));
+  const axis_view_t view = p.view;
+  float epsilon = p.epsilon;
+  bool center = p.center, scale = p.scale;
   size_t group = row_group_size(ctx, &view);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, group ? "hgr_layer_norm_rows_f32" : "hgr_layer_norm_f32");
   for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
@@ -164,29 +197,36 @@ static hgr_status_t plan_layer_norm(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
-static hgr_status_t plan_batch_norm(hgr__op_ctx_t* ctx) {
+static hgr_status_t parse_batch_norm(const hgr__op_ctx_t* ctx, norm_t* p) {
   static const char* const names[5] = {"data", "gamma", "beta", "moving_mean", "moving_var"};
-  const hgr__entry_t* data = hgr__op_input(ctx, 0);
-  uint32_t outputs = hgr__op_output_count(ctx);
-  if (outputs == 2)
+  if (hgr__op_output_count(ctx) == 2)
     return HGR__OP_ERROR(ctx, "has 1 output (the normalized data) or 3 (with moving_mean and moving_var), "
                               "the node has 2");
-  HGR_RETURN_IF_ERROR(check_float_io(ctx));
+  HGR_RETURN_IF_ERROR(check_float_inputs(ctx));
   int32_t axis;
-  axis_view_t view;
-  HGR_RETURN_IF_ERROR(view_axis(ctx, 1, &axis, &view));
-  float epsilon;
-  bool center, scale;
-  HGR_RETURN_IF_ERROR(norm_attrs(ctx, &epsilon, &center, &scale));
+  HGR_RETURN_IF_ERROR(view_axis(ctx, 1, &axis, &p->view));
+  HGR_RETURN_IF_ERROR(norm_attrs(ctx, &p->epsilon, &p->center, &p->scale));
   char axis_text[48];
   snprintf(axis_text, sizeof(axis_text), "channel, along axis %d", axis);
-  for (uint32_t i = 1; i < 5; ++i) HGR_RETURN_IF_ERROR(check_vector(ctx, i, names[i], view.len, axis_text));
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "output 0", data->shape, data->ndim));
-  int64_t channels[1] = {view.len};
-  if (outputs == 3) {
-    HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 1), "output 1 (moving_mean)", channels, 1));
-    HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 2), "output 2 (moving_var)", channels, 1));
-  }
+  for (uint32_t i = 1; i < 5; ++i) HGR_RETURN_IF_ERROR(check_vector(ctx, i, names[i], p->view.len, axis_text));
+  return HGR_OK;
+}
+
+static hgr_status_t infer_batch_norm(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  norm_t p;
+  HGR_RETURN_IF_ERROR(parse_batch_norm(ctx, &p));
+  set_outputs(ctx, outputs, p.view.len);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_batch_norm(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  uint32_t outputs = hgr__op_output_count(ctx);
+  norm_t p;
+  HGR_RETURN_IF_ERROR(parse_batch_norm(ctx, &p));
+  const axis_view_t view = p.view;
+  float epsilon = p.epsilon;
+  bool center = p.center, scale = p.scale;
 
   hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_batch_norm_f32");
   for (uint32_t i = 0; i < 5; ++i) hgr__launch_input(ctx, l, i);
@@ -210,9 +250,9 @@ static hgr_status_t plan_batch_norm(hgr__op_ctx_t* ctx) {
 }
 
 const hgr__op_t hgr__ops_norm[] = {
-    {"softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, SOFTMAX, HGR__IN_PLACE_REFUSED, NULL},
-    {"log_softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, LOG_SOFTMAX, HGR__IN_PLACE_REFUSED, NULL},
-    {"layer_norm", "norm", 3, 3, 1, 1, "axis epsilon center scale", plan_layer_norm, 0, HGR__IN_PLACE_REFUSED, NULL},
-    {"batch_norm", "norm", 5, 5, 1, 3, "axis epsilon center scale", plan_batch_norm, 0, HGR__IN_PLACE_REFUSED, NULL},
+    {"softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, SOFTMAX, HGR__IN_PLACE_REFUSED, infer_softmax},
+    {"log_softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, LOG_SOFTMAX, HGR__IN_PLACE_REFUSED, infer_softmax},
+    {"layer_norm", "norm", 3, 3, 1, 1, "axis epsilon center scale", plan_layer_norm, 0, HGR__IN_PLACE_REFUSED, infer_layer_norm},
+    {"batch_norm", "norm", 5, 5, 1, 3, "axis epsilon center scale", plan_batch_norm, 0, HGR__IN_PLACE_REFUSED, infer_batch_norm},
     {.name = NULL},
 };

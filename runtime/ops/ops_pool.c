@@ -39,7 +39,6 @@ static hgr_status_t check_layouts(const hgr__op_ctx_t* ctx) {
 
 static hgr_status_t check_input(const hgr__op_ctx_t* ctx, const hgr__entry_t** out_x) {
   HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, false));
-  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, 0, false));
   const hgr__entry_t* x = hgr__op_input(ctx, 0);
   if (x->ndim != 4) {
     char shape[160];
@@ -51,11 +50,18 @@ static hgr_status_t check_input(const hgr__op_ctx_t* ctx, const hgr__entry_t** o
   return HGR_OK;
 }
 
-static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
+/* A pooling window's attrs and the output's spatial size. */
+typedef struct pool_t {
+  int64_t pool[2], strides[2], dilation[2], padding[4], out[2];
+  bool count_include_pad;
+} pool_t;
+
+static hgr_status_t parse_pool(const hgr__op_ctx_t* ctx, const hgr__entry_t** out_x, pool_t* p) {
   HGR_RETURN_IF_ERROR(check_layouts(ctx));
   const hgr__entry_t* x;
   HGR_RETURN_IF_ERROR(check_input(ctx, &x));
-  int64_t pool[2], strides[2], dilation[2], padding[4];
+  *out_x = x;
+  int64_t *pool = p->pool, *strides = p->strides, *dilation = p->dilation, *padding = p->padding, *out = p->out;
   uint32_t count = 0;
   bool present = false;
   HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "pool_size", pool, 2, &count, &present));
@@ -68,12 +74,12 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "ceil_mode", false, &ceil_mode));
   if (ctx->op->variant == VARIANT_AVG)
     HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "count_include_pad", false, &count_include_pad));
+  p->count_include_pad = count_include_pad;
 
   /* The kernels index the padded input and count taps with int. */
   if (x->shape[2] + padding[0] + padding[2] > INT32_MAX / 2 || x->shape[3] + padding[1] + padding[3] > INT32_MAX / 2 ||
       pool[0] * pool[1] > INT32_MAX)
     return HGR__OP_ERROR(ctx, "the padding or pool_size is too large for the kernels' 32-bit indices");
-  int64_t out[2];
   for (int axis = 0; axis < 2; ++axis) {
     int64_t span = (pool[axis] - 1) * dilation[axis] + 1;
     int64_t room = x->shape[2 + axis] + padding[axis] + padding[axis + 2] - span + (ceil_mode ? strides[axis] - 1 : 0);
@@ -87,8 +93,24 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
     }
     out[axis] = room / strides[axis] + 1;
   }
-  int64_t yshape[4] = {x->shape[0], x->shape[1], out[0], out[1]};
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", yshape, 4));
+  return HGR_OK;
+}
+
+static hgr_status_t infer_pool2d(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  const hgr__entry_t* x;
+  pool_t p;
+  HGR_RETURN_IF_ERROR(parse_pool(ctx, &x, &p));
+  int64_t yshape[4] = {x->shape[0], x->shape[1], p.out[0], p.out[1]};
+  hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, yshape, 4);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* x;
+  pool_t p;
+  HGR_RETURN_IF_ERROR(parse_pool(ctx, &x, &p));
+  const int64_t *pool = p.pool, *strides = p.strides, *dilation = p.dilation, *padding = p.padding, *out = p.out;
+  bool count_include_pad = p.count_include_pad;
 
   int32_t meta[META_COUNT];
   meta[META_N] = (int32_t)x->shape[0];
@@ -117,12 +139,17 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
-static hgr_status_t plan_global_pool2d(hgr__op_ctx_t* ctx) {
+static hgr_status_t infer_global_pool2d(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   HGR_RETURN_IF_ERROR(check_layouts(ctx));
   const hgr__entry_t* x;
   HGR_RETURN_IF_ERROR(check_input(ctx, &x));
   int64_t yshape[4] = {x->shape[0], x->shape[1], 1, 1};
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_output(ctx, 0), "the output", yshape, 4));
+  hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, yshape, 4);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_global_pool2d(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* x = hgr__op_input(ctx, 0); /* checked by infer_global_pool2d */
   uint64_t planes = (uint64_t)x->shape[0] * (uint64_t)x->shape[1];
   hgr__launch_plan_t* l =
       hgr__op_launch(ctx, ctx->op->variant == VARIANT_MAX ? "hgr_global_max_pool2d" : "hgr_global_avg_pool2d");
@@ -136,13 +163,13 @@ static hgr_status_t plan_global_pool2d(hgr__op_ctx_t* ctx) {
 
 const hgr__op_t hgr__ops_pool[] = {
     {"max_pool2d", "pool", 1, 1, 1, 1, "pool_size strides dilation padding layout out_layout ceil_mode", plan_pool2d,
-     VARIANT_MAX, HGR__IN_PLACE_REFUSED, NULL},
+     VARIANT_MAX, HGR__IN_PLACE_REFUSED, infer_pool2d},
     {"avg_pool2d", "pool", 1, 1, 1, 1,
      "pool_size strides dilation padding layout out_layout ceil_mode count_include_pad", plan_pool2d, VARIANT_AVG,
-     HGR__IN_PLACE_REFUSED, NULL},
+     HGR__IN_PLACE_REFUSED, infer_pool2d},
     {"global_max_pool2d", "pool", 1, 1, 1, 1, "layout out_layout", plan_global_pool2d, VARIANT_MAX,
-     HGR__IN_PLACE_REFUSED, NULL},
+     HGR__IN_PLACE_REFUSED, infer_global_pool2d},
     {"global_avg_pool2d", "pool", 1, 1, 1, 1, "layout out_layout", plan_global_pool2d, VARIANT_AVG,
-     HGR__IN_PLACE_REFUSED, NULL},
+     HGR__IN_PLACE_REFUSED, infer_global_pool2d},
     {.name = NULL},
 };

@@ -79,38 +79,49 @@ static void kernel_name(const hgr__op_ctx_t* ctx, const char* layout, bool is_in
   snprintf(buffer, capacity, "hgr_reduce_%s_%s_%s", layout, op_names[ctx->op->variant], is_int ? "i32" : "f32");
 }
 
+/* What a reduction computes: which axes it reduces, the output's shape, and the
+ * element counts of the output and of each reduced block. */
+typedef struct reduction_t {
+  bool reduced[HGR_MAX_DIMS];
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t ndim;
+  uint64_t out_count, reduced_count;
+} reduction_t;
+
+static hgr_status_t parse_reduce(const hgr__op_ctx_t* ctx, reduction_t* r) {
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, ctx->op->variant != MEAN));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", data->element_count, INT32_MAX));
+  bool keepdims;
+  HGR_RETURN_IF_ERROR(reduced_axes(ctx, data->ndim, r->reduced));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "keepdims", false, &keepdims));
+  r->ndim = 0;
+  r->out_count = r->reduced_count = 1;
+  for (int32_t d = 0; d < data->ndim; ++d) {
+    if (!r->reduced[d]) r->shape[r->ndim++] = data->shape[d];
+    else if (keepdims) r->shape[r->ndim++] = 1;
+    if (r->reduced[d]) r->reduced_count = times(r->reduced_count, (uint64_t)data->shape[d]);
+    else r->out_count = times(r->out_count, (uint64_t)data->shape[d]);
+  }
+  /* With a zero extent, the other product is not bounded by the element count. */
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the number of reduced elements", r->reduced_count, INT32_MAX));
+  return hgr__op_check_range(ctx, "the output's element count", r->out_count, INT32_MAX);
+}
+
+static hgr_status_t infer_reduce(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  reduction_t r;
+  HGR_RETURN_IF_ERROR(parse_reduce(ctx, &r));
+  hgr__op_set_output(&outputs[0], hgr__op_input(ctx, 0)->dtype, r.shape, r.ndim);
+  return HGR_OK;
+}
+
 static hgr_status_t plan_reduce(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* data = hgr__op_input(ctx, 0);
-  const hgr__entry_t* out = hgr__op_output(ctx, 0);
-  int variant = ctx->op->variant;
-  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, variant != MEAN));
-  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, -1, 0, variant != MEAN));
+  reduction_t r;
+  HGR_RETURN_IF_ERROR(parse_reduce(ctx, &r));
   bool is_int = hgr__dtype_is_i32(data->dtype);
-  if (hgr__dtype_is_i32(out->dtype) != is_int) {
-    char in_text[32], out_text[32];
-    return HGR__OP_ERROR(ctx, "the output (entry %u) is %s but the data is %s; they must match",
-                         (uint32_t)(out - ctx->graph->entries), hgr_dtype_format(out->dtype, out_text, sizeof(out_text)),
-                         hgr_dtype_format(data->dtype, in_text, sizeof(in_text)));
-  }
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", data->element_count, INT32_MAX));
-
-  bool reduced[HGR_MAX_DIMS];
-  bool keepdims;
-  HGR_RETURN_IF_ERROR(reduced_axes(ctx, data->ndim, reduced));
-  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "keepdims", false, &keepdims));
-  int64_t out_shape[HGR_MAX_DIMS];
-  int32_t out_ndim = 0;
-  uint64_t out_count = 1, reduced_count = 1;
-  for (int32_t d = 0; d < data->ndim; ++d) {
-    if (!reduced[d]) out_shape[out_ndim++] = data->shape[d];
-    else if (keepdims) out_shape[out_ndim++] = 1;
-    if (reduced[d]) reduced_count = times(reduced_count, (uint64_t)data->shape[d]);
-    else out_count = times(out_count, (uint64_t)data->shape[d]);
-  }
-  HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, out, "the output", out_shape, out_ndim));
-  /* With a zero extent, the other product is not bounded by the element count. */
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the number of reduced elements", reduced_count, INT32_MAX));
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out_count, INT32_MAX));
+  const bool* reduced = r.reduced;
+  uint64_t out_count = r.out_count, reduced_count = r.reduced_count;
 
   /* Blocks, outermost first, built from the innermost dimension out, so a block's
    * stride is that of the dimension that started it, its innermost. Extents of 1
@@ -185,7 +196,7 @@ static hgr_status_t plan_reduce(hgr__op_ctx_t* ctx) {
 }
 
 #define REDUCE(name, variant) \
-  {#name, "reduce", 1, 1, 1, 1, "axis keepdims exclude", plan_reduce, variant, HGR__IN_PLACE_REFUSED, NULL}
+  {#name, "reduce", 1, 1, 1, 1, "axis keepdims exclude", plan_reduce, variant, HGR__IN_PLACE_REFUSED, infer_reduce}
 
 const hgr__op_t hgr__ops_reduce[] = {
     REDUCE(sum, SUM),
