@@ -2,8 +2,11 @@
  * shapes, dtypes and attrs. `__nop` and `__copy` are the runtime's and not in the
  * registry.
  *
- * An op is a plan function. It checks the node (input and output counts, dtypes,
- * shapes, attrs) and describes the launches that compute it: kernel name, arguments
+ * An op is an infer and a plan function. Infer checks the node's inputs and attrs
+ * and gives its outputs' dtypes and shapes (the graph builder calls it through
+ * hgr__op_infer while a graph is under construction); hgr__op_plan holds the
+ * graph's output entries to it, and plan then describes the launches that compute
+ * the node (checking what the device's limits bound): kernel name, arguments
  * (input and output buffers, scalars, local memory, and one small read-only int32
  * "meta" buffer of shapes and strides), and the NDRange. The executor turns the
  * description into cl_kernels once, at creation, and enqueues the launches of a
