@@ -30,6 +30,10 @@ target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c ref
 # Graph, params, npy
 hgr_test(NAME graph_loader SOURCE test_graph.c)
 hgr_test(NAME graph_edit SOURCE test_graph_edit.c)
+
+# Placement's cost-based policies (issue 14): AUTO and STAGES on hand-made cost
+# models (no devices)
+hgr_test(NAME schedule_unit SOURCE test_schedule.c)
 hgr_test(NAME storage_ids_pocl_pair SOURCE test_storage_ids.c ARGS pocl:1 pocl:0)
 hgr_test(NAME storage_ids_rusticl_pocl SOURCE test_storage_ids.c ARGS rusticl:0 pocl:0)
 hgr_test(NAME params_format SOURCE test_params.c)
