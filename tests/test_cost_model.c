@@ -198,6 +198,9 @@ static void calibration_fills_every_entry_and_the_cache(void** state) {
     print_message("%s gives profiling timestamps: %s\n", specs[d], timed ? "yes" : "no");
     assert_int_equal(lines_with(&log, where, timed ? "(profiling)" : "(host timing"), 3);
   }
+  /* a copy across contexts has commands on both devices: the host's clock */
+  assert_int_equal(lines_with(&log, "copy", "(host timing: its commands run on two devices"), 4);
+  assert_int_equal(lines_with(&log, "copy", "(profiling)"), 2);
   char paths[8][600];
   assert_int_equal(cache_files(paths), 5); /* 2 identities, 3 distinct pairs */
 

@@ -52,7 +52,7 @@ static uint64_t fnv1a(const char* text) {
 
 static void log_line(const hgr_place_options_t* options, const char* format, ...) HGR_PRINTF(2, 3);
 static void log_line(const hgr_place_options_t* options, const char* format, ...) {
-  if (!options->log) return;
+  if (!options || !options->log) return;
   char line[1024];
   va_list args;
   va_start(args, format);
@@ -187,6 +187,13 @@ static bool file_put(cache_file_t* file, const char* key, double ms) {
   return true;
 }
 
+static void file_free(cache_file_t* file) {
+  for (size_t i = 0; i < file->count; ++i) free(file->keys[i]);
+  free(file->keys);
+  free(file->ms);
+  free(file->path);
+}
+
 static bool file_get(const cache_file_t* file, const char* key, double* out_ms) {
   for (size_t i = 0; i < file->count; ++i)
     if (!strcmp(file->keys[i], key)) {
@@ -196,7 +203,8 @@ static bool file_get(const cache_file_t* file, const char* key, double* out_ms) 
   return false;
 }
 
-/* Reads the file's lines; an unreadable file or line is logged and skipped. */
+/* Reads the file's lines; an unreadable file or line is logged (options may be
+ * NULL: quietly) and skipped. */
 static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* options) {
   file->loaded = true;
   if (!file->path) return HGR_OK;
@@ -255,10 +263,21 @@ static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* opt
   return HGR_OK;
 }
 
-/* Writes the file whole, atomically; a failure is logged, not returned (the cache
- * only saves time). */
+/* Writes the file whole, atomically, with the entries another process stored
+ * since it was read; a failure is logged, not returned (the cache only saves
+ * time). */
 static void file_store(cache_file_t* file, const hgr_place_options_t* options) {
   if (!file->path || !file->dirty) return;
+  cache_file_t disk;
+  memset(&disk, 0, sizeof(disk));
+  disk.path = file->path;
+  hgr_status_free(file_load(&disk, NULL));
+  for (size_t i = 0; i < disk.count; ++i) {
+    double ms = 0.0;
+    if (!file_get(file, disk.keys[i], &ms) && !file_put(file, disk.keys[i], disk.ms[i])) break;
+  }
+  disk.path = NULL;
+  file_free(&disk);
   text_t text = {0};
   for (size_t i = 0; i < file->count; ++i) text_add(&text, "%s\t%.9g\n", file->keys[i], file->ms[i]);
   if (text.failed) {
@@ -269,13 +288,6 @@ static void file_store(cache_file_t* file, const hgr_place_options_t* options) {
     hgr_status_free(status);
   }
   free(text.data);
-}
-
-static void file_free(cache_file_t* file) {
-  for (size_t i = 0; i < file->count; ++i) free(file->keys[i]);
-  free(file->keys);
-  free(file->ms);
-  free(file->path);
 }
 
 /* ---- what to measure ------------------------------------------------------------------------- */
@@ -453,7 +465,8 @@ static void fill_input(void* data, size_t bytes, hgr_dtype_t dtype, uint64_t* st
  * usable. Like the profile reports (profile_report.c), a device whose clock cannot
  * be put on the host's, or that stamps a kernel with zeros or end <= start + 1 ns
  * (rusticl 22.3), counts as giving none. */
-static bool device_span(hgr_executor_t* executor, uint32_t node_id, double* out_ms) {
+static bool device_span(hgr_executor_t* executor, uint32_t node_id, double* out_ms, const char** out_why) {
+  static const char* const untimed = "host timing: the driver gives no usable profiling timestamps";
   uint64_t first = UINT64_MAX, last = 0;
   size_t device = SIZE_MAX;
   size_t commands = 0;
@@ -462,18 +475,26 @@ static bool device_span(hgr_executor_t* executor, uint32_t node_id, double* out_
     hgr_status_t status = hgr_executor_command_profile(executor, c, &profile);
     if (status) {
       hgr_status_free(status);
+      *out_why = untimed;
       return false;
     }
     if (profile.node_id != node_id || profile.kind == HGR_COMMAND_MARKER) continue;
     size_t here = hgr_executor_queue_info(executor, profile.queue).device_index;
-    if (device != SIZE_MAX && here != device) return false;
+    if (device != SIZE_MAX && here != device) {
+      *out_why = "host timing: its commands run on two devices, whose clocks differ";
+      return false;
+    }
     device = here;
-    if (!profile.start_ns || profile.end_ns < profile.start_ns) return false;
-    if (profile.kind == HGR_COMMAND_KERNEL && profile.end_ns <= profile.start_ns + 1) return false;
+    if (!profile.start_ns || profile.end_ns < profile.start_ns ||
+        (profile.kind == HGR_COMMAND_KERNEL && profile.end_ns <= profile.start_ns + 1)) {
+      *out_why = untimed;
+      return false;
+    }
     if (profile.start_ns < first) first = profile.start_ns;
     if (profile.end_ns > last) last = profile.end_ns;
     ++commands;
   }
+  *out_why = untimed;
   if (!commands) return false;
   hgr_clock_offset_t offset;
   hgr_status_t status = hgr_executor_clock_offset(executor, device, &offset);
@@ -481,6 +502,7 @@ static bool device_span(hgr_executor_t* executor, uint32_t node_id, double* out_
     hgr_status_free(status);
     return false;
   }
+  *out_why = "profiling";
   *out_ms = (double)(last - first) / 1e6;
   return true;
 }
@@ -494,9 +516,9 @@ static hgr_status_t timed_run(hgr_executor_t* executor, double* out_host_ms) {
 }
 
 /* Runs graph (node node_id is the one measured) with bindings; the median time of
- * one run of the node, and whether it came from the host's clock. */
+ * one run of the node, and how it was timed ("profiling", or why the host's clock). */
 static hgr_status_t measure(const calibration_t* cal, hgr_graph_t* graph, const hgr_device_binding_t* bindings,
-                            size_t binding_count, uint32_t node_id, double* out_ms, bool* out_host_timed) {
+                            size_t binding_count, uint32_t node_id, double* out_ms, const char** out_method) {
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
   options.bindings = bindings;
@@ -526,12 +548,17 @@ static hgr_status_t measure(const calibration_t* cal, hgr_graph_t* graph, const 
   int runs = warm_ms > VERY_SLOW_MS ? 1 : warm_ms > SLOW_MS ? TIMED_RUNS_SLOW : TIMED_RUNS;
   double host[TIMED_RUNS], device[TIMED_RUNS];
   bool all_timed = true;
+  const char* method = "profiling";
   for (int r = 0; !status && r < runs; ++r) {
     status = timed_run(executor, &host[r]);
-    if (!status && !device_span(executor, node_id, &device[r])) all_timed = false;
+    const char* why = NULL;
+    if (!status && !device_span(executor, node_id, &device[r], &why)) {
+      all_timed = false;
+      method = why;
+    }
   }
   if (!status) {
-    *out_host_timed = !all_timed;
+    *out_method = method;
     *out_ms = median(all_timed ? device : host, (size_t)runs);
   }
   free(data);
@@ -667,15 +694,14 @@ static hgr_status_t calibrate(calibration_t* cal, item_t* item, size_t number, s
     binding_count = 2;
     status = copy_graph(item->bytes, &graph, &node_id);
   }
-  bool host_timed = false;
-  if (!status) status = measure(cal, graph, bindings, binding_count, node_id, &item->ms, &host_timed);
+  const char* method = NULL;
+  if (!status) status = measure(cal, graph, bindings, binding_count, node_id, &item->ms, &method);
   hgr_graph_release(graph);
   char what[512];
   describe(cal, item, what, sizeof(what));
   if (status) return hgr_status_annotate(status, "calibrating %s", what);
   item->known = true;
-  log_line(cal->options, "calibrating %zu/%zu: %s: %.4g ms (%s)", number, total, what, item->ms,
-           host_timed ? "host timing: the driver gives no profiling timestamps" : "profiling");
+  log_line(cal->options, "calibrating %zu/%zu: %s: %.4g ms (%s)", number, total, what, item->ms, method);
   cache_file_t* file = &cal->files[item->file];
   if (!file_put(file, item->key, item->ms)) return OUT_OF_MEMORY("a cache entry");
   file->dirty = true;
