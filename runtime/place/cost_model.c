@@ -161,7 +161,7 @@ typedef struct cache_file_t {
   char** keys;
   double* ms;
   size_t count, capacity;
-  bool loaded, dirty;
+  bool dirty;        /* holds entries the file does not */
 } cache_file_t;
 
 static bool file_put(cache_file_t* file, const char* key, double ms) {
@@ -206,7 +206,6 @@ static bool file_get(const cache_file_t* file, const char* key, double* out_ms) 
 /* Reads the file's lines; an unreadable file or line is logged (options may be
  * NULL: quietly) and skipped. */
 static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* options) {
-  file->loaded = true;
   if (!file->path) return HGR_OK;
   void* data = NULL;
   size_t length = 0;
