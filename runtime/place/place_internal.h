@@ -1,8 +1,11 @@
 /* What the place layer's files share: the placement problem (an unplaced graph, the
  * candidate devices, what each can run, what rules fixed), the cost model, and the
- * cost-based policies. place.c drives it (hgr/place.h); cost_model.c calibrates and
- * keeps the cost cache; schedule.c has AUTO and STAGES; copies.c inserts copies;
- * memory_plan.c plans storage; verify.c checks a plan. */
+ * cost-based policies. place.c drives it (hgr/place.h): unplace.c discards a graph's
+ * own placement; capability.c asks each device what it can run; assign.c applies
+ * rules, the policy's choices and fallback; cost_model.c calibrates and keeps the
+ * cost cache; schedule.c has AUTO and STAGES; copies.c inserts copies;
+ * memory_plan.c plans storage; verify.c checks a plan; place_report.c writes the
+ * summary and the JSON. */
 #ifndef HGR_PLACE_INTERNAL_H_
 #define HGR_PLACE_INTERNAL_H_
 
