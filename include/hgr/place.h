@@ -52,7 +52,8 @@ extern "C" {
 typedef enum hgr_place_rule_kind_t {
   HGR_PLACE_RULE_OP = 0, /* "op:NAME=SPEC": every node whose func_name is NAME */
   HGR_PLACE_RULE_NODE,   /* "node:GLOB=SPEC": node names matching GLOB (fnmatch) */
-  HGR_PLACE_RULE_RANGE,  /* "range:A-B=SPEC": node ids A to B, inclusive */
+  HGR_PLACE_RULE_RANGE,  /* "range:A-B=SPEC": node ids A to B, inclusive, counted in the
+                            graph without its own __copy nodes (a builder graph's ids) */
 } hgr_place_rule_kind_t;
 
 typedef struct hgr_place_rule_t {
@@ -100,7 +101,11 @@ HGR_API hgr_status_t hgr_place_options_parse(hgr_place_options_t* options, const
 
 typedef struct hgr_placement_s hgr_placement_t;
 
-/* Places, inserts copies and plans memory. graph is retained by nothing: the
+/* Places, inserts copies and plans memory. Rules apply to op nodes; a device a
+ * rule names that the list lacks joins the list after the listed ones. Graph
+ * inputs are written where their first consumer runs; the placed graph's inputs
+ * are the null nodes in node order. Device key k + 1 is the k-th device of that
+ * list; the placed graph records each key's spec (hgr_executor_create uses them). graph is retained by nothing: the
  * result holds a new graph. Errors: INVALID_ARGUMENT (a spec naming no device, a
  * rule's device that cannot run a node it matches, naming both; a node no listed
  * device can run, with each device's reason; ops the op registry rejects), and
