@@ -577,6 +577,32 @@ static void random_graphs_placed_by_random_rules_match_the_reference(void** stat
   }
 }
 
+/* A graph of 2000 ops over three devices: placed and verified (not run); memory
+ * printed. */
+static void a_large_random_graph_is_placed_and_verified(void** state) {
+  (void)state;
+  static const uint64_t sizes[] = {1, 64, 1000, 4096, 65536};
+  static const int32_t keys[] = {1, 4};
+  hgr_test_graph_options_t generate = {.seed = 99, .op_count = 2000, .sizes = sizes, .size_count = 5,
+                                       .device_keys = keys, .device_key_count = 2};
+  char* json = hgr_test_graph_generate(&generate);
+  assert_non_null(json);
+  hgr_graph_t* graph = load(json);
+  free(json);
+  hgr_place_options_t options;
+  hgr_place_options_init(&options);
+  options.devices = testbed;
+  options.device_count = 3;
+  ASSERT_OK(hgr_place_options_parse(&options, "range:0-700=pocl:1"));
+  ASSERT_OK(hgr_place_options_parse(&options, "range:1200-2400=rusticl:0"));
+  uint64_t start = hgr__monotonic_ns();
+  hgr_placement_t* placement = place(graph, &options);
+  printf("2000 ops placed, planned and verified twice in %.0f ms\n", (double)(hgr__monotonic_ns() - start) / 1e6);
+  report_memory("random graph of 2000", placement, NULL, false);
+  hgr_placement_release(placement);
+  hgr_graph_release(graph);
+}
+
 /* ---- the verifier -------------------------------------------------------------------------- */
 
 /* x on key 1 -> a = relu(x), b = sigmoid(x) -> c = add(a, b), with storage ids and
@@ -660,6 +686,7 @@ int main(void) {
       cmocka_unit_test(the_verifier_accepts_in_place_over_a_dying_input),
       cmocka_unit_test(examples_replaced_by_range_rules_give_their_expected_outputs),
       cmocka_unit_test(random_graphs_placed_by_random_rules_match_the_reference),
+      cmocka_unit_test(a_large_random_graph_is_placed_and_verified),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   printf("worst planned/bound over every device of every plan: %.3f (target 1.10, missed on %u device plans)\n",

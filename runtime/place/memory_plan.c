@@ -172,8 +172,9 @@ static uint64_t improve(const group_t* groups, const uint32_t* order, uint32_t c
     free(renumber);
     return UINT64_MAX;
   }
-  /* Quadratic per move: only for plans of moderate size. */
-  uint32_t moves_left = (uint64_t)count * storages <= 4000000 ? 4 * count + 16 : 0;
+  /* A move costs up to storages^2 x count steps: only plans of moderate size get
+   * them, so that placement stays fast on graphs of thousands of nodes. */
+  uint32_t moves_left = (uint64_t)count * storages * storages <= 50000000 ? count + 16 : 0;
   bool moved = true;
   while (moved && moves_left-- > 0) {
     moved = false;
