@@ -205,6 +205,16 @@ static void first_places_everything_on_the_first_device_without_copies(void** st
   report_memory("chain first", placement, NULL, true);
   run_against_reference(placed, NULL, 11, "chain first");
   hgr_placement_release(placement);
+  /* No devices listed: the executor's choice for key 1, a CPU other than Oclgrind. */
+  hgr_place_options_init(&options);
+  placement = place(graph, &options);
+  assert_int_equal(hgr_placement_device_count(placement), 1);
+  ASSERT_OK(hgr_placement_device(placement, 0, &device));
+  const hgr_device_info_t* info = hgr_instance_device(instance, device.device_index);
+  printf("default device: %s\n", info->spec);
+  assert_int_equal(info->type, HGR_DEVICE_TYPE_CPU);
+  assert_string_not_equal(info->platform_short, "oclgrind");
+  hgr_placement_release(placement);
   hgr_graph_release(graph);
 }
 
@@ -247,6 +257,48 @@ static void options_parse_rules_and_policies_and_refuse_the_rest(void** state) {
   ASSERT_STATUS(hgr_place(instance, graph, &options, &placement), HGR_STATUS_INVALID_ARGUMENT,
                 "placement devices 1 and 2", "are the same device, pocl:0");
   assert_null(placement);
+  hgr_graph_release(graph);
+}
+
+/* ---- what a device can run, on fake devices ------------------------------------------------ */
+
+static void capability_says_which_device_cannot_run_what_and_why(void** state) {
+  (void)state;
+  hgr_graph_t* graph = load(chain_json);
+  hgr_device_info_t fake = {0};
+  fake.spec = "fake:0";
+  fake.compiler_available = true;
+  fake.max_work_group_size = 256;
+  fake.max_work_item_sizes[0] = fake.max_work_item_sizes[1] = fake.max_work_item_sizes[2] = 256;
+  fake.local_mem_bytes = 32768;
+  char* reason = NULL;
+  ASSERT_OK(hgr__place_device_can_run(graph, 3, NULL, &fake, &reason));
+  assert_null(reason);
+  ASSERT_OK(hgr__place_device_can_run(graph, 0, NULL, &fake, &reason)); /* an input runs anywhere */
+  assert_null(reason);
+  fake.compiler_available = false; /* a binary-only device runs no built-in op */
+  ASSERT_OK(hgr__place_device_can_run(graph, 3, NULL, &fake, &reason));
+  assert_non_null(reason);
+  assert_string_equal(reason, "fake:0: op 'relu' is built in (compiled from source), and the device has no compiler");
+  free(reason);
+  hgr_graph_release(graph);
+
+  /* float16 entries need cl_khr_fp16; with it, the op's own checks decide. */
+  char json[sizeof(chain_json) + 64];
+  snprintf(json, sizeof(json), "%s", chain_json);
+  char* dtypes = strstr(json, "\"dltype\"");
+  for (char* at = strstr(dtypes, "float32"); at; at = strstr(at, "float32")) memcpy(at, "float16", 7);
+  graph = load(json);
+  fake.compiler_available = true;
+  ASSERT_OK(hgr__place_device_can_run(graph, 3, NULL, &fake, &reason));
+  assert_non_null(reason);
+  assert_string_equal(reason, "fake:0: op 'relu' uses float16 (cl_khr_fp16), which the device does not support");
+  free(reason);
+  fake.fp16 = true;
+  ASSERT_OK(hgr__place_device_can_run(graph, 3, NULL, &fake, &reason));
+  assert_non_null(reason);
+  assert_non_null(strstr(reason, "fake:0: node 3 'relu_3' (relu)"));
+  free(reason);
   hgr_graph_release(graph);
 }
 
@@ -678,6 +730,7 @@ int main(void) {
   hgr_test_require_devices(instance, testbed, 3);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(options_parse_rules_and_policies_and_refuse_the_rest),
+      cmocka_unit_test(capability_says_which_device_cannot_run_what_and_why),
       cmocka_unit_test(rules_of_each_kind_place_nodes_and_later_rules_win),
       cmocka_unit_test(first_places_everything_on_the_first_device_without_copies),
       cmocka_unit_test(user_ops_fall_back_to_the_device_with_their_binary),
