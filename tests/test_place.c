@@ -77,6 +77,7 @@ static void report_memory(const char* label, const hgr_placement_t* placement, c
       if (plan.devices[k].key == device.key) {
         storage_bound = plan.devices[k].storage_bound_bytes;
         assert_int_equal(plan.devices[k].planned_bytes, device.planned_bytes);
+        assert_int_equal(plan.devices[k].storage_bound_bytes, device.storage_bound_bytes);
       }
     double ratio = device.lower_bound_bytes ? (double)device.planned_bytes / (double)device.lower_bound_bytes : 1.0;
     double storage_ratio = storage_bound ? (double)device.planned_bytes / (double)storage_bound : 1.0;
@@ -457,6 +458,7 @@ static void user_ops_fall_back_to_the_device_with_their_binary(void** state) {
   fclose(out);
   assert_non_null(strstr(text, "\"fallbacks\""));
   assert_non_null(strstr(text, "\"planned_bytes\""));
+  assert_non_null(strstr(text, "\"storage_bound_bytes\""));
   assert_non_null(strstr(text, "\"reason\":\t\"fallback\""));
   free(text);
 

@@ -151,6 +151,11 @@ typedef struct hgr_placement_device_t {
   uint64_t planned_bytes;     /* storage the plan allocates */
   uint64_t lower_bound_bytes; /* the most bytes alive at one point of the schedule */
   uint64_t no_reuse_bytes;    /* one storage per value */
+  /* What any plan with one buffer per storage id needs (TVM's format has no
+   * offsets, so values of different sizes cannot pack into one buffer): between
+   * lower_bound_bytes and planned_bytes; planned_bytes equal to it is optimal for
+   * the aliases and in-place pairs chosen. */
+  uint64_t storage_bound_bytes;
   double predicted_ms;        /* busy time predicted; < 0 without a cost model */
 } hgr_placement_device_t;
 HGR_API size_t hgr_placement_device_count(const hgr_placement_t* placement);

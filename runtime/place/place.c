@@ -290,6 +290,7 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
         device->planned_bytes = run->memory.devices[d].planned_bytes;
         device->lower_bound_bytes = run->memory.devices[d].lower_bound_bytes;
         device->no_reuse_bytes = run->memory.devices[d].no_reuse_bytes;
+        device->storage_bound_bytes = run->memory.devices[d].storage_bound_bytes;
       }
     for (uint32_t n = 0; n < placed->node_count; ++n)
       if (placed->nodes[n].is_op && placed->entries[placed->node_row_ptr[n]].device_key == device->key)

@@ -121,7 +121,11 @@ hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE*
             format_bytes(device.lower_bound_bytes, bound, sizeof(bound)));
     if (device.lower_bound_bytes)
       fprintf(out, " (planned/bound %.3f)", (double)device.planned_bytes / (double)device.lower_bound_bytes);
-    fprintf(out, ", no reuse %s\n", format_bytes(device.no_reuse_bytes, no_reuse, sizeof(no_reuse)));
+    fprintf(out, ", no reuse %s", format_bytes(device.no_reuse_bytes, no_reuse, sizeof(no_reuse)));
+    if (device.storage_bound_bytes > device.lower_bound_bytes)
+      fprintf(out, "; one buffer per storage id needs at least %s",
+              format_bytes(device.storage_bound_bytes, bound, sizeof(bound)));
+    fprintf(out, "\n");
   }
   fprintf(out, "  copies:");
   uint32_t copies = 0;
@@ -193,6 +197,7 @@ static hgr_status_t build_json(const hgr_placement_t* placement, cJSON* root) {
     ok = ok && cJSON_AddNumberToObject(item, "planned_bytes", (double)device.planned_bytes);
     ok = ok && cJSON_AddNumberToObject(item, "lower_bound_bytes", (double)device.lower_bound_bytes);
     ok = ok && cJSON_AddNumberToObject(item, "no_reuse_bytes", (double)device.no_reuse_bytes);
+    ok = ok && cJSON_AddNumberToObject(item, "storage_bound_bytes", (double)device.storage_bound_bytes);
     ok = ok && cJSON_AddItemToObject(item, "predicted_ms", number_or_null(device.predicted_ms));
   }
   cJSON* copies = ok ? cJSON_AddObjectToObject(root, "copies") : NULL;
