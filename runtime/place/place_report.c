@@ -108,8 +108,8 @@ hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE*
   for (size_t d = 0; d < hgr_placement_device_count(placement); ++d) {
     hgr_placement_device_t device;
     HGR_RETURN_IF_ERROR(hgr_placement_device(placement, d, &device));
-    fprintf(out, "  %s (key %d): %u nodes", hgr__placement_device_spec(placement, device.device_index), device.key,
-            device.node_count);
+    fprintf(out, "  %s (key %d): %u node%s", hgr__placement_device_spec(placement, device.device_index), device.key,
+            device.node_count, device.node_count == 1 ? "" : "s");
     if (device.predicted_ms >= 0) fprintf(out, ", predicted busy %.3f ms", device.predicted_ms);
     fprintf(out, "\n");
     op_count_t* counts = NULL;
@@ -131,7 +131,7 @@ hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE*
   uint32_t copies = 0;
   for (int c = 0; c < HGR_PAIR_CLASS_COUNT; ++c) {
     uint32_t n = hgr__placement_copy_count(placement, (hgr_pair_class_t)c);
-    if (n) fprintf(out, " %s %u", hgr_pair_class_name((hgr_pair_class_t)c), n);
+    if (n) fprintf(out, "%s %s %u", copies ? "," : "", hgr_pair_class_name((hgr_pair_class_t)c), n);
     copies += n;
   }
   fprintf(out, copies ? "\n" : " none\n");
