@@ -2,7 +2,11 @@
  * node order. Values that must share bytes (aliases, in-place pairs) become one
  * group with the union of their lifetimes; groups then share storages when their
  * lifetimes do not overlap. A storage is one buffer used from offset 0 by every value
- * in it (TVM's format has no offsets), so its size is its largest value's. */
+ * in it (TVM's format has no offsets), so its size is its largest value's.
+ *
+ * Sharing is safe across runs in flight too: the executor orders every command on a
+ * storage after the last writer and readers it recorded for it (exec/order.c), so a
+ * pipelined run cannot overwrite what an earlier run still reads. */
 #include <stdlib.h>
 #include <string.h>
 
