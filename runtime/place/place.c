@@ -245,13 +245,12 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
   placement->fallbacks = calloc((size_t)placed->node_count + 1, sizeof(*placement->fallbacks));
   placement->devices = calloc(count + 1, sizeof(*placement->devices));
   placement->device_specs = calloc(count + 1, sizeof(*placement->device_specs));
-  uint32_t* device_of_slot = malloc((count + 1) * sizeof(*device_of_slot));
+  bool* used = calloc(count + 1, sizeof(*used)); /* per slot: some node runs there */
   if (!placement->nodes || !placement->fallbacks || !placement->devices || !placement->device_specs ||
-      !device_of_slot) {
-    free(device_of_slot);
+      !used) {
+    free(used);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
-  for (size_t s = 0; s < count; ++s) device_of_slot[s] = UINT32_MAX;
   hgr_status_t status = HGR_OK;
   for (uint32_t n = 0; n < placed->node_count && !status; ++n) {
     uint32_t slot = (uint32_t)(placed->entries[placed->node_row_ptr[n]].device_key - 1);
@@ -275,12 +274,10 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
       if (choice->fallback && (status = hgr__strdup(choice->fallback, &placement->fallbacks[n]))) break;
       record->fallback = placement->fallbacks[n];
     }
-    if (device_of_slot[slot] == UINT32_MAX) {
-      device_of_slot[slot] = 0; /* numbered below, in slot order */
-    }
+    used[slot] = true;
   }
   for (size_t s = 0; s < count && !status; ++s) {
-    if (device_of_slot[s] == UINT32_MAX) continue;
+    if (!used[s]) continue;
     hgr_placement_device_t* device = &placement->devices[placement->device_count];
     device->device_index = run->devices[s];
     device->key = (int32_t)s + 1;
@@ -298,7 +295,7 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
     status = hgr__strdup(run->specs[s], &placement->device_specs[placement->device_count]);
     placement->device_count++;
   }
-  free(device_of_slot);
+  free(used);
   return status;
 }
 
