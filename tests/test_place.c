@@ -1,11 +1,12 @@
-/* Placement (hgr/place.h) on the test bed (pocl:0, pocl:1, rusticl:0): rules of each
- * kind and their order, FIRST, fallback for a user op that only PoCL has a binary
- * for, the examples re-placed by range rules and random graphs placed by random
- * rules, each run and compared with its expected outputs, and the plan verifier on
- * hand-broken plans. Every plan hgr_place returns has passed the verifier; the tests
- * run it again on the placed graph. Memory per device (planned, lower bound, no
- * reuse) is printed for the examples and the random graphs, and planned <= 1.10 x
- * lower bound is checked (report_memory). */
+/* Placement (hgr/place.h) on the test bed (pocl:0, pocl:1, rusticl:0; oclgrind:0
+ * for a few random graphs, skipped without it): what fake devices can run, rules of
+ * each kind and their order, FIRST and the default device, fallback for a user op
+ * that only PoCL has a binary for, stages:2 and auto, the examples re-placed by
+ * range rules and random graphs placed by random rules, each run and compared with
+ * its expected outputs, and the plan verifier on hand-broken plans. Every plan
+ * hgr_place returns has passed the verifier; the tests run it again on the placed
+ * graph. Memory per device (planned, lower bound, storage bound, no reuse) is
+ * printed for every plan and checked (report_memory). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <math.h>
@@ -592,14 +593,15 @@ static void examples_replaced_by_range_rules_give_their_expected_outputs(void** 
 
 /* ---- random graphs, random rules ---------------------------------------------------------- */
 
-static void random_graphs_placed_by_random_rules_match_the_reference(void** state) {
-  (void)state;
-  static const uint64_t sizes[] = {1, 13, 64, 1000, 4096};
+/* graphs random graphs of op_count ops (seeds first_seed...) placed over devices by
+ * random range and op rules, run and compared with the reference. */
+static void place_random_graphs(const char* const* devices, uint32_t device_count, uint64_t first_seed,
+                                uint32_t graphs, uint32_t op_count, const uint64_t* sizes, size_t size_count) {
   static const int32_t keys[] = {1, 4};
   hgr_test_rng_t rng;
-  hgr_test_rng_seed(&rng, 14);
-  for (uint64_t seed = 1; seed <= 30; ++seed) {
-    hgr_test_graph_options_t generate = {.seed = seed, .op_count = 24, .sizes = sizes, .size_count = 5,
+  hgr_test_rng_seed(&rng, 14 + first_seed);
+  for (uint64_t seed = first_seed; seed < first_seed + graphs; ++seed) {
+    hgr_test_graph_options_t generate = {.seed = seed, .op_count = op_count, .sizes = sizes, .size_count = size_count,
                                          .device_keys = keys, .device_key_count = 2};
     char* json = hgr_test_graph_generate(&generate);
     assert_non_null(json);
@@ -607,28 +609,55 @@ static void random_graphs_placed_by_random_rules_match_the_reference(void** stat
     free(json);
     hgr_place_options_t options;
     hgr_place_options_init(&options);
-    options.devices = testbed;
-    options.device_count = 3;
+    options.devices = devices;
+    options.device_count = device_count;
     uint32_t rules = hgr_test_rng_below(&rng, 5);
     char text[128];
     for (uint32_t r = 0; r < rules; ++r) {
-      uint32_t first = hgr_test_rng_below(&rng, 30), last = first + hgr_test_rng_below(&rng, 10);
-      snprintf(text, sizeof(text), "range:%u-%u=%s", first, last, testbed[hgr_test_rng_below(&rng, 3)]);
+      uint32_t first = hgr_test_rng_below(&rng, op_count + 6), last = first + hgr_test_rng_below(&rng, 10);
+      snprintf(text, sizeof(text), "range:%u-%u=%s", first, last, devices[hgr_test_rng_below(&rng, device_count)]);
+      ASSERT_OK(hgr_place_options_parse(&options, text));
+    }
+    if (device_count > 3) { /* the last device (Oclgrind) gets some nodes in any case */
+      uint32_t first = hgr_test_rng_below(&rng, op_count);
+      snprintf(text, sizeof(text), "range:%u-%u=%s", first, first + 4, devices[device_count - 1]);
       ASSERT_OK(hgr_place_options_parse(&options, text));
     }
     if (hgr_test_rng_below(&rng, 2)) {
       snprintf(text, sizeof(text), "op:%s=%s", hgr_test_rng_below(&rng, 2) ? "tanh" : "add",
-               testbed[hgr_test_rng_below(&rng, 3)]);
+               devices[hgr_test_rng_below(&rng, device_count)]);
       ASSERT_OK(hgr_place_options_parse(&options, text));
     }
     hgr_placement_t* placement = place(graph, &options);
     char label[64];
-    snprintf(label, sizeof(label), "random graph %llu", (unsigned long long)seed);
+    snprintf(label, sizeof(label), "random graph %llu%s", (unsigned long long)seed,
+             device_count > 3 ? " (+oclgrind)" : "");
     report_memory(label, placement, NULL, false);
     run_against_reference(hgr_placement_graph(placement), NULL, seed, label);
     hgr_placement_release(placement);
     hgr_graph_release(graph);
   }
+}
+
+static void random_graphs_placed_by_random_rules_match_the_reference(void** state) {
+  (void)state;
+  static const uint64_t sizes[] = {1, 13, 64, 1000, 4096};
+  place_random_graphs(testbed, 3, 1, 30, 24, sizes, 5);
+}
+
+/* Oclgrind checks every kernel's memory accesses (a report fails the test). */
+static void random_graphs_placed_with_oclgrind_match_the_reference(void** state) {
+  (void)state;
+  static const uint64_t sizes[] = {1, 13, 64};
+  const char* devices[] = {"pocl:0", "pocl:1", "rusticl:0", "oclgrind:0"};
+  size_t oclgrind = 0;
+  hgr_status_t status = hgr_instance_find_device(instance, "oclgrind:0", &oclgrind);
+  if (status) {
+    hgr_status_free(status);
+    printf("oclgrind:0 is not in the test bed: skipped\n");
+    skip();
+  }
+  place_random_graphs(devices, 4, 101, 4, 12, sizes, 3);
 }
 
 /* A graph of 2000 ops over three devices: placed and verified (not run); memory
@@ -741,6 +770,7 @@ int main(void) {
       cmocka_unit_test(the_verifier_accepts_in_place_over_a_dying_input),
       cmocka_unit_test(examples_replaced_by_range_rules_give_their_expected_outputs),
       cmocka_unit_test(random_graphs_placed_by_random_rules_match_the_reference),
+      cmocka_unit_test(random_graphs_placed_with_oclgrind_match_the_reference),
       cmocka_unit_test(a_large_random_graph_is_placed_and_verified),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -325,7 +325,9 @@ hgr_test(NAME pipeline_pocl_rusticl SOURCE test_pipeline.c ARGS pocl:0 rusticl:0
 hgr_test(NAME pipeline_rusticl_pocl SOURCE test_pipeline.c ARGS rusticl:0 pocl:0 SHIM)
 hgr_test(NAME pipeline_oclgrind_pocl SOURCE test_pipeline.c ARGS oclgrind:0 pocl:0 24 SHIM)
 
-# Placement (issue 14): rules, FIRST, fallback for a user op only PoCL has a binary
-# for, the examples re-placed by range rules and random graphs by random rules (run
-# and compared), the plan verifier; memory planned/bound/no-reuse printed per device
-hgr_test(NAME place_pocl_pair_rusticl SOURCE test_place.c)
+# Placement (issue 14) over pocl:0, pocl:1, rusticl:0 (and oclgrind:0 for a few
+# random graphs): rules, FIRST, fallback for a user op only PoCL has a binary for,
+# stages:2 and auto, the examples re-placed by range rules and random graphs by
+# random rules (run and compared), the plan verifier; memory planned/bound/no-reuse
+# printed per device
+hgr_test(NAME place_testbed SOURCE test_place.c)
