@@ -30,8 +30,9 @@ endforeach()
 set(fuzz_kernel_manifest_seeds "${HGR_TEST_DATA_DIR}/user_kernels/kernels.json")
 set(fuzz_op_plan_seeds "")
 set(fuzz_device_spec_seeds "")
+set(fuzz_place_seeds "")
 
-foreach(target graph op_plan params npy device_spec kernel_manifest)
+foreach(target graph op_plan params npy device_spec kernel_manifest place)
   add_test(NAME fuzz_${target}
            COMMAND ${fuzz_run} fuzz "${fuzz_dir}" ${target} ${HGR_FUZZ_SECONDS} "${PROJECT_SOURCE_DIR}"
                    ${fuzz_${target}_seeds})

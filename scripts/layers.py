@@ -25,6 +25,8 @@ ORDER = {
     "exec": ["queue.c", "bridge.c", "order.c", "placement.c", "storage.c", "program_cache.c", "transfer.c",
              "plan.c", "launch.c", "wait.c", "readback.c", "fence.c", "host_io.c", "profile.c",
              "executor.c", "profile_report.c"],
+    "place": ["unplace.c", "capability.c", "assign.c", "copies.c", "memory_plan.c", "verify.c", "cost_model.c",
+              "schedule.c", "place.c", "place_report.c"],
 }
 DEFINITION = re.compile(r"^(?:[A-Za-z_][\w \t\*]*?)\b(hgr_\w+)\s*\([^;{]*\)\s*\{", re.M)
 CALL = re.compile(r"\b(hgr_\w+)\s*\(")

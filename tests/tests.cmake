@@ -33,6 +33,13 @@ hgr_test(NAME graph_edit SOURCE test_graph_edit.c)
 hgr_test(NAME graph_write SOURCE test_graph_write.c ARGS ${PROJECT_SOURCE_DIR}/examples ${HGR_TEST_DATA_DIR}/graphs)
 hgr_test(NAME builder_unit SOURCE test_builder.c ARGS unit)
 hgr_test(NAME builder_pocl SOURCE test_builder.c ARGS run)
+
+# Placement's cost-based policies (issue 14): AUTO and STAGES on hand-made cost
+# models (no devices)
+hgr_test(NAME schedule_unit SOURCE test_schedule.c)
+# The cost model: calibration (profiling, or host timing where rusticl gives no
+# timestamps), the cost cache, copy costs within a context and across platforms
+hgr_test(NAME cost_model_testbed SOURCE test_cost_model.c ARGS pocl:0 pocl:1 rusticl:0)
 hgr_test(NAME storage_ids_pocl_pair SOURCE test_storage_ids.c ARGS pocl:1 pocl:0)
 hgr_test(NAME storage_ids_rusticl_pocl SOURCE test_storage_ids.c ARGS rusticl:0 pocl:0)
 hgr_test(NAME params_format SOURCE test_params.c)
@@ -317,3 +324,10 @@ hgr_test(NAME pipeline_pocl_pair SOURCE test_pipeline.c ARGS pocl:0 pocl:1 SHIM)
 hgr_test(NAME pipeline_pocl_rusticl SOURCE test_pipeline.c ARGS pocl:0 rusticl:0 SHIM)
 hgr_test(NAME pipeline_rusticl_pocl SOURCE test_pipeline.c ARGS rusticl:0 pocl:0 SHIM)
 hgr_test(NAME pipeline_oclgrind_pocl SOURCE test_pipeline.c ARGS oclgrind:0 pocl:0 24 SHIM)
+
+# Placement (issue 14) over pocl:0, pocl:1, rusticl:0 (and oclgrind:0 for a few
+# random graphs): rules, FIRST, fallback for a user op only PoCL has a binary for,
+# stages:2 and auto, the examples re-placed by range rules and random graphs by
+# random rules (run and compared), the plan verifier; memory planned/bound/no-reuse
+# printed per device
+hgr_test(NAME place_testbed SOURCE test_place.c)

@@ -72,6 +72,8 @@ typedef struct hgr_device_info_t {
   bool fp64;                   /* cl_khr_fp64 or a non-zero CL_DEVICE_DOUBLE_FP_CONFIG */
   bool unified_memory;         /* CL_DEVICE_HOST_UNIFIED_MEMORY */
   uint64_t timer_resolution_ns;/* CL_DEVICE_PROFILING_TIMER_RESOLUTION */
+  bool compiler_available;     /* CL_DEVICE_COMPILER_AVAILABLE: builds programs from source
+                                  (a binary-only device runs only the kernel library's binaries) */
 } hgr_device_info_t;
 
 /* A platform that discovery skipped, and why. */

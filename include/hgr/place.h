@@ -52,7 +52,8 @@ extern "C" {
 typedef enum hgr_place_rule_kind_t {
   HGR_PLACE_RULE_OP = 0, /* "op:NAME=SPEC": every node whose func_name is NAME */
   HGR_PLACE_RULE_NODE,   /* "node:GLOB=SPEC": node names matching GLOB (fnmatch) */
-  HGR_PLACE_RULE_RANGE,  /* "range:A-B=SPEC": node ids A to B, inclusive */
+  HGR_PLACE_RULE_RANGE,  /* "range:A-B=SPEC": node ids A to B, inclusive, counted in the
+                            graph without its own __copy nodes (a builder graph's ids) */
 } hgr_place_rule_kind_t;
 
 typedef struct hgr_place_rule_t {
@@ -100,7 +101,12 @@ HGR_API hgr_status_t hgr_place_options_parse(hgr_place_options_t* options, const
 
 typedef struct hgr_placement_s hgr_placement_t;
 
-/* Places, inserts copies and plans memory. graph is retained by nothing: the
+/* Places, inserts copies and plans memory. Rules apply to op nodes; a device a
+ * rule names that the list lacks joins the list after the listed ones. Graph
+ * inputs are written where their first consumer runs; the placed graph's inputs
+ * are the null nodes in node order. Device key 1 is the first device of that list,
+ * key 2 the second, ...; the placed graph records each key's spec, which
+ * hgr_executor_create uses when the caller binds nothing. graph is retained by nothing: the
  * result holds a new graph. Errors: INVALID_ARGUMENT (a spec naming no device, a
  * rule's device that cannot run a node it matches, naming both; a node no listed
  * device can run, with each device's reason; ops the op registry rejects), and
@@ -145,6 +151,11 @@ typedef struct hgr_placement_device_t {
   uint64_t planned_bytes;     /* storage the plan allocates */
   uint64_t lower_bound_bytes; /* the most bytes alive at one point of the schedule */
   uint64_t no_reuse_bytes;    /* one storage per value */
+  /* What any plan with one buffer per storage id needs (TVM's format has no
+   * offsets, so values of different sizes cannot pack into one buffer): between
+   * lower_bound_bytes and planned_bytes; planned_bytes equal to it is optimal for
+   * the aliases and in-place pairs chosen. */
+  uint64_t storage_bound_bytes;
   double predicted_ms;        /* busy time predicted; < 0 without a cost model */
 } hgr_placement_device_t;
 HGR_API size_t hgr_placement_device_count(const hgr_placement_t* placement);

@@ -96,7 +96,7 @@ hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
   cl_uint compute_units = 0, align_bits = 0;
   cl_ulong global_mem = 0, local_mem = 0, max_alloc = 0;
   size_t max_work_group = 0, timer_resolution = 0;
-  cl_bool unified = CL_FALSE;
+  cl_bool unified = CL_FALSE, compiler = CL_FALSE;
   QUERY_VALUE(device, CL_DEVICE_TYPE, type);
   QUERY_VALUE(device, CL_DEVICE_MAX_COMPUTE_UNITS, compute_units);
   QUERY_VALUE(device, CL_DEVICE_GLOBAL_MEM_SIZE, global_mem);
@@ -110,6 +110,7 @@ hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
     max_items[0] = max_items[1] = max_items[2] = max_work_group;
   QUERY_VALUE(device, CL_DEVICE_PROFILING_TIMER_RESOLUTION, timer_resolution);
   QUERY_VALUE(device, CL_DEVICE_HOST_UNIFIED_MEMORY, unified);
+  QUERY_VALUE(device, CL_DEVICE_COMPILER_AVAILABLE, compiler);
   /* Optional in 1.2: a device without doubles may reject the query. */
   cl_device_fp_config double_config = 0;
   if (clGetDeviceInfo(device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(double_config), &double_config,
@@ -138,6 +139,7 @@ hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
   info->max_work_group_size = max_work_group;
   for (int d = 0; d < 3; ++d) info->max_work_item_sizes[d] = max_items[d];
   info->timer_resolution_ns = timer_resolution;
+  info->compiler_available = compiler == CL_TRUE;
   info->unified_memory = unified == CL_TRUE;
   info->fp16 = strstr(extensions, "cl_khr_fp16") != NULL;
   info->fp64 = strstr(extensions, "cl_khr_fp64") != NULL || double_config != 0;

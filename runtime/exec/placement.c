@@ -23,6 +23,14 @@ static size_t first_of_type(const key_plan_t* plan, hgr_device_type_t type) {
   return SIZE_MAX;
 }
 
+/* Instance devices, real ones before the simulator, into ranked (device_count values). */
+static void rank_devices(const hgr_instance_t* instance, size_t* ranked) {
+  size_t count = hgr_instance_device_count(instance), at = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t d = 0; d < count; ++d)
+      if (is_simulator(hgr_instance_device(instance, d)) == (pass == 1)) ranked[at++] = d;
+}
+
 static size_t first_unused_except(const key_plan_t* plan, size_t except) {
   for (size_t r = 0; r < plan->device_count; ++r)
     if (!plan->used[plan->ranked[r]] && plan->ranked[r] != except) return plan->ranked[r];
@@ -91,10 +99,7 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
     binding_count = graph->binding_count;
   }
 
-  size_t ranked = 0;
-  for (int pass = 0; pass < 2; ++pass)
-    for (size_t d = 0; d < device_count; ++d)
-      if (is_simulator(hgr_instance_device(instance, d)) == (pass == 1)) plan.ranked[ranked++] = d;
+  rank_devices(instance, plan.ranked);
 
   /* Explicit bindings first. Without a device_index column the first binding names
    * the device for everything. */
@@ -175,6 +180,21 @@ cleanup:
   free(plan.ranked);
   free(plan.used);
   return status;
+}
+
+hgr_status_t hgr__placement_default_device(hgr_instance_t* instance, size_t* out_device_index) {
+  size_t device_count = hgr_instance_device_count(instance);
+  if (device_count == 0)
+    return hgr__instance_explain_skipped(
+        instance,
+        HGR_STATUS(HGR_STATUS_UNAVAILABLE, "no OpenCL device found (`hgr devices` lists what the ICD loader reports)"));
+  key_plan_t plan = {instance, calloc(device_count, sizeof(size_t)), device_count, NULL};
+  if (!plan.ranked) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  rank_devices(instance, plan.ranked);
+  size_t cpu = first_of_type(&plan, HGR_DEVICE_TYPE_CPU);
+  *out_device_index = cpu != SIZE_MAX ? cpu : plan.ranked[0];
+  free(plan.ranked);
+  return HGR_OK;
 }
 
 hgr__exec_device_t* hgr__placement_device(const hgr__placement_t* placement, size_t device_index) {

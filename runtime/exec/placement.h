@@ -37,6 +37,11 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
                                  const hgr_device_binding_t* bindings, size_t binding_count);
 void hgr__placement_release(hgr__placement_t* placement);
 
+/* The device TVM's default gives key 1 when nothing is bound: the first CPU, real
+ * devices before Oclgrind, else the first real device. Placement (place/) uses it
+ * for graphs placed without a device list. UNAVAILABLE without devices. */
+hgr_status_t hgr__placement_default_device(hgr_instance_t* instance, size_t* out_device_index);
+
 /* The executor's record of instance device device_index; NULL when it does not use
  * that device. */
 hgr__exec_device_t* hgr__placement_device(const hgr__placement_t* placement, size_t device_index);

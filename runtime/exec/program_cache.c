@@ -177,14 +177,12 @@ static bool cache_enabled(const hgr_executor_t* executor) {
           (executor->programs.cache.load && executor->programs.cache.store));
 }
 
-/* The cache directory (malloc'd), or NULL when none can be named. */
-static char* cache_directory(const hgr_executor_t* executor) {
-  const char* dir = executor->programs.cache.directory;
+char* hgr__cache_directory(const char* configured) {
   const char* env = getenv("HGR_CACHE_DIR");
   const char* xdg = getenv("XDG_CACHE_HOME");
   const char* home = getenv("HOME");
   char* path = NULL;
-  if (dir && *dir) path = strdup(dir);
+  if (configured && *configured) path = strdup(configured);
   else if (env && *env) path = strdup(env);
   else if ((xdg && *xdg) || (home && *home)) {
     size_t capacity = strlen(xdg && *xdg ? xdg : home) + 16;
@@ -194,8 +192,11 @@ static char* cache_directory(const hgr_executor_t* executor) {
   return path;
 }
 
-/* mkdir -p */
-static bool make_directories(char* path) {
+static char* cache_directory(const hgr_executor_t* executor) {
+  return hgr__cache_directory(executor->programs.cache.directory);
+}
+
+bool hgr__cache_make_directories(char* path) {
   for (char* p = path + 1;; ++p) {
     if (*p == '/' || !*p) {
       char saved = *p;
@@ -536,7 +537,7 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
         char* dir = cache_directory(executor);
         hgr_status_t status = HGR_OK;
         if (!path || !dir) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "no cache directory (set HGR_CACHE_DIR)");
-        else if (!make_directories(dir))
+        else if (!hgr__cache_make_directories(dir))
           status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot create '%s': %s", dir, strerror(errno));
         else status = hgr__file_write_atomic(path, blob, size, NULL, 0);
         if (status) note(&worker, "program cache: not stored: %s", hgr_status_message(status));

@@ -1,8 +1,11 @@
 /* What the place layer's files share: the placement problem (an unplaced graph, the
  * candidate devices, what each can run, what rules fixed), the cost model, and the
- * cost-based policies. place.c drives it (hgr/place.h); cost_model.c calibrates and
- * keeps the cost cache; schedule.c has AUTO and STAGES; copies.c inserts copies;
- * memory_plan.c plans storage; verify.c checks a plan. */
+ * cost-based policies. place.c drives it (hgr/place.h): unplace.c discards a graph's
+ * own placement; capability.c asks each device what it can run; assign.c applies
+ * rules, the policy's choices and fallback; cost_model.c calibrates and keeps the
+ * cost cache; schedule.c has AUTO and STAGES; copies.c inserts copies;
+ * memory_plan.c plans storage; verify.c checks a plan; place_report.c writes the
+ * summary and the JSON. */
 #ifndef HGR_PLACE_INTERNAL_H_
 #define HGR_PLACE_INTERNAL_H_
 
@@ -92,5 +95,119 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
  * caller). INVALID_ARGUMENT when fewer than `stages` devices are listed. */
 hgr_status_t hgr__schedule_stages(const hgr__place_problem_t* problem, const hgr__cost_model_t* model,
                                   uint32_t stages, uint32_t* node_slot);
+
+/* ---- the placement pipeline ---------------------------------------------------------
+ * After capability.c has asked the devices what they can run, every step works on
+ * plain data (the problem, slots, spec strings) and touches no OpenCL, so that tests
+ * and fuzz/fuzz_place.c run it over fake devices. */
+
+/* unplace.c: graph with its own placement discarded: `__copy` nodes removed (their
+ * consumers read the copy's input), device keys dropped, every entry its own storage
+ * id except a `__nop`'s output, which keeps aliasing its input. Node names, attrs,
+ * inputs and outputs stay. *out_source_node (new node count values) gives each node's
+ * id in graph. */
+hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_graph, uint32_t** out_source_node);
+
+/* capability.c: printf into a new malloc'd string; NULL when out of memory. */
+char* hgr__place_format(const char* format, ...) HGR_PRINTF(1, 2);
+
+/* Whether device can run op node node_id of graph: the op exists there
+ * (built-in: the device compiles; the kernel library's: a binary for it, or a source
+ * and a compiler), its dtypes are supported (float16, float64) and it plans within
+ * the device's limits. *out_reason is NULL when it can, else malloc'd text naming the
+ * device ("rusticl:0: op 'scale_add' has no kernel for this device ..."). Errors:
+ * RESOURCE_EXHAUSTED only. */
+hgr_status_t hgr__place_device_can_run(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* kernels,
+                                       const hgr_device_info_t* device, char** out_reason);
+/* Allocates and fills problem->can_run, cannot_reason and fixed (all HGR__NO_DEVICE)
+ * for problem->graph over the devices described by infos (one per slot). An op that
+ * neither the registry nor the kernel library has is INVALID_ARGUMENT from the
+ * registry (listing the known ops). */
+hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem, const hgr_device_info_t* const* infos);
+/* Frees what hgr__place_problem_fill allocated (not graph or devices). */
+void hgr__place_problem_free(hgr__place_problem_t* problem);
+
+/* assign.c: where each node of the problem graph goes, and why. */
+typedef struct hgr__node_choice_t {
+  uint32_t slot;
+  hgr_place_reason_t reason;
+  size_t rule_index;      /* HGR_PLACE_BY_RULE */
+  char* fallback;         /* HGR_PLACE_BY_FALLBACK: malloc'd */
+} hgr__node_choice_t;
+/* Applies rules in order (a later rule wins) to the op nodes: rule_slots[r] is rule
+ * r's device slot. Fills problem->fixed and choices (node_count, zeroed by the
+ * caller) for the nodes a rule placed. INVALID_ARGUMENT when a rule's device cannot
+ * run a node it matches, naming the rule, the node and the device's reason. */
+hgr_status_t hgr__place_apply_rules(hgr__place_problem_t* problem, const hgr_place_rule_t* rules,
+                                    const uint32_t* rule_slots, size_t rule_count, hgr__node_choice_t* choices);
+/* Completes choices for the op nodes no rule placed: policy_slot (per node, may be
+ * NULL for FIRST; HGR__NO_DEVICE where the policy left a node) is the policy's
+ * choice; a choice that cannot run the node falls back to the next listed device
+ * that can (FIRST: the first device that can; a node FIRST places past slot 0 is a
+ * fallback, with the reasons of the devices before it). Then every input goes where
+ * its first consumer runs (slot 0 when nothing consumes it). INVALID_ARGUMENT for a
+ * node that no device can run, listing each device's reason. */
+hgr_status_t hgr__place_complete(const hgr__place_problem_t* problem, const uint32_t* policy_slot,
+                                 hgr__node_choice_t* choices);
+/* "op:NAME=SPEC", "node:GLOB=SPEC", "range:A-B=SPEC" into buffer; returns buffer. */
+const char* hgr__place_rule_format(const hgr_place_rule_t* rule, char* buffer, size_t capacity);
+void hgr__place_choices_free(hgr__node_choice_t* choices, uint32_t count);
+
+/* copies.c: the placed graph: the problem graph's nodes in order, each on its slot's
+ * device key (1 + slot), one `__copy` per (value, consuming device) shared by every
+ * consumer there, emitted before its first consumer and named "<node>.to.<spec>"
+ * (made unique); heads read where produced; a binding key -> specs[slot] for every
+ * key used. storage_ids (per placed entry) may be NULL: every entry its own id (a
+ * `__nop` output its input's). *out_source_node: per placed node its problem node,
+ * UINT32_MAX for a copy. The pass is deterministic, so a second one with planned
+ * storage_ids gives the same nodes and entries. */
+hgr_status_t hgr__place_emit(const hgr__place_problem_t* problem, const hgr__node_choice_t* choices,
+                             const char* const* specs, const uint32_t* storage_ids, hgr_graph_t** out_placed,
+                             uint32_t** out_source_node);
+
+/* memory_plan.c: storage ids per device for a placed graph, in node order. */
+typedef struct hgr__memory_device_t {
+  int32_t key;                 /* device key (-1: the graph has none) */
+  uint64_t planned_bytes;      /* the sum of its storages' sizes */
+  uint64_t lower_bound_bytes;  /* the most bytes alive at one step */
+  uint64_t no_reuse_bytes;     /* one storage per value, aliases once */
+  /* What any plan needs with one buffer per storage id (TVM's format has no
+   * offsets): the sum over j of the largest j-th largest value alive at one step;
+   * between lower_bound_bytes and planned_bytes. */
+  uint64_t storage_bound_bytes;
+  uint32_t storage_count;
+} hgr__memory_device_t;
+typedef struct hgr__memory_plan_t {
+  uint32_t* storage_ids;       /* per entry */
+  hgr__memory_device_t* devices; /* per device key, ascending */
+  size_t device_count;
+} hgr__memory_plan_t;
+/* Values live from their producer to their last consumer; inputs and heads keep
+ * their own storage for the whole run (bindable); `__nop` and reshape-likes
+ * (HGR__IN_PLACE_ALIAS) alias their input; an elementwise op's output 0 takes the
+ * storage of an input that dies at it (same element count and size, neither an
+ * input nor a head); the rest share storages of their device, largest first, each
+ * into the smallest storage free for its lifetime (several orders are tried and the
+ * smallest total kept). */
+hgr_status_t hgr__memory_plan(const hgr_graph_t* placed, const hgr_kernel_library_t* kernels,
+                              hgr__memory_plan_t* out_plan);
+void hgr__memory_plan_free(hgr__memory_plan_t* plan);
+
+/* verify.c: checks a placed, planned graph: no two values alive at the same time
+ * share a storage id unless one aliases the other (`__nop`, a reshape-like) or an
+ * elementwise op writes over an input that dies at it; inputs and heads share with
+ * nothing else; every op node's inputs are on its own device (a `__copy` reads
+ * from any); a storage id lives on one device; every op node plans
+ * (hgr__op_plan). The graph itself passed validation when it was built or loaded.
+ * INVALID_ARGUMENT naming the entries, the storage id or the node. */
+hgr_status_t hgr__place_verify(const hgr_graph_t* placed, const hgr_kernel_library_t* kernels);
+
+/* place.c, for place_report.c: what the public accessors do not give. The spec of
+ * a device the placement uses; copies of a pair class; rule rule_index as given
+ * (NULL past the end); the policy as --place spells it ("stages:2"). */
+const char* hgr__placement_device_spec(const hgr_placement_t* placement, size_t device_index);
+uint32_t hgr__placement_copy_count(const hgr_placement_t* placement, hgr_pair_class_t pair_class);
+const hgr_place_rule_t* hgr__placement_rule(const hgr_placement_t* placement, size_t rule_index);
+const char* hgr__placement_policy(const hgr_placement_t* placement, char* buffer, size_t capacity);
 
 #endif /* HGR_PLACE_INTERNAL_H_ */

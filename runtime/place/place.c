@@ -1,0 +1,448 @@
+/* hgr/place.h: the options, the flow of hgr_place (devices, the unplaced graph,
+ * what each device can run, rules, the policy and fallback, copies, the memory
+ * plan, the verifier) and the placement's accessors. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement.h"
+#include "place_internal.h"
+
+struct hgr_placement_s {
+  hgr_graph_t* graph;               /* the placed graph */
+  hgr_node_placement_t* nodes;      /* per placed node */
+  char** fallbacks;                 /* per placed node, owned (NULL where none) */
+  hgr_placement_device_t* devices;  /* the devices used, in slot order */
+  size_t device_count;
+  char** device_specs;              /* per devices[] */
+  uint32_t copies[HGR_PAIR_CLASS_COUNT];
+  double predicted_ms, best_single_ms;
+  size_t best_single_device;
+  hgr_place_rule_t rules[HGR_PLACE_MAX_RULES];
+  size_t rule_count;
+  hgr_place_policy_t policy;
+  uint32_t stages;
+};
+
+#define INVALID(...) HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+
+/* ---- options -------------------------------------------------------------------- */
+
+void hgr_place_options_init(hgr_place_options_t* options) {
+  if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->policy = HGR_PLACE_FIRST;
+  options->stages = 1;
+}
+
+static const char* const usage =
+    "expected a policy (first, auto, stages:N) or a rule (op:NAME=SPEC, node:GLOB=SPEC, range:A-B=SPEC)";
+
+static bool parse_u32(const char* text, size_t length, uint32_t* out) {
+  if (length == 0 || length > 10) return false;
+  uint64_t value = 0;
+  for (size_t i = 0; i < length; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    value = value * 10 + (uint64_t)(text[i] - '0');
+  }
+  if (value > UINT32_MAX) return false;
+  *out = (uint32_t)value;
+  return true;
+}
+
+hgr_status_t hgr_place_options_parse(hgr_place_options_t* options, const char* text) {
+  if (!options || !text) return INVALID("hgr_place_options_parse: options and text must not be NULL");
+  if (!strcmp(text, "first") || !strcmp(text, "auto")) {
+    options->policy = text[0] == 'f' ? HGR_PLACE_FIRST : HGR_PLACE_AUTO;
+    return HGR_OK;
+  }
+  if (!strncmp(text, "stages:", 7)) {
+    uint32_t stages = 0;
+    if (!parse_u32(text + 7, strlen(text + 7), &stages) || stages == 0)
+      return INVALID("--place '%s': stages:N takes a number of stages of at least 1", text);
+    options->policy = HGR_PLACE_STAGES;
+    options->stages = stages;
+    return HGR_OK;
+  }
+  hgr_place_rule_t rule;
+  memset(&rule, 0, sizeof(rule));
+  const char* colon = strchr(text, ':');
+  const char* equals = strrchr(text, '=');
+  if (!colon || !equals || equals < colon) return INVALID("--place '%s': %s", text, usage);
+  size_t kind_length = (size_t)(colon - text);
+  const char* pattern = colon + 1;
+  size_t pattern_length = (size_t)(equals - pattern);
+  const char* spec = equals + 1;
+  if (kind_length == 2 && !strncmp(text, "op", 2))
+    rule.kind = HGR_PLACE_RULE_OP;
+  else if (kind_length == 4 && !strncmp(text, "node", 4))
+    rule.kind = HGR_PLACE_RULE_NODE;
+  else if (kind_length == 5 && !strncmp(text, "range", 5))
+    rule.kind = HGR_PLACE_RULE_RANGE;
+  else
+    return INVALID("--place '%s': %s", text, usage);
+  if (!spec[0]) return INVALID("--place '%s': the rule names no device after '='", text);
+  if (strlen(spec) >= sizeof(rule.spec))
+    return INVALID("--place '%s': the device spec is longer than %zu characters", text, sizeof(rule.spec) - 1);
+  if (pattern_length == 0) return INVALID("--place '%s': the rule has nothing between ':' and '='", text);
+  if (rule.kind == HGR_PLACE_RULE_RANGE) {
+    const char* dash = memchr(pattern, '-', pattern_length);
+    if (!dash || !parse_u32(pattern, (size_t)(dash - pattern), &rule.first) ||
+        !parse_u32(dash + 1, pattern_length - (size_t)(dash - pattern) - 1, &rule.last))
+      return INVALID("--place '%s': range:A-B=SPEC takes two node ids A and B", text);
+    if (rule.first > rule.last)
+      return INVALID("--place '%s': the range starts at node %u, after its end %u", text, rule.first, rule.last);
+  } else {
+    if (pattern_length >= sizeof(rule.pattern))
+      return INVALID("--place '%s': the pattern is longer than %zu characters", text, sizeof(rule.pattern) - 1);
+    memcpy(rule.pattern, pattern, pattern_length);
+  }
+  memcpy(rule.spec, spec, strlen(spec));
+  if (options->rule_count >= HGR_PLACE_MAX_RULES)
+    return INVALID("--place '%s': there are already %d rules, the most there can be", text, HGR_PLACE_MAX_RULES);
+  options->rules[options->rule_count++] = rule;
+  return HGR_OK;
+}
+
+/* ---- hgr_place --------------------------------------------------------------------- */
+
+/* What one call works with, freed in one place. */
+typedef struct place_run_t {
+  hgr__place_problem_t problem;
+  hgr_graph_t* unplaced;
+  uint32_t* unplaced_source;     /* per problem node: its node id in the caller's graph */
+  size_t* devices;               /* instance device per slot */
+  const hgr_device_info_t** infos;
+  const char** specs;
+  uint32_t* rule_slots;
+  hgr__node_choice_t* choices;
+  uint32_t* policy_slot;
+  hgr__cost_model_t model;
+  bool have_model;
+  double* node_ms;               /* per problem node */
+  double* busy_ms;               /* per slot */
+  hgr_graph_t* placed;
+  uint32_t* placed_source;       /* per placed node: its problem node */
+  hgr__memory_plan_t memory;
+} place_run_t;
+
+static void place_run_free(place_run_t* run) {
+  hgr__place_problem_free(&run->problem);
+  if (run->unplaced) hgr__place_choices_free(run->choices, run->unplaced->node_count);
+  hgr_graph_release(run->unplaced);
+  free(run->unplaced_source);
+  free(run->devices);
+  free(run->infos);
+  free(run->specs);
+  free(run->rule_slots);
+  free(run->policy_slot);
+  if (run->have_model) hgr__cost_model_release(&run->model);
+  free(run->node_ms);
+  free(run->busy_ms);
+  hgr_graph_release(run->placed);
+  free(run->placed_source);
+  hgr__memory_plan_free(&run->memory);
+}
+
+/* The slot of instance device `device`, appended when not yet listed. */
+static uint32_t slot_of(place_run_t* run, size_t* count, size_t device) {
+  for (size_t s = 0; s < *count; ++s)
+    if (run->devices[s] == device) return (uint32_t)s;
+  run->devices[*count] = device;
+  return (uint32_t)(*count)++;
+}
+
+static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, const hgr_place_options_t* options) {
+  size_t capacity = options->device_count + options->rule_count + 1, count = 0;
+  run->devices = calloc(capacity, sizeof(*run->devices));
+  run->rule_slots = calloc(options->rule_count + 1, sizeof(*run->rule_slots));
+  if (!run->devices || !run->rule_slots) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t d = 0; d < options->device_count; ++d) {
+    size_t device = 0;
+    const char* spec = options->devices[d];
+    hgr_status_t status = hgr_instance_find_device(instance, spec ? spec : "", &device);
+    if (status) return hgr_status_annotate(status, "placement device %zu '%s'", d + 1, spec ? spec : "(null)");
+    for (size_t s = 0; s < count; ++s)
+      if (run->devices[s] == device)
+        return INVALID("placement devices %zu and %zu ('%s') are the same device, %s", s + 1, d + 1, spec,
+                       hgr__device_spec(instance, device));
+    run->devices[count++] = device;
+  }
+  if (count == 0) {
+    size_t device = 0;
+    HGR_RETURN_IF_ERROR(hgr__placement_default_device(instance, &device));
+    run->devices[count++] = device;
+  }
+  /* A rule may name a device the list lacks: it joins the list after the others. */
+  for (size_t r = 0; r < options->rule_count; ++r) {
+    size_t device = 0;
+    char text[256];
+    hgr_status_t status = hgr_instance_find_device(instance, options->rules[r].spec, &device);
+    if (status)
+      return hgr_status_annotate(status, "rule %zu '%s'", r + 1,
+                                 hgr__place_rule_format(&options->rules[r], text, sizeof(text)));
+    run->rule_slots[r] = slot_of(run, &count, device);
+  }
+  run->problem.device_count = count;
+  run->problem.devices = run->devices;
+  run->infos = calloc(count + 1, sizeof(*run->infos));
+  run->specs = calloc(count + 1, sizeof(*run->specs));
+  if (!run->infos || !run->specs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t s = 0; s < count; ++s) {
+    run->infos[s] = hgr_instance_device(instance, run->devices[s]);
+    run->specs[s] = run->infos[s]->spec;
+  }
+  return HGR_OK;
+}
+
+/* AUTO and STAGES: the cost model and the policy's slots. */
+static hgr_status_t run_policy(place_run_t* run, const hgr_place_options_t* options, hgr_placement_t* placement) {
+  const hgr_graph_t* graph = run->problem.graph;
+  if (options->policy == HGR_PLACE_FIRST) return HGR_OK;
+  if (options->policy != HGR_PLACE_AUTO && options->policy != HGR_PLACE_STAGES)
+    return INVALID("placement policy %d is not one of FIRST, AUTO, STAGES", (int)options->policy);
+  run->policy_slot = malloc(((size_t)graph->node_count + 1) * sizeof(*run->policy_slot));
+  if (!run->policy_slot) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (uint32_t n = 0; n < graph->node_count; ++n) run->policy_slot[n] = run->problem.fixed[n];
+  HGR_RETURN_IF_ERROR(hgr__cost_model_build(&run->problem, options, &run->model));
+  run->have_model = true;
+  if (options->policy == HGR_PLACE_AUTO) {
+    uint32_t best_slot = HGR__NO_DEVICE;
+    double best_ms = INFINITY;
+    HGR_RETURN_IF_ERROR(hgr__schedule_auto(&run->problem, &run->model, run->policy_slot, &best_slot, &best_ms));
+    if (best_slot != HGR__NO_DEVICE) {
+      placement->best_single_device = run->devices[best_slot];
+      placement->best_single_ms = best_ms;
+    }
+    return HGR_OK;
+  }
+  if (options->stages == 0) return INVALID("placement policy STAGES needs at least 1 stage");
+  return hgr__schedule_stages(&run->problem, &run->model, options->stages, run->policy_slot);
+}
+
+static hgr_status_t predict(place_run_t* run, hgr_placement_t* placement) {
+  if (!run->have_model) return HGR_OK;
+  const hgr_graph_t* graph = run->problem.graph;
+  uint32_t* slots = malloc(((size_t)graph->node_count + 1) * sizeof(*slots));
+  run->node_ms = calloc((size_t)graph->node_count + 1, sizeof(*run->node_ms));
+  run->busy_ms = calloc(run->problem.device_count + 1, sizeof(*run->busy_ms));
+  if (!slots || !run->node_ms || !run->busy_ms) {
+    free(slots);
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  for (uint32_t n = 0; n < graph->node_count; ++n) slots[n] = run->choices[n].slot;
+  placement->predicted_ms = hgr__schedule_predict(&run->problem, &run->model, slots, run->busy_ms, run->node_ms);
+  free(slots);
+  return HGR_OK;
+}
+
+/* The placement's records from the run. */
+static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_placement_t* placement) {
+  const hgr_graph_t* placed = run->placed;
+  size_t count = run->problem.device_count;
+  placement->nodes = calloc((size_t)placed->node_count + 1, sizeof(*placement->nodes));
+  placement->fallbacks = calloc((size_t)placed->node_count + 1, sizeof(*placement->fallbacks));
+  placement->devices = calloc(count + 1, sizeof(*placement->devices));
+  placement->device_specs = calloc(count + 1, sizeof(*placement->device_specs));
+  bool* used = calloc(count + 1, sizeof(*used)); /* per slot: some node runs there */
+  if (!placement->nodes || !placement->fallbacks || !placement->devices || !placement->device_specs ||
+      !used) {
+    free(used);
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  hgr_status_t status = HGR_OK;
+  for (uint32_t n = 0; n < placed->node_count && !status; ++n) {
+    uint32_t slot = (uint32_t)(placed->entries[placed->node_row_ptr[n]].device_key - 1);
+    uint32_t source = run->placed_source[n];
+    hgr_node_placement_t* record = &placement->nodes[n];
+    record->device_index = run->devices[slot];
+    record->predicted_ms = -1.0;
+    if (source == UINT32_MAX) {
+      record->reason = HGR_PLACE_BY_COPY;
+      record->source_node = UINT32_MAX;
+      uint32_t from = (uint32_t)(placed->entries[hgr__graph_entry_id(placed, placed->nodes[n].inputs[0])].device_key - 1);
+      placement->copies[hgr_instance_pair_class(instance, run->devices[from], run->devices[slot])]++;
+      if (run->have_model)
+        record->predicted_ms = hgr__cost_copy_ms(&run->model, from, slot, placed->entries[placed->node_row_ptr[n]].bytes);
+    } else {
+      const hgr__node_choice_t* choice = &run->choices[source];
+      record->reason = choice->reason;
+      record->rule_index = choice->rule_index;
+      record->source_node = run->unplaced_source[source];
+      if (run->node_ms) record->predicted_ms = run->node_ms[source];
+      if (choice->fallback && (status = hgr__strdup(choice->fallback, &placement->fallbacks[n]))) break;
+      record->fallback = placement->fallbacks[n];
+    }
+    used[slot] = true;
+  }
+  for (size_t s = 0; s < count && !status; ++s) {
+    if (!used[s]) continue;
+    hgr_placement_device_t* device = &placement->devices[placement->device_count];
+    device->device_index = run->devices[s];
+    device->key = (int32_t)s + 1;
+    device->predicted_ms = run->busy_ms ? run->busy_ms[s] : -1.0;
+    for (size_t d = 0; d < run->memory.device_count; ++d)
+      if (run->memory.devices[d].key == device->key) {
+        device->planned_bytes = run->memory.devices[d].planned_bytes;
+        device->lower_bound_bytes = run->memory.devices[d].lower_bound_bytes;
+        device->no_reuse_bytes = run->memory.devices[d].no_reuse_bytes;
+        device->storage_bound_bytes = run->memory.devices[d].storage_bound_bytes;
+      }
+    for (uint32_t n = 0; n < placed->node_count; ++n)
+      if (placed->nodes[n].is_op && placed->entries[placed->node_row_ptr[n]].device_key == device->key)
+        device->node_count++;
+    status = hgr__strdup(run->specs[s], &placement->device_specs[placement->device_count]);
+    placement->device_count++;
+  }
+  free(used);
+  return status;
+}
+
+hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
+                       hgr_placement_t** out_placement) {
+  if (!out_placement) return INVALID("hgr_place: out_placement must not be NULL");
+  *out_placement = NULL;
+  if (!instance || !graph) return INVALID("hgr_place: instance and graph must not be NULL");
+  hgr_place_options_t defaults;
+  if (!options) {
+    hgr_place_options_init(&defaults);
+    options = &defaults;
+  }
+  if (options->device_count && !options->devices)
+    return INVALID("hgr_place: %zu devices but the devices array is NULL", options->device_count);
+  if (options->rule_count > HGR_PLACE_MAX_RULES)
+    return INVALID("hgr_place: %zu rules, more than HGR_PLACE_MAX_RULES (%d)", options->rule_count,
+                   HGR_PLACE_MAX_RULES);
+  place_run_t run;
+  memset(&run, 0, sizeof(run));
+  hgr_placement_t* placement = calloc(1, sizeof(*placement));
+  hgr_status_t status = HGR_OK;
+  if (!placement) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  placement->predicted_ms = -1.0;
+  placement->best_single_ms = -1.0;
+  placement->best_single_device = SIZE_MAX;
+  placement->policy = options->policy;
+  placement->stages = options->stages;
+  placement->rule_count = options->rule_count;
+  memcpy(placement->rules, options->rules, options->rule_count * sizeof(*options->rules));
+
+  if ((status = resolve_devices(&run, instance, options)) ||
+      (status = hgr__place_unplace(graph, &run.unplaced, &run.unplaced_source)))
+    goto cleanup;
+  run.problem.instance = instance;
+  run.problem.graph = run.unplaced;
+  run.problem.kernels = options->kernels;
+  run.choices = calloc((size_t)run.unplaced->node_count + 1, sizeof(*run.choices));
+  if (!run.choices) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  if ((status = hgr__place_problem_fill(&run.problem, run.infos)) ||
+      (status = hgr__place_apply_rules(&run.problem, options->rules, run.rule_slots, options->rule_count,
+                                       run.choices)) ||
+      (status = run_policy(&run, options, placement)) ||
+      (status = hgr__place_complete(&run.problem, run.policy_slot, run.choices)) || (status = predict(&run, placement)))
+    goto cleanup;
+  /* Copies first with a storage per value, the memory plan on that graph, then the
+   * same graph again with the planned storage ids. */
+  hgr_graph_t* first_pass = NULL;
+  uint32_t* first_source = NULL;
+  if ((status = hgr__place_emit(&run.problem, run.choices, run.specs, NULL, &first_pass, &first_source))) goto cleanup;
+  status = hgr__memory_plan(first_pass, options->kernels, &run.memory);
+  hgr_graph_release(first_pass);
+  free(first_source);
+  if (status ||
+      (status = hgr__place_emit(&run.problem, run.choices, run.specs, run.memory.storage_ids, &run.placed,
+                                &run.placed_source)) ||
+      (status = hgr__place_verify(run.placed, options->kernels)) || (status = describe(&run, instance, placement)))
+    goto cleanup;
+  placement->graph = run.placed;
+  run.placed = NULL;
+  *out_placement = placement;
+  placement = NULL;
+
+cleanup:
+  place_run_free(&run);
+  hgr_placement_release(placement);
+  return status;
+}
+
+void hgr_placement_release(hgr_placement_t* placement) {
+  if (!placement) return;
+  if (placement->fallbacks && placement->graph)
+    for (uint32_t n = 0; n < placement->graph->node_count; ++n) free(placement->fallbacks[n]);
+  free(placement->fallbacks);
+  hgr_graph_release(placement->graph);
+  for (size_t d = 0; placement->device_specs && d < placement->device_count; ++d) free(placement->device_specs[d]);
+  free(placement->device_specs);
+  free(placement->nodes);
+  free(placement->devices);
+  free(placement);
+}
+
+/* ---- accessors ------------------------------------------------------------------------ */
+
+hgr_graph_t* hgr_placement_graph(const hgr_placement_t* placement) { return placement ? placement->graph : NULL; }
+
+hgr_status_t hgr_placement_node(const hgr_placement_t* placement, uint32_t node_id, hgr_node_placement_t* out_node) {
+  if (!placement || !out_node) return INVALID("hgr_placement_node: placement and out_node must not be NULL");
+  if (node_id >= placement->graph->node_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "node %u: the placed graph has %u nodes", node_id,
+                      placement->graph->node_count);
+  *out_node = placement->nodes[node_id];
+  return HGR_OK;
+}
+
+size_t hgr_placement_device_count(const hgr_placement_t* placement) {
+  return placement ? placement->device_count : 0;
+}
+
+hgr_status_t hgr_placement_device(const hgr_placement_t* placement, size_t i, hgr_placement_device_t* out_device) {
+  if (!placement || !out_device) return INVALID("hgr_placement_device: placement and out_device must not be NULL");
+  if (i >= placement->device_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "device %zu: the placement uses %zu devices", i,
+                      placement->device_count);
+  *out_device = placement->devices[i];
+  return HGR_OK;
+}
+
+double hgr_placement_predicted_ms(const hgr_placement_t* placement) {
+  return placement ? placement->predicted_ms : -1.0;
+}
+
+double hgr_placement_best_single_ms(const hgr_placement_t* placement, size_t* out_device_index) {
+  if (out_device_index) *out_device_index = placement ? placement->best_single_device : SIZE_MAX;
+  return placement ? placement->best_single_ms : -1.0;
+}
+
+/* ---- for place_report.c ----------------------------------------------------------------- */
+
+const char* hgr__placement_device_spec(const hgr_placement_t* placement, size_t device_index) {
+  for (size_t d = 0; d < placement->device_count; ++d)
+    if (placement->devices[d].device_index == device_index) return placement->device_specs[d];
+  return "(device not used)";
+}
+
+uint32_t hgr__placement_copy_count(const hgr_placement_t* placement, hgr_pair_class_t pair_class) {
+  return (unsigned)pair_class < HGR_PAIR_CLASS_COUNT ? placement->copies[pair_class] : 0;
+}
+
+const hgr_place_rule_t* hgr__placement_rule(const hgr_placement_t* placement, size_t rule_index) {
+  return rule_index < placement->rule_count ? &placement->rules[rule_index] : NULL;
+}
+
+const char* hgr__placement_policy(const hgr_placement_t* placement, char* buffer, size_t capacity) {
+  switch (placement->policy) {
+    case HGR_PLACE_FIRST:
+      snprintf(buffer, capacity, "first");
+      break;
+    case HGR_PLACE_AUTO:
+      snprintf(buffer, capacity, "auto");
+      break;
+    case HGR_PLACE_STAGES:
+      snprintf(buffer, capacity, "stages:%u", placement->stages);
+      break;
+  }
+  return buffer;
+}
