@@ -263,6 +263,34 @@ static void heavy_independent_branches_use_both_equal_devices(void** state) {
   fixture_free(&f);
 }
 
+/* x -> a (10 ms) and b (0.3 ms) -> add: moving b to the second device would save
+ * 3%, less than AUTO's margin for a split, so everything stays on one device; at
+ * 3 ms, b moves. */
+static void auto_splits_only_for_a_clear_gain(void** state) {
+  (void)state;
+  for (int heavy_b = 0; heavy_b < 2; ++heavy_b) {
+    hgr_graph_t* graph = new_graph();
+    uint32_t x = add_input(graph, 64);
+    uint32_t a = add_node(graph, "conv", &x, 1, 64);
+    uint32_t b = add_node(graph, "relu", &x, 1, 64);
+    uint32_t ab[2] = {a, b};
+    uint32_t sum = add_node(graph, "add", ab, 2, 64);
+    finish(graph, sum);
+    fixture_t f;
+    fixture_init(&f, graph, 2);
+    for (size_t d = 0; d < 2; ++d) {
+      set_cost(&f, a, d, 10.0);
+      set_cost(&f, b, d, heavy_b ? 3.0 : 0.3);
+      set_cost(&f, sum, d, 0.1);
+    }
+    set_copy(&f, 0, 1, 0.01, 0.0);
+    set_copy(&f, 1, 0, 0.01, 0.0);
+    ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, NULL, NULL));
+    assert_int_equal(nodes_on(&f, 1), heavy_b ? 1 : 0);
+    fixture_free(&f);
+  }
+}
+
 /* A random DAG: inputs, then op nodes reading 1 to 3 earlier values (fan-out and
  * several heads included); sizes from 4 bytes to 4 MiB. */
 static hgr_graph_t* random_dag(hgr_test_rng_t* rng) {
@@ -471,6 +499,7 @@ int main(void) {
       cmocka_unit_test(predict_writes_inputs_where_their_first_consumer_runs),
       cmocka_unit_test(small_nodes_stay_off_a_device_with_a_large_launch_cost),
       cmocka_unit_test(heavy_independent_branches_use_both_equal_devices),
+      cmocka_unit_test(auto_splits_only_for_a_clear_gain),
       cmocka_unit_test(auto_is_never_predicted_worse_than_the_best_single_device),
       cmocka_unit_test(auto_keeps_the_nodes_rules_fixed),
       cmocka_unit_test(auto_names_a_node_no_device_can_run),

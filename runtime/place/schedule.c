@@ -15,6 +15,12 @@
 
 #include "place_internal.h"
 
+/* AUTO keeps the best single device unless a split is predicted faster by more than
+ * this fraction: a split adds copies and cross-device waits, which the model
+ * predicts less well than one device's queue (on the test bed, two PoCL devices
+ * also share one CPU). */
+#define SPLIT_MARGIN 0.05
+
 /* ---- the simulation ----------------------------------------------------------------- */
 
 /* What one simulation needs besides the assignment; allocated once, reused. */
@@ -284,8 +290,9 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
   status = upward_ranks(problem, model, fixed, rank);
   if (status) goto cleanup;
 
-  /* Candidates, the first kept unless a later one is strictly faster: each single
-   * device (fewest copies), HEFT's order, and graph order (the executor's own). */
+  /* Candidates: each single device (no copies), then HEFT's order and graph order
+   * (the executor's own), kept only when faster than the best single device by
+   * SPLIT_MARGIN. */
   double best_ms = INFINITY;
   for (size_t s = 0; s < problem->device_count; ++s) {
     bool all = true;
@@ -307,6 +314,7 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
       memcpy(best, candidate, nodes * sizeof(uint32_t));
     }
   }
+  double single_ms = best_ms; /* INFINITY when no single device can run them all */
   uint32_t op_count = 0;
   for (uint32_t n = 0; n < nodes; ++n)
     if (graph->nodes[n].is_op) ranked[op_count++] = (ranked_t){rank[n], n};
@@ -321,7 +329,7 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
       for (uint32_t i = 0; i < op_count; ++i) order[i] = ranked[i].node;
     list_schedule(&sim, order, count, fixed, candidate);
     double ms = sim_run(&sim, candidate);
-    if (ms < best_ms) {
+    if (ms < best_ms && ms < (1.0 - SPLIT_MARGIN) * single_ms) {
       best_ms = ms;
       memcpy(best, candidate, nodes * sizeof(uint32_t));
     }
