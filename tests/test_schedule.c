@@ -442,14 +442,20 @@ static void stages_split_a_chain_as_evenly_as_the_best_split(void** state) {
         if (ms > largest) largest = ms;
       }
     ASSERT_OK(hgr__schedule_stages(&f.problem, &f.model, stages, f.slots));
-    /* contiguous: slots never go down along the chain */
+    /* contiguous: slots never go down along the chain; no stage empty */
     for (uint32_t n = 2; n <= length; ++n) assert_true(f.slots[n] >= f.slots[n - 1]);
+    if (length >= stages) assert_int_equal(f.slots[length], stages - 1);
+    for (uint32_t n = 2; length >= stages && n <= length; ++n) assert_true(f.slots[n] <= f.slots[n - 1] + 1);
+    if (length >= stages) assert_int_equal(f.slots[1], 0);
     for (uint32_t n = 1; n <= length; ++n) assert_true(f.slots[n] < stages);
     /* the best split, by trying every cut */
     uint32_t* split = calloc(graph->node_count, sizeof(uint32_t));
     double optimum = INFINITY;
     for (uint32_t c1 = 1; c1 <= length + 1; ++c1)
       for (uint32_t c2 = c1; c2 <= (stages == 3 ? length + 1 : c1); ++c2) {
+        /* stage 0: nodes 1 to c1 - 1, stage 1: c1 to c2 - 1 (stages:2: to the end) */
+        bool empty = c1 == 1 || (stages == 2 ? c1 > length : c2 == c1 || c2 > length);
+        if (empty && length >= stages) continue; /* every stage gets a node when there are enough */
         for (uint32_t n = 1; n <= length; ++n) split[n] = n < c1 ? 0 : n < c2 || stages == 2 ? 1 : 2;
         double most = bottleneck(&f, split);
         if (most < optimum) optimum = most;
@@ -460,6 +466,25 @@ static void stages_split_a_chain_as_evenly_as_the_best_split(void** state) {
     free(split);
     fixture_free(&f);
   }
+}
+
+/* pocl:0 fast, rusticl:0 slow (as on the test bed): stages:2 still gives rusticl
+ * the tail of the chain, as little of it as balances best. */
+static void stages_give_every_stage_a_node_even_on_a_slow_device(void** state) {
+  (void)state;
+  hgr_graph_t* graph = new_graph();
+  uint32_t prev = add_input(graph, 64);
+  for (int i = 0; i < 8; ++i) prev = add_node(graph, "op", &prev, 1, 64);
+  finish(graph, prev);
+  fixture_t f;
+  fixture_init(&f, graph, 2);
+  set_device_cost(&f, 0, 0.01);
+  set_device_cost(&f, 1, 0.4);
+  ASSERT_OK(hgr__schedule_stages(&f.problem, &f.model, 2, f.slots));
+  assert_int_equal(nodes_on(&f, 0), 7);
+  assert_int_equal(nodes_on(&f, 1), 1);
+  assert_int_equal(f.slots[8], 1);
+  fixture_free(&f);
 }
 
 static void stages_keep_rules_and_leave_what_a_stage_cannot_run(void** state) {
@@ -504,6 +529,7 @@ int main(void) {
       cmocka_unit_test(auto_keeps_the_nodes_rules_fixed),
       cmocka_unit_test(auto_names_a_node_no_device_can_run),
       cmocka_unit_test(stages_split_a_chain_as_evenly_as_the_best_split),
+      cmocka_unit_test(stages_give_every_stage_a_node_even_on_a_slow_device),
       cmocka_unit_test(stages_keep_rules_and_leave_what_a_stage_cannot_run),
   };
   return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);

@@ -394,9 +394,12 @@ hgr_status_t hgr__schedule_stages(const hgr__place_problem_t* problem, const hgr
     }
   }
   /* best[s][i]: the least bottleneck of splitting the first i nodes into stages 0
-   * to s, stage s ending at i; cut[s][i]: where stage s begins then. */
+   * to s, stage s ending at i; cut[s][i]: where stage s begins then. Every stage
+   * gets a node when there are enough: the caller asked for a pipeline over
+   * `stages` devices (an empty stage on a slow device would balance better). */
+  bool nonempty = count >= stages;
   for (uint32_t i = 0; i <= count; ++i) {
-    best[i] = prefix[i];
+    best[i] = nonempty && i == 0 ? INFINITY : prefix[i];
     cut[i] = 0;
   }
   for (uint32_t s = 1; s < stages; ++s) {
@@ -404,7 +407,7 @@ hgr_status_t hgr__schedule_stages(const hgr__place_problem_t* problem, const hgr
     for (uint32_t i = 0; i <= count; ++i) {
       double least = INFINITY;
       uint32_t where = 0;
-      for (uint32_t j = 0; j <= i; ++j) {
+      for (uint32_t j = nonempty ? s : 0; j + (nonempty ? 1 : 0) <= i; ++j) {
         double before = best[(size_t)(s - 1) * columns + j];
         double here = row[i] - row[j];
         double bottleneck = before > here ? before : here;
