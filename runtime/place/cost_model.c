@@ -14,16 +14,25 @@
  * inputs, filled with random floats or zero integers) run on the device by an
  * executor with profiling: one warm-up run (which also builds the programs), then a
  * few timed runs; the time is the median over runs of the span of the node's
- * commands (first start to last end). Where the driver gives no timestamps (rusticl
- * 22.3 reports zeros) or the commands span two devices (a staged copy across
+ * commands (first start to last end). Where the driver gives no usable timestamps
+ * (rusticl 22.3 stamps kernels with zeros or end = start + 1 ns, and its clock
+ * cannot be put on the host's) or the commands span two devices (a staged copy across
  * contexts, whose clocks differ), the host's wall time of hgr_executor_run +
  * hgr_executor_wait is used instead. A copy: a graph whose input lives on the first
- * device and is copied by a `__copy` node to the second.
+ * device and is copied by a `__copy` node to the second. A device's launch
+ * overhead: 16 independent copies of its cheapest node on its in-order queue; the
+ * idle time between one's end and the next one's start, which a node's own span
+ * leaves out, is added to every node time there (and to direct copies into it);
+ * host-timed devices have it in their times already.
+ *
+ * A node that runs nothing (`__nop`, reshape-likes, which memory planning makes
+ * aliases) costs 0; one a device cannot run, INFINITY there.
  *
  * The cache: one text file per device identity ("cost-<hash>.tsv") and one per
  * device pair ("cost-copy-<hash>.tsv") in the cost cache directory, with lines
  * "key<TAB>ms"; a line that is not that is skipped with a log line; files are
- * rewritten whole and atomically (a reader sees the old or the new file). */
+ * rewritten whole and atomically (a reader sees the old or the new file), with the
+ * entries another process stored since they were read. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
