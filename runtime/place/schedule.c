@@ -141,6 +141,9 @@ static double sim_run(sim_t* sim, const uint32_t* slots) {
   return makespan;
 }
 
+/* INFINITY for an unassigned op node or one on a device that cannot run it; NAN
+ * when the simulation's arrays cannot be allocated (the declaration returns no
+ * status). */
 double hgr__schedule_predict(const hgr__place_problem_t* problem, const hgr__cost_model_t* model,
                              const uint32_t* node_slot, double* out_device_busy_ms, double* out_node_ms) {
   sim_t sim;
