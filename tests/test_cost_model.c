@@ -156,6 +156,20 @@ static void print_log(const log_t* log) {
 static void check_model(const hgr__cost_model_t* model) {
   assert_int_equal(model->device_count, DEVICES);
   assert_int_equal(model->node_count, NODES);
+  /* CPU devices share the host's cores: one timeline, the first CPU device's */
+  assert_non_null(model->timeline);
+  for (size_t d = 0; d < DEVICES; ++d) {
+    size_t device = 0, other = 0;
+    ASSERT_OK(hgr_instance_find_device(instance, specs[d], &device));
+    uint32_t expected = (uint32_t)d;
+    for (size_t e = 0; e < d && expected == d; ++e) {
+      ASSERT_OK(hgr_instance_find_device(instance, specs[e], &other));
+      if (hgr_instance_device(instance, device)->type == HGR_DEVICE_TYPE_CPU &&
+          hgr_instance_device(instance, other)->type == HGR_DEVICE_TYPE_CPU)
+        expected = (uint32_t)e;
+    }
+    assert_int_equal(model->timeline[d], expected);
+  }
   for (size_t d = 0; d < DEVICES; ++d) {
     assert_true(model->node_ms[d] == 0.0); /* the input */
     for (uint32_t n = 1; n < NODES; ++n) {

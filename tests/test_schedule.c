@@ -60,6 +60,7 @@ typedef struct fixture_t {
   hgr__place_problem_t problem;
   hgr__cost_model_t model;
   uint32_t* slots;
+  uint32_t* own_timeline; /* model.timeline when a test gives one */
 } fixture_t;
 
 /* Every device can run every node; costs 0, copies free until set. */
@@ -93,6 +94,7 @@ static void fixture_free(fixture_t* f) {
   free(f->model.node_ms);
   free(f->model.copy_latency_ms);
   free(f->model.copy_ms_per_byte);
+  free(f->own_timeline);
   free(f->slots);
   hgr_graph_release(f->graph);
 }
@@ -291,6 +293,39 @@ static void auto_splits_only_for_a_clear_gain(void** state) {
   }
 }
 
+/* The heavy branches on two devices that share one processor (two CPU devices):
+ * split, they run one after the other, so AUTO keeps one device. */
+static void devices_sharing_a_processor_do_not_overlap(void** state) {
+  (void)state;
+  hgr_graph_t* graph = new_graph();
+  uint32_t x = add_input(graph, 1024);
+  uint32_t left = add_node(graph, "conv", &x, 1, 1024);
+  uint32_t right = add_node(graph, "conv", &x, 1, 1024);
+  uint32_t both[2] = {left, right};
+  uint32_t sum = add_node(graph, "add", both, 2, 1024);
+  finish(graph, sum);
+  fixture_t f;
+  fixture_init(&f, graph, 2);
+  set_device_cost(&f, 0, 10.0);
+  set_device_cost(&f, 1, 10.0);
+  uint32_t timeline[2] = {0, 0};
+  f.model.timeline = timeline;
+  f.slots[left] = 0;
+  f.slots[right] = 1;
+  f.slots[sum] = 0;
+  assert_double_equal(hgr__schedule_predict(&f.problem, &f.model, f.slots, NULL, NULL), 30.0, 1e-9);
+  f.slots[left] = f.slots[right] = f.slots[sum] = HGR__NO_DEVICE;
+  ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, NULL, NULL));
+  assert_int_equal(nodes_on(&f, 1), 0);
+  /* on two timelines the branches overlap */
+  f.model.timeline = NULL;
+  f.slots[left] = 0;
+  f.slots[right] = 1;
+  f.slots[sum] = 0;
+  assert_double_equal(hgr__schedule_predict(&f.problem, &f.model, f.slots, NULL, NULL), 20.0, 1e-9);
+  fixture_free(&f);
+}
+
 /* A random DAG: inputs, then op nodes reading 1 to 3 earlier values (fan-out and
  * several heads included); sizes from 4 bytes to 4 MiB. */
 static hgr_graph_t* random_dag(hgr_test_rng_t* rng) {
@@ -325,6 +360,12 @@ static void random_problem(fixture_t* f, hgr_test_rng_t* rng, bool fixed_rules) 
     }
     for (size_t e = 0; e < devices; ++e)
       if (d != e) set_copy(f, d, e, hgr_test_rng_float(rng, 0.0f, 0.2f), hgr_test_rng_float(rng, 0.0f, 1e-5f));
+  }
+  /* a third of the problems: devices 0 and 1 share a processor */
+  if (hgr_test_rng_below(rng, 3) == 0) {
+    f->own_timeline = malloc(devices * sizeof(uint32_t));
+    for (size_t d = 0; d < devices; ++d) f->own_timeline[d] = d == 1 ? 0 : (uint32_t)d;
+    f->model.timeline = f->own_timeline;
   }
   if (fixed_rules)
     for (uint32_t n = 0; n < graph->node_count; ++n)
@@ -525,6 +566,7 @@ int main(void) {
       cmocka_unit_test(small_nodes_stay_off_a_device_with_a_large_launch_cost),
       cmocka_unit_test(heavy_independent_branches_use_both_equal_devices),
       cmocka_unit_test(auto_splits_only_for_a_clear_gain),
+      cmocka_unit_test(devices_sharing_a_processor_do_not_overlap),
       cmocka_unit_test(auto_is_never_predicted_worse_than_the_best_single_device),
       cmocka_unit_test(auto_keeps_the_nodes_rules_fixed),
       cmocka_unit_test(auto_names_a_node_no_device_can_run),

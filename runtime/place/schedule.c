@@ -8,7 +8,8 @@
  * a value consumed on another device gets one copy per (value, consuming device),
  * run on the consuming side just before its first consumer there (where copies.c
  * puts the `__copy` node); graph inputs live where their first consumer runs, and
- * outputs are read where they are produced. */
+ * outputs are read where they are produced. Devices that share a processor (the
+ * model's timeline) run one node at a time between them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@
 typedef struct sim_t {
   const hgr__place_problem_t* problem;
   const hgr__cost_model_t* model;
-  double* device_free; /* device_count: when each device's queue is free */
+  double* device_free; /* device_count: when each timeline is free (indexed by timeline) */
   double* busy;        /* device_count: time each device is busy */
   double* finish;      /* node_count: when the node's outputs exist on its device */
   uint32_t* node_dev;  /* node_count: where the node runs (inputs: where they live) */
@@ -86,7 +87,8 @@ static double sim_place(sim_t* sim, uint32_t n, uint32_t d, bool commit) {
   const hgr__node_t* node = &graph->nodes[n];
   double cost = model->node_ms[(size_t)n * devices + d];
   if (!(cost < INFINITY)) return INFINITY;
-  double device_free = sim->device_free[d];
+  uint32_t timeline = model->timeline ? model->timeline[d] : d;
+  double device_free = sim->device_free[timeline];
   double ready = 0.0, copies = 0.0;
   for (uint32_t k = 0; k < node->input_count; ++k) {
     uint32_t producer = node->inputs[k].node_id;
@@ -117,7 +119,7 @@ static double sim_place(sim_t* sim, uint32_t n, uint32_t d, bool commit) {
   double start = device_free > ready ? device_free : ready;
   double end = start + cost;
   if (commit) {
-    sim->device_free[d] = end;
+    sim->device_free[timeline] = end;
     sim->busy[d] += copies + cost;
     sim->finish[n] = end;
     sim->node_dev[n] = d;
