@@ -156,6 +156,20 @@ static void print_log(const log_t* log) {
 static void check_model(const hgr__cost_model_t* model) {
   assert_int_equal(model->device_count, DEVICES);
   assert_int_equal(model->node_count, NODES);
+  /* CPU devices share the host's cores: one timeline, the first CPU device's */
+  assert_non_null(model->timeline);
+  for (size_t d = 0; d < DEVICES; ++d) {
+    size_t device = 0, other = 0;
+    ASSERT_OK(hgr_instance_find_device(instance, specs[d], &device));
+    uint32_t expected = (uint32_t)d;
+    for (size_t e = 0; e < d && expected == d; ++e) {
+      ASSERT_OK(hgr_instance_find_device(instance, specs[e], &other));
+      if (hgr_instance_device(instance, device)->type == HGR_DEVICE_TYPE_CPU &&
+          hgr_instance_device(instance, other)->type == HGR_DEVICE_TYPE_CPU)
+        expected = (uint32_t)e;
+    }
+    assert_int_equal(model->timeline[d], expected);
+  }
   for (size_t d = 0; d < DEVICES; ++d) {
     assert_true(model->node_ms[d] == 0.0); /* the input */
     for (uint32_t n = 1; n < NODES; ++n) {
@@ -172,8 +186,9 @@ static void check_model(const hgr__cost_model_t* model) {
 }
 
 /* 3 signatures x 2 identities (pocl:0 and pocl:1 are one) + 3 device-pair keys
- * (pocl<->pocl in one context, pocl->rusticl, rusticl->pocl) x 2 sizes. */
-#define ITEMS 12
+ * (pocl<->pocl in one context, pocl->rusticl, rusticl->pocl) x 2 sizes + a launch
+ * overhead per identity. */
+#define ITEMS 14
 
 static void calibration_fills_every_entry_and_the_cache(void** state) {
   (void)state;
@@ -196,7 +211,8 @@ static void calibration_fills_every_entry_and_the_cache(void** state) {
     snprintf(where, sizeof(where), " on %s: ", specs[d]);
     bool timed = gives_timestamps(specs[d]);
     print_message("%s gives profiling timestamps: %s\n", specs[d], timed ? "yes" : "no");
-    assert_int_equal(lines_with(&log, where, timed ? "(profiling)" : "(host timing"), 3);
+    assert_int_equal(lines_with(&log, where, timed ? "(profiling)" : "(host timing"), 4); /* 3 nodes, launch */
+    assert_int_equal(lines_with(&log, where, "launch overhead: 16 x "), 1);
   }
   /* a copy across contexts has commands on both devices: the host's clock */
   assert_int_equal(lines_with(&log, "copy", "(host timing: its commands run on two devices"), 4);

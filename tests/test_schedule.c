@@ -60,6 +60,7 @@ typedef struct fixture_t {
   hgr__place_problem_t problem;
   hgr__cost_model_t model;
   uint32_t* slots;
+  uint32_t* own_timeline; /* model.timeline when a test gives one */
 } fixture_t;
 
 /* Every device can run every node; costs 0, copies free until set. */
@@ -93,6 +94,7 @@ static void fixture_free(fixture_t* f) {
   free(f->model.node_ms);
   free(f->model.copy_latency_ms);
   free(f->model.copy_ms_per_byte);
+  free(f->own_timeline);
   free(f->slots);
   hgr_graph_release(f->graph);
 }
@@ -263,6 +265,67 @@ static void heavy_independent_branches_use_both_equal_devices(void** state) {
   fixture_free(&f);
 }
 
+/* x -> a (10 ms) and b (0.3 ms) -> add: moving b to the second device would save
+ * 3%, less than AUTO's margin for a split, so everything stays on one device; at
+ * 3 ms, b moves. */
+static void auto_splits_only_for_a_clear_gain(void** state) {
+  (void)state;
+  for (int heavy_b = 0; heavy_b < 2; ++heavy_b) {
+    hgr_graph_t* graph = new_graph();
+    uint32_t x = add_input(graph, 64);
+    uint32_t a = add_node(graph, "conv", &x, 1, 64);
+    uint32_t b = add_node(graph, "relu", &x, 1, 64);
+    uint32_t ab[2] = {a, b};
+    uint32_t sum = add_node(graph, "add", ab, 2, 64);
+    finish(graph, sum);
+    fixture_t f;
+    fixture_init(&f, graph, 2);
+    for (size_t d = 0; d < 2; ++d) {
+      set_cost(&f, a, d, 10.0);
+      set_cost(&f, b, d, heavy_b ? 3.0 : 0.3);
+      set_cost(&f, sum, d, 0.1);
+    }
+    set_copy(&f, 0, 1, 0.01, 0.0);
+    set_copy(&f, 1, 0, 0.01, 0.0);
+    ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, NULL, NULL));
+    assert_int_equal(nodes_on(&f, 1), heavy_b ? 1 : 0);
+    fixture_free(&f);
+  }
+}
+
+/* The heavy branches on two devices that share one processor (two CPU devices):
+ * split, they run one after the other, so AUTO keeps one device. */
+static void devices_sharing_a_processor_do_not_overlap(void** state) {
+  (void)state;
+  hgr_graph_t* graph = new_graph();
+  uint32_t x = add_input(graph, 1024);
+  uint32_t left = add_node(graph, "conv", &x, 1, 1024);
+  uint32_t right = add_node(graph, "conv", &x, 1, 1024);
+  uint32_t both[2] = {left, right};
+  uint32_t sum = add_node(graph, "add", both, 2, 1024);
+  finish(graph, sum);
+  fixture_t f;
+  fixture_init(&f, graph, 2);
+  set_device_cost(&f, 0, 10.0);
+  set_device_cost(&f, 1, 10.0);
+  uint32_t timeline[2] = {0, 0};
+  f.model.timeline = timeline;
+  f.slots[left] = 0;
+  f.slots[right] = 1;
+  f.slots[sum] = 0;
+  assert_double_equal(hgr__schedule_predict(&f.problem, &f.model, f.slots, NULL, NULL), 30.0, 1e-9);
+  f.slots[left] = f.slots[right] = f.slots[sum] = HGR__NO_DEVICE;
+  ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, NULL, NULL));
+  assert_int_equal(nodes_on(&f, 1), 0);
+  /* on two timelines the branches overlap */
+  f.model.timeline = NULL;
+  f.slots[left] = 0;
+  f.slots[right] = 1;
+  f.slots[sum] = 0;
+  assert_double_equal(hgr__schedule_predict(&f.problem, &f.model, f.slots, NULL, NULL), 20.0, 1e-9);
+  fixture_free(&f);
+}
+
 /* A random DAG: inputs, then op nodes reading 1 to 3 earlier values (fan-out and
  * several heads included); sizes from 4 bytes to 4 MiB. */
 static hgr_graph_t* random_dag(hgr_test_rng_t* rng) {
@@ -297,6 +360,12 @@ static void random_problem(fixture_t* f, hgr_test_rng_t* rng, bool fixed_rules) 
     }
     for (size_t e = 0; e < devices; ++e)
       if (d != e) set_copy(f, d, e, hgr_test_rng_float(rng, 0.0f, 0.2f), hgr_test_rng_float(rng, 0.0f, 1e-5f));
+  }
+  /* a third of the problems: devices 0 and 1 share a processor */
+  if (hgr_test_rng_below(rng, 3) == 0) {
+    f->own_timeline = malloc(devices * sizeof(uint32_t));
+    for (size_t d = 0; d < devices; ++d) f->own_timeline[d] = d == 1 ? 0 : (uint32_t)d;
+    f->model.timeline = f->own_timeline;
   }
   if (fixed_rules)
     for (uint32_t n = 0; n < graph->node_count; ++n)
@@ -414,14 +483,20 @@ static void stages_split_a_chain_as_evenly_as_the_best_split(void** state) {
         if (ms > largest) largest = ms;
       }
     ASSERT_OK(hgr__schedule_stages(&f.problem, &f.model, stages, f.slots));
-    /* contiguous: slots never go down along the chain */
+    /* contiguous: slots never go down along the chain; no stage empty */
     for (uint32_t n = 2; n <= length; ++n) assert_true(f.slots[n] >= f.slots[n - 1]);
+    if (length >= stages) assert_int_equal(f.slots[length], stages - 1);
+    for (uint32_t n = 2; length >= stages && n <= length; ++n) assert_true(f.slots[n] <= f.slots[n - 1] + 1);
+    if (length >= stages) assert_int_equal(f.slots[1], 0);
     for (uint32_t n = 1; n <= length; ++n) assert_true(f.slots[n] < stages);
     /* the best split, by trying every cut */
     uint32_t* split = calloc(graph->node_count, sizeof(uint32_t));
     double optimum = INFINITY;
     for (uint32_t c1 = 1; c1 <= length + 1; ++c1)
       for (uint32_t c2 = c1; c2 <= (stages == 3 ? length + 1 : c1); ++c2) {
+        /* stage 0: nodes 1 to c1 - 1, stage 1: c1 to c2 - 1 (stages:2: to the end) */
+        bool empty = c1 == 1 || (stages == 2 ? c1 > length : c2 == c1 || c2 > length);
+        if (empty && length >= stages) continue; /* every stage gets a node when there are enough */
         for (uint32_t n = 1; n <= length; ++n) split[n] = n < c1 ? 0 : n < c2 || stages == 2 ? 1 : 2;
         double most = bottleneck(&f, split);
         if (most < optimum) optimum = most;
@@ -432,6 +507,25 @@ static void stages_split_a_chain_as_evenly_as_the_best_split(void** state) {
     free(split);
     fixture_free(&f);
   }
+}
+
+/* pocl:0 fast, rusticl:0 slow (as on the test bed): stages:2 still gives rusticl
+ * the tail of the chain, as little of it as balances best. */
+static void stages_give_every_stage_a_node_even_on_a_slow_device(void** state) {
+  (void)state;
+  hgr_graph_t* graph = new_graph();
+  uint32_t prev = add_input(graph, 64);
+  for (int i = 0; i < 8; ++i) prev = add_node(graph, "op", &prev, 1, 64);
+  finish(graph, prev);
+  fixture_t f;
+  fixture_init(&f, graph, 2);
+  set_device_cost(&f, 0, 0.01);
+  set_device_cost(&f, 1, 0.4);
+  ASSERT_OK(hgr__schedule_stages(&f.problem, &f.model, 2, f.slots));
+  assert_int_equal(nodes_on(&f, 0), 7);
+  assert_int_equal(nodes_on(&f, 1), 1);
+  assert_int_equal(f.slots[8], 1);
+  fixture_free(&f);
 }
 
 static void stages_keep_rules_and_leave_what_a_stage_cannot_run(void** state) {
@@ -471,10 +565,13 @@ int main(void) {
       cmocka_unit_test(predict_writes_inputs_where_their_first_consumer_runs),
       cmocka_unit_test(small_nodes_stay_off_a_device_with_a_large_launch_cost),
       cmocka_unit_test(heavy_independent_branches_use_both_equal_devices),
+      cmocka_unit_test(auto_splits_only_for_a_clear_gain),
+      cmocka_unit_test(devices_sharing_a_processor_do_not_overlap),
       cmocka_unit_test(auto_is_never_predicted_worse_than_the_best_single_device),
       cmocka_unit_test(auto_keeps_the_nodes_rules_fixed),
       cmocka_unit_test(auto_names_a_node_no_device_can_run),
       cmocka_unit_test(stages_split_a_chain_as_evenly_as_the_best_split),
+      cmocka_unit_test(stages_give_every_stage_a_node_even_on_a_slow_device),
       cmocka_unit_test(stages_keep_rules_and_leave_what_a_stage_cannot_run),
   };
   return cmocka_run_group_tests_name("schedule", tests, NULL, NULL);

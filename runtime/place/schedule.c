@@ -8,12 +8,19 @@
  * a value consumed on another device gets one copy per (value, consuming device),
  * run on the consuming side just before its first consumer there (where copies.c
  * puts the `__copy` node); graph inputs live where their first consumer runs, and
- * outputs are read where they are produced. */
+ * outputs are read where they are produced. Devices that share a processor (the
+ * model's timeline) run one node at a time between them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "place_internal.h"
+
+/* AUTO keeps the best single device unless a split is predicted faster by more than
+ * this fraction: a split adds copies and cross-device waits, which the model
+ * predicts less well than one device's queue (on the test bed, two PoCL devices
+ * also share one CPU). */
+#define SPLIT_MARGIN 0.05
 
 /* ---- the simulation ----------------------------------------------------------------- */
 
@@ -21,7 +28,7 @@
 typedef struct sim_t {
   const hgr__place_problem_t* problem;
   const hgr__cost_model_t* model;
-  double* device_free; /* device_count: when each device's queue is free */
+  double* device_free; /* device_count: when each timeline is free (indexed by timeline) */
   double* busy;        /* device_count: time each device is busy */
   double* finish;      /* node_count: when the node's outputs exist on its device */
   uint32_t* node_dev;  /* node_count: where the node runs (inputs: where they live) */
@@ -80,7 +87,8 @@ static double sim_place(sim_t* sim, uint32_t n, uint32_t d, bool commit) {
   const hgr__node_t* node = &graph->nodes[n];
   double cost = model->node_ms[(size_t)n * devices + d];
   if (!(cost < INFINITY)) return INFINITY;
-  double device_free = sim->device_free[d];
+  uint32_t timeline = model->timeline ? model->timeline[d] : d;
+  double device_free = sim->device_free[timeline];
   double ready = 0.0, copies = 0.0;
   for (uint32_t k = 0; k < node->input_count; ++k) {
     uint32_t producer = node->inputs[k].node_id;
@@ -111,7 +119,7 @@ static double sim_place(sim_t* sim, uint32_t n, uint32_t d, bool commit) {
   double start = device_free > ready ? device_free : ready;
   double end = start + cost;
   if (commit) {
-    sim->device_free[d] = end;
+    sim->device_free[timeline] = end;
     sim->busy[d] += copies + cost;
     sim->finish[n] = end;
     sim->node_dev[n] = d;
@@ -135,6 +143,9 @@ static double sim_run(sim_t* sim, const uint32_t* slots) {
   return makespan;
 }
 
+/* INFINITY for an unassigned op node or one on a device that cannot run it; NAN
+ * when the simulation's arrays cannot be allocated (the declaration returns no
+ * status). */
 double hgr__schedule_predict(const hgr__place_problem_t* problem, const hgr__cost_model_t* model,
                              const uint32_t* node_slot, double* out_device_busy_ms, double* out_node_ms) {
   sim_t sim;
@@ -284,8 +295,9 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
   status = upward_ranks(problem, model, fixed, rank);
   if (status) goto cleanup;
 
-  /* Candidates, the first kept unless a later one is strictly faster: each single
-   * device (fewest copies), HEFT's order, and graph order (the executor's own). */
+  /* Candidates: each single device (no copies), then HEFT's order and graph order
+   * (the executor's own), kept only when faster than the best single device by
+   * SPLIT_MARGIN. */
   double best_ms = INFINITY;
   for (size_t s = 0; s < problem->device_count; ++s) {
     bool all = true;
@@ -307,6 +319,7 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
       memcpy(best, candidate, nodes * sizeof(uint32_t));
     }
   }
+  double single_ms = best_ms; /* INFINITY when no single device can run them all */
   uint32_t op_count = 0;
   for (uint32_t n = 0; n < nodes; ++n)
     if (graph->nodes[n].is_op) ranked[op_count++] = (ranked_t){rank[n], n};
@@ -321,7 +334,7 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
       for (uint32_t i = 0; i < op_count; ++i) order[i] = ranked[i].node;
     list_schedule(&sim, order, count, fixed, candidate);
     double ms = sim_run(&sim, candidate);
-    if (ms < best_ms) {
+    if (ms < best_ms && ms < (1.0 - SPLIT_MARGIN) * single_ms) {
       best_ms = ms;
       memcpy(best, candidate, nodes * sizeof(uint32_t));
     }
@@ -386,9 +399,12 @@ hgr_status_t hgr__schedule_stages(const hgr__place_problem_t* problem, const hgr
     }
   }
   /* best[s][i]: the least bottleneck of splitting the first i nodes into stages 0
-   * to s, stage s ending at i; cut[s][i]: where stage s begins then. */
+   * to s, stage s ending at i; cut[s][i]: where stage s begins then. Every stage
+   * gets a node when there are enough: the caller asked for a pipeline over
+   * `stages` devices (an empty stage on a slow device would balance better). */
+  bool nonempty = count >= stages;
   for (uint32_t i = 0; i <= count; ++i) {
-    best[i] = prefix[i];
+    best[i] = nonempty && i == 0 ? INFINITY : prefix[i];
     cut[i] = 0;
   }
   for (uint32_t s = 1; s < stages; ++s) {
@@ -396,7 +412,7 @@ hgr_status_t hgr__schedule_stages(const hgr__place_problem_t* problem, const hgr
     for (uint32_t i = 0; i <= count; ++i) {
       double least = INFINITY;
       uint32_t where = 0;
-      for (uint32_t j = 0; j <= i; ++j) {
+      for (uint32_t j = nonempty ? s : 0; j + (nonempty ? 1 : 0) <= i; ++j) {
         double before = best[(size_t)(s - 1) * columns + j];
         double here = row[i] - row[j];
         double bottleneck = before > here ? before : here;
