@@ -223,6 +223,47 @@ if(TARGET hgr_cli)
     ARGS run examples/duplex.json ${DUPLEX_INPUTS} --expect 0=examples/simplex_expected_0.npy EXIT 1
     PASS "DOES NOT MATCH")
 
+  # Placement by hgr (issue 14): graphs placed anew with --devices and --place, the
+  # summary, JSON, `hgr place` round trips and pipelined stages.
+  hgr_cli_test(NAME cli_cnn_placed_by_rules
+    ARGS run ${CNN_ARGS} --devices pocl:0,pocl:1,rusticl:0 --place op:conv2d=pocl:1 --place op:dense=rusticl:0
+    PASS "placement.*pocl:1.*conv2d.*rule.*rusticl:0.*dense.*rule.*matches examples/cnn_expected_0.npy")
+  hgr_cli_test(NAME cli_mlp_placed_by_range_on_oclgrind
+    ARGS run ${MLP_ARGS} --devices pocl:0,oclgrind:0 --place range:3-5=oclgrind:0
+    PASS "oclgrind:0.*rule.*matches examples/mlp_expected_0.npy")
+  hgr_cli_test(NAME cli_cnn_stages_pipelined_100_runs
+    ARGS run ${CNN_ARGS} --devices pocl:0,rusticl:0 --place stages:2 --repeat 100 --pipeline 2
+    PASS "stages.*100 runs, 2 in flight.*matches examples/cnn_expected_0.npy")
+  hgr_cli_test(NAME cli_mlp_auto_profile_predicted_vs_measured
+    ARGS run ${MLP_ARGS} --devices pocl:0,pocl:1,rusticl:0 --place auto --profile
+    PASS "predicted \\(cost model\\) vs measured.*matches examples/mlp_expected_0.npy")
+  hgr_cli_test(NAME cli_check_json_placed
+    ARGS check examples/cnn.json --devices pocl:0,pocl:1 --place op:conv2d=pocl:1 --json
+    PASS "\"planned_bytes\":[[:space:]]*[0-9]+.*\"lower_bound_bytes\":[[:space:]]*[0-9]+.*\"no_reuse_bytes\":[[:space:]]*[0-9]+.*\"fallbacks\"")
+  hgr_cli_test(NAME cli_check_json_own_placement ARGS check examples/duplex.json --json
+    PASS "\"placed_by\": \"graph\".*\"planned_bytes\"")
+  hgr_cli_test(NAME cli_place_report
+    ARGS check examples/mlp.json --devices pocl:0,pocl:1 --place-report ${CMAKE_CURRENT_BINARY_DIR}/tmp/mlp_place.json
+    PASS "placement report written to .*mlp_place.json")
+  hgr_cli_test(NAME cli_rejects_a_bad_place_rule ARGS run examples/simplex.json --place op:add EXIT 2
+    PASS "op:add")
+  hgr_cli_test(NAME cli_rejects_device_with_devices
+    ARGS run examples/simplex.json --device 1=pocl:0 --devices pocl:0 EXIT 2
+    PASS "placed anew")
+  hgr_cli_test(NAME cli_place_help ARGS place --help PASS "--params-out")
+  foreach(case "cnn_three_devices;examples/cnn.json;examples/cnn.params;--input x=examples/cnn_x.npy --expect 0=examples/cnn_expected_0.npy;--devices;pocl:0,pocl:1,rusticl:0;--place;range:0-6=pocl:1;--place;op:dense=rusticl:0"
+               "mlp_rusticl_first;examples/mlp.json;examples/mlp.params;--input x=examples/mlp_x.npy --expect 0=examples/mlp_expected_0.npy;--devices;rusticl:0,pocl:0;--place;op:softmax=pocl:0"
+               "large_stages;examples/large.json;examples/large.params;--input x_small=examples/large_x_small.npy --input x_big=examples/large_x_big.npy --expect 0=examples/large_expected_0.npy --expect 1=examples/large_expected_1.npy;--devices;pocl:1,pocl:0;--place;stages:2")
+    list(POP_FRONT case name graph params run_args)
+    add_test(NAME cli_place_roundtrip_${name}
+             COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/check_place_roundtrip.sh" $<TARGET_FILE:hgr_cli>
+                     "${CMAKE_CURRENT_BINARY_DIR}/tmp" ${graph} ${params} "${run_args}" ${case}
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+    set_tests_properties(cli_place_roundtrip_${name} PROPERTIES ENVIRONMENT "${HGR_TEST_ENVIRONMENT}"
+                         FIXTURES_REQUIRED testbed SKIP_RETURN_CODE 77 TIMEOUT 300
+                         FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}")
+  endforeach()
+
   # The CLI tests can fail. cli_wrong_exit_code_fails is cli_memory_budget expecting
   # exit 0: its output still matches, so it fails only because run_cli.sh checks the
   # exit code (with a PASS_REGULAR_EXPRESSION in hgr_cli_test it would pass, and
@@ -331,3 +372,12 @@ hgr_test(NAME pipeline_oclgrind_pocl SOURCE test_pipeline.c ARGS oclgrind:0 pocl
 # random rules (run and compared), the plan verifier; memory planned/bound/no-reuse
 # printed per device
 hgr_test(NAME place_testbed SOURCE test_place.c)
+# Random builder graphs under every policy (first with random rules, stages:2 to 4,
+# auto) over pocl:0, pocl:1, rusticl:0 and oclgrind:0: bit for bit the single-device
+# outputs, every plan verified, planned/bound printed
+hgr_test(NAME place_random_policies SOURCE test_place_random.c ARGS 6 TIMEOUT 600)
+# AUTO with real calibration: small nodes stay off rusticl, heavy branches, the
+# cost cache; predicted beside measured
+hgr_test(NAME place_auto_small_nodes SOURCE test_place_auto.c ARGS small TIMEOUT 600)
+hgr_test(NAME place_auto_heavy_branches SOURCE test_place_auto.c ARGS branches TIMEOUT 600)
+set_property(TEST place_auto_heavy_branches APPEND PROPERTY ENVIRONMENT POCL_MAX_PTHREAD_COUNT=1)

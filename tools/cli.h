@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "hgr/hgr.h"
+#include "hgr/place.h"
 
 /* Exit codes: 0 success, 1 failure, 2 usage error. */
 #define HGR_CLI_OK 0
@@ -15,6 +16,35 @@
 int hgr_cli_devices(int argc, char** argv);
 int hgr_cli_run(int argc, char** argv);
 int hgr_cli_check(int argc, char** argv);
+int hgr_cli_place(int argc, char** argv);
+
+/* ---- placement flags, shared by run, check and place (cli_place.c) ---- */
+
+#define HGR_CLI_MAX_DEVICES 32
+
+typedef struct hgr_cli_place_args_t {
+  char device_text[1024];                 /* --devices, split in place */
+  const char* devices[HGR_CLI_MAX_DEVICES];
+  size_t device_count;
+  hgr_place_options_t options;            /* rules and policy from --place */
+  bool requested;                         /* --devices or --place given: place anew */
+  const char* report_path;                /* --place-report */
+} hgr_cli_place_args_t;
+
+/* When argv[*i] is a placement flag (--devices, --place, --place-report,
+ * --no-cost-cache), consumes it and its value (advancing *i) and returns HGR_CLI_OK,
+ * or a usage error's exit code; returns -1 for any other argument. place must have
+ * been zeroed and its options initialized (hgr_place_options_init). */
+int hgr_cli_place_parse(const char* command, hgr_cli_place_args_t* place, int argc, char** argv, int* i);
+
+/* When placement was requested, places *inout_graph (replacing it by the placed
+ * graph), prints the summary when print_summary, writes --place-report, and returns
+ * the placement in *out_placement (NULL when nothing was requested). */
+hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* instance, hgr_kernel_library_t* kernels,
+                                 bool print_summary, hgr_graph_t** inout_graph, hgr_placement_t** out_placement);
+
+/* `hgr run --profile` on a placed graph: predicted beside measured, per device. */
+void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executor_t* executor);
 
 /* Returns the status of expr from the enclosing function if it failed. */
 #define HGR_RETURN_IF_ERROR_CLI(expr)       \

@@ -10,6 +10,15 @@
 
 #include "cli.h"
 
+#define PLACE_FLAGS \
+  "  --devices SPEC,...     place the graph anew on these devices, in priority order\n" \
+  "                         (a TVM graph's own device keys and copies are discarded)\n" \
+  "  --place RULE|POLICY    placement rules (op:NAME=SPEC, node:GLOB=SPEC, range:A-B=SPEC;\n" \
+  "                         repeatable, later wins) and the policy for the other nodes\n" \
+  "                         (first, auto, stages:N); docs/placement.md; implies placing anew\n" \
+  "  --place-report FILE    write the placement with predicted per-node times as JSON\n" \
+  "  --no-cost-cache        calibrate auto/stages again and store nothing\n"
+
 static const char run_usage[] =
     "usage: hgr run GRAPH.json [options]\n"
     "\n"
@@ -22,6 +31,7 @@ static const char run_usage[] =
     "  --device KEY=SPEC      bind device key KEY of the graph's device_index column to\n"
     "                         device SPEC (repeatable), e.g. --device 4=rusticl:0\n"
     "  --context-per-device   give every device its own OpenCL context\n"
+    PLACE_FLAGS
     "  --output-dir DIR       write output i as DIR/output_i.npy\n"
     "  --expect I=FILE.npy    check output I against FILE (repeatable); exit 1 on mismatch\n"
     "  --repeat N             run N times, each waited for; print min/median/max\n"
@@ -101,11 +111,16 @@ static hgr_status_t run_pipelined(hgr_executor_t* executor, long runs, long dept
 
 static const char check_usage[] =
     "usage: hgr check GRAPH.json [--device KEY=SPEC]... [--context-per-device] [--kernels MANIFEST]\n"
-    "                 [--memory-budget SIZE]\n"
+    "                 [--memory-budget SIZE] [--devices SPEC,...] [--place RULE|POLICY]...\n"
+    "                 [--place-report FILE] [--json]\n"
     "\n"
     "Validates a graph and its placement without running it: loads and checks the\n"
-    "JSON, binds device keys to devices, checks every node's op, and prints nodes and\n"
-    "memory per device and copies per device-pair class. Allocates and builds nothing.\n";
+    "JSON, places it anew when --devices or --place is given, binds device keys to\n"
+    "devices, checks every node's op, and prints nodes and memory per device and copies\n"
+    "per device-pair class. Allocates and builds nothing (auto and stages calibrate).\n"
+    "\n"
+    PLACE_FLAGS
+    "  --json                 print the summary as JSON instead (docs/placement.md)\n";
 
 #define MAX_ITEMS 256
 
@@ -130,7 +145,8 @@ typedef struct run_args_t {
   long repeat;
   long pipeline; /* runs in flight; 0: run and wait */
   long queues;
-  bool profile, verbose, context_per_device, no_program_cache;
+  bool profile, verbose, context_per_device, no_program_cache, json;
+  hgr_cli_place_args_t place;
 } run_args_t;
 
 /* Splits "A=B" at the first '='; returns false if there is none or a side is empty. */
@@ -156,10 +172,14 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
                       bool running) {
   memset(args, 0, sizeof(*args));
   args->repeat = 1;
+  hgr_place_options_init(&args->place.options);
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
     char *left, *right;
+    int place_code = hgr_cli_place_parse(command, &args->place, argc, argv, &i);
+    if (place_code > 0) return place_code;
+    if (place_code == HGR_CLI_OK) continue;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       fputs(usage, stdout);
       return HGR_CLI_OK;
@@ -228,6 +248,8 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     } else if (running && !strcmp(arg, "--trace")) {
       if (!(args->trace_path = value)) return hgr_cli_usage_error(command, "--trace needs a FILE");
       ++i;
+    } else if (!running && !strcmp(arg, "--json")) {
+      args->json = true;
     } else if (running && !strcmp(arg, "--verbose")) {
       args->verbose = true;
     } else if (arg[0] == '-') {
@@ -239,20 +261,25 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     }
   }
   if (!args->graph_path) return hgr_cli_usage_error(command, "no graph given");
+  if (args->place.requested && args->binding_count)
+    return hgr_cli_usage_error(command, "--device binds the graph's own device keys; with --devices or --place the "
+                                        "graph is placed anew and keys are hgr's");
   if (args->until && !args->dump_dir) return hgr_cli_usage_error(command, "--until works with --dump");
   if (args->dump_dir && (args->repeat > 1 || args->pipeline || args->profile || args->profile_json || args->trace_path))
     return hgr_cli_usage_error(command, "--dump steps one node at a time: it goes with neither --repeat nor profiling");
   return -1;
 }
 
-static void print_placement(const hgr_instance_t* instance, const hgr_executor_t* executor) {
+/* A key bound explicitly came from --device or, without any, from the bindings the
+ * graph file records (`hgr place` writes them). */
+static void print_placement(const hgr_instance_t* instance, const hgr_executor_t* executor, bool cli_bindings) {
   printf("device binding:\n");
   for (size_t k = 0; k < hgr_executor_key_count(executor); ++k) {
     hgr_key_binding_t b = hgr_executor_key_binding(executor, k);
     const hgr_device_info_t* d = hgr_instance_device(instance, b.device_index);
     if (b.key < 0) printf("  (no device_index column) -> %s", d->spec);
     else printf("  key %-3d -> %s", b.key, d->spec);
-    printf("  %s, %s [%s]\n", d->name, d->platform_name, b.explicit_binding ? "--device" : "default");
+    printf("  %s, %s [%s]\n", d->name, d->platform_name, !b.explicit_binding ? "default" : cli_bindings ? "--device" : "graph");
   }
   printf("memory per device:\n");
   for (size_t i = 0; i < hgr_executor_device_count(executor); ++i) {
@@ -312,8 +339,8 @@ static void print_log(void* user, const char* message) {
   printf("  %s\n", message);
 }
 
-static hgr_status_t create(const run_args_t* args, bool plan_only, bool profiling, hgr_instance_t** out_instance,
-                           hgr_graph_t** out_graph, hgr_executor_t** out_executor) {
+static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr_instance_t** out_instance,
+                           hgr_graph_t** out_graph, hgr_placement_t** out_placement, hgr_executor_t** out_executor) {
   hgr_instance_options_t instance_options;
   hgr_instance_options_init(&instance_options);
   instance_options.context_per_device = args->context_per_device;
@@ -330,8 +357,11 @@ static hgr_status_t create(const run_args_t* args, bool plan_only, bool profilin
   options.program_cache.mode = args->no_program_cache ? HGR_PROGRAM_CACHE_OFF : HGR_PROGRAM_CACHE_FILES;
   if (args->kernels_path) HGR_RETURN_IF_ERROR_CLI(hgr_kernel_library_load_file(args->kernels_path, &options.kernels));
   if (args->verbose) options.log = print_log;
+  args->place.options.program_cache = options.program_cache;
+  hgr_status_t status = hgr_cli_place_apply(&args->place, *out_instance, options.kernels, !args->json, out_graph,
+                                            out_placement);
   double start = now_ms();
-  hgr_status_t status = hgr_executor_create(*out_instance, *out_graph, &options, out_executor);
+  if (!status) status = hgr_executor_create(*out_instance, *out_graph, &options, out_executor);
   hgr_kernel_library_release(options.kernels); /* the executor holds its own reference */
   if (!status && !plan_only) {
     hgr_program_stats_t stats = hgr_executor_program_stats(*out_executor);
@@ -342,6 +372,26 @@ static hgr_status_t create(const run_args_t* args, bool plan_only, bool profilin
   return status;
 }
 
+/* `hgr check --json` for a graph that keeps its own placement: what the executor
+ * bound, in the shape of hgr_placement_write_json's report; what only a plan by hgr
+ * knows (the lower bound, no-reuse bytes, predicted times) is null. */
+static void print_check_json(const hgr_instance_t* instance, const hgr_executor_t* executor) {
+  printf("{\n  \"placed_by\": \"graph\",\n  \"devices\": [");
+  for (size_t i = 0; i < hgr_executor_device_count(executor); ++i) {
+    hgr_device_usage_t u = hgr_executor_device_usage(executor, i);
+    printf("%s\n    {\"device\": ", i ? "," : "");
+    hgr_cli_json_string(stdout, hgr_instance_device(instance, u.device_index)->spec);
+    printf(", \"nodes\": %u, \"planned_bytes\": %llu, \"lower_bound_bytes\": null, \"no_reuse_bytes\": null, "
+           "\"predicted_ms\": null}",
+           u.kernel_nodes, (unsigned long long)u.storage_bytes);
+  }
+  hgr_copy_summary_t c = hgr_executor_copy_summary(executor);
+  printf("\n  ],\n  \"copies\": {");
+  for (int p = 0; p < HGR_PAIR_CLASS_COUNT; ++p)
+    printf("%s\"%s\": %u", p ? ", " : "", hgr_pair_class_name((hgr_pair_class_t)p), c.count[p]);
+  printf("},\n  \"fallbacks\": []\n}\n");
+}
+
 int hgr_cli_check(int argc, char** argv) {
   run_args_t args;
   int code = parse_args("check", argc, argv, &args, check_usage, false);
@@ -349,14 +399,20 @@ int hgr_cli_check(int argc, char** argv) {
   hgr_instance_t* instance = NULL;
   hgr_graph_t* graph = NULL;
   hgr_executor_t* executor = NULL;
-  hgr_status_t status = create(&args, true, false, &instance, &graph, &executor);
-  if (!status) {
+  hgr_placement_t* placement = NULL;
+  hgr_status_t status = create(&args, true, false, &instance, &graph, &placement, &executor);
+  if (!status && args.json && placement) {
+    status = hgr_placement_write_json(placement, stdout);
+  } else if (!status && args.json) {
+    print_check_json(instance, executor);
+  } else if (!status) {
     printf("%s: %zu nodes, %zu entries, %zu inputs, %zu outputs: valid\n", args.graph_path,
            hgr_graph_node_count(graph), hgr_graph_entry_count(graph), hgr_graph_input_count(graph),
            hgr_graph_output_count(graph));
-    print_placement(instance, executor);
+    print_placement(instance, executor, args.binding_count > 0);
   }
   hgr_executor_release(executor);
+  hgr_placement_release(placement);
   hgr_graph_release(graph);
   hgr_instance_release(instance);
   return status ? hgr_cli_fail(status) : HGR_CLI_OK;
@@ -541,7 +597,8 @@ int hgr_cli_run(int argc, char** argv) {
   double* times = NULL;
   bool failed = false;
   bool profiling = args.profile || args.profile_json || args.trace_path;
-  hgr_status_t status = create(&args, false, profiling, &instance, &graph, &executor);
+  hgr_placement_t* placement = NULL;
+  hgr_status_t status = create(&args, false, profiling, &instance, &graph, &placement, &executor);
   if (status) goto cleanup;
   size_t input_count = hgr_executor_input_count(executor);
   input_given = calloc(input_count + 1, sizeof(bool));
@@ -550,7 +607,7 @@ int hgr_cli_run(int argc, char** argv) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
-  print_placement(instance, executor);
+  print_placement(instance, executor, args.binding_count > 0);
   if (args.queues > 1) print_queues(instance, executor);
   if (args.params_path) {
     size_t unused = 0;
@@ -602,6 +659,7 @@ int hgr_cli_run(int argc, char** argv) {
     hgr_profile_summary_options_init(&summary);
     if (args.verbose) summary.top_nodes = 0;
     if ((status = hgr_profile_write_summary(executor, &summary, stdout))) goto cleanup;
+    if (placement) hgr_cli_print_predicted(placement, executor);
   }
   if (args.profile_json) {
     if ((status = write_profile_file(args.profile_json, executor, hgr_profile_write_json)))
@@ -621,6 +679,7 @@ cleanup:
   free(times);
   free(input_given);
   hgr_executor_release(executor);
+  hgr_placement_release(placement);
   hgr_params_release(params);
   hgr_graph_release(graph);
   hgr_instance_release(instance);

@@ -15,6 +15,7 @@ static const char usage[] =
     "  devices   list OpenCL devices, their spec strings, and skipped platforms\n"
     "  run       run a graph: hgr run GRAPH.json [--params FILE] [--input NAME=FILE.npy]...\n"
     "  check     validate a graph and summarize its placement without running it\n"
+    "  place     place a graph on the devices, insert copies, plan memory, write it\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `hgr <command> --help` describes a command\n"
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
   if (!strcmp(command, "devices")) return hgr_cli_devices(argc - 1, argv + 1);
   if (!strcmp(command, "run")) return hgr_cli_run(argc - 1, argv + 1);
   if (!strcmp(command, "check")) return hgr_cli_check(argc - 1, argv + 1);
+  if (!strcmp(command, "place")) return hgr_cli_place(argc - 1, argv + 1);
   fprintf(stderr, "hgr: unknown command '%s'\n\n%s", command, usage);
   return HGR_CLI_USAGE;
 }

@@ -38,6 +38,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "executor_internal.h"
@@ -837,12 +838,20 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
     }
   }
 
-  /* Every CPU device runs on the host's cores: on the test bed, graphs split over
-   * pocl:0, pocl:1 and rusticl:0 ran no faster than on one of them (heavy branches
-   * on both PoCL devices: 212 ms against 206 ms on one). */
+  /* CPU devices run on the host's cores. When their compute units together exceed
+   * the cores, their kernels compete for them and they share one timeline: on the
+   * test bed (pocl:0 and pocl:1 with 2 compute units each, rusticl with 8, on 2
+   * cores), heavy branches split over both PoCL devices measured 212 ms against 206
+   * ms on one. When they fit (POCL_MAX_PTHREAD_COUNT=1 gives each PoCL device one
+   * core), each keeps its own. */
+  uint64_t cpu_units = 0;
+  for (size_t d = 0; d < devices; ++d)
+    if (slot_info(&cal, d)->type == HGR_DEVICE_TYPE_CPU) cpu_units += slot_info(&cal, d)->compute_units;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  bool cpus_share = cores < 1 || cpu_units > (uint64_t)cores;
   for (size_t d = 0; d < devices; ++d) {
     model.timeline[d] = (uint32_t)d;
-    if (slot_info(&cal, d)->type != HGR_DEVICE_TYPE_CPU) continue;
+    if (!cpus_share || slot_info(&cal, d)->type != HGR_DEVICE_TYPE_CPU) continue;
     for (size_t e = 0; e < d; ++e)
       if (slot_info(&cal, e)->type == HGR_DEVICE_TYPE_CPU) {
         model.timeline[d] = (uint32_t)e;

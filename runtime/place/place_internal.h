@@ -55,9 +55,9 @@ typedef struct hgr__cost_model_t {
   double* copy_latency_ms;
   double* copy_ms_per_byte;
   /* [slot]: the timeline the device's work runs on. Devices that share a processor
-   * share one (every CPU device runs on the host's cores: two of them are no faster
-   * than one), so their nodes do not overlap in the simulation. NULL: each device
-   * its own. */
+   * share one (CPU devices whose compute units together exceed the host's cores: two
+   * of them are then no faster than one), so their nodes do not overlap in the
+   * simulation. NULL: each device its own. */
   uint32_t* timeline;
 } hgr__cost_model_t;
 

@@ -1,0 +1,239 @@
+/* Placement on the command line: the --devices, --place and --place-report flags
+ * that `hgr run`, `hgr check` and `hgr place` share, and `hgr place` itself. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int hgr_cli_place_parse(const char* command, hgr_cli_place_args_t* place, int argc, char** argv, int* i) {
+  const char* arg = argv[*i];
+  const char* value = *i + 1 < argc ? argv[*i + 1] : NULL;
+  if (!strcmp(arg, "--devices")) {
+    if (!value || !value[0]) return hgr_cli_usage_error(command, "--devices takes SPEC[,SPEC...], e.g. pocl:0,rusticl:0");
+    if (place->device_count) return hgr_cli_usage_error(command, "--devices given twice");
+    if (strlen(value) >= sizeof(place->device_text))
+      return hgr_cli_usage_error(command, "--devices: the list is too long");
+    snprintf(place->device_text, sizeof(place->device_text), "%s", value);
+    for (char* spec = strtok(place->device_text, ","); spec; spec = strtok(NULL, ",")) {
+      if (place->device_count == HGR_CLI_MAX_DEVICES)
+        return hgr_cli_usage_error(command, "--devices lists more than %d devices", HGR_CLI_MAX_DEVICES);
+      place->devices[place->device_count++] = spec;
+    }
+    if (!place->device_count) return hgr_cli_usage_error(command, "--devices lists no device");
+    place->options.devices = place->devices;
+    place->options.device_count = place->device_count;
+    place->requested = true;
+    ++*i;
+    return HGR_CLI_OK;
+  }
+  if (!strcmp(arg, "--place")) {
+    if (!value) return hgr_cli_usage_error(command, "--place takes a rule (op:NAME=SPEC, node:GLOB=SPEC, range:A-B=SPEC) "
+                                                    "or a policy (first, auto, stages:N)");
+    hgr_status_t status = hgr_place_options_parse(&place->options, value);
+    if (status) {
+      int code = hgr_cli_usage_error(command, "%s", hgr_status_message(status));
+      hgr_status_free(status);
+      return code;
+    }
+    place->requested = true;
+    ++*i;
+    return HGR_CLI_OK;
+  }
+  if (!strcmp(arg, "--place-report")) {
+    if (!value) return hgr_cli_usage_error(command, "--place-report needs a FILE.json");
+    place->report_path = value;
+    ++*i;
+    return HGR_CLI_OK;
+  }
+  if (!strcmp(arg, "--no-cost-cache")) {
+    place->options.cost_cache_off = true;
+    return HGR_CLI_OK;
+  }
+  return -1;
+}
+
+static void print_progress(void* user, const char* message) {
+  (void)user;
+  fprintf(stderr, "hgr: %s\n", message);
+}
+
+hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* instance, hgr_kernel_library_t* kernels,
+                                 bool print_summary, hgr_graph_t** inout_graph, hgr_placement_t** out_placement) {
+  *out_placement = NULL;
+  if (!place->requested) {
+    if (place->report_path)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--place-report needs --place or --devices (nothing is placed)");
+    return HGR_OK;
+  }
+  place->options.kernels = kernels;
+  place->options.log = print_progress;
+  HGR_RETURN_IF_ERROR_CLI(hgr_place(instance, *inout_graph, &place->options, out_placement));
+  if (print_summary) HGR_RETURN_IF_ERROR_CLI(hgr_placement_write_summary(*out_placement, stdout));
+  if (place->report_path) {
+    FILE* out = fopen(place->report_path, "w");
+    if (!out) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", place->report_path);
+    hgr_status_t status = hgr_status_annotate(hgr_placement_write_json(*out_placement, out), "%s", place->report_path);
+    if (fclose(out) != 0 && !status) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", place->report_path);
+    HGR_RETURN_IF_ERROR_CLI(status);
+    if (print_summary) printf("placement report written to %s\n", place->report_path);
+  }
+  hgr_graph_t* placed = hgr_graph_retain(hgr_placement_graph(*out_placement));
+  hgr_graph_release(*inout_graph);
+  *inout_graph = placed;
+  return HGR_OK;
+}
+
+void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executor_t* executor) {
+  const hgr_instance_t* instance = hgr_executor_instance(executor);
+  size_t node_count = hgr_graph_node_count(hgr_executor_graph(executor));
+  double* measured = calloc(node_count + 1, sizeof(double));
+  if (!measured) return;
+  bool timed = false;
+  for (size_t c = 0; c < hgr_executor_command_count(executor); ++c) {
+    hgr_command_profile_t command;
+    if (hgr_executor_command_profile(executor, c, &command) || command.node_id >= node_count) continue;
+    if (command.end_ns > command.start_ns) {
+      measured[command.node_id] += (double)(command.end_ns - command.start_ns) / 1e6;
+      timed = true;
+    }
+  }
+  printf("predicted (cost model) vs measured (last run, profiling events) per device:\n");
+  for (size_t d = 0; d < hgr_placement_device_count(placement); ++d) {
+    hgr_placement_device_t device;
+    if (hgr_placement_device(placement, d, &device)) continue;
+    double sum = 0;
+    bool any_untimed = false;
+    for (uint32_t n = 0; n < node_count; ++n) {
+      hgr_node_placement_t node;
+      if (hgr_placement_node(placement, n, &node) || node.device_index != device.device_index) continue;
+      sum += measured[n];
+      hgr_node_info_t info;
+      if (!hgr_graph_node_info(hgr_executor_graph(executor), n, &info) && info.func_name && measured[n] == 0)
+        any_untimed = true;
+    }
+    const char* spec = hgr_instance_device(instance, device.device_index)->spec;
+    if (device.predicted_ms < 0) printf("  %-12s predicted      -      ", spec);
+    else printf("  %-12s predicted %9.3f ms", spec, device.predicted_ms);
+    if (!timed || any_untimed) printf("  measured: no timestamps from this driver for some commands");
+    else printf("  measured %9.3f ms  (ratio %.2f)", sum, device.predicted_ms > 0 ? sum / device.predicted_ms : 0.0);
+    printf("\n");
+  }
+  double predicted = hgr_placement_predicted_ms(placement);
+  if (predicted >= 0) printf("  one run predicted %.3f ms\n", predicted);
+  free(measured);
+}
+
+static const char place_usage[] =
+    "usage: hgr place GRAPH.json [--params FILE] [--devices SPEC[,SPEC...]] [--place RULE|POLICY]...\n"
+    "                 -o OUT.json [--params-out OUT.params] [--place-report FILE.json] [--kernels MANIFEST]\n"
+    "                 [--context-per-device] [--no-cost-cache]\n"
+    "\n"
+    "Places a graph on this machine's devices, inserts the copies between them and plans\n"
+    "memory per device, then writes the result as TVM graph JSON (with __copy nodes,\n"
+    "device_index and storage_id, and the device of each key recorded in its metadata)\n"
+    "so that `hgr run OUT.json` runs it the same way without flags. A TVM graph's own\n"
+    "device keys and copies are discarded and placed anew.\n"
+    "\n"
+    "  --devices SPEC,...     the devices to use, in priority order (default: one, chosen\n"
+    "                         as TVM chooses device key 1's: a CPU)\n"
+    "  --place RULE           op:NAME=SPEC, node:GLOB=SPEC or range:A-B=SPEC (node ids);\n"
+    "                         repeatable, applied in order, later rules win\n"
+    "  --place POLICY         for nodes no rule placed: first (default), auto (cost-based)\n"
+    "                         or stages:N (N pipeline stages on the first N devices)\n"
+    "  --place-report FILE    write the placement with predicted per-node times as JSON\n"
+    "  --params FILE          params of the graph; with --params-out, written again with\n"
+    "                         only those that name an input of the placed graph\n"
+    "  --no-cost-cache        calibrate auto/stages again and store nothing\n"
+    "  docs/placement.md explains the policies, the cost cache and the report.\n";
+
+int hgr_cli_place(int argc, char** argv) {
+  hgr_cli_place_args_t place;
+  memset(&place, 0, sizeof(place));
+  hgr_place_options_init(&place.options);
+  place.requested = true;
+  const char *graph_path = NULL, *out_path = NULL, *params_path = NULL, *params_out = NULL, *kernels_path = NULL;
+  bool context_per_device = false;
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : NULL;
+    int code = hgr_cli_place_parse("place", &place, argc, argv, &i);
+    if (code > 0) return code;
+    if (code == HGR_CLI_OK) continue;
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+      fputs(place_usage, stdout);
+      return HGR_CLI_OK;
+    } else if (!strcmp(arg, "-o")) {
+      if (!(out_path = value)) return hgr_cli_usage_error("place", "-o needs a file");
+      ++i;
+    } else if (!strcmp(arg, "--params")) {
+      if (!(params_path = value)) return hgr_cli_usage_error("place", "--params needs a file");
+      ++i;
+    } else if (!strcmp(arg, "--params-out")) {
+      if (!(params_out = value)) return hgr_cli_usage_error("place", "--params-out needs a file");
+      ++i;
+    } else if (!strcmp(arg, "--kernels")) {
+      if (!(kernels_path = value)) return hgr_cli_usage_error("place", "--kernels needs a manifest");
+      ++i;
+    } else if (!strcmp(arg, "--context-per-device")) {
+      context_per_device = true;
+    } else if (arg[0] == '-') {
+      return hgr_cli_usage_error("place", "unknown option '%s'", arg);
+    } else if (!graph_path) {
+      graph_path = arg;
+    } else {
+      return hgr_cli_usage_error("place", "unexpected argument '%s' (one graph at a time)", arg);
+    }
+  }
+  if (!graph_path) return hgr_cli_usage_error("place", "no graph given");
+  if (!out_path) return hgr_cli_usage_error("place", "no output given (-o OUT.json)");
+  if (params_out && !params_path) return hgr_cli_usage_error("place", "--params-out needs --params");
+
+  hgr_instance_t* instance = NULL;
+  hgr_graph_t* graph = NULL;
+  hgr_kernel_library_t* kernels = NULL;
+  hgr_placement_t* placement = NULL;
+  hgr_params_t *params = NULL, *kept = NULL;
+  hgr_instance_options_t instance_options;
+  hgr_instance_options_init(&instance_options);
+  instance_options.context_per_device = context_per_device;
+  hgr_status_t status = hgr_graph_load_file(graph_path, &graph);
+  if (!status && kernels_path) status = hgr_kernel_library_load_file(kernels_path, &kernels);
+  if (!status && params_path) status = hgr_params_load_file(params_path, &params);
+  if (!status) status = hgr_instance_create(&instance_options, &instance);
+  if (!status) status = hgr_cli_place_apply(&place, instance, kernels, true, &graph, &placement);
+  if (!status) {
+    FILE* out = fopen(out_path, "w");
+    if (!out) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", out_path);
+    else {
+      status = hgr_status_annotate(hgr_graph_write_json(graph, out), "%s", out_path);
+      if (fclose(out) != 0 && !status) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", out_path);
+    }
+    if (!status) printf("placed graph written to %s\n", out_path);
+  }
+  if (!status && params_out) {
+    status = hgr_params_create(&kept);
+    for (size_t p = 0; !status && p < hgr_params_count(params); ++p) {
+      hgr_tensor_info_t info;
+      const void* data = NULL;
+      size_t index;
+      status = hgr_params_get(params, p, &info, &data);
+      if (status) break;
+      hgr_status_t lookup = hgr_graph_input_index(graph, info.name, &index);
+      if (lookup) {
+        hgr_status_free(lookup);
+        continue;
+      }
+      status = hgr_params_add(kept, info.name, info.dtype, info.ndim, info.shape, data, (size_t)info.bytes);
+    }
+    if (!status) status = hgr_params_save_file(kept, params_out);
+    if (!status) printf("params (%zu) written to %s\n", hgr_params_count(kept), params_out);
+  }
+  hgr_params_release(kept);
+  hgr_params_release(params);
+  hgr_placement_release(placement);
+  hgr_kernel_library_release(kernels);
+  hgr_graph_release(graph);
+  hgr_instance_release(instance);
+  return status ? hgr_cli_fail(status) : HGR_CLI_OK;
+}
