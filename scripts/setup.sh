@@ -76,7 +76,10 @@ if [[ "$mode" == demo ]]; then
   # The main job: the large example graph (311 nodes over device keys 1, 4 and 5,
   # 66 copies) and the small CNN (conv, pool, dense and softmax over keys 1 and 4)
   # on the devices found, with TVM's default key bindings, each checked against its
-  # expected outputs, with per-device times from profiling events.
+  # expected outputs, with per-device times from profiling events; then the CNN
+  # placed by hgr itself (its own device keys discarded) over every real device found:
+  # conv2d on the second by a rule, the rest by the cost model (`auto`), with the
+  # placement summary and predicted beside measured device times.
   testbed_env "$build_dir"
   hgr="$build_dir/tools/hgr"
   echo "== hgr devices"
@@ -89,8 +92,15 @@ if [[ "$mode" == demo ]]; then
     --repeat 3 --profile "$@"
   echo
   echo "== hgr run examples/cnn.json (3 runs)"
-  exec "$hgr" run examples/cnn.json --params examples/cnn.params --input x=examples/cnn_x.npy \
+  "$hgr" run examples/cnn.json --params examples/cnn.params --input x=examples/cnn_x.npy \
     --expect 0=examples/cnn_expected_0.npy --repeat 3 --profile
+  echo
+  echo "== hgr run examples/cnn.json placed by hgr: conv2d on the second device, the rest by cost (3 runs)"
+  devices="$("$hgr" devices | awk 'NR > 1 && $1 ~ /^[a-z]+:[0-9]+$/ && $1 !~ /^oclgrind/ {print $1}' | paste -sd, -)"
+  second="$(printf '%s' "$devices" | cut -d, -f2)"
+  exec "$hgr" run examples/cnn.json --params examples/cnn.params --input x=examples/cnn_x.npy \
+    --expect 0=examples/cnn_expected_0.npy --devices "$devices" --place "op:conv2d=${second:-${devices%%,*}}" \
+    --place auto --repeat 3 --profile
 fi
 
 echo "hgr setup: tests ($build_dir)"

@@ -92,6 +92,31 @@ static void assert_same(const hgr_graph_t* a, const hgr_graph_t* b) {
   }
 }
 
+/* A TVM graph's arg_nodes need not follow node order; a rebuilt graph takes its
+ * source's input order (placement rebuilds graphs). */
+static void inputs_take_the_order_of_another_graph(void** state) {
+  (void)state;
+  hgr_graph_t* like = NULL;
+  ASSERT_OK(hgr__graph_edit_new(&like));
+  hgr__entry_t out = entry("float32", 2, 4, 0, -1);
+  uint32_t node_id;
+  for (int i = 0; i < 3; ++i) {
+    static const char* const names[] = {"c", "a", "b"};
+    out.storage_id = (uint32_t)i;
+    ASSERT_OK(hgr__graph_edit_append(like, names[i], NULL, NULL, 0, NULL, 0, &out, 1, &node_id));
+  }
+  hgr_graph_t* graph = build_base(false); /* inputs x, w */
+  out.storage_id = 9;
+  ASSERT_OK(hgr__graph_edit_append(graph, "b", NULL, NULL, 0, NULL, 0, &out, 1, &node_id));
+  hgr__graph_edit_order_inputs(graph, like); /* b is like's input 2; x and w are not there */
+  assert_int_equal(graph->arg_count, 3);
+  assert_string_equal(graph->nodes[graph->arg_nodes[0]].name, "b");
+  assert_string_equal(graph->nodes[graph->arg_nodes[1]].name, "x");
+  assert_string_equal(graph->nodes[graph->arg_nodes[2]].name, "w");
+  hgr_graph_release(graph);
+  hgr_graph_release(like);
+}
+
 static void edited_graph_equals_the_same_graph_loaded_from_json(void** state) {
   (void)state;
   for (int keyed = 0; keyed < 2; ++keyed) {
@@ -217,6 +242,7 @@ int main(void) {
       cmocka_unit_test(edited_graph_refuses_device_keys_on_some_entries_only),
       cmocka_unit_test(edited_graph_finishes_with_validation),
       cmocka_unit_test(bindings_are_kept_sorted_and_unique),
+      cmocka_unit_test(inputs_take_the_order_of_another_graph),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

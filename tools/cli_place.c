@@ -66,6 +66,18 @@ hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* in
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--place-report needs --place or --devices (nothing is placed)");
     return HGR_OK;
   }
+  if (place->device_count == 1 && !strcmp(place->devices[0], "all")) {
+    /* Every device found, the Oclgrind simulator last (as default choices rank it). */
+    place->device_count = 0;
+    for (int simulator = 0; simulator < 2; ++simulator)
+      for (size_t d = 0; d < hgr_instance_device_count(instance) && place->device_count < HGR_CLI_MAX_DEVICES; ++d) {
+        const hgr_device_info_t* info = hgr_instance_device(instance, d);
+        if ((strcmp(info->platform_short, "oclgrind") == 0) == (simulator == 1))
+          place->devices[place->device_count++] = info->spec;
+      }
+    if (!place->device_count) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "--devices all: no OpenCL device found");
+    place->options.device_count = place->device_count;
+  }
   place->options.kernels = kernels;
   place->options.log = print_progress;
   HGR_RETURN_IF_ERROR_CLI(hgr_place(instance, *inout_graph, &place->options, out_placement));
@@ -136,7 +148,8 @@ static const char place_usage[] =
     "device keys and copies are discarded and placed anew.\n"
     "\n"
     "  --devices SPEC,...     the devices to use, in priority order (default: one, chosen\n"
-    "                         as TVM chooses device key 1's: a CPU)\n"
+    "                         as TVM chooses device key 1's: a CPU); `all`: every device\n"
+    "                         found, the Oclgrind simulator last\n"
     "  --place RULE           op:NAME=SPEC, node:GLOB=SPEC or range:A-B=SPEC (node ids);\n"
     "                         repeatable, applied in order, later rules win\n"
     "  --place POLICY         for nodes no rule placed: first (default), auto (cost-based)\n"

@@ -257,6 +257,28 @@ hgr_status_t hgr__graph_edit_add_binding(hgr_graph_t* graph, int32_t key, const 
   return HGR_OK;
 }
 
+void hgr__graph_edit_order_inputs(hgr_graph_t* graph, const hgr_graph_t* like) {
+  /* A stable insertion sort by each input's position in like (arg_count is small). */
+  uint32_t* rank = NULL;
+  if (graph->arg_count < 2 || !(rank = malloc(graph->arg_count * sizeof(*rank)))) return;
+  for (uint32_t a = 0; a < graph->arg_count; ++a) {
+    rank[a] = UINT32_MAX;
+    const char* name = graph->nodes[graph->arg_nodes[a]].name;
+    for (uint32_t b = 0; b < like->arg_count && rank[a] == UINT32_MAX; ++b)
+      if (!strcmp(like->nodes[like->arg_nodes[b]].name, name)) rank[a] = b;
+  }
+  for (uint32_t a = 1; a < graph->arg_count; ++a) {
+    uint32_t node = graph->arg_nodes[a], key = rank[a], at = a;
+    for (; at > 0 && rank[at - 1] > key; --at) {
+      graph->arg_nodes[at] = graph->arg_nodes[at - 1];
+      rank[at] = rank[at - 1];
+    }
+    graph->arg_nodes[at] = node;
+    rank[at] = key;
+  }
+  free(rank);
+}
+
 hgr_status_t hgr__graph_edit_finish(hgr_graph_t* graph) {
   uint32_t keyed = graph->entry_count; /* the first entry with a device key */
   for (uint32_t e = 0; e < graph->entry_count && keyed == graph->entry_count; ++e)

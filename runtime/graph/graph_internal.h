@@ -148,6 +148,11 @@ hgr_status_t hgr__graph_edit_remove_last(hgr_graph_t* graph);
 hgr_status_t hgr__graph_edit_add_head(hgr_graph_t* graph, hgr__entry_ref_t head);
 /* Records a device-key binding to write into the file's metadata (copied). */
 hgr_status_t hgr__graph_edit_add_binding(hgr_graph_t* graph, int32_t key, const char* spec);
+/* Orders the inputs (arg_nodes) like those of `like`, matched by node name, so
+ * that a rebuilt graph keeps its source's input indices; inputs `like` lacks keep
+ * their order after the others. Appending puts inputs in node order, which a TVM
+ * graph's arg_nodes need not follow. */
+void hgr__graph_edit_order_inputs(hgr_graph_t* graph, const hgr_graph_t* like);
 /* Sets has_device_index (true when any entry's device_key >= 0; then every entry
  * must have one) and validates. On failure the graph is unchanged but unusable. */
 hgr_status_t hgr__graph_edit_finish(hgr_graph_t* graph);

@@ -175,6 +175,7 @@ hgr_status_t hgr__place_emit(const hgr__place_problem_t* problem, const hgr__nod
   for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) used[choices[node_id].slot] = true;
   for (size_t slot = 0; slot < count && !status; ++slot)
     if (used[slot]) status = hgr__graph_edit_add_binding(emitter.placed, (int32_t)slot + 1, specs[slot]);
+  if (!status) hgr__graph_edit_order_inputs(emitter.placed, graph);
   if (!status) status = hgr__graph_edit_finish(emitter.placed);
   if (status) {
     status = hgr_status_annotate(status, "building the placed graph");

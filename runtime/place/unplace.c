@@ -65,6 +65,7 @@ hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_grap
   }
   for (uint32_t h = 0; h < graph->head_count && !status; ++h)
     status = hgr__graph_edit_add_head(result, mapped[hgr__graph_entry_id(graph, graph->heads[h])]);
+  if (!status) hgr__graph_edit_order_inputs(result, graph);
   if (!status) status = hgr__graph_edit_finish(result);
   if (status) {
     status = hgr_status_annotate(status, "discarding the graph's own placement");
