@@ -381,3 +381,9 @@ hgr_test(NAME place_random_policies SOURCE test_place_random.c ARGS 6 TIMEOUT 60
 hgr_test(NAME place_auto_small_nodes SOURCE test_place_auto.c ARGS small TIMEOUT 600)
 hgr_test(NAME place_auto_heavy_branches SOURCE test_place_auto.c ARGS branches TIMEOUT 600)
 set_property(TEST place_auto_heavy_branches APPEND PROPERTY ENVIRONMENT POCL_MAX_PTHREAD_COUNT=1)
+# stages:2 over pocl:0 and rusticl:0, 100 runs with 2 in flight and the input
+# changing every run: every run's output equals one device's
+if(HGR_HAS_NPY)
+  hgr_test(NAME place_stages_pipelined SOURCE test_place_pipeline.c
+           ARGS ${PROJECT_SOURCE_DIR}/examples pocl:0 rusticl:0 TIMEOUT 600)
+endif()
