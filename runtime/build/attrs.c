@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "attrs.h"
+#include "text.h"
 #include "internal.h"
 
 struct hgr_attrs_s {
@@ -91,31 +92,6 @@ static hgr_status_t put(hgr_attrs_t* attrs, const char* key, char* value) {
   return HGR_OK;
 }
 
-/* A growing string for list values. */
-typedef struct text_t {
-  char* data;
-  size_t length, capacity;
-  bool failed;
-} text_t;
-
-static void append(text_t* text, const char* piece) {
-  size_t length = strlen(piece);
-  if (text->failed) return;
-  if (text->length + length + 1 > text->capacity) {
-    size_t capacity = text->capacity ? text->capacity : 32;
-    while (capacity < text->length + length + 1) capacity *= 2;
-    char* grown = realloc(text->data, capacity);
-    if (!grown) {
-      text->failed = true;
-      return;
-    }
-    text->data = grown;
-    text->capacity = capacity;
-  }
-  memcpy(text->data + text->length, piece, length + 1);
-  text->length += length;
-}
-
 /* %.9g gives a float32 back exactly, and TVM's own printing of attrs is no more
  * precise than the float32 the kernels use. */
 static void format_float(double value, char* buffer, size_t capacity) { snprintf(buffer, capacity, "%.9g", value); }
@@ -158,23 +134,20 @@ static hgr_status_t set_list(hgr_attrs_t* attrs, const char* key, bool integers,
   HGR_RETURN_IF_ERROR(check_key(attrs, key));
   if (count && (integers ? !ints : !floats)) return INVALID("attr '%s': %zu values but no array", key, count);
   for (size_t i = 0; !integers && i < count; ++i) HGR_RETURN_IF_ERROR(check_float(key, floats[i]));
-  text_t text = {0};
-  append(&text, "[");
+  hgr__text_t text = {0};
+  hgr__text_appendf(&text, "[");
   for (size_t i = 0; i < count; ++i) {
     char number[40];
     if (integers)
       snprintf(number, sizeof(number), "%" PRId64, ints[i]);
     else
       format_float(floats[i], number, sizeof(number));
-    if (i) append(&text, ", ");
-    append(&text, number);
+    hgr__text_appendf(&text, "%s%s", i ? ", " : "", number);
   }
-  append(&text, "]");
-  if (text.failed) {
-    free(text.data);
-    return OUT_OF_MEMORY();
-  }
-  return put(attrs, key, text.data);
+  hgr__text_appendf(&text, "]");
+  char* value = hgr__text_take(&text);
+  if (!value) return OUT_OF_MEMORY();
+  return put(attrs, key, value);
 }
 
 hgr_status_t hgr_attrs_set_ints(hgr_attrs_t* attrs, const char* key, const int64_t* values, size_t count) {

@@ -13,6 +13,7 @@
 #include "hgr/builder.h"
 #include "internal.h"
 #include "ops.h"
+#include "text.h"
 
 #define INVALID(...) HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 #define OUT_OF_MEMORY(what) HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %s", what)
@@ -29,11 +30,7 @@ struct hgr_builder_s {
 
 /* ---- names ----------------------------------------------------------------------- */
 
-static uint64_t hash_name(const char* name) {
-  uint64_t hash = 14695981039346656037ull; /* FNV-1a */
-  for (const unsigned char* p = (const unsigned char*)name; *p; ++p) hash = (hash ^ *p) * 1099511628211ull;
-  return hash;
-}
+static uint64_t hash_name(const char* name) { return hgr__fnv1a(name, strlen(name), HGR__FNV1A_START); }
 
 /* The node called name, or NO_NODE. */
 static uint32_t find_name(const hgr_builder_t* builder, const char* name) {

@@ -23,17 +23,12 @@
 #include "executor_internal.h"
 #include "file.h"
 #include "kernel_sources.h"
+#include "text.h"
 
 #define BLOB_MAGIC "HGRPROG1"
 #define BLOB_HEADER 32
 #define BUILD_OPTIONS ""
 
-static uint64_t fnv1a(const void* data, size_t length, uint64_t hash) {
-  const unsigned char* bytes = data;
-  for (size_t i = 0; i < length; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
-  return hash;
-}
-#define FNV_START 14695981039346656037ull
 
 static void put_u32(unsigned char* at, uint32_t value) {
   for (int i = 0; i < 4; ++i) at[i] = (unsigned char)(value >> (8 * i));
@@ -161,7 +156,7 @@ static void emit_log(hgr_executor_t* executor, worker_t* worker) {
 
 static char* make_key(const hgr__device_t* device, const source_t* source) {
   const hgr_device_info_t* info = &device->info;
-  uint64_t source_hash = fnv1a(source->text, source->length, FNV_START);
+  uint64_t source_hash = hgr__fnv1a(source->text, source->length, HGR__FNV1A_START);
   size_t capacity = strlen(info->platform_name) + strlen(info->name) + strlen(info->version) +
                     strlen(info->driver_version) + strlen(source->origin) + strlen(source->options) + 96;
   char* key = malloc(capacity);
@@ -214,7 +209,7 @@ static char* blob_path(const hgr_executor_t* executor, const char* key) {
   if (!dir) return NULL;
   size_t capacity = strlen(dir) + 40;
   char* path = malloc(capacity);
-  if (path) snprintf(path, capacity, "%s/%016llx.bin", dir, (unsigned long long)fnv1a(key, strlen(key), FNV_START));
+  if (path) snprintf(path, capacity, "%s/%016llx.bin", dir, (unsigned long long)hgr__fnv1a(key, strlen(key), HGR__FNV1A_START));
   free(dir);
   return path;
 }
@@ -265,7 +260,7 @@ static const unsigned char* check_blob(const unsigned char* blob, size_t size, c
     return NULL;
   }
   const unsigned char* binary = blob + BLOB_HEADER + key_length;
-  if (fnv1a(binary, (size_t)length, FNV_START) != checksum) {
+  if (hgr__fnv1a(binary, (size_t)length, HGR__FNV1A_START) != checksum) {
     *why = "corrupt (checksum mismatch)";
     return NULL;
   }
@@ -526,7 +521,7 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
       put_u32(blob + 8, (uint32_t)key_length);
       put_u32(blob + 12, 0);
       put_u64(blob + 16, length);
-      put_u64(blob + 24, fnv1a(binary, length, FNV_START));
+      put_u64(blob + 24, hgr__fnv1a(binary, length, HGR__FNV1A_START));
       memcpy(blob + BLOB_HEADER, slot->key, key_length);
       size_t size = BLOB_HEADER + key_length + length;
       if (executor->programs.cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {

@@ -360,20 +360,22 @@ hgr_graph_t* hgr_graph_retain(hgr_graph_t* graph) {
   return graph;
 }
 
+void hgr__graph_node_free(hgr__node_t* node) {
+  free(node->name);
+  free(node->func_name);
+  free(node->inputs);
+  for (uint32_t i = 0; i < node->attr_count; ++i) {
+    free(node->attrs[i].key);
+    free(node->attrs[i].value);
+  }
+  free(node->attrs);
+  memset(node, 0, sizeof(*node));
+}
+
 void hgr_graph_release(hgr_graph_t* graph) {
   /* acq_rel: the last releaser must see every other thread's use finished. */
   if (!graph || atomic_fetch_sub_explicit(&graph->refcount, 1, memory_order_acq_rel) != 1) return;
-  for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) {
-    hgr__node_t* node = &graph->nodes[node_id];
-    free(node->name);
-    free(node->func_name);
-    free(node->inputs);
-    for (uint32_t i = 0; i < node->attr_count; ++i) {
-      free(node->attrs[i].key);
-      free(node->attrs[i].value);
-    }
-    free(node->attrs);
-  }
+  for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) hgr__graph_node_free(&graph->nodes[node_id]);
   if (graph->head_names)
     for (uint32_t i = 0; i < graph->head_count; ++i) free(graph->head_names[i]);
   free(graph->head_names);

@@ -51,17 +51,6 @@ hgr_status_t hgr__graph_edit_new(hgr_graph_t** out_graph) {
   return HGR_OK;
 }
 
-static void free_node(hgr__node_t* node) {
-  free(node->name);
-  free(node->func_name);
-  free(node->inputs);
-  for (uint32_t i = 0; i < node->attr_count; ++i) {
-    free(node->attrs[i].key);
-    free(node->attrs[i].value);
-  }
-  free(node->attrs);
-  memset(node, 0, sizeof(*node));
-}
 
 /* Copies name, func_name, inputs and attrs into *node; on failure frees what it
  * copied. */
@@ -89,7 +78,7 @@ static hgr_status_t copy_node(hgr__node_t* node, const char* name, const char* f
     node->attr_count = i + 1; /* counted now so that free_node frees the key */
     if (!status) status = hgr__strdup(attrs[i].value, &attr->value);
   }
-  if (status) free_node(node);
+  if (status) hgr__graph_node_free(node);
   return status;
 }
 
@@ -214,7 +203,7 @@ hgr_status_t hgr__graph_edit_remove_last(hgr_graph_t* graph) {
     }
   if (!graph->nodes[node_id].is_op) graph->arg_count--; /* null nodes are appended to arg_nodes in order */
   graph->entry_count = graph->node_row_ptr[node_id];
-  free_node(&graph->nodes[node_id]);
+  hgr__graph_node_free(&graph->nodes[node_id]);
   graph->node_count--;
   return HGR_OK;
 }

@@ -88,6 +88,9 @@ static inline uint32_t hgr__graph_storage_id(const hgr_graph_t* graph, uint32_t 
  * buffer. */
 const char* hgr__entry_shape(const hgr__entry_t* entry, char* buffer, size_t capacity);
 
+/* Frees what a node owns (name, func_name, inputs, attrs) and zeroes it. */
+void hgr__graph_node_free(hgr__node_t* node);
+
 /* Value of a node's extra attr, or NULL when absent. */
 const char* hgr__node_attr(const hgr__node_t* node, const char* key);
 

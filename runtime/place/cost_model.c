@@ -44,6 +44,7 @@
 #include "executor_internal.h"
 #include "file.h"
 #include "ops.h"
+#include "text.h"
 #include "place_internal.h"
 
 #define SMALL_COPY_BYTES 4096u
@@ -56,11 +57,6 @@
 /* Copies of a node in the graph that measures a device's launch overhead. */
 #define REPLICAS 16
 
-static uint64_t fnv1a(const char* text) {
-  uint64_t hash = 14695981039346656037ull;
-  for (const unsigned char* at = (const unsigned char*)text; *at; ++at) hash = (hash ^ *at) * 1099511628211ull;
-  return hash;
-}
 
 static void log_line(const hgr_place_options_t* options, const char* format, ...) HGR_PRINTF(2, 3);
 static void log_line(const hgr_place_options_t* options, const char* format, ...) {
@@ -73,65 +69,25 @@ static void log_line(const hgr_place_options_t* options, const char* format, ...
   options->log(options->log_user, line);
 }
 
-/* ---- growing text --------------------------------------------------------------------- */
-
-typedef struct text_t {
-  char* data;
-  size_t length, capacity;
-  bool failed;
-} text_t;
-
-static void text_add(text_t* text, const char* format, ...) HGR_PRINTF(2, 3);
-static void text_add(text_t* text, const char* format, ...) {
-  if (text->failed) return;
-  for (;;) {
-    va_list args;
-    va_start(args, format);
-    size_t room = text->capacity - text->length;
-    int written = vsnprintf(text->data ? text->data + text->length : NULL, text->data ? room : 0, format, args);
-    va_end(args);
-    if (written < 0) {
-      text->failed = true;
-      return;
-    }
-    if (text->data && (size_t)written < room) {
-      text->length += (size_t)written;
-      return;
-    }
-    size_t capacity = text->capacity ? text->capacity : 128;
-    while (capacity < text->length + (size_t)written + 1) capacity *= 2;
-    char* grown = realloc(text->data, capacity);
-    if (!grown) {
-      text->failed = true;
-      return;
-    }
-    text->data = grown;
-    text->capacity = capacity;
-  }
-}
-
 /* The text (malloc'd, owned by the caller), or NULL when a step ran out of memory.
  * Tabs and line breaks become spaces: keys are one field of one line. */
-static char* text_take(text_t* text) {
-  if (text->failed || !text->data) {
-    free(text->data);
-    return NULL;
-  }
-  for (char* at = text->data; *at; ++at)
+static char* text_take(hgr__text_t* text) {
+  char* data = hgr__text_take(text);
+  for (char* at = data; at && *at; ++at)
     if (*at == '\t' || *at == '\n' || *at == '\r') *at = ' ';
-  return text->data;
+  return data;
 }
 
 /* ---- keys ---------------------------------------------------------------------------------- */
 
-static void add_identity(text_t* text, const hgr_device_info_t* info) {
-  text_add(text, "%s|%s|%s|%s", info->platform_name, info->name, info->version, info->driver_version);
+static void add_identity(hgr__text_t* text, const hgr_device_info_t* info) {
+  hgr__text_appendf(text, "%s|%s|%s|%s", info->platform_name, info->name, info->version, info->driver_version);
 }
 
-static void add_entry(text_t* text, const hgr__entry_t* entry) {
+static void add_entry(hgr__text_t* text, const hgr__entry_t* entry) {
   char dtype[32], shape[256];
   hgr_dtype_format(entry->dtype, dtype, sizeof(dtype));
-  text_add(text, "%s%s", dtype, hgr__entry_shape(entry, shape, sizeof(shape)));
+  hgr__text_appendf(text, "%s%s", dtype, hgr__entry_shape(entry, shape, sizeof(shape)));
 }
 
 static int by_attr_key(const void* a, const void* b) {
@@ -141,14 +97,14 @@ static int by_attr_key(const void* a, const void* b) {
 }
 
 /* "conv2d|in=float32[1, 3, 32, 32],float32[8, 3, 3, 3]|attrs=padding=...;strides=...|out=1" */
-static void add_signature(text_t* text, const hgr_graph_t* graph, uint32_t node_id) {
+static void add_signature(hgr__text_t* text, const hgr_graph_t* graph, uint32_t node_id) {
   const hgr__node_t* node = &graph->nodes[node_id];
-  text_add(text, "%s|in=", node->func_name);
+  hgr__text_appendf(text, "%s|in=", node->func_name);
   for (uint32_t k = 0; k < node->input_count; ++k) {
-    if (k) text_add(text, ",");
+    if (k) hgr__text_appendf(text, ",");
     add_entry(text, &graph->entries[hgr__graph_entry_id(graph, node->inputs[k])]);
   }
-  text_add(text, "|attrs=");
+  hgr__text_appendf(text, "|attrs=");
   const hgr__attr_t** sorted = malloc((node->attr_count + 1) * sizeof(*sorted));
   if (!sorted) {
     text->failed = true;
@@ -159,11 +115,11 @@ static void add_signature(text_t* text, const hgr_graph_t* graph, uint32_t node_
   bool first = true;
   for (uint32_t a = 0; a < node->attr_count; ++a) {
     if (!strcmp(sorted[a]->key, "hash")) continue; /* TVM's function hash: not a cost */
-    text_add(text, "%s%s=%s", first ? "" : ";", sorted[a]->key, sorted[a]->value);
+    hgr__text_appendf(text, "%s%s=%s", first ? "" : ";", sorted[a]->key, sorted[a]->value);
     first = false;
   }
   free(sorted);
-  text_add(text, "|out=%u", node->num_outputs);
+  hgr__text_appendf(text, "|out=%u", node->num_outputs);
 }
 
 /* ---- the cache files ------------------------------------------------------------------------ */
@@ -289,8 +245,8 @@ static void file_store(cache_file_t* file, const hgr_place_options_t* options) {
   }
   disk.path = NULL;
   file_free(&disk);
-  text_t text = {0};
-  for (size_t i = 0; i < file->count; ++i) text_add(&text, "%s\t%.9g\n", file->keys[i], file->ms[i]);
+  hgr__text_t text = {0};
+  for (size_t i = 0; i < file->count; ++i) hgr__text_appendf(&text, "%s\t%.9g\n", file->keys[i], file->ms[i]);
   if (text.failed) {
     log_line(options, "cost cache %s: not written: out of host memory", file->path);
   } else {
@@ -348,7 +304,7 @@ static hgr_status_t find_file(calibration_t* cal, const char* prefix, const char
     size_t capacity = strlen(cal->directory) + strlen(prefix) + 32;
     path = malloc(capacity);
     if (!path) return OUT_OF_MEMORY("a cache path");
-    snprintf(path, capacity, "%s/%s-%016llx.tsv", cal->directory, prefix, (unsigned long long)fnv1a(name));
+    snprintf(path, capacity, "%s/%s-%016llx.tsv", cal->directory, prefix, (unsigned long long)hgr__fnv1a(name, strlen(name), HGR__FNV1A_START));
   }
   for (size_t f = 0; f < cal->file_count; ++f)
     if (path ? cal->files[f].path && !strcmp(cal->files[f].path, path) : !cal->files[f].path) {
@@ -402,11 +358,11 @@ static const hgr_device_info_t* slot_info(const calibration_t* cal, size_t slot)
 }
 
 static hgr_status_t node_item(calibration_t* cal, uint32_t node_id, size_t slot, size_t* out_item) {
-  text_t identity = {0}, key = {0};
+  hgr__text_t identity = {0}, key = {0};
   add_identity(&identity, slot_info(cal, slot));
   char* name = text_take(&identity);
   if (!name) return OUT_OF_MEMORY("a device identity");
-  text_add(&key, "hgr-cost-1|%s|", name);
+  hgr__text_appendf(&key, "hgr-cost-1|%s|", name);
   add_signature(&key, cal->problem->graph, node_id);
   char* key_text = text_take(&key);
   size_t file = 0;
@@ -422,14 +378,14 @@ static hgr_status_t node_item(calibration_t* cal, uint32_t node_id, size_t slot,
 static hgr_status_t copy_item(calibration_t* cal, size_t from, size_t to, uint64_t bytes, size_t* out_item) {
   hgr_pair_class_t pair_class =
       hgr_instance_pair_class(cal->problem->instance, cal->problem->devices[from], cal->problem->devices[to]);
-  text_t pair = {0}, key = {0};
+  hgr__text_t pair = {0}, key = {0};
   add_identity(&pair, slot_info(cal, from));
-  text_add(&pair, "|");
+  hgr__text_appendf(&pair, "|");
   add_identity(&pair, slot_info(cal, to));
-  text_add(&pair, "|%s", hgr_pair_class_name(pair_class));
+  hgr__text_appendf(&pair, "|%s", hgr_pair_class_name(pair_class));
   char* name = text_take(&pair);
   if (!name) return OUT_OF_MEMORY("a device pair");
-  text_add(&key, "hgr-copy-1|%s|bytes=%llu", name, (unsigned long long)bytes);
+  hgr__text_appendf(&key, "hgr-copy-1|%s|bytes=%llu", name, (unsigned long long)bytes);
   char* key_text = text_take(&key);
   size_t file = 0;
   hgr_status_t status = key_text ? find_file(cal, "cost-copy", name, &file) : OUT_OF_MEMORY("a copy key");
@@ -442,11 +398,11 @@ static hgr_status_t copy_item(calibration_t* cal, size_t from, size_t to, uint64
 }
 
 static hgr_status_t launch_item(calibration_t* cal, size_t slot, size_t* out_item) {
-  text_t identity = {0}, key = {0};
+  hgr__text_t identity = {0}, key = {0};
   add_identity(&identity, slot_info(cal, slot));
   char* name = text_take(&identity);
   if (!name) return OUT_OF_MEMORY("a device identity");
-  text_add(&key, "hgr-launch-1|%s", name);
+  hgr__text_appendf(&key, "hgr-launch-1|%s", name);
   char* key_text = text_take(&key);
   size_t file = 0;
   hgr_status_t status = key_text ? find_file(cal, "cost", name, &file) : OUT_OF_MEMORY("a launch key");

@@ -1,0 +1,42 @@
+/* Growing text (text.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+
+void hgr__text_appendf(hgr__text_t* text, const char* format, ...) {
+  if (text->failed) return;
+  for (;;) {
+    size_t room = text->capacity - text->length;
+    va_list args;
+    va_start(args, format);
+    int written = vsnprintf(text->data ? text->data + text->length : NULL, text->data ? room : 0, format, args);
+    va_end(args);
+    if (written < 0) {
+      text->failed = true;
+      return;
+    }
+    if (text->data && (size_t)written < room) {
+      text->length += (size_t)written;
+      return;
+    }
+    size_t capacity = text->capacity ? text->capacity : 64;
+    while (capacity < text->length + (size_t)written + 1) capacity *= 2;
+    char* grown = realloc(text->data, capacity);
+    if (!grown) {
+      text->failed = true;
+      return;
+    }
+    text->data = grown;
+    text->capacity = capacity;
+  }
+}
+
+char* hgr__text_take(hgr__text_t* text) {
+  char* data = text->failed ? NULL : text->data ? text->data : calloc(1, 1);
+  if (text->failed) free(text->data);
+  memset(text, 0, sizeof(*text));
+  return data;
+}

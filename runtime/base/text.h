@@ -1,0 +1,35 @@
+/* Growing text and FNV-1a hashes: what the builder's attrs, the cost model's keys and
+ * the program cache's keys are built from. */
+#ifndef HGR_TEXT_H_
+#define HGR_TEXT_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hgr/export.h"
+
+/* A malloc'd string that grows as it is appended to; zero-initialize it. Once an
+ * append runs out of memory, `failed` is set and later appends do nothing. */
+typedef struct hgr__text_t {
+  char* data;
+  size_t length, capacity;
+  bool failed;
+} hgr__text_t;
+
+/* Appends printf-formatted text. */
+void hgr__text_appendf(hgr__text_t* text, const char* format, ...) HGR_PRINTF(2, 3);
+
+/* The text (malloc'd, the caller frees it; "" when nothing was appended), or NULL
+ * when an append failed (the buffer is freed then). The text is empty afterwards. */
+char* hgr__text_take(hgr__text_t* text);
+
+/* FNV-1a over length bytes, continuing from hash (start with HGR__FNV1A_START). */
+#define HGR__FNV1A_START 14695981039346656037ull
+static inline uint64_t hgr__fnv1a(const void* data, size_t length, uint64_t hash) {
+  const unsigned char* bytes = (const unsigned char*)data;
+  for (size_t i = 0; i < length; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  return hash;
+}
+
+#endif /* HGR_TEXT_H_ */
