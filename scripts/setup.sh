@@ -96,7 +96,7 @@ if [[ "$mode" == demo ]]; then
     --expect 0=examples/cnn_expected_0.npy --repeat 3 --profile
   echo
   echo "== hgr run examples/cnn.json placed by hgr: conv2d on the second device, the rest by cost (3 runs)"
-  devices="$("$hgr" devices | awk 'NR > 1 && $1 ~ /^[a-z]+:[0-9]+$/ && $1 !~ /^oclgrind/ {print $1}' | paste -sd, -)"
+  devices="$("$hgr" devices | awk 'NR > 1 && NF == 0 {exit} NR > 1 && $1 !~ /^oclgrind/ {print $1}' | paste -sd, -)"
   second="$(printf '%s' "$devices" | cut -d, -f2)"
   exec "$hgr" run examples/cnn.json --params examples/cnn.params --input x=examples/cnn_x.npy \
     --expect 0=examples/cnn_expected_0.npy --devices "$devices" --place "op:conv2d=${second:-${devices%%,*}}" \

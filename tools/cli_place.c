@@ -100,15 +100,21 @@ void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executo
   const hgr_instance_t* instance = hgr_executor_instance(executor);
   size_t node_count = hgr_graph_node_count(hgr_executor_graph(executor));
   double* measured = calloc(node_count + 1, sizeof(double));
-  if (!measured) return;
-  bool timed = false;
+  bool* untimed = calloc(node_count + 1, sizeof(bool)); /* a command without timestamps */
+  if (!measured || !untimed) {
+    free(measured);
+    free(untimed);
+    return;
+  }
   for (size_t c = 0; c < hgr_executor_command_count(executor); ++c) {
     hgr_command_profile_t command;
     if (hgr_executor_command_profile(executor, c, &command) || command.node_id >= node_count) continue;
-    if (command.end_ns > command.start_ns) {
+    /* rusticl 22.3 stamps kernels with zeros or end = start + 1 ns (as in
+     * hgr_profile_write_summary): no measurement. */
+    if (command.kind == HGR_COMMAND_KERNEL && (!command.start_ns || command.end_ns <= command.start_ns + 1))
+      untimed[command.node_id] = true;
+    else if (command.end_ns > command.start_ns)
       measured[command.node_id] += (double)(command.end_ns - command.start_ns) / 1e6;
-      timed = true;
-    }
   }
   printf("predicted (cost model) vs measured (last run, profiling events) per device:\n");
   for (size_t d = 0; d < hgr_placement_device_count(placement); ++d) {
@@ -120,20 +126,20 @@ void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executo
       hgr_node_placement_t node;
       if (hgr_placement_node(placement, n, &node) || node.device_index != device.device_index) continue;
       sum += measured[n];
-      hgr_node_info_t info;
-      if (!hgr_graph_node_info(hgr_executor_graph(executor), n, &info) && info.func_name && measured[n] == 0)
-        any_untimed = true;
+      any_untimed |= untimed[n];
     }
     const char* spec = hgr_instance_device(instance, device.device_index)->spec;
     if (device.predicted_ms < 0) printf("  %-12s predicted      -      ", spec);
     else printf("  %-12s predicted %9.3f ms", spec, device.predicted_ms);
-    if (!timed || any_untimed) printf("  measured: no timestamps from this driver for some commands");
-    else printf("  measured %9.3f ms  (ratio %.2f)", sum, device.predicted_ms > 0 ? sum / device.predicted_ms : 0.0);
+    if (any_untimed) printf("  measured: the driver gave no timestamps for some commands");
+    else if (device.predicted_ms > 0) printf("  measured %9.3f ms  (measured/predicted %.2f)", sum, sum / device.predicted_ms);
+    else printf("  measured %9.3f ms", sum);
     printf("\n");
   }
   double predicted = hgr_placement_predicted_ms(placement);
   if (predicted >= 0) printf("  one run predicted %.3f ms\n", predicted);
   free(measured);
+  free(untimed);
 }
 
 static const char place_usage[] =

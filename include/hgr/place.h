@@ -103,11 +103,11 @@ typedef struct hgr_placement_s hgr_placement_t;
 
 /* Places, inserts copies and plans memory. Rules apply to op nodes; a device a
  * rule names that the list lacks joins the list after the listed ones. Graph
- * inputs are written where their first consumer runs; the placed graph's inputs
- * are the null nodes in node order. Device key 1 is the first device of that list,
- * key 2 the second, ...; the placed graph records each key's spec, which
- * hgr_executor_create uses when the caller binds nothing. graph is retained by nothing: the
- * result holds a new graph. Errors: INVALID_ARGUMENT (a spec naming no device, a
+ * inputs are written where their first consumer runs; the placed graph keeps the
+ * names and order of graph's inputs. Device key 1 is the first device of that
+ * list, key 2 the second, ...; the placed graph records each key's spec, which
+ * hgr_executor_create uses when the caller binds nothing. graph is not retained:
+ * the result holds a new graph. Errors: INVALID_ARGUMENT (a spec naming no device, a
  * rule's device that cannot run a node it matches, naming both; a node no listed
  * device can run, with each device's reason; ops the op registry rejects), and
  * what calibration meets (OpenCL failures naming the device). */
