@@ -140,7 +140,7 @@ hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE*
   double single = hgr_placement_best_single_ms(placement, &single_device);
   if (predicted >= 0) fprintf(out, "  predicted %.3f ms per run", predicted);
   if (predicted >= 0 && single >= 0 && single_device != SIZE_MAX)
-    fprintf(out, " (best single device %.3f ms)", single);
+    fprintf(out, " (best single device %s: %.3f ms)", hgr__placement_device_spec(placement, single_device), single);
   if (predicted >= 0) fprintf(out, "\n");
   size_t fallbacks = 0;
   for (uint32_t n = 0; n < hgr_graph_node_count(graph); ++n) {
