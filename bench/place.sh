@@ -13,15 +13,15 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-build_dir="${BUILD_DIR:-build}"
+build_dir="$(cd "${BUILD_DIR:-build}" && pwd)"
 runs="${1:-30}"
 hgr="$build_dir/tools/hgr"
 [[ -x "$hgr" ]] || { echo "bench/place.sh: $hgr not built (scripts/setup.sh demo builds it)" >&2; exit 1; }
 cmake -DDIR="$build_dir/testbed/vendors" -P tests/testbed.cmake >/dev/null
-export OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-$PWD/$build_dir/testbed/vendors}"
+export OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-$build_dir/testbed/vendors}"
 export RUSTICL_ENABLE="${RUSTICL_ENABLE:-llvmpipe}"
 export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
-export HGR_CACHE_DIR="$PWD/$build_dir/bench-cache/place"
+export HGR_CACHE_DIR="$build_dir/bench-cache/place"
 mkdir -p "$HGR_CACHE_DIR"
 devices=pocl:0,pocl:1,rusticl:0
 
@@ -40,7 +40,10 @@ inputs() { # inputs <example>
 run() {
   local out
   # shellcheck disable=SC2046
-  out="$("$hgr" run "examples/$1.json" $(inputs "$1") --devices "$2" --place auto --repeat "$runs")"
+  if ! out="$("$hgr" run "examples/$1.json" $(inputs "$1") --devices "$2" --place auto --repeat "$runs")"; then
+    echo "bench/place.sh: hgr run of $1 on $2 failed" >&2
+    return 1
+  fi
   if grep -q "DOES NOT MATCH" <<<"$out"; then echo "bench/place.sh: $1 on $2 gives wrong outputs" >&2; exit 1; fi
   local predicted measured best placement
   predicted="$(sed -n 's/^  predicted \([0-9.]*\) ms per run.*/\1/p' <<<"$out")"
@@ -55,9 +58,11 @@ echo
 echo "| graph | AUTO over $devices: nodes per device | predicted ms | measured ms | best single device | predicted ms | measured ms | measured single / AUTO |"
 echo "|---|---|---:|---:|---|---:|---:|---:|"
 for example in duplex mlp cnn large; do
-  IFS='|' read -r auto_predicted auto_measured best placement <<<"$(run "$example" "$devices")"
+  auto="$(run "$example" "$devices")"
+  IFS='|' read -r auto_predicted auto_measured best placement <<<"$auto"
   if [[ "$best" == - ]]; then best="${devices%%,*}"; fi
-  IFS='|' read -r single_predicted single_measured _ _ <<<"$(run "$example" "$best")"
+  single="$(run "$example" "$best")"
+  IFS='|' read -r single_predicted single_measured _ _ <<<"$single"
   ratio="$(awk -v s="$single_measured" -v a="$auto_measured" 'BEGIN { printf "%.2f", (a > 0 ? s / a : 0) }')"
   echo "| \`$example\` | $placement | $auto_predicted | $auto_measured | $best | $single_predicted | $single_measured | $ratio |"
 done
