@@ -25,7 +25,7 @@ static const hgr_dtype_t F32 = {HGR_DTYPE_FLOAT, 32, 1};
 static void count_log(void* user, const char* message) {
   (void)user;
   printf("    log: %s\n", message);
-  if (strstr(message, "calibrating")) calibration_lines++;
+  if (!strncmp(message, "calibrating ", 12)) calibration_lines++;
 }
 
 static double now_ms(void) {
