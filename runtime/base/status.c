@@ -2,6 +2,7 @@
 #include "hgr/status.h"
 
 #include "internal.h"
+#include "text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,18 +21,6 @@ struct hgr_status_s {
 static struct hgr_status_s out_of_memory_status = {
     HGR_STATUS_RESOURCE_EXHAUSTED, __FILE__, __LINE__, (char*)"out of host memory", NULL};
 
-static char* vformat(const char* format, va_list args) {
-  va_list copy;
-  va_copy(copy, args);
-  int needed = vsnprintf(NULL, 0, format, copy);
-  va_end(copy);
-  if (needed < 0) return NULL;
-  char* text = malloc((size_t)needed + 1);
-  if (!text) return NULL;
-  vsnprintf(text, (size_t)needed + 1, format, args);
-  return text;
-}
-
 hgr_status_t hgr_status_make(hgr_status_code_t code, const char* file, int line,
                              const char* format, ...) {
   if (code == HGR_STATUS_OK) code = HGR_STATUS_INTERNAL; /* a caller bug; still report it */
@@ -39,7 +28,7 @@ hgr_status_t hgr_status_make(hgr_status_code_t code, const char* file, int line,
   if (!status) return &out_of_memory_status;
   va_list args;
   va_start(args, format);
-  status->message = vformat(format, args);
+  status->message = hgr__vformat(format, args);
   va_end(args);
   if (!status->message) {
     free(status);
@@ -55,7 +44,7 @@ hgr_status_t hgr_status_annotate(hgr_status_t status, const char* format, ...) {
   if (!status || status == &out_of_memory_status) return status;
   va_list args;
   va_start(args, format);
-  char* where = vformat(format, args);
+  char* where = hgr__vformat(format, args);
   va_end(args);
   if (!where) return status; /* keep the original message rather than lose it */
   size_t where_len = strlen(where), message_len = strlen(status->message);
@@ -288,7 +277,7 @@ hgr_status_t hgr__cl_status(cl_int error, const char* file, int line, const char
                             ...) {
   va_list args;
   va_start(args, what_format);
-  char* what = vformat(what_format, args);
+  char* what = hgr__vformat(what_format, args);
   va_end(args);
   hgr_status_t status =
       hgr_status_make(hgr__cl_status_code(error), file, line, "%s failed: %s",

@@ -1,10 +1,30 @@
-/* Growing text (text.h). */
+/* Formatted strings and growing text (text.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "text.h"
+
+char* hgr__vformat(const char* format, va_list args) {
+  va_list copy;
+  va_copy(copy, args);
+  int needed = vsnprintf(NULL, 0, format, copy);
+  va_end(copy);
+  if (needed < 0) return NULL;
+  char* text = malloc((size_t)needed + 1);
+  if (!text) return NULL;
+  vsnprintf(text, (size_t)needed + 1, format, args);
+  return text;
+}
+
+char* hgr__format(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  char* text = hgr__vformat(format, args);
+  va_end(args);
+  return text;
+}
 
 void hgr__text_appendf(hgr__text_t* text, const char* format, ...) {
   if (text->failed) return;

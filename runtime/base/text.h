@@ -1,8 +1,10 @@
-/* Growing text and FNV-1a hashes: what the builder's attrs, the cost model's keys and
- * the program cache's keys are built from. */
+/* Formatted strings, growing text and FNV-1a hashes: what status messages, the
+ * builder's attrs, placement's reasons, the cost model's keys and the program cache's
+ * keys are built from. */
 #ifndef HGR_TEXT_H_
 #define HGR_TEXT_H_
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +18,10 @@ typedef struct hgr__text_t {
   size_t length, capacity;
   bool failed;
 } hgr__text_t;
+
+/* printf-formatted text in a new malloc'd string, or NULL when memory runs out. */
+char* hgr__format(const char* format, ...) HGR_PRINTF(1, 2);
+char* hgr__vformat(const char* format, va_list args);
 
 /* Appends printf-formatted text. */
 void hgr__text_appendf(hgr__text_t* text, const char* format, ...) HGR_PRINTF(2, 3);

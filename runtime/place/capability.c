@@ -10,20 +10,6 @@
 #include "ops.h"
 #include "place_internal.h"
 
-char* hgr__place_format(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  int length = vsnprintf(NULL, 0, format, args);
-  va_end(args);
-  if (length < 0) return NULL;
-  char* text = malloc((size_t)length + 1);
-  if (!text) return NULL;
-  va_start(args, format);
-  vsnprintf(text, (size_t)length + 1, format, args);
-  va_end(args);
-  return text;
-}
-
 static void device_limits(const hgr_device_info_t* device, hgr__limits_t* limits) {
   limits->max_work_group = device->max_work_group_size ? device->max_work_group_size : 1;
   for (int d = 0; d < 3; ++d)
@@ -56,23 +42,23 @@ hgr_status_t hgr__place_device_can_run(const hgr_graph_t* graph, uint32_t node_i
   const hgr__op_t* op = hgr__op_lookup(node->func_name, kernels);
   const char* dtype = NULL;
   if (!op) {
-    reason = hgr__place_format("%s: op '%s' is unknown", spec, node->func_name);
+    reason = hgr__format("%s: op '%s' is unknown", spec, node->func_name);
   } else if (hgr__op_find(node->func_name)) {
     if (!device->compiler_available)
-      reason = hgr__place_format("%s: op '%s' is built in (compiled from source), and the device has no compiler",
+      reason = hgr__format("%s: op '%s' is built in (compiled from source), and the device has no compiler",
                                  spec, node->func_name);
   } else {
     hgr__user_program_t program;
     if (!hgr__library_program(kernels, op->source, device, &program) || (!program.binary && !program.text))
-      reason = hgr__place_format("%s: op '%s' has no kernel for this device (the kernel library has no binary "
+      reason = hgr__format("%s: op '%s' has no kernel for this device (the kernel library has no binary "
                                  "for it and no source)",
                                  spec, node->func_name);
     else if (!program.binary && !device->compiler_available)
-      reason = hgr__place_format("%s: op '%s' has only a source for this device, and the device has no compiler",
+      reason = hgr__format("%s: op '%s' has only a source for this device, and the device has no compiler",
                                  spec, node->func_name);
   }
   if (!reason && op && (dtype = missing_dtype(graph, node_id, device)))
-    reason = hgr__place_format("%s: op '%s' uses %s, which the device does not support", spec, node->func_name,
+    reason = hgr__format("%s: op '%s' uses %s, which the device does not support", spec, node->func_name,
                                dtype);
   else if (!reason && op) {
     hgr__limits_t limits;
@@ -84,7 +70,7 @@ hgr_status_t hgr__place_device_can_run(const hgr_graph_t* graph, uint32_t node_i
       return HGR_OK;
     }
     if (hgr_status_code(status) == HGR_STATUS_RESOURCE_EXHAUSTED) return status;
-    reason = hgr__place_format("%s: %s", spec, hgr_status_message(status));
+    reason = hgr__format("%s: %s", spec, hgr_status_message(status));
     hgr_status_free(status);
   } else if (!reason) {
     return HGR_OK;

@@ -41,12 +41,12 @@ static hgr_status_t copy_name(emitter_t* emitter, uint32_t entry_id, uint32_t sl
   const hgr_graph_t* graph = emitter->problem->graph;
   uint32_t node_id = graph->entries[entry_id].node_id, index = entry_id - graph->node_row_ptr[node_id];
   char* base = graph->nodes[node_id].num_outputs > 1
-                   ? hgr__place_format("%s.%u.to.%s", graph->nodes[node_id].name, index, emitter->specs[slot])
-                   : hgr__place_format("%s.to.%s", graph->nodes[node_id].name, emitter->specs[slot]);
+                   ? hgr__format("%s.%u.to.%s", graph->nodes[node_id].name, index, emitter->specs[slot])
+                   : hgr__format("%s.to.%s", graph->nodes[node_id].name, emitter->specs[slot]);
   char* name = base;
   for (uint32_t suffix = 2; name && name_taken(emitter, name); ++suffix) {
     if (name != base) free(name);
-    name = hgr__place_format("%s.%u", base, suffix);
+    name = hgr__format("%s.%u", base, suffix);
   }
   if (name != base) free(base);
   if (!name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");

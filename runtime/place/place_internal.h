@@ -17,6 +17,7 @@
 #include "graph_internal.h"
 #include "hgr/place.h"
 #include "internal.h"
+#include "text.h"
 
 /* No device chosen (yet). */
 #define HGR__NO_DEVICE UINT32_MAX
@@ -112,9 +113,6 @@ hgr_status_t hgr__schedule_stages(const hgr__place_problem_t* problem, const hgr
  * inputs and outputs stay. *out_source_node (new node count values) gives each node's
  * id in graph. */
 hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_graph, uint32_t** out_source_node);
-
-/* capability.c: printf into a new malloc'd string; NULL when out of memory. */
-char* hgr__place_format(const char* format, ...) HGR_PRINTF(1, 2);
 
 /* Whether device can run op node node_id of graph: the op exists there
  * (built-in: the device compiles; the kernel library's: a binary for it, or a source
