@@ -8,11 +8,7 @@
  * its ops infer float32 [4, 4] outputs exactly when they declare "shapes". */
 #include <unistd.h>
 
-#if __has_include(<cJSON.h>)
-#include <cJSON.h>
-#else
-#include <cjson/cJSON.h>
-#endif
+#include "json.h"
 
 #include "fuzz.h"
 #include "graph_internal.h"

@@ -25,11 +25,7 @@
 #include <stdbool.h>
 #include <unistd.h>
 
-#if __has_include(<cJSON.h>)
-#include <cJSON.h>
-#else
-#include <cjson/cJSON.h>
-#endif
+#include "json.h"
 
 #include "fuzz.h"
 #include "graph_internal.h"

@@ -10,15 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__has_include)
-#if __has_include(<cJSON.h>)
-#include <cJSON.h>
-#else
-#include <cjson/cJSON.h>
-#endif
-#else
-#include <cJSON.h>
-#endif
+#include "json.h"
 
 #include "graph_internal.h"
 #include "graphgen.h"

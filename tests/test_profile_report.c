@@ -8,11 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#if __has_include(<cJSON.h>)
-#include <cJSON.h>
-#else
-#include <cjson/cJSON.h>
-#endif
+#include "json.h"
 
 #include "graphgen.h"
 #include "testlib.h"

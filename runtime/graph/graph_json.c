@@ -13,15 +13,7 @@
 
 /* cJSON's CMake package puts <prefix>/include on the path, its pkg-config file
  * <prefix>/include/cjson. */
-#if defined(__has_include)
-#if __has_include(<cJSON.h>)
-#include <cJSON.h>
-#else
-#include <cjson/cJSON.h>
-#endif
-#else
-#include <cJSON.h>
-#endif
+#include "json.h"
 
 #include "file.h"
 #include "graph_internal.h"

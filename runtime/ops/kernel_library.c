@@ -10,13 +10,7 @@
 #include "file.h"
 #include "ops.h"
 
-#if __has_include(<cJSON.h>)
-#include <cJSON.h>
-#elif __has_include(<cjson/cJSON.h>)
-#include <cjson/cJSON.h>
-#else
-#include <cJSON.h>
-#endif
+#include "json.h"
 
 typedef enum user_arg_kind_t {
   USER_BUFFER,   /* input or output buffer */
