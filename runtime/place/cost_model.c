@@ -357,22 +357,33 @@ static const hgr_device_info_t* slot_info(const calibration_t* cal, size_t slot)
   return hgr_instance_device(cal->problem->instance, cal->problem->devices[slot]);
 }
 
-static hgr_status_t node_item(calibration_t* cal, uint32_t node_id, size_t slot, size_t* out_item) {
-  hgr__text_t identity = {0}, key = {0};
-  add_identity(&identity, slot_info(cal, slot));
-  char* name = text_take(&identity);
-  if (!name) return OUT_OF_MEMORY("a device identity");
-  hgr__text_appendf(&key, "hgr-cost-1|%s|", name);
-  add_signature(&key, cal->problem->graph, node_id);
-  char* key_text = text_take(&key);
-  size_t file = 0;
-  hgr_status_t status = key_text ? find_file(cal, "cost", name, &file) : OUT_OF_MEMORY("a node key");
+/* Finds or adds `item` under key_text, kept in the cache file `<file_prefix>-<hash of
+ * name>.tsv`; takes name and key_text (either may be NULL: out of memory, `what`). */
+static hgr_status_t add_item(calibration_t* cal, const char* file_prefix, char* name, char* key_text, const char* what,
+                             item_t item, size_t* out_item) {
+  hgr_status_t status = !name || !key_text ? OUT_OF_MEMORY(what) : find_file(cal, file_prefix, name, &item.file);
   free(name);
   if (status) {
     free(key_text);
     return status;
   }
-  return find_item(cal, (item_t){ITEM_NODE, key_text, file, node_id, slot, 0, 0, 0.0, false}, out_item);
+  item.key = key_text;
+  return find_item(cal, item, out_item);
+}
+
+static char* identity_of(const calibration_t* cal, size_t slot) {
+  hgr__text_t identity = {0};
+  add_identity(&identity, slot_info(cal, slot));
+  return text_take(&identity);
+}
+
+static hgr_status_t node_item(calibration_t* cal, uint32_t node_id, size_t slot, size_t* out_item) {
+  char* name = identity_of(cal, slot);
+  hgr__text_t key = {0};
+  hgr__text_appendf(&key, "hgr-cost-1|%s|", name ? name : "");
+  add_signature(&key, cal->problem->graph, node_id);
+  return add_item(cal, "cost", name, text_take(&key), "a node key",
+                  (item_t){ITEM_NODE, NULL, 0, node_id, slot, 0, 0, 0.0, false}, out_item);
 }
 
 static hgr_status_t copy_item(calibration_t* cal, size_t from, size_t to, uint64_t bytes, size_t* out_item) {
@@ -384,34 +395,17 @@ static hgr_status_t copy_item(calibration_t* cal, size_t from, size_t to, uint64
   add_identity(&pair, slot_info(cal, to));
   hgr__text_appendf(&pair, "|%s", hgr_pair_class_name(pair_class));
   char* name = text_take(&pair);
-  if (!name) return OUT_OF_MEMORY("a device pair");
-  hgr__text_appendf(&key, "hgr-copy-1|%s|bytes=%llu", name, (unsigned long long)bytes);
-  char* key_text = text_take(&key);
-  size_t file = 0;
-  hgr_status_t status = key_text ? find_file(cal, "cost-copy", name, &file) : OUT_OF_MEMORY("a copy key");
-  free(name);
-  if (status) {
-    free(key_text);
-    return status;
-  }
-  return find_item(cal, (item_t){ITEM_COPY, key_text, file, 0, from, to, bytes, 0.0, false}, out_item);
+  hgr__text_appendf(&key, "hgr-copy-1|%s|bytes=%llu", name ? name : "", (unsigned long long)bytes);
+  return add_item(cal, "cost-copy", name, text_take(&key), "a copy key",
+                  (item_t){ITEM_COPY, NULL, 0, 0, from, to, bytes, 0.0, false}, out_item);
 }
 
 static hgr_status_t launch_item(calibration_t* cal, size_t slot, size_t* out_item) {
-  hgr__text_t identity = {0}, key = {0};
-  add_identity(&identity, slot_info(cal, slot));
-  char* name = text_take(&identity);
-  if (!name) return OUT_OF_MEMORY("a device identity");
-  hgr__text_appendf(&key, "hgr-launch-1|%s", name);
-  char* key_text = text_take(&key);
-  size_t file = 0;
-  hgr_status_t status = key_text ? find_file(cal, "cost", name, &file) : OUT_OF_MEMORY("a launch key");
-  free(name);
-  if (status) {
-    free(key_text);
-    return status;
-  }
-  return find_item(cal, (item_t){ITEM_LAUNCH, key_text, file, 0, slot, 0, 0, 0.0, false}, out_item);
+  char* name = identity_of(cal, slot);
+  hgr__text_t key = {0};
+  hgr__text_appendf(&key, "hgr-launch-1|%s", name ? name : "");
+  return add_item(cal, "cost", name, text_take(&key), "a launch key",
+                  (item_t){ITEM_LAUNCH, NULL, 0, 0, slot, 0, 0, 0.0, false}, out_item);
 }
 
 /* ---- measuring ------------------------------------------------------------------------------ */
