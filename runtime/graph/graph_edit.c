@@ -246,6 +246,22 @@ hgr_status_t hgr__graph_edit_add_binding(hgr_graph_t* graph, int32_t key, const 
   return HGR_OK;
 }
 
+hgr_status_t hgr__graph_edit_scratch(const hgr_graph_t* like, hgr__entry_ref_t** out_inputs, hgr__entry_t** out_outputs) {
+  uint32_t most_inputs = 0, most_outputs = 0;
+  for (uint32_t n = 0; n < like->node_count; ++n) {
+    if (like->nodes[n].input_count > most_inputs) most_inputs = like->nodes[n].input_count;
+    if (like->nodes[n].num_outputs > most_outputs) most_outputs = like->nodes[n].num_outputs;
+  }
+  *out_inputs = malloc(((size_t)most_inputs + 1) * sizeof(**out_inputs));
+  *out_outputs = malloc(((size_t)most_outputs + 1) * sizeof(**out_outputs));
+  if (*out_inputs && *out_outputs) return HGR_OK;
+  free(*out_inputs);
+  free(*out_outputs);
+  *out_inputs = NULL;
+  *out_outputs = NULL;
+  return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+}
+
 void hgr__graph_edit_order_inputs(hgr_graph_t* graph, const hgr_graph_t* like) {
   /* A stable insertion sort by each input's position in like (arg_count is small). */
   uint32_t* rank = NULL;

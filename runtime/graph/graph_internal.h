@@ -147,6 +147,10 @@ hgr_status_t hgr__graph_edit_append(hgr_graph_t* graph, const char* name, const 
  * op inference failed. FAILED_PRECONDITION when the graph has no node or a head
  * refers to the last one. */
 hgr_status_t hgr__graph_edit_remove_last(hgr_graph_t* graph);
+/* Room for the inputs and outputs of any node of `like` when copying its nodes into
+ * an edited graph: two malloc'd arrays (the caller frees both) as long as the most
+ * inputs and the most outputs a node of like has. RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__graph_edit_scratch(const hgr_graph_t* like, hgr__entry_ref_t** out_inputs, hgr__entry_t** out_outputs);
 /* Appends a head (graph output). */
 hgr_status_t hgr__graph_edit_add_head(hgr_graph_t* graph, hgr__entry_ref_t head);
 /* Records a device-key binding to write into the file's metadata (copied). */

@@ -114,23 +114,10 @@ static hgr_status_t emit_nodes(emitter_t* emitter) {
   size_t count = emitter->problem->device_count;
   hgr__entry_ref_t* inputs = NULL;
   hgr__entry_t* outputs = NULL;
-  uint32_t input_capacity = 0, output_capacity = 0;
-  hgr_status_t status = HGR_OK;
+  hgr_status_t status = hgr__graph_edit_scratch(graph, &inputs, &outputs);
   for (uint32_t node_id = 0; node_id < graph->node_count && !status; ++node_id) {
     const hgr__node_t* node = &graph->nodes[node_id];
     uint32_t slot = emitter->choices[node_id].slot;
-    if (node->input_count > input_capacity || node->num_outputs > output_capacity) {
-      input_capacity = node->input_count > input_capacity ? node->input_count : input_capacity;
-      output_capacity = node->num_outputs > output_capacity ? node->num_outputs : output_capacity;
-      free(inputs);
-      free(outputs);
-      inputs = malloc(((size_t)input_capacity + 1) * sizeof(*inputs));
-      outputs = malloc(((size_t)output_capacity + 1) * sizeof(*outputs));
-      if (!inputs || !outputs) {
-        status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-        break;
-      }
-    }
     for (uint32_t i = 0; i < node->input_count && !status; ++i)
       status = value_on(emitter, hgr__graph_entry_id(graph, node->inputs[i]), slot, &inputs[i]);
     if (status) break;

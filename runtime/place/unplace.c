@@ -20,31 +20,20 @@ hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_grap
   uint32_t* source = malloc(((size_t)graph->node_count + 1) * sizeof(*source));
   hgr__entry_ref_t* inputs = NULL;
   hgr__entry_t* outputs = NULL;
-  uint32_t input_capacity = 0, output_capacity = 0, next_storage = 0;
+  uint32_t next_storage = 0;
   hgr_status_t status = HGR_OK;
   if (!mapped || !source) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
-  if ((status = hgr__graph_edit_new(&result))) goto cleanup;
+  if ((status = hgr__graph_edit_scratch(graph, &inputs, &outputs)) || (status = hgr__graph_edit_new(&result)))
+    goto cleanup;
   for (uint32_t node_id = 0; node_id < graph->node_count && !status; ++node_id) {
     const hgr__node_t* node = &graph->nodes[node_id];
     uint32_t first_entry = graph->node_row_ptr[node_id];
     if (is_runtime_op(node, "__copy")) {
       mapped[first_entry] = mapped[hgr__graph_entry_id(graph, node->inputs[0])];
       continue;
-    }
-    if (node->input_count > input_capacity || node->num_outputs > output_capacity) {
-      input_capacity = node->input_count > input_capacity ? node->input_count : input_capacity;
-      output_capacity = node->num_outputs > output_capacity ? node->num_outputs : output_capacity;
-      free(inputs);
-      free(outputs);
-      inputs = malloc(((size_t)input_capacity + 1) * sizeof(*inputs));
-      outputs = malloc(((size_t)output_capacity + 1) * sizeof(*outputs));
-      if (!inputs || !outputs) {
-        status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-        break;
-      }
     }
     for (uint32_t i = 0; i < node->input_count; ++i) inputs[i] = mapped[hgr__graph_entry_id(graph, node->inputs[i])];
     for (uint32_t k = 0; k < node->num_outputs; ++k) {
