@@ -27,37 +27,28 @@ static hgr_device_type_t primary_type(cl_device_type type) {
   return HGR_DEVICE_TYPE_DEFAULT;
 }
 
-/* A string property as a heap copy, trailing spaces trimmed (drivers pad some). */
-static hgr_status_t query_string(cl_device_id device, cl_device_info param, const char* param_name,
-                                 char** out_text) {
-  *out_text = NULL;
-  size_t size = 0;
-  cl_int error = clGetDeviceInfo(device, param, 0, NULL, &size);
-  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetDeviceInfo(%s)", param_name);
-  char* text = calloc(size + 1, 1);
-  if (!text) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  error = clGetDeviceInfo(device, param, size, text, NULL);
-  if (error != CL_SUCCESS) {
-    free(text);
-    return HGR_CL_STATUS(error, "clGetDeviceInfo(%s)", param_name);
-  }
-  for (size_t n = strlen(text); n > 0 && isspace((unsigned char)text[n - 1]); --n) text[n - 1] = 0;
-  *out_text = text;
-  return HGR_OK;
+/* clGetDeviceInfo on device, or clGetPlatformInfo on platform when device is NULL. */
+static cl_int get_info(cl_platform_id platform, cl_device_id device, cl_uint param, size_t size, void* value,
+                       size_t* out_size) {
+  return device ? clGetDeviceInfo(device, param, size, value, out_size)
+                : clGetPlatformInfo(platform, param, size, value, out_size);
 }
 
-static hgr_status_t query_platform_string(cl_platform_id platform, cl_platform_info param,
-                                          const char* param_name, char** out_text) {
+/* A string property of device (or, when device is NULL, of platform) as a heap copy,
+ * trailing spaces trimmed (drivers pad some). */
+static hgr_status_t query_string(cl_platform_id platform, cl_device_id device, cl_uint param, const char* param_name,
+                                 char** out_text) {
   *out_text = NULL;
+  const char* call = device ? "clGetDeviceInfo" : "clGetPlatformInfo";
   size_t size = 0;
-  cl_int error = clGetPlatformInfo(platform, param, 0, NULL, &size);
-  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetPlatformInfo(%s)", param_name);
+  cl_int error = get_info(platform, device, param, 0, NULL, &size);
+  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "%s(%s)", call, param_name);
   char* text = calloc(size + 1, 1);
   if (!text) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  error = clGetPlatformInfo(platform, param, size, text, NULL);
+  error = get_info(platform, device, param, size, text, NULL);
   if (error != CL_SUCCESS) {
     free(text);
-    return HGR_CL_STATUS(error, "clGetPlatformInfo(%s)", param_name);
+    return HGR_CL_STATUS(error, "%s(%s)", call, param_name);
   }
   for (size_t n = strlen(text); n > 0 && isspace((unsigned char)text[n - 1]); --n) text[n - 1] = 0;
   *out_text = text;
@@ -81,14 +72,14 @@ hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
   char* short_name = NULL;
   memset(info, 0, sizeof(*info));
 
-  if ((status = query_platform_string(platform, CL_PLATFORM_NAME, "CL_PLATFORM_NAME", &platform_name)) ||
-      (status = query_platform_string(platform, CL_PLATFORM_VENDOR, "CL_PLATFORM_VENDOR", &platform_vendor)) ||
-      (status = query_platform_string(platform, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION", &platform_version)) ||
-      (status = query_string(device, CL_DEVICE_NAME, "CL_DEVICE_NAME", &name)) ||
-      (status = query_string(device, CL_DEVICE_VENDOR, "CL_DEVICE_VENDOR", &vendor)) ||
-      (status = query_string(device, CL_DEVICE_VERSION, "CL_DEVICE_VERSION", &version)) ||
-      (status = query_string(device, CL_DRIVER_VERSION, "CL_DRIVER_VERSION", &driver)) ||
-      (status = query_string(device, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS", &extensions)) ||
+  if ((status = query_string(platform, NULL, CL_PLATFORM_NAME, "CL_PLATFORM_NAME", &platform_name)) ||
+      (status = query_string(platform, NULL, CL_PLATFORM_VENDOR, "CL_PLATFORM_VENDOR", &platform_vendor)) ||
+      (status = query_string(platform, NULL, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION", &platform_version)) ||
+      (status = query_string(platform, device, CL_DEVICE_NAME, "CL_DEVICE_NAME", &name)) ||
+      (status = query_string(platform, device, CL_DEVICE_VENDOR, "CL_DEVICE_VENDOR", &vendor)) ||
+      (status = query_string(platform, device, CL_DEVICE_VERSION, "CL_DEVICE_VERSION", &version)) ||
+      (status = query_string(platform, device, CL_DRIVER_VERSION, "CL_DRIVER_VERSION", &driver)) ||
+      (status = query_string(platform, device, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS", &extensions)) ||
       (status = hgr__platform_short_name(platform_name, &short_name)))
     goto cleanup;
 
