@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "device", "graph", "ops", "build", "exec", "place"]
+LAYERS = ["base", "device", "graph", "ops", "build", "exec", "place", "onnx"]
 # Within a layer, lowest first. A file of an ordered layer calls only files before it.
 ORDER = {
     "base": ["text.c", "status.c", "tensor.c", "file.c", "params.c", "npy.c"],
@@ -27,6 +27,7 @@ ORDER = {
              "executor.c", "profile_report.c"],
     "place": ["unplace.c", "capability.c", "assign.c", "copies.c", "memory_plan.c", "verify.c", "cost_model.c",
               "schedule.c", "place.c", "place_report.c"],
+    "onnx": ["onnx_tensor.c", "onnx_node.c", "onnx_import_*.c", "onnx_ops.c", "onnx_load.c"],
 }
 DEFINITION = re.compile(r"^(?:[A-Za-z_][\w \t\*]*?)\b(hgr_\w+)\s*\([^;{]*\)\s*\{", re.M)
 CALL = re.compile(r"\b(hgr_\w+)\s*\(")

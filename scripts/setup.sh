@@ -22,7 +22,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 packages=(gcc clang libclang-rt-14-dev make cmake pkg-config ocl-icd-opencl-dev opencl-headers libcjson-dev
-          libcmocka-dev pocl-opencl-icd mesa-opencl-icd oclgrind python3)
+          libcmocka-dev pocl-opencl-icd mesa-opencl-icd oclgrind python3 libprotobuf-c-dev protobuf-c-compiler
+          libonnx-dev libonnx-testdata)
 missing=()
 for p in "${packages[@]}"; do
   status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"

@@ -43,6 +43,38 @@ int hgr_cli_place_parse(const char* command, hgr_cli_place_args_t* place, int ar
 hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* instance, hgr_kernel_library_t* kernels,
                                  bool print_summary, hgr_graph_t** inout_graph, hgr_placement_t** out_placement);
 
+/* ---- the graph a command names (cli_model.c) ---- */
+
+#define HGR_CLI_MAX_SHAPES 64
+
+typedef struct hgr_cli_input_shape_t {
+  const char* name; /* not terminated: name_length characters (points into argv) */
+  size_t name_length;
+  int32_t ndim;
+  int64_t shape[HGR_MAX_DIMS];
+} hgr_cli_input_shape_t;
+
+typedef struct hgr_cli_model_args_t {
+  hgr_cli_input_shape_t shapes[HGR_CLI_MAX_SHAPES]; /* --input-shape */
+  size_t shape_count;
+} hgr_cli_model_args_t;
+
+/* Consumes --input-shape NAME=D0,D1,... like hgr_cli_place_parse (-1: another
+ * argument). */
+int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int argc, char** argv, int* i);
+
+/* Loads path: TVM graph JSON, or an ONNX model (by its .onnx extension), whose
+ * symbolic input dims come from the --input arrays' shapes and --input-shape; its
+ * weights come back in *out_params (NULL for graph JSON). print: one line of what
+ * the ONNX loader did (nodes before and after, folded, removed, fused). */
+hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* model, const char* const* input_names,
+                                const char* const* input_files, size_t input_count, bool print, hgr_graph_t** out_graph,
+                                hgr_params_t** out_params);
+
+/* An array from a .npy file, or from an ONNX TensorProto file (.pb, ONNX's test
+ * data) when the library has the ONNX loader. Free with hgr_npy_array_free. */
+hgr_status_t hgr_cli_load_array(const char* path, hgr_npy_array_t* out_array);
+
 /* `hgr run --profile` on a placed graph: predicted beside measured, per device. */
 void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executor_t* executor);
 

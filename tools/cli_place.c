@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 
@@ -143,11 +144,13 @@ void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executo
 }
 
 static const char place_usage[] =
-    "usage: hgr place GRAPH.json [--params FILE] [--devices SPEC[,SPEC...]] [--place RULE|POLICY]...\n"
-    "                 -o OUT.json [--params-out OUT.params] [--place-report FILE.json] [--kernels MANIFEST]\n"
-    "                 [--context-per-device] [--no-cost-cache]\n"
+    "usage: hgr place GRAPH.json|MODEL.onnx [--params FILE] [--devices SPEC[,SPEC...]]\n"
+    "                 [--place RULE|POLICY]... -o OUT.json [--params-out OUT.params]\n"
+    "                 [--place-report FILE.json] [--kernels MANIFEST] [--context-per-device]\n"
+    "                 [--no-cost-cache] [--input-shape NAME=D0,D1,...]...\n"
     "\n"
-    "Places a graph on this machine's devices, inserts the copies between them and plans\n"
+    "Places a graph (or an ONNX model, converted: its weights go to --params-out) on\n"
+    "this machine's devices, inserts the copies between them and plans\n"
     "memory per device, then writes the result as TVM graph JSON (with __copy nodes,\n"
     "device_index and storage_id, and the device of each key recorded in its metadata)\n"
     "so that `hgr run OUT.json` runs it the same way without flags. A TVM graph's own\n"
@@ -171,12 +174,16 @@ int hgr_cli_place(int argc, char** argv) {
   memset(&place, 0, sizeof(place));
   hgr_place_options_init(&place.options);
   place.requested = true;
+  static hgr_cli_model_args_t model; /* large; one command per process */
   const char *graph_path = NULL, *out_path = NULL, *params_path = NULL, *params_out = NULL, *kernels_path = NULL;
   bool context_per_device = false;
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
     int code = hgr_cli_place_parse("place", &place, argc, argv, &i);
+    if (code > 0) return code;
+    if (code == HGR_CLI_OK) continue;
+    code = hgr_cli_model_parse("place", &model, argc, argv, &i);
     if (code > 0) return code;
     if (code == HGR_CLI_OK) continue;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
@@ -206,7 +213,10 @@ int hgr_cli_place(int argc, char** argv) {
   }
   if (!graph_path) return hgr_cli_usage_error("place", "no graph given");
   if (!out_path) return hgr_cli_usage_error("place", "no output given (-o OUT.json)");
-  if (params_out && !params_path) return hgr_cli_usage_error("place", "--params-out needs --params");
+  bool onnx = strlen(graph_path) >= 5 && !strcasecmp(graph_path + strlen(graph_path) - 5, ".onnx");
+  if (params_out && !params_path && !onnx)
+    return hgr_cli_usage_error("place", "--params-out needs --params (or an ONNX model, which has its own)");
+  if (params_path && onnx) return hgr_cli_usage_error("place", "an ONNX model carries its weights: no --params");
 
   hgr_instance_t* instance = NULL;
   hgr_graph_t* graph = NULL;
@@ -216,7 +226,7 @@ int hgr_cli_place(int argc, char** argv) {
   hgr_instance_options_t instance_options;
   hgr_instance_options_init(&instance_options);
   instance_options.context_per_device = context_per_device;
-  hgr_status_t status = hgr_graph_load_file(graph_path, &graph);
+  hgr_status_t status = hgr_cli_model_load(graph_path, &model, NULL, NULL, 0, true, &graph, &params);
   if (!status && kernels_path) status = hgr_kernel_library_load_file(kernels_path, &kernels);
   if (!status && params_path) status = hgr_params_load_file(params_path, &params);
   if (!status) status = hgr_instance_create(&instance_options, &instance);

@@ -20,21 +20,28 @@
   "  --place-report FILE    write the placement with predicted per-node times as JSON\n" \
   "  --no-cost-cache        calibrate auto/stages again and store nothing\n"
 
+#define MODEL_FLAGS \
+  "  --input-shape NAME=D0,D1,...  an ONNX model's input shape where the model leaves\n" \
+  "                         dims symbolic (an --input array gives its own shape)\n"
+
 static const char run_usage[] =
-    "usage: hgr run GRAPH.json [options]\n"
+    "usage: hgr run GRAPH.json|MODEL.onnx [options]\n"
     "\n"
-    "Runs a TVM graph-executor graph on this machine's OpenCL devices and prints the\n"
-    "device binding, memory per device, copies per device-pair class, the outputs\n"
-    "and the time of each run.\n"
+    "Runs a TVM graph-executor graph or an ONNX model on this machine's OpenCL devices\n"
+    "and prints the device binding, memory per device, copies per device-pair class,\n"
+    "the outputs and the time of each run.\n"
     "\n"
+    MODEL_FLAGS
     "  --params FILE          TVM params file; params named like inputs are loaded\n"
-    "  --input NAME=FILE.npy  value of input NAME (repeatable); shape and dtype must match\n"
+    "  --input NAME=FILE.npy  value of input NAME (repeatable); shape and dtype must match;\n"
+    "                         an ONNX TensorProto file (FILE.pb) works too\n"
     "  --device KEY=SPEC      bind device key KEY of the graph's device_index column to\n"
     "                         device SPEC (repeatable), e.g. --device 4=rusticl:0\n"
     "  --context-per-device   give every device its own OpenCL context\n"
     PLACE_FLAGS
     "  --output-dir DIR       write output i as DIR/output_i.npy\n"
-    "  --expect I=FILE.npy    check output I against FILE (repeatable); exit 1 on mismatch\n"
+    "  --expect I=FILE.npy    check output I against FILE (.npy or ONNX .pb; repeatable);\n"
+    "                         exit 1 on mismatch\n"
     "  --repeat N             run N times, each waited for; print min/median/max\n"
     "  --pipeline K           with --repeat N: keep K runs in flight instead (each waited\n"
     "                         for through its fence once K newer ones were started) and\n"
@@ -111,14 +118,17 @@ static hgr_status_t run_pipelined(hgr_executor_t* executor, long runs, long dept
 }
 
 static const char check_usage[] =
-    "usage: hgr check GRAPH.json [--device KEY=SPEC]... [--context-per-device] [--kernels MANIFEST]\n"
-    "                 [--memory-budget SIZE] [--devices SPEC,...] [--place RULE|POLICY]...\n"
-    "                 [--place-report FILE] [--json]\n"
+    "usage: hgr check GRAPH.json|MODEL.onnx [--device KEY=SPEC]... [--context-per-device]\n"
+    "                 [--kernels MANIFEST] [--memory-budget SIZE] [--devices SPEC,...]\n"
+    "                 [--place RULE|POLICY]... [--place-report FILE] [--json]\n"
+    "                 [--input-shape NAME=D0,D1,...]...\n"
     "\n"
     "Validates a graph and its placement without running it: loads and checks the\n"
-    "JSON, places it anew when --devices or --place is given, binds device keys to\n"
-    "devices, checks every node's op, and prints nodes and memory per device and copies\n"
-    "per device-pair class. Allocates and builds nothing (auto and stages calibrate).\n"
+    "JSON (or loads the ONNX model, printing its node counts before and after the\n"
+    "loader's folding, removal and fusion), places it anew when --devices or --place\n"
+    "is given, binds device keys to devices, checks every node's op, and prints nodes\n"
+    "and memory per device and copies per device-pair class. Allocates and builds\n"
+    "nothing (auto and stages calibrate).\n"
     "\n"
     PLACE_FLAGS
     "  --json                 print the summary as JSON instead (docs/placement.md)\n";
@@ -148,6 +158,8 @@ typedef struct run_args_t {
   long queues;
   bool profile, verbose, context_per_device, no_program_cache, json;
   hgr_cli_place_args_t place;
+  hgr_cli_model_args_t model;
+  hgr_params_t* model_params; /* an ONNX model's weights */
 } run_args_t;
 
 /* Splits "A=B" at the first '='; returns false if there is none or a side is empty. */
@@ -181,6 +193,9 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     int place_code = hgr_cli_place_parse(command, &args->place, argc, argv, &i);
     if (place_code > 0) return place_code;
     if (place_code == HGR_CLI_OK) continue;
+    int model_code = hgr_cli_model_parse(command, &args->model, argc, argv, &i);
+    if (model_code > 0) return model_code;
+    if (model_code == HGR_CLI_OK) continue;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       fputs(usage, stdout);
       return HGR_CLI_OK;
@@ -345,7 +360,8 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   hgr_instance_options_t instance_options;
   hgr_instance_options_init(&instance_options);
   instance_options.context_per_device = args->context_per_device;
-  HGR_RETURN_IF_ERROR_CLI(hgr_graph_load_file(args->graph_path, out_graph));
+  HGR_RETURN_IF_ERROR_CLI(hgr_cli_model_load(args->graph_path, &args->model, args->input_names, args->input_files,
+                                             args->input_count, !args->json, out_graph, &args->model_params));
   HGR_RETURN_IF_ERROR_CLI(hgr_instance_create(&instance_options, out_instance));
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
@@ -416,6 +432,7 @@ int hgr_cli_check(int argc, char** argv) {
   hgr_placement_release(placement);
   hgr_graph_release(graph);
   hgr_instance_release(instance);
+  hgr_params_release(args.model_params);
   return status ? hgr_cli_fail(status) : HGR_CLI_OK;
 }
 
@@ -452,7 +469,7 @@ static hgr_status_t set_inputs(const run_args_t* args, hgr_executor_t* executor,
     hgr_tensor_info_t info;
     HGR_RETURN_IF_ERROR_CLI(hgr_executor_input_info(executor, index, &info));
     hgr_npy_array_t array;
-    HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_npy_load_file(args->input_files[i], &array), "--input %s",
+    HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_cli_load_array(args->input_files[i], &array), "--input %s",
                                                 args->input_names[i]));
     hgr_status_t status = HGR_OK;
     if (!hgr_dtype_equal(array.dtype, info.dtype) || !same_shape(&info, array.ndim, array.shape)) {
@@ -563,7 +580,7 @@ static hgr_status_t handle_output(const run_args_t* args, hgr_executor_t* execut
   for (size_t e = 0; !status && e < args->expect_count; ++e) {
     if (args->expect_index[e] != index) continue;
     hgr_npy_array_t expected;
-    status = hgr_status_annotate(hgr_npy_load_file(args->expect_files[e], &expected), "--expect %zu", index);
+    status = hgr_status_annotate(hgr_cli_load_array(args->expect_files[e], &expected), "--expect %zu", index);
     if (status) break;
     double worst = 0;
     bool match = hgr_dtype_equal(expected.dtype, info.dtype) && same_shape(&info, expected.ndim, expected.shape);
@@ -610,6 +627,18 @@ int hgr_cli_run(int argc, char** argv) {
   }
   print_placement(instance, executor, args.binding_count > 0);
   if (args.queues > 1) print_queues(instance, executor);
+  if (args.model_params) { /* an ONNX model's weights */
+    size_t unused = 0;
+    if ((status = hgr_executor_load_params(executor, args.model_params, &unused))) goto cleanup;
+    for (size_t p = 0; p < hgr_params_count(args.model_params); ++p) {
+      hgr_tensor_info_t info;
+      size_t index;
+      if (hgr_params_get(args.model_params, p, &info, NULL)) continue;
+      hgr_status_t lookup = hgr_executor_input_index(executor, info.name, &index);
+      if (!lookup) input_given[index] = true;
+      hgr_status_free(lookup);
+    }
+  }
   if (args.params_path) {
     size_t unused = 0;
     if ((status = hgr_params_load_file(args.params_path, &params)) ||
@@ -682,6 +711,7 @@ cleanup:
   hgr_executor_release(executor);
   hgr_placement_release(placement);
   hgr_params_release(params);
+  hgr_params_release(args.model_params);
   hgr_graph_release(graph);
   hgr_instance_release(instance);
   if (status) return hgr_cli_fail(status);

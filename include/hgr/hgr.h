@@ -41,6 +41,9 @@
 #include "hgr/profile.h"
 #include "hgr/builder.h"
 #include "hgr/place.h"
+#if HGR_HAS_ONNX
+#include "hgr/onnx.h"
+#endif
 
 #define HGR_VERSION_MAJOR 0
 #define HGR_VERSION_MINOR 1

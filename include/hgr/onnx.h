@@ -1,0 +1,101 @@
+/* hgr — loading ONNX models.
+ *
+ * hgr_onnx_load_file / hgr_onnx_load_memory read an ONNX model (a ModelProto,
+ * parsed with protobuf-c from ONNX's own onnx.proto) into an ordinary hgr graph
+ * plus params, through the graph builder (hgr/builder.h): every ONNX node becomes
+ * built-in ops (docs/onnx.md lists the ONNX ops and attrs hgr supports and what
+ * each becomes). At load the model is simplified: every value's shape is inferred,
+ * nodes whose inputs are all constants are folded on the host where hgr can
+ * evaluate them (the Shape/Gather/Concat/Reshape chains exporters emit,
+ * ConstantOfShape, Range, Cast, ...), Identity and Dropout disappear,
+ * BatchNormalization folds into a preceding Conv, and a Conv's following
+ * per-channel Add and Relu/Clip/LeakyRelu become its epilogue.
+ *
+ * Graph inputs are the model's inputs that no initializer gives, in their order;
+ * graph outputs are the model's outputs in their order. Compute is float32;
+ * int64 values at run time are held as int32 (a graph input of int64 is cast on
+ * entry, saturating; an int64 output is cast back on exit) and bool as one byte.
+ * A symbolic or unknown dimension takes its size from hgr_onnx_options_set_input_shape.
+ *
+ * With options naming a placement (hgr_onnx_options_set_place), the loaded graph is
+ * placed (hgr/place.h) and the placed graph is returned.
+ *
+ * Errors name what and where: INVALID_ARGUMENT for a model that is not valid ONNX
+ * (truncated protobuf, a value used before it is defined, a name defined twice,
+ * tensor data that does not match its shape, an external data path that leaves
+ * the model's folder, ...), UNIMPLEMENTED for a valid model hgr cannot run (an
+ * unknown op, another domain, an opset outside 7 to 21, an attr value hgr does not
+ * support: naming the node, the op, the opset and what is unsupported, and listing
+ * the supported ops), RESOURCE_EXHAUSTED for memory, NOT_FOUND for a missing file. */
+#ifndef HGR_ONNX_H_
+#define HGR_ONNX_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hgr/device.h"
+#include "hgr/export.h"
+#include "hgr/graph.h"
+#include "hgr/params.h"
+#include "hgr/place.h"
+#include "hgr/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hgr_onnx_options_s hgr_onnx_options_t;
+
+/* Options: no input shapes, no placement. Errors: RESOURCE_EXHAUSTED. */
+HGR_API hgr_status_t hgr_onnx_options_create(hgr_onnx_options_t** out_options);
+HGR_API void hgr_onnx_options_release(hgr_onnx_options_t* options);
+/* The shape of graph input name (ndim values), used where the model leaves a
+ * dimension symbolic or unknown, and checked against the dims it fixes. Setting a
+ * name again replaces the shape. Errors: INVALID_ARGUMENT (empty name, a negative
+ * extent, more than HGR_MAX_DIMS dims); RESOURCE_EXHAUSTED. */
+HGR_API hgr_status_t hgr_onnx_options_set_input_shape(hgr_onnx_options_t* options, const char* name,
+                                                      const int64_t* shape, int32_t ndim);
+/* Places the loaded graph with hgr_place(instance, graph, place) before returning
+ * it. Both are borrowed until the load returns; NULL place: no placement. */
+HGR_API void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instance_t* instance,
+                                        const hgr_place_options_t* place);
+
+/* What the load did, for `hgr check` and the logs. */
+typedef struct hgr_onnx_report_t {
+  int64_t ir_version;
+  int64_t opset;             /* the default domain's opset */
+  uint32_t onnx_nodes;       /* nodes in the model's graph */
+  uint32_t folded;           /* ONNX nodes computed at load (constant folding, Constant) */
+  uint32_t removed;          /* Identity, Dropout and nodes no output needs */
+  uint32_t fused;            /* BatchNormalization, Add and activations fused into a Conv */
+  uint32_t graph_nodes;      /* op nodes of the loaded graph (before placement) */
+} hgr_onnx_report_t;
+
+/* Loads the model at path; external data is read relative to path's folder.
+ * options and out_report may be NULL. On success *out_graph and *out_params (the
+ * constants, by name) belong to the caller. */
+HGR_API hgr_status_t hgr_onnx_load_file(const char* path, const hgr_onnx_options_t* options, hgr_graph_t** out_graph,
+                                        hgr_params_t** out_params, hgr_onnx_report_t* out_report);
+/* Loads a model from memory (bytes are not retained). base_directory is the folder
+ * external data is read relative to; NULL refuses a model with external data. */
+HGR_API hgr_status_t hgr_onnx_load_memory(const void* bytes, size_t size, const char* base_directory,
+                                          const hgr_onnx_options_t* options, hgr_graph_t** out_graph,
+                                          hgr_params_t** out_params, hgr_onnx_report_t* out_report);
+
+/* True when path names an ONNX model by its extension (".onnx", any case). */
+HGR_API int hgr_onnx_is_model_path(const char* path);
+
+/* Reads a serialized TensorProto (ONNX's test data format: input_0.pb, output_0.pb)
+ * as an hgr tensor: *out_dtype, out_shape (HGR_MAX_DIMS values) and *out_ndim, and
+ * *out_data (malloc'd, compact row-major, host byte order; free() it) of *out_bytes.
+ * *out_name (malloc'd, may be empty; may be NULL to skip) gets the tensor's name.
+ * Every numeric ONNX dtype; strings and complex numbers are UNIMPLEMENTED. */
+HGR_API hgr_status_t hgr_onnx_read_tensor(const void* bytes, size_t size, hgr_dtype_t* out_dtype,
+                                          int64_t* out_shape, int32_t* out_ndim, void** out_data, size_t* out_bytes,
+                                          char** out_name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HGR_ONNX_H_ */

@@ -1,0 +1,725 @@
+/* ONNX's neural-network ops: Conv (with BatchNormalization, a per-channel Add and
+ * Relu/Clip/LeakyRelu fused into its epilogue), ConvTranspose, pools,
+ * normalizations, Softmax/LogSoftmax, Gemm and MatMul. 1-D convolutions and pools
+ * run as 2-D ones of height 1. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+#include "text.h"
+
+/* ---- shared ----------------------------------------------------------------------- */
+
+static hgr_status_t attrs_new(hgr_attrs_t** attrs) { return hgr_attrs_create(attrs); }
+
+static hgr_status_t set_pair(hgr_attrs_t* attrs, const char* key, int64_t a, int64_t b) {
+  int64_t v[2] = {a, b};
+  return hgr_attrs_set_ints(attrs, key, v, 2);
+}
+
+/* A float runtime input of rank 3 (1-D spatial, made 4-D with height 1) or 4. */
+static hgr_status_t spatial_input(hgr__onnx_node_t* node, hgr__onnx_value_t* x, bool* out_1d, hgr_value_t* out) {
+  if (x->onnx_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "input '%s' is %s; hgr computes float", x->name,
+                                 hgr__onnx_type_name(x->onnx_type));
+  if (x->ndim != 3 && x->ndim != 4)
+    return HGR__ONNX_UNSUPPORTED(node, "input '%s' has rank %d; hgr runs 1-D and 2-D %s (rank 3 and 4)", x->name,
+                                 (int)x->ndim, node->proto->op_type);
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, out));
+  *out_1d = x->ndim == 3;
+  if (*out_1d) {
+    int64_t shape[4] = {x->shape[0], x->shape[1], 1, x->shape[2]};
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, *out, shape, 4, out));
+  }
+  return HGR_OK;
+}
+
+/* Back to rank 3 after a 1-D op. */
+static hgr_status_t spatial_output(hgr__onnx_node_t* node, bool is_1d, hgr_value_t* value) {
+  if (!is_1d) return HGR_OK;
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, *value, &info));
+  int64_t shape[3] = {info.shape[0], info.shape[1], info.shape[3]};
+  return hgr__onnx_add_reshape(node, *value, shape, 3, value);
+}
+
+/* Window geometry of Conv/ConvTranspose/pools, in 2-D (a 1-D op has height 1). */
+typedef struct window_t {
+  int64_t kernel[2], stride[2], dilation[2];
+  int64_t pad[4]; /* top, left, bottom, right */
+} window_t;
+
+/* Reads kernel_shape (or `kernel` from the weights), strides, dilations, pads and
+ * auto_pad for spatial extents in[0..1] (in[0] = 1 for 1-D). */
+static hgr_status_t read_window(const hgr__onnx_node_t* node, bool is_1d, const int64_t* in, const int64_t* kernel,
+                                bool transpose, window_t* w) {
+  int32_t n = is_1d ? 1 : 2;
+  int64_t values[4];
+  uint32_t count;
+  bool present;
+  for (int d = 0; d < 2; ++d) {
+    w->kernel[d] = kernel ? kernel[d] : 1;
+    w->stride[d] = w->dilation[d] = 1;
+  }
+  memset(w->pad, 0, sizeof(w->pad));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_ints(node, "kernel_shape", values, 4, &count, &present));
+  if (present) {
+    if ((int32_t)count != n) return HGR__ONNX_INVALID(node, "attr 'kernel_shape' has %u values for %d-D", count, n);
+    for (int32_t d = 0; d < n; ++d) {
+      if (kernel && values[d] != kernel[2 - n + d])
+        return HGR__ONNX_INVALID(node, "attr 'kernel_shape' says %lld, the weights %lld", (long long)values[d],
+                                 (long long)kernel[2 - n + d]);
+      w->kernel[2 - n + d] = values[d];
+    }
+  } else if (!kernel) {
+    return HGR__ONNX_INVALID(node, "attr 'kernel_shape' is required");
+  }
+  const char* keys[2] = {"strides", "dilations"};
+  int64_t* dest[2] = {w->stride, w->dilation};
+  for (int k = 0; k < 2; ++k) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_attr_ints(node, keys[k], values, 4, &count, &present));
+    if (!present) continue;
+    if ((int32_t)count != n) return HGR__ONNX_INVALID(node, "attr '%s' has %u values for %d-D", keys[k], count, n);
+    for (int32_t d = 0; d < n; ++d) {
+      if (values[d] < 1) return HGR__ONNX_INVALID(node, "attr '%s' holds %lld", keys[k], (long long)values[d]);
+      dest[k][2 - n + d] = values[d];
+    }
+  }
+  char auto_pad[32];
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_string(node, "auto_pad", "NOTSET", auto_pad, sizeof(auto_pad)));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_ints(node, "pads", values, 4, &count, &present));
+  if (present && strcmp(auto_pad, "NOTSET"))
+    return HGR__ONNX_INVALID(node, "attrs 'pads' and 'auto_pad' = %s at once", auto_pad);
+  if (present) {
+    if ((int32_t)count != 2 * n) return HGR__ONNX_INVALID(node, "attr 'pads' has %u values for %d-D", count, n);
+    for (int32_t d = 0; d < n; ++d) {
+      if (values[d] < 0 || values[n + d] < 0)
+        return HGR__ONNX_UNSUPPORTED(node, "negative pads");
+      w->pad[2 - n + d] = values[d];
+      w->pad[2 + 2 - n + d] = values[n + d];
+    }
+  } else if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
+    if (transpose) return HGR__ONNX_UNSUPPORTED(node, "auto_pad %s with ConvTranspose", auto_pad);
+    for (int d = 0; d < 2; ++d) {
+      int64_t out = (in[d] + w->stride[d] - 1) / w->stride[d];
+      int64_t total = (out - 1) * w->stride[d] + (w->kernel[d] - 1) * w->dilation[d] + 1 - in[d];
+      if (total < 0) total = 0;
+      int64_t small = total / 2, large = total - small;
+      bool upper = !strcmp(auto_pad, "SAME_UPPER");
+      w->pad[d] = upper ? small : large;
+      w->pad[2 + d] = upper ? large : small;
+    }
+  } else if (strcmp(auto_pad, "NOTSET") && strcmp(auto_pad, "VALID")) {
+    return HGR__ONNX_UNSUPPORTED(node, "attr 'auto_pad' = \"%s\"", auto_pad);
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t set_window(hgr_attrs_t* attrs, const window_t* w, const char* kernel_key, const char* dilation_key) {
+  hgr_status_t status = set_pair(attrs, "strides", w->stride[0], w->stride[1]);
+  if (!status && kernel_key) status = set_pair(attrs, kernel_key, w->kernel[0], w->kernel[1]);
+  if (!status && dilation_key) status = set_pair(attrs, dilation_key, w->dilation[0], w->dilation[1]);
+  if (!status) status = hgr_attrs_set_ints(attrs, "padding", w->pad, 4);
+  return status;
+}
+
+static hgr_status_t float_constant(hgr__onnx_node_t* node, const char* suffix, const hgr__onnx_tensor_t* t,
+                                   hgr_value_t* out) {
+  (void)suffix;
+  if (t->onnx_type == HGR__ONNX_FLOAT) return hgr__onnx_add_constant(node, NULL, t, out);
+  hgr__onnx_tensor_t* f = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(t, HGR__ONNX_FLOAT, node->label, &f));
+  hgr_status_t status = hgr__onnx_add_constant(node, NULL, f, out);
+  hgr__onnx_tensor_free(f);
+  return status;
+}
+
+/* ---- Conv and its fusions ------------------------------------------------------------ */
+
+typedef struct conv_epilogue_t {
+  hgr__onnx_tensor_t* weight; /* owned float copy when folding changed it, else NULL */
+  hgr__onnx_tensor_t* bias;   /* owned float [M] when folded or added, else NULL */
+  const char* activation;     /* "none", "relu", "clip", "leaky_relu" */
+  double a, b;                /* clip bounds or leaky alpha */
+  uint32_t chain[3];
+  uint32_t chain_length;
+} conv_epilogue_t;
+
+static const hgr__onnx_tensor_t* constant_of(const hgr__onnx_loader_t* loader, const Onnx__NodeProto* p, size_t i) {
+  if (i >= p->n_input) return NULL;
+  const hgr__onnx_value_t* v = hgr__onnx_find_value(loader, p->input[i]);
+  return v && v->defined ? v->constant : NULL;
+}
+
+static const Onnx__AttributeProto* attr_of(const Onnx__NodeProto* p, const char* name) {
+  for (size_t i = 0; i < p->n_attribute; ++i)
+    if (p->attribute[i]->name && !strcmp(p->attribute[i]->name, name)) return p->attribute[i];
+  return NULL;
+}
+
+/* Whether the live uses of outputs other than 0 of p are none. */
+static bool only_first_output_used(const hgr__onnx_loader_t* loader, const Onnx__NodeProto* p) {
+  for (size_t k = 1; k < p->n_output; ++k) {
+    const hgr__onnx_value_t* v = hgr__onnx_find_value(loader, p->output[k]);
+    if (v && v->uses) return false;
+  }
+  return true;
+}
+
+/* Finds BatchNormalization, Add(per-channel constant) and an activation following
+ * the conv's output and folds them into weight/bias/activation. */
+static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor_t* weight,
+                                  const hgr__onnx_tensor_t* bias, int64_t channels, conv_epilogue_t* e) {
+  hgr__onnx_loader_t* loader = node->loader;
+  const hgr__onnx_value_t* current = node->outputs[0];
+  uint32_t index;
+  const Onnx__NodeProto* next = hgr__onnx_sole_consumer(node, current, &index);
+  e->activation = "none";
+  /* BatchNormalization with constant statistics, inference only. */
+  if (next && weight && !strcmp(next->op_type, "BatchNormalization") && next->n_input == 5 &&
+      only_first_output_used(loader, next) && !attr_of(next, "training_mode") &&
+      (!attr_of(next, "spatial") || attr_of(next, "spatial")->i == 1)) {
+    const hgr__onnx_tensor_t* s[4];
+    bool ok = true;
+    for (int i = 0; i < 4; ++i) {
+      s[i] = constant_of(loader, next, (size_t)i + 1);
+      ok = ok && s[i] && s[i]->count == (uint64_t)channels;
+    }
+    const Onnx__AttributeProto* eps_attr = attr_of(next, "epsilon");
+    double eps = eps_attr ? eps_attr->f : 1e-5;
+    if (ok) {
+      HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(weight, HGR__ONNX_FLOAT, node->label, &e->weight));
+      int64_t shape[1] = {channels};
+      HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 1, node->label, &e->bias));
+      uint64_t per = weight->count / (uint64_t)channels;
+      for (int64_t m = 0; m < channels; ++m) {
+        double scale = hgr__onnx_tensor_f64(s[0], (uint64_t)m) / sqrt(hgr__onnx_tensor_f64(s[3], (uint64_t)m) + eps);
+        double b0 = bias ? hgr__onnx_tensor_f64(bias, (uint64_t)m) : 0.0;
+        for (uint64_t j = 0; j < per; ++j) {
+          uint64_t k = (uint64_t)m * per + j;
+          hgr__onnx_tensor_set_f64(e->weight, k, hgr__onnx_tensor_f64(e->weight, k) * scale);
+        }
+        hgr__onnx_tensor_set_f64(e->bias, (uint64_t)m,
+                                 (b0 - hgr__onnx_tensor_f64(s[2], (uint64_t)m)) * scale +
+                                     hgr__onnx_tensor_f64(s[1], (uint64_t)m));
+      }
+      e->chain[e->chain_length++] = index;
+      current = hgr__onnx_find_value(loader, next->output[0]);
+      next = hgr__onnx_sole_consumer(node, current, &index);
+    }
+  }
+  /* Add of a per-channel constant: [M], [M, 1, 1], [1, M, 1, 1] (or 1-D's [M, 1]). */
+  if (next && !strcmp(next->op_type, "Add") && next->n_input == 2) {
+    int other = !strcmp(next->input[0], current->name) ? 1 : 0;
+    const hgr__onnx_tensor_t* c = constant_of(loader, next, (size_t)other);
+    bool per_channel = c && c->count == (uint64_t)channels && c->ndim >= 2 && c->ndim <= 4 &&
+                       hgr__onnx_type_is_float(c->onnx_type);
+    if (per_channel) { /* the channel dim must be axis 1 of the output, the rest 1 */
+      int32_t axis = current->ndim - c->ndim; /* the output dim where c starts */
+      for (int32_t d = 0; d < c->ndim; ++d)
+        if ((axis + d == 1) != (c->shape[d] == channels && channels != 1) && c->shape[d] != 1) per_channel = false;
+      if (c->ndim == current->ndim && c->shape[0] != 1) per_channel = false;
+      if (channels == 1) per_channel = c->count == 1 && c->ndim <= current->ndim;
+    }
+    if (per_channel) {
+      if (!e->bias) {
+        int64_t shape[1] = {channels};
+        HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 1, node->label, &e->bias));
+        for (int64_t m = 0; m < channels; ++m)
+          hgr__onnx_tensor_set_f64(e->bias, (uint64_t)m, bias ? hgr__onnx_tensor_f64(bias, (uint64_t)m) : 0.0);
+      }
+      for (int64_t m = 0; m < channels; ++m)
+        hgr__onnx_tensor_set_f64(e->bias, (uint64_t)m,
+                                 hgr__onnx_tensor_f64(e->bias, (uint64_t)m) + hgr__onnx_tensor_f64(c, (uint64_t)m));
+      e->chain[e->chain_length++] = index;
+      current = hgr__onnx_find_value(loader, next->output[0]);
+      next = hgr__onnx_sole_consumer(node, current, &index);
+    }
+  }
+  /* Relu, Clip with constant bounds (attrs before opset 11), LeakyRelu. */
+  if (next && !strcmp(next->op_type, "Relu")) {
+    e->activation = "relu";
+    e->chain[e->chain_length++] = index;
+  } else if (next && !strcmp(next->op_type, "LeakyRelu")) {
+    const Onnx__AttributeProto* alpha = attr_of(next, "alpha");
+    e->activation = "leaky_relu";
+    e->a = alpha ? alpha->f : 0.01;
+    e->chain[e->chain_length++] = index;
+  } else if (next && !strcmp(next->op_type, "Clip")) {
+    double lo = -FLT_MAX, hi = FLT_MAX;
+    bool ok = true;
+    if (node->opset < 11) {
+      const Onnx__AttributeProto* a = attr_of(next, "min");
+      if (a) lo = a->f;
+      a = attr_of(next, "max");
+      if (a) hi = a->f;
+    } else {
+      for (size_t i = 1; i < next->n_input && i <= 2; ++i) {
+        if (!next->input[i][0]) continue;
+        const hgr__onnx_tensor_t* t = constant_of(loader, next, i);
+        if (!t || t->count != 1) ok = false;
+        else if (i == 1) lo = hgr__onnx_tensor_f64(t, 0);
+        else hi = hgr__onnx_tensor_f64(t, 0);
+      }
+    }
+    if (ok) {
+      e->activation = "clip";
+      e->a = lo;
+      e->b = hi;
+      e->chain[e->chain_length++] = index;
+    }
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t import_conv(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "auto_pad dilations group kernel_shape pads strides"));
+  hgr__onnx_value_t *x, *wv;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &wv));
+  hgr__onnx_value_t* bv = hgr__onnx_input(node, 2);
+  bool is_1d;
+  hgr_value_t in;
+  HGR_RETURN_IF_ERROR(spatial_input(node, x, &is_1d, &in));
+  if (wv->ndim != x->ndim)
+    return HGR__ONNX_INVALID(node, "the weights have rank %d, the input %d", (int)wv->ndim, (int)x->ndim);
+  int64_t group;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "group", 1, &group));
+  int64_t channels = wv->shape[0];
+  int64_t kernel[2] = {is_1d ? 1 : wv->shape[2], wv->shape[is_1d ? 2 : 3]};
+  int64_t spatial[2] = {is_1d ? 1 : x->shape[2], x->shape[is_1d ? 2 : 3]};
+  window_t w;
+  HGR_RETURN_IF_ERROR(read_window(node, is_1d, spatial, kernel, false, &w));
+  conv_epilogue_t e = {0};
+  hgr_status_t status = find_epilogue(node, wv->constant, bv ? bv->constant : NULL, channels, &e);
+  hgr_value_t inputs[3] = {in};
+  uint32_t count = 2;
+  /* weights: folded copy, the constant, or the runtime value; 1-D gets height 1 */
+  if (!status) {
+    if (e.weight || wv->constant) {
+      hgr__onnx_tensor_t* t = e.weight;
+      if (!t) status = hgr__onnx_tensor_cast(wv->constant, HGR__ONNX_FLOAT, node->label, &t);
+      if (!status && is_1d) {
+        t->shape[3] = t->shape[2];
+        t->shape[2] = 1;
+        t->ndim = 4;
+      }
+      if (!status) status = float_constant(node, "weight", t, &inputs[1]);
+      if (t != e.weight) hgr__onnx_tensor_free(t);
+    } else {
+      status = hgr__onnx_runtime(node, wv, &inputs[1]);
+      if (!status && is_1d) {
+        int64_t shape[4] = {wv->shape[0], wv->shape[1], 1, wv->shape[2]};
+        status = hgr__onnx_add_reshape(node, inputs[1], shape, 4, &inputs[1]);
+      }
+    }
+  }
+  if (!status && (e.bias || bv)) {
+    status = e.bias ? float_constant(node, "bias", e.bias, &inputs[2]) : hgr__onnx_runtime(node, bv, &inputs[2]);
+    count = 3;
+  }
+  hgr_attrs_t* attrs = NULL;
+  if (!status) status = attrs_new(&attrs);
+  if (!status) status = set_window(attrs, &w, "kernel_size", "dilation");
+  if (!status) status = hgr_attrs_set_int(attrs, "groups", group);
+  if (!status) status = hgr_attrs_set_int(attrs, "channels", channels);
+  if (!status && strcmp(e.activation, "none")) {
+    status = hgr_attrs_set_string(attrs, "activation", e.activation);
+    if (!status && !strcmp(e.activation, "leaky_relu")) status = hgr_attrs_set_float(attrs, "alpha", e.a);
+    if (!status && !strcmp(e.activation, "clip")) status = hgr_attrs_set_float(attrs, "a_min", e.a);
+    if (!status && !strcmp(e.activation, "clip")) status = hgr_attrs_set_float(attrs, "a_max", e.b);
+  }
+  hgr_value_t out;
+  if (!status) status = hgr__onnx_add_op(node, "conv2d", inputs, count, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  hgr__onnx_tensor_free(e.weight);
+  hgr__onnx_tensor_free(e.bias);
+  HGR_RETURN_IF_ERROR(status);
+  HGR_RETURN_IF_ERROR(spatial_output(node, is_1d, &out));
+  if (!e.chain_length) return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+  hgr__onnx_value_t result = {.onnx_type = HGR__ONNX_FLOAT, .has_value = true, .value = out};
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, out, &info));
+  result.ndim = info.ndim;
+  memcpy(result.shape, info.shape, sizeof(int64_t) * (size_t)info.ndim);
+  for (uint32_t i = 0; i < e.chain_length; ++i)
+    HGR_RETURN_IF_ERROR(hgr__onnx_fuse_into(node, e.chain[i], i + 1 == e.chain_length ? &result : NULL));
+  return HGR_OK;
+}
+
+/* ---- pools --------------------------------------------------------------------------- */
+
+static hgr_status_t import_pool(hgr__onnx_node_t* node) {
+  bool max = !strcmp(node->proto->op_type, "MaxPool");
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(
+      node, max ? "auto_pad ceil_mode dilations kernel_shape pads storage_order strides"
+                : "auto_pad ceil_mode count_include_pad kernel_shape pads strides dilations"));
+  hgr__onnx_value_t* x;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  if (node->output_count > 1 && node->outputs[1] && node->outputs[1]->uses)
+    return HGR__ONNX_UNSUPPORTED(node, "output 1 (Indices) is used; hgr computes MaxPool's values only");
+  int64_t storage_order, ceil_mode, count_include_pad;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "storage_order", 0, &storage_order));
+  if (storage_order) return HGR__ONNX_UNSUPPORTED(node, "storage_order = %lld", (long long)storage_order);
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "ceil_mode", 0, &ceil_mode));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "count_include_pad", 0, &count_include_pad));
+  bool is_1d;
+  hgr_value_t in, out;
+  HGR_RETURN_IF_ERROR(spatial_input(node, x, &is_1d, &in));
+  int64_t spatial[2] = {is_1d ? 1 : x->shape[2], x->shape[is_1d ? 2 : 3]};
+  window_t w;
+  HGR_RETURN_IF_ERROR(read_window(node, is_1d, spatial, NULL, false, &w));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_status_t status = set_window(attrs, &w, "pool_size", "dilation");
+  if (!status) status = hgr_attrs_set_int(attrs, "ceil_mode", ceil_mode);
+  if (!status && !max) status = hgr_attrs_set_int(attrs, "count_include_pad", count_include_pad);
+  if (!status) status = hgr__onnx_add_op(node, max ? "max_pool2d" : "avg_pool2d", &in, 1, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  HGR_RETURN_IF_ERROR(spatial_output(node, is_1d, &out));
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+}
+
+static hgr_status_t import_global_pool(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
+  bool max = !strcmp(node->proto->op_type, "GlobalMaxPool");
+  hgr__onnx_value_t* x;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  if (x->ndim < 3) return HGR__ONNX_INVALID(node, "input '%s' has rank %d; the op needs N, C and spatial dims",
+                                            x->name, (int)x->ndim);
+  hgr_value_t in, out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
+  hgr_attrs_t* attrs = NULL;
+  hgr_status_t status = HGR_OK;
+  if (x->ndim == 4) {
+    status = hgr__onnx_add_op(node, max ? "global_max_pool2d" : "global_avg_pool2d", &in, 1, NULL, 1, &out);
+  } else { /* any other rank: a reduction over the spatial axes */
+    int64_t axes[HGR_MAX_DIMS];
+    for (int32_t d = 2; d < x->ndim; ++d) axes[d - 2] = d;
+    HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+    status = hgr_attrs_set_ints(attrs, "axis", axes, (size_t)(x->ndim - 2));
+    if (!status) status = hgr_attrs_set_int(attrs, "keepdims", 1);
+    if (!status) status = hgr__onnx_add_op(node, max ? "max" : "mean", &in, 1, attrs, 1, &out);
+  }
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+}
+
+/* ---- normalizations ------------------------------------------------------------------- */
+
+static hgr_status_t import_batch_norm(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "epsilon momentum spatial training_mode is_test consumed_inputs"));
+  int64_t spatial, training;
+  double epsilon;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "spatial", 1, &spatial));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "training_mode", 0, &training));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "epsilon", 1e-5, &epsilon));
+  if (!spatial) return HGR__ONNX_UNSUPPORTED(node, "spatial = 0");
+  if (training) return HGR__ONNX_UNSUPPORTED(node, "training_mode = 1; hgr runs inference");
+  for (uint32_t k = 1; k < node->output_count; ++k)
+    if (node->outputs[k] && node->outputs[k]->uses)
+      return HGR__ONNX_UNSUPPORTED(node, "output %u (training statistics) is used", k);
+  hgr_value_t in[5], out;
+  for (uint32_t i = 0; i < 5; ++i) {
+    hgr__onnx_value_t* v;
+    HGR_RETURN_IF_ERROR(hgr__onnx_required(node, i, &v));
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, v, &in[i]));
+  }
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_status_t status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
+  if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
+  if (!status) status = hgr__onnx_add_op(node, "batch_norm", in, 5, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+}
+
+static hgr_status_t import_lrn(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "alpha beta bias size"));
+  double alpha, beta, bias;
+  int64_t size;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "alpha", 1e-4, &alpha));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "beta", 0.75, &beta));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "bias", 1.0, &bias));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "size", 0, &size));
+  if (size < 1) return HGR__ONNX_INVALID(node, "attr 'size' is required (>= 1)");
+  hgr__onnx_value_t* x;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  hgr_value_t in, out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_status_t status = hgr_attrs_set_int(attrs, "size", size);
+  if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
+  if (!status) status = hgr_attrs_set_float(attrs, "alpha", alpha);
+  if (!status) status = hgr_attrs_set_float(attrs, "beta", beta);
+  if (!status) status = hgr_attrs_set_float(attrs, "bias", bias);
+  if (!status) status = hgr__onnx_add_op(node, "lrn", &in, 1, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+}
+
+static hgr_status_t import_instance_norm(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "epsilon"));
+  double epsilon;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "epsilon", 1e-5, &epsilon));
+  hgr_value_t in[3], out;
+  for (uint32_t i = 0; i < 3; ++i) {
+    hgr__onnx_value_t* v;
+    HGR_RETURN_IF_ERROR(hgr__onnx_required(node, i, &v));
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, v, &in[i]));
+  }
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_status_t status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
+  if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
+  if (!status) status = hgr__onnx_add_op(node, "instance_norm", in, 3, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+}
+
+/* ---- Softmax, LogSoftmax ---------------------------------------------------------------- */
+
+static hgr_status_t import_softmax(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "axis"));
+  bool log = !strcmp(node->proto->op_type, "LogSoftmax");
+  hgr__onnx_value_t* x;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  int64_t axis;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "axis", node->opset < 13 ? 1 : -1, &axis));
+  int32_t a;
+  HGR_RETURN_IF_ERROR(hgr__onnx_axis(node, "attr 'axis'", axis, x->ndim, &a));
+  hgr_value_t in, out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
+  bool coerce = node->opset < 13 && a != x->ndim - 1; /* before 13: over the flattened tail [a, rank) */
+  if (coerce) {
+    int64_t rows = 1, cols = 1;
+    for (int32_t d = 0; d < x->ndim; ++d) *(d < a ? &rows : &cols) *= x->shape[d];
+    int64_t shape[2] = {rows, cols};
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, in, shape, 2, &in));
+    a = 1;
+  }
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", a);
+  if (!status) status = hgr__onnx_add_op(node, log ? "log_softmax" : "softmax", &in, 1, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  if (coerce) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, out, x->shape, x->ndim, &out));
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+}
+
+/* ---- Gemm, MatMul --------------------------------------------------------------------- */
+
+static hgr_status_t scalar_constant(hgr__onnx_node_t* node, double value, hgr_value_t* out) {
+  hgr__onnx_tensor_t* t = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, NULL, 0, node->label, &t));
+  hgr__onnx_tensor_set_f64(t, 0, value);
+  hgr_status_t status = float_constant(node, "scalar", t, out);
+  hgr__onnx_tensor_free(t);
+  return status;
+}
+
+static hgr_status_t binary(hgr__onnx_node_t* node, const char* op, hgr_value_t a, hgr_value_t b, hgr_value_t* out) {
+  hgr_value_t pair[2] = {a, b};
+  return hgr__onnx_add_op(node, op, pair, 2, NULL, 1, out);
+}
+
+static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "alpha beta transA transB broadcast"));
+  double alpha, beta;
+  int64_t trans_a, trans_b;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "alpha", 1.0, &alpha));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "beta", 1.0, &beta));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "transA", 0, &trans_a));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "transB", 0, &trans_b));
+  hgr__onnx_value_t *a, *b, *c = hgr__onnx_input(node, 2);
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &a));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &b));
+  if (a->ndim != 2 || b->ndim != 2)
+    return HGR__ONNX_INVALID(node, "A and B must be 2-D (they have rank %d and %d)", (int)a->ndim, (int)b->ndim);
+  int64_t n = trans_b ? b->shape[0] : b->shape[1];
+  hgr_value_t va, vb, out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, a, &va));
+  /* dense computes A B' + bias: B as [N, K], bias [N] when C is a per-column constant. */
+  bool c_is_bias = c && c->constant && beta == 1.0 && (c->constant->count == (uint64_t)n) &&
+                   (c->ndim == 1 || (c->ndim == 2 && c->shape[0] == 1));
+  hgr_status_t status = HGR_OK;
+  if (!trans_a && alpha == 1.0 && (trans_b || b->constant)) {
+    if (trans_b) {
+      status = hgr__onnx_runtime(node, b, &vb);
+    } else { /* transpose the constant [K, N] to [N, K] at load */
+      hgr__onnx_tensor_t* t = NULL;
+      status = hgr__onnx_tensor_cast(b->constant, HGR__ONNX_FLOAT, node->label, &t);
+      if (!status) {
+        hgr__onnx_tensor_t* tt = NULL;
+        int64_t shape[2] = {b->shape[1], b->shape[0]};
+        status = hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 2, node->label, &tt);
+        for (int64_t i = 0; !status && i < b->shape[0]; ++i)
+          for (int64_t j = 0; j < b->shape[1]; ++j)
+            memcpy((float*)tt->data + j * b->shape[0] + i, (float*)t->data + i * b->shape[1] + j, 4);
+        if (!status) status = float_constant(node, "weight", tt, &vb);
+        hgr__onnx_tensor_free(tt);
+      }
+      hgr__onnx_tensor_free(t);
+    }
+    hgr_value_t inputs[3] = {va, vb};
+    uint32_t count = 2;
+    if (!status && c_is_bias) {
+      hgr__onnx_tensor_t* flat = NULL;
+      status = hgr__onnx_tensor_cast(c->constant, HGR__ONNX_FLOAT, node->label, &flat);
+      if (!status) {
+        flat->ndim = 1;
+        flat->shape[0] = n;
+        status = float_constant(node, "bias", flat, &inputs[2]);
+        count = 3;
+      }
+      hgr__onnx_tensor_free(flat);
+    }
+    if (!status) status = hgr__onnx_add_op(node, "dense", inputs, count, NULL, 1, &out);
+  } else {
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, b, &vb));
+    hgr_attrs_t* attrs = NULL;
+    HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+    hgr_value_t pair[2] = {va, vb};
+    status = hgr_attrs_set_int(attrs, "transpose_a", trans_a != 0);
+    if (!status) status = hgr_attrs_set_int(attrs, "transpose_b", trans_b != 0);
+    if (!status) status = hgr__onnx_add_op(node, "matmul", pair, 2, attrs, 1, &out);
+    hgr_attrs_release(attrs);
+    hgr_value_t s;
+    if (!status && alpha != 1.0) status = scalar_constant(node, alpha, &s);
+    if (!status && alpha != 1.0) status = binary(node, "multiply", out, s, &out);
+    c_is_bias = false;
+  }
+  HGR_RETURN_IF_ERROR(status);
+  if (c && !c_is_bias && beta != 0.0) {
+    hgr_value_t vc, s;
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, c, &vc));
+    if (beta != 1.0) {
+      HGR_RETURN_IF_ERROR(scalar_constant(node, beta, &s));
+      HGR_RETURN_IF_ERROR(binary(node, "multiply", vc, s, &vc));
+    }
+    HGR_RETURN_IF_ERROR(binary(node, "add", out, vc, &out));
+  }
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+}
+
+/* MatMul with NumPy's rules: 1-D operands get a dim of 1 (removed after), 2-D x
+ * 2-D is matmul, N-D batches (broadcast) run as batch_matmul. */
+static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
+  hgr__onnx_value_t *a, *b;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &a));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &b));
+  if (a->onnx_type != HGR__ONNX_FLOAT || b->onnx_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "inputs are %s and %s; hgr multiplies float", hgr__onnx_type_name(a->onnx_type),
+                                 hgr__onnx_type_name(b->onnx_type));
+  if (!a->ndim || !b->ndim) return HGR__ONNX_INVALID(node, "MatMul of a scalar");
+  hgr_value_t va, vb, out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, a, &va));
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, b, &vb));
+  int64_t as[HGR_MAX_DIMS + 1], bs[HGR_MAX_DIMS + 1];
+  int32_t an = a->ndim, bn = b->ndim;
+  memcpy(as, a->shape, sizeof(int64_t) * (size_t)an);
+  memcpy(bs, b->shape, sizeof(int64_t) * (size_t)bn);
+  if (an == 1) { /* [K] -> [1, K] */
+    as[1] = as[0];
+    as[0] = 1;
+    an = 2;
+  }
+  if (bn == 1) { /* [K] -> [K, 1] */
+    bs[1] = 1;
+    bn = 2;
+  }
+  int64_t m = as[an - 2], k = as[an - 1], n = bs[bn - 1];
+  if (bs[bn - 2] != k)
+    return HGR__ONNX_INVALID(node, "inner dimensions differ: %lld and %lld", (long long)k, (long long)bs[bn - 2]);
+  int64_t batch[HGR_MAX_DIMS];
+  int32_t batch_ndim = 0;
+  HGR_RETURN_IF_ERROR(hgr__onnx_broadcast(node, as, an - 2, bs, bn - 2, batch, &batch_ndim));
+  int64_t batch_count = 1;
+  for (int32_t d = 0; d < batch_ndim; ++d) batch_count *= batch[d];
+  /* the result's ONNX shape */
+  int64_t shape[HGR_MAX_DIMS + 2];
+  int32_t ndim = 0;
+  for (int32_t d = 0; d < batch_ndim; ++d) shape[ndim++] = batch[d];
+  if (a->ndim > 1) shape[ndim++] = m;
+  if (b->ndim > 1) shape[ndim++] = n;
+  if (bn == 2 && a->ndim >= 1) { /* [..., M, K] x [K, N]: matmul over the flattened rows */
+    int64_t a2[2] = {batch_count * m, k};
+    if (a->ndim != 2) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, va, a2, 2, &va));
+    if (b->ndim == 1) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, vb, bs, 2, &vb));
+    HGR_RETURN_IF_ERROR(binary(node, "matmul", va, vb, &out));
+  } else {
+    /* batch_matmul: [B, M, K] x [B, K, N] (transpose_b False); a batch of 1 broadcasts */
+    int64_t a_batch = 1, b_batch = 1;
+    for (int32_t d = 0; d < an - 2; ++d) a_batch *= as[d];
+    for (int32_t d = 0; d < bn - 2; ++d) b_batch *= bs[d];
+    hgr_value_t* sides[2] = {&va, &vb};
+    int64_t* side_shapes[2] = {as, bs};
+    int32_t side_ndim[2] = {an, bn};
+    int64_t side_batch[2] = {a_batch, b_batch};
+    for (int s = 0; s < 2; ++s) {
+      if (side_batch[s] != batch_count && side_batch[s] != 1) { /* broadcast to the full batch */
+        int64_t target[HGR_MAX_DIMS + 2];
+        for (int32_t d = 0; d < batch_ndim; ++d) target[d] = batch[d];
+        target[batch_ndim] = side_shapes[s][side_ndim[s] - 2];
+        target[batch_ndim + 1] = side_shapes[s][side_ndim[s] - 1];
+        hgr_attrs_t* attrs = NULL;
+        HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+        hgr_value_t in = *sides[s];
+        hgr_status_t status = HGR_OK;
+        if (side_ndim[s] != batch_ndim + 2) { /* align ranks first */
+          int64_t aligned[HGR_MAX_DIMS + 2];
+          int32_t pad = batch_ndim + 2 - side_ndim[s];
+          for (int32_t d = 0; d < batch_ndim + 2; ++d) aligned[d] = d < pad ? 1 : side_shapes[s][d - pad];
+          status = hgr__onnx_add_reshape(node, in, aligned, batch_ndim + 2, &in);
+        }
+        if (!status) status = hgr_attrs_set_ints(attrs, "shape", target, (size_t)batch_ndim + 2);
+        if (!status) status = hgr__onnx_add_op(node, "broadcast_to", &in, 1, attrs, 1, sides[s]);
+        hgr_attrs_release(attrs);
+        HGR_RETURN_IF_ERROR(status);
+        side_batch[s] = batch_count;
+      }
+      int64_t three[3] = {side_batch[s], side_shapes[s][side_ndim[s] - 2], side_shapes[s][side_ndim[s] - 1]};
+      HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, *sides[s], three, 3, sides[s]));
+    }
+    hgr_attrs_t* attrs = NULL;
+    HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+    hgr_value_t pair[2] = {va, vb};
+    hgr_status_t status = hgr_attrs_set_int(attrs, "transpose_b", 0);
+    if (!status) status = hgr__onnx_add_op(node, "batch_matmul", pair, 2, attrs, 1, &out);
+    hgr_attrs_release(attrs);
+    HGR_RETURN_IF_ERROR(status);
+  }
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, out, &info));
+  bool same = info.ndim == ndim;
+  for (int32_t d = 0; same && d < ndim; ++d) same = info.shape[d] == shape[d];
+  if (!same) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, out, shape, ndim, &out));
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+}
+
+const hgr__onnx_op_t hgr__onnx_ops_nn[] = {
+    {"Conv", import_conv, NULL},
+    {"MaxPool", import_pool, NULL},
+    {"AveragePool", import_pool, NULL},
+    {"GlobalAveragePool", import_global_pool, NULL},
+    {"GlobalMaxPool", import_global_pool, NULL},
+    {"BatchNormalization", import_batch_norm, NULL},
+    {"LRN", import_lrn, NULL},
+    {"InstanceNormalization", import_instance_norm, NULL},
+    {"Softmax", import_softmax, NULL},
+    {"LogSoftmax", import_softmax, NULL},
+    {"Gemm", import_gemm, NULL},
+    {"MatMul", import_matmul, NULL},
+    {.name = NULL},
+};

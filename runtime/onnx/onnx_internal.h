@@ -1,0 +1,257 @@
+/* The ONNX loader's internals: host tensors (onnx_tensor.c), the loader's value
+ * table and node context (onnx_node.c), the op importers (onnx_import_<family>.c,
+ * listed in onnx_ops.c) and the loader itself (onnx_load.c).
+ *
+ * Loading walks the model's nodes in order. Every ONNX value is a
+ * hgr__onnx_value_t: either a constant known at load (a host tensor: initializers,
+ * Constant nodes, folded nodes) or a runtime value of the graph being built (a
+ * builder value), with its ONNX element type and shape either way. A node whose
+ * inputs are all constants is folded when its op has a `fold` (host evaluation);
+ * otherwise its op's `import` adds builder ops. A constant that a runtime op needs
+ * becomes a builder constant (a param) on first use.
+ *
+ * Run-time dtypes: ONNX float is float32; int32 and int64 are int32 (int64 graph
+ * inputs are cast on entry, int64 graph outputs cast back on exit; constants are
+ * narrowed with a range check); bool is hgr's bool (one byte). */
+#ifndef HGR_ONNX_INTERNAL_H_
+#define HGR_ONNX_INTERNAL_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hgr/builder.h"
+#include "hgr/onnx.h"
+#include "internal.h"
+#include "onnx/onnx.pb-c.h"
+
+/* ONNX's TensorProto.DataType codes. */
+enum {
+  HGR__ONNX_UNDEFINED = 0,
+  HGR__ONNX_FLOAT = 1,
+  HGR__ONNX_UINT8 = 2,
+  HGR__ONNX_INT8 = 3,
+  HGR__ONNX_UINT16 = 4,
+  HGR__ONNX_INT16 = 5,
+  HGR__ONNX_INT32 = 6,
+  HGR__ONNX_INT64 = 7,
+  HGR__ONNX_STRING = 8,
+  HGR__ONNX_BOOL = 9,
+  HGR__ONNX_FLOAT16 = 10,
+  HGR__ONNX_DOUBLE = 11,
+  HGR__ONNX_UINT32 = 12,
+  HGR__ONNX_UINT64 = 13,
+  HGR__ONNX_COMPLEX64 = 14,
+  HGR__ONNX_COMPLEX128 = 15,
+  HGR__ONNX_BFLOAT16 = 16,
+};
+
+/* The opsets of the default domain hgr reads. */
+#define HGR__ONNX_MIN_OPSET 7
+#define HGR__ONNX_MAX_OPSET 21
+
+/* ---- host tensors (onnx_tensor.c) ------------------------------------------------------- */
+
+/* A tensor known at load: count elements of onnx_type in host byte order. Element
+ * types held: every numeric ONNX type (float16 and bfloat16 as their 16 bits). */
+typedef struct hgr__onnx_tensor_t {
+  int32_t onnx_type;
+  int32_t ndim;
+  int64_t shape[HGR_MAX_DIMS];
+  uint64_t count;
+  void* data; /* malloc'd, count * hgr__onnx_type_bytes(onnx_type) bytes (never NULL) */
+} hgr__onnx_tensor_t;
+
+/* "float", "int64", ...; "type 99" for an unknown code (static buffer not used:
+ * unknown codes give "an unknown type"). */
+const char* hgr__onnx_type_name(int32_t onnx_type);
+/* Bytes per element; 0 for string, complex and unknown types. */
+size_t hgr__onnx_type_bytes(int32_t onnx_type);
+bool hgr__onnx_type_is_float(int32_t onnx_type); /* float, double, float16, bfloat16 */
+/* hgr's dtype of an ONNX type (for constants and test data); UNIMPLEMENTED for
+ * strings, complex and unknown types. */
+hgr_status_t hgr__onnx_type_dtype(int32_t onnx_type, hgr_dtype_t* out_dtype);
+/* The ONNX type of an hgr dtype, or HGR__ONNX_UNDEFINED. */
+int32_t hgr__onnx_dtype_type(hgr_dtype_t dtype);
+
+/* A zeroed tensor. INVALID_ARGUMENT (naming where) for a negative extent, too many
+ * dims or a byte size beyond 64 bits / size_t; RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32_t ndim, const char* where,
+                                  hgr__onnx_tensor_t** out_tensor);
+void hgr__onnx_tensor_free(hgr__onnx_tensor_t* tensor);
+hgr_status_t hgr__onnx_tensor_copy(const hgr__onnx_tensor_t* tensor, hgr__onnx_tensor_t** out_copy);
+
+/* Where a tensor's external data may come from: the model's folder (NULL: external
+ * data is refused). */
+typedef struct hgr__onnx_external_t {
+  const char* base_directory;
+} hgr__onnx_external_t;
+
+/* Decodes a TensorProto: raw_data (little-endian), the typed fields, or external
+ * data. where names it in errors ("initializer 'w'"). */
+hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__onnx_external_t* external,
+                                     const char* where, hgr__onnx_tensor_t** out_tensor);
+
+/* Element i as a double / an int64 (floats truncated toward zero, NaN 0). */
+double hgr__onnx_tensor_f64(const hgr__onnx_tensor_t* tensor, uint64_t i);
+int64_t hgr__onnx_tensor_i64(const hgr__onnx_tensor_t* tensor, uint64_t i);
+/* Sets element i from a double / an int64, converting to the tensor's type (as
+ * ONNX Cast does: float to int truncates; to bool: nonzero). */
+void hgr__onnx_tensor_set_f64(hgr__onnx_tensor_t* tensor, uint64_t i, double value);
+void hgr__onnx_tensor_set_i64(hgr__onnx_tensor_t* tensor, uint64_t i, int64_t value);
+/* A copy converted to onnx_type element by element (ONNX Cast). */
+hgr_status_t hgr__onnx_tensor_cast(const hgr__onnx_tensor_t* tensor, int32_t onnx_type, const char* where,
+                                   hgr__onnx_tensor_t** out_tensor);
+
+/* ---- the loader ---------------------------------------------------------------------- */
+
+typedef struct hgr__onnx_value_t {
+  const char* name;            /* borrowed from the model */
+  int32_t onnx_type;           /* HGR__ONNX_UNDEFINED until known */
+  int32_t ndim;                /* -1 until known */
+  int64_t shape[HGR_MAX_DIMS];
+  hgr__onnx_tensor_t* constant; /* owned; non-NULL: known at load */
+  bool has_value;              /* a builder value exists (runtime, or a materialized constant) */
+  hgr_value_t value;
+  bool defined;                /* produced by an earlier node, an initializer or an input */
+  int32_t producer;            /* node index; -1 for initializers and inputs */
+  uint32_t uses;               /* inputs of live nodes naming it, plus graph outputs */
+  int32_t consumer;            /* the live node using it when uses == 1 (else -1) */
+  bool graph_output;
+} hgr__onnx_value_t;
+
+typedef struct hgr__onnx_loader_t {
+  const Onnx__GraphProto* graph;
+  int64_t opset;
+  const hgr_onnx_options_t* options;
+  hgr__onnx_external_t external;
+  hgr_builder_t* builder;
+  hgr__onnx_value_t* values; /* every value name of the graph, sorted by name for lookup */
+  size_t value_count;
+  bool* live;                /* per node: some graph output needs it */
+  bool* fused;               /* per node: done by an earlier node */
+  uint64_t name_counter;     /* for unique builder node names */
+  hgr_onnx_report_t report;
+} hgr__onnx_loader_t;
+
+/* One node being imported. */
+typedef struct hgr__onnx_node_t {
+  hgr__onnx_loader_t* loader;
+  const Onnx__NodeProto* proto;
+  uint32_t index;
+  int64_t opset;
+  char label[256];              /* "node 12 'conv1' (Conv, opset 13)" */
+  uint32_t input_count;
+  hgr__onnx_value_t** inputs;   /* NULL entries: omitted optional inputs */
+  uint32_t output_count;
+  hgr__onnx_value_t** outputs;  /* NULL entries: omitted optional outputs */
+} hgr__onnx_node_t;
+
+/* An ONNX op: import adds builder ops for the node (its inputs runtime or
+ * constant); fold (may be NULL) computes its outputs on the host when every
+ * input is a constant, or returns UNIMPLEMENTED to leave the node to import. */
+typedef struct hgr__onnx_op_t {
+  const char* name;
+  hgr_status_t (*import)(hgr__onnx_node_t* node);
+  hgr_status_t (*fold)(hgr__onnx_node_t* node);
+} hgr__onnx_op_t;
+
+/* The op families (onnx_import_<family>.c), each ending with a NULL name; add a
+ * family to HGR__ONNX_FAMILIES in onnx_ops.c. */
+extern const hgr__onnx_op_t hgr__onnx_ops_elementwise[];
+extern const hgr__onnx_op_t hgr__onnx_ops_nn[];
+extern const hgr__onnx_op_t hgr__onnx_ops_shape[];
+extern const hgr__onnx_op_t hgr__onnx_ops_reduce[];
+
+/* ---- for importers and folders (onnx_node.c) -------------------------------------------- */
+
+/* UNIMPLEMENTED / INVALID_ARGUMENT prefixed with the node's label. */
+#define HGR__ONNX_UNSUPPORTED(node, ...) hgr__onnx_error((node), HGR_STATUS_UNIMPLEMENTED, __FILE__, __LINE__, __VA_ARGS__)
+#define HGR__ONNX_INVALID(node, ...) hgr__onnx_error((node), HGR_STATUS_INVALID_ARGUMENT, __FILE__, __LINE__, __VA_ARGS__)
+hgr_status_t hgr__onnx_error(const hgr__onnx_node_t* node, hgr_status_code_t code, const char* file, int line,
+                             const char* format, ...) HGR_PRINTF(5, 6);
+
+/* Input i, or NULL when the node omits it (fewer inputs, or an empty name). */
+hgr__onnx_value_t* hgr__onnx_input(const hgr__onnx_node_t* node, uint32_t i);
+/* Input i, which must be present: INVALID_ARGUMENT naming it otherwise. */
+hgr_status_t hgr__onnx_required(const hgr__onnx_node_t* node, uint32_t i, hgr__onnx_value_t** out_value);
+/* Input i, which must be a constant (UNIMPLEMENTED "input i ('name') must be known
+ * at load" otherwise); NULL *out_tensor when omitted. */
+hgr_status_t hgr__onnx_constant_input(const hgr__onnx_node_t* node, uint32_t i, hgr__onnx_tensor_t** out_tensor);
+/* True when every present input is a constant. */
+bool hgr__onnx_all_constant(const hgr__onnx_node_t* node);
+
+/* Attrs. A missing attr gives fallback (*out_present false where asked); an attr of
+ * another type is INVALID_ARGUMENT naming it. attr_string copies into buffer
+ * (truncation is an error). attr_ints/floats: at most capacity values. */
+const Onnx__AttributeProto* hgr__onnx_attr(const hgr__onnx_node_t* node, const char* name);
+hgr_status_t hgr__onnx_attr_int(const hgr__onnx_node_t* node, const char* name, int64_t fallback, int64_t* out);
+hgr_status_t hgr__onnx_attr_float(const hgr__onnx_node_t* node, const char* name, double fallback, double* out);
+hgr_status_t hgr__onnx_attr_string(const hgr__onnx_node_t* node, const char* name, const char* fallback, char* buffer,
+                                   size_t capacity);
+hgr_status_t hgr__onnx_attr_ints(const hgr__onnx_node_t* node, const char* name, int64_t* out, uint32_t capacity,
+                                 uint32_t* out_count, bool* out_present);
+hgr_status_t hgr__onnx_attr_floats(const hgr__onnx_node_t* node, const char* name, double* out, uint32_t capacity,
+                                   uint32_t* out_count, bool* out_present);
+/* Refuses any attr of the node not in the space-separated list (UNIMPLEMENTED
+ * naming it), so that an attr hgr would silently ignore is an error. */
+hgr_status_t hgr__onnx_check_attrs(const hgr__onnx_node_t* node, const char* known);
+
+/* The builder value of v, making a builder constant of a constant on first use
+ * (converted to its run-time dtype: float32, int32 with a range check, bool). */
+hgr_status_t hgr__onnx_runtime(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr_value_t* out_value);
+/* A builder constant of a host tensor, converted to its run-time dtype (float
+ * types to float32 are not converted: only float tensors are taken; int64 narrowed
+ * to int32 with a range check). name NULL: a unique name after the node. */
+hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, const hgr__onnx_tensor_t* tensor,
+                                    hgr_value_t* out_value);
+/* Adds builder op `op` named after the node (unique), with inputs and attrs (may be
+ * NULL); output_count 0 for the op's minimum. Builder errors are prefixed with the
+ * node's label. */
+hgr_status_t hgr__onnx_add_op(hgr__onnx_node_t* node, const char* op, const hgr_value_t* inputs, uint32_t input_count,
+                              const hgr_attrs_t* attrs, uint32_t output_count, hgr_value_t* out_outputs);
+/* Shorthands over hgr__onnx_add_op: one input and no attrs; a reshape to shape. */
+hgr_status_t hgr__onnx_add_unary(hgr__onnx_node_t* node, const char* op, hgr_value_t input, hgr_value_t* out_value);
+hgr_status_t hgr__onnx_add_reshape(hgr__onnx_node_t* node, hgr_value_t input, const int64_t* shape, int32_t ndim,
+                                   hgr_value_t* out_value);
+/* dtype, shape of a builder value. */
+hgr_status_t hgr__onnx_value_info(const hgr__onnx_node_t* node, hgr_value_t value, hgr_tensor_info_t* out_info);
+
+/* Output k: a builder value (its type: the ONNX type the node declares, given as
+ * onnx_type, which the run-time dtype must hold); a constant (ownership passes,
+ * also on failure); or the same value as an input (Identity). An omitted output
+ * (NULL) ignores the call. */
+hgr_status_t hgr__onnx_set_runtime(hgr__onnx_node_t* node, uint32_t k, hgr_value_t value, int32_t onnx_type);
+hgr_status_t hgr__onnx_set_constant(hgr__onnx_node_t* node, uint32_t k, hgr__onnx_tensor_t* tensor);
+hgr_status_t hgr__onnx_set_alias(hgr__onnx_node_t* node, uint32_t k, const hgr__onnx_value_t* source);
+
+/* Fusion helpers: the live node that alone consumes v (uses == 1 and not a graph
+ * output), or NULL; and marking a later node as done by this one (its outputs are
+ * set by the caller through hgr__onnx_set_* on the other node's context). */
+const Onnx__NodeProto* hgr__onnx_sole_consumer(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v,
+                                               uint32_t* out_index);
+/* The value called name, or NULL. */
+hgr__onnx_value_t* hgr__onnx_find_value(const hgr__onnx_loader_t* loader, const char* name);
+/* Marks node index as fused into node (counted in the report), and defines its
+ * first output as the same value as `result` (NULL: leaves it undefined, for a
+ * node inside a fused chain whose output only the chain used). */
+hgr_status_t hgr__onnx_fuse_into(hgr__onnx_node_t* node, uint32_t index, const hgr__onnx_value_t* result);
+/* Whether node index is fused already (the loader skips it). */
+bool hgr__onnx_is_fused(const hgr__onnx_loader_t* loader, uint32_t index);
+
+/* Normalizes an axis in [-rank, rank) (INVALID_ARGUMENT naming the attr or input). */
+hgr_status_t hgr__onnx_axis(const hgr__onnx_node_t* node, const char* what, int64_t axis, int32_t rank,
+                            int32_t* out_axis);
+
+/* Broadcasts shapes a and b as NumPy does into out (INVALID_ARGUMENT naming the node
+ * when they do not). */
+hgr_status_t hgr__onnx_broadcast(const hgr__onnx_node_t* node, const int64_t* a, int32_t a_ndim, const int64_t* b,
+                                 int32_t b_ndim, int64_t* out, int32_t* out_ndim);
+
+/* ---- the op registry (onnx_ops.c) -------------------------------------------------------- */
+
+/* The ONNX op called name (default domain), or NULL. */
+const hgr__onnx_op_t* hgr__onnx_op_find(const char* name);
+/* Every supported op's name, comma-separated, sorted (malloc'd; NULL when out of memory). */
+char* hgr__onnx_op_list(void);
+
+#endif /* HGR_ONNX_INTERNAL_H_ */

@@ -1,0 +1,578 @@
+/* Loading an ONNX model into an hgr graph (hgr/onnx.h): parse, collect the values,
+ * find the nodes the outputs need, fold or import each in order, mark the outputs,
+ * and optionally place the result. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "file.h"
+#include "onnx_internal.h"
+#include "text.h"
+
+/* A model file larger than this is refused before parsing (protobuf's own limit is
+ * 2 GiB; larger weights travel as external data). */
+#define MAX_MODEL_BYTES ((size_t)INT32_MAX)
+
+typedef struct input_shape_t {
+  char* name;
+  int32_t ndim;
+  int64_t shape[HGR_MAX_DIMS];
+} input_shape_t;
+
+struct hgr_onnx_options_s {
+  input_shape_t* shapes;
+  size_t shape_count;
+  hgr_instance_t* instance;
+  const hgr_place_options_t* place;
+};
+
+hgr_status_t hgr_onnx_options_create(hgr_onnx_options_t** out_options) {
+  if (!out_options) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out_options is NULL");
+  *out_options = calloc(1, sizeof(**out_options));
+  if (!*out_options) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for ONNX options");
+  return HGR_OK;
+}
+
+void hgr_onnx_options_release(hgr_onnx_options_t* options) {
+  if (!options) return;
+  for (size_t i = 0; i < options->shape_count; ++i) free(options->shapes[i].name);
+  free(options->shapes);
+  free(options);
+}
+
+hgr_status_t hgr_onnx_options_set_input_shape(hgr_onnx_options_t* options, const char* name, const int64_t* shape,
+                                              int32_t ndim) {
+  if (!options || !name || !name[0]) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input shape: empty name");
+  if (ndim < 0 || ndim > HGR_MAX_DIMS || (ndim && !shape))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input shape of '%s': %d dimensions; at most %d", name, (int)ndim,
+                      HGR_MAX_DIMS);
+  for (int32_t d = 0; d < ndim; ++d)
+    if (shape[d] < 0)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input shape of '%s': extent %lld in dimension %d", name,
+                        (long long)shape[d], (int)d);
+  input_shape_t* slot = NULL;
+  for (size_t i = 0; i < options->shape_count; ++i)
+    if (!strcmp(options->shapes[i].name, name)) slot = &options->shapes[i];
+  if (!slot) {
+    input_shape_t* grown = realloc(options->shapes, (options->shape_count + 1) * sizeof(*grown));
+    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    options->shapes = grown;
+    slot = &grown[options->shape_count];
+    HGR_RETURN_IF_ERROR(hgr__strdup(name, &slot->name));
+    ++options->shape_count;
+  }
+  slot->ndim = ndim;
+  for (int32_t d = 0; d < ndim; ++d) slot->shape[d] = shape[d];
+  return HGR_OK;
+}
+
+void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instance_t* instance,
+                                const hgr_place_options_t* place) {
+  if (!options) return;
+  options->instance = instance;
+  options->place = place;
+}
+
+int hgr_onnx_is_model_path(const char* path) {
+  size_t n = path ? strlen(path) : 0;
+  return n >= 5 && !strcasecmp(path + n - 5, ".onnx");
+}
+
+/* ---- values ------------------------------------------------------------------------- */
+
+static int compare_values(const void* a, const void* b) {
+  return strcmp(((const hgr__onnx_value_t*)a)->name, ((const hgr__onnx_value_t*)b)->name);
+}
+
+/* Collects every name the graph defines (initializers, inputs, node outputs), sorted;
+ * a name defined twice is an error (an input may repeat an initializer: IR < 4
+ * lists initializers among the inputs). */
+static hgr_status_t collect_values(hgr__onnx_loader_t* loader) {
+  const Onnx__GraphProto* g = loader->graph;
+  size_t capacity = g->n_initializer + g->n_input;
+  for (size_t n = 0; n < g->n_node; ++n) capacity += g->node[n]->n_output;
+  loader->values = calloc(capacity ? capacity : 1, sizeof(*loader->values));
+  if (!loader->values) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu values", capacity);
+  /* origin: 0 initializer, 1 input, 2 + n node n's output */
+  int64_t* origin = calloc(capacity ? capacity : 1, sizeof(*origin));
+  if (!origin) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  size_t count = 0;
+  for (size_t i = 0; i < g->n_initializer; ++i) {
+    const char* name = g->initializer[i]->name;
+    if (!name || !name[0]) {
+      free(origin);
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "initializer %zu has no name", i);
+    }
+    origin[count] = 0;
+    loader->values[count++].name = name;
+  }
+  for (size_t i = 0; i < g->n_input; ++i) {
+    const char* name = g->input[i]->name;
+    if (!name || !name[0]) {
+      free(origin);
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input %zu has no name", i);
+    }
+    origin[count] = 1;
+    loader->values[count++].name = name;
+  }
+  for (size_t n = 0; n < g->n_node; ++n)
+    for (size_t k = 0; k < g->node[n]->n_output; ++k) {
+      const char* name = g->node[n]->output[k];
+      if (!name || !name[0]) continue; /* an omitted optional output */
+      origin[count] = 2 + (int64_t)n;
+      loader->values[count++].name = name;
+    }
+  /* Sort names with their origins: sort an index, then apply. */
+  for (size_t i = 0; i < count; ++i) loader->values[i].producer = (int32_t)i; /* temporarily: the slot */
+  qsort(loader->values, count, sizeof(*loader->values), compare_values);
+  hgr_status_t status = HGR_OK;
+  size_t unique = 0;
+  for (size_t i = 0; i < count && !status; ++i) {
+    int64_t here = origin[loader->values[i].producer];
+    if (unique && !strcmp(loader->values[unique - 1].name, loader->values[i].name)) {
+      int64_t before = loader->values[unique - 1].producer; /* already an origin (below) */
+      if ((before == 0 && here == 1) || (before == 1 && here == 0)) {
+        loader->values[unique - 1].producer = 0; /* the initializer wins */
+        continue;
+      }
+      const char* what[2] = {"an initializer", "a graph input"};
+      char first[64], second[64];
+      snprintf(first, sizeof(first), "%s", before < 2 ? what[before] : "");
+      if (before >= 2) snprintf(first, sizeof(first), "node %lld's output", (long long)(before - 2));
+      snprintf(second, sizeof(second), "%s", here < 2 ? what[here] : "");
+      if (here >= 2) snprintf(second, sizeof(second), "node %lld's output", (long long)(here - 2));
+      status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "value '%s' is defined twice: as %s and as %s",
+                          loader->values[i].name, first, second);
+      break;
+    }
+    loader->values[unique] = loader->values[i];
+    loader->values[unique].producer = (int32_t)here; /* the origin, for now */
+    ++unique;
+  }
+  free(origin);
+  loader->value_count = unique;
+  for (size_t i = 0; i < unique; ++i) {
+    hgr__onnx_value_t* v = &loader->values[i];
+    int64_t o = v->producer;
+    v->producer = o >= 2 ? (int32_t)(o - 2) : -1;
+    v->ndim = -1;
+    v->consumer = -1;
+  }
+  return status;
+}
+
+static hgr_status_t add_initializers(hgr__onnx_loader_t* loader) {
+  for (size_t i = 0; i < loader->graph->n_initializer; ++i) {
+    const Onnx__TensorProto* t = loader->graph->initializer[i];
+    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, t->name);
+    char where[320];
+    snprintf(where, sizeof(where), "initializer '%.256s'", t->name);
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(t, &loader->external, where, &v->constant));
+    v->onnx_type = v->constant->onnx_type;
+    v->ndim = v->constant->ndim;
+    memcpy(v->shape, v->constant->shape, sizeof(v->shape));
+    v->defined = true;
+  }
+  return HGR_OK;
+}
+
+/* The shape of a graph input: the model's dims, with symbolic or unknown ones from
+ * the options (which must agree with the fixed ones). */
+static hgr_status_t input_shape(const hgr__onnx_loader_t* loader, const Onnx__ValueInfoProto* info, int32_t* out_ndim,
+                                int64_t* out_shape) {
+  const input_shape_t* given = NULL;
+  for (size_t i = 0; loader->options && i < loader->options->shape_count; ++i)
+    if (!strcmp(loader->options->shapes[i].name, info->name)) given = &loader->options->shapes[i];
+  const Onnx__TypeProto__Tensor* tt = info->type ? info->type->tensor_type : NULL;
+  const Onnx__TensorShapeProto* shape = tt ? tt->shape : NULL;
+  if (!shape) {
+    if (!given)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s' has no shape in the model; give it (hgr: "
+                        "--input-shape %s=D0,D1,... or --input %s=FILE.npy)", info->name, info->name, info->name);
+    *out_ndim = given->ndim;
+    memcpy(out_shape, given->shape, sizeof(int64_t) * (size_t)given->ndim);
+    return HGR_OK;
+  }
+  if (shape->n_dim > HGR_MAX_DIMS)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s' has %zu dimensions; hgr holds at most %d",
+                      info->name, shape->n_dim, HGR_MAX_DIMS);
+  if (given && given->ndim != (int32_t)shape->n_dim)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s' has %zu dimensions in the model; the shape "
+                      "given has %d", info->name, shape->n_dim, (int)given->ndim);
+  *out_ndim = (int32_t)shape->n_dim;
+  for (size_t d = 0; d < shape->n_dim; ++d) {
+    const Onnx__TensorShapeProto__Dimension* dim = shape->dim[d];
+    bool fixed = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+    if (fixed && dim->dim_value < 0)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s': dimension %zu is %lld", info->name, d,
+                        (long long)dim->dim_value);
+    if (given) {
+      if (fixed && given->shape[d] != dim->dim_value)
+        return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s': dimension %zu is %lld in the model; the "
+                          "shape given says %lld", info->name, d, (long long)dim->dim_value,
+                          (long long)given->shape[d]);
+      out_shape[d] = given->shape[d];
+    } else if (fixed) {
+      out_shape[d] = dim->dim_value;
+    } else {
+      const char* symbol = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+                               ? dim->dim_param : NULL;
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s': dimension %zu is %s%s%s; give the input's "
+                        "shape (hgr: --input-shape %s=D0,D1,... or --input %s=FILE.npy)", info->name, d,
+                        symbol ? "symbolic ('" : "unknown", symbol ? symbol : "", symbol ? "')" : "", info->name,
+                        info->name);
+    }
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* entry) {
+  for (size_t i = 0; i < loader->graph->n_input; ++i) {
+    const Onnx__ValueInfoProto* info = loader->graph->input[i];
+    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, info->name);
+    if (v->constant) continue; /* an initializer's default: a constant */
+    const Onnx__TypeProto__Tensor* tt = info->type ? info->type->tensor_type : NULL;
+    if (!tt || !tt->has_elem_type)
+      return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is not a tensor with an element type; hgr "
+                        "takes tensors", info->name);
+    int64_t shape[HGR_MAX_DIMS];
+    int32_t ndim = 0;
+    HGR_RETURN_IF_ERROR(input_shape(loader, info, &ndim, shape));
+    v->onnx_type = tt->elem_type;
+    hgr_dtype_t dtype;
+    switch (v->onnx_type) {
+      case HGR__ONNX_FLOAT: case HGR__ONNX_INT32: case HGR__ONNX_INT64: case HGR__ONNX_BOOL:
+        HGR_RETURN_IF_ERROR(hgr__onnx_type_dtype(v->onnx_type, &dtype));
+        break;
+      default:
+        return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is %s; hgr takes float, int32, int64 and "
+                          "bool inputs", info->name, hgr__onnx_type_name(v->onnx_type));
+    }
+    hgr_value_t value;
+    HGR_RETURN_IF_ERROR(hgr_builder_add_input(loader->builder, info->name, dtype, shape, ndim, &value));
+    if (v->onnx_type == HGR__ONNX_INT64) { /* held as int32 inside */
+      hgr_attrs_t* attrs = NULL;
+      HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+      hgr_status_t status = hgr_attrs_set_string(attrs, "dtype", "int32");
+      snprintf(entry->label, sizeof(entry->label), "graph input '%.200s'", info->name);
+      if (!status) status = hgr__onnx_add_op(entry, "cast", &value, 1, attrs, 1, &value);
+      hgr_attrs_release(attrs);
+      HGR_RETURN_IF_ERROR(status);
+    }
+    v->ndim = ndim;
+    memcpy(v->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    v->value = value;
+    v->has_value = true;
+    v->defined = true;
+  }
+  return HGR_OK;
+}
+
+/* Marks the nodes some graph output needs (walking back from the outputs), and
+ * counts each value's uses by them. */
+static hgr_status_t find_live(hgr__onnx_loader_t* loader) {
+  const Onnx__GraphProto* g = loader->graph;
+  bool* needed = calloc(loader->value_count ? loader->value_count : 1, sizeof(*needed));
+  if (!needed) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; i < g->n_output; ++i) {
+    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, g->output[i]->name);
+    if (!v) {
+      free(needed);
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph output %zu '%s' is not produced by any node, "
+                        "initializer or input", i, g->output[i]->name ? g->output[i]->name : "");
+    }
+    needed[v - loader->values] = true;
+    v->graph_output = true;
+    ++v->uses;
+  }
+  for (size_t n = g->n_node; n-- > 0;) {
+    const Onnx__NodeProto* node = g->node[n];
+    bool live = false;
+    for (size_t k = 0; k < node->n_output; ++k) {
+      hgr__onnx_value_t* v = hgr__onnx_find_value(loader, node->output[k]);
+      if (v && needed[v - loader->values]) live = true;
+    }
+    loader->live[n] = live;
+    if (!live) {
+      ++loader->report.removed;
+      continue;
+    }
+    for (size_t i = 0; i < node->n_input; ++i) {
+      hgr__onnx_value_t* v = hgr__onnx_find_value(loader, node->input[i]);
+      if (!v) continue; /* omitted, or undefined: the import loop says which */
+      needed[v - loader->values] = true;
+      v->consumer = v->uses ? -1 : (int32_t)n;
+      ++v->uses;
+    }
+  }
+  free(needed);
+  return HGR_OK;
+}
+
+static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_node_t* node) {
+  const Onnx__NodeProto* proto = loader->graph->node[index];
+  memset(node, 0, sizeof(*node));
+  node->loader = loader;
+  node->proto = proto;
+  node->index = index;
+  node->opset = loader->opset;
+  const char* op = proto->op_type ? proto->op_type : "";
+  const char* name = proto->name && proto->name[0] ? proto->name : (proto->n_output ? proto->output[0] : "");
+  snprintf(node->label, sizeof(node->label), "node %u '%.120s' (%.60s, opset %lld)", index, name ? name : "", op,
+           (long long)loader->opset);
+  node->inputs = calloc(proto->n_input + 1, sizeof(*node->inputs));
+  node->outputs = calloc(proto->n_output + 1, sizeof(*node->outputs));
+  if (!node->inputs || !node->outputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  node->input_count = (uint32_t)proto->n_input;
+  node->output_count = (uint32_t)proto->n_output;
+  for (uint32_t i = 0; i < node->input_count; ++i) {
+    const char* input = proto->input[i];
+    if (!input || !input[0]) continue;
+    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, input);
+    if (!v)
+      return HGR__ONNX_INVALID(node, "input %u '%s' is not defined by any node, initializer or graph input", i, input);
+    if (!v->defined)
+      return HGR__ONNX_INVALID(node, "input %u '%s' is used before the node that produces it (node %d): the graph "
+                               "has a cycle or its nodes are not in topological order", i, input, (int)v->producer);
+    node->inputs[i] = v;
+  }
+  for (uint32_t k = 0; k < node->output_count; ++k)
+    node->outputs[k] = hgr__onnx_find_value(loader, proto->output[k]);
+  return HGR_OK;
+}
+
+static void node_free(hgr__onnx_node_t* node) {
+  free(node->inputs);
+  free(node->outputs);
+}
+
+static hgr_status_t unknown_op(const hgr__onnx_node_t* node) {
+  char* list = hgr__onnx_op_list();
+  hgr_status_t status = HGR__ONNX_UNSUPPORTED(node, "op '%s' is not supported; hgr supports: %s", node->proto->op_type,
+                                              list ? list : "(out of memory)");
+  free(list);
+  return status;
+}
+
+static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
+  hgr__onnx_node_t node;
+  hgr_status_t status = node_context(loader, index, &node);
+  const Onnx__NodeProto* proto = loader->graph->node[index];
+  if (!status && proto->domain && proto->domain[0] && strcmp(proto->domain, "ai.onnx"))
+    status = HGR__ONNX_UNSUPPORTED(&node, "domain '%s' is not supported; hgr reads the default domain (ai.onnx)",
+                                   proto->domain);
+  const hgr__onnx_op_t* op = NULL;
+  if (!status && !(op = hgr__onnx_op_find(proto->op_type ? proto->op_type : ""))) status = unknown_op(&node);
+  bool done = false;
+  if (!status && op->fold && hgr__onnx_all_constant(&node)) {
+    status = op->fold(&node);
+    if (!status) {
+      ++loader->report.folded;
+      done = true;
+    } else if (hgr_status_code(status) == HGR_STATUS_UNIMPLEMENTED) {
+      hgr_status_free(status); /* the device computes it */
+      status = HGR_OK;
+    }
+  }
+  if (!status && !done) status = op->import(&node);
+  for (uint32_t k = 0; !status && k < node.output_count; ++k)
+    if (node.outputs[k] && !node.outputs[k]->defined && node.outputs[k]->uses &&
+        !(node.outputs[k]->consumer >= 0 && loader->fused[node.outputs[k]->consumer])) /* used inside a fusion */
+      status = HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the importer left output %u '%s' undefined", node.label, k,
+                          node.outputs[k]->name);
+  node_free(&node);
+  return status;
+}
+
+static hgr_status_t mark_outputs(hgr__onnx_loader_t* loader) {
+  hgr__onnx_node_t exit_node;
+  memset(&exit_node, 0, sizeof(exit_node));
+  exit_node.loader = loader;
+  exit_node.opset = loader->opset;
+  Onnx__NodeProto none = ONNX__NODE_PROTO__INIT;
+  exit_node.proto = &none;
+  for (size_t i = 0; i < loader->graph->n_output; ++i) {
+    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, loader->graph->output[i]->name);
+    snprintf(exit_node.label, sizeof(exit_node.label), "graph output %zu '%.200s'", i, v->name);
+    if (!v->defined)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s is never defined", exit_node.label);
+    hgr_value_t value;
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(&exit_node, v, &value));
+    if (v->onnx_type == HGR__ONNX_INT64) { /* back to int64 on exit */
+      hgr_attrs_t* attrs = NULL;
+      HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+      hgr_status_t status = hgr_attrs_set_string(attrs, "dtype", "int64");
+      char* name = hgr__format("%s", v->name);
+      none.n_output = 1;
+      none.output = &name;
+      if (!status) status = name ? hgr__onnx_add_op(&exit_node, "cast", &value, 1, attrs, 1, &value)
+                                 : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+      none.n_output = 0;
+      none.output = NULL;
+      free(name);
+      hgr_attrs_release(attrs);
+      HGR_RETURN_IF_ERROR(status);
+    }
+    HGR_RETURN_IF_ERROR(hgr_builder_mark_output(loader->builder, value));
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t read_opset(hgr__onnx_loader_t* loader, const Onnx__ModelProto* model) {
+  bool found = false;
+  for (size_t i = 0; i < model->n_opset_import; ++i) {
+    const Onnx__OperatorSetIdProto* o = model->opset_import[i];
+    if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) {
+      loader->opset = o->has_version ? o->version : 1;
+      found = true;
+    }
+  }
+  if (!found)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model imports no opset of the default domain (ai.onnx)");
+  if (loader->opset < HGR__ONNX_MIN_OPSET || loader->opset > HGR__ONNX_MAX_OPSET)
+    return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "the model's opset is %lld; hgr reads opsets %d to %d of the default "
+                      "domain", (long long)loader->opset, HGR__ONNX_MIN_OPSET, HGR__ONNX_MAX_OPSET);
+  loader->report.opset = loader->opset;
+  return HGR_OK;
+}
+
+static uint32_t op_node_count(const hgr_graph_t* graph) {
+  uint32_t count = 0;
+  for (size_t n = 0; n < hgr_graph_node_count(graph); ++n) {
+    hgr_node_info_t info;
+    if (!hgr_graph_node_info(graph, n, &info) && info.func_name) ++count;
+  }
+  return count;
+}
+
+static hgr_status_t load_model(hgr__onnx_loader_t* loader, const Onnx__ModelProto* model, hgr_graph_t** out_graph,
+                               hgr_params_t** out_params) {
+  loader->report.ir_version = model->has_ir_version ? model->ir_version : 0;
+  HGR_RETURN_IF_ERROR(read_opset(loader, model));
+  if (!model->graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has no graph");
+  loader->graph = model->graph;
+  loader->report.onnx_nodes = (uint32_t)model->graph->n_node;
+  if (!model->graph->n_output) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model's graph has no outputs");
+  loader->live = calloc(model->graph->n_node + 1, sizeof(bool));
+  loader->fused = calloc(model->graph->n_node + 1, sizeof(bool));
+  if (!loader->live || !loader->fused) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  HGR_RETURN_IF_ERROR(collect_values(loader));
+  HGR_RETURN_IF_ERROR(add_initializers(loader));
+  HGR_RETURN_IF_ERROR(hgr_builder_create(NULL, &loader->builder));
+  hgr__onnx_node_t entry;
+  memset(&entry, 0, sizeof(entry));
+  Onnx__NodeProto none = ONNX__NODE_PROTO__INIT;
+  entry.loader = loader;
+  entry.proto = &none;
+  HGR_RETURN_IF_ERROR(add_inputs(loader, &entry));
+  HGR_RETURN_IF_ERROR(find_live(loader));
+  for (uint32_t n = 0; n < (uint32_t)model->graph->n_node; ++n) {
+    if (!loader->live[n] || loader->fused[n]) continue;
+    HGR_RETURN_IF_ERROR(import_node(loader, n));
+  }
+  HGR_RETURN_IF_ERROR(mark_outputs(loader));
+  HGR_RETURN_IF_ERROR(hgr_builder_finish(loader->builder, out_graph, out_params));
+  loader->report.graph_nodes = op_node_count(*out_graph);
+  return HGR_OK;
+}
+
+static void loader_free(hgr__onnx_loader_t* loader) {
+  for (size_t i = 0; i < loader->value_count; ++i) hgr__onnx_tensor_free(loader->values[i].constant);
+  free(loader->values);
+  free(loader->live);
+  free(loader->fused);
+  hgr_builder_release(loader->builder);
+}
+
+static hgr_status_t place_graph(const hgr_onnx_options_t* options, hgr_graph_t** inout_graph) {
+  hgr_placement_t* placement = NULL;
+  HGR_RETURN_IF_ERROR(hgr_place(options->instance, *inout_graph, options->place, &placement));
+  hgr_graph_t* placed = hgr_graph_retain(hgr_placement_graph(placement));
+  hgr_placement_release(placement);
+  hgr_graph_release(*inout_graph);
+  *inout_graph = placed;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_onnx_load_memory(const void* bytes, size_t size, const char* base_directory,
+                                  const hgr_onnx_options_t* options, hgr_graph_t** out_graph, hgr_params_t** out_params,
+                                  hgr_onnx_report_t* out_report) {
+  if (!out_graph || !out_params || (!bytes && size))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_onnx_load_memory: NULL argument");
+  *out_graph = NULL;
+  *out_params = NULL;
+  if (out_report) memset(out_report, 0, sizeof(*out_report));
+  if (size > MAX_MODEL_BYTES)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has %zu bytes; protobuf messages hold at most 2 GiB "
+                      "(larger weights go in external data)", size);
+  Onnx__ModelProto* model = onnx__model_proto__unpack(NULL, size, bytes);
+  if (!model)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "not a valid ONNX model: its %zu bytes do not parse as a "
+                      "ModelProto (truncated, corrupt, or another format)", size);
+  hgr__onnx_loader_t loader;
+  memset(&loader, 0, sizeof(loader));
+  loader.options = options;
+  loader.external.base_directory = base_directory;
+  hgr_graph_t* graph = NULL;
+  hgr_params_t* params = NULL;
+  hgr_status_t status = load_model(&loader, model, &graph, &params);
+  if (!status && options && options->place) status = place_graph(options, &graph);
+  if (out_report) *out_report = loader.report;
+  loader_free(&loader);
+  onnx__model_proto__free_unpacked(model, NULL);
+  if (status) {
+    hgr_graph_release(graph);
+    hgr_params_release(params);
+    return status;
+  }
+  *out_graph = graph;
+  *out_params = params;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_onnx_load_file(const char* path, const hgr_onnx_options_t* options, hgr_graph_t** out_graph,
+                                hgr_params_t** out_params, hgr_onnx_report_t* out_report) {
+  if (!path) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_onnx_load_file: NULL path");
+  void* data = NULL;
+  size_t length = 0;
+  HGR_RETURN_IF_ERROR(hgr__file_read(path, &data, &length));
+  const char* slash = strrchr(path, '/');
+  char* folder = slash ? hgr__format("%.*s", (int)(slash - path), path) : hgr__format(".");
+  if (folder && !folder[0]) { /* "/model.onnx" */
+    free(folder);
+    folder = hgr__format("/");
+  }
+  hgr_status_t status = folder ? hgr_onnx_load_memory(data, length, folder, options, out_graph, out_params, out_report)
+                               : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  free(folder);
+  free(data);
+  return hgr_status_annotate(status, "%s", path);
+}
+
+hgr_status_t hgr_onnx_read_tensor(const void* bytes, size_t size, hgr_dtype_t* out_dtype, int64_t* out_shape,
+                                  int32_t* out_ndim, void** out_data, size_t* out_bytes, char** out_name) {
+  if (!out_dtype || !out_shape || !out_ndim || !out_data || !out_bytes || (!bytes && size))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_onnx_read_tensor: NULL argument");
+  *out_data = NULL;
+  if (out_name) *out_name = NULL;
+  Onnx__TensorProto* proto = onnx__tensor_proto__unpack(NULL, size, bytes);
+  if (!proto)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "not a TensorProto: %zu bytes that do not parse", size);
+  hgr__onnx_tensor_t* t = NULL;
+  hgr_status_t status = hgr__onnx_tensor_decode(proto, NULL, "the tensor", &t);
+  if (!status) status = hgr__onnx_type_dtype(t->onnx_type, out_dtype);
+  if (!status && out_name) status = hgr__strdup(proto->name ? proto->name : "", out_name);
+  if (!status) {
+    *out_ndim = t->ndim;
+    memcpy(out_shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    *out_bytes = (size_t)(t->count * hgr__onnx_type_bytes(t->onnx_type));
+    *out_data = t->data;
+    t->data = NULL;
+  }
+  free(t ? t->data : NULL);
+  free(t);
+  onnx__tensor_proto__free_unpacked(proto, NULL);
+  return status;
+}

@@ -1,0 +1,370 @@
+/* What importers and folders use: a node's inputs, attrs and outputs, and adding
+ * builder ops on its behalf (onnx_internal.h). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+#include "ops.h"
+#include "text.h"
+
+hgr_status_t hgr__onnx_error(const hgr__onnx_node_t* node, hgr_status_code_t code, const char* file, int line,
+                             const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  char* message = hgr__vformat(format, args);
+  va_end(args);
+  hgr_status_t status = hgr_status_make(code, file, line, "%s: %s", node->label, message ? message : "(out of memory)");
+  free(message);
+  return status;
+}
+
+hgr__onnx_value_t* hgr__onnx_input(const hgr__onnx_node_t* node, uint32_t i) {
+  return i < node->input_count ? node->inputs[i] : NULL;
+}
+
+hgr_status_t hgr__onnx_required(const hgr__onnx_node_t* node, uint32_t i, hgr__onnx_value_t** out_value) {
+  *out_value = hgr__onnx_input(node, i);
+  if (!*out_value) return HGR__ONNX_INVALID(node, "input %u is required but the node omits it", i);
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_constant_input(const hgr__onnx_node_t* node, uint32_t i, hgr__onnx_tensor_t** out_tensor) {
+  hgr__onnx_value_t* v = hgr__onnx_input(node, i);
+  *out_tensor = v ? v->constant : NULL;
+  if (v && !v->constant)
+    return HGR__ONNX_UNSUPPORTED(node, "input %u ('%s') must be known at load (a constant or computed from "
+                                 "constants); hgr does not take it at run time", i, v->name);
+  return HGR_OK;
+}
+
+bool hgr__onnx_all_constant(const hgr__onnx_node_t* node) {
+  for (uint32_t i = 0; i < node->input_count; ++i)
+    if (node->inputs[i] && !node->inputs[i]->constant) return false;
+  return true;
+}
+
+/* ---- attrs -------------------------------------------------------------------------- */
+
+const Onnx__AttributeProto* hgr__onnx_attr(const hgr__onnx_node_t* node, const char* name) {
+  for (size_t i = 0; i < node->proto->n_attribute; ++i) {
+    const Onnx__AttributeProto* a = node->proto->attribute[i];
+    if (a && a->name && !strcmp(a->name, name)) return a;
+  }
+  return NULL;
+}
+
+static hgr_status_t attr_type(const hgr__onnx_node_t* node, const Onnx__AttributeProto* a,
+                              Onnx__AttributeProto__AttributeType want, const char* want_name) {
+  if (a->has_type && a->type != want)
+    return HGR__ONNX_INVALID(node, "attr '%s' is of attribute type %d; the op takes %s", a->name, (int)a->type,
+                             want_name);
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_attr_int(const hgr__onnx_node_t* node, const char* name, int64_t fallback, int64_t* out) {
+  const Onnx__AttributeProto* a = hgr__onnx_attr(node, name);
+  *out = fallback;
+  if (!a) return HGR_OK;
+  HGR_RETURN_IF_ERROR(attr_type(node, a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, "an int"));
+  *out = a->i;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_attr_float(const hgr__onnx_node_t* node, const char* name, double fallback, double* out) {
+  const Onnx__AttributeProto* a = hgr__onnx_attr(node, name);
+  *out = fallback;
+  if (!a) return HGR_OK;
+  HGR_RETURN_IF_ERROR(attr_type(node, a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, "a float"));
+  *out = a->f;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_attr_string(const hgr__onnx_node_t* node, const char* name, const char* fallback, char* buffer,
+                                   size_t capacity) {
+  const Onnx__AttributeProto* a = hgr__onnx_attr(node, name);
+  const char* text = fallback;
+  size_t length = strlen(fallback);
+  if (a) {
+    HGR_RETURN_IF_ERROR(attr_type(node, a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING, "a string"));
+    text = (const char*)a->s.data;
+    length = a->s.len;
+    if (memchr(text, 0, length)) return HGR__ONNX_INVALID(node, "attr '%s' holds a NUL byte", name);
+  }
+  if (length >= capacity)
+    return HGR__ONNX_UNSUPPORTED(node, "attr '%s' is %zu bytes long; hgr reads at most %zu", name, length,
+                                 capacity - 1);
+  if (length) memcpy(buffer, text, length);
+  buffer[length] = 0;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_attr_ints(const hgr__onnx_node_t* node, const char* name, int64_t* out, uint32_t capacity,
+                                 uint32_t* out_count, bool* out_present) {
+  const Onnx__AttributeProto* a = hgr__onnx_attr(node, name);
+  *out_count = 0;
+  if (out_present) *out_present = a != NULL;
+  if (!a) return HGR_OK;
+  HGR_RETURN_IF_ERROR(attr_type(node, a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, "a list of ints"));
+  if (a->n_ints > capacity)
+    return HGR__ONNX_UNSUPPORTED(node, "attr '%s' has %zu values; hgr takes at most %u", name, a->n_ints, capacity);
+  for (size_t i = 0; i < a->n_ints; ++i) out[i] = a->ints[i];
+  *out_count = (uint32_t)a->n_ints;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_attr_floats(const hgr__onnx_node_t* node, const char* name, double* out, uint32_t capacity,
+                                   uint32_t* out_count, bool* out_present) {
+  const Onnx__AttributeProto* a = hgr__onnx_attr(node, name);
+  *out_count = 0;
+  if (out_present) *out_present = a != NULL;
+  if (!a) return HGR_OK;
+  HGR_RETURN_IF_ERROR(attr_type(node, a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS, "a list of floats"));
+  if (a->n_floats > capacity)
+    return HGR__ONNX_UNSUPPORTED(node, "attr '%s' has %zu values; hgr takes at most %u", name, a->n_floats,
+                                 capacity);
+  for (size_t i = 0; i < a->n_floats; ++i) out[i] = a->floats[i];
+  *out_count = (uint32_t)a->n_floats;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_check_attrs(const hgr__onnx_node_t* node, const char* known) {
+  for (size_t i = 0; i < node->proto->n_attribute; ++i) {
+    const Onnx__AttributeProto* a = node->proto->attribute[i];
+    const char* name = a && a->name ? a->name : "";
+    size_t length = strlen(name);
+    bool listed = false;
+    for (const char* k = known; *k && length;) {
+      size_t n = strcspn(k, " ");
+      if (n == length && !strncmp(k, name, n)) listed = true;
+      k += n;
+      while (*k == ' ') ++k;
+    }
+    if (!listed)
+      return HGR__ONNX_UNSUPPORTED(node, "attr '%s' is not supported%s%s", name, known[0] ? "; hgr reads: " : "",
+                                   known);
+  }
+  return HGR_OK;
+}
+
+/* ---- builder values ----------------------------------------------------------------- */
+
+/* The run-time dtype of an ONNX type: float32, int32 (int32 and int64) or bool. */
+static hgr_status_t runtime_dtype(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v, hgr_dtype_t* out) {
+  switch (v->onnx_type) {
+    case HGR__ONNX_FLOAT: *out = (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}; return HGR_OK;
+    case HGR__ONNX_INT32: case HGR__ONNX_INT64: *out = (hgr_dtype_t){HGR_DTYPE_INT, 32, 1}; return HGR_OK;
+    case HGR__ONNX_BOOL: *out = (hgr_dtype_t){HGR_DTYPE_UINT, 1, 1}; return HGR_OK;
+    default:
+      return HGR__ONNX_UNSUPPORTED(node, "value '%s' is %s; at run time hgr computes float, int32, int64 (held as "
+                                   "int32) and bool", v->name, hgr__onnx_type_name(v->onnx_type));
+  }
+}
+
+static hgr_status_t builder_status(const hgr__onnx_node_t* node, hgr_status_t status) {
+  return hgr_status_annotate(status, "%s", node->label);
+}
+
+hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, const hgr__onnx_tensor_t* tensor,
+                                    hgr_value_t* out_value) {
+  hgr__onnx_value_t v = {.name = name, .onnx_type = tensor->onnx_type};
+  hgr_dtype_t dtype;
+  HGR_RETURN_IF_ERROR(runtime_dtype(node, &v, &dtype));
+  const hgr__onnx_tensor_t* c = tensor;
+  hgr__onnx_tensor_t* converted = NULL;
+  if (c->onnx_type == HGR__ONNX_INT64) {
+    for (uint64_t i = 0; i < c->count; ++i) {
+      int64_t x = hgr__onnx_tensor_i64(c, i);
+      if (x < INT32_MIN || x > INT32_MAX)
+        return HGR__ONNX_UNSUPPORTED(node, "constant '%s' holds %lld at element %llu; hgr computes int64 as int32",
+                                     name ? name : "", (long long)x, (unsigned long long)i);
+    }
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(c, HGR__ONNX_INT32, node->label, &converted));
+    c = converted;
+  }
+  const char* base = name ? name : (node->proto->n_output && node->proto->output[0] ? node->proto->output[0] : "c");
+  char* unique = name ? NULL : hgr__format("%s#const%llu", base, (unsigned long long)++node->loader->name_counter);
+  hgr_status_t status = !name && !unique
+                            ? HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory")
+                            : hgr_builder_add_constant(node->loader->builder, name ? name : unique, dtype, c->shape,
+                                                       c->ndim, c->data,
+                                                       (size_t)(c->count * hgr__onnx_type_bytes(c->onnx_type)),
+                                                       out_value);
+  free(unique);
+  hgr__onnx_tensor_free(converted);
+  return builder_status(node, status);
+}
+
+hgr_status_t hgr__onnx_runtime(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr_value_t* out_value) {
+  if (v->has_value) {
+    *out_value = v->value;
+    return HGR_OK;
+  }
+  if (!v->constant) return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: value '%s' has no builder value", node->label, v->name);
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_constant(node, v->name, v->constant, &v->value));
+  v->has_value = true;
+  *out_value = v->value;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_add_op(hgr__onnx_node_t* node, const char* op, const hgr_value_t* inputs, uint32_t input_count,
+                              const hgr_attrs_t* attrs, uint32_t output_count, hgr_value_t* out_outputs) {
+  const char* base = node->proto->n_output && node->proto->output[0] && node->proto->output[0][0]
+                         ? node->proto->output[0]
+                         : (node->proto->name && node->proto->name[0] ? node->proto->name : op);
+  if (!hgr__op_lookup(op, NULL))
+    return HGR__ONNX_UNSUPPORTED(node, "this hgr has no op '%s', which the node needs", op);
+  char* name = hgr__format("%s#%llu", base, (unsigned long long)++node->loader->name_counter);
+  if (!name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
+  hgr_status_t status = hgr_builder_add_op(node->loader->builder, name, op, inputs, input_count, attrs, output_count,
+                                           out_outputs);
+  free(name);
+  return builder_status(node, status);
+}
+
+hgr_status_t hgr__onnx_add_unary(hgr__onnx_node_t* node, const char* op, hgr_value_t input, hgr_value_t* out_value) {
+  return hgr__onnx_add_op(node, op, &input, 1, NULL, 1, out_value);
+}
+
+hgr_status_t hgr__onnx_add_reshape(hgr__onnx_node_t* node, hgr_value_t input, const int64_t* shape, int32_t ndim,
+                                   hgr_value_t* out_value) {
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_status_t status = hgr_attrs_set_ints(attrs, "newshape", shape, (size_t)ndim);
+  if (!status) status = hgr__onnx_add_op(node, "reshape", &input, 1, attrs, 1, out_value);
+  hgr_attrs_release(attrs);
+  return status;
+}
+
+hgr_status_t hgr__onnx_value_info(const hgr__onnx_node_t* node, hgr_value_t value, hgr_tensor_info_t* out_info) {
+  return builder_status(node, hgr_builder_value_info(node->loader->builder, value, out_info));
+}
+
+/* ---- outputs ---------------------------------------------------------------------- */
+
+static hgr__onnx_value_t* output(const hgr__onnx_node_t* node, uint32_t k) {
+  return k < node->output_count ? node->outputs[k] : NULL;
+}
+
+hgr_status_t hgr__onnx_set_runtime(hgr__onnx_node_t* node, uint32_t k, hgr_value_t value, int32_t onnx_type) {
+  hgr__onnx_value_t* v = output(node, k);
+  if (!v) return HGR_OK;
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, value, &info));
+  v->onnx_type = onnx_type;
+  hgr_dtype_t want;
+  HGR_RETURN_IF_ERROR(runtime_dtype(node, v, &want));
+  if (!hgr_dtype_equal(want, info.dtype)) {
+    char got[32], wanted[32];
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: output '%s' is %s at run time, expected %s for %s", node->label,
+                      v->name, hgr_dtype_format(info.dtype, got, sizeof(got)),
+                      hgr_dtype_format(want, wanted, sizeof(wanted)), hgr__onnx_type_name(onnx_type));
+  }
+  v->ndim = info.ndim;
+  for (int32_t d = 0; d < info.ndim; ++d) v->shape[d] = info.shape[d];
+  v->value = value;
+  v->has_value = true;
+  v->defined = true;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_set_constant(hgr__onnx_node_t* node, uint32_t k, hgr__onnx_tensor_t* tensor) {
+  hgr__onnx_value_t* v = output(node, k);
+  if (!v) {
+    hgr__onnx_tensor_free(tensor);
+    return HGR_OK;
+  }
+  hgr__onnx_tensor_free(v->constant);
+  v->constant = tensor;
+  v->onnx_type = tensor->onnx_type;
+  v->ndim = tensor->ndim;
+  for (int32_t d = 0; d < tensor->ndim; ++d) v->shape[d] = tensor->shape[d];
+  v->defined = true;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_set_alias(hgr__onnx_node_t* node, uint32_t k, const hgr__onnx_value_t* source) {
+  hgr__onnx_value_t* v = output(node, k);
+  if (!v) return HGR_OK;
+  if (source->constant) {
+    hgr__onnx_tensor_t* copy = NULL;
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(source->constant, &copy));
+    return hgr__onnx_set_constant(node, k, copy);
+  }
+  v->onnx_type = source->onnx_type;
+  v->ndim = source->ndim;
+  memcpy(v->shape, source->shape, sizeof(v->shape));
+  v->value = source->value;
+  v->has_value = source->has_value;
+  v->defined = true;
+  return HGR_OK;
+}
+
+/* ---- fusion ------------------------------------------------------------------------- */
+
+static int compare_name(const void* key, const void* element) {
+  return strcmp((const char*)key, ((const hgr__onnx_value_t*)element)->name);
+}
+
+hgr__onnx_value_t* hgr__onnx_find_value(const hgr__onnx_loader_t* loader, const char* name) {
+  if (!name || !name[0]) return NULL;
+  return bsearch(name, loader->values, loader->value_count, sizeof(*loader->values), compare_name);
+}
+
+const Onnx__NodeProto* hgr__onnx_sole_consumer(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v,
+                                               uint32_t* out_index) {
+  if (!v || v->uses != 1 || v->graph_output || v->consumer < 0) return NULL;
+  uint32_t index = (uint32_t)v->consumer;
+  if (index <= node->index || node->loader->fused[index]) return NULL;
+  const Onnx__NodeProto* consumer = node->loader->graph->node[index];
+  if (consumer->domain && consumer->domain[0] && strcmp(consumer->domain, "ai.onnx")) return NULL;
+  *out_index = index;
+  return consumer;
+}
+
+hgr_status_t hgr__onnx_fuse_into(hgr__onnx_node_t* node, uint32_t index, const hgr__onnx_value_t* result) {
+  hgr__onnx_loader_t* loader = node->loader;
+  loader->fused[index] = true;
+  ++loader->report.fused;
+  if (!result) return HGR_OK;
+  const Onnx__NodeProto* fused = loader->graph->node[index];
+  hgr__onnx_value_t* out = fused->n_output ? hgr__onnx_find_value(loader, fused->output[0]) : NULL;
+  if (!out) return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: fusing node %u without an output", node->label, index);
+  out->onnx_type = result->onnx_type;
+  out->ndim = result->ndim;
+  memcpy(out->shape, result->shape, sizeof(out->shape));
+  out->value = result->value;
+  out->has_value = result->has_value;
+  out->defined = true;
+  return HGR_OK;
+}
+
+bool hgr__onnx_is_fused(const hgr__onnx_loader_t* loader, uint32_t index) { return loader->fused[index]; }
+
+/* ---- shapes ------------------------------------------------------------------------- */
+
+hgr_status_t hgr__onnx_axis(const hgr__onnx_node_t* node, const char* what, int64_t axis, int32_t rank,
+                            int32_t* out_axis) {
+  if (axis < -(int64_t)rank || axis >= (int64_t)rank || rank == 0)
+    return HGR__ONNX_INVALID(node, "%s = %lld is outside [-%d, %d) for rank %d", what, (long long)axis, (int)rank,
+                             (int)rank, (int)rank);
+  *out_axis = (int32_t)(axis < 0 ? axis + rank : axis);
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_broadcast(const hgr__onnx_node_t* node, const int64_t* a, int32_t a_ndim, const int64_t* b,
+                                 int32_t b_ndim, int64_t* out, int32_t* out_ndim) {
+  int32_t ndim = a_ndim > b_ndim ? a_ndim : b_ndim;
+  for (int32_t d = 0; d < ndim; ++d) {
+    int64_t x = d - (ndim - a_ndim) >= 0 ? a[d - (ndim - a_ndim)] : 1;
+    int64_t y = d - (ndim - b_ndim) >= 0 ? b[d - (ndim - b_ndim)] : 1;
+    if (x != y && x != 1 && y != 1)
+      return HGR__ONNX_INVALID(node, "shapes do not broadcast: extent %lld against %lld in dimension %d of %d",
+                               (long long)x, (long long)y, (int)d, (int)ndim);
+    out[d] = x == 1 ? y : x;
+  }
+  *out_ndim = ndim;
+  return HGR_OK;
+}

@@ -1,0 +1,41 @@
+/* The ONNX ops hgr imports: the families' tables (onnx_import_<family>.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+#include "text.h"
+
+static const hgr__onnx_op_t* const families[] = {
+    hgr__onnx_ops_elementwise,
+    hgr__onnx_ops_nn,
+    hgr__onnx_ops_shape,
+    hgr__onnx_ops_reduce,
+};
+#define FAMILY_COUNT (sizeof(families) / sizeof(families[0]))
+
+const hgr__onnx_op_t* hgr__onnx_op_find(const char* name) {
+  for (size_t f = 0; f < FAMILY_COUNT; ++f)
+    for (const hgr__onnx_op_t* op = families[f]; op->name; ++op)
+      if (!strcmp(op->name, name)) return op;
+  return NULL;
+}
+
+static int compare_names(const void* a, const void* b) {
+  return strcmp(*(const char* const*)a, *(const char* const*)b);
+}
+
+char* hgr__onnx_op_list(void) {
+  size_t count = 0;
+  for (size_t f = 0; f < FAMILY_COUNT; ++f)
+    for (const hgr__onnx_op_t* op = families[f]; op->name; ++op) ++count;
+  const char** names = malloc(count * sizeof(*names));
+  if (!names) return NULL;
+  count = 0;
+  for (size_t f = 0; f < FAMILY_COUNT; ++f)
+    for (const hgr__onnx_op_t* op = families[f]; op->name; ++op) names[count++] = op->name;
+  qsort(names, count, sizeof(*names), compare_names);
+  hgr__text_t text = {0};
+  for (size_t i = 0; i < count; ++i) hgr__text_appendf(&text, "%s%s", i ? ", " : "", names[i]);
+  free(names);
+  return hgr__text_take(&text);
+}

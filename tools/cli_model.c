@@ -1,0 +1,121 @@
+/* Loading the graph a command names: TVM graph JSON, or an ONNX model (.onnx),
+ * whose input shapes come from --input-shape and the --input arrays. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+
+int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int argc, char** argv, int* i) {
+  if (strcmp(argv[*i], "--input-shape")) return -1;
+  const char* value = *i + 1 < argc ? argv[*i + 1] : NULL;
+  const char* eq = value ? strchr(value, '=') : NULL;
+  if (!eq || eq == value)
+    return hgr_cli_usage_error(command, "--input-shape takes NAME=D0,D1,... (e.g. data=1,3,224,224)");
+  if (model->shape_count == HGR_CLI_MAX_SHAPES) return hgr_cli_usage_error(command, "too many --input-shape options");
+  hgr_cli_input_shape_t* s = &model->shapes[model->shape_count];
+  s->name = value;
+  s->name_length = (size_t)(eq - value);
+  s->ndim = 0;
+  const char* p = eq + 1;
+  while (*p) {
+    char* end = NULL;
+    errno = 0;
+    long long extent = strtoll(p, &end, 10);
+    if (end == p || errno || extent < 0 || (*end && *end != ',') || s->ndim == HGR_MAX_DIMS)
+      return hgr_cli_usage_error(command, "--input-shape %s: dims are non-negative integers separated by commas (at "
+                                 "most %d)", value, HGR_MAX_DIMS);
+    s->shape[s->ndim++] = extent;
+    p = *end ? end + 1 : end;
+  }
+  ++model->shape_count;
+  ++*i;
+  return HGR_CLI_OK;
+}
+
+static bool has_suffix(const char* path, const char* suffix) {
+  size_t n = strlen(path), m = strlen(suffix);
+  return n >= m && !strcasecmp(path + n - m, suffix);
+}
+
+hgr_status_t hgr_cli_load_array(const char* path, hgr_npy_array_t* out_array) {
+  if (!has_suffix(path, ".pb")) return hgr_npy_load_file(path, out_array);
+  memset(out_array, 0, sizeof(*out_array));
+#if HGR_HAS_ONNX
+  FILE* file = fopen(path, "rb");
+  if (!file) return HGR_STATUS(HGR_STATUS_NOT_FOUND, "cannot open %s: %s", path, strerror(errno));
+  size_t capacity = 1 << 16, length = 0;
+  unsigned char* bytes = malloc(capacity);
+  for (size_t n = 1; bytes && n;) {
+    if (length == capacity) {
+      unsigned char* grown = capacity < ((size_t)1 << 31) ? realloc(bytes, capacity *= 2) : NULL;
+      if (!grown) free(bytes);
+      bytes = grown;
+      if (!bytes) break;
+    }
+    n = fread(bytes + length, 1, capacity - length, file);
+    length += n;
+  }
+  fclose(file);
+  if (!bytes) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", path);
+  size_t data_bytes = 0;
+  hgr_status_t status = hgr_onnx_read_tensor(bytes, length, &out_array->dtype, out_array->shape, &out_array->ndim,
+                                             &out_array->data, &data_bytes, NULL);
+  out_array->bytes = data_bytes;
+  free(bytes);
+  return hgr_status_annotate(status, "%s", path);
+#else
+  return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s: .pb tensors need the ONNX loader (HGR_ONNX=OFF here)", path);
+#endif
+}
+
+#if HGR_HAS_ONNX
+static hgr_status_t onnx_options(const hgr_cli_model_args_t* model, const char* const* input_names,
+                                 const char* const* input_files, size_t input_count, hgr_onnx_options_t* options) {
+  for (size_t i = 0; i < input_count; ++i) { /* an --input array's shape first; --input-shape overrides */
+    hgr_npy_array_t array;
+    HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_cli_load_array(input_files[i], &array), "--input %s",
+                                                input_names[i]));
+    hgr_status_t status = hgr_onnx_options_set_input_shape(options, input_names[i], array.shape, array.ndim);
+    hgr_npy_array_free(&array);
+    HGR_RETURN_IF_ERROR_CLI(status);
+  }
+  for (size_t i = 0; i < model->shape_count; ++i) {
+    const hgr_cli_input_shape_t* s = &model->shapes[i];
+    char name[256];
+    snprintf(name, sizeof(name), "%.*s", (int)s->name_length, s->name);
+    HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_set_input_shape(options, name, s->shape, s->ndim));
+  }
+  return HGR_OK;
+}
+#endif
+
+
+hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* model, const char* const* input_names,
+                                const char* const* input_files, size_t input_count, bool print, hgr_graph_t** out_graph,
+                                hgr_params_t** out_params) {
+  *out_params = NULL;
+  if (!has_suffix(path, ".onnx")) {
+    if (model->shape_count)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--input-shape is for ONNX models; %s is graph JSON", path);
+    return hgr_graph_load_file(path, out_graph);
+  }
+#if HGR_HAS_ONNX
+  hgr_onnx_options_t* options = NULL;
+  HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_create(&options));
+  hgr_onnx_report_t report;
+  hgr_status_t status = onnx_options(model, input_names, input_files, input_count, options);
+  if (!status) status = hgr_onnx_load_file(path, options, out_graph, out_params, &report);
+  hgr_onnx_options_release(options);
+  if (!status && print)
+    printf("%s: ONNX IR %lld, opset %lld: %u nodes -> %u graph nodes (%u folded at load, %u removed, %u fused)\n",
+           path, (long long)report.ir_version, (long long)report.opset, report.onnx_nodes, report.graph_nodes,
+           report.folded, report.removed, report.fused);
+  return status;
+#else
+  (void)input_names, (void)input_files, (void)input_count, (void)print;
+  return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s: this hgr was built without the ONNX loader (HGR_ONNX=OFF)", path);
+#endif
+}
