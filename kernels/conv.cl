@@ -3,6 +3,8 @@
  * Every kernel takes the same arguments:
  *   (__global const float* x, __global const float* w, __global const float* bias,
  *    __global float* y, __global const int* meta [, __local float* xs, __local float* ws])
+ * The epilogue (CONV_ACTIVATE) adds the bias, then applies relu, leaky_relu or
+ * clip as meta[CONV_FLAGS] says, with their float parameters' bits in meta.
  * bias is read only when meta[CONV_FLAGS] has CONV_HAS_BIAS (the plan passes w
  * again otherwise); meta is the int32 array laid out by the CONV_* indices below.
  *
@@ -55,9 +57,23 @@
 #define CONV_TIH 18
 #define CONV_TIW 19
 #define CONV_TILES_K 20
+#define CONV_ALPHA 21 /* float bits: leaky_relu's slope */
+#define CONV_A_MIN 22 /* float bits: clip's bounds */
+#define CONV_A_MAX 23
 
 #define CONV_HAS_BIAS 1
 #define CONV_RELU 2
+#define CONV_LEAKY_RELU 4
+#define CONV_CLIP 8
+
+/* The fused epilogue after the bias, on a float or a floatN v of type T. */
+#define CONV_ACTIVATE(T, v, flags, meta)                                                   \
+  do {                                                                                    \
+    if ((flags) & CONV_RELU) (v) = fmax((v), (T)(0.0f));                                  \
+    if ((flags) & CONV_LEAKY_RELU) (v) = (v) < (T)(0.0f) ? (v) * as_float((meta)[CONV_ALPHA]) : (v); \
+    if ((flags) & CONV_CLIP)                                                              \
+      (v) = fmin(fmax((v), (T)(as_float((meta)[CONV_A_MIN]))), (T)(as_float((meta)[CONV_A_MAX]))); \
+  } while (0)
 
 __kernel void hgr_conv2d_direct(__global const float* x, __global const float* w, __global const float* bias,
                                 __global float* y, __global const int* meta) {
@@ -88,7 +104,7 @@ __kernel void hgr_conv2d_direct(__global const float* x, __global const float* w
     }
   }
   if (flags & CONV_HAS_BIAS) acc += bias[k];
-  if (flags & CONV_RELU) acc = fmax(acc, 0.0f);
+  CONV_ACTIVATE(float, acc, flags, meta);
   y[i] = acc;
 }
 
@@ -185,7 +201,7 @@ inline float8 conv_gather8(const __local float* src, int stride) {
         if (k >= K) break;                                                                                    \
         float##PXB v = acc[o];                                                                                \
         if (flags & CONV_HAS_BIAS) v += (float##PXB)(bias[k]);                                                \
-        if (flags & CONV_RELU) v = fmax(v, (float##PXB)(0.0f));                                               \
+        CONV_ACTIVATE(float##PXB, v, flags, meta);                                                            \
         __global float* dst = y + (((size_t)n * K + k) * OH + oh) * OW + ow;                                  \
         if (ow + PXB <= OW) {                                                                                 \
           vstore##PXB(v, 0, dst);                                                                             \

@@ -43,6 +43,13 @@ void hgr_ref_conv2d(const float* x, const int64_t xshape[4], const float* w, con
     }
 }
 
+void hgr_ref_conv2d_activate(float* y, uint64_t n, int act, float alpha, float a_min, float a_max) {
+  for (uint64_t i = 0; i < n; ++i) {
+    if (act == HGR_REF_ACT_LEAKY_RELU && y[i] < 0) y[i] *= alpha;
+    if (act == HGR_REF_ACT_CLIP) y[i] = y[i] < a_min ? a_min : y[i] > a_max ? a_max : y[i];
+  }
+}
+
 void hgr_ref_pool2d_shape(const int64_t xshape[4], const hgr_ref_pool2d_t* p, int64_t yshape[4]) {
   yshape[0] = xshape[0];
   yshape[1] = xshape[1];

@@ -30,6 +30,13 @@ void hgr_ref_conv2d(const float* x, const int64_t xshape[4], const float* w, con
                     const float* bias /* [C_out] or NULL */, float* y, const int64_t yshape[4],
                     const hgr_ref_conv2d_t* p);
 
+/* conv2d's other fused activations, applied to the n outputs after
+ * hgr_ref_conv2d: HGR_REF_ACT_LEAKY_RELU (y < 0: alpha * y, in float32) or
+ * HGR_REF_ACT_CLIP (min(max(y, a_min), a_max)). */
+#define HGR_REF_ACT_LEAKY_RELU 1
+#define HGR_REF_ACT_CLIP 2
+void hgr_ref_conv2d_activate(float* y, uint64_t n, int act, float alpha, float a_min, float a_max);
+
 /* max or average pooling, as topi's pool_impl_nd: -FLT_MAX (max) or 0 (average)
  * padding; ceil_mode rounds the output up with extra bottom/right padding that the
  * average never counts; count_include_pad counts the declared padding. */

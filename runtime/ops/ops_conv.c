@@ -11,12 +11,17 @@
  * hgr extension, a fused epilogue (what Relay writes as conv2d -> bias_add -> relu):
  *   - an optional third input, bias, shaped [C_out], is added to every output of its
  *     channel;
- *   - attr "activation" = "none" (default) or "relu" applies max(x, 0) after the bias.
+ *   - attr "activation" after the bias: "none" (default), "relu" (max(x, 0)),
+ *     "leaky_relu" (x >= 0 ? x : alpha * x; attr "alpha", default 0.01) or "clip"
+ *     (min(max(x, a_min), a_max); attrs "a_min" and "a_max", both required, as
+ *     ONNX's Clip with both bounds). alpha, a_min and a_max are errors with any
+ *     other activation.
  *
  * Kernels: groups == 1 runs a kernel tiled in local memory (hgr_conv2d_tiled_*),
  * with the tile variant and work-group shape chosen here from the device's limits;
  * grouped and depthwise convolutions, and shapes no tile fits, run
  * hgr_conv2d_direct (one work-item per output, reading global memory). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,17 +30,23 @@
 /* Meta layout shared with kernels/conv.cl (CONV_* there). */
 enum {
   META_N, META_C, META_H, META_W, META_K, META_OH, META_OW, META_KH, META_KW, META_SH, META_SW, META_DH, META_DW,
-  META_PT, META_PL, META_GROUPS, META_FLAGS, META_CIT, META_TIH, META_TIW, META_TILES_K, META_COUNT
+  META_PT, META_PL, META_GROUPS, META_FLAGS, META_CIT, META_TIH, META_TIW, META_TILES_K,
+  META_ALPHA, META_A_MIN, META_A_MAX, /* float bits */
+  META_COUNT
 };
 #define FLAG_HAS_BIAS 1
 #define FLAG_RELU 2
+#define FLAG_LEAKY_RELU 4
+#define FLAG_CLIP 8
 
 typedef struct conv_t {
   int64_t n, c, h, w;       /* input */
   int64_t k, kh, kw;        /* weight [k, c / groups, kh, kw] */
   int64_t oh, ow;           /* output [n, k, oh, ow] */
   int64_t strides[2], dilation[2], padding[4], groups;
-  bool bias, relu;
+  bool bias;
+  int activation; /* 0 or a FLAG_* of the epilogue */
+  float alpha, a_min, a_max;
 } conv_t;
 
 /* A compile-time tile of kernels/conv.cl: each work-item computes ocb output
@@ -108,13 +119,47 @@ static int64_t out_extent(int64_t in, int64_t pad_sum, int64_t kernel, int64_t s
   return (in + pad_sum - span) / stride + 1;
 }
 
+/* The fused epilogue's attrs: leaky_relu's alpha (0.01), clip's a_min and a_max
+ * (both required, a_min <= a_max), and none of them with another activation. */
+static hgr_status_t parse_activation(const hgr__op_ctx_t* ctx, const char* activation, conv_t* p) {
+  bool leaky = !strcmp(activation, "leaky_relu"), clip = !strcmp(activation, "clip");
+  p->activation = !strcmp(activation, "relu") ? FLAG_RELU : leaky ? FLAG_LEAKY_RELU : clip ? FLAG_CLIP : 0;
+  static const char* const keys[] = {"alpha", "a_min", "a_max"};
+  for (int k = 0; k < 3; ++k) {
+    bool wanted = k == 0 ? leaky : clip;
+    if (!wanted && hgr__attr_string(ctx, keys[k], NULL))
+      return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" is given, but attr 'activation' = \"%s\" does not take it",
+                           keys[k], hgr__attr_string(ctx, keys[k], ""), activation);
+  }
+  double alpha = 0.01, a_min = 0, a_max = 0;
+  if (leaky) {
+    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "alpha", 0.01, &alpha));
+    if (!isfinite(alpha))
+      return HGR__OP_ERROR(ctx, "attr 'alpha' = \"%s\" must be finite", hgr__attr_string(ctx, "alpha", ""));
+  }
+  if (clip) {
+    for (int k = 1; k < 3; ++k)
+      if (!hgr__attr_string(ctx, keys[k], NULL))
+        return HGR__OP_ERROR(ctx, "attr '%s' is required with attr 'activation' = \"clip\"", keys[k]);
+    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "a_min", 0, &a_min));
+    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "a_max", 0, &a_max));
+    if (isnan(a_min) || isnan(a_max) || a_min > a_max)
+      return HGR__OP_ERROR(ctx, "attr 'a_min' = \"%s\" and attr 'a_max' = \"%s\" must satisfy a_min <= a_max",
+                           hgr__attr_string(ctx, "a_min", ""), hgr__attr_string(ctx, "a_max", ""));
+  }
+  p->alpha = (float)alpha;
+  p->a_min = (float)a_min;
+  p->a_max = (float)a_max;
+  return HGR_OK;
+}
+
 static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
   /* "" is the default, as TVM writes unset layouts */
   static const char* const data_layouts[] = {"NCHW", "", NULL};
   static const char* const kernel_layouts[] = {"OIHW", "", NULL};
   static const char* const out_layouts[] = {"", "NCHW", NULL};
   static const char* const out_dtypes[] = {"", "float32", NULL};
-  static const char* const activations[] = {"none", "relu", NULL};
+  static const char* const activations[] = {"none", "relu", "leaky_relu", "clip", NULL};
   memset(p, 0, sizeof(*p));
   const char* choice;
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "data_layout", "NCHW", data_layouts, &choice));
@@ -122,7 +167,7 @@ static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "out_layout", "", out_layouts, &choice));
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "out_dtype", "", out_dtypes, &choice));
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "activation", "none", activations, &choice));
-  p->relu = !strcmp(choice, "relu");
+  HGR_RETURN_IF_ERROR(parse_activation(ctx, choice, p));
   HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "strides", 1, 1, p->strides));
   HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "dilation", 1, 1, p->dilation));
   HGR_RETURN_IF_ERROR(hgr__attr_padding(ctx, "padding", p->padding));
@@ -279,7 +324,10 @@ static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t*
   meta[META_PT] = (int32_t)p->padding[0];
   meta[META_PL] = (int32_t)p->padding[1];
   meta[META_GROUPS] = (int32_t)p->groups;
-  meta[META_FLAGS] = (p->bias ? FLAG_HAS_BIAS : 0) | (p->relu ? FLAG_RELU : 0);
+  meta[META_FLAGS] = (p->bias ? FLAG_HAS_BIAS : 0) | p->activation;
+  memcpy(&meta[META_ALPHA], &p->alpha, sizeof(float));
+  memcpy(&meta[META_A_MIN], &p->a_min, sizeof(float));
+  memcpy(&meta[META_A_MAX], &p->a_max, sizeof(float));
   if (t) {
     meta[META_CIT] = (int32_t)t->cit;
     meta[META_TIH] = (int32_t)t->tih;
@@ -319,7 +367,7 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
 
 #define CONV_ATTRS                                                                                         \
   "strides padding dilation groups channels kernel_size data_layout kernel_layout out_layout out_dtype " \
-  "activation"
+  "activation alpha a_min a_max"
 
 const hgr__op_t hgr__ops_conv[] = {
     {"conv2d", "conv", 2, 3, 1, 1, CONV_ATTRS, plan_conv2d, 0, HGR__IN_PLACE_REFUSED, infer_conv2d},
