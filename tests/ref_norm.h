@@ -35,6 +35,7 @@ typedef enum hgr_ref_reduce_op_t {
   HGR_REF_MEAN,
   HGR_REF_MAX,
   HGR_REF_MIN,
+  HGR_REF_PROD, /* over zero elements 1; int32 products wrap */
 } hgr_ref_reduce_op_t;
 
 /* Which of ndim axes a Relay reduction reduces, into reduced[0..ndim): axes (count
@@ -60,5 +61,18 @@ void hgr_ref_reduce_f32(hgr_ref_reduce_op_t op, const float* x, int32_t ndim, co
  * zero elements sum 0, max INT32_MIN, min INT32_MAX. */
 void hgr_ref_reduce_i32(hgr_ref_reduce_op_t op, const int32_t* x, int32_t ndim, const int64_t* shape,
                         const bool* reduced, int32_t* y);
+
+/* argmax (is_max) or argmin over the middle axis of x viewed as [outer, len, inner]
+ * (float32, or int32 when is_int), len >= 1: y[o * inner + i] is the index of the
+ * extreme, the first of equal ones (the last with select_last); a NaN is the
+ * extreme (the first NaN, or the last with select_last), as NumPy's. */
+void hgr_ref_arg_reduce(const void* x, bool is_int, int64_t outer, int64_t len, int64_t inner, bool is_max,
+                        bool select_last, int32_t* y);
+
+/* topk over the middle axis: the k largest (smallest with ascend) of each row,
+ * sorted, equal values by lower index first, NaN above every number; values and
+ * indices are [outer, k, inner]. A plain stable sort of each row. */
+void hgr_ref_topk(const void* x, bool is_int, int64_t outer, int64_t len, int64_t inner, int64_t k, bool ascend,
+                  void* values, int32_t* indices);
 
 #endif /* HGR_TEST_REF_NORM_H_ */
