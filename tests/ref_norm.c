@@ -241,3 +241,46 @@ void hgr_ref_topk(const void* x, bool is_int, int64_t outer, int64_t len, int64_
     }
   free(order);
 }
+
+void hgr_ref_lrn(const float* x, float* y, int64_t outer, int64_t channels, int64_t inner, int64_t size,
+                 double alpha, double beta, double bias) {
+  int64_t before = (size - 1) / 2, after = size / 2;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < inner; ++i) {
+        double sum = 0;
+        for (int64_t k = c - before; k <= c + after; ++k) {
+          if (k < 0 || k >= channels) continue;
+          double v = x[(o * channels + k) * inner + i];
+          sum += v * v;
+        }
+        int64_t at = (o * channels + c) * inner + i;
+        y[at] = (float)((double)x[at] / pow(bias + alpha / (double)size * sum, beta));
+      }
+}
+
+void hgr_ref_instance_norm(const float* x, const float* gamma, const float* beta, float* y, int64_t batch,
+                           int64_t before, int64_t channels, int64_t after, double epsilon, bool center, bool scale) {
+  int64_t len = before * after;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c) {
+      double sum = 0, sq = 0;
+      for (int64_t p = 0; p < before; ++p)
+        for (int64_t q = 0; q < after; ++q) sum += x[((n * before + p) * channels + c) * after + q];
+      double mean = sum / (double)len;
+      for (int64_t p = 0; p < before; ++p)
+        for (int64_t q = 0; q < after; ++q) {
+          double d = x[((n * before + p) * channels + c) * after + q] - mean;
+          sq += d * d;
+        }
+      double inv_std = 1.0 / sqrt(sq / (double)len + epsilon);
+      for (int64_t p = 0; p < before; ++p)
+        for (int64_t q = 0; q < after; ++q) {
+          int64_t at = ((n * before + p) * channels + c) * after + q;
+          double v = (x[at] - mean) * inv_std;
+          if (scale) v *= gamma[c];
+          if (center) v += beta[c];
+          y[at] = (float)v;
+        }
+    }
+}

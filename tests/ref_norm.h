@@ -29,6 +29,18 @@ void hgr_ref_batch_norm(const float* x, const float* gamma, const float* beta, c
                         const float* moving_var, float* y, int64_t outer, int64_t channels, int64_t inner,
                         double epsilon, bool center, bool scale);
 
+/* lrn (ONNX LRN) over the channel axis of x viewed as [outer, channels, inner]:
+ * x / (bias + alpha / size * s)^beta, s the sum of squares over the channels
+ * [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] that exist. */
+void hgr_ref_lrn(const float* x, float* y, int64_t outer, int64_t channels, int64_t inner, int64_t size,
+                 double alpha, double beta, double bias);
+
+/* instance_norm over x viewed as [batch, before, channels, after]: each (n, c) is
+ * normalized over its before * after elements with its mean and biased variance,
+ * then times gamma[c] when scale, plus beta[c] when center. */
+void hgr_ref_instance_norm(const float* x, const float* gamma, const float* beta, float* y, int64_t batch,
+                           int64_t before, int64_t channels, int64_t after, double epsilon, bool center, bool scale);
+
 /* Reductions. */
 typedef enum hgr_ref_reduce_op_t {
   HGR_REF_SUM,
