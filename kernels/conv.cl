@@ -12,6 +12,8 @@
  *   output element; NDRange 1-D over N*K*OH*OW, rounded up (items past the end
  *   return).
  *
+ * hgr_conv2d_transpose_direct: conv2d_transpose (below), the same arguments and meta.
+ *
  * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: groups == 1. A work-group computes a block of
  *   TOC = OCB*LZ output channels x LY output rows x TOW = PXB*LX output columns of one
  *   image; each work-item a register block of OCB channels x PXB consecutive
@@ -100,6 +102,45 @@ __kernel void hgr_conv2d_direct(__global const float* x, __global const float* w
       for (int kw = 0; kw < KW; ++kw) {
         const int iw = iw0 + kw * DW;
         if (iw >= 0 && iw < W) acc = mad(xc[ih * W + iw], wc[kh * KW + kw], acc);
+      }
+    }
+  }
+  if (flags & CONV_HAS_BIAS) acc += bias[k];
+  CONV_ACTIVATE(float, acc, flags, meta);
+  y[i] = acc;
+}
+
+/* conv2d_transpose, weight [C, K / G, KH, KW]: output (n, k, oh, ow) gathers x(n, c,
+ * ih, iw) * w(c, k - g * K / G, kh, kw) over the input channels c of k's group g
+ * and the taps with oh = ih * SH - PT + kh * DH (likewise ow). Meta as conv2d's, K
+ * the output channels; NDRange 1-D over N*K*OH*OW, rounded up. */
+__kernel void hgr_conv2d_transpose_direct(__global const float* x, __global const float* w,
+                                          __global const float* bias, __global float* y,
+                                          __global const int* meta) {
+  const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];
+  const int OH = meta[CONV_OH], OW = meta[CONV_OW], KH = meta[CONV_KH], KW = meta[CONV_KW];
+  const int SH = meta[CONV_SH], SW = meta[CONV_SW], DH = meta[CONV_DH], DW = meta[CONV_DW];
+  const int PT = meta[CONV_PT], PL = meta[CONV_PL], G = meta[CONV_GROUPS], flags = meta[CONV_FLAGS];
+  const size_t i = get_global_id(0);
+  if (i >= (size_t)N * K * OH * OW) return;
+  const int row = (int)i / OW, ow = (int)i - row * OW;
+  const int plane = row / OH, oh = row - plane * OH;
+  const int n = plane / K, k = plane - n * K;
+  const int CG = C / G, KG = K / G, g = k / KG, kk = k - g * KG;
+  float acc = 0.0f;
+  for (int c = g * CG; c < (g + 1) * CG; ++c) {
+    __global const float* xc = x + ((size_t)n * C + c) * H * W;
+    __global const float* wc = w + ((size_t)c * KG + kk) * KH * KW;
+    for (int kh = 0; kh < KH; ++kh) {
+      const int th = oh + PT - kh * DH;
+      if (th < 0) continue;
+      const int ih = th / SH;
+      if (ih * SH != th || ih >= H) continue;
+      for (int kw = 0; kw < KW; ++kw) {
+        const int tw = ow + PL - kw * DW;
+        if (tw < 0) continue;
+        const int iw = tw / SW;
+        if (iw * SW == tw && iw < W) acc = mad(xc[ih * W + iw], wc[kh * KW + kw], acc);
       }
     }
   }
