@@ -237,7 +237,8 @@ __kernel void hgr_instance_norm_f32(__global const float* x, __global const floa
   uint n = active ? row / channels : 0, c = active ? row - n * channels : 0;
   uint len = active ? before * after : 0;
   float sum = 0.0f, comp = 0.0f;
-  for (uint k = lid; k < len; k += size) HGR_KAHAN_ADD(sum, comp, x[hgr_instance_offset(n, c, k, before, channels, after)]);
+  for (uint k = lid; k < len; k += size)
+    HGR_KAHAN_ADD(sum, comp, x[hgr_instance_offset(n, c, k, before, channels, after)]);
   float mean = hgr_norm_group_sum(scratch, sum - comp) / (float)(before * after);
   /* Two passes: the variance of the centered values does not cancel. */
   sum = comp = 0.0f;

@@ -1,6 +1,7 @@
 /* Reductions sum, mean, max, min, prod of float32 tensors, and sum, max, min, prod of
  * int32 (runtime/ops_reduce.c); argmax, argmin and topk at the end. <op> is sum_f32,
- * mean_f32, max_f32, min_f32, prod_f32, sum_i32, max_i32, min_i32 or prod_i32; T is float or int; indices are uint (the plan checks every
+ * mean_f32, max_f32, min_f32, prod_f32, sum_i32, max_i32, min_i32 or prod_i32; T is
+ * float or int; indices are uint (the plan checks every
  * count against INT32_MAX).
  *
  * The plan merges adjacent dimensions that are both kept or both reduced and drops

@@ -189,7 +189,8 @@ static void onnx_compute_ops_infer_their_shapes(void** state) {
                 ATTRS("pool_size", "2", "strides", "2", "padding", "1", "ceil_mode", "1", "drop_padded_windows", "1"),
                 "float32", SHAPE(1, 2, 3, 3));
   expect_output("avg_pool2d", (input_t[]){F32(1, 2, 5, 5)}, 1,
-                ATTRS("pool_size", "2", "strides", "2", "padding", "1", "ceil_mode", "1"), "float32", SHAPE(1, 2, 4, 4));
+                ATTRS("pool_size", "2", "strides", "2", "padding", "1", "ceil_mode", "1"), "float32",
+                SHAPE(1, 2, 4, 4));
   expect_output("lrn", (input_t[]){F32(2, 5, 3, 3)}, 1, ATTRS("size", "4"), "float32", SHAPE(2, 5, 3, 3));
   expect_output("instance_norm", (input_t[]){F32(2, 3, 4, 5), F32(3), F32(3)}, 3, NULL, "float32", SHAPE(2, 3, 4, 5));
   expect_output("instance_norm", (input_t[]){F32(2, 4, 5, 3), F32(3), F32(3)}, 3, ATTRS("axis", "-1"), "float32",

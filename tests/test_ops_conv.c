@@ -310,7 +310,8 @@ static void check_transpose(const transpose_case_t* c, hgr_test_rng_t* rng) {
                       (long long)c->p.strides[0], (long long)c->p.strides[1], (long long)c->p.dilation[0],
                       (long long)c->p.dilation[1], (long long)c->p.groups, (long long)c->output_padding[0],
                       (long long)c->output_padding[1]);
-  if (c->padding_attr) used += snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
+  if (c->padding_attr)
+    used += snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
   if (c->p.relu) snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"activation\": \"relu\"");
   int64_t yshape[4];
   hgr_ref_conv2d_transpose_shape(c->x, c->w, &c->p, c->output_padding, yshape);
@@ -363,7 +364,8 @@ static void conv2d_transpose_matches_reference(void** state) {
   hgr_test_rng_seed(&rng, 23);
   for (size_t i = 0; i < COUNT(cases); ++i) check_transpose(&cases[i], &rng);
   if (hgr_optest_is_simulator(hgr_optest_device)) return;
-  const transpose_case_t large = {{1, 32, 14, 14}, {32, 16, 4, 4}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", {0, 0}, true};
+  const transpose_case_t large = {
+      {1, 32, 14, 14}, {32, 16, 4, 4}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", {0, 0}, true};
   check_transpose(&large, &rng);
 }
 
@@ -386,7 +388,8 @@ static void conv2d_transpose_rejects_bad_attrs_and_shapes(void** state) {
   expect_transpose_error("\"groups\": \"3\"", x, w, y, "with groups = 3");
   expect_transpose_error("", x, (const int64_t[]){3, 2, 3, 3}, y, "with groups = 1");
   expect_transpose_error("\"output_padding\": \"[1, 0]\"", x, w, y,
-                         "attr 'output_padding' = \"[1, 0]\" has 1; it must be below the stride (1) or the dilation (1)");
+                         "attr 'output_padding' = \"[1, 0]\" has 1; it must be below the stride (1) or the "
+                         "dilation (1)");
   expect_transpose_error("\"channels\": \"4\"", x, w, y,
                          "attr 'channels' = \"4\" does not match the output channels (weight's dim 1 x groups), 2");
   expect_transpose_error("\"padding\": \"3\"", x, w, y, "leaves an output of -1 x -1; it must be at least 1 x 1");

@@ -344,8 +344,10 @@ static void lrn_and_instance_norm_reject_bad_attrs_and_shapes(void** state) {
   const int64_t s4[4] = {1, 3, 4, 4}, s1[1] = {5};
   expect_norm_error("lrn", NULL, 4, s4, -1, "attr 'size' is required");
   expect_norm_error("lrn", "\"size\": \"0\"", 4, s4, -1, "attr 'size' = 0 must be at least 1");
-  expect_norm_error("lrn", "\"size\": \"3\", \"axis\": \"4\"", 4, s4, -1, "attr 'axis' = 4 is out of range for 4 dimensions");
-  expect_norm_error("lrn", "\"size\": \"3\", \"beta\": \"inf\"", 4, s4, -1, "attr 'beta' = \"inf\" must be a finite number");
+  expect_norm_error("lrn", "\"size\": \"3\", \"axis\": \"4\"", 4, s4, -1,
+                    "attr 'axis' = 4 is out of range for 4 dimensions");
+  expect_norm_error("lrn", "\"size\": \"3\", \"beta\": \"inf\"", 4, s4, -1,
+                    "attr 'beta' = \"inf\" must be a finite number");
   expect_norm_error("lrn", "\"size\": \"3\", \"bias\": \"x\"", 4, s4, -1, "attr 'bias' = \"x\"");
   expect_norm_error("instance_norm", NULL, 4, s4, 4,
                     "input 1 'gamma' (one value per channel, along axis 1) (entry 1) should be shaped [3]");
@@ -353,7 +355,8 @@ static void lrn_and_instance_norm_reject_bad_attrs_and_shapes(void** state) {
                     "attr 'axis' = \"0\" names the batch axis; the channel axis must be another");
   expect_norm_error("instance_norm", NULL, 1, s1, 5,
                     "input 0 'data' is shaped [5]; it must have at least 2 dimensions ([N, C, ...])");
-  expect_norm_error("instance_norm", "\"epsilon\": \"-1\"", 4, s4, 3, "attr 'epsilon' = \"-1\" must be a finite number >= 0");
+  expect_norm_error("instance_norm", "\"epsilon\": \"-1\"", 4, s4, 3,
+                    "attr 'epsilon' = \"-1\" must be a finite number >= 0");
 }
 
 static void softmax_rejects_bad_attrs_and_shapes(void** state) {

@@ -287,7 +287,8 @@ static void check_arg_reduce(const axis_case_t* c, bool is_max, bool is_int, boo
   char attrs[256];
   int used = snprintf(attrs, sizeof(attrs), "\"keepdims\": \"%d\", \"select_last_index\": \"%s\"", keepdims,
                       select_last ? "True" : "False");
-  if (c->axis != NO_AXIS) snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"axis\": \"[%lld]\"", (long long)c->axis);
+  if (c->axis != NO_AXIS)
+    snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"axis\": \"[%lld]\"", (long long)c->axis);
   int64_t out_shape[4];
   int32_t out_ndim = 0;
   int32_t axis = c->axis == NO_AXIS ? -1 : (int32_t)(c->axis < 0 ? c->axis + c->ndim : c->axis);

@@ -103,7 +103,8 @@ static hgr_status_t parse_pool(const hgr__op_ctx_t* ctx, const hgr__entry_t** ou
     out[axis] = room / strides[axis] + 1;
     /* ONNX's rule: a window of ceil_mode that would start in the end padding is
      * dropped (room >= 0 keeps the first, which starts before it). */
-    if (ceil_mode && drop_padded && out[axis] > 1 && (out[axis] - 1) * strides[axis] >= x->shape[2 + axis] + padding[axis])
+    if (ceil_mode && drop_padded && out[axis] > 1 &&
+        (out[axis] - 1) * strides[axis] >= x->shape[2 + axis] + padding[axis])
       --out[axis];
   }
   return HGR_OK;
@@ -175,7 +176,8 @@ static hgr_status_t plan_global_pool2d(hgr__op_ctx_t* ctx) {
 }
 
 const hgr__op_t hgr__ops_pool[] = {
-    {"max_pool2d", "pool", 1, 1, 1, 1, "pool_size strides dilation padding layout out_layout ceil_mode drop_padded_windows", plan_pool2d,
+    {"max_pool2d", "pool", 1, 1, 1, 1, "pool_size strides dilation padding layout out_layout ceil_mode drop_padded_windows",
+     plan_pool2d,
      VARIANT_MAX, HGR__IN_PLACE_REFUSED, infer_pool2d},
     {"avg_pool2d", "pool", 1, 1, 1, 1,
      "pool_size strides dilation padding layout out_layout ceil_mode count_include_pad drop_padded_windows",
