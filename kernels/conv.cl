@@ -3,12 +3,16 @@
  * Every kernel takes the same arguments:
  *   (__global const float* x, __global const float* w, __global const float* bias,
  *    __global float* y, __global const int* meta [, __local float* xs, __local float* ws])
+ * The epilogue (CONV_ACTIVATE) adds the bias, then applies relu, leaky_relu or
+ * clip as meta[CONV_FLAGS] says, with their float parameters' bits in meta.
  * bias is read only when meta[CONV_FLAGS] has CONV_HAS_BIAS (the plan passes w
  * again otherwise); meta is the int32 array laid out by the CONV_* indices below.
  *
  * hgr_conv2d_direct: any groups, strides, dilations and padding. One work-item per
  *   output element; NDRange 1-D over N*K*OH*OW, rounded up (items past the end
  *   return).
+ *
+ * hgr_conv2d_transpose_direct: conv2d_transpose (below), the same arguments and meta.
  *
  * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: groups == 1. A work-group computes a block of
  *   TOC = OCB*LZ output channels x LY output rows x TOW = PXB*LX output columns of one
@@ -55,9 +59,23 @@
 #define CONV_TIH 18
 #define CONV_TIW 19
 #define CONV_TILES_K 20
+#define CONV_ALPHA 21 /* float bits: leaky_relu's slope */
+#define CONV_A_MIN 22 /* float bits: clip's bounds */
+#define CONV_A_MAX 23
 
 #define CONV_HAS_BIAS 1
 #define CONV_RELU 2
+#define CONV_LEAKY_RELU 4
+#define CONV_CLIP 8
+
+/* The fused epilogue after the bias, on a float or a floatN v of type T. */
+#define CONV_ACTIVATE(T, v, flags, meta)                                                   \
+  do {                                                                                    \
+    if ((flags) & CONV_RELU) (v) = fmax((v), (T)(0.0f));                                  \
+    if ((flags) & CONV_LEAKY_RELU) (v) = (v) < (T)(0.0f) ? (v) * as_float((meta)[CONV_ALPHA]) : (v); \
+    if ((flags) & CONV_CLIP)                                                              \
+      (v) = fmin(fmax((v), (T)(as_float((meta)[CONV_A_MIN]))), (T)(as_float((meta)[CONV_A_MAX]))); \
+  } while (0)
 
 __kernel void hgr_conv2d_direct(__global const float* x, __global const float* w, __global const float* bias,
                                 __global float* y, __global const int* meta) {
@@ -88,7 +106,46 @@ __kernel void hgr_conv2d_direct(__global const float* x, __global const float* w
     }
   }
   if (flags & CONV_HAS_BIAS) acc += bias[k];
-  if (flags & CONV_RELU) acc = fmax(acc, 0.0f);
+  CONV_ACTIVATE(float, acc, flags, meta);
+  y[i] = acc;
+}
+
+/* conv2d_transpose, weight [C, K / G, KH, KW]: output (n, k, oh, ow) gathers x(n, c,
+ * ih, iw) * w(c, k - g * K / G, kh, kw) over the input channels c of k's group g
+ * and the taps with oh = ih * SH - PT + kh * DH (likewise ow). Meta as conv2d's, K
+ * the output channels; NDRange 1-D over N*K*OH*OW, rounded up. */
+__kernel void hgr_conv2d_transpose_direct(__global const float* x, __global const float* w,
+                                          __global const float* bias, __global float* y,
+                                          __global const int* meta) {
+  const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];
+  const int OH = meta[CONV_OH], OW = meta[CONV_OW], KH = meta[CONV_KH], KW = meta[CONV_KW];
+  const int SH = meta[CONV_SH], SW = meta[CONV_SW], DH = meta[CONV_DH], DW = meta[CONV_DW];
+  const int PT = meta[CONV_PT], PL = meta[CONV_PL], G = meta[CONV_GROUPS], flags = meta[CONV_FLAGS];
+  const size_t i = get_global_id(0);
+  if (i >= (size_t)N * K * OH * OW) return;
+  const int row = (int)i / OW, ow = (int)i - row * OW;
+  const int plane = row / OH, oh = row - plane * OH;
+  const int n = plane / K, k = plane - n * K;
+  const int CG = C / G, KG = K / G, g = k / KG, kk = k - g * KG;
+  float acc = 0.0f;
+  for (int c = g * CG; c < (g + 1) * CG; ++c) {
+    __global const float* xc = x + ((size_t)n * C + c) * H * W;
+    __global const float* wc = w + ((size_t)c * KG + kk) * KH * KW;
+    for (int kh = 0; kh < KH; ++kh) {
+      const int th = oh + PT - kh * DH;
+      if (th < 0) continue;
+      const int ih = th / SH;
+      if (ih * SH != th || ih >= H) continue;
+      for (int kw = 0; kw < KW; ++kw) {
+        const int tw = ow + PL - kw * DW;
+        if (tw < 0) continue;
+        const int iw = tw / SW;
+        if (iw * SW == tw && iw < W) acc = mad(xc[ih * W + iw], wc[kh * KW + kw], acc);
+      }
+    }
+  }
+  if (flags & CONV_HAS_BIAS) acc += bias[k];
+  CONV_ACTIVATE(float, acc, flags, meta);
   y[i] = acc;
 }
 
@@ -185,7 +242,7 @@ inline float8 conv_gather8(const __local float* src, int stride) {
         if (k >= K) break;                                                                                    \
         float##PXB v = acc[o];                                                                                \
         if (flags & CONV_HAS_BIAS) v += (float##PXB)(bias[k]);                                                \
-        if (flags & CONV_RELU) v = fmax(v, (float##PXB)(0.0f));                                               \
+        CONV_ACTIVATE(float##PXB, v, flags, meta);                                                            \
         __global float* dst = y + (((size_t)n * K + k) * OH + oh) * OW + ow;                                  \
         if (ow + PXB <= OW) {                                                                                 \
           vstore##PXB(v, 0, dst);                                                                             \

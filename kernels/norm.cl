@@ -33,6 +33,21 @@
  *   hgr_norm_copy_f32(__global const float* x, __global float* y, uint count)
  *       batch_norm's second and third outputs (copies of moving_mean and moving_var)
  *
+ * lrn, one work-item per element of x viewed as [outer, channels, inner]; the window
+ * of channel c is [c - before, c + after] clipped to the channels. NDRange 1-D,
+ * global >= count.
+ *   hgr_lrn_f32(__global const float* x, __global float* y, uint count, uint channels, uint inner,
+ *               int before, int after, float alpha_over_size, float beta, float bias)
+ *
+ * instance_norm, one work-group per row (n, c) of x viewed as [batch, before,
+ * channels, after]; the row's elements are (n, p, c, q) for every p < before, q <
+ * after. NDRange 1-D, local size L (a power of two; 1 works), global = rows * L
+ * (one group when rows is 0); scratch is __local float[L].
+ *   hgr_instance_norm_f32(__global const float* x, __global const float* gamma,
+ *                         __global const float* beta, __global float* y, uint rows, uint before,
+ *                         uint channels, uint after, float epsilon, int center, int scale,
+ *                         __local float* scratch)
+ *
  * Sums are compensated (Kahan), so their error stays within a few ulp of the sum of
  * magnitudes whatever the length; an infinite partial sum resets the compensation
  * instead of turning into NaN.
@@ -189,4 +204,53 @@ __kernel void hgr_batch_norm_f32(__global const float* x, __global const float* 
 __kernel void hgr_norm_copy_f32(__global const float* x, __global float* y, uint count) {
   size_t e = get_global_id(0);
   if (e < count) y[e] = x[e];
+}
+
+__kernel void hgr_lrn_f32(__global const float* x, __global float* y, uint count, uint channels, uint inner,
+                          int before, int after, float alpha_over_size, float beta, float bias) {
+  size_t item = get_global_id(0);
+  if (item >= count) return;
+  uint row = (uint)item / inner, i = (uint)item - row * inner;
+  uint o = row / channels, c = row - o * channels;
+  int first = max((int)c - before, 0), last = min((int)c + after, (int)channels - 1);
+  __global const float* column = x + (size_t)o * channels * inner + i;
+  float sum = 0.0f;
+  for (int k = first; k <= last; ++k) {
+    float v = column[(size_t)k * inner];
+    sum = mad(v, v, sum);
+  }
+  y[item] = x[item] / pow(bias + alpha_over_size * sum, beta);
+}
+
+/* Offset of element k of row (n, c) in [batch, before, channels, after]. */
+inline size_t hgr_instance_offset(uint n, uint c, uint k, uint before, uint channels, uint after) {
+  uint p = k / after, q = k - p * after;
+  return (((size_t)n * before + p) * channels + c) * after + q;
+}
+
+__kernel void hgr_instance_norm_f32(__global const float* x, __global const float* gamma,
+                                    __global const float* beta, __global float* y, uint rows, uint before,
+                                    uint channels, uint after, float epsilon, int center, int scale,
+                                    __local float* scratch) {
+  uint row = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
+  bool active = row < rows;
+  uint n = active ? row / channels : 0, c = active ? row - n * channels : 0;
+  uint len = active ? before * after : 0;
+  float sum = 0.0f, comp = 0.0f;
+  for (uint k = lid; k < len; k += size)
+    HGR_KAHAN_ADD(sum, comp, x[hgr_instance_offset(n, c, k, before, channels, after)]);
+  float mean = hgr_norm_group_sum(scratch, sum - comp) / (float)(before * after);
+  /* Two passes: the variance of the centered values does not cancel. */
+  sum = comp = 0.0f;
+  for (uint k = lid; k < len; k += size) {
+    float d = x[hgr_instance_offset(n, c, k, before, channels, after)] - mean;
+    HGR_KAHAN_ADD(sum, comp, d * d);
+  }
+  float var = hgr_norm_group_sum(scratch, sum - comp) / (float)(before * after);
+  float inv_std = 1.0f / sqrt(var + epsilon);
+  float g = active && scale ? gamma[c] : 1.0f, b = active && center ? beta[c] : 0.0f;
+  for (uint k = lid; k < len; k += size) {
+    size_t at = hgr_instance_offset(n, c, k, before, channels, after);
+    y[at] = (x[at] - mean) * inv_std * g + b;
+  }
 }

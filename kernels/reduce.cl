@@ -1,6 +1,7 @@
-/* Reductions sum, mean, max, min of float32 tensors, and sum, max, min of int32
- * (runtime/ops_reduce.c). <op> is sum_f32, mean_f32, max_f32, min_f32, sum_i32,
- * max_i32 or min_i32; T is float or int; indices are uint (the plan checks every
+/* Reductions sum, mean, max, min, prod of float32 tensors, and sum, max, min, prod of
+ * int32 (runtime/ops_reduce.c); argmax, argmin and topk at the end. <op> is sum_f32,
+ * mean_f32, max_f32, min_f32, prod_f32, sum_i32, max_i32, min_i32 or prod_i32; T is
+ * float or int; indices are uint (the plan checks every
  * count against INT32_MAX).
  *
  * The plan merges adjacent dimensions that are both kept or both reduced and drops
@@ -23,8 +24,8 @@
  *   hgr_reduce_general_<op>(__global const T* x, __global T* y, uint count, uint reduced,
  *                           __global const int* meta)
  *
- * Over zero elements: sum 0, mean NaN (0 / 0), max -inf (INT_MIN), min +inf
- * (INT_MAX). Float max and min propagate NaN, as NumPy does. Float sums are
+ * Over zero elements: sum 0, prod 1, mean NaN (0 / 0), max -inf (INT_MIN), min +inf
+ * (INT_MAX). Float max and min propagate NaN, as NumPy does. int32 products wrap. Float sums are
  * compensated (Kahan) within each work-item; an infinite partial sum resets the
  * compensation instead of turning into NaN. int32 sums wrap modulo 2^32.
  * No x % y next to x / y: LLVM then rewrites the remainder with a `freeze`
@@ -69,6 +70,18 @@ float hgr_reduce_min_nan(float a, float b) { return (a < b || isnan(a)) ? a : b;
 #define HGR_min_f32_PARTIAL acc
 #define HGR_min_f32_MERGE(a, b) hgr_reduce_min_nan((a), (b))
 #define HGR_min_f32_FINISH(v, n) (v)
+
+#define HGR_prod_f32_INIT float acc = 1.0f
+#define HGR_prod_f32_ADD(v) acc *= (v)
+#define HGR_prod_f32_PARTIAL acc
+#define HGR_prod_f32_MERGE(a, b) ((a) * (b))
+#define HGR_prod_f32_FINISH(v, n) (v)
+
+#define HGR_prod_i32_INIT uint acc = 1u
+#define HGR_prod_i32_ADD(v) acc *= as_uint(v)
+#define HGR_prod_i32_PARTIAL acc
+#define HGR_prod_i32_MERGE(a, b) ((a) * (b))
+#define HGR_prod_i32_FINISH(v, n) as_int(v)
 
 /* Unsigned: wrapping is defined for uint, not for int. */
 #define HGR_sum_i32_INIT uint acc = 0u
@@ -156,3 +169,73 @@ HGR_REDUCE_KERNELS(min_f32, float, float)
 HGR_REDUCE_KERNELS(sum_i32, int, uint)
 HGR_REDUCE_KERNELS(max_i32, int, int)
 HGR_REDUCE_KERNELS(min_i32, int, int)
+HGR_REDUCE_KERNELS(prod_f32, float, float)
+HGR_REDUCE_KERNELS(prod_i32, int, uint)
+
+/* argmax / argmin over [outer, len, inner] (len >= 1): one work-item per (o, i)
+ * output, NDRange 1-D, global >= outer * inner; y gets the int32 index along the
+ * axis. Ties: the first index, or the last with select_last. NaN (v != v, never
+ * true for int) counts as the extreme: the first NaN, or the last with select_last.
+ *   hgr_arg<max|min>_<f32|i32>(__global const T* x, __global int* y, uint outer, uint len, uint inner,
+ *                              int select_last) */
+#define HGR_ARG_KERNEL(NAME, T, BEYOND)                                                                \
+  __kernel void NAME(__global const T* x, __global int* y, uint outer, uint len, uint inner,            \
+                     int select_last) {                                                                 \
+    size_t item = get_global_id(0);                                                                     \
+    if (item >= (size_t)outer * inner) return;                                                          \
+    uint o = (uint)item / inner, i = (uint)item - o * inner;                                             \
+    __global const T* row = x + (size_t)o * len * inner + i;                                            \
+    T best = row[0];                                                                                    \
+    uint at = 0;                                                                                        \
+    for (uint j = 1; j < len; ++j) {                                                                    \
+      T v = row[(size_t)j * inner];                                                                     \
+      bool take = select_last ? (v != v) || (best == best && (BEYOND(v, best) || v == best))           \
+                              : best == best && ((v != v) || BEYOND(v, best));                          \
+      if (take) {                                                                                       \
+        best = v;                                                                                       \
+        at = j;                                                                                         \
+      }                                                                                                 \
+    }                                                                                                   \
+    y[item] = (int)at;                                                                                  \
+  }
+#define HGR_ABOVE(a, b) ((a) > (b))
+#define HGR_BELOW(a, b) ((a) < (b))
+HGR_ARG_KERNEL(hgr_argmax_f32, float, HGR_ABOVE)
+HGR_ARG_KERNEL(hgr_argmin_f32, float, HGR_BELOW)
+HGR_ARG_KERNEL(hgr_argmax_i32, int, HGR_ABOVE)
+HGR_ARG_KERNEL(hgr_argmin_i32, int, HGR_BELOW)
+
+/* topk over [outer, len, inner]: one work-item per input element (o, j, i), NDRange
+ * 1-D, global >= outer * len * inner. The element's rank is the number of elements
+ * of its row ordered before it: larger (smaller with ascend), or equal with a lower
+ * index; NaN is above every number and equal to NaN, so the order is total and the
+ * ranks a permutation. Ranks below k write values and indices at (o, rank, i) of
+ * the [outer, k, inner] outputs.
+ *   hgr_topk_<f32|i32>(__global const T* x, __global T* values, __global int* indices, uint outer,
+ *                      uint len, uint inner, uint k, int ascend) */
+#define HGR_TOPK_KERNEL(NAME, T)                                                                        \
+  __kernel void NAME(__global const T* x, __global T* values, __global int* indices, uint outer,         \
+                     uint len, uint inner, uint k, int ascend) {                                         \
+    size_t item = get_global_id(0);                                                                     \
+    if (item >= (size_t)outer * len * inner) return;                                                    \
+    uint row_index = (uint)item / inner, i = (uint)item - row_index * inner;                             \
+    uint o = row_index / len, j = row_index - o * len;                                                  \
+    __global const T* row = x + (size_t)o * len * inner + i;                                            \
+    const T v = row[(size_t)j * inner];                                                                 \
+    const bool v_nan = v != v;                                                                          \
+    uint rank = 0;                                                                                      \
+    for (uint m = 0; m < len && rank < k; ++m) {                                                        \
+      const T u = row[(size_t)m * inner];                                                               \
+      const bool u_nan = u != u;                                                                        \
+      const bool equal = (u_nan && v_nan) || u == v;                                                    \
+      const bool above = (u_nan && !v_nan) || u > v, below = (!u_nan && v_nan) || u < v;                \
+      if ((ascend ? below : above) || (equal && m < j)) ++rank;                                         \
+    }                                                                                                   \
+    if (rank < k) {                                                                                     \
+      size_t at = ((size_t)o * k + rank) * inner + i;                                                   \
+      values[at] = v;                                                                                   \
+      indices[at] = (int)j;                                                                             \
+    }                                                                                                   \
+  }
+HGR_TOPK_KERNEL(hgr_topk_f32, float)
+HGR_TOPK_KERNEL(hgr_topk_i32, int)

@@ -1,6 +1,8 @@
 #include "ref_conv.h"
 
+#include <assert.h>
 #include <float.h>
+#include <stdlib.h>
 
 static int64_t extent(int64_t in, int64_t pad_sum, int64_t kernel, int64_t stride, int64_t dilation) {
   return (in + pad_sum - ((kernel - 1) * dilation + 1)) / stride + 1;
@@ -41,6 +43,58 @@ void hgr_ref_conv2d(const float* x, const int64_t xshape[4], const float* w, con
           y[((n * k_out + k) * oh_count + oh) * ow_count + ow] = (float)acc;
         }
     }
+}
+
+void hgr_ref_conv2d_transpose_shape(const int64_t xshape[4], const int64_t wshape[4], const hgr_ref_conv2d_t* p,
+                                    const int64_t output_padding[2], int64_t yshape[4]) {
+  yshape[0] = xshape[0];
+  yshape[1] = wshape[1] * p->groups;
+  for (int axis = 0; axis < 2; ++axis)
+    yshape[2 + axis] = (xshape[2 + axis] - 1) * p->strides[axis] - p->padding[axis] - p->padding[axis + 2] +
+                       p->dilation[axis] * (wshape[2 + axis] - 1) + output_padding[axis] + 1;
+}
+
+void hgr_ref_conv2d_transpose(const float* x, const int64_t xshape[4], const float* w, const int64_t wshape[4],
+                              const float* bias, float* y, const int64_t yshape[4], const hgr_ref_conv2d_t* p) {
+  const int64_t n_count = xshape[0], c_in = xshape[1], h = xshape[2], wd = xshape[3];
+  const int64_t kg = wshape[1], kh_count = wshape[2], kw_count = wshape[3];
+  const int64_t k_out = yshape[1], oh_count = yshape[2], ow_count = yshape[3];
+  const int64_t cg = c_in / p->groups;
+  const uint64_t count = (uint64_t)(n_count * k_out * oh_count * ow_count);
+  double* acc = calloc(count ? count : 1, sizeof(double));
+  assert(acc);
+  for (int64_t n = 0; n < n_count; ++n)
+    for (int64_t c = 0; c < c_in; ++c)
+      for (int64_t ih = 0; ih < h; ++ih)
+        for (int64_t iw = 0; iw < wd; ++iw) {
+          const double v = x[((n * c_in + c) * h + ih) * wd + iw];
+          for (int64_t kk = 0; kk < kg; ++kk) {
+            const int64_t k = (c / cg) * kg + kk;
+            for (int64_t kh = 0; kh < kh_count; ++kh) {
+              const int64_t oh = ih * p->strides[0] - p->padding[0] + kh * p->dilation[0];
+              if (oh < 0 || oh >= oh_count) continue;
+              for (int64_t kw = 0; kw < kw_count; ++kw) {
+                const int64_t ow = iw * p->strides[1] - p->padding[1] + kw * p->dilation[1];
+                if (ow < 0 || ow >= ow_count) continue;
+                acc[((n * k_out + k) * oh_count + oh) * ow_count + ow] +=
+                    v * (double)w[((c * kg + kk) * kh_count + kh) * kw_count + kw];
+              }
+            }
+          }
+        }
+  for (uint64_t i = 0; i < count; ++i) {
+    double v = acc[i] + (bias ? bias[(i / (uint64_t)(oh_count * ow_count)) % (uint64_t)k_out] : 0.0);
+    if (p->relu && v < 0) v = 0;
+    y[i] = (float)v;
+  }
+  free(acc);
+}
+
+void hgr_ref_conv2d_activate(float* y, uint64_t n, int act, float alpha, float a_min, float a_max) {
+  for (uint64_t i = 0; i < n; ++i) {
+    if (act == HGR_REF_ACT_LEAKY_RELU && y[i] < 0) y[i] *= alpha;
+    if (act == HGR_REF_ACT_CLIP) y[i] = y[i] < a_min ? a_min : y[i] > a_max ? a_max : y[i];
+  }
 }
 
 void hgr_ref_pool2d_shape(const int64_t xshape[4], const hgr_ref_pool2d_t* p, int64_t yshape[4]) {

@@ -30,6 +30,24 @@ void hgr_ref_conv2d(const float* x, const int64_t xshape[4], const float* w, con
                     const float* bias /* [C_out] or NULL */, float* y, const int64_t yshape[4],
                     const hgr_ref_conv2d_t* p);
 
+/* conv2d's other fused activations, applied to the n outputs after
+ * hgr_ref_conv2d: HGR_REF_ACT_LEAKY_RELU (y < 0: alpha * y, in float32) or
+ * HGR_REF_ACT_CLIP (min(max(y, a_min), a_max)). */
+#define HGR_REF_ACT_LEAKY_RELU 1
+#define HGR_REF_ACT_CLIP 2
+void hgr_ref_conv2d_activate(float* y, uint64_t n, int act, float alpha, float a_min, float a_max);
+
+/* conv2d_transpose: weight [C_in, C_out / groups, kh, kw] (IOHW); strides,
+ * padding and dilation as conv2d's; output_padding [h, w]. Computed as a scatter
+ * (each input tap adds into the outputs it reaches), the other way round from the
+ * kernel's gather. yshape = [N, C_out, OH, OW] with OH = (H - 1) * sh - top - bottom
+ * + dh * (kh - 1) + output_padding + 1. */
+void hgr_ref_conv2d_transpose_shape(const int64_t xshape[4], const int64_t wshape[4], const hgr_ref_conv2d_t* p,
+                                    const int64_t output_padding[2], int64_t yshape[4]);
+void hgr_ref_conv2d_transpose(const float* x, const int64_t xshape[4], const float* w, const int64_t wshape[4],
+                              const float* bias /* [C_out] or NULL */, float* y, const int64_t yshape[4],
+                              const hgr_ref_conv2d_t* p);
+
 /* max or average pooling, as topi's pool_impl_nd: -FLT_MAX (max) or 0 (average)
  * padding; ceil_mode rounds the output up with extra bottom/right padding that the
  * average never counts; count_include_pad counts the declared padding. */

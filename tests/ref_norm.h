@@ -29,12 +29,25 @@ void hgr_ref_batch_norm(const float* x, const float* gamma, const float* beta, c
                         const float* moving_var, float* y, int64_t outer, int64_t channels, int64_t inner,
                         double epsilon, bool center, bool scale);
 
+/* lrn (ONNX LRN) over the channel axis of x viewed as [outer, channels, inner]:
+ * x / (bias + alpha / size * s)^beta, s the sum of squares over the channels
+ * [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] that exist. */
+void hgr_ref_lrn(const float* x, float* y, int64_t outer, int64_t channels, int64_t inner, int64_t size,
+                 double alpha, double beta, double bias);
+
+/* instance_norm over x viewed as [batch, before, channels, after]: each (n, c) is
+ * normalized over its before * after elements with its mean and biased variance,
+ * then times gamma[c] when scale, plus beta[c] when center. */
+void hgr_ref_instance_norm(const float* x, const float* gamma, const float* beta, float* y, int64_t batch,
+                           int64_t before, int64_t channels, int64_t after, double epsilon, bool center, bool scale);
+
 /* Reductions. */
 typedef enum hgr_ref_reduce_op_t {
   HGR_REF_SUM,
   HGR_REF_MEAN,
   HGR_REF_MAX,
   HGR_REF_MIN,
+  HGR_REF_PROD, /* over zero elements 1; int32 products wrap */
 } hgr_ref_reduce_op_t;
 
 /* Which of ndim axes a Relay reduction reduces, into reduced[0..ndim): axes (count
@@ -60,5 +73,18 @@ void hgr_ref_reduce_f32(hgr_ref_reduce_op_t op, const float* x, int32_t ndim, co
  * zero elements sum 0, max INT32_MIN, min INT32_MAX. */
 void hgr_ref_reduce_i32(hgr_ref_reduce_op_t op, const int32_t* x, int32_t ndim, const int64_t* shape,
                         const bool* reduced, int32_t* y);
+
+/* argmax (is_max) or argmin over the middle axis of x viewed as [outer, len, inner]
+ * (float32, or int32 when is_int), len >= 1: y[o * inner + i] is the index of the
+ * extreme, the first of equal ones (the last with select_last); a NaN is the
+ * extreme (the first NaN, or the last with select_last), as NumPy's. */
+void hgr_ref_arg_reduce(const void* x, bool is_int, int64_t outer, int64_t len, int64_t inner, bool is_max,
+                        bool select_last, int32_t* y);
+
+/* topk over the middle axis: the k largest (smallest with ascend) of each row,
+ * sorted, equal values by lower index first, NaN above every number; values and
+ * indices are [outer, k, inner]. A plain stable sort of each row. */
+void hgr_ref_topk(const void* x, bool is_int, int64_t outer, int64_t len, int64_t inner, int64_t k, bool ascend,
+                  void* values, int32_t* indices);
 
 #endif /* HGR_TEST_REF_NORM_H_ */

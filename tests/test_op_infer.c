@@ -174,6 +174,65 @@ static void batch_norm_infers_three_outputs(void** state) {
   partial_free(p);
 }
 
+/* conv2d's epilogues, conv2d_transpose, the ONNX pool rule, lrn, instance_norm,
+ * prod, argmax/argmin and topk (ops for the ONNX loader). */
+static void onnx_compute_ops_infer_their_shapes(void** state) {
+  (void)state;
+  expect_output("conv2d", (input_t[]){F32(1, 3, 8, 8), F32(6, 3, 3, 3)}, 2,
+                ATTRS("padding", "[0, 1, 2, 1]", "activation", "clip", "a_min", "0", "a_max", "6"), "float32",
+                SHAPE(1, 6, 8, 8));
+  expect_output("conv2d_transpose", (input_t[]){F32(1, 4, 3, 3), F32(4, 3, 3, 3), F32(6)}, 3,
+                ATTRS("strides", "[3, 2]", "output_padding", "[1, 1]", "groups", "2"), "float32", SHAPE(1, 6, 10, 8));
+  expect_output("conv2d_transpose", (input_t[]){F32(1, 1, 3, 3), F32(1, 2, 3, 3)}, 2,
+                ATTRS("strides", "[3, 2]", "padding", "[1, 2, 1, 2]", "dilation", "2"), "float32", SHAPE(1, 2, 9, 5));
+  expect_output("max_pool2d", (input_t[]){F32(1, 2, 5, 5)}, 1,
+                ATTRS("pool_size", "2", "strides", "2", "padding", "1", "ceil_mode", "1", "drop_padded_windows", "1"),
+                "float32", SHAPE(1, 2, 3, 3));
+  expect_output("avg_pool2d", (input_t[]){F32(1, 2, 5, 5)}, 1,
+                ATTRS("pool_size", "2", "strides", "2", "padding", "1", "ceil_mode", "1"), "float32",
+                SHAPE(1, 2, 4, 4));
+  expect_output("lrn", (input_t[]){F32(2, 5, 3, 3)}, 1, ATTRS("size", "4"), "float32", SHAPE(2, 5, 3, 3));
+  expect_output("instance_norm", (input_t[]){F32(2, 3, 4, 5), F32(3), F32(3)}, 3, NULL, "float32", SHAPE(2, 3, 4, 5));
+  expect_output("instance_norm", (input_t[]){F32(2, 4, 5, 3), F32(3), F32(3)}, 3, ATTRS("axis", "-1"), "float32",
+                SHAPE(2, 4, 5, 3));
+  expect_output("prod", (input_t[]){I32(2, 3, 4)}, 1, ATTRS("axis", "[0, 2]"), "int32", SHAPE(3));
+  expect_output("argmax", (input_t[]){F32(2, 3, 4)}, 1, ATTRS("axis", "1"), "int32", SHAPE(2, 4));
+  expect_output("argmin", (input_t[]){I32(2, 3, 4)}, 1, ATTRS("axis", "[-1]", "keepdims", "True"), "int32",
+                SHAPE(2, 3, 1));
+  expect_output("argmax", (input_t[]){F32(2, 3, 4)}, 1, ATTRS("keepdims", "1"), "int32", SHAPE(1, 1, 1));
+  expect_output("argmin", (input_t[]){F32(2, 3, 4)}, 1, NULL, "int32", 0, NULL);
+
+  partial_t* p = partial_new("topk", 2, (input_t[]){F32(2, 7, 3)}, 1, ATTRS("k", "4", "axis", "1"));
+  hgr__entry_t outputs[2];
+  ASSERT_OK(infer(p, NULL, outputs));
+  assert_entry(&outputs[0], "float32", SHAPE(2, 4, 3));
+  assert_entry(&outputs[1], "int32", SHAPE(2, 4, 3));
+  partial_free(p);
+  p = partial_new("topk", 2, (input_t[]){I32(5)}, 1, ATTRS("k", "5", "is_ascend", "1"));
+  ASSERT_OK(infer(p, NULL, outputs));
+  assert_entry(&outputs[0], "int32", SHAPE(5));
+  assert_entry(&outputs[1], "int32", SHAPE(5));
+  partial_free(p);
+
+  expect_error("conv2d", 1, (input_t[]){F32(1, 3, 8, 8), F32(6, 3, 3, 3)}, 2, ATTRS("activation", "clip", "a_max", "6"),
+               "node 2 'n' (conv2d): attr 'a_min' is required with attr 'activation' = \"clip\"");
+  expect_error("conv2d_transpose", 1, (input_t[]){F32(1, 4, 3, 3), F32(4, 2, 3, 3)}, 2,
+               ATTRS("output_padding", "2", "strides", "2"),
+               "node 2 'n' (conv2d_transpose): attr 'output_padding' = \"2\" has 2; it must be below the stride (2) "
+               "or the dilation (1)");
+  expect_error("lrn", 1, (input_t[]){F32(2, 5, 3, 3)}, 1, ATTRS("size", "-2"),
+               "node 1 'n' (lrn): attr 'size' = -2 must be at least 1");
+  expect_error("instance_norm", 1, (input_t[]){F32(2, 3, 4), F32(4), F32(4)}, 3, NULL,
+               "node 3 'n' (instance_norm): input 1 'gamma' (one value per channel, along axis 1) (entry 1) should be "
+               "shaped [3]");
+  expect_error("argmax", 1, (input_t[]){F32(2, 3)}, 1, ATTRS("axis", "[0, 1]"),
+               "node 1 'n' (argmax): attr 'axis' = \"[0, 1]\" names 2 axes; argmax takes one");
+  expect_error("topk", 2, (input_t[]){F32(2, 3)}, 1, ATTRS("k", "4"),
+               "node 1 'n' (topk): attr 'k' = 4 is out of range: axis 1 has 3 elements");
+  expect_error("max_pool2d", 1, (input_t[]){F32(1, 2, 5, 5)}, 1, ATTRS("pool_size", "2", "drop_padded_windows", "x"),
+               "node 1 'n' (max_pool2d): attr 'drop_padded_windows' = \"x\" is not a bool");
+}
+
 static void every_built_in_op_has_an_infer(void** state) {
   (void)state;
   size_t family_count = 0, ops = 0;
@@ -386,6 +445,7 @@ int main(void) {
       cmocka_unit_test(layout_ops_infer_their_shapes),
       cmocka_unit_test(compute_ops_infer_their_shapes),
       cmocka_unit_test(batch_norm_infers_three_outputs),
+      cmocka_unit_test(onnx_compute_ops_infer_their_shapes),
       cmocka_unit_test(every_built_in_op_has_an_infer),
       cmocka_unit_test(unknown_op_is_named),
       cmocka_unit_test(wrong_input_count_is_named),

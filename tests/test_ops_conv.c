@@ -30,7 +30,13 @@ typedef struct conv_case_t {
   bool bias;
 } conv_case_t;
 
-static void conv_attrs(const conv_case_t* c, char* attrs, size_t capacity) {
+/* A fused leaky_relu or clip (HGR_REF_ACT_*) after a case's bias. */
+typedef struct epilogue_t {
+  int act;
+  float alpha, a_min, a_max;
+} epilogue_t;
+
+static void conv_attrs(const conv_case_t* c, const epilogue_t* e, char* attrs, size_t capacity) {
   int used = snprintf(attrs, capacity,
                       "\"strides\": \"[%lld, %lld]\", \"dilation\": \"[%lld, %lld]\", \"groups\": \"%lld\"",
                       (long long)c->p.strides[0], (long long)c->p.strides[1], (long long)c->p.dilation[0],
@@ -38,13 +44,21 @@ static void conv_attrs(const conv_case_t* c, char* attrs, size_t capacity) {
   if (c->padding_attr)
     used += snprintf(attrs + used, capacity - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
   if (c->p.relu) snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"relu\"");
+  if (e && e->act == HGR_REF_ACT_LEAKY_RELU)
+    snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"leaky_relu\", \"alpha\": \"%.9g\"",
+             (double)e->alpha);
+  if (e && e->act == HGR_REF_ACT_CLIP)
+    snprintf(attrs + used, capacity - (size_t)used,
+             ", \"activation\": \"clip\", \"a_min\": \"%.9g\", \"a_max\": \"%.9g\"", (double)e->a_min,
+             (double)e->a_max);
 }
 
 /* Sets up t with random inputs and the reference output; *out_bound gets the
  * per-element tolerance (malloc'd). */
-static void conv_setup(hgr_optest_t* t, const conv_case_t* c, hgr_test_rng_t* rng, double** out_bound) {
+static void conv_setup(hgr_optest_t* t, const conv_case_t* c, const epilogue_t* e, hgr_test_rng_t* rng,
+                       double** out_bound) {
   char attrs[512];
-  conv_attrs(c, attrs, sizeof(attrs));
+  conv_attrs(c, e, attrs, sizeof(attrs));
   hgr_optest_init(t, "conv2d", attrs);
   int64_t yshape[4];
   hgr_ref_conv2d_shape(c->x, c->w, &c->p, yshape);
@@ -54,6 +68,7 @@ static void conv_setup(hgr_optest_t* t, const conv_case_t* c, hgr_test_rng_t* rn
   float* y = hgr_optest_output(t, "float32", 4, yshape);
   for (uint32_t i = 0; i < t->input_count; ++i) hgr_optest_fill(&t->inputs[i], rng, -1, 1);
   hgr_ref_conv2d(x, c->x, w, c->w, bias, y, yshape, &c->p);
+  if (e) hgr_ref_conv2d_activate(y, t->outputs[0].count, e->act, e->alpha, e->a_min, e->a_max);
 
   /* S per element: the reference on |x|, |w|, |bias| without relu. */
   uint64_t nx = t->inputs[0].count, nw = t->inputs[1].count, ny = t->outputs[0].count;
@@ -120,17 +135,22 @@ static void conv_run_check(const char* device_spec, const hgr_optest_t* t, const
   if (bad) fail();
 }
 
-static void check_cases(const conv_case_t* cases, size_t count, uint64_t seed) {
+/* epilogues: NULL, or one per case. */
+static void check_cases_with(const conv_case_t* cases, const epilogue_t* epilogues, size_t count, uint64_t seed) {
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, seed);
   for (size_t i = 0; i < count; ++i) {
     hgr_optest_t t;
     double* bound;
-    conv_setup(&t, &cases[i], &rng, &bound);
+    conv_setup(&t, &cases[i], epilogues ? &epilogues[i] : NULL, &rng, &bound);
     conv_run_check(hgr_optest_device, &t, bound);
     free(bound);
     hgr_optest_free(&t);
   }
+}
+
+static void check_cases(const conv_case_t* cases, size_t count, uint64_t seed) {
+  check_cases_with(cases, NULL, count, seed);
 }
 
 #define P(sh, sw, pt, pl, pb, pr, dh, dw, g, relu) {{sh, sw}, {pt, pl, pb, pr}, {dh, dw}, g, relu}
@@ -206,6 +226,43 @@ static void bias_and_relu_match_reference(void** state) {
   check_cases(cases, COUNT(cases), 16);
 }
 
+
+/* The epilogues the ONNX loader fuses (Conv + Add + LeakyRelu / Clip(0, 6)) in the
+ * tiled, strided-tiled, grouped and depthwise (direct) kernels, with asymmetric
+ * padding and dilation. */
+static void leaky_relu_and_clip_epilogues_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 3, 9, 11}, {5, 3, 3, 3}, P(2, 2, 0, 1, 2, 0, 1, 2, 1, false), "[0, 1, 2, 0]", false},
+      {{1, 4, 7, 9}, {6, 2, 3, 3}, P(1, 1, 1, 0, 0, 2, 2, 1, 2, false), "[1, 0, 0, 2]", true},
+      {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 5, 9, 9}, {5, 1, 3, 3}, P(2, 1, 2, 1, 0, 1, 1, 2, 5, false), "[2, 1, 0, 1]", true},
+      {{2, 6, 8, 5}, {9, 2, 3, 3}, P(1, 2, 0, 1, 1, 0, 2, 1, 3, false), "[0, 1, 1, 0]", false},
+      {{1, 21, 3, 9}, {13, 21, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+  };
+  static const epilogue_t epilogues[] = {
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},  {HGR_REF_ACT_LEAKY_RELU, 0.25f, 0, 0},
+      {HGR_REF_ACT_LEAKY_RELU, 0.01f, 0, 0}, {HGR_REF_ACT_CLIP, 0, 0, 0.5f},
+      {HGR_REF_ACT_CLIP, 0, -0.25f, 0.25f},  {HGR_REF_ACT_CLIP, 0, 0, 6},
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 21);
+}
+
+/* Asymmetric padding with dilation in every kernel: tiled (groups 1, strides 1 and
+ * 2), grouped and depthwise (direct), as ONNX's Conv tests use them. */
+static void asymmetric_padding_with_dilation_matches_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 3, 10, 12}, {4, 3, 3, 3}, P(1, 1, 0, 2, 1, 0, 2, 3, 1, false), "[0, 2, 1, 0]", true},
+      {{1, 3, 11, 12}, {4, 3, 3, 2}, P(2, 3, 2, 0, 0, 1, 2, 2, 1, false), "[2, 0, 0, 1]", false},
+      {{1, 6, 10, 9}, {4, 3, 2, 3}, P(1, 2, 1, 2, 0, 1, 3, 2, 2, true), "[1, 2, 0, 1]", true},
+      {{1, 4, 9, 10}, {8, 1, 3, 3}, P(2, 1, 0, 1, 2, 1, 2, 2, 4, false), "[0, 1, 2, 1]", true},
+  };
+  check_cases(cases, COUNT(cases), 22);
+}
+
 static void sizes_of_one_and_odd_match_reference(void** state) {
   (void)state;
   static const conv_case_t cases[] = {
@@ -231,6 +288,114 @@ static void large_layers_match_reference(void** state) {
       {{1, 32, 28, 28}, {32, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 32, true), "1", true},
   };
   check_cases(cases, COUNT(cases), 18);
+}
+
+/* ---- conv2d_transpose ------------------------------------------------------------------ */
+
+typedef struct transpose_case_t {
+  int64_t x[4], w[4]; /* w: [C_in, C_out / groups, kh, kw] */
+  hgr_ref_conv2d_t p;
+  const char* padding_attr;
+  int64_t output_padding[2];
+  bool bias;
+} transpose_case_t;
+
+/* Tolerance as conv2d's (the same sums, per element): 1e-5 * S + 1e-7, S the
+ * element's sum of |x * w| plus |bias| from the reference on magnitudes. */
+static void check_transpose(const transpose_case_t* c, hgr_test_rng_t* rng) {
+  char attrs[512];
+  int used = snprintf(attrs, sizeof(attrs),
+                      "\"strides\": \"[%lld, %lld]\", \"dilation\": \"[%lld, %lld]\", \"groups\": \"%lld\", "
+                      "\"output_padding\": \"[%lld, %lld]\", \"kernel_layout\": \"IOHW\"",
+                      (long long)c->p.strides[0], (long long)c->p.strides[1], (long long)c->p.dilation[0],
+                      (long long)c->p.dilation[1], (long long)c->p.groups, (long long)c->output_padding[0],
+                      (long long)c->output_padding[1]);
+  if (c->padding_attr)
+    used += snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
+  if (c->p.relu) snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"activation\": \"relu\"");
+  int64_t yshape[4];
+  hgr_ref_conv2d_transpose_shape(c->x, c->w, &c->p, c->output_padding, yshape);
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d_transpose", attrs);
+  float* x = hgr_optest_input(&t, "float32", 4, c->x);
+  float* w = hgr_optest_input(&t, "float32", 4, c->w);
+  float* bias = c->bias ? hgr_optest_input(&t, "float32", 1, &yshape[1]) : NULL;
+  float* y = hgr_optest_output(&t, "float32", 4, yshape);
+  for (uint32_t i = 0; i < t.input_count; ++i) hgr_optest_fill(&t.inputs[i], rng, -1, 1);
+  hgr_ref_conv2d_transpose(x, c->x, w, c->w, bias, y, yshape, &c->p);
+  uint64_t nx = t.inputs[0].count, nw = t.inputs[1].count, ny = t.outputs[0].count;
+  float* ax = malloc(nx * sizeof(float) + 1);
+  float* aw = malloc(nw * sizeof(float) + 1);
+  float* ab = malloc((size_t)yshape[1] * sizeof(float) + 1);
+  float* s = malloc(ny * sizeof(float) + 1);
+  double* bound = malloc(ny * sizeof(double) + 1);
+  assert_true(ax && aw && ab && s && bound);
+  for (uint64_t i = 0; i < nx; ++i) ax[i] = fabsf(x[i]);
+  for (uint64_t i = 0; i < nw; ++i) aw[i] = fabsf(w[i]);
+  for (int64_t i = 0; bias && i < yshape[1]; ++i) ab[i] = fabsf(bias[i]);
+  hgr_ref_conv2d_t plain = c->p;
+  plain.relu = false;
+  hgr_ref_conv2d_transpose(ax, c->x, aw, c->w, bias ? ab : NULL, s, yshape, &plain);
+  for (uint64_t i = 0; i < ny; ++i) bound[i] = 1e-5 * s[i] + 1e-7;
+  conv_run_check(hgr_optest_device, &t, bound);
+  free(ax);
+  free(aw);
+  free(ab);
+  free(s);
+  free(bound);
+  hgr_optest_free(&t);
+}
+
+/* ONNX ConvTranspose's cases: strides, asymmetric padding, dilation, groups,
+ * output_padding, bias and relu, kernels larger than the input. */
+static void conv2d_transpose_matches_reference(void** state) {
+  (void)state;
+  static const transpose_case_t cases[] = {
+      {{1, 1, 3, 3}, {1, 2, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, {0, 0}, false},
+      {{1, 3, 4, 5}, {3, 4, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", {1, 1}, true},
+      {{2, 2, 3, 3}, {2, 3, 3, 3}, P(3, 2, 0, 0, 0, 0, 1, 1, 1, false), NULL, {1, 1}, false},
+      {{1, 4, 5, 4}, {4, 2, 3, 2}, P(2, 1, 1, 0, 2, 1, 1, 1, 2, true), "[1, 0, 2, 1]", {0, 0}, true},
+      {{1, 2, 4, 4}, {2, 1, 3, 3}, P(1, 1, 0, 1, 1, 0, 2, 2, 1, false), "[0, 1, 1, 0]", {0, 1}, false},
+      {{1, 6, 3, 4}, {6, 1, 4, 4}, P(2, 2, 1, 1, 1, 1, 1, 1, 6, false), "1", {0, 0}, true},
+      {{1, 3, 2, 2}, {3, 5, 5, 5}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), "0", {0, 0}, true},
+      {{1, 5, 7, 6}, {5, 4, 3, 3}, P(2, 3, 2, 1, 0, 1, 2, 1, 1, false), "[2, 1, 0, 1]", {1, 2}, true},
+  };
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 23);
+  for (size_t i = 0; i < COUNT(cases); ++i) check_transpose(&cases[i], &rng);
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  const transpose_case_t large = {
+      {1, 32, 14, 14}, {32, 16, 4, 4}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", {0, 0}, true};
+  check_transpose(&large, &rng);
+}
+
+static void expect_transpose_error(const char* attrs, const int64_t* xshape, const int64_t* wshape,
+                                   const int64_t* yshape, const char* message) {
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d_transpose", attrs);
+  hgr_optest_input(&t, "float32", 4, xshape);
+  hgr_optest_input(&t, "float32", 4, wshape);
+  hgr_optest_output(&t, "float32", 4, yshape);
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
+                "node 2 'conv2d_transpose_node' (conv2d_transpose): ", message);
+  hgr_optest_free(&t);
+}
+
+static void conv2d_transpose_rejects_bad_attrs_and_shapes(void** state) {
+  (void)state;
+  const int64_t x[4] = {1, 4, 3, 3}, w[4] = {4, 2, 3, 3}, y[4] = {1, 2, 5, 5};
+  expect_transpose_error("\"kernel_layout\": \"OIHW\"", x, w, y, "attr 'kernel_layout' = \"OIHW\"");
+  expect_transpose_error("\"groups\": \"3\"", x, w, y, "with groups = 3");
+  expect_transpose_error("", x, (const int64_t[]){3, 2, 3, 3}, y, "with groups = 1");
+  expect_transpose_error("\"output_padding\": \"[1, 0]\"", x, w, y,
+                         "attr 'output_padding' = \"[1, 0]\" has 1; it must be below the stride (1) or the "
+                         "dilation (1)");
+  expect_transpose_error("\"channels\": \"4\"", x, w, y,
+                         "attr 'channels' = \"4\" does not match the output channels (weight's dim 1 x groups), 2");
+  expect_transpose_error("\"padding\": \"3\"", x, w, y, "leaves an output of -1 x -1; it must be at least 1 x 1");
+  expect_transpose_error("\"strides\": \"2\"", x, w, y,
+                         "output 0 (entry 2) should be shaped [1, 2, 7, 7], the graph says [1, 2, 5, 5]");
+  expect_transpose_error("\"output_padding\": \"[1, 2, 3]\"", x, w, y, "attr 'output_padding'");
 }
 
 /* Plans node 2 or 3 (the conv2d of t's graph) for the given limits. */
@@ -334,6 +499,14 @@ static void bad_attrs_and_shapes_are_rejected(void** state) {
   expect_error("\"padding\": \"1\", \"out_layout\": \"NHWC\"", x, w, NULL, y, "attr 'out_layout' = \"NHWC\"");
   expect_error("\"padding\": \"1\", \"out_dtype\": \"float16\"", x, w, NULL, y, "attr 'out_dtype' = \"float16\"");
   expect_error("\"padding\": \"1\", \"activation\": \"tanh\"", x, w, NULL, y, "attr 'activation' = \"tanh\"");
+  expect_error("\"padding\": \"1\", \"activation\": \"clip\", \"a_min\": \"0\"", x, w, NULL, y,
+               "attr 'a_max' is required with attr 'activation' = \"clip\"");
+  expect_error("\"padding\": \"1\", \"activation\": \"clip\", \"a_min\": \"6\", \"a_max\": \"0\"", x, w, NULL, y,
+               "attr 'a_min' = \"6\" and attr 'a_max' = \"0\" must satisfy a_min <= a_max");
+  expect_error("\"padding\": \"1\", \"activation\": \"relu\", \"alpha\": \"0.1\"", x, w, NULL, y,
+               "attr 'alpha' = \"0.1\" is given, but attr 'activation' = \"relu\" does not take it");
+  expect_error("\"padding\": \"1\", \"activation\": \"leaky_relu\", \"alpha\": \"x\"", x, w, NULL, y,
+               "attr 'alpha' = \"x\"");
   expect_error("\"padding\": \"1\", \"channels\": \"8\"", x, w, NULL, y,
                "attr 'channels' = \"8\" does not match the weight's output channels, 6");
   expect_error("\"padding\": \"1\", \"kernel_size\": \"[3, 5]\"", x, w, NULL, y,
@@ -377,12 +550,16 @@ int main(int argc, char** argv) {
       cmocka_unit_test(groups_and_depthwise_match_reference),
       cmocka_unit_test(kernel_shapes_match_reference),
       cmocka_unit_test(bias_and_relu_match_reference),
+      cmocka_unit_test(leaky_relu_and_clip_epilogues_match_reference),
+      cmocka_unit_test(asymmetric_padding_with_dilation_matches_reference),
       cmocka_unit_test(sizes_of_one_and_odd_match_reference),
       cmocka_unit_test(large_layers_match_reference),
       cmocka_unit_test(tiles_follow_device_limits),
       cmocka_unit_test(small_device_limits_still_work),
       cmocka_unit_test(bad_attrs_and_shapes_are_rejected),
       cmocka_unit_test(bad_ranks_are_rejected),
+      cmocka_unit_test(conv2d_transpose_matches_reference),
+      cmocka_unit_test(conv2d_transpose_rejects_bad_attrs_and_shapes),
   };
   return hgr_optest_main(argc, argv, "ops_conv", tests, sizeof(tests) / sizeof(tests[0]));
 }

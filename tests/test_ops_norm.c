@@ -228,6 +228,137 @@ static void expect_error(const hgr_optest_t* t, const char* first, const char* s
                 second);
 }
 
+/* ---- lrn and instance_norm ------------------------------------------------------------ */
+
+typedef struct lrn_case_t {
+  int32_t ndim;
+  int64_t shape[4];
+  int64_t axis, size;
+  double alpha, beta, bias;
+} lrn_case_t;
+
+/* lrn: rtol 2e-5, atol 1e-6. The sum of at most `size` squares rounds a few times
+ * (u = 6e-8 each), the base's relative error times beta <= 0.75 carries into the
+ * power, and OpenCL's pow may be off by 16 ulp (1e-6): about 3e-6 in all. Sizes odd
+ * and even (ONNX's window is lopsided for even sizes), larger than the channels,
+ * and other axes. */
+static void lrn_matches_reference(void** state) {
+  (void)state;
+  static const lrn_case_t cases[] = {
+      {4, {1, 5, 3, 4}, 1, 3, 1e-4, 0.75, 1.0},  {4, {2, 7, 2, 3}, 1, 2, 0.02, 0.5, 2.0},
+      {4, {1, 6, 3, 3}, 1, 4, 0.5, 0.75, 1.0},   {4, {1, 3, 2, 5}, 1, 5, 0.1, 1.0, 0.5},
+      {2, {3, 9}, 1, 1, 1.0, 0.75, 1.0},         {3, {2, 4, 6}, 2, 3, 0.3, 0.6, 1.5},
+      {4, {2, 3, 4, 5}, -3, 6, 0.2, 0.9, 1.0},
+  };
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 31);
+  for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); ++k) {
+    const lrn_case_t* c = &cases[k];
+    char attrs[192];
+    snprintf(attrs, sizeof(attrs),
+             "\"size\": \"%lld\", \"axis\": \"%lld\", \"alpha\": \"%.9g\", \"beta\": \"%.9g\", \"bias\": \"%.9g\"",
+             (long long)c->size, (long long)c->axis, c->alpha, c->beta, c->bias);
+    int32_t axis = (int32_t)(c->axis < 0 ? c->axis + c->ndim : c->axis);
+    int64_t outer = 1, inner = 1;
+    for (int32_t d = 0; d < axis; ++d) outer *= c->shape[d];
+    for (int32_t d = axis + 1; d < c->ndim; ++d) inner *= c->shape[d];
+    hgr_optest_t t;
+    hgr_optest_init(&t, "lrn", attrs);
+    float* x = hgr_optest_input(&t, "float32", c->ndim, c->shape);
+    float* y = hgr_optest_output(&t, "float32", c->ndim, c->shape);
+    hgr_optest_fill(&t.inputs[0], &rng, -3, 3);
+    /* the kernel gets alpha and beta as float32 */
+    hgr_ref_lrn(x, y, outer, c->shape[axis], inner, c->size, (float)c->alpha, (float)c->beta, (float)c->bias);
+    hgr_optest_tolerance(&t, 2e-5, 1e-6);
+    hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
+    hgr_optest_free(&t);
+  }
+}
+
+typedef struct instance_case_t {
+  int32_t ndim;
+  int64_t shape[5];
+  int64_t axis;
+  bool large;
+} instance_case_t;
+
+/* instance_norm: rtol 1e-5, atol 1e-5, as layer_norm's (the same two compensated
+ * passes). Rows short (a work-item each) and long (a work-group), channels on axis 1
+ * and last (NHWC-like, strided rows), 3-D to 5-D. */
+static void instance_norm_matches_reference(void** state) {
+  (void)state;
+  static const instance_case_t cases[] = {
+      {4, {2, 3, 4, 5}, 1, false}, {3, {1, 4, 7}, 1, false},     {4, {1, 2, 6, 7}, 1, false},
+      {4, {2, 3, 5, 4}, -1, false}, {5, {1, 2, 3, 2, 4}, 2, false}, {3, {2, 3, 1}, 1, false},
+      {4, {2, 8, 32, 32}, 1, true}, {4, {1, 40, 41, 16}, 3, true},
+  };
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 32);
+  for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); ++k) {
+    const instance_case_t* c = &cases[k];
+    if (c->large && hgr_optest_is_simulator(hgr_optest_device)) continue;
+    bool center = (k & 1) == 0, scale = (k & 2) == 0;
+    double epsilon = k % 3 ? 1e-5 : 1e-2;
+    char attrs[192];
+    snprintf(attrs, sizeof(attrs), "\"axis\": \"%lld\", \"epsilon\": \"%g\", \"center\": \"%s\", \"scale\": \"%s\"",
+             (long long)c->axis, epsilon, center ? "True" : "False", scale ? "1" : "0");
+    int32_t axis = (int32_t)(c->axis < 0 ? c->axis + c->ndim : c->axis);
+    int64_t before = 1, after = 1, channels = c->shape[axis];
+    for (int32_t d = 1; d < axis; ++d) before *= c->shape[d];
+    for (int32_t d = axis + 1; d < c->ndim; ++d) after *= c->shape[d];
+    hgr_optest_t t;
+    hgr_optest_init(&t, "instance_norm", attrs);
+    float* x = hgr_optest_input(&t, "float32", c->ndim, c->shape);
+    float* gamma = hgr_optest_input(&t, "float32", 1, &channels);
+    float* beta = hgr_optest_input(&t, "float32", 1, &channels);
+    float* y = hgr_optest_output(&t, "float32", c->ndim, c->shape);
+    hgr_optest_fill(&t.inputs[0], &rng, -1, 7);
+    hgr_optest_fill(&t.inputs[1], &rng, -2, 2);
+    hgr_optest_fill(&t.inputs[2], &rng, -1, 1);
+    hgr_ref_instance_norm(x, gamma, beta, y, c->shape[0], before, channels, after, (float)epsilon, center, scale);
+    hgr_optest_tolerance(&t, 1e-5, 1e-5);
+    hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
+    hgr_optest_free(&t);
+  }
+}
+
+static void expect_norm_error(const char* op, const char* attrs, int32_t ndim, const int64_t* shape,
+                              int64_t param_len, const char* message) {
+  hgr_optest_t t;
+  hgr_optest_init(&t, op, attrs);
+  hgr_optest_input(&t, "float32", ndim, shape);
+  if (param_len >= 0) {
+    hgr_optest_input(&t, "float32", 1, &param_len);
+    hgr_optest_input(&t, "float32", 1, &param_len);
+  }
+  hgr_optest_output(&t, "float32", ndim, shape);
+  char prefix[64];
+  snprintf(prefix, sizeof(prefix), "node %u '%s_node' (%s): ", t.input_count, op, op);
+  ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT, prefix,
+                message);
+  hgr_optest_free(&t);
+}
+
+static void lrn_and_instance_norm_reject_bad_attrs_and_shapes(void** state) {
+  (void)state;
+  const int64_t s4[4] = {1, 3, 4, 4}, s1[1] = {5};
+  expect_norm_error("lrn", NULL, 4, s4, -1, "attr 'size' is required");
+  expect_norm_error("lrn", "\"size\": \"0\"", 4, s4, -1, "attr 'size' = 0 must be at least 1");
+  expect_norm_error("lrn", "\"size\": \"3\", \"axis\": \"4\"", 4, s4, -1,
+                    "attr 'axis' = 4 is out of range for 4 dimensions");
+  expect_norm_error("lrn", "\"size\": \"3\", \"beta\": \"inf\"", 4, s4, -1,
+                    "attr 'beta' = \"inf\" must be a finite number");
+  expect_norm_error("lrn", "\"size\": \"3\", \"bias\": \"x\"", 4, s4, -1, "attr 'bias' = \"x\"");
+  expect_norm_error("instance_norm", NULL, 4, s4, 4,
+                    "input 1 'gamma' (one value per channel, along axis 1) (entry 1) should be shaped [3]");
+  expect_norm_error("instance_norm", "\"axis\": \"0\"", 4, s4, 1,
+                    "attr 'axis' = \"0\" names the batch axis; the channel axis must be another");
+  expect_norm_error("instance_norm", NULL, 1, s1, 5,
+                    "input 0 'data' is shaped [5]; it must have at least 2 dimensions ([N, C, ...])");
+  expect_norm_error("instance_norm", "\"epsilon\": \"-1\"", 4, s4, 3,
+                    "attr 'epsilon' = \"-1\" must be a finite number >= 0");
+}
+
 static void softmax_rejects_bad_attrs_and_shapes(void** state) {
   (void)state;
   int64_t shape[2] = {3, 4}, other[2] = {4, 3};
@@ -377,6 +508,9 @@ int main(int argc, char** argv) {
       cmocka_unit_test(softmax_rejects_bad_attrs_and_shapes),
       cmocka_unit_test(layer_norm_rejects_bad_attrs_and_shapes),
       cmocka_unit_test(batch_norm_rejects_bad_attrs_and_shapes),
+      cmocka_unit_test(lrn_matches_reference),
+      cmocka_unit_test(instance_norm_matches_reference),
+      cmocka_unit_test(lrn_and_instance_norm_reject_bad_attrs_and_shapes),
   };
   return hgr_optest_main(argc, argv, "ops_norm", tests, sizeof(tests) / sizeof(tests[0]));
 }

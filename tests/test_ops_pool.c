@@ -36,17 +36,27 @@ static void pool_attrs(const pool_case_t* c, char* attrs, size_t capacity) {
              c->p.count_include_pad ? "1" : "0");
 }
 
-static void check_cases(const pool_case_t* cases, size_t count, uint64_t seed) {
+/* drop_padded: with the attr drop_padded_windows, the output loses a last window
+ * that would start in the end padding (ONNX); the reference then simply computes
+ * fewer windows. *out_dropped (may be NULL) counts the axes that lost one. */
+static void check_cases_onnx(const pool_case_t* cases, size_t count, uint64_t seed, bool drop_padded,
+                             int* out_dropped) {
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, seed);
   for (size_t i = 0; i < count; ++i) {
     const pool_case_t* c = &cases[i];
     char attrs[512];
     pool_attrs(c, attrs, sizeof(attrs));
+    if (drop_padded) strcat(attrs, ", \"drop_padded_windows\": \"True\"");
     hgr_optest_t t;
     hgr_optest_init(&t, c->p.max ? "max_pool2d" : "avg_pool2d", attrs);
     int64_t yshape[4];
     hgr_ref_pool2d_shape(c->x, &c->p, yshape);
+    for (int axis = 0; drop_padded && c->p.ceil_mode && axis < 2; ++axis)
+      if (yshape[2 + axis] > 1 && (yshape[2 + axis] - 1) * c->p.strides[axis] >= c->x[2 + axis] + c->p.padding[axis]) {
+        --yshape[2 + axis];
+        if (out_dropped) ++*out_dropped;
+      }
     float* x = hgr_optest_input(&t, "float32", 4, c->x);
     float* y = hgr_optest_output(&t, "float32", 4, yshape);
     hgr_optest_fill(&t.inputs[0], &rng, -1, 1);
@@ -55,6 +65,10 @@ static void check_cases(const pool_case_t* cases, size_t count, uint64_t seed) {
     hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
     hgr_optest_free(&t);
   }
+}
+
+static void check_cases(const pool_case_t* cases, size_t count, uint64_t seed) {
+  check_cases_onnx(cases, count, seed, false, NULL);
 }
 
 /* max, pool, strides, padding (top, left, bottom, right), dilation, ceil_mode, count_include_pad */
@@ -112,6 +126,29 @@ static void avg_pool_matches_reference(void** state) {
       {{1, 2, 4, 5}, Q(false, 2, 2, 1, 1, 2, 2, 2, 2, 1, 1, false, false), "2", "2"},
   };
   check_cases(cases, COUNT(cases), 22);
+}
+
+/* ONNX's MaxPool / AveragePool with ceil_mode (drop_padded_windows True): a last
+ * window that would start in the end padding is dropped; the others, and every
+ * divisor, are as without the attr (count_include_pad counts the declared padding,
+ * never ceil_mode's). These shapes were checked against onnxruntime 1.x (opset 19)
+ * with the same rule; most of them drop a window, some do not. */
+static void onnx_ceil_mode_drops_windows_starting_in_end_padding(void** state) {
+  (void)state;
+  static const pool_case_t cases[] = {
+      {{1, 2, 3, 1}, Q(true, 2, 1, 3, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "[2, 1]"},
+      {{1, 2, 3, 5}, Q(true, 1, 2, 3, 3, 0, 1, 0, 1, 2, 1, true, false), "[0, 1, 0, 1]", "[1, 2]"},
+      {{1, 2, 5, 5}, Q(true, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, true, false), "1", "2"},
+      {{1, 2, 5, 5}, Q(true, 1, 1, 3, 3, 0, 0, 0, 0, 1, 1, true, false), NULL, "1"},
+      {{1, 2, 7, 6}, Q(false, 4, 2, 3, 2, 0, 0, 2, 1, 2, 1, true, true), "[0, 0, 2, 1]", "[4, 2]"},
+      {{1, 2, 3, 7}, Q(false, 2, 3, 2, 3, 0, 2, 1, 1, 1, 1, true, false), "[0, 2, 1, 1]", "[2, 3]"},
+      {{1, 2, 1, 2}, Q(false, 3, 1, 2, 1, 1, 0, 2, 0, 1, 2, true, false), "[1, 0, 2, 0]", "[3, 1]"},
+      {{1, 2, 5, 5}, Q(false, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "2"},
+      {{1, 3, 8, 7}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
+  };
+  int dropped = 0;
+  check_cases_onnx(cases, COUNT(cases), 24, true, &dropped);
+  assert_true(dropped >= 8);
 }
 
 /* A big input (not on Oclgrind): a ResNet-sized stem pool. */
@@ -196,6 +233,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(max_pool_matches_reference),
       cmocka_unit_test(avg_pool_matches_reference),
+      cmocka_unit_test(onnx_ceil_mode_drops_windows_starting_in_end_padding),
       cmocka_unit_test(large_pools_match_reference),
       cmocka_unit_test(global_pools_match_reference),
       cmocka_unit_test(bad_attrs_and_shapes_are_rejected),

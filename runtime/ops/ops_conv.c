@@ -1,4 +1,5 @@
-/* conv2d (kernels/conv.cl): Relay's nn.conv2d on float32, NCHW data, OIHW weights.
+/* conv2d (kernels/conv.cl): Relay's nn.conv2d on float32, NCHW data, OIHW weights;
+ * conv2d_transpose: Relay's nn.conv2d_transpose (ONNX ConvTranspose), further below.
  *
  * Attrs (Relay's names and defaults): strides [1, 1]; padding 0, given as 1 value
  * (all sides), 2 ([top and bottom, left and right]) or 4 ([top, left, bottom,
@@ -11,12 +12,25 @@
  * hgr extension, a fused epilogue (what Relay writes as conv2d -> bias_add -> relu):
  *   - an optional third input, bias, shaped [C_out], is added to every output of its
  *     channel;
- *   - attr "activation" = "none" (default) or "relu" applies max(x, 0) after the bias.
+ *   - attr "activation" after the bias: "none" (default), "relu" (max(x, 0)),
+ *     "leaky_relu" (x >= 0 ? x : alpha * x; attr "alpha", default 0.01) or "clip"
+ *     (min(max(x, a_min), a_max); attrs "a_min" and "a_max", both required, as
+ *     ONNX's Clip with both bounds). alpha, a_min and a_max are errors with any
+ *     other activation.
+ *
+ * conv2d_transpose: data [N, C_in, H, W], weight [C_in, C_out / groups, kh, kw]
+ * (kernel_layout "IOHW", ONNX ConvTranspose's), optional bias [C_out]; the attrs of
+ * conv2d (kernel_layout "IOHW" or "", activation included) plus output_padding ([0,
+ * 0], 1 or 2 values, each below the stride or the dilation). Output [N, C_out, OH,
+ * OW] with OH = (H - 1) * stride - pad_top - pad_bottom + dilation * (kh - 1) +
+ * output_padding + 1 (likewise OW), at least 1. It runs
+ * hgr_conv2d_transpose_direct, one work-item per output gathering its taps.
  *
  * Kernels: groups == 1 runs a kernel tiled in local memory (hgr_conv2d_tiled_*),
  * with the tile variant and work-group shape chosen here from the device's limits;
  * grouped and depthwise convolutions, and shapes no tile fits, run
  * hgr_conv2d_direct (one work-item per output, reading global memory). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,17 +39,23 @@
 /* Meta layout shared with kernels/conv.cl (CONV_* there). */
 enum {
   META_N, META_C, META_H, META_W, META_K, META_OH, META_OW, META_KH, META_KW, META_SH, META_SW, META_DH, META_DW,
-  META_PT, META_PL, META_GROUPS, META_FLAGS, META_CIT, META_TIH, META_TIW, META_TILES_K, META_COUNT
+  META_PT, META_PL, META_GROUPS, META_FLAGS, META_CIT, META_TIH, META_TIW, META_TILES_K,
+  META_ALPHA, META_A_MIN, META_A_MAX, /* float bits */
+  META_COUNT
 };
 #define FLAG_HAS_BIAS 1
 #define FLAG_RELU 2
+#define FLAG_LEAKY_RELU 4
+#define FLAG_CLIP 8
 
 typedef struct conv_t {
   int64_t n, c, h, w;       /* input */
   int64_t k, kh, kw;        /* weight [k, c / groups, kh, kw] */
   int64_t oh, ow;           /* output [n, k, oh, ow] */
   int64_t strides[2], dilation[2], padding[4], groups;
-  bool bias, relu;
+  bool bias;
+  int activation; /* 0 or a FLAG_* of the epilogue */
+  float alpha, a_min, a_max;
 } conv_t;
 
 /* A compile-time tile of kernels/conv.cl: each work-item computes ocb output
@@ -89,14 +109,14 @@ static hgr_status_t check_optional_ints(const hgr__op_ctx_t* ctx, const char* ke
 
 /* ---- checks ------------------------------------------------------------------------ */
 
-static hgr_status_t check_4d(const hgr__op_ctx_t* ctx, uint32_t input, const char* name) {
+static hgr_status_t check_4d(const hgr__op_ctx_t* ctx, uint32_t input, const char* name, const char* layout) {
   HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, (int)input, -1, false));
   const hgr__entry_t* entry = hgr__op_input(ctx, input);
   if (entry->ndim != 4) {
     char shape[160];
     return HGR__OP_ERROR(ctx, "input %u (%s, entry %u) is shaped %s; it must have 4 dimensions (%s)", input, name,
                          (uint32_t)(entry - ctx->graph->entries), hgr__entry_shape(entry, shape, sizeof(shape)),
-                         input == 0 ? "NCHW" : "OIHW");
+                         layout);
   }
   return HGR_OK;
 }
@@ -108,30 +128,71 @@ static int64_t out_extent(int64_t in, int64_t pad_sum, int64_t kernel, int64_t s
   return (in + pad_sum - span) / stride + 1;
 }
 
-static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
+/* The fused epilogue's attrs: leaky_relu's alpha (0.01), clip's a_min and a_max
+ * (both required, a_min <= a_max), and none of them with another activation. */
+static hgr_status_t parse_activation(const hgr__op_ctx_t* ctx, const char* activation, conv_t* p) {
+  bool leaky = !strcmp(activation, "leaky_relu"), clip = !strcmp(activation, "clip");
+  p->activation = !strcmp(activation, "relu") ? FLAG_RELU : leaky ? FLAG_LEAKY_RELU : clip ? FLAG_CLIP : 0;
+  static const char* const keys[] = {"alpha", "a_min", "a_max"};
+  for (int k = 0; k < 3; ++k) {
+    bool wanted = k == 0 ? leaky : clip;
+    if (!wanted && hgr__attr_string(ctx, keys[k], NULL))
+      return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" is given, but attr 'activation' = \"%s\" does not take it",
+                           keys[k], hgr__attr_string(ctx, keys[k], ""), activation);
+  }
+  double alpha = 0.01, a_min = 0, a_max = 0;
+  if (leaky) {
+    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "alpha", 0.01, &alpha));
+    if (!isfinite(alpha))
+      return HGR__OP_ERROR(ctx, "attr 'alpha' = \"%s\" must be finite", hgr__attr_string(ctx, "alpha", ""));
+  }
+  if (clip) {
+    for (int k = 1; k < 3; ++k)
+      if (!hgr__attr_string(ctx, keys[k], NULL))
+        return HGR__OP_ERROR(ctx, "attr '%s' is required with attr 'activation' = \"clip\"", keys[k]);
+    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "a_min", 0, &a_min));
+    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "a_max", 0, &a_max));
+    if (isnan(a_min) || isnan(a_max) || a_min > a_max)
+      return HGR__OP_ERROR(ctx, "attr 'a_min' = \"%s\" and attr 'a_max' = \"%s\" must satisfy a_min <= a_max",
+                           hgr__attr_string(ctx, "a_min", ""), hgr__attr_string(ctx, "a_max", ""));
+  }
+  p->alpha = (float)alpha;
+  p->a_min = (float)a_min;
+  p->a_max = (float)a_max;
+  return HGR_OK;
+}
+
+/* The attrs conv2d and conv2d_transpose share: layouts (the kernel's is
+ * kernel_layouts[0]), out_dtype, the epilogue, strides, dilation, padding, groups. */
+static hgr_status_t parse_window_attrs(const hgr__op_ctx_t* ctx, const char* const* kernel_layouts, conv_t* p) {
   /* "" is the default, as TVM writes unset layouts */
   static const char* const data_layouts[] = {"NCHW", "", NULL};
-  static const char* const kernel_layouts[] = {"OIHW", "", NULL};
   static const char* const out_layouts[] = {"", "NCHW", NULL};
   static const char* const out_dtypes[] = {"", "float32", NULL};
-  static const char* const activations[] = {"none", "relu", NULL};
+  static const char* const activations[] = {"none", "relu", "leaky_relu", "clip", NULL};
   memset(p, 0, sizeof(*p));
   const char* choice;
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "data_layout", "NCHW", data_layouts, &choice));
-  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "kernel_layout", "OIHW", kernel_layouts, &choice));
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "kernel_layout", kernel_layouts[0], kernel_layouts, &choice));
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "out_layout", "", out_layouts, &choice));
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "out_dtype", "", out_dtypes, &choice));
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "activation", "none", activations, &choice));
-  p->relu = !strcmp(choice, "relu");
+  HGR_RETURN_IF_ERROR(parse_activation(ctx, choice, p));
   HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "strides", 1, 1, p->strides));
   HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "dilation", 1, 1, p->dilation));
   HGR_RETURN_IF_ERROR(hgr__attr_padding(ctx, "padding", p->padding));
   HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "groups", 1, &p->groups));
   if (p->groups < 1 || p->groups > INT32_MAX)
     return HGR__OP_ERROR(ctx, "attr 'groups' = %lld must be at least 1", (long long)p->groups);
+  return HGR_OK;
+}
 
-  HGR_RETURN_IF_ERROR(check_4d(ctx, 0, "data"));
-  HGR_RETURN_IF_ERROR(check_4d(ctx, 1, "weight"));
+static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
+  static const char* const kernel_layouts[] = {"OIHW", "", NULL};
+  HGR_RETURN_IF_ERROR(parse_window_attrs(ctx, kernel_layouts, p));
+
+  HGR_RETURN_IF_ERROR(check_4d(ctx, 0, "data", "NCHW"));
+  HGR_RETURN_IF_ERROR(check_4d(ctx, 1, "weight", "OIHW"));
   const hgr__entry_t* x = hgr__op_input(ctx, 0);
   const hgr__entry_t* w = hgr__op_input(ctx, 1);
   p->n = x->shape[0];
@@ -279,7 +340,10 @@ static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t*
   meta[META_PT] = (int32_t)p->padding[0];
   meta[META_PL] = (int32_t)p->padding[1];
   meta[META_GROUPS] = (int32_t)p->groups;
-  meta[META_FLAGS] = (p->bias ? FLAG_HAS_BIAS : 0) | (p->relu ? FLAG_RELU : 0);
+  meta[META_FLAGS] = (p->bias ? FLAG_HAS_BIAS : 0) | p->activation;
+  memcpy(&meta[META_ALPHA], &p->alpha, sizeof(float));
+  memcpy(&meta[META_A_MIN], &p->a_min, sizeof(float));
+  memcpy(&meta[META_A_MAX], &p->a_max, sizeof(float));
   if (t) {
     meta[META_CIT] = (int32_t)t->cit;
     meta[META_TIH] = (int32_t)t->tih;
@@ -317,11 +381,101 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
+/* ---- conv2d_transpose ------------------------------------------------------------------ */
+
+static hgr_status_t parse_conv_transpose(const hgr__op_ctx_t* ctx, conv_t* p) {
+  static const char* const kernel_layouts[] = {"IOHW", "", NULL};
+  HGR_RETURN_IF_ERROR(parse_window_attrs(ctx, kernel_layouts, p));
+  int64_t output_padding[2];
+  HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "output_padding", 0, 0, output_padding));
+  HGR_RETURN_IF_ERROR(check_4d(ctx, 0, "data", "NCHW"));
+  HGR_RETURN_IF_ERROR(check_4d(ctx, 1, "weight", "IOHW"));
+  const hgr__entry_t* x = hgr__op_input(ctx, 0);
+  const hgr__entry_t* w = hgr__op_input(ctx, 1);
+  p->n = x->shape[0];
+  p->c = x->shape[1];
+  p->h = x->shape[2];
+  p->w = x->shape[3];
+  p->kh = w->shape[2];
+  p->kw = w->shape[3];
+  char xs[160], ws[160];
+  if (w->shape[0] != p->c || p->c % p->groups || w->shape[1] > INT32_MAX / p->groups)
+    return HGR__OP_ERROR(ctx,
+                         "with groups = %lld, data %s and weight %s do not fit: the weight must be [C_in, "
+                         "C_out / groups, kh, kw] with C_in divisible by groups",
+                         (long long)p->groups, hgr__entry_shape(x, xs, sizeof(xs)),
+                         hgr__entry_shape(w, ws, sizeof(ws)));
+  p->k = w->shape[1] * p->groups;
+  if (p->kh < 1 || p->kw < 1)
+    return HGR__OP_ERROR(ctx, "the weight %s has an empty kernel", hgr__entry_shape(w, ws, sizeof(ws)));
+  HGR_RETURN_IF_ERROR(check_optional_ints(ctx, "channels", &p->k, 1, "the output channels (weight's dim 1 x groups)"));
+  int64_t kernel_size[2] = {p->kh, p->kw};
+  HGR_RETURN_IF_ERROR(check_optional_ints(ctx, "kernel_size", kernel_size, 2, "the weight's kernel size"));
+  for (int axis = 0; axis < 2; ++axis)
+    if (output_padding[axis] >= p->strides[axis] && output_padding[axis] >= p->dilation[axis])
+      return HGR__OP_ERROR(ctx, "attr 'output_padding' = \"%s\" has %lld; it must be below the stride (%lld) or "
+                           "the dilation (%lld)", hgr__attr_string(ctx, "output_padding", ""),
+                           (long long)output_padding[axis], (long long)p->strides[axis], (long long)p->dilation[axis]);
+  /* Every term is below INT32_MAX: the product below fits int64. */
+  int64_t out[2];
+  for (int axis = 0; axis < 2; ++axis) {
+    int64_t in = axis ? p->w : p->h, kernel = axis ? p->kw : p->kh;
+    out[axis] = (in - 1) * p->strides[axis] - p->padding[axis] - p->padding[axis + 2] +
+                p->dilation[axis] * (kernel - 1) + output_padding[axis] + 1;
+  }
+  p->oh = out[0];
+  p->ow = out[1];
+  if (p->h < 1 || p->w < 1 || p->oh < 1 || p->ow < 1)
+    return HGR__OP_ERROR(ctx, "data %s with weight %s, strides [%lld, %lld] and padding [%lld, %lld, %lld, %lld] "
+                         "leaves an output of %lld x %lld; it must be at least 1 x 1",
+                         hgr__entry_shape(x, xs, sizeof(xs)), hgr__entry_shape(w, ws, sizeof(ws)),
+                         (long long)p->strides[0], (long long)p->strides[1], (long long)p->padding[0],
+                         (long long)p->padding[1], (long long)p->padding[2], (long long)p->padding[3],
+                         (long long)p->oh, (long long)p->ow);
+  if (p->oh > INT32_MAX / 2 || p->ow > INT32_MAX / 2 || p->h > INT32_MAX / 2 || p->w > INT32_MAX / 2)
+    return HGR__OP_ERROR(ctx, "the output %lld x %lld is too large for the kernel's 32-bit indices",
+                         (long long)p->oh, (long long)p->ow);
+  p->bias = hgr__op_input_count(ctx) == 3;
+  if (p->bias) {
+    HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 2, -1, false));
+    HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_input(ctx, 2), "input 2 (bias)", &p->k, 1));
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", x->element_count, INT32_MAX));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the weight's element count", w->element_count, INT32_MAX));
+  return HGR_OK;
+}
+
+static hgr_status_t infer_conv2d_transpose(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  conv_t p;
+  HGR_RETURN_IF_ERROR(parse_conv_transpose(ctx, &p));
+  int64_t yshape[4] = {p.n, p.k, p.oh, p.ow};
+  hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, yshape, 4);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_conv2d_transpose(hgr__op_ctx_t* ctx) {
+  conv_t p;
+  HGR_RETURN_IF_ERROR(parse_conv_transpose(ctx, &p));
+  uint64_t outputs = hgr__op_output(ctx, 0)->element_count;
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_conv2d_transpose_direct");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_input(ctx, l, p.bias ? 2 : 1); /* read only with a bias */
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  meta_common(ctx, l, &p, NULL);
+  hgr__launch_1d(ctx, l, outputs);
+  return HGR_OK;
+}
+
 #define CONV_ATTRS                                                                                         \
   "strides padding dilation groups channels kernel_size data_layout kernel_layout out_layout out_dtype " \
-  "activation"
+  "activation alpha a_min a_max"
 
 const hgr__op_t hgr__ops_conv[] = {
     {"conv2d", "conv", 2, 3, 1, 1, CONV_ATTRS, plan_conv2d, 0, HGR__IN_PLACE_REFUSED, infer_conv2d},
+    {"conv2d_transpose", "conv", 2, 3, 1, 1, CONV_ATTRS " output_padding", plan_conv2d_transpose, 0,
+     HGR__IN_PLACE_REFUSED, infer_conv2d_transpose},
     {.name = NULL},
 };

@@ -3,6 +3,18 @@
  * (axis, epsilon, center, scale; one output, or three as Relay's tuple, the last two
  * copies of moving_mean and moving_var).
  *
+ * lrn (Relay's nn.lrn with ONNX LRN's window): attrs size (required, >= 1, odd or
+ * even), axis (1), alpha (1e-4), beta (0.75), bias (1.0); y = x / (bias + alpha /
+ * size * s)^beta with s the sum of squares over the channels [c - floor((size - 1) /
+ * 2), c + ceil((size - 1) / 2)] that exist. One work-item per element.
+ *
+ * instance_norm (Relay's nn.instance_norm, ONNX InstanceNormalization): data [N, C,
+ * ...] (at least 2 dimensions), gamma and beta [C] (C the extent of axis); each
+ * (n, c) is normalized over every axis but 0 and axis with its own mean and biased
+ * variance: (x - mean) / sqrt(var + epsilon) * gamma[c] (scale) + beta[c] (center).
+ * Attrs axis (1; any axis but 0), epsilon (1e-5), center (True), scale (True). One
+ * work-group per (n, c), its size as the row kernels'.
+ *
  * softmax and layer_norm view the data as [outer, len, inner] around the axis. When
  * inner is 1 and the rows are long enough to share out, one work-group reduces each
  * row in local memory; otherwise one work-item loops over each (outer, inner) column. */
@@ -249,10 +261,134 @@ static hgr_status_t plan_batch_norm(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
+/* ---- lrn ------------------------------------------------------------------------------ */
+
+typedef struct lrn_t {
+  axis_view_t view;
+  int64_t size;
+  float alpha, beta, bias;
+} lrn_t;
+
+/* A finite float attr. */
+static hgr_status_t finite_attr(const hgr__op_ctx_t* ctx, const char* key, double fallback, float* out) {
+  double value;
+  HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, key, fallback, &value));
+  if (!(value >= -FLT_MAX && value <= FLT_MAX))
+    return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" must be a finite number", key, hgr__attr_string(ctx, key, ""));
+  *out = (float)value;
+  return HGR_OK;
+}
+
+static hgr_status_t parse_lrn(const hgr__op_ctx_t* ctx, lrn_t* p) {
+  HGR_RETURN_IF_ERROR(check_float_inputs(ctx));
+  int32_t axis;
+  HGR_RETURN_IF_ERROR(view_axis(ctx, 1, &axis, &p->view));
+  if (!hgr__attr_string(ctx, "size", NULL)) return HGR__OP_ERROR(ctx, "attr 'size' is required");
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "size", 1, &p->size));
+  if (p->size < 1 || p->size > INT32_MAX)
+    return HGR__OP_ERROR(ctx, "attr 'size' = %lld must be at least 1", (long long)p->size);
+  HGR_RETURN_IF_ERROR(finite_attr(ctx, "alpha", 1e-4, &p->alpha));
+  HGR_RETURN_IF_ERROR(finite_attr(ctx, "beta", 0.75, &p->beta));
+  return finite_attr(ctx, "bias", 1.0, &p->bias);
+}
+
+static hgr_status_t infer_lrn(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  lrn_t p;
+  HGR_RETURN_IF_ERROR(parse_lrn(ctx, &p));
+  set_outputs(ctx, outputs, p.view.len);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_lrn(hgr__op_ctx_t* ctx) {
+  lrn_t p;
+  HGR_RETURN_IF_ERROR(parse_lrn(ctx, &p));
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_lrn_f32");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, (uint32_t)hgr__op_input(ctx, 0)->element_count);
+  hgr__launch_uint(ctx, l, p.view.len);
+  hgr__launch_uint(ctx, l, p.view.inner);
+  hgr__launch_int(ctx, l, (int32_t)((p.size - 1) / 2));
+  hgr__launch_int(ctx, l, (int32_t)(p.size / 2));
+  hgr__launch_float(ctx, l, (float)((double)p.alpha / (double)p.size));
+  hgr__launch_float(ctx, l, p.beta);
+  hgr__launch_float(ctx, l, p.bias);
+  hgr__launch_1d(ctx, l, hgr__op_input(ctx, 0)->element_count);
+  return HGR_OK;
+}
+
+/* ---- instance_norm ---------------------------------------------------------------------- */
+
+/* The data as [batch, before, channels, after] around the channel axis. */
+typedef struct instance_t {
+  uint64_t batch, before, channels, after;
+  float epsilon;
+  bool center, scale;
+} instance_t;
+
+static hgr_status_t parse_instance_norm(const hgr__op_ctx_t* ctx, instance_t* p) {
+  HGR_RETURN_IF_ERROR(check_float_inputs(ctx));
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  if (data->ndim < 2) {
+    char shape[160];
+    return HGR__OP_ERROR(ctx, "input 0 'data' is shaped %s; it must have at least 2 dimensions ([N, C, ...])",
+                         hgr__entry_shape(data, shape, sizeof(shape)));
+  }
+  int32_t axis;
+  axis_view_t view;
+  HGR_RETURN_IF_ERROR(view_axis(ctx, 1, &axis, &view));
+  if (axis == 0)
+    return HGR__OP_ERROR(ctx, "attr 'axis' = \"%s\" names the batch axis; the channel axis must be another",
+                         hgr__attr_string(ctx, "axis", ""));
+  HGR_RETURN_IF_ERROR(norm_attrs(ctx, &p->epsilon, &p->center, &p->scale));
+  p->batch = (uint64_t)data->shape[0];
+  p->before = view.outer / (p->batch ? p->batch : 1);
+  if (!p->batch) p->before = 0;
+  p->channels = view.len;
+  p->after = view.inner;
+  char axis_text[48];
+  snprintf(axis_text, sizeof(axis_text), "channel, along axis %d", axis);
+  HGR_RETURN_IF_ERROR(check_vector(ctx, 1, "gamma", view.len, axis_text));
+  return check_vector(ctx, 2, "beta", view.len, axis_text);
+}
+
+static hgr_status_t infer_instance_norm(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  instance_t p;
+  HGR_RETURN_IF_ERROR(parse_instance_norm(ctx, &p));
+  set_outputs(ctx, outputs, (uint32_t)p.channels);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_instance_norm(hgr__op_ctx_t* ctx) {
+  instance_t p;
+  HGR_RETURN_IF_ERROR(parse_instance_norm(ctx, &p));
+  /* The element count bounds every product here (view_axis checked it). */
+  uint64_t rows = p.batch * p.channels, len = p.before * p.after;
+  axis_view_t rows_view = {(uint32_t)rows, (uint32_t)len, 1};
+  size_t group = row_group_size(ctx, &rows_view);
+  if (!group) group = 1; /* a work-item per row, still through the group sums */
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_instance_norm_f32");
+  for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, (uint32_t)rows);
+  hgr__launch_uint(ctx, l, (uint32_t)p.before);
+  hgr__launch_uint(ctx, l, (uint32_t)p.channels);
+  hgr__launch_uint(ctx, l, (uint32_t)p.after);
+  hgr__launch_float(ctx, l, p.epsilon);
+  hgr__launch_int(ctx, l, p.center);
+  hgr__launch_int(ctx, l, p.scale);
+  hgr__launch_local(ctx, l, group * sizeof(float));
+  launch_rows(l, (uint32_t)rows, group);
+  return HGR_OK;
+}
+
 const hgr__op_t hgr__ops_norm[] = {
     {"softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, SOFTMAX, HGR__IN_PLACE_REFUSED, infer_softmax},
     {"log_softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, LOG_SOFTMAX, HGR__IN_PLACE_REFUSED, infer_softmax},
     {"layer_norm", "norm", 3, 3, 1, 1, "axis epsilon center scale", plan_layer_norm, 0, HGR__IN_PLACE_REFUSED, infer_layer_norm},
     {"batch_norm", "norm", 5, 5, 1, 3, "axis epsilon center scale", plan_batch_norm, 0, HGR__IN_PLACE_REFUSED, infer_batch_norm},
+    {"lrn", "norm", 1, 1, 1, 1, "size axis alpha beta bias", plan_lrn, 0, HGR__IN_PLACE_REFUSED, infer_lrn},
+    {"instance_norm", "norm", 3, 3, 1, 1, "axis epsilon center scale", plan_instance_norm, 0, HGR__IN_PLACE_REFUSED,
+     infer_instance_norm},
     {.name = NULL},
 };

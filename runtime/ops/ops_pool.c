@@ -14,6 +14,14 @@
  * Windows lying wholly in padding give -FLT_MAX (max) and follow topi's divisor
  * formula (average).
  *
+ * hgr extension for ONNX's MaxPool / AveragePool: attr drop_padded_windows (False).
+ * True drops, with ceil_mode, a last window that would start in the bottom or right
+ * padding ((out - 1) * stride >= in + pad_before), as ONNX's spec ("sliding windows
+ * that would start in the right padded region are ignored"), onnxruntime and
+ * PyTorch do; topi keeps it. Everything else already is ONNX's: ceil_mode's extra
+ * padding is never counted by count_include_pad, the declared padding is (checked
+ * against onnxruntime on random shapes, strides, dilations and pads).
+ *
  * global_max_pool2d / global_avg_pool2d attrs: layout, out_layout; output [N, C, 1, 1]. */
 #include <string.h>
 
@@ -70,8 +78,9 @@ static hgr_status_t parse_pool(const hgr__op_ctx_t* ctx, const hgr__entry_t** ou
   HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "strides", 1, 1, strides));
   HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "dilation", 1, 1, dilation));
   HGR_RETURN_IF_ERROR(hgr__attr_padding(ctx, "padding", padding));
-  bool ceil_mode = false, count_include_pad = false;
+  bool ceil_mode = false, count_include_pad = false, drop_padded = false;
   HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "ceil_mode", false, &ceil_mode));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "drop_padded_windows", false, &drop_padded));
   if (ctx->op->variant == VARIANT_AVG)
     HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "count_include_pad", false, &count_include_pad));
   p->count_include_pad = count_include_pad;
@@ -92,6 +101,11 @@ static hgr_status_t parse_pool(const hgr__op_ctx_t* ctx, const hgr__entry_t** ou
                            (long long)dilation[0], (long long)dilation[1]);
     }
     out[axis] = room / strides[axis] + 1;
+    /* ONNX's rule: a window of ceil_mode that would start in the end padding is
+     * dropped (room >= 0 keeps the first, which starts before it). */
+    if (ceil_mode && drop_padded && out[axis] > 1 &&
+        (out[axis] - 1) * strides[axis] >= x->shape[2 + axis] + padding[axis])
+      --out[axis];
   }
   return HGR_OK;
 }
@@ -162,10 +176,12 @@ static hgr_status_t plan_global_pool2d(hgr__op_ctx_t* ctx) {
 }
 
 const hgr__op_t hgr__ops_pool[] = {
-    {"max_pool2d", "pool", 1, 1, 1, 1, "pool_size strides dilation padding layout out_layout ceil_mode", plan_pool2d,
+    {"max_pool2d", "pool", 1, 1, 1, 1, "pool_size strides dilation padding layout out_layout ceil_mode drop_padded_windows",
+     plan_pool2d,
      VARIANT_MAX, HGR__IN_PLACE_REFUSED, infer_pool2d},
     {"avg_pool2d", "pool", 1, 1, 1, 1,
-     "pool_size strides dilation padding layout out_layout ceil_mode count_include_pad", plan_pool2d, VARIANT_AVG,
+     "pool_size strides dilation padding layout out_layout ceil_mode count_include_pad drop_padded_windows",
+     plan_pool2d, VARIANT_AVG,
      HGR__IN_PLACE_REFUSED, infer_pool2d},
     {"global_max_pool2d", "pool", 1, 1, 1, 1, "layout out_layout", plan_global_pool2d, VARIANT_MAX,
      HGR__IN_PLACE_REFUSED, infer_global_pool2d},

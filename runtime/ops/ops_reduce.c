@@ -1,8 +1,25 @@
-/* Reductions sum, mean, max, min (kernels/reduce.cl), with Relay's attrs: axis (an
+/* Reductions sum, mean, max, min, prod (kernels/reduce.cl), with Relay's attrs: axis (an
  * int or a list, negatives from the end; absent, "None" or "[]" reduce every axis,
  * whatever exclude says, as Relay's GetReduceAxes does), keepdims (keep reduced axes
  * as extents of 1) and exclude (reduce the axes NOT listed). An axis listed twice or
- * out of range is an error. float32; int32 too for sum, max and min (sums wrap).
+ * out of range is an error. float32; int32 too for sum, max, min and prod (sums and
+ * products wrap). prod over zero elements is 1.
+ *
+ * argmax and argmin (Relay's; ONNX ArgMax / ArgMin) reduce one axis to the int32
+ * index of its largest / smallest element: attrs axis (one int; absent: every
+ * element, flattened), keepdims (False), exclude (False; True is refused),
+ * select_last_index (False: the first of equal extremes; True: the last). float32 or
+ * int32 data; a NaN counts as the extreme (NumPy's: the first NaN, or the last with
+ * select_last_index). The axis must not be empty.
+ *
+ * topk (Relay's; ONNX TopK): the k largest (is_ascend False) or smallest (True)
+ * elements along axis (-1), sorted, as two outputs: values (the data's dtype,
+ * float32 or int32) and int32 indices, shaped like the data with k along the axis.
+ * Equal values come in index order (lower first); NaN sorts above every number.
+ * Attrs k (required, 0 <= k <= the axis' extent), axis (-1), ret_type ("both"
+ * only), is_ascend (False), dtype ("int32" only). One work-item per input element
+ * counts the elements ranked before it and, when that rank is below k, writes itself
+ * there (O(len) per element: rows are short in models).
  *
  * Dimensions of extent 1 are dropped and adjacent kept or reduced ones merged, so
  * the common cases (one axis, trailing axes, all axes) become one reduced block:
@@ -15,8 +32,8 @@
 
 #include "ops.h"
 
-enum { SUM, MEAN, MAX, MIN };
-static const char* const op_names[] = {"sum", "mean", "max", "min"};
+enum { SUM, MEAN, MAX, MIN, PROD };
+static const char* const op_names[] = {"sum", "mean", "max", "min", "prod"};
 
 /* Rows at least this long get a work-group each; shorter ones a work-item each. */
 #define ROW_KERNEL_MIN_LEN 32
@@ -195,6 +212,157 @@ static hgr_status_t plan_reduce(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
+/* ---- argmax, argmin, topk ------------------------------------------------------------ */
+
+/* The data viewed as [outer, len, inner] around one axis. */
+typedef struct axis_view_t {
+  uint64_t outer, len, inner;
+} axis_view_t;
+
+static void view_around(const hgr__entry_t* data, int32_t axis, axis_view_t* v) {
+  v->outer = v->inner = 1;
+  for (int32_t d = 0; d < axis; ++d) v->outer = times(v->outer, (uint64_t)data->shape[d]);
+  for (int32_t d = axis + 1; d < data->ndim; ++d) v->inner = times(v->inner, (uint64_t)data->shape[d]);
+  v->len = (uint64_t)data->shape[axis];
+}
+
+static hgr_status_t check_view(const hgr__op_ctx_t* ctx, const axis_view_t* v) {
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the extent before the axis", v->outer, INT32_MAX));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the extent after the axis", v->inner, INT32_MAX));
+  return hgr__op_check_range(ctx, "the axis' extent", v->len, INT32_MAX);
+}
+
+typedef struct arg_reduce_t {
+  axis_view_t view;
+  bool select_last;
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t ndim;
+} arg_reduce_t;
+
+static hgr_status_t parse_arg_reduce(const hgr__op_ctx_t* ctx, arg_reduce_t* r) {
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, true));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", data->element_count, INT32_MAX));
+  int64_t axes[2];
+  uint32_t count;
+  bool present, keepdims, exclude;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "axis", axes, 2, &count, &present));
+  if (present && count > 1)
+    return HGR__OP_ERROR(ctx, "attr 'axis' = \"%s\" names %u axes; %s takes one", hgr__attr_string(ctx, "axis", ""),
+                         count, ctx->op->name);
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "keepdims", false, &keepdims));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "exclude", false, &exclude));
+  if (exclude) return HGR__OP_ERROR(ctx, "attr 'exclude' = \"%s\" is not supported; hgr takes False",
+                                    hgr__attr_string(ctx, "exclude", ""));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "select_last_index", false, &r->select_last));
+  r->ndim = 0;
+  if (present && count == 1) {
+    int32_t axis;
+    HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axes[0], data->ndim, &axis));
+    view_around(data, axis, &r->view);
+    for (int32_t d = 0; d < data->ndim; ++d)
+      if (d != axis) r->shape[r->ndim++] = data->shape[d];
+      else if (keepdims) r->shape[r->ndim++] = 1;
+  } else {
+    /* every element, flattened */
+    r->view = (axis_view_t){1, data->element_count, 1};
+    for (int32_t d = 0; keepdims && d < data->ndim; ++d) r->shape[r->ndim++] = 1;
+  }
+  HGR_RETURN_IF_ERROR(check_view(ctx, &r->view));
+  if (r->view.len == 0) {
+    char shape[160];
+    return HGR__OP_ERROR(ctx, "the data %s is empty along the reduced axis; %s needs at least one element",
+                         hgr__entry_shape(data, shape, sizeof(shape)), ctx->op->name);
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t infer_arg_reduce(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  arg_reduce_t r;
+  HGR_RETURN_IF_ERROR(parse_arg_reduce(ctx, &r));
+  hgr__op_set_output(&outputs[0], HGR__DTYPE_I32, r.shape, r.ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_arg_reduce(hgr__op_ctx_t* ctx) {
+  arg_reduce_t r;
+  HGR_RETURN_IF_ERROR(parse_arg_reduce(ctx, &r));
+  char kernel[64];
+  snprintf(kernel, sizeof(kernel), "hgr_%s_%s", ctx->op->name,
+           hgr__dtype_is_i32(hgr__op_input(ctx, 0)->dtype) ? "i32" : "f32");
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, (uint32_t)r.view.outer);
+  hgr__launch_uint(ctx, l, (uint32_t)r.view.len);
+  hgr__launch_uint(ctx, l, (uint32_t)r.view.inner);
+  hgr__launch_int(ctx, l, r.select_last);
+  hgr__launch_1d(ctx, l, r.view.outer * r.view.inner);
+  return HGR_OK;
+}
+
+typedef struct topk_t {
+  axis_view_t view;
+  int32_t axis;
+  int64_t k;
+  bool ascend;
+} topk_t;
+
+static hgr_status_t parse_topk(const hgr__op_ctx_t* ctx, topk_t* p) {
+  static const char* const ret_types[] = {"both", NULL};
+  static const char* const dtypes[] = {"int32", NULL};
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, true));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", data->element_count, INT32_MAX));
+  const char* choice;
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "ret_type", "both", ret_types, &choice));
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "dtype", "int32", dtypes, &choice));
+  if (hgr__op_output_count(ctx) != 2)
+    return HGR__OP_ERROR(ctx, "has 2 outputs (values and indices, ret_type \"both\"), the node has %u",
+                         hgr__op_output_count(ctx));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "is_ascend", false, &p->ascend));
+  int64_t axis;
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", -1, &axis));
+  HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axis, data->ndim, &p->axis));
+  view_around(data, p->axis, &p->view);
+  HGR_RETURN_IF_ERROR(check_view(ctx, &p->view));
+  if (!hgr__attr_string(ctx, "k", NULL)) return HGR__OP_ERROR(ctx, "attr 'k' is required");
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "k", 1, &p->k));
+  if (p->k < 0 || (uint64_t)p->k > p->view.len)
+    return HGR__OP_ERROR(ctx, "attr 'k' = %lld is out of range: axis %d has %llu elements", (long long)p->k,
+                         p->axis, (unsigned long long)p->view.len);
+  return HGR_OK;
+}
+
+static hgr_status_t infer_topk(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  topk_t p;
+  HGR_RETURN_IF_ERROR(parse_topk(ctx, &p));
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  int64_t shape[HGR_MAX_DIMS];
+  memcpy(shape, data->shape, (size_t)data->ndim * sizeof(int64_t));
+  shape[p.axis] = p.k;
+  hgr__op_set_output(&outputs[0], data->dtype, shape, data->ndim);
+  hgr__op_set_output(&outputs[1], HGR__DTYPE_I32, shape, data->ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_topk(hgr__op_ctx_t* ctx) {
+  topk_t p;
+  HGR_RETURN_IF_ERROR(parse_topk(ctx, &p));
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, hgr__dtype_is_i32(data->dtype) ? "hgr_topk_i32" : "hgr_topk_f32");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_output(ctx, l, 1);
+  hgr__launch_uint(ctx, l, (uint32_t)p.view.outer);
+  hgr__launch_uint(ctx, l, (uint32_t)p.view.len);
+  hgr__launch_uint(ctx, l, (uint32_t)p.view.inner);
+  hgr__launch_uint(ctx, l, (uint32_t)p.k);
+  hgr__launch_int(ctx, l, p.ascend);
+  hgr__launch_1d(ctx, l, data->element_count);
+  return HGR_OK;
+}
+
 #define REDUCE(name, variant) \
   {#name, "reduce", 1, 1, 1, 1, "axis keepdims exclude", plan_reduce, variant, HGR__IN_PLACE_REFUSED, infer_reduce}
 
@@ -203,5 +371,12 @@ const hgr__op_t hgr__ops_reduce[] = {
     REDUCE(mean, MEAN),
     REDUCE(max, MAX),
     REDUCE(min, MIN),
+    REDUCE(prod, PROD),
+    {"argmax", "reduce", 1, 1, 1, 1, "axis keepdims exclude select_last_index", plan_arg_reduce, 0,
+     HGR__IN_PLACE_REFUSED, infer_arg_reduce},
+    {"argmin", "reduce", 1, 1, 1, 1, "axis keepdims exclude select_last_index", plan_arg_reduce, 0,
+     HGR__IN_PLACE_REFUSED, infer_arg_reduce},
+    {"topk", "reduce", 1, 1, 1, 2, "k axis ret_type is_ascend dtype", plan_topk, 0, HGR__IN_PLACE_REFUSED,
+     infer_topk},
     {.name = NULL},
 };
