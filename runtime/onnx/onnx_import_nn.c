@@ -376,6 +376,7 @@ static hgr_status_t import_pool(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(attrs_new(&attrs));
   hgr_status_t status = set_window(attrs, &w, "pool_size", "dilation");
   if (!status) status = hgr_attrs_set_int(attrs, "ceil_mode", ceil_mode);
+  if (!status) status = hgr_attrs_set_int(attrs, "drop_padded_windows", 1); /* ONNX's ceil_mode windows */
   if (!status && !max) status = hgr_attrs_set_int(attrs, "count_include_pad", count_include_pad);
   if (!status) status = hgr__onnx_add_op(node, max ? "max_pool2d" : "avg_pool2d", &in, 1, attrs, 1, &out);
   hgr_attrs_release(attrs);

@@ -161,6 +161,9 @@ extern const hgr__onnx_op_t hgr__onnx_ops_elementwise[];
 extern const hgr__onnx_op_t hgr__onnx_ops_nn[];
 extern const hgr__onnx_op_t hgr__onnx_ops_shape[];
 extern const hgr__onnx_op_t hgr__onnx_ops_reduce[];
+extern const hgr__onnx_op_t hgr__onnx_ops_layout[]; /* Split, Slice, Pad, Resize, Expand, Tile, ... */
+extern const hgr__onnx_op_t hgr__onnx_ops_index[];  /* ArgMax, ArgMin, TopK, CumSum */
+extern const hgr__onnx_op_t hgr__onnx_ops_einsum[];
 
 /* ---- for importers and folders (onnx_node.c) -------------------------------------------- */
 

@@ -10,6 +10,9 @@ static const hgr__onnx_op_t* const families[] = {
     hgr__onnx_ops_nn,
     hgr__onnx_ops_shape,
     hgr__onnx_ops_reduce,
+    hgr__onnx_ops_layout,
+    hgr__onnx_ops_index,
+    hgr__onnx_ops_einsum,
 };
 #define FAMILY_COUNT (sizeof(families) / sizeof(families[0]))
 
