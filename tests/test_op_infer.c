@@ -176,6 +176,16 @@ static void onnx_layout_ops_infer_their_shapes(void** state) {
                "is [3, 4]");
   expect_error("cumsum", 1, (input_t[]){F32(2, 3)}, 1, ATTRS("axis", "-3"),
                "node 1 'n' (cumsum): attr 'axis' = -3 is out of range for 2 dimensions");
+  expect_output("resize2d", (input_t[]){F32(1, 3, 4, 5)}, 1, ATTRS("size", "[8, 3]", "method", "cubic"), "float32",
+                SHAPE(1, 3, 8, 3));
+  expect_output("resize2d", (input_t[]){F32(2, 1, 4, 4)}, 1,
+                ATTRS("size", "[2, 3]", "scales", "[0.6, 0.8]", "coordinate_transformation_mode", "tf_crop_and_resize",
+                      "roi", "[0, 0, 1, 1]"),
+                "float32", SHAPE(2, 1, 2, 3));
+  expect_error("resize2d", 1, (input_t[]){F32(1, 3, 4, 5)}, 1, ATTRS("size", "[8, 3]", "scales", "[-1, 1]"),
+               "node 1 'n' (resize2d): attr 'scales' = \"[-1, 1]\" has -1; scales must be positive");
+  expect_error("resize2d", 1, (input_t[]){I32(1, 3, 4, 5)}, 1, ATTRS("size", "[8, 3]"),
+               "node 1 'n' (resize2d): input 0 (entry 0) is int32");
 }
 
 static void compute_ops_infer_their_shapes(void** state) {
