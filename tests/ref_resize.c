@@ -55,6 +55,7 @@ static double interpolate_1d(const ref_resize_attrs_t* a, const double* data, in
       double span = S(S(roi[1]) - S(roi[0]));
       source = out == 1 ? S(S(span * (in - 1)) / 2) : at * span * (in - 1) / last;
       source += S(S(roi[0]) * (in - 1));
+      if (out == 1) source = S(source);
       if (source < 0 || source > in - 1) return a->extrapolation;
       break;
     }

@@ -66,6 +66,10 @@ static void resize_matches_reference_with_sizes(void** state) {
         for (int k = 0; k < 5; ++k) {
           ref_resize_attrs_t a = attrs_of((ref_resize_method_t)m, (ref_resize_transform_t)c, (ref_resize_rounding_t)r);
           a.exclude_outside = m == REF_RESIZE_CUBIC && k % 2;
+          if (k % 2) { /* a crop reaching outside the input: the extrapolation value there */
+            const double outside[4] = {-0.3f, 0.4f, 1.2f, 1.1f};
+            memcpy(a.roi, outside, sizeof(outside));
+          }
           check_resize(&rng, cases[k].shape, cases[k].out_h, cases[k].out_w, &a);
         }
   if (!simulated()) {
@@ -103,6 +107,10 @@ static void resize_matches_reference_with_scales(void** state) {
           a.scales[1] = (float)cases[k].scales[1];
           a.exclude_outside = m == REF_RESIZE_CUBIC && k % 2;
           if (k == 3) a.cubic_alpha = -0.5;
+          if (k == 1) { /* a crop reaching outside the input */
+            const double outside[4] = {-0.3f, 0.4f, 1.2f, 1.1f};
+            memcpy(a.roi, outside, sizeof(outside));
+          }
           int64_t out_h = (int64_t)((double)cases[k].shape[2] * a.scales[0]);
           int64_t out_w = (int64_t)((double)cases[k].shape[3] * a.scales[1]);
           check_resize(&rng, cases[k].shape, out_h, out_w, &a);

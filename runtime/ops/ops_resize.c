@@ -204,7 +204,8 @@ static double as_single(double value) { return (double)(float)value; }
  * This follows ONNX's reference to the rounding, so that samples falling on a
  * rounding tie (nearest) or on the crop's edge go the way ONNX's expected outputs
  * do: it computes in double from the (float32) scales and roi, except for the
- * output extent scale * in and the roi's span and offset, which are float32 there. */
+ * output extent scale * in, the roi's span and offset, and tf_crop_and_resize's
+ * sample for an output extent of 1, which are float32 there. */
 static double source_coordinate(const resize_t* p, int a, int64_t x, int64_t in_extent, bool* out_outside) {
   double scale = p->scale[a], in = (double)in_extent, at = (double)x;
   double out = p->has_scales ? as_single(scale * in) : scale * in;
@@ -219,6 +220,7 @@ static double source_coordinate(const resize_t* p, int a, int64_t x, int64_t in_
       if (out == 1) source = as_single(as_single(span * (in - 1)) / 2);
       else source = at * span * (in - 1) / (p->has_scales ? as_single(out - 1) : out - 1);
       source += as_single(start * (in - 1));
+      if (out == 1) source = as_single(source); /* float32 throughout there */
       *out_outside = source < 0 || source > in - 1;
       return source;
     }
