@@ -37,7 +37,8 @@ enum { ROUND_PREFER_FLOOR, ROUND_PREFER_CEIL, FLOOR, CEIL };
 typedef struct resize_t {
   int64_t out_h, out_w;
   bool has_scales; /* the scales attr, float32 values (ONNX's scales input) */
-  double scale[2];
+  double scale[2];  /* from sizes: out / in */
+  float scales[2]; /* the scales attr, float32 as ONNX's input (a float field, so the value is surely rounded) */
   float roi_start[2], roi_end[2]; /* float32, as ONNX's roi input */
   int method, transform, rounding;
   double cubic_alpha;
@@ -158,7 +159,8 @@ static hgr_status_t resize_parse(const hgr__op_ctx_t* ctx, resize_t* p) {
       if (!(values[a] > 0))
         return HGR__OP_ERROR(ctx, "attr 'scales' = \"%s\" has %g; scales must be positive",
                              hgr__attr_string(ctx, "scales", ""), values[a]);
-      p->scale[a] = (float)values[a];
+      p->scales[a] = (float)values[a];
+      p->scale[a] = p->scales[a];
     } else if (extent > 0) {
       p->scale[a] = (double)size[a] / (double)extent;
     } else {
@@ -207,7 +209,7 @@ static double as_single(double value) { return (double)(float)value; }
  * output extent scale * in, the roi's span and offset, and tf_crop_and_resize's
  * sample for an output extent of 1, which are float32 there. */
 static double source_coordinate(const resize_t* p, int a, int64_t x, int64_t in_extent, bool* out_outside) {
-  double scale = p->scale[a], in = (double)in_extent, at = (double)x;
+  double scale = p->has_scales ? (double)p->scales[a] : p->scale[a], in = (double)in_extent, at = (double)x;
   double out = p->has_scales ? as_single(scale * in) : scale * in;
   *out_outside = false;
   switch (p->transform) {
