@@ -24,11 +24,36 @@
  *                        __global uint* out, __global const int* meta, uint n)
  *       meta = {ndim, out_shape[ndim], before[ndim], in_shape[ndim]}; the pad value
  *       is the element's bits, as a scalar or as element 0 of a second input.
+ *   hgr_layout_pad_mode(__global const uint* in, __global uint* out,
+ *                       __global const int* meta, int reflect, uint n)
+ *       meta as hgr_layout_pad's; a coordinate in the padding reads the nearest
+ *       edge element (reflect 0) or its mirror image across the edge element
+ *       (reflect 1; the plan keeps the widths below the extent).
+ *   hgr_layout_tile(__global const uint* in, __global uint* out,
+ *                   __global const int* meta, int ndim, uint n)
+ *       meta = {out_shape[ndim], in_shape[ndim]}: out at coordinates c reads in at
+ *       c_d % in_shape_d.
+ *   hgr_layout_gather_elements(__global const uint* data, __global const int* indices,
+ *                              __global uint* out, __global const int* meta,
+ *                              int ndim, int axis, uint n)
+ *       meta = {indices_shape[ndim], data_strides[ndim], axis_dim}: out[i] (shaped
+ *       like the indices) reads data at i's coordinates with coordinate axis
+ *       replaced by indices[i] (negative: + axis_dim; then clamped into the axis).
+ *   hgr_layout_cumsum_f32(__global const float* in, __global float* out, int length,
+ *                         int inner, int exclusive, int reverse, uint n)
+ *   hgr_layout_cumsum_i32(__global const uint* in, __global uint* out, ...)
+ *       One work-item per line (n = outer * inner lines): line (o, r) holds the
+ *       elements (o * length + k) * inner + r for k < length, summed in order (from
+ *       the end when reverse), each output leaving out its own element when
+ *       exclusive. int32 adds as uint, so it wraps.
  *   hgr_layout_take(__global const uint* data, __global const int* indices,
  *                   __global uint* out, int axis_dim, int index_count, int inner,
  *                   int wrap, uint n)
  *       out[(o * index_count + j) * inner + r] = data[(o * axis_dim + k) * inner + r]
  *       with k = indices[j] wrapped (wrap != 0) or clipped into [0, axis_dim).
+ *
+ * gather also serves broadcast_to (stride 0 on repeated dims), depth_to_space and
+ * space_to_depth (a 6-D view of the output).
  *
  * A remainder is written as x - (x / e) * e: for x % e next to x / e, LLVM emits a
  * `freeze` that Oclgrind 21.10's uninitialized-value checker cannot run.
@@ -115,4 +140,114 @@ __kernel void hgr_layout_take(__global const uint* data, __global const int* ind
     k = clamp(k, 0, axis_dim - 1);
   }
   out[gid] = data[(o * axis_dim + k) * inner + r];
+}
+
+__kernel void hgr_layout_pad_mode(__global const uint* in, __global uint* out, __global const int* meta, int reflect,
+                                  uint n) {
+  size_t gid = get_global_id(0);
+  if (gid >= n) return;
+  int ndim = meta[0];
+  __global const int* out_shape = meta + 1;
+  __global const int* before = meta + 1 + ndim;
+  __global const int* in_shape = meta + 1 + 2 * ndim;
+  int rest = (int)gid;
+  int source = 0, stride = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    int next = rest / out_shape[d];
+    int coord = rest - next * out_shape[d] - before[d];
+    rest = next;
+    int last = in_shape[d] - 1;
+    if (reflect) {
+      /* One select over three arms: `coord < 0 ? -coord : coord` alone becomes
+       * llvm.abs, which Oclgrind 21.10 cannot run. */
+      coord = coord < 0 ? -coord : coord > last ? 2 * last - coord : coord;
+    } else {
+      coord = clamp(coord, 0, last);
+    }
+    source += coord * stride;
+    stride *= in_shape[d];
+  }
+  out[gid] = in[source];
+}
+
+__kernel void hgr_layout_tile(__global const uint* in, __global uint* out, __global const int* meta, int ndim,
+                              uint n) {
+  size_t gid = get_global_id(0);
+  if (gid >= n) return;
+  int rest = (int)gid;
+  int source = 0, stride = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    int extent = meta[d], in_extent = meta[ndim + d];
+    int next = rest / extent;
+    int coord = rest - next * extent;
+    rest = next;
+    int wrapped = coord / in_extent;
+    source += (coord - wrapped * in_extent) * stride;
+    stride *= in_extent;
+  }
+  out[gid] = in[source];
+}
+
+__kernel void hgr_layout_gather_elements(__global const uint* data, __global const int* indices, __global uint* out,
+                                         __global const int* meta, int ndim, int axis, uint n) {
+  size_t gid = get_global_id(0);
+  if (gid >= n) return;
+  int axis_dim = meta[2 * ndim];
+  int k = indices[gid];
+  if (k < 0) k += axis_dim;
+  k = clamp(k, 0, axis_dim - 1);
+  int rest = (int)gid;
+  int source = 0;
+  for (int d = ndim - 1; d >= 0; --d) {
+    int extent = meta[d];
+    int next = rest / extent;
+    int coord = rest - next * extent;
+    rest = next;
+    source += (d == axis ? k : coord) * meta[ndim + d];
+  }
+  out[gid] = data[source];
+}
+
+__kernel void hgr_layout_cumsum_f32(__global const float* in, __global float* out, int length, int inner,
+                                    int exclusive, int reverse, uint n) {
+  size_t gid = get_global_id(0);
+  if (gid >= n) return;
+  int line = (int)gid;
+  int o = line / inner;
+  int r = line - o * inner;
+  int base = o * length * inner + r;
+  float sum = 0.0f;
+  for (int k = 0; k < length; ++k) {
+    int at = base + (reverse ? length - 1 - k : k) * inner;
+    float value = in[at];
+    if (exclusive) {
+      out[at] = sum;
+      sum += value;
+    } else {
+      sum += value;
+      out[at] = sum;
+    }
+  }
+}
+
+__kernel void hgr_layout_cumsum_i32(__global const uint* in, __global uint* out, int length, int inner,
+                                    int exclusive, int reverse, uint n) {
+  size_t gid = get_global_id(0);
+  if (gid >= n) return;
+  int line = (int)gid;
+  int o = line / inner;
+  int r = line - o * inner;
+  int base = o * length * inner + r;
+  uint sum = 0u;
+  for (int k = 0; k < length; ++k) {
+    int at = base + (reverse ? length - 1 - k : k) * inner;
+    uint value = in[at];
+    if (exclusive) {
+      out[at] = sum;
+      sum += value;
+    } else {
+      sum += value;
+      out[at] = sum;
+    }
+  }
 }

@@ -168,3 +168,126 @@ bool ref_strided_slice_canonical(const int64_t* shape, int32_t ndim, const int64
 }
 
 void ref_reshape(const void* in, uint64_t count, void* out) { memcpy(out, in, count * 4); }
+
+void ref_pad_edge_reflect(const void* in, const int64_t* shape, int32_t ndim, const int64_t* pad_width,
+                          bool reflect, void* out) {
+  int64_t out_shape[REF_MAX_DIMS];
+  for (int32_t d = 0; d < ndim; ++d) out_shape[d] = pad_width[2 * d] + shape[d] + pad_width[2 * d + 1];
+  if (count_of(out_shape, ndim) == 0) return;
+  int64_t coords[REF_MAX_DIMS] = {0};
+  uint64_t i = 0;
+  do {
+    int64_t source[REF_MAX_DIMS];
+    for (int32_t d = 0; d < ndim; ++d) {
+      int64_t at = coords[d] - pad_width[2 * d], last = shape[d] - 1;
+      if (reflect) /* numpy's 'reflect': mirror across the edge element, as often as it takes */
+        while (at < 0 || at > last) at = at < 0 ? -at : 2 * last - at;
+      else
+        at = at < 0 ? 0 : at > last ? last : at;
+      source[d] = at;
+    }
+    ((uint32_t*)out)[i++] = ((const uint32_t*)in)[position(source, shape, ndim)];
+  } while (next_coords(coords, out_shape, ndim));
+}
+
+void ref_broadcast_to(const void* in, const int64_t* shape, int32_t ndim, const int64_t* out_shape,
+                      int32_t out_ndim, void* out) {
+  if (count_of(out_shape, out_ndim) == 0) return;
+  int64_t coords[REF_MAX_DIMS] = {0};
+  uint64_t i = 0;
+  do {
+    int64_t source[REF_MAX_DIMS];
+    for (int32_t d = 0; d < ndim; ++d) source[d] = shape[d] == 1 ? 0 : coords[d + out_ndim - ndim];
+    ((uint32_t*)out)[i++] = ((const uint32_t*)in)[position(source, shape, ndim)];
+  } while (next_coords(coords, out_shape, out_ndim));
+}
+
+void ref_tile(const void* in, const int64_t* shape, int32_t ndim, const int64_t* reps, int32_t rep_count,
+              void* out) {
+  int32_t out_ndim = rep_count > ndim ? rep_count : ndim;
+  int64_t in_shape[REF_MAX_DIMS], out_shape[REF_MAX_DIMS];
+  for (int32_t d = 0; d < out_ndim; ++d) {
+    int32_t source = d - (out_ndim - ndim), rep = d - (out_ndim - rep_count);
+    in_shape[d] = source < 0 ? 1 : shape[source];
+    out_shape[d] = in_shape[d] * (rep < 0 ? 1 : reps[rep]);
+  }
+  if (count_of(out_shape, out_ndim) == 0) return;
+  int64_t coords[REF_MAX_DIMS] = {0};
+  uint64_t i = 0;
+  do {
+    int64_t source[REF_MAX_DIMS];
+    for (int32_t d = 0; d < out_ndim; ++d) source[d] = coords[d] % in_shape[d];
+    ((uint32_t*)out)[i++] = ((const uint32_t*)in)[position(source, in_shape, out_ndim)];
+  } while (next_coords(coords, out_shape, out_ndim));
+}
+
+void ref_depth_to_space(const void* in, const int64_t* shape, int64_t block, bool crd, void* out) {
+  int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3], oc = c / (block * block);
+  const uint32_t* source = in;
+  uint32_t* target = out;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t k = 0; k < oc; ++k)
+      for (int64_t y = 0; y < h * block; ++y)
+        for (int64_t x = 0; x < w * block; ++x) {
+          int64_t i = y % block, j = x % block;
+          int64_t channel = crd ? k * block * block + i * block + j : (i * block + j) * oc + k;
+          target[((b * oc + k) * h * block + y) * w * block + x] =
+              source[((b * c + channel) * h + y / block) * w + x / block];
+        }
+}
+
+void ref_space_to_depth(const void* in, const int64_t* shape, int64_t block, void* out) {
+  int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3], oh = h / block, ow = w / block;
+  const uint32_t* source = in;
+  uint32_t* target = out;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          int64_t channel = ((y % block) * block + x % block) * c + k;
+          target[((b * c * block * block + channel) * oh + y / block) * ow + x / block] =
+              source[((b * c + k) * h + y) * w + x];
+        }
+}
+
+void ref_gather_elements(const void* data, const int64_t* shape, int32_t ndim, const int32_t* indices,
+                         const int64_t* index_shape, int32_t axis, void* out) {
+  if (count_of(index_shape, ndim) == 0) return;
+  int64_t coords[REF_MAX_DIMS] = {0};
+  uint64_t i = 0;
+  do {
+    int64_t source[REF_MAX_DIMS];
+    memcpy(source, coords, sizeof(int64_t) * (size_t)ndim);
+    int64_t k = indices[i];
+    if (k < 0) k += shape[axis];
+    source[axis] = k < 0 ? 0 : k >= shape[axis] ? shape[axis] - 1 : k;
+    ((uint32_t*)out)[i++] = ((const uint32_t*)data)[position(source, shape, ndim)];
+  } while (next_coords(coords, index_shape, ndim));
+}
+
+void ref_cumsum(const void* in, const int64_t* shape, int32_t ndim, int32_t axis, bool is_int, bool exclusive,
+                bool reverse, void* out) {
+  uint64_t outer = axis < 0 ? 1 : count_of(shape, axis);
+  uint64_t length = axis < 0 ? count_of(shape, ndim) : (uint64_t)shape[axis];
+  uint64_t inner = axis < 0 ? 1 : count_of(shape + axis + 1, ndim - axis - 1);
+  for (uint64_t o = 0; o < outer; ++o)
+    for (uint64_t r = 0; r < inner; ++r) {
+      float real = 0.0f;
+      uint32_t integer = 0; /* int32 wraps */
+      for (uint64_t step = 0; step < length; ++step) {
+        uint64_t k = reverse ? length - 1 - step : step;
+        uint64_t at = (o * length + k) * inner + r;
+        if (is_int) {
+          uint32_t value = ((const uint32_t*)in)[at];
+          if (!exclusive) integer += value;
+          ((uint32_t*)out)[at] = integer;
+          if (exclusive) integer += value;
+        } else {
+          float value = ((const float*)in)[at];
+          if (!exclusive) real += value;
+          ((float*)out)[at] = real;
+          if (exclusive) real += value;
+        }
+      }
+    }
+}

@@ -1,5 +1,6 @@
 /* Plain-C references of the layout ops (runtime/ops/ops_layout.c): concatenate,
- * transpose, pad, take, strided_slice and the reshape-likes.
+ * transpose, pad, take, strided_slice, broadcast_to, tile, depth_to_space,
+ * space_to_depth, gather_elements, cumsum and the reshape-likes.
  *
  * The ops only move elements, so every reference works on 4-byte elements (float32
  * and int32 alike) in row-major order, with shapes as int64_t[ndim]. Each writes
@@ -21,9 +22,42 @@ void ref_concatenate(const void* const* inputs, const int64_t* const* shapes, ui
 void ref_transpose(const void* in, const int64_t* shape, int32_t ndim, const int32_t* axes, void* out);
 
 /* pad, constant mode: pad_width holds [before, after] for each dim (2 * ndim
- * values, each >= 0); pad_value points at one element of the data's dtype. */
+ * values; negative ones crop); pad_value points at one element of the data's
+ * dtype. */
 void ref_pad(const void* in, const int64_t* shape, int32_t ndim, const int64_t* pad_width, const void* pad_value,
              void* out);
+
+/* pad, modes edge (reflect false: the nearest edge element) and reflect (numpy's:
+ * mirrored across the edge element); widths >= 0, each dim padded non-empty. */
+void ref_pad_edge_reflect(const void* in, const int64_t* shape, int32_t ndim, const int64_t* pad_width,
+                          bool reflect, void* out);
+
+/* broadcast_to: in (rank ndim <= out_ndim) repeated along its dims of extent 1 and
+ * the leading ones it lacks to out_shape (numpy's rules; the caller checks them). */
+void ref_broadcast_to(const void* in, const int64_t* shape, int32_t ndim, const int64_t* out_shape,
+                      int32_t out_ndim, void* out);
+
+/* tile: each dim repeated reps times (rank max(ndim, rep_count): the shorter of
+ * shape and reps gains leading 1s). */
+void ref_tile(const void* in, const int64_t* shape, int32_t ndim, const int64_t* reps, int32_t rep_count,
+              void* out);
+
+/* depth_to_space (NCHW): ONNX DepthToSpace, mode DCR (crd false) or CRD. */
+void ref_depth_to_space(const void* in, const int64_t* shape, int64_t block, bool crd, void* out);
+/* space_to_depth (NCHW): ONNX SpaceToDepth. */
+void ref_space_to_depth(const void* in, const int64_t* shape, int64_t block, void* out);
+
+/* gather_elements: out (shaped index_shape, rank ndim) at c = data at c with
+ * c[axis] = indices at c; a negative index counts from the end, one still outside
+ * the axis is clamped into it. */
+void ref_gather_elements(const void* data, const int64_t* shape, int32_t ndim, const int32_t* indices,
+                         const int64_t* index_shape, int32_t axis, void* out);
+
+/* cumsum along axis (axis < 0: over the flattened data) in float32 (adding in
+ * order) or int32 (wrapping); exclusive leaves out the element itself, reverse
+ * sums from the end. */
+void ref_cumsum(const void* in, const int64_t* shape, int32_t ndim, int32_t axis, bool is_int, bool exclusive,
+                bool reverse, void* out);
 
 /* take: axis >= 0 takes along that axis (out shape: shape[:axis] + indices' shape
  * + shape[axis+1:]); axis < 0 takes from the flattened data (out shaped like the

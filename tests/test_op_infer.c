@@ -146,6 +146,48 @@ static void layout_ops_infer_their_shapes(void** state) {
                 SHAPE(1, 1, 3));
 }
 
+/* The layout ops the ONNX importer maps onto (issue 15): shapes and the errors
+ * naming the attr or input at fault. */
+static void onnx_layout_ops_infer_their_shapes(void** state) {
+  (void)state;
+  expect_output("pad", (input_t[]){F32(4, 5)}, 1, ATTRS("pad_width", "[[-1, 2], [0, -3]]"), "float32", SHAPE(5, 2));
+  expect_output("pad", (input_t[]){I32(3, 3)}, 1, ATTRS("pad_width", "[[2, 2], [0, 1]]", "pad_mode", "reflect"),
+                "int32", SHAPE(7, 4));
+  expect_output("broadcast_to", (input_t[]){F32(3, 1)}, 1, ATTRS("shape", "[2, 3, 6]"), "float32", SHAPE(2, 3, 6));
+  expect_output("tile", (input_t[]){I32(2, 3)}, 1, ATTRS("reps", "[3, 0]"), "int32", SHAPE(6, 0));
+  expect_output("depth_to_space", (input_t[]){F32(1, 8, 2, 3)}, 1, ATTRS("block_size", "2", "mode", "CRD"), "float32",
+                SHAPE(1, 2, 4, 6));
+  expect_output("space_to_depth", (input_t[]){F32(2, 3, 6, 9)}, 1, ATTRS("block_size", "3"), "float32",
+                SHAPE(2, 27, 2, 3));
+  expect_output("gather_elements", (input_t[]){F32(3, 4), I32(2, 7)}, 2, ATTRS("axis", "-1"), "float32", SHAPE(2, 7));
+  expect_output("cumsum", (input_t[]){I32(2, 3)}, 1, ATTRS("axis", "1", "exclusive", "1", "reverse", "1"), "int32",
+                SHAPE(2, 3));
+  expect_output("cumsum", (input_t[]){F32(2, 3)}, 1, NULL, "float32", SHAPE(6));
+  expect_error("pad", 1, (input_t[]){F32(2, 3)}, 1, ATTRS("pad_width", "[[0, 0], [3, 0]]", "pad_mode", "reflect"),
+               "node 1 'n' (pad): attr 'pad_width' = \"[[0, 0], [3, 0]]\" pads dimension 1 (extent 3) by 3; pad_mode "
+               "\"reflect\" pads by at most the extent - 1");
+  expect_error("broadcast_to", 1, (input_t[]){F32(2, 2)}, 1, ATTRS("shape", "[4, 3, 2]"),
+               "node 1 'n' (broadcast_to): input 0 (entry 0, shaped [2, 2]) does not broadcast to attr 'shape' = "
+               "\"[4, 3, 2]\": its dim 0 is 2, not 1 or 3");
+  expect_error("depth_to_space", 1, (input_t[]){F32(1, 8, 2, 3)}, 1, NULL,
+               "node 1 'n' (depth_to_space): attr 'block_size' is required");
+  expect_error("gather_elements", 1, (input_t[]){F32(3, 4), I32(4, 2)}, 2, ATTRS("axis", "1"),
+               "node 2 'n' (gather_elements): input 1 (the indices, entry 1) is shaped [4, 2] but input 0 (entry 0) "
+               "is [3, 4]");
+  expect_error("cumsum", 1, (input_t[]){F32(2, 3)}, 1, ATTRS("axis", "-3"),
+               "node 1 'n' (cumsum): attr 'axis' = -3 is out of range for 2 dimensions");
+  expect_output("resize2d", (input_t[]){F32(1, 3, 4, 5)}, 1, ATTRS("size", "[8, 3]", "method", "cubic"), "float32",
+                SHAPE(1, 3, 8, 3));
+  expect_output("resize2d", (input_t[]){F32(2, 1, 4, 4)}, 1,
+                ATTRS("size", "[2, 3]", "scales", "[0.6, 0.8]", "coordinate_transformation_mode", "tf_crop_and_resize",
+                      "roi", "[0, 0, 1, 1]"),
+                "float32", SHAPE(2, 1, 2, 3));
+  expect_error("resize2d", 1, (input_t[]){F32(1, 3, 4, 5)}, 1, ATTRS("size", "[8, 3]", "scales", "[-1, 1]"),
+               "node 1 'n' (resize2d): attr 'scales' = \"[-1, 1]\" has -1; scales must be positive");
+  expect_error("resize2d", 1, (input_t[]){I32(1, 3, 4, 5)}, 1, ATTRS("size", "[8, 3]"),
+               "node 1 'n' (resize2d): input 0 (entry 0) is int32");
+}
+
 static void compute_ops_infer_their_shapes(void** state) {
   (void)state;
   expect_output("conv2d", (input_t[]){F32(1, 3, 8, 8), F32(6, 3, 3, 3), F32(6)}, 3,
@@ -443,6 +485,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ops_infer_broadcasts_and_casts),
       cmocka_unit_test(layout_ops_infer_their_shapes),
+      cmocka_unit_test(onnx_layout_ops_infer_their_shapes),
       cmocka_unit_test(compute_ops_infer_their_shapes),
       cmocka_unit_test(batch_norm_infers_three_outputs),
       cmocka_unit_test(onnx_compute_ops_infer_their_shapes),

@@ -6,6 +6,7 @@
  * Oclgrind simulates every work-item: its shapes stay tiny, and the large cases run
  * only on the real platforms. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "optest.h"
@@ -421,6 +422,298 @@ static void reshape_likes_alias_or_copy(void** state) {
   }
 }
 
+/* ---- pad modes and cropping ----------------------------------------------------------- */
+
+/* Writes "\"pad_width\": \"[[b, a], ...]\"" into attrs and the padded shape into
+ * out_shape. */
+static int pad_width_attr(char* attrs, size_t size, int32_t ndim, const int64_t* shape, const int64_t* widths,
+                          int64_t* out_shape) {
+  int used = snprintf(attrs, size, "\"pad_width\": \"[");
+  for (int32_t d = 0; d < ndim; ++d) {
+    used += snprintf(attrs + used, size - (size_t)used, "%s[%lld, %lld]", d ? ", " : "", (long long)widths[2 * d],
+                     (long long)widths[2 * d + 1]);
+    out_shape[d] = widths[2 * d] + shape[d] + widths[2 * d + 1];
+  }
+  used += snprintf(attrs + used, size - (size_t)used, "]\"");
+  return used;
+}
+
+static void check_pad_mode(hgr_test_rng_t* rng, const char* dtype, int32_t ndim, const int64_t* shape,
+                           const int64_t* widths, bool reflect) {
+  char attrs[512];
+  int64_t out_shape[8];
+  int used = pad_width_attr(attrs, sizeof(attrs), ndim, shape, widths, out_shape);
+  snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"pad_mode\": \"%s\"", reflect ? "reflect" : "edge");
+  hgr_optest_t t;
+  hgr_optest_init(&t, "pad", attrs);
+  void* in = hgr_optest_input(&t, dtype, ndim, shape);
+  fill(&t.inputs[0], rng);
+  void* out = hgr_optest_output(&t, dtype, ndim, out_shape);
+  ref_pad_edge_reflect(in, shape, ndim, widths, reflect, out);
+  check(&t);
+}
+
+static void pad_edge_and_reflect_match_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 21);
+  for (int reflect = 0; reflect < 2; ++reflect) {
+    check_pad_mode(&rng, "float32", 1, (int64_t[]){5}, (int64_t[]){4, 3}, reflect); /* reflect's most: extent - 1 */
+    check_pad_mode(&rng, "int32", 2, (int64_t[]){3, 4}, (int64_t[]){2, 1, 0, 3}, reflect);
+    check_pad_mode(&rng, "float32", 4, (int64_t[]){1, 3, 4, 5}, (int64_t[]){0, 0, 0, 0, 2, 2, 1, 4}, reflect);
+    check_pad_mode(&rng, "int32", 3, (int64_t[]){2, 1, 3}, (int64_t[]){1, 0, 0, 0, 2, 2}, reflect);
+    check_pad_mode(&rng, "float32", 2, (int64_t[]){3, 3}, (int64_t[]){0, 0, 0, 0}, reflect);
+  }
+  check_pad_mode(&rng, "float32", 2, (int64_t[]){1, 2}, (int64_t[]){5, 3, 7, 0}, false); /* edge repeats 1 element */
+  if (!simulated()) {
+    check_pad_mode(&rng, "float32", 4, (int64_t[]){2, 8, 65, 67}, (int64_t[]){0, 0, 0, 0, 3, 2, 1, 5}, true);
+    check_pad_mode(&rng, "int32", 2, (int64_t[]){300, 301}, (int64_t[]){17, 40, 9, 0}, false);
+  }
+}
+
+/* Constant mode with negative widths crops (ONNX Pad), also mixed with padding. */
+static void pad_crops_with_negative_widths(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 22);
+  static const struct {
+    int32_t ndim;
+    int64_t shape[4], widths[8];
+  } cases[] = {
+      {1, {7}, {-2, -3}},
+      {2, {4, 5}, {-1, 2, 3, -4}},
+      {3, {2, 3, 4}, {0, -1, -2, 0, 1, -1}},
+      {2, {3, 3}, {-3, 0, 0, 0}}, /* cropped to nothing */
+      {4, {1, 2, 5, 6}, {0, 0, 0, 0, -1, -1, 2, -3}},
+  };
+  for (int c = 0; c < 5; ++c) {
+    char attrs[512];
+    int64_t out_shape[8];
+    int used = pad_width_attr(attrs, sizeof(attrs), cases[c].ndim, cases[c].shape, cases[c].widths, out_shape);
+    snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"pad_value\": \"7\"");
+    hgr_optest_t t;
+    hgr_optest_init(&t, "pad", attrs);
+    const char* dtype = dtypes[c % 2];
+    void* in = hgr_optest_input(&t, dtype, cases[c].ndim, cases[c].shape);
+    fill(&t.inputs[0], &rng);
+    void* out = hgr_optest_output(&t, dtype, cases[c].ndim, out_shape);
+    uint32_t value_bits;
+    if (c % 2) {
+      int32_t seven = 7;
+      memcpy(&value_bits, &seven, 4);
+    } else {
+      float seven = 7.0f;
+      memcpy(&value_bits, &seven, 4);
+    }
+    ref_pad(in, cases[c].shape, cases[c].ndim, cases[c].widths, &value_bits, out);
+    check(&t);
+  }
+}
+
+/* ---- broadcast_to, tile --------------------------------------------------------------- */
+
+static void check_broadcast_to(hgr_test_rng_t* rng, const char* dtype, int32_t ndim, const int64_t* shape,
+                               int32_t out_ndim, const int64_t* out_shape) {
+  char attrs[256];
+  int used = snprintf(attrs, sizeof(attrs), "\"shape\": \"[");
+  for (int32_t d = 0; d < out_ndim; ++d)
+    used += snprintf(attrs + used, sizeof(attrs) - (size_t)used, "%s%lld", d ? ", " : "", (long long)out_shape[d]);
+  snprintf(attrs + used, sizeof(attrs) - (size_t)used, "]\"");
+  hgr_optest_t t;
+  hgr_optest_init(&t, "broadcast_to", attrs);
+  void* in = hgr_optest_input(&t, dtype, ndim, shape);
+  fill(&t.inputs[0], rng);
+  void* out = hgr_optest_output(&t, dtype, out_ndim, out_shape);
+  ref_broadcast_to(in, shape, ndim, out_shape, out_ndim, out);
+  check(&t);
+}
+
+static void broadcast_to_matches_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 23);
+  check_broadcast_to(&rng, "float32", 2, (int64_t[]){3, 1}, 3, (int64_t[]){2, 3, 6}); /* ONNX's expand_dim_changed */
+  check_broadcast_to(&rng, "int32", 2, (int64_t[]){3, 1}, 2, (int64_t[]){3, 4});
+  check_broadcast_to(&rng, "float32", 0, NULL, 2, (int64_t[]){2, 5});                 /* a scalar */
+  check_broadcast_to(&rng, "int32", 3, (int64_t[]){1, 4, 1}, 5, (int64_t[]){2, 1, 3, 4, 5});
+  check_broadcast_to(&rng, "float32", 3, (int64_t[]){2, 3, 4}, 3, (int64_t[]){2, 3, 4}); /* unchanged */
+  check_broadcast_to(&rng, "int32", 1, (int64_t[]){1}, 2, (int64_t[]){0, 3});            /* empty */
+  check_broadcast_to(&rng, "float32", 4, (int64_t[]){1, 1, 1, 1}, 4, (int64_t[]){1, 2, 1, 3});
+  if (!simulated()) check_broadcast_to(&rng, "float32", 2, (int64_t[]){1, 513}, 3, (int64_t[]){3, 700, 513});
+}
+
+static void check_tile(hgr_test_rng_t* rng, const char* dtype, int32_t ndim, const int64_t* shape,
+                       int32_t rep_count, const int64_t* reps) {
+  char attrs[256];
+  int used = snprintf(attrs, sizeof(attrs), "\"reps\": \"[");
+  for (int32_t d = 0; d < rep_count; ++d)
+    used += snprintf(attrs + used, sizeof(attrs) - (size_t)used, "%s%lld", d ? ", " : "", (long long)reps[d]);
+  snprintf(attrs + used, sizeof(attrs) - (size_t)used, "]\"");
+  int32_t out_ndim = rep_count > ndim ? rep_count : ndim;
+  int64_t out_shape[8];
+  for (int32_t d = 0; d < out_ndim; ++d) {
+    int32_t source = d - (out_ndim - ndim), rep = d - (out_ndim - rep_count);
+    out_shape[d] = (source < 0 ? 1 : shape[source]) * (rep < 0 ? 1 : reps[rep]);
+  }
+  hgr_optest_t t;
+  hgr_optest_init(&t, "tile", attrs);
+  void* in = hgr_optest_input(&t, dtype, ndim, shape);
+  fill(&t.inputs[0], rng);
+  void* out = hgr_optest_output(&t, dtype, out_ndim, out_shape);
+  ref_tile(in, shape, ndim, reps, rep_count, out);
+  check(&t);
+}
+
+static void tile_matches_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 24);
+  check_tile(&rng, "float32", 4, (int64_t[]){2, 3, 4, 5}, 4, (int64_t[]){2, 1, 3, 2}); /* ONNX's test_tile shape */
+  check_tile(&rng, "int32", 2, (int64_t[]){2, 2}, 2, (int64_t[]){2, 2});
+  check_tile(&rng, "float32", 1, (int64_t[]){5}, 1, (int64_t[]){1});
+  check_tile(&rng, "int32", 3, (int64_t[]){1, 3, 2}, 3, (int64_t[]){4, 0, 2}); /* empty */
+  check_tile(&rng, "float32", 2, (int64_t[]){3, 2}, 3, (int64_t[]){2, 1, 3}); /* more reps than dims (Relay) */
+  check_tile(&rng, "int32", 3, (int64_t[]){2, 3, 2}, 1, (int64_t[]){3});       /* fewer */
+  if (!simulated()) check_tile(&rng, "float32", 2, (int64_t[]){67, 129}, 2, (int64_t[]){5, 9});
+}
+
+/* ---- depth_to_space, space_to_depth --------------------------------------------------- */
+
+static void check_depth_to_space(hgr_test_rng_t* rng, const char* dtype, const int64_t* shape, int64_t block,
+                                 const char* mode) {
+  char attrs[128];
+  int used = snprintf(attrs, sizeof(attrs), "\"block_size\": \"%lld\"", (long long)block);
+  if (mode) snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"mode\": \"%s\"", mode);
+  int64_t out_shape[4] = {shape[0], shape[1] / (block * block), shape[2] * block, shape[3] * block};
+  hgr_optest_t t;
+  hgr_optest_init(&t, "depth_to_space", attrs);
+  void* in = hgr_optest_input(&t, dtype, 4, shape);
+  fill(&t.inputs[0], rng);
+  void* out = hgr_optest_output(&t, dtype, 4, out_shape);
+  ref_depth_to_space(in, shape, block, mode && !strcmp(mode, "CRD"), out);
+  check(&t);
+}
+
+static void check_space_to_depth(hgr_test_rng_t* rng, const char* dtype, const int64_t* shape, int64_t block) {
+  char attrs[128];
+  snprintf(attrs, sizeof(attrs), "\"block_size\": \"%lld\", \"layout\": \"NCHW\"", (long long)block);
+  int64_t out_shape[4] = {shape[0], shape[1] * block * block, shape[2] / block, shape[3] / block};
+  hgr_optest_t t;
+  hgr_optest_init(&t, "space_to_depth", attrs);
+  void* in = hgr_optest_input(&t, dtype, 4, shape);
+  fill(&t.inputs[0], rng);
+  void* out = hgr_optest_output(&t, dtype, 4, out_shape);
+  ref_space_to_depth(in, shape, block, out);
+  check(&t);
+}
+
+static void depth_to_space_and_back_match_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 25);
+  static const char* const modes[3] = {NULL, "DCR", "CRD"};
+  for (int m = 0; m < 3; ++m) {
+    check_depth_to_space(&rng, dtypes[m % 2], (int64_t[]){1, 8, 2, 3}, 2, modes[m]); /* ONNX's example shape */
+    check_depth_to_space(&rng, dtypes[(m + 1) % 2], (int64_t[]){2, 18, 1, 2}, 3, modes[m]);
+    check_depth_to_space(&rng, "float32", (int64_t[]){2, 3, 2, 2}, 1, modes[m]);
+  }
+  check_space_to_depth(&rng, "float32", (int64_t[]){1, 2, 4, 6}, 2);
+  check_space_to_depth(&rng, "int32", (int64_t[]){2, 3, 6, 3}, 3);
+  check_space_to_depth(&rng, "float32", (int64_t[]){1, 1, 2, 2}, 1);
+  if (!simulated()) {
+    check_depth_to_space(&rng, "float32", (int64_t[]){2, 64, 33, 35}, 4, "CRD");
+    check_space_to_depth(&rng, "int32", (int64_t[]){2, 5, 64, 66}, 2);
+  }
+}
+
+/* ---- gather_elements ------------------------------------------------------------------ */
+
+/* Indices random in [-2 extent, 2 extent): beyond the axis either way is clamped. */
+static void check_gather_elements(hgr_test_rng_t* rng, const char* op, const char* dtype, int32_t ndim,
+                                  const int64_t* shape, const int64_t* index_shape, int32_t axis_attr, bool wide) {
+  char attrs[64];
+  snprintf(attrs, sizeof(attrs), "\"axis\": \"%d\"", axis_attr);
+  int32_t axis = axis_attr < 0 ? axis_attr + ndim : axis_attr;
+  hgr_optest_t t;
+  hgr_optest_init(&t, op, attrs);
+  void* data = hgr_optest_input(&t, dtype, ndim, shape);
+  int32_t* indices = hgr_optest_input(&t, "int32", ndim, index_shape);
+  fill(&t.inputs[0], rng);
+  float extent = (float)shape[axis];
+  hgr_optest_fill(&t.inputs[1], rng, wide ? -2 * extent : -extent, wide ? 2 * extent : extent);
+  void* out = hgr_optest_output(&t, dtype, ndim, index_shape);
+  ref_gather_elements(data, shape, ndim, indices, index_shape, axis, out);
+  check(&t);
+}
+
+static void gather_elements_matches_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 26);
+  for (int wide = 0; wide < 2; ++wide) {
+    check_gather_elements(&rng, "gather_elements", "float32", 2, (int64_t[]){2, 2}, (int64_t[]){2, 2}, 1, wide);
+    check_gather_elements(&rng, "gather_elements", "int32", 2, (int64_t[]){3, 3}, (int64_t[]){2, 3}, 0, wide);
+    check_gather_elements(&rng, "gather_elements", "float32", 3, (int64_t[]){3, 4, 5}, (int64_t[]){2, 7, 3}, -2,
+                          wide);
+    check_gather_elements(&rng, "gather", "int32", 3, (int64_t[]){3, 4, 5}, (int64_t[]){3, 4, 9}, 2, wide);
+    check_gather_elements(&rng, "gather_elements", "float32", 1, (int64_t[]){6}, (int64_t[]){10}, -1, wide);
+    check_gather_elements(&rng, "gather_elements", "int32", 2, (int64_t[]){4, 2}, (int64_t[]){0, 2}, 0, wide);
+  }
+  if (!simulated())
+    check_gather_elements(&rng, "gather_elements", "float32", 3, (int64_t[]){30, 64, 65}, (int64_t[]){30, 100, 60}, 1,
+                          true);
+}
+
+/* ---- cumsum --------------------------------------------------------------------------- */
+
+/* axis_text NULL: no axis (the flattened data, a 1-D output). float32 sums in the
+ * reference's order too, so it matches but for the device's rounding of each add:
+ * compared to 1e-6 relative (plus 1e-4 absolute for sums that cancel); int32 is
+ * exact. */
+static void check_cumsum(hgr_test_rng_t* rng, const char* dtype, int32_t ndim, const int64_t* shape,
+                         const char* axis_text, bool exclusive, bool reverse) {
+  char attrs[128];
+  int used = snprintf(attrs, sizeof(attrs), "\"exclusive\": \"%d\", \"reverse\": \"%s\"", exclusive,
+                      reverse ? "True" : "0");
+  if (axis_text) snprintf(attrs + used, sizeof(attrs) - (size_t)used, ", \"axis\": \"%s\"", axis_text);
+  int32_t axis = -1;
+  if (axis_text) {
+    axis = (int32_t)strtol(axis_text, NULL, 10);
+    if (axis < 0) axis += ndim;
+  }
+  int64_t count = 1;
+  for (int32_t d = 0; d < ndim; ++d) count *= shape[d];
+  bool is_int = !strcmp(dtype, "int32");
+  hgr_optest_t t;
+  hgr_optest_init(&t, "cumsum", attrs);
+  void* in = hgr_optest_input(&t, dtype, ndim, shape);
+  if (is_int) hgr_optest_fill(&t.inputs[0], rng, -1e9f, 1e9f); /* sums wrap */
+  else hgr_optest_fill(&t.inputs[0], rng, -10, 10);
+  void* out = axis_text ? hgr_optest_output(&t, dtype, ndim, shape) : hgr_optest_output(&t, dtype, 1, &count);
+  ref_cumsum(in, shape, ndim, axis, is_int, exclusive, reverse, out);
+  if (!is_int) hgr_optest_tolerance(&t, 1e-6, 1e-4);
+  check(&t);
+}
+
+static void cumsum_matches_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 27);
+  for (int flags = 0; flags < 4; ++flags) {
+    bool exclusive = flags & 1, reverse = flags & 2;
+    check_cumsum(&rng, "float32", 1, (int64_t[]){5}, "0", exclusive, reverse);
+    check_cumsum(&rng, "int32", 2, (int64_t[]){2, 3}, "0", exclusive, reverse);
+    check_cumsum(&rng, "float32", 2, (int64_t[]){2, 3}, "-1", exclusive, reverse);
+    check_cumsum(&rng, "int32", 3, (int64_t[]){3, 4, 5}, "1", exclusive, reverse);
+    check_cumsum(&rng, "float32", 3, (int64_t[]){3, 4, 5}, NULL, exclusive, reverse);
+  }
+  check_cumsum(&rng, "int32", 2, (int64_t[]){0, 3}, "1", false, false);
+  if (!simulated()) {
+    check_cumsum(&rng, "float32", 3, (int64_t[]){7, 1000, 65}, "1", false, true);
+    check_cumsum(&rng, "int32", 2, (int64_t[]){300, 2000}, "-1", true, false);
+  }
+}
+
 /* ---- errors --------------------------------------------------------------------------- */
 
 /* Creating an executor for t fails with INVALID_ARGUMENT and a message holding
@@ -468,18 +761,39 @@ static void transpose_rejects_non_permutations(void** state) {
 static void pad_rejects_bad_attrs(void** state) {
   (void)state;
   hgr_optest_t t;
-  one_input(&t, "pad", "\"pad_width\": \"[[1, 1], [1, 1]]\", \"pad_mode\": \"reflect\"", "float32", 2,
+  one_input(&t, "pad", "\"pad_width\": \"[[1, 1], [1, 1]]\", \"pad_mode\": \"wrap\"", "float32", 2,
             (int64_t[]){2, 3}, "float32", 2, (int64_t[]){4, 5});
-  ASSERT_REJECTED(&t, "node 1 'pad_node' (pad): attr 'pad_mode' = \"reflect\" is not supported");
+  ASSERT_REJECTED(&t, "node 1 'pad_node' (pad): attr 'pad_mode' = \"wrap\" is not supported; hgr takes "
+                      "\"constant\" or \"edge\" or \"reflect\"");
+  hgr_optest_free(&t);
+  one_input(&t, "pad", "\"pad_width\": \"[[0, 0], [1, 3]]\", \"pad_mode\": \"reflect\"", "float32", 2,
+            (int64_t[]){2, 3}, "float32", 2, (int64_t[]){2, 7});
+  ASSERT_REJECTED(&t, "node 1 'pad_node' (pad): attr 'pad_width' = \"[[0, 0], [1, 3]]\" pads dimension 1 (extent 3) "
+                      "by 3; pad_mode \"reflect\" pads by at most the extent - 1");
+  hgr_optest_free(&t);
+  one_input(&t, "pad", "\"pad_width\": \"[[0, 0], [-1, 2]]\", \"pad_mode\": \"edge\"", "int32", 2,
+            (int64_t[]){2, 3}, "int32", 2, (int64_t[]){2, 4});
+  ASSERT_REJECTED(&t, "node 1 'pad_node' (pad): attr 'pad_width' = \"[[0, 0], [-1, 2]]\" pads dimension 1 by -1; "
+                      "pad_mode \"edge\" takes no negative widths");
+  hgr_optest_free(&t);
+  one_input(&t, "pad", "\"pad_width\": \"[[1, 0]]\", \"pad_mode\": \"edge\"", "float32", 1, (int64_t[]){0},
+            "float32", 1, (int64_t[]){1});
+  ASSERT_REJECTED(&t, "node 1 'pad_node' (pad): attr 'pad_width' = \"[[1, 0]]\" pads dimension 0 by 1, but it is "
+                      "empty");
+  hgr_optest_free(&t);
+  one_input(&t, "pad", "\"pad_width\": \"[[1, 0]]\", \"pad_mode\": \"edge\", \"pad_value\": \"1\"", "float32", 1,
+            (int64_t[]){2}, "float32", 1, (int64_t[]){3});
+  ASSERT_REJECTED(&t, "node 1 'pad_node' (pad): a pad value is given, but pad_mode \"edge\" takes none");
   hgr_optest_free(&t);
   one_input(&t, "pad", "\"pad_width\": \"[[1, 1]]\"", "float32", 2, (int64_t[]){2, 3}, "float32", 2,
             (int64_t[]){4, 3});
   ASSERT_REJECTED(&t, "node 1 'pad_node' (pad): attr 'pad_width' = \"[[1, 1]]\" has 2 values, but input 0 has 2 "
                       "dimensions");
   hgr_optest_free(&t);
-  one_input(&t, "pad", "\"pad_width\": \"[[0, 0], [-1, 2]]\"", "float32", 2, (int64_t[]){2, 3}, "float32", 2,
-            (int64_t[]){2, 4});
-  ASSERT_REJECTED(&t, "node 1 'pad_node' (pad): attr 'pad_width' = \"[[0, 0], [-1, 2]]\" pads dimension 1 by -1");
+  one_input(&t, "pad", "\"pad_width\": \"[[0, 0], [-2, -2]]\"", "float32", 2, (int64_t[]){2, 3}, "float32", 2,
+            (int64_t[]){2, 0});
+  ASSERT_REJECTED(&t, "node 1 'pad_node' (pad): attr 'pad_width' = \"[[0, 0], [-2, -2]]\" crops dimension 1 (extent "
+                      "3) by 4, more than it holds");
   hgr_optest_free(&t);
   one_input(&t, "pad", "\"pad_width\": \"[[0, 0], [1, 1]]\", \"pad_value\": \"0.5\"", "int32", 2, (int64_t[]){2, 3},
             "int32", 2, (int64_t[]){2, 5});
@@ -604,6 +918,83 @@ static void take_and_strided_slice_reject_bad_attrs(void** state) {
   hgr_optest_free(&t);
 }
 
+static void new_layout_ops_reject_bad_attrs_and_shapes(void** state) {
+  (void)state;
+  hgr_optest_t t;
+  one_input(&t, "broadcast_to", "\"shape\": \"[2, 3]\"", "float32", 2, (int64_t[]){2, 2}, "float32", 2,
+            (int64_t[]){2, 3});
+  ASSERT_REJECTED(&t, "node 1 'broadcast_to_node' (broadcast_to): input 0 (entry 0, shaped [2, 2]) does not broadcast "
+                      "to attr 'shape' = \"[2, 3]\": its dim 1 is 2, not 1 or 3");
+  hgr_optest_free(&t);
+  one_input(&t, "broadcast_to", "\"shape\": \"[3]\"", "float32", 2, (int64_t[]){1, 3}, "float32", 1, (int64_t[]){3});
+  ASSERT_REJECTED(&t, "node 1 'broadcast_to_node' (broadcast_to): attr 'shape' = \"[3]\" has 1 dimension, fewer than "
+                      "input 0");
+  hgr_optest_free(&t);
+  one_input(&t, "tile", "\"reps\": \"[2, -1]\"", "int32", 2, (int64_t[]){2, 2}, "int32", 2, (int64_t[]){4, 2});
+  ASSERT_REJECTED(&t, "node 1 'tile_node' (tile): attr 'reps' = \"[2, -1]\" repeats a dim -1 times");
+  hgr_optest_free(&t);
+  one_input(&t, "tile", NULL, "int32", 2, (int64_t[]){2, 2}, "int32", 2, (int64_t[]){2, 2});
+  ASSERT_REJECTED(&t, "node 1 'tile_node' (tile): attr 'reps' is required");
+  hgr_optest_free(&t);
+  one_input(&t, "depth_to_space", "\"block_size\": \"2\"", "float32", 4, (int64_t[]){1, 6, 2, 2}, "float32", 4,
+            (int64_t[]){1, 1, 4, 4});
+  ASSERT_REJECTED(&t, "node 1 'depth_to_space_node' (depth_to_space): input 0 (entry 0) is shaped [1, 6, 2, 2]: its 6 "
+                      "channels do not split into blocks of block_size^2 = 4");
+  hgr_optest_free(&t);
+  one_input(&t, "depth_to_space", "\"block_size\": \"2\", \"mode\": \"RCD\"", "float32", 4, (int64_t[]){1, 4, 2, 2},
+            "float32", 4, (int64_t[]){1, 1, 4, 4});
+  ASSERT_REJECTED(&t, "node 1 'depth_to_space_node' (depth_to_space): attr 'mode' = \"RCD\" is not supported; hgr "
+                      "takes \"DCR\" or \"CRD\"");
+  hgr_optest_free(&t);
+  one_input(&t, "depth_to_space", "\"block_size\": \"0\"", "float32", 4, (int64_t[]){1, 4, 2, 2}, "float32", 4,
+            (int64_t[]){1, 4, 2, 2});
+  ASSERT_REJECTED(&t, "node 1 'depth_to_space_node' (depth_to_space): attr 'block_size' = 0 must be 1 to 65535");
+  hgr_optest_free(&t);
+  one_input(&t, "space_to_depth", "\"block_size\": \"2\", \"layout\": \"NHWC\"", "float32", 4,
+            (int64_t[]){1, 1, 4, 4}, "float32", 4, (int64_t[]){1, 4, 2, 2});
+  ASSERT_REJECTED(&t, "node 1 'space_to_depth_node' (space_to_depth): attr 'layout' = \"NHWC\" is not supported");
+  hgr_optest_free(&t);
+  one_input(&t, "space_to_depth", "\"block_size\": \"2\"", "float32", 4, (int64_t[]){1, 1, 4, 3}, "float32", 4,
+            (int64_t[]){1, 4, 2, 1});
+  ASSERT_REJECTED(&t, "node 1 'space_to_depth_node' (space_to_depth): input 0 (entry 0) is shaped [1, 1, 4, 3]: height "
+                      "and width must be multiples of attr 'block_size' = 2");
+  hgr_optest_free(&t);
+  one_input(&t, "space_to_depth", "\"block_size\": \"2\"", "float32", 3, (int64_t[]){1, 4, 4}, "float32", 3,
+            (int64_t[]){1, 4, 4});
+  ASSERT_REJECTED(&t, "node 1 'space_to_depth_node' (space_to_depth): input 0 (entry 0) is shaped [1, 4, 4]; "
+                      "space_to_depth takes NCHW data (4 dimensions)");
+  hgr_optest_free(&t);
+  hgr_optest_init(&t, "gather_elements", "\"axis\": \"1\"");
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){2, 3});
+  hgr_optest_input(&t, "int32", 2, (int64_t[]){3, 3});
+  hgr_optest_output(&t, "float32", 2, (int64_t[]){3, 3});
+  ASSERT_REJECTED(&t, "node 2 'gather_elements_node' (gather_elements): input 1 (the indices, entry 1) is shaped [3, 3] "
+                      "but input 0 (entry 0) is [2, 3]; the indices need the data's rank and, in every dim but axis 1, "
+                      "at most its extent");
+  hgr_optest_free(&t);
+  hgr_optest_init(&t, "gather_elements", "\"axis\": \"-3\"");
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){2, 3});
+  hgr_optest_input(&t, "int32", 2, (int64_t[]){2, 3});
+  hgr_optest_output(&t, "float32", 2, (int64_t[]){2, 3});
+  ASSERT_REJECTED(&t, "node 2 'gather_elements_node' (gather_elements): attr 'axis' = -3 is out of range for 2 "
+                      "dimensions");
+  hgr_optest_free(&t);
+  hgr_optest_init(&t, "gather_elements", NULL);
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){2, 3});
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){2, 3});
+  hgr_optest_output(&t, "float32", 2, (int64_t[]){2, 3});
+  ASSERT_REJECTED(&t, "node 2 'gather_elements_node' (gather_elements): input 1 (the indices, entry 1) is float32; "
+                      "gather_elements needs int32 indices");
+  hgr_optest_free(&t);
+  one_input(&t, "cumsum", "\"axis\": \"2\"", "float32", 2, (int64_t[]){2, 3}, "float32", 2, (int64_t[]){2, 3});
+  ASSERT_REJECTED(&t, "node 1 'cumsum_node' (cumsum): attr 'axis' = 2 is out of range for 2 dimensions");
+  hgr_optest_free(&t);
+  one_input(&t, "cumsum", "\"axis\": \"0\", \"reverse\": \"maybe\"", "int32", 1, (int64_t[]){3}, "int32", 1,
+            (int64_t[]){3});
+  ASSERT_REJECTED(&t, "node 1 'cumsum_node' (cumsum): attr 'reverse'");
+  hgr_optest_free(&t);
+}
+
 static void unknown_attrs_are_rejected(void** state) {
   (void)state;
   hgr_optest_t t;
@@ -626,11 +1017,19 @@ int main(int argc, char** argv) {
       cmocka_unit_test(strided_slice_matches_hand_checked_values),
       cmocka_unit_test(strided_slice_matches_reference),
       cmocka_unit_test(reshape_likes_alias_or_copy),
+      cmocka_unit_test(pad_edge_and_reflect_match_reference),
+      cmocka_unit_test(pad_crops_with_negative_widths),
+      cmocka_unit_test(broadcast_to_matches_reference),
+      cmocka_unit_test(tile_matches_reference),
+      cmocka_unit_test(depth_to_space_and_back_match_reference),
+      cmocka_unit_test(gather_elements_matches_reference),
+      cmocka_unit_test(cumsum_matches_reference),
       cmocka_unit_test(transpose_rejects_non_permutations),
       cmocka_unit_test(pad_rejects_bad_attrs),
       cmocka_unit_test(concatenate_rejects_mismatched_inputs),
       cmocka_unit_test(reshape_likes_reject_bad_shapes),
       cmocka_unit_test(take_and_strided_slice_reject_bad_attrs),
+      cmocka_unit_test(new_layout_ops_reject_bad_attrs_and_shapes),
       cmocka_unit_test(unknown_attrs_are_rejected),
   };
   return hgr_optest_main(argc, argv, "ops_layout", tests, sizeof(tests) / sizeof(tests[0]));

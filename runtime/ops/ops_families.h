@@ -12,7 +12,8 @@
   HGR__FAMILY(reduce)      \
   HGR__FAMILY(conv)        \
   HGR__FAMILY(pool)        \
-  HGR__FAMILY(linalg)
+  HGR__FAMILY(linalg)      \
+  HGR__FAMILY(resize)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];
 HGR__OP_FAMILIES

@@ -1,8 +1,10 @@
-/* Layout ops (kernels/layout.cl): concatenate, transpose, pad, take, strided_slice
- * and the reshape-likes (reshape, flatten, batch_flatten, squeeze, expand_dims).
+/* Layout ops (kernels/layout.cl): concatenate, transpose, pad, take, strided_slice,
+ * broadcast_to, tile, depth_to_space, space_to_depth, gather_elements (and Relay's
+ * name for it, gather), cumsum and the reshape-likes (reshape, flatten,
+ * batch_flatten, squeeze, expand_dims).
  *
- * They only move elements, so one uint kernel serves float32 and int32 and the
- * output keeps the input's dtype. Every index is an int in the kernels: each tensor
+ * They only move elements (but cumsum, which sums them along lines), so one uint
+ * kernel serves float32 and int32 and the output keeps the input's dtype. Every index is an int in the kernels: each tensor
  * is checked to hold at most INT32_MAX elements. Shapes follow Relay's type
  * relations (strided_slice: topi's canonicalization) and the graph's declared
  * output shape must match. A reshape-like whose output shares its input's storage id
@@ -269,15 +271,23 @@ static hgr_status_t pad_value_bits(const hgr__op_ctx_t* ctx, uint32_t* out_bits)
   return HGR_OK;
 }
 
-/* The output shape, the widths ([before, after] per dim) and, without a pad-value
- * input, the pad value's bits. */
-static hgr_status_t pad_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int64_t* widths, uint32_t* out_bits) {
+enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT };
+
+/* The output shape, the widths ([before, after] per dim), the mode and, without a
+ * pad-value input, the pad value's bits. Constant mode takes negative widths (ONNX
+ * Pad's cropping: the output keeps in[-before ...]); edge and reflect pad only, and
+ * reflect (numpy's: the edge value is not repeated) by at most extent - 1 on a side
+ * (ONNX Pad's limit), so one reflection finds every source. */
+static hgr_status_t pad_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int64_t* widths, int* out_mode,
+                              uint32_t* out_bits) {
   HGR_RETURN_IF_ERROR(check_data(ctx));
   const hgr__entry_t* in = hgr__op_input(ctx, 0);
   int32_t ndim = in->ndim;
-  const char* mode = hgr__attr_string(ctx, "pad_mode", "constant");
-  if (strcmp(mode, "constant") != 0)
-    return HGR__OP_ERROR(ctx, "attr 'pad_mode' = \"%s\" is not supported; only \"constant\" is", mode);
+  static const char* const modes[] = {"constant", "edge", "reflect", NULL};
+  const char* mode_text;
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "pad_mode", "constant", modes, &mode_text));
+  int mode = !strcmp(mode_text, "edge") ? PAD_EDGE : !strcmp(mode_text, "reflect") ? PAD_REFLECT : PAD_CONSTANT;
+  *out_mode = mode;
   uint32_t width_count;
   bool present;
   HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "pad_width", widths, 2 * HGR_MAX_DIMS, &width_count, &present));
@@ -288,14 +298,35 @@ static hgr_status_t pad_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int64_t*
                          "[before, after] pair per dimension",
                          text, width_count, ndim, ndim == 1 ? "" : "s");
   for (int32_t d = 0; d < ndim; ++d) {
-    for (int side = 0; side < 2; ++side)
-      if (widths[2 * d + side] < 0 || widths[2 * d + side] > INT32_MAX)
-        return HGR__OP_ERROR(ctx, "attr 'pad_width' = \"%s\" pads dimension %d by %lld; pad widths must be 0 to %d",
-                             text, d, (long long)widths[2 * d + side], INT32_MAX);
+    int64_t extent = in->shape[d];
+    for (int side = 0; side < 2; ++side) {
+      int64_t width = widths[2 * d + side];
+      if (width > INT32_MAX || width < -(int64_t)INT32_MAX)
+        return HGR__OP_ERROR(ctx, "attr 'pad_width' = \"%s\" pads dimension %d by %lld; pad widths must be -%d to %d",
+                             text, d, (long long)width, INT32_MAX, INT32_MAX);
+      if (width < 0 && mode != PAD_CONSTANT)
+        return HGR__OP_ERROR(ctx, "attr 'pad_width' = \"%s\" pads dimension %d by %lld; pad_mode \"%s\" takes no "
+                             "negative widths (only \"constant\" crops)",
+                             text, d, (long long)width, mode_text);
+      if (mode == PAD_EDGE && width > 0 && extent == 0)
+        return HGR__OP_ERROR(ctx, "attr 'pad_width' = \"%s\" pads dimension %d by %lld, but it is empty: pad_mode "
+                             "\"edge\" has no edge to repeat",
+                             text, d, (long long)width);
+      if (mode == PAD_REFLECT && width > 0 && width > extent - 1)
+        return HGR__OP_ERROR(ctx, "attr 'pad_width' = \"%s\" pads dimension %d (extent %lld) by %lld; pad_mode "
+                             "\"reflect\" pads by at most the extent - 1",
+                             text, d, (long long)extent, (long long)width);
+    }
     shape[d] = in->shape[d] + widths[2 * d] + widths[2 * d + 1];
+    if (shape[d] < 0)
+      return HGR__OP_ERROR(ctx, "attr 'pad_width' = \"%s\" crops dimension %d (extent %lld) by %lld, more than it "
+                           "holds",
+                           text, d, (long long)in->shape[d], -(long long)(widths[2 * d] + widths[2 * d + 1]));
   }
   /* Relay's newer form passes the pad value as a second (scalar) input. */
   *out_bits = 0;
+  if (mode != PAD_CONSTANT && (hgr__op_input_count(ctx) == 2 || hgr__node_attr(ctx->node, "pad_value")))
+    return HGR__OP_ERROR(ctx, "a pad value is given, but pad_mode \"%s\" takes none", mode_text);
   if (hgr__op_input_count(ctx) == 2) {
     const hgr__entry_t* value = hgr__op_input(ctx, 1);
     HGR_RETURN_IF_ERROR(check_same_dtype(ctx, value, "input 1 (the pad value)", in, "input 0"));
@@ -314,7 +345,8 @@ static hgr_status_t pad_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int64_t*
 static hgr_status_t infer_pad(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   int64_t shape[HGR_MAX_DIMS], widths[2 * HGR_MAX_DIMS];
   uint32_t bits;
-  HGR_RETURN_IF_ERROR(pad_shape(ctx, shape, widths, &bits));
+  int mode;
+  HGR_RETURN_IF_ERROR(pad_shape(ctx, shape, widths, &mode, &bits));
   set_output(ctx, outputs, shape, hgr__op_input(ctx, 0)->ndim);
   return HGR_OK;
 }
@@ -324,15 +356,19 @@ static hgr_status_t plan_pad(hgr__op_ctx_t* ctx) {
   int32_t ndim = in->ndim;
   int64_t shape[HGR_MAX_DIMS], widths[2 * HGR_MAX_DIMS];
   uint32_t bits;
-  HGR_RETURN_IF_ERROR(pad_shape(ctx, shape, widths, &bits));
+  int mode;
+  HGR_RETURN_IF_ERROR(pad_shape(ctx, shape, widths, &mode, &bits));
   HGR_RETURN_IF_ERROR(check_output_fits(ctx));
   bool value_input = hgr__op_input_count(ctx) == 2;
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, value_input ? "hgr_layout_pad_input" : "hgr_layout_pad");
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, mode != PAD_CONSTANT ? "hgr_layout_pad_mode"
+                                              : value_input        ? "hgr_layout_pad_input"
+                                                                   : "hgr_layout_pad");
   hgr__launch_input(ctx, l, 0);
   if (value_input) hgr__launch_input(ctx, l, 1);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_meta_arg(ctx, l);
-  if (!value_input) hgr__launch_uint(ctx, l, bits);
+  if (mode != PAD_CONSTANT) hgr__launch_int(ctx, l, mode == PAD_REFLECT);
+  else if (!value_input) hgr__launch_uint(ctx, l, bits);
   uint64_t count = hgr__op_output(ctx, 0)->element_count;
   hgr__launch_uint(ctx, l, (uint32_t)count);
   hgr__launch_meta1(ctx, l, ndim);
@@ -566,6 +602,336 @@ static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
+/* ---- broadcast_to --------------------------------------------------------------------- */
+
+/* Relay's broadcast_to (ONNX Expand once the loader has broadcast the shapes): attr
+ * 'shape' is the output shape, and input 0 must broadcast to it (numpy's rules:
+ * dims aligned at the right, each input dim 1 or equal). */
+static hgr_status_t broadcast_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int32_t* out_ndim) {
+  HGR_RETURN_IF_ERROR(check_data(ctx));
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  uint32_t count;
+  bool present;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "shape", shape, HGR_MAX_DIMS, &count, &present));
+  const char* text = hgr__attr_string(ctx, "shape", "");
+  if (!present) return HGR__OP_ERROR(ctx, "attr 'shape' is required");
+  int32_t ndim = (int32_t)count;
+  char have[160];
+  if (ndim < in->ndim)
+    return HGR__OP_ERROR(ctx, "attr 'shape' = \"%s\" has %d dimension%s, fewer than input 0 (entry %u, shaped %s)",
+                         text, ndim, ndim == 1 ? "" : "s", entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)));
+  for (int32_t d = 0; d < ndim; ++d) {
+    if (shape[d] < 0)
+      return HGR__OP_ERROR(ctx, "attr 'shape' = \"%s\" has the negative dim %lld", text, (long long)shape[d]);
+    int32_t source = d - (ndim - in->ndim);
+    if (source >= 0 && in->shape[source] != 1 && in->shape[source] != shape[d])
+      return HGR__OP_ERROR(ctx, "input 0 (entry %u, shaped %s) does not broadcast to attr 'shape' = \"%s\": its dim "
+                           "%d is %lld, not 1 or %lld",
+                           entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), text, source,
+                           (long long)in->shape[source], (long long)shape[d]);
+  }
+  *out_ndim = ndim;
+  return HGR_OK;
+}
+
+static hgr_status_t infer_broadcast_to(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t ndim;
+  HGR_RETURN_IF_ERROR(broadcast_shape(ctx, shape, &ndim));
+  set_output(ctx, outputs, shape, ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_broadcast_to(hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int64_t shape[HGR_MAX_DIMS], in_strides[HGR_MAX_DIMS], strides[HGR_MAX_DIMS];
+  int32_t ndim;
+  HGR_RETURN_IF_ERROR(broadcast_shape(ctx, shape, &ndim));
+  HGR_RETURN_IF_ERROR(check_output_fits(ctx));
+  row_major_strides(in->shape, in->ndim, in_strides);
+  for (int32_t d = 0; d < ndim; ++d) {
+    int32_t source = d - (ndim - in->ndim);
+    strides[d] = source < 0 || in->shape[source] == 1 ? 0 : in_strides[source]; /* a repeated dim reads one place */
+  }
+  launch_gather(ctx, shape, strides, ndim, 0, hgr__op_output(ctx, 0)->element_count);
+  return HGR_OK;
+}
+
+/* ---- tile ----------------------------------------------------------------------------- */
+
+/* Relay's tile: attr 'reps' repeats each dim; with fewer reps than dims the reps
+ * gain leading 1s, with more the input gains leading dims of 1. in_shape gets the
+ * input's shape at the output's rank. */
+static hgr_status_t tile_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int64_t* in_shape, int32_t* out_ndim) {
+  HGR_RETURN_IF_ERROR(check_data(ctx));
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  int64_t reps[HGR_MAX_DIMS];
+  uint32_t count;
+  bool present;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "reps", reps, HGR_MAX_DIMS, &count, &present));
+  const char* text = hgr__attr_string(ctx, "reps", "");
+  if (!present) return HGR__OP_ERROR(ctx, "attr 'reps' is required");
+  int32_t ndim = (int32_t)count > in->ndim ? (int32_t)count : in->ndim;
+  for (int32_t d = 0; d < ndim; ++d) {
+    int32_t source = d - (ndim - in->ndim), rep = d - (ndim - (int32_t)count);
+    in_shape[d] = source < 0 ? 1 : in->shape[source];
+    int64_t times = rep < 0 ? 1 : reps[rep];
+    if (times < 0 || times > INT32_MAX)
+      return HGR__OP_ERROR(ctx, "attr 'reps' = \"%s\" repeats a dim %lld times; reps must be 0 to %d", text,
+                           (long long)times, INT32_MAX);
+    shape[d] = multiply(in_shape[d], times);
+  }
+  *out_ndim = ndim;
+  return HGR_OK;
+}
+
+static hgr_status_t infer_tile(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  int64_t shape[HGR_MAX_DIMS], in_shape[HGR_MAX_DIMS];
+  int32_t ndim;
+  HGR_RETURN_IF_ERROR(tile_shape(ctx, shape, in_shape, &ndim));
+  set_output(ctx, outputs, shape, ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_tile(hgr__op_ctx_t* ctx) {
+  int64_t shape[HGR_MAX_DIMS], in_shape[HGR_MAX_DIMS];
+  int32_t ndim;
+  HGR_RETURN_IF_ERROR(tile_shape(ctx, shape, in_shape, &ndim));
+  HGR_RETURN_IF_ERROR(check_output_fits(ctx));
+  uint64_t count = hgr__op_output(ctx, 0)->element_count;
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_tile");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  hgr__launch_int(ctx, l, ndim);
+  hgr__launch_uint(ctx, l, (uint32_t)count);
+  /* An output with elements has every dim at most its count (<= INT32_MAX); an
+   * empty one runs nothing. */
+  for (int32_t d = 0; d < ndim; ++d) hgr__launch_meta1(ctx, l, count ? (int32_t)shape[d] : 1);
+  for (int32_t d = 0; d < ndim; ++d) hgr__launch_meta1(ctx, l, count ? (int32_t)in_shape[d] : 1);
+  hgr__launch_1d(ctx, l, count);
+  return HGR_OK;
+}
+
+/* ---- depth_to_space, space_to_depth --------------------------------------------------- */
+
+enum { DEPTH_TO_SPACE, SPACE_TO_DEPTH };
+
+/* Both are a reshape, a transpose and a reshape of NCHW data: one strided gather
+ * over a 6-D view of the output. What they compute, the output shape (4 dims) and
+ * the gather's view (6 dims) and input strides. */
+typedef struct block_move_t {
+  int64_t shape[4];
+  int64_t view[6], strides[6];
+} block_move_t;
+
+static hgr_status_t block_move_shape(const hgr__op_ctx_t* ctx, block_move_t* p) {
+  HGR_RETURN_IF_ERROR(check_data(ctx));
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  static const char* const layouts[] = {"NCHW", "", NULL};
+  static const char* const modes[] = {"DCR", "CRD", NULL};
+  const char* layout;
+  const char* mode = "DCR";
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "layout", "NCHW", layouts, &layout));
+  if (ctx->op->variant == DEPTH_TO_SPACE) HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "mode", "DCR", modes, &mode));
+  if (!hgr__node_attr(ctx->node, "block_size")) return HGR__OP_ERROR(ctx, "attr 'block_size' is required");
+  int64_t b;
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "block_size", 0, &b));
+  if (b < 1 || b > 65535)
+    return HGR__OP_ERROR(ctx, "attr 'block_size' = %lld must be 1 to 65535", (long long)b);
+  char have[160];
+  if (in->ndim != 4)
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s; %s takes NCHW data (4 dimensions)",
+                         entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), ctx->op->name);
+  int64_t n = in->shape[0], c = in->shape[1], h = in->shape[2], w = in->shape[3];
+  int64_t hw = multiply(h, w); /* strides stay below INT32_MAX unless the data is empty (then nothing runs) */
+  if (ctx->op->variant == DEPTH_TO_SPACE) {
+    if (c % (b * b) != 0)
+      return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: its %lld channels do not split into blocks of "
+                           "block_size^2 = %lld",
+                           entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), (long long)c,
+                           (long long)(b * b));
+    int64_t oc = c / (b * b);
+    int64_t shape[4] = {n, oc, multiply(h, b), multiply(w, b)};
+    memcpy(p->shape, shape, sizeof(shape));
+    /* out[n, c, y * b + i, x * b + j] over the view [n, c, y, i, x, j] reads channel
+     * (i * b + j) * oc + c in DCR, c * b * b + i * b + j in CRD. */
+    bool dcr = !strcmp(mode, "DCR");
+    int64_t view[6] = {n, oc, h, b, w, b};
+    int64_t strides[6] = {multiply(c, hw), multiply(dcr ? 1 : b * b, hw), w, multiply(dcr ? b * oc : b, hw), 1,
+                          multiply(dcr ? oc : 1, hw)};
+    memcpy(p->view, view, sizeof(view));
+    memcpy(p->strides, strides, sizeof(strides));
+  } else {
+    if (h % b != 0 || w % b != 0)
+      return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: height and width must be multiples of attr "
+                           "'block_size' = %lld",
+                           entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), (long long)b);
+    int64_t oh = h / b, ow = w / b;
+    int64_t shape[4] = {n, multiply(c, b * b), oh, ow};
+    memcpy(p->shape, shape, sizeof(shape));
+    /* out[n, (i * b + j) * c + k, y, x] = in[n, k, y * b + i, x * b + j]: the view is
+     * [n, i, j, k, y, x]. */
+    int64_t view[6] = {n, b, b, c, oh, ow};
+    int64_t strides[6] = {multiply(c, hw), w, 1, hw, multiply(b, w), b};
+    memcpy(p->view, view, sizeof(view));
+    memcpy(p->strides, strides, sizeof(strides));
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t infer_block_move(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  block_move_t p;
+  HGR_RETURN_IF_ERROR(block_move_shape(ctx, &p));
+  set_output(ctx, outputs, p.shape, 4);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_block_move(hgr__op_ctx_t* ctx) {
+  block_move_t p;
+  HGR_RETURN_IF_ERROR(block_move_shape(ctx, &p));
+  HGR_RETURN_IF_ERROR(check_output_fits(ctx));
+  launch_gather(ctx, p.view, p.strides, 6, 0, hgr__op_output(ctx, 0)->element_count);
+  return HGR_OK;
+}
+
+/* ---- gather_elements ------------------------------------------------------------------ */
+
+/* ONNX GatherElements (Relay's gather): out[c] = data[c with c[axis] replaced by
+ * indices[c]], the output shaped like the indices, which have the data's rank and
+ * in every other dim at most the data's extent. A negative index counts from the
+ * end; one still outside the axis is clamped into it (ONNX leaves it undefined;
+ * clamping never reads out of bounds). */
+static hgr_status_t gather_elements_axis(const hgr__op_ctx_t* ctx, int32_t* out_axis) {
+  HGR_RETURN_IF_ERROR(check_data(ctx));
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  const hgr__entry_t* indices = hgr__op_input(ctx, 1);
+  char have[160], want[160];
+  if (!hgr__dtype_is_i32(indices->dtype))
+    return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is %s; %s needs int32 indices", entry_id(ctx, indices),
+                         hgr_dtype_format(indices->dtype, have, sizeof(have)), ctx->op->name);
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 1's element count", indices->element_count, INT32_MAX));
+  HGR_RETURN_IF_ERROR(check_dims(ctx, indices, "input 1"));
+  if (data->ndim == 0)
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; %s needs rank 1 or more", entry_id(ctx, data),
+                         ctx->op->name);
+  int64_t axis_attr;
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 0, &axis_attr));
+  HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axis_attr, data->ndim, out_axis));
+  bool fits = indices->ndim == data->ndim;
+  for (int32_t d = 0; fits && d < data->ndim; ++d) fits = d == *out_axis || indices->shape[d] <= data->shape[d];
+  if (!fits)
+    return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is shaped %s but input 0 (entry %u) is %s; the indices "
+                         "need the data's rank and, in every dim but axis %d, at most its extent",
+                         entry_id(ctx, indices), hgr__entry_shape(indices, have, sizeof(have)), entry_id(ctx, data),
+                         hgr__entry_shape(data, want, sizeof(want)), *out_axis);
+  if (data->shape[*out_axis] == 0 && indices->element_count > 0)
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: the axis to gather from is empty", entry_id(ctx, data),
+                         hgr__entry_shape(data, have, sizeof(have)));
+  return HGR_OK;
+}
+
+static hgr_status_t infer_gather_elements(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  int32_t axis;
+  HGR_RETURN_IF_ERROR(gather_elements_axis(ctx, &axis));
+  const hgr__entry_t* indices = hgr__op_input(ctx, 1);
+  set_output(ctx, outputs, indices->shape, indices->ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_gather_elements(hgr__op_ctx_t* ctx) {
+  int32_t axis;
+  HGR_RETURN_IF_ERROR(gather_elements_axis(ctx, &axis));
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  const hgr__entry_t* indices = hgr__op_input(ctx, 1);
+  int32_t ndim = data->ndim;
+  uint64_t count = indices->element_count;
+  int64_t strides[HGR_MAX_DIMS];
+  row_major_strides(data->shape, ndim, strides);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_gather_elements");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  hgr__launch_int(ctx, l, ndim);
+  hgr__launch_int(ctx, l, axis);
+  hgr__launch_uint(ctx, l, (uint32_t)count);
+  /* With indices, every dim and stride of the data is within int (the data holds at
+   * least one element); without, nothing runs. */
+  for (int32_t d = 0; d < ndim; ++d) hgr__launch_meta1(ctx, l, count ? (int32_t)indices->shape[d] : 1);
+  for (int32_t d = 0; d < ndim; ++d) hgr__launch_meta1(ctx, l, count ? (int32_t)strides[d] : 0);
+  hgr__launch_meta1(ctx, l, count ? (int32_t)data->shape[axis] : 1);
+  hgr__launch_1d(ctx, l, count);
+  return HGR_OK;
+}
+
+/* ---- cumsum --------------------------------------------------------------------------- */
+
+/* Relay's cumsum with ONNX CumSum's reverse: sums along attr 'axis' (absent: over
+ * the flattened data, the output then 1-D, as Relay does), in order, exclusive
+ * leaving out the element itself, reverse from the end. int32 wraps. The line
+ * geometry: outer lines of extent length, inner apart. */
+typedef struct cumsum_t {
+  int64_t outer, length, inner;
+  bool exclusive, reverse;
+} cumsum_t;
+
+static hgr_status_t cumsum_shape(const hgr__op_ctx_t* ctx, cumsum_t* p, int64_t* shape, int32_t* out_ndim) {
+  HGR_RETURN_IF_ERROR(check_data(ctx));
+  const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "exclusive", false, &p->exclusive));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "reverse", false, &p->reverse));
+  p->outer = p->inner = 1;
+  if (is_none(hgr__attr_string(ctx, "axis", "None"))) {
+    p->length = (int64_t)in->element_count;
+    shape[0] = p->length;
+    *out_ndim = 1;
+    return HGR_OK;
+  }
+  if (in->ndim == 0)
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; an 'axis' needs rank 1 or more", entry_id(ctx, in));
+  int64_t axis_attr;
+  int32_t axis;
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 0, &axis_attr));
+  HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axis_attr, in->ndim, &axis));
+  for (int32_t d = 0; d < axis; ++d) p->outer = multiply(p->outer, in->shape[d]);
+  for (int32_t d = axis + 1; d < in->ndim; ++d) p->inner = multiply(p->inner, in->shape[d]);
+  p->length = in->shape[axis];
+  memcpy(shape, in->shape, sizeof(int64_t) * (size_t)in->ndim);
+  *out_ndim = in->ndim;
+  return HGR_OK;
+}
+
+static hgr_status_t infer_cumsum(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  cumsum_t p;
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t ndim;
+  HGR_RETURN_IF_ERROR(cumsum_shape(ctx, &p, shape, &ndim));
+  set_output(ctx, outputs, shape, ndim);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_cumsum(hgr__op_ctx_t* ctx) {
+  cumsum_t p;
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t ndim;
+  HGR_RETURN_IF_ERROR(cumsum_shape(ctx, &p, shape, &ndim));
+  /* An empty tensor runs nothing; otherwise each factor is at most the count. */
+  bool empty = hgr__op_input(ctx, 0)->element_count == 0;
+  uint64_t lines = empty ? 0 : (uint64_t)(p.outer * p.inner);
+  bool is_int = hgr__dtype_is_i32(hgr__op_input(ctx, 0)->dtype);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, is_int ? "hgr_layout_cumsum_i32" : "hgr_layout_cumsum_f32");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_int(ctx, l, empty ? 1 : (int32_t)p.length);
+  hgr__launch_int(ctx, l, empty ? 1 : (int32_t)p.inner);
+  hgr__launch_int(ctx, l, p.exclusive);
+  hgr__launch_int(ctx, l, p.reverse);
+  hgr__launch_uint(ctx, l, (uint32_t)lines);
+  hgr__launch_1d(ctx, l, lines);
+  return HGR_OK;
+}
+
 /* ---- reshape-likes -------------------------------------------------------------------- */
 
 /* Relay's reshape: newshape values > 0 are dims; 0 copies the input dim at this
@@ -748,6 +1114,16 @@ const hgr__op_t hgr__ops_layout[] = {
     {"take", "layout", 2, 2, 1, 1, "axis batch_dims mode", plan_take, 0, HGR__IN_PLACE_REFUSED, infer_take},
     {"strided_slice", "layout", 1, 1, 1, 1, "begin end strides axes slice_mode", plan_strided_slice, 0,
      HGR__IN_PLACE_REFUSED, infer_strided_slice},
+    {"broadcast_to", "layout", 1, 1, 1, 1, "shape", plan_broadcast_to, 0, HGR__IN_PLACE_REFUSED, infer_broadcast_to},
+    {"tile", "layout", 1, 1, 1, 1, "reps", plan_tile, 0, HGR__IN_PLACE_REFUSED, infer_tile},
+    {"depth_to_space", "layout", 1, 1, 1, 1, "block_size layout mode", plan_block_move, DEPTH_TO_SPACE,
+     HGR__IN_PLACE_REFUSED, infer_block_move},
+    {"space_to_depth", "layout", 1, 1, 1, 1, "block_size layout", plan_block_move, SPACE_TO_DEPTH,
+     HGR__IN_PLACE_REFUSED, infer_block_move},
+    {"gather_elements", "layout", 2, 2, 1, 1, "axis", plan_gather_elements, 0, HGR__IN_PLACE_REFUSED,
+     infer_gather_elements},
+    {"gather", "layout", 2, 2, 1, 1, "axis", plan_gather_elements, 0, HGR__IN_PLACE_REFUSED, infer_gather_elements},
+    {"cumsum", "layout", 1, 1, 1, 1, "axis exclusive reverse", plan_cumsum, 0, HGR__IN_PLACE_REFUSED, infer_cumsum},
     RESHAPE_LIKE("reshape", "newshape allowzero", RESHAPE),
     RESHAPE_LIKE("flatten", "", BATCH_FLATTEN),
     RESHAPE_LIKE("batch_flatten", "", BATCH_FLATTEN),

@@ -1,0 +1,44 @@
+/* Resizing: image.resize2d (runtime/ops/ops_resize.c) on float32 NCHW data.
+ *
+ *   hgr_resize2d(__global const float* in, __global float* out, __global const int* meta,
+ *                int in_h, int in_w, int out_h, int out_w, int taps,
+ *                float extrapolation, uint n)
+ *       1-D, one work-item per output element (n = N * C * out_h * out_w; global
+ *       rounded up to the work-group size, so each checks gid < n first).
+ *       meta holds out_h row entries, then out_w column entries, each 1 + 2 * taps
+ *       ints: a flag (1: the output is `extrapolation`), taps input indices (already
+ *       clamped into the input) and taps weights (float bits). The plan computed
+ *       them with ONNX Resize's formulas; here out = sum_i wh_i * sum_j ww_j *
+ *       in[plane, row_i, col_j], the inner sum over a row first as ONNX does.
+ *
+ * A remainder is written as x - (x / e) * e: for x % e next to x / e, LLVM emits a
+ * `freeze` that Oclgrind 21.10's uninitialized-value checker cannot run.
+ */
+#pragma OPENCL FP_CONTRACT OFF
+
+__kernel void hgr_resize2d(__global const float* in, __global float* out, __global const int* meta, int in_h,
+                           int in_w, int out_h, int out_w, int taps, float extrapolation, uint n) {
+  size_t gid = get_global_id(0);
+  if (gid >= n) return;
+  int i = (int)gid;
+  int rest = i / out_w;
+  int x = i - rest * out_w;
+  int plane = rest / out_h;
+  int y = rest - plane * out_h;
+  int entry = 1 + 2 * taps;
+  __global const int* row = meta + y * entry;
+  __global const int* column = meta + (out_h + x) * entry;
+  if (row[0] || column[0]) {
+    out[gid] = extrapolation;
+    return;
+  }
+  __global const float* source = in + (size_t)plane * (size_t)in_h * (size_t)in_w;
+  float sum = 0.0f;
+  for (int a = 0; a < taps; ++a) {
+    __global const float* line = source + (size_t)row[1 + a] * (size_t)in_w;
+    float across = 0.0f;
+    for (int b = 0; b < taps; ++b) across += as_float(column[1 + taps + b]) * line[column[1 + b]];
+    sum += as_float(row[1 + taps + a]) * across;
+  }
+  out[gid] = sum;
+}
