@@ -42,6 +42,8 @@ static const char run_usage[] =
     "  --output-dir DIR       write output i as DIR/output_i.npy\n"
     "  --expect I=FILE.npy    check output I against FILE (.npy or ONNX .pb; repeatable);\n"
     "                         exit 1 on mismatch\n"
+    "  --rtol R, --atol A     --expect's tolerance for floats: |got - want| <= A + R |want|\n"
+    "                         (default 1e-5 each)\n"
     "  --repeat N             run N times, each waited for; print min/median/max\n"
     "  --pipeline K           with --repeat N: keep K runs in flight instead (each waited\n"
     "                         for through its fence once K newer ones were started) and\n"
@@ -153,6 +155,7 @@ typedef struct run_args_t {
   const char* until;
   const char* kernels_path;
   unsigned long long memory_budget;
+  double rtol, atol; /* --expect's tolerance */
   long repeat;
   long pipeline; /* runs in flight; 0: run and wait */
   long queues;
@@ -185,6 +188,7 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
                       bool running) {
   memset(args, 0, sizeof(*args));
   args->repeat = 1;
+  args->rtol = args->atol = 1e-5;
   hgr_place_options_init(&args->place.options);
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
@@ -223,6 +227,13 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
       if (args->expect_count == MAX_ITEMS) return hgr_cli_usage_error(command, "too many --expect options");
       args->expect_index[args->expect_count] = (size_t)index;
       args->expect_files[args->expect_count++] = right;
+    } else if (running && (!strcmp(arg, "--rtol") || !strcmp(arg, "--atol"))) {
+      char* end = NULL;
+      double tolerance = value ? strtod(value, &end) : -1;
+      if (!value || end == value || *end || !(tolerance >= 0))
+        return hgr_cli_usage_error(command, "%s takes a non-negative number", arg);
+      *(arg[2] == 'r' ? &args->rtol : &args->atol) = tolerance;
+      ++i;
     } else if (running && !strcmp(arg, "--output-dir")) {
       if (!value) return hgr_cli_usage_error(command, "--output-dir needs a directory");
       args->output_dir = argv[++i];
@@ -588,8 +599,8 @@ static hgr_status_t handle_output(const run_args_t* args, hgr_executor_t* execut
       const float *got = data, *want = expected.data;
       for (size_t i = 0; i < (size_t)(info.bytes / 4); ++i) {
         double diff = fabs((double)got[i] - (double)want[i]);
-        double allowed = 1e-5 + 1e-5 * fabs((double)want[i]);
-        if (!(diff <= allowed)) match = false;
+        double allowed = args->atol + args->rtol * fabs((double)want[i]);
+        if (!(diff <= allowed) && !(got[i] != got[i] && want[i] != want[i])) match = false; /* NaN matches NaN */
         if (diff > worst || diff != diff) worst = diff;
       }
     } else if (match) {
