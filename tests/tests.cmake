@@ -387,3 +387,16 @@ if(HGR_HAS_NPY)
   hgr_test(NAME place_stages_pipelined SOURCE test_place_pipeline.c
            ARGS ${PROJECT_SOURCE_DIR}/examples pocl:0 rusticl:0 TIMEOUT 600)
 endif()
+
+# ONNX's backend tests (Debian's libonnx-testdata) through the ONNX loader: every
+# test on pocl:0, a sample on rusticl:0 and under Oclgrind's checks. Each run writes
+# its report (docs/onnx-conformance.md is generated from the PoCL one by
+# scripts/onnx_conformance_doc.py); a failed test fails the CTest entry.
+if(HGR_ONNX)
+  hgr_test(NAME onnx_conformance_pocl SOURCE onnx_conformance.c TIMEOUT 1500
+           ARGS pocl:0 --report ${CMAKE_CURRENT_BINARY_DIR}/onnx-conformance-pocl.tsv)
+  hgr_test(NAME onnx_conformance_rusticl SOURCE onnx_conformance.c TIMEOUT 900
+           ARGS rusticl:0 --sample 7 --report ${CMAKE_CURRENT_BINARY_DIR}/onnx-conformance-rusticl.tsv)
+  hgr_test(NAME onnx_conformance_oclgrind SOURCE onnx_conformance.c TIMEOUT 900
+           ARGS oclgrind:0 --sample 23 --report ${CMAKE_CURRENT_BINARY_DIR}/onnx-conformance-oclgrind.tsv)
+endif()

@@ -237,9 +237,6 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
     if (!tt || !tt->has_elem_type)
       return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is not a tensor with an element type; hgr "
                         "takes tensors", info->name);
-    int64_t shape[HGR_MAX_DIMS];
-    int32_t ndim = 0;
-    HGR_RETURN_IF_ERROR(input_shape(loader, info, &ndim, shape));
     v->onnx_type = tt->elem_type;
     hgr_dtype_t dtype;
     switch (v->onnx_type) {
@@ -250,6 +247,9 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
         return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is %s; hgr takes float, int32, int64 and "
                           "bool inputs", info->name, hgr__onnx_type_name(v->onnx_type));
     }
+    int64_t shape[HGR_MAX_DIMS];
+    int32_t ndim = 0;
+    HGR_RETURN_IF_ERROR(input_shape(loader, info, &ndim, shape));
     hgr_value_t value;
     HGR_RETURN_IF_ERROR(hgr_builder_add_input(loader->builder, info->name, dtype, shape, ndim, &value));
     if (v->onnx_type == HGR__ONNX_INT64) { /* held as int32 inside */
@@ -429,8 +429,16 @@ static hgr_status_t read_opset(hgr__onnx_loader_t* loader, const Onnx__ModelProt
       found = true;
     }
   }
-  if (!found)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model imports no opset of the default domain (ai.onnx)");
+  if (!found) { /* valid when no node needs it: then the model is all in other domains */
+    const Onnx__GraphProto* g = model->graph;
+    for (size_t n = 0; g && n < g->n_node; ++n)
+      if (!g->node[n]->domain || !g->node[n]->domain[0] || !strcmp(g->node[n]->domain, "ai.onnx"))
+        return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "node %zu (%s) is of the default domain, but the model imports "
+                          "no opset of it", n, g->node[n]->op_type ? g->node[n]->op_type : "");
+    return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "the model uses only other domains than the default one (%s%s); "
+                      "hgr reads the default domain (ai.onnx)", model->n_opset_import ? "" : "none imported",
+                      model->n_opset_import && model->opset_import[0]->domain ? model->opset_import[0]->domain : "");
+  }
   if (loader->opset < HGR__ONNX_MIN_OPSET || loader->opset > HGR__ONNX_MAX_OPSET)
     return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "the model's opset is %lld; hgr reads opsets %d to %d of the default "
                       "domain", (long long)loader->opset, HGR__ONNX_MIN_OPSET, HGR__ONNX_MAX_OPSET);

@@ -361,6 +361,29 @@ hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__
   if (proto->segment)
     return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s: segmented tensors are not supported", where);
   int32_t type = proto->has_data_type ? proto->data_type : HGR__ONNX_UNDEFINED;
+  /* The data must be there before anything is allocated for it: a tensor that
+   * declares a huge shape without its bytes is refused without trying. */
+  uint64_t declared = 1;
+  bool overflow = false;
+  for (size_t d = 0; d < proto->n_dims; ++d) {
+    if (proto->dims[d] < 0)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: dimension %zu is %lld; extents must not be negative", where,
+                        d, (long long)proto->dims[d]);
+    overflow = overflow || !hgr__mul_u64(declared, (uint64_t)proto->dims[d], &declared);
+  }
+  if (overflow) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: the element count overflows 64 bits", where);
+  bool is_external = proto->has_data_location && proto->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  if (!is_external && hgr__onnx_type_bytes(type)) {
+    size_t inline_values = proto->n_float_data + proto->n_double_data + proto->n_int64_data + proto->n_uint64_data +
+                           proto->n_int32_data;
+    uint64_t have = proto->has_raw_data ? (uint64_t)proto->raw_data.len : (uint64_t)inline_values;
+    uint64_t need = proto->has_raw_data ? declared * hgr__onnx_type_bytes(type) : declared;
+    if (proto->has_raw_data && declared && need / declared != hgr__onnx_type_bytes(type)) need = UINT64_MAX;
+    if (have != need)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: %llu elements of %s declared, but the tensor holds %llu %s",
+                        where, (unsigned long long)declared, hgr__onnx_type_name(type), (unsigned long long)have,
+                        proto->has_raw_data ? "bytes of raw_data" : "values");
+  }
   hgr__onnx_tensor_t* t = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, proto->dims, (int32_t)proto->n_dims, where, &t));
   size_t element = hgr__onnx_type_bytes(type);
