@@ -31,8 +31,21 @@ set(fuzz_kernel_manifest_seeds "${HGR_TEST_DATA_DIR}/user_kernels/kernels.json")
 set(fuzz_op_plan_seeds "")
 set(fuzz_device_spec_seeds "")
 set(fuzz_place_seeds "")
+# Small models of ONNX's node tests (Debian's libonnx-testdata).
+set(fuzz_onnx_seeds "")
+foreach(test conv_with_strides_padding add_bcast reshape_negative_dim slice gather_0 concat_2d_axis_0 softmax_axis_1
+             maxpool_2d_pads batchnorm_epsilon gemm_all_attributes matmul_3d constantofshape_float_ones unsqueeze_axis_0
+             clip_default_min cast_FLOAT_to_INT32 range_float_type_positive_delta_expanded)
+  if(EXISTS "/usr/share/libonnx-testdata/data/node/test_${test}/model.onnx")
+    list(APPEND fuzz_onnx_seeds "/usr/share/libonnx-testdata/data/node/test_${test}/model.onnx")
+  endif()
+endforeach()
 
-foreach(target graph op_plan params npy device_spec kernel_manifest place)
+set(fuzz_targets graph op_plan params npy device_spec kernel_manifest place)
+if(HGR_ONNX)
+  list(APPEND fuzz_targets onnx)
+endif()
+foreach(target ${fuzz_targets})
   add_test(NAME fuzz_${target}
            COMMAND ${fuzz_run} fuzz "${fuzz_dir}" ${target} ${HGR_FUZZ_SECONDS} "${PROJECT_SOURCE_DIR}"
                    ${fuzz_${target}_seeds})

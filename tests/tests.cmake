@@ -393,6 +393,10 @@ endif()
 # its report (docs/onnx-conformance.md is generated from the PoCL one by
 # scripts/onnx_conformance_doc.py); a failed test fails the CTest entry.
 if(HGR_ONNX)
+  # The loader on models the test writes: folding, fusion, symbolic dims, external
+  # data, and hostile files; then a fused model run on pocl:0
+  hgr_test(NAME onnx_load_unit SOURCE test_onnx_load.c)
+  hgr_test(NAME onnx_load_pocl SOURCE test_onnx_load.c ARGS run)
   hgr_test(NAME onnx_conformance_pocl SOURCE onnx_conformance.c TIMEOUT 1500
            ARGS pocl:0 --report ${CMAKE_CURRENT_BINARY_DIR}/onnx-conformance-pocl.tsv)
   hgr_test(NAME onnx_conformance_rusticl SOURCE onnx_conformance.c TIMEOUT 900

@@ -55,6 +55,13 @@ HGR_API void hgr_onnx_options_release(hgr_onnx_options_t* options);
  * extent, more than HGR_MAX_DIMS dims); RESOURCE_EXHAUSTED. */
 HGR_API hgr_status_t hgr_onnx_options_set_input_shape(hgr_onnx_options_t* options, const char* name,
                                                       const int64_t* shape, int32_t ndim);
+/* The most bytes one tensor the loader holds on the host may have (a decoded
+ * initializer, an external tensor, a folded constant such as ConstantOfShape's
+ * output): a larger one is RESOURCE_EXHAUSTED naming it, before it is allocated.
+ * Default HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES (4 GiB); 0 restores the default. Bounds
+ * the memory a hostile model can make the loader use. */
+#define HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES (4ull << 30)
+HGR_API void hgr_onnx_options_set_max_tensor_bytes(hgr_onnx_options_t* options, uint64_t bytes);
 /* Places the loaded graph with hgr_place(instance, graph, place) before returning
  * it. Both are borrowed until the load returns; NULL place: no placement. */
 HGR_API void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instance_t* instance,

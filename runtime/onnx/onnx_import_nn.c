@@ -172,7 +172,7 @@ static bool only_first_output_used(const hgr__onnx_loader_t* loader, const Onnx_
 /* Finds BatchNormalization, Add(per-channel constant) and an activation following
  * the conv's output and folds them into weight/bias/activation. */
 static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor_t* weight,
-                                  const hgr__onnx_tensor_t* bias, int64_t channels, conv_epilogue_t* e) {
+                                  const hgr__onnx_tensor_t* bias, int64_t channels, int32_t rank, conv_epilogue_t* e) {
   hgr__onnx_loader_t* loader = node->loader;
   const hgr__onnx_value_t* current = node->outputs[0];
   uint32_t index;
@@ -215,15 +215,11 @@ static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor
   if (next && !strcmp(next->op_type, "Add") && next->n_input == 2) {
     int other = !strcmp(next->input[0], current->name) ? 1 : 0;
     const hgr__onnx_tensor_t* c = constant_of(loader, next, (size_t)other);
-    bool per_channel = c && c->count == (uint64_t)channels && c->ndim >= 2 && c->ndim <= 4 &&
+    bool per_channel = c && c->count == (uint64_t)channels && c->ndim >= rank - 1 && c->ndim <= rank &&
                        hgr__onnx_type_is_float(c->onnx_type);
-    if (per_channel) { /* the channel dim must be axis 1 of the output, the rest 1 */
-      int32_t axis = current->ndim - c->ndim; /* the output dim where c starts */
-      for (int32_t d = 0; d < c->ndim; ++d)
-        if ((axis + d == 1) != (c->shape[d] == channels && channels != 1) && c->shape[d] != 1) per_channel = false;
-      if (c->ndim == current->ndim && c->shape[0] != 1) per_channel = false;
-      if (channels == 1) per_channel = c->count == 1 && c->ndim <= current->ndim;
-    }
+    /* the output's dim 1 (C) lines up with c's dim ndim - (rank - 1); every other dim of c is 1 */
+    for (int32_t d = 0; per_channel && d < c->ndim; ++d)
+      if (d != c->ndim - (rank - 1) && c->shape[d] != 1) per_channel = false;
     if (per_channel) {
       if (!e->bias) {
         int64_t shape[1] = {channels};
@@ -294,7 +290,7 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
   window_t w;
   HGR_RETURN_IF_ERROR(read_window(node, is_1d, spatial, kernel, false, &w));
   conv_epilogue_t e = {0};
-  hgr_status_t status = find_epilogue(node, wv->constant, bv ? bv->constant : NULL, channels, &e);
+  hgr_status_t status = find_epilogue(node, wv->constant, bv ? bv->constant : NULL, channels, x->ndim, &e);
   hgr_value_t inputs[3] = {in};
   uint32_t count = 2;
   /* weights: folded copy, the constant, or the runtime value; 1-D gets height 1 */

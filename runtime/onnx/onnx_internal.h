@@ -73,6 +73,11 @@ hgr_status_t hgr__onnx_type_dtype(int32_t onnx_type, hgr_dtype_t* out_dtype);
 /* The ONNX type of an hgr dtype, or HGR__ONNX_UNDEFINED. */
 int32_t hgr__onnx_dtype_type(hgr_dtype_t dtype);
 
+/* The calling thread's limit on one host tensor's bytes (the loader sets it from
+ * its options for the duration of a load; HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES when
+ * unset). hgr__onnx_tensor_new refuses larger tensors with RESOURCE_EXHAUSTED. */
+void hgr__onnx_tensor_set_limit(uint64_t bytes);
+
 /* A zeroed tensor. INVALID_ARGUMENT (naming where) for a negative extent, too many
  * dims or a byte size beyond 64 bits / size_t; RESOURCE_EXHAUSTED. */
 hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32_t ndim, const char* where,

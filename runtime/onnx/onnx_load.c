@@ -26,6 +26,7 @@ struct hgr_onnx_options_s {
   size_t shape_count;
   hgr_instance_t* instance;
   const hgr_place_options_t* place;
+  uint64_t max_tensor_bytes; /* 0: the default */
 };
 
 hgr_status_t hgr_onnx_options_create(hgr_onnx_options_t** out_options) {
@@ -66,6 +67,10 @@ hgr_status_t hgr_onnx_options_set_input_shape(hgr_onnx_options_t* options, const
   slot->ndim = ndim;
   for (int32_t d = 0; d < ndim; ++d) slot->shape[d] = shape[d];
   return HGR_OK;
+}
+
+void hgr_onnx_options_set_max_tensor_bytes(hgr_onnx_options_t* options, uint64_t bytes) {
+  if (options) options->max_tensor_bytes = bytes;
 }
 
 void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instance_t* instance,
@@ -525,7 +530,9 @@ hgr_status_t hgr_onnx_load_memory(const void* bytes, size_t size, const char* ba
   loader.external.base_directory = base_directory;
   hgr_graph_t* graph = NULL;
   hgr_params_t* params = NULL;
+  hgr__onnx_tensor_set_limit(options ? options->max_tensor_bytes : 0);
   hgr_status_t status = load_model(&loader, model, &graph, &params);
+  hgr__onnx_tensor_set_limit(0);
   if (!status && options && options->place) status = place_graph(options, &graph);
   if (out_report) *out_report = loader.report;
   loader_free(&loader);

@@ -73,6 +73,10 @@ int32_t hgr__onnx_dtype_type(hgr_dtype_t dtype) {
   return HGR__ONNX_UNDEFINED;
 }
 
+static _Thread_local uint64_t tensor_limit;
+
+void hgr__onnx_tensor_set_limit(uint64_t bytes) { tensor_limit = bytes; }
+
 hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32_t ndim, const char* where,
                                   hgr__onnx_tensor_t** out_tensor) {
   *out_tensor = NULL;
@@ -95,6 +99,11 @@ hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32
   if (!hgr__mul_u64(count, element, &bytes) || bytes > (uint64_t)SIZE_MAX || bytes > (uint64_t)PTRDIFF_MAX)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: %llu elements of %s do not fit in memory", where,
                       (unsigned long long)count, hgr__onnx_type_name(onnx_type));
+  uint64_t limit = tensor_limit ? tensor_limit : HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES;
+  if (bytes > limit)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: %llu bytes of %s exceed the loader's limit of %llu bytes per "
+                      "tensor (hgr_onnx_options_set_max_tensor_bytes)", where, (unsigned long long)bytes,
+                      hgr__onnx_type_name(onnx_type), (unsigned long long)limit);
   hgr__onnx_tensor_t* t = calloc(1, sizeof(*t));
   void* data = t ? calloc(1, bytes ? (size_t)bytes : 1) : NULL;
   if (!data) {

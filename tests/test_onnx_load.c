@@ -1,0 +1,552 @@
+/* The ONNX loader against models this test writes itself with protobuf-c: what it
+ * builds (folding, fusion, node counts, symbolic dims, external data, int64
+ * narrowing) and, above all, hostile files: truncated protobuf, wrong field types,
+ * negative or overflowing dims, raw_data shorter or longer than the shape, a huge
+ * declared tensor with no data, name clashes, an output named twice, a cycle,
+ * external data paths that leave the model's folder, an external offset past
+ * 2 GiB. Every refusal must name what and where; nothing may leak (ASan).
+ *
+ *   test_onnx_load           the loader only (no device)
+ *   test_onnx_load run       a loaded Conv+BatchNormalization+Add+Relu model on pocl:0
+ *                            against a plain-C computation */
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "onnx/onnx.pb-c.h"
+#include "testlib.h"
+
+/* ---- writing models ---------------------------------------------------------------- */
+
+typedef struct model_t {
+  Onnx__ModelProto model;
+  Onnx__GraphProto graph;
+  Onnx__OperatorSetIdProto opset;
+  Onnx__OperatorSetIdProto* opsets[1];
+  Onnx__NodeProto nodes[8];
+  Onnx__NodeProto* node_list[8];
+  Onnx__TensorProto inits[8];
+  Onnx__TensorProto* init_list[8];
+  Onnx__ValueInfoProto ins[4], outs[4];
+  Onnx__ValueInfoProto *in_list[4], *out_list[4];
+  Onnx__TypeProto types[8];
+  Onnx__TypeProto__Tensor tensor_types[8];
+  Onnx__TensorShapeProto shapes[8];
+  Onnx__TensorShapeProto__Dimension dims[8][4];
+  Onnx__TensorShapeProto__Dimension* dim_list[8][4];
+  Onnx__AttributeProto attrs[8][4];
+  Onnx__AttributeProto* attr_list[8][4];
+  Onnx__StringStringEntryProto external[8][3];
+  Onnx__StringStringEntryProto* external_list[8][3];
+  char* io_names[8][6];
+  int type_count;
+} model_t;
+
+static void model_init(model_t* m, int64_t opset) {
+  memset(m, 0, sizeof(*m));
+  onnx__model_proto__init(&m->model);
+  onnx__graph_proto__init(&m->graph);
+  onnx__operator_set_id_proto__init(&m->opset);
+  m->model.has_ir_version = 1;
+  m->model.ir_version = 8;
+  m->opset.domain = "";
+  m->opset.has_version = 1;
+  m->opset.version = opset;
+  m->opsets[0] = &m->opset;
+  m->model.n_opset_import = 1;
+  m->model.opset_import = m->opsets;
+  m->model.graph = &m->graph;
+  m->graph.name = "test";
+  m->graph.node = m->node_list;
+  m->graph.initializer = m->init_list;
+  m->graph.input = m->in_list;
+  m->graph.output = m->out_list;
+}
+
+/* A value info of element type elem and shape (dims < 0: symbolic "N"). */
+static Onnx__ValueInfoProto* value_info(model_t* m, Onnx__ValueInfoProto* v, const char* name, int32_t elem,
+                                        const int64_t* shape, int ndim) {
+  int t = m->type_count++;
+  onnx__value_info_proto__init(v);
+  onnx__type_proto__init(&m->types[t]);
+  onnx__type_proto__tensor__init(&m->tensor_types[t]);
+  onnx__tensor_shape_proto__init(&m->shapes[t]);
+  v->name = (char*)name;
+  v->type = &m->types[t];
+  m->types[t].value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+  m->types[t].tensor_type = &m->tensor_types[t];
+  m->tensor_types[t].has_elem_type = 1;
+  m->tensor_types[t].elem_type = elem;
+  m->tensor_types[t].shape = &m->shapes[t];
+  m->shapes[t].n_dim = (size_t)ndim;
+  m->shapes[t].dim = m->dim_list[t];
+  for (int d = 0; d < ndim; ++d) {
+    Onnx__TensorShapeProto__Dimension* dim = &m->dims[t][d];
+    onnx__tensor_shape_proto__dimension__init(dim);
+    if (shape[d] >= 0) {
+      dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+      dim->dim_value = shape[d];
+    } else {
+      dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+      dim->dim_param = "N";
+    }
+    m->dim_list[t][d] = dim;
+  }
+  return v;
+}
+
+static void add_input(model_t* m, const char* name, const int64_t* shape, int ndim) {
+  m->in_list[m->graph.n_input] = value_info(m, &m->ins[m->graph.n_input], name, 1, shape, ndim);
+  ++m->graph.n_input;
+}
+
+static void add_output(model_t* m, const char* name) {
+  Onnx__ValueInfoProto* v = &m->outs[m->graph.n_output];
+  onnx__value_info_proto__init(v);
+  v->name = (char*)name;
+  m->out_list[m->graph.n_output++] = v;
+}
+
+/* A float initializer with raw_data (values may be NULL: no data at all). */
+static Onnx__TensorProto* add_init(model_t* m, const char* name, const int64_t* dims, int ndim, const float* values,
+                                   size_t count) {
+  Onnx__TensorProto* t = &m->inits[m->graph.n_initializer];
+  onnx__tensor_proto__init(t);
+  t->name = (char*)name;
+  t->has_data_type = 1;
+  t->data_type = 1;
+  t->n_dims = (size_t)ndim;
+  t->dims = (int64_t*)dims;
+  if (values) {
+    t->has_raw_data = 1;
+    t->raw_data.data = (uint8_t*)values;
+    t->raw_data.len = count * sizeof(float);
+  }
+  m->init_list[m->graph.n_initializer++] = t;
+  return t;
+}
+
+static Onnx__NodeProto* add_node(model_t* m, const char* op, const char* const* inputs, int n_in,
+                                 const char* const* outputs, int n_out) {
+  int k = (int)m->graph.n_node;
+  Onnx__NodeProto* n = &m->nodes[k];
+  onnx__node_proto__init(n);
+  n->op_type = (char*)op;
+  n->name = (char*)outputs[0];
+  for (int i = 0; i < n_in; ++i) m->io_names[k][i] = (char*)inputs[i];
+  n->n_input = (size_t)n_in;
+  n->input = m->io_names[k];
+  n->n_output = (size_t)n_out;
+  n->output = (char**)outputs;
+  n->attribute = m->attr_list[k];
+  m->node_list[m->graph.n_node++] = n;
+  return n;
+}
+
+static void add_attr_ints(model_t* m, Onnx__NodeProto* n, const char* name, const int64_t* values, size_t count) {
+  int k = (int)(n - m->nodes);
+  Onnx__AttributeProto* a = &m->attrs[k][n->n_attribute];
+  onnx__attribute_proto__init(a);
+  a->name = (char*)name;
+  a->has_type = 1;
+  a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+  a->n_ints = count;
+  a->ints = (int64_t*)values;
+  m->attr_list[k][n->n_attribute++] = a;
+}
+
+/* Serializes m into a malloc'd buffer. */
+static uint8_t* pack(const model_t* m, size_t* out_size) {
+  *out_size = onnx__model_proto__get_packed_size(&m->model);
+  uint8_t* bytes = malloc(*out_size ? *out_size : 1);
+  assert_non_null(bytes);
+  onnx__model_proto__pack(&m->model, bytes);
+  return bytes;
+}
+
+static hgr_status_t load(const model_t* m, const char* base, const hgr_onnx_options_t* options, hgr_onnx_report_t* report) {
+  size_t size;
+  uint8_t* bytes = pack(m, &size);
+  hgr_graph_t* graph = (hgr_graph_t*)&graph;
+  hgr_params_t* params = (hgr_params_t*)&params;
+  hgr_status_t status = hgr_onnx_load_memory(bytes, size, base, options, &graph, &params, report);
+  free(bytes);
+  if (status) {
+    assert_null(graph);
+    assert_null(params);
+  } else {
+    hgr_graph_release(graph);
+    hgr_params_release(params);
+  }
+  return status;
+}
+
+/* The small model most cases start from: y = Relu(x + b), x [2, 3]. */
+static const int64_t x_shape[2] = {2, 3};
+static const int64_t b_dims[1] = {3};
+static const float b_values[3] = {1, 2, 3};
+static const char* const add_in[2] = {"x", "b"};
+static const char* const add_out[1] = {"s"};
+static const char* const relu_in[1] = {"s"};
+static const char* const relu_out[1] = {"y"};
+
+static void small_model(model_t* m) {
+  model_init(m, 13);
+  add_input(m, "x", x_shape, 2);
+  add_init(m, "b", b_dims, 1, b_values, 3);
+  add_node(m, "Add", add_in, 2, add_out, 1);
+  add_node(m, "Relu", relu_in, 1, relu_out, 1);
+  add_output(m, "y");
+}
+
+/* ---- what loads ---------------------------------------------------------------------- */
+
+static void small_model_loads_with_its_counts(void** state) {
+  (void)state;
+  model_t m;
+  small_model(&m);
+  hgr_onnx_report_t report;
+  ASSERT_OK(load(&m, NULL, NULL, &report));
+  assert_int_equal(report.opset, 13);
+  assert_int_equal(report.onnx_nodes, 2);
+  assert_int_equal(report.graph_nodes, 2);
+  assert_int_equal(report.folded, 0);
+}
+
+static void constant_chains_fold_and_dead_nodes_go(void** state) {
+  (void)state;
+  /* Shape(x) -> Reshape(x, shape) folds to a reshape; a Relu nobody needs is removed. */
+  model_t m;
+  model_init(&m, 13);
+  add_input(&m, "x", x_shape, 2);
+  static const char* const shape_in[1] = {"x"}, *shape_out[1] = {"shape"};
+  static const char* const reshape_in[2] = {"x", "shape"}, *reshape_out[1] = {"y"};
+  static const char* const dead_in[1] = {"x"}, *dead_out[1] = {"dead"};
+  add_node(&m, "Shape", shape_in, 1, shape_out, 1);
+  add_node(&m, "Relu", dead_in, 1, dead_out, 1);
+  add_node(&m, "Reshape", reshape_in, 2, reshape_out, 1);
+  add_output(&m, "y");
+  hgr_onnx_report_t report;
+  ASSERT_OK(load(&m, NULL, NULL, &report));
+  assert_int_equal(report.folded, 1);
+  assert_int_equal(report.removed, 1);
+  assert_int_equal(report.graph_nodes, 1);
+}
+
+static void symbolic_dims_take_the_given_shape(void** state) {
+  (void)state;
+  model_t m;
+  model_init(&m, 13);
+  static const int64_t symbolic[2] = {-1, 3};
+  add_input(&m, "x", symbolic, 2);
+  add_node(&m, "Relu", (const char* const[]){"x"}, 1, relu_out, 1);
+  add_output(&m, "y");
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "graph input 'x'", "dimension 0",
+                "symbolic ('N')", "--input-shape");
+  hgr_onnx_options_t* options;
+  ASSERT_OK(hgr_onnx_options_create(&options));
+  ASSERT_OK(hgr_onnx_options_set_input_shape(options, "x", (int64_t[]){5, 3}, 2));
+  ASSERT_OK(load(&m, NULL, options, NULL));
+  ASSERT_OK(hgr_onnx_options_set_input_shape(options, "x", (int64_t[]){5, 4}, 2));
+  ASSERT_STATUS(load(&m, NULL, options, NULL), HGR_STATUS_INVALID_ARGUMENT, "dimension 1 is 3 in the model",
+                "says 4");
+  hgr_onnx_options_release(options);
+}
+
+static void unsupported_things_are_named(void** state) {
+  (void)state;
+  model_t m;
+  small_model(&m);
+  m.nodes[1].op_type = "NoSuchOp";
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "node 1 'y' (NoSuchOp, opset 13)",
+                "op 'NoSuchOp' is not supported", "hgr supports:", "Conv");
+  small_model(&m);
+  m.nodes[1].domain = "com.example";
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "(Relu, opset 13)", "domain 'com.example'");
+  small_model(&m);
+  m.opset.version = 22;
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "opset is 22", "7 to 21");
+  small_model(&m);
+  static const int64_t axes[1] = {0};
+  add_attr_ints(&m, &m.nodes[1], "bogus", axes, 1);
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "(Relu, opset 13)", "attr 'bogus'");
+}
+
+/* ---- hostile files ---------------------------------------------------------------- */
+
+static void truncated_and_corrupt_protobuf_is_refused(void** state) {
+  (void)state;
+  model_t m;
+  small_model(&m);
+  size_t size;
+  uint8_t* bytes = pack(&m, &size);
+  hgr_graph_t* graph;
+  hgr_params_t* params;
+  for (size_t cut = 1; cut < size; cut += 7) {
+    hgr_status_t status = hgr_onnx_load_memory(bytes, cut, NULL, NULL, &graph, &params, NULL);
+    assert_non_null(status); /* a prefix of a model is never a valid model with outputs */
+    hgr_status_free(status);
+  }
+  ASSERT_STATUS(hgr_onnx_load_memory(bytes, size / 2, NULL, NULL, &graph, &params, NULL), HGR_STATUS_INVALID_ARGUMENT,
+                "");
+  /* A wrong wire type: the first field (ir_version, varint) tagged as length-delimited. */
+  bytes[0] = (uint8_t)((bytes[0] & ~7u) | 2u);
+  ASSERT_STATUS(hgr_onnx_load_memory(bytes, size, NULL, NULL, &graph, &params, NULL), HGR_STATUS_INVALID_ARGUMENT,
+                "do not parse as a ModelProto");
+  free(bytes);
+  ASSERT_STATUS(hgr_onnx_load_memory("not a model at all", 18, NULL, NULL, &graph, &params, NULL),
+                HGR_STATUS_INVALID_ARGUMENT, "not a valid ONNX model");
+}
+
+static void bad_dims_and_data_sizes_are_refused(void** state) {
+  (void)state;
+  model_t m;
+  small_model(&m);
+  static const int64_t negative[1] = {-3};
+  m.inits[0].dims = (int64_t*)negative;
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "initializer 'b'", "dimension 0 is -3");
+  small_model(&m);
+  static const int64_t overflowing[3] = {INT64_MAX, INT64_MAX, 4};
+  m.inits[0].dims = (int64_t*)overflowing;
+  m.inits[0].n_dims = 3;
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "initializer 'b'", "overflows 64 bits");
+  small_model(&m);
+  m.inits[0].raw_data.len = 8; /* shorter */
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "initializer 'b'", "3 elements of float",
+                "holds 8 bytes of raw_data");
+  small_model(&m);
+  static const float four[4] = {1, 2, 3, 4};
+  m.inits[0].raw_data.data = (uint8_t*)four;
+  m.inits[0].raw_data.len = 16; /* longer */
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "holds 16 bytes of raw_data");
+  small_model(&m);
+  static const int64_t huge[2] = {1 << 30, 1 << 30};
+  m.inits[0].dims = (int64_t*)huge;
+  m.inits[0].n_dims = 2;
+  m.inits[0].has_raw_data = 0;
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "initializer 'b'",
+                "1152921504606846976 elements of float declared", "holds 0 values");
+  /* A declared tensor within the size limit of the options but with data: the limit applies first. */
+  small_model(&m);
+  hgr_onnx_options_t* options;
+  ASSERT_OK(hgr_onnx_options_create(&options));
+  hgr_onnx_options_set_max_tensor_bytes(options, 8);
+  ASSERT_STATUS(load(&m, NULL, options, NULL), HGR_STATUS_RESOURCE_EXHAUSTED, "initializer 'b'", "12 bytes",
+                "limit of 8 bytes");
+  hgr_onnx_options_release(options);
+  /* The typed field of another type. */
+  small_model(&m);
+  m.inits[0].has_raw_data = 0;
+  static const int64_t ints[3] = {1, 2, 3};
+  m.inits[0].n_int64_data = 3;
+  m.inits[0].int64_data = (int64_t*)ints;
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "initializer 'b'");
+}
+
+static void name_clashes_and_cycles_are_refused(void** state) {
+  (void)state;
+  model_t m;
+  small_model(&m);
+  add_init(&m, "b", b_dims, 1, b_values, 3); /* an initializer twice */
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "value 'b' is defined twice");
+  small_model(&m);
+  m.nodes[1].output = (char**)add_out; /* Relu writes 's' too: a node output named twice */
+  add_output(&m, "s");
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "value 's' is defined twice",
+                "node 0's output", "node 1's output");
+  small_model(&m);
+  static const char* const clash[1] = {"b"};
+  m.nodes[1].output = (char**)clash; /* a node output named like an initializer */
+  m.outs[0].name = "b";
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "value 'b' is defined twice",
+                "an initializer");
+  /* A cycle: Add reads Relu's output, Relu reads Add's. */
+  small_model(&m);
+  m.io_names[0][1] = "y";
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "node 0 's' (Add, opset 13)",
+                "input 1 'y' is used before the node that produces it (node 1)", "cycle");
+  small_model(&m);
+  m.io_names[1][0] = "nowhere";
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "input 0 'nowhere' is not defined");
+  small_model(&m);
+  m.outs[0].name = "missing";
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "graph output 0 'missing'");
+}
+
+/* ---- external data --------------------------------------------------------------- */
+
+static void external(model_t* m, Onnx__TensorProto* t, const char* location, const char* offset,
+                     const char* length) {
+  int k = (int)(t - m->inits);
+  const char* keys[3] = {"location", "offset", "length"};
+  const char* values[3] = {location, offset, length};
+  t->has_raw_data = 0;
+  t->has_data_location = 1;
+  t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  t->external_data = m->external_list[k];
+  for (int i = 0; i < 3; ++i) {
+    if (!values[i]) continue;
+    Onnx__StringStringEntryProto* e = &m->external[k][t->n_external_data];
+    onnx__string_string_entry_proto__init(e);
+    e->key = (char*)keys[i];
+    e->value = (char*)values[i];
+    m->external_list[k][t->n_external_data++] = e;
+  }
+}
+
+static void external_data_is_read_inside_the_model_folder_only(void** state) {
+  (void)state;
+  char folder[512];
+  snprintf(folder, sizeof(folder), "%s", hgr_test_tmp_path("onnx-external"));
+  char path[600];
+  snprintf(path, sizeof(path), "mkdir -p %s", folder);
+  assert_int_equal(system(path), 0);
+  snprintf(path, sizeof(path), "%s/weights.bin", folder);
+  int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  assert_true(fd >= 0);
+  float pad[4] = {9, 9, 9, 9};
+  assert_int_equal(write(fd, pad, 16), 16);
+  assert_int_equal(write(fd, b_values, 12), 12);
+  /* Past 2 GiB: the same values again at offset 3 GiB (a sparse file). */
+  const off_t far = (off_t)3 << 30;
+  assert_int_equal(pwrite(fd, b_values, 12, far), 12);
+  close(fd);
+  model_t m;
+  small_model(&m);
+  external(&m, &m.inits[0], "weights.bin", "16", "12");
+  ASSERT_OK(load(&m, folder, NULL, NULL));
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "initializer 'b'", "without a base directory");
+  small_model(&m);
+  external(&m, &m.inits[0], "weights.bin", "3221225472", NULL);
+  ASSERT_OK(load(&m, folder, NULL, NULL));
+  small_model(&m);
+  external(&m, &m.inits[0], "weights.bin", "3221225480", NULL); /* runs past the end */
+  ASSERT_STATUS(load(&m, folder, NULL, NULL), HGR_STATUS_DATA_LOSS, "initializer 'b'", "at offset 3221225480",
+                "do not fit");
+  small_model(&m);
+  external(&m, &m.inits[0], "../weights.bin", NULL, NULL);
+  ASSERT_STATUS(load(&m, folder, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "initializer 'b'", "\"../weights.bin\"",
+                "leaves the model's folder");
+  small_model(&m);
+  external(&m, &m.inits[0], "sub/../../weights.bin", NULL, NULL);
+  ASSERT_STATUS(load(&m, folder, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "leaves the model's folder");
+  small_model(&m);
+  external(&m, &m.inits[0], "/etc/passwd", NULL, NULL);
+  ASSERT_STATUS(load(&m, folder, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "\"/etc/passwd\"", "absolute path");
+  small_model(&m);
+  external(&m, &m.inits[0], "weights.bin", "-4", NULL);
+  ASSERT_STATUS(load(&m, folder, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "offset \"-4\"");
+  small_model(&m);
+  external(&m, &m.inits[0], "missing.bin", NULL, NULL);
+  ASSERT_STATUS(load(&m, folder, NULL, NULL), HGR_STATUS_NOT_FOUND, "missing.bin");
+  snprintf(path, sizeof(path), "rm -rf %s", folder);
+  assert_int_equal(system(path), 0);
+}
+
+/* ---- a fused model, run ------------------------------------------------------------ */
+
+/* Conv(x, w, bias) -> BatchNormalization -> Add(per-channel c) -> Relu: one conv2d
+ * node after fusion, checked against the same arithmetic in C on pocl:0. */
+static void fused_conv_matches_plain_arithmetic(void** state) {
+  (void)state;
+  hgr_instance_t* instance;
+  hgr_instance_options_t io;
+  hgr_instance_options_init(&io);
+  ASSERT_OK(hgr_instance_create(&io, &instance));
+  static const char* const device[1] = {"pocl:0"};
+  hgr_test_require_devices(instance, device, 1);
+  enum { C = 2, M = 3, H = 5, W = 5, K = 3 };
+  static float w[M * C * K * K], bias[M], scale[M], shift[M], mean[M], var[M], add[M], x[C * H * W];
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 15);
+  for (size_t i = 0; i < sizeof(w) / 4; ++i) w[i] = hgr_test_rng_float(&rng, -1, 1);
+  for (int i = 0; i < M; ++i) {
+    bias[i] = hgr_test_rng_float(&rng, -1, 1);
+    scale[i] = hgr_test_rng_float(&rng, 0.5f, 2);
+    shift[i] = hgr_test_rng_float(&rng, -1, 1);
+    mean[i] = hgr_test_rng_float(&rng, -1, 1);
+    var[i] = hgr_test_rng_float(&rng, 0.1f, 2);
+    add[i] = hgr_test_rng_float(&rng, -1, 1);
+  }
+  for (size_t i = 0; i < sizeof(x) / 4; ++i) x[i] = hgr_test_rng_float(&rng, -1, 1);
+  model_t m;
+  model_init(&m, 13);
+  add_input(&m, "x", (int64_t[]){1, C, H, W}, 4);
+  static const int64_t wd[4] = {M, C, K, K}, vd[1] = {M}, ad[3] = {M, 1, 1};
+  add_init(&m, "w", wd, 4, w, sizeof(w) / 4);
+  add_init(&m, "bias", vd, 1, bias, M);
+  add_init(&m, "scale", vd, 1, scale, M);
+  add_init(&m, "shift", vd, 1, shift, M);
+  add_init(&m, "mean", vd, 1, mean, M);
+  add_init(&m, "var", vd, 1, var, M);
+  add_init(&m, "c", ad, 3, add, M);
+  static const int64_t pads[4] = {1, 1, 1, 1};
+  Onnx__NodeProto* conv = add_node(&m, "Conv", (const char* const[]){"x", "w", "bias"}, 3, (const char* const[]){"a"}, 1);
+  add_attr_ints(&m, conv, "pads", pads, 4);
+  add_node(&m, "BatchNormalization", (const char* const[]){"a", "scale", "shift", "mean", "var"}, 5,
+           (const char* const[]){"b"}, 1);
+  add_node(&m, "Add", (const char* const[]){"b", "c"}, 2, (const char* const[]){"d"}, 1);
+  add_node(&m, "Relu", (const char* const[]){"d"}, 1, (const char* const[]){"y"}, 1);
+  add_output(&m, "y");
+  size_t size;
+  uint8_t* bytes = pack(&m, &size);
+  hgr_graph_t* graph;
+  hgr_params_t* params;
+  hgr_onnx_report_t report;
+  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, NULL, &graph, &params, &report));
+  free(bytes);
+  assert_int_equal(report.fused, 3);
+  assert_int_equal(report.graph_nodes, 1);
+  hgr_executor_options_t eo;
+  hgr_executor_options_init(&eo);
+  const hgr_device_binding_t binding = {0, "pocl:0"};
+  eo.bindings = &binding;
+  eo.binding_count = 1;
+  hgr_executor_t* executor;
+  ASSERT_OK(hgr_executor_create(instance, graph, &eo, &executor));
+  size_t unused;
+  ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
+  ASSERT_OK(hgr_executor_set_input_by_name(executor, "x", x, sizeof(x)));
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_wait(executor));
+  float y[M * H * W];
+  ASSERT_OK(hgr_executor_get_output(executor, 0, y, sizeof(y)));
+  for (int o = 0; o < M; ++o)
+    for (int i = 0; i < H; ++i)
+      for (int j = 0; j < W; ++j) {
+        double s = bias[o];
+        for (int c = 0; c < C; ++c)
+          for (int ki = 0; ki < K; ++ki)
+            for (int kj = 0; kj < K; ++kj) {
+              int yi = i + ki - 1, xj = j + kj - 1;
+              if (yi < 0 || yi >= H || xj < 0 || xj >= W) continue;
+              s += (double)w[((o * C + c) * K + ki) * K + kj] * x[(c * H + yi) * W + xj];
+            }
+        s = (s - mean[o]) / sqrt((double)var[o] + 1e-5) * scale[o] + shift[o] + add[o];
+        double want = s > 0 ? s : 0;
+        assert_true(fabs(y[(o * H + i) * W + j] - want) <= 1e-4 + 1e-4 * fabs(want));
+      }
+  hgr_executor_release(executor);
+  hgr_params_release(params);
+  hgr_graph_release(graph);
+  hgr_instance_release(instance);
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && !strcmp(argv[1], "run")) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(fused_conv_matches_plain_arithmetic)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(small_model_loads_with_its_counts),
+      cmocka_unit_test(constant_chains_fold_and_dead_nodes_go),
+      cmocka_unit_test(symbolic_dims_take_the_given_shape),
+      cmocka_unit_test(unsupported_things_are_named),
+      cmocka_unit_test(truncated_and_corrupt_protobuf_is_refused),
+      cmocka_unit_test(bad_dims_and_data_sizes_are_refused),
+      cmocka_unit_test(name_clashes_and_cycles_are_refused),
+      cmocka_unit_test(external_data_is_read_inside_the_model_folder_only),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
