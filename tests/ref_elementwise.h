@@ -19,9 +19,9 @@
  *   floor_mod (int32): the remainder with the divisor's sign; int32 mod and
  *   floor_mod give 0 for a divisor of 0 (and for INT32_MIN by -1).
  * - elu: x < 0 ? alpha (e^x - 1) : x; selu: x > 0 ? gamma x : gamma alpha (e^x - 1);
- *   hard_sigmoid: max(0, min(1, alpha x + beta)) (NaN stays NaN); hard_swish: x max(0, min(1,
- *   x / 6 + 1/2)); softplus: log(1 + e^x); softsign: x / (1 + |x|); reciprocal;
- *   sin ... atanh: in double (with float32 alpha, beta, gamma), rounded to float32.
+ *   hard_sigmoid: max(0, min(1, alpha x + beta)) (NaN stays NaN); hard_swish:
+ *   x max(0, min(1, x / 6 + 1/2)); softplus: log(1 + e^x); softsign:
+ *   x / (1 + |x|); reciprocal; sin ... atanh: in double (with float32 alpha, beta, gamma), rounded to float32.
  *   floor, ceil, round (half to even), sign (NaN gives NaN): exact.
  * - comparisons (float32 or int32) and logical_and/or/xor, logical_not (bool, any
  *   nonzero byte is true), isnan, isinf: bool results, one byte 0 or 1.

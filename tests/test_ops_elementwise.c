@@ -524,15 +524,17 @@ static void prelu_matches_reference_in_every_kernel_variant(void** state) {
       {SHAPE3(2, 3, 5), SHAPE2(3, 1)},      /* per channel, ONNX's [C, 1] slope */
       {SHAPE4(2, 3, 4, 5), SHAPE1(5)},      /* last axis */
   };
-  for (size_t c = 0; c < COUNT(cases); ++c) check_binary_case("prelu", "float32", cases[c].x, cases[c].slope, 1200 + c, false);
+  for (size_t c = 0; c < COUNT(cases); ++c)
+    check_binary_case("prelu", "float32", cases[c].x, cases[c].slope, 1200 + c, false);
   if (!simulator()) check_binary_case("prelu", "float32", SHAPE3(8, 64, 129), SHAPE2(64, 1), 1210, false);
   check_binary("prelu", "float32", SHAPE3(2, 3, 5), SHAPE2(3, 1), 1211, false, 0); /* in place over x */
 }
 
 /* ---- bool results: comparisons, logical ops, isnan, isinf ------------------------------- */
 
-/* a <op> b into a bool output. Floats are small halves so that equal values occur;
- * special_values: float32 operands also take NaN, infinities and signed zeros. */
+/* a <op> b into a bool output. Floats are small halves so that equal values occur,
+ * with NaN, infinities and signed zeros among them. in_place: -1, or the input
+ * whose storage id the output shares. */
 static void check_compare(const char* op, const char* dtype, shape_t a, shape_t b, uint64_t seed, int in_place) {
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, seed);

@@ -188,17 +188,13 @@ static hgr_status_t infer_binary(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   HGR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, allowed[kind]));
   HGR_RETURN_IF_ERROR(check_same_dtype(ctx, b, "input 1", a, "input 0"));
   HGR_RETURN_IF_ERROR(broadcast_shape(ctx, a, "input 0", b, "input 1", &outputs[0]));
-  if (kind == BINARY_PRELU && outputs[0].ndim != a->ndim) {
+  bool slope_fits = outputs[0].ndim == a->ndim; /* prelu: the broadcast is the data's shape */
+  for (int32_t d = 0; slope_fits && d < a->ndim; ++d) slope_fits = outputs[0].shape[d] == a->shape[d];
+  if (kind == BINARY_PRELU && !slope_fits) {
     char a_text[160], b_text[160];
     return HGR__OP_ERROR(ctx, "the slope (input 1) shaped %s does not broadcast to the data (input 0) shaped %s",
                          hgr__entry_shape(b, b_text, sizeof(b_text)), hgr__entry_shape(a, a_text, sizeof(a_text)));
   }
-  for (int32_t d = 0; kind == BINARY_PRELU && d < a->ndim; ++d)
-    if (outputs[0].shape[d] != a->shape[d]) {
-      char a_text[160], b_text[160];
-      return HGR__OP_ERROR(ctx, "the slope (input 1) shaped %s does not broadcast to the data (input 0) shaped %s",
-                           hgr__entry_shape(b, b_text, sizeof(b_text)), hgr__entry_shape(a, a_text, sizeof(a_text)));
-    }
   outputs[0].dtype = kind == BINARY_COMPARE || kind == BINARY_LOGICAL ? DTYPE_BOOL : a->dtype;
   return HGR_OK;
 }
