@@ -9,8 +9,8 @@
  * Binary, for <op>_<t> in add, subtract, multiply, divide, maximum, minimum, power,
  * prelu, mod (t = f32); add, subtract, multiply, maximum, minimum, mod, floor_mod
  * (t = i32); equal, not_equal, less, less_equal, greater, greater_equal (t = f32,
- * i32; R = uchar); logical_and, logical_or, logical_xor (t = bool, T = R = uchar);
- * T = float/int, R = T unless said:
+ * i32, i64; R = uchar); logical_and, logical_or, logical_xor (t = bool, T = R = uchar);
+ * T = float/int/long, R = T unless said:
  *   hgr_<op>_<t>(__global const T* a, __global const T* b, __global R* out, int n)
  *       a, b and out all have n elements (equal shapes)
  *   hgr_<op>_<t>_scalar_a(a, b, out, int n)   a has one element, b has n
@@ -26,10 +26,11 @@
  *   a); floor_mod: the sign of b (Python's %); both give 0 for b = 0.
  *   Comparisons are IEEE's: NaN is unequal to everything (not_equal gives 1).
  *
- * where, 32-bit x and y (float32 or int32, moved bit for bit), bool condition:
- *   hgr_where_32(__global const uchar* c, __global const uint* x, __global const uint* y,
- *                __global uint* out, int n)        all n elements
- *   hgr_where_32_broadcast(c, x, y, out, int n, __global const int* meta)
+ * where, for B = 8, 32, 64 bits per element of x, y and out (U = uchar, uint,
+ * ulong: any dtype of that size, moved bit for bit), bool condition c:
+ *   hgr_where_<B>(__global const uchar* c, __global const U* x, __global const U* y,
+ *                 __global U* out, int n)        all n elements
+ *   hgr_where_<B>_broadcast(c, x, y, out, int n, __global const int* meta)
  *       meta = {ndim, extent[ndim], c_stride[ndim], x_stride[ndim], y_stride[ndim]}
  *
  * Unary, x -> y, both n elements:
@@ -137,9 +138,10 @@ int hgr_remainder_floor(int x, int y) {
 HGR_BINARY(mod_i32, int, hgr_remainder_trunc(x, y))
 HGR_BINARY(floor_mod_i32, int, hgr_remainder_floor(x, y))
 
-#define HGR_COMPARE(name, op)                        \
+#define HGR_COMPARE(name, op)                              \
   HGR_BINARY_TO(name##_f32, float, uchar, (uchar)(x op y)) \
-  HGR_BINARY_TO(name##_i32, int, uchar, (uchar)(x op y))
+  HGR_BINARY_TO(name##_i32, int, uchar, (uchar)(x op y))   \
+  HGR_BINARY_TO(name##_i64, long, uchar, (uchar)(x op y))
 HGR_COMPARE(equal, ==)
 HGR_COMPARE(not_equal, !=)
 HGR_COMPARE(less, <)
@@ -174,19 +176,22 @@ void hgr_broadcast_offsets3(__global const int* meta, int i, int* out_c, int* ou
   *out_y = iy;
 }
 
-__kernel void hgr_where_32(__global const uchar* c, __global const uint* x, __global const uint* y,
-                           __global uint* out, int n) {
-  HGR_GUARD(n)
-  out[i] = c[i] ? x[i] : y[i];
-}
-
-__kernel void hgr_where_32_broadcast(__global const uchar* c, __global const uint* x, __global const uint* y,
-                                     __global uint* out, int n, __global const int* meta) {
-  HGR_GUARD(n)
-  int ic, ix, iy;
-  hgr_broadcast_offsets3(meta, i, &ic, &ix, &iy);
-  out[i] = c[ic] ? x[ix] : y[iy];
-}
+#define HGR_WHERE(bits, T)                                                                                      \
+  __kernel void hgr_where_##bits(__global const uchar* c, __global const T* x, __global const T* y, __global T* out, \
+                                 int n) {                                                                           \
+    HGR_GUARD(n)                                                                                                    \
+    out[i] = c[i] ? x[i] : y[i];                                                                                    \
+  }                                                                                                                 \
+  __kernel void hgr_where_##bits##_broadcast(__global const uchar* c, __global const T* x, __global const T* y,      \
+                                             __global T* out, int n, __global const int* meta) {                    \
+    HGR_GUARD(n)                                                                                                    \
+    int ic, ix, iy;                                                                                                 \
+    hgr_broadcast_offsets3(meta, i, &ic, &ix, &iy);                                                                 \
+    out[i] = c[ic] ? x[ix] : y[iy];                                                                                 \
+  }
+HGR_WHERE(8, uchar)
+HGR_WHERE(32, uint)
+HGR_WHERE(64, ulong)
 
 #define HGR_UNARY(name, expr)                                                      \
   __kernel void hgr_##name##_f32(__global const float* in, __global float* out, int n) { \

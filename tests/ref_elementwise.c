@@ -215,7 +215,7 @@ bool hgr_ref_unary_f32(const char* op, const float* x, float* y, uint64_t n, dou
 
 typedef struct compare_job_t {
   int op;
-  bool is_float;
+  bool is_float, is_i64;
   const void* a;
   const void* b;
   uint8_t* out;
@@ -240,7 +240,8 @@ static void visit_compare(void* self, uint64_t out_index, uint64_t a_index, uint
       case CMP_GREATER_EQUAL: r = x >= y; break;
     }
   } else {
-    int32_t x = ((const int32_t*)job->a)[a_index], y = ((const int32_t*)job->b)[b_index];
+    int64_t x = job->is_i64 ? ((const int64_t*)job->a)[a_index] : ((const int32_t*)job->a)[a_index];
+    int64_t y = job->is_i64 ? ((const int64_t*)job->b)[b_index] : ((const int32_t*)job->b)[b_index];
     switch (job->op) {
       case CMP_EQUAL: r = x == y; break;
       case CMP_NOT_EQUAL: r = x != y; break;
@@ -257,10 +258,11 @@ bool hgr_ref_compare(const char* op, const char* dtype, const void* a, const int
                      const void* b, const int64_t* b_shape, int32_t b_ndim, uint8_t* out) {
   static const char* const names[] = {"equal",         "not_equal",   "less",       "less_equal", "greater",
                                       "greater_equal", "logical_and", "logical_or", "logical_xor"};
-  compare_job_t job = {-1, !strcmp(dtype, "float32"), a, b, out};
+  compare_job_t job = {-1, !strcmp(dtype, "float32"), !strcmp(dtype, "int64"), a, b, out};
   for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); ++i)
     if (!strcmp(op, names[i])) job.op = i;
-  bool dtype_ok = job.op >= CMP_AND ? !strcmp(dtype, "bool") : job.is_float || !strcmp(dtype, "int32");
+  bool dtype_ok =
+      job.op >= CMP_AND ? !strcmp(dtype, "bool") : job.is_float || job.is_i64 || !strcmp(dtype, "int32");
   if (job.op < 0 || !dtype_ok) return false;
   return walk(a_shape, a_ndim, b_shape, b_ndim, visit_compare, &job);
 }
@@ -295,8 +297,9 @@ static uint64_t broadcast_offset(uint64_t i, const int64_t* out_shape, int32_t o
   return offset;
 }
 
-bool hgr_ref_where(const uint8_t* c, const int64_t* c_shape, int32_t c_ndim, const uint32_t* x, const int64_t* x_shape,
-                   int32_t x_ndim, const uint32_t* y, const int64_t* y_shape, int32_t y_ndim, uint32_t* out) {
+bool hgr_ref_where(const uint8_t* c, const int64_t* c_shape, int32_t c_ndim, const void* x, const int64_t* x_shape,
+                   int32_t x_ndim, const void* y, const int64_t* y_shape, int32_t y_ndim, size_t element_bytes,
+                   void* out) {
   int64_t cx_shape[HGR_MAX_DIMS], shape[HGR_MAX_DIMS];
   int32_t cx_ndim, ndim;
   if (c_ndim > HGR_MAX_DIMS || x_ndim > HGR_MAX_DIMS || y_ndim > HGR_MAX_DIMS ||
@@ -307,8 +310,10 @@ bool hgr_ref_where(const uint8_t* c, const int64_t* c_shape, int32_t c_ndim, con
   for (int32_t d = 0; d < ndim; ++d) count *= (uint64_t)shape[d];
   for (uint64_t i = 0; i < count; ++i) {
     bool pick_x = c[broadcast_offset(i, shape, ndim, c_shape, c_ndim)] != 0;
-    out[i] = pick_x ? x[broadcast_offset(i, shape, ndim, x_shape, x_ndim)]
-                    : y[broadcast_offset(i, shape, ndim, y_shape, y_ndim)];
+    const uint8_t* from = pick_x ? x : y;
+    uint64_t offset = pick_x ? broadcast_offset(i, shape, ndim, x_shape, x_ndim)
+                             : broadcast_offset(i, shape, ndim, y_shape, y_ndim);
+    memcpy((uint8_t*)out + element_bytes * i, from + element_bytes * offset, element_bytes);
   }
   return true;
 }

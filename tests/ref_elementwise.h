@@ -23,7 +23,7 @@
  *   x max(0, min(1, x / 6 + 1/2)); softplus: log(1 + e^x); softsign:
  *   x / (1 + |x|); reciprocal; sin ... atanh: in double (with float32 alpha, beta, gamma), rounded to float32.
  *   floor, ceil, round (half to even), sign (NaN gives NaN): exact.
- * - comparisons (float32 or int32) and logical_and/or/xor, logical_not (bool, any
+ * - comparisons (float32, int32 or int64) and logical_and/or/xor, logical_not (bool, any
  *   nonzero byte is true), isnan, isinf: bool results, one byte 0 or 1.
  * - cast between float32, int32, int64, uint8, int8 and bool: float to integer
  *   truncates toward zero and saturates (NaN gives 0); integer to integer
@@ -33,6 +33,7 @@
 #define HGR_TEST_REF_ELEMENTWISE_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The broadcast shape of a and b into out_shape (room for max(a_ndim, b_ndim)
@@ -56,7 +57,7 @@ bool hgr_ref_binary_i32(const char* op, const int32_t* a, const int64_t* a_shape
 bool hgr_ref_unary_f32(const char* op, const float* x, float* y, uint64_t n, double p0, double p1);
 
 /* out = a <op> b, one byte 0 or 1, with broadcasting: op equal, not_equal, less,
- * less_equal, greater, greater_equal on dtype "float32" or "int32"; logical_and,
+ * less_equal, greater, greater_equal on dtype "float32", "int32" or "int64"; logical_and,
  * logical_or, logical_xor on "bool". False for another op or dtype, or shapes that
  * do not broadcast. */
 bool hgr_ref_compare(const char* op, const char* dtype, const void* a, const int64_t* a_shape, int32_t a_ndim,
@@ -67,10 +68,11 @@ bool hgr_ref_compare(const char* op, const char* dtype, const void* a, const int
 bool hgr_ref_unary_bool(const char* op, const void* x, uint8_t* y, uint64_t n, bool detect_positive,
                         bool detect_negative);
 
-/* out = c ? x : y with three-way broadcasting, x and y of 32-bit elements (moved
- * bit for bit). False when the shapes do not broadcast. */
-bool hgr_ref_where(const uint8_t* c, const int64_t* c_shape, int32_t c_ndim, const uint32_t* x, const int64_t* x_shape,
-                   int32_t x_ndim, const uint32_t* y, const int64_t* y_shape, int32_t y_ndim, uint32_t* out);
+/* out = c ? x : y with three-way broadcasting, x, y and out of element_bytes per
+ * element (moved bit for bit). False when the shapes do not broadcast. */
+bool hgr_ref_where(const uint8_t* c, const int64_t* c_shape, int32_t c_ndim, const void* x, const int64_t* x_shape,
+                   int32_t x_ndim, const void* y, const int64_t* y_shape, int32_t y_ndim, size_t element_bytes,
+                   void* out);
 
 /* n elements of dtype from_dtype at x to to_dtype at y ("float32", "int32",
  * "int64", "uint8", "int8" or "bool"). False for another dtype. */

@@ -581,6 +581,7 @@ static void comparisons_match_reference_with_bool_results(void** state) {
   for (size_t o = 0; o < COUNT(compare_ops); ++o) {
     compare_variants(compare_ops[o], "float32", 1300 + 10 * o);
     compare_variants(compare_ops[o], "int32", 1400 + 10 * o);
+    compare_variants(compare_ops[o], "int64", 1450 + 10 * o);
   }
 }
 
@@ -668,16 +669,16 @@ static void check_where(const char* dtype, shape_t c, shape_t x, shape_t y, uint
   t.alias_output = in_place >= 0;
   t.alias_input = in_place >= 0 ? (uint32_t)in_place : 0;
   hgr_optest_fill(&t.inputs[0], &rng, 0, 2);
-  if (!strcmp(dtype, "int32")) {
-    fill_ints(&t.inputs[1], &rng, 0);
-    fill_ints(&t.inputs[2], &rng, 0);
-  } else {
+  if (!strcmp(dtype, "float32")) {
     hgr_optest_fill(&t.inputs[1], &rng, -4, 4);
     hgr_optest_fill(&t.inputs[2], &rng, -4, 4);
     ((float*)t.inputs[1].data)[0] = NAN; /* moved bit for bit */
+  } else {
+    fill_cast_input(&t.inputs[1], &rng); /* the dtype's whole range */
+    fill_cast_input(&t.inputs[2], &rng);
   }
   assert_true(hgr_ref_where(t.inputs[0].data, c.dims, c.ndim, t.inputs[1].data, x.dims, x.ndim, t.inputs[2].data,
-                            y.dims, y.ndim, out));
+                            y.dims, y.ndim, hgr_optest_element_bytes(dtype), out));
   hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
   hgr_optest_free(&t);
 }
@@ -698,10 +699,14 @@ static void where_matches_reference_with_three_way_broadcast(void** state) {
   for (size_t k = 0; k < COUNT(cases); ++k) {
     check_where("float32", cases[k].c, cases[k].x, cases[k].y, 1700 + k, -1);
     check_where("int32", cases[k].c, cases[k].x, cases[k].y, 1720 + k, -1);
+    check_where(k % 2 ? "int64" : "uint8", cases[k].c, cases[k].x, cases[k].y, 1750 + k, -1); /* 64, 8 bits */
+    check_where(k % 2 ? "bool" : "int8", cases[k].c, cases[k].x, cases[k].y, 1760 + k, -1);
   }
   if (!simulator()) check_where("float32", SHAPE3(64, 1, 1025), SHAPE3(1, 33, 1), SHAPE3(64, 33, 1025), 1740, -1);
   check_where("float32", SHAPE2(3, 1), SHAPE2(3, 67), SHAPE2(3, 67), 1741, 1); /* in place over x */
   check_where("int32", SHAPE2(3, 67), SHAPE1(67), SHAPE2(3, 67), 1742, 2);     /* over y */
+  check_where("bool", SHAPE2(3, 67), SHAPE2(3, 67), SHAPE1(1), 1743, 0);       /* over the condition */
+  check_where("int64", SHAPE2(3, 67), SHAPE2(3, 67), SHAPE2(3, 67), 1744, 1);
 }
 
 /* ---- what the ops reject --------------------------------------------------------------- */
@@ -795,7 +800,7 @@ static void cast_rejects_bad_dtypes_shapes_and_attrs(void** state) {
 static void comparisons_where_prelu_and_logical_ops_reject_bad_inputs(void** state) {
   (void)state;
   expect_rejection("less", NULL, "bool", SHAPE1(4), "bool", SHAPE1(4), "bool", SHAPE1(4),
-                   "node 2 'less_node' (less): input 0 (entry 0) is bool; the op supports float32 and int32");
+                   "node 2 'less_node' (less): input 0 (entry 0) is bool; the op supports float32, int32 and int64");
   expect_rejection("equal", NULL, "float32", SHAPE1(4), "float32", SHAPE1(4), "float32", SHAPE1(4),
                    "node 2 'equal_node' (equal): output 0 (entry 2) should be bool [4], the graph says float32 [4]");
   expect_rejection("greater", NULL, "int32", SHAPE1(4), "float32", SHAPE1(4), "bool", SHAPE1(4),

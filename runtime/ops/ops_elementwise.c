@@ -14,7 +14,7 @@ enum {
   BINARY_F32 = 0,  /* float32 -> float32 */
   BINARY_F32_I32,  /* float32 or int32 -> the same */
   BINARY_I32,      /* int32 -> int32 */
-  BINARY_COMPARE,  /* float32 or int32 -> bool */
+  BINARY_COMPARE,  /* float32, int32 or int64 -> bool */
   BINARY_LOGICAL,  /* bool -> bool */
   BINARY_PRELU,    /* float32 -> float32, shaped like input 0 (the slope broadcasts to it) */
 };
@@ -180,7 +180,7 @@ static void broadcast_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const coll
 static hgr_status_t infer_binary(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   static const unsigned allowed[] = {
       [BINARY_F32] = F32, [BINARY_F32_I32] = F32 | I32, [BINARY_I32] = I32,
-      [BINARY_COMPARE] = F32 | I32, [BINARY_LOGICAL] = BOOL, [BINARY_PRELU] = F32,
+      [BINARY_COMPARE] = F32 | I32 | I64, [BINARY_LOGICAL] = BOOL, [BINARY_PRELU] = F32,
   };
   int kind = ctx->op->variant;
   const hgr__entry_t* a = hgr__op_input(ctx, 0);
@@ -223,14 +223,14 @@ static hgr_status_t plan_binary(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
-/* where(condition, x, y): condition bool, x and y float32 or int32 of one dtype;
- * the output is the three-way broadcast, of x's dtype. */
+/* where(condition, x, y): condition bool, x and y of one dtype (any the family
+ * knows); the output is the three-way broadcast, of x's dtype. */
 static hgr_status_t infer_where(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   const hgr__entry_t* condition = hgr__op_input(ctx, 0);
   const hgr__entry_t* x = hgr__op_input(ctx, 1);
   const hgr__entry_t* y = hgr__op_input(ctx, 2);
   HGR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, BOOL));
-  HGR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, F32 | I32));
+  HGR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, F32 | I32 | I64 | U8 | I8 | BOOL));
   HGR_RETURN_IF_ERROR(check_same_dtype(ctx, y, "input 2", x, "input 1"));
   HGR_RETURN_IF_ERROR(broadcast_shape(ctx, condition, "input 0", x, "input 1", &outputs[0]));
   HGR_RETURN_IF_ERROR(broadcast_shape(ctx, &outputs[0], "the broadcast of inputs 0 and 1", y, "input 2", &outputs[0]));
@@ -246,7 +246,10 @@ static hgr_status_t plan_where(hgr__op_ctx_t* ctx) {
   collapse(inputs, 3, out, &c);
   bool equal_shapes =
       out->element_count == 0 || c.ndim == 0 || (c.ndim == 1 && c.full[0][0] && c.full[1][0] && c.full[2][0]);
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, equal_shapes ? "hgr_where_32" : "hgr_where_32_broadcast");
+  char kernel[64];
+  snprintf(kernel, sizeof(kernel), "hgr_where_%u%s", (unsigned)(8 * hgr_dtype_element_bytes(out->dtype)),
+           equal_shapes ? "" : "_broadcast");
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   for (uint32_t j = 0; j < 3; ++j) hgr__launch_input(ctx, l, j);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_int(ctx, l, (int32_t)out->element_count);
