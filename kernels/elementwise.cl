@@ -1,12 +1,17 @@
-/* Elementwise ops: binary ops with NumPy broadcasting, unary float32 ops, cast.
+/* Elementwise ops: binary ops with NumPy broadcasting, unary float32 ops,
+ * comparisons and logical ops on bool, where, cast.
  *
  * Every kernel runs one work-item per output element on a 1-D NDRange whose global
  * size is the element count n rounded up to the work-group size, so each work-item
  * first checks its index against n (an int: the plan keeps counts <= INT32_MAX).
+ * bool is one byte per element (uchar), 0 or 1; inputs read any nonzero byte as true.
  *
- * Binary, for <op>_<t> in add, subtract, multiply, divide, maximum, minimum, power
- * (t = f32) and add, subtract, multiply, maximum, minimum (t = i32), T = float/int:
- *   hgr_<op>_<t>(__global const T* a, __global const T* b, __global T* out, int n)
+ * Binary, for <op>_<t> in add, subtract, multiply, divide, maximum, minimum, power,
+ * prelu, mod (t = f32); add, subtract, multiply, maximum, minimum, mod, floor_mod
+ * (t = i32); equal, not_equal, less, less_equal, greater, greater_equal (t = f32,
+ * i32, i64; R = uchar); logical_and, logical_or, logical_xor (t = bool, T = R = uchar);
+ * T = float/int/long, R = T unless said:
+ *   hgr_<op>_<t>(__global const T* a, __global const T* b, __global R* out, int n)
  *       a, b and out all have n elements (equal shapes)
  *   hgr_<op>_<t>_scalar_a(a, b, out, int n)   a has one element, b has n
  *   hgr_<op>_<t>_scalar_b(a, b, out, int n)   a has n elements, b has one
@@ -17,22 +22,41 @@
  *   done on uint, where overflow is defined.
  *   maximum/minimum on float32 are fmax/fmin: when one operand is NaN the result is
  *   the other operand (NaN only when both are); NumPy's maximum would return NaN.
+ *   prelu: a < 0 ? b * a : a. mod: C's fmod on float32, C's % on int32 (the sign of
+ *   a); floor_mod: the sign of b (Python's %); both give 0 for b = 0.
+ *   Comparisons are IEEE's: NaN is unequal to everything (not_equal gives 1).
  *
- * Unary float32, x -> y, both n elements:
+ * where, for B = 8, 32, 64 bits per element of x, y and out (U = uchar, uint,
+ * ulong: any dtype of that size, moved bit for bit), bool condition c:
+ *   hgr_where_<B>(__global const uchar* c, __global const U* x, __global const U* y,
+ *                 __global U* out, int n)        all n elements
+ *   hgr_where_<B>_broadcast(c, x, y, out, int n, __global const int* meta)
+ *       meta = {ndim, extent[ndim], c_stride[ndim], x_stride[ndim], y_stride[ndim]}
+ *
+ * Unary, x -> y, both n elements:
  *   hgr_<op>_f32(__global const float* x, __global float* y, int n)
- *       for op in relu, sigmoid, tanh, exp, log, sqrt, rsqrt, abs, negative, erf, gelu
- *       (relu is fmax(x, 0): NaN gives 0)
+ *       for op in relu, sigmoid, tanh, exp, log, sqrt, rsqrt, abs, negative, erf, gelu,
+ *       softplus, softsign, reciprocal, floor, ceil, round, sign, hard_swish, sin, cos,
+ *       tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh
+ *       (relu is fmax(x, 0): NaN gives 0; round is half to even; sign(NaN) is NaN)
  *   hgr_leaky_relu_f32(x, y, int n, float alpha)     x > 0 ? x : x * alpha
  *   hgr_clip_f32(x, y, int n, float a_min, float a_max)  fmax(fmin(x, a_max), a_min)
  *       (NaN gives a_max)
+ *   hgr_elu_f32(x, y, int n, float alpha)            x < 0 ? alpha * expm1(x) : x
+ *   hgr_selu_f32(x, y, int n, float alpha, float gamma)
+ *       x > 0 ? gamma * x : gamma * (alpha * expm1(x))
+ *   hgr_hard_sigmoid_f32(x, y, int n, float alpha, float beta)
+ *       fmax(0, fmin(1, alpha * x + beta)), NaN for NaN
+ *   hgr_isnan_f32(__global const float* x, __global uchar* y, int n)
+ *   hgr_isinf_f32(x, __global uchar* y, int n, int detect_positive, int detect_negative)
+ *   hgr_logical_not_bool(__global const uchar* x, __global uchar* y, int n)
  *
- * Cast, x -> y, both n 32-bit elements:
- *   hgr_cast_f32_i32(__global const float* x, __global int* y, int n)
- *       truncation toward zero; out-of-range values saturate and NaN gives 0
- *   hgr_cast_i32_f32(__global const int* x, __global float* y, int n)
- *       round to nearest even
- *   hgr_cast_copy_32(__global const uint* x, __global uint* y, int n)
- *       identity casts, bit for bit
+ * Cast, x -> y, both n elements, hgr_cast_<from>_<to>(__global const F* x,
+ * __global T* y, int n) for from, to in f32 (float), i32 (int), i64 (long), u8
+ * (uchar), i8 (char), bool (uchar):
+ *   float -> integer truncates toward zero; out-of-range values saturate and NaN
+ *   gives 0. integer -> integer saturates. integer -> float rounds to nearest even.
+ *   -> bool is x != 0 (NaN gives 1); bool -> is 0 or 1. Same dtype: a copy.
  */
 
 #define HGR_GUARD(n)                  \
@@ -61,25 +85,25 @@ void hgr_broadcast_offsets(__global const int* meta, int i, int* out_a, int* out
   *out_b = ib;
 }
 
-#define HGR_BINARY(name, T, expr)                                                                  \
-  __kernel void hgr_##name(__global const T* a, __global const T* b, __global T* out, int n) {    \
+#define HGR_BINARY_TO(name, T, R, expr)                                                            \
+  __kernel void hgr_##name(__global const T* a, __global const T* b, __global R* out, int n) {    \
     HGR_GUARD(n)                                                                                   \
     T x = a[i], y = b[i];                                                                          \
     out[i] = (expr);                                                                               \
   }                                                                                                \
-  __kernel void hgr_##name##_scalar_a(__global const T* a, __global const T* b, __global T* out,  \
+  __kernel void hgr_##name##_scalar_a(__global const T* a, __global const T* b, __global R* out,  \
                                       int n) {                                                     \
     HGR_GUARD(n)                                                                                   \
     T x = a[0], y = b[i];                                                                          \
     out[i] = (expr);                                                                               \
   }                                                                                                \
-  __kernel void hgr_##name##_scalar_b(__global const T* a, __global const T* b, __global T* out,  \
+  __kernel void hgr_##name##_scalar_b(__global const T* a, __global const T* b, __global R* out,  \
                                       int n) {                                                     \
     HGR_GUARD(n)                                                                                   \
     T x = a[i], y = b[0];                                                                          \
     out[i] = (expr);                                                                               \
   }                                                                                                \
-  __kernel void hgr_##name##_broadcast(__global const T* a, __global const T* b, __global T* out, \
+  __kernel void hgr_##name##_broadcast(__global const T* a, __global const T* b, __global R* out, \
                                        int n, __global const int* meta) {                          \
     HGR_GUARD(n)                                                                                   \
     int ia, ib;                                                                                    \
@@ -87,6 +111,8 @@ void hgr_broadcast_offsets(__global const int* meta, int i, int* out_a, int* out
     T x = a[ia], y = b[ib];                                                                        \
     out[i] = (expr);                                                                               \
   }
+
+#define HGR_BINARY(name, T, expr) HGR_BINARY_TO(name, T, T, expr)
 
 HGR_BINARY(add_f32, float, x + y)
 HGR_BINARY(subtract_f32, float, x - y)
@@ -101,6 +127,71 @@ HGR_BINARY(subtract_i32, int, as_int(as_uint(x) - as_uint(y)))
 HGR_BINARY(multiply_i32, int, as_int(as_uint(x) * as_uint(y)))
 HGR_BINARY(maximum_i32, int, max(x, y))
 HGR_BINARY(minimum_i32, int, min(x, y))
+HGR_BINARY(prelu_f32, float, x < 0.0f ? y * x : x)
+HGR_BINARY(mod_f32, float, fmod(x, y))
+/* C's % is undefined for b = 0 and for INT_MIN % -1 (whose remainder is 0). */
+int hgr_remainder_trunc(int x, int y) { return y == 0 || y == -1 ? 0 : x % y; }
+int hgr_remainder_floor(int x, int y) {
+  int r = hgr_remainder_trunc(x, y);
+  return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+}
+HGR_BINARY(mod_i32, int, hgr_remainder_trunc(x, y))
+HGR_BINARY(floor_mod_i32, int, hgr_remainder_floor(x, y))
+
+#define HGR_COMPARE(name, op)                              \
+  HGR_BINARY_TO(name##_f32, float, uchar, (uchar)(x op y)) \
+  HGR_BINARY_TO(name##_i32, int, uchar, (uchar)(x op y))   \
+  HGR_BINARY_TO(name##_i64, long, uchar, (uchar)(x op y))
+HGR_COMPARE(equal, ==)
+HGR_COMPARE(not_equal, !=)
+HGR_COMPARE(less, <)
+HGR_COMPARE(less_equal, <=)
+HGR_COMPARE(greater, >)
+HGR_COMPARE(greater_equal, >=)
+
+HGR_BINARY(logical_and_bool, uchar, (uchar)(x != 0 && y != 0))
+HGR_BINARY(logical_or_bool, uchar, (uchar)(x != 0 || y != 0))
+HGR_BINARY(logical_xor_bool, uchar, (uchar)((x != 0) != (y != 0)))
+
+/* Flat offsets of output element i in c, x and y: meta = {ndim, extent[ndim],
+ * c_stride[ndim], x_stride[ndim], y_stride[ndim]} (remainder as above). */
+void hgr_broadcast_offsets3(__global const int* meta, int i, int* out_c, int* out_x, int* out_y) {
+  int ndim = meta[0];
+  __global const int* extent = meta + 1;
+  __global const int* c_stride = extent + ndim;
+  __global const int* x_stride = c_stride + ndim;
+  __global const int* y_stride = x_stride + ndim;
+  int ic = 0, ix = 0, iy = 0;
+  for (int d = ndim - 1; d >= 0; --d) {
+    int e = extent[d];
+    int next = i / e;
+    int coord = i - next * e;
+    i = next;
+    ic += coord * c_stride[d];
+    ix += coord * x_stride[d];
+    iy += coord * y_stride[d];
+  }
+  *out_c = ic;
+  *out_x = ix;
+  *out_y = iy;
+}
+
+#define HGR_WHERE(bits, T)                                                                                      \
+  __kernel void hgr_where_##bits(__global const uchar* c, __global const T* x, __global const T* y, __global T* out, \
+                                 int n) {                                                                           \
+    HGR_GUARD(n)                                                                                                    \
+    out[i] = c[i] ? x[i] : y[i];                                                                                    \
+  }                                                                                                                 \
+  __kernel void hgr_where_##bits##_broadcast(__global const uchar* c, __global const T* x, __global const T* y,      \
+                                             __global T* out, int n, __global const int* meta) {                    \
+    HGR_GUARD(n)                                                                                                    \
+    int ic, ix, iy;                                                                                                 \
+    hgr_broadcast_offsets3(meta, i, &ic, &ix, &iy);                                                                 \
+    out[i] = c[ic] ? x[ix] : y[iy];                                                                                 \
+  }
+HGR_WHERE(8, uchar)
+HGR_WHERE(32, uint)
+HGR_WHERE(64, ulong)
 
 #define HGR_UNARY(name, expr)                                                      \
   __kernel void hgr_##name##_f32(__global const float* in, __global float* out, int n) { \
@@ -122,6 +213,63 @@ HGR_UNARY(erf, erf(x))
 /* 0.5 x (1 + erf(x / sqrt 2)) written with erfc(-z) = 1 + erf(z), which keeps its
  * relative accuracy where erf(z) is near -1 (x well below 0) instead of cancelling. */
 HGR_UNARY(gelu, 0.5f * x * erfc(-x * M_SQRT1_2_F))
+/* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x, and both terms
+ * are >= 0, so nothing cancels. */
+HGR_UNARY(softplus, fmax(x, 0.0f) + log1p(exp(-fabs(x))))
+HGR_UNARY(softsign, x / (1.0f + fabs(x)))
+HGR_UNARY(reciprocal, 1.0f / x)
+HGR_UNARY(floor, floor(x))
+HGR_UNARY(ceil, ceil(x))
+HGR_UNARY(round, rint(x))
+/* OpenCL's sign gives 0 for NaN; NumPy and ONNX give NaN. Zeros keep their sign. */
+HGR_UNARY(sign, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x)
+HGR_UNARY(hard_swish, x * fmax(0.0f, fmin(1.0f, x / 6.0f + 0.5f)))
+HGR_UNARY(sin, sin(x))
+HGR_UNARY(cos, cos(x))
+HGR_UNARY(tan, tan(x))
+HGR_UNARY(asin, asin(x))
+HGR_UNARY(acos, acos(x))
+HGR_UNARY(atan, atan(x))
+HGR_UNARY(sinh, sinh(x))
+HGR_UNARY(cosh, cosh(x))
+HGR_UNARY(asinh, asinh(x))
+HGR_UNARY(acosh, acosh(x))
+HGR_UNARY(atanh, atanh(x))
+
+__kernel void hgr_elu_f32(__global const float* in, __global float* out, int n, float alpha) {
+  HGR_GUARD(n)
+  float x = in[i];
+  out[i] = x < 0.0f ? alpha * expm1(x) : x;
+}
+
+__kernel void hgr_selu_f32(__global const float* in, __global float* out, int n, float alpha, float gamma) {
+  HGR_GUARD(n)
+  float x = in[i];
+  out[i] = x > 0.0f ? gamma * x : gamma * (alpha * expm1(x));
+}
+
+__kernel void hgr_hard_sigmoid_f32(__global const float* in, __global float* out, int n, float alpha, float beta) {
+  HGR_GUARD(n)
+  float v = alpha * in[i] + beta;
+  out[i] = isnan(v) ? v : fmax(0.0f, fmin(1.0f, v)); /* NaN stays NaN, as in ONNX */
+}
+
+__kernel void hgr_isnan_f32(__global const float* in, __global uchar* out, int n) {
+  HGR_GUARD(n)
+  out[i] = (uchar)isnan(in[i]);
+}
+
+__kernel void hgr_isinf_f32(__global const float* in, __global uchar* out, int n, int detect_positive,
+                            int detect_negative) {
+  HGR_GUARD(n)
+  float x = in[i];
+  out[i] = (uchar)((detect_positive && x == INFINITY) || (detect_negative && x == -INFINITY));
+}
+
+__kernel void hgr_logical_not_bool(__global const uchar* in, __global uchar* out, int n) {
+  HGR_GUARD(n)
+  out[i] = (uchar)(in[i] == 0);
+}
 
 __kernel void hgr_leaky_relu_f32(__global const float* in, __global float* out, int n, float alpha) {
   HGR_GUARD(n)
@@ -134,20 +282,37 @@ __kernel void hgr_clip_f32(__global const float* in, __global float* out, int n,
   out[i] = fmax(fmin(in[i], a_max), a_min);
 }
 
-/* OpenCL says convert_int_sat_rtz(NaN) is 0; Oclgrind 21.10 gives INT_MIN, so NaN is
- * tested first. */
-__kernel void hgr_cast_f32_i32(__global const float* in, __global int* out, int n) {
-  HGR_GUARD(n)
-  float x = in[i];
-  out[i] = isnan(x) ? 0 : convert_int_sat_rtz(x);
-}
-
-__kernel void hgr_cast_i32_f32(__global const int* in, __global float* out, int n) {
-  HGR_GUARD(n)
-  out[i] = convert_float_rte(in[i]);
-}
-
-__kernel void hgr_cast_copy_32(__global const uint* in, __global uint* out, int n) {
-  HGR_GUARD(n)
-  out[i] = in[i];
-}
+/* Casts. OpenCL says convert_int_sat_rtz(NaN) is 0; Oclgrind 21.10 gives INT_MIN, so
+ * NaN is tested first. */
+#define HGR_CAST(from, F, to, T, expr)                                                    \
+  __kernel void hgr_cast_##from##_##to(__global const F* in, __global T* out, int n) { \
+    HGR_GUARD(n)                                                                          \
+    F x = in[i];                                                                          \
+    out[i] = (expr);                                                                      \
+  }
+/* From every dtype to integer type T (named to), saturating; from_float converts a
+ * float x that is not NaN. */
+#define HGR_CAST_TO_INT(to, T, from_float)                        \
+  HGR_CAST(f32, float, to, T, isnan(x) ? (T)0 : (from_float))    \
+  HGR_CAST(i32, int, to, T, convert_##T##_sat(x))                 \
+  HGR_CAST(i64, long, to, T, convert_##T##_sat(x))                \
+  HGR_CAST(u8, uchar, to, T, convert_##T##_sat(x))                \
+  HGR_CAST(i8, char, to, T, convert_##T##_sat(x))                 \
+  HGR_CAST(bool, uchar, to, T, (T)(x != 0))
+HGR_CAST_TO_INT(i32, int, convert_int_sat_rtz(x))
+HGR_CAST_TO_INT(i64, long, convert_long_sat_rtz(x))
+/* Through int: rusticl's LLVM 15 (llvmpipe) crashes compiling convert_char_sat_rtz. */
+HGR_CAST_TO_INT(u8, uchar, convert_uchar_sat(convert_int_sat_rtz(x)))
+HGR_CAST_TO_INT(i8, char, convert_char_sat(convert_int_sat_rtz(x)))
+HGR_CAST(f32, float, f32, float, x)
+HGR_CAST(i32, int, f32, float, convert_float_rte(x))
+HGR_CAST(i64, long, f32, float, convert_float_rte(x))
+HGR_CAST(u8, uchar, f32, float, convert_float_rte(x))
+HGR_CAST(i8, char, f32, float, convert_float_rte(x))
+HGR_CAST(bool, uchar, f32, float, x != 0 ? 1.0f : 0.0f)
+HGR_CAST(f32, float, bool, uchar, (uchar)(x != 0.0f))
+HGR_CAST(i32, int, bool, uchar, (uchar)(x != 0))
+HGR_CAST(i64, long, bool, uchar, (uchar)(x != 0))
+HGR_CAST(u8, uchar, bool, uchar, (uchar)(x != 0))
+HGR_CAST(i8, char, bool, uchar, (uchar)(x != 0))
+HGR_CAST(bool, uchar, bool, uchar, (uchar)(x != 0))

@@ -25,7 +25,7 @@ static void* add_tensor(hgr_optest_tensor_t* tensor, const char* dtype, int32_t 
     tensor->shape[d] = shape[d];
     tensor->count *= (uint64_t)shape[d];
   }
-  tensor->data = calloc(tensor->count ? tensor->count : 1, 4);
+  tensor->data = calloc(tensor->count ? tensor->count : 1, hgr_optest_element_bytes(dtype));
   assert_non_null(tensor->data);
   return tensor->data;
 }
@@ -51,13 +51,36 @@ void hgr_optest_free(hgr_optest_t* t) {
   memset(t, 0, sizeof(*t));
 }
 
-static bool is_int(const hgr_optest_tensor_t* tensor) { return !strcmp(tensor->dtype, "int32"); }
+size_t hgr_optest_element_bytes(const char* dtype) {
+  if (!strcmp(dtype, "bool") || !strcmp(dtype, "uint8") || !strcmp(dtype, "int8")) return 1;
+  if (!strcmp(dtype, "int64")) return 8;
+  return 4;
+}
+
+static bool is_float(const hgr_optest_tensor_t* tensor) { return !strcmp(tensor->dtype, "float32"); }
+
+int64_t hgr_optest_int_at(const hgr_optest_tensor_t* tensor, const void* data, uint64_t i) {
+  if (!strcmp(tensor->dtype, "int64")) return ((const int64_t*)data)[i];
+  if (!strcmp(tensor->dtype, "int8")) return ((const int8_t*)data)[i];
+  if (hgr_optest_element_bytes(tensor->dtype) == 1) return ((const uint8_t*)data)[i];
+  return ((const int32_t*)data)[i];
+}
+
+void hgr_optest_set_int(hgr_optest_tensor_t* tensor, uint64_t i, int64_t value) {
+  if (!strcmp(tensor->dtype, "int64")) ((int64_t*)tensor->data)[i] = value;
+  else if (!strcmp(tensor->dtype, "int8")) ((int8_t*)tensor->data)[i] = (int8_t)value;
+  else if (hgr_optest_element_bytes(tensor->dtype) == 1) ((uint8_t*)tensor->data)[i] = (uint8_t)value;
+  else ((int32_t*)tensor->data)[i] = (int32_t)value;
+}
 
 void hgr_optest_fill(hgr_optest_tensor_t* tensor, hgr_test_rng_t* rng, float lo, float hi) {
+  bool is_bool = !strcmp(tensor->dtype, "bool");
   for (uint64_t i = 0; i < tensor->count; ++i) {
-    if (is_int(tensor)) {
+    if (is_bool) {
+      hgr_optest_set_int(tensor, i, hgr_test_rng_below(rng, 2));
+    } else if (!is_float(tensor)) {
       int32_t span = (int32_t)hi - (int32_t)lo;
-      ((int32_t*)tensor->data)[i] = (int32_t)lo + (int32_t)hgr_test_rng_below(rng, span > 0 ? (uint32_t)span : 1);
+      hgr_optest_set_int(tensor, i, (int32_t)lo + (int32_t)hgr_test_rng_below(rng, span > 0 ? (uint32_t)span : 1));
     } else {
       ((float*)tensor->data)[i] = hgr_test_rng_float(rng, lo, hi);
     }
@@ -221,10 +244,11 @@ static int64_t first_mismatch(const hgr_optest_t* t, const hgr_optest_tensor_t* 
   for (uint64_t i = 0; i < want->count; ++i) {
     double g, w;
     bool ok;
-    if (is_int(want)) {
-      g = ((const int32_t*)got)[i];
-      w = ((const int32_t*)want->data)[i];
-      ok = g == w;
+    if (!is_float(want)) {
+      int64_t got_value = hgr_optest_int_at(want, got, i), want_value = hgr_optest_int_at(want, want->data, i);
+      g = (double)got_value;
+      w = (double)want_value;
+      ok = got_value == want_value;
     } else {
       g = ((const float*)got)[i];
       w = ((const float*)want->data)[i];
@@ -249,14 +273,16 @@ void hgr_optest_check(hgr_instance_t* instance, const char* device_spec, const h
   hgr_status_t status = create(instance, device_spec, t, &graph, &executor);
   bool failed = !status && !infer_matches(graph, what);
   for (uint32_t i = 0; !status && i < t->input_count; ++i)
-    status = hgr_executor_set_input(executor, i, t->inputs[i].data, t->inputs[i].count * 4);
+    status = hgr_executor_set_input(executor, i, t->inputs[i].data,
+                                    t->inputs[i].count * hgr_optest_element_bytes(t->inputs[i].dtype));
   if (!status) status = hgr_executor_run(executor);
   if (!status) status = hgr_executor_wait(executor);
   for (uint32_t k = 0; !status && !failed && k < t->output_count; ++k) {
     const hgr_optest_tensor_t* want = &t->outputs[k];
-    void* got = calloc(want->count ? want->count : 1, 4);
+    size_t element_bytes = hgr_optest_element_bytes(want->dtype);
+    void* got = calloc(want->count ? want->count : 1, element_bytes);
     assert_non_null(got);
-    status = hgr_executor_get_output(executor, k, got, want->count * 4);
+    status = hgr_executor_get_output(executor, k, got, want->count * element_bytes);
     double g = 0, w = 0;
     int64_t bad = status ? -1 : first_mismatch(t, want, got, &g, &w);
     if (bad >= 0) {

@@ -25,11 +25,11 @@
 #define HGR_OPTEST_MAX_DIMS 8
 
 typedef struct hgr_optest_tensor_t {
-  const char* dtype;  /* "float32" or "int32" */
+  const char* dtype;  /* "float32", "int32", "int64", "uint8", "int8" or "bool" (1 byte, 0 or 1) */
   int32_t ndim;
   int64_t shape[HGR_OPTEST_MAX_DIMS];
   uint64_t count;     /* elements */
-  void* data;         /* count floats or int32s (calloc'd) */
+  void* data;         /* count elements of the dtype (calloc'd) */
 } hgr_optest_tensor_t;
 
 typedef struct hgr_optest_t {
@@ -41,7 +41,8 @@ typedef struct hgr_optest_t {
   hgr_optest_tensor_t outputs[HGR_OPTEST_MAX_TENSORS]; /* expected values */
   bool alias_output;  /* output 0 shares input alias_input's storage id (reshape-likes, */
   uint32_t alias_input; /* in-place ops) */
-  double rtol, atol;  /* |got - expected| <= atol + rtol * |expected|; 0, 0: exact */
+  double rtol, atol;  /* float32: |got - expected| <= atol + rtol * |expected|; 0, 0: exact.
+                         Integer and bool outputs are always compared exactly. */
 } hgr_optest_t;
 
 /* attrs may be NULL or "" (no extra attrs); it is copied. */
@@ -52,8 +53,16 @@ void* hgr_optest_output(hgr_optest_t* t, const char* dtype, int32_t ndim, const 
 void hgr_optest_tolerance(hgr_optest_t* t, double rtol, double atol);
 void hgr_optest_free(hgr_optest_t* t);
 
-/* Uniform values in [lo, hi): floats, or integers for int32 tensors. */
+/* Uniform values in [lo, hi): floats, or integers for integer tensors; 0 or 1 for
+ * bool (lo and hi ignored). */
 void hgr_optest_fill(hgr_optest_tensor_t* tensor, hgr_test_rng_t* rng, float lo, float hi);
+
+/* Bytes per element of a test dtype (bool, uint8, int8: 1; int64: 8; else 4). */
+size_t hgr_optest_element_bytes(const char* dtype);
+/* Element i of data laid out as tensor's integer dtype (int32, int64, uint8, int8,
+ * bool), and the setter of tensor's own data. */
+int64_t hgr_optest_int_at(const hgr_optest_tensor_t* tensor, const void* data, uint64_t i);
+void hgr_optest_set_int(hgr_optest_tensor_t* tensor, uint64_t i, int64_t value);
 
 /* The graph JSON of the test (malloc'd). */
 char* hgr_optest_graph_json(const hgr_optest_t* t);

@@ -63,10 +63,23 @@ static float to_float(double value) {
   return (float)value;
 }
 
-enum { OP_ADD, OP_SUBTRACT, OP_MULTIPLY, OP_DIVIDE, OP_MAXIMUM, OP_MINIMUM, OP_POWER, OP_UNKNOWN };
+enum {
+  OP_ADD,
+  OP_SUBTRACT,
+  OP_MULTIPLY,
+  OP_DIVIDE,
+  OP_MAXIMUM,
+  OP_MINIMUM,
+  OP_POWER,
+  OP_PRELU,
+  OP_MOD,
+  OP_FLOOR_MOD,
+  OP_UNKNOWN
+};
 
 static int binary_op(const char* op) {
-  static const char* const names[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power"};
+  static const char* const names[] = {"add",     "subtract", "multiply", "divide",   "maximum",
+                                      "minimum", "power",    "prelu",    "mod",      "floor_mod"};
   for (int i = 0; i < OP_UNKNOWN; ++i)
     if (!strcmp(op, names[i])) return i;
   return OP_UNKNOWN;
@@ -90,6 +103,8 @@ static void visit_f32(void* self, uint64_t out_index, uint64_t a_index, uint64_t
     case OP_MAXIMUM: z = fmaxf(x, y); break;
     case OP_MINIMUM: z = fminf(x, y); break;
     case OP_POWER: z = to_float(pow((double)x, (double)y)); break;
+    case OP_PRELU: z = x < 0.0f ? y * x : x; break;
+    case OP_MOD: z = fmodf(x, y); break;
   }
   job->out[out_index] = z;
 }
@@ -97,7 +112,7 @@ static void visit_f32(void* self, uint64_t out_index, uint64_t a_index, uint64_t
 bool hgr_ref_binary_f32(const char* op, const float* a, const int64_t* a_shape, int32_t a_ndim, const float* b,
                         const int64_t* b_shape, int32_t b_ndim, float* out) {
   f32_job_t job = {binary_op(op), a, b, out};
-  if (job.op == OP_UNKNOWN) return false;
+  if (job.op == OP_UNKNOWN || job.op == OP_FLOOR_MOD) return false;
   return walk(a_shape, a_ndim, b_shape, b_ndim, visit_f32, &job);
 }
 
@@ -123,6 +138,12 @@ static void visit_i32(void* self, uint64_t out_index, uint64_t a_index, uint64_t
     case OP_MULTIPLY: z = wrap((uint32_t)x * (uint32_t)y); break;
     case OP_MAXIMUM: z = x > y ? x : y; break;
     case OP_MINIMUM: z = x < y ? x : y; break;
+    case OP_MOD: /* C's %, with 0 for y = 0 and for INT32_MIN % -1 */
+    case OP_FLOOR_MOD: {
+      z = y == 0 || y == -1 ? 0 : x % y;
+      if (job->op == OP_FLOOR_MOD && z != 0 && (z < 0) != (y < 0)) z += y;
+      break;
+    }
   }
   job->out[out_index] = z;
 }
@@ -130,18 +151,21 @@ static void visit_i32(void* self, uint64_t out_index, uint64_t a_index, uint64_t
 bool hgr_ref_binary_i32(const char* op, const int32_t* a, const int64_t* a_shape, int32_t a_ndim,
                         const int32_t* b, const int64_t* b_shape, int32_t b_ndim, int32_t* out) {
   i32_job_t job = {binary_op(op), a, b, out};
-  if (job.op == OP_UNKNOWN || job.op == OP_DIVIDE || job.op == OP_POWER) return false;
+  if (job.op == OP_UNKNOWN || job.op == OP_DIVIDE || job.op == OP_POWER || job.op == OP_PRELU) return false;
   return walk(a_shape, a_ndim, b_shape, b_ndim, visit_i32, &job);
 }
 
 bool hgr_ref_unary_f32(const char* op, const float* x, float* y, uint64_t n, double p0, double p1) {
-  static const char* const names[] = {"relu", "leaky_relu", "clip", "sigmoid", "tanh", "exp",      "log",
-                                      "sqrt", "rsqrt",      "abs",  "negative", "erf", "gelu"};
+  static const char* const names[] = {
+      "relu",     "leaky_relu", "clip",    "sigmoid",    "tanh",  "exp",   "log",  "sqrt",         "rsqrt",
+      "abs",      "negative",   "erf",     "gelu",       "elu",   "selu",  "hard_sigmoid", "hard_swish",
+      "softplus", "softsign",   "reciprocal", "floor",   "ceil",  "round", "sign", "sin",          "cos",
+      "tan",      "asin",       "acos",    "atan",       "sinh",  "cosh",  "asinh", "acosh",       "atanh"};
   int which = -1;
   for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); ++i)
     if (!strcmp(op, names[i])) which = i;
   if (which < 0) return false;
-  float alpha = to_float(p0), a_min = to_float(p0), a_max = to_float(p1);
+  float alpha = to_float(p0), a_min = to_float(p0), a_max = to_float(p1), beta = to_float(p1);
   for (uint64_t i = 0; i < n; ++i) {
     float v = x[i];
     double d = v;
@@ -160,28 +184,192 @@ bool hgr_ref_unary_f32(const char* op, const float* x, float* y, uint64_t n, dou
       case 11: y[i] = to_float(erf(d)); break;
       /* erfc(-z) = 1 + erf(z) without the cancellation where erf(z) is near -1. */
       case 12: y[i] = to_float(0.5 * d * erfc(-d / sqrt(2.0))); break;
+      case 13: y[i] = v < 0.0f ? to_float(alpha * expm1(d)) : v; break;
+      case 14: y[i] = v > 0.0f ? to_float((double)beta * d) : to_float((double)beta * alpha * expm1(d)); break;
+      case 15: y[i] = isnan(v) ? v : to_float(fmax(0.0, fmin(1.0, (double)alpha * d + beta))); break;
+      case 16: y[i] = to_float(d * fmax(0.0, fmin(1.0, d / 6.0 + 0.5))); break;
+      case 17: y[i] = to_float(fmax(d, 0.0) + log1p(exp(-fabs(d)))); break;
+      case 18: y[i] = to_float(d / (1.0 + fabs(d))); break;
+      case 19: y[i] = to_float(1.0 / d); break;
+      case 20: y[i] = floorf(v); break;
+      case 21: y[i] = ceilf(v); break;
+      case 22: y[i] = rintf(v); break; /* the default rounding mode: half to even */
+      case 23: y[i] = v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v; break;
+      case 24: y[i] = to_float(sin(d)); break;
+      case 25: y[i] = to_float(cos(d)); break;
+      case 26: y[i] = to_float(tan(d)); break;
+      case 27: y[i] = to_float(asin(d)); break;
+      case 28: y[i] = to_float(acos(d)); break;
+      case 29: y[i] = to_float(atan(d)); break;
+      case 30: y[i] = to_float(sinh(d)); break;
+      case 31: y[i] = to_float(cosh(d)); break;
+      case 32: y[i] = to_float(asinh(d)); break;
+      case 33: y[i] = to_float(acosh(d)); break;
+      case 34: y[i] = to_float(atanh(d)); break;
     }
   }
   return true;
 }
 
-/* float32 -> int32 toward zero, saturating; NaN gives 0. */
-static int32_t truncate_saturate(float v) {
-  if (isnan(v)) return 0;
-  if (v >= 2147483648.0f) return INT32_MAX;
-  if (v <= -2147483648.0f) return INT32_MIN;
-  return (int32_t)v;
+/* ---- bool results --------------------------------------------------------------------- */
+
+typedef struct compare_job_t {
+  int op;
+  bool is_float, is_i64;
+  const void* a;
+  const void* b;
+  uint8_t* out;
+} compare_job_t;
+
+enum { CMP_EQUAL, CMP_NOT_EQUAL, CMP_LESS, CMP_LESS_EQUAL, CMP_GREATER, CMP_GREATER_EQUAL, CMP_AND, CMP_OR, CMP_XOR };
+
+static void visit_compare(void* self, uint64_t out_index, uint64_t a_index, uint64_t b_index) {
+  compare_job_t* job = self;
+  bool r = false;
+  if (job->op >= CMP_AND) {
+    bool x = ((const uint8_t*)job->a)[a_index] != 0, y = ((const uint8_t*)job->b)[b_index] != 0;
+    r = job->op == CMP_AND ? x && y : job->op == CMP_OR ? x || y : x != y;
+  } else if (job->is_float) {
+    float x = ((const float*)job->a)[a_index], y = ((const float*)job->b)[b_index];
+    switch (job->op) {
+      case CMP_EQUAL: r = x == y; break;
+      case CMP_NOT_EQUAL: r = x != y; break;
+      case CMP_LESS: r = x < y; break;
+      case CMP_LESS_EQUAL: r = x <= y; break;
+      case CMP_GREATER: r = x > y; break;
+      case CMP_GREATER_EQUAL: r = x >= y; break;
+    }
+  } else {
+    int64_t x = job->is_i64 ? ((const int64_t*)job->a)[a_index] : ((const int32_t*)job->a)[a_index];
+    int64_t y = job->is_i64 ? ((const int64_t*)job->b)[b_index] : ((const int32_t*)job->b)[b_index];
+    switch (job->op) {
+      case CMP_EQUAL: r = x == y; break;
+      case CMP_NOT_EQUAL: r = x != y; break;
+      case CMP_LESS: r = x < y; break;
+      case CMP_LESS_EQUAL: r = x <= y; break;
+      case CMP_GREATER: r = x > y; break;
+      case CMP_GREATER_EQUAL: r = x >= y; break;
+    }
+  }
+  job->out[out_index] = r;
 }
 
+bool hgr_ref_compare(const char* op, const char* dtype, const void* a, const int64_t* a_shape, int32_t a_ndim,
+                     const void* b, const int64_t* b_shape, int32_t b_ndim, uint8_t* out) {
+  static const char* const names[] = {"equal",         "not_equal",   "less",       "less_equal", "greater",
+                                      "greater_equal", "logical_and", "logical_or", "logical_xor"};
+  compare_job_t job = {-1, !strcmp(dtype, "float32"), !strcmp(dtype, "int64"), a, b, out};
+  for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); ++i)
+    if (!strcmp(op, names[i])) job.op = i;
+  bool dtype_ok =
+      job.op >= CMP_AND ? !strcmp(dtype, "bool") : job.is_float || job.is_i64 || !strcmp(dtype, "int32");
+  if (job.op < 0 || !dtype_ok) return false;
+  return walk(a_shape, a_ndim, b_shape, b_ndim, visit_compare, &job);
+}
+
+bool hgr_ref_unary_bool(const char* op, const void* x, uint8_t* y, uint64_t n, bool detect_positive,
+                        bool detect_negative) {
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!strcmp(op, "logical_not")) {
+      y[i] = ((const uint8_t*)x)[i] == 0;
+    } else {
+      float v = ((const float*)x)[i];
+      if (!strcmp(op, "isnan")) y[i] = isnan(v) != 0;
+      else if (!strcmp(op, "isinf")) y[i] = (detect_positive && v == INFINITY) || (detect_negative && v == -INFINITY);
+      else return false;
+    }
+  }
+  return true;
+}
+
+/* Offset in a tensor of shape (ndim) of the element broadcast to output element i. */
+static uint64_t broadcast_offset(uint64_t i, const int64_t* out_shape, int32_t out_ndim, const int64_t* shape,
+                                 int32_t ndim) {
+  uint64_t offset = 0, stride = 1;
+  for (int32_t d = out_ndim - 1; d >= 0; --d) {
+    uint64_t coord = i % (uint64_t)out_shape[d];
+    i /= (uint64_t)out_shape[d];
+    int32_t k = d - (out_ndim - ndim);
+    if (k < 0) continue;
+    if (shape[k] != 1) offset += coord * stride;
+    stride *= (uint64_t)shape[k];
+  }
+  return offset;
+}
+
+bool hgr_ref_where(const uint8_t* c, const int64_t* c_shape, int32_t c_ndim, const void* x, const int64_t* x_shape,
+                   int32_t x_ndim, const void* y, const int64_t* y_shape, int32_t y_ndim, size_t element_bytes,
+                   void* out) {
+  int64_t cx_shape[HGR_MAX_DIMS], shape[HGR_MAX_DIMS];
+  int32_t cx_ndim, ndim;
+  if (c_ndim > HGR_MAX_DIMS || x_ndim > HGR_MAX_DIMS || y_ndim > HGR_MAX_DIMS ||
+      !hgr_ref_broadcast_shape(c_shape, c_ndim, x_shape, x_ndim, cx_shape, &cx_ndim) ||
+      !hgr_ref_broadcast_shape(cx_shape, cx_ndim, y_shape, y_ndim, shape, &ndim))
+    return false;
+  uint64_t count = 1;
+  for (int32_t d = 0; d < ndim; ++d) count *= (uint64_t)shape[d];
+  for (uint64_t i = 0; i < count; ++i) {
+    bool pick_x = c[broadcast_offset(i, shape, ndim, c_shape, c_ndim)] != 0;
+    const uint8_t* from = pick_x ? x : y;
+    uint64_t offset = pick_x ? broadcast_offset(i, shape, ndim, x_shape, x_ndim)
+                             : broadcast_offset(i, shape, ndim, y_shape, y_ndim);
+    memcpy((uint8_t*)out + element_bytes * i, from + element_bytes * offset, element_bytes);
+  }
+  return true;
+}
+
+/* The cast dtypes: 0 float32, 1 int32, 2 int64, 3 uint8, 4 int8, 5 bool; -1 another. */
+static int cast_dtype(const char* dtype) {
+  static const char* const names[] = {"float32", "int32", "int64", "uint8", "int8", "bool"};
+  for (int i = 0; i < 6; ++i)
+    if (!strcmp(dtype, names[i])) return i;
+  return -1;
+}
+
+static const int64_t cast_min[] = {0, INT32_MIN, INT64_MIN, 0, INT8_MIN, 0};
+static const int64_t cast_max[] = {0, INT32_MAX, INT64_MAX, UINT8_MAX, INT8_MAX, 1};
+
 bool hgr_ref_cast(const char* from_dtype, const void* x, const char* to_dtype, void* y, uint64_t n) {
-  bool from_f32 = !strcmp(from_dtype, "float32"), to_f32 = !strcmp(to_dtype, "float32");
-  if ((!from_f32 && strcmp(from_dtype, "int32")) || (!to_f32 && strcmp(to_dtype, "int32"))) return false;
-  if (from_f32 == to_f32) {
-    memcpy(y, x, n * 4);
-  } else if (from_f32) {
-    for (uint64_t i = 0; i < n; ++i) ((int32_t*)y)[i] = truncate_saturate(((const float*)x)[i]);
-  } else {
-    for (uint64_t i = 0; i < n; ++i) ((float*)y)[i] = (float)((const int32_t*)x)[i];
+  int from = cast_dtype(from_dtype), to = cast_dtype(to_dtype);
+  if (from < 0 || to < 0) return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    /* the value: a float, or an integer */
+    double f = 0;
+    int64_t v = 0;
+    switch (from) {
+      case 0: f = ((const float*)x)[i]; break;
+      case 1: v = ((const int32_t*)x)[i]; break;
+      case 2: v = ((const int64_t*)x)[i]; break;
+      case 3: v = ((const uint8_t*)x)[i]; break;
+      case 4: v = ((const int8_t*)x)[i]; break;
+      case 5: v = ((const uint8_t*)x)[i] != 0; break;
+    }
+    if (to == 0) {
+      ((float*)y)[i] = from == 0 ? (float)f : (float)v; /* int64 -> float rounds to nearest even */
+      continue;
+    }
+    if (to == 5) {
+      ((uint8_t*)y)[i] = from == 0 ? f != 0 : v != 0; /* NaN != 0 */
+      continue;
+    }
+    int64_t r;
+    if (from == 0) {
+      /* toward zero, saturating; NaN gives 0. 2^63 is exact in double. */
+      if (isnan(f)) r = 0;
+      else if (f >= 9223372036854775808.0) r = INT64_MAX;
+      else if (f <= -9223372036854775808.0) r = INT64_MIN;
+      else r = (int64_t)f;
+    } else {
+      r = v;
+    }
+    if (r < cast_min[to]) r = cast_min[to];
+    if (r > cast_max[to]) r = cast_max[to];
+    switch (to) {
+      case 1: ((int32_t*)y)[i] = (int32_t)r; break;
+      case 2: ((int64_t*)y)[i] = r; break;
+      case 3: ((uint8_t*)y)[i] = (uint8_t)r; break;
+      case 4: ((int8_t*)y)[i] = (int8_t)r; break;
+    }
   }
   return true;
 }

@@ -131,6 +131,29 @@ static void elementwise_ops_infer_broadcasts_and_casts(void** state) {
   expect_output("cast", (input_t[]){F32(2, 2)}, 1, ATTRS("dtype", "int32"), "int32", SHAPE(2, 2));
 }
 
+#define BOOL(...) {"bool", (int32_t)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), {__VA_ARGS__}}
+
+/* Comparisons, logical ops, isnan and isinf give bool (uint1, one byte per element);
+ * where broadcasts three ways; prelu keeps the data's shape; cast reaches int64. */
+static void bool_results_where_prelu_and_wider_casts_are_inferred(void** state) {
+  (void)state;
+  expect_output("less", (input_t[]){F32(3, 1), F32(4)}, 2, NULL, "bool", SHAPE(3, 4));
+  expect_output("equal", (input_t[]){I32(2, 1, 5), I32(7, 1)}, 2, NULL, "bool", SHAPE(2, 7, 5));
+  expect_output("logical_xor", (input_t[]){BOOL(4), BOOL(2, 1)}, 2, NULL, "bool", SHAPE(2, 4));
+  expect_output("logical_not", (input_t[]){BOOL(3)}, 1, NULL, "bool", SHAPE(3));
+  expect_output("isinf", (input_t[]){F32(2, 3)}, 1, ATTRS("detect_negative", "0"), "bool", SHAPE(2, 3));
+  expect_output("where", (input_t[]){BOOL(3, 1, 1), I32(4, 1), I32(5)}, 3, NULL, "int32", SHAPE(3, 4, 5));
+  expect_output("prelu", (input_t[]){F32(2, 3, 4), F32(3, 1)}, 2, NULL, "float32", SHAPE(2, 3, 4));
+  expect_output("selu", (input_t[]){F32(6)}, 1, ATTRS("gamma", "2"), "float32", SHAPE(6));
+  expect_output("cast", (input_t[]){BOOL(2, 2)}, 1, ATTRS("dtype", "int64"), "int64", SHAPE(2, 2));
+  expect_output("cast", (input_t[]){{"int64", 1, {7}}}, 1, ATTRS("dtype", "bool"), "bool", SHAPE(7));
+  expect_error("prelu", 1, (input_t[]){F32(3), F32(2, 3)}, 2, NULL,
+               "node 2 'n' (prelu): the slope (input 1) shaped [2, 3] does not broadcast to the data (input 0) "
+               "shaped [3]");
+  expect_error("where", 1, (input_t[]){F32(3), F32(3), F32(3)}, 3, NULL,
+               "node 3 'n' (where): input 0 (entry 0) is float32; the op supports bool");
+}
+
 static void layout_ops_infer_their_shapes(void** state) {
   (void)state;
   expect_output("concatenate", (input_t[]){I32(2, 3), I32(2, 4)}, 2, ATTRS("axis", "-1"), "int32", SHAPE(2, 7));
@@ -313,7 +336,8 @@ static void bad_attr_values_are_named(void** state) {
                "node 1 'n' (reshape): attr 'newshape' = \"[7]\" gives shape [7] (7 elements) but input 0 (entry 0) "
                "is shaped [2, 3] (6 elements)");
   expect_error("cast", 1, (input_t[]){F32(4)}, 1, NULL,
-               "node 1 'n' (cast): attr 'dtype' (the output's dtype: float32 or int32) is required");
+               "node 1 'n' (cast): attr 'dtype' (the output's dtype: float32, int32, int64, uint8, int8 or bool) is "
+               "required");
   expect_error("sum", 1, (input_t[]){F32(2, 3)}, 1, ATTRS("axis", "2"),
                "node 1 'n' (sum): attr 'axis' = 2 is out of range for 2 dimensions");
 }
@@ -484,6 +508,7 @@ static void manifest_shapes_are_checked(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(elementwise_ops_infer_broadcasts_and_casts),
+      cmocka_unit_test(bool_results_where_prelu_and_wider_casts_are_inferred),
       cmocka_unit_test(layout_ops_infer_their_shapes),
       cmocka_unit_test(onnx_layout_ops_infer_their_shapes),
       cmocka_unit_test(compute_ops_infer_their_shapes),
