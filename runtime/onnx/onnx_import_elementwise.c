@@ -93,6 +93,16 @@ static double e_sign(double a, double b, double al, double be) { (void)b, (void)
 static double e_reciprocal(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return 1 / a; }
 static double e_sin(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return sin(a); }
 static double e_cos(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return cos(a); }
+static double e_tan(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return tan(a); }
+static double e_asin(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return asin(a); }
+static double e_acos(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return acos(a); }
+static double e_atan(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return atan(a); }
+static double e_sinh(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return sinh(a); }
+static double e_cosh(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return cosh(a); }
+static double e_asinh(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return asinh(a); }
+static double e_acosh(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return acosh(a); }
+static double e_atanh(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return atanh(a); }
+static double e_isnan(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return isnan(a); }
 static double e_not(double a, double b, double al, double be) { (void)b, (void)al, (void)be; return a == 0; }
 static double e_leaky(double a, double b, double al, double be) { (void)b, (void)be; return a < 0 ? al * a : a; }
 static double e_elu(double a, double b, double al, double be) { (void)b, (void)be; return a < 0 ? al * (exp(a) - 1) : a; }
@@ -133,6 +143,16 @@ static const elementwise_t table[] = {
     {"Reciprocal", "reciprocal", UNARY, "", 0, 0, e_reciprocal, true},
     {"Sin", "sin", UNARY, "", 0, 0, e_sin, true},
     {"Cos", "cos", UNARY, "", 0, 0, e_cos, true},
+    {"Tan", "tan", UNARY, "", 0, 0, e_tan, true},
+    {"Asin", "asin", UNARY, "", 0, 0, e_asin, true},
+    {"Acos", "acos", UNARY, "", 0, 0, e_acos, true},
+    {"Atan", "atan", UNARY, "", 0, 0, e_atan, true},
+    {"Sinh", "sinh", UNARY, "", 0, 0, e_sinh, true},
+    {"Cosh", "cosh", UNARY, "", 0, 0, e_cosh, true},
+    {"Asinh", "asinh", UNARY, "", 0, 0, e_asinh, true},
+    {"Acosh", "acosh", UNARY, "", 0, 0, e_acosh, true},
+    {"Atanh", "atanh", UNARY, "", 0, 0, e_atanh, true},
+    {"IsNaN", "isnan", COMPARE, "", 0, 0, e_isnan, true},
     {"Softplus", "softplus", UNARY, "", 0, 0, e_softplus, true},
     {"Softsign", "softsign", UNARY, "", 0, 0, e_softsign, true},
     {"HardSwish", "hard_swish", UNARY, "", 0, 0, e_hswish, true},
@@ -163,7 +183,9 @@ static const elementwise_t* find(const hgr__onnx_node_t* node) {
   return NULL;
 }
 
-static bool is_unary(const elementwise_t* e) { return e->kind == UNARY || (e->kind == LOGIC && e->eval == e_not); }
+static bool is_unary(const elementwise_t* e) {
+  return e->kind == UNARY || (e->kind == LOGIC && e->eval == e_not) || (e->kind == COMPARE && e->eval == e_isnan);
+}
 
 static hgr_status_t read_params(const hgr__onnx_node_t* node, const elementwise_t* e, double* alpha, double* beta) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, e->attrs));
@@ -315,6 +337,50 @@ static hgr_status_t import_variadic(hgr__onnx_node_t* node) {
   }
   if (node->input_count == 1) return hgr__onnx_set_alias(node, 0, node->inputs[0]);
   return hgr__onnx_set_runtime(node, 0, acc, node->inputs[0]->onnx_type);
+}
+
+/* ---- Mod, IsInf ------------------------------------------------------------------ */
+
+static hgr_status_t import_mod(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "fmod"));
+  int64_t fmod_attr;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "fmod", 0, &fmod_attr));
+  hgr__onnx_value_t *a, *b;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &a));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &b));
+  bool is_float = hgr__onnx_type_is_float(a->onnx_type);
+  if (!fmod_attr && is_float)
+    return HGR__ONNX_UNSUPPORTED(node, "fmod = 0 on float (Python's modulo); hgr has it for integers");
+  if (fmod_attr && !is_float && a->onnx_type != HGR__ONNX_INT32)
+    return HGR__ONNX_UNSUPPORTED(node, "fmod = 1 on %s", hgr__onnx_type_name(a->onnx_type));
+  if (!fmod_attr && a->onnx_type != HGR__ONNX_INT32)
+    return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; hgr's floor_mod takes int32", hgr__onnx_type_name(a->onnx_type));
+  hgr_value_t in[2], out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, a, &in[0]));
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, b, &in[1]));
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_op(node, fmod_attr ? "mod" : "floor_mod", in, 2, NULL, 1, &out));
+  return hgr__onnx_set_runtime(node, 0, out, a->onnx_type);
+}
+
+static hgr_status_t import_isinf(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "detect_positive detect_negative"));
+  int64_t positive, negative;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "detect_positive", 1, &positive));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "detect_negative", 1, &negative));
+  hgr__onnx_value_t* x;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  if (x->onnx_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; hgr's isinf takes float", hgr__onnx_type_name(x->onnx_type));
+  hgr_value_t in, out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_status_t status = hgr_attrs_set_int(attrs, "detect_positive", positive != 0);
+  if (!status) status = hgr_attrs_set_int(attrs, "detect_negative", negative != 0);
+  if (!status) status = hgr__onnx_add_op(node, "isinf", &in, 1, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_BOOL);
 }
 
 /* ---- Where ---------------------------------------------------------------------- */
@@ -483,7 +549,10 @@ const hgr__onnx_op_t hgr__onnx_ops_elementwise[] = {
     EW("Floor"), EW("Ceil"), EW("Round"), EW("Sign"), EW("Reciprocal"), EW("Sin"), EW("Cos"), EW("Softplus"),
     EW("Softsign"), EW("HardSwish"), EW("LeakyRelu"), EW("Elu"), EW("Selu"), EW("HardSigmoid"), EW("Not"),
     EW("Add"), EW("Sub"), EW("Mul"), EW("Div"), EW("Pow"), EW("PRelu"), EW("Equal"), EW("Less"), EW("LessOrEqual"),
-    EW("Greater"), EW("GreaterOrEqual"), EW("And"), EW("Or"), EW("Xor"),
+    EW("Greater"), EW("GreaterOrEqual"), EW("And"), EW("Or"), EW("Xor"), EW("Tan"), EW("Asin"), EW("Acos"),
+    EW("Atan"), EW("Sinh"), EW("Cosh"), EW("Asinh"), EW("Acosh"), EW("Atanh"), EW("IsNaN"),
+    {"Mod", import_mod, NULL},
+    {"IsInf", import_isinf, NULL},
     {"Sum", import_variadic, fold_variadic},
     {"Mean", import_variadic, fold_variadic},
     {"Max", import_variadic, fold_variadic},
