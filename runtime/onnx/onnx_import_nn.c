@@ -102,7 +102,7 @@ static hgr_status_t read_window(const hgr__onnx_node_t* node, bool is_1d, const 
       w->pad[2 + 2 - n + d] = values[n + d];
     }
   } else if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
-    if (transpose) return HGR__ONNX_UNSUPPORTED(node, "auto_pad %s with ConvTranspose", auto_pad);
+    if (transpose) return HGR_OK; /* ConvTranspose pads from its output shape (conv_transpose_pads) */
     for (int d = 0; d < 2; ++d) {
       int64_t out = (in[d] + w->stride[d] - 1) / w->stride[d];
       int64_t total = (out - 1) * w->stride[d] + (w->kernel[d] - 1) * w->dilation[d] + 1 - in[d];
@@ -348,6 +348,115 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
   for (uint32_t i = 0; i < e.chain_length; ++i)
     HGR_RETURN_IF_ERROR(hgr__onnx_fuse_into(node, e.chain[i], i + 1 == e.chain_length ? &result : NULL));
   return HGR_OK;
+}
+
+/* ---- ConvTranspose ----------------------------------------------------------------------- */
+
+/* ConvTranspose's pads and output_padding where the node gives output_shape or
+ * auto_pad SAME_*: ONNX's formulas (and its reference's floor division):
+ * total = stride (in - 1) + output_padding + (k - 1) dilation + 1 - out; SAME_UPPER
+ * puts floor(total / 2) first, the others the rest first. A negative end pad (an
+ * output longer than the full result) becomes extra output_padding. */
+static hgr_status_t conv_transpose_pads(const hgr__onnx_node_t* node, bool is_1d, const int64_t* in,
+                                        window_t* w, int64_t* output_padding) {
+  int32_t n = is_1d ? 1 : 2;
+  int64_t values[4];
+  uint32_t count;
+  bool present, shape_present;
+  output_padding[0] = output_padding[1] = 0;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_ints(node, "output_padding", values, 4, &count, &present));
+  if (present) {
+    if ((int32_t)count != n) return HGR__ONNX_INVALID(node, "attr 'output_padding' has %u values for %d-D", count, n);
+    for (int32_t d = 0; d < n; ++d) {
+      if (values[d] < 0) return HGR__ONNX_INVALID(node, "attr 'output_padding' holds %lld", (long long)values[d]);
+      output_padding[2 - n + d] = values[d];
+    }
+  }
+  int64_t out_shape[HGR_MAX_DIMS];
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_ints(node, "output_shape", out_shape, HGR_MAX_DIMS, &count, &shape_present));
+  char auto_pad[32];
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_string(node, "auto_pad", "NOTSET", auto_pad, sizeof(auto_pad)));
+  bool same = !strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER");
+  if (!shape_present && !same) return HGR_OK; /* pads as read_window read them */
+  if (hgr__onnx_attr(node, "pads"))
+    return HGR__ONNX_UNSUPPORTED(node, "attrs 'pads' and '%s' at once", shape_present ? "output_shape" : "auto_pad");
+  int64_t target[2] = {1, 1};
+  if (shape_present) {
+    if ((int32_t)count != n && (int32_t)count != n + 2)
+      return HGR__ONNX_INVALID(node, "attr 'output_shape' has %u values for %d-D", count, n);
+    for (int32_t d = 0; d < n; ++d) target[2 - n + d] = out_shape[(int32_t)count - n + d];
+  } else {
+    for (int d = 0; d < 2; ++d) target[d] = in[d] * w->stride[d];
+  }
+  for (int d = 2 - n; d < 2; ++d) {
+    int64_t total = w->stride[d] * (in[d] - 1) + output_padding[d] + (w->kernel[d] - 1) * w->dilation[d] + 1 -
+                    target[d];
+    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
+    int64_t start = !strcmp(auto_pad, "SAME_UPPER") ? half : total - half;
+    int64_t end = total - start;
+    if (start < 0)
+      return HGR__ONNX_UNSUPPORTED(node, "output_shape %lld on axis %d needs a negative start pad (%lld)",
+                                   (long long)target[d], d + 2 - (2 - n), (long long)start);
+    if (end < 0) {
+      output_padding[d] -= end;
+      end = 0;
+    }
+    w->pad[d] = start;
+    w->pad[2 + d] = end;
+  }
+  return HGR_OK;
+}
+
+/* ConvTranspose as conv2d_transpose: weight [C_in, C_out / group, kh, kw] is hgr's
+ * IOHW already; 1-D runs with height 1; 3-D is refused. */
+static hgr_status_t import_conv_transpose(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(
+      node, "auto_pad dilations group kernel_shape output_padding output_shape pads strides"));
+  hgr__onnx_value_t *x, *wv;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &wv));
+  hgr__onnx_value_t* bv = hgr__onnx_input(node, 2);
+  bool is_1d;
+  hgr_value_t inputs[3];
+  HGR_RETURN_IF_ERROR(spatial_input(node, x, &is_1d, &inputs[0]));
+  if (wv->ndim != x->ndim)
+    return HGR__ONNX_INVALID(node, "the weights have rank %d, the input %d", (int)wv->ndim, (int)x->ndim);
+  if (wv->onnx_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "weights are %s; hgr computes float", hgr__onnx_type_name(wv->onnx_type));
+  int64_t group;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "group", 1, &group));
+  if (group < 1 || x->shape[1] != wv->shape[0] || wv->shape[0] % group)
+    return HGR__ONNX_INVALID(node, "group %lld with %lld input channels and weights for %lld", (long long)group,
+                             (long long)x->shape[1], (long long)wv->shape[0]);
+  int64_t channels = wv->shape[1] * group;
+  int64_t kernel[2] = {is_1d ? 1 : wv->shape[2], wv->shape[is_1d ? 2 : 3]};
+  int64_t spatial[2] = {is_1d ? 1 : x->shape[2], x->shape[is_1d ? 2 : 3]};
+  window_t w;
+  int64_t output_padding[2];
+  HGR_RETURN_IF_ERROR(read_window(node, is_1d, spatial, kernel, true, &w));
+  HGR_RETURN_IF_ERROR(conv_transpose_pads(node, is_1d, spatial, &w, output_padding));
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, wv, &inputs[1]));
+  if (is_1d) {
+    int64_t shape[4] = {wv->shape[0], wv->shape[1], 1, wv->shape[2]};
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, inputs[1], shape, 4, &inputs[1]));
+  }
+  uint32_t count = 2;
+  if (bv) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, bv, &inputs[2]));
+    count = 3;
+  }
+  hgr_attrs_t* attrs = NULL;
+  hgr_value_t out;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_status_t status = set_window(attrs, &w, "kernel_size", "dilation");
+  if (!status) status = hgr_attrs_set_int(attrs, "groups", group);
+  if (!status) status = hgr_attrs_set_int(attrs, "channels", channels);
+  if (!status) status = set_pair(attrs, "output_padding", output_padding[0], output_padding[1]);
+  if (!status) status = hgr__onnx_add_op(node, "conv2d_transpose", inputs, count, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  HGR_RETURN_IF_ERROR(spatial_output(node, is_1d, &out));
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
 }
 
 /* ---- pools --------------------------------------------------------------------------- */
@@ -711,6 +820,7 @@ static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
 
 const hgr__onnx_op_t hgr__onnx_ops_nn[] = {
     {"Conv", import_conv, NULL},
+    {"ConvTranspose", import_conv_transpose, NULL},
     {"MaxPool", import_pool, NULL},
     {"AveragePool", import_pool, NULL},
     {"GlobalAveragePool", import_global_pool, NULL},
