@@ -818,6 +818,145 @@ static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
   return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
 }
 
+/* ---- LayerNormalization ------------------------------------------------------------------ */
+
+/* Scale or B as a flat float [count] over the normalized dims norm[0..ndim), to which
+ * v must broadcast: a constant is expanded at load, a runtime value broadcast and
+ * reshaped; v NULL gives zeros (an omitted B). */
+static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, const hgr__onnx_value_t* v, const int64_t* norm,
+                                     int32_t ndim, int64_t count, hgr_value_t* out) {
+  int64_t flat[1] = {count};
+  if (!v) {
+    hgr__onnx_tensor_t* zeros = NULL;
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, flat, 1, node->label, &zeros));
+    hgr_status_t status = float_constant(node, "zeros", zeros, out);
+    hgr__onnx_tensor_free(zeros);
+    return status;
+  }
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t shape_ndim;
+  HGR_RETURN_IF_ERROR(hgr__onnx_broadcast(node, v->shape, v->ndim, norm, ndim, shape, &shape_ndim));
+  bool fits = shape_ndim == ndim;
+  for (int32_t d = 0; fits && d < ndim; ++d) fits = shape[d] == norm[d];
+  if (!fits) return HGR__ONNX_INVALID(node, "input '%s' does not broadcast to the normalized dims", v->name);
+  if (!hgr__onnx_type_is_float(v->onnx_type))
+    return HGR__ONNX_INVALID(node, "input '%s' is %s", v->name, hgr__onnx_type_name(v->onnx_type));
+  if (v->constant) { /* expand at load: element i of the normalized dims reads v's broadcast index */
+    hgr__onnx_tensor_t* t = NULL;
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, flat, 1, node->label, &t));
+    int32_t lead = ndim - v->ndim;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t rest = i, from = 0, stride = 1;
+      for (int32_t d = ndim - 1; d >= lead; --d) {
+        int64_t c = rest % norm[d];
+        rest /= norm[d];
+        if (v->shape[d - lead] != 1) from += c * stride;
+        stride *= v->shape[d - lead];
+      }
+      hgr__onnx_tensor_set_f64(t, (uint64_t)i, hgr__onnx_tensor_f64(v->constant, (uint64_t)from));
+    }
+    hgr_status_t status = float_constant(node, "param", t, out);
+    hgr__onnx_tensor_free(t);
+    return status;
+  }
+  uint64_t v_count = 1;
+  for (int32_t d = 0; d < v->ndim; ++d) v_count *= (uint64_t)v->shape[d];
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, (hgr__onnx_value_t*)v, out));
+  if (v_count != (uint64_t)count) {
+    hgr_attrs_t* attrs = NULL;
+    HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+    hgr_value_t in = *out;
+    hgr_status_t status = HGR_OK;
+    if (v->ndim != ndim) { /* align ranks first */
+      int64_t aligned[HGR_MAX_DIMS];
+      for (int32_t d = 0; d < ndim; ++d) aligned[d] = d < ndim - v->ndim ? 1 : v->shape[d - (ndim - v->ndim)];
+      status = hgr__onnx_add_reshape(node, in, aligned, ndim, &in);
+    }
+    if (!status) status = hgr_attrs_set_ints(attrs, "shape", norm, (size_t)ndim);
+    if (!status) status = hgr__onnx_add_op(node, "broadcast_to", &in, 1, attrs, 1, out);
+    hgr_attrs_release(attrs);
+    HGR_RETURN_IF_ERROR(status);
+  }
+  return hgr__onnx_add_reshape(node, *out, flat, 1, out);
+}
+
+/* Mean and InvStdDev (outputs 1 and 2) over the rows of x2 [outer, count], shaped
+ * like X with the normalized dims 1, for the outputs that are used. */
+static hgr_status_t layer_norm_statistics(hgr__onnx_node_t* node, const hgr__onnx_value_t* x, int32_t axis,
+                                          hgr_value_t x2, double epsilon) {
+  bool want_mean = node->output_count > 1 && node->outputs[1] && node->outputs[1]->uses;
+  bool want_inv = node->output_count > 2 && node->outputs[2] && node->outputs[2]->uses;
+  if (!want_mean && !want_inv) return HGR_OK;
+  int64_t shape[HGR_MAX_DIMS];
+  for (int32_t d = 0; d < x->ndim; ++d) shape[d] = d < axis ? x->shape[d] : 1;
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_value_t mean, centered, var, eps, inv;
+  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", 1);
+  if (!status) status = hgr_attrs_set_int(attrs, "keepdims", 1);
+  if (!status) status = hgr__onnx_add_op(node, "mean", &x2, 1, attrs, 1, &mean);
+  if (!status) status = binary(node, "subtract", x2, mean, &centered);
+  if (!status) status = binary(node, "multiply", centered, centered, &var);
+  if (!status) status = hgr__onnx_add_op(node, "mean", &var, 1, attrs, 1, &var);
+  hgr_attrs_release(attrs);
+  if (!status) status = scalar_constant(node, epsilon, &eps);
+  if (!status) status = binary(node, "add", var, eps, &inv);
+  if (!status) status = hgr__onnx_add_unary(node, "rsqrt", inv, &inv);
+  HGR_RETURN_IF_ERROR(status);
+  if (want_mean) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, mean, shape, x->ndim, &mean));
+    HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 1, mean, HGR__ONNX_FLOAT));
+  }
+  if (want_inv) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, inv, shape, x->ndim, &inv));
+    HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 2, inv, HGR__ONNX_FLOAT));
+  }
+  return HGR_OK;
+}
+
+/* LayerNormalization (opset 17) on layer_norm, which normalizes over one axis: X is
+ * viewed as [outer, prod(normalized dims)] unless the axis is already the last. */
+static hgr_status_t import_layer_norm(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "axis epsilon stash_type"));
+  int64_t axis, stash_type;
+  double epsilon;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "axis", -1, &axis));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "stash_type", HGR__ONNX_FLOAT, &stash_type));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "epsilon", 1e-5, &epsilon));
+  if (stash_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "attr 'stash_type' = %lld; hgr computes float statistics",
+                                 (long long)stash_type);
+  hgr__onnx_value_t *x, *scale;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &scale));
+  if (x->onnx_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "input '%s' is %s; hgr computes float", x->name,
+                                 hgr__onnx_type_name(x->onnx_type));
+  if (x->ndim < 1) return HGR__ONNX_INVALID(node, "input '%s' is a scalar", x->name);
+  int32_t a;
+  HGR_RETURN_IF_ERROR(hgr__onnx_axis(node, "attr 'axis'", axis, x->ndim, &a));
+  int64_t outer = 1, count = 1;
+  for (int32_t d = 0; d < x->ndim; ++d) *(d < a ? &outer : &count) *= x->shape[d];
+  hgr_value_t in[3], x2, out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in[0]));
+  int64_t two[2] = {outer, count};
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, in[0], two, 2, &x2));
+  bool flatten = a != x->ndim - 1;
+  if (flatten) in[0] = x2;
+  HGR_RETURN_IF_ERROR(layer_norm_param(node, scale, x->shape + a, x->ndim - a, count, &in[1]));
+  HGR_RETURN_IF_ERROR(layer_norm_param(node, hgr__onnx_input(node, 2), x->shape + a, x->ndim - a, count, &in[2]));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", -1);
+  if (!status) status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
+  if (!status) status = hgr__onnx_add_op(node, "layer_norm", in, 3, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  if (flatten) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, out, x->shape, x->ndim, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT));
+  return layer_norm_statistics(node, x, a, x2, epsilon);
+}
+
 const hgr__onnx_op_t hgr__onnx_ops_nn[] = {
     {"Conv", import_conv, NULL},
     {"ConvTranspose", import_conv_transpose, NULL},
@@ -828,6 +967,7 @@ const hgr__onnx_op_t hgr__onnx_ops_nn[] = {
     {"BatchNormalization", import_batch_norm, NULL},
     {"LRN", import_lrn, NULL},
     {"InstanceNormalization", import_instance_norm, NULL},
+    {"LayerNormalization", import_layer_norm, NULL},
     {"Softmax", import_softmax, NULL},
     {"LogSoftmax", import_softmax, NULL},
     {"Gemm", import_gemm, NULL},
