@@ -823,7 +823,7 @@ static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
 /* Scale or B as a flat float [count] over the normalized dims norm[0..ndim), to which
  * v must broadcast: a constant is expanded at load, a runtime value broadcast and
  * reshaped; v NULL gives zeros (an omitted B). */
-static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, const hgr__onnx_value_t* v, const int64_t* norm,
+static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, hgr__onnx_value_t* v, const int64_t* norm,
                                      int32_t ndim, int64_t count, hgr_value_t* out) {
   int64_t flat[1] = {count};
   if (!v) {
@@ -861,7 +861,7 @@ static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, const hgr__onnx_val
   }
   uint64_t v_count = 1;
   for (int32_t d = 0; d < v->ndim; ++d) v_count *= (uint64_t)v->shape[d];
-  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, (hgr__onnx_value_t*)v, out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, v, out));
   if (v_count != (uint64_t)count) {
     hgr_attrs_t* attrs = NULL;
     HGR_RETURN_IF_ERROR(attrs_new(&attrs));
