@@ -102,7 +102,7 @@ static hgr_status_t read_window(const hgr__onnx_node_t* node, bool is_1d, const 
       w->pad[2 + 2 - n + d] = values[n + d];
     }
   } else if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
-    if (transpose) return HGR__ONNX_UNSUPPORTED(node, "auto_pad %s with ConvTranspose", auto_pad);
+    if (transpose) return HGR_OK; /* ConvTranspose pads from its output shape (conv_transpose_pads) */
     for (int d = 0; d < 2; ++d) {
       int64_t out = (in[d] + w->stride[d] - 1) / w->stride[d];
       int64_t total = (out - 1) * w->stride[d] + (w->kernel[d] - 1) * w->dilation[d] + 1 - in[d];
@@ -344,6 +344,115 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
   for (uint32_t i = 0; i < e.chain_length; ++i)
     HGR_RETURN_IF_ERROR(hgr__onnx_fuse_into(node, e.chain[i], i + 1 == e.chain_length ? &result : NULL));
   return HGR_OK;
+}
+
+/* ---- ConvTranspose ----------------------------------------------------------------------- */
+
+/* ConvTranspose's pads and output_padding where the node gives output_shape or
+ * auto_pad SAME_*: ONNX's formulas (and its reference's floor division):
+ * total = stride (in - 1) + output_padding + (k - 1) dilation + 1 - out; SAME_UPPER
+ * puts floor(total / 2) first, the others the rest first. A negative end pad (an
+ * output longer than the full result) becomes extra output_padding. */
+static hgr_status_t conv_transpose_pads(const hgr__onnx_node_t* node, bool is_1d, const int64_t* in,
+                                        window_t* w, int64_t* output_padding) {
+  int32_t n = is_1d ? 1 : 2;
+  int64_t values[4];
+  uint32_t count;
+  bool present, shape_present;
+  output_padding[0] = output_padding[1] = 0;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_ints(node, "output_padding", values, 4, &count, &present));
+  if (present) {
+    if ((int32_t)count != n) return HGR__ONNX_INVALID(node, "attr 'output_padding' has %u values for %d-D", count, n);
+    for (int32_t d = 0; d < n; ++d) {
+      if (values[d] < 0) return HGR__ONNX_INVALID(node, "attr 'output_padding' holds %lld", (long long)values[d]);
+      output_padding[2 - n + d] = values[d];
+    }
+  }
+  int64_t out_shape[HGR_MAX_DIMS];
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_ints(node, "output_shape", out_shape, HGR_MAX_DIMS, &count, &shape_present));
+  char auto_pad[32];
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_string(node, "auto_pad", "NOTSET", auto_pad, sizeof(auto_pad)));
+  bool same = !strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER");
+  if (!shape_present && !same) return HGR_OK; /* pads as read_window read them */
+  if (hgr__onnx_attr(node, "pads"))
+    return HGR__ONNX_UNSUPPORTED(node, "attrs 'pads' and '%s' at once", shape_present ? "output_shape" : "auto_pad");
+  int64_t target[2] = {1, 1};
+  if (shape_present) {
+    if ((int32_t)count != n && (int32_t)count != n + 2)
+      return HGR__ONNX_INVALID(node, "attr 'output_shape' has %u values for %d-D", count, n);
+    for (int32_t d = 0; d < n; ++d) target[2 - n + d] = out_shape[(int32_t)count - n + d];
+  } else {
+    for (int d = 0; d < 2; ++d) target[d] = in[d] * w->stride[d];
+  }
+  for (int d = 2 - n; d < 2; ++d) {
+    int64_t total = w->stride[d] * (in[d] - 1) + output_padding[d] + (w->kernel[d] - 1) * w->dilation[d] + 1 -
+                    target[d];
+    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
+    int64_t start = !strcmp(auto_pad, "SAME_UPPER") ? half : total - half;
+    int64_t end = total - start;
+    if (start < 0)
+      return HGR__ONNX_UNSUPPORTED(node, "output_shape %lld on axis %d needs a negative start pad (%lld)",
+                                   (long long)target[d], d + 2 - (2 - n), (long long)start);
+    if (end < 0) {
+      output_padding[d] -= end;
+      end = 0;
+    }
+    w->pad[d] = start;
+    w->pad[2 + d] = end;
+  }
+  return HGR_OK;
+}
+
+/* ConvTranspose as conv2d_transpose: weight [C_in, C_out / group, kh, kw] is hgr's
+ * IOHW already; 1-D runs with height 1; 3-D is refused. */
+static hgr_status_t import_conv_transpose(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(
+      node, "auto_pad dilations group kernel_shape output_padding output_shape pads strides"));
+  hgr__onnx_value_t *x, *wv;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &wv));
+  hgr__onnx_value_t* bv = hgr__onnx_input(node, 2);
+  bool is_1d;
+  hgr_value_t inputs[3];
+  HGR_RETURN_IF_ERROR(spatial_input(node, x, &is_1d, &inputs[0]));
+  if (wv->ndim != x->ndim)
+    return HGR__ONNX_INVALID(node, "the weights have rank %d, the input %d", (int)wv->ndim, (int)x->ndim);
+  if (wv->onnx_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "weights are %s; hgr computes float", hgr__onnx_type_name(wv->onnx_type));
+  int64_t group;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "group", 1, &group));
+  if (group < 1 || x->shape[1] != wv->shape[0] || wv->shape[0] % group)
+    return HGR__ONNX_INVALID(node, "group %lld with %lld input channels and weights for %lld", (long long)group,
+                             (long long)x->shape[1], (long long)wv->shape[0]);
+  int64_t channels = wv->shape[1] * group;
+  int64_t kernel[2] = {is_1d ? 1 : wv->shape[2], wv->shape[is_1d ? 2 : 3]};
+  int64_t spatial[2] = {is_1d ? 1 : x->shape[2], x->shape[is_1d ? 2 : 3]};
+  window_t w;
+  int64_t output_padding[2];
+  HGR_RETURN_IF_ERROR(read_window(node, is_1d, spatial, kernel, true, &w));
+  HGR_RETURN_IF_ERROR(conv_transpose_pads(node, is_1d, spatial, &w, output_padding));
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, wv, &inputs[1]));
+  if (is_1d) {
+    int64_t shape[4] = {wv->shape[0], wv->shape[1], 1, wv->shape[2]};
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, inputs[1], shape, 4, &inputs[1]));
+  }
+  uint32_t count = 2;
+  if (bv) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, bv, &inputs[2]));
+    count = 3;
+  }
+  hgr_attrs_t* attrs = NULL;
+  hgr_value_t out;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_status_t status = set_window(attrs, &w, "kernel_size", "dilation");
+  if (!status) status = hgr_attrs_set_int(attrs, "groups", group);
+  if (!status) status = hgr_attrs_set_int(attrs, "channels", channels);
+  if (!status) status = set_pair(attrs, "output_padding", output_padding[0], output_padding[1]);
+  if (!status) status = hgr__onnx_add_op(node, "conv2d_transpose", inputs, count, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  HGR_RETURN_IF_ERROR(spatial_output(node, is_1d, &out));
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
 }
 
 /* ---- pools --------------------------------------------------------------------------- */
@@ -705,8 +814,148 @@ static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
   return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
 }
 
+/* ---- LayerNormalization ------------------------------------------------------------------ */
+
+/* Scale or B as a flat float [count] over the normalized dims norm[0..ndim), to which
+ * v must broadcast: a constant is expanded at load, a runtime value broadcast and
+ * reshaped; v NULL gives zeros (an omitted B). */
+static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, hgr__onnx_value_t* v, const int64_t* norm,
+                                     int32_t ndim, int64_t count, hgr_value_t* out) {
+  int64_t flat[1] = {count};
+  if (!v) {
+    hgr__onnx_tensor_t* zeros = NULL;
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, flat, 1, node->label, &zeros));
+    hgr_status_t status = float_constant(node, "zeros", zeros, out);
+    hgr__onnx_tensor_free(zeros);
+    return status;
+  }
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t shape_ndim;
+  HGR_RETURN_IF_ERROR(hgr__onnx_broadcast(node, v->shape, v->ndim, norm, ndim, shape, &shape_ndim));
+  bool fits = shape_ndim == ndim;
+  for (int32_t d = 0; fits && d < ndim; ++d) fits = shape[d] == norm[d];
+  if (!fits) return HGR__ONNX_INVALID(node, "input '%s' does not broadcast to the normalized dims", v->name);
+  if (!hgr__onnx_type_is_float(v->onnx_type))
+    return HGR__ONNX_INVALID(node, "input '%s' is %s", v->name, hgr__onnx_type_name(v->onnx_type));
+  if (v->constant) { /* expand at load: element i of the normalized dims reads v's broadcast index */
+    hgr__onnx_tensor_t* t = NULL;
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, flat, 1, node->label, &t));
+    int32_t lead = ndim - v->ndim;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t rest = i, from = 0, stride = 1;
+      for (int32_t d = ndim - 1; d >= lead; --d) {
+        int64_t c = rest % norm[d];
+        rest /= norm[d];
+        if (v->shape[d - lead] != 1) from += c * stride;
+        stride *= v->shape[d - lead];
+      }
+      hgr__onnx_tensor_set_f64(t, (uint64_t)i, hgr__onnx_tensor_f64(v->constant, (uint64_t)from));
+    }
+    hgr_status_t status = float_constant(node, "param", t, out);
+    hgr__onnx_tensor_free(t);
+    return status;
+  }
+  uint64_t v_count = 1;
+  for (int32_t d = 0; d < v->ndim; ++d) v_count *= (uint64_t)v->shape[d];
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, v, out));
+  if (v_count != (uint64_t)count) {
+    hgr_attrs_t* attrs = NULL;
+    HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+    hgr_value_t in = *out;
+    hgr_status_t status = HGR_OK;
+    if (v->ndim != ndim) { /* align ranks first */
+      int64_t aligned[HGR_MAX_DIMS];
+      for (int32_t d = 0; d < ndim; ++d) aligned[d] = d < ndim - v->ndim ? 1 : v->shape[d - (ndim - v->ndim)];
+      status = hgr__onnx_add_reshape(node, in, aligned, ndim, &in);
+    }
+    if (!status) status = hgr_attrs_set_ints(attrs, "shape", norm, (size_t)ndim);
+    if (!status) status = hgr__onnx_add_op(node, "broadcast_to", &in, 1, attrs, 1, out);
+    hgr_attrs_release(attrs);
+    HGR_RETURN_IF_ERROR(status);
+  }
+  return hgr__onnx_add_reshape(node, *out, flat, 1, out);
+}
+
+/* Mean and InvStdDev (outputs 1 and 2) over the rows of x2 [outer, count], shaped
+ * like X with the normalized dims 1, for the outputs that are used. */
+static hgr_status_t layer_norm_statistics(hgr__onnx_node_t* node, const hgr__onnx_value_t* x, int32_t axis,
+                                          hgr_value_t x2, double epsilon) {
+  bool want_mean = node->output_count > 1 && node->outputs[1] && node->outputs[1]->uses;
+  bool want_inv = node->output_count > 2 && node->outputs[2] && node->outputs[2]->uses;
+  if (!want_mean && !want_inv) return HGR_OK;
+  int64_t shape[HGR_MAX_DIMS];
+  for (int32_t d = 0; d < x->ndim; ++d) shape[d] = d < axis ? x->shape[d] : 1;
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_value_t mean, centered, var, eps, inv;
+  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", 1);
+  if (!status) status = hgr_attrs_set_int(attrs, "keepdims", 1);
+  if (!status) status = hgr__onnx_add_op(node, "mean", &x2, 1, attrs, 1, &mean);
+  if (!status) status = binary(node, "subtract", x2, mean, &centered);
+  if (!status) status = binary(node, "multiply", centered, centered, &var);
+  if (!status) status = hgr__onnx_add_op(node, "mean", &var, 1, attrs, 1, &var);
+  hgr_attrs_release(attrs);
+  if (!status) status = scalar_constant(node, epsilon, &eps);
+  if (!status) status = binary(node, "add", var, eps, &inv);
+  if (!status) status = hgr__onnx_add_unary(node, "rsqrt", inv, &inv);
+  HGR_RETURN_IF_ERROR(status);
+  if (want_mean) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, mean, shape, x->ndim, &mean));
+    HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 1, mean, HGR__ONNX_FLOAT));
+  }
+  if (want_inv) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, inv, shape, x->ndim, &inv));
+    HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 2, inv, HGR__ONNX_FLOAT));
+  }
+  return HGR_OK;
+}
+
+/* LayerNormalization (opset 17) on layer_norm, which normalizes over one axis: X is
+ * viewed as [outer, prod(normalized dims)] unless the axis is already the last. */
+static hgr_status_t import_layer_norm(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "axis epsilon stash_type"));
+  int64_t axis, stash_type;
+  double epsilon;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "axis", -1, &axis));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "stash_type", HGR__ONNX_FLOAT, &stash_type));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "epsilon", 1e-5, &epsilon));
+  if (stash_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "attr 'stash_type' = %lld; hgr computes float statistics",
+                                 (long long)stash_type);
+  hgr__onnx_value_t *x, *scale;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &scale));
+  if (x->onnx_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "input '%s' is %s; hgr computes float", x->name,
+                                 hgr__onnx_type_name(x->onnx_type));
+  if (x->ndim < 1) return HGR__ONNX_INVALID(node, "input '%s' is a scalar", x->name);
+  int32_t a;
+  HGR_RETURN_IF_ERROR(hgr__onnx_axis(node, "attr 'axis'", axis, x->ndim, &a));
+  int64_t outer = 1, count = 1;
+  for (int32_t d = 0; d < x->ndim; ++d) *(d < a ? &outer : &count) *= x->shape[d];
+  hgr_value_t in[3], x2, out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in[0]));
+  int64_t two[2] = {outer, count};
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, in[0], two, 2, &x2));
+  bool flatten = a != x->ndim - 1;
+  if (flatten) in[0] = x2;
+  HGR_RETURN_IF_ERROR(layer_norm_param(node, scale, x->shape + a, x->ndim - a, count, &in[1]));
+  HGR_RETURN_IF_ERROR(layer_norm_param(node, hgr__onnx_input(node, 2), x->shape + a, x->ndim - a, count, &in[2]));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", -1);
+  if (!status) status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
+  if (!status) status = hgr__onnx_add_op(node, "layer_norm", in, 3, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  if (flatten) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, out, x->shape, x->ndim, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT));
+  return layer_norm_statistics(node, x, a, x2, epsilon);
+}
+
 const hgr__onnx_op_t hgr__onnx_ops_nn[] = {
     {"Conv", import_conv, NULL},
+    {"ConvTranspose", import_conv_transpose, NULL},
     {"MaxPool", import_pool, NULL},
     {"AveragePool", import_pool, NULL},
     {"GlobalAveragePool", import_global_pool, NULL},
@@ -714,6 +963,7 @@ const hgr__onnx_op_t hgr__onnx_ops_nn[] = {
     {"BatchNormalization", import_batch_norm, NULL},
     {"LRN", import_lrn, NULL},
     {"InstanceNormalization", import_instance_norm, NULL},
+    {"LayerNormalization", import_layer_norm, NULL},
     {"Softmax", import_softmax, NULL},
     {"LogSoftmax", import_softmax, NULL},
     {"Gemm", import_gemm, NULL},
