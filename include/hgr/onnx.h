@@ -24,7 +24,7 @@
  * (truncated protobuf, a value used before it is defined, a name defined twice,
  * tensor data that does not match its shape, an external data path that leaves
  * the model's folder, ...), UNIMPLEMENTED for a valid model hgr cannot run (an
- * unknown op, another domain, an opset outside 7 to 21, an attr value hgr does not
+ * unknown op, another domain, an opset outside 1 to 21, an attr value hgr does not
  * support: naming the node, the op, the opset and what is unsupported, and listing
  * the supported ops), RESOURCE_EXHAUSTED for memory, NOT_FOUND for a missing file. */
 #ifndef HGR_ONNX_H_

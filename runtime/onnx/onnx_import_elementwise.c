@@ -261,6 +261,14 @@ static hgr_status_t import_elementwise(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(read_params(node, e, &alpha, &beta));
   hgr_value_t in[2], out;
   for (uint32_t i = 0; i < count; ++i) HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, node->inputs[i], &in[i]));
+  const hgr__onnx_value_t *x = node->inputs[0], *slope = count == 2 ? node->inputs[1] : NULL;
+  if (e->eval == e_prelu && node->opset < 7 && slope->ndim == 1 && x->ndim > 2 && slope->shape[0] == x->shape[1]) {
+    /* before opset 7 a 1-D slope runs along the channels: [C] is [C, 1, ..., 1] */
+    int64_t shape[HGR_MAX_DIMS];
+    shape[0] = slope->shape[0];
+    for (int32_t d = 1; d < x->ndim - 1; ++d) shape[d] = 1;
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, in[1], shape, x->ndim - 1, &in[1]));
+  }
   hgr_attrs_t* attrs = NULL;
   hgr_status_t status = HGR_OK;
   if (e->attrs[0]) {

@@ -46,7 +46,7 @@ enum {
 };
 
 /* The opsets of the default domain hgr reads. */
-#define HGR__ONNX_MIN_OPSET 7
+#define HGR__ONNX_MIN_OPSET 1
 #define HGR__ONNX_MAX_OPSET 21
 
 /* ---- host tensors (onnx_tensor.c) ------------------------------------------------------- */
