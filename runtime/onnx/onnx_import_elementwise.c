@@ -453,13 +453,36 @@ static hgr_status_t fold_clip(hgr__onnx_node_t* node) {
   return hgr__onnx_set_constant(node, 0, out);
 }
 
+/* Clip with bounds computed at run time (opset 11's inputs): maximum, then minimum. */
+static hgr_status_t import_clip_runtime(hgr__onnx_node_t* node, hgr__onnx_value_t* x) {
+  hgr_value_t value;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &value));
+  for (uint32_t i = 1; i <= 2; ++i) {
+    hgr__onnx_value_t* bound = hgr__onnx_input(node, i);
+    if (!bound) continue;
+    if (bound->ndim != 0 && !(bound->ndim == 1 && bound->shape[0] == 1))
+      return HGR__ONNX_INVALID(node, "input %u (the %s) must be a scalar", i, i == 1 ? "min" : "max");
+    hgr_value_t pair[2] = {value};
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, bound, &pair[1]));
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_op(node, i == 1 ? "maximum" : "minimum", pair, 2, NULL, 1, &value));
+  }
+  return hgr__onnx_set_runtime(node, 0, value, x->onnx_type);
+}
+
 static hgr_status_t import_clip(hgr__onnx_node_t* node) {
-  double lo, hi;
-  HGR_RETURN_IF_ERROR(clip_bounds(node, &lo, &hi));
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   if (!hgr__onnx_type_is_float(x->onnx_type))
     return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; hgr clips float", hgr__onnx_type_name(x->onnx_type));
+  if (node->opset >= 11) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
+    for (uint32_t i = 1; i <= 2; ++i) {
+      hgr__onnx_value_t* bound = hgr__onnx_input(node, i);
+      if (bound && !bound->constant) return import_clip_runtime(node, x);
+    }
+  }
+  double lo, hi;
+  HGR_RETURN_IF_ERROR(clip_bounds(node, &lo, &hi));
   hgr_value_t in, out;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
   hgr_attrs_t* attrs = NULL;
