@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "file.h"
+#include "graph_internal.h"
 #include "onnx_internal.h"
 #include "text.h"
 
@@ -460,6 +461,42 @@ static uint32_t op_node_count(const hgr_graph_t* graph) {
   return count;
 }
 
+static int compare_strings(const void* a, const void* b) {
+  return strcmp(*(const char* const*)a, *(const char* const*)b);
+}
+
+/* Names each op node that computes an ONNX value after the value ("conv1" rather
+ * than the builder's unique "conv1#12"), where no other node has that name, so that
+ * profiles, dumps and outputs speak the model's names. */
+static void rename_nodes(const hgr__onnx_loader_t* loader, hgr_graph_t* graph) {
+  size_t count = graph->node_count;
+  const char** names = malloc((count + 1) * sizeof(*names));
+  char** renamed = calloc(count + 1, sizeof(*renamed)); /* per node: its new name */
+  if (!names || !renamed) { /* the builder's names stay, unique either way */
+    free(names);
+    free(renamed);
+    return;
+  }
+  for (size_t n = 0; n < count; ++n) names[n] = graph->nodes[n].name;
+  qsort(names, count, sizeof(*names), compare_strings);
+  for (size_t i = 0; i < loader->value_count; ++i) {
+    const hgr__onnx_value_t* v = &loader->values[i];
+    if (!v->has_value || v->value.node >= count || v->value.index || renamed[v->value.node]) continue;
+    const hgr__node_t* node = &graph->nodes[v->value.node];
+    size_t length = strlen(v->name);
+    if (!node->is_op || strncmp(node->name, v->name, length) || node->name[length] != '#') continue;
+    if (bsearch(&v->name, names, count, sizeof(*names), compare_strings)) continue;
+    renamed[v->value.node] = hgr__format("%s", v->name);
+  }
+  free(names); /* before the old names are freed */
+  for (size_t n = 0; n < count; ++n) {
+    if (!renamed[n]) continue;
+    free(graph->nodes[n].name);
+    graph->nodes[n].name = renamed[n];
+  }
+  free(renamed);
+}
+
 static hgr_status_t load_model(hgr__onnx_loader_t* loader, const Onnx__ModelProto* model, hgr_graph_t** out_graph,
                                hgr_params_t** out_params) {
   loader->report.ir_version = model->has_ir_version ? model->ir_version : 0;
@@ -487,6 +524,7 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const Onnx__ModelProt
   }
   HGR_RETURN_IF_ERROR(mark_outputs(loader));
   HGR_RETURN_IF_ERROR(hgr_builder_finish(loader->builder, out_graph, out_params));
+  rename_nodes(loader, *out_graph);
   loader->report.graph_nodes = op_node_count(*out_graph);
   return HGR_OK;
 }
