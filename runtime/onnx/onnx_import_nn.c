@@ -126,14 +126,17 @@ static hgr_status_t set_window(hgr_attrs_t* attrs, const window_t* w, const char
   return status;
 }
 
-static hgr_status_t float_constant(hgr__onnx_node_t* node, const char* suffix, const hgr__onnx_tensor_t* t,
+/* A float builder constant of t, named "<base>#<n>" (base NULL: after the node). */
+static hgr_status_t float_constant(hgr__onnx_node_t* node, const char* base, const hgr__onnx_tensor_t* t,
                                    hgr_value_t* out) {
-  (void)suffix;
-  if (t->onnx_type == HGR__ONNX_FLOAT) return hgr__onnx_add_constant(node, NULL, t, out);
+  char* name = base ? hgr__format("%s#%llu", base, (unsigned long long)++node->loader->name_counter) : NULL;
+  if (base && !name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
   hgr__onnx_tensor_t* f = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(t, HGR__ONNX_FLOAT, node->label, &f));
-  hgr_status_t status = hgr__onnx_add_constant(node, NULL, f, out);
+  hgr_status_t status = t->onnx_type == HGR__ONNX_FLOAT ? HGR_OK
+                                                        : hgr__onnx_tensor_cast(t, HGR__ONNX_FLOAT, node->label, &f);
+  if (!status) status = hgr__onnx_add_constant(node, name, f ? f : t, out);
   hgr__onnx_tensor_free(f);
+  free(name);
   return status;
 }
 
@@ -295,7 +298,9 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
   uint32_t count = 2;
   /* weights: folded copy, the constant, or the runtime value; 1-D gets height 1 */
   if (!status) {
-    if (e.weight || wv->constant) {
+    if (!e.weight && wv->constant && wv->onnx_type == HGR__ONNX_FLOAT && !is_1d) {
+      status = hgr__onnx_runtime(node, wv, &inputs[1]); /* the weights as they are: the value's own param */
+    } else if (e.weight || wv->constant) {
       hgr__onnx_tensor_t* t = e.weight;
       if (!t) status = hgr__onnx_tensor_cast(wv->constant, HGR__ONNX_FLOAT, node->label, &t);
       if (!status && is_1d) {
@@ -303,7 +308,7 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
         t->shape[2] = 1;
         t->ndim = 4;
       }
-      if (!status) status = float_constant(node, "weight", t, &inputs[1]);
+      if (!status) status = float_constant(node, wv->name, t, &inputs[1]);
       if (t != e.weight) hgr__onnx_tensor_free(t);
     } else {
       status = hgr__onnx_runtime(node, wv, &inputs[1]);
@@ -314,7 +319,8 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
     }
   }
   if (!status && (e.bias || bv)) {
-    status = e.bias ? float_constant(node, "bias", e.bias, &inputs[2]) : hgr__onnx_runtime(node, bv, &inputs[2]);
+    status = e.bias ? float_constant(node, bv ? bv->name : NULL, e.bias, &inputs[2])
+                    : hgr__onnx_runtime(node, bv, &inputs[2]);
     count = 3;
   }
   hgr_attrs_t* attrs = NULL;
@@ -329,6 +335,8 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
     if (!status && !strcmp(e.activation, "clip")) status = hgr_attrs_set_float(attrs, "a_max", e.b);
   }
   hgr_value_t out;
+  if (e.chain_length) /* named after the value it computes: the last fused node's */
+    node->op_name = node->loader->graph->node[e.chain[e.chain_length - 1]]->output[0];
   if (!status) status = hgr__onnx_add_op(node, "conv2d", inputs, count, attrs, 1, &out);
   hgr_attrs_release(attrs);
   hgr__onnx_tensor_free(e.weight);
@@ -629,7 +637,7 @@ static hgr_status_t scalar_constant(hgr__onnx_node_t* node, double value, hgr_va
   hgr__onnx_tensor_t* t = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, NULL, 0, node->label, &t));
   hgr__onnx_tensor_set_f64(t, 0, value);
-  hgr_status_t status = float_constant(node, "scalar", t, out);
+  hgr_status_t status = float_constant(node, NULL, t, out);
   hgr__onnx_tensor_free(t);
   return status;
 }
@@ -672,7 +680,7 @@ static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
         for (int64_t i = 0; !status && i < b->shape[0]; ++i)
           for (int64_t j = 0; j < b->shape[1]; ++j)
             memcpy((float*)tt->data + j * b->shape[0] + i, (float*)t->data + i * b->shape[1] + j, 4);
-        if (!status) status = float_constant(node, "weight", tt, &vb);
+        if (!status) status = float_constant(node, NULL, tt, &vb);
         hgr__onnx_tensor_free(tt);
       }
       hgr__onnx_tensor_free(t);
@@ -685,7 +693,7 @@ static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
       if (!status) {
         flat->ndim = 1;
         flat->shape[0] = n;
-        status = float_constant(node, "bias", flat, &inputs[2]);
+        status = float_constant(node, NULL, flat, &inputs[2]);
         count = 3;
       }
       hgr__onnx_tensor_free(flat);
@@ -825,7 +833,7 @@ static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, hgr__onnx_value_t* 
   if (!v) {
     hgr__onnx_tensor_t* zeros = NULL;
     HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, flat, 1, node->label, &zeros));
-    hgr_status_t status = float_constant(node, "zeros", zeros, out);
+    hgr_status_t status = float_constant(node, NULL, zeros, out);
     hgr__onnx_tensor_free(zeros);
     return status;
   }
@@ -851,7 +859,7 @@ static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, hgr__onnx_value_t* 
       }
       hgr__onnx_tensor_set_f64(t, (uint64_t)i, hgr__onnx_tensor_f64(v->constant, (uint64_t)from));
     }
-    hgr_status_t status = float_constant(node, "param", t, out);
+    hgr_status_t status = float_constant(node, NULL, t, out);
     hgr__onnx_tensor_free(t);
     return status;
   }

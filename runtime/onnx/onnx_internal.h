@@ -149,6 +149,7 @@ typedef struct hgr__onnx_node_t {
   hgr__onnx_value_t** inputs;   /* NULL entries: omitted optional inputs */
   uint32_t output_count;
   hgr__onnx_value_t** outputs;  /* NULL entries: omitted optional outputs */
+  const char* op_name;          /* base of the builder ops' names; NULL: the first output's name */
 } hgr__onnx_node_t;
 
 /* An ONNX op: import adds builder ops for the node (its inputs runtime or

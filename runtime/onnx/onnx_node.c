@@ -211,7 +211,8 @@ hgr_status_t hgr__onnx_runtime(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr
 
 hgr_status_t hgr__onnx_add_op(hgr__onnx_node_t* node, const char* op, const hgr_value_t* inputs, uint32_t input_count,
                               const hgr_attrs_t* attrs, uint32_t output_count, hgr_value_t* out_outputs) {
-  const char* base = node->proto->n_output && node->proto->output[0] && node->proto->output[0][0]
+  const char* base = node->op_name ? node->op_name
+                     : node->proto->n_output && node->proto->output[0] && node->proto->output[0][0]
                          ? node->proto->output[0]
                          : (node->proto->name && node->proto->name[0] ? node->proto->name : op);
   if (!hgr__op_lookup(op, NULL))
