@@ -1,6 +1,7 @@
 #!/bin/sh
 # check_place_roundtrip.sh HGR TMPDIR GRAPH PARAMS "RUN ARGS" PLACE ARGS...
-# `hgr place GRAPH --params PARAMS PLACE ARGS -o OUT.json --params-out OUT.params`,
+# `hgr place GRAPH --params PARAMS PLACE ARGS -o OUT.json --params-out OUT.params`
+# (PARAMS "-": none, for an ONNX model, which carries its weights),
 # then `hgr run OUT.json --params OUT.params RUN ARGS` with no placement flags: the
 # written graph must load, keep its placement (the run prints the devices the place
 # step chose) and give the expected outputs (RUN ARGS carry --expect). Exits 0 when
@@ -10,7 +11,11 @@ hgr="$1"; tmp="$2"; graph="$3"; params="$4"; run_args="$5"
 shift 5
 out="$tmp/placed-$$.json"
 out_params="$tmp/placed-$$.params"
-place_output="$("$hgr" place "$graph" --params "$params" "$@" -o "$out" --params-out "$out_params" 2>&1)"
+if [ "$params" = - ]; then
+  place_output="$("$hgr" place "$graph" "$@" -o "$out" --params-out "$out_params" 2>&1)"
+else
+  place_output="$("$hgr" place "$graph" --params "$params" "$@" -o "$out" --params-out "$out_params" 2>&1)"
+fi
 code=$?
 printf '%s\n' "$place_output"
 if [ $code -ne 0 ]; then

@@ -397,6 +397,34 @@ if(HGR_ONNX)
   # data, and hostile files; then a fused model run on pocl:0
   hgr_test(NAME onnx_load_unit SOURCE test_onnx_load.c)
   hgr_test(NAME onnx_load_pocl SOURCE test_onnx_load.c ARGS run)
+  # The CLI on ONNX models: .pb inputs and expectations, node counts, --input-shape,
+  # errors, and `hgr place` converting a model to TVM JSON + params that run alone
+  set(onnx_data /usr/share/libonnx-testdata/data)
+  if(EXISTS ${onnx_data}/node/test_conv_with_strides_padding/model.onnx)
+    set(conv_test ${onnx_data}/node/test_conv_with_strides_padding)
+    hgr_cli_test(NAME cli_onnx_run_node_test
+      ARGS run ${conv_test}/model.onnx --input x=${conv_test}/test_data_set_0/input_0.pb
+           --input W=${conv_test}/test_data_set_0/input_1.pb --expect 0=${conv_test}/test_data_set_0/output_0.pb
+           --rtol 1e-3 --atol 1e-7 --devices pocl:0
+      PASS "1 nodes -> 1 graph nodes.*output 0 'y:0' float32 \\[1, 1, 4, 3\\].*matches")
+    hgr_cli_test(NAME cli_onnx_check_counts ARGS check ${onnx_data}/pytorch-converted/test_Conv2d/model.onnx
+      PASS "ONNX IR 3, opset 6: 1 nodes -> 1 graph nodes \\(0 folded at load, 0 removed, 0 fused\\).*valid")
+    hgr_cli_test(NAME cli_onnx_unsupported_op ARGS check ${onnx_data}/node/test_gridsample/model.onnx EXIT 1
+      PASS "UNIMPLEMENTED: .*node 0 'Y' \\(GridSample, opset 16\\): op 'GridSample' is not supported; hgr supports: Abs, ")
+    hgr_cli_test(NAME cli_onnx_input_shape_must_agree ARGS check ${conv_test}/model.onnx --input-shape x=1,1,7,6
+      EXIT 1 PASS "graph input 'x': dimension 3 is 5 in the model; the shape given says 6")
+    hgr_cli_test(NAME cli_onnx_input_shape_is_for_onnx ARGS check examples/cnn.json --input-shape x=1 EXIT 1
+      PASS "--input-shape is for ONNX models")
+    add_test(NAME cli_place_roundtrip_onnx
+             COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/check_place_roundtrip.sh" $<TARGET_FILE:hgr_cli>
+                     "${CMAKE_CURRENT_BINARY_DIR}/tmp" ${onnx_data}/pytorch-converted/test_Conv2d/model.onnx -
+                     "--input 0=${onnx_data}/pytorch-converted/test_Conv2d/test_data_set_0/input_0.pb --expect 0=${onnx_data}/pytorch-converted/test_Conv2d/test_data_set_0/output_0.pb --rtol 1e-3 --atol 1e-7"
+                     --devices pocl:0,rusticl:0 --place op:conv2d=rusticl:0
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+    set_tests_properties(cli_place_roundtrip_onnx PROPERTIES ENVIRONMENT "${HGR_TEST_ENVIRONMENT}"
+                         FIXTURES_REQUIRED testbed SKIP_RETURN_CODE 77 TIMEOUT 300
+                         FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}")
+  endif()
   hgr_test(NAME onnx_conformance_pocl SOURCE onnx_conformance.c TIMEOUT 1500
            ARGS pocl:0 --report ${CMAKE_CURRENT_BINARY_DIR}/onnx-conformance-pocl.tsv)
   hgr_test(NAME onnx_conformance_rusticl SOURCE onnx_conformance.c TIMEOUT 900
