@@ -661,7 +661,7 @@ static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
   if (a->ndim != 2 || b->ndim != 2)
     return HGR__ONNX_INVALID(node, "A and B must be 2-D (they have rank %d and %d)", (int)a->ndim, (int)b->ndim);
   int64_t n = trans_b ? b->shape[0] : b->shape[1];
-  hgr_value_t va, vb, out;
+  hgr_value_t va, vb = {0, 0}, out;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, a, &va));
   /* dense computes A B' + bias: B as [N, K], bias [N] when C is a per-column constant. */
   bool c_is_bias = c && c->constant && beta == 1.0 && (c->constant->count == (uint64_t)n) &&
@@ -680,7 +680,7 @@ static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
         for (int64_t i = 0; !status && i < b->shape[0]; ++i)
           for (int64_t j = 0; j < b->shape[1]; ++j)
             memcpy((float*)tt->data + j * b->shape[0] + i, (float*)t->data + i * b->shape[1] + j, 4);
-        if (!status) status = float_constant(node, NULL, tt, &vb);
+        if (!status) status = float_constant(node, b->name, tt, &vb);
         hgr__onnx_tensor_free(tt);
       }
       hgr__onnx_tensor_free(t);
