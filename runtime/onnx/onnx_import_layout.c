@@ -712,7 +712,7 @@ static hgr_status_t upsample_params(const hgr__onnx_node_t* node, const hgr__onn
     down[a] = scales[2 + a] < 1;
     up[a] = scales[2 + a] > 1;
   }
-  if ((down[0] && up[1]) || (up[0] && down[1]))
+  if (!strcmp(r->method, "nearest_neighbor") && ((down[0] && up[1]) || (up[0] && down[1])))
     return HGR__ONNX_UNSUPPORTED(node, "nearest upsampling one axis and downsampling the other (scales %g, %g)",
                                  scales[2], scales[3]);
   r->has_scales = true;
