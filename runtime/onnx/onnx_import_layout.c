@@ -119,15 +119,15 @@ static bool map_source(const source_map_t* map, const int64_t* c, int32_t out_nd
   return true;
 }
 
-/* Output k: a constant shaped shape (ndim) of the input's type, by map. Beyond
- * 2^26 elements the node is left to the device (UNIMPLEMENTED: no fold). */
-static hgr_status_t fold_map(hgr__onnx_node_t* node, const source_map_t* map, const int64_t* shape, int32_t ndim,
-                             uint32_t k) {
+/* A tensor shaped shape (ndim) of the input's type, by map. Beyond 2^26 elements
+ * UNIMPLEMENTED (a fold then leaves the node to the device). */
+static hgr_status_t map_tensor(const hgr__onnx_node_t* node, const source_map_t* map, const int64_t* shape,
+                               int32_t ndim, hgr__onnx_tensor_t** out_tensor) {
   const hgr__onnx_tensor_t* in = map->in;
   uint64_t count = 1;
   for (int32_t d = 0; d < ndim; ++d) {
     if (shape[d] && count > (UINT64_C(1) << 26) / (uint64_t)shape[d])
-      return HGR__ONNX_UNSUPPORTED(node, "output %u is too large to compute at load", k);
+      return HGR__ONNX_UNSUPPORTED(node, "a result too large to compute at load");
     count *= (uint64_t)shape[d];
   }
   hgr__onnx_tensor_t* out = NULL;
@@ -155,6 +155,15 @@ static hgr_status_t fold_map(hgr__onnx_node_t* node, const source_map_t* map, co
     for (int32_t d = 0; d < in->ndim; ++d) offset += (uint64_t)from[d] * in_stride[d];
     memcpy(to, (const char*)in->data + offset * element, element);
   }
+  *out_tensor = out;
+  return HGR_OK;
+}
+
+/* Output k: map's result. */
+static hgr_status_t fold_map(hgr__onnx_node_t* node, const source_map_t* map, const int64_t* shape, int32_t ndim,
+                             uint32_t k) {
+  hgr__onnx_tensor_t* out = NULL;
+  HGR_RETURN_IF_ERROR(map_tensor(node, map, shape, ndim, &out));
   return hgr__onnx_set_constant(node, k, out);
 }
 
@@ -226,25 +235,34 @@ static hgr_status_t read_slice(const hgr__onnx_node_t* node, const hgr__onnx_val
   return HGR_OK;
 }
 
-/* Output k of node: x sliced by s, as a strided_slice (or x itself). */
-static hgr_status_t add_slice(hgr__onnx_node_t* node, hgr__onnx_value_t* x, const slice_t* s, uint32_t k) {
-  if (s->whole) return hgr__onnx_set_alias(node, k, x);
+/* A strided_slice of in (shaped in_shape, ndim) taking s. */
+static hgr_status_t slice_value(hgr__onnx_node_t* node, hgr_value_t in, const int64_t* in_shape, int32_t ndim,
+                                const slice_t* s, hgr_value_t* out_value) {
   int64_t begin[HGR_MAX_DIMS], end[HGR_MAX_DIMS];
-  for (int32_t d = 0; d < x->ndim; ++d) {
+  for (int32_t d = 0; d < ndim; ++d) {
     int64_t last = s->start[d] + (s->shape[d] - 1) * s->step[d];
     begin[d] = s->start[d];
     if (s->shape[d] == 0) end[d] = begin[d];
     else if (s->step[d] > 0) end[d] = last + 1;
-    else end[d] = last > 0 ? last - 1 : -(x->shape[d] + 1); /* strided_slice reads -1 as the last element */
+    else end[d] = last > 0 ? last - 1 : -(in_shape[d] + 1); /* strided_slice reads -1 as the last element */
   }
-  hgr_value_t in;
-  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-  hgr_status_t status = hgr_attrs_set_ints(attrs, "begin", begin, (size_t)x->ndim);
-  if (!status) status = hgr_attrs_set_ints(attrs, "end", end, (size_t)x->ndim);
-  if (!status) status = hgr_attrs_set_ints(attrs, "strides", s->step, (size_t)x->ndim);
-  return finish_op(node, status, attrs, "strided_slice", &in, 1, k, x->onnx_type);
+  hgr_status_t status = hgr_attrs_set_ints(attrs, "begin", begin, (size_t)ndim);
+  if (!status) status = hgr_attrs_set_ints(attrs, "end", end, (size_t)ndim);
+  if (!status) status = hgr_attrs_set_ints(attrs, "strides", s->step, (size_t)ndim);
+  if (!status) status = hgr__onnx_add_op(node, "strided_slice", &in, 1, attrs, 1, out_value);
+  hgr_attrs_release(attrs);
+  return status;
+}
+
+/* Output k of node: x sliced by s (or x itself). */
+static hgr_status_t add_slice(hgr__onnx_node_t* node, hgr__onnx_value_t* x, const slice_t* s, uint32_t k) {
+  if (s->whole) return hgr__onnx_set_alias(node, k, x);
+  hgr_value_t in, out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
+  HGR_RETURN_IF_ERROR(slice_value(node, in, x->shape, x->ndim, s, &out));
+  return hgr__onnx_set_runtime(node, k, out, x->onnx_type);
 }
 
 static hgr_status_t import_slice(hgr__onnx_node_t* node) {
@@ -354,7 +372,12 @@ static hgr_status_t fold_split(hgr__onnx_node_t* node) { return split(node, true
 
 /* ---- Pad ------------------------------------------------------------------------------- */
 
+/* Pad's widths. Edge and reflect crop the negative widths first and then pad the
+ * cropped input (ONNX Runtime's order: its spec is silent): `crop` says what is
+ * kept, and before/after are then the positive widths alone. Constant mode keeps
+ * negative widths in before/after (hgr's pad crops itself) and crop is whole. */
 typedef struct pad_t {
+  slice_t crop;
   int64_t before[HGR_MAX_DIMS];
   int64_t after[HGR_MAX_DIMS];
   int64_t shape[HGR_MAX_DIMS]; /* the output's */
@@ -396,15 +419,31 @@ static hgr_status_t read_pad(const hgr__onnx_node_t* node, const hgr__onnx_value
     p->before[d] = pads[i];
     p->after[d] = pads[n + i];
   }
+  p->crop.whole = true;
   for (int32_t d = 0; d < x->ndim; ++d) {
     int64_t extent = x->shape[d];
     for (int side = 0; side < 2; ++side) {
       int64_t width = side ? p->after[d] : p->before[d];
       if (width > INT32_MAX || width < -(int64_t)INT32_MAX)
         return HGR__ONNX_UNSUPPORTED(node, "a pad of %lld", (long long)width);
-      if (width < 0 && p->kind != MAP_PAD_CONSTANT)
-        return HGR__ONNX_UNSUPPORTED(node, "a negative pad (%lld on axis %d) in mode \"%s\"; hgr crops in mode "
-                                     "\"constant\" only", (long long)width, (int)d, mode);
+    }
+    p->crop.start[d] = 0;
+    p->crop.step[d] = 1;
+    p->crop.shape[d] = extent;
+    if (p->kind != MAP_PAD_CONSTANT) {
+      int64_t cut_before = p->before[d] < 0 ? -p->before[d] : 0, cut_after = p->after[d] < 0 ? -p->after[d] : 0;
+      if (cut_before + cut_after > extent)
+        return HGR__ONNX_INVALID(node, "pads crop axis %d of extent %lld by %lld", (int)d, (long long)extent,
+                                 (long long)(cut_before + cut_after));
+      if (cut_before || cut_after) p->crop.whole = false;
+      p->crop.start[d] = cut_before;
+      extent -= cut_before + cut_after;
+      p->crop.shape[d] = extent;
+      p->before[d] -= p->before[d] < 0 ? p->before[d] : 0;
+      p->after[d] -= p->after[d] < 0 ? p->after[d] : 0;
+    }
+    for (int side = 0; side < 2; ++side) {
+      int64_t width = side ? p->after[d] : p->before[d];
       if (width > 0 && extent == 0 && p->kind != MAP_PAD_CONSTANT)
         return HGR__ONNX_INVALID(node, "axis %d is empty: mode \"%s\" has nothing to repeat", (int)d, mode);
       if (width > 0 && p->kind == MAP_PAD_REFLECT && width > extent - 1)
@@ -412,7 +451,7 @@ static hgr_status_t read_pad(const hgr__onnx_node_t* node, const hgr__onnx_value
                                      "extent - 1", (long long)width, (int)d, (long long)extent);
     }
     p->shape[d] = extent + p->before[d] + p->after[d];
-    if (p->shape[d] < 0)
+    if (p->shape[d] < 0) /* constant mode */
       return HGR__ONNX_INVALID(node, "pads crop axis %d of extent %lld by %lld", (int)d, (long long)extent,
                                -(long long)(p->before[d] + p->after[d]));
   }
@@ -450,7 +489,7 @@ static hgr_status_t import_pad(hgr__onnx_node_t* node) {
   double value = 0;
   hgr__onnx_value_t* runtime_value = NULL;
   if (p.kind == MAP_PAD_CONSTANT) HGR_RETURN_IF_ERROR(read_pad_value(node, x, &value, &runtime_value));
-  bool none = true;
+  bool none = p.crop.whole;
   for (int32_t d = 0; d < x->ndim; ++d) none = none && !p.before[d] && !p.after[d];
   if (none) return hgr__onnx_set_alias(node, 0, x);
   int64_t widths[2 * HGR_MAX_DIMS];
@@ -461,6 +500,10 @@ static hgr_status_t import_pad(hgr__onnx_node_t* node) {
   hgr_value_t in[2];
   uint32_t input_count = runtime_value ? 2 : 1;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in[0]));
+  if (!p.crop.whole) HGR_RETURN_IF_ERROR(slice_value(node, in[0], x->shape, x->ndim, &p.crop, &in[0]));
+  bool pads = false;
+  for (int32_t d = 0; d < x->ndim; ++d) pads = pads || p.before[d] || p.after[d];
+  if (!pads) return hgr__onnx_set_runtime(node, 0, in[0], x->onnx_type);
   if (runtime_value) HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, runtime_value, &in[1])); /* pad's value input */
   if (!runtime_value && !hgr__onnx_type_is_float(x->onnx_type) && (value < INT32_MIN || value > INT32_MAX))
     return HGR__ONNX_UNSUPPORTED(node, "pad value %g; hgr computes int64 as int32", value);
@@ -492,9 +535,17 @@ static hgr_status_t fold_pad(hgr__onnx_node_t* node) {
     else if (!status)
       hgr__onnx_tensor_set_f64(fill, 0, value);
   }
-  source_map_t map = {.kind = p.kind, .in = x->constant, .fill = fill->data};
+  hgr__onnx_tensor_t* cropped = NULL;
+  if (!status && !p.crop.whole) {
+    source_map_t crop = {.kind = MAP_SLICE, .in = x->constant};
+    memcpy(crop.start, p.crop.start, sizeof(crop.start));
+    memcpy(crop.step, p.crop.step, sizeof(crop.step));
+    status = map_tensor(node, &crop, p.crop.shape, x->ndim, &cropped);
+  }
+  source_map_t map = {.kind = p.kind, .in = cropped ? cropped : x->constant, .fill = fill->data};
   memcpy(map.start, p.before, sizeof(map.start));
   if (!status) status = fold_map(node, &map, p.shape, x->ndim, 0);
+  hgr__onnx_tensor_free(cropped);
   hgr__onnx_tensor_free(fill);
   return status;
 }
