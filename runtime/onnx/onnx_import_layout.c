@@ -44,7 +44,8 @@ static hgr_status_t input_ints(const hgr__onnx_node_t* node, uint32_t i, const c
   HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, i, &t));
   if (!t || (empty_is_absent && t->count == 0)) return HGR_OK;
   if (hgr__onnx_type_is_float(t->onnx_type) || t->onnx_type == HGR__ONNX_BOOL)
-    return HGR__ONNX_INVALID(node, "input %u (%s) is %s; it takes integers", i, what, hgr__onnx_type_name(t->onnx_type));
+    return HGR__ONNX_INVALID(node, "input %u (%s) is %s; it takes integers", i, what,
+                             hgr__onnx_type_name(t->onnx_type));
   if (t->ndim > 1) return HGR__ONNX_INVALID(node, "input %u (%s) has rank %d; it must be 1-D", i, what, (int)t->ndim);
   if (t->count > capacity)
     return HGR__ONNX_INVALID(node, "input %u (%s) has %llu values; at most %u make sense here", i, what,
@@ -304,7 +305,8 @@ static hgr_status_t read_split(const hgr__onnx_node_t* node, const hgr__onnx_val
   if (node->opset >= 13) HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, 1, &t));
   if (a || t) {
     uint64_t count = a ? a->n_ints : t->count;
-    if (count != n) return HGR__ONNX_INVALID(node, "split has %llu values for %u outputs", (unsigned long long)count, n);
+    if (count != n)
+      return HGR__ONNX_INVALID(node, "split has %llu values for %u outputs", (unsigned long long)count, n);
     int64_t sum = 0;
     for (uint32_t k = 0; k < n; ++k) {
       sizes[k] = a ? a->ints[k] : hgr__onnx_tensor_i64(t, k);
@@ -389,12 +391,17 @@ static hgr_status_t read_pad(const hgr__onnx_node_t* node, const hgr__onnx_value
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset < 11 ? "mode pads value" : "mode"));
   char mode[16];
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_string(node, "mode", "constant", mode, sizeof(mode)));
-  if (!strcmp(mode, "constant")) p->kind = MAP_PAD_CONSTANT, p->mode = "constant";
-  else if (!strcmp(mode, "edge")) p->kind = MAP_PAD_EDGE, p->mode = "edge";
-  else if (!strcmp(mode, "reflect")) p->kind = MAP_PAD_REFLECT, p->mode = "reflect";
-  else if (!strcmp(mode, "wrap")) return HGR__ONNX_UNSUPPORTED(node, "attr 'mode' = \"wrap\"; hgr pads constant, edge "
-                                                               "and reflect");
-  else return HGR__ONNX_INVALID(node, "attr 'mode' = \"%s\" is not constant, reflect, edge or wrap", mode);
+  static const char* const modes[] = {"constant", "edge", "reflect"};
+  static const int kinds[] = {MAP_PAD_CONSTANT, MAP_PAD_EDGE, MAP_PAD_REFLECT};
+  p->mode = NULL;
+  for (int i = 0; i < 3; ++i)
+    if (!strcmp(mode, modes[i])) {
+      p->mode = modes[i];
+      p->kind = kinds[i];
+    }
+  if (!p->mode && !strcmp(mode, "wrap"))
+    return HGR__ONNX_UNSUPPORTED(node, "attr 'mode' = \"wrap\"; hgr pads constant, edge and reflect");
+  if (!p->mode) return HGR__ONNX_INVALID(node, "attr 'mode' = \"%s\" is not constant, reflect, edge or wrap", mode);
   int64_t pads[2 * HGR_MAX_DIMS], axes[HGR_MAX_DIMS];
   uint32_t n_pads, n_axes = 0;
   bool has_pads, has_axes = false;
@@ -644,7 +651,8 @@ static hgr_status_t import_block_move(hgr__onnx_node_t* node, bool to_space) {
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   HGR_RETURN_IF_ERROR(check_movable(node, x));
-  if (x->ndim != 4) return HGR__ONNX_INVALID(node, "input '%s' has rank %d; the op takes NCHW data", x->name, (int)x->ndim);
+  if (x->ndim != 4)
+    return HGR__ONNX_INVALID(node, "input '%s' has rank %d; the op takes NCHW data", x->name, (int)x->ndim);
   int64_t block;
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "blocksize", 0, &block));
   if (block < 1 || block > 65535)
@@ -795,7 +803,8 @@ static hgr_status_t read_resize(const hgr__onnx_node_t* node, const hgr__onnx_va
                                "extrapolation_value keep_aspect_ratio_policy mode nearest_mode"));
   int64_t antialias;
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "antialias", 0, &antialias));
-  if (antialias) return HGR__ONNX_UNSUPPORTED(node, "attr 'antialias' = %lld; hgr resizes without", (long long)antialias);
+  if (antialias)
+    return HGR__ONNX_UNSUPPORTED(node, "attr 'antialias' = %lld; hgr resizes without", (long long)antialias);
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_string(node, "mode", "nearest", mode, sizeof(mode)));
   if (!strcmp(mode, "nearest")) r->method = "nearest_neighbor";
   else if (!strcmp(mode, "linear")) r->method = "linear";
@@ -948,7 +957,8 @@ static hgr_status_t import_upsample(hgr__onnx_node_t* node) {
   double scales[HGR_MAX_DIMS];
   uint32_t count;
   bool present;
-  if (node->opset < 9) HGR_RETURN_IF_ERROR(hgr__onnx_attr_floats(node, "scales", scales, HGR_MAX_DIMS, &count, &present));
+  if (node->opset < 9)
+    HGR_RETURN_IF_ERROR(hgr__onnx_attr_floats(node, "scales", scales, HGR_MAX_DIMS, &count, &present));
   else HGR_RETURN_IF_ERROR(input_floats(node, 1, "scales", scales, HGR_MAX_DIMS, &count, &present));
   if (!present) return HGR__ONNX_INVALID(node, "scales are required");
   resize_t r;
