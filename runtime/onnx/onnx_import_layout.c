@@ -739,6 +739,18 @@ typedef struct resize_t {
   double extrapolation;
 } resize_t;
 
+/* The output extent floor(scale * extent) (ONNX's), INVALID beyond int32. */
+static hgr_status_t scaled_extent(const hgr__onnx_node_t* node, double scale, int64_t extent, int32_t axis,
+                                  int64_t* out_extent) {
+  if (!(scale > 0) || !isfinite(scale)) return HGR__ONNX_INVALID(node, "scale %g for axis %d", scale, (int)axis);
+  double size = floor(scale * (double)extent);
+  if (size > INT32_MAX)
+    return HGR__ONNX_INVALID(node, "scale %g makes axis %d of extent %lld %g long", scale, (int)axis,
+                             (long long)extent, size);
+  *out_extent = (int64_t)size;
+  return HGR_OK;
+}
+
 /* A float NCHW input: what resize2d takes. */
 static hgr_status_t check_resizable(const hgr__onnx_node_t* node, const hgr__onnx_value_t* x) {
   if (x->onnx_type != HGR__ONNX_FLOAT)
@@ -764,10 +776,8 @@ static hgr_status_t upsample_params(const hgr__onnx_node_t* node, const hgr__onn
   else return HGR__ONNX_INVALID(node, "attr 'mode' = \"%s\" is not nearest or linear", mode);
   bool down[2], up[2];
   for (int a = 0; a < 2; ++a) {
-    if (!(scales[2 + a] > 0) || !isfinite(scales[2 + a]))
-      return HGR__ONNX_INVALID(node, "scale %g for axis %d", scales[2 + a], 2 + a);
+    HGR_RETURN_IF_ERROR(scaled_extent(node, scales[2 + a], x->shape[2 + a], 2 + a, &r->size[a]));
     r->scales[a] = scales[2 + a];
-    r->size[a] = (int64_t)floor(scales[2 + a] * (double)x->shape[2 + a]);
     down[a] = scales[2 + a] < 1;
     up[a] = scales[2 + a] > 1;
   }
@@ -867,10 +877,8 @@ static hgr_status_t read_resize(const hgr__onnx_node_t* node, const hgr__onnx_va
   for (int32_t d = 0; d < 4; ++d) size[d] = x->shape[d];
   if (has_scales) {
     for (uint32_t i = 0; i < n_axes; ++i) {
-      if (!(scales_in[i] > 0) || !isfinite(scales_in[i]))
-        return HGR__ONNX_INVALID(node, "scales[%u] = %g", i, scales_in[i]);
+      HGR_RETURN_IF_ERROR(scaled_extent(node, scales_in[i], x->shape[axes[i]], axes[i], &size[axes[i]]));
       scale[axes[i]] = scales_in[i];
-      size[axes[i]] = (int64_t)floor(scales_in[i] * (double)x->shape[axes[i]]);
     }
   } else {
     for (uint32_t i = 0; i < n_axes; ++i) {
