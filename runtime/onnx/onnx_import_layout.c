@@ -22,6 +22,13 @@ static hgr_status_t check_movable(const hgr__onnx_node_t* node, const hgr__onnx_
                                "as int32)", x->name, hgr__onnx_type_name(x->onnx_type), node->proto->op_type);
 }
 
+/* Expand, GatherElements and Resize came after opset 1: a model naming them at an
+ * older opset is not valid ONNX. */
+static hgr_status_t check_since(const hgr__onnx_node_t* node, int64_t since) {
+  if (node->opset >= since) return HGR_OK;
+  return HGR__ONNX_INVALID(node, "%s does not exist before opset %lld", node->proto->op_type, (long long)since);
+}
+
 /* Adds op on inputs with attrs as output k of onnx_type, releasing attrs. status is
  * that of setting the attrs: an error is returned as it is. */
 static hgr_status_t finish_op(hgr__onnx_node_t* node, hgr_status_t status, hgr_attrs_t* attrs, const char* op,
@@ -302,7 +309,9 @@ static hgr_status_t read_split(const hgr__onnx_node_t* node, const hgr__onnx_val
   if (n == 0) return HGR__ONNX_INVALID(node, "has no outputs");
   const Onnx__AttributeProto* a = node->opset < 13 ? hgr__onnx_attr(node, "split") : NULL;
   hgr__onnx_tensor_t* t = NULL;
-  if (node->opset >= 13) HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, 1, &t));
+  /* the split is an input from opset 13, and in opset 1 (attr or input) */
+  if (node->opset >= 13 || node->opset < 2) HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, 1, &t));
+  if (a && t) return HGR__ONNX_INVALID(node, "gives the split as both attr and input");
   if (a || t) {
     uint64_t count = a ? a->n_ints : t->count;
     if (count != n)
@@ -388,7 +397,10 @@ typedef struct pad_t {
 } pad_t;
 
 static hgr_status_t read_pad(const hgr__onnx_node_t* node, const hgr__onnx_value_t* x, pad_t* p) {
-  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset < 11 ? "mode pads value" : "mode"));
+  const char* pads_attr = node->opset < 2 ? "paddings" : "pads"; /* renamed in opset 2 */
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset < 2    ? "mode paddings value"
+                                                  : node->opset < 11 ? "mode pads value"
+                                                                     : "mode"));
   char mode[16];
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_string(node, "mode", "constant", mode, sizeof(mode)));
   static const char* const modes[] = {"constant", "edge", "reflect"};
@@ -406,7 +418,7 @@ static hgr_status_t read_pad(const hgr__onnx_node_t* node, const hgr__onnx_value
   uint32_t n_pads, n_axes = 0;
   bool has_pads, has_axes = false;
   if (node->opset < 11) {
-    HGR_RETURN_IF_ERROR(hgr__onnx_attr_ints(node, "pads", pads, 2 * HGR_MAX_DIMS, &n_pads, &has_pads));
+    HGR_RETURN_IF_ERROR(hgr__onnx_attr_ints(node, pads_attr, pads, 2 * HGR_MAX_DIMS, &n_pads, &has_pads));
   } else {
     HGR_RETURN_IF_ERROR(input_ints(node, 1, "pads", pads, 2 * HGR_MAX_DIMS, false, &n_pads, &has_pads));
     if (node->opset >= 18)
@@ -561,6 +573,7 @@ static hgr_status_t fold_pad(hgr__onnx_node_t* node) {
 
 static hgr_status_t read_expand(const hgr__onnx_node_t* node, const hgr__onnx_value_t* x, int64_t* shape,
                                 int32_t* ndim) {
+  HGR_RETURN_IF_ERROR(check_since(node, 8));
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
   int64_t want[HGR_MAX_DIMS];
   uint32_t count;
@@ -605,8 +618,20 @@ static hgr_status_t read_tile(const hgr__onnx_node_t* node, const hgr__onnx_valu
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
   uint32_t count;
   bool present;
-  HGR_RETURN_IF_ERROR(input_ints(node, 1, "repeats", reps, HGR_MAX_DIMS, false, &count, &present));
-  if (!present) return HGR__ONNX_INVALID(node, "input 1 (repeats) is required");
+  if (node->opset < 6) { /* Tile-1: input 1 the copies along input 2's axis (scalars) */
+    int64_t tiles, axis_value;
+    int32_t axis;
+    HGR_RETURN_IF_ERROR(input_ints(node, 1, "tiles", &tiles, 1, false, &count, &present));
+    if (!present || count != 1) return HGR__ONNX_INVALID(node, "input 1 (tiles) must hold one value");
+    HGR_RETURN_IF_ERROR(input_ints(node, 2, "axis", &axis_value, 1, false, &count, &present));
+    if (!present || count != 1) return HGR__ONNX_INVALID(node, "input 2 (axis) must hold one value");
+    HGR_RETURN_IF_ERROR(hgr__onnx_axis(node, "input 2 (axis)", axis_value, x->ndim, &axis));
+    for (int32_t d = 0; d < x->ndim; ++d) reps[d] = d == axis ? tiles : 1;
+    count = (uint32_t)x->ndim;
+  } else {
+    HGR_RETURN_IF_ERROR(input_ints(node, 1, "repeats", reps, HGR_MAX_DIMS, false, &count, &present));
+    if (!present) return HGR__ONNX_INVALID(node, "input 1 (repeats) is required");
+  }
   if ((int32_t)count != x->ndim)
     return HGR__ONNX_INVALID(node, "%u repeats for input '%s' of rank %d", count, x->name, (int)x->ndim);
   for (int32_t d = 0; d < x->ndim; ++d) {
@@ -680,6 +705,7 @@ static hgr_status_t import_space_to_depth(hgr__onnx_node_t* node) { return impor
 /* ---- GatherElements ---------------------------------------------------------------------- */
 
 static hgr_status_t import_gather_elements(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(check_since(node, 11));
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "axis"));
   hgr__onnx_value_t *x, *iv;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
@@ -796,6 +822,7 @@ static hgr_status_t upsample_params(const hgr__onnx_node_t* node, const hgr__onn
 
 static hgr_status_t read_resize(const hgr__onnx_node_t* node, const hgr__onnx_value_t* x, resize_t* r) {
   char mode[16], transform[32], nearest[32], policy[16];
+  HGR_RETURN_IF_ERROR(check_since(node, 10));
   if (node->opset < 11) {
     HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "mode"));
     HGR_RETURN_IF_ERROR(hgr__onnx_attr_string(node, "mode", "nearest", mode, sizeof(mode)));
@@ -959,13 +986,20 @@ static hgr_status_t import_upsample(hgr__onnx_node_t* node) {
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   HGR_RETURN_IF_ERROR(check_resizable(node, x));
-  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset < 9 ? "mode scales" : "mode"));
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset < 7   ? "height_scale mode width_scale"
+                                                  : node->opset < 9 ? "mode scales"
+                                                                    : "mode"));
   char mode[16];
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_string(node, "mode", "nearest", mode, sizeof(mode)));
-  double scales[HGR_MAX_DIMS];
-  uint32_t count;
-  bool present;
-  if (node->opset < 9)
+  double scales[HGR_MAX_DIMS] = {1, 1, 0, 0};
+  uint32_t count = 4;
+  bool present = true;
+  if (node->opset < 7) { /* Upsample-1: H and W scales as two attrs */
+    HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "height_scale", NAN, &scales[2]));
+    HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "width_scale", NAN, &scales[3]));
+    if (isnan(scales[2]) || isnan(scales[3]))
+      return HGR__ONNX_INVALID(node, "attrs 'height_scale' and 'width_scale' are required");
+  } else if (node->opset < 9)
     HGR_RETURN_IF_ERROR(hgr__onnx_attr_floats(node, "scales", scales, HGR_MAX_DIMS, &count, &present));
   else HGR_RETURN_IF_ERROR(input_floats(node, 1, "scales", scales, HGR_MAX_DIMS, &count, &present));
   if (!present) return HGR__ONNX_INVALID(node, "scales are required");
