@@ -64,6 +64,13 @@ __kernel void hgr_layout_copy(__global const uint* in, __global uint* out, uint 
   if (i < n) out[i] = in[i];
 }
 
+/* The reshape-likes' copy of tensors whose size is not a multiple of 4 bytes
+ * (bool, int8, 16-bit types): n bytes. */
+__kernel void hgr_layout_copy_bytes(__global const uchar* in, __global uchar* out, uint n) {
+  size_t i = get_global_id(0);
+  if (i < n) out[i] = in[i];
+}
+
 __kernel void hgr_layout_gather(__global const uint* in, __global uint* out, __global const int* meta, int ndim,
                                 uint n) {
   size_t gid = get_global_id(0);

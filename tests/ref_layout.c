@@ -167,7 +167,7 @@ bool ref_strided_slice_canonical(const int64_t* shape, int32_t ndim, const int64
   return true;
 }
 
-void ref_reshape(const void* in, uint64_t count, void* out) { memcpy(out, in, count * 4); }
+void ref_reshape(const void* in, uint64_t bytes, void* out) { memcpy(out, in, bytes); }
 
 void ref_pad_edge_reflect(const void* in, const int64_t* shape, int32_t ndim, const int64_t* pad_width,
                           bool reflect, void* out) {

@@ -87,6 +87,6 @@ bool ref_strided_slice_canonical(const int64_t* shape, int32_t ndim, const int64
 
 /* reshape, flatten, batch_flatten, squeeze, expand_dims: the count elements in
  * order (only the shape changes). */
-void ref_reshape(const void* in, uint64_t count, void* out);
+void ref_reshape(const void* in, uint64_t bytes, void* out);
 
 #endif /* HGR_TEST_REF_LAYOUT_H_ */

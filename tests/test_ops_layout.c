@@ -356,7 +356,7 @@ static void check_reshape_like(hgr_test_rng_t* rng, const char* op, const char* 
   void* out = hgr_optest_output(&t, dtype, out_ndim, out_shape);
   fill(&t.inputs[0], rng);
   assert_int_equal(t.inputs[0].count, t.outputs[0].count);
-  ref_reshape(in, t.inputs[0].count, out);
+  ref_reshape(in, t.inputs[0].count * hgr_optest_element_bytes(dtype), out);
   t.alias_output = alias;
 
   char* json = hgr_optest_graph_json(&t);
@@ -419,6 +419,10 @@ static void reshape_likes_alias_or_copy(void** state) {
     if (!simulated())
       check_reshape_like(&rng, "reshape", "\"newshape\": \"[-1]\"", dtype, 2, (int64_t[]){1000, 1001}, 1,
                          (int64_t[]){1001000}, alias);
+    /* They move bytes: bool (a byte copy) and int64 (words) too. */
+    check_reshape_like(&rng, "reshape", "\"newshape\": \"[4, -1]\"", "bool", 3, s234, 2, (int64_t[]){4, 6}, alias);
+    check_reshape_like(&rng, "reshape", "\"newshape\": \"[5]\"", "bool", 1, (int64_t[]){5}, 1, (int64_t[]){5}, alias);
+    check_reshape_like(&rng, "squeeze", NULL, "int64", 4, (int64_t[]){1, 3, 1, 5}, 2, (int64_t[]){3, 5}, alias);
   }
 }
 

@@ -1067,8 +1067,10 @@ static hgr_status_t reshape_like_shape(const hgr__op_ctx_t* ctx, int64_t* shape,
 }
 
 static hgr_status_t infer_reshape_like(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
-  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, true));
   const hgr__entry_t* in = hgr__op_input(ctx, 0);
+  if (in->dtype.lanes != 1) /* any scalar dtype: the op moves bytes */
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) has %u lanes; the op takes scalar dtypes", entry_id(ctx, in),
+                         (unsigned)in->dtype.lanes);
   HGR_RETURN_IF_ERROR(check_dims(ctx, in, "input 0"));
   int64_t shape[HGR_MAX_DIMS];
   int32_t ndim;
@@ -1095,12 +1097,15 @@ static hgr_status_t plan_reshape_like(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* in = hgr__op_input(ctx, 0);
   const hgr__entry_t* out = hgr__op_output(ctx, 0); /* infer_reshape_like's */
   if (out->storage_slot == in->storage_slot) return HGR_OK; /* an alias: nothing to run */
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, UINT32_MAX));
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_copy");
+  /* words where the size allows (float32, int32, int64), else bytes */
+  bool words = out->bytes % 4 == 0;
+  uint64_t count = words ? out->bytes / 4 : out->bytes;
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's size", count, UINT32_MAX));
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, words ? "hgr_layout_copy" : "hgr_layout_copy_bytes");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_output(ctx, l, 0);
-  hgr__launch_uint(ctx, l, (uint32_t)out->element_count);
-  hgr__launch_1d(ctx, l, out->element_count);
+  hgr__launch_uint(ctx, l, (uint32_t)count);
+  hgr__launch_1d(ctx, l, count);
   return HGR_OK;
 }
 
