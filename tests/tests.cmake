@@ -413,8 +413,16 @@ if(HGR_ONNX)
       PASS "UNIMPLEMENTED: .*node 0 'Y' \\(GridSample, opset 16\\): op 'GridSample' is not supported; hgr supports: Abs, ")
     hgr_cli_test(NAME cli_onnx_input_shape_must_agree ARGS check ${conv_test}/model.onnx --input-shape x=1,1,7,6
       EXIT 1 PASS "graph input 'x': dimension 3 is 5 in the model; the shape given says 6")
+    set(reshape_test ${onnx_data}/node/test_reshape_negative_dim)
+    set(reshape_args run ${reshape_test}/model.onnx --input data=${reshape_test}/test_data_set_0/input_0.pb
+                     --input shape=${reshape_test}/test_data_set_0/input_1.pb --devices pocl:0)
+    hgr_cli_test(NAME cli_onnx_shape_input_needs_fixing ARGS ${reshape_args} EXIT 1
+      PASS "input 1 \\('shape'\\) must be known at load.*--fix-input")
+    hgr_cli_test(NAME cli_onnx_fix_input ARGS ${reshape_args} --fix-input shape
+                 --expect 0=${reshape_test}/test_data_set_0/output_0.pb
+      PASS "output 0 'reshaped:0' float32 \\[2, 6, 2\\].*matches")
     hgr_cli_test(NAME cli_onnx_input_shape_is_for_onnx ARGS check examples/cnn.json --input-shape x=1 EXIT 1
-      PASS "--input-shape is for ONNX models")
+      PASS "--input-shape and --fix-input are for ONNX models")
     add_test(NAME cli_place_roundtrip_onnx
              COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/check_place_roundtrip.sh" $<TARGET_FILE:hgr_cli>
                      "${CMAKE_CURRENT_BINARY_DIR}/tmp" ${onnx_data}/pytorch-converted/test_Conv2d/model.onnx -

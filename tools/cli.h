@@ -57,16 +57,22 @@ typedef struct hgr_cli_input_shape_t {
 typedef struct hgr_cli_model_args_t {
   hgr_cli_input_shape_t shapes[HGR_CLI_MAX_SHAPES]; /* --input-shape */
   size_t shape_count;
+  const char* fixed[HGR_CLI_MAX_SHAPES]; /* --fix-input NAME: its --input value fixed at load */
+  size_t fixed_count;
 } hgr_cli_model_args_t;
 
-/* Consumes --input-shape NAME=D0,D1,... like hgr_cli_place_parse (-1: another
- * argument). */
+/* Consumes --input-shape NAME=D0,D1,... or --fix-input NAME like
+ * hgr_cli_place_parse (-1: another argument). */
 int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int argc, char** argv, int* i);
 
 /* Loads path: TVM graph JSON, or an ONNX model (by its .onnx extension), whose
- * symbolic input dims come from the --input arrays' shapes and --input-shape; its
+ * symbolic input dims come from the --input arrays' shapes and --input-shape, and
+ * whose --fix-input inputs become constants of their --input values; its
  * weights come back in *out_params (NULL for graph JSON). print: one line of what
  * the ONNX loader did (nodes before and after, folded, removed, fused). */
+/* Whether --fix-input named name. */
+bool hgr_cli_model_fixed(const hgr_cli_model_args_t* model, const char* name);
+
 hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* model, const char* const* input_names,
                                 const char* const* input_files, size_t input_count, bool print, hgr_graph_t** out_graph,
                                 hgr_params_t** out_params);

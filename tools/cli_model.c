@@ -8,9 +8,22 @@
 
 #include "cli.h"
 
+bool hgr_cli_model_fixed(const hgr_cli_model_args_t* model, const char* name) {
+  for (size_t i = 0; i < model->fixed_count; ++i)
+    if (!strcmp(model->fixed[i], name)) return true;
+  return false;
+}
+
 int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int argc, char** argv, int* i) {
-  if (strcmp(argv[*i], "--input-shape")) return -1;
   const char* value = *i + 1 < argc ? argv[*i + 1] : NULL;
+  if (!strcmp(argv[*i], "--fix-input")) {
+    if (!value || !value[0]) return hgr_cli_usage_error(command, "--fix-input takes the name of an --input");
+    if (model->fixed_count == HGR_CLI_MAX_SHAPES) return hgr_cli_usage_error(command, "too many --fix-input options");
+    model->fixed[model->fixed_count++] = value;
+    ++*i;
+    return HGR_CLI_OK;
+  }
+  if (strcmp(argv[*i], "--input-shape")) return -1;
   const char* eq = value ? strchr(value, '=') : NULL;
   if (!eq || eq == value)
     return hgr_cli_usage_error(command, "--input-shape takes NAME=D0,D1,... (e.g. data=1,3,224,224)");
@@ -78,9 +91,19 @@ static hgr_status_t onnx_options(const hgr_cli_model_args_t* model, const char* 
     hgr_npy_array_t array;
     HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_cli_load_array(input_files[i], &array), "--input %s",
                                                 input_names[i]));
-    hgr_status_t status = hgr_onnx_options_set_input_shape(options, input_names[i], array.shape, array.ndim);
+    hgr_status_t status = hgr_cli_model_fixed(model, input_names[i])
+                              ? hgr_onnx_options_set_input_value(options, input_names[i], array.dtype, array.shape,
+                                                                 array.ndim, array.data, (size_t)array.bytes)
+                              : hgr_onnx_options_set_input_shape(options, input_names[i], array.shape, array.ndim);
     hgr_npy_array_free(&array);
     HGR_RETURN_IF_ERROR_CLI(status);
+  }
+  for (size_t f = 0; f < model->fixed_count; ++f) {
+    size_t i = 0;
+    while (i < input_count && strcmp(input_names[i], model->fixed[f])) ++i;
+    if (i == input_count)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--fix-input %s: no --input %s=FILE gives its value",
+                        model->fixed[f], model->fixed[f]);
   }
   for (size_t i = 0; i < model->shape_count; ++i) {
     const hgr_cli_input_shape_t* s = &model->shapes[i];
@@ -98,8 +121,9 @@ hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* mo
                                 hgr_params_t** out_params) {
   *out_params = NULL;
   if (!has_suffix(path, ".onnx")) {
-    if (model->shape_count)
-      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--input-shape is for ONNX models; %s is graph JSON", path);
+    if (model->shape_count || model->fixed_count)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--input-shape and --fix-input are for ONNX models; %s is graph "
+                        "JSON", path);
     return hgr_graph_load_file(path, out_graph);
   }
 #if HGR_HAS_ONNX

@@ -22,7 +22,10 @@
 
 #define MODEL_FLAGS \
   "  --input-shape NAME=D0,D1,...  an ONNX model's input shape where the model leaves\n" \
-  "                         dims symbolic (an --input array gives its own shape)\n"
+  "                         dims symbolic (an --input array gives its own shape)\n" \
+  "  --fix-input NAME       make ONNX input NAME a constant of its --input value at load,\n" \
+  "                         for inputs that decide shapes (Reshape's shape, Slice's\n" \
+  "                         starts, TopK's k), which hgr needs at load\n"
 
 static const char run_usage[] =
     "usage: hgr run GRAPH.json|MODEL.onnx [options]\n"
@@ -474,6 +477,7 @@ static bool is_float32(hgr_dtype_t dtype) {
 
 static hgr_status_t set_inputs(const run_args_t* args, hgr_executor_t* executor, bool* input_given) {
   for (size_t i = 0; i < args->input_count; ++i) {
+    if (hgr_cli_model_fixed(&args->model, args->input_names[i])) continue; /* a constant of the model now */
     size_t index;
     HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_executor_input_index(executor, args->input_names[i], &index),
                                                 "--input %s", args->input_names[i]));

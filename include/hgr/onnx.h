@@ -55,6 +55,17 @@ HGR_API void hgr_onnx_options_release(hgr_onnx_options_t* options);
  * extent, more than HGR_MAX_DIMS dims); RESOURCE_EXHAUSTED. */
 HGR_API hgr_status_t hgr_onnx_options_set_input_shape(hgr_onnx_options_t* options, const char* name,
                                                       const int64_t* shape, int32_t ndim);
+/* Fixes graph input name to a value at load: the model is specialized to it, as
+ * if the input were an initializer. For inputs that decide shapes (Reshape's shape,
+ * Slice's starts, Resize's sizes, TopK's k ...), which hgr needs at load. dtype
+ * must be the input's element type (int64 inputs given as int64) and the shape
+ * must agree with the dims the model fixes; data (bytes, compact row-major, host
+ * byte order) is copied. Setting a name again replaces the value. Errors:
+ * INVALID_ARGUMENT (empty name, a dtype hgr cannot hold, bytes that do not match
+ * dtype and shape); RESOURCE_EXHAUSTED. */
+HGR_API hgr_status_t hgr_onnx_options_set_input_value(hgr_onnx_options_t* options, const char* name, hgr_dtype_t dtype,
+                                                      const int64_t* shape, int32_t ndim, const void* data,
+                                                      size_t bytes);
 /* The most bytes one tensor the loader holds on the host may have (a decoded
  * initializer, an external tensor, a folded constant such as ConstantOfShape's
  * output): a larger one is RESOURCE_EXHAUSTED naming it, before it is allocated.

@@ -20,6 +20,7 @@ typedef struct input_shape_t {
   char* name;
   int32_t ndim;
   int64_t shape[HGR_MAX_DIMS];
+  hgr__onnx_tensor_t* value; /* hgr_onnx_options_set_input_value; NULL: only the shape */
 } input_shape_t;
 
 struct hgr_onnx_options_s {
@@ -39,9 +40,30 @@ hgr_status_t hgr_onnx_options_create(hgr_onnx_options_t** out_options) {
 
 void hgr_onnx_options_release(hgr_onnx_options_t* options) {
   if (!options) return;
-  for (size_t i = 0; i < options->shape_count; ++i) free(options->shapes[i].name);
+  for (size_t i = 0; i < options->shape_count; ++i) {
+    free(options->shapes[i].name);
+    hgr__onnx_tensor_free(options->shapes[i].value);
+  }
   free(options->shapes);
   free(options);
+}
+
+/* The slot of input name in options, added when absent. */
+static hgr_status_t input_slot(hgr_onnx_options_t* options, const char* name, input_shape_t** out_slot) {
+  for (size_t i = 0; i < options->shape_count; ++i)
+    if (!strcmp(options->shapes[i].name, name)) {
+      *out_slot = &options->shapes[i];
+      return HGR_OK;
+    }
+  input_shape_t* grown = realloc(options->shapes, (options->shape_count + 1) * sizeof(*grown));
+  if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  options->shapes = grown;
+  input_shape_t* slot = &grown[options->shape_count];
+  memset(slot, 0, sizeof(*slot));
+  HGR_RETURN_IF_ERROR(hgr__strdup(name, &slot->name));
+  ++options->shape_count;
+  *out_slot = slot;
+  return HGR_OK;
 }
 
 hgr_status_t hgr_onnx_options_set_input_shape(hgr_onnx_options_t* options, const char* name, const int64_t* shape,
@@ -55,18 +77,36 @@ hgr_status_t hgr_onnx_options_set_input_shape(hgr_onnx_options_t* options, const
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input shape of '%s': extent %lld in dimension %d", name,
                         (long long)shape[d], (int)d);
   input_shape_t* slot = NULL;
-  for (size_t i = 0; i < options->shape_count; ++i)
-    if (!strcmp(options->shapes[i].name, name)) slot = &options->shapes[i];
-  if (!slot) {
-    input_shape_t* grown = realloc(options->shapes, (options->shape_count + 1) * sizeof(*grown));
-    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    options->shapes = grown;
-    slot = &grown[options->shape_count];
-    HGR_RETURN_IF_ERROR(hgr__strdup(name, &slot->name));
-    ++options->shape_count;
-  }
+  HGR_RETURN_IF_ERROR(input_slot(options, name, &slot));
   slot->ndim = ndim;
   for (int32_t d = 0; d < ndim; ++d) slot->shape[d] = shape[d];
+  return HGR_OK;
+}
+
+hgr_status_t hgr_onnx_options_set_input_value(hgr_onnx_options_t* options, const char* name, hgr_dtype_t dtype,
+                                              const int64_t* shape, int32_t ndim, const void* data, size_t bytes) {
+  HGR_RETURN_IF_ERROR(hgr_onnx_options_set_input_shape(options, name, shape, ndim));
+  int32_t type = hgr__onnx_dtype_type(dtype);
+  char text[32];
+  if (type == HGR__ONNX_UNDEFINED)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input value of '%s': dtype %s has no ONNX element type", name,
+                      hgr_dtype_format(dtype, text, sizeof(text)));
+  hgr__onnx_tensor_t* value = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, shape, ndim, "an input value", &value));
+  if (value->count * hgr__onnx_type_bytes(type) != (uint64_t)bytes || (bytes && !data)) {
+    hgr__onnx_tensor_free(value);
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input value of '%s': %zu bytes for %llu elements of %s", name,
+                      bytes, (unsigned long long)value->count, hgr__onnx_type_name(type));
+  }
+  if (bytes) memcpy(value->data, data, bytes);
+  input_shape_t* slot = NULL;
+  hgr_status_t status = input_slot(options, name, &slot);
+  if (status) {
+    hgr__onnx_tensor_free(value);
+    return status;
+  }
+  hgr__onnx_tensor_free(slot->value);
+  slot->value = value;
   return HGR_OK;
 }
 
@@ -256,6 +296,19 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
     int64_t shape[HGR_MAX_DIMS];
     int32_t ndim = 0;
     HGR_RETURN_IF_ERROR(input_shape(loader, info, &ndim, shape));
+    const input_shape_t* given = NULL;
+    for (size_t k = 0; loader->options && k < loader->options->shape_count; ++k)
+      if (!strcmp(loader->options->shapes[k].name, info->name)) given = &loader->options->shapes[k];
+    if (given && given->value) { /* fixed at load: a constant from here on */
+      if (given->value->onnx_type != v->onnx_type)
+        return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s' is %s; the value given for it is %s",
+                          info->name, hgr__onnx_type_name(v->onnx_type), hgr__onnx_type_name(given->value->onnx_type));
+      HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(given->value, &v->constant));
+      v->ndim = given->value->ndim;
+      memcpy(v->shape, given->value->shape, sizeof(v->shape));
+      v->defined = true;
+      continue;
+    }
     hgr_value_t value;
     HGR_RETURN_IF_ERROR(hgr_builder_add_input(loader->builder, info->name, dtype, shape, ndim, &value));
     if (v->onnx_type == HGR__ONNX_INT64) { /* held as int32 inside */

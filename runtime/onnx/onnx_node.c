@@ -36,7 +36,9 @@ hgr_status_t hgr__onnx_constant_input(const hgr__onnx_node_t* node, uint32_t i, 
   *out_tensor = v ? v->constant : NULL;
   if (v && !v->constant)
     return HGR__ONNX_UNSUPPORTED(node, "input %u ('%s') must be known at load (a constant or computed from "
-                                 "constants); hgr does not take it at run time", i, v->name);
+                                 "constants); hgr does not take it at run time%s", i, v->name,
+                                 v->producer < 0 ? " (a graph input can be fixed at load: hgr_onnx_options_set_input_"
+                                                   "value, hgr run --fix-input)" : "");
   return HGR_OK;
 }
 
@@ -234,6 +236,8 @@ hgr_status_t hgr__onnx_add_reshape(hgr__onnx_node_t* node, hgr_value_t input, co
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_ints(attrs, "newshape", shape, (size_t)ndim);
+  /* the shape is final: a 0 is an empty dim, not Relay's "copy this dim" */
+  if (!status) status = hgr_attrs_set_int(attrs, "allowzero", 1);
   if (!status) status = hgr__onnx_add_op(node, "reshape", &input, 1, attrs, 1, out_value);
   hgr_attrs_release(attrs);
   return status;
