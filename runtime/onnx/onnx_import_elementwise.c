@@ -259,7 +259,7 @@ static hgr_status_t import_elementwise(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(check_inputs(node, e, count));
   double alpha, beta;
   HGR_RETURN_IF_ERROR(read_params(node, e, &alpha, &beta));
-  hgr_value_t in[2], out;
+  hgr_value_t in[2];
   for (uint32_t i = 0; i < count; ++i) HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, node->inputs[i], &in[i]));
   const hgr__onnx_value_t *x = node->inputs[0], *slope = count == 2 ? node->inputs[1] : NULL;
   if (e->eval == e_prelu && node->opset < 7 && slope->ndim == 1 && x->ndim > 2 && slope->shape[0] == x->shape[1]) {
@@ -277,10 +277,7 @@ static hgr_status_t import_elementwise(hgr__onnx_node_t* node) {
     if (!status && strstr(e->attrs, "beta")) status = hgr_attrs_set_float(attrs, "beta", beta);
     if (!status && strstr(e->attrs, "gamma")) status = hgr_attrs_set_float(attrs, "gamma", beta);
   }
-  if (!status) status = hgr__onnx_add_op(node, e->op, in, count, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, output_type(e, node));
+  return hgr__onnx_finish_op(node, status, attrs, e->op, in, count, 0, output_type(e, node));
 }
 
 /* ---- variadic: Sum, Mean, Max, Min -------------------------------------------------- */
@@ -379,16 +376,13 @@ static hgr_status_t import_isinf(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   if (x->onnx_type != HGR__ONNX_FLOAT)
     return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; hgr's isinf takes float", hgr__onnx_type_name(x->onnx_type));
-  hgr_value_t in, out;
+  hgr_value_t in;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_int(attrs, "detect_positive", positive != 0);
   if (!status) status = hgr_attrs_set_int(attrs, "detect_negative", negative != 0);
-  if (!status) status = hgr__onnx_add_op(node, "isinf", &in, 1, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_BOOL);
+  return hgr__onnx_finish_op(node, status, attrs, "isinf", &in, 1, 0, HGR__ONNX_BOOL);
 }
 
 /* ---- Where ---------------------------------------------------------------------- */
@@ -407,14 +401,9 @@ static hgr_status_t fold_where(hgr__onnx_node_t* node) {
 static hgr_status_t import_where(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
   if (node->input_count != 3) return HGR__ONNX_INVALID(node, "takes 3 inputs, the node has %u", node->input_count);
-  hgr_value_t in[3], out;
-  for (uint32_t i = 0; i < 3; ++i) {
-    hgr__onnx_value_t* v;
-    HGR_RETURN_IF_ERROR(hgr__onnx_required(node, i, &v));
-    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, v, &in[i]));
-  }
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_op(node, "where", in, 3, NULL, 1, &out));
-  return hgr__onnx_set_runtime(node, 0, out, node->inputs[1]->onnx_type);
+  hgr_value_t in[3];
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime_inputs(node, 0, 3, in));
+  return hgr__onnx_finish_op(node, HGR_OK, NULL, "where", in, 3, 0, node->inputs[1]->onnx_type);
 }
 
 /* ---- Clip ---------------------------------------------------------------------- */
@@ -483,16 +472,13 @@ static hgr_status_t import_clip(hgr__onnx_node_t* node) {
   }
   double lo, hi;
   HGR_RETURN_IF_ERROR(clip_bounds(node, &lo, &hi));
-  hgr_value_t in, out;
+  hgr_value_t in;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_float(attrs, "a_min", lo);
   if (!status) status = hgr_attrs_set_float(attrs, "a_max", hi);
-  if (!status) status = hgr__onnx_add_op(node, "clip", &in, 1, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, x->onnx_type);
+  return hgr__onnx_finish_op(node, status, attrs, "clip", &in, 1, 0, x->onnx_type);
 }
 
 /* ---- Cast, Identity, Dropout -------------------------------------------------------- */
@@ -528,7 +514,7 @@ static hgr_status_t import_cast(hgr__onnx_node_t* node) {
   if (!dtype)
     return HGR__ONNX_UNSUPPORTED(node, "Cast to %s at run time; hgr computes float, int32, int64 and bool",
                                  hgr__onnx_type_name((int32_t)to));
-  hgr_value_t in, out;
+  hgr_value_t in;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, in, &info));
@@ -541,10 +527,7 @@ static hgr_status_t import_cast(hgr__onnx_node_t* node) {
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_string(attrs, "dtype", dtype);
-  if (!status) status = hgr__onnx_add_op(node, "cast", &in, 1, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, (int32_t)to);
+  return hgr__onnx_finish_op(node, status, attrs, "cast", &in, 1, 0, (int32_t)to);
 }
 
 static hgr_status_t import_identity(hgr__onnx_node_t* node) {

@@ -83,17 +83,14 @@ static hgr_status_t import_arg(hgr__onnx_node_t* node) {
   if (x->onnx_type != HGR__ONNX_FLOAT && x->onnx_type != HGR__ONNX_INT32 && x->onnx_type != HGR__ONNX_INT64)
     return HGR__ONNX_UNSUPPORTED(node, "input '%s' is %s; hgr's %s takes float, int32 and int64", x->name,
                                  hgr__onnx_type_name(x->onnx_type), a.max ? "argmax" : "argmin");
-  hgr_value_t in, out;
+  hgr_value_t in;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_int(attrs, "axis", a.axis);
   if (!status) status = hgr_attrs_set_int(attrs, "keepdims", a.keepdims);
   if (!status) status = hgr_attrs_set_int(attrs, "select_last_index", a.select_last);
-  if (!status) status = hgr__onnx_add_op(node, a.max ? "argmax" : "argmin", &in, 1, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_INT64);
+  return hgr__onnx_finish_op(node, status, attrs, a.max ? "argmax" : "argmin", &in, 1, 0, HGR__ONNX_INT64);
 }
 
 /* ---- TopK ---------------------------------------------------------------------------- */
@@ -166,17 +163,14 @@ static hgr_status_t import_cumsum(hgr__onnx_node_t* node) {
   if (x->onnx_type != HGR__ONNX_FLOAT && x->onnx_type != HGR__ONNX_INT32 && x->onnx_type != HGR__ONNX_INT64)
     return HGR__ONNX_UNSUPPORTED(node, "input '%s' is %s; hgr's cumsum takes float, int32 and int64", x->name,
                                  hgr__onnx_type_name(x->onnx_type));
-  hgr_value_t in, out;
+  hgr_value_t in;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_int(attrs, "axis", a);
   if (!status) status = hgr_attrs_set_int(attrs, "exclusive", exclusive != 0);
   if (!status) status = hgr_attrs_set_int(attrs, "reverse", reverse != 0);
-  if (!status) status = hgr__onnx_add_op(node, "cumsum", &in, 1, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, x->onnx_type);
+  return hgr__onnx_finish_op(node, status, attrs, "cumsum", &in, 1, 0, x->onnx_type);
 }
 
 const hgr__onnx_op_t hgr__onnx_ops_index[] = {

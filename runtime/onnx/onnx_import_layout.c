@@ -29,17 +29,6 @@ static hgr_status_t check_since(const hgr__onnx_node_t* node, int64_t since) {
   return HGR__ONNX_INVALID(node, "%s does not exist before opset %lld", node->proto->op_type, (long long)since);
 }
 
-/* Adds op on inputs with attrs as output k of onnx_type, releasing attrs. status is
- * that of setting the attrs: an error is returned as it is. */
-static hgr_status_t finish_op(hgr__onnx_node_t* node, hgr_status_t status, hgr_attrs_t* attrs, const char* op,
-                              const hgr_value_t* inputs, uint32_t input_count, uint32_t k, int32_t onnx_type) {
-  hgr_value_t out;
-  if (!status) status = hgr__onnx_add_op(node, op, inputs, input_count, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  if (!status) status = hgr__onnx_set_runtime(node, k, out, onnx_type);
-  return status;
-}
-
 /* Constant input i as integers, at most capacity of them (1-D or a scalar).
  * *out_present is false when the node omits it, or where empty_is_absent and it
  * is empty (opset 11's Resize passes empty tensors for unused inputs). */
@@ -533,7 +522,7 @@ static hgr_status_t import_pad(hgr__onnx_node_t* node) {
   if (!status && !runtime_value && value != 0)
     status = hgr__onnx_type_is_float(x->onnx_type) ? hgr_attrs_set_float(attrs, "pad_value", (float)value)
                                                    : hgr_attrs_set_int(attrs, "pad_value", (int64_t)value);
-  return finish_op(node, status, attrs, "pad", in, input_count, 0, x->onnx_type);
+  return hgr__onnx_finish_op(node, status, attrs, "pad", in, input_count, 0, x->onnx_type);
 }
 
 static hgr_status_t fold_pad(hgr__onnx_node_t* node) {
@@ -600,7 +589,7 @@ static hgr_status_t import_expand(hgr__onnx_node_t* node) {
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_ints(attrs, "shape", shape, (size_t)ndim);
-  return finish_op(node, status, attrs, "broadcast_to", &in, 1, 0, x->onnx_type);
+  return hgr__onnx_finish_op(node, status, attrs, "broadcast_to", &in, 1, 0, x->onnx_type);
 }
 
 static hgr_status_t fold_expand(hgr__onnx_node_t* node) {
@@ -657,7 +646,7 @@ static hgr_status_t import_tile(hgr__onnx_node_t* node) {
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_ints(attrs, "reps", reps, (size_t)x->ndim);
-  return finish_op(node, status, attrs, "tile", &in, 1, 0, x->onnx_type);
+  return hgr__onnx_finish_op(node, status, attrs, "tile", &in, 1, 0, x->onnx_type);
 }
 
 static hgr_status_t fold_tile(hgr__onnx_node_t* node) {
@@ -696,7 +685,7 @@ static hgr_status_t import_block_move(hgr__onnx_node_t* node, bool to_space) {
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_int(attrs, "block_size", block);
   if (!status && to_space) status = hgr_attrs_set_string(attrs, "mode", mode);
-  return finish_op(node, status, attrs, to_space ? "depth_to_space" : "space_to_depth", &in, 1, 0, x->onnx_type);
+  return hgr__onnx_finish_op(node, status, attrs, to_space ? "depth_to_space" : "space_to_depth", &in, 1, 0, x->onnx_type);
 }
 
 static hgr_status_t import_depth_to_space(hgr__onnx_node_t* node) { return import_block_move(node, true); }
@@ -723,29 +712,12 @@ static hgr_status_t import_gather_elements(hgr__onnx_node_t* node) {
                              (int)x->ndim);
   hgr_value_t in[2];
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in[0]));
-  if (iv->constant) { /* checked and made non-negative at load; the device clamps only runtime indices */
-    int64_t extent = x->shape[axis];
-    hgr__onnx_tensor_t* fixed = NULL;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(iv->constant, &fixed));
-    for (uint64_t j = 0; j < fixed->count; ++j) {
-      int64_t k = hgr__onnx_tensor_i64(fixed, j);
-      if (k < -extent || k >= extent) {
-        hgr__onnx_tensor_free(fixed);
-        return HGR__ONNX_INVALID(node, "index %lld at position %llu is outside [-%lld, %lld)", (long long)k,
-                                 (unsigned long long)j, (long long)extent, (long long)extent);
-      }
-      if (k < 0) hgr__onnx_tensor_set_i64(fixed, j, k + extent);
-    }
-    hgr_status_t status = hgr__onnx_add_constant(node, NULL, fixed, &in[1]);
-    hgr__onnx_tensor_free(fixed);
-    HGR_RETURN_IF_ERROR(status);
-  } else {
-    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, iv, &in[1]));
-  }
+  /* constants checked and made non-negative at load; the device clamps only runtime indices */
+  HGR_RETURN_IF_ERROR(hgr__onnx_index_input(node, iv, x->shape[axis], &in[1]));
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_int(attrs, "axis", axis);
-  return finish_op(node, status, attrs, "gather_elements", in, 2, 0, x->onnx_type);
+  return hgr__onnx_finish_op(node, status, attrs, "gather_elements", in, 2, 0, x->onnx_type);
 }
 
 /* ---- Resize, Upsample -------------------------------------------------------------------- */
@@ -970,7 +942,7 @@ static hgr_status_t add_resize(hgr__onnx_node_t* node, hgr__onnx_value_t* x, con
   if (!status) status = hgr_attrs_set_float(attrs, "cubic_alpha", r->cubic_alpha);
   if (!status) status = hgr_attrs_set_int(attrs, "cubic_exclude", r->exclude_outside ? 1 : 0);
   if (!status) status = hgr_attrs_set_float(attrs, "extrapolation_value", r->extrapolation);
-  return finish_op(node, status, attrs, "resize2d", &in, 1, 0, x->onnx_type);
+  return hgr__onnx_finish_op(node, status, attrs, "resize2d", &in, 1, 0, x->onnx_type);
 }
 
 static hgr_status_t import_resize(hgr__onnx_node_t* node) {

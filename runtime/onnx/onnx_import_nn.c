@@ -538,20 +538,13 @@ static hgr_status_t import_batch_norm(hgr__onnx_node_t* node) {
   for (uint32_t k = 1; k < node->output_count; ++k)
     if (node->outputs[k] && node->outputs[k]->uses)
       return HGR__ONNX_UNSUPPORTED(node, "output %u (training statistics) is used", k);
-  hgr_value_t in[5], out;
-  for (uint32_t i = 0; i < 5; ++i) {
-    hgr__onnx_value_t* v;
-    HGR_RETURN_IF_ERROR(hgr__onnx_required(node, i, &v));
-    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, v, &in[i]));
-  }
+  hgr_value_t in[5];
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime_inputs(node, 0, 5, in));
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(attrs_new(&attrs));
   hgr_status_t status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
   if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
-  if (!status) status = hgr__onnx_add_op(node, "batch_norm", in, 5, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+  return hgr__onnx_finish_op(node, status, attrs, "batch_norm", in, 5, 0, HGR__ONNX_FLOAT);
 }
 
 static hgr_status_t import_lrn(hgr__onnx_node_t* node) {
@@ -563,10 +556,8 @@ static hgr_status_t import_lrn(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "bias", 1.0, &bias));
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "size", 0, &size));
   if (size < 1) return HGR__ONNX_INVALID(node, "attr 'size' is required (>= 1)");
-  hgr__onnx_value_t* x;
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
-  hgr_value_t in, out;
-  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
+  hgr_value_t in;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime_inputs(node, 0, 1, &in));
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(attrs_new(&attrs));
   hgr_status_t status = hgr_attrs_set_int(attrs, "size", size);
@@ -574,30 +565,20 @@ static hgr_status_t import_lrn(hgr__onnx_node_t* node) {
   if (!status) status = hgr_attrs_set_float(attrs, "alpha", alpha);
   if (!status) status = hgr_attrs_set_float(attrs, "beta", beta);
   if (!status) status = hgr_attrs_set_float(attrs, "bias", bias);
-  if (!status) status = hgr__onnx_add_op(node, "lrn", &in, 1, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+  return hgr__onnx_finish_op(node, status, attrs, "lrn", &in, 1, 0, HGR__ONNX_FLOAT);
 }
 
 static hgr_status_t import_instance_norm(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "epsilon"));
   double epsilon;
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "epsilon", 1e-5, &epsilon));
-  hgr_value_t in[3], out;
-  for (uint32_t i = 0; i < 3; ++i) {
-    hgr__onnx_value_t* v;
-    HGR_RETURN_IF_ERROR(hgr__onnx_required(node, i, &v));
-    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, v, &in[i]));
-  }
+  hgr_value_t in[3];
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime_inputs(node, 0, 3, in));
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(attrs_new(&attrs));
   hgr_status_t status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
   if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
-  if (!status) status = hgr__onnx_add_op(node, "instance_norm", in, 3, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+  return hgr__onnx_finish_op(node, status, attrs, "instance_norm", in, 3, 0, HGR__ONNX_FLOAT);
 }
 
 /* ---- Softmax, LogSoftmax ---------------------------------------------------------------- */

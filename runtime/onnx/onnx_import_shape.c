@@ -205,15 +205,12 @@ static hgr_status_t import_transpose(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   int64_t perm[HGR_MAX_DIMS];
   HGR_RETURN_IF_ERROR(read_perm(node, x->ndim, perm));
-  hgr_value_t in, out;
+  hgr_value_t in;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_ints(attrs, "axes", perm, (size_t)x->ndim);
-  if (!status) status = hgr__onnx_add_op(node, "transpose", &in, 1, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, x->onnx_type);
+  return hgr__onnx_finish_op(node, status, attrs, "transpose", &in, 1, 0, x->onnx_type);
 }
 
 /* ---- Concat -------------------------------------------------------------------------- */
@@ -329,34 +326,14 @@ static hgr_status_t import_gather(hgr__onnx_node_t* node) {
   int32_t axis;
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "axis", 0, &axis_attr));
   HGR_RETURN_IF_ERROR(hgr__onnx_axis(node, "attr 'axis'", axis_attr, x->ndim, &axis));
-  hgr_value_t in[2], out;
+  hgr_value_t in[2];
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in[0]));
-  if (iv->constant) { /* negative indices count from the end: made non-negative at load */
-    hgr__onnx_tensor_t* fixed = NULL;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(iv->constant, &fixed));
-    for (uint64_t j = 0; j < fixed->count; ++j) {
-      int64_t k = hgr__onnx_tensor_i64(fixed, j);
-      if (k < -x->shape[axis] || k >= x->shape[axis]) {
-        hgr__onnx_tensor_free(fixed);
-        return HGR__ONNX_INVALID(node, "index %lld at position %llu is outside [-%lld, %lld)", (long long)k,
-                                 (unsigned long long)j, (long long)x->shape[axis], (long long)x->shape[axis]);
-      }
-      if (k < 0) hgr__onnx_tensor_set_i64(fixed, j, k + x->shape[axis]);
-    }
-    hgr_status_t status = hgr__onnx_add_constant(node, NULL, fixed, &in[1]);
-    hgr__onnx_tensor_free(fixed);
-    HGR_RETURN_IF_ERROR(status);
-  } else {
-    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, iv, &in[1]));
-  }
+  HGR_RETURN_IF_ERROR(hgr__onnx_index_input(node, iv, x->shape[axis], &in[1])); /* negative constants fixed */
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_int(attrs, "axis", axis);
   if (!status) status = hgr_attrs_set_string(attrs, "mode", iv->constant ? "clip" : "wrap");
-  if (!status) status = hgr__onnx_add_op(node, "take", in, 2, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  return hgr__onnx_set_runtime(node, 0, out, x->onnx_type);
+  return hgr__onnx_finish_op(node, status, attrs, "take", in, 2, 0, x->onnx_type);
 }
 
 /* ---- Shape, Size, Constant, ConstantOfShape, Range: always at load ------------------- */

@@ -222,6 +222,17 @@ hgr_status_t hgr__onnx_add_op(hgr__onnx_node_t* node, const char* op, const hgr_
 hgr_status_t hgr__onnx_add_unary(hgr__onnx_node_t* node, const char* op, hgr_value_t input, hgr_value_t* out_value);
 hgr_status_t hgr__onnx_add_reshape(hgr__onnx_node_t* node, hgr_value_t input, const int64_t* shape, int32_t ndim,
                                    hgr_value_t* out_value);
+/* The builder values of inputs first .. first + count - 1, each required. */
+hgr_status_t hgr__onnx_runtime_inputs(hgr__onnx_node_t* node, uint32_t first, uint32_t count, hgr_value_t* out_values);
+/* Adds op on inputs with attrs (may be NULL) as output k of onnx_type, releasing
+ * attrs; status is that of setting the attrs, returned as it is when an error. */
+hgr_status_t hgr__onnx_finish_op(hgr__onnx_node_t* node, hgr_status_t status, hgr_attrs_t* attrs, const char* op,
+                                 const hgr_value_t* inputs, uint32_t input_count, uint32_t k, int32_t onnx_type);
+/* The builder value of an index input into an axis of extent: a constant's
+ * negative indices made non-negative at load (an index outside [-extent, extent) is
+ * INVALID_ARGUMENT naming it); a runtime one as it is. */
+hgr_status_t hgr__onnx_index_input(hgr__onnx_node_t* node, hgr__onnx_value_t* indices, int64_t extent,
+                                   hgr_value_t* out_value);
 /* dtype, shape of a builder value. */
 hgr_status_t hgr__onnx_value_info(const hgr__onnx_node_t* node, hgr_value_t value, hgr_tensor_info_t* out_info);
 

@@ -243,6 +243,43 @@ hgr_status_t hgr__onnx_add_reshape(hgr__onnx_node_t* node, hgr_value_t input, co
   return status;
 }
 
+hgr_status_t hgr__onnx_runtime_inputs(hgr__onnx_node_t* node, uint32_t first, uint32_t count, hgr_value_t* out_values) {
+  for (uint32_t i = 0; i < count; ++i) {
+    hgr__onnx_value_t* v;
+    HGR_RETURN_IF_ERROR(hgr__onnx_required(node, first + i, &v));
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, v, &out_values[i]));
+  }
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_finish_op(hgr__onnx_node_t* node, hgr_status_t status, hgr_attrs_t* attrs, const char* op,
+                                 const hgr_value_t* inputs, uint32_t input_count, uint32_t k, int32_t onnx_type) {
+  hgr_value_t out;
+  if (!status) status = hgr__onnx_add_op(node, op, inputs, input_count, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  if (!status) status = hgr__onnx_set_runtime(node, k, out, onnx_type);
+  return status;
+}
+
+hgr_status_t hgr__onnx_index_input(hgr__onnx_node_t* node, hgr__onnx_value_t* indices, int64_t extent,
+                                   hgr_value_t* out_value) {
+  if (!indices->constant) return hgr__onnx_runtime(node, indices, out_value);
+  hgr__onnx_tensor_t* fixed = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(indices->constant, &fixed));
+  for (uint64_t j = 0; j < fixed->count; ++j) {
+    int64_t k = hgr__onnx_tensor_i64(fixed, j);
+    if (k < -extent || k >= extent) {
+      hgr__onnx_tensor_free(fixed);
+      return HGR__ONNX_INVALID(node, "index %lld at position %llu is outside [-%lld, %lld)", (long long)k,
+                               (unsigned long long)j, (long long)extent, (long long)extent);
+    }
+    if (k < 0) hgr__onnx_tensor_set_i64(fixed, j, k + extent);
+  }
+  hgr_status_t status = hgr__onnx_add_constant(node, NULL, fixed, out_value);
+  hgr__onnx_tensor_free(fixed);
+  return status;
+}
+
 hgr_status_t hgr__onnx_value_info(const hgr__onnx_node_t* node, hgr_value_t value, hgr_tensor_info_t* out_info) {
   return builder_status(node, hgr_builder_value_info(node->loader->builder, value, out_info));
 }
