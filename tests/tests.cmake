@@ -387,3 +387,4 @@ if(HGR_HAS_NPY)
   hgr_test(NAME place_stages_pipelined SOURCE test_place_pipeline.c
            ARGS ${PROJECT_SOURCE_DIR}/examples pocl:0 rusticl:0 TIMEOUT 600)
 endif()
+include("${CMAKE_CURRENT_LIST_DIR}/onnx_models.cmake")
