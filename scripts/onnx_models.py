@@ -29,6 +29,10 @@ output made from the input arange(n).reshape(shape) / n.
       atol 1e-4) plus the given options, shows its output and returns its exit code;
       exits 77 (skipped) when OUT_DIR/NAME is not prepared. Standard library only.
 
+  onnx_models.py time-ort OUT_DIR NAME RUNS
+      Times ONNX Runtime (CPU provider, intra-op threads = cores) on the prepared zoo
+      model and input: one warm-up run, then RUNS runs; prints "median MS".
+
   onnx_models.py names
       Prints the model names, one a line.
 """
@@ -332,6 +336,27 @@ def run(out_dir, name, variant, hgr, options):
     return result.returncode
 
 
+def time_ort(out_dir, name, runs):
+    import time
+    import numpy as np
+    import onnxruntime
+    input_name = next(m[1] for m in MODELS if m[0] == name)
+    folder = os.path.join(out_dir, name)
+    x = np.load(os.path.join(folder, "input.npy"))
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = os.cpu_count() or 1
+    session = onnxruntime.InferenceSession(os.path.join(folder, "model.onnx"), options,
+                                           providers=["CPUExecutionProvider"])
+    session.run(None, {input_name: x})
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        session.run(None, {input_name: x})
+        times.append((time.perf_counter() - start) * 1e3)
+    print(f"median {sorted(times)[len(times) // 2]:.3f}")
+    return 0
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "prepare":
         return prepare(argv[2])
@@ -339,6 +364,8 @@ def main(argv):
         return prepare_or_skip(argv[2], argv[3])
     if len(argv) >= 6 and argv[1] == "run":
         return run(argv[2], argv[3], argv[4], argv[5], argv[6:])
+    if len(argv) == 5 and argv[1] == "time-ort":
+        return time_ort(argv[2], argv[3], int(argv[4]))
     if len(argv) == 2 and argv[1] == "names":
         print("\n".join(m[0] for m in MODELS))
         return 0
