@@ -169,6 +169,7 @@ def run_onnxruntime(path, input_name, x):
     import onnxruntime
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = os.cpu_count() or 1
+    options.log_severity_level = 3  # not the warnings about the models' unused initializers
     session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     return session.run(None, {input_name: x})[0]
 
@@ -345,6 +346,7 @@ def time_ort(out_dir, name, runs):
     x = np.load(os.path.join(folder, "input.npy"))
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = os.cpu_count() or 1
+    options.log_severity_level = 3  # not the warnings about the models' unused initializers
     session = onnxruntime.InferenceSession(os.path.join(folder, "model.onnx"), options,
                                            providers=["CPUExecutionProvider"])
     session.run(None, {input_name: x})
