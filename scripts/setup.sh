@@ -146,7 +146,9 @@ echo "hgr setup: tests ($build_dir)"
 ctest --test-dir "$build_dir" --output-on-failure -j2
 if [[ "${HGR_SKIP_SANITIZE:-0}" != 1 ]]; then
   asan_dir="${HGR_SANITIZE_BUILD_DIR:-build-asan}"
-  build "$asan_dir" -DHGR_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug
+  # The model tests use the normal build's venv (one venv, made above).
+  build "$asan_dir" -DHGR_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug \
+    -DHGR_ONNX_PYTHON="$(cd "$build_dir" && pwd)/onnx-venv/bin/python"
   echo "hgr setup: tests under AddressSanitizer and UndefinedBehaviorSanitizer ($asan_dir)"
   ctest --test-dir "$asan_dir" --output-on-failure -j2
 fi
