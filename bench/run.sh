@@ -7,6 +7,7 @@
 #   QUICK=1 bench/run.sh             fewer rounds and processes (a smoke test; noisier figures)
 #   PARTS=none bench/run.sh          only writes the document again from the kept results
 #                                    (after a change to bench/notes.md)
+#   bench/onnx.sh                    the ONNX models against ONNX Runtime (its own section)
 #
 # Parts: chain, copy, startup, ops, pipeline (one section of the document each).
 # Each part keeps its section in $BUILD_DIR/bench-results/ (with when it ran and the
@@ -415,6 +416,10 @@ for part in $all_parts; do
     when_rows+="| $part | not measured yet (\`PARTS=$part bench/run.sh\`) |"$'\n'
   fi
 done
+# bench/onnx.sh's section (ONNX models against ONNX Runtime), as it last wrote it.
+if [[ -f "$results/onnx.md" ]]; then
+  sections+="<!-- bench/onnx.sh: begin -->"$'\n'"$(cat "$results/onnx.md")"$'\n'"<!-- bench/onnx.sh: end -->"$'\n\n'
+fi
 targets="$(grep -v '^$' <<<"$targets" || true)"
 passed="$(grep -c '| PASS |$' <<<"$targets" || true)"
 total="$(grep -c '^|' <<<"$targets" || true)"

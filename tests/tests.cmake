@@ -440,3 +440,7 @@ if(HGR_ONNX)
   hgr_test(NAME onnx_conformance_oclgrind SOURCE onnx_conformance.c TIMEOUT 900
            ARGS oclgrind:0 --report ${CMAKE_CURRENT_BINARY_DIR}/onnx-conformance-oclgrind.tsv)
 endif()
+
+# The model-zoo architectures (the onnx wheel's light models) against their
+# expected outputs and ONNX Runtime
+include("${CMAKE_CURRENT_LIST_DIR}/onnx_models.cmake")

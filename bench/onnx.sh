@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# hgr against ONNX Runtime on the ONNX model-zoo architectures (issue 15, section 6).
+#
+#   bench/onnx.sh                       every model, 5 rounds of 5 runs (about 10 minutes)
+#   MODELS="resnet50 squeezenet" bench/onnx.sh   only those models
+#   ROUNDS=3 RUNS=3 bench/onnx.sh       fewer rounds and runs (noisier)
+#
+# Per model and round, interleaved so that all three see the same machine: hgr on
+# pocl:0, hgr placed by `--place auto` over the PoCL devices (pocl:0, pocl:1), and ONNX
+# Runtime's CPU provider with intra-op threads = cores, each RUNS runs after a warm-up
+# (hgr: `hgr run --repeat RUNS` in one process, its median; ONNX Runtime: one session,
+# the median of RUNS runs). A figure is the median of the ROUNDS round medians. Same
+# inputs for all: the zoo model's arange input; hgr's outputs are checked against the
+# expected output. Then one `hgr run --profile` per model on pocl:0 for where hgr's
+# time goes. Writes the section "ONNX models against ONNX Runtime" of
+# docs/benchmarks.md (between its markers, the rest of the file untouched) and keeps
+# it in $BUILD_DIR/bench-results/onnx.md, from where bench/run.sh puts it back when it
+# writes the whole document.
+#
+# Environment: BUILD_DIR (default build-bench, configured RelWithDebInfo if new; a
+# Debug or sanitizer build is refused), OUTPUT (default docs/benchmarks.md),
+# HGR_ONNX_PYTHON (default: $BUILD_DIR/onnx-venv/bin/python, else build/onnx-venv's:
+# the venv scripts/setup.sh makes, with pinned onnx, onnxruntime and numpy).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+build_dir="${BUILD_DIR:-build-bench}"
+output="${OUTPUT:-docs/benchmarks.md}"
+rounds="${ROUNDS:-5}"
+runs="${RUNS:-5}"
+models="${MODELS:-$(python3 scripts/onnx_models.py names | paste -sd' ' -)}"
+
+python="${HGR_ONNX_PYTHON:-}"
+if [[ -z "$python" ]]; then
+  python="$build_dir/onnx-venv/bin/python"
+  [[ -x "$python" ]] || python="build/onnx-venv/bin/python"
+fi
+if [[ ! -x "$python" ]]; then
+  echo "bench/onnx.sh: no venv with onnx, onnxruntime and numpy ($python): run scripts/setup.sh, or set HGR_ONNX_PYTHON" >&2
+  exit 2
+fi
+
+if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHGR_BUILD_TESTS=OFF >/dev/null
+fi
+if grep -Eq '^HGR_SANITIZE:STRING=.+' "$build_dir/CMakeCache.txt" ||
+   grep -Eq '^CMAKE_BUILD_TYPE:STRING=Debug' "$build_dir/CMakeCache.txt"; then
+  echo "bench/onnx.sh: $build_dir is a Debug or sanitizer build; use an optimized one (BUILD_DIR)" >&2
+  exit 2
+fi
+cmake --build "$build_dir" -j2 --target hgr_cli >/dev/null
+
+# The test bed and caches, as bench/run.sh sets them up; a caller's own settings win.
+cmake -DDIR="$build_dir/testbed/vendors" -P tests/testbed.cmake >/dev/null
+export OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-$PWD/$build_dir/testbed/vendors}"
+export RUSTICL_ENABLE="${RUSTICL_ENABLE:-llvmpipe}"
+export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
+caches="$PWD/$build_dir/bench-cache"
+export XDG_CACHE_HOME="$caches/xdg" HGR_CACHE_DIR="$caches/hgr" POCL_CACHE_DIR="$caches/pocl"
+export MESA_SHADER_CACHE_DIR="$caches/mesa"
+unset POCL_KERNEL_CACHE MESA_SHADER_CACHE_DISABLE
+
+hgr="$build_dir/tools/hgr"
+data="$build_dir/onnx-models"
+results="$build_dir/bench-results"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$results"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+"$python" scripts/onnx_models.py prepare "$data" >&2
+started="$(date -u '+%Y-%m-%d %H:%M UTC')" before="$(loadavg)"
+
+# hgr_time <model> <hgr run options...>: the median ms of RUNS runs in one process,
+# after the program is warm (a first process per configuration compiles and calibrates).
+hgr_time() {
+  local model="$1"; shift
+  local log="$work/run.log"
+  if ! python3 scripts/onnx_models.py run "$data" "$model" zoo "$hgr" --repeat "$runs" "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "bench/onnx.sh: $model: hgr run $* failed or did not match" >&2
+    exit 1
+  fi
+  sed -n 's/.*runs: min [0-9.]* ms, median \([0-9.]*\) ms.*/\1/p' "$log"
+}
+pocl=(--devices pocl:0)
+auto=(--devices pocl:0,pocl:1 --place auto)
+
+echo "bench/onnx.sh: warm-up (compiles kernels, calibrates auto)" >&2
+for model in $models; do
+  hgr_time "$model" "${pocl[@]}" >/dev/null
+  hgr_time "$model" "${auto[@]}" >/dev/null
+done
+for round in $(seq "$rounds"); do
+  echo "bench/onnx.sh: round $round of $rounds" >&2
+  for model in $models; do
+    hgr_time "$model" "${pocl[@]}" >>"$work/$model.pocl"
+    hgr_time "$model" "${auto[@]}" >>"$work/$model.auto"
+    "$python" scripts/onnx_models.py time-ort "$data" "$model" "$runs" | sed -n 's/^median //p' >>"$work/$model.ort"
+  done
+done
+
+# Where hgr's time goes: device time by op on pocl:0 (the 3 largest shares).
+table="" where=""
+for model in $models; do
+  p="$(median <"$work/$model.pocl")" a="$(median <"$work/$model.auto")" o="$(median <"$work/$model.ort")"
+  row="$(awk -v p="$p" -v a="$a" -v o="$o" -v m="$model" 'BEGIN {
+    printf "| %s | %.1f | %.1f | %.1f | %.2f | %.2f |", m, p, a, o, p / o, a / o }')"
+  table+="$row"$'\n'
+  python3 scripts/onnx_models.py run "$data" "$model" zoo "$hgr" "${pocl[@]}" --profile >"$work/profile.log" 2>&1
+  ops="$(awk '/^by op:/ { on = 1; next } on && /^  op / { next } on && !/^  / { on = 0 }
+    on && n < 3 { printf "%s%s %s (%d nodes, %.1f ms)", (n ? ", " : ""), $1, $5, $2, $3; n++ }' "$work/profile.log")"
+  span="$(sed -n 's/.*device span \([0-9.]*\) ms; device time \([0-9.]*\) ms; host enqueue \([0-9.]*\) ms.*/device span \1 ms, host enqueue \3 ms/p' "$work/profile.log")"
+  nodes="$(sed -n 's/.*: \([0-9]*\) nodes -> \([0-9]*\) graph nodes.*/\1 ONNX nodes -> \2/p' "$work/profile.log")"
+  where+="| $model | $nodes | $span | $ops |"$'\n'
+  echo "bench/onnx.sh: $row" >&2
+done
+
+cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+ort_version="$("$python" -c 'import onnxruntime; print(onnxruntime.__version__)')"
+{
+  cat <<EOF
+## ONNX models against ONNX Runtime
+
+The ONNX model-zoo architectures of the \`onnx\` wheel (\`onnx/backend/test/data/light/\`,
+1x3x224x224 float input, weights as ConstantOfShape fills that hgr folds at load), on
+hgr (\`--devices pocl:0\`, and \`--place auto\` over pocl:0 and pocl:1) and on ONNX
+Runtime $ort_version (CPU provider, intra-op threads = $(nproc) cores), written by
+\`bench/onnx.sh\` (this run: \`BUILD_DIR=$build_dir ROUNDS=$rounds RUNS=$runs bench/onnx.sh\`).
+$rounds rounds, each running every model on the three in turn, $runs runs each after
+a warm-up; a figure is the median of the round medians, in ms per run (one input, one
+run waited for). The same arange input for all; hgr's outputs match ONNX's expected
+ones. Machine: $cpu, $(nproc) vCPUs, shared with other work: measured $started, load
+average $before at the start and $(loadavg) at the end. Issue 15's target is hgr ≤ 2.0 ×
+ONNX Runtime.
+
+| model | hgr pocl:0 ms | hgr auto (pocl:0,1) ms | ONNX Runtime ms | hgr / ORT | auto / ORT |
+|---|---:|---:|---:|---:|---:|
+$table
+Where hgr's time goes on pocl:0 (\`hgr run MODEL.onnx --devices pocl:0 --profile\`, last
+run: device span, host enqueue time, the three ops with the largest share of device time):
+
+| model | nodes (ONNX -> hgr) | last run | top ops by device time |
+|---|---|---|---|
+$where
+EOF
+} >"$work/onnx.md"
+cp "$work/onnx.md" "$results/onnx.md"
+
+# Replace the section between the markers, or add it before "## Devices" (or at the end).
+begin="<!-- bench/onnx.sh: begin -->" end="<!-- bench/onnx.sh: end -->"
+touch "$output"
+python3 - "$output" "$work/onnx.md" "$begin" "$end" <<'EOF'
+import sys
+path, section_path, begin, end = sys.argv[1:5]
+text = open(path).read()
+section = f"{begin}\n{open(section_path).read().rstrip()}\n{end}\n"
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    text = head + section + rest.split(end, 1)[1].lstrip("\n")
+elif "\n## Devices\n" in text:
+    head, rest = text.split("\n## Devices\n", 1)
+    text = head + "\n" + section + "\n## Devices\n" + rest
+else:
+    text = text + ("\n" if text else "") + section
+open(path, "w").write(text)
+EOF
+echo "bench/onnx.sh: wrote the ONNX section of $output" >&2
