@@ -11,25 +11,25 @@
 #   onnx_model_<name>_vs_onnxruntime   random weights and input on pocl:0, against
 #                                      ONNX Runtime's logits (rtol 1e-3, atol 1e-4)
 #   onnx_model_<name>_auto             --place auto over pocl:0,pocl:1
-#   onnx_model_<name>_stages2          --place stages:2 over pocl:0,rusticl:0: only for
-#                                      HGR_ONNX_STAGES2_MODELS (rusticl on llvmpipe
-#                                      compiles every kernel anew: 35 s to 3 min a model
-#                                      on 2 cores, see below)
+#   onnx_model_<name>_stages2          --place stages:2 over pocl:0,rusticl:0, for the
+#                                      models in HGR_ONNX_STAGES2_MODELS (default all;
+#                                      rusticl on llvmpipe calibrates and compiles anew:
+#                                      35 s to 3 min a model on 2 cores, see below)
 # The sanitizer build (HGR_SANITIZE) registers only _pocl and _vs_onnxruntime of
 # HGR_ONNX_SANITIZE_MODELS: the other models add minutes of instrumented host-side
 # folding of their weights and nothing the small ones do not exercise.
 # Every test has the labels onnx_models and onnx_model_<name>: `ctest -L onnx_models`.
 # Measured on the 2-vCPU machine (warm PoCL cache, cold hgr cache): prepare 47 s the
 # first time (0.3 s after), _pocl 2-11 s, _vs_onnxruntime 2-18 s, _auto 3-14 s,
-# _stages2 15-20 s for squeezenet and shufflenet (resnet50 109 s, vgg19 178 s cold:
-# hence the subset); the 31 tests take 3 minutes. A cold PoCL cache adds up to 30 s
+# _stages2 15-20 s for squeezenet and shufflenet, 35-180 s for the others (resnet50
+# 109 s, vgg19 178 s cold); the 31 tests other than those take 3 minutes. A cold PoCL cache adds up to 30 s
 # a model to its first test (inception_v1).
 if(NOT HGR_ONNX)
   return()
 endif()
 set(HGR_ONNX_PYTHON "${CMAKE_BINARY_DIR}/onnx-venv/bin/python" CACHE FILEPATH
     "Python with onnx, onnxruntime and numpy for the ONNX model tests (scripts/setup.sh makes it)")
-set(HGR_ONNX_STAGES2_MODELS "squeezenet;shufflenet" CACHE STRING
+set(HGR_ONNX_STAGES2_MODELS "all" CACHE STRING
     "Models whose --place stages:2 over pocl:0,rusticl:0 is tested (all: every model)")
 set(HGR_ONNX_SANITIZE_MODELS "squeezenet;shufflenet;resnet50" CACHE STRING
     "Models tested in a sanitizer build (_pocl and _vs_onnxruntime only)")
