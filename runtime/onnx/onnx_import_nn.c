@@ -142,12 +142,14 @@ static hgr_status_t float_constant(hgr__onnx_node_t* node, const char* base, con
 
 /* ---- Conv and its fusions ------------------------------------------------------------ */
 
+#define MAX_CHAIN 16
+
 typedef struct conv_epilogue_t {
   hgr__onnx_tensor_t* weight; /* owned float copy when folding changed it, else NULL */
   hgr__onnx_tensor_t* bias;   /* owned float [M] when folded or added, else NULL */
   const char* activation;     /* "none", "relu", "clip", "leaky_relu" */
   double a, b;                /* clip bounds or leaky alpha */
-  uint32_t chain[3];
+  uint32_t chain[MAX_CHAIN];  /* the nodes fused, in order */
   uint32_t chain_length;
 } conv_epilogue_t;
 
@@ -172,8 +174,98 @@ static bool only_first_output_used(const hgr__onnx_loader_t* loader, const Onnx_
   return true;
 }
 
-/* Finds BatchNormalization, Add(per-channel constant) and an activation following
- * the conv's output and folds them into weight/bias/activation. */
+/* A per-channel affine map y[c] = x[c] * scale[c] + shift[c] over a value of rank
+ * `rank` whose dim 1 has `channels` entries, grown node by node. */
+typedef struct affine_t {
+  double* scale;
+  double* shift;
+  int64_t channels;
+  int32_t rank;
+} affine_t;
+
+static hgr_status_t affine_init(const hgr__onnx_node_t* node, int64_t channels, int32_t rank, affine_t* f) {
+  f->channels = channels;
+  f->rank = rank;
+  f->scale = malloc((size_t)(channels ? channels : 1) * sizeof(double));
+  f->shift = malloc((size_t)(channels ? channels : 1) * sizeof(double));
+  if (!f->scale || !f->shift) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
+  for (int64_t m = 0; m < channels; ++m) f->scale[m] = 1, f->shift[m] = 0;
+  return HGR_OK;
+}
+
+static void affine_free(affine_t* f) {
+  free(f->scale);
+  free(f->shift);
+}
+
+/* Inference BatchNormalization p with constant statistics of `channels`. */
+static bool is_inference_batch_norm(const hgr__onnx_loader_t* loader, const Onnx__NodeProto* p, int64_t channels) {
+  if (strcmp(p->op_type, "BatchNormalization") || p->n_input != 5 || !only_first_output_used(loader, p) ||
+      attr_of(p, "training_mode") || (attr_of(p, "spatial") && attr_of(p, "spatial")->i != 1))
+    return false;
+  for (size_t i = 1; i < 5; ++i) {
+    const hgr__onnx_tensor_t* t = constant_of(loader, p, i);
+    if (!t || t->count != (uint64_t)channels || !hgr__onnx_type_is_float(t->onnx_type)) return false;
+  }
+  return true;
+}
+
+/* Composes BatchNormalization p (checked by is_inference_batch_norm) into f. */
+static void affine_batch_norm(const hgr__onnx_loader_t* loader, const Onnx__NodeProto* p, affine_t* f) {
+  const Onnx__AttributeProto* eps_attr = attr_of(p, "epsilon");
+  double eps = eps_attr ? eps_attr->f : 1e-5;
+  for (int64_t m = 0; m < f->channels; ++m) {
+    double s = hgr__onnx_tensor_f64(constant_of(loader, p, 1), (uint64_t)m) /
+               sqrt(hgr__onnx_tensor_f64(constant_of(loader, p, 4), (uint64_t)m) + eps);
+    double mean = hgr__onnx_tensor_f64(constant_of(loader, p, 3), (uint64_t)m);
+    double b = hgr__onnx_tensor_f64(constant_of(loader, p, 2), (uint64_t)m);
+    f->scale[m] *= s;
+    f->shift[m] = (f->shift[m] - mean) * s + b;
+  }
+}
+
+/* The per-channel constant operand of Mul or Add p applied to `current` ([C], [C, 1,
+ * 1], [1, C, 1, 1], ...: one value per channel along the output's dim 1), or NULL. */
+static const hgr__onnx_tensor_t* per_channel_operand(const hgr__onnx_loader_t* loader, const Onnx__NodeProto* p,
+                                                     const char* current, const affine_t* f) {
+  if ((strcmp(p->op_type, "Mul") && strcmp(p->op_type, "Add")) || p->n_input != 2) return NULL;
+  int other = !strcmp(p->input[0], current) ? 1 : 0;
+  if (!strcmp(p->input[other], current)) return NULL; /* x * x */
+  const hgr__onnx_tensor_t* c = constant_of(loader, p, (size_t)other);
+  if (!c || c->count != (uint64_t)f->channels || c->ndim < f->rank - 1 || c->ndim > f->rank ||
+      !hgr__onnx_type_is_float(c->onnx_type))
+    return NULL;
+  /* the output's dim 1 (C) lines up with c's dim ndim - (rank - 1); every other dim of c is 1 */
+  for (int32_t d = 0; d < c->ndim; ++d)
+    if (d != c->ndim - (f->rank - 1) && c->shape[d] != 1) return NULL;
+  return c;
+}
+
+/* Follows the sole consumers of *current while they are per-channel Mul/Add of a
+ * constant (Mul only where allow_mul), composing them into f and appending them to
+ * chain; *current and *next end at the first node not taken. */
+static void affine_walk(hgr__onnx_node_t* node, affine_t* f, bool allow_mul, const hgr__onnx_value_t** current,
+                        const Onnx__NodeProto** next, uint32_t* index, uint32_t* chain, uint32_t* chain_length) {
+  const hgr__onnx_tensor_t* c;
+  while (*next && *chain_length < MAX_CHAIN - 1 &&
+         (c = per_channel_operand(node->loader, *next, (*current)->name, f)) != NULL) {
+    bool mul = !strcmp((*next)->op_type, "Mul");
+    if (mul && !allow_mul) break;
+    for (int64_t m = 0; m < f->channels; ++m) {
+      double v = hgr__onnx_tensor_f64(c, (uint64_t)m);
+      if (mul) f->scale[m] *= v, f->shift[m] *= v;
+      else f->shift[m] += v;
+    }
+    chain[(*chain_length)++] = *index;
+    *current = hgr__onnx_find_value(node->loader, (*next)->output[0]);
+    *next = hgr__onnx_sole_consumer(node, *current, index);
+  }
+}
+
+/* Finds BatchNormalization, per-channel Mul/Add of constants and an activation
+ * following the conv's output and folds them into weight, bias and activation: the
+ * affine part y = conv * scale + shift becomes W * scale and b * scale + shift (a
+ * Mul only when the weights are constants). */
 static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor_t* weight,
                                   const hgr__onnx_tensor_t* bias, int64_t channels, int32_t rank, conv_epilogue_t* e) {
   hgr__onnx_loader_t* loader = node->loader;
@@ -181,63 +273,33 @@ static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor
   uint32_t index;
   const Onnx__NodeProto* next = hgr__onnx_sole_consumer(node, current, &index);
   e->activation = "none";
-  /* BatchNormalization with constant statistics, inference only. */
-  if (next && weight && !strcmp(next->op_type, "BatchNormalization") && next->n_input == 5 &&
-      only_first_output_used(loader, next) && !attr_of(next, "training_mode") &&
-      (!attr_of(next, "spatial") || attr_of(next, "spatial")->i == 1)) {
-    const hgr__onnx_tensor_t* s[4];
-    bool ok = true;
-    for (int i = 0; i < 4; ++i) {
-      s[i] = constant_of(loader, next, (size_t)i + 1);
-      ok = ok && s[i] && s[i]->count == (uint64_t)channels;
+  affine_t f;
+  hgr_status_t status = affine_init(node, channels, rank, &f);
+  if (!status && next && weight && is_inference_batch_norm(loader, next, channels)) {
+    affine_batch_norm(loader, next, &f);
+    e->chain[e->chain_length++] = index;
+    current = hgr__onnx_find_value(loader, next->output[0]);
+    next = hgr__onnx_sole_consumer(node, current, &index);
+  }
+  if (!status) affine_walk(node, &f, weight != NULL, &current, &next, &index, e->chain, &e->chain_length);
+  if (!status && e->chain_length) {
+    int64_t shape[1] = {channels};
+    status = hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 1, node->label, &e->bias);
+    bool scaled = false;
+    for (int64_t m = 0; !status && m < channels; ++m) {
+      double b0 = bias ? hgr__onnx_tensor_f64(bias, (uint64_t)m) : 0.0;
+      hgr__onnx_tensor_set_f64(e->bias, (uint64_t)m, b0 * f.scale[m] + f.shift[m]);
+      scaled = scaled || f.scale[m] != 1;
     }
-    const Onnx__AttributeProto* eps_attr = attr_of(next, "epsilon");
-    double eps = eps_attr ? eps_attr->f : 1e-5;
-    if (ok) {
-      HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(weight, HGR__ONNX_FLOAT, node->label, &e->weight));
-      int64_t shape[1] = {channels};
-      HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 1, node->label, &e->bias));
-      uint64_t per = weight->count / (uint64_t)channels;
-      for (int64_t m = 0; m < channels; ++m) {
-        double scale = hgr__onnx_tensor_f64(s[0], (uint64_t)m) / sqrt(hgr__onnx_tensor_f64(s[3], (uint64_t)m) + eps);
-        double b0 = bias ? hgr__onnx_tensor_f64(bias, (uint64_t)m) : 0.0;
-        for (uint64_t j = 0; j < per; ++j) {
-          uint64_t k = (uint64_t)m * per + j;
-          hgr__onnx_tensor_set_f64(e->weight, k, hgr__onnx_tensor_f64(e->weight, k) * scale);
-        }
-        hgr__onnx_tensor_set_f64(e->bias, (uint64_t)m,
-                                 (b0 - hgr__onnx_tensor_f64(s[2], (uint64_t)m)) * scale +
-                                     hgr__onnx_tensor_f64(s[1], (uint64_t)m));
-      }
-      e->chain[e->chain_length++] = index;
-      current = hgr__onnx_find_value(loader, next->output[0]);
-      next = hgr__onnx_sole_consumer(node, current, &index);
+    if (!status && scaled) {
+      status = hgr__onnx_tensor_cast(weight, HGR__ONNX_FLOAT, node->label, &e->weight);
+      uint64_t per = status ? 0 : weight->count / (uint64_t)channels;
+      for (uint64_t k = 0; !status && k < weight->count; ++k)
+        hgr__onnx_tensor_set_f64(e->weight, k, hgr__onnx_tensor_f64(e->weight, k) * f.scale[k / per]);
     }
   }
-  /* Add of a per-channel constant: [M], [M, 1, 1], [1, M, 1, 1] (or 1-D's [M, 1]). */
-  if (next && !strcmp(next->op_type, "Add") && next->n_input == 2) {
-    int other = !strcmp(next->input[0], current->name) ? 1 : 0;
-    const hgr__onnx_tensor_t* c = constant_of(loader, next, (size_t)other);
-    bool per_channel = c && c->count == (uint64_t)channels && c->ndim >= rank - 1 && c->ndim <= rank &&
-                       hgr__onnx_type_is_float(c->onnx_type);
-    /* the output's dim 1 (C) lines up with c's dim ndim - (rank - 1); every other dim of c is 1 */
-    for (int32_t d = 0; per_channel && d < c->ndim; ++d)
-      if (d != c->ndim - (rank - 1) && c->shape[d] != 1) per_channel = false;
-    if (per_channel) {
-      if (!e->bias) {
-        int64_t shape[1] = {channels};
-        HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 1, node->label, &e->bias));
-        for (int64_t m = 0; m < channels; ++m)
-          hgr__onnx_tensor_set_f64(e->bias, (uint64_t)m, bias ? hgr__onnx_tensor_f64(bias, (uint64_t)m) : 0.0);
-      }
-      for (int64_t m = 0; m < channels; ++m)
-        hgr__onnx_tensor_set_f64(e->bias, (uint64_t)m,
-                                 hgr__onnx_tensor_f64(e->bias, (uint64_t)m) + hgr__onnx_tensor_f64(c, (uint64_t)m));
-      e->chain[e->chain_length++] = index;
-      current = hgr__onnx_find_value(loader, next->output[0]);
-      next = hgr__onnx_sole_consumer(node, current, &index);
-    }
-  }
+  affine_free(&f);
+  HGR_RETURN_IF_ERROR(status);
   /* Relu, Clip with constant bounds (attrs before opset 11), LeakyRelu. */
   if (next && !strcmp(next->op_type, "Relu")) {
     e->activation = "relu";
@@ -526,6 +588,48 @@ static hgr_status_t import_global_pool(hgr__onnx_node_t* node) {
 
 /* ---- normalizations ------------------------------------------------------------------- */
 
+/* A BatchNormalization with constant statistics, and the per-channel Mul/Add of
+ * constants that alone follow it, as one batch_norm node computing x * scale + shift
+ * (mean 0, variance 1, epsilon 0), named after the last value it computes. */
+static hgr_status_t import_batch_norm_affine(hgr__onnx_node_t* node, hgr__onnx_value_t* x) {
+  affine_t f;
+  hgr_status_t status = affine_init(node, x->shape[1], x->ndim, &f);
+  uint32_t chain[MAX_CHAIN], chain_length = 0, index;
+  const hgr__onnx_value_t* current = node->outputs[0];
+  const Onnx__NodeProto* next = current ? hgr__onnx_sole_consumer(node, current, &index) : NULL;
+  if (!status) {
+    affine_batch_norm(node->loader, node->proto, &f);
+    affine_walk(node, &f, true, &current, &next, &index, chain, &chain_length);
+  }
+  hgr__onnx_tensor_t* params[4] = {NULL}; /* gamma, beta, mean, variance */
+  int64_t shape[1] = {f.channels};
+  for (int i = 0; !status && i < 4; ++i) status = hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 1, node->label, &params[i]);
+  for (int64_t m = 0; !status && m < f.channels; ++m) {
+    hgr__onnx_tensor_set_f64(params[0], (uint64_t)m, f.scale[m]);
+    hgr__onnx_tensor_set_f64(params[1], (uint64_t)m, f.shift[m]);
+    hgr__onnx_tensor_set_f64(params[3], (uint64_t)m, 1.0);
+  }
+  affine_free(&f);
+  hgr_value_t in[5];
+  if (!status) status = hgr__onnx_runtime(node, x, &in[0]);
+  for (int i = 0; !status && i < 4; ++i) status = hgr__onnx_add_constant(node, NULL, params[i], &in[i + 1]);
+  for (int i = 0; i < 4; ++i) hgr__onnx_tensor_free(params[i]);
+  hgr_attrs_t* attrs = NULL;
+  if (!status) status = attrs_new(&attrs);
+  if (!status) status = hgr_attrs_set_float(attrs, "epsilon", 0.0);
+  if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
+  if (!status && chain_length) node->op_name = current->name;
+  hgr_value_t out;
+  if (!status) status = hgr__onnx_add_op(node, "batch_norm", in, 5, attrs, 1, &out);
+  hgr_attrs_release(attrs);
+  if (status || !chain_length) return status ? status : hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+  hgr__onnx_value_t result = {.onnx_type = HGR__ONNX_FLOAT, .has_value = true, .value = out, .ndim = x->ndim};
+  memcpy(result.shape, x->shape, sizeof(result.shape));
+  for (uint32_t i = 0; i < chain_length; ++i)
+    HGR_RETURN_IF_ERROR(hgr__onnx_fuse_into(node, chain[i], i + 1 == chain_length ? &result : NULL));
+  return HGR_OK;
+}
+
 static hgr_status_t import_batch_norm(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "epsilon momentum spatial training_mode is_test consumed_inputs"));
   int64_t spatial, training;
@@ -538,6 +642,10 @@ static hgr_status_t import_batch_norm(hgr__onnx_node_t* node) {
   for (uint32_t k = 1; k < node->output_count; ++k)
     if (node->outputs[k] && node->outputs[k]->uses)
       return HGR__ONNX_UNSUPPORTED(node, "output %u (training statistics) is used", k);
+  hgr__onnx_value_t* x;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  if (x->ndim >= 2 && is_inference_batch_norm(node->loader, node->proto, x->shape[1]))
+    return import_batch_norm_affine(node, x);
   hgr_value_t in[5];
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime_inputs(node, 0, 5, in));
   hgr_attrs_t* attrs = NULL;

@@ -445,6 +445,17 @@ static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
   return status;
 }
 
+/* Whether every input node n names is a constant already (or omitted). */
+static bool inputs_constant(const hgr__onnx_loader_t* loader, uint32_t n) {
+  const Onnx__NodeProto* proto = loader->graph->node[n];
+  for (size_t i = 0; i < proto->n_input; ++i) {
+    if (!proto->input[i] || !proto->input[i][0]) continue;
+    const hgr__onnx_value_t* v = hgr__onnx_find_value(loader, proto->input[i]);
+    if (!v || !v->defined || !v->constant) return false;
+  }
+  return true;
+}
+
 static hgr_status_t mark_outputs(hgr__onnx_loader_t* loader) {
   hgr__onnx_node_t exit_node;
   memset(&exit_node, 0, sizeof(exit_node));
@@ -571,10 +582,21 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const Onnx__ModelProt
   entry.proto = &none;
   HGR_RETURN_IF_ERROR(add_inputs(loader, &entry));
   HGR_RETURN_IF_ERROR(find_live(loader));
-  for (uint32_t n = 0; n < (uint32_t)model->graph->n_node; ++n) {
-    if (!loader->live[n] || loader->fused[n]) continue;
-    HGR_RETURN_IF_ERROR(import_node(loader, n));
-  }
+  /* First every node computable from constants alone, so that the fusions looking
+   * ahead see the constants later nodes would fold (densenet's per-channel scales are
+   * Unsqueezed after the BatchNormalization they follow); then the rest, in order. */
+  bool* done = calloc(model->graph->n_node + 1, sizeof(bool));
+  if (!done) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  hgr_status_t status = HGR_OK;
+  for (uint32_t n = 0; !status && n < (uint32_t)model->graph->n_node; ++n)
+    if (loader->live[n] && inputs_constant(loader, n)) {
+      status = import_node(loader, n);
+      done[n] = true;
+    }
+  for (uint32_t n = 0; !status && n < (uint32_t)model->graph->n_node; ++n)
+    if (loader->live[n] && !loader->fused[n] && !done[n]) status = import_node(loader, n);
+  free(done);
+  HGR_RETURN_IF_ERROR(status);
   HGR_RETURN_IF_ERROR(mark_outputs(loader));
   HGR_RETURN_IF_ERROR(hgr_builder_finish(loader->builder, out_graph, out_params));
   rename_nodes(loader, *out_graph);
