@@ -7,7 +7,8 @@
  * 2 GiB. Every refusal must name what and where; nothing may leak (ASan).
  *
  *   test_onnx_load           the loader only (no device)
- *   test_onnx_load run       a loaded Conv+BatchNormalization+Add+Relu model on pocl:0
+ *   test_onnx_load run       fused models (Conv+BatchNormalization+Add+Relu;
+ *                            BatchNormalization+Mul+Add, Conv+Mul+Add) on pocl:0
  *                            against a plain-C computation */
 #include <fcntl.h>
 #include <math.h>
@@ -444,7 +445,7 @@ static void external_data_is_read_inside_the_model_folder_only(void** state) {
   assert_int_equal(system(path), 0);
 }
 
-/* ---- a fused model, run ------------------------------------------------------------ */
+/* ---- fused models, run ------------------------------------------------------------ */
 
 /* Conv(x, w, bias) -> BatchNormalization -> Add(per-channel c) -> Relu: one conv2d
  * node after fusion, checked against the same arithmetic in C on pocl:0. */
@@ -533,9 +534,95 @@ static void fused_conv_matches_plain_arithmetic(void** state) {
   hgr_instance_release(instance);
 }
 
+/* BatchNormalization (constant statistics) -> Mul(per-channel) -> Add(per-channel) ->
+ * Relu on a graph input: one batch_norm node computing x * scale + shift, then relu;
+ * and Conv -> Mul -> Add: the Mul scales the weights and bias. */
+static void fused_batch_norm_and_scale_match_plain_arithmetic(void** state) {
+  (void)state;
+  hgr_instance_t* instance;
+  hgr_instance_options_t io;
+  hgr_instance_options_init(&io);
+  ASSERT_OK(hgr_instance_create(&io, &instance));
+  static const char* const device[1] = {"pocl:0"};
+  hgr_test_require_devices(instance, device, 1);
+  enum { C = 3, H = 4, W = 5 };
+  static float scale[C], shift[C], mean[C], var[C], mul[C], add[C], w[C * C], x[C * H * W];
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 16);
+  for (int i = 0; i < C; ++i) {
+    scale[i] = hgr_test_rng_float(&rng, 0.5f, 2);
+    shift[i] = hgr_test_rng_float(&rng, -1, 1);
+    mean[i] = hgr_test_rng_float(&rng, -1, 1);
+    var[i] = hgr_test_rng_float(&rng, 0.1f, 2);
+    mul[i] = hgr_test_rng_float(&rng, -2, 2);
+    add[i] = hgr_test_rng_float(&rng, -1, 1);
+  }
+  for (int i = 0; i < C * C; ++i) w[i] = hgr_test_rng_float(&rng, -1, 1);
+  for (size_t i = 0; i < sizeof(x) / 4; ++i) x[i] = hgr_test_rng_float(&rng, -2, 2);
+  model_t m;
+  model_init(&m, 13);
+  add_input(&m, "x", (int64_t[]){1, C, H, W}, 4);
+  static const int64_t vd[1] = {C}, ad[3] = {C, 1, 1}, wd[4] = {C, C, 1, 1};
+  add_init(&m, "scale", vd, 1, scale, C);
+  add_init(&m, "shift", vd, 1, shift, C);
+  add_init(&m, "mean", vd, 1, mean, C);
+  add_init(&m, "var", vd, 1, var, C);
+  add_init(&m, "mul", ad, 3, mul, C);
+  add_init(&m, "add", ad, 3, add, C);
+  add_init(&m, "w", wd, 4, w, C * C);
+  add_node(&m, "BatchNormalization", (const char* const[]){"x", "scale", "shift", "mean", "var"}, 5,
+           (const char* const[]){"b"}, 1);
+  add_node(&m, "Mul", (const char* const[]){"b", "mul"}, 2, (const char* const[]){"c"}, 1);
+  add_node(&m, "Add", (const char* const[]){"c", "add"}, 2, (const char* const[]){"d"}, 1);
+  add_node(&m, "Relu", (const char* const[]){"d"}, 1, (const char* const[]){"e"}, 1);
+  add_node(&m, "Conv", (const char* const[]){"e", "w"}, 2, (const char* const[]){"f"}, 1);
+  add_node(&m, "Mul", (const char* const[]){"mul", "f"}, 2, (const char* const[]){"g"}, 1);
+  add_node(&m, "Add", (const char* const[]){"g", "add"}, 2, (const char* const[]){"y"}, 1);
+  add_output(&m, "y");
+  size_t size;
+  uint8_t* bytes = pack(&m, &size);
+  hgr_graph_t* graph;
+  hgr_params_t* params;
+  hgr_onnx_report_t report;
+  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, NULL, &graph, &params, &report));
+  free(bytes);
+  assert_int_equal(report.fused, 4); /* Mul, Add into the batch_norm; Mul, Add into the conv */
+  assert_int_equal(report.graph_nodes, 3); /* batch_norm, relu, conv2d */
+  hgr_executor_options_t eo;
+  hgr_executor_options_init(&eo);
+  const hgr_device_binding_t binding = {0, "pocl:0"};
+  eo.bindings = &binding;
+  eo.binding_count = 1;
+  hgr_executor_t* executor;
+  ASSERT_OK(hgr_executor_create(instance, graph, &eo, &executor));
+  size_t unused;
+  ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
+  ASSERT_OK(hgr_executor_set_input_by_name(executor, "x", x, sizeof(x)));
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_wait(executor));
+  float y[C * H * W];
+  ASSERT_OK(hgr_executor_get_output(executor, 0, y, sizeof(y)));
+  for (int o = 0; o < C; ++o)
+    for (int p = 0; p < H * W; ++p) {
+      double f = 0;
+      for (int c = 0; c < C; ++c) {
+        double e = ((double)x[c * H * W + p] - mean[c]) / sqrt((double)var[c] + 1e-5) * scale[c] + shift[c];
+        e = e * mul[c] + add[c];
+        f += (double)w[o * C + c] * (e > 0 ? e : 0);
+      }
+      double want = f * mul[o] + add[o];
+      assert_true(fabs(y[o * H * W + p] - want) <= 1e-4 + 1e-4 * fabs(want));
+    }
+  hgr_executor_release(executor);
+  hgr_params_release(params);
+  hgr_graph_release(graph);
+  hgr_instance_release(instance);
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && !strcmp(argv[1], "run")) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(fused_conv_matches_plain_arithmetic)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(fused_conv_matches_plain_arithmetic),
+                                       cmocka_unit_test(fused_batch_norm_and_scale_match_plain_arithmetic)};
     return cmocka_run_group_tests(tests, NULL, NULL);
   }
   const struct CMUnitTest tests[] = {
