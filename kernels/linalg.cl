@@ -1,7 +1,12 @@
 /* Dense, matmul and batch_matmul: one strided float32 GEMM with local-memory tiles.
  *
  * For every batch index p (get_group_id(2)) the kernels compute
- *   C[p, i, j] = sum_l A[p, i, l] * B[p, l, j]  (+ bias[j] when has_bias)
+ *   C[p, i, j] = act(sum_l A[p, i, l] * B[p, l, j] + bias)
+ * where the bias is none (bias_mode 0), bias[j] per column (1: dense's) or bias[i]
+ * per row (2: conv2d's per output channel, when runtime/ops_conv.c runs a 1x1
+ * convolution as C[n] = W [K, C] x X[n] [C, H * W]), and act is, by its code: 0
+ * none, 1 relu max(v, 0), 2 leaky_relu (v < 0 ? v * alpha : v), 3 clip
+ * min(max(v, a_min), a_max) -- conv2d's fused epilogue (kernels/conv.cl's).
  * where C is contiguous [batch, m, n] and A and B are read through strides, so
  * transposed operands and broadcast batches (stride 0) need no copy:
  *   A[p, i, l] = a[p * a_batch + i * a_row + l * a_depth]
@@ -10,8 +15,9 @@
  * Kernels, one per tile variant, named hgr_gemm_<TX>x<TY>_<RM>x<RN>_k<BK>:
  *   (__global const float* a, __global const float* b, __global const float* bias,
  *    __global float* c, int m, int n, int k,
- *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int has_bias)
- * bias is read only when has_bias is non-zero (any buffer may be passed otherwise).
+ *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,
+ *    int act, float alpha, float a_min, float a_max)
+ * bias is read only when bias_mode is non-zero (any buffer may be passed otherwise).
  * Every index fits an int (the plan checks the element counts).
  *
  * NDRange: 3-D, local (TX, TY, 1) exactly (reqd_work_group_size), global
@@ -82,7 +88,8 @@
       hgr_gemm_##TX##x##TY##_##RM##x##RN##_k##BK(                                                   \
           __global const float* restrict a, __global const float* restrict b,                       \
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,     \
-          int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int has_bias) { \
+          int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
+          int act, float alpha, float a_min, float a_max) {                                         \
     /* a_tile[buffer][i][l]: the block's TY * RM rows of A, BK values of each */                    \
     __local float a_tile[2 * TY * RM * BK];                                                         \
     /* b_tile[buffer][l][j]: BK rows of the block's TX * RN columns of B */                         \
@@ -169,7 +176,7 @@
     HGR_REP(RM, HGR_ACC_SAVE, _, acc)                                                               \
     const int j0 = col0 + tx * RN;                                                                  \
     HGR_VEC(RN) bias_vec = (HGR_VEC(RN))(0.0f);                                                     \
-    if (has_bias) {                                                                                 \
+    if (bias_mode == 1) {                                                                           \
       if (j0 + RN <= n) {                                                                           \
         bias_vec = HGR_VLOAD(RN)(0, bias + j0);                                                     \
       } else {                                                                                      \
@@ -181,7 +188,11 @@
     for (int r = 0; r < RM; ++r) {                                                                  \
       const int i = row0 + ty * RM + r;                                                             \
       if (i >= m) break;                                                                            \
-      const HGR_VEC(RN) out = acc[r] + bias_vec;                                                    \
+      HGR_VEC(RN) out = acc[r] + bias_vec;                                                          \
+      if (bias_mode == 2) out += (HGR_VEC(RN))(bias[i]);                                            \
+      if (act == 1) out = fmax(out, (HGR_VEC(RN))(0.0f));                                           \
+      else if (act == 2) out = out < (HGR_VEC(RN))(0.0f) ? out * alpha : out;                       \
+      else if (act == 3) out = fmin(fmax(out, (HGR_VEC(RN))(a_min)), (HGR_VEC(RN))(a_max));         \
       if (j0 + RN <= n) {                                                                           \
         HGR_VSTORE(RN)(out, 0, c + i * n + j0);                                                     \
       } else {                                                                                      \
