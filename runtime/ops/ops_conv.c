@@ -362,7 +362,7 @@ static bool is_pointwise(const conv_t* p) {
          p->padding[1] == 0 && p->padding[2] == 0 && p->padding[3] == 0 && p->groups == 1;
 }
 
-static hgr_status_t plan_pointwise(hgr__op_ctx_t* ctx, const conv_t* p) {
+static hgr__gemm_t pointwise_gemm(const conv_t* p) {
   int64_t hw = p->h * p->w;
   hgr__gemm_t g = {p->n, p->k, hw, p->c, 0, p->c, 1, p->c * hw, hw, 1,
                    p->bias ? HGR__GEMM_BIAS_ROW : HGR__GEMM_BIAS_NONE,
@@ -371,7 +371,7 @@ static hgr_status_t plan_pointwise(hgr__op_ctx_t* ctx, const conv_t* p) {
                    : p->activation == FLAG_CLIP       ? HGR__GEMM_ACT_CLIP
                                                       : HGR__GEMM_ACT_NONE,
                    p->alpha, p->a_min, p->a_max, true};
-  return hgr__gemm_plan(ctx, &g);
+  return g;
 }
 
 static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
@@ -379,7 +379,11 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
   uint64_t outputs = hgr__op_output(ctx, 0)->element_count; /* [n, k, oh, ow] (infer_conv2d) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
-  if (is_pointwise(&p) && p.c > 0) return plan_pointwise(ctx, &p);
+  if (is_pointwise(&p) && p.c > 0) {
+    hgr__gemm_t g = pointwise_gemm(&p);
+    /* without local memory the direct kernel below runs it */
+    if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan(ctx, &g);
+  }
   tile_plan_t tile;
   bool tiled = p.groups == 1 && outputs > 0 && p.c > 0 && choose_tile(&p, &ctx->limits, &tile);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, tiled ? tile.variant->kernel : "hgr_conv2d_direct");

@@ -34,6 +34,9 @@ typedef struct hgr__gemm_t {
   bool swap_inputs;          /* A is input 1, B input 0 */
 } hgr__gemm_t;
 
+/* Whether some GEMM tile variant fits the device's limits (it needs local memory). */
+bool hgr__gemm_fits(const hgr__limits_t* limits, const hgr__gemm_t* g);
+
 /* Appends the GEMM's launch (kernel of kernels/linalg.cl) to the op's plan: the
  * tile variant that fits ctx's device limits with the least estimated time. The
  * caller has checked the inputs' dtypes and element counts (below INT32_MAX). */

@@ -77,6 +77,8 @@ static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gem
   return best;
 }
 
+bool hgr__gemm_fits(const hgr__limits_t* limits, const gemm_t* g) { return pick_variant(limits, g) != NULL; }
+
 /* Every input is float32 with an element count the kernels can index. */
 static hgr_status_t check_inputs(const hgr__op_ctx_t* ctx) {
   for (uint32_t i = 0; i < hgr__op_input_count(ctx); ++i) {
