@@ -10,13 +10,15 @@
  * where C is contiguous [batch, m, n] and A and B are read through strides, so
  * transposed operands and broadcast batches (stride 0) need no copy:
  *   A[p, i, l] = a[p * a_batch + i * a_row + l * a_depth]
- *   B[p, l, j] = b[p * b_batch + l * b_depth + j * b_col]
+ *   B[p, l, j] = b[p * b_batch + l * b_depth + (j / b_wrap) * b_wrap_stride + (j % b_wrap) * b_col]
+ * (b_wrap >= n: plainly j * b_col; a smaller b_wrap walks B's columns as the pixels
+ * of a 2-D image, b_wrap per row: a strided 1x1 convolution's input)
  *
  * Kernels, one per tile variant, named hgr_gemm_<TX>x<TY>_<RM>x<RN>_k<BK>:
  *   (__global const float* a, __global const float* b, __global const float* bias,
  *    __global float* c, int m, int n, int k,
  *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,
- *    int act, float alpha, float a_min, float a_max)
+ *    int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride)
  * bias is read only when bias_mode is non-zero (any buffer may be passed otherwise).
  * Every index fits an int (the plan checks the element counts).
  *
@@ -89,7 +91,7 @@
           __global const float* restrict a, __global const float* restrict b,                       \
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,     \
           int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
-          int act, float alpha, float a_min, float a_max) {                                         \
+          int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {          \
     /* a_tile[buffer][i][l]: the block's TY * RM rows of A, BK values of each */                    \
     __local float a_tile[2 * TY * RM * BK];                                                         \
     /* b_tile[buffer][l][j]: BK rows of the block's TX * RN columns of B */                         \
@@ -102,7 +104,8 @@
     a += p * a_batch;                                                                               \
     b += p * b_batch;                                                                               \
     c += p * m * n;                                                                                 \
-    const bool rows_inside = row0 + TY * RM <= m, cols_inside = col0 + TX * RN <= n;                \
+    const bool rows_inside = row0 + TY * RM <= m;                                                   \
+    const bool cols_inside = col0 + TX * RN <= n && b_wrap >= n; /* and B's columns plain */        \
     const int tile_depth = BK; /* for HGR_ACC_MAD */                                                \
     HGR_REP(RM, HGR_ACC_ZERO, HGR_VEC(RN), _)                                                       \
     for (int k0 = 0; k0 < k; k0 += BK) {                                                            \
@@ -160,7 +163,10 @@
           const uint e = s * (TX * TY) + item;                                                      \
           const int l = e / (TX * RN), j = e % (TX * RN);                                           \
           float v = 0.0f;                                                                           \
-          if (k0 + l < k && col0 + j < n) v = b[(k0 + l) * b_depth + (col0 + j) * b_col];           \
+          if (k0 + l < k && col0 + j < n) {                                                         \
+            const uint jj = (uint)(col0 + j), q = jj / (uint)b_wrap;                                \
+            v = b[(k0 + l) * b_depth + (int)q * b_wrap_stride + (int)(jj - q * (uint)b_wrap) * b_col]; \
+          }                                                                                         \
           b_buf[l * (TX * RN) + j] = v;                                                             \
         }                                                                                           \
       }                                                                                             \

@@ -473,10 +473,10 @@ static void small_device_limits_still_work(void** state) {
   check_with_limits(cases, COUNT(cases), 64, 64, 0);
 }
 
-/* 1x1 convolutions with stride 1, no padding and one group run as the GEMM of
- * kernels/linalg.cl (bias per output channel = per row): with and without the bias,
- * every epilogue, batches of 1 and 2, and channel and pixel counts no multiple of
- * any GEMM tile. */
+/* 1x1 convolutions with no padding and one group run as the GEMM of
+ * kernels/linalg.cl (bias per output channel = per row; strides read the input as
+ * an image): with and without the bias, every epilogue, batches of 1 and 2, strides
+ * 1, 2 and 3, and channel and pixel counts no multiple of any GEMM tile. */
 static void pointwise_convs_match_reference(void** state) {
   (void)state;
   static const conv_case_t cases[] = {
@@ -488,9 +488,12 @@ static void pointwise_convs_match_reference(void** state) {
       {{2, 33, 1, 1}, {9, 33, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
       {{1, 16, 6, 6}, {32, 16, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
       {{2, 5, 7, 3}, {6, 5, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
-      /* a 1x1 that is no GEMM: dilated (as the GEMM), strided and padded ones */
+      /* dilated (no matter for 1x1) and strided: the GEMM reads B as an image */
       {{1, 6, 7, 7}, {4, 6, 1, 1}, P(1, 1, 0, 0, 0, 0, 2, 2, 1, false), NULL, true},
       {{1, 6, 7, 7}, {4, 6, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{2, 5, 9, 8}, {7, 5, 1, 1}, P(2, 3, 0, 0, 0, 0, 1, 1, 1, true), NULL, true},
+      {{2, 5, 10, 1}, {3, 5, 1, 1}, P(3, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      /* padded: not a GEMM (the tiled kernel) */
       {{1, 6, 5, 5}, {4, 6, 1, 1}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
   };
   static const epilogue_t epilogues[] = {
@@ -504,6 +507,8 @@ static void pointwise_convs_match_reference(void** state) {
       {HGR_REF_ACT_CLIP, 0, -0.25f, 0.25f},
       {HGR_REF_ACT_CLIP, 0, 0, 6},
       {HGR_REF_ACT_LEAKY_RELU, 0.25f, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
       {0, 0, 0, 0},
   };
   check_cases_with(cases, epilogues, COUNT(cases), 23);
@@ -512,8 +517,9 @@ static void pointwise_convs_match_reference(void** state) {
   static const conv_case_t large[] = {
       {{1, 256, 14, 14}, {136, 256, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), NULL, true},
       {{2, 70, 17, 23}, {130, 70, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{2, 64, 29, 27}, {136, 64, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, true), NULL, true},
   };
-  static const epilogue_t large_epilogues[] = {{0, 0, 0, 0}, {HGR_REF_ACT_CLIP, 0, -1, 1}};
+  static const epilogue_t large_epilogues[] = {{0, 0, 0, 0}, {HGR_REF_ACT_CLIP, 0, -1, 1}, {0, 0, 0, 0}};
   check_cases_with(large, large_epilogues, COUNT(large), 24);
 }
 

@@ -275,7 +275,7 @@ static float apply_epilogue(const epilogue_t* e, float v) {
  * arguments, and returns c's count values (malloc'd). */
 static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64_t a_count, const float* b,
                       uint64_t b_count, const float* bias, uint64_t bias_count, uint64_t c_count,
-                      const int32_t* ints, uint32_t int_count, const epilogue_t* epilogue,
+                      const int32_t* ints, uint32_t int_count, const epilogue_t* epilogue, const int32_t* wrap,
                       const hgr__launch_t* launch) {
   cl_mem mems[4] = {raw_buffer(raw, a, a_count), raw_buffer(raw, b, b_count),
                     bias ? raw_buffer(raw, bias, bias_count) : NULL, raw_buffer(raw, NULL, c_count)};
@@ -286,6 +286,8 @@ static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64
   CL_CHECK(clSetKernelArg(kernel, 5 + int_count, sizeof(cl_float), &epilogue->alpha));
   CL_CHECK(clSetKernelArg(kernel, 6 + int_count, sizeof(cl_float), &epilogue->a_min));
   CL_CHECK(clSetKernelArg(kernel, 7 + int_count, sizeof(cl_float), &epilogue->a_max));
+  CL_CHECK(clSetKernelArg(kernel, 8 + int_count, sizeof(cl_int), &wrap[0]));
+  CL_CHECK(clSetKernelArg(kernel, 9 + int_count, sizeof(cl_int), &wrap[1]));
   CL_CHECK(clEnqueueNDRangeKernel(raw->queue, kernel, launch->work_dim, NULL, launch->global, launch->local, 0, NULL,
                                   NULL));
   float* c = malloc((c_count ? c_count : 1) * sizeof(float));
@@ -343,7 +345,7 @@ static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, h
   launch.global[1] = (size_t)((m + ty * rm - 1) / (ty * rm) * ty);
   launch.global[2] = (size_t)batch;
   float* got = raw_run(raw, kernel, a, a_count, b, b_count, bias_mode ? bias : NULL, (uint64_t)bias_count, c_count,
-                       ints, 10, &epilogues[act], &launch);
+                       ints, 10, &epilogues[act], (int32_t[]){(int32_t)n, 0}, &launch);
   char what[256];
   snprintf(what, sizeof(what),
            "%s, batches %lld/%lld, m %lld, n %lld, k %lld, transpose_a %d, transpose_b %d, bias mode %d, act %d", name,
@@ -463,7 +465,9 @@ static void tiny_device_limits_get_a_variant_that_fits(void** state) {
     cl_kernel kernel = clCreateKernel(raw.program, plan->kernel, &error);
     CL_CHECK(error);
     int32_t ints[10];
-    assert_int_equal(plan->arg_count, 18);
+    assert_int_equal(plan->arg_count, 20);
+    assert_int_equal(plan->args[18].i, n); /* no wrap */
+    assert_int_equal(plan->args[19].i, 0);
     assert_int_equal(plan->args[9 + 4].i, 1); /* bias per column */
     assert_int_equal(plan->args[14].kind, HGR__ARG_INT);
     assert_int_equal(plan->args[14].i, 0); /* no activation */
@@ -473,7 +477,8 @@ static void tiny_device_limits_get_a_variant_that_fits(void** state) {
       ints[i] = plan->args[4 + i].i;
     }
     float* got = raw_run(&raw, kernel, x, (uint64_t)(m * k), w, (uint64_t)(n * k), bias, (uint64_t)n,
-                         (uint64_t)(m * n), ints, 10, &no_epilogue, &plan->launch);
+                         (uint64_t)(m * n), ints, 10, &no_epilogue, (int32_t[]){plan->args[18].i, plan->args[19].i},
+                         &plan->launch);
     char what[128];
     snprintf(what, sizeof(what), "dense with %s for max_work_group %zu", plan->kernel, limits[s].max_work_group);
     expect_close(got, y, (uint64_t)(m * n), dense_atol(x, w, bias, m, k, n), what);

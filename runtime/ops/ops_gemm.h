@@ -8,7 +8,10 @@
 
 /* A GEMM in the kernel's terms: element (p, i, l) of A is
  * a[p * a_batch + i * a_row + l * a_depth], (p, l, j) of B is
- * b[p * b_batch + l * b_depth + j * b_col]; C is contiguous [batch, m, n]. A is
+ * b[p * b_batch + l * b_depth + j * b_col], or with b_wrap > 0
+ * b[p * b_batch + l * b_depth + (j / b_wrap) * b_wrap_stride + (j % b_wrap) * b_col]
+ * (B's columns as the pixels of a 2-D image, b_wrap per row); C is contiguous
+ * [batch, m, n]. A is
  * the op's input 0 and B its input 1 (the other way round with swap_inputs), the
  * bias its input 2, C its output 0. */
 typedef enum hgr__gemm_bias_t {
@@ -32,6 +35,7 @@ typedef struct hgr__gemm_t {
   hgr__gemm_act_t act;
   float alpha, a_min, a_max; /* act's parameters */
   bool swap_inputs;          /* A is input 1, B input 0 */
+  int64_t b_wrap, b_wrap_stride; /* 0, 0: B's columns plain */
 } hgr__gemm_t;
 
 /* Whether some GEMM tile variant fits the device's limits (it needs local memory). */

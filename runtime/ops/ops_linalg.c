@@ -129,6 +129,9 @@ hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) {
   hgr__launch_float(ctx, l, g->alpha);
   hgr__launch_float(ctx, l, g->a_min);
   hgr__launch_float(ctx, l, g->a_max);
+  /* a wrap of at least n is no wrap */
+  hgr__launch_int(ctx, l, g->b_wrap > 0 && g->b_wrap < g->n ? (int32_t)g->b_wrap : (int32_t)(g->n > 0 ? g->n : 1));
+  hgr__launch_int(ctx, l, g->b_wrap > 0 && g->b_wrap < g->n ? (int32_t)g->b_wrap_stride : 0);
   size_t global[3] = {(size_t)((g->n + v->tx * v->rn - 1) / (v->tx * v->rn)) * (size_t)v->tx,
                       (size_t)((g->m + v->ty * v->rm - 1) / (v->ty * v->rm)) * (size_t)v->ty,
                       empty ? 1 : (size_t)g->batch};
@@ -211,7 +214,7 @@ static hgr_status_t dense_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64
   *out_ndim = data->ndim;
   /* B[l, j] = weight[j, l] */
   *out_gemm = (gemm_t){1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in,
-                       has_bias ? HGR__GEMM_BIAS_COLUMN : HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false};
+                       has_bias ? HGR__GEMM_BIAS_COLUMN : HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0};
   return check_inputs(ctx);
 }
 
@@ -242,7 +245,7 @@ static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int6
   shape[ndim - 1] = n;
   *out_ndim = ndim;
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n,
-                       transpose_b ? k : 1, HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false};
+                       transpose_b ? k : 1, HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0};
   return check_inputs(ctx);
 }
 
@@ -278,7 +281,7 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
   *out_gemm = (gemm_t){batch, m, n, k,
                        x_batch == 1 ? 0 : m * k, transpose_a ? 1 : k, transpose_a ? m : 1,
                        y_batch == 1 ? 0 : k * n, transpose_b ? 1 : n, transpose_b ? k : 1,
-                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0};
   return check_inputs(ctx);
 }
 
