@@ -428,7 +428,8 @@ static void tiles_follow_device_limits(void** state) {
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
   const hgr__launch_t* launch = &ctx.launches[0].launch;
   assert_true(launch->use_local && launch->work_dim == 3);
-  assert_true(launch->local[0] * launch->local[1] * launch->local[2] <= 64);
+  assert_true(launch->local[0] * launch->local[1] * launch->local[2] <= 256);
+  assert_true(launch->local[2] * 8 <= 64); /* at most 64 output channels per work-group */
   hgr__op_ctx_free(&ctx);
 
   hgr__limits_t single = {1, {1, 1, 1}, 64 * 1024};
