@@ -26,7 +26,9 @@
  * output_padding + 1 (likewise OW), at least 1. It runs
  * hgr_conv2d_transpose_direct, one work-item per output gathering its taps.
  *
- * Kernels: groups == 1 runs a kernel tiled in local memory (hgr_conv2d_tiled_*),
+ * Kernels: a 1x1 kernel with no padding and groups == 1 runs the GEMM of
+ * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); other
+ * convolutions with groups == 1 run a kernel tiled in local memory (hgr_conv2d_tiled_*),
  * with the tile variant and work-group shape chosen here from the device's limits;
  * grouped and depthwise convolutions, and shapes no tile fits, run
  * hgr_conv2d_direct (one work-item per output, reading global memory). */

@@ -15,7 +15,10 @@
  *                 be 1 and broadcasts; output [max batch, M, N]. Attrs out_dtype,
  *                 transpose_a (false), transpose_b (true).
  * units may be absent or "None"; when given it must equal the weight's. out_dtype
- * may be "" or "float32" (everything is float32). */
+ * may be "" or "float32" (everything is float32).
+ *
+ * hgr__gemm_plan (ops_gemm.h) plans the same GEMM for other families' ops: conv2d
+ * runs its 1x1 convolutions through it, with a bias per row and its activation. */
 #include <stdio.h>
 #include <string.h>
 
