@@ -265,6 +265,8 @@ static bool fit_chunk(const conv_t* p, const hgr__limits_t* limits, tile_plan_t*
   int64_t toc = t->variant->ocb * t->lz, tow = t->variant->pxb * t->lx;
   t->tih = (t->ly - 1) * p->strides[0] + (p->kh - 1) * p->dilation[0] + 1;
   t->tiw = (tow - 1) * p->strides[1] + (p->kw - 1) * p->dilation[1] + 1;
+  /* the strided kernels store each row as its SW phases, TIW / SW columns each */
+  if (t->variant->strided) t->tiw = ceil_div(t->tiw, p->strides[1]) * p->strides[1];
   if (t->tih > INT32_MAX / 4 || t->tiw > INT32_MAX / 4) return false;
   for (int64_t cap = min64(TILE_MAX_CHUNK, p->c); cap >= 1; cap /= 2) {
     int64_t chunks = ceil_div(p->c, cap);
