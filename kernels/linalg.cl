@@ -140,12 +140,21 @@
           a_buf[i * BK + l] = v;                                                                    \
         }                                                                                           \
       }                                                                                             \
-      if (cols_inside && depth_inside && b_col == 1) {                                              \
-        /* rows of B are contiguous */                                                              \
+      if (depth_inside && b_col == 1 && b_wrap >= n) {                                              \
+        /* rows of B are contiguous; zeros past column n (a partial tile) */                        \
         for (uint s = 0; s < (BK * TX * RN / 4) / (TX * TY); ++s) {                                 \
           const uint e = s * (TX * TY) + item;                                                      \
           const int l = e / (TX * RN / 4), j = e % (TX * RN / 4) * 4;                               \
-          vstore4(vload4(0, b + (k0 + l) * b_depth + col0 + j), 0, b_buf + l * (TX * RN) + j);      \
+          __global const float* src = b + (k0 + l) * b_depth + col0 + j;                            \
+          float4 v = (float4)(0.0f);                                                                \
+          if (col0 + j + 4 <= n) {                                                                  \
+            v = vload4(0, src);                                                                     \
+          } else {                                                                                  \
+            if (col0 + j < n) v.s0 = src[0];                                                        \
+            if (col0 + j + 1 < n) v.s1 = src[1];                                                    \
+            if (col0 + j + 2 < n) v.s2 = src[2];                                                    \
+          }                                                                                         \
+          vstore4(v, 0, b_buf + l * (TX * RN) + j);                                                 \
         }                                                                                           \
       } else if (cols_inside && depth_inside && b_depth == 1) {                                     \
         /* B is stored transposed (dense weights [units, in]): read along its rows */               \
@@ -158,15 +167,30 @@
           b_buf[(l + 2) * (TX * RN) + j] = v.s2;                                                    \
           b_buf[(l + 3) * (TX * RN) + j] = v.s3;                                                    \
         }                                                                                           \
+      } else if (b_wrap < n) {                                                                      \
+        /* B's columns are an image's pixels: one division per 4 columns */                         \
+        for (uint s = 0; s < (BK * TX * RN / 4) / (TX * TY); ++s) {                                 \
+          const uint e = s * (TX * TY) + item;                                                      \
+          const int l = e / (TX * RN / 4), j = e % (TX * RN / 4) * 4;                               \
+          const uint jj = (uint)(col0 + j);                                                         \
+          uint q = jj / (uint)b_wrap, r = jj - q * (uint)b_wrap;                                    \
+          __global const float* src = b + (k0 + l) * b_depth;                                       \
+          for (int t = 0; t < 4; ++t) {                                                             \
+            float v = 0.0f;                                                                         \
+            if (k0 + l < k && col0 + j + t < n) v = src[(int)q * b_wrap_stride + (int)r * b_col];   \
+            b_buf[l * (TX * RN) + j + t] = v;                                                       \
+            if (++r == (uint)b_wrap) {                                                              \
+              r = 0;                                                                                \
+              ++q;                                                                                  \
+            }                                                                                       \
+          }                                                                                         \
+        }                                                                                           \
       } else {                                                                                      \
         for (uint s = 0; s < (BK * TX * RN) / (TX * TY); ++s) {                                     \
           const uint e = s * (TX * TY) + item;                                                      \
           const int l = e / (TX * RN), j = e % (TX * RN);                                           \
           float v = 0.0f;                                                                           \
-          if (k0 + l < k && col0 + j < n) {                                                         \
-            const uint jj = (uint)(col0 + j), q = jj / (uint)b_wrap;                                \
-            v = b[(k0 + l) * b_depth + (int)q * b_wrap_stride + (int)(jj - q * (uint)b_wrap) * b_col]; \
-          }                                                                                         \
+          if (k0 + l < k && col0 + j < n) v = b[(k0 + l) * b_depth + (col0 + j) * b_col];           \
           b_buf[l * (TX * RN) + j] = v;                                                             \
         }                                                                                           \
       }                                                                                             \
