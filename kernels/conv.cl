@@ -14,7 +14,8 @@
  *
  * hgr_conv2d_transpose_direct: conv2d_transpose (below), the same arguments and meta.
  *
- * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: groups == 1. A work-group computes a block of
+ * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: any groups (the plan takes it for groups == 1 and
+ *   groups of at least 8 output channels). A work-group computes a block of
  *   TOC = OCB*LZ output channels x LY output rows x TOW = PXB*LX output columns of one
  *   image; each work-item a register block of OCB channels x PXB consecutive
  *   columns of one row (a floatPXB accumulator per channel). The input channels go
@@ -28,7 +29,8 @@
  *   every variant loads them as one floatPXB (the phases replace a gather of PXB
  *   scalars: strided layers ran at half the speed of the others on PoCL).
  *   NDRange 3-D: local (LX, LY, LZ); global (LX * ceil(OW / TOW), LY * ceil(OH / LY),
- *   LZ * TILES_K * N) with TILES_K = ceil(K / TOC).
+ *   LZ * TILES_K * G * N) with TILES_K = ceil((K / G) / TOC): a block of channels never spans
+ *   two groups; the input channels of a block are those of its group.
  *   xs holds CIT * TIH * TIW floats, ws TOC * CIT * KH * KW floats, with
  *   TIH = (LY - 1) * SH + (KH - 1) * DH + 1 and TIW = (TOW - 1) * SW + (KW - 1) * DW + 1
  *   (rounded up to a multiple of SW in the "s" variants).
@@ -167,18 +169,22 @@ __kernel void hgr_conv2d_transpose_direct(__global const float* x, __global cons
     const int LX = (int)get_local_size(0), LY = (int)get_local_size(1), LZ = (int)get_local_size(2);          \
     const int tid = (lz * LY + ly) * LX + lx, threads = LX * LY * LZ;                                         \
     const int TOC = OCB * LZ, KHW = KH * KW, CHUNK = CIT * KHW;                                               \
-    const int gz = (int)get_group_id(2), n = gz / tiles_k, k0 = (gz - n * tiles_k) * TOC;                     \
+    /* z: image n, group g, block of TOC channels within the group */                                         \
+    const int G = meta[CONV_GROUPS], CG = C / G, KG = K / G;                                                  \
+    const int gz = (int)get_group_id(2), ng = gz / tiles_k, n = ng / G, g = ng - n * G;                       \
+    const int k0 = g * KG + (gz - ng * tiles_k) * TOC, k_end = k0 - (gz - ng * tiles_k) * TOC + KG;           \
+    const int c_first = g * CG;                                                                               \
     const int oh0 = (int)get_group_id(1) * LY, ow0 = (int)get_group_id(0) * LX * PXB;                         \
     const int ih0 = oh0 * SH - meta[CONV_PT], iw0 = ow0 * SW - meta[CONV_PL];                                 \
     float##PXB acc[OCB];                                                                                      \
     for (int o = 0; o < OCB; ++o) acc[o] = (float##PXB)(0.0f);                                                \
-    for (int c0 = 0; c0 < C; c0 += CIT) {                                                                     \
+    for (int c0 = 0; c0 < CG; c0 += CIT) {                                                                    \
       /* The input tile, one row of TIW per step; zeros outside the image. */                                \
       for (int row = tid; row < CIT * TIH; row += threads) {                                                  \
         const int c = row / TIH, ih = ih0 + row - c * TIH;                                                    \
         __local float* dst = xs + row * TIW;                                                                  \
-        if (c0 + c < C && ih >= 0 && ih < H) {                                                                \
-          __global const float* src = x + (((size_t)n * C + c0 + c) * H + ih) * W;                            \
+        if (c0 + c < CG && ih >= 0 && ih < H) {                                                               \
+          __global const float* src = x + (((size_t)n * C + c_first + c0 + c) * H + ih) * W;                  \
           /* DEINT: column col goes to (col % SW) * PART + col / SW */                                        \
           for (int phase = 0; phase < (DEINT ? SW : 1); ++phase) {                                            \
             __local float* out = dst + phase * PART;                                                          \
@@ -196,8 +202,8 @@ __kernel void hgr_conv2d_transpose_direct(__global const float* x, __global cons
       /* The weights of the TOC channels for this chunk: contiguous in OIHW. */                              \
       for (int row = tid; row < TOC; row += threads) {                                                        \
         const int k = k0 + row;                                                                               \
-        const int valid = k < K ? min(CIT, C - c0) * KHW : 0;                                                 \
-        __global const float* src = w + ((size_t)k * C + c0) * KHW;                                           \
+        const int valid = k < k_end ? min(CIT, CG - c0) * KHW : 0;                                            \
+        __global const float* src = w + ((size_t)k * CG + c0) * KHW;                                          \
         __local float* dst = ws + row * CHUNK;                                                                \
         for (int j = 0; j < CHUNK; ++j) {                                                                     \
           float v = 0.0f;                                                                                     \
@@ -239,7 +245,7 @@ __kernel void hgr_conv2d_transpose_direct(__global const float* x, __global cons
     if (oh < OH && ow < OW) {                                                                                 \
       for (int o = 0; o < OCB; ++o) {                                                                         \
         const int k = k0 + lz * OCB + o;                                                                      \
-        if (k >= K) break;                                                                                    \
+        if (k >= k_end) break;                                                                                \
         float##PXB v = acc[o];                                                                                \
         if (flags & CONV_HAS_BIAS) v += (float##PXB)(bias[k]);                                                \
         CONV_ACTIVATE(float##PXB, v, flags, meta);                                                            \

@@ -446,6 +446,34 @@ static void tiles_follow_device_limits(void** state) {
   hgr_optest_free(&t);
 }
 
+/* Groups of at least 8 output channels tile (one block of channels per group, so
+ * the NDRange's z counts the groups); depthwise convolutions run the direct kernel. */
+static void groups_tile_when_wide_enough(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__op_ctx_t ctx;
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"2\", \"groups\": \"2\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 96, 27, 27});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){256, 48, 5, 5});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 256, 27, 27});
+  plan_for(&t, &roomy, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
+  const hgr__launch_t* launch = &ctx.launches[0].launch;
+  /* 128 channels per group in blocks of local[2] * 8, for 2 groups */
+  assert_int_equal(launch->global[2], launch->local[2] * (128 / (launch->local[2] * 8)) * 2);
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"groups\": \"32\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
+  plan_for(&t, &roomy, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+}
+
 /* Runs cases on the test's device as if it had other limits (the instance's record
  * of the device, which the executor plans from, is changed for the duration). */
 static void check_with_limits(const conv_case_t* cases, size_t count, size_t max_work_group, size_t max_item,
@@ -472,6 +500,28 @@ static void small_device_limits_still_work(void** state) {
   check_with_limits(cases, COUNT(cases), 7, 3, 1536);
   /* no local memory: the direct kernel */
   check_with_limits(cases, COUNT(cases), 64, 64, 0);
+}
+
+/* Groups of at least 8 output channels run the tiled kernels, a block of channels
+ * per group: contiguous and strided variants, partial blocks (9 and 13 channels
+ * per group), padding, dilation and the epilogues. */
+static void tiled_groups_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 12, 9, 11}, {24, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 3, true), "1", true},
+      {{2, 16, 7, 6}, {18, 8, 3, 3}, P(2, 2, 1, 0, 1, 0, 1, 1, 2, false), "[1, 0]", false},
+      {{1, 6, 10, 9}, {26, 3, 2, 3}, P(1, 2, 1, 2, 0, 1, 2, 1, 2, false), "[1, 2, 0, 1]", true},
+      {{1, 8, 5, 5}, {32, 2, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 4, false), "0", true},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0}, {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0}, {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f}, {0, 0, 0, 0}};
+  check_cases_with(cases, epilogues, COUNT(cases), 25);
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  /* bvlc_alexnet's second layer */
+  static const conv_case_t large[] = {
+      {{1, 96, 27, 27}, {256, 48, 5, 5}, P(1, 1, 2, 2, 2, 2, 1, 1, 2, true), "2", true},
+  };
+  check_cases(large, COUNT(large), 26);
 }
 
 /* 1x1 convolutions with no padding and one group run as the GEMM of
@@ -634,8 +684,10 @@ int main(int argc, char** argv) {
       cmocka_unit_test(sizes_of_one_and_odd_match_reference),
       cmocka_unit_test(large_layers_match_reference),
       cmocka_unit_test(pointwise_convs_match_reference),
+      cmocka_unit_test(tiled_groups_match_reference),
       cmocka_unit_test(pointwise_convs_plan_the_gemm),
       cmocka_unit_test(tiles_follow_device_limits),
+      cmocka_unit_test(groups_tile_when_wide_enough),
       cmocka_unit_test(small_device_limits_still_work),
       cmocka_unit_test(bad_attrs_and_shapes_are_rejected),
       cmocka_unit_test(bad_ranks_are_rejected),

@@ -28,10 +28,11 @@
  *
  * Kernels: a 1x1 kernel with no padding and groups == 1 runs the GEMM of
  * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); other
- * convolutions with groups == 1 run a kernel tiled in local memory (hgr_conv2d_tiled_*),
- * with the tile variant and work-group shape chosen here from the device's limits;
- * grouped and depthwise convolutions, and shapes no tile fits, run
- * hgr_conv2d_direct (one work-item per output, reading global memory). */
+ * convolutions with groups == 1 or groups of at least 8 output channels run a kernel
+ * tiled in local memory (hgr_conv2d_tiled_*), with the tile variant and work-group
+ * shape chosen here from the device's limits; depthwise convolutions and groups of
+ * fewer channels, and shapes no tile fits, run hgr_conv2d_direct (one work-item per
+ * output, reading global memory). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,6 +87,9 @@ static const tile_variant_t tile_variants[] = {
  * faster, and the large layers no slower). */
 #define TILE_TARGET_WORK_GROUP 256
 #define TILE_MAX_TOC 64
+/* The fewest output channels per group that the tiled kernels take a grouped
+ * convolution with (bvlc_alexnet's groups of 2 ran 10x slower in the direct kernel). */
+#define TILE_MIN_GROUP_CHANNELS 8
 /* The most input channels per chunk (a chunk's tiles are reloaded per chunk). */
 #define TILE_MAX_CHUNK 16
 
@@ -268,9 +272,10 @@ static bool fit_chunk(const conv_t* p, const hgr__limits_t* limits, tile_plan_t*
   /* the strided kernels store each row as its SW phases, TIW / SW columns each */
   if (t->variant->strided) t->tiw = ceil_div(t->tiw, p->strides[1]) * p->strides[1];
   if (t->tih > INT32_MAX / 4 || t->tiw > INT32_MAX / 4) return false;
-  for (int64_t cap = min64(TILE_MAX_CHUNK, p->c); cap >= 1; cap /= 2) {
-    int64_t chunks = ceil_div(p->c, cap);
-    int64_t cit = ceil_div(p->c, chunks);
+  int64_t cg = p->c / p->groups; /* a work-group's input channels: its group's */
+  for (int64_t cap = min64(TILE_MAX_CHUNK, cg); cap >= 1; cap /= 2) {
+    int64_t chunks = ceil_div(cg, cap);
+    int64_t cit = ceil_div(cg, chunks);
     int64_t xs = cit * t->tih * t->tiw, ws = toc * cit * p->kh * p->kw;
     /* Both tiles are indexed with int in the kernel; the test against local memory
      * keeps them far below that. */
@@ -306,7 +311,7 @@ static bool fit_variant(const conv_t* p, const hgr__limits_t* limits, const tile
   int64_t item[3];
   for (int d = 0; d < 3; ++d) item[d] = max64(1, (int64_t)min64((int64_t)limits->max_work_item[d], budget));
   t->lx = balanced(ceil_div(p->ow, variant->pxb), item[0]);
-  t->lz = balanced(ceil_div(p->k, variant->ocb), min64(min64(item[2], budget / t->lx), TILE_MAX_TOC / variant->ocb));
+  t->lz = balanced(ceil_div(p->k / p->groups, variant->ocb), min64(min64(item[2], budget / t->lx), TILE_MAX_TOC / variant->ocb));
   t->ly = balanced(p->oh, min64(item[1], budget / (t->lx * t->lz)));
   for (;;) {
     if (fit_chunk(p, limits, t)) return true;
@@ -325,7 +330,7 @@ static bool choose_tile(const conv_t* p, const hgr__limits_t* limits, tile_plan_
     if (variant->strided != strided) continue;
     /* A block much wider or deeper than the output is mostly wasted work. */
     if (variant->pxb > 4 && p->ow <= 4) continue;
-    if (variant->ocb > 4 && p->k <= 4) continue;
+    if (variant->ocb > 4 && p->k / p->groups <= 4) continue;
     if (fit_variant(p, limits, variant, out)) return true;
   }
   return false;
@@ -359,7 +364,7 @@ static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t*
     meta[META_CIT] = (int32_t)t->cit;
     meta[META_TIH] = (int32_t)t->tih;
     meta[META_TIW] = (int32_t)t->tiw;
-    meta[META_TILES_K] = (int32_t)ceil_div(p->k, t->variant->ocb * t->lz);
+    meta[META_TILES_K] = (int32_t)ceil_div(p->k / p->groups, t->variant->ocb * t->lz);
   }
   hgr__launch_meta(ctx, l, meta, META_COUNT);
 }
@@ -405,7 +410,10 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
     if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan(ctx, &g);
   }
   tile_plan_t tile;
-  bool tiled = p.groups == 1 && outputs > 0 && p.c > 0 && choose_tile(&p, &ctx->limits, &tile);
+  /* grouped convolutions tile by group, where a group has channels enough to fill
+   * a block (depthwise ones run the direct kernel) */
+  bool tiled = (p.groups == 1 || p.k / p.groups >= TILE_MIN_GROUP_CHANNELS) && outputs > 0 && p.c > 0 &&
+               choose_tile(&p, &ctx->limits, &tile);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, tiled ? tile.variant->kernel : "hgr_conv2d_direct");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_input(ctx, l, 1);
@@ -419,10 +427,10 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   }
   hgr__launch_local(ctx, l, (size_t)tile.xs_floats * sizeof(float));
   hgr__launch_local(ctx, l, (size_t)tile.ws_floats * sizeof(float));
-  int64_t tiles_k = ceil_div(p.k, tile.variant->ocb * tile.lz);
+  int64_t tiles_k = ceil_div(p.k / p.groups, tile.variant->ocb * tile.lz);
   size_t local[3] = {(size_t)tile.lx, (size_t)tile.ly, (size_t)tile.lz};
   size_t global[3] = {(size_t)(tile.lx * ceil_div(p.ow, tile.variant->pxb * tile.lx)),
-                      (size_t)(tile.ly * ceil_div(p.oh, tile.ly)), (size_t)(tile.lz * tiles_k * p.n)};
+                      (size_t)(tile.ly * ceil_div(p.oh, tile.ly)), (size_t)(tile.lz * tiles_k * p.groups * p.n)};
   hgr__launch_nd(l, 3, global, local);
   return HGR_OK;
 }
