@@ -243,3 +243,70 @@ HGR_GEMM(4, 4, 8, 8, 16)   /* 32 x 32, 16 items, 8 KiB */
 HGR_GEMM(2, 2, 8, 8, 16)   /* 16 x 16, 4 items, 4 KiB */
 HGR_GEMM(1, 1, 8, 8, 16)   /* 8 x 8, 1 item, 2 KiB */
 HGR_GEMM(1, 1, 4, 4, 8)    /* 4 x 4, 1 item, 512 bytes */
+
+/* hgr_gemv_t4: the GEMM's arguments and meaning for one row of A (m == 1) and B
+ * stored transposed with contiguous rows (b_depth == 1, no b_wrap): dense on a
+ * single row of data, whose weights [units, in] are B's rows. A GEMM tile would
+ * spend most of its time on the one-row A tile; this is a matrix-vector product,
+ * bound by reading B once: each work-item (a work-group of one) takes 4 columns of
+ * C and streams their 4 rows of B in float8s, so a CPU driver runs it as plain
+ * vector code. NDRange (ceil(n / 4), 1, batch), local (1, 1, 1). A is read through
+ * a_depth (any stride); bias_mode 1 (per column) or 0; act as the GEMM's. */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void hgr_gemv_t4(
+    __global const float* restrict a, __global const float* restrict b, __global const float* restrict bias,
+    __global float* restrict c, int m, int n, int k, int a_batch, int a_row, int a_depth, int b_batch, int b_depth,
+    int b_col, int bias_mode, int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {
+  const int j0 = (int)get_group_id(0) * 4, p = (int)get_group_id(2);
+  if (m < 1 || j0 >= n) return;
+  a += p * a_batch;
+  b += p * b_batch;
+  c += p * m * n;
+  /* rows past n repeat the last one (read, never stored) */
+  __global const float* b0 = b + min(j0, n - 1) * b_col;
+  __global const float* b1 = b + min(j0 + 1, n - 1) * b_col;
+  __global const float* b2 = b + min(j0 + 2, n - 1) * b_col;
+  __global const float* b3 = b + min(j0 + 3, n - 1) * b_col;
+  float8 s0 = (float8)(0.0f), s1 = (float8)(0.0f), s2 = (float8)(0.0f), s3 = (float8)(0.0f);
+  int l = 0;
+  if (a_depth == 1) {
+    for (; l + 8 <= k; l += 8) {
+      const float8 x = vload8(0, a + l);
+      s0 = x * vload8(0, b0 + l) + s0;
+      s1 = x * vload8(0, b1 + l) + s1;
+      s2 = x * vload8(0, b2 + l) + s2;
+      s3 = x * vload8(0, b3 + l) + s3;
+    }
+  }
+  float t0 = 0.0f, t1 = 0.0f, t2 = 0.0f, t3 = 0.0f;
+  for (; l < k; ++l) {
+    const float x = a[l * a_depth];
+    t0 = x * b0[l] + t0;
+    t1 = x * b1[l] + t1;
+    t2 = x * b2[l] + t2;
+    t3 = x * b3[l] + t3;
+  }
+  /* the horizontal sums through private memory: Oclgrind 21.10 mistakes the shadow
+   * of the narrowing shuffles a direct sum compiles to (values "uninitialized") */
+  float part[32];
+  vstore8(s0, 0, part);
+  vstore8(s1, 1, part);
+  vstore8(s2, 2, part);
+  vstore8(s3, 3, part);
+  float sum[4] = {t0, t1, t2, t3};
+  for (int r = 0; r < 4; ++r)
+    for (int e = 0; e < 8; ++e) sum[r] += part[r * 8 + e];
+  float4 out = vload4(0, sum);
+  if (bias_mode == 1)
+    out += (float4)(bias[min(j0, n - 1)], bias[min(j0 + 1, n - 1)], bias[min(j0 + 2, n - 1)],
+                    bias[min(j0 + 3, n - 1)]);
+  if (act == 1) out = fmax(out, (float4)(0.0f));
+  else if (act == 2) out = out < (float4)(0.0f) ? out * alpha : out;
+  else if (act == 3) out = fmin(fmax(out, (float4)(a_min)), (float4)(a_max));
+  if (j0 + 4 <= n) {
+    vstore4(out, 0, c + j0);
+  } else {
+    c[j0] = out.s0;
+    if (j0 + 1 < n) c[j0 + 1] = out.s1;
+    if (j0 + 2 < n) c[j0 + 2] = out.s2;
+  }
+}

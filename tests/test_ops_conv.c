@@ -539,6 +539,8 @@ static void pointwise_convs_match_reference(void** state) {
       {{2, 33, 1, 1}, {9, 33, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
       {{1, 16, 6, 6}, {32, 16, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
       {{2, 5, 7, 3}, {6, 5, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      /* one output channel of one pixel, no bias: the GEMM's matrix-vector kernel */
+      {{1, 19, 1, 1}, {1, 19, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
       /* dilated (no matter for 1x1) and strided: the GEMM reads B as an image */
       {{1, 6, 7, 7}, {4, 6, 1, 1}, P(1, 1, 0, 0, 0, 0, 2, 2, 1, false), NULL, true},
       {{1, 6, 7, 7}, {4, 6, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
@@ -556,6 +558,7 @@ static void pointwise_convs_match_reference(void** state) {
       {HGR_REF_ACT_LEAKY_RELU, 0.01f, 0, 0},
       {HGR_REF_ACT_CLIP, 0, 0, 0.5f},
       {HGR_REF_ACT_CLIP, 0, -0.25f, 0.25f},
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
       {HGR_REF_ACT_CLIP, 0, 0, 6},
       {HGR_REF_ACT_LEAKY_RELU, 0.25f, 0, 0},
       {0, 0, 0, 0}, /* relu */

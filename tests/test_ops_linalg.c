@@ -106,6 +106,11 @@ static void dense_matches_reference(void** state) {
   check_dense(&rng, 3, (int64_t[]){2, 1, 9}, 1, false, false);
   check_dense(&rng, 2, (int64_t[]){3, 0}, 4, true, false); /* in = 0: the bias alone */
   check_dense(&rng, 2, (int64_t[]){0, 5}, 4, true, false); /* no rows */
+  /* one row: the matrix-vector kernel, float8 steps and a tail, partial column blocks */
+  check_dense(&rng, 2, (int64_t[]){1, 8}, 4, true, false);
+  check_dense(&rng, 2, (int64_t[]){1, 45}, 10, false, false);
+  check_dense(&rng, 3, (int64_t[]){1, 1, 23}, 7, true, false);
+  if (large_ok()) check_dense(&rng, 2, (int64_t[]){1, 1001}, 301, true, false);
   if (large_ok()) {
     check_dense(&rng, 2, (int64_t[]){65, 127}, 33, true, false);
     check_dense(&rng, 3, (int64_t[]){4, 64, 190}, 300, true, true);
@@ -520,6 +525,33 @@ static void expect_rejected(const char* op, const char* attrs, uint32_t input_co
   hgr_optest_free(&t);
 }
 
+/* dense on one row of data plans the matrix-vector kernel, several rows the GEMM. */
+static void one_row_dense_plans_the_gemv(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  for (int64_t rows = 1; rows <= 2; ++rows) {
+    hgr_optest_t t;
+    hgr_optest_init(&t, "dense", NULL);
+    hgr_optest_input(&t, "float32", 2, (int64_t[]){rows, 9216});
+    hgr_optest_input(&t, "float32", 2, (int64_t[]){4096, 9216});
+    hgr_optest_output(&t, "float32", 2, (int64_t[]){rows, 4096});
+    hgr_graph_t* graph = NULL;
+    hgr__op_ctx_t ctx;
+    ASSERT_OK(plan_for(&t, &roomy, &graph, &ctx));
+    assert_int_equal(ctx.launch_count, 1);
+    if (rows == 1) {
+      assert_string_equal(ctx.launches[0].kernel, "hgr_gemv_t4");
+      assert_int_equal(ctx.launches[0].launch.global[0], 1024);
+      assert_int_equal(ctx.launches[0].launch.local[0], 1);
+    } else {
+      assert_true(!strncmp(ctx.launches[0].kernel, "hgr_gemm_", 9));
+    }
+    hgr__op_ctx_free(&ctx);
+    hgr_graph_release(graph);
+    hgr_optest_free(&t);
+  }
+}
+
 static void bad_shapes_and_attrs_are_rejected(void** state) {
   (void)state;
   /* dense: mismatched K, wrong units attr, wrong bias shape, unknown attr, bad out_dtype */
@@ -584,6 +616,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(batch_matmul_matches_reference_with_broadcast_batches),
       cmocka_unit_test(every_gemm_kernel_matches_reference),
       cmocka_unit_test(tiny_device_limits_get_a_variant_that_fits),
+      cmocka_unit_test(one_row_dense_plans_the_gemv),
       cmocka_unit_test(bad_shapes_and_attrs_are_rejected),
   };
   return hgr_optest_main(argc, argv, "ops_linalg", tests, sizeof(tests) / sizeof(tests[0]));

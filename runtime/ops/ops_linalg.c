@@ -110,8 +110,12 @@ hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) {
   /* An empty output computes nothing: sizes of 0 make every work-item skip its
    * reads and writes (the NDRange still has one group). */
   bool empty = g->batch == 0 || g->m == 0 || g->n == 0;
+  /* one row of A times B's contiguous rows (dense on one row): a matrix-vector
+   * product, hgr_gemv_t4 (no local memory) */
+  bool gemv = g->m == 1 && g->b_depth == 1 && g->bias != HGR__GEMM_BIAS_ROW && (g->b_wrap == 0 || g->b_wrap >= g->n);
   char kernel[64];
-  snprintf(kernel, sizeof(kernel), "hgr_gemm_%dx%d_%dx%d_k%d", v->tx, v->ty, v->rm, v->rn, v->bk);
+  if (gemv) snprintf(kernel, sizeof(kernel), "hgr_gemv_t4");
+  else snprintf(kernel, sizeof(kernel), "hgr_gemm_%dx%d_%dx%d_k%d", v->tx, v->ty, v->rm, v->rn, v->bk);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   l->source = "linalg"; /* the op may be another family's */
   hgr__launch_input(ctx, l, g->swap_inputs ? 1 : 0);
@@ -139,6 +143,12 @@ hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) {
                       (size_t)((g->m + v->ty * v->rm - 1) / (v->ty * v->rm)) * (size_t)v->ty,
                       empty ? 1 : (size_t)g->batch};
   size_t local[3] = {(size_t)v->tx, (size_t)v->ty, 1};
+  if (gemv) {
+    global[0] = (size_t)((g->n + 3) / 4);
+    if (global[0] == 0) global[0] = 1;
+    global[1] = 1;
+    local[0] = local[1] = 1;
+  }
   hgr__launch_nd(l, 3, global, local);
   return HGR_OK;
 }
