@@ -2,9 +2,10 @@
  *
  * For every batch index p (get_group_id(2)) the kernels compute
  *   C[p, i, j] = act(sum_l A[p, i, l] * B[p, l, j] + bias)
- * where the bias is none (bias_mode 0), bias[j] per column (1: dense's) or bias[i]
+ * where the bias is none (bias_mode 0), bias[j] per column (1: dense's), bias[i]
  * per row (2: conv2d's per output channel, when runtime/ops_conv.c runs a 1x1
- * convolution as C[n] = W [K, C] x X[n] [C, H * W]), and act is, by its code: 0
+ * convolution as C[n] = W [K, C] x X[n] [C, H * W]) or bias[p * m + i] per row of
+ * the whole batch (3: a grouped 1x1 conv2d, a GEMM per group), and act is, by its code: 0
  * none, 1 relu max(v, 0), 2 leaky_relu (v < 0 ? v * alpha : v), 3 clip
  * min(max(v, a_min), a_max) -- conv2d's fused epilogue (kernels/conv.cl's).
  * where C is contiguous [batch, m, n] and A and B are read through strides, so
@@ -219,7 +220,7 @@
       const int i = row0 + ty * RM + r;                                                             \
       if (i >= m) break;                                                                            \
       HGR_VEC(RN) out = acc[r] + bias_vec;                                                          \
-      if (bias_mode == 2) out += (HGR_VEC(RN))(bias[i]);                                            \
+      if (bias_mode >= 2) out += (HGR_VEC(RN))(bias[(bias_mode == 3 ? p * m : 0) + i]);             \
       if (act == 1) out = fmax(out, (HGR_VEC(RN))(0.0f));                                           \
       else if (act == 2) out = out < (HGR_VEC(RN))(0.0f) ? out * alpha : out;                       \
       else if (act == 3) out = fmin(fmax(out, (HGR_VEC(RN))(a_min)), (HGR_VEC(RN))(a_max));         \

@@ -546,6 +546,10 @@ static void pointwise_convs_match_reference(void** state) {
       {{1, 6, 7, 7}, {4, 6, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
       {{2, 5, 9, 8}, {7, 5, 1, 1}, P(2, 3, 0, 0, 0, 0, 1, 1, 1, true), NULL, true},
       {{2, 5, 10, 1}, {3, 5, 1, 1}, P(3, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      /* grouped, one image: a GEMM per group (bias per group's rows); two images: tiled */
+      {{1, 12, 5, 7}, {18, 4, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 3, false), NULL, true},
+      {{1, 8, 9, 6}, {4, 2, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 4, true), NULL, true},
+      {{2, 12, 5, 7}, {18, 4, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 3, false), NULL, true},
       /* padded: not a GEMM (the tiled kernel) */
       {{1, 6, 5, 5}, {4, 6, 1, 1}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
   };
@@ -563,6 +567,9 @@ static void pointwise_convs_match_reference(void** state) {
       {HGR_REF_ACT_LEAKY_RELU, 0.25f, 0, 0},
       {0, 0, 0, 0}, /* relu */
       {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {HGR_REF_ACT_LEAKY_RELU, 0.2f, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {0, 0, 0, 0},
       {0, 0, 0, 0},
   };
   check_cases_with(cases, epilogues, COUNT(cases), 23);

@@ -316,9 +316,9 @@ static void expect_close(const float* got, const float* want, uint64_t count, do
 static const epilogue_t epilogues[4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {2, 0.1f, 0, 0}, {3, 0, -0.3f, 0.4f}};
 
 /* One GEMM through kernel: batch_a x [m, k] (or [k, m]) times batch_b x [k, n] (or
- * [n, k]), with no bias (bias_mode 0), bias [n] per column (1, dense's) or bias [m]
- * per row (2, a 1x1 conv2d's), then epilogues[act], in the work-group size of the
- * kernel's name. */
+ * [n, k]), with no bias (bias_mode 0), bias [n] per column (1, dense's), bias [m]
+ * per row (2, a 1x1 conv2d's) or bias [batch, m] (3, a grouped one's), then
+ * epilogues[act], in the work-group size of the kernel's name. */
 static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
                          int64_t batch_a, int64_t batch_b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
                          int bias_mode, int act) {
@@ -329,7 +329,7 @@ static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, h
   uint64_t c_count = (uint64_t)(batch * m * n);
   float* a = malloc(a_count * sizeof(float));
   float* b = malloc(b_count * sizeof(float));
-  int64_t bias_count = bias_mode == 2 ? m : n;
+  int64_t bias_count = bias_mode == 3 ? (batch_a > batch_b ? batch_a : batch_b) * m : bias_mode == 2 ? m : n;
   float* bias = malloc((size_t)bias_count * sizeof(float));
   float* want = malloc(c_count * sizeof(float));
   assert_true(a && b && bias && want);
@@ -339,7 +339,9 @@ static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, h
   hgr_ref_batch_matmul(a, b, want, batch_a, batch_b, m, n, k, ta, tb);
   for (uint64_t e = 0; e < c_count; ++e)
     want[e] = apply_epilogue(&epilogues[act],
-                             want[e] + bias[bias_mode == 2 ? e / (uint64_t)n % (uint64_t)m : e % (uint64_t)n]);
+                             want[e] + bias[bias_mode == 3   ? e / (uint64_t)n
+                                            : bias_mode == 2 ? e / (uint64_t)n % (uint64_t)m
+                                                             : e % (uint64_t)n]);
   double atol = batch_matmul_atol(a, b, batch_a, batch_b, m, n, k, ta, tb) + 1e-5;
   int32_t ints[10] = {(int32_t)m, (int32_t)n, (int32_t)k,
                       batch_a == 1 ? 0 : (int32_t)(m * k), ta ? 1 : (int32_t)k, ta ? (int32_t)m : 1,
@@ -411,6 +413,8 @@ static void every_gemm_kernel_matches_reference(void** state) {
       check_kernel(&raw, kernel, name, &rng, 2, 1, 1, 1, 1, ta, tb, (transposes + 2) % 3, transposes);
       /* a 1x1 conv2d's GEMM: A shared by the batch, B's rows contiguous */
       check_kernel(&raw, kernel, name, &rng, 1, 2, bm - 1, bn + 3, bk + 1, false, false, 2, transposes);
+      /* a grouped one's: a batch of As, one bias row per row of the whole batch */
+      check_kernel(&raw, kernel, name, &rng, 3, 3, bm + 1, bn - 3, bk - 1, false, false, 3, 3 - transposes);
     }
     clReleaseKernel(kernel);
     ++variants;

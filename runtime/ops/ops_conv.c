@@ -369,7 +369,8 @@ static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t*
   hgr__launch_meta(ctx, l, meta, META_COUNT);
 }
 
-/* A 1x1 convolution without padding and with one group is a GEMM per image:
+/* A 1x1 convolution without padding and with one group is a GEMM per image (with
+ * groups, of one image: a GEMM per group):
  * y[n] [K, OH * OW] = w [K, C] x x[n] [C, OH * OW], the bias per row and the
  * epilogue in the GEMM's; with strides the GEMM reads x's columns as the pixels of
  * the subsampled image (b_wrap OW per row, SH * W apart, SW between columns). The
@@ -377,15 +378,18 @@ static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t*
  * than the tiled kernel (whose tile reloads the weights for every 8 pixels). */
 static bool is_pointwise(const conv_t* p) {
   return p->kh == 1 && p->kw == 1 && p->padding[0] == 0 && p->padding[1] == 0 && p->padding[2] == 0 &&
-         p->padding[3] == 0 && p->groups == 1;
+         p->padding[3] == 0 && (p->groups == 1 || p->n == 1);
 }
 
 static hgr__gemm_t pointwise_gemm(const conv_t* p) {
+  /* groups (one image): a batch of GEMMs, one per group, y[g] [K / G, OH * OW] =
+   * w[g] [K / G, C / G] x x[g] [C / G, OH * OW] */
+  int64_t kg = p->k / p->groups, cg = p->c / p->groups;
   hgr__gemm_t g = {
-      .batch = p->n, .m = p->k, .n = p->oh * p->ow, .k = p->c,
-      .a_batch = 0, .a_row = p->c, .a_depth = 1,
-      .b_batch = p->c * p->h * p->w, .b_depth = p->h * p->w, .b_col = p->strides[1],
-      .bias = p->bias ? HGR__GEMM_BIAS_ROW : HGR__GEMM_BIAS_NONE,
+      .batch = p->groups == 1 ? p->n : p->groups, .m = kg, .n = p->oh * p->ow, .k = cg,
+      .a_batch = p->groups == 1 ? 0 : kg * cg, .a_row = cg, .a_depth = 1,
+      .b_batch = cg * p->h * p->w, .b_depth = p->h * p->w, .b_col = p->strides[1],
+      .bias = !p->bias ? HGR__GEMM_BIAS_NONE : p->groups == 1 ? HGR__GEMM_BIAS_ROW : HGR__GEMM_BIAS_BATCH_ROW,
       .act = p->activation == FLAG_RELU         ? HGR__GEMM_ACT_RELU
              : p->activation == FLAG_LEAKY_RELU ? HGR__GEMM_ACT_LEAKY_RELU
              : p->activation == FLAG_CLIP       ? HGR__GEMM_ACT_CLIP

@@ -18,6 +18,7 @@ typedef enum hgr__gemm_bias_t {
   HGR__GEMM_BIAS_NONE = 0,
   HGR__GEMM_BIAS_COLUMN = 1, /* bias[j]: dense */
   HGR__GEMM_BIAS_ROW = 2,    /* bias[i]: a 1x1 conv2d's per output channel */
+  HGR__GEMM_BIAS_BATCH_ROW = 3, /* bias[p * m + i]: a grouped one's, a GEMM per group */
 } hgr__gemm_bias_t;
 
 typedef enum hgr__gemm_act_t {

@@ -112,7 +112,8 @@ hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) {
   bool empty = g->batch == 0 || g->m == 0 || g->n == 0;
   /* one row of A times B's contiguous rows (dense on one row): a matrix-vector
    * product, hgr_gemv_t4 (no local memory) */
-  bool gemv = g->m == 1 && g->b_depth == 1 && g->bias != HGR__GEMM_BIAS_ROW && (g->b_wrap == 0 || g->b_wrap >= g->n);
+  bool gemv = g->m == 1 && g->b_depth == 1 && (g->bias == HGR__GEMM_BIAS_NONE || g->bias == HGR__GEMM_BIAS_COLUMN) &&
+              (g->b_wrap == 0 || g->b_wrap >= g->n);
   char kernel[64];
   if (gemv) snprintf(kernel, sizeof(kernel), "hgr_gemv_t4");
   else snprintf(kernel, sizeof(kernel), "hgr_gemm_%dx%d_%dx%d_k%d", v->tx, v->ty, v->rm, v->rn, v->bk);
