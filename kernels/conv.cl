@@ -14,7 +14,8 @@
  *
  * hgr_conv2d_transpose_direct: conv2d_transpose (below), the same arguments and meta.
  *
- * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: groups == 1. A work-group computes a block of
+ * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: any groups (the plan takes it for groups == 1 and
+ *   groups of at least 8 output channels). A work-group computes a block of
  *   TOC = OCB*LZ output channels x LY output rows x TOW = PXB*LX output columns of one
  *   image; each work-item a register block of OCB channels x PXB consecutive
  *   columns of one row (a floatPXB accumulator per channel). The input channels go
@@ -22,12 +23,17 @@
  *   halo included, zeros for padding and anything out of range) into xs and the
  *   weights of its TOC channels into ws, then every work-item runs its block out of
  *   local memory, with no bounds checks in the inner loop. The variants with the
- *   "s" suffix gather the columns of a horizontal stride; the others load PXB
- *   consecutive values (stride 1).
+ *   "s" suffix (a horizontal stride SW > 1) store each input row as its SW phases
+ *   (column col at (col % SW) * TIW / SW + col / SW, TIW a multiple of SW), so the
+ *   SW-apart columns of a work-item's PXB outputs are consecutive there too and
+ *   every variant loads them as one floatPXB (the phases replace a gather of PXB
+ *   scalars: strided layers ran at half the speed of the others on PoCL).
  *   NDRange 3-D: local (LX, LY, LZ); global (LX * ceil(OW / TOW), LY * ceil(OH / LY),
- *   LZ * TILES_K * N) with TILES_K = ceil(K / TOC).
+ *   LZ * TILES_K * G * N) with TILES_K = ceil((K / G) / TOC): a block of channels never spans
+ *   two groups; the input channels of a block are those of its group.
  *   xs holds CIT * TIH * TIW floats, ws TOC * CIT * KH * KW floats, with
- *   TIH = (LY - 1) * SH + (KH - 1) * DH + 1 and TIW = (TOW - 1) * SW + (KW - 1) * DW + 1.
+ *   TIH = (LY - 1) * SH + (KH - 1) * DH + 1 and TIW = (TOW - 1) * SW + (KW - 1) * DW + 1
+ *   (rounded up to a multiple of SW in the "s" variants).
  *   Work-items past the output's edge load and compute like the others (the tiles
  *   hold zeros there) and store nothing.
  *
@@ -149,20 +155,7 @@ __kernel void hgr_conv2d_transpose_direct(__global const float* x, __global cons
   y[i] = acc;
 }
 
-/* The columns of one work-item's row: PXB values SW apart (or consecutive). */
-#define CONV_LOAD_CONTIG(PXB, src, SW) vload##PXB(0, (src))
-#define CONV_LOAD_STRIDED(PXB, src, SW) conv_gather##PXB((src), (SW))
-
-inline float4 conv_gather4(const __local float* src, int stride) {
-  return (float4)(src[0], src[stride], src[2 * stride], src[3 * stride]);
-}
-
-inline float8 conv_gather8(const __local float* src, int stride) {
-  return (float8)(src[0], src[stride], src[2 * stride], src[3 * stride], src[4 * stride], src[5 * stride],
-                  src[6 * stride], src[7 * stride]);
-}
-
-#define CONV_TILED(NAME, OCB, PXB, LOAD)                                                                      \
+#define CONV_TILED(NAME, OCB, PXB, DEINT)                                                                      \
   __kernel void NAME(__global const float* x, __global const float* w, __global const float* bias,            \
                      __global float* y, __global const int* meta, __local float* xs, __local float* ws) {     \
     const int C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];                         \
@@ -170,27 +163,37 @@ inline float8 conv_gather8(const __local float* src, int stride) {
     const int SH = meta[CONV_SH], SW = meta[CONV_SW], DH = meta[CONV_DH], DW = meta[CONV_DW];                 \
     const int flags = meta[CONV_FLAGS], CIT = meta[CONV_CIT], TIH = meta[CONV_TIH], TIW = meta[CONV_TIW];     \
     const int tiles_k = meta[CONV_TILES_K];                                                                   \
+    /* a row's phase: TIW / SW columns when DEINT (TIW is a multiple of SW) */                                \
+    const int PART = DEINT ? TIW / SW : TIW;                                                                  \
     const int lx = (int)get_local_id(0), ly = (int)get_local_id(1), lz = (int)get_local_id(2);                \
     const int LX = (int)get_local_size(0), LY = (int)get_local_size(1), LZ = (int)get_local_size(2);          \
     const int tid = (lz * LY + ly) * LX + lx, threads = LX * LY * LZ;                                         \
     const int TOC = OCB * LZ, KHW = KH * KW, CHUNK = CIT * KHW;                                               \
-    const int gz = (int)get_group_id(2), n = gz / tiles_k, k0 = (gz - n * tiles_k) * TOC;                     \
+    /* z: image n, group g, block of TOC channels within the group */                                         \
+    const int G = meta[CONV_GROUPS], CG = C / G, KG = K / G;                                                  \
+    const int gz = (int)get_group_id(2), ng = gz / tiles_k, n = ng / G, g = ng - n * G;                       \
+    const int k0 = g * KG + (gz - ng * tiles_k) * TOC, k_end = k0 - (gz - ng * tiles_k) * TOC + KG;           \
+    const int c_first = g * CG;                                                                               \
     const int oh0 = (int)get_group_id(1) * LY, ow0 = (int)get_group_id(0) * LX * PXB;                         \
     const int ih0 = oh0 * SH - meta[CONV_PT], iw0 = ow0 * SW - meta[CONV_PL];                                 \
     float##PXB acc[OCB];                                                                                      \
     for (int o = 0; o < OCB; ++o) acc[o] = (float##PXB)(0.0f);                                                \
-    for (int c0 = 0; c0 < C; c0 += CIT) {                                                                     \
+    for (int c0 = 0; c0 < CG; c0 += CIT) {                                                                    \
       /* The input tile, one row of TIW per step; zeros outside the image. */                                \
       for (int row = tid; row < CIT * TIH; row += threads) {                                                  \
         const int c = row / TIH, ih = ih0 + row - c * TIH;                                                    \
         __local float* dst = xs + row * TIW;                                                                  \
-        if (c0 + c < C && ih >= 0 && ih < H) {                                                                \
-          __global const float* src = x + (((size_t)n * C + c0 + c) * H + ih) * W;                            \
-          for (int col = 0; col < TIW; ++col) {                                                               \
-            const int iw = iw0 + col;                                                                         \
-            float v = 0.0f;                                                                                   \
-            if (iw >= 0 && iw < W) v = src[iw];                                                               \
-            dst[col] = v;                                                                                     \
+        if (c0 + c < CG && ih >= 0 && ih < H) {                                                               \
+          __global const float* src = x + (((size_t)n * C + c_first + c0 + c) * H + ih) * W;                  \
+          /* DEINT: column col goes to (col % SW) * PART + col / SW */                                        \
+          for (int phase = 0; phase < (DEINT ? SW : 1); ++phase) {                                            \
+            __local float* out = dst + phase * PART;                                                          \
+            for (int col = phase, q = 0; col < TIW; col += (DEINT ? SW : 1), ++q) {                           \
+              const int iw = iw0 + col;                                                                       \
+              float v = 0.0f;                                                                                 \
+              if (iw >= 0 && iw < W) v = src[iw];                                                             \
+              out[q] = v;                                                                                     \
+            }                                                                                                 \
           }                                                                                                   \
         } else {                                                                                              \
           for (int col = 0; col < TIW; ++col) dst[col] = 0.0f;                                                \
@@ -199,8 +202,8 @@ inline float8 conv_gather8(const __local float* src, int stride) {
       /* The weights of the TOC channels for this chunk: contiguous in OIHW. */                              \
       for (int row = tid; row < TOC; row += threads) {                                                        \
         const int k = k0 + row;                                                                               \
-        const int valid = k < K ? min(CIT, C - c0) * KHW : 0;                                                 \
-        __global const float* src = w + ((size_t)k * C + c0) * KHW;                                           \
+        const int valid = k < k_end ? min(CIT, CG - c0) * KHW : 0;                                            \
+        __global const float* src = w + ((size_t)k * CG + c0) * KHW;                                          \
         __local float* dst = ws + row * CHUNK;                                                                \
         for (int j = 0; j < CHUNK; ++j) {                                                                     \
           float v = 0.0f;                                                                                     \
@@ -218,13 +221,16 @@ inline float8 conv_gather8(const __local float* src, int stride) {
         float##PXB r[OCB];                                                                                    \
         _Pragma("unroll") for (int o = 0; o < OCB; ++o) r[o] = acc[o];                                        \
         const __local float* wb = ws + lz * OCB * CHUNK;                                                      \
-        const __local float* xb = xs + ly * SH * TIW + lx * PXB * SW;                                         \
+        const __local float* xb = xs + ly * SH * TIW + lx * PXB * (DEINT ? 1 : SW);                           \
         for (int c = 0; c < CIT; ++c) {                                                                       \
           for (int kh = 0; kh < KH; ++kh) {                                                                   \
             const __local float* xr = xb + (c * TIH + kh * DH) * TIW;                                         \
             const __local float* wr = wb + c * KHW + kh * KW;                                                 \
             for (int kw = 0; kw < KW; ++kw) {                                                                 \
-              const float##PXB xv = LOAD(PXB, xr + kw * DW, SW);                                              \
+              /* tap kw's columns: SW apart, consecutive in phase (kw DW) % SW */                             \
+              const int tap = kw * DW, shift = DEINT ? tap / SW : tap;                                        \
+              const int off = DEINT ? (tap - shift * SW) * PART + shift : tap;                                \
+              const float##PXB xv = vload##PXB(0, xr + off);                                                  \
               /* a * b + c contracts to a fused multiply-add where the device has \
                * one (mad() did not, on PoCL) */                                   \
               _Pragma("unroll") for (int o = 0; o < OCB; ++o) r[o] += wr[o * CHUNK + kw] * xv;                \
@@ -239,7 +245,7 @@ inline float8 conv_gather8(const __local float* src, int stride) {
     if (oh < OH && ow < OW) {                                                                                 \
       for (int o = 0; o < OCB; ++o) {                                                                         \
         const int k = k0 + lz * OCB + o;                                                                      \
-        if (k >= K) break;                                                                                    \
+        if (k >= k_end) break;                                                                                \
         float##PXB v = acc[o];                                                                                \
         if (flags & CONV_HAS_BIAS) v += (float##PXB)(bias[k]);                                                \
         CONV_ACTIVATE(float##PXB, v, flags, meta);                                                            \
@@ -255,8 +261,8 @@ inline float8 conv_gather8(const __local float* src, int stride) {
     }                                                                                                         \
   }
 
-CONV_TILED(hgr_conv2d_tiled_o8p8, 8, 8, CONV_LOAD_CONTIG)
-CONV_TILED(hgr_conv2d_tiled_o4p8, 4, 8, CONV_LOAD_CONTIG)
-CONV_TILED(hgr_conv2d_tiled_o4p4, 4, 4, CONV_LOAD_CONTIG)
-CONV_TILED(hgr_conv2d_tiled_o8p8s, 8, 8, CONV_LOAD_STRIDED)
-CONV_TILED(hgr_conv2d_tiled_o4p4s, 4, 4, CONV_LOAD_STRIDED)
+CONV_TILED(hgr_conv2d_tiled_o8p8, 8, 8, 0)
+CONV_TILED(hgr_conv2d_tiled_o4p8, 4, 8, 0)
+CONV_TILED(hgr_conv2d_tiled_o4p4, 4, 4, 0)
+CONV_TILED(hgr_conv2d_tiled_o8p8s, 8, 8, 1)
+CONV_TILED(hgr_conv2d_tiled_o4p4s, 4, 4, 1)

@@ -1,17 +1,26 @@
 /* Dense, matmul and batch_matmul: one strided float32 GEMM with local-memory tiles.
  *
  * For every batch index p (get_group_id(2)) the kernels compute
- *   C[p, i, j] = sum_l A[p, i, l] * B[p, l, j]  (+ bias[j] when has_bias)
+ *   C[p, i, j] = act(sum_l A[p, i, l] * B[p, l, j] + bias)
+ * where the bias is none (bias_mode 0), bias[j] per column (1: dense's), bias[i]
+ * per row (2: conv2d's per output channel, when runtime/ops_conv.c runs a 1x1
+ * convolution as C[n] = W [K, C] x X[n] [C, H * W]) or bias[p * m + i] per row of
+ * the whole batch (3: a grouped 1x1 conv2d, a GEMM per group), and act is, by its code: 0
+ * none, 1 relu max(v, 0), 2 leaky_relu (v < 0 ? v * alpha : v), 3 clip
+ * min(max(v, a_min), a_max) -- conv2d's fused epilogue (kernels/conv.cl's).
  * where C is contiguous [batch, m, n] and A and B are read through strides, so
  * transposed operands and broadcast batches (stride 0) need no copy:
  *   A[p, i, l] = a[p * a_batch + i * a_row + l * a_depth]
- *   B[p, l, j] = b[p * b_batch + l * b_depth + j * b_col]
+ *   B[p, l, j] = b[p * b_batch + l * b_depth + (j / b_wrap) * b_wrap_stride + (j % b_wrap) * b_col]
+ * (b_wrap >= n: plainly j * b_col; a smaller b_wrap walks B's columns as the pixels
+ * of a 2-D image, b_wrap per row: a strided 1x1 convolution's input)
  *
  * Kernels, one per tile variant, named hgr_gemm_<TX>x<TY>_<RM>x<RN>_k<BK>:
  *   (__global const float* a, __global const float* b, __global const float* bias,
  *    __global float* c, int m, int n, int k,
- *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int has_bias)
- * bias is read only when has_bias is non-zero (any buffer may be passed otherwise).
+ *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,
+ *    int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride)
+ * bias is read only when bias_mode is non-zero (any buffer may be passed otherwise).
  * Every index fits an int (the plan checks the element counts).
  *
  * NDRange: 3-D, local (TX, TY, 1) exactly (reqd_work_group_size), global
@@ -82,7 +91,8 @@
       hgr_gemm_##TX##x##TY##_##RM##x##RN##_k##BK(                                                   \
           __global const float* restrict a, __global const float* restrict b,                       \
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,     \
-          int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int has_bias) { \
+          int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
+          int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {          \
     /* a_tile[buffer][i][l]: the block's TY * RM rows of A, BK values of each */                    \
     __local float a_tile[2 * TY * RM * BK];                                                         \
     /* b_tile[buffer][l][j]: BK rows of the block's TX * RN columns of B */                         \
@@ -95,7 +105,8 @@
     a += p * a_batch;                                                                               \
     b += p * b_batch;                                                                               \
     c += p * m * n;                                                                                 \
-    const bool rows_inside = row0 + TY * RM <= m, cols_inside = col0 + TX * RN <= n;                \
+    const bool rows_inside = row0 + TY * RM <= m;                                                   \
+    const bool cols_inside = col0 + TX * RN <= n && b_wrap >= n; /* and B's columns plain */        \
     const int tile_depth = BK; /* for HGR_ACC_MAD */                                                \
     HGR_REP(RM, HGR_ACC_ZERO, HGR_VEC(RN), _)                                                       \
     for (int k0 = 0; k0 < k; k0 += BK) {                                                            \
@@ -130,12 +141,21 @@
           a_buf[i * BK + l] = v;                                                                    \
         }                                                                                           \
       }                                                                                             \
-      if (cols_inside && depth_inside && b_col == 1) {                                              \
-        /* rows of B are contiguous */                                                              \
+      if (depth_inside && b_col == 1 && b_wrap >= n) {                                              \
+        /* rows of B are contiguous; zeros past column n (a partial tile) */                        \
         for (uint s = 0; s < (BK * TX * RN / 4) / (TX * TY); ++s) {                                 \
           const uint e = s * (TX * TY) + item;                                                      \
           const int l = e / (TX * RN / 4), j = e % (TX * RN / 4) * 4;                               \
-          vstore4(vload4(0, b + (k0 + l) * b_depth + col0 + j), 0, b_buf + l * (TX * RN) + j);      \
+          __global const float* src = b + (k0 + l) * b_depth + col0 + j;                            \
+          float4 v = (float4)(0.0f);                                                                \
+          if (col0 + j + 4 <= n) {                                                                  \
+            v = vload4(0, src);                                                                     \
+          } else {                                                                                  \
+            if (col0 + j < n) v.s0 = src[0];                                                        \
+            if (col0 + j + 1 < n) v.s1 = src[1];                                                    \
+            if (col0 + j + 2 < n) v.s2 = src[2];                                                    \
+          }                                                                                         \
+          vstore4(v, 0, b_buf + l * (TX * RN) + j);                                                 \
         }                                                                                           \
       } else if (cols_inside && depth_inside && b_depth == 1) {                                     \
         /* B is stored transposed (dense weights [units, in]): read along its rows */               \
@@ -147,6 +167,24 @@
           b_buf[(l + 1) * (TX * RN) + j] = v.s1;                                                    \
           b_buf[(l + 2) * (TX * RN) + j] = v.s2;                                                    \
           b_buf[(l + 3) * (TX * RN) + j] = v.s3;                                                    \
+        }                                                                                           \
+      } else if (b_wrap < n) {                                                                      \
+        /* B's columns are an image's pixels: one division per 4 columns */                         \
+        for (uint s = 0; s < (BK * TX * RN / 4) / (TX * TY); ++s) {                                 \
+          const uint e = s * (TX * TY) + item;                                                      \
+          const int l = e / (TX * RN / 4), j = e % (TX * RN / 4) * 4;                               \
+          const uint jj = (uint)(col0 + j);                                                         \
+          uint q = jj / (uint)b_wrap, r = jj - q * (uint)b_wrap;                                    \
+          __global const float* src = b + (k0 + l) * b_depth;                                       \
+          for (int t = 0; t < 4; ++t) {                                                             \
+            float v = 0.0f;                                                                         \
+            if (k0 + l < k && col0 + j + t < n) v = src[(int)q * b_wrap_stride + (int)r * b_col];   \
+            b_buf[l * (TX * RN) + j + t] = v;                                                       \
+            if (++r == (uint)b_wrap) {                                                              \
+              r = 0;                                                                                \
+              ++q;                                                                                  \
+            }                                                                                       \
+          }                                                                                         \
         }                                                                                           \
       } else {                                                                                      \
         for (uint s = 0; s < (BK * TX * RN) / (TX * TY); ++s) {                                     \
@@ -169,7 +207,7 @@
     HGR_REP(RM, HGR_ACC_SAVE, _, acc)                                                               \
     const int j0 = col0 + tx * RN;                                                                  \
     HGR_VEC(RN) bias_vec = (HGR_VEC(RN))(0.0f);                                                     \
-    if (has_bias) {                                                                                 \
+    if (bias_mode == 1) {                                                                           \
       if (j0 + RN <= n) {                                                                           \
         bias_vec = HGR_VLOAD(RN)(0, bias + j0);                                                     \
       } else {                                                                                      \
@@ -181,7 +219,11 @@
     for (int r = 0; r < RM; ++r) {                                                                  \
       const int i = row0 + ty * RM + r;                                                             \
       if (i >= m) break;                                                                            \
-      const HGR_VEC(RN) out = acc[r] + bias_vec;                                                    \
+      HGR_VEC(RN) out = acc[r] + bias_vec;                                                          \
+      if (bias_mode >= 2) out += (HGR_VEC(RN))(bias[(bias_mode == 3 ? p * m : 0) + i]);             \
+      if (act == 1) out = fmax(out, (HGR_VEC(RN))(0.0f));                                           \
+      else if (act == 2) out = out < (HGR_VEC(RN))(0.0f) ? out * alpha : out;                       \
+      else if (act == 3) out = fmin(fmax(out, (HGR_VEC(RN))(a_min)), (HGR_VEC(RN))(a_max));         \
       if (j0 + RN <= n) {                                                                           \
         HGR_VSTORE(RN)(out, 0, c + i * n + j0);                                                     \
       } else {                                                                                      \
@@ -202,3 +244,70 @@ HGR_GEMM(4, 4, 8, 8, 16)   /* 32 x 32, 16 items, 8 KiB */
 HGR_GEMM(2, 2, 8, 8, 16)   /* 16 x 16, 4 items, 4 KiB */
 HGR_GEMM(1, 1, 8, 8, 16)   /* 8 x 8, 1 item, 2 KiB */
 HGR_GEMM(1, 1, 4, 4, 8)    /* 4 x 4, 1 item, 512 bytes */
+
+/* hgr_gemv_t4: the GEMM's arguments and meaning for one row of A (m == 1) and B
+ * stored transposed with contiguous rows (b_depth == 1, no b_wrap): dense on a
+ * single row of data, whose weights [units, in] are B's rows. A GEMM tile would
+ * spend most of its time on the one-row A tile; this is a matrix-vector product,
+ * bound by reading B once: each work-item (a work-group of one) takes 4 columns of
+ * C and streams their 4 rows of B in float8s, so a CPU driver runs it as plain
+ * vector code. NDRange (ceil(n / 4), 1, batch), local (1, 1, 1). A is read through
+ * a_depth (any stride); bias_mode 1 (per column) or 0; act as the GEMM's. */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void hgr_gemv_t4(
+    __global const float* restrict a, __global const float* restrict b, __global const float* restrict bias,
+    __global float* restrict c, int m, int n, int k, int a_batch, int a_row, int a_depth, int b_batch, int b_depth,
+    int b_col, int bias_mode, int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {
+  const int j0 = (int)get_group_id(0) * 4, p = (int)get_group_id(2);
+  if (m < 1 || j0 >= n) return;
+  a += p * a_batch;
+  b += p * b_batch;
+  c += p * m * n;
+  /* rows past n repeat the last one (read, never stored) */
+  __global const float* b0 = b + min(j0, n - 1) * b_col;
+  __global const float* b1 = b + min(j0 + 1, n - 1) * b_col;
+  __global const float* b2 = b + min(j0 + 2, n - 1) * b_col;
+  __global const float* b3 = b + min(j0 + 3, n - 1) * b_col;
+  float8 s0 = (float8)(0.0f), s1 = (float8)(0.0f), s2 = (float8)(0.0f), s3 = (float8)(0.0f);
+  int l = 0;
+  if (a_depth == 1) {
+    for (; l + 8 <= k; l += 8) {
+      const float8 x = vload8(0, a + l);
+      s0 = x * vload8(0, b0 + l) + s0;
+      s1 = x * vload8(0, b1 + l) + s1;
+      s2 = x * vload8(0, b2 + l) + s2;
+      s3 = x * vload8(0, b3 + l) + s3;
+    }
+  }
+  float t0 = 0.0f, t1 = 0.0f, t2 = 0.0f, t3 = 0.0f;
+  for (; l < k; ++l) {
+    const float x = a[l * a_depth];
+    t0 = x * b0[l] + t0;
+    t1 = x * b1[l] + t1;
+    t2 = x * b2[l] + t2;
+    t3 = x * b3[l] + t3;
+  }
+  /* the horizontal sums through private memory: Oclgrind 21.10 mistakes the shadow
+   * of the narrowing shuffles a direct sum compiles to (values "uninitialized") */
+  float part[32];
+  vstore8(s0, 0, part);
+  vstore8(s1, 1, part);
+  vstore8(s2, 2, part);
+  vstore8(s3, 3, part);
+  float sum[4] = {t0, t1, t2, t3};
+  for (int r = 0; r < 4; ++r)
+    for (int e = 0; e < 8; ++e) sum[r] += part[r * 8 + e];
+  float4 out = vload4(0, sum);
+  if (bias_mode == 1)
+    out += (float4)(bias[min(j0, n - 1)], bias[min(j0 + 1, n - 1)], bias[min(j0 + 2, n - 1)],
+                    bias[min(j0 + 3, n - 1)]);
+  if (act == 1) out = fmax(out, (float4)(0.0f));
+  else if (act == 2) out = out < (float4)(0.0f) ? out * alpha : out;
+  else if (act == 3) out = fmin(fmax(out, (float4)(a_min)), (float4)(a_max));
+  if (j0 + 4 <= n) {
+    vstore4(out, 0, c + j0);
+  } else {
+    c[j0] = out.s0;
+    if (j0 + 1 < n) c[j0 + 1] = out.s1;
+    if (j0 + 2 < n) c[j0 + 2] = out.s2;
+  }
+}

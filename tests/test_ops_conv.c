@@ -428,7 +428,8 @@ static void tiles_follow_device_limits(void** state) {
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
   const hgr__launch_t* launch = &ctx.launches[0].launch;
   assert_true(launch->use_local && launch->work_dim == 3);
-  assert_true(launch->local[0] * launch->local[1] * launch->local[2] <= 64);
+  assert_true(launch->local[0] * launch->local[1] * launch->local[2] <= 256);
+  assert_true(launch->local[2] * 8 <= 64); /* at most 64 output channels per work-group */
   hgr__op_ctx_free(&ctx);
 
   hgr__limits_t single = {1, {1, 1, 1}, 64 * 1024};
@@ -440,6 +441,34 @@ static void tiles_follow_device_limits(void** state) {
 
   hgr__limits_t no_local = {256, {256, 256, 256}, 0};
   plan_for(&t, &no_local, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+}
+
+/* Groups of at least 8 output channels tile (one block of channels per group, so
+ * the NDRange's z counts the groups); depthwise convolutions run the direct kernel. */
+static void groups_tile_when_wide_enough(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__op_ctx_t ctx;
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"2\", \"groups\": \"2\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 96, 27, 27});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){256, 48, 5, 5});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 256, 27, 27});
+  plan_for(&t, &roomy, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
+  const hgr__launch_t* launch = &ctx.launches[0].launch;
+  /* 128 channels per group in blocks of local[2] * 8, for 2 groups */
+  assert_int_equal(launch->global[2], launch->local[2] * (128 / (launch->local[2] * 8)) * 2);
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"groups\": \"32\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
+  plan_for(&t, &roomy, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
@@ -463,6 +492,7 @@ static void small_device_limits_still_work(void** state) {
   static const conv_case_t cases[] = {
       {{1, 5, 6, 11}, {9, 5, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
       {{1, 3, 7, 7}, {4, 3, 3, 3}, P(2, 2, 1, 0, 1, 0, 1, 1, 1, false), "[1, 0]", false},
+      {{1, 7, 5, 6}, {9, 7, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), NULL, true}, /* the GEMM */
   };
   /* a work-group of one work-item */
   check_with_limits(cases, COUNT(cases), 1, 1, 32 * 1024);
@@ -470,6 +500,115 @@ static void small_device_limits_still_work(void** state) {
   check_with_limits(cases, COUNT(cases), 7, 3, 1536);
   /* no local memory: the direct kernel */
   check_with_limits(cases, COUNT(cases), 64, 64, 0);
+}
+
+/* Groups of at least 8 output channels run the tiled kernels, a block of channels
+ * per group: contiguous and strided variants, partial blocks (9 and 13 channels
+ * per group), padding, dilation and the epilogues. */
+static void tiled_groups_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 12, 9, 11}, {24, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 3, true), "1", true},
+      {{2, 16, 7, 6}, {18, 8, 3, 3}, P(2, 2, 1, 0, 1, 0, 1, 1, 2, false), "[1, 0]", false},
+      {{1, 6, 10, 9}, {26, 3, 2, 3}, P(1, 2, 1, 2, 0, 1, 2, 1, 2, false), "[1, 2, 0, 1]", true},
+      {{1, 8, 5, 5}, {32, 2, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 4, false), "0", true},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0}, {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0}, {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f}, {0, 0, 0, 0}};
+  check_cases_with(cases, epilogues, COUNT(cases), 25);
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  /* bvlc_alexnet's second layer */
+  static const conv_case_t large[] = {
+      {{1, 96, 27, 27}, {256, 48, 5, 5}, P(1, 1, 2, 2, 2, 2, 1, 1, 2, true), "2", true},
+  };
+  check_cases(large, COUNT(large), 26);
+}
+
+/* 1x1 convolutions with no padding and one group run as the GEMM of
+ * kernels/linalg.cl (bias per output channel = per row; strides read the input as
+ * an image): with and without the bias, every epilogue, batches of 1 and 2, strides
+ * 1, 2 and 3, and channel and pixel counts no multiple of any GEMM tile. */
+static void pointwise_convs_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 21, 5, 7}, {13, 21, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{1, 21, 5, 7}, {13, 21, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{2, 8, 3, 9}, {5, 8, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), "0", false},
+      {{2, 8, 3, 9}, {5, 8, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), "0", true},
+      {{1, 3, 4, 4}, {17, 3, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{2, 33, 1, 1}, {9, 33, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{1, 16, 6, 6}, {32, 16, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{2, 5, 7, 3}, {6, 5, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      /* one output channel of one pixel, no bias: the GEMM's matrix-vector kernel */
+      {{1, 19, 1, 1}, {1, 19, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      /* dilated (no matter for 1x1) and strided: the GEMM reads B as an image */
+      {{1, 6, 7, 7}, {4, 6, 1, 1}, P(1, 1, 0, 0, 0, 0, 2, 2, 1, false), NULL, true},
+      {{1, 6, 7, 7}, {4, 6, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{2, 5, 9, 8}, {7, 5, 1, 1}, P(2, 3, 0, 0, 0, 0, 1, 1, 1, true), NULL, true},
+      {{2, 5, 10, 1}, {3, 5, 1, 1}, P(3, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      /* grouped, one image: a GEMM per group (bias per group's rows); two images: tiled */
+      {{1, 12, 5, 7}, {18, 4, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 3, false), NULL, true},
+      {{1, 8, 9, 6}, {4, 2, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 4, true), NULL, true},
+      {{2, 12, 5, 7}, {18, 4, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 3, false), NULL, true},
+      /* padded: not a GEMM (the tiled kernel) */
+      {{1, 6, 5, 5}, {4, 6, 1, 1}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0},
+      {0, 0, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {HGR_REF_ACT_LEAKY_RELU, 0.01f, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, 0, 0.5f},
+      {HGR_REF_ACT_CLIP, 0, -0.25f, 0.25f},
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {HGR_REF_ACT_CLIP, 0, 0, 6},
+      {HGR_REF_ACT_LEAKY_RELU, 0.25f, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {HGR_REF_ACT_LEAKY_RELU, 0.2f, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {0, 0, 0, 0},
+      {0, 0, 0, 0},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 23);
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  /* resnet-like sizes: every tile of the 128 x 128 GEMM, partial ones at the edges */
+  static const conv_case_t large[] = {
+      {{1, 256, 14, 14}, {136, 256, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), NULL, true},
+      {{2, 70, 17, 23}, {130, 70, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{2, 64, 29, 27}, {136, 64, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, true), NULL, true},
+  };
+  static const epilogue_t large_epilogues[] = {{0, 0, 0, 0}, {HGR_REF_ACT_CLIP, 0, -1, 1}, {0, 0, 0, 0}};
+  check_cases_with(large, large_epilogues, COUNT(large), 24);
+}
+
+/* The plan of a pointwise conv2d: one GEMM launch of kernels/linalg.cl on a device
+ * with local memory, the direct kernel on one without. */
+static void pointwise_convs_plan_the_gemm(void** state) {
+  (void)state;
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", "\"activation\": \"relu\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){2, 64, 14, 14});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){128, 64, 1, 1});
+  hgr_optest_input(&t, "float32", 1, (int64_t[]){128});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){2, 128, 14, 14});
+  hgr__op_ctx_t ctx;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  plan_for(&t, &roomy, &ctx);
+  assert_int_equal(ctx.launch_count, 1);
+  assert_true(!strncmp(ctx.launches[0].kernel, "hgr_gemm_", 9));
+  assert_non_null(ctx.launches[0].source);
+  assert_string_equal(ctx.launches[0].source, "linalg");
+  assert_int_equal(ctx.launches[0].launch.global[2], 2); /* one GEMM per image */
+  hgr__op_ctx_free(&ctx);
+  hgr__limits_t no_local = {256, {256, 256, 256}, 0};
+  plan_for(&t, &no_local, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
+  assert_null(ctx.launches[0].source);
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
 }
 
 /* ---- what the op rejects -------------------------------------------------------------- */
@@ -554,7 +693,11 @@ int main(int argc, char** argv) {
       cmocka_unit_test(asymmetric_padding_with_dilation_matches_reference),
       cmocka_unit_test(sizes_of_one_and_odd_match_reference),
       cmocka_unit_test(large_layers_match_reference),
+      cmocka_unit_test(pointwise_convs_match_reference),
+      cmocka_unit_test(tiled_groups_match_reference),
+      cmocka_unit_test(pointwise_convs_plan_the_gemm),
       cmocka_unit_test(tiles_follow_device_limits),
+      cmocka_unit_test(groups_tile_when_wide_enough),
       cmocka_unit_test(small_device_limits_still_work),
       cmocka_unit_test(bad_attrs_and_shapes_are_rejected),
       cmocka_unit_test(bad_ranks_are_rejected),

@@ -106,6 +106,11 @@ static void dense_matches_reference(void** state) {
   check_dense(&rng, 3, (int64_t[]){2, 1, 9}, 1, false, false);
   check_dense(&rng, 2, (int64_t[]){3, 0}, 4, true, false); /* in = 0: the bias alone */
   check_dense(&rng, 2, (int64_t[]){0, 5}, 4, true, false); /* no rows */
+  /* one row: the matrix-vector kernel, float8 steps and a tail, partial column blocks */
+  check_dense(&rng, 2, (int64_t[]){1, 8}, 4, true, false);
+  check_dense(&rng, 2, (int64_t[]){1, 45}, 10, false, false);
+  check_dense(&rng, 3, (int64_t[]){1, 1, 23}, 7, true, false);
+  if (large_ok()) check_dense(&rng, 2, (int64_t[]){1, 1001}, 301, true, false);
   if (large_ok()) {
     check_dense(&rng, 2, (int64_t[]){65, 127}, 33, true, false);
     check_dense(&rng, 3, (int64_t[]){4, 64, 190}, 300, true, true);
@@ -254,15 +259,40 @@ static cl_mem raw_buffer(const raw_t* raw, const float* values, uint64_t count) 
   return mem;
 }
 
-/* Launches kernel on (a, b, bias) into c and returns c's count values (malloc'd). */
+/* The GEMM kernels' epilogue after the bias: act 0 none, 1 relu, 2 leaky_relu
+ * (alpha), 3 clip (a_min, a_max), the kernels' last four arguments. */
+typedef struct epilogue_t {
+  int32_t act;
+  float alpha, a_min, a_max;
+} epilogue_t;
+
+static const epilogue_t no_epilogue = {0, 0, 0, 0};
+
+/* v after the epilogue, in float32 as the kernels compute it. */
+static float apply_epilogue(const epilogue_t* e, float v) {
+  if (e->act == 1) return v > 0.0f ? v : 0.0f;
+  if (e->act == 2) return v < 0.0f ? v * e->alpha : v;
+  if (e->act == 3) return fminf(fmaxf(v, e->a_min), e->a_max);
+  return v;
+}
+
+/* Launches kernel on (a, b, bias) into c, the ints then the epilogue as its scalar
+ * arguments, and returns c's count values (malloc'd). */
 static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64_t a_count, const float* b,
                       uint64_t b_count, const float* bias, uint64_t bias_count, uint64_t c_count,
-                      const int32_t* ints, uint32_t int_count, const hgr__launch_t* launch) {
+                      const int32_t* ints, uint32_t int_count, const epilogue_t* epilogue, const int32_t* wrap,
+                      const hgr__launch_t* launch) {
   cl_mem mems[4] = {raw_buffer(raw, a, a_count), raw_buffer(raw, b, b_count),
                     bias ? raw_buffer(raw, bias, bias_count) : NULL, raw_buffer(raw, NULL, c_count)};
   if (!mems[2]) mems[2] = mems[0];
   for (cl_uint i = 0; i < 4; ++i) CL_CHECK(clSetKernelArg(kernel, i, sizeof(cl_mem), &mems[i]));
   for (cl_uint i = 0; i < int_count; ++i) CL_CHECK(clSetKernelArg(kernel, 4 + i, sizeof(cl_int), &ints[i]));
+  CL_CHECK(clSetKernelArg(kernel, 4 + int_count, sizeof(cl_int), &epilogue->act));
+  CL_CHECK(clSetKernelArg(kernel, 5 + int_count, sizeof(cl_float), &epilogue->alpha));
+  CL_CHECK(clSetKernelArg(kernel, 6 + int_count, sizeof(cl_float), &epilogue->a_min));
+  CL_CHECK(clSetKernelArg(kernel, 7 + int_count, sizeof(cl_float), &epilogue->a_max));
+  CL_CHECK(clSetKernelArg(kernel, 8 + int_count, sizeof(cl_int), &wrap[0]));
+  CL_CHECK(clSetKernelArg(kernel, 9 + int_count, sizeof(cl_int), &wrap[1]));
   CL_CHECK(clEnqueueNDRangeKernel(raw->queue, kernel, launch->work_dim, NULL, launch->global, launch->local, 0, NULL,
                                   NULL));
   float* c = malloc((c_count ? c_count : 1) * sizeof(float));
@@ -282,11 +312,16 @@ static void expect_close(const float* got, const float* want, uint64_t count, do
                (unsigned long long)i, got[i], want[i], atol);
 }
 
+/* The epilogues check_kernel runs, by act. */
+static const epilogue_t epilogues[4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {2, 0.1f, 0, 0}, {3, 0, -0.3f, 0.4f}};
+
 /* One GEMM through kernel: batch_a x [m, k] (or [k, m]) times batch_b x [k, n] (or
- * [n, k]), with bias [n] when has_bias, in the work-group size of the kernel's name. */
+ * [n, k]), with no bias (bias_mode 0), bias [n] per column (1, dense's), bias [m]
+ * per row (2, a 1x1 conv2d's) or bias [batch, m] (3, a grouped one's), then
+ * epilogues[act], in the work-group size of the kernel's name. */
 static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
                          int64_t batch_a, int64_t batch_b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
-                         bool has_bias) {
+                         int bias_mode, int act) {
   int tx, ty, rm, rn, bk;
   assert_int_equal(sscanf(name, "hgr_gemm_%dx%d_%dx%d_k%d", &tx, &ty, &rm, &rn, &bk), 5);
   int64_t batch = batch_a > batch_b ? batch_a : batch_b;
@@ -294,28 +329,34 @@ static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, h
   uint64_t c_count = (uint64_t)(batch * m * n);
   float* a = malloc(a_count * sizeof(float));
   float* b = malloc(b_count * sizeof(float));
-  float* bias = malloc((size_t)n * sizeof(float));
+  int64_t bias_count = bias_mode == 3 ? (batch_a > batch_b ? batch_a : batch_b) * m : bias_mode == 2 ? m : n;
+  float* bias = malloc((size_t)bias_count * sizeof(float));
   float* want = malloc(c_count * sizeof(float));
   assert_true(a && b && bias && want);
   for (uint64_t i = 0; i < a_count; ++i) a[i] = hgr_test_rng_float(rng, -1, 1);
   for (uint64_t i = 0; i < b_count; ++i) b[i] = hgr_test_rng_float(rng, -1, 1);
-  for (int64_t j = 0; j < n; ++j) bias[j] = has_bias ? hgr_test_rng_float(rng, -1, 1) : 0.0f;
+  for (int64_t j = 0; j < bias_count; ++j) bias[j] = bias_mode ? hgr_test_rng_float(rng, -1, 1) : 0.0f;
   hgr_ref_batch_matmul(a, b, want, batch_a, batch_b, m, n, k, ta, tb);
-  for (uint64_t e = 0; e < c_count; ++e) want[e] += bias[e % (uint64_t)n];
+  for (uint64_t e = 0; e < c_count; ++e)
+    want[e] = apply_epilogue(&epilogues[act],
+                             want[e] + bias[bias_mode == 3   ? e / (uint64_t)n
+                                            : bias_mode == 2 ? e / (uint64_t)n % (uint64_t)m
+                                                             : e % (uint64_t)n]);
   double atol = batch_matmul_atol(a, b, batch_a, batch_b, m, n, k, ta, tb) + 1e-5;
   int32_t ints[10] = {(int32_t)m, (int32_t)n, (int32_t)k,
                       batch_a == 1 ? 0 : (int32_t)(m * k), ta ? 1 : (int32_t)k, ta ? (int32_t)m : 1,
                       batch_b == 1 ? 0 : (int32_t)(k * n), tb ? 1 : (int32_t)n, tb ? (int32_t)k : 1,
-                      has_bias ? 1 : 0};
+                      bias_mode};
   hgr__launch_t launch = {3, {0}, {(size_t)tx, (size_t)ty, 1}, true};
   launch.global[0] = (size_t)((n + tx * rn - 1) / (tx * rn) * tx);
   launch.global[1] = (size_t)((m + ty * rm - 1) / (ty * rm) * ty);
   launch.global[2] = (size_t)batch;
-  float* got = raw_run(raw, kernel, a, a_count, b, b_count, has_bias ? bias : NULL, (uint64_t)n, c_count, ints, 10,
-                       &launch);
+  float* got = raw_run(raw, kernel, a, a_count, b, b_count, bias_mode ? bias : NULL, (uint64_t)bias_count, c_count,
+                       ints, 10, &epilogues[act], (int32_t[]){(int32_t)n, 0}, &launch);
   char what[256];
-  snprintf(what, sizeof(what), "%s, batches %lld/%lld, m %lld, n %lld, k %lld, transpose_a %d, transpose_b %d", name,
-           (long long)batch_a, (long long)batch_b, (long long)m, (long long)n, (long long)k, ta, tb);
+  snprintf(what, sizeof(what),
+           "%s, batches %lld/%lld, m %lld, n %lld, k %lld, transpose_a %d, transpose_b %d, bias mode %d, act %d", name,
+           (long long)batch_a, (long long)batch_b, (long long)m, (long long)n, (long long)k, ta, tb, bias_mode, act);
   expect_close(got, want, c_count, atol, what);
   free(got);
   free(a);
@@ -326,7 +367,8 @@ static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, h
 
 /* Every hgr_gemm_* kernel of the file (found by name, so a new variant is tested
  * without touching this test), on one full tile and partial ones in each
- * dimension (m, n, k not multiples of its tile), for every transpose. */
+ * dimension (m, n, k not multiples of its tile), for every transpose, each bias
+ * mode and each epilogue (on the simulator too). */
 static void every_gemm_kernel_matches_reference(void** state) {
   (void)state;
   raw_t raw;
@@ -365,10 +407,14 @@ static void every_gemm_kernel_matches_reference(void** state) {
        * copy paths (rows of A, columns of A, rows of B, columns of B) between them. */
       if (large_ok() || transposes == 0 || transposes == 3)
         check_kernel(&raw, kernel, name, &rng, 1, 1, bm + 3, bn + 5, (large_ok() ? 2 : 1) * bk + 3, ta, tb,
-                     transposes == 3);
+                     transposes % 3, transposes);
       if (large_ok() || transposes == 1 || transposes == 2)
-        check_kernel(&raw, kernel, name, &rng, 1, 2, bm, bn, bk, ta, tb, transposes == 1);
-      check_kernel(&raw, kernel, name, &rng, 2, 1, 1, 1, 1, ta, tb, transposes == 2);
+        check_kernel(&raw, kernel, name, &rng, 1, 2, bm, bn, bk, ta, tb, (transposes + 1) % 3, transposes);
+      check_kernel(&raw, kernel, name, &rng, 2, 1, 1, 1, 1, ta, tb, (transposes + 2) % 3, transposes);
+      /* a 1x1 conv2d's GEMM: A shared by the batch, B's rows contiguous */
+      check_kernel(&raw, kernel, name, &rng, 1, 2, bm - 1, bn + 3, bk + 1, false, false, 2, transposes);
+      /* a grouped one's: a batch of As, one bias row per row of the whole batch */
+      check_kernel(&raw, kernel, name, &rng, 3, 3, bm + 1, bn - 3, bk - 1, false, false, 3, 3 - transposes);
     }
     clReleaseKernel(kernel);
     ++variants;
@@ -428,14 +474,20 @@ static void tiny_device_limits_get_a_variant_that_fits(void** state) {
     cl_kernel kernel = clCreateKernel(raw.program, plan->kernel, &error);
     CL_CHECK(error);
     int32_t ints[10];
-    assert_int_equal(plan->arg_count, 14);
+    assert_int_equal(plan->arg_count, 20);
+    assert_int_equal(plan->args[18].i, n); /* no wrap */
+    assert_int_equal(plan->args[19].i, 0);
+    assert_int_equal(plan->args[9 + 4].i, 1); /* bias per column */
+    assert_int_equal(plan->args[14].kind, HGR__ARG_INT);
+    assert_int_equal(plan->args[14].i, 0); /* no activation */
     assert_true(plan->args[2].kind == HGR__ARG_INPUT && plan->args[2].index == 2);
     for (uint32_t i = 0; i < 10; ++i) {
       assert_int_equal(plan->args[4 + i].kind, HGR__ARG_INT);
       ints[i] = plan->args[4 + i].i;
     }
     float* got = raw_run(&raw, kernel, x, (uint64_t)(m * k), w, (uint64_t)(n * k), bias, (uint64_t)n,
-                         (uint64_t)(m * n), ints, 10, &plan->launch);
+                         (uint64_t)(m * n), ints, 10, &no_epilogue, (int32_t[]){plan->args[18].i, plan->args[19].i},
+                         &plan->launch);
     char what[128];
     snprintf(what, sizeof(what), "dense with %s for max_work_group %zu", plan->kernel, limits[s].max_work_group);
     expect_close(got, y, (uint64_t)(m * n), dense_atol(x, w, bias, m, k, n), what);
@@ -475,6 +527,33 @@ static void expect_rejected(const char* op, const char* attrs, uint32_t input_co
   ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
                 expected1, expected2);
   hgr_optest_free(&t);
+}
+
+/* dense on one row of data plans the matrix-vector kernel, several rows the GEMM. */
+static void one_row_dense_plans_the_gemv(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  for (int64_t rows = 1; rows <= 2; ++rows) {
+    hgr_optest_t t;
+    hgr_optest_init(&t, "dense", NULL);
+    hgr_optest_input(&t, "float32", 2, (int64_t[]){rows, 9216});
+    hgr_optest_input(&t, "float32", 2, (int64_t[]){4096, 9216});
+    hgr_optest_output(&t, "float32", 2, (int64_t[]){rows, 4096});
+    hgr_graph_t* graph = NULL;
+    hgr__op_ctx_t ctx;
+    ASSERT_OK(plan_for(&t, &roomy, &graph, &ctx));
+    assert_int_equal(ctx.launch_count, 1);
+    if (rows == 1) {
+      assert_string_equal(ctx.launches[0].kernel, "hgr_gemv_t4");
+      assert_int_equal(ctx.launches[0].launch.global[0], 1024);
+      assert_int_equal(ctx.launches[0].launch.local[0], 1);
+    } else {
+      assert_true(!strncmp(ctx.launches[0].kernel, "hgr_gemm_", 9));
+    }
+    hgr__op_ctx_free(&ctx);
+    hgr_graph_release(graph);
+    hgr_optest_free(&t);
+  }
 }
 
 static void bad_shapes_and_attrs_are_rejected(void** state) {
@@ -541,6 +620,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(batch_matmul_matches_reference_with_broadcast_batches),
       cmocka_unit_test(every_gemm_kernel_matches_reference),
       cmocka_unit_test(tiny_device_limits_get_a_variant_that_fits),
+      cmocka_unit_test(one_row_dense_plans_the_gemv),
       cmocka_unit_test(bad_shapes_and_attrs_are_rejected),
   };
   return hgr_optest_main(argc, argv, "ops_linalg", tests, sizeof(tests) / sizeof(tests[0]));

@@ -26,15 +26,18 @@
  * output_padding + 1 (likewise OW), at least 1. It runs
  * hgr_conv2d_transpose_direct, one work-item per output gathering its taps.
  *
- * Kernels: groups == 1 runs a kernel tiled in local memory (hgr_conv2d_tiled_*),
- * with the tile variant and work-group shape chosen here from the device's limits;
- * grouped and depthwise convolutions, and shapes no tile fits, run
- * hgr_conv2d_direct (one work-item per output, reading global memory). */
+ * Kernels: a 1x1 kernel with no padding and groups == 1 runs the GEMM of
+ * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); other
+ * convolutions with groups == 1 or groups of at least 8 output channels run a kernel
+ * tiled in local memory (hgr_conv2d_tiled_*), with the tile variant and work-group
+ * shape chosen here from the device's limits; depthwise convolutions and groups of
+ * fewer channels, and shapes no tile fits, run hgr_conv2d_direct (one work-item per
+ * output, reading global memory). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "ops.h"
+#include "ops_gemm.h"
 
 /* Meta layout shared with kernels/conv.cl (CONV_* there). */
 enum {
@@ -74,9 +77,19 @@ static const tile_variant_t tile_variants[] = {
 };
 #define TILE_VARIANT_COUNT (sizeof(tile_variants) / sizeof(tile_variants[0]))
 
-/* Work-items per work-group the tiled kernels aim for: enough to share each tile
- * widely, few enough that a CPU driver's work-group stays in cache. */
-#define TILE_TARGET_WORK_GROUP 64
+/* Work-items per work-group the tiled kernels aim for, and the most output channels
+ * of a work-group. A work-group reads the weights of its channels once per block of
+ * pixels, and the input tile once per block of channels: with at most 64 channels
+ * the rest of the work-group goes to rows, so the weights are read a few times per
+ * layer instead of once per output row (resnet50's and vgg19's 3x3 layers at 14x14
+ * and 7x7 took 2-4x longer per FLOP than at 56x56 with 64 items and up to 512
+ * channels per work-group; on PoCL, 256 items and 64 channels run them 1.3-1.6x
+ * faster, and the large layers no slower). */
+#define TILE_TARGET_WORK_GROUP 256
+#define TILE_MAX_TOC 64
+/* The fewest output channels per group that the tiled kernels take a grouped
+ * convolution with (bvlc_alexnet's groups of 2 ran 10x slower in the direct kernel). */
+#define TILE_MIN_GROUP_CHANNELS 8
 /* The most input channels per chunk (a chunk's tiles are reloaded per chunk). */
 #define TILE_MAX_CHUNK 16
 
@@ -256,10 +269,13 @@ static bool fit_chunk(const conv_t* p, const hgr__limits_t* limits, tile_plan_t*
   int64_t toc = t->variant->ocb * t->lz, tow = t->variant->pxb * t->lx;
   t->tih = (t->ly - 1) * p->strides[0] + (p->kh - 1) * p->dilation[0] + 1;
   t->tiw = (tow - 1) * p->strides[1] + (p->kw - 1) * p->dilation[1] + 1;
+  /* the strided kernels store each row as its SW phases, TIW / SW columns each */
+  if (t->variant->strided) t->tiw = ceil_div(t->tiw, p->strides[1]) * p->strides[1];
   if (t->tih > INT32_MAX / 4 || t->tiw > INT32_MAX / 4) return false;
-  for (int64_t cap = min64(TILE_MAX_CHUNK, p->c); cap >= 1; cap /= 2) {
-    int64_t chunks = ceil_div(p->c, cap);
-    int64_t cit = ceil_div(p->c, chunks);
+  int64_t cg = p->c / p->groups; /* a work-group's input channels: its group's */
+  for (int64_t cap = min64(TILE_MAX_CHUNK, cg); cap >= 1; cap /= 2) {
+    int64_t chunks = ceil_div(cg, cap);
+    int64_t cit = ceil_div(cg, chunks);
     int64_t xs = cit * t->tih * t->tiw, ws = toc * cit * p->kh * p->kw;
     /* Both tiles are indexed with int in the kernel; the test against local memory
      * keeps them far below that. */
@@ -284,7 +300,7 @@ static int64_t balanced(int64_t total, int64_t most) {
 
 /* The work-group shape and chunk of one variant within the limits: an aim of
  * TILE_TARGET_WORK_GROUP work-items, spent first on the row's columns, then on
- * output channels, then on rows, shrunk (rows, channels, columns) until the tiles fit
+ * output channels (TILE_MAX_TOC at most), then on rows, shrunk (rows, channels, columns) until the tiles fit
  * local memory. */
 static bool fit_variant(const conv_t* p, const hgr__limits_t* limits, const tile_variant_t* variant,
                         tile_plan_t* t) {
@@ -295,7 +311,7 @@ static bool fit_variant(const conv_t* p, const hgr__limits_t* limits, const tile
   int64_t item[3];
   for (int d = 0; d < 3; ++d) item[d] = max64(1, (int64_t)min64((int64_t)limits->max_work_item[d], budget));
   t->lx = balanced(ceil_div(p->ow, variant->pxb), item[0]);
-  t->lz = balanced(ceil_div(p->k, variant->ocb), min64(item[2], budget / t->lx));
+  t->lz = balanced(ceil_div(p->k / p->groups, variant->ocb), min64(min64(item[2], budget / t->lx), TILE_MAX_TOC / variant->ocb));
   t->ly = balanced(p->oh, min64(item[1], budget / (t->lx * t->lz)));
   for (;;) {
     if (fit_chunk(p, limits, t)) return true;
@@ -314,7 +330,7 @@ static bool choose_tile(const conv_t* p, const hgr__limits_t* limits, tile_plan_
     if (variant->strided != strided) continue;
     /* A block much wider or deeper than the output is mostly wasted work. */
     if (variant->pxb > 4 && p->ow <= 4) continue;
-    if (variant->ocb > 4 && p->k <= 4) continue;
+    if (variant->ocb > 4 && p->k / p->groups <= 4) continue;
     if (fit_variant(p, limits, variant, out)) return true;
   }
   return false;
@@ -348,9 +364,43 @@ static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t*
     meta[META_CIT] = (int32_t)t->cit;
     meta[META_TIH] = (int32_t)t->tih;
     meta[META_TIW] = (int32_t)t->tiw;
-    meta[META_TILES_K] = (int32_t)ceil_div(p->k, t->variant->ocb * t->lz);
+    meta[META_TILES_K] = (int32_t)ceil_div(p->k / p->groups, t->variant->ocb * t->lz);
   }
   hgr__launch_meta(ctx, l, meta, META_COUNT);
+}
+
+/* A 1x1 convolution without padding and with one group is a GEMM per image (with
+ * groups, of one image: a GEMM per group):
+ * y[n] [K, OH * OW] = w [K, C] x x[n] [C, OH * OW], the bias per row and the
+ * epilogue in the GEMM's; with strides the GEMM reads x's columns as the pixels of
+ * the subsampled image (b_wrap OW per row, SH * W apart, SW between columns). The
+ * dilation of a 1x1 kernel changes nothing. kernels/linalg.cl runs it 2-4x faster
+ * than the tiled kernel (whose tile reloads the weights for every 8 pixels). */
+static bool is_pointwise(const conv_t* p) {
+  return p->kh == 1 && p->kw == 1 && p->padding[0] == 0 && p->padding[1] == 0 && p->padding[2] == 0 &&
+         p->padding[3] == 0 && (p->groups == 1 || p->n == 1);
+}
+
+static hgr__gemm_t pointwise_gemm(const conv_t* p) {
+  /* groups (one image): a batch of GEMMs, one per group, y[g] [K / G, OH * OW] =
+   * w[g] [K / G, C / G] x x[g] [C / G, OH * OW] */
+  int64_t kg = p->k / p->groups, cg = p->c / p->groups;
+  hgr__gemm_t g = {
+      .batch = p->groups == 1 ? p->n : p->groups, .m = kg, .n = p->oh * p->ow, .k = cg,
+      .a_batch = p->groups == 1 ? 0 : kg * cg, .a_row = cg, .a_depth = 1,
+      .b_batch = cg * p->h * p->w, .b_depth = p->h * p->w, .b_col = p->strides[1],
+      .bias = !p->bias ? HGR__GEMM_BIAS_NONE : p->groups == 1 ? HGR__GEMM_BIAS_ROW : HGR__GEMM_BIAS_BATCH_ROW,
+      .act = p->activation == FLAG_RELU         ? HGR__GEMM_ACT_RELU
+             : p->activation == FLAG_LEAKY_RELU ? HGR__GEMM_ACT_LEAKY_RELU
+             : p->activation == FLAG_CLIP       ? HGR__GEMM_ACT_CLIP
+                                                : HGR__GEMM_ACT_NONE,
+      .alpha = p->alpha, .a_min = p->a_min, .a_max = p->a_max,
+      .swap_inputs = true,
+      .b_wrap = p->ow, .b_wrap_stride = p->strides[0] * p->w,
+  };
+  /* stride 1: the rows follow each other, no wrap */
+  if (p->strides[0] == 1 && p->strides[1] == 1) g.b_wrap = g.b_wrap_stride = 0;
+  return g;
 }
 
 static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
@@ -358,8 +408,16 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
   uint64_t outputs = hgr__op_output(ctx, 0)->element_count; /* [n, k, oh, ow] (infer_conv2d) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
+  if (is_pointwise(&p) && p.c > 0) {
+    hgr__gemm_t g = pointwise_gemm(&p);
+    /* without local memory the direct kernel below runs it */
+    if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan(ctx, &g);
+  }
   tile_plan_t tile;
-  bool tiled = p.groups == 1 && outputs > 0 && p.c > 0 && choose_tile(&p, &ctx->limits, &tile);
+  /* grouped convolutions tile by group, where a group has channels enough to fill
+   * a block (depthwise ones run the direct kernel) */
+  bool tiled = (p.groups == 1 || p.k / p.groups >= TILE_MIN_GROUP_CHANNELS) && outputs > 0 && p.c > 0 &&
+               choose_tile(&p, &ctx->limits, &tile);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, tiled ? tile.variant->kernel : "hgr_conv2d_direct");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_input(ctx, l, 1);
@@ -373,10 +431,10 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   }
   hgr__launch_local(ctx, l, (size_t)tile.xs_floats * sizeof(float));
   hgr__launch_local(ctx, l, (size_t)tile.ws_floats * sizeof(float));
-  int64_t tiles_k = ceil_div(p.k, tile.variant->ocb * tile.lz);
+  int64_t tiles_k = ceil_div(p.k / p.groups, tile.variant->ocb * tile.lz);
   size_t local[3] = {(size_t)tile.lx, (size_t)tile.ly, (size_t)tile.lz};
   size_t global[3] = {(size_t)(tile.lx * ceil_div(p.ow, tile.variant->pxb * tile.lx)),
-                      (size_t)(tile.ly * ceil_div(p.oh, tile.ly)), (size_t)(tile.lz * tiles_k * p.n)};
+                      (size_t)(tile.ly * ceil_div(p.oh, tile.ly)), (size_t)(tile.lz * tiles_k * p.groups * p.n)};
   hgr__launch_nd(l, 3, global, local);
   return HGR_OK;
 }

@@ -15,11 +15,14 @@
  *                 be 1 and broadcasts; output [max batch, M, N]. Attrs out_dtype,
  *                 transpose_a (false), transpose_b (true).
  * units may be absent or "None"; when given it must equal the weight's. out_dtype
- * may be "" or "float32" (everything is float32). */
+ * may be "" or "float32" (everything is float32).
+ *
+ * hgr__gemm_plan (ops_gemm.h) plans the same GEMM for other families' ops: conv2d
+ * runs its 1x1 convolutions through it, with a bias per row and its activation. */
 #include <stdio.h>
 #include <string.h>
 
-#include "ops.h"
+#include "ops_gemm.h"
 
 /* One kernel of kernels/linalg.cl: a work-group of tx x ty work-items computing a
  * (ty * rm) x (tx * rn) block of C, bk deep per step. Largest first; the plan takes
@@ -49,15 +52,7 @@ static uint64_t variant_local_bytes(const gemm_variant_t* v) {
   return 2u * (uint64_t)(v->ty * v->rm + v->tx * v->rn) * (uint64_t)v->bk * sizeof(float);
 }
 
-/* A GEMM in the kernel's terms: element (p, i, l) of A is
- * a[p * a_batch + i * a_row + l * a_depth], (p, l, j) of B is
- * b[p * b_batch + l * b_depth + j * b_col]; C is contiguous [batch, m, n]. */
-typedef struct gemm_t {
-  int64_t batch, m, n, k;
-  int64_t a_batch, a_row, a_depth;
-  int64_t b_batch, b_depth, b_col;
-  bool has_bias; /* input 2 */
-} gemm_t;
+typedef hgr__gemm_t gemm_t;
 
 static uint64_t ceil_to(uint64_t value, uint64_t step) { return (value + step - 1) / step * step; }
 
@@ -85,6 +80,8 @@ static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gem
   return best;
 }
 
+bool hgr__gemm_fits(const hgr__limits_t* limits, const gemm_t* g) { return pick_variant(limits, g) != NULL; }
+
 /* Every input is float32 with an element count the kernels can index. */
 static hgr_status_t check_inputs(const hgr__op_ctx_t* ctx) {
   for (uint32_t i = 0; i < hgr__op_input_count(ctx); ++i) {
@@ -97,7 +94,7 @@ static hgr_status_t check_inputs(const hgr__op_ctx_t* ctx) {
 }
 
 /* The GEMM of an op whose inputs, attrs and output its *_gemm function checked. */
-static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g) {
+hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) {
   HGR_RETURN_IF_ERROR(
       hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the row count", (uint64_t)g->m, INT32_MAX));
@@ -113,12 +110,18 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g) {
   /* An empty output computes nothing: sizes of 0 make every work-item skip its
    * reads and writes (the NDRange still has one group). */
   bool empty = g->batch == 0 || g->m == 0 || g->n == 0;
+  /* one row of A times B's contiguous rows (dense on one row): a matrix-vector
+   * product, hgr_gemv_t4 (no local memory) */
+  bool gemv = g->m == 1 && g->b_depth == 1 && (g->bias == HGR__GEMM_BIAS_NONE || g->bias == HGR__GEMM_BIAS_COLUMN) &&
+              (g->b_wrap == 0 || g->b_wrap >= g->n);
   char kernel[64];
-  snprintf(kernel, sizeof(kernel), "hgr_gemm_%dx%d_%dx%d_k%d", v->tx, v->ty, v->rm, v->rn, v->bk);
+  if (gemv) snprintf(kernel, sizeof(kernel), "hgr_gemv_t4");
+  else snprintf(kernel, sizeof(kernel), "hgr_gemm_%dx%d_%dx%d_k%d", v->tx, v->ty, v->rm, v->rn, v->bk);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
-  hgr__launch_input(ctx, l, 0);
-  hgr__launch_input(ctx, l, 1);
-  hgr__launch_input(ctx, l, g->has_bias ? 2 : 0); /* unread without a bias */
+  l->source = "linalg"; /* the op may be another family's */
+  hgr__launch_input(ctx, l, g->swap_inputs ? 1 : 0);
+  hgr__launch_input(ctx, l, g->swap_inputs ? 0 : 1);
+  hgr__launch_input(ctx, l, g->bias != HGR__GEMM_BIAS_NONE ? 2 : 0); /* unread without a bias */
   hgr__launch_output(ctx, l, 0);
   hgr__launch_int(ctx, l, empty ? 0 : (int32_t)g->m);
   hgr__launch_int(ctx, l, empty ? 0 : (int32_t)g->n);
@@ -129,11 +132,24 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g) {
   hgr__launch_int(ctx, l, (int32_t)g->b_batch);
   hgr__launch_int(ctx, l, (int32_t)g->b_depth);
   hgr__launch_int(ctx, l, (int32_t)g->b_col);
-  hgr__launch_int(ctx, l, g->has_bias ? 1 : 0);
+  hgr__launch_int(ctx, l, (int32_t)g->bias);
+  hgr__launch_int(ctx, l, (int32_t)g->act);
+  hgr__launch_float(ctx, l, g->alpha);
+  hgr__launch_float(ctx, l, g->a_min);
+  hgr__launch_float(ctx, l, g->a_max);
+  /* a wrap of at least n is no wrap */
+  hgr__launch_int(ctx, l, g->b_wrap > 0 && g->b_wrap < g->n ? (int32_t)g->b_wrap : (int32_t)(g->n > 0 ? g->n : 1));
+  hgr__launch_int(ctx, l, g->b_wrap > 0 && g->b_wrap < g->n ? (int32_t)g->b_wrap_stride : 0);
   size_t global[3] = {(size_t)((g->n + v->tx * v->rn - 1) / (v->tx * v->rn)) * (size_t)v->tx,
                       (size_t)((g->m + v->ty * v->rm - 1) / (v->ty * v->rm)) * (size_t)v->ty,
                       empty ? 1 : (size_t)g->batch};
   size_t local[3] = {(size_t)v->tx, (size_t)v->ty, 1};
+  if (gemv) {
+    global[0] = (size_t)((g->n + 3) / 4);
+    if (global[0] == 0) global[0] = 1;
+    global[1] = 1;
+    local[0] = local[1] = 1;
+  }
   hgr__launch_nd(l, 3, global, local);
   return HGR_OK;
 }
@@ -174,7 +190,7 @@ static hgr_status_t check_rank(const hgr__op_ctx_t* ctx, uint32_t input, const c
 }
 
 /* Product of the dimensions before the last `kept` ones, saturated just above
- * INT32_MAX (the product can overflow when a later dimension is 0; plan_gemm
+ * INT32_MAX (the product can overflow when a later dimension is 0; hgr__gemm_plan
  * rejects anything above INT32_MAX). */
 static int64_t leading_count(const hgr__entry_t* entry, int32_t kept) {
   int64_t count = 1;
@@ -211,7 +227,8 @@ static hgr_status_t dense_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64
   shape[data->ndim - 1] = units;
   *out_ndim = data->ndim;
   /* B[l, j] = weight[j, l] */
-  *out_gemm = (gemm_t){1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in, has_bias};
+  *out_gemm = (gemm_t){1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in,
+                       has_bias ? HGR__GEMM_BIAS_COLUMN : HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0};
   return check_inputs(ctx);
 }
 
@@ -242,7 +259,7 @@ static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int6
   shape[ndim - 1] = n;
   *out_ndim = ndim;
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n,
-                       transpose_b ? k : 1, false};
+                       transpose_b ? k : 1, HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0};
   return check_inputs(ctx);
 }
 
@@ -278,7 +295,7 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
   *out_gemm = (gemm_t){batch, m, n, k,
                        x_batch == 1 ? 0 : m * k, transpose_a ? 1 : k, transpose_a ? m : 1,
                        y_batch == 1 ? 0 : k * n, transpose_b ? 1 : n, transpose_b ? k : 1,
-                       false};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0};
   return check_inputs(ctx);
 }
 
@@ -296,7 +313,7 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
     int64_t shape[HGR_MAX_DIMS];                                                     \
     int32_t ndim;                                                                    \
     HGR_RETURN_IF_ERROR(name##_gemm(ctx, &g, shape, &ndim));                         \
-    return plan_gemm(ctx, &g);                                                       \
+    return hgr__gemm_plan(ctx, &g);                                                         \
   }
 GEMM_OP(dense)
 GEMM_OP(matmul)

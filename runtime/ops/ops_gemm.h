@@ -1,0 +1,50 @@
+/* The strided float32 GEMM of kernels/linalg.cl, planned by runtime/ops/ops_linalg.c
+ * for dense, matmul and batch_matmul and, through hgr__gemm_plan, for other families'
+ * ops that are a GEMM (conv2d with a 1x1 kernel, runtime/ops/ops_conv.c). */
+#ifndef HGR_OPS_GEMM_H
+#define HGR_OPS_GEMM_H
+
+#include "ops.h"
+
+/* A GEMM in the kernel's terms: element (p, i, l) of A is
+ * a[p * a_batch + i * a_row + l * a_depth], (p, l, j) of B is
+ * b[p * b_batch + l * b_depth + j * b_col], or with b_wrap > 0
+ * b[p * b_batch + l * b_depth + (j / b_wrap) * b_wrap_stride + (j % b_wrap) * b_col]
+ * (B's columns as the pixels of a 2-D image, b_wrap per row); C is contiguous
+ * [batch, m, n]. A is
+ * the op's input 0 and B its input 1 (the other way round with swap_inputs), the
+ * bias its input 2, C its output 0. */
+typedef enum hgr__gemm_bias_t {
+  HGR__GEMM_BIAS_NONE = 0,
+  HGR__GEMM_BIAS_COLUMN = 1, /* bias[j]: dense */
+  HGR__GEMM_BIAS_ROW = 2,    /* bias[i]: a 1x1 conv2d's per output channel */
+  HGR__GEMM_BIAS_BATCH_ROW = 3, /* bias[p * m + i]: a grouped one's, a GEMM per group */
+} hgr__gemm_bias_t;
+
+typedef enum hgr__gemm_act_t {
+  HGR__GEMM_ACT_NONE = 0,
+  HGR__GEMM_ACT_RELU = 1,       /* max(v, 0) */
+  HGR__GEMM_ACT_LEAKY_RELU = 2, /* v < 0 ? v * alpha : v */
+  HGR__GEMM_ACT_CLIP = 3,       /* min(max(v, a_min), a_max) */
+} hgr__gemm_act_t;
+
+typedef struct hgr__gemm_t {
+  int64_t batch, m, n, k;
+  int64_t a_batch, a_row, a_depth;
+  int64_t b_batch, b_depth, b_col;
+  hgr__gemm_bias_t bias;
+  hgr__gemm_act_t act;
+  float alpha, a_min, a_max; /* act's parameters */
+  bool swap_inputs;          /* A is input 1, B input 0 */
+  int64_t b_wrap, b_wrap_stride; /* 0, 0: B's columns plain */
+} hgr__gemm_t;
+
+/* Whether some GEMM tile variant fits the device's limits (it needs local memory). */
+bool hgr__gemm_fits(const hgr__limits_t* limits, const hgr__gemm_t* g);
+
+/* Appends the GEMM's launch (kernel of kernels/linalg.cl) to the op's plan: the
+ * tile variant that fits ctx's device limits with the least estimated time. The
+ * caller has checked the inputs' dtypes and element counts (below INT32_MAX). */
+hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const hgr__gemm_t* g);
+
+#endif
