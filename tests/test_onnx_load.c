@@ -268,6 +268,13 @@ static void unsupported_things_are_named(void** state) {
   small_model(&m);
   m.opset.version = 22;
   ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "opset is 22", "1 to 21");
+  /* A sequence input: TypeProto's oneof must be read by its case (its pointers share
+   * one union), so this may not be taken for a tensor type. */
+  small_model(&m);
+  Onnx__TypeProto__Sequence sequence = ONNX__TYPE_PROTO__SEQUENCE__INIT;
+  m.types[0].value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+  m.types[0].sequence_type = &sequence;
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "graph input 'x' is not a tensor");
   small_model(&m);
   static const int64_t axes[1] = {0};
   add_attr_ints(&m, &m.nodes[1], "bogus", axes, 1);

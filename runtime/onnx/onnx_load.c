@@ -224,6 +224,13 @@ static hgr_status_t add_initializers(hgr__onnx_loader_t* loader) {
   return HGR_OK;
 }
 
+/* The tensor type of a value info, or NULL for a sequence, map, optional or no type
+ * (TypeProto's value is a oneof: its pointers share one union). */
+static const Onnx__TypeProto__Tensor* tensor_type(const Onnx__ValueInfoProto* info) {
+  if (!info->type || info->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) return NULL;
+  return info->type->tensor_type;
+}
+
 /* The shape of a graph input: the model's dims, with symbolic or unknown ones from
  * the options (which must agree with the fixed ones). */
 static hgr_status_t input_shape(const hgr__onnx_loader_t* loader, const Onnx__ValueInfoProto* info, int32_t* out_ndim,
@@ -231,7 +238,7 @@ static hgr_status_t input_shape(const hgr__onnx_loader_t* loader, const Onnx__Va
   const input_shape_t* given = NULL;
   for (size_t i = 0; loader->options && i < loader->options->shape_count; ++i)
     if (!strcmp(loader->options->shapes[i].name, info->name)) given = &loader->options->shapes[i];
-  const Onnx__TypeProto__Tensor* tt = info->type ? info->type->tensor_type : NULL;
+  const Onnx__TypeProto__Tensor* tt = tensor_type(info);
   const Onnx__TensorShapeProto* shape = tt ? tt->shape : NULL;
   if (!shape) {
     if (!given)
@@ -279,7 +286,7 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
     const Onnx__ValueInfoProto* info = loader->graph->input[i];
     hgr__onnx_value_t* v = hgr__onnx_find_value(loader, info->name);
     if (v->constant) continue; /* an initializer's default: a constant */
-    const Onnx__TypeProto__Tensor* tt = info->type ? info->type->tensor_type : NULL;
+    const Onnx__TypeProto__Tensor* tt = tensor_type(info);
     if (!tt || !tt->has_elem_type)
       return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is not a tensor with an element type; hgr "
                         "takes tensors", info->name);
