@@ -32,6 +32,7 @@ def counts(rows):
 
 def reason_key(reason):
     """What a not-supported test needs, for the ranking: an op, a dtype, an opset..."""
+    reason = re.sub(r"/\S*/data/[\w-]+/[\w.-]+/(model\.onnx|test_data_set_\d+/[\w.]+): ", "", reason)
     m = re.search(r"op '([^']+)' is not supported", reason)
     if m:
         return f"op {m.group(1)}"
@@ -55,8 +56,7 @@ def reason_key(reason):
     m = re.search(r"domain '([^']+)'|only other domains than the default one \(([^)]*)\)", reason)
     if m:
         return f"domain {m.group(1) or m.group(2)}"
-    m = re.search(r"is not a tensor", reason)
-    if m:
+    if re.search(r"is not a tensor", reason):
         return "sequence, map or optional inputs"
     return re.sub(r"\s*\[[\w.]+:\d+\].*", "", reason.split(": ", 1)[-1])[:90]
 
