@@ -413,8 +413,8 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
     /* without local memory the direct kernel below runs it */
     if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan(ctx, &g);
   }
-  /* depthwise (one input channel per group): a work-item per 4 columns of a row,
-   * the 3x3 variant with its taps unrolled; 1.5-3x the direct kernel on PoCL */
+  /* depthwise (one input channel per group): a work-item per output row, 4
+   * columns at a time, the 3x3 variant with its weights in registers */
   if (p.groups == p.c && outputs > 0) {
     bool k3x3 = p.kh == 3 && p.kw == 3;
     hgr__launch_plan_t* d = hgr__op_launch(ctx, k3x3 ? "hgr_conv2d_depthwise3x3" : "hgr_conv2d_depthwise");
@@ -424,7 +424,7 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
     hgr__launch_output(ctx, d, 0);
     hgr__launch_meta_arg(ctx, d);
     meta_common(ctx, d, &p, NULL);
-    hgr__launch_1d(ctx, d, (uint64_t)(p.n * p.k * p.oh) * (uint64_t)ceil_div(p.ow, 4));
+    hgr__launch_1d(ctx, d, (uint64_t)(p.n * p.k * p.oh));
     return HGR_OK;
   }
   tile_plan_t tile;
