@@ -1,6 +1,6 @@
 #!/bin/sh
-# GFLOP/s of hgr's conv2d on every distinct conv layer of the model-zoo resnet50 and
-# vgg19 (ONNX light models), one single-Conv ONNX model per layer, timed with
+# GFLOP/s of hgr's conv2d on every distinct conv layer of the model-zoo resnet50,
+# vgg19 and shufflenet (grouped 1x1 and depthwise 3x3; ONNX light models), one single-Conv ONNX model per layer, timed with
 # `hgr run --repeat R` (median), for one or more hgr binaries side by side (old and
 # new builds interleaved layer by layer, as the machine may be loaded).
 #
@@ -26,7 +26,7 @@ from onnx import helper as h, TensorProto as T, numpy_helper as nh, shape_infere
 work = sys.argv[1]
 light = os.environ.get('LIGHT', os.path.join(os.path.dirname(onnx.__file__), 'backend/test/data/light'))
 layers = {}
-for model in ('resnet50', 'vgg19'):
+for model in ('resnet50', 'vgg19', 'shufflenet'):
     g = shape_inference.infer_shapes(onnx.load(f'{light}/light_{model}.onnx')).graph
     shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in list(g.value_info) + list(g.input)}
     shapes.update({t.name: list(t.dims) for t in g.initializer})
@@ -34,12 +34,12 @@ for model in ('resnet50', 'vgg19'):
         if n.op_type != 'Conv': continue
         a = {x.name: h.get_attribute_value(x) for x in n.attribute}
         x, w = shapes[n.input[0]], shapes[n.input[1]]
-        s, p = a.get('strides', [1, 1]), a.get('pads', [0, 0, 0, 0])
-        key = f'{model[:3]}_c{x[1]}_{x[2]}x{x[3]}_k{w[0]}_{w[2]}x{w[3]}_s{s[0]}_p{p[0]}'
-        layers.setdefault(key, [x, w, s, p, 0])[4] += 1
+        s, p, g = a.get('strides', [1, 1]), a.get('pads', [0, 0, 0, 0]), a.get('group', 1)
+        key = f'{model[:3]}_c{x[1]}_{x[2]}x{x[3]}_k{w[0]}_{w[2]}x{w[3]}_s{s[0]}_p{p[0]}' + (f'_g{g}' if g > 1 else '')
+        layers.setdefault(key, [x, w, s, p, 0, g])[4] += 1
 rng = np.random.default_rng(0)
 with open(f'{work}/layers.txt', 'w') as out:
-    for key, (x, w, s, p, count) in layers.items():
+    for key, (x, w, s, p, count, g) in layers.items():
         oh = (x[2] + p[0] + p[2] - w[2]) // s[0] + 1
         ow = (x[3] + p[1] + p[3] - w[3]) // s[1] + 1
         flops = 2 * w[0] * w[1] * w[2] * w[3] * oh * ow
@@ -47,7 +47,7 @@ with open(f'{work}/layers.txt', 'w') as out:
         if os.path.exists(f'{work}/{key}.onnx'): continue
         wt = nh.from_array((rng.standard_normal(w) * 0.05).astype(np.float32), 'w')
         bt = nh.from_array(rng.standard_normal(w[0]).astype(np.float32), 'b')
-        node = h.make_node('Conv', ['x', 'w', 'b'], ['c'], strides=s, pads=p)
+        node = h.make_node('Conv', ['x', 'w', 'b'], ['c'], strides=s, pads=p, group=g)
         relu = h.make_node('Relu', ['c'], ['y'])
         graph = h.make_graph([node, relu], key, [h.make_tensor_value_info('x', T.FLOAT, x)],
                              [h.make_tensor_value_info('y', T.FLOAT, None)], [wt, bt])

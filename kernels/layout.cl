@@ -14,6 +14,9 @@
  *       coord_d(i) * stride_d], coord_d(i) the row-major coordinates of i in shape
  *       (the output's, dims merged where possible); strides may be negative.
  *       transpose and strided_slice.
+ *   hgr_layout_gather_runs(__global const uint* in, __global uint* out,
+ *                          __global const int* meta, int ndim, int run, int chunks, uint n)
+ *       transpose whose last output dim stays contiguous: see the kernel.
  *   hgr_layout_concat(__global const uint* in, __global uint* out, uint block,
  *                     uint out_row, uint out_offset, uint n)
  *       One launch per input: input i (n = rows * block elements) goes to
@@ -84,6 +87,38 @@ __kernel void hgr_layout_gather(__global const uint* in, __global uint* out, __g
     rest = next;
   }
   out[gid] = in[source];
+}
+
+/* transpose's gather where the output's last (merged) dim is contiguous in the input:
+ * rows of `run` elements copied whole. meta = {offset, shape[ndim], stride[ndim]} of
+ * the rows (the output's dims but the last); a work-item copies 16 elements of a row
+ * (chunks per row = ceil(run / 16), n = rows * chunks) as four uint4 where it has them
+ * all. One index computation per 16 elements instead of one per element: 2-4x the
+ * gather on PoCL for shufflenet's channel shuffles. */
+__kernel void hgr_layout_gather_runs(__global const uint* in, __global uint* out, __global const int* meta, int ndim,
+                                     int run, int chunks, uint n) {
+  size_t gid = get_global_id(0);
+  if (gid >= n) return;
+  const int row = (int)gid / chunks, j0 = ((int)gid - row * chunks) * 16;
+  int rest = row;
+  int source = meta[0];
+  for (int d = ndim - 1; d >= 0; --d) {
+    int extent = meta[1 + d];
+    int next = rest / extent;
+    source += (rest - next * extent) * meta[1 + ndim + d];
+    rest = next;
+  }
+  __global const uint* src = in + source + j0;
+  __global uint* dst = out + (size_t)row * run + j0;
+  if (j0 + 16 <= run) {
+    const uint4 a = vload4(0, src), b = vload4(1, src), c = vload4(2, src), e = vload4(3, src);
+    vstore4(a, 0, dst);
+    vstore4(b, 1, dst);
+    vstore4(c, 2, dst);
+    vstore4(e, 3, dst);
+  } else {
+    for (int j = 0; j < run - j0; ++j) dst[j] = src[j];
+  }
 }
 
 __kernel void hgr_layout_concat(__global const uint* in, __global uint* out, uint block, uint out_row,

@@ -203,6 +203,38 @@ static void groups_and_depthwise_match_reference(void** state) {
   check_cases(cases, COUNT(cases), 14);
 }
 
+/* The depthwise kernels (groups == C_in; 3x3 and any size): rows wide enough for
+ * work-items whose 4 columns lie inside the row (vload4 with stride 1, strided
+ * loads with stride 2) beside ones at the edges, widths no multiple of 4, the
+ * multiplier 1, 2 and 3, dilation and asymmetric padding, every epilogue with and
+ * without a bias. */
+static void depthwise_kernels_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 4, 6, 18}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", false},
+      {{1, 4, 6, 19}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, true), "1", true},
+      {{2, 3, 7, 21}, {6, 1, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 3, false), "1", true},
+      {{1, 5, 8, 23}, {5, 1, 3, 3}, P(2, 2, 0, 1, 1, 0, 1, 1, 5, false), "[0, 1, 1, 0]", false},
+      {{1, 3, 9, 22}, {9, 1, 3, 3}, P(1, 1, 2, 2, 2, 2, 2, 2, 3, false), "2", true},
+      {{1, 4, 9, 25}, {8, 1, 5, 5}, P(1, 1, 2, 2, 2, 2, 1, 1, 4, false), "2", false},
+      {{1, 4, 9, 26}, {4, 1, 5, 3}, P(2, 3, 1, 0, 2, 1, 1, 2, 4, false), "[1, 0, 2, 1]", true},
+      {{1, 2, 5, 17}, {2, 1, 1, 7}, P(1, 2, 0, 3, 0, 3, 1, 1, 2, false), "[0, 3, 0, 3]", true},
+      {{1, 6, 3, 3}, {6, 1, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 6, false), NULL, false},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {HGR_REF_ACT_LEAKY_RELU, 0.2f, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, 0, 6},
+      {HGR_REF_ACT_CLIP, 0, -0.25f, 0.25f},
+      {HGR_REF_ACT_LEAKY_RELU, 0.01f, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {0, 0, 0, 0},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 23);
+}
+
 static void kernel_shapes_match_reference(void** state) {
   (void)state;
   static const conv_case_t cases[] = {
@@ -447,7 +479,8 @@ static void tiles_follow_device_limits(void** state) {
 }
 
 /* Groups of at least 8 output channels tile (one block of channels per group, so
- * the NDRange's z counts the groups); depthwise convolutions run the direct kernel. */
+ * the NDRange's z counts the groups); depthwise convolutions run the depthwise
+ * kernel (3x3 or any size). */
 static void groups_tile_when_wide_enough(void** state) {
   (void)state;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
@@ -469,7 +502,17 @@ static void groups_tile_when_wide_enough(void** state) {
   hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 3, 3});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
   plan_for(&t, &roomy, &ctx);
-  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_depthwise3x3");
+  /* a work-item per output row: 32 channels x 28 rows */
+  assert_true(ctx.launches[0].launch.global[0] >= 32 * 28);
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"2\", \"groups\": \"16\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 16, 28, 28});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 5, 5});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
+  plan_for(&t, &roomy, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_depthwise");
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
 }
@@ -687,6 +730,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(strides_match_reference),
       cmocka_unit_test(dilation_matches_reference),
       cmocka_unit_test(groups_and_depthwise_match_reference),
+      cmocka_unit_test(depthwise_kernels_match_reference),
       cmocka_unit_test(kernel_shapes_match_reference),
       cmocka_unit_test(bias_and_relu_match_reference),
       cmocka_unit_test(leaky_relu_and_clip_epilogues_match_reference),

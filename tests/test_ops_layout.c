@@ -733,6 +733,24 @@ static void one_input(hgr_optest_t* t, const char* op, const char* attrs, const 
   hgr_optest_output(t, out_dtype, out_ndim, out_shape);
 }
 
+/* Permutations that keep the last dim (merged with its contiguous neighbours) last
+ * and at least 16 long copy whole runs (hgr_layout_gather_runs), 16 elements per
+ * work-item: runs of exactly 16 and 64, runs with a tail (17, 21, 33), a merged last
+ * dim (3 x 7 stays contiguous), shufflenet's channel shuffle. */
+static void transpose_runs_match_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 27);
+  check_transpose(&rng, "float32", 5, (int64_t[]){1, 4, 6, 4, 4}, (int32_t[]){0, 2, 1, 3, 4}, "[0, 2, 1, 3, 4]");
+  check_transpose(&rng, "int32", 5, (int64_t[]){1, 4, 5, 3, 7}, (int32_t[]){0, 2, 1, 3, 4}, "[0, 2, 1, 3, 4]");
+  check_transpose(&rng, "float32", 4, (int64_t[]){2, 3, 4, 64}, (int32_t[]){1, 0, 2, 3}, "[1, 0, 2, 3]");
+  check_transpose(&rng, "float32", 4, (int64_t[]){3, 2, 5, 33}, (int32_t[]){2, 1, 0, 3}, "[2, 1, 0, 3]");
+  check_transpose(&rng, "int32", 3, (int64_t[]){2, 3, 17}, (int32_t[]){1, 0, 2}, "[1, 0, 2]");
+  check_transpose(&rng, "float32", 4, (int64_t[]){3, 2, 2, 21}, (int32_t[]){2, 0, 1, 3}, "[2, 0, 1, 3]");
+  if (!simulated())
+    check_transpose(&rng, "float32", 5, (int64_t[]){1, 4, 34, 28, 28}, (int32_t[]){0, 2, 1, 3, 4}, "[0, 2, 1, 3, 4]");
+}
+
 static void transpose_rejects_non_permutations(void** state) {
   (void)state;
   hgr_optest_t t;
@@ -1016,6 +1034,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(concatenate_matches_reference),
       cmocka_unit_test(transpose_matches_reference),
+      cmocka_unit_test(transpose_runs_match_reference),
       cmocka_unit_test(pad_matches_reference),
       cmocka_unit_test(take_matches_reference),
       cmocka_unit_test(strided_slice_matches_hand_checked_values),

@@ -133,6 +133,22 @@ static void avg_pool_matches_reference(void** state) {
  * divisor, are as without the attr (count_include_pad counts the declared padding,
  * never ceil_mode's). These shapes were checked against onnxruntime 1.x (opset 19)
  * with the same rule; most of them drop a window, some do not. */
+/* The kernels run a work-item per output row: rows long enough that most windows
+ * lie inside (no column checks) with edge windows on both sides, inception's 3x3
+ * stride-2 ceil_mode pool, stride 1 with padding, dilation, both averages. */
+static void long_rows_match_reference(void** state) {
+  (void)state;
+  static const pool_case_t cases[] = {
+      {{1, 3, 5, 37}, Q(true, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "3"},
+      {{1, 2, 6, 30}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 2, 7, 29}, Q(true, 3, 2, 1, 2, 2, 1, 2, 1, 2, 2, false, false), "[2, 1]", "[3, 2]"},
+      {{1, 3, 5, 37}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
+      {{1, 3, 5, 37}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false), "1", "3"},
+      {{2, 2, 6, 33}, Q(false, 2, 5, 1, 3, 0, 2, 1, 2, 1, 2, false, false), "[0, 2, 1, 2]", "[2, 5]"},
+  };
+  check_cases(cases, COUNT(cases), 29);
+}
+
 static void onnx_ceil_mode_drops_windows_starting_in_end_padding(void** state) {
   (void)state;
   static const pool_case_t cases[] = {
@@ -233,6 +249,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(max_pool_matches_reference),
       cmocka_unit_test(avg_pool_matches_reference),
+      cmocka_unit_test(long_rows_match_reference),
       cmocka_unit_test(onnx_ceil_mode_drops_windows_starting_in_end_padding),
       cmocka_unit_test(large_pools_match_reference),
       cmocka_unit_test(global_pools_match_reference),

@@ -413,6 +413,20 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
     /* without local memory the direct kernel below runs it */
     if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan(ctx, &g);
   }
+  /* depthwise (one input channel per group): a work-item per output row, 4
+   * columns at a time, the 3x3 variant with its weights in registers */
+  if (p.groups == p.c && outputs > 0) {
+    bool k3x3 = p.kh == 3 && p.kw == 3;
+    hgr__launch_plan_t* d = hgr__op_launch(ctx, k3x3 ? "hgr_conv2d_depthwise3x3" : "hgr_conv2d_depthwise");
+    hgr__launch_input(ctx, d, 0);
+    hgr__launch_input(ctx, d, 1);
+    hgr__launch_input(ctx, d, p.bias ? 2 : 1); /* read only with a bias */
+    hgr__launch_output(ctx, d, 0);
+    hgr__launch_meta_arg(ctx, d);
+    meta_common(ctx, d, &p, NULL);
+    hgr__launch_1d(ctx, d, (uint64_t)(p.n * p.k * p.oh));
+    return HGR_OK;
+  }
   tile_plan_t tile;
   /* grouped convolutions tile by group, where a group has channels enough to fill
    * a block (depthwise ones run the direct kernel) */

@@ -91,11 +91,9 @@ static void row_major_strides(const int64_t* shape, int32_t ndim, int64_t* strid
  * shape. Dims of extent 1 are dropped and neighbours that stay contiguous in the
  * input merged, so the kernel divides less. Every index it forms lies in the input
  * (the caller's box is inside it), so int arithmetic cannot overflow. */
-static void launch_gather(hgr__op_ctx_t* ctx, const int64_t* shape, const int64_t* strides, int32_t ndim,
-                          int64_t offset, uint64_t count) {
-  int32_t merged_shape[HGR_MAX_DIMS], merged_strides[HGR_MAX_DIMS];
+static int32_t merge_dims(const int64_t* shape, const int64_t* strides, int32_t ndim, uint64_t count,
+                          int32_t* merged_shape, int32_t* merged_strides) {
   int32_t merged = 0;
-  if (count == 0) offset = 0;
   for (int32_t d = 0; d < ndim && count > 0; ++d) {
     if (shape[d] == 1) continue;
     if (merged > 0 && (int64_t)merged_strides[merged - 1] == strides[d] * shape[d]) {
@@ -107,6 +105,14 @@ static void launch_gather(hgr__op_ctx_t* ctx, const int64_t* shape, const int64_
       ++merged;
     }
   }
+  return merged;
+}
+
+static void launch_gather(hgr__op_ctx_t* ctx, const int64_t* shape, const int64_t* strides, int32_t ndim,
+                          int64_t offset, uint64_t count) {
+  int32_t merged_shape[HGR_MAX_DIMS], merged_strides[HGR_MAX_DIMS];
+  if (count == 0) offset = 0;
+  int32_t merged = merge_dims(shape, strides, ndim, count, merged_shape, merged_strides);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_gather");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_output(ctx, l, 0);
@@ -200,6 +206,10 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
 
 /* ---- transpose ------------------------------------------------------------------------ */
 
+/* Shortest contiguous last dim that transpose copies as runs (shorter ones: one
+ * work-item per element). */
+#define TRANSPOSE_MIN_RUN 16
+
 /* Output dim d is input dim axes[d]. */
 static hgr_status_t transpose_axes(const hgr__op_ctx_t* ctx, int32_t* axes) {
   HGR_RETURN_IF_ERROR(check_data(ctx));
@@ -245,6 +255,26 @@ static hgr_status_t plan_transpose(hgr__op_ctx_t* ctx) {
   for (int32_t d = 0; d < ndim; ++d) {
     shape[d] = in->shape[axes[d]];
     strides[d] = in_strides[axes[d]];
+  }
+  /* the last (merged) dim contiguous and long: whole runs (hgr_layout_gather_runs) */
+  int32_t merged_shape[HGR_MAX_DIMS], merged_strides[HGR_MAX_DIMS];
+  int32_t merged = merge_dims(shape, strides, ndim, in->element_count, merged_shape, merged_strides);
+  if (merged >= 2 && merged_strides[merged - 1] == 1 && merged_shape[merged - 1] >= TRANSPOSE_MIN_RUN) {
+    int32_t run = merged_shape[merged - 1], chunks = (run + 15) / 16;
+    uint64_t items = in->element_count / (uint64_t)run * (uint64_t)chunks;
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_gather_runs");
+    hgr__launch_input(ctx, l, 0);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_meta_arg(ctx, l);
+    hgr__launch_int(ctx, l, merged - 1);
+    hgr__launch_int(ctx, l, run);
+    hgr__launch_int(ctx, l, chunks);
+    hgr__launch_uint(ctx, l, (uint32_t)items);
+    hgr__launch_meta1(ctx, l, 0);
+    hgr__launch_meta(ctx, l, merged_shape, (uint32_t)(merged - 1));
+    hgr__launch_meta(ctx, l, merged_strides, (uint32_t)(merged - 1));
+    hgr__launch_1d(ctx, l, items);
+    return HGR_OK;
   }
   launch_gather(ctx, shape, strides, ndim, 0, in->element_count);
   return HGR_OK;

@@ -149,7 +149,8 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   hgr__launch_output(ctx, l, 0);
   hgr__launch_meta_arg(ctx, l);
   hgr__launch_meta(ctx, l, meta, META_COUNT);
-  hgr__launch_1d(ctx, l, hgr__op_output(ctx, 0)->element_count);
+  /* one work-item per output row (kernels/pool.cl) */
+  hgr__launch_1d(ctx, l, (uint64_t)x->shape[0] * (uint64_t)x->shape[1] * (uint64_t)out[0]);
   return HGR_OK;
 }
 
