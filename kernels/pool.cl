@@ -5,9 +5,10 @@
  *
  * hgr_max_pool2d(__global const float* x, __global float* y, __global const int* meta)
  * hgr_avg_pool2d(__global const float* x, __global float* y, __global const int* meta)
- *   One work-item per output row, its columns in a loop (those whose window lies
- *   inside the row without column checks); NDRange 1-D over N*C*OH, rounded up
- *   (items past the end return). meta: the POOL_* indices below. Where the windows
+ *   One work-item per POOL_CHUNK columns of an output row, in a loop (those whose
+ *   window lies inside the row without column checks); NDRange 1-D over
+ *   N*C*OH*ceil(OW / POOL_CHUNK), rounded up (items past the end return). meta: the
+ *   POOL_* indices below. Where the windows
  *   of 4 consecutive outputs lie inside the row they go as a float4, each tap's 4
  *   values one vload4 (stride 1) or vload8's even half (stride 2). (One work-item
  *   per output element ran 2-3x slower on PoCL: the per-item index math and meta
@@ -36,15 +37,25 @@
 #define POOL_PR 15
 #define POOL_COUNT_INCLUDE_PAD 16
 
-/* Decomposes work-item i into (plane, oh): one work-item per output row; false past
+/* Output columns per work-item (a multiple of 4; runtime/ops/ops_pool.c plans
+ * ceil(OW / POOL_CHUNK) items per row). Bounded, so that a long 1-D row is spread
+ * over work-items: rusticl on llvmpipe returned wrong maxima from a single
+ * work-item running some 400 000 taps (1-D MaxPool over 22 000 columns). */
+#define POOL_CHUNK 64
+
+/* Decomposes work-item i into (plane, oh) and its columns [*begin, *end); false past
  * the end. */
-inline bool pool_row(__global const int* meta, size_t i, int* plane, int* oh) {
-  const int OH = meta[POOL_OH];
-  if (i >= (size_t)meta[POOL_N] * meta[POOL_C] * OH) return false;
+inline bool pool_row(__global const int* meta, size_t i, int* plane, int* oh, int* begin, int* end) {
+  const int OH = meta[POOL_OH], OW = meta[POOL_OW];
+  const int chunks = (OW + POOL_CHUNK - 1) / POOL_CHUNK;
+  if (i >= (size_t)meta[POOL_N] * meta[POOL_C] * OH * chunks) return false;
   /* x - (x / e) * e, not x % e: beside x / e, LLVM rewrites a remainder with a
    * `freeze`, which Oclgrind 21.10's uninitialized-value checker cannot run. */
-  *plane = (int)i / OH;
-  *oh = (int)i - *plane * OH;
+  const int row = (int)i / chunks, chunk = (int)i - row * chunks;
+  *plane = row / OH;
+  *oh = row - *plane * OH;
+  *begin = chunk * POOL_CHUNK;
+  *end = min(*begin + POOL_CHUNK, OW);
   return true;
 }
 
@@ -57,8 +68,8 @@ inline float4 pool_load4(__global const float* p, int SW) {
 }
 
 __kernel void hgr_max_pool2d(__global const float* x, __global float* y, __global const int* meta) {
-  int plane, oh;
-  if (!pool_row(meta, get_global_id(0), &plane, &oh)) return;
+  int plane, oh, begin, end;
+  if (!pool_row(meta, get_global_id(0), &plane, &oh, &begin, &end)) return;
   const int H = meta[POOL_H], W = meta[POOL_W], KH = meta[POOL_KH], KW = meta[POOL_KW];
   const int DH = meta[POOL_DH], DW = meta[POOL_DW], SW = meta[POOL_SW], PL = meta[POOL_PL];
   const int OW = meta[POOL_OW];
@@ -66,11 +77,11 @@ __kernel void hgr_max_pool2d(__global const float* x, __global float* y, __globa
   __global const float* xp = x + (size_t)plane * H * W;
   __global float* yr = y + ((size_t)plane * meta[POOL_OH] + oh) * OW;
   /* Padding holds -FLT_MAX, so skipping it gives the same maximum. */
-  for (int ow = 0; ow < OW; ++ow) {
+  for (int ow = begin; ow < end; ++ow) {
     const int iw0 = ow * SW - PL;
     /* 4 outputs at once where their windows lie inside the row (with SW == 2 the
      * vload8 reads one column past the last tap, hence the + 1) */
-    if (ow + 4 <= OW && iw0 >= 0 && iw0 + 3 * SW + (KW - 1) * DW + (SW == 2) < W) {
+    if (ow + 4 <= end && iw0 >= 0 && iw0 + 3 * SW + (KW - 1) * DW + (SW == 2) < W) {
       float4 m4 = (float4)(-FLT_MAX);
       for (int kh = 0; kh < KH; ++kh) {
         const int ih = ih0 + kh * DH;
@@ -112,8 +123,8 @@ inline int pool_taps(int start, int window, int dilation, int size, int pad_end,
 }
 
 __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __global const int* meta) {
-  int plane, oh;
-  if (!pool_row(meta, get_global_id(0), &plane, &oh)) return;
+  int plane, oh, begin, end;
+  if (!pool_row(meta, get_global_id(0), &plane, &oh, &begin, &end)) return;
   const int H = meta[POOL_H], W = meta[POOL_W], KH = meta[POOL_KH], KW = meta[POOL_KW];
   const int DH = meta[POOL_DH], DW = meta[POOL_DW], SW = meta[POOL_SW], PL = meta[POOL_PL];
   const int OW = meta[POOL_OW];
@@ -122,10 +133,10 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
   __global float* yr = y + ((size_t)plane * meta[POOL_OH] + oh) * OW;
   const bool include_pad = meta[POOL_COUNT_INCLUDE_PAD] != 0;
   const int rows = pool_taps(ih0, KH, DH, H, meta[POOL_PB], include_pad);
-  for (int ow = 0; ow < OW; ++ow) {
+  for (int ow = begin; ow < end; ++ow) {
     const int iw0 = ow * SW - PL;
     /* 4 outputs at once where their windows lie inside the row (as max's) */
-    if (ow + 4 <= OW && iw0 >= 0 && iw0 + 3 * SW + (KW - 1) * DW + (SW == 2) < W) {
+    if (ow + 4 <= end && iw0 >= 0 && iw0 + 3 * SW + (KW - 1) * DW + (SW == 2) < W) {
       float4 sum4 = (float4)(0.0f);
       for (int kh = 0; kh < KH; ++kh) {
         const int ih = ih0 + kh * DH;

@@ -149,8 +149,9 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   hgr__launch_output(ctx, l, 0);
   hgr__launch_meta_arg(ctx, l);
   hgr__launch_meta(ctx, l, meta, META_COUNT);
-  /* one work-item per output row (kernels/pool.cl) */
-  hgr__launch_1d(ctx, l, (uint64_t)x->shape[0] * (uint64_t)x->shape[1] * (uint64_t)out[0]);
+  /* one work-item per POOL_CHUNK (64) columns of an output row (kernels/pool.cl) */
+  uint64_t chunks = ((uint64_t)out[1] + 63) / 64;
+  hgr__launch_1d(ctx, l, (uint64_t)x->shape[0] * (uint64_t)x->shape[1] * (uint64_t)out[0] * chunks);
   return HGR_OK;
 }
 
