@@ -446,8 +446,8 @@ static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
   for (uint32_t k = 0; !status && k < node.output_count; ++k)
     if (node.outputs[k] && !node.outputs[k]->defined && node.outputs[k]->uses &&
         !(node.outputs[k]->consumer >= 0 && loader->fused[node.outputs[k]->consumer])) /* used inside a fusion */
-      status = HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the importer left output %u '%s' undefined", node.label, k,
-                          node.outputs[k]->name);
+      status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: output %u '%s' is used, but the op does not produce it "
+                          "(the node declares %u outputs)", node.label, k, node.outputs[k]->name, node.output_count);
   node_free(&node);
   return status;
 }

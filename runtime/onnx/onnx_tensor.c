@@ -309,8 +309,12 @@ bad:
                     key, text);
 }
 
+/* Checks a tensor's external data (location, offset, length, the file holding them)
+ * and, where data is not NULL, reads its bytes into data: called once before the
+ * tensor is allocated, so that a declared size the file cannot back costs nothing,
+ * and once to read. */
 static hgr_status_t read_external(const Onnx__TensorProto* proto, const hgr__onnx_external_t* external,
-                                  const char* where, hgr__onnx_tensor_t* t, uint64_t bytes) {
+                                  const char* where, void* data, uint64_t bytes) {
   const char* location = external_key(proto, "location");
   if (!location || !location[0])
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: external data without a \"location\"", where);
@@ -351,8 +355,8 @@ static hgr_status_t read_external(const Onnx__TensorProto* proto, const hgr__onn
   } else if (offset > (uint64_t)st.st_size || bytes > (uint64_t)st.st_size - offset) {
     status = HGR_STATUS(HGR_STATUS_DATA_LOSS, "%s: external data '%s' has %lld bytes; %llu at offset %llu do not fit",
                         where, path, (long long)st.st_size, (unsigned long long)bytes, (unsigned long long)offset);
-  } else if (offset > (uint64_t)LLONG_MAX || fseeko(file, (off_t)offset, SEEK_SET) ||
-             fread(t->data, 1, (size_t)bytes, file) != (size_t)bytes) {
+  } else if (data && (offset > (uint64_t)LLONG_MAX || fseeko(file, (off_t)offset, SEEK_SET) ||
+                      fread(data, 1, (size_t)bytes, file) != (size_t)bytes)) {
     status = HGR_STATUS(HGR_STATUS_DATA_LOSS, "%s: reading %llu bytes at offset %llu of '%s' failed", where,
                         (unsigned long long)bytes, (unsigned long long)offset, path);
   }
@@ -393,6 +397,9 @@ hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__
                         where, (unsigned long long)declared, hgr__onnx_type_name(type), (unsigned long long)have,
                         proto->has_raw_data ? "bytes of raw_data" : "values");
   }
+  uint64_t declared_bytes;
+  if (is_external && hgr__onnx_type_bytes(type) && hgr__mul_u64(declared, hgr__onnx_type_bytes(type), &declared_bytes))
+    HGR_RETURN_IF_ERROR(read_external(proto, external, where, NULL, declared_bytes)); /* before allocating */
   hgr__onnx_tensor_t* t = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, proto->dims, (int32_t)proto->n_dims, where, &t));
   size_t element = hgr__onnx_type_bytes(type);
@@ -415,7 +422,7 @@ hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__
   } else if (proto->has_data_location && proto->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
     if (proto->has_raw_data || typed)
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: external data and inline data at once", where);
-    else if ((status = read_external(proto, external, where, t, bytes)) == HGR_OK)
+    else if ((status = read_external(proto, external, where, t->data, bytes)) == HGR_OK)
       from_little_endian(t->data, t->count, element);
   } else if (proto->has_raw_data) {
     if (typed) {
