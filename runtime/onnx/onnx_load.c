@@ -135,78 +135,65 @@ static int compare_values(const void* a, const void* b) {
 /* Collects every name the graph defines (initializers, inputs, node outputs), sorted;
  * a name defined twice is an error (an input may repeat an initializer: IR < 4
  * lists initializers among the inputs). */
+/* Where a value comes from while the values are collected (hgr__onnx_value_t's
+ * producer: a node index, or one of these). */
+#define FROM_INITIALIZER (-2)
+#define FROM_INPUT (-1)
+
+static void describe_origin(int32_t producer, char* buffer, size_t capacity) {
+  if (producer == FROM_INITIALIZER) snprintf(buffer, capacity, "an initializer");
+  else if (producer == FROM_INPUT) snprintf(buffer, capacity, "a graph input");
+  else snprintf(buffer, capacity, "node %d's output", (int)producer);
+}
+
 static hgr_status_t collect_values(hgr__onnx_loader_t* loader) {
   const Onnx__GraphProto* g = loader->graph;
   size_t capacity = g->n_initializer + g->n_input;
   for (size_t n = 0; n < g->n_node; ++n) capacity += g->node[n]->n_output;
   loader->values = calloc(capacity ? capacity : 1, sizeof(*loader->values));
   if (!loader->values) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu values", capacity);
-  /* origin: 0 initializer, 1 input, 2 + n node n's output */
-  int64_t* origin = calloc(capacity ? capacity : 1, sizeof(*origin));
-  if (!origin) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   size_t count = 0;
   for (size_t i = 0; i < g->n_initializer; ++i) {
-    const char* name = g->initializer[i]->name;
-    if (!name || !name[0]) {
-      free(origin);
+    if (!g->initializer[i]->name || !g->initializer[i]->name[0])
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "initializer %zu has no name", i);
-    }
-    origin[count] = 0;
-    loader->values[count++].name = name;
+    loader->values[count++] = (hgr__onnx_value_t){.name = g->initializer[i]->name, .producer = FROM_INITIALIZER};
   }
   for (size_t i = 0; i < g->n_input; ++i) {
-    const char* name = g->input[i]->name;
-    if (!name || !name[0]) {
-      free(origin);
+    if (!g->input[i]->name || !g->input[i]->name[0])
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input %zu has no name", i);
-    }
-    origin[count] = 1;
-    loader->values[count++].name = name;
+    loader->values[count++] = (hgr__onnx_value_t){.name = g->input[i]->name, .producer = FROM_INPUT};
   }
-  for (size_t n = 0; n < g->n_node; ++n)
+  for (size_t n = 0; n < g->n_node; ++n) /* a protobuf of at most 2 GiB holds fewer than 2^31 nodes */
     for (size_t k = 0; k < g->node[n]->n_output; ++k) {
       const char* name = g->node[n]->output[k];
-      if (!name || !name[0]) continue; /* an omitted optional output */
-      origin[count] = 2 + (int64_t)n;
-      loader->values[count++].name = name;
+      if (name && name[0]) loader->values[count++] = (hgr__onnx_value_t){.name = name, .producer = (int32_t)n};
     }
-  /* Sort names with their origins: sort an index, then apply. */
-  for (size_t i = 0; i < count; ++i) loader->values[i].producer = (int32_t)i; /* temporarily: the slot */
   qsort(loader->values, count, sizeof(*loader->values), compare_values);
-  hgr_status_t status = HGR_OK;
   size_t unique = 0;
-  for (size_t i = 0; i < count && !status; ++i) {
-    int64_t here = origin[loader->values[i].producer];
-    if (unique && !strcmp(loader->values[unique - 1].name, loader->values[i].name)) {
-      int64_t before = loader->values[unique - 1].producer; /* already an origin (below) */
-      if ((before == 0 && here == 1) || (before == 1 && here == 0)) {
-        loader->values[unique - 1].producer = 0; /* the initializer wins */
+  for (size_t i = 0; i < count; ++i) {
+    hgr__onnx_value_t* last = unique ? &loader->values[unique - 1] : NULL;
+    if (last && !strcmp(last->name, loader->values[i].name)) {
+      int32_t a = last->producer, b = loader->values[i].producer;
+      if ((a == FROM_INITIALIZER && b == FROM_INPUT) || (a == FROM_INPUT && b == FROM_INITIALIZER)) {
+        last->producer = FROM_INITIALIZER; /* IR < 4 lists initializers among the inputs */
         continue;
       }
-      const char* what[2] = {"an initializer", "a graph input"};
       char first[64], second[64];
-      snprintf(first, sizeof(first), "%s", before < 2 ? what[before] : "");
-      if (before >= 2) snprintf(first, sizeof(first), "node %lld's output", (long long)(before - 2));
-      snprintf(second, sizeof(second), "%s", here < 2 ? what[here] : "");
-      if (here >= 2) snprintf(second, sizeof(second), "node %lld's output", (long long)(here - 2));
-      status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "value '%s' is defined twice: as %s and as %s",
-                          loader->values[i].name, first, second);
-      break;
+      describe_origin(a < b ? a : b, first, sizeof(first));
+      describe_origin(a < b ? b : a, second, sizeof(second));
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "value '%s' is defined twice: as %s and as %s", last->name, first,
+                        second);
     }
-    loader->values[unique] = loader->values[i];
-    loader->values[unique].producer = (int32_t)here; /* the origin, for now */
-    ++unique;
+    loader->values[unique++] = loader->values[i];
   }
-  free(origin);
   loader->value_count = unique;
   for (size_t i = 0; i < unique; ++i) {
     hgr__onnx_value_t* v = &loader->values[i];
-    int64_t o = v->producer;
-    v->producer = o >= 2 ? (int32_t)(o - 2) : -1;
+    if (v->producer < 0) v->producer = -1; /* initializers and inputs alike */
     v->ndim = -1;
     v->consumer = -1;
   }
-  return status;
+  return HGR_OK;
 }
 
 static hgr_status_t add_initializers(hgr__onnx_loader_t* loader) {
