@@ -454,6 +454,34 @@ static void external_data_is_read_inside_the_model_folder_only(void** state) {
 
 /* ---- fused models, run ------------------------------------------------------------ */
 
+/* Loads bytes, runs the graph on pocl:0 with input x and reads output 0 into y;
+ * *report gets the load's report. */
+static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const float* x, size_t x_bytes, float* y,
+                        size_t y_bytes, hgr_onnx_report_t* report) {
+  size_t size;
+  uint8_t* bytes = pack(m, &size);
+  hgr_graph_t* graph;
+  hgr_params_t* params;
+  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, NULL, &graph, &params, report));
+  free(bytes);
+  hgr_executor_options_t eo;
+  hgr_executor_options_init(&eo);
+  const hgr_device_binding_t binding = {0, "pocl:0"};
+  eo.bindings = &binding;
+  eo.binding_count = 1;
+  hgr_executor_t* executor;
+  ASSERT_OK(hgr_executor_create(instance, graph, &eo, &executor));
+  size_t unused;
+  ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
+  ASSERT_OK(hgr_executor_set_input_by_name(executor, "x", x, x_bytes));
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_wait(executor));
+  ASSERT_OK(hgr_executor_get_output(executor, 0, y, y_bytes));
+  hgr_executor_release(executor);
+  hgr_params_release(params);
+  hgr_graph_release(graph);
+}
+
 /* Conv(x, w, bias) -> BatchNormalization -> Add(per-channel c) -> Relu: one conv2d
  * node after fusion, checked against the same arithmetic in C on pocl:0. */
 static void fused_conv_matches_plain_arithmetic(void** state) {
@@ -497,29 +525,11 @@ static void fused_conv_matches_plain_arithmetic(void** state) {
   add_node(&m, "Add", (const char* const[]){"b", "c"}, 2, (const char* const[]){"d"}, 1);
   add_node(&m, "Relu", (const char* const[]){"d"}, 1, (const char* const[]){"y"}, 1);
   add_output(&m, "y");
-  size_t size;
-  uint8_t* bytes = pack(&m, &size);
-  hgr_graph_t* graph;
-  hgr_params_t* params;
+  float y[M * H * W];
   hgr_onnx_report_t report;
-  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, NULL, &graph, &params, &report));
-  free(bytes);
+  run_on_pocl(instance, &m, x, sizeof(x), y, sizeof(y), &report);
   assert_int_equal(report.fused, 3);
   assert_int_equal(report.graph_nodes, 1);
-  hgr_executor_options_t eo;
-  hgr_executor_options_init(&eo);
-  const hgr_device_binding_t binding = {0, "pocl:0"};
-  eo.bindings = &binding;
-  eo.binding_count = 1;
-  hgr_executor_t* executor;
-  ASSERT_OK(hgr_executor_create(instance, graph, &eo, &executor));
-  size_t unused;
-  ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
-  ASSERT_OK(hgr_executor_set_input_by_name(executor, "x", x, sizeof(x)));
-  ASSERT_OK(hgr_executor_run(executor));
-  ASSERT_OK(hgr_executor_wait(executor));
-  float y[M * H * W];
-  ASSERT_OK(hgr_executor_get_output(executor, 0, y, sizeof(y)));
   for (int o = 0; o < M; ++o)
     for (int i = 0; i < H; ++i)
       for (int j = 0; j < W; ++j) {
@@ -535,9 +545,6 @@ static void fused_conv_matches_plain_arithmetic(void** state) {
         double want = s > 0 ? s : 0;
         assert_true(fabs(y[(o * H + i) * W + j] - want) <= 1e-4 + 1e-4 * fabs(want));
       }
-  hgr_executor_release(executor);
-  hgr_params_release(params);
-  hgr_graph_release(graph);
   hgr_instance_release(instance);
 }
 
@@ -586,29 +593,11 @@ static void fused_batch_norm_and_scale_match_plain_arithmetic(void** state) {
   add_node(&m, "Mul", (const char* const[]){"mul", "f"}, 2, (const char* const[]){"g"}, 1);
   add_node(&m, "Add", (const char* const[]){"g", "add"}, 2, (const char* const[]){"y"}, 1);
   add_output(&m, "y");
-  size_t size;
-  uint8_t* bytes = pack(&m, &size);
-  hgr_graph_t* graph;
-  hgr_params_t* params;
+  float y[C * H * W];
   hgr_onnx_report_t report;
-  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, NULL, &graph, &params, &report));
-  free(bytes);
+  run_on_pocl(instance, &m, x, sizeof(x), y, sizeof(y), &report);
   assert_int_equal(report.fused, 4); /* Mul, Add into the batch_norm; Mul, Add into the conv */
   assert_int_equal(report.graph_nodes, 3); /* batch_norm, relu, conv2d */
-  hgr_executor_options_t eo;
-  hgr_executor_options_init(&eo);
-  const hgr_device_binding_t binding = {0, "pocl:0"};
-  eo.bindings = &binding;
-  eo.binding_count = 1;
-  hgr_executor_t* executor;
-  ASSERT_OK(hgr_executor_create(instance, graph, &eo, &executor));
-  size_t unused;
-  ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
-  ASSERT_OK(hgr_executor_set_input_by_name(executor, "x", x, sizeof(x)));
-  ASSERT_OK(hgr_executor_run(executor));
-  ASSERT_OK(hgr_executor_wait(executor));
-  float y[C * H * W];
-  ASSERT_OK(hgr_executor_get_output(executor, 0, y, sizeof(y)));
   for (int o = 0; o < C; ++o)
     for (int p = 0; p < H * W; ++p) {
       double f = 0;
@@ -620,9 +609,6 @@ static void fused_batch_norm_and_scale_match_plain_arithmetic(void** state) {
       double want = f * mul[o] + add[o];
       assert_true(fabs(y[o * H * W + p] - want) <= 1e-4 + 1e-4 * fabs(want));
     }
-  hgr_executor_release(executor);
-  hgr_params_release(params);
-  hgr_graph_release(graph);
   hgr_instance_release(instance);
 }
 

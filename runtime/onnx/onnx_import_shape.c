@@ -279,15 +279,21 @@ static hgr_status_t import_concat(hgr__onnx_node_t* node) {
 
 /* ---- Gather ------------------------------------------------------------------------ */
 
-static hgr_status_t fold_gather(hgr__onnx_node_t* node) {
+/* Gather's data, indices and axis. */
+static hgr_status_t gather_args(const hgr__onnx_node_t* node, hgr__onnx_value_t** x, hgr__onnx_value_t** iv,
+                                int32_t* axis) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "axis"));
-  hgr__onnx_value_t *x, *iv;
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &iv));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, x));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, iv));
   int64_t axis_attr;
-  int32_t axis;
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "axis", 0, &axis_attr));
-  HGR_RETURN_IF_ERROR(hgr__onnx_axis(node, "attr 'axis'", axis_attr, x->ndim, &axis));
+  return hgr__onnx_axis(node, "attr 'axis'", axis_attr, (*x)->ndim, axis);
+}
+
+static hgr_status_t fold_gather(hgr__onnx_node_t* node) {
+  hgr__onnx_value_t *x, *iv;
+  int32_t axis;
+  HGR_RETURN_IF_ERROR(gather_args(node, &x, &iv, &axis));
   const hgr__onnx_tensor_t *t = x->constant, *idx = iv->constant;
   int32_t ndim = t->ndim - 1 + idx->ndim;
   if (ndim > HGR_MAX_DIMS) return HGR__ONNX_UNSUPPORTED(node, "result of rank %d", (int)ndim);
@@ -318,14 +324,9 @@ static hgr_status_t fold_gather(hgr__onnx_node_t* node) {
 }
 
 static hgr_status_t import_gather(hgr__onnx_node_t* node) {
-  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "axis"));
   hgr__onnx_value_t *x, *iv;
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &iv));
-  int64_t axis_attr;
   int32_t axis;
-  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "axis", 0, &axis_attr));
-  HGR_RETURN_IF_ERROR(hgr__onnx_axis(node, "attr 'axis'", axis_attr, x->ndim, &axis));
+  HGR_RETURN_IF_ERROR(gather_args(node, &x, &iv, &axis));
   hgr_value_t in[2];
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in[0]));
   HGR_RETURN_IF_ERROR(hgr__onnx_index_input(node, iv, x->shape[axis], &in[1])); /* negative constants fixed */
