@@ -200,6 +200,19 @@ static hgr_status_t parse_window_attrs(const hgr__op_ctx_t* ctx, const char* con
   return HGR_OK;
 }
 
+/* conv2d's and conv2d_transpose's optional bias [K] (input 2), and element counts
+ * the kernels' int indices reach. */
+static hgr_status_t check_bias_and_counts(const hgr__op_ctx_t* ctx, conv_t* p, const hgr__entry_t* x,
+                                          const hgr__entry_t* w) {
+  p->bias = hgr__op_input_count(ctx) == 3;
+  if (p->bias) {
+    HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 2, -1, false));
+    HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_input(ctx, 2), "input 2 (bias)", &p->k, 1));
+  }
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", x->element_count, INT32_MAX));
+  return hgr__op_check_range(ctx, "the weight's element count", w->element_count, INT32_MAX);
+}
+
 static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
   static const char* const kernel_layouts[] = {"OIHW", "", NULL};
   HGR_RETURN_IF_ERROR(parse_window_attrs(ctx, kernel_layouts, p));
@@ -238,14 +251,7 @@ static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
     return HGR__OP_ERROR(ctx, "the padded input %s is smaller than the dilated kernel %s (dilation [%lld, %lld])",
                          hgr__entry_shape(x, xs, sizeof(xs)), hgr__entry_shape(w, ws, sizeof(ws)),
                          (long long)p->dilation[0], (long long)p->dilation[1]);
-  p->bias = hgr__op_input_count(ctx) == 3;
-  if (p->bias) {
-    HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 2, -1, false));
-    HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_input(ctx, 2), "input 2 (bias)", &p->k, 1));
-  }
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", x->element_count, INT32_MAX));
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the weight's element count", w->element_count, INT32_MAX));
-  return HGR_OK;
+  return check_bias_and_counts(ctx, p, x, w);
 }
 
 static hgr_status_t infer_conv2d(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
@@ -507,14 +513,7 @@ static hgr_status_t parse_conv_transpose(const hgr__op_ctx_t* ctx, conv_t* p) {
   if (p->oh > INT32_MAX / 2 || p->ow > INT32_MAX / 2 || p->h > INT32_MAX / 2 || p->w > INT32_MAX / 2)
     return HGR__OP_ERROR(ctx, "the output %lld x %lld is too large for the kernel's 32-bit indices",
                          (long long)p->oh, (long long)p->ow);
-  p->bias = hgr__op_input_count(ctx) == 3;
-  if (p->bias) {
-    HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 2, -1, false));
-    HGR_RETURN_IF_ERROR(hgr__op_check_shape(ctx, hgr__op_input(ctx, 2), "input 2 (bias)", &p->k, 1));
-  }
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", x->element_count, INT32_MAX));
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the weight's element count", w->element_count, INT32_MAX));
-  return HGR_OK;
+  return check_bias_and_counts(ctx, p, x, w);
 }
 
 static hgr_status_t infer_conv2d_transpose(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
