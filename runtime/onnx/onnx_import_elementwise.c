@@ -329,16 +329,9 @@ static hgr_status_t import_variadic(hgr__onnx_node_t* node) {
     }
   }
   if (!strcmp(type, "Mean") && node->input_count > 1) {
-    hgr__onnx_tensor_t* scale = NULL;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, NULL, 0, node->label, &scale));
-    hgr__onnx_tensor_set_f64(scale, 0, 1.0 / node->input_count);
-    hgr_value_t s, pair[2];
-    hgr_status_t status = hgr__onnx_add_constant(node, NULL, scale, &s);
-    hgr__onnx_tensor_free(scale);
-    HGR_RETURN_IF_ERROR(status);
-    pair[0] = acc;
-    pair[1] = s;
-    HGR_RETURN_IF_ERROR(hgr__onnx_add_op(node, "multiply", pair, 2, NULL, 1, &acc));
+    hgr_value_t scale;
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_scalar(node, 1.0 / node->input_count, &scale));
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "multiply", acc, scale, &acc));
   }
   if (node->input_count == 1) return hgr__onnx_set_alias(node, 0, node->inputs[0]);
   return hgr__onnx_set_runtime(node, 0, acc, node->inputs[0]->onnx_type);

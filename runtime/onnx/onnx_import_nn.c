@@ -1,6 +1,6 @@
-/* ONNX's neural-network ops: Conv (with BatchNormalization, a per-channel Add and
- * Relu/Clip/LeakyRelu fused into its epilogue), ConvTranspose, pools,
- * normalizations, Softmax/LogSoftmax, Gemm and MatMul. 1-D convolutions and pools
+/* ONNX's neural-network ops: Conv (with BatchNormalization, per-channel Mul/Add and
+ * Relu/Clip/LeakyRelu fused into it), ConvTranspose, pools, normalizations and
+ * Softmax/LogSoftmax (Gemm and MatMul: onnx_import_matmul.c). 1-D convolutions and pools
  * run as 2-D ones of height 1. */
 #include <float.h>
 #include <math.h>
@@ -12,8 +12,6 @@
 #include "text.h"
 
 /* ---- shared ----------------------------------------------------------------------- */
-
-static hgr_status_t attrs_new(hgr_attrs_t** attrs) { return hgr_attrs_create(attrs); }
 
 static hgr_status_t set_pair(hgr_attrs_t* attrs, const char* key, int64_t a, int64_t b) {
   int64_t v[2] = {a, b};
@@ -123,20 +121,6 @@ static hgr_status_t set_window(hgr_attrs_t* attrs, const window_t* w, const char
   if (!status && kernel_key) status = set_pair(attrs, kernel_key, w->kernel[0], w->kernel[1]);
   if (!status && dilation_key) status = set_pair(attrs, dilation_key, w->dilation[0], w->dilation[1]);
   if (!status) status = hgr_attrs_set_ints(attrs, "padding", w->pad, 4);
-  return status;
-}
-
-/* A float builder constant of t, named "<base>#<n>" (base NULL: after the node). */
-static hgr_status_t float_constant(hgr__onnx_node_t* node, const char* base, const hgr__onnx_tensor_t* t,
-                                   hgr_value_t* out) {
-  char* name = base ? hgr__format("%s#%llu", base, (unsigned long long)++node->loader->name_counter) : NULL;
-  if (base && !name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
-  hgr__onnx_tensor_t* f = NULL;
-  hgr_status_t status = t->onnx_type == HGR__ONNX_FLOAT ? HGR_OK
-                                                        : hgr__onnx_tensor_cast(t, HGR__ONNX_FLOAT, node->label, &f);
-  if (!status) status = hgr__onnx_add_constant(node, name, f ? f : t, out);
-  hgr__onnx_tensor_free(f);
-  free(name);
   return status;
 }
 
@@ -370,7 +354,7 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
         t->shape[2] = 1;
         t->ndim = 4;
       }
-      if (!status) status = float_constant(node, wv->name, t, &inputs[1]);
+      if (!status) status = hgr__onnx_add_float_constant(node, wv->name, t, &inputs[1]);
       if (t != e.weight) hgr__onnx_tensor_free(t);
     } else {
       status = hgr__onnx_runtime(node, wv, &inputs[1]);
@@ -381,12 +365,12 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
     }
   }
   if (!status && (e.bias || bv)) {
-    status = e.bias ? float_constant(node, bv ? bv->name : NULL, e.bias, &inputs[2])
+    status = e.bias ? hgr__onnx_add_float_constant(node, bv ? bv->name : NULL, e.bias, &inputs[2])
                     : hgr__onnx_runtime(node, bv, &inputs[2]);
     count = 3;
   }
   hgr_attrs_t* attrs = NULL;
-  if (!status) status = attrs_new(&attrs);
+  if (!status) status = hgr_attrs_create(&attrs);
   if (!status) status = set_window(attrs, &w, "kernel_size", "dilation");
   if (!status) status = hgr_attrs_set_int(attrs, "groups", group);
   if (!status) status = hgr_attrs_set_int(attrs, "channels", channels);
@@ -513,7 +497,7 @@ static hgr_status_t import_conv_transpose(hgr__onnx_node_t* node) {
   }
   hgr_attrs_t* attrs = NULL;
   hgr_value_t out;
-  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = set_window(attrs, &w, "kernel_size", "dilation");
   if (!status) status = hgr_attrs_set_int(attrs, "groups", group);
   if (!status) status = hgr_attrs_set_int(attrs, "channels", channels);
@@ -548,7 +532,7 @@ static hgr_status_t import_pool(hgr__onnx_node_t* node) {
   window_t w;
   HGR_RETURN_IF_ERROR(read_window(node, is_1d, spatial, NULL, false, &w));
   hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = set_window(attrs, &w, "pool_size", "dilation");
   if (!status) status = hgr_attrs_set_int(attrs, "ceil_mode", ceil_mode);
   if (!status) status = hgr_attrs_set_int(attrs, "drop_padded_windows", 1); /* ONNX's ceil_mode windows */
@@ -576,7 +560,7 @@ static hgr_status_t import_global_pool(hgr__onnx_node_t* node) {
   } else { /* any other rank: a reduction over the spatial axes */
     int64_t axes[HGR_MAX_DIMS];
     for (int32_t d = 2; d < x->ndim; ++d) axes[d - 2] = d;
-    HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+    HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
     status = hgr_attrs_set_ints(attrs, "axis", axes, (size_t)(x->ndim - 2));
     if (!status) status = hgr_attrs_set_int(attrs, "keepdims", 1);
     if (!status) status = hgr__onnx_add_op(node, max ? "max" : "mean", &in, 1, attrs, 1, &out);
@@ -615,7 +599,7 @@ static hgr_status_t import_batch_norm_affine(hgr__onnx_node_t* node, hgr__onnx_v
   for (int i = 0; !status && i < 4; ++i) status = hgr__onnx_add_constant(node, NULL, params[i], &in[i + 1]);
   for (int i = 0; i < 4; ++i) hgr__onnx_tensor_free(params[i]);
   hgr_attrs_t* attrs = NULL;
-  if (!status) status = attrs_new(&attrs);
+  if (!status) status = hgr_attrs_create(&attrs);
   if (!status) status = hgr_attrs_set_float(attrs, "epsilon", 0.0);
   if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
   if (!status && chain_length) node->op_name = current->name;
@@ -649,7 +633,7 @@ static hgr_status_t import_batch_norm(hgr__onnx_node_t* node) {
   hgr_value_t in[5];
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime_inputs(node, 0, 5, in));
   hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
   if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
   return hgr__onnx_finish_op(node, status, attrs, "batch_norm", in, 5, 0, HGR__ONNX_FLOAT);
@@ -667,7 +651,7 @@ static hgr_status_t import_lrn(hgr__onnx_node_t* node) {
   hgr_value_t in;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime_inputs(node, 0, 1, &in));
   hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_int(attrs, "size", size);
   if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
   if (!status) status = hgr_attrs_set_float(attrs, "alpha", alpha);
@@ -683,7 +667,7 @@ static hgr_status_t import_instance_norm(hgr__onnx_node_t* node) {
   hgr_value_t in[3];
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime_inputs(node, 0, 3, in));
   hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
   if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
   return hgr__onnx_finish_op(node, status, attrs, "instance_norm", in, 3, 0, HGR__ONNX_FLOAT);
@@ -711,203 +695,12 @@ static hgr_status_t import_softmax(hgr__onnx_node_t* node) {
     a = 1;
   }
   hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_int(attrs, "axis", a);
   if (!status) status = hgr__onnx_add_op(node, log ? "log_softmax" : "softmax", &in, 1, attrs, 1, &out);
   hgr_attrs_release(attrs);
   HGR_RETURN_IF_ERROR(status);
   if (coerce) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, out, x->shape, x->ndim, &out));
-  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
-}
-
-/* ---- Gemm, MatMul --------------------------------------------------------------------- */
-
-static hgr_status_t scalar_constant(hgr__onnx_node_t* node, double value, hgr_value_t* out) {
-  hgr__onnx_tensor_t* t = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, NULL, 0, node->label, &t));
-  hgr__onnx_tensor_set_f64(t, 0, value);
-  hgr_status_t status = float_constant(node, NULL, t, out);
-  hgr__onnx_tensor_free(t);
-  return status;
-}
-
-static hgr_status_t binary(hgr__onnx_node_t* node, const char* op, hgr_value_t a, hgr_value_t b, hgr_value_t* out) {
-  hgr_value_t pair[2] = {a, b};
-  return hgr__onnx_add_op(node, op, pair, 2, NULL, 1, out);
-}
-
-static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
-  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "alpha beta transA transB broadcast"));
-  double alpha, beta;
-  int64_t trans_a, trans_b;
-  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "alpha", 1.0, &alpha));
-  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "beta", 1.0, &beta));
-  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "transA", 0, &trans_a));
-  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "transB", 0, &trans_b));
-  hgr__onnx_value_t *a, *b, *c = hgr__onnx_input(node, 2);
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &a));
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &b));
-  if (a->ndim != 2 || b->ndim != 2)
-    return HGR__ONNX_INVALID(node, "A and B must be 2-D (they have rank %d and %d)", (int)a->ndim, (int)b->ndim);
-  int64_t n = trans_b ? b->shape[0] : b->shape[1];
-  hgr_value_t va, vb = {0, 0}, out;
-  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, a, &va));
-  /* dense computes A B' + bias: B as [N, K], bias [N] when C is a per-column constant. */
-  bool c_is_bias = c && c->constant && beta == 1.0 && (c->constant->count == (uint64_t)n) &&
-                   (c->ndim == 1 || (c->ndim == 2 && c->shape[0] == 1));
-  hgr_status_t status = HGR_OK;
-  if (!trans_a && alpha == 1.0 && (trans_b || b->constant)) {
-    if (trans_b) {
-      status = hgr__onnx_runtime(node, b, &vb);
-    } else { /* transpose the constant [K, N] to [N, K] at load */
-      hgr__onnx_tensor_t* t = NULL;
-      status = hgr__onnx_tensor_cast(b->constant, HGR__ONNX_FLOAT, node->label, &t);
-      if (!status) {
-        hgr__onnx_tensor_t* tt = NULL;
-        int64_t shape[2] = {b->shape[1], b->shape[0]};
-        status = hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 2, node->label, &tt);
-        for (int64_t i = 0; !status && i < b->shape[0]; ++i)
-          for (int64_t j = 0; j < b->shape[1]; ++j)
-            memcpy((float*)tt->data + j * b->shape[0] + i, (float*)t->data + i * b->shape[1] + j, 4);
-        if (!status) status = float_constant(node, b->name, tt, &vb);
-        hgr__onnx_tensor_free(tt);
-      }
-      hgr__onnx_tensor_free(t);
-    }
-    hgr_value_t inputs[3] = {va, vb};
-    uint32_t count = 2;
-    if (!status && c_is_bias) {
-      hgr__onnx_tensor_t* flat = NULL;
-      status = hgr__onnx_tensor_cast(c->constant, HGR__ONNX_FLOAT, node->label, &flat);
-      if (!status) {
-        flat->ndim = 1;
-        flat->shape[0] = n;
-        status = float_constant(node, NULL, flat, &inputs[2]);
-        count = 3;
-      }
-      hgr__onnx_tensor_free(flat);
-    }
-    if (!status) status = hgr__onnx_add_op(node, "dense", inputs, count, NULL, 1, &out);
-  } else {
-    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, b, &vb));
-    hgr_attrs_t* attrs = NULL;
-    HGR_RETURN_IF_ERROR(attrs_new(&attrs));
-    hgr_value_t pair[2] = {va, vb};
-    status = hgr_attrs_set_int(attrs, "transpose_a", trans_a != 0);
-    if (!status) status = hgr_attrs_set_int(attrs, "transpose_b", trans_b != 0);
-    if (!status) status = hgr__onnx_add_op(node, "matmul", pair, 2, attrs, 1, &out);
-    hgr_attrs_release(attrs);
-    hgr_value_t s;
-    if (!status && alpha != 1.0) status = scalar_constant(node, alpha, &s);
-    if (!status && alpha != 1.0) status = binary(node, "multiply", out, s, &out);
-    c_is_bias = false;
-  }
-  HGR_RETURN_IF_ERROR(status);
-  if (c && !c_is_bias && beta != 0.0) {
-    hgr_value_t vc, s;
-    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, c, &vc));
-    if (beta != 1.0) {
-      HGR_RETURN_IF_ERROR(scalar_constant(node, beta, &s));
-      HGR_RETURN_IF_ERROR(binary(node, "multiply", vc, s, &vc));
-    }
-    HGR_RETURN_IF_ERROR(binary(node, "add", out, vc, &out));
-  }
-  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
-}
-
-/* MatMul with NumPy's rules: 1-D operands get a dim of 1 (removed after), 2-D x
- * 2-D is matmul, N-D batches (broadcast) run as batch_matmul. */
-static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
-  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
-  hgr__onnx_value_t *a, *b;
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &a));
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &b));
-  if (a->onnx_type != HGR__ONNX_FLOAT || b->onnx_type != HGR__ONNX_FLOAT)
-    return HGR__ONNX_UNSUPPORTED(node, "inputs are %s and %s; hgr multiplies float", hgr__onnx_type_name(a->onnx_type),
-                                 hgr__onnx_type_name(b->onnx_type));
-  if (!a->ndim || !b->ndim) return HGR__ONNX_INVALID(node, "MatMul of a scalar");
-  hgr_value_t va, vb, out;
-  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, a, &va));
-  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, b, &vb));
-  int64_t as[HGR_MAX_DIMS + 1], bs[HGR_MAX_DIMS + 1];
-  int32_t an = a->ndim, bn = b->ndim;
-  memcpy(as, a->shape, sizeof(int64_t) * (size_t)an);
-  memcpy(bs, b->shape, sizeof(int64_t) * (size_t)bn);
-  if (an == 1) { /* [K] -> [1, K] */
-    as[1] = as[0];
-    as[0] = 1;
-    an = 2;
-  }
-  if (bn == 1) { /* [K] -> [K, 1] */
-    bs[1] = 1;
-    bn = 2;
-  }
-  int64_t m = as[an - 2], k = as[an - 1], n = bs[bn - 1];
-  if (bs[bn - 2] != k)
-    return HGR__ONNX_INVALID(node, "inner dimensions differ: %lld and %lld", (long long)k, (long long)bs[bn - 2]);
-  int64_t batch[HGR_MAX_DIMS];
-  int32_t batch_ndim = 0;
-  HGR_RETURN_IF_ERROR(hgr__onnx_broadcast(node, as, an - 2, bs, bn - 2, batch, &batch_ndim));
-  int64_t batch_count = 1;
-  for (int32_t d = 0; d < batch_ndim; ++d) batch_count *= batch[d];
-  /* the result's ONNX shape */
-  int64_t shape[HGR_MAX_DIMS + 2];
-  int32_t ndim = 0;
-  for (int32_t d = 0; d < batch_ndim; ++d) shape[ndim++] = batch[d];
-  if (a->ndim > 1) shape[ndim++] = m;
-  if (b->ndim > 1) shape[ndim++] = n;
-  if (bn == 2 && a->ndim >= 1) { /* [..., M, K] x [K, N]: matmul over the flattened rows */
-    int64_t a2[2] = {batch_count * m, k};
-    if (a->ndim != 2) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, va, a2, 2, &va));
-    if (b->ndim == 1) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, vb, bs, 2, &vb));
-    HGR_RETURN_IF_ERROR(binary(node, "matmul", va, vb, &out));
-  } else {
-    /* batch_matmul: [B, M, K] x [B, K, N] (transpose_b False); a batch of 1 broadcasts */
-    int64_t a_batch = 1, b_batch = 1;
-    for (int32_t d = 0; d < an - 2; ++d) a_batch *= as[d];
-    for (int32_t d = 0; d < bn - 2; ++d) b_batch *= bs[d];
-    hgr_value_t* sides[2] = {&va, &vb};
-    int64_t* side_shapes[2] = {as, bs};
-    int32_t side_ndim[2] = {an, bn};
-    int64_t side_batch[2] = {a_batch, b_batch};
-    for (int s = 0; s < 2; ++s) {
-      if (side_batch[s] != batch_count && side_batch[s] != 1) { /* broadcast to the full batch */
-        int64_t target[HGR_MAX_DIMS + 2];
-        for (int32_t d = 0; d < batch_ndim; ++d) target[d] = batch[d];
-        target[batch_ndim] = side_shapes[s][side_ndim[s] - 2];
-        target[batch_ndim + 1] = side_shapes[s][side_ndim[s] - 1];
-        hgr_attrs_t* attrs = NULL;
-        HGR_RETURN_IF_ERROR(attrs_new(&attrs));
-        hgr_value_t in = *sides[s];
-        hgr_status_t status = HGR_OK;
-        if (side_ndim[s] != batch_ndim + 2) { /* align ranks first */
-          int64_t aligned[HGR_MAX_DIMS + 2];
-          int32_t pad = batch_ndim + 2 - side_ndim[s];
-          for (int32_t d = 0; d < batch_ndim + 2; ++d) aligned[d] = d < pad ? 1 : side_shapes[s][d - pad];
-          status = hgr__onnx_add_reshape(node, in, aligned, batch_ndim + 2, &in);
-        }
-        if (!status) status = hgr_attrs_set_ints(attrs, "shape", target, (size_t)batch_ndim + 2);
-        if (!status) status = hgr__onnx_add_op(node, "broadcast_to", &in, 1, attrs, 1, sides[s]);
-        hgr_attrs_release(attrs);
-        HGR_RETURN_IF_ERROR(status);
-        side_batch[s] = batch_count;
-      }
-      int64_t three[3] = {side_batch[s], side_shapes[s][side_ndim[s] - 2], side_shapes[s][side_ndim[s] - 1]};
-      HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, *sides[s], three, 3, sides[s]));
-    }
-    hgr_attrs_t* attrs = NULL;
-    HGR_RETURN_IF_ERROR(attrs_new(&attrs));
-    hgr_value_t pair[2] = {va, vb};
-    hgr_status_t status = hgr_attrs_set_int(attrs, "transpose_b", 0);
-    if (!status) status = hgr__onnx_add_op(node, "batch_matmul", pair, 2, attrs, 1, &out);
-    hgr_attrs_release(attrs);
-    HGR_RETURN_IF_ERROR(status);
-  }
-  hgr_tensor_info_t info;
-  HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, out, &info));
-  bool same = info.ndim == ndim;
-  for (int32_t d = 0; same && d < ndim; ++d) same = info.shape[d] == shape[d];
-  if (!same) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, out, shape, ndim, &out));
   return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
 }
 
@@ -922,7 +715,7 @@ static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, hgr__onnx_value_t* 
   if (!v) {
     hgr__onnx_tensor_t* zeros = NULL;
     HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, flat, 1, node->label, &zeros));
-    hgr_status_t status = float_constant(node, NULL, zeros, out);
+    hgr_status_t status = hgr__onnx_add_float_constant(node, NULL, zeros, out);
     hgr__onnx_tensor_free(zeros);
     return status;
   }
@@ -948,7 +741,7 @@ static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, hgr__onnx_value_t* 
       }
       hgr__onnx_tensor_set_f64(t, (uint64_t)i, hgr__onnx_tensor_f64(v->constant, (uint64_t)from));
     }
-    hgr_status_t status = float_constant(node, NULL, t, out);
+    hgr_status_t status = hgr__onnx_add_float_constant(node, NULL, t, out);
     hgr__onnx_tensor_free(t);
     return status;
   }
@@ -957,7 +750,7 @@ static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, hgr__onnx_value_t* 
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, v, out));
   if (v_count != (uint64_t)count) {
     hgr_attrs_t* attrs = NULL;
-    HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+    HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
     hgr_value_t in = *out;
     hgr_status_t status = HGR_OK;
     if (v->ndim != ndim) { /* align ranks first */
@@ -983,17 +776,17 @@ static hgr_status_t layer_norm_statistics(hgr__onnx_node_t* node, const hgr__onn
   int64_t shape[HGR_MAX_DIMS];
   for (int32_t d = 0; d < x->ndim; ++d) shape[d] = d < axis ? x->shape[d] : 1;
   hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_value_t mean, centered, var, eps, inv;
   hgr_status_t status = hgr_attrs_set_int(attrs, "axis", 1);
   if (!status) status = hgr_attrs_set_int(attrs, "keepdims", 1);
   if (!status) status = hgr__onnx_add_op(node, "mean", &x2, 1, attrs, 1, &mean);
-  if (!status) status = binary(node, "subtract", x2, mean, &centered);
-  if (!status) status = binary(node, "multiply", centered, centered, &var);
+  if (!status) status = hgr__onnx_add_binary(node, "subtract", x2, mean, &centered);
+  if (!status) status = hgr__onnx_add_binary(node, "multiply", centered, centered, &var);
   if (!status) status = hgr__onnx_add_op(node, "mean", &var, 1, attrs, 1, &var);
   hgr_attrs_release(attrs);
-  if (!status) status = scalar_constant(node, epsilon, &eps);
-  if (!status) status = binary(node, "add", var, eps, &inv);
+  if (!status) status = hgr__onnx_add_scalar(node, epsilon, &eps);
+  if (!status) status = hgr__onnx_add_binary(node, "add", var, eps, &inv);
   if (!status) status = hgr__onnx_add_unary(node, "rsqrt", inv, &inv);
   HGR_RETURN_IF_ERROR(status);
   if (want_mean) {
@@ -1039,7 +832,7 @@ static hgr_status_t import_layer_norm(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(layer_norm_param(node, scale, x->shape + a, x->ndim - a, count, &in[1]));
   HGR_RETURN_IF_ERROR(layer_norm_param(node, hgr__onnx_input(node, 2), x->shape + a, x->ndim - a, count, &in[2]));
   hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(attrs_new(&attrs));
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_status_t status = hgr_attrs_set_int(attrs, "axis", -1);
   if (!status) status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
   if (!status) status = hgr__onnx_add_op(node, "layer_norm", in, 3, attrs, 1, &out);
@@ -1063,7 +856,5 @@ const hgr__onnx_op_t hgr__onnx_ops_nn[] = {
     {"LayerNormalization", import_layer_norm, NULL},
     {"Softmax", import_softmax, NULL},
     {"LogSoftmax", import_softmax, NULL},
-    {"Gemm", import_gemm, NULL},
-    {"MatMul", import_matmul, NULL},
     {.name = NULL},
 };

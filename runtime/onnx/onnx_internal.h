@@ -165,6 +165,7 @@ typedef struct hgr__onnx_op_t {
  * family to HGR__ONNX_FAMILIES in onnx_ops.c. */
 extern const hgr__onnx_op_t hgr__onnx_ops_elementwise[];
 extern const hgr__onnx_op_t hgr__onnx_ops_nn[];
+extern const hgr__onnx_op_t hgr__onnx_ops_matmul[];
 extern const hgr__onnx_op_t hgr__onnx_ops_shape[];
 extern const hgr__onnx_op_t hgr__onnx_ops_reduce[];
 extern const hgr__onnx_op_t hgr__onnx_ops_layout[]; /* Split, Slice, Pad, Resize, Expand, Tile, ... */
@@ -213,6 +214,13 @@ hgr_status_t hgr__onnx_runtime(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr
  * to int32 with a range check). name NULL: a unique name after the node. */
 hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, const hgr__onnx_tensor_t* tensor,
                                     hgr_value_t* out_value);
+/* A float32 builder constant of t (cast from its type), named "<base>#<n>" (base
+ * NULL: after the node); a float32 scalar constant; op on two values (no attrs). */
+hgr_status_t hgr__onnx_add_float_constant(hgr__onnx_node_t* node, const char* base, const hgr__onnx_tensor_t* t,
+                                          hgr_value_t* out_value);
+hgr_status_t hgr__onnx_add_scalar(hgr__onnx_node_t* node, double value, hgr_value_t* out_value);
+hgr_status_t hgr__onnx_add_binary(hgr__onnx_node_t* node, const char* op, hgr_value_t a, hgr_value_t b,
+                                  hgr_value_t* out_value);
 /* Adds builder op `op` named after the node (unique), with inputs and attrs (may be
  * NULL); output_count 0 for the op's minimum. Builder errors are prefixed with the
  * node's label. */

@@ -199,6 +199,28 @@ hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, co
   return builder_status(node, status);
 }
 
+hgr_status_t hgr__onnx_add_float_constant(hgr__onnx_node_t* node, const char* base, const hgr__onnx_tensor_t* t,
+                                          hgr_value_t* out_value) {
+  char* name = base ? hgr__format("%s#%llu", base, (unsigned long long)++node->loader->name_counter) : NULL;
+  if (base && !name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
+  hgr__onnx_tensor_t* f = NULL;
+  hgr_status_t status = t->onnx_type == HGR__ONNX_FLOAT ? HGR_OK
+                                                        : hgr__onnx_tensor_cast(t, HGR__ONNX_FLOAT, node->label, &f);
+  if (!status) status = hgr__onnx_add_constant(node, name, f ? f : t, out_value);
+  hgr__onnx_tensor_free(f);
+  free(name);
+  return status;
+}
+
+hgr_status_t hgr__onnx_add_scalar(hgr__onnx_node_t* node, double value, hgr_value_t* out_value) {
+  hgr__onnx_tensor_t* t = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, NULL, 0, node->label, &t));
+  hgr__onnx_tensor_set_f64(t, 0, value);
+  hgr_status_t status = hgr__onnx_add_constant(node, NULL, t, out_value);
+  hgr__onnx_tensor_free(t);
+  return status;
+}
+
 hgr_status_t hgr__onnx_runtime(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr_value_t* out_value) {
   if (v->has_value) {
     *out_value = v->value;
@@ -225,6 +247,12 @@ hgr_status_t hgr__onnx_add_op(hgr__onnx_node_t* node, const char* op, const hgr_
                                            out_outputs);
   free(name);
   return builder_status(node, status);
+}
+
+hgr_status_t hgr__onnx_add_binary(hgr__onnx_node_t* node, const char* op, hgr_value_t a, hgr_value_t b,
+                                  hgr_value_t* out_value) {
+  hgr_value_t pair[2] = {a, b};
+  return hgr__onnx_add_op(node, op, pair, 2, NULL, 1, out_value);
 }
 
 hgr_status_t hgr__onnx_add_unary(hgr__onnx_node_t* node, const char* op, hgr_value_t input, hgr_value_t* out_value) {

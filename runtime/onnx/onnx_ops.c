@@ -8,6 +8,7 @@
 static const hgr__onnx_op_t* const families[] = {
     hgr__onnx_ops_elementwise,
     hgr__onnx_ops_nn,
+    hgr__onnx_ops_matmul,
     hgr__onnx_ops_shape,
     hgr__onnx_ops_reduce,
     hgr__onnx_ops_layout,
