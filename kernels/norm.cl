@@ -38,6 +38,13 @@
  * global >= count.
  *   hgr_lrn_f32(__global const float* x, __global float* y, uint count, uint channels, uint inner,
  *               int before, int after, float alpha_over_size, float beta, float bias)
+ * lrn by columns: one work-item per column (o, i) of x viewed as [outer, channels,
+ * inner], walking its channels (no index divisions per element, and neighbouring
+ * work-items read neighbouring floats); the same sums in the same order as
+ * hgr_lrn_f32. NDRange 1-D, global >= columns = outer * inner.
+ *   hgr_lrn_columns_f32(__global const float* x, __global float* y, uint columns, uint channels,
+ *                       uint inner, int before, int after, float alpha_over_size, float beta,
+ *                       float bias)
  *
  * instance_norm, one work-group per row (n, c) of x viewed as [batch, before,
  * channels, after]; the row's elements are (n, p, c, q) for every p < before, q <
@@ -206,6 +213,19 @@ __kernel void hgr_norm_copy_f32(__global const float* x, __global float* y, uint
   if (e < count) y[e] = x[e];
 }
 
+/* x / (bias + alpha_over_size sum)^beta as x * 2^(-beta log2 base): PoCL's pow costs
+ * 5x more (LRN was half of inception_v1's time); NaN, 0 and infinite bases come out as
+ * pow's do. beta 0.75 (every model-zoo LRN) as rsqrt(base) * sqrt(rsqrt(base)), 4x
+ * faster again on PoCL than exp2 and log2. */
+inline float hgr_lrn_scale(float x, float sum, float alpha_over_size, float beta, float bias) {
+  float base = bias + alpha_over_size * sum;
+  if (beta == 0.75f) {
+    float r = rsqrt(base);
+    return x * r * sqrt(r);
+  }
+  return x * exp2(-beta * log2(base));
+}
+
 __kernel void hgr_lrn_f32(__global const float* x, __global float* y, uint count, uint channels, uint inner,
                           int before, int after, float alpha_over_size, float beta, float bias) {
   size_t item = get_global_id(0);
@@ -219,9 +239,27 @@ __kernel void hgr_lrn_f32(__global const float* x, __global float* y, uint count
     float v = column[(size_t)k * inner];
     sum = mad(v, v, sum);
   }
-  /* x / base^beta as x * 2^(-beta log2 base): PoCL's pow costs 5x more (LRN was half of
-   * inception_v1's time); NaN, 0 and infinite bases come out as pow's do */
-  y[item] = x[item] * exp2(-beta * log2(bias + alpha_over_size * sum));
+  y[item] = hgr_lrn_scale(x[item], sum, alpha_over_size, beta, bias);
+}
+
+__kernel void hgr_lrn_columns_f32(__global const float* x, __global float* y, uint columns, uint channels,
+                                  uint inner, int before, int after, float alpha_over_size, float beta,
+                                  float bias) {
+  size_t item = get_global_id(0);
+  if (item >= columns) return;
+  uint o = (uint)item / inner, i = (uint)item - o * inner;
+  size_t base = (size_t)o * channels * inner + i;
+  __global const float* column = x + base;
+  __global float* out = y + base;
+  for (int c = 0; c < (int)channels; ++c) {
+    int first = max(c - before, 0), last = min(c + after, (int)channels - 1);
+    float sum = 0.0f;
+    for (int k = first; k <= last; ++k) {
+      float v = column[(size_t)k * inner];
+      sum = mad(v, v, sum);
+    }
+    out[(size_t)c * inner] = hgr_lrn_scale(column[(size_t)c * inner], sum, alpha_over_size, beta, bias);
+  }
 }
 
 /* Offset of element k of row (n, c) in [batch, before, channels, after]. */

@@ -241,9 +241,11 @@ typedef struct lrn_case_t {
  * (u = 6e-8 each), the base's relative error times beta <= 0.75 carries into the
  * power, computed as x * exp2(-beta log2 base): log2 (3 ulp) and the product give
  * the exponent a relative error of ~4u, i.e. |beta log2 base| ln 2 * 4u relative in
- * the result (< 1e-6 for the bases here), exp2 3 ulp more: about 3e-6 in all. Sizes odd
- * and even (ONNX's window is lopsided for even sizes), larger than the channels,
- * and other axes. */
+ * the result (< 1e-6 for the bases here), exp2 3 ulp more: about 3e-6 in all (beta
+ * 0.75 is rsqrt(base) * sqrt(rsqrt(base)) instead: 2 + 3 ulp and two products). Sizes
+ * odd and even (ONNX's window is lopsided for even sizes), larger than the channels,
+ * and other axes; the last two cases have enough columns (outer x inner >= 1024) for
+ * the kernel that walks each column's channels. */
 static void lrn_matches_reference(void** state) {
   (void)state;
   static const lrn_case_t cases[] = {
@@ -251,6 +253,7 @@ static void lrn_matches_reference(void** state) {
       {4, {1, 6, 3, 3}, 1, 4, 0.5, 0.75, 1.0},   {4, {1, 3, 2, 5}, 1, 5, 0.1, 1.0, 0.5},
       {2, {3, 9}, 1, 1, 1.0, 0.75, 1.0},         {3, {2, 4, 6}, 2, 3, 0.3, 0.6, 1.5},
       {4, {2, 3, 4, 5}, -3, 6, 0.2, 0.9, 1.0},
+      {4, {1, 6, 32, 40}, 1, 5, 1e-3, 0.75, 2.0}, {3, {2, 5, 700}, 1, 4, 0.3, 0.6, 1.5},
   };
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 31);

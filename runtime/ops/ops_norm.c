@@ -263,6 +263,9 @@ static hgr_status_t plan_batch_norm(hgr__op_ctx_t* ctx) {
 
 /* ---- lrn ------------------------------------------------------------------------------ */
 
+/* Fewest columns (outer x inner) for which lrn walks channels by column. */
+#define LRN_MIN_COLUMNS 1024
+
 typedef struct lrn_t {
   axis_view_t view;
   int64_t size;
@@ -302,10 +305,14 @@ static hgr_status_t infer_lrn(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
 static hgr_status_t plan_lrn(hgr__op_ctx_t* ctx) {
   lrn_t p;
   HGR_RETURN_IF_ERROR(parse_lrn(ctx, &p));
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_lrn_f32");
+  /* By columns when there are enough of them to fill the device; else one work-item
+   * per element (e.g. [N, C] data, whose columns are its N rows). */
+  uint64_t columns = (uint64_t)p.view.outer * p.view.inner;
+  bool by_columns = columns >= LRN_MIN_COLUMNS;
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, by_columns ? "hgr_lrn_columns_f32" : "hgr_lrn_f32");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_output(ctx, l, 0);
-  hgr__launch_uint(ctx, l, (uint32_t)hgr__op_input(ctx, 0)->element_count);
+  hgr__launch_uint(ctx, l, (uint32_t)(by_columns ? columns : hgr__op_input(ctx, 0)->element_count));
   hgr__launch_uint(ctx, l, p.view.len);
   hgr__launch_uint(ctx, l, p.view.inner);
   hgr__launch_int(ctx, l, (int32_t)((p.size - 1) / 2));
@@ -313,7 +320,7 @@ static hgr_status_t plan_lrn(hgr__op_ctx_t* ctx) {
   hgr__launch_float(ctx, l, (float)((double)p.alpha / (double)p.size));
   hgr__launch_float(ctx, l, p.beta);
   hgr__launch_float(ctx, l, p.bias);
-  hgr__launch_1d(ctx, l, hgr__op_input(ctx, 0)->element_count);
+  hgr__launch_1d(ctx, l, by_columns ? columns : hgr__op_input(ctx, 0)->element_count);
   return HGR_OK;
 }
 
