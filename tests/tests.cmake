@@ -33,6 +33,9 @@ hgr_test(NAME graph_edit SOURCE test_graph_edit.c)
 hgr_test(NAME graph_write SOURCE test_graph_write.c ARGS ${PROJECT_SOURCE_DIR}/examples ${HGR_TEST_DATA_DIR}/graphs)
 hgr_test(NAME builder_unit SOURCE test_builder.c ARGS unit)
 hgr_test(NAME builder_pocl SOURCE test_builder.c ARGS run)
+hgr_test(NAME fuse_unit SOURCE test_fuse.c ARGS unit)
+hgr_test(NAME fuse_pocl SOURCE test_fuse.c ARGS run pocl:0)
+hgr_test(NAME fuse_three_platforms SOURCE test_fuse.c ARGS run pocl:0 rusticl:0 oclgrind:0)
 
 # Placement's cost-based policies (issue 14): AUTO and STAGES on hand-made cost
 # models (no devices)
