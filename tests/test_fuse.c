@@ -220,6 +220,47 @@ static void diamond_inside_a_group_reuses_the_value(void** state) {
   hgr_graph_release(fused);
 }
 
+/* batch_norm (inference, one output) followed by relu: its [C] parameters enter
+ * along its axis ("axes"). A batch_norm with three outputs stays a node. */
+static hgr_builder_t* batch_norm_relu(int outputs, hgr_value_t* out) {
+  hgr_builder_t* builder = NULL;
+  ASSERT_OK(hgr_builder_create(NULL, &builder));
+  const int64_t c[1] = {3};
+  hgr_value_t in[5] = {input(builder, "x", F32, 4, NCHW), input(builder, "gamma", F32, 1, c),
+                       input(builder, "beta", F32, 1, c), input(builder, "mean", F32, 1, c),
+                       input(builder, "var", F32, 1, c)};
+  hgr_attrs_t* attrs = NULL;
+  ASSERT_OK(hgr_attrs_create(&attrs));
+  ASSERT_OK(hgr_attrs_set_float(attrs, "epsilon", 0.001));
+  hgr_value_t bn[3];
+  ASSERT_OK(hgr_builder_add_op(builder, "bn", "batch_norm", in, 5, attrs, (uint32_t)outputs, bn));
+  hgr_attrs_release(attrs);
+  *out = op(builder, "act", "relu", bn[0], NULL, NULL);
+  return builder;
+}
+
+static void batch_norm_fuses_with_its_parameters_along_its_axis(void** state) {
+  (void)state;
+  hgr_value_t out;
+  hgr_builder_t* builder = batch_norm_relu(1, &out);
+  ASSERT_OK(hgr_builder_mark_output(builder, out));
+  hgr__fuse_report_t report;
+  hgr_graph_t* fused = finish_and_fuse(builder, &report, NULL, NULL);
+  assert_int_equal(report.fused_nodes, 2);
+  const hgr__node_t* node = node_named(fused, "act");
+  assert_string_equal(hgr__node_attr(node, "expr"),
+                      "subtract i0 i1; add i2 0.00100000005; sqrt v1; divide v0 v2; multiply v3 i3; add v4 i4; "
+                      "relu v5");
+  assert_string_equal(hgr__node_attr(node, "axes"), "[-1, 1, 1, 1, 1]");
+  hgr_graph_release(fused);
+
+  builder = batch_norm_relu(3, &out);
+  ASSERT_OK(hgr_builder_mark_output(builder, out));
+  fused = finish_and_fuse(builder, &report, NULL, NULL);
+  assert_int_equal(report.groups, 0);
+  hgr_graph_release(fused);
+}
+
 static void placed_graph_is_refused(void** state) {
   (void)state;
   hgr_builder_t* builder = NULL;
@@ -244,7 +285,7 @@ static hgr_status_t add_fused(hgr_builder_t* builder, const char* expr, const hg
   ASSERT_OK(hgr_attrs_create(&attrs));
   ASSERT_OK(hgr_attrs_set_string(attrs, "expr", expr));
   hgr_value_t out;
-  hgr_status_t status = hgr_builder_add_op(builder, "f", "fused_elementwise", inputs, count, attrs, 1, &out);
+  hgr_status_t status = hgr_builder_add_op(builder, NULL, "fused_elementwise", inputs, count, attrs, 1, &out);
   hgr_attrs_release(attrs);
   return status;
 }
@@ -271,8 +312,28 @@ static void fused_op_refuses_inputs_that_do_not_broadcast_and_bad_expressions(vo
   ASSERT_STATUS(add_fused(builder, "leaky_relu i0 i0", inputs, 1), HGR_STATUS_INVALID_ARGUMENT, "alpha",
                 "must be a number");
   ASSERT_STATUS(add_fused(builder, "", inputs, 1), HGR_STATUS_INVALID_ARGUMENT, "'expr'", "required");
+  hgr_attrs_t* attrs = NULL;
+  ASSERT_OK(hgr_attrs_create(&attrs));
+  ASSERT_OK(hgr_attrs_set_string(attrs, "expr", "add i0 i1"));
+  ASSERT_OK(hgr_attrs_set_ints(attrs, "axes", (int64_t[]){-1}, 1));
+  hgr_value_t out;
+  ASSERT_STATUS(hgr_builder_add_op(builder, "f", "fused_elementwise", inputs, 2, attrs, 1, &out),
+                HGR_STATUS_INVALID_ARGUMENT, "attr 'axes' has 1 values", "one per input (2)");
+  /* [4] at axis 0 of [2, 3] does not fit; [2] at axis 0 does (as if [2, 1]). */
+  ASSERT_OK(hgr_attrs_set_ints(attrs, "axes", (int64_t[]){-1, 0}, 2));
+  ASSERT_STATUS(hgr_builder_add_op(builder, "f", "fused_elementwise", inputs, 2, attrs, 1, &out),
+                HGR_STATUS_INVALID_ARGUMENT, "input 1 shaped [4] (axis 0) does not broadcast");
+  const int64_t two[1] = {2};
+  hgr_value_t pair[2] = {inputs[0], input(builder, "p", F32, 1, two)};
+  ASSERT_OK(hgr_builder_add_op(builder, "f", "fused_elementwise", pair, 2, attrs, 1, &out));
+  hgr_tensor_info_t info;
+  ASSERT_OK(hgr_builder_value_info(builder, out, &info));
+  assert_int_equal(info.ndim, 2);
+  assert_int_equal(info.shape[0], 2);
+  assert_int_equal(info.shape[1], 3);
+  hgr_attrs_release(attrs);
   /* A valid one still adds. */
-  ASSERT_OK(add_fused(builder, "leaky_relu i0 0.1; add v0 i0", inputs, 1));
+  ASSERT_OK(add_fused(builder, "leaky_relu i0 0.1; add v0 i0", (hgr_value_t[]){inputs[0]}, 1));
   hgr_builder_release(builder);
 }
 
@@ -399,6 +460,34 @@ static void fused_graph_matches_the_unfused_one_on_random_data(void** state) {
   hgr_graph_release(fused);
 }
 
+/* batch_norm + relu fused against the two nodes, on every device. */
+static void fused_batch_norm_matches_the_unfused_one(void** state) {
+  (void)state;
+  hgr_value_t out;
+  hgr_builder_t* builder = batch_norm_relu(1, &out);
+  ASSERT_OK(hgr_builder_mark_output(builder, out));
+  hgr_graph_t* original = NULL;
+  hgr__fuse_report_t report;
+  hgr_graph_t* fused = finish_and_fuse(builder, &report, &original, NULL);
+  assert_int_equal(report.groups, 1);
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 5);
+  float* inputs[5] = {random_floats(&rng, 120, -3, 3), random_floats(&rng, 3, -2, 2), random_floats(&rng, 3, -1, 1),
+                      random_floats(&rng, 3, -1, 1), random_floats(&rng, 3, 0.25f, 2)};
+  for (int d = 0; d < spec_count; ++d) {
+    float* want = run(specs[d], original, NULL, inputs, 0, no_cache, NULL);
+    float* got = run(specs[d], fused, NULL, inputs, 0, no_cache, NULL);
+    for (size_t i = 0; i < 120; ++i)
+      if (!(fabsf(got[i] - want[i]) <= 1e-5f * fabsf(want[i]) + 1e-6f))
+        fail_msg("%s: element %zu: fused %.9g, unfused %.9g", specs[d], i, got[i], want[i]);
+    free(want);
+    free(got);
+  }
+  for (int i = 0; i < 5; ++i) free(inputs[i]);
+  hgr_graph_release(original);
+  hgr_graph_release(fused);
+}
+
 /* Two chains of one expression on different shapes: one program, compiled once;
  * a second executor loads it from the program cache. */
 static void identical_expressions_share_a_program_that_the_cache_keeps(void** state) {
@@ -478,11 +567,13 @@ int main(int argc, char** argv) {
       cmocka_unit_test(graph_output_is_not_fused_away),
       cmocka_unit_test(int32_and_unfusable_ops_are_left_alone),
       cmocka_unit_test(diamond_inside_a_group_reuses_the_value),
+      cmocka_unit_test(batch_norm_fuses_with_its_parameters_along_its_axis),
       cmocka_unit_test(placed_graph_is_refused),
       cmocka_unit_test(fused_op_refuses_inputs_that_do_not_broadcast_and_bad_expressions),
   };
   const struct CMUnitTest run_tests[] = {
       cmocka_unit_test(fused_graph_matches_the_unfused_one_on_random_data),
+      cmocka_unit_test(fused_batch_norm_matches_the_unfused_one),
       cmocka_unit_test(identical_expressions_share_a_program_that_the_cache_keeps),
   };
   if (argc == 2 && !strcmp(argv[1], "unit")) return cmocka_run_group_tests_name("fuse", unit, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fuse.h"
 #include "ops.h"
@@ -32,19 +33,82 @@ static bool param_value(const hgr__node_t* node, const hgr__fusable_t* op, uint3
   return !isnan(*out);
 }
 
-/* Whether node n can be a group member: a fusable op on float32 values, one output,
- * only attrs it writes as literals, valid ones. */
-static bool fusable(const hgr_graph_t* graph, uint32_t n) {
+static bool all_float32(const hgr_graph_t* graph, uint32_t n) {
   const hgr__node_t* node = &graph->nodes[n];
-  if (!node->is_op || node->num_outputs != 1) return false;
-  const hgr__fusable_t* op = hgr__fusable_op(node->func_name);
-  if (!op || node->input_count != op->operands) return false;
   if (!hgr__dtype_same(graph->entries[graph->node_row_ptr[n]].dtype, (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}))
     return false;
   for (uint32_t i = 0; i < node->input_count; ++i)
     if (!hgr__dtype_same(graph->entries[hgr__graph_entry_id(graph, node->inputs[i])].dtype,
                          (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}))
       return false;
+  return true;
+}
+
+/* A bool attr as hgr__attr_bool reads it; false when it does not parse. */
+static bool bool_attr(const hgr__node_t* node, const char* key, bool fallback, bool* out) {
+  const char* text = hgr__node_attr(node, key);
+  *out = fallback;
+  if (!text) return true;
+  if (!strcasecmp(text, "1") || !strcasecmp(text, "true")) *out = true;
+  else if (!strcasecmp(text, "0") || !strcasecmp(text, "false")) *out = false;
+  else return false;
+  return true;
+}
+
+/* batch_norm for inference as fused statements: its attrs (parsed as ops_norm.c
+ * does) and whether the node is one the pass can write (one output, float32, [C]
+ * parameters along a valid axis, no other attrs). */
+typedef struct batch_norm_t {
+  int32_t axis; /* non-negative */
+  float epsilon;
+  bool center, scale;
+} batch_norm_t;
+
+static bool batch_norm_of(const hgr_graph_t* graph, uint32_t n, batch_norm_t* out) {
+  const hgr__node_t* node = &graph->nodes[n];
+  if (!node->is_op || strcmp(node->func_name, "batch_norm") || node->num_outputs != 1 || node->input_count != 5 ||
+      !all_float32(graph, n))
+    return false;
+  for (uint32_t a = 0; a < node->attr_count; ++a) {
+    const char* key = node->attrs[a].key;
+    if (strcmp(key, "hash") && strcmp(key, "axis") && strcmp(key, "epsilon") && strcmp(key, "center") &&
+        strcmp(key, "scale"))
+      return false;
+  }
+  const hgr__entry_t* data = &graph->entries[hgr__graph_entry_id(graph, node->inputs[0])];
+  const char* axis_text = hgr__node_attr(node, "axis");
+  const char* epsilon_text = hgr__node_attr(node, "epsilon");
+  char* end = NULL;
+  long axis = axis_text ? strtol(axis_text, &end, 10) : 1;
+  if ((axis_text && (end == axis_text || *end)) || axis < -data->ndim || axis >= data->ndim) return false;
+  if (axis < 0) axis += data->ndim;
+  double epsilon = epsilon_text ? strtod(epsilon_text, &end) : 1e-5;
+  if ((epsilon_text && (end == epsilon_text || *end)) || !(epsilon >= 0 && epsilon <= 3.4028234663852886e38))
+    return false;
+  for (uint32_t i = 1; i < 5; ++i) {
+    const hgr__entry_t* vector = &graph->entries[hgr__graph_entry_id(graph, node->inputs[i])];
+    if (vector->ndim != 1 || vector->shape[0] != data->shape[axis]) return false;
+  }
+  out->axis = (int32_t)axis;
+  out->epsilon = (float)epsilon;
+  return bool_attr(node, "center", true, &out->center) && bool_attr(node, "scale", true, &out->scale);
+}
+
+/* Statements a member becomes (batch_norm: up to 6). */
+#define BATCH_NORM_STATEMENTS 6
+static uint32_t statement_weight(const hgr_graph_t* graph, uint32_t n) {
+  return strcmp(graph->nodes[n].func_name, "batch_norm") ? 1 : BATCH_NORM_STATEMENTS;
+}
+
+/* Whether node n can be a group member: a fusable op on float32 values, one output,
+ * only attrs it writes as literals, valid ones; or a batch_norm batch_norm_of takes. */
+static bool fusable(const hgr_graph_t* graph, uint32_t n) {
+  const hgr__node_t* node = &graph->nodes[n];
+  batch_norm_t batch_norm;
+  if (batch_norm_of(graph, n, &batch_norm)) return true;
+  if (!node->is_op || node->num_outputs != 1) return false;
+  const hgr__fusable_t* op = hgr__fusable_op(node->func_name);
+  if (!op || node->input_count != op->operands || !all_float32(graph, n)) return false;
   for (uint32_t a = 0; a < node->attr_count; ++a) {
     const char* key = node->attrs[a].key;
     bool known = !strcmp(key, "hash") || (op->params[0] && !strcmp(key, op->params[0])) ||
@@ -70,12 +134,14 @@ typedef struct fuser_t {
   uint32_t* member_start;   /* per node (a group's last node): where its members start */
   uint32_t* member_count;   /* per node (a group's last node): 0 when it is no group */
   char** expr;              /* per node (a group's last node): its expression */
+  char** axes;              /* per node (a group's last node): its attr "axes", or NULL (all -1) */
   uint32_t** inputs;        /* per node (a group's last node): its input entries */
   uint32_t* input_count;
 } fuser_t;
 
 static void fuser_free(fuser_t* f, uint32_t node_count) {
   for (uint32_t n = 0; f->expr && n < node_count; ++n) free(f->expr[n]);
+  for (uint32_t n = 0; f->axes && n < node_count; ++n) free(f->axes[n]);
   for (uint32_t n = 0; f->inputs && n < node_count; ++n) free(f->inputs[n]);
   free(f->uses);
   free(f->head);
@@ -87,6 +153,7 @@ static void fuser_free(fuser_t* f, uint32_t node_count) {
   free(f->member_start);
   free(f->member_count);
   free(f->expr);
+  free(f->axes);
   free(f->inputs);
   free(f->input_count);
 }
@@ -106,10 +173,11 @@ static hgr_status_t fuser_init(fuser_t* f, const hgr_graph_t* graph) {
   f->member_start = calloc(nodes + 1, sizeof(*f->member_start));
   f->member_count = calloc(nodes + 1, sizeof(*f->member_count));
   f->expr = calloc(nodes + 1, sizeof(*f->expr));
+  f->axes = calloc(nodes + 1, sizeof(*f->axes));
   f->inputs = calloc(nodes + 1, sizeof(*f->inputs));
   f->input_count = calloc(nodes + 1, sizeof(*f->input_count));
   if (!f->uses || !f->head || !f->consumer_start || !f->consumers || !f->candidate || !f->group || !f->members ||
-      !f->member_start || !f->member_count || !f->expr || !f->inputs || !f->input_count)
+      !f->member_start || !f->member_count || !f->expr || !f->axes || !f->inputs || !f->input_count)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for fusing a graph of %u nodes", nodes);
   for (uint32_t n = 0; n < nodes; ++n) {
     f->group[n] = NONE;
@@ -155,15 +223,17 @@ static int compare_ids(const void* a, const void* b) {
  * consumers of its output are members. Members go to f->members from *used on. */
 static void grow(fuser_t* f, uint32_t last, uint32_t* used) {
   const hgr_graph_t* graph = f->graph;
-  uint32_t start = *used, count = 0;
+  uint32_t start = *used, count = 0, statements = statement_weight(graph, last);
   f->group[last] = last;
   f->members[start + count++] = last;
-  for (uint32_t next = 0; next < count && count < HGR__FUSED_MAX_STATEMENTS; ++next) {
+  for (uint32_t next = 0; next < count; ++next) {
     const hgr__node_t* node = &graph->nodes[f->members[start + next]];
-    for (uint32_t i = 0; i < node->input_count && count < HGR__FUSED_MAX_STATEMENTS; ++i) {
+    for (uint32_t i = 0; i < node->input_count; ++i) {
       uint32_t p = node->inputs[i].node_id;
       if (!f->candidate[p] || f->group[p] != NONE) continue;
+      if (statements + statement_weight(graph, p) > HGR__FUSED_MAX_STATEMENTS) continue;
       if (!consumed_inside(f, hgr__graph_entry_id(graph, node->inputs[i]), last)) continue;
+      statements += statement_weight(graph, p);
       f->group[p] = last;
       f->members[start + count++] = p;
     }
@@ -174,51 +244,128 @@ static void grow(fuser_t* f, uint32_t last, uint32_t* used) {
   *used += count;
 }
 
-/* The group's expression and input entries; false (nothing kept) when it has too
- * many inputs, RESOURCE_EXHAUSTED when memory runs out. */
+/* A group's expression under construction: its inputs (entry and axis, each once)
+ * and statements. */
+typedef struct writer_t {
+  const fuser_t* f;
+  uint32_t last;
+  const uint32_t* members;
+  uint32_t member_count;
+  uint32_t* value_of; /* per member: the statement that gives its value */
+  uint32_t inputs[HGR__FUSED_MAX_INPUTS];
+  int32_t axes[HGR__FUSED_MAX_INPUTS];
+  uint32_t input_count;
+  uint32_t statements;
+  bool too_many_inputs;
+  hgr__text_t text;
+} writer_t;
+
+/* Appends " <operand>" for input reference ref placed at axis (-1: to the right):
+ * v<k> for a member's value, else i<k> for the group's input. */
+static void write_operand(writer_t* w, hgr__entry_ref_t ref, int32_t axis) {
+  const hgr_graph_t* graph = w->f->graph;
+  uint32_t p = ref.node_id;
+  if (w->f->group[p] == w->last) {
+    const uint32_t* at = bsearch(&p, w->members, w->member_count, sizeof(uint32_t), compare_ids);
+    hgr__text_appendf(&w->text, " v%u", w->value_of[at - w->members]);
+    return;
+  }
+  uint32_t e = hgr__graph_entry_id(graph, ref), k = 0;
+  while (k < w->input_count && !(w->inputs[k] == e && w->axes[k] == axis)) ++k;
+  if (k == w->input_count) {
+    if (w->input_count == HGR__FUSED_MAX_INPUTS) {
+      w->too_many_inputs = true;
+      return;
+    }
+    w->inputs[k] = e;
+    w->axes[k] = axis;
+    w->input_count++;
+  }
+  hgr__text_appendf(&w->text, " i%u", k);
+}
+
+/* Starts a statement: "; <op>" (no "; " before the first). */
+static void begin_statement(writer_t* w, const char* op) {
+  hgr__text_appendf(&w->text, "%s%s", w->statements ? "; " : "", op);
+  w->statements++;
+}
+
+/* batch_norm as ops_norm.c's kernel computes it: (x - mean) / sqrt(var + epsilon),
+ * times gamma (scale), plus beta (center); the [C] parameters along its axis. */
+static void write_batch_norm(writer_t* w, const hgr__node_t* node, const batch_norm_t* bn) {
+  uint32_t first = w->statements;
+  begin_statement(w, "subtract");
+  write_operand(w, node->inputs[0], -1);
+  write_operand(w, node->inputs[3], bn->axis);
+  begin_statement(w, "add");
+  write_operand(w, node->inputs[4], bn->axis);
+  hgr__text_appendf(&w->text, " %.9g", bn->epsilon);
+  begin_statement(w, "sqrt");
+  hgr__text_appendf(&w->text, " v%u", first + 1);
+  begin_statement(w, "divide");
+  hgr__text_appendf(&w->text, " v%u v%u", first, first + 2);
+  if (bn->scale) {
+    begin_statement(w, "multiply");
+    hgr__text_appendf(&w->text, " v%u", w->statements - 2);
+    write_operand(w, node->inputs[1], bn->axis);
+  }
+  if (bn->center) {
+    begin_statement(w, "add");
+    hgr__text_appendf(&w->text, " v%u", w->statements - 2);
+    write_operand(w, node->inputs[2], bn->axis);
+  }
+}
+
+/* The group's expression, input entries and their axes; *out_kept false (nothing
+ * kept) when it has too many inputs; RESOURCE_EXHAUSTED when memory runs out. */
 static hgr_status_t write_group(fuser_t* f, uint32_t last, bool* out_kept) {
   const hgr_graph_t* graph = f->graph;
-  const uint32_t* members = &f->members[f->member_start[last]];
-  uint32_t count = f->member_count[last];
-  uint32_t inputs[HGR__FUSED_MAX_INPUTS], input_count = 0;
-  hgr__text_t text = {0};
+  writer_t w;
+  memset(&w, 0, sizeof(w));
+  w.f = f;
+  w.last = last;
+  w.members = &f->members[f->member_start[last]];
+  w.member_count = f->member_count[last];
+  w.value_of = calloc(w.member_count, sizeof(uint32_t));
   *out_kept = false;
-  for (uint32_t s = 0; s < count; ++s) {
-    const hgr__node_t* node = &graph->nodes[members[s]];
-    const hgr__fusable_t* op = hgr__fusable_op(node->func_name);
-    hgr__text_appendf(&text, "%s%s", s ? "; " : "", op->name);
-    for (uint32_t i = 0; i < node->input_count; ++i) {
-      uint32_t p = node->inputs[i].node_id;
-      if (f->group[p] == last) { /* a member: its statement */
-        const uint32_t* at = bsearch(&p, members, count, sizeof(uint32_t), compare_ids);
-        hgr__text_appendf(&text, " v%u", (uint32_t)(at - members));
-        continue;
+  if (!w.value_of) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a fused expression");
+  for (uint32_t m = 0; m < w.member_count && !w.too_many_inputs; ++m) {
+    uint32_t n = w.members[m];
+    const hgr__node_t* node = &graph->nodes[n];
+    batch_norm_t bn;
+    if (batch_norm_of(graph, n, &bn)) {
+      write_batch_norm(&w, node, &bn);
+    } else {
+      const hgr__fusable_t* op = hgr__fusable_op(node->func_name);
+      begin_statement(&w, op->name);
+      for (uint32_t i = 0; i < node->input_count; ++i) write_operand(&w, node->inputs[i], -1);
+      for (uint32_t k = 0; k < 2 && op->params[k]; ++k) {
+        float value = 0;
+        param_value(node, op, k, &value); /* checked by fusable() */
+        hgr__text_appendf(&w.text, " %.9g", value);
       }
-      uint32_t e = hgr__graph_entry_id(graph, node->inputs[i]), k = 0;
-      while (k < input_count && inputs[k] != e) ++k;
-      if (k == input_count) {
-        if (input_count == HGR__FUSED_MAX_INPUTS) {
-          free(hgr__text_take(&text));
-          return HGR_OK;
-        }
-        inputs[input_count++] = e;
-      }
-      hgr__text_appendf(&text, " i%u", k);
     }
-    for (uint32_t k = 0; k < 2 && op->params[k]; ++k) {
-      float value = 0;
-      param_value(node, op, k, &value); /* checked by fusable() */
-      hgr__text_appendf(&text, " %.9g", value);
-    }
+    w.value_of[m] = w.statements - 1;
   }
-  char* expr = hgr__text_take(&text);
-  f->inputs[last] = malloc((input_count + 1) * sizeof(uint32_t));
-  if (!expr || !f->inputs[last]) {
+  free(w.value_of);
+  char* expr = hgr__text_take(&w.text);
+  if (w.too_many_inputs) {
+    free(expr);
+    return HGR_OK;
+  }
+  bool any_axis = false;
+  for (uint32_t k = 0; k < w.input_count; ++k) any_axis = any_axis || w.axes[k] >= 0;
+  hgr__text_t axes = {0};
+  for (uint32_t k = 0; any_axis && k < w.input_count; ++k)
+    hgr__text_appendf(&axes, "%s%d%s", k ? ", " : "[", w.axes[k], k + 1 == w.input_count ? "]" : "");
+  f->axes[last] = any_axis ? hgr__text_take(&axes) : NULL;
+  f->inputs[last] = malloc((w.input_count + 1) * sizeof(uint32_t));
+  if (!expr || !f->inputs[last] || (any_axis && !f->axes[last])) {
     free(expr);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a fused expression");
   }
-  memcpy(f->inputs[last], inputs, input_count * sizeof(uint32_t));
-  f->input_count[last] = input_count;
+  memcpy(f->inputs[last], w.inputs, w.input_count * sizeof(uint32_t));
+  f->input_count[last] = w.input_count;
   f->expr[last] = expr;
   *out_kept = true;
   return HGR_OK;
@@ -283,8 +430,9 @@ static hgr_status_t rebuild(const fuser_t* f, hgr_graph_t* fused) {
         const hgr__entry_t* in = &graph->entries[f->inputs[n][k]];
         refs[k] = (hgr__entry_ref_t){new_id[in->node_id], f->inputs[n][k] - graph->node_row_ptr[in->node_id]};
       }
-      hgr__attr_t attr = {"expr", f->expr[n]};
-      status = hgr__graph_edit_append(fused, node->name, "fused_elementwise", refs, f->input_count[n], &attr, 1,
+      hgr__attr_t attrs[2] = {{"expr", f->expr[n]}, {"axes", f->axes[n]}};
+      status = hgr__graph_edit_append(fused, node->name, "fused_elementwise", refs, f->input_count[n], attrs,
+                                      f->axes[n] ? 2 : 1,
                                       &graph->entries[graph->node_row_ptr[n]], 1, &new_id[n]);
       if (!status) status = check_fused(graph, fused, new_id[n], n);
       continue;

@@ -4,7 +4,9 @@
  * writing only the chain's result.
  *
  * A group is a maximal connected set of fusable nodes (hgr__fusable_op: float32
- * inputs and output, one output, attrs it can write as literals) with one value
+ * inputs and output, one output, attrs it can write as literals; and batch_norm
+ * with one output, written as (x - mean) / sqrt(var + epsilon) * gamma + beta with
+ * its [C] parameters placed along its axis, attr "axes") with one value
  * leaving it: every other member's output is consumed only by members and is no
  * graph output. Groups are grown from their last node backwards; a group of two or
  * more nodes, with at most HGR__FUSED_MAX_INPUTS distinct inputs, becomes one node

@@ -9,7 +9,12 @@
  * expressions kernels/elementwise.cl uses, so a fused chain gives what its nodes
  * give one by one (up to the compiler's contraction of a * b + c).
  *
- * The output is the NumPy broadcast of all inputs. The plan generates one kernel,
+ * Attr "axes" (optional, one int per input) places inputs that do not align to
+ * the right: -1 is NumPy's alignment, k >= 0 puts the input's first dimension at
+ * the output's dimension k (batch_norm's [C] parameters along axis 1 of [N, C, H,
+ * W] are axis 1: as if shaped [C, 1, 1]).
+ *
+ * The output is the NumPy broadcast of all inputs (so aligned). The plan generates one kernel,
  * one work-item per output element, in which each input is read as one of three
  * kinds: full (the output's element count: element i), scalar (element 0) or
  * strided (any other broadcast: its offset from the output's coordinates through
@@ -176,9 +181,31 @@ static hgr_status_t parse_program(const hgr__op_ctx_t* ctx, program_t* program) 
 
 /* ---- inference ---------------------------------------------------------------------- */
 
-static int64_t aligned_extent(const hgr__entry_t* entry, int32_t ndim, int32_t d) {
-  int32_t k = d - (ndim - entry->ndim);
-  return k < 0 ? 1 : entry->shape[k];
+/* Extent of dimension d of an ndim-dimensional output for entry placed at axis
+ * (-1: aligned to the right; missing dimensions are 1). */
+static int64_t aligned_extent(const hgr__entry_t* entry, int32_t axis, int32_t ndim, int32_t d) {
+  int32_t k = axis < 0 ? d - (ndim - entry->ndim) : d - axis;
+  return k < 0 || k >= entry->ndim ? 1 : entry->shape[k];
+}
+
+/* Attr "axes": one value per input, each -1 or a dimension (< HGR_MAX_DIMS, and
+ * leaving room for the input's own); all -1 when absent. */
+static hgr_status_t read_axes(const hgr__op_ctx_t* ctx, int32_t* axes) {
+  uint32_t count = hgr__op_input_count(ctx), given = 0;
+  int64_t values[HGR__FUSED_MAX_INPUTS + 1];
+  bool present = false;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "axes", values, HGR__FUSED_MAX_INPUTS + 1, &given, &present));
+  if (present && given != count)
+    return HGR__OP_ERROR(ctx, "attr 'axes' has %u values; give one per input (%u)", given, count);
+  for (uint32_t i = 0; i < count; ++i) {
+    int64_t axis = present ? values[i] : -1;
+    if (axis < -1 || axis + hgr__op_input(ctx, i)->ndim > HGR_MAX_DIMS)
+      return HGR__OP_ERROR(ctx, "attr 'axes': input %u's axis %lld is neither -1 nor a dimension its %d "
+                           "dimensions fit from (at most %d in all)", i, (long long)axis,
+                           hgr__op_input(ctx, i)->ndim, HGR_MAX_DIMS);
+    axes[i] = (int32_t)axis;
+  }
+  return HGR_OK;
 }
 
 static hgr_status_t infer_fused(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
@@ -190,23 +217,27 @@ static hgr_status_t infer_fused(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   hgr_status_t status = parse_program(ctx, program);
   free(program);
   HGR_RETURN_IF_ERROR(status);
+  int32_t axes[HGR__FUSED_MAX_INPUTS];
+  HGR_RETURN_IF_ERROR(read_axes(ctx, axes));
   hgr__entry_t out;
   memset(&out, 0, sizeof(out));
   for (uint32_t i = 0; i < count; ++i) {
     HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, (int)i, -1, false));
     const hgr__entry_t* in = hgr__op_input(ctx, i);
-    int32_t ndim = in->ndim > out.ndim ? in->ndim : out.ndim;
+    int32_t in_ndim = axes[i] < 0 ? in->ndim : axes[i] + in->ndim;
+    int32_t ndim = in_ndim > out.ndim ? in_ndim : out.ndim;
     hgr__entry_t next;
     memset(&next, 0, sizeof(next));
     next.ndim = ndim;
     for (int32_t d = 0; d < ndim; ++d) {
-      int64_t a = aligned_extent(&out, ndim, d), b = aligned_extent(in, ndim, d);
+      int64_t a = aligned_extent(&out, -1, ndim, d), b = aligned_extent(in, axes[i], ndim, d);
       if (a != b && a != 1 && b != 1) {
-        char in_text[160], out_text[160];
+        char in_text[160], out_text[160], axis_text[32] = "";
+        if (axes[i] >= 0) snprintf(axis_text, sizeof(axis_text), " (axis %d)", axes[i]);
         return HGR__OP_ERROR(ctx,
-                             "input %u shaped %s does not broadcast with the inputs before it (shaped %s together): "
-                             "%lld against %lld in dimension %d from the right",
-                             i, hgr__entry_shape(in, in_text, sizeof(in_text)),
+                             "input %u shaped %s%s does not broadcast with the inputs before it (shaped %s "
+                             "together): %lld against %lld in dimension %d from the right",
+                             i, hgr__entry_shape(in, in_text, sizeof(in_text)), axis_text,
                              hgr__entry_shape(&out, out_text, sizeof(out_text)), (long long)b, (long long)a,
                              ndim - d);
       }
@@ -230,7 +261,8 @@ typedef struct collapsed_t {
   bool full[HGR__FUSED_MAX_INPUTS][HGR_MAX_DIMS];
 } collapsed_t;
 
-static void collapse(const hgr__op_ctx_t* ctx, const input_kind_t* kinds, const hgr__entry_t* out, collapsed_t* c) {
+static void collapse(const hgr__op_ctx_t* ctx, const input_kind_t* kinds, const int32_t* axes,
+                     const hgr__entry_t* out, collapsed_t* c) {
   uint32_t count = hgr__op_input_count(ctx);
   c->ndim = 0;
   for (int32_t d = 0; d < out->ndim; ++d) {
@@ -239,7 +271,7 @@ static void collapse(const hgr__op_ctx_t* ctx, const input_kind_t* kinds, const 
     bool full[HGR__FUSED_MAX_INPUTS], same = c->ndim > 0;
     int32_t k = c->ndim;
     for (uint32_t j = 0; j < count; ++j) {
-      full[j] = kinds[j] == INPUT_STRIDED && aligned_extent(hgr__op_input(ctx, j), out->ndim, d) != 1;
+      full[j] = kinds[j] == INPUT_STRIDED && aligned_extent(hgr__op_input(ctx, j), axes[j], out->ndim, d) != 1;
       same = same && c->full[j][k - 1] == full[j];
     }
     if (same) {
@@ -323,6 +355,9 @@ static hgr_status_t plan_fused(hgr__op_ctx_t* ctx) {
                                      : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", ctx->label);
   if (status) goto cleanup;
 
+  int32_t axes[HGR__FUSED_MAX_INPUTS];
+  status = read_axes(ctx, axes);
+  if (status) goto cleanup;
   input_kind_t kinds[HGR__FUSED_MAX_INPUTS];
   bool strided = false;
   for (uint32_t j = 0; j < count; ++j) {
@@ -367,7 +402,7 @@ static hgr_status_t plan_fused(hgr__op_ctx_t* ctx) {
   hgr__launch_output(ctx, l, 0);
   hgr__launch_int(ctx, l, (int32_t)out->element_count);
   if (strided) {
-    collapse(ctx, kinds, out, c);
+    collapse(ctx, kinds, axes, out, c);
     int32_t extents[HGR_MAX_DIMS];
     for (int32_t k = 0; k < c->ndim; ++k) extents[k] = (int32_t)c->extent[k];
     hgr__launch_meta_arg(ctx, l);
@@ -395,7 +430,7 @@ cleanup:
 /* One launch in which work-item i reads element i of every full input and writes
  * element i of the output: it may run in place on a full input. */
 const hgr__op_t hgr__ops_fused[] = {
-    {"fused_elementwise", "fused", 1, HGR__FUSED_MAX_INPUTS, 1, 1, "expr", plan_fused, 0, HGR__IN_PLACE_ELEMENTWISE,
+    {"fused_elementwise", "fused", 1, HGR__FUSED_MAX_INPUTS, 1, 1, "expr axes", plan_fused, 0, HGR__IN_PLACE_ELEMENTWISE,
      infer_fused},
     {.name = NULL},
 };
