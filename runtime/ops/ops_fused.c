@@ -311,12 +311,13 @@ static void statement_code(hgr__text_t* code, const statement_t* statement) {
   }
 }
 
-/* The kernel's body (after its name): the parameter list and the code. */
+/* The kernel's body (after its name): the parameter list and the code. No
+ * `restrict`: the output may share a full input's storage (in place). */
 static void kernel_body(hgr__text_t* code, const program_t* program, const input_kind_t* kinds, uint32_t count,
                         bool strided) {
   hgr__text_appendf(code, "(");
-  for (uint32_t j = 0; j < count; ++j) hgr__text_appendf(code, "__global const float* restrict in%u, ", j);
-  hgr__text_appendf(code, "__global float* restrict out, int n%s) {\n", strided ? ", __global const int* meta" : "");
+  for (uint32_t j = 0; j < count; ++j) hgr__text_appendf(code, "__global const float* in%u, ", j);
+  hgr__text_appendf(code, "__global float* out, int n%s) {\n", strided ? ", __global const int* meta" : "");
   hgr__text_appendf(code, "  size_t gid = get_global_id(0);\n  if (gid >= (size_t)n) return;\n  int i = (int)gid;\n");
   if (strided) {
     /* The remainder as i - (i / e) * e, as in elementwise.cl (Oclgrind and `%`). */
