@@ -331,6 +331,16 @@ static void fused_op_refuses_inputs_that_do_not_broadcast_and_bad_expressions(vo
   assert_int_equal(info.ndim, 2);
   assert_int_equal(info.shape[0], 2);
   assert_int_equal(info.shape[1], 3);
+  /* An input placed at an axis counts from the left of the final output, also when
+   * it comes before the input that sets the rank: [3] at axis 1 of [2, 3, 4, 5]. */
+  hgr_value_t channel_first[2] = {input(builder, "per_channel", F32, 1, (int64_t[]){3}),
+                                  input(builder, "data", F32, 4, NCHW)};
+  ASSERT_OK(hgr_attrs_set_ints(attrs, "axes", (int64_t[]){1, -1}, 2));
+  ASSERT_OK(hgr_builder_add_op(builder, NULL, "fused_elementwise", channel_first, 2, attrs, 1, &out));
+  ASSERT_OK(hgr_builder_value_info(builder, out, &info));
+  assert_int_equal(info.ndim, 4);
+  assert_int_equal(info.shape[1], 3);
+  assert_int_equal(info.shape[3], 5);
   hgr_attrs_release(attrs);
   /* A valid one still adds. */
   ASSERT_OK(add_fused(builder, "leaky_relu i0 0.1; add v0 i0", (hgr_value_t[]){inputs[0]}, 1));

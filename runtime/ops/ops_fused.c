@@ -219,13 +219,21 @@ static hgr_status_t infer_fused(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   HGR_RETURN_IF_ERROR(status);
   int32_t axes[HGR__FUSED_MAX_INPUTS];
   HGR_RETURN_IF_ERROR(read_axes(ctx, axes));
+  /* The output's rank first: an input placed at an axis counts from the left of
+   * the final output, whichever input comes first. */
+  int32_t ndim = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const hgr__entry_t* in = hgr__op_input(ctx, i);
+    int32_t in_ndim = axes[i] < 0 ? in->ndim : axes[i] + in->ndim;
+    if (in_ndim > ndim) ndim = in_ndim;
+  }
   hgr__entry_t out;
   memset(&out, 0, sizeof(out));
+  out.ndim = ndim;
+  for (int32_t d = 0; d < ndim; ++d) out.shape[d] = 1;
   for (uint32_t i = 0; i < count; ++i) {
     HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, (int)i, -1, false));
     const hgr__entry_t* in = hgr__op_input(ctx, i);
-    int32_t in_ndim = axes[i] < 0 ? in->ndim : axes[i] + in->ndim;
-    int32_t ndim = in_ndim > out.ndim ? in_ndim : out.ndim;
     hgr__entry_t next;
     memset(&next, 0, sizeof(next));
     next.ndim = ndim;
