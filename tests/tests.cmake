@@ -411,7 +411,7 @@ if(HGR_ONNX)
            --rtol 1e-3 --atol 1e-7 --devices pocl:0
       PASS "1 nodes -> 1 graph nodes.*output 0 'y:0' float32 \\[1, 1, 4, 3\\].*matches")
     hgr_cli_test(NAME cli_onnx_check_counts ARGS check ${onnx_data}/pytorch-converted/test_Conv2d/model.onnx
-      PASS "ONNX IR 3, opset 6: 1 nodes -> 1 graph nodes \\(0 folded at load, 0 removed, 0 fused\\).*valid")
+      PASS "ONNX IR 3, opset 6: 1 nodes -> 1 graph nodes \\(0 folded at load, 0 removed, 0 fused; 0 elementwise nodes fused into 0 kernels\\).*valid")
     hgr_cli_test(NAME cli_onnx_unsupported_op ARGS check ${onnx_data}/node/test_gridsample/model.onnx EXIT 1
       PASS "UNIMPLEMENTED: .*node 0 'Y' \\(GridSample, opset 16\\): op 'GridSample' is not supported; hgr supports: Abs, ")
     hgr_cli_test(NAME cli_onnx_input_shape_must_agree ARGS check ${conv_test}/model.onnx --input-shape x=1,1,7,6
