@@ -211,8 +211,18 @@ static void small_model_loads_with_its_counts(void** state) {
   ASSERT_OK(load(&m, NULL, NULL, &report));
   assert_int_equal(report.opset, 13);
   assert_int_equal(report.onnx_nodes, 2);
-  assert_int_equal(report.graph_nodes, 2);
+  assert_int_equal(report.graph_nodes, 1); /* add and relu: one fused_elementwise */
+  assert_int_equal(report.elementwise_fused, 2);
+  assert_int_equal(report.elementwise_groups, 1);
   assert_int_equal(report.folded, 0);
+  /* Without fusion, the two nodes stay. */
+  hgr_onnx_options_t* options = NULL;
+  ASSERT_OK(hgr_onnx_options_create(&options));
+  hgr_onnx_options_set_fuse_elementwise(options, 0);
+  ASSERT_OK(load(&m, NULL, options, &report));
+  hgr_onnx_options_release(options);
+  assert_int_equal(report.graph_nodes, 2);
+  assert_int_equal(report.elementwise_fused, 0);
 }
 
 static void constant_chains_fold_and_dead_nodes_go(void** state) {

@@ -33,6 +33,9 @@ hgr_test(NAME graph_edit SOURCE test_graph_edit.c)
 hgr_test(NAME graph_write SOURCE test_graph_write.c ARGS ${PROJECT_SOURCE_DIR}/examples ${HGR_TEST_DATA_DIR}/graphs)
 hgr_test(NAME builder_unit SOURCE test_builder.c ARGS unit)
 hgr_test(NAME builder_pocl SOURCE test_builder.c ARGS run)
+hgr_test(NAME fuse_unit SOURCE test_fuse.c ARGS unit)
+hgr_test(NAME fuse_pocl SOURCE test_fuse.c ARGS run pocl:0)
+hgr_test(NAME fuse_three_platforms SOURCE test_fuse.c ARGS run pocl:0 rusticl:0 oclgrind:0)
 
 # Placement's cost-based policies (issue 14): AUTO and STAGES on hand-made cost
 # models (no devices)
@@ -408,7 +411,7 @@ if(HGR_ONNX)
            --rtol 1e-3 --atol 1e-7 --devices pocl:0
       PASS "1 nodes -> 1 graph nodes.*output 0 'y:0' float32 \\[1, 1, 4, 3\\].*matches")
     hgr_cli_test(NAME cli_onnx_check_counts ARGS check ${onnx_data}/pytorch-converted/test_Conv2d/model.onnx
-      PASS "ONNX IR 3, opset 6: 1 nodes -> 1 graph nodes \\(0 folded at load, 0 removed, 0 fused\\).*valid")
+      PASS "ONNX IR 3, opset 6: 1 nodes -> 1 graph nodes \\(0 folded at load, 0 removed, 0 fused; 0 elementwise nodes fused into 0 kernels\\).*valid")
     hgr_cli_test(NAME cli_onnx_unsupported_op ARGS check ${onnx_data}/node/test_gridsample/model.onnx EXIT 1
       PASS "UNIMPLEMENTED: .*node 0 'Y' \\(GridSample, opset 16\\): op 'GridSample' is not supported; hgr supports: Abs, ")
     hgr_cli_test(NAME cli_onnx_input_shape_must_agree ARGS check ${conv_test}/model.onnx --input-shape x=1,1,7,6

@@ -59,9 +59,10 @@ typedef struct hgr_cli_model_args_t {
   size_t shape_count;
   const char* fixed[HGR_CLI_MAX_SHAPES]; /* --fix-input NAME: its --input value fixed at load */
   size_t fixed_count;
+  bool no_fusion; /* --no-fusion: ONNX elementwise chains stay separate nodes */
 } hgr_cli_model_args_t;
 
-/* Consumes --input-shape NAME=D0,D1,... or --fix-input NAME like
+/* Consumes --input-shape NAME=D0,D1,..., --fix-input NAME or --no-fusion like
  * hgr_cli_place_parse (-1: another argument). */
 int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int argc, char** argv, int* i);
 

@@ -23,6 +23,10 @@ int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int ar
     ++*i;
     return HGR_CLI_OK;
   }
+  if (!strcmp(argv[*i], "--no-fusion")) {
+    model->no_fusion = true;
+    return HGR_CLI_OK;
+  }
   if (strcmp(argv[*i], "--input-shape")) return -1;
   const char* eq = value ? strchr(value, '=') : NULL;
   if (!eq || eq == value)
@@ -131,12 +135,14 @@ hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* mo
   HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_create(&options));
   hgr_onnx_report_t report;
   hgr_status_t status = onnx_options(model, input_names, input_files, input_count, options);
+  hgr_onnx_options_set_fuse_elementwise(options, !model->no_fusion);
   if (!status) status = hgr_onnx_load_file(path, options, out_graph, out_params, &report);
   hgr_onnx_options_release(options);
   if (!status && print)
-    printf("%s: ONNX IR %lld, opset %lld: %u nodes -> %u graph nodes (%u folded at load, %u removed, %u fused)\n",
+    printf("%s: ONNX IR %lld, opset %lld: %u nodes -> %u graph nodes (%u folded at load, %u removed, %u fused; "
+           "%u elementwise nodes fused into %u kernels)\n",
            path, (long long)report.ir_version, (long long)report.opset, report.onnx_nodes, report.graph_nodes,
-           report.folded, report.removed, report.fused);
+           report.folded, report.removed, report.fused, report.elementwise_fused, report.elementwise_groups);
   return status;
 #else
   (void)input_names, (void)input_files, (void)input_count, (void)print;

@@ -25,7 +25,9 @@
   "                         dims symbolic (an --input array gives its own shape)\n" \
   "  --fix-input NAME       make ONNX input NAME a constant of its --input value at load,\n" \
   "                         for inputs that decide shapes (Reshape's shape, Slice's\n" \
-  "                         starts, TopK's k), which hgr needs at load\n"
+  "                         starts, TopK's k), which hgr needs at load\n" \
+  "  --no-fusion            keep an ONNX model's elementwise chains as separate nodes\n" \
+  "                         (by default each becomes one generated kernel)\n"
 
 static const char run_usage[] =
     "usage: hgr run GRAPH.json|MODEL.onnx [options]\n"

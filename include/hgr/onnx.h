@@ -8,8 +8,10 @@
  * nodes whose inputs are all constants are folded on the host where hgr can
  * evaluate them (the Shape/Gather/Concat/Reshape chains exporters emit,
  * ConstantOfShape, Range, Cast, ...), Identity and Dropout disappear,
- * BatchNormalization folds into a preceding Conv, and a Conv's following
- * per-channel Add and Relu/Clip/LeakyRelu become its epilogue.
+ * BatchNormalization folds into a preceding Conv, a Conv's following
+ * per-channel Add and Relu/Clip/LeakyRelu become its epilogue, and the remaining
+ * chains of elementwise ops become fused_elementwise nodes (one generated kernel
+ * each; hgr_onnx_options_set_fuse_elementwise).
  *
  * Graph inputs are the model's inputs that no initializer gives, in their order;
  * graph outputs are the model's outputs in their order. Compute is float32;
@@ -78,6 +80,12 @@ HGR_API void hgr_onnx_options_set_max_tensor_bytes(hgr_onnx_options_t* options, 
 HGR_API void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instance_t* instance,
                                         const hgr_place_options_t* place);
 
+/* Whether the load fuses chains of float32 elementwise graph nodes (Add, Mul, Clip,
+ * Sigmoid, Div, ... as hgr ops, with their per-channel and scalar operands) into
+ * fused_elementwise nodes, each one generated kernel (docs/onnx.md, "Elementwise
+ * fusion"). On (nonzero) by default. */
+HGR_API void hgr_onnx_options_set_fuse_elementwise(hgr_onnx_options_t* options, int enabled);
+
 /* What the load did, for `hgr check` and the logs. */
 typedef struct hgr_onnx_report_t {
   int64_t ir_version;
@@ -86,7 +94,9 @@ typedef struct hgr_onnx_report_t {
   uint32_t folded;           /* ONNX nodes computed at load (constant folding, Constant) */
   uint32_t removed;          /* Identity, Dropout and nodes no output needs */
   uint32_t fused;            /* BatchNormalization, Add and activations fused into a Conv */
-  uint32_t graph_nodes;      /* op nodes of the loaded graph (before placement) */
+  uint32_t graph_nodes;      /* op nodes of the loaded graph (after fusion, before placement) */
+  uint32_t elementwise_fused; /* elementwise graph nodes merged into fused_elementwise nodes */
+  uint32_t elementwise_groups; /* the fused_elementwise nodes they became */
 } hgr_onnx_report_t;
 
 /* Loads the model at path; external data is read relative to path's folder.

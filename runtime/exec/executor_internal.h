@@ -91,7 +91,9 @@ typedef struct hgr__step_t {
 /* A program of one executor device and one kernel source. */
 typedef struct hgr__program_t {
   size_t device_slot;
-  const char* source; /* kernels/<source>.cl, or a user op's source name */
+  const char* source; /* kernels/<source>.cl, a user op's source name, or a generated
+                         program's name (then it points into `generated`) */
+  char* generated;    /* a generated program's "<name>\0<text>" (copied from its plan), or NULL */
   cl_program program;
   char* key;          /* its program cache key */
   bool from_source;   /* compiled here (so worth storing once its kernels ran) */
@@ -208,7 +210,8 @@ struct hgr_executor_s {
 /* Builds (or loads from the program cache) every program the planned steps use,
  * concurrently across devices. */
 hgr_status_t hgr__programs_build(hgr_executor_t* executor);
-/* The program of kernels/<source_name>.cl for executor device device_slot (built now
+/* The program of kernels/<source_name>.cl (or the generated program of that name
+ * that hgr__programs_build collected) for executor device device_slot (built now
  * if hgr__programs_build did not). */
 hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const char* source_name,
                               cl_program* out_program);

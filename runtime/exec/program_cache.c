@@ -1,7 +1,9 @@
-/* Programs of the embedded kernel sources: only those a graph uses, per executor
- * device, built concurrently across devices (one thread per device; host-driven
- * devices on the calling thread, since Oclgrind is not thread-safe), through a
- * binary cache.
+/* Programs of the embedded kernel sources and of generated ones (fused_elementwise's,
+ * whose plans carry their text): only those a graph uses, per executor device,
+ * built concurrently across devices (one thread per device; host-driven devices on
+ * the calling thread, since Oclgrind is not thread-safe), through a binary cache.
+ * A generated program is keyed by its text like an embedded one, so a second
+ * executor or process loads it from the cache.
  *
  * Cache entries ("blobs", the same bytes in files and through callbacks):
  *   "HGRPROG1"  magic
@@ -59,11 +61,19 @@ typedef struct source_t {
   char origin_buffer[160];
 } source_t;
 
-static hgr_status_t resolve_source(const hgr_executor_t* executor, const hgr__device_t* device, const char* name,
-                                   source_t* out) {
+static hgr_status_t resolve_source(const hgr_executor_t* executor, const hgr__device_t* device,
+                                   const hgr__program_t* program, source_t* out) {
+  const char* name = program->source;
   memset(out, 0, sizeof(*out));
   out->name = name;
   out->options = BUILD_OPTIONS;
+  if (program->generated) { /* keyed by its text's hash like an embedded source */
+    out->text = program->generated + strlen(name) + 1;
+    out->length = strlen(out->text);
+    snprintf(out->origin_buffer, sizeof(out->origin_buffer), "generated %s", name);
+    out->origin = out->origin_buffer;
+    return HGR_OK;
+  }
   for (size_t i = 0; i < hgr__kernel_source_count; ++i)
     if (!strcmp(hgr__kernel_sources[i].name, name)) {
       out->text = hgr__kernel_sources[i].text;
@@ -96,12 +106,25 @@ static hgr__program_t* find_program(hgr_executor_t* executor, size_t device_slot
 }
 
 /* Adds an entry (program not built yet); NULL when out of memory. The array only
- * grows before the build threads start. */
-static hgr__program_t* add_program(hgr_executor_t* executor, size_t device_slot, const char* name) {
+ * grows before the build threads start. A generated program's entry keeps a copy of
+ * its name and text (generated: "<name>\0<text>", the plan's; NULL otherwise), since
+ * the plan is freed once its kernels exist. */
+static hgr__program_t* add_program(hgr_executor_t* executor, size_t device_slot, const char* name,
+                                   const char* generated) {
+  char* copy = NULL;
+  if (generated) {
+    size_t name_length = strlen(generated) + 1, length = name_length + strlen(generated + name_length) + 1;
+    if (!(copy = malloc(length))) return NULL;
+    memcpy(copy, generated, length);
+    name = copy;
+  }
   if (executor->programs.count == executor->programs.capacity) {
     size_t capacity = executor->programs.capacity ? 2 * executor->programs.capacity : 8;
     hgr__program_t* grown = realloc(executor->programs.programs, capacity * sizeof(*grown));
-    if (!grown) return NULL;
+    if (!grown) {
+      free(copy);
+      return NULL;
+    }
     executor->programs.programs = grown;
     executor->programs.capacity = capacity;
   }
@@ -109,6 +132,7 @@ static hgr__program_t* add_program(hgr_executor_t* executor, size_t device_slot,
   memset(program, 0, sizeof(*program));
   program->device_slot = device_slot;
   program->source = name;
+  program->generated = copy;
   return program;
 }
 
@@ -329,7 +353,7 @@ static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
   size_t device_index = executor->placement.devices[slot->device_slot].device_index;
   const hgr__device_t* device = &executor->instance->devices[device_index];
   source_t source;
-  HGR_RETURN_IF_ERROR(resolve_source(executor, device, slot->source, &source));
+  HGR_RETURN_IF_ERROR(resolve_source(executor, device, slot, &source));
   cl_context context;
   HGR_RETURN_IF_ERROR(hgr__instance_context(executor->instance, device_index, &context));
   cl_int error = CL_SUCCESS;
@@ -422,8 +446,9 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
     size_t slot =
         (size_t)(hgr__placement_device(&executor->placement, step->device_index) - executor->placement.devices);
     for (uint32_t k = 0; k < step->plan.launch_count; ++k) {
-      const char* name = step->plan.launches[k].source ? step->plan.launches[k].source : step->plan.op->source;
-      if (!find_program(executor, slot, name) && !add_program(executor, slot, name))
+      const hgr__launch_plan_t* launch = &step->plan.launches[k];
+      const char* name = launch->source ? launch->source : step->plan.op->source;
+      if (!find_program(executor, slot, name) && !add_program(executor, slot, name, launch->generated))
         status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     }
   }
@@ -482,7 +507,7 @@ hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, cons
                               cl_program* out_program) {
   *out_program = NULL;
   hgr__program_t* slot = find_program(executor, device_slot, source_name);
-  if (!slot && !(slot = add_program(executor, device_slot, source_name)))
+  if (!slot && !(slot = add_program(executor, device_slot, source_name, NULL)))
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!slot->program) { /* not among the planned ones (a re-plan): build it now */
     worker_t worker = {.executor = executor, .device_slot = device_slot};
@@ -568,6 +593,7 @@ void hgr__programs_release(hgr__programs_t* programs) {
   for (size_t p = 0; p < programs->count; ++p) {
     if (programs->programs[p].program) clReleaseProgram(programs->programs[p].program);
     free(programs->programs[p].key);
+    free(programs->programs[p].generated);
   }
   free(programs->programs);
   hgr_kernel_library_release(programs->kernels);

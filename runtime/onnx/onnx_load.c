@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "file.h"
+#include "fuse.h"
 #include "graph_internal.h"
 #include "onnx_internal.h"
 #include "text.h"
@@ -29,6 +30,7 @@ struct hgr_onnx_options_s {
   hgr_instance_t* instance;
   const hgr_place_options_t* place;
   uint64_t max_tensor_bytes; /* 0: the default */
+  bool no_fusion;            /* hgr_onnx_options_set_fuse_elementwise(0) */
 };
 
 hgr_status_t hgr_onnx_options_create(hgr_onnx_options_t** out_options) {
@@ -112,6 +114,10 @@ hgr_status_t hgr_onnx_options_set_input_value(hgr_onnx_options_t* options, const
 
 void hgr_onnx_options_set_max_tensor_bytes(hgr_onnx_options_t* options, uint64_t bytes) {
   if (options) options->max_tensor_bytes = bytes;
+}
+
+void hgr_onnx_options_set_fuse_elementwise(hgr_onnx_options_t* options, int enabled) {
+  if (options) options->no_fusion = !enabled;
 }
 
 void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instance_t* instance,
@@ -594,6 +600,16 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const Onnx__ModelProt
   HGR_RETURN_IF_ERROR(mark_outputs(loader));
   HGR_RETURN_IF_ERROR(hgr_builder_finish(loader->builder, out_graph, out_params));
   rename_nodes(loader, *out_graph);
+  if (!loader->options || !loader->options->no_fusion) {
+    /* After renaming, so that a fused node takes its last node's model name. */
+    hgr__fuse_report_t fusion;
+    hgr_graph_t* fused = NULL;
+    HGR_RETURN_IF_ERROR(hgr__fuse_elementwise(*out_graph, &fused, &fusion));
+    hgr_graph_release(*out_graph);
+    *out_graph = fused;
+    loader->report.elementwise_fused = fusion.fused_nodes;
+    loader->report.elementwise_groups = fusion.groups;
+  }
   loader->report.graph_nodes = op_node_count(*out_graph);
   return HGR_OK;
 }

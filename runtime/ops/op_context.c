@@ -384,7 +384,10 @@ void hgr__launch_nd(hgr__launch_plan_t* l, cl_uint dims, const size_t* global, c
 }
 
 void hgr__op_ctx_free(hgr__op_ctx_t* ctx) {
-  for (uint32_t i = 0; i < ctx->launch_count; ++i) free(ctx->launches[i].meta);
+  for (uint32_t i = 0; i < ctx->launch_count; ++i) {
+    free(ctx->launches[i].meta);
+    free(ctx->launches[i].generated);
+  }
   free(ctx->launches);
   hgr_status_free(ctx->error);
   memset(ctx, 0, sizeof(*ctx));

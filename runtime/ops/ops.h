@@ -53,7 +53,11 @@ typedef struct hgr__arg_t {
 
 /* One kernel launch of a planned op. */
 typedef struct hgr__launch_plan_t {
-  const char* source; /* kernels/<source>.cl; NULL: the op's */
+  const char* source; /* kernels/<source>.cl; NULL: the op's; or a generated program's name */
+  /* A generated program (fused_elementwise): malloc'd "<name>\0<OpenCL C text>",
+   * freed with the plan; source then points at its name, which is unique to the
+   * text (a hash of it). NULL for programs of kernels/ or the kernel library. */
+  char* generated;
   char kernel[64];    /* entry point (copied in) */
   hgr__arg_t args[HGR__MAX_ARGS];
   uint32_t arg_count;
@@ -160,6 +164,25 @@ const hgr__op_t* hgr__op_lookup(const char* name, const hgr_kernel_library_t* li
  * the input or attr at fault. */
 hgr_status_t hgr__op_infer(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
                            hgr__entry_t* out_outputs);
+
+/* ---- fused elementwise chains (ops_fused.c) -------------------------------------------- */
+
+/* What fused_elementwise can compute: a built-in float32 elementwise op, its value
+ * operands (1 or 2), the attrs it reads as float literals (in order, with their
+ * defaults; NAN: required) and its OpenCL C expression over the value operands A,
+ * B and the params P, Q (the same expression as the op's kernel). */
+#define HGR__FUSED_MAX_INPUTS 16
+#define HGR__FUSED_MAX_STATEMENTS 64
+#define HGR__FUSED_MAX_OPERANDS 4
+typedef struct hgr__fusable_t {
+  const char* name;
+  uint32_t operands;
+  const char* params[2];
+  double defaults[2];
+  const char* code;
+} hgr__fusable_t;
+/* The fusable op called name (a built-in func_name), or NULL. */
+const hgr__fusable_t* hgr__fusable_op(const char* name);
 
 /* ---- user kernels (kernel_library.c) ---------------------------------------------------- */
 

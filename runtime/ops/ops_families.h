@@ -13,7 +13,8 @@
   HGR__FAMILY(conv)        \
   HGR__FAMILY(pool)        \
   HGR__FAMILY(linalg)      \
-  HGR__FAMILY(resize)
+  HGR__FAMILY(resize)      \
+  HGR__FAMILY(fused)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];
 HGR__OP_FAMILIES
