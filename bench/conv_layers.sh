@@ -10,6 +10,13 @@
 # light models (LIGHT, default: onnx's backend test data). Models and inputs go to
 # WORK (default /tmp/hgr_conv_layers). A filter keeps the layers whose line matches
 # the grep pattern (e.g. '1x1').
+#
+# Each GFLOP/s is followed by its share of the device's float32 FMA peak: PEAK
+# (GFLOP/s) when set, else the median that hgr_bench_peak (bench/bench_peak.c;
+# PEAK_BENCH, default the one built next to the first HGR, ../bench/) measures
+# just before the table. The last lines total each model's layers (every layer
+# counted as often as the model has it): sum of FLOPs over sum of median times, and
+# that as a share of the peak.
 set -eu
 PYTHON=${PYTHON:-/tmp/venv15/bin/python}
 WORK=${WORK:-/tmp/hgr_conv_layers}
@@ -55,15 +62,39 @@ with open(f'{work}/layers.txt', 'w') as out:
         onnx.save(m, f'{work}/{key}.onnx')
         np.save(f'{work}/{key}.npy', rng.standard_normal(x).astype(np.float32))
 PY
+if [ -z "${PEAK:-}" ]; then
+  PEAK_BENCH=${PEAK_BENCH:-$(dirname "$1")/../bench/hgr_bench_peak}
+  PEAK=$("$PEAK_BENCH" -d "$device" | sed -n 's/^peak [^ ]* \([0-9.]*\) GFLOP.*/\1/p')
+  [ -n "$PEAK" ] || { echo "$0: $PEAK_BENCH printed no peak" >&2; exit 1; }
+fi
+echo "peak $device: $PEAK GFLOP/s"
 printf '%-36s %5s' layer count
-for hgr in "$@"; do printf ' %10s %7s' "ms(#$#)" GFLOP/s; done
+i=0
+for hgr in "$@"; do i=$((i + 1)); printf ' %9s %7s %5s' "ms(#$i)" GFLOP/s peak; done
 echo
 grep -e "$filter" "$WORK/layers.txt" | while read -r key count flops; do
   printf '%-36s %5s' "$key" "$count"
+  j=0
   for hgr in "$@"; do
+    j=$((j + 1))
     ms=$("$hgr" run "$WORK/$key.onnx" --input "x=$WORK/$key.npy" --devices "$device" --repeat "$repeats" 2>&1 |
       sed -n 's/.*runs: min [0-9.]* ms, median \([0-9.]*\) ms.*/\1/p')
-    printf ' %10s %7s' "${ms:-fail}" "$(awk -v f="$flops" -v t="${ms:-0}" 'BEGIN { if (t > 0) printf "%.1f", f / t / 1e6; else print "-" }')"
+    printf ' %9s %s' "${ms:-fail}" "$(awk -v f="$flops" -v t="${ms:-0}" -v p="$PEAK" \
+      'BEGIN { if (t > 0) printf "%7.1f %4.0f%%", f / t / 1e6, 100 * f / t / 1e6 / p; else printf "%7s %5s", "-", "-" }')"
+    echo "$key $count $flops ${ms:-0}" >>"$WORK/times.$$.$j"
   done
   echo
 done
+# totals per model and binary from times.$$.<binary>: "key count flops ms" lines
+for model in res vgg shu; do
+  printf '%-36s %5s' "total ${model}* (sum FLOP / sum ms)" ""
+  j=0
+  for hgr in "$@"; do
+    j=$((j + 1))
+    awk -v m="$model" -v p="$PEAK" 'index($1, m "_") == 1 { f += $2 * $3; t += $2 * $4; if ($4 == 0) bad = 1 }
+      END { if (t > 0 && !bad) printf " %9.2f %7.1f %4.0f%%", t, f / t / 1e6, 100 * f / t / 1e6 / p;
+            else printf " %9s %7s %5s", "-", "-", "-" }' "$WORK/times.$$.$j"
+  done
+  echo
+done
+rm -f "$WORK"/times.$$.*
