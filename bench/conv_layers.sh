@@ -9,7 +9,8 @@
 # -c: CPU time instead of wall time, for CPU drivers (PoCL pthread) on a loaded
 # machine, where wall time measures the other load: each layer's "ms" is the CPU
 # time of one run over the compute units (the process's CPU time over `hgr run
-# --repeat R+2` less that over `--repeat 2`, divided by R and by UNITS, default the
+# --repeat R+2` less that over `--repeat 2`, after a warm-up process that fills the
+# drivers' caches, divided by R and by UNITS, default the
 # device's compute units), and the peak is hgr_bench_peak's FLOP per CPU-second
 # times the units, so GFLOP/s and the share of peak are what a quiet machine with
 # all its cores would show, if the driver's threads never waited.
@@ -105,6 +106,7 @@ def cpu(r):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode: sys.exit(0)
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+cpu(1)  # a first process fills the drivers' kernel caches (PoCL compiles at first use)
 print('%.3f' % max(0.001, (cpu(repeats + 2) - cpu(2)) * 1e3 / repeats / units))
 PY
 )

@@ -32,7 +32,8 @@
  *   B[p, l, j] = x[off_l + (oy * sh - pt + dy_l) * in_w + ox * sw - pl + dx_l]
  * for output pixel j = oy * out_w + ox, 0 outside the image (the padding). The
  * tile copy takes 4 output pixels at a time: one vload4 where they are consecutive
- * input pixels inside the image (stride 1), scalar loads otherwise. A is the
+ * input pixels inside the image (stride 1), the even half of a vload8 (stride 2),
+ * scalar loads otherwise. A is the
  * weight [C_out, C_in / groups * kh * kw] (rows contiguous), the epilogue the GEMM's.
  *
  * NDRange: 3-D, local (TX, TY, 1) exactly (reqd_work_group_size), global
@@ -181,6 +182,10 @@
             if (sw == 1 && r + 3 < (uint)out_w && jj + 3 < (uint)n && (uint)iy < (uint)in_h &&      \
                 ix >= 0 && ix + 3 < in_w) {                                                         \
               v = vload4(0, b + off + iy * in_w + ix);                                              \
+            } else if (sw == 2 && r + 3 < (uint)out_w && jj + 3 < (uint)n && (uint)iy < (uint)in_h && \
+                       ix >= 0 && ix + 7 < in_w) {                                                  \
+              /* stride 2: the even half of 8 consecutive input pixels */                           \
+              v = vload8(0, b + off + iy * in_w + ix).even;                                         \
             } else {                                                                                \
               float part[4];                                                                        \
               for (int t = 0; t < 4; ++t) {                                                         \

@@ -416,10 +416,11 @@ static hgr__gemm_t pointwise_gemm(const conv_t* p) {
  * C / G * KH * KW] x im2col(x[p]), the columns of im2col(x) read from the input
  * through the stride, padding and dilation as the GEMM copies its tiles
  * (ops_gemm.h), so nothing is materialized. It runs what the tiled kernel does not
- * take: on PoCL (CPU time, issue 16) it measured 0.6-0.9x the tiled kernel's speed
- * on resnet50's and vgg19's 3x3 and 7x7 layers (about even on the stride-2 ones),
- * but it replaces the direct kernel (one work-item per output, no reuse) for groups
- * of fewer than TILE_MIN_GROUP_CHANNELS channels and shapes no tile fits. */
+ * take, and the stride-2 shapes of prefers_implicit_gemm: on PoCL (CPU time, issue
+ * 16) it measured 0.6-0.9x the tiled kernel's speed on resnet50's and vgg19's
+ * stride-1 3x3 and 7x7 layers, but it replaces the direct kernel (one work-item per
+ * output, no reuse) for groups of fewer than TILE_MIN_GROUP_CHANNELS channels (3-9x)
+ * and shapes no tile fits. */
 static bool is_implicit_gemm(const conv_t* p) {
   return p->groups == 1 || (p->n == 1 && p->groups < p->c);
 }
@@ -427,6 +428,19 @@ static bool is_implicit_gemm(const conv_t* p) {
 /* The most taps (C_in / groups * KH * KW) the implicit GEMM takes: its table holds
  * 3 ints per tap in the launch's meta buffer. */
 #define IMPLICIT_GEMM_MAX_TAPS (1 << 20)
+
+/* Stride-2 convolutions of one group with at least 196 output pixels (14 x 14) and
+ * 64 taps run the implicit GEMM before the tiled kernel and the pointwise GEMM: its
+ * tile copy takes 4 outputs' inputs as the even half of one vload8. On PoCL (CPU
+ * time, issue 16) it measured 1.25-1.4x the tiled kernel on resnet50's 3x3
+ * stride-2 layer with 28 x 28 outputs, even with 14 x 14, and 1.1x the pointwise
+ * GEMM on its 1x1 stride-2 layers with 28 x 28 and 14 x 14 outputs; with 7 x 7
+ * outputs (most of a 128-pixel tile wasted) and with 3 input channels (conv1: 147
+ * taps, 0.8x) it lost. */
+static bool prefers_implicit_gemm(const conv_t* p) {
+  return p->groups == 1 && p->strides[0] == 2 && p->strides[1] == 2 && p->oh * p->ow >= 196 &&
+         p->c * p->kh * p->kw >= 64 && p->c * p->kh * p->kw <= IMPLICIT_GEMM_MAX_TAPS && p->n > 0;
+}
 
 static hgr__gemm_t implicit_gemm(const conv_t* p, hgr__gemm_im2col_t* out_im2col) {
   hgr__gemm_t g = pointwise_gemm(p);
@@ -450,6 +464,11 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
   uint64_t outputs = hgr__op_output(ctx, 0)->element_count; /* [n, k, oh, ow] (infer_conv2d) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
+  if (prefers_implicit_gemm(&p)) {
+    hgr__gemm_im2col_t im2col;
+    hgr__gemm_t g = implicit_gemm(&p, &im2col);
+    if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan_im2col(ctx, &g, &im2col);
+  }
   if (is_pointwise(&p) && p.c > 0) {
     hgr__gemm_t g = pointwise_gemm(&p);
     /* without local memory the direct kernel below runs it */
