@@ -1,6 +1,8 @@
 /* The strided float32 GEMM of kernels/linalg.cl, planned by runtime/ops/ops_linalg.c
  * for dense, matmul and batch_matmul and, through hgr__gemm_plan, for other families'
- * ops that are a GEMM (conv2d with a 1x1 kernel, runtime/ops/ops_conv.c). */
+ * ops that are a GEMM (conv2d with a 1x1 kernel, runtime/ops/ops_conv.c), and
+ * through hgr__gemm_plan_im2col for conv2d's implicit GEMM (B = im2col(x), read on
+ * the fly). */
 #ifndef HGR_OPS_GEMM_H
 #define HGR_OPS_GEMM_H
 

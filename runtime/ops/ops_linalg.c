@@ -18,7 +18,8 @@
  * may be "" or "float32" (everything is float32).
  *
  * hgr__gemm_plan (ops_gemm.h) plans the same GEMM for other families' ops: conv2d
- * runs its 1x1 convolutions through it, with a bias per row and its activation. */
+ * runs its 1x1 convolutions through it, with a bias per row and its activation, and
+ * others through hgr__gemm_plan_im2col, the same tiles reading B as im2col(x). */
 #include <stdio.h>
 #include <string.h>
 
