@@ -23,6 +23,19 @@
  * bias is read only when bias_mode is non-zero (any buffer may be passed otherwise).
  * Every index fits an int (the plan checks the element counts).
  *
+ * hgr_conv_gemm_<TX>x<TY>_<RM>x<RN>_k<BK>: conv2d's implicit GEMM, the same
+ * arguments plus a last one, __global const int* im2col (the launch's meta buffer):
+ * B[p, l, j] is not read through b_depth/b_col/b_wrap but as im2col of an NCHW input
+ * (b + p * b_batch): im2col[0..7] = in_h, in_w, out_w, sh, sw, pt, pl, 0, then per
+ * reduction index l the triple (channel offset ci * in_h * in_w, row offset ky * dh,
+ * column offset kx * dw) at im2col[8 + 3 * l], so
+ *   B[p, l, j] = x[off_l + (oy * sh - pt + dy_l) * in_w + ox * sw - pl + dx_l]
+ * for output pixel j = oy * out_w + ox, 0 outside the image (the padding). The
+ * tile copy takes 4 output pixels at a time: one vload4 where they are consecutive
+ * input pixels inside the image (stride 1), the even half of a vload8 (stride 2),
+ * scalar loads otherwise. A is the
+ * weight [C_out, C_in / groups * kh * kw] (rows contiguous), the epilogue the GEMM's.
+ *
  * NDRange: 3-D, local (TX, TY, 1) exactly (reqd_work_group_size), global
  * (ceil(n / (TX * RN)) * TX, ceil(m / (TY * RM)) * TY, batch).
  *
@@ -80,19 +93,28 @@
 #define HGR_ACC_MAD(r, t, a_rows) acc##r = (t)((a_rows)[r * tile_depth]) * b_vec + acc##r;
 #define HGR_ACC_SAVE(r, t, out) out[r] = acc##r;
 
+#define HGR_COMMA ,
+/* The plain GEMM, hgr_gemm_<variant>, and the convolution's, hgr_conv_gemm_<variant>
+ * (IM2COL 1: B read through the im2col table, the extra last argument). */
 #define HGR_GEMM(TX, TY, RM, RN, BK)                                                                \
+  HGR_GEMM_KERNEL(hgr_gemm_##TX##x##TY##_##RM##x##RN##_k##BK, 0, ,                                  \
+                  __global const int* im2col = 0;, TX, TY, RM, RN, BK)
+#define HGR_CONV_GEMM(TX, TY, RM, RN, BK)                                                           \
+  HGR_GEMM_KERNEL(hgr_conv_gemm_##TX##x##TY##_##RM##x##RN##_k##BK, 1,                               \
+                  HGR_COMMA __global const int* restrict im2col, , TX, TY, RM, RN, BK)
+#define HGR_GEMM_KERNEL(NAME, IM2COL, EXTRA_PARAM, EXTRA_DECL, TX, TY, RM, RN, BK)                  \
   /* the copy loops split the tiles evenly among the work-items, in float4s; the                    \
    * tile sizes are powers of two, so their index splits are shifts and masks */                    \
-  typedef char hgr_gemm_##TX##x##TY##_##RM##x##RN##_k##BK##_fits[                                   \
+  typedef char HGR_CAT(NAME, _fits)[                                                                \
       (RM * BK) % (4 * TX) == 0 && (RN * BK) % (4 * TY) == 0 && (TY * RM) % 4 == 0 &&               \
       (TX * RN) % 4 == 0 && BK % 4 == 0 && ((TY * RM) & (TY * RM - 1)) == 0 &&                      \
       ((TX * RN) & (TX * RN - 1)) == 0 && (BK & (BK - 1)) == 0 ? 1 : -1];                           \
-  __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void                                    \
-      hgr_gemm_##TX##x##TY##_##RM##x##RN##_k##BK(                                                   \
-          __global const float* restrict a, __global const float* restrict b,                       \
-          __global const float* restrict bias, __global float* restrict c, int m, int n, int k,     \
-          int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
-          int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {          \
+  __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void NAME(                              \
+      __global const float* restrict a, __global const float* restrict b,                           \
+      __global const float* restrict bias, __global float* restrict c, int m, int n, int k,         \
+      int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,      \
+      int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride EXTRA_PARAM) {  \
+    EXTRA_DECL                                                                                      \
     /* a_tile[buffer][i][l]: the block's TY * RM rows of A, BK values of each */                    \
     __local float a_tile[2 * TY * RM * BK];                                                         \
     /* b_tile[buffer][l][j]: BK rows of the block's TX * RN columns of B */                         \
@@ -141,7 +163,47 @@
           a_buf[i * BK + l] = v;                                                                    \
         }                                                                                           \
       }                                                                                             \
-      if (depth_inside && b_col == 1 && b_wrap >= n) {                                              \
+      if (IM2COL) {                                                                                 \
+        /* B[l, j] is the input pixel that output pixel j reads at tap l (im2col on the             \
+         * fly): 4 consecutive output pixels per copy, one float4 where they are                    \
+         * consecutive input pixels inside the image */                                             \
+        const int in_h = im2col[0], in_w = im2col[1], out_w = im2col[2];                            \
+        const int sh = im2col[3], sw = im2col[4], pt = im2col[5], pl = im2col[6];                   \
+        for (uint s = 0; s < (BK * TX * RN / 4) / (TX * TY); ++s) {                                 \
+          const uint e = s * (TX * TY) + item;                                                      \
+          const int l = e / (TX * RN / 4), j = e % (TX * RN / 4) * 4;                               \
+          const uint jj = (uint)(col0 + j);                                                         \
+          uint q = jj / (uint)out_w, r = jj - q * (uint)out_w;                                      \
+          float4 v = (float4)(0.0f);                                                                \
+          if (k0 + l < k) {                                                                         \
+            __global const int* tap = im2col + 8 + 3 * (k0 + l);                                    \
+            const int off = tap[0], dy = tap[1], dx = tap[2];                                       \
+            const int iy = (int)q * sh - pt + dy, ix = (int)r * sw - pl + dx;                       \
+            if (sw == 1 && r + 3 < (uint)out_w && jj + 3 < (uint)n && (uint)iy < (uint)in_h &&      \
+                ix >= 0 && ix + 3 < in_w) {                                                         \
+              v = vload4(0, b + off + iy * in_w + ix);                                              \
+            } else if (sw == 2 && r + 3 < (uint)out_w && jj + 3 < (uint)n && (uint)iy < (uint)in_h && \
+                       ix >= 0 && ix + 7 < in_w) {                                                  \
+              /* stride 2: the even half of 8 consecutive input pixels */                           \
+              v = vload8(0, b + off + iy * in_w + ix).even;                                         \
+            } else {                                                                                \
+              float part[4];                                                                        \
+              for (int t = 0; t < 4; ++t) {                                                         \
+                const int py = (int)q * sh - pt + dy, px = (int)r * sw - pl + dx;                   \
+                part[t] = jj + t < (uint)n && (uint)py < (uint)in_h && (uint)px < (uint)in_w        \
+                              ? b[off + py * in_w + px]                                             \
+                              : 0.0f;                                                               \
+                if (++r == (uint)out_w) {                                                           \
+                  r = 0;                                                                            \
+                  ++q;                                                                              \
+                }                                                                                   \
+              }                                                                                     \
+              v = vload4(0, part);                                                                  \
+            }                                                                                       \
+          }                                                                                         \
+          vstore4(v, 0, b_buf + l * (TX * RN) + j);                                                 \
+        }                                                                                           \
+      } else if (depth_inside && b_col == 1 && b_wrap >= n) {                                       \
         /* rows of B are contiguous; zeros past column n (a partial tile) */                        \
         for (uint s = 0; s < (BK * TX * RN / 4) / (TX * TY); ++s) {                                 \
           const uint e = s * (TX * TY) + item;                                                      \
@@ -244,6 +306,15 @@ HGR_GEMM(4, 4, 8, 8, 16)   /* 32 x 32, 16 items, 8 KiB */
 HGR_GEMM(2, 2, 8, 8, 16)   /* 16 x 16, 4 items, 4 KiB */
 HGR_GEMM(1, 1, 8, 8, 16)   /* 8 x 8, 1 item, 2 KiB */
 HGR_GEMM(1, 1, 4, 4, 8)    /* 4 x 4, 1 item, 512 bytes */
+
+/* The same tiles for conv2d (runtime/ops/ops_conv.c) */
+HGR_CONV_GEMM(8, 32, 4, 16, 32)
+HGR_CONV_GEMM(8, 16, 4, 16, 32)
+HGR_CONV_GEMM(4, 16, 4, 16, 32)
+HGR_CONV_GEMM(4, 4, 8, 8, 16)
+HGR_CONV_GEMM(2, 2, 8, 8, 16)
+HGR_CONV_GEMM(1, 1, 8, 8, 16)
+HGR_CONV_GEMM(1, 1, 4, 4, 8)
 
 /* hgr_gemv_t4: the GEMM's arguments and meaning for one row of A (m == 1) and B
  * stored transposed with contiguous rows (b_depth == 1, no b_wrap): dense on a

@@ -654,6 +654,130 @@ static void pointwise_convs_plan_the_gemm(void** state) {
   hgr_optest_free(&t);
 }
 
+/* Groups of fewer than 8 output channels (one image, not depthwise) run the
+ * implicit GEMM (hgr_conv_gemm_* of kernels/linalg.cl, im2col on the fly): strides
+ * 1, 2 and 3, symmetric and asymmetric padding, dilation, kernels 1x1 (padded) to
+ * 5x3, every epilogue with and without a bias, pixel and channel counts no multiple
+ * of any tile. */
+static void implicit_gemm_matches_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 8, 9, 11}, {8, 2, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", false},
+      {{1, 8, 9, 11}, {8, 2, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, true), "1", true},
+      {{1, 6, 13, 10}, {9, 2, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 3, false), "1", true},
+      {{1, 6, 12, 14}, {6, 3, 3, 3}, P(2, 1, 0, 1, 2, 0, 1, 1, 2, false), "[0, 1, 2, 0]", false},
+      {{1, 4, 11, 12}, {6, 2, 3, 3}, P(1, 1, 2, 2, 2, 2, 2, 2, 2, false), "2", true},
+      {{1, 10, 9, 10}, {10, 2, 5, 3}, P(3, 2, 2, 1, 2, 1, 1, 2, 5, false), "[2, 1]", true},
+      {{1, 8, 6, 7}, {4, 4, 1, 1}, P(1, 1, 1, 1, 1, 1, 1, 1, 2, false), "1", true},
+      {{1, 12, 3, 3}, {12, 3, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 4, false), NULL, false},
+      {{1, 6, 1, 17}, {6, 2, 1, 3}, P(1, 2, 0, 1, 0, 1, 1, 1, 3, false), "[0, 1]", true},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {HGR_REF_ACT_CLIP, 0, 0, 6},
+      {HGR_REF_ACT_LEAKY_RELU, 0.2f, 0, 0},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.25f, 0.25f},
+      {0, 0, 0, 0},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 27);
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  /* larger: the wider GEMM tiles, partial at the edges */
+  static const conv_case_t large[] = {
+      {{1, 64, 30, 29}, {48, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 16, true), "1", true},
+      {{1, 96, 28, 27}, {96, 2, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 48, false), "1", true},
+  };
+  check_cases(large, COUNT(large), 28);
+}
+
+/* Stride-2 convolutions of one group with at least 196 outputs and 64 taps run the
+ * implicit GEMM too, its copies the even half of a vload8 inside the image and
+ * scalar loads at the edges: 3x3 and 1x1 kernels, padding, asymmetric padding with
+ * dilation, widths odd and even, a batch of two, every epilogue. */
+static void strided_implicit_gemm_matches_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 8, 33, 35}, {12, 8, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+      {{2, 64, 30, 31}, {20, 64, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{1, 8, 36, 33}, {6, 8, 3, 3}, P(2, 2, 1, 0, 2, 1, 2, 2, 1, false), "[1, 0, 2, 1]", false},
+      {{1, 16, 28, 28}, {9, 16, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {0, 0, 0, 0},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 29);
+}
+
+/* resnet50's 3x3 stride-2 layer with 28 x 28 outputs plans the implicit GEMM; with
+ * 7 x 7 outputs, the tiled kernel. */
+static void strided_layers_plan_the_implicit_gemm_where_large(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__op_ctx_t ctx;
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"strides\": \"[2, 2]\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 128, 56, 56});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){128, 128, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 128, 28, 28});
+  plan_for(&t, &roomy, &ctx);
+  assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv_gemm_", 14));
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"strides\": \"[2, 2]\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 512, 14, 14});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){512, 512, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 512, 7, 7});
+  plan_for(&t, &roomy, &ctx);
+  assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv2d_tiled_", 17));
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+}
+
+/* The plan of a conv2d with narrow groups: one implicit-GEMM launch of
+ * kernels/linalg.cl (its im2col table the meta buffer, the last argument) on a
+ * device with local memory; the direct kernel for two images or without local
+ * memory. */
+static void narrow_groups_plan_the_implicit_gemm(void** state) {
+  (void)state;
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"groups\": \"16\", \"activation\": \"relu\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 64, 14, 14});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){64, 4, 3, 3});
+  hgr_optest_input(&t, "float32", 1, (int64_t[]){64});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 64, 14, 14});
+  hgr__op_ctx_t ctx;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  plan_for(&t, &roomy, &ctx);
+  assert_int_equal(ctx.launch_count, 1);
+  assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv_gemm_", 14));
+  assert_non_null(ctx.launches[0].source);
+  assert_string_equal(ctx.launches[0].source, "linalg");
+  assert_int_equal(ctx.launches[0].launch.global[2], 16); /* one GEMM per group */
+  /* the table: 8 geometry values, then 3 per tap (4 channels x 9 taps) */
+  assert_int_equal(ctx.launches[0].meta_count, 8 + 3 * 4 * 9);
+  hgr__op_ctx_free(&ctx);
+  hgr__limits_t no_local = {256, {256, 256, 256}, 0};
+  plan_for(&t, &no_local, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"groups\": \"16\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){2, 64, 14, 14});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){64, 4, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){2, 64, 14, 14});
+  plan_for(&t, &roomy, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+}
+
 /* ---- what the op rejects -------------------------------------------------------------- */
 
 static void expect_error(const char* attrs, const int64_t* xshape, const int64_t* wshape, const int64_t* bshape,
@@ -740,6 +864,10 @@ int main(int argc, char** argv) {
       cmocka_unit_test(pointwise_convs_match_reference),
       cmocka_unit_test(tiled_groups_match_reference),
       cmocka_unit_test(pointwise_convs_plan_the_gemm),
+      cmocka_unit_test(implicit_gemm_matches_reference),
+      cmocka_unit_test(narrow_groups_plan_the_implicit_gemm),
+      cmocka_unit_test(strided_implicit_gemm_matches_reference),
+      cmocka_unit_test(strided_layers_plan_the_implicit_gemm_where_large),
       cmocka_unit_test(tiles_follow_device_limits),
       cmocka_unit_test(groups_tile_when_wide_enough),
       cmocka_unit_test(small_device_limits_still_work),

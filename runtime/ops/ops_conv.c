@@ -30,9 +30,11 @@
  * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); other
  * convolutions with groups == 1 or groups of at least 8 output channels run a kernel
  * tiled in local memory (hgr_conv2d_tiled_*), with the tile variant and work-group
- * shape chosen here from the device's limits; depthwise convolutions and groups of
- * fewer channels, and shapes no tile fits, run hgr_conv2d_direct (one work-item per
- * output, reading global memory). */
+ * shape chosen here from the device's limits; depthwise convolutions run
+ * hgr_conv2d_depthwise*; groups of fewer channels (one image) and shapes no tile
+ * fits run as an implicit GEMM (kernels/linalg.cl's hgr_conv_gemm_*, see
+ * is_implicit_gemm); anything else runs hgr_conv2d_direct (one work-item per output,
+ * reading global memory). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -409,11 +411,64 @@ static hgr__gemm_t pointwise_gemm(const conv_t* p) {
   return g;
 }
 
+/* Any other convolution of one group, or of one image (depthwise ones excluded), is
+ * an implicit GEMM per image, or per group: y[p] [K / G, OH * OW] = w[g] [K / G,
+ * C / G * KH * KW] x im2col(x[p]), the columns of im2col(x) read from the input
+ * through the stride, padding and dilation as the GEMM copies its tiles
+ * (ops_gemm.h), so nothing is materialized. It runs what the tiled kernel does not
+ * take, and the stride-2 shapes of prefers_implicit_gemm: on PoCL (CPU time, issue
+ * 16) it measured 0.6-0.9x the tiled kernel's speed on resnet50's and vgg19's
+ * stride-1 3x3 and 7x7 layers, but it replaces the direct kernel (one work-item per
+ * output, no reuse) for groups of fewer than TILE_MIN_GROUP_CHANNELS channels (3-9x)
+ * and shapes no tile fits. */
+static bool is_implicit_gemm(const conv_t* p) {
+  return p->groups == 1 || (p->n == 1 && p->groups < p->c);
+}
+
+/* The most taps (C_in / groups * KH * KW) the implicit GEMM takes: its table holds
+ * 3 ints per tap in the launch's meta buffer. */
+#define IMPLICIT_GEMM_MAX_TAPS (1 << 20)
+
+/* Stride-2 convolutions of one group with at least 196 output pixels (14 x 14) and
+ * 64 taps run the implicit GEMM before the tiled kernel and the pointwise GEMM: its
+ * tile copy takes 4 outputs' inputs as the even half of one vload8. On PoCL (CPU
+ * time, issue 16) it measured 1.25-1.4x the tiled kernel on resnet50's 3x3
+ * stride-2 layer with 28 x 28 outputs, even with 14 x 14, and 1.1x the pointwise
+ * GEMM on its 1x1 stride-2 layers with 28 x 28 and 14 x 14 outputs; with 7 x 7
+ * outputs (most of a 128-pixel tile wasted) and with 3 input channels (conv1: 147
+ * taps, 0.8x) it lost. */
+static bool prefers_implicit_gemm(const conv_t* p) {
+  return p->groups == 1 && p->strides[0] == 2 && p->strides[1] == 2 && p->oh * p->ow >= 196 &&
+         p->c * p->kh * p->kw >= 64 && p->c * p->kh * p->kw <= IMPLICIT_GEMM_MAX_TAPS && p->n > 0;
+}
+
+static hgr__gemm_t implicit_gemm(const conv_t* p, hgr__gemm_im2col_t* out_im2col) {
+  hgr__gemm_t g = pointwise_gemm(p);
+  int64_t cg = p->c / p->groups;
+  g.k = cg * p->kh * p->kw;
+  g.a_batch = p->groups == 1 ? 0 : (p->k / p->groups) * g.k;
+  g.a_row = g.k;
+  g.a_depth = 1;
+  g.b_depth = g.b_col = 0;
+  g.b_wrap = g.b_wrap_stride = 0;
+  *out_im2col = (hgr__gemm_im2col_t){
+      .in_h = p->h, .in_w = p->w, .out_w = p->ow, .kh = p->kh, .kw = p->kw,
+      .sh = p->strides[0], .sw = p->strides[1], .dh = p->dilation[0], .dw = p->dilation[1],
+      .pt = p->padding[0], .pl = p->padding[1],
+  };
+  return g;
+}
+
 static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   conv_t p;
   HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
   uint64_t outputs = hgr__op_output(ctx, 0)->element_count; /* [n, k, oh, ow] (infer_conv2d) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
+  if (prefers_implicit_gemm(&p)) {
+    hgr__gemm_im2col_t im2col;
+    hgr__gemm_t g = implicit_gemm(&p, &im2col);
+    if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan_im2col(ctx, &g, &im2col);
+  }
   if (is_pointwise(&p) && p.c > 0) {
     hgr__gemm_t g = pointwise_gemm(&p);
     /* without local memory the direct kernel below runs it */
@@ -438,6 +493,14 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
    * a block (depthwise ones run the direct kernel) */
   bool tiled = (p.groups == 1 || p.k / p.groups >= TILE_MIN_GROUP_CHANNELS) && outputs > 0 && p.c > 0 &&
                choose_tile(&p, &ctx->limits, &tile);
+  /* what the tiled kernel does not take (narrow groups, tiles that do not fit) runs
+   * as the implicit GEMM where that fits, the direct kernel otherwise */
+  if (!tiled && is_implicit_gemm(&p) && p.c > 0 && outputs > 0 &&
+      p.c / p.groups * p.kh * p.kw <= IMPLICIT_GEMM_MAX_TAPS) {
+    hgr__gemm_im2col_t im2col;
+    hgr__gemm_t g = implicit_gemm(&p, &im2col);
+    if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan_im2col(ctx, &g, &im2col);
+  }
   hgr__launch_plan_t* l = hgr__op_launch(ctx, tiled ? tile.variant->kernel : "hgr_conv2d_direct");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_input(ctx, l, 1);

@@ -1,6 +1,8 @@
 /* The strided float32 GEMM of kernels/linalg.cl, planned by runtime/ops/ops_linalg.c
  * for dense, matmul and batch_matmul and, through hgr__gemm_plan, for other families'
- * ops that are a GEMM (conv2d with a 1x1 kernel, runtime/ops/ops_conv.c). */
+ * ops that are a GEMM (conv2d with a 1x1 kernel, runtime/ops/ops_conv.c), and
+ * through hgr__gemm_plan_im2col for conv2d's implicit GEMM (B = im2col(x), read on
+ * the fly). */
 #ifndef HGR_OPS_GEMM_H
 #define HGR_OPS_GEMM_H
 
@@ -39,6 +41,15 @@ typedef struct hgr__gemm_t {
   int64_t b_wrap, b_wrap_stride; /* 0, 0: B's columns plain */
 } hgr__gemm_t;
 
+/* conv2d's implicit GEMM (im2col on the fly, kernels/linalg.cl's hgr_conv_gemm_*):
+ * B[p, l, j] is input pixel (oy * sh - pt + ky * dh, ox * sw - pl + kx * dw) of
+ * channel ci of image or group p (b_batch floats apart), zero outside the in_h x
+ * in_w image, for output pixel j = oy * out_w + ox and tap l = (ci * kh + ky) * kw +
+ * kx; the GEMM's k is C_in / groups * kh * kw and its other B fields are unused. */
+typedef struct hgr__gemm_im2col_t {
+  int64_t in_h, in_w, out_w, kh, kw, sh, sw, dh, dw, pt, pl;
+} hgr__gemm_im2col_t;
+
 /* Whether some GEMM tile variant fits the device's limits (it needs local memory). */
 bool hgr__gemm_fits(const hgr__limits_t* limits, const hgr__gemm_t* g);
 
@@ -46,5 +57,10 @@ bool hgr__gemm_fits(const hgr__limits_t* limits, const hgr__gemm_t* g);
  * tile variant that fits ctx's device limits with the least estimated time. The
  * caller has checked the inputs' dtypes and element counts (below INT32_MAX). */
 hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const hgr__gemm_t* g);
+
+/* hgr__gemm_plan for a GEMM whose B is conv's im2col (its tile variants are the
+ * GEMM's; the table of taps goes to the launch's meta buffer, 3 ints per tap: the
+ * caller keeps g->k at most a few million and every input offset below INT32_MAX). */
+hgr_status_t hgr__gemm_plan_im2col(hgr__op_ctx_t* ctx, const hgr__gemm_t* g, const hgr__gemm_im2col_t* conv);
 
 #endif

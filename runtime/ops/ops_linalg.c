@@ -18,7 +18,8 @@
  * may be "" or "float32" (everything is float32).
  *
  * hgr__gemm_plan (ops_gemm.h) plans the same GEMM for other families' ops: conv2d
- * runs its 1x1 convolutions through it, with a bias per row and its activation. */
+ * runs its 1x1 convolutions through it, with a bias per row and its activation, and
+ * others through hgr__gemm_plan_im2col, the same tiles reading B as im2col(x). */
 #include <stdio.h>
 #include <string.h>
 
@@ -93,8 +94,27 @@ static hgr_status_t check_inputs(const hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
-/* The GEMM of an op whose inputs, attrs and output its *_gemm function checked. */
-hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) {
+/* The im2col table of hgr_conv_gemm_* (kernels/linalg.cl), its last argument: the
+ * geometry (in_h, in_w, out_w, sh, sw, pt, pl, 0), then per tap l = (ci * kh + ky) *
+ * kw + kx its channel's offset (ci * in_h * in_w) and its row and column offsets
+ * (ky * dh, kx * dw), so the kernel divides nothing per tap. The caller has checked that these fit an int. */
+static void append_im2col(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const gemm_t* g,
+                          const hgr__gemm_im2col_t* conv) {
+  hgr__launch_meta_arg(ctx, l);
+  int32_t geometry[8] = {(int32_t)conv->in_h, (int32_t)conv->in_w, (int32_t)conv->out_w, (int32_t)conv->sh,
+                         (int32_t)conv->sw,   (int32_t)conv->pt,   (int32_t)conv->pl,    0};
+  hgr__launch_meta(ctx, l, geometry, 8);
+  int64_t taps = conv->kh * conv->kw;
+  for (int64_t t = 0; t < g->k; ++t) {
+    int64_t ci = t / taps, ky = t % taps / conv->kw, kx = t % conv->kw;
+    int32_t entry[3] = {(int32_t)(ci * conv->in_h * conv->in_w), (int32_t)(ky * conv->dh), (int32_t)(kx * conv->dw)};
+    hgr__launch_meta(ctx, l, entry, 3);
+  }
+}
+
+/* The GEMM of an op whose inputs, attrs and output its *_gemm function checked;
+ * with conv, conv2d's implicit one. */
+static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__gemm_im2col_t* conv) {
   HGR_RETURN_IF_ERROR(
       hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the row count", (uint64_t)g->m, INT32_MAX));
@@ -112,11 +132,13 @@ hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) {
   bool empty = g->batch == 0 || g->m == 0 || g->n == 0;
   /* one row of A times B's contiguous rows (dense on one row): a matrix-vector
    * product, hgr_gemv_t4 (no local memory) */
-  bool gemv = g->m == 1 && g->b_depth == 1 && (g->bias == HGR__GEMM_BIAS_NONE || g->bias == HGR__GEMM_BIAS_COLUMN) &&
+  bool gemv = !conv && g->m == 1 && g->b_depth == 1 && (g->bias == HGR__GEMM_BIAS_NONE || g->bias == HGR__GEMM_BIAS_COLUMN) &&
               (g->b_wrap == 0 || g->b_wrap >= g->n);
   char kernel[64];
   if (gemv) snprintf(kernel, sizeof(kernel), "hgr_gemv_t4");
-  else snprintf(kernel, sizeof(kernel), "hgr_gemm_%dx%d_%dx%d_k%d", v->tx, v->ty, v->rm, v->rn, v->bk);
+  else
+    snprintf(kernel, sizeof(kernel), "hgr_%sgemm_%dx%d_%dx%d_k%d", conv ? "conv_" : "", v->tx, v->ty, v->rm,
+             v->rn, v->bk);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   l->source = "linalg"; /* the op may be another family's */
   hgr__launch_input(ctx, l, g->swap_inputs ? 1 : 0);
@@ -140,6 +162,7 @@ hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) {
   /* a wrap of at least n is no wrap */
   hgr__launch_int(ctx, l, g->b_wrap > 0 && g->b_wrap < g->n ? (int32_t)g->b_wrap : (int32_t)(g->n > 0 ? g->n : 1));
   hgr__launch_int(ctx, l, g->b_wrap > 0 && g->b_wrap < g->n ? (int32_t)g->b_wrap_stride : 0);
+  if (conv) append_im2col(ctx, l, g, conv);
   size_t global[3] = {(size_t)((g->n + v->tx * v->rn - 1) / (v->tx * v->rn)) * (size_t)v->tx,
                       (size_t)((g->m + v->ty * v->rm - 1) / (v->ty * v->rm)) * (size_t)v->ty,
                       empty ? 1 : (size_t)g->batch};
@@ -152,6 +175,12 @@ hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) {
   }
   hgr__launch_nd(l, 3, global, local);
   return HGR_OK;
+}
+
+hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) { return plan_gemm(ctx, g, NULL); }
+
+hgr_status_t hgr__gemm_plan_im2col(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__gemm_im2col_t* conv) {
+  return plan_gemm(ctx, g, conv);
 }
 
 /* ---- attrs and shapes ---------------------------------------------------------------- */
