@@ -6,11 +6,20 @@
  *                                write on the consumer's side (fewest commands);
  *   different contexts, larger   map the source and write straight from the mapped
  *                                pointer (one copy, about twice the bandwidth here),
- *                                in chunks of 16 MiB so the legs overlap; where the
- *                                source cannot be mapped asynchronously (rusticl,
- *                                Oclgrind),
- *                                map the destination and read into it instead, and
- *                                where neither can, stage as for small copies.
+ *                                in one command; where the source cannot be mapped
+ *                                asynchronously (rusticl, Oclgrind), map the
+ *                                destination and read into it instead, in chunks of
+ *                                16 MiB, and where neither can, stage as for small
+ *                                copies.
+ * The chunk sizes follow the drivers' memcpy, since every copy on these CPU drivers
+ * is one: glibc copies with streaming (non-temporal) stores above its
+ * x86_non_temporal_threshold (192 MiB on the 2-vCPU test machine). A write into a
+ * buffer from the mapped source gains by that (a single 256 MiB write into rusticl
+ * ran at 1.6-1.8 x the speed of 16 MiB chunks), so it stays whole; a read out of
+ * rusticl loses (its streaming loop ran at a third of the speed of 16 MiB chunks),
+ * so it is chunked. Mapping a PoCL buffer copies nothing, so the chunks gain no
+ * overlap worth having. docs/benchmarks.md, "Copies across platforms", has the
+ * figures.
  * An event never crosses contexts: each cross-context dependency is a user event in
  * the waiting context, completed from the producing event's callback with the same
  * status, so a failure terminates the consumer instead of hanging it. The thresholds
@@ -23,7 +32,8 @@
 #include "executor_internal.h"
 
 #define HGR_STAGED_LIMIT (1u << 20)   /* below this, two-copy staging wins */
-#define HGR_CHUNK_BYTES (16u << 20)   /* mapped copies move at most this per chunk */
+#define HGR_READ_CHUNK_BYTES (16u << 20)  /* reads into a mapped destination move at most this per command */
+#define HGR_WRITE_CHUNK_BYTES (1u << 30)  /* writes from a mapped source: a bound on one mapping only */
 
 hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
   const hgr__storage_t* source = &executor->pool.storages[step->in_storages[0]];
@@ -52,8 +62,8 @@ hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
     hgr__placement_device(&executor->placement, step->device_index)->usage.staging_bytes += bytes;
   } else {
     step->path = source_mappable ? HGR__COPY_MAPPED : HGR__COPY_MAPPED_DESTINATION;
-    step->chunk_bytes = HGR_CHUNK_BYTES;
-    step->chunk_count = (uint32_t)((step->copy_bytes + HGR_CHUNK_BYTES - 1) / HGR_CHUNK_BYTES);
+    step->chunk_bytes = source_mappable ? HGR_WRITE_CHUNK_BYTES : HGR_READ_CHUNK_BYTES;
+    step->chunk_count = (uint32_t)((step->copy_bytes + step->chunk_bytes - 1) / step->chunk_bytes);
     executor->copies.staged_mapped++;
     executor->copies.staged_chunks += step->chunk_count;
   }
