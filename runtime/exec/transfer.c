@@ -113,31 +113,29 @@ static hgr_status_t enqueue_staged(hgr_executor_t* executor, hgr__step_t* step, 
   const char* src_spec = hgr__device_spec(executor->instance, executor->pool.storages[src].device_index);
   const char* dst_spec = hgr__device_spec(executor->instance, step->device_index);
   hgr_status_t status = HGR_OK;
-  cl_event read = NULL, arrived = NULL, write = NULL, freed = NULL;
+  cl_event freed = NULL, read = NULL, arrived = NULL, write = NULL;
   cl_int error;
 
   /* Producer side: the read waits for the source's writer and for the previous run's
-   * write to have consumed the staging buffer. */
+   * write to have consumed the staging buffer. That write is bridged only if it is
+   * still pending now: a run that was waited for (the usual case) needs no bridge,
+   * which saves a user event, a callback and, on 2 vCPUs, a driver thread's wake-up
+   * racing this copy (about a tenth of a small copy's time). */
   HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, src, false, step->src_queue, &wait_count));
-  if (step->staging_free) wait[wait_count++] = step->staging_free;
+  if (step->staging_write && hgr__event_status(step->staging_write) > CL_COMPLETE) {
+    HGR_RETURN_IF_ERROR(hgr__bridge_event_at(&executor->order.bridges, &executor->order.queues, step->staging_write,
+                                             step->queue, step->staging_write_seq, step->src_queue, label, &freed));
+    wait[wait_count++] = freed;
+  }
   cl_command_queue src_queue = executor->order.queues.queues[step->src_queue].queue;
   if (bytes == 0)
     error = clEnqueueMarkerWithWaitList(src_queue, wait_count, wait_count ? wait : NULL, &read);
   else
     error = clEnqueueReadBuffer(src_queue, executor->pool.storages[src].mem, CL_FALSE, 0, bytes,
                                 step->staging, wait_count, wait_count ? wait : NULL, &read);
-  if (error != CL_SUCCESS)
-    return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s) on %s", label, src_spec);
-  if (step->staging_free) {
-    /* The read waits on it: keep it until the queues are idle (wait lists are not
-     * retained by every driver). */
-    hgr_status_t kept = hgr__order_keep(&executor->order, step->staging_free);
-    clReleaseEvent(step->staging_free);
-    step->staging_free = NULL;
-    if (kept) {
-      clReleaseEvent(read);
-      return kept;
-    }
+  if (error != CL_SUCCESS) {
+    status = HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s) on %s", label, src_spec);
+    goto cleanup;
   }
   if ((status = hgr__order_enqueued(&executor->order, step->src_queue, read))) goto cleanup;
   hgr__order_record(&executor->order, src, false, read, step->src_queue);
@@ -164,20 +162,20 @@ static hgr_status_t enqueue_staged(hgr_executor_t* executor, hgr__step_t* step, 
   set_done(step, 0, write);
   if ((status = hgr__order_enqueued(&executor->order, step->queue, write))) goto cleanup;
   hgr__order_record(&executor->order, dst, true, write, step->queue);
-  if ((status = hgr__queue_flush(&executor->order.queues, step->queue)) ||
-      (status = hgr__bridge_event(&executor->order.bridges, &executor->order.queues, write, step->queue,
-                                  step->src_queue, label, &freed)))
-    goto cleanup;
-  step->staging_free = freed;
+  if (step->staging_write) clReleaseEvent(step->staging_write);
+  clRetainEvent(write);
+  step->staging_write = write;
+  step->staging_write_seq = executor->order.queues.queues[step->queue].seq;
+  status = hgr__queue_flush(&executor->order.queues, step->queue);
 
 cleanup:
+  /* The bridges' records keep them until the commands waiting on them retired (wait
+   * lists are not retained by every driver); if the command was never enqueued,
+   * nothing waits on them, and they complete from their callbacks. */
+  if (freed) clReleaseEvent(freed);
   if (read) clReleaseEvent(read);
   if (write) clReleaseEvent(write);
-  if (arrived) {
-    /* If the write was never enqueued, nothing waits on the bridge; it completes
-     * from its callback and goes away with its last reference. */
-    clReleaseEvent(arrived);
-  }
+  if (arrived) clReleaseEvent(arrived);
   return status;
 }
 
@@ -337,6 +335,6 @@ hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step) 
 void hgr__transfer_release(hgr__step_t* step) {
   free(step->staging);
   step->staging = NULL;
-  if (step->staging_free) clReleaseEvent(step->staging_free);
-  step->staging_free = NULL;
+  if (step->staging_write) clReleaseEvent(step->staging_write);
+  step->staging_write = NULL;
 }
