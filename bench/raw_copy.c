@@ -107,3 +107,39 @@ void raw_copy_map_destination(raw_copy_t* copy, size_t bytes) {
   RAW_CHECK(clEnqueueUnmapMemObject(copy->to_queue, copy->destination, mapped, 0, NULL, &unmapped));
   raw_wait_release(unmapped);
 }
+
+void raw_copy_map_source_chunked(raw_copy_t* copy, size_t bytes, size_t chunk_bytes) {
+  cl_int error = CL_SUCCESS;
+  void* mapped = clEnqueueMapBuffer(copy->from_queue, copy->source, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL,
+                                    &error);
+  RAW_CHECK(error);
+  cl_event written = NULL;
+  for (size_t offset = 0; offset < bytes; offset += chunk_bytes) {
+    size_t length = bytes - offset < chunk_bytes ? bytes - offset : chunk_bytes;
+    if (written) RAW_CHECK(clReleaseEvent(written));
+    RAW_CHECK(clEnqueueWriteBuffer(copy->to_queue, copy->destination, CL_FALSE, offset, length,
+                                   (char*)mapped + offset, 0, NULL, &written));
+  }
+  raw_wait_release(written); /* in-order queue: the last write completes last */
+  cl_event unmapped = NULL;
+  RAW_CHECK(clEnqueueUnmapMemObject(copy->from_queue, copy->source, mapped, 0, NULL, &unmapped));
+  raw_wait_release(unmapped);
+}
+
+void raw_copy_map_destination_chunked(raw_copy_t* copy, size_t bytes, size_t chunk_bytes) {
+  cl_int error = CL_SUCCESS;
+  void* mapped = clEnqueueMapBuffer(copy->to_queue, copy->destination, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0,
+                                    bytes, 0, NULL, NULL, &error);
+  RAW_CHECK(error);
+  cl_event read = NULL;
+  for (size_t offset = 0; offset < bytes; offset += chunk_bytes) {
+    size_t length = bytes - offset < chunk_bytes ? bytes - offset : chunk_bytes;
+    if (read) RAW_CHECK(clReleaseEvent(read));
+    RAW_CHECK(clEnqueueReadBuffer(copy->from_queue, copy->source, CL_FALSE, offset, length, (char*)mapped + offset, 0,
+                                  NULL, &read));
+  }
+  raw_wait_release(read); /* in-order queue: the last read completes last */
+  cl_event unmapped = NULL;
+  RAW_CHECK(clEnqueueUnmapMemObject(copy->to_queue, copy->destination, mapped, 0, NULL, &unmapped));
+  raw_wait_release(unmapped);
+}

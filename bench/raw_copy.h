@@ -32,10 +32,19 @@ void raw_copy_clear_destination(raw_copy_t* copy, size_t bytes);
  *   map_source      blocking map of the source for reading, blocking write from the
  *                   mapped pointer, unmap (1 copy);
  *   map_destination blocking map of the destination (write-invalidate), blocking
- *                   read into the mapped pointer, unmap (1 copy). */
+ *                   read into the mapped pointer, unmap (1 copy);
+ *   map_source_chunked, map_destination_chunked
+ *                   the same with the write (read) split into commands of at most
+ *                   chunk_bytes, waited for once: on these CPU drivers a single
+ *                   command is one memcpy, whose speed depends on its size (glibc
+ *                   switches to streaming stores above a threshold, 192 MiB on the
+ *                   test machine), so either can be the faster way to move a large
+ *                   buffer. */
 void raw_copy_direct(raw_copy_t* copy, size_t bytes);
 void raw_copy_staged(raw_copy_t* copy, size_t bytes);
 void raw_copy_map_source(raw_copy_t* copy, size_t bytes);
 void raw_copy_map_destination(raw_copy_t* copy, size_t bytes);
+void raw_copy_map_source_chunked(raw_copy_t* copy, size_t bytes, size_t chunk_bytes);
+void raw_copy_map_destination_chunked(raw_copy_t* copy, size_t bytes, size_t chunk_bytes);
 
 #endif /* HGR_BENCH_RAW_COPY_H_ */

@@ -354,7 +354,9 @@ static void tensors_of_16_mib_and_more_cross_devices_in_chunks(void** state) {
                 summary.staged_small, summary.staged_mapped, summary.staged_chunks);
   if (cross_context()) {
     assert_int_equal(summary.staged_mapped, 3);
-    assert_true(summary.staged_chunks > 3);
+    /* PoCL sources are mapped and written in one command each (transfer.c); the
+     * chunked reads into a mapped destination are checked by test_transfer.c. */
+    assert_true(summary.staged_chunks >= 3);
   }
   free(json);
 }

@@ -109,7 +109,7 @@ void hgr__bridges_retire(hgr__bridge_set_t* set, const hgr__queue_set_t* queues)
     hgr__bridge_t* bridge = &set->bridges[b];
     const hgr__queue_t* to = &queues->queues[bridge->to_queue];
     /* Set, and the command waiting on it retired, or nothing left on its queue that
-     * could (a staging bridge's consumer in the next run keeps it itself). */
+     * could. */
     bool consumed = bridge->needed_seq <= to->retired_seq || to->retired_seq >= to->seq;
     if (!consumed || hgr__event_status(bridge->event) > CL_COMPLETE) {
       set->bridges[kept++] = *bridge;
@@ -156,14 +156,20 @@ hgr_status_t hgr__bridges_drive(hgr__bridge_set_t* set, const hgr__queue_set_t* 
 
 hgr_status_t hgr__bridge_event(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
                                uint32_t from_queue, uint32_t to_queue, const char* what, cl_event* out_bridge) {
+  return hgr__bridge_event_at(set, queues, source, from_queue, queues->queues[from_queue].seq, to_queue, what,
+                              out_bridge);
+}
+
+hgr_status_t hgr__bridge_event_at(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
+                                  uint32_t from_queue, uint64_t source_seq, uint32_t to_queue, const char* what,
+                                  cl_event* out_bridge) {
   *out_bridge = NULL;
   cl_int error = CL_SUCCESS;
   cl_event event = clCreateUserEvent(queues->queues[to_queue].context, &error);
   if (error != CL_SUCCESS || !event) return HGR_CL_STATUS(error, "clCreateUserEvent for %s", what);
   bool passes_failure = !queues->queues[to_queue].fragile_failed_user_events;
   hgr__bridge_t bridge = {event, NULL, queues->queues[from_queue].host_driven ? source : NULL, from_queue,
-                          to_queue, queues->queues[from_queue].seq, queues->queues[to_queue].seq + 1,
-                          passes_failure};
+                          to_queue, source_seq, queues->queues[to_queue].seq + 1, passes_failure};
   /* Every bridge is recorded, set or not, so that it outlives the commands waiting
    * on it: neither PoCL 3.1 nor Oclgrind 21.10 retains the events of a wait list. */
   hgr_status_t status = HGR_OK;

@@ -49,6 +49,10 @@ typedef struct hgr__bridge_set_t {
  * the caller. */
 hgr_status_t hgr__bridge_event(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
                                uint32_t from_queue, uint32_t to_queue, const char* what, cl_event* out_bridge);
+/* The same for a source enqueued earlier, at position source_seq of from_queue. */
+hgr_status_t hgr__bridge_event_at(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
+                                  uint32_t from_queue, uint64_t source_seq, uint32_t to_queue, const char* what,
+                                  cl_event* out_bridge);
 /* Fails every bridge that is not set yet (after a device failure), so that no
  * command waits on one forever. */
 void hgr__bridges_fail_unset(hgr__bridge_set_t* set);

@@ -78,8 +78,8 @@ typedef struct hgr__step_t {
   void* staging;           /* staged: host buffer (64-byte aligned) */
   uint64_t chunk_bytes;    /* mapped: bytes per chunk */
   uint32_t chunk_count;
-  cl_event staging_free;   /* staged/mapped: user event in the source context, set when the
-                              previous run's write has consumed the staging (or mapping) */
+  cl_event staging_write;  /* staged: the previous run's write from the staging (retained) */
+  uint64_t staging_write_seq; /* its position on its queue */
   /* the events that complete the step in this run (retained), to report failures:
    * one per step, or one per chunk of a mapped copy */
   cl_event* done;

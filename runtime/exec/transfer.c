@@ -6,11 +6,19 @@
  *                                write on the consumer's side (fewest commands);
  *   different contexts, larger   map the source and write straight from the mapped
  *                                pointer (one copy, about twice the bandwidth here),
- *                                in chunks of 16 MiB so the legs overlap; where the
- *                                source cannot be mapped asynchronously (rusticl,
- *                                Oclgrind),
- *                                map the destination and read into it instead, and
- *                                where neither can, stage as for small copies.
+ *                                in one command; where the source cannot be mapped
+ *                                asynchronously (rusticl, Oclgrind), map the
+ *                                destination and read into it instead, in chunks of
+ *                                16 MiB, and where neither can, stage as for small
+ *                                copies.
+ * The chunk sizes follow the drivers' memcpy, since every copy on these CPU drivers
+ * is one: glibc copies with streaming (non-temporal) stores above its
+ * x86_non_temporal_threshold (192 MiB on the 2-vCPU test machine). A write into a
+ * buffer from the mapped source gains by that (a single 256 MiB write into rusticl
+ * ran at 1.6-1.8 x the speed of 16 MiB chunks), so it stays whole; a read out of
+ * rusticl loses (its streaming loop ran at a third of the speed of 16 MiB chunks),
+ * so it is chunked. Mapping a PoCL buffer copies nothing, so the chunks gain no
+ * overlap worth having (at 64 MiB, one write and four chunks measured the same).
  * An event never crosses contexts: each cross-context dependency is a user event in
  * the waiting context, completed from the producing event's callback with the same
  * status, so a failure terminates the consumer instead of hanging it. The thresholds
@@ -23,7 +31,8 @@
 #include "executor_internal.h"
 
 #define HGR_STAGED_LIMIT (1u << 20)   /* below this, two-copy staging wins */
-#define HGR_CHUNK_BYTES (16u << 20)   /* mapped copies move at most this per chunk */
+#define HGR_READ_CHUNK_BYTES (16u << 20)  /* reads into a mapped destination move at most this per command */
+#define HGR_WRITE_CHUNK_BYTES (1u << 30)  /* writes from a mapped source: a bound on one mapping only */
 
 hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
   const hgr__storage_t* source = &executor->pool.storages[step->in_storages[0]];
@@ -52,8 +61,8 @@ hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
     hgr__placement_device(&executor->placement, step->device_index)->usage.staging_bytes += bytes;
   } else {
     step->path = source_mappable ? HGR__COPY_MAPPED : HGR__COPY_MAPPED_DESTINATION;
-    step->chunk_bytes = HGR_CHUNK_BYTES;
-    step->chunk_count = (uint32_t)((step->copy_bytes + HGR_CHUNK_BYTES - 1) / HGR_CHUNK_BYTES);
+    step->chunk_bytes = source_mappable ? HGR_WRITE_CHUNK_BYTES : HGR_READ_CHUNK_BYTES;
+    step->chunk_count = (uint32_t)((step->copy_bytes + step->chunk_bytes - 1) / step->chunk_bytes);
     executor->copies.staged_mapped++;
     executor->copies.staged_chunks += step->chunk_count;
   }
@@ -67,7 +76,7 @@ static void set_done(hgr__step_t* step, uint32_t index, cl_event event) {
   step->done[index] = event;
 }
 
-static hgr_status_t enqueue_direct(hgr_executor_t* executor, hgr__step_t* step, const char* label) {
+static hgr_status_t enqueue_direct(hgr_executor_t* executor, hgr__step_t* step, char* label, size_t label_capacity) {
   cl_event* wait = executor->order.wait;
   uint32_t wait_count = 0;
   uint32_t src = step->in_storages[0], dst = step->out_storages[0];
@@ -83,7 +92,8 @@ static hgr_status_t enqueue_direct(hgr_executor_t* executor, hgr__step_t* step, 
                                 0, (size_t)step->copy_bytes, wait_count, wait_count ? wait : NULL,
                                 &event);
   if (error != CL_SUCCESS)
-    return HGR_CL_STATUS(error, "clEnqueueCopyBuffer(%s) on %s", label,
+    return HGR_CL_STATUS(error, "clEnqueueCopyBuffer(%s) on %s",
+                         hgr__graph_node_label(executor->graph, step->node_id, label, label_capacity),
                          hgr__device_spec(executor->instance, step->device_index));
   set_done(step, 0, event);
   hgr_status_t status = hgr__order_enqueued(&executor->order, step->queue, event);
@@ -103,31 +113,29 @@ static hgr_status_t enqueue_staged(hgr_executor_t* executor, hgr__step_t* step, 
   const char* src_spec = hgr__device_spec(executor->instance, executor->pool.storages[src].device_index);
   const char* dst_spec = hgr__device_spec(executor->instance, step->device_index);
   hgr_status_t status = HGR_OK;
-  cl_event read = NULL, arrived = NULL, write = NULL, freed = NULL;
+  cl_event freed = NULL, read = NULL, arrived = NULL, write = NULL;
   cl_int error;
 
   /* Producer side: the read waits for the source's writer and for the previous run's
-   * write to have consumed the staging buffer. */
+   * write to have consumed the staging buffer. That write is bridged only if it is
+   * still pending now: a run that was waited for (the usual case) needs no bridge,
+   * which saves a user event, a callback and, on 2 vCPUs, a driver thread's wake-up
+   * racing this copy (about a tenth of a small copy's time). */
   HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, src, false, step->src_queue, &wait_count));
-  if (step->staging_free) wait[wait_count++] = step->staging_free;
+  if (step->staging_write && hgr__event_status(step->staging_write) > CL_COMPLETE) {
+    HGR_RETURN_IF_ERROR(hgr__bridge_event_at(&executor->order.bridges, &executor->order.queues, step->staging_write,
+                                             step->queue, step->staging_write_seq, step->src_queue, label, &freed));
+    wait[wait_count++] = freed;
+  }
   cl_command_queue src_queue = executor->order.queues.queues[step->src_queue].queue;
   if (bytes == 0)
     error = clEnqueueMarkerWithWaitList(src_queue, wait_count, wait_count ? wait : NULL, &read);
   else
     error = clEnqueueReadBuffer(src_queue, executor->pool.storages[src].mem, CL_FALSE, 0, bytes,
                                 step->staging, wait_count, wait_count ? wait : NULL, &read);
-  if (error != CL_SUCCESS)
-    return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s) on %s", label, src_spec);
-  if (step->staging_free) {
-    /* The read waits on it: keep it until the queues are idle (wait lists are not
-     * retained by every driver). */
-    hgr_status_t kept = hgr__order_keep(&executor->order, step->staging_free);
-    clReleaseEvent(step->staging_free);
-    step->staging_free = NULL;
-    if (kept) {
-      clReleaseEvent(read);
-      return kept;
-    }
+  if (error != CL_SUCCESS) {
+    status = HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s) on %s", label, src_spec);
+    goto cleanup;
   }
   if ((status = hgr__order_enqueued(&executor->order, step->src_queue, read))) goto cleanup;
   hgr__order_record(&executor->order, src, false, read, step->src_queue);
@@ -154,20 +162,20 @@ static hgr_status_t enqueue_staged(hgr_executor_t* executor, hgr__step_t* step, 
   set_done(step, 0, write);
   if ((status = hgr__order_enqueued(&executor->order, step->queue, write))) goto cleanup;
   hgr__order_record(&executor->order, dst, true, write, step->queue);
-  if ((status = hgr__queue_flush(&executor->order.queues, step->queue)) ||
-      (status = hgr__bridge_event(&executor->order.bridges, &executor->order.queues, write, step->queue,
-                                  step->src_queue, label, &freed)))
-    goto cleanup;
-  step->staging_free = freed;
+  if (step->staging_write) clReleaseEvent(step->staging_write);
+  clRetainEvent(write);
+  step->staging_write = write;
+  step->staging_write_seq = executor->order.queues.queues[step->queue].seq;
+  status = hgr__queue_flush(&executor->order.queues, step->queue);
 
 cleanup:
+  /* The bridges' records keep them until the commands waiting on them retired (wait
+   * lists are not retained by every driver); if the command was never enqueued,
+   * nothing waits on them, and they complete from their callbacks. */
+  if (freed) clReleaseEvent(freed);
   if (read) clReleaseEvent(read);
   if (write) clReleaseEvent(write);
-  if (arrived) {
-    /* If the write was never enqueued, nothing waits on the bridge; it completes
-     * from its callback and goes away with its last reference. */
-    clReleaseEvent(arrived);
-  }
+  if (arrived) clReleaseEvent(arrived);
   return status;
 }
 
@@ -248,7 +256,6 @@ static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, 
     if ((status = hgr__order_enqueued(&executor->order, move_queue, moves[k]))) goto cleanup;
   }
   hgr__order_record(&executor->order, move_storage, map_source, moves[chunks - 1], move_queue);
-  if ((status = hgr__queue_flush(&executor->order.queues, move_queue))) goto cleanup;
 
   for (uint32_t k = 0; k < chunks; ++k) {
     cl_event moved = NULL, unmapped = NULL;
@@ -269,7 +276,12 @@ static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, 
     clReleaseEvent(unmapped);
     if (status) goto cleanup;
   }
-  status = hgr__queue_flush(&executor->order.queues, map_queue);
+  /* The moving side is flushed last: its first command starts a copy of up to the
+   * whole buffer, and the driver thread doing it took the CPU from this thread on 2
+   * vCPUs (tens of milliseconds inside hgr_executor_run for 256 MiB) when the
+   * unmaps were still to be enqueued. */
+  if (!(status = hgr__queue_flush(&executor->order.queues, map_queue)))
+    status = hgr__queue_flush(&executor->order.queues, move_queue);
 
 cleanup:
   for (uint32_t k = 0; maps && k < chunks; ++k) {
@@ -314,9 +326,12 @@ cleanup:
 
 hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step) {
   char label[160];
+  /* A direct copy names its node only when it fails: formatting the label cost a
+   * noticeable share of a small copy's host time. */
+  if (step->path == HGR__COPY_DIRECT) return enqueue_direct(executor, step, label, sizeof(label));
   hgr__graph_node_label(executor->graph, step->node_id, label, sizeof(label));
   switch (step->path) {
-    case HGR__COPY_DIRECT: return enqueue_direct(executor, step, label);
+    case HGR__COPY_DIRECT: break;
     case HGR__COPY_STAGED: return enqueue_staged(executor, step, label);
     case HGR__COPY_MAPPED: return enqueue_mapped(executor, step, label, true);
     case HGR__COPY_MAPPED_DESTINATION: return enqueue_mapped(executor, step, label, false);
@@ -327,6 +342,6 @@ hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step) 
 void hgr__transfer_release(hgr__step_t* step) {
   free(step->staging);
   step->staging = NULL;
-  if (step->staging_free) clReleaseEvent(step->staging_free);
-  step->staging_free = NULL;
+  if (step->staging_write) clReleaseEvent(step->staging_write);
+  step->staging_write = NULL;
 }
