@@ -75,8 +75,8 @@ hgr_status_t hgr__tune_table_put(hgr__tune_table_t* table, const char* device, c
     if (strchr(fields[f], '\t'))
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "tuning record: the %s has a tab", names[f]);
   }
-  if (!isfinite(time_us) || time_us < 0)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "tuning record: the time %g is not a finite number >= 0", time_us);
+  if (!(time_us >= 0 && time_us <= HGR__TUNE_MAX_TIME_US))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "tuning record: the time %g is not a number from 0 to 1e12", time_us);
   hgr__tune_record_t* record = find(table, device, key);
   if (record) {
     char* copy = strdup(tile);
@@ -122,9 +122,9 @@ static hgr_status_t parse_record(hgr__tune_table_t* table, const char* line, siz
   char* end = NULL;
   errno = 0;
   double time_us = strtod(number, &end);
-  if (end == number || *end || !isfinite(time_us) || time_us < 0 || errno == ERANGE)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s line %zu: the time \"%s\" is not a finite number >= 0", origin,
-                      line_number, number);
+  if (end == number || *end || errno == ERANGE || !(time_us >= 0 && time_us <= HGR__TUNE_MAX_TIME_US))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s line %zu: the time \"%s\" is not a number from 0 to 1e12",
+                      origin, line_number, number);
   char* device = copy_text(field[0], field_length[0]);
   char* key = copy_text(field[1], field_length[1]);
   if (device && key && find(table, device, key)) {

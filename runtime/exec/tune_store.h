@@ -8,8 +8,8 @@
  *   <device> TAB <key> TAB <tile> TAB <time in microseconds> LF
  *
  * device (hgr__tune_device_id), key (the op's layer key) and tile are 1 to
- * HGR__TUNE_FIELD_MAX bytes of printable ASCII without tabs; the time is a finite
- * decimal number >= 0. Empty lines and lines starting with '#' are skipped; at
+ * HGR__TUNE_FIELD_MAX bytes of printable ASCII without tabs; the time is a decimal
+ * number from 0 to HGR__TUNE_MAX_TIME_US. Empty lines and lines starting with '#' are skipped; at
  * most one record per device and key (a second is an error); at most
  * HGR__TUNE_MAX_RECORDS records. */
 #ifndef HGR_TUNE_STORE_H_
@@ -20,13 +20,14 @@
 #define HGR__TUNE_HEADER "hgr-tune 1"
 #define HGR__TUNE_FIELD_MAX 511
 #define HGR__TUNE_MAX_RECORDS 100000
+#define HGR__TUNE_MAX_TIME_US 1e12 /* 11.6 days: larger is no measurement */
 #define HGR__TUNE_FILE_NAME "tuning.tsv"
 
 /* Parses text (length bytes, no terminator needed) into *out_table (emptied first;
  * free with hgr__tune_table_free, also after a failure). INVALID_ARGUMENT naming
  * origin (the file, for messages) and the line: a missing or other header, a line
  * without four fields, an empty, overlong or unprintable field, a time that is not
- * a finite number >= 0, a repeated device and key, too many records.
+ * a number from 0 to 1e12, a repeated device and key, too many records.
  * RESOURCE_EXHAUSTED when out of memory. */
 hgr_status_t hgr__tune_table_parse(const char* text, size_t length, const char* origin,
                                    hgr__tune_table_t* out_table);
