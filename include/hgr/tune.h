@@ -79,8 +79,10 @@ typedef struct hgr_tune_options_t {
 /* Fills options with defaults: 5 runs, write, no progress. */
 HGR_API void hgr_tune_options_init(hgr_tune_options_t* options);
 
-/* What a tuning pass measured. Times are device time (OpenCL profiling) per run of
- * the graph's nodes that have candidates, the median of the runs, summed. */
+/* What a tuning pass measured. Times are per run of the graph's nodes that have
+ * candidates, the median of the runs, summed: device time from OpenCL profiling, or
+ * on a device whose profile has no timestamps (rusticl 22.3) the host time of each
+ * node run one at a time (hgr_executor_run_stepwise: its enqueue, run and wait). */
 typedef struct hgr_tune_summary_t {
   uint32_t layers;          /* distinct layer keys measured */
   uint32_t nodes;           /* nodes with candidates */
@@ -94,8 +96,9 @@ typedef struct hgr_tune_summary_t {
  * of graph per candidate (options as executor_options, which may be NULL, with
  * profiling on and options.tuning = HGR_TUNING_CANDIDATE), sets the inputs that
  * executor_options->params does not give to zeros, runs it tune_options->runs
- * times after one untimed run, and takes per layer key the tile with the least
- * median device time over the layer's nodes. With tune_options->write, the winners
+ * times after one untimed run (the candidates' runs interleaved, so that a
+ * machine's changing load weighs on all alike), and takes per layer key the tile
+ * with the least median time over the layer's nodes. With tune_options->write, the winners
  * replace the records of the same device and key in the tuning file (other records
  * are kept; a file that does not parse is replaced, and the progress says so).
  * tune_options may be NULL for the defaults; out_summary may be NULL. Errors: those

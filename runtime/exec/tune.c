@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "executor_internal.h"
 #include "tune_store.h"
@@ -120,7 +121,34 @@ typedef struct candidate_run_t {
   bool* taken;              /* per node */
   double* samples;          /* per node and timed run, ms */
   uint32_t nodes;
+  bool stepwise;            /* the device gives no profiling timestamps: host time per node */
 } candidate_run_t;
+
+/* Stepwise timing: the host time from the previous node's completion to this
+ * node's, which holds its enqueue, its run and the wait (the same for every
+ * candidate). */
+typedef struct step_clock_t {
+  const tune_pass_t* pass;
+  candidate_run_t* run;
+  uint32_t r, runs;
+  uint64_t last_ns;
+} step_clock_t;
+
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static bool clock_node(hgr_executor_t* executor, uint32_t node_id, void* user) {
+  (void)executor;
+  step_clock_t* clock = user;
+  uint64_t now = now_ns();
+  if (node_id < clock->pass->node_count && clock->run->taken[node_id])
+    clock->run->samples[(size_t)node_id * clock->runs + clock->r] += (double)(now - clock->last_ns) / 1e6;
+  clock->last_ns = now;
+  return true;
+}
 
 static hgr_status_t open_candidate(tune_pass_t* pass, uint32_t c, hgr_executor_t* share_from, uint32_t runs,
                                    candidate_run_t* out_run) {
@@ -155,19 +183,32 @@ static hgr_status_t open_candidate(tune_pass_t* pass, uint32_t c, hgr_executor_t
   return hgr_executor_wait(out_run->executor);
 }
 
-/* Timed run r of a candidate: each node's kernel time, from the profile. */
+/* Timed run r of a candidate: each node's kernel time from the profile, or, on a
+ * device whose profile has no timestamps (rusticl 22.3), the host time of each
+ * node run one at a time. */
 static hgr_status_t time_run(const tune_pass_t* pass, candidate_run_t* run, uint32_t r, uint32_t runs) {
+  if (run->stepwise) {
+    step_clock_t clock = {pass, run, r, runs, now_ns()};
+    return hgr_executor_run_stepwise(run->executor, clock_node, &clock);
+  }
   HGR_RETURN_IF_ERROR(hgr_executor_run(run->executor));
   HGR_RETURN_IF_ERROR(hgr_executor_wait(run->executor));
+  /* Every kernel of the nodes measured needs a duration of more than 1 ns, as in
+   * profile_report.c: rusticl 22.3 stamps kernels with zeros or end = start + 1. */
   size_t count = hgr_executor_command_count(run->executor);
+  bool timed = true;
   for (size_t i = 0; i < count; ++i) {
     hgr_command_profile_t command;
     HGR_RETURN_IF_ERROR(hgr_executor_command_profile(run->executor, i, &command));
-    if (command.kind == HGR_COMMAND_KERNEL && command.node_id < pass->node_count && run->taken[command.node_id] &&
-        command.end_ns > command.start_ns)
-      run->samples[(size_t)command.node_id * runs + r] += (double)(command.end_ns - command.start_ns) / 1e6;
+    if (command.kind != HGR_COMMAND_KERNEL || command.node_id >= pass->node_count || !run->taken[command.node_id])
+      continue;
+    if (!command.start_ns || command.end_ns <= command.start_ns + 1) timed = false;
+    else run->samples[(size_t)command.node_id * runs + r] += (double)(command.end_ns - command.start_ns) / 1e6;
   }
-  return HGR_OK;
+  if (timed) return HGR_OK;
+  for (uint32_t n = 0; n < pass->node_count; ++n) run->samples[(size_t)n * runs + r] = 0;
+  run->stepwise = true;
+  return time_run(pass, run, r, runs);
 }
 
 /* Medians into pass->ms, and the candidate's progress line. */
@@ -185,8 +226,10 @@ static void close_candidate(tune_pass_t* pass, uint32_t c, candidate_run_t* run,
     total += median;
   }
   if (run->executor)
-    progress(pass, "candidate %u of %u (%s): %u node%s, %.3f ms of device time per run (median of %u)", c + 1,
-             pass->candidates, tile, run->nodes, run->nodes == 1 ? "" : "s", total, runs);
+    progress(pass, "candidate %u of %u (%s): %u node%s, %.3f ms per run (%s, median of %u)", c + 1, pass->candidates,
+             tile, run->nodes, run->nodes == 1 ? "" : "s", total,
+             run->stepwise ? "host time node by node: the device gives no profiling timestamps" : "device time",
+             runs);
   else
     progress(pass, "candidate %u of %u: fits no node on its device", c + 1, pass->candidates);
 }
