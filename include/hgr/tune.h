@@ -80,7 +80,7 @@ typedef struct hgr_tune_options_t {
 HGR_API void hgr_tune_options_init(hgr_tune_options_t* options);
 
 /* What a tuning pass measured. Times are per run of the graph's nodes that have
- * candidates, the median of the runs, summed: device time from OpenCL profiling, or
+ * candidates, each node's fastest run, summed: device time from OpenCL profiling, or
  * on a device whose profile has no timestamps (rusticl 22.3) the host time of each
  * node run one at a time (hgr_executor_run_stepwise: its enqueue, run and wait). */
 typedef struct hgr_tune_summary_t {
@@ -98,7 +98,8 @@ typedef struct hgr_tune_summary_t {
  * executor_options->params does not give to zeros, runs it tune_options->runs
  * times after one untimed run (the candidates' runs interleaved, so that a
  * machine's changing load weighs on all alike), and takes per layer key the tile
- * with the least median time over the layer's nodes. With tune_options->write, the winners
+ * with the least time over the layer's nodes (each node's fastest run: load on the
+ * machine only adds time). With tune_options->write, the winners
  * replace the records of the same device and key in the tuning file (other records
  * are kept; a file that does not parse is replaced, and the progress says so).
  * tune_options may be NULL for the defaults; out_summary may be NULL. Errors: those

@@ -53,7 +53,7 @@ typedef struct tune_pass_t {
   uint32_t node_count;
   uint32_t candidates;        /* the most any node offers */
   hgr_tile_choice_t* limits;  /* per node: the limits' choice */
-  double* ms;                 /* per node and candidate: median device ms, < 0 unmeasured */
+  double* ms;                 /* per node and candidate: its fastest run's ms, < 0 unmeasured */
   char (*names)[32];          /* per node and candidate: the tile's name */
 } tune_pass_t;
 
@@ -220,13 +220,17 @@ static void close_candidate(tune_pass_t* pass, uint32_t c, candidate_run_t* run,
     if (!tile[0]) snprintf(tile, sizeof(tile), "%s", pass->names[(size_t)n * pass->candidates + c]);
     double* node_samples = &run->samples[(size_t)n * runs];
     qsort(node_samples, runs, sizeof(double), compare_doubles);
-    double median = node_samples[runs / 2];
+    /* The fastest run: other load on the machine only ever adds time, and adds more
+     * to some tiles than to others (a preempted thread holds up a kernel of few
+     * large work-groups longer), so the minimum ranks the tiles as an unloaded
+     * machine runs them, where a median ranks them by how they suffer the load. */
+    double fastest = node_samples[0];
     /* no timestamps (rusticl 22.3 reports zeros): unmeasured */
-    pass->ms[(size_t)n * pass->candidates + c] = median > 0 ? median : -1;
-    total += median;
+    pass->ms[(size_t)n * pass->candidates + c] = fastest > 0 ? fastest : -1;
+    total += fastest;
   }
   if (run->executor)
-    progress(pass, "candidate %u of %u (%s): %u node%s, %.3f ms per run (%s, median of %u)", c + 1, pass->candidates,
+    progress(pass, "candidate %u of %u (%s): %u node%s, %.3f ms per run (%s, fastest of %u)", c + 1, pass->candidates,
              tile, run->nodes, run->nodes == 1 ? "" : "s", total,
              run->stepwise ? "host time node by node: the device gives no profiling timestamps" : "device time",
              runs);
