@@ -450,3 +450,17 @@ endif()
 # The model-zoo architectures (the onnx wheel's light models) against their
 # expected outputs and ONNX Runtime
 include("${CMAKE_CURRENT_LIST_DIR}/onnx_models.cmake")
+
+# Tile choices and tuning (hgr/tune.h): the tuning file alone, then every GEMM tile
+# candidate against the references, stored winners and hgr_tune_graph on PoCL (timed
+# from profiling timestamps) and rusticl (which gives none: timed node by node).
+hgr_test(NAME tune_store_unit SOURCE test_tune.c)
+hgr_test(NAME tune_pocl SOURCE test_tune.c ARGS pocl:0)
+hgr_test(NAME tune_rusticl SOURCE test_tune.c ARGS rusticl:0)
+if(TARGET hgr_cli)
+  # `hgr tune` writes records into a cache directory of its own that `hgr run --verbose` then reports taking
+  add_test(NAME cli_tune_then_run_takes_the_records
+           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/check_tune_cli.sh" $<TARGET_FILE:hgr_cli> "${CMAKE_CURRENT_BINARY_DIR}/tmp")
+  set_tests_properties(cli_tune_then_run_takes_the_records PROPERTIES ENVIRONMENT "${HGR_TEST_ENVIRONMENT}"
+                       FIXTURES_REQUIRED testbed SKIP_RETURN_CODE 77 TIMEOUT 300 WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+endif()

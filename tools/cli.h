@@ -17,6 +17,7 @@ int hgr_cli_devices(int argc, char** argv);
 int hgr_cli_run(int argc, char** argv);
 int hgr_cli_check(int argc, char** argv);
 int hgr_cli_place(int argc, char** argv);
+int hgr_cli_tune(int argc, char** argv);
 
 /* ---- placement flags, shared by run, check and place (cli_place.c) ---- */
 

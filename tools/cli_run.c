@@ -402,6 +402,15 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
            now_ms() - start, stats.programs, stats.from_cache, stats.from_source,
            stats.rejected ? ", rejected entries rebuilt" : "", stats.build_ms);
   }
+  /* --verbose: each node's tile (hgr/tune.h), and whether the limits or `hgr tune` chose it */
+  for (uint32_t n = 0; !status && args->verbose && !args->json && n < hgr_graph_node_count(*out_graph); ++n) {
+    hgr_tile_choice_t tile;
+    hgr_node_info_t node;
+    if (!hgr_executor_node_tile(*out_executor, n, &tile) && tile.source != HGR_TILE_NONE &&
+        !hgr_graph_node_info(*out_graph, n, &node))
+      printf("  tile: node %u '%s' (%s): %s from %s (candidate %u of %u; %s)\n", n, node.name, node.func_name,
+             tile.tile, hgr_tile_source_name(tile.source), tile.candidate + 1, tile.candidate_count, tile.key);
+  }
   return status;
 }
 

@@ -16,6 +16,7 @@ static const char usage[] =
     "  run       run a graph: hgr run GRAPH.json [--params FILE] [--input NAME=FILE.npy]...\n"
     "  check     validate a graph and summarize its placement without running it\n"
     "  place     place a graph on the devices, insert copies, plan memory, write it\n"
+    "  tune      measure tile candidates per layer and store the fastest for later runs\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `hgr <command> --help` describes a command\n"
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
   if (!strcmp(command, "run")) return hgr_cli_run(argc - 1, argv + 1);
   if (!strcmp(command, "check")) return hgr_cli_check(argc - 1, argv + 1);
   if (!strcmp(command, "place")) return hgr_cli_place(argc - 1, argv + 1);
+  if (!strcmp(command, "tune")) return hgr_cli_tune(argc - 1, argv + 1);
   fprintf(stderr, "hgr: unknown command '%s'\n\n%s", command, usage);
   return HGR_CLI_USAGE;
 }

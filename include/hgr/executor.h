@@ -117,6 +117,13 @@ typedef struct hgr_program_cache_t {
  * (program cache hits, misses and rejected entries). */
 typedef void (*hgr_log_fn)(void* user, const char* message);
 
+/* Where nodes whose op offers tile candidates take their tile from (hgr/tune.h). */
+typedef enum hgr_tuning_mode_t {
+  HGR_TUNING_FILE = 0,  /* the tuning file's records where it has one, else the limits (the default) */
+  HGR_TUNING_OFF,       /* the op's rule over the device's limits only */
+  HGR_TUNING_CANDIDATE, /* candidate tuning_candidate wherever it fits, else the limits (hgr_tune_graph) */
+} hgr_tuning_mode_t;
+
 /* The most compute queues per device (hgr_executor_options_t.compute_queues). */
 #define HGR_MAX_COMPUTE_QUEUES 16
 
@@ -164,6 +171,11 @@ typedef struct hgr_executor_options_t {
    * buffers count in the new executor's hgr_device_usage_t.shared_bytes, not in its
    * storage_bytes nor against its memory budget. */
   hgr_executor_t* share_params_from;
+  /* Tile choices (hgr/tune.h): the tuning file in the program cache directory
+   * (HGR_TUNING_FILE, the default), none (HGR_TUNING_OFF), or one candidate for
+   * every node (HGR_TUNING_CANDIDATE, candidate index tuning_candidate). */
+  hgr_tuning_mode_t tuning;
+  uint32_t tuning_candidate;
 } hgr_executor_options_t;
 
 /* Fills options with defaults (no bindings, no params, no profiling, one compute

@@ -41,6 +41,7 @@
 #include "hgr/profile.h"
 #include "hgr/builder.h"
 #include "hgr/place.h"
+#include "hgr/tune.h"
 #if HGR_HAS_ONNX
 #include "hgr/onnx.h"
 #endif

@@ -8,6 +8,7 @@
  *   placement.c   device keys -> devices (placement.h)
  *   storage.c     the storage pool and rebinding of kernel arguments (storage.h)
  *   program_cache.c  the programs the steps use, built or loaded from the cache
+ *   tune_store.c  the tuning file's records (tune_store.h)
  *   transfer.c    copy steps per device pair
  *   plan.c        steps: each node bound to a device, a queue and its kernels
  *   launch.c      enqueueing one step
@@ -18,6 +19,7 @@
  *   profile.c     profiling and inspection getters (reads only)
  *   executor.c    create, run, stepping, wait, release
  *   profile_report.c  the reports of hgr/profile.h, through the public API alone
+ *   tune.c        tile choices of the nodes, and the tuning pass (hgr/tune.h)
  *
  * The lower five take only their own parts; the rest take the executor.
  * scripts/layers.py checks this order (CTest runtime_calls_go_one_way). */
@@ -70,6 +72,7 @@ typedef struct hgr__step_t {
   hgr__op_ctx_t plan;
   hgr__kernel_launch_t* launches;
   uint32_t launch_count;
+  hgr_tile_choice_t tile;  /* the plan's tile choice (hgr/tune.h), kept once the plan is freed */
   /* copies */
   hgr_pair_class_t pair_class;
   hgr__copy_path_t path;
@@ -191,6 +194,9 @@ struct hgr_executor_s {
   hgr_copy_summary_t copies;
   uint32_t commands_per_run; /* an upper bound on what one run keeps; 0 until known */
   hgr__programs_t programs;
+  hgr__tune_table_t tuning;  /* the tuning file's records (tune_store.h), empty when off */
+  hgr_tuning_mode_t tuning_mode;
+  uint32_t tuning_candidate;
   hgr__host_io_t io;
   hgr__staging_t staging;
   hgr__fence_list_t fences;

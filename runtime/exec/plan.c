@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "executor_internal.h"
+#include "tune_store.h"
 
 /* Per device, compute_queues in-order compute queues and a transfer queue. A
  * host-driven device gets one queue for everything, whatever compute_queues says: it
@@ -126,6 +127,48 @@ static const char* key_spec(const hgr_executor_t* executor, uint32_t entry_id, c
                                        capacity);
 }
 
+/* What the step's plan consults to choose its tiles; device is its storage. */
+static void step_tuning(const hgr_executor_t* executor, const hgr__step_t* step, char* device, size_t capacity,
+                        hgr__tuning_t* out_tuning) {
+  hgr__tune_device_id(&executor->instance->devices[step->device_index].info, device, capacity);
+  *out_tuning = (hgr__tuning_t){&executor->tuning, device, executor->tuning_mode, executor->tuning_candidate};
+}
+
+/* Plans the step's op within limits, with its tile choices. */
+static hgr_status_t plan_op(hgr_executor_t* executor, hgr__step_t* step, const hgr__limits_t* limits) {
+  char device[1024];
+  hgr__tuning_t tuning;
+  step_tuning(executor, step, device, sizeof(device), &tuning);
+  HGR_RETURN_IF_ERROR(
+      hgr__op_plan_tuned(executor->graph, step->node_id, executor->programs.kernels, limits, &tuning, &step->plan));
+  step->plan.tuning = NULL; /* tuning lives on this stack */
+  step->tile = step->plan.tile;
+  step->tile.device_index = step->device_index;
+  return HGR_OK;
+}
+
+/* Reads the tuning file when the options ask for it. One that does not parse is
+ * logged and ignored: every tile then comes from the limits. */
+static void load_tuning(hgr_executor_t* executor, const hgr_executor_options_t* options) {
+  executor->tuning_mode = options->tuning;
+  executor->tuning_candidate = options->tuning_candidate;
+  if (options->tuning != HGR_TUNING_FILE) return;
+  char* path = hgr__tune_path(options->program_cache.directory);
+  if (!path) return;
+  hgr_status_t status = hgr__tune_table_load(path, &executor->tuning);
+  if (status) {
+    hgr__tune_table_free(&executor->tuning);
+    if (executor->log) {
+      char line[1024];
+      snprintf(line, sizeof(line), "tuning file ignored (tiles from the device limits): %s",
+               hgr_status_message(status));
+      executor->log(executor->log_user, line);
+    }
+    hgr_status_free(status);
+  }
+  free(path);
+}
+
 /* Fills one step from its node: kind, device, storages; checks placement and op. */
 static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__step_t* step) {
   const hgr_graph_t* graph = executor->graph;
@@ -174,7 +217,7 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
   if (step->kind == HGR__STEP_NOP) return HGR_OK;
   hgr__limits_t limits;
   device_limits(&executor->instance->devices[step->device_index], &limits);
-  HGR_RETURN_IF_ERROR(hgr__op_plan(graph, node_id, executor->programs.kernels, &limits, &step->plan));
+  HGR_RETURN_IF_ERROR(plan_op(executor, step, &limits));
   /* A reshape-like op whose output aliases its input runs nothing. */
   if (step->plan.launch_count == 0) step->kind = HGR__STEP_NOP;
   else hgr__placement_device(&executor->placement, step->device_index)->usage.kernel_nodes++;
@@ -308,8 +351,7 @@ static hgr_status_t bind_kernels(hgr_executor_t* executor, hgr__step_t* step) {
       if (!fits) limits.max_work_group = smallest;
       if (!local_fits) limits.local_mem_bytes = limits.local_mem_bytes * limits.local_mem_bytes / most_local;
       release_kernels(step);
-      HGR_RETURN_IF_ERROR(
-          hgr__op_plan(executor->graph, step->node_id, executor->programs.kernels, &limits, &step->plan));
+      HGR_RETURN_IF_ERROR(plan_op(executor, step, &limits));
       continue;
     }
     for (uint32_t k = 0; k < count; ++k)
@@ -326,6 +368,7 @@ hgr_status_t hgr__steps_plan(hgr_executor_t* executor, const hgr_executor_option
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "compute_queues is %u; give 1 to %d (0 means 1)",
                       options->compute_queues, HGR_MAX_COMPUTE_QUEUES);
   HGR_RETURN_IF_ERROR(create_queues(executor, compute_queues));
+  load_tuning(executor, options);
   uint32_t s = 0;
   for (uint32_t n = 0; n < graph->node_count; ++n) {
     if (!graph->nodes[n].is_op) continue;
@@ -384,4 +427,5 @@ void hgr__steps_release(hgr_executor_t* executor) {
   }
   free(executor->steps);
   executor->steps = NULL;
+  hgr__tune_table_free(&executor->tuning);
 }

@@ -196,7 +196,13 @@ static hgr_status_t check_outputs(hgr__op_ctx_t* ctx) {
 
 hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
                           const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
+  return hgr__op_plan_tuned(graph, node_id, library, limits, NULL, ctx);
+}
+
+hgr_status_t hgr__op_plan_tuned(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
+                                const hgr__limits_t* limits, const hgr__tuning_t* tuning, hgr__op_ctx_t* ctx) {
   hgr_status_t status = begin(graph, node_id, library, limits, ctx);
+  ctx->tuning = tuning;
   if (!status) status = check_in_place(ctx);
   /* A user op without "shapes": its outputs are the kernel's business. */
   if (!status && ctx->op->infer) status = check_outputs(ctx);

@@ -20,6 +20,7 @@
 
 #include "graph_internal.h"
 #include "hgr/kernels.h"
+#include "hgr/tune.h"
 #include "internal.h"
 
 /* Launch geometry of one kernel. */
@@ -76,6 +77,39 @@ typedef struct hgr__limits_t {
 
 typedef struct hgr__op_t hgr__op_t;
 
+/* ---- tile choices (tuning.c) --------------------------------------------------------- */
+
+/* One record of the tuning file (exec/tune_store.c reads and writes the file): on
+ * the device identified by `device` (hgr__tune_device_id), the layer `key` runs
+ * fastest with tile `tile`, measured at time_us microseconds per run. */
+typedef struct hgr__tune_record_t {
+  char* device;
+  char* key;
+  char* tile;
+  double time_us;
+} hgr__tune_record_t;
+
+typedef struct hgr__tune_table_t {
+  hgr__tune_record_t* records;
+  size_t count, capacity;
+} hgr__tune_table_t;
+
+/* What a plan consults to choose among its candidates: the records (may be NULL)
+ * of one device, and the executor's mode (hgr_tuning_mode_t). */
+typedef struct hgr__tuning_t {
+  const hgr__tune_table_t* table;
+  const char* device; /* hgr__tune_device_id of the node's device */
+  hgr_tuning_mode_t mode;
+  uint32_t candidate; /* HGR_TUNING_CANDIDATE's */
+} hgr__tuning_t;
+
+/* "platform|device|version|driver version": the device part of a record's key.
+ * Writes at most capacity bytes (truncating). */
+const char* hgr__tune_device_id(const hgr_device_info_t* info, char* buffer, size_t capacity);
+
+/* The tile the table records for device and key, or NULL. */
+const char* hgr__tune_lookup(const hgr__tune_table_t* table, const char* device, const char* key);
+
 /* What an op allows when one of its outputs shares an input's storage id (TVM's
  * in-place ops). hgr__op_plan refuses every other sharing with INVALID_ARGUMENT. */
 typedef enum hgr__in_place_t {
@@ -101,6 +135,8 @@ typedef struct hgr__op_ctx_t {
   const hgr__node_t* node;
   char label[160];       /* "node 7 'conv1'" */
   hgr__limits_t limits;
+  const hgr__tuning_t* tuning; /* NULL: every tile from the limits */
+  hgr_tile_choice_t tile;      /* what hgr__op_choose_tile chose (source NONE otherwise) */
   hgr_status_t error;    /* first failure of a launch helper (out of memory, too many args) */
   hgr__launch_plan_t* launches;
   uint32_t launch_count;
@@ -150,6 +186,11 @@ const hgr__op_t* const* hgr__op_families(size_t* out_count);
  * anything the op rejects. */
 hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
                           const hgr__limits_t* limits, hgr__op_ctx_t* ctx);
+
+/* hgr__op_plan with tile choices: a plan with candidates consults tuning (may be
+ * NULL) through hgr__op_choose_tile, and ctx->tile says what it chose. */
+hgr_status_t hgr__op_plan_tuned(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
+                                const hgr__limits_t* limits, const hgr__tuning_t* tuning, hgr__op_ctx_t* ctx);
 
 /* The op called name: built-in, else the library's (library may be NULL); NULL when
  * neither has it. */
@@ -295,5 +336,14 @@ void hgr__launch_1d(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t co
 /* N-D with an explicit local size (each local[d] must be <= the limits, checked by
  * the caller); global[d] is rounded up to a multiple of local[d]. */
 void hgr__launch_nd(hgr__launch_plan_t* l, cl_uint dims, const size_t* global, const size_t* local);
+
+/* Chooses one of an op's count tile candidates (names[i], fits[i]: whether
+ * candidate i fits the device) for the layer `key`: candidate by_limits, the op's
+ * own rule over the limits, unless ctx->tuning asks for a fitting candidate
+ * (HGR_TUNING_CANDIDATE) or records one for the layer (a record naming a tile not
+ * in names, or one that does not fit, is ignored). Fills ctx->tile; returns the
+ * index. by_limits must fit. */
+uint32_t hgr__op_choose_tile(hgr__op_ctx_t* ctx, const char* key, const char* const* names, const bool* fits,
+                             uint32_t count, uint32_t by_limits);
 
 #endif /* HGR_OPS_H_ */

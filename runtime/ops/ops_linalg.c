@@ -38,6 +38,8 @@ typedef struct gemm_variant_t {
   double relative_speed;
 } gemm_variant_t;
 
+/* The variants are the GEMM's tile candidates (hgr__op_choose_tile): pick_variant
+ * is the rule over the limits, a tuning record may name another. */
 static const gemm_variant_t gemm_variants[] = {
     {8, 32, 4, 16, 32, 1.0},  /* 128 x 128 tiles, 64 KiB of local memory */
     {8, 16, 4, 16, 32, 0.88}, /* 64 x 128, 48 KiB */
@@ -53,6 +55,19 @@ static uint64_t variant_local_bytes(const gemm_variant_t* v) {
   return 2u * (uint64_t)(v->ty * v->rm + v->tx * v->rn) * (uint64_t)v->bk * sizeof(float);
 }
 
+/* The candidates' names, in gemm_variants' order: the kernel's name without its
+ * "hgr_gemm_" prefix. */
+static const char* const gemm_variant_names[] = {
+    "8x32_4x16_k32", "8x16_4x16_k32", "4x16_4x16_k32", "4x4_8x8_k16", "2x2_8x8_k16", "1x1_8x8_k16", "1x1_4x4_k8",
+};
+_Static_assert(sizeof(gemm_variant_names) / sizeof(gemm_variant_names[0]) == GEMM_VARIANT_COUNT,
+               "a name per GEMM variant");
+
+static bool variant_fits(const hgr__limits_t* limits, const gemm_variant_t* v) {
+  return (size_t)(v->tx * v->ty) <= limits->max_work_group && (size_t)v->tx <= limits->max_work_item[0] &&
+         (size_t)v->ty <= limits->max_work_item[1] && variant_local_bytes(v) <= limits->local_mem_bytes;
+}
+
 typedef hgr__gemm_t gemm_t;
 
 static uint64_t ceil_to(uint64_t value, uint64_t step) { return (value + step - 1) / step * step; }
@@ -66,9 +81,7 @@ static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gem
   double best_cost = 0;
   for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i) {
     const gemm_variant_t* v = &gemm_variants[i];
-    if ((size_t)(v->tx * v->ty) > limits->max_work_group || (size_t)v->tx > limits->max_work_item[0] ||
-        (size_t)v->ty > limits->max_work_item[1] || variant_local_bytes(v) > limits->local_mem_bytes)
-      continue;
+    if (!variant_fits(limits, v)) continue;
     double work = (double)ceil_to((uint64_t)g->m, (uint64_t)(v->ty * v->rm)) *
                   (double)ceil_to((uint64_t)g->n, (uint64_t)(v->tx * v->rn)) *
                   (double)ceil_to((uint64_t)g->k, (uint64_t)v->bk);
@@ -134,11 +147,26 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
    * product, hgr_gemv_t4 (no local memory) */
   bool gemv = !conv && g->m == 1 && g->b_depth == 1 && (g->bias == HGR__GEMM_BIAS_NONE || g->bias == HGR__GEMM_BIAS_COLUMN) &&
               (g->b_wrap == 0 || g->b_wrap >= g->n);
+  if (!gemv) {
+    /* The layer's key in the tuning file: what the tiles' speed depends on (the
+     * sizes and the strides, which say how A and B are laid out), not the bias,
+     * the activation or which input is A; conv2d's implicit GEMM has keys of its own
+     * (conv_gemm:...), since its B tile is gathered through the im2col table. */
+    char key[160];
+    snprintf(key, sizeof(key), "%s:%lldx%lldx%lldx%lld:a%lld,%lld,%lld:b%lld,%lld,%lld:w%lld,%lld",
+             conv ? "conv_gemm" : "gemm", (long long)g->batch, (long long)g->m, (long long)g->n, (long long)g->k,
+             (long long)g->a_batch, (long long)g->a_row, (long long)g->a_depth, (long long)g->b_batch,
+             (long long)g->b_depth,
+             (long long)g->b_col, (long long)(g->b_wrap > 0 && g->b_wrap < g->n ? g->b_wrap : 0),
+             (long long)(g->b_wrap > 0 && g->b_wrap < g->n ? g->b_wrap_stride : 0));
+    bool fits[GEMM_VARIANT_COUNT];
+    for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i) fits[i] = variant_fits(&ctx->limits, &gemm_variants[i]);
+    v = &gemm_variants[hgr__op_choose_tile(ctx, key, gemm_variant_names, fits, (uint32_t)GEMM_VARIANT_COUNT,
+                                           (uint32_t)(v - gemm_variants))];
+  }
   char kernel[64];
   if (gemv) snprintf(kernel, sizeof(kernel), "hgr_gemv_t4");
-  else
-    snprintf(kernel, sizeof(kernel), "hgr_%sgemm_%dx%d_%dx%d_k%d", conv ? "conv_" : "", v->tx, v->ty, v->rm,
-             v->rn, v->bk);
+  else snprintf(kernel, sizeof(kernel), "hgr_%sgemm_%s", conv ? "conv_" : "", gemm_variant_names[v - gemm_variants]);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   l->source = "linalg"; /* the op may be another family's */
   hgr__launch_input(ctx, l, g->swap_inputs ? 1 : 0);
