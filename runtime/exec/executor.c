@@ -78,7 +78,8 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
       (status = hgr_status_annotate(hgr_executor_wait(source), "share_params_from: waiting for the source executor")))
     goto cleanup;
   if ((status = hgr__storage_allocate(&executor->pool, instance, graph, source ? &source->pool : NULL)) ||
-      (status = hgr__programs_build(executor)) || (status = hgr__steps_bind(executor)))
+      (status = hgr__programs_build(executor)) || (status = hgr__steps_bind(executor)) ||
+      (status = hgr__steps_schedule(executor)))
     goto cleanup;
   hgr__host_io_mark_shared_inputs(executor);
   /* Shared inputs hold the source's params already. */
@@ -125,6 +126,8 @@ static hgr_status_t start_run(hgr_executor_t* executor, hgr_fence_t** out_fence)
     if (profiling) executor->profile.step_host_ns[2 * s + 1] = hgr__monotonic_ns();
   }
   if (!status) status = hgr__host_io_sync_bindings(executor, false);
+  /* A run stopped halfway may end in commands without events: waits must cover them. */
+  if (status) status = hgr_status_join(status, hgr__order_cover(&executor->order));
   for (uint32_t q = 0; q < executor->order.queues.count; ++q)
     status = hgr_status_join(status, hgr__queue_flush(&executor->order.queues, q));
   executor->run_in_flight = true;

@@ -80,10 +80,19 @@ typedef struct hgr__step_t {
   uint32_t chunk_count;
   cl_event staging_free;   /* staged/mapped: user event in the source context, set when the
                               previous run's write has consumed the staging (or mapping) */
-  /* the events that complete the step in this run (retained), to report failures:
-   * one per step, or one per chunk of a mapped copy */
+  /* the events that complete the step in this run (retained), for profiles and copy
+   * paths: one per launch (profiling) or chunk of a mapped copy; kernel steps of a
+   * run without profiling leave them NULL (their kept event is the order's) */
   cl_event* done;
   uint32_t done_count;
+  /* The schedule (plan.c, hgr__steps_schedule), the same for every run: */
+  bool needs_event;        /* something off its queue, or after the run, waits for it;
+                              the other kernel steps enqueue without an event */
+  uint32_t segment_first;  /* needs_event: the first step of the commands on its queue
+                              since the previous step with an event (itself when none) */
+  uint32_t* checks;        /* the accesses whose trackers may hold another queue's
+                              command: storage slot << 1 | writing */
+  uint32_t check_count;
 } hgr__step_t;
 
 /* ---- programs (program_cache.c) --------------------------------------------------- */
@@ -229,6 +238,10 @@ bool hgr__cache_make_directories(char* path);
 hgr_status_t hgr__steps_plan(hgr_executor_t* executor, const hgr_executor_options_t* options);
 /* Creates every kernel step's kernels and sets their arguments. */
 hgr_status_t hgr__steps_bind(hgr_executor_t* executor);
+/* Computes the schedule of every step (hgr__step_t): which steps need an event and
+ * which storage accesses need a look at the trackers, by replaying one run's
+ * accesses over the steps' queues (after hgr__steps_bind). */
+hgr_status_t hgr__steps_schedule(hgr_executor_t* executor);
 /* Releases every step's kernels, events and copy resources, and the steps. */
 void hgr__steps_release(hgr_executor_t* executor);
 

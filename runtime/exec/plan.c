@@ -370,6 +370,160 @@ hgr_status_t hgr__steps_bind(hgr_executor_t* executor) {
   return HGR_OK;
 }
 
+/* ---- the schedule ------------------------------------------------------------------ */
+
+#define SCHEDULE_NONE UINT32_MAX /* no step: before the run */
+
+/* One run's accesses replayed at creation, per storage: its last writer in the run
+ * and its readers since, per queue (as order.c tracks them at run time, by step),
+ * and per queue whether that queue has already been ordered after what the storage's
+ * trackers held when the run started (bit 0: its writer, bit 1: its readers too). */
+typedef struct schedule_t {
+  uint32_t queues;   /* executor queues, plus one for copies (any queue) */
+  uint32_t* writer;  /* per storage */
+  uint32_t* readers; /* per storage and queue */
+  uint8_t* synced;   /* per storage and queue */
+  uint32_t* checks;  /* scratch: one step's accesses to check */
+} schedule_t;
+
+static uint32_t schedule_queue(const schedule_t* schedule, const hgr__step_t* step) {
+  return step->kind == HGR__STEP_KERNEL ? step->queue : schedule->queues - 1;
+}
+
+/* One access of step s: marks the steps of the run that it waits for off its queue
+ * as needing an event, and returns whether it must look at the trackers at run time
+ * (for those, or for what the storage's trackers held before the run). A copy (queue
+ * `queues - 1`) looks at them itself: it waits for every step it touches. */
+static bool schedule_access(const schedule_t* schedule, hgr__step_t* steps, uint32_t s, uint32_t storage,
+                            bool writing) {
+  uint32_t q = schedule_queue(schedule, &steps[s]);
+  bool copy = q == schedule->queues - 1;
+  bool check = copy;
+  uint32_t writer = schedule->writer[storage];
+  uint8_t* synced = &schedule->synced[(size_t)storage * schedule->queues + q];
+  if (writer == SCHEDULE_NONE) {
+    if (!(*synced & (writing ? 2 : 1))) check = true;
+    *synced |= writing ? 3 : 1;
+  } else if (copy || schedule_queue(schedule, &steps[writer]) != q) {
+    steps[writer].needs_event = true;
+    check = true;
+  }
+  if (writing) {
+    const uint32_t* readers = &schedule->readers[(size_t)storage * schedule->queues];
+    for (uint32_t r = 0; r < schedule->queues; ++r)
+      if (readers[r] != SCHEDULE_NONE && (copy || r != q)) {
+        steps[readers[r]].needs_event = true;
+        check = true;
+      }
+  }
+  return check;
+}
+
+/* Notes step s's access of storage, as order.c records it at run time. */
+static void schedule_record(schedule_t* schedule, const hgr__step_t* steps, uint32_t s, uint32_t storage,
+                            bool writing) {
+  uint32_t* readers = &schedule->readers[(size_t)storage * schedule->queues];
+  if (!writing) {
+    readers[schedule_queue(schedule, &steps[s])] = s;
+    return;
+  }
+  schedule->writer[storage] = s;
+  for (uint32_t r = 0; r < schedule->queues; ++r) readers[r] = SCHEDULE_NONE;
+}
+
+/* Replays step s's accesses: what it waits for and the checks it keeps. */
+static hgr_status_t schedule_step(schedule_t* schedule, hgr__step_t* steps, uint32_t s) {
+  hgr__step_t* step = &steps[s];
+  uint32_t count = 0;
+  for (uint32_t i = 0; i < step->in_count + step->out_count; ++i) {
+    bool writing = i >= step->in_count;
+    uint32_t storage = writing ? step->out_storages[i - step->in_count] : step->in_storages[i];
+    if (schedule_access(schedule, steps, s, storage, writing)) schedule->checks[count++] = storage << 1 | writing;
+  }
+  for (uint32_t i = 0; i < step->in_count + step->out_count; ++i) {
+    bool writing = i >= step->in_count;
+    schedule_record(schedule, steps, s, writing ? step->out_storages[i - step->in_count] : step->in_storages[i],
+                    writing);
+  }
+  if (step->kind != HGR__STEP_KERNEL || !count) return HGR_OK;
+  step->checks = malloc(count * sizeof(uint32_t));
+  if (!step->checks) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  memcpy(step->checks, schedule->checks, count * sizeof(uint32_t));
+  step->check_count = count;
+  return HGR_OK;
+}
+
+/* Events cost host time in the driver on every command (about a fifth of hgr's own
+ * cost per node on PoCL), so a kernel step asks for one only when something must
+ * wait for it: a step on another queue (or a copy) in the same run, whatever comes
+ * after the run (the last writer and readers of every storage: the next run, host
+ * transfers, readbacks, fences), each queue's last step (waits), or a profile (every
+ * launch). The rest ride on the in-order queue: a failure stays on the queue's
+ * next event, which names its segment (segment_first). Likewise only the accesses
+ * that may meet another queue's command look at the trackers at run time: those
+ * whose writer or readers in the run are off the step's queue, and the first on
+ * each queue after the run started, when the trackers may hold anything. */
+hgr_status_t hgr__steps_schedule(hgr_executor_t* executor) {
+  hgr__step_t* steps = executor->steps;
+  uint32_t storages = executor->graph->storage_count;
+  uint32_t most = 1;
+  for (uint32_t s = 0; s < executor->step_count; ++s)
+    if (steps[s].in_count + steps[s].out_count > most) most = steps[s].in_count + steps[s].out_count;
+  schedule_t schedule = {executor->order.queues.count + 1, NULL, NULL, NULL, NULL};
+  size_t cells = (size_t)storages * schedule.queues + 1;
+  schedule.writer = malloc(((size_t)storages + 1) * sizeof(uint32_t));
+  schedule.readers = malloc(cells * sizeof(uint32_t));
+  schedule.synced = calloc(cells, 1);
+  schedule.checks = malloc(most * sizeof(uint32_t));
+  uint32_t* segment = malloc(schedule.queues * sizeof(uint32_t)); /* per queue: first step since its last event */
+  hgr_status_t status = HGR_OK;
+  if (!schedule.writer || !schedule.readers || !schedule.synced || !schedule.checks || !segment) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  for (uint32_t st = 0; st < storages; ++st) schedule.writer[st] = SCHEDULE_NONE;
+  for (size_t c = 0; c < cells; ++c) schedule.readers[c] = SCHEDULE_NONE;
+  for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
+    hgr__step_t* step = &steps[s];
+    if (step->kind == HGR__STEP_NOP) continue;
+    step->needs_event = step->kind != HGR__STEP_KERNEL || executor->profile.enabled;
+    status = schedule_step(&schedule, steps, s);
+  }
+  if (status) goto cleanup;
+  /* What comes after the run waits on the trackers' last entries. */
+  for (uint32_t st = 0; st < storages; ++st) {
+    if (schedule.writer[st] != SCHEDULE_NONE) steps[schedule.writer[st]].needs_event = true;
+    for (uint32_t r = 0; r < schedule.queues; ++r)
+      if (schedule.readers[(size_t)st * schedule.queues + r] != SCHEDULE_NONE)
+        steps[schedule.readers[(size_t)st * schedule.queues + r]].needs_event = true;
+  }
+  /* Each queue's last step, and the segments the events close. */
+  for (uint32_t q = 0; q < schedule.queues; ++q) segment[q] = SCHEDULE_NONE;
+  for (uint32_t s = executor->step_count; s-- > 0;) {
+    uint32_t q = schedule_queue(&schedule, &steps[s]);
+    if (steps[s].kind == HGR__STEP_NOP || segment[q] != SCHEDULE_NONE) continue;
+    steps[s].needs_event = true;
+    segment[q] = s;
+  }
+  for (uint32_t q = 0; q < schedule.queues; ++q) segment[q] = SCHEDULE_NONE;
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    hgr__step_t* step = &steps[s];
+    if (step->kind == HGR__STEP_NOP) continue;
+    uint32_t q = step->queue; /* copies too: their last command is on it */
+    if (segment[q] == SCHEDULE_NONE) segment[q] = s;
+    if (!step->needs_event) continue;
+    step->segment_first = segment[q];
+    segment[q] = SCHEDULE_NONE;
+  }
+cleanup:
+  free(schedule.writer);
+  free(schedule.readers);
+  free(schedule.synced);
+  free(schedule.checks);
+  free(segment);
+  return status;
+}
+
 void hgr__steps_release(hgr_executor_t* executor) {
   hgr__storage_clear_args(&executor->pool);
   for (uint32_t s = 0; executor->steps && s < executor->step_count; ++s) {
@@ -381,6 +535,7 @@ void hgr__steps_release(hgr_executor_t* executor) {
     hgr__transfer_release(step);
     free(step->in_storages);
     free(step->out_storages);
+    free(step->checks);
   }
   free(executor->steps);
   executor->steps = NULL;
