@@ -126,8 +126,6 @@ static hgr_status_t start_run(hgr_executor_t* executor, hgr_fence_t** out_fence)
     if (profiling) executor->profile.step_host_ns[2 * s + 1] = hgr__monotonic_ns();
   }
   if (!status) status = hgr__host_io_sync_bindings(executor, false);
-  /* A run stopped halfway may end in commands without events: waits must cover them. */
-  if (status) status = hgr_status_join(status, hgr__order_cover(&executor->order));
   for (uint32_t q = 0; q < executor->order.queues.count; ++q)
     status = hgr_status_join(status, hgr__queue_flush(&executor->order.queues, q));
   executor->run_in_flight = true;

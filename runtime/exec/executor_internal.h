@@ -86,10 +86,8 @@ typedef struct hgr__step_t {
   cl_event* done;
   uint32_t done_count;
   /* The schedule (plan.c, hgr__steps_schedule), the same for every run: */
-  bool needs_event;        /* something off its queue, or after the run, waits for it;
-                              the other kernel steps enqueue without an event */
-  uint32_t segment_first;  /* needs_event: the first step of the commands on its queue
-                              since the previous step with an event (itself when none) */
+  bool tracked;            /* its accesses go into the trackers (order.h): a step off
+                              its queue, or something after the run, waits for it */
   uint32_t* checks;        /* the accesses whose trackers may hold another queue's
                               command: storage slot << 1 | writing */
   uint32_t check_count;
@@ -238,8 +236,8 @@ bool hgr__cache_make_directories(char* path);
 hgr_status_t hgr__steps_plan(hgr_executor_t* executor, const hgr_executor_options_t* options);
 /* Creates every kernel step's kernels and sets their arguments. */
 hgr_status_t hgr__steps_bind(hgr_executor_t* executor);
-/* Computes the schedule of every step (hgr__step_t): which steps need an event and
- * which storage accesses need a look at the trackers, by replaying one run's
+/* Computes the schedule of every step (hgr__step_t): which steps' accesses go into
+ * the trackers and which accesses need a look at them, by replaying one run's
  * accesses over the steps' queues (after hgr__steps_bind). */
 hgr_status_t hgr__steps_schedule(hgr_executor_t* executor);
 /* Releases every step's kernels, events and copy resources, and the steps. */

@@ -21,13 +21,12 @@ uint32_t hgr__commands_per_run(hgr_executor_t* executor) {
   return executor->commands_per_run;
 }
 
-/* The waits of a kernel step: the accesses its schedule checks, or all of them while
- * stepping (between steps the caller may set inputs or read entries, which the
- * schedule does not replay). */
-static hgr_status_t kernel_waits(hgr_executor_t* executor, const hgr__step_t* step, bool every_access,
-                                 uint32_t* wait_count) {
+/* The waits of a kernel step: the accesses its schedule checks (plan.c), or all of
+ * them while stepping (between steps the caller may set inputs or read entries,
+ * which the schedule does not replay). */
+static hgr_status_t kernel_waits(hgr_executor_t* executor, const hgr__step_t* step, uint32_t* wait_count) {
   hgr__order_t* order = &executor->order;
-  if (!every_access) {
+  if (!executor->stepping) {
     for (uint32_t c = 0; c < step->check_count; ++c)
       HGR_RETURN_IF_ERROR(hgr__order_storage(order, step->checks[c] >> 1, step->checks[c] & 1, step->queue, wait_count));
     return HGR_OK;
@@ -40,26 +39,20 @@ static hgr_status_t kernel_waits(hgr_executor_t* executor, const hgr__step_t* st
 }
 
 static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) {
-  hgr__order_t* order = &executor->order;
-  cl_event* wait = order->wait;
+  cl_event* wait = executor->order.wait;
   uint32_t wait_count = 0;
-  bool stepping = executor->stepping;
-  HGR_RETURN_IF_ERROR(kernel_waits(executor, step, stepping, &wait_count));
+  HGR_RETURN_IF_ERROR(kernel_waits(executor, step, &wait_count));
   /* The launches share the in-order queue: the first waits, the last completes the
-   * step, with an event only where the schedule (or stepping, which waits for each
-   * step) needs one. With profiling every launch keeps its event (done[k]) to be
-   * timed. */
-  bool evented = step->needs_event || stepping;
-  bool profiled = executor->profile.enabled;
-  cl_command_queue queue = order->queues.queues[step->queue].queue;
+   * step. With profiling every launch keeps its event (done[k]) to be timed. */
   cl_event event = NULL;
   cl_int error = CL_SUCCESS;
   uint32_t last = step->launch_count - 1;
   for (uint32_t k = 0; k <= last && error == CL_SUCCESS; ++k) {
     const hgr__kernel_launch_t* launch = &step->launches[k];
     cl_event timed = NULL;
-    bool keep = k == last ? evented : profiled;
-    error = clEnqueueNDRangeKernel(queue, launch->kernel, launch->launch.work_dim, NULL, launch->launch.global,
+    bool keep = k == last || step->done_count > 1;
+    error = clEnqueueNDRangeKernel(executor->order.queues.queues[step->queue].queue, launch->kernel,
+                                   launch->launch.work_dim, NULL, launch->launch.global,
                                    launch->launch.use_local ? launch->launch.local : NULL, k == 0 ? wait_count : 0,
                                    k == 0 && wait_count ? wait : NULL, keep ? &timed : NULL);
     if (k == last) event = timed;
@@ -73,21 +66,28 @@ static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) 
     return HGR_CL_STATUS(error, "clEnqueueNDRangeKernel(%s) for %s on %s",
                          executor->graph->nodes[step->node_id].func_name,
                          hgr__graph_node_label(executor->graph, step->node_id, label, sizeof(label)),
-                         order->queues.queues[step->queue].spec);
+                         executor->order.queues.queues[step->queue].spec);
   }
-  if (!evented) return hgr__queue_note_unevented(&order->queues, step->queue);
-  if (profiled) { /* done keeps the enqueue's reference, the order one of its own */
-    uint32_t slot = step->done_count - 1;
+  /* Every command keeps its event until its run retires, so that a failure is found
+   * and named: neither PoCL 3.1 nor rusticl fails the commands after a failed one on
+   * an in-order queue (PoCL does only for those enqueued before the failure), so an
+   * event shared by a stretch of commands would miss it. Without profiling the order
+   * takes the enqueue's reference; with it, done keeps that one to time the step. */
+  if (executor->profile.enabled) {
+    uint32_t slot = step->done_count - 1; /* the step's completion */
     if (step->done[slot]) clReleaseEvent(step->done[slot]);
     step->done[slot] = event;
-    HGR_RETURN_IF_ERROR(hgr__order_enqueued(order, step->queue, event));
+    HGR_RETURN_IF_ERROR(hgr__order_enqueued(&executor->order, step->queue, event));
   } else {
-    HGR_RETURN_IF_ERROR(hgr__order_adopt(order, step->queue, event));
+    HGR_RETURN_IF_ERROR(hgr__order_adopt(&executor->order, step->queue, event));
   }
+  /* The trackers hear only of the steps that something off their queue (or after the
+   * run) waits for. */
+  if (!step->tracked && !executor->stepping) return HGR_OK;
   for (uint32_t i = 0; i < step->in_count; ++i)
-    hgr__order_record(order, step->in_storages[i], false, event, step->queue);
+    hgr__order_record(&executor->order, step->in_storages[i], false, event, step->queue);
   for (uint32_t i = 0; i < step->out_count; ++i)
-    hgr__order_record(order, step->out_storages[i], true, event, step->queue);
+    hgr__order_record(&executor->order, step->out_storages[i], true, event, step->queue);
   return HGR_OK;
 }
 

@@ -111,22 +111,6 @@ hgr_status_t hgr__order_adopt(hgr__order_t* order, uint32_t queue, cl_event even
   return hgr__queue_note(&order->queues, queue, event);
 }
 
-hgr_status_t hgr__order_cover(hgr__order_t* order) {
-  hgr_status_t status = HGR_OK;
-  for (uint32_t q = 0; q < order->queues.count; ++q) {
-    hgr__queue_t* queue = &order->queues.queues[q];
-    if (!queue->unevented) continue;
-    cl_event marker = NULL;
-    cl_int error = clEnqueueMarkerWithWaitList(queue->queue, 0, NULL, &marker);
-    if (error != CL_SUCCESS) {
-      status = hgr_status_join(status, HGR_CL_STATUS(error, "clEnqueueMarkerWithWaitList on %s", queue->spec));
-      continue;
-    }
-    status = hgr_status_join(status, hgr__order_adopt(order, q, marker));
-  }
-  return status;
-}
-
 static hgr_status_t add_wait(hgr__order_t* order, hgr__tracked_event_t tracked, uint32_t queue, uint32_t* wait_count) {
   cl_event* wait = order->wait;
   const hgr__queue_t* queues = order->queues.queues;

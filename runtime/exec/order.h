@@ -99,10 +99,6 @@ hgr_status_t hgr__order_enqueued(hgr__order_t* order, uint32_t queue, cl_event e
 /* The same for a command whose event reference passes to the order (kept without a
  * retain of its own); on failure the reference is released. */
 hgr_status_t hgr__order_adopt(hgr__order_t* order, uint32_t queue, cl_event event);
-/* Enqueues a marker, kept like a command, on every queue whose last commands have no
- * event, so that each queue's last event covers all its commands again (after a run
- * stopped halfway). */
-hgr_status_t hgr__order_cover(hgr__order_t* order);
 /* Commands enqueued from now on belong to step (on node_id); hgr__order_end_step
  * ends that. Inline: once per step. */
 static inline void hgr__order_begin_step(hgr__order_t* order, uint32_t step, uint32_t node_id) {

@@ -391,8 +391,8 @@ static uint32_t schedule_queue(const schedule_t* schedule, const hgr__step_t* st
 }
 
 /* One access of step s: marks the steps of the run that it waits for off its queue
- * as needing an event, and returns whether it must look at the trackers at run time
- * (for those, or for what the storage's trackers held before the run). A copy (queue
+ * as tracked, and returns whether it must look at the trackers at run time (for
+ * those, or for what the storage's trackers held before the run). A copy (queue
  * `queues - 1`) looks at them itself: it waits for every step it touches. */
 static bool schedule_access(const schedule_t* schedule, hgr__step_t* steps, uint32_t s, uint32_t storage,
                             bool writing) {
@@ -405,14 +405,14 @@ static bool schedule_access(const schedule_t* schedule, hgr__step_t* steps, uint
     if (!(*synced & (writing ? 2 : 1))) check = true;
     *synced |= writing ? 3 : 1;
   } else if (copy || schedule_queue(schedule, &steps[writer]) != q) {
-    steps[writer].needs_event = true;
+    steps[writer].tracked = true;
     check = true;
   }
   if (writing) {
     const uint32_t* readers = &schedule->readers[(size_t)storage * schedule->queues];
     for (uint32_t r = 0; r < schedule->queues; ++r)
       if (readers[r] != SCHEDULE_NONE && (copy || r != q)) {
-        steps[readers[r]].needs_event = true;
+        steps[readers[r]].tracked = true;
         check = true;
       }
   }
@@ -453,16 +453,15 @@ static hgr_status_t schedule_step(schedule_t* schedule, hgr__step_t* steps, uint
   return HGR_OK;
 }
 
-/* Events cost host time in the driver on every command (about a fifth of hgr's own
- * cost per node on PoCL), so a kernel step asks for one only when something must
- * wait for it: a step on another queue (or a copy) in the same run, whatever comes
- * after the run (the last writer and readers of every storage: the next run, host
- * transfers, readbacks, fences), each queue's last step (waits), or a profile (every
- * launch). The rest ride on the in-order queue: a failure stays on the queue's
- * next event, which names its segment (segment_first). Likewise only the accesses
- * that may meet another queue's command look at the trackers at run time: those
- * whose writer or readers in the run are off the step's queue, and the first on
- * each queue after the run started, when the trackers may hold anything. */
+/* Every command of a run keeps its event (launch.c says why), but most need neither
+ * a look at the trackers before they are enqueued nor a record in them after: on a
+ * chain every access meets only its own queue. Only the accesses that may meet
+ * another queue's command look at the trackers at run time: those whose writer or
+ * readers in the run are off the step's queue (or a copy), and the first on each
+ * queue after the run started, when the trackers may hold anything. Only the steps
+ * that those look for, and whatever comes after the run looks for (the last writer
+ * and readers of every storage: the next run, host transfers, readbacks, fences),
+ * are recorded in the trackers. Copies always look and record (transfer.c). */
 hgr_status_t hgr__steps_schedule(hgr_executor_t* executor) {
   hgr__step_t* steps = executor->steps;
   uint32_t storages = executor->graph->storage_count;
@@ -475,52 +474,27 @@ hgr_status_t hgr__steps_schedule(hgr_executor_t* executor) {
   schedule.readers = malloc(cells * sizeof(uint32_t));
   schedule.synced = calloc(cells, 1);
   schedule.checks = malloc(most * sizeof(uint32_t));
-  uint32_t* segment = malloc(schedule.queues * sizeof(uint32_t)); /* per queue: first step since its last event */
   hgr_status_t status = HGR_OK;
-  if (!schedule.writer || !schedule.readers || !schedule.synced || !schedule.checks || !segment) {
+  if (!schedule.writer || !schedule.readers || !schedule.synced || !schedule.checks) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
   for (uint32_t st = 0; st < storages; ++st) schedule.writer[st] = SCHEDULE_NONE;
   for (size_t c = 0; c < cells; ++c) schedule.readers[c] = SCHEDULE_NONE;
-  for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
-    hgr__step_t* step = &steps[s];
-    if (step->kind == HGR__STEP_NOP) continue;
-    step->needs_event = step->kind != HGR__STEP_KERNEL || executor->profile.enabled;
-    status = schedule_step(&schedule, steps, s);
-  }
-  if (status) goto cleanup;
-  /* What comes after the run waits on the trackers' last entries. */
-  for (uint32_t st = 0; st < storages; ++st) {
-    if (schedule.writer[st] != SCHEDULE_NONE) steps[schedule.writer[st]].needs_event = true;
+  for (uint32_t s = 0; s < executor->step_count && !status; ++s)
+    if (steps[s].kind != HGR__STEP_NOP) status = schedule_step(&schedule, steps, s);
+  /* What comes after the run looks at the trackers' last entries. */
+  for (uint32_t st = 0; st < storages && !status; ++st) {
+    if (schedule.writer[st] != SCHEDULE_NONE) steps[schedule.writer[st]].tracked = true;
     for (uint32_t r = 0; r < schedule.queues; ++r)
       if (schedule.readers[(size_t)st * schedule.queues + r] != SCHEDULE_NONE)
-        steps[schedule.readers[(size_t)st * schedule.queues + r]].needs_event = true;
-  }
-  /* Each queue's last step, and the segments the events close. */
-  for (uint32_t q = 0; q < schedule.queues; ++q) segment[q] = SCHEDULE_NONE;
-  for (uint32_t s = executor->step_count; s-- > 0;) {
-    uint32_t q = schedule_queue(&schedule, &steps[s]);
-    if (steps[s].kind == HGR__STEP_NOP || segment[q] != SCHEDULE_NONE) continue;
-    steps[s].needs_event = true;
-    segment[q] = s;
-  }
-  for (uint32_t q = 0; q < schedule.queues; ++q) segment[q] = SCHEDULE_NONE;
-  for (uint32_t s = 0; s < executor->step_count; ++s) {
-    hgr__step_t* step = &steps[s];
-    if (step->kind == HGR__STEP_NOP) continue;
-    uint32_t q = step->queue; /* copies too: their last command is on it */
-    if (segment[q] == SCHEDULE_NONE) segment[q] = s;
-    if (!step->needs_event) continue;
-    step->segment_first = segment[q];
-    segment[q] = SCHEDULE_NONE;
+        steps[schedule.readers[(size_t)st * schedule.queues + r]].tracked = true;
   }
 cleanup:
   free(schedule.writer);
   free(schedule.readers);
   free(schedule.synced);
   free(schedule.checks);
-  free(segment);
   return status;
 }
 

@@ -20,7 +20,6 @@ typedef struct hgr__queue_t {
                            kept events were released (hgr__order_retire) */
   cl_event last;        /* the newest command's event (borrowed from the kept
                            commands, order.h); in order, it covers all; NULL once retired */
-  bool unevented;       /* commands without an event were enqueued after `last` */
 } hgr__queue_t;
 
 typedef struct hgr__queue_set_t {
@@ -48,17 +47,7 @@ hgr_status_t hgr__queue_flush(hgr__queue_set_t* set, uint32_t queue);
 static inline hgr_status_t hgr__queue_note(hgr__queue_set_t* set, uint32_t queue, cl_event event) {
   hgr__queue_t* q = &set->queues[queue];
   q->last = event;
-  q->unevented = false;
   q->seq++;
-  if (++q->unflushed >= HGR_FLUSH_EVERY) return hgr__queue_flush(set, queue);
-  return HGR_OK;
-}
-
-/* Notes a command just enqueued on queue without an event: `last` no longer covers
- * the queue until a command with one follows (hgr__order_cover). */
-static inline hgr_status_t hgr__queue_note_unevented(hgr__queue_set_t* set, uint32_t queue) {
-  hgr__queue_t* q = &set->queues[queue];
-  q->unevented = true;
   if (++q->unflushed >= HGR_FLUSH_EVERY) return hgr__queue_flush(set, queue);
   return HGR_OK;
 }

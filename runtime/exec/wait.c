@@ -23,21 +23,8 @@ static hgr_status_t step_failure(const hgr_executor_t* executor, const hgr__step
     return HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "%s (__copy %s -> %s, %s) failed on the device: %s",
                       label, from, spec, hgr_pair_class_name(step->pair_class), hgr_opencl_error_name(code));
   }
-  uint32_t s = (uint32_t)(step - executor->steps);
-  if (step->segment_first >= s || executor->stepping)
-    return HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "%s (%s on %s) failed on the device: %s", label,
-                      node->func_name, spec, hgr_opencl_error_name(code));
-  /* The steps before it on its queue since the previous event ran without events of
-   * their own (the schedule, plan.c): a failure among them ends up on this event. */
-  char first[160];
-  uint32_t others = 0;
-  for (uint32_t k = step->segment_first; k < s; ++k)
-    others += executor->steps[k].kind != HGR__STEP_NOP && executor->steps[k].queue == step->queue;
-  hgr__graph_node_label(executor->graph, executor->steps[step->segment_first].node_id, first, sizeof(first));
-  return HGR_STATUS(HGR_STATUS_DEVICE_FAILURE,
-                    "%s (%s on %s), or one of the %u nodes before it on its queue from %s, failed on the device: %s "
-                    "(these nodes share one event; an executor with profiling names the node)",
-                    label, node->func_name, spec, others, first, hgr_opencl_error_name(code));
+  return HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "%s (%s on %s) failed on the device: %s", label,
+                    node->func_name, spec, hgr_opencl_error_name(code));
 }
 
 /* The first kept command (in enqueue order, so runs in order and each run's nodes
