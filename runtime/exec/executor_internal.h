@@ -9,7 +9,8 @@
  *   storage.c     the storage pool and rebinding of kernel arguments (storage.h)
  *   program_cache.c  the programs the steps use, built or loaded from the cache
  *   transfer.c    copy steps per device pair
- *   plan.c        steps: each node bound to a device, a queue and its kernels
+ *   plan.c        steps: each node bound to a device, a queue and its kernels, and
+ *                 the schedule (which accesses look at the order's trackers)
  *   launch.c      enqueueing one step
  *   wait.c        waiting for events, the failure scan
  *   readback.c    reading or exporting one storage to the host

@@ -4,7 +4,10 @@
  * Per storage the executor remembers its last writer and its readers since (one per
  * queue: on an in-order queue the newest covers the older ones); a command touching
  * a storage waits for the writer and, when it writes, the readers, unless they are
- * on its own queue or have retired. Every command event since every queue was last
+ * on its own queue or have retired. Kernel steps look and record only where the
+ * executor's schedule (plan.c) says another queue, or what follows the run, may
+ * meet them; the trackers may then hold older entries than the newest access,
+ * which only adds waits on commands that are ordered before anyway. Every command event since every queue was last
  * idle is kept (retained): PoCL 3.1 frees a command that a failed dependency
  * terminated while commands after it on the queue still refer to it, unless the
  * application holds a reference. The trackers and each queue's last event borrow
