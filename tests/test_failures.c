@@ -152,6 +152,114 @@ static void large_copy_after_a_failed_producer_reports_the_producer(void** state
   run_with_failure(300 * 1000); /* 1.2 MB: a mapped copy */
 }
 
+/* A chain on the producer's device alone: node k + 2 is 'opK', value - B (k = 1),
+ * value + B (other even k) or value * B (odd k), its output in storage 2 + k % 2, so the storages alternate and
+ * most nodes are neither the last writer nor the last reader of anything. */
+static char* chain_json(size_t elements, int nodes) {
+  size_t size = 1024 + (size_t)nodes * 400;
+  char* json = malloc(size);
+  size_t used = (size_t)snprintf(json, size,
+                                 "{\"nodes\": [{\"op\": \"null\", \"name\": \"A\", \"inputs\": []},"
+                                 "{\"op\": \"null\", \"name\": \"B\", \"inputs\": []}");
+  for (int k = 0; k < nodes; ++k)
+    used += (size_t)snprintf(json + used, size - used,
+                             ",{\"op\": \"tvm_op\", \"name\": \"op%d\", \"attrs\": {\"func_name\": \"%s\", "
+                             "\"num_inputs\": \"2\", \"num_outputs\": \"1\", \"flatten_data\": \"0\"}, "
+                             "\"inputs\": [[%d, 0, 0], [1, 0, 0]]}",
+                             k, k == 1 ? "subtract" : k % 2 ? "multiply" : "add", k ? k + 1 : 0);
+  used += (size_t)snprintf(json + used, size - used, "], \"arg_nodes\": [0, 1], \"node_row_ptr\": [0");
+  for (int n = 1; n <= nodes + 2; ++n) used += (size_t)snprintf(json + used, size - used, ", %d", n);
+  used += (size_t)snprintf(json + used, size - used,
+                           "], \"heads\": [[%d, 0, 0]], \"attrs\": {\"storage_id\": [\"list_int\", [0, 1", nodes + 1);
+  for (int k = 0; k < nodes; ++k) used += (size_t)snprintf(json + used, size - used, ", %d", 2 + k % 2);
+  used += (size_t)snprintf(json + used, size - used, "]], \"shape\": [\"list_shape\", [");
+  for (int n = 0; n < nodes + 2; ++n) used += (size_t)snprintf(json + used, size - used, "%s[%zu]", n ? ", " : "", elements);
+  used += (size_t)snprintf(json + used, size - used, "]], \"dltype\": [\"list_str\", [");
+  for (int n = 0; n < nodes + 2; ++n) used += (size_t)snprintf(json + used, size - used, "%s\"float32\"", n ? ", " : "");
+  used += (size_t)snprintf(json + used, size - used, "]], \"device_index\": [\"list_int\", [");
+  for (int n = 0; n < nodes + 2; ++n) used += (size_t)snprintf(json + used, size - used, "%s4", n ? ", " : "");
+  snprintf(json + used, size - used, "]]}}");
+  return json;
+}
+
+static hgr_executor_t* make_chain_executor(hgr_instance_t* instance, hgr_graph_t* graph, bool profiling,
+                                           const float* a, const float* b, size_t elements) {
+  hgr_device_binding_t bindings[] = {{4, producer_spec}};
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  options.bindings = bindings;
+  options.binding_count = 1;
+  options.profiling = profiling;
+  hgr_executor_t* executor = NULL;
+  ASSERT_OK(hgr_executor_create(instance, graph, &options, &executor));
+  ASSERT_OK(hgr_executor_set_input_by_name(executor, "A", a, elements * 4));
+  ASSERT_OK(hgr_executor_set_input_by_name(executor, "B", b, elements * 4));
+  return executor;
+}
+
+/* A node in the middle of a chain on one queue fails: the wait names that node, with
+ * and without profiling. Neither PoCL 3.1 nor rusticl fails the commands after it on
+ * the queue when it failed before they were enqueued, as here, so a run that kept
+ * events only at the chain's end (the executor's schedule records only op0, op18
+ * and op19 in its trackers) would miss the failure. */
+static void chain_failure_in_the_middle_names_its_node(void** state) {
+  (void)state;
+  enum { NODES = 20 };
+  const size_t elements = 1000;
+  hgr_instance_t* instance = NULL;
+  ASSERT_OK(hgr_instance_create(NULL, &instance));
+  const char* needed[] = {producer_spec};
+  hgr_test_require_devices(instance, needed, 1);
+  char* json = chain_json(elements, NODES);
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+  free(json);
+  float* a = malloc(elements * 4);
+  float* b = malloc(elements * 4);
+  float* out = malloc(elements * 4);
+  for (size_t i = 0; i < elements; ++i) {
+    a[i] = (float)(i % 7) - 3.0f;
+    b[i] = 0.5f;
+  }
+
+  hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
+  hgr_executor_t* executor = make_chain_executor(instance, graph, false, a, b, elements);
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_wait(executor));
+  ASSERT_OK(hgr_executor_get_output(executor, 0, out, elements * 4));
+  for (size_t i = 0; i < elements; ++i) {
+    float expected = a[i];
+    for (int k = 0; k < NODES; ++k)
+      expected = k == 1 ? expected - b[i] : k % 2 ? expected * b[i] : expected + b[i];
+    assert_float_equal(out[i], expected, 1e-5f);
+  }
+  /* op1, the only subtract, fails. */
+  hgr_fault_shim_fail_kernel("hgr_subtract_f32", CL_OUT_OF_RESOURCES);
+  ASSERT_OK(hgr_executor_run(executor));
+  hgr_fault_shim_fail_kernel(NULL, 0);
+  ASSERT_STATUS(hgr_executor_wait(executor), HGR_STATUS_DEVICE_FAILURE, "node 3 'op1' (subtract on ",
+                "failed on the device");
+  hgr_executor_release(executor);
+  hgr_fault_shim_release_failed_events();
+  ASSERT_OPENCL_BALANCED_AFTER_FAILURE(&before);
+
+  executor = make_chain_executor(instance, graph, true, a, b, elements);
+  hgr_fault_shim_fail_kernel("hgr_subtract_f32", CL_OUT_OF_RESOURCES);
+  ASSERT_OK(hgr_executor_run(executor));
+  hgr_fault_shim_fail_kernel(NULL, 0);
+  ASSERT_STATUS(hgr_executor_wait(executor), HGR_STATUS_DEVICE_FAILURE, "node 3 'op1' (subtract on ",
+                "failed on the device");
+  hgr_executor_release(executor);
+  hgr_fault_shim_release_failed_events();
+  ASSERT_OPENCL_BALANCED_AFTER_FAILURE(&before);
+
+  free(a);
+  free(b);
+  free(out);
+  hgr_graph_release(graph);
+  hgr_instance_release(instance);
+}
+
 static void on_alarm(int signal_number) {
   (void)signal_number;
   static const char message[] = "test_failures: a run hung for 250 s\n";
@@ -172,6 +280,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(small_copy_after_a_failed_producer_reports_the_producer),
       cmocka_unit_test(large_copy_after_a_failed_producer_reports_the_producer),
+      cmocka_unit_test(chain_failure_in_the_middle_names_its_node),
   };
   int failed = cmocka_run_group_tests_name("failures", tests, NULL, NULL);
   return failed ? failed : hgr_fault_shim_exit_status("test_failures");

@@ -78,7 +78,8 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
       (status = hgr_status_annotate(hgr_executor_wait(source), "share_params_from: waiting for the source executor")))
     goto cleanup;
   if ((status = hgr__storage_allocate(&executor->pool, instance, graph, source ? &source->pool : NULL)) ||
-      (status = hgr__programs_build(executor)) || (status = hgr__steps_bind(executor)))
+      (status = hgr__programs_build(executor)) || (status = hgr__steps_bind(executor)) ||
+      (status = hgr__steps_schedule(executor)))
     goto cleanup;
   hgr__host_io_mark_shared_inputs(executor);
   /* Shared inputs hold the source's params already. */

@@ -10,7 +10,8 @@
  *   program_cache.c  the programs the steps use, built or loaded from the cache
  *   tune_store.c  the tuning file's records (tune_store.h)
  *   transfer.c    copy steps per device pair
- *   plan.c        steps: each node bound to a device, a queue and its kernels
+ *   plan.c        steps: each node bound to a device, a queue and its kernels, and
+ *                 the schedule (which accesses look at the order's trackers)
  *   launch.c      enqueueing one step
  *   wait.c        waiting for events, the failure scan
  *   readback.c    reading or exporting one storage to the host
@@ -83,10 +84,17 @@ typedef struct hgr__step_t {
   uint32_t chunk_count;
   cl_event staging_write;  /* staged: the previous run's write from the staging (retained) */
   uint64_t staging_write_seq; /* its position on its queue */
-  /* the events that complete the step in this run (retained), to report failures:
-   * one per step, or one per chunk of a mapped copy */
+  /* the events that complete the step in this run (retained), for profiles and copy
+   * paths: one per launch (profiling) or chunk of a mapped copy; kernel steps of a
+   * run without profiling leave them NULL (their kept event is the order's) */
   cl_event* done;
   uint32_t done_count;
+  /* The schedule (plan.c, hgr__steps_schedule), the same for every run: */
+  bool tracked;            /* its accesses go into the trackers (order.h): a step off
+                              its queue, or something after the run, waits for it */
+  uint32_t* checks;        /* the accesses whose trackers may hold another queue's
+                              command: storage slot << 1 | writing */
+  uint32_t check_count;
 } hgr__step_t;
 
 /* ---- programs (program_cache.c) --------------------------------------------------- */
@@ -238,6 +246,10 @@ bool hgr__cache_make_directories(char* path);
 hgr_status_t hgr__steps_plan(hgr_executor_t* executor, const hgr_executor_options_t* options);
 /* Creates every kernel step's kernels and sets their arguments. */
 hgr_status_t hgr__steps_bind(hgr_executor_t* executor);
+/* Computes the schedule of every step (hgr__step_t): which steps' accesses go into
+ * the trackers and which accesses need a look at them, by replaying one run's
+ * accesses over the steps' queues (after hgr__steps_bind). */
+hgr_status_t hgr__steps_schedule(hgr_executor_t* executor);
 /* Releases every step's kernels, events and copy resources, and the steps. */
 void hgr__steps_release(hgr_executor_t* executor);
 

@@ -21,13 +21,27 @@ uint32_t hgr__commands_per_run(hgr_executor_t* executor) {
   return executor->commands_per_run;
 }
 
+/* The waits of a kernel step: the accesses its schedule checks (plan.c), or all of
+ * them while stepping (between steps the caller may set inputs or read entries,
+ * which the schedule does not replay). */
+static hgr_status_t kernel_waits(hgr_executor_t* executor, const hgr__step_t* step, uint32_t* wait_count) {
+  hgr__order_t* order = &executor->order;
+  if (!executor->stepping) {
+    for (uint32_t c = 0; c < step->check_count; ++c)
+      HGR_RETURN_IF_ERROR(hgr__order_storage(order, step->checks[c] >> 1, step->checks[c] & 1, step->queue, wait_count));
+    return HGR_OK;
+  }
+  for (uint32_t i = 0; i < step->in_count; ++i)
+    HGR_RETURN_IF_ERROR(hgr__order_storage(order, step->in_storages[i], false, step->queue, wait_count));
+  for (uint32_t i = 0; i < step->out_count; ++i)
+    HGR_RETURN_IF_ERROR(hgr__order_storage(order, step->out_storages[i], true, step->queue, wait_count));
+  return HGR_OK;
+}
+
 static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) {
   cl_event* wait = executor->order.wait;
   uint32_t wait_count = 0;
-  for (uint32_t i = 0; i < step->in_count; ++i)
-    HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, step->in_storages[i], false, step->queue, &wait_count));
-  for (uint32_t i = 0; i < step->out_count; ++i)
-    HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, step->out_storages[i], true, step->queue, &wait_count));
+  HGR_RETURN_IF_ERROR(kernel_waits(executor, step, &wait_count));
   /* The launches share the in-order queue: the first waits, the last completes the
    * step. With profiling every launch keeps its event (done[k]) to be timed. */
   cl_event event = NULL;
@@ -54,10 +68,22 @@ static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) 
                          hgr__graph_node_label(executor->graph, step->node_id, label, sizeof(label)),
                          executor->order.queues.queues[step->queue].spec);
   }
-  uint32_t slot = step->done_count - 1; /* the step's completion */
-  if (step->done[slot]) clReleaseEvent(step->done[slot]);
-  step->done[slot] = event; /* takes the enqueue's reference */
-  HGR_RETURN_IF_ERROR(hgr__order_enqueued(&executor->order, step->queue, event));
+  /* Every command keeps its event until its run retires, so that a failure is found
+   * and named: neither PoCL 3.1 nor rusticl fails the commands after a failed one on
+   * an in-order queue (PoCL does only for those enqueued before the failure), so an
+   * event shared by a stretch of commands would miss it. Without profiling the order
+   * takes the enqueue's reference; with it, done keeps that one to time the step. */
+  if (executor->profile.enabled) {
+    uint32_t slot = step->done_count - 1; /* the step's completion */
+    if (step->done[slot]) clReleaseEvent(step->done[slot]);
+    step->done[slot] = event;
+    HGR_RETURN_IF_ERROR(hgr__order_enqueued(&executor->order, step->queue, event));
+  } else {
+    HGR_RETURN_IF_ERROR(hgr__order_adopt(&executor->order, step->queue, event));
+  }
+  /* The trackers hear only of the steps that something off their queue (or after the
+   * run) waits for. */
+  if (!step->tracked && !executor->stepping) return HGR_OK;
   for (uint32_t i = 0; i < step->in_count; ++i)
     hgr__order_record(&executor->order, step->in_storages[i], false, event, step->queue);
   for (uint32_t i = 0; i < step->out_count; ++i)

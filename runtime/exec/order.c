@@ -99,6 +99,18 @@ hgr_status_t hgr__order_enqueued(hgr__order_t* order, uint32_t queue, cl_event e
   return hgr__queue_note(&order->queues, queue, event);
 }
 
+hgr_status_t hgr__order_adopt(hgr__order_t* order, uint32_t queue, cl_event event) {
+  hgr_status_t status = hgr__order_reserve(order, 1);
+  if (status) {
+    clReleaseEvent(event);
+    return status;
+  }
+  order->command_steps[order->command_count] = order->enqueue_step;
+  order->commands[order->command_count++] = event;
+  if (order->recording && order->enqueue_step != UINT32_MAX) HGR_RETURN_IF_ERROR(record_profiled(order, queue, event));
+  return hgr__queue_note(&order->queues, queue, event);
+}
+
 static hgr_status_t add_wait(hgr__order_t* order, hgr__tracked_event_t tracked, uint32_t queue, uint32_t* wait_count) {
   cl_event* wait = order->wait;
   const hgr__queue_t* queues = order->queues.queues;

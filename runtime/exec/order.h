@@ -4,7 +4,10 @@
  * Per storage the executor remembers its last writer and its readers since (one per
  * queue: on an in-order queue the newest covers the older ones); a command touching
  * a storage waits for the writer and, when it writes, the readers, unless they are
- * on its own queue or have retired. Every command event since every queue was last
+ * on its own queue or have retired. Kernel steps look and record only where the
+ * executor's schedule (plan.c) says another queue, or what follows the run, may
+ * meet them; the trackers may then hold older entries than the newest access,
+ * which only adds waits on commands that are ordered before anyway. Every command event since every queue was last
  * idle is kept (retained): PoCL 3.1 frees a command that a failed dependency
  * terminated while commands after it on the queue still refer to it, unless the
  * application holds a reference. The trackers and each queue's last event borrow
@@ -96,6 +99,9 @@ hgr_status_t hgr__order_keep(hgr__order_t* order, cl_event event);
 /* Notes a command enqueued on queue with event: kept, recorded while recording,
  * flushed every few commands. */
 hgr_status_t hgr__order_enqueued(hgr__order_t* order, uint32_t queue, cl_event event);
+/* The same for a command whose event reference passes to the order (kept without a
+ * retain of its own); on failure the reference is released. */
+hgr_status_t hgr__order_adopt(hgr__order_t* order, uint32_t queue, cl_event event);
 /* Commands enqueued from now on belong to step (on node_id); hgr__order_end_step
  * ends that. Inline: once per step. */
 static inline void hgr__order_begin_step(hgr__order_t* order, uint32_t step, uint32_t node_id) {

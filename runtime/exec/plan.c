@@ -413,6 +413,134 @@ hgr_status_t hgr__steps_bind(hgr_executor_t* executor) {
   return HGR_OK;
 }
 
+/* ---- the schedule ------------------------------------------------------------------ */
+
+#define SCHEDULE_NONE UINT32_MAX /* no step: before the run */
+
+/* One run's accesses replayed at creation, per storage: its last writer in the run
+ * and its readers since, per queue (as order.c tracks them at run time, by step),
+ * and per queue whether that queue has already been ordered after what the storage's
+ * trackers held when the run started (bit 0: its writer, bit 1: its readers too). */
+typedef struct schedule_t {
+  uint32_t queues;   /* executor queues, plus one for copies (any queue) */
+  uint32_t* writer;  /* per storage */
+  uint32_t* readers; /* per storage and queue */
+  uint8_t* synced;   /* per storage and queue */
+  uint32_t* checks;  /* scratch: one step's accesses to check */
+} schedule_t;
+
+static uint32_t schedule_queue(const schedule_t* schedule, const hgr__step_t* step) {
+  return step->kind == HGR__STEP_KERNEL ? step->queue : schedule->queues - 1;
+}
+
+/* One access of step s: marks the steps of the run that it waits for off its queue
+ * as tracked, and returns whether it must look at the trackers at run time (for
+ * those, or for what the storage's trackers held before the run). A copy (queue
+ * `queues - 1`) looks at them itself: it waits for every step it touches. */
+static bool schedule_access(const schedule_t* schedule, hgr__step_t* steps, uint32_t s, uint32_t storage,
+                            bool writing) {
+  uint32_t q = schedule_queue(schedule, &steps[s]);
+  bool copy = q == schedule->queues - 1;
+  bool check = copy;
+  uint32_t writer = schedule->writer[storage];
+  uint8_t* synced = &schedule->synced[(size_t)storage * schedule->queues + q];
+  if (writer == SCHEDULE_NONE) {
+    if (!(*synced & (writing ? 2 : 1))) check = true;
+    *synced |= writing ? 3 : 1;
+  } else if (copy || schedule_queue(schedule, &steps[writer]) != q) {
+    steps[writer].tracked = true;
+    check = true;
+  }
+  if (writing) {
+    const uint32_t* readers = &schedule->readers[(size_t)storage * schedule->queues];
+    for (uint32_t r = 0; r < schedule->queues; ++r)
+      if (readers[r] != SCHEDULE_NONE && (copy || r != q)) {
+        steps[readers[r]].tracked = true;
+        check = true;
+      }
+  }
+  return check;
+}
+
+/* Notes step s's access of storage, as order.c records it at run time. */
+static void schedule_record(schedule_t* schedule, const hgr__step_t* steps, uint32_t s, uint32_t storage,
+                            bool writing) {
+  uint32_t* readers = &schedule->readers[(size_t)storage * schedule->queues];
+  if (!writing) {
+    readers[schedule_queue(schedule, &steps[s])] = s;
+    return;
+  }
+  schedule->writer[storage] = s;
+  for (uint32_t r = 0; r < schedule->queues; ++r) readers[r] = SCHEDULE_NONE;
+}
+
+/* Replays step s's accesses: what it waits for and the checks it keeps. */
+static hgr_status_t schedule_step(schedule_t* schedule, hgr__step_t* steps, uint32_t s) {
+  hgr__step_t* step = &steps[s];
+  uint32_t count = 0;
+  for (uint32_t i = 0; i < step->in_count + step->out_count; ++i) {
+    bool writing = i >= step->in_count;
+    uint32_t storage = writing ? step->out_storages[i - step->in_count] : step->in_storages[i];
+    if (schedule_access(schedule, steps, s, storage, writing)) schedule->checks[count++] = storage << 1 | writing;
+  }
+  for (uint32_t i = 0; i < step->in_count + step->out_count; ++i) {
+    bool writing = i >= step->in_count;
+    schedule_record(schedule, steps, s, writing ? step->out_storages[i - step->in_count] : step->in_storages[i],
+                    writing);
+  }
+  if (step->kind != HGR__STEP_KERNEL || !count) return HGR_OK;
+  step->checks = malloc(count * sizeof(uint32_t));
+  if (!step->checks) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  memcpy(step->checks, schedule->checks, count * sizeof(uint32_t));
+  step->check_count = count;
+  return HGR_OK;
+}
+
+/* Every command of a run keeps its event (launch.c says why), but most need neither
+ * a look at the trackers before they are enqueued nor a record in them after: on a
+ * chain every access meets only its own queue. Only the accesses that may meet
+ * another queue's command look at the trackers at run time: those whose writer or
+ * readers in the run are off the step's queue (or a copy), and the first on each
+ * queue after the run started, when the trackers may hold anything. Only the steps
+ * that those look for, and whatever comes after the run looks for (the last writer
+ * and readers of every storage: the next run, host transfers, readbacks, fences),
+ * are recorded in the trackers. Copies always look and record (transfer.c). */
+hgr_status_t hgr__steps_schedule(hgr_executor_t* executor) {
+  hgr__step_t* steps = executor->steps;
+  uint32_t storages = executor->graph->storage_count;
+  uint32_t most = 1;
+  for (uint32_t s = 0; s < executor->step_count; ++s)
+    if (steps[s].in_count + steps[s].out_count > most) most = steps[s].in_count + steps[s].out_count;
+  schedule_t schedule = {executor->order.queues.count + 1, NULL, NULL, NULL, NULL};
+  size_t cells = (size_t)storages * schedule.queues + 1;
+  schedule.writer = malloc(((size_t)storages + 1) * sizeof(uint32_t));
+  schedule.readers = malloc(cells * sizeof(uint32_t));
+  schedule.synced = calloc(cells, 1);
+  schedule.checks = malloc(most * sizeof(uint32_t));
+  hgr_status_t status = HGR_OK;
+  if (!schedule.writer || !schedule.readers || !schedule.synced || !schedule.checks) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    goto cleanup;
+  }
+  for (uint32_t st = 0; st < storages; ++st) schedule.writer[st] = SCHEDULE_NONE;
+  for (size_t c = 0; c < cells; ++c) schedule.readers[c] = SCHEDULE_NONE;
+  for (uint32_t s = 0; s < executor->step_count && !status; ++s)
+    if (steps[s].kind != HGR__STEP_NOP) status = schedule_step(&schedule, steps, s);
+  /* What comes after the run looks at the trackers' last entries. */
+  for (uint32_t st = 0; st < storages && !status; ++st) {
+    if (schedule.writer[st] != SCHEDULE_NONE) steps[schedule.writer[st]].tracked = true;
+    for (uint32_t r = 0; r < schedule.queues; ++r)
+      if (schedule.readers[(size_t)st * schedule.queues + r] != SCHEDULE_NONE)
+        steps[schedule.readers[(size_t)st * schedule.queues + r]].tracked = true;
+  }
+cleanup:
+  free(schedule.writer);
+  free(schedule.readers);
+  free(schedule.synced);
+  free(schedule.checks);
+  return status;
+}
+
 void hgr__steps_release(hgr_executor_t* executor) {
   hgr__storage_clear_args(&executor->pool);
   for (uint32_t s = 0; executor->steps && s < executor->step_count; ++s) {
@@ -424,6 +552,7 @@ void hgr__steps_release(hgr_executor_t* executor) {
     hgr__transfer_release(step);
     free(step->in_storages);
     free(step->out_storages);
+    free(step->checks);
   }
   free(executor->steps);
   executor->steps = NULL;
