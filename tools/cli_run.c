@@ -672,6 +672,10 @@ int hgr_cli_run(int argc, char** argv) {
       if (!lookup) input_given[index] = true;
       hgr_status_free(lookup);
     }
+    /* The executor's buffers hold the weights now: the host copy goes, instead of
+     * doubling the weights' memory for the rest of the process. */
+    hgr_params_release(args.model_params);
+    args.model_params = NULL;
   }
   if (args.params_path) {
     size_t unused = 0;
