@@ -88,8 +88,9 @@ typedef struct hgr_device_binding_t {
 } hgr_device_binding_t;
 
 /* Where compiled kernel programs are kept between processes. A program is stored
- * after the first run that launched its kernels (PoCL generates most of its code at
- * the first launch) and loaded with clCreateProgramWithBinary next time. An entry is
+ * once its kernels were launched (PoCL generates most of its code at the first
+ * launch): at creation, after the kernel warm-up (hgr_warm_up_t), else after the
+ * first run; and loaded with clCreateProgramWithBinary next time. An entry is
  * keyed by platform name, device name, device version, driver version, build
  * options and a hash of the source; a truncated, corrupt or rejected entry is
  * reported through the log and rebuilt from source. */
