@@ -7,7 +7,9 @@
  * and llvmpipe (rusticl) compiles each kernel at its first launch too: a cold first
  * run of a CNN spends seconds there. A launch is "distinct" by kernel function,
  * program, work dimension and local size (the global size where the driver picks
- * the local size from it), which is what PoCL specialises on; the step that first
+ * the local size from it), which is what PoCL specialises on (it also tells small
+ * grids from large ones; a launch of an already warmed kernel and local size over a
+ * much larger grid may still compile at the first run); the step that first
  * has such a launch is enqueued as a run would enqueue it (its real arguments, its
  * real geometry, ordered by storage like a run), so the compiled code is exactly
  * what the run will use. Its results land in the executor's own storages, which
