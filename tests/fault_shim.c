@@ -325,7 +325,10 @@ void hgr_fault_shim_release_failed_events(void) {
   pthread_mutex_unlock(&fail_mutex);
 }
 
-/* The status to fail this kernel's enqueue with, or 0 when it is not the one named. */
+cl_int __real_clGetKernelInfo(cl_kernel kernel, cl_kernel_info param, size_t size, void* value, size_t* size_ret);
+
+/* The status to fail this kernel's enqueue with, or 0 when it is not the one named.
+ * The driver's clGetKernelInfo: the shim's own query is no call to count or fail. */
 static cl_int kernel_failure(cl_kernel kernel) {
   pthread_mutex_lock(&fail_mutex);
   cl_int status = fail_kernel_status;
@@ -335,7 +338,7 @@ static cl_int kernel_failure(cl_kernel kernel) {
   pthread_mutex_unlock(&fail_mutex);
   if (!armed || in_callback) return 0;
   char name[sizeof(fail_kernel_name)] = "";
-  if (clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name), name, NULL) != CL_SUCCESS) return 0;
+  if (__real_clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof(name), name, NULL) != CL_SUCCESS) return 0;
   return strcmp(name, wanted) ? 0 : status;
 }
 
@@ -546,6 +549,10 @@ WRAP(cl_int, clReleaseKernel, (cl_kernel kernel)) {
 WRAP(cl_int, clSetKernelArg, (cl_kernel kernel, cl_uint index, size_t size, const void* value)) {
   INJECT_INT(clSetKernelArg);
   return __real_clSetKernelArg(kernel, index, size, value);
+}
+WRAP(cl_int, clGetKernelInfo, (cl_kernel kernel, cl_kernel_info param, size_t size, void* value, size_t* size_ret)) {
+  INJECT_INT(clGetKernelInfo);
+  return __real_clGetKernelInfo(kernel, param, size, value, size_ret);
 }
 WRAP(cl_int, clGetKernelWorkGroupInfo,
      (cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param, size_t size, void* value,

@@ -94,6 +94,12 @@ hgr_test(NAME multiqueue_two_branches_pocl SOURCE test_multiqueue.c ARGS two-bra
 hgr_test(NAME program_cache_three_platforms SOURCE test_program_cache.c ARGS pocl:0 rusticl:0 oclgrind:0)
 hgr_test(NAME program_cache_pocl SOURCE test_program_cache.c ARGS pocl:0)
 
+# Kernel warm-up at creation (issue 16): distinct launches once, stored at creation,
+# results unchanged, a failure while warming named; Oclgrind is never warmed
+hgr_test(NAME warm_up_pocl SOURCE test_warm_up.c ARGS pocl:0 SHIM)
+hgr_test(NAME warm_up_rusticl SOURCE test_warm_up.c ARGS rusticl:0 SHIM)
+hgr_test(NAME warm_up_oclgrind SOURCE test_warm_up.c ARGS oclgrind:0 SHIM)
+
 # User kernels from a manifest (issue 7): source on two platforms, a PoCL binary alone
 hgr_test(NAME user_kernels_pocl_rusticl SOURCE test_user_kernels.c ARGS pocl:0 rusticl:0)
 hgr_test(NAME user_kernels_pocl_oclgrind SOURCE test_user_kernels.c ARGS pocl:0 oclgrind:0)

@@ -74,6 +74,10 @@ static const char run_usage[] =
     "  --no-program-cache     compile every kernel program from source; by default\n"
     "                         binaries are kept in $HGR_CACHE_DIR, else\n"
     "                         $XDG_CACHE_HOME/hgr, else ~/.cache/hgr\n"
+    "  --warm-up auto|all|off at creation, launch each distinct kernel once so that the\n"
+    "                         driver compiles it there, not in the first run, and store\n"
+    "                         the programs then: auto (default) for programs compiled\n"
+    "                         from source, all also for cached ones, off for none\n"
     "  --verbose              also list params that name no input, every run's time, and\n"
     "                         what the program cache does\n"
     "  -h, --help             show this help\n";
@@ -165,6 +169,7 @@ typedef struct run_args_t {
   long pipeline; /* runs in flight; 0: run and wait */
   long queues;
   bool profile, verbose, context_per_device, no_program_cache, json;
+  hgr_warm_up_t warm_up;
   hgr_cli_place_args_t place;
   hgr_cli_model_args_t model;
   hgr_params_t* model_params; /* an ONNX model's weights */
@@ -271,6 +276,13 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
       ++i;
     } else if (running && !strcmp(arg, "--no-program-cache")) {
       args->no_program_cache = true;
+    } else if (running && !strcmp(arg, "--warm-up")) {
+      if (!value) return hgr_cli_usage_error(command, "--warm-up takes auto, all or off");
+      if (!strcmp(value, "auto")) args->warm_up = HGR_WARM_UP_AUTO;
+      else if (!strcmp(value, "all")) args->warm_up = HGR_WARM_UP_ALL;
+      else if (!strcmp(value, "off")) args->warm_up = HGR_WARM_UP_OFF;
+      else return hgr_cli_usage_error(command, "--warm-up takes auto, all or off, not '%s'", value);
+      ++i;
     } else if (running && !strcmp(arg, "--dump")) {
       if (!(args->dump_dir = value)) return hgr_cli_usage_error(command, "--dump needs a directory");
       ++i;
@@ -376,8 +388,10 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   hgr_instance_options_t instance_options;
   hgr_instance_options_init(&instance_options);
   instance_options.context_per_device = args->context_per_device;
+  double load_start = now_ms();
   HGR_RETURN_IF_ERROR_CLI(hgr_cli_model_load(args->graph_path, &args->model, args->input_names, args->input_files,
                                              args->input_count, !args->json, out_graph, &args->model_params));
+  if (!plan_only) printf("graph loaded in %.1f ms\n", now_ms() - load_start);
   HGR_RETURN_IF_ERROR_CLI(hgr_instance_create(&instance_options, out_instance));
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
@@ -388,6 +402,7 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   options.memory_budget_bytes = args->memory_budget;
   options.compute_queues = (uint32_t)args->queues;
   options.program_cache.mode = args->no_program_cache ? HGR_PROGRAM_CACHE_OFF : HGR_PROGRAM_CACHE_FILES;
+  options.warm_up = args->warm_up;
   if (args->kernels_path) HGR_RETURN_IF_ERROR_CLI(hgr_kernel_library_load_file(args->kernels_path, &options.kernels));
   if (args->verbose) options.log = print_log;
   args->place.options.program_cache = options.program_cache;
@@ -398,9 +413,13 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   hgr_kernel_library_release(options.kernels); /* the executor holds its own reference */
   if (!status && !plan_only) {
     hgr_program_stats_t stats = hgr_executor_program_stats(*out_executor);
-    printf("executor created in %.1f ms: %u programs (%u from the program cache, %u compiled%s) in %.1f ms\n",
+    printf("executor created in %.1f ms: %u programs (%u from the program cache, %u compiled%s) in %.1f ms",
            now_ms() - start, stats.programs, stats.from_cache, stats.from_source,
            stats.rejected ? ", rejected entries rebuilt" : "", stats.build_ms);
+    if (stats.warm_launches)
+      printf("; warm-up: %u steps in %.1f ms, %u programs stored in %.1f ms", stats.warm_launches, stats.warm_ms,
+             stats.stored, stats.store_ms);
+    printf("\n");
   }
   /* --verbose: each node's tile (hgr/tune.h), and whether the limits or `hgr tune` chose it */
   for (uint32_t n = 0; !status && args->verbose && !args->json && n < hgr_graph_node_count(*out_graph); ++n) {
@@ -664,6 +683,10 @@ int hgr_cli_run(int argc, char** argv) {
       if (!lookup) input_given[index] = true;
       hgr_status_free(lookup);
     }
+    /* The executor's buffers hold the weights now: the host copy goes, instead of
+     * doubling the weights' memory for the rest of the process. */
+    hgr_params_release(args.model_params);
+    args.model_params = NULL;
   }
   if (args.params_path) {
     size_t unused = 0;

@@ -88,8 +88,9 @@ typedef struct hgr_device_binding_t {
 } hgr_device_binding_t;
 
 /* Where compiled kernel programs are kept between processes. A program is stored
- * after the first run that launched its kernels (PoCL generates most of its code at
- * the first launch) and loaded with clCreateProgramWithBinary next time. An entry is
+ * once its kernels were launched (PoCL generates most of its code at the first
+ * launch): at creation, after the kernel warm-up (hgr_warm_up_t), else after the
+ * first run; and loaded with clCreateProgramWithBinary next time. An entry is
  * keyed by platform name, device name, device version, driver version, build
  * options and a hash of the source; a truncated, corrupt or rejected entry is
  * reported through the log and rebuilt from source. */
@@ -112,6 +113,23 @@ typedef struct hgr_program_cache_t {
   void (*store)(void* user, const char* key, const void* blob, size_t size);
   void* user;
 } hgr_program_cache_t;
+
+/* Kernel warm-up at creation (hgr_executor_options_t.warm_up). Drivers compile
+ * code at a kernel's first launch (PoCL: each kernel's work-group function, per
+ * local size; rusticl: each kernel), seconds for a CNN, which otherwise lands in
+ * the first run. Warming launches each distinct kernel launch of the graph once at
+ * creation, on the executor's own buffers with the run's arguments and geometry
+ * (results are overwritten by the first run), waits for them, and then stores the
+ * programs it compiled in the program cache, which would otherwise happen after the
+ * first run. Creation then takes longer by what the first run saves. Copies, the
+ * user's kernels (kernels.h) and host-driven devices (Oclgrind) are not warmed. */
+typedef enum hgr_warm_up_t {
+  HGR_WARM_UP_AUTO = 0, /* the default: warm the kernels of programs compiled from
+                           source at this creation (a program cache miss, or the
+                           cache off); loaded binaries are assumed warm already */
+  HGR_WARM_UP_ALL,      /* warm every kernel, loaded programs' too */
+  HGR_WARM_UP_OFF,      /* warm nothing: the first run compiles */
+} hgr_warm_up_t;
 
 /* Receives one line about what the executor does that a user may want to see
  * (program cache hits, misses and rejected entries). */
@@ -176,10 +194,14 @@ typedef struct hgr_executor_options_t {
    * every node (HGR_TUNING_CANDIDATE, candidate index tuning_candidate). */
   hgr_tuning_mode_t tuning;
   uint32_t tuning_candidate;
+  /* Kernel warm-up at creation (hgr_warm_up_t); zeroed: HGR_WARM_UP_AUTO. A
+   * kernel that fails on the device while warming fails creation with
+   * DEVICE_FAILURE naming its node. */
+  hgr_warm_up_t warm_up;
 } hgr_executor_options_t;
 
 /* Fills options with defaults (no bindings, no params, no profiling, one compute
- * queue per device). */
+ * queue per device, warm-up of the kernels compiled at creation). */
 HGR_API void hgr_executor_options_init(hgr_executor_options_t* options);
 
 /* Creates an executor. Retains graph; borrows instance (which must outlive the

@@ -42,8 +42,11 @@ typedef struct hgr_program_stats_t {
   uint32_t from_cache;     /* loaded from a cached binary */
   uint32_t from_source;    /* compiled from source (cache off, miss or rejected entry) */
   uint32_t rejected;       /* cache entries found unusable (and rebuilt) */
-  uint32_t stored;         /* binaries stored after the first run */
+  uint32_t stored;         /* binaries stored (after the warm-up, else after the first run) */
   double build_ms;         /* wall time of building or loading them (concurrently per device) */
+  uint32_t warm_launches;  /* steps launched by the warm-up at creation (hgr_warm_up_t) */
+  double warm_ms;          /* wall time of that warm-up (launches and waiting) */
+  double store_ms;         /* wall time of storing binaries at creation, after the warm-up */
 } hgr_program_stats_t;
 HGR_API hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* executor);
 

@@ -85,6 +85,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   /* Shared inputs hold the source's params already. */
   if (options->params) status = hgr__host_io_load_params(executor, options->params, true, NULL);
   if (!status) hgr__storage_lend(&executor->pool, source ? &source->pool : NULL);
+  if (!status) status = hgr__kernels_warm(executor, options->warm_up);
 
 cleanup:
   if (status) {

@@ -14,6 +14,7 @@
  *                 the schedule (which accesses look at the order's trackers)
  *   launch.c      enqueueing one step
  *   wait.c        waiting for events, the failure scan
+ *   warm.c        kernel warm-up at creation
  *   readback.c    reading or exporting one storage to the host
  *   fence.c       runs as fences, output snapshots (public hgr_fence_*)
  *   host_io.c     inputs, outputs, caller-memory bindings, params
@@ -281,6 +282,11 @@ hgr_status_t hgr__check_usable(const hgr_executor_t* executor);
 /* After a device failure: gives the commands that can still finish up to a second to
  * do so. True when every queue drained. */
 bool hgr__drain_after_failure(hgr_executor_t* executor);
+
+/* ---- warm.c ---- */
+/* Launches each distinct kernel launch once (per mode, hgr_warm_up_t) and waits for
+ * them, then stores the programs compiled at this creation; see warm.c. */
+hgr_status_t hgr__kernels_warm(hgr_executor_t* executor, hgr_warm_up_t mode);
 
 /* ---- readback.c ---- */
 /* The storage slot of output index. */
