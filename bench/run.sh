@@ -9,7 +9,8 @@
 #                                    (after a change to bench/notes.md)
 #   bench/onnx.sh                    the ONNX models against ONNX Runtime (its own section)
 #
-# Parts: chain, copy, startup, ops, pipeline (one section of the document each).
+# Parts: chain, copy, startup, ops, pipeline, conv (one section of the document each;
+# conv needs the venv with onnx and numpy that scripts/setup.sh makes).
 # Each part keeps its section in $BUILD_DIR/bench-results/ (with when it ran and the
 # load average), and the document is put together from the latest results of every
 # part, so a part run alone replaces only its own section.
@@ -29,7 +30,7 @@ cd "$root"
 build_dir="${BUILD_DIR:-build-bench}"
 output="${OUTPUT:-docs/benchmarks.md}"
 quick="${QUICK:-}"
-all_parts="chain copy startup ops pipeline"
+all_parts="chain copy startup ops pipeline conv"
 parts="${PARTS:-$all_parts}"
 [[ "$parts" == none ]] && parts=""
 for part in $parts; do
@@ -45,7 +46,7 @@ if grep -Eq '^HGR_SANITIZE:STRING=.+' "$build_dir/CMakeCache.txt" ||
   exit 2
 fi
 cmake --build "$build_dir" -j2 --target hgr_cli hgr_bench_chain hgr_bench_copy hgr_bench_create hgr_bench_pipeline \
-  hgr_bench_ops hgr_bench_conv >/dev/null
+  hgr_bench_ops hgr_bench_conv hgr_bench_peak >/dev/null
 
 # The test bed, as scripts/setup.sh sets it up; a caller's own settings win.
 cmake -DDIR="$build_dir/testbed/vendors" -P tests/testbed.cmake >/dev/null
@@ -67,10 +68,10 @@ trap 'rm -rf "$work"' EXIT
 
 if [[ -n "$quick" ]]; then
   rounds_chain=11 rounds_two=7 rounds_rusticl=5 rounds_basic=51 copy_seconds=0.2 processes=1
-  rounds_pipeline=3 op_repeat=3 startup_processes=1
+  rounds_pipeline=3 op_repeat=3 startup_processes=1 conv_repeat=3
 else
   rounds_chain=101 rounds_two=51 rounds_rusticl=21 rounds_basic=301 copy_seconds=3 processes=3
-  rounds_pipeline=9 op_repeat=10 startup_processes=3
+  rounds_pipeline=9 op_repeat=10 startup_processes=3 conv_repeat=7
 fi
 
 section() { echo >&2; echo "== $*" >&2; }
@@ -340,6 +341,38 @@ driver's work-group size, 16x16, 8x8 and 64x1.
 $(cat "$work/ops.gemm")
 
 $(cat "$work/ops.conv")
+EOF
+}
+
+# ---- 6. conv layers against the machine's peak --------------------------------------------
+part_conv() {
+  section "conv layers of resnet50, vgg19 and shufflenet against the FMA peak"
+  local python="${HGR_ONNX_PYTHON:-$build_dir/onnx-venv/bin/python}"
+  [[ -x "$python" ]] || python="build/onnx-venv/bin/python"
+  [[ -x "$python" ]] || { echo "bench/run.sh: conv needs the venv of scripts/setup.sh (or HGR_ONNX_PYTHON)" >&2; return 1; }
+  "$bench/hgr_bench_peak" -d pocl:0 | tee "$work/conv.peak" >&2
+  PYTHON="$python" PEAK_BENCH="$bench/hgr_bench_peak" WORK="$work/conv" \
+    bench/conv_layers.sh -r "$conv_repeat" -d pocl:0 "$hgr" | tee "$work/conv.out" >&2
+  local share
+  share="$(sed -n 's/^total res\* .* \([0-9]*\)%$/\1/p' "$work/conv.out")"
+  echo "| resnet50's conv layers on pocl:0: sum of FLOPs / sum of times, share of the FMA peak | ${share:-?} % | ≥ 60 % | $(awk -v s="${share:-0}" 'BEGIN { print (s >= 60 ? "PASS" : "MISS") }') |" >>"$part_targets"
+  cat <<EOF
+## 6. Convolution layers against the machine's peak
+
+The machine's float32 peak on pocl:0 is measured by \`hgr_bench_peak\` (\`bench/peak.cl\`:
+independent FMA chains on float vectors in every work-item, enough work-items for
+every compute unit): $(sed -n 's/^peak [^ ]* \([0-9.]*\) GFLOP.*/\1/p' "$work/conv.peak") GFLOP/s in this run
+(\`$(cat "$work/conv.peak")\`). Then every distinct conv layer shape of the model-zoo
+resnet50, vgg19 and shufflenet runs as a one-Conv ONNX model (with bias and relu,
+as the models fuse them), \`hgr run --repeat $conv_repeat\` on pocl:0, median
+(\`bench/conv_layers.sh -r $conv_repeat -d pocl:0 $hgr\`): ms per run, GFLOP/s and
+the share of the peak; a model's total is its layers' FLOPs over their times, each
+layer counted as often as the model has it. Issue 16's target: resnet50's conv
+layers together at ≥ 60 % of the peak.
+
+\`\`\`
+$(cat "$work/conv.out")
+\`\`\`
 EOF
 }
 
