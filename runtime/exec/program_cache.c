@@ -12,8 +12,9 @@
  * The key names platform, device, device version, driver version, build options and
  * the source's hash; the file name is a hash of the key, and the key inside the
  * file must match it too (a file written for another driver is rejected, not
- * trusted). Binaries are taken after the first run, once the kernels were launched:
- * PoCL generates most of the code then. */
+ * trusted). Binaries are taken once the kernels were launched (PoCL generates most
+ * of the code then): at creation when the kernel warm-up (warm.c) launched every
+ * kernel the graph uses from the programs compiled here, else after the first run. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
