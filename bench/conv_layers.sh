@@ -15,7 +15,8 @@
 # times the units, so GFLOP/s and the share of peak are what a quiet machine with
 # all its cores would show, if the driver's threads never waited.
 #
-# Needs a python with onnx and numpy (PYTHON, default /tmp/venv15/bin/python) and the
+# Needs a python with onnx and numpy (PYTHON, default build/onnx-venv/bin/python, the
+# venv scripts/setup.sh makes) and the
 # light models (LIGHT, default: onnx's backend test data). Models and inputs go to
 # WORK (default /tmp/hgr_conv_layers). A filter keeps the layers whose line matches
 # the grep pattern (e.g. '1x1').
@@ -27,8 +28,8 @@
 # counted as often as the model has it): sum of FLOPs over sum of median times, and
 # that as a share of the peak.
 set -eu
-PYTHON=${PYTHON:-/tmp/venv15/bin/python}
-WORK=${WORK:-/tmp/hgr_conv_layers}
+PYTHON=${PYTHON:-build/onnx-venv/bin/python}
+WORK=${WORK:-${TMPDIR:-/tmp}/hgr_conv_layers}
 repeats=5 device=pocl:0 filter=. cpu=0
 while getopts r:d:f:c o; do
   case $o in r) repeats=$OPTARG ;; d) device=$OPTARG ;; f) filter=$OPTARG ;; c) cpu=1 ;; *) exit 2 ;; esac

@@ -5,8 +5,11 @@
 #                                                  convs) and matmul_layer
 #   MODELS="resnet50 squeezenet" ROUNDS=5 RUNS=5 bench/tune.sh
 #
-# matmul_layer is bench/tune_matmul_model.py's transformer layer of MatMuls (BERT-base
-# sizes), written with HGR_ONNX_PYTHON (default /tmp/venv15/bin/python).
+# The zoo models are those `scripts/onnx_models.py prepare` writes to
+# $BUILD_DIR/onnx-models (with their arange input and expected output); matmul_layer is
+# bench/tune_matmul_model.py's transformer layer of MatMuls (BERT-base sizes). Both
+# need the venv scripts/setup.sh makes (HGR_ONNX_PYTHON, default
+# $BUILD_DIR/onnx-venv/bin/python, else build/onnx-venv's).
 #
 # Per model: `hgr tune` into a cache directory of its own (its per-layer lines are
 # kept in $BUILD_DIR/bench-results/tune-<model>.txt), then ROUNDS rounds, each
@@ -14,8 +17,7 @@
 # cache without tuning.tsv) and with the tuned ones, one after the other, so both
 # see the same machine; a figure is the median of the round medians, and both
 # outputs are checked against the zoo's expected output. Environment: BUILD_DIR
-# (default build), ONNX_LIGHT (the directory of onnx's light_*.onnx models),
-# INPUT (the models' input array, default /tmp/light_x.npy).
+# (default build), HGR_ONNX_PYTHON.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,13 +26,15 @@ build_dir="${BUILD_DIR:-build}"
 rounds="${ROUNDS:-5}"
 runs="${RUNS:-5}"
 models="${MODELS:-resnet50 squeezenet densenet121 inception_v1 inception_v2 shufflenet matmul_layer}"
-python="${HGR_ONNX_PYTHON:-/tmp/venv15/bin/python}"
-light="${ONNX_LIGHT:-/tmp/venv15/lib/python3.11/site-packages/onnx/backend/test/data/light}"
-input="${INPUT:-/tmp/light_x.npy}"
+python="${HGR_ONNX_PYTHON:-$build_dir/onnx-venv/bin/python}"
+[[ -x "$python" ]] || python="build/onnx-venv/bin/python"
+[[ -x "$python" ]] || { echo "bench/tune.sh: no venv with onnx and numpy ($python): run scripts/setup.sh, or set HGR_ONNX_PYTHON" >&2; exit 2; }
 hgr="$build_dir/tools/hgr"
 results="$build_dir/bench-results"
+data="$build_dir/onnx-models"
 mkdir -p "$results"
 [[ -x "$hgr" ]] || { echo "bench/tune.sh: no $hgr; build hgr_cli first" >&2; exit 1; }
+"$python" scripts/onnx_models.py prepare "$data" >&2
 
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
@@ -52,8 +56,8 @@ table="$results/tune.md"
   echo "|---|---|---|---|---|---|---|"
 } > "$table"
 for model in $models; do
-  name=data_0 path="$light/light_$model.onnx" model_input="$input" expected="$light/light_${model}_output_0.pb" atol=1e-4
-  case "$model" in resnet50 | shufflenet | zfnet512) name=gpu_0/data_0 ;; esac
+  path="$data/$model/model.onnx" model_input="$data/$model/input.npy" expected="$data/$model/expected.npy" atol=1e-4
+  name="$(sed -n 's/^input //p' "$data/$model/info.txt" 2>/dev/null || true)"
   if [[ "$model" == matmul_layer ]]; then
     "$python" bench/tune_matmul_model.py "$results/matmul"
     name=x path="$results/matmul/matmul_layer.onnx" model_input="$results/matmul/matmul_layer_x.npy"
