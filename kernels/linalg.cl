@@ -397,9 +397,10 @@
     }                                                                                             \
   }
 
-/* The variants, largest first; runtime/ops_linalg.c lists the same ones (keep them
- * in step) with their relative speeds. Local memory: 2 * (TY * RM + TX * RN) * BK
- * floats. */
+/* The variants, largest first, then the direct one; runtime/ops_linalg.c lists the
+ * same ones (keep them in step; the direct one first there) with their relative
+ * speeds. Local memory: 2 * (TY * RM + TX * RN) * BK floats (none for the direct
+ * one). */
 HGR_GEMM(8, 32, 4, 16, 32) /* 128 x 128 tiles, 256 items, 64 KiB */
 HGR_GEMM(8, 16, 4, 16, 32) /* 64 x 128, 128 items, 48 KiB */
 HGR_GEMM(4, 16, 4, 16, 32) /* 64 x 64, 64 items, 32 KiB */
