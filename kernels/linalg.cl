@@ -15,7 +15,8 @@
  * (b_wrap >= n: plainly j * b_col; a smaller b_wrap walks B's columns as the pixels
  * of a 2-D image, b_wrap per row: a strided 1x1 convolution's input)
  *
- * Kernels, one per tile variant, named hgr_gemm_<TX>x<TY>_<RM>x<RN>_k<BK>:
+ * Kernels, one per tile variant, named hgr_gemm_<TX>x<TY>_<RM>x<RN>_k<BK> (BK 1: the
+ * direct variant below, without local memory):
  *   (__global const float* a, __global const float* b, __global const float* bias,
  *    __global float* c, int m, int n, int k,
  *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,
@@ -85,7 +86,8 @@
 #define HGR_REP_1(X, t, u) X(0, t, u)
 #define HGR_REP_2(X, t, u) X(0, t, u) X(1, t, u)
 #define HGR_REP_4(X, t, u) HGR_REP_2(X, t, u) X(2, t, u) X(3, t, u)
-#define HGR_REP_8(X, t, u) HGR_REP_4(X, t, u) X(4, t, u) X(5, t, u) X(6, t, u) X(7, t, u)
+#define HGR_REP_6(X, t, u) HGR_REP_4(X, t, u) X(4, t, u) X(5, t, u)
+#define HGR_REP_8(X, t, u) HGR_REP_6(X, t, u) X(6, t, u) X(7, t, u)
 #define HGR_REP(n, X, t, u) HGR_CAT(HGR_REP_, n)(X, t, u)
 #define HGR_ACC_ZERO(r, t, u) t acc##r = (t)(0.0f);
 /* acc_r += A[row r of the work-item's block, l] * B[l, its RN columns] */
@@ -296,9 +298,109 @@
     }                                                                                               \
   }
 
-/* The variants, largest first; runtime/ops_linalg.c lists the same ones (keep them
- * in step) with their relative speeds. Local memory: 2 * (TY * RM + TX * RN) * BK
- * floats. */
+/* hgr_gemm_<TX>x<TY>_<RM>x<RN>_k1, the direct variant: the GEMM's arguments, NDRange
+ * and meaning, without local memory or barriers. Each work-item computes RM rows x
+ * RN columns of C (rows past m return at once; the group's TY * RM x TX * RN block
+ * only sets the NDRange), walking K one step at a time: RN values of B's row l in
+ * one vload (B's rows contiguous: b_col 1 and no b_wrap) times RM values of A, one
+ * broadcast each, into RM floatRN accumulators. On PoCL's CPU driver local memory
+ * is ordinary cached memory, so the tiled kernels' copies buy nothing, and their
+ * barriers make PoCL keep the accumulators in memory between the steps; here the
+ * loop over K runs inside one work-item and its 6 x 16 block (12 AVX2 registers,
+ * plus 2 for B's row and one broadcast) stays in registers: 12 FMAs per 2 vector
+ * loads and 6 broadcasts, 1.5-2x the tiled kernels in CPU time on PoCL (see
+ * runtime/ops/ops_linalg.c). The items of a work-group share the group's columns
+ * of B in cache.
+ * The last strip of columns (n not a multiple of RN, n >= RN) is read shifted left
+ * to end at column n, so the loop always takes whole vloads, and stores only its
+ * own columns. Other strides (A's columns, B transposed or wrapped, n < RN) take a
+ * gathered loop: correct, not fast (the plan picks the tiled kernels for them). */
+#define HGR_DIRECT_AROW(r, t, u) __global const float* a##r = a + min(row0 + r, m - 1) * a_row;
+#define HGR_DIRECT_MAD(r, t, la) acc##r = (t)(a##r[la]) * b_vec + acc##r;
+#define HGR_GEMM_DIRECT(TX, TY, RM, RN)                                                           \
+  __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void                                  \
+      hgr_gemm_##TX##x##TY##_##RM##x##RN##_k1(                                                    \
+          __global const float* restrict a, __global const float* restrict b,                     \
+          __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
+          int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
+          int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {        \
+    const int p = (int)get_group_id(2);                                                           \
+    const int row0 = (int)get_global_id(1) * RM;                                                  \
+    const int j0 = (int)get_global_id(0) * RN;                                                    \
+    if (row0 >= m || j0 >= n) return;                                                             \
+    a += p * a_batch;                                                                             \
+    b += p * b_batch;                                                                             \
+    c += p * m * n;                                                                               \
+    HGR_REP(RM, HGR_DIRECT_AROW, _, _)                                                            \
+    HGR_REP(RM, HGR_ACC_ZERO, HGR_VEC(RN), _)                                                     \
+    /* the strip's first column: j0, or n - RN for a last, partial strip */                       \
+    const bool plain = b_col == 1 && b_wrap >= n && n >= RN;                                      \
+    const int jb = plain && j0 + RN > n ? n - RN : j0;                                            \
+    if (plain && a_depth == 1) {                                                                  \
+      __global const float* b_row = b + jb;                                                       \
+      _Pragma("unroll 4") for (int l = 0; l < k; ++l) {                                           \
+        const HGR_VEC(RN) b_vec = HGR_VLOAD(RN)(0, b_row + l * b_depth);                          \
+        HGR_REP(RM, HGR_DIRECT_MAD, HGR_VEC(RN), l)                                               \
+      }                                                                                           \
+    } else if (plain) {                                                                           \
+      __global const float* b_row = b + jb;                                                       \
+      for (int l = 0; l < k; ++l) {                                                               \
+        const HGR_VEC(RN) b_vec = HGR_VLOAD(RN)(0, b_row + l * b_depth);                          \
+        const int la = l * a_depth;                                                               \
+        HGR_REP(RM, HGR_DIRECT_MAD, HGR_VEC(RN), la)                                              \
+      }                                                                                           \
+    } else {                                                                                      \
+      /* each column's offset in B's rows (columns past n repeat the last one: read,              \
+       * never stored); unsigned splits as the tiled copy's */                                    \
+      int col_offset[RN];                                                                         \
+      for (int j = 0; j < RN; ++j) {                                                              \
+        const uint jj = (uint)min(j0 + j, n - 1);                                                 \
+        const uint q = jj / (uint)b_wrap, r = jj - q * (uint)b_wrap;                              \
+        col_offset[j] = (int)q * b_wrap_stride + (int)r * b_col;                                  \
+      }                                                                                           \
+      for (int l = 0; l < k; ++l) {                                                               \
+        float part[RN];                                                                           \
+        for (int j = 0; j < RN; ++j) part[j] = b[l * b_depth + col_offset[j]];                    \
+        const HGR_VEC(RN) b_vec = HGR_VLOAD(RN)(0, part);                                         \
+        const int la = l * a_depth;                                                               \
+        HGR_REP(RM, HGR_DIRECT_MAD, HGR_VEC(RN), la)                                              \
+      }                                                                                           \
+    }                                                                                             \
+    HGR_VEC(RN) acc[RM];                                                                          \
+    HGR_REP(RM, HGR_ACC_SAVE, _, acc)                                                             \
+    HGR_VEC(RN) bias_vec = (HGR_VEC(RN))(0.0f);                                                   \
+    if (bias_mode == 1) {                                                                         \
+      if (jb + RN <= n) {                                                                         \
+        bias_vec = HGR_VLOAD(RN)(0, bias + jb);                                                   \
+      } else {                                                                                    \
+        float part[RN];                                                                           \
+        for (int j = 0; j < RN; ++j) part[j] = jb + j < n ? bias[jb + j] : 0.0f;                  \
+        bias_vec = HGR_VLOAD(RN)(0, part);                                                        \
+      }                                                                                           \
+    }                                                                                             \
+    for (int r = 0; r < RM; ++r) {                                                                \
+      const int i = row0 + r;                                                                     \
+      if (i >= m) break;                                                                          \
+      HGR_VEC(RN) out = acc[r] + bias_vec;                                                        \
+      if (bias_mode >= 2) out += (HGR_VEC(RN))(bias[(bias_mode == 3 ? p * m : 0) + i]);           \
+      if (act == 1) out = fmax(out, (HGR_VEC(RN))(0.0f));                                         \
+      else if (act == 2) out = out < (HGR_VEC(RN))(0.0f) ? out * alpha : out;                     \
+      else if (act == 3) out = fmin(fmax(out, (HGR_VEC(RN))(a_min)), (HGR_VEC(RN))(a_max));       \
+      if (jb == j0 && j0 + RN <= n) {                                                             \
+        HGR_VSTORE(RN)(out, 0, c + i * n + j0);                                                   \
+      } else {                                                                                    \
+        /* the strip's own columns: from j0 (a shifted strip starts before it) to n */            \
+        float part[RN];                                                                           \
+        HGR_VSTORE(RN)(out, 0, part);                                                             \
+        for (int j = j0 - jb; j < RN && jb + j < n; ++j) c[i * n + jb + j] = part[j];             \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
+/* The variants, largest first, then the direct one; runtime/ops_linalg.c lists the
+ * same ones (keep them in step; the direct one first there) with their relative
+ * speeds. Local memory: 2 * (TY * RM + TX * RN) * BK floats (none for the direct
+ * one). */
 HGR_GEMM(8, 32, 4, 16, 32) /* 128 x 128 tiles, 256 items, 64 KiB */
 HGR_GEMM(8, 16, 4, 16, 32) /* 64 x 128, 128 items, 48 KiB */
 HGR_GEMM(4, 16, 4, 16, 32) /* 64 x 64, 64 items, 32 KiB */
@@ -306,6 +408,7 @@ HGR_GEMM(4, 4, 8, 8, 16)   /* 32 x 32, 16 items, 8 KiB */
 HGR_GEMM(2, 2, 8, 8, 16)   /* 16 x 16, 4 items, 4 KiB */
 HGR_GEMM(1, 1, 8, 8, 16)   /* 8 x 8, 1 item, 2 KiB */
 HGR_GEMM(1, 1, 4, 4, 8)    /* 4 x 4, 1 item, 512 bytes */
+HGR_GEMM_DIRECT(1, 8, 6, 16) /* 48 x 16, 8 items, no local memory */
 
 /* The same tiles for conv2d (runtime/ops/ops_conv.c) */
 HGR_CONV_GEMM(8, 32, 4, 16, 32)

@@ -415,6 +415,12 @@ static void every_gemm_kernel_matches_reference(void** state) {
       check_kernel(&raw, kernel, name, &rng, 1, 2, bm - 1, bn + 3, bk + 1, false, false, 2, transposes);
       /* a grouped one's: a batch of As, one bias row per row of the whole batch */
       check_kernel(&raw, kernel, name, &rng, 3, 3, bm + 1, bn - 3, bk - 1, false, false, 3, 3 - transposes);
+      /* the direct variant (k1, each work-item rm x rn of C): a depth past its unrolled
+       * steps, rows past a work-item's block, and columns past a whole strip, whose last
+       * strip it reads shifted left (and with the transposes, its gathered loops) */
+      if (bk == 1 && (large_ok() || transposes == 0 || transposes == 3))
+        check_kernel(&raw, kernel, name, &rng, 1, 1, 2 * rm + 1, 3 * rn + 7, 67, ta, tb, transposes % 4,
+                     transposes);
     }
     clReleaseKernel(kernel);
     ++variants;
@@ -529,6 +535,51 @@ static void expect_rejected(const char* op, const char* attrs, uint32_t input_co
   hgr_optest_free(&t);
 }
 
+/* A GEMM whose A and B rows are contiguous plans the direct variant (no local memory)
+ * where at least one strip of its columns fits; transposed operands, narrow outputs
+ * and devices without room for its work-group plan a tiled one. */
+static void contiguous_matmul_plans_the_direct_gemm(void** state) {
+  (void)state;
+  static const struct {
+    int64_t m, n, k;
+    bool transpose_a, transpose_b;
+    size_t max_work_group;
+    bool direct;
+  } cases[] = {
+      {512, 512, 512, false, false, 1024, true}, {64, 49, 2048, false, false, 1024, true},
+      {512, 512, 512, true, false, 1024, false}, {512, 512, 512, false, true, 1024, false},
+      {64, 15, 64, false, false, 1024, false},   {64, 64, 64, false, false, 4, false},
+  };
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+    char attrs[96];
+    snprintf(attrs, sizeof(attrs), "\"transpose_a\": \"%s\", \"transpose_b\": \"%s\"",
+             cases[c].transpose_a ? "True" : "0", cases[c].transpose_b ? "True" : "0");
+    hgr_optest_t t;
+    hgr_optest_init(&t, "matmul", attrs);
+    int64_t m = cases[c].m, n = cases[c].n, k = cases[c].k;
+    hgr_optest_input(&t, "float32", 2, cases[c].transpose_a ? (int64_t[]){k, m} : (int64_t[]){m, k});
+    hgr_optest_input(&t, "float32", 2, cases[c].transpose_b ? (int64_t[]){n, k} : (int64_t[]){k, n});
+    hgr_optest_output(&t, "float32", 2, (int64_t[]){m, n});
+    hgr__limits_t limits = {cases[c].max_work_group, {1024, 1024, 1024}, 64 * 1024};
+    for (int d = 0; d < 3; ++d)
+      if (limits.max_work_item[d] > limits.max_work_group) limits.max_work_item[d] = limits.max_work_group;
+    hgr_graph_t* graph = NULL;
+    hgr__op_ctx_t ctx;
+    ASSERT_OK(plan_for(&t, &limits, &graph, &ctx));
+    assert_int_equal(ctx.launch_count, 1);
+    const char* kernel = ctx.launches[0].kernel;
+    size_t length = strlen(kernel);
+    bool direct = length > 3 && !strcmp(kernel + length - 3, "_k1");
+    if (direct != cases[c].direct)
+      fail_msg("matmul %lldx%lldx%lld (transpose_a %d, transpose_b %d, work-groups of %zu) planned %s",
+               (long long)m, (long long)n, (long long)k, cases[c].transpose_a, cases[c].transpose_b,
+               cases[c].max_work_group, kernel);
+    hgr__op_ctx_free(&ctx);
+    hgr_graph_release(graph);
+    hgr_optest_free(&t);
+  }
+}
+
 /* dense on one row of data plans the matrix-vector kernel, several rows the GEMM. */
 static void one_row_dense_plans_the_gemv(void** state) {
   (void)state;
@@ -621,6 +672,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(every_gemm_kernel_matches_reference),
       cmocka_unit_test(tiny_device_limits_get_a_variant_that_fits),
       cmocka_unit_test(one_row_dense_plans_the_gemv),
+      cmocka_unit_test(contiguous_matmul_plans_the_direct_gemm),
       cmocka_unit_test(bad_shapes_and_attrs_are_rejected),
   };
   return hgr_optest_main(argc, argv, "ops_linalg", tests, sizeof(tests) / sizeof(tests[0]));

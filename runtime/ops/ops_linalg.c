@@ -26,13 +26,18 @@
 #include "ops_gemm.h"
 
 /* One kernel of kernels/linalg.cl: a work-group of tx x ty work-items computing a
- * (ty * rm) x (tx * rn) block of C, bk deep per step. Largest first; the plan takes
- * the one that fits the device and costs least (see pick_variant). relative_speed
- * is each variant's GFLOP/s on 512 x 512 x 512 relative to the first's, measured on
- * PoCL 3.1 (pthread, this project's 2-vCPU Zen 5 VM, AVX2 code) in CPU time, which
- * the other load on the VM disturbs far less than wall time: 52, 46, 44, 29, 23,
+ * (ty * rm) x (tx * rn) block of C, bk deep per step; bk 1 is the direct variant
+ * (hgr_gemm_*_k1: no local memory, each work-item rm x rn of C), which only a GEMM
+ * whose B rows and A rows are contiguous (b_col 1, no wrap, a_depth 1) with n >= rn
+ * takes, never the implicit GEMM. The plan takes the variant that fits the device
+ * and costs least (see pick_variant). relative_speed is each variant's GFLOP/s on
+ * 512 x 512 x 512 relative to the first tiled one's, measured on PoCL 3.1 (pthread,
+ * this project's 2-vCPU Zen 5 VM, AVX2 code) in CPU time, which the other load on
+ * the VM disturbs far less than wall time: 80 (direct 6 x 16), 52, 46, 44, 29, 23,
  * 19 and 10 GFLOP per CPU-second. Wider register blocks (8 x 16) spill, and tiles
- * beyond 128 x 128 or deeper than 32 gained nothing. */
+ * beyond 128 x 128 or deeper than 32 gained nothing. The direct variant's 6 x 16
+ * block beat 4 x 16 (65), 6 x 8 (49) and 8 x 8 (60); its work-group shape (1-8 x
+ * 8-16 items) made no difference beyond the noise. */
 typedef struct gemm_variant_t {
   int tx, ty, rm, rn, bk;
   double relative_speed;
@@ -41,6 +46,7 @@ typedef struct gemm_variant_t {
 /* The variants are the GEMM's tile candidates (hgr__op_choose_tile): pick_variant
  * is the rule over the limits, a tuning record may name another. */
 static const gemm_variant_t gemm_variants[] = {
+    {1, 8, 6, 16, 1, 1.55},   /* direct: 6 x 16 per work-item, no local memory */
     {8, 32, 4, 16, 32, 1.0},  /* 128 x 128 tiles, 64 KiB of local memory */
     {8, 16, 4, 16, 32, 0.88}, /* 64 x 128, 48 KiB */
     {4, 16, 4, 16, 32, 0.84}, /* 64 x 64, 32 KiB */
@@ -51,14 +57,17 @@ static const gemm_variant_t gemm_variants[] = {
 };
 #define GEMM_VARIANT_COUNT (sizeof(gemm_variants) / sizeof(gemm_variants[0]))
 
+static bool variant_is_direct(const gemm_variant_t* v) { return v->bk == 1; }
+
 static uint64_t variant_local_bytes(const gemm_variant_t* v) {
+  if (variant_is_direct(v)) return 0;
   return 2u * (uint64_t)(v->ty * v->rm + v->tx * v->rn) * (uint64_t)v->bk * sizeof(float);
 }
 
 /* The candidates' names, in gemm_variants' order: the kernel's name without its
  * "hgr_gemm_" prefix. */
 static const char* const gemm_variant_names[] = {
-    "8x32_4x16_k32", "8x16_4x16_k32", "4x16_4x16_k32", "4x4_8x8_k16", "2x2_8x8_k16", "1x1_8x8_k16", "1x1_4x4_k8",
+    "1x8_6x16_k1", "8x32_4x16_k32", "8x16_4x16_k32", "4x16_4x16_k32", "4x4_8x8_k16", "2x2_8x8_k16", "1x1_8x8_k16", "1x1_4x4_k8",
 };
 _Static_assert(sizeof(gemm_variant_names) / sizeof(gemm_variant_names[0]) == GEMM_VARIANT_COUNT,
                "a name per GEMM variant");
@@ -72,18 +81,28 @@ typedef hgr__gemm_t gemm_t;
 
 static uint64_t ceil_to(uint64_t value, uint64_t step) { return (value + step - 1) / step * step; }
 
+/* Whether the direct variant v can run g at speed: its vector loads need B's rows
+ * and A's rows contiguous and at least one whole strip of columns (the kernel
+ * computes anything else too, but through gathers). */
+static bool direct_fits(const gemm_variant_t* v, const gemm_t* g, bool im2col) {
+  return !im2col && g->b_col == 1 && (g->b_wrap == 0 || g->b_wrap >= g->n) && g->a_depth == 1 && g->n >= v->rn;
+}
+
 /* The variant that fits the limits and has the least estimated time: the work of
- * its padded tiles over its relative speed. For large matrices that is the largest
- * that fits; for small ones a smaller tile wastes less on padding. NULL when none
- * fits (a device with less than 512 bytes of local memory). */
-static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gemm_t* g) {
+ * its padded tiles over its relative speed (the direct variant pads each work-item's
+ * block only: its items past m return at once). For large matrices that is the
+ * largest that fits; for small ones a smaller tile wastes less on padding. NULL
+ * when none fits (a device with less than 512 bytes of local memory and a GEMM the
+ * direct variant does not take). */
+static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gemm_t* g, bool im2col) {
   const gemm_variant_t* best = NULL;
   double best_cost = 0;
   for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i) {
     const gemm_variant_t* v = &gemm_variants[i];
-    if (!variant_fits(limits, v)) continue;
-    double work = (double)ceil_to((uint64_t)g->m, (uint64_t)(v->ty * v->rm)) *
-                  (double)ceil_to((uint64_t)g->n, (uint64_t)(v->tx * v->rn)) *
+    bool direct = variant_is_direct(v);
+    if (!variant_fits(limits, v) || (direct && !direct_fits(v, g, im2col))) continue;
+    double work = (double)ceil_to((uint64_t)g->m, (uint64_t)(direct ? v->rm : v->ty * v->rm)) *
+                  (double)ceil_to((uint64_t)g->n, (uint64_t)(direct ? v->rn : v->tx * v->rn)) *
                   (double)ceil_to((uint64_t)g->k, (uint64_t)v->bk);
     double cost = work / v->relative_speed;
     if (!best || cost < best_cost) {
@@ -94,7 +113,9 @@ static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gem
   return best;
 }
 
-bool hgr__gemm_fits(const hgr__limits_t* limits, const gemm_t* g) { return pick_variant(limits, g) != NULL; }
+/* Tiled variants only (as for the implicit GEMM): the direct one needs no local
+ * memory, but it takes only some GEMMs, which the callers do not say. */
+bool hgr__gemm_fits(const hgr__limits_t* limits, const gemm_t* g) { return pick_variant(limits, g, true) != NULL; }
 
 /* Every input is float32 with an element count the kernels can index. */
 static hgr_status_t check_inputs(const hgr__op_ctx_t* ctx) {
@@ -132,7 +153,7 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
       hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the row count", (uint64_t)g->m, INT32_MAX));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the reduced dimension", (uint64_t)g->k, INT32_MAX));
-  const gemm_variant_t* v = pick_variant(&ctx->limits, g);
+  const gemm_variant_t* v = pick_variant(&ctx->limits, g, conv != NULL);
   if (!v)
     return HGR__OP_ERROR(ctx,
                          "no GEMM tile fits the device (work-groups of %zu, %zu x %zu items, %llu bytes of local "
@@ -160,7 +181,10 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
              (long long)g->b_col, (long long)(g->b_wrap > 0 && g->b_wrap < g->n ? g->b_wrap : 0),
              (long long)(g->b_wrap > 0 && g->b_wrap < g->n ? g->b_wrap_stride : 0));
     bool fits[GEMM_VARIANT_COUNT];
-    for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i) fits[i] = variant_fits(&ctx->limits, &gemm_variants[i]);
+    /* the direct variant only where it runs at speed (it has no implicit-GEMM kernel) */
+    for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i)
+      fits[i] = variant_fits(&ctx->limits, &gemm_variants[i]) &&
+                (!variant_is_direct(&gemm_variants[i]) || direct_fits(&gemm_variants[i], g, conv != NULL));
     v = &gemm_variants[hgr__op_choose_tile(ctx, key, gemm_variant_names, fits, (uint32_t)GEMM_VARIANT_COUNT,
                                            (uint32_t)(v - gemm_variants))];
   }
