@@ -8,6 +8,8 @@
 #   PARTS=none bench/run.sh          only writes the document again from the kept results
 #                                    (after a change to bench/notes.md)
 #   bench/onnx.sh                    the ONNX models against ONNX Runtime (its own section)
+#   bench/onnx_startup.sh            their startup and peak memory against ONNX Runtime's
+#                                    (its own section)
 #
 # Parts: chain, copy, startup, ops, pipeline, conv (one section of the document each;
 # conv needs the venv with onnx and numpy that scripts/setup.sh makes).
@@ -452,10 +454,13 @@ for part in $all_parts; do
     when_rows+="| $part | not measured yet (\`PARTS=$part bench/run.sh\`) |"$'\n'
   fi
 done
-# bench/onnx.sh's section (ONNX models against ONNX Runtime), as it last wrote it.
-if [[ -f "$results/onnx.md" ]]; then
-  sections+="<!-- bench/onnx.sh: begin -->"$'\n'"$(cat "$results/onnx.md")"$'\n'"<!-- bench/onnx.sh: end -->"$'\n\n'
-fi
+# The sections of bench/onnx.sh (ONNX models against ONNX Runtime) and
+# bench/onnx_startup.sh (their startup and memory), as they last wrote them.
+for script in onnx onnx_startup; do
+  if [[ -f "$results/$script.md" ]]; then
+    sections+="<!-- bench/$script.sh: begin -->"$'\n'"$(cat "$results/$script.md")"$'\n'"<!-- bench/$script.sh: end -->"$'\n\n'
+  fi
+done
 targets="$(grep -v '^$' <<<"$targets" || true)"
 passed="$(grep -c '| PASS |$' <<<"$targets" || true)"
 total="$(grep -c '^|' <<<"$targets" || true)"
