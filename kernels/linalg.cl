@@ -98,6 +98,44 @@
 #define HGR_COMMA ,
 /* The plain GEMM, hgr_gemm_<variant>, and the convolution's, hgr_conv_gemm_<variant>
  * (IM2COL 1: B read through the im2col table, the extra last argument). */
+/* The GEMM's epilogue and store, for a block of RM rows from first_row and RN columns
+ * of the strip that starts at column jb, of which the columns from j0 (>= jb) up to n
+ * are the block's own: the accumulators acc0..acc(RM-1), plus the bias (bias_mode 1:
+ * per column, 2: per row, 3: per row of batch p), then the activation (act 1 relu,
+ * 2 leaky relu, 3 clip), stored into C [m, n]. */
+#define HGR_GEMM_STORE(RM, RN, first_row, jb, j0)\
+  {                                                                                             \
+    HGR_VEC(RN) acc[RM];                                                                        \
+    HGR_REP(RM, HGR_ACC_SAVE, _, acc)                                                           \
+    HGR_VEC(RN) bias_vec = (HGR_VEC(RN))(0.0f);                                                 \
+    if (bias_mode == 1) {                                                                       \
+      if ((jb) + RN <= n) {                                                                     \
+        bias_vec = HGR_VLOAD(RN)(0, bias + (jb));                                               \
+      } else {                                                                                  \
+        float part[RN];                                                                         \
+        for (int j = 0; j < RN; ++j) part[j] = (jb) + j < n ? bias[(jb) + j] : 0.0f;            \
+        bias_vec = HGR_VLOAD(RN)(0, part);                                                      \
+      }                                                                                         \
+    }                                                                                           \
+    for (int r = 0; r < RM; ++r) {                                                              \
+      const int i = (first_row) + r;                                                            \
+      if (i >= m) break;                                                                        \
+      HGR_VEC(RN) out = acc[r] + bias_vec;                                                      \
+      if (bias_mode >= 2) out += (HGR_VEC(RN))(bias[(bias_mode == 3 ? p * m : 0) + i]);         \
+      if (act == 1) out = fmax(out, (HGR_VEC(RN))(0.0f));                                       \
+      else if (act == 2) out = out < (HGR_VEC(RN))(0.0f) ? out * alpha : out;                   \
+      else if (act == 3) out = fmin(fmax(out, (HGR_VEC(RN))(a_min)), (HGR_VEC(RN))(a_max));     \
+      if ((jb) == (j0) && (j0) + RN <= n) {                                                     \
+        HGR_VSTORE(RN)(out, 0, c + i * n + (j0));                                               \
+      } else {                                                                                  \
+        /* the block's own columns: from j0 (a shifted strip starts before it) to n */          \
+        float part[RN];                                                                         \
+        HGR_VSTORE(RN)(out, 0, part);                                                           \
+        for (int j = (j0) - (jb); j < RN && (jb) + j < n; ++j) c[i * n + (jb) + j] = part[j];   \
+      }                                                                                         \
+    }                                                                                           \
+  }
+
 #define HGR_GEMM(TX, TY, RM, RN, BK)                                                                \
   HGR_GEMM_KERNEL(hgr_gemm_##TX##x##TY##_##RM##x##RN##_k##BK, 0, ,                                  \
                   __global const int* im2col = 0;, TX, TY, RM, RN, BK)
@@ -267,35 +305,8 @@
         HGR_REP(RM, HGR_ACC_MAD, HGR_VEC(RN), a_rows + l)                                           \
       }                                                                                             \
     }                                                                                               \
-    HGR_VEC(RN) acc[RM];                                                                            \
-    HGR_REP(RM, HGR_ACC_SAVE, _, acc)                                                               \
     const int j0 = col0 + tx * RN;                                                                  \
-    HGR_VEC(RN) bias_vec = (HGR_VEC(RN))(0.0f);                                                     \
-    if (bias_mode == 1) {                                                                           \
-      if (j0 + RN <= n) {                                                                           \
-        bias_vec = HGR_VLOAD(RN)(0, bias + j0);                                                     \
-      } else {                                                                                      \
-        float part[RN];                                                                             \
-        for (int j = 0; j < RN; ++j) part[j] = j0 + j < n ? bias[j0 + j] : 0.0f;                    \
-        bias_vec = HGR_VLOAD(RN)(0, part);                                                          \
-      }                                                                                             \
-    }                                                                                               \
-    for (int r = 0; r < RM; ++r) {                                                                  \
-      const int i = row0 + ty * RM + r;                                                             \
-      if (i >= m) break;                                                                            \
-      HGR_VEC(RN) out = acc[r] + bias_vec;                                                          \
-      if (bias_mode >= 2) out += (HGR_VEC(RN))(bias[(bias_mode == 3 ? p * m : 0) + i]);             \
-      if (act == 1) out = fmax(out, (HGR_VEC(RN))(0.0f));                                           \
-      else if (act == 2) out = out < (HGR_VEC(RN))(0.0f) ? out * alpha : out;                       \
-      else if (act == 3) out = fmin(fmax(out, (HGR_VEC(RN))(a_min)), (HGR_VEC(RN))(a_max));         \
-      if (j0 + RN <= n) {                                                                           \
-        HGR_VSTORE(RN)(out, 0, c + i * n + j0);                                                     \
-      } else {                                                                                      \
-        float part[RN];                                                                             \
-        HGR_VSTORE(RN)(out, 0, part);                                                               \
-        for (int j = 0; j < RN && j0 + j < n; ++j) c[i * n + j0 + j] = part[j];                     \
-      }                                                                                             \
-    }                                                                                               \
+    HGR_GEMM_STORE(RM, RN, row0 + ty * RM, j0, j0)                                                  \
   }
 
 /* hgr_gemm_<TX>x<TY>_<RM>x<RN>_k1, the direct variant: the GEMM's arguments, NDRange
@@ -366,35 +377,7 @@
         HGR_REP(RM, HGR_DIRECT_MAD, HGR_VEC(RN), la)                                              \
       }                                                                                           \
     }                                                                                             \
-    HGR_VEC(RN) acc[RM];                                                                          \
-    HGR_REP(RM, HGR_ACC_SAVE, _, acc)                                                             \
-    HGR_VEC(RN) bias_vec = (HGR_VEC(RN))(0.0f);                                                   \
-    if (bias_mode == 1) {                                                                         \
-      if (jb + RN <= n) {                                                                         \
-        bias_vec = HGR_VLOAD(RN)(0, bias + jb);                                                   \
-      } else {                                                                                    \
-        float part[RN];                                                                           \
-        for (int j = 0; j < RN; ++j) part[j] = jb + j < n ? bias[jb + j] : 0.0f;                  \
-        bias_vec = HGR_VLOAD(RN)(0, part);                                                        \
-      }                                                                                           \
-    }                                                                                             \
-    for (int r = 0; r < RM; ++r) {                                                                \
-      const int i = row0 + r;                                                                     \
-      if (i >= m) break;                                                                          \
-      HGR_VEC(RN) out = acc[r] + bias_vec;                                                        \
-      if (bias_mode >= 2) out += (HGR_VEC(RN))(bias[(bias_mode == 3 ? p * m : 0) + i]);           \
-      if (act == 1) out = fmax(out, (HGR_VEC(RN))(0.0f));                                         \
-      else if (act == 2) out = out < (HGR_VEC(RN))(0.0f) ? out * alpha : out;                     \
-      else if (act == 3) out = fmin(fmax(out, (HGR_VEC(RN))(a_min)), (HGR_VEC(RN))(a_max));       \
-      if (jb == j0 && j0 + RN <= n) {                                                             \
-        HGR_VSTORE(RN)(out, 0, c + i * n + j0);                                                   \
-      } else {                                                                                    \
-        /* the strip's own columns: from j0 (a shifted strip starts before it) to n */            \
-        float part[RN];                                                                           \
-        HGR_VSTORE(RN)(out, 0, part);                                                             \
-        for (int j = j0 - jb; j < RN && jb + j < n; ++j) c[i * n + jb + j] = part[j];             \
-      }                                                                                           \
-    }                                                                                             \
+    HGR_GEMM_STORE(RM, RN, row0, jb, j0)                                                          \
   }
 
 /* The variants, largest first, then the direct one; runtime/ops_linalg.c lists the

@@ -4,6 +4,7 @@
  * The rebuilt graph is appended node by node in the old order (graph_edit.c); a
  * group's node goes where its last member was, which is after every input of every
  * member, so the order stays topological. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,17 +30,17 @@ static bool param_value(const hgr__node_t* node, const hgr__fusable_t* op, uint3
   } else if (isnan(value)) {
     return false;
   }
-  *out = value > 3.4028234663852886e38 ? INFINITY : value < -3.4028234663852886e38 ? -INFINITY : (float)value;
+  *out = value > FLT_MAX ? INFINITY : value < -FLT_MAX ? -INFINITY : (float)value;
   return !isnan(*out);
 }
 
 static bool all_float32(const hgr_graph_t* graph, uint32_t n) {
   const hgr__node_t* node = &graph->nodes[n];
-  if (!hgr__dtype_same(graph->entries[graph->node_row_ptr[n]].dtype, (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}))
+  if (!hgr__dtype_same(graph->entries[graph->node_row_ptr[n]].dtype, HGR__DTYPE_F32))
     return false;
   for (uint32_t i = 0; i < node->input_count; ++i)
     if (!hgr__dtype_same(graph->entries[hgr__graph_entry_id(graph, node->inputs[i])].dtype,
-                         (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}))
+                         HGR__DTYPE_F32))
       return false;
   return true;
 }
@@ -83,7 +84,7 @@ static bool batch_norm_of(const hgr_graph_t* graph, uint32_t n, batch_norm_t* ou
   if ((axis_text && (end == axis_text || *end)) || axis < -data->ndim || axis >= data->ndim) return false;
   if (axis < 0) axis += data->ndim;
   double epsilon = epsilon_text ? strtod(epsilon_text, &end) : 1e-5;
-  if ((epsilon_text && (end == epsilon_text || *end)) || !(epsilon >= 0 && epsilon <= 3.4028234663852886e38))
+  if ((epsilon_text && (end == epsilon_text || *end)) || !(epsilon >= 0 && epsilon <= FLT_MAX))
     return false;
   for (uint32_t i = 1; i < 5; ++i) {
     const hgr__entry_t* vector = &graph->entries[hgr__graph_entry_id(graph, node->inputs[i])];

@@ -392,3 +392,30 @@ void hgr__op_ctx_free(hgr__op_ctx_t* ctx) {
   hgr_status_free(ctx->error);
   memset(ctx, 0, sizeof(*ctx));
 }
+
+int64_t hgr__broadcast_extent(const hgr__entry_t* entry, int32_t axis, int32_t ndim, int32_t d) {
+  int32_t k = axis < 0 ? d - (ndim - entry->ndim) : d - axis;
+  return k < 0 || k >= entry->ndim ? 1 : entry->shape[k];
+}
+
+void hgr__collapse_broadcast(const hgr__entry_t* const* inputs, const int32_t* axes, uint32_t count,
+                             const hgr__entry_t* out, hgr__collapsed_t* c) {
+  c->ndim = 0;
+  for (int32_t d = 0; d < out->ndim; ++d) {
+    int64_t extent = out->shape[d];
+    if (extent == 1) continue;
+    bool full[HGR__FUSED_MAX_INPUTS], same = c->ndim > 0;
+    int32_t k = c->ndim;
+    for (uint32_t j = 0; j < count; ++j) {
+      full[j] = inputs[j] && hgr__broadcast_extent(inputs[j], axes ? axes[j] : -1, out->ndim, d) != 1;
+      same = same && c->full[j][k - 1] == full[j];
+    }
+    if (same) {
+      c->extent[k - 1] *= extent; /* <= the output's element count */
+      continue;
+    }
+    c->extent[k] = extent;
+    for (uint32_t j = 0; j < count; ++j) c->full[j][k] = full[j];
+    ++c->ndim;
+  }
+}

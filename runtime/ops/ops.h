@@ -329,6 +329,27 @@ void hgr__launch_local(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, size_t bytes);
 void hgr__launch_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const int32_t* values, uint32_t count);
 void hgr__launch_meta1(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, int32_t value);
 
+/* ---- broadcasting (op_context.c) ----------------------------------------------------- */
+
+/* Extent of dimension d of an ndim-dimensional broadcast for entry placed at axis
+ * (-1: aligned to the right, NumPy's rule); dimensions it lacks are 1. */
+int64_t hgr__broadcast_extent(const hgr__entry_t* entry, int32_t axis, int32_t ndim, int32_t d);
+
+/* An output's dimensions with extent-1 ones dropped and neighbours merged along which
+ * every input is broadcast in both or in neither: fewer dimensions, fewer divisions
+ * per element in a broadcast kernel; one left with every input full is contiguous. */
+typedef struct hgr__collapsed_t {
+  int32_t ndim;
+  int64_t extent[HGR_MAX_DIMS];
+  bool full[HGR__FUSED_MAX_INPUTS][HGR_MAX_DIMS]; /* input j spans dimension k; false: stride 0 */
+} hgr__collapsed_t;
+
+/* Collapses out's dimensions for count (<= HGR__FUSED_MAX_INPUTS) inputs, inputs[j]
+ * placed at axes[j] (axes NULL: all aligned to the right); a NULL inputs[j] counts as
+ * broadcast along every dimension. */
+void hgr__collapse_broadcast(const hgr__entry_t* const* inputs, const int32_t* axes, uint32_t count,
+                             const hgr__entry_t* out, hgr__collapsed_t* c);
+
 /* NDRange helpers. 1-D: one work-item per each of count items, in work-groups of up
  * to 64 (fewer when the limits say so), global rounded up (kernels check bounds; a
  * count of 0 still launches one group). */

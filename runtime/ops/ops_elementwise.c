@@ -96,13 +96,6 @@ static hgr_status_t check_same_dtype(const hgr__op_ctx_t* ctx, const hgr__entry_
                        hgr_dtype_format(reference->dtype, want, sizeof(want)));
 }
 
-/* Extent of dimension d of an ndim-dimensional broadcast for entry, whose shape is
- * aligned to the right (missing leading dimensions are 1). */
-static int64_t aligned_extent(const hgr__entry_t* entry, int32_t ndim, int32_t d) {
-  int32_t k = d - (ndim - entry->ndim);
-  return k < 0 ? 1 : entry->shape[k];
-}
-
 /* The NumPy broadcast of a's and b's shapes (named a_name and b_name in the error)
  * into *out (ndim and shape only; out may be a). */
 static hgr_status_t broadcast_shape(const hgr__op_ctx_t* ctx, const hgr__entry_t* a, const char* a_name,
@@ -111,7 +104,7 @@ static hgr_status_t broadcast_shape(const hgr__op_ctx_t* ctx, const hgr__entry_t
   memset(&result, 0, sizeof(result));
   result.ndim = a->ndim > b->ndim ? a->ndim : b->ndim;
   for (int32_t d = 0; d < result.ndim; ++d) {
-    int64_t ea = aligned_extent(a, result.ndim, d), eb = aligned_extent(b, result.ndim, d);
+    int64_t ea = hgr__broadcast_extent(a, -1, result.ndim, d), eb = hgr__broadcast_extent(b, -1, result.ndim, d);
     if (ea != eb && ea != 1 && eb != 1) {
       char a_text[160], b_text[160];
       return HGR__OP_ERROR(ctx,
@@ -127,40 +120,12 @@ static hgr_status_t broadcast_shape(const hgr__op_ctx_t* ctx, const hgr__entry_t
   return HGR_OK;
 }
 
-/* The broadcast kernels' meta buffer after dropping extent-1 dimensions and merging
- * neighbours along which each input is either broadcast in both or in neither:
- * {ndim, extent[ndim], stride[ndim] of each input}. Fewer dimensions means fewer
- * divisions per element; one dimension left means a fast path applies. */
+/* The broadcast kernels' meta buffer, of the collapsed output (hgr__collapse_broadcast):
+ * {ndim, extent[ndim], stride[ndim] of each input}. */
 #define MAX_BROADCAST_INPUTS 3
-typedef struct collapsed_t {
-  int32_t ndim;
-  int64_t extent[HGR_MAX_DIMS];
-  bool full[MAX_BROADCAST_INPUTS][HGR_MAX_DIMS]; /* false: broadcast (stride 0) */
-} collapsed_t;
-
-static void collapse(const hgr__entry_t* const* inputs, uint32_t count, const hgr__entry_t* out, collapsed_t* c) {
-  c->ndim = 0;
-  for (int32_t d = 0; d < out->ndim; ++d) {
-    int64_t extent = out->shape[d];
-    if (extent == 1) continue;
-    bool full[MAX_BROADCAST_INPUTS], same = c->ndim > 0;
-    int32_t k = c->ndim;
-    for (uint32_t j = 0; j < count; ++j) {
-      full[j] = aligned_extent(inputs[j], out->ndim, d) != 1;
-      same = same && c->full[j][k - 1] == full[j];
-    }
-    if (same) {
-      c->extent[k - 1] *= extent; /* <= the output's element count, checked to fit int */
-      continue;
-    }
-    c->extent[k] = extent;
-    for (uint32_t j = 0; j < count; ++j) c->full[j][k] = full[j];
-    ++c->ndim;
-  }
-}
 
 /* Appends the broadcast meta of c (count inputs) to launch l. */
-static void broadcast_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const collapsed_t* c, uint32_t count) {
+static void broadcast_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const hgr__collapsed_t* c, uint32_t count) {
   int32_t extents[HGR_MAX_DIMS], strides[MAX_BROADCAST_INPUTS][HGR_MAX_DIMS];
   int64_t step[MAX_BROADCAST_INPUTS] = {1, 1, 1};
   for (int32_t k = c->ndim - 1; k >= 0; --k) {
@@ -204,8 +169,8 @@ static hgr_status_t plan_binary(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* out = hgr__op_output(ctx, 0); /* the broadcast (infer_binary) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, INT32_MAX));
 
-  collapsed_t c;
-  collapse(inputs, 2, out, &c);
+  hgr__collapsed_t c;
+  hgr__collapse_broadcast(inputs, NULL, 2, out, &c);
   const char* variant = "_broadcast";
   if (out->element_count == 0 || c.ndim == 0 || (c.ndim == 1 && c.full[0][0] && c.full[1][0])) variant = "";
   else if (c.ndim == 1 && c.full[1][0]) variant = "_scalar_a";
@@ -242,8 +207,8 @@ static hgr_status_t plan_where(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* inputs[3] = {hgr__op_input(ctx, 0), hgr__op_input(ctx, 1), hgr__op_input(ctx, 2)};
   const hgr__entry_t* out = hgr__op_output(ctx, 0); /* the broadcast (infer_where) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, INT32_MAX));
-  collapsed_t c;
-  collapse(inputs, 3, out, &c);
+  hgr__collapsed_t c;
+  hgr__collapse_broadcast(inputs, NULL, 3, out, &c);
   bool equal_shapes =
       out->element_count == 0 || c.ndim == 0 || (c.ndim == 1 && c.full[0][0] && c.full[1][0] && c.full[2][0]);
   char kernel[64];

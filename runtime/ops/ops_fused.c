@@ -183,13 +183,6 @@ static hgr_status_t parse_program(const hgr__op_ctx_t* ctx, program_t* program) 
 
 /* ---- inference ---------------------------------------------------------------------- */
 
-/* Extent of dimension d of an ndim-dimensional output for entry placed at axis
- * (-1: aligned to the right; missing dimensions are 1). */
-static int64_t aligned_extent(const hgr__entry_t* entry, int32_t axis, int32_t ndim, int32_t d) {
-  int32_t k = axis < 0 ? d - (ndim - entry->ndim) : d - axis;
-  return k < 0 || k >= entry->ndim ? 1 : entry->shape[k];
-}
-
 /* Attr "axes": one value per input, each -1 or a dimension (< HGR_MAX_DIMS, and
  * leaving room for the input's own); all -1 when absent. */
 static hgr_status_t read_axes(const hgr__op_ctx_t* ctx, int32_t* axes) {
@@ -240,7 +233,7 @@ static hgr_status_t infer_fused(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
     memset(&next, 0, sizeof(next));
     next.ndim = ndim;
     for (int32_t d = 0; d < ndim; ++d) {
-      int64_t a = aligned_extent(&out, -1, ndim, d), b = aligned_extent(in, axes[i], ndim, d);
+      int64_t a = hgr__broadcast_extent(&out, -1, ndim, d), b = hgr__broadcast_extent(in, axes[i], ndim, d);
       if (a != b && a != 1 && b != 1) {
         char in_text[160], out_text[160], axis_text[32] = "";
         if (axes[i] >= 0) snprintf(axis_text, sizeof(axis_text), " (axis %d)", axes[i]);
@@ -262,37 +255,6 @@ static hgr_status_t infer_fused(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
 /* ---- the generated kernel ------------------------------------------------------------- */
 
 typedef enum input_kind_t { INPUT_FULL, INPUT_SCALAR, INPUT_STRIDED } input_kind_t;
-
-/* The output's dimensions with extent-1 ones dropped and neighbours merged along
- * which every strided input is broadcast in both or in neither. */
-typedef struct collapsed_t {
-  int32_t ndim;
-  int64_t extent[HGR_MAX_DIMS];
-  bool full[HGR__FUSED_MAX_INPUTS][HGR_MAX_DIMS];
-} collapsed_t;
-
-static void collapse(const hgr__op_ctx_t* ctx, const input_kind_t* kinds, const int32_t* axes,
-                     const hgr__entry_t* out, collapsed_t* c) {
-  uint32_t count = hgr__op_input_count(ctx);
-  c->ndim = 0;
-  for (int32_t d = 0; d < out->ndim; ++d) {
-    int64_t extent = out->shape[d];
-    if (extent == 1) continue;
-    bool full[HGR__FUSED_MAX_INPUTS], same = c->ndim > 0;
-    int32_t k = c->ndim;
-    for (uint32_t j = 0; j < count; ++j) {
-      full[j] = kinds[j] == INPUT_STRIDED && aligned_extent(hgr__op_input(ctx, j), axes[j], out->ndim, d) != 1;
-      same = same && c->full[j][k - 1] == full[j];
-    }
-    if (same) {
-      c->extent[k - 1] *= extent; /* <= the output's element count, checked to fit int */
-      continue;
-    }
-    c->extent[k] = extent;
-    for (uint32_t j = 0; j < count; ++j) c->full[j][k] = full[j];
-    ++c->ndim;
-  }
-}
 
 /* The code of an operand: an input's element, a statement's value or a literal
  * (written by its bits, so that it is exact and infinities need no macro). */
@@ -324,7 +286,7 @@ static void statement_code(hgr__text_t* code, const statement_t* statement) {
 /* The kernel's body (after its name): the parameter list and the code. No
  * `restrict`: the output may share a full input's storage (in place). */
 static void kernel_body(hgr__text_t* code, const program_t* program, const input_kind_t* kinds, uint32_t count,
-                        const collapsed_t* c, bool strided) {
+                        const hgr__collapsed_t* c, bool strided) {
   hgr__text_appendf(code, "(");
   for (uint32_t j = 0; j < count; ++j) hgr__text_appendf(code, "__global const float* in%u, ", j);
   hgr__text_appendf(code, "__global float* out, int n%s) {\n", strided ? ", __global const int* meta" : "");
@@ -367,7 +329,7 @@ static hgr_status_t plan_fused(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", out->element_count, INT32_MAX));
   uint32_t count = hgr__op_input_count(ctx);
   program_t* program = malloc(sizeof(*program));
-  collapsed_t* c = malloc(sizeof(*c));
+  hgr__collapsed_t* c = malloc(sizeof(*c));
   hgr__text_t code = {0};
   char* body = NULL;
   hgr_status_t status = program && c ? parse_program(ctx, program)
@@ -384,7 +346,11 @@ static hgr_status_t plan_fused(hgr__op_ctx_t* ctx) {
     kinds[j] = elements == out->element_count ? INPUT_FULL : elements == 1 ? INPUT_SCALAR : INPUT_STRIDED;
     strided = strided || kinds[j] == INPUT_STRIDED;
   }
-  if (strided) collapse(ctx, kinds, axes, out, c);
+  if (strided) { /* the full and scalar inputs are indexed apart: only the strided ones matter */
+    const hgr__entry_t* inputs[HGR__FUSED_MAX_INPUTS];
+    for (uint32_t j = 0; j < count; ++j) inputs[j] = kinds[j] == INPUT_STRIDED ? hgr__op_input(ctx, j) : NULL;
+    hgr__collapse_broadcast(inputs, axes, count, out, c);
+  }
   kernel_body(&code, program, kinds, count, c, strided);
   size_t code_length = code.length;
   body = hgr__text_take(&code);
