@@ -37,6 +37,17 @@ static const char graph_json[] =
     " \"dltype\": [\"list_str\", [\"float32\", \"float32\", \"float32\", \"float32\", \"float32\", \"float32\", \"float32\"]]}}";
 #define DISTINCT_LAUNCHES 3
 
+/* The same y as one fused_elementwise node: a generated program, which the warm-up
+ * launches and stores like the library's. */
+static const char fused_json[] =
+    "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []},"
+    " {\"op\": \"null\", \"name\": \"w\", \"inputs\": []},"
+    " {\"op\": \"tvm_op\", \"name\": \"y\", \"attrs\": {\"func_name\": \"fused_elementwise\", \"num_inputs\": \"2\", \"num_outputs\": \"1\", \"flatten_data\": \"0\", \"expr\": \"relu i0; exp v0; add v1 i1\"}, \"inputs\": [[0, 0, 0], [1, 0, 0]]}],"
+    " \"arg_nodes\": [0, 1], \"node_row_ptr\": [0, 1, 2, 3], \"heads\": [[2, 0, 0]],"
+    " \"attrs\": {\"storage_id\": [\"list_int\", [0, 1, 2]],"
+    " \"shape\": [\"list_shape\", [[33], [33], [33]]],"
+    " \"dltype\": [\"list_str\", [\"float32\", \"float32\", \"float32\"]]}}";
+
 typedef struct memory_cache_t {
   char* keys[8];
   unsigned char* blobs[8];
@@ -77,10 +88,11 @@ static void memory_free(memory_cache_t* cache) {
 
 static float w_values[ELEMENTS];
 
-/* An executor of the graph on spec, w given as a param at creation. */
-static hgr_status_t create(memory_cache_t* cache, hgr_warm_up_t mode, hgr_graph_t** out_graph,
+/* An executor of graph json (x and w, y = exp(relu(x)) + w) on spec, w given as a
+ * param at creation. */
+static hgr_status_t create(const char* json, memory_cache_t* cache, hgr_warm_up_t mode, hgr_graph_t** out_graph,
                            hgr_executor_t** out_executor) {
-  ASSERT_OK(hgr_graph_load_json(graph_json, strlen(graph_json), out_graph));
+  ASSERT_OK(hgr_graph_load_json(json, strlen(json), out_graph));
   hgr_params_t* params = NULL;
   ASSERT_OK(hgr_params_create(&params));
   int64_t shape[1] = {ELEMENTS};
@@ -123,7 +135,7 @@ static void warm_up_launches_each_distinct_kernel_once_and_stores_at_creation(vo
   hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   hgr_graph_t* graph = NULL;
   hgr_executor_t* executor = NULL;
-  ASSERT_OK(create(&cache, HGR_WARM_UP_AUTO, &graph, &executor));
+  ASSERT_OK(create(graph_json, &cache, HGR_WARM_UP_AUTO, &graph, &executor));
   hgr_program_stats_t stats = hgr_executor_program_stats(executor);
   assert_true(stats.from_source > 0);
   if (host_driven) { /* Oclgrind interprets: nothing is warmed, the first run stores */
@@ -145,13 +157,32 @@ static void warm_up_launches_each_distinct_kernel_once_and_stores_at_creation(vo
   memory_free(&cache);
 }
 
+static void generated_programs_are_warmed_and_stored_at_creation(void** state) {
+  (void)state;
+  memory_cache_t cache = {0};
+  hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
+  hgr_graph_t* graph = NULL;
+  hgr_executor_t* executor = NULL;
+  ASSERT_OK(create(fused_json, &cache, HGR_WARM_UP_AUTO, &graph, &executor));
+  hgr_program_stats_t stats = hgr_executor_program_stats(executor);
+  assert_int_equal(stats.from_source, 1);
+  assert_int_equal(stats.warm_launches, host_driven ? 0 : 1);
+  assert_int_equal(cache.stores, host_driven ? 0 : 1);
+  run_and_check(executor);
+  assert_int_equal(cache.stores, 1);
+  hgr_executor_release(executor);
+  hgr_graph_release(graph);
+  ASSERT_OPENCL_BALANCED(&before);
+  memory_free(&cache);
+}
+
 static void warm_up_off_leaves_compiling_and_storing_to_the_first_run(void** state) {
   (void)state;
   memory_cache_t cache = {0};
   hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   hgr_graph_t* graph = NULL;
   hgr_executor_t* executor = NULL;
-  ASSERT_OK(create(&cache, HGR_WARM_UP_OFF, &graph, &executor));
+  ASSERT_OK(create(graph_json, &cache, HGR_WARM_UP_OFF, &graph, &executor));
   hgr_program_stats_t stats = hgr_executor_program_stats(executor);
   assert_int_equal(stats.warm_launches, 0);
   assert_int_equal(stats.stored, 0);
@@ -172,14 +203,14 @@ static void auto_warms_nothing_loaded_from_the_cache_and_all_warms_it_anyway(voi
   hgr_fault_shim_mark_t before = hgr_fault_shim_mark();
   hgr_graph_t* graph = NULL;
   hgr_executor_t* executor = NULL;
-  ASSERT_OK(create(&cache, HGR_WARM_UP_OFF, &graph, &executor));
+  ASSERT_OK(create(graph_json, &cache, HGR_WARM_UP_OFF, &graph, &executor));
   run_and_check(executor); /* fills the cache */
   hgr_executor_release(executor);
   hgr_graph_release(graph);
   uint32_t stores = cache.stores;
   assert_true(stores > 0);
 
-  ASSERT_OK(create(&cache, HGR_WARM_UP_AUTO, &graph, &executor));
+  ASSERT_OK(create(graph_json, &cache, HGR_WARM_UP_AUTO, &graph, &executor));
   hgr_program_stats_t stats = hgr_executor_program_stats(executor);
   assert_int_equal(stats.from_source, 0);
   assert_int_equal(stats.from_cache, stats.programs);
@@ -188,7 +219,7 @@ static void auto_warms_nothing_loaded_from_the_cache_and_all_warms_it_anyway(voi
   hgr_executor_release(executor);
   hgr_graph_release(graph);
 
-  ASSERT_OK(create(&cache, HGR_WARM_UP_ALL, &graph, &executor));
+  ASSERT_OK(create(graph_json, &cache, HGR_WARM_UP_ALL, &graph, &executor));
   stats = hgr_executor_program_stats(executor);
   assert_int_equal(stats.from_cache, stats.programs);
   assert_int_equal(stats.warm_launches, host_driven ? 0 : DISTINCT_LAUNCHES);
@@ -213,7 +244,7 @@ static void a_kernel_failing_while_warming_fails_creation_naming_its_node(void**
   hgr_executor_t* executor = NULL;
   unsigned long failed = hgr_fault_shim_failed_kernel_count();
   hgr_fault_shim_fail_kernel("hgr_exp_f32", CL_OUT_OF_RESOURCES);
-  hgr_status_t status = create(&cache, HGR_WARM_UP_AUTO, &graph, &executor);
+  hgr_status_t status = create(graph_json, &cache, HGR_WARM_UP_AUTO, &graph, &executor);
   hgr_fault_shim_fail_kernel(NULL, 0);
   assert_int_equal(hgr_fault_shim_failed_kernel_count(), failed + 1);
   assert_null(executor);
@@ -225,7 +256,7 @@ static void a_kernel_failing_while_warming_fails_creation_naming_its_node(void**
   ASSERT_OPENCL_BALANCED_AFTER_FAILURE(&before);
 
   /* The next creation on the same instance works. */
-  ASSERT_OK(create(&cache, HGR_WARM_UP_AUTO, &graph, &executor));
+  ASSERT_OK(create(graph_json, &cache, HGR_WARM_UP_AUTO, &graph, &executor));
   run_and_check(executor);
   hgr_executor_release(executor);
   hgr_graph_release(graph);
@@ -243,6 +274,7 @@ int main(int argc, char** argv) {
   hgr_test_require_devices(instance, &spec, 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(warm_up_launches_each_distinct_kernel_once_and_stores_at_creation),
+      cmocka_unit_test(generated_programs_are_warmed_and_stored_at_creation),
       cmocka_unit_test(warm_up_off_leaves_compiling_and_storing_to_the_first_run),
       cmocka_unit_test(auto_warms_nothing_loaded_from_the_cache_and_all_warms_it_anyway),
       cmocka_unit_test(a_kernel_failing_while_warming_fails_creation_naming_its_node),

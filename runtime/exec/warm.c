@@ -20,6 +20,7 @@
  * What is not warmed: copy steps (no compilation), host-driven devices (Oclgrind
  * interprets; a launch there is slow and compiles nothing worth keeping), and the
  * user's own kernels (kernels.h: their arguments' meaning is not ours to assume).
+ * The generated kernels of fused_elementwise are ours and warmed like the library's.
  *
  * Once every kernel of the programs compiled here was launched, their binaries are
  * stored in the program cache at creation instead of after the first run (PoCL
@@ -84,8 +85,9 @@ static hgr_status_t note_launch(warm_set_t* set, const warm_key_t* key, bool* ou
   return HGR_OK;
 }
 
-/* Whether step s has a launch to warm: one not seen before, of an op-library
- * program that (unless every program is warmed) was compiled from source here. */
+/* Whether step s has a launch to warm: one not seen before, of an op-library or
+ * generated (fused_elementwise) program that (unless every program is warmed) was
+ * compiled from source here. */
 static hgr_status_t step_needs_warming(hgr_executor_t* executor, uint32_t s, bool all, warm_set_t* set,
                                        bool* out_warm, bool* out_skipped) {
   const hgr__step_t* step = &executor->steps[s];
@@ -103,7 +105,7 @@ static hgr_status_t step_needs_warming(hgr_executor_t* executor, uint32_t s, boo
                            hgr__graph_node_label(executor->graph, step->node_id, label, sizeof(label)));
     }
     const hgr__program_t* program = program_record(executor, key.program);
-    if (!program || !embedded_source(program->source)) {
+    if (!program || !(embedded_source(program->source) || program->generated)) {
       *out_skipped |= program && program->from_source; /* the user's kernels */
       continue;
     }
