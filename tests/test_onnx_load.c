@@ -607,7 +607,10 @@ static void fused_batch_norm_and_scale_match_plain_arithmetic(void** state) {
   hgr_onnx_report_t report;
   run_on_pocl(instance, &m, x, sizeof(x), y, sizeof(y), &report);
   assert_int_equal(report.fused, 4); /* Mul, Add into the batch_norm; Mul, Add into the conv */
-  assert_int_equal(report.graph_nodes, 3); /* batch_norm, relu, conv2d */
+  /* batch_norm and relu, then fused into one fused_elementwise; conv2d */
+  assert_int_equal(report.elementwise_fused, 2);
+  assert_int_equal(report.elementwise_groups, 1);
+  assert_int_equal(report.graph_nodes, 2);
   for (int o = 0; o < C; ++o)
     for (int p = 0; p < H * W; ++p) {
       double f = 0;
