@@ -253,8 +253,10 @@ static void raw_close(raw_t* raw) {
 
 static cl_mem raw_buffer(const raw_t* raw, const float* values, uint64_t count) {
   cl_int error;
-  cl_mem mem = clCreateBuffer(raw->context, CL_MEM_READ_WRITE | (values ? CL_MEM_COPY_HOST_PTR : 0),
-                              (count ? count : 1) * sizeof(float), (void*)values, &error);
+  /* an empty tensor gets one uninitialized float: nothing to copy from values */
+  bool copy = values && count;
+  cl_mem mem = clCreateBuffer(raw->context, CL_MEM_READ_WRITE | (copy ? CL_MEM_COPY_HOST_PTR : 0),
+                              (count ? count : 1) * sizeof(float), copy ? (void*)values : NULL, &error);
   CL_CHECK(error);
   return mem;
 }
