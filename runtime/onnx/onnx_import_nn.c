@@ -573,8 +573,12 @@ static hgr_status_t import_global_pool(hgr__onnx_node_t* node) {
 /* ---- normalizations ------------------------------------------------------------------- */
 
 /* A BatchNormalization with constant statistics, and the per-channel Mul/Add of
- * constants that alone follow it, as one batch_norm node computing x * scale + shift
- * (mean 0, variance 1, epsilon 0), named after the last value it computes. */
+ * constants that alone follow it, as x * scale + shift: a multiply and an add of
+ * [C, 1, ...] constants (NumPy broadcasting along axis 1), named after the last
+ * value it computes. Two elementwise nodes rather than one batch_norm with unit
+ * statistics: the fusion pass merges them with their neighbours into one kernel
+ * computing a multiply and an add per element, where batch_norm's statements
+ * would compute a square root and a division per element too. */
 static hgr_status_t import_batch_norm_affine(hgr__onnx_node_t* node, hgr__onnx_value_t* x) {
   affine_t f;
   hgr_status_t status = affine_init(node, x->shape[1], x->ndim, &f);
@@ -585,27 +589,25 @@ static hgr_status_t import_batch_norm_affine(hgr__onnx_node_t* node, hgr__onnx_v
     affine_batch_norm(node->loader, node->proto, &f);
     affine_walk(node, &f, true, &current, &next, &index, chain, &chain_length);
   }
-  hgr__onnx_tensor_t* params[4] = {NULL}; /* gamma, beta, mean, variance */
-  int64_t shape[1] = {f.channels};
-  for (int i = 0; !status && i < 4; ++i) status = hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 1, node->label, &params[i]);
+  hgr__onnx_tensor_t* params[2] = {NULL}; /* scale, shift */
+  int64_t shape[HGR_MAX_DIMS];
+  int32_t ndim = x->ndim - 1; /* [C, 1, ...]: aligned to the right, C meets axis 1 */
+  shape[0] = f.channels;
+  for (int32_t d = 1; d < ndim; ++d) shape[d] = 1;
+  for (int i = 0; !status && i < 2; ++i)
+    status = hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, ndim, node->label, &params[i]);
   for (int64_t m = 0; !status && m < f.channels; ++m) {
     hgr__onnx_tensor_set_f64(params[0], (uint64_t)m, f.scale[m]);
     hgr__onnx_tensor_set_f64(params[1], (uint64_t)m, f.shift[m]);
-    hgr__onnx_tensor_set_f64(params[3], (uint64_t)m, 1.0);
   }
   affine_free(&f);
-  hgr_value_t in[5];
-  if (!status) status = hgr__onnx_runtime(node, x, &in[0]);
-  for (int i = 0; !status && i < 4; ++i) status = hgr__onnx_add_constant(node, NULL, params[i], &in[i + 1]);
-  for (int i = 0; i < 4; ++i) hgr__onnx_tensor_free(params[i]);
-  hgr_attrs_t* attrs = NULL;
-  if (!status) status = hgr_attrs_create(&attrs);
-  if (!status) status = hgr_attrs_set_float(attrs, "epsilon", 0.0);
-  if (!status) status = hgr_attrs_set_int(attrs, "axis", 1);
+  hgr_value_t in, constants[2], scaled, out;
+  if (!status) status = hgr__onnx_runtime(node, x, &in);
+  for (int i = 0; !status && i < 2; ++i) status = hgr__onnx_add_constant(node, NULL, params[i], &constants[i]);
+  for (int i = 0; i < 2; ++i) hgr__onnx_tensor_free(params[i]);
+  if (!status) status = hgr__onnx_add_binary(node, "multiply", in, constants[0], &scaled);
   if (!status && chain_length) node->op_name = current->name;
-  hgr_value_t out;
-  if (!status) status = hgr__onnx_add_op(node, "batch_norm", in, 5, attrs, 1, &out);
-  hgr_attrs_release(attrs);
+  if (!status) status = hgr__onnx_add_binary(node, "add", scaled, constants[1], &out);
   if (status || !chain_length) return status ? status : hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
   hgr__onnx_value_t result = {.onnx_type = HGR__ONNX_FLOAT, .has_value = true, .value = out, .ndim = x->ndim};
   memcpy(result.shape, x->shape, sizeof(result.shape));

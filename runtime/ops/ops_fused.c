@@ -15,7 +15,8 @@
  * W] are axis 1: as if shaped [C, 1, 1]).
  *
  * The output is the NumPy broadcast of all inputs (so aligned). The plan generates one kernel,
- * one work-item per output element, in which each input is read as one of three
+ * one work-item per output element (in two dimensions, innermost and rows, when an
+ * input is strided), in which each input is read as one of three
  * kinds: full (the output's element count: element i), scalar (element 0) or
  * strided (any other broadcast: its offset from the output's coordinates through
  * the meta buffer {ndim, extent[ndim], stride[ndim] per strided input}, after
@@ -290,18 +291,30 @@ static void kernel_body(hgr__text_t* code, const program_t* program, const input
   hgr__text_appendf(code, "(");
   for (uint32_t j = 0; j < count; ++j) hgr__text_appendf(code, "__global const float* in%u, ", j);
   hgr__text_appendf(code, "__global float* out, int n%s) {\n", strided ? ", __global const int* meta" : "");
-  hgr__text_appendf(code, "  size_t gid = get_global_id(0);\n  if (gid >= (size_t)n) return;\n  int i = (int)gid;\n");
-  if (strided) {
-    /* Straight-line code for the collapsed rank, and per strided input only the
-     * dimensions it is not broadcast along: a loop over a rank read from meta keeps
-     * PoCL from vectorizing the work-items (the kernel then ran a quarter slower
-     * than batch_norm + relu unfused). The remainder is r - (r / e) * e, as in
-     * elementwise.cl (Oclgrind and `%`); the outermost coordinate is what is left. */
-    hgr__text_appendf(code, "  __global const int* extent = meta + 1;\n  int r = i;\n");
-    for (int32_t d = c->ndim - 1; d > 0; --d)
-      hgr__text_appendf(code, "  int q%d = r / extent[%d];\n  int c%d = r - q%d * extent[%d];\n  r = q%d;\n", d, d, d,
-                        d, d, d);
-    hgr__text_appendf(code, "  int c0 = r;\n");
+  if (!strided) {
+    hgr__text_appendf(code, "  size_t gid = get_global_id(0);\n  if (gid >= (size_t)n) return;\n  int i = (int)gid;\n");
+  } else {
+    /* Two dimensions: dimension 0 walks the collapsed output's innermost
+     * coordinate, dimension 1 the rows (every outer coordinate, row-major), so a
+     * work-item divides only its row index, which is the same for a whole
+     * work-group (PoCL computes it once per group instead of once per element: an
+     * integer division per element it cannot vectorize took a third of a
+     * batch_norm + relu's time). Straight-line code for the collapsed rank, and per
+     * strided input only the dimensions it is not broadcast along: a loop over a
+     * rank read from meta keeps PoCL from vectorizing the work-items. The remainder
+     * is r - (r / e) * e, as in elementwise.cl (Oclgrind and `%`); the outermost
+     * coordinate is what is left. */
+    int32_t last = c->ndim - 1;
+    hgr__text_appendf(code, "  __global const int* extent = meta + 1;\n");
+    hgr__text_appendf(code, "  int c%d = (int)get_global_id(0);\n  if (c%d >= extent[%d]) return;\n", last, last, last);
+    hgr__text_appendf(code, "  int row = (int)get_global_id(1);\n  int i = row * extent[%d] + c%d;\n  if (i >= n) return;\n", last, last);
+    if (last > 0) {
+      hgr__text_appendf(code, "  int r = row;\n");
+      for (int32_t d = last - 1; d > 0; --d)
+        hgr__text_appendf(code, "  int q%d = r / extent[%d];\n  int c%d = r - q%d * extent[%d];\n  r = q%d;\n", d, d, d,
+                          d, d, d);
+      hgr__text_appendf(code, "  int c0 = r;\n");
+    }
     uint32_t ordinal = 0;
     for (uint32_t j = 0; j < count; ++j) {
       if (kinds[j] != INPUT_STRIDED) continue;
@@ -404,7 +417,18 @@ static hgr_status_t plan_fused(hgr__op_ctx_t* ctx) {
       hgr__launch_meta(ctx, l, strides, (uint32_t)c->ndim);
     }
   }
-  hgr__launch_1d(ctx, l, out->element_count);
+  if (strided) {
+    /* Work-groups along the innermost extent: all of it when it fits (no idle
+     * work-items in a row of 7x7), else 64. */
+    size_t inner = (size_t)c->extent[c->ndim - 1], local = 64;
+    if (ctx->limits.max_work_group && local > ctx->limits.max_work_group) local = ctx->limits.max_work_group;
+    if (ctx->limits.max_work_item[0] && local > ctx->limits.max_work_item[0]) local = ctx->limits.max_work_item[0];
+    if (inner < local) local = inner;
+    size_t global[2] = {inner, (size_t)(out->element_count / c->extent[c->ndim - 1])}, local_sizes[2] = {local, 1};
+    hgr__launch_nd(l, 2, global, local_sizes);
+  } else {
+    hgr__launch_1d(ctx, l, out->element_count);
+  }
 cleanup:
   free(body);
   free(program);
