@@ -626,10 +626,49 @@ static void fused_batch_norm_and_scale_match_plain_arithmetic(void** state) {
   hgr_instance_release(instance);
 }
 
+/* Conv 1x1 with strides [2, 3] and no padding on odd extents: a strided_slice of the
+ * pixels it reads, then a stride-1 conv2d, against the same arithmetic in C. */
+static void strided_pointwise_conv_slices_first(void** state) {
+  (void)state;
+  hgr_instance_t* instance;
+  ASSERT_OK(hgr_instance_create(NULL, &instance));
+  static const char* const device[1] = {"pocl:0"};
+  hgr_test_require_devices(instance, device, 1);
+  enum { C = 3, M = 4, H = 7, W = 8, SH = 2, SW = 3, OH = (H - 1) / SH + 1, OW = (W - 1) / SW + 1 };
+  static float w[M * C], bias[M], x[C * H * W];
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 17);
+  for (int i = 0; i < M * C; ++i) w[i] = hgr_test_rng_float(&rng, -1, 1);
+  for (int i = 0; i < M; ++i) bias[i] = hgr_test_rng_float(&rng, -1, 1);
+  for (size_t i = 0; i < sizeof(x) / 4; ++i) x[i] = hgr_test_rng_float(&rng, -1, 1);
+  model_t m;
+  model_init(&m, 13);
+  add_input(&m, "x", (int64_t[]){1, C, H, W}, 4);
+  static const int64_t wd[4] = {M, C, 1, 1}, vd[1] = {M}, strides[2] = {SH, SW};
+  add_init(&m, "w", wd, 4, w, M * C);
+  add_init(&m, "bias", vd, 1, bias, M);
+  Onnx__NodeProto* conv = add_node(&m, "Conv", (const char* const[]){"x", "w", "bias"}, 3, (const char* const[]){"y"}, 1);
+  add_attr_ints(&m, conv, "strides", strides, 2);
+  add_output(&m, "y");
+  float y[M * OH * OW];
+  hgr_onnx_report_t report;
+  run_on_pocl(instance, &m, x, sizeof(x), y, sizeof(y), &report);
+  assert_int_equal(report.graph_nodes, 2); /* strided_slice, conv2d */
+  for (int o = 0; o < M; ++o)
+    for (int i = 0; i < OH; ++i)
+      for (int j = 0; j < OW; ++j) {
+        double want = bias[o];
+        for (int c = 0; c < C; ++c) want += (double)w[o * C + c] * x[(c * H + i * SH) * W + j * SW];
+        assert_true(fabs(y[(o * OH + i) * OW + j] - want) <= 1e-5 + 1e-5 * fabs(want));
+      }
+  hgr_instance_release(instance);
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && !strcmp(argv[1], "run")) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(fused_conv_matches_plain_arithmetic),
-                                       cmocka_unit_test(fused_batch_norm_and_scale_match_plain_arithmetic)};
+                                       cmocka_unit_test(fused_batch_norm_and_scale_match_plain_arithmetic),
+                                       cmocka_unit_test(strided_pointwise_conv_slices_first)};
     return cmocka_run_group_tests(tests, NULL, NULL);
   }
   const struct CMUnitTest tests[] = {
