@@ -34,3 +34,12 @@ for _, record in items:
     blob += record
 with open("little_endian.params", "wb") as out:
     out.write(blob)
+
+# ONNX TensorProtos with raw_data (little-endian by ONNX's definition), as ONNX's
+# test data sets store them: float32 [2, 3] and int64 [3]. Needs the onnx package.
+from onnx import numpy_helper  # noqa: E402
+
+for name, array in [("raw_data_f4", values.astype("<f4")),
+                    ("raw_data_i8", np.array([1, -2, 0x0102030405060708], dtype="<i8"))]:
+    with open(name + ".pb", "wb") as out:
+        out.write(numpy_helper.from_array(array, name).SerializeToString())
