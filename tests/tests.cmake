@@ -402,6 +402,8 @@ hgr_test(NAME pipeline_oclgrind_pocl SOURCE test_pipeline.c ARGS oclgrind:0 pocl
 # stages:2 and auto, the examples re-placed by range rules and random graphs by
 # random rules (run and compared), the plan verifier; memory planned/bound/no-reuse
 # printed per device
+# What needs no device: fake device records, the plan verifier, the memory planner
+hgr_test(NAME place_unit SOURCE test_place.c ARGS unit)
 hgr_test(NAME place_testbed SOURCE test_place.c)
 # Random builder graphs under every policy (first with random rules, stages:2 to 4,
 # auto) over pocl:0, pocl:1, rusticl:0 and oclgrind:0: bit for bit the single-device
