@@ -152,3 +152,11 @@ if [[ "${HGR_SKIP_SANITIZE:-0}" != 1 ]]; then
   echo "hgr setup: tests under AddressSanitizer and UndefinedBehaviorSanitizer ($asan_dir)"
   ctest --test-dir "$asan_dir" --output-on-failure -j2
 fi
+
+# Test mode, last: the cross-builds (scripts/cross.sh). aarch64 is built with -Werror
+# and its tests run under qemu-user, every device test skipped (no OpenCL device under
+# emulation); HGR_CROSS=all adds armhf (32-bit) and s390x (big-endian);
+# HGR_SKIP_CROSS=1 leaves them out.
+if [[ "${HGR_SKIP_CROSS:-0}" != 1 ]]; then
+  scripts/cross.sh "$([[ "${HGR_CROSS:-}" == all ]] && echo all || echo aarch64)"
+fi

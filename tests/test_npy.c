@@ -1,6 +1,7 @@
 /* .npy files: write -> read round trips, the exact header hgr writes, a blob
- * written by hand, versions 2.0 and 3.0, Python 2 headers, and refusals (Fortran
- * order, big-endian, unsupported descr, corrupt headers, every truncation). */
+ * written by hand, versions 2.0 and 3.0, Python 2 headers, both byte orders read as
+ * host values and written little-endian on any host, and refusals (Fortran order,
+ * unsupported descr, corrupt headers, every truncation). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@ static const hgr_dtype_t BOOL = {HGR_DTYPE_UINT, 1, 1};
 static const char HAND_DICT[] = "{'descr': '<i2', 'fortran_order': False, 'shape': (3,), }";
 static const uint8_t HAND_PREFIX[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 118, 0};
 static const uint8_t HAND_DATA[6] = {0x01, 0x00, 0xFF, 0xFF, 0x00, 0x80};
+/* What HAND_DATA reads as: the values, in the host's byte order. */
+static const int16_t HAND_VALUES[3] = {1, -1, -32768};
 #define HAND_LENGTH 134
 
 static void make_hand_blob(uint8_t blob[HAND_LENGTH]) {
@@ -139,7 +142,7 @@ static void npy_reads_a_version_1_blob_written_by_hand(void** state) {
   assert_int_equal(array.ndim, 1);
   assert_int_equal(array.shape[0], 3);
   assert_int_equal(array.bytes, 6);
-  assert_memory_equal(array.data, HAND_DATA, 6);
+  assert_memory_equal(array.data, HAND_VALUES, 6);
   hgr_npy_array_free(&array);
   assert_null(array.data);
 }
@@ -158,7 +161,7 @@ static void npy_reads_versions_2_and_3(void** state) {
     hgr_npy_array_t array;
     ASSERT_OK(load_exact(blob, sizeof(blob), &array));
     assert_int_equal(array.shape[0], 3);
-    assert_memory_equal(array.data, HAND_DATA, 6);
+    assert_memory_equal(array.data, HAND_VALUES, 6);
     hgr_npy_array_free(&array);
   }
 }
@@ -186,10 +189,64 @@ static void npy_rejects_fortran_order(void** state) {
                 HGR_STATUS_INVALID_ARGUMENT, "Fortran order");
 }
 
-static void npy_rejects_big_endian_data(void** state) {
+/* tests/data/byte_order/ holds files numpy wrote (make.py there): the same 2x3 float32 values big-endian ('>f4') and little-endian
+ * ('<f4'), and int64 values big-endian ('>i8'). In memory hgr keeps the host's
+ * order, so every file must read as these numbers on any host. */
+static const float BYTE_ORDER_FLOATS[6] = {1.5f, -2.25f, 1e-3f, 65504.0f, 3.0f, -0.0f};
+static const int64_t BYTE_ORDER_INTS[3] = {1, -2, 0x0102030405060708};
+
+static void assert_byte_order_floats(const char* name) {
+  hgr_npy_array_t array;
+  ASSERT_OK(hgr_npy_load_file(hgr_test_data_path(name), &array));
+  assert_int_equal(array.dtype.code, HGR_DTYPE_FLOAT);
+  assert_int_equal(array.dtype.bits, 32);
+  assert_int_equal(array.ndim, 2);
+  assert_int_equal(array.shape[0], 2);
+  assert_int_equal(array.shape[1], 3);
+  assert_int_equal(array.bytes, sizeof(BYTE_ORDER_FLOATS));
+  assert_memory_equal(array.data, BYTE_ORDER_FLOATS, sizeof(BYTE_ORDER_FLOATS));
+  hgr_npy_array_free(&array);
+}
+
+static void npy_reads_big_endian_data_as_host_values(void** state) {
   (void)state;
-  ASSERT_STATUS(load_dict("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8),
-                HGR_STATUS_INVALID_ARGUMENT, "big-endian", "'>f4'");
+  assert_byte_order_floats("byte_order/big_endian_f4.npy");
+  hgr_npy_array_t array;
+  ASSERT_OK(hgr_npy_load_file(hgr_test_data_path("byte_order/big_endian_i8.npy"), &array));
+  assert_int_equal(array.dtype.code, HGR_DTYPE_INT);
+  assert_int_equal(array.dtype.bits, 64);
+  assert_int_equal(array.bytes, sizeof(BYTE_ORDER_INTS));
+  assert_memory_equal(array.data, BYTE_ORDER_INTS, sizeof(BYTE_ORDER_INTS));
+  hgr_npy_array_free(&array);
+  /* Single bytes have no order: '>u1' is as good as '|u1'. */
+  assert_int_equal(load_dict("{'descr': '>u1', 'fortran_order': False, 'shape': (2,), }", 2), HGR_OK);
+}
+
+static void npy_reads_little_endian_data_as_host_values(void** state) {
+  (void)state;
+  assert_byte_order_floats("byte_order/little_endian_f4.npy");
+}
+
+/* Host values saved on any host give the very bytes numpy wrote for '<f4'. */
+static void npy_saves_little_endian_bytes_on_any_host(void** state) {
+  (void)state;
+  const int64_t shape[2] = {2, 3};
+  const char* path_text = hgr_test_tmp_path("byte-order.npy");
+  char path[4096];
+  snprintf(path, sizeof(path), "%s", path_text);
+  ASSERT_OK(hgr_npy_save_file(path, FLOAT32, 2, shape, BYTE_ORDER_FLOATS, sizeof(BYTE_ORDER_FLOATS)));
+  uint8_t saved[512], expected[512];
+  FILE* file = fopen(path, "rb");
+  assert_non_null(file);
+  size_t saved_length = fread(saved, 1, sizeof(saved), file);
+  fclose(file);
+  file = fopen(hgr_test_data_path("byte_order/little_endian_f4.npy"), "rb");
+  assert_non_null(file);
+  size_t expected_length = fread(expected, 1, sizeof(expected), file);
+  fclose(file);
+  assert_int_equal(saved_length, expected_length);
+  assert_memory_equal(saved, expected, expected_length);
+  remove(path);
 }
 
 static void npy_rejects_unsupported_descrs(void** state) {
@@ -280,7 +337,9 @@ int main(void) {
       cmocka_unit_test(npy_reads_versions_2_and_3),
       cmocka_unit_test(npy_reads_python_2_headers_in_any_key_order),
       cmocka_unit_test(npy_rejects_fortran_order),
-      cmocka_unit_test(npy_rejects_big_endian_data),
+      cmocka_unit_test(npy_reads_big_endian_data_as_host_values),
+      cmocka_unit_test(npy_reads_little_endian_data_as_host_values),
+      cmocka_unit_test(npy_saves_little_endian_bytes_on_any_host),
       cmocka_unit_test(npy_rejects_unsupported_descrs),
       cmocka_unit_test(npy_rejects_corrupt_headers_with_data_loss),
       cmocka_unit_test(npy_rejects_every_truncation_with_data_loss),

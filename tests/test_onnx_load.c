@@ -462,6 +462,42 @@ static void external_data_is_read_inside_the_model_folder_only(void** state) {
   assert_int_equal(system(path), 0);
 }
 
+/* tests/data/byte_order/raw_data_*.pb: TensorProtos that onnx's numpy_helper wrote
+ * (make.py there), their raw_data little-endian as ONNX defines it. They must read
+ * as these values, in the host's order, on any host (the conformance runner and the
+ * CLI read .pb inputs and expectations this way). */
+static void raw_data_reads_as_host_values_on_any_host(void** state) {
+  (void)state;
+  const float floats[6] = {1.5f, -2.25f, 1e-3f, 65504.0f, 3.0f, -0.0f};
+  const int64_t ints[3] = {1, -2, 0x0102030405060708};
+  const struct {
+    const char* file;
+    hgr_dtype_t dtype;
+    int32_t ndim;
+    const void* values;
+    size_t bytes;
+  } cases[2] = {{"byte_order/raw_data_f4.pb", {HGR_DTYPE_FLOAT, 32, 1}, 2, floats, sizeof(floats)},
+                {"byte_order/raw_data_i8.pb", {HGR_DTYPE_INT, 64, 1}, 1, ints, sizeof(ints)}};
+  for (size_t c = 0; c < 2; ++c) {
+    FILE* file = fopen(hgr_test_data_path(cases[c].file), "rb");
+    assert_non_null(file);
+    uint8_t bytes[256];
+    size_t length = fread(bytes, 1, sizeof(bytes), file);
+    fclose(file);
+    hgr_dtype_t dtype;
+    int64_t shape[HGR_MAX_DIMS];
+    int32_t ndim = 0;
+    void* data = NULL;
+    size_t data_bytes = 0;
+    ASSERT_OK(hgr_onnx_read_tensor(bytes, length, &dtype, shape, &ndim, &data, &data_bytes, NULL));
+    assert_true(hgr_dtype_equal(dtype, cases[c].dtype));
+    assert_int_equal(ndim, cases[c].ndim);
+    assert_int_equal(data_bytes, cases[c].bytes);
+    assert_memory_equal(data, cases[c].values, cases[c].bytes);
+    free(data);
+  }
+}
+
 /* ---- fused models, run ------------------------------------------------------------ */
 
 /* Loads bytes, runs the graph on pocl:0 with input x and reads output 0 into y;
@@ -680,6 +716,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(bad_dims_and_data_sizes_are_refused),
       cmocka_unit_test(name_clashes_and_cycles_are_refused),
       cmocka_unit_test(external_data_is_read_inside_the_model_folder_only),
+      cmocka_unit_test(raw_data_reads_as_host_values_on_any_host),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -303,6 +303,44 @@ static void params_load_file_names_a_missing_path(void** state) {
   hgr_params_release(params);
 }
 
+/* tests/data/byte_order/little_endian.params, written by Python's struct (make.py
+ * there): float32 w [2, 2], int16 b [3], int64 s []. The file is little-endian; in
+ * memory hgr keeps the host's order, so it must read as these numbers on any host,
+ * and saving them must give the file back byte for byte. */
+static void params_file_reads_as_host_values_and_saves_byte_for_byte(void** state) {
+  (void)state;
+  const float w[4] = {1.5f, -2.25f, 1e-3f, 65504.0f};
+  const int16_t b[3] = {1, -2, 0x1234};
+  const int64_t s = 0x0102030405060708;
+  const void* expected[3] = {w, b, &s};
+  const size_t sizes[3] = {sizeof(w), sizeof(b), sizeof(s)};
+  const char* names[3] = {"w", "b", "s"};
+
+  FILE* file = fopen(hgr_test_data_path("byte_order/little_endian.params"), "rb");
+  assert_non_null(file);
+  uint8_t blob[1024];
+  size_t length = fread(blob, 1, sizeof(blob), file);
+  fclose(file);
+  hgr_params_t* params = NULL;
+  ASSERT_OK(hgr_params_load_memory(blob, length, &params));
+  assert_int_equal(hgr_params_count(params), 3);
+  for (size_t i = 0; i < 3; ++i) {
+    hgr_tensor_info_t info;
+    const void* data = NULL;
+    ASSERT_OK(hgr_params_get(params, i, &info, &data));
+    assert_string_equal(info.name, names[i]);
+    assert_int_equal(info.bytes, sizes[i]);
+    assert_memory_equal(data, expected[i], sizes[i]);
+  }
+  void* saved = NULL;
+  size_t saved_length = 0;
+  ASSERT_OK(hgr_params_save_memory(params, &saved, &saved_length));
+  assert_int_equal(saved_length, length);
+  assert_memory_equal(saved, blob, length);
+  free(saved);
+  hgr_params_release(params);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(params_round_trip_keeps_names_dtypes_shapes_and_data),
@@ -320,6 +358,7 @@ int main(void) {
       cmocka_unit_test(params_add_checks_byte_size_dtype_and_shape),
       cmocka_unit_test(params_find_and_get_report_missing_params),
       cmocka_unit_test(params_load_file_names_a_missing_path),
+      cmocka_unit_test(params_file_reads_as_host_values_and_saves_byte_for_byte),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

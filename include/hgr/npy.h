@@ -1,6 +1,7 @@
 /* hgr — NumPy .npy files (format versions 1.0, 2.0 and 3.0), as used by the `hgr`
- * command line and the tests. Reads little-endian C-order arrays of bool, int8-64,
- * uint8-64, float16/32/64; writes version 1.0.
+ * command line and the tests. Reads C-order arrays of bool, int8-64, uint8-64,
+ * float16/32/64 in either byte order ('<' or '>'), keeping their data in the host's
+ * byte order; writes version 1.0, little-endian ('<') on any host.
  *
  * Thread safety: the functions are reentrant. */
 #ifndef HGR_NPY_H_
@@ -29,7 +30,7 @@ typedef struct hgr_npy_array_t {
 /* Parses a .npy blob. *out_array is zeroed first, so it may be passed to
  * hgr_npy_array_free whether or not the call succeeds. bool arrays come back as
  * uint1, one byte per element. Errors: INVALID_ARGUMENT for an unsupported dtype,
- * Fortran order, big-endian data or an unknown format version; DATA_LOSS for a
+ * Fortran order or an unknown format version; DATA_LOSS for a
  * truncated or corrupt header or body (including bytes after the data). Never
  * reads past length. */
 HGR_API hgr_status_t hgr_npy_load_memory(const void* data, size_t length, hgr_npy_array_t* out_array);

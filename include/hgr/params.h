@@ -31,7 +31,9 @@ HGR_API hgr_status_t hgr_params_create(hgr_params_t** out_params);
  * match the shape, trailing bytes) is DATA_LOSS naming the byte offset and the
  * param; never reads past length. A dtype hgr cannot hold, a vector dtype or more
  * than HGR_MAX_DIMS dimensions is INVALID_ARGUMENT, as are two params with one
- * name. Tensor data is kept as stored: compact, little-endian elements. */
+ * name. Tensor data is compact and little-endian in the blob, and in the host's
+ * byte order in memory (hgr_params_get, hgr_params_add); saving writes it
+ * little-endian again, on any host. */
 HGR_API hgr_status_t hgr_params_load_memory(const void* data, size_t length,
                                             hgr_params_t** out_params);
 /* Reads and parses a params file; errors name the path. */

@@ -1,11 +1,13 @@
 /* NumPy .npy files: "\x93NUMPY", major and minor version, header length (u16 LE for
  * 1.0, u32 LE for 2.0 and 3.0), then a Python dict literal with 'descr',
  * 'fortran_order' and 'shape', padded with spaces and a newline, then the data.
- * Data is kept as stored (little-endian elements), like params data. */
+ * Data is read in either byte order ('<' or '>' in descr) and kept in the host's
+ * order, like params data; it is written little-endian ('<') on any host. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "byte_order.h"
 #include "file.h"
 #include "hgr/npy.h"
 #include "internal.h"
@@ -17,17 +19,16 @@ static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
 /* ---- dtypes -------------------------------------------------------------------- */
 
-/* '<f4', '|u1', '|b1', ... -> dtype and bytes per element. bool is uint1 with one
- * byte per element, which is what hgr_dtype_element_bytes gives it too. */
-static hgr_status_t descr_to_dtype(const char* descr, hgr_dtype_t* out_dtype, uint64_t* out_size) {
+/* '<f4', '>f4', '|u1', '|b1', ... -> dtype, bytes per element and whether the data
+ * is big-endian. bool is uint1 with one byte per element, which is what
+ * hgr_dtype_element_bytes gives it too. */
+static hgr_status_t descr_to_dtype(const char* descr, hgr_dtype_t* out_dtype, uint64_t* out_size,
+                                   bool* out_big_endian) {
   char order = descr[0], kind = descr[0] ? descr[1] : 0;
   int size = 0;
   if (kind && descr[2] >= '1' && descr[2] <= '8' && descr[3] == 0) size = descr[2] - '0';
-  if (order == '>' && size > 1)
-    return INVALID("big-endian .npy data (descr '%s') is not supported; save it little-endian",
-                   descr);
-  /* '|' (no byte order) only makes sense for single bytes; '<' is also fine there. */
-  bool order_ok = order == '<' || (order == '|' && size == 1) || (order == '>' && size == 1);
+  /* '|' (no byte order) only makes sense for single bytes; '<' and '>' are fine there. */
+  bool order_ok = order == '<' || order == '>' || (order == '|' && size == 1);
   hgr_dtype_t dtype = {0, 0, 1};
   bool known = true;
   if (kind == 'b' && size == 1)
@@ -41,10 +42,11 @@ static hgr_status_t descr_to_dtype(const char* descr, hgr_dtype_t* out_dtype, ui
   if (!known || !order_ok)
     return INVALID(
         ".npy descr '%s' is not supported (expected bool, int8-64, uint8-64 or "
-        "float16/32/64, little-endian)",
+        "float16/32/64)",
         descr);
   *out_dtype = dtype;
   *out_size = (uint64_t)size;
+  *out_big_endian = order == '>';
   return HGR_OK;
 }
 
@@ -223,7 +225,8 @@ static hgr_status_t load(const uint8_t* data, size_t length, hgr_npy_array_t* ou
     return INVALID(".npy arrays in Fortran order are not supported; save a C-order array");
   hgr_dtype_t dtype;
   uint64_t element_size = 0, count = 1, bytes = 0;
-  HGR_RETURN_IF_ERROR(descr_to_dtype(header.descr, &dtype, &element_size));
+  bool big_endian = false;
+  HGR_RETURN_IF_ERROR(descr_to_dtype(header.descr, &dtype, &element_size, &big_endian));
   for (int32_t d = 0; d < header.ndim; ++d)
     if (!hgr__mul_u64(count, (uint64_t)header.shape[d], &count))
       return DATA_LOSS(".npy shape's element count overflows");
@@ -237,7 +240,9 @@ static hgr_status_t load(const uint8_t* data, size_t length, hgr_npy_array_t* ou
                      (unsigned long long)(length - offset - bytes));
   void* copy = malloc(bytes ? (size_t)bytes : 1);
   if (!copy) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for .npy data");
-  if (bytes) memcpy(copy, data + offset, (size_t)bytes);
+  /* bytes fits in size_t: it is at most length - offset. */
+  hgr__byte_order_copy(copy, data + offset, (size_t)count, (size_t)element_size,
+                       big_endian == hgr__host_is_little_endian());
   out_array->dtype = dtype;
   out_array->ndim = header.ndim;
   memcpy(out_array->shape, header.shape, sizeof(header.shape));
@@ -308,6 +313,18 @@ hgr_status_t hgr_npy_save_file(const char* path, hgr_dtype_t dtype, int32_t ndim
   head[7] = 0;
   head[8] = (char)((total - 10) & 0xff);
   head[9] = (char)((total - 10) >> 8);
-  return hgr_status_annotate(hgr__file_write_atomic(path, head, total, data, (size_t)bytes),
-                             "saving .npy");
+  /* The data is in the host's order; the file says '<'. A big-endian host writes a
+   * reordered copy. */
+  uint64_t element_size = hgr_dtype_element_bytes(dtype);
+  void* little_endian = NULL;
+  if (!hgr__host_is_little_endian() && element_size > 1 && bytes) {
+    little_endian = malloc((size_t)bytes);
+    if (!little_endian)
+      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "saving '%s': out of host memory", path);
+    hgr__le_copy(little_endian, data, (size_t)count, (size_t)element_size);
+  }
+  hgr_status_t status =
+      hgr__file_write_atomic(path, head, total, little_endian ? little_endian : data, (size_t)bytes);
+  free(little_endian);
+  return hgr_status_annotate(status, "saving .npy");
 }

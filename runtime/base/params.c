@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "byte_order.h"
 #include "file.h"
 #include "hgr/params.h"
 #include "internal.h"
@@ -189,16 +190,17 @@ static hgr_status_t take(reader_t* reader, uint64_t count, const char* what,
   return HGR_OK;
 }
 
-static uint64_t decode_le(const uint8_t* bytes, int size) {
-  uint64_t value = 0;
-  for (int i = size - 1; i >= 0; --i) value = value << 8 | bytes[i];
-  return value;
+/* Tensor data is little-endian on disk and in the host's order in memory: the unit
+ * whose bytes a big-endian host reverses is one lane of the dtype (bool and sub-byte
+ * or 8-bit types have none). */
+static size_t element_order_unit(hgr_dtype_t dtype) {
+  return dtype.bits > 8 && dtype.bits % 8 == 0 ? (size_t)dtype.bits / 8 : 1;
 }
 
 static hgr_status_t read_le(reader_t* reader, int size, const char* what, uint64_t* out_value) {
   const uint8_t* bytes = NULL;
   HGR_RETURN_IF_ERROR(take(reader, (uint64_t)size, what, &bytes));
-  *out_value = decode_le(bytes, size);
+  *out_value = hgr__le_load(bytes, size);
   return HGR_OK;
 }
 
@@ -261,7 +263,8 @@ static hgr_status_t read_tensor(reader_t* reader, char* name, hgr_params_t* para
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %s", reader->where);
     goto cleanup;
   }
-  if (byte_size) memcpy(item.data, bytes, (size_t)byte_size);
+  size_t unit = element_order_unit(item.dtype);
+  hgr__le_copy(item.data, bytes, (size_t)byte_size / unit, unit);
   status = append(params, &item);
 cleanup:
   if (status) {
@@ -384,11 +387,6 @@ hgr_status_t hgr_params_load_file(const char* path, hgr_params_t** out_params) {
 
 /* ---- writing ------------------------------------------------------------------- */
 
-static uint8_t* put_le(uint8_t* out, uint64_t value, int size) {
-  for (int i = 0; i < size; ++i) out[i] = (uint8_t)(value >> (8 * i));
-  return out + size;
-}
-
 hgr_status_t hgr_params_save_memory(const hgr_params_t* params, void** out_data,
                                     size_t* out_length) {
   *out_data = NULL;
@@ -407,29 +405,30 @@ hgr_status_t hgr_params_save_memory(const hgr_params_t* params, void** out_data,
   uint8_t* blob = malloc((size_t)total);
   if (!blob) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   uint8_t* p = blob;
-  p = put_le(p, LIST_MAGIC, 8);
-  p = put_le(p, 0, 8);
-  p = put_le(p, params->count, 8);
+  p = hgr__le_store(p, LIST_MAGIC, 8);
+  p = hgr__le_store(p, 0, 8);
+  p = hgr__le_store(p, params->count, 8);
   for (size_t i = 0; i < params->count; ++i) {
     size_t length = strlen(params->items[i].name);
-    p = put_le(p, length, 8);
+    p = hgr__le_store(p, length, 8);
     memcpy(p, params->items[i].name, length);
     p += length;
   }
-  p = put_le(p, params->count, 8);
+  p = hgr__le_store(p, params->count, 8);
   for (size_t i = 0; i < params->count; ++i) {
     const param_t* item = &params->items[i];
-    p = put_le(p, TENSOR_MAGIC, 8);
-    p = put_le(p, 0, 8);
-    p = put_le(p, DEVICE_TYPE_CPU, 4);
-    p = put_le(p, 0, 4); /* device id */
-    p = put_le(p, (uint32_t)item->ndim, 4);
-    p = put_le(p, item->dtype.code, 1);
-    p = put_le(p, item->dtype.bits, 1);
-    p = put_le(p, item->dtype.lanes, 2);
-    for (int32_t d = 0; d < item->ndim; ++d) p = put_le(p, (uint64_t)item->shape[d], 8);
-    p = put_le(p, item->bytes, 8);
-    if (item->bytes) memcpy(p, item->data, (size_t)item->bytes);
+    p = hgr__le_store(p, TENSOR_MAGIC, 8);
+    p = hgr__le_store(p, 0, 8);
+    p = hgr__le_store(p, DEVICE_TYPE_CPU, 4);
+    p = hgr__le_store(p, 0, 4); /* device id */
+    p = hgr__le_store(p, (uint32_t)item->ndim, 4);
+    p = hgr__le_store(p, item->dtype.code, 1);
+    p = hgr__le_store(p, item->dtype.bits, 1);
+    p = hgr__le_store(p, item->dtype.lanes, 2);
+    for (int32_t d = 0; d < item->ndim; ++d) p = hgr__le_store(p, (uint64_t)item->shape[d], 8);
+    p = hgr__le_store(p, item->bytes, 8);
+    size_t unit = element_order_unit(item->dtype);
+    hgr__le_copy(p, item->data, (size_t)item->bytes / unit, unit);
     p += item->bytes;
   }
   *out_data = blob;

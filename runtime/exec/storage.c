@@ -130,6 +130,14 @@ hgr_status_t hgr__storage_plan(hgr__storage_pool_t* pool, const hgr_instance_t* 
     }
     char size[32];
     snprintf(size, sizeof(size), "%llu bytes", (unsigned long long)storage->bytes);
+    /* Byte counts are 64-bit throughout; here they become the size_t of
+     * clCreateBuffer and of every copy of this storage's entries (rounded up to 4
+     * bytes), which on a 32-bit host holds less than 4 GiB. */
+    if (storage->bytes > (uint64_t)SIZE_MAX - 3)
+      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
+                        "storage %u needs %s, more than this host's size_t can address (%zu bytes: a 32-bit "
+                        "host)",
+                        hgr__graph_storage_id(graph, s), size, (size_t)SIZE_MAX);
     if (storage->bytes > device->max_alloc_bytes)
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
                         "storage %u needs %s, more than the largest allocation %s allows "

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "byte_order.h"
 #include "onnx_internal.h"
 #include "text.h"
 
@@ -273,21 +274,6 @@ hgr_status_t hgr__onnx_tensor_cast(const hgr__onnx_tensor_t* t, int32_t onnx_typ
 
 /* ---- decoding ---------------------------------------------------------------------- */
 
-/* Little-endian raw bytes into host order. */
-static void from_little_endian(void* data, uint64_t count, size_t element) {
-  const uint16_t probe = 1;
-  if (*(const uint8_t*)&probe || element == 1) return;
-  uint8_t* bytes = data;
-  for (uint64_t i = 0; i < count; ++i) {
-    uint8_t* e = bytes + i * element;
-    for (size_t a = 0, b = element - 1; a < b; ++a, --b) {
-      uint8_t x = e[a];
-      e[a] = e[b];
-      e[b] = x;
-    }
-  }
-}
-
 static const char* external_key(const Onnx__TensorProto* proto, const char* key) {
   for (size_t i = 0; i < proto->n_external_data; ++i) {
     const Onnx__StringStringEntryProto* e = proto->external_data[i];
@@ -423,7 +409,7 @@ hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__
     if (proto->has_raw_data || typed)
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: external data and inline data at once", where);
     else if ((status = read_external(proto, external, where, t->data, bytes)) == HGR_OK)
-      from_little_endian(t->data, t->count, element);
+      hgr__le_copy(t->data, t->data, (size_t)t->count, element); /* fits: tensor_new */
   } else if (proto->has_raw_data) {
     if (typed) {
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: both raw_data and a typed field hold values", where);
@@ -433,7 +419,7 @@ hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__
                           (unsigned long long)bytes);
     } else {
       if (bytes) memcpy(t->data, proto->raw_data.data, (size_t)bytes);
-      from_little_endian(t->data, t->count, element);
+      hgr__le_copy(t->data, t->data, (size_t)t->count, element); /* fits: tensor_new */
     }
   } else if ((uint64_t)typed != t->count) {
     status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: %zu values for %llu elements of %s", where, typed,
