@@ -24,9 +24,13 @@ from ._hgr import (  # noqa: F401
     UnavailableError,
     UnimplementedError,
     devices,
+    empty,
     find_device,
+    numpy_dtype,
     skipped_platforms,
+    load_onnx,
 )
+from .session import Future, InferenceSession, NodeArg, provider_devices  # noqa: F401
 
 __all__ = [
     "__version__",
@@ -50,4 +54,11 @@ __all__ = [
     "devices",
     "find_device",
     "skipped_platforms",
+    "empty",
+    "numpy_dtype",
+    "load_onnx",
+    "InferenceSession",
+    "NodeArg",
+    "Future",
+    "provider_devices",
 ]

@@ -200,7 +200,46 @@ static PyObject* numpy_dtype(PyObject* module, PyObject* args) {
   return PyUnicode_FromString(name);
 }
 
+/* empty(dtype, shape, alignment=0): an aligned, uninitialised array. */
+static PyObject* empty(PyObject* module, PyObject* args, PyObject* kwargs) {
+  (void)module;
+  static char* keywords[] = {"dtype", "shape", "alignment", NULL};
+  const char* text = NULL;
+  PyObject* shape_object = NULL;
+  Py_ssize_t alignment = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|n", keywords, &text, &shape_object, &alignment)) return NULL;
+  if (alignment < 0 || (alignment & (alignment - 1)) != 0)
+    return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "alignment %zd is not a power of two", alignment);
+  hgr_dtype_t dtype;
+  hgr_status_t status = hgr_dtype_parse(text, &dtype);
+  if (status) return hgrpy_raise(status);
+  PyObject* sequence = PySequence_Fast(shape_object, "shape must be a sequence of ints");
+  if (!sequence) return NULL;
+  Py_ssize_t ndim = PySequence_Fast_GET_SIZE(sequence);
+  int64_t shape[HGR_MAX_DIMS];
+  if (ndim > HGR_MAX_DIMS) {
+    Py_DECREF(sequence);
+    return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "shape has %zd dims; hgr takes at most %d", ndim,
+                            HGR_MAX_DIMS);
+  }
+  for (Py_ssize_t d = 0; d < ndim; ++d) {
+    shape[d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(sequence, d));
+    if (shape[d] < 0) {
+      Py_DECREF(sequence);
+      if (!PyErr_Occurred())
+        hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "shape[%zd] is negative", d);
+      return NULL;
+    }
+  }
+  Py_DECREF(sequence);
+  return hgrpy_array_empty(dtype, (int32_t)ndim, shape, (size_t)alignment, NULL);
+}
+
 static PyMethodDef data_methods[] = {
+    {"empty", HGRPY_KW(empty), METH_VARARGS | METH_KEYWORDS,
+     "empty(dtype, shape, alignment=0) -> numpy.ndarray\n\nAn uninitialised array of hgr dtype ('float32') and "
+     "shape whose data address is a multiple of alignment bytes (a power of two; 0: NumPy's own), so that a device "
+     "can use it as its buffer (bind_output)."},
     {"numpy_dtype", numpy_dtype, METH_VARARGS,
      "numpy_dtype(hgr_dtype) -> str\n\nThe NumPy dtype name of an hgr dtype string ('float32', 'bool' for "
      "'uint1'); hgr.UnimplementedError for one NumPy has no type for."},
