@@ -89,6 +89,52 @@ def provider_devices(providers: Optional[Sequence[Any]]) -> Optional[List[str]]:
     return specs
 
 
+def _fields(data: memoryview):
+    """(field number, wire type, value) of a protobuf message: ints for varints,
+    memoryviews for length-delimited fields, None for fixed-size ones."""
+    position, end = 0, len(data)
+
+    def varint() -> int:
+        nonlocal position
+        result, shift = 0, 0
+        while True:
+            byte = data[position]
+            position += 1
+            result |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return result
+
+    while position < end:
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            yield field, wire, varint()
+        elif wire == 2:
+            length = varint()
+            yield field, wire, data[position:position + length]
+            position += length
+        elif wire in (1, 5):
+            position += 8 if wire == 1 else 4
+            yield field, wire, None
+        else:
+            raise ValueError(f"protobuf wire type {wire}")
+
+
+def onnx_output_names(model: bytes) -> List[str]:
+    """The names of an ONNX model's graph outputs (ModelProto.graph.output[i].name),
+    read from its protobuf bytes: hgr's graph outputs are the model's outputs in
+    their order, and this is how they are called in the model."""
+    names: List[str] = []
+    for field, wire, graph in _fields(memoryview(model)):
+        if field == 7 and wire == 2:  # ModelProto.graph
+            for g_field, g_wire, value_info in _fields(graph):
+                if g_field == 12 and g_wire == 2:  # GraphProto.output
+                    name = next((bytes(v).decode() for f, w, v in _fields(value_info) if f == 1 and w == 2), "")
+                    names.append(name)
+    return names
+
+
 def _profiling_requested(sess_options: Any) -> bool:
     if sess_options is None:
         return False
@@ -188,6 +234,14 @@ class InferenceSession:
         ex = self._executor
         self._inputs = [self._node_arg(ex.input_info(i)) for i in range(ex.input_count)]
         self._outputs = [self._node_arg(ex.output_info(i)) for i in range(ex.output_count)]
+        # hgr names a graph output after its node ("y:0"); sessions speak the model's names.
+        try:
+            model_names = onnx_output_names(model if not isinstance(model, str) else open(model, "rb").read())
+        except (ValueError, IndexError, UnicodeDecodeError, OSError):
+            model_names = []
+        if len(model_names) == len(self._outputs):
+            for arg, name in zip(self._outputs, model_names):
+                arg.name = name
         # Inputs set from params are constants: only the others are the model's inputs.
         param_names = set(params.names())
         self._inputs = [arg for arg in self._inputs if arg.name not in param_names]
@@ -274,14 +328,20 @@ class InferenceSession:
     def output_buffer(self, index: Any):
         """The latest run's output index (or name) as an OpenCL buffer
         (hgr.DeviceBuffer: mem, context, device, bytes, ready; to_pyopencl())."""
+        if isinstance(index, str):
+            if index not in self._output_index:
+                raise _hgr.NotFoundError(
+                    f"output '{index}': the model's outputs are {', '.join(a.name for a in self._outputs)}")
+            index = self._output_index[index]
         return self._live().output_buffer(index)
 
     # ---- profiling ----
     def profile(self) -> List[Dict[str, Any]]:
-        """The last run per node, most device time first? No: in run order, one
-        dict per node (name, op, device, times in ns) from hgr's profile JSON.
-        Needs sess_options with enable_profiling; hgr.FailedPreconditionError
-        otherwise."""
+        """The last run, one dict per node in run order (node_id, name, op,
+        device, commands, device_ns, host_enqueue_ns, start_ns, end_ns: times in
+        ns, start and end from the run's first command), from hgr's profile JSON;
+        pandas.DataFrame(session.profile()) makes it a table. Needs sess_options
+        with enable_profiling, else hgr.FailedPreconditionError."""
         return json.loads(self._live().profile_json())["nodes"]
 
     def profile_summary(self) -> str:

@@ -99,6 +99,10 @@ int hgrpy_input_view_get(PyObject* object, const char* what, bool writable, hgrp
     return -1;
   }
   if (hgrpy_dtype_from_format(view->format, view->itemsize, &out_view->dtype) < 0) {
+    PyErr_Clear();
+    hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT,
+                     "%s: the %s's buffer format '%s' (item size %zd) is not a native-order number type hgr can "
+                     "hold", what, Py_TYPE(object)->tp_name, view->format ? view->format : "B", view->itemsize);
     Py_DECREF(owner);
     return -1;
   }
