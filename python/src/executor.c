@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a call finds once it holds the lock and another thread closed the executor. */
+#define CLOSED HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the executor was closed")
+
 void hgrpy_executor_lock(hgrpy_executor_t* self) {
   if (PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) return;
   Py_BEGIN_ALLOW_THREADS;
@@ -290,7 +293,7 @@ static PyObject* executor_set_input(hgrpy_executor_t* self, PyObject* args) {
     return NULL;
   }
   hgrpy_executor_lock(self);
-  if (!self->executor) status = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the executor was closed");
+  if (!self->executor) status = CLOSED;
   else {
     Py_BEGIN_ALLOW_THREADS;
     status = hgr_executor_set_input(self->executor, index, view.data, view.bytes);
@@ -329,7 +332,7 @@ static PyObject* bind(hgrpy_executor_t* self, hgr_io_t io, PyObject* key, PyObje
   }
   hgr_binding_kind_t kind = HGR_BINDING_NONE;
   hgrpy_executor_lock(self);
-  if (!self->executor) status = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the executor was closed");
+  if (!self->executor) status = CLOSED;
   else {
     status = hgr_executor_bind_host(self->executor, io, index, (void*)view.data, view.bytes);
     if (!status) kind = hgr_executor_binding_kind(self->executor, io, index);
@@ -374,7 +377,7 @@ static PyObject* executor_unbind(hgrpy_executor_t* self, PyObject* args) {
   if (!PyArg_ParseTuple(args, "sO", &io_text, &key) || parse_io(io_text, &io) < 0 || io_index(self, io, key, &index) < 0)
     return NULL;
   hgrpy_executor_lock(self);
-  hgr_status_t status = hgr_executor_unbind(self->executor, io, index);
+  hgr_status_t status = self->executor ? hgr_executor_unbind(self->executor, io, index) : CLOSED;
   hgrpy_executor_unlock(self);
   if (status) return hgrpy_raise(status);
   /* Runs in flight keep their buffers through their fences; run() waits. */
@@ -392,9 +395,12 @@ static PyObject* executor_load_params(hgrpy_executor_t* self, PyObject* params) 
   size_t unused_count = 0;
   hgr_status_t status = HGR_OK;
   hgrpy_executor_lock(self);
-  Py_BEGIN_ALLOW_THREADS;
-  status = hgr_executor_load_params(self->executor, ((hgrpy_params_t*)params)->params, &unused_count);
-  Py_END_ALLOW_THREADS;
+  if (!self->executor) status = CLOSED;
+  else {
+    Py_BEGIN_ALLOW_THREADS;
+    status = hgr_executor_load_params(self->executor, ((hgrpy_params_t*)params)->params, &unused_count);
+    Py_END_ALLOW_THREADS;
+  }
   PyObject* unused = status ? NULL : PyList_New((Py_ssize_t)unused_count);
   for (size_t i = 0; unused && i < unused_count; ++i) {
     PyObject* name = PyUnicode_FromString(hgr_executor_unused_param(self->executor, i));
@@ -413,7 +419,7 @@ static PyObject* call_released(hgrpy_executor_t* self, executor_fn fn) {
   if (!hgrpy_executor_get(self)) return NULL;
   hgr_status_t status = HGR_OK;
   hgrpy_executor_lock(self);
-  if (!self->executor) status = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the executor was closed");
+  if (!self->executor) status = CLOSED;
   else {
     Py_BEGIN_ALLOW_THREADS;
     status = fn(self->executor);
@@ -442,7 +448,7 @@ static PyObject* executor_run_async(hgrpy_executor_t* self, PyObject* unused) {
   hgr_fence_t* fence = NULL;
   hgr_status_t status = HGR_OK;
   hgrpy_executor_lock(self);
-  if (!self->executor) status = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the executor was closed");
+  if (!self->executor) status = CLOSED;
   else {
     Py_BEGIN_ALLOW_THREADS;
     status = hgr_executor_run_async(self->executor, &fence);
@@ -468,7 +474,7 @@ static PyObject* executor_get_output(hgrpy_executor_t* self, PyObject* key) {
   PyObject* array = hgrpy_array_empty(info.dtype, info.ndim, info.shape, 0, &data);
   if (!array) return NULL;
   hgrpy_executor_lock(self);
-  if (!self->executor) status = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the executor was closed");
+  if (!self->executor) status = CLOSED;
   else {
     Py_BEGIN_ALLOW_THREADS;
     status = hgr_executor_get_output(self->executor, index, data, info.bytes);
@@ -487,7 +493,7 @@ static PyObject* executor_output_buffer(hgrpy_executor_t* self, PyObject* key) {
   if (io_index(self, HGR_OUTPUT, key, &index) < 0) return NULL;
   hgr_device_buffer_t buffer;
   hgrpy_executor_lock(self);
-  hgr_status_t status = hgr_executor_output_buffer(self->executor, index, &buffer);
+  hgr_status_t status = self->executor ? hgr_executor_output_buffer(self->executor, index, &buffer) : CLOSED;
   hgrpy_executor_unlock(self);
   if (status) return hgrpy_raise(status);
   return hgrpy_device_buffer_wrap(&buffer);
@@ -503,7 +509,7 @@ static PyObject* report(hgrpy_executor_t* self, report_fn fn) {
   FILE* out = open_memstream(&text, &length);
   if (!out) return PyErr_NoMemory();
   hgrpy_executor_lock(self);
-  hgr_status_t status = fn(self->executor, out);
+  hgr_status_t status = self->executor ? fn(self->executor, out) : CLOSED;
   hgrpy_executor_unlock(self);
   fclose(out);
   PyObject* result = status ? hgrpy_raise(status) : PyUnicode_FromStringAndSize(text, (Py_ssize_t)length);
