@@ -1,0 +1,669 @@
+/* hgr._hgr.Executor: an hgr_executor_t (a graph bound to devices) and its runs.
+ * The Python sessions (hgr.InferenceSession, hgr.graph_executor.GraphModule) are
+ * thin classes over it. Inputs and outputs can be copied (set_input, get_output)
+ * or bound to the caller's buffers (bind_input, bind_output: zero copy where the
+ * device shares host memory, executor.h "caller-owned memory"); the Executor keeps
+ * what is bound alive, and each Fence keeps what its run was started with. */
+#include "hgrpy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What a call finds once it holds the lock and another thread closed the executor. */
+#define CLOSED HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the executor was closed")
+
+void hgrpy_executor_lock(hgrpy_executor_t* self) {
+  if (PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) return;
+  Py_BEGIN_ALLOW_THREADS;
+  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  Py_END_ALLOW_THREADS;
+}
+
+void hgrpy_executor_unlock(hgrpy_executor_t* self) {
+  PyThread_release_lock(self->lock);
+}
+
+hgr_executor_t* hgrpy_executor_get(hgrpy_executor_t* self) {
+  if (!self->executor)
+    return (hgr_executor_t*)hgrpy_raise_code(HGR_STATUS_FAILED_PRECONDITION, "the executor was closed");
+  return self->executor;
+}
+
+static hgrpy_executor_t* executor_alloc(PyObject* graph) {
+  hgrpy_executor_t* self = (hgrpy_executor_t*)hgrpy_executor_type.tp_alloc(&hgrpy_executor_type, 0);
+  if (!self) return NULL;
+  self->lock = PyThread_allocate_lock();
+  if (!self->lock) {
+    Py_DECREF(self);
+    return (hgrpy_executor_t*)PyErr_NoMemory();
+  }
+  Py_INCREF(graph);
+  self->graph = graph;
+  return self;
+}
+
+PyObject* hgrpy_executor_create(PyObject* graph, const hgrpy_executor_options_t* options) {
+  if (!PyObject_TypeCheck(graph, &hgrpy_graph_type))
+    return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "graph must be an hgr Graph, not %s", Py_TYPE(graph)->tp_name);
+  hgr_instance_t* instance = hgrpy_instance();
+  if (!instance) return NULL;
+  hgrpy_executor_t* self = executor_alloc(graph);
+  if (!self) return NULL;
+  hgr_executor_options_t executor_options;
+  hgr_executor_options_init(&executor_options);
+  executor_options.params = options->params;
+  executor_options.bindings = options->bindings;
+  executor_options.binding_count = options->binding_count;
+  executor_options.profiling = options->profiling;
+  hgr_graph_t* hgr_graph = ((hgrpy_graph_t*)graph)->graph;
+  hgr_executor_t* executor = NULL;
+  hgr_status_t status = HGR_OK;
+  Py_BEGIN_ALLOW_THREADS;
+  status = hgr_executor_create(instance, hgr_graph, &executor_options, &executor);
+  Py_END_ALLOW_THREADS;
+  if (status) {
+    Py_DECREF(self);
+    return hgrpy_raise(status);
+  }
+  self->executor = executor;
+  self->profiling = options->profiling;
+  size_t slots = hgr_executor_input_count(executor) + hgr_executor_output_count(executor);
+  self->bound = PyList_New((Py_ssize_t)slots);
+  if (!self->bound) {
+    Py_DECREF(self);
+    return NULL;
+  }
+  for (size_t i = 0; i < slots; ++i) {
+    Py_INCREF(Py_None);
+    PyList_SET_ITEM(self->bound, (Py_ssize_t)i, Py_None);
+  }
+  return (PyObject*)self;
+}
+
+/* Executor(graph, params=None, devices=None, profiling=False) */
+static PyObject* executor_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  (void)type;
+  static char* keywords[] = {"graph", "params", "devices", "profiling", NULL};
+  PyObject *graph = NULL, *params = Py_None, *devices = Py_None;
+  int profiling = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|OOp", keywords, &hgrpy_graph_type, &graph, &params, &devices,
+                                   &profiling))
+    return NULL;
+  hgrpy_executor_options_t options = {.profiling = profiling != 0};
+  if (params != Py_None) {
+    if (!PyObject_TypeCheck(params, &hgrpy_params_type))
+      return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "params must be an hgr Params or None, not %s",
+                              Py_TYPE(params)->tp_name);
+    options.params = ((hgrpy_params_t*)params)->params;
+  }
+  hgr_device_binding_t* bindings = NULL;
+  PyObject* items = NULL;
+  if (devices != Py_None) {
+    if (!PyDict_Check(devices))
+      return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT,
+                              "devices must be a dict of device key (int) -> device spec (str), not %s",
+                              Py_TYPE(devices)->tp_name);
+    items = PyDict_Items(devices);
+    if (!items) return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(items);
+    bindings = calloc((size_t)count + 1, sizeof(*bindings));
+    if (!bindings) {
+      Py_DECREF(items);
+      return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < count; ++i) {
+      PyObject* item = PyList_GET_ITEM(items, i);
+      PyObject *key = PyTuple_GET_ITEM(item, 0), *spec = PyTuple_GET_ITEM(item, 1);
+      bindings[i].key = (int32_t)PyLong_AsLong(key);
+      bindings[i].spec = PyUnicode_Check(spec) ? PyUnicode_AsUTF8(spec) : NULL;
+      if ((bindings[i].key == -1 && PyErr_Occurred()) || !bindings[i].spec) {
+        PyErr_Clear();
+        free(bindings);
+        Py_DECREF(items);
+        return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT,
+                                "devices: entry %zd is not device key (int) -> device spec (str)", i);
+      }
+    }
+    options.bindings = bindings;
+    options.binding_count = (size_t)count;
+  }
+  PyObject* result = hgrpy_executor_create(graph, &options);
+  free(bindings);
+  Py_XDECREF(items);
+  return result;
+}
+
+static void executor_close_now(hgrpy_executor_t* self) {
+  hgr_executor_t* executor = self->executor;
+  self->executor = NULL;
+  if (executor) {
+    Py_BEGIN_ALLOW_THREADS;
+    hgr_executor_release(executor); /* waits for the runs in flight */
+    Py_END_ALLOW_THREADS;
+  }
+  Py_CLEAR(self->bound);
+}
+
+static void executor_dealloc(hgrpy_executor_t* self) {
+  PyObject_GC_UnTrack(self);
+  if (self->weakrefs) PyObject_ClearWeakRefs((PyObject*)self);
+  executor_close_now(self);
+  Py_CLEAR(self->graph);
+  if (self->lock) PyThread_free_lock(self->lock);
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+static int executor_traverse(hgrpy_executor_t* self, visitproc visit, void* arg) {
+  Py_VISIT(self->graph);
+  Py_VISIT(self->bound);
+  return 0;
+}
+
+static int executor_clear(hgrpy_executor_t* self) {
+  Py_CLEAR(self->bound);
+  return 0;
+}
+
+static PyObject* executor_close(hgrpy_executor_t* self, PyObject* unused) {
+  (void)unused;
+  hgrpy_executor_lock(self);
+  executor_close_now(self);
+  hgrpy_executor_unlock(self);
+  Py_RETURN_NONE;
+}
+
+static PyObject* executor_enter(PyObject* self, PyObject* unused) {
+  (void)unused;
+  Py_INCREF(self);
+  return self;
+}
+
+static PyObject* executor_exit(hgrpy_executor_t* self, PyObject* args) {
+  (void)args;
+  return executor_close(self, NULL);
+}
+
+/* An input or output position from an int or, for inputs, a name. */
+static int io_index(hgrpy_executor_t* self, hgr_io_t io, PyObject* key, size_t* out_index) {
+  hgr_executor_t* executor = hgrpy_executor_get(self);
+  if (!executor) return -1;
+  size_t count = io == HGR_INPUT ? hgr_executor_input_count(executor) : hgr_executor_output_count(executor);
+  const char* what = io == HGR_INPUT ? "input" : "output";
+  if (PyUnicode_Check(key)) {
+    const char* name = PyUnicode_AsUTF8(key);
+    if (!name) return -1;
+    for (size_t i = 0; i < count; ++i) {
+      hgr_tensor_info_t info;
+      hgr_status_t status = io == HGR_INPUT ? hgr_executor_input_info(executor, i, &info)
+                                            : hgr_executor_output_info(executor, i, &info);
+      if (status) return hgrpy_raise(status), -1;
+      if (info.name && strcmp(info.name, name) == 0) {
+        *out_index = i;
+        return 0;
+      }
+    }
+    if (io == HGR_INPUT) { /* the C API's message lists the inputs */
+      hgr_status_t status = hgr_executor_input_index(executor, name, out_index);
+      if (status) return hgrpy_raise(status), -1;
+      return 0;
+    }
+    hgrpy_raise_code(HGR_STATUS_NOT_FOUND, "the graph has no output '%s'", name);
+    return -1;
+  }
+  Py_ssize_t index = PyNumber_AsSsize_t(key, PyExc_OverflowError);
+  if (index == -1 && PyErr_Occurred()) return -1;
+  if (index < 0 || (size_t)index >= count) {
+    hgrpy_raise_code(HGR_STATUS_OUT_OF_RANGE, "%s %zd: the graph has %zu %ss", what, index, count, what);
+    return -1;
+  }
+  *out_index = (size_t)index;
+  return 0;
+}
+
+static int parse_io(const char* text, hgr_io_t* out_io) {
+  if (strcmp(text, "input") == 0) *out_io = HGR_INPUT;
+  else if (strcmp(text, "output") == 0) *out_io = HGR_OUTPUT;
+  else return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "'%s' is neither 'input' nor 'output'", text), -1;
+  return 0;
+}
+
+static PyObject* info_of(hgrpy_executor_t* self, hgr_io_t io, PyObject* key) {
+  size_t index = 0;
+  if (io_index(self, io, key, &index) < 0) return NULL;
+  hgr_tensor_info_t info;
+  hgr_status_t status = io == HGR_INPUT ? hgr_executor_input_info(self->executor, index, &info)
+                                        : hgr_executor_output_info(self->executor, index, &info);
+  if (status) return hgrpy_raise(status);
+  return hgrpy_tensor_info_dict(&info);
+}
+
+static PyObject* executor_input_info(hgrpy_executor_t* self, PyObject* key) {
+  return info_of(self, HGR_INPUT, key);
+}
+
+static PyObject* executor_output_info(hgrpy_executor_t* self, PyObject* key) {
+  return info_of(self, HGR_OUTPUT, key);
+}
+
+static PyObject* executor_input_index(hgrpy_executor_t* self, PyObject* key) {
+  size_t index = 0;
+  if (io_index(self, HGR_INPUT, key, &index) < 0) return NULL;
+  return PyLong_FromSize_t(index);
+}
+
+/* Checks that view matches tensor info (dtype, then bytes and shape), naming the input. */
+static int check_view(const hgr_tensor_info_t* info, const char* what, const hgrpy_input_view_t* view) {
+  char want[24], got[24];
+  if (!hgr_dtype_equal(info->dtype, view->dtype)) {
+    hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "%s '%s' is %s; %s was given", what, info->name,
+                     hgr_dtype_format(info->dtype, want, sizeof(want)), hgr_dtype_format(view->dtype, got, sizeof(got)));
+    return -1;
+  }
+  bool same_shape = view->ndim == info->ndim;
+  for (int32_t d = 0; same_shape && d < info->ndim; ++d) same_shape = view->shape[d] == info->shape[d];
+  if (!same_shape && view->bytes != info->bytes) {
+    char want_shape[256] = "", got_shape[256] = "";
+    size_t n = 0;
+    for (int32_t d = 0; d < info->ndim && n < sizeof(want_shape); ++d)
+      n += (size_t)snprintf(want_shape + n, sizeof(want_shape) - n, "%s%lld", d ? ", " : "", (long long)info->shape[d]);
+    n = 0;
+    for (int32_t d = 0; d < view->ndim && n < sizeof(got_shape); ++d)
+      n += (size_t)snprintf(got_shape + n, sizeof(got_shape) - n, "%s%lld", d ? ", " : "", (long long)view->shape[d]);
+    hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "%s '%s' has shape (%s); shape (%s) was given", what, info->name,
+                     want_shape, got_shape);
+    return -1;
+  }
+  return 0;
+}
+
+/* set_input(key, value): copies value into input key (an index or a name). */
+static PyObject* executor_set_input(hgrpy_executor_t* self, PyObject* args) {
+  PyObject *key = NULL, *value = NULL;
+  if (!PyArg_ParseTuple(args, "OO", &key, &value)) return NULL;
+  size_t index = 0;
+  if (io_index(self, HGR_INPUT, key, &index) < 0) return NULL;
+  hgr_tensor_info_t info;
+  hgr_status_t status = hgr_executor_input_info(self->executor, index, &info);
+  if (status) return hgrpy_raise(status);
+  hgrpy_input_view_t view;
+  if (hgrpy_input_view_get(value, info.name, false, &view) < 0) return NULL;
+  if (check_view(&info, "input", &view) < 0) {
+    hgrpy_input_view_release(&view);
+    return NULL;
+  }
+  hgrpy_executor_lock(self);
+  if (!self->executor) status = CLOSED;
+  else {
+    Py_BEGIN_ALLOW_THREADS;
+    status = hgr_executor_set_input(self->executor, index, view.data, view.bytes);
+    Py_END_ALLOW_THREADS;
+  }
+  hgrpy_executor_unlock(self);
+  hgrpy_input_view_release(&view);
+  if (status) return hgrpy_raise(status);
+  Py_RETURN_NONE;
+}
+
+static const char* kind_name(hgr_binding_kind_t kind) {
+  switch (kind) {
+    case HGR_BINDING_NONE: return "none";
+    case HGR_BINDING_BUFFER: return "buffer";
+    case HGR_BINDING_HOST_ZERO_COPY: return "host_zero_copy";
+    case HGR_BINDING_HOST_COPY: return "host_copy";
+  }
+  return "none";
+}
+
+/* bind(io, key, value): value's memory becomes the input's or output's. */
+static PyObject* bind(hgrpy_executor_t* self, hgr_io_t io, PyObject* key, PyObject* value) {
+  size_t index = 0;
+  if (io_index(self, io, key, &index) < 0) return NULL;
+  hgr_tensor_info_t info;
+  hgr_status_t status = io == HGR_INPUT ? hgr_executor_input_info(self->executor, index, &info)
+                                        : hgr_executor_output_info(self->executor, index, &info);
+  if (status) return hgrpy_raise(status);
+  const char* what = io == HGR_INPUT ? "input" : "output";
+  hgrpy_input_view_t view;
+  if (hgrpy_input_view_get(value, info.name, io == HGR_OUTPUT, &view) < 0) return NULL;
+  if (check_view(&info, what, &view) < 0) {
+    hgrpy_input_view_release(&view);
+    return NULL;
+  }
+  hgr_binding_kind_t kind = HGR_BINDING_NONE;
+  hgrpy_executor_lock(self);
+  if (!self->executor) status = CLOSED;
+  else {
+    status = hgr_executor_bind_host(self->executor, io, index, (void*)view.data, view.bytes);
+    if (!status) kind = hgr_executor_binding_kind(self->executor, io, index);
+  }
+  hgrpy_executor_unlock(self);
+  if (status) {
+    hgrpy_input_view_release(&view);
+    return hgrpy_raise(status);
+  }
+  size_t slot = io == HGR_INPUT ? index : hgr_executor_input_count(self->executor) + index;
+  PyList_SetItem(self->bound, (Py_ssize_t)slot, view.owner); /* steals the view's reference */
+  return PyUnicode_FromString(kind_name(kind));
+}
+
+static PyObject* executor_bind_input(hgrpy_executor_t* self, PyObject* args) {
+  PyObject *key = NULL, *value = NULL;
+  if (!PyArg_ParseTuple(args, "OO", &key, &value)) return NULL;
+  return bind(self, HGR_INPUT, key, value);
+}
+
+static PyObject* executor_bind_output(hgrpy_executor_t* self, PyObject* args) {
+  PyObject *key = NULL, *value = NULL;
+  if (!PyArg_ParseTuple(args, "OO", &key, &value)) return NULL;
+  return bind(self, HGR_OUTPUT, key, value);
+}
+
+static PyObject* executor_binding_kind(hgrpy_executor_t* self, PyObject* args) {
+  const char* io_text = NULL;
+  PyObject* key = NULL;
+  hgr_io_t io;
+  size_t index = 0;
+  if (!PyArg_ParseTuple(args, "sO", &io_text, &key) || parse_io(io_text, &io) < 0 || io_index(self, io, key, &index) < 0)
+    return NULL;
+  return PyUnicode_FromString(kind_name(hgr_executor_binding_kind(self->executor, io, index)));
+}
+
+static PyObject* executor_unbind(hgrpy_executor_t* self, PyObject* args) {
+  const char* io_text = NULL;
+  PyObject* key = NULL;
+  hgr_io_t io;
+  size_t index = 0;
+  if (!PyArg_ParseTuple(args, "sO", &io_text, &key) || parse_io(io_text, &io) < 0 || io_index(self, io, key, &index) < 0)
+    return NULL;
+  hgrpy_executor_lock(self);
+  hgr_status_t status = self->executor ? hgr_executor_unbind(self->executor, io, index) : CLOSED;
+  hgrpy_executor_unlock(self);
+  if (status) return hgrpy_raise(status);
+  /* Runs in flight keep their buffers through their fences; run() waits. */
+  size_t slot = io == HGR_INPUT ? index : hgr_executor_input_count(self->executor) + index;
+  Py_INCREF(Py_None);
+  PyList_SetItem(self->bound, (Py_ssize_t)slot, Py_None);
+  Py_RETURN_NONE;
+}
+
+static PyObject* executor_load_params(hgrpy_executor_t* self, PyObject* params) {
+  if (!PyObject_TypeCheck(params, &hgrpy_params_type))
+    return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "params must be an hgr Params, not %s",
+                            Py_TYPE(params)->tp_name);
+  if (!hgrpy_executor_get(self)) return NULL;
+  size_t unused_count = 0;
+  hgr_status_t status = HGR_OK;
+  hgrpy_executor_lock(self);
+  if (!self->executor) status = CLOSED;
+  else {
+    Py_BEGIN_ALLOW_THREADS;
+    status = hgr_executor_load_params(self->executor, ((hgrpy_params_t*)params)->params, &unused_count);
+    Py_END_ALLOW_THREADS;
+  }
+  PyObject* unused = status ? NULL : PyList_New((Py_ssize_t)unused_count);
+  for (size_t i = 0; unused && i < unused_count; ++i) {
+    PyObject* name = PyUnicode_FromString(hgr_executor_unused_param(self->executor, i));
+    if (!name) Py_CLEAR(unused);
+    else PyList_SET_ITEM(unused, (Py_ssize_t)i, name);
+  }
+  hgrpy_executor_unlock(self);
+  if (status) return hgrpy_raise(status);
+  return unused;
+}
+
+typedef hgr_status_t (*executor_fn)(hgr_executor_t*);
+
+/* Calls fn on the executor with the lock held and the GIL released. */
+static PyObject* call_released(hgrpy_executor_t* self, executor_fn fn) {
+  if (!hgrpy_executor_get(self)) return NULL;
+  hgr_status_t status = HGR_OK;
+  hgrpy_executor_lock(self);
+  if (!self->executor) status = CLOSED;
+  else {
+    Py_BEGIN_ALLOW_THREADS;
+    status = fn(self->executor);
+    Py_END_ALLOW_THREADS;
+  }
+  hgrpy_executor_unlock(self);
+  if (status) return hgrpy_raise(status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* executor_run(hgrpy_executor_t* self, PyObject* unused) {
+  (void)unused;
+  return call_released(self, hgr_executor_run);
+}
+
+static PyObject* executor_wait(hgrpy_executor_t* self, PyObject* unused) {
+  (void)unused;
+  return call_released(self, hgr_executor_wait);
+}
+
+static PyObject* executor_run_async(hgrpy_executor_t* self, PyObject* unused) {
+  (void)unused;
+  if (!hgrpy_executor_get(self)) return NULL;
+  PyObject* keep = PyList_AsTuple(self->bound);
+  if (!keep) return NULL;
+  hgr_fence_t* fence = NULL;
+  hgr_status_t status = HGR_OK;
+  hgrpy_executor_lock(self);
+  if (!self->executor) status = CLOSED;
+  else {
+    Py_BEGIN_ALLOW_THREADS;
+    status = hgr_executor_run_async(self->executor, &fence);
+    Py_END_ALLOW_THREADS;
+  }
+  hgrpy_executor_unlock(self);
+  if (status) {
+    Py_DECREF(keep);
+    return hgrpy_raise(status);
+  }
+  PyObject* result = hgrpy_fence_wrap(self, fence, keep);
+  Py_DECREF(keep);
+  return result;
+}
+
+static PyObject* executor_get_output(hgrpy_executor_t* self, PyObject* key) {
+  size_t index = 0;
+  if (io_index(self, HGR_OUTPUT, key, &index) < 0) return NULL;
+  hgr_tensor_info_t info;
+  hgr_status_t status = hgr_executor_output_info(self->executor, index, &info);
+  if (status) return hgrpy_raise(status);
+  void* data = NULL;
+  PyObject* array = hgrpy_array_empty(info.dtype, info.ndim, info.shape, 0, &data);
+  if (!array) return NULL;
+  hgrpy_executor_lock(self);
+  if (!self->executor) status = CLOSED;
+  else {
+    Py_BEGIN_ALLOW_THREADS;
+    status = hgr_executor_get_output(self->executor, index, data, info.bytes);
+    Py_END_ALLOW_THREADS;
+  }
+  hgrpy_executor_unlock(self);
+  if (status) {
+    Py_DECREF(array);
+    return hgrpy_raise(status);
+  }
+  return array;
+}
+
+static PyObject* executor_output_buffer(hgrpy_executor_t* self, PyObject* key) {
+  size_t index = 0;
+  if (io_index(self, HGR_OUTPUT, key, &index) < 0) return NULL;
+  hgr_device_buffer_t buffer;
+  hgrpy_executor_lock(self);
+  hgr_status_t status = self->executor ? hgr_executor_output_buffer(self->executor, index, &buffer) : CLOSED;
+  hgrpy_executor_unlock(self);
+  if (status) return hgrpy_raise(status);
+  return hgrpy_device_buffer_wrap(&buffer);
+}
+
+typedef hgr_status_t (*report_fn)(hgr_executor_t*, FILE*);
+
+/* A report of the last run written into a string. */
+static PyObject* report(hgrpy_executor_t* self, report_fn fn) {
+  if (!hgrpy_executor_get(self)) return NULL;
+  char* text = NULL;
+  size_t length = 0;
+  FILE* out = open_memstream(&text, &length);
+  if (!out) return PyErr_NoMemory();
+  hgrpy_executor_lock(self);
+  hgr_status_t status = self->executor ? fn(self->executor, out) : CLOSED;
+  hgrpy_executor_unlock(self);
+  fclose(out);
+  PyObject* result = status ? hgrpy_raise(status) : PyUnicode_FromStringAndSize(text, (Py_ssize_t)length);
+  free(text);
+  return result;
+}
+
+static hgr_status_t write_summary(hgr_executor_t* executor, FILE* out) {
+  hgr_profile_summary_options_t options;
+  hgr_profile_summary_options_init(&options);
+  options.top_nodes = 0;
+  return hgr_profile_write_summary(executor, &options, out);
+}
+
+static PyObject* executor_profile_json(hgrpy_executor_t* self, PyObject* unused) {
+  (void)unused;
+  return report(self, hgr_profile_write_json);
+}
+
+static PyObject* executor_profile_summary(hgrpy_executor_t* self, PyObject* unused) {
+  (void)unused;
+  return report(self, write_summary);
+}
+
+static PyObject* executor_trace_json(hgrpy_executor_t* self, PyObject* unused) {
+  (void)unused;
+  return report(self, hgr_profile_write_trace);
+}
+
+static PyObject* executor_get_input_count(hgrpy_executor_t* self, void* closure) {
+  (void)closure;
+  if (!hgrpy_executor_get(self)) return NULL;
+  return PyLong_FromSize_t(hgr_executor_input_count(self->executor));
+}
+
+static PyObject* executor_get_output_count(hgrpy_executor_t* self, void* closure) {
+  (void)closure;
+  if (!hgrpy_executor_get(self)) return NULL;
+  return PyLong_FromSize_t(hgr_executor_output_count(self->executor));
+}
+
+static PyObject* executor_get_closed(hgrpy_executor_t* self, void* closure) {
+  (void)closure;
+  return PyBool_FromLong(self->executor == NULL);
+}
+
+static PyObject* executor_get_profiling(hgrpy_executor_t* self, void* closure) {
+  (void)closure;
+  return PyBool_FromLong(self->profiling);
+}
+
+static PyObject* executor_get_graph(hgrpy_executor_t* self, void* closure) {
+  (void)closure;
+  Py_INCREF(self->graph);
+  return self->graph;
+}
+
+/* The devices the executor uses: [{key, spec}] from its key bindings. */
+static PyObject* executor_get_devices(hgrpy_executor_t* self, void* closure) {
+  (void)closure;
+  if (!hgrpy_executor_get(self)) return NULL;
+  size_t count = hgr_executor_key_count(self->executor);
+  hgr_instance_t* instance = hgr_executor_instance(self->executor);
+  PyObject* dict = PyDict_New();
+  for (size_t i = 0; dict && i < count; ++i) {
+    hgr_key_binding_t binding = hgr_executor_key_binding(self->executor, i);
+    const hgr_device_info_t* device = hgr_instance_device(instance, binding.device_index);
+    PyObject* key = PyLong_FromLong(binding.key);
+    PyObject* spec = PyUnicode_FromString(device ? device->spec : "?");
+    if (!key || !spec || PyDict_SetItem(dict, key, spec) < 0) Py_CLEAR(dict);
+    Py_XDECREF(key);
+    Py_XDECREF(spec);
+  }
+  return dict;
+}
+
+static PyMethodDef executor_methods[] = {
+    {"close", (PyCFunction)executor_close, METH_NOARGS,
+     "close()\n\nWaits for the runs in flight and frees the executor's device memory, kernels and queues. "
+     "Later calls raise hgr.FailedPreconditionError; closing twice is fine."},
+    {"__enter__", executor_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)executor_exit, METH_VARARGS, NULL},
+    {"input_info", (PyCFunction)executor_input_info, METH_O,
+     "input_info(key) -> dict\n\nInput key (index or name): {name, dtype, shape, bytes}."},
+    {"output_info", (PyCFunction)executor_output_info, METH_O,
+     "output_info(key) -> dict\n\nOutput key (index or name): {name, dtype, shape, bytes}."},
+    {"input_index", (PyCFunction)executor_input_index, METH_O,
+     "input_index(name) -> int\n\nThe index of input name; hgr.NotFoundError listing the inputs."},
+    {"set_input", (PyCFunction)executor_set_input, METH_VARARGS,
+     "set_input(key, value)\n\nCopies value (any C-contiguous buffer or __dlpack__ object of the input's dtype "
+     "and shape) into input key; value may be reused at once."},
+    {"bind_input", (PyCFunction)executor_bind_input, METH_VARARGS,
+     "bind_input(key, value) -> str\n\nUses value's memory as input key from now on (kept alive by the executor; "
+     "do not change it while runs are in flight). Returns the binding kind: 'host_zero_copy' where the device "
+     "uses the memory itself (unified memory, aligned data), else 'host_copy' (copied at each run's start)."},
+    {"bind_output", (PyCFunction)executor_bind_output, METH_VARARGS,
+     "bind_output(key, array) -> str\n\nRuns write output key into array (writable, C-contiguous): directly "
+     "('host_zero_copy') or copied at each run's end ('host_copy')."},
+    {"binding_kind", (PyCFunction)executor_binding_kind, METH_VARARGS,
+     "binding_kind(io, key) -> str\n\n'none', 'buffer', 'host_zero_copy' or 'host_copy' for io 'input' or "
+     "'output'."},
+    {"unbind", (PyCFunction)executor_unbind, METH_VARARGS,
+     "unbind(io, key)\n\nReturns input or output key to the executor's own buffer."},
+    {"load_params", (PyCFunction)executor_load_params, METH_O,
+     "load_params(params) -> list[str]\n\nSets every input params names; returns the names that match no input."},
+    {"run", (PyCFunction)executor_run, METH_NOARGS,
+     "run()\n\nEnqueues one run and returns without waiting (the GIL is released)."},
+    {"wait", (PyCFunction)executor_wait, METH_NOARGS,
+     "wait()\n\nWaits for every run enqueued; hgr.DeviceFailureError names a failed node."},
+    {"run_async", (PyCFunction)executor_run_async, METH_NOARGS,
+     "run_async() -> Fence\n\nEnqueues one run and returns its Fence, which keeps the run's bound buffers alive."},
+    {"get_output", (PyCFunction)executor_get_output, METH_O,
+     "get_output(key) -> numpy.ndarray\n\nA copy of the latest run's output key, waiting only for what it needs."},
+    {"output_buffer", (PyCFunction)executor_output_buffer, METH_O,
+     "output_buffer(key) -> DeviceBuffer\n\nOutput key's storage as an OpenCL buffer (no copy); it holds the "
+     "latest run's values until the next run writes it."},
+    {"profile_json", (PyCFunction)executor_profile_json, METH_NOARGS,
+     "profile_json() -> str\n\nThe last run's profile as JSON (hgr_profile_write_json): needs profiling=True "
+     "and the run waited for, else hgr.FailedPreconditionError."},
+    {"profile_summary", (PyCFunction)executor_profile_summary, METH_NOARGS,
+     "profile_summary() -> str\n\nThe last run's profile as text tables (every node)."},
+    {"trace_json", (PyCFunction)executor_trace_json, METH_NOARGS,
+     "trace_json() -> str\n\nThe last run as a Chrome trace-event JSON (Perfetto, chrome://tracing)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef executor_getset[] = {
+    {"input_count", (getter)executor_get_input_count, NULL, "Number of graph inputs.", NULL},
+    {"output_count", (getter)executor_get_output_count, NULL, "Number of graph outputs.", NULL},
+    {"closed", (getter)executor_get_closed, NULL, "Whether close() was called.", NULL},
+    {"profiling", (getter)executor_get_profiling, NULL, "Whether runs are profiled.", NULL},
+    {"graph", (getter)executor_get_graph, NULL, "The Graph it runs.", NULL},
+    {"devices", (getter)executor_get_devices, NULL, "Device key -> device spec, as bound.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject hgrpy_executor_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hgr._hgr.Executor",
+    .tp_basicsize = sizeof(hgrpy_executor_t),
+    .tp_dealloc = (destructor)executor_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Executor(graph, params=None, devices=None, profiling=False)\n\n"
+              "A graph bound to devices (hgr_executor_t). devices maps device keys (int) to device specs "
+              "('pocl:0'); None takes the graph's own bindings or hgr's defaults. Thread-safe through a lock; "
+              "the GIL is released while hgr runs or waits. Freed by close(), a with block, or garbage collection.",
+    .tp_traverse = (traverseproc)executor_traverse,
+    .tp_clear = (inquiry)executor_clear,
+    .tp_weaklistoffset = offsetof(hgrpy_executor_t, weakrefs),
+    .tp_methods = executor_methods,
+    .tp_getset = executor_getset,
+    .tp_new = executor_new,
+};
+
+int hgrpy_add_executor(PyObject* module) {
+  if (PyType_Ready(&hgrpy_executor_type) < 0) return -1;
+  return PyModule_AddObjectRef(module, "Executor", (PyObject*)&hgrpy_executor_type);
+}

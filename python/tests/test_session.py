@@ -1,0 +1,165 @@
+"""hgr.InferenceSession on every test-bed platform: introspection, runs, async
+runs, DLPack and buffer inputs, profiling, output buffers, lifetime."""
+import json
+
+import numpy as np
+import pytest
+
+import hgr
+from conftest import tiny_reference
+
+
+def _session(tiny_model, device, **kwargs):
+    model, _, _ = tiny_model
+    return hgr.InferenceSession(model, providers=[device], **kwargs)
+
+
+def test_inputs_and_outputs_read_as_onnx_runtime_writes_them(tiny_model, device):
+    with _session(tiny_model, device) as sess:
+        (x,) = sess.get_inputs()
+        assert (x.name, x.shape, x.type) == ("x", [2, 4], "tensor(float)")
+        assert [(o.name, o.shape, o.type) for o in sess.get_outputs()] == [
+            ("y", [2, 3], "tensor(float)"), ("z", [2, 4], "tensor(float)")]
+        assert sess.get_providers() == [device]
+
+
+def test_run_gives_the_reference_outputs(tiny_model, device):
+    _, w, b = tiny_model
+    x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
+    with _session(tiny_model, device) as sess:
+        y, z = sess.run(None, {"x": x})
+        want = tiny_reference(x, w, b)
+        np.testing.assert_allclose(y, want[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(z, want[1])
+        (z_only,) = sess.run(["z"], {"x": x})
+        np.testing.assert_array_equal(z_only, want[1])
+        # Arrays handed out earlier keep their values when later runs go on.
+        sess.run(None, {"x": x + 1})
+        np.testing.assert_array_equal(z, want[1])
+
+
+def test_a_model_loads_from_a_path(tiny_model, tmp_path):
+    model, w, b = tiny_model
+    path = tmp_path / "tiny.onnx"
+    path.write_bytes(model)
+    x = np.ones((2, 4), np.float32)
+    with hgr.InferenceSession(str(path)) as by_str, hgr.InferenceSession(path) as by_pathlike:
+        for sess in (by_str, by_pathlike):
+            np.testing.assert_allclose(sess.run(None, {"x": x})[0], tiny_reference(x, w, b)[0], rtol=1e-5)
+
+
+class _OnlyDlpack:
+    """An object with nothing but DLPack (as torch and jax tensors offer)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_inputs_come_from_dlpack_and_buffer_objects(tiny_model, device):
+    _, w, b = tiny_model
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) / 8
+    want = tiny_reference(x, w, b)[0]
+    with _session(tiny_model, device) as sess:
+        for feed in (_OnlyDlpack(x), memoryview(x), x.tobytes() and memoryview(bytearray(x.tobytes())).cast("f", (2, 4)),
+                     x.T.copy().T):  # the last one is Fortran-ordered: copied to C order
+            np.testing.assert_allclose(sess.run(["y"], {"x": feed})[0], want, rtol=1e-5, atol=1e-6)
+
+
+def test_outputs_take_numpy_and_dlpack(tiny_model, device):
+    x = np.ones((2, 4), np.float32)
+    with _session(tiny_model, device) as sess:
+        z = sess.run(["z"], {"x": x})[0]
+        assert isinstance(z, np.ndarray) and z.flags.c_contiguous and z.flags.writeable
+        np.testing.assert_array_equal(np.from_dlpack(z), -x)
+
+
+def test_several_async_runs_in_flight_each_give_their_own_outputs(tiny_model, device):
+    _, w, b = tiny_model
+    xs = [np.full((2, 4), k, np.float32) for k in range(6)]
+    with _session(tiny_model, device) as sess:
+        futures = [sess.run_async(None, {"x": x}) for x in xs]
+        assert all(isinstance(f.done(), bool) for f in futures)
+        for x, future in reversed(list(zip(xs, futures))):
+            y, z = future.result()
+            np.testing.assert_allclose(y, tiny_reference(x, w, b)[0], rtol=1e-5, atol=1e-6)
+            np.testing.assert_array_equal(z, -x)
+            assert future.done()
+
+
+def test_profile_lists_the_nodes_and_the_trace_is_chrome_json(tiny_model, device, tmp_path):
+    x = np.ones((2, 4), np.float32)
+    with _session(tiny_model, device, sess_options={"enable_profiling": True}) as sess:
+        sess.run(None, {"x": x})
+        rows = sess.profile()
+        assert rows and {"name", "op", "device", "device_ns"} <= set(rows[0])
+        assert {row["device"] for row in rows} == {device}
+        path = sess.write_trace(tmp_path / "trace.json")
+        trace = json.load(open(path))
+        assert trace["traceEvents"]
+        assert "device" in sess.profile_summary()
+
+
+def test_sess_options_objects_turn_profiling_on_like_onnx_runtimes(tiny_model):
+    class SessionOptions:  # onnxruntime.SessionOptions' attribute
+        enable_profiling = True
+
+    with _session(tiny_model, "pocl:0" if _has("pocl:0") else "cpu:0", sess_options=SessionOptions()) as sess:
+        sess.run(None, {"x": np.ones((2, 4), np.float32)})
+        assert sess.profile()
+
+
+def test_profile_without_profiling_is_a_failed_precondition(tiny_model, device):
+    with _session(tiny_model, device) as sess:
+        sess.run(None, {"x": np.ones((2, 4), np.float32)})
+        with pytest.raises(hgr.FailedPreconditionError):
+            sess.profile()
+
+
+def test_output_buffer_exposes_the_opencl_buffer(tiny_model, device):
+    with _session(tiny_model, device) as sess:
+        sess.run(None, {"x": np.ones((2, 4), np.float32)})
+        with sess.output_buffer("y") as buffer:
+            assert buffer.bytes == 2 * 3 * 4
+            assert buffer.mem and buffer.context and buffer.device and buffer.ready
+            assert buffer.spec == device
+            buffer.wait()
+
+
+def test_a_closed_session_refuses_runs(tiny_model, device):
+    sess = _session(tiny_model, device)
+    sess.close()
+    sess.close()
+    with pytest.raises(hgr.FailedPreconditionError, match="closed"):
+        sess.run(None, {"x": np.ones((2, 4), np.float32)})
+
+
+def test_place_rules_put_nodes_where_they_say(tiny_model):
+    for spec in ("pocl:0", "pocl:1"):
+        _require(spec)
+    model, w, b = tiny_model
+    x = np.ones((2, 4), np.float32)
+    with hgr.InferenceSession(model, providers=["pocl:0", "pocl:1"], place="op:negative=pocl:1",
+                              sess_options={"enable_profiling": True}) as sess:
+        y, z = sess.run(None, {"x": x})
+        np.testing.assert_array_equal(z, -x)
+        devices = {row["op"]: row["device"] for row in sess.profile()}
+        assert "pocl:1" in devices.values(), devices
+
+
+def _has(spec):
+    try:
+        hgr.find_device(spec)
+        return True
+    except hgr.NotFoundError:
+        return False
+
+
+def _require(spec):
+    if not _has(spec):
+        pytest.skip(f"no device {spec}")
