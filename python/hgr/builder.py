@@ -18,6 +18,8 @@ placed on several with hgr.place.
 """
 from __future__ import annotations
 
+import json
+
 from typing import Any, Dict, List, Sequence, Tuple, Union
 
 import numpy as np
@@ -70,6 +72,14 @@ def _dtype_text(dtype: Any) -> str:
         raise _hgr.InvalidArgumentError(f"dtype {dtype!r} is neither an hgr dtype string nor a NumPy dtype") from None
 
 
+def _nested(value: Any) -> Any:
+    """A list of lists (pad's pad_width) as the string TVM's graph JSON holds,
+    "[[0, 0], [1, 1]]"; any other value as it is."""
+    if isinstance(value, (list, tuple)) and any(isinstance(item, (list, tuple)) for item in value):
+        return json.dumps([list(item) if isinstance(item, (list, tuple)) else item for item in value])
+    return value
+
+
 class GraphBuilder:
     """Builds an hgr graph node by node (see the module's docstring). Values are
     Value objects (a (node, index) pair is accepted too). Thread-compatible: one
@@ -100,15 +110,17 @@ class GraphBuilder:
     def add_op(self, op: str, *inputs: Any, name: Union[str, None] = None, outputs: int = 1,
                **attrs: Any) -> Union[Value, Tuple[Value, ...]]:
         """A node running op (docs/ops.md) on inputs (earlier Values), with attrs
-        as keyword arguments: int, float, str, or a list of ints or floats
-        (``strides=[1, 1]``, ``activation="relu"``). name: the node's name (None:
+        as keyword arguments: int, float, str, a list of ints or floats, or a
+        list of such lists (``strides=[1, 1]``, ``activation="relu"``,
+        ``pad_width=[[0, 0], [1, 1]]``). name: the node's name (None:
         '<op>_<node id>'); outputs: its number of outputs (0: the op's minimum).
         Returns the Value, or a tuple of Values for a node with several outputs.
         hgr.InvalidArgumentError naming the node, the op and the input or attr at
         fault (an unknown op lists the known ones); the node is then not added."""
         if outputs < 0:
             raise _hgr.InvalidArgumentError(f"node '{name or op}' (op {op}): outputs={outputs} is negative")
-        made = self._builder.add_op(op, [tuple(value) for value in inputs], name=name, outputs=outputs, attrs=attrs)
+        made = self._builder.add_op(op, [tuple(value) for value in inputs], name=name, outputs=outputs,
+                                    attrs={key: _nested(value) for key, value in attrs.items()})
         values = tuple(self._value(pair) for pair in made)
         return values[0] if len(values) == 1 else values
 
