@@ -143,10 +143,12 @@ class GraphModule:
 
     def _value(self, key: Union[int, str], value: Any) -> Any:
         """value as the input's dtype, as TVM's NDArray.copyfrom converts NumPy
-        arrays; other buffer and __dlpack__ objects are passed as they are."""
-        if isinstance(value, np.ndarray) or not (hasattr(value, "__dlpack__") or isinstance(value, memoryview)):
-            if hasattr(value, "numpy") and callable(value.numpy) and not isinstance(value, np.ndarray):
-                value = value.numpy()
+        arrays, lists and scalars; other objects with the buffer protocol or
+        __dlpack__ are passed as they are (the Executor checks their dtype)."""
+        passed = isinstance(value, (bytes, bytearray, memoryview)) or hasattr(value, "__dlpack__")
+        if isinstance(value, np.ndarray) or not passed:
+            if not isinstance(value, np.ndarray) and callable(getattr(value, "numpy", None)):
+                value = value.numpy()  # an NDArray of an older TVM, without __dlpack__
             dtype = _hgr.numpy_dtype(self._executor.input_info(key)["dtype"])
             value = np.asarray(value, dtype=dtype)
             if not value.flags.c_contiguous:

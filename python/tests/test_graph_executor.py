@@ -92,6 +92,17 @@ def test_inputs_by_name_index_and_keyword_and_read_back(cnn):
         module.set_input(x=x.astype(np.float64))
         module.run()
         np.testing.assert_allclose(module.get_output(0), expected, rtol=1e-5, atol=1e-5)
+        # A buffer is taken as it is; an object with only numpy() (an older TVM
+        # NDArray) through that.
+        module.run(x=memoryview(x))
+        np.testing.assert_allclose(module.get_output(0), expected, rtol=1e-5, atol=1e-5)
+
+        class NDArray:
+            def numpy(self):
+                return x
+
+        module.run(x=NDArray())
+        np.testing.assert_allclose(module.get_output(0), expected, rtol=1e-5, atol=1e-5)
         # A non-contiguous view is taken as its values.
         wide = np.zeros((1, 3, 32, 64), np.float32)
         wide[..., ::2] = x
