@@ -9,33 +9,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The strings of a list or tuple of str into strings[capacity] (borrowing the
- * items' UTF-8: keep sequence alive while they are used). */
+/* The strings of a list or tuple of str into strings[capacity], borrowing the
+ * UTF-8 of the items of *out_keep, a tuple copy of sequence (so that the strings
+ * outlive a change to the list while the GIL is released): release it after use. */
 static int strings_of(PyObject* sequence, const char* what, const char** strings, size_t capacity,
-                      size_t* out_count) {
-  *out_count = 0;
+                      PyObject** out_keep, size_t* out_count) {
+  *out_keep = NULL, *out_count = 0;
   if (sequence == Py_None) return 0;
   if (!PyList_Check(sequence) && !PyTuple_Check(sequence)) {
     hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "%s must be a list of str, not %s", what,
                      Py_TYPE(sequence)->tp_name);
     return -1;
   }
-  Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+  PyObject* keep = PySequence_Tuple(sequence);
+  if (!keep) return -1;
+  Py_ssize_t count = PyTuple_GET_SIZE(keep);
   if ((size_t)count > capacity) {
+    Py_DECREF(keep);
     hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "%s lists %zd items; at most %zu", what, count, capacity);
     return -1;
   }
   for (Py_ssize_t i = 0; i < count; ++i) {
-    PyObject* item = PySequence_Fast_GET_ITEM(sequence, i);
+    PyObject* item = PyTuple_GET_ITEM(keep, i);
     strings[i] = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
     if (!strings[i]) {
       PyErr_Clear();
+      Py_DECREF(keep);
       hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "%s: item %zd is a %s, not a str", what, i,
                        Py_TYPE(item)->tp_name);
       return -1;
     }
   }
-  *out_count = (size_t)count;
+  *out_keep = keep, *out_count = (size_t)count;
   return 0;
 }
 
@@ -56,21 +61,9 @@ static PyObject* report_text(const hgr_placement_t* placement, placement_writer_
 
 #define HGRPY_PLACE_MAX_DEVICES 64
 
-/* place(graph, devices=None, rules=None, cost_cache=True) -> (Graph, summary, report_json) */
-static PyObject* place(PyObject* module, PyObject* args, PyObject* kwargs) {
-  (void)module;
-  static char* keywords[] = {"graph", "devices", "rules", "cost_cache", NULL};
-  PyObject *graph = NULL, *devices = Py_None, *rules = Py_None;
-  int cost_cache = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|OOp", keywords, &hgrpy_graph_type, &graph, &devices, &rules,
-                                   &cost_cache))
-    return NULL;
-  const char* specs[HGRPY_PLACE_MAX_DEVICES];
-  const char* rule_texts[HGR_PLACE_MAX_RULES + 1];
-  size_t device_count = 0, rule_count = 0;
-  if (strings_of(devices, "devices", specs, HGRPY_PLACE_MAX_DEVICES, &device_count) < 0 ||
-      strings_of(rules, "rules", rule_texts, HGR_PLACE_MAX_RULES + 1, &rule_count) < 0)
-    return NULL;
+/* Places graph with the options these strings give; the GIL is released while placing. */
+static PyObject* place_with(PyObject* graph, const char* const* specs, size_t device_count,
+                            const char* const* rule_texts, size_t rule_count, bool cost_cache) {
   hgr_place_options_t options;
   hgr_place_options_init(&options);
   options.devices = device_count ? specs : NULL;
@@ -97,6 +90,30 @@ static PyObject* place(PyObject* module, PyObject* args, PyObject* kwargs) {
   Py_XDECREF(summary);
   Py_XDECREF(report);
   hgr_placement_release(placement);
+  return result;
+}
+
+/* place(graph, devices=None, rules=None, cost_cache=True) -> (Graph, summary, report_json) */
+static PyObject* place(PyObject* module, PyObject* args, PyObject* kwargs) {
+  (void)module;
+  static char* keywords[] = {"graph", "devices", "rules", "cost_cache", NULL};
+  PyObject *graph = NULL, *devices = Py_None, *rules = Py_None;
+  int cost_cache = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|OOp", keywords, &hgrpy_graph_type, &graph, &devices, &rules,
+                                   &cost_cache))
+    return NULL;
+  const char* specs[HGRPY_PLACE_MAX_DEVICES];
+  const char* rule_texts[HGR_PLACE_MAX_RULES + 1];
+  size_t device_count = 0, rule_count = 0;
+  PyObject *device_keep = NULL, *rule_keep = NULL;
+  if (strings_of(devices, "devices", specs, HGRPY_PLACE_MAX_DEVICES, &device_keep, &device_count) < 0) return NULL;
+  if (strings_of(rules, "rules", rule_texts, HGR_PLACE_MAX_RULES + 1, &rule_keep, &rule_count) < 0) {
+    Py_XDECREF(device_keep);
+    return NULL;
+  }
+  PyObject* result = place_with(graph, specs, device_count, rule_texts, rule_count, cost_cache != 0);
+  Py_XDECREF(device_keep);
+  Py_XDECREF(rule_keep);
   return result;
 }
 
