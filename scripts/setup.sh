@@ -6,12 +6,15 @@
 #   scripts/setup.sh demo    the example heterogeneous graph on the devices found
 #                            (extra arguments go to `hgr run`, e.g. --device 5=oclgrind:0),
 #                            then an ONNX model (squeezenet) placed over them by hgr
-#   scripts/setup.sh test    every test (normal build, then an ASan+UBSan build)
+#   scripts/setup.sh test    every test (normal build, the Python package, then an
+#                            ASan+UBSan build)
 #
 # Environment: BUILD_DIR (default build), HGR_SANITIZE_BUILD_DIR (default
 # build-asan), HGR_SKIP_SANITIZE=1 to run only the normal build's tests.
 # The ONNX model tests and the demo's model use a venv in the build directory
-# ($BUILD_DIR/onnx-venv) with pinned onnx, onnxruntime and numpy from PyPI.
+# ($BUILD_DIR/onnx-venv) with pinned onnx, onnxruntime and numpy from PyPI; the
+# Python package's tests another ($BUILD_DIR/python-venv), the same pins plus pytest
+# and scikit-build-core.
 set -euo pipefail
 
 mode="${1:-}"
@@ -26,7 +29,7 @@ cd "$root"
 
 packages=(gcc clang libclang-rt-14-dev make cmake pkg-config ocl-icd-opencl-dev opencl-headers libcjson-dev
           libcmocka-dev pocl-opencl-icd mesa-opencl-icd oclgrind python3 libprotobuf-c-dev protobuf-c-compiler
-          libonnx-dev libonnx-testdata python3-venv)
+          libonnx-dev libonnx-testdata python3-venv python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"
@@ -144,6 +147,38 @@ fi
 
 echo "hgr setup: tests ($build_dir)"
 ctest --test-dir "$build_dir" --output-on-failure -j2
+
+# The Python package (python/): its own venv with the ONNX pins plus pytest and
+# scikit-build-core, made once and remade when the pins change; then, every run,
+# `pip install ./python` into it (the proof that the package builds and installs on
+# a fresh machine; its CMake build folder is kept in $build_dir/python-build, so a
+# second run rebuilds only what changed) and its tests on the test bed. Without
+# network there is no venv: the Python tests are then reported skipped, never passed.
+python_pins=("${onnx_pins[@]}" pytest==9.2.0 scikit-build-core==1.1.2)
+python_venv() { # python_venv <build dir>; fails when the venv cannot be made
+  local venv="$1/python-venv"
+  local want="${python_pins[*]}"
+  if [[ -f "$venv/pins" && "$(cat "$venv/pins")" == "$want" ]]; then
+    return 0
+  fi
+  echo "hgr setup: making $venv (${python_pins[*]})"
+  rm -rf "$venv"
+  if python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "${python_pins[@]}"; then
+    echo "$want" >"$venv/pins"
+  else
+    rm -rf "$venv"
+    return 1
+  fi
+}
+if python_venv "$build_dir"; then
+  echo "hgr setup: the Python package: pip install ./python, then pytest python/tests"
+  "$build_dir/python-venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation \
+    -Cbuild-dir="$PWD/$build_dir/python-build" -Ccmake.define.HGR_WERROR="$werror" ./python
+  (testbed_env "$build_dir" && export HGR_CACHE_DIR="${HGR_CACHE_DIR:-$PWD/$build_dir/python-cache}" &&
+    "$build_dir/python-venv/bin/python" -m pytest -q -rs python/tests)
+else
+  echo "hgr setup: warning: could not make $build_dir/python-venv (no network?): the Python tests are SKIPPED" >&2
+fi
 if [[ "${HGR_SKIP_SANITIZE:-0}" != 1 ]]; then
   asan_dir="${HGR_SANITIZE_BUILD_DIR:-build-asan}"
   # The model tests use the normal build's venv (one venv, made above).

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -205,6 +206,9 @@ class InferenceSession:
     hgr.Error subclasses naming what failed (a bad model: InvalidArgumentError;
     an op hgr lacks: UnimplementedError; an unknown device: NotFoundError).
     close() (or a with block, or garbage collection) frees the device memory.
+    Thread safety: run() and run_async() may be called from several threads;
+    they take turns on the session (other sessions run meanwhile: the GIL is
+    released while hgr runs).
     """
 
     def __init__(
@@ -221,6 +225,8 @@ class InferenceSession:
         if isinstance(sess_options, (list, tuple)) and providers is None:
             sess_options, providers = None, sess_options
         self._executor: Optional[_hgr.Executor] = None
+        # run() binds, runs and waits as one step: threads sharing a session take turns.
+        self._run_lock = threading.Lock()
         self._profile_prefix = str(getattr(sess_options, "profile_file_prefix", "") or "") if sess_options else ""
         if isinstance(sess_options, dict):
             self._profile_prefix = str(sess_options.get("profile_file_prefix", "") or "")
@@ -314,16 +320,18 @@ class InferenceSession:
         input_feed a dict of input name -> array (any C-contiguous buffer or
         __dlpack__ object of the input's dtype and shape). The GIL is released
         while hgr runs."""
-        ex, outputs = self._start(output_names, input_feed)
-        ex.run()
-        ex.wait()
+        with self._run_lock:
+            ex, outputs = self._start(output_names, input_feed)
+            ex.run()
+            ex.wait()
         return outputs
 
     def run_async(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any], run_options: Any = None) -> Future:
         """Starts a run and returns a Future (result(), done()) without waiting;
         several may be in flight. The inputs must not change until it is done."""
-        ex, outputs = self._start(output_names, input_feed)
-        return Future(ex.run_async(), outputs)
+        with self._run_lock:
+            ex, outputs = self._start(output_names, input_feed)
+            return Future(ex.run_async(), outputs)
 
     def output_buffer(self, index: Any):
         """The latest run's output index (or name) as an OpenCL buffer

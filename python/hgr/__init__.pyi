@@ -1,0 +1,35 @@
+"""Type stubs of the hgr package."""
+from ._hgr import (
+    __version__ as __version__,
+    CancelledError as CancelledError,
+    DataLossError as DataLossError,
+    DeviceBuffer as DeviceBuffer,
+    DeviceFailureError as DeviceFailureError,
+    Error as Error,
+    Executor as Executor,
+    FailedPreconditionError as FailedPreconditionError,
+    Fence as Fence,
+    Graph as Graph,
+    InternalError as InternalError,
+    InvalidArgumentError as InvalidArgumentError,
+    NotFoundError as NotFoundError,
+    OutOfRangeError as OutOfRangeError,
+    Params as Params,
+    ResourceExhaustedError as ResourceExhaustedError,
+    UnavailableError as UnavailableError,
+    UnimplementedError as UnimplementedError,
+    devices as devices,
+    empty as empty,
+    find_device as find_device,
+    load_onnx as load_onnx,
+    numpy_dtype as numpy_dtype,
+    skipped_platforms as skipped_platforms,
+)
+from .session import (
+    Future as Future,
+    InferenceSession as InferenceSession,
+    NodeArg as NodeArg,
+    provider_devices as provider_devices,
+)
+
+__all__: list[str]
