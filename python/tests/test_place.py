@@ -82,6 +82,15 @@ def test_without_devices_one_default_device_is_used():
     assert placement.summary.startswith("placement (policy first)")
 
 
+def test_all_devices_come_real_ones_first_and_the_simulator_last():
+    require_device("pocl:0")
+    _, (graph, params) = dense_relu_add()
+    # first policy: everything on the first listed device, which is not Oclgrind's
+    placement = hgr.place(graph, params, devices="all")
+    assert [device["device"] for device in placement.report["devices"]] == ["pocl:0"]
+    assert placement.report["nodes"][0]["device"] == "pocl:0"
+
+
 def test_bad_rules_and_devices_are_refused_naming_them():
     require_device("pocl:0")
     _, (graph, params) = dense_relu_add()
