@@ -3,6 +3,9 @@
 ``hgr.InferenceSession`` is shaped like ``onnxruntime.InferenceSession``;
 ``hgr.devices()`` lists the OpenCL devices; errors are ``hgr.Error`` subclasses,
 one per hgr status code, carrying the status message.
+``hgr.graph_executor.create`` is shaped like TVM's graph executor, with
+``hgr.save_param_dict``/``load_param_dict`` for TVM params bytes;
+``hgr.GraphBuilder`` builds a graph op by op and ``hgr.place`` places it.
 """
 from ._hgr import (  # noqa: F401
     __version__,
@@ -31,6 +34,10 @@ from ._hgr import (  # noqa: F401
     load_onnx,
 )
 from .session import Future, InferenceSession, NodeArg, provider_devices  # noqa: F401
+from . import graph_executor  # noqa: F401,E402
+from .builder import GraphBuilder, Value  # noqa: F401,E402
+from .params import load_param_dict, save_param_dict  # noqa: F401,E402
+from .placement import Placement, place  # noqa: F401,E402
 
 __all__ = [
     "__version__",
@@ -61,4 +68,11 @@ __all__ = [
     "NodeArg",
     "Future",
     "provider_devices",
+    "graph_executor",
+    "GraphBuilder",
+    "Value",
+    "save_param_dict",
+    "load_param_dict",
+    "place",
+    "Placement",
 ]

@@ -586,6 +586,43 @@ static PyObject* executor_get_devices(hgrpy_executor_t* self, void* closure) {
   return dict;
 }
 
+/* ---- get_input: what an input holds now (for hgr.graph_executor.GraphModule.get_input,
+ * TVM's get_input). The C API reads any entry (hgr_executor_read_entry), ordered as
+ * get_output's read is; an input is output 0 of its input node. ---- */
+static PyObject* executor_get_input(hgrpy_executor_t* self, PyObject* key) {
+  size_t index = 0;
+  if (io_index(self, HGR_INPUT, key, &index) < 0) return NULL;
+  hgr_tensor_info_t info;
+  hgr_status_t status = hgr_executor_input_info(self->executor, index, &info);
+  if (status) return hgrpy_raise(status);
+  const hgr_graph_t* graph = hgr_executor_graph(self->executor);
+  size_t node_id = SIZE_MAX;
+  for (size_t n = 0; node_id == SIZE_MAX && n < hgr_graph_node_count(graph); ++n) {
+    hgr_node_info_t node;
+    hgr_status_t lookup = hgr_graph_node_info(graph, n, &node);
+    if (lookup) hgr_status_free(lookup);
+    else if (!node.func_name && strcmp(node.name, info.name) == 0) node_id = n;
+  }
+  if (node_id == SIZE_MAX)
+    return hgrpy_raise_code(HGR_STATUS_INTERNAL, "input %zu '%s' has no input node", index, info.name);
+  void* data = NULL;
+  PyObject* array = hgrpy_array_empty(info.dtype, info.ndim, info.shape, 0, &data);
+  if (!array) return NULL;
+  hgrpy_executor_lock(self);
+  if (!self->executor) status = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the executor was closed");
+  else {
+    Py_BEGIN_ALLOW_THREADS;
+    status = hgr_executor_read_entry(self->executor, (uint32_t)node_id, 0, data, info.bytes);
+    Py_END_ALLOW_THREADS;
+  }
+  hgrpy_executor_unlock(self);
+  if (status) {
+    Py_DECREF(array);
+    return hgrpy_raise(status);
+  }
+  return array;
+}
+
 static PyMethodDef executor_methods[] = {
     {"close", (PyCFunction)executor_close, METH_NOARGS,
      "close()\n\nWaits for the runs in flight and frees the executor's device memory, kernels and queues. "
@@ -623,6 +660,9 @@ static PyMethodDef executor_methods[] = {
      "run_async() -> Fence\n\nEnqueues one run and returns its Fence, which keeps the run's bound buffers alive."},
     {"get_output", (PyCFunction)executor_get_output, METH_O,
      "get_output(key) -> numpy.ndarray\n\nA copy of the latest run's output key, waiting only for what it needs."},
+    {"get_input", (PyCFunction)executor_get_input, METH_O,
+     "get_input(key) -> numpy.ndarray\n\nA copy of what input key (an index or a name) holds now, waiting for the "
+     "runs that may write it."},
     {"output_buffer", (PyCFunction)executor_output_buffer, METH_O,
      "output_buffer(key) -> DeviceBuffer\n\nOutput key's storage as an OpenCL buffer (no copy); it holds the "
      "latest run's values until the next run writes it."},

@@ -42,6 +42,9 @@ int hgrpy_add_executor(PyObject* module);
 int hgrpy_add_fence(PyObject* module);
 int hgrpy_add_device_buffer(PyObject* module);
 int hgrpy_add_onnx(PyObject* module);
+int hgrpy_add_params(PyObject* module);
+int hgrpy_add_builder(PyObject* module);
+int hgrpy_add_place(PyObject* module);
 
 /* ---- errors (errors.c) ---- */
 
