@@ -52,10 +52,12 @@ def test_a_thousand_sessions_leave_rss_and_python_objects_flat(tiny_model):
     assert blocks < 900, f"{blocks} more Python memory blocks after 900 more sessions"
     # Resident memory: PoCL's LLVM context keeps metadata of every program it loads
     # (about 1.5 KiB per executor here, found with heaptrack in a C loop of
-    # hgr_executor_create/release, in libLLVM's MDTuple uniquing, not in hgr); a
-    # leaked session (its executor, buffers, kernels and arrays) would be far more.
+    # hgr_executor_create/release, in libLLVM's MDTuple uniquing, not in hgr), and
+    # the allocator's fragmentation after other tests (up to 6 MiB seen in a full
+    # run); a session kept alive holds about 20 MiB on pocl:0 (its executor's
+    # programs, queues and buffers), so the bound is below one leaked session.
     growth = rss_1000 - rss_100
-    assert growth < 4 * 1024 * 1024, f"RSS grew by {growth / 1024:.0f} KiB from session 100 to 1,000"
+    assert growth < 16 * 1024 * 1024, f"RSS grew by {growth / 1024:.0f} KiB from session 100 to 1,000"
     print(f"from session 100 to 1,000: RSS {growth / 1024:+.0f} KiB, Python blocks {blocks:+d}")
 
 
