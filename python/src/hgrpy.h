@@ -108,6 +108,15 @@ PyObject* hgrpy_array_empty(hgr_dtype_t dtype, int32_t ndim, const int64_t* shap
 PyObject* hgrpy_array_from_buffer(PyObject* owner, hgr_dtype_t dtype, int32_t ndim, const int64_t* shape);
 /* A shape as a Python list of ints. New reference. */
 PyObject* hgrpy_shape_list(int32_t ndim, const int64_t* shape);
+/* object (None, one str, or a sequence of str) as a calloc'd, NULL-terminated array
+ * of C strings (free it) borrowing the UTF-8 of *out_list, a new list of the items,
+ * so that they outlive a change to the caller's sequence while the GIL is released
+ * (release it after use). None gives no list, no array and a count of 0. On error
+ * (a non-str item: InvalidArgumentError naming what and the item) -1 with nothing
+ * to free. */
+int hgrpy_string_list(PyObject* object, const char* what, PyObject** out_list, const char*** out_strings,
+                      size_t* out_count);
+
 /* A tensor info as a dict {name, dtype (hgr's string), shape (list), bytes}. New reference. */
 PyObject* hgrpy_tensor_info_dict(const hgr_tensor_info_t* info);
 

@@ -17,38 +17,6 @@ static PyObject* report_dict(const hgr_onnx_report_t* report) {
                        report->elementwise_groups);
 }
 
-/* Strings of a list (or one string) into a NULL-terminated array borrowing the
- * list's UTF-8; *out_list holds the references. */
-static int string_list(PyObject* object, const char* what, PyObject** out_list, const char*** out_strings,
-                       size_t* out_count) {
-  *out_list = NULL, *out_strings = NULL, *out_count = 0;
-  if (object == Py_None) return 0;
-  PyObject* list = PyUnicode_Check(object) ? Py_BuildValue("[O]", object) : PySequence_List(object);
-  if (!list) return -1;
-  Py_ssize_t count = PyList_GET_SIZE(list);
-  const char** strings = calloc((size_t)count + 1, sizeof(*strings));
-  if (!strings) {
-    Py_DECREF(list);
-    PyErr_NoMemory();
-    return -1;
-  }
-  for (Py_ssize_t i = 0; i < count; ++i) {
-    PyObject* item = PyList_GET_ITEM(list, i);
-    strings[i] = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
-    if (!strings[i]) {
-      PyErr_Clear();
-      free(strings);
-      Py_DECREF(list);
-      hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "%s: item %zd is a %s, not a str", what, i,
-                       Py_TYPE(item)->tp_name);
-      return -1;
-    }
-  }
-  *out_list = list, *out_strings = strings, *out_count = (size_t)count;
-  return 0;
-}
-
-/* Sets input shapes from a dict name -> sequence of ints. */
 static hgr_status_t set_input_shapes(hgr_onnx_options_t* options, PyObject* shapes) {
   if (shapes == Py_None) return HGR_OK;
   if (!PyDict_Check(shapes))
@@ -109,8 +77,8 @@ static PyObject* load_onnx(PyObject* module, PyObject* args, PyObject* kwargs) {
   PyObject* result = NULL;
   hgr_status_t status = HGR_OK;
   hgr_instance_t* instance = NULL;
-  if (string_list(devices, "devices", &device_list, &device_specs, &device_count) < 0 ||
-      string_list(place, "place", &place_list, &place_texts, &place_count) < 0)
+  if (hgrpy_string_list(devices, "devices", &device_list, &device_specs, &device_count) < 0 ||
+      hgrpy_string_list(place, "place", &place_list, &place_texts, &place_count) < 0)
     goto cleanup;
   hgr_place_options_t place_options;
   hgr_place_options_init(&place_options);

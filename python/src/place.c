@@ -9,41 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The strings of a list or tuple of str into strings[capacity], borrowing the
- * UTF-8 of the items of *out_keep, a tuple copy of sequence (so that the strings
- * outlive a change to the list while the GIL is released): release it after use. */
-static int strings_of(PyObject* sequence, const char* what, const char** strings, size_t capacity,
-                      PyObject** out_keep, size_t* out_count) {
-  *out_keep = NULL, *out_count = 0;
-  if (sequence == Py_None) return 0;
-  if (!PyList_Check(sequence) && !PyTuple_Check(sequence)) {
-    hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "%s must be a list of str, not %s", what,
-                     Py_TYPE(sequence)->tp_name);
-    return -1;
-  }
-  PyObject* keep = PySequence_Tuple(sequence);
-  if (!keep) return -1;
-  Py_ssize_t count = PyTuple_GET_SIZE(keep);
-  if ((size_t)count > capacity) {
-    Py_DECREF(keep);
-    hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "%s lists %zd items; at most %zu", what, count, capacity);
-    return -1;
-  }
-  for (Py_ssize_t i = 0; i < count; ++i) {
-    PyObject* item = PyTuple_GET_ITEM(keep, i);
-    strings[i] = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
-    if (!strings[i]) {
-      PyErr_Clear();
-      Py_DECREF(keep);
-      hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "%s: item %zd is a %s, not a str", what, i,
-                       Py_TYPE(item)->tp_name);
-      return -1;
-    }
-  }
-  *out_keep = keep, *out_count = (size_t)count;
-  return 0;
-}
-
 typedef hgr_status_t (*placement_writer_fn)(const hgr_placement_t*, FILE*);
 
 /* A placement report written into a new str. */
@@ -58,8 +23,6 @@ static PyObject* report_text(const hgr_placement_t* placement, placement_writer_
   free(text);
   return result;
 }
-
-#define HGRPY_PLACE_MAX_DEVICES 64
 
 /* Places graph with the options these strings give; the GIL is released while placing. */
 static PyObject* place_with(PyObject* graph, const char* const* specs, size_t device_count,
@@ -102,16 +65,18 @@ static PyObject* place(PyObject* module, PyObject* args, PyObject* kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|OOp", keywords, &hgrpy_graph_type, &graph, &devices, &rules,
                                    &cost_cache))
     return NULL;
-  const char* specs[HGRPY_PLACE_MAX_DEVICES];
-  const char* rule_texts[HGR_PLACE_MAX_RULES + 1];
+  const char **specs = NULL, **rule_texts = NULL;
   size_t device_count = 0, rule_count = 0;
   PyObject *device_keep = NULL, *rule_keep = NULL;
-  if (strings_of(devices, "devices", specs, HGRPY_PLACE_MAX_DEVICES, &device_keep, &device_count) < 0) return NULL;
-  if (strings_of(rules, "rules", rule_texts, HGR_PLACE_MAX_RULES + 1, &rule_keep, &rule_count) < 0) {
+  if (hgrpy_string_list(devices, "devices", &device_keep, &specs, &device_count) < 0) return NULL;
+  if (hgrpy_string_list(rules, "rules", &rule_keep, &rule_texts, &rule_count) < 0) {
+    free(specs);
     Py_XDECREF(device_keep);
     return NULL;
   }
   PyObject* result = place_with(graph, specs, device_count, rule_texts, rule_count, cost_cache != 0);
+  free(specs);
+  free(rule_texts);
   Py_XDECREF(device_keep);
   Py_XDECREF(rule_keep);
   return result;
