@@ -873,6 +873,37 @@ static void rows_kernel_plans_where_it_fits(void** state) {
   }
 }
 
+/* The register-blocked kernel and the tiled one are tuning candidates of the
+ * layers the first takes (rows_6x16 by the rule, tiled when asked), under keys of
+ * their own. */
+static void rows_kernel_is_a_tuning_candidate(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 64, 14, 14});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){64, 64, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 64, 14, 14});
+  char* json = hgr_optest_graph_json(&t);
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+  free(json);
+  static const char* const kernels[] = {"hgr_conv2d_rows_6x16_k3", "hgr_conv2d_tiled_o8p8"};
+  static const char* const tiles[] = {"rows_6x16", "tiled"};
+  for (uint32_t candidate = 0; candidate < 2; ++candidate) {
+    hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, candidate};
+    hgr__op_ctx_t ctx;
+    ASSERT_OK(hgr__op_plan_tuned(graph, t.input_count, NULL, &roomy, &tuning, &ctx));
+    assert_string_equal(ctx.launches[0].kernel, kernels[candidate]);
+    assert_int_equal(ctx.tile.candidate_count, 2);
+    assert_string_equal(ctx.tile.tile, tiles[candidate]);
+    assert_string_equal(ctx.tile.key, "conv_rows:1x64x14x14:k64x3x3:p1,1,1,1");
+    hgr__op_ctx_free(&ctx);
+  }
+  hgr_graph_release(graph);
+  hgr_optest_free(&t);
+}
+
 /* ---- what the op rejects -------------------------------------------------------------- */
 
 static void expect_error(const char* attrs, const int64_t* xshape, const int64_t* wshape, const int64_t* bshape,
@@ -965,6 +996,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(strided_layers_plan_the_implicit_gemm_where_large),
       cmocka_unit_test(rows_kernel_matches_reference),
       cmocka_unit_test(rows_kernel_plans_where_it_fits),
+      cmocka_unit_test(rows_kernel_is_a_tuning_candidate),
       cmocka_unit_test(tiles_follow_device_limits),
       cmocka_unit_test(groups_tile_when_wide_enough),
       cmocka_unit_test(small_device_limits_still_work),

@@ -530,8 +530,17 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
     hgr__launch_1d(ctx, d, (uint64_t)(p.n * p.k * p.oh));
     return HGR_OK;
   }
-  if (is_rows(&p) && outputs > 0) return plan_rows(ctx, &p);
   tile_plan_t tile;
+  if (is_rows(&p) && outputs > 0) {
+    /* tuning candidates: the register-blocked kernel (the rule's), or the tiled one */
+    static const char* const names[] = {"rows_6x16", "tiled"};
+    bool fits[2] = {true, choose_tile(&p, &ctx->limits, &tile)};
+    char key[320]; /* room for every value; the tile choice keeps its first 159 characters */
+    snprintf(key, sizeof(key), "conv_rows:%lldx%lldx%lldx%lld:k%lldx%lldx%lld:p%lld,%lld,%lld,%lld", (long long)p.n,
+             (long long)p.c, (long long)p.h, (long long)p.w, (long long)p.k, (long long)p.kh, (long long)p.kw,
+             (long long)p.padding[0], (long long)p.padding[1], (long long)p.padding[2], (long long)p.padding[3]);
+    if (hgr__op_choose_tile(ctx, key, names, fits, 2, 0) == 0) return plan_rows(ctx, &p);
+  }
   /* grouped convolutions tile by group, where a group has channels enough to fill
    * a block (depthwise ones run the direct kernel) */
   bool tiled = (p.groups == 1 || p.k / p.groups >= TILE_MIN_GROUP_CHANNELS) && outputs > 0 && p.c > 0 &&
