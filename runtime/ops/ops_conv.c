@@ -27,7 +27,9 @@
  * hgr_conv2d_transpose_direct, one work-item per output gathering its taps.
  *
  * Kernels: a 1x1 kernel with no padding and groups == 1 runs the GEMM of
- * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); other
+ * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); stride-1
+ * convolutions of one group run the register-blocked hgr_conv2d_rows_6x16* where
+ * they fit it (is_rows); other
  * convolutions with groups == 1 or groups of at least 8 output channels run a kernel
  * tiled in local memory (hgr_conv2d_tiled_*), with the tile variant and work-group
  * shape chosen here from the device's limits; depthwise convolutions run
@@ -513,7 +515,7 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   }
   if (is_pointwise(&p) && p.c > 0) {
     hgr__gemm_t g = pointwise_gemm(&p);
-    /* without local memory the direct kernel below runs it */
+    /* without local memory the register-blocked or the direct kernel below runs it */
     if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan(ctx, &g);
   }
   /* depthwise (one input channel per group): a work-item per output row, 4
