@@ -467,8 +467,9 @@ static hgr__gemm_t implicit_gemm(const conv_t* p, hgr__gemm_im2col_t* out_im2col
  * width) and a grid ((OH - 1) * W + OW pixels) of at least one block of 16 pixels.
  * Each work-item keeps 6 output channels x 16 pixels in registers across the whole
  * C * KH * KW loop, as the direct GEMM does; on PoCL (CPU time, issue 16) it ran
- * resnet50's and vgg19's 3x3 layers at 1.3-3x the speed of the tiled kernel, whose
- * accumulators PoCL keeps in memory across its barriers (bench/notes.md). */
+ * resnet50's and vgg19's stride-1 3x3 layers at 1.3-2x the speed of the tiled
+ * kernel (1.2x on vgg19's first, 3 input channels), whose accumulators PoCL keeps
+ * in memory across its barriers (bench/notes.md). */
 #define ROWS_MAX_TAPS 25 /* CONV_ROWS_MAX_TAPS */
 #define ROWS_BLOCK_K 6
 #define ROWS_BLOCK_PIXELS 16
