@@ -423,14 +423,23 @@ CONV_DEPTHWISE(hgr_conv2d_depthwise3x3, 3, 3)
         }                                                                                                     \
       }                                                                                                       \
     } else {                                                                                                  \
-      /* mask[t] lane j: tap t of pixel gb + j reads the image */                                             \
+      /* mask[t] lane j: tap t of pixel gb + j reads the image; the lanes' rows and   \
+       * columns walk on from the first one's (no division per lane) */              \
+      int lane_oh[16], lane_ow[16];                                                                           \
+      for (int j = 0, oh = oh_first, ow = ow_first; j < 16; ++j) {                                            \
+        lane_oh[j] = oh;                                                                                      \
+        lane_ow[j] = ow;                                                                                      \
+        if (++ow == W) {                                                                                      \
+          ow = 0;                                                                                             \
+          ++oh;                                                                                               \
+        }                                                                                                     \
+      }                                                                                                       \
       int16 mask[KHC ? KHC * KWC : CONV_ROWS_MAX_TAPS];                                                       \
       for (int kh = 0; kh < KH; ++kh) {                                                                       \
         for (int kw = 0; kw < KW; ++kw) {                                                                     \
           int lanes[16];                                                                                      \
           for (int j = 0; j < 16; ++j) {                                                                      \
-            const int g = gb + j, oh = g / W, ow = g - oh * W;                                                \
-            const int ih = oh + kh - PT, iw = ow + kw - PL;                                                   \
+            const int ih = lane_oh[j] + kh - PT, iw = lane_ow[j] + kw - PL;                                   \
             lanes[j] = ih >= 0 && ih < H && iw >= 0 && iw < W ? -1 : 0;                                       \
           }                                                                                                   \
           mask[kh * KW + kw] = vload16(0, lanes);                                                             \
@@ -449,9 +458,12 @@ CONV_DEPTHWISE(hgr_conv2d_depthwise3x3, 3, 3)
     float16 acc[6];                                                                                           \
     CONV_R6(CONV_ROWS_SAVE)                                                                                   \
     int dst[16];                                                                                              \
-    for (int j = 0; j < 16; ++j) {                                                                            \
-      const int g = gb + j, oh = g / W, ow = g - oh * W;                                                      \
-      dst[j] = g >= g0 && ow < OW ? oh * OW + ow : -1;                                                        \
+    for (int j = 0, oh = oh_first, ow = ow_first; j < 16; ++j) {                                              \
+      dst[j] = gb + j >= g0 && ow < OW ? oh * OW + ow : -1;                                                   \
+      if (++ow == W) {                                                                                        \
+        ow = 0;                                                                                               \
+        ++oh;                                                                                                 \
+      }                                                                                                       \
     }                                                                                                         \
     const bool whole = gb == g0 && OW == W; /* the block's pixels are 16 consecutive outputs */               \
     for (int r = 0; r < 6; ++r) {                                                                             \
