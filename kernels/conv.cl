@@ -14,6 +14,9 @@
  *
  * hgr_conv2d_transpose_direct: conv2d_transpose (below), the same arguments and meta.
  *
+ * hgr_conv2d_rows_6x16[_k3|_k5]: groups == 1, stride 1, dilation 1 (below): 6 output
+ *   channels x 16 pixels per work-item in registers, no local memory; NDRange 3-D.
+ *
  * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: any groups (the plan takes it for groups == 1 and
  *   groups of at least 8 output channels). A work-group computes a block of
  *   TOC = OCB*LZ output channels x LY output rows x TOW = PXB*LX output columns of one
