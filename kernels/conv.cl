@@ -14,6 +14,9 @@
  *
  * hgr_conv2d_transpose_direct: conv2d_transpose (below), the same arguments and meta.
  *
+ * hgr_conv2d_rows_6x16[_k3|_k5]: groups == 1, stride 1, dilation 1 (below): 6 output
+ *   channels x 16 pixels per work-item in registers, no local memory; NDRange 3-D.
+ *
  * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: any groups (the plan takes it for groups == 1 and
  *   groups of at least 8 output channels). A work-group computes a block of
  *   TOC = OCB*LZ output channels x LY output rows x TOW = PXB*LX output columns of one
@@ -337,3 +340,153 @@ CONV_TILED(hgr_conv2d_tiled_o4p4s, 4, 4, 1)
 
 CONV_DEPTHWISE(hgr_conv2d_depthwise, 0, 0)
 CONV_DEPTHWISE(hgr_conv2d_depthwise3x3, 3, 3)
+
+/* hgr_conv2d_rows_6x16[_k3|_k5]: groups == 1, stride 1, dilation 1, OW <= W (left
+ * plus right padding at most KW - 1), at most CONV_ROWS_MAX_TAPS taps (KH * KW;
+ * the _k3 and _k5 variants fix KH = KW = 3 or 5). Output pixels are taken on a grid
+ * as wide as the input: grid pixel g = oh * W + ow (ow < W; those with ow >= OW
+ * are computed and never stored), so tap (kh, kw) of every grid pixel is the input
+ * at the same flat offset (kh - PT) * W + kw - PL from g in each input plane, and
+ * 16 consecutive grid pixels read one contiguous run of 16 inputs per tap, across
+ * row ends too (what the tap reads there, or above and below the image, is
+ * padding: masked to zero). A work-item computes 6 output channels x 16 grid pixels
+ * with the accumulators in registers across the whole C * KH * KW loop, as the
+ * direct GEMM (kernels/linalg.cl, hgr_gemm_1x8_6x16_k1): per tap one vload16 of the
+ * input, 6 broadcast weights (OIHW rows are contiguous along c, kh, kw), 6 float16
+ * multiply-adds. Blocks whose 16 pixels read only inside the image run without
+ * masks; the others AND each tap's input with a lane mask (computed once per
+ * work-item; the mask zeroes without arithmetic, so infinities in the padding's
+ * place cannot leak as NaN), and load lane by lane where the run would leave x.
+ * The grid's last block is shifted left to end at the grid's end ((OH - 1) * W +
+ * OW >= 16, which the plan checks), and stores only its own pixels.
+ * NDRange 3-D: global (ceil(((OH - 1) * W + OW) / 16), ceil(K / 6) rounded up to
+ * local[1], N); any local size (the plan takes (1, up to 8, 1): the work-items of a
+ * group share their block of input pixels in cache). Items past K return. */
+#define CONV_ROWS_MAX_TAPS 25
+#define CONV_R6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define CONV_ROWS_W(r) __global const float* w##r = w + (size_t)min(k0 + r, K - 1) * C * KHW;
+#define CONV_ROWS_ZERO(r) float16 acc##r = (float16)(0.0f);
+#define CONV_ROWS_MAD(r) acc##r = (float16)(w##r[wt]) * v + acc##r;
+#define CONV_ROWS_SAVE(r) acc[r] = acc##r;
+/* One input channel c of a masked block, inside CONV_ROWS: CHECKED 1 loads lane by
+ * lane the runs that would leave x. */
+#define CONV_ROWS_MASKED_CHANNEL(CHECKED)                                                                      \
+  {                                                                                                           \
+    const int xc = base + c * HW;                                                                             \
+    for (int kh = 0; kh < KH; ++kh) {                                                                         \
+      _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                     \
+        const int t = kh * KW + kw, at = xc + kh * W + kw;                                                    \
+        float16 v;                                                                                            \
+        if (!CHECKED || (at >= 0 && at <= total - 16)) {                                                      \
+          v = vload16(0, x + at);                                                                             \
+        } else {                                                                                              \
+          /* only the lanes that read the image load */                                                       \
+          float part[16];                                                                                     \
+          int lanes[16];                                                                                      \
+          vstore16(mask[t], 0, lanes);                                                                        \
+          for (int j = 0; j < 16; ++j) part[j] = lanes[j] ? x[at + j] : 0.0f;                                 \
+          v = vload16(0, part);                                                                               \
+        }                                                                                                     \
+        v = as_float16(as_int16(v) & mask[t]);                                                                \
+        const int wt = c * KHW + t;                                                                           \
+        CONV_R6(CONV_ROWS_MAD)                                                                                \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
+#define CONV_ROWS(NAME, KHC, KWC)                                                                              \
+  __kernel void NAME(__global const float* restrict x, __global const float* restrict w,                      \
+                     __global const float* restrict bias, __global float* restrict y,                         \
+                     __global const int* restrict meta) {                                                      \
+    const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];       \
+    const int OH = meta[CONV_OH], OW = meta[CONV_OW];                                                         \
+    const int KH = KHC ? KHC : meta[CONV_KH], KW = KWC ? KWC : meta[CONV_KW], KHW = KH * KW;                  \
+    const int PT = meta[CONV_PT], PL = meta[CONV_PL], flags = meta[CONV_FLAGS];                               \
+    const int grid = (OH - 1) * W + OW, HW = H * W;                                                           \
+    const int g0 = (int)get_global_id(0) * 16, k0 = (int)get_global_id(1) * 6, n = (int)get_global_id(2);     \
+    if (g0 >= grid || k0 >= K || n >= N) return;                                                              \
+    /* the last block ends at the grid's end */                                                               \
+    const int gb = g0 + 16 > grid ? grid - 16 : g0;                                                           \
+    /* flat offset in x of tap (0, 0) of the block's first pixel, in channel 0 */                             \
+    const int base = n * C * HW + gb - PT * W - PL, total = N * C * HW;                                       \
+    CONV_R6(CONV_ROWS_W)                                                                                      \
+    CONV_R6(CONV_ROWS_ZERO)                                                                                   \
+    /* inside: the block lies in one row whose every tap reads the image */                                   \
+    const int oh_first = gb / W, ow_first = gb - oh_first * W;                                                \
+    const bool inside = ow_first + 15 < W && oh_first >= PT && oh_first - PT + KH <= H && ow_first >= PL &&  \
+                        ow_first + 15 - PL + KW <= W;                                                         \
+    if (inside) {                                                                                             \
+      for (int c = 0; c < C; ++c) {                                                                           \
+        __global const float* xc = x + base + c * HW;                                                         \
+        for (int kh = 0; kh < KH; ++kh) {                                                                     \
+          _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                 \
+            const float16 v = vload16(0, xc + kh * W + kw);                                                   \
+            const int wt = c * KHW + kh * KW + kw;                                                            \
+            CONV_R6(CONV_ROWS_MAD)                                                                            \
+          }                                                                                                   \
+        }                                                                                                     \
+      }                                                                                                       \
+    } else {                                                                                                  \
+      /* mask[t] lane j: tap t of pixel gb + j reads the image; the lanes' rows and   \
+       * columns walk on from the first one's (no division per lane) */              \
+      int lane_oh[16], lane_ow[16];                                                                           \
+      for (int j = 0, oh = oh_first, ow = ow_first; j < 16; ++j) {                                            \
+        lane_oh[j] = oh;                                                                                      \
+        lane_ow[j] = ow;                                                                                      \
+        if (++ow == W) {                                                                                      \
+          ow = 0;                                                                                             \
+          ++oh;                                                                                               \
+        }                                                                                                     \
+      }                                                                                                       \
+      int16 mask[KHC ? KHC * KWC : CONV_ROWS_MAX_TAPS];                                                       \
+      for (int kh = 0; kh < KH; ++kh) {                                                                       \
+        for (int kw = 0; kw < KW; ++kw) {                                                                     \
+          int lanes[16];                                                                                      \
+          for (int j = 0; j < 16; ++j) {                                                                      \
+            const int ih = lane_oh[j] + kh - PT, iw = lane_ow[j] + kw - PL;                                   \
+            lanes[j] = ih >= 0 && ih < H && iw >= 0 && iw < W ? -1 : 0;                                       \
+          }                                                                                                   \
+          mask[kh * KW + kw] = vload16(0, lanes);                                                             \
+        }                                                                                                     \
+      }                                                                                                       \
+      /* channels [c_lo, c_hi) read whole runs inside x; the few others (the first    \
+       * and last planes of x) check */                                               \
+      const int c_lo = base >= 0 ? 0 : min(C, (HW - 1 - base) / HW);                                          \
+      const int last = total - 16 - base - (KH - 1) * W - (KW - 1);                                           \
+      const int c_hi = last < 0 ? c_lo : clamp(last / HW + 1, c_lo, C);                                       \
+      for (int c = 0; c < c_lo; ++c) CONV_ROWS_MASKED_CHANNEL(1)                                              \
+      for (int c = c_lo; c < c_hi; ++c) CONV_ROWS_MASKED_CHANNEL(0)                                           \
+      for (int c = c_hi; c < C; ++c) CONV_ROWS_MASKED_CHANNEL(1)                                              \
+    }                                                                                                         \
+    /* the epilogue (bias, CONV_ACTIVATE), stored at the block's own pixels with ow < OW */                  \
+    float16 acc[6];                                                                                           \
+    CONV_R6(CONV_ROWS_SAVE)                                                                                   \
+    int dst[16];                                                                                              \
+    for (int j = 0, oh = oh_first, ow = ow_first; j < 16; ++j) {                                              \
+      dst[j] = gb + j >= g0 && ow < OW ? oh * OW + ow : -1;                                                   \
+      if (++ow == W) {                                                                                        \
+        ow = 0;                                                                                               \
+        ++oh;                                                                                                 \
+      }                                                                                                       \
+    }                                                                                                         \
+    const bool whole = gb == g0 && OW == W; /* the block's pixels are 16 consecutive outputs */               \
+    for (int r = 0; r < 6; ++r) {                                                                             \
+      const int k = k0 + r;                                                                                   \
+      if (k >= K) break;                                                                                      \
+      float16 v = acc[r];                                                                                     \
+      if (flags & CONV_HAS_BIAS) v += (float16)(bias[k]);                                                     \
+      CONV_ACTIVATE(float16, v, flags, meta);                                                                 \
+      __global float* yk = y + ((size_t)n * K + k) * OH * OW;                                                 \
+      if (whole) {                                                                                            \
+        vstore16(v, 0, yk + g0);                                                                              \
+      } else {                                                                                                \
+        float part[16];                                                                                       \
+        vstore16(v, 0, part);                                                                                 \
+        for (int j = 0; j < 16; ++j)                                                                          \
+          if (dst[j] >= 0) yk[dst[j]] = part[j];                                                              \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
+
+CONV_ROWS(hgr_conv2d_rows_6x16_k3, 3, 3)
+CONV_ROWS(hgr_conv2d_rows_6x16_k5, 5, 5)
+CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)

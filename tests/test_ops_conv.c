@@ -441,14 +441,15 @@ static void plan_for(const hgr_optest_t* t, const hgr__limits_t* limits, hgr__op
   hgr_graph_release(graph);
 }
 
-/* The device's limits decide the tile: the benchmark's layer takes the largest
- * variant on a roomy device, a work-group of one on a device that allows no more,
- * and the direct kernel where not even one tile fits local memory. */
+/* The device's limits decide the tile: the benchmark's layer, dilated (the
+ * register-blocked kernel takes it undilated), takes the largest variant on a roomy
+ * device, a work-group of one on a device that allows no more, and the direct
+ * kernel where not even one tile fits local memory. */
 static void tiles_follow_device_limits(void** state) {
   (void)state;
-  conv_case_t c = {{1, 64, 56, 56}, {64, 64, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false};
+  conv_case_t c = {{1, 64, 56, 56}, {64, 64, 3, 3}, P(1, 1, 2, 2, 2, 2, 2, 2, 1, false), "2", false};
   hgr_optest_t t;
-  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\"");
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"2\", \"dilation\": \"[2, 2]\"");
   hgr_optest_input(&t, "float32", 4, c.x);
   hgr_optest_input(&t, "float32", 4, c.w);
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 64, 56, 56});
@@ -628,7 +629,7 @@ static void pointwise_convs_match_reference(void** state) {
 }
 
 /* The plan of a pointwise conv2d: one GEMM launch of kernels/linalg.cl on a device
- * with local memory, the direct kernel on one without. */
+ * with local memory, the register-blocked kernel (no local memory) on one without. */
 static void pointwise_convs_plan_the_gemm(void** state) {
   (void)state;
   hgr_optest_t t;
@@ -648,7 +649,7 @@ static void pointwise_convs_plan_the_gemm(void** state) {
   hgr__op_ctx_free(&ctx);
   hgr__limits_t no_local = {256, {256, 256, 256}, 0};
   plan_for(&t, &no_local, &ctx);
-  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_rows_6x16");
   assert_null(ctx.launches[0].source);
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
@@ -778,6 +779,131 @@ static void narrow_groups_plan_the_implicit_gemm(void** state) {
   hgr_optest_free(&t);
 }
 
+/* One group, stride 1, dilation 1 and an output no wider than the input run the
+ * register-blocked kernel (hgr_conv2d_rows_6x16*, 6 output channels x 16 pixels of
+ * a grid as wide as the input per work-item): 3x3 (_k3), 5x5 (_k5) and other
+ * kernels (runtime KH, KW); padding 0, 1 and 2, symmetric and not; widths and grids
+ * no multiple of 16 (the shifted last block), channel counts no multiple of 6;
+ * blocks that cross row ends (masked) and blocks inside the image; planes so small
+ * that a tap's run of 16 leaves x (H = 1, the first and last planes of two
+ * images); the bias on and off and every epilogue. */
+static void rows_kernel_matches_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 5, 9, 20}, {13, 5, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{2, 7, 6, 17}, {6, 7, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", false},
+      {{1, 4, 8, 21}, {7, 4, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), "0", true},
+      {{2, 3, 7, 11}, {5, 3, 3, 3}, P(1, 1, 0, 2, 2, 0, 1, 1, 1, false), "[0, 2, 2, 0]", true},
+      {{1, 3, 1, 18}, {8, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{2, 2, 2, 9}, {4, 2, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
+      {{1, 6, 11, 19}, {11, 6, 5, 5}, P(1, 1, 2, 2, 2, 2, 1, 1, 1, false), "2", true},
+      {{2, 3, 9, 12}, {4, 3, 5, 5}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), "0", false},
+      {{1, 5, 8, 10}, {9, 5, 5, 5}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 4, 7, 23}, {7, 4, 3, 5}, P(1, 1, 1, 2, 1, 2, 1, 1, 1, false), "[1, 2]", true},
+      {{2, 3, 10, 8}, {5, 3, 1, 3}, P(1, 1, 0, 1, 0, 1, 1, 1, 1, false), "[0, 1]", false},
+      {{1, 21, 3, 9}, {13, 21, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, 0, 6},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_LEAKY_RELU, 0.25f, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.25f, 0.25f},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_LEAKY_RELU, 0.01f, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 31);
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  /* resnet50's 3x3 layers at 7 x 7 (every block masked) and vgg-like 28 x 28 */
+  static const conv_case_t large[] = {
+      {{1, 64, 7, 7}, {70, 64, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+      {{2, 32, 28, 28}, {40, 32, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+  };
+  check_cases(large, COUNT(large), 32);
+}
+
+/* Which layers plan the register-blocked kernel, and its NDRange: a block of 16
+ * grid pixels x 6 output channels per work-item, images in z. */
+static void rows_kernel_plans_where_it_fits(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  static const struct {
+    int64_t x[4], w[4], y[4];
+    const char* attrs;
+    const char* kernel; /* a prefix */
+  } layers[] = {
+      {{2, 64, 14, 14}, {64, 64, 3, 3}, {2, 64, 14, 14}, "\"padding\": \"1\"", "hgr_conv2d_rows_6x16_k3"},
+      {{1, 8, 12, 12}, {16, 8, 5, 5}, {1, 16, 12, 12}, "\"padding\": \"2\"", "hgr_conv2d_rows_6x16_k5"},
+      {{1, 8, 12, 12}, {16, 8, 3, 5}, {1, 16, 10, 8}, "\"padding\": \"0\"", "hgr_conv2d_rows_6x16"},
+      /* wider than the input (padding 2 for a 3x3 kernel): the tiled kernel */
+      {{1, 8, 12, 12}, {16, 8, 3, 3}, {1, 16, 14, 14}, "\"padding\": \"2\"", "hgr_conv2d_tiled_"},
+      /* dilated, grouped, or a grid of fewer than 16 pixels: the tiled kernel */
+      {{1, 8, 12, 12}, {16, 8, 3, 3}, {1, 16, 12, 12}, "\"padding\": \"2\", \"dilation\": \"[2, 2]\"",
+       "hgr_conv2d_tiled_"},
+      {{1, 16, 12, 12}, {16, 8, 3, 3}, {1, 16, 12, 12}, "\"padding\": \"1\", \"groups\": \"2\"",
+       "hgr_conv2d_tiled_"},
+      {{1, 8, 3, 4}, {16, 8, 3, 3}, {1, 16, 3, 4}, "\"padding\": \"1\"", "hgr_conv2d_tiled_"},
+  };
+  for (size_t i = 0; i < COUNT(layers); ++i) {
+    hgr_optest_t t;
+    hgr_optest_init(&t, "conv2d", layers[i].attrs);
+    hgr_optest_input(&t, "float32", 4, layers[i].x);
+    hgr_optest_input(&t, "float32", 4, layers[i].w);
+    hgr_optest_output(&t, "float32", 4, layers[i].y);
+    hgr__op_ctx_t ctx;
+    plan_for(&t, &roomy, &ctx);
+    assert_int_equal(ctx.launch_count, 1);
+    if (strncmp(ctx.launches[0].kernel, layers[i].kernel, strlen(layers[i].kernel)))
+      fail_msg("layer %zu planned %s, not %s", i, ctx.launches[0].kernel, layers[i].kernel);
+    if (i == 0) {
+      const hgr__launch_t* launch = &ctx.launches[0].launch;
+      assert_int_equal(launch->work_dim, 3);
+      assert_int_equal(launch->global[0], (13 * 14 + 14 + 15) / 16);
+      assert_int_equal(launch->global[1], 16); /* 11 blocks of 6 channels, rounded up to local 8 */
+      assert_int_equal(launch->local[1], 8);
+      assert_int_equal(launch->global[2], 2);
+    }
+    hgr__op_ctx_free(&ctx);
+    hgr_optest_free(&t);
+  }
+}
+
+/* The register-blocked kernel and the tiled one are tuning candidates of the
+ * layers the first takes (rows_6x16 by the rule, tiled when asked), under keys of
+ * their own. */
+static void rows_kernel_is_a_tuning_candidate(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 64, 14, 14});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){64, 64, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 64, 14, 14});
+  char* json = hgr_optest_graph_json(&t);
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+  free(json);
+  static const char* const kernels[] = {"hgr_conv2d_rows_6x16_k3", "hgr_conv2d_tiled_o8p8"};
+  static const char* const tiles[] = {"rows_6x16", "tiled"};
+  for (uint32_t candidate = 0; candidate < 2; ++candidate) {
+    hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, candidate};
+    hgr__op_ctx_t ctx;
+    ASSERT_OK(hgr__op_plan_tuned(graph, t.input_count, NULL, &roomy, &tuning, &ctx));
+    assert_string_equal(ctx.launches[0].kernel, kernels[candidate]);
+    assert_int_equal(ctx.tile.candidate_count, 2);
+    assert_string_equal(ctx.tile.tile, tiles[candidate]);
+    assert_string_equal(ctx.tile.key, "conv_rows:1x64x14x14:k64x3x3:p1,1,1,1");
+    hgr__op_ctx_free(&ctx);
+  }
+  hgr_graph_release(graph);
+  hgr_optest_free(&t);
+}
+
 /* ---- what the op rejects -------------------------------------------------------------- */
 
 static void expect_error(const char* attrs, const int64_t* xshape, const int64_t* wshape, const int64_t* bshape,
@@ -868,6 +994,9 @@ int main(int argc, char** argv) {
       cmocka_unit_test(narrow_groups_plan_the_implicit_gemm),
       cmocka_unit_test(strided_implicit_gemm_matches_reference),
       cmocka_unit_test(strided_layers_plan_the_implicit_gemm_where_large),
+      cmocka_unit_test(rows_kernel_matches_reference),
+      cmocka_unit_test(rows_kernel_plans_where_it_fits),
+      cmocka_unit_test(rows_kernel_is_a_tuning_candidate),
       cmocka_unit_test(tiles_follow_device_limits),
       cmocka_unit_test(groups_tile_when_wide_enough),
       cmocka_unit_test(small_device_limits_still_work),

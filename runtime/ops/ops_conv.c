@@ -27,7 +27,9 @@
  * hgr_conv2d_transpose_direct, one work-item per output gathering its taps.
  *
  * Kernels: a 1x1 kernel with no padding and groups == 1 runs the GEMM of
- * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); other
+ * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); stride-1
+ * convolutions of one group run the register-blocked hgr_conv2d_rows_6x16* where
+ * they fit it (is_rows); other
  * convolutions with groups == 1 or groups of at least 8 output channels run a kernel
  * tiled in local memory (hgr_conv2d_tiled_*), with the tile variant and work-group
  * shape chosen here from the device's limits; depthwise convolutions run
@@ -459,6 +461,49 @@ static hgr__gemm_t implicit_gemm(const conv_t* p, hgr__gemm_im2col_t* out_im2col
   return g;
 }
 
+/* The register-blocked kernel of kernels/conv.cl (hgr_conv2d_rows_6x16*): one group,
+ * stride 1, dilation 1, at most ROWS_MAX_TAPS taps, the output no wider than the
+ * input (left plus right padding at most KW - 1: its grid of pixels has the input's
+ * width) and a grid ((OH - 1) * W + OW pixels) of at least one block of 16 pixels.
+ * Each work-item keeps 6 output channels x 16 pixels in registers across the whole
+ * C * KH * KW loop, as the direct GEMM does; on PoCL (CPU time, issue 16) it ran
+ * resnet50's and vgg19's stride-1 3x3 layers at 1.3-2x the speed of the tiled
+ * kernel (1.2x on vgg19's first, 3 input channels), whose accumulators PoCL keeps
+ * in memory across its barriers (bench/notes.md). */
+#define ROWS_MAX_TAPS 25 /* CONV_ROWS_MAX_TAPS */
+#define ROWS_BLOCK_K 6
+#define ROWS_BLOCK_PIXELS 16
+#define ROWS_WORK_GROUP 8
+static bool is_rows(const conv_t* p) {
+  return p->groups == 1 && p->strides[0] == 1 && p->strides[1] == 1 && p->dilation[0] == 1 &&
+         p->dilation[1] == 1 && p->kh * p->kw <= ROWS_MAX_TAPS && p->padding[1] + p->padding[3] <= p->kw - 1 &&
+         p->padding[0] < p->kh && p->padding[2] < p->kh && (p->oh - 1) * p->w + p->ow >= ROWS_BLOCK_PIXELS &&
+         p->oh * p->w <= INT32_MAX / 2 && p->n > 0 && p->c > 0 && p->k > 0;
+}
+
+static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
+  const char* kernel = p->kh == 3 && p->kw == 3   ? "hgr_conv2d_rows_6x16_k3"
+                       : p->kh == 5 && p->kw == 5 ? "hgr_conv2d_rows_6x16_k5"
+                                                  : "hgr_conv2d_rows_6x16";
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_input(ctx, l, p->bias ? 2 : 1); /* read only with a bias */
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  meta_common(ctx, l, p, NULL);
+  /* work-items of a group share their block of pixels (dimension 1: channel blocks) */
+  int64_t blocks_k = ceil_div(p->k, ROWS_BLOCK_K);
+  int64_t ly = min64(min64(ROWS_WORK_GROUP, (int64_t)ctx->limits.max_work_group),
+                     (int64_t)ctx->limits.max_work_item[1]);
+  ly = max64(1, min64(ly, blocks_k));
+  size_t local[3] = {1, (size_t)ly, 1};
+  size_t global[3] = {(size_t)ceil_div((p->oh - 1) * p->w + p->ow, ROWS_BLOCK_PIXELS), (size_t)blocks_k,
+                      (size_t)p->n};
+  hgr__launch_nd(l, 3, global, local);
+  return HGR_OK;
+}
+
 static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   conv_t p;
   HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
@@ -471,7 +516,7 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   }
   if (is_pointwise(&p) && p.c > 0) {
     hgr__gemm_t g = pointwise_gemm(&p);
-    /* without local memory the direct kernel below runs it */
+    /* without local memory the register-blocked or the direct kernel below runs it */
     if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan(ctx, &g);
   }
   /* depthwise (one input channel per group): a work-item per output row, 4
@@ -489,6 +534,16 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
     return HGR_OK;
   }
   tile_plan_t tile;
+  if (is_rows(&p) && outputs > 0) {
+    /* tuning candidates: the register-blocked kernel (the rule's), or the tiled one */
+    static const char* const names[] = {"rows_6x16", "tiled"};
+    bool fits[2] = {true, choose_tile(&p, &ctx->limits, &tile)};
+    char key[320]; /* room for every value; the tile choice keeps its first 159 characters */
+    snprintf(key, sizeof(key), "conv_rows:%lldx%lldx%lldx%lld:k%lldx%lldx%lld:p%lld,%lld,%lld,%lld", (long long)p.n,
+             (long long)p.c, (long long)p.h, (long long)p.w, (long long)p.k, (long long)p.kh, (long long)p.kw,
+             (long long)p.padding[0], (long long)p.padding[1], (long long)p.padding[2], (long long)p.padding[3]);
+    if (hgr__op_choose_tile(ctx, key, names, fits, 2, 0) == 0) return plan_rows(ctx, &p);
+  }
   /* grouped convolutions tile by group, where a group has channels enough to fill
    * a block (depthwise ones run the direct kernel) */
   bool tiled = (p.groups == 1 || p.k / p.groups >= TILE_MIN_GROUP_CHANNELS) && outputs > 0 && p.c > 0 &&
