@@ -5,25 +5,27 @@
  * meta is conv.cl's CONV_* layout (the same indices below) plus CONV_DW_ROWS.
  *
  * hgr_conv2d_dw3x3_s<S>_v<V>: a 3x3 kernel, horizontal stride S (1 or 2), any
- *   vertical stride, padding and multiplier K / C, dilation 1. A work-item computes
+ *   vertical stride SH, padding and multiplier K / C, dilation 1. A work-item computes
  *   CONV_DW_ROWS consecutive output rows of one output channel, each row in blocks of
  *   V columns as a floatV, with the channel's 9 weights in registers: per block and
  *   input row, the three taps' inputs are 3 loads of V consecutive floats (S == 1;
- *   S == 2: 2V consecutive floats, their .even and .odd, and .even of the next
- *   pair), ANDed with a lane mask per tap column that zeroes the lanes reading left
- *   or right of the row (padding, or the neighbouring rows that the load reaches);
- *   rows above and below the image are skipped. A load that would leave x loads
- *   lane by lane. The last block of a row is shifted left to end at the row's end
- *   (when OW >= V: its first lanes are computed twice and stored twice, the same
- *   values); rows narrower than V store their OW lanes.
- *   NDRange 1-D over N * K * ceil(OH / CONV_DW_ROWS), rounded up (items past the end
- *   return); item i takes channel plane i / ceil(OH / CONV_DW_ROWS).
+ *   S == 2, V == 8: 4 loads of 8 and shuffle2 for the even and odd ones), ANDed with
+ *   an int lane mask per tap column that zeroes the lanes reading left or right of
+ *   the row (padding, or the neighbouring rows that the load reaches); rows above
+ *   and below the image are skipped. With SH == 1 each input row is loaded once per
+ *   block and added to the three output rows it belongs to (accumulators rolled
+ *   down the rows); otherwise each output row loads its three. A load that would
+ *   leave x loads lane by lane. The last block of a row is shifted left to end at
+ *   the row's end (when OW >= V: its first lanes are computed and stored twice, the
+ *   same values); rows narrower than V store their OW lanes.
+ *   NDRange 1-D over N * K * ceil(OH / CONV_DW_ROWS), any local size, rounded up
+ *   (items past the end return); item i takes channel plane i / ceil(OH /
+ *   CONV_DW_ROWS) and that plane's (i % ceil(OH / CONV_DW_ROWS))-th run of rows.
  *
- * Why rows of a channel and not a pixel per work-item: PoCL runs a work-group as a
- * loop over its work-items, and the per-item index arithmetic, meta loads and
- * weights cost more than the 9 taps of one pixel; a work-item that keeps its
- * channel's weights for a run of rows and vectorizes along them does the taps at
- * vector width instead.
+ * Why runs of rows of a channel and not a pixel per work-item: PoCL runs a
+ * work-group as a loop over its work-items, and the per-item index arithmetic,
+ * meta loads and weights cost more than the 9 taps of one pixel (conv.cl's
+ * depthwise kernel found a work-item per 4 columns twice as slow as one per row).
  */
 
 #define CONV_N 0
@@ -74,32 +76,61 @@
     t1 = vload##V(0, part + 1);                                                                               \
     t2 = vload##V(0, part + 2);                                                                               \
   }
+/* Stride 2 (V = 8): the 18 inputs from at, whole vectors when they lie inside x;
+ * t0, t1 = the even and odd ones of the first 16, t2 = the even ones from 2 on.
+ * shuffle2, not .even and .odd of a float16 nor a float8 built from components:
+ * Oclgrind 21.10 reported every result of those as uninitialized (PoCL compiles
+ * all three to the same shuffles). */
 #define CONV_DW_LOAD_S2(V)                                                                                     \
-  if (at >= 0 && at <= total - (2 * V + 2)) {                                                                   \
-    const float16 a = vload16(0, x + at), b = vload16(0, x + at + 2);                                         \
-    t0 = a.even;                                                                                              \
-    t1 = a.odd;                                                                                               \
-    t2 = b.even;                                                                                              \
-  } else {                                                                                                    \
-    float part[2 * V + 2];                                                                                    \
-    for (int j = 0; j < 2 * V + 2; ++j) part[j] = at + j >= 0 && at + j < total ? x[at + j] : 0.0f;          \
-    const float16 a = vload16(0, part), b = vload16(0, part + 2);                                             \
-    t0 = a.even;                                                                                              \
-    t1 = a.odd;                                                                                               \
-    t2 = b.even;                                                                                              \
+  {                                                                                                           \
+    float8 a0, a1, b0, b1;                                                                                      \
+    if (at >= 0 && at <= total - 18) {                                                                        \
+      a0 = vload8(0, x + at);                                                                                 \
+      a1 = vload8(0, x + at + 8);                                                                             \
+      b0 = vload8(0, x + at + 2);                                                                             \
+      b1 = vload8(0, x + at + 10);                                                                            \
+    } else {                                                                                                  \
+      float part[18];                                                                                         \
+      for (int j = 0; j < 18; ++j) part[j] = at + j >= 0 && at + j < total ? x[at + j] : 0.0f;                \
+      a0 = vload8(0, part);                                                                                   \
+      a1 = vload8(0, part + 8);                                                                               \
+      b0 = vload8(0, part + 2);                                                                               \
+      b1 = vload8(0, part + 10);                                                                              \
+    }                                                                                                         \
+    t0 = shuffle2(a0, a1, (uint8)(0, 2, 4, 6, 8, 10, 12, 14));                                                \
+    t1 = shuffle2(a0, a1, (uint8)(1, 3, 5, 7, 9, 11, 13, 15));                                                \
+    t2 = shuffle2(b0, b1, (uint8)(0, 2, 4, 6, 8, 10, 12, 14));                                                 \
   }
 
-/* One input row ih of a block: its three taps with weights wa, wb, wc into acc;
- * nothing for rows above or below the image. */
-#define CONV_DW_ROW(V, S, ih, wa, wb, wc)                                                                      \
-  if ((ih) >= 0 && (ih) < H) {                                                                                \
+/* The masked inputs of input row ih's three taps for a block, into t0..t2
+ * (declared by the caller; ih inside the image). */
+#define CONV_DW_TAPS(V, S, ih)                                                                                 \
+  {                                                                                                           \
     const int at = xc + (ih) * W + iw;                                                                        \
-    float##V t0, t1, t2;                                                                                      \
     CONV_DW_LOAD_S##S(V)                                                                                      \
-    /* a * b + c contracts to a fused multiply-add where the device has one */                                \
-    acc = as_float##V(as_int##V(t0) & m0) * (wa) + acc;                                                       \
-    acc = as_float##V(as_int##V(t1) & m1) * (wb) + acc;                                                       \
-    acc = as_float##V(as_int##V(t2) & m2) * (wc) + acc;                                                       \
+    t0 = as_float##V(as_int##V(t0) & m0);                                                                     \
+    t1 = as_float##V(as_int##V(t1) & m1);                                                                     \
+    t2 = as_float##V(as_int##V(t2) & m2);                                                                     \
+  }
+/* acc += the taps times one weight row (a * b + c contracts to a fused
+ * multiply-add where the device has one) */
+#define CONV_DW_MAD(acc, wa, wb, wc)                                                                           \
+  acc = t0 * (wa) + acc;                                                                                      \
+  acc = t1 * (wb) + acc;                                                                                      \
+  acc = t2 * (wc) + acc;
+/* The epilogue and the store of output row oh of a block. */
+#define CONV_DW_STORE(V, acc, oh)                                                                              \
+  {                                                                                                           \
+    float##V v = (acc);                                                                                       \
+    CONV_ACTIVATE(float##V, v, flags, meta);                                                                  \
+    __global float* yr = yc + (oh) * OW + ob;                                                                 \
+    if (OW >= V) {                                                                                            \
+      vstore##V(v, 0, yr);                                                                                    \
+    } else {                                                                                                  \
+      float part[V];                                                                                          \
+      vstore##V(v, 0, part);                                                                                  \
+      for (int j = 0; j < OW; ++j) yr[j] = part[j];                                                           \
+    }                                                                                                         \
   }
 
 #define CONV_DW3X3(NAME, S, V)                                                                                 \
@@ -131,20 +162,51 @@
       const int##V m0 = ~((col >> 31) | ((W - 1 - col) >> 31));                                               \
       const int##V m1 = ~(((col + 1) >> 31) | ((W - 2 - col) >> 31));                                         \
       const int##V m2 = ~(((col + 2) >> 31) | ((W - 3 - col) >> 31));                                         \
-      for (int oh = oh_first; oh < oh_end; ++oh) {                                                            \
-        float##V acc = (float##V)(b);                                                                         \
-        const int ih0 = oh * SH - PT;                                                                         \
-        CONV_DW_ROW(V, S, ih0, w0, w1, w2)                                                                    \
-        CONV_DW_ROW(V, S, ih0 + 1, w3, w4, w5)                                                                \
-        CONV_DW_ROW(V, S, ih0 + 2, w6, w7, w8)                                                                \
-        CONV_ACTIVATE(float##V, acc, flags, meta);                                                            \
-        __global float* yr = yc + oh * OW + ob;                                                               \
-        if (OW >= V) {                                                                                        \
-          vstore##V(acc, 0, yr);                                                                              \
-        } else {                                                                                              \
-          float part[V];                                                                                      \
-          vstore##V(acc, 0, part);                                                                            \
-          for (int j = 0; j < OW; ++j) yr[j] = part[j];                                                       \
+      float##V t0, t1, t2;                                                                                    \
+      if (SH == 1) {                                                                                          \
+        /* each input row loaded once: row oh - PT + 2 completes output row oh (a0) \
+         * and adds to the next two (a1, a2) */                                     \
+        float##V a0 = (float##V)(b), a1 = (float##V)(b);                                                      \
+        const int ih = oh_first - PT;                                                                         \
+        if (ih >= 0 && ih < H) {                                                                              \
+          CONV_DW_TAPS(V, S, ih)                                                                              \
+          CONV_DW_MAD(a0, w0, w1, w2)                                                                         \
+        }                                                                                                     \
+        if (ih + 1 >= 0 && ih + 1 < H) {                                                                      \
+          CONV_DW_TAPS(V, S, ih + 1)                                                                          \
+          CONV_DW_MAD(a0, w3, w4, w5)                                                                         \
+          CONV_DW_MAD(a1, w0, w1, w2)                                                                         \
+        }                                                                                                     \
+        for (int oh = oh_first; oh < oh_end; ++oh) {                                                          \
+          float##V a2 = (float##V)(b);                                                                        \
+          const int last = oh - PT + 2;                                                                       \
+          if (last >= 0 && last < H) {                                                                        \
+            CONV_DW_TAPS(V, S, last)                                                                          \
+            CONV_DW_MAD(a0, w6, w7, w8)                                                                       \
+            CONV_DW_MAD(a1, w3, w4, w5)                                                                       \
+            CONV_DW_MAD(a2, w0, w1, w2)                                                                       \
+          }                                                                                                   \
+          CONV_DW_STORE(V, a0, oh)                                                                            \
+          a0 = a1;                                                                                            \
+          a1 = a2;                                                                                            \
+        }                                                                                                     \
+      } else {                                                                                                \
+        for (int oh = oh_first; oh < oh_end; ++oh) {                                                          \
+          float##V acc = (float##V)(b);                                                                       \
+          const int ih = oh * SH - PT;                                                                        \
+          if (ih >= 0 && ih < H) {                                                                            \
+            CONV_DW_TAPS(V, S, ih)                                                                            \
+            CONV_DW_MAD(acc, w0, w1, w2)                                                                      \
+          }                                                                                                   \
+          if (ih + 1 >= 0 && ih + 1 < H) {                                                                    \
+            CONV_DW_TAPS(V, S, ih + 1)                                                                        \
+            CONV_DW_MAD(acc, w3, w4, w5)                                                                      \
+          }                                                                                                   \
+          if (ih + 2 >= 0 && ih + 2 < H) {                                                                    \
+            CONV_DW_TAPS(V, S, ih + 2)                                                                        \
+            CONV_DW_MAD(acc, w6, w7, w8)                                                                      \
+          }                                                                                                   \
+          CONV_DW_STORE(V, acc, oh)                                                                           \
         }                                                                                                     \
       }                                                                                                       \
     }                                                                                                         \
