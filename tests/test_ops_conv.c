@@ -613,6 +613,7 @@ static void small_device_limits_still_work(void** state) {
       {{1, 5, 6, 11}, {9, 5, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
       {{1, 3, 7, 7}, {4, 3, 3, 3}, P(2, 2, 1, 0, 1, 0, 1, 1, 1, false), "[1, 0]", false},
       {{1, 7, 5, 6}, {9, 7, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), NULL, true}, /* the GEMM */
+      {{1, 4, 9, 20}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true}, /* depthwise 3x3 */
   };
   /* a work-group of one work-item */
   check_with_limits(cases, COUNT(cases), 1, 1, 32 * 1024);

@@ -35,8 +35,8 @@
  * shape chosen here from the device's limits; depthwise 3x3 convolutions of
  * horizontal stride 1 or 2 run kernels/conv_depthwise.cl's hgr_conv2d_dw3x3_*
  * (is_depthwise3x3), other depthwise ones hgr_conv2d_depthwise*; groups of fewer
- * channels (one image) and shapes no tile fits run as an implicit GEMM (kernels/linalg.cl's hgr_conv_gemm_*, see
- * is_implicit_gemm); anything else runs hgr_conv2d_direct (one work-item per output,
+ * channels (one image) and shapes no tile fits run as an implicit GEMM
+ * (kernels/linalg.cl's hgr_conv_gemm_*, see is_implicit_gemm); anything else runs hgr_conv2d_direct (one work-item per output,
  * reading global memory). */
 #include <math.h>
 #include <stdio.h>
@@ -507,10 +507,11 @@ static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
 
 /* Depthwise 3x3 convolutions with a horizontal stride of 1 or 2 and no dilation
  * (shufflenet's, mobilenet's) run hgr_conv2d_dw3x3_* of kernels/conv_depthwise.cl:
- * a work-item per run of DW_ROWS output rows of one channel, each row in floatV
- * blocks. On PoCL (issue 16) it ran shufflenet's depthwise layers 2-5x faster than
- * hgr_conv2d_depthwise3x3 (a work-item per row, 4 columns at a time, lane-by-lane
- * loads at the row's edges; bench/notes.md). */
+ * a work-item per run of output rows of one channel (CONV_DW_ROWS, the last meta
+ * value), each row in floatV blocks. On PoCL (issue 16) it ran shufflenet's
+ * depthwise layers in 0.16-0.47x the CPU time of hgr_conv2d_depthwise3x3 (a
+ * work-item per row, 4 columns at a time, lane-by-lane loads at the row's edges;
+ * bench/notes.md). */
 static bool is_depthwise3x3(const conv_t* p) {
   return p->groups == p->c && p->kh == 3 && p->kw == 3 && p->dilation[0] == 1 && p->dilation[1] == 1 &&
          (p->strides[1] == 1 || p->strides[1] == 2) && p->n > 0 && p->k > 0;
