@@ -509,7 +509,7 @@ static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
  * (shufflenet's, mobilenet's) run hgr_conv2d_dw3x3_* of kernels/conv_depthwise.cl:
  * a work-item per run of output rows of one channel (CONV_DW_ROWS, the last meta
  * value), each row in floatV blocks. On PoCL (issue 16) it ran shufflenet's
- * depthwise layers in 0.16-0.47x the CPU time of hgr_conv2d_depthwise3x3 (a
+ * depthwise layers in 0.16-0.6x the CPU time of hgr_conv2d_depthwise3x3 (a
  * work-item per row, 4 columns at a time, lane-by-lane loads at the row's edges;
  * bench/notes.md). */
 static bool is_depthwise3x3(const conv_t* p) {
