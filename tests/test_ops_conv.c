@@ -238,7 +238,8 @@ static void depthwise_kernels_match_reference(void** state) {
 /* kernels/conv_depthwise.cl's 3x3 kernels (stride 1 or 2 across, any down):
  * rows of 16 and more (blocks of 16) and fewer (blocks of 8), widths no multiple of
  * either (the last block shifted left) and narrower than a block, tiny planes (1x1,
- * 2x3, one output), padding 0, 1 and asymmetric, multipliers 1 and 2, two images,
+ * 2x3, one output), padding 0, 1 and asymmetric (2 above: the stride-1 rows'
+ * rolling accumulators start above the image), multipliers 1 and 2, two images,
  * every epilogue with and without a bias. The first and last channels' edge rows
  * take the lane-by-lane loads at x's ends; Oclgrind checks that no load leaves x. */
 static void depthwise3x3_kernels_match_reference(void** state) {
@@ -262,6 +263,7 @@ static void depthwise3x3_kernels_match_reference(void** state) {
       {{1, 4, 10, 17}, {4, 1, 3, 3}, P(1, 2, 0, 1, 1, 0, 1, 1, 4, false), "[0, 1, 1, 0]", true},
       {{1, 4, 10, 17}, {8, 1, 3, 3}, P(2, 1, 2, 0, 1, 2, 1, 1, 4, false), "[2, 0, 1, 2]", true},
       {{1, 3, 5, 40}, {3, 1, 3, 3}, P(3, 1, 1, 1, 1, 1, 1, 1, 3, false), "1", false},
+      {{1, 3, 9, 18}, {6, 1, 3, 3}, P(1, 1, 2, 1, 0, 2, 1, 1, 3, false), "[2, 1, 0, 2]", true},
   };
   static const epilogue_t epilogues[] = {
       {0, 0, 0, 0},
@@ -282,6 +284,7 @@ static void depthwise3x3_kernels_match_reference(void** state) {
       {0, 0, 0, 0},
       {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
       {0, 0, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -1, 1},
   };
   check_cases_with(cases, epilogues, COUNT(cases), 24);
 }
