@@ -235,6 +235,60 @@ static void depthwise_kernels_match_reference(void** state) {
   check_cases_with(cases, epilogues, COUNT(cases), 23);
 }
 
+/* kernels/conv_depthwise.cl's 3x3 kernels (stride 1 or 2 across, any down):
+ * rows of 16 and more (blocks of 16) and fewer (blocks of 8), widths no multiple of
+ * either (the last block shifted left) and narrower than a block, tiny planes (1x1,
+ * 2x3, one output), padding 0, 1 and asymmetric (2 above: the stride-1 rows'
+ * rolling accumulators start above the image), multipliers 1 and 2, two images,
+ * every epilogue with and without a bias. The first and last channels' edge rows
+ * take the lane-by-lane loads at x's ends; Oclgrind checks that no load leaves x. */
+static void depthwise3x3_kernels_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 5, 28, 28}, {5, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 5, false), "1", true},
+      {{1, 3, 14, 14}, {3, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 3, true), "1", true},
+      {{2, 4, 9, 33}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", false},
+      {{1, 3, 7, 7}, {6, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 3, false), "1", true},
+      {{1, 4, 8, 19}, {4, 1, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 4, false), NULL, true},
+      {{1, 4, 6, 10}, {4, 1, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 4, false), "0", false},
+      {{1, 3, 1, 1}, {3, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 3, false), "1", true},
+      {{1, 2, 2, 3}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 2, false), "1", false},
+      {{1, 3, 3, 3}, {3, 1, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 3, false), NULL, true},
+      {{1, 5, 28, 28}, {5, 1, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 5, false), "1", true},
+      {{1, 4, 14, 14}, {4, 1, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 4, true), "1", false},
+      {{2, 3, 11, 37}, {6, 1, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 3, false), "1", true},
+      {{1, 3, 9, 21}, {3, 1, 3, 3}, P(2, 2, 0, 0, 0, 0, 1, 1, 3, false), NULL, false},
+      {{1, 2, 1, 1}, {2, 1, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 2, false), "1", true},
+      {{1, 2, 2, 3}, {2, 1, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 2, false), "1", false},
+      {{1, 4, 10, 17}, {4, 1, 3, 3}, P(1, 2, 0, 1, 1, 0, 1, 1, 4, false), "[0, 1, 1, 0]", true},
+      {{1, 4, 10, 17}, {8, 1, 3, 3}, P(2, 1, 2, 0, 1, 2, 1, 1, 4, false), "[2, 0, 1, 2]", true},
+      {{1, 3, 5, 40}, {3, 1, 3, 3}, P(3, 1, 1, 1, 1, 1, 1, 1, 3, false), "1", false},
+      {{1, 3, 9, 18}, {6, 1, 3, 3}, P(1, 1, 2, 1, 0, 2, 1, 1, 3, false), "[2, 1, 0, 2]", true},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, 0, 6},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.25f, 0.25f},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_LEAKY_RELU, 0.2f, 0, 0},
+      {0, 0, 0, 0},
+      {0, 0, 0, 0},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {HGR_REF_ACT_LEAKY_RELU, 0.01f, 0, 0},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, 0, 6},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -1, 1},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 24);
+}
+
 static void kernel_shapes_match_reference(void** state) {
   (void)state;
   static const conv_case_t cases[] = {
@@ -480,7 +534,8 @@ static void tiles_follow_device_limits(void** state) {
 }
 
 /* Groups of at least 8 output channels tile (one block of channels per group, so
- * the NDRange's z counts the groups); depthwise convolutions run the depthwise
+ * the NDRange's z counts the groups); depthwise 3x3 convolutions of stride 1 or 2
+ * run kernels/conv_depthwise.cl's, other depthwise ones the general depthwise
  * kernel (3x3 or any size). */
 static void groups_tile_when_wide_enough(void** state) {
   (void)state;
@@ -499,6 +554,30 @@ static void groups_tile_when_wide_enough(void** state) {
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
   hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"groups\": \"32\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
+  plan_for(&t, &roomy, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_dw3x3_s1_v16");
+  assert_string_equal(ctx.launches[0].source, "conv_depthwise");
+  /* a work-item per run of rows: 32 channels in 2 runs of 14 rows (at least 64
+   * items), at least 16 work-groups */
+  assert_int_equal(ctx.launches[0].launch.global[0], 64);
+  assert_int_equal(ctx.launches[0].meta[ctx.launches[0].meta_count - 1], 14);
+  assert_true(ctx.launches[0].launch.local[0] <= 4);
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+  /* stride 2, and rows narrower than 16: blocks of 8 */
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"strides\": \"[1, 2]\", \"groups\": \"32\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 3, 3});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 14});
+  plan_for(&t, &roomy, &ctx);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_dw3x3_s2_v8");
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+  /* a dilated 3x3 runs the general kernel's 3x3 variant */
+  hgr_optest_init(&t, "conv2d", "\"padding\": \"2\", \"dilation\": \"2\", \"groups\": \"32\"");
   hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 3, 3});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
@@ -537,6 +616,7 @@ static void small_device_limits_still_work(void** state) {
       {{1, 5, 6, 11}, {9, 5, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
       {{1, 3, 7, 7}, {4, 3, 3, 3}, P(2, 2, 1, 0, 1, 0, 1, 1, 1, false), "[1, 0]", false},
       {{1, 7, 5, 6}, {9, 7, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), NULL, true}, /* the GEMM */
+      {{1, 4, 9, 20}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true}, /* depthwise 3x3 */
   };
   /* a work-group of one work-item */
   check_with_limits(cases, COUNT(cases), 1, 1, 32 * 1024);
@@ -981,6 +1061,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(dilation_matches_reference),
       cmocka_unit_test(groups_and_depthwise_match_reference),
       cmocka_unit_test(depthwise_kernels_match_reference),
+      cmocka_unit_test(depthwise3x3_kernels_match_reference),
       cmocka_unit_test(kernel_shapes_match_reference),
       cmocka_unit_test(bias_and_relu_match_reference),
       cmocka_unit_test(leaky_relu_and_clip_epilogues_match_reference),

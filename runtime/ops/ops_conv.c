@@ -32,10 +32,11 @@
  * they fit it (is_rows); other
  * convolutions with groups == 1 or groups of at least 8 output channels run a kernel
  * tiled in local memory (hgr_conv2d_tiled_*), with the tile variant and work-group
- * shape chosen here from the device's limits; depthwise convolutions run
- * hgr_conv2d_depthwise*; groups of fewer channels (one image) and shapes no tile
- * fits run as an implicit GEMM (kernels/linalg.cl's hgr_conv_gemm_*, see
- * is_implicit_gemm); anything else runs hgr_conv2d_direct (one work-item per output,
+ * shape chosen here from the device's limits; depthwise 3x3 convolutions of
+ * horizontal stride 1 or 2 run kernels/conv_depthwise.cl's hgr_conv2d_dw3x3_*
+ * (is_depthwise3x3), other depthwise ones hgr_conv2d_depthwise*; groups of fewer
+ * channels (one image) and shapes no tile fits run as an implicit GEMM
+ * (kernels/linalg.cl's hgr_conv_gemm_*, see is_implicit_gemm); anything else runs hgr_conv2d_direct (one work-item per output,
  * reading global memory). */
 #include <math.h>
 #include <stdio.h>
@@ -504,6 +505,51 @@ static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
   return HGR_OK;
 }
 
+/* Depthwise 3x3 convolutions with a horizontal stride of 1 or 2 and no dilation
+ * (shufflenet's, mobilenet's) run hgr_conv2d_dw3x3_* of kernels/conv_depthwise.cl:
+ * a work-item per run of output rows of one channel (CONV_DW_ROWS, the last meta
+ * value), each row in floatV blocks. On PoCL (issue 16) it ran shufflenet's
+ * depthwise layers in 0.16-0.6x the CPU time of hgr_conv2d_depthwise3x3 (a
+ * work-item per row, 4 columns at a time, lane-by-lane loads at the row's edges;
+ * bench/notes.md). */
+static bool is_depthwise3x3(const conv_t* p) {
+  return p->groups == p->c && p->kh == 3 && p->kw == 3 && p->dilation[0] == 1 && p->dilation[1] == 1 &&
+         (p->strides[1] == 1 || p->strides[1] == 2) && p->n > 0 && p->k > 0;
+}
+
+/* Items the depthwise kernel aims for at least (a plane's rows are split into
+ * chunks below that), and the work-groups it spreads them over at least (one
+ * work-group of 64 items of 136 left a core idle on PoCL). */
+#define DW_MIN_ITEMS 64
+#define DW_MIN_GROUPS 16
+
+static hgr_status_t plan_depthwise3x3(hgr__op_ctx_t* ctx, const conv_t* p) {
+  /* floatV blocks: 16 columns for stride-1 rows of at least 16, else 8 (a stride-2
+   * block of 8 loads 16 inputs per tap row) */
+  int v = p->strides[1] == 1 && p->ow >= 16 ? 16 : 8;
+  char kernel[64];
+  snprintf(kernel, sizeof(kernel), "hgr_conv2d_dw3x3_s%d_v%d", (int)p->strides[1], v);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  if (l) l->source = "conv_depthwise";
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_input(ctx, l, p->bias ? 2 : 1); /* read only with a bias */
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  meta_common(ctx, l, p, NULL);
+  /* whole planes, unless there are fewer than DW_MIN_ITEMS of them */
+  int64_t planes = p->n * p->k;
+  int64_t chunks = min64(p->oh, ceil_div(DW_MIN_ITEMS, planes));
+  int64_t rows = ceil_div(p->oh, chunks);
+  hgr__launch_meta1(ctx, l, (int32_t)rows); /* CONV_DW_ROWS */
+  int64_t items = planes * ceil_div(p->oh, rows);
+  int64_t local = min64(min64(64, (int64_t)ctx->limits.max_work_group), (int64_t)ctx->limits.max_work_item[0]);
+  local = max64(1, min64(local, items / DW_MIN_GROUPS));
+  size_t global[1] = {(size_t)items}, local_size[1] = {(size_t)local};
+  hgr__launch_nd(l, 1, global, local_size);
+  return HGR_OK;
+}
+
 static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   conv_t p;
   HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
@@ -519,8 +565,9 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
     /* without local memory the register-blocked or the direct kernel below runs it */
     if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan(ctx, &g);
   }
-  /* depthwise (one input channel per group): a work-item per output row, 4
-   * columns at a time, the 3x3 variant with its weights in registers */
+  if (is_depthwise3x3(&p) && outputs > 0) return plan_depthwise3x3(ctx, &p);
+  /* other depthwise ones (one input channel per group): a work-item per output
+   * row, 4 columns at a time, the 3x3 variant with its weights in registers */
   if (p.groups == p.c && outputs > 0) {
     bool k3x3 = p.kh == 3 && p.kw == 3;
     hgr__launch_plan_t* d = hgr__op_launch(ctx, k3x3 ? "hgr_conv2d_depthwise3x3" : "hgr_conv2d_depthwise");
