@@ -511,6 +511,31 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
  * any local size (the plan takes (1, up to 8, 1)). Items past K return. */
 #define CONV_ROWS_S2_MAX_KW 11
 #define CONV_ROWS_S2_TAP(p) (float16)(vload16(0, (p)).even, vload16(0, (p) + 15).odd)
+/* One input channel c of a masked block, inside CONV_ROWS_S2: CHECKED 1 gathers lane
+ * by lane the taps whose 31 floats would leave x. */
+#define CONV_ROWS_S2_MASKED_CHANNEL(CHECKED)                                                                  \
+  {                                                                                                           \
+    const int xc = base + c * HW;                                                                             \
+    for (int kh = kh_lo; kh < kh_hi; ++kh) {                                                                  \
+      _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                     \
+        const int at = xc + kh * W + kw;                                                                      \
+        float16 v;                                                                                            \
+        if (!CHECKED || (at >= 0 && at <= total - 31)) {                                                      \
+          v = CONV_ROWS_S2_TAP(x + at);                                                                       \
+        } else {                                                                                              \
+          /* only the lanes that read the image load */                                                       \
+          float part[16];                                                                                     \
+          int lanes[16];                                                                                      \
+          vstore16(mask[kw], 0, lanes);                                                                       \
+          for (int j = 0; j < 16; ++j) part[j] = lanes[j] ? x[at + 2 * j] : 0.0f;                             \
+          v = vload16(0, part);                                                                               \
+        }                                                                                                     \
+        v = as_float16(as_int16(v) & mask[kw]);                                                               \
+        const int wt = c * KHW + kh * KW + kw;                                                                \
+        CONV_R6(CONV_ROWS_MAD)                                                                                \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
 #define CONV_ROWS_S2(NAME, KHC, KWC)                                                                           \
   __kernel void NAME(__global const float* restrict x, __global const float* restrict w,                      \
                      __global const float* restrict bias, __global float* restrict y,                         \
@@ -549,27 +574,15 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
         for (int j = 0; j < 16; ++j) lanes[j] = iw0 + 2 * j + kw >= 0 && iw0 + 2 * j + kw < W ? -1 : 0;       \
         mask[kw] = vload16(0, lanes);                                                                         \
       }                                                                                                       \
-      for (int c = 0; c < C; ++c) {                                                                           \
-        for (int kh = kh_lo; kh < kh_hi; ++kh) {                                                              \
-          for (int kw = 0; kw < KW; ++kw) {                                                                   \
-            const int at = base + c * HW + kh * W + kw;                                                       \
-            float16 v;                                                                                        \
-            if (at >= 0 && at <= total - 31) {                                                                \
-              v = CONV_ROWS_S2_TAP(x + at);                                                                   \
-            } else {                                                                                          \
-              /* only the lanes that read the image load */                                                   \
-              float part[16];                                                                                 \
-              int lanes[16];                                                                                  \
-              vstore16(mask[kw], 0, lanes);                                                                   \
-              for (int j = 0; j < 16; ++j) part[j] = lanes[j] ? x[at + 2 * j] : 0.0f;                         \
-              v = vload16(0, part);                                                                           \
-            }                                                                                                 \
-            v = as_float16(as_int16(v) & mask[kw]);                                                           \
-            const int wt = c * KHW + kh * KW + kw;                                                            \
-            CONV_R6(CONV_ROWS_MAD)                                                                            \
-          }                                                                                                   \
-        }                                                                                                     \
-      }                                                                                                       \
+      /* channels [c_lo, c_hi) read their 31 floats inside x; the few others (the                             \
+       * first plane of x, the last) check */                                                                 \
+      const int lo = base + kh_lo * W, hi = base + (kh_hi - 1) * W + KW - 1 + 30;                             \
+      const int c_lo = lo >= 0 ? 0 : min(C, (HW - 1 - lo) / HW);                                              \
+      const int last = total - 1 - hi;                                                                        \
+      const int c_hi = last < 0 ? c_lo : clamp(last / HW + 1, c_lo, C);                                       \
+      for (int c = 0; c < c_lo; ++c) CONV_ROWS_S2_MASKED_CHANNEL(1)                                           \
+      for (int c = c_lo; c < c_hi; ++c) CONV_ROWS_S2_MASKED_CHANNEL(0)                                        \
+      for (int c = c_hi; c < C; ++c) CONV_ROWS_S2_MASKED_CHANNEL(1)                                           \
     }                                                                                                         \
     /* the epilogue (bias, CONV_ACTIVATE), stored at the block's pixels with ow < OW */                       \
     float16 acc[6];                                                                                           \
