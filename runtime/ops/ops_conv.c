@@ -433,7 +433,8 @@ static bool is_implicit_gemm(const conv_t* p) {
 #define IMPLICIT_GEMM_MAX_TAPS (1 << 20)
 
 /* Stride-2 convolutions of one group with at least 196 output pixels (14 x 14) and
- * 64 taps run the implicit GEMM before the tiled kernel and the pointwise GEMM: its
+ * 64 taps that the strided rows kernel leaves (is_rows_s2, rows_s2_by_rule) run the
+ * implicit GEMM before the tiled kernel and the pointwise GEMM: its
  * tile copy takes 4 outputs' inputs as the even half of one vload8. On PoCL (CPU
  * time, issue 16) it measured 1.25-1.4x the tiled kernel on resnet50's 3x3
  * stride-2 layer with 28 x 28 outputs, even with 14 x 14, and 1.1x the pointwise
