@@ -506,7 +506,8 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
  * of a tap outside the image are skipped (the same for all 16 pixels); blocks whose
  * columns all read the image run without masks, the others AND each tap's input
  * with a lane mask per kw (computed once per work-item; it zeroes without
- * arithmetic), and gather lane by lane where the 31 floats would leave x.
+ * arithmetic), and gather lane by lane where the 31 floats would leave x (taps of
+ * the first and last planes of x only).
  * NDRange 3-D: global (OH * ceil(OW / 16), ceil(K / 6) rounded up to local[1], N);
  * any local size (the plan takes (1, up to 8, 1)). Items past K return. */
 #define CONV_ROWS_S2_MAX_KW 11
