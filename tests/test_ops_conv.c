@@ -972,7 +972,10 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
       {{1, 512, 14, 14}, {512, 512, 3, 3}, {1, 512, 7, 7}, "\"padding\": \"1\", \"strides\": \"[2, 2]\"",
        "hgr_conv2d_tiled_"},
       /* dilated (the implicit GEMM, as before), or 1x1 (the GEMM): not this kernel */
-      {{1, 8, 60, 60}, {16, 8, 3, 3}, {1, 16, 29, 29}, "\"padding\": \"1\", \"strides\": \"[2, 2]\", \"dilation\": \"[2, 2]\"",
+      {{1, 8, 60, 60},
+       {16, 8, 3, 3},
+       {1, 16, 29, 29},
+       "\"padding\": \"1\", \"strides\": \"[2, 2]\", \"dilation\": \"[2, 2]\"",
        "hgr_conv_gemm_"},
       {{1, 8, 60, 60}, {16, 8, 1, 1}, {1, 16, 30, 30}, "\"strides\": \"[2, 2]\"", "hgr_gemm_"},
   };
