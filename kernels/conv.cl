@@ -17,6 +17,9 @@
  * hgr_conv2d_rows_6x16[_k3|_k5]: groups == 1, stride 1, dilation 1 (below): 6 output
  *   channels x 16 pixels per work-item in registers, no local memory; NDRange 3-D.
  *
+ * hgr_conv2d_rows_6x16_s2[_k3|_k7]: groups == 1, horizontal stride 2, dilation 1
+ *   (below): the same blocks, 16 pixels of one output row; NDRange 3-D.
+ *
  * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: any groups (the plan takes it for groups == 1 and
  *   groups of at least 8 output channels). A work-group computes a block of
  *   TOC = OCB*LZ output channels x LY output rows x TOW = PXB*LX output columns of one
@@ -490,3 +493,119 @@ CONV_DEPTHWISE(hgr_conv2d_depthwise3x3, 3, 3)
 CONV_ROWS(hgr_conv2d_rows_6x16_k3, 3, 3)
 CONV_ROWS(hgr_conv2d_rows_6x16_k5, 5, 5)
 CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
+
+/* hgr_conv2d_rows_6x16_s2[_k3|_k7]: groups == 1, horizontal stride 2, any vertical
+ * stride, dilation 1, KW <= CONV_ROWS_S2_MAX_KW (the _k3 and _k7 variants fix KH =
+ * KW = 3 or 7). A work-item computes 6 output channels x 16 consecutive pixels of
+ * one output row (ow0 .. ow0 + 15; lanes past OW are computed and never stored),
+ * with the accumulators in registers across the whole C * KH * KW loop as
+ * hgr_conv2d_rows_6x16. Tap (kh, kw) of the 16 pixels reads 16 inputs 2 apart in
+ * input row oh * SH + kh - PT, from column ow0 * 2 + kw - PL: the even lanes of 31
+ * consecutive floats, loaded as the even half of one vload16 and the odd half of
+ * the vload16 one float further on (so nothing past the 31st float is read). Rows
+ * of a tap outside the image are skipped (the same for all 16 pixels); blocks whose
+ * columns all read the image run without masks, the others AND each tap's input
+ * with a lane mask per kw (computed once per work-item; it zeroes without
+ * arithmetic), and gather lane by lane where the 31 floats would leave x (taps of
+ * the first and last planes of x only).
+ * NDRange 3-D: global (OH * ceil(OW / 16), ceil(K / 6) rounded up to local[1], N);
+ * any local size (the plan takes (1, up to 8, 1)). Items past K return. */
+#define CONV_ROWS_S2_MAX_KW 11
+#define CONV_ROWS_S2_TAP(p) (float16)(vload16(0, (p)).even, vload16(0, (p) + 15).odd)
+/* One input channel c of a masked block, inside CONV_ROWS_S2: CHECKED 1 gathers lane
+ * by lane the taps whose 31 floats would leave x. */
+#define CONV_ROWS_S2_MASKED_CHANNEL(CHECKED)                                                                  \
+  {                                                                                                           \
+    const int xc = base + c * HW;                                                                             \
+    for (int kh = kh_lo; kh < kh_hi; ++kh) {                                                                  \
+      _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                     \
+        const int at = xc + kh * W + kw;                                                                      \
+        float16 v;                                                                                            \
+        if (!CHECKED || (at >= 0 && at <= total - 31)) {                                                      \
+          v = CONV_ROWS_S2_TAP(x + at);                                                                       \
+        } else {                                                                                              \
+          /* only the lanes that read the image load */                                                       \
+          float part[16];                                                                                     \
+          int lanes[16];                                                                                      \
+          vstore16(mask[kw], 0, lanes);                                                                       \
+          for (int j = 0; j < 16; ++j) part[j] = lanes[j] ? x[at + 2 * j] : 0.0f;                             \
+          v = vload16(0, part);                                                                               \
+        }                                                                                                     \
+        v = as_float16(as_int16(v) & mask[kw]);                                                               \
+        const int wt = c * KHW + kh * KW + kw;                                                                \
+        CONV_R6(CONV_ROWS_MAD)                                                                                \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
+#define CONV_ROWS_S2(NAME, KHC, KWC)                                                                           \
+  __kernel void NAME(__global const float* restrict x, __global const float* restrict w,                      \
+                     __global const float* restrict bias, __global float* restrict y,                         \
+                     __global const int* restrict meta) {                                                      \
+    const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];       \
+    const int OH = meta[CONV_OH], OW = meta[CONV_OW], SH = meta[CONV_SH];                                     \
+    const int KH = KHC ? KHC : meta[CONV_KH], KW = KWC ? KWC : meta[CONV_KW], KHW = KH * KW;                  \
+    const int PT = meta[CONV_PT], PL = meta[CONV_PL], flags = meta[CONV_FLAGS];                               \
+    const int blocks_w = (OW + 15) / 16, HW = H * W, total = N * C * HW;                                      \
+    const int b = (int)get_global_id(0), k0 = (int)get_global_id(1) * 6, n = (int)get_global_id(2);          \
+    if (b >= OH * blocks_w || k0 >= K || n >= N) return;                                                      \
+    const int oh = b / blocks_w, ow0 = (b - oh * blocks_w) * 16;                                              \
+    const int ih0 = oh * SH - PT, iw0 = ow0 * 2 - PL;                                                         \
+    /* flat offset in x of tap (0, 0) of the block's first pixel, in channel 0 */                             \
+    const int base = n * C * HW + ih0 * W + iw0;                                                              \
+    /* the taps' rows inside the image */                                                                     \
+    const int kh_lo = max(0, -ih0), kh_hi = min(KH, H - ih0);                                                 \
+    CONV_R6(CONV_ROWS_W)                                                                                      \
+    CONV_R6(CONV_ROWS_ZERO)                                                                                   \
+    if (iw0 >= 0 && iw0 + 30 + KW - 1 < W) { /* every tap's 31 floats lie in its row */                      \
+      for (int c = 0; c < C; ++c) {                                                                           \
+        __global const float* xc = x + base + c * HW;                                                         \
+        for (int kh = kh_lo; kh < kh_hi; ++kh) {                                                              \
+          _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                 \
+            const float16 v = CONV_ROWS_S2_TAP(xc + kh * W + kw);                                             \
+            const int wt = c * KHW + kh * KW + kw;                                                            \
+            CONV_R6(CONV_ROWS_MAD)                                                                            \
+          }                                                                                                   \
+        }                                                                                                     \
+      }                                                                                                       \
+    } else {                                                                                                  \
+      /* mask[kw] lane j: column iw0 + 2 * j + kw is inside the image */                                      \
+      int16 mask[KWC ? KWC : CONV_ROWS_S2_MAX_KW];                                                            \
+      for (int kw = 0; kw < KW; ++kw) {                                                                       \
+        int lanes[16];                                                                                        \
+        for (int j = 0; j < 16; ++j) lanes[j] = iw0 + 2 * j + kw >= 0 && iw0 + 2 * j + kw < W ? -1 : 0;       \
+        mask[kw] = vload16(0, lanes);                                                                         \
+      }                                                                                                       \
+      /* channels [c_lo, c_hi) read their 31 floats inside x; the few others (the                             \
+       * first plane of x, the last) check */                                                                 \
+      const int lo = base + kh_lo * W, hi = base + (kh_hi - 1) * W + KW - 1 + 30;                             \
+      const int c_lo = lo >= 0 ? 0 : min(C, (HW - 1 - lo) / HW);                                              \
+      const int last = total - 1 - hi;                                                                        \
+      const int c_hi = last < 0 ? c_lo : clamp(last / HW + 1, c_lo, C);                                       \
+      for (int c = 0; c < c_lo; ++c) CONV_ROWS_S2_MASKED_CHANNEL(1)                                           \
+      for (int c = c_lo; c < c_hi; ++c) CONV_ROWS_S2_MASKED_CHANNEL(0)                                        \
+      for (int c = c_hi; c < C; ++c) CONV_ROWS_S2_MASKED_CHANNEL(1)                                           \
+    }                                                                                                         \
+    /* the epilogue (bias, CONV_ACTIVATE), stored at the block's pixels with ow < OW */                       \
+    float16 acc[6];                                                                                           \
+    CONV_R6(CONV_ROWS_SAVE)                                                                                   \
+    const int count = min(16, OW - ow0);                                                                      \
+    for (int r = 0; r < 6; ++r) {                                                                             \
+      const int k = k0 + r;                                                                                   \
+      if (k >= K) break;                                                                                      \
+      float16 v = acc[r];                                                                                     \
+      if (flags & CONV_HAS_BIAS) v += (float16)(bias[k]);                                                     \
+      CONV_ACTIVATE(float16, v, flags, meta);                                                                 \
+      __global float* yr = y + (((size_t)n * K + k) * OH + oh) * OW + ow0;                                    \
+      if (count == 16) {                                                                                      \
+        vstore16(v, 0, yr);                                                                                   \
+      } else {                                                                                                \
+        float part[16];                                                                                       \
+        vstore16(v, 0, part);                                                                                 \
+        for (int j = 0; j < count; ++j) yr[j] = part[j];                                                      \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
+
+CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k3, 3, 3)
+CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k7, 7, 7)
+CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2, 0, 0)

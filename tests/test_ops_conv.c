@@ -795,17 +795,18 @@ static void strided_implicit_gemm_matches_reference(void** state) {
   check_cases_with(cases, epilogues, COUNT(cases), 29);
 }
 
-/* resnet50's 3x3 stride-2 layer with 28 x 28 outputs plans the implicit GEMM; with
- * 7 x 7 outputs, the tiled kernel. */
+/* A 3x3 stride-2 layer with 18 x 18 outputs (which the strided rows kernel's rule
+ * leaves: its blocks would waste 14 of 32 lanes) plans the implicit GEMM; resnet50's
+ * with 7 x 7 outputs, the tiled kernel. */
 static void strided_layers_plan_the_implicit_gemm_where_large(void** state) {
   (void)state;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
   hgr__op_ctx_t ctx;
   hgr_optest_t t;
   hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"strides\": \"[2, 2]\"");
-  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 128, 56, 56});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 128, 35, 35});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){128, 128, 3, 3});
-  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 128, 28, 28});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 128, 18, 18});
   plan_for(&t, &roomy, &ctx);
   assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv_gemm_", 14));
   hgr__op_ctx_free(&ctx);
@@ -984,6 +985,153 @@ static void rows_kernel_is_a_tuning_candidate(void** state) {
   hgr_optest_free(&t);
 }
 
+/* A horizontal stride of 2 runs the strided register-blocked kernel
+ * (hgr_conv2d_rows_6x16_s2*, 6 output channels x 16 pixels of one output row per
+ * work-item) where its rule takes it (blocks of 16 wasting at most a quarter of
+ * their lanes): 3x3 (_s2_k3), 7x7 (_s2_k7) and other kernels (runtime KH, KW);
+ * padding 0 to 3, symmetric and not, rows all padding; vertical strides 1 and 2;
+ * widths odd and even and no multiple of 16 (the partial last block of a row);
+ * channel counts no multiple of 6; blocks inside the image and masked ones; taps
+ * whose 31 floats would leave x (the last row of the last plane of two images,
+ * the first of the first); the bias on and off and every epilogue. */
+static void rows_s2_kernel_matches_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 5, 9, 60}, {13, 5, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{2, 7, 10, 57}, {6, 7, 3, 3}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, true), "0", false},
+      {{1, 4, 8, 29}, {7, 4, 3, 3}, P(2, 2, 0, 1, 2, 1, 1, 1, 1, false), "[0, 1, 2, 1]", true},
+      {{1, 3, 30, 64}, {8, 3, 7, 7}, P(2, 2, 3, 3, 3, 3, 1, 1, 1, false), "3", true},
+      {{2, 3, 11, 33}, {5, 3, 7, 7}, P(2, 2, 2, 2, 2, 2, 1, 1, 1, false), "2", false},
+      {{1, 6, 12, 31}, {11, 6, 5, 5}, P(2, 2, 2, 2, 2, 2, 1, 1, 1, false), "2", true},
+      {{1, 4, 9, 28}, {7, 4, 3, 3}, P(1, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 21, 5, 28}, {13, 21, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+      {{2, 3, 5, 32}, {4, 3, 3, 3}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, false), "0", true},
+      {{1, 2, 6, 50}, {6, 2, 3, 3}, P(2, 2, 3, 3, 3, 3, 1, 1, 1, false), "3", true},
+      {{1, 4, 7, 27}, {9, 4, 3, 2}, P(2, 2, 1, 0, 1, 1, 1, 1, 1, false), "[1, 0, 1, 1]", false},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, 0, 6},
+      {HGR_REF_ACT_LEAKY_RELU, 0.25f, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.25f, 0.25f},
+      {HGR_REF_ACT_LEAKY_RELU, 0.01f, 0, 0},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 33);
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  /* resnet50's 3x3 stride-2 layers at 14 x 14 outputs, and a stem at 28 x 28 */
+  static const conv_case_t large[] = {
+      {{1, 64, 28, 28}, {70, 64, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+      {{1, 3, 56, 56}, {64, 3, 7, 7}, P(2, 2, 3, 3, 3, 3, 1, 1, 1, false), "3", true},
+  };
+  check_cases(large, COUNT(large), 34);
+}
+
+/* Which stride-2 layers plan the strided register-blocked kernel, and its NDRange:
+ * a block of 16 pixels of one output row x 6 output channels per work-item. */
+static void rows_s2_kernel_plans_where_it_fits(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  static const struct {
+    int64_t x[4], w[4], y[4];
+    const char* attrs;
+    const char* kernel; /* a prefix */
+  } layers[] = {
+      {{1, 128, 56, 56}, {128, 128, 3, 3}, {1, 128, 28, 28}, "\"padding\": \"1\", \"strides\": \"[2, 2]\"",
+       "hgr_conv2d_rows_6x16_s2_k3"},
+      {{1, 3, 224, 224}, {64, 3, 7, 7}, {1, 64, 112, 112}, "\"padding\": \"3\", \"strides\": \"[2, 2]\"",
+       "hgr_conv2d_rows_6x16_s2_k7"},
+      {{1, 8, 31, 31}, {16, 8, 5, 5}, {1, 16, 14, 14}, "\"padding\": \"0\", \"strides\": \"[2, 2]\"",
+       "hgr_conv2d_rows_6x16_s2"},
+      /* 7 x 7 outputs (9 of 16 lanes wasted): the tiled kernel */
+      {{1, 512, 14, 14}, {512, 512, 3, 3}, {1, 512, 7, 7}, "\"padding\": \"1\", \"strides\": \"[2, 2]\"",
+       "hgr_conv2d_tiled_"},
+      /* dilated (the implicit GEMM, as before), or 1x1 (the GEMM): not this kernel */
+      {{1, 8, 60, 60},
+       {16, 8, 3, 3},
+       {1, 16, 29, 29},
+       "\"padding\": \"1\", \"strides\": \"[2, 2]\", \"dilation\": \"[2, 2]\"",
+       "hgr_conv_gemm_"},
+      {{1, 8, 60, 60}, {16, 8, 1, 1}, {1, 16, 30, 30}, "\"strides\": \"[2, 2]\"", "hgr_gemm_"},
+  };
+  for (size_t i = 0; i < COUNT(layers); ++i) {
+    hgr_optest_t t;
+    hgr_optest_init(&t, "conv2d", layers[i].attrs);
+    hgr_optest_input(&t, "float32", 4, layers[i].x);
+    hgr_optest_input(&t, "float32", 4, layers[i].w);
+    hgr_optest_output(&t, "float32", 4, layers[i].y);
+    hgr__op_ctx_t ctx;
+    plan_for(&t, &roomy, &ctx);
+    assert_int_equal(ctx.launch_count, 1);
+    if (strncmp(ctx.launches[0].kernel, layers[i].kernel, strlen(layers[i].kernel)))
+      fail_msg("layer %zu planned %s, not %s", i, ctx.launches[0].kernel, layers[i].kernel);
+    if (i == 0) {
+      const hgr__launch_t* launch = &ctx.launches[0].launch;
+      assert_int_equal(launch->work_dim, 3);
+      assert_int_equal(launch->global[0], 28 * 2); /* 28 rows of 2 blocks */
+      assert_int_equal(launch->global[1], 24);     /* 22 blocks of 6 channels, rounded up to local 8 */
+      assert_int_equal(launch->local[1], 8);
+      assert_int_equal(launch->global[2], 1);
+    }
+    hgr__op_ctx_free(&ctx);
+    hgr_optest_free(&t);
+  }
+}
+
+/* The strided register-blocked kernel and the tiled one are tuning candidates, under
+ * a key of their own, of the layers the first's rule takes (resnet50's with 28 x 28
+ * outputs, which ran the implicit GEMM before) and of those the tiled kernel would
+ * run (7 x 7 outputs, where the rule keeps the tiled kernel). */
+static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  static const struct {
+    int64_t x[4], w[4], y[4];
+    const char* kernels[2]; /* prefixes */
+    uint32_t by_rule;
+    const char* key;
+  } layers[] = {
+      {{1, 128, 56, 56}, {128, 128, 3, 3}, {1, 128, 28, 28}, {"hgr_conv2d_rows_6x16_s2_k3", "hgr_conv2d_tiled_"}, 0,
+       "conv_rows_s2:1x128x56x56:k128x3x3:s2:p1,1,1,1"},
+      {{1, 512, 14, 14}, {512, 512, 3, 3}, {1, 512, 7, 7}, {"hgr_conv2d_rows_6x16_s2_k3", "hgr_conv2d_tiled_"}, 1,
+       "conv_rows_s2:1x512x14x14:k512x3x3:s2:p1,1,1,1"},
+  };
+  static const char* const tiles[] = {"rows_6x16_s2", "tiled"};
+  for (size_t i = 0; i < COUNT(layers); ++i) {
+    hgr_optest_t t;
+    hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"strides\": \"[2, 2]\"");
+    hgr_optest_input(&t, "float32", 4, layers[i].x);
+    hgr_optest_input(&t, "float32", 4, layers[i].w);
+    hgr_optest_output(&t, "float32", 4, layers[i].y);
+    char* json = hgr_optest_graph_json(&t);
+    hgr_graph_t* graph = NULL;
+    ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+    free(json);
+    hgr__op_ctx_t ctx;
+    ASSERT_OK(hgr__op_plan_tuned(graph, t.input_count, NULL, &roomy, NULL, &ctx));
+    assert_string_equal(ctx.tile.tile, tiles[layers[i].by_rule]);
+    hgr__op_ctx_free(&ctx);
+    for (uint32_t candidate = 0; candidate < 2; ++candidate) {
+      hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, candidate};
+      ASSERT_OK(hgr__op_plan_tuned(graph, t.input_count, NULL, &roomy, &tuning, &ctx));
+      const char* kernel = layers[i].kernels[candidate];
+      if (strncmp(ctx.launches[0].kernel, kernel, strlen(kernel)))
+        fail_msg("layer %zu, candidate %u planned %s, not %s", i, candidate, ctx.launches[0].kernel, kernel);
+      assert_int_equal(ctx.tile.candidate_count, 2);
+      assert_string_equal(ctx.tile.tile, tiles[candidate]);
+      assert_string_equal(ctx.tile.key, layers[i].key);
+      hgr__op_ctx_free(&ctx);
+    }
+    hgr_graph_release(graph);
+    hgr_optest_free(&t);
+  }
+}
+
 /* ---- what the op rejects -------------------------------------------------------------- */
 
 static void expect_error(const char* attrs, const int64_t* xshape, const int64_t* wshape, const int64_t* bshape,
@@ -1078,6 +1226,9 @@ int main(int argc, char** argv) {
       cmocka_unit_test(rows_kernel_matches_reference),
       cmocka_unit_test(rows_kernel_plans_where_it_fits),
       cmocka_unit_test(rows_kernel_is_a_tuning_candidate),
+      cmocka_unit_test(rows_s2_kernel_matches_reference),
+      cmocka_unit_test(rows_s2_kernel_plans_where_it_fits),
+      cmocka_unit_test(rows_s2_kernel_is_a_tuning_candidate),
       cmocka_unit_test(tiles_follow_device_limits),
       cmocka_unit_test(groups_tile_when_wide_enough),
       cmocka_unit_test(small_device_limits_still_work),

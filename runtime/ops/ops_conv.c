@@ -29,7 +29,8 @@
  * Kernels: a 1x1 kernel with no padding and groups == 1 runs the GEMM of
  * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); stride-1
  * convolutions of one group run the register-blocked hgr_conv2d_rows_6x16* where
- * they fit it (is_rows); other
+ * they fit it (is_rows), and those with a horizontal stride of 2 its strided
+ * variant hgr_conv2d_rows_6x16_s2* (is_rows_s2, rows_s2_by_rule); other
  * convolutions with groups == 1 or groups of at least 8 output channels run a kernel
  * tiled in local memory (hgr_conv2d_tiled_*), with the tile variant and work-group
  * shape chosen here from the device's limits; depthwise 3x3 convolutions of
@@ -433,7 +434,8 @@ static bool is_implicit_gemm(const conv_t* p) {
 #define IMPLICIT_GEMM_MAX_TAPS (1 << 20)
 
 /* Stride-2 convolutions of one group with at least 196 output pixels (14 x 14) and
- * 64 taps run the implicit GEMM before the tiled kernel and the pointwise GEMM: its
+ * 64 taps that the strided rows kernel leaves (is_rows_s2, rows_s2_by_rule) run the
+ * implicit GEMM before the tiled kernel and the pointwise GEMM: its
  * tile copy takes 4 outputs' inputs as the even half of one vload8. On PoCL (CPU
  * time, issue 16) it measured 1.25-1.4x the tiled kernel on resnet50's 3x3
  * stride-2 layer with 28 x 28 outputs, even with 14 x 14, and 1.1x the pointwise
@@ -505,6 +507,48 @@ static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
   return HGR_OK;
 }
 
+/* The register-blocked kernel for a horizontal stride of 2 (hgr_conv2d_rows_6x16_s2*
+ * of kernels/conv.cl): one group, any vertical stride, dilation 1, KW at most
+ * ROWS_S2_MAX_KW (its lane masks, one per kw) and more than one tap. Each work-item
+ * keeps 6 output channels x 16 pixels of one output row in registers, each tap's
+ * 16 inputs the even lanes of two vload16. Its rule (rows_s2_by_rule) takes it
+ * where the rows' blocks of 16 pixels waste at most a quarter of their lanes
+ * (OW = 14 and 28 yes, 7 and 17 no); elsewhere it is a tuning candidate beside
+ * the tiled kernel where that would run the layer (plan_conv2d). */
+#define ROWS_S2_MAX_KW 11 /* CONV_ROWS_S2_MAX_KW */
+static bool is_rows_s2(const conv_t* p) {
+  return p->groups == 1 && p->strides[1] == 2 && p->dilation[0] == 1 && p->dilation[1] == 1 &&
+         p->kw <= ROWS_S2_MAX_KW && p->kh * p->kw > 1 && p->n > 0 && p->c > 0 && p->k > 0 && p->oh > 0 &&
+         p->ow > 0 && p->n * p->c * p->h * p->w <= INT32_MAX - 64 &&
+         p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS) <= INT32_MAX;
+}
+
+static bool rows_s2_by_rule(const conv_t* p) {
+  return ceil_div(p->ow, ROWS_BLOCK_PIXELS) * ROWS_BLOCK_PIXELS * 4 <= p->ow * 5;
+}
+
+static hgr_status_t plan_rows_s2(hgr__op_ctx_t* ctx, const conv_t* p) {
+  const char* kernel = p->kh == 3 && p->kw == 3   ? "hgr_conv2d_rows_6x16_s2_k3"
+                       : p->kh == 7 && p->kw == 7 ? "hgr_conv2d_rows_6x16_s2_k7"
+                                                  : "hgr_conv2d_rows_6x16_s2";
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_input(ctx, l, p->bias ? 2 : 1); /* read only with a bias */
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  meta_common(ctx, l, p, NULL);
+  /* work-items of a group share their block of pixels (dimension 1: channel blocks) */
+  int64_t blocks_k = ceil_div(p->k, ROWS_BLOCK_K);
+  int64_t ly = min64(min64(ROWS_WORK_GROUP, (int64_t)ctx->limits.max_work_group),
+                     (int64_t)ctx->limits.max_work_item[1]);
+  ly = max64(1, min64(ly, blocks_k));
+  size_t local[3] = {1, (size_t)ly, 1};
+  size_t global[3] = {(size_t)(p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS)), (size_t)blocks_k, (size_t)p->n};
+  hgr__launch_nd(l, 3, global, local);
+  return HGR_OK;
+}
+
 /* Depthwise 3x3 convolutions with a horizontal stride of 1 or 2 and no dilation
  * (shufflenet's, mobilenet's) run hgr_conv2d_dw3x3_* of kernels/conv_depthwise.cl:
  * a work-item per run of output rows of one channel (CONV_DW_ROWS, the last meta
@@ -555,7 +599,32 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
   uint64_t outputs = hgr__op_output(ctx, 0)->element_count; /* [n, k, oh, ow] (infer_conv2d) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
-  if (prefers_implicit_gemm(&p)) {
+  /* stride 2: candidates the strided register-blocked kernel and the tiled one,
+   * where the first's rule takes the layer or the tiled kernel would run it anyway
+   * (not the implicit GEMM: that has tile candidates of its own) */
+  bool tiled_asked = false;
+  if (is_rows_s2(&p) && outputs > 0) {
+    tile_plan_t s2_tile;
+    bool tile_fits = choose_tile(&p, &ctx->limits, &s2_tile), by_rule = rows_s2_by_rule(&p);
+    bool gemm_first = false;
+    if (prefers_implicit_gemm(&p)) {
+      hgr__gemm_im2col_t im2col;
+      hgr__gemm_t g = implicit_gemm(&p, &im2col);
+      gemm_first = hgr__gemm_fits(&ctx->limits, &g);
+    }
+    if (by_rule || (!gemm_first && tile_fits)) {
+      static const char* const names[] = {"rows_6x16_s2", "tiled"};
+      bool fits[2] = {true, tile_fits};
+      char key[320]; /* room for every value; the tile choice keeps its first 159 characters */
+      snprintf(key, sizeof(key), "conv_rows_s2:%lldx%lldx%lldx%lld:k%lldx%lldx%lld:s%lld:p%lld,%lld,%lld,%lld",
+               (long long)p.n, (long long)p.c, (long long)p.h, (long long)p.w, (long long)p.k, (long long)p.kh,
+               (long long)p.kw, (long long)p.strides[0], (long long)p.padding[0], (long long)p.padding[1],
+               (long long)p.padding[2], (long long)p.padding[3]);
+      if (hgr__op_choose_tile(ctx, key, names, fits, 2, by_rule ? 0 : 1) == 0) return plan_rows_s2(ctx, &p);
+      tiled_asked = true;
+    }
+  }
+  if (prefers_implicit_gemm(&p) && !tiled_asked) {
     hgr__gemm_im2col_t im2col;
     hgr__gemm_t g = implicit_gemm(&p, &im2col);
     if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan_im2col(ctx, &g, &im2col);
