@@ -2,7 +2,7 @@
  * (runtime/ops/ops_conv.c plans them). Arguments as kernels/conv.cl's:
  *   (__global const float* x, __global const float* w, __global const float* bias,
  *    __global float* y, __global const int* meta)
- * meta is conv.cl's CONV_* layout (the same indices below) plus CONV_DW_ROWS.
+ * meta is conv.h's CONV_* layout, CONV_DW_ROWS included.
  *
  * hgr_conv2d_dw3x3_s<S>_v<V>: a 3x3 kernel, horizontal stride S (1 or 2), any
  *   vertical stride SH, padding and multiplier K / C, dilation 1. A work-item computes
@@ -28,35 +28,7 @@
  * depthwise kernel found a work-item per 4 columns twice as slow as one per row).
  */
 
-#define CONV_N 0
-#define CONV_C 1
-#define CONV_H 2
-#define CONV_W 3
-#define CONV_K 4
-#define CONV_OH 5
-#define CONV_OW 6
-#define CONV_SH 9
-#define CONV_PT 13
-#define CONV_PL 14
-#define CONV_FLAGS 16
-#define CONV_ALPHA 21 /* float bits: leaky_relu's slope */
-#define CONV_A_MIN 22 /* float bits: clip's bounds */
-#define CONV_A_MAX 23
-#define CONV_DW_ROWS 24 /* output rows per work-item */
-
-#define CONV_HAS_BIAS 1
-#define CONV_RELU 2
-#define CONV_LEAKY_RELU 4
-#define CONV_CLIP 8
-
-/* The fused epilogue after the bias (kernels/conv.cl's CONV_ACTIVATE). */
-#define CONV_ACTIVATE(T, v, flags, meta)                                                   \
-  do {                                                                                    \
-    if ((flags) & CONV_RELU) (v) = fmax((v), (T)(0.0f));                                  \
-    if ((flags) & CONV_LEAKY_RELU) (v) = (v) < (T)(0.0f) ? (v) * as_float((meta)[CONV_ALPHA]) : (v); \
-    if ((flags) & CONV_CLIP)                                                              \
-      (v) = fmin(fmax((v), (T)(as_float((meta)[CONV_A_MIN]))), (T)(as_float((meta)[CONV_A_MAX]))); \
-  } while (0)
+#include "conv.h"
 
 #define CONV_DW_LANES8 (int8)(0, 1, 2, 3, 4, 5, 6, 7)
 #define CONV_DW_LANES16 (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)

@@ -45,7 +45,8 @@
 
 #include "ops_gemm.h"
 
-/* Meta layout shared with kernels/conv.cl (CONV_* there). */
+/* Meta layout shared with the conv programs (kernels/conv.h's CONV_*; the depthwise
+ * kernels read one more value, CONV_DW_ROWS, appended by plan_depthwise3x3). */
 enum {
   META_N, META_C, META_H, META_W, META_K, META_OH, META_OW, META_KH, META_KW, META_SH, META_SW, META_DH, META_DW,
   META_PT, META_PL, META_GROUPS, META_FLAGS, META_CIT, META_TIH, META_TIW, META_TILES_K,

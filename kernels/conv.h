@@ -1,0 +1,44 @@
+/* What the conv2d programs share (kernels/conv.cl, kernels/conv_depthwise.cl): the
+ * meta layout runtime/ops/ops_conv.c writes (its META_* enum, in the same order),
+ * the epilogue's flags and the epilogue. Included as text by the kernel embedding
+ * (cmake/embed_kernels.cmake), so each program stays one self-contained source. */
+
+#define CONV_N 0
+#define CONV_C 1
+#define CONV_H 2
+#define CONV_W 3
+#define CONV_K 4
+#define CONV_OH 5
+#define CONV_OW 6
+#define CONV_KH 7
+#define CONV_KW 8
+#define CONV_SH 9
+#define CONV_SW 10
+#define CONV_DH 11
+#define CONV_DW 12
+#define CONV_PT 13
+#define CONV_PL 14
+#define CONV_GROUPS 15
+#define CONV_FLAGS 16
+#define CONV_CIT 17
+#define CONV_TIH 18
+#define CONV_TIW 19
+#define CONV_TILES_K 20
+#define CONV_ALPHA 21 /* float bits: leaky_relu's slope */
+#define CONV_A_MIN 22 /* float bits: clip's bounds */
+#define CONV_A_MAX 23
+#define CONV_DW_ROWS 24 /* conv_depthwise.cl: output rows per work-item */
+
+#define CONV_HAS_BIAS 1
+#define CONV_RELU 2
+#define CONV_LEAKY_RELU 4
+#define CONV_CLIP 8
+
+/* The fused epilogue after the bias, on a float or a floatN v of type T. */
+#define CONV_ACTIVATE(T, v, flags, meta)                                                   \
+  do {                                                                                    \
+    if ((flags) & CONV_RELU) (v) = fmax((v), (T)(0.0f));                                  \
+    if ((flags) & CONV_LEAKY_RELU) (v) = (v) < (T)(0.0f) ? (v) * as_float((meta)[CONV_ALPHA]) : (v); \
+    if ((flags) & CONV_CLIP)                                                              \
+      (v) = fmin(fmax((v), (T)(as_float((meta)[CONV_A_MIN]))), (T)(as_float((meta)[CONV_A_MAX]))); \
+  } while (0)
