@@ -44,11 +44,8 @@ for target in "${targets[@]}"; do
   foreign+=("$arch")
 done
 
-missing=()
-for p in "${packages[@]}"; do
-  status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"
-  [[ "$status" == "install ok installed" ]] || missing+=("$p")
-done
+source scripts/packages.sh
+mapfile -t missing < <(missing_packages "${packages[@]}")
 missing_arch=()
 known_arch=" $(dpkg --print-foreign-architectures | tr '\n' ' ') "
 for arch in "${foreign[@]}"; do
@@ -64,12 +61,8 @@ if ((${#missing[@]} || ${#missing_arch[@]})); then
     exit 1
   fi
   echo "hgr cross: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
   for arch in "${missing_arch[@]}"; do dpkg --add-architecture "$arch"; done
-  # An index of another architecture that fails to download (a mirror mid-sync) is
-  # no reason to stop: apt says which, and the install below fails if it mattered.
-  apt-get update -qq || echo "hgr cross: warning: apt-get update reported errors; trying the install" >&2
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install "hgr cross" "${missing[@]}"
 fi
 
 now() { date +%s.%N; }

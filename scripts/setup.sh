@@ -30,11 +30,8 @@ cd "$root"
 packages=(gcc clang libclang-rt-14-dev make cmake pkg-config ocl-icd-opencl-dev opencl-headers libcjson-dev
           libcmocka-dev pocl-opencl-icd mesa-opencl-icd oclgrind python3 libprotobuf-c-dev protobuf-c-compiler
           libonnx-dev libonnx-testdata python3-venv python3-dev)
-missing=()
-for p in "${packages[@]}"; do
-  status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"
-  [[ "$status" == "install ok installed" ]] || missing+=("$p")
-done
+source scripts/packages.sh
+mapfile -t missing < <(missing_packages "${packages[@]}")
 if ((${#missing[@]})); then
   line="apt-get install -y --no-install-recommends ${missing[*]}"
   if [[ "$(id -u)" != 0 ]]; then
@@ -43,9 +40,7 @@ if ((${#missing[@]})); then
     exit 1
   fi
   echo "hgr setup: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install "hgr setup" "${missing[@]}"
 fi
 
 werror=OFF
