@@ -46,6 +46,7 @@ static hgr_status_t check_layouts(const hgr__op_ctx_t* ctx) {
 }
 
 static hgr_status_t check_input(const hgr__op_ctx_t* ctx, const hgr__entry_t** out_x) {
+  *out_x = NULL;
   HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 0, -1, false));
   const hgr__entry_t* x = hgr__op_input(ctx, 0);
   if (x->ndim != 4) {
