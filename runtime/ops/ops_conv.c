@@ -37,8 +37,8 @@
  * horizontal stride 1 or 2 run kernels/conv_depthwise.cl's hgr_conv2d_dw3x3_*
  * (is_depthwise3x3), other depthwise ones hgr_conv2d_depthwise*; groups of fewer
  * channels (one image) and shapes no tile fits run as an implicit GEMM
- * (kernels/linalg.cl's hgr_conv_gemm_*, see is_implicit_gemm); anything else runs hgr_conv2d_direct (one work-item per output,
- * reading global memory). */
+ * (kernels/linalg.cl's hgr_conv_gemm_*, see is_implicit_gemm); anything else runs
+ * hgr_conv2d_direct (one work-item per output, reading global memory). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -382,6 +382,23 @@ static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t*
   hgr__launch_meta(ctx, l, meta, META_COUNT);
 }
 
+/* A launch of kernel with the arguments every conv kernel takes (kernels/conv.h):
+ * x, w, the bias (w again without one: read only with a bias), y and the meta
+ * buffer laid out by meta_common (t: the tiled kernels' tile, else NULL). NULL
+ * when the launch cannot be made (ctx's error says why; the launch_* calls
+ * accept it). */
+static hgr__launch_plan_t* conv_launch(hgr__op_ctx_t* ctx, const char* kernel, const conv_t* p,
+                                       const tile_plan_t* t) {
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_input(ctx, l, p->bias ? 2 : 1);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  meta_common(ctx, l, p, t);
+  return l;
+}
+
 /* A 1x1 convolution without padding and with one group is a GEMM per image (with
  * groups, of one image: a GEMM per group):
  * y[n] [K, OH * OW] = w [K, C] x x[n] [C, OH * OW], the bias per row and the
@@ -485,26 +502,36 @@ static bool is_rows(const conv_t* p) {
          p->oh * p->w <= INT32_MAX / 2 && p->n > 0 && p->c > 0 && p->k > 0;
 }
 
-static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
-  const char* kernel = p->kh == 3 && p->kw == 3   ? "hgr_conv2d_rows_6x16_k3"
-                       : p->kh == 5 && p->kw == 5 ? "hgr_conv2d_rows_6x16_k5"
-                                                  : "hgr_conv2d_rows_6x16";
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
-  hgr__launch_input(ctx, l, 0);
-  hgr__launch_input(ctx, l, 1);
-  hgr__launch_input(ctx, l, p->bias ? 2 : 1); /* read only with a bias */
-  hgr__launch_output(ctx, l, 0);
-  hgr__launch_meta_arg(ctx, l);
-  meta_common(ctx, l, p, NULL);
-  /* work-items of a group share their block of pixels (dimension 1: channel blocks) */
+/* The rows kernels' range: pixel_blocks blocks of ROWS_BLOCK_PIXELS pixels per
+ * image (dimension 0), blocks of ROWS_BLOCK_K output channels (dimension 1; the
+ * work-items of a group share their block of pixels), images (dimension 2). */
+static void rows_range(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p, int64_t pixel_blocks) {
   int64_t blocks_k = ceil_div(p->k, ROWS_BLOCK_K);
   int64_t ly = min64(min64(ROWS_WORK_GROUP, (int64_t)ctx->limits.max_work_group),
                      (int64_t)ctx->limits.max_work_item[1]);
   ly = max64(1, min64(ly, blocks_k));
   size_t local[3] = {1, (size_t)ly, 1};
-  size_t global[3] = {(size_t)ceil_div((p->oh - 1) * p->w + p->ow, ROWS_BLOCK_PIXELS), (size_t)blocks_k,
-                      (size_t)p->n};
+  size_t global[3] = {(size_t)pixel_blocks, (size_t)blocks_k, (size_t)p->n};
   hgr__launch_nd(l, 3, global, local);
+}
+
+/* The layer's key among the tuning records: "conv_rows:" (stride 1) or
+ * "conv_rows_s2:" with the vertical stride, then the data and weight shapes and
+ * the padding. */
+static void rows_key(const conv_t* p, bool strided, char* key, size_t size) {
+  char stride[32] = "";
+  if (strided) snprintf(stride, sizeof(stride), ":s%lld", (long long)p->strides[0]);
+  snprintf(key, size, "conv_rows%s:%lldx%lldx%lldx%lld:k%lldx%lldx%lld%s:p%lld,%lld,%lld,%lld", strided ? "_s2" : "",
+           (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w, (long long)p->k, (long long)p->kh,
+           (long long)p->kw, stride, (long long)p->padding[0], (long long)p->padding[1], (long long)p->padding[2],
+           (long long)p->padding[3]);
+}
+
+static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
+  const char* kernel = p->kh == 3 && p->kw == 3   ? "hgr_conv2d_rows_6x16_k3"
+                       : p->kh == 5 && p->kw == 5 ? "hgr_conv2d_rows_6x16_k5"
+                                                  : "hgr_conv2d_rows_6x16";
+  rows_range(ctx, conv_launch(ctx, kernel, p, NULL), p, ceil_div((p->oh - 1) * p->w + p->ow, ROWS_BLOCK_PIXELS));
   return HGR_OK;
 }
 
@@ -532,21 +559,7 @@ static hgr_status_t plan_rows_s2(hgr__op_ctx_t* ctx, const conv_t* p) {
   const char* kernel = p->kh == 3 && p->kw == 3   ? "hgr_conv2d_rows_6x16_s2_k3"
                        : p->kh == 7 && p->kw == 7 ? "hgr_conv2d_rows_6x16_s2_k7"
                                                   : "hgr_conv2d_rows_6x16_s2";
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
-  hgr__launch_input(ctx, l, 0);
-  hgr__launch_input(ctx, l, 1);
-  hgr__launch_input(ctx, l, p->bias ? 2 : 1); /* read only with a bias */
-  hgr__launch_output(ctx, l, 0);
-  hgr__launch_meta_arg(ctx, l);
-  meta_common(ctx, l, p, NULL);
-  /* work-items of a group share their block of pixels (dimension 1: channel blocks) */
-  int64_t blocks_k = ceil_div(p->k, ROWS_BLOCK_K);
-  int64_t ly = min64(min64(ROWS_WORK_GROUP, (int64_t)ctx->limits.max_work_group),
-                     (int64_t)ctx->limits.max_work_item[1]);
-  ly = max64(1, min64(ly, blocks_k));
-  size_t local[3] = {1, (size_t)ly, 1};
-  size_t global[3] = {(size_t)(p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS)), (size_t)blocks_k, (size_t)p->n};
-  hgr__launch_nd(l, 3, global, local);
+  rows_range(ctx, conv_launch(ctx, kernel, p, NULL), p, p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS));
   return HGR_OK;
 }
 
@@ -574,14 +587,8 @@ static hgr_status_t plan_depthwise3x3(hgr__op_ctx_t* ctx, const conv_t* p) {
   int v = p->strides[1] == 1 && p->ow >= 16 ? 16 : 8;
   char kernel[64];
   snprintf(kernel, sizeof(kernel), "hgr_conv2d_dw3x3_s%d_v%d", (int)p->strides[1], v);
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  hgr__launch_plan_t* l = conv_launch(ctx, kernel, p, NULL);
   if (l) l->source = "conv_depthwise";
-  hgr__launch_input(ctx, l, 0);
-  hgr__launch_input(ctx, l, 1);
-  hgr__launch_input(ctx, l, p->bias ? 2 : 1); /* read only with a bias */
-  hgr__launch_output(ctx, l, 0);
-  hgr__launch_meta_arg(ctx, l);
-  meta_common(ctx, l, p, NULL);
   /* whole planes, unless there are fewer than DW_MIN_ITEMS of them */
   int64_t planes = p->n * p->k;
   int64_t chunks = min64(p->oh, ceil_div(DW_MIN_ITEMS, planes));
@@ -617,10 +624,7 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
       static const char* const names[] = {"rows_6x16_s2", "tiled"};
       bool fits[2] = {true, tile_fits};
       char key[320]; /* room for every value; the tile choice keeps its first 159 characters */
-      snprintf(key, sizeof(key), "conv_rows_s2:%lldx%lldx%lldx%lld:k%lldx%lldx%lld:s%lld:p%lld,%lld,%lld,%lld",
-               (long long)p.n, (long long)p.c, (long long)p.h, (long long)p.w, (long long)p.k, (long long)p.kh,
-               (long long)p.kw, (long long)p.strides[0], (long long)p.padding[0], (long long)p.padding[1],
-               (long long)p.padding[2], (long long)p.padding[3]);
+      rows_key(&p, true, key, sizeof(key));
       if (hgr__op_choose_tile(ctx, key, names, fits, 2, by_rule ? 0 : 1) == 0) return plan_rows_s2(ctx, &p);
       tiled_asked = true;
     }
@@ -640,13 +644,7 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
    * row, 4 columns at a time, the 3x3 variant with its weights in registers */
   if (p.groups == p.c && outputs > 0) {
     bool k3x3 = p.kh == 3 && p.kw == 3;
-    hgr__launch_plan_t* d = hgr__op_launch(ctx, k3x3 ? "hgr_conv2d_depthwise3x3" : "hgr_conv2d_depthwise");
-    hgr__launch_input(ctx, d, 0);
-    hgr__launch_input(ctx, d, 1);
-    hgr__launch_input(ctx, d, p.bias ? 2 : 1); /* read only with a bias */
-    hgr__launch_output(ctx, d, 0);
-    hgr__launch_meta_arg(ctx, d);
-    meta_common(ctx, d, &p, NULL);
+    hgr__launch_plan_t* d = conv_launch(ctx, k3x3 ? "hgr_conv2d_depthwise3x3" : "hgr_conv2d_depthwise", &p, NULL);
     hgr__launch_1d(ctx, d, (uint64_t)(p.n * p.k * p.oh));
     return HGR_OK;
   }
@@ -656,9 +654,7 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
     static const char* const names[] = {"rows_6x16", "tiled"};
     bool fits[2] = {true, choose_tile(&p, &ctx->limits, &tile)};
     char key[320]; /* room for every value; the tile choice keeps its first 159 characters */
-    snprintf(key, sizeof(key), "conv_rows:%lldx%lldx%lldx%lld:k%lldx%lldx%lld:p%lld,%lld,%lld,%lld", (long long)p.n,
-             (long long)p.c, (long long)p.h, (long long)p.w, (long long)p.k, (long long)p.kh, (long long)p.kw,
-             (long long)p.padding[0], (long long)p.padding[1], (long long)p.padding[2], (long long)p.padding[3]);
+    rows_key(&p, false, key, sizeof(key));
     if (hgr__op_choose_tile(ctx, key, names, fits, 2, 0) == 0) return plan_rows(ctx, &p);
   }
   /* grouped convolutions tile by group, where a group has channels enough to fill
@@ -673,13 +669,8 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
     hgr__gemm_t g = implicit_gemm(&p, &im2col);
     if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan_im2col(ctx, &g, &im2col);
   }
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, tiled ? tile.variant->kernel : "hgr_conv2d_direct");
-  hgr__launch_input(ctx, l, 0);
-  hgr__launch_input(ctx, l, 1);
-  hgr__launch_input(ctx, l, p.bias ? 2 : 1); /* read only with a bias */
-  hgr__launch_output(ctx, l, 0);
-  hgr__launch_meta_arg(ctx, l);
-  meta_common(ctx, l, &p, tiled ? &tile : NULL);
+  hgr__launch_plan_t* l =
+      conv_launch(ctx, tiled ? tile.variant->kernel : "hgr_conv2d_direct", &p, tiled ? &tile : NULL);
   if (!tiled) {
     hgr__launch_1d(ctx, l, outputs);
     return HGR_OK;
@@ -764,14 +755,7 @@ static hgr_status_t plan_conv2d_transpose(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(parse_conv_transpose(ctx, &p));
   uint64_t outputs = hgr__op_output(ctx, 0)->element_count;
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_conv2d_transpose_direct");
-  hgr__launch_input(ctx, l, 0);
-  hgr__launch_input(ctx, l, 1);
-  hgr__launch_input(ctx, l, p.bias ? 2 : 1); /* read only with a bias */
-  hgr__launch_output(ctx, l, 0);
-  hgr__launch_meta_arg(ctx, l);
-  meta_common(ctx, l, &p, NULL);
-  hgr__launch_1d(ctx, l, outputs);
+  hgr__launch_1d(ctx, conv_launch(ctx, "hgr_conv2d_transpose_direct", &p, NULL), outputs);
   return HGR_OK;
 }
 
