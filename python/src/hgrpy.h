@@ -117,6 +117,12 @@ PyObject* hgrpy_shape_list(int32_t ndim, const int64_t* shape);
 int hgrpy_string_list(PyObject* object, const char* what, PyObject** out_list, const char*** out_strings,
                       size_t* out_count);
 
+/* Placement options (include/hgr/place.h) for device specs in priority order (none:
+ * the default device) and rules and policies in `hgr run --place` syntax; the
+ * options borrow specs. The status of the first rule that does not parse. */
+hgr_status_t hgrpy_place_options(hgr_place_options_t* options, const char* const* specs, size_t device_count,
+                                 const char* const* rule_texts, size_t rule_count);
+
 /* A tensor info as a dict {name, dtype (hgr's string), shape (list), bytes}. New reference. */
 PyObject* hgrpy_tensor_info_dict(const hgr_tensor_info_t* info);
 

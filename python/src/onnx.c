@@ -81,9 +81,8 @@ static PyObject* load_onnx(PyObject* module, PyObject* args, PyObject* kwargs) {
       hgrpy_string_list(place, "place", &place_list, &place_texts, &place_count) < 0)
     goto cleanup;
   hgr_place_options_t place_options;
-  hgr_place_options_init(&place_options);
   bool placing = device_count > 0 || place_count > 0;
-  for (size_t i = 0; !status && i < place_count; ++i) status = hgr_place_options_parse(&place_options, place_texts[i]);
+  status = hgrpy_place_options(&place_options, device_specs, device_count, place_texts, place_count);
   if (!status) status = hgr_onnx_options_create(&options);
   if (!status) status = set_input_shapes(options, shapes);
   if (status) {
@@ -93,8 +92,6 @@ static PyObject* load_onnx(PyObject* module, PyObject* args, PyObject* kwargs) {
   if (placing) {
     instance = hgrpy_instance();
     if (!instance) goto cleanup;
-    place_options.devices = device_specs;
-    place_options.device_count = device_count;
     hgr_onnx_options_set_place(options, instance, &place_options);
   }
   Py_BEGIN_ALLOW_THREADS;

@@ -24,22 +24,26 @@ static PyObject* report_text(const hgr_placement_t* placement, placement_writer_
   return result;
 }
 
+hgr_status_t hgrpy_place_options(hgr_place_options_t* options, const char* const* specs, size_t device_count,
+                                 const char* const* rule_texts, size_t rule_count) {
+  hgr_place_options_init(options);
+  options->devices = device_count ? specs : NULL;
+  options->device_count = device_count;
+  hgr_status_t status = HGR_OK;
+  for (size_t i = 0; !status && i < rule_count; ++i) status = hgr_place_options_parse(options, rule_texts[i]);
+  return status;
+}
+
 /* Places graph with the options these strings give; the GIL is released while placing. */
 static PyObject* place_with(PyObject* graph, const char* const* specs, size_t device_count,
                             const char* const* rule_texts, size_t rule_count, bool cost_cache) {
   hgr_place_options_t options;
-  hgr_place_options_init(&options);
-  options.devices = device_count ? specs : NULL;
-  options.device_count = device_count;
+  hgr_status_t status = hgrpy_place_options(&options, specs, device_count, rule_texts, rule_count);
+  if (status) return hgrpy_raise(status);
   options.cost_cache_off = !cost_cache;
-  for (size_t i = 0; i < rule_count; ++i) {
-    hgr_status_t status = hgr_place_options_parse(&options, rule_texts[i]);
-    if (status) return hgrpy_raise(status);
-  }
   hgr_instance_t* instance = hgrpy_instance();
   if (!instance) return NULL;
   hgr_placement_t* placement = NULL;
-  hgr_status_t status = HGR_OK;
   hgr_graph_t* source = ((hgrpy_graph_t*)graph)->graph;
   Py_BEGIN_ALLOW_THREADS;
   status = hgr_place(instance, source, &options, &placement);
