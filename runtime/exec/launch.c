@@ -43,43 +43,34 @@ static hgr_status_t enqueue_kernel(hgr_executor_t* executor, hgr__step_t* step) 
   uint32_t wait_count = 0;
   HGR_RETURN_IF_ERROR(kernel_waits(executor, step, &wait_count));
   /* The launches share the in-order queue: the first waits, the last completes the
-   * step. With profiling every launch keeps its event (done[k]) to be timed. */
-  cl_event event = NULL;
-  cl_int error = CL_SUCCESS;
-  uint32_t last = step->launch_count - 1;
-  for (uint32_t k = 0; k <= last && error == CL_SUCCESS; ++k) {
+   * step. Every command keeps its event until its run retires, so that a failure is
+   * found and named: neither PoCL 3.1 nor rusticl fails the commands after a failed
+   * one on an in-order queue (PoCL does only for those enqueued before the failure),
+   * so an event shared by a stretch of commands would miss it. Without profiling
+   * the order takes the enqueue's reference; with it, done[k] keeps that one to time
+   * launch k and the order takes its own (and records the command for the profile). */
+  cl_event event = NULL; /* the last launch's: the step's completion */
+  for (uint32_t k = 0; k < step->launch_count; ++k) {
     const hgr__kernel_launch_t* launch = &step->launches[k];
-    cl_event timed = NULL;
-    bool keep = k == last || step->done_count > 1;
-    error = clEnqueueNDRangeKernel(executor->order.queues.queues[step->queue].queue, launch->kernel,
-                                   launch->launch.work_dim, NULL, launch->launch.global,
-                                   launch->launch.use_local ? launch->launch.local : NULL, k == 0 ? wait_count : 0,
-                                   k == 0 && wait_count ? wait : NULL, keep ? &timed : NULL);
-    if (k == last) event = timed;
-    else if (timed) {
-      if (step->done[k]) clReleaseEvent(step->done[k]);
-      step->done[k] = timed;
+    event = NULL;
+    cl_int error = clEnqueueNDRangeKernel(executor->order.queues.queues[step->queue].queue, launch->kernel,
+                                          launch->launch.work_dim, NULL, launch->launch.global,
+                                          launch->launch.use_local ? launch->launch.local : NULL,
+                                          k == 0 ? wait_count : 0, k == 0 && wait_count ? wait : NULL, &event);
+    if (error != CL_SUCCESS) {
+      char label[160];
+      return HGR_CL_STATUS(error, "clEnqueueNDRangeKernel(%s) for %s on %s",
+                           executor->graph->nodes[step->node_id].func_name,
+                           hgr__graph_node_label(executor->graph, step->node_id, label, sizeof(label)),
+                           executor->order.queues.queues[step->queue].spec);
     }
-  }
-  if (error != CL_SUCCESS) {
-    char label[160];
-    return HGR_CL_STATUS(error, "clEnqueueNDRangeKernel(%s) for %s on %s",
-                         executor->graph->nodes[step->node_id].func_name,
-                         hgr__graph_node_label(executor->graph, step->node_id, label, sizeof(label)),
-                         executor->order.queues.queues[step->queue].spec);
-  }
-  /* Every command keeps its event until its run retires, so that a failure is found
-   * and named: neither PoCL 3.1 nor rusticl fails the commands after a failed one on
-   * an in-order queue (PoCL does only for those enqueued before the failure), so an
-   * event shared by a stretch of commands would miss it. Without profiling the order
-   * takes the enqueue's reference; with it, done keeps that one to time the step. */
-  if (executor->profile.enabled) {
-    uint32_t slot = step->done_count - 1; /* the step's completion */
-    if (step->done[slot]) clReleaseEvent(step->done[slot]);
-    step->done[slot] = event;
-    HGR_RETURN_IF_ERROR(hgr__order_enqueued(&executor->order, step->queue, event));
-  } else {
-    HGR_RETURN_IF_ERROR(hgr__order_adopt(&executor->order, step->queue, event));
+    if (executor->profile.enabled) {
+      if (step->done[k]) clReleaseEvent(step->done[k]);
+      step->done[k] = event;
+      HGR_RETURN_IF_ERROR(hgr__order_enqueued(&executor->order, step->queue, event));
+    } else {
+      HGR_RETURN_IF_ERROR(hgr__order_adopt(&executor->order, step->queue, event));
+    }
   }
   /* The trackers hear only of the steps that something off their queue (or after the
    * run) waits for. */
