@@ -2,9 +2,9 @@
  * works on uint and serves both dtypes. Indices are int: the plan checks that every
  * tensor has at most INT32_MAX elements.
  *
- * Every kernel is 1-D, one work-item per element of what it writes (global size =
- * that count rounded up to the work-group size, so each checks i < n first; n may
- * be 0).
+ * Every kernel but hgr_layout_concat is 1-D, one work-item per element of what it
+ * writes (global size = that count rounded up to the work-group size, so each
+ * checks i < n first; n may be 0).
  *
  *   hgr_layout_copy(__global const uint* in, __global uint* out, uint n)
  *       out[i] = in[i]: reshape-likes whose output has its own storage.
@@ -18,9 +18,10 @@
  *                          __global const int* meta, int ndim, int run, int chunks, uint n)
  *       transpose whose last output dim stays contiguous: see the kernel.
  *   hgr_layout_concat(__global const uint* in, __global uint* out, uint block,
- *                     uint out_row, uint out_offset, uint n)
- *       One launch per input: input i (n = rows * block elements) goes to
- *       out[(i / block) * out_row + out_offset + i % block].
+ *                     uint out_row, uint out_offset, uint rows)
+ *       One launch per input, 2-D: work-item (c, r) copies elements 16c to 16c + 15
+ *       (those below block) of the input's row r (rows rows of block elements) to
+ *       out[r * out_row + out_offset + ...].
  *   hgr_layout_pad(__global const uint* in, __global uint* out,
  *                  __global const int* meta, uint pad_bits, uint n)
  *   hgr_layout_pad_input(__global const uint* in, __global const uint* pad_value,
@@ -122,12 +123,16 @@ __kernel void hgr_layout_gather_runs(__global const uint* in, __global uint* out
 }
 
 __kernel void hgr_layout_concat(__global const uint* in, __global uint* out, uint block, uint out_row,
-                                uint out_offset, uint n) {
-  size_t gid = get_global_id(0);
-  if (gid >= n) return;
-  uint i = (uint)gid;
-  uint row = i / block;
-  out[row * out_row + out_offset + (i - row * block)] = in[i];
+                                uint out_offset, uint rows) {
+  uint col = (uint)get_global_id(0) * 16, row = (uint)get_global_id(1);
+  if (col >= block || row >= rows) return;
+  __global const uint* from = in + (size_t)row * block + col;
+  __global uint* to = out + (size_t)row * out_row + out_offset + col;
+  if (block - col >= 16) {
+    vstore16(vload16(0, from), 0, to);
+    return;
+  }
+  for (uint k = 0; k < block - col; ++k) to[k] = from[k];
 }
 
 /* The input index of output element i, or -1 when i lies in the padding. */
