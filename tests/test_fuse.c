@@ -470,6 +470,52 @@ static void fused_graph_matches_the_unfused_one_on_random_data(void** state) {
   hgr_graph_release(fused);
 }
 
+/* Full inputs only (one work-item per 8 elements, the last one's 5 elements one by
+ * one) through the ops whose code selects per lane or takes a literal parameter:
+ * 37 elements, fused against unfused on every device. */
+static void fused_full_inputs_match_the_unfused_ones_in_every_lane(void** state) {
+  (void)state;
+  hgr_builder_t* builder = NULL;
+  ASSERT_OK(hgr_builder_create(NULL, &builder));
+  const int64_t shape[1] = {37};
+  hgr_value_t x = input(builder, "x", F32, 1, shape);
+  hgr_value_t y = input(builder, "y", F32, 1, shape);
+  hgr_attrs_t* clip = clip_attrs(-0.5, 0.75);
+  hgr_attrs_t* alpha = NULL;
+  ASSERT_OK(hgr_attrs_create(&alpha));
+  ASSERT_OK(hgr_attrs_set_float(alpha, "alpha", 0.3));
+  hgr_value_t v = op(builder, "a", "add", x, &y, NULL);
+  v = op(builder, "hs", "hard_swish", v, NULL, NULL);
+  v = op(builder, "e", "elu", v, NULL, alpha);
+  v = op(builder, "l", "leaky_relu", v, NULL, alpha);
+  v = op(builder, "m", "multiply", v, &y, NULL);
+  v = op(builder, "c", "clip", v, NULL, clip);
+  hgr_value_t out = op(builder, "out", "hard_sigmoid", v, NULL, alpha);
+  hgr_attrs_release(clip);
+  hgr_attrs_release(alpha);
+  ASSERT_OK(hgr_builder_mark_output(builder, out));
+  hgr_graph_t* original = NULL;
+  hgr__fuse_report_t report;
+  hgr_graph_t* fused = finish_and_fuse(builder, &report, &original, NULL);
+  assert_int_equal(report.groups, 1);
+  assert_int_equal(count_ops(fused, NULL), 1);
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 37);
+  float* inputs[2] = {random_floats(&rng, 37, -6, 6), random_floats(&rng, 37, -2, 2)};
+  for (int d = 0; d < spec_count; ++d) {
+    float* want = run(specs[d], original, NULL, inputs, 0, no_cache, NULL);
+    float* got = run(specs[d], fused, NULL, inputs, 0, no_cache, NULL);
+    for (size_t i = 0; i < 37; ++i)
+      if (!(fabsf(got[i] - want[i]) <= 1e-5f * fabsf(want[i]) + 1e-6f))
+        fail_msg("%s: element %zu: fused %.9g, unfused %.9g", specs[d], i, got[i], want[i]);
+    free(want);
+    free(got);
+  }
+  for (int i = 0; i < 2; ++i) free(inputs[i]);
+  hgr_graph_release(original);
+  hgr_graph_release(fused);
+}
+
 /* batch_norm + relu fused against the two nodes, on every device. */
 static void fused_batch_norm_matches_the_unfused_one(void** state) {
   (void)state;
@@ -584,6 +630,7 @@ int main(int argc, char** argv) {
   };
   const struct CMUnitTest run_tests[] = {
       cmocka_unit_test(fused_graph_matches_the_unfused_one_on_random_data),
+      cmocka_unit_test(fused_full_inputs_match_the_unfused_ones_in_every_lane),
       cmocka_unit_test(fused_batch_norm_matches_the_unfused_one),
       cmocka_unit_test(identical_expressions_share_a_program_that_the_cache_keeps),
   };

@@ -15,8 +15,8 @@
  * W] are axis 1: as if shaped [C, 1, 1]).
  *
  * The output is the NumPy broadcast of all inputs (so aligned). The plan generates one kernel,
- * one work-item per output element (in two dimensions, innermost and rows, when an
- * input is strided), in which each input is read as one of three
+ * one work-item per FUSED_WIDTH output elements (in two dimensions, innermost and
+ * rows, when an input is strided), in which each input is read as one of three
  * kinds: full (the output's element count: element i), scalar (element 0) or
  * strided (any other broadcast: its offset from the output's coordinates through
  * the meta buffer {ndim, extent[ndim], stride[ndim] per strided input}, after
@@ -62,11 +62,11 @@ static const hgr__fusable_t fusable_ops[] = {
     {"floor", 1, {NULL, NULL}, {0, 0}, "floor(A)"},
     {"ceil", 1, {NULL, NULL}, {0, 0}, "ceil(A)"},
     {"round", 1, {NULL, NULL}, {0, 0}, "rint(A)"},
-    {"hard_swish", 1, {NULL, NULL}, {0, 0}, "(A * fmax(0.0f, fmin(1.0f, A / 6.0f + 0.5f)))"},
+    {"hard_swish", 1, {NULL, NULL}, {0, 0}, "(A * fmax(fmin(A / 6.0f + 0.5f, 1.0f), 0.0f))"},
     {"leaky_relu", 1, {"alpha", NULL}, {0.01, 0}, "(A > 0.0f ? A : A * P)"},
     {"clip", 1, {"a_min", "a_max"}, {NAN, NAN}, "fmax(fmin(A, Q), P)"},
     {"elu", 1, {"alpha", NULL}, {1.0, 0}, "(A < 0.0f ? P * expm1(A) : A)"},
-    {"hard_sigmoid", 1, {"alpha", "beta"}, {0.2, 0.5}, "(isnan(P * A + Q) ? P * A + Q : fmax(0.0f, fmin(1.0f, P * A + Q)))"},
+    {"hard_sigmoid", 1, {"alpha", "beta"}, {0.2, 0.5}, "(isnan(P * A + Q) ? P * A + Q : fmax(fmin(P * A + Q, 1.0f), 0.0f))"},
 };
 #define FUSABLE_COUNT (sizeof(fusable_ops) / sizeof(fusable_ops[0]))
 
@@ -257,21 +257,28 @@ static hgr_status_t infer_fused(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
 
 typedef enum input_kind_t { INPUT_FULL, INPUT_SCALAR, INPUT_STRIDED } input_kind_t;
 
+/* Elements per work-item along the innermost coordinate: the statements run on
+ * floatN values (one AVX2 register for N = 8), and the last work-item of a row
+ * runs them on float for the elements left. */
+#define FUSED_WIDTH 8
+
 /* The code of an operand: an input's element, a statement's value or a literal
- * (written by its bits, so that it is exact and infinities need no macro). */
-static void operand_code(hgr__text_t* code, const operand_t* operand) {
+ * (written by its bits, so that it is exact and infinities need no macro, and
+ * converted to the statement's type, so that a literal may be any argument). */
+static void operand_code(hgr__text_t* code, const operand_t* operand, const char* type) {
   if (operand->kind == OPERAND_INPUT) hgr__text_appendf(code, "x%u", operand->index);
   else if (operand->kind == OPERAND_VALUE) hgr__text_appendf(code, "v%u", operand->index);
   else {
     uint32_t bits;
     memcpy(&bits, &operand->literal, sizeof(bits));
-    hgr__text_appendf(code, "as_float(0x%08xu)", bits);
+    hgr__text_appendf(code, "((%s)as_float(0x%08xu))", type, bits);
   }
 }
 
 /* Appends statement s's expression: the op's template with A, B, P, Q replaced by
- * its operands' code. */
-static void statement_code(hgr__text_t* code, const statement_t* statement) {
+ * its operands' code. The templates take float or floatN alike: a scalar
+ * argument of a builtin comes after the vector one (fmax(A, 0.0f)). */
+static void statement_code(hgr__text_t* code, const statement_t* statement, const char* type) {
   for (const char* t = statement->op->code; *t; ++t) {
     int k = *t == 'A' ? 0 : *t == 'B' ? 1 : *t == 'P' ? (int)statement->op->operands
                                        : *t == 'Q' ? (int)statement->op->operands + 1 : -1;
@@ -279,35 +286,65 @@ static void statement_code(hgr__text_t* code, const statement_t* statement) {
     bool word = k >= 0 && (t == statement->op->code || !(t[-1] == '_' || (t[-1] >= 'A' && t[-1] <= 'Z') ||
                                                          (t[-1] >= 'a' && t[-1] <= 'z'))) &&
                 !(t[1] == '_' || (t[1] >= 'A' && t[1] <= 'Z') || (t[1] >= 'a' && t[1] <= 'z'));
-    if (word) operand_code(code, &statement->operands[k]);
+    if (word) operand_code(code, &statement->operands[k], type);
     else hgr__text_appendf(code, "%c", *t);
   }
 }
 
+/* The inputs' values, the statements and the store, for FUSED_WIDTH elements from
+ * output element i (vector) or for element i + k (vector false). Input j is read
+ * at i (full), 0 (scalar) or o<j> (strided; plus the lane when it spans the
+ * innermost coordinate, where its stride is 1). */
+static void element_code(hgr__text_t* code, const program_t* program, const input_kind_t* kinds, uint32_t count,
+                         const hgr__collapsed_t* c, bool vector, const char* indent) {
+  char type[16] = "float";
+  if (vector) snprintf(type, sizeof(type), "float%d", FUSED_WIDTH);
+  for (uint32_t j = 0; j < count; ++j) {
+    bool lanes = kinds[j] == INPUT_FULL || (kinds[j] == INPUT_STRIDED && c->full[j][c->ndim - 1]);
+    char at[32];
+    if (kinds[j] == INPUT_FULL) snprintf(at, sizeof(at), "i");
+    else if (kinds[j] == INPUT_SCALAR) snprintf(at, sizeof(at), "0");
+    else snprintf(at, sizeof(at), "o%u", j);
+    if (vector && lanes) hgr__text_appendf(code, "%s%s x%u = vload%d(0, in%u + %s);\n", indent, type, j, FUSED_WIDTH, j, at);
+    else if (vector) hgr__text_appendf(code, "%s%s x%u = (%s)(in%u[%s]);\n", indent, type, j, type, j, at);
+    else hgr__text_appendf(code, "%sfloat x%u = in%u[%s%s];\n", indent, j, j, at, lanes ? " + k" : "");
+  }
+  for (uint32_t s = 0; s < program->count; ++s) {
+    hgr__text_appendf(code, "%s%s v%u = ", indent, type, s);
+    statement_code(code, &program->statements[s], type);
+    hgr__text_appendf(code, ";\n");
+  }
+  if (vector) hgr__text_appendf(code, "%svstore%d(v%u, 0, out + i);\n", indent, FUSED_WIDTH, program->count - 1);
+  else hgr__text_appendf(code, "%sout[i + k] = v%u;\n", indent, program->count - 1);
+}
+
 /* The kernel's body (after its name): the parameter list and the code. No
- * `restrict`: the output may share a full input's storage (in place). */
+ * `restrict`: the output may share a full input's storage (in place; each
+ * work-item reads its elements before it writes them). */
 static void kernel_body(hgr__text_t* code, const program_t* program, const input_kind_t* kinds, uint32_t count,
                         const hgr__collapsed_t* c, bool strided) {
   hgr__text_appendf(code, "(");
   for (uint32_t j = 0; j < count; ++j) hgr__text_appendf(code, "__global const float* in%u, ", j);
   hgr__text_appendf(code, "__global float* out, int n%s) {\n", strided ? ", __global const int* meta" : "");
   if (!strided) {
-    hgr__text_appendf(code, "  size_t gid = get_global_id(0);\n  if (gid >= (size_t)n) return;\n  int i = (int)gid;\n");
+    hgr__text_appendf(code, "  int i = (int)get_global_id(0) * %d;\n  if (i >= n) return;\n  int left = n - i;\n",
+                      FUSED_WIDTH);
   } else {
     /* Two dimensions: dimension 0 walks the collapsed output's innermost
-     * coordinate, dimension 1 the rows (every outer coordinate, row-major), so a
-     * work-item divides only its row index, which is the same for a whole
-     * work-group (PoCL computes it once per group instead of once per element: an
-     * integer division per element it cannot vectorize took a third of a
-     * batch_norm + relu's time). Straight-line code for the collapsed rank, and per
-     * strided input only the dimensions it is not broadcast along: a loop over a
-     * rank read from meta keeps PoCL from vectorizing the work-items. The remainder
-     * is r - (r / e) * e, as in elementwise.cl (Oclgrind and `%`); the outermost
-     * coordinate is what is left. */
+     * coordinate, FUSED_WIDTH elements per work-item, dimension 1 the rows (every
+     * outer coordinate, row-major), so a work-item divides only its row index (an
+     * integer division per element, which PoCL cannot vectorize, took a third of
+     * a batch_norm + relu's time). Straight-line code for the collapsed rank, and
+     * per strided input only the dimensions it is not broadcast along: a loop over
+     * a rank read from meta keeps PoCL from vectorizing. The remainder is r - (r /
+     * e) * e, as in elementwise.cl (Oclgrind and `%`); the outermost coordinate is
+     * what is left. */
     int32_t last = c->ndim - 1;
     hgr__text_appendf(code, "  __global const int* extent = meta + 1;\n");
-    hgr__text_appendf(code, "  int c%d = (int)get_global_id(0);\n  if (c%d >= extent[%d]) return;\n", last, last, last);
+    hgr__text_appendf(code, "  int c%d = (int)get_global_id(0) * %d;\n  if (c%d >= extent[%d]) return;\n", last,
+                      FUSED_WIDTH, last, last);
     hgr__text_appendf(code, "  int row = (int)get_global_id(1);\n  int i = row * extent[%d] + c%d;\n  if (i >= n) return;\n", last, last);
+    hgr__text_appendf(code, "  int left = extent[%d] - c%d;\n", last, last);
     if (last > 0) {
       hgr__text_appendf(code, "  int r = row;\n");
       for (int32_t d = last - 1; d > 0; --d)
@@ -325,16 +362,11 @@ static void kernel_body(hgr__text_t* code, const program_t* program, const input
       hgr__text_appendf(code, ";\n");
     }
   }
-  for (uint32_t j = 0; j < count; ++j) {
-    if (kinds[j] == INPUT_STRIDED) hgr__text_appendf(code, "  float x%u = in%u[o%u];\n", j, j, j);
-    else hgr__text_appendf(code, "  float x%u = in%u[%s];\n", j, j, kinds[j] == INPUT_FULL ? "i" : "0");
-  }
-  for (uint32_t s = 0; s < program->count; ++s) {
-    hgr__text_appendf(code, "  float v%u = ", s);
-    statement_code(code, &program->statements[s]);
-    hgr__text_appendf(code, ";\n");
-  }
-  hgr__text_appendf(code, "  out[i] = v%u;\n}\n", program->count - 1);
+  hgr__text_appendf(code, "  if (left >= %d) {\n", FUSED_WIDTH);
+  element_code(code, program, kinds, count, c, true, "    ");
+  hgr__text_appendf(code, "    return;\n  }\n  for (int k = 0; k < left; ++k) {\n");
+  element_code(code, program, kinds, count, c, false, "    ");
+  hgr__text_appendf(code, "  }\n}\n");
 }
 
 static hgr_status_t plan_fused(hgr__op_ctx_t* ctx) {
@@ -417,17 +449,20 @@ static hgr_status_t plan_fused(hgr__op_ctx_t* ctx) {
       hgr__launch_meta(ctx, l, strides, (uint32_t)c->ndim);
     }
   }
+  /* Work-groups of up to 64 work-items: along the innermost extent, then over
+   * rows when a row has fewer chunks (a row of 7x7 is 7 work-items). */
+  size_t most = ctx->limits.max_work_group && ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;
+  size_t most0 = ctx->limits.max_work_item[0] && ctx->limits.max_work_item[0] < most ? ctx->limits.max_work_item[0] : most;
   if (strided) {
-    /* Work-groups along the innermost extent: all of it when it fits (no idle
-     * work-items in a row of 7x7), else 64. */
-    size_t inner = (size_t)c->extent[c->ndim - 1], local = 64;
-    if (ctx->limits.max_work_group && local > ctx->limits.max_work_group) local = ctx->limits.max_work_group;
-    if (ctx->limits.max_work_item[0] && local > ctx->limits.max_work_item[0]) local = ctx->limits.max_work_item[0];
-    if (inner < local) local = inner;
-    size_t global[2] = {inner, (size_t)(out->element_count / c->extent[c->ndim - 1])}, local_sizes[2] = {local, 1};
+    size_t chunks = (size_t)((c->extent[c->ndim - 1] + FUSED_WIDTH - 1) / FUSED_WIDTH);
+    size_t rows = (size_t)(out->element_count / c->extent[c->ndim - 1]);
+    size_t local0 = chunks == 0 ? 1 : chunks < most0 ? chunks : most0, local1 = most / local0;
+    if (ctx->limits.max_work_item[1] && local1 > ctx->limits.max_work_item[1]) local1 = ctx->limits.max_work_item[1];
+    if (local1 > rows) local1 = rows;
+    size_t global[2] = {chunks, rows}, local_sizes[2] = {local0, local1 ? local1 : 1};
     hgr__launch_nd(l, 2, global, local_sizes);
   } else {
-    hgr__launch_1d(ctx, l, out->element_count);
+    hgr__launch_1d(ctx, l, (out->element_count + FUSED_WIDTH - 1) / FUSED_WIDTH);
   }
 cleanup:
   free(body);
