@@ -16,7 +16,9 @@
  * of a 2-D image, b_wrap per row: a strided 1x1 convolution's input)
  *
  * Kernels, one per tile variant, named hgr_gemm_<TX>x<TY>_<RM>x<RN>_k<BK> (BK 1: the
- * direct variant below, without local memory):
+ * direct variant below, without local memory; hgr_gemm_1x<TY>_<RM>x<RN>_k1_pack, the
+ * direct variant with B's strip packed into local memory, takes one more, last
+ * argument: __local float* pack, k * RN floats):
  *   (__global const float* a, __global const float* b, __global const float* bias,
  *    __global float* c, int m, int n, int k,
  *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,
@@ -380,10 +382,76 @@
     HGR_GEMM_STORE(RM, RN, row0, jb, j0)                                                          \
   }
 
-/* The variants, largest first, then the direct one; runtime/ops_linalg.c lists the
- * same ones (keep them in step; the direct one first there) with their relative
+/* hgr_gemm_<TX>x<TY>_<RM>x<RN>_k1_pack, the direct variant with B's strip packed:
+ * the GEMM's arguments, NDRange and meaning plus a last one, __local float* pack of
+ * k * RN floats (k >= 1). TX is 1: the work-items of a group share one strip of RN
+ * columns of B (the last strip shifted, as the direct variant's), which they first
+ * copy into pack, the k rows RN floats apart, one barrier, then each computes RM rows
+ * x RN columns of C as the direct variant does, reading B's rows from pack. The
+ * direct variant's vloads of B's rows straddle cache lines when a row is not 64
+ * bytes aligned (14 x 14 and 7 x 7 images: rows of 196 and 49 floats); PoCL on the
+ * project's AVX2 machine ran such shapes 1.1-1.4x slower than aligned ones of the
+ * same size, and the copy, read once per group of TY work-items, takes that back
+ * (runtime/ops/ops_linalg.c). The one barrier is before the accumulators exist, so
+ * PoCL keeps them in registers (the tiled kernels' barriers do not let it). Other
+ * strides (A's columns, B transposed or wrapped, n < RN) are read as the direct
+ * variant reads them: correct, not fast. */
+#define HGR_GEMM_DIRECT_PACK(TY, RM, RN)                                                          \
+  __kernel __attribute__((reqd_work_group_size(1, TY, 1))) void                                   \
+      hgr_gemm_1x##TY##_##RM##x##RN##_k1_pack(                                                    \
+          __global const float* restrict a, __global const float* restrict b,                     \
+          __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
+          int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
+          int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,          \
+          __local float* restrict pack) {                                                         \
+    const int p = (int)get_group_id(2);                                                           \
+    const int ty = (int)get_local_id(1);                                                          \
+    const int row0 = (int)get_global_id(1) * RM;                                                  \
+    const int j0 = (int)get_global_id(0) * RN;                                                    \
+    /* the same for every work-item of the group: none reaches the barrier */                     \
+    if (j0 >= n || m <= 0) return;                                                                \
+    a += p * a_batch;                                                                             \
+    b += p * b_batch;                                                                             \
+    c += p * m * n;                                                                               \
+    const bool plain = b_col == 1 && b_wrap >= n && n >= RN;                                      \
+    const int jb = plain && j0 + RN > n ? n - RN : j0;                                            \
+    if (plain) {                                                                                  \
+      for (int l = ty; l < k; l += TY)                                                            \
+        HGR_VSTORE(RN)(HGR_VLOAD(RN)(0, b + l * b_depth + jb), 0, pack + l * RN);                  \
+    } else {                                                                                      \
+      /* as the direct variant's gathered loop: columns past n repeat the last one */             \
+      int col_offset[RN];                                                                         \
+      for (int j = 0; j < RN; ++j) {                                                              \
+        const uint jj = (uint)min(j0 + j, n - 1);                                                 \
+        const uint q = jj / (uint)b_wrap, r = jj - q * (uint)b_wrap;                              \
+        col_offset[j] = (int)q * b_wrap_stride + (int)r * b_col;                                  \
+      }                                                                                           \
+      for (int l = ty; l < k; l += TY)                                                            \
+        for (int j = 0; j < RN; ++j) pack[l * RN + j] = b[l * b_depth + col_offset[j]];           \
+    }                                                                                             \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                 \
+    if (row0 >= m) return;                                                                        \
+    HGR_REP(RM, HGR_DIRECT_AROW, _, _)                                                            \
+    HGR_REP(RM, HGR_ACC_ZERO, HGR_VEC(RN), _)                                                     \
+    if (a_depth == 1) {                                                                           \
+      _Pragma("unroll 4") for (int l = 0; l < k; ++l) {                                           \
+        const HGR_VEC(RN) b_vec = HGR_VLOAD(RN)(0, pack + l * RN);                                \
+        HGR_REP(RM, HGR_DIRECT_MAD, HGR_VEC(RN), l)                                               \
+      }                                                                                           \
+    } else {                                                                                      \
+      for (int l = 0; l < k; ++l) {                                                               \
+        const HGR_VEC(RN) b_vec = HGR_VLOAD(RN)(0, pack + l * RN);                                \
+        const int la = l * a_depth;                                                               \
+        HGR_REP(RM, HGR_DIRECT_MAD, HGR_VEC(RN), la)                                              \
+      }                                                                                           \
+    }                                                                                             \
+    HGR_GEMM_STORE(RM, RN, row0, jb, j0)                                                          \
+  }
+
+/* The variants, largest first, then the direct ones; runtime/ops_linalg.c lists the
+ * same ones (keep them in step; the direct ones first there) with their relative
  * speeds. Local memory: 2 * (TY * RM + TX * RN) * BK floats (none for the direct
- * one). */
+ * one, k * RN for the packed one). */
 HGR_GEMM(8, 32, 4, 16, 32) /* 128 x 128 tiles, 256 items, 64 KiB */
 HGR_GEMM(8, 16, 4, 16, 32) /* 64 x 128, 128 items, 48 KiB */
 HGR_GEMM(4, 16, 4, 16, 32) /* 64 x 64, 64 items, 32 KiB */
@@ -392,6 +460,7 @@ HGR_GEMM(2, 2, 8, 8, 16)   /* 16 x 16, 4 items, 4 KiB */
 HGR_GEMM(1, 1, 8, 8, 16)   /* 8 x 8, 1 item, 2 KiB */
 HGR_GEMM(1, 1, 4, 4, 8)    /* 4 x 4, 1 item, 512 bytes */
 HGR_GEMM_DIRECT(1, 8, 6, 16) /* 48 x 16, 8 items, no local memory */
+HGR_GEMM_DIRECT_PACK(16, 6, 16) /* 96 x 16, 16 items, k * 64 bytes of local memory */
 
 /* The same tiles for conv2d (runtime/ops/ops_conv.c) */
 HGR_CONV_GEMM(8, 32, 4, 16, 32)

@@ -279,11 +279,12 @@ static float apply_epilogue(const epilogue_t* e, float v) {
 }
 
 /* Launches kernel on (a, b, bias) into c, the ints then the epilogue as its scalar
- * arguments, and returns c's count values (malloc'd). */
+ * arguments, then local_bytes of local memory when non-zero (the packed direct
+ * variant's last argument), and returns c's count values (malloc'd). */
 static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64_t a_count, const float* b,
                       uint64_t b_count, const float* bias, uint64_t bias_count, uint64_t c_count,
                       const int32_t* ints, uint32_t int_count, const epilogue_t* epilogue, const int32_t* wrap,
-                      const hgr__launch_t* launch) {
+                      size_t local_bytes, const hgr__launch_t* launch) {
   cl_mem mems[4] = {raw_buffer(raw, a, a_count), raw_buffer(raw, b, b_count),
                     bias ? raw_buffer(raw, bias, bias_count) : NULL, raw_buffer(raw, NULL, c_count)};
   if (!mems[2]) mems[2] = mems[0];
@@ -295,6 +296,7 @@ static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64
   CL_CHECK(clSetKernelArg(kernel, 7 + int_count, sizeof(cl_float), &epilogue->a_max));
   CL_CHECK(clSetKernelArg(kernel, 8 + int_count, sizeof(cl_int), &wrap[0]));
   CL_CHECK(clSetKernelArg(kernel, 9 + int_count, sizeof(cl_int), &wrap[1]));
+  if (local_bytes) CL_CHECK(clSetKernelArg(kernel, 10 + int_count, local_bytes, NULL));
   CL_CHECK(clEnqueueNDRangeKernel(raw->queue, kernel, launch->work_dim, NULL, launch->global, launch->local, 0, NULL,
                                   NULL));
   float* c = malloc((c_count ? c_count : 1) * sizeof(float));
@@ -354,7 +356,9 @@ static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, h
   launch.global[1] = (size_t)((m + ty * rm - 1) / (ty * rm) * ty);
   launch.global[2] = (size_t)batch;
   float* got = raw_run(raw, kernel, a, a_count, b, b_count, bias_mode ? bias : NULL, (uint64_t)bias_count, c_count,
-                       ints, 10, &epilogues[act], (int32_t[]){(int32_t)n, 0}, &launch);
+                       ints, 10, &epilogues[act], (int32_t[]){(int32_t)n, 0},
+                       /* the packed direct variant: k rows of its strip */
+                       strstr(name, "_pack") ? (size_t)(k > 1 ? k : 1) * (size_t)rn * sizeof(float) : 0, &launch);
   char what[256];
   snprintf(what, sizeof(what),
            "%s, batches %lld/%lld, m %lld, n %lld, k %lld, transpose_a %d, transpose_b %d, bias mode %d, act %d", name,
@@ -423,6 +427,10 @@ static void every_gemm_kernel_matches_reference(void** state) {
       if (bk == 1 && (large_ok() || transposes == 0 || transposes == 3))
         check_kernel(&raw, kernel, name, &rng, 1, 1, 2 * rm + 1, 3 * rn + 7, 67, ta, tb, transposes % 4,
                      transposes);
+      /* the packed direct variant: a 7 x 7 image's rows (49 floats, not 64-byte aligned)
+       * over several groups of rows and images, the last group mostly past m */
+      if (strstr(name, "_pack") && transposes == 0 && large_ok())
+        check_kernel(&raw, kernel, name, &rng, 1, 2, 2 * bm + 5, 49, 300, false, false, 2, 1);
     }
     clReleaseKernel(kernel);
     ++variants;
@@ -495,7 +503,7 @@ static void tiny_device_limits_get_a_variant_that_fits(void** state) {
     }
     float* got = raw_run(&raw, kernel, x, (uint64_t)(m * k), w, (uint64_t)(n * k), bias, (uint64_t)n,
                          (uint64_t)(m * n), ints, 10, &no_epilogue, (int32_t[]){plan->args[18].i, plan->args[19].i},
-                         &plan->launch);
+                         0, &plan->launch);
     char what[128];
     snprintf(what, sizeof(what), "dense with %s for max_work_group %zu", plan->kernel, limits[s].max_work_group);
     expect_close(got, y, (uint64_t)(m * n), dense_atol(x, w, bias, m, k, n), what);
@@ -538,19 +546,24 @@ static void expect_rejected(const char* op, const char* attrs, uint32_t input_co
 }
 
 /* A GEMM whose A and B rows are contiguous plans the direct variant (no local memory)
- * where at least one strip of its columns fits; transposed operands, narrow outputs
- * and devices without room for its work-group plan a tiled one. */
+ * where at least one strip of its columns fits, its packed form where B's rows are
+ * not 64-byte aligned and the strip fits the device's local memory (64 KiB here: k
+ * up to 1024); transposed operands, narrow outputs and devices without room for its
+ * work-group plan a tiled one. */
 static void contiguous_matmul_plans_the_direct_gemm(void** state) {
   (void)state;
   static const struct {
     int64_t m, n, k;
     bool transpose_a, transpose_b;
     size_t max_work_group;
-    bool direct;
+    bool direct, pack;
   } cases[] = {
-      {512, 512, 512, false, false, 1024, true}, {64, 49, 2048, false, false, 1024, true},
-      {512, 512, 512, true, false, 1024, false}, {512, 512, 512, false, true, 1024, false},
-      {64, 15, 64, false, false, 1024, false},   {64, 64, 64, false, false, 4, false},
+      {512, 512, 512, false, false, 1024, true, false}, {64, 49, 2048, false, false, 1024, true, false},
+      {64, 49, 1024, false, false, 1024, true, true},   {256, 196, 256, false, false, 1024, true, true},
+      {64, 200, 64, false, false, 1024, true, true},    {64, 784, 64, false, false, 1024, true, false},
+      {64, 49, 64, false, false, 8, true, false},       {512, 512, 512, true, false, 1024, false, false},
+      {512, 512, 512, false, true, 1024, false, false}, {64, 15, 64, false, false, 1024, false, false},
+      {64, 64, 64, false, false, 4, false, false},
   };
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     char attrs[96];
@@ -571,8 +584,9 @@ static void contiguous_matmul_plans_the_direct_gemm(void** state) {
     assert_int_equal(ctx.launch_count, 1);
     const char* kernel = ctx.launches[0].kernel;
     size_t length = strlen(kernel);
-    bool direct = length > 3 && !strcmp(kernel + length - 3, "_k1");
-    if (direct != cases[c].direct)
+    bool pack = length > 8 && !strcmp(kernel + length - 8, "_k1_pack");
+    bool direct = pack || (length > 3 && !strcmp(kernel + length - 3, "_k1"));
+    if (direct != cases[c].direct || pack != cases[c].pack)
       fail_msg("matmul %lldx%lldx%lld (transpose_a %d, transpose_b %d, work-groups of %zu) planned %s",
                (long long)m, (long long)n, (long long)k, cases[c].transpose_a, cases[c].transpose_b,
                cases[c].max_work_group, kernel);
