@@ -390,8 +390,8 @@
  * x RN columns of C as the direct variant does, reading B's rows from pack. The
  * direct variant's vloads of B's rows straddle cache lines when a row is not 64
  * bytes aligned (14 x 14 and 7 x 7 images: rows of 196 and 49 floats); PoCL on the
- * project's AVX2 machine ran such shapes 1.1-1.4x slower than aligned ones of the
- * same size, and the copy, read once per group of TY work-items, takes that back
+ * project's AVX2 machine ran such shapes 1.2-1.9x slower per FLOP than aligned ones,
+ * and the copy, made once per group of TY work-items, takes most of that back
  * (runtime/ops/ops_linalg.c). The one barrier is before the accumulators exist, so
  * PoCL keeps them in registers (the tiled kernels' barriers do not let it). Other
  * strides (A's columns, B transposed or wrapped, n < RN) are read as the direct

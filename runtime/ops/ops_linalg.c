@@ -30,8 +30,8 @@
  * (hgr_gemm_*_k1: no local memory, each work-item rm x rn of C; with pack,
  * hgr_gemm_*_k1_pack, the group's strip of B first copied into k * rn floats of
  * local memory), which only a GEMM whose B rows and A rows are contiguous (b_col 1,
- * no wrap, a_depth 1) with n >= rn takes, never the implicit GEMM. The plan takes the variant that fits the device
- * and costs least (see pick_variant). relative_speed is each variant's GFLOP/s on
+ * no wrap, a_depth 1) with n >= rn takes, never the implicit GEMM. The plan takes
+ * the variant that fits the device and costs least (see pick_variant). relative_speed is each variant's GFLOP/s on
  * 512 x 512 x 512 relative to the first tiled one's, measured on PoCL 3.1 (pthread,
  * this project's 2-vCPU Zen 5 VM, AVX2 code) in CPU time, which the other load on
  * the VM disturbs far less than wall time: 80 (direct 6 x 16), 52, 46, 44, 29, 23,
@@ -50,7 +50,7 @@ typedef struct gemm_variant_t {
 static const gemm_variant_t gemm_variants[] = {
     {1, 8, 6, 16, 1, 1.55, false},   /* direct: 6 x 16 per work-item, no local memory */
     /* direct, B's strip packed: only where B's rows are not 64-byte aligned (see
-     * rows_misaligned), where it measured 1.1-1.4x the direct one (its speed here
+     * rows_misaligned), where it measured 1.05-1.4x the direct one (its speed here
      * only has to rank it above the direct one there) */
     {1, 16, 6, 16, 1, 1.75, true},
     {8, 32, 4, 16, 32, 1.0, false},  /* 128 x 128 tiles, 64 KiB of local memory */
@@ -100,11 +100,11 @@ static bool direct_fits(const gemm_variant_t* v, const gemm_t* g, bool im2col) {
  * rows not a multiple of 64 bytes apart, or a last strip read shifted left (n not a
  * multiple of 16), as a 1x1 convolution's on 14 x 14 or 7 x 7 pixels. On PoCL (CPU
  * time, this project's AVX2 machine) the direct variant ran n = 49 and 196 at
- * 0.7-0.9x the speed of n = 48 and 192 (and at 0.65x with 48 columns in rows 49 or
- * 52 floats apart, against 64); the packed variant copies the strip once per group
- * into aligned local memory and ran resnet50's 14 x 14 and 7 x 7 layers 1.1-1.4x
- * faster than the direct one. On aligned rows (28 x 28, 56 x 56) the copy cost
- * 0-9 %: the rule keeps the direct variant there. */
+ * 0.5 and 0.8x the speed per FLOP of n = 48 and 192 (and at 0.65x with 48 columns
+ * in rows 49 or 52 floats apart, against 64); the packed variant copies the strip
+ * once per group into aligned local memory and ran resnet50's 14 x 14 and 7 x 7
+ * GEMMs 1.05-1.4x faster than the direct one (bench/notes.md). On aligned rows
+ * (28 x 28, 56 x 56) the copy cost 0-10 %: the rule keeps the direct variant there. */
 static bool rows_misaligned(const gemm_t* g) { return g->b_depth % 16 != 0 || g->n % 16 != 0; }
 
 /* The variant that fits the limits and has the least estimated time: the work of
