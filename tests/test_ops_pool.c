@@ -167,6 +167,104 @@ static void onnx_ceil_mode_drops_windows_starting_in_end_padding(void** state) {
   assert_true(dropped >= 8);
 }
 
+/* The row-blocked kernels (windows 3 wide at stride 1 or 2, 2 wide at stride 2, no
+ * dilation; kernels/pool.cl's hgr_*_pool2d_k<K>_s<S>_v<V>): rows of 16 columns and
+ * more at stride 1 (v16) and fewer (v8), rows narrower than a block and rows whose
+ * last block overlaps the one before, the model zoo's shapes (inception's
+ * end-only padding), padding as wide as the window (lanes and rows wholly in
+ * padding), ceil_mode, both averages, vertical windows 1 to 5 high at strides 1
+ * to 3 (the rolled rows of 3 at stride 1, the kept row of 3 at stride 2), and few
+ * planes, whose rows are split over work-items. */
+static void row_blocked_pools_match_reference(void** state) {
+  (void)state;
+  static const pool_case_t cases[] = {
+      {{1, 3, 19, 17}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 3, 19, 17}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 3, 19, 17}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true), "1", "3"},
+      {{2, 5, 9, 9}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{2, 5, 9, 9}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true), "1", "3"},
+      {{1, 2, 5, 5}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 2, 5, 5}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 4, 16, 16}, Q(true, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "3"},
+      {{1, 3, 23, 23}, Q(true, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, false, false), "[0, 0, 1, 1]", "3"},
+      {{1, 3, 23, 23}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false), "1", "3"},
+      {{1, 3, 23, 23}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
+      {{1, 3, 21, 21}, Q(true, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "3"},
+      {{1, 4, 15, 17}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "2"},
+      {{1, 4, 15, 17}, Q(false, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "2"},
+      {{1, 2, 3, 3}, Q(false, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, false, true), "1", "2"},
+      {{2, 3, 34, 34}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, false, false), NULL, "2"},
+      /* padding as wide as the window */
+      {{1, 2, 6, 7}, Q(true, 3, 3, 1, 1, 3, 3, 3, 3, 1, 1, false, false), "3", "3"},
+      {{1, 2, 6, 7}, Q(false, 3, 3, 1, 2, 3, 3, 3, 3, 1, 1, false, true), "3", "3"},
+      {{1, 2, 6, 7}, Q(false, 3, 3, 2, 1, 3, 3, 3, 3, 1, 1, true, false), "3", "3"},
+      {{1, 2, 6, 20}, Q(false, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, false, true), "2", "2"},
+      {{1, 2, 6, 18}, Q(false, 3, 3, 1, 1, 3, 3, 3, 3, 1, 1, false, false), "3", "3"},
+      {{1, 2, 6, 18}, Q(false, 3, 3, 1, 1, 3, 3, 3, 3, 1, 1, true, true), "3", "3"},
+      /* window heights and vertical strides */
+      {{1, 3, 13, 18}, Q(true, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, false, false), "[0, 1]", "[1, 3]"},
+      {{1, 3, 13, 18}, Q(false, 2, 3, 1, 1, 1, 1, 0, 1, 1, 1, false, true), "[1, 1, 0, 1]", "[2, 3]"},
+      {{1, 3, 13, 18}, Q(true, 5, 3, 1, 2, 2, 1, 2, 1, 1, 1, false, false), "[2, 1]", "[5, 3]"},
+      {{1, 3, 13, 18}, Q(false, 4, 3, 3, 2, 1, 1, 2, 1, 1, 1, true, false), "[1, 1, 2, 1]", "[4, 3]"},
+      {{1, 3, 13, 18}, Q(true, 3, 2, 3, 2, 1, 0, 1, 0, 1, 1, true, false), "[1, 0]", "[3, 2]"},
+      {{1, 3, 13, 18}, Q(false, 3, 3, 3, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "3"},
+      /* 64 planes and more: a work-item per plane, running down all its rows */
+      {{2, 33, 11, 19}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{2, 33, 11, 19}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true), "1", "3"},
+      {{1, 64, 12, 9}, Q(false, 3, 3, 1, 1, 0, 1, 2, 1, 1, 1, false, false), "[0, 1, 2, 1]", "3"},
+      {{1, 64, 13, 13}, Q(true, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, false, false), "[0, 0, 1, 1]", "3"},
+      {{1, 64, 13, 13}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
+      {{1, 70, 11, 18}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "2"},
+      {{1, 70, 11, 18}, Q(false, 2, 3, 1, 1, 1, 0, 1, 1, 1, 1, false, true), "[1, 0, 1, 1]", "[2, 3]"},
+      {{1, 70, 11, 18}, Q(false, 4, 3, 2, 2, 2, 1, 2, 1, 1, 1, false, false), "[2, 1]", "[4, 3]"},
+      /* one plane, or a few: its rows spread over work-items */
+      {{1, 1, 40, 37}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 1, 40, 37}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
+      {{1, 3, 40, 40}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 3, 41, 41}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "2"},
+  };
+  check_cases(cases, COUNT(cases), 31);
+}
+
+/* Random shapes for the row-blocked kernels (fewer and smaller on the simulator):
+ * any window height and vertical stride, padding up to the window's width,
+ * ceil_mode and count_include_pad, the three horizontal windows. */
+static void row_blocked_pools_match_reference_on_random_shapes(void** state) {
+  (void)state;
+  static const int64_t widths[3][2] = {{3, 1}, {3, 2}, {2, 2}}; /* window width, stride */
+  const bool simulated = hgr_optest_is_simulator(hgr_optest_device);
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 32);
+  for (int made = 0; made < (simulated ? 24 : 120);) {
+    const int64_t* wide = widths[hgr_test_rng_below(&rng, 3)];
+    /* a few planes (rows spread over work-items) or 64 and more (whole planes) */
+    const int64_t channels = hgr_test_rng_below(&rng, 2) ? 1 + hgr_test_rng_below(&rng, 5) : 64 + hgr_test_rng_below(&rng, 8);
+    pool_case_t c = {{1 + hgr_test_rng_below(&rng, 2), channels,
+                      1 + hgr_test_rng_below(&rng, simulated ? 12 : 40), 1 + hgr_test_rng_below(&rng, simulated ? 24 : 50)},
+                     Q(hgr_test_rng_below(&rng, 2) == 0, 1 + hgr_test_rng_below(&rng, 4), wide[0],
+                       1 + hgr_test_rng_below(&rng, 3), wide[1], hgr_test_rng_below(&rng, 3), hgr_test_rng_below(&rng, 4),
+                       hgr_test_rng_below(&rng, 3), hgr_test_rng_below(&rng, 4), 1, 1, hgr_test_rng_below(&rng, 2) == 0,
+                       hgr_test_rng_below(&rng, 2) == 0),
+                     NULL, NULL};
+    if (c.p.max) c.p.count_include_pad = false;
+    bool fits = true;
+    for (int axis = 0; axis < 2; ++axis) {
+      if (c.p.padding[axis] > c.p.pool_size[axis]) c.p.padding[axis] = c.p.pool_size[axis];
+      if (c.p.padding[axis + 2] > c.p.pool_size[axis]) c.p.padding[axis + 2] = c.p.pool_size[axis];
+      fits = fits && c.x[2 + axis] + c.p.padding[axis] + c.p.padding[axis + 2] >= c.p.pool_size[axis];
+    }
+    if (!fits) continue;
+    char padding[64], pool[32];
+    snprintf(padding, sizeof(padding), "[%lld, %lld, %lld, %lld]", (long long)c.p.padding[0], (long long)c.p.padding[1],
+             (long long)c.p.padding[2], (long long)c.p.padding[3]);
+    snprintf(pool, sizeof(pool), "[%lld, %lld]", (long long)c.p.pool_size[0], (long long)c.p.pool_size[1]);
+    c.padding_attr = padding;
+    c.pool_attr = pool;
+    check_cases(&c, 1, 100 + (uint64_t)made);
+    ++made;
+  }
+}
+
 /* Big inputs: a ResNet-sized stem pool, and long 1-D rows (22 000 columns: each
  * spread over work-items; rusticl computed wrong maxima when one work-item ran a
  * whole such row). Oclgrind, which simulates every work-item, gets smaller ones of
@@ -264,6 +362,8 @@ int main(int argc, char** argv) {
       cmocka_unit_test(avg_pool_matches_reference),
       cmocka_unit_test(long_rows_match_reference),
       cmocka_unit_test(onnx_ceil_mode_drops_windows_starting_in_end_padding),
+      cmocka_unit_test(row_blocked_pools_match_reference),
+      cmocka_unit_test(row_blocked_pools_match_reference_on_random_shapes),
       cmocka_unit_test(large_pools_match_reference),
       cmocka_unit_test(global_pools_match_reference),
       cmocka_unit_test(bad_attrs_and_shapes_are_rejected),
