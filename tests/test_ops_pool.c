@@ -1,13 +1,14 @@
 /* 2-D pooling against the plain-C reference (tests/ref_conv.c) on random data
  * (argument: a device spec): every attr of max_pool2d and avg_pool2d, including
  * ceil_mode with and without count_include_pad, windows that lie wholly in padding,
- * the global pools, and what the ops reject.
+ * the row-blocked kernels on chosen and random shapes, the global pools, and what
+ * the ops reject.
  *
  * Tolerances: max pooling is exact (it picks one of its inputs, or -FLT_MAX).
  * Average pooling sums at most 25 values in [-1, 1] in float32 and divides once:
  * the error is a few roundings of partial sums bounded by 25, divided by the count,
  * well under 2e-6 absolute; rtol 1e-6 covers the division. The global average sums
- * up to 3136 values in one order: atol 2e-5 (the worst case, 3136 * 2^-24 times a
+ * up to 3136 values (8 interleaved partial sums, then those): atol 2e-5 (the worst case, 3136 * 2^-24 times a
  * sum bounded by 3136 over 3136, is 1.9e-4; random signs make it about 3e-6). */
 #include <float.h>
 #include <stdio.h>
