@@ -266,6 +266,23 @@ static void row_blocked_pools_match_reference_on_random_shapes(void** state) {
   }
 }
 
+/* A window that is the whole unpadded plane runs the global pool's kernel
+ * (ResNet's final 7x7 average, also with ceil_mode at stride 2); with padding
+ * (inception_v1's 7x7 over 6x6, padded at the end) it does not. */
+static void whole_plane_windows_match_reference(void** state) {
+  (void)state;
+  static const pool_case_t cases[] = {
+      {{1, 5, 7, 7}, Q(false, 7, 7, 1, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "7"},
+      {{1, 5, 7, 7}, Q(false, 7, 7, 1, 1, 0, 0, 0, 0, 1, 1, false, true), NULL, "7"},
+      {{1, 5, 7, 7}, Q(true, 7, 7, 1, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "7"},
+      {{2, 3, 6, 9}, Q(false, 6, 9, 2, 2, 0, 0, 0, 0, 1, 1, true, true), NULL, "[6, 9]"},
+      {{2, 3, 6, 9}, Q(true, 6, 9, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "[6, 9]"},
+      {{1, 4, 6, 6}, Q(false, 7, 7, 1, 1, 0, 0, 1, 1, 1, 1, false, false), "[0, 0, 1, 1]", "7"},
+      {{1, 4, 6, 6}, Q(false, 7, 7, 1, 1, 0, 0, 1, 1, 1, 1, false, true), "[0, 0, 1, 1]", "7"},
+  };
+  check_cases(cases, COUNT(cases), 33);
+}
+
 /* Big inputs: a ResNet-sized stem pool, and long 1-D rows (22 000 columns: each
  * spread over work-items; rusticl computed wrong maxima when one work-item ran a
  * whole such row). Oclgrind, which simulates every work-item, gets smaller ones of
@@ -365,6 +382,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(onnx_ceil_mode_drops_windows_starting_in_end_padding),
       cmocka_unit_test(row_blocked_pools_match_reference),
       cmocka_unit_test(row_blocked_pools_match_reference_on_random_shapes),
+      cmocka_unit_test(whole_plane_windows_match_reference),
       cmocka_unit_test(large_pools_match_reference),
       cmocka_unit_test(global_pools_match_reference),
       cmocka_unit_test(bad_attrs_and_shapes_are_rejected),

@@ -119,6 +119,27 @@ static hgr_status_t infer_pool2d(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   return HGR_OK;
 }
 
+/* The global pool kernel over `planes` planes of `size` values each. */
+static void launch_global(hgr__op_ctx_t* ctx, uint64_t planes, uint64_t size) {
+  hgr__launch_plan_t* l =
+      hgr__op_launch(ctx, ctx->op->variant == VARIANT_MAX ? "hgr_global_max_pool2d" : "hgr_global_avg_pool2d");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, (uint32_t)planes);
+  hgr__launch_uint(ctx, l, (uint32_t)size);
+  hgr__launch_1d(ctx, l, planes);
+}
+
+/* A window that is the whole unpadded plane, one output per plane (ResNet's and
+ * inception_v2's final 7x7 average pool): the global pool's result, which divides
+ * by H * W as the average does there, and runs a plane per work-item in float8s
+ * instead of hgr_avg_pool2d's one scalar window. */
+static bool is_whole_plane(const pool_t* p, const hgr__entry_t* x) {
+  return p->out[0] == 1 && p->out[1] == 1 && p->pool[0] == x->shape[2] && p->pool[1] == x->shape[3] &&
+         p->dilation[0] == 1 && p->dilation[1] == 1 && p->padding[0] == 0 && p->padding[1] == 0 &&
+         p->padding[2] == 0 && p->padding[3] == 0;
+}
+
 /* Windows 3 columns wide at horizontal stride 1 or 2, or 2 wide at stride 2 (the
  * model zoo's pools), without dilation, run kernels/pool.cl's row-blocked
  * hgr_*_pool2d_k<K>_s<S>_v<V>: a work-item per run of output rows of one plane,
@@ -143,6 +164,10 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(parse_pool(ctx, &x, &p));
   const int64_t *pool = p.pool, *strides = p.strides, *dilation = p.dilation, *padding = p.padding, *out = p.out;
   bool count_include_pad = p.count_include_pad;
+  if (is_whole_plane(&p, x)) {
+    launch_global(ctx, (uint64_t)x->shape[0] * (uint64_t)x->shape[1], (uint64_t)(x->shape[2] * x->shape[3]));
+    return HGR_OK;
+  }
 
   int32_t meta[META_COUNT];
   meta[META_N] = (int32_t)x->shape[0];
@@ -213,14 +238,7 @@ static hgr_status_t infer_global_pool2d(hgr__op_ctx_t* ctx, hgr__entry_t* output
 
 static hgr_status_t plan_global_pool2d(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* x = hgr__op_input(ctx, 0); /* checked by infer_global_pool2d */
-  uint64_t planes = (uint64_t)x->shape[0] * (uint64_t)x->shape[1];
-  hgr__launch_plan_t* l =
-      hgr__op_launch(ctx, ctx->op->variant == VARIANT_MAX ? "hgr_global_max_pool2d" : "hgr_global_avg_pool2d");
-  hgr__launch_input(ctx, l, 0);
-  hgr__launch_output(ctx, l, 0);
-  hgr__launch_uint(ctx, l, (uint32_t)planes);
-  hgr__launch_uint(ctx, l, (uint32_t)(x->shape[2] * x->shape[3]));
-  hgr__launch_1d(ctx, l, planes);
+  launch_global(ctx, (uint64_t)x->shape[0] * (uint64_t)x->shape[1], (uint64_t)(x->shape[2] * x->shape[3]));
   return HGR_OK;
 }
 
