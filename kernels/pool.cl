@@ -35,8 +35,9 @@
  *   NDRange 1-D over N*C*ceil(OH / meta[POOL_ROWS]), any local size, rounded up
  *   (items past the end return); item i takes plane i / ceil(OH / POOL_ROWS) and
  *   that plane's (i % ceil(OH / POOL_ROWS))-th run of rows. (hgr_max_pool2d ran
- *   a 3x3 stride-1 pool over [1, 256, 56, 56] in 3.4x relu's CPU time on PoCL,
- *   reloading each input 9 times as float4s: bench/notes.md "Pooling".)
+ *   a 3x3 stride-1 pool over [1, 256, 56, 56] in 2.2x relu's CPU time on PoCL,
+ *   loading each input 9 times as part of float4s; this kernel in 0.4x:
+ *   bench/notes.md "Pooling".)
  * hgr_global_max_pool2d(__global const float* x, __global float* y, uint planes, uint size)
  * hgr_global_avg_pool2d(__global const float* x, __global float* y, uint planes, uint size)
  *   One work-item per (n, c) plane of `size` = H*W values, read as float8s and the
