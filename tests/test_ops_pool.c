@@ -8,8 +8,9 @@
  * Average pooling sums at most 25 values in [-1, 1] in float32 and divides once:
  * the error is a few roundings of partial sums bounded by 25, divided by the count,
  * well under 2e-6 absolute; rtol 1e-6 covers the division. The global average sums
- * up to 3136 values (8 interleaved partial sums, then those): atol 2e-5 (the worst case, 3136 * 2^-24 times a
- * sum bounded by 3136 over 3136, is 1.9e-4; random signs make it about 3e-6). */
+ * up to 3136 values (8 interleaved partial sums, then those): atol 2e-5 (the
+ * worst case, 3136 * 2^-24 times a sum bounded by 3136 over 3136, is 1.9e-4;
+ * random signs make it about 3e-6). */
 #include <float.h>
 #include <stdio.h>
 #include <string.h>
@@ -237,16 +238,23 @@ static void row_blocked_pools_match_reference_on_random_shapes(void** state) {
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 32);
   for (int made = 0; made < (simulated ? 24 : 120);) {
+    /* drawn one by one, in this order (an initializer list's order is unspecified) */
     const int64_t* wide = widths[hgr_test_rng_below(&rng, 3)];
+    pool_case_t c = {{0}, {0}, NULL, NULL};
+    c.x[0] = 1 + hgr_test_rng_below(&rng, 2);
     /* a few planes (rows spread over work-items) or 64 and more (whole planes) */
-    const int64_t channels = hgr_test_rng_below(&rng, 2) ? 1 + hgr_test_rng_below(&rng, 5) : 64 + hgr_test_rng_below(&rng, 8);
-    pool_case_t c = {{1 + hgr_test_rng_below(&rng, 2), channels,
-                      1 + hgr_test_rng_below(&rng, simulated ? 12 : 40), 1 + hgr_test_rng_below(&rng, simulated ? 24 : 50)},
-                     Q(hgr_test_rng_below(&rng, 2) == 0, 1 + hgr_test_rng_below(&rng, 4), wide[0],
-                       1 + hgr_test_rng_below(&rng, 3), wide[1], hgr_test_rng_below(&rng, 3), hgr_test_rng_below(&rng, 4),
-                       hgr_test_rng_below(&rng, 3), hgr_test_rng_below(&rng, 4), 1, 1, hgr_test_rng_below(&rng, 2) == 0,
-                       hgr_test_rng_below(&rng, 2) == 0),
-                     NULL, NULL};
+    c.x[1] = hgr_test_rng_below(&rng, 2) ? 1 + hgr_test_rng_below(&rng, 5) : 64 + hgr_test_rng_below(&rng, 8);
+    c.x[2] = 1 + hgr_test_rng_below(&rng, simulated ? 12 : 40);
+    c.x[3] = 1 + hgr_test_rng_below(&rng, simulated ? 24 : 50);
+    c.p.max = hgr_test_rng_below(&rng, 2) == 0;
+    c.p.pool_size[0] = 1 + hgr_test_rng_below(&rng, 4);
+    c.p.pool_size[1] = wide[0];
+    c.p.strides[0] = 1 + hgr_test_rng_below(&rng, 3);
+    c.p.strides[1] = wide[1];
+    c.p.dilation[0] = c.p.dilation[1] = 1;
+    for (int side = 0; side < 4; ++side) c.p.padding[side] = hgr_test_rng_below(&rng, side % 2 ? 4 : 3);
+    c.p.ceil_mode = hgr_test_rng_below(&rng, 2) == 0;
+    c.p.count_include_pad = hgr_test_rng_below(&rng, 2) == 0;
     if (c.p.max) c.p.count_include_pad = false;
     bool fits = true;
     for (int axis = 0; axis < 2; ++axis) {
