@@ -15,21 +15,21 @@
  *   loads cost more than a 3x3 window.)
  * hgr_{max,avg}_pool2d_k<K>_s<S>_v<V>(__global const float* x, __global float* y,
  *                                    __global const int* meta)
- *   A window K columns wide (2 or 3) at horizontal stride S (1 or 2), any height
- *   KH and vertical stride SH, any padding, ceil_mode, no dilation. A work-item
- *   computes meta[POOL_ROWS] consecutive output rows of one (n, c) plane, each row
- *   in blocks of V columns as a floatV: per block and input row, the K taps are K
- *   vector loads (S == 1) or 4 loads of 8 and shuffle2 for their even and odd
- *   columns (S == 2, V == 8), and each tap's lanes that read left or right of the
- *   row (padding, or the neighbouring rows that the load reaches) are replaced by
- *   the padding value through an int lane mask; the K taps reduce to one floatV
- *   per input row, and input rows above and below the image are skipped. The input
- *   rows are walked once per block: with KH == 3 and SH == 1 each row's reduction
- *   goes to the three output rows it belongs to (accumulators rolled down the
- *   rows); otherwise an output row's last input row is kept for the next output
- *   row when that starts there (3 rows at stride 2). A load that would leave x
- *   loads lane by lane. The last block of a row is shifted left to end at the
- *   row's end (when OW >= V: its first lanes are computed and stored twice, the
+ *   A window K columns wide (2 or 3) at horizontal stride S (1 or 2), any height KH and
+ *   vertical stride SH, any padding, ceil_mode, no dilation. A work-item computes
+ *   meta[POOL_ROWS] consecutive output rows of one (n, c) plane, each row in blocks of
+ *   V columns as a floatV: per block and input row, the K taps are K vector loads (S ==
+ *   1) or 2 (K == 2) or 4 (K == 3) loads of 8 and shuffle2 for their even and odd
+ *   columns (S == 2, V == 8), and each tap's lanes that read left or right of the row
+ *   (padding, or the neighbouring rows that the load reaches) are replaced by the
+ *   padding value through an int lane mask; the K taps reduce to one floatV per input
+ *   row, and input rows above and below the image are skipped. Output rows share input
+ *   rows within a block: with KH == 3 and SH == 1 each input row is reduced once and
+ *   goes to the three output rows it belongs to (accumulators rolled down the rows);
+ *   otherwise an output row's last input row is kept for the next output row when that
+ *   starts there (3 rows at stride 2), and the others are reduced again. A load that
+ *   would leave x loads lane by lane. The last block of a row is shifted left to end at
+ *   the row's end (when OW >= V: its first lanes are computed and stored twice, the
  *   same values); rows narrower than V store their OW lanes. Average divisors are
  *   hgr_avg_pool2d's (count_include_pad both ways), per lane.
  *   NDRange 1-D over N*C*ceil(OH / meta[POOL_ROWS]), any local size, rounded up
