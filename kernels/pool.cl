@@ -1,22 +1,47 @@
-/* 2-D pooling, float32, NCHW (runtime/ops_pool.c plans them), with TVM topi's
+/* 2-D pooling, float32, NCHW (runtime/ops/ops_pool.c plans them), with TVM topi's
  * semantics: padding is -FLT_MAX for max pooling and 0 for average pooling; with
  * ceil_mode the output is rounded up by extra padding at the bottom and right that
  * average pooling never counts.
  *
  * hgr_max_pool2d(__global const float* x, __global float* y, __global const int* meta)
  * hgr_avg_pool2d(__global const float* x, __global float* y, __global const int* meta)
- *   One work-item per POOL_CHUNK columns of an output row, in a loop (those whose
- *   window lies inside the row without column checks); NDRange 1-D over
- *   N*C*OH*ceil(OW / POOL_CHUNK), rounded up (items past the end return). meta: the
- *   POOL_* indices below. Where the windows
- *   of 4 consecutive outputs lie inside the row they go as a float4, each tap's 4
+ *   Any window, stride, dilation and padding. One work-item per POOL_CHUNK columns
+ *   of an output row, in a loop (those whose window lies inside the row without
+ *   column checks); NDRange 1-D over N*C*OH*ceil(OW / POOL_CHUNK), rounded up (items
+ *   past the end return). meta: the POOL_* indices below. Where the windows of 4
+ *   consecutive outputs lie inside the row they go as a float4, each tap's 4
  *   values one vload4 (stride 1) or vload8's even half (stride 2). (One work-item
  *   per output element ran 2-3x slower on PoCL: the per-item index math and meta
  *   loads cost more than a 3x3 window.)
+ * hgr_{max,avg}_pool2d_k<K>_s<S>_v<V>(__global const float* x, __global float* y,
+ *                                    __global const int* meta)
+ *   A window K columns wide (2 or 3) at horizontal stride S (1 or 2), any height KH and
+ *   vertical stride SH, any padding, ceil_mode, no dilation. A work-item computes
+ *   meta[POOL_ROWS] consecutive output rows of one (n, c) plane, each row in blocks of
+ *   V columns as a floatV: per block and input row, the K taps are K vector loads (S ==
+ *   1) or 2 (K == 2) or 4 (K == 3) loads of 8 and shuffle2 for their even and odd
+ *   columns (S == 2, V == 8), and each tap's lanes that read left or right of the row
+ *   (padding, or the neighbouring rows that the load reaches) are replaced by the
+ *   padding value through an int lane mask; the K taps reduce to one floatV per input
+ *   row, and input rows above and below the image are skipped. Output rows share input
+ *   rows within a block: with KH == 3 and SH == 1 each input row is reduced once and
+ *   goes to the three output rows it belongs to (accumulators rolled down the rows);
+ *   otherwise an output row's last input row is kept for the next output row when that
+ *   starts there (3 rows at stride 2), and the others are reduced again. A load that
+ *   would leave x loads lane by lane. The last block of a row is shifted left to end at
+ *   the row's end (when OW >= V: its first lanes are computed and stored twice, the
+ *   same values); rows narrower than V store their OW lanes. Average divisors are
+ *   hgr_avg_pool2d's (count_include_pad both ways), per lane.
+ *   NDRange 1-D over N*C*ceil(OH / meta[POOL_ROWS]), any local size, rounded up
+ *   (items past the end return); item i takes plane i / ceil(OH / POOL_ROWS) and
+ *   that plane's (i % ceil(OH / POOL_ROWS))-th run of rows. (hgr_max_pool2d ran
+ *   a 3x3 stride-1 pool over [1, 256, 56, 56] in 2.2x relu's CPU time on PoCL,
+ *   loading each input 9 times as part of float4s; this kernel in 0.4x:
+ *   bench/notes.md "Pooling".)
  * hgr_global_max_pool2d(__global const float* x, __global float* y, uint planes, uint size)
  * hgr_global_avg_pool2d(__global const float* x, __global float* y, uint planes, uint size)
- *   One work-item per (n, c) plane of `size` = H*W values; NDRange 1-D over planes,
- *   rounded up.
+ *   One work-item per (n, c) plane of `size` = H*W values, read as float8s and the
+ *   last size % 8 one by one; NDRange 1-D over planes, rounded up.
  */
 
 #define POOL_N 0
@@ -36,6 +61,7 @@
 #define POOL_PB 14
 #define POOL_PR 15
 #define POOL_COUNT_INCLUDE_PAD 16
+#define POOL_ROWS 17 /* output rows per work-item of the hgr_*_pool2d_k* kernels */
 
 /* Output columns per work-item (a multiple of 4; runtime/ops/ops_pool.c plans
  * ceil(OW / POOL_CHUNK) items per row). Bounded, so that a long 1-D row is spread
@@ -175,12 +201,218 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
   }
 }
 
+/* ---- hgr_{max,avg}_pool2d_k<K>_s<S>_v<V> ---------------------------------------- */
+
+#define POOL_LANES8 (int8)(0, 1, 2, 3, 4, 5, 6, 7)
+#define POOL_LANES16 (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+
+/* The inputs a block's taps read from input row start `at` (flat index in x of lane
+ * 0's tap 0), per (K, S): (V - 1) * S + K, and 18 for K == 3, S == 2 (its third tap
+ * is 2 vector loads of 8 from at + 2). */
+#define POOL_SPAN_K3_S1(V) (V + 2)
+#define POOL_SPAN_K3_S2(V) 18
+#define POOL_SPAN_K2_S2(V) 16
+
+/* The taps' inputs t0..t<K-1> (declared by the caller) from the SPAN inputs at `at`,
+ * which src points to: x + at, or a private copy where the span leaves x. Stride
+ * 2: shuffle2, not .even and .odd, which Oclgrind 21.10 reported as uninitialized
+ * (kernels/conv_depthwise.cl). */
+#define POOL_TAPS_K3_S1(V, src)                                                                                \
+  t0 = vload##V(0, src);                                                                                      \
+  t1 = vload##V(0, src + 1);                                                                                  \
+  t2 = vload##V(0, src + 2);
+#define POOL_TAPS_K3_S2(V, src)                                                                                \
+  {                                                                                                           \
+    const float8 a0 = vload8(0, src), a1 = vload8(0, src + 8);                                               \
+    const float8 b0 = vload8(0, src + 2), b1 = vload8(0, src + 10);                                          \
+    t0 = shuffle2(a0, a1, (uint8)(0, 2, 4, 6, 8, 10, 12, 14));                                                \
+    t1 = shuffle2(a0, a1, (uint8)(1, 3, 5, 7, 9, 11, 13, 15));                                                \
+    t2 = shuffle2(b0, b1, (uint8)(0, 2, 4, 6, 8, 10, 12, 14));                                                \
+  }
+#define POOL_TAPS_K2_S2(V, src)                                                                                \
+  {                                                                                                           \
+    const float8 a0 = vload8(0, src), a1 = vload8(0, src + 8);                                               \
+    t0 = shuffle2(a0, a1, (uint8)(0, 2, 4, 6, 8, 10, 12, 14));                                                \
+    t1 = shuffle2(a0, a1, (uint8)(1, 3, 5, 7, 9, 11, 13, 15));                                                \
+  }
+
+/* The reduction op, its identity (also the padding value) per variant. */
+#define POOL_MAX_FILL (-FLT_MAX)
+#define POOL_MAX_ADD(a, b) fmax(a, b)
+#define POOL_AVG_FILL 0.0f
+#define POOL_AVG_ADD(a, b) ((a) + (b))
+
+/* Tap k's lanes where its column lies outside the row take the padding value. */
+#define POOL_MASK(OP, V, t, m) select((float##V)(POOL_##OP##_FILL), t, m)
+#define POOL_REDUCE_K2(OP, V) POOL_##OP##_ADD(POOL_MASK(OP, V, t0, m0), POOL_MASK(OP, V, t1, m1))
+#define POOL_REDUCE_K3(OP, V) POOL_##OP##_ADD(POOL_REDUCE_K2(OP, V), POOL_MASK(OP, V, t2, m2))
+#define POOL_DECLARE_K2(V) float##V t0, t1;
+#define POOL_DECLARE_K3(V) float##V t0, t1, t2;
+
+/* h = input row ih's K taps for the block, masked and reduced (ih inside the image) */
+#define POOL_ROW(OP, K, S, V, h, ih)                                                                           \
+  {                                                                                                           \
+    const int at = xc + (ih) * W + iw;                                                                        \
+    POOL_DECLARE_K##K(V)                                                                                      \
+    if (at >= 0 && at <= total - POOL_SPAN_K##K##_S##S(V)) {                                                  \
+      POOL_TAPS_K##K##_S##S(V, (x + at))                                                                      \
+    } else {                                                                                                  \
+      float part[POOL_SPAN_K##K##_S##S(V)];                                                                   \
+      for (int j = 0; j < POOL_SPAN_K##K##_S##S(V); ++j) part[j] = at + j >= 0 && at + j < total ? x[at + j] : 0.0f; \
+      POOL_TAPS_K##K##_S##S(V, part)                                                                          \
+    }                                                                                                         \
+    h = POOL_REDUCE_K##K(OP, V);                                                                              \
+  }
+
+/* Per-block setup beside the masks: the average's divisor columns per lane, as
+ * pool_taps with dilation 1 (include: up to the declared right padding; exclude:
+ * inside the row; <= 0 for windows wholly in padding, as there). select on sign
+ * bits, not min and max of int vectors: with those, Oclgrind 21.10 computed wrong
+ * counts where PoCL and rusticl were right. */
+#define POOL_MAX_BLOCK(K, V)
+#define POOL_AVG_BLOCK(K, V)                                                                                   \
+  const int##V cols_end = col + (K - 1), cols_lim = (int##V)(include_pad ? W + PR - 1 : W - 1);              \
+  const int##V cols_start = include_pad ? col : select(col, (int##V)(0), col >> 31);                          \
+  const int##V cols = select(cols_end, cols_lim, cols_lim - cols_end >> 31) - cols_start + 1;
+
+/* The value of output row oh of a block from its accumulator. */
+#define POOL_MAX_RESULT(V, acc, oh) (acc)
+#define POOL_AVG_RESULT(V, acc, oh) ((acc) / pool_divisor##V(oh * SH - PT, KH, H, PB, include_pad, cols))
+
+inline float8 pool_divisor8(int ih0, int KH, int H, int PB, bool include_pad, int8 cols) {
+  const int8 count = pool_taps(ih0, KH, 1, H, PB, include_pad) * cols;
+  return convert_float8(include_pad ? count : select(count, (int8)(1), count - 1 >> 31));
+}
+inline float16 pool_divisor16(int ih0, int KH, int H, int PB, bool include_pad, int16 cols) {
+  const int16 count = pool_taps(ih0, KH, 1, H, PB, include_pad) * cols;
+  return convert_float16(include_pad ? count : select(count, (int16)(1), count - 1 >> 31));
+}
+
+/* Stores output row oh of a block. */
+#define POOL_STORE(OP, V, acc, oh)                                                                             \
+  {                                                                                                           \
+    const float##V v = POOL_##OP##_RESULT(V, acc, oh);                                                        \
+    __global float* yr = yc + (oh) * OW + ob;                                                                 \
+    if (OW >= V) {                                                                                            \
+      vstore##V(v, 0, yr);                                                                                    \
+    } else {                                                                                                  \
+      float part[V];                                                                                          \
+      vstore##V(v, 0, part);                                                                                  \
+      for (int j = 0; j < OW; ++j) yr[j] = part[j];                                                           \
+    }                                                                                                         \
+  }
+
+#define POOL_KERNEL(NAME, OP, K, S, V)                                                                         \
+  __kernel void NAME(__global const float* restrict x, __global float* restrict y,                            \
+                     __global const int* restrict meta) {                                                     \
+    const int N = meta[POOL_N], C = meta[POOL_C], H = meta[POOL_H], W = meta[POOL_W];                         \
+    const int OH = meta[POOL_OH], OW = meta[POOL_OW], KH = meta[POOL_KH], SH = meta[POOL_SH];                 \
+    const int PT = meta[POOL_PT], PL = meta[POOL_PL], PB = meta[POOL_PB], PR = meta[POOL_PR];                 \
+    const bool include_pad = meta[POOL_COUNT_INCLUDE_PAD] != 0;                                              \
+    const int rows = meta[POOL_ROWS];                                                                         \
+    const int chunks = (OH + rows - 1) / rows;                                                                \
+    const int i = (int)get_global_id(0);                                                                      \
+    if (i >= N * C * chunks) return;                                                                          \
+    const int plane = i / chunks, oh_first = (i - plane * chunks) * rows;                                     \
+    const int oh_end = min(OH, oh_first + rows);                                                              \
+    const int xc = plane * H * W, total = N * C * H * W; /* flat index of the plane in x, x's size */         \
+    __global float* yc = y + (size_t)plane * OH * OW;                                                         \
+    (void)PB;                                                                                                 \
+    (void)PR;                                                                                                 \
+    (void)include_pad;                                                                                        \
+    for (int ow0 = 0; ow0 < OW; ow0 += V) {                                                                   \
+      /* the last block ends at the row's end (rows of at least V columns) */                                 \
+      const int ob = OW >= V ? min(ow0, OW - V) : 0;                                                          \
+      const int iw = ob * S - PL; /* input column of lane 0's tap 0 */                                        \
+      /* lane masks of taps 0..2: -1 where the tap's column lies in the row; made \
+       * with shifts, so they stay int vectors */                                    \
+      const int##V col = iw + POOL_LANES##V * S;                                                              \
+      const int##V m0 = ~((col >> 31) | ((W - 1 - col) >> 31));                                               \
+      const int##V m1 = ~(((col + 1) >> 31) | ((W - 2 - col) >> 31));                                         \
+      const int##V m2 = ~(((col + 2) >> 31) | ((W - 3 - col) >> 31));                                         \
+      (void)m2;                                                                                               \
+      POOL_##OP##_BLOCK(K, V)                                                                                 \
+      float##V h;                                                                                             \
+      if (SH == 1 && KH == 3) {                                                                               \
+        /* each input row reduced once: row oh - PT + 2 completes output row oh (a0) \
+         * and adds to the next two (a1, a2) */                                      \
+        float##V a0 = (float##V)(POOL_##OP##_FILL), a1 = a0;                                                  \
+        const int ih = oh_first - PT;                                                                         \
+        if (ih >= 0 && ih < H) {                                                                              \
+          POOL_ROW(OP, K, S, V, h, ih)                                                                        \
+          a0 = POOL_##OP##_ADD(a0, h);                                                                        \
+        }                                                                                                     \
+        if (ih + 1 >= 0 && ih + 1 < H) {                                                                      \
+          POOL_ROW(OP, K, S, V, h, ih + 1)                                                                    \
+          a0 = POOL_##OP##_ADD(a0, h);                                                                        \
+          a1 = POOL_##OP##_ADD(a1, h);                                                                        \
+        }                                                                                                     \
+        for (int oh = oh_first; oh < oh_end; ++oh) {                                                          \
+          float##V a2 = (float##V)(POOL_##OP##_FILL);                                                         \
+          const int last = oh - PT + 2;                                                                       \
+          if (last >= 0 && last < H) {                                                                        \
+            POOL_ROW(OP, K, S, V, h, last)                                                                    \
+            a0 = POOL_##OP##_ADD(a0, h);                                                                      \
+            a1 = POOL_##OP##_ADD(a1, h);                                                                      \
+            a2 = h;                                                                                           \
+          }                                                                                                   \
+          POOL_STORE(OP, V, a0, oh)                                                                           \
+          a0 = a1;                                                                                            \
+          a1 = a2;                                                                                            \
+        }                                                                                                     \
+      } else {                                                                                                \
+        /* the last input row of the previous output row, reduced (kept, in case \
+         * this output row starts there) */                                          \
+        int kept_ih = -1;                                                                                     \
+        float##V kept = (float##V)(POOL_##OP##_FILL);                                                         \
+        for (int oh = oh_first; oh < oh_end; ++oh) {                                                          \
+          float##V acc = (float##V)(POOL_##OP##_FILL);                                                        \
+          const int ih0 = oh * SH - PT;                                                                       \
+          for (int kh = 0; kh < KH; ++kh) {                                                                   \
+            const int ih = ih0 + kh;                                                                          \
+            if (ih < 0 || ih >= H) continue;                                                                  \
+            if (ih == kept_ih) {                                                                              \
+              h = kept;                                                                                       \
+            } else {                                                                                          \
+              POOL_ROW(OP, K, S, V, h, ih)                                                                    \
+            }                                                                                                 \
+            acc = POOL_##OP##_ADD(acc, h);                                                                    \
+            if (kh == KH - 1) {                                                                               \
+              kept_ih = ih;                                                                                   \
+              kept = h;                                                                                       \
+            }                                                                                                 \
+          }                                                                                                   \
+          POOL_STORE(OP, V, acc, oh)                                                                          \
+        }                                                                                                     \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
+
+POOL_KERNEL(hgr_max_pool2d_k3_s1_v8, MAX, 3, 1, 8)
+POOL_KERNEL(hgr_max_pool2d_k3_s1_v16, MAX, 3, 1, 16)
+POOL_KERNEL(hgr_max_pool2d_k3_s2_v8, MAX, 3, 2, 8)
+POOL_KERNEL(hgr_max_pool2d_k2_s2_v8, MAX, 2, 2, 8)
+POOL_KERNEL(hgr_avg_pool2d_k3_s1_v8, AVG, 3, 1, 8)
+POOL_KERNEL(hgr_avg_pool2d_k3_s1_v16, AVG, 3, 1, 16)
+POOL_KERNEL(hgr_avg_pool2d_k3_s2_v8, AVG, 3, 2, 8)
+POOL_KERNEL(hgr_avg_pool2d_k2_s2_v8, AVG, 2, 2, 8)
+
+/* ---- global pools ------------------------------------------------------------------ */
+
 __kernel void hgr_global_max_pool2d(__global const float* x, __global float* y, uint planes, uint size) {
   const size_t plane = get_global_id(0);
   if (plane >= planes) return;
   __global const float* xp = x + plane * size;
-  float m = -FLT_MAX;
-  for (uint i = 0; i < size; ++i) m = fmax(m, xp[i]);
+  float8 m8 = (float8)(-FLT_MAX);
+  uint i = 0;
+  for (; i + 8 <= size; i += 8) m8 = fmax(m8, vload8(0, xp + i));
+  /* the lanes through private memory, not .lo and .hi nor .s0 ... .s7: Oclgrind
+   * 21.10's uninitialized-value checker crashed on those */
+  float lanes[8];
+  vstore8(m8, 0, lanes);
+  float m = lanes[0];
+  for (int j = 1; j < 8; ++j) m = fmax(m, lanes[j]);
+  for (; i < size; ++i) m = fmax(m, xp[i]);
   y[plane] = m;
 }
 
@@ -188,7 +420,13 @@ __kernel void hgr_global_avg_pool2d(__global const float* x, __global float* y, 
   const size_t plane = get_global_id(0);
   if (plane >= planes) return;
   __global const float* xp = x + plane * size;
-  float sum = 0.0f;
-  for (uint i = 0; i < size; ++i) sum += xp[i];
+  float8 s8 = (float8)(0.0f);
+  uint i = 0;
+  for (; i + 8 <= size; i += 8) s8 += vload8(0, xp + i);
+  float lanes[8]; /* as max's */
+  vstore8(s8, 0, lanes);
+  float sum = lanes[0];
+  for (int j = 1; j < 8; ++j) sum += lanes[j];
+  for (; i < size; ++i) sum += xp[i];
   y[plane] = sum / (float)size;
 }

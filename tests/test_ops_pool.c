@@ -1,14 +1,16 @@
 /* 2-D pooling against the plain-C reference (tests/ref_conv.c) on random data
  * (argument: a device spec): every attr of max_pool2d and avg_pool2d, including
  * ceil_mode with and without count_include_pad, windows that lie wholly in padding,
- * the global pools, and what the ops reject.
+ * the row-blocked kernels on chosen and random shapes, the global pools, and what
+ * the ops reject.
  *
  * Tolerances: max pooling is exact (it picks one of its inputs, or -FLT_MAX).
  * Average pooling sums at most 25 values in [-1, 1] in float32 and divides once:
  * the error is a few roundings of partial sums bounded by 25, divided by the count,
  * well under 2e-6 absolute; rtol 1e-6 covers the division. The global average sums
- * up to 3136 values in one order: atol 2e-5 (the worst case, 3136 * 2^-24 times a
- * sum bounded by 3136 over 3136, is 1.9e-4; random signs make it about 3e-6). */
+ * up to 3136 values (8 interleaved partial sums, then those): atol 2e-5 (the
+ * worst case, 3136 * 2^-24 times a sum bounded by 3136 over 3136, is 1.9e-4;
+ * random signs make it about 3e-6). */
 #include <float.h>
 #include <stdio.h>
 #include <string.h>
@@ -167,6 +169,128 @@ static void onnx_ceil_mode_drops_windows_starting_in_end_padding(void** state) {
   assert_true(dropped >= 8);
 }
 
+/* The row-blocked kernels (windows 3 wide at stride 1 or 2, 2 wide at stride 2, no
+ * dilation; kernels/pool.cl's hgr_*_pool2d_k<K>_s<S>_v<V>): rows of 16 columns and
+ * more at stride 1 (v16) and fewer (v8), rows narrower than a block and rows whose
+ * last block overlaps the one before, the model zoo's shapes (inception's
+ * end-only padding), padding as wide as the window (lanes and rows wholly in
+ * padding), ceil_mode, both averages, vertical windows 1 to 5 high at strides 1
+ * to 3 (the rolled rows of 3 at stride 1, the kept row of 3 at stride 2), and few
+ * planes, whose rows are split over work-items. */
+static void row_blocked_pools_match_reference(void** state) {
+  (void)state;
+  static const pool_case_t cases[] = {
+      {{1, 3, 19, 17}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 3, 19, 17}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 3, 19, 17}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true), "1", "3"},
+      {{2, 5, 9, 9}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{2, 5, 9, 9}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true), "1", "3"},
+      {{1, 2, 5, 5}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 2, 5, 5}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 4, 16, 16}, Q(true, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "3"},
+      {{1, 3, 23, 23}, Q(true, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, false, false), "[0, 0, 1, 1]", "3"},
+      {{1, 3, 23, 23}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false), "1", "3"},
+      {{1, 3, 23, 23}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
+      {{1, 3, 21, 21}, Q(true, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "3"},
+      {{1, 4, 15, 17}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "2"},
+      {{1, 4, 15, 17}, Q(false, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "2"},
+      {{1, 2, 3, 3}, Q(false, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, false, true), "1", "2"},
+      {{2, 3, 34, 34}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, false, false), NULL, "2"},
+      /* padding as wide as the window */
+      {{1, 2, 6, 7}, Q(true, 3, 3, 1, 1, 3, 3, 3, 3, 1, 1, false, false), "3", "3"},
+      {{1, 2, 6, 7}, Q(false, 3, 3, 1, 2, 3, 3, 3, 3, 1, 1, false, true), "3", "3"},
+      {{1, 2, 6, 7}, Q(false, 3, 3, 2, 1, 3, 3, 3, 3, 1, 1, true, false), "3", "3"},
+      {{1, 2, 6, 20}, Q(false, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, false, true), "2", "2"},
+      {{1, 2, 6, 18}, Q(false, 3, 3, 1, 1, 3, 3, 3, 3, 1, 1, false, false), "3", "3"},
+      {{1, 2, 6, 18}, Q(false, 3, 3, 1, 1, 3, 3, 3, 3, 1, 1, true, true), "3", "3"},
+      /* window heights and vertical strides */
+      {{1, 3, 13, 18}, Q(true, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1, false, false), "[0, 1]", "[1, 3]"},
+      {{1, 3, 13, 18}, Q(false, 2, 3, 1, 1, 1, 1, 0, 1, 1, 1, false, true), "[1, 1, 0, 1]", "[2, 3]"},
+      {{1, 3, 13, 18}, Q(true, 5, 3, 1, 2, 2, 1, 2, 1, 1, 1, false, false), "[2, 1]", "[5, 3]"},
+      {{1, 3, 13, 18}, Q(false, 4, 3, 3, 2, 1, 1, 2, 1, 1, 1, true, false), "[1, 1, 2, 1]", "[4, 3]"},
+      {{1, 3, 13, 18}, Q(true, 3, 2, 3, 2, 1, 0, 1, 0, 1, 1, true, false), "[1, 0]", "[3, 2]"},
+      {{1, 3, 13, 18}, Q(false, 3, 3, 3, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "3"},
+      /* 64 planes and more: a work-item per plane, running down all its rows */
+      {{2, 33, 11, 19}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{2, 33, 11, 19}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true), "1", "3"},
+      {{1, 64, 12, 9}, Q(false, 3, 3, 1, 1, 0, 1, 2, 1, 1, 1, false, false), "[0, 1, 2, 1]", "3"},
+      {{1, 64, 13, 13}, Q(true, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, false, false), "[0, 0, 1, 1]", "3"},
+      {{1, 64, 13, 13}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
+      {{1, 70, 11, 18}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "2"},
+      {{1, 70, 11, 18}, Q(false, 2, 3, 1, 1, 1, 0, 1, 1, 1, 1, false, true), "[1, 0, 1, 1]", "[2, 3]"},
+      {{1, 70, 11, 18}, Q(false, 4, 3, 2, 2, 2, 1, 2, 1, 1, 1, false, false), "[2, 1]", "[4, 3]"},
+      /* one plane, or a few: its rows spread over work-items */
+      {{1, 1, 40, 37}, Q(true, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 1, 40, 37}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
+      {{1, 3, 40, 40}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
+      {{1, 3, 41, 41}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "2"},
+  };
+  check_cases(cases, COUNT(cases), 31);
+}
+
+/* Random shapes for the row-blocked kernels (fewer and smaller on the simulator):
+ * any window height and vertical stride, padding up to the window's width,
+ * ceil_mode and count_include_pad, the three horizontal windows. */
+static void row_blocked_pools_match_reference_on_random_shapes(void** state) {
+  (void)state;
+  static const int64_t widths[3][2] = {{3, 1}, {3, 2}, {2, 2}}; /* window width, stride */
+  const bool simulated = hgr_optest_is_simulator(hgr_optest_device);
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 32);
+  for (int made = 0; made < (simulated ? 24 : 120);) {
+    /* drawn one by one, in this order (an initializer list's order is unspecified) */
+    const int64_t* wide = widths[hgr_test_rng_below(&rng, 3)];
+    pool_case_t c = {{0}, {0}, NULL, NULL};
+    c.x[0] = 1 + hgr_test_rng_below(&rng, 2);
+    /* a few planes (rows spread over work-items) or 64 and more (whole planes) */
+    c.x[1] = hgr_test_rng_below(&rng, 2) ? 1 + hgr_test_rng_below(&rng, 5) : 64 + hgr_test_rng_below(&rng, 8);
+    c.x[2] = 1 + hgr_test_rng_below(&rng, simulated ? 12 : 40);
+    c.x[3] = 1 + hgr_test_rng_below(&rng, simulated ? 24 : 50);
+    c.p.max = hgr_test_rng_below(&rng, 2) == 0;
+    c.p.pool_size[0] = 1 + hgr_test_rng_below(&rng, 4);
+    c.p.pool_size[1] = wide[0];
+    c.p.strides[0] = 1 + hgr_test_rng_below(&rng, 3);
+    c.p.strides[1] = wide[1];
+    c.p.dilation[0] = c.p.dilation[1] = 1;
+    for (int side = 0; side < 4; ++side) c.p.padding[side] = hgr_test_rng_below(&rng, side % 2 ? 4 : 3);
+    c.p.ceil_mode = hgr_test_rng_below(&rng, 2) == 0;
+    c.p.count_include_pad = hgr_test_rng_below(&rng, 2) == 0;
+    if (c.p.max) c.p.count_include_pad = false;
+    bool fits = true;
+    for (int axis = 0; axis < 2; ++axis) {
+      if (c.p.padding[axis] > c.p.pool_size[axis]) c.p.padding[axis] = c.p.pool_size[axis];
+      if (c.p.padding[axis + 2] > c.p.pool_size[axis]) c.p.padding[axis + 2] = c.p.pool_size[axis];
+      fits = fits && c.x[2 + axis] + c.p.padding[axis] + c.p.padding[axis + 2] >= c.p.pool_size[axis];
+    }
+    if (!fits) continue;
+    char padding[64], pool[32];
+    snprintf(padding, sizeof(padding), "[%lld, %lld, %lld, %lld]", (long long)c.p.padding[0], (long long)c.p.padding[1],
+             (long long)c.p.padding[2], (long long)c.p.padding[3]);
+    snprintf(pool, sizeof(pool), "[%lld, %lld]", (long long)c.p.pool_size[0], (long long)c.p.pool_size[1]);
+    c.padding_attr = padding;
+    c.pool_attr = pool;
+    check_cases(&c, 1, 100 + (uint64_t)made);
+    ++made;
+  }
+}
+
+/* A window that is the whole unpadded plane runs the global pool's kernel
+ * (ResNet's final 7x7 average, also with ceil_mode at stride 2); with padding
+ * (inception_v1's 7x7 over 6x6, padded at the end) it does not. */
+static void whole_plane_windows_match_reference(void** state) {
+  (void)state;
+  static const pool_case_t cases[] = {
+      {{1, 5, 7, 7}, Q(false, 7, 7, 1, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "7"},
+      {{1, 5, 7, 7}, Q(false, 7, 7, 1, 1, 0, 0, 0, 0, 1, 1, false, true), NULL, "7"},
+      {{1, 5, 7, 7}, Q(true, 7, 7, 1, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "7"},
+      {{2, 3, 6, 9}, Q(false, 6, 9, 2, 2, 0, 0, 0, 0, 1, 1, true, true), NULL, "[6, 9]"},
+      {{2, 3, 6, 9}, Q(true, 6, 9, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "[6, 9]"},
+      {{1, 4, 6, 6}, Q(false, 7, 7, 1, 1, 0, 0, 1, 1, 1, 1, false, false), "[0, 0, 1, 1]", "7"},
+      {{1, 4, 6, 6}, Q(false, 7, 7, 1, 1, 0, 0, 1, 1, 1, 1, false, true), "[0, 0, 1, 1]", "7"},
+  };
+  check_cases(cases, COUNT(cases), 33);
+}
+
 /* Big inputs: a ResNet-sized stem pool, and long 1-D rows (22 000 columns: each
  * spread over work-items; rusticl computed wrong maxima when one work-item ran a
  * whole such row). Oclgrind, which simulates every work-item, gets smaller ones of
@@ -264,6 +388,9 @@ int main(int argc, char** argv) {
       cmocka_unit_test(avg_pool_matches_reference),
       cmocka_unit_test(long_rows_match_reference),
       cmocka_unit_test(onnx_ceil_mode_drops_windows_starting_in_end_padding),
+      cmocka_unit_test(row_blocked_pools_match_reference),
+      cmocka_unit_test(row_blocked_pools_match_reference_on_random_shapes),
+      cmocka_unit_test(whole_plane_windows_match_reference),
       cmocka_unit_test(large_pools_match_reference),
       cmocka_unit_test(global_pools_match_reference),
       cmocka_unit_test(bad_attrs_and_shapes_are_rejected),

@@ -23,11 +23,10 @@
  * against onnxruntime on random shapes, strides, dilations and pads).
  *
  * global_max_pool2d / global_avg_pool2d attrs: layout, out_layout; output [N, C, 1, 1]. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops.h"
-
-/* Shared with ops_conv.c, where they are defined and described. */
 
 /* Meta layout shared with kernels/pool.cl (POOL_* there). */
 enum {
@@ -120,12 +119,56 @@ static hgr_status_t infer_pool2d(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   return HGR_OK;
 }
 
+/* The global pool kernel over `planes` planes of `size` values each. */
+static void launch_global(hgr__op_ctx_t* ctx, uint64_t planes, uint64_t size) {
+  hgr__launch_plan_t* l =
+      hgr__op_launch(ctx, ctx->op->variant == VARIANT_MAX ? "hgr_global_max_pool2d" : "hgr_global_avg_pool2d");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, (uint32_t)planes);
+  hgr__launch_uint(ctx, l, (uint32_t)size);
+  hgr__launch_1d(ctx, l, planes);
+}
+
+/* A window that is the whole unpadded plane, one output per plane (ResNet's and
+ * inception_v2's final 7x7 average pool): the global pool's result, which divides
+ * by H * W as the average does there, and runs a plane per work-item in float8s
+ * instead of hgr_avg_pool2d's one scalar window. */
+static bool is_whole_plane(const pool_t* p, const hgr__entry_t* x) {
+  return p->out[0] == 1 && p->out[1] == 1 && p->pool[0] == x->shape[2] && p->pool[1] == x->shape[3] &&
+         p->dilation[0] == 1 && p->dilation[1] == 1 && p->padding[0] == 0 && p->padding[1] == 0 &&
+         p->padding[2] == 0 && p->padding[3] == 0;
+}
+
+/* Windows 3 columns wide at horizontal stride 1 or 2, or 2 wide at stride 2 (the
+ * model zoo's pools), without dilation, run kernels/pool.cl's row-blocked
+ * hgr_*_pool2d_k<K>_s<S>_v<V>: a work-item per run of output rows of one plane,
+ * each row in floatV blocks, each input row loaded once per block. On PoCL
+ * (issue 16) they ran the zoo's stride-1 pools in 0.12-0.21x the CPU time of
+ * hgr_max_pool2d / hgr_avg_pool2d, the stride-2 ones in 0.4-1.0x (those reading
+ * 4.5 MB and more at the same rate as relu either way; bench/notes.md "Pooling"). */
+static bool is_row_blocked(const pool_t* p) {
+  return p->dilation[0] == 1 && p->dilation[1] == 1 &&
+         ((p->pool[1] == 3 && (p->strides[1] == 1 || p->strides[1] == 2)) || (p->pool[1] == 2 && p->strides[1] == 2));
+}
+
+/* Items the row-blocked kernels aim for at least (a plane's rows are split into
+ * runs below that), and the work-groups they spread them over at least (as
+ * ops_conv.c's depthwise kernels: one work-group of 64 items left a core idle on
+ * PoCL). */
+#define ROWS_MIN_ITEMS 64
+#define ROWS_MIN_GROUPS 16
+
 static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* x;
   pool_t p;
   HGR_RETURN_IF_ERROR(parse_pool(ctx, &x, &p));
   const int64_t *pool = p.pool, *strides = p.strides, *dilation = p.dilation, *padding = p.padding, *out = p.out;
   bool count_include_pad = p.count_include_pad;
+  if (is_whole_plane(&p, x)) {
+    launch_global(ctx, (uint64_t)x->shape[0] * (uint64_t)x->shape[1], (uint64_t)(x->shape[2] * x->shape[3]));
+    return HGR_OK;
+  }
 
   int32_t meta[META_COUNT];
   meta[META_N] = (int32_t)x->shape[0];
@@ -145,14 +188,43 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   meta[META_PB] = (int32_t)padding[2];
   meta[META_PR] = (int32_t)padding[3];
   meta[META_COUNT_INCLUDE_PAD] = count_include_pad;
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, ctx->op->variant == VARIANT_MAX ? "hgr_max_pool2d" : "hgr_avg_pool2d");
+  const char* variant = ctx->op->variant == VARIANT_MAX ? "max" : "avg";
+  if (!is_row_blocked(&p)) {
+    char kernel[32];
+    snprintf(kernel, sizeof(kernel), "hgr_%s_pool2d", variant);
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+    hgr__launch_input(ctx, l, 0);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_meta_arg(ctx, l);
+    hgr__launch_meta(ctx, l, meta, META_COUNT);
+    /* one work-item per POOL_CHUNK (64) columns of an output row (kernels/pool.cl) */
+    uint64_t chunks = ((uint64_t)out[1] + 63) / 64;
+    hgr__launch_1d(ctx, l, (uint64_t)x->shape[0] * (uint64_t)x->shape[1] * (uint64_t)out[0] * chunks);
+    return HGR_OK;
+  }
+  /* floatV blocks: 16 columns for stride-1 rows of at least 16, else 8 (a stride-2
+   * block of 8 loads 16 or 18 inputs per input row) */
+  int v = strides[1] == 1 && out[1] >= 16 ? 16 : 8;
+  char kernel[48];
+  snprintf(kernel, sizeof(kernel), "hgr_%s_pool2d_k%d_s%d_v%d", variant, (int)pool[1], (int)strides[1], v);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   hgr__launch_input(ctx, l, 0);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_meta_arg(ctx, l);
   hgr__launch_meta(ctx, l, meta, META_COUNT);
-  /* one work-item per POOL_CHUNK (64) columns of an output row (kernels/pool.cl) */
-  uint64_t chunks = ((uint64_t)out[1] + 63) / 64;
-  hgr__launch_1d(ctx, l, (uint64_t)x->shape[0] * (uint64_t)x->shape[1] * (uint64_t)out[0] * chunks);
+  /* whole planes, unless there are fewer than ROWS_MIN_ITEMS of them */
+  uint64_t planes = (uint64_t)x->shape[0] * (uint64_t)x->shape[1], oh = (uint64_t)out[0];
+  uint64_t chunks = planes >= ROWS_MIN_ITEMS ? 1 : (ROWS_MIN_ITEMS + planes - 1) / planes;
+  if (chunks > oh) chunks = oh;
+  uint64_t rows = (oh + chunks - 1) / chunks;
+  hgr__launch_meta1(ctx, l, (int32_t)rows); /* POOL_ROWS */
+  uint64_t items = planes * ((oh + rows - 1) / rows);
+  size_t local = ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;
+  if (ctx->limits.max_work_item[0] && local > ctx->limits.max_work_item[0]) local = ctx->limits.max_work_item[0];
+  if (local > items / ROWS_MIN_GROUPS) local = (size_t)(items / ROWS_MIN_GROUPS);
+  if (local == 0) local = 1;
+  size_t global[1] = {(size_t)items}, local_size[1] = {local};
+  hgr__launch_nd(l, 1, global, local_size);
   return HGR_OK;
 }
 
@@ -167,14 +239,7 @@ static hgr_status_t infer_global_pool2d(hgr__op_ctx_t* ctx, hgr__entry_t* output
 
 static hgr_status_t plan_global_pool2d(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* x = hgr__op_input(ctx, 0); /* checked by infer_global_pool2d */
-  uint64_t planes = (uint64_t)x->shape[0] * (uint64_t)x->shape[1];
-  hgr__launch_plan_t* l =
-      hgr__op_launch(ctx, ctx->op->variant == VARIANT_MAX ? "hgr_global_max_pool2d" : "hgr_global_avg_pool2d");
-  hgr__launch_input(ctx, l, 0);
-  hgr__launch_output(ctx, l, 0);
-  hgr__launch_uint(ctx, l, (uint32_t)planes);
-  hgr__launch_uint(ctx, l, (uint32_t)(x->shape[2] * x->shape[3]));
-  hgr__launch_1d(ctx, l, planes);
+  launch_global(ctx, (uint64_t)x->shape[0] * (uint64_t)x->shape[1], (uint64_t)(x->shape[2] * x->shape[3]));
   return HGR_OK;
 }
 
