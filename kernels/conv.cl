@@ -472,7 +472,7 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
  * the vload16 15 floats on (so nothing past the 31st float is read); 8 pixels, the
  * even half of one vload16 (16 floats, the last unused). Blocks whose taps all read
  * the image run without masks, rows of taps outside it skipped; the others AND each
- * tap's input with a lane mask (it zeroes without arithmetic): in the _k3 and _k7
+ * tap's input with a lane mask (it zeroes without arithmetic): in the _k3
  * kernels one per tap, for columns and rows, over every tap unrolled; in the others
  * one per kw, skipping the rows outside the image for all 16 pixels (6x16) or
  * masking them per row (6x8x2). Where the floats would leave x (taps of the first
@@ -493,19 +493,22 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
 #define CONV_ROWS_S2_UNROLL_0 _Pragma("unroll")
 #define CONV_ROWS_S2_UNROLL_1 _Pragma("unroll 1")
 /* One input channel c of a masked block, inside CONV_ROWS_S2: CHECKED 1 gathers lane
- * by lane the taps whose floats would leave x. With KH and KW fixed (KHC != 0) every
- * tap runs, unrolled, under its own mask (zero for rows outside the image); else
- * the rows [kh_lo, kh_hi), each tap under its column's mask and (R == 2) its rows'. */
-#define CONV_ROWS_S2_MASKED_CHANNEL(KHC, R, CHECKED)                                                          \
+ * by lane the taps whose floats would leave x. TAPS (the _k3 kernels): every tap
+ * runs, unrolled, under its own mask (zero for rows outside the image); else the
+ * rows [kh_lo, kh_hi), each tap under its column's mask and (R == 2) its rows'. In
+ * the kh-range loop PoCL 3.1 copied the 12 accumulator registers around twice per
+ * kh (4.7 instructions per FMA, against 2.5 unrolled); on the 7x7 stem the per-tap
+ * masks measured slower (1.13x, bench/notes.md), so _k7 keeps the loop. */
+#define CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, CHECKED)                                                         \
   {                                                                                                           \
     const int xc = base + c * HW;                                                                             \
-    CONV_ROWS_S2_UNROLL_##CHECKED for (int kh = KHC ? 0 : kh_lo; kh < (KHC ? KHC : kh_hi); ++kh) {            \
+    CONV_ROWS_S2_UNROLL_##CHECKED for (int kh = TAPS ? 0 : kh_lo; kh < (TAPS ? KH : kh_hi); ++kh) {           \
       /* R == 2: lanes 0-7 read row ih0 + kh, lanes 8-15 row ih0 + SH + kh */                                 \
       const int16 ih = (int16)(ih0 + kh) + (int16)(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1) * SH;      \
-      const int16 rows = KHC || (R) == 1 ? (int16)(-1) : ih >= (int16)(0) & ih < (int16)(H);                  \
+      const int16 rows = TAPS || (R) == 1 ? (int16)(-1) : ih >= (int16)(0) & ih < (int16)(H);                 \
       CONV_ROWS_S2_UNROLL_##CHECKED for (int kw = 0; kw < KW; ++kw) {                                         \
         const int at = xc + kh * W + kw;                                                                      \
-        const int16 m = KHC ? mask[kh * KW + kw] : mask[kw] & rows;                                           \
+        const int16 m = TAPS ? mask[kh * KW + kw] : mask[kw] & rows;                                          \
         float16 v;                                                                                            \
         if (!CHECKED || (at >= 0 && at <= total - SPAN)) {                                                    \
           v = CONV_ROWS_S2_TAP(R, x + at);                                                                    \
@@ -525,7 +528,7 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
       }                                                                                                       \
     }                                                                                                         \
   }
-#define CONV_ROWS_S2(NAME, KHC, KWC, R)                                                                       \
+#define CONV_ROWS_S2(NAME, KHC, KWC, R, TAPS)                                                                 \
   __kernel void NAME(__global const float* restrict x, __global const float* restrict w,                      \
                      __global const float* restrict bias, __global float* restrict y,                         \
                      __global const int* restrict meta) {                                                     \
@@ -562,29 +565,29 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
         }                                                                                                     \
       }                                                                                                       \
     } else {                                                                                                  \
-      /* KHC: mask[kh * KW + kw] lane j: tap (kh, kw) of the lane's pixel reads the                           \
+      /* TAPS: mask[kh * KW + kw] lane j: tap (kh, kw) of the lane's pixel reads the                          \
        * image; else mask[kw] lane j: column iw0 + 2 * (j % PX) + kw is inside it */                          \
-      int16 mask[KHC ? KHC * KWC : CONV_ROWS_S2_MAX_KW];                                                      \
-      for (int kh = 0; kh < (KHC ? KH : 1); ++kh) {                                                           \
+      int16 mask[TAPS ? KHC * KWC : KWC ? KWC : CONV_ROWS_S2_MAX_KW];                                         \
+      for (int kh = 0; kh < (TAPS ? KH : 1); ++kh) {                                                          \
         for (int kw = 0; kw < KW; ++kw) {                                                                     \
           int lanes[16];                                                                                      \
           for (int j = 0; j < 16; ++j) {                                                                      \
             const int ih = ih0 + (j / PX) * SH + kh, iw = iw0 + 2 * (j % PX) + kw;                            \
-            lanes[j] = (!KHC || (ih >= 0 && ih < H)) && iw >= 0 && iw < W ? -1 : 0;                           \
+            lanes[j] = (!TAPS || (ih >= 0 && ih < H)) && iw >= 0 && iw < W ? -1 : 0;                          \
           }                                                                                                   \
           mask[kh * KW + kw] = vload16(0, lanes);                                                             \
         }                                                                                                     \
       }                                                                                                       \
       /* channels [c_lo, c_hi) read their floats inside x; the few others (the first                          \
        * plane of x, the last) check */                                                                       \
-      const int kh_first = KHC ? 0 : kh_lo, kh_last = KHC ? KH - 1 : kh_hi - 1;                               \
+      const int kh_first = TAPS ? 0 : kh_lo, kh_last = TAPS ? KH - 1 : kh_hi - 1;                             \
       const int lo = base + kh_first * W, hi = base + kh_last * W + KW - 1 + SPAN - 1;                        \
       const int c_lo = lo >= 0 ? 0 : min(C, (HW - 1 - lo) / HW);                                              \
       const int last = total - 1 - hi;                                                                        \
       const int c_hi = last < 0 ? c_lo : clamp(last / HW + 1, c_lo, C);                                       \
-      for (int c = 0; c < c_lo; ++c) CONV_ROWS_S2_MASKED_CHANNEL(KHC, R, 1)                                   \
-      for (int c = c_lo; c < c_hi; ++c) CONV_ROWS_S2_MASKED_CHANNEL(KHC, R, 0)                                \
-      for (int c = c_hi; c < C; ++c) CONV_ROWS_S2_MASKED_CHANNEL(KHC, R, 1)                                   \
+      for (int c = 0; c < c_lo; ++c) CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, 1)                                  \
+      for (int c = c_lo; c < c_hi; ++c) CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, 0)                               \
+      for (int c = c_hi; c < C; ++c) CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, 1)                                  \
     }                                                                                                         \
     /* the epilogue (bias, CONV_ACTIVATE), stored at the block's pixels with ow < OW                          \
      * and oh < OH */                                                                                         \
@@ -610,8 +613,8 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
     }                                                                                                         \
   }
 
-CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k3, 3, 3, 1)
-CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k7, 7, 7, 1)
-CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2, 0, 0, 1)
-CONV_ROWS_S2(hgr_conv2d_rows_6x8x2_s2_k3, 3, 3, 2)
-CONV_ROWS_S2(hgr_conv2d_rows_6x8x2_s2, 0, 0, 2)
+CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k3, 3, 3, 1, 1)
+CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k7, 7, 7, 1, 0)
+CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2, 0, 0, 1, 0)
+CONV_ROWS_S2(hgr_conv2d_rows_6x8x2_s2_k3, 3, 3, 2, 1)
+CONV_ROWS_S2(hgr_conv2d_rows_6x8x2_s2, 0, 0, 2, 0)
