@@ -544,9 +544,10 @@ static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
  * 8 pixels of each of two rows (rows_s2_pixels). The rule (rows_s2_by_rule) takes
  * them where the blocks waste at most a quarter of a row's lanes (OW 7 and 14
  * yes, 5 and 17 no); elsewhere they are a tuning candidate beside the tiled kernel
- * where that would run the layer (plan_conv2d). The 6x8x2 blocks ran resnet50's
- * 512-channel layer with 7 x 7 outputs in 0.6-0.7x the tiled kernel's CPU time
- * (bench/notes.md). */
+ * where that would run the layer (plan_conv2d), under the candidate name
+ * "rows_6x16_s2" for either block shape (so tuning records stay valid). The 6x8x2
+ * blocks ran resnet50's 512-channel layer with 7 x 7 outputs in 0.6-0.7x the tiled
+ * kernel's CPU time on PoCL (bench/notes.md). */
 #define ROWS_S2_MAX_KW 11 /* CONV_ROWS_S2_MAX_KW */
 static bool is_rows_s2(const conv_t* p) {
   return p->groups == 1 && p->strides[1] == 2 && p->dilation[0] == 1 && p->dilation[1] == 1 &&
