@@ -552,7 +552,9 @@ static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
 static bool is_rows_s2(const conv_t* p) {
   return p->groups == 1 && p->strides[1] == 2 && p->dilation[0] == 1 && p->dilation[1] == 1 &&
          p->kw <= ROWS_S2_MAX_KW && p->kh * p->kw > 1 && p->n > 0 && p->c > 0 && p->k > 0 && p->oh > 0 &&
-         p->ow > 0 && p->n * p->c * p->h * p->w <= INT32_MAX - 64 && p->strides[0] * p->w <= INT32_MAX / 4 &&
+         p->ow > 0 && p->strides[0] * p->w <= INT32_MAX / 4 &&
+         /* the kernel's int offsets reach KH + SH rows past the last plane's */
+         p->n * p->c * p->h * p->w + (p->kh + p->strides[0] + 1) * p->w <= INT32_MAX - 64 &&
          p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS) <= INT32_MAX &&
          ceil_div(p->oh, 2) * ceil_div(p->ow, 8) <= INT32_MAX;
 }
