@@ -17,8 +17,9 @@
  * hgr_conv2d_rows_6x16[_k3|_k5]: groups == 1, stride 1, dilation 1 (below): 6 output
  *   channels x 16 pixels per work-item in registers, no local memory; NDRange 3-D.
  *
- * hgr_conv2d_rows_6x16_s2[_k3|_k7]: groups == 1, horizontal stride 2, dilation 1
- *   (below): the same blocks, 16 pixels of one output row; NDRange 3-D.
+ * hgr_conv2d_rows_6x16_s2[_k3|_k7], hgr_conv2d_rows_6x8x2_s2[_k3]: groups == 1,
+ *   horizontal stride 2, dilation 1 (below): the same blocks, 16 pixels of one
+ *   output row or 8 of two; NDRange 3-D.
  *
  * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: any groups (the plan takes it for groups == 1 and
  *   groups of at least 8 output channels). A work-group computes a block of
@@ -457,118 +458,163 @@ CONV_ROWS(hgr_conv2d_rows_6x16_k3, 3, 3)
 CONV_ROWS(hgr_conv2d_rows_6x16_k5, 5, 5)
 CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
 
-/* hgr_conv2d_rows_6x16_s2[_k3|_k7]: groups == 1, horizontal stride 2, any vertical
- * stride, dilation 1, KW <= CONV_ROWS_S2_MAX_KW (the _k3 and _k7 variants fix KH =
- * KW = 3 or 7). A work-item computes 6 output channels x 16 consecutive pixels of
- * one output row (ow0 .. ow0 + 15; lanes past OW are computed and never stored),
- * with the accumulators in registers across the whole C * KH * KW loop as
- * hgr_conv2d_rows_6x16. Tap (kh, kw) of the 16 pixels reads 16 inputs 2 apart in
- * input row oh * SH + kh - PT, from column ow0 * 2 + kw - PL: the even lanes of 31
- * consecutive floats, loaded as the even half of one vload16 and the odd half of
- * the vload16 one float further on (so nothing past the 31st float is read). Rows
- * of a tap outside the image are skipped (the same for all 16 pixels); blocks whose
- * columns all read the image run without masks, the others AND each tap's input
- * with a lane mask per kw (computed once per work-item; it zeroes without
- * arithmetic), and gather lane by lane where the 31 floats would leave x (taps of
- * the first and last planes of x only).
- * NDRange 3-D: global (OH * ceil(OW / 16), ceil(K / 6) rounded up to local[1], N);
- * any local size (the plan takes (1, up to 8, 1)). Items past K return. */
+/* hgr_conv2d_rows_6x16_s2[_k3|_k7] and hgr_conv2d_rows_6x8x2_s2[_k3]: groups == 1,
+ * horizontal stride 2, any vertical stride, dilation 1, KW <= CONV_ROWS_S2_MAX_KW
+ * (the _k3 and _k7 variants fix KH = KW = 3 or 7). A work-item computes 6 output
+ * channels x 16 pixels, with the accumulators in registers across the whole
+ * C * KH * KW loop as hgr_conv2d_rows_6x16: in the 6x16 kernels 16 consecutive
+ * pixels of one output row (ow0 .. ow0 + 15), in the 6x8x2 ones 8 consecutive
+ * pixels (ow0 .. ow0 + 7) of two output rows (oh0 and oh0 + 1, lanes 0-7 and
+ * 8-15), for rows of at most 8 outputs; lanes past OW or OH are computed and never
+ * stored. Tap (kh, kw) of a row's 16 (8) pixels reads 16 (8) inputs 2 apart in input
+ * row oh * SH + kh - PT, from column ow0 * 2 + kw - PL: 16 pixels, the even lanes of
+ * 31 consecutive floats, loaded as the even half of one vload16 and the odd half of
+ * the vload16 15 floats on (so nothing past the 31st float is read); 8 pixels, the
+ * even half of one vload16 (16 floats, the last unused). Blocks whose taps all read
+ * the image run without masks, rows of taps outside it skipped; the others AND each
+ * tap's input with a lane mask (it zeroes without arithmetic): in the _k3
+ * kernels one per tap, for columns and rows, over every tap unrolled; in the others
+ * one per kw, skipping the rows outside the image for all 16 pixels (6x16) or
+ * masking them per row (6x8x2). Where the floats would leave x (taps of the first
+ * and last planes of x only) they gather lane by lane.
+ * NDRange 3-D: global (ceil(OH / R) * ceil(OW / PX), ceil(K / 6) rounded up to
+ * local[1], N), R = 1 and PX = 16 (6x16), R = 2 and PX = 8 (6x8x2); any local size
+ * (the plan takes (1, up to 8, 1)). Items past K return. */
 #define CONV_ROWS_S2_MAX_KW 11
-#define CONV_ROWS_S2_TAP(p) (float16)(vload16(0, (p)).even, vload16(0, (p) + 15).odd)
+#define CONV_ROWS_S2_TAP16(p) (float16)(vload16(0, (p)).even, vload16(0, (p) + 15).odd)
+/* A tap's 16 inputs from p: one row's, or (R == 2) the even floats of 16 from p and
+ * of 16 from the row RS floats further on. (Loads of 8 floats put together, with
+ * .even/.odd, shuffle2 or components, made Oclgrind 21.10's uninitialized-value
+ * checker report the outputs or stop.) */
+#define CONV_ROWS_S2_TAP(R, p) \
+  ((R) == 1 ? CONV_ROWS_S2_TAP16(p) : (float16)(vload16(0, (p)).even, vload16(0, (p) + RS).even))
+/* Only the loops of the channels that run unchecked unroll: the checked ones are a
+ * plane or two, and unrolled they took PoCL 3.1 longer to compile than the rest. */
+#define CONV_ROWS_S2_UNROLL_0 _Pragma("unroll")
+#define CONV_ROWS_S2_UNROLL_1 _Pragma("unroll 1")
 /* One input channel c of a masked block, inside CONV_ROWS_S2: CHECKED 1 gathers lane
- * by lane the taps whose 31 floats would leave x. */
-#define CONV_ROWS_S2_MASKED_CHANNEL(CHECKED)                                                                  \
+ * by lane the taps whose floats would leave x. TAPS (the _k3 kernels): every tap
+ * runs, unrolled, under its own mask (zero for rows outside the image); else the
+ * rows [kh_lo, kh_hi), each tap under its column's mask and (R == 2) its rows'. In
+ * the kh-range loop PoCL 3.1 copied the 12 accumulator registers around twice per
+ * kh (4.7 instructions per FMA, against 2.5 unrolled); on the 7x7 stem the per-tap
+ * masks measured slower (1.13x, bench/notes.md), so _k7 keeps the loop. */
+#define CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, CHECKED)                                                         \
   {                                                                                                           \
     const int xc = base + c * HW;                                                                             \
-    for (int kh = kh_lo; kh < kh_hi; ++kh) {                                                                  \
-      _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                     \
+    CONV_ROWS_S2_UNROLL_##CHECKED for (int kh = TAPS ? 0 : kh_lo; kh < (TAPS ? KH : kh_hi); ++kh) {           \
+      /* R == 2: lanes 0-7 read row ih0 + kh, lanes 8-15 row ih0 + SH + kh */                                 \
+      const int16 ih = (int16)(ih0 + kh) + (int16)(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1) * SH;      \
+      const int16 rows = TAPS || (R) == 1 ? (int16)(-1) : ih >= (int16)(0) & ih < (int16)(H);                 \
+      CONV_ROWS_S2_UNROLL_##CHECKED for (int kw = 0; kw < KW; ++kw) {                                         \
         const int at = xc + kh * W + kw;                                                                      \
+        const int16 m = TAPS ? mask[kh * KW + kw] : mask[kw] & rows;                                          \
         float16 v;                                                                                            \
-        if (!CHECKED || (at >= 0 && at <= total - 31)) {                                                      \
-          v = CONV_ROWS_S2_TAP(x + at);                                                                       \
+        if (!CHECKED || (at >= 0 && at <= total - SPAN)) {                                                    \
+          v = CONV_ROWS_S2_TAP(R, x + at);                                                                    \
         } else {                                                                                              \
           /* only the lanes that read the image load */                                                       \
           float part[16];                                                                                     \
           int lanes[16];                                                                                      \
-          vstore16(mask[kw], 0, lanes);                                                                       \
-          for (int j = 0; j < 16; ++j) part[j] = lanes[j] ? x[at + 2 * j] : 0.0f;                             \
+          vstore16(m, 0, lanes);                                                                              \
+          for (int j = 0; j < 16; ++j) {                                                                      \
+            part[j] = lanes[j] ? x[at + (j / PX) * RS + 2 * (j % PX)] : 0.0f;                                 \
+          }                                                                                                   \
           v = vload16(0, part);                                                                               \
         }                                                                                                     \
-        v = as_float16(as_int16(v) & mask[kw]);                                                               \
+        v = as_float16(as_int16(v) & m);                                                                      \
         const int wt = c * KHW + kh * KW + kw;                                                                \
         CONV_R6(CONV_ROWS_MAD)                                                                                \
       }                                                                                                       \
     }                                                                                                         \
   }
-#define CONV_ROWS_S2(NAME, KHC, KWC)                                                                           \
+#define CONV_ROWS_S2(NAME, KHC, KWC, R, TAPS)                                                                 \
   __kernel void NAME(__global const float* restrict x, __global const float* restrict w,                      \
                      __global const float* restrict bias, __global float* restrict y,                         \
-                     __global const int* restrict meta) {                                                      \
+                     __global const int* restrict meta) {                                                     \
     const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];       \
     const int OH = meta[CONV_OH], OW = meta[CONV_OW], SH = meta[CONV_SH];                                     \
     const int KH = KHC ? KHC : meta[CONV_KH], KW = KWC ? KWC : meta[CONV_KW], KHW = KH * KW;                  \
     const int PT = meta[CONV_PT], PL = meta[CONV_PL], flags = meta[CONV_FLAGS];                               \
-    const int blocks_w = (OW + 15) / 16, HW = H * W, total = N * C * HW;                                      \
-    const int b = (int)get_global_id(0), k0 = (int)get_global_id(1) * 6, n = (int)get_global_id(2);          \
-    if (b >= OH * blocks_w || k0 >= K || n >= N) return;                                                      \
-    const int oh = b / blocks_w, ow0 = (b - oh * blocks_w) * 16;                                              \
-    const int ih0 = oh * SH - PT, iw0 = ow0 * 2 - PL;                                                         \
+    /* PX pixels per row; the second row's inputs RS floats after the first's; a                              \
+     * tap reads SPAN floats */                                                                               \
+    const int PX = 16 / (R), RS = SH * W, SPAN = (R) == 1 ? 31 : RS + 16;                                     \
+    const int blocks_w = (OW + PX - 1) / PX, HW = H * W, total = N * C * HW;                                  \
+    const int b = (int)get_global_id(0), k0 = (int)get_global_id(1) * 6, n = (int)get_global_id(2);           \
+    if (b >= (OH + (R) - 1) / (R) * blocks_w || k0 >= K || n >= N) return;                                    \
+    const int rb = b / blocks_w, oh0 = rb * (R), ow0 = (b - rb * blocks_w) * PX;                              \
+    const int ih0 = oh0 * SH - PT, iw0 = ow0 * 2 - PL;                                                        \
     /* flat offset in x of tap (0, 0) of the block's first pixel, in channel 0 */                             \
     const int base = n * C * HW + ih0 * W + iw0;                                                              \
-    /* the taps' rows inside the image */                                                                     \
-    const int kh_lo = max(0, -ih0), kh_hi = min(KH, H - ih0);                                                 \
+    /* the taps' rows inside the image for some row of the block (kh_lo: for its last                         \
+     * row, kh_hi: for its first); inside: for every row */                                                   \
+    const int kh_lo = max(0, -(ih0 + ((R) - 1) * SH)), kh_hi = min(KH, H - ih0);                              \
+    const bool rows_inside = (R) == 1 || (ih0 >= 0 && ih0 + ((R) - 1) * SH + KH <= H);                        \
     CONV_R6(CONV_ROWS_W)                                                                                      \
     CONV_R6(CONV_ROWS_ZERO)                                                                                   \
-    if (iw0 >= 0 && iw0 + 30 + KW - 1 < W) { /* every tap's 31 floats lie in its row */                      \
+    /* inside: every tap's floats lie in its row */                                                           \
+    if (rows_inside && iw0 >= 0 && iw0 + (PX - 1) * 2 + KW - 1 + (R) - 1 < W) {                               \
       for (int c = 0; c < C; ++c) {                                                                           \
         __global const float* xc = x + base + c * HW;                                                         \
         for (int kh = kh_lo; kh < kh_hi; ++kh) {                                                              \
           _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                 \
-            const float16 v = CONV_ROWS_S2_TAP(xc + kh * W + kw);                                             \
+            const float16 v = CONV_ROWS_S2_TAP(R, xc + kh * W + kw);                                          \
             const int wt = c * KHW + kh * KW + kw;                                                            \
             CONV_R6(CONV_ROWS_MAD)                                                                            \
           }                                                                                                   \
         }                                                                                                     \
       }                                                                                                       \
     } else {                                                                                                  \
-      /* mask[kw] lane j: column iw0 + 2 * j + kw is inside the image */                                      \
-      int16 mask[KWC ? KWC : CONV_ROWS_S2_MAX_KW];                                                            \
-      for (int kw = 0; kw < KW; ++kw) {                                                                       \
-        int lanes[16];                                                                                        \
-        for (int j = 0; j < 16; ++j) lanes[j] = iw0 + 2 * j + kw >= 0 && iw0 + 2 * j + kw < W ? -1 : 0;       \
-        mask[kw] = vload16(0, lanes);                                                                         \
+      /* TAPS: mask[kh * KW + kw] lane j: tap (kh, kw) of the lane's pixel reads the                          \
+       * image; else mask[kw] lane j: column iw0 + 2 * (j % PX) + kw is inside it */                          \
+      int16 mask[TAPS ? KHC * KWC : KWC ? KWC : CONV_ROWS_S2_MAX_KW];                                         \
+      for (int kh = 0; kh < (TAPS ? KH : 1); ++kh) {                                                          \
+        for (int kw = 0; kw < KW; ++kw) {                                                                     \
+          int lanes[16];                                                                                      \
+          for (int j = 0; j < 16; ++j) {                                                                      \
+            const int ih = ih0 + (j / PX) * SH + kh, iw = iw0 + 2 * (j % PX) + kw;                            \
+            lanes[j] = (!TAPS || (ih >= 0 && ih < H)) && iw >= 0 && iw < W ? -1 : 0;                          \
+          }                                                                                                   \
+          mask[kh * KW + kw] = vload16(0, lanes);                                                             \
+        }                                                                                                     \
       }                                                                                                       \
-      /* channels [c_lo, c_hi) read their 31 floats inside x; the few others (the                             \
-       * first plane of x, the last) check */                                                                 \
-      const int lo = base + kh_lo * W, hi = base + (kh_hi - 1) * W + KW - 1 + 30;                             \
+      /* channels [c_lo, c_hi) read their floats inside x; the few others (the first                          \
+       * plane of x, the last) check */                                                                       \
+      const int kh_first = TAPS ? 0 : kh_lo, kh_last = TAPS ? KH - 1 : kh_hi - 1;                             \
+      const int lo = base + kh_first * W, hi = base + kh_last * W + KW - 1 + SPAN - 1;                        \
       const int c_lo = lo >= 0 ? 0 : min(C, (HW - 1 - lo) / HW);                                              \
       const int last = total - 1 - hi;                                                                        \
       const int c_hi = last < 0 ? c_lo : clamp(last / HW + 1, c_lo, C);                                       \
-      for (int c = 0; c < c_lo; ++c) CONV_ROWS_S2_MASKED_CHANNEL(1)                                           \
-      for (int c = c_lo; c < c_hi; ++c) CONV_ROWS_S2_MASKED_CHANNEL(0)                                        \
-      for (int c = c_hi; c < C; ++c) CONV_ROWS_S2_MASKED_CHANNEL(1)                                           \
+      for (int c = 0; c < c_lo; ++c) CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, 1)                                  \
+      for (int c = c_lo; c < c_hi; ++c) CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, 0)                               \
+      for (int c = c_hi; c < C; ++c) CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, 1)                                  \
     }                                                                                                         \
-    /* the epilogue (bias, CONV_ACTIVATE), stored at the block's pixels with ow < OW */                       \
+    /* the epilogue (bias, CONV_ACTIVATE), stored at the block's pixels with ow < OW                          \
+     * and oh < OH */                                                                                         \
     float16 acc[6];                                                                                           \
     CONV_R6(CONV_ROWS_SAVE)                                                                                   \
-    const int count = min(16, OW - ow0);                                                                      \
+    const int count = min(PX, OW - ow0), out_rows = min((R), OH - oh0);                                       \
     for (int r = 0; r < 6; ++r) {                                                                             \
       const int k = k0 + r;                                                                                   \
       if (k >= K) break;                                                                                      \
       float16 v = acc[r];                                                                                     \
       if (flags & CONV_HAS_BIAS) v += (float16)(bias[k]);                                                     \
       CONV_ACTIVATE(float16, v, flags, meta);                                                                 \
-      __global float* yr = y + (((size_t)n * K + k) * OH + oh) * OW + ow0;                                    \
-      if (count == 16) {                                                                                      \
+      __global float* yr = y + (((size_t)n * K + k) * OH + oh0) * OW + ow0;                                   \
+      if ((R) == 1 && count == 16) {                                                                          \
+        /* back in pixel order */                                                                             \
         vstore16(v, 0, yr);                                                                                   \
       } else {                                                                                                \
         float part[16];                                                                                       \
         vstore16(v, 0, part);                                                                                 \
-        for (int j = 0; j < count; ++j) yr[j] = part[j];                                                      \
+        for (int i = 0; i < out_rows; ++i)                                                                    \
+          for (int j = 0; j < count; ++j) yr[i * OW + j] = part[i * PX + j];                                  \
       }                                                                                                       \
     }                                                                                                         \
   }
 
-CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k3, 3, 3)
-CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k7, 7, 7)
-CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2, 0, 0)
+CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k3, 3, 3, 1, 1)
+CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k7, 7, 7, 1, 0)
+CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2, 0, 0, 1, 0)
+CONV_ROWS_S2(hgr_conv2d_rows_6x8x2_s2_k3, 3, 3, 2, 1)
+CONV_ROWS_S2(hgr_conv2d_rows_6x8x2_s2, 0, 0, 2, 0)

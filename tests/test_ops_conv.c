@@ -795,9 +795,10 @@ static void strided_implicit_gemm_matches_reference(void** state) {
   check_cases_with(cases, epilogues, COUNT(cases), 29);
 }
 
-/* A 3x3 stride-2 layer with 18 x 18 outputs (which the strided rows kernel's rule
- * leaves: its blocks would waste 14 of 32 lanes) plans the implicit GEMM; resnet50's
- * with 7 x 7 outputs, the tiled kernel. */
+/* A 3x3 stride-2 layer with 18 x 18 outputs (which the strided rows kernels' rule
+ * leaves: their blocks would waste 6 of 24 lanes of a row) plans the implicit GEMM;
+ * one with 5 x 5 outputs (3 of 8 wasted; too few pixels for the GEMM's tiles), the
+ * tiled kernel. */
 static void strided_layers_plan_the_implicit_gemm_where_large(void** state) {
   (void)state;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
@@ -812,9 +813,9 @@ static void strided_layers_plan_the_implicit_gemm_where_large(void** state) {
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
   hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"strides\": \"[2, 2]\"");
-  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 512, 14, 14});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 512, 10, 10});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){512, 512, 3, 3});
-  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 512, 7, 7});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 512, 5, 5});
   plan_for(&t, &roomy, &ctx);
   assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv2d_tiled_", 17));
   hgr__op_ctx_free(&ctx);
@@ -1032,8 +1033,49 @@ static void rows_s2_kernel_matches_reference(void** state) {
   check_cases(large, COUNT(large), 34);
 }
 
-/* Which stride-2 layers plan the strided register-blocked kernel, and its NDRange:
- * a block of 16 pixels of one output row x 6 output channels per work-item. */
+/* Rows of at most 8 outputs (and 17-24) run the two-row variant
+ * (hgr_conv2d_rows_6x8x2_s2*, 6 output channels x 8 pixels of each of two output
+ * rows per work-item): 3x3 (_k3) and other kernels (runtime KH, KW: 5x5, 7x7, 3x2);
+ * an odd number of output rows (the last block's second row past OH), two blocks
+ * per row (OW 20, the second partial); vertical strides 1 and 2; padding 0 to 3,
+ * symmetric and not, rows all padding; blocks inside the image and masked ones;
+ * the last plane of two images; the bias on and off and every epilogue. */
+static void rows_s2_two_row_kernel_matches_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 5, 14, 14}, {13, 5, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+      {{2, 7, 13, 15}, {6, 7, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
+      {{1, 4, 11, 13}, {7, 4, 5, 5}, P(2, 2, 2, 2, 2, 2, 1, 1, 1, false), "2", true},
+      {{1, 3, 7, 14}, {5, 3, 3, 3}, P(1, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 5, 9, 40}, {8, 5, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+      {{2, 3, 8, 15}, {7, 3, 3, 2}, P(2, 2, 1, 0, 1, 1, 1, 1, 1, false), "[1, 0, 1, 1]", false},
+      {{1, 2, 3, 12}, {6, 2, 3, 3}, P(2, 2, 3, 3, 3, 3, 1, 1, 1, false), "3", true},
+      {{1, 3, 20, 19}, {5, 3, 7, 7}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, true), "0", true},
+      {{2, 4, 21, 30}, {9, 4, 3, 3}, P(2, 2, 0, 1, 2, 1, 1, 1, 1, false), "[0, 1, 2, 1]", true},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, 0, 6},
+      {HGR_REF_ACT_LEAKY_RELU, 0.25f, 0, 0},
+      {0, 0, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_LEAKY_RELU, 0.01f, 0, 0},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 35);
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  /* resnet50's 512-channel layer with 7 x 7 outputs, narrower */
+  static const conv_case_t large[] = {
+      {{1, 64, 14, 14}, {70, 64, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+  };
+  check_cases(large, COUNT(large), 36);
+}
+
+/* Which stride-2 layers plan the strided register-blocked kernels, and their
+ * NDRange: a block of 16 pixels of one output row (or 8 of two, for rows of 7) x 6
+ * output channels per work-item. */
 static void rows_s2_kernel_plans_where_it_fits(void** state) {
   (void)state;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
@@ -1048,8 +1090,13 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
        "hgr_conv2d_rows_6x16_s2_k7"},
       {{1, 8, 31, 31}, {16, 8, 5, 5}, {1, 16, 14, 14}, "\"padding\": \"0\", \"strides\": \"[2, 2]\"",
        "hgr_conv2d_rows_6x16_s2"},
-      /* 7 x 7 outputs (9 of 16 lanes wasted): the tiled kernel */
+      /* 7 x 7 outputs: blocks of 8 pixels of two rows (1 of 8 lanes wasted) */
       {{1, 512, 14, 14}, {512, 512, 3, 3}, {1, 512, 7, 7}, "\"padding\": \"1\", \"strides\": \"[2, 2]\"",
+       "hgr_conv2d_rows_6x8x2_s2_k3"},
+      {{1, 8, 19, 19}, {16, 8, 5, 5}, {1, 16, 8, 8}, "\"padding\": \"0\", \"strides\": \"[2, 2]\"",
+       "hgr_conv2d_rows_6x8x2_s2"},
+      /* 5 x 5 outputs (3 of 8 lanes wasted): the tiled kernel */
+      {{1, 512, 10, 10}, {512, 512, 3, 3}, {1, 512, 5, 5}, "\"padding\": \"1\", \"strides\": \"[2, 2]\"",
        "hgr_conv2d_tiled_"},
       /* dilated (the implicit GEMM, as before), or 1x1 (the GEMM): not this kernel */
       {{1, 8, 60, 60},
@@ -1078,6 +1125,11 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
       assert_int_equal(launch->local[1], 8);
       assert_int_equal(launch->global[2], 1);
     }
+    if (i == 3) {
+      const hgr__launch_t* launch = &ctx.launches[0].launch;
+      assert_int_equal(launch->global[0], 4);  /* 4 pairs of rows of 1 block */
+      assert_int_equal(launch->global[1], 88); /* 86 blocks of 6 channels, rounded up to local 8 */
+    }
     hgr__op_ctx_free(&ctx);
     hgr_optest_free(&t);
   }
@@ -1085,8 +1137,9 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
 
 /* The strided register-blocked kernel and the tiled one are tuning candidates, under
  * a key of their own, of the layers the first's rule takes (resnet50's with 28 x 28
- * outputs, which ran the implicit GEMM before) and of those the tiled kernel would
- * run (7 x 7 outputs, where the rule keeps the tiled kernel). */
+ * outputs, which ran the implicit GEMM before, and with 7 x 7 outputs, in blocks of
+ * two rows) and of those the tiled kernel would run (5 x 5 outputs, where the rule
+ * keeps the tiled kernel). */
 static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
   (void)state;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
@@ -1098,8 +1151,10 @@ static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
   } layers[] = {
       {{1, 128, 56, 56}, {128, 128, 3, 3}, {1, 128, 28, 28}, {"hgr_conv2d_rows_6x16_s2_k3", "hgr_conv2d_tiled_"}, 0,
        "conv_rows_s2:1x128x56x56:k128x3x3:s2:p1,1,1,1"},
-      {{1, 512, 14, 14}, {512, 512, 3, 3}, {1, 512, 7, 7}, {"hgr_conv2d_rows_6x16_s2_k3", "hgr_conv2d_tiled_"}, 1,
+      {{1, 512, 14, 14}, {512, 512, 3, 3}, {1, 512, 7, 7}, {"hgr_conv2d_rows_6x8x2_s2_k3", "hgr_conv2d_tiled_"}, 0,
        "conv_rows_s2:1x512x14x14:k512x3x3:s2:p1,1,1,1"},
+      {{1, 512, 10, 10}, {512, 512, 3, 3}, {1, 512, 5, 5}, {"hgr_conv2d_rows_6x8x2_s2_k3", "hgr_conv2d_tiled_"}, 1,
+       "conv_rows_s2:1x512x10x10:k512x3x3:s2:p1,1,1,1"},
   };
   static const char* const tiles[] = {"rows_6x16_s2", "tiled"};
   for (size_t i = 0; i < COUNT(layers); ++i) {
@@ -1227,6 +1282,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(rows_kernel_plans_where_it_fits),
       cmocka_unit_test(rows_kernel_is_a_tuning_candidate),
       cmocka_unit_test(rows_s2_kernel_matches_reference),
+      cmocka_unit_test(rows_s2_two_row_kernel_matches_reference),
       cmocka_unit_test(rows_s2_kernel_plans_where_it_fits),
       cmocka_unit_test(rows_s2_kernel_is_a_tuning_candidate),
       cmocka_unit_test(tiles_follow_device_limits),

@@ -535,31 +535,49 @@ static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
   return HGR_OK;
 }
 
-/* The register-blocked kernel for a horizontal stride of 2 (hgr_conv2d_rows_6x16_s2*
- * of kernels/conv.cl): one group, any vertical stride, dilation 1, KW at most
- * ROWS_S2_MAX_KW (its lane masks, one per kw) and more than one tap. Each work-item
- * keeps 6 output channels x 16 pixels of one output row in registers, each tap's
- * 16 inputs the even lanes of two vload16. Its rule (rows_s2_by_rule) takes it
- * where the rows' blocks of 16 pixels waste at most a quarter of their lanes
- * (OW = 14 and 28 yes, 7 and 17 no); elsewhere it is a tuning candidate beside
- * the tiled kernel where that would run the layer (plan_conv2d). */
+/* The register-blocked kernels for a horizontal stride of 2 (kernels/conv.cl's
+ * hgr_conv2d_rows_6x16_s2* and hgr_conv2d_rows_6x8x2_s2*): one group, any vertical
+ * stride, dilation 1, KW at most ROWS_S2_MAX_KW (their lane masks, one per kw) and
+ * more than one tap. Each work-item keeps 6 output channels x 16 pixels in
+ * registers, each tap's inputs the even lanes of two vector loads: 16 pixels of one
+ * output row, or, where blocks of 8 waste fewer lanes of a row (OW 7, 8, 17-24, ...),
+ * 8 pixels of each of two rows (rows_s2_pixels). The rule (rows_s2_by_rule) takes
+ * them where the blocks waste at most a quarter of a row's lanes (OW 7 and 14
+ * yes, 5 and 17 no); elsewhere they are a tuning candidate beside the tiled kernel
+ * where that would run the layer (plan_conv2d), under the candidate name
+ * "rows_6x16_s2" for either block shape (so tuning records stay valid). The 6x8x2
+ * blocks ran resnet50's 512-channel layer with 7 x 7 outputs in 0.6-0.7x the tiled
+ * kernel's CPU time on PoCL (bench/notes.md). */
 #define ROWS_S2_MAX_KW 11 /* CONV_ROWS_S2_MAX_KW */
 static bool is_rows_s2(const conv_t* p) {
   return p->groups == 1 && p->strides[1] == 2 && p->dilation[0] == 1 && p->dilation[1] == 1 &&
          p->kw <= ROWS_S2_MAX_KW && p->kh * p->kw > 1 && p->n > 0 && p->c > 0 && p->k > 0 && p->oh > 0 &&
-         p->ow > 0 && p->n * p->c * p->h * p->w <= INT32_MAX - 64 &&
-         p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS) <= INT32_MAX;
+         p->ow > 0 && p->strides[0] * p->w <= INT32_MAX / 4 &&
+         /* the kernel's int offsets reach KH + SH rows past the last plane's */
+         p->n * p->c * p->h * p->w + (p->kh + p->strides[0] + 1) * p->w <= INT32_MAX - 64 &&
+         p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS) <= INT32_MAX &&
+         ceil_div(p->oh, 2) * ceil_div(p->ow, 8) <= INT32_MAX;
+}
+
+/* The pixels of one output row in a block: 16 (one row per block), or 8 (two rows)
+ * where that leaves fewer lanes of a row unused. */
+static int64_t rows_s2_pixels(const conv_t* p) {
+  return ceil_div(p->ow, 8) * 8 < ceil_div(p->ow, 16) * 16 ? 8 : 16;
 }
 
 static bool rows_s2_by_rule(const conv_t* p) {
-  return ceil_div(p->ow, ROWS_BLOCK_PIXELS) * ROWS_BLOCK_PIXELS * 4 <= p->ow * 5;
+  int64_t px = rows_s2_pixels(p);
+  return ceil_div(p->ow, px) * px * 4 <= p->ow * 5;
 }
 
 static hgr_status_t plan_rows_s2(hgr__op_ctx_t* ctx, const conv_t* p) {
-  const char* kernel = p->kh == 3 && p->kw == 3   ? "hgr_conv2d_rows_6x16_s2_k3"
+  bool two_rows = rows_s2_pixels(p) == 8, k3 = p->kh == 3 && p->kw == 3;
+  const char* kernel = two_rows ? (k3 ? "hgr_conv2d_rows_6x8x2_s2_k3" : "hgr_conv2d_rows_6x8x2_s2")
+                       : k3                       ? "hgr_conv2d_rows_6x16_s2_k3"
                        : p->kh == 7 && p->kw == 7 ? "hgr_conv2d_rows_6x16_s2_k7"
                                                   : "hgr_conv2d_rows_6x16_s2";
-  rows_range(ctx, conv_launch(ctx, kernel, p, NULL), p, p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS));
+  int64_t blocks = two_rows ? ceil_div(p->oh, 2) * ceil_div(p->ow, 8) : p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS);
+  rows_range(ctx, conv_launch(ctx, kernel, p, NULL), p, blocks);
   return HGR_OK;
 }
 
