@@ -5,12 +5,17 @@
 #   bench/onnx.sh                       every model, 5 rounds of 5 runs (about 10 minutes)
 #   MODELS="resnet50 squeezenet" bench/onnx.sh   only those models
 #   ROUNDS=3 RUNS=3 bench/onnx.sh       fewer rounds and runs (noisier)
+#   WARMUP=1 bench/onnx.sh              untimed runs before the timed ones (default 3)
 #
 # Per model and round, interleaved so that all three see the same machine: hgr on
 # pocl:0, hgr placed by `--place auto` over the PoCL devices (pocl:0, pocl:1), and ONNX
-# Runtime's CPU provider with intra-op threads = cores, each RUNS runs after a warm-up
-# (hgr: `hgr run --repeat RUNS` in one process, its median; ONNX Runtime: one session,
-# the median of RUNS runs). A figure is the median of the ROUNDS round medians. Same
+# Runtime's CPU provider with intra-op threads = cores, each RUNS runs after WARMUP
+# untimed runs in the same process (hgr: `hgr run --repeat WARMUP+RUNS --verbose`, the
+# median of its last RUNS runs; ONNX Runtime: one session, the median of its last
+# RUNS runs). The first runs of a process are slower than the later ones, hgr's for
+# longer (squeezenet on pocl:0: 13, 12, 10, 8, 9, then 6.6-6.9 ms; ONNX Runtime: 7.6,
+# then 4.4-4.7 ms), so both sides get the same untimed runs; the time to the first
+# result is bench/onnx_startup.sh's. A figure is the median of the ROUNDS round medians. Same
 # inputs for all: the zoo model's arange input; hgr's outputs are checked against the
 # expected output. Then one `hgr run --profile` per model on pocl:0 for where hgr's
 # time goes. Writes the section "ONNX models against ONNX Runtime" of
@@ -30,6 +35,7 @@ build_dir="${BUILD_DIR:-build-bench}"
 output="${OUTPUT:-docs/benchmarks.md}"
 rounds="${ROUNDS:-5}"
 runs="${RUNS:-5}"
+warmup="${WARMUP:-3}"
 models="${MODELS:-$(python3 scripts/onnx_models.py names | paste -sd' ' -)}"
 
 python="${HGR_ONNX_PYTHON:-}"
@@ -57,6 +63,11 @@ cmake -DDIR="$build_dir/testbed/vendors" -P tests/testbed.cmake >/dev/null
 export OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-$PWD/$build_dir/testbed/vendors}"
 export RUSTICL_ENABLE="${RUSTICL_ENABLE:-llvmpipe}"
 export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
+# PoCL's pthread workers pinned to the CPUs: unpinned, a process's runs switch
+# between a fast and a slow regime as the scheduler moves the workers (squeezenet on
+# pocl:0, runs 1-12 of one process: 14.0 10.7 10.9 10.5 7.7 9.7 7.0 6.5 ... 6.4 ms
+# unpinned, 8.7 6.5 6.4 ... 6.5 ms pinned; resnet50 the same either way).
+export POCL_AFFINITY="${POCL_AFFINITY:-1}"
 caches="$PWD/$build_dir/bench-cache"
 export XDG_CACHE_HOME="$caches/xdg" HGR_CACHE_DIR="$caches/hgr" POCL_CACHE_DIR="$caches/pocl"
 export MESA_SHADER_CACHE_DIR="$caches/mesa"
@@ -74,17 +85,19 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if
 "$python" scripts/onnx_models.py prepare "$data" >&2
 started="$(date -u '+%Y-%m-%d %H:%M UTC')" before="$(loadavg)"
 
-# hgr_time <model> <hgr run options...>: the median ms of RUNS runs in one process,
-# after the program is warm (a first process per configuration compiles and calibrates).
+# hgr_time <model> <hgr run options...>: the median ms of the last RUNS of WARMUP + RUNS
+# runs in one process (`--verbose` prints each run's time), after the program is warm
+# (a first process per configuration compiles and calibrates).
 hgr_time() {
   local model="$1"; shift
   local log="$work/run.log"
-  if ! python3 scripts/onnx_models.py run "$data" "$model" zoo "$hgr" --repeat "$runs" "$@" >"$log" 2>&1; then
+  if ! python3 scripts/onnx_models.py run "$data" "$model" zoo "$hgr" --repeat "$((warmup + runs))" --verbose "$@" \
+      >"$log" 2>&1; then
     cat "$log" >&2
     echo "bench/onnx.sh: $model: hgr run $* failed or did not match" >&2
     exit 1
   fi
-  sed -n 's/.*runs: min [0-9.]* ms, median \([0-9.]*\) ms.*/\1/p' "$log"
+  sed -n 's/^run \([0-9]*\): \([0-9.]*\) ms$/\1 \2/p' "$log" | awk -v w="$warmup" '$1 > w {print $2}' | median
 }
 pocl=(--devices pocl:0)
 auto=(--devices pocl:0,pocl:1 --place auto)
@@ -99,7 +112,7 @@ for round in $(seq "$rounds"); do
   for model in $models; do
     hgr_time "$model" "${pocl[@]}" >>"$work/$model.pocl"
     hgr_time "$model" "${auto[@]}" >>"$work/$model.auto"
-    "$python" scripts/onnx_models.py time-ort "$data" "$model" "$runs" | sed -n 's/^median //p' >>"$work/$model.ort"
+    "$python" scripts/onnx_models.py time-ort "$data" "$model" "$runs" "$warmup" | sed -n 's/^median //p' >>"$work/$model.ort"
   done
 done
 
@@ -133,11 +146,14 @@ The ONNX model-zoo architectures of the \`onnx\` wheel (\`onnx/backend/test/data
 1x3x224x224 float input, weights as ConstantOfShape fills that hgr folds at load), on
 hgr (\`--devices pocl:0\`, and \`--place auto\` over pocl:0 and pocl:1) and on ONNX
 Runtime $ort_version (CPU provider, intra-op threads = $(nproc) cores), written by
-\`bench/onnx.sh\` (this run: \`BUILD_DIR=$build_dir ROUNDS=$rounds RUNS=$runs bench/onnx.sh\`).
-$rounds rounds, each running every model on the three in turn, $runs runs each after
-a warm-up; a figure is the median of the round medians, in ms per run (one input, one
-run waited for). The same arange input for all; hgr's outputs match ONNX's expected
-ones. Machine: $cpu, $(nproc) vCPUs, shared with other work: measured $started, load
+\`bench/onnx.sh\` (this run: \`BUILD_DIR=$build_dir ROUNDS=$rounds RUNS=$runs WARMUP=$warmup bench/onnx.sh\`).
+$rounds rounds, each running every model on the three in turn, $runs timed runs each after
+$warmup untimed ones in the same process (hgr: \`hgr run --repeat $((warmup + runs)) --verbose\`, the
+last $runs; ONNX Runtime: one session); a figure is the median of the round medians, in ms per run (one input, one
+run waited for). The first runs of a process are slower, hgr's for longer: the time
+to the first result is the next section's. The same arange input for all; hgr's outputs match ONNX's expected
+ones. PoCL runs with \`POCL_AFFINITY=$POCL_AFFINITY\` (1: its worker threads pinned to the
+CPUs; unpinned, the small models' runs jump between a fast and a slow regime). Machine: $cpu, $(nproc) vCPUs, shared with other work: measured $started, load
 average $before at the start and $(loadavg) at the end. Issue 16's targets: hgr on
 pocl:0 within 1.2 × ONNX Runtime on resnet50 and 1.5 × on every other model; $(grep -c '| PASS |$' <<<"$table" || true)
 of $(grep -c '^|' <<<"$table" || true) models meet theirs in this run.

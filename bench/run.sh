@@ -55,6 +55,11 @@ cmake -DDIR="$build_dir/testbed/vendors" -P tests/testbed.cmake >/dev/null
 export OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-$PWD/$build_dir/testbed/vendors}"
 export RUSTICL_ENABLE="${RUSTICL_ENABLE:-llvmpipe}"
 export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
+# PoCL's pthread workers pinned to the CPUs: unpinned, a process's runs switch
+# between a fast and a slow regime as the scheduler moves the workers (squeezenet on
+# pocl:0, runs 1-12 of one process: 14.0 10.7 10.9 10.5 7.7 9.7 7.0 6.5 ... 6.4 ms
+# unpinned, 8.7 6.5 6.4 ... 6.5 ms pinned; resnet50 the same either way).
+export POCL_AFFINITY="${POCL_AFFINITY:-1}"
 # Caches of our own: filled by the first run of a part, kept between runs (warm).
 caches="$PWD/$build_dir/bench-cache"
 export XDG_CACHE_HOME="$caches/xdg" HGR_CACHE_DIR="$caches/hgr" POCL_CACHE_DIR="$caches/pocl"
@@ -491,6 +496,7 @@ PARTS="startup ops" bench/run.sh  # only those parts; the other sections keep th
 | compiler | $compiler |
 | build | RelWithDebInfo (\`-O2 -g\`), \`$build_dir\` |
 | caches | hgr's, PoCL's and Mesa's in \`$build_dir/bench-cache\`, kept between runs (warm); the startup part sets its own |
+| PoCL | \`POCL_DEVICES="$POCL_DEVICES"\`, \`POCL_AFFINITY=$POCL_AFFINITY\` (1: its worker threads pinned to the CPUs) |
 
 | part | measured (load average: 1, 5, 15 min) |
 |---|---|

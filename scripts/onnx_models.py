@@ -29,9 +29,10 @@ output made from the input arange(n).reshape(shape) / n.
       atol 1e-4) plus the given options, shows its output and returns its exit code;
       exits 77 (skipped) when OUT_DIR/NAME is not prepared. Standard library only.
 
-  onnx_models.py time-ort OUT_DIR NAME RUNS
+  onnx_models.py time-ort OUT_DIR NAME RUNS [WARMUP]
       Times ONNX Runtime (CPU provider, intra-op threads = cores) on the prepared zoo
-      model and input: one warm-up run, then RUNS runs; prints "median MS".
+      model and input: WARMUP untimed runs (default 1), then RUNS runs; prints
+      "median MS".
 
   onnx_models.py names
       Prints the model names, one a line.
@@ -337,7 +338,7 @@ def run(out_dir, name, variant, hgr, options):
     return result.returncode
 
 
-def time_ort(out_dir, name, runs):
+def time_ort(out_dir, name, runs, warmup=1):
     import time
     import numpy as np
     import onnxruntime
@@ -349,7 +350,8 @@ def time_ort(out_dir, name, runs):
     options.log_severity_level = 3  # not the warnings about the models' unused initializers
     session = onnxruntime.InferenceSession(os.path.join(folder, "model.onnx"), options,
                                            providers=["CPUExecutionProvider"])
-    session.run(None, {input_name: x})
+    for _ in range(warmup):
+        session.run(None, {input_name: x})
     times = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -366,8 +368,8 @@ def main(argv):
         return prepare_or_skip(argv[2], argv[3])
     if len(argv) >= 6 and argv[1] == "run":
         return run(argv[2], argv[3], argv[4], argv[5], argv[6:])
-    if len(argv) == 5 and argv[1] == "time-ort":
-        return time_ort(argv[2], argv[3], int(argv[4]))
+    if len(argv) in (5, 6) and argv[1] == "time-ort":
+        return time_ort(argv[2], argv[3], int(argv[4]), int(argv[5]) if len(argv) == 6 else 1)
     if len(argv) == 2 and argv[1] == "names":
         print("\n".join(m[0] for m in MODELS))
         return 0
