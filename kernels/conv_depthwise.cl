@@ -29,9 +29,7 @@
  */
 
 #include "conv.h"
-
-#define CONV_DW_LANES8 (int8)(0, 1, 2, 3, 4, 5, 6, 7)
-#define CONV_DW_LANES16 (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#include "row_lanes.h"
 
 /* The three taps' inputs of one block and input row, t0..t2, from the flat index at
  * of lane 0's tap 0 in x: whole vectors when the load stays inside x, lane by lane
@@ -128,12 +126,9 @@
       /* the last block ends at the row's end (rows of at least V columns) */                                 \
       const int ob = OW >= V ? min(ow0, OW - V) : 0;                                                          \
       const int iw = ob * S - PL; /* input column of lane 0's tap 0 */                                        \
-      /* lane masks of taps 0..2: -1 where the tap's column lies in the row; made \
-       * with shifts, not comparisons, so they stay int vectors in registers */       \
-      const int##V col = iw + CONV_DW_LANES##V * S;                                                           \
-      const int##V m0 = ~((col >> 31) | ((W - 1 - col) >> 31));                                               \
-      const int##V m1 = ~(((col + 1) >> 31) | ((W - 2 - col) >> 31));                                         \
-      const int##V m2 = ~(((col + 2) >> 31) | ((W - 3 - col) >> 31));                                         \
+      /* lane masks of taps 0..2 (row_lanes.h) */                                                            \
+      const int##V col = iw + ROW_LANES##V * S;                                                               \
+      const int##V m0 = ROW_TAP_MASK(col, 0, W), m1 = ROW_TAP_MASK(col, 1, W), m2 = ROW_TAP_MASK(col, 2, W);    \
       float##V t0, t1, t2;                                                                                    \
       if (SH == 1) {                                                                                          \
         /* each input row loaded once: row oh - PT + 2 completes output row oh (a0) \

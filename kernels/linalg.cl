@@ -328,6 +328,15 @@
  * to end at column n, so the loop always takes whole vloads, and stores only its
  * own columns. Other strides (A's columns, B transposed or wrapped, n < RN) take a
  * gathered loop: correct, not fast (the plan picks the tiled kernels for them). */
+/* The offsets in B's rows of a work-item's RN columns from j0 (columns past n repeat
+ * the last one: read, never stored); unsigned splits as the tiled copy's. */
+#define HGR_GEMM_COL_OFFSETS(RN, col_offset)                                                      \
+  for (int j = 0; j < RN; ++j) {                                                                  \
+    const uint jj = (uint)min(j0 + j, n - 1);                                                     \
+    const uint q = jj / (uint)b_wrap, r = jj - q * (uint)b_wrap;                                  \
+    col_offset[j] = (int)q * b_wrap_stride + (int)r * b_col;                                      \
+  }
+
 #define HGR_DIRECT_AROW(r, t, u) __global const float* a##r = a + min(row0 + r, m - 1) * a_row;
 #define HGR_DIRECT_MAD(r, t, la) acc##r = (t)(a##r[la]) * b_vec + acc##r;
 #define HGR_GEMM_DIRECT(TX, TY, RM, RN)                                                           \
@@ -363,14 +372,8 @@
         HGR_REP(RM, HGR_DIRECT_MAD, HGR_VEC(RN), la)                                              \
       }                                                                                           \
     } else {                                                                                      \
-      /* each column's offset in B's rows (columns past n repeat the last one: read,              \
-       * never stored); unsigned splits as the tiled copy's */                                    \
       int col_offset[RN];                                                                         \
-      for (int j = 0; j < RN; ++j) {                                                              \
-        const uint jj = (uint)min(j0 + j, n - 1);                                                 \
-        const uint q = jj / (uint)b_wrap, r = jj - q * (uint)b_wrap;                              \
-        col_offset[j] = (int)q * b_wrap_stride + (int)r * b_col;                                  \
-      }                                                                                           \
+      HGR_GEMM_COL_OFFSETS(RN, col_offset)                                                        \
       for (int l = 0; l < k; ++l) {                                                               \
         float part[RN];                                                                           \
         for (int j = 0; j < RN; ++j) part[j] = b[l * b_depth + col_offset[j]];                    \
@@ -419,13 +422,8 @@
       for (int l = ty; l < k; l += TY)                                                            \
         HGR_VSTORE(RN)(HGR_VLOAD(RN)(0, b + l * b_depth + jb), 0, pack + l * RN);                  \
     } else {                                                                                      \
-      /* as the direct variant's gathered loop: columns past n repeat the last one */             \
       int col_offset[RN];                                                                         \
-      for (int j = 0; j < RN; ++j) {                                                              \
-        const uint jj = (uint)min(j0 + j, n - 1);                                                 \
-        const uint q = jj / (uint)b_wrap, r = jj - q * (uint)b_wrap;                              \
-        col_offset[j] = (int)q * b_wrap_stride + (int)r * b_col;                                  \
-      }                                                                                           \
+      HGR_GEMM_COL_OFFSETS(RN, col_offset)                                                        \
       for (int l = ty; l < k; l += TY)                                                            \
         for (int j = 0; j < RN; ++j) pack[l * RN + j] = b[l * b_depth + col_offset[j]];           \
     }                                                                                             \

@@ -203,8 +203,7 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
 
 /* ---- hgr_{max,avg}_pool2d_k<K>_s<S>_v<V> ---------------------------------------- */
 
-#define POOL_LANES8 (int8)(0, 1, 2, 3, 4, 5, 6, 7)
-#define POOL_LANES16 (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#include "row_lanes.h"
 
 /* The inputs a block's taps read from input row start `at` (flat index in x of lane
  * 0's tap 0), per (K, S): (V - 1) * S + K, and 18 for K == 3, S == 2 (its third tap
@@ -324,12 +323,9 @@ inline float16 pool_divisor16(int ih0, int KH, int H, int PB, bool include_pad, 
       /* the last block ends at the row's end (rows of at least V columns) */                                 \
       const int ob = OW >= V ? min(ow0, OW - V) : 0;                                                          \
       const int iw = ob * S - PL; /* input column of lane 0's tap 0 */                                        \
-      /* lane masks of taps 0..2: -1 where the tap's column lies in the row; made \
-       * with shifts, so they stay int vectors */                                    \
-      const int##V col = iw + POOL_LANES##V * S;                                                              \
-      const int##V m0 = ~((col >> 31) | ((W - 1 - col) >> 31));                                               \
-      const int##V m1 = ~(((col + 1) >> 31) | ((W - 2 - col) >> 31));                                         \
-      const int##V m2 = ~(((col + 2) >> 31) | ((W - 3 - col) >> 31));                                         \
+      /* lane masks of taps 0..2 (row_lanes.h) */                                                            \
+      const int##V col = iw + ROW_LANES##V * S;                                                               \
+      const int##V m0 = ROW_TAP_MASK(col, 0, W), m1 = ROW_TAP_MASK(col, 1, W), m2 = ROW_TAP_MASK(col, 2, W);    \
       (void)m2;                                                                                               \
       POOL_##OP##_BLOCK(K, V)                                                                                 \
       float##V h;                                                                                             \
