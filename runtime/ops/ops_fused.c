@@ -327,8 +327,10 @@ static void kernel_body(hgr__text_t* code, const program_t* program, const input
   for (uint32_t j = 0; j < count; ++j) hgr__text_appendf(code, "__global const float* in%u, ", j);
   hgr__text_appendf(code, "__global float* out, int n%s) {\n", strided ? ", __global const int* meta" : "");
   if (!strided) {
-    hgr__text_appendf(code, "  int i = (int)get_global_id(0) * %d;\n  if (i >= n) return;\n  int left = n - i;\n",
-                      FUSED_WIDTH);
+    /* size_t first: the work-items past the end (the global size is rounded up to
+     * whole work-groups) would overflow an int near INT32_MAX */
+    hgr__text_appendf(code, "  size_t first = get_global_id(0) * %d;\n  if (first >= (size_t)n) return;\n"
+                      "  int i = (int)first;\n  int left = n - i;\n", FUSED_WIDTH);
   } else {
     /* Two dimensions: dimension 0 walks the collapsed output's innermost
      * coordinate, FUSED_WIDTH elements per work-item, dimension 1 the rows (every
@@ -341,9 +343,11 @@ static void kernel_body(hgr__text_t* code, const program_t* program, const input
      * what is left. */
     int32_t last = c->ndim - 1;
     hgr__text_appendf(code, "  __global const int* extent = meta + 1;\n");
-    hgr__text_appendf(code, "  int c%d = (int)get_global_id(0) * %d;\n  if (c%d >= extent[%d]) return;\n", last,
-                      FUSED_WIDTH, last, last);
-    hgr__text_appendf(code, "  int row = (int)get_global_id(1);\n  int i = row * extent[%d] + c%d;\n  if (i >= n) return;\n", last, last);
+    hgr__text_appendf(code, "  size_t first = get_global_id(0) * %d;\n  if (first >= (size_t)extent[%d]) return;\n",
+                      FUSED_WIDTH, last);
+    hgr__text_appendf(code, "  int c%d = (int)first;\n", last);
+    hgr__text_appendf(code, "  size_t at = get_global_id(1) * (size_t)extent[%d] + (size_t)c%d;\n  if (at >= (size_t)n) return;\n"
+                      "  int row = (int)get_global_id(1);\n  int i = (int)at;\n", last, last);
     hgr__text_appendf(code, "  int left = extent[%d] - c%d;\n", last, last);
     if (last > 0) {
       hgr__text_appendf(code, "  int r = row;\n");
