@@ -204,8 +204,13 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
     hgr__launch_uint(ctx, l, (uint32_t)multiply(shape[axis], inner));
     hgr__launch_uint(ctx, l, (uint32_t)offset);
     hgr__launch_uint(ctx, l, (uint32_t)outer);
-    size_t chunks = (size_t)((block + 15) / 16);
-    size_t global[2] = {chunks, (size_t)outer}, local_sizes[2] = {chunks && chunks < local ? chunks : local, 1};
+    /* work-groups of up to 64 items: along the row, then over rows when a row has
+     * fewer chunks (a concatenation along the last axis may copy one element a row) */
+    size_t chunks = (size_t)((block + 15) / 16), rows = (size_t)outer;
+    size_t local0 = chunks && chunks < local ? chunks : local, local1 = local / local0;
+    if (ctx->limits.max_work_item[1] && local1 > ctx->limits.max_work_item[1]) local1 = ctx->limits.max_work_item[1];
+    if (local1 > rows) local1 = rows;
+    size_t global[2] = {chunks, rows}, local_sizes[2] = {local0, local1 ? local1 : 1};
     hgr__launch_nd(l, 2, global, local_sizes);
     offset += block;
   }
