@@ -29,7 +29,7 @@
  */
 
 #include "conv.h"
-#include "row_lanes.h"
+#include "row_blocks.h"
 
 /* The three taps' inputs of one block and input row, t0..t2, from the flat index at
  * of lane 0's tap 0 in x: whole vectors when the load stays inside x, lane by lane
@@ -94,13 +94,7 @@
     float##V v = (acc);                                                                                       \
     CONV_ACTIVATE(float##V, v, flags, meta);                                                                  \
     __global float* yr = yc + (oh) * OW + ob;                                                                 \
-    if (OW >= V) {                                                                                            \
-      vstore##V(v, 0, yr);                                                                                    \
-    } else {                                                                                                  \
-      float part[V];                                                                                          \
-      vstore##V(v, 0, part);                                                                                  \
-      for (int j = 0; j < OW; ++j) yr[j] = part[j];                                                           \
-    }                                                                                                         \
+    ROW_STORE(V, v, yr, OW)                                                                                   \
   }
 
 #define CONV_DW3X3(NAME, S, V)                                                                                 \
@@ -126,7 +120,7 @@
       /* the last block ends at the row's end (rows of at least V columns) */                                 \
       const int ob = OW >= V ? min(ow0, OW - V) : 0;                                                          \
       const int iw = ob * S - PL; /* input column of lane 0's tap 0 */                                        \
-      /* lane masks of taps 0..2 (row_lanes.h) */                                                            \
+      /* lane masks of taps 0..2 (row_blocks.h) */                                                            \
       const int##V col = iw + ROW_LANES##V * S;                                                               \
       const int##V m0 = ROW_TAP_MASK(col, 0, W), m1 = ROW_TAP_MASK(col, 1, W), m2 = ROW_TAP_MASK(col, 2, W);    \
       float##V t0, t1, t2;                                                                                    \

@@ -203,7 +203,7 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
 
 /* ---- hgr_{max,avg}_pool2d_k<K>_s<S>_v<V> ---------------------------------------- */
 
-#include "row_lanes.h"
+#include "row_blocks.h"
 
 /* The inputs a block's taps read from input row start `at` (flat index in x of lane
  * 0's tap 0), per (K, S): (V - 1) * S + K, and 18 for K == 3, S == 2 (its third tap
@@ -292,13 +292,7 @@ inline float16 pool_divisor16(int ih0, int KH, int H, int PB, bool include_pad, 
   {                                                                                                           \
     const float##V v = POOL_##OP##_RESULT(V, acc, oh);                                                        \
     __global float* yr = yc + (oh) * OW + ob;                                                                 \
-    if (OW >= V) {                                                                                            \
-      vstore##V(v, 0, yr);                                                                                    \
-    } else {                                                                                                  \
-      float part[V];                                                                                          \
-      vstore##V(v, 0, part);                                                                                  \
-      for (int j = 0; j < OW; ++j) yr[j] = part[j];                                                           \
-    }                                                                                                         \
+    ROW_STORE(V, v, yr, OW)                                                                                   \
   }
 
 #define POOL_KERNEL(NAME, OP, K, S, V)                                                                         \
@@ -323,7 +317,7 @@ inline float16 pool_divisor16(int ih0, int KH, int H, int PB, bool include_pad, 
       /* the last block ends at the row's end (rows of at least V columns) */                                 \
       const int ob = OW >= V ? min(ow0, OW - V) : 0;                                                          \
       const int iw = ob * S - PL; /* input column of lane 0's tap 0 */                                        \
-      /* lane masks of taps 0..2 (row_lanes.h) */                                                            \
+      /* lane masks of taps 0..2 (row_blocks.h) */                                                            \
       const int##V col = iw + ROW_LANES##V * S;                                                               \
       const int##V m0 = ROW_TAP_MASK(col, 0, W), m1 = ROW_TAP_MASK(col, 1, W), m2 = ROW_TAP_MASK(col, 2, W);    \
       (void)m2;                                                                                               \
