@@ -21,6 +21,10 @@
  *   horizontal stride 2, dilation 1 (below): the same blocks, 16 pixels of one
  *   output row or 8 of two; NDRange 3-D.
  *
+ * hgr_conv2d_s2_split, then hgr_conv2d_rows_6x16_s2s[_k3|_k7] or
+ *   hgr_conv2d_rows_6x8x2_s2s[_k3]: the same convolutions in two launches through
+ *   the node's scratch buffer (below; other arguments).
+ *
  * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: any groups (the plan takes it for groups == 1 and
  *   groups of at least 8 output channels). A work-group computes a block of
  *   TOC = OCB*LZ output channels x LY output rows x TOW = PXB*LX output columns of one
@@ -528,6 +532,30 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
       }                                                                                                       \
     }                                                                                                         \
   }
+/* The epilogue of the strided rows kernels (bias, CONV_ACTIVATE) on acc0..acc5,
+ * stored at the block's pixels with ow < OW and oh < OH: R rows of PX pixels from
+ * (oh0, ow0), output channels k0 .. k0 + 5 of image n. */
+#define CONV_ROWS_S2_EPILOGUE(R, PX)                                                                          \
+  float16 acc[6];                                                                                             \
+  CONV_R6(CONV_ROWS_SAVE)                                                                                     \
+  const int count = min((PX), OW - ow0), out_rows = min((R), OH - oh0);                                       \
+  for (int r = 0; r < 6; ++r) {                                                                               \
+    const int k = k0 + r;                                                                                     \
+    if (k >= K) break;                                                                                        \
+    float16 v = acc[r];                                                                                       \
+    if (flags & CONV_HAS_BIAS) v += (float16)(bias[k]);                                                       \
+    CONV_ACTIVATE(float16, v, flags, meta);                                                                   \
+    __global float* yr = y + (((size_t)n * K + k) * OH + oh0) * OW + ow0;                                     \
+    if ((R) == 1 && count == 16) {                                                                            \
+      /* back in pixel order */                                                                               \
+      vstore16(v, 0, yr);                                                                                     \
+    } else {                                                                                                  \
+      float part[16];                                                                                         \
+      vstore16(v, 0, part);                                                                                   \
+      for (int i = 0; i < out_rows; ++i)                                                                      \
+        for (int j = 0; j < count; ++j) yr[i * OW + j] = part[i * (PX) + j];                                  \
+    }                                                                                                         \
+  }
 #define CONV_ROWS_S2(NAME, KHC, KWC, R, TAPS)                                                                 \
   __kernel void NAME(__global const float* restrict x, __global const float* restrict w,                      \
                      __global const float* restrict bias, __global float* restrict y,                         \
@@ -589,28 +617,7 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
       for (int c = c_lo; c < c_hi; ++c) CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, 0)                               \
       for (int c = c_hi; c < C; ++c) CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, 1)                                  \
     }                                                                                                         \
-    /* the epilogue (bias, CONV_ACTIVATE), stored at the block's pixels with ow < OW                          \
-     * and oh < OH */                                                                                         \
-    float16 acc[6];                                                                                           \
-    CONV_R6(CONV_ROWS_SAVE)                                                                                   \
-    const int count = min(PX, OW - ow0), out_rows = min((R), OH - oh0);                                       \
-    for (int r = 0; r < 6; ++r) {                                                                             \
-      const int k = k0 + r;                                                                                   \
-      if (k >= K) break;                                                                                      \
-      float16 v = acc[r];                                                                                     \
-      if (flags & CONV_HAS_BIAS) v += (float16)(bias[k]);                                                     \
-      CONV_ACTIVATE(float16, v, flags, meta);                                                                 \
-      __global float* yr = y + (((size_t)n * K + k) * OH + oh0) * OW + ow0;                                   \
-      if ((R) == 1 && count == 16) {                                                                          \
-        /* back in pixel order */                                                                             \
-        vstore16(v, 0, yr);                                                                                   \
-      } else {                                                                                                \
-        float part[16];                                                                                       \
-        vstore16(v, 0, part);                                                                                 \
-        for (int i = 0; i < out_rows; ++i)                                                                    \
-          for (int j = 0; j < count; ++j) yr[i * OW + j] = part[i * PX + j];                                  \
-      }                                                                                                       \
-    }                                                                                                         \
+    CONV_ROWS_S2_EPILOGUE(R, PX)                                                                              \
   }
 
 CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k3, 3, 3, 1, 1)
@@ -618,3 +625,89 @@ CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k7, 7, 7, 1, 0)
 CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2, 0, 0, 1, 0)
 CONV_ROWS_S2(hgr_conv2d_rows_6x8x2_s2_k3, 3, 3, 2, 1)
 CONV_ROWS_S2(hgr_conv2d_rows_6x8x2_s2, 0, 0, 2, 0)
+
+/* hgr_conv2d_s2_split, then hgr_conv2d_rows_6x16_s2s[_k3|_k7] or
+ * hgr_conv2d_rows_6x8x2_s2s[_k3]: one node's two launches
+ * (runtime/ops/ops_conv.c, plan_rows_s2_split): groups == 1, horizontal stride 2,
+ * any vertical stride, dilation 1. The first copies x, zero-padded, into the node's
+ * scratch buffer xs with each padded row's columns split by parity: padded row hp
+ * (input row hp - PT) of plane (n, c) at xs + ((n * C + c) * HP + hp) * 2 * WH, its
+ * even padded columns (2j, input column 2j - PL) in floats 0 .. WH - 1 and its odd
+ * ones in WH .. 2 WH - 1, with HP = H + PT + PB and WH = ceil((W + PL + PR) / 2)
+ * (meta[CONV_SPLIT_HP], meta[CONV_SPLIT_WH]); then CONV_SPLIT_TAIL floats of zeros.
+ * Arguments (x, xs, meta); NDRange 2-D: (HP, N * C), a work-item per padded row
+ * (work-item (0, 0) also writes the tail).
+ * The second is hgr_conv2d_rows_6x16_s2's blocks (6 output channels x 16 pixels
+ * of one output row, in registers across the C * KH * KW loop) reading xs: tap
+ * (kh, kw) of pixels ow0 .. ow0 + 15 is padded column 2 * ow + kw, that is the
+ * 16 consecutive floats from column ow0 + kw / 2 of the parity kw % 2, one
+ * vload16, with no masks and no bounds checks (lanes past OW read on into the
+ * next row or the tail and are never stored). Arguments (xs, w, bias, y, meta);
+ * NDRange 3-D: (OH * ceil(OW / 16), ceil(K / 6) rounded up to local[1], N); the
+ * 6x8x2 variant, for rows of at most 8, 8 pixels of each of two rows (lanes 8-15
+ * the second row's; past OH the first row's again, never stored) over
+ * (ceil(OH / 2) * ceil(OW / 8), ...). On PoCL the two launches ran the stride-2
+ * layers of resnet50, inception_v2 and squeezenet 1.3-2x faster than the even/odd
+ * loads of hgr_conv2d_rows_6x16_s2 and hgr_conv2d_rows_6x8x2_s2 (bench/notes.md). */
+__kernel void hgr_conv2d_s2_split(__global const float* restrict x, __global float* restrict xs,
+                                  __global const int* restrict meta) {
+  const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W];
+  const int PT = meta[CONV_PT], PL = meta[CONV_PL], HP = meta[CONV_SPLIT_HP], WH = meta[CONV_SPLIT_WH];
+  const int hp = (int)get_global_id(0), nc = (int)get_global_id(1);
+  if (hp >= HP || nc >= N * C) return;
+  if (hp == 0 && nc == 0)
+    for (int j = 0; j < CONV_SPLIT_TAIL; ++j) xs[(size_t)N * C * HP * 2 * WH + j] = 0.0f;
+  __global float* row = xs + ((size_t)nc * HP + hp) * 2 * WH;
+  const int ih = hp - PT;
+  if (ih < 0 || ih >= H) {
+    for (int j = 0; j < 2 * WH; ++j) row[j] = 0.0f;
+    return;
+  }
+  __global const float* src = x + ((size_t)nc * H + ih) * W;
+  for (int j = 0; j < WH; ++j) {
+    const int even = 2 * j - PL, odd = even + 1;
+    row[j] = even >= 0 && even < W ? src[even] : 0.0f;
+    row[WH + j] = odd >= 0 && odd < W ? src[odd] : 0.0f;
+  }
+}
+
+/* A tap's 16 floats from p: one row's, or (R == 2) 8 of it and 8 from D floats on
+ * (the low halves of two vload16: two vload8 put together made Oclgrind 21.10's
+ * uninitialized-value checker report the outputs, as in CONV_ROWS_S2_TAP) */
+#define CONV_ROWS_S2S_TAP(R, p, D) \
+  ((R) == 1 ? vload16(0, (p)) : (float16)(vload16(0, (p)).lo, vload16(0, (p) + (D)).lo))
+#define CONV_ROWS_S2S(NAME, KHC, KWC, R)                                                                      \
+  __kernel void NAME(__global const float* restrict xs, __global const float* restrict w,                     \
+                     __global const float* restrict bias, __global float* restrict y,                         \
+                     __global const int* restrict meta) {                                                     \
+    const int N = meta[CONV_N], C = meta[CONV_C], K = meta[CONV_K], OH = meta[CONV_OH], OW = meta[CONV_OW];   \
+    const int SH = meta[CONV_SH], flags = meta[CONV_FLAGS], HP = meta[CONV_SPLIT_HP], WH = meta[CONV_SPLIT_WH]; \
+    const int KH = KHC ? KHC : meta[CONV_KH], KW = KWC ? KWC : meta[CONV_KW], KHW = KH * KW;                  \
+    const int PX = 16 / (R), blocks_w = (OW + PX - 1) / PX, row = 2 * WH, plane = HP * row;                   \
+    const int b = (int)get_global_id(0), k0 = (int)get_global_id(1) * 6, n = (int)get_global_id(2);           \
+    if (b >= (OH + (R) - 1) / (R) * blocks_w || k0 >= K || n >= N) return;                                    \
+    const int rb = b / blocks_w, oh0 = rb * (R), ow0 = (b - rb * blocks_w) * PX;                              \
+    /* R == 2: the second row's floats D on (the first row's again past OH: never stored) */                  \
+    const int D = (min(oh0 + 1, OH - 1) - oh0) * SH * row;                                                    \
+    __global const float* xb = xs + (size_t)n * C * plane + oh0 * SH * row + ow0;                             \
+    CONV_R6(CONV_ROWS_W)                                                                                      \
+    CONV_R6(CONV_ROWS_ZERO)                                                                                   \
+    for (int c = 0; c < C; ++c) {                                                                             \
+      __global const float* xc = xb + c * plane;                                                              \
+      for (int kh = 0; kh < KH; ++kh) {                                                                       \
+        __global const float* xr = xc + kh * row;                                                             \
+        _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                   \
+          const float16 v = CONV_ROWS_S2S_TAP(R, xr + (kw & 1) * WH + (kw >> 1), D);                          \
+          const int wt = c * KHW + kh * KW + kw;                                                              \
+          CONV_R6(CONV_ROWS_MAD)                                                                              \
+        }                                                                                                     \
+      }                                                                                                       \
+    }                                                                                                         \
+    CONV_ROWS_S2_EPILOGUE(R, PX)                                                                              \
+  }
+
+CONV_ROWS_S2S(hgr_conv2d_rows_6x16_s2s_k3, 3, 3, 1)
+CONV_ROWS_S2S(hgr_conv2d_rows_6x16_s2s_k7, 7, 7, 1)
+CONV_ROWS_S2S(hgr_conv2d_rows_6x16_s2s, 0, 0, 1)
+CONV_ROWS_S2S(hgr_conv2d_rows_6x8x2_s2s_k3, 3, 3, 2)
+CONV_ROWS_S2S(hgr_conv2d_rows_6x8x2_s2s, 0, 0, 2)

@@ -28,6 +28,11 @@
 #define CONV_A_MIN 22 /* float bits: clip's bounds */
 #define CONV_A_MAX 23
 #define CONV_DW_ROWS 24 /* conv_depthwise.cl: output rows per work-item */
+/* conv.cl's split stride-2 kernels instead: the scratch copy's padded rows and half
+ * rows, and the zeros after its last row (at least 15 + (CONV_ROWS_S2_MAX_KW - 1) / 2) */
+#define CONV_SPLIT_HP 24
+#define CONV_SPLIT_WH 25
+#define CONV_SPLIT_TAIL 32
 
 #define CONV_HAS_BIAS 1
 #define CONV_RELU 2

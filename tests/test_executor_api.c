@@ -138,6 +138,21 @@ static void storage_beyond_the_largest_allocation_names_storage_and_device(void*
   hgr_graph_release(graph);
 }
 
+/* Creation with options passes with a budget of needed bytes per device and fails
+ * with one byte less, the refusal naming what. */
+static void expect_budget_of(hgr_graph_t* graph, hgr_executor_options_t* options, uint64_t needed,
+                             const char* what) {
+  hgr_executor_t* executor = NULL;
+  options->memory_budget_bytes = needed;
+  ASSERT_OK(hgr_executor_create(instance, graph, options, &executor));
+  hgr_executor_release(executor);
+  options->memory_budget_bytes = needed - 1;
+  executor = NULL;
+  ASSERT_STATUS(hgr_executor_create(instance, graph, options, &executor), HGR_STATUS_RESOURCE_EXHAUSTED, what,
+                "more than the memory budget of");
+  assert_null(executor);
+}
+
 /* Storage and the host staging of copies into a device count against the budget. */
 static void a_memory_budget_counts_storage_and_staging(void** state) {
   (void)state;
@@ -158,14 +173,42 @@ static void a_memory_budget_counts_storage_and_staging(void** state) {
   }
   hgr_executor_release(executor);
   assert_true(most > 0);
-  options.memory_budget_bytes = most;
+  expect_budget_of(graph, &options, most, "host staging");
+  hgr_graph_release(graph);
+}
+
+/* A node's scratch buffer (the split stride-2 convolution's copy of its padded
+ * input, its columns split by parity, plus a tail of 32 floats) counts against the
+ * budget too, and the refusal says so. */
+static void a_memory_budget_counts_kernel_scratch(void** state) {
+  (void)state;
+  static const char json[] =
+      "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []},"
+      "{\"op\": \"null\", \"name\": \"w\", \"inputs\": []},"
+      "{\"op\": \"tvm_op\", \"name\": \"conv\", \"attrs\": {\"func_name\": \"conv2d\", \"num_inputs\": \"2\","
+      " \"num_outputs\": \"1\", \"flatten_data\": \"0\", \"strides\": \"[2, 2]\", \"padding\": \"1\"},"
+      " \"inputs\": [[0, 0], [1, 0]]}],"
+      " \"arg_nodes\": [0, 1], \"node_row_ptr\": [0, 1, 2, 3], \"heads\": [[2, 0]],"
+      " \"attrs\": {\"storage_id\": [\"list_int\", [0, 1, 2]],"
+      " \"shape\": [\"list_shape\", [[1, 4, 32, 32], [8, 4, 3, 3], [1, 8, 16, 16]]],"
+      " \"dltype\": [\"list_str\", [\"float32\", \"float32\", \"float32\"]]}}";
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+  hgr_device_binding_t binding = {0, "pocl:0"};
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  options.bindings = &binding;
+  options.binding_count = 1;
+  options.plan_only = true;
+  hgr_executor_t* executor = NULL;
   ASSERT_OK(hgr_executor_create(instance, graph, &options, &executor));
+  assert_int_equal(hgr_executor_device_count(executor), 1);
+  hgr_device_usage_t usage = hgr_executor_device_usage(executor, 0);
+  /* 4 planes of 34 padded rows of 2 x 17 floats, and the tail */
+  assert_int_equal(usage.scratch_bytes, (4 * 34 * 2 * 17 + 32) * sizeof(float));
   hgr_executor_release(executor);
-  options.memory_budget_bytes = most - 1;
-  executor = NULL;
-  ASSERT_STATUS(hgr_executor_create(instance, graph, &options, &executor), HGR_STATUS_RESOURCE_EXHAUSTED,
-                "host staging", "more than the memory budget of");
-  assert_null(executor);
+  expect_budget_of(graph, &options, usage.storage_bytes + usage.staging_bytes + usage.scratch_bytes,
+                   "kernel scratch: 18624 bytes");
   hgr_graph_release(graph);
 }
 
@@ -269,6 +312,7 @@ int main(void) {
       cmocka_unit_test(bindings_must_name_graph_keys_once),
       cmocka_unit_test(storage_beyond_the_largest_allocation_names_storage_and_device),
       cmocka_unit_test(a_memory_budget_counts_storage_and_staging),
+      cmocka_unit_test(a_memory_budget_counts_kernel_scratch),
       cmocka_unit_test(plan_only_executors_summarize_but_cannot_run),
       cmocka_unit_test(getters_answer_indices_out_of_range_with_empty_records),
       cmocka_unit_test(params_fill_inputs_by_name_and_report_the_rest),

@@ -67,7 +67,8 @@ static const char run_usage[] =
     "                         DIR/<node id>_<node name>_<output>.npy right after the\n"
     "                         node ran (inputs too); for finding where a result goes wrong\n"
     "  --until NODE           with --dump: stop after NODE (a name or a node id)\n"
-    "  --memory-budget SIZE   fail unless each device's storage plus host staging fits\n"
+    "  --memory-budget SIZE   fail unless each device's storage, host staging and kernel\n"
+    "                         scratch fit\n"
     "                         SIZE bytes (suffixes K, M, G: powers of 1024)\n"
     "  --kernels MANIFEST     the user's own ops, declared in a JSON kernel manifest\n"
     "                         (README.md, \"User kernels\")\n"
@@ -328,10 +329,11 @@ static void print_placement(const hgr_instance_t* instance, const hgr_executor_t
   printf("memory per device:\n");
   for (size_t i = 0; i < hgr_executor_device_count(executor); ++i) {
     hgr_device_usage_t u = hgr_executor_device_usage(executor, i);
-    char bytes[32], staging[32], shared[32];
+    char bytes[32], staging[32], shared[32], scratch[32];
     printf("  %-12s %4u kernel nodes  %4u storages  %10s", hgr_instance_device(instance, u.device_index)->spec,
            u.kernel_nodes, u.storage_count, hgr_cli_bytes(u.storage_bytes, bytes, sizeof(bytes)));
     if (u.staging_bytes) printf("  + %s host staging", hgr_cli_bytes(u.staging_bytes, staging, sizeof(staging)));
+    if (u.scratch_bytes) printf("  + %s kernel scratch", hgr_cli_bytes(u.scratch_bytes, scratch, sizeof(scratch)));
     if (u.shared_count)
       printf("  (+ %u storages, %s, shared with another executor)", u.shared_count,
              hgr_cli_bytes(u.shared_bytes, shared, sizeof(shared)));

@@ -157,9 +157,9 @@ typedef struct hgr_executor_options_t {
                                  (what `hgr check` does); such an executor cannot run */
   hgr_program_cache_t program_cache; /* zeroed: files in the default directory */
   hgr_kernel_library_t* kernels; /* the user's ops (kernels.h), retained; may be NULL */
-  /* Per device: storage plus host staging for copies into it must fit, else
-   * creation fails with RESOURCE_EXHAUSTED naming the device. 0: no budget (the
-   * device's own limits still apply). */
+  /* Per device: storage, host staging for copies into it and its kernels' scratch
+   * buffers must fit, else creation fails with RESOURCE_EXHAUSTED naming the
+   * device. 0: no budget (the device's own limits still apply). */
   uint64_t memory_budget_bytes;
   /* In-order compute queues per device, 1 to HGR_MAX_COMPUTE_QUEUES (0 means 1;
    * other values are INVALID_ARGUMENT). Independent nodes are spread over them by

@@ -71,6 +71,8 @@ typedef struct hgr_device_usage_t {
   uint32_t storage_count; /* storage ids it owns */
   uint64_t storage_bytes; /* device memory of those storages */
   uint64_t staging_bytes; /* host staging for copies into or out of it */
+  uint64_t scratch_bytes; /* device memory of its kernels' scratch buffers (a few ops'
+                             multi-launch plans, e.g. stride-2 convolutions) */
   /* Storage ids whose buffer is another executor's (options.share_params_from),
    * and their bytes: not in storage_count or storage_bytes, nor held against the
    * memory budget, since the source executor already counts them. */

@@ -74,6 +74,7 @@ typedef struct hgr__step_t {
   hgr__op_ctx_t plan;
   hgr__kernel_launch_t* launches;
   uint32_t launch_count;
+  cl_mem scratch;          /* the node's scratch buffer (HGR__ARG_SCRATCH), or NULL */
   hgr_tile_choice_t tile;  /* the plan's tile choice (hgr/tune.h), kept once the plan is freed */
   /* copies */
   hgr_pair_class_t pair_class;

@@ -219,8 +219,13 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
   device_limits(&executor->instance->devices[step->device_index], &limits);
   HGR_RETURN_IF_ERROR(plan_op(executor, step, &limits));
   /* A reshape-like op whose output aliases its input runs nothing. */
-  if (step->plan.launch_count == 0) step->kind = HGR__STEP_NOP;
-  else hgr__placement_device(&executor->placement, step->device_index)->usage.kernel_nodes++;
+  if (step->plan.launch_count == 0) {
+    step->kind = HGR__STEP_NOP;
+    return HGR_OK;
+  }
+  hgr_device_usage_t* usage = &hgr__placement_device(&executor->placement, step->device_index)->usage;
+  usage->kernel_nodes++;
+  usage->scratch_bytes += step->plan.scratch_bytes;
   return HGR_OK;
 }
 
@@ -264,7 +269,7 @@ static size_t work_group_of(const hgr__launch_t* launch) {
   return items;
 }
 
-static hgr_status_t set_args(hgr_executor_t* executor, const hgr__step_t* step, const hgr__launch_plan_t* plan,
+static hgr_status_t set_args(hgr_executor_t* executor, hgr__step_t* step, const hgr__launch_plan_t* plan,
                              hgr__kernel_launch_t* bound) {
   const char* spec = hgr__device_spec(executor->instance, step->device_index);
   cl_int error = CL_SUCCESS;
@@ -290,6 +295,7 @@ static hgr_status_t set_args(hgr_executor_t* executor, const hgr__step_t* step, 
       case HGR__ARG_UINT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_uint), &arg->u); break;
       case HGR__ARG_FLOAT: error = clSetKernelArg(bound->kernel, a, sizeof(cl_float), &arg->f); break;
       case HGR__ARG_LOCAL: error = clSetKernelArg(bound->kernel, a, arg->local_bytes, NULL); break;
+      case HGR__ARG_SCRATCH: mem = &step->scratch; break;
     }
     if (storage_slot != UINT32_MAX) {
       /* Set again when a caller's buffer is bound in the storage's place. */
@@ -304,6 +310,28 @@ static hgr_status_t set_args(hgr_executor_t* executor, const hgr__step_t* step, 
   return HGR_OK;
 }
 
+/* The node's scratch buffer, where its plan asks for one (HGR__ARG_SCRATCH), zeroed
+ * at creation. The launches write what they read there, but Oclgrind 21.10 took
+ * the bytes a first launch wrote into a buffer created uninitialized as still
+ * uninitialized when the next launch of hgr's run read them (every output of the
+ * split stride-2 convolution, all of them right; a program of its own running the
+ * same two kernels on the same shapes was clean). */
+static hgr_status_t create_scratch(hgr_executor_t* executor, hgr__step_t* step) {
+  if (!step->plan.scratch_bytes) return HGR_OK;
+  void* zeros = calloc(1, (size_t)step->plan.scratch_bytes);
+  if (!zeros) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  cl_int error = CL_SUCCESS;
+  cl_context context = executor->order.queues.queues[step->queue].context;
+  step->scratch = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, (size_t)step->plan.scratch_bytes,
+                                 zeros, &error);
+  free(zeros);
+  if (error == CL_SUCCESS && step->scratch) return HGR_OK;
+  step->scratch = NULL;
+  return HGR_CL_STATUS(error, "clCreateBuffer(%llu bytes of scratch) for %s on %s",
+                       (unsigned long long)step->plan.scratch_bytes, step->plan.label,
+                       hgr__device_spec(executor->instance, step->device_index));
+}
+
 static void release_kernels(hgr__step_t* step) {
   for (uint32_t k = 0; k < step->launch_count; ++k) {
     if (step->launches[k].kernel) clReleaseKernel(step->launches[k].kernel);
@@ -312,6 +340,8 @@ static void release_kernels(hgr__step_t* step) {
   free(step->launches);
   step->launches = NULL;
   step->launch_count = 0;
+  if (step->scratch) clReleaseMemObject(step->scratch);
+  step->scratch = NULL;
   hgr__op_ctx_free(&step->plan);
 }
 
@@ -354,6 +384,7 @@ static hgr_status_t bind_kernels(hgr_executor_t* executor, hgr__step_t* step) {
       HGR_RETURN_IF_ERROR(plan_op(executor, step, &limits));
       continue;
     }
+    HGR_RETURN_IF_ERROR(create_scratch(executor, step));
     for (uint32_t k = 0; k < count; ++k)
       HGR_RETURN_IF_ERROR(set_args(executor, step, &step->plan.launches[k], &step->launches[k]));
     hgr__op_ctx_free(&step->plan);
@@ -387,13 +418,14 @@ hgr_status_t hgr__steps_plan(hgr_executor_t* executor, const hgr_executor_option
       HGR_RETURN_IF_ERROR(hgr__transfer_plan(executor, &executor->steps[s]));
   for (size_t d = 0; d < executor->placement.device_count && options->memory_budget_bytes; ++d) {
     const hgr_device_usage_t* usage = &executor->placement.devices[d].usage;
-    if (usage->storage_bytes + usage->staging_bytes > options->memory_budget_bytes)
+    uint64_t needed = usage->storage_bytes + usage->staging_bytes + usage->scratch_bytes;
+    if (needed > options->memory_budget_bytes)
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
-                        "%s needs %llu bytes (%u storages: %llu bytes, host staging: %llu bytes), more than the "
-                        "memory budget of %llu bytes per device",
-                        hgr__device_spec(executor->instance, usage->device_index),
-                        (unsigned long long)(usage->storage_bytes + usage->staging_bytes), usage->storage_count,
-                        (unsigned long long)usage->storage_bytes, (unsigned long long)usage->staging_bytes,
+                        "%s needs %llu bytes (%u storages: %llu bytes, host staging: %llu bytes, kernel scratch: "
+                        "%llu bytes), more than the memory budget of %llu bytes per device",
+                        hgr__device_spec(executor->instance, usage->device_index), (unsigned long long)needed,
+                        usage->storage_count, (unsigned long long)usage->storage_bytes,
+                        (unsigned long long)usage->staging_bytes, (unsigned long long)usage->scratch_bytes,
                         (unsigned long long)options->memory_budget_bytes);
   }
   return HGR_OK;

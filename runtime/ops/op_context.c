@@ -340,6 +340,10 @@ void hgr__launch_local(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, size_t bytes) 
   if (arg) arg->local_bytes = bytes ? bytes : 4;
 }
 
+void hgr__launch_scratch(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t bytes) {
+  if (add_arg(ctx, l, HGR__ARG_SCRATCH) && bytes > ctx->scratch_bytes) ctx->scratch_bytes = bytes;
+}
+
 void hgr__launch_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const int32_t* values, uint32_t count) {
   if (!l) return;
   if (l->meta_count + count > l->meta_capacity) {

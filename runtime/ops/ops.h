@@ -7,8 +7,9 @@
  * hgr__op_infer while a graph is under construction); hgr__op_plan holds the
  * graph's output entries to it, and plan then describes the launches that compute
  * the node (checking what the device's limits bound): kernel name, arguments
- * (input and output buffers, scalars, local memory, and one small read-only int32
- * "meta" buffer of shapes and strides), and the NDRange. The executor turns the
+ * (input and output buffers, scalars, local memory, one small read-only int32
+ * "meta" buffer of shapes and strides, and the node's scratch buffer), and the
+ * NDRange. The executor turns the
  * description into cl_kernels once, at creation, and enqueues the launches of a
  * step in order on one in-order queue (so launch k+1 sees launch k's writes).
  *
@@ -39,6 +40,13 @@ typedef enum hgr__arg_kind_t {
   HGR__ARG_UINT,   /* uint */
   HGR__ARG_FLOAT,  /* float */
   HGR__ARG_LOCAL,  /* __local memory of `local_bytes` */
+  /* The node's scratch buffer (__global float*): device memory of the node's own, of
+   * the op's scratch_bytes, kept for the executor's life and shared by the node's
+   * launches (launch k + 1 reads what launch k wrote there). Its contents at the
+   * step's start are undefined: a launch writes what a later one reads. One buffer
+   * per node is enough because a node's launches never overlap another run's: they
+   * all go to the node's one in-order queue. */
+  HGR__ARG_SCRATCH,
 } hgr__arg_kind_t;
 
 typedef struct hgr__arg_t {
@@ -141,6 +149,7 @@ typedef struct hgr__op_ctx_t {
   hgr__launch_plan_t* launches;
   uint32_t launch_count;
   uint32_t launch_capacity;
+  uint64_t scratch_bytes;      /* the node's scratch buffer (HGR__ARG_SCRATCH); 0: none */
 } hgr__op_ctx_t;
 
 struct hgr__op_t {
@@ -325,6 +334,9 @@ void hgr__launch_int(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, int32_t value);
 void hgr__launch_uint(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint32_t value);
 void hgr__launch_float(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, float value);
 void hgr__launch_local(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, size_t bytes);
+/* The node's scratch buffer as the next argument; the buffer holds at least bytes
+ * (the largest any launch of the node asks for). */
+void hgr__launch_scratch(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t bytes);
 /* Appends values to the launch's meta buffer. */
 void hgr__launch_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const int32_t* values, uint32_t count);
 void hgr__launch_meta1(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, int32_t value);

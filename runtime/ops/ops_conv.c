@@ -30,7 +30,9 @@
  * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); stride-1
  * convolutions of one group run the register-blocked hgr_conv2d_rows_6x16* where
  * they fit it (is_rows), and those with a horizontal stride of 2 its strided
- * variant hgr_conv2d_rows_6x16_s2* (is_rows_s2, rows_s2_by_rule); other
+ * variants, on a parity-split copy of the input in the node's scratch buffer
+ * (hgr_conv2d_s2_split, then hgr_conv2d_rows_*_s2s*; is_rows_s2, rows_s2_by_rule,
+ * plan_rows_s2_split) or reading it directly (hgr_conv2d_rows_*_s2*); other
  * convolutions with groups == 1 or groups of at least 8 output channels run a kernel
  * tiled in local memory (hgr_conv2d_tiled_*), with the tile variant and work-group
  * shape chosen here from the device's limits; depthwise 3x3 convolutions of
@@ -581,6 +583,62 @@ static hgr_status_t plan_rows_s2(hgr__op_ctx_t* ctx, const conv_t* p) {
   return HGR_OK;
 }
 
+/* The split form of the strided rows kernels (kernels/conv.cl's
+ * hgr_conv2d_s2_split, then hgr_conv2d_rows_6x16_s2s* or hgr_conv2d_rows_6x8x2_s2s*):
+ * the first launch copies the input, zero-padded and each row's columns split by
+ * parity, into the node's scratch buffer, where every tap of a block is one vector
+ * load and no tap needs a mask; the second runs the same blocks (rows_s2_pixels)
+ * over it. It takes what is_rows_s2 takes, with scratch of at most
+ * SPLIT_MAX_SCRATCH_BYTES; the rule takes it wherever rows_s2_by_rule takes the
+ * strided kernels: on PoCL it ran the stride-2 layers of resnet50, inception_v2 and
+ * squeezenet 1.3-2x faster than their even/odd loads (device time,
+ * bench/notes.md). Otherwise it is a tuning candidate ("rows_6x16_s2s"). */
+#define SPLIT_MAX_SCRATCH_BYTES ((int64_t)256 << 20)
+#define SPLIT_TAIL 32 /* CONV_SPLIT_TAIL */
+
+/* The scratch copy's padded rows (*hp) and half rows (*wh), and its bytes (0 where
+ * it would exceed SPLIT_MAX_SCRATCH_BYTES). */
+static int64_t split_scratch_bytes(const conv_t* p, int64_t* hp, int64_t* wh) {
+  *hp = p->h + p->padding[0] + p->padding[2];
+  *wh = ceil_div(p->w + p->padding[1] + p->padding[3], 2);
+  int64_t plane = *hp * 2 * *wh; /* below 2^62: parse_conv bounds the padded extents */
+  if (p->n * p->c > (SPLIT_MAX_SCRATCH_BYTES / (int64_t)sizeof(float) - SPLIT_TAIL) / plane) return 0;
+  return (p->n * p->c * plane + SPLIT_TAIL) * (int64_t)sizeof(float);
+}
+
+static hgr_status_t plan_rows_s2_split(hgr__op_ctx_t* ctx, const conv_t* p) {
+  int64_t hp, wh, bytes = split_scratch_bytes(p, &hp, &wh);
+  int32_t split_meta[2] = {(int32_t)hp, (int32_t)wh}; /* CONV_SPLIT_HP, CONV_SPLIT_WH */
+  hgr__launch_plan_t* split = hgr__op_launch(ctx, "hgr_conv2d_s2_split");
+  hgr__launch_input(ctx, split, 0);
+  hgr__launch_scratch(ctx, split, (uint64_t)bytes);
+  hgr__launch_meta_arg(ctx, split);
+  meta_common(ctx, split, p, NULL);
+  hgr__launch_meta(ctx, split, split_meta, 2);
+  /* a work-item per padded row; work-groups of up to 8 planes' rows */
+  int64_t planes = min64(min64(8, p->n * p->c), min64((int64_t)ctx->limits.max_work_group,
+                                                      (int64_t)ctx->limits.max_work_item[1]));
+  size_t split_global[2] = {(size_t)hp, (size_t)(p->n * p->c)}, split_local[2] = {1, (size_t)max64(1, planes)};
+  hgr__launch_nd(split, 2, split_global, split_local);
+
+  bool two_rows = rows_s2_pixels(p) == 8, k3 = p->kh == 3 && p->kw == 3;
+  const char* kernel = two_rows ? (k3 ? "hgr_conv2d_rows_6x8x2_s2s_k3" : "hgr_conv2d_rows_6x8x2_s2s")
+                       : k3                       ? "hgr_conv2d_rows_6x16_s2s_k3"
+                       : p->kh == 7 && p->kw == 7 ? "hgr_conv2d_rows_6x16_s2s_k7"
+                                                  : "hgr_conv2d_rows_6x16_s2s";
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  hgr__launch_scratch(ctx, l, (uint64_t)bytes);
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_input(ctx, l, p->bias ? 2 : 1);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  meta_common(ctx, l, p, NULL);
+  hgr__launch_meta(ctx, l, split_meta, 2);
+  rows_range(ctx, l, p,
+             two_rows ? ceil_div(p->oh, 2) * ceil_div(p->ow, 8) : p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS));
+  return HGR_OK;
+}
+
 /* Depthwise 3x3 convolutions with a horizontal stride of 1 or 2 and no dilation
  * (shufflenet's, mobilenet's) run hgr_conv2d_dw3x3_* of kernels/conv_depthwise.cl:
  * a work-item per run of output rows of one channel (CONV_DW_ROWS, the last meta
@@ -639,11 +697,16 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
       gemm_first = hgr__gemm_fits(&ctx->limits, &g);
     }
     if (by_rule || (!gemm_first && tile_fits)) {
-      static const char* const names[] = {"rows_6x16_s2", "tiled"};
-      bool fits[2] = {true, tile_fits};
+      static const char* const names[] = {"rows_6x16_s2", "tiled", "rows_6x16_s2s"};
+      int64_t hp, wh;
+      bool split_fits = split_scratch_bytes(&p, &hp, &wh) > 0;
+      bool fits[3] = {true, tile_fits, split_fits};
+      uint32_t rule = by_rule && split_fits ? 2 : by_rule ? 0 : 1;
       char key[320]; /* room for every value; the tile choice keeps its first 159 characters */
       rows_key(&p, true, key, sizeof(key));
-      if (hgr__op_choose_tile(ctx, key, names, fits, 2, by_rule ? 0 : 1) == 0) return plan_rows_s2(ctx, &p);
+      uint32_t chosen = hgr__op_choose_tile(ctx, key, names, fits, 3, rule);
+      if (chosen == 0) return plan_rows_s2(ctx, &p);
+      if (chosen == 2) return plan_rows_s2_split(ctx, &p);
       tiled_asked = true;
     }
   }
