@@ -42,10 +42,11 @@ typedef enum hgr__arg_kind_t {
   HGR__ARG_LOCAL,  /* __local memory of `local_bytes` */
   /* The node's scratch buffer (__global float*): device memory of the node's own, of
    * the op's scratch_bytes, kept for the executor's life and shared by the node's
-   * launches (launch k + 1 reads what launch k wrote there). Its contents at the
-   * step's start are undefined: a launch writes what a later one reads. One buffer
-   * per node is enough because a node's launches never overlap another run's: they
-   * all go to the node's one in-order queue. */
+   * launches (launch k + 1 reads what launch k wrote there). At the step's start it
+   * holds what the previous run left (zeros before the first): a launch reads only
+   * what an earlier launch of the same run wrote. One buffer per node is enough
+   * because a node's launches never overlap another run's: they all go to the
+   * node's one in-order queue. */
   HGR__ARG_SCRATCH,
 } hgr__arg_kind_t;
 
