@@ -333,6 +333,14 @@ CONV_DEPTHWISE(hgr_conv2d_depthwise3x3, 3, 3)
  * NDRange 3-D: global (ceil(((OH - 1) * W + OW) / 16), ceil(K / 6) rounded up to
  * local[1], N); any local size (the plan takes (1, up to 8, 1): the work-items of a
  * group share their block of input pixels in cache). Items past K return. */
+/* The register-blocked kernels' epilogue of output channel k on its block v: the
+ * bias (when meta's flags have one), then CONV_ACTIVATE. */
+inline float16 conv_rows_epilogue(float16 v, int k, __global const float* bias, int flags,
+                                  __global const int* meta) {
+  if (flags & CONV_HAS_BIAS) v += (float16)(bias[k]);
+  CONV_ACTIVATE(float16, v, flags, meta);
+  return v;
+}
 #define CONV_ROWS_MAX_TAPS 25
 #define CONV_R6(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define CONV_ROWS_W(r) __global const float* w##r = w + (size_t)min(k0 + r, K - 1) * C * KHW;
@@ -443,9 +451,7 @@ CONV_DEPTHWISE(hgr_conv2d_depthwise3x3, 3, 3)
     for (int r = 0; r < 6; ++r) {                                                                             \
       const int k = k0 + r;                                                                                   \
       if (k >= K) break;                                                                                      \
-      float16 v = acc[r];                                                                                     \
-      if (flags & CONV_HAS_BIAS) v += (float16)(bias[k]);                                                     \
-      CONV_ACTIVATE(float16, v, flags, meta);                                                                 \
+      const float16 v = conv_rows_epilogue(acc[r], k, bias, flags, meta);                                     \
       __global float* yk = y + ((size_t)n * K + k) * OH * OW;                                                 \
       if (whole) {                                                                                            \
         vstore16(v, 0, yk + g0);                                                                              \
@@ -542,9 +548,7 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
   for (int r = 0; r < 6; ++r) {                                                                               \
     const int k = k0 + r;                                                                                     \
     if (k >= K) break;                                                                                        \
-    float16 v = acc[r];                                                                                       \
-    if (flags & CONV_HAS_BIAS) v += (float16)(bias[k]);                                                       \
-    CONV_ACTIVATE(float16, v, flags, meta);                                                                   \
+    const float16 v = conv_rows_epilogue(acc[r], k, bias, flags, meta);                                       \
     __global float* yr = y + (((size_t)n * K + k) * OH + oh0) * OW + ow0;                                     \
     if ((R) == 1 && count == 16) {                                                                            \
       /* back in pixel order */                                                                               \
