@@ -51,15 +51,8 @@ cmake --build "$build_dir" -j2 --target hgr_cli hgr_bench_chain hgr_bench_copy h
   hgr_bench_ops hgr_bench_conv hgr_bench_peak >/dev/null
 
 # The test bed, as scripts/setup.sh sets it up; a caller's own settings win.
-cmake -DDIR="$build_dir/testbed/vendors" -P tests/testbed.cmake >/dev/null
-export OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-$PWD/$build_dir/testbed/vendors}"
-export RUSTICL_ENABLE="${RUSTICL_ENABLE:-llvmpipe}"
-export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
-# PoCL's pthread workers pinned to the CPUs: unpinned, a process's runs switch
-# between a fast and a slow regime as the scheduler moves the workers (squeezenet on
-# pocl:0, runs 1-12 of one process: 14.0 10.7 10.9 10.5 7.7 9.7 7.0 6.5 ... 6.4 ms
-# unpinned, 8.7 6.5 6.4 ... 6.5 ms pinned; resnet50 the same either way).
-export POCL_AFFINITY="${POCL_AFFINITY:-1}"
+source scripts/testbed_env.sh
+testbed_env "$build_dir"
 # Caches of our own: filled by the first run of a part, kept between runs (warm).
 caches="$PWD/$build_dir/bench-cache"
 export XDG_CACHE_HOME="$caches/xdg" HGR_CACHE_DIR="$caches/hgr" POCL_CACHE_DIR="$caches/pocl"

@@ -62,17 +62,8 @@ build() { # build <dir> [cmake args...]
   cmake --build "$dir" -j2 >/dev/null || cmake --build "$dir" -j1
 }
 
-# The test bed: every system ICD plus Oclgrind, rusticl on llvmpipe, two PoCL
-# devices whose worker threads are pinned to the CPUs (unpinned, PoCL's per-run
-# times jump between two regimes as the scheduler moves them; bench/onnx.sh). A
-# caller's own settings win.
-testbed_env() { # testbed_env <build dir>
-  cmake -DDIR="$1/testbed/vendors" -P tests/testbed.cmake >/dev/null
-  export OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-$PWD/$1/testbed/vendors}"
-  export RUSTICL_ENABLE="${RUSTICL_ENABLE:-llvmpipe}"
-  export POCL_DEVICES="${POCL_DEVICES:-pthread pthread}"
-  export POCL_AFFINITY="${POCL_AFFINITY:-1}"
-}
+# The test bed (testbed_env <build dir>)
+source scripts/testbed_env.sh
 
 # The venv for the ONNX model-zoo models (the `onnx` wheel ships them) and ONNX
 # Runtime to compare with; pinned, so that expected outputs and timings stay
