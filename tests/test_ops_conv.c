@@ -92,6 +92,23 @@ static void conv_setup(hgr_optest_t* t, const conv_case_t* c, const epilogue_t* 
   *out_bound = bound;
 }
 
+/* Plans node 2 or 3 (the conv2d of t's graph) for the given limits, with the tile
+ * choices tuning gives (NULL: the rule's). */
+static void plan_tuned_for(const hgr_optest_t* t, const hgr__limits_t* limits, const hgr__tuning_t* tuning,
+                           hgr__op_ctx_t* ctx) {
+  char* json = hgr_optest_graph_json(t);
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+  free(json);
+  ASSERT_OK(hgr__op_plan_tuned(graph, t->input_count, NULL, limits, tuning, ctx));
+  /* the plan keeps no reference to the graph past this point */
+  hgr_graph_release(graph);
+}
+
+static void plan_for(const hgr_optest_t* t, const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
+  plan_tuned_for(t, limits, NULL, ctx);
+}
+
 /* The tile candidate conv_run_check's executors take (HGR_TUNING_CANDIDATE) when
  * not UINT32_MAX, and the prefix of the kernel its node's last launch must run
  * then (NULL: any). */
@@ -104,20 +121,15 @@ static uint32_t conv_candidate_launches = 0; /* the launches it must plan */
 static void expect_candidate_kernel(const hgr_optest_t* t) {
   if (conv_candidate == UINT32_MAX || !conv_candidate_kernel) return;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
-  char* json = hgr_optest_graph_json(t);
-  hgr_graph_t* graph = NULL;
-  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
-  free(json);
   hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, conv_candidate};
   hgr__op_ctx_t ctx;
-  ASSERT_OK(hgr__op_plan_tuned(graph, t->input_count, NULL, &roomy, &tuning, &ctx));
+  plan_tuned_for(t, &roomy, &tuning, &ctx);
   const char* kernel = ctx.launches[ctx.launch_count - 1].kernel;
   if (strncmp(kernel, conv_candidate_kernel, strlen(conv_candidate_kernel)) ||
       ctx.launch_count != conv_candidate_launches)
     fail_msg("conv2d {%s} with candidate %u planned %u launches, the last %s, not %u, the last %s*", t->attrs,
              conv_candidate, ctx.launch_count, kernel, conv_candidate_launches, conv_candidate_kernel);
   hgr__op_ctx_free(&ctx);
-  hgr_graph_release(graph);
 }
 
 /* Runs t's graph on device_spec and compares output 0 element by element. */
@@ -515,17 +527,6 @@ static void conv2d_transpose_rejects_bad_attrs_and_shapes(void** state) {
   expect_transpose_error("\"strides\": \"2\"", x, w, y,
                          "output 0 (entry 2) should be shaped [1, 2, 7, 7], the graph says [1, 2, 5, 5]");
   expect_transpose_error("\"output_padding\": \"[1, 2, 3]\"", x, w, y, "attr 'output_padding'");
-}
-
-/* Plans node 2 or 3 (the conv2d of t's graph) for the given limits. */
-static void plan_for(const hgr_optest_t* t, const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
-  char* json = hgr_optest_graph_json(t);
-  hgr_graph_t* graph = NULL;
-  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
-  free(json);
-  ASSERT_OK(hgr__op_plan(graph, t->input_count, NULL, limits, ctx));
-  /* the plan keeps no reference to the graph past this point */
-  hgr_graph_release(graph);
 }
 
 /* The device's limits decide the tile: the benchmark's layer, dilated (the
