@@ -397,6 +397,10 @@ hgr_test(NAME pipeline_pocl_rusticl SOURCE test_pipeline.c ARGS pocl:0 rusticl:0
 hgr_test(NAME pipeline_rusticl_pocl SOURCE test_pipeline.c ARGS rusticl:0 pocl:0 SHIM)
 hgr_test(NAME pipeline_oclgrind_pocl SOURCE test_pipeline.c ARGS oclgrind:0 pocl:0 24 SHIM)
 
+# Copies between ranks (issue 19) through an in-memory transport: the ranks are
+# executors of one process (tests/mpi/ runs them as MPI processes)
+hgr_test(NAME remote_ranks SOURCE test_remote.c SHIM)
+
 # Placement (issue 14) over pocl:0, pocl:1, rusticl:0 (and oclgrind:0 for a few
 # random graphs): rules, FIRST, fallback for a user op only PoCL has a binary for,
 # stages:2 and auto, the examples re-placed by range rules and random graphs by

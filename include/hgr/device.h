@@ -12,6 +12,9 @@
  *                                        Language"), then the index within it
  *   "cpu:0", "gpu:1", "accelerator:0"    by device type, counted across platforms
  *   "0.1"                                platform index . device index
+ * A spec may start with a rank, "r1/pocl:0", naming a device of another process
+ * (hgr/transport.h); hgr_spec_rank splits it. The instance's own lookups
+ * (hgr_instance_find_device) take specs without a rank.
  *
  * Contexts: devices of one platform share one cl_context unless the instance was
  * created with context_per_device, which gives every device its own context (vendors
@@ -122,15 +125,24 @@ typedef enum hgr_pair_class_t {
   HGR_PAIR_SAME_CONTEXT = 1,     /* two devices of one context: event wait lists, direct copy */
   HGR_PAIR_CROSS_CONTEXT = 2,    /* one platform, two contexts: bridged events, host staging */
   HGR_PAIR_CROSS_PLATFORM = 3,   /* two platforms: bridged events, host staging */
+  HGR_PAIR_CROSS_HOST = 4,       /* devices of two ranks (hgr/transport.h): staged
+                                    through the host and sent by the transport */
 } hgr_pair_class_t;
 
-#define HGR_PAIR_CLASS_COUNT 4
+#define HGR_PAIR_CLASS_COUNT 5
 
-/* Class of the pair (from, to) of device indices; both must be < device count. */
+/* Splits a spec's rank prefix "rN/": *out_rank is N, or -1 when the spec has none
+ * (the local rank's device); *out_local points into spec past the prefix. Returns
+ * false for a malformed prefix ("r/x", "r1x/", a rank past 2^31 - 1). */
+HGR_API bool hgr_spec_rank(const char* spec, int* out_rank, const char** out_local);
+
+/* Class of the pair (from, to) of device indices; both must be < device count.
+ * Devices of one instance are on one host: never HGR_PAIR_CROSS_HOST. */
 HGR_API hgr_pair_class_t hgr_instance_pair_class(const hgr_instance_t* instance, size_t from,
                                                  size_t to);
 
-/* "same-queue", "same-context", "cross-context", "cross-platform". Static. */
+/* "same-queue", "same-context", "cross-context", "cross-platform", "cross-host".
+ * Static. */
 HGR_API const char* hgr_pair_class_name(hgr_pair_class_t pair_class);
 
 /* "cpu", "gpu", "accelerator", "custom", "default". Static. */

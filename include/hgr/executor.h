@@ -74,6 +74,7 @@
 #include "hgr/params.h"
 #include "hgr/status.h"
 #include "hgr/tensor.h"
+#include "hgr/transport.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -198,6 +199,12 @@ typedef struct hgr_executor_options_t {
    * kernel that fails on the device while warming fails creation with
    * DEVICE_FAILURE naming its node. */
   hgr_warm_up_t warm_up;
+  /* Devices of other processes (hgr/transport.h): bindings may then name ranks
+   * ("r1/pocl:0"); this executor creates only this rank's storages and runs only the
+   * nodes on its devices, and copies between ranks go through the transport. NULL:
+   * one process (a spec naming a rank other than 0 is INVALID_ARGUMENT). Borrowed:
+   * it must outlive the executor. */
+  const hgr_transport_t* transport;
 } hgr_executor_options_t;
 
 /* Fills options with defaults (no bindings, no params, no profiling, one compute

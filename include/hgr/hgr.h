@@ -36,6 +36,7 @@
 #include "hgr/npy.h"
 #endif
 #include "hgr/kernels.h"
+#include "hgr/transport.h"
 #include "hgr/executor.h"
 #include "hgr/fence.h"
 #include "hgr/profile.h"

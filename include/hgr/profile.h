@@ -55,8 +55,10 @@ HGR_API hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* exe
 /* A device key and the device it is bound to. */
 typedef struct hgr_key_binding_t {
   int32_t key;         /* -1 when the graph has no device_index column */
-  size_t device_index; /* into the instance's devices */
+  size_t device_index; /* into the instance's devices; SIZE_MAX for another rank's device */
   bool explicit_binding;
+  int rank;            /* the rank whose device it is (hgr/transport.h); -1 without a transport */
+  const char* spec;    /* the device's spec ("pocl:0", "r1/pocl:0"), owned by the executor */
 } hgr_key_binding_t;
 
 /* The graph's device keys (1 when it has no device_index column) and key i's

@@ -235,6 +235,26 @@ static const struct {
                   {"accelerator", HGR_DEVICE_TYPE_ACCELERATOR},
                   {"custom", HGR_DEVICE_TYPE_CUSTOM}};
 
+bool hgr_spec_rank(const char* spec, int* out_rank, const char** out_local) {
+  *out_rank = -1;
+  *out_local = spec;
+  if (!spec || spec[0] != 'r' || spec[1] < '0' || spec[1] > '9') {
+    /* "r" followed by something other than a digit is a platform name ("rusticl") */
+    return true;
+  }
+  const char* at = spec + 1;
+  int64_t rank = 0;
+  while (*at >= '0' && *at <= '9') {
+    rank = rank * 10 + (*at - '0');
+    if (rank > INT32_MAX) return false;
+    ++at;
+  }
+  if (*at != '/') return false;
+  *out_rank = (int)rank;
+  *out_local = at + 1;
+  return true;
+}
+
 hgr_status_t hgr__device_spec_match(const hgr_device_info_t* const* devices, size_t count,
                                     const char* spec, size_t* out_index) {
   *out_index = SIZE_MAX;

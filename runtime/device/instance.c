@@ -248,6 +248,7 @@ const char* hgr_pair_class_name(hgr_pair_class_t pair_class) {
     case HGR_PAIR_SAME_CONTEXT: return "same-context";
     case HGR_PAIR_CROSS_CONTEXT: return "cross-context";
     case HGR_PAIR_CROSS_PLATFORM: return "cross-platform";
+    case HGR_PAIR_CROSS_HOST: return "cross-host";
   }
   return "unknown";
 }

@@ -62,11 +62,14 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->programs.kernels = hgr_kernel_library_retain(options->kernels);
   executor->log = options->log;
   executor->log_user = options->log_user;
+  executor->transport = options->transport;
+  atomic_init(&executor->remote_pending, 0);
   hgr_executor_t* source = options->share_params_from;
 
   hgr_status_t status = allocate_parts(executor);
   if (!status)
-    status = hgr__placement_bind(&executor->placement, instance, graph, options->bindings, options->binding_count);
+    status = hgr__placement_bind(&executor->placement, instance, graph, options->bindings, options->binding_count,
+                                 options->transport);
   if (!status) status = hgr__steps_plan(executor, options);
   if (status || executor->plan_only) goto cleanup;
 
@@ -149,6 +152,21 @@ hgr_status_t hgr_executor_run_async(hgr_executor_t* executor, hgr_fence_t** out_
   return start_run(executor, out_fence);
 }
 
+/* The latest run's sends to other ranks (remote.c): complete once the transport is
+ * done with their staging. Then whether a transfer between ranks failed. */
+static hgr_status_t await_sends(hgr_executor_t* executor) {
+  hgr_status_t status = HGR_OK;
+  for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
+    hgr__remote_copy_t* copy = executor->steps[s].remote;
+    for (uint32_t k = 0; copy && copy->sending && k < copy->chunk_count && !status; ++k)
+      if (copy->chunks[k].user)
+        status = hgr__await_events(executor, &copy->chunks[k].user, 1, hgr__order_end(&executor->order));
+  }
+  if (!status && executor->transport) status = hgr__remote_failure(executor);
+  if (status && !executor->failure) status = hgr__fail_executor(executor, status);
+  return status;
+}
+
 hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
   if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
   HGR_RETURN_IF_ERROR(hgr__check_usable(executor));
@@ -162,6 +180,7 @@ hgr_status_t hgr_executor_wait(hgr_executor_t* executor) {
     events[count++] = order->queues.queues[q].last;
   }
   if (!status && count) status = hgr__await_events(executor, events, count, hgr__order_end(order));
+  if (!status) status = await_sends(executor);
   if (!status) { /* every queue is idle */
     hgr__order_retire_all(order);
     hgr__fences_retire(executor, NULL);
@@ -213,6 +232,10 @@ void hgr_executor_release(hgr_executor_t* executor) {
   }
   /* Commands stuck behind a failed one may still name the bridges: those are left
    * to the driver rather than freed under it. */
+  /* The transport may still write into a receive's staging: wait until it holds no
+   * transfer of ours (each ends within its timeout), else leave the staging be. */
+  if (!hgr__remote_settle(executor))
+    for (uint32_t s = 0; s < executor->step_count; ++s) hgr__remote_release(&executor->steps[s], false);
   hgr__order_forget(&executor->order, idle);
   hgr__fences_detach(executor);
   hgr__host_io_release(executor);

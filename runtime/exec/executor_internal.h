@@ -9,6 +9,7 @@
  *   storage.c     the storage pool and rebinding of kernel arguments (storage.h)
  *   program_cache.c  the programs the steps use, built or loaded from the cache
  *   tune_store.c  the tuning file's records (tune_store.h)
+ *   remote.c      copies between ranks: this rank's half, through the transport
  *   transfer.c    copy steps per device pair
  *   plan.c        steps: each node bound to a device, a queue and its kernels, and
  *                 the schedule (which accesses look at the order's trackers)
@@ -27,6 +28,8 @@
  * scripts/layers.py checks this order (CTest runtime_calls_go_one_way). */
 #ifndef HGR_EXECUTOR_INTERNAL_H_
 #define HGR_EXECUTOR_INTERNAL_H_
+
+#include <stdatomic.h>
 
 #include "graph_internal.h"
 #include "hgr/executor.h"
@@ -51,6 +54,7 @@ typedef enum hgr__copy_path_t {
   HGR__COPY_MAPPED, /* map the source (in chunks), bridge, write, bridge back, unmap */
   HGR__COPY_MAPPED_DESTINATION, /* map the destination for writing (in chunks), bridge,
                                    read into it, bridge back, unmap */
+  HGR__COPY_REMOTE, /* between ranks: this rank's half, step->remote (remote.c) */
 } hgr__copy_path_t;
 
 /* One bound kernel launch of a step. */
@@ -59,6 +63,25 @@ typedef struct hgr__kernel_launch_t {
   cl_mem meta;            /* the launch's read-only shapes and strides, or NULL */
   hgr__launch_t launch;
 } hgr__kernel_launch_t;
+
+/* A copy between ranks, this rank's half (remote.c). */
+typedef struct hgr__remote_chunk_t {
+  cl_event user;     /* the latest run's user event: sent (sending) or arrived (receiving) */
+  cl_event written;  /* receiving: the latest run's write of the chunk */
+} hgr__remote_chunk_t;
+
+typedef struct hgr__remote_copy_t {
+  const hgr_transport_t* transport;
+  int peer;                 /* the other rank */
+  bool sending;             /* this rank holds the source */
+  uint32_t tag_base;        /* chunk k travels under tag_base + k */
+  char* staging;            /* host staging, the whole value */
+  uint64_t bytes, chunk_bytes;
+  uint32_t chunk_count;
+  hgr__remote_chunk_t* chunks;
+  atomic_int* pending;      /* the executor's count of transfers in flight */
+  atomic_int failed;        /* a transfer of this copy failed */
+} hgr__remote_copy_t;
 
 /* One op node, bound once at creation. */
 typedef struct hgr__step_t {
@@ -85,6 +108,7 @@ typedef struct hgr__step_t {
   uint64_t chunk_bytes;    /* mapped: bytes per chunk */
   uint32_t chunk_count;
   cl_event staging_write;  /* staged: the previous run's write from the staging (retained) */
+  hgr__remote_copy_t* remote; /* a copy between ranks: this rank's half; NULL otherwise */
   uint64_t staging_write_seq; /* its position on its queue */
   /* the events that complete the step in this run (retained), for profiles and copy
    * paths: one per launch (profiling) or chunk of a mapped copy; kernel steps of a
@@ -211,6 +235,8 @@ struct hgr_executor_s {
   hgr__staging_t staging;
   hgr__fence_list_t fences;
   hgr__profile_t profile;
+  const hgr_transport_t* transport; /* options.transport, or NULL */
+  atomic_int remote_pending; /* transfers between ranks the transport holds */
   bool run_in_flight;
   bool stepping;             /* inside hgr_executor_run_stepwise */
   uint64_t run_count;
@@ -263,6 +289,20 @@ hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step);
 /* Frees a copy step's staging and events (at release, after all work finished). */
 void hgr__transfer_release(hgr__step_t* step);
 
+/* ---- remote.c ---- */
+/* Plans step's half of a copy between this rank and rank peer: staging, chunks. */
+hgr_status_t hgr__remote_plan(hgr_executor_t* executor, hgr__step_t* step, int peer, bool sending);
+/* Enqueues it for one run. */
+hgr_status_t hgr__remote_enqueue(hgr_executor_t* executor, hgr__step_t* step, const char* label);
+/* DEVICE_FAILURE naming the first copy between ranks whose transfer failed. */
+hgr_status_t hgr__remote_failure(const hgr_executor_t* executor);
+/* Waits (bounded) until the transport holds no transfer of this executor; false if
+ * some never ended. */
+bool hgr__remote_settle(hgr_executor_t* executor);
+/* Frees a step's half of a copy between ranks; with settled false, leaves it (a
+ * transfer may still write into its staging). */
+void hgr__remote_release(hgr__step_t* step, bool settled);
+
 /* ---- launch.c ---- */
 /* Enqueues step s of a run: its kernels, or its copy. */
 hgr_status_t hgr__step_enqueue(hgr_executor_t* executor, uint32_t s);
@@ -290,6 +330,10 @@ bool hgr__drain_after_failure(hgr_executor_t* executor);
 hgr_status_t hgr__kernels_warm(hgr_executor_t* executor, hgr_warm_up_t mode);
 
 /* ---- readback.c ---- */
+/* FAILED_PRECONDITION when entry_id (what, index 'name': "input 0 'x'") lives on
+ * another rank's device. */
+hgr_status_t hgr__check_here(const hgr_executor_t* executor, uint32_t entry_id, const char* what, size_t index,
+                             const char* name);
 /* The storage slot of output index. */
 uint32_t hgr__output_storage(const hgr_executor_t* executor, size_t index);
 /* The transfer queue of the device that owns storage. */

@@ -256,6 +256,9 @@ hgr_status_t hgr_fence_get_output(hgr_fence_t* fence, size_t index, void* data, 
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr_graph_output_info(executor->graph, index, &info));
   HGR_RETURN_IF_ERROR(hgr__check_io(executor, &info, "output", index, data, bytes));
+  HGR_RETURN_IF_ERROR(
+      hgr__check_here(executor, hgr__graph_entry_id(executor->graph, executor->graph->heads[index]), "output", index,
+                      info.name));
   if (!bytes) return HGR_OK;
   char what[256];
   snprintf(what, sizeof(what), "run %llu's output %zu '%s'", (unsigned long long)fence->run, index, info.name);
@@ -277,6 +280,9 @@ hgr_status_t hgr_fence_output_buffer(hgr_fence_t* fence, size_t index, hgr_devic
   HGR_RETURN_IF_ERROR(hgr__check_usable(executor));
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr_graph_output_info(executor->graph, index, &info));
+  HGR_RETURN_IF_ERROR(
+      hgr__check_here(executor, hgr__graph_entry_id(executor->graph, executor->graph->heads[index]), "output", index,
+                      info.name));
   if (!fence->snapshots[index]) {
     if (executor->fences.output_holder[index] != fence)
       return HGR_STATUS(HGR_STATUS_INTERNAL, "run %llu's output %zu is neither in its storage nor copied",
@@ -320,5 +326,8 @@ void hgr__fences_detach(hgr_executor_t* executor) {
 }
 
 void hgr__fences_hold_outputs(hgr_executor_t* executor, hgr_fence_t* fence) {
-  for (uint32_t o = 0; o < executor->graph->head_count; ++o) executor->fences.output_holder[o] = fence;
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t o = 0; o < graph->head_count; ++o)
+    if (executor->placement.entry_rank[hgr__graph_entry_id(graph, graph->heads[o])] == executor->placement.rank)
+      executor->fences.output_holder[o] = fence; /* another rank's output is not here to hold */
 }

@@ -24,10 +24,19 @@ hgr_status_t hgr_executor_input_index(const hgr_executor_t* executor, const char
   return hgr_graph_input_index(executor->graph, name, out_index);
 }
 
+static uint32_t input_entry(const hgr_executor_t* executor, size_t index) {
+  return executor->graph->node_row_ptr[executor->graph->arg_nodes[index]];
+}
+
+static uint32_t output_entry(const hgr_executor_t* executor, size_t index) {
+  return hgr__graph_entry_id(executor->graph, executor->graph->heads[index]);
+}
+
 hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, const void* data, size_t bytes) {
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, &info));
   HGR_RETURN_IF_ERROR(hgr__check_io(executor, &info, "input", index, data, bytes));
+  HGR_RETURN_IF_ERROR(hgr__check_here(executor, input_entry(executor, index), "input", index, info.name));
   if (executor->io.input_bindings[index].kind != HGR__BIND_NONE)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                       "input %zu '%s' is bound to the caller's memory: write that, or unbind the input first", index,
@@ -93,6 +102,7 @@ hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, voi
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, &info));
   HGR_RETURN_IF_ERROR(hgr__check_io(executor, &info, "output", index, data, bytes));
+  HGR_RETURN_IF_ERROR(hgr__check_here(executor, output_entry(executor, index), "output", index, info.name));
   if (!bytes) return HGR_OK;
   uint32_t storage_slot = hgr__output_storage(executor, index);
   void* staging = NULL;
@@ -154,7 +164,7 @@ static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding
 hgr_status_t hgr__host_io_check_inputs_set(const hgr_executor_t* executor) {
   const hgr_graph_t* graph = executor->graph;
   for (uint32_t i = 0; i < graph->arg_count; ++i)
-    if (!executor->io.input_set[i])
+    if (!executor->io.input_set[i] && executor->placement.entry_rank[input_entry(executor, i)] == executor->placement.rank)
       return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                         "input %u '%s' was never set (give it with set_input or in the params)", i,
                         graph->nodes[graph->arg_nodes[i]].name);
@@ -170,10 +180,12 @@ static hgr_status_t io_lookup(hgr_executor_t* executor, hgr_io_t io, size_t inde
   const hgr_graph_t* graph = executor->graph;
   if (io == HGR_INPUT) {
     HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, out_info));
+    HGR_RETURN_IF_ERROR(hgr__check_here(executor, input_entry(executor, index), "input", index, out_info->name));
     *out_binding = &executor->io.input_bindings[index];
     (*out_binding)->storage = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_slot;
   } else {
     HGR_RETURN_IF_ERROR(hgr_executor_output_info(executor, index, out_info));
+    HGR_RETURN_IF_ERROR(hgr__check_here(executor, output_entry(executor, index), "output", index, out_info->name));
     *out_binding = &executor->io.output_bindings[index];
     (*out_binding)->storage = hgr__output_storage(executor, index);
   }
@@ -356,6 +368,8 @@ hgr_status_t hgr_executor_read_entry(hgr_executor_t* executor, uint32_t node_id,
   if (node_id >= graph->node_count || index >= graph->nodes[node_id].num_outputs)
     return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "output %u of node %u", index, node_id);
   HGR_RETURN_IF_ERROR(hgr__check_buffers(executor));
+  HGR_RETURN_IF_ERROR(hgr__check_here(executor, graph->node_row_ptr[node_id] + index, "entry of node", node_id,
+                                      graph->nodes[node_id].name));
   const hgr__entry_t* entry = &graph->entries[graph->node_row_ptr[node_id] + index];
   if (bytes != entry->bytes)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "output %u of node %u '%s' has %llu bytes, %zu were given", index,
@@ -419,6 +433,8 @@ hgr_status_t hgr__host_io_load_params(hgr_executor_t* executor, const hgr_params
     const hgr_graph_t* graph = executor->graph;
     uint32_t storage_slot = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_slot;
     if (skip_shared && executor->pool.storages[storage_slot].shared) continue;
+    /* Another rank's input: that rank loads it from the same params. */
+    if (executor->placement.entry_rank[input_entry(executor, index)] != executor->placement.rank) continue;
     HGR_RETURN_IF_ERROR(hgr_status_annotate(hgr_executor_set_input(executor, index, data, (size_t)param.bytes),
                                             "param '%s'", param.name));
     executor->pool.storages[storage_slot].params = true; /* another executor may share it */

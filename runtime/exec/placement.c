@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "text.h"
 
 /* Default choices rank real devices before the Oclgrind simulator. */
 static bool is_simulator(const hgr_device_info_t* info) {
@@ -39,6 +40,40 @@ static size_t first_unused_except(const key_plan_t* plan, size_t except) {
   return plan->ranked[0];
 }
 
+/* Whether key slot k is bound to another rank's device. */
+static bool is_remote(const hgr__placement_t* placement, size_t k) {
+  return placement->keys[k].rank >= 0 && placement->keys[k].rank != placement->rank;
+}
+
+/* Not bound yet: TVM's defaults choose its device. */
+static bool unbound(const hgr__placement_t* placement, size_t k) {
+  return placement->keys[k].device_index == SIZE_MAX && !is_remote(placement, k);
+}
+
+/* The rank a binding's spec names (-1: none), checked against the transport. */
+static hgr_status_t binding_rank(const hgr_device_binding_t* binding, const hgr_transport_t* transport,
+                                 bool recorded, int* out_rank) {
+  const char* local = NULL;
+  const char* spec = binding->spec ? binding->spec : "(null)";
+  const char* where = recorded ? " (recorded in the graph's metadata)" : "";
+  if (!binding->spec) return HGR_OK; /* hgr_instance_find_device says what is wrong */
+  if (!hgr_spec_rank(binding->spec, out_rank, &local))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                      "device binding %d=%s%s: a rank prefix is 'r' and a rank number then '/', as in r1/pocl:0",
+                      binding->key, spec, where);
+  if (*out_rank < 0) return HGR_OK;
+  if (!transport && *out_rank != 0)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                      "device binding %d=%s%s names rank %d, but this executor has no transport to other "
+                      "processes (run under mpirun: hgr_mpi_executor_create, docs/distributed.md)",
+                      binding->key, spec, where, *out_rank);
+  if (transport && *out_rank >= transport->rank_count)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "device binding %d=%s%s names rank %d, but only %d rank%s take part",
+                      binding->key, spec, where, *out_rank, transport->rank_count,
+                      transport->rank_count == 1 ? "" : "s");
+  return HGR_OK;
+}
+
 static hgr_status_t find_key(const hgr__placement_t* placement, int32_t key, size_t* out_slot) {
   for (size_t k = 0; k < placement->key_count; ++k)
     if (placement->keys[k].key == key) {
@@ -55,7 +90,8 @@ static hgr_status_t find_key(const hgr__placement_t* placement, int32_t key, siz
 }
 
 hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* instance, const hgr_graph_t* graph,
-                                 const hgr_device_binding_t* bindings, size_t binding_count) {
+                                 const hgr_device_binding_t* bindings, size_t binding_count,
+                                 const hgr_transport_t* transport) {
   size_t device_count = hgr_instance_device_count(instance);
   if (device_count == 0)
     return hgr__instance_explain_skipped(
@@ -63,13 +99,18 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
         HGR_STATUS(HGR_STATUS_UNAVAILABLE, "no OpenCL device found (`hgr devices` lists what the ICD loader reports)"));
 
   /* The distinct keys, ascending; one pseudo key -1 without a device_index column. */
+  int here = transport ? transport->rank : 0;
+  placement->rank = here;
   placement->keys = calloc(graph->entry_count + 1, sizeof(*placement->keys));
   placement->entry_device = calloc(graph->entry_count + 1, sizeof(size_t));
+  placement->entry_rank = calloc(graph->entry_count + 1, sizeof(int));
+  placement->entry_spec = calloc(graph->entry_count + 1, sizeof(char*));
   key_plan_t plan = {instance, calloc(device_count, sizeof(size_t)), device_count,
                      calloc(device_count, sizeof(bool))};
   hgr_status_t status = HGR_OK;
   hgr_device_binding_t* recorded_bindings = NULL;
-  if (!placement->keys || !placement->entry_device || !plan.ranked || !plan.used) {
+  if (!placement->keys || !placement->entry_device || !placement->entry_rank || !placement->entry_spec ||
+      !plan.ranked || !plan.used) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
@@ -79,10 +120,11 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
     while (at < placement->key_count && placement->keys[at].key < key) ++at;
     if (at < placement->key_count && placement->keys[at].key == key) continue;
     memmove(&placement->keys[at + 1], &placement->keys[at], (placement->key_count - at) * sizeof(*placement->keys));
-    placement->keys[at] = (hgr_key_binding_t){key, SIZE_MAX, false};
+    placement->keys[at] = (hgr_key_binding_t){key, SIZE_MAX, false, -1, NULL};
     placement->key_count++;
   }
-  if (placement->key_count == 0) placement->keys[placement->key_count++] = (hgr_key_binding_t){-1, SIZE_MAX, false};
+  if (placement->key_count == 0)
+    placement->keys[placement->key_count++] = (hgr_key_binding_t){-1, SIZE_MAX, false, -1, NULL};
 
   /* A caller that binds nothing gets the bindings the graph file records (`hgr
    * place` writes them), so a placed graph runs where it was placed. */
@@ -106,15 +148,24 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
   for (size_t b = 0; b < binding_count; ++b) {
     const hgr_device_binding_t* binding = &bindings[b];
     size_t device = SIZE_MAX, slot = 0;
-    status = hgr_instance_find_device(instance, binding->spec, &device);
+    int rank = -1;
+    if ((status = binding_rank(binding, transport, recorded, &rank))) goto cleanup;
+    bool remote = rank >= 0 && rank != here;
+    const char* local = binding->spec;
+    if (rank >= 0) local = strchr(binding->spec, '/') + 1;
+    status = remote ? HGR_OK : hgr_instance_find_device(instance, local, &device);
     if (status) {
       status = hgr_status_annotate(status, "device binding %d=%s%s", binding->key,
                                    binding->spec ? binding->spec : "(null)",
                                    recorded ? " (recorded in the graph's metadata; bind the key to override it)" : "");
       goto cleanup;
     }
+    int key_rank = transport ? (remote ? rank : here) : -1;
     if (placement->keys[0].key == -1) {
-      if (b == 0) placement->keys[0] = (hgr_key_binding_t){-1, device, true};
+      if (b == 0) {
+        placement->keys[0] = (hgr_key_binding_t){-1, device, true, key_rank, NULL};
+        if (remote && (status = hgr__strdup(binding->spec, (char**)&placement->keys[0].spec))) goto cleanup;
+      }
       continue;
     }
     if ((status = find_key(placement, binding->key, &slot))) goto cleanup;
@@ -122,8 +173,12 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "device key %d is bound twice", binding->key);
       goto cleanup;
     }
-    placement->keys[slot] = (hgr_key_binding_t){binding->key, device, true};
-    plan.used[device] = true;
+    placement->keys[slot] = (hgr_key_binding_t){binding->key, device, true, key_rank, NULL};
+    if (remote) {
+      if ((status = hgr__strdup(binding->spec, (char**)&placement->keys[slot].spec))) goto cleanup;
+    } else {
+      plan.used[device] = true;
+    }
   }
 
   /* TVM's defaults for the rest: 1 is a CPU, 4 a GPU or accelerator (else a device
@@ -131,7 +186,7 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
   size_t key1_device = SIZE_MAX;
   for (size_t k = 0; k < placement->key_count; ++k)
     if (placement->keys[k].key == 1) {
-      if (placement->keys[k].device_index == SIZE_MAX) {
+      if (unbound(placement, k)) {
         size_t cpu = first_of_type(&plan, HGR_DEVICE_TYPE_CPU);
         placement->keys[k].device_index = cpu != SIZE_MAX ? cpu : first_unused_except(&plan, SIZE_MAX);
         plan.used[placement->keys[k].device_index] = true;
@@ -139,7 +194,7 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
       key1_device = placement->keys[k].device_index;
     }
   for (size_t k = 0; k < placement->key_count; ++k)
-    if (placement->keys[k].key == 4 && placement->keys[k].device_index == SIZE_MAX) {
+    if (placement->keys[k].key == 4 && unbound(placement, k)) {
       size_t device = first_of_type(&plan, HGR_DEVICE_TYPE_GPU);
       if (device == SIZE_MAX) device = first_of_type(&plan, HGR_DEVICE_TYPE_ACCELERATOR);
       if (device == SIZE_MAX) device = first_unused_except(&plan, key1_device);
@@ -147,7 +202,7 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
       plan.used[device] = true;
     }
   for (size_t k = 0; k < placement->key_count; ++k)
-    if (placement->keys[k].device_index == SIZE_MAX) {
+    if (unbound(placement, k)) {
       size_t device = placement->keys[k].key == -1 ? plan.ranked[0] : first_unused_except(&plan, SIZE_MAX);
       placement->keys[k].device_index = device;
       plan.used[device] = true;
@@ -158,7 +213,25 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
     for (size_t k = 0; k < placement->key_count; ++k)
       if (placement->keys[k].key == graph->entries[e].device_key) slot = k;
     placement->entry_device[e] = placement->keys[slot].device_index;
+    placement->entry_rank[e] = is_remote(placement, slot) ? placement->keys[slot].rank : here;
   }
+
+  /* Every key's spec: a remote one's was kept above; a local one's is its device's,
+   * with the rank when there is a transport. */
+  for (size_t k = 0; k < placement->key_count && !status; ++k) {
+    if (placement->keys[k].spec) continue;
+    const char* spec = hgr__device_spec(instance, placement->keys[k].device_index);
+    char* text = transport ? hgr__format("r%d/%s", here, spec) : NULL;
+    if (transport && !text) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    else if (!transport) status = hgr__strdup(spec, &text);
+    placement->keys[k].spec = text;
+  }
+  if (status) goto cleanup;
+  for (uint32_t e = 0; e < graph->entry_count; ++e)
+    for (size_t k = 0; k < placement->key_count; ++k)
+      if (placement->keys[k].key == graph->entries[e].device_key) placement->entry_spec[e] = placement->keys[k].spec;
+  if (graph->entry_count && placement->keys[0].key == -1)
+    for (uint32_t e = 0; e < graph->entry_count; ++e) placement->entry_spec[e] = placement->keys[0].spec;
 
   /* The executor's devices: those some key is bound to, in instance order. */
   placement->devices = calloc(placement->key_count, sizeof(*placement->devices));
@@ -210,15 +283,19 @@ size_t hgr__placement_slot(const hgr__placement_t* placement, size_t device_inde
 const char* hgr__placement_describe_entry(const hgr__placement_t* placement, const hgr_instance_t* instance,
                                           const hgr_graph_t* graph, uint32_t entry_id, char* buffer,
                                           size_t capacity) {
+  (void)instance;
   int32_t key = graph->entries[entry_id].device_key;
-  const char* spec = hgr__device_spec(instance, placement->entry_device[entry_id]);
+  const char* spec = placement->entry_spec[entry_id];
   if (key < 0) snprintf(buffer, capacity, "%s", spec);
   else snprintf(buffer, capacity, "key %d (%s)", key, spec);
   return buffer;
 }
 
 void hgr__placement_release(hgr__placement_t* placement) {
+  for (size_t k = 0; placement->keys && k < placement->key_count; ++k) free((char*)placement->keys[k].spec);
   free(placement->keys);
+  free(placement->entry_rank);
+  free(placement->entry_spec);
   free(placement->devices);
   free(placement->entry_device);
   memset(placement, 0, sizeof(*placement));

@@ -23,18 +23,29 @@ typedef struct hgr__exec_device_t {
   hgr_device_usage_t usage;
 } hgr__exec_device_t;
 
+/* Where another rank's device stands in for an instance device index: keys bound to
+ * one, their entries, their storages and the steps that run there. */
+#define HGR__REMOTE_DEVICE SIZE_MAX
+
 typedef struct hgr__placement_t {
   hgr_key_binding_t* keys;      /* the graph's distinct keys, ascending (-1 without a
-                                   device_index column) */
+                                   device_index column); spec owned here */
   size_t key_count;
-  hgr__exec_device_t* devices;  /* in instance order */
+  hgr__exec_device_t* devices;  /* in instance order; this rank's only */
   size_t device_count;
-  size_t* entry_device;         /* instance device index per entry */
+  size_t* entry_device;         /* instance device index per entry, HGR__REMOTE_DEVICE
+                                   for another rank's */
+  int* entry_rank;              /* per entry the rank of its device (0 without a transport) */
+  const char** entry_spec;      /* per entry its device's spec, borrowed from keys */
+  int rank;                     /* this process's (0 without a transport) */
 } hgr__placement_t;
 
-/* Binds every key of graph to a device of instance, the given bindings first. */
+/* Binds every key of graph to a device of instance, the given bindings first. With
+ * a transport, a binding may name another rank's device ("r1/pocl:0"): its key is
+ * bound to HGR__REMOTE_DEVICE. */
 hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* instance, const hgr_graph_t* graph,
-                                 const hgr_device_binding_t* bindings, size_t binding_count);
+                                 const hgr_device_binding_t* bindings, size_t binding_count,
+                                 const hgr_transport_t* transport);
 void hgr__placement_release(hgr__placement_t* placement);
 
 /* The device TVM's default gives key 1 when nothing is bound: the first CPU, real
@@ -47,7 +58,8 @@ hgr_status_t hgr__placement_default_device(hgr_instance_t* instance, size_t* out
 hgr__exec_device_t* hgr__placement_device(const hgr__placement_t* placement, size_t device_index);
 /* Its index in placement->devices (the device must be used). */
 size_t hgr__placement_slot(const hgr__placement_t* placement, size_t device_index);
-/* "key K (SPEC)", or "SPEC" without a device_index column: where entry_id lives. */
+/* "key K (SPEC)", or "SPEC" without a device_index column: where entry_id lives
+ * (SPEC names the rank when it is another's: "r1/pocl:0"). */
 const char* hgr__placement_describe_entry(const hgr__placement_t* placement, const hgr_instance_t* instance,
                                           const hgr_graph_t* graph, uint32_t entry_id, char* buffer,
                                           size_t capacity);

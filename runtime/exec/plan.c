@@ -71,6 +71,7 @@ static hgr_status_t assign_queues(hgr_executor_t* executor) {
   for (uint32_t s = 0; s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];
     const hgr__node_t* node = &graph->nodes[step->node_id];
+    if (step->kind == HGR__STEP_NOP && step->device_index == HGR__REMOTE_DEVICE) continue; /* another rank's */
     hgr__exec_device_t* device = hgr__placement_device(&executor->placement, step->device_index);
     size_t slot = (size_t)(device - executor->placement.devices);
     /* With several compute queues, copies overlap kernels from the transfer queue;
@@ -204,6 +205,16 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
                         "%s: __copy moves %llu bytes (entry %u) into %llu bytes (entry %u); sizes must match",
                         label, (unsigned long long)step->copy_bytes, in_entry,
                         (unsigned long long)graph->entries[first_out].bytes, first_out);
+    /* Between ranks, this rank's half: sending runs on the source's device. */
+    const hgr__placement_t* placement = &executor->placement;
+    bool source_here = placement->entry_rank[in_entry] == placement->rank;
+    bool destination_here = placement->entry_rank[first_out] == placement->rank;
+    if (!source_here && !destination_here) step->kind = HGR__STEP_NOP; /* another rank's copy */
+    else if (!destination_here) step->device_index = placement->entry_device[in_entry];
+    return HGR_OK;
+  }
+  if (step->device_index == HGR__REMOTE_DEVICE) { /* another rank runs it */
+    step->kind = HGR__STEP_NOP;
     return HGR_OK;
   }
   for (uint32_t i = 0; i < node->input_count; ++i) {

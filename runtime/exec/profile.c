@@ -129,6 +129,10 @@ hgr_status_t hgr_executor_copy_info(const hgr_executor_t* executor, uint32_t nod
       out->path = "mapped destination";
       out->chunks = step->chunk_count;
       break;
+    case HGR__COPY_REMOTE:
+      out->path = step->remote->sending ? "sent to another rank" : "received from another rank";
+      out->chunks = step->remote->chunk_count;
+      break;
   }
   return HGR_OK;
 }
@@ -202,7 +206,7 @@ hgr_status_t hgr_executor_clock_offset(hgr_executor_t* executor, size_t device_i
 size_t hgr_executor_key_count(const hgr_executor_t* executor) { return executor ? executor->placement.key_count : 0; }
 
 hgr_key_binding_t hgr_executor_key_binding(const hgr_executor_t* executor, size_t i) {
-  if (!executor || i >= executor->placement.key_count) return (hgr_key_binding_t){0, SIZE_MAX, false};
+  if (!executor || i >= executor->placement.key_count) return (hgr_key_binding_t){0, SIZE_MAX, false, -1, NULL};
   return executor->placement.keys[i];
 }
 

@@ -30,6 +30,16 @@ hgr_status_t hgr__check_io(const hgr_executor_t* executor, const hgr_tensor_info
   return HGR_OK;
 }
 
+hgr_status_t hgr__check_here(const hgr_executor_t* executor, uint32_t entry_id, const char* what, size_t index,
+                             const char* name) {
+  const hgr__placement_t* placement = &executor->placement;
+  if (placement->entry_rank[entry_id] == placement->rank) return HGR_OK;
+  return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                    "%s %zu '%s' lives on %s, a device of rank %d: only rank %d %s it (this is rank %d)", what, index,
+                    name, placement->entry_spec[entry_id], placement->entry_rank[entry_id],
+                    placement->entry_rank[entry_id], !strcmp(what, "input") ? "sets" : "reads", placement->rank);
+}
+
 /* The storage id of output index. */
 uint32_t hgr__output_storage(const hgr_executor_t* executor, size_t index) {
   const hgr_graph_t* graph = executor->graph;

@@ -106,6 +106,7 @@ hgr_status_t hgr__storage_plan(hgr__storage_pool_t* pool, const hgr_instance_t* 
     const hgr__entry_t* entry = &graph->entries[e];
     hgr__storage_t* storage = &pool->storages[entry->storage_slot];
     size_t device = placement->entry_device[e];
+    if (device == HGR__REMOTE_DEVICE) continue; /* another rank's: not allocated here */
     if (storage->used && storage->device_index != device) {
       /* The graph checks one key per storage; two keys bound to one device are fine,
        * so this only fires if that invariant broke. */

@@ -22,7 +22,8 @@
  * An event never crosses contexts: each cross-context dependency is a user event in
  * the waiting context, completed from the producing event's callback with the same
  * status, so a failure terminates the consumer instead of hanging it. The thresholds
- * come from ../shared/reference/opencl-test-bed.md section 3. */
+ * come from ../shared/reference/opencl-test-bed.md section 3. A copy between ranks
+ * (another process's device) is remote.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,14 @@
 #define HGR_WRITE_CHUNK_BYTES (1u << 30)  /* writes from a mapped source: a bound on one mapping only */
 
 hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
+  /* Between ranks: remote.c has this rank's half. */
+  const hgr_graph_t* graph = executor->graph;
+  const hgr__placement_t* placement = &executor->placement;
+  int source_rank = placement->entry_rank[hgr__graph_entry_id(graph, graph->nodes[step->node_id].inputs[0])];
+  int destination_rank = placement->entry_rank[graph->node_row_ptr[step->node_id]];
+  if (source_rank != destination_rank)
+    return hgr__remote_plan(executor, step, source_rank == placement->rank ? destination_rank : source_rank,
+                            source_rank == placement->rank);
   const hgr__storage_t* source = &executor->pool.storages[step->in_storages[0]];
   size_t src_device = source->device_index;
   step->pair_class = hgr_instance_pair_class(executor->instance, src_device, step->device_index);
@@ -332,6 +341,7 @@ hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step) 
   hgr__graph_node_label(executor->graph, step->node_id, label, sizeof(label));
   switch (step->path) {
     case HGR__COPY_DIRECT: break;
+    case HGR__COPY_REMOTE: return hgr__remote_enqueue(executor, step, label);
     case HGR__COPY_STAGED: return enqueue_staged(executor, step, label);
     case HGR__COPY_MAPPED: return enqueue_mapped(executor, step, label, true);
     case HGR__COPY_MAPPED_DESTINATION: return enqueue_mapped(executor, step, label, false);
@@ -340,6 +350,7 @@ hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step) 
 }
 
 void hgr__transfer_release(hgr__step_t* step) {
+  hgr__remote_release(step, true);
   free(step->staging);
   step->staging = NULL;
   if (step->staging_write) clReleaseEvent(step->staging_write);

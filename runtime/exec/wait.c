@@ -18,6 +18,10 @@ static hgr_status_t step_failure(const hgr_executor_t* executor, const hgr__step
   hgr__graph_node_label(executor->graph, step->node_id, label, sizeof(label));
   const hgr__node_t* node = &executor->graph->nodes[step->node_id];
   const char* spec = hgr__device_spec(executor->instance, step->device_index);
+  if (step->remote)
+    return HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "%s (__copy %s rank %d, %s, on %s) failed on the device: %s", label,
+                      step->remote->sending ? "to" : "from", step->remote->peer, hgr_pair_class_name(step->pair_class),
+                      spec, hgr_opencl_error_name(code));
   if (step->kind == HGR__STEP_COPY) {
     const char* from = hgr__device_spec(executor->instance, executor->pool.storages[step->in_storages[0]].device_index);
     return HGR_STATUS(HGR_STATUS_DEVICE_FAILURE, "%s (__copy %s -> %s, %s) failed on the device: %s",
@@ -49,7 +53,7 @@ hgr_status_t hgr__find_failure(hgr_executor_t* executor, uint64_t limit) {
     completed_prefix &= execution == CL_COMPLETE;
     if (completed_prefix) executor->order.scan_from = c + 1;
   }
-  return HGR_OK;
+  return executor->transport ? hgr__remote_failure(executor) : HGR_OK;
 }
 
 /* Makes the executor refuse further work after a device failure (see
