@@ -418,6 +418,10 @@ hgr_test(NAME place_random_policies SOURCE test_place_random.c ARGS 6 TIMEOUT 60
 hgr_test(NAME place_auto_small_nodes SOURCE test_place_auto.c ARGS small TIMEOUT 600)
 hgr_test(NAME place_auto_heavy_branches SOURCE test_place_auto.c ARGS branches TIMEOUT 600)
 set_property(TEST place_auto_heavy_branches APPEND PROPERTY ENVIRONMENT POCL_MAX_PTHREAD_COUNT=1)
+# Across ranks, in one process: "r0/pocl:0", "r1/pocl:0", ... (one local device):
+# stages over ranks, rank-1 rules, inputs read and outputs written on rank 0, weights
+# with their consumer, cross-host copies counted, the cross-host cost in AUTO
+hgr_test(NAME place_ranks SOURCE test_place_ranks.c)
 # stages:2 over pocl:0 and rusticl:0, 100 runs with 2 in flight and the input
 # changing every run: every run's output equals one device's
 if(HGR_HAS_NPY)

@@ -27,6 +27,22 @@
  * measured once by a calibration run and kept in a cost cache on disk next to the
  * program cache, and per device pair a copy latency and bandwidth.
  *
+ * Across ranks (docs/placement.md, "Across ranks"): a spec may name a device of
+ * another process, "r1/pocl:0" (hgr_spec_rank). A device of the list is then a
+ * (rank, device) pair: "r0/pocl:0" and "r1/pocl:0" are two devices. A spec without
+ * a rank counts as rank 0 when compared with specs that have one. Every rank calls
+ * hgr_place with the same inputs and gets the same placement (nothing depends on
+ * the rank calling it, but AUTO and STAGES use the times each rank calibrates or
+ * finds in its own cost cache: ranks whose times differ can place differently).
+ * Capabilities and node times
+ * are those of the local device of the same spec (the ranks' devices are assumed
+ * alike; each rank's executor checks its own devices anyway); copies between ranks
+ * cost cross_host_latency_ms + bytes x cross_host_ms_per_byte. When the devices
+ * span ranks (some device is on a rank other than 0), rank 0 reads the graph's
+ * inputs and writes its outputs: an input that is not a weight (named in params)
+ * lives on the first listed rank-0 device unless its first consumer runs on rank 0,
+ * and an output produced on another rank is copied to that device.
+ *
  * Thread safety: hgr_place may be called from several threads with distinct
  * options; a placement is immutable and may be shared. Calibration creates
  * executors on the instance (see hgr/executor.h for Oclgrind's one-thread rule). */
@@ -43,6 +59,7 @@
 #include "hgr/export.h"
 #include "hgr/graph.h"
 #include "hgr/kernels.h"
+#include "hgr/params.h"
 #include "hgr/status.h"
 
 #ifdef __cplusplus
@@ -88,9 +105,20 @@ typedef struct hgr_place_options_t {
   hgr_program_cache_t program_cache; /* what calibration's executors use */
   hgr_log_fn log;                  /* progress lines while calibrating; may be NULL */
   void* log_user;
+  /* Across ranks: a copy between devices of two ranks costs cross_host_latency_ms +
+   * bytes x cross_host_ms_per_byte (the CLI measures them with an MPI ping-pong).
+   * Both 0: unknown, 0.1 ms and 1e-6 ms per byte (1 GB/s) are used. Finite and
+   * >= 0, else INVALID_ARGUMENT. */
+  double cross_host_latency_ms;
+  double cross_host_ms_per_byte;
+  /* The graph's params (borrowed, may be NULL). Across ranks an input named here is
+   * a weight, which every rank loads itself: it stays where its first consumer
+   * runs instead of being read on rank 0. Ignored when the devices are on one rank. */
+  const hgr_params_t* params;
 } hgr_place_options_t;
 
-/* Defaults: no devices listed (the default device), no rules, FIRST. */
+/* Defaults: no devices listed (the default device), no rules, FIRST, the default
+ * cross-host costs, no params. */
 HGR_API void hgr_place_options_init(hgr_place_options_t* options);
 
 /* Parses one --place argument into options: a policy ("first", "auto",
@@ -107,10 +135,21 @@ typedef struct hgr_placement_s hgr_placement_t;
  * names and order of graph's inputs. Device key 1 is the first device of that
  * list, key 2 the second, ...; the placed graph records each key's spec, which
  * hgr_executor_create uses when the caller binds nothing. graph is not retained:
- * the result holds a new graph. Errors: INVALID_ARGUMENT (a spec naming no device, a
- * rule's device that cannot run a node it matches, naming both; a node no listed
- * device can run, with each device's reason; ops the op registry rejects), and
- * what calibration meets (OpenCL failures naming the device). */
+ * the result holds a new graph.
+ *
+ * Across ranks (the devices span ranks): inputs that are not weights are read on
+ * rank 0 (where their first consumer runs when that is on rank 0, else on the first
+ * listed rank-0 device, with a `__copy` to the consumers), outputs produced on
+ * another rank are copied to the first listed rank-0 device and read there, and the
+ * recorded specs carry their rank ("r1/pocl:0"; "r0/" is added to a spec without
+ * one).
+ *
+ * Errors: INVALID_ARGUMENT (a spec naming no device or with a malformed rank
+ * prefix; the same device of the same rank listed twice; devices across ranks
+ * without one of rank 0; a rule's device that cannot run a node it matches, naming
+ * both; a node no listed device can run, with each device's reason; ops the op
+ * registry rejects), and what calibration meets (OpenCL failures naming the
+ * device). */
 HGR_API hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
                                hgr_placement_t** out_placement);
 HGR_API void hgr_placement_release(hgr_placement_t* placement);
@@ -138,6 +177,10 @@ typedef struct hgr_node_placement_t {
   uint32_t source_node;       /* its node id in the graph given to hgr_place;
                                  UINT32_MAX for an inserted __copy */
   double predicted_ms;        /* the cost model's time of one run; < 0 when not known */
+  int rank;                   /* the rank of its device (device_index is the local
+                                 device of the same spec; a spec without a rank is
+                                 rank 0's); -1 when no spec given has a rank and
+                                 the devices are on one rank */
 } hgr_node_placement_t;
 /* Errors: OUT_OF_RANGE. */
 HGR_API hgr_status_t hgr_placement_node(const hgr_placement_t* placement, uint32_t node_id,
@@ -157,6 +200,8 @@ typedef struct hgr_placement_device_t {
    * the aliases and in-place pairs chosen. */
   uint64_t storage_bound_bytes;
   double predicted_ms;        /* busy time predicted; < 0 without a cost model */
+  int rank;                   /* as hgr_node_placement_t's: (device_index, rank) is
+                                 the device */
 } hgr_placement_device_t;
 HGR_API size_t hgr_placement_device_count(const hgr_placement_t* placement);
 HGR_API hgr_status_t hgr_placement_device(const hgr_placement_t* placement, size_t i,
@@ -168,7 +213,8 @@ HGR_API double hgr_placement_predicted_ms(const hgr_placement_t* placement);
 HGR_API double hgr_placement_best_single_ms(const hgr_placement_t* placement, size_t* out_device_index);
 
 /* Reports. The summary: per device the nodes per op and why (rule, policy,
- * fallback), memory planned / lower bound / no reuse, copies per pair class, every
+ * fallback), memory planned / lower bound / no reuse, copies per pair class
+ * (copies between ranks are HGR_PAIR_CROSS_HOST), every
  * fallback with its reason. The JSON (`hgr check --json`, `--place-report`): the
  * same, plus every node with its device, reason and predicted time. */
 HGR_API hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE* out);

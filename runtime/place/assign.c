@@ -1,7 +1,7 @@
 /* Which device each node runs on (place_internal.h): rules first (a later rule
  * wins), then the policy's choice, then fallback to the next listed device that can
- * run the node; inputs follow their first consumer. Works on the problem's can_run
- * table alone. */
+ * run the node; inputs follow their first consumer (across ranks, rank 0 reads the
+ * inputs that are not weights). Works on the problem's can_run table alone. */
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,7 +125,8 @@ hgr_status_t hgr__place_complete(const hgr__place_problem_t* problem, const uint
     previous = slot;
   }
 
-  /* Inputs go where their first consumer runs. */
+  /* Inputs go where their first consumer runs (across ranks: on rank 0 unless a
+   * weight). */
   uint32_t* first_consumer = malloc(((size_t)graph->node_count + 1) * sizeof(*first_consumer));
   if (!first_consumer) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) first_consumer[node_id] = UINT32_MAX;
@@ -135,7 +136,8 @@ hgr_status_t hgr__place_complete(const hgr__place_problem_t* problem, const uint
   for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) {
     if (graph->nodes[node_id].is_op) continue;
     uint32_t consumer = first_consumer[node_id];
-    choices[node_id].slot = consumer == UINT32_MAX ? 0 : choices[consumer].slot;
+    choices[node_id].slot =
+        hgr__place_input_slot(problem, node_id, consumer == UINT32_MAX ? HGR__NO_DEVICE : choices[consumer].slot);
     choices[node_id].reason = HGR_PLACE_BY_INPUT;
   }
   free(first_consumer);

@@ -2,7 +2,8 @@
  * their devices' keys, with a `__copy` wherever a value is consumed on another
  * device. A copy is emitted just before its first consumer, so that the copied value
  * lives on the consuming device no longer than it must; every later consumer on that
- * device reads the same copy. */
+ * device reads the same copy. Across ranks, heads produced off rank 0 are read
+ * through a copy to rank 0's home slot. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,12 +155,22 @@ hgr_status_t hgr__place_emit(const hgr__place_problem_t* problem, const hgr__nod
   }
   for (size_t i = 0; i < (size_t)graph->entry_count * count; ++i) emitter.at[i].node_id = UINT32_MAX;
   if ((status = hgr__graph_edit_new(&emitter.placed)) || (status = emit_nodes(&emitter))) goto cleanup;
+  /* Across ranks rank 0 writes the outputs: a head produced on another rank is read
+   * through a copy to home_slot (the one a consumer there already has, else a new
+   * one after the nodes). */
+  bool head_copied = false;
   for (uint32_t h = 0; h < graph->head_count && !status; ++h) {
     uint32_t entry_id = hgr__graph_entry_id(graph, graph->heads[h]);
     uint32_t home = choices[graph->heads[h].node_id].slot;
-    status = hgr__graph_edit_add_head(emitter.placed, emitter.at[(size_t)entry_id * count + home]);
+    hgr__entry_ref_t ref = emitter.at[(size_t)entry_id * count + home];
+    if (problem->distributed && hgr__place_slot_rank(problem, home) != 0) {
+      status = value_on(&emitter, entry_id, problem->home_slot, &ref);
+      head_copied = true;
+    }
+    if (!status) status = hgr__graph_edit_add_head(emitter.placed, ref);
   }
   for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) used[choices[node_id].slot] = true;
+  if (head_copied) used[problem->home_slot] = true;
   for (size_t slot = 0; slot < count && !status; ++slot)
     if (used[slot]) status = hgr__graph_edit_add_binding(emitter.placed, (int32_t)slot + 1, specs[slot]);
   if (!status) hgr__graph_edit_order_inputs(emitter.placed, graph);

@@ -10,6 +10,12 @@
  * identities, the pair class and the byte count; each ordered pair is measured at
  * two sizes, which give its latency and per-byte time.
  *
+ * Ranks. A slot of another rank ("r1/pocl:0") is measured on the local device of
+ * the same spec; its items are keyed by that device's identity, so a local device
+ * is measured once however many ranks name it. A copy between slots of two ranks
+ * is never measured here: it costs the options' cross-host latency and per-byte
+ * time. Timelines join CPU devices of one rank only (each rank has its own host).
+ *
  * Calibration. A node: a one-node graph (its distinct input entries as graph
  * inputs, filled with random floats or zero integers) run on the device by an
  * executor with profiling: one warm-up run (which also builds the programs), then a
@@ -794,24 +800,30 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
    * cores), heavy branches split over both PoCL devices measured 212 ms against 206
    * ms on one. When they fit (POCL_MAX_PTHREAD_COUNT=1 gives each PoCL device one
    * core), each keeps its own. */
-  uint64_t cpu_units = 0;
-  for (size_t d = 0; d < devices; ++d)
-    if (slot_info(&cal, d)->type == HGR_DEVICE_TYPE_CPU) cpu_units += slot_info(&cal, d)->compute_units;
+  /* Each rank has its own host (its devices are taken to be like the local ones):
+   * the count and the timelines are per rank. */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  bool cpus_share = cores < 1 || cpu_units > (uint64_t)cores;
   for (size_t d = 0; d < devices; ++d) {
     model.timeline[d] = (uint32_t)d;
-    if (!cpus_share || slot_info(&cal, d)->type != HGR_DEVICE_TYPE_CPU) continue;
+    if (slot_info(&cal, d)->type != HGR_DEVICE_TYPE_CPU) continue;
+    int rank = hgr__place_slot_rank(problem, d);
+    uint64_t cpu_units = 0;
+    for (size_t e = 0; e < devices; ++e)
+      if (hgr__place_slot_rank(problem, e) == rank && slot_info(&cal, e)->type == HGR_DEVICE_TYPE_CPU)
+        cpu_units += slot_info(&cal, e)->compute_units;
+    if (cores >= 1 && cpu_units <= (uint64_t)cores) continue;
     for (size_t e = 0; e < d; ++e)
-      if (slot_info(&cal, e)->type == HGR_DEVICE_TYPE_CPU) {
+      if (hgr__place_slot_rank(problem, e) == rank && slot_info(&cal, e)->type == HGR_DEVICE_TYPE_CPU) {
         model.timeline[d] = (uint32_t)e;
         break;
       }
   }
 
   /* What the problem needs: every op node on every device that can run it, every
-   * ordered pair of devices at two sizes, and the launch overhead of every device
-   * that runs a node (measured last: it replicates the cheapest node there). */
+   * ordered pair of devices of one rank at two sizes, and the launch overhead of
+   * every device that runs a node (measured last: it replicates the cheapest node
+   * there). Items are keyed by the local device's identity, so slots of several
+   * ranks on one local device share them and are measured once. */
   for (uint32_t n = 0; !status && n < nodes; ++n)
     for (size_t d = 0; !status && d < devices; ++d) {
       size_t cell = (size_t)n * devices + d;
@@ -824,7 +836,9 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
     for (size_t b = 0; !status && b < devices; ++b) {
       size_t* pair = &copy_items[(a * devices + b) * 2];
       pair[0] = pair[1] = SIZE_MAX;
-      if (a == b || problem->devices[a] == problem->devices[b]) continue;
+      if (a == b || problem->devices[a] == problem->devices[b] ||
+          hgr__place_slot_rank(problem, a) != hgr__place_slot_rank(problem, b))
+        continue;
       status = copy_item(&cal, a, b, SMALL_COPY_BYTES, &pair[0]);
       if (!status) status = copy_item(&cal, a, b, LARGE_COPY_BYTES, &pair[1]);
     }
@@ -854,7 +868,14 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
   for (size_t cell = 0; cell < cells; ++cell)
     if (node_items[cell] != SIZE_MAX)
       model.node_ms[cell] = cal.items[node_items[cell]].ms + cal.items[launch_items[cell % devices]].ms;
+  double cross_latency = 0.0, cross_per_byte = 0.0;
+  hgr__place_cross_host_costs(options, &cross_latency, &cross_per_byte);
   for (size_t pair = 0; pair < devices * devices; ++pair) {
+    if (hgr__place_slot_rank(problem, pair / devices) != hgr__place_slot_rank(problem, pair % devices)) {
+      model.copy_latency_ms[pair] = cross_latency;
+      model.copy_ms_per_byte[pair] = cross_per_byte;
+      continue;
+    }
     if (copy_items[pair * 2] == SIZE_MAX) continue;
     double small = cal.items[copy_items[pair * 2]].ms, large = cal.items[copy_items[pair * 2 + 1]].ms;
     double per_byte = (large - small) / (double)(LARGE_COPY_BYTES - SMALL_COPY_BYTES);

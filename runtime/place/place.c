@@ -1,6 +1,6 @@
-/* hgr/place.h: the options, the flow of hgr_place (devices, the unplaced graph,
- * what each device can run, rules, the policy and fallback, copies, the memory
- * plan, the verifier) and the placement's accessors. */
+/* hgr/place.h: the options, the flow of hgr_place (devices and their ranks, the
+ * unplaced graph, what each device can run, rules, the policy and fallback, copies,
+ * the memory plan, the verifier) and the placement's accessors. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@ struct hgr_placement_s {
   uint32_t copies[HGR_PAIR_CLASS_COUNT];
   double predicted_ms, best_single_ms;
   size_t best_single_device;
+  int best_single_rank;
   hgr_place_rule_t rules[HGR_PLACE_MAX_RULES];
   size_t rule_count;
   hgr_place_policy_t policy;
@@ -113,8 +114,12 @@ typedef struct place_run_t {
   hgr_graph_t* unplaced;
   uint32_t* unplaced_source;     /* per problem node: its node id in the caller's graph */
   size_t* devices;               /* instance device per slot */
+  int* ranks;                    /* per slot: its rank, 0 without a prefix */
+  int* record_ranks;             /* per slot: hgr_node_placement_t's rank */
+  bool* weight;                  /* per problem node, across ranks with params */
   const hgr_device_info_t** infos;
   const char** specs;
+  char** own_specs;              /* per slot: the rank-prefixed spec, where there is one */
   uint32_t* rule_slots;
   hgr__node_choice_t* choices;
   uint32_t* policy_slot;
@@ -133,8 +138,13 @@ static void place_run_free(place_run_t* run) {
   hgr_graph_release(run->unplaced);
   free(run->unplaced_source);
   free(run->devices);
+  free(run->ranks);
+  free(run->record_ranks);
+  free(run->weight);
   free(run->infos);
   free(run->specs);
+  for (size_t s = 0; run->own_specs && s < run->problem.device_count; ++s) free(run->own_specs[s]);
+  free(run->own_specs);
   free(run->rule_slots);
   free(run->policy_slot);
   if (run->have_model) hgr__cost_model_release(&run->model);
@@ -145,54 +155,153 @@ static void place_run_free(place_run_t* run) {
   hgr__memory_plan_free(&run->memory);
 }
 
-/* The slot of instance device `device`, appended when not yet listed. */
-static uint32_t slot_of(place_run_t* run, size_t* count, size_t device) {
+/* A listed device is a slot: (rank, instance device), the rank 0 for a spec without
+ * one. The slot of (rank, device), appended when not yet listed. */
+static uint32_t slot_of(place_run_t* run, size_t* count, int rank, size_t device, int given_rank) {
   for (size_t s = 0; s < *count; ++s)
-    if (run->devices[s] == device) return (uint32_t)s;
+    if (run->devices[s] == device && run->ranks[s] == rank) return (uint32_t)s;
   run->devices[*count] = device;
+  run->ranks[*count] = rank;
+  run->record_ranks[*count] = given_rank;
   return (uint32_t)(*count)++;
+}
+
+/* Splits spec's rank prefix and finds its local device: *out_rank is -1 without a
+ * prefix, *out_local the spec past it. */
+static hgr_status_t find_slot_device(hgr_instance_t* instance, const char* spec, int* out_rank, const char** out_local,
+                                     size_t* out_device) {
+  if (!hgr_spec_rank(spec, out_rank, out_local))
+    return INVALID("'%s' has a malformed rank prefix: expected rN/SPEC with N from 0 to 2147483647", spec);
+  return hgr_instance_find_device(instance, *out_local, out_device);
 }
 
 static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, const hgr_place_options_t* options) {
   size_t capacity = options->device_count + options->rule_count + 1, count = 0;
   run->devices = calloc(capacity, sizeof(*run->devices));
+  run->ranks = calloc(capacity, sizeof(*run->ranks));
+  run->record_ranks = calloc(capacity, sizeof(*run->record_ranks));
   run->rule_slots = calloc(options->rule_count + 1, sizeof(*run->rule_slots));
-  if (!run->devices || !run->rule_slots) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  for (size_t d = 0; d < options->device_count; ++d) {
-    size_t device = 0;
-    const char* spec = options->devices[d];
-    hgr_status_t status = hgr_instance_find_device(instance, spec ? spec : "", &device);
-    if (status) return hgr_status_annotate(status, "placement device %zu '%s'", d + 1, spec ? spec : "(null)");
-    for (size_t s = 0; s < count; ++s)
-      if (run->devices[s] == device)
-        return INVALID("placement devices %zu and %zu ('%s') are the same device, %s", s + 1, d + 1, spec,
-                       hgr__device_spec(instance, device));
-    run->devices[count++] = device;
+  const char** locals = calloc(capacity, sizeof(*locals)); /* per slot: the spec past its prefix */
+  if (!run->devices || !run->ranks || !run->record_ranks || !run->rule_slots || !locals) {
+    free(locals);
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
-  if (count == 0) {
+  hgr_status_t status = HGR_OK;
+  for (size_t d = 0; d < options->device_count && !status; ++d) {
     size_t device = 0;
-    HGR_RETURN_IF_ERROR(hgr__placement_default_device(instance, &device));
-    run->devices[count++] = device;
+    int rank = -1;
+    const char* spec = options->devices[d];
+    const char* local = NULL;
+    status = find_slot_device(instance, spec ? spec : "", &rank, &local, &device);
+    if (status) {
+      status = hgr_status_annotate(status, "placement device %zu '%s'", d + 1, spec ? spec : "(null)");
+      break;
+    }
+    /* Without a prefix a spec is rank 0's as far as sameness goes ("pocl:0" and
+     * "r0/pocl:0" are one device); with one, "r0/pocl:0" and "r1/pocl:0" are two. */
+    int compared = rank < 0 ? 0 : rank;
+    for (size_t s = 0; s < count && !status; ++s)
+      if (run->devices[s] == device && run->ranks[s] == compared)
+        status = rank < 0 && run->record_ranks[s] < 0
+                     ? INVALID("placement devices %zu and %zu ('%s') are the same device, %s", s + 1, d + 1, spec,
+                               hgr__device_spec(instance, device))
+                     : INVALID("placement devices %zu and %zu ('%s') are the same device, %s of rank %d", s + 1, d + 1,
+                               spec, hgr__device_spec(instance, device), compared);
+    if (status) break;
+    locals[count] = local;
+    slot_of(run, &count, compared, device, rank);
+  }
+  if (!status && count == 0) {
+    size_t device = 0;
+    status = hgr__placement_default_device(instance, &device);
+    if (!status) slot_of(run, &count, 0, device, -1);
   }
   /* A rule may name a device the list lacks: it joins the list after the others. */
-  for (size_t r = 0; r < options->rule_count; ++r) {
+  for (size_t r = 0; r < options->rule_count && !status; ++r) {
     size_t device = 0;
+    int rank = -1;
+    const char* local = NULL;
     char text[256];
-    hgr_status_t status = hgr_instance_find_device(instance, options->rules[r].spec, &device);
-    if (status)
-      return hgr_status_annotate(status, "rule %zu '%s'", r + 1,
-                                 hgr__place_rule_format(&options->rules[r], text, sizeof(text)));
-    run->rule_slots[r] = slot_of(run, &count, device);
+    status = find_slot_device(instance, options->rules[r].spec, &rank, &local, &device);
+    if (status) {
+      status = hgr_status_annotate(status, "rule %zu '%s'", r + 1,
+                                   hgr__place_rule_format(&options->rules[r], text, sizeof(text)));
+      break;
+    }
+    size_t before = count;
+    run->rule_slots[r] = slot_of(run, &count, rank < 0 ? 0 : rank, device, rank);
+    if (count > before) locals[before] = local;
+  }
+  if (status) {
+    free(locals);
+    return status;
   }
   run->problem.device_count = count;
   run->problem.devices = run->devices;
   run->infos = calloc(count + 1, sizeof(*run->infos));
   run->specs = calloc(count + 1, sizeof(*run->specs));
-  if (!run->infos || !run->specs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  run->own_specs = calloc(count + 1, sizeof(*run->own_specs));
+  if (!run->infos || !run->specs || !run->own_specs) {
+    free(locals);
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  /* Across ranks (a slot not on rank 0) rank 0 reads the inputs and writes the
+   * outputs, on the first listed rank-0 slot. */
+  bool distributed = false, prefixed = false;
+  uint32_t home = HGR__NO_DEVICE;
+  for (size_t s = 0; s < count; ++s) {
+    distributed = distributed || run->ranks[s] != 0;
+    prefixed = prefixed || run->record_ranks[s] >= 0;
+    if (run->ranks[s] == 0 && home == HGR__NO_DEVICE) home = (uint32_t)s;
+  }
+  if (distributed && home == HGR__NO_DEVICE) {
+    hgr__text_t listed = {0};
+    for (size_t s = 0; s < count; ++s)
+      hgr__text_appendf(&listed, "%sr%d/%s", s ? ", " : "", run->ranks[s], locals[s] ? locals[s] : "");
+    status = INVALID("a placement across ranks needs a device of rank 0 (r0/...) for the graph's inputs and "
+                     "outputs; the devices are %s",
+                     listed.data && !listed.failed ? listed.data : "(out of memory for the list)");
+    free(listed.data);
+    free(locals);
+    return status;
+  }
+  run->problem.ranks = run->ranks;
+  run->problem.distributed = distributed;
+  run->problem.home_slot = distributed ? home : 0;
+  /* The recorded specs: a local device's canonical spec on one rank without
+   * prefixes (as before ranks); else "rN/" and the spec as given past its prefix,
+   * the same text on every rank (each resolves it against its own devices). */
   for (size_t s = 0; s < count; ++s) {
     run->infos[s] = hgr_instance_device(instance, run->devices[s]);
     run->specs[s] = run->infos[s]->spec;
+    if (!distributed && !prefixed) continue;
+    run->record_ranks[s] = run->ranks[s];
+    run->own_specs[s] = hgr__format("r%d/%s", run->ranks[s], locals[s] ? locals[s] : run->infos[s]->spec);
+    if (!run->own_specs[s]) {
+      free(locals);
+      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    }
+    run->specs[s] = run->own_specs[s];
   }
+  free(locals);
+  return HGR_OK;
+}
+
+/* Across ranks: which graph inputs are weights (named in options->params). */
+static hgr_status_t find_weights(place_run_t* run, const hgr_place_options_t* options) {
+  const hgr_graph_t* graph = run->problem.graph;
+  if (!run->problem.distributed || !options->params) return HGR_OK;
+  run->weight = calloc((size_t)graph->node_count + 1, sizeof(*run->weight));
+  if (!run->weight) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (uint32_t n = 0; n < graph->node_count; ++n) {
+    if (graph->nodes[n].is_op) continue;
+    size_t index = 0;
+    hgr_status_t status = hgr_params_find(options->params, graph->nodes[n].name, &index);
+    if (status && hgr_status_code(status) != HGR_STATUS_NOT_FOUND) return status;
+    run->weight[n] = !status;
+    hgr_status_free(status);
+  }
+  run->problem.weight = run->weight;
   return HGR_OK;
 }
 
@@ -213,6 +322,7 @@ static hgr_status_t run_policy(place_run_t* run, const hgr_place_options_t* opti
     HGR_RETURN_IF_ERROR(hgr__schedule_auto(&run->problem, &run->model, run->policy_slot, &best_slot, &best_ms));
     if (best_slot != HGR__NO_DEVICE) {
       placement->best_single_device = run->devices[best_slot];
+      placement->best_single_rank = run->record_ranks[best_slot];
       placement->best_single_ms = best_ms;
     }
     return HGR_OK;
@@ -257,12 +367,15 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
     uint32_t source = run->placed_source[n];
     hgr_node_placement_t* record = &placement->nodes[n];
     record->device_index = run->devices[slot];
+    record->rank = run->record_ranks[slot];
     record->predicted_ms = -1.0;
     if (source == UINT32_MAX) {
       record->reason = HGR_PLACE_BY_COPY;
       record->source_node = UINT32_MAX;
       uint32_t from = (uint32_t)(placed->entries[hgr__graph_entry_id(placed, placed->nodes[n].inputs[0])].device_key - 1);
-      placement->copies[hgr_instance_pair_class(instance, run->devices[from], run->devices[slot])]++;
+      placement->copies[run->ranks[from] != run->ranks[slot]
+                            ? HGR_PAIR_CROSS_HOST
+                            : hgr_instance_pair_class(instance, run->devices[from], run->devices[slot])]++;
       if (run->have_model)
         record->predicted_ms = hgr__cost_copy_ms(&run->model, from, slot, placed->entries[placed->node_row_ptr[n]].bytes);
     } else {
@@ -280,6 +393,7 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
     if (!used[s]) continue;
     hgr_placement_device_t* device = &placement->devices[placement->device_count];
     device->device_index = run->devices[s];
+    device->rank = run->record_ranks[s];
     device->key = (int32_t)s + 1;
     device->predicted_ms = run->busy_ms ? run->busy_ms[s] : -1.0;
     for (size_t d = 0; d < run->memory.device_count; ++d)
@@ -314,6 +428,10 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
   if (options->rule_count > HGR_PLACE_MAX_RULES)
     return INVALID("hgr_place: %zu rules, more than HGR_PLACE_MAX_RULES (%d)", options->rule_count,
                    HGR_PLACE_MAX_RULES);
+  if (!(options->cross_host_latency_ms >= 0.0 && options->cross_host_latency_ms < INFINITY) ||
+      !(options->cross_host_ms_per_byte >= 0.0 && options->cross_host_ms_per_byte < INFINITY))
+    return INVALID("hgr_place: the cross-host copy costs (latency %g ms, %g ms per byte) must be finite and >= 0",
+                   options->cross_host_latency_ms, options->cross_host_ms_per_byte);
   place_run_t run;
   memset(&run, 0, sizeof(run));
   hgr_placement_t* placement = calloc(1, sizeof(*placement));
@@ -322,6 +440,7 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
   placement->predicted_ms = -1.0;
   placement->best_single_ms = -1.0;
   placement->best_single_device = SIZE_MAX;
+  placement->best_single_rank = -1;
   placement->policy = options->policy;
   placement->stages = options->stages;
   placement->rule_count = options->rule_count;
@@ -333,6 +452,7 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
   run.problem.instance = instance;
   run.problem.graph = run.unplaced;
   run.problem.kernels = options->kernels;
+  if ((status = find_weights(&run, options))) goto cleanup;
   run.choices = calloc((size_t)run.unplaced->node_count + 1, sizeof(*run.choices));
   if (!run.choices) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -418,11 +538,14 @@ double hgr_placement_best_single_ms(const hgr_placement_t* placement, size_t* ou
 
 /* ---- for place_report.c ----------------------------------------------------------------- */
 
-const char* hgr__placement_device_spec(const hgr_placement_t* placement, size_t device_index) {
+const char* hgr__placement_device_spec(const hgr_placement_t* placement, size_t device_index, int rank) {
   for (size_t d = 0; d < placement->device_count; ++d)
-    if (placement->devices[d].device_index == device_index) return placement->device_specs[d];
+    if (placement->devices[d].device_index == device_index && placement->devices[d].rank == rank)
+      return placement->device_specs[d];
   return "(device not used)";
 }
+
+int hgr__placement_best_single_rank(const hgr_placement_t* placement) { return placement->best_single_rank; }
 
 uint32_t hgr__placement_copy_count(const hgr_placement_t* placement, hgr_pair_class_t pair_class) {
   return (unsigned)pair_class < HGR_PAIR_CLASS_COUNT ? placement->copies[pair_class] : 0;

@@ -37,10 +37,39 @@ typedef struct hgr__place_problem_t {
   char** cannot_reason;
   /* Per node: the slot a rule fixed it to, else HGR__NO_DEVICE. */
   uint32_t* fixed;
+  /* Across ranks (docs/placement.md, "Across ranks"); all zero for one process.
+   * ranks: [slot] the slot's rank (0 for a spec without one); NULL: every slot on
+   * rank 0. A slot is a (rank, local device) pair: two slots may share devices[]. */
+  const int* ranks;
+  /* The slots span ranks (some slot is not on rank 0): graph inputs that are not
+   * weights are read on rank 0 (home_slot unless their first consumer runs on rank
+   * 0) and heads produced on another rank are copied to home_slot. */
+  bool distributed;
+  uint32_t home_slot;  /* the first listed slot of rank 0 */
+  /* [node]: a graph input that is a weight (named in the params, loaded by every
+   * rank): it stays with its first consumer. NULL: none. */
+  const bool* weight;
 } hgr__place_problem_t;
 
 static inline bool hgr__place_can_run(const hgr__place_problem_t* problem, uint32_t node, size_t slot) {
   return problem->can_run[(size_t)node * problem->device_count + slot];
+}
+
+static inline int hgr__place_slot_rank(const hgr__place_problem_t* problem, size_t slot) {
+  return problem->ranks ? problem->ranks[slot] : 0;
+}
+
+/* Where graph input `node` lives when its first consumer runs on `consumer_slot`
+ * (HGR__NO_DEVICE: nothing consumes it): there, except across ranks, where an input
+ * that is not a weight is read on rank 0 (home_slot when the consumer is on
+ * another rank). One process: consumer_slot, or slot 0 for no consumer. */
+static inline uint32_t hgr__place_input_slot(const hgr__place_problem_t* problem, uint32_t node,
+                                             uint32_t consumer_slot) {
+  if (!problem->distributed) return consumer_slot == HGR__NO_DEVICE ? 0 : consumer_slot;
+  if (consumer_slot == HGR__NO_DEVICE) return problem->home_slot;
+  if ((problem->weight && problem->weight[node]) || hgr__place_slot_rank(problem, consumer_slot) == 0)
+    return consumer_slot;
+  return problem->home_slot;
 }
 
 /* ---- the cost model (cost_model.c) -------------------------------------------------- */
@@ -52,13 +81,14 @@ typedef struct hgr__cost_model_t {
    * where it cannot run; 0 for input nodes and ops that run nothing (aliases). */
   double* node_ms;
   /* [from * device_count + to]: a copy of b bytes costs latency + b * per_byte;
-   * 0 and 0 on the diagonal. */
+   * 0 and 0 on the diagonal; between slots of two ranks, the options' cross-host
+   * costs. */
   double* copy_latency_ms;
   double* copy_ms_per_byte;
   /* [slot]: the timeline the device's work runs on. Devices that share a processor
-   * share one (CPU devices whose compute units together exceed the host's cores: two
-   * of them are then no faster than one), so their nodes do not overlap in the
-   * simulation. NULL: each device its own. */
+   * share one (CPU devices of one rank whose compute units together exceed the
+   * host's cores: two of them are then no faster than one), so their nodes do not
+   * overlap in the simulation. NULL: each device its own. */
   uint32_t* timeline;
 } hgr__cost_model_t;
 
@@ -66,10 +96,24 @@ typedef struct hgr__cost_model_t {
  * and every device pair up in the cost cache (options->cost_cache_directory; keyed by
  * platform, device, driver version like the program cache), and calibrates what is
  * missing by running it (profiling events; host timing where the driver gives no
- * timestamps), with a progress line through options->log, then stores it. */
+ * timestamps), with a progress line through options->log, then stores it. Slots of
+ * other ranks are measured on their local namesake (once per local device); a pair
+ * of slots of two ranks is not measured: it costs options' cross-host latency and
+ * per-byte time (hgr__place_cross_host_costs). */
 hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hgr_place_options_t* options,
                                    hgr__cost_model_t* out_model);
 void hgr__cost_model_release(hgr__cost_model_t* model);
+
+/* The cross-host copy costs of options: both 0 means unknown, and the defaults
+ * (0.1 ms, 1e-6 ms per byte: 1 GB/s) are used. */
+#define HGR__CROSS_HOST_LATENCY_MS 0.1
+#define HGR__CROSS_HOST_MS_PER_BYTE 1e-6
+static inline void hgr__place_cross_host_costs(const hgr_place_options_t* options, double* out_latency_ms,
+                                               double* out_ms_per_byte) {
+  bool unknown = options->cross_host_latency_ms == 0.0 && options->cross_host_ms_per_byte == 0.0;
+  *out_latency_ms = unknown ? HGR__CROSS_HOST_LATENCY_MS : options->cross_host_latency_ms;
+  *out_ms_per_byte = unknown ? HGR__CROSS_HOST_MS_PER_BYTE : options->cross_host_ms_per_byte;
+}
 
 static inline double hgr__cost_copy_ms(const hgr__cost_model_t* model, size_t from, size_t to, uint64_t bytes) {
   if (from == to) return 0.0;
@@ -82,8 +126,10 @@ static inline double hgr__cost_copy_ms(const hgr__cost_model_t* model, size_t fr
 /* Predicted time of one run when node n runs on slot node_slot[n] (every op node
  * assigned): nodes in graph order, each device runs one node at a time, a value
  * consumed on another device costs one copy per (value, device) as copies.c
- * inserts them. out_device_busy_ms (device_count values) and out_node_ms (node
- * count; per node its own run time) may be NULL. */
+ * inserts them; across ranks, inputs live as hgr__place_input_slot says and heads
+ * of other ranks are copied to home_slot at the end. out_device_busy_ms
+ * (device_count values) and out_node_ms (node count; per node its own run time)
+ * may be NULL. */
 double hgr__schedule_predict(const hgr__place_problem_t* problem, const hgr__cost_model_t* model,
                              const uint32_t* node_slot, double* out_device_busy_ms, double* out_node_ms);
 
@@ -148,8 +194,9 @@ hgr_status_t hgr__place_apply_rules(hgr__place_problem_t* problem, const hgr_pla
  * choice; a choice that cannot run the node falls back to the next listed device
  * that can (FIRST: the first device that can; a node FIRST places past slot 0 is a
  * fallback, with the reasons of the devices before it). Then every input goes where
- * its first consumer runs (slot 0 when nothing consumes it). INVALID_ARGUMENT for a
- * node that no device can run, listing each device's reason. */
+ * its first consumer runs (slot 0 when nothing consumes it), across ranks as
+ * hgr__place_input_slot says. INVALID_ARGUMENT for a node that no device can run,
+ * listing each device's reason. */
 hgr_status_t hgr__place_complete(const hgr__place_problem_t* problem, const uint32_t* policy_slot,
                                  hgr__node_choice_t* choices);
 /* "op:NAME=SPEC", "node:GLOB=SPEC", "range:A-B=SPEC" into buffer; returns buffer. */
@@ -159,8 +206,9 @@ void hgr__place_choices_free(hgr__node_choice_t* choices, uint32_t count);
 /* copies.c: the placed graph: the problem graph's nodes in order, each on its slot's
  * device key (1 + slot), one `__copy` per (value, consuming device) shared by every
  * consumer there, emitted before its first consumer and named "<node>.to.<spec>"
- * (made unique); heads read where produced; a binding key -> specs[slot] for every
- * key used. storage_ids (per placed entry) may be NULL: every entry its own id (a
+ * (made unique); heads read where produced (across ranks, a head produced off rank
+ * 0 through a copy to home_slot, appended after the nodes); a binding key ->
+ * specs[slot] for every key used. storage_ids (per placed entry) may be NULL: every entry its own id (a
  * `__nop` output its input's). *out_source_node: per placed node its problem node,
  * UINT32_MAX for a copy. The pass is deterministic, so a second one with planned
  * storage_ids gives the same nodes and entries. */
@@ -206,9 +254,11 @@ void hgr__memory_plan_free(hgr__memory_plan_t* plan);
 hgr_status_t hgr__place_verify(const hgr_graph_t* placed, const hgr_kernel_library_t* kernels);
 
 /* place.c, for place_report.c: what the public accessors do not give. The spec of
- * a device the placement uses; copies of a pair class; rule rule_index as given
+ * a device the placement uses, (device_index, rank) as the records give them; the
+ * best single device's rank; copies of a pair class; rule rule_index as given
  * (NULL past the end); the policy as --place spells it ("stages:2"). */
-const char* hgr__placement_device_spec(const hgr_placement_t* placement, size_t device_index);
+const char* hgr__placement_device_spec(const hgr_placement_t* placement, size_t device_index, int rank);
+int hgr__placement_best_single_rank(const hgr_placement_t* placement);
 uint32_t hgr__placement_copy_count(const hgr_placement_t* placement, hgr_pair_class_t pair_class);
 const hgr_place_rule_t* hgr__placement_rule(const hgr_placement_t* placement, size_t rule_index);
 const char* hgr__placement_policy(const hgr_placement_t* placement, char* buffer, size_t capacity);

@@ -59,8 +59,8 @@ typedef struct op_count_t {
   uint32_t count;
 } op_count_t;
 
-static hgr_status_t count_ops(const hgr_placement_t* placement, size_t device_index, op_count_t** out_counts,
-                              size_t* out_count) {
+static hgr_status_t count_ops(const hgr_placement_t* placement, const hgr_placement_device_t* device,
+                              op_count_t** out_counts, size_t* out_count) {
   const hgr_graph_t* graph = hgr_placement_graph(placement);
   size_t node_count = hgr_graph_node_count(graph), count = 0;
   op_count_t* counts = calloc(node_count + 1, sizeof(*counts));
@@ -74,7 +74,7 @@ static hgr_status_t count_ops(const hgr_placement_t* placement, size_t device_in
       free(counts);
       return status;
     }
-    if (node.device_index != device_index) continue;
+    if (node.device_index != device->device_index || node.rank != device->rank) continue;
     const char* op = info.func_name ? info.func_name : "(input)";
     char text[300];
     why(placement, &node, text, sizeof(text));
@@ -100,13 +100,14 @@ hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE*
   for (size_t d = 0; d < hgr_placement_device_count(placement); ++d) {
     hgr_placement_device_t device;
     HGR_RETURN_IF_ERROR(hgr_placement_device(placement, d, &device));
-    fprintf(out, "  %s (key %d): %u node%s", hgr__placement_device_spec(placement, device.device_index), device.key,
+    fprintf(out, "  %s (key %d): %u node%s", hgr__placement_device_spec(placement, device.device_index, device.rank),
+            device.key,
             device.node_count, device.node_count == 1 ? "" : "s");
     if (device.predicted_ms >= 0) fprintf(out, ", predicted busy %.3f ms", device.predicted_ms);
     fprintf(out, "\n");
     op_count_t* counts = NULL;
     size_t count = 0;
-    HGR_RETURN_IF_ERROR(count_ops(placement, device.device_index, &counts, &count));
+    HGR_RETURN_IF_ERROR(count_ops(placement, &device, &counts, &count));
     for (size_t c = 0; c < count; ++c) fprintf(out, "    %-20s %5u  %s\n", counts[c].op, counts[c].count, counts[c].why);
     free(counts);
     fprintf(out, "    memory: planned %s, lower bound %s", format_bytes(device.planned_bytes, planned, sizeof(planned)),
@@ -132,7 +133,8 @@ hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE*
   double single = hgr_placement_best_single_ms(placement, &single_device);
   if (predicted >= 0) fprintf(out, "  predicted %.3f ms per run", predicted);
   if (predicted >= 0 && single >= 0 && single_device != SIZE_MAX)
-    fprintf(out, " (best single device %s: %.3f ms)", hgr__placement_device_spec(placement, single_device), single);
+    fprintf(out, " (best single device %s: %.3f ms)",
+            hgr__placement_device_spec(placement, single_device, hgr__placement_best_single_rank(placement)), single);
   if (predicted >= 0) fprintf(out, "\n");
   size_t fallbacks = 0;
   for (uint32_t n = 0; n < hgr_graph_node_count(graph); ++n) {
@@ -143,7 +145,7 @@ hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE*
     HGR_RETURN_IF_ERROR(hgr_graph_node_info(graph, n, &info));
     if (fallbacks++ == 0) fprintf(out, "  fallbacks:\n");
     fprintf(out, "    node %u '%s' (%s) -> %s: %s\n", n, info.name, info.func_name,
-            hgr__placement_device_spec(placement, node.device_index), node.fallback ? node.fallback : "");
+            hgr__placement_device_spec(placement, node.device_index, node.rank), node.fallback ? node.fallback : "");
   }
   if (ferror(out)) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing the placement summary failed");
   return HGR_OK;
@@ -162,7 +164,8 @@ static hgr_status_t build_json(const hgr_placement_t* placement, cJSON* root) {
   double single = hgr_placement_best_single_ms(placement, &single_device);
   if (ok && single >= 0 && single_device != SIZE_MAX) {
     cJSON* best = cJSON_AddObjectToObject(root, "best_single_device");
-    ok = best && cJSON_AddStringToObject(best, "device", hgr__placement_device_spec(placement, single_device)) &&
+    const char* spec = hgr__placement_device_spec(placement, single_device, hgr__placement_best_single_rank(placement));
+    ok = best && cJSON_AddStringToObject(best, "device", spec) &&
          cJSON_AddNumberToObject(best, "predicted_ms", single);
   }
   cJSON* devices = ok ? cJSON_AddArrayToObject(root, "devices") : NULL;
@@ -172,14 +175,15 @@ static hgr_status_t build_json(const hgr_placement_t* placement, cJSON* root) {
     HGR_RETURN_IF_ERROR(hgr_placement_device(placement, d, &device));
     cJSON* item = cJSON_CreateObject();
     ok = item && cJSON_AddItemToArray(devices, item);
-    ok = ok && cJSON_AddStringToObject(item, "device", hgr__placement_device_spec(placement, device.device_index));
+    ok = ok && cJSON_AddStringToObject(item, "device",
+                                       hgr__placement_device_spec(placement, device.device_index, device.rank));
     ok = ok && cJSON_AddNumberToObject(item, "key", device.key);
     ok = ok && cJSON_AddNumberToObject(item, "nodes", device.node_count);
     cJSON* ops = ok ? cJSON_AddArrayToObject(item, "ops") : NULL;
     ok = ops != NULL;
     op_count_t* counts = NULL;
     size_t count = 0;
-    if (ok) HGR_RETURN_IF_ERROR(count_ops(placement, device.device_index, &counts, &count));
+    if (ok) HGR_RETURN_IF_ERROR(count_ops(placement, &device, &counts, &count));
     for (size_t c = 0; ok && c < count; ++c) {
       cJSON* op = cJSON_CreateObject();
       ok = op && cJSON_AddItemToArray(ops, op) && cJSON_AddStringToObject(op, "op", counts[c].op) &&
@@ -205,7 +209,7 @@ static hgr_status_t build_json(const hgr_placement_t* placement, cJSON* root) {
     hgr_node_info_t info;
     HGR_RETURN_IF_ERROR(hgr_placement_node(placement, n, &node));
     HGR_RETURN_IF_ERROR(hgr_graph_node_info(graph, n, &info));
-    const char* spec = hgr__placement_device_spec(placement, node.device_index);
+    const char* spec = hgr__placement_device_spec(placement, node.device_index, node.rank);
     cJSON* item = cJSON_CreateObject();
     ok = item && cJSON_AddItemToArray(nodes, item) && cJSON_AddNumberToObject(item, "id", n) &&
          cJSON_AddStringToObject(item, "name", info.name) &&

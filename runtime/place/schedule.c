@@ -8,8 +8,10 @@
  * a value consumed on another device gets one copy per (value, consuming device),
  * run on the consuming side just before its first consumer there (where copies.c
  * puts the `__copy` node); graph inputs live where their first consumer runs, and
- * outputs are read where they are produced. Devices that share a processor (the
- * model's timeline) run one node at a time between them. */
+ * outputs are read where they are produced (across ranks, rank 0 reads the inputs
+ * that are not weights and is sent the outputs, as assign.c and copies.c do).
+ * Devices that share a processor (the model's timeline) run one node at a time
+ * between them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,9 +97,10 @@ static double sim_place(sim_t* sim, uint32_t n, uint32_t d, bool commit) {
     uint32_t entry = hgr__graph_entry_id(graph, node->inputs[k]);
     uint32_t home = sim->node_dev[producer];
     if (home == HGR__NO_DEVICE) {
-      /* a graph input not consumed yet: it will be written here */
-      if (commit) sim->node_dev[producer] = d;
-      home = d;
+      /* a graph input not consumed yet: it will be written here (across ranks, on
+       * rank 0 unless a weight) */
+      home = hgr__place_input_slot(sim->problem, producer, d);
+      if (commit) sim->node_dev[producer] = home;
     }
     if (home == d) {
       if (sim->finish[producer] > ready) ready = sim->finish[producer];
@@ -139,6 +142,27 @@ static double sim_run(sim_t* sim, const uint32_t* slots) {
     double end = sim_place(sim, n, slots[n], true);
     if (!(end < INFINITY)) return INFINITY;
     if (end > makespan) makespan = end;
+  }
+  /* Across ranks rank 0 writes the outputs: a head produced elsewhere is copied to
+   * home_slot after the nodes (copies.c), on home_slot's side. */
+  const hgr__place_problem_t* problem = sim->problem;
+  size_t devices = problem->device_count;
+  for (uint32_t h = 0; problem->distributed && h < graph->head_count; ++h) {
+    uint32_t producer = graph->heads[h].node_id, home = problem->home_slot;
+    uint32_t from = sim->node_dev[producer];
+    if (from == HGR__NO_DEVICE || hgr__place_slot_rank(problem, from) == 0) continue;
+    uint32_t entry = hgr__graph_entry_id(graph, graph->heads[h]);
+    double* avail = &sim->avail[(size_t)entry * devices + home];
+    if (*avail < 0.0) {
+      uint32_t timeline = sim->model->timeline ? sim->model->timeline[home] : home;
+      double copy = hgr__cost_copy_ms(sim->model, from, home, graph->entries[entry].bytes);
+      double start = sim->device_free[timeline] > sim->finish[producer] ? sim->device_free[timeline]
+                                                                         : sim->finish[producer];
+      *avail = start + copy;
+      sim->device_free[timeline] = *avail;
+      sim->busy[home] += copy;
+    }
+    if (*avail > makespan) makespan = *avail;
   }
   return makespan;
 }
