@@ -33,9 +33,10 @@
  * a rank counts as rank 0 when compared with specs that have one. Every rank calls
  * hgr_place with the same inputs and gets the same placement (nothing depends on
  * the rank calling it, but AUTO and STAGES use the times each rank calibrates or
- * finds in its own cost cache: ranks whose times differ can place differently).
- * Capabilities and node times
- * are those of the local device of the same spec (the ranks' devices are assumed
+ * finds in its own cost cache: ranks whose times differ can place differently, so
+ * `hgr run` under mpirun places on rank 0 and sends the placed graph to the
+ * others). Capabilities and node times are those of the local device of the same
+ * spec (the ranks' devices are assumed
  * alike; each rank's executor checks its own devices anyway); copies between ranks
  * cost cross_host_latency_ms + bytes x cross_host_ms_per_byte. When the devices
  * span ranks (some device is on a rank other than 0), rank 0 reads the graph's
