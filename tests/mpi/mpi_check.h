@@ -1,0 +1,70 @@
+/* A tiny check harness for the MPI tests: every rank runs the same tests in the
+ * same order; a failed check prints where on which rank and ends the whole job
+ * with MPI_Abort (mpirun then exits non-zero). Rank 0 prints one line per test. */
+#ifndef HGR_TESTS_MPI_CHECK_H_
+#define HGR_TESTS_MPI_CHECK_H_
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hgr/status.h"
+
+static inline void check_fail(const char* file, int line, const char* what, const char* detail) {
+  int rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  fprintf(stderr, "rank %d: %s:%d: check failed: %s%s%s\n", rank, file, line, what, detail ? ": " : "",
+          detail ? detail : "");
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+#define CHECK(condition)                                                  \
+  do {                                                                    \
+    if (!(condition)) check_fail(__FILE__, __LINE__, #condition, NULL); \
+  } while (0)
+
+/* Checks that status is HGR_OK, printing it otherwise. */
+#define CHECK_OK(expression)                                            \
+  do {                                                                  \
+    hgr_status_t check_status_ = (expression);                          \
+    if (check_status_) {                                                \
+      char* check_text_ = hgr_status_to_string(check_status_);          \
+      check_fail(__FILE__, __LINE__, #expression, check_text_);         \
+    }                                                                   \
+  } while (0)
+
+/* Checks that text contains part, printing text otherwise. */
+#define CHECK_CONTAINS(text, part)                                              \
+  do {                                                                          \
+    const char* check_text_ = (text);                                           \
+    if (!check_text_ || !strstr(check_text_, (part)))                           \
+      check_fail(__FILE__, __LINE__, "'" #text "' contains '" part "'",         \
+                 check_text_ ? check_text_ : "(null)");                         \
+  } while (0)
+
+static inline double check_now(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+static inline void check_pause(void) {
+  struct timespec pause = {0, 100000L};
+  nanosleep(&pause, NULL);
+}
+
+#define RUN_TEST(test)                                 \
+  do {                                                 \
+    MPI_Barrier(MPI_COMM_WORLD);                       \
+    test();                                            \
+    MPI_Barrier(MPI_COMM_WORLD);                       \
+    int run_rank_ = 0;                                 \
+    MPI_Comm_rank(MPI_COMM_WORLD, &run_rank_);         \
+    if (run_rank_ == 0) printf("ok %s\n", #test);      \
+    fflush(stdout);                                    \
+  } while (0)
+
+#endif /* HGR_TESTS_MPI_CHECK_H_ */
