@@ -322,7 +322,9 @@ def run(out_dir, name, variant, hgr, options):
         print(f"onnx_models.py: variant '{variant}' is neither zoo nor random", file=sys.stderr)
         return 2
     model, x, expected = (os.path.join(folder, f) for f in files)
-    command = [hgr, "run", model, "--input", f"{input_name}={x}", "--expect", f"0={expected}",
+    # HGR_MODEL_LAUNCHER, e.g. "mpirun -np 2": hgr runs under it (docs/distributed.md)
+    launcher = os.environ.get("HGR_MODEL_LAUNCHER", "").split()
+    command = [*launcher, hgr, "run", model, "--input", f"{input_name}={x}", "--expect", f"0={expected}",
                *tolerance, *options]
     print("+ " + " ".join(command), flush=True)
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

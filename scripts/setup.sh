@@ -29,7 +29,7 @@ cd "$root"
 
 packages=(gcc clang libclang-rt-14-dev make cmake pkg-config ocl-icd-opencl-dev opencl-headers libcjson-dev
           libcmocka-dev pocl-opencl-icd mesa-opencl-icd oclgrind python3 libprotobuf-c-dev protobuf-c-compiler
-          libonnx-dev libonnx-testdata python3-venv python3-dev)
+          libonnx-dev libonnx-testdata python3-venv python3-dev libopenmpi-dev openmpi-bin iproute2)
 source scripts/packages.sh
 mapfile -t missing < <(missing_packages "${packages[@]}")
 if ((${#missing[@]})); then

@@ -73,3 +73,22 @@ if(TARGET hgr_cli)
     endif()
   endforeach()
 endif()
+
+# Model-zoo architectures split over MPI ranks (docs/distributed.md): hgr under
+# mpirun, placed in pipeline stages on rank 0's and the other ranks' pocl devices,
+# with pipelined runs, against ONNX's expected output like the rest.
+if(TARGET hgr_cli AND TARGET hgr_mpi_static AND NOT HGR_SANITIZE)
+  set(launch "${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe -np")
+  foreach(split IN ITEMS "squeezenet;2" "squeezenet;3" "shufflenet;2")
+    list(GET split 0 model)
+    list(GET split 1 ranks)
+    set(devices r0/pocl:0,r1/pocl:1)
+    if(ranks EQUAL 3)
+      set(devices r0/pocl:0,r1/pocl:1,r2/pocl:0)
+    endif()
+    onnx_model_test(onnx_model_${model}_mpi_stages${ranks} ${model} zoo --devices ${devices} --place stages:${ranks}
+                    --repeat 6 --pipeline 2)
+    set_property(TEST onnx_model_${model}_mpi_stages${ranks} APPEND PROPERTY ENVIRONMENT
+                 "HGR_MODEL_LAUNCHER=${launch} ${ranks}" "OMPI_MCA_btl_vader_single_copy_mechanism=none")
+  endforeach()
+endif()

@@ -502,3 +502,61 @@ if(TARGET hgr_cli)
   set_tests_properties(cli_tune_then_run_takes_the_records PROPERTIES ENVIRONMENT "${HGR_TEST_ENVIRONMENT}"
                        FIXTURES_REQUIRED testbed SKIP_RETURN_CODE 77 TIMEOUT 300 WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
 endif()
+
+# The hgr program under mpirun (issue 19; docs/distributed.md): every rank runs the
+# command, rank 0 prints. Each test checks the exit code and the output of all ranks
+# together (run_cli.sh), as hgr_cli_test does.
+if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
+  function(hgr_mpi_cli_test)
+    cmake_parse_arguments(T "" "NAME;RANKS;PASS;EXIT" "ARGS" ${ARGN})
+    if(NOT T_EXIT)
+      set(T_EXIT 0)
+    endif()
+    add_test(NAME ${T_NAME}
+             COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" ${T_EXIT} "${T_PASS}" ${MPIEXEC_EXECUTABLE}
+                     --allow-run-as-root --oversubscribe -np ${T_RANKS} $<TARGET_FILE:hgr_cli> ${T_ARGS})
+    set_tests_properties(${T_NAME} PROPERTIES
+      ENVIRONMENT "${HGR_TEST_ENVIRONMENT};OMPI_MCA_btl_vader_single_copy_mechanism=none;OMPI_MCA_rmaps_base_oversubscribe=1"
+      FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  endfunction()
+  set(duplex_inputs --input A=examples/duplex_A.npy --input B=examples/duplex_B.npy --input C=examples/duplex_C.npy
+      --input D=examples/duplex_D.npy --input E=examples/duplex_E.npy)
+  set(cnn_inputs examples/cnn.json --params examples/cnn.params --input x=examples/cnn_x.npy
+      --expect 0=examples/cnn_expected_0.npy)
+  hgr_mpi_cli_test(NAME mpi_cli_devices RANKS 3 ARGS devices
+    PASS "r0/pocl:0.*r1/pocl:0.*r2/pocl:1.*Device pairs.*cross-host")
+  # A TVM graph's own keys bound to two ranks: inputs set where they live, the output
+  # read and checked on rank 1, three cross-host copies each way in step
+  hgr_mpi_cli_test(NAME mpi_cli_duplex_bound RANKS 2 ARGS run examples/duplex.json ${duplex_inputs}
+    --device 4=r0/pocl:0 --device 1=r1/pocl:1 --expect 0=examples/duplex_expected_0.npy --repeat 5
+    PASS "key 1 +-> r1/pocl:1 +\\(rank 1's device\\).*cross-host +3 copies.*5 runs:.*output 0 is on rank 1")
+  # ... and a wrong expectation there fails the run (rank 1 checks it)
+  hgr_mpi_cli_test(NAME mpi_cli_duplex_bound_mismatch RANKS 2 EXIT 1 ARGS run examples/duplex.json ${duplex_inputs}
+    --device 4=r0/pocl:0 --device 1=r1/pocl:1 --expect 0=examples/duplex_A.npy
+    PASS "hgr: an output does not match its expected values")
+  # Placed by hgr: pipeline stages over ranks, pipelined runs, the output on rank 0
+  hgr_mpi_cli_test(NAME mpi_cli_cnn_stages2 RANKS 2 ARGS run ${cnn_inputs} --devices r0/pocl:0,r1/pocl:0
+    --place stages:2 --repeat 12 --pipeline 2
+    PASS "placement \\(policy stages:2\\).*r1/pocl:0 \\(key 2\\).*copies: cross-host 2.*12 runs, 2 in flight.*matches")
+  hgr_mpi_cli_test(NAME mpi_cli_cnn_stages3 RANKS 3 ARGS run ${cnn_inputs}
+    --devices r0/pocl:0,r1/pocl:1,r2/rusticl:0 --place stages:3 --repeat 8 --pipeline 3
+    PASS "r2/rusticl:0 \\(key 3\\).*8 runs, 3 in flight.*matches")
+  # Rules: the convolutions on rank 1, the rest FIRST on rank 0
+  hgr_mpi_cli_test(NAME mpi_cli_cnn_rule RANKS 2 ARGS run ${cnn_inputs} --devices r0/pocl:0,r1/pocl:0
+    --place op:conv2d=r1/pocl:0 --repeat 3
+    PASS "r1/pocl:0 \\(key 2\\).*conv2d +2 +rule.*3 runs:.*matches")
+  # 311 nodes, params and two inputs over three ranks in three stages
+  hgr_mpi_cli_test(NAME mpi_cli_large_stages3 RANKS 3 ARGS run examples/large.json --params examples/large.params
+    --input x_small=examples/large_x_small.npy --input x_big=examples/large_x_big.npy
+    --expect 0=examples/large_expected_0.npy --expect 1=examples/large_expected_1.npy
+    --devices r0/pocl:0,r1/pocl:1,r2/rusticl:0 --place stages:3 --repeat 2
+    PASS "output 0 .*matches.*output 1 .*matches")
+  # An error on one rank ends every rank with it, naming that rank
+  hgr_mpi_cli_test(NAME mpi_cli_error_on_one_rank RANKS 2 EXIT 1 ARGS run examples/duplex.json ${duplex_inputs}
+    --device 4=r0/pocl:0 --device 1=r1/oclgrind:0
+    PASS "hgr \\(rank 0\\): INVALID_ARGUMENT: rank 1: .*host-driven.*hgr \\(rank 1\\)|hgr \\(rank 1\\): INVALID_ARGUMENT: rank 1: .*host-driven.*hgr \\(rank 0\\): INVALID_ARGUMENT: rank 1:")
+  # --dump steps one node at a time in one process
+  hgr_mpi_cli_test(NAME mpi_cli_dump_refused RANKS 2 EXIT 2 ARGS run ${cnn_inputs} --dump /tmp/never
+    PASS "--dump steps one node at a time in one process")
+endif()

@@ -86,6 +86,36 @@ hgr_status_t hgr_cli_load_array(const char* path, hgr_npy_array_t* out_array);
 /* `hgr run --profile` on a placed graph: predicted beside measured, per device. */
 void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executor_t* executor);
 
+/* ---- ranks: several processes under an MPI launcher (cli_ranks.c) ----
+ * Under mpirun every rank runs the same command; without a launcher, or in a build
+ * without libhgr_mpi, there is one rank and these are the plain calls. */
+
+/* Before anything else: joins the ranks when a launcher started the process (MPI
+ * with MPI_THREAD_MULTIPLE); ranks other than 0 then print nothing on stdout. */
+int hgr_cli_ranks_start(int* argc, char*** argv);
+/* At the end: releases the MPI instance and finalizes MPI. */
+void hgr_cli_ranks_finish(void);
+bool hgr_cli_ranks_launched(void);
+int hgr_cli_rank(void);
+/* --mpi-timeout: seconds a rank waits for another (0: libhgr_mpi's default). */
+void hgr_cli_ranks_set_timeout(double seconds);
+/* The instance: this rank's devices (under a launcher, the MPI instance's, created
+ * once, collectively). Release with hgr_cli_instance_release. */
+hgr_status_t hgr_cli_instance_create(const hgr_instance_options_t* options, hgr_instance_t** out_instance);
+void hgr_cli_instance_release(hgr_instance_t* instance);
+/* Collective under a launcher: every rank gets the first failing rank's error. */
+hgr_status_t hgr_cli_agree(hgr_status_t local, const char* what);
+/* hgr_executor_create / hgr_executor_wait, collective under a launcher. */
+hgr_status_t hgr_cli_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
+                                     const hgr_executor_options_t* options, hgr_executor_t** out_executor);
+hgr_status_t hgr_cli_executor_wait(hgr_executor_t* executor);
+/* Under a launcher: the cross-host latency and bandwidth placement uses, measured. */
+hgr_status_t hgr_cli_measure_link(hgr_place_options_t* options);
+/* Under a launcher: replaces every other rank's graph by rank 0's (its placement). */
+hgr_status_t hgr_cli_share_graph(hgr_graph_t** inout_graph);
+/* Under a launcher: every rank's devices, written by rank 0 (*out_written true). */
+hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written);
+
 /* Returns the status of expr from the enclosing function if it failed. */
 #define HGR_RETURN_IF_ERROR_CLI(expr)       \
   do {                                      \

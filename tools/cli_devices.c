@@ -10,7 +10,9 @@ static const char devices_usage[] =
     "\n"
     "Lists every OpenCL device with its spec string (what --device takes), platform,\n"
     "type, memory, compute units and OpenCL version, the platforms that were skipped\n"
-    "and why, and the device-pair matrix (how data moves between each pair).\n"
+    "and why, and the device-pair matrix (how data moves between each pair). Under\n"
+    "mpirun, rank 0 lists every rank's devices (r1/pocl:0) and the pairs between\n"
+    "ranks are cross-host (--json: rank 0's own devices).\n"
     "\n"
     "  --json                 print the same as JSON\n"
     "  --context-per-device   give every device its own OpenCL context (affects the\n"
@@ -126,10 +128,12 @@ int hgr_cli_devices(int argc, char** argv) {
     }
   }
   hgr_instance_t* instance = NULL;
-  hgr_status_t status = hgr_instance_create(&options, &instance);
+  bool written = false;
+  hgr_status_t status = hgr_cli_instance_create(&options, &instance);
+  if (!status && !json) status = hgr_cli_devices_write(stdout, &written);
   if (status) return hgr_cli_fail(status);
-  if (json) print_json(instance);
-  else print_table(instance);
-  hgr_instance_release(instance);
+  if (json) print_json(instance); /* under mpirun: rank 0's */
+  else if (!written) print_table(instance);
+  hgr_cli_instance_release(instance);
   return HGR_CLI_OK;
 }

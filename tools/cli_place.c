@@ -125,11 +125,18 @@ void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executo
     bool any_untimed = false;
     for (uint32_t n = 0; n < node_count; ++n) {
       hgr_node_placement_t node;
-      if (hgr_placement_node(placement, n, &node) || node.device_index != device.device_index) continue;
+      if (hgr_placement_node(placement, n, &node) || node.device_index != device.device_index ||
+          node.rank != device.rank)
+        continue;
       sum += measured[n];
       any_untimed |= untimed[n];
     }
     const char* spec = hgr_instance_device(instance, device.device_index)->spec;
+    if (device.rank > 0) { /* another rank's: its profile is not here */
+      printf("  r%d/%-9s predicted %9.3f ms  (measured on rank %d)\n", device.rank, spec, device.predicted_ms,
+             device.rank);
+      continue;
+    }
     if (device.predicted_ms < 0) printf("  %-12s predicted      -      ", spec);
     else printf("  %-12s predicted %9.3f ms", spec, device.predicted_ms);
     if (any_untimed) printf("  measured: the driver gave no timestamps for some commands");

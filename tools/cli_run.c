@@ -44,6 +44,8 @@ static const char run_usage[] =
     "                         device SPEC (repeatable), e.g. --device 4=rusticl:0\n"
     "  --context-per-device   give every device its own OpenCL context\n"
     PLACE_FLAGS
+    "  --mpi-timeout S        under mpirun: seconds a rank waits for another before\n"
+    "                         every rank fails naming it (default 60; docs/distributed.md)\n"
     "  --output-dir DIR       write output i as DIR/output_i.npy\n"
     "  --expect I=FILE.npy    check output I against FILE (.npy or ONNX .pb; repeatable);\n"
     "                         exit 1 on mismatch\n"
@@ -121,7 +123,7 @@ static hgr_status_t run_pipelined(hgr_executor_t* executor, long runs, long dept
     *slot = NULL;
   }
   free(fences);
-  if (!status) status = hgr_executor_wait(executor);
+  status = status ? hgr_cli_agree(status, "pipelined runs") : hgr_cli_executor_wait(executor);
   double elapsed = now_ms() - start;
   if (!status)
     printf("%ld runs, %ld in flight: %.3f ms, %.1f runs/s (%.3f ms per run)\n", runs, depth, elapsed,
@@ -174,6 +176,8 @@ typedef struct run_args_t {
   hgr_cli_place_args_t place;
   hgr_cli_model_args_t model;
   hgr_params_t* model_params; /* an ONNX model's weights */
+  hgr_params_t* file_params;  /* --params, loaded before placement (which keeps weights on
+                                 their consumer's rank) */
 } run_args_t;
 
 /* Splits "A=B" at the first '='; returns false if there is none or a side is empty. */
@@ -295,6 +299,13 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
       ++i;
     } else if (!running && !strcmp(arg, "--json")) {
       args->json = true;
+    } else if (running && !strcmp(arg, "--mpi-timeout")) {
+      char* end = NULL;
+      double seconds = value ? strtod(value, &end) : -1;
+      if (!value || end == value || *end || !(seconds > 0 && seconds <= 86400))
+        return hgr_cli_usage_error(command, "--mpi-timeout takes seconds, more than 0 and at most 86400");
+      hgr_cli_ranks_set_timeout(seconds);
+      ++i;
     } else if (running && !strcmp(arg, "--verbose")) {
       args->verbose = true;
     } else if (arg[0] == '-') {
@@ -310,6 +321,8 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     return hgr_cli_usage_error(command, "--device binds the graph's own device keys; with --devices or --place the "
                                         "graph is placed anew and keys are hgr's");
   if (args->until && !args->dump_dir) return hgr_cli_usage_error(command, "--until works with --dump");
+  if (args->dump_dir && hgr_cli_ranks_launched())
+    return hgr_cli_usage_error(command, "--dump steps one node at a time in one process: run it without mpirun");
   if (args->dump_dir && (args->repeat > 1 || args->pipeline || args->profile || args->profile_json || args->trace_path))
     return hgr_cli_usage_error(command, "--dump steps one node at a time: it goes with neither --repeat nor profiling");
   return -1;
@@ -321,10 +334,12 @@ static void print_placement(const hgr_instance_t* instance, const hgr_executor_t
   printf("device binding:\n");
   for (size_t k = 0; k < hgr_executor_key_count(executor); ++k) {
     hgr_key_binding_t b = hgr_executor_key_binding(executor, k);
-    const hgr_device_info_t* d = hgr_instance_device(instance, b.device_index);
-    if (b.key < 0) printf("  (no device_index column) -> %s", d->spec);
-    else printf("  key %-3d -> %s", b.key, d->spec);
-    printf("  %s, %s [%s]\n", d->name, d->platform_name, !b.explicit_binding ? "default" : cli_bindings ? "--device" : "graph");
+    const hgr_device_info_t* d = hgr_instance_device(instance, b.device_index); /* NULL: another rank's */
+    if (b.key < 0) printf("  (no device_index column) -> %s", b.spec);
+    else printf("  key %-3d -> %s", b.key, b.spec);
+    if (d) printf("  %s, %s", d->name, d->platform_name);
+    else printf("  (rank %d's device)", b.rank);
+    printf(" [%s]\n", !b.explicit_binding ? "default" : cli_bindings ? "--device" : "graph");
   }
   printf("memory per device:\n");
   for (size_t i = 0; i < hgr_executor_device_count(executor); ++i) {
@@ -391,10 +406,14 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   hgr_instance_options_init(&instance_options);
   instance_options.context_per_device = args->context_per_device;
   double load_start = now_ms();
-  HGR_RETURN_IF_ERROR_CLI(hgr_cli_model_load(args->graph_path, &args->model, args->input_names, args->input_files,
-                                             args->input_count, !args->json, out_graph, &args->model_params));
+  /* Under mpirun, a step that may fail on one rank alone is agreed on before the next
+   * collective one, so that every rank stops with that rank's error. */
+  HGR_RETURN_IF_ERROR_CLI(hgr_cli_instance_create(&instance_options, out_instance));
+  hgr_status_t loaded = hgr_cli_model_load(args->graph_path, &args->model, args->input_names, args->input_files,
+                                           args->input_count, !args->json, out_graph, &args->model_params);
+  if (!loaded && args->params_path && !plan_only) loaded = hgr_params_load_file(args->params_path, &args->file_params);
+  HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(loaded, "loading the graph"));
   if (!plan_only) printf("graph loaded in %.1f ms\n", now_ms() - load_start);
-  HGR_RETURN_IF_ERROR_CLI(hgr_instance_create(&instance_options, out_instance));
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
   options.bindings = args->bindings;
@@ -408,10 +427,15 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   if (args->kernels_path) HGR_RETURN_IF_ERROR_CLI(hgr_kernel_library_load_file(args->kernels_path, &options.kernels));
   if (args->verbose) options.log = print_log;
   args->place.options.program_cache = options.program_cache;
-  hgr_status_t status = hgr_cli_place_apply(&args->place, *out_instance, options.kernels, !args->json, out_graph,
-                                            out_placement);
+  args->place.options.params = args->model_params ? args->model_params : args->file_params;
+  /* Under mpirun rank 0 places and the others take its placed graph. */
+  hgr_status_t status = args->place.requested ? hgr_cli_measure_link(&args->place.options) : HGR_OK;
+  if (!status && hgr_cli_rank() == 0)
+    status = hgr_cli_place_apply(&args->place, *out_instance, options.kernels, !args->json, out_graph, out_placement);
+  status = hgr_cli_agree(status, "placing the graph");
+  if (!status && args->place.requested) status = hgr_cli_share_graph(out_graph);
   double start = now_ms();
-  if (!status) status = hgr_executor_create(*out_instance, *out_graph, &options, out_executor);
+  if (!status) status = hgr_cli_executor_create(*out_instance, *out_graph, &options, out_executor);
   hgr_kernel_library_release(options.kernels); /* the executor holds its own reference */
   if (!status && !plan_only) {
     hgr_program_stats_t stats = hgr_executor_program_stats(*out_executor);
@@ -477,8 +501,9 @@ int hgr_cli_check(int argc, char** argv) {
   hgr_executor_release(executor);
   hgr_placement_release(placement);
   hgr_graph_release(graph);
-  hgr_instance_release(instance);
+  hgr_cli_instance_release(instance);
   hgr_params_release(args.model_params);
+  hgr_params_release(args.file_params);
   return status ? hgr_cli_fail(status) : HGR_CLI_OK;
 }
 
@@ -513,6 +538,10 @@ static hgr_status_t set_inputs(const run_args_t* args, hgr_executor_t* executor,
     size_t index;
     HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_executor_input_index(executor, args->input_names[i], &index),
                                                 "--input %s", args->input_names[i]));
+    if (hgr_executor_input_rank(executor, index) != hgr_cli_rank()) { /* its rank sets it */
+      input_given[index] = true;
+      continue;
+    }
     hgr_tensor_info_t info;
     HGR_RETURN_IF_ERROR_CLI(hgr_executor_input_info(executor, index, &info));
     hgr_npy_array_t array;
@@ -692,9 +721,9 @@ int hgr_cli_run(int argc, char** argv) {
   }
   if (args.params_path) {
     size_t unused = 0;
-    if ((status = hgr_params_load_file(args.params_path, &params)) ||
-        (status = hgr_executor_load_params(executor, params, &unused)))
-      goto cleanup;
+    params = args.file_params;
+    args.file_params = NULL;
+    if ((status = hgr_executor_load_params(executor, params, &unused))) goto cleanup;
     for (size_t p = 0; p < hgr_params_count(params); ++p) {
       hgr_tensor_info_t info;
       size_t index;
@@ -707,9 +736,10 @@ int hgr_cli_run(int argc, char** argv) {
            unused, unused && !args.verbose ? " (--verbose lists them)" : "");
     for (size_t u = 0; args.verbose && u < unused; ++u) printf("  unused param '%s'\n", hgr_executor_unused_param(executor, u));
   }
-  if ((status = set_inputs(&args, executor, input_given))) goto cleanup;
+  status = hgr_cli_agree(set_inputs(&args, executor, input_given), "setting the inputs");
+  if (status) goto cleanup;
   for (size_t i = 0; i < input_count; ++i)
-    if (!input_given[i]) {
+    if (!input_given[i] && hgr_executor_input_rank(executor, i) == hgr_cli_rank()) {
       hgr_tensor_info_t info;
       hgr_executor_input_info(executor, i, &info);
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu '%s' is neither given with --input nor in the params",
@@ -726,7 +756,9 @@ int hgr_cli_run(int argc, char** argv) {
   }
   for (long r = 0; r < args.repeat && !args.dump_dir && !args.pipeline; ++r) {
     double start = now_ms();
-    if ((status = hgr_executor_run(executor)) || (status = hgr_executor_wait(executor))) goto cleanup;
+    status = hgr_executor_run(executor);
+    status = status ? hgr_cli_agree(status, "run") : hgr_cli_executor_wait(executor);
+    if (status) goto cleanup;
     times[r] = now_ms() - start;
     if (args.verbose || args.repeat == 1) printf("run %ld: %.3f ms\n", r + 1, times[r]);
   }
@@ -753,8 +785,11 @@ int hgr_cli_run(int argc, char** argv) {
     printf("trace written to %s\n", args.trace_path);
   }
   if (args.output_dir) mkdir(args.output_dir, 0777);
-  for (size_t o = 0; o < hgr_executor_output_count(executor) && !status; ++o)
-    status = handle_output(&args, executor, o, &failed);
+  for (size_t o = 0; o < hgr_executor_output_count(executor) && !status; ++o) {
+    int holder = hgr_executor_output_rank(executor, o);
+    if (holder == hgr_cli_rank()) status = handle_output(&args, executor, o, &failed);
+    else if (hgr_cli_rank() == 0) printf("output %zu is on rank %d, which reads and checks it\n", o, holder);
+  }
 
 cleanup:
   free(times);
@@ -764,7 +799,7 @@ cleanup:
   hgr_params_release(params);
   hgr_params_release(args.model_params);
   hgr_graph_release(graph);
-  hgr_instance_release(instance);
+  hgr_cli_instance_release(instance);
   if (status) return hgr_cli_fail(status);
   if (failed) {
     fprintf(stderr, "hgr: an output does not match its expected values\n");

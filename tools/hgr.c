@@ -23,11 +23,13 @@ static const char usage[] =
     "  --version      print the version\n"
     "\n"
     "Device specs: pocl:0, rusticl:0, oclgrind:0 (platform name, then index),\n"
-    "cpu:0, gpu:1, accelerator:0 (by type), or P.D (platform and device index).\n";
+    "cpu:0, gpu:1, accelerator:0 (by type), or P.D (platform and device index);\n"
+    "under mpirun, rN/SPEC is rank N's device (docs/distributed.md).\n";
 
 int hgr_cli_fail(hgr_status_t status) {
   char* text = hgr_status_to_string(status);
-  fprintf(stderr, "hgr: %s\n", text ? text : "out of memory");
+  if (hgr_cli_ranks_launched()) fprintf(stderr, "hgr (rank %d): %s\n", hgr_cli_rank(), text ? text : "out of memory");
+  else fprintf(stderr, "hgr: %s\n", text ? text : "out of memory");
   free(text);
   hgr_status_free(status);
   return HGR_CLI_FAILED;
@@ -67,7 +69,7 @@ void hgr_cli_json_string(FILE* out, const char* text) {
   fputc('"', out);
 }
 
-int main(int argc, char** argv) {
+static int run_command(int argc, char** argv) {
   if (argc < 2) {
     fputs(usage, stderr);
     return HGR_CLI_USAGE;
@@ -88,4 +90,12 @@ int main(int argc, char** argv) {
   if (!strcmp(command, "tune")) return hgr_cli_tune(argc - 1, argv + 1);
   fprintf(stderr, "hgr: unknown command '%s'\n\n%s", command, usage);
   return HGR_CLI_USAGE;
+}
+
+int main(int argc, char** argv) {
+  int code = hgr_cli_ranks_start(&argc, &argv);
+  if (code != HGR_CLI_OK) return code;
+  code = run_command(argc, argv);
+  hgr_cli_ranks_finish();
+  return code;
 }

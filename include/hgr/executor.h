@@ -246,6 +246,11 @@ HGR_API hgr_status_t hgr_executor_output_info(const hgr_executor_t* executor, si
 HGR_API hgr_status_t hgr_executor_input_index(const hgr_executor_t* executor, const char* name,
                                               size_t* out_index);
 
+/* The rank whose device holds input or output `index` (hgr/transport.h): only that
+ * rank sets or reads it. 0 without a transport; -1 for an index out of range. */
+HGR_API int hgr_executor_input_rank(const hgr_executor_t* executor, size_t index);
+HGR_API int hgr_executor_output_rank(const hgr_executor_t* executor, size_t index);
+
 /* Copies `bytes` bytes from host memory into input `index`; bytes must equal the
  * input's size. Returns once data may be reused, without waiting for runs in
  * flight: when they may still use the input's storage, data is copied into the

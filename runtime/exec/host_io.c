@@ -32,6 +32,16 @@ static uint32_t output_entry(const hgr_executor_t* executor, size_t index) {
   return hgr__graph_entry_id(executor->graph, executor->graph->heads[index]);
 }
 
+int hgr_executor_input_rank(const hgr_executor_t* executor, size_t index) {
+  if (!executor || index >= executor->graph->arg_count) return -1;
+  return executor->placement.entry_rank[input_entry(executor, index)];
+}
+
+int hgr_executor_output_rank(const hgr_executor_t* executor, size_t index) {
+  if (!executor || index >= executor->graph->head_count) return -1;
+  return executor->placement.entry_rank[output_entry(executor, index)];
+}
+
 hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, const void* data, size_t bytes) {
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, index, &info));

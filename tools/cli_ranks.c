@@ -1,0 +1,175 @@
+/* The hgr program's ranks: under an MPI launcher (mpirun), every rank runs the same
+ * command and the commands reach each other through libhgr_mpi (hgr/mpi.h); without
+ * one, or in a build without MPI, there is one rank and these calls are the plain
+ * ones (docs/distributed.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifdef HGR_CLI_MPI
+#include "hgr/mpi.h"
+
+/* Set by hgr_cli_ranks_start when a launcher started this process. */
+static bool launched;
+static int rank;
+static double timeout_s;
+static hgr_mpi_instance_t* mpi_instance;
+
+/* Open MPI, MPICH and the PMI/PMIx launchers say so in the environment. */
+static bool under_launcher(void) {
+  static const char* const variables[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"};
+  for (size_t v = 0; v < sizeof(variables) / sizeof(*variables); ++v)
+    if (getenv(variables[v])) return true;
+  return false;
+}
+
+int hgr_cli_ranks_start(int* argc, char*** argv) {
+  if (!under_launcher()) return HGR_CLI_OK;
+  int provided = MPI_THREAD_SINGLE;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "hgr: MPI_Init_thread failed\n");
+    return HGR_CLI_FAILED;
+  }
+  launched = true;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  /* One voice: rank 0 prints what the command prints; the others print errors. */
+  if (rank != 0 && !freopen("/dev/null", "w", stdout)) {
+    fprintf(stderr, "hgr (rank %d): cannot silence standard output\n", rank);
+    return HGR_CLI_FAILED;
+  }
+  return HGR_CLI_OK;
+}
+
+void hgr_cli_ranks_finish(void) {
+  hgr_mpi_instance_release(mpi_instance);
+  mpi_instance = NULL;
+  if (launched) MPI_Finalize();
+}
+
+bool hgr_cli_ranks_launched(void) { return launched; }
+int hgr_cli_rank(void) { return rank; }
+void hgr_cli_ranks_set_timeout(double seconds) { timeout_s = seconds; }
+
+hgr_status_t hgr_cli_instance_create(const hgr_instance_options_t* options, hgr_instance_t** out_instance) {
+  *out_instance = NULL;
+  if (!launched) return hgr_instance_create(options, out_instance);
+  if (!mpi_instance) {
+    hgr_mpi_options_t mpi_options;
+    hgr_mpi_options_init(&mpi_options);
+    mpi_options.timeout_s = timeout_s;
+    if (options) mpi_options.instance = *options;
+    HGR_RETURN_IF_ERROR_CLI(hgr_mpi_instance_create(MPI_COMM_WORLD, &mpi_options, &mpi_instance));
+  }
+  *out_instance = hgr_mpi_instance_local(mpi_instance);
+  return HGR_OK;
+}
+
+void hgr_cli_instance_release(hgr_instance_t* instance) {
+  if (!launched) hgr_instance_release(instance); /* else the MPI instance's, released at the end */
+}
+
+hgr_status_t hgr_cli_agree(hgr_status_t local, const char* what) {
+  if (!launched || !mpi_instance) return local;
+  return hgr_mpi_agree(mpi_instance, local, what);
+}
+
+hgr_status_t hgr_cli_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
+                                     const hgr_executor_options_t* options, hgr_executor_t** out_executor) {
+  if (!launched) return hgr_executor_create(instance, graph, options, out_executor);
+  return hgr_mpi_executor_create(mpi_instance, graph, options, out_executor);
+}
+
+hgr_status_t hgr_cli_executor_wait(hgr_executor_t* executor) {
+  if (!launched) return hgr_executor_wait(executor);
+  return hgr_mpi_executor_wait(mpi_instance, executor);
+}
+
+/* Rank 0's placed graph, as the graph JSON it would write, to every other rank: the
+ * cost-based policies use the times each rank measured or cached, which may differ,
+ * and every rank must run the same placement. */
+hgr_status_t hgr_cli_share_graph(hgr_graph_t** inout_graph) {
+  if (!launched) return HGR_OK;
+  char* text = NULL;
+  size_t length = 0;
+  hgr_status_t status = HGR_OK;
+  if (rank == 0) {
+    FILE* out = open_memstream(&text, &length);
+    if (!out) return hgr_cli_agree(HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"), "sharing the graph");
+    status = hgr_graph_write_json(*inout_graph, out);
+    fclose(out);
+  }
+  HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(status, "sharing the placed graph"));
+  unsigned long long count = length;
+  MPI_Bcast(&count, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (rank != 0 && !(text = malloc(count + 1))) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(status, "sharing the placed graph"));
+  for (unsigned long long at = 0; at < count; at += 1u << 30) {
+    int piece = (int)(count - at < (1u << 30) ? count - at : (1u << 30));
+    MPI_Bcast(text + at, piece, MPI_CHAR, 0, MPI_COMM_WORLD);
+  }
+  if (rank != 0) {
+    hgr_graph_t* graph = NULL;
+    status = hgr_graph_load_json(text, (size_t)count, &graph);
+    if (!status) {
+      hgr_graph_release(*inout_graph);
+      *inout_graph = graph;
+    }
+  }
+  free(text);
+  return hgr_cli_agree(status, "loading rank 0's placed graph");
+}
+
+hgr_status_t hgr_cli_measure_link(hgr_place_options_t* options) {
+  if (!launched) return HGR_OK;
+  return hgr_mpi_measure_link(mpi_instance, &options->cross_host_latency_ms, &options->cross_host_ms_per_byte);
+}
+
+hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written) {
+  *out_written = launched;
+  if (!launched) return HGR_OK;
+  hgr_instance_t* instance = NULL;
+  HGR_RETURN_IF_ERROR_CLI(hgr_cli_instance_create(NULL, &instance));
+  return hgr_mpi_devices_write(mpi_instance, out);
+}
+
+#else /* one rank */
+
+int hgr_cli_ranks_start(int* argc, char*** argv) {
+  (void)argc;
+  (void)argv;
+  return HGR_CLI_OK;
+}
+void hgr_cli_ranks_finish(void) {}
+bool hgr_cli_ranks_launched(void) { return false; }
+int hgr_cli_rank(void) { return 0; }
+void hgr_cli_ranks_set_timeout(double seconds) { (void)seconds; }
+hgr_status_t hgr_cli_instance_create(const hgr_instance_options_t* options, hgr_instance_t** out_instance) {
+  return hgr_instance_create(options, out_instance);
+}
+void hgr_cli_instance_release(hgr_instance_t* instance) { hgr_instance_release(instance); }
+hgr_status_t hgr_cli_agree(hgr_status_t local, const char* what) {
+  (void)what;
+  return local;
+}
+hgr_status_t hgr_cli_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
+                                     const hgr_executor_options_t* options, hgr_executor_t** out_executor) {
+  return hgr_executor_create(instance, graph, options, out_executor);
+}
+hgr_status_t hgr_cli_executor_wait(hgr_executor_t* executor) { return hgr_executor_wait(executor); }
+hgr_status_t hgr_cli_measure_link(hgr_place_options_t* options) {
+  (void)options;
+  return HGR_OK;
+}
+hgr_status_t hgr_cli_share_graph(hgr_graph_t** inout_graph) {
+  (void)inout_graph;
+  return HGR_OK;
+}
+hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written) {
+  (void)out;
+  *out_written = false;
+  return HGR_OK;
+}
+
+#endif
