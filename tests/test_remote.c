@@ -292,15 +292,16 @@ static void duplex_splits_over_two_ranks(void** state) {
   hgr_graph_release(graph);
 }
 
-/* Random graphs over keys 1, 2, 3 on ranks 0, 1, 2; some tensors take several
- * chunks (8 MiB each); three runs in flight before the waits. */
+/* Random graphs over keys 1, 2, 3 on ranks 0, 1, 2; tensors from 4 bytes (staged)
+ * to 6 MiB (mapped, one chunk) and 12 MiB (mapped, two chunks of 8 MiB); three runs
+ * in flight before the waits. */
 static void random_graphs_match_the_reference_across_three_ranks(void** state) {
   (void)state;
-  const uint64_t sizes[] = {1, 7, 1000, 65536, 3u << 20};
+  const uint64_t sizes[] = {1, 7, 1000, 65536, 3u << 19, 3u << 20};
   const int32_t keys[] = {1, 2, 3};
   const int ranks_of[] = {0, 1, 2};
   for (uint64_t seed = 1; seed <= 6; ++seed) {
-    hgr_test_graph_options_t generate = {seed, 12, sizes, seed <= 2 ? 5 : 4, keys, 3};
+    hgr_test_graph_options_t generate = {seed, 12, sizes, seed <= 2 ? 6 : 4, keys, 3};
     char* json = hgr_test_graph_generate(&generate);
     assert_non_null(json);
     hgr_graph_t* graph = NULL;

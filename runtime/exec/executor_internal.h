@@ -74,8 +74,9 @@ typedef struct hgr__remote_copy_t {
   const hgr_transport_t* transport;
   int peer;                 /* the other rank */
   bool sending;             /* this rank holds the source */
+  bool mapped;              /* through mappings of the buffer, no staging (remote.c) */
   uint32_t tag_base;        /* chunk k travels under tag_base + k */
-  char* staging;            /* host staging, the whole value */
+  char* staging;            /* host staging, the whole value; NULL when mapped */
   uint64_t bytes, chunk_bytes;
   uint32_t chunk_count;
   hgr__remote_chunk_t* chunks;

@@ -13,7 +13,7 @@ uint32_t hgr__commands_per_run(hgr_executor_t* executor) {
   for (uint32_t s = 0; s < executor->step_count; ++s) {
     const hgr__step_t* step = &executor->steps[s];
     if (step->kind == HGR__STEP_KERNEL) count += step->launch_count;
-    else if (step->kind == HGR__STEP_COPY && step->path == HGR__COPY_REMOTE) count += step->remote->chunk_count;
+    else if (step->kind == HGR__STEP_COPY && step->path == HGR__COPY_REMOTE) count += 2 * (uint64_t)step->remote->chunk_count;
     else if (step->kind == HGR__STEP_COPY && step->path == HGR__COPY_DIRECT) count += 1;
     else if (step->kind == HGR__STEP_COPY && step->path == HGR__COPY_STAGED) count += 3;
     else if (step->kind == HGR__STEP_COPY) count += 3 * (uint64_t)step->chunk_count;
