@@ -121,6 +121,15 @@ if [[ "$mode" == demo ]]; then
   "$hgr" run examples/cnn.json --params examples/cnn.params --input x=examples/cnn_x.npy \
     --expect 0=examples/cnn_expected_0.npy --devices "$devices" --place "op:conv2d=${second:-${devices%%,*}}" \
     --place auto --repeat 3 --profile
+  # Across processes (docs/distributed.md): the same CNN over two MPI ranks on this
+  # machine, one pipeline stage each, copies between them through MPI, runs pipelined.
+  if [[ -d "$build_dir/mpi" ]] && command -v mpirun >/dev/null; then # built with libhgr_mpi
+    echo
+    echo "== mpirun -np 2 hgr run examples/cnn.json over r0/pocl:0 and r1/pocl:0 (stages:2, 20 runs, 2 in flight)"
+    mpirun --allow-run-as-root --oversubscribe -np 2 "$hgr" run examples/cnn.json --params examples/cnn.params \
+      --input x=examples/cnn_x.npy --expect 0=examples/cnn_expected_0.npy --devices r0/pocl:0,r1/pocl:0 \
+      --place stages:2 --repeat 20 --pipeline 2
+  fi
   # An ONNX model-zoo architecture (SqueezeNet 1.0, 26 convolutions; its weights are
   # ConstantOfShape fills that the loader folds) placed by the cost model over the same
   # devices, checked against ONNX's expected output at ONNX's tolerance, with the

@@ -244,19 +244,32 @@ static void load_npy(const char* name, hgr_npy_array_t* out) {
   ASSERT_OK(hgr_npy_load_file(path, out));
 }
 
-/* The duplex example: A, B, D and the adds on key 4 (rank 0); C, E, the
- * subtractions and the output on key 1 (rank 1); three copies between them. */
-static void duplex_splits_over_two_ranks(void** state) {
-  (void)state;
+static hgr_graph_t* load_duplex(void) {
   char path[4096];
   snprintf(path, sizeof(path), "%s/examples/duplex.json", getenv("HGR_SOURCE_DIR"));
   hgr_graph_t* graph = NULL;
   ASSERT_OK(hgr_graph_load_file(path, &graph));
-  hub_t* hub = hub_start(2);
+  return graph;
+}
+
+/* The duplex example's two ranks: key 4 on rank 0, key 1 on rank 1. */
+static void create_duplex_ranks(hub_t* hub, hgr_graph_t* graph, hgr_executor_t** ranks) {
   const int32_t keys[] = {4, 1};
   const int ranks_of[] = {0, 1};
-  hgr_executor_t* ranks[2];
   for (int r = 0; r < 2; ++r) ranks[r] = create_rank(hub, r, 2, graph, keys, ranks_of, 2);
+}
+
+/* Whether the duplex example's input `name` lives on rank 1 (C and E) or 0. */
+static int duplex_owner(const char* name) { return name[0] == 'C' || name[0] == 'E' ? 1 : 0; }
+
+/* The duplex example: A, B, D and the adds on key 4 (rank 0); C, E, the
+ * subtractions and the output on key 1 (rank 1); three copies between them. */
+static void duplex_splits_over_two_ranks(void** state) {
+  (void)state;
+  hgr_graph_t* graph = load_duplex();
+  hub_t* hub = hub_start(2);
+  hgr_executor_t* ranks[2];
+  create_duplex_ranks(hub, graph, ranks);
   for (int r = 0; r < 2; ++r) {
     hgr_copy_summary_t copies = hgr_executor_copy_summary(ranks[r]);
     assert_int_equal(copies.count[HGR_PAIR_CROSS_HOST], 3); /* this rank's half of each */
@@ -267,7 +280,7 @@ static void duplex_splits_over_two_ranks(void** state) {
     snprintf(file, sizeof(file), "duplex_%s.npy", names[i]);
     hgr_npy_array_t array;
     load_npy(file, &array);
-    int owner = names[i][0] == 'C' || names[i][0] == 'E' ? 1 : 0;
+    int owner = duplex_owner(names[i]);
     ASSERT_OK(hgr_executor_set_input_by_name(ranks[owner], names[i], array.data, (size_t)array.bytes));
     ASSERT_STATUS(hgr_executor_set_input_by_name(ranks[1 - owner], names[i], array.data, (size_t)array.bytes),
                   HGR_STATUS_FAILED_PRECONDITION, "lives on r", "only rank");
@@ -367,20 +380,14 @@ static void random_graphs_match_the_reference_across_three_ranks(void** state) {
  * peer and the transport's reason; the sender completes; later runs are refused. */
 static void a_failed_transfer_is_reported_by_the_receiver(void** state) {
   (void)state;
-  char path[4096];
-  snprintf(path, sizeof(path), "%s/examples/duplex.json", getenv("HGR_SOURCE_DIR"));
-  hgr_graph_t* graph = NULL;
-  ASSERT_OK(hgr_graph_load_file(path, &graph));
+  hgr_graph_t* graph = load_duplex();
   hub_t* hub = hub_start(2);
-  const int32_t keys[] = {4, 1};
-  const int ranks_of[] = {0, 1};
   hgr_executor_t* ranks[2];
-  for (int r = 0; r < 2; ++r) ranks[r] = create_rank(hub, r, 2, graph, keys, ranks_of, 2);
+  create_duplex_ranks(hub, graph, ranks);
   float values[50] = {1, 2, 3, 4};
   const char* names[] = {"A", "B", "C", "D", "E"};
   for (int i = 0; i < 5; ++i)
-    ASSERT_OK(hgr_executor_set_input_by_name(ranks[names[i][0] == 'C' || names[i][0] == 'E' ? 1 : 0], names[i],
-                                             values, sizeof(values)));
+    ASSERT_OK(hgr_executor_set_input_by_name(ranks[duplex_owner(names[i])], names[i], values, sizeof(values)));
   hub->fail_sends = 1; /* rank 0's copy to rank 1 */
   for (int r = 0; r < 2; ++r) ASSERT_OK(hgr_executor_run(ranks[r]));
   ASSERT_STATUS(hgr_executor_wait(ranks[1]), HGR_STATUS_DEVICE_FAILURE, "copy_3", "from rank 0",
@@ -395,10 +402,7 @@ static void a_failed_transfer_is_reported_by_the_receiver(void** state) {
 
 static void rank_bindings_are_checked(void** state) {
   (void)state;
-  char path[4096];
-  snprintf(path, sizeof(path), "%s/examples/duplex.json", getenv("HGR_SOURCE_DIR"));
-  hgr_graph_t* graph = NULL;
-  ASSERT_OK(hgr_graph_load_file(path, &graph));
+  hgr_graph_t* graph = load_duplex();
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
   hgr_executor_t* executor = NULL;

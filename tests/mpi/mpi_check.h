@@ -56,6 +56,17 @@ static inline void check_pause(void) {
   nanosleep(&pause, NULL);
 }
 
+/* MPI with MPI_THREAD_MULTIPLE (checked), this process's rank and the rank count (at
+ * least 2). */
+static inline void check_mpi_init(int* argc, char*** argv, int* rank, int* rank_count) {
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  CHECK(provided == MPI_THREAD_MULTIPLE);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, rank_count);
+  CHECK(*rank_count >= 2);
+}
+
 #define RUN_TEST(test)                                 \
   do {                                                 \
     MPI_Barrier(MPI_COMM_WORLD);                       \

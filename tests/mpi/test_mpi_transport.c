@@ -252,12 +252,7 @@ static void transfer_above_int_max_bytes_arrives(void) {
 }
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  CHECK(provided == MPI_THREAD_MULTIPLE);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &rank_count);
-  CHECK(rank_count >= 2);
+  check_mpi_init(&argc, &argv, &rank, &rank_count);
   hgr_mpi_options_t options;
   hgr_mpi_options_init(&options);
   CHECK_OK(hgr_mpi_instance_create(MPI_COMM_WORLD, &options, &instance));
