@@ -1,5 +1,6 @@
-/* A copy between two ranks through hgr (device read, MPI, device write, ordered by
- * events) against a raw MPI ping-pong of the same bytes between host buffers, in one
+/* A copy between two ranks through hgr (ordered by events: below 1 MiB a device read
+ * into staging, MPI, a device write; from 1 MiB on PoCL, MPI straight between the
+ * mapped buffers) against a raw MPI ping-pong of the same bytes between host buffers, in one
  * mpirun, interleaved size by size so both see the same machine. Run it under
  *   mpirun -np 2 hgr_bench_mpi_copy [--device SPEC] [--min-bytes B] [--max-bytes B]
  *                                   [--seconds S]
@@ -137,8 +138,9 @@ int main(int argc, char** argv) {
   hgr_mpi_instance_t* instance = NULL;
   check(hgr_mpi_instance_create(MPI_COMM_WORLD, &options, &instance), "hgr_mpi_instance_create");
   if (rank == 0) {
-    printf("# copy from r0/%s to r1/%s: hgr (device read, MPI, device write) against raw MPI between host\n"
-           "# buffers; median of one transfer plus a one-byte answer\n",
+    printf("Copy from r0/%s to r1/%s through hgr (staged below 1 MiB, mapped from 1 MiB where the device\n"
+           "maps asynchronously) against raw MPI between host buffers; the better of two medians of one\n"
+           "transfer plus a one-byte answer.\n\n",
            device, device);
     printf("| bytes | raw MPI, ms | hgr, ms | raw MPI, GB/s | hgr, GB/s | raw / hgr |\n|---:|---:|---:|---:|---:|---:|\n");
   }

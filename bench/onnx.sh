@@ -203,22 +203,5 @@ EOF
 } >"$work/onnx.md"
 cp "$work/onnx.md" "$results/onnx.md"
 
-# Replace the section between the markers, or add it before "## Devices" (or at the end).
-begin="<!-- bench/onnx.sh: begin -->" end="<!-- bench/onnx.sh: end -->"
-touch "$output"
-python3 - "$output" "$work/onnx.md" "$begin" "$end" <<'EOF'
-import sys
-path, section_path, begin, end = sys.argv[1:5]
-text = open(path).read()
-section = f"{begin}\n{open(section_path).read().rstrip()}\n{end}\n"
-if begin in text and end in text:
-    head, rest = text.split(begin, 1)
-    text = head + section + rest.split(end, 1)[1].lstrip("\n")
-elif "\n## Devices\n" in text:
-    head, rest = text.split("\n## Devices\n", 1)
-    text = head + "\n" + section + "\n## Devices\n" + rest
-else:
-    text = text + ("\n" if text else "") + section
-open(path, "w").write(text)
-EOF
+python3 bench/splice_section.py "$output" "$work/onnx.md" onnx
 echo "bench/onnx.sh: wrote the ONNX section of $output" >&2

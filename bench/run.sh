@@ -10,6 +10,8 @@
 #   bench/onnx.sh                    the ONNX models against ONNX Runtime (its own section)
 #   bench/onnx_startup.sh            their startup and peak memory against ONNX Runtime's
 #                                    (its own section)
+#   bench/mpi.sh                     across MPI ranks: copies against raw MPI, pipelined
+#                                    stages against one rank (its own section)
 #
 # Parts: chain, copy, startup, ops, pipeline, conv (one section of the document each;
 # conv needs the venv with onnx and numpy that scripts/setup.sh makes).
@@ -452,9 +454,10 @@ for part in $all_parts; do
     when_rows+="| $part | not measured yet (\`PARTS=$part bench/run.sh\`) |"$'\n'
   fi
 done
-# The sections of bench/onnx.sh (ONNX models against ONNX Runtime) and
-# bench/onnx_startup.sh (their startup and memory), as they last wrote them.
-for script in onnx onnx_startup; do
+# The sections of bench/onnx.sh (ONNX models against ONNX Runtime),
+# bench/onnx_startup.sh (their startup and memory) and bench/mpi.sh (across ranks), as
+# they last wrote them.
+for script in onnx onnx_startup mpi; do
   if [[ -f "$results/$script.md" ]]; then
     sections+="<!-- bench/$script.sh: begin -->"$'\n'"$(cat "$results/$script.md")"$'\n'"<!-- bench/$script.sh: end -->"$'\n\n'
   fi

@@ -88,7 +88,7 @@ if(TARGET hgr_cli AND TARGET hgr_mpi_static AND NOT HGR_SANITIZE)
     endif()
     onnx_model_test(onnx_model_${model}_mpi_stages${ranks} ${model} zoo --devices ${devices} --place stages:${ranks}
                     --repeat 6 --pipeline 2)
-    set_property(TEST onnx_model_${model}_mpi_stages${ranks} APPEND PROPERTY ENVIRONMENT
-                 "HGR_MODEL_LAUNCHER=${launch} ${ranks}" "OMPI_MCA_btl_vader_single_copy_mechanism=none")
+    set_property(TEST onnx_model_${model}_mpi_stages${ranks} PROPERTY ENVIRONMENT
+                 ${HGR_MPI_TEST_ENVIRONMENT} "HGR_MODEL_LAUNCHER=${launch} ${ranks}")
   endforeach()
 endif()

@@ -35,10 +35,10 @@
 #include "executor_internal.h"
 
 /* The smallest chunk of a large copy. Staged, chunks overlap the device's copy with
- * the network; mapped, every chunk only costs the transport a round of its own, and
- * larger ones measured better (one 256 MiB chunk: 0.67 x raw MPI, against 0.60 for
- * 8 MiB ones), but with mapped chunks past 8 MiB tests/test_remote.c's three ranks in
- * one process hung on PoCL 3.1 in their first wait (cause not found; bench/notes.md). */
+ * the network; mapped, a chunk only costs the transport a round of its own (one
+ * 256 MiB chunk measured within the noise of 8 MiB ones), and with mapped chunks past
+ * 8 MiB tests/test_remote.c's three ranks in one process hung on PoCL 3.1 in their
+ * first wait (cause not found; bench/notes.md, "Across ranks"). */
 #define HGR_REMOTE_CHUNK_BYTES (8u << 20)
 #define HGR_REMOTE_MAX_CHUNKS 1024u       /* chunks per copy: the tag's low bits */
 #define HGR_REMOTE_MAP_BYTES (1u << 20)   /* from this size, mapped where the device maps asynchronously */

@@ -1,0 +1,28 @@
+"""splice_section.py DOCUMENT SECTION_FILE NAME: puts SECTION_FILE into DOCUMENT
+between the markers <!-- bench/NAME.sh: begin --> and <!-- bench/NAME.sh: end -->,
+replacing what they held, or before "## Devices" when the markers are not there yet
+(else at the end). bench/run.sh keeps such sections when it writes the document."""
+import sys
+
+
+def main():
+    path, section_path, name = sys.argv[1:4]
+    begin, end = f"<!-- bench/{name}.sh: begin -->", f"<!-- bench/{name}.sh: end -->"
+    try:
+        text = open(path).read()
+    except FileNotFoundError:
+        text = ""
+    section = f"{begin}\n{open(section_path).read().rstrip()}\n{end}\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + section + rest.split(end, 1)[1].lstrip("\n")
+    elif "\n## Devices\n" in text:
+        head, rest = text.split("\n## Devices\n", 1)
+        text = head + "\n" + section + "\n## Devices\n" + rest
+    else:
+        text = text + ("\n" if text else "") + section
+    open(path, "w").write(text)
+
+
+if __name__ == "__main__":
+    main()
