@@ -167,8 +167,9 @@ HGR_API hgr_queue_info_t hgr_executor_queue_info(const hgr_executor_t* executor,
 typedef struct hgr_copy_info_t {
   uint64_t bytes;
   hgr_pair_class_t pair_class;
-  const char* path;   /* "direct", "staged", "mapped source" or "mapped destination" */
-  uint32_t chunks;    /* 1, or the chunks of a mapped copy */
+  const char* path;   /* "direct", "staged", "mapped source", "mapped destination", or between ranks
+                         (hgr/transport.h) "sent to a rank" or "received from a rank" */
+  uint32_t chunks;    /* 1, or the chunks of a mapped copy or of a copy between ranks */
 } hgr_copy_info_t;
 HGR_API hgr_status_t hgr_executor_copy_info(const hgr_executor_t* executor, uint32_t node_id,
                                             hgr_copy_info_t* out_info);

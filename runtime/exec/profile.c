@@ -130,7 +130,7 @@ hgr_status_t hgr_executor_copy_info(const hgr_executor_t* executor, uint32_t nod
       out->chunks = step->chunk_count;
       break;
     case HGR__COPY_REMOTE:
-      out->path = step->remote->sending ? "sent to another rank" : "received from another rank";
+      out->path = step->remote->sending ? "sent to a rank" : "received from a rank";
       out->chunks = step->remote->chunk_count;
       break;
   }
