@@ -134,6 +134,31 @@ static void unmatched_specs_list_the_available_devices(void** state) {
                 "none (no OpenCL device found)");
 }
 
+/* "rN/SPEC" names rank N's device; "r" before anything but digits is a platform name
+ * ("rusticl:0"); a malformed prefix is refused. */
+static void rank_prefixes_split_off_the_rank(void** state) {
+  (void)state;
+  int rank = 7;
+  const char* local = NULL;
+  assert_true(hgr_spec_rank("r1/pocl:0", &rank, &local));
+  assert_int_equal(rank, 1);
+  assert_string_equal(local, "pocl:0");
+  assert_true(hgr_spec_rank("r12/0.1", &rank, &local));
+  assert_int_equal(rank, 12);
+  assert_string_equal(local, "0.1");
+  assert_true(hgr_spec_rank("rusticl:0", &rank, &local));
+  assert_int_equal(rank, -1);
+  assert_string_equal(local, "rusticl:0");
+  assert_true(hgr_spec_rank("pocl:0", &rank, &local));
+  assert_int_equal(rank, -1);
+  assert_true(hgr_spec_rank("r2147483647/gpu:0", &rank, &local));
+  assert_int_equal(rank, 2147483647);
+  assert_false(hgr_spec_rank("r2147483648/gpu:0", &rank, &local)); /* past INT32_MAX */
+  assert_false(hgr_spec_rank("r1pocl:0", &rank, &local));
+  assert_false(hgr_spec_rank("r1", &rank, &local));
+  assert_false(hgr_spec_rank("r1:0", &rank, &local));
+}
+
 static void short_platform_names_are_lower_case_first_words(void** state) {
   (void)state;
   const char* cases[][2] = {{"Portable Computing Language", "pocl"},
@@ -160,6 +185,7 @@ int main(void) {
       cmocka_unit_test(malformed_specs_are_invalid_arguments),
       cmocka_unit_test(unmatched_specs_list_the_available_devices),
       cmocka_unit_test(short_platform_names_are_lower_case_first_words),
+      cmocka_unit_test(rank_prefixes_split_off_the_rank),
   };
   return cmocka_run_group_tests_name("device_spec", tests, setup, teardown);
 }

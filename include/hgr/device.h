@@ -132,8 +132,10 @@ typedef enum hgr_pair_class_t {
 #define HGR_PAIR_CLASS_COUNT 5
 
 /* Splits a spec's rank prefix "rN/": *out_rank is N, or -1 when the spec has none
- * (the local rank's device); *out_local points into spec past the prefix. Returns
- * false for a malformed prefix ("r/x", "r1x/", a rank past 2^31 - 1). */
+ * (the local rank's device; "r" and then anything but a digit starts a platform
+ * name, "rusticl:0"); *out_local points into spec past the prefix. Returns false for
+ * a malformed prefix: digits not followed by '/' ("r1pocl:0", "r1") or a rank past
+ * 2^31 - 1. */
 HGR_API bool hgr_spec_rank(const char* spec, int* out_rank, const char** out_local);
 
 /* Class of the pair (from, to) of device indices; both must be < device count.
