@@ -4,8 +4,8 @@
  *     on a user event set to a negative status, as a real device failure would):
  *     both ranks' hgr_mpi_executor_wait fail with rank 0's error, naming the node;
  *   - rank 1 stops answering (it does not run, and answers rank 0's collective wait
- *     only later): rank 0's wait fails within the instance's timeout (2 s) instead of
- *     hanging.
+ *     only later): rank 0's wait fails within the instance's timeout (20 s) instead
+ *     of hanging.
  * Exits 77 (skipped) without a PoCL device. */
 #include <CL/cl.h>
 #include <string.h>
@@ -75,14 +75,14 @@ static void a_rank_that_stops_answering_fails_the_others_in_time(void) {
     double waited = check_now() - start;
     CHECK(hgr_status_code(status) == HGR_STATUS_UNAVAILABLE);
     char* text = hgr_status_to_string(status);
-    CHECK_CONTAINS(text, "not every rank answered within 2 s");
+    CHECK_CONTAINS(text, "not every rank answered within 20 s");
     free(text);
     hgr_status_free(status);
-    CHECK(waited < 30);
+    CHECK(waited < 40);
   } else {
     /* Silent past rank 0's timeout; then it joins the collective rank 0 gave up on
      * (libhgr_mpi keeps it), so that both can end cleanly. */
-    struct timespec pause = {4, 0};
+    struct timespec pause = {25, 0};
     nanosleep(&pause, NULL);
     hgr_status_free(hgr_mpi_agree(instance, HGR_OK, "late"));
   }
@@ -94,7 +94,9 @@ int main(int argc, char** argv) {
   check_mpi_init(&argc, &argv, &rank, &rank_count);
   hgr_mpi_options_t options;
   hgr_mpi_options_init(&options);
-  options.timeout_s = 2;
+  /* Long enough for instance and executor creation to agree under the sanitizers on
+   * a loaded machine (the slower rank's OpenCL start-up counts against it). */
+  options.timeout_s = 20;
   CHECK_OK(hgr_mpi_instance_create(MPI_COMM_WORLD, &options, &instance));
   size_t index = 0;
   hgr_status_t found = hgr_instance_find_device(hgr_mpi_instance_local(instance), "pocl:0", &index);
