@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hgr/graph.h"
 #include "hgr/status.h"
 
 static inline void check_fail(const char* file, int line, const char* what, const char* detail) {
@@ -65,6 +66,26 @@ static inline void check_mpi_init(int* argc, char*** argv, int* rank, int* rank_
   MPI_Comm_rank(MPI_COMM_WORLD, rank);
   MPI_Comm_size(MPI_COMM_WORLD, rank_count);
   CHECK(*rank_count >= 2);
+}
+
+/* TVM's simplex graph: (A + B) on key 4, copied to key 1, minus C there. */
+static const char check_simplex_json[] =
+    "{\"nodes\": [{\"op\": \"null\", \"name\": \"A\", \"inputs\": []}, {\"op\": \"null\", \"name\": \"B\", "
+    "\"inputs\": []}, {\"op\": \"tvm_op\", \"name\": \"elemwise_add\", \"attrs\": {\"flatten_data\": \"1\", "
+    "\"func_name\": \"add\", \"num_inputs\": \"2\", \"num_outputs\": \"1\"}, \"inputs\": [[0, 0, 0], [1, 0, "
+    "0]]}, {\"op\": \"tvm_op\", \"name\": \"__copy_add_to_sub\", \"attrs\": {\"flatten_data\": \"0\", \"func_name\": "
+    "\"__copy\", \"num_inputs\": \"1\", \"num_outputs\": \"1\"}, \"inputs\": [[2, 0, 0]]}, {\"op\": \"null\", "
+    "\"name\": \"C\", \"inputs\": []}, {\"op\": \"tvm_op\", \"name\": \"elemwise_sub\", \"attrs\": {\"flatten_data\": "
+    "\"0\", \"func_name\": \"subtract\", \"num_inputs\": \"2\", \"num_outputs\": \"1\"}, \"inputs\": [[3, 0, 0], "
+    "[4, 0, 0]]}], \"arg_nodes\": [0, 1, 4], \"node_row_ptr\": [0, 1, 2, 3, 4, 5, 6], \"heads\": [[5, 0, 0]], "
+    "\"attrs\": {\"storage_id\": [\"list_int\", [3, 4, 0, 1, 5, 2]], \"shape\": [\"list_shape\", [[4], [4], [4], [4], "
+    "[4], [4]]], \"device_index\": [\"list_int\", [4, 4, 4, 1, 1, 1]], \"dtype\": [\"list_int\", [0, 0, 0, 0, 0, 0]], "
+    "\"dltype\": [\"list_str\", [\"float32\", \"float32\", \"float32\", \"float32\", \"float32\", \"float32\"]]}}";
+
+static inline hgr_graph_t* check_load_simplex(void) {
+  hgr_graph_t* graph = NULL;
+  CHECK_OK(hgr_graph_load_json(check_simplex_json, sizeof(check_simplex_json) - 1, &graph));
+  return graph;
 }
 
 #define RUN_TEST(test)                                 \

@@ -11,25 +11,6 @@
 static hgr_mpi_instance_t* instance;
 static int rank, rank_count;
 
-static const char simplex[] =
-    "{\"nodes\": [{\"op\": \"null\", \"name\": \"A\", \"inputs\": []}, {\"op\": \"null\", \"name\": \"B\", "
-    "\"inputs\": []}, {\"op\": \"tvm_op\", \"name\": \"elemwise_add\", \"attrs\": {\"flatten_data\": \"1\", "
-    "\"func_name\": \"add\", \"num_inputs\": \"2\", \"num_outputs\": \"1\"}, \"inputs\": [[0, 0, 0], [1, 0, "
-    "0]]}, {\"op\": \"tvm_op\", \"name\": \"__copy_add_to_sub\", \"attrs\": {\"flatten_data\": \"0\", \"func_name\": "
-    "\"__copy\", \"num_inputs\": \"1\", \"num_outputs\": \"1\"}, \"inputs\": [[2, 0, 0]]}, {\"op\": \"null\", "
-    "\"name\": \"C\", \"inputs\": []}, {\"op\": \"tvm_op\", \"name\": \"elemwise_sub\", \"attrs\": {\"flatten_data\": "
-    "\"0\", \"func_name\": \"subtract\", \"num_inputs\": \"2\", \"num_outputs\": \"1\"}, \"inputs\": [[3, 0, 0], "
-    "[4, 0, 0]]}], \"arg_nodes\": [0, 1, 4], \"node_row_ptr\": [0, 1, 2, 3, 4, 5, 6], \"heads\": [[5, 0, 0]], "
-    "\"attrs\": {\"storage_id\": [\"list_int\", [3, 4, 0, 1, 5, 2]], \"shape\": [\"list_shape\", [[4], [4], [4], [4], "
-    "[4], [4]]], \"device_index\": [\"list_int\", [4, 4, 4, 1, 1, 1]], \"dtype\": [\"list_int\", [0, 0, 0, 0, 0, 0]], "
-    "\"dltype\": [\"list_str\", [\"float32\", \"float32\", \"float32\", \"float32\", \"float32\", \"float32\"]]}}";
-
-static hgr_graph_t* load_simplex(void) {
-  hgr_graph_t* graph = NULL;
-  CHECK_OK(hgr_graph_load_json(simplex, sizeof(simplex) - 1, &graph));
-  return graph;
-}
-
 /* Runs the executor once on every rank and checks A + B - C where it has the
  * output. Across ranks, each rank sets the inputs on its devices only: A and B on
  * rank 0 (key 4), C and the output on rank 1 (key 1). */
@@ -48,7 +29,7 @@ static void run_and_check(hgr_executor_t* executor, int across_ranks) {
 }
 
 static void executor_on_each_ranks_own_devices_runs(void) {
-  hgr_graph_t* graph = load_simplex();
+  hgr_graph_t* graph = check_load_simplex();
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
   const hgr_device_binding_t bindings[] = {{4, "pocl:0"}, {1, "pocl:1"}};
@@ -62,7 +43,7 @@ static void executor_on_each_ranks_own_devices_runs(void) {
 }
 
 static void binding_one_rank_cannot_resolve_fails_every_rank(void) {
-  hgr_graph_t* graph = load_simplex();
+  hgr_graph_t* graph = check_load_simplex();
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
   const hgr_device_binding_t good[] = {{4, "pocl:0"}, {1, "pocl:1"}};
@@ -81,7 +62,7 @@ static void binding_one_rank_cannot_resolve_fails_every_rank(void) {
 }
 
 static void executor_across_ranks_copies_through_the_transport(void) {
-  hgr_graph_t* graph = load_simplex();
+  hgr_graph_t* graph = check_load_simplex();
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
   const hgr_device_binding_t bindings[] = {{4, "r0/pocl:0"}, {1, "r1/pocl:0"}};

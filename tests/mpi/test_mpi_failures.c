@@ -18,22 +18,9 @@
 static hgr_mpi_instance_t* instance;
 static int rank, rank_count;
 
-static const char simplex[] =
-    "{\"nodes\": [{\"op\": \"null\", \"name\": \"A\", \"inputs\": []}, {\"op\": \"null\", \"name\": \"B\", "
-    "\"inputs\": []}, {\"op\": \"tvm_op\", \"name\": \"elemwise_add\", \"attrs\": {\"flatten_data\": \"1\", "
-    "\"func_name\": \"add\", \"num_inputs\": \"2\", \"num_outputs\": \"1\"}, \"inputs\": [[0, 0, 0], [1, 0, "
-    "0]]}, {\"op\": \"tvm_op\", \"name\": \"__copy_add_to_sub\", \"attrs\": {\"flatten_data\": \"0\", \"func_name\": "
-    "\"__copy\", \"num_inputs\": \"1\", \"num_outputs\": \"1\"}, \"inputs\": [[2, 0, 0]]}, {\"op\": \"null\", "
-    "\"name\": \"C\", \"inputs\": []}, {\"op\": \"tvm_op\", \"name\": \"elemwise_sub\", \"attrs\": {\"flatten_data\": "
-    "\"0\", \"func_name\": \"subtract\", \"num_inputs\": \"2\", \"num_outputs\": \"1\"}, \"inputs\": [[3, 0, 0], "
-    "[4, 0, 0]]}], \"arg_nodes\": [0, 1, 4], \"node_row_ptr\": [0, 1, 2, 3, 4, 5, 6], \"heads\": [[5, 0, 0]], "
-    "\"attrs\": {\"storage_id\": [\"list_int\", [3, 4, 0, 1, 5, 2]], \"shape\": [\"list_shape\", [[4], [4], [4], [4], "
-    "[4], [4]]], \"device_index\": [\"list_int\", [4, 4, 4, 1, 1, 1]], \"dtype\": [\"list_int\", [0, 0, 0, 0, 0, 0]], "
-    "\"dltype\": [\"list_str\", [\"float32\", \"float32\", \"float32\", \"float32\", \"float32\", \"float32\"]]}}";
-
 /* The executor of this rank, inputs set where they live. */
 static hgr_executor_t* create_split(hgr_graph_t** out_graph) {
-  CHECK_OK(hgr_graph_load_json(simplex, sizeof(simplex) - 1, out_graph));
+  *out_graph = check_load_simplex();
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
   const hgr_device_binding_t bindings[] = {{4, "r0/pocl:0"}, {1, "r1/pocl:0"}};
