@@ -234,21 +234,5 @@ cp "$work/onnx_startup.md" "$results/onnx_startup.md"
 cat "$work/onnx_startup.md"
 [[ "$output" == "-" ]] && exit 0
 
-begin="<!-- bench/onnx_startup.sh: begin -->" end="<!-- bench/onnx_startup.sh: end -->"
-touch "$output"
-python3 - "$output" "$work/onnx_startup.md" "$begin" "$end" <<'EOF'
-import sys
-path, section_path, begin, end = sys.argv[1:5]
-text = open(path).read()
-section = f"{begin}\n{open(section_path).read().rstrip()}\n{end}\n"
-if begin in text and end in text:
-    head, rest = text.split(begin, 1)
-    text = head + section + rest.split(end, 1)[1].lstrip("\n")
-elif "<!-- bench/onnx.sh: end -->\n" in text:
-    head, rest = text.split("<!-- bench/onnx.sh: end -->\n", 1)
-    text = head + "<!-- bench/onnx.sh: end -->\n\n" + section + rest
-else:
-    text = text + ("\n" if text else "") + section
-open(path, "w").write(text)
-EOF
+python3 bench/splice_section.py "$output" "$work/onnx_startup.md" onnx_startup onnx
 echo "bench/onnx_startup.sh: wrote the startup section of $output" >&2

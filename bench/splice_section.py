@@ -1,12 +1,15 @@
-"""splice_section.py DOCUMENT SECTION_FILE NAME: puts SECTION_FILE into DOCUMENT
-between the markers <!-- bench/NAME.sh: begin --> and <!-- bench/NAME.sh: end -->,
-replacing what they held, or before "## Devices" when the markers are not there yet
-(else at the end). bench/run.sh keeps such sections when it writes the document."""
+"""splice_section.py DOCUMENT SECTION_FILE NAME [AFTER]: puts SECTION_FILE into
+DOCUMENT between the markers <!-- bench/NAME.sh: begin --> and <!-- bench/NAME.sh:
+end -->, replacing what they held. When the markers are not there yet: right after
+bench/AFTER.sh's section when AFTER is given and that section is there, else (without
+AFTER) before "## Devices", else at the end. bench/run.sh keeps such sections when
+it writes the document."""
 import sys
 
 
 def main():
     path, section_path, name = sys.argv[1:4]
+    after = f"<!-- bench/{sys.argv[4]}.sh: end -->\n" if len(sys.argv) > 4 else None
     begin, end = f"<!-- bench/{name}.sh: begin -->", f"<!-- bench/{name}.sh: end -->"
     try:
         text = open(path).read()
@@ -16,7 +19,10 @@ def main():
     if begin in text and end in text:
         head, rest = text.split(begin, 1)
         text = head + section + rest.split(end, 1)[1].lstrip("\n")
-    elif "\n## Devices\n" in text:
+    elif after and after in text:
+        head, rest = text.split(after, 1)
+        text = head + after + "\n" + section + rest
+    elif not after and "\n## Devices\n" in text:
         head, rest = text.split("\n## Devices\n", 1)
         text = head + "\n" + section + "\n## Devices\n" + rest
     else:
