@@ -42,22 +42,6 @@ static hgr_placement_t* place(hgr_graph_t* graph, hgr_place_options_t* options) 
 
 static const char* spec_of(size_t device_index) { return hgr_instance_device(instance, device_index)->spec; }
 
-/* The placed node that came from node source_node of the given graph. */
-static hgr_node_placement_t placed_node(const hgr_placement_t* placement, uint32_t source_node, uint32_t* out_id) {
-  const hgr_graph_t* graph = hgr_placement_graph(placement);
-  for (uint32_t n = 0; n < hgr_graph_node_count(graph); ++n) {
-    hgr_node_placement_t node;
-    ASSERT_OK(hgr_placement_node(placement, n, &node));
-    if (node.source_node == source_node) {
-      if (out_id) *out_id = n;
-      return node;
-    }
-  }
-  fail_msg("no placed node comes from node %u", source_node);
-  hgr_node_placement_t none = {0};
-  return none;
-}
-
 /* Prints memory per device and checks bound <= planned <= no reuse. The target is
  * planned <= 1.10 x the byte bound (the most bytes alive at one step). With one
  * buffer per storage id (TVM's format has no offsets) a plan cannot always reach
@@ -161,7 +145,7 @@ static void rules_of_each_kind_place_nodes_and_later_rules_win(void** state) {
                                    HGR_PLACE_BY_RULE, HGR_PLACE_BY_RULE, HGR_PLACE_BY_RULE};
   size_t rules[6] = {0, 0, 0, 0, 3, 1};
   for (uint32_t n = 0; n < 6; ++n) {
-    hgr_node_placement_t node = placed_node(placement, n, NULL);
+    hgr_node_placement_t node = hgr_test_placed_node(placement, n, NULL);
     assert_string_equal(spec_of(node.device_index), want[n]);
     assert_int_equal(node.reason, reasons[n]);
     if (node.reason == HGR_PLACE_BY_RULE) assert_int_equal(node.rule_index, rules[n]);
@@ -320,7 +304,7 @@ static void stages_are_contiguous_and_auto_is_no_slower_than_one_device(void** s
   /* Op nodes 2 to 5 in graph order: pocl:0's stage, then pocl:1's. */
   size_t previous = 0;
   for (uint32_t n = 2; n < 6; ++n) {
-    hgr_node_placement_t node = placed_node(placement, n, NULL);
+    hgr_node_placement_t node = hgr_test_placed_node(placement, n, NULL);
     size_t stage = strcmp(spec_of(node.device_index), "pocl:0") ? 1 : 0;
     assert_true(stage >= previous);
     previous = stage;
@@ -437,7 +421,7 @@ static void user_ops_fall_back_to_the_device_with_their_binary(void** state) {
   report_memory("user ops fallback", placement, library, true);
   const char* want[5] = {"pocl:0", "pocl:0", "pocl:0", "rusticl:0", "pocl:0"};
   for (uint32_t n = 0; n < 5; ++n) {
-    hgr_node_placement_t node = placed_node(placement, n, NULL);
+    hgr_node_placement_t node = hgr_test_placed_node(placement, n, NULL);
     assert_string_equal(spec_of(node.device_index), want[n]);
     if (n == 2 || n == 4) {
       assert_int_equal(node.reason, HGR_PLACE_BY_FALLBACK);

@@ -121,16 +121,7 @@ int main(int argc, char** argv) {
   examples = argv[1];
   specs[0] = argv[2];
   specs[1] = argv[3];
-  hgr_instance_options_t options;
-  hgr_instance_options_init(&options);
-  hgr_status_t status = hgr_instance_create(&options, &instance);
-  if (status) {
-    char* text = hgr_status_to_string(status);
-    fprintf(stderr, "cannot create an instance: %s\n", text);
-    free(text);
-    hgr_status_free(status);
-    return 1;
-  }
+  instance = hgr_test_instance_or_exit();
   hgr_test_require_devices(instance, specs, 2);
   const struct CMUnitTest tests[] = {cmocka_unit_test(stages_run_pipelined)};
   int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -304,16 +304,7 @@ static void test_random_graphs(void** state) {
 
 int main(int argc, char** argv) {
   if (argc > 1) graph_count = (unsigned)strtoul(argv[1], NULL, 10);
-  hgr_instance_options_t options;
-  hgr_instance_options_init(&options);
-  hgr_status_t status = hgr_instance_create(&options, &instance);
-  if (status) {
-    char* text = hgr_status_to_string(status);
-    fprintf(stderr, "cannot create an instance: %s\n", text);
-    free(text);
-    hgr_status_free(status);
-    return 1;
-  }
+  instance = hgr_test_instance_or_exit();
   hgr_test_require_devices(instance, all_devices, DEVICE_COUNT);
   snprintf(cache_dir, sizeof(cache_dir), "%s", hgr_test_tmp_path("place-random-cache"));
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_graphs)};

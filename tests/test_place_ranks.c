@@ -110,24 +110,8 @@ static hgr_placement_t* place(hgr_graph_t* graph, const hgr_place_options_t* opt
   return placement;
 }
 
-/* The placed node that came from node source_node of the given graph. */
-static hgr_node_placement_t placed_node(const hgr_placement_t* placement, uint32_t source_node, uint32_t* out_id) {
-  const hgr_graph_t* graph = hgr_placement_graph(placement);
-  for (uint32_t n = 0; n < hgr_graph_node_count(graph); ++n) {
-    hgr_node_placement_t node;
-    ASSERT_OK(hgr_placement_node(placement, n, &node));
-    if (node.source_node == source_node) {
-      if (out_id) *out_id = n;
-      return node;
-    }
-  }
-  fail_msg("no placed node comes from node %u", source_node);
-  hgr_node_placement_t none = {0};
-  return none;
-}
-
 static int rank_of(const hgr_placement_t* placement, uint32_t source_node) {
-  return placed_node(placement, source_node, NULL).rank;
+  return hgr_test_placed_node(placement, source_node, NULL).rank;
 }
 
 /* The summary and the JSON, as text (malloc'd). */
@@ -225,8 +209,8 @@ static void stages_2_split_the_chain_over_two_ranks(void** state) {
   /* One device, two slots: both records name pocl:0 locally. */
   size_t pocl = 0;
   ASSERT_OK(hgr_instance_find_device(instance, "pocl:0", &pocl));
-  assert_int_equal(placed_node(placement, N0, NULL).device_index, pocl);
-  assert_int_equal(placed_node(placement, N5, NULL).device_index, pocl);
+  assert_int_equal(hgr_test_placed_node(placement, N0, NULL).device_index, pocl);
+  assert_int_equal(hgr_test_placed_node(placement, N5, NULL).device_index, pocl);
   assert_int_equal(hgr_placement_device_count(placement), 2);
   for (size_t d = 0; d < 2; ++d) {
     hgr_placement_device_t device;
@@ -296,7 +280,7 @@ static void rank_1_rule_and_data_input_read_on_rank_0(void** state) {
   options.params = params;
   hgr_placement_t* placement = place(graph, &options);
   for (uint32_t n = N0; n <= N5; ++n) {
-    hgr_node_placement_t node = placed_node(placement, n, NULL);
+    hgr_node_placement_t node = hgr_test_placed_node(placement, n, NULL);
     assert_int_equal(node.rank, n == 5 || n == 6 ? 1 : 0);
     assert_int_equal(node.reason, n == 5 || n == 6 ? HGR_PLACE_BY_RULE : HGR_PLACE_BY_POLICY);
   }
@@ -304,8 +288,8 @@ static void rank_1_rule_and_data_input_read_on_rank_0(void** state) {
   assert_int_equal(rank_of(placement, Y), 0);
   /* y goes to rank 1 through a copy that n3 reads */
   uint32_t y_id = 0, n3_id = 0;
-  placed_node(placement, Y, &y_id);
-  placed_node(placement, 6, &n3_id);
+  hgr_test_placed_node(placement, Y, &y_id);
+  hgr_test_placed_node(placement, 6, &n3_id);
   const hgr_graph_t* placed = hgr_placement_graph(placement);
   uint32_t input = 0, index = 0;
   ASSERT_OK(hgr_graph_node_input(placed, n3_id, 1, &input, &index));
@@ -350,7 +334,7 @@ static void weight_stays_on_rank_1_and_output_comes_to_rank_0(void** state) {
     assert_int_equal(output.reason, HGR_PLACE_BY_COPY);
     assert_int_equal(output.rank, 0);
     assert_string_equal(info.func_name, "__copy");
-    placed_node(placement, N5, &n5_id);
+    hgr_test_placed_node(placement, N5, &n5_id);
     ASSERT_OK(hgr_graph_node_input(hgr_placement_graph(placement), output_id, 0, &input, &index));
     assert_int_equal(input, n5_id);
     hgr_placement_release(placement);
@@ -464,16 +448,7 @@ static void cross_host_cost_decides_auto(void** state) {
 }
 
 int main(void) {
-  hgr_instance_options_t options;
-  hgr_instance_options_init(&options);
-  hgr_status_t status = hgr_instance_create(&options, &instance);
-  if (status) {
-    char* text = hgr_status_to_string(status);
-    fprintf(stderr, "cannot create an instance: %s\n", text);
-    free(text);
-    hgr_status_free(status);
-    return 1;
-  }
+  instance = hgr_test_instance_or_exit();
   static const char* const needed[] = {"pocl:0"};
   hgr_test_require_devices(instance, needed, 1);
   const struct CMUnitTest tests[] = {

@@ -82,3 +82,30 @@ uint32_t hgr_test_rng_below(hgr_test_rng_t* rng, uint32_t n) {
   return n ? (uint32_t)(hgr_test_rng_next(rng) % n) : 0;
 }
 
+hgr_instance_t* hgr_test_instance_or_exit(void) {
+  hgr_instance_t* instance = NULL;
+  hgr_status_t status = hgr_instance_create(NULL, &instance);
+  if (status) {
+    char* text = hgr_status_to_string(status);
+    fprintf(stderr, "cannot create an instance: %s\n", text);
+    free(text);
+    hgr_status_free(status);
+    exit(1);
+  }
+  return instance;
+}
+
+hgr_node_placement_t hgr_test_placed_node(const hgr_placement_t* placement, uint32_t source_node, uint32_t* out_id) {
+  const hgr_graph_t* graph = hgr_placement_graph(placement);
+  for (uint32_t n = 0; n < hgr_graph_node_count(graph); ++n) {
+    hgr_node_placement_t node;
+    ASSERT_OK(hgr_placement_node(placement, n, &node));
+    if (node.source_node == source_node) {
+      if (out_id) *out_id = n;
+      return node;
+    }
+  }
+  fail_msg("no placed node comes from node %u", source_node);
+  hgr_node_placement_t none = {0};
+  return none;
+}

@@ -37,6 +37,13 @@
 void hgr_test_assert_status(hgr_status_t status, hgr_status_code_t code, const char* expr,
                             const char* file, int line, ...);
 
+/* A default instance; exits 1, printing why, when none can be made. */
+hgr_instance_t* hgr_test_instance_or_exit(void);
+
+/* The node of placement's graph that came from node source_node of the graph given
+ * to hgr_place (*out_id, may be NULL: its id); fails the test when there is none. */
+hgr_node_placement_t hgr_test_placed_node(const hgr_placement_t* placement, uint32_t source_node, uint32_t* out_id);
+
 /* Exits with HGR_TEST_SKIP, printing why, unless every spec resolves to a device
  * of the instance. */
 void hgr_test_require_devices(const hgr_instance_t* instance, const char* const* specs,
