@@ -156,7 +156,11 @@ int main(int argc, char** argv) {
     executor_options.binding_count = 2;
     hgr_executor_t* executor = NULL;
     check(hgr_mpi_executor_create(instance, graph, &executor_options, &executor), "hgr_mpi_executor_create");
-    char* host = calloc(1, (size_t)bytes);
+    /* Written on both ranks, so that raw MPI moves real pages: calloc's untouched
+     * pages all map the one zero page, which a copy reads from the cache. */
+    char* host = malloc((size_t)bytes);
+    if (!host) MPI_Abort(MPI_COMM_WORLD, 1);
+    memset(host, 1 + rank, (size_t)bytes);
     if (rank == 0) check(hgr_executor_set_input(executor, 0, host, (size_t)bytes), "set_input");
     raw_t raw = {rank, host, (int)bytes};
     ours_t ours = {rank, executor};
