@@ -68,6 +68,7 @@ typedef struct hgr__kernel_launch_t {
 typedef struct hgr__remote_chunk_t {
   cl_event user;     /* the latest run's user event: sent (sending) or arrived (receiving) */
   cl_event written;  /* receiving: the latest run's write of the chunk */
+  void* mapping;     /* mapped: the latest run's mapping of the chunk */
 } hgr__remote_chunk_t;
 
 typedef struct hgr__remote_copy_t {

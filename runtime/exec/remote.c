@@ -35,10 +35,9 @@
 #include "executor_internal.h"
 
 /* The smallest chunk of a large copy. Staged, chunks overlap the device's copy with
- * the network; mapped, a chunk only costs the transport a round of its own (one
- * 256 MiB chunk measured within the noise of 8 MiB ones), and with mapped chunks past
- * 8 MiB tests/test_remote.c's three ranks in one process hung on PoCL 3.1 in their
- * first wait (cause not found; bench/notes.md, "Across ranks"). */
+ * the network; mapped, every chunk is handed to the transport at once, and one
+ * 256 MiB chunk measured within the noise of 8 MiB ones (bench/notes.md, "Across
+ * ranks"). */
 #define HGR_REMOTE_CHUNK_BYTES (8u << 20)
 #define HGR_REMOTE_MAX_CHUNKS 1024u       /* chunks per copy: the tag's low bits */
 #define HGR_REMOTE_MAP_BYTES (1u << 20)   /* from this size, mapped where the device maps asynchronously */
@@ -289,9 +288,11 @@ static hgr_status_t enqueue_receive(hgr_executor_t* executor, hgr__step_t* step,
   return hgr__queue_flush(&executor->order.queues, step->queue);
 }
 
-/* Mapped: per chunk a map (for reading when sending, for writing when receiving)
- * whose callback starts the transfer, then an unmap that waits on the transfer's user
- * event; the unmap of the last chunk is the step's access to the storage. */
+/* Mapped: every chunk's map (for reading when sending, for writing when receiving),
+ * whose callback starts that chunk's transfer, then every chunk's unmap, each waiting
+ * on its transfer's user event; the unmap of the last chunk is the step's access to
+ * the storage. All maps come first so that on the in-order queue no chunk's transfer
+ * waits for the one before it: the transport has them all at once. */
 static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, const char* label) {
   hgr__remote_copy_t* copy = step->remote;
   uint32_t storage = copy->sending ? step->in_storages[0] : step->out_storages[0];
@@ -304,8 +305,7 @@ static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, 
       HGR_RETURN_IF_ERROR(hgr__order_storage(&executor->order, storage, !copy->sending, step->queue, &wait_count));
     remote_transfer_t* transfer = NULL;
     HGR_RETURN_IF_ERROR(new_transfer(executor, step, k, &transfer));
-    cl_event user = transfer->user; /* the chunk keeps a reference; transfer may end any time now */
-    cl_event map = NULL, unmap = NULL;
+    cl_event map = NULL;
     cl_int error = CL_SUCCESS;
     void* mapping = clEnqueueMapBuffer(queue->queue, mem, CL_FALSE,
                                        copy->sending ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION,
@@ -317,6 +317,7 @@ static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, 
                            copy->sending ? "to" : "from", copy->peer, queue->spec);
     }
     transfer->mapping = mapping;
+    copy->chunks[k].mapping = mapping; /* transfer may end any time now */
     if (clSetEventCallback(map, CL_COMPLETE, copy->sending ? chunk_read : chunk_mapped, transfer) != CL_SUCCESS) {
       clWaitForEvents(1, &map); /* the map is enqueued: start the transfer here rather than lose it */
       if (copy->sending) chunk_read(map, hgr__event_status(map), transfer);
@@ -325,11 +326,15 @@ static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, 
     hgr_status_t status = hgr__order_enqueued(&executor->order, step->queue, map);
     clReleaseEvent(map);
     HGR_RETURN_IF_ERROR(status);
-    error = clEnqueueUnmapMemObject(queue->queue, mem, mapping, 1, &user, &unmap);
+  }
+  for (uint32_t k = 0; k < copy->chunk_count; ++k) {
+    cl_event unmap = NULL;
+    cl_int error =
+        clEnqueueUnmapMemObject(queue->queue, mem, copy->chunks[k].mapping, 1, &copy->chunks[k].user, &unmap);
     if (error != CL_SUCCESS)
       return HGR_CL_STATUS(error, "clEnqueueUnmapMemObject(%s, chunk %u, %s rank %d) on %s", label, k,
                            copy->sending ? "to" : "from", copy->peer, queue->spec);
-    status = hgr__order_enqueued(&executor->order, step->queue, unmap);
+    hgr_status_t status = hgr__order_enqueued(&executor->order, step->queue, unmap);
     if (!status && k + 1 == copy->chunk_count) {
       hgr__order_record(&executor->order, storage, !copy->sending, unmap, step->queue);
       if (step->done[0]) clReleaseEvent(step->done[0]);
