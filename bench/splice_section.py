@@ -18,7 +18,8 @@ def main():
     section = f"{begin}\n{open(section_path).read().rstrip()}\n{end}\n"
     if begin in text and end in text:
         head, rest = text.split(begin, 1)
-        text = head + section + rest.split(end, 1)[1].lstrip("\n")
+        tail = rest.split(end, 1)[1].lstrip("\n")
+        text = head + section + ("\n" + tail if tail else "")  # one blank line before what follows
     elif after and after in text:
         head, rest = text.split(after, 1)
         text = head + after + "\n" + section + rest
