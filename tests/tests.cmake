@@ -526,6 +526,9 @@ if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
       --expect 0=examples/cnn_expected_0.npy)
   hgr_mpi_cli_test(NAME mpi_cli_devices RANKS 3 ARGS devices
     PASS "r0/pocl:0.*r1/pocl:0.*r2/pocl:1.*Device pairs.*cross-host")
+  # ... and as JSON: rank-named specs, and the pairs between ranks cross-host
+  hgr_mpi_cli_test(NAME mpi_cli_devices_json RANKS 2 ARGS devices --json
+    PASS "\"ranks\":[^,]*2,.*\"spec\":[^,]*\"r1/pocl:0\",.*\"from\":[^,]*\"r0/pocl:0\",[^,]*\"to\":[^,]*\"r1/pocl:0\",[^,]*\"class\":[^,]*\"cross-host\"")
   # A TVM graph's own keys bound to two ranks: inputs set where they live, the output
   # read and checked on rank 1, three cross-host copies each way in step
   hgr_mpi_cli_test(NAME mpi_cli_duplex_bound RANKS 2 ARGS run examples/duplex.json ${duplex_inputs}

@@ -115,6 +115,11 @@ hgr_status_t hgr_cli_measure_link(hgr_place_options_t* options);
 hgr_status_t hgr_cli_share_graph(hgr_graph_t** inout_graph);
 /* Under a launcher: every rank's devices, written by rank 0 (*out_written true). */
 hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written);
+/* Collective under a launcher: every rank's text (length bytes) to rank 0, in rank
+ * order. Rank 0 gets *out_texts (each NUL-terminated; free each and the array) and
+ * *out_count the number of ranks; the other ranks get NULL and 0. Without a
+ * launcher: a copy of this one text. */
+hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_texts, int* out_count);
 
 /* Returns the status of expr from the enclosing function if it failed. */
 #define HGR_RETURN_IF_ERROR_CLI(expr)       \

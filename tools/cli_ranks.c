@@ -2,11 +2,27 @@
  * command and the commands reach each other through libhgr_mpi (hgr/mpi.h); without
  * one, or in a build without MPI, there is one rank and these calls are the plain
  * ones (docs/distributed.md). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+/* One rank's gather (hgr_cli_gather_text): a copy of its own text. */
+static hgr_status_t copy_text(const char* text, size_t length, char*** out_texts, int* out_count) {
+  char** texts = calloc(1, sizeof(*texts));
+  if (texts) texts[0] = malloc(length + 1);
+  if (!texts || !texts[0]) {
+    free(texts);
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  memcpy(texts[0], text, length);
+  texts[0][length] = '\0';
+  *out_texts = texts;
+  *out_count = 1;
+  return HGR_OK;
+}
 
 #ifdef HGR_CLI_MPI
 #include "hgr/mpi.h"
@@ -121,6 +137,59 @@ hgr_status_t hgr_cli_share_graph(hgr_graph_t** inout_graph) {
   return hgr_cli_agree(status, "loading rank 0's placed graph");
 }
 
+hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_texts, int* out_count) {
+  *out_texts = NULL;
+  *out_count = 0;
+  if (!launched) return copy_text(text, length, out_texts, out_count);
+  int ranks = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  int* lengths = NULL;
+  int* offsets = NULL;
+  char* all = NULL;
+  char** texts = NULL;
+  hgr_status_t status = HGR_OK;
+  if (length > INT_MAX) status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%zu bytes of text to gather", length);
+  else if (rank == 0 && (!(lengths = calloc((size_t)ranks, sizeof(*lengths))) ||
+                         !(offsets = calloc((size_t)ranks, sizeof(*offsets))) ||
+                         !(texts = calloc((size_t)ranks, sizeof(*texts)))))
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  /* Every rank calls each agree; a failure anywhere ends the gather on every rank. */
+  status = hgr_cli_agree(status, "gathering every rank's text");
+  int mine = (int)length;
+  if (!status) {
+    MPI_Gather(&mine, 1, MPI_INT, lengths, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    long long total = 0;
+    for (int r = 0; rank == 0 && r < ranks; ++r) {
+      offsets[r] = (int)(total < INT_MAX ? total : 0);
+      total += lengths[r];
+    }
+    if (total > INT_MAX) status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%lld bytes of text to gather", total);
+    else if (rank == 0 && !(all = malloc((size_t)total + 1)))
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    status = hgr_cli_agree(status, "gathering every rank's text");
+  }
+  if (!status) MPI_Gatherv(text, mine, MPI_CHAR, all, lengths, offsets, MPI_CHAR, 0, MPI_COMM_WORLD);
+  for (int r = 0; !status && rank == 0 && r < ranks; ++r) {
+    if (!(texts[r] = malloc((size_t)lengths[r] + 1))) {
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+      break;
+    }
+    memcpy(texts[r], all + offsets[r], (size_t)lengths[r]);
+    texts[r][lengths[r]] = '\0';
+  }
+  free(all);
+  free(lengths);
+  free(offsets);
+  if (status) {
+    for (int r = 0; texts && r < ranks; ++r) free(texts[r]);
+    free(texts);
+    return status;
+  }
+  *out_texts = texts;
+  *out_count = rank == 0 ? ranks : 0;
+  return HGR_OK;
+}
+
 hgr_status_t hgr_cli_measure_link(hgr_place_options_t* options) {
   if (!launched) return HGR_OK;
   return hgr_mpi_measure_link(mpi_instance, &options->cross_host_latency_ms, &options->cross_host_ms_per_byte);
@@ -170,6 +239,12 @@ hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written) {
   (void)out;
   *out_written = false;
   return HGR_OK;
+}
+
+hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_texts, int* out_count) {
+  *out_texts = NULL;
+  *out_count = 0;
+  return copy_text(text, length, out_texts, out_count);
 }
 
 #endif
