@@ -552,6 +552,10 @@ if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
   hgr_mpi_cli_test(NAME mpi_cli_cnn_stages3 RANKS 3 ARGS run ${cnn_inputs}
     --devices r0/pocl:0,r1/pocl:1,${rank2} --place stages:3 --repeat 8 --pipeline 3
     PASS "${rank2} \\(key 3\\).*8 runs, 3 in flight.*matches")
+  # --profile: rank 1's nodes in rank 1's profile; the files of rank 1 beside rank 0's
+  hgr_mpi_cli_test(NAME mpi_cli_cnn_profile RANKS 2 ARGS run ${cnn_inputs} --devices r0/pocl:0,r1/pocl:0
+    --place stages:2 --profile --profile-json ${CMAKE_CURRENT_BINARY_DIR}/mpi_cli_profile.json
+    PASS "sent to a rank.*rank 1: profile of the last run.*received from a rank.*r1/pocl:0 +predicted.*rank 1's profile above.*profile written to .*mpi_cli_profile.json \\(every other rank N's to FILE.rN\\)")
   # Rules: the convolutions on rank 1, the rest FIRST on rank 0
   hgr_mpi_cli_test(NAME mpi_cli_cnn_rule RANKS 2 ARGS run ${cnn_inputs} --devices r0/pocl:0,r1/pocl:0
     --place op:conv2d=r1/pocl:0 --repeat 3

@@ -132,9 +132,9 @@ void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executo
       any_untimed |= untimed[n];
     }
     const char* spec = hgr_instance_device(instance, device.device_index)->spec;
-    if (device.rank > 0) { /* another rank's: its profile is not here */
-      printf("  r%d/%-9s predicted %9.3f ms  (measured on rank %d)\n", device.rank, spec, device.predicted_ms,
-             device.rank);
+    if (device.rank > 0) { /* another rank's: measured in its own profile */
+      printf("  r%d/%-9s predicted %9.3f ms  (measured: rank %d's profile above)\n", device.rank, spec,
+             device.predicted_ms, device.rank);
       continue;
     }
     if (device.predicted_ms < 0) printf("  %-12s predicted      -      ", spec);

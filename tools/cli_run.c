@@ -65,6 +65,8 @@ static const char run_usage[] =
     "  --profile-json FILE    write that profile (every node) as JSON\n"
     "  --trace FILE.json      write the last run as a Chrome trace (Perfetto,\n"
     "                         chrome://tracing): a track per queue and for the host\n"
+    "                         (under mpirun --profile prints every rank's profile, and\n"
+    "                         rank N other than 0 writes these files to FILE.rN)\n"
     "  --dump DIR             run one node at a time and write every node's outputs as\n"
     "                         DIR/<node id>_<node name>_<output>.npy right after the\n"
     "                         node ran (inputs too); for finding where a result goes wrong\n"
@@ -92,10 +94,44 @@ static double now_ms(void);
 typedef hgr_status_t (*profile_writer_fn)(hgr_executor_t* executor, FILE* out);
 
 static hgr_status_t write_profile_file(const char* path, hgr_executor_t* executor, profile_writer_fn write) {
-  FILE* out = fopen(path, "w");
-  if (!out) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", path);
-  hgr_status_t status = hgr_status_annotate(write(executor, out), "%s", path);
-  if (fclose(out) != 0) status = hgr_status_join(status, HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", path));
+  /* Under mpirun every rank writes its own: rank N other than 0 to PATH.rN, so that
+   * ranks on one host do not write over each other. */
+  char ranked[4096];
+  hgr_status_t status = HGR_OK;
+  if (hgr_cli_rank() != 0 && snprintf(ranked, sizeof(ranked), "%s.r%d", path, hgr_cli_rank()) >= (int)sizeof(ranked))
+    status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: the path is too long", path);
+  if (hgr_cli_rank() != 0) path = ranked;
+  FILE* out = status ? NULL : fopen(path, "w");
+  if (!status && !out) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", path);
+  if (out) status = hgr_status_annotate(write(executor, out), "%s", path);
+  if (out && fclose(out) != 0)
+    status = hgr_status_join(status, HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", path));
+  return hgr_cli_agree(status, "writing the profile");
+}
+
+/* --profile: the summary of this rank's nodes; under mpirun rank 0 prints its own,
+ * then every other rank's under "rank N:". */
+static hgr_status_t print_profile(hgr_executor_t* executor, const hgr_profile_summary_options_t* summary) {
+  if (!hgr_cli_ranks_launched()) return hgr_profile_write_summary(executor, summary, stdout);
+  char* own = NULL;
+  size_t length = 0;
+  hgr_status_t status = HGR_OK;
+  if (hgr_cli_rank() == 0) {
+    status = hgr_profile_write_summary(executor, summary, stdout);
+  } else {
+    FILE* out = open_memstream(&own, &length);
+    if (!out) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    if (out) status = hgr_profile_write_summary(executor, summary, out);
+    if (out && fclose(out) && !status) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  status = hgr_cli_agree(status, "profiling");
+  char** texts = NULL;
+  int ranks = 0;
+  if (!status) status = hgr_cli_gather_text(own ? own : "", length, &texts, &ranks);
+  free(own);
+  for (int r = 1; r < ranks; ++r) printf("rank %d: %s", r, texts[r]);
+  for (int r = 0; r < ranks; ++r) free(texts[r]);
+  free(texts);
   return status;
 }
 
@@ -771,18 +807,19 @@ int hgr_cli_run(int argc, char** argv) {
     hgr_profile_summary_options_t summary;
     hgr_profile_summary_options_init(&summary);
     if (args.verbose) summary.top_nodes = 0;
-    if ((status = hgr_profile_write_summary(executor, &summary, stdout))) goto cleanup;
+    if ((status = print_profile(executor, &summary))) goto cleanup;
     if (placement) hgr_cli_print_predicted(placement, executor);
   }
+  const char* other_ranks = hgr_cli_ranks_launched() ? " (every other rank N's to FILE.rN)" : "";
   if (args.profile_json) {
     if ((status = write_profile_file(args.profile_json, executor, hgr_profile_write_json)))
       goto cleanup;
-    printf("profile written to %s\n", args.profile_json);
+    printf("profile written to %s%s\n", args.profile_json, other_ranks);
   }
   if (args.trace_path) {
     if ((status = write_profile_file(args.trace_path, executor, hgr_profile_write_trace)))
       goto cleanup;
-    printf("trace written to %s\n", args.trace_path);
+    printf("trace written to %s%s\n", args.trace_path, other_ranks);
   }
   if (args.output_dir) mkdir(args.output_dir, 0777);
   for (size_t o = 0; o < hgr_executor_output_count(executor) && !status; ++o) {
