@@ -17,7 +17,7 @@
  * Measured on 2 shared cores (bench/notes.md, "Across ranks"): a 4 KiB copy's
  * round between two ranks fell from 0.23 to 0.07 ms, while two pipelined stages
  * kept their throughput; spinning without yielding, or sleeping a fixed 20 us with
- * the small slack, cost those stages about half of it.
+ * the small slack, cost those stages a third to a half of it.
  *
  * The wire format, per transfer of `bytes` bytes on (peer, tag):
  *   bytes > 0   ceil(bytes / 2^30) messages of up to 2^30 bytes (MPI counts are
