@@ -570,6 +570,12 @@ if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
   hgr_mpi_cli_test(NAME mpi_cli_error_on_one_rank RANKS 2 EXIT 1 ARGS run examples/duplex.json ${duplex_inputs}
     --device 4=r0/pocl:0 --device 1=r1/oclgrind:0
     PASS "hgr \\(rank 0\\): INVALID_ARGUMENT: rank 1: .*host-driven.*hgr \\(rank 1\\)|hgr \\(rank 1\\): INVALID_ARGUMENT: rank 1: .*host-driven.*hgr \\(rank 0\\): INVALID_ARGUMENT: rank 1:")
+  # An input missing on one rank (E lives on rank 1): every rank ends with that error
+  # instead of rank 0 waiting for rank 1's values
+  hgr_mpi_cli_test(NAME mpi_cli_input_missing_on_one_rank RANKS 2 EXIT 1 ARGS run examples/duplex.json
+    --input A=examples/duplex_A.npy --input B=examples/duplex_B.npy --input C=examples/duplex_C.npy
+    --input D=examples/duplex_D.npy --device 4=r0/pocl:0 --device 1=r1/pocl:1
+    PASS "hgr \\(rank 0\\): INVALID_ARGUMENT: rank 1: setting the inputs: input 4 'E' is neither given")
   # --dump steps one node at a time in one process
   hgr_mpi_cli_test(NAME mpi_cli_dump_refused RANKS 2 EXIT 2 ARGS run ${cnn_inputs} --dump /tmp/never
     PASS "--dump steps one node at a time in one process")

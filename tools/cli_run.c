@@ -715,6 +715,54 @@ static hgr_status_t handle_output(const run_args_t* args, hgr_executor_t* execut
   return status;
 }
 
+/* Marks the inputs that params named as given. */
+static void mark_given(hgr_executor_t* executor, const hgr_params_t* params, bool* input_given) {
+  for (size_t p = 0; p < hgr_params_count(params); ++p) {
+    hgr_tensor_info_t info;
+    size_t index;
+    if (hgr_params_get(params, p, &info, NULL)) continue;
+    hgr_status_t lookup = hgr_executor_input_index(executor, info.name, &index);
+    if (!lookup) input_given[index] = true;
+    hgr_status_free(lookup);
+  }
+}
+
+/* Loads the model's weights and the --params file and sets the --input files, then
+ * checks that every input of this rank's is given; *out_params keeps the file's
+ * params (loaded by name, listed by --verbose). */
+static hgr_status_t give_inputs(run_args_t* args, hgr_executor_t* executor, bool* input_given,
+                                hgr_params_t** out_params) {
+  if (args->model_params) { /* an ONNX model's weights */
+    size_t unused = 0;
+    HGR_RETURN_IF_ERROR_CLI(hgr_executor_load_params(executor, args->model_params, &unused));
+    mark_given(executor, args->model_params, input_given);
+    /* The executor's buffers hold the weights now: the host copy goes, instead of
+     * doubling the weights' memory for the rest of the process. */
+    hgr_params_release(args->model_params);
+    args->model_params = NULL;
+  }
+  if (args->params_path) {
+    size_t unused = 0;
+    hgr_params_t* params = *out_params = args->file_params;
+    args->file_params = NULL;
+    HGR_RETURN_IF_ERROR_CLI(hgr_executor_load_params(executor, params, &unused));
+    mark_given(executor, params, input_given);
+    printf("params: %zu loaded from %s, %zu name no input%s\n", hgr_params_count(params) - unused, args->params_path,
+           unused, unused && !args->verbose ? " (--verbose lists them)" : "");
+    for (size_t u = 0; args->verbose && u < unused; ++u)
+      printf("  unused param '%s'\n", hgr_executor_unused_param(executor, u));
+  }
+  HGR_RETURN_IF_ERROR_CLI(set_inputs(args, executor, input_given));
+  for (size_t i = 0; i < hgr_executor_input_count(executor); ++i)
+    if (!input_given[i] && hgr_executor_input_rank(executor, i) == hgr_cli_rank()) {
+      hgr_tensor_info_t info;
+      hgr_executor_input_info(executor, i, &info);
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu '%s' is neither given with --input nor in the params",
+                        i, info.name);
+    }
+  return HGR_OK;
+}
+
 int hgr_cli_run(int argc, char** argv) {
   run_args_t args;
   int code = parse_args("run", argc, argv, &args, run_usage, true);
@@ -733,55 +781,13 @@ int hgr_cli_run(int argc, char** argv) {
   size_t input_count = hgr_executor_input_count(executor);
   input_given = calloc(input_count + 1, sizeof(bool));
   times = calloc((size_t)args.repeat, sizeof(double));
-  if (!input_given || !times) {
-    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    goto cleanup;
-  }
   print_placement(instance, executor, args.binding_count > 0);
   if (args.queues > 1) print_queues(instance, executor);
-  if (args.model_params) { /* an ONNX model's weights */
-    size_t unused = 0;
-    if ((status = hgr_executor_load_params(executor, args.model_params, &unused))) goto cleanup;
-    for (size_t p = 0; p < hgr_params_count(args.model_params); ++p) {
-      hgr_tensor_info_t info;
-      size_t index;
-      if (hgr_params_get(args.model_params, p, &info, NULL)) continue;
-      hgr_status_t lookup = hgr_executor_input_index(executor, info.name, &index);
-      if (!lookup) input_given[index] = true;
-      hgr_status_free(lookup);
-    }
-    /* The executor's buffers hold the weights now: the host copy goes, instead of
-     * doubling the weights' memory for the rest of the process. */
-    hgr_params_release(args.model_params);
-    args.model_params = NULL;
-  }
-  if (args.params_path) {
-    size_t unused = 0;
-    params = args.file_params;
-    args.file_params = NULL;
-    if ((status = hgr_executor_load_params(executor, params, &unused))) goto cleanup;
-    for (size_t p = 0; p < hgr_params_count(params); ++p) {
-      hgr_tensor_info_t info;
-      size_t index;
-      if (hgr_params_get(params, p, &info, NULL)) continue;
-      hgr_status_t lookup = hgr_executor_input_index(executor, info.name, &index);
-      if (!lookup) input_given[index] = true;
-      hgr_status_free(lookup);
-    }
-    printf("params: %zu loaded from %s, %zu name no input%s\n", hgr_params_count(params) - unused, args.params_path,
-           unused, unused && !args.verbose ? " (--verbose lists them)" : "");
-    for (size_t u = 0; args.verbose && u < unused; ++u) printf("  unused param '%s'\n", hgr_executor_unused_param(executor, u));
-  }
-  status = hgr_cli_agree(set_inputs(&args, executor, input_given), "setting the inputs");
-  if (status) goto cleanup;
-  for (size_t i = 0; i < input_count; ++i)
-    if (!input_given[i] && hgr_executor_input_rank(executor, i) == hgr_cli_rank()) {
-      hgr_tensor_info_t info;
-      hgr_executor_input_info(executor, i, &info);
-      status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu '%s' is neither given with --input nor in the params",
-                          i, info.name);
-      goto cleanup;
-    }
+  /* Agreed: a rank that misses an input of its own must not leave the others
+   * waiting for its values. */
+  status = !input_given || !times ? HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory")
+                                  : give_inputs(&args, executor, input_given, &params);
+  if ((status = hgr_cli_agree(status, "setting the inputs"))) goto cleanup;
 
   if (args.dump_dir) {
     /* Stepping replaces the runs; the outputs are there only when every node ran. */
