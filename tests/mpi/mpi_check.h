@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "hgr/graph.h"
+#include "hgr/mpi.h"
 #include "hgr/status.h"
 
 static inline void check_fail(const char* file, int line, const char* what, const char* detail) {
@@ -86,6 +87,23 @@ static inline hgr_graph_t* check_load_simplex(void) {
   hgr_graph_t* graph = NULL;
   CHECK_OK(hgr_graph_load_json(check_simplex_json, sizeof(check_simplex_json) - 1, &graph));
   return graph;
+}
+
+/* Collective: unless every rank has the device spec, rank 0 prints "skipped: why"
+ * and every rank releases the instance and exits 77 (the tests' SKIP_RETURN_CODE). */
+static inline void check_device_everywhere_or_skip(hgr_mpi_instance_t* instance, const char* spec, const char* why) {
+  size_t index = 0;
+  hgr_status_t found = hgr_instance_find_device(hgr_mpi_instance_local(instance), spec, &index);
+  int have = found == HGR_OK, everywhere = 0;
+  hgr_status_free(found);
+  MPI_Allreduce(&have, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (everywhere) return;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) printf("skipped: %s\n", why);
+  hgr_mpi_instance_release(instance);
+  MPI_Finalize();
+  exit(77);
 }
 
 #define RUN_TEST(test)                                 \

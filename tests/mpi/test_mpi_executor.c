@@ -81,17 +81,7 @@ int main(int argc, char** argv) {
   hgr_mpi_options_t options;
   hgr_mpi_options_init(&options);
   CHECK_OK(hgr_mpi_instance_create(MPI_COMM_WORLD, &options, &instance));
-  size_t index = 0;
-  hgr_status_t missing = hgr_instance_find_device(hgr_mpi_instance_local(instance), "pocl:1", &index);
-  int have = missing == HGR_OK, everywhere = 0;
-  hgr_status_free(missing);
-  MPI_Allreduce(&have, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!everywhere) {
-    if (rank == 0) printf("skipped: not every rank has two PoCL devices\n");
-    hgr_mpi_instance_release(instance);
-    MPI_Finalize();
-    return 77;
-  }
+  check_device_everywhere_or_skip(instance, "pocl:1", "not every rank has two PoCL devices");
   if (argc > 1 && !strcmp(argv[1], "--cross-rank")) {
     RUN_TEST(executor_across_ranks_copies_through_the_transport);
   } else {

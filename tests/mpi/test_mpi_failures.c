@@ -85,17 +85,7 @@ int main(int argc, char** argv) {
    * a loaded machine (the slower rank's OpenCL start-up counts against it). */
   options.timeout_s = 20;
   CHECK_OK(hgr_mpi_instance_create(MPI_COMM_WORLD, &options, &instance));
-  size_t index = 0;
-  hgr_status_t found = hgr_instance_find_device(hgr_mpi_instance_local(instance), "pocl:0", &index);
-  int have = found == HGR_OK, everywhere = 0;
-  hgr_status_free(found);
-  MPI_Allreduce(&have, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!everywhere) {
-    if (rank == 0) printf("skipped: a rank has no pocl:0\n");
-    hgr_mpi_instance_release(instance);
-    MPI_Finalize();
-    return 77;
-  }
+  check_device_everywhere_or_skip(instance, "pocl:0", "a rank has no pocl:0");
   RUN_TEST(a_kernel_failing_on_rank_0_fails_every_rank);
   RUN_TEST(a_rank_that_stops_answering_fails_the_others_in_time);
   hgr_mpi_instance_release(instance);
