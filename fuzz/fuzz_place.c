@@ -146,7 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   problem.graph = unplaced;
   problem.device_count = device_count;
   problem.devices = slots;
-  status = hgr__place_problem_fill(&problem, info_list);
+  problem.infos = info_list;
+  status = hgr__place_problem_fill(&problem);
   FUZZ_CHECK(!status);
   /* Some pairs made impossible, as a binary-only device would be. */
   uint32_t impossible = next(&reader) % 8;

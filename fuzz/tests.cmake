@@ -31,6 +31,7 @@ set(fuzz_kernel_manifest_seeds "${HGR_TEST_DATA_DIR}/user_kernels/kernels.json")
 set(fuzz_op_plan_seeds "")
 set(fuzz_device_spec_seeds "")
 set(fuzz_place_seeds "")
+set(fuzz_rank_measure_seeds "")
 set(fuzz_tune_seeds "")
 # Small models of ONNX's node tests (Debian's libonnx-testdata).
 set(fuzz_onnx_seeds "")
@@ -42,7 +43,7 @@ foreach(test conv_with_strides_padding add_bcast reshape_negative_dim slice gath
   endif()
 endforeach()
 
-set(fuzz_targets graph op_plan params npy device_spec kernel_manifest place tune)
+set(fuzz_targets graph op_plan params npy device_spec kernel_manifest place rank_measure tune)
 if(HGR_ONNX)
   list(APPEND fuzz_targets onnx)
 endif()

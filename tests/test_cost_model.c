@@ -52,6 +52,7 @@ typedef struct problem_t {
   bool can_run[NODES * DEVICES];
   char* cannot_reason[NODES * DEVICES];
   uint32_t fixed[NODES];
+  const hgr_device_info_t* infos[DEVICES];
   hgr__place_problem_t problem;
 } problem_t;
 
@@ -61,9 +62,10 @@ static void problem_init(problem_t* p) {
   for (size_t d = 0; d < DEVICES; ++d) ASSERT_OK(hgr_instance_find_device(instance, specs[d], &p->devices[d]));
   for (size_t i = 0; i < NODES * DEVICES; ++i) p->can_run[i] = true;
   for (uint32_t n = 0; n < NODES; ++n) p->fixed[n] = HGR__NO_DEVICE;
+  for (size_t d = 0; d < DEVICES; ++d) p->infos[d] = hgr_instance_device(instance, p->devices[d]);
   p->problem = (hgr__place_problem_t){.instance = instance, .graph = p->graph, .kernels = NULL,
-                                      .device_count = DEVICES, .devices = p->devices, .can_run = p->can_run,
-                                      .cannot_reason = p->cannot_reason, .fixed = p->fixed};
+                                      .device_count = DEVICES, .devices = p->devices, .infos = p->infos,
+                                      .can_run = p->can_run, .cannot_reason = p->cannot_reason, .fixed = p->fixed};
 }
 
 static hgr_place_options_t options_for(log_t* log, bool cache_off) {

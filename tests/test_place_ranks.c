@@ -8,7 +8,10 @@
  * stays with its rank-1 consumer; an output produced on rank 1 is copied to rank 0;
  * the same (rank, device) twice and devices without rank 0 are rejected; AUTO keeps
  * everything on rank 0 when a cross-host copy is dear and splits branches across
- * ranks when it is cheap. Skipped without PoCL.
+ * ranks when it is cheap. A rank's own measure (hgr_place_measure_rank) places as
+ * its local namesake does, lets a device only that rank has be placed (a GPU of
+ * rank 1's, made from the measure of pocl:0), and is refused when it does not fit.
+ * Skipped without PoCL.
  *
  *   test_place_ranks */
 #include <math.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "place_internal.h"
 #include "testlib.h"
 
@@ -447,6 +451,216 @@ static void cross_host_cost_decides_auto(void** state) {
   hgr_graph_release(graph);
 }
 
+/* ---- a rank's own devices, measured there (hgr_place_measure_rank) ---------------------- */
+
+static char* measure(hgr_graph_t* graph, const hgr_place_options_t* options, int rank) {
+  char* text = NULL;
+  ASSERT_OK(hgr_place_measure_rank(instance, graph, options, rank, &text));
+  assert_non_null(text);
+  return text;
+}
+
+static char* placed_json(const hgr_placement_t* placement) {
+  char* text = NULL;
+  size_t length = 0;
+  FILE* out = open_memstream(&text, &length);
+  assert_non_null(out);
+  ASSERT_OK(hgr_graph_write_json(hgr_placement_graph(placement), out));
+  fclose(out);
+  return text;
+}
+
+/* Rank 1's measure of the local pocl:0 places as the local namesake does: the same
+ * placed graph and prediction for FIRST, STAGES and AUTO; a rank no spec names
+ * gives "". */
+static void measured_rank_places_like_its_local_namesake(void** state) {
+  (void)state;
+  hgr_params_t* params = NULL;
+  hgr_graph_t* graph = chain(&params);
+  static const char* const devices[] = {"r0/pocl:0", "r1/pocl:0"};
+  static const char* const policies[] = {"first", "stages:2", "auto"};
+  for (size_t p = 0; p < 3; ++p) {
+    hgr_place_options_t options;
+    options_for(&options, devices, 2, policies[p]);
+    options.params = params;
+    hgr_placement_t* local = place(graph, &options);
+    char* text = measure(graph, &options, 1);
+    assert_non_null(strstr(text, "\"format\":\"hgr-rank-measure-1\""));
+    assert_true((strstr(text, "\"node_ms\"") != NULL) == (p > 0)); /* times for STAGES and AUTO only */
+    char* none = measure(graph, &options, 2);
+    assert_string_equal(none, "");
+    free(none);
+    const char* measures[2] = {NULL, text};
+    options.rank_measures = measures;
+    options.rank_measure_count = 2;
+    hgr_placement_t* measured = place(graph, &options);
+    char *a = placed_json(local), *b = placed_json(measured);
+    assert_string_equal(a, b);
+    double predicted = hgr_placement_predicted_ms(local);
+    assert_true(fabs(hgr_placement_predicted_ms(measured) - predicted) <= 1e-9 * fabs(predicted));
+    hgr_placement_device_t device;
+    ASSERT_OK(hgr_placement_device(measured, hgr_placement_device_count(measured) - 1, &device));
+    assert_string_equal(device.spec, device.rank ? "r1/pocl:0" : "r0/pocl:0");
+    free(a);
+    free(b);
+    free(text);
+    hgr_placement_release(local);
+    hgr_placement_release(measured);
+  }
+  hgr_params_release(params);
+  hgr_graph_release(graph);
+}
+
+/* text with rank 1's one device turned into a GPU this process lacks: index 42,
+ * "gpu:0", `compiler` as given, nodes 10 times faster. Returns a new text. */
+static char* as_remote_gpu(const char* text, bool compiler) {
+  cJSON* root = cJSON_Parse(text);
+  assert_non_null(root);
+  cJSON* device = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "devices"), 0);
+  assert_non_null(device);
+  cJSON_ReplaceItemInObject(device, "index", cJSON_CreateNumber(42));
+  cJSON_ReplaceItemInObject(device, "spec", cJSON_CreateString("gpu:0"));
+  cJSON_ReplaceItemInObject(device, "name", cJSON_CreateString("a GPU of rank 1"));
+  cJSON_ReplaceItemInObject(device, "type", cJSON_CreateNumber(HGR_DEVICE_TYPE_GPU));
+  cJSON_ReplaceItemInObject(device, "compiler_available", cJSON_CreateBool(compiler));
+  cJSON* position = NULL;
+  cJSON_ArrayForEach(position, cJSON_GetObjectItem(root, "positions")) {
+    if (cJSON_IsNumber(position)) cJSON_SetNumberValue(position, 42);
+  }
+  cJSON* row = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "node_ms"), 0);
+  cJSON* cell = NULL;
+  cJSON_ArrayForEach(cell, row) {
+    if (cJSON_IsNumber(cell)) cJSON_SetNumberValue(cell, cell->valuedouble / 10);
+  }
+  char* changed = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  assert_non_null(changed);
+  return changed;
+}
+
+/* Hosts with different devices: rank 1's "gpu:0", which this process has not,
+ * placed from rank 1's measure: its records carry rank 1's index and spec, and its
+ * capabilities are its own (without a compiler it runs no built-in op). */
+static void a_device_only_rank_1_has(void** state) {
+  (void)state;
+  hgr_params_t* params = NULL;
+  hgr_graph_t* graph = chain(&params);
+  static const char* const measured_devices[] = {"r0/pocl:0", "r1/pocl:0"};
+  static const char* const devices[] = {"r0/pocl:0", "r1/gpu:0"};
+  hgr_place_options_t options;
+  options_for(&options, measured_devices, 2, "stages:2");
+  options.params = params;
+  char* text = measure(graph, &options, 1);
+  char* gpu = as_remote_gpu(text, true);
+  options_for(&options, devices, 2, "stages:2");
+  options.params = params;
+  hgr_placement_t* placement = NULL;
+  ASSERT_STATUS(hgr_place(instance, graph, &options, &placement), HGR_STATUS_NOT_FOUND, "placement device 2 'r1/gpu:0'",
+                "no device matches 'gpu:0'");
+  const char* measures[2] = {NULL, gpu};
+  options.rank_measures = measures;
+  options.rank_measure_count = 2;
+  placement = place(graph, &options);
+  char* summary = summary_of(placement, false);
+  printf("%s", summary);
+  assert_non_null(strstr(summary, "r1/gpu:0 (key 2)"));
+  assert_string_equal(binding_of(placement, 2), "r1/gpu:0");
+  hgr_node_placement_t last = hgr_test_placed_node(placement, N5, NULL);
+  assert_int_equal(last.rank, 1);
+  assert_int_equal(last.device_index, 42);
+  hgr_placement_device_t device;
+  ASSERT_OK(hgr_placement_device(placement, 1, &device));
+  assert_int_equal(device.device_index, 42);
+  assert_string_equal(device.spec, "r1/gpu:0");
+  free(summary);
+  hgr_placement_release(placement);
+  placement = NULL;
+  free(gpu);
+  free(text);
+
+  /* no compiler there: a rule sending relu to it names the device's reason */
+  options_for(&options, measured_devices, 1, "first");
+  ASSERT_OK(hgr_place_options_parse(&options, "op:relu=r1/pocl:0"));
+  text = measure(graph, &options, 1);
+  gpu = as_remote_gpu(text, false);
+  options_for(&options, devices, 1, "first");
+  ASSERT_OK(hgr_place_options_parse(&options, "op:relu=r1/gpu:0"));
+  options.rank_measures = measures;
+  measures[1] = gpu;
+  options.rank_measure_count = 2;
+  ASSERT_STATUS(hgr_place(instance, graph, &options, &placement), HGR_STATUS_INVALID_ARGUMENT, "op:relu=r1/gpu:0",
+                "gpu:0: op 'relu' is built in (compiled from source), and the device has no compiler");
+  free(gpu);
+  free(text);
+  hgr_params_release(params);
+  hgr_graph_release(graph);
+}
+
+/* A measure that does not fit is refused, naming the rank and what differs. */
+static void measures_that_do_not_fit_are_refused(void** state) {
+  (void)state;
+  hgr_graph_t* graph = chain(NULL);
+  hgr_graph_t* other = branches();
+  static const char* const devices[] = {"r0/pocl:0", "r1/pocl:0"};
+  static const char* const three[] = {"r0/pocl:0", "r1/pocl:0", "r2/pocl:0"};
+  hgr_place_options_t options;
+  options_for(&options, devices, 2, "first");
+  char* first = measure(graph, &options, 1);
+  hgr_placement_t* placement = NULL;
+  const char* measures[3] = {NULL, "{\"format\": 1", NULL};
+  struct {
+    const char* const* devices;
+    size_t device_count;
+    const char* policy;
+    hgr_graph_t* graph;
+    const char* measure;
+    int rank;
+    const char* message;
+  } cases[] = {
+      {devices, 2, "first", graph, "{\"format\": 1", 1, "rank 1's measure is not JSON"},
+      {devices, 2, "first", graph, "[]", 1, "'format' is not \"hgr-rank-measure-1\""},
+      {three, 3, "first", graph, first, 2, "rank 2's measure: it is rank 1's"},
+      {three, 3, "first", graph, first, 1, "every rank must be given the same --devices and --place"},
+      {devices, 2, "first", other, first, 1, "rank 1's measure is of another graph"},
+      {devices, 2, "stages:2", graph, first, 1, "rank 1's measure has no times, which AUTO and STAGES need"},
+  };
+  for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); ++c) {
+    options_for(&options, cases[c].devices, cases[c].device_count, cases[c].policy);
+    measures[0] = measures[1] = measures[2] = NULL;
+    measures[cases[c].rank] = cases[c].measure;
+    options.rank_measures = measures;
+    options.rank_measure_count = 3;
+    ASSERT_STATUS(hgr_place(instance, cases[c].graph, &options, &placement), HGR_STATUS_INVALID_ARGUMENT,
+                  cases[c].message);
+    assert_null(placement);
+  }
+  /* a spec of rank 0 given a device by rank 1 */
+  char* moved = strdup(first);
+  char* at = strstr(moved, "\"positions\":[null,");
+  assert_non_null(at);
+  memcpy(at + strlen("\"positions\":["), "0   ", 4); /* null -> 0 */
+  options_for(&options, devices, 2, "first");
+  measures[0] = measures[2] = NULL;
+  measures[1] = moved;
+  options.rank_measures = measures;
+  options.rank_measure_count = 2;
+  ASSERT_STATUS(hgr_place(instance, graph, &options, &placement), HGR_STATUS_INVALID_ARGUMENT,
+                "position 1 ('r0/pocl:0') is given a device, but the spec names another rank");
+  free(moved);
+  /* measuring: a spec of its own that the rank lacks, and arguments */
+  static const char* const missing[] = {"r0/pocl:0", "r1/pocl:9"};
+  options_for(&options, missing, 2, "first");
+  char* text = NULL;
+  ASSERT_STATUS(hgr_place_measure_rank(instance, graph, &options, 1, &text), HGR_STATUS_NOT_FOUND,
+                "placement device 2 'r1/pocl:9'", "no device matches 'pocl:9'");
+  assert_null(text);
+  ASSERT_STATUS(hgr_place_measure_rank(instance, graph, &options, -1, &text), HGR_STATUS_INVALID_ARGUMENT,
+                "rank must be >= 0");
+  free(first);
+  hgr_graph_release(other);
+  hgr_graph_release(graph);
+}
+
 int main(void) {
   instance = hgr_test_instance_or_exit();
   static const char* const needed[] = {"pocl:0"};
@@ -460,6 +674,9 @@ int main(void) {
       cmocka_unit_test(ranks_without_rank_0_are_rejected),
       cmocka_unit_test(one_rank_without_prefixes_is_unchanged),
       cmocka_unit_test(cross_host_cost_decides_auto),
+      cmocka_unit_test(measured_rank_places_like_its_local_namesake),
+      cmocka_unit_test(a_device_only_rank_1_has),
+      cmocka_unit_test(measures_that_do_not_fit_are_refused),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   hgr_instance_release(instance);

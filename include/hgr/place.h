@@ -36,8 +36,8 @@
  * finds in its own cost cache: ranks whose times differ can place differently, so
  * `hgr run` under mpirun places on rank 0 and sends the placed graph to the
  * others). Capabilities and node times are those of the local device of the same
- * spec (the ranks' devices are assumed
- * alike; each rank's executor checks its own devices anyway); copies between ranks
+ * spec (the ranks' devices are assumed alike), unless options.rank_measures gives
+ * a rank's own (hgr_place_measure_rank, run on that rank); copies between ranks
  * cost cross_host_latency_ms + bytes x cross_host_ms_per_byte. When the devices
  * span ranks (some device is on a rank other than 0), rank 0 reads the graph's
  * inputs and writes its outputs: an input that is not a weight (named in params)
@@ -116,6 +116,13 @@ typedef struct hgr_place_options_t {
    * a weight, which every rank loads itself: it stays where its first consumer
    * runs instead of being read on rank 0. Ignored when the devices are on one rank. */
   const hgr_params_t* params;
+  /* Across ranks whose devices differ: rank_measures[r] (r < rank_measure_count)
+   * is what rank r's hgr_place_measure_rank gave, and rank r's listed devices are
+   * then the ones it found, with its capabilities and, for AUTO and STAGES, the node
+   * and copy times it measured. NULL (or past the count): rank r's devices are
+   * taken to be like this process's devices of the same spec. Borrowed. */
+  const char* const* rank_measures;
+  size_t rank_measure_count;
 } hgr_place_options_t;
 
 /* Defaults: no devices listed (the default device), no rules, FIRST, the default
@@ -153,6 +160,17 @@ typedef struct hgr_placement_s hgr_placement_t;
  * device). */
 HGR_API hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
                                hgr_placement_t** out_placement);
+
+/* Across ranks whose devices differ, on rank `rank`: its own listed devices (the
+ * specs of options' devices and rules that name rank `rank`; a spec without a rank
+ * is rank 0's), found on instance, and for AUTO and STAGES the cost model over
+ * them (calibrated as hgr_place does, with options->log's progress lines), as a
+ * text (malloc'd; the caller frees it) for the placing rank's
+ * options.rank_measures[rank]. graph and options must be the placing rank's.
+ * *out_text is "" when no listed spec names rank `rank`: pass NULL for it.
+ * Errors: as hgr_place's for a spec, and what calibration meets. */
+HGR_API hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph,
+                                            const hgr_place_options_t* options, int rank, char** out_text);
 HGR_API void hgr_placement_release(hgr_placement_t* placement);
 
 /* The placed graph (borrowed: retain it to keep it beyond the placement). Its
@@ -179,9 +197,10 @@ typedef struct hgr_node_placement_t {
                                  UINT32_MAX for an inserted __copy */
   double predicted_ms;        /* the cost model's time of one run; < 0 when not known */
   int rank;                   /* the rank of its device (device_index is the local
-                                 device of the same spec; a spec without a rank is
-                                 rank 0's); -1 when no spec given has a rank and
-                                 the devices are on one rank */
+                                 device of the same spec, or the rank's own index
+                                 when options.rank_measures describes that rank; a
+                                 spec without a rank is rank 0's); -1 when no spec
+                                 given has a rank and the devices are on one rank */
 } hgr_node_placement_t;
 /* Errors: OUT_OF_RANGE. */
 HGR_API hgr_status_t hgr_placement_node(const hgr_placement_t* placement, uint32_t node_id,
@@ -203,6 +222,8 @@ typedef struct hgr_placement_device_t {
   double predicted_ms;        /* busy time predicted; < 0 without a cost model */
   int rank;                   /* as hgr_node_placement_t's: (device_index, rank) is
                                  the device */
+  const char* spec;           /* its spec as the placed graph records it (borrowed
+                                 from the placement) */
 } hgr_placement_device_t;
 HGR_API size_t hgr_placement_device_count(const hgr_placement_t* placement);
 HGR_API hgr_status_t hgr_placement_device(const hgr_placement_t* placement, size_t i,

@@ -80,7 +80,7 @@ hgr_status_t hgr__place_device_can_run(const hgr_graph_t* graph, uint32_t node_i
   return HGR_OK;
 }
 
-hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem, const hgr_device_info_t* const* infos) {
+hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem) {
   const hgr_graph_t* graph = problem->graph;
   size_t cells = (size_t)graph->node_count * problem->device_count;
   problem->can_run = calloc(cells + 1, sizeof(*problem->can_run));
@@ -103,8 +103,8 @@ hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem, const hgr_de
     }
     for (size_t slot = 0; slot < problem->device_count; ++slot) {
       size_t at = (size_t)node_id * problem->device_count + slot;
-      HGR_RETURN_IF_ERROR(
-          hgr__place_device_can_run(graph, node_id, problem->kernels, infos[slot], &problem->cannot_reason[at]));
+      HGR_RETURN_IF_ERROR(hgr__place_device_can_run(graph, node_id, problem->kernels, problem->infos[slot],
+                                                    &problem->cannot_reason[at]));
       problem->can_run[at] = problem->cannot_reason[at] == NULL;
     }
   }

@@ -10,11 +10,13 @@
  * identities, the pair class and the byte count; each ordered pair is measured at
  * two sizes, which give its latency and per-byte time.
  *
- * Ranks. A slot of another rank ("r1/pocl:0") is measured on the local device of
- * the same spec; its items are keyed by that device's identity, so a local device
- * is measured once however many ranks name it. A copy between slots of two ranks
- * is never measured here: it costs the options' cross-host latency and per-byte
- * time. Timelines join CPU devices of one rank only (each rank has its own host).
+ * Ranks. A slot of a rank that measured its own devices (options.rank_measures,
+ * hgr_place_measure_rank) takes that rank's node and copy times. Any other slot of
+ * another rank ("r1/pocl:0") is measured on the local device of the same spec; its
+ * items are keyed by that device's identity, so a local device is measured once
+ * however many ranks name it. A copy between slots of two ranks is never measured
+ * here: it costs the options' cross-host latency and per-byte time. Timelines join
+ * CPU devices of one rank only (each rank has its own host).
  *
  * Calibration. A node: a one-node graph (its distinct input entries as graph
  * inputs, filled with random floats or zero integers) run on the device by an
@@ -360,7 +362,7 @@ static hgr_status_t find_item(calibration_t* cal, item_t fresh, size_t* out_item
 }
 
 static const hgr_device_info_t* slot_info(const calibration_t* cal, size_t slot) {
-  return hgr_instance_device(cal->problem->instance, cal->problem->devices[slot]);
+  return cal->problem->infos[slot];
 }
 
 /* Finds or adds `item` under key_text, kept in the cache file `<file_prefix>-<hash of
@@ -744,6 +746,27 @@ void hgr__cost_model_release(hgr__cost_model_t* model) {
   memset(model, 0, sizeof(*model));
 }
 
+/* Whether slot d's rank measured its own devices; a slot's times there. */
+static bool measured(const hgr__place_problem_t* problem, size_t d) {
+  return problem->measured && problem->measured[d];
+}
+
+static double measured_node_ms(const hgr__place_problem_t* problem, uint32_t n, size_t d) {
+  const hgr__rank_measure_t* measure = problem->measured[d];
+  size_t at = hgr__rank_measure_find(measure, problem->devices[d]);
+  return at == SIZE_MAX ? INFINITY : measure->node_ms[at * problem->graph->node_count + n];
+}
+
+static void measured_copy(const hgr__place_problem_t* problem, size_t from, size_t to, double* out_latency_ms,
+                          double* out_ms_per_byte) {
+  const hgr__rank_measure_t* measure = problem->measured[from];
+  size_t a = hgr__rank_measure_find(measure, problem->devices[from]);
+  size_t b = hgr__rank_measure_find(measure, problem->devices[to]);
+  size_t at = a * measure->device_count + b;
+  *out_latency_ms = a == SIZE_MAX || b == SIZE_MAX ? 0.0 : measure->copy_latency_ms[at];
+  *out_ms_per_byte = a == SIZE_MAX || b == SIZE_MAX ? 0.0 : measure->copy_ms_per_byte[at];
+}
+
 /* Whether node n runs nothing wherever it goes: a graph input, `__nop`, or a
  * reshape-like op, which memory planning makes an alias of its input. */
 static bool runs_nothing(const hgr__place_problem_t* problem, uint32_t n) {
@@ -800,18 +823,19 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
    * cores), heavy branches split over both PoCL devices measured 212 ms against 206
    * ms on one. When they fit (POCL_MAX_PTHREAD_COUNT=1 gives each PoCL device one
    * core), each keeps its own. */
-  /* Each rank has its own host (its devices are taken to be like the local ones):
-   * the count and the timelines are per rank. */
+  /* Each rank has its own host: the count and the timelines are per rank, with the
+   * rank's own count of cores when it measured its devices, else this host's. */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   for (size_t d = 0; d < devices; ++d) {
     model.timeline[d] = (uint32_t)d;
     if (slot_info(&cal, d)->type != HGR_DEVICE_TYPE_CPU) continue;
     int rank = hgr__place_slot_rank(problem, d);
+    long rank_cores = problem->measured && problem->measured[d] ? problem->measured[d]->cores : cores;
     uint64_t cpu_units = 0;
     for (size_t e = 0; e < devices; ++e)
       if (hgr__place_slot_rank(problem, e) == rank && slot_info(&cal, e)->type == HGR_DEVICE_TYPE_CPU)
         cpu_units += slot_info(&cal, e)->compute_units;
-    if (cores >= 1 && cpu_units <= (uint64_t)cores) continue;
+    if (rank_cores >= 1 && cpu_units <= (uint64_t)rank_cores) continue;
     for (size_t e = 0; e < d; ++e)
       if (hgr__place_slot_rank(problem, e) == rank && slot_info(&cal, e)->type == HGR_DEVICE_TYPE_CPU) {
         model.timeline[d] = (uint32_t)e;
@@ -823,13 +847,15 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
    * ordered pair of devices of one rank at two sizes, and the launch overhead of
    * every device that runs a node (measured last: it replicates the cheapest node
    * there). Items are keyed by the local device's identity, so slots of several
-   * ranks on one local device share them and are measured once. */
+   * ranks on one local device share them and are measured once. A measured slot's
+   * rank gave its times. */
   for (uint32_t n = 0; !status && n < nodes; ++n)
     for (size_t d = 0; !status && d < devices; ++d) {
       size_t cell = (size_t)n * devices + d;
       node_items[cell] = SIZE_MAX;
       if (runs_nothing(problem, n)) model.node_ms[cell] = 0.0;
       else if (!hgr__place_can_run(problem, n, d)) model.node_ms[cell] = INFINITY;
+      else if (measured(problem, d)) model.node_ms[cell] = measured_node_ms(problem, n, d);
       else status = node_item(&cal, n, d, &node_items[cell]);
     }
   for (size_t a = 0; !status && a < devices; ++a)
@@ -837,7 +863,7 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
       size_t* pair = &copy_items[(a * devices + b) * 2];
       pair[0] = pair[1] = SIZE_MAX;
       if (a == b || problem->devices[a] == problem->devices[b] ||
-          hgr__place_slot_rank(problem, a) != hgr__place_slot_rank(problem, b))
+          hgr__place_slot_rank(problem, a) != hgr__place_slot_rank(problem, b) || measured(problem, a))
         continue;
       status = copy_item(&cal, a, b, SMALL_COPY_BYTES, &pair[0]);
       if (!status) status = copy_item(&cal, a, b, LARGE_COPY_BYTES, &pair[1]);
@@ -874,6 +900,11 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
     if (hgr__place_slot_rank(problem, pair / devices) != hgr__place_slot_rank(problem, pair % devices)) {
       model.copy_latency_ms[pair] = cross_latency;
       model.copy_ms_per_byte[pair] = cross_per_byte;
+      continue;
+    }
+    if (measured(problem, pair / devices)) {
+      measured_copy(problem, pair / devices, pair % devices, &model.copy_latency_ms[pair],
+                    &model.copy_ms_per_byte[pair]);
       continue;
     }
     if (copy_items[pair * 2] == SIZE_MAX) continue;

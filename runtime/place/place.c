@@ -113,8 +113,11 @@ typedef struct place_run_t {
   hgr__place_problem_t problem;
   hgr_graph_t* unplaced;
   uint32_t* unplaced_source;     /* per problem node: its node id in the caller's graph */
-  size_t* devices;               /* instance device per slot */
+  size_t* devices;               /* instance device per slot (a measured slot's: its rank's) */
   int* ranks;                    /* per slot: its rank, 0 without a prefix */
+  hgr__rank_measure_t* measures; /* per rank below measure_count: options.rank_measures read */
+  size_t measure_count;
+  const hgr__rank_measure_t** measured; /* per slot: its rank's measure, or NULL */
   int* record_ranks;             /* per slot: hgr_node_placement_t's rank */
   bool* weight;                  /* per problem node, across ranks with params */
   const hgr_device_info_t** infos;
@@ -139,6 +142,9 @@ static void place_run_free(place_run_t* run) {
   free(run->unplaced_source);
   free(run->devices);
   free(run->ranks);
+  for (size_t r = 0; run->measures && r < run->measure_count; ++r) hgr__rank_measure_free(&run->measures[r]);
+  free(run->measures);
+  free(run->measured);
   free(run->record_ranks);
   free(run->weight);
   free(run->infos);
@@ -166,13 +172,35 @@ static uint32_t slot_of(place_run_t* run, size_t* count, int rank, size_t device
   return (uint32_t)(*count)++;
 }
 
-/* Splits spec's rank prefix and finds its local device: *out_rank is -1 without a
- * prefix, *out_local the spec past it. */
-static hgr_status_t find_slot_device(hgr_instance_t* instance, const char* spec, int* out_rank, const char** out_local,
-                                     size_t* out_device) {
+/* The measure of rank `rank` (options.rank_measures), or NULL. */
+static const hgr__rank_measure_t* rank_measure(const place_run_t* run, int rank) {
+  return rank >= 0 && (size_t)rank < run->measure_count && run->measures[rank].devices ? &run->measures[rank] : NULL;
+}
+
+/* Splits the rank prefix of the spec at listed position `position` (options'
+ * devices, then the rules') and finds its device: the one its rank measured, else
+ * the local one. *out_rank is -1 without a prefix, *out_local the spec past it. */
+static hgr_status_t find_slot_device(const place_run_t* run, hgr_instance_t* instance, const char* spec,
+                                     size_t position, int* out_rank, const char** out_local, size_t* out_device) {
   if (!hgr_spec_rank(spec, out_rank, out_local))
     return INVALID("'%s' has a malformed rank prefix: expected rN/SPEC with N from 0 to 2147483647", spec);
-  return hgr_instance_find_device(instance, *out_local, out_device);
+  const hgr__rank_measure_t* measure = rank_measure(run, *out_rank < 0 ? 0 : *out_rank);
+  if (!measure) return hgr_instance_find_device(instance, *out_local, out_device);
+  *out_device = measure->position_device[position];
+  return HGR_OK;
+}
+
+/* Reads options.rank_measures. */
+static hgr_status_t read_measures(place_run_t* run, const hgr_place_options_t* options) {
+  if (!options->rank_measure_count) return HGR_OK;
+  run->measures = calloc(options->rank_measure_count, sizeof(*run->measures));
+  if (!run->measures) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  run->measure_count = options->rank_measure_count;
+  for (size_t r = 0; r < options->rank_measure_count; ++r)
+    if (options->rank_measures[r])
+      HGR_RETURN_IF_ERROR(
+          hgr__rank_measure_parse(options->rank_measures[r], (int)r, options, run->unplaced, &run->measures[r]));
+  return HGR_OK;
 }
 
 static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, const hgr_place_options_t* options) {
@@ -192,7 +220,7 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
     int rank = -1;
     const char* spec = options->devices[d];
     const char* local = NULL;
-    status = find_slot_device(instance, spec ? spec : "", &rank, &local, &device);
+    status = find_slot_device(run, instance, spec ? spec : "", d, &rank, &local, &device);
     if (status) {
       status = hgr_status_annotate(status, "placement device %zu '%s'", d + 1, spec ? spec : "(null)");
       break;
@@ -200,13 +228,16 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
     /* Without a prefix a spec is rank 0's as far as sameness goes ("pocl:0" and
      * "r0/pocl:0" are one device); with one, "r0/pocl:0" and "r1/pocl:0" are two. */
     int compared = rank < 0 ? 0 : rank;
+    const hgr__rank_measure_t* measure = rank_measure(run, compared);
+    const char* canonical = measure ? measure->devices[hgr__rank_measure_find(measure, device)].spec
+                                    : hgr__device_spec(instance, device);
     for (size_t s = 0; s < count && !status; ++s)
       if (run->devices[s] == device && run->ranks[s] == compared)
         status = rank < 0 && run->record_ranks[s] < 0
                      ? INVALID("placement devices %zu and %zu ('%s') are the same device, %s", s + 1, d + 1, spec,
-                               hgr__device_spec(instance, device))
+                               canonical)
                      : INVALID("placement devices %zu and %zu ('%s') are the same device, %s of rank %d", s + 1, d + 1,
-                               spec, hgr__device_spec(instance, device), compared);
+                               spec, canonical, compared);
     if (status) break;
     locals[count] = local;
     slot_of(run, &count, compared, device, rank);
@@ -222,7 +253,8 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
     int rank = -1;
     const char* local = NULL;
     char text[256];
-    status = find_slot_device(instance, options->rules[r].spec, &rank, &local, &device);
+    status = find_slot_device(run, instance, options->rules[r].spec, options->device_count + r, &rank, &local,
+                              &device);
     if (status) {
       status = hgr_status_annotate(status, "rule %zu '%s'", r + 1,
                                    hgr__place_rule_format(&options->rules[r], text, sizeof(text)));
@@ -239,9 +271,10 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
   run->problem.device_count = count;
   run->problem.devices = run->devices;
   run->infos = calloc(count + 1, sizeof(*run->infos));
+  run->measured = calloc(count + 1, sizeof(*run->measured));
   run->specs = calloc(count + 1, sizeof(*run->specs));
   run->own_specs = calloc(count + 1, sizeof(*run->own_specs));
-  if (!run->infos || !run->specs || !run->own_specs) {
+  if (!run->infos || !run->measured || !run->specs || !run->own_specs) {
     free(locals);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
@@ -266,13 +299,18 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
     return status;
   }
   run->problem.ranks = run->ranks;
+  run->problem.infos = run->infos;
+  run->problem.measured = run->measured;
   run->problem.distributed = distributed;
   run->problem.home_slot = distributed ? home : 0;
   /* The recorded specs: a local device's canonical spec on one rank without
    * prefixes (as before ranks); else "rN/" and the spec as given past its prefix,
    * the same text on every rank (each resolves it against its own devices). */
   for (size_t s = 0; s < count; ++s) {
-    run->infos[s] = hgr_instance_device(instance, run->devices[s]);
+    run->measured[s] = rank_measure(run, run->ranks[s]);
+    run->infos[s] = run->measured[s]
+                        ? &run->measured[s]->devices[hgr__rank_measure_find(run->measured[s], run->devices[s])]
+                        : hgr_instance_device(instance, run->devices[s]);
     run->specs[s] = run->infos[s]->spec;
     if (!distributed && !prefixed) continue;
     run->record_ranks[s] = run->ranks[s];
@@ -347,6 +385,16 @@ static hgr_status_t predict(place_run_t* run, hgr_placement_t* placement) {
   return HGR_OK;
 }
 
+/* The pair class of a copy between two slots: cross-host between ranks, else as
+ * their rank (this process, or the rank that measured them) has it. */
+static hgr_pair_class_t pair_class(const place_run_t* run, hgr_instance_t* instance, size_t from, size_t to) {
+  if (run->ranks[from] != run->ranks[to]) return HGR_PAIR_CROSS_HOST;
+  const hgr__rank_measure_t* measure = run->measured[from];
+  if (!measure) return hgr_instance_pair_class(instance, run->devices[from], run->devices[to]);
+  return measure->pair_class[hgr__rank_measure_find(measure, run->devices[from]) * measure->device_count +
+                             hgr__rank_measure_find(measure, run->devices[to])];
+}
+
 /* The placement's records from the run. */
 static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_placement_t* placement) {
   const hgr_graph_t* placed = run->placed;
@@ -373,9 +421,7 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
       record->reason = HGR_PLACE_BY_COPY;
       record->source_node = UINT32_MAX;
       uint32_t from = (uint32_t)(placed->entries[hgr__graph_entry_id(placed, placed->nodes[n].inputs[0])].device_key - 1);
-      placement->copies[run->ranks[from] != run->ranks[slot]
-                            ? HGR_PAIR_CROSS_HOST
-                            : hgr_instance_pair_class(instance, run->devices[from], run->devices[slot])]++;
+      placement->copies[pair_class(run, instance, from, slot)]++;
       if (run->have_model)
         record->predicted_ms = hgr__cost_copy_ms(&run->model, from, slot, placed->entries[placed->node_row_ptr[n]].bytes);
     } else {
@@ -407,6 +453,7 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
       if (placed->nodes[n].is_op && placed->entries[placed->node_row_ptr[n]].device_key == device->key)
         device->node_count++;
     status = hgr__strdup(run->specs[s], &placement->device_specs[placement->device_count]);
+    device->spec = placement->device_specs[placement->device_count];
     placement->device_count++;
   }
   free(used);
@@ -428,6 +475,8 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
   if (options->rule_count > HGR_PLACE_MAX_RULES)
     return INVALID("hgr_place: %zu rules, more than HGR_PLACE_MAX_RULES (%d)", options->rule_count,
                    HGR_PLACE_MAX_RULES);
+  if (options->rank_measure_count && !options->rank_measures)
+    return INVALID("hgr_place: %zu rank measures but the array is NULL", options->rank_measure_count);
   if (!(options->cross_host_latency_ms >= 0.0 && options->cross_host_latency_ms < INFINITY) ||
       !(options->cross_host_ms_per_byte >= 0.0 && options->cross_host_ms_per_byte < INFINITY))
     return INVALID("hgr_place: the cross-host copy costs (latency %g ms, %g ms per byte) must be finite and >= 0",
@@ -446,8 +495,8 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
   placement->rule_count = options->rule_count;
   memcpy(placement->rules, options->rules, options->rule_count * sizeof(*options->rules));
 
-  if ((status = resolve_devices(&run, instance, options)) ||
-      (status = hgr__place_unplace(graph, &run.unplaced, &run.unplaced_source)))
+  if ((status = hgr__place_unplace(graph, &run.unplaced, &run.unplaced_source)) ||
+      (status = read_measures(&run, options)) || (status = resolve_devices(&run, instance, options)))
     goto cleanup;
   run.problem.instance = instance;
   run.problem.graph = run.unplaced;
@@ -458,7 +507,7 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
-  if ((status = hgr__place_problem_fill(&run.problem, run.infos)) ||
+  if ((status = hgr__place_problem_fill(&run.problem)) ||
       (status = hgr__place_apply_rules(&run.problem, options->rules, run.rule_slots, options->rule_count,
                                        run.choices)) ||
       (status = run_policy(&run, options, placement)) ||

@@ -22,6 +22,41 @@
 /* No device chosen (yet). */
 #define HGR__NO_DEVICE UINT32_MAX
 
+/* ---- another rank's devices, as that rank found and measured them (rank_measure.c) ---- */
+
+typedef struct hgr__rank_measure_t {
+  int rank;
+  long cores;                 /* the rank's host's online processors */
+  /* The listed specs, options' devices then the rules': per position the rank's
+   * device index, SIZE_MAX for a spec of another rank. */
+  size_t position_count;
+  size_t* position_device;
+  /* The rank's listed devices, each with its own instance index in .index; the
+   * strings are owned. pair_class: [a * device_count + b]. */
+  size_t device_count;
+  hgr_device_info_t* devices;
+  hgr_pair_class_t* pair_class;
+  /* AUTO and STAGES: the rank's cost model over its devices (hgr__cost_model_t's
+   * meanings: node_ms [node * device_count + d] with the launch overhead in,
+   * INFINITY where it cannot run; copies [a * device_count + b]). NULL for FIRST. */
+  double* node_ms;
+  double* copy_latency_ms;
+  double* copy_ms_per_byte;
+} hgr__rank_measure_t;
+
+/* Reads the text rank `rank`'s hgr_place_measure_rank gave, for options and the
+ * unplaced graph. INVALID_ARGUMENT naming the rank and what is wrong (a malformed
+ * text, another list of specs, another graph). */
+hgr_status_t hgr__rank_measure_parse(const char* text, int rank, const hgr_place_options_t* options,
+                                     const hgr_graph_t* unplaced, hgr__rank_measure_t* out_measure);
+void hgr__rank_measure_free(hgr__rank_measure_t* measure);
+/* The position in measure->devices of the rank's device `index`, or SIZE_MAX. */
+static inline size_t hgr__rank_measure_find(const hgr__rank_measure_t* measure, size_t index) {
+  for (size_t d = 0; d < measure->device_count; ++d)
+    if (measure->devices[d].index == index) return d;
+  return SIZE_MAX;
+}
+
 typedef struct hgr__place_problem_t {
   hgr_instance_t* instance;
   /* The unplaced graph: no __copy nodes, no device keys; its nodes in topological
@@ -30,7 +65,13 @@ typedef struct hgr__place_problem_t {
   const hgr_kernel_library_t* kernels;
   /* Candidate devices in priority order ("slots" 0 to device_count - 1). */
   size_t device_count;
-  size_t* devices;     /* instance device index per slot */
+  size_t* devices;     /* instance device index per slot (a measured slot's: its
+                          rank's index) */
+  const hgr_device_info_t* const* infos; /* [slot] */
+  /* [slot]: the measure of the slot's rank when options.rank_measures gave one
+   * (its devices were found and timed there), else NULL: the slot is the local
+   * device of the same spec. */
+  const hgr__rank_measure_t* const* measured;
   /* [node * device_count + slot]: whether the device can run op node `node`
    * (always true for input nodes), and why not (malloc'd text) where it cannot. */
   bool* can_run;
@@ -169,10 +210,10 @@ hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_grap
 hgr_status_t hgr__place_device_can_run(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* kernels,
                                        const hgr_device_info_t* device, char** out_reason);
 /* Allocates and fills problem->can_run, cannot_reason and fixed (all HGR__NO_DEVICE)
- * for problem->graph over the devices described by infos (one per slot). An op that
- * neither the registry nor the kernel library has is INVALID_ARGUMENT from the
- * registry (listing the known ops). */
-hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem, const hgr_device_info_t* const* infos);
+ * for problem->graph over the devices problem->infos describes. An op that neither
+ * the registry nor the kernel library has is INVALID_ARGUMENT from the registry
+ * (listing the known ops). */
+hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem);
 /* Frees what hgr__place_problem_fill allocated (not graph or devices). */
 void hgr__place_problem_free(hgr__place_problem_t* problem);
 
