@@ -6,7 +6,7 @@
  *   D  spec  platform  name  type  global bytes  max alloc bytes  CUs  major  minor
  *   S  platform  reason                     (a skipped platform)
  *   P  class class ...                      (one row of the local pair matrix)
- * gathered to rank 0 with MPI_Igather (lengths) and MPI_Igatherv (text). */
+ * gathered to rank 0 (hgr__mpi_gather). */
 #include <float.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -264,92 +264,25 @@ cleanup:
   return status;
 }
 
-/* What the gathers write; on the heap because a timeout leaves them pending. */
-typedef struct gather_block_t {
-  int length;
-  int* lengths; /* rank 0 */
-  int* offsets; /* rank 0 */
-  char* all;    /* rank 0 */
-  char* mine;
-} gather_block_t;
-
-static void gather_block_abandon(hgr_mpi_instance_t* instance, gather_block_t* block) {
-  hgr__mpi_abandon(instance, block->lengths);
-  hgr__mpi_abandon(instance, block->offsets);
-  hgr__mpi_abandon(instance, block->all);
-  hgr__mpi_abandon(instance, block->mine);
-  hgr__mpi_abandon(instance, block);
-}
-
 hgr_status_t hgr_mpi_devices_write(hgr_mpi_instance_t* instance, FILE* out) {
   if (!instance) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_mpi_devices_write: instance is NULL");
   const char* what = "hgr_mpi_devices_write";
   hgr_status_t status = HGR_OK;
-  int timed_out = 0;
-  MPI_Request request = MPI_REQUEST_NULL;
   if (instance->rank == 0 && !out) status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "rank 0: out is NULL");
-  gather_block_t* block = calloc(1, sizeof(*block));
   text_t text = {0};
-  if (!status && !block) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status) {
     describe_local(instance->local, &text);
     if (!text.failed && !text.data) text_append(&text, "");
-    if (text.failed || text.length > INT_MAX)
-      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory describing the devices");
+    if (text.failed) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory describing the devices");
   }
-  if (!status) {
-    block->mine = text.data;
-    text.data = NULL;
-    block->length = (int)text.length;
-    if (instance->rank == 0) {
-      block->lengths = calloc((size_t)instance->rank_count, sizeof(int));
-      block->offsets = calloc((size_t)instance->rank_count, sizeof(int));
-      if (!block->lengths || !block->offsets)
-        status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %d ranks' devices",
-                            instance->rank_count);
-    }
-  }
-  if ((status = hgr_mpi_agree(instance, status, what))) goto cleanup;
-
-  double deadline = hgr__mpi_now() + instance->timeout_s;
-  int error = MPI_Igather(&block->length, 1, MPI_INT, block->lengths, 1, MPI_INT, 0, instance->comm, &request);
-  if (error != MPI_SUCCESS) status = HGR_MPI_STATUS(error, "rank %d: %s: MPI_Igather", instance->rank, what);
-  else status = hgr__mpi_wait(instance, &request, deadline, what, &timed_out);
-  if (timed_out) goto cleanup;
-  /* Every rank takes part in the second gather unless the first failed on it. */
-  if (!status && instance->rank == 0) {
-    size_t total = 0;
-    for (int r = 0; r < instance->rank_count; ++r) {
-      block->offsets[r] = (int)total;
-      total += (size_t)block->lengths[r];
-    }
-    if (total > INT_MAX)
-      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "rank 0: the device lists take %zu bytes", total);
-    else if (!(block->all = malloc(total + 1)))
-      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "rank 0: out of host memory for the device lists");
-  }
-  if ((status = hgr_mpi_agree(instance, status, what))) goto cleanup;
-  error = MPI_Igatherv(block->mine, block->length, MPI_CHAR, block->all, block->lengths, block->offsets, MPI_CHAR, 0,
-                       instance->comm, &request);
-  if (error != MPI_SUCCESS) status = HGR_MPI_STATUS(error, "rank %d: %s: MPI_Igatherv", instance->rank, what);
-  else status = hgr__mpi_wait(instance, &request, deadline, what, &timed_out);
-  if (timed_out) goto cleanup;
-  if (!status && instance->rank == 0)
-    status = write_table(out, block->all, block->lengths, block->offsets, instance->rank_count);
-  status = hgr_mpi_agree(instance, status, what);
-
-cleanup:
+  hgr__mpi_gathered_t gathered;
+  status = hgr__mpi_gather(instance, status, text.data, text.length, what, &gathered);
   free(text.data);
-  if (block && timed_out) {
-    gather_block_abandon(instance, block);
-  } else if (block) {
-    free(block->lengths);
-    free(block->offsets);
-    free(block->all);
-    free(block->mine);
-    free(block);
-  }
-  return status;
+  if (status) return status;
+  if (instance->rank == 0)
+    status = write_table(out, gathered.all, gathered.lengths, gathered.offsets, instance->rank_count);
+  hgr__mpi_gathered_free(&gathered);
+  return hgr_mpi_agree(instance, status, what);
 }
 
 /* ---- the link ---- */

@@ -14,7 +14,7 @@
  *
  * Collective calls (every rank of the communicator calls them, in the same order):
  * hgr_mpi_instance_create, hgr_mpi_instance_release, hgr_mpi_executor_create,
- * hgr_mpi_agree, hgr_mpi_devices_write, hgr_mpi_measure_link, hgr_mpi_executor_wait. Each
+ * hgr_mpi_agree, hgr_mpi_devices_write, hgr_mpi_measure_link, hgr_mpi_place, hgr_mpi_executor_wait. Each
  * gives every rank the same result: an error on one rank is an error on every rank
  * naming that rank ("rank 1: ..."), and a collective that not every rank joins within
  * the instance's timeout is UNAVAILABLE ("rank 0: ...: not every rank answered within
@@ -43,6 +43,7 @@
 #include "hgr/device.h"
 #include "hgr/executor.h"
 #include "hgr/export.h"
+#include "hgr/place.h"
 #include "hgr/status.h"
 #include "hgr/transport.h"
 
@@ -120,6 +121,21 @@ HGR_API hgr_status_t hgr_mpi_devices_write(hgr_mpi_instance_t* instance, FILE* o
  * the pair being measured poll MPI busily meanwhile. */
 HGR_API hgr_status_t hgr_mpi_measure_link(hgr_mpi_instance_t* instance, double* out_latency_ms,
                                           double* out_ms_per_byte);
+
+/* Collective: places graph over the devices of every rank, as `hgr run` does under
+ * mpirun (docs/distributed.md), with the same graph and options on every rank
+ * (their rank_measures must be NULL: this call fills them). When options' cross-host
+ * costs are both 0, hgr_mpi_measure_link measures them. Then every rank but 0, one
+ * after another, finds and measures its own listed devices
+ * (hgr_place_measure_rank: for AUTO and STAGES it calibrates them or reads its cost
+ * cache, with options->log's progress lines), so the ranks' devices may differ;
+ * rank 0 places with those measures (hgr_place) and sends the placed graph to every
+ * rank. *out_graph: the placed graph on every rank (release it); *out_placement
+ * (may be NULL): rank 0's placement, NULL on the other ranks. Errors: as hgr_place's
+ * and hgr_place_measure_rank's, on every rank, naming the rank. */
+HGR_API hgr_status_t hgr_mpi_place(hgr_mpi_instance_t* instance, hgr_graph_t* graph,
+                                   const hgr_place_options_t* options, hgr_graph_t** out_graph,
+                                   hgr_placement_t** out_placement);
 
 #ifdef __cplusplus
 }
