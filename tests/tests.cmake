@@ -560,6 +560,20 @@ if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
   hgr_mpi_cli_test(NAME mpi_cli_cnn_rule RANKS 2 ARGS run ${cnn_inputs} --devices r0/pocl:0,r1/pocl:0
     --place op:conv2d=r1/pocl:0 --repeat 3
     PASS "r1/pocl:0 \\(key 2\\).*conv2d +2 +rule.*3 runs:.*matches")
+  # Hosts with different devices (mpirun's MPMD form): rank 0 has one PoCL device,
+  # rank 1 two; r1/pocl:1, which rank 0 lacks, is placed from rank 1's own measure
+  add_test(NAME mpi_cli_cnn_hosts_differ
+           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" 0
+                   "r1/pocl:1 \\(key 2\\).*copies: cross-host 2.*6 runs, 2 in flight.*matches"
+                   ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe
+                   -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> run ${cnn_inputs}
+                   --devices r0/pocl:0,r1/pocl:1 --place stages:2 --repeat 6 --pipeline 2 :
+                   -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> run ${cnn_inputs}
+                   --devices r0/pocl:0,r1/pocl:1 --place stages:2 --repeat 6 --pipeline 2)
+  set_tests_properties(mpi_cli_cnn_hosts_differ PROPERTIES
+    ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
+    FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
   # 311 nodes, params and two inputs over three ranks in three stages
   hgr_mpi_cli_test(NAME mpi_cli_large_stages3 RANKS 3 ARGS run examples/large.json --params examples/large.params
     --input x_small=examples/large_x_small.npy --input x_big=examples/large_x_big.npy

@@ -40,7 +40,9 @@ int hgr_cli_place_parse(const char* command, hgr_cli_place_args_t* place, int ar
 
 /* When placement was requested, places *inout_graph (replacing it by the placed
  * graph), prints the summary when print_summary, writes --place-report, and returns
- * the placement in *out_placement (NULL when nothing was requested). */
+ * the placement in *out_placement (NULL when nothing was requested). Under a
+ * launcher it is collective (hgr_mpi_place): every rank gets the placed graph, rank
+ * 0 alone the placement, which it prints and writes. */
 hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* instance, hgr_kernel_library_t* kernels,
                                  bool print_summary, hgr_graph_t** inout_graph, hgr_placement_t** out_placement);
 
@@ -109,10 +111,11 @@ hgr_status_t hgr_cli_agree(hgr_status_t local, const char* what);
 hgr_status_t hgr_cli_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
                                      const hgr_executor_options_t* options, hgr_executor_t** out_executor);
 hgr_status_t hgr_cli_executor_wait(hgr_executor_t* executor);
-/* Under a launcher: the cross-host latency and bandwidth placement uses, measured. */
-hgr_status_t hgr_cli_measure_link(hgr_place_options_t* options);
-/* Under a launcher: replaces every other rank's graph by rank 0's (its placement). */
-hgr_status_t hgr_cli_share_graph(hgr_graph_t** inout_graph);
+/* hgr_place, and *out_graph the placed graph; under a launcher, once the ranks'
+ * instance exists (hgr_cli_instance_create), hgr_mpi_place (collective: every rank
+ * gets the placed graph, rank 0 alone *out_placement). */
+hgr_status_t hgr_cli_place_graph(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
+                                 hgr_graph_t** out_graph, hgr_placement_t** out_placement);
 /* Under a launcher: every rank's devices, written by rank 0 (*out_written true). */
 hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written);
 /* Collective under a launcher: every rank's text (length bytes) to rank 0, in rank

@@ -56,7 +56,8 @@ int hgr_cli_place_parse(const char* command, hgr_cli_place_args_t* place, int ar
 
 static void print_progress(void* user, const char* message) {
   (void)user;
-  fprintf(stderr, "hgr: %s\n", message);
+  if (hgr_cli_rank() != 0) fprintf(stderr, "hgr: rank %d: %s\n", hgr_cli_rank(), message);
+  else fprintf(stderr, "hgr: %s\n", message);
 }
 
 hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* instance, hgr_kernel_library_t* kernels,
@@ -67,6 +68,7 @@ hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* in
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--place-report needs --place or --devices (nothing is placed)");
     return HGR_OK;
   }
+  hgr_status_t status = HGR_OK;
   if (place->device_count == 1 && !strcmp(place->devices[0], "all")) {
     /* Every device found, the Oclgrind simulator last (as default choices rank it). */
     place->device_count = 0;
@@ -76,25 +78,31 @@ hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* in
         if ((strcmp(info->platform_short, "oclgrind") == 0) == (simulator == 1))
           place->devices[place->device_count++] = info->spec;
       }
-    if (!place->device_count) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "--devices all: no OpenCL device found");
+    if (!place->device_count) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "--devices all: no OpenCL device found");
     place->options.device_count = place->device_count;
   }
+  /* Under mpirun what follows is collective: a failure before it is agreed on, and
+   * rank 0 alone gets the placement, which it prints and writes. */
+  HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(status, "listing the devices"));
   place->options.kernels = kernels;
   place->options.log = print_progress;
-  HGR_RETURN_IF_ERROR_CLI(hgr_place(instance, *inout_graph, &place->options, out_placement));
-  if (print_summary) HGR_RETURN_IF_ERROR_CLI(hgr_placement_write_summary(*out_placement, stdout));
-  if (place->report_path) {
-    FILE* out = fopen(place->report_path, "w");
-    if (!out) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", place->report_path);
-    hgr_status_t status = hgr_status_annotate(hgr_placement_write_json(*out_placement, out), "%s", place->report_path);
-    if (fclose(out) != 0 && !status) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", place->report_path);
-    HGR_RETURN_IF_ERROR_CLI(status);
-    if (print_summary) printf("placement report written to %s\n", place->report_path);
-  }
-  hgr_graph_t* placed = hgr_graph_retain(hgr_placement_graph(*out_placement));
+  hgr_graph_t* placed = NULL;
+  HGR_RETURN_IF_ERROR_CLI(hgr_cli_place_graph(instance, *inout_graph, &place->options, &placed, out_placement));
   hgr_graph_release(*inout_graph);
   *inout_graph = placed;
-  return HGR_OK;
+  if (*out_placement && print_summary) status = hgr_placement_write_summary(*out_placement, stdout);
+  if (*out_placement && place->report_path && !status) {
+    FILE* out = fopen(place->report_path, "w");
+    if (!out) {
+      status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", place->report_path);
+    } else {
+      status = hgr_status_annotate(hgr_placement_write_json(*out_placement, out), "%s", place->report_path);
+      if (fclose(out) != 0 && !status)
+        status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", place->report_path);
+      if (!status && print_summary) printf("placement report written to %s\n", place->report_path);
+    }
+  }
+  return hgr_cli_agree(status, "writing the placement");
 }
 
 void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executor_t* executor) {
@@ -131,12 +139,12 @@ void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executo
       sum += measured[n];
       any_untimed |= untimed[n];
     }
-    const char* spec = hgr_instance_device(instance, device.device_index)->spec;
     if (device.rank > 0) { /* another rank's: measured in its own profile */
-      printf("  r%d/%-9s predicted %9.3f ms  (measured: rank %d's profile above)\n", device.rank, spec,
-             device.predicted_ms, device.rank);
+      printf("  %-12s predicted %9.3f ms  (measured: rank %d's profile above)\n", device.spec, device.predicted_ms,
+             device.rank);
       continue;
     }
+    const char* spec = hgr_instance_device(instance, device.device_index)->spec;
     if (device.predicted_ms < 0) printf("  %-12s predicted      -      ", spec);
     else printf("  %-12s predicted %9.3f ms", spec, device.predicted_ms);
     if (any_untimed) printf("  measured: the driver gave no timestamps for some commands");

@@ -24,6 +24,14 @@ static hgr_status_t copy_text(const char* text, size_t length, char*** out_texts
   return HGR_OK;
 }
 
+/* One process's placement: hgr_place and its graph. */
+static hgr_status_t place_here(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
+                               hgr_graph_t** out_graph, hgr_placement_t** out_placement) {
+  HGR_RETURN_IF_ERROR_CLI(hgr_place(instance, graph, options, out_placement));
+  *out_graph = hgr_graph_retain(hgr_placement_graph(*out_placement));
+  return HGR_OK;
+}
+
 #ifdef HGR_CLI_MPI
 #include "hgr/mpi.h"
 
@@ -102,41 +110,6 @@ hgr_status_t hgr_cli_executor_wait(hgr_executor_t* executor) {
   return hgr_mpi_executor_wait(mpi_instance, executor);
 }
 
-/* Rank 0's placed graph, as the graph JSON it would write, to every other rank: the
- * cost-based policies use the times each rank measured or cached, which may differ,
- * and every rank must run the same placement. */
-hgr_status_t hgr_cli_share_graph(hgr_graph_t** inout_graph) {
-  if (!launched) return HGR_OK;
-  char* text = NULL;
-  size_t length = 0;
-  hgr_status_t status = HGR_OK;
-  if (rank == 0) {
-    FILE* out = open_memstream(&text, &length);
-    if (!out) return hgr_cli_agree(HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"), "sharing the graph");
-    status = hgr_graph_write_json(*inout_graph, out);
-    fclose(out);
-  }
-  HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(status, "sharing the placed graph"));
-  unsigned long long count = length;
-  MPI_Bcast(&count, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-  if (rank != 0 && !(text = malloc(count + 1))) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(status, "sharing the placed graph"));
-  for (unsigned long long at = 0; at < count; at += 1u << 30) {
-    int piece = (int)(count - at < (1u << 30) ? count - at : (1u << 30));
-    MPI_Bcast(text + at, piece, MPI_CHAR, 0, MPI_COMM_WORLD);
-  }
-  if (rank != 0) {
-    hgr_graph_t* graph = NULL;
-    status = hgr_graph_load_json(text, (size_t)count, &graph);
-    if (!status) {
-      hgr_graph_release(*inout_graph);
-      *inout_graph = graph;
-    }
-  }
-  free(text);
-  return hgr_cli_agree(status, "loading rank 0's placed graph");
-}
-
 hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_texts, int* out_count) {
   *out_texts = NULL;
   *out_count = 0;
@@ -190,9 +163,11 @@ hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_te
   return HGR_OK;
 }
 
-hgr_status_t hgr_cli_measure_link(hgr_place_options_t* options) {
-  if (!launched) return HGR_OK;
-  return hgr_mpi_measure_link(mpi_instance, &options->cross_host_latency_ms, &options->cross_host_ms_per_byte);
+hgr_status_t hgr_cli_place_graph(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
+                                 hgr_graph_t** out_graph, hgr_placement_t** out_placement) {
+  /* collective when the command's instance is the ranks' (hgr_cli_instance_create) */
+  if (launched && mpi_instance) return hgr_mpi_place(mpi_instance, graph, options, out_graph, out_placement);
+  return place_here(instance, graph, options, out_graph, out_placement);
 }
 
 hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written) {
@@ -227,13 +202,9 @@ hgr_status_t hgr_cli_executor_create(hgr_instance_t* instance, hgr_graph_t* grap
   return hgr_executor_create(instance, graph, options, out_executor);
 }
 hgr_status_t hgr_cli_executor_wait(hgr_executor_t* executor) { return hgr_executor_wait(executor); }
-hgr_status_t hgr_cli_measure_link(hgr_place_options_t* options) {
-  (void)options;
-  return HGR_OK;
-}
-hgr_status_t hgr_cli_share_graph(hgr_graph_t** inout_graph) {
-  (void)inout_graph;
-  return HGR_OK;
+hgr_status_t hgr_cli_place_graph(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
+                                 hgr_graph_t** out_graph, hgr_placement_t** out_placement) {
+  return place_here(instance, graph, options, out_graph, out_placement);
 }
 hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written) {
   (void)out;

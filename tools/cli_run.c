@@ -464,12 +464,9 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   if (args->verbose) options.log = print_log;
   args->place.options.program_cache = options.program_cache;
   args->place.options.params = args->model_params ? args->model_params : args->file_params;
-  /* Under mpirun rank 0 places and the others take its placed graph. */
-  hgr_status_t status = args->place.requested ? hgr_cli_measure_link(&args->place.options) : HGR_OK;
-  if (!status && hgr_cli_rank() == 0)
-    status = hgr_cli_place_apply(&args->place, *out_instance, options.kernels, !args->json, out_graph, out_placement);
-  status = hgr_cli_agree(status, "placing the graph");
-  if (!status && args->place.requested) status = hgr_cli_share_graph(out_graph);
+  /* Under mpirun a collective step: every rank gets the placed graph. */
+  hgr_status_t status =
+      hgr_cli_place_apply(&args->place, *out_instance, options.kernels, !args->json, out_graph, out_placement);
   double start = now_ms();
   if (!status) status = hgr_cli_executor_create(*out_instance, *out_graph, &options, out_executor);
   hgr_kernel_library_release(options.kernels); /* the executor holds its own reference */
