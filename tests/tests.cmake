@@ -263,6 +263,10 @@ if(TARGET hgr_cli)
     ARGS run examples/simplex.json --device 1=pocl:0 --devices pocl:0 EXIT 2
     PASS "placed anew")
   hgr_cli_test(NAME cli_place_help ARGS place --help PASS "--params-out")
+  # --devices all: every device found, Oclgrind last: stages:2 on the first two
+  hgr_cli_test(NAME cli_devices_all
+    ARGS check examples/cnn.json --devices all --place stages:2
+    PASS "pocl:0 \\(key 1\\).*pocl:1 \\(key 2\\)")
   foreach(case "cnn_three_devices;examples/cnn.json;examples/cnn.params;--input x=examples/cnn_x.npy --expect 0=examples/cnn_expected_0.npy;--devices;pocl:0,pocl:1,rusticl:0;--place;range:0-6=pocl:1;--place;op:dense=rusticl:0"
                "mlp_rusticl_first;examples/mlp.json;examples/mlp.params;--input x=examples/mlp_x.npy --expect 0=examples/mlp_expected_0.npy;--devices;rusticl:0,pocl:0;--place;op:softmax=pocl:0"
                "large_stages;examples/large.json;examples/large.params;--input x_small=examples/large_x_small.npy --input x_big=examples/large_x_big.npy --expect 0=examples/large_expected_0.npy --expect 1=examples/large_expected_1.npy;--devices;pocl:1,pocl:0;--place;stages:2")
@@ -571,6 +575,21 @@ if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
                    -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> run ${cnn_inputs}
                    --devices r0/pocl:0,r1/pocl:1 --place stages:2 --repeat 6 --pipeline 2)
   set_tests_properties(mpi_cli_cnn_hosts_differ PROPERTIES
+    ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
+    FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  # --devices all under mpirun: every rank's devices (rank 0 one PoCL device, rank 1
+  # two; rusticl off, too slow under the sanitizers), Oclgrind's last: three stages
+  # on r0/pocl:0, r1/pocl:0 and r1/pocl:1
+  add_test(NAME mpi_cli_cnn_devices_all
+           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" 0
+                   "r0/pocl:0 \\(key 1\\).*r1/pocl:0 \\(key 2\\).*r1/pocl:1 \\(key 3\\).*matches"
+                   ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe -x RUSTICL_ENABLE=
+                   -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> run ${cnn_inputs} --devices all
+                   --place stages:3 :
+                   -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> run ${cnn_inputs} --devices all
+                   --place stages:3)
+  set_tests_properties(mpi_cli_cnn_devices_all PROPERTIES
     ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
     FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
     WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")

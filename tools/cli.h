@@ -123,6 +123,10 @@ hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written);
  * *out_count the number of ranks; the other ranks get NULL and 0. Without a
  * launcher: a copy of this one text. */
 hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_texts, int* out_count);
+/* Collective under a launcher: rank 0's *inout_text (*inout_length bytes, kept by
+ * it) to every other rank, where *inout_text becomes a malloc'd NUL-terminated copy.
+ * Without a launcher: nothing. */
+hgr_status_t hgr_cli_broadcast_text(char** inout_text, size_t* inout_length);
 
 /* Returns the status of expr from the enclosing function if it failed. */
 #define HGR_RETURN_IF_ERROR_CLI(expr)       \

@@ -60,6 +60,62 @@ static void print_progress(void* user, const char* message) {
   else fprintf(stderr, "hgr: %s\n", message);
 }
 
+/* --devices all: every device found, the Oclgrind simulator last (as default
+ * choices rank it); under mpirun every rank's, as rN/SPEC in rank order, every
+ * simulator after the other devices. Collective under mpirun: rank 0 makes the list
+ * from every rank's devices and sends it to the others. */
+static hgr_status_t list_every_device(hgr_cli_place_args_t* place, hgr_instance_t* instance) {
+  char* own = NULL; /* "S SPEC" a line, S 1 for a simulator */
+  size_t own_length = 0;
+  FILE* out = open_memstream(&own, &own_length);
+  if (!out) return hgr_cli_agree(HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"), "listing the devices");
+  for (size_t d = 0; d < hgr_instance_device_count(instance); ++d) {
+    const hgr_device_info_t* info = hgr_instance_device(instance, d);
+    fprintf(out, "%d %s\n", !strcmp(info->platform_short, "oclgrind"), info->spec);
+  }
+  fclose(out);
+  char** texts = NULL;
+  int ranks = 0;
+  hgr_status_t status = hgr_cli_gather_text(own ? own : "", own ? own_length : 0, &texts, &ranks);
+  free(own);
+  HGR_RETURN_IF_ERROR_CLI(status);
+  char* list = NULL;
+  size_t length = 0;
+  if (hgr_cli_rank() == 0 && (out = open_memstream(&list, &length))) {
+    for (int simulator = 0; simulator < 2; ++simulator)
+      for (int r = 0; r < ranks; ++r)
+        for (const char* line = texts[r]; *line; line = strchr(line, '\n') + 1) {
+          int spec_length = (int)(strchr(line, '\n') - line) - 2;
+          if (line[0] - '0' != simulator) continue;
+          fprintf(out, "%s", ftell(out) > 0 ? "," : "");
+          if (hgr_cli_ranks_launched()) fprintf(out, "r%d/", r);
+          fprintf(out, "%.*s", spec_length, line + 2);
+        }
+    fclose(out);
+  }
+  for (int r = 0; r < ranks; ++r) free(texts[r]);
+  free(texts);
+  if (hgr_cli_rank() == 0 && !list) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  else if (hgr_cli_rank() == 0 && length >= sizeof(place->device_text))
+    status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--devices all: the list of every device (%zu bytes) is too long",
+                        length);
+  if (!(status = hgr_cli_agree(status, "listing the devices"))) status = hgr_cli_broadcast_text(&list, &length);
+  if (!status) {
+    snprintf(place->device_text, sizeof(place->device_text), "%s", list);
+    place->device_count = 0;
+    for (char* spec = strtok(place->device_text, ","); spec && !status; spec = strtok(NULL, ",")) {
+      if (place->device_count == HGR_CLI_MAX_DEVICES)
+        status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--devices all: more than %d devices", HGR_CLI_MAX_DEVICES);
+      else place->devices[place->device_count++] = spec;
+    }
+    if (!status && !place->device_count)
+      status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "--devices all: no OpenCL device found");
+    place->options.device_count = place->device_count;
+  }
+  free(list);
+  return status;
+}
+
 hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* instance, hgr_kernel_library_t* kernels,
                                  bool print_summary, hgr_graph_t** inout_graph, hgr_placement_t** out_placement) {
   *out_placement = NULL;
@@ -69,21 +125,10 @@ hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* in
     return HGR_OK;
   }
   hgr_status_t status = HGR_OK;
-  if (place->device_count == 1 && !strcmp(place->devices[0], "all")) {
-    /* Every device found, the Oclgrind simulator last (as default choices rank it). */
-    place->device_count = 0;
-    for (int simulator = 0; simulator < 2; ++simulator)
-      for (size_t d = 0; d < hgr_instance_device_count(instance) && place->device_count < HGR_CLI_MAX_DEVICES; ++d) {
-        const hgr_device_info_t* info = hgr_instance_device(instance, d);
-        if ((strcmp(info->platform_short, "oclgrind") == 0) == (simulator == 1))
-          place->devices[place->device_count++] = info->spec;
-      }
-    if (!place->device_count) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "--devices all: no OpenCL device found");
-    place->options.device_count = place->device_count;
-  }
-  /* Under mpirun what follows is collective: a failure before it is agreed on, and
-   * rank 0 alone gets the placement, which it prints and writes. */
-  HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(status, "listing the devices"));
+  if (place->device_count == 1 && !strcmp(place->devices[0], "all"))
+    HGR_RETURN_IF_ERROR_CLI(list_every_device(place, instance));
+  /* Under mpirun what follows is collective, and rank 0 alone gets the placement,
+   * which it prints and writes. */
   place->options.kernels = kernels;
   place->options.log = print_progress;
   hgr_graph_t* placed = NULL;

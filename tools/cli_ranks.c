@@ -163,6 +163,25 @@ hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_te
   return HGR_OK;
 }
 
+hgr_status_t hgr_cli_broadcast_text(char** inout_text, size_t* inout_length) {
+  if (!launched) return HGR_OK;
+  unsigned long long count = rank == 0 ? *inout_length : 0;
+  MPI_Bcast(&count, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  char* text = rank == 0 ? *inout_text : malloc((size_t)count + 1);
+  HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(
+      text ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"), "receiving rank 0's text"));
+  for (unsigned long long at = 0; at < count; at += 1u << 30) {
+    int piece = (int)(count - at < (1u << 30) ? count - at : (1u << 30));
+    MPI_Bcast(text + at, piece, MPI_CHAR, 0, MPI_COMM_WORLD);
+  }
+  if (rank != 0) {
+    text[count] = '\0';
+    *inout_text = text;
+    *inout_length = (size_t)count;
+  }
+  return HGR_OK;
+}
+
 hgr_status_t hgr_cli_place_graph(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
                                  hgr_graph_t** out_graph, hgr_placement_t** out_placement) {
   /* collective when the command's instance is the ranks' (hgr_cli_instance_create) */
@@ -216,6 +235,11 @@ hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_te
   *out_texts = NULL;
   *out_count = 0;
   return copy_text(text, length, out_texts, out_count);
+}
+hgr_status_t hgr_cli_broadcast_text(char** inout_text, size_t* inout_length) {
+  (void)inout_text;
+  (void)inout_length;
+  return HGR_OK;
 }
 
 #endif

@@ -35,7 +35,7 @@
  * the rank calling it, but AUTO and STAGES use the times each rank calibrates or
  * finds in its own cost cache: ranks whose times differ can place differently, so
  * `hgr run` under mpirun places on rank 0 and sends the placed graph to the
- * others). Capabilities and node times are those of the local device of the same
+ * others: hgr_mpi_place in hgr/mpi.h). Capabilities and node times are those of the local device of the same
  * spec (the ranks' devices are assumed alike), unless options.rank_measures gives
  * a rank's own (hgr_place_measure_rank, run on that rank); copies between ranks
  * cost cross_host_latency_ms + bytes x cross_host_ms_per_byte. When the devices
