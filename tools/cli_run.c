@@ -13,7 +13,8 @@
 #define PLACE_FLAGS \
   "  --devices SPEC,...     place the graph anew on these devices, in priority order\n" \
   "                         (a TVM graph's own device keys and copies are discarded);\n" \
-  "                         `all`: every device found, the Oclgrind simulator last\n" \
+  "                         `all`: every device found (under mpirun every rank's),\n" \
+  "                         the Oclgrind simulator last\n" \
   "  --place RULE|POLICY    placement rules (op:NAME=SPEC, node:GLOB=SPEC, range:A-B=SPEC;\n" \
   "                         repeatable, later wins) and the policy for the other nodes\n" \
   "                         (first, auto, stages:N); docs/placement.md; implies placing anew\n" \
