@@ -182,8 +182,7 @@ static const hgr__rank_measure_t* rank_measure(const place_run_t* run, int rank)
  * the local one. *out_rank is -1 without a prefix, *out_local the spec past it. */
 static hgr_status_t find_slot_device(const place_run_t* run, hgr_instance_t* instance, const char* spec,
                                      size_t position, int* out_rank, const char** out_local, size_t* out_device) {
-  if (!hgr_spec_rank(spec, out_rank, out_local))
-    return INVALID("'%s' has a malformed rank prefix: expected rN/SPEC with N from 0 to 2147483647", spec);
+  HGR_RETURN_IF_ERROR(hgr__place_split_spec(spec, out_rank, out_local));
   const hgr__rank_measure_t* measure = rank_measure(run, *out_rank < 0 ? 0 : *out_rank);
   if (!measure) return hgr_instance_find_device(instance, *out_local, out_device);
   *out_device = measure->position_device[position];

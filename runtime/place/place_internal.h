@@ -22,6 +22,14 @@
 /* No device chosen (yet). */
 #define HGR__NO_DEVICE UINT32_MAX
 
+/* Splits spec's rank prefix (hgr_spec_rank): *out_rank is -1 without one, *out_local
+ * the spec past it. INVALID_ARGUMENT for a malformed prefix. */
+static inline hgr_status_t hgr__place_split_spec(const char* spec, int* out_rank, const char** out_local) {
+  if (hgr_spec_rank(spec, out_rank, out_local)) return HGR_OK;
+  return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                    "'%s' has a malformed rank prefix: expected rN/SPEC with N from 0 to 2147483647", spec);
+}
+
 /* ---- another rank's devices, as that rank found and measured them (rank_measure.c) ---- */
 
 typedef struct hgr__rank_measure_t {

@@ -281,10 +281,8 @@ hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph
     int spec_rank = -1;
     const char* local = spec;
     position_slot[p] = SIZE_MAX;
-    if (!hgr_spec_rank(spec, &spec_rank, &local))
-      status = INVALID("'%s' has a malformed rank prefix: expected rN/SPEC with N from 0 to 2147483647", spec);
-    else if ((spec_rank < 0 ? 0 : spec_rank) != rank)
-      continue;
+    status = hgr__place_split_spec(spec, &spec_rank, &local);
+    if (!status && (spec_rank < 0 ? 0 : spec_rank) != rank) continue;
     size_t device = 0;
     if (!status) status = hgr_instance_find_device(instance, local, &device);
     if (status) {
