@@ -6,7 +6,7 @@
  *   D  spec  platform  name  type  global bytes  max alloc bytes  CUs  major  minor
  *   S  platform  reason                     (a skipped platform)
  *   P  class class ...                      (one row of the local pair matrix)
- * gathered to rank 0 (hgr__mpi_gather). */
+ * gathered to rank 0 (hgr_mpi_gather_texts). */
 #include <float.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -149,7 +149,7 @@ static const char* pair_name(const device_row_t* rows, const rank_devices_t* ran
   return hgr_pair_class_name((hgr_pair_class_t)value);
 }
 
-static hgr_status_t write_table(FILE* out, char* all, const int* lengths, const int* offsets, int rank_count) {
+static hgr_status_t write_table(FILE* out, char** texts, int rank_count) {
   hgr_status_t status = HGR_OK;
   size_t device_capacity = 16, device_count = 0;
   device_row_t* rows = malloc(device_capacity * sizeof(*rows));
@@ -164,15 +164,16 @@ static hgr_status_t write_table(FILE* out, char* all, const int* lengths, const 
   /* Parse every rank's records in place. */
   size_t total_lines = 0;
   for (int r = 0; r < rank_count; ++r)
-    for (int i = 0; i < lengths[r]; ++i) total_lines += all[offsets[r] + i] == '\n';
+    for (const char* c = texts[r]; *c; ++c) total_lines += *c == '\n';
   skipped = malloc((total_lines + 1) * sizeof(*skipped));
   skipped_rank = malloc((total_lines + 1) * sizeof(*skipped_rank));
   for (int r = 0; r < rank_count && skipped && skipped_rank; ++r) {
     ranks[r].first = device_count;
-    ranks[r].pairs = malloc((size_t)(lengths[r] + 1) * sizeof(char*));
+    size_t length = strlen(texts[r]);
+    ranks[r].pairs = malloc((length + 1) * sizeof(char*));
     if (!ranks[r].pairs) break;
-    char* line = all + offsets[r];
-    char* end = line + lengths[r];
+    char* line = texts[r];
+    char* end = line + length;
     while (line < end) {
       char* newline = memchr(line, '\n', (size_t)(end - line));
       if (!newline) break;
@@ -272,16 +273,15 @@ hgr_status_t hgr_mpi_devices_write(hgr_mpi_instance_t* instance, FILE* out) {
   text_t text = {0};
   if (!status) {
     describe_local(instance->local, &text);
-    if (!text.failed && !text.data) text_append(&text, "");
     if (text.failed) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory describing the devices");
   }
-  hgr__mpi_gathered_t gathered;
-  status = hgr__mpi_gather(instance, status, text.data, text.length, what, &gathered);
+  char** texts = NULL;
+  if (!(status = hgr_mpi_agree(instance, status, what)))
+    status = hgr_mpi_gather_texts(instance, text.data, text.length, what, &texts);
   free(text.data);
   if (status) return status;
-  if (instance->rank == 0)
-    status = write_table(out, gathered.all, gathered.lengths, gathered.offsets, instance->rank_count);
-  hgr__mpi_gathered_free(&gathered);
+  if (instance->rank == 0) status = write_table(out, texts, instance->rank_count);
+  free(texts);
   return hgr_mpi_agree(instance, status, what);
 }
 

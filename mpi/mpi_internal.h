@@ -79,27 +79,4 @@ hgr_status_t hgr__mpi_wait(hgr_mpi_instance_t* instance, MPI_Request* request, d
 /* Keeps block (malloc'd) until the instance is released instead of freeing it now. */
 void hgr__mpi_abandon(hgr_mpi_instance_t* instance, void* block);
 
-/* ---- mpi_texts.c ---- */
-
-/* Every rank's text as rank 0 has it: rank r's at all + offsets[r], lengths[r]
- * bytes (all is NUL-terminated after the last). */
-typedef struct hgr__mpi_gathered_t {
-  char* all;
-  int* lengths;
-  int* offsets;
-} hgr__mpi_gathered_t;
-void hgr__mpi_gathered_free(hgr__mpi_gathered_t* gathered);
-
-/* Collective, agreed: every rank's text (length bytes) to rank 0, which gets
- * *out_gathered (zeroed on the other ranks); local (taken) is this rank's status
- * before the gather: an error on any rank ends it on every rank. */
-hgr_status_t hgr__mpi_gather(hgr_mpi_instance_t* instance, hgr_status_t local, const char* text, size_t length,
-                             const char* what, hgr__mpi_gathered_t* out_gathered);
-/* Collective, agreed: rank 0's *inout_text (*inout_length bytes, kept by the caller)
- * to every other rank, where *inout_text becomes a malloc'd NUL-terminated copy.
- * local (taken) as above. After a timeout rank 0's *inout_text is set to NULL:
- * MPI may still read it, so the instance keeps it. */
-hgr_status_t hgr__mpi_broadcast(hgr_mpi_instance_t* instance, hgr_status_t local, char** inout_text,
-                                size_t* inout_length, const char* what);
-
 #endif /* HGR_MPI_INTERNAL_H_ */

@@ -8,16 +8,10 @@
 
 #include "mpi_internal.h"
 
-static void free_measures(char** measures, int count) {
-  for (int r = 0; measures && r < count; ++r) free(measures[r]);
-  free(measures);
-}
-
-/* Every rank but 0 measures its devices, one after another; rank 0 gets each rank's
- * text in *out_measures (NULL where a rank has no listed device). */
+/* Every rank but 0 measures its devices, one after another; rank 0 gets every
+ * rank's text in *out_measures ("" where a rank has no listed device; free it). */
 static hgr_status_t measure_ranks(hgr_mpi_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
                                   char*** out_measures) {
-  *out_measures = NULL;
   char* text = NULL;
   for (int turn = 1; turn < instance->rank_count; ++turn) {
     char what[64];
@@ -30,30 +24,10 @@ static hgr_status_t measure_ranks(hgr_mpi_instance_t* instance, hgr_graph_t* gra
       return status;
     }
   }
-  hgr__mpi_gathered_t gathered;
   hgr_status_t status =
-      hgr__mpi_gather(instance, HGR_OK, text ? text : "", text ? strlen(text) : 0, "gathering the measures", &gathered);
+      hgr_mpi_gather_texts(instance, text, text ? strlen(text) : 0, "gathering the measures", out_measures);
   free(text);
-  if (status) return status;
-  char** measures = instance->rank == 0 ? calloc((size_t)instance->rank_count, sizeof(*measures)) : NULL;
-  for (int r = 1; measures && r < instance->rank_count; ++r) {
-    if (!gathered.lengths[r]) continue;
-    if (!(measures[r] = malloc((size_t)gathered.lengths[r] + 1))) {
-      free_measures(measures, instance->rank_count);
-      measures = NULL;
-      break;
-    }
-    memcpy(measures[r], gathered.all + gathered.offsets[r], (size_t)gathered.lengths[r]);
-    measures[r][gathered.lengths[r]] = '\0';
-  }
-  hgr__mpi_gathered_free(&gathered);
-  if (instance->rank == 0 && !measures) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  if ((status = hgr_mpi_agree(instance, status, "gathering the measures"))) {
-    free_measures(measures, instance->rank_count);
-    return status;
-  }
-  *out_measures = measures;
-  return HGR_OK;
+  return status;
 }
 
 /* Rank 0: places with the measures and writes the placed graph's JSON. */
@@ -94,16 +68,18 @@ hgr_status_t hgr_mpi_place(hgr_mpi_instance_t* instance, hgr_graph_t* graph, con
   char* json = NULL;
   size_t length = 0;
   if (instance->rank == 0) status = place_on_rank_0(instance, graph, &mine, measures, &placement, &json, &length);
-  free_measures(measures, instance->rank_count);
+  free(measures);
+  char* received = NULL;
   if (!(status = hgr_mpi_agree(instance, status, "placing the graph")))
-    status = hgr__mpi_broadcast(instance, HGR_OK, &json, &length, "sending the placed graph");
+    status = hgr_mpi_broadcast_text(instance, json, length, "sending the placed graph", &received, &length);
+  free(json);
   hgr_graph_t* placed = NULL;
   if (!status) {
     if (instance->rank == 0) placed = hgr_graph_retain(hgr_placement_graph(placement));
-    else status = hgr_graph_load_json(json, length, &placed);
+    else status = hgr_graph_load_json(received, length, &placed);
     status = hgr_mpi_agree(instance, status, "loading rank 0's placed graph");
   }
-  free(json);
+  free(received);
   if (status) {
     hgr_graph_release(placed);
     hgr_placement_release(placement);

@@ -118,15 +118,16 @@ hgr_status_t hgr_cli_place_graph(hgr_instance_t* instance, hgr_graph_t* graph, c
                                  hgr_graph_t** out_graph, hgr_placement_t** out_placement);
 /* Under a launcher: every rank's devices, written by rank 0 (*out_written true). */
 hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written);
-/* Collective under a launcher: every rank's text (length bytes) to rank 0, in rank
- * order. Rank 0 gets *out_texts (each NUL-terminated; free each and the array) and
- * *out_count the number of ranks; the other ranks get NULL and 0. Without a
- * launcher: a copy of this one text. */
-hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_texts, int* out_count);
-/* Collective under a launcher: rank 0's *inout_text (*inout_length bytes, kept by
- * it) to every other rank, where *inout_text becomes a malloc'd NUL-terminated copy.
- * Without a launcher: nothing. */
-hgr_status_t hgr_cli_broadcast_text(char** inout_text, size_t* inout_length);
+/* Collective under a launcher: hgr_mpi_gather_texts (what names the step in
+ * errors). Rank 0 gets *out_texts, rank r's text at (*out_texts)[r], in one
+ * allocation (free(*out_texts)), and *out_count the number of ranks; the other ranks
+ * get NULL and 0. Without a launcher: this one text, laid out alike. */
+hgr_status_t hgr_cli_gather_text(const char* text, size_t length, const char* what, char*** out_texts,
+                                 int* out_count);
+/* Collective under a launcher: hgr_mpi_broadcast_text, rank 0's text to every rank
+ * as a malloc'd copy (*out_text, *out_length). Without a launcher: a copy. */
+hgr_status_t hgr_cli_broadcast_text(const char* text, size_t length, const char* what, char** out_text,
+                                    size_t* out_length);
 
 /* Returns the status of expr from the enclosing function if it failed. */
 #define HGR_RETURN_IF_ERROR_CLI(expr)       \

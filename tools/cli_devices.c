@@ -161,10 +161,9 @@ static hgr_status_t print_json(const hgr_instance_t* instance) {
   status = hgr_cli_agree(status, "listing the devices");
   char** texts = NULL;
   int ranks = 0;
-  if (!status) status = hgr_cli_gather_text(own, length, &texts, &ranks);
+  if (!status) status = hgr_cli_gather_text(own, length, "listing the devices", &texts, &ranks);
   free(own);
   if (!status && texts) status = write_ranks_json(texts, ranks, stdout);
-  for (int r = 0; r < ranks; ++r) free(texts[r]);
   free(texts);
   return status;
 }

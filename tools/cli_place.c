@@ -76,7 +76,7 @@ static hgr_status_t list_every_device(hgr_cli_place_args_t* place, hgr_instance_
   fclose(out);
   char** texts = NULL;
   int ranks = 0;
-  hgr_status_t status = hgr_cli_gather_text(own ? own : "", own ? own_length : 0, &texts, &ranks);
+  hgr_status_t status = hgr_cli_gather_text(own, own_length, "listing the devices", &texts, &ranks);
   free(own);
   HGR_RETURN_IF_ERROR_CLI(status);
   char* list = NULL;
@@ -93,15 +93,17 @@ static hgr_status_t list_every_device(hgr_cli_place_args_t* place, hgr_instance_
         }
     fclose(out);
   }
-  for (int r = 0; r < ranks; ++r) free(texts[r]);
   free(texts);
   if (hgr_cli_rank() == 0 && !list) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   else if (hgr_cli_rank() == 0 && length >= sizeof(place->device_text))
     status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--devices all: the list of every device (%zu bytes) is too long",
                         length);
-  if (!(status = hgr_cli_agree(status, "listing the devices"))) status = hgr_cli_broadcast_text(&list, &length);
+  char* every = NULL; /* rank 0's list, on every rank */
+  if (!(status = hgr_cli_agree(status, "listing the devices")))
+    status = hgr_cli_broadcast_text(list, length, "listing the devices", &every, &length);
+  free(list);
   if (!status) {
-    snprintf(place->device_text, sizeof(place->device_text), "%s", list);
+    snprintf(place->device_text, sizeof(place->device_text), "%s", every);
     place->device_count = 0;
     for (char* spec = strtok(place->device_text, ","); spec && !status; spec = strtok(NULL, ",")) {
       if (place->device_count == HGR_CLI_MAX_DEVICES)
@@ -112,7 +114,7 @@ static hgr_status_t list_every_device(hgr_cli_place_args_t* place, hgr_instance_
       status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "--devices all: no OpenCL device found");
     place->options.device_count = place->device_count;
   }
-  free(list);
+  free(every);
   return status;
 }
 

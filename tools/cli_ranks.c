@@ -2,25 +2,31 @@
  * command and the commands reach each other through libhgr_mpi (hgr/mpi.h); without
  * one, or in a build without MPI, there is one rank and these calls are the plain
  * ones (docs/distributed.md). */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-/* One rank's gather (hgr_cli_gather_text): a copy of its own text. */
+/* One rank's gather (hgr_cli_gather_text): its own text, laid out as
+ * hgr_mpi_gather_texts lays every rank's (the pointer, then the characters). */
 static hgr_status_t copy_text(const char* text, size_t length, char*** out_texts, int* out_count) {
-  char** texts = calloc(1, sizeof(*texts));
-  if (texts) texts[0] = malloc(length + 1);
-  if (!texts || !texts[0]) {
-    free(texts);
-    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  }
-  memcpy(texts[0], text, length);
+  char** texts = malloc(sizeof(*texts) + length + 1);
+  if (!texts) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  texts[0] = (char*)(texts + 1);
+  if (length) memcpy(texts[0], text, length);
   texts[0][length] = '\0';
   *out_texts = texts;
   *out_count = 1;
+  return HGR_OK;
+}
+
+/* One rank's broadcast (hgr_cli_broadcast_text): a copy of its own text. */
+static hgr_status_t copy_own(const char* text, size_t length, char** out_text, size_t* out_length) {
+  if (!(*out_text = malloc(length + 1))) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  if (length) memcpy(*out_text, text, length);
+  (*out_text)[length] = '\0';
+  *out_length = length;
   return HGR_OK;
 }
 
@@ -110,76 +116,22 @@ hgr_status_t hgr_cli_executor_wait(hgr_executor_t* executor) {
   return hgr_mpi_executor_wait(mpi_instance, executor);
 }
 
-hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_texts, int* out_count) {
+hgr_status_t hgr_cli_gather_text(const char* text, size_t length, const char* what, char*** out_texts,
+                                 int* out_count) {
   *out_texts = NULL;
   *out_count = 0;
   if (!launched) return copy_text(text, length, out_texts, out_count);
-  int ranks = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  int* lengths = NULL;
-  int* offsets = NULL;
-  char* all = NULL;
-  char** texts = NULL;
-  hgr_status_t status = HGR_OK;
-  if (length > INT_MAX) status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%zu bytes of text to gather", length);
-  else if (rank == 0 && (!(lengths = calloc((size_t)ranks, sizeof(*lengths))) ||
-                         !(offsets = calloc((size_t)ranks, sizeof(*offsets))) ||
-                         !(texts = calloc((size_t)ranks, sizeof(*texts)))))
-    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  /* Every rank calls each agree; a failure anywhere ends the gather on every rank. */
-  status = hgr_cli_agree(status, "gathering every rank's text");
-  int mine = (int)length;
-  if (!status) {
-    MPI_Gather(&mine, 1, MPI_INT, lengths, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    long long total = 0;
-    for (int r = 0; rank == 0 && r < ranks; ++r) {
-      offsets[r] = (int)(total < INT_MAX ? total : 0);
-      total += lengths[r];
-    }
-    if (total > INT_MAX) status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%lld bytes of text to gather", total);
-    else if (rank == 0 && !(all = malloc((size_t)total + 1)))
-      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    status = hgr_cli_agree(status, "gathering every rank's text");
-  }
-  if (!status) MPI_Gatherv(text, mine, MPI_CHAR, all, lengths, offsets, MPI_CHAR, 0, MPI_COMM_WORLD);
-  for (int r = 0; !status && rank == 0 && r < ranks; ++r) {
-    if (!(texts[r] = malloc((size_t)lengths[r] + 1))) {
-      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-      break;
-    }
-    memcpy(texts[r], all + offsets[r], (size_t)lengths[r]);
-    texts[r][lengths[r]] = '\0';
-  }
-  free(all);
-  free(lengths);
-  free(offsets);
-  if (status) {
-    for (int r = 0; texts && r < ranks; ++r) free(texts[r]);
-    free(texts);
-    return status;
-  }
-  *out_texts = texts;
-  *out_count = rank == 0 ? ranks : 0;
+  HGR_RETURN_IF_ERROR_CLI(hgr_mpi_gather_texts(mpi_instance, text, length, what, out_texts));
+  *out_count = *out_texts ? hgr_mpi_rank_count(mpi_instance) : 0;
   return HGR_OK;
 }
 
-hgr_status_t hgr_cli_broadcast_text(char** inout_text, size_t* inout_length) {
-  if (!launched) return HGR_OK;
-  unsigned long long count = rank == 0 ? *inout_length : 0;
-  MPI_Bcast(&count, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-  char* text = rank == 0 ? *inout_text : malloc((size_t)count + 1);
-  HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(
-      text ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"), "receiving rank 0's text"));
-  for (unsigned long long at = 0; at < count; at += 1u << 30) {
-    int piece = (int)(count - at < (1u << 30) ? count - at : (1u << 30));
-    MPI_Bcast(text + at, piece, MPI_CHAR, 0, MPI_COMM_WORLD);
-  }
-  if (rank != 0) {
-    text[count] = '\0';
-    *inout_text = text;
-    *inout_length = (size_t)count;
-  }
-  return HGR_OK;
+hgr_status_t hgr_cli_broadcast_text(const char* text, size_t length, const char* what, char** out_text,
+                                    size_t* out_length) {
+  *out_text = NULL;
+  *out_length = 0;
+  if (!launched) return copy_own(text, length, out_text, out_length);
+  return hgr_mpi_broadcast_text(mpi_instance, text, length, what, out_text, out_length);
 }
 
 hgr_status_t hgr_cli_place_graph(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_place_options_t* options,
@@ -231,15 +183,17 @@ hgr_status_t hgr_cli_devices_write(FILE* out, bool* out_written) {
   return HGR_OK;
 }
 
-hgr_status_t hgr_cli_gather_text(const char* text, size_t length, char*** out_texts, int* out_count) {
+hgr_status_t hgr_cli_gather_text(const char* text, size_t length, const char* what, char*** out_texts,
+                                 int* out_count) {
+  (void)what;
   *out_texts = NULL;
   *out_count = 0;
   return copy_text(text, length, out_texts, out_count);
 }
-hgr_status_t hgr_cli_broadcast_text(char** inout_text, size_t* inout_length) {
-  (void)inout_text;
-  (void)inout_length;
-  return HGR_OK;
+hgr_status_t hgr_cli_broadcast_text(const char* text, size_t length, const char* what, char** out_text,
+                                    size_t* out_length) {
+  (void)what;
+  return copy_own(text, length, out_text, out_length);
 }
 
 #endif

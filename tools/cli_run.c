@@ -128,10 +128,9 @@ static hgr_status_t print_profile(hgr_executor_t* executor, const hgr_profile_su
   status = hgr_cli_agree(status, "profiling");
   char** texts = NULL;
   int ranks = 0;
-  if (!status) status = hgr_cli_gather_text(own ? own : "", length, &texts, &ranks);
+  if (!status) status = hgr_cli_gather_text(own, length, "profiling", &texts, &ranks);
   free(own);
   for (int r = 1; r < ranks; ++r) printf("rank %d: %s", r, texts[r]);
-  for (int r = 0; r < ranks; ++r) free(texts[r]);
   free(texts);
   return status;
 }

@@ -14,7 +14,8 @@
  *
  * Collective calls (every rank of the communicator calls them, in the same order):
  * hgr_mpi_instance_create, hgr_mpi_instance_release, hgr_mpi_executor_create,
- * hgr_mpi_agree, hgr_mpi_devices_write, hgr_mpi_measure_link, hgr_mpi_place, hgr_mpi_executor_wait. Each
+ * hgr_mpi_agree, hgr_mpi_gather_texts, hgr_mpi_broadcast_text, hgr_mpi_devices_write,
+ * hgr_mpi_measure_link, hgr_mpi_place, hgr_mpi_executor_wait. Each
  * gives every rank the same result: an error on one rank is an error on every rank
  * naming that rank ("rank 1: ..."), and a collective that not every rank joins within
  * the instance's timeout is UNAVAILABLE ("rank 0: ...: not every rank answered within
@@ -90,6 +91,23 @@ HGR_API int hgr_mpi_rank_count(const hgr_mpi_instance_t* instance);
  * others get its messages as text (cut at 4 KiB). A rank that failed too keeps its
  * own error joined after the lowest one's. */
 HGR_API hgr_status_t hgr_mpi_agree(hgr_mpi_instance_t* instance, hgr_status_t local, const char* what);
+
+/* Collective: every rank's text (length bytes; text may be NULL when length is 0)
+ * to rank 0, in rank order. On rank 0 *out_texts is hgr_mpi_rank_count(instance)
+ * NUL-terminated texts, rank r's at (*out_texts)[r], in one allocation: free(*out_texts)
+ * frees them all; on the other ranks it is NULL. what names the step in errors, as
+ * in hgr_mpi_agree (NULL: "hgr_mpi_gather_texts"). The caller's text is copied
+ * before MPI sees it. Errors (bad arguments, memory, a text or the total past
+ * INT_MAX bytes, a timeout) on every rank, naming the rank. */
+HGR_API hgr_status_t hgr_mpi_gather_texts(hgr_mpi_instance_t* instance, const char* text, size_t length,
+                                          const char* what, char*** out_texts);
+
+/* Collective: rank 0's text (length bytes; both ignored on the other ranks) to every
+ * rank. On every rank, rank 0 included, *out_text is a malloc'd NUL-terminated copy
+ * (the caller frees it) and *out_length its length. what as above. Errors on every
+ * rank, naming the rank. */
+HGR_API hgr_status_t hgr_mpi_broadcast_text(hgr_mpi_instance_t* instance, const char* text, size_t length,
+                                            const char* what, char** out_text, size_t* out_length);
 
 /* Collective: hgr_executor_create on every rank with options->transport set to a
  * transport of this instance (its own duplicated communicator, so executors' messages

@@ -119,8 +119,9 @@ typedef struct hgr_place_options_t {
   /* Across ranks whose devices differ: rank_measures[r] (r < rank_measure_count)
    * is what rank r's hgr_place_measure_rank gave, and rank r's listed devices are
    * then the ones it found, with its capabilities and, for AUTO and STAGES, the node
-   * and copy times it measured. NULL (or past the count): rank r's devices are
-   * taken to be like this process's devices of the same spec. Borrowed. */
+   * and copy times it measured. NULL, "" (what hgr_place_measure_rank gives a rank
+   * no listed spec names) or past the count: rank r's devices are taken to be like
+   * this process's devices of the same spec. Borrowed. */
   const char* const* rank_measures;
   size_t rank_measure_count;
 } hgr_place_options_t;
@@ -167,7 +168,8 @@ HGR_API hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, con
  * them (calibrated as hgr_place does, with options->log's progress lines), as a
  * text (malloc'd; the caller frees it) for the placing rank's
  * options.rank_measures[rank]. graph and options must be the placing rank's.
- * *out_text is "" when no listed spec names rank `rank`: pass NULL for it.
+ * *out_text is "" when no listed spec names rank `rank`, which hgr_place reads as no
+ * measure.
  * Errors: as hgr_place's for a spec, and what calibration meets. */
 HGR_API hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph,
                                             const hgr_place_options_t* options, int rank, char** out_text);

@@ -196,7 +196,7 @@ static hgr_status_t read_measures(place_run_t* run, const hgr_place_options_t* o
   if (!run->measures) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   run->measure_count = options->rank_measure_count;
   for (size_t r = 0; r < options->rank_measure_count; ++r)
-    if (options->rank_measures[r])
+    if (options->rank_measures[r] && options->rank_measures[r][0])
       HGR_RETURN_IF_ERROR(
           hgr__rank_measure_parse(options->rank_measures[r], (int)r, options, run->unplaced, &run->measures[r]));
   return HGR_OK;

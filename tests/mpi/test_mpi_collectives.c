@@ -1,6 +1,6 @@
 /* libhgr_mpi's collectives on 2 or more ranks: agreement (every rank learns the
- * lowest failing rank's error), every rank's devices written on rank 0, and the
- * link measurement. */
+ * lowest failing rank's error), texts gathered to rank 0 and broadcast from it,
+ * every rank's devices written on rank 0, and the link measurement. */
 #include <math.h>
 
 #include "mpi_check.h"
@@ -36,6 +36,60 @@ static void agree_names_the_lowest_failing_rank_and_keeps_the_own_failure(void) 
   }
   free(text);
   hgr_status_free(status);
+}
+
+/* Rank r's text: r lines "rank r" (rank 0's is empty). */
+static size_t rank_text(int r, char* text, size_t capacity) {
+  size_t length = 0;
+  text[0] = '\0';
+  for (int line = 0; line < r; ++line) length += (size_t)snprintf(text + length, capacity - length, "rank %d\n", r);
+  return length;
+}
+
+static void texts_are_gathered_to_rank_0_in_rank_order(void) {
+  char text[256];
+  size_t length = rank_text(rank, text, sizeof(text));
+  char* sentinel = NULL;
+  char** texts = &sentinel; /* set to NULL on every rank but 0 */
+  CHECK_OK(hgr_mpi_gather_texts(instance, rank == 0 ? NULL : text, length, "gathering", &texts));
+  if (rank != 0) {
+    CHECK(texts == NULL);
+    return;
+  }
+  CHECK(texts != NULL);
+  for (int r = 0; r < rank_count; ++r) {
+    char expected[256];
+    rank_text(r, expected, sizeof(expected));
+    CHECK(!strcmp(texts[r], expected));
+  }
+  free(texts);
+}
+
+static void a_bad_text_on_rank_1_fails_the_gather_on_every_rank(void) {
+  char** texts = NULL;
+  hgr_status_t status = hgr_mpi_gather_texts(instance, NULL, rank == 1 ? 3 : 0, "gathering", &texts);
+  CHECK(hgr_status_code(status) == HGR_STATUS_INVALID_ARGUMENT);
+  CHECK_CONTAINS(hgr_status_message(status), "rank 1: gathering: ");
+  CHECK(texts == NULL);
+  hgr_status_free(status);
+}
+
+static void rank_0s_text_reaches_every_rank(void) {
+  /* longer than any internal buffer: 1 MiB of a pattern */
+  size_t length = (size_t)1 << 20;
+  char* text = rank == 0 ? malloc(length) : NULL;
+  for (size_t i = 0; text && i < length; ++i) text[i] = (char)('a' + i % 26);
+  char* received = NULL;
+  size_t received_length = 0;
+  CHECK_OK(hgr_mpi_broadcast_text(instance, text, length, "sending", &received, &received_length));
+  CHECK(received != NULL && received != text && received_length == length && received[length] == '\0');
+  for (size_t i = 0; i < length; ++i)
+    CHECK(received[i] == (char)('a' + i % 26));
+  free(received);
+  free(text);
+  CHECK_OK(hgr_mpi_broadcast_text(instance, NULL, 0, NULL, &received, &received_length));
+  CHECK(received && !strcmp(received, "") && received_length == 0);
+  free(received);
 }
 
 static void devices_are_written_on_rank_0_with_their_rank(void) {
@@ -86,6 +140,9 @@ int main(int argc, char** argv) {
   RUN_TEST(agree_passes_when_every_rank_passes);
   RUN_TEST(agree_gives_every_rank_the_failure_of_rank_1);
   RUN_TEST(agree_names_the_lowest_failing_rank_and_keeps_the_own_failure);
+  RUN_TEST(texts_are_gathered_to_rank_0_in_rank_order);
+  RUN_TEST(a_bad_text_on_rank_1_fails_the_gather_on_every_rank);
+  RUN_TEST(rank_0s_text_reaches_every_rank);
   RUN_TEST(devices_are_written_on_rank_0_with_their_rank);
   RUN_TEST(devices_write_needs_out_on_rank_0);
   RUN_TEST(link_measurement_is_positive_and_the_same_everywhere);
