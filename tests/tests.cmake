@@ -593,6 +593,44 @@ if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
     ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
     FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
     WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  # `hgr place` under mpirun places with every rank (rank 1's own pocl:1, which rank 0
+  # lacks) and rank 0 writes the graph and its params; `hgr run` of that file under
+  # mpirun then needs no placement flags. The weights of stage 2 are read on rank 1,
+  # so only the two activations cross.
+  set(mpi_placed "${CMAKE_CURRENT_BINARY_DIR}/mpi_placed_cnn")
+  set(place_args place examples/cnn.json --params examples/cnn.params --devices r0/pocl:0,r1/pocl:1
+      --place stages:2 -o ${mpi_placed}.json --params-out ${mpi_placed}.params)
+  add_test(NAME mpi_cli_cnn_place
+           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" 0
+                   "r1/pocl:1 \\(key 2\\).*copies: cross-host 2[^0-9].*placed graph written to .*params \\(6\\) written to"
+                   ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe
+                   -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> ${place_args} :
+                   -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> ${place_args})
+  set(run_args run ${mpi_placed}.json --params ${mpi_placed}.params --input x=examples/cnn_x.npy
+      --expect 0=examples/cnn_expected_0.npy --repeat 4 --pipeline 2)
+  add_test(NAME mpi_cli_cnn_run_placed
+           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" 0
+                   "key 2 +-> r1/pocl:1 +\\(rank 1's device\\).*cross-host +2 copies.*4 runs, 2 in flight.*matches"
+                   ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe
+                   -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> ${run_args} :
+                   -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> ${run_args})
+  # A graph that rank 1 alone cannot read ends both ranks with rank 1's error
+  add_test(NAME mpi_cli_place_load_fails_on_one_rank
+           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" 1
+                   "hgr \\(rank 0\\): .*rank 1: loading the graph: .*examples/no-such-graph.json"
+                   ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe
+                   -np 1 $<TARGET_FILE:hgr_cli> ${place_args} :
+                   -np 1 $<TARGET_FILE:hgr_cli> place examples/no-such-graph.json --devices r0/pocl:0,r1/pocl:0
+                   -o ${mpi_placed}-never.json)
+  set_tests_properties(mpi_cli_cnn_place mpi_cli_cnn_run_placed mpi_cli_place_load_fails_on_one_rank PROPERTIES
+    ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
+    FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  set_tests_properties(mpi_cli_cnn_place PROPERTIES FIXTURES_SETUP mpi_placed_cnn)
+  set_tests_properties(mpi_cli_cnn_run_placed PROPERTIES FIXTURES_REQUIRED "testbed;mpi_placed_cnn")
+  # `hgr tune` times this host's devices in one process
+  hgr_mpi_cli_test(NAME mpi_cli_tune_refused RANKS 2 EXIT 2 ARGS tune examples/cnn.json --params examples/cnn.params
+    PASS "hgr tune: runs in one process")
   # 311 nodes, params and two inputs over three ranks in three stages
   hgr_mpi_cli_test(NAME mpi_cli_large_stages3 RANKS 3 ARGS run examples/large.json --params examples/large.params
     --input x_small=examples/large_x_small.npy --input x_big=examples/large_x_big.npy

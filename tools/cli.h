@@ -99,8 +99,14 @@ int hgr_cli_ranks_start(int* argc, char*** argv);
 void hgr_cli_ranks_finish(void);
 bool hgr_cli_ranks_launched(void);
 int hgr_cli_rank(void);
-/* --mpi-timeout: seconds a rank waits for another (0: libhgr_mpi's default). */
-void hgr_cli_ranks_set_timeout(double seconds);
+/* When argv[*i] is --mpi-timeout S (seconds a rank waits for another; without it
+ * libhgr_mpi's default), consumes it (advancing *i) and returns HGR_CLI_OK, or a
+ * usage error's exit code; -1 for any other argument. Accepted without a launcher
+ * too, where it does nothing. */
+int hgr_cli_ranks_parse(const char* command, int argc, char** argv, int* i);
+#define HGR_CLI_RANKS_FLAGS                                                           \
+  "  --mpi-timeout S        under mpirun: seconds a rank waits for another before\n" \
+  "                         every rank fails naming it (default 60; docs/distributed.md)\n"
 /* The instance: this rank's devices (under a launcher, the MPI instance's, created
  * once, collectively). Release with hgr_cli_instance_release. */
 hgr_status_t hgr_cli_instance_create(const hgr_instance_options_t* options, hgr_instance_t** out_instance);

@@ -205,18 +205,52 @@ void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executo
   free(untimed);
 }
 
+/* Writes the placed graph to out_path and, with params_out, the params that name
+ * one of its inputs. */
+static hgr_status_t write_placed(hgr_graph_t* graph, hgr_params_t* params, const char* out_path,
+                                 const char* params_out) {
+  FILE* out = fopen(out_path, "w");
+  if (!out) return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", out_path);
+  hgr_status_t status = hgr_status_annotate(hgr_graph_write_json(graph, out), "%s", out_path);
+  if (fclose(out) != 0 && !status) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", out_path);
+  if (status) return status;
+  printf("placed graph written to %s\n", out_path);
+  if (!params_out) return HGR_OK;
+  hgr_params_t* kept = NULL;
+  status = hgr_params_create(&kept);
+  for (size_t p = 0; !status && p < hgr_params_count(params); ++p) {
+    hgr_tensor_info_t info;
+    const void* data = NULL;
+    size_t index;
+    status = hgr_params_get(params, p, &info, &data);
+    if (status) break;
+    hgr_status_t lookup = hgr_graph_input_index(graph, info.name, &index);
+    if (lookup) {
+      hgr_status_free(lookup);
+      continue;
+    }
+    status = hgr_params_add(kept, info.name, info.dtype, info.ndim, info.shape, data, (size_t)info.bytes);
+  }
+  if (!status) status = hgr_params_save_file(kept, params_out);
+  if (!status) printf("params (%zu) written to %s\n", hgr_params_count(kept), params_out);
+  hgr_params_release(kept);
+  return status;
+}
+
 static const char place_usage[] =
     "usage: hgr place GRAPH.json|MODEL.onnx [--params FILE] [--devices SPEC[,SPEC...]]\n"
     "                 [--place RULE|POLICY]... -o OUT.json [--params-out OUT.params]\n"
     "                 [--place-report FILE.json] [--kernels MANIFEST] [--context-per-device]\n"
-    "                 [--no-cost-cache] [--input-shape NAME=D0,D1,...]...\n"
+    "                 [--no-cost-cache] [--input-shape NAME=D0,D1,...]... [--mpi-timeout S]\n"
     "\n"
     "Places a graph (or an ONNX model, converted: its weights go to --params-out) on\n"
     "this machine's devices, inserts the copies between them and plans\n"
     "memory per device, then writes the result as TVM graph JSON (with __copy nodes,\n"
     "device_index and storage_id, and the device of each key recorded in its metadata)\n"
     "so that `hgr run OUT.json` runs it the same way without flags. A TVM graph's own\n"
-    "device keys and copies are discarded and placed anew.\n"
+    "device keys and copies are discarded and placed anew. Under mpirun every rank\n"
+    "measures its own listed devices (rN/SPEC) and rank 0 places and writes the files\n"
+    "(docs/distributed.md).\n"
     "\n"
     "  --devices SPEC,...     the devices to use, in priority order (default: one, chosen\n"
     "                         as TVM chooses device key 1's: a CPU); `all`: every device\n"
@@ -229,6 +263,7 @@ static const char place_usage[] =
     "  --params FILE          params of the graph; with --params-out, written again with\n"
     "                         only those that name an input of the placed graph\n"
     "  --no-cost-cache        calibrate auto/stages again and store nothing\n"
+    HGR_CLI_RANKS_FLAGS
     "  docs/placement.md explains the policies, the cost cache and the report.\n";
 
 int hgr_cli_place(int argc, char** argv) {
@@ -246,6 +281,9 @@ int hgr_cli_place(int argc, char** argv) {
     if (code > 0) return code;
     if (code == HGR_CLI_OK) continue;
     code = hgr_cli_model_parse("place", &model, argc, argv, &i);
+    if (code > 0) return code;
+    if (code == HGR_CLI_OK) continue;
+    code = hgr_cli_ranks_parse("place", argc, argv, &i);
     if (code > 0) return code;
     if (code == HGR_CLI_OK) continue;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
@@ -284,47 +322,29 @@ int hgr_cli_place(int argc, char** argv) {
   hgr_graph_t* graph = NULL;
   hgr_kernel_library_t* kernels = NULL;
   hgr_placement_t* placement = NULL;
-  hgr_params_t *params = NULL, *kept = NULL;
+  hgr_params_t* params = NULL;
   hgr_instance_options_t instance_options;
   hgr_instance_options_init(&instance_options);
   instance_options.context_per_device = context_per_device;
-  hgr_status_t status = hgr_cli_model_load(graph_path, &model, NULL, NULL, 0, true, &graph, &params);
-  if (!status && kernels_path) status = hgr_kernel_library_load_file(kernels_path, &kernels);
-  if (!status && params_path) status = hgr_params_load_file(params_path, &params);
-  if (!status) status = hgr_instance_create(&instance_options, &instance);
-  if (!status) status = hgr_cli_place_apply(&place, instance, kernels, true, &graph, &placement);
+  /* Under mpirun every rank places with the others (its devices measured there) and
+   * rank 0 writes the files; a step that may fail on one rank is agreed on. */
+  hgr_status_t status = hgr_cli_instance_create(&instance_options, &instance);
   if (!status) {
-    FILE* out = fopen(out_path, "w");
-    if (!out) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot write %s", out_path);
-    else {
-      status = hgr_status_annotate(hgr_graph_write_json(graph, out), "%s", out_path);
-      if (fclose(out) != 0 && !status) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing %s failed", out_path);
-    }
-    if (!status) printf("placed graph written to %s\n", out_path);
+    status = hgr_cli_model_load(graph_path, &model, NULL, NULL, 0, true, &graph, &params);
+    if (!status && kernels_path) status = hgr_kernel_library_load_file(kernels_path, &kernels);
+    if (!status && params_path) status = hgr_params_load_file(params_path, &params);
+    status = hgr_cli_agree(status, "loading the graph");
   }
-  if (!status && params_out) {
-    status = hgr_params_create(&kept);
-    for (size_t p = 0; !status && p < hgr_params_count(params); ++p) {
-      hgr_tensor_info_t info;
-      const void* data = NULL;
-      size_t index;
-      status = hgr_params_get(params, p, &info, &data);
-      if (status) break;
-      hgr_status_t lookup = hgr_graph_input_index(graph, info.name, &index);
-      if (lookup) {
-        hgr_status_free(lookup);
-        continue;
-      }
-      status = hgr_params_add(kept, info.name, info.dtype, info.ndim, info.shape, data, (size_t)info.bytes);
-    }
-    if (!status) status = hgr_params_save_file(kept, params_out);
-    if (!status) printf("params (%zu) written to %s\n", hgr_params_count(kept), params_out);
-  }
-  hgr_params_release(kept);
+  place.options.params = params; /* across ranks: weights are read where they are used */
+  if (!status) status = hgr_cli_place_apply(&place, instance, kernels, true, &graph, &placement);
+  /* rank 0 writes the files */
+  if (!status)
+    status = hgr_cli_agree(hgr_cli_rank() == 0 ? write_placed(graph, params, out_path, params_out) : HGR_OK,
+                           "writing the placed graph");
   hgr_params_release(params);
   hgr_placement_release(placement);
   hgr_kernel_library_release(kernels);
   hgr_graph_release(graph);
-  hgr_instance_release(instance);
+  hgr_cli_instance_release(instance);
   return status ? hgr_cli_fail(status) : HGR_CLI_OK;
 }

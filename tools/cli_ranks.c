@@ -38,13 +38,27 @@ static hgr_status_t place_here(hgr_instance_t* instance, hgr_graph_t* graph, con
   return HGR_OK;
 }
 
+/* --mpi-timeout's seconds; 0: libhgr_mpi's default */
+static double timeout_s;
+
+int hgr_cli_ranks_parse(const char* command, int argc, char** argv, int* i) {
+  if (strcmp(argv[*i], "--mpi-timeout")) return -1;
+  const char* value = *i + 1 < argc ? argv[*i + 1] : NULL;
+  char* end = NULL;
+  double seconds = value ? strtod(value, &end) : -1;
+  if (!value || end == value || *end || !(seconds > 0 && seconds <= 86400))
+    return hgr_cli_usage_error(command, "--mpi-timeout takes seconds, more than 0 and at most 86400");
+  timeout_s = seconds;
+  ++*i;
+  return HGR_CLI_OK;
+}
+
 #ifdef HGR_CLI_MPI
 #include "hgr/mpi.h"
 
 /* Set by hgr_cli_ranks_start when a launcher started this process. */
 static bool launched;
 static int rank;
-static double timeout_s;
 static hgr_mpi_instance_t* mpi_instance;
 
 /* Open MPI, MPICH and the PMI/PMIx launchers say so in the environment. */
@@ -80,7 +94,6 @@ void hgr_cli_ranks_finish(void) {
 
 bool hgr_cli_ranks_launched(void) { return launched; }
 int hgr_cli_rank(void) { return rank; }
-void hgr_cli_ranks_set_timeout(double seconds) { timeout_s = seconds; }
 
 hgr_status_t hgr_cli_instance_create(const hgr_instance_options_t* options, hgr_instance_t** out_instance) {
   *out_instance = NULL;
@@ -159,7 +172,6 @@ int hgr_cli_ranks_start(int* argc, char*** argv) {
 void hgr_cli_ranks_finish(void) {}
 bool hgr_cli_ranks_launched(void) { return false; }
 int hgr_cli_rank(void) { return 0; }
-void hgr_cli_ranks_set_timeout(double seconds) { (void)seconds; }
 hgr_status_t hgr_cli_instance_create(const hgr_instance_options_t* options, hgr_instance_t** out_instance) {
   return hgr_instance_create(options, out_instance);
 }

@@ -45,8 +45,7 @@ static const char run_usage[] =
     "                         device SPEC (repeatable), e.g. --device 4=rusticl:0\n"
     "  --context-per-device   give every device its own OpenCL context\n"
     PLACE_FLAGS
-    "  --mpi-timeout S        under mpirun: seconds a rank waits for another before\n"
-    "                         every rank fails naming it (default 60; docs/distributed.md)\n"
+    HGR_CLI_RANKS_FLAGS
     "  --output-dir DIR       write output i as DIR/output_i.npy\n"
     "  --expect I=FILE.npy    check output I against FILE (.npy or ONNX .pb; repeatable);\n"
     "                         exit 1 on mismatch\n"
@@ -171,7 +170,7 @@ static const char check_usage[] =
     "usage: hgr check GRAPH.json|MODEL.onnx [--device KEY=SPEC]... [--context-per-device]\n"
     "                 [--kernels MANIFEST] [--memory-budget SIZE] [--devices SPEC,...]\n"
     "                 [--place RULE|POLICY]... [--place-report FILE] [--json]\n"
-    "                 [--input-shape NAME=D0,D1,...]...\n"
+    "                 [--input-shape NAME=D0,D1,...]... [--mpi-timeout S]\n"
     "\n"
     "Validates a graph and its placement without running it: loads and checks the\n"
     "JSON (or loads the ONNX model, printing its node counts before and after the\n"
@@ -181,6 +180,7 @@ static const char check_usage[] =
     "nothing (auto and stages calibrate).\n"
     "\n"
     PLACE_FLAGS
+    HGR_CLI_RANKS_FLAGS
     "  --json                 print the summary as JSON instead (docs/placement.md)\n";
 
 #define MAX_ITEMS 256
@@ -251,6 +251,9 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     int model_code = hgr_cli_model_parse(command, &args->model, argc, argv, &i);
     if (model_code > 0) return model_code;
     if (model_code == HGR_CLI_OK) continue;
+    int ranks_code = hgr_cli_ranks_parse(command, argc, argv, &i);
+    if (ranks_code > 0) return ranks_code;
+    if (ranks_code == HGR_CLI_OK) continue;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       fputs(usage, stdout);
       return HGR_CLI_OK;
@@ -335,13 +338,6 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
       ++i;
     } else if (!running && !strcmp(arg, "--json")) {
       args->json = true;
-    } else if (running && !strcmp(arg, "--mpi-timeout")) {
-      char* end = NULL;
-      double seconds = value ? strtod(value, &end) : -1;
-      if (!value || end == value || *end || !(seconds > 0 && seconds <= 86400))
-        return hgr_cli_usage_error(command, "--mpi-timeout takes seconds, more than 0 and at most 86400");
-      hgr_cli_ranks_set_timeout(seconds);
-      ++i;
     } else if (running && !strcmp(arg, "--verbose")) {
       args->verbose = true;
     } else if (arg[0] == '-') {

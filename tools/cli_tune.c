@@ -140,6 +140,11 @@ int hgr_cli_tune(int argc, char** argv) {
   tune_args_t args;
   int code = parse_args(argc, argv, &args);
   if (code >= 0) return code;
+  /* Tuning times kernels on this host's devices: ranks sharing a host would disturb
+   * each other's timings and write the same records. */
+  if (hgr_cli_ranks_launched())
+    return hgr_cli_usage_error("tune", "runs in one process: tune each host's devices by running it there "
+                                       "without mpirun");
   hgr_instance_t* instance = NULL;
   hgr_graph_t* graph = NULL;
   hgr_params_t* model_params = NULL;
