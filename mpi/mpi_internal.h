@@ -79,4 +79,12 @@ hgr_status_t hgr__mpi_wait(hgr_mpi_instance_t* instance, MPI_Request* request, d
 /* Keeps block (malloc'd) until the instance is released instead of freeing it now. */
 void hgr__mpi_abandon(hgr_mpi_instance_t* instance, void* block);
 
+/* ---- mpi_place.c ---- */
+
+/* The calibration turns of hgr_mpi_place: hosts[r] names rank r's host (count
+ * ranks). out_turns[r] is rank r's turn, its index among ranks 1..r of its host
+ * (rank 0 has none: -1), so that ranks sharing a host measure one after another and
+ * ranks of different hosts at once. Returns the number of turns. */
+int hgr__mpi_host_turns(const char* const* hosts, int count, int* out_turns);
+
 #endif /* HGR_MPI_INTERNAL_H_ */

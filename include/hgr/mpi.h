@@ -143,10 +143,11 @@ HGR_API hgr_status_t hgr_mpi_measure_link(hgr_mpi_instance_t* instance, double* 
 /* Collective: places graph over the devices of every rank, as `hgr run` does under
  * mpirun (docs/distributed.md), with the same graph and options on every rank
  * (their rank_measures must be NULL: this call fills them). When options' cross-host
- * costs are both 0, hgr_mpi_measure_link measures them. Then every rank but 0, one
- * after another, finds and measures its own listed devices
- * (hgr_place_measure_rank: for AUTO and STAGES it calibrates them or reads its cost
- * cache, with options->log's progress lines), so the ranks' devices may differ;
+ * costs are both 0, hgr_mpi_measure_link measures them. Then every rank but 0
+ * finds and measures its own listed devices (hgr_place_measure_rank: for AUTO and
+ * STAGES it calibrates them or reads its cost cache, with options->log's progress
+ * lines), so the ranks' devices may differ; ranks on one host (MPI_Get_processor_name)
+ * take turns, ranks of different hosts measure at once;
  * rank 0 places with those measures (hgr_place) and sends the placed graph to every
  * rank. *out_graph: the placed graph on every rank (release it); *out_placement
  * (may be NULL): rank 0's placement, NULL on the other ranks. Errors: as hgr_place's

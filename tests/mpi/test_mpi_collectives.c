@@ -1,10 +1,11 @@
 /* libhgr_mpi's collectives on 2 or more ranks: agreement (every rank learns the
  * lowest failing rank's error), texts gathered to rank 0 and broadcast from it,
- * every rank's devices written on rank 0, and the link measurement. */
+ * every rank's devices written on rank 0, and the link measurement; and
+ * hgr_mpi_place's calibration turns for ranks on several hosts. */
 #include <math.h>
 
 #include "mpi_check.h"
-#include "hgr/mpi.h"
+#include "mpi_internal.h"
 
 static hgr_mpi_instance_t* instance;
 static int rank, rank_count;
@@ -92,6 +93,20 @@ static void rank_0s_text_reaches_every_rank(void) {
   free(received);
 }
 
+/* Ranks sharing a host measure one after another, ranks of different hosts at
+ * once; rank 0 measures nothing (hgr_place calibrates it). */
+static void ranks_take_calibration_turns_per_host(void) {
+  static const char* const hosts[] = {"a", "a", "b", "a", "b", "c", "a"};
+  int turns[7];
+  CHECK(hgr__mpi_host_turns(hosts, 7, turns) == 3);
+  static const int expected[7] = {-1, 0, 0, 1, 1, 0, 2};
+  for (int r = 0; r < 7; ++r) CHECK(turns[r] == expected[r]);
+  static const char* const one_host[] = {"a", "a", "a"};
+  CHECK(hgr__mpi_host_turns(one_host, 3, turns) == 2); /* as before: rank 1, then rank 2 */
+  CHECK(turns[0] == -1 && turns[1] == 0 && turns[2] == 1);
+  CHECK(hgr__mpi_host_turns(one_host, 1, turns) == 0 && turns[0] == -1);
+}
+
 static void devices_are_written_on_rank_0_with_their_rank(void) {
   char* text = NULL;
   size_t length = 0;
@@ -143,6 +158,7 @@ int main(int argc, char** argv) {
   RUN_TEST(texts_are_gathered_to_rank_0_in_rank_order);
   RUN_TEST(a_bad_text_on_rank_1_fails_the_gather_on_every_rank);
   RUN_TEST(rank_0s_text_reaches_every_rank);
+  RUN_TEST(ranks_take_calibration_turns_per_host);
   RUN_TEST(devices_are_written_on_rank_0_with_their_rank);
   RUN_TEST(devices_write_needs_out_on_rank_0);
   RUN_TEST(link_measurement_is_positive_and_the_same_everywhere);

@@ -78,7 +78,7 @@ static void a_spec_rank_1_lacks_fails_every_rank(void) {
   hgr_status_t status = hgr_mpi_place(instance, graph, &options, &placed, NULL);
   CHECK(placed == NULL);
   CHECK(hgr_status_code(status) == HGR_STATUS_NOT_FOUND);
-  CHECK_CONTAINS(hgr_status_message(status), "rank 1: measuring rank 1's devices: placement device 2 'r1/pocl:7'");
+  CHECK_CONTAINS(hgr_status_message(status), "rank 1: measuring its devices: placement device 2 'r1/pocl:7'");
   hgr_status_free(status);
   /* the caller's own measures */
   static const char* const good[] = {"r0/pocl:0", "r1/pocl:1"};
