@@ -49,7 +49,7 @@ static hgr_status_t find_turn(hgr_mpi_instance_t* instance, int* out_turn, int* 
       }
     }
     free(turns);
-    if (!text) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "rank 0: out of host memory");
+    if (!text) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   free(hosts);
   char* received = NULL;

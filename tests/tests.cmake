@@ -565,69 +565,54 @@ if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
     --place op:conv2d=r1/pocl:0 --repeat 3
     PASS "r1/pocl:0 \\(key 2\\).*conv2d +2 +rule.*3 runs:.*matches")
   # Hosts with different devices (mpirun's MPMD form): rank 0 has one PoCL device,
-  # rank 1 two; r1/pocl:1, which rank 0 lacks, is placed from rank 1's own measure
-  add_test(NAME mpi_cli_cnn_hosts_differ
-           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" 0
-                   "r1/pocl:1 \\(key 2\\).*copies: cross-host 2.*6 runs, 2 in flight.*matches"
-                   ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe
-                   -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> run ${cnn_inputs}
-                   --devices r0/pocl:0,r1/pocl:1 --place stages:2 --repeat 6 --pipeline 2 :
-                   -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> run ${cnn_inputs}
-                   --devices r0/pocl:0,r1/pocl:1 --place stages:2 --repeat 6 --pipeline 2)
-  set_tests_properties(mpi_cli_cnn_hosts_differ PROPERTIES
-    ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
-    FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
-    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
-  # --devices all under mpirun: every rank's devices (rank 0 one PoCL device, rank 1
-  # two; rusticl off, too slow under the sanitizers), Oclgrind's last: three stages
-  # on r0/pocl:0, r1/pocl:0 and r1/pocl:1
-  add_test(NAME mpi_cli_cnn_devices_all
-           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" 0
-                   "r0/pocl:0 \\(key 1\\).*r1/pocl:0 \\(key 2\\).*r1/pocl:1 \\(key 3\\).*matches"
-                   ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe -x RUSTICL_ENABLE=
-                   -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> run ${cnn_inputs} --devices all
-                   --place stages:3 :
-                   -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> run ${cnn_inputs} --devices all
-                   --place stages:3)
-  set_tests_properties(mpi_cli_cnn_devices_all PROPERTIES
-    ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
-    FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
-    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
-  # `hgr place` under mpirun places with every rank (rank 1's own pocl:1, which rank 0
-  # lacks) and rank 0 writes the graph and its params; `hgr run` of that file under
-  # mpirun then needs no placement flags. The weights of stage 2 are read on rank 1,
-  # so only the two activations cross.
+  # rank 1 two. ARGS is rank 0's command, ARGS_1 rank 1's (default: the same); FLAGS
+  # go to mpirun.
+  function(hgr_mpi_cli_hosts_test)
+    cmake_parse_arguments(T "" "NAME;PASS;EXIT" "ARGS;ARGS_1;FLAGS" ${ARGN})
+    if(NOT T_EXIT)
+      set(T_EXIT 0)
+    endif()
+    if(NOT T_ARGS_1)
+      set(T_ARGS_1 ${T_ARGS})
+    endif()
+    add_test(NAME ${T_NAME}
+             COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" ${T_EXIT} "${T_PASS}"
+                     ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe ${T_FLAGS}
+                     -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> ${T_ARGS} :
+                     -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> ${T_ARGS_1})
+    set_tests_properties(${T_NAME} PROPERTIES
+      ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
+      FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  endfunction()
+  # r1/pocl:1, which rank 0 lacks, is placed from rank 1's own measure
+  hgr_mpi_cli_hosts_test(NAME mpi_cli_cnn_hosts_differ
+    ARGS run ${cnn_inputs} --devices r0/pocl:0,r1/pocl:1 --place stages:2 --repeat 6 --pipeline 2
+    PASS "r1/pocl:1 \\(key 2\\).*copies: cross-host 2.*6 runs, 2 in flight.*matches")
+  # --devices all under mpirun: every rank's devices (rusticl off, too slow under the
+  # sanitizers), Oclgrind's last: three stages on r0/pocl:0, r1/pocl:0 and r1/pocl:1
+  hgr_mpi_cli_hosts_test(NAME mpi_cli_cnn_devices_all FLAGS -x RUSTICL_ENABLE=
+    ARGS run ${cnn_inputs} --devices all --place stages:3
+    PASS "r0/pocl:0 \\(key 1\\).*r1/pocl:0 \\(key 2\\).*r1/pocl:1 \\(key 3\\).*matches")
+  # `hgr place` under mpirun places with every rank (rank 1's own pocl:1) and rank 0
+  # writes the graph and its params; `hgr run` of that file under mpirun then needs
+  # no placement flags. The weights of stage 2 are read on rank 1, so only the two
+  # activations cross.
   set(mpi_placed "${CMAKE_CURRENT_BINARY_DIR}/mpi_placed_cnn")
   set(place_args place examples/cnn.json --params examples/cnn.params --devices r0/pocl:0,r1/pocl:1
       --place stages:2 -o ${mpi_placed}.json --params-out ${mpi_placed}.params)
-  add_test(NAME mpi_cli_cnn_place
-           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" 0
-                   "r1/pocl:1 \\(key 2\\).*copies: cross-host 2[^0-9].*placed graph written to .*params \\(6\\) written to"
-                   ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe
-                   -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> ${place_args} :
-                   -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> ${place_args})
-  set(run_args run ${mpi_placed}.json --params ${mpi_placed}.params --input x=examples/cnn_x.npy
-      --expect 0=examples/cnn_expected_0.npy --repeat 4 --pipeline 2)
-  add_test(NAME mpi_cli_cnn_run_placed
-           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" 0
-                   "key 2 +-> r1/pocl:1 +\\(rank 1's device\\).*cross-host +2 copies.*4 runs, 2 in flight.*matches"
-                   ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe
-                   -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> ${run_args} :
-                   -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> ${run_args})
-  # A graph that rank 1 alone cannot read ends both ranks with rank 1's error
-  add_test(NAME mpi_cli_place_load_fails_on_one_rank
-           COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" 1
-                   "hgr \\(rank 0\\): .*rank 1: loading the graph: .*examples/no-such-graph.json"
-                   ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe
-                   -np 1 $<TARGET_FILE:hgr_cli> ${place_args} :
-                   -np 1 $<TARGET_FILE:hgr_cli> place examples/no-such-graph.json --devices r0/pocl:0,r1/pocl:0
-                   -o ${mpi_placed}-never.json)
-  set_tests_properties(mpi_cli_cnn_place mpi_cli_cnn_run_placed mpi_cli_place_load_fails_on_one_rank PROPERTIES
-    ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
-    FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
-    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  hgr_mpi_cli_hosts_test(NAME mpi_cli_cnn_place ARGS ${place_args}
+    PASS "r1/pocl:1 \\(key 2\\).*copies: cross-host 2[^0-9].*placed graph written to .*params \\(6\\) written to")
+  hgr_mpi_cli_hosts_test(NAME mpi_cli_cnn_run_placed
+    ARGS run ${mpi_placed}.json --params ${mpi_placed}.params --input x=examples/cnn_x.npy
+         --expect 0=examples/cnn_expected_0.npy --repeat 4 --pipeline 2
+    PASS "key 2 +-> r1/pocl:1 +\\(rank 1's device\\).*cross-host +2 copies.*4 runs, 2 in flight.*matches")
   set_tests_properties(mpi_cli_cnn_place PROPERTIES FIXTURES_SETUP mpi_placed_cnn)
   set_tests_properties(mpi_cli_cnn_run_placed PROPERTIES FIXTURES_REQUIRED "testbed;mpi_placed_cnn")
+  # A graph that rank 1 alone cannot read ends both ranks with rank 1's error
+  hgr_mpi_cli_hosts_test(NAME mpi_cli_place_load_fails_on_one_rank EXIT 1 ARGS ${place_args}
+    ARGS_1 place examples/no-such-graph.json --devices r0/pocl:0,r1/pocl:1 -o ${mpi_placed}-never.json
+    PASS "hgr \\(rank 0\\): .*rank 1: loading the graph: .*examples/no-such-graph.json")
   # `hgr tune` times this host's devices in one process
   hgr_mpi_cli_test(NAME mpi_cli_tune_refused RANKS 2 EXIT 2 ARGS tune examples/cnn.json --params examples/cnn.params
     PASS "hgr tune: runs in one process")
