@@ -190,7 +190,8 @@ typedef enum hgr_place_reason_t {
 
 /* Node node_id of the placed graph. */
 typedef struct hgr_node_placement_t {
-  size_t device_index;        /* instance device */
+  size_t device_index;        /* its device's index: in this instance, or in its rank's
+                                 own list when rank_measures described it (see rank) */
   hgr_place_reason_t reason;
   size_t rule_index;          /* HGR_PLACE_BY_RULE */
   const char* fallback;       /* HGR_PLACE_BY_FALLBACK: why the policy's device could not
@@ -210,7 +211,7 @@ HGR_API hgr_status_t hgr_placement_node(const hgr_placement_t* placement, uint32
 
 /* Per device used. */
 typedef struct hgr_placement_device_t {
-  size_t device_index;        /* instance device */
+  size_t device_index;        /* as hgr_node_placement_t's */
   int32_t key;                /* its device key in the placed graph */
   uint32_t node_count;        /* op nodes (copies included) */
   uint64_t planned_bytes;     /* storage the plan allocates */
