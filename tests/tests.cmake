@@ -263,6 +263,11 @@ if(TARGET hgr_cli)
     ARGS run examples/simplex.json --device 1=pocl:0 --devices pocl:0 EXIT 2
     PASS "placed anew")
   hgr_cli_test(NAME cli_place_help ARGS place --help PASS "--params-out")
+  # --mpi-timeout is checked by run, check and place alike, with or without mpirun
+  hgr_cli_test(NAME cli_place_rejects_mpi_timeout_zero ARGS place examples/cnn.json -o never.json --mpi-timeout 0
+    EXIT 2 PASS "hgr place: --mpi-timeout takes seconds, more than 0")
+  hgr_cli_test(NAME cli_check_accepts_mpi_timeout ARGS check examples/cnn.json --mpi-timeout 5
+    PASS "valid")
   # --devices all: every device found, Oclgrind last: stages:2 on the first two
   hgr_cli_test(NAME cli_devices_all
     ARGS check examples/cnn.json --devices all --place stages:2
