@@ -2,8 +2,9 @@
  * device identity) once and every device pair at two sizes, with profiling events
  * or, where the driver gives no timestamps (rusticl 22.3), host timing; the cost
  * cache is written, read back by the next build (which calibrates nothing), survives
- * a corrupt line (skipped with a log line), and can be switched off; a copy across
- * platforms costs more latency than one within PoCL's context.
+ * a corrupt line (skipped with a log line), and can be switched off; a device's
+ * launch overhead replicates a node of its own; a copy across platforms costs more
+ * latency than one within PoCL's context.
  *
  *   test_cost_model SPEC SPEC SPEC   two devices of one context, then another
  *                                    platform's (pocl:0 pocl:1 rusticl:0) */
@@ -325,6 +326,29 @@ static void the_cache_can_be_switched_off(void** state) {
   hgr_graph_release(p.graph);
 }
 
+/* A device's launch overhead replicates the cheapest node measured on its own
+ * identity, with the cache off too (where no file tells the identities apart): here
+ * rusticl:0 runs only exp and the PoCL devices everything but exp, so the cheaper
+ * PoCL nodes must not be replicated on rusticl:0. */
+static void launch_overhead_replicates_a_node_of_its_own_device(void** state) {
+  (void)state;
+  problem_t p;
+  problem_init(&p);
+  for (size_t d = 0; d < 2; ++d) p.can_run[1 * DEVICES + d] = p.can_run[2 * DEVICES + d] = false;
+  p.can_run[3 * DEVICES + 2] = p.can_run[4 * DEVICES + 2] = false;
+  log_t log;
+  hgr_place_options_t options = options_for(&log, true);
+  hgr__cost_model_t model;
+  ASSERT_OK(hgr__cost_model_build(&p.problem, &options, &model));
+  if (lines_with(&log, "launch overhead: 16 x exp", specs[2]) != 1) print_log(&log);
+  assert_int_equal(lines_with(&log, "launch overhead", specs[2]), 1);
+  assert_int_equal(lines_with(&log, "launch overhead: 16 x exp", specs[2]), 1);
+  assert_int_equal(lines_with(&log, "launch overhead", specs[0]), 1);
+  assert_int_equal(lines_with(&log, "launch overhead: 16 x exp", specs[0]), 0);
+  hgr__cost_model_release(&model);
+  hgr_graph_release(p.graph);
+}
+
 /* pocl -> rusticl is a staged copy through the host; pocl:0 -> pocl:1 one
  * clEnqueueCopyBuffer in one context. */
 static void copies_across_platforms_cost_more_latency_than_within_a_context(void** state) {
@@ -364,6 +388,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(corrupt_cache_lines_are_skipped_with_a_log_line),
       cmocka_unit_test(copies_across_platforms_cost_more_latency_than_within_a_context),
       cmocka_unit_test(the_cache_can_be_switched_off),
+      cmocka_unit_test(launch_overhead_replicates_a_node_of_its_own_device),
   };
   int failed = cmocka_run_group_tests_name("cost_model", tests, NULL, NULL);
   remove_cache();

@@ -133,7 +133,9 @@ static void add_signature(hgr__text_t* text, const hgr_graph_t* graph, uint32_t 
 /* ---- the cache files ------------------------------------------------------------------------ */
 
 typedef struct cache_file_t {
-  char* path;   /* NULL when there is no cache (off, or no directory) */
+  char name[48]; /* "<prefix>-<hash of the identity>": one per device identity or pair */
+  char* path;    /* the file in the cache directory; NULL when there is no cache (off,
+                    or no directory), and the entries live only in memory */
   char** keys;
   double* ms;
   size_t count, capacity;
@@ -307,19 +309,23 @@ static void calibration_free(calibration_t* cal) {
 
 /* The cache file named "<prefix>-<hash of name>.tsv", added (and loaded) when new. */
 static hgr_status_t find_file(calibration_t* cal, const char* prefix, const char* name, size_t* out_file) {
-  char* path = NULL;
-  if (cal->directory) {
-    size_t capacity = strlen(cal->directory) + strlen(prefix) + 32;
-    path = malloc(capacity);
-    if (!path) return OUT_OF_MEMORY("a cache path");
-    snprintf(path, capacity, "%s/%s-%016llx.tsv", cal->directory, prefix, (unsigned long long)hgr__fnv1a(name, strlen(name), HGR__FNV1A_START));
-  }
+  /* by name, with or without a cache: the launch overhead's choice of node looks
+   * among the items of its own identity's file */
+  char file_name[sizeof(((cache_file_t*)NULL)->name)];
+  snprintf(file_name, sizeof(file_name), "%s-%016llx", prefix,
+           (unsigned long long)hgr__fnv1a(name, strlen(name), HGR__FNV1A_START));
   for (size_t f = 0; f < cal->file_count; ++f)
-    if (path ? cal->files[f].path && !strcmp(cal->files[f].path, path) : !cal->files[f].path) {
-      free(path);
+    if (!strcmp(cal->files[f].name, file_name)) {
       *out_file = f;
       return HGR_OK;
     }
+  char* path = NULL;
+  if (cal->directory) {
+    size_t capacity = strlen(cal->directory) + strlen(file_name) + 8;
+    path = malloc(capacity);
+    if (!path) return OUT_OF_MEMORY("a cache path");
+    snprintf(path, capacity, "%s/%s.tsv", cal->directory, file_name);
+  }
   if (cal->file_count == cal->file_capacity) {
     size_t capacity = cal->file_capacity ? 2 * cal->file_capacity : 4;
     cache_file_t* grown = realloc(cal->files, capacity * sizeof(*grown));
@@ -332,6 +338,7 @@ static hgr_status_t find_file(calibration_t* cal, const char* prefix, const char
   }
   cache_file_t* file = &cal->files[cal->file_count++];
   memset(file, 0, sizeof(*file));
+  snprintf(file->name, sizeof(file->name), "%s", file_name);
   file->path = path;
   *out_file = cal->file_count - 1;
   return file_load(file, cal->options);
