@@ -74,6 +74,13 @@ static hgr_status_t measure_ranks(hgr_mpi_instance_t* instance, hgr_graph_t* gra
   int my_turn = -1, turn_count = 0;
   hgr_status_t status = find_turn(instance, &my_turn, &turn_count);
   if (status) return status;
+  /* where calibration may take a while, say which turn this rank waits for */
+  if (my_turn >= 0 && options->log && (options->policy == HGR_PLACE_AUTO || options->policy == HGR_PLACE_STAGES)) {
+    char line[128];
+    snprintf(line, sizeof(line), "measuring its devices in turn %d of %d (ranks sharing a host take turns)",
+             my_turn + 1, turn_count);
+    options->log(options->log_user, line);
+  }
   char* text = NULL;
   for (int turn = 0; turn < turn_count; ++turn) {
     hgr_status_t mine = my_turn == turn

@@ -618,6 +618,10 @@ if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
   hgr_mpi_cli_hosts_test(NAME mpi_cli_place_load_fails_on_one_rank EXIT 1 ARGS ${place_args}
     ARGS_1 place examples/no-such-graph.json --devices r0/pocl:0,r1/pocl:1 -o ${mpi_placed}-never.json
     PASS "hgr \\(rank 0\\): .*rank 1: loading the graph: .*examples/no-such-graph.json")
+  # Three ranks on one host measure their devices one after another
+  hgr_mpi_cli_test(NAME mpi_cli_place_turns_on_one_host RANKS 3 ARGS place examples/cnn.json --params examples/cnn.params
+    --devices r0/pocl:0,r1/pocl:0,r2/pocl:1 --place stages:3 -o ${mpi_placed}-turns.json
+    PASS "rank 1: measuring its devices in turn 1 of 2.*rank 2: measuring its devices in turn 2 of 2|rank 2: measuring its devices in turn 2 of 2.*rank 1: measuring its devices in turn 1 of 2")
   # `hgr tune` times this host's devices in one process
   hgr_mpi_cli_test(NAME mpi_cli_tune_refused RANKS 2 EXIT 2 ARGS tune examples/cnn.json --params examples/cnn.params
     PASS "hgr tune: runs in one process")

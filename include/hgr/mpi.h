@@ -147,7 +147,8 @@ HGR_API hgr_status_t hgr_mpi_measure_link(hgr_mpi_instance_t* instance, double* 
  * finds and measures its own listed devices (hgr_place_measure_rank: for AUTO and
  * STAGES it calibrates them or reads its cost cache, with options->log's progress
  * lines), so the ranks' devices may differ; ranks on one host (MPI_Get_processor_name)
- * take turns, ranks of different hosts measure at once;
+ * take turns, ranks of different hosts measure at once (for AUTO and STAGES each
+ * logs its turn first: "measuring its devices in turn 1 of 2 ...");
  * rank 0 places with those measures (hgr_place) and sends the placed graph to every
  * rank. *out_graph: the placed graph on every rank (release it); *out_placement
  * (may be NULL): rank 0's placement, NULL on the other ranks. Errors: as hgr_place's
