@@ -516,18 +516,24 @@ endif()
 # command, rank 0 prints. Each test checks the exit code and the output of all ranks
 # together (run_cli.sh), as hgr_cli_test does.
 if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
-  function(hgr_mpi_cli_test)
-    cmake_parse_arguments(T "" "NAME;RANKS;PASS;EXIT" "ARGS" ${ARGN})
-    if(NOT T_EXIT)
-      set(T_EXIT 0)
+  # One such test: run_cli.sh over mpirun, whose arguments after its root flags are
+  # the rest (ARGN). exit empty: 0.
+  function(hgr_mpi_cli_add name exit pass)
+    if(NOT exit)
+      set(exit 0)
     endif()
-    add_test(NAME ${T_NAME}
-             COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" ${T_EXIT} "${T_PASS}" ${MPIEXEC_EXECUTABLE}
-                     --allow-run-as-root --oversubscribe -np ${T_RANKS} $<TARGET_FILE:hgr_cli> ${T_ARGS})
-    set_tests_properties(${T_NAME} PROPERTIES
+    add_test(NAME ${name}
+             COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" ${exit} "${pass}" ${MPIEXEC_EXECUTABLE}
+                     --allow-run-as-root --oversubscribe ${ARGN})
+    set_tests_properties(${name} PROPERTIES
       ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
       FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  endfunction()
+  # RANKS ranks running `hgr ARGS`
+  function(hgr_mpi_cli_test)
+    cmake_parse_arguments(T "" "NAME;RANKS;PASS;EXIT" "ARGS" ${ARGN})
+    hgr_mpi_cli_add(${T_NAME} "${T_EXIT}" "${T_PASS}" -np ${T_RANKS} $<TARGET_FILE:hgr_cli> ${T_ARGS})
   endfunction()
   set(duplex_inputs --input A=examples/duplex_A.npy --input B=examples/duplex_B.npy --input C=examples/duplex_C.npy
       --input D=examples/duplex_D.npy --input E=examples/duplex_E.npy)
@@ -574,21 +580,12 @@ if(TARGET hgr_cli AND TARGET hgr_mpi_static AND HGR_HAS_NPY)
   # go to mpirun.
   function(hgr_mpi_cli_hosts_test)
     cmake_parse_arguments(T "" "NAME;PASS;EXIT" "ARGS;ARGS_1;FLAGS" ${ARGN})
-    if(NOT T_EXIT)
-      set(T_EXIT 0)
-    endif()
     if(NOT T_ARGS_1)
       set(T_ARGS_1 ${T_ARGS})
     endif()
-    add_test(NAME ${T_NAME}
-             COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_cli.sh" ${T_EXIT} "${T_PASS}"
-                     ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe ${T_FLAGS}
-                     -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> ${T_ARGS} :
-                     -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> ${T_ARGS_1})
-    set_tests_properties(${T_NAME} PROPERTIES
-      ENVIRONMENT "${HGR_MPI_TEST_ENVIRONMENT}"
-      FAIL_REGULAR_EXPRESSION "${HGR_OCLGRIND_REPORTS}" FIXTURES_REQUIRED testbed TIMEOUT 300 SKIP_RETURN_CODE 77
-      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    hgr_mpi_cli_add(${T_NAME} "${T_EXIT}" "${T_PASS}" ${T_FLAGS}
+                    -np 1 -x POCL_DEVICES=pthread $<TARGET_FILE:hgr_cli> ${T_ARGS} :
+                    -np 1 -x "POCL_DEVICES=pthread pthread" $<TARGET_FILE:hgr_cli> ${T_ARGS_1})
   endfunction()
   # r1/pocl:1, which rank 0 lacks, is placed from rank 1's own measure
   hgr_mpi_cli_hosts_test(NAME mpi_cli_cnn_hosts_differ
