@@ -85,8 +85,10 @@ hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* mo
  * data) when the library has the ONNX loader. Free with hgr_npy_array_free. */
 hgr_status_t hgr_cli_load_array(const char* path, hgr_npy_array_t* out_array);
 
-/* `hgr run --profile` on a placed graph: predicted beside measured, per device. */
-void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executor_t* executor);
+/* `hgr run --profile` on a placed graph: predicted beside measured, per device.
+ * Collective under a launcher: every rank gives its own devices' measured times and
+ * rank 0, which alone has the placement (the others pass NULL), prints. */
+hgr_status_t hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executor_t* executor);
 
 /* ---- ranks: several processes under an MPI launcher (cli_ranks.c) ----
  * Under mpirun every rank runs the same command; without a launcher, or in a build

@@ -152,46 +152,85 @@ hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* in
   return hgr_cli_agree(status, "writing the placement");
 }
 
-void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executor_t* executor) {
-  const hgr_instance_t* instance = hgr_executor_instance(executor);
+/* This rank's measured device time per node, one line "NODE MS UNTIMED" for each
+ * node it ran commands of (UNTIMED 1: a command without timestamps); NULL when out
+ * of host memory. */
+static char* format_measured(const hgr_executor_t* executor, size_t* out_length) {
   size_t node_count = hgr_graph_node_count(hgr_executor_graph(executor));
   double* measured = calloc(node_count + 1, sizeof(double));
-  bool* untimed = calloc(node_count + 1, sizeof(bool)); /* a command without timestamps */
-  if (!measured || !untimed) {
-    free(measured);
-    free(untimed);
-    return;
+  bool* ran = calloc(node_count + 1, sizeof(bool));
+  bool* untimed = calloc(node_count + 1, sizeof(bool));
+  char* text = NULL;
+  FILE* out = measured && ran && untimed ? open_memstream(&text, out_length) : NULL;
+  if (out) {
+    for (size_t c = 0; c < hgr_executor_command_count(executor); ++c) {
+      hgr_command_profile_t command;
+      if (hgr_executor_command_profile(executor, c, &command) || command.node_id >= node_count) continue;
+      ran[command.node_id] = true;
+      /* rusticl 22.3 stamps kernels with zeros or end = start + 1 ns (as in
+       * hgr_profile_write_summary): no measurement. */
+      if (command.kind == HGR_COMMAND_KERNEL && (!command.start_ns || command.end_ns <= command.start_ns + 1))
+        untimed[command.node_id] = true;
+      else if (command.end_ns > command.start_ns)
+        measured[command.node_id] += (double)(command.end_ns - command.start_ns) / 1e6;
+    }
+    for (size_t n = 0; n < node_count; ++n)
+      if (ran[n]) fprintf(out, "%zu %.17g %d\n", n, measured[n], untimed[n] ? 1 : 0);
+    if (fclose(out) != 0) {
+      free(text);
+      text = NULL;
+    }
   }
-  for (size_t c = 0; c < hgr_executor_command_count(executor); ++c) {
-    hgr_command_profile_t command;
-    if (hgr_executor_command_profile(executor, c, &command) || command.node_id >= node_count) continue;
-    /* rusticl 22.3 stamps kernels with zeros or end = start + 1 ns (as in
-     * hgr_profile_write_summary): no measurement. */
-    if (command.kind == HGR_COMMAND_KERNEL && (!command.start_ns || command.end_ns <= command.start_ns + 1))
-      untimed[command.node_id] = true;
-    else if (command.end_ns > command.start_ns)
-      measured[command.node_id] += (double)(command.end_ns - command.start_ns) / 1e6;
+  free(measured);
+  free(ran);
+  free(untimed);
+  return text;
+}
+
+/* Sums one rank's lines (format_measured) over the nodes placed on `device`. */
+static void sum_measured(const hgr_placement_t* placement, const hgr_placement_device_t* device, const char* lines,
+                         double* out_sum, bool* out_untimed) {
+  *out_sum = 0;
+  *out_untimed = false;
+  for (const char* line = lines; line && *line;) {
+    unsigned long n = 0;
+    double ms = 0;
+    int untimed = 0;
+    hgr_node_placement_t node;
+    if (sscanf(line, "%lu %lf %d", &n, &ms, &untimed) == 3 && !hgr_placement_node(placement, (uint32_t)n, &node) &&
+        node.device_index == device->device_index && node.rank == device->rank) {
+      *out_sum += ms;
+      *out_untimed |= untimed != 0;
+    }
+    line = strchr(line, '\n');
+    if (line) line++;
   }
+}
+
+hgr_status_t hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executor_t* executor) {
+  size_t length = 0;
+  char* own = format_measured(executor, &length);
+  hgr_status_t status =
+      hgr_cli_agree(own ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"), "profiling");
+  char** texts = NULL;
+  int ranks = 0;
+  if (!status) status = hgr_cli_gather_text(own, length, "profiling", &texts, &ranks);
+  free(own);
+  if (status || !placement) { /* rank 0 alone has the placement and prints */
+    free(texts);
+    return status;
+  }
+  const hgr_instance_t* instance = hgr_executor_instance(executor);
   printf("predicted (cost model) vs measured (last run, profiling events) per device:\n");
   for (size_t d = 0; d < hgr_placement_device_count(placement); ++d) {
     hgr_placement_device_t device;
     if (hgr_placement_device(placement, d, &device)) continue;
     double sum = 0;
     bool any_untimed = false;
-    for (uint32_t n = 0; n < node_count; ++n) {
-      hgr_node_placement_t node;
-      if (hgr_placement_node(placement, n, &node) || node.device_index != device.device_index ||
-          node.rank != device.rank)
-        continue;
-      sum += measured[n];
-      any_untimed |= untimed[n];
-    }
-    if (device.rank > 0) { /* another rank's: measured in its own profile */
-      printf("  %-12s predicted %9.3f ms  (measured: rank %d's profile above)\n", device.spec, device.predicted_ms,
-             device.rank);
-      continue;
-    }
-    const char* spec = hgr_instance_device(instance, device.device_index)->spec;
+    int rank = device.rank > 0 ? device.rank : 0; /* -1: no spec names a rank, this process */
+    if (rank < ranks) sum_measured(placement, &device, texts[rank], &sum, &any_untimed);
+    /* another rank's device by its spec with the rank, this rank's as the instance names it */
+    const char* spec = device.rank > 0 ? device.spec : hgr_instance_device(instance, device.device_index)->spec;
     if (device.predicted_ms < 0) printf("  %-12s predicted      -      ", spec);
     else printf("  %-12s predicted %9.3f ms", spec, device.predicted_ms);
     if (any_untimed) printf("  measured: the driver gave no timestamps for some commands");
@@ -201,8 +240,8 @@ void hgr_cli_print_predicted(const hgr_placement_t* placement, const hgr_executo
   }
   double predicted = hgr_placement_predicted_ms(placement);
   if (predicted >= 0) printf("  one run predicted %.3f ms\n", predicted);
-  free(measured);
-  free(untimed);
+  free(texts);
+  return HGR_OK;
 }
 
 /* Writes the placed graph to out_path and, with params_out, the params that name

@@ -807,7 +807,7 @@ int hgr_cli_run(int argc, char** argv) {
     hgr_profile_summary_options_init(&summary);
     if (args.verbose) summary.top_nodes = 0;
     if ((status = print_profile(executor, &summary))) goto cleanup;
-    if (placement) hgr_cli_print_predicted(placement, executor);
+    if (args.place.requested && (status = hgr_cli_print_predicted(placement, executor))) goto cleanup;
   }
   const char* other_ranks = hgr_cli_ranks_launched() ? " (every other rank N's to FILE.rN)" : "";
   if (args.profile_json) {
