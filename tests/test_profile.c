@@ -158,14 +158,14 @@ static void profiles_add_up(void** state) {
     uint64_t* last = calloc(queues, sizeof(uint64_t));
     bool* timed = calloc(queues, sizeof(bool));
     uint32_t* commands_of = calloc(h.graph->node_count, sizeof(uint32_t));
-    /* rusticl 22.3 stamps kernels with end <= start + 1 ns and transfers with values
-     * that do not line up: its queues are not checked. */
+    /* rusticl 22.3 gives kernels no duration and transfers values that do not line
+     * up: its queues are not checked. */
     bool* stamped = calloc(queues, sizeof(bool));
     for (size_t q = 0; q < queues; ++q) stamped[q] = true;
     for (size_t i = 0; i < count; ++i) {
       hgr_command_profile_t c;
       ASSERT_OK(hgr_executor_command_profile(h.executor, i, &c));
-      if (c.kind == HGR_COMMAND_KERNEL && c.end_ns <= c.start_ns + 1)
+      if (c.kind == HGR_COMMAND_KERNEL && !hgr_command_profile_has_duration(&c))
         for (size_t q = 0; q < queues; ++q)
           if (hgr_executor_queue_info(h.executor, q).device_index == hgr_executor_queue_info(h.executor, c.queue).device_index)
             stamped[q] = false;
@@ -274,6 +274,27 @@ static void every_launch_of_a_node_is_profiled(void** state) {
   hgr_graph_release(graph);
 }
 
+static void a_duration_needs_a_start_an_end_after_it_and_for_a_kernel_more_than_1_ns(void** state) {
+  (void)state;
+  const struct {
+    hgr_command_kind_t kind;
+    uint64_t start_ns, end_ns;
+    bool has_duration;
+  } cases[] = {
+      {HGR_COMMAND_KERNEL, 1000, 1002, true},  {HGR_COMMAND_KERNEL, 1000, 1001, false}, /* rusticl 22.3 */
+      {HGR_COMMAND_KERNEL, 0, 0, false},       {HGR_COMMAND_KERNEL, 0, 5000, false},
+      {HGR_COMMAND_KERNEL, 1000, 999, false},  {HGR_COMMAND_COPY, 1000, 1001, true},
+      {HGR_COMMAND_COPY, 1000, 1000, true},    {HGR_COMMAND_READ, 0, 0, false},
+      {HGR_COMMAND_WRITE, 1000, 999, false},   {HGR_COMMAND_MARKER, 7, 7, true},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    hgr_command_profile_t profile = {.kind = cases[i].kind, .start_ns = cases[i].start_ns, .end_ns = cases[i].end_ns};
+    if (hgr_command_profile_has_duration(&profile) != cases[i].has_duration)
+      fail_msg("case %zu: %s from %llu to %llu ns", i, hgr_command_kind_name(cases[i].kind),
+               (unsigned long long)cases[i].start_ns, (unsigned long long)cases[i].end_ns);
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_profile SPEC_KEY1 SPEC_KEY4\n");
@@ -292,6 +313,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(stepping_stops_when_asked_and_the_executor_stays_usable),
       cmocka_unit_test(profiles_add_up),
       cmocka_unit_test(every_launch_of_a_node_is_profiled),
+      cmocka_unit_test(a_duration_needs_a_start_an_end_after_it_and_for_a_kernel_more_than_1_ns),
   };
   int failed = cmocka_run_group_tests_name("profile", tests, NULL, NULL);
   hgr_instance_release(instance);

@@ -167,9 +167,8 @@ static char* format_measured(const hgr_executor_t* executor, size_t* out_length)
       hgr_command_profile_t command;
       if (hgr_executor_command_profile(executor, c, &command) || command.node_id >= node_count) continue;
       ran[command.node_id] = true;
-      /* rusticl 22.3 stamps kernels with zeros or end = start + 1 ns (as in
-       * hgr_profile_write_summary): no measurement. */
-      if (command.kind == HGR_COMMAND_KERNEL && (!command.start_ns || command.end_ns <= command.start_ns + 1))
+      /* a kernel without a duration (rusticl 22.3) leaves the node unmeasured */
+      if (command.kind == HGR_COMMAND_KERNEL && !hgr_command_profile_has_duration(&command))
         untimed[command.node_id] = true;
       else if (command.end_ns > command.start_ns)
         measured[command.node_id] += (double)(command.end_ns - command.start_ns) / 1e6;

@@ -13,9 +13,10 @@
  *
  * Thread safety: every function here that takes an executor is a call on it
  * (thread-compatible, see hgr/executor.h): one thread at a time per executor, and
- * not while another thread runs or waits on it. hgr_command_kind_name and
- * hgr_profile_summary_options_init are pure. The structs are plain values; their
- * string fields (role, path, method) are static strings, valid forever. */
+ * not while another thread runs or waits on it. hgr_command_kind_name,
+ * hgr_command_profile_has_duration and hgr_profile_summary_options_init are pure.
+ * The structs are plain values; their string fields (role, path, method) are static
+ * strings, valid forever. */
 #ifndef HGR_PROFILE_H_
 #define HGR_PROFILE_H_
 
@@ -141,6 +142,11 @@ typedef struct hgr_command_profile_t {
   uint64_t queued_ns, submit_ns, start_ns, end_ns;
   uint64_t host_enqueue_ns; /* CLOCK_MONOTONIC just after it was enqueued */
 } hgr_command_profile_t;
+
+/* Whether the driver gave the command a duration to use: a start stamp, an end not
+ * before it, and for a kernel more than 1 ns (rusticl 22.3 stamps kernels with
+ * zeros or with end = start + 1 ns). */
+HGR_API bool hgr_command_profile_has_duration(const hgr_command_profile_t* profile);
 
 /* Commands of the last run, in enqueue order. */
 HGR_API size_t hgr_executor_command_count(const hgr_executor_t* executor);

@@ -33,6 +33,11 @@ const char* hgr_command_kind_name(hgr_command_kind_t kind) {
   return "other";
 }
 
+bool hgr_command_profile_has_duration(const hgr_command_profile_t* profile) {
+  if (!profile->start_ns || profile->end_ns < profile->start_ns) return false;
+  return profile->kind != HGR_COMMAND_KERNEL || profile->end_ns > profile->start_ns + 1;
+}
+
 static hgr_command_kind_t kind_of(cl_command_type type) {
   switch (type) {
     case CL_COMMAND_NDRANGE_KERNEL:

@@ -118,9 +118,9 @@ static hgr_status_t collect(hgr_executor_t* executor, const FILE* out, profile_t
     device->timed = offset == HGR_OK;
     hgr_status_free(offset); /* no timestamps: its commands are placed at their enqueue time */
   }
-  /* A device counts as timed when every kernel it ran has a duration of more than
-   * 1 ns: rusticl 22.3 stamps kernels with zeros or with end = start + 1 ns, and its
-   * transfers with values that do not line up, so none of its timestamps are used. */
+  /* A device counts as timed when every kernel it ran has a duration: rusticl 22.3
+   * gives its kernels none (hgr_command_profile_has_duration) and its transfers
+   * values that do not line up, so none of its timestamps are used. */
   for (size_t i = 0; i < count && !status; ++i) {
     const hgr_command_profile_t* c = &p->commands[i].p;
     if ((status = hgr_executor_command_profile(executor, i, &p->commands[i].p))) break;
@@ -131,7 +131,7 @@ static hgr_status_t collect(hgr_executor_t* executor, const FILE* out, profile_t
       break;
     }
     device_clock_t* device = device_of(p, hgr_executor_queue_info(executor, c->queue).device_index);
-    if (device && c->kind == HGR_COMMAND_KERNEL && (!c->start_ns || c->end_ns <= c->start_ns + 1))
+    if (device && c->kind == HGR_COMMAND_KERNEL && !hgr_command_profile_has_duration(c))
       untimed[device - p->devices] = true;
   }
   for (size_t d = 0; d < p->device_count && !status; ++d) p->devices[d].timed &= !untimed[d];

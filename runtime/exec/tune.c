@@ -193,8 +193,7 @@ static hgr_status_t time_run(const tune_pass_t* pass, candidate_run_t* run, uint
   }
   HGR_RETURN_IF_ERROR(hgr_executor_run(run->executor));
   HGR_RETURN_IF_ERROR(hgr_executor_wait(run->executor));
-  /* Every kernel of the nodes measured needs a duration of more than 1 ns, as in
-   * profile_report.c: rusticl 22.3 stamps kernels with zeros or end = start + 1. */
+  /* Every kernel of the nodes measured needs a duration (rusticl 22.3 gives none). */
   size_t count = hgr_executor_command_count(run->executor);
   bool timed = true;
   for (size_t i = 0; i < count; ++i) {
@@ -202,7 +201,7 @@ static hgr_status_t time_run(const tune_pass_t* pass, candidate_run_t* run, uint
     HGR_RETURN_IF_ERROR(hgr_executor_command_profile(run->executor, i, &command));
     if (command.kind != HGR_COMMAND_KERNEL || command.node_id >= pass->node_count || !run->taken[command.node_id])
       continue;
-    if (!command.start_ns || command.end_ns <= command.start_ns + 1) timed = false;
+    if (!hgr_command_profile_has_duration(&command)) timed = false;
     else run->samples[(size_t)command.node_id * runs + r] += (double)(command.end_ns - command.start_ns) / 1e6;
   }
   if (timed) return HGR_OK;

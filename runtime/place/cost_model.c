@@ -485,9 +485,7 @@ static bool device_spans(hgr_executor_t* executor, uint32_t first, uint32_t coun
       return false;
     }
     device = here;
-    if (!profile.start_ns || profile.end_ns < profile.start_ns ||
-        (profile.kind == HGR_COMMAND_KERNEL && profile.end_ns <= profile.start_ns + 1))
-      return false;
+    if (!hgr_command_profile_has_duration(&profile)) return false;
     uint32_t r = profile.node_id - first;
     if (profile.start_ns < node_begin[r]) node_begin[r] = profile.start_ns;
     if (profile.end_ns > node_end[r]) node_end[r] = profile.end_ns;
