@@ -168,10 +168,10 @@ static char* format_measured(const hgr_executor_t* executor, size_t* out_length)
       if (hgr_executor_command_profile(executor, c, &command) || command.node_id >= node_count) continue;
       ran[command.node_id] = true;
       /* a kernel without a duration (rusticl 22.3) leaves the node unmeasured */
-      if (command.kind == HGR_COMMAND_KERNEL && !hgr_command_profile_has_duration(&command))
-        untimed[command.node_id] = true;
-      else if (command.end_ns > command.start_ns)
+      if (hgr_command_profile_has_duration(&command))
         measured[command.node_id] += (double)(command.end_ns - command.start_ns) / 1e6;
+      else if (command.kind == HGR_COMMAND_KERNEL)
+        untimed[command.node_id] = true;
     }
     for (size_t n = 0; n < node_count; ++n)
       if (ran[n]) fprintf(out, "%zu %.17g %d\n", n, measured[n], untimed[n] ? 1 : 0);
