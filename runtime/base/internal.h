@@ -21,6 +21,7 @@
 
 #include "hgr/device.h"
 #include "hgr/status.h"
+#include "shape.h"
 
 /* ---- status helpers ---------------------------------------------------------- */
 

@@ -148,14 +148,11 @@ static hgr_status_t add_input(hgr_builder_t* builder, const char* name, hgr_dtyp
     if (shape[d] < 0) return INVALID("%s: dimension %d is %lld; extents are 0 or more", label, d, (long long)shape[d]);
     entry.shape[d] = shape[d];
   }
-  uint64_t bytes = hgr_dtype_element_bytes(dtype);
-  for (int32_t d = 0; d < ndim; ++d)
-    if (!hgr__mul_u64(bytes, (uint64_t)shape[d], &bytes)) {
-      char text[HGR_MAX_DIMS * 22 + 4], dtype_name[32];
-      return INVALID("%s: shape %s of %s is more bytes than 64 bits count", label,
-                     hgr__entry_shape(&entry, text, sizeof(text)),
-                     hgr_dtype_format(dtype, dtype_name, sizeof(dtype_name)));
-    }
+  if (!hgr__shape_size(shape, ndim, hgr_dtype_element_bytes(dtype), NULL, NULL)) {
+    char text[HGR_MAX_DIMS * 22 + 4], dtype_name[32];
+    return INVALID("%s: shape %s of %s is more elements or bytes than 2^63 - 1", label,
+                   hgr__entry_shape(&entry, text, sizeof(text)), hgr_dtype_format(dtype, dtype_name, sizeof(dtype_name)));
+  }
   uint32_t appended = NO_NODE;
   hgr_status_t status = hgr__graph_edit_append(builder->graph, name, NULL, NULL, 0, NULL, 0, &entry, 1, &appended);
   if (status) return hgr_status_annotate(status, "%s", kind);

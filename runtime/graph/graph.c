@@ -122,14 +122,10 @@ const char* hgr__entry_shape(const hgr__entry_t* entry, char* buffer, size_t cap
 static hgr_status_t compute_sizes(hgr_graph_t* graph) {
   for (uint32_t entry_id = 0; entry_id < graph->entry_count; ++entry_id) {
     hgr__entry_t* entry = &graph->entries[entry_id];
-    uint64_t count = 1, bytes = 0;
-    bool ok = true;
-    for (int32_t d = 0; d < entry->ndim && ok; ++d)
-      ok = hgr__mul_u64(count, (uint64_t)entry->shape[d], &count);
-    ok = ok && hgr__mul_u64(count, hgr_dtype_element_bytes(entry->dtype), &bytes);
-    if (!ok) {
+    uint64_t count = 0, bytes = 0;
+    if (!hgr__shape_size(entry->shape, entry->ndim, hgr_dtype_element_bytes(entry->dtype), &count, &bytes)) {
       char label[HGR__LABEL_CAPACITY], shape[HGR_MAX_DIMS * 22 + 4], dtype[24];
-      return INVALID("%s: shape %s of %s does not fit 64-bit byte counts",
+      return INVALID("%s: shape %s of %s is more elements or bytes than 2^63 - 1",
                      hgr__graph_entry_label(graph, entry_id, label, sizeof(label)),
                      hgr__entry_shape(entry, shape, sizeof(shape)),
                      hgr_dtype_format(entry->dtype, dtype, sizeof(dtype)));

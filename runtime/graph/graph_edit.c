@@ -128,11 +128,9 @@ static hgr_status_t check_append(const hgr_graph_t* graph, const char* name, con
 
 /* element_count and bytes of an entry whose dtype and shape are set. */
 static hgr_status_t size_entry(const char* label, uint32_t k, hgr__entry_t* entry) {
-  uint64_t count = 1, bytes = 0;
-  bool ok = true;
-  for (int32_t d = 0; d < entry->ndim && ok; ++d) ok = hgr__mul_u64(count, (uint64_t)entry->shape[d], &count);
-  ok = ok && hgr__mul_u64(count, hgr_dtype_element_bytes(entry->dtype), &bytes);
-  if (!ok) return INVALID("%s: output %u does not fit 64-bit byte counts", label, k);
+  uint64_t count = 0, bytes = 0;
+  if (!hgr__shape_size(entry->shape, entry->ndim, hgr_dtype_element_bytes(entry->dtype), &count, &bytes))
+    return INVALID("%s: output %u is more elements or bytes than 2^63 - 1", label, k);
   entry->element_count = count;
   entry->bytes = bytes;
   return HGR_OK;

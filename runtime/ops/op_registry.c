@@ -126,21 +126,16 @@ static hgr_status_t infer_outputs(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
     if (out->ndim < 0 || out->ndim > HGR_MAX_DIMS)
       return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: op '%s' inferred %d dimensions for output %u", ctx->label,
                         ctx->op->name, out->ndim, k);
-    uint64_t elements = 1;
-    bool fits = true;
-    for (int32_t d = 0; d < out->ndim; ++d) {
+    for (int32_t d = 0; d < out->ndim; ++d)
       if (out->shape[d] < 0)
         return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: op '%s' inferred extent %lld in dimension %d of output %u",
                           ctx->label, ctx->op->name, (long long)out->shape[d], d, k);
-      fits = fits && hgr__mul_u64(elements, (uint64_t)out->shape[d], &elements);
-    }
-    fits = fits && hgr__mul_u64(elements, hgr_dtype_element_bytes(out->dtype), &out->bytes);
-    if (!fits) {
+    if (!hgr__shape_size(out->shape, out->ndim, hgr_dtype_element_bytes(out->dtype), &out->element_count,
+                         &out->bytes)) {
       char shape[160];
-      return HGR__OP_ERROR(ctx, "output %u would be shaped %s, more bytes than 64 bits count", k,
+      return HGR__OP_ERROR(ctx, "output %u would be shaped %s, more elements or bytes than 2^63 - 1", k,
                            hgr__entry_shape(out, shape, sizeof(shape)));
     }
-    out->element_count = elements;
   }
   return HGR_OK;
 }
