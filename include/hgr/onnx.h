@@ -71,10 +71,31 @@ HGR_API hgr_status_t hgr_onnx_options_set_input_value(hgr_onnx_options_t* option
 /* The most bytes one tensor the loader holds on the host may have (a decoded
  * initializer, an external tensor, a folded constant such as ConstantOfShape's
  * output): a larger one is RESOURCE_EXHAUSTED naming it, before it is allocated.
- * Default HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES (4 GiB); 0 restores the default. Bounds
- * the memory a hostile model can make the loader use. */
+ * Default HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES (4 GiB); 0 restores the default. The
+ * total is bounded by the loader budget below. */
 #define HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES (4ull << 30)
 HGR_API void hgr_onnx_options_set_max_tensor_bytes(hgr_onnx_options_t* options, uint64_t bytes);
+/* The loader budget: the most bytes the loader holds on the host at once, all
+ * together: decoded initializers, external data, folded constants (ConstantOfShape's
+ * output, a Gather on a constant ...) and the copies of constants the graph's
+ * params keep. A load that would hold more is RESOURCE_EXHAUSTED naming the tensor
+ * that crossed it, before that tensor is allocated, so a small file cannot make
+ * the loader allocate without bound. Default (0): HGR_ONNX_LOADER_BYTES_PER_MODEL_BYTE
+ * times the model's bytes (its protobuf, and its external data as they are read)
+ * plus HGR_ONNX_LOADER_SLACK_BYTES (models whose weights are made by
+ * ConstantOfShape at load, as the ONNX model-zoo test models, need that much), at
+ * most HGR_ONNX_DEFAULT_MAX_LOADER_BYTES. hgr_onnx_report_t's loader_peak_bytes
+ * says what a load held; `hgr ... --loader-budget SIZE` sets it. */
+#define HGR_ONNX_LOADER_BYTES_PER_MODEL_BYTE 4ull
+#define HGR_ONNX_LOADER_SLACK_BYTES (2ull << 30)
+#define HGR_ONNX_DEFAULT_MAX_LOADER_BYTES (8ull << 30)
+HGR_API void hgr_onnx_options_set_max_loader_bytes(hgr_onnx_options_t* options, uint64_t bytes);
+/* How deep a model may nest protobuf messages (the ModelProto itself is depth 1),
+ * and graphs (the main graph is depth 1; each If, Loop or Scan body one more).
+ * Checked on the bytes before they are parsed, since the parser recurses per
+ * level: deeper models are INVALID_ARGUMENT naming the limit. */
+#define HGR_ONNX_MAX_MESSAGE_DEPTH 64
+#define HGR_ONNX_MAX_GRAPH_DEPTH 16
 /* Places the loaded graph with hgr_place(instance, graph, place) before returning
  * it. Both are borrowed until the load returns; NULL place: no placement. */
 HGR_API void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instance_t* instance,
@@ -97,6 +118,7 @@ typedef struct hgr_onnx_report_t {
   uint32_t graph_nodes;      /* op nodes of the loaded graph (after fusion, before placement) */
   uint32_t elementwise_fused; /* elementwise graph nodes merged into fused_elementwise nodes */
   uint32_t elementwise_groups; /* the fused_elementwise nodes they became */
+  uint64_t loader_peak_bytes; /* the most host bytes the load held at once (its budget's measure) */
 } hgr_onnx_report_t;
 
 /* Loads the model at path; external data is read relative to path's folder.

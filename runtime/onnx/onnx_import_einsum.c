@@ -275,6 +275,6 @@ static hgr_status_t import_einsum(hgr__onnx_node_t* node) {
 }
 
 const hgr__onnx_op_t hgr__onnx_ops_einsum[] = {
-    {"Einsum", import_einsum, NULL},
+    {"Einsum", import_einsum, NULL, HGR__ONNX_EVERY_INPUT},
     {.name = NULL},
 };

@@ -550,7 +550,7 @@ static hgr_status_t import_dropout(hgr__onnx_node_t* node) {
   return hgr__onnx_set_alias(node, 0, x);
 }
 
-#define EW(name) {name, import_elementwise, fold_elementwise}
+#define EW(name) {name, import_elementwise, fold_elementwise, HGR__ONNX_EVERY_INPUT}
 const hgr__onnx_op_t hgr__onnx_ops_elementwise[] = {
     EW("Relu"), EW("Neg"), EW("Abs"), EW("Exp"), EW("Log"), EW("Sqrt"), EW("Tanh"), EW("Sigmoid"), EW("Erf"),
     EW("Floor"), EW("Ceil"), EW("Round"), EW("Sign"), EW("Reciprocal"), EW("Sin"), EW("Cos"), EW("Softplus"),
@@ -558,16 +558,16 @@ const hgr__onnx_op_t hgr__onnx_ops_elementwise[] = {
     EW("Add"), EW("Sub"), EW("Mul"), EW("Div"), EW("Pow"), EW("PRelu"), EW("Equal"), EW("Less"), EW("LessOrEqual"),
     EW("Greater"), EW("GreaterOrEqual"), EW("And"), EW("Or"), EW("Xor"), EW("Tan"), EW("Asin"), EW("Acos"),
     EW("Atan"), EW("Sinh"), EW("Cosh"), EW("Asinh"), EW("Acosh"), EW("Atanh"), EW("IsNaN"),
-    {"Mod", import_mod, NULL},
-    {"IsInf", import_isinf, NULL},
-    {"Sum", import_variadic, fold_variadic},
-    {"Mean", import_variadic, fold_variadic},
-    {"Max", import_variadic, fold_variadic},
-    {"Min", import_variadic, fold_variadic},
-    {"Where", import_where, fold_where},
-    {"Clip", import_clip, fold_clip},
-    {"Cast", import_cast, fold_cast},
-    {"Identity", import_identity, NULL},
-    {"Dropout", import_dropout, NULL},
+    {"Mod", import_mod, NULL, 2},
+    {"IsInf", import_isinf, NULL, 1},
+    {"Sum", import_variadic, fold_variadic, HGR__ONNX_EVERY_INPUT},
+    {"Mean", import_variadic, fold_variadic, HGR__ONNX_EVERY_INPUT},
+    {"Max", import_variadic, fold_variadic, HGR__ONNX_EVERY_INPUT},
+    {"Min", import_variadic, fold_variadic, HGR__ONNX_EVERY_INPUT},
+    {"Where", import_where, fold_where, 3},
+    {"Clip", import_clip, fold_clip, 1},
+    {"Cast", import_cast, fold_cast, 1},
+    {"Identity", import_identity, NULL, 1},
+    {"Dropout", import_dropout, NULL, 1},
     {.name = NULL},
 };

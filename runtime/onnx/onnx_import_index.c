@@ -174,9 +174,9 @@ static hgr_status_t import_cumsum(hgr__onnx_node_t* node) {
 }
 
 const hgr__onnx_op_t hgr__onnx_ops_index[] = {
-    {"ArgMax", import_arg, fold_arg},
-    {"ArgMin", import_arg, fold_arg},
-    {"TopK", import_topk, NULL},
-    {"CumSum", import_cumsum, NULL},
+    {"ArgMax", import_arg, fold_arg, 1},
+    {"ArgMin", import_arg, fold_arg, 1},
+    {"TopK", import_topk, NULL, 2},
+    {"CumSum", import_cumsum, NULL, 2},
     {.name = NULL},
 };

@@ -894,7 +894,11 @@ static hgr_status_t read_resize(const hgr__onnx_node_t* node, const hgr__onnx_va
         one = larger ? fmax(one, scale[axes[i]]) : fmin(one, scale[axes[i]]);
       for (uint32_t i = 0; i < n_axes; ++i) {
         scale[axes[i]] = one;
-        size[axes[i]] = (int64_t)(one * (double)x->shape[axes[i]] + 0.5);
+        double extent = one * (double)x->shape[axes[i]] + 0.5; /* checked before it becomes an integer */
+        if (!(extent < (double)INT32_MAX + 1))
+          return HGR__ONNX_INVALID(node, "keep_aspect_ratio_policy '%s' makes axis %d %g long", policy,
+                                   (int)axes[i], extent);
+        size[axes[i]] = (int64_t)extent;
       }
     }
   }
@@ -981,15 +985,15 @@ static hgr_status_t import_upsample(hgr__onnx_node_t* node) {
 }
 
 const hgr__onnx_op_t hgr__onnx_ops_layout[] = {
-    {"Split", import_split, fold_split},
-    {"Slice", import_slice, fold_slice},
-    {"Pad", import_pad, fold_pad},
-    {"Expand", import_expand, fold_expand},
-    {"Tile", import_tile, fold_tile},
-    {"DepthToSpace", import_depth_to_space, NULL},
-    {"SpaceToDepth", import_space_to_depth, NULL},
-    {"GatherElements", import_gather_elements, NULL},
-    {"Resize", import_resize, NULL},
-    {"Upsample", import_upsample, NULL},
+    {"Split", import_split, fold_split, 1},
+    {"Slice", import_slice, fold_slice, 1},
+    {"Pad", import_pad, fold_pad, 1},
+    {"Expand", import_expand, fold_expand, 2},
+    {"Tile", import_tile, fold_tile, 2},
+    {"DepthToSpace", import_depth_to_space, NULL, 1},
+    {"SpaceToDepth", import_space_to_depth, NULL, 1},
+    {"GatherElements", import_gather_elements, NULL, 2},
+    {"Resize", import_resize, NULL, 1},
+    {"Upsample", import_upsample, NULL, 1},
     {.name = NULL},
 };

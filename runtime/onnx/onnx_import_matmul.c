@@ -49,9 +49,9 @@ static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
     if (!status && c_is_bias) {
       hgr__onnx_tensor_t* flat = NULL;
       status = hgr__onnx_tensor_cast(c->constant, HGR__ONNX_FLOAT, node->label, &flat);
+      int64_t flat_shape[1] = {n};
+      if (!status) status = hgr__onnx_tensor_reshape(flat, flat_shape, 1, node->label);
       if (!status) {
-        flat->ndim = 1;
-        flat->shape[0] = n;
         status = hgr__onnx_add_float_constant(node, NULL, flat, &inputs[2]);
         count = 3;
       }
@@ -182,7 +182,7 @@ static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
 }
 
 const hgr__onnx_op_t hgr__onnx_ops_matmul[] = {
-    {"Gemm", import_gemm, NULL},
-    {"MatMul", import_matmul, NULL},
+    {"Gemm", import_gemm, NULL, 2},
+    {"MatMul", import_matmul, NULL, 2},
     {.name = NULL},
 };

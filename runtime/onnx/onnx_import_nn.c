@@ -369,9 +369,8 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
       hgr__onnx_tensor_t* t = e.weight;
       if (!t) status = hgr__onnx_tensor_cast(wv->constant, HGR__ONNX_FLOAT, node->label, &t);
       if (!status && is_1d) {
-        t->shape[3] = t->shape[2];
-        t->shape[2] = 1;
-        t->ndim = 4;
+        int64_t height_1[4] = {t->shape[0], t->shape[1], 1, t->shape[2]};
+        status = hgr__onnx_tensor_reshape(t, height_1, 4, node->label);
       }
       if (!status) status = hgr__onnx_add_float_constant(node, wv->name, t, &inputs[1]);
       if (t != e.weight) hgr__onnx_tensor_free(t);
@@ -865,17 +864,17 @@ static hgr_status_t import_layer_norm(hgr__onnx_node_t* node) {
 }
 
 const hgr__onnx_op_t hgr__onnx_ops_nn[] = {
-    {"Conv", import_conv, NULL},
-    {"ConvTranspose", import_conv_transpose, NULL},
-    {"MaxPool", import_pool, NULL},
-    {"AveragePool", import_pool, NULL},
-    {"GlobalAveragePool", import_global_pool, NULL},
-    {"GlobalMaxPool", import_global_pool, NULL},
-    {"BatchNormalization", import_batch_norm, NULL},
-    {"LRN", import_lrn, NULL},
-    {"InstanceNormalization", import_instance_norm, NULL},
-    {"LayerNormalization", import_layer_norm, NULL},
-    {"Softmax", import_softmax, NULL},
-    {"LogSoftmax", import_softmax, NULL},
+    {"Conv", import_conv, NULL, 2},
+    {"ConvTranspose", import_conv_transpose, NULL, 2},
+    {"MaxPool", import_pool, NULL, 1},
+    {"AveragePool", import_pool, NULL, 1},
+    {"GlobalAveragePool", import_global_pool, NULL, 1},
+    {"GlobalMaxPool", import_global_pool, NULL, 1},
+    {"BatchNormalization", import_batch_norm, NULL, 5},
+    {"LRN", import_lrn, NULL, 1},
+    {"InstanceNormalization", import_instance_norm, NULL, 3},
+    {"LayerNormalization", import_layer_norm, NULL, 2},
+    {"Softmax", import_softmax, NULL, 1},
+    {"LogSoftmax", import_softmax, NULL, 1},
     {.name = NULL},
 };

@@ -88,7 +88,7 @@ static hgr_status_t import_reduce(hgr__onnx_node_t* node) {
   return hgr__onnx_set_runtime(node, 0, value, x->onnx_type);
 }
 
-#define REDUCE(name) {name, import_reduce, NULL}
+#define REDUCE(name) {name, import_reduce, NULL, 1}
 const hgr__onnx_op_t hgr__onnx_ops_reduce[] = {
     REDUCE("ReduceSum"), REDUCE("ReduceMean"), REDUCE("ReduceMax"), REDUCE("ReduceMin"), REDUCE("ReduceProd"),
     REDUCE("ReduceL1"), REDUCE("ReduceL2"), REDUCE("ReduceSumSquare"), REDUCE("ReduceLogSum"),

@@ -13,17 +13,22 @@
 
 /* Output 0 is input 0's data with shape (ndim values). */
 static hgr_status_t reshaped(hgr__onnx_node_t* node, hgr__onnx_value_t* x, const int64_t* shape, int32_t ndim) {
-  uint64_t count = 1, in_count = 1;
-  for (int32_t d = 0; d < ndim; ++d) count *= (uint64_t)shape[d];
-  for (int32_t d = 0; d < x->ndim; ++d) in_count *= (uint64_t)x->shape[d];
+  uint64_t count = 0, in_count = 0;
+  if (!hgr__shape_size(shape, ndim, 0, &count, NULL))
+    return HGR__ONNX_INVALID(node, "the output shape's element count exceeds 2^63 - 1");
+  if (!hgr__shape_size(x->shape, x->ndim, 0, &in_count, NULL))
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: input '%s' has an uncountable shape", node->label, x->name);
   if (count != in_count)
     return HGR__ONNX_INVALID(node, "cannot reshape %llu elements into %llu", (unsigned long long)in_count,
                              (unsigned long long)count);
   if (x->constant) {
     hgr__onnx_tensor_t* t = NULL;
     HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(x->constant, &t));
-    t->ndim = ndim;
-    memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    hgr_status_t status = hgr__onnx_tensor_reshape(t, shape, ndim, node->label);
+    if (status) {
+      hgr__onnx_tensor_free(t);
+      return status;
+    }
     ++node->loader->report.folded;
     return hgr__onnx_set_constant(node, 0, t);
   }
@@ -48,7 +53,7 @@ static hgr_status_t import_reshape(hgr__onnx_node_t* node) {
   for (uint32_t i = 0; i < count; ++i) want[i] = hgr__onnx_tensor_i64(s, i);
   int64_t allowzero;
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "allowzero", 0, &allowzero));
-  int64_t known = 1;
+  uint64_t known = 1;
   int32_t infer = -1;
   for (uint32_t i = 0; i < count; ++i) {
     if (want[i] == 0 && !allowzero) {
@@ -60,17 +65,19 @@ static hgr_status_t import_reshape(hgr__onnx_node_t* node) {
       infer = (int32_t)i;
     } else if (want[i] < 0) {
       return HGR__ONNX_INVALID(node, "shape[%u] = %lld", i, (long long)want[i]);
-    } else {
-      known *= want[i];
+    } else if (!hgr__mul_u64(known, (uint64_t)want[i], &known) || known > HGR__SHAPE_MAX) {
+      return HGR__ONNX_INVALID(node, "the shape's element count exceeds 2^63 - 1 at shape[%u] = %lld", i,
+                               (long long)want[i]);
     }
   }
   if (infer >= 0) {
-    int64_t total = 1;
-    for (int32_t d = 0; d < x->ndim; ++d) total *= x->shape[d];
+    uint64_t total = 0;
+    if (!hgr__shape_size(x->shape, x->ndim, 0, &total, NULL))
+      return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: input '%s' has an uncountable shape", node->label, x->name);
     if (!known || total % known)
-      return HGR__ONNX_INVALID(node, "cannot infer the -1 of the shape: %lld elements over %lld", (long long)total,
-                               (long long)known);
-    want[infer] = total / known;
+      return HGR__ONNX_INVALID(node, "cannot infer the -1 of the shape: %llu elements over %llu",
+                               (unsigned long long)total, (unsigned long long)known);
+    want[infer] = (int64_t)(total / known);
   }
   return reshaped(node, x, want, (int32_t)count);
 }
@@ -240,8 +247,11 @@ static hgr_status_t fold_concat(hgr__onnx_node_t* node) {
   const hgr__onnx_tensor_t* first = node->inputs[0]->constant;
   int64_t shape[HGR_MAX_DIMS];
   memcpy(shape, first->shape, sizeof(shape));
-  shape[axis] = 0;
-  for (uint32_t i = 0; i < node->input_count; ++i) shape[axis] += node->inputs[i]->constant->shape[axis];
+  uint64_t joined = 0;
+  for (uint32_t i = 0; i < node->input_count; ++i)
+    if (!hgr__add_u64(joined, (uint64_t)node->inputs[i]->constant->shape[axis], &joined) || joined > HGR__SHAPE_MAX)
+      return HGR__ONNX_INVALID(node, "the inputs join to more than 2^63 - 1 along axis %d", (int)axis);
+  shape[axis] = (int64_t)joined;
   hgr__onnx_tensor_t* out = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(first->onnx_type, shape, first->ndim, node->label, &out));
   size_t element = hgr__onnx_type_bytes(first->onnx_type);
@@ -429,6 +439,9 @@ static hgr_status_t import_constant_of_shape(hgr__onnx_node_t* node) {
   return hgr__onnx_set_constant(node, 0, out);
 }
 
+/* The most elements a Range folds to (its values are made at load). */
+#define RANGE_MAX_ELEMENTS 1e9
+
 static hgr_status_t import_range(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
   hgr__onnx_tensor_t* t[3];
@@ -443,36 +456,50 @@ static hgr_status_t import_range(hgr__onnx_node_t* node) {
            delta = hgr__onnx_tensor_f64(t[2], 0);
     if (delta == 0) return HGR__ONNX_INVALID(node, "delta is 0");
     double n = ceil((limit - start) / delta);
+    /* checked as a double, NaN and infinities included, before it becomes an integer */
+    if (!(n <= RANGE_MAX_ELEMENTS))
+      return HGR__ONNX_UNSUPPORTED(node, "a range of %g elements (start %g, limit %g, delta %g); hgr folds at most %.0f",
+                                   n, start, limit, delta, RANGE_MAX_ELEMENTS);
     int64_t count = n > 0 ? (int64_t)n : 0;
-    if (n > 1e9) return HGR__ONNX_UNSUPPORTED(node, "a range of %g elements", n);
     HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, &count, 1, node->label, &out));
     for (int64_t i = 0; i < count; ++i) hgr__onnx_tensor_set_f64(out, (uint64_t)i, start + (double)i * delta);
   } else {
     int64_t start = hgr__onnx_tensor_i64(t[0], 0), limit = hgr__onnx_tensor_i64(t[1], 0),
             delta = hgr__onnx_tensor_i64(t[2], 0);
     if (delta == 0) return HGR__ONNX_INVALID(node, "delta is 0");
-    double n = ceil(((double)limit - (double)start) / (double)delta);
-    if (n > 1e9) return HGR__ONNX_UNSUPPORTED(node, "a range of %g elements", n);
-    int64_t count = n > 0 ? (int64_t)n : 0;
+    /* Exact, in unsigned arithmetic: the distance to cover and the step, both as
+     * magnitudes, so no value of start, limit and delta overflows. */
+    bool up = delta > 0;
+    uint64_t distance = up ? (limit > start ? (uint64_t)limit - (uint64_t)start : 0)
+                           : (start > limit ? (uint64_t)start - (uint64_t)limit : 0);
+    uint64_t step = up ? (uint64_t)delta : 0 - (uint64_t)delta;
+    uint64_t n = distance / step + (distance % step != 0);
+    if (n > (uint64_t)RANGE_MAX_ELEMENTS)
+      return HGR__ONNX_UNSUPPORTED(node, "a range of %llu elements (start %lld, limit %lld, delta %lld); hgr folds at "
+                                   "most %.0f", (unsigned long long)n, (long long)start, (long long)limit,
+                                   (long long)delta, RANGE_MAX_ELEMENTS);
+    int64_t count = (int64_t)n;
     HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, &count, 1, node->label, &out));
-    for (int64_t i = 0; i < count; ++i) hgr__onnx_tensor_set_i64(out, (uint64_t)i, start + i * delta);
+    /* start + i * delta lies between start and limit; computed modulo 2^64 */
+    for (int64_t i = 0; i < count; ++i)
+      hgr__onnx_tensor_set_i64(out, (uint64_t)i, (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)delta));
   }
   ++node->loader->report.folded;
   return hgr__onnx_set_constant(node, 0, out);
 }
 
 const hgr__onnx_op_t hgr__onnx_ops_shape[] = {
-    {"Reshape", import_reshape, NULL},
-    {"Flatten", import_flatten, NULL},
-    {"Squeeze", import_squeeze, NULL},
-    {"Unsqueeze", import_unsqueeze, NULL},
-    {"Transpose", import_transpose, fold_transpose},
-    {"Concat", import_concat, fold_concat},
-    {"Gather", import_gather, fold_gather},
-    {"Shape", import_shape, NULL},
-    {"Size", import_size, NULL},
-    {"Constant", import_constant, NULL},
-    {"ConstantOfShape", import_constant_of_shape, NULL},
-    {"Range", import_range, NULL},
+    {"Reshape", import_reshape, NULL, 1},
+    {"Flatten", import_flatten, NULL, 1},
+    {"Squeeze", import_squeeze, NULL, 1},
+    {"Unsqueeze", import_unsqueeze, NULL, 1},
+    {"Transpose", import_transpose, fold_transpose, 1},
+    {"Concat", import_concat, fold_concat, HGR__ONNX_EVERY_INPUT},
+    {"Gather", import_gather, fold_gather, 2},
+    {"Shape", import_shape, NULL, 1},
+    {"Size", import_size, NULL, 1},
+    {"Constant", import_constant, NULL, 0},
+    {"ConstantOfShape", import_constant_of_shape, NULL, 1},
+    {"Range", import_range, NULL, 3},
     {.name = NULL},
 };

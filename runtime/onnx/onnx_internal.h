@@ -53,12 +53,14 @@ enum {
 
 /* A tensor known at load: count elements of onnx_type in host byte order. Element
  * types held: every numeric ONNX type (float16 and bfloat16 as their 16 bits). */
+typedef struct hgr__onnx_limits_t hgr__onnx_limits_t;
 typedef struct hgr__onnx_tensor_t {
   int32_t onnx_type;
   int32_t ndim;
   int64_t shape[HGR_MAX_DIMS];
   uint64_t count;
   void* data; /* malloc'd, count * hgr__onnx_type_bytes(onnx_type) bytes (never NULL) */
+  hgr__onnx_limits_t* charged; /* the load whose budget holds these bytes until freed, or NULL */
 } hgr__onnx_tensor_t;
 
 /* "float", "int64", ...; "type 99" for an unknown code (static buffer not used:
@@ -73,16 +75,43 @@ hgr_status_t hgr__onnx_type_dtype(int32_t onnx_type, hgr_dtype_t* out_dtype);
 /* The ONNX type of an hgr dtype, or HGR__ONNX_UNDEFINED. */
 int32_t hgr__onnx_dtype_type(hgr_dtype_t dtype);
 
-/* The calling thread's limit on one host tensor's bytes (the loader sets it from
- * its options for the duration of a load; HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES when
- * unset). hgr__onnx_tensor_new refuses larger tensors with RESOURCE_EXHAUSTED. */
-void hgr__onnx_tensor_set_limit(uint64_t bytes);
+/* What one load lets the loader hold on the host (hgr_onnx_options_set_max_tensor_bytes
+ * and _set_max_loader_bytes): each host tensor's bytes, and all of them together
+ * with the builder constants made from them. The loader enters its limits on the
+ * calling thread for the duration of a load; every host tensor made meanwhile is
+ * charged to them (hgr__onnx_tensor_new) and credited back when freed. */
+struct hgr__onnx_limits_t {
+  uint64_t max_tensor_bytes; /* 0: HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES */
+  uint64_t max_loader_bytes; /* 0: from model_bytes (hgr/onnx.h) */
+  uint64_t model_bytes;      /* the model's bytes, external data read so far included */
+  uint64_t held;             /* live host tensors and builder constants made, in bytes */
+  uint64_t peak;             /* the most held at once */
+};
+/* Makes limits the calling thread's (NULL: none, as outside a load: tensors are then
+ * bounded by HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES alone and charged to nothing). */
+void hgr__onnx_limits_enter(hgr__onnx_limits_t* limits);
+/* The loader budget in force for limits (its max_loader_bytes, or the default). */
+uint64_t hgr__onnx_limits_budget(const hgr__onnx_limits_t* limits);
+/* Charges bytes (never credited before the load ends: builder constants) to the
+ * thread's limits: RESOURCE_EXHAUSTED naming where, the bytes held and the budget
+ * when they would exceed it. OK when no limits are entered. */
+hgr_status_t hgr__onnx_limits_charge(uint64_t bytes, const char* where);
+/* Counts bytes of external data as the model's own (they raise the default budget). */
+void hgr__onnx_limits_add_model_bytes(uint64_t bytes);
 
 /* A zeroed tensor. INVALID_ARGUMENT (naming where) for a negative extent, too many
  * dims or a byte size beyond 64 bits / size_t; RESOURCE_EXHAUSTED. */
 hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32_t ndim, const char* where,
                                   hgr__onnx_tensor_t** out_tensor);
 void hgr__onnx_tensor_free(hgr__onnx_tensor_t* tensor);
+/* Gives tensor shape (ndim values), which must hold its element count: INVALID_ARGUMENT
+ * naming where otherwise (a count that differs, or a shape hgr__shape_size refuses). */
+hgr_status_t hgr__onnx_tensor_reshape(hgr__onnx_tensor_t* tensor, const int64_t* shape, int32_t ndim,
+                                      const char* where);
+/* Whether tensor's shape is countable (hgr__shape_size) and its element count is
+ * the tensor's count: what every constant entering the loader's value table must
+ * be, so that no folder reads past a constant's bytes. */
+bool hgr__onnx_tensor_is_whole(const hgr__onnx_tensor_t* tensor);
 hgr_status_t hgr__onnx_tensor_copy(const hgr__onnx_tensor_t* tensor, hgr__onnx_tensor_t** out_copy);
 
 /* Where a tensor's external data may come from: the model's folder (NULL: external
@@ -106,6 +135,15 @@ void hgr__onnx_tensor_set_i64(hgr__onnx_tensor_t* tensor, uint64_t i, int64_t va
 /* A copy converted to onnx_type element by element (ONNX Cast). */
 hgr_status_t hgr__onnx_tensor_cast(const hgr__onnx_tensor_t* tensor, int32_t onnx_type, const char* where,
                                    hgr__onnx_tensor_t** out_tensor);
+
+/* ---- before parsing (onnx_wire.c) ------------------------------------------------------ */
+
+/* Checks how deep the protobuf message of type descriptor in bytes nests, before
+ * protobuf-c unpacks it recursively: INVALID_ARGUMENT naming the limit when
+ * messages nest more than HGR_ONNX_MAX_MESSAGE_DEPTH deep or GraphProtos more
+ * than HGR_ONNX_MAX_GRAPH_DEPTH; OK otherwise, also for bytes that do not parse
+ * (protobuf-c then says so). */
+hgr_status_t hgr__onnx_wire_check(const void* bytes, size_t size, const ProtobufCMessageDescriptor* descriptor);
 
 /* ---- the loader ---------------------------------------------------------------------- */
 
@@ -154,11 +192,20 @@ typedef struct hgr__onnx_node_t {
 
 /* An ONNX op: import adds builder ops for the node (its inputs runtime or
  * constant); fold (may be NULL) computes its outputs on the host when every
- * input is a constant, or returns UNIMPLEMENTED to leave the node to import. */
+ * input is a constant, or returns UNIMPLEMENTED to leave the node to import.
+ * required_inputs: inputs 0 .. required_inputs - 1 must be present (named, not
+ * ""), which the loader checks before import or fold (INVALID_ARGUMENT naming the
+ * node and the input); the later ones are optional, and import and fold reach
+ * them through hgr__onnx_input / hgr__onnx_required, which see an omitted input
+ * as NULL. HGR__ONNX_EVERY_INPUT: at least one input, and every input the node
+ * lists (variadic ops: Sum, Concat ...; elementwise ops, which have no optional
+ * inputs). */
+#define HGR__ONNX_EVERY_INPUT UINT32_MAX
 typedef struct hgr__onnx_op_t {
   const char* name;
   hgr_status_t (*import)(hgr__onnx_node_t* node);
   hgr_status_t (*fold)(hgr__onnx_node_t* node);
+  uint32_t required_inputs;
 } hgr__onnx_op_t;
 
 /* The op families (onnx_import_<family>.c), each ending with a NULL name; add a

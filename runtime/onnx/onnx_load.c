@@ -30,6 +30,7 @@ struct hgr_onnx_options_s {
   hgr_instance_t* instance;
   const hgr_place_options_t* place;
   uint64_t max_tensor_bytes; /* 0: the default */
+  uint64_t max_loader_bytes; /* 0: the default, from the model's size */
   bool no_fusion;            /* hgr_onnx_options_set_fuse_elementwise(0) */
 };
 
@@ -114,6 +115,10 @@ hgr_status_t hgr_onnx_options_set_input_value(hgr_onnx_options_t* options, const
 
 void hgr_onnx_options_set_max_tensor_bytes(hgr_onnx_options_t* options, uint64_t bytes) {
   if (options) options->max_tensor_bytes = bytes;
+}
+
+void hgr_onnx_options_set_max_loader_bytes(hgr_onnx_options_t* options, uint64_t bytes) {
+  if (options) options->max_loader_bytes = bytes;
 }
 
 void hgr_onnx_options_set_fuse_elementwise(hgr_onnx_options_t* options, int enabled) {
@@ -415,6 +420,18 @@ static hgr_status_t unknown_op(const hgr__onnx_node_t* node) {
   return status;
 }
 
+/* The op's required inputs (hgr__onnx_op_t): present, or an error naming which. */
+static hgr_status_t check_required_inputs(const hgr__onnx_node_t* node, const hgr__onnx_op_t* op) {
+  bool every = op->required_inputs == HGR__ONNX_EVERY_INPUT;
+  if (every && !node->input_count) return HGR__ONNX_INVALID(node, "takes at least one input; the node lists none");
+  uint32_t required = every ? node->input_count : op->required_inputs;
+  for (uint32_t i = 0; i < required; ++i)
+    if (!hgr__onnx_input(node, i))
+      return HGR__ONNX_INVALID(node, "input %u is required, but the node %s", i,
+                               i < node->input_count ? "omits it (an empty name)" : "lists fewer inputs");
+  return HGR_OK;
+}
+
 static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
   hgr__onnx_node_t node;
   hgr_status_t status = node_context(loader, index, &node);
@@ -424,6 +441,7 @@ static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
                                    proto->domain);
   const hgr__onnx_op_t* op = NULL;
   if (!status && !(op = hgr__onnx_op_find(proto->op_type ? proto->op_type : ""))) status = unknown_op(&node);
+  if (!status) status = check_required_inputs(&node, op);
   bool done = false;
   if (!status && op->fold && hgr__onnx_all_constant(&node)) {
     status = op->fold(&node);
@@ -643,6 +661,7 @@ hgr_status_t hgr_onnx_load_memory(const void* bytes, size_t size, const char* ba
   if (size > MAX_MODEL_BYTES)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has %zu bytes; protobuf messages hold at most 2 GiB "
                       "(larger weights go in external data)", size);
+  HGR_RETURN_IF_ERROR(hgr__onnx_wire_check(bytes, size, &onnx__model_proto__descriptor));
   Onnx__ModelProto* model = onnx__model_proto__unpack(NULL, size, bytes);
   if (!model)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "not a valid ONNX model: its %zu bytes do not parse as a "
@@ -653,12 +672,16 @@ hgr_status_t hgr_onnx_load_memory(const void* bytes, size_t size, const char* ba
   loader.external.base_directory = base_directory;
   hgr_graph_t* graph = NULL;
   hgr_params_t* params = NULL;
-  hgr__onnx_tensor_set_limit(options ? options->max_tensor_bytes : 0);
+  hgr__onnx_limits_t limits = {.max_tensor_bytes = options ? options->max_tensor_bytes : 0,
+                                .max_loader_bytes = options ? options->max_loader_bytes : 0,
+                                .model_bytes = size};
+  hgr__onnx_limits_enter(&limits);
   hgr_status_t status = load_model(&loader, model, &graph, &params);
-  hgr__onnx_tensor_set_limit(0);
+  loader_free(&loader); /* credits its tensors to limits */
+  hgr__onnx_limits_enter(NULL);
+  loader.report.loader_peak_bytes = limits.peak;
   if (!status && options && options->place) status = place_graph(options, &graph);
   if (out_report) *out_report = loader.report;
-  loader_free(&loader);
   onnx__model_proto__free_unpacked(model, NULL);
   if (status) {
     hgr_graph_release(graph);
@@ -695,6 +718,7 @@ hgr_status_t hgr_onnx_read_tensor(const void* bytes, size_t size, hgr_dtype_t* o
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_onnx_read_tensor: NULL argument");
   *out_data = NULL;
   if (out_name) *out_name = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_wire_check(bytes, size, &onnx__tensor_proto__descriptor));
   Onnx__TensorProto* proto = onnx__tensor_proto__unpack(NULL, size, bytes);
   if (!proto)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "not a TensorProto: %zu bytes that do not parse", size);

@@ -188,8 +188,10 @@ hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, co
   }
   const char* base = name ? name : (node->proto->n_output && node->proto->output[0] ? node->proto->output[0] : "c");
   char* unique = name ? NULL : hgr__format("%s#const%llu", base, (unsigned long long)++node->loader->name_counter);
-  hgr_status_t status = !name && !unique
-                            ? HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory")
+  /* the builder keeps its own copy until the load returns */
+  hgr_status_t status = hgr__onnx_limits_charge(c->count * hgr__onnx_type_bytes(c->onnx_type), node->label);
+  if (!status)
+    status = !name && !unique ? HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory")
                             : hgr_builder_add_constant(node->loader->builder, name ? name : unique, dtype, c->shape,
                                                        c->ndim, c->data,
                                                        (size_t)(c->count * hgr__onnx_type_bytes(c->onnx_type)),
@@ -342,9 +344,11 @@ hgr_status_t hgr__onnx_set_runtime(hgr__onnx_node_t* node, uint32_t k, hgr_value
 
 hgr_status_t hgr__onnx_set_constant(hgr__onnx_node_t* node, uint32_t k, hgr__onnx_tensor_t* tensor) {
   hgr__onnx_value_t* v = output(node, k);
-  if (!v) {
+  if (!v || !hgr__onnx_tensor_is_whole(tensor)) {
     hgr__onnx_tensor_free(tensor);
-    return HGR_OK;
+    return v ? HGR_STATUS(HGR_STATUS_INTERNAL, "%s: output %u '%s' folded to a tensor whose shape does not hold its "
+                          "element count", node->label, k, v->name)
+             : HGR_OK;
   }
   hgr__onnx_tensor_free(v->constant);
   v->constant = tensor;

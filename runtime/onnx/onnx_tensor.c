@@ -74,9 +74,37 @@ int32_t hgr__onnx_dtype_type(hgr_dtype_t dtype) {
   return HGR__ONNX_UNDEFINED;
 }
 
-static _Thread_local uint64_t tensor_limit;
+static _Thread_local hgr__onnx_limits_t* current_limits;
 
-void hgr__onnx_tensor_set_limit(uint64_t bytes) { tensor_limit = bytes; }
+void hgr__onnx_limits_enter(hgr__onnx_limits_t* limits) { current_limits = limits; }
+
+uint64_t hgr__onnx_limits_budget(const hgr__onnx_limits_t* limits) {
+  if (limits->max_loader_bytes) return limits->max_loader_bytes;
+  uint64_t scaled = 0, budget = 0;
+  if (!hgr__mul_u64(limits->model_bytes, HGR_ONNX_LOADER_BYTES_PER_MODEL_BYTE, &scaled) ||
+      !hgr__add_u64(scaled, HGR_ONNX_LOADER_SLACK_BYTES, &budget))
+    budget = UINT64_MAX;
+  return budget < HGR_ONNX_DEFAULT_MAX_LOADER_BYTES ? budget : HGR_ONNX_DEFAULT_MAX_LOADER_BYTES;
+}
+
+hgr_status_t hgr__onnx_limits_charge(uint64_t bytes, const char* where) {
+  hgr__onnx_limits_t* limits = current_limits;
+  if (!limits) return HGR_OK;
+  uint64_t budget = hgr__onnx_limits_budget(limits), held = 0;
+  if (!hgr__add_u64(limits->held, bytes, &held) || held > budget)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: %llu more bytes would make the loader hold %llu, beyond its "
+                      "budget of %llu bytes (%s; hgr_onnx_options_set_max_loader_bytes, hgr --loader-budget)", where,
+                      (unsigned long long)bytes, (unsigned long long)limits->held + bytes, (unsigned long long)budget,
+                      limits->max_loader_bytes ? "as set" : "by default from the model's size");
+  limits->held = held;
+  if (held > limits->peak) limits->peak = held;
+  return HGR_OK;
+}
+
+void hgr__onnx_limits_add_model_bytes(uint64_t bytes) {
+  if (current_limits && !hgr__add_u64(current_limits->model_bytes, bytes, &current_limits->model_bytes))
+    current_limits->model_bytes = UINT64_MAX;
+}
 
 hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32_t ndim, const char* where,
                                   hgr__onnx_tensor_t** out_tensor) {
@@ -88,30 +116,31 @@ hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32
   if (ndim < 0 || ndim > HGR_MAX_DIMS)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: %d dimensions; hgr holds at most %d", where, (int)ndim,
                       HGR_MAX_DIMS);
-  uint64_t count = 1;
-  for (int32_t d = 0; d < ndim; ++d) {
+  for (int32_t d = 0; d < ndim; ++d)
     if (shape[d] < 0)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: dimension %d is %lld; extents must not be negative", where,
                         (int)d, (long long)shape[d]);
-    if (!hgr__mul_u64(count, (uint64_t)shape[d], &count))
-      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: the element count overflows 64 bits", where);
-  }
-  uint64_t bytes;
-  if (!hgr__mul_u64(count, element, &bytes) || bytes > (uint64_t)SIZE_MAX || bytes > (uint64_t)PTRDIFF_MAX)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: %llu elements of %s do not fit in memory", where,
-                      (unsigned long long)count, hgr__onnx_type_name(onnx_type));
-  uint64_t limit = tensor_limit ? tensor_limit : HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES;
+  uint64_t count = 0, bytes = 0;
+  if (!hgr__shape_size(shape, ndim, element, &count, &bytes) || bytes > (uint64_t)SIZE_MAX ||
+      bytes > (uint64_t)PTRDIFF_MAX)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: a shape of %d dimensions of %s whose element count or bytes "
+                      "exceed 2^63 - 1", where, (int)ndim, hgr__onnx_type_name(onnx_type));
+  uint64_t limit = current_limits && current_limits->max_tensor_bytes ? current_limits->max_tensor_bytes
+                                                                       : HGR_ONNX_DEFAULT_MAX_TENSOR_BYTES;
   if (bytes > limit)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: %llu bytes of %s exceed the loader's limit of %llu bytes per "
                       "tensor (hgr_onnx_options_set_max_tensor_bytes)", where, (unsigned long long)bytes,
                       hgr__onnx_type_name(onnx_type), (unsigned long long)limit);
+  HGR_RETURN_IF_ERROR(hgr__onnx_limits_charge(bytes, where));
   hgr__onnx_tensor_t* t = calloc(1, sizeof(*t));
   void* data = t ? calloc(1, bytes ? (size_t)bytes : 1) : NULL;
   if (!data) {
     free(t);
+    if (current_limits) current_limits->held -= bytes;
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory for %llu bytes", where,
                       (unsigned long long)bytes);
   }
+  t->charged = current_limits;
   t->onnx_type = onnx_type;
   t->ndim = ndim;
   for (int32_t d = 0; d < ndim; ++d) t->shape[d] = shape[d];
@@ -123,8 +152,31 @@ hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32
 
 void hgr__onnx_tensor_free(hgr__onnx_tensor_t* tensor) {
   if (!tensor) return;
+  if (tensor->charged) tensor->charged->held -= tensor->count * hgr__onnx_type_bytes(tensor->onnx_type);
   free(tensor->data);
   free(tensor);
+}
+
+hgr_status_t hgr__onnx_tensor_reshape(hgr__onnx_tensor_t* tensor, const int64_t* shape, int32_t ndim,
+                                      const char* where) {
+  uint64_t count = 0;
+  if (ndim < 0 || ndim > HGR_MAX_DIMS || !hgr__shape_size(shape, ndim, hgr__onnx_type_bytes(tensor->onnx_type), &count,
+                                                          NULL))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: a shape of %d dimensions whose element count or bytes exceed "
+                      "2^63 - 1", where, (int)ndim);
+  if (count != tensor->count)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: cannot reshape %llu elements into %llu", where,
+                      (unsigned long long)tensor->count, (unsigned long long)count);
+  tensor->ndim = ndim;
+  for (int32_t d = 0; d < ndim; ++d) tensor->shape[d] = shape[d];
+  return HGR_OK;
+}
+
+bool hgr__onnx_tensor_is_whole(const hgr__onnx_tensor_t* tensor) {
+  uint64_t count = 0;
+  return tensor->data && tensor->ndim >= 0 && tensor->ndim <= HGR_MAX_DIMS &&
+         hgr__shape_size(tensor->shape, tensor->ndim, hgr__onnx_type_bytes(tensor->onnx_type), &count, NULL) &&
+         count == tensor->count;
 }
 
 hgr_status_t hgr__onnx_tensor_copy(const hgr__onnx_tensor_t* tensor, hgr__onnx_tensor_t** out_copy) {
@@ -362,30 +414,29 @@ hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__
   int32_t type = proto->has_data_type ? proto->data_type : HGR__ONNX_UNDEFINED;
   /* The data must be there before anything is allocated for it: a tensor that
    * declares a huge shape without its bytes is refused without trying. */
-  uint64_t declared = 1;
-  bool overflow = false;
-  for (size_t d = 0; d < proto->n_dims; ++d) {
+  uint64_t declared = 0;
+  for (size_t d = 0; d < proto->n_dims; ++d)
     if (proto->dims[d] < 0)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: dimension %zu is %lld; extents must not be negative", where,
                         d, (long long)proto->dims[d]);
-    overflow = overflow || !hgr__mul_u64(declared, (uint64_t)proto->dims[d], &declared);
-  }
-  if (overflow) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: the element count overflows 64 bits", where);
+  if (!hgr__shape_size(proto->dims, (int32_t)proto->n_dims, hgr__onnx_type_bytes(type), &declared, NULL))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: %zu dimensions whose element count or bytes exceed 2^63 - 1",
+                      where, proto->n_dims);
   bool is_external = proto->has_data_location && proto->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   if (!is_external && hgr__onnx_type_bytes(type)) {
     size_t inline_values = proto->n_float_data + proto->n_double_data + proto->n_int64_data + proto->n_uint64_data +
                            proto->n_int32_data;
     uint64_t have = proto->has_raw_data ? (uint64_t)proto->raw_data.len : (uint64_t)inline_values;
-    uint64_t need = proto->has_raw_data ? declared * hgr__onnx_type_bytes(type) : declared;
-    if (proto->has_raw_data && declared && need / declared != hgr__onnx_type_bytes(type)) need = UINT64_MAX;
+    uint64_t need = proto->has_raw_data ? declared * hgr__onnx_type_bytes(type) : declared; /* fits: shape_size */
     if (have != need)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: %llu elements of %s declared, but the tensor holds %llu %s",
                         where, (unsigned long long)declared, hgr__onnx_type_name(type), (unsigned long long)have,
                         proto->has_raw_data ? "bytes of raw_data" : "values");
   }
-  uint64_t declared_bytes;
-  if (is_external && hgr__onnx_type_bytes(type) && hgr__mul_u64(declared, hgr__onnx_type_bytes(type), &declared_bytes))
-    HGR_RETURN_IF_ERROR(read_external(proto, external, where, NULL, declared_bytes)); /* before allocating */
+  if (is_external && hgr__onnx_type_bytes(type)) { /* before allocating; the bytes fit: shape_size */
+    HGR_RETURN_IF_ERROR(read_external(proto, external, where, NULL, declared * hgr__onnx_type_bytes(type)));
+    hgr__onnx_limits_add_model_bytes(declared * hgr__onnx_type_bytes(type)); /* bytes on disk: the model's own */
+  }
   hgr__onnx_tensor_t* t = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, proto->dims, (int32_t)proto->n_dims, where, &t));
   size_t element = hgr__onnx_type_bytes(type);
