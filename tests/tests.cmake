@@ -449,6 +449,10 @@ if(HGR_ONNX)
   # data, and hostile files; then a fused model run on pocl:0
   hgr_test(NAME onnx_load_unit SOURCE test_onnx_load.c)
   hgr_test(NAME onnx_load_pocl SOURCE test_onnx_load.c ARGS run)
+  # The hostile files of issue 33 (tests/data/hostile/): each a clear refusal; and the
+  # amplifying ones under a 4 GiB address space (skipped under AddressSanitizer)
+  hgr_test(NAME onnx_hostile_files SOURCE test_onnx_hostile.c ARGS ${HGR_TEST_DATA_DIR}/hostile)
+  hgr_test(NAME onnx_hostile_rlimit SOURCE test_onnx_hostile.c ARGS ${HGR_TEST_DATA_DIR}/hostile rlimit)
   # The CLI on ONNX models: .pb inputs and expectations, node counts, --input-shape,
   # errors, and `hgr place` converting a model to TVM JSON + params that run alone
   set(onnx_data /usr/share/libonnx-testdata/data)

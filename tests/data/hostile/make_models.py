@@ -1,0 +1,114 @@
+"""Writes the hostile ONNX models of issue 33 into this folder, one per finding of the
+hostile-file probe. Each is a small file that once crashed, leaked heap bytes or
+exhausted hgr's loader; tests/test_onnx_hostile.c, the CLI tests and the Python tests
+load them and expect a clear refusal. The files are committed; run this (with the
+`onnx` package) only to remake them:
+
+    build/onnx-venv/bin/python tests/data/hostile/make_models.py
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def save(model, name):
+    path = os.path.join(HERE, name)
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())  # no checker: these models are invalid on purpose
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=13):
+    graph = helper.make_graph(nodes, "hostile", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def out(name, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, None)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+# Finding 1: four floats reshaped to [2^62 + 1, 4], whose element count wraps to 4 in
+# 64 bits; a Gather (or a Slice) on the folded constant then read past its 16 bytes.
+huge_shape = [2**62 + 1, 4]
+four = numpy_helper.from_array(np.arange(4, dtype=np.float32), "four")
+for op in ("Gather", "Slice"):
+    nodes = [helper.make_node("Reshape", ["four", "huge_shape"], ["wide"])]
+    inits = [four, i64("huge_shape", huge_shape)]
+    if op == "Gather":
+        nodes.append(helper.make_node("Gather", ["wide", "index"], ["y"], axis=0))
+        inits.append(i64("index", [1, 1000]))
+    else:
+        nodes.append(helper.make_node("Slice", ["wide", "starts", "ends"], ["y"]))
+        inits += [i64("starts", [1, 0]), i64("ends", [3, 4])]
+    save(model(nodes, [], [out("y")], inits), "reshape_overflow_%s.onnx" % op.lower())
+
+# Finding 2: a variadic op whose only input is omitted ("").
+for op in ("Sum", "Mean", "Max", "Min"):
+    save(model([helper.make_node(op, [""], ["y"])], [], [out("y")]), "omitted_input_%s.onnx" % op.lower())
+
+
+# Finding 3: messages nested thousands deep, which protobuf-c's recursion overflowed
+# the stack on: a TypeProto of sequences 5,000 deep, and If nested 3,000 deep.
+def varint(n):
+    b = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        b.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(b)
+
+
+def field(number, payload):  # length-delimited
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+tensor_type = field(1, varint(1 << 3 | 0) + varint(1))  # TypeProto.tensor_type {elem_type: FLOAT}
+nested = tensor_type
+for _ in range(5000):
+    nested = field(4, field(1, nested))  # TypeProto.sequence_type {elem_type: ...}
+value_info = field(1, b"x") + field(2, nested)  # ValueInfoProto {name, type}
+graph = field(11, value_info) + field(12, field(1, b"x"))  # GraphProto {input, output}
+header = varint(1 << 3) + varint(8) + field(8, varint(2 << 3) + varint(13))  # ir_version, opset_import
+with open(os.path.join(HERE, "nested_type_5000.onnx"), "wb") as f:
+    f.write(header + field(7, graph))
+
+body = field(12, field(1, b"y"))  # the innermost graph: an output y
+for _ in range(3000):
+    attribute = field(1, b"then_branch") + varint(20 << 3) + varint(5) + field(6, body)  # AttributeProto g
+    node = field(2, b"y") + field(4, b"If") + field(5, attribute)  # NodeProto {output, op_type, attribute}
+    body = field(1, node) + field(12, field(1, b"y"))  # GraphProto {node, output}
+with open(os.path.join(HERE, "nested_if_3000.onnx"), "wb") as f:
+    f.write(header + field(7, body))
+
+# Finding 5: twenty ConstantOfShape nodes of 1 GiB each, in a file of under 2 KB.
+gib_floats = i64("gib", [1 << 28])
+nodes = [helper.make_node("ConstantOfShape", ["gib"], ["c%d" % k]) for k in range(20)]
+nodes.append(helper.make_node("Sum", ["c%d" % k for k in range(20)], ["y"]))
+save(model(nodes, [], [out("y")], [gib_floats]), "constant_of_shape_20_gib.onnx")
+
+# The same through Gather: one 256 MiB ConstantOfShape, gathered twenty times into
+# 1 GiB results (four copies of its one row each).
+nodes = [helper.make_node("ConstantOfShape", ["row_shape"], ["row"])]
+nodes += [helper.make_node("Gather", ["row", "rows"], ["g%d" % k], axis=0) for k in range(20)]
+nodes.append(helper.make_node("Sum", ["g%d" % k for k in range(20)], ["y"]))
+save(model(nodes, [], [out("y")], [i64("row_shape", [1, 1 << 26]), i64("rows", [0, 0, 0, 0])]),
+     "gather_20_gib.onnx")
+
+# A benign model for the budget's measure: y = x + w, w an initializer of 1,000 floats.
+w = numpy_helper.from_array(np.arange(1000, dtype=np.float32), "w")
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1000])
+save(model([helper.make_node("Add", ["x", "w"], ["y"])], [x], [out("y")], [w]), "benign_add_1000.onnx")
+
+# Finding 6: a float Range whose element count is infinite as a double.
+range_inits = [numpy_helper.from_array(np.array(v, dtype=np.float32), n)
+               for n, v in (("start", 0.0), ("limit", 3e38), ("delta", 1e-38))]
+save(model([helper.make_node("Range", ["start", "limit", "delta"], ["y"])], [], [out("y")], range_inits),
+     "range_float_overflow.onnx")
