@@ -453,6 +453,27 @@ if(HGR_ONNX)
   # amplifying ones under a 4 GiB address space (skipped under AddressSanitizer)
   hgr_test(NAME onnx_hostile_files SOURCE test_onnx_hostile.c ARGS ${HGR_TEST_DATA_DIR}/hostile)
   hgr_test(NAME onnx_hostile_rlimit SOURCE test_onnx_hostile.c ARGS ${HGR_TEST_DATA_DIR}/hostile rlimit)
+  # ... and through the hgr program: `hgr check` and `hgr run` refuse each with its
+  # message and exit 1 (before the fixes: SIGSEGV, or "valid" and heap bytes in the
+  # output of the wrapped Reshape)
+  set(hostile_models
+      "reshape_overflow_gather@@element count exceeds 2\\^63 - 1 at shape\\[1\\] = 4"
+      "reshape_overflow_slice@@element count exceeds 2\\^63 - 1"
+      "omitted_input_sum@@node 0 'y' \\(Sum, opset 13\\): input 0 is required, but the node omits it"
+      "omitted_input_mean@@\\(Mean, opset 13\\): input 0 is required"
+      "nested_type_5000@@nests protobuf messages more than 64 deep"
+      "nested_if_3000@@nests graphs \\(If, Loop and Scan bodies\\) more than 16 deep"
+      "constant_of_shape_20_gib@@RESOURCE_EXHAUSTED: .*node 2 'c2' \\(ConstantOfShape, opset 13\\): .*beyond its budget"
+      "gather_20_gib@@RESOURCE_EXHAUSTED: .*\\(Gather, opset 13\\): .*beyond its budget"
+      "range_float_overflow@@\\(Range, opset 13\\): a range of 3e\\+76 elements")
+  foreach(entry ${hostile_models})
+    string(REPLACE "@@" ";" pair "${entry}")
+    list(GET pair 0 model)
+    list(GET pair 1 expected)
+    hgr_cli_test(NAME cli_hostile_check_${model} ARGS check tests/data/hostile/${model}.onnx EXIT 1 PASS "${expected}")
+    hgr_cli_test(NAME cli_hostile_run_${model} ARGS run tests/data/hostile/${model}.onnx --devices pocl:0 EXIT 1
+                 PASS "${expected}")
+  endforeach()
   # The CLI on ONNX models: .pb inputs and expectations, node counts, --input-shape,
   # errors, and `hgr place` converting a model to TVM JSON + params that run alone
   set(onnx_data /usr/share/libonnx-testdata/data)
