@@ -2,7 +2,8 @@
  * external file is read) and the same bytes as a TensorProto (hgr_onnx_read_tensor).
  * A model either loads into a graph whose every input and output answers, or
  * fails with a status naming why; nothing leaks and memory stays bounded (64 MiB
- * per tensor through the loader's limit). */
+ * per tensor through the loader's limit). onnx_mutator.c, linked into this target,
+ * mutates inputs as ModelProtos rather than as bytes. */
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
