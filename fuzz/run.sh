@@ -10,8 +10,57 @@
 #     runs; new inputs go there), fuzz/corpus/TARGET and the SEED files, with
 #     fuzz/dict/TARGET.dict. Exits 77 when the build was skipped, 1 on any finding
 #     (crash, sanitizer report, leak, timeout, out of memory; the input is saved
-#     under BUILD_DIR/artifacts), 0 otherwise. Prints libFuzzer's "Done N runs".
+#     under BUILD_DIR/artifacts), 0 otherwise. Prints a summary (runs, exec/s,
+#     cov/ft, corpus size).
+#   run.sh campaign BUILD_DIR TARGET SECONDS SOURCE_DIR [SEED...]
+#     The same for a long run by hand (README.md, "Long campaigns"): the corpus is
+#     BUILD_DIR/campaign/TARGET, kept between campaigns, the log
+#     BUILD_DIR/campaign/TARGET.log, findings go under BUILD_DIR/campaign/artifacts.
+#     Extra libFuzzer flags come from $HGR_FUZZ_FLAGS (-max_len=..., -jobs=...).
 set -u
+
+# The numbers of a run from its log: executions and exec/s from the final stats,
+# coverage (cov: edges, ft: features) and corpus from libFuzzer's last status line.
+summary() {
+  exe="$1" log="$2" corpus="$3"
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+  new=$(sed -n 's/^stat::new_units_added: *//p' "$log" | tail -n 1)
+  cov=$(grep -E '^#[0-9]+.* cov: ' "$log" | tail -n 1 | sed -E 's/^.*(cov: [0-9]+ ft: [0-9]+).*$/\1/')
+  echo "$(basename "$exe"): ${runs:-?} runs, ${speed:-?} exec/s, ${cov:-cov: ? ft: ?}," \
+    "${new:-?} new inputs, corpus $(find "$corpus" -type f | wc -l) inputs in $corpus"
+}
+
+# run_target BUILD_DIR TARGET SECONDS SOURCE_DIR CORPUS ARTIFACTS LOG [SEED...]
+run_target() {
+  build="$1" target="$2" seconds="$3" source="$4" corpus="$5" artifacts="$6" log="$7"
+  shift 7
+  exe="$build/hgr_fuzz_$target"
+  [ -x "$exe" ] || { echo "$exe is missing: the fuzz_build test did not build it"; exit 1; }
+  seeds="$(dirname "$artifacts")/seeds/$target"
+  rm -rf "$seeds"
+  mkdir -p "$corpus" "$seeds" "$artifacts"
+  # Seeds of ONNX's node tests are all model.onnx: name each copy after its folder.
+  for seed in "$@"; do cp "$seed" "$seeds/$(basename "$(dirname "$seed")")-$(basename "$seed")"; done
+  set -- "$corpus" "$seeds"
+  [ -d "$source/fuzz/corpus/$target" ] && set -- "$@" "$source/fuzz/corpus/$target"
+  dict="$source/fuzz/dict/$target.dict"
+  [ -f "$dict" ] && set -- "-dict=$dict" "$@"
+  # libFuzzer's own exit code for a finding is 77, which CTest would take for a skip.
+  # shellcheck disable=SC2086 # HGR_FUZZ_FLAGS is a list of flags
+  "$exe" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -error_exitcode=1 \
+    -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$artifacts/$target-" ${HGR_FUZZ_FLAGS:-} \
+    "$@" >"$log" 2>&1
+  rc=$?
+  grep -E '^(INFO: seed corpus|Done [0-9]+ runs|stat::peak_rss_mb)' "$log"
+  summary "$exe" "$log" "$corpus"
+  if [ "$rc" -ne 0 ]; then
+    tail -n 80 "$log"
+    echo "hgr_fuzz_$target found a defect (exit $rc); input saved as $artifacts/$target-*; full log $log"
+    exit 1
+  fi
+  echo "hgr_fuzz_$target: no findings in ${seconds}s"
+}
 
 skip() {
   mkdir -p "$build"
@@ -49,31 +98,16 @@ fuzz)
   build="$1" target="$2" seconds="$3" source="$4"
   shift 4
   [ -f "$build/skipped" ] && { echo "SKIPPED: $(cat "$build/skipped")"; exit 77; }
-  exe="$build/hgr_fuzz_$target"
-  [ -x "$exe" ] || { echo "$exe is missing: the fuzz_build test did not build it"; exit 1; }
-  corpus="$build/corpus/$target" seeds="$build/seeds/$target" artifacts="$build/artifacts"
-  rm -rf "$seeds"
-  mkdir -p "$corpus" "$seeds" "$artifacts"
-  for seed in "$@"; do cp "$seed" "$seeds/"; done
-  set -- "$corpus" "$seeds"
-  [ -d "$source/fuzz/corpus/$target" ] && set -- "$@" "$source/fuzz/corpus/$target"
-  dict="$source/fuzz/dict/$target.dict"
-  [ -f "$dict" ] && set -- "-dict=$dict" "$@"
-  log="$build/$target.log"
-  # libFuzzer's own exit code for a finding is 77, which CTest would take for a skip.
-  "$exe" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -error_exitcode=1 \
-    -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$artifacts/$target-" "$@" >"$log" 2>&1
-  rc=$?
-  grep -E '^(INFO: seed corpus|Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb)' "$log"
-  if [ "$rc" -ne 0 ]; then
-    tail -n 80 "$log"
-    echo "hgr_fuzz_$target found a defect (exit $rc); input saved as $artifacts/$target-*; full log $log"
-    exit 1
-  fi
-  echo "hgr_fuzz_$target: no findings in ${seconds}s; corpus $(ls "$corpus" | wc -l) inputs"
+  run_target "$build" "$target" "$seconds" "$source" "$build/corpus/$target" "$build/artifacts" "$build/$target.log" "$@"
+  ;;
+campaign)
+  build="$1" target="$2" seconds="$3" source="$4"
+  shift 4
+  run_target "$build" "$target" "$seconds" "$source" "$build/campaign/$target" "$build/campaign/artifacts" \
+    "$build/campaign/$target.log" "$@"
   ;;
 *)
-  echo "usage: run.sh build CLANG SOURCE_DIR BUILD_DIR WERROR | fuzz BUILD_DIR TARGET SECONDS SOURCE_DIR [SEED...]" >&2
+  echo "usage: run.sh build CLANG SOURCE_DIR BUILD_DIR WERROR | {fuzz|campaign} BUILD_DIR TARGET SECONDS SOURCE_DIR [SEED...]" >&2
   exit 2
   ;;
 esac

@@ -33,14 +33,39 @@ set(fuzz_device_spec_seeds "")
 set(fuzz_place_seeds "")
 set(fuzz_rank_measure_seeds "")
 set(fuzz_tune_seeds "")
-# Small models of ONNX's node tests (Debian's libonnx-testdata).
+# Small models of ONNX's node tests (Debian's libonnx-testdata): at least one for each
+# op the loader imports (runtime/onnx/onnx_import_*.c), and If, Loop, Scan and LSTM,
+# which it does not. The structure-aware mutator (onnx_mutator.c) works from these.
 set(fuzz_onnx_seeds "")
 foreach(test conv_with_strides_padding add_bcast reshape_negative_dim slice gather_0 concat_2d_axis_0 softmax_axis_1
              maxpool_2d_pads batchnorm_epsilon gemm_all_attributes matmul_3d constantofshape_float_ones unsqueeze_axis_0
-             clip_default_min cast_FLOAT_to_INT32 range_float_type_positive_delta_expanded)
+             clip_default_min cast_FLOAT_to_INT32 range_float_type_positive_delta_expanded
+             averagepool_2d_pads_count_include_pad convtranspose_1d einsum_batch_matmul elu_default expand_dim_unchanged
+             flatten_default_axis gather_elements_0 globalaveragepool globalmaxpool hardsigmoid_default hardswish
+             instancenorm_example isinf isnan lrn_default layer_normalization_2d_axis1 leakyrelu_default
+             logsoftmax_example_1 max_one_input mean_one_input mod_uint8 pow_example prelu_broadcast
+             reduce_l1_default_axes_keepdims_random reduce_log_sum_exp_default_axes_keepdims_random
+             reduce_sum_keepdims_random reduce_mean_default_axes_keepdims_random resize_upsample_sizes_cubic
+             resize_downsample_scales_linear selu_default shape size spacetodepth depthtospace_crd_mode
+             split_equal_parts_2d squeeze tile_precomputed top_k transpose_default upsample_nearest where_example
+             xor_bcast3v1d not_2d greater_equal_bcast less_equal_bcast equal_bcast cumsum_1d dropout_default_old erf
+             argmax_default_axis_example argmin_keepdims_example identity_sequence edge_pad reflect_pad constant_pad
+             constant sum_one_input div_example sign round softplus_example sqrt_example cast_DOUBLE_to_FLOAT
+             acosh_example if loop11 scan_sum lstm_defaults)
   if(EXISTS "/usr/share/libonnx-testdata/data/node/test_${test}/model.onnx")
     list(APPEND fuzz_onnx_seeds "/usr/share/libonnx-testdata/data/node/test_${test}/model.onnx")
   endif()
+endforeach()
+# Three of the model zoo's "light" models of the onnx wheel (scripts/setup.sh puts it
+# in <build>/onnx-venv): whole networks, 16 to 68 KB. Not the others, though all are
+# under 1 MiB (libFuzzer sizes its inputs after the largest seed): their weights are
+# ConstantOfShape nodes that the loader materializes, 0.6 to 4 s per execution under
+# the sanitizers, which would leave the 10 s runs nothing but seed loading. A long
+# campaign can add the whole folder (README.md).
+foreach(model squeezenet shufflenet inception_v1)
+  file(GLOB light_model
+       "${CMAKE_BINARY_DIR}/onnx-venv/lib/python3*/site-packages/onnx/backend/test/data/light/light_${model}.onnx")
+  list(APPEND fuzz_onnx_seeds ${light_model})
 endforeach()
 
 set(fuzz_targets graph op_plan params npy device_spec kernel_manifest place rank_measure tune)
