@@ -458,8 +458,8 @@ static hgr_status_t import_range(hgr__onnx_node_t* node) {
     double n = ceil((limit - start) / delta);
     /* checked as a double, NaN and infinities included, before it becomes an integer */
     if (!(n <= RANGE_MAX_ELEMENTS))
-      return HGR__ONNX_UNSUPPORTED(node, "a range of %g elements (start %g, limit %g, delta %g); hgr folds at most %.0f",
-                                   n, start, limit, delta, RANGE_MAX_ELEMENTS);
+      return HGR__ONNX_UNSUPPORTED(node, "a range of %g elements (start %g, limit %g, delta %g); hgr folds at "
+                                   "most %.0f", n, start, limit, delta, RANGE_MAX_ELEMENTS);
     int64_t count = n > 0 ? (int64_t)n : 0;
     HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, &count, 1, node->label, &out));
     for (int64_t i = 0; i < count; ++i) hgr__onnx_tensor_set_f64(out, (uint64_t)i, start + (double)i * delta);

@@ -30,9 +30,6 @@ enum { SOFTMAX, LOG_SOFTMAX };
 /* Wider groups only add tree levels for the lengths that occur in models. */
 #define ROW_GROUP_MAX 256
 
-/* a * b, or UINT64_MAX when it overflows (extents next to a zero one are bounded
- * only by the graph's integer limit). */
-static uint64_t times(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
 
 typedef struct axis_view_t {
   uint32_t outer, len, inner;
@@ -47,8 +44,8 @@ static hgr_status_t view_axis(const hgr__op_ctx_t* ctx, int64_t fallback, int32_
   HGR_RETURN_IF_ERROR(hgr__op_axis(ctx, "axis", axis, data->ndim, out_axis));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the data's element count", data->element_count, INT32_MAX));
   uint64_t outer = 1, inner = 1;
-  for (int32_t d = 0; d < *out_axis; ++d) outer = times(outer, (uint64_t)data->shape[d]);
-  for (int32_t d = *out_axis + 1; d < data->ndim; ++d) inner = times(inner, (uint64_t)data->shape[d]);
+  for (int32_t d = 0; d < *out_axis; ++d) outer = hgr__mul_saturating(outer, (uint64_t)data->shape[d]);
+  for (int32_t d = *out_axis + 1; d < data->ndim; ++d) inner = hgr__mul_saturating(inner, (uint64_t)data->shape[d]);
   /* With a zero extent somewhere, the others are not bounded by the element count. */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the extent before the axis", outer, INT32_MAX));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the extent after the axis", inner, INT32_MAX));

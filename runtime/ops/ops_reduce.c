@@ -40,9 +40,6 @@ static const char* const op_names[] = {"sum", "mean", "max", "min", "prod"};
 /* Wider groups only add tree levels. */
 #define ROW_GROUP_MAX 256
 
-/* a * b, or UINT64_MAX when it overflows (extents next to a zero one are bounded
- * only by the graph's integer limit). */
-static uint64_t times(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
 
 /* A run of adjacent dimensions, all kept or all reduced. */
 typedef struct block_t {
@@ -117,8 +114,8 @@ static hgr_status_t parse_reduce(const hgr__op_ctx_t* ctx, reduction_t* r) {
   for (int32_t d = 0; d < data->ndim; ++d) {
     if (!r->reduced[d]) r->shape[r->ndim++] = data->shape[d];
     else if (keepdims) r->shape[r->ndim++] = 1;
-    if (r->reduced[d]) r->reduced_count = times(r->reduced_count, (uint64_t)data->shape[d]);
-    else r->out_count = times(r->out_count, (uint64_t)data->shape[d]);
+    if (r->reduced[d]) r->reduced_count = hgr__mul_saturating(r->reduced_count, (uint64_t)data->shape[d]);
+    else r->out_count = hgr__mul_saturating(r->out_count, (uint64_t)data->shape[d]);
   }
   /* With a zero extent, the other product is not bounded by the element count. */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the number of reduced elements", r->reduced_count, INT32_MAX));
@@ -150,7 +147,7 @@ static hgr_status_t plan_reduce(hgr__op_ctx_t* ctx) {
     uint64_t extent = (uint64_t)data->shape[d];
     if (extent != 1) {
       if (block_count && blocks[0].reduced == reduced[d]) {
-        blocks[0].extent = times(blocks[0].extent, extent);
+        blocks[0].extent = hgr__mul_saturating(blocks[0].extent, extent);
       } else {
         memmove(blocks + 1, blocks, (size_t)block_count * sizeof(block_t));
         blocks[0] = (block_t){reduced[d], extent, stride};
@@ -221,8 +218,8 @@ typedef struct axis_view_t {
 
 static void view_around(const hgr__entry_t* data, int32_t axis, axis_view_t* v) {
   v->outer = v->inner = 1;
-  for (int32_t d = 0; d < axis; ++d) v->outer = times(v->outer, (uint64_t)data->shape[d]);
-  for (int32_t d = axis + 1; d < data->ndim; ++d) v->inner = times(v->inner, (uint64_t)data->shape[d]);
+  for (int32_t d = 0; d < axis; ++d) v->outer = hgr__mul_saturating(v->outer, (uint64_t)data->shape[d]);
+  for (int32_t d = axis + 1; d < data->ndim; ++d) v->inner = hgr__mul_saturating(v->inner, (uint64_t)data->shape[d]);
   v->len = (uint64_t)data->shape[axis];
 }
 
