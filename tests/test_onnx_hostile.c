@@ -143,6 +143,16 @@ a_range_too_long_for_an_integer_is_refused_as_a_double(void **state) {
                 "hgr folds at most 1000000000");
 }
 
+/* Its twin in the elementwise folds: a Sum of int64 constants, computed in double,
+ * was converted back to int64 unchecked however far beyond int64 it was. */
+static void an_integer_fold_beyond_int64_saturates(void** state) {
+  (void)state;
+  /* 2 * (2^63 - 1) saturates to 2^63 - 1 (x86's conversion gave -2^63); the graph
+   * output then cannot be held as int32 */
+  ASSERT_STATUS(load("int_sum_beyond_int64.onnx"), HGR_STATUS_UNIMPLEMENTED,
+                "constant 'y' holds 9223372036854775807 at element 0");
+}
+
 /* The budget counts what a real load holds: y = x + w with w 1,000 floats holds
  * w decoded (4,000 bytes) and the graph's copy of it (4,000 more); a budget one
  * byte short refuses the same model. */
@@ -237,6 +247,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(
           a_small_file_cannot_make_the_loader_hold_more_than_its_budget),
       cmocka_unit_test(a_range_too_long_for_an_integer_is_refused_as_a_double),
+      cmocka_unit_test(an_integer_fold_beyond_int64_saturates),
       cmocka_unit_test(the_report_gives_what_the_loader_held),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,15 +50,12 @@ static hgr_status_t fold_nary(hgr__onnx_node_t* node, uint32_t count, int32_t ou
   hgr__onnx_tensor_t* out = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(out_type, shape, ndim, node->label, &out));
   double x[8];
-  bool integral = !hgr__onnx_type_is_float(out_type);
   for (uint64_t i = 0; i < out->count; ++i) {
     for (uint32_t k = 0; k < count; ++k)
       x[k] = hgr__onnx_tensor_f64(t[k], broadcast_index(shape, ndim, t[k]->shape, t[k]->ndim, i));
-    double y = fn(x, count, node);
-    if (integral && out_type != HGR__ONNX_BOOL)
-      hgr__onnx_tensor_set_i64(out, i, (int64_t)y);
-    else
-      hgr__onnx_tensor_set_f64(out, i, y);
+    /* set_f64 converts to an integer type with NaN and range handled: an integer
+     * result beyond int64 (a Div by 0, a Pow) is no undefined conversion */
+    hgr__onnx_tensor_set_f64(out, i, fn(x, count, node));
   }
   return hgr__onnx_set_constant(node, 0, out);
 }

@@ -112,3 +112,9 @@ range_inits = [numpy_helper.from_array(np.array(v, dtype=np.float32), n)
                for n, v in (("start", 0.0), ("limit", 3e38), ("delta", 1e-38))]
 save(model([helper.make_node("Range", ["start", "limit", "delta"], ["y"])], [], [out("y")], range_inits),
      "range_float_overflow.onnx")
+
+# The same mechanism as finding 6 in the elementwise folds: Sum of int64 constants
+# folds in double, and 2 * (2^63 - 1) was converted back to int64 unchecked; now it
+# saturates.
+save(model([helper.make_node("Sum", ["big", "big2"], ["y"])], [], [out("y", TensorProto.INT64)],
+           [i64("big", [2**63 - 1, -2**63]), i64("big2", [2**63 - 1, -2**63])]), "int_sum_beyond_int64.onnx")
