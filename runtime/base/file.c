@@ -1,8 +1,10 @@
-/* Whole files: reading one into memory, and writing one atomically (a temporary
+/* Whole files: reading one into memory under a cap, and writing one atomically (a temporary
  * file, then rename) so that concurrent readers never see half a file. */
 #include <errno.h>
-#include <stdatomic.h>
 #include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,38 +14,79 @@
 #include "file.h"
 #include "internal.h"
 
-hgr_status_t hgr__file_read(const char* path, void** out_data, size_t* out_length) {
+/* A read that a signal interrupted is retried: the caller asked for the file, not
+ * for the signal. */
+static ssize_t read_some(int fd, void* data, size_t length) {
+  ssize_t got;
+  do got = read(fd, data, length);
+  while (got < 0 && errno == EINTR);
+  return got;
+}
+
+hgr_status_t hgr__file_read(const char* path, uint64_t max_bytes, void** out_data, size_t* out_length) {
   *out_data = NULL;
   *out_length = 0;
-  FILE* file = fopen(path, "rb");
-  if (!file)
-    return HGR_STATUS(errno == ENOENT ? HGR_STATUS_NOT_FOUND : HGR_STATUS_UNAVAILABLE,
-                      "cannot open '%s': %s", path, strerror(errno));
+  /* Opened once: a FIFO opened a second time waits for a second writer. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return HGR_STATUS(errno == ENOENT ? HGR_STATUS_NOT_FOUND : HGR_STATUS_UNAVAILABLE, "cannot open '%s': %s",
+                      path, strerror(errno));
   hgr_status_t status = HGR_OK;
-  size_t length = 0, capacity = 0;
   uint8_t* data = NULL;
-  /* Read in growing chunks rather than trusting a seek: pipes have no size. */
+  size_t length = 0, capacity = 0;
+  /* No buffer may exceed the address space, whatever the caller's cap. */
+  uint64_t cap = max_bytes < (uint64_t)SIZE_MAX - 1 ? max_bytes : (uint64_t)SIZE_MAX - 1;
+  struct stat info;
+  if (fstat(fd, &info) != 0) {
+    status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot stat '%s': %s", path, strerror(errno));
+    goto cleanup;
+  }
+  if (S_ISDIR(info.st_mode)) {
+    status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "'%s' is a directory, not a file", path);
+    goto cleanup;
+  }
+  bool regular = S_ISREG(info.st_mode);
+  if (regular && (uint64_t)info.st_size > cap) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "'%s' is %llu bytes, more than %llu bytes, the fixed cap "
+                        "on files of its kind", path, (unsigned long long)info.st_size, (unsigned long long)cap);
+    goto cleanup;
+  }
+  /* A regular file's buffer fits it and one byte more, which finds its end (or that it
+   * grew since fstat) without a realloc; a stream's grows, up to one byte over the cap,
+   * which proves that more than the cap arrived. */
+  capacity = regular ? (size_t)info.st_size + 1 : (size_t)(cap < 65535 ? cap + 1 : 65536);
+  data = malloc(capacity);
+  if (!data) {
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory reading '%s' (%zu bytes)", path,
+                        capacity);
+    goto cleanup;
+  }
   for (;;) {
     if (length == capacity) {
-      size_t grown_capacity = capacity ? capacity * 2 : 65536;
-      uint8_t* grown = grown_capacity > capacity ? realloc(data, grown_capacity) : NULL;
+      if (length > cap) break;
+      size_t grown_capacity = capacity <= cap / 2 ? capacity * 2 : (size_t)cap + 1;
+      uint8_t* grown = realloc(data, grown_capacity);
       if (!grown) {
-        status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory reading '%s'", path);
+        status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory reading '%s' (%zu bytes)", path,
+                            grown_capacity);
         goto cleanup;
       }
       data = grown;
       capacity = grown_capacity;
     }
-    size_t got = fread(data + length, 1, capacity - length, file);
-    length += got;
+    ssize_t got = read_some(fd, data + length, capacity - length);
+    if (got < 0) {
+      status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot read '%s': %s", path, strerror(errno));
+      goto cleanup;
+    }
     if (got == 0) break;
+    length += (size_t)got;
   }
-  if (ferror(file)) {
-    status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot read '%s': %s", path, strerror(errno));
-    goto cleanup;
-  }
+  if (length > cap)
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "'%s' holds more than %llu bytes, the fixed cap on files "
+                        "of its kind%s", path, (unsigned long long)cap, regular ? " (it grew while being read)" : "");
 cleanup:
-  fclose(file);
+  close(fd);
   if (status) {
     free(data);
   } else {

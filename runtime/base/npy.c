@@ -261,7 +261,7 @@ hgr_status_t hgr_npy_load_file(const char* path, hgr_npy_array_t* out_array) {
   memset(out_array, 0, sizeof(*out_array));
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(path, &data, &length);
+  hgr_status_t status = hgr__file_read(path, HGR__FILE_MAX_NPY_BYTES, &data, &length);
   if (!status)
     status =
         hgr_status_annotate(hgr_npy_load_memory(data, length, out_array), ".npy file '%s'", path);

@@ -377,7 +377,7 @@ hgr_status_t hgr_params_load_file(const char* path, hgr_params_t** out_params) {
   *out_params = NULL;
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(path, &data, &length);
+  hgr_status_t status = hgr__file_read(path, HGR__FILE_MAX_PARAMS_BYTES, &data, &length);
   if (!status)
     status = hgr_status_annotate(hgr_params_load_memory(data, length, out_params),
                                  "params file '%s'", path);

@@ -256,7 +256,7 @@ static bool load_blob(worker_t* worker, const char* key, unsigned char** out_blo
   if (!path) return false;
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(path, &data, &length);
+  hgr_status_t status = hgr__file_read(path, HGR__FILE_MAX_PROGRAM_BLOB_BYTES, &data, &length);
   if (status && hgr_status_code(status) != HGR_STATUS_NOT_FOUND)
     note(worker, "program cache: %s", hgr_status_message(status));
   hgr_status_free(status);

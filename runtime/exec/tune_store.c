@@ -189,7 +189,7 @@ hgr_status_t hgr__tune_table_load(const char* path, hgr__tune_table_t* out_table
   memset(out_table, 0, sizeof(*out_table));
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(path, &data, &length);
+  hgr_status_t status = hgr__file_read(path, HGR__FILE_MAX_TUNE_RECORDS_BYTES, &data, &length);
   if (status && hgr_status_code(status) == HGR_STATUS_NOT_FOUND) {
     hgr_status_free(status);
     return HGR_OK;

@@ -646,7 +646,7 @@ hgr_status_t hgr_graph_load_file(const char* path, hgr_graph_t** out_graph) {
   *out_graph = NULL;
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(path, &data, &length);
+  hgr_status_t status = hgr__file_read(path, HGR__FILE_MAX_GRAPH_JSON_BYTES, &data, &length);
   if (!status)
     status =
         hgr_status_annotate(hgr_graph_load_json(data, length, out_graph), "graph file '%s'", path);

@@ -698,7 +698,7 @@ hgr_status_t hgr_onnx_load_file(const char* path, const hgr_onnx_options_t* opti
   if (!path) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_onnx_load_file: NULL path");
   void* data = NULL;
   size_t length = 0;
-  HGR_RETURN_IF_ERROR(hgr__file_read(path, &data, &length));
+  HGR_RETURN_IF_ERROR(hgr__file_read(path, MAX_MODEL_BYTES, &data, &length));
   const char* slash = strrchr(path, '/');
   char* folder = slash ? hgr__format("%.*s", (int)(slash - path), path) : hgr__format(".");
   if (folder && !folder[0]) { /* "/model.onnx" */

@@ -315,7 +315,7 @@ static hgr_status_t parse_arg(const char* text, const char* where, size_t index,
 }
 
 static hgr_status_t read_whole(const char* path, const char* where, void** out, size_t* out_length) {
-  return hgr_status_annotate(hgr__file_read(path, out, out_length), "%s", where);
+  return hgr_status_annotate(hgr__file_read(path, HGR__FILE_MAX_KERNEL_PROGRAM_BYTES, out, out_length), "%s", where);
 }
 
 static const char* const op_keys[] = {"func_name", "kernel", "source", "binaries", "build_options",
@@ -463,7 +463,7 @@ hgr_status_t hgr_kernel_library_load_file(const char* manifest_path, hgr_kernel_
   if (!manifest_path) return BAD("no manifest path");
   void* text = NULL;
   size_t length = 0;
-  HGR_RETURN_IF_ERROR(hgr__file_read(manifest_path, &text, &length));
+  HGR_RETURN_IF_ERROR(hgr__file_read(manifest_path, HGR__FILE_MAX_KERNEL_MANIFEST_BYTES, &text, &length));
   const char* end = NULL;
   cJSON* root = cJSON_ParseWithLengthOpts(text, length, &end, false);
   size_t where = end && end >= (const char*)text ? (size_t)(end - (const char*)text) : 0;

@@ -187,7 +187,7 @@ static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* opt
   if (!file->path) return HGR_OK;
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(file->path, &data, &length);
+  hgr_status_t status = hgr__file_read(file->path, HGR__FILE_MAX_COST_CACHE_BYTES, &data, &length);
   if (status) {
     if (hgr_status_code(status) != HGR_STATUS_NOT_FOUND)
       log_line(options, "cost cache: %s (calibrating anew)", hgr_status_message(status));
