@@ -46,6 +46,48 @@ int hgr_cli_place_parse(const char* command, hgr_cli_place_args_t* place, int ar
 hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* instance, hgr_kernel_library_t* kernels,
                                  bool print_summary, hgr_graph_t** inout_graph, hgr_placement_t** out_placement);
 
+/* ---- sizes and counts (cli_size.c) ---- */
+
+/* Parses text, a size or count given on the command line: decimal digits and, when
+ * suffixes, an optional K, M, G or T (powers of 1024), into *out_value (untouched on
+ * failure). Refuses an empty text, a sign, a space, anything else after the digits
+ * (INVALID_ARGUMENT), and a value that overflows 64 bits, exceeds max or is below
+ * min (OUT_OF_RANGE; min 1 where zero means nothing), quoting text. */
+hgr_status_t hgr_cli_parse_number(const char* text, bool suffixes, uint64_t min, uint64_t max, uint64_t* out_value);
+/* hgr_cli_parse_number for flag's value: HGR_CLI_OK, or the usage error's exit code
+ * after printing "hgr <command>: <flag>: <why>" (flag may say what it takes). */
+int hgr_cli_number_flag(const char* command, const char* flag, const char* text, bool suffixes, uint64_t min,
+                        uint64_t max, uint64_t* out_value);
+
+/* ---- the --input arrays (cli_inputs.c) ---- */
+
+#define HGR_CLI_MAX_INPUTS 256
+
+/* The --input NAME=FILE options of a command. Each file is opened and read once,
+ * when first asked for, and its array kept: a FIFO can be read only once, so the
+ * loader (which takes shapes and --fix-input values from the arrays) and the run
+ * (which sets them) share one read. */
+typedef struct hgr_cli_inputs_t {
+  const char* names[HGR_CLI_MAX_INPUTS]; /* point into argv */
+  const char* files[HGR_CLI_MAX_INPUTS];
+  hgr_npy_array_t arrays[HGR_CLI_MAX_INPUTS];
+  bool loaded[HGR_CLI_MAX_INPUTS];
+  bool dropped[HGR_CLI_MAX_INPUTS];
+  size_t count;
+} hgr_cli_inputs_t;
+
+/* When argv[*i] is --input NAME=FILE, consumes it like hgr_cli_place_parse (-1:
+ * another argument). inputs must have been zeroed. */
+int hgr_cli_inputs_parse(const char* command, hgr_cli_inputs_t* inputs, int argc, char** argv, int* i);
+/* Input i's array, loaded from its file on the first call (hgr_cli_load_array) and
+ * borrowed from inputs after that. Errors: the load's, annotated "--input NAME";
+ * FAILED_PRECONDITION once the array was dropped. */
+hgr_status_t hgr_cli_inputs_array(hgr_cli_inputs_t* inputs, size_t i, const hgr_npy_array_t** out_array);
+/* Frees input i's array once its values were handed on (set on the executor). */
+void hgr_cli_inputs_drop(hgr_cli_inputs_t* inputs, size_t i);
+/* Frees every array; inputs may then be zeroed and used again. */
+void hgr_cli_inputs_free(hgr_cli_inputs_t* inputs);
+
 /* ---- the graph a command names (cli_model.c) ---- */
 
 #define HGR_CLI_MAX_SHAPES 64
@@ -63,26 +105,36 @@ typedef struct hgr_cli_model_args_t {
   const char* fixed[HGR_CLI_MAX_SHAPES]; /* --fix-input NAME: its --input value fixed at load */
   size_t fixed_count;
   bool no_fusion; /* --no-fusion: ONNX elementwise chains stay separate nodes */
+  uint64_t loader_budget; /* --loader-budget: the ONNX loader's bytes at once; 0: its default */
 } hgr_cli_model_args_t;
 
-/* Consumes --input-shape NAME=D0,D1,..., --fix-input NAME or --no-fusion like
- * hgr_cli_place_parse (-1: another argument). */
+/* The help lines of the flags hgr_cli_model_parse takes besides --input-shape. */
+#define HGR_CLI_LOADER_FLAGS                                                            \
+  "  --loader-budget SIZE   the most host memory an ONNX model's loader holds at once\n" \
+  "                         (weights, external data, constants folded at load); SIZE\n" \
+  "                         in bytes, suffixes K, M, G, T (powers of 1024); default\n" \
+  "                         from the model's size, at most 8G (docs/onnx.md)\n"
+
+/* Consumes --input-shape NAME=D0,D1,..., --fix-input NAME, --no-fusion or
+ * --loader-budget SIZE like hgr_cli_place_parse (-1: another argument). */
 int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int argc, char** argv, int* i);
 
-/* Loads path: TVM graph JSON, or an ONNX model (by its .onnx extension), whose
- * symbolic input dims come from the --input arrays' shapes and --input-shape, and
- * whose --fix-input inputs become constants of their --input values; its
- * weights come back in *out_params (NULL for graph JSON). print: one line of what
- * the ONNX loader did (nodes before and after, folded, removed, fused). */
 /* Whether --fix-input named name. */
 bool hgr_cli_model_fixed(const hgr_cli_model_args_t* model, const char* name);
 
-hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* model, const char* const* input_names,
-                                const char* const* input_files, size_t input_count, bool print, hgr_graph_t** out_graph,
-                                hgr_params_t** out_params);
+/* Loads path: TVM graph JSON, or an ONNX model (by its .onnx extension), whose
+ * symbolic input dims come from the --input arrays' shapes (inputs may be NULL:
+ * none) and --input-shape, whose --fix-input inputs become constants of their
+ * --input values, and whose loader holds at most --loader-budget; its weights come
+ * back in *out_params (NULL for graph JSON). print: one line of what the ONNX loader
+ * did (nodes before and after, folded, removed, fused). */
+
+hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
+                                bool print, hgr_graph_t** out_graph, hgr_params_t** out_params);
 
 /* An array from a .npy file, or from an ONNX TensorProto file (.pb, ONNX's test
- * data) when the library has the ONNX loader. Free with hgr_npy_array_free. */
+ * data, at most HGR__FILE_MAX_TENSOR_PROTO_BYTES) when the library has the ONNX
+ * loader. Free with hgr_npy_array_free. */
 hgr_status_t hgr_cli_load_array(const char* path, hgr_npy_array_t* out_array);
 
 /* `hgr run --profile` on a placed graph: predicted beside measured, per device.
@@ -136,6 +188,10 @@ hgr_status_t hgr_cli_gather_text(const char* text, size_t length, const char* wh
  * as a malloc'd copy (*out_text, *out_length). Without a launcher: a copy. */
 hgr_status_t hgr_cli_broadcast_text(const char* text, size_t length, const char* what, char** out_text,
                                     size_t* out_length);
+
+/* A macro's value as a string literal. */
+#define HGR_CLI_STRINGIFY(x) HGR_CLI_STRINGIFY_(x)
+#define HGR_CLI_STRINGIFY_(x) #x
 
 /* Returns the status of expr from the enclosing function if it failed. */
 #define HGR_RETURN_IF_ERROR_CLI(expr)       \

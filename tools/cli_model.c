@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "file.h"
 
 bool hgr_cli_model_fixed(const hgr_cli_model_args_t* model, const char* name) {
   for (size_t i = 0; i < model->fixed_count; ++i)
@@ -27,6 +28,11 @@ int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int ar
     model->no_fusion = true;
     return HGR_CLI_OK;
   }
+  if (!strcmp(argv[*i], "--loader-budget")) {
+    int code = hgr_cli_number_flag(command, "--loader-budget", value, true, 1, UINT64_MAX, &model->loader_budget);
+    if (code == HGR_CLI_OK) ++*i;
+    return code;
+  }
   if (strcmp(argv[*i], "--input-shape")) return -1;
   const char* eq = value ? strchr(value, '=') : NULL;
   if (!eq || eq == value)
@@ -38,14 +44,26 @@ int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int ar
   s->ndim = 0;
   const char* p = eq + 1;
   while (*p) {
-    char* end = NULL;
-    errno = 0;
-    long long extent = strtoll(p, &end, 10);
-    if (end == p || errno || extent < 0 || (*end && *end != ',') || s->ndim == HGR_MAX_DIMS)
-      return hgr_cli_usage_error(command, "--input-shape %s: dims are non-negative integers separated by commas (at "
-                                 "most %d)", value, HGR_MAX_DIMS);
-    s->shape[s->ndim++] = extent;
-    p = *end ? end + 1 : end;
+    char dim[32];
+    size_t length = strcspn(p, ",");
+    uint64_t extent = 0;
+    hgr_status_t status = HGR_OK;
+    if (length >= sizeof(dim) || s->ndim == HGR_MAX_DIMS)
+      status = HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "too many dims or digits");
+    if (!status) {
+      memcpy(dim, p, length);
+      dim[length] = 0;
+      status = hgr_cli_parse_number(dim, false, 0, INT64_MAX, &extent);
+    }
+    if (status) {
+      int code = hgr_cli_usage_error(command, "--input-shape %s: %s; dims are non-negative integers separated by "
+                                     "commas (at most %d)", value, hgr_status_message(status), HGR_MAX_DIMS);
+      hgr_status_free(status);
+      return code;
+    }
+    s->shape[s->ndim++] = (int64_t)extent;
+    p += length;
+    if (*p) ++p;
   }
   ++model->shape_count;
   ++*i;
@@ -61,22 +79,9 @@ hgr_status_t hgr_cli_load_array(const char* path, hgr_npy_array_t* out_array) {
   if (!has_suffix(path, ".pb")) return hgr_npy_load_file(path, out_array);
   memset(out_array, 0, sizeof(*out_array));
 #if HGR_HAS_ONNX
-  FILE* file = fopen(path, "rb");
-  if (!file) return HGR_STATUS(HGR_STATUS_NOT_FOUND, "cannot open %s: %s", path, strerror(errno));
-  size_t capacity = 1 << 16, length = 0;
-  unsigned char* bytes = malloc(capacity);
-  for (size_t n = 1; bytes && n;) {
-    if (length == capacity) {
-      unsigned char* grown = capacity < ((size_t)1 << 31) ? realloc(bytes, capacity *= 2) : NULL;
-      if (!grown) free(bytes);
-      bytes = grown;
-      if (!bytes) break;
-    }
-    n = fread(bytes + length, 1, capacity - length, file);
-    length += n;
-  }
-  fclose(file);
-  if (!bytes) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", path);
+  void* bytes = NULL;
+  size_t length = 0;
+  HGR_RETURN_IF_ERROR_CLI(hgr__file_read(path, HGR__FILE_MAX_TENSOR_PROTO_BYTES, &bytes, &length));
   size_t data_bytes = 0;
   hgr_status_t status = hgr_onnx_read_tensor(bytes, length, &out_array->dtype, out_array->shape, &out_array->ndim,
                                              &out_array->data, &data_bytes, NULL);
@@ -89,22 +94,21 @@ hgr_status_t hgr_cli_load_array(const char* path, hgr_npy_array_t* out_array) {
 }
 
 #if HGR_HAS_ONNX
-static hgr_status_t onnx_options(const hgr_cli_model_args_t* model, const char* const* input_names,
-                                 const char* const* input_files, size_t input_count, hgr_onnx_options_t* options) {
+static hgr_status_t onnx_options(const hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
+                                 hgr_onnx_options_t* options) {
+  size_t input_count = inputs ? inputs->count : 0;
   for (size_t i = 0; i < input_count; ++i) { /* an --input array's shape first; --input-shape overrides */
-    hgr_npy_array_t array;
-    HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_cli_load_array(input_files[i], &array), "--input %s",
-                                                input_names[i]));
-    hgr_status_t status = hgr_cli_model_fixed(model, input_names[i])
-                              ? hgr_onnx_options_set_input_value(options, input_names[i], array.dtype, array.shape,
-                                                                 array.ndim, array.data, (size_t)array.bytes)
-                              : hgr_onnx_options_set_input_shape(options, input_names[i], array.shape, array.ndim);
-    hgr_npy_array_free(&array);
-    HGR_RETURN_IF_ERROR_CLI(status);
+    const hgr_npy_array_t* array = NULL;
+    const char* name = inputs->names[i];
+    HGR_RETURN_IF_ERROR_CLI(hgr_cli_inputs_array(inputs, i, &array));
+    HGR_RETURN_IF_ERROR_CLI(hgr_cli_model_fixed(model, name)
+                                ? hgr_onnx_options_set_input_value(options, name, array->dtype, array->shape,
+                                                                   array->ndim, array->data, (size_t)array->bytes)
+                                : hgr_onnx_options_set_input_shape(options, name, array->shape, array->ndim));
   }
   for (size_t f = 0; f < model->fixed_count; ++f) {
     size_t i = 0;
-    while (i < input_count && strcmp(input_names[i], model->fixed[f])) ++i;
+    while (i < input_count && strcmp(inputs->names[i], model->fixed[f])) ++i;
     if (i == input_count)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--fix-input %s: no --input %s=FILE gives its value",
                         model->fixed[f], model->fixed[f]);
@@ -120,22 +124,24 @@ static hgr_status_t onnx_options(const hgr_cli_model_args_t* model, const char* 
 #endif
 
 
-hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* model, const char* const* input_names,
-                                const char* const* input_files, size_t input_count, bool print, hgr_graph_t** out_graph,
-                                hgr_params_t** out_params) {
+hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
+                                bool print, hgr_graph_t** out_graph, hgr_params_t** out_params) {
   *out_params = NULL;
   if (!has_suffix(path, ".onnx")) {
     if (model->shape_count || model->fixed_count)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--input-shape and --fix-input are for ONNX models; %s is graph "
                         "JSON", path);
+    if (model->loader_budget)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--loader-budget bounds the ONNX loader; %s is graph JSON", path);
     return hgr_graph_load_file(path, out_graph);
   }
 #if HGR_HAS_ONNX
   hgr_onnx_options_t* options = NULL;
   HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_create(&options));
   hgr_onnx_report_t report;
-  hgr_status_t status = onnx_options(model, input_names, input_files, input_count, options);
+  hgr_status_t status = onnx_options(model, inputs, options);
   hgr_onnx_options_set_fuse_elementwise(options, !model->no_fusion);
+  if (model->loader_budget) hgr_onnx_options_set_max_loader_bytes(options, model->loader_budget);
   if (!status) status = hgr_onnx_load_file(path, options, out_graph, out_params, &report);
   hgr_onnx_options_release(options);
   if (!status && print)
@@ -145,7 +151,7 @@ hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* mo
            report.folded, report.removed, report.fused, report.elementwise_fused, report.elementwise_groups);
   return status;
 #else
-  (void)input_names, (void)input_files, (void)input_count, (void)print;
+  (void)inputs, (void)print;
   return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s: this hgr was built without the ONNX loader (HGR_ONNX=OFF)", path);
 #endif
 }

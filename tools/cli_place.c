@@ -279,7 +279,8 @@ static const char place_usage[] =
     "usage: hgr place GRAPH.json|MODEL.onnx [--params FILE] [--devices SPEC[,SPEC...]]\n"
     "                 [--place RULE|POLICY]... -o OUT.json [--params-out OUT.params]\n"
     "                 [--place-report FILE.json] [--kernels MANIFEST] [--context-per-device]\n"
-    "                 [--no-cost-cache] [--input-shape NAME=D0,D1,...]... [--mpi-timeout S]\n"
+    "                 [--no-cost-cache] [--input-shape NAME=D0,D1,...]... [--loader-budget SIZE]\n"
+    "                 [--mpi-timeout S]\n"
     "\n"
     "Places a graph (or an ONNX model, converted: its weights go to --params-out) on\n"
     "this machine's devices, inserts the copies between them and plans\n"
@@ -301,6 +302,7 @@ static const char place_usage[] =
     "  --params FILE          params of the graph; with --params-out, written again with\n"
     "                         only those that name an input of the placed graph\n"
     "  --no-cost-cache        calibrate auto/stages again and store nothing\n"
+    HGR_CLI_LOADER_FLAGS
     HGR_CLI_RANKS_FLAGS
     "  docs/placement.md explains the policies, the cost cache and the report.\n";
 
@@ -368,7 +370,7 @@ int hgr_cli_place(int argc, char** argv) {
    * rank 0 writes the files; a step that may fail on one rank is agreed on. */
   hgr_status_t status = hgr_cli_instance_create(&instance_options, &instance);
   if (!status) {
-    status = hgr_cli_model_load(graph_path, &model, NULL, NULL, 0, true, &graph, &params);
+    status = hgr_cli_model_load(graph_path, &model, NULL, true, &graph, &params);
     if (!status && kernels_path) status = hgr_kernel_library_load_file(kernels_path, &kernels);
     if (!status && params_path) status = hgr_params_load_file(params_path, &params);
     status = hgr_cli_agree(status, "loading the graph");

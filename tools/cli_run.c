@@ -1,6 +1,7 @@
 /* `hgr run` and `hgr check`. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,8 @@
   "                         for inputs that decide shapes (Reshape's shape, Slice's\n" \
   "                         starts, TopK's k), which hgr needs at load\n" \
   "  --no-fusion            keep an ONNX model's elementwise chains as separate nodes\n" \
-  "                         (by default each becomes one generated kernel)\n"
+  "                         (by default each becomes one generated kernel)\n" \
+  HGR_CLI_LOADER_FLAGS
 
 static const char run_usage[] =
     "usage: hgr run GRAPH.json|MODEL.onnx [options]\n"
@@ -40,7 +42,8 @@ static const char run_usage[] =
     MODEL_FLAGS
     "  --params FILE          TVM params file; params named like inputs are loaded\n"
     "  --input NAME=FILE.npy  value of input NAME (repeatable); shape and dtype must match;\n"
-    "                         an ONNX TensorProto file (FILE.pb) works too\n"
+    "                         an ONNX TensorProto file (FILE.pb) works too; read once\n"
+    "                         (a FIFO works), at most 4 GiB (.pb: 2 GiB)\n"
     "  --device KEY=SPEC      bind device key KEY of the graph's device_index column to\n"
     "                         device SPEC (repeatable), e.g. --device 4=rusticl:0\n"
     "  --context-per-device   give every device its own OpenCL context\n"
@@ -72,8 +75,8 @@ static const char run_usage[] =
     "                         node ran (inputs too); for finding where a result goes wrong\n"
     "  --until NODE           with --dump: stop after NODE (a name or a node id)\n"
     "  --memory-budget SIZE   fail unless each device's storage, host staging and kernel\n"
-    "                         scratch fit\n"
-    "                         SIZE bytes (suffixes K, M, G: powers of 1024)\n"
+    "                         scratch fit SIZE bytes (suffixes K, M, G, T: powers of\n"
+    "                         1024; no sign)\n"
     "  --kernels MANIFEST     the user's own ops, declared in a JSON kernel manifest\n"
     "                         (README.md, \"User kernels\")\n"
     "  --no-program-cache     compile every kernel program from source; by default\n"
@@ -170,7 +173,8 @@ static const char check_usage[] =
     "usage: hgr check GRAPH.json|MODEL.onnx [--device KEY=SPEC]... [--context-per-device]\n"
     "                 [--kernels MANIFEST] [--memory-budget SIZE] [--devices SPEC,...]\n"
     "                 [--place RULE|POLICY]... [--place-report FILE] [--json]\n"
-    "                 [--input-shape NAME=D0,D1,...]... [--mpi-timeout S]\n"
+    "                 [--input-shape NAME=D0,D1,...]... [--loader-budget SIZE]\n"
+    "                 [--mpi-timeout S]\n"
     "\n"
     "Validates a graph and its placement without running it: loads and checks the\n"
     "JSON (or loads the ONNX model, printing its node counts before and after the\n"
@@ -179,6 +183,10 @@ static const char check_usage[] =
     "and memory per device and copies per device-pair class. Allocates and builds\n"
     "nothing (auto and stages calibrate).\n"
     "\n"
+    "  --memory-budget SIZE   fail unless each device's storage, host staging and kernel\n"
+    "                         scratch fit SIZE bytes (suffixes K, M, G, T: powers of\n"
+    "                         1024; no sign)\n"
+    HGR_CLI_LOADER_FLAGS
     PLACE_FLAGS
     HGR_CLI_RANKS_FLAGS
     "  --json                 print the summary as JSON instead (docs/placement.md)\n";
@@ -189,9 +197,7 @@ typedef struct run_args_t {
   const char* graph_path;
   const char* params_path;
   const char* output_dir;
-  const char* input_names[MAX_ITEMS];
-  const char* input_files[MAX_ITEMS];
-  size_t input_count;
+  hgr_cli_inputs_t inputs; /* --input: each file read once */
   hgr_device_binding_t bindings[MAX_ITEMS];
   size_t binding_count;
   size_t expect_index[MAX_ITEMS];
@@ -202,7 +208,7 @@ typedef struct run_args_t {
   const char* dump_dir;
   const char* until;
   const char* kernels_path;
-  unsigned long long memory_budget;
+  uint64_t memory_budget;
   double rtol, atol; /* --expect's tolerance */
   long repeat;
   long pipeline; /* runs in flight; 0: run and wait */
@@ -226,12 +232,11 @@ static bool split_pair(char* text, char** out_left, char** out_right) {
   return true;
 }
 
-static bool parse_long(const char* text, long* out_value) {
-  char* end = NULL;
-  long value = strtol(text, &end, 10);
-  if (!*text || *end) return false;
-  *out_value = value;
-  return true;
+/* A count within [0, max] (hgr_cli_parse_number: digits only). */
+static bool parse_count(const char* text, uint64_t max, uint64_t* out_value) {
+  hgr_status_t status = hgr_cli_parse_number(text, false, 0, max, out_value);
+  hgr_status_free(status);
+  return !status;
 }
 
 /* Parses argv into args; returns -1 on success, or the exit code to return. */
@@ -254,29 +259,26 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     int ranks_code = hgr_cli_ranks_parse(command, argc, argv, &i);
     if (ranks_code > 0) return ranks_code;
     if (ranks_code == HGR_CLI_OK) continue;
+    int input_code = running ? hgr_cli_inputs_parse(command, &args->inputs, argc, argv, &i) : -1;
+    if (input_code > 0) return input_code;
+    if (input_code == HGR_CLI_OK) continue;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       fputs(usage, stdout);
       return HGR_CLI_OK;
     } else if (!strcmp(arg, "--context-per-device")) {
       args->context_per_device = true;
     } else if (!strcmp(arg, "--device")) {
-      long key;
-      if (!value || !split_pair(argv[++i], &left, &right) || !parse_long(left, &key) || key < 0 || key > INT32_MAX)
+      uint64_t key;
+      if (!value || !split_pair(argv[++i], &left, &right) || !parse_count(left, INT32_MAX, &key))
         return hgr_cli_usage_error(command, "--device takes KEY=SPEC with a non-negative integer key, e.g. 4=rusticl:0");
       if (args->binding_count == MAX_ITEMS) return hgr_cli_usage_error(command, "too many --device options");
       args->bindings[args->binding_count++] = (hgr_device_binding_t){(int32_t)key, right};
     } else if (running && !strcmp(arg, "--params")) {
       if (!value) return hgr_cli_usage_error(command, "--params needs a file");
       args->params_path = argv[++i];
-    } else if (running && !strcmp(arg, "--input")) {
-      if (!value || !split_pair(argv[++i], &left, &right))
-        return hgr_cli_usage_error(command, "--input takes NAME=FILE.npy");
-      if (args->input_count == MAX_ITEMS) return hgr_cli_usage_error(command, "too many --input options");
-      args->input_names[args->input_count] = left;
-      args->input_files[args->input_count++] = right;
     } else if (running && !strcmp(arg, "--expect")) {
-      long index;
-      if (!value || !split_pair(argv[++i], &left, &right) || !parse_long(left, &index) || index < 0)
+      uint64_t index;
+      if (!value || !split_pair(argv[++i], &left, &right) || !parse_count(left, SIZE_MAX, &index))
         return hgr_cli_usage_error(command, "--expect takes INDEX=FILE.npy");
       if (args->expect_count == MAX_ITEMS) return hgr_cli_usage_error(command, "too many --expect options");
       args->expect_index[args->expect_count] = (size_t)index;
@@ -292,28 +294,32 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
       if (!value) return hgr_cli_usage_error(command, "--output-dir needs a directory");
       args->output_dir = argv[++i];
     } else if (running && !strcmp(arg, "--pipeline")) {
-      if (!value || !parse_long(argv[++i], &args->pipeline) || args->pipeline < 1 || args->pipeline > 64)
-        return hgr_cli_usage_error(command, "--pipeline takes a number of runs in flight from 1 to 64");
+      uint64_t depth;
+      if (hgr_cli_number_flag(command, "--pipeline takes a number of runs in flight from 1 to 64", value, false, 1,
+                              64, &depth))
+        return HGR_CLI_USAGE;
+      args->pipeline = (long)depth;
+      ++i;
     } else if (running && !strcmp(arg, "--repeat")) {
-      if (!value || !parse_long(argv[++i], &args->repeat) || args->repeat < 1)
-        return hgr_cli_usage_error(command, "--repeat takes a positive integer");
+      uint64_t runs;
+      if (hgr_cli_number_flag(command, "--repeat", value, false, 1, LONG_MAX, &runs)) return HGR_CLI_USAGE;
+      args->repeat = (long)runs;
+      ++i;
     } else if (running && !strcmp(arg, "--queues")) {
-      if (!value || !parse_long(argv[++i], &args->queues) || args->queues < 1 || args->queues > HGR_MAX_COMPUTE_QUEUES)
-        return hgr_cli_usage_error(command, "--queues takes an integer from 1 to %d", HGR_MAX_COMPUTE_QUEUES);
+      uint64_t queues;
+      if (hgr_cli_number_flag(command, "--queues takes an integer from 1 to " HGR_CLI_STRINGIFY(HGR_MAX_COMPUTE_QUEUES),
+                              value, false, 1, HGR_MAX_COMPUTE_QUEUES, &queues))
+        return HGR_CLI_USAGE;
+      args->queues = (long)queues;
+      ++i;
     } else if (running && !strcmp(arg, "--profile")) {
       args->profile = true;
     } else if (running && !strcmp(arg, "--profile-json")) {
       if (!(args->profile_json = value)) return hgr_cli_usage_error(command, "--profile-json needs a FILE");
       ++i;
     } else if (!strcmp(arg, "--memory-budget")) {
-      char* end = NULL;
-      unsigned long long size = value ? strtoull(value, &end, 10) : 0;
-      unsigned long long unit = 1;
-      if (end && *end && !end[1]) unit = *end == 'K' ? 1ull << 10 : *end == 'M' ? 1ull << 20 : *end == 'G' ? 1ull << 30 : 0;
-      else if (end && *end) unit = 0;
-      if (!value || end == value || !size || !unit || size > ~0ull / unit)
-        return hgr_cli_usage_error(command, "--memory-budget needs a positive size such as 512M");
-      args->memory_budget = size * unit;
+      if (hgr_cli_number_flag(command, "--memory-budget", value, true, 1, UINT64_MAX, &args->memory_budget))
+        return HGR_CLI_USAGE;
       ++i;
     } else if (!strcmp(arg, "--kernels")) {
       if (!(args->kernels_path = value)) return hgr_cli_usage_error(command, "--kernels needs a manifest");
@@ -441,8 +447,8 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   /* Under mpirun, a step that may fail on one rank alone is agreed on before the next
    * collective one, so that every rank stops with that rank's error. */
   HGR_RETURN_IF_ERROR_CLI(hgr_cli_instance_create(&instance_options, out_instance));
-  hgr_status_t loaded = hgr_cli_model_load(args->graph_path, &args->model, args->input_names, args->input_files,
-                                           args->input_count, !args->json, out_graph, &args->model_params);
+  hgr_status_t loaded =
+      hgr_cli_model_load(args->graph_path, &args->model, &args->inputs, !args->json, out_graph, &args->model_params);
   if (!loaded && args->params_path && !plan_only) loaded = hgr_params_load_file(args->params_path, &args->file_params);
   HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(loaded, "loading the graph"));
   if (!plan_only) printf("graph loaded in %.1f ms\n", now_ms() - load_start);
@@ -561,36 +567,36 @@ static bool is_float32(hgr_dtype_t dtype) {
   return dtype.code == HGR_DTYPE_FLOAT && dtype.bits == 32 && dtype.lanes == 1;
 }
 
-static hgr_status_t set_inputs(const run_args_t* args, hgr_executor_t* executor, bool* input_given) {
-  for (size_t i = 0; i < args->input_count; ++i) {
-    if (hgr_cli_model_fixed(&args->model, args->input_names[i])) continue; /* a constant of the model now */
+static hgr_status_t set_inputs(run_args_t* args, hgr_executor_t* executor, bool* input_given) {
+  hgr_cli_inputs_t* inputs = &args->inputs;
+  for (size_t i = 0; i < inputs->count; ++i) {
+    const char* name = inputs->names[i];
+    if (hgr_cli_model_fixed(&args->model, name)) continue; /* a constant of the model now */
     size_t index;
-    HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_executor_input_index(executor, args->input_names[i], &index),
-                                                "--input %s", args->input_names[i]));
+    HGR_RETURN_IF_ERROR_CLI(
+        hgr_status_annotate(hgr_executor_input_index(executor, name, &index), "--input %s", name));
     if (hgr_executor_input_rank(executor, index) != hgr_cli_rank()) { /* its rank sets it */
       input_given[index] = true;
       continue;
     }
     hgr_tensor_info_t info;
     HGR_RETURN_IF_ERROR_CLI(hgr_executor_input_info(executor, index, &info));
-    hgr_npy_array_t array;
-    HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_cli_load_array(args->input_files[i], &array), "--input %s",
-                                                args->input_names[i]));
+    const hgr_npy_array_t* array = NULL;
+    HGR_RETURN_IF_ERROR_CLI(hgr_cli_inputs_array(inputs, i, &array)); /* read once, maybe by the ONNX loader */
     hgr_status_t status = HGR_OK;
-    if (!hgr_dtype_equal(array.dtype, info.dtype) || !same_shape(&info, array.ndim, array.shape)) {
+    if (!hgr_dtype_equal(array->dtype, info.dtype) || !same_shape(&info, array->ndim, array->shape)) {
       char want_dtype[24], have_dtype[24], want_shape[128], have_shape[128];
-      hgr_tensor_info_t have = {NULL, array.dtype, array.ndim, array.shape, array.bytes};
+      hgr_tensor_info_t have = {NULL, array->dtype, array->ndim, array->shape, array->bytes};
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--input %s: %s holds %s %s, but the graph's input is %s %s",
-                          args->input_names[i], args->input_files[i],
-                          hgr_dtype_format(array.dtype, have_dtype, sizeof(have_dtype)),
+                          name, inputs->files[i], hgr_dtype_format(array->dtype, have_dtype, sizeof(have_dtype)),
                           format_shape(&have, have_shape, sizeof(have_shape)),
                           hgr_dtype_format(info.dtype, want_dtype, sizeof(want_dtype)),
                           format_shape(&info, want_shape, sizeof(want_shape)));
     } else {
-      status = hgr_executor_set_input(executor, index, array.data, (size_t)array.bytes);
+      status = hgr_executor_set_input(executor, index, array->data, (size_t)array->bytes);
       input_given[index] = true;
     }
-    hgr_npy_array_free(&array);
+    hgr_cli_inputs_drop(inputs, i); /* the executor holds the values now */
     HGR_RETURN_IF_ERROR_CLI(status);
   }
   return HGR_OK;
@@ -834,6 +840,7 @@ cleanup:
   hgr_placement_release(placement);
   hgr_params_release(params);
   hgr_params_release(args.model_params);
+  hgr_cli_inputs_free(&args.inputs);
   hgr_graph_release(graph);
   hgr_cli_instance_release(instance);
   if (status) return hgr_cli_fail(status);

@@ -24,6 +24,7 @@ static const char tune_usage[] =
     "  --params FILE          a graph's params (TVM .params)\n"
     "  --input NAME=FILE.npy  an input's values (also fixes an ONNX input's shape)\n"
     "  --input-shape NAME=D0,D1,...  an ONNX input's shape\n"
+  HGR_CLI_LOADER_FLAGS
     "  --runs N               timed runs per candidate, after one untimed (default 5)\n"
     "  --dry-run              measure and print, write nothing\n"
     "  -h, --help             this help\n";
@@ -33,12 +34,10 @@ static const char tune_usage[] =
 typedef struct tune_args_t {
   const char* graph_path;
   const char* params_path;
-  const char* input_names[MAX_ITEMS];
-  const char* input_files[MAX_ITEMS];
-  size_t input_count;
+  hgr_cli_inputs_t inputs; /* --input: each file read once */
   hgr_device_binding_t bindings[MAX_ITEMS];
   size_t binding_count;
-  long runs;
+  uint64_t runs;
   bool dry_run;
   hgr_cli_place_args_t place;
   hgr_cli_model_args_t model;
@@ -60,35 +59,36 @@ static int parse_args(int argc, char** argv, tune_args_t* args) {
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
-    char *left = NULL, *right = NULL, *end = NULL;
+    char *left = NULL, *right = NULL;
     int code = hgr_cli_place_parse("tune", &args->place, argc, argv, &i);
     if (code > 0) return code;
     if (code == HGR_CLI_OK) continue;
     code = hgr_cli_model_parse("tune", &args->model, argc, argv, &i);
     if (code > 0) return code;
     if (code == HGR_CLI_OK) continue;
+    code = hgr_cli_inputs_parse("tune", &args->inputs, argc, argv, &i);
+    if (code > 0) return code;
+    if (code == HGR_CLI_OK) continue;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       fputs(tune_usage, stdout);
       return HGR_CLI_OK;
     } else if (!strcmp(arg, "--device")) {
-      long key = value && split_pair(argv[++i], &left, &right) ? strtol(left, &end, 10) : -1;
-      if (!end || *end || key < 0 || key > INT32_MAX)
+      uint64_t key = 0;
+      hgr_status_t status = value && split_pair(argv[++i], &left, &right)
+                                ? hgr_cli_parse_number(left, false, 0, INT32_MAX, &key)
+                                : HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "no KEY=SPEC");
+      bool bad = status != HGR_OK;
+      hgr_status_free(status);
+      if (bad)
         return hgr_cli_usage_error("tune", "--device takes KEY=SPEC with a non-negative integer key, e.g. 4=pocl:0");
       if (args->binding_count == MAX_ITEMS) return hgr_cli_usage_error("tune", "too many --device options");
       args->bindings[args->binding_count++] = (hgr_device_binding_t){(int32_t)key, right};
     } else if (!strcmp(arg, "--params")) {
       if (!value) return hgr_cli_usage_error("tune", "--params needs a file");
       args->params_path = argv[++i];
-    } else if (!strcmp(arg, "--input")) {
-      if (!value || !split_pair(argv[++i], &left, &right))
-        return hgr_cli_usage_error("tune", "--input takes NAME=FILE.npy");
-      if (args->input_count == MAX_ITEMS) return hgr_cli_usage_error("tune", "too many --input options");
-      args->input_names[args->input_count] = left;
-      args->input_files[args->input_count++] = right;
     } else if (!strcmp(arg, "--runs")) {
-      args->runs = value ? strtol(argv[++i], &end, 10) : 0;
-      if (!value || *end || args->runs < 1 || args->runs > 1000)
-        return hgr_cli_usage_error("tune", "--runs takes an integer from 1 to 1000");
+      if (hgr_cli_number_flag("tune", "--runs", value, false, 1, 1000, &args->runs)) return HGR_CLI_USAGE;
+      ++i;
     } else if (!strcmp(arg, "--dry-run")) {
       args->dry_run = true;
     } else if (arg[0] == '-') {
@@ -110,7 +110,7 @@ static void print_line(void* user, const char* line) {
 }
 
 /* The given params and the --input arrays, in one set for the executors. */
-static hgr_status_t gather_params(const tune_args_t* args, hgr_params_t* model_params, hgr_params_t** out_params) {
+static hgr_status_t gather_params(tune_args_t* args, hgr_params_t* model_params, hgr_params_t** out_params) {
   *out_params = NULL;
   hgr_params_t* params = NULL;
   if (args->params_path) HGR_RETURN_IF_ERROR_CLI(hgr_params_load_file(args->params_path, &params));
@@ -122,14 +122,14 @@ static hgr_status_t gather_params(const tune_args_t* args, hgr_params_t* model_p
     status = hgr_params_get(model_params, p, &info, &data);
     if (!status) status = hgr_params_add(params, info.name, info.dtype, info.ndim, info.shape, data, (size_t)info.bytes);
   }
-  for (size_t i = 0; i < args->input_count && !status; ++i) {
-    if (hgr_cli_model_fixed(&args->model, args->input_names[i])) continue;
-    hgr_npy_array_t array;
-    status = hgr_cli_load_array(args->input_files[i], &array);
+  for (size_t i = 0; i < args->inputs.count && !status; ++i) {
+    if (hgr_cli_model_fixed(&args->model, args->inputs.names[i])) continue;
+    const hgr_npy_array_t* array = NULL; /* read once, maybe by the ONNX loader */
+    status = hgr_cli_inputs_array(&args->inputs, i, &array);
     if (status) break;
-    status = hgr_params_add(params, args->input_names[i], array.dtype, array.ndim, array.shape, array.data,
-                            (size_t)array.bytes);
-    hgr_npy_array_free(&array);
+    status = hgr_params_add(params, args->inputs.names[i], array->dtype, array->ndim, array->shape, array->data,
+                            (size_t)array->bytes);
+    hgr_cli_inputs_drop(&args->inputs, i);
   }
   if (status) hgr_params_release(params);
   else *out_params = params;
@@ -150,8 +150,7 @@ int hgr_cli_tune(int argc, char** argv) {
   hgr_params_t* model_params = NULL;
   hgr_params_t* params = NULL;
   hgr_placement_t* placement = NULL;
-  hgr_status_t status = hgr_cli_model_load(args.graph_path, &args.model, args.input_names, args.input_files,
-                                           args.input_count, true, &graph, &model_params);
+  hgr_status_t status = hgr_cli_model_load(args.graph_path, &args.model, &args.inputs, true, &graph, &model_params);
   hgr_instance_options_t instance_options;
   hgr_instance_options_init(&instance_options);
   if (!status) status = hgr_instance_create(&instance_options, &instance);
@@ -169,7 +168,7 @@ int hgr_cli_tune(int argc, char** argv) {
   tune.progress = print_line;
   hgr_tune_summary_t summary;
   if (!status) {
-    printf("tuning %s: every tile candidate, %ld timed runs each\n", args.graph_path, args.runs);
+    printf("tuning %s: every tile candidate, %llu timed runs each\n", args.graph_path, (unsigned long long)args.runs);
     status = hgr_tune_graph(instance, graph, &options, &tune, &summary);
   }
   if (!status && summary.layers) {
@@ -185,5 +184,6 @@ int hgr_cli_tune(int argc, char** argv) {
   hgr_params_release(model_params);
   hgr_graph_release(graph);
   hgr_instance_release(instance);
+  hgr_cli_inputs_free(&args.inputs);
   return status ? hgr_cli_fail(status) : HGR_CLI_OK;
 }
