@@ -136,6 +136,97 @@ def onnx_output_names(model: bytes) -> List[str]:
     return names
 
 
+def onnx_input_dims(model: bytes) -> Dict[str, List[Any]]:
+    """Each ONNX graph input's declared dims (ModelProto.graph.input[i]: its
+    TypeProto's tensor shape), read from the model's protobuf bytes: an int for a
+    fixed dim, the dim_param (a str, '' when unnamed) for a symbolic one. An input
+    declared without a shape is left out: nothing about its rank is known."""
+    dims: Dict[str, List[Any]] = {}
+    for field, wire, graph in _fields(memoryview(model)):
+        if field != 7 or wire != 2:  # ModelProto.graph
+            continue
+        for g_field, g_wire, value_info in _fields(graph):
+            if g_field != 11 or g_wire != 2:  # GraphProto.input
+                continue
+            name, shape = "", None
+            for f, w, v in _fields(value_info):
+                if f == 1 and w == 2:  # ValueInfoProto.name
+                    name = bytes(v).decode()
+                elif f == 2 and w == 2:  # ValueInfoProto.type -> TypeProto.tensor_type -> .shape
+                    for t_field, t_wire, tensor in _fields(v):
+                        if t_field == 1 and t_wire == 2:
+                            for s_field, s_wire, shape_proto in _fields(tensor):
+                                if s_field == 2 and s_wire == 2:
+                                    shape = [_dim(d) for f2, w2, d in _fields(shape_proto) if f2 == 1 and w2 == 2]
+            if name and shape is not None:
+                dims[name] = shape
+    return dims
+
+
+def _dim(dimension: memoryview) -> Any:
+    """TensorShapeProto.Dimension: dim_value (field 1) or dim_param (field 2)."""
+    for field, wire, value in _fields(dimension):
+        if field == 1 and wire == 0:
+            return int(value)
+        if field == 2 and wire == 2:
+            return bytes(value).decode()
+    return ""
+
+
+def _fed_shape(value: Any) -> Optional[tuple]:
+    """The shape of a value fed as an input, or None when it cannot be told without
+    converting it (bind_input then checks its size)."""
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple):
+        return shape
+    try:
+        return memoryview(value).shape
+    except TypeError:
+        pass
+    if hasattr(value, "__dlpack__"):
+        try:
+            return np.from_dlpack(value).shape
+        except (TypeError, ValueError, RuntimeError, BufferError, AttributeError):
+            return None
+    return None
+
+
+def check_input_shape(name: str, shape: Sequence[int], declared: Sequence[Any], loaded: Sequence[int]) -> None:
+    """Refuses a fed input whose rank differs from the model's, or whose extent
+    differs at a dim the model fixes, with ONNX Runtime's messages (as
+    hgr.InvalidArgumentError). A symbolic dim is not the model's to fix: there the
+    extent must be the one the session was loaded with (input_shapes), since hgr
+    specializes the graph at load."""
+    if len(shape) != len(declared):
+        raise _hgr.InvalidArgumentError(
+            f"Invalid rank for input: {name} Got: {len(shape)} Expected: {len(declared)} "
+            "Please fix either the inputs/outputs or the model."
+        )
+    wrong = [
+        f" index: {i} Got: {got} Expected: {want}"
+        for i, (got, want) in enumerate(zip(shape, declared))
+        if isinstance(want, int) and want >= 0 and got != want
+    ]
+    if wrong:
+        raise _hgr.InvalidArgumentError(
+            f"Got invalid dimensions for input: {name} for the following indices\n"
+            + "\n".join(wrong)
+            + "\n Please fix either the inputs/outputs or the model."
+        )
+    wrong = [
+        f" index: {i} Got: {got} Expected: {want} (symbolic dim '{param}', fixed when the session was made; "
+        "input_shapes sets it)"
+        for i, (got, want, param) in enumerate(zip(shape, loaded, declared))
+        if not isinstance(param, int) and got != want
+    ]
+    if wrong:
+        raise _hgr.InvalidArgumentError(
+            f"Got invalid dimensions for input: {name} for the following indices\n"
+            + "\n".join(wrong)
+            + "\n Please fix either the inputs or the session's input_shapes."
+        )
+
+
 def _profiling_requested(sess_options: Any) -> bool:
     if sess_options is None:
         return False
@@ -242,15 +333,27 @@ class InferenceSession:
         self._outputs = [self._node_arg(ex.output_info(i)) for i in range(ex.output_count)]
         # hgr names a graph output after its node ("y:0"); sessions speak the model's names.
         try:
-            model_names = onnx_output_names(model if not isinstance(model, str) else open(model, "rb").read())
+            model_bytes = model if not isinstance(model, str) else open(model, "rb").read()
+            model_names = onnx_output_names(model_bytes)
         except (ValueError, IndexError, UnicodeDecodeError, OSError):
-            model_names = []
+            model_bytes, model_names = b"", []
+        # The model's declared dims of each input, for run()'s rank and shape checks;
+        # where they cannot be read, the loaded graph's shape stands for them.
+        try:
+            declared = onnx_input_dims(model_bytes)
+        except (ValueError, IndexError, UnicodeDecodeError, TypeError):
+            declared = {}
         if len(model_names) == len(self._outputs):
             for arg, name in zip(self._outputs, model_names):
                 arg.name = name
         # Inputs set from params are constants: only the others are the model's inputs.
         param_names = set(params.names())
         self._inputs = [arg for arg in self._inputs if arg.name not in param_names]
+        self._input_dims = {
+            arg.name: (declared[arg.name] if len(declared.get(arg.name, ())) == len(arg.shape) else list(arg.shape),
+                       list(arg.shape))
+            for arg in self._inputs
+        }
         self._output_index = {arg.name: i for i, arg in enumerate(self._outputs)}
         self._alignment = _alignment()
         self._providers = list(dict.fromkeys(ex.devices.values()))
@@ -306,7 +409,12 @@ class InferenceSession:
         if missing:
             raise _hgr.InvalidArgumentError(f"input_feed lacks input(s) {', '.join(missing)}")
         for name, value in input_feed.items():
-            ex.bind_input(name, _as_buffer(value))
+            buffer = _as_buffer(value)
+            if name in self._input_dims:
+                shape = _fed_shape(buffer)
+                if shape is not None:
+                    check_input_shape(name, shape, *self._input_dims[name])
+            ex.bind_input(name, buffer)
         # Every output gets a fresh array: an array handed out earlier is never written again.
         outputs = []
         for i, arg in enumerate(self._outputs):

@@ -1,0 +1,107 @@
+"""hgr.InferenceSession checks each fed input's rank and dims against the model
+as ONNX Runtime does: a rank or a fixed dim that differs is refused with ORT's
+message (hgr.InvalidArgumentError), even when the element count matches."""
+import numpy as np
+import pytest
+
+import hgr
+from conftest import require_device
+
+
+def _relu_model(dims):
+    """A model y = Relu(x) whose input x is declared with dims (ints or names)."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@pytest.fixture(scope="module")
+def nhwc_model(onnx_module):
+    return _relu_model([1, 6, 6, 3])
+
+
+@pytest.fixture(scope="module")
+def pocl():
+    require_device("pocl:0")
+    return "pocl:0"
+
+
+def _feed(shape):
+    return np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) - 20
+
+
+def test_an_input_of_another_rank_is_refused_with_onnx_runtimes_message(nhwc_model, pocl):
+    with hgr.InferenceSession(nhwc_model, providers=[pocl]) as sess:
+        with pytest.raises(hgr.InvalidArgumentError,
+                           match="Invalid rank for input: x Got: 3 Expected: 4 Please fix either the inputs/outputs "
+                                 "or the model."):
+            sess.run(None, {"x": _feed((6, 6, 3))})
+
+
+def test_an_input_with_another_fixed_dim_is_refused_naming_each_index(nhwc_model, pocl):
+    with hgr.InferenceSession(nhwc_model, providers=[pocl]) as sess:
+        with pytest.raises(hgr.InvalidArgumentError) as refused:
+            sess.run(None, {"x": _feed((1, 3, 6, 6))})  # NCHW for an NHWC input: the same element count
+        assert str(refused.value).endswith(
+            "Got invalid dimensions for input: x for the following indices\n"
+            " index: 1 Got: 3 Expected: 6\n index: 3 Got: 6 Expected: 3\n"
+            " Please fix either the inputs/outputs or the model.")
+
+
+def test_an_input_of_the_declared_shape_still_runs(nhwc_model, pocl):
+    x = _feed((1, 6, 6, 3))
+    with hgr.InferenceSession(nhwc_model, providers=[pocl]) as sess:
+        (y,) = sess.run(None, {"x": x})
+        np.testing.assert_array_equal(y, np.maximum(x, 0))
+
+
+def test_onnx_runtime_refuses_the_same_inputs_with_the_same_words(nhwc_model):
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(nhwc_model, providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception, match="Invalid rank for input: x Got: 3 Expected: 4 Please fix either the inputs/outputs "
+                                        "or the model."):
+        sess.run(None, {"x": _feed((6, 6, 3))})
+    with pytest.raises(Exception, match="Got invalid dimensions for input: x for the following indices\n"
+                                        " index: 1 Got: 3 Expected: 6\n index: 3 Got: 6 Expected: 3\n"
+                                        " Please fix either the inputs/outputs or the model."):
+        sess.run(None, {"x": _feed((1, 3, 6, 6))})
+
+
+def test_a_symbolic_dim_takes_the_extent_input_shapes_gave_it(onnx_module, pocl):
+    model = _relu_model(["N", 4])
+    x = _feed((3, 4))
+    with hgr.InferenceSession(model, providers=[pocl], input_shapes={"x": [3, 4]}) as sess:
+        (y,) = sess.run(None, {"x": x})
+        np.testing.assert_array_equal(y, np.maximum(x, 0))
+        # hgr specializes the graph at load: another batch is refused at that index,
+        # saying what fixed it, while the fixed dim's check stays ORT's.
+        with pytest.raises(hgr.InvalidArgumentError,
+                           match=r"index: 0 Got: 5 Expected: 3 \(symbolic dim 'N', fixed when the session was made"):
+            sess.run(None, {"x": _feed((5, 4))})
+        with pytest.raises(hgr.InvalidArgumentError, match=r"index: 1 Got: 2 Expected: 4\n Please fix either the "
+                                                           r"inputs/outputs or the model\."):
+            sess.run(None, {"x": _feed((6, 2))})
+
+
+def test_a_dlpack_input_of_another_rank_is_refused_too(nhwc_model, pocl):
+    class Capsule:
+        def __init__(self, array):
+            self.array = array
+
+        def __dlpack__(self, **kwargs):
+            return self.array.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    with hgr.InferenceSession(nhwc_model, providers=[pocl]) as sess:
+        with pytest.raises(hgr.InvalidArgumentError, match="Invalid rank for input: x Got: 2 Expected: 4"):
+            sess.run(None, {"x": Capsule(_feed((36, 3)))})
