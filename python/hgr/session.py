@@ -196,11 +196,13 @@ def check_input_shape(name: str, shape: Sequence[int], declared: Sequence[Any], 
     differs at a dim the model fixes, with ONNX Runtime's messages (as
     hgr.InvalidArgumentError). A symbolic dim is not the model's to fix: there the
     extent must be the one the session was loaded with (input_shapes), since hgr
-    specializes the graph at load."""
+    specializes the graph at load. Each message ends with hgr's line naming the
+    input and both shapes."""
+    both = f"\n input '{name}': the session's shape is {tuple(loaded)}, the array's {tuple(shape)}"
     if len(shape) != len(declared):
         raise _hgr.InvalidArgumentError(
             f"Invalid rank for input: {name} Got: {len(shape)} Expected: {len(declared)} "
-            "Please fix either the inputs/outputs or the model."
+            "Please fix either the inputs/outputs or the model." + both
         )
     wrong = [
         f" index: {i} Got: {got} Expected: {want}"
@@ -211,7 +213,7 @@ def check_input_shape(name: str, shape: Sequence[int], declared: Sequence[Any], 
         raise _hgr.InvalidArgumentError(
             f"Got invalid dimensions for input: {name} for the following indices\n"
             + "\n".join(wrong)
-            + "\n Please fix either the inputs/outputs or the model."
+            + "\n Please fix either the inputs/outputs or the model." + both
         )
     wrong = [
         f" index: {i} Got: {got} Expected: {want} (symbolic dim '{param}', fixed when the session was made; "
@@ -223,7 +225,7 @@ def check_input_shape(name: str, shape: Sequence[int], declared: Sequence[Any], 
         raise _hgr.InvalidArgumentError(
             f"Got invalid dimensions for input: {name} for the following indices\n"
             + "\n".join(wrong)
-            + "\n Please fix either the inputs or the session's input_shapes."
+            + "\n Please fix either the inputs or the session's input_shapes." + both
         )
 
 
