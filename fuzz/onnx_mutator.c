@@ -347,11 +347,8 @@ static int mutate_value_shape(rng_t* rng, Onnx__GraphProto* graph) {
     onnx__type_proto__tensor__init(tensor);
     tensor->has_elem_type = 1;
     tensor->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-    /* Frees the old value of the oneof, whatever its case, through its owner. */
-    Onnx__TypeProto* old = xmalloc(sizeof(*old));
-    *old = *type;
-    old->denotation = NULL;
-    free_message(old);
+    /* The oneof's members are all message pointers: free whichever is set. */
+    if (type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET) free_message(type->tensor_type);
     type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
     type->tensor_type = tensor;
   }
