@@ -23,10 +23,14 @@ set -u
 # coverage (cov: edges, ft: features) and corpus from libFuzzer's last status line.
 summary() {
   exe="$1" log="$2" corpus="$3"
+  status=$(grep -E '^#[0-9]+.* cov: ' "$log" | tail -n 1)
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
   new=$(sed -n 's/^stat::new_units_added: *//p' "$log" | tail -n 1)
-  cov=$(grep -E '^#[0-9]+.* cov: ' "$log" | tail -n 1 | sed -E 's/^.*(cov: [0-9]+ ft: [0-9]+).*$/\1/')
+  # -fork=N prints no final stats: its last status line has the runs and the speed.
+  [ -n "$runs" ] || runs=$(echo "$status" | sed -nE 's/^#([0-9]+).*$/\1/p')
+  [ -n "$speed" ] || speed=$(echo "$status" | sed -nE 's/^.*exec\/s:? ([0-9]+).*$/\1/p')
+  cov=$(echo "$status" | sed -nE 's/^.*(cov: [0-9]+ ft: [0-9]+).*$/\1/p')
   echo "$(basename "$exe"): ${runs:-?} runs, ${speed:-?} exec/s, ${cov:-cov: ? ft: ?}," \
     "${new:-?} new inputs, corpus $(find "$corpus" -type f | wc -l) inputs in $corpus"
 }
