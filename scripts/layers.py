@@ -18,7 +18,7 @@ import sys
 LAYERS = ["base", "device", "graph", "ops", "build", "exec", "place", "onnx"]
 # Within a layer, lowest first. A file of an ordered layer calls only files before it.
 ORDER = {
-    "base": ["text.c", "status.c", "tensor.c", "file.c", "params.c", "npy.c"],
+    "base": ["text.c", "status.c", "shape.c", "tensor.c", "file.c", "params.c", "npy.c"],
     "device": ["device.c", "instance.c"],
     "graph": ["graph.c", "graph_edit.c", "graph_json.c", "graph_write.c"],
     "ops": ["op_context.c", "tuning.c", "ops_*.c", "ops_builtin.c", "kernel_library.c", "op_registry.c"],
@@ -27,7 +27,7 @@ ORDER = {
              "executor.c", "profile_report.c", "tune.c"],
     "place": ["unplace.c", "capability.c", "assign.c", "copies.c", "memory_plan.c", "verify.c", "cost_model.c",
               "schedule.c", "rank_measure.c", "place.c", "place_report.c"],
-    "onnx": ["onnx_tensor.c", "onnx_node.c", "onnx_import_*.c", "onnx_ops.c", "onnx_load.c"],
+    "onnx": ["onnx_wire.c", "onnx_tensor.c", "onnx_node.c", "onnx_import_*.c", "onnx_ops.c", "onnx_load.c"],
 }
 DEFINITION = re.compile(r"^(?:[A-Za-z_][\w \t\*]*?)\b(hgr_\w+)\s*\([^;{]*\)\s*\{", re.M)
 CALL = re.compile(r"\b(hgr_\w+)\s*\(")

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "onnx/onnx.pb-c.h"
@@ -458,6 +459,12 @@ static void external_data_is_read_inside_the_model_folder_only(void** state) {
   small_model(&m);
   external(&m, &m.inits[0], "missing.bin", NULL, NULL);
   ASSERT_STATUS(load(&m, folder, NULL, NULL), HGR_STATUS_NOT_FOUND, "missing.bin");
+  /* A FIFO with no writer: opening it for reading would block forever; it is refused. */
+  snprintf(path, sizeof(path), "%s/weights.fifo", folder);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  small_model(&m);
+  external(&m, &m.inits[0], "weights.fifo", NULL, NULL);
+  ASSERT_STATUS(load(&m, folder, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "weights.fifo' is not a regular file");
   snprintf(path, sizeof(path), "rm -rf %s", folder);
   assert_int_equal(system(path), 0);
 }

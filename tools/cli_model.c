@@ -7,7 +7,6 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "file.h"
 
 bool hgr_cli_model_fixed(const hgr_cli_model_args_t* model, const char* name) {
   for (size_t i = 0; i < model->fixed_count; ++i)
@@ -79,15 +78,11 @@ hgr_status_t hgr_cli_load_array(const char* path, hgr_npy_array_t* out_array) {
   if (!has_suffix(path, ".pb")) return hgr_npy_load_file(path, out_array);
   memset(out_array, 0, sizeof(*out_array));
 #if HGR_HAS_ONNX
-  void* bytes = NULL;
-  size_t length = 0;
-  HGR_RETURN_IF_ERROR_CLI(hgr__file_read(path, HGR__FILE_MAX_TENSOR_PROTO_BYTES, &bytes, &length));
   size_t data_bytes = 0;
-  hgr_status_t status = hgr_onnx_read_tensor(bytes, length, &out_array->dtype, out_array->shape, &out_array->ndim,
-                                             &out_array->data, &data_bytes, NULL);
+  hgr_status_t status = hgr_onnx_read_tensor_file(path, &out_array->dtype, out_array->shape, &out_array->ndim,
+                                                  &out_array->data, &data_bytes, NULL);
   out_array->bytes = data_bytes;
-  free(bytes);
-  return hgr_status_annotate(status, "%s", path);
+  return status;
 #else
   return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s: .pb tensors need the ONNX loader (HGR_ONNX=OFF here)", path);
 #endif

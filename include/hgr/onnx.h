@@ -143,6 +143,12 @@ HGR_API int hgr_onnx_is_model_path(const char* path);
 HGR_API hgr_status_t hgr_onnx_read_tensor(const void* bytes, size_t size, hgr_dtype_t* out_dtype,
                                           int64_t* out_shape, int32_t* out_ndim, void** out_data, size_t* out_bytes,
                                           char** out_name);
+/* hgr_onnx_read_tensor of the file at path, read once and at most 2 GiB (protobuf's
+ * limit; RESOURCE_EXHAUSTED beyond, checked before reading a regular file and while
+ * reading a pipe). Errors name the path. */
+HGR_API hgr_status_t hgr_onnx_read_tensor_file(const char* path, hgr_dtype_t* out_dtype, int64_t* out_shape,
+                                               int32_t* out_ndim, void** out_data, size_t* out_bytes,
+                                               char** out_name);
 
 #ifdef __cplusplus
 }

@@ -738,3 +738,16 @@ hgr_status_t hgr_onnx_read_tensor(const void* bytes, size_t size, hgr_dtype_t* o
   onnx__tensor_proto__free_unpacked(proto, NULL);
   return status;
 }
+
+hgr_status_t hgr_onnx_read_tensor_file(const char* path, hgr_dtype_t* out_dtype, int64_t* out_shape,
+                                       int32_t* out_ndim, void** out_data, size_t* out_bytes, char** out_name) {
+  if (!path || !out_data) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_onnx_read_tensor_file: NULL argument");
+  *out_data = NULL;
+  void* bytes = NULL;
+  size_t length = 0;
+  HGR_RETURN_IF_ERROR(hgr__file_read(path, HGR__FILE_MAX_TENSOR_PROTO_BYTES, &bytes, &length));
+  hgr_status_t status = hgr_onnx_read_tensor(bytes, length, out_dtype, out_shape, out_ndim, out_data, out_bytes,
+                                             out_name);
+  free(bytes);
+  return hgr_status_annotate(status, "%s", path);
+}

@@ -1,12 +1,14 @@
 /* Host tensors of the ONNX loader: decoding TensorProtos (raw_data, typed fields,
  * external data), element access and conversion. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "byte_order.h"
 #include "onnx_internal.h"
@@ -383,7 +385,11 @@ static hgr_status_t read_external(const Onnx__TensorProto* proto, const hgr__onn
   char* path = hgr__format("%s/%s", external->base_directory, location);
   if (!path) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", where);
   hgr_status_t status = HGR_OK;
-  FILE* file = fopen(path, "rb");
+  /* Non-blocking, so that a FIFO there cannot hang the open: it is refused below as
+   * not a regular file (regular files ignore the flag). */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  FILE* file = fd >= 0 ? fdopen(fd, "rb") : NULL;
+  if (fd >= 0 && !file) close(fd);
   struct stat st;
   if (!file) {
     status = HGR_STATUS(errno == ENOENT ? HGR_STATUS_NOT_FOUND : HGR_STATUS_UNAVAILABLE,
