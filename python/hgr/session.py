@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence
@@ -191,6 +192,40 @@ def _fed_shape(value: Any) -> Optional[tuple]:
     return None
 
 
+# The most bytes a model file may have: protobuf's limit, as in the C loader.
+MAX_MODEL_BYTES = 2**31 - 1
+
+
+def read_model_file(path: str) -> bytes:
+    """The bytes of the model file at path, read once: a regular file up to its size
+    as fstat gives it, anything else (a pipe, a FIFO, a device) until more than
+    MAX_MODEL_BYTES arrived. Errors are hgr's: NotFoundError, InvalidArgumentError
+    for a directory, ResourceExhaustedError past the cap, UnavailableError else."""
+    try:
+        with open(path, "rb", buffering=0) as f:
+            info = os.fstat(f.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_MODEL_BYTES:
+                raise _hgr.ResourceExhaustedError(
+                    f"'{path}' is {info.st_size} bytes, more than {MAX_MODEL_BYTES} bytes, protobuf's limit for a model"
+                )
+            chunks, length = [], 0
+            while length <= MAX_MODEL_BYTES:
+                chunk = f.read(min(1 << 24, MAX_MODEL_BYTES + 1 - length))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                length += len(chunk)
+    except FileNotFoundError as error:
+        raise _hgr.NotFoundError(f"cannot open '{path}': {error.strerror}") from None
+    except IsADirectoryError:
+        raise _hgr.InvalidArgumentError(f"'{path}' is a directory, not a model file") from None
+    except OSError as error:
+        raise _hgr.UnavailableError(f"cannot read '{path}': {error.strerror}") from None
+    if length > MAX_MODEL_BYTES:
+        raise _hgr.ResourceExhaustedError(f"'{path}' holds more than {MAX_MODEL_BYTES} bytes, protobuf's limit for a model")
+    return b"".join(chunks)
+
+
 def check_input_shape(name: str, shape: Sequence[int], declared: Sequence[Any], loaded: Sequence[int]) -> None:
     """Refuses a fed input whose rank differs from the model's, or whose extent
     differs at a dim the model fixes, with ONNX Runtime's messages (as
@@ -326,16 +361,28 @@ class InferenceSession:
         devices = provider_devices(providers)
         if isinstance(model, os.PathLike):
             model = os.fspath(model)
-        graph, params, self._load_report = _hgr.load_onnx(
-            model, devices=devices, place=place, input_shapes=input_shapes
-        )
+        # A path is read once, here: the loader and the name and dim readers below
+        # share the bytes (a FIFO has no second reading), and external data is found
+        # beside the file.
+        base_directory = None
+        if isinstance(model, str):
+            path, model = model, read_model_file(model)
+            base_directory = os.path.dirname(os.path.abspath(path))
+        try:
+            graph, params, self._load_report = _hgr.load_onnx(
+                model, devices=devices, place=place, input_shapes=input_shapes, base_directory=base_directory
+            )
+        except _hgr.Error as error:
+            if base_directory is None:
+                raise
+            raise type(error)(f"{path}: {error}") from None
         self._executor = _hgr.Executor(graph, params=params, profiling=_profiling_requested(sess_options))
         ex = self._executor
         self._inputs = [self._node_arg(ex.input_info(i)) for i in range(ex.input_count)]
         self._outputs = [self._node_arg(ex.output_info(i)) for i in range(ex.output_count)]
         # hgr names a graph output after its node ("y:0"); sessions speak the model's names.
         try:
-            model_bytes = model if not isinstance(model, str) else open(model, "rb").read()
+            model_bytes = bytes(model)
             model_names = onnx_output_names(model_bytes)
         except (ValueError, IndexError, UnicodeDecodeError, OSError):
             model_bytes, model_names = b"", []

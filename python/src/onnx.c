@@ -10,11 +10,12 @@
 #if HGR_HAS_ONNX
 
 static PyObject* report_dict(const hgr_onnx_report_t* report) {
-  return Py_BuildValue("{s:L,s:L,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "ir_version", (long long)report->ir_version, "opset",
-                       (long long)report->opset, "onnx_nodes", report->onnx_nodes, "folded", report->folded,
+  return Py_BuildValue("{s:L,s:L,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K}", "ir_version", (long long)report->ir_version,
+                       "opset", (long long)report->opset, "onnx_nodes", report->onnx_nodes, "folded", report->folded,
                        "removed", report->removed, "fused", report->fused, "graph_nodes", report->graph_nodes,
                        "elementwise_fused", report->elementwise_fused, "elementwise_groups",
-                       report->elementwise_groups);
+                       report->elementwise_groups, "loader_peak_bytes",
+                       (unsigned long long)report->loader_peak_bytes);
 }
 
 static hgr_status_t set_input_shapes(hgr_onnx_options_t* options, PyObject* shapes) {
@@ -48,12 +49,15 @@ static hgr_status_t set_input_shapes(hgr_onnx_options_t* options, PyObject* shap
   return HGR_OK;
 }
 
-/* load_onnx(model, devices=None, place=None, input_shapes=None) */
+/* load_onnx(model, devices=None, place=None, input_shapes=None, base_directory=None) */
 static PyObject* load_onnx(PyObject* module, PyObject* args, PyObject* kwargs) {
   (void)module;
-  static char* keywords[] = {"model", "devices", "place", "input_shapes", NULL};
+  static char* keywords[] = {"model", "devices", "place", "input_shapes", "base_directory", NULL};
   PyObject *model = NULL, *devices = Py_None, *place = Py_None, *shapes = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO", keywords, &model, &devices, &place, &shapes)) return NULL;
+  const char* base_directory = NULL; /* for a model given as bytes: where its external data is */
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOz", keywords, &model, &devices, &place, &shapes,
+                                   &base_directory))
+    return NULL;
   PyObject* path = NULL;
   Py_buffer bytes = {0};
   bool have_bytes = false;
@@ -96,7 +100,7 @@ static PyObject* load_onnx(PyObject* module, PyObject* args, PyObject* kwargs) {
   }
   Py_BEGIN_ALLOW_THREADS;
   if (path) status = hgr_onnx_load_file(PyBytes_AS_STRING(path), options, &graph, &params, &report);
-  else status = hgr_onnx_load_memory(bytes.buf, (size_t)bytes.len, NULL, options, &graph, &params, &report);
+  else status = hgr_onnx_load_memory(bytes.buf, (size_t)bytes.len, base_directory, options, &graph, &params, &report);
   Py_END_ALLOW_THREADS;
   if (status) {
     hgrpy_raise(status);
@@ -122,10 +126,11 @@ cleanup:
 
 static PyMethodDef onnx_methods[] = {
     {"load_onnx", HGRPY_KW(load_onnx), METH_VARARGS | METH_KEYWORDS,
-     "load_onnx(model, devices=None, place=None, input_shapes=None) -> (Graph, Params, dict)\n\n"
+     "load_onnx(model, devices=None, place=None, input_shapes=None, base_directory=None) -> (Graph, Params, dict)\n\n"
      "Loads an ONNX model (a path, or its bytes) with hgr's loader. devices: device specs in priority order; "
      "place: placement rules and policy (a str or a list of them, `hgr run --place` syntax: 'auto', "
      "'op:conv2d=pocl:1', ...); with either, the graph is placed. input_shapes: name -> shape for symbolic dims. "
+     "base_directory: for a model given as bytes, the folder its external data is read from (None: refused). "
      "Returns the graph, its params and the loader's report. hgr.InvalidArgumentError for a model that is not "
      "valid ONNX, hgr.UnimplementedError for one hgr cannot run, hgr.NotFoundError for a missing file."},
     {NULL, NULL, 0, NULL},

@@ -1,6 +1,7 @@
 """hgr.InferenceSession on every test-bed platform: introspection, runs, async
 runs, DLPack and buffer inputs, profiling, output buffers, lifetime."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -46,6 +47,35 @@ def test_a_model_loads_from_a_path(tiny_model, tmp_path):
     with hgr.InferenceSession(str(path)) as by_str, hgr.InferenceSession(path) as by_pathlike:
         for sess in (by_str, by_pathlike):
             np.testing.assert_allclose(sess.run(None, {"x": x})[0], tiny_reference(x, w, b)[0], rtol=1e-5)
+
+
+def test_a_model_from_a_fifo_is_read_once(tiny_model, tmp_path):
+    """The session reads a path once and shares the bytes between the loader and its
+    own readers of names and dims: a FIFO, which has no second reading, loads."""
+    import threading
+
+    model, w, b = tiny_model
+    path = tmp_path / "tiny.fifo"
+    os.mkfifo(path)
+    writer = threading.Thread(target=path.write_bytes, args=(model,))
+    writer.start()
+    try:
+        with hgr.InferenceSession(str(path)) as sess:
+            x = np.ones((2, 4), np.float32)
+            np.testing.assert_allclose(sess.run(None, {"x": x})[0], tiny_reference(x, w, b)[0], rtol=1e-5)
+            assert [o.name for o in sess.get_outputs()] == ["y", "z"]
+    finally:
+        if writer.is_alive():  # a failed open: let the writer finish
+            with open(path, "rb") as f:
+                f.read()
+        writer.join()
+
+
+def test_a_missing_or_special_model_path_is_an_hgr_error(tmp_path):
+    with pytest.raises(hgr.NotFoundError, match="missing.onnx"):
+        hgr.InferenceSession(str(tmp_path / "missing.onnx"))
+    with pytest.raises(hgr.InvalidArgumentError, match="is a directory"):
+        hgr.InferenceSession(str(tmp_path))
 
 
 class _OnlyDlpack:
