@@ -651,7 +651,7 @@ static void graph_rejects_shapes_whose_byte_size_overflows(void** state) {
   ASSERT_STATUS(load_patched("[[2, 4], [2, 4], [2, 4], [2, 1]",
                              "[[2, 4], [9007199254740992, 4096], [2, 4], [2, 1]"),
                 HGR_STATUS_INVALID_ARGUMENT, "entry 1 (node 1 'w', output 0)",
-                "does not fit 64-bit byte counts");
+                "is more elements or bytes than 2^63 - 1");
 }
 
 static void graph_rejects_an_unsupported_dtype(void** state) {
