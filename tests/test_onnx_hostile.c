@@ -153,6 +153,24 @@ static void an_integer_fold_beyond_int64_saturates(void** state) {
                 "constant 'y' holds 9223372036854775807 at element 0");
 }
 
+/* Found by hgr_fuzz_onnx (fuzz/corpus/onnx/slice-of-empty-shape-step-int64-min.onnx):
+ * Slice of an empty axis with a negative step took one element, which its fold read
+ * from the empty input's 1-byte buffer. It takes none. */
+static void a_negative_step_slice_of_an_empty_axis_takes_nothing(void** state) {
+  (void)state;
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/slice_of_empty_negative_step.onnx", data_dir);
+  hgr_graph_t* graph = NULL;
+  hgr_params_t* params = NULL;
+  ASSERT_OK(hgr_onnx_load_file(path, NULL, &graph, &params, NULL));
+  hgr_tensor_info_t info;
+  ASSERT_OK(hgr_graph_output_info(graph, 0, &info));
+  assert_int_equal(info.ndim, 1);
+  assert_int_equal(info.shape[0], 0);
+  hgr_graph_release(graph);
+  hgr_params_release(params);
+}
+
 /* The budget counts what a real load holds: y = x + w with w 1,000 floats holds
  * w decoded (4,000 bytes) and the graph's copy of it (4,000 more); a budget one
  * byte short refuses the same model. */
@@ -250,6 +268,7 @@ int main(int argc, char **argv) {
           a_small_file_cannot_make_the_loader_hold_more_than_its_budget),
       cmocka_unit_test(a_range_too_long_for_an_integer_is_refused_as_a_double),
       cmocka_unit_test(an_integer_fold_beyond_int64_saturates),
+      cmocka_unit_test(a_negative_step_slice_of_an_empty_axis_takes_nothing),
       cmocka_unit_test(the_report_gives_what_the_loader_held),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

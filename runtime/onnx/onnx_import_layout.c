@@ -149,7 +149,15 @@ static hgr_status_t map_tensor(const hgr__onnx_node_t* node, const source_map_t*
       continue;
     }
     uint64_t offset = 0;
-    for (int32_t d = 0; d < in->ndim; ++d) offset += (uint64_t)from[d] * in_stride[d];
+    for (int32_t d = 0; d < in->ndim; ++d) {
+      /* the fold reads inside its input or not at all, whatever the map computed */
+      if (from[d] < 0 || from[d] >= in->shape[d]) {
+        hgr__onnx_tensor_free(out);
+        return HGR__ONNX_INVALID(node, "folding it would read index %lld of dimension %d of an input of extent %lld",
+                                 (long long)from[d], (int)d, (long long)in->shape[d]);
+      }
+      offset += (uint64_t)from[d] * in_stride[d];
+    }
     memcpy(to, (const char*)in->data + offset * element, element);
   }
   *out_tensor = out;
@@ -220,7 +228,8 @@ static hgr_status_t read_slice(const hgr__onnx_node_t* node, const hgr__onnx_val
       begin = begin > extent - 1 ? extent - 1 : begin < 0 ? 0 : begin;
       end = end > extent - 1 ? extent - 1 : end < -1 ? -1 : end;
       int64_t magnitude = step == INT64_MIN ? INT64_MAX : -step;
-      count = begin > end ? (begin - end - 1) / magnitude + 1 : 0;
+      /* [0, extent - 1] is no range when extent is 0: nothing is taken */
+      count = extent && begin > end ? (begin - end - 1) / magnitude + 1 : 0;
     }
     s->start[d] = count ? begin : 0;
     s->step[d] = count > 1 ? step : 1;

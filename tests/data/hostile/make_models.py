@@ -118,3 +118,14 @@ save(model([helper.make_node("Range", ["start", "limit", "delta"], ["y"])], [], 
 # saturates.
 save(model([helper.make_node("Sum", ["big", "big2"], ["y"])], [], [out("y", TensorProto.INT64)],
            [i64("big", [2**63 - 1, -2**63]), i64("big2", [2**63 - 1, -2**63])]), "int_sum_beyond_int64.onnx")
+
+# Found by hgr_fuzz_onnx's structure-aware mutator (fuzz/corpus/onnx/slice-of-empty-
+# shape-step-int64-min.onnx): Slice of an empty tensor with a negative step took one
+# element (its start clamped to 0 of an empty axis), and the fold read 8 bytes of a
+# 1-byte buffer. Here the same Slice on the Shape of a scalar: it takes nothing.
+scalar = numpy_helper.from_array(np.array(1.0, dtype=np.float32), "scalar")
+nodes = [helper.make_node("Shape", ["scalar"], ["empty"]),
+         helper.make_node("Slice", ["empty", "starts", "ends", "axes", "steps"], ["y"])]
+save(model(nodes, [], [out("y", TensorProto.INT64)],
+           [scalar, i64("starts", [-1]), i64("ends", [3]), i64("axes", [0]), i64("steps", [-2**63])]),
+     "slice_of_empty_negative_step.onnx")
