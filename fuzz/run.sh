@@ -50,17 +50,22 @@ run_target() {
   [ -d "$source/fuzz/corpus/$target" ] && set -- "$@" "$source/fuzz/corpus/$target"
   dict="$source/fuzz/dict/$target.dict"
   [ -f "$dict" ] && set -- "-dict=$dict" "$@"
+  touch "$log.start"
   # libFuzzer's own exit code for a finding is 77, which CTest would take for a skip.
   # shellcheck disable=SC2086 # HGR_FUZZ_FLAGS is a list of flags
   "$exe" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -error_exitcode=1 \
     -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$artifacts/$target-" ${HGR_FUZZ_FLAGS:-} \
     "$@" >"$log" 2>&1
   rc=$?
+  # With -fork=N -ignore_crashes=1 libFuzzer exits 0 after findings: count its artifacts.
+  found=$(find "$artifacts" -name "$target-*" -newer "$log.start" | sort)
+  rm -f "$log.start"
+  [ "$rc" -eq 0 ] && [ -n "$found" ] && rc=1
   grep -E '^(INFO: seed corpus|Done [0-9]+ runs|stat::peak_rss_mb)' "$log"
   summary "$exe" "$log" "$corpus"
   if [ "$rc" -ne 0 ]; then
     tail -n 80 "$log"
-    echo "hgr_fuzz_$target found a defect (exit $rc); input saved as $artifacts/$target-*; full log $log"
+    echo "hgr_fuzz_$target found a defect (exit $rc); inputs saved: $(echo "$found" | tr '\n' ' ')($artifacts/$target-*); full log $log"
     exit 1
   fi
   echo "hgr_fuzz_$target: no findings in ${seconds}s"
