@@ -171,6 +171,15 @@ static void a_negative_step_slice_of_an_empty_axis_takes_nothing(void** state) {
   hgr_params_release(params);
 }
 
+/* Found by hgr_fuzz_onnx (fuzz/corpus/onnx/conv-weight-input-2g-channels.onnx): the
+ * Conv epilogue fusion's per-channel arrays, sized by a weight input's 2^31
+ * channels, were two mallocs of 16 GiB outside the loader's limits. */
+static void per_channel_arrays_are_held_within_the_loaders_limits(void** state) {
+  (void)state;
+  ASSERT_STATUS(load("conv_weight_input_2g_channels.onnx"), HGR_STATUS_RESOURCE_EXHAUSTED, "(Conv, opset 13)",
+                "17179869184 bytes of double exceed the loader's limit of 4294967296 bytes per tensor");
+}
+
 /* The budget counts what a real load holds: y = x + w with w 1,000 floats holds
  * w decoded (4,000 bytes) and the graph's copy of it (4,000 more); a budget one
  * byte short refuses the same model. */
@@ -269,6 +278,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(a_range_too_long_for_an_integer_is_refused_as_a_double),
       cmocka_unit_test(an_integer_fold_beyond_int64_saturates),
       cmocka_unit_test(a_negative_step_slice_of_an_empty_axis_takes_nothing),
+      cmocka_unit_test(per_channel_arrays_are_held_within_the_loaders_limits),
       cmocka_unit_test(the_report_gives_what_the_loader_held),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -161,25 +161,31 @@ static bool only_first_output_used(const hgr__onnx_loader_t* loader, const Onnx_
 /* A per-channel affine map y[c] = x[c] * scale[c] + shift[c] over a value of rank
  * `rank` whose dim 1 has `channels` entries, grown node by node. */
 typedef struct affine_t {
-  double* scale;
+  double* scale; /* the data of held[0] and held[1] */
   double* shift;
   int64_t channels;
   int32_t rank;
+  hgr__onnx_tensor_t* held[2];
 } affine_t;
 
+/* The arrays are host tensors: their size comes from a shape the model gives (a
+ * Conv's weight may be a graph input of 2^31 channels), so the loader's limits
+ * bound them like any folded constant. affine_free after a failed init too. */
 static hgr_status_t affine_init(const hgr__onnx_node_t* node, int64_t channels, int32_t rank, affine_t* f) {
+  memset(f, 0, sizeof(*f));
   f->channels = channels;
   f->rank = rank;
-  f->scale = malloc((size_t)(channels ? channels : 1) * sizeof(double));
-  f->shift = malloc((size_t)(channels ? channels : 1) * sizeof(double));
-  if (!f->scale || !f->shift) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
+  for (int k = 0; k < 2; ++k)
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_DOUBLE, &channels, 1, node->label, &f->held[k]));
+  f->scale = f->held[0]->data;
+  f->shift = f->held[1]->data;
   for (int64_t m = 0; m < channels; ++m) f->scale[m] = 1, f->shift[m] = 0;
   return HGR_OK;
 }
 
 static void affine_free(affine_t* f) {
-  free(f->scale);
-  free(f->shift);
+  hgr__onnx_tensor_free(f->held[0]);
+  hgr__onnx_tensor_free(f->held[1]);
 }
 
 /* Inference BatchNormalization p with constant statistics of `channels`. */
@@ -277,7 +283,7 @@ static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor
     }
     if (!status && scaled) {
       status = hgr__onnx_tensor_cast(weight, HGR__ONNX_FLOAT, node->label, &e->weight);
-      uint64_t per = status ? 0 : weight->count / (uint64_t)channels;
+      uint64_t per = status || !channels ? 0 : weight->count / (uint64_t)channels; /* no channels: no weights */
       for (uint64_t k = 0; !status && k < weight->count; ++k)
         hgr__onnx_tensor_set_f64(e->weight, k, hgr__onnx_tensor_f64(e->weight, k) * f.scale[k / per]);
     }

@@ -129,3 +129,10 @@ nodes = [helper.make_node("Shape", ["scalar"], ["empty"]),
 save(model(nodes, [], [out("y", TensorProto.INT64)],
            [scalar, i64("starts", [-1]), i64("ends", [3]), i64("axes", [0]), i64("steps", [-2**63])]),
      "slice_of_empty_negative_step.onnx")
+
+# Found by hgr_fuzz_onnx (fuzz/corpus/onnx/conv-weight-input-2g-channels.onnx): a Conv
+# whose weight is a graph input of 2^31 output channels; the loader's Conv epilogue
+# fusion allocated two arrays of 16 GiB for them, outside any limit.
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 3])
+weight = helper.make_tensor_value_info("w", TensorProto.FLOAT, [2**31, 1, 3, 3])
+save(model([helper.make_node("Conv", ["x", "w"], ["y"])], [x, weight], [out("y")]), "conv_weight_input_2g_channels.onnx")
