@@ -28,7 +28,16 @@
  * the model's folder, ...), UNIMPLEMENTED for a valid model hgr cannot run (an
  * unknown op, another domain, an opset outside 1 to 21, an attr value hgr does not
  * support: naming the node, the op, the opset and what is unsupported, and listing
- * the supported ops), RESOURCE_EXHAUSTED for memory, NOT_FOUND for a missing file. */
+ * the supported ops), RESOURCE_EXHAUSTED for memory, NOT_FOUND for a missing file.
+ *
+ * Model files come from strangers, so a load is bounded before the work it does:
+ * the file (2 GiB, protobuf's limit, from fstat or while reading a pipe), message
+ * and graph nesting (HGR_ONNX_MAX_MESSAGE_DEPTH, HGR_ONNX_MAX_GRAPH_DEPTH, checked
+ * on the bytes before they are parsed), every shape's element count and bytes
+ * (2^63 - 1 for every partial product of its extents), each host tensor
+ * (hgr_onnx_options_set_max_tensor_bytes) and all the host memory the loader holds
+ * at once (hgr_onnx_options_set_max_loader_bytes); each limit refused is named in
+ * the error (docs/onnx.md, "Hostile files"). */
 #ifndef HGR_ONNX_H_
 #define HGR_ONNX_H_
 
@@ -121,8 +130,9 @@ typedef struct hgr_onnx_report_t {
   uint64_t loader_peak_bytes; /* the most host bytes the load held at once (its budget's measure) */
 } hgr_onnx_report_t;
 
-/* Loads the model at path; external data is read relative to path's folder.
- * options and out_report may be NULL. On success *out_graph and *out_params (the
+/* Loads the model at path, read once (a FIFO works) and at most 2 GiB; external
+ * data is read relative to path's folder, from regular files only. options and
+ * out_report may be NULL. On success *out_graph and *out_params (the
  * constants, by name) belong to the caller. */
 HGR_API hgr_status_t hgr_onnx_load_file(const char* path, const hgr_onnx_options_t* options, hgr_graph_t** out_graph,
                                         hgr_params_t** out_params, hgr_onnx_report_t* out_report);
