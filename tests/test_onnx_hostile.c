@@ -20,17 +20,14 @@
 #include "internal.h"
 #include "testlib.h"
 
-static const char *data_dir;
+static const char* data_dir;
 
-static hgr_status_t load_with(const char *name,
-                              const hgr_onnx_options_t *options,
-                              hgr_onnx_report_t *report) {
+static hgr_status_t load_with(const char* name, const hgr_onnx_options_t* options, hgr_onnx_report_t* report) {
   char path[1024];
   snprintf(path, sizeof(path), "%s/%s", data_dir, name);
-  hgr_graph_t *graph = (hgr_graph_t *)&graph;
-  hgr_params_t *params = (hgr_params_t *)&params;
-  hgr_status_t status =
-      hgr_onnx_load_file(path, options, &graph, &params, report);
+  hgr_graph_t* graph = (hgr_graph_t*)&graph;
+  hgr_params_t* params = (hgr_params_t*)&params;
+  hgr_status_t status = hgr_onnx_load_file(path, options, &graph, &params, report);
   if (status) {
     assert_null(graph);
     assert_null(params);
@@ -41,11 +38,9 @@ static hgr_status_t load_with(const char *name,
   return status;
 }
 
-static hgr_status_t load(const char *name) {
-  return load_with(name, NULL, NULL);
-}
+static hgr_status_t load(const char* name) { return load_with(name, NULL, NULL); }
 
-static void shape_sizes_bound_every_partial_product(void **state) {
+static void shape_sizes_bound_every_partial_product(void** state) {
   (void)state;
   uint64_t count = 7, bytes = 7;
   const int64_t plain[3] = {2, 3, 4};
@@ -55,11 +50,9 @@ static void shape_sizes_bound_every_partial_product(void **state) {
   assert_true(hgr__shape_size(NULL, 0, 8, &count, &bytes)); /* a scalar */
   assert_int_equal(count, 1);
   assert_int_equal(bytes, 8);
-  const int64_t wraps[2] = {(1ll << 62) + 1,
-                            4}; /* 2^64 + 4: wraps to 4 in 64 bits */
+  const int64_t wraps[2] = {(1ll << 62) + 1, 4}; /* 2^64 + 4: wraps to 4 in 64 bits */
   assert_false(hgr__shape_size(wraps, 2, 0, &count, NULL));
-  const int64_t empty_but_huge[2] = {
-      0, 1ll << 62}; /* no elements, but strides of 2^62 * 4 bytes */
+  const int64_t empty_but_huge[2] = {0, 1ll << 62}; /* no elements, but strides of 2^62 * 4 bytes */
   assert_false(hgr__shape_size(empty_but_huge, 2, 4, &count, NULL));
   assert_true(hgr__shape_size(empty_but_huge, 2, 1, &count, &bytes));
   assert_int_equal(count, 0);
@@ -75,22 +68,19 @@ static void shape_sizes_bound_every_partial_product(void **state) {
 /* Finding 1: four floats reshaped to [2^62 + 1, 4] folded to a constant whose
  * shape claimed 2^64 + 4 elements; Gather and Slice then read the heap behind
  * it. */
-static void
-a_reshape_whose_count_wraps_is_refused_before_any_fold_reads(void **state) {
+static void a_reshape_whose_count_wraps_is_refused_before_any_fold_reads(void** state) {
   (void)state;
-  ASSERT_STATUS(load("reshape_overflow_gather.onnx"),
-                HGR_STATUS_INVALID_ARGUMENT, "(Reshape, opset 13)",
+  ASSERT_STATUS(load("reshape_overflow_gather.onnx"), HGR_STATUS_INVALID_ARGUMENT, "(Reshape, opset 13)",
                 "element count exceeds 2^63 - 1 at shape[1] = 4");
-  ASSERT_STATUS(load("reshape_overflow_slice.onnx"),
-                HGR_STATUS_INVALID_ARGUMENT, "(Reshape, opset 13)",
+  ASSERT_STATUS(load("reshape_overflow_slice.onnx"), HGR_STATUS_INVALID_ARGUMENT, "(Reshape, opset 13)",
                 "element count exceeds 2^63 - 1");
 }
 
 /* Finding 2: a variadic op whose only input is omitted ("") dereferenced NULL.
  */
-static void an_omitted_required_input_is_named(void **state) {
+static void an_omitted_required_input_is_named(void** state) {
   (void)state;
-  static const char *const ops[] = {"sum", "mean", "max", "min"};
+  static const char* const ops[] = {"sum", "mean", "max", "min"};
   for (size_t i = 0; i < 4; ++i) {
     char name[64];
     snprintf(name, sizeof(name), "omitted_input_%s.onnx", ops[i]);
@@ -102,45 +92,38 @@ static void an_omitted_required_input_is_named(void **state) {
 
 /* Finding 3: messages nested thousands deep overflowed the stack inside
  * protobuf-c. */
-static void deep_nesting_is_refused_before_parsing(void **state) {
+static void deep_nesting_is_refused_before_parsing(void** state) {
   (void)state;
   ASSERT_STATUS(load("nested_type_5000.onnx"), HGR_STATUS_INVALID_ARGUMENT,
                 "nests protobuf messages more than 64 "
                 "deep (a Sequence at byte");
-  ASSERT_STATUS(load("nested_if_3000.onnx"), HGR_STATUS_INVALID_ARGUMENT,
-                "nests graphs", "more than 16 deep");
+  ASSERT_STATUS(load("nested_if_3000.onnx"), HGR_STATUS_INVALID_ARGUMENT, "nests graphs", "more than 16 deep");
 }
 
 /* Finding 5: twenty ConstantOfShape nodes of 1 GiB each, from a 722-byte file.
  */
-static void
-a_small_file_cannot_make_the_loader_hold_more_than_its_budget(void **state) {
+static void a_small_file_cannot_make_the_loader_hold_more_than_its_budget(void** state) {
   (void)state;
-  hgr_onnx_options_t *options;
+  hgr_onnx_options_t* options;
   ASSERT_OK(hgr_onnx_options_create(&options));
   hgr_onnx_options_set_max_loader_bytes(options, 3ull << 30);
-  ASSERT_STATUS(load_with("constant_of_shape_20_gib.onnx", options, NULL),
-                HGR_STATUS_RESOURCE_EXHAUSTED, "node 2 'c2' (ConstantOfShape",
-                "1073741824 more bytes would make the loader hold 3221225480",
+  ASSERT_STATUS(load_with("constant_of_shape_20_gib.onnx", options, NULL), HGR_STATUS_RESOURCE_EXHAUSTED,
+                "node 2 'c2' (ConstantOfShape", "1073741824 more bytes would make the loader hold 3221225480",
                 "budget of 3221225472 bytes (as set");
   hgr_onnx_options_release(options);
   /* The default for a file this small: 4 bytes per byte of it plus 2 GiB. */
-  ASSERT_STATUS(load("constant_of_shape_20_gib.onnx"),
-                HGR_STATUS_RESOURCE_EXHAUSTED, "node 2 'c2'",
+  ASSERT_STATUS(load("constant_of_shape_20_gib.onnx"), HGR_STATUS_RESOURCE_EXHAUSTED, "node 2 'c2'",
                 "by default from the model's size");
-  ASSERT_STATUS(load("gather_20_gib.onnx"), HGR_STATUS_RESOURCE_EXHAUSTED,
-                "node 2 'g1' (Gather, opset 13)",
+  ASSERT_STATUS(load("gather_20_gib.onnx"), HGR_STATUS_RESOURCE_EXHAUSTED, "node 2 'g1' (Gather, opset 13)",
                 "by default from the model's size");
 }
 
 /* Finding 6: a float Range converted its element count to int64 before checking
  * it. */
-static void
-a_range_too_long_for_an_integer_is_refused_as_a_double(void **state) {
+static void a_range_too_long_for_an_integer_is_refused_as_a_double(void** state) {
   (void)state;
-  ASSERT_STATUS(load("range_float_overflow.onnx"), HGR_STATUS_UNIMPLEMENTED,
-                "(Range, opset 13)", "a range of 3e+76 elements",
-                "hgr folds at most 1000000000");
+  ASSERT_STATUS(load("range_float_overflow.onnx"), HGR_STATUS_UNIMPLEMENTED, "(Range, opset 13)",
+                "a range of 3e+76 elements", "hgr folds at most 1000000000");
 }
 
 /* Its twin in the elementwise folds: a Sum of int64 constants, computed in double,
@@ -183,16 +166,15 @@ static void per_channel_arrays_are_held_within_the_loaders_limits(void** state) 
 /* The budget counts what a real load holds: y = x + w with w 1,000 floats holds
  * w decoded (4,000 bytes) and the graph's copy of it (4,000 more); a budget one
  * byte short refuses the same model. */
-static void the_report_gives_what_the_loader_held(void **state) {
+static void the_report_gives_what_the_loader_held(void** state) {
   (void)state;
   hgr_onnx_report_t report;
   ASSERT_OK(load_with("benign_add_1000.onnx", NULL, &report));
   assert_int_equal(report.loader_peak_bytes, 8000);
-  hgr_onnx_options_t *options;
+  hgr_onnx_options_t* options;
   ASSERT_OK(hgr_onnx_options_create(&options));
   hgr_onnx_options_set_max_loader_bytes(options, 7999);
-  ASSERT_STATUS(load_with("benign_add_1000.onnx", options, NULL),
-                HGR_STATUS_RESOURCE_EXHAUSTED, "4000 more bytes",
+  ASSERT_STATUS(load_with("benign_add_1000.onnx", options, NULL), HGR_STATUS_RESOURCE_EXHAUSTED, "4000 more bytes",
                 "budget of 7999 bytes (as set");
   hgr_onnx_options_set_max_loader_bytes(options, 8000);
   ASSERT_OK(load_with("benign_add_1000.onnx", options, NULL));
@@ -205,27 +187,22 @@ static void the_report_gives_what_the_loader_held(void **state) {
  * naming the budget, 1 otherwise. */
 static int load_under_rlimit(void) {
   struct rlimit limit = {4ull << 30, 4ull << 30};
-  if (setrlimit(RLIMIT_AS, &limit))
-    return 2;
+  if (setrlimit(RLIMIT_AS, &limit)) return 2;
   bool clean = true;
-  static const char *const models[] = {"constant_of_shape_20_gib.onnx",
-                                       "gather_20_gib.onnx"};
+  static const char* const models[] = {"constant_of_shape_20_gib.onnx", "gather_20_gib.onnx"};
   for (size_t i = 0; i < 2; ++i) {
     struct timespec begin, end;
     clock_gettime(CLOCK_MONOTONIC, &begin);
     char path[1024];
     snprintf(path, sizeof(path), "%s/%s", data_dir, models[i]);
-    hgr_graph_t *graph = NULL;
-    hgr_params_t *params = NULL;
+    hgr_graph_t* graph = NULL;
+    hgr_params_t* params = NULL;
     hgr_status_t status = hgr_onnx_load_file(path, NULL, &graph, &params, NULL);
     clock_gettime(CLOCK_MONOTONIC, &end);
-    const char *message = status ? hgr_status_message(status) : "(loaded)";
-    bool refused = status &&
-                   hgr_status_code(status) == HGR_STATUS_RESOURCE_EXHAUSTED &&
-                   strstr(message, "budget of");
+    const char* message = status ? hgr_status_message(status) : "(loaded)";
+    bool refused = status && hgr_status_code(status) == HGR_STATUS_RESOURCE_EXHAUSTED && strstr(message, "budget of");
     printf("%s under a 4 GiB address space: %s; %.2f s\n", models[i], message,
-           (double)(end.tv_sec - begin.tv_sec) +
-               (double)(end.tv_nsec - begin.tv_nsec) * 1e-9);
+           (double)(end.tv_sec - begin.tv_sec) + (double)(end.tv_nsec - begin.tv_nsec) * 1e-9);
     clean = clean && refused;
     hgr_status_free(status);
     hgr_graph_release(graph);
@@ -235,7 +212,7 @@ static int load_under_rlimit(void) {
 }
 #endif
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s DATA_DIR [rlimit]\n", argv[0]);
     return 2;
@@ -243,8 +220,9 @@ int main(int argc, char **argv) {
   data_dir = argv[1];
   if (argc > 2 && !strcmp(argv[2], "rlimit")) {
 #if defined(__SANITIZE_ADDRESS__)
-    printf("SKIPPED: AddressSanitizer reserves terabytes of address space; "
-           "RLIMIT_AS cannot apply\n");
+    printf(
+        "SKIPPED: AddressSanitizer reserves terabytes of address space; "
+        "RLIMIT_AS cannot apply\n");
     return 77;
 #else
     fflush(stdout);
@@ -255,26 +233,22 @@ int main(int argc, char **argv) {
       _exit(code);
     }
     int wstatus = 0;
-    if (child < 0 || waitpid(child, &wstatus, 0) != child)
-      return 1;
+    if (child < 0 || waitpid(child, &wstatus, 0) != child) return 1;
     if (!WIFEXITED(wstatus)) {
       printf("the loader died under the address-space limit (signal %d)\n",
              WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
       return 1;
     }
-    printf("child exit %d\n1 passed, %d failed\n", WEXITSTATUS(wstatus),
-           WEXITSTATUS(wstatus) ? 1 : 0);
+    printf("child exit %d\n1 passed, %d failed\n", WEXITSTATUS(wstatus), WEXITSTATUS(wstatus) ? 1 : 0);
     return WEXITSTATUS(wstatus) ? 1 : 0;
 #endif
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(shape_sizes_bound_every_partial_product),
-      cmocka_unit_test(
-          a_reshape_whose_count_wraps_is_refused_before_any_fold_reads),
+      cmocka_unit_test(a_reshape_whose_count_wraps_is_refused_before_any_fold_reads),
       cmocka_unit_test(an_omitted_required_input_is_named),
       cmocka_unit_test(deep_nesting_is_refused_before_parsing),
-      cmocka_unit_test(
-          a_small_file_cannot_make_the_loader_hold_more_than_its_budget),
+      cmocka_unit_test(a_small_file_cannot_make_the_loader_hold_more_than_its_budget),
       cmocka_unit_test(a_range_too_long_for_an_integer_is_refused_as_a_double),
       cmocka_unit_test(an_integer_fold_beyond_int64_saturates),
       cmocka_unit_test(a_negative_step_slice_of_an_empty_axis_takes_nothing),

@@ -22,8 +22,8 @@
  * only). On true, *out_count (may be NULL) is the element count and *out_bytes
  * (may be NULL) count * element_bytes. False for a negative extent or a product
  * beyond HGR__SHAPE_MAX; the outputs are then left alone. */
-bool hgr__shape_size(const int64_t *shape, int32_t ndim, uint64_t element_bytes,
-                     uint64_t *out_count, uint64_t *out_bytes);
+bool hgr__shape_size(const int64_t* shape, int32_t ndim, uint64_t element_bytes, uint64_t* out_count,
+                     uint64_t* out_bytes);
 
 /* a * b, or UINT64_MAX when it overflows: for counts over a selection of a
  * shape's dimensions, which a shape that passed hgr__shape_size keeps below

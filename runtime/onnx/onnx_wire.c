@@ -17,13 +17,12 @@
 #include "onnx_internal.h"
 
 typedef struct wire_scan_t {
-  const uint8_t *bytes;
+  const uint8_t* bytes;
   uint32_t graph_depth; /* GraphProtos entered */
   hgr_status_t status;
 } wire_scan_t;
 
-static bool read_varint(const uint8_t *bytes, size_t end, size_t *at,
-                        uint64_t *out) {
+static bool read_varint(const uint8_t* bytes, size_t end, size_t* at, uint64_t* out) {
   uint64_t value = 0;
   for (unsigned shift = 0; shift < 64 && *at < end; shift += 7) {
     uint8_t byte = bytes[(*at)++];
@@ -39,69 +38,56 @@ static bool read_varint(const uint8_t *bytes, size_t end, size_t *at,
 /* Scans the message of type descriptor in bytes [begin, end), nested depth
  * messages deep; false ends the whole scan (an error in scan->status, or bytes
  * protobuf-c will refuse). */
-static bool scan_message(wire_scan_t *scan,
-                         const ProtobufCMessageDescriptor *descriptor,
-                         size_t begin, size_t end, uint32_t depth) {
+static bool scan_message(wire_scan_t* scan, const ProtobufCMessageDescriptor* descriptor, size_t begin, size_t end,
+                         uint32_t depth) {
   if (depth > HGR_ONNX_MAX_MESSAGE_DEPTH) {
-    scan->status =
-        HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                   "the model nests protobuf messages more than %d deep (a %s "
-                   "at byte %zu); hgr refuses deeper nesting before parsing",
-                   HGR_ONNX_MAX_MESSAGE_DEPTH, descriptor->short_name, begin);
+    scan->status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                              "the model nests protobuf messages more than %d deep (a %s "
+                              "at byte %zu); hgr refuses deeper nesting before parsing",
+                              HGR_ONNX_MAX_MESSAGE_DEPTH, descriptor->short_name, begin);
     return false;
   }
   bool is_graph = descriptor == &onnx__graph_proto__descriptor;
   if (is_graph && ++scan->graph_depth > HGR_ONNX_MAX_GRAPH_DEPTH) {
-    scan->status =
-        HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                   "the model nests graphs (If, Loop and Scan bodies) more "
-                   "than %d deep (a GraphProto at byte %zu)",
-                   HGR_ONNX_MAX_GRAPH_DEPTH, begin);
+    scan->status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                              "the model nests graphs (If, Loop and Scan bodies) more "
+                              "than %d deep (a GraphProto at byte %zu)",
+                              HGR_ONNX_MAX_GRAPH_DEPTH, begin);
     return false;
   }
   for (size_t at = begin; at < end;) {
     uint64_t key, length;
-    if (!read_varint(scan->bytes, end, &at, &key))
-      return false;
+    if (!read_varint(scan->bytes, end, &at, &key)) return false;
     switch (key & 7) {
-    case 0: /* varint */
-      if (!read_varint(scan->bytes, end, &at, &length))
-        return false;
-      break;
-    case 1: /* 64-bit */
-    case 5: /* 32-bit */
-      length = (key & 7) == 1 ? 8 : 4;
-      if (length > end - at)
-        return false;
-      at += (size_t)length;
-      break;
-    case 2: { /* length-delimited: a message when the schema says so */
-      if (!read_varint(scan->bytes, end, &at, &length) || length > end - at)
-        return false;
-      const ProtobufCFieldDescriptor *field =
-          key >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(
-                                       descriptor, (unsigned)(key >> 3))
-                                 : NULL;
-      if (field && field->type == PROTOBUF_C_TYPE_MESSAGE &&
-          !scan_message(scan, field->descriptor, at, at + (size_t)length,
-                        depth + 1))
-        return false;
-      at += (size_t)length;
-      break;
-    }
-    default:
-      return false; /* groups (3, 4) and unknown wire types: protobuf-c refuses
-                       them */
+      case 0: /* varint */
+        if (!read_varint(scan->bytes, end, &at, &length)) return false;
+        break;
+      case 1: /* 64-bit */
+      case 5: /* 32-bit */
+        length = (key & 7) == 1 ? 8 : 4;
+        if (length > end - at) return false;
+        at += (size_t)length;
+        break;
+      case 2: { /* length-delimited: a message when the schema says so */
+        if (!read_varint(scan->bytes, end, &at, &length) || length > end - at) return false;
+        const ProtobufCFieldDescriptor* field =
+            key >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(descriptor, (unsigned)(key >> 3)) : NULL;
+        if (field && field->type == PROTOBUF_C_TYPE_MESSAGE &&
+            !scan_message(scan, field->descriptor, at, at + (size_t)length, depth + 1))
+          return false;
+        at += (size_t)length;
+        break;
+      }
+      default:
+        return false; /* groups (3, 4) and unknown wire types: protobuf-c refuses
+                         them */
     }
   }
-  if (is_graph)
-    --scan->graph_depth;
+  if (is_graph) --scan->graph_depth;
   return true;
 }
 
-hgr_status_t
-hgr__onnx_wire_check(const void *bytes, size_t size,
-                     const ProtobufCMessageDescriptor *descriptor) {
+hgr_status_t hgr__onnx_wire_check(const void* bytes, size_t size, const ProtobufCMessageDescriptor* descriptor) {
   wire_scan_t scan = {.bytes = bytes, .graph_depth = 0, .status = HGR_OK};
   scan_message(&scan, descriptor, 0, size, 1);
   return scan.status;
