@@ -72,106 +72,6 @@ static hgr_status_t input_floats(const hgr__onnx_node_t* node, uint32_t i, const
   return HGR_OK;
 }
 
-/* ---- host evaluation: every output element copied from an input element ------------- */
-
-enum { MAP_SLICE, MAP_BROADCAST, MAP_TILE, MAP_PAD_CONSTANT, MAP_PAD_EDGE, MAP_PAD_REFLECT };
-
-/* Where an output element comes from. MAP_SLICE: start + coord * step; the pads:
- * coord - start (start = the before pads), outside the input the fill value, the
- * edge or the mirror; MAP_BROADCAST: the input right-aligned, its extents of 1
- * repeated; MAP_TILE: coord modulo the extent. */
-typedef struct source_map_t {
-  int kind;
-  const hgr__onnx_tensor_t* in;
-  int64_t start[HGR_MAX_DIMS];
-  int64_t step[HGR_MAX_DIMS];
-  const void* fill; /* MAP_PAD_CONSTANT: one element of the input's type */
-} source_map_t;
-
-/* The input coords of output coords c (false: the fill value). */
-static bool map_source(const source_map_t* map, const int64_t* c, int32_t out_ndim, int64_t* from) {
-  const hgr__onnx_tensor_t* in = map->in;
-  int32_t lead = out_ndim - in->ndim;
-  for (int32_t d = 0; d < in->ndim; ++d) {
-    int64_t extent = in->shape[d], j;
-    switch (map->kind) {
-      case MAP_SLICE: j = map->start[d] + c[d] * map->step[d]; break;
-      case MAP_BROADCAST: j = extent == 1 ? 0 : c[d + lead]; break;
-      case MAP_TILE: j = c[d] % extent; break;
-      default:
-        j = c[d] - map->start[d];
-        if (j >= 0 && j < extent) break;
-        if (map->kind == MAP_PAD_CONSTANT) return false;
-        if (map->kind == MAP_PAD_EDGE || extent == 1) {
-          j = j < 0 ? 0 : extent - 1;
-        } else { /* numpy's reflect, repeated while the pad is wider than the input */
-          int64_t period = 2 * (extent - 1);
-          j %= period;
-          if (j < 0) j += period;
-          if (j >= extent) j = period - j;
-        }
-    }
-    from[d] = j;
-  }
-  return true;
-}
-
-/* A tensor shaped shape (ndim) of the input's type, by map. Beyond 2^26 elements
- * UNIMPLEMENTED (a fold then leaves the node to the device). */
-static hgr_status_t map_tensor(const hgr__onnx_node_t* node, const source_map_t* map, const int64_t* shape,
-                               int32_t ndim, hgr__onnx_tensor_t** out_tensor) {
-  const hgr__onnx_tensor_t* in = map->in;
-  uint64_t count = 1;
-  for (int32_t d = 0; d < ndim; ++d) {
-    if (shape[d] && count > (UINT64_C(1) << 26) / (uint64_t)shape[d])
-      return HGR__ONNX_UNSUPPORTED(node, "a result too large to compute at load");
-    count *= (uint64_t)shape[d];
-  }
-  hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(in->onnx_type, shape, ndim, node->label, &out));
-  size_t element = hgr__onnx_type_bytes(in->onnx_type);
-  uint64_t in_stride[HGR_MAX_DIMS];
-  uint64_t s = 1;
-  for (int32_t d = in->ndim - 1; d >= 0; --d) {
-    in_stride[d] = s;
-    s *= (uint64_t)in->shape[d];
-  }
-  int64_t c[HGR_MAX_DIMS], from[HGR_MAX_DIMS];
-  for (uint64_t i = 0; i < out->count; ++i) {
-    uint64_t rest = i;
-    for (int32_t d = ndim - 1; d >= 0; --d) {
-      c[d] = (int64_t)(rest % (uint64_t)shape[d]);
-      rest /= (uint64_t)shape[d];
-    }
-    char* to = (char*)out->data + i * element;
-    if (!map_source(map, c, ndim, from)) {
-      memcpy(to, map->fill, element);
-      continue;
-    }
-    uint64_t offset = 0;
-    for (int32_t d = 0; d < in->ndim; ++d) {
-      /* the fold reads inside its input or not at all, whatever the map computed */
-      if (from[d] < 0 || from[d] >= in->shape[d]) {
-        hgr__onnx_tensor_free(out);
-        return HGR__ONNX_INVALID(node, "folding it would read index %lld of dimension %d of an input of extent %lld",
-                                 (long long)from[d], (int)d, (long long)in->shape[d]);
-      }
-      offset += (uint64_t)from[d] * in_stride[d];
-    }
-    memcpy(to, (const char*)in->data + offset * element, element);
-  }
-  *out_tensor = out;
-  return HGR_OK;
-}
-
-/* Output k: map's result. */
-static hgr_status_t fold_map(hgr__onnx_node_t* node, const source_map_t* map, const int64_t* shape, int32_t ndim,
-                             uint32_t k) {
-  hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(map_tensor(node, map, shape, ndim, &out));
-  return hgr__onnx_set_constant(node, k, out);
-}
-
 /* ---- Slice ---------------------------------------------------------------------------- */
 
 /* Per dimension: the first index, the step and the count taken (ONNX's clamping). */
@@ -285,10 +185,10 @@ static hgr_status_t fold_slice(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   slice_t s;
   HGR_RETURN_IF_ERROR(read_slice(node, x, &s));
-  source_map_t map = {.kind = MAP_SLICE, .in = x->constant};
+  hgr__onnx_source_map_t map = {.kind = HGR__ONNX_MAP_SLICE, .in = x->constant};
   memcpy(map.start, s.start, sizeof(map.start));
   memcpy(map.step, s.step, sizeof(map.step));
-  return fold_map(node, &map, s.shape, x->ndim, 0);
+  return hgr__onnx_fold_map(node, &map, s.shape, x->ndim, 0);
 }
 
 /* ---- Split ---------------------------------------------------------------------------- */
@@ -364,10 +264,10 @@ static hgr_status_t split(hgr__onnx_node_t* node, bool fold) {
       s.shape[d] = d == axis ? sizes[k] : x->shape[d];
     }
     if (fold) {
-      source_map_t map = {.kind = MAP_SLICE, .in = x->constant};
+      hgr__onnx_source_map_t map = {.kind = HGR__ONNX_MAP_SLICE, .in = x->constant};
       memcpy(map.start, s.start, sizeof(map.start));
       memcpy(map.step, s.step, sizeof(map.step));
-      status = fold_map(node, &map, s.shape, x->ndim, k);
+      status = hgr__onnx_fold_map(node, &map, s.shape, x->ndim, k);
     } else {
       status = add_slice(node, x, &s, k);
     }
@@ -390,7 +290,7 @@ typedef struct pad_t {
   int64_t before[HGR_MAX_DIMS];
   int64_t after[HGR_MAX_DIMS];
   int64_t shape[HGR_MAX_DIMS]; /* the output's */
-  int kind;                    /* MAP_PAD_CONSTANT, MAP_PAD_EDGE, MAP_PAD_REFLECT */
+  int kind;                    /* HGR__ONNX_MAP_PAD_CONSTANT, HGR__ONNX_MAP_PAD_EDGE, HGR__ONNX_MAP_PAD_REFLECT */
   const char* mode;            /* hgr's pad_mode */
 } pad_t;
 
@@ -402,7 +302,7 @@ static hgr_status_t read_pad(const hgr__onnx_node_t* node, const hgr__onnx_value
   char mode[16];
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_string(node, "mode", "constant", mode, sizeof(mode)));
   static const char* const modes[] = {"constant", "edge", "reflect"};
-  static const int kinds[] = {MAP_PAD_CONSTANT, MAP_PAD_EDGE, MAP_PAD_REFLECT};
+  static const int kinds[] = {HGR__ONNX_MAP_PAD_CONSTANT, HGR__ONNX_MAP_PAD_EDGE, HGR__ONNX_MAP_PAD_REFLECT};
   p->mode = NULL;
   for (int i = 0; i < 3; ++i)
     if (!strcmp(mode, modes[i])) {
@@ -447,7 +347,7 @@ static hgr_status_t read_pad(const hgr__onnx_node_t* node, const hgr__onnx_value
     p->crop.start[d] = 0;
     p->crop.step[d] = 1;
     p->crop.shape[d] = extent;
-    if (p->kind != MAP_PAD_CONSTANT) {
+    if (p->kind != HGR__ONNX_MAP_PAD_CONSTANT) {
       int64_t cut_before = p->before[d] < 0 ? -p->before[d] : 0, cut_after = p->after[d] < 0 ? -p->after[d] : 0;
       if (cut_before + cut_after > extent)
         return HGR__ONNX_INVALID(node, "pads crop axis %d of extent %lld by %lld", (int)d, (long long)extent,
@@ -461,9 +361,9 @@ static hgr_status_t read_pad(const hgr__onnx_node_t* node, const hgr__onnx_value
     }
     for (int side = 0; side < 2; ++side) {
       int64_t width = side ? p->after[d] : p->before[d];
-      if (width > 0 && extent == 0 && p->kind != MAP_PAD_CONSTANT)
+      if (width > 0 && extent == 0 && p->kind != HGR__ONNX_MAP_PAD_CONSTANT)
         return HGR__ONNX_INVALID(node, "axis %d is empty: mode \"%s\" has nothing to repeat", (int)d, mode);
-      if (width > 0 && p->kind == MAP_PAD_REFLECT && width > extent - 1)
+      if (width > 0 && p->kind == HGR__ONNX_MAP_PAD_REFLECT && width > extent - 1)
         return HGR__ONNX_UNSUPPORTED(node, "a reflect pad of %lld on axis %d of extent %lld; hgr reflects at most "
                                      "extent - 1", (long long)width, (int)d, (long long)extent);
     }
@@ -505,7 +405,7 @@ static hgr_status_t import_pad(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(read_pad(node, x, &p));
   double value = 0;
   hgr__onnx_value_t* runtime_value = NULL;
-  if (p.kind == MAP_PAD_CONSTANT) HGR_RETURN_IF_ERROR(read_pad_value(node, x, &value, &runtime_value));
+  if (p.kind == HGR__ONNX_MAP_PAD_CONSTANT) HGR_RETURN_IF_ERROR(read_pad_value(node, x, &value, &runtime_value));
   bool none = p.crop.whole;
   for (int32_t d = 0; d < x->ndim; ++d) none = none && !p.before[d] && !p.after[d];
   if (none) return hgr__onnx_set_alias(node, 0, x);
@@ -542,7 +442,7 @@ static hgr_status_t fold_pad(hgr__onnx_node_t* node) {
   hgr__onnx_tensor_t* fill = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(x->onnx_type, NULL, 0, node->label, &fill));
   hgr_status_t status = HGR_OK;
-  if (p.kind == MAP_PAD_CONSTANT) {
+  if (p.kind == HGR__ONNX_MAP_PAD_CONSTANT) {
     hgr__onnx_value_t* v = node->opset < 11 ? NULL : hgr__onnx_input(node, 2);
     double value;
     hgr__onnx_value_t* runtime_value;
@@ -554,14 +454,14 @@ static hgr_status_t fold_pad(hgr__onnx_node_t* node) {
   }
   hgr__onnx_tensor_t* cropped = NULL;
   if (!status && !p.crop.whole) {
-    source_map_t crop = {.kind = MAP_SLICE, .in = x->constant};
+    hgr__onnx_source_map_t crop = {.kind = HGR__ONNX_MAP_SLICE, .in = x->constant};
     memcpy(crop.start, p.crop.start, sizeof(crop.start));
     memcpy(crop.step, p.crop.step, sizeof(crop.step));
-    status = map_tensor(node, &crop, p.crop.shape, x->ndim, &cropped);
+    status = hgr__onnx_map_tensor(node, &crop, p.crop.shape, x->ndim, &cropped);
   }
-  source_map_t map = {.kind = p.kind, .in = cropped ? cropped : x->constant, .fill = fill->data};
+  hgr__onnx_source_map_t map = {.kind = p.kind, .in = cropped ? cropped : x->constant, .fill = fill->data};
   memcpy(map.start, p.before, sizeof(map.start));
-  if (!status) status = fold_map(node, &map, p.shape, x->ndim, 0);
+  if (!status) status = hgr__onnx_fold_map(node, &map, p.shape, x->ndim, 0);
   hgr__onnx_tensor_free(cropped);
   hgr__onnx_tensor_free(fill);
   return status;
@@ -607,8 +507,8 @@ static hgr_status_t fold_expand(hgr__onnx_node_t* node) {
   int64_t shape[HGR_MAX_DIMS];
   int32_t ndim;
   HGR_RETURN_IF_ERROR(read_expand(node, x, shape, &ndim));
-  source_map_t map = {.kind = MAP_BROADCAST, .in = x->constant};
-  return fold_map(node, &map, shape, ndim, 0);
+  hgr__onnx_source_map_t map = {.kind = HGR__ONNX_MAP_BROADCAST, .in = x->constant};
+  return hgr__onnx_fold_map(node, &map, shape, ndim, 0);
 }
 
 static hgr_status_t read_tile(const hgr__onnx_node_t* node, const hgr__onnx_value_t* x, int64_t* reps,
@@ -663,8 +563,8 @@ static hgr_status_t fold_tile(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   int64_t reps[HGR_MAX_DIMS], shape[HGR_MAX_DIMS];
   HGR_RETURN_IF_ERROR(read_tile(node, x, reps, shape));
-  source_map_t map = {.kind = MAP_TILE, .in = x->constant};
-  return fold_map(node, &map, shape, x->ndim, 0);
+  hgr__onnx_source_map_t map = {.kind = HGR__ONNX_MAP_TILE, .in = x->constant};
+  return hgr__onnx_fold_map(node, &map, shape, x->ndim, 0);
 }
 
 /* ---- DepthToSpace, SpaceToDepth ---------------------------------------------------------- */

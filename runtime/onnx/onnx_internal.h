@@ -322,6 +322,38 @@ hgr_status_t hgr__onnx_axis(const hgr__onnx_node_t* node, const char* what, int6
 hgr_status_t hgr__onnx_broadcast(const hgr__onnx_node_t* node, const int64_t* a, int32_t a_ndim, const int64_t* b,
                                  int32_t b_ndim, int64_t* out, int32_t* out_ndim);
 
+/* ---- host evaluation by index maps (onnx_fold_map.c) ------------------------------------ */
+
+enum {
+  HGR__ONNX_MAP_SLICE,
+  HGR__ONNX_MAP_BROADCAST,
+  HGR__ONNX_MAP_TILE,
+  HGR__ONNX_MAP_PAD_CONSTANT,
+  HGR__ONNX_MAP_PAD_EDGE,
+  HGR__ONNX_MAP_PAD_REFLECT
+};
+
+/* Where an output element comes from. SLICE: start + coord * step; the pads: coord -
+ * start (start = the before pads), outside the input the fill value, the edge or the
+ * mirror; BROADCAST: the input right-aligned, its extents of 1 repeated; TILE: coord
+ * modulo the extent. */
+typedef struct hgr__onnx_source_map_t {
+  int kind;
+  const hgr__onnx_tensor_t* in;
+  int64_t start[HGR_MAX_DIMS];
+  int64_t step[HGR_MAX_DIMS];
+  const void* fill; /* PAD_CONSTANT: one element of the input's type */
+} hgr__onnx_source_map_t;
+
+/* A tensor shaped shape (ndim) of the input's type, by map. Beyond 2^26 elements
+ * UNIMPLEMENTED (a fold then leaves the node to the device); a source index outside
+ * the input INVALID_ARGUMENT naming it. */
+hgr_status_t hgr__onnx_map_tensor(const hgr__onnx_node_t* node, const hgr__onnx_source_map_t* map,
+                                  const int64_t* shape, int32_t ndim, hgr__onnx_tensor_t** out_tensor);
+/* Output k of node: map's result (hgr__onnx_map_tensor). */
+hgr_status_t hgr__onnx_fold_map(hgr__onnx_node_t* node, const hgr__onnx_source_map_t* map, const int64_t* shape,
+                                int32_t ndim, uint32_t k);
+
 /* ---- the op registry (onnx_ops.c) -------------------------------------------------------- */
 
 /* The ONNX op called name (default domain), or NULL. */
