@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "onnx/onnx.pb-c.h"
+#include "onnx_internal.h"
 
 size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed);
@@ -890,9 +891,21 @@ static size_t mutate_and_pack(rng_t* rng, Onnx__ModelProto* model, uint8_t* out,
   return onnx__model_proto__pack(model, out);
 }
 
+/* The model in data, or NULL. What the loader refuses for its nesting before parsing
+ * is not unpacked here either: the mutator's own nests grow with each round, and
+ * protobuf-c's recursion would overflow the stack on them. */
+static Onnx__ModelProto* unpack_model(const uint8_t* data, size_t size) {
+  hgr_status_t status = hgr__onnx_wire_check(data, size, &onnx__model_proto__descriptor);
+  if (status) {
+    hgr_status_free(status);
+    return NULL;
+  }
+  return onnx__model_proto__unpack(NULL, size, data);
+}
+
 size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
   rng_t rng = {seed};
-  Onnx__ModelProto* model = rng_chance(&rng, 8) ? NULL : onnx__model_proto__unpack(NULL, size, data);
+  Onnx__ModelProto* model = rng_chance(&rng, 8) ? NULL : unpack_model(data, size);
   if (!model) return LLVMFuzzerMutate(data, size, max_size);
   size_t packed = mutate_and_pack(&rng, model, data, max_size);
   onnx__model_proto__free_unpacked(model, NULL);
@@ -905,8 +918,8 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t* data1, size_t size1, const uint8
                                  uint8_t* out, size_t max_out_size, unsigned int seed) {
   rng_t rng = {seed};
   size_t packed = 0;
-  Onnx__ModelProto* to = onnx__model_proto__unpack(NULL, size1, data1);
-  Onnx__ModelProto* from = onnx__model_proto__unpack(NULL, size2, data2);
+  Onnx__ModelProto* to = unpack_model(data1, size1);
+  Onnx__ModelProto* from = unpack_model(data2, size2);
   if (to && from && to->graph && from->graph) {
     Onnx__GraphProto* g = to->graph;
     Onnx__GraphProto* source = from->graph;
