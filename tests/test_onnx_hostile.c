@@ -134,6 +134,9 @@ static void an_integer_fold_beyond_int64_saturates(void** state) {
    * output then cannot be held as int32 */
   ASSERT_STATUS(load("int_sum_beyond_int64.onnx"), HGR_STATUS_UNIMPLEMENTED,
                 "constant 'y' holds 9223372036854775807 at element 0");
+  /* found by hgr_fuzz_onnx: the unary and binary folds did the same for Abs of -2^63 */
+  ASSERT_STATUS(load("int_abs_beyond_int64.onnx"), HGR_STATUS_UNIMPLEMENTED,
+                "constant 'y' holds 9223372036854775807 at element 0");
 }
 
 /* Found by hgr_fuzz_onnx (fuzz/corpus/onnx/slice-of-empty-shape-step-int64-min.onnx):

@@ -235,15 +235,15 @@ static hgr_status_t fold_elementwise(hgr__onnx_node_t* node) {
   for (uint64_t i = 0; i < out->count; ++i) {
     uint64_t ia = broadcast_index(shape, ndim, a->shape, a->ndim, i);
     uint64_t ib = broadcast_index(shape, ndim, b->shape, b->ndim, i);
-    if (integral) { /* exact int64 arithmetic for the shape computations exporters emit */
+    bool exact = e->eval == e_add || e->eval == e_sub || e->eval == e_mul || e->eval == e_neg;
+    if (integral && exact) { /* exact int64 arithmetic for the shape computations exporters emit */
       int64_t x = hgr__onnx_tensor_i64(a, ia), y = hgr__onnx_tensor_i64(b, ib), r;
       if (e->eval == e_add) r = (int64_t)((uint64_t)x + (uint64_t)y);
       else if (e->eval == e_sub) r = (int64_t)((uint64_t)x - (uint64_t)y);
       else if (e->eval == e_mul) r = (int64_t)((uint64_t)x * (uint64_t)y);
-      else if (e->eval == e_neg) r = (int64_t)(0 - (uint64_t)x);
-      else r = (int64_t)e->eval((double)x, (double)y, alpha, beta);
+      else r = (int64_t)(0 - (uint64_t)x);
       hgr__onnx_tensor_set_i64(out, i, r);
-    } else {
+    } else { /* set_f64 converts to an integer type with NaN and range handled */
       hgr__onnx_tensor_set_f64(out, i, e->eval(hgr__onnx_tensor_f64(a, ia), hgr__onnx_tensor_f64(b, ib), alpha, beta));
     }
   }

@@ -136,3 +136,9 @@ save(model(nodes, [], [out("y", TensorProto.INT64)],
 x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 3])
 weight = helper.make_tensor_value_info("w", TensorProto.FLOAT, [2**31, 1, 3, 3])
 save(model([helper.make_node("Conv", ["x", "w"], ["y"])], [x, weight], [out("y")]), "conv_weight_input_2g_channels.onnx")
+
+# Found by hgr_fuzz_onnx (UBSan): the elementwise fold computed integer ops other than
+# Add, Sub, Mul and Neg in double and converted the result to int64 unchecked; the
+# int64 Abs of -2^63 is 2^63.
+save(model([helper.make_node("Abs", ["lowest"], ["y"])], [], [out("y", TensorProto.INT64)], [i64("lowest", [-2**63])]),
+     "int_abs_beyond_int64.onnx")
