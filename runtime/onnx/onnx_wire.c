@@ -42,16 +42,16 @@ static bool scan_message(wire_scan_t* scan, const ProtobufCMessageDescriptor* de
                          uint32_t depth) {
   if (depth > HGR_ONNX_MAX_MESSAGE_DEPTH) {
     scan->status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                              "the model nests protobuf messages more than %d deep (a %s "
-                              "at byte %zu); hgr refuses deeper nesting before parsing",
+                              "the model nests protobuf messages more than %d deep (a %s at byte %zu); hgr refuses "
+                              "deeper nesting before parsing",
                               HGR_ONNX_MAX_MESSAGE_DEPTH, descriptor->short_name, begin);
     return false;
   }
   bool is_graph = descriptor == &onnx__graph_proto__descriptor;
   if (is_graph && ++scan->graph_depth > HGR_ONNX_MAX_GRAPH_DEPTH) {
     scan->status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                              "the model nests graphs (If, Loop and Scan bodies) more "
-                              "than %d deep (a GraphProto at byte %zu)",
+                              "the model nests graphs (If, Loop and Scan bodies) more than %d deep (a GraphProto at "
+                              "byte %zu)",
                               HGR_ONNX_MAX_GRAPH_DEPTH, begin);
     return false;
   }
@@ -78,9 +78,8 @@ static bool scan_message(wire_scan_t* scan, const ProtobufCMessageDescriptor* de
         at += (size_t)length;
         break;
       }
-      default:
-        return false; /* groups (3, 4) and unknown wire types: protobuf-c refuses
-                         them */
+      default: /* groups (3, 4) and unknown wire types: protobuf-c refuses them */
+        return false;
     }
   }
   if (is_graph) --scan->graph_depth;
