@@ -469,6 +469,9 @@ if(HGR_ONNX)
       "constant_of_shape_20_gib@@RESOURCE_EXHAUSTED: .*node 2 'c2' \\(ConstantOfShape, opset 13\\): .*beyond its budget"
       "gather_20_gib@@RESOURCE_EXHAUSTED: .*\\(Gather, opset 13\\): .*beyond its budget"
       "range_float_overflow@@\\(Range, opset 13\\): a range of 3e\\+76 elements")
+  # What a load held, from hgr_onnx_report_t: y = x + w, w 1,000 floats decoded and copied into the params
+  hgr_cli_test(NAME cli_onnx_check_says_what_the_loader_held ARGS check tests/data/hostile/benign_add_1000.onnx
+    PASS "the loader held at most 8000 bytes on the host at once")
   foreach(entry ${hostile_models})
     string(REPLACE "@@" ";" pair "${entry}")
     list(GET pair 0 model)

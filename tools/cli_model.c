@@ -144,6 +144,9 @@ hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* mo
            "%u elementwise nodes fused into %u kernels)\n",
            path, (long long)report.ir_version, (long long)report.opset, report.onnx_nodes, report.graph_nodes,
            report.folded, report.removed, report.fused, report.elementwise_fused, report.elementwise_groups);
+  if (!status && print)
+    printf("%s: the loader held at most %llu bytes on the host at once (--loader-budget SIZE bounds it)\n", path,
+           (unsigned long long)report.loader_peak_bytes);
   return status;
 #else
   (void)inputs, (void)print;
