@@ -55,11 +55,7 @@ hgr_status_t hgr__onnx_map_tensor(const hgr__onnx_node_t* node, const hgr__onnx_
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(in->onnx_type, shape, ndim, node->label, &out));
   size_t element = hgr__onnx_type_bytes(in->onnx_type);
   uint64_t in_stride[HGR_MAX_DIMS];
-  uint64_t s = 1;
-  for (int32_t d = in->ndim - 1; d >= 0; --d) {
-    in_stride[d] = s;
-    s *= (uint64_t)in->shape[d];
-  }
+  hgr__onnx_tensor_strides(in, in_stride);
   int64_t c[HGR_MAX_DIMS], from[HGR_MAX_DIMS];
   for (uint64_t i = 0; i < out->count; ++i) {
     uint64_t rest = i;

@@ -190,11 +190,7 @@ static hgr_status_t fold_transpose(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(t->onnx_type, shape, t->ndim, node->label, &out));
   size_t element = hgr__onnx_type_bytes(t->onnx_type);
   uint64_t in_stride[HGR_MAX_DIMS];
-  uint64_t s = 1;
-  for (int32_t d = t->ndim - 1; d >= 0; --d) {
-    in_stride[d] = s;
-    s *= (uint64_t)t->shape[d];
-  }
+  hgr__onnx_tensor_strides(t, in_stride);
   for (uint64_t i = 0; i < out->count; ++i) {
     uint64_t rest = i, from = 0;
     for (int32_t d = t->ndim - 1; d >= 0; --d) {

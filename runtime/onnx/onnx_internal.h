@@ -112,6 +112,8 @@ hgr_status_t hgr__onnx_tensor_reshape(hgr__onnx_tensor_t* tensor, const int64_t*
  * the tensor's count: what every constant entering the loader's value table must
  * be, so that no folder reads past a constant's bytes. */
 bool hgr__onnx_tensor_is_whole(const hgr__onnx_tensor_t* tensor);
+/* The row-major strides of tensor, in elements (out: tensor->ndim values). */
+void hgr__onnx_tensor_strides(const hgr__onnx_tensor_t* tensor, uint64_t* out_strides);
 hgr_status_t hgr__onnx_tensor_copy(const hgr__onnx_tensor_t* tensor, hgr__onnx_tensor_t** out_copy);
 
 /* Where a tensor's external data may come from: the model's folder (NULL: external

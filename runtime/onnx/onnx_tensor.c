@@ -181,6 +181,14 @@ bool hgr__onnx_tensor_is_whole(const hgr__onnx_tensor_t* tensor) {
          count == tensor->count;
 }
 
+void hgr__onnx_tensor_strides(const hgr__onnx_tensor_t* tensor, uint64_t* out_strides) {
+  uint64_t stride = 1; /* no overflow: the shape passed hgr__shape_size */
+  for (int32_t d = tensor->ndim - 1; d >= 0; --d) {
+    out_strides[d] = stride;
+    stride *= (uint64_t)tensor->shape[d];
+  }
+}
+
 hgr_status_t hgr__onnx_tensor_copy(const hgr__onnx_tensor_t* tensor, hgr__onnx_tensor_t** out_copy) {
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(tensor->onnx_type, tensor->shape, tensor->ndim, "a constant", out_copy));
   memcpy((*out_copy)->data, tensor->data, (size_t)tensor->count * hgr__onnx_type_bytes(tensor->onnx_type));
