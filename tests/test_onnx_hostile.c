@@ -5,9 +5,10 @@
  * (hgr__shape_size) and the loader budget, under an address-space limit.
  *
  *   test_onnx_hostile DATA_DIR           every file through hgr_onnx_load_file
- *   test_onnx_hostile DATA_DIR rlimit    the amplifying models in a child
- * process whose address space is limited to 4 GiB (exit 77, skipped, under
- * AddressSanitizer, whose shadow memory needs far more) */
+ *   test_onnx_hostile DATA_DIR rlimit    the amplifying models in a child process
+ *                                        whose address space is limited to 4 GiB
+ *                                        (exit 77, skipped, under AddressSanitizer,
+ *                                        whose shadow memory needs far more) */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,9 +66,8 @@ static void shape_sizes_bound_every_partial_product(void** state) {
   assert_int_equal(count, 5); /* left alone */
 }
 
-/* Finding 1: four floats reshaped to [2^62 + 1, 4] folded to a constant whose
- * shape claimed 2^64 + 4 elements; Gather and Slice then read the heap behind
- * it. */
+/* Finding 1: four floats reshaped to [2^62 + 1, 4] folded to a constant whose shape
+ * claimed 2^64 + 4 elements; Gather and Slice then read the heap behind it. */
 static void a_reshape_whose_count_wraps_is_refused_before_any_fold_reads(void** state) {
   (void)state;
   ASSERT_STATUS(load("reshape_overflow_gather.onnx"), HGR_STATUS_INVALID_ARGUMENT, "(Reshape, opset 13)",
@@ -76,8 +76,7 @@ static void a_reshape_whose_count_wraps_is_refused_before_any_fold_reads(void** 
                 "element count exceeds 2^63 - 1");
 }
 
-/* Finding 2: a variadic op whose only input is omitted ("") dereferenced NULL.
- */
+/* Finding 2: a variadic op whose only input is omitted ("") dereferenced NULL. */
 static void an_omitted_required_input_is_named(void** state) {
   (void)state;
   static const char* const ops[] = {"sum", "mean", "max", "min"};
@@ -85,23 +84,19 @@ static void an_omitted_required_input_is_named(void** state) {
     char name[64];
     snprintf(name, sizeof(name), "omitted_input_%s.onnx", ops[i]);
     ASSERT_STATUS(load(name), HGR_STATUS_INVALID_ARGUMENT, "node 0 'y'",
-                  "input 0 is required, but the node omits "
-                  "it (an empty name)");
+                  "input 0 is required, but the node omits it (an empty name)");
   }
 }
 
-/* Finding 3: messages nested thousands deep overflowed the stack inside
- * protobuf-c. */
+/* Finding 3: messages nested thousands deep overflowed the stack inside protobuf-c. */
 static void deep_nesting_is_refused_before_parsing(void** state) {
   (void)state;
   ASSERT_STATUS(load("nested_type_5000.onnx"), HGR_STATUS_INVALID_ARGUMENT,
-                "nests protobuf messages more than 64 "
-                "deep (a Sequence at byte");
+                "nests protobuf messages more than 64 deep (a Sequence at byte");
   ASSERT_STATUS(load("nested_if_3000.onnx"), HGR_STATUS_INVALID_ARGUMENT, "nests graphs", "more than 16 deep");
 }
 
-/* Finding 5: twenty ConstantOfShape nodes of 1 GiB each, from a 722-byte file.
- */
+/* Finding 5: twenty ConstantOfShape nodes of 1 GiB each, from a 722-byte file. */
 static void a_small_file_cannot_make_the_loader_hold_more_than_its_budget(void** state) {
   (void)state;
   hgr_onnx_options_t* options;
@@ -118,8 +113,7 @@ static void a_small_file_cannot_make_the_loader_hold_more_than_its_budget(void**
                 "by default from the model's size");
 }
 
-/* Finding 6: a float Range converted its element count to int64 before checking
- * it. */
+/* Finding 6: a float Range converted its element count to int64 before checking it. */
 static void a_range_too_long_for_an_integer_is_refused_as_a_double(void** state) {
   (void)state;
   ASSERT_STATUS(load("range_float_overflow.onnx"), HGR_STATUS_UNIMPLEMENTED, "(Range, opset 13)",
@@ -223,9 +217,7 @@ int main(int argc, char** argv) {
   data_dir = argv[1];
   if (argc > 2 && !strcmp(argv[2], "rlimit")) {
 #if defined(__SANITIZE_ADDRESS__)
-    printf(
-        "SKIPPED: AddressSanitizer reserves terabytes of address space; "
-        "RLIMIT_AS cannot apply\n");
+    printf("SKIPPED: AddressSanitizer reserves terabytes of address space; RLIMIT_AS cannot apply\n");
     return 77;
 #else
     fflush(stdout);
