@@ -85,6 +85,19 @@ def tiny_model(onnx_module):
     return model.SerializeToString(), w, b
 
 
+class OnlyDlpack:
+    """An object with nothing but DLPack (as torch and jax tensors offer)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
 def tiny_reference(x, w, b):
     import numpy as np
 

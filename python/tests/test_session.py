@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hgr
-from conftest import tiny_reference
+from conftest import OnlyDlpack, tiny_reference
 
 
 def _session(tiny_model, device, **kwargs):
@@ -78,25 +78,12 @@ def test_a_missing_or_special_model_path_is_an_hgr_error(tmp_path):
         hgr.InferenceSession(str(tmp_path))
 
 
-class _OnlyDlpack:
-    """An object with nothing but DLPack (as torch and jax tensors offer)."""
-
-    def __init__(self, array):
-        self._array = array
-
-    def __dlpack__(self, **kwargs):
-        return self._array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self._array.__dlpack_device__()
-
-
 def test_inputs_come_from_dlpack_and_buffer_objects(tiny_model, device):
     _, w, b = tiny_model
     x = np.arange(8, dtype=np.float32).reshape(2, 4) / 8
     want = tiny_reference(x, w, b)[0]
     with _session(tiny_model, device) as sess:
-        for feed in (_OnlyDlpack(x), memoryview(x), x.tobytes() and memoryview(bytearray(x.tobytes())).cast("f", (2, 4)),
+        for feed in (OnlyDlpack(x), memoryview(x), x.tobytes() and memoryview(bytearray(x.tobytes())).cast("f", (2, 4)),
                      x.T.copy().T):  # the last one is Fortran-ordered: copied to C order
             np.testing.assert_allclose(sess.run(["y"], {"x": feed})[0], want, rtol=1e-5, atol=1e-6)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import hgr
-from conftest import require_device, tiny_reference
+from conftest import OnlyDlpack, require_device, tiny_reference
 
 
 def test_aligned_inputs_and_the_outputs_are_the_devices_memory_on_pocl(tiny_model):
@@ -41,17 +41,6 @@ def test_an_unaligned_input_is_copied_and_still_right(tiny_model):
 def test_dlpack_input_is_not_copied(tiny_model):
     info = require_device("pocl:0")
     model, _, _ = tiny_model
-
-    class OnlyDlpack:
-        def __init__(self, array):
-            self.array = array
-
-        def __dlpack__(self, **kwargs):
-            return self.array.__dlpack__(**kwargs)
-
-        def __dlpack_device__(self):
-            return self.array.__dlpack_device__()
-
     with hgr.InferenceSession(model, providers=["pocl:0"]) as sess:
         x = hgr.empty("float32", [2, 4], info["base_address_align_bytes"])
         x[...] = 3
