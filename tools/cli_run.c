@@ -640,13 +640,12 @@ static bool dump_node(hgr_executor_t* executor, uint32_t node_id, void* user) {
 static hgr_status_t run_dump(const run_args_t* args, const hgr_graph_t* graph, hgr_executor_t* executor) {
   dump_t dump = {args, graph, UINT32_MAX, 0, HGR_OK};
   if (args->until) {
-    char* end = NULL;
-    unsigned long id = strtoul(args->until, &end, 10);
+    uint64_t id = UINT64_MAX; /* stays so when --until is a name: the one parser of counts decides */
+    hgr_status_free(hgr_cli_parse_number(args->until, false, 0, UINT64_MAX, &id));
     hgr_node_info_t info;
     for (size_t n = 0; n < hgr_graph_node_count(graph) && dump.until == UINT32_MAX; ++n)
       if (!hgr_graph_node_info(graph, n, &info) && !strcmp(info.name, args->until)) dump.until = (uint32_t)n;
-    if (dump.until == UINT32_MAX && end && !*end && end != args->until && id < hgr_graph_node_count(graph))
-      dump.until = (uint32_t)id;
+    if (dump.until == UINT32_MAX && id < hgr_graph_node_count(graph)) dump.until = (uint32_t)id;
     if (dump.until == UINT32_MAX)
       return HGR_STATUS(HGR_STATUS_NOT_FOUND, "--until %s: no node has that name or id", args->until);
   }
