@@ -154,7 +154,8 @@ typedef struct hgr__onnx_value_t {
   int32_t onnx_type;           /* HGR__ONNX_UNDEFINED until known */
   int32_t ndim;                /* -1 until known */
   int64_t shape[HGR_MAX_DIMS];
-  hgr__onnx_tensor_t* constant; /* owned; non-NULL: known at load */
+  hgr__onnx_tensor_t* constant; /* owned unless borrowed; non-NULL: known at load */
+  bool borrowed;               /* constant is the parsed model's (an initializer) */
   bool has_value;              /* a builder value exists (runtime, or a materialized constant) */
   hgr_value_t value;
   bool defined;                /* produced by an earlier node, an initializer or an input */
@@ -176,6 +177,7 @@ typedef struct hgr__onnx_loader_t {
   bool* fused;               /* per node: done by an earlier node */
   uint64_t name_counter;     /* for unique builder node names */
   hgr_onnx_report_t report;
+  bool* deciding;            /* per graph input: a value some node needed at load derives from it */
 } hgr__onnx_loader_t;
 
 /* One node being imported. */
@@ -308,6 +310,10 @@ const Onnx__NodeProto* hgr__onnx_sole_consumer(const hgr__onnx_node_t* node, con
                                                uint32_t* out_index);
 /* The value called name, or NULL. */
 hgr__onnx_value_t* hgr__onnx_find_value(const hgr__onnx_loader_t* loader, const char* name);
+/* Notes that a node needed v at load, which is not a constant: the graph inputs v
+ * derives from through values that are not constants decide shapes
+ * (hgr__onnx_import's out_deciding). */
+void hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v);
 /* Marks node index as fused into node (counted in the report), and defines its
  * first output as the same value as `result` (NULL: leaves it undefined, for a
  * node inside a fused chain whose output only the chain used). */

@@ -11,6 +11,7 @@
 #include "fuse.h"
 #include "graph_internal.h"
 #include "onnx_internal.h"
+#include "onnx_model.h"
 #include "text.h"
 
 /* A model file larger than this is refused before parsing (protobuf's own limit is
@@ -207,13 +208,13 @@ static hgr_status_t collect_values(hgr__onnx_loader_t* loader) {
   return HGR_OK;
 }
 
-static hgr_status_t add_initializers(hgr__onnx_loader_t* loader) {
+/* The initializers, decoded once when the model was parsed: the value table borrows
+ * them (importers treat constants as read-only, and nothing frees a borrowed one). */
+static hgr_status_t add_initializers(hgr__onnx_loader_t* loader, hgr__onnx_tensor_t* const* initializers) {
   for (size_t i = 0; i < loader->graph->n_initializer; ++i) {
-    const Onnx__TensorProto* t = loader->graph->initializer[i];
-    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, t->name);
-    char where[320];
-    snprintf(where, sizeof(where), "initializer '%.256s'", t->name);
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(t, &loader->external, where, &v->constant));
+    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, loader->graph->initializer[i]->name);
+    v->constant = initializers[i];
+    v->borrowed = true;
     v->onnx_type = v->constant->onnx_type;
     v->ndim = v->constant->ndim;
     memcpy(v->shape, v->constant->shape, sizeof(v->shape));
@@ -255,10 +256,10 @@ static hgr_status_t input_shape(const hgr__onnx_loader_t* loader, const Onnx__Va
   *out_ndim = (int32_t)shape->n_dim;
   for (size_t d = 0; d < shape->n_dim; ++d) {
     const Onnx__TensorShapeProto__Dimension* dim = shape->dim[d];
-    bool fixed = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-    if (fixed && dim->dim_value < 0)
-      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s': dimension %zu is %lld", info->name, d,
-                        (long long)dim->dim_value);
+    /* A negative dim_value is unknown (PaddlePaddle writes -1), and so is 0 when a
+     * shape is given (exporters write 0 for unknown too); without one, 0 is 0. */
+    bool fixed = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                 (dim->dim_value > 0 || (dim->dim_value == 0 && !given));
     if (given) {
       if (fixed && given->shape[d] != dim->dim_value)
         return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s': dimension %zu is %lld in the model; the "
@@ -579,19 +580,184 @@ static void rename_nodes(const hgr__onnx_loader_t* loader, hgr_graph_t* graph) {
   free(renamed);
 }
 
-static hgr_status_t load_model(hgr__onnx_loader_t* loader, const Onnx__ModelProto* model, hgr_graph_t** out_graph,
+/* ---- the parsed model ------------------------------------------------------------ */
+
+struct hgr__onnx_model_s {
+  Onnx__ModelProto* proto;
+  char* base_directory;          /* NULL: external data refused */
+  hgr__onnx_tensor_t** initializers; /* per graph initializer, decoded at parse */
+  uint32_t* inputs;              /* the graph inputs no initializer gives: their indexes in graph->input */
+  size_t input_count;
+  hgr__onnx_limits_t limits;     /* the initializers are charged here; each import starts from it */
+};
+
+static hgr_status_t find_inputs(hgr__onnx_model_t* model) {
+  const Onnx__GraphProto* g = model->proto->graph;
+  model->inputs = calloc(g->n_input + 1, sizeof(*model->inputs));
+  if (!model->inputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; i < g->n_input; ++i) {
+    if (!g->input[i]->name || !g->input[i]->name[0])
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input %zu has no name", i);
+    bool initialized = false;
+    for (size_t k = 0; k < g->n_initializer && !initialized; ++k)
+      initialized = g->initializer[k]->name && !strcmp(g->initializer[k]->name, g->input[i]->name);
+    if (!initialized) model->inputs[model->input_count++] = (uint32_t)i;
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t parse_model(hgr__onnx_model_t* model, const void* bytes, size_t size) {
+  if (size > MAX_MODEL_BYTES)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has %zu bytes; protobuf messages hold at most 2 GiB "
+                      "(larger weights go in external data)", size);
+  HGR_RETURN_IF_ERROR(hgr__onnx_wire_check(bytes, size, &onnx__model_proto__descriptor));
+  model->proto = onnx__model_proto__unpack(NULL, size, bytes);
+  if (!model->proto)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "not a valid ONNX model: its %zu bytes do not parse as a "
+                      "ModelProto (truncated, corrupt, or another format)", size);
+  const Onnx__GraphProto* g = model->proto->graph;
+  if (!g) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has no graph");
+  if (!g->n_output) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model's graph has no outputs");
+  HGR_RETURN_IF_ERROR(find_inputs(model));
+  model->initializers = calloc(g->n_initializer + 1, sizeof(*model->initializers));
+  if (!model->initializers) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  hgr__onnx_external_t external = {.base_directory = model->base_directory};
+  for (size_t i = 0; i < g->n_initializer; ++i) {
+    const Onnx__TensorProto* t = g->initializer[i];
+    if (!t->name || !t->name[0]) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "initializer %zu has no name", i);
+    char where[320];
+    snprintf(where, sizeof(where), "initializer '%.256s'", t->name);
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(t, &external, where, &model->initializers[i]));
+  }
+  return HGR_OK;
+}
+
+void hgr__onnx_model_free(hgr__onnx_model_t* model) {
+  if (!model) return;
+  for (size_t i = 0; model->initializers && i < model->proto->graph->n_initializer; ++i)
+    hgr__onnx_tensor_free(model->initializers[i]); /* credits model->limits */
+  free(model->initializers);
+  free(model->inputs);
+  if (model->proto) onnx__model_proto__free_unpacked(model->proto, NULL);
+  free(model->base_directory);
+  free(model);
+}
+
+hgr_status_t hgr__onnx_model_parse(const void* bytes, size_t size, const char* base_directory,
+                                   const hgr_onnx_options_t* options, hgr__onnx_model_t** out_model) {
+  *out_model = NULL;
+  if (!bytes && size) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "NULL model bytes");
+  hgr__onnx_model_t* model = calloc(1, sizeof(*model));
+  if (!model) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a model");
+  model->limits = (hgr__onnx_limits_t){.max_tensor_bytes = options ? options->max_tensor_bytes : 0,
+                                       .max_loader_bytes = options ? options->max_loader_bytes : 0,
+                                       .model_bytes = size};
+  hgr_status_t status = HGR_OK;
+  if (base_directory && hgr__strdup(base_directory, &model->base_directory))
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  hgr__onnx_limits_enter(&model->limits);
+  if (!status) status = parse_model(model, bytes, size);
+  hgr__onnx_limits_enter(NULL);
+  if (status) {
+    hgr__onnx_model_free(model);
+    return status;
+  }
+  *out_model = model;
+  return HGR_OK;
+}
+
+uint64_t hgr__onnx_model_held_bytes(const hgr__onnx_model_t* model) { return model ? model->limits.held : 0; }
+
+size_t hgr__onnx_model_input_count(const hgr__onnx_model_t* model) { return model->input_count; }
+
+size_t hgr__onnx_model_output_count(const hgr__onnx_model_t* model) { return model->proto->graph->n_output; }
+
+/* info's declared type and dims; unknown is true for extents exporters write for
+ * unknown (0 on an input). */
+static hgr_status_t describe_io(const Onnx__ValueInfoProto* info, bool zero_unknown, hgr__onnx_io_t* out_io) {
+  memset(out_io, 0, sizeof(*out_io));
+  out_io->name = info->name ? info->name : "";
+  out_io->ndim = -1;
+  const Onnx__TypeProto__Tensor* tt = tensor_type(info);
+  if (!tt) return HGR_OK;
+  out_io->onnx_type = tt->has_elem_type ? tt->elem_type : HGR__ONNX_UNDEFINED;
+  if (!tt->shape) return HGR_OK;
+  if (tt->shape->n_dim > HGR_MAX_DIMS)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "'%s' has %zu dimensions; hgr holds at most %d", out_io->name,
+                      tt->shape->n_dim, HGR_MAX_DIMS);
+  out_io->ndim = (int32_t)tt->shape->n_dim;
+  for (size_t d = 0; d < tt->shape->n_dim; ++d) {
+    const Onnx__TensorShapeProto__Dimension* dim = tt->shape->dim[d];
+    bool fixed = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                 (dim->dim_value > 0 || (dim->dim_value == 0 && !zero_unknown));
+    out_io->dims[d] = fixed ? dim->dim_value : -1;
+    if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param &&
+        dim->dim_param[0])
+      out_io->dim_names[d] = dim->dim_param;
+  }
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_model_input(const hgr__onnx_model_t* model, size_t index, hgr__onnx_io_t* out_io) {
+  if (index >= model->input_count)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu: the model has %zu inputs", index, model->input_count);
+  return describe_io(model->proto->graph->input[model->inputs[index]], true, out_io);
+}
+
+hgr_status_t hgr__onnx_model_output(const hgr__onnx_model_t* model, size_t index, hgr__onnx_io_t* out_io) {
+  if (index >= model->proto->graph->n_output)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "output %zu: the model has %zu outputs", index,
+                      model->proto->graph->n_output);
+  return describe_io(model->proto->graph->output[index], false, out_io);
+}
+
+/* ---- deciding inputs --------------------------------------------------------------- */
+
+void hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v) {
+  if (!loader->deciding) return;
+  bool* seen = calloc(loader->value_count + 1, sizeof(*seen));
+  const hgr__onnx_value_t** stack = malloc((loader->value_count + 1) * sizeof(*stack));
+  size_t depth = 0;
+  if (seen && stack) {
+    stack[depth++] = v;
+    seen[v - loader->values] = true;
+  }
+  const Onnx__GraphProto* g = loader->graph;
+  while (depth) { /* each value once: the walk is linear in the graph */
+    const hgr__onnx_value_t* top = stack[--depth];
+    if (top->constant) continue;
+    if (top->producer < 0) {
+      for (size_t i = 0; i < g->n_input; ++i)
+        if (!strcmp(g->input[i]->name, top->name)) loader->deciding[i] = true;
+      continue;
+    }
+    const Onnx__NodeProto* producer = g->node[top->producer];
+    for (size_t i = 0; i < producer->n_input; ++i) {
+      const hgr__onnx_value_t* in = producer->input[i] && producer->input[i][0]
+                                        ? hgr__onnx_find_value(loader, producer->input[i]) : NULL;
+      if (!in || seen[in - loader->values]) continue;
+      seen[in - loader->values] = true;
+      stack[depth++] = in;
+    }
+  }
+  free(seen);
+  free(stack);
+}
+
+/* ---- import -------------------------------------------------------------------------- */
+
+static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model_t* parsed, hgr_graph_t** out_graph,
                                hgr_params_t** out_params) {
+  const Onnx__ModelProto* model = parsed->proto;
   loader->report.ir_version = model->has_ir_version ? model->ir_version : 0;
   HGR_RETURN_IF_ERROR(read_opset(loader, model));
-  if (!model->graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has no graph");
   loader->graph = model->graph;
   loader->report.onnx_nodes = (uint32_t)model->graph->n_node;
-  if (!model->graph->n_output) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model's graph has no outputs");
   loader->live = calloc(model->graph->n_node + 1, sizeof(bool));
   loader->fused = calloc(model->graph->n_node + 1, sizeof(bool));
   if (!loader->live || !loader->fused) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   HGR_RETURN_IF_ERROR(collect_values(loader));
-  HGR_RETURN_IF_ERROR(add_initializers(loader));
+  HGR_RETURN_IF_ERROR(add_initializers(loader, parsed->initializers));
   HGR_RETURN_IF_ERROR(hgr_builder_create(NULL, &loader->builder));
   hgr__onnx_node_t entry;
   memset(&entry, 0, sizeof(entry));
@@ -633,11 +799,52 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const Onnx__ModelProt
 }
 
 static void loader_free(hgr__onnx_loader_t* loader) {
-  for (size_t i = 0; i < loader->value_count; ++i) hgr__onnx_tensor_free(loader->values[i].constant);
+  for (size_t i = 0; i < loader->value_count; ++i)
+    if (!loader->values[i].borrowed) hgr__onnx_tensor_free(loader->values[i].constant);
   free(loader->values);
   free(loader->live);
   free(loader->fused);
   hgr_builder_release(loader->builder);
+}
+
+hgr_status_t hgr__onnx_model_import(const hgr__onnx_model_t* model, const hgr_onnx_options_t* options,
+                                    hgr_graph_t** out_graph, hgr_params_t** out_params, hgr_onnx_report_t* out_report,
+                                    bool* out_deciding) {
+  *out_graph = NULL;
+  *out_params = NULL;
+  hgr__onnx_loader_t loader;
+  memset(&loader, 0, sizeof(loader));
+  loader.options = options;
+  loader.external.base_directory = model->base_directory;
+  bool* deciding = calloc(model->proto->graph->n_input + 1, sizeof(*deciding));
+  if (!deciding) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  loader.deciding = deciding;
+  hgr_graph_t* graph = NULL;
+  hgr_params_t* params = NULL;
+  /* The parsed initializers count as held from the start. */
+  hgr__onnx_limits_t limits = model->limits;
+  limits.peak = limits.held;
+  if (options) {
+    limits.max_tensor_bytes = options->max_tensor_bytes;
+    limits.max_loader_bytes = options->max_loader_bytes;
+  }
+  hgr__onnx_limits_enter(&limits);
+  hgr_status_t status = load_model(&loader, model, &graph, &params);
+  loader_free(&loader); /* credits its tensors to limits */
+  hgr__onnx_limits_enter(NULL);
+  loader.report.loader_peak_bytes = limits.peak;
+  if (out_report) *out_report = loader.report;
+  if (out_deciding)
+    for (size_t i = 0; i < model->input_count; ++i) out_deciding[i] = deciding[model->inputs[i]];
+  free(deciding);
+  if (status) {
+    hgr_graph_release(graph);
+    hgr_params_release(params);
+    return status;
+  }
+  *out_graph = graph;
+  *out_params = params;
+  return HGR_OK;
 }
 
 static hgr_status_t place_graph(const hgr_onnx_options_t* options, hgr_graph_t** inout_graph) {
@@ -658,31 +865,13 @@ hgr_status_t hgr_onnx_load_memory(const void* bytes, size_t size, const char* ba
   *out_graph = NULL;
   *out_params = NULL;
   if (out_report) memset(out_report, 0, sizeof(*out_report));
-  if (size > MAX_MODEL_BYTES)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has %zu bytes; protobuf messages hold at most 2 GiB "
-                      "(larger weights go in external data)", size);
-  HGR_RETURN_IF_ERROR(hgr__onnx_wire_check(bytes, size, &onnx__model_proto__descriptor));
-  Onnx__ModelProto* model = onnx__model_proto__unpack(NULL, size, bytes);
-  if (!model)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "not a valid ONNX model: its %zu bytes do not parse as a "
-                      "ModelProto (truncated, corrupt, or another format)", size);
-  hgr__onnx_loader_t loader;
-  memset(&loader, 0, sizeof(loader));
-  loader.options = options;
-  loader.external.base_directory = base_directory;
+  hgr__onnx_model_t* model = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_model_parse(bytes, size, base_directory, options, &model));
   hgr_graph_t* graph = NULL;
   hgr_params_t* params = NULL;
-  hgr__onnx_limits_t limits = {.max_tensor_bytes = options ? options->max_tensor_bytes : 0,
-                                .max_loader_bytes = options ? options->max_loader_bytes : 0,
-                                .model_bytes = size};
-  hgr__onnx_limits_enter(&limits);
-  hgr_status_t status = load_model(&loader, model, &graph, &params);
-  loader_free(&loader); /* credits its tensors to limits */
-  hgr__onnx_limits_enter(NULL);
-  loader.report.loader_peak_bytes = limits.peak;
+  hgr_status_t status = hgr__onnx_model_import(model, options, &graph, &params, out_report, NULL);
+  hgr__onnx_model_free(model);
   if (!status && options && options->place) status = place_graph(options, &graph);
-  if (out_report) *out_report = loader.report;
-  onnx__model_proto__free_unpacked(model, NULL);
   if (status) {
     hgr_graph_release(graph);
     hgr_params_release(params);

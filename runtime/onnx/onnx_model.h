@@ -1,0 +1,65 @@
+/* An ONNX model parsed once and imported at any input shape (onnx_load.c): what the
+ * model object (runtime/model/) builds on. hgr_onnx_load_* is a parse, one import
+ * and a free.
+ *
+ * The parse checks the bytes' nesting, unpacks the ModelProto and decodes every
+ * initializer (external data included) once, under the loader's limits
+ * (hgr_onnx_options_t's tensor and loader bytes). An import specializes the graph to
+ * the input shapes and input values in its options: it folds, imports and fuses as
+ * hgr_onnx_load_* does, borrowing the decoded initializers, and says which graph
+ * inputs decide shapes: inputs whose values some node needed at load (a Reshape's
+ * shape, a Slice's starts ...), so that the caller can import again with their
+ * values. */
+#ifndef HGR_ONNX_MODEL_H_
+#define HGR_ONNX_MODEL_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hgr/onnx.h"
+
+typedef struct hgr__onnx_model_s hgr__onnx_model_t;
+
+/* Parses bytes (not retained); base_directory is where external data is read
+ * (copied; NULL refuses external data). options gives the limits (may be NULL).
+ * INVALID_ARGUMENT / UNIMPLEMENTED / RESOURCE_EXHAUSTED as hgr_onnx_load_memory. */
+hgr_status_t hgr__onnx_model_parse(const void* bytes, size_t size, const char* base_directory,
+                                   const hgr_onnx_options_t* options, hgr__onnx_model_t** out_model);
+void hgr__onnx_model_free(hgr__onnx_model_t* model);
+
+/* The host bytes the parsed model holds (its decoded initializers). */
+uint64_t hgr__onnx_model_held_bytes(const hgr__onnx_model_t* model);
+
+/* A graph input or output as the model declares it. ndim -1: the model gives no
+ * shape. dims[d] -1: symbolic or unknown (dim_param, no value, a negative value, or
+ * 0 on an input, which exporters write for unknown); dim_names[d]: the dim_param,
+ * or NULL. Strings are borrowed from the model. dtype: the element type as hgr
+ * holds it at the graph's edge (int64 stays int64); for a type hgr does not take,
+ * HGR_DTYPE_INVALID-like zero bits with onnx_type telling which. */
+typedef struct hgr__onnx_io_t {
+  const char* name;
+  int32_t onnx_type;
+  int32_t ndim;
+  int64_t dims[HGR_MAX_DIMS];
+  const char* dim_names[HGR_MAX_DIMS];
+} hgr__onnx_io_t;
+
+/* The graph inputs no initializer gives, in order; the graph outputs, in order. */
+size_t hgr__onnx_model_input_count(const hgr__onnx_model_t* model);
+size_t hgr__onnx_model_output_count(const hgr__onnx_model_t* model);
+/* INVALID_ARGUMENT for an index out of range, or a declared shape of more than
+ * HGR_MAX_DIMS dims. */
+hgr_status_t hgr__onnx_model_input(const hgr__onnx_model_t* model, size_t index, hgr__onnx_io_t* out_io);
+hgr_status_t hgr__onnx_model_output(const hgr__onnx_model_t* model, size_t index, hgr__onnx_io_t* out_io);
+
+/* Imports the model at the shapes and values options gives (its input shapes and
+ * values; fusion on or off), as hgr_onnx_load_memory does, without placing it.
+ * out_deciding (may be NULL; hgr__onnx_model_input_count entries) is set true for
+ * each graph input a node needed the value of, also when the import fails for that
+ * reason (UNIMPLEMENTED "must be known at load"). */
+hgr_status_t hgr__onnx_model_import(const hgr__onnx_model_t* model, const hgr_onnx_options_t* options,
+                                    hgr_graph_t** out_graph, hgr_params_t** out_params, hgr_onnx_report_t* out_report,
+                                    bool* out_deciding);
+
+#endif /* HGR_ONNX_MODEL_H_ */
