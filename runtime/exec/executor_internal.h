@@ -8,7 +8,7 @@
  *   placement.c   device keys -> devices (placement.h)
  *   storage.c     the storage pool and rebinding of kernel arguments (storage.h)
  *   program_cache.c  the programs the steps use, built or loaded from the cache
- *   tune_store.c  the tuning file's records (tune_store.h)
+ *   tune_store.c  the tuning file's records (tune_store.h), through the store (base/store.h)
  *   remote.c      copies between ranks: this rank's half, through the transport
  *   transfer.c    copy steps per device pair
  *   plan.c        steps: each node bound to a device, a queue and its kernels, and
@@ -262,13 +262,6 @@ hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, cons
 /* Stores the binaries of programs compiled from source, once (after a run). */
 void hgr__programs_store(hgr_executor_t* executor);
 void hgr__programs_release(hgr__programs_t* programs);
-/* The cache directory (malloc'd; NULL when none can be named, or out of memory):
- * configured when it is set and not empty, else $HGR_CACHE_DIR, else
- * $XDG_CACHE_HOME/hgr, else ~/.cache/hgr. The cost cache (place/cost_model.c) uses
- * the same rules. */
-char* hgr__cache_directory(const char* configured);
-/* mkdir -p path (modified during the call, restored); false with errno set. */
-bool hgr__cache_make_directories(char* path);
 
 /* ---- plan.c ---- */
 /* Creates the queues, plans every step (device, storages, the op's launches), assigns

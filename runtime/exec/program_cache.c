@@ -5,50 +5,36 @@
  * A generated program is keyed by its text like an embedded one, so a second
  * executor or process loads it from the cache.
  *
- * Cache entries ("blobs", the same bytes in files and through callbacks):
- *   "HGRPROG1"  magic
- *   u32 key length, u32 0, u64 binary length, u64 FNV-1a of the binary
- *   key bytes, binary bytes
- * The key names platform, device, device version, driver version, build options and
- * the source's hash; the file name is a hash of the key, and the key inside the
- * file must match it too (a file written for another driver is rejected, not
- * trusted). Binaries are taken once the kernels were launched (PoCL generates most
- * of the code then): at creation when the kernel warm-up (warm.c) launched every
- * kernel the graph uses from the programs compiled here, else after the first run. */
-#include <errno.h>
+ * Cache entries ("blobs", the same bytes in files and through callbacks) are the
+ * on-disk store's checked entries (base/store.h): the binary behind a header with
+ * its key, its length and its checksum. The key names platform, device, device
+ * version, driver version, build options and the source's hash; the file,
+ * "program-<hash of the key>.bin", is the store's, and the key inside the entry
+ * must match it too (a file written for another driver is rejected, not trusted).
+ * The key's "hgr-program-2" changed with the format, so an entry of the format
+ * before ("HGRPROG1", in "<hash>.bin") is never looked up: a miss.
+ *
+ * Binaries are taken once the kernels were launched (PoCL generates most of the
+ * code then): at creation when the kernel warm-up (warm.c) launched every kernel
+ * the graph uses from the programs compiled here, else after the first run. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "executor_internal.h"
 #include "file.h"
 #include "kernel_sources.h"
+#include "store.h"
 #include "text.h"
 
-#define BLOB_MAGIC "HGRPROG1"
-#define BLOB_HEADER 32
+/* The store's names for the program cache (store.h). */
+#define STORE_WHAT "program cache"
+#define STORE_KEY_NAMES "platform, device, driver, options or source"
+#define ENTRY_PREFIX "program-"
+#define ENTRY_SUFFIX ".bin"
 #define BUILD_OPTIONS ""
-
-
-static void put_u32(unsigned char* at, uint32_t value) {
-  for (int i = 0; i < 4; ++i) at[i] = (unsigned char)(value >> (8 * i));
-}
-static void put_u64(unsigned char* at, uint64_t value) {
-  for (int i = 0; i < 8; ++i) at[i] = (unsigned char)(value >> (8 * i));
-}
-static uint32_t get_u32(const unsigned char* at) {
-  uint32_t value = 0;
-  for (int i = 0; i < 4; ++i) value |= (uint32_t)at[i] << (8 * i);
-  return value;
-}
-static uint64_t get_u64(const unsigned char* at) {
-  uint64_t value = 0;
-  for (int i = 0; i < 8; ++i) value |= (uint64_t)at[i] << (8 * i);
-  return value;
-}
 
 /* What a program is built from: an embedded source, or a user op's source or binary. */
 typedef struct source_t {
@@ -186,7 +172,7 @@ static char* make_key(const hgr__device_t* device, const source_t* source) {
                     strlen(info->driver_version) + strlen(source->origin) + strlen(source->options) + 96;
   char* key = malloc(capacity);
   if (key)
-    snprintf(key, capacity, "hgr-program-1|%s|%s|%s|%s|options=%s|%s|%016llx", info->platform_name, info->name,
+    snprintf(key, capacity, "hgr-program-2|%s|%s|%s|%s|options=%s|%s|%016llx", info->platform_name, info->name,
              info->version, info->driver_version, source->options, source->origin, (unsigned long long)source_hash);
   return key;
 }
@@ -197,46 +183,15 @@ static bool cache_enabled(const hgr_executor_t* executor) {
           (executor->programs.cache.load && executor->programs.cache.store));
 }
 
-char* hgr__cache_directory(const char* configured) {
-  const char* env = getenv("HGR_CACHE_DIR");
-  const char* xdg = getenv("XDG_CACHE_HOME");
-  const char* home = getenv("HOME");
-  char* path = NULL;
-  if (configured && *configured) path = strdup(configured);
-  else if (env && *env) path = strdup(env);
-  else if ((xdg && *xdg) || (home && *home)) {
-    size_t capacity = strlen(xdg && *xdg ? xdg : home) + 16;
-    path = malloc(capacity);
-    if (path) snprintf(path, capacity, xdg && *xdg ? "%s/hgr" : "%s/.cache/hgr", xdg && *xdg ? xdg : home);
+/* The store of the executor's cache: its directory in FILES mode (resolved at each
+ * use, as the environment says then); none with the callbacks, where it only
+ * checks blobs. */
+static hgr_status_t open_store(const hgr_executor_t* executor, hgr__store_t* out_store) {
+  if (executor->programs.cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
+    *out_store = (hgr__store_t){NULL, STORE_WHAT, STORE_KEY_NAMES};
+    return HGR_OK;
   }
-  return path;
-}
-
-static char* cache_directory(const hgr_executor_t* executor) {
-  return hgr__cache_directory(executor->programs.cache.directory);
-}
-
-bool hgr__cache_make_directories(char* path) {
-  for (char* p = path + 1;; ++p) {
-    if (*p == '/' || !*p) {
-      char saved = *p;
-      *p = 0;
-      bool ok = mkdir(path, 0777) == 0 || errno == EEXIST;
-      *p = saved;
-      if (!ok) return false;
-      if (!saved) return true;
-    }
-  }
-}
-
-static char* blob_path(const hgr_executor_t* executor, const char* key) {
-  char* dir = cache_directory(executor);
-  if (!dir) return NULL;
-  size_t capacity = strlen(dir) + 40;
-  char* path = malloc(capacity);
-  if (path) snprintf(path, capacity, "%s/%016llx.bin", dir, (unsigned long long)hgr__fnv1a(key, strlen(key), HGR__FNV1A_START));
-  free(dir);
-  return path;
+  return hgr__store_open(executor->programs.cache.directory, STORE_WHAT, STORE_KEY_NAMES, out_store);
 }
 
 /* Loads the blob of key: true with *out_blob (malloc'd) when there is one. */
@@ -252,45 +207,20 @@ static bool load_blob(worker_t* worker, const char* key, unsigned char** out_blo
     *out_size = size;
     return true;
   }
-  char* path = blob_path(executor, key);
-  if (!path) return false;
+  hgr__store_t store;
+  char name[HGR__STORE_NAME_MAX];
+  hgr__store_key_name(ENTRY_PREFIX, key, ENTRY_SUFFIX, name);
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(path, HGR__FILE_MAX_PROGRAM_BLOB_BYTES, &data, &length);
-  if (status && hgr_status_code(status) != HGR_STATUS_NOT_FOUND)
-    note(worker, "program cache: %s", hgr_status_message(status));
+  hgr_status_t status = hgr__store_open(executor->programs.cache.directory, STORE_WHAT, STORE_KEY_NAMES, &store);
+  if (!status) status = hgr__store_read(&store, name, HGR__FILE_MAX_PROGRAM_BLOB_BYTES, &data, &length);
+  if (status) note(worker, "program cache: %s", hgr_status_message(status));
   hgr_status_free(status);
-  free(path);
+  hgr__store_close(&store);
   if (!data) return false;
   *out_blob = data;
   *out_size = length;
   return true;
-}
-
-/* The binary inside blob, or NULL with *why set. */
-static const unsigned char* check_blob(const unsigned char* blob, size_t size, const char* key, size_t* out_length,
-                                       const char** why) {
-  if (size < BLOB_HEADER || memcmp(blob, BLOB_MAGIC, 8)) {
-    *why = "not a program cache entry (bad magic or too short)";
-    return NULL;
-  }
-  uint32_t key_length = get_u32(blob + 8);
-  uint64_t length = get_u64(blob + 16), checksum = get_u64(blob + 24);
-  if ((uint64_t)size != BLOB_HEADER + (uint64_t)key_length + length) {
-    *why = "truncated or padded (its sizes do not add up)";
-    return NULL;
-  }
-  if (key_length != strlen(key) || memcmp(blob + BLOB_HEADER, key, key_length)) {
-    *why = "written for another platform, device, driver, options or source (its key differs)";
-    return NULL;
-  }
-  const unsigned char* binary = blob + BLOB_HEADER + key_length;
-  if (hgr__fnv1a(binary, (size_t)length, HGR__FNV1A_START) != checksum) {
-    *why = "corrupt (checksum mismatch)";
-    return NULL;
-  }
-  *out_length = (size_t)length;
-  return binary;
 }
 
 /* ---- building ---------------------------------------------------------------------- */
@@ -323,11 +253,16 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
     note(worker, "program cache: miss for %s on %s", source_name, device->info.spec);
     return NULL;
   }
-  const char* why = NULL;
+  hgr__store_t store;
+  const void* value = NULL;
   size_t length = 0;
-  const unsigned char* binary = check_blob(blob, size, key, &length, &why);
+  hgr_status_t status = open_store(worker->executor, &store);
+  if (!status) status = hgr__store_entry_check(&store, blob, size, key, &value, &length);
+  hgr__store_close(&store);
+  const char* why = status ? hgr_status_message(status) : NULL;
   cl_program program = NULL;
-  if (binary) {
+  if (value) {
+    const unsigned char* binary = value;
     cl_int error = CL_SUCCESS, binary_status = CL_SUCCESS;
     program = clCreateProgramWithBinary(context, 1, &device->device, &length, &binary, &binary_status, &error);
     if (error == CL_SUCCESS && binary_status == CL_SUCCESS && program)
@@ -338,7 +273,6 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
       program = NULL;
     }
   }
-  free(blob);
   if (!program) {
     worker->rejected++;
     note(worker, "program cache: entry for %s on %s rejected (%s); rebuilding from source", source_name,
@@ -346,6 +280,8 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
   } else {
     note(worker, "program cache: hit for %s on %s", source_name, device->info.spec);
   }
+  hgr_status_free(status);
+  free(blob);
   return program;
 }
 
@@ -537,38 +473,31 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
   worker_t worker = {.executor = executor, .device_slot = device_slot};
   unsigned char* blob = NULL;
   cl_int error = clGetProgramInfo(slot->program, CL_PROGRAM_BINARY_SIZES, sizeof(length), &length, NULL);
-  size_t key_length = strlen(slot->key);
-  if (error == CL_SUCCESS && length) blob = malloc(BLOB_HEADER + key_length + length);
+  size_t size = error == CL_SUCCESS ? hgr__store_entry_size(slot->key, length) : 0;
+  if (length && size) blob = malloc(size);
   if (blob) {
-    unsigned char* binary = blob + BLOB_HEADER + key_length;
+    /* the driver writes the binary in place, behind the entry's header */
+    unsigned char* binary = blob + HGR__STORE_ENTRY_HEADER + strlen(slot->key);
     error = clGetProgramInfo(slot->program, CL_PROGRAM_BINARIES, sizeof(binary), &binary, NULL);
     if (error == CL_SUCCESS) {
-      memcpy(blob, BLOB_MAGIC, 8);
-      put_u32(blob + 8, (uint32_t)key_length);
-      put_u32(blob + 12, 0);
-      put_u64(blob + 16, length);
-      put_u64(blob + 24, hgr__fnv1a(binary, length, HGR__FNV1A_START));
-      memcpy(blob + BLOB_HEADER, slot->key, key_length);
-      size_t size = BLOB_HEADER + key_length + length;
+      hgr__store_entry_seal(blob, slot->key, length);
       if (executor->programs.cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
         executor->programs.cache.store(executor->programs.cache.user, slot->key, blob, size);
         executor->programs.stats.stored++;
       } else {
-        char* path = blob_path(executor, slot->key);
-        char* dir = cache_directory(executor);
-        hgr_status_t status = HGR_OK;
-        if (!path || !dir) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "no cache directory (set HGR_CACHE_DIR)");
-        else if (!hgr__cache_make_directories(dir))
-          status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot create '%s': %s", dir, strerror(errno));
-        else status = hgr__file_write_atomic(path, blob, size, NULL, 0);
+        hgr__store_t store;
+        char name[HGR__STORE_NAME_MAX];
+        hgr__store_key_name(ENTRY_PREFIX, slot->key, ENTRY_SUFFIX, name);
+        hgr_status_t status = open_store(executor, &store);
+        if (!status) status = hgr__store_write(&store, name, blob, size, NULL, 0);
         if (status) note(&worker, "program cache: not stored: %s", hgr_status_message(status));
         else {
           executor->programs.stats.stored++;
-          note(&worker, "program cache: stored %zu bytes for %s in %s", size, device->info.spec, path);
+          note(&worker, "program cache: stored %zu bytes for %s in %s/%s", size, device->info.spec, store.directory,
+               name);
         }
         hgr_status_free(status);
-        free(path);
-        free(dir);
+        hgr__store_close(&store);
       }
     }
   }

@@ -1,6 +1,6 @@
 /* The tuning file (tune_store.h): parsing, every check a file from the disk needs,
- * and writing. Pure but for load and save, so fuzz/fuzz_tune.c runs the parser
- * without a driver. */
+ * and writing. Pure but for load and save, which go through the on-disk store
+ * (base/store.h), so fuzz/fuzz_tune.c runs the parser without a driver. */
 #include "tune_store.h"
 
 #include <errno.h>
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor_internal.h"
 #include "file.h"
+#include "store.h"
 
 void hgr__tune_table_free(hgr__tune_table_t* table) {
   for (size_t i = 0; i < table->count; ++i) {
@@ -189,41 +189,27 @@ hgr_status_t hgr__tune_table_load(const char* path, hgr__tune_table_t* out_table
   memset(out_table, 0, sizeof(*out_table));
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(path, HGR__FILE_MAX_TUNE_RECORDS_BYTES, &data, &length);
-  if (status && hgr_status_code(status) == HGR_STATUS_NOT_FOUND) {
-    hgr_status_free(status);
-    return HGR_OK;
-  }
-  if (!status) status = hgr__tune_table_parse(data, length, path, out_table);
+  hgr_status_t status = hgr__store_read_file(path, HGR__FILE_MAX_TUNE_RECORDS_BYTES, &data, &length);
+  if (!status && data) status = hgr__tune_table_parse(data, length, path, out_table);
   free(data);
   return status;
 }
 
 hgr_status_t hgr__tune_table_save(const char* path, const hgr__tune_table_t* table) {
-  char* directory = strdup(path);
-  if (!directory) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  char* slash = strrchr(directory, '/');
-  hgr_status_t status = HGR_OK;
-  if (slash && slash != directory) {
-    *slash = 0;
-    if (!hgr__cache_make_directories(directory))
-      status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "cannot create '%s': %s", directory, strerror(errno));
-  }
-  free(directory);
   char* text = NULL;
   size_t length = 0;
-  if (!status) status = hgr__tune_table_format(table, &text, &length);
-  if (!status) status = hgr__file_write_atomic(path, text, length, NULL, 0);
+  hgr_status_t status = hgr__tune_table_format(table, &text, &length);
+  if (!status) status = hgr__store_write_file(path, text, length, NULL, 0);
   free(text);
   return status;
 }
 
 char* hgr__tune_path(const char* configured_directory) {
-  char* directory = hgr__cache_directory(configured_directory);
-  if (!directory) return NULL;
-  size_t capacity = strlen(directory) + sizeof(HGR__TUNE_FILE_NAME) + 2;
-  char* path = malloc(capacity);
-  if (path) snprintf(path, capacity, "%s/%s", directory, HGR__TUNE_FILE_NAME);
-  free(directory);
+  hgr__store_t store;
+  char* path = NULL;
+  hgr_status_t status = hgr__store_open(configured_directory, "tuning records", NULL, &store);
+  if (!status) status = hgr__store_path(&store, HGR__TUNE_FILE_NAME, &path);
+  hgr_status_free(status);
+  hgr__store_close(&store);
   return path;
 }

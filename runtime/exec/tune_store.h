@@ -45,12 +45,13 @@ hgr_status_t hgr__tune_table_format(const hgr__tune_table_t* table, char** out_t
  * hgr__tune_table_parse's, UNAVAILABLE when it cannot be read. */
 hgr_status_t hgr__tune_table_load(const char* path, hgr__tune_table_t* out_table);
 
-/* Writes the table to path atomically, creating its directory. UNAVAILABLE. */
+/* Writes the table to path atomically, creating its directory (hgr__store_write_file).
+ * UNAVAILABLE. */
 hgr_status_t hgr__tune_table_save(const char* path, const hgr__tune_table_t* table);
 
 void hgr__tune_table_free(hgr__tune_table_t* table);
 
-/* <the cache directory (hgr__cache_directory(configured))>/tuning.tsv, malloc'd;
+/* <the store's directory (hgr__store_open(configured))>/tuning.tsv, malloc'd;
  * NULL when no directory can be named or out of memory. */
 char* hgr__tune_path(const char* configured_directory);
 

@@ -36,8 +36,8 @@
  * A node that runs nothing (`__nop`, reshape-likes, which memory planning makes
  * aliases) costs 0; one a device cannot run, INFINITY there.
  *
- * The cache: one text file per device identity ("cost-<hash>.tsv") and one per
- * device pair ("cost-copy-<hash>.tsv") in the cost cache directory, with lines
+ * The cache: one text entry of the on-disk store (base/store.h) per device identity
+ * ("cost-<hash>.tsv") and one per device pair ("cost-copy-<hash>.tsv"), with lines
  * "key<TAB>ms"; a line that is not that is skipped with a log line; files are
  * rewritten whole and atomically (a reader sees the old or the new file), with the
  * entries another process stored since they were read. */
@@ -49,9 +49,9 @@
 #include <unistd.h>
 #include <string.h>
 
-#include "executor_internal.h"
 #include "file.h"
 #include "ops.h"
+#include "store.h"
 #include "text.h"
 #include "place_internal.h"
 
@@ -133,7 +133,7 @@ static void add_signature(hgr__text_t* text, const hgr_graph_t* graph, uint32_t 
 /* ---- the cache files ------------------------------------------------------------------------ */
 
 typedef struct cache_file_t {
-  char name[48]; /* "<prefix>-<hash of the identity>": one per device identity or pair */
+  char name[HGR__STORE_NAME_MAX]; /* "<prefix><hash of the identity>.tsv": one per device identity or pair */
   char* path;    /* the file in the cache directory; NULL when there is no cache (off,
                     or no directory), and the entries live only in memory */
   char** keys;
@@ -187,13 +187,10 @@ static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* opt
   if (!file->path) return HGR_OK;
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(file->path, HGR__FILE_MAX_COST_CACHE_BYTES, &data, &length);
-  if (status) {
-    if (hgr_status_code(status) != HGR_STATUS_NOT_FOUND)
-      log_line(options, "cost cache: %s (calibrating anew)", hgr_status_message(status));
-    hgr_status_free(status);
-    return HGR_OK;
-  }
+  hgr_status_t status = hgr__store_read_file(file->path, HGR__FILE_MAX_COST_CACHE_BYTES, &data, &length);
+  if (status) log_line(options, "cost cache: %s (calibrating anew)", hgr_status_message(status));
+  hgr_status_free(status);
+  if (!data) return HGR_OK; /* a miss, or unreadable */
   char* text = data;
   size_t line_number = 0;
   for (size_t at = 0; at < length;) {
@@ -260,7 +257,7 @@ static void file_store(cache_file_t* file, const hgr_place_options_t* options) {
   if (text.failed) {
     log_line(options, "cost cache %s: not written: out of host memory", file->path);
   } else {
-    hgr_status_t status = hgr__file_write_atomic(file->path, text.data ? text.data : "", text.length, NULL, 0);
+    hgr_status_t status = hgr__store_write_file(file->path, text.data ? text.data : "", text.length, NULL, 0);
     if (status) log_line(options, "cost cache: %s", hgr_status_message(status));
     hgr_status_free(status);
   }
@@ -290,7 +287,7 @@ typedef struct item_t {
 typedef struct calibration_t {
   const hgr__place_problem_t* problem;
   const hgr_place_options_t* options;
-  char* directory;   /* NULL: nothing is read or stored */
+  hgr__store_t store; /* without a directory: nothing is read or stored */
   cache_file_t* files;
   size_t file_count, file_capacity;
   item_t* items;
@@ -302,30 +299,24 @@ static void calibration_free(calibration_t* cal) {
   free(cal->files);
   for (size_t i = 0; i < cal->item_count; ++i) free(cal->items[i].key);
   free(cal->items);
-  free(cal->directory);
+  hgr__store_close(&cal->store);
 }
 
 #define OUT_OF_MEMORY(what) HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "cost model: %s: out of host memory", what)
 
-/* The cache file named "<prefix>-<hash of name>.tsv", added (and loaded) when new. */
+/* The cache file named "<prefix><hash of name>.tsv", added (and loaded) when new. */
 static hgr_status_t find_file(calibration_t* cal, const char* prefix, const char* name, size_t* out_file) {
   /* by name, with or without a cache: the launch overhead's choice of node looks
    * among the items of its own identity's file */
-  char file_name[sizeof(((cache_file_t*)NULL)->name)];
-  snprintf(file_name, sizeof(file_name), "%s-%016llx", prefix,
-           (unsigned long long)hgr__fnv1a(name, strlen(name), HGR__FNV1A_START));
+  char file_name[HGR__STORE_NAME_MAX];
+  hgr__store_key_name(prefix, name, ".tsv", file_name);
   for (size_t f = 0; f < cal->file_count; ++f)
     if (!strcmp(cal->files[f].name, file_name)) {
       *out_file = f;
       return HGR_OK;
     }
   char* path = NULL;
-  if (cal->directory) {
-    size_t capacity = strlen(cal->directory) + strlen(file_name) + 8;
-    path = malloc(capacity);
-    if (!path) return OUT_OF_MEMORY("a cache path");
-    snprintf(path, capacity, "%s/%s.tsv", cal->directory, file_name);
-  }
+  if (cal->store.directory) HGR_RETURN_IF_ERROR(hgr__store_path(&cal->store, file_name, &path));
   if (cal->file_count == cal->file_capacity) {
     size_t capacity = cal->file_capacity ? 2 * cal->file_capacity : 4;
     cache_file_t* grown = realloc(cal->files, capacity * sizeof(*grown));
@@ -372,7 +363,7 @@ static const hgr_device_info_t* slot_info(const calibration_t* cal, size_t slot)
   return cal->problem->infos[slot];
 }
 
-/* Finds or adds `item` under key_text, kept in the cache file `<file_prefix>-<hash of
+/* Finds or adds `item` under key_text, kept in the cache file `<file_prefix><hash of
  * name>.tsv`; takes name and key_text (either may be NULL: out of memory, `what`). */
 static hgr_status_t add_item(calibration_t* cal, const char* file_prefix, char* name, char* key_text, const char* what,
                              item_t item, size_t* out_item) {
@@ -397,7 +388,7 @@ static hgr_status_t node_item(calibration_t* cal, uint32_t node_id, size_t slot,
   hgr__text_t key = {0};
   hgr__text_appendf(&key, "hgr-cost-1|%s|", name ? name : "");
   add_signature(&key, cal->problem->graph, node_id);
-  return add_item(cal, "cost", name, text_take(&key), "a node key",
+  return add_item(cal, "cost-", name, text_take(&key), "a node key",
                   (item_t){ITEM_NODE, NULL, 0, node_id, slot, 0, 0, 0.0, false}, out_item);
 }
 
@@ -411,7 +402,7 @@ static hgr_status_t copy_item(calibration_t* cal, size_t from, size_t to, uint64
   hgr__text_appendf(&pair, "|%s", hgr_pair_class_name(pair_class));
   char* name = text_take(&pair);
   hgr__text_appendf(&key, "hgr-copy-1|%s|bytes=%llu", name ? name : "", (unsigned long long)bytes);
-  return add_item(cal, "cost-copy", name, text_take(&key), "a copy key",
+  return add_item(cal, "cost-copy-", name, text_take(&key), "a copy key",
                   (item_t){ITEM_COPY, NULL, 0, 0, from, to, bytes, 0.0, false}, out_item);
 }
 
@@ -419,7 +410,7 @@ static hgr_status_t launch_item(calibration_t* cal, size_t slot, size_t* out_ite
   char* name = identity_of(cal, slot);
   hgr__text_t key = {0};
   hgr__text_appendf(&key, "hgr-launch-1|%s", name ? name : "");
-  return add_item(cal, "cost", name, text_take(&key), "a launch key",
+  return add_item(cal, "cost-", name, text_take(&key), "a launch key",
                   (item_t){ITEM_LAUNCH, NULL, 0, 0, slot, 0, 0, 0.0, false}, out_item);
 }
 
@@ -790,7 +781,7 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
   const hgr_graph_t* graph = problem->graph;
   size_t devices = problem->device_count;
   uint32_t nodes = graph->node_count;
-  calibration_t cal = {problem, options, NULL, NULL, 0, 0, NULL, 0, 0};
+  calibration_t cal = {.problem = problem, .options = options};
   hgr__cost_model_t model = {devices, nodes, NULL, NULL, NULL, NULL};
   size_t cells = (size_t)nodes * devices;
   size_t* node_items = NULL; /* [node * devices + slot]: item index, or SIZE_MAX */
@@ -811,15 +802,13 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
     goto cleanup;
   }
   if (!options->cost_cache_off) {
-    cal.directory = hgr__cache_directory(options->cost_cache_directory);
-    if (!cal.directory)
-      log_line(options, "cost cache: no directory (set HGR_CACHE_DIR or HOME): calibrating without a cache");
-    else if (!hgr__cache_make_directories(cal.directory)) {
-      log_line(options, "cost cache: cannot create %s: %s (calibrating without a cache)", cal.directory,
-               strerror(errno));
-      free(cal.directory);
-      cal.directory = NULL;
+    hgr_status_t store_status = hgr__store_open(options->cost_cache_directory, "cost cache", NULL, &cal.store);
+    if (!store_status) store_status = hgr__store_make_directory(&cal.store);
+    if (store_status) {
+      log_line(options, "cost cache: %s (calibrating without a cache)", hgr_status_message(store_status));
+      hgr__store_close(&cal.store);
     }
+    hgr_status_free(store_status);
   }
 
   /* CPU devices run on the host's cores. When their compute units together exceed
