@@ -68,8 +68,8 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
 
   hgr_status_t status = allocate_parts(executor);
   if (!status)
-    status = hgr__placement_bind(&executor->placement, instance, graph, options->bindings, options->binding_count,
-                                 options->transport);
+    status = hgr__device_keys_bind(&executor->device_keys, instance, graph, options->bindings, options->binding_count,
+                                   options->transport);
   if (!status) status = hgr__steps_plan(executor, options);
   if (status || executor->plan_only) goto cleanup;
 
@@ -249,7 +249,7 @@ void hgr_executor_release(hgr_executor_t* executor) {
   hgr__storage_release(&executor->pool);
   hgr__programs_release(&executor->programs);
   hgr__order_release(&executor->order);
-  hgr__placement_release(&executor->placement);
+  hgr__device_keys_release(&executor->device_keys);
   hgr_graph_release(executor->graph);
   free(executor);
 }

@@ -5,7 +5,7 @@
  *   queue.c       the command queues, flushing, event status
  *   bridge.c      cross-context user events (bridge.h)
  *   order.c       ordering by storage and keeping command events (order.h)
- *   placement.c   device keys -> devices (placement.h)
+ *   device_keys.c  device keys -> devices, the executor's devices (device_keys.h)
  *   storage.c     the storage pool and rebinding of kernel arguments (storage.h)
  *   program_cache.c  the programs the steps use, built or loaded from the cache
  *   tune_store.c  the tuning file's records (tune_store.h), through the store (base/store.h)
@@ -37,7 +37,7 @@
 #include "internal.h"
 #include "ops.h"
 #include "order.h"
-#include "placement.h"
+#include "device_keys.h"
 #include "storage.h"
 
 /* ---- steps (plan.c, transfer.c, launch.c) ---------------------------------------- */
@@ -222,7 +222,7 @@ struct hgr_executor_s {
   hgr_instance_t* instance;
   hgr_graph_t* graph;
   bool plan_only;
-  hgr__placement_t placement;
+  hgr__device_keys_t device_keys;
   hgr__order_t order;
   hgr__storage_pool_t pool;
   hgr__step_t* steps;

@@ -328,6 +328,6 @@ void hgr__fences_detach(hgr_executor_t* executor) {
 void hgr__fences_hold_outputs(hgr_executor_t* executor, hgr_fence_t* fence) {
   const hgr_graph_t* graph = executor->graph;
   for (uint32_t o = 0; o < graph->head_count; ++o)
-    if (executor->placement.entry_rank[hgr__graph_entry_id(graph, graph->heads[o])] == executor->placement.rank)
+    if (executor->device_keys.entry_rank[hgr__graph_entry_id(graph, graph->heads[o])] == executor->device_keys.rank)
       executor->fences.output_holder[o] = fence; /* another rank's output is not here to hold */
 }

@@ -34,12 +34,12 @@ static uint32_t output_entry(const hgr_executor_t* executor, size_t index) {
 
 int hgr_executor_input_rank(const hgr_executor_t* executor, size_t index) {
   if (!executor || index >= executor->graph->arg_count) return -1;
-  return executor->placement.entry_rank[input_entry(executor, index)];
+  return executor->device_keys.entry_rank[input_entry(executor, index)];
 }
 
 int hgr_executor_output_rank(const hgr_executor_t* executor, size_t index) {
   if (!executor || index >= executor->graph->head_count) return -1;
-  return executor->placement.entry_rank[output_entry(executor, index)];
+  return executor->device_keys.entry_rank[output_entry(executor, index)];
 }
 
 hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, const void* data, size_t bytes) {
@@ -174,7 +174,8 @@ static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding
 hgr_status_t hgr__host_io_check_inputs_set(const hgr_executor_t* executor) {
   const hgr_graph_t* graph = executor->graph;
   for (uint32_t i = 0; i < graph->arg_count; ++i)
-    if (!executor->io.input_set[i] && executor->placement.entry_rank[input_entry(executor, i)] == executor->placement.rank)
+    if (!executor->io.input_set[i] &&
+        executor->device_keys.entry_rank[input_entry(executor, i)] == executor->device_keys.rank)
       return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                         "input %u '%s' was never set (give it with set_input or in the params)", i,
                         graph->nodes[graph->arg_nodes[i]].name);
@@ -444,7 +445,7 @@ hgr_status_t hgr__host_io_load_params(hgr_executor_t* executor, const hgr_params
     uint32_t storage_slot = graph->entries[graph->node_row_ptr[graph->arg_nodes[index]]].storage_slot;
     if (skip_shared && executor->pool.storages[storage_slot].shared) continue;
     /* Another rank's input: that rank loads it from the same params. */
-    if (executor->placement.entry_rank[input_entry(executor, index)] != executor->placement.rank) continue;
+    if (executor->device_keys.entry_rank[input_entry(executor, index)] != executor->device_keys.rank) continue;
     HGR_RETURN_IF_ERROR(hgr_status_annotate(hgr_executor_set_input(executor, index, data, (size_t)param.bytes),
                                             "param '%s'", param.name));
     executor->pool.storages[storage_slot].params = true; /* another executor may share it */

@@ -13,10 +13,10 @@
  * runs commands only while the host waits on them, so a command on a second queue
  * that waits on one of the first could wait on work that nothing runs. */
 static hgr_status_t create_queues(hgr_executor_t* executor, uint32_t compute_queues) {
-  hgr__placement_t* placement = &executor->placement;
+  hgr__device_keys_t* device_keys = &executor->device_keys;
   hgr__queue_set_t* queues = &executor->order.queues;
-  for (size_t d = 0; d < placement->device_count; ++d) {
-    hgr__exec_device_t* device = &placement->devices[d];
+  for (size_t d = 0; d < device_keys->device_count; ++d) {
+    hgr__exec_device_t* device = &device_keys->devices[d];
     bool host_driven = executor->instance->devices[device->device_index].host_driven;
     uint32_t count = host_driven ? 1 : compute_queues + 1; /* the last is the transfer queue */
     device->compute_queue = queues->count;
@@ -47,7 +47,7 @@ static hgr_status_t assign_queues(hgr_executor_t* executor) {
   hgr_status_t status = HGR_OK;
   uint32_t* level = calloc(graph->node_count + 1, sizeof(uint32_t));
   uint32_t* step_of = calloc(graph->node_count + 1, sizeof(uint32_t)); /* node id -> step */
-  uint32_t* next = calloc(executor->placement.device_count + 1, sizeof(uint32_t)); /* round-robin, per device */
+  uint32_t* next = calloc(executor->device_keys.device_count + 1, sizeof(uint32_t)); /* round-robin, per device */
   uint32_t* taken = NULL; /* per device and level: a bit per compute queue taken */
   if (!level || !step_of || !next) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -63,7 +63,7 @@ static hgr_status_t assign_queues(hgr_executor_t* executor) {
     if (level[node_id] == 0) level[node_id] = 1;
     if (level[node_id] + 1 > levels) levels = level[node_id] + 1;
   }
-  taken = calloc((size_t)executor->placement.device_count * levels, sizeof(uint32_t));
+  taken = calloc((size_t)executor->device_keys.device_count * levels, sizeof(uint32_t));
   if (!taken) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -72,8 +72,8 @@ static hgr_status_t assign_queues(hgr_executor_t* executor) {
     hgr__step_t* step = &executor->steps[s];
     const hgr__node_t* node = &graph->nodes[step->node_id];
     if (step->kind == HGR__STEP_NOP && step->device_index == HGR__REMOTE_DEVICE) continue; /* another rank's */
-    hgr__exec_device_t* device = hgr__placement_device(&executor->placement, step->device_index);
-    size_t slot = (size_t)(device - executor->placement.devices);
+    hgr__exec_device_t* device = hgr__device_keys_device(&executor->device_keys, step->device_index);
+    size_t slot = (size_t)(device - executor->device_keys.devices);
     /* With several compute queues, copies overlap kernels from the transfer queue;
      * with one, a copy stays on the compute queue its consumer uses, which saves a
      * cross-queue event per copy on a chain (hgr_bench_chain across pocl:0/pocl:1:
@@ -124,8 +124,8 @@ static void device_limits(const hgr__device_t* device, hgr__limits_t* limits) {
 }
 
 static const char* key_spec(const hgr_executor_t* executor, uint32_t entry_id, char* buffer, size_t capacity) {
-  return hgr__placement_describe_entry(&executor->placement, executor->instance, executor->graph, entry_id, buffer,
-                                       capacity);
+  return hgr__device_keys_describe_entry(&executor->device_keys, executor->instance, executor->graph, entry_id, buffer,
+                                         capacity);
 }
 
 /* What the step's plan consults to choose its tiles; device is its storage. */
@@ -170,7 +170,7 @@ static void load_tuning(hgr_executor_t* executor, const hgr_executor_options_t* 
   free(path);
 }
 
-/* Fills one step from its node: kind, device, storages; checks placement and op. */
+/* Fills one step from its node: kind, device, storages; checks the device binding and op. */
 static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__step_t* step) {
   const hgr_graph_t* graph = executor->graph;
   const hgr__node_t* node = &graph->nodes[node_id];
@@ -178,7 +178,7 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
   hgr__graph_node_label(graph, node_id, label, sizeof(label));
   step->node_id = node_id;
   uint32_t first_out = graph->node_row_ptr[node_id];
-  step->device_index = executor->placement.entry_device[first_out];
+  step->device_index = executor->device_keys.entry_device[first_out];
   step->in_count = node->input_count;
   step->out_count = node->num_outputs;
   step->in_storages = calloc(step->in_count + 1, sizeof(uint32_t));
@@ -187,7 +187,7 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t k = 0; k < node->num_outputs; ++k) {
     step->out_storages[k] = graph->entries[first_out + k].storage_slot;
-    if (executor->placement.entry_device[first_out + k] != step->device_index)
+    if (executor->device_keys.entry_device[first_out + k] != step->device_index)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: output 0 is on %s but output %u (entry %u) on %s",
                         label, key_spec(executor, first_out, where_a, sizeof(where_a)), k, first_out + k,
                         key_spec(executor, first_out + k, where_b, sizeof(where_b)));
@@ -206,11 +206,11 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
                         label, (unsigned long long)step->copy_bytes, in_entry,
                         (unsigned long long)graph->entries[first_out].bytes, first_out);
     /* Between ranks, this rank's half: sending runs on the source's device. */
-    const hgr__placement_t* placement = &executor->placement;
-    bool source_here = placement->entry_rank[in_entry] == placement->rank;
-    bool destination_here = placement->entry_rank[first_out] == placement->rank;
+    const hgr__device_keys_t* device_keys = &executor->device_keys;
+    bool source_here = device_keys->entry_rank[in_entry] == device_keys->rank;
+    bool destination_here = device_keys->entry_rank[first_out] == device_keys->rank;
     if (!source_here && !destination_here) step->kind = HGR__STEP_NOP; /* another rank's copy */
-    else if (!destination_here) step->device_index = placement->entry_device[in_entry];
+    else if (!destination_here) step->device_index = device_keys->entry_device[in_entry];
     return HGR_OK;
   }
   if (step->device_index == HGR__REMOTE_DEVICE) { /* another rank runs it */
@@ -219,7 +219,7 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
   }
   for (uint32_t i = 0; i < node->input_count; ++i) {
     uint32_t in_entry = hgr__graph_entry_id(graph, node->inputs[i]);
-    if (executor->placement.entry_device[in_entry] != step->device_index)
+    if (executor->device_keys.entry_device[in_entry] != step->device_index)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                         "%s runs on %s, but its input %u (entry %u) is on %s; a __copy node must move it",
                         label, key_spec(executor, first_out, where_a, sizeof(where_a)), i, in_entry,
@@ -234,7 +234,7 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
     step->kind = HGR__STEP_NOP;
     return HGR_OK;
   }
-  hgr_device_usage_t* usage = &hgr__placement_device(&executor->placement, step->device_index)->usage;
+  hgr_device_usage_t* usage = &hgr__device_keys_device(&executor->device_keys, step->device_index)->usage;
   usage->kernel_nodes++;
   usage->scratch_bytes += step->plan.scratch_bytes;
   return HGR_OK;
@@ -247,7 +247,7 @@ static hgr_status_t create_kernel(hgr_executor_t* executor, const hgr__step_t* s
                                   const hgr__launch_plan_t* plan, cl_kernel* out_kernel, size_t* out_work_group,
                                   uint64_t* out_local_bytes) {
   *out_kernel = NULL;
-  size_t slot = (size_t)(hgr__placement_device(&executor->placement, step->device_index) - executor->placement.devices);
+  size_t slot = hgr__device_keys_slot(&executor->device_keys, step->device_index);
   const hgr__device_t* device = &executor->instance->devices[step->device_index];
   cl_program program;
   HGR_RETURN_IF_ERROR(hgr__program_get(executor, slot, plan->source ? plan->source : step->plan.op->source, &program));
@@ -422,13 +422,13 @@ hgr_status_t hgr__steps_plan(hgr_executor_t* executor, const hgr_executor_option
   const hgr_executor_t* source = options->share_params_from;
   hgr__storage_source_t share = {source ? &source->pool : NULL, source ? source->graph : NULL,
                                  source ? source->instance : NULL};
-  HGR_RETURN_IF_ERROR(hgr__storage_plan(&executor->pool, executor->instance, graph, &executor->placement,
+  HGR_RETURN_IF_ERROR(hgr__storage_plan(&executor->pool, executor->instance, graph, &executor->device_keys,
                                         source ? &share : NULL, executor->log, executor->log_user));
   for (s = 0; s < executor->step_count; ++s)
     if (executor->steps[s].kind == HGR__STEP_COPY)
       HGR_RETURN_IF_ERROR(hgr__transfer_plan(executor, &executor->steps[s]));
-  for (size_t d = 0; d < executor->placement.device_count && options->memory_budget_bytes; ++d) {
-    const hgr_device_usage_t* usage = &executor->placement.devices[d].usage;
+  for (size_t d = 0; d < executor->device_keys.device_count && options->memory_budget_bytes; ++d) {
+    const hgr_device_usage_t* usage = &executor->device_keys.devices[d].usage;
     uint64_t needed = usage->storage_bytes + usage->staging_bytes + usage->scratch_bytes;
     if (needed > options->memory_budget_bytes)
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,

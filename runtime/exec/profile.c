@@ -109,7 +109,7 @@ hgr_queue_info_t hgr_executor_queue_info(const hgr_executor_t* executor, size_t 
   hgr_queue_info_t info = {0, "compute"};
   if (i >= executor->order.queues.count) return info;
   info.device_index = executor->order.queues.queues[i].device_index;
-  const hgr__exec_device_t* device = hgr__placement_device(&executor->placement, info.device_index);
+  const hgr__exec_device_t* device = hgr__device_keys_device(&executor->device_keys, info.device_index);
   if (device && device->compute_queue == i && device->transfer_queue == i) info.role = "compute+transfer";
   else if (device && device->transfer_queue == i) info.role = "transfer";
   return info;
@@ -172,7 +172,7 @@ hgr_status_t hgr_executor_clock_offset(hgr_executor_t* executor, size_t device_i
   memset(out, 0, sizeof(*out));
   if (!executor->profile.enabled || executor->plan_only)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "clock offsets need an executor created with profiling");
-  hgr__exec_device_t* used = hgr__placement_device(&executor->placement, device_index);
+  hgr__exec_device_t* used = hgr__device_keys_device(&executor->device_keys, device_index);
   if (!used) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the executor does not use device %zu", device_index);
   const hgr__device_t* device = &executor->instance->devices[device_index];
   if (timer_offset(device, out)) return HGR_OK;
@@ -208,35 +208,35 @@ hgr_status_t hgr_executor_clock_offset(hgr_executor_t* executor, size_t device_i
 
 /* ---- what the executor is made of ---------------------------------------------- */
 
-size_t hgr_executor_key_count(const hgr_executor_t* executor) { return executor ? executor->placement.key_count : 0; }
+size_t hgr_executor_key_count(const hgr_executor_t* executor) { return executor ? executor->device_keys.key_count : 0; }
 
 hgr_key_binding_t hgr_executor_key_binding(const hgr_executor_t* executor, size_t i) {
-  if (!executor || i >= executor->placement.key_count) return (hgr_key_binding_t){0, SIZE_MAX, false, -1, NULL};
-  return executor->placement.keys[i];
+  if (!executor || i >= executor->device_keys.key_count) return (hgr_key_binding_t){0, SIZE_MAX, false, -1, NULL};
+  return executor->device_keys.keys[i];
 }
 
 size_t hgr_executor_device_count(const hgr_executor_t* executor) {
-  return executor ? executor->placement.device_count : 0;
+  return executor ? executor->device_keys.device_count : 0;
 }
 
 hgr_device_usage_t hgr_executor_device_usage(const hgr_executor_t* executor, size_t i) {
-  if (!executor || i >= executor->placement.device_count) {
+  if (!executor || i >= executor->device_keys.device_count) {
     hgr_device_usage_t none = {0};
     none.device_index = SIZE_MAX;
     return none;
   }
-  return executor->placement.devices[i].usage;
+  return executor->device_keys.devices[i].usage;
 }
 hgr_copy_summary_t hgr_executor_copy_summary(const hgr_executor_t* executor) { return executor->copies; }
 
 hgr_status_t hgr_executor_device_time(const hgr_executor_t* executor, size_t i, hgr_device_time_t* out_time) {
   memset(out_time, 0, sizeof(*out_time));
-  if (i >= executor->placement.device_count)
-    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "device %zu of %zu", i, executor->placement.device_count);
+  if (i >= executor->device_keys.device_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "device %zu of %zu", i, executor->device_keys.device_count);
   if (!executor->profile.enabled || executor->run_in_flight)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                       "device times need an executor created with profiling and a run that was waited for");
-  size_t device = executor->placement.devices[i].device_index;
+  size_t device = executor->device_keys.devices[i].device_index;
   for (uint32_t s = 0; s < executor->step_count; ++s) {
     const hgr__step_t* step = &executor->steps[s];
     if (step->device_index != device || !step->done) continue;

@@ -287,7 +287,7 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
 
 static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
   hgr_executor_t* executor = worker->executor;
-  size_t device_index = executor->placement.devices[slot->device_slot].device_index;
+  size_t device_index = executor->device_keys.devices[slot->device_slot].device_index;
   const hgr__device_t* device = &executor->instance->devices[device_index];
   source_t source;
   HGR_RETURN_IF_ERROR(resolve_source(executor, device, slot, &source));
@@ -356,7 +356,7 @@ static void* build_worker(void* argument) {
   worker_t* worker = argument;
   hgr_executor_t* executor = worker->executor;
   cl_platform_id platform =
-      executor->instance->devices[executor->placement.devices[worker->device_slot].device_index].platform;
+      executor->instance->devices[executor->device_keys.devices[worker->device_slot].device_index].platform;
   pthread_mutex_t* lock = platform_lock(platform);
   pthread_mutex_lock(lock);
   for (size_t i = 0; i < worker->program_count && !worker->status; ++i)
@@ -367,7 +367,7 @@ static void* build_worker(void* argument) {
 
 hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
   uint64_t start = hgr__monotonic_ns();
-  size_t devices = executor->placement.device_count;
+  size_t devices = executor->device_keys.device_count;
   worker_t* workers = calloc(devices + 1, sizeof(worker_t));
   pthread_t* threads = calloc(devices + 1, sizeof(pthread_t));
   bool* started = calloc(devices + 1, sizeof(bool));
@@ -381,7 +381,7 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
     const hgr__step_t* step = &executor->steps[s];
     if (step->kind != HGR__STEP_KERNEL) continue;
     size_t slot =
-        (size_t)(hgr__placement_device(&executor->placement, step->device_index) - executor->placement.devices);
+        (size_t)(hgr__device_keys_device(&executor->device_keys, step->device_index) - executor->device_keys.devices);
     for (uint32_t k = 0; k < step->plan.launch_count; ++k) {
       const hgr__launch_plan_t* launch = &step->plan.launches[k];
       const char* name = launch->source ? launch->source : step->plan.op->source;
@@ -408,10 +408,10 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
   size_t last_threaded = SIZE_MAX;
   for (size_t d = 0; d < devices; ++d)
     if (workers[d].program_count &&
-        !executor->instance->devices[executor->placement.devices[d].device_index].host_driven)
+        !executor->instance->devices[executor->device_keys.devices[d].device_index].host_driven)
       last_threaded = d;
   for (size_t d = 0; d < devices; ++d) {
-    bool host_driven = executor->instance->devices[executor->placement.devices[d].device_index].host_driven;
+    bool host_driven = executor->instance->devices[executor->device_keys.devices[d].device_index].host_driven;
     if (!workers[d].program_count || host_driven || d == last_threaded) continue;
     started[d] = pthread_create(&threads[d], NULL, build_worker, &workers[d]) == 0;
   }
@@ -449,7 +449,7 @@ hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, cons
   if (!slot->program) { /* not among the planned ones (a re-plan): build it now */
     worker_t worker = {.executor = executor, .device_slot = device_slot};
     pthread_mutex_t* lock =
-        platform_lock(executor->instance->devices[executor->placement.devices[device_slot].device_index].platform);
+        platform_lock(executor->instance->devices[executor->device_keys.devices[device_slot].device_index].platform);
     pthread_mutex_lock(lock);
     hgr_status_t status = build_one(&worker, slot);
     pthread_mutex_unlock(lock);
@@ -468,7 +468,7 @@ hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, cons
 /* ---- storing ----------------------------------------------------------------------- */
 
 static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program_t* slot) {
-  const hgr__device_t* device = &executor->instance->devices[executor->placement.devices[device_slot].device_index];
+  const hgr__device_t* device = &executor->instance->devices[executor->device_keys.devices[device_slot].device_index];
   size_t length = 0;
   worker_t worker = {.executor = executor, .device_slot = device_slot};
   unsigned char* blob = NULL;

@@ -9,7 +9,7 @@
 
 /* The transfer queue of the device that owns storage_slot. */
 uint32_t hgr__transfer_queue_of(const hgr_executor_t* executor, uint32_t storage_slot) {
-  return hgr__placement_device(&executor->placement, executor->pool.storages[storage_slot].device_index)
+  return hgr__device_keys_device(&executor->device_keys, executor->pool.storages[storage_slot].device_index)
       ->transfer_queue;
 }
 
@@ -32,12 +32,12 @@ hgr_status_t hgr__check_io(const hgr_executor_t* executor, const hgr_tensor_info
 
 hgr_status_t hgr__check_here(const hgr_executor_t* executor, uint32_t entry_id, const char* what, size_t index,
                              const char* name) {
-  const hgr__placement_t* placement = &executor->placement;
-  if (placement->entry_rank[entry_id] == placement->rank) return HGR_OK;
+  const hgr__device_keys_t* device_keys = &executor->device_keys;
+  if (device_keys->entry_rank[entry_id] == device_keys->rank) return HGR_OK;
   return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
                     "%s %zu '%s' lives on %s, a device of rank %d: only rank %d %s it (this is rank %d)", what, index,
-                    name, placement->entry_spec[entry_id], placement->entry_rank[entry_id],
-                    placement->entry_rank[entry_id], !strcmp(what, "input") ? "sets" : "reads", placement->rank);
+                    name, device_keys->entry_spec[entry_id], device_keys->entry_rank[entry_id],
+                    device_keys->entry_rank[entry_id], !strcmp(what, "input") ? "sets" : "reads", device_keys->rank);
 }
 
 /* The storage id of output index. */

@@ -148,7 +148,7 @@ hgr_status_t hgr__remote_plan(hgr_executor_t* executor, hgr__step_t* step, int p
   copy->pending = &executor->remote_pending;
   atomic_init(&copy->failed, 0);
   copy->bytes = step->copy_bytes;
-  hgr__exec_device_t* used = hgr__placement_device(&executor->placement, step->device_index);
+  hgr__exec_device_t* used = hgr__device_keys_device(&executor->device_keys, step->device_index);
   copy->mapped = copy->bytes >= HGR_REMOTE_MAP_BYTES && hgr__device_maps_async(device);
   copy->chunk_bytes = HGR_REMOTE_CHUNK_BYTES;
   if (copy->bytes / HGR_REMOTE_MAX_CHUNKS >= copy->chunk_bytes)

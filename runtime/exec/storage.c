@@ -97,7 +97,7 @@ void hgr__storage_lend(const hgr__storage_pool_t* pool, hgr__storage_pool_t* sou
 /* ---- plan, allocation, release ------------------------------------------------------- */
 
 hgr_status_t hgr__storage_plan(hgr__storage_pool_t* pool, const hgr_instance_t* instance, const hgr_graph_t* graph,
-                               hgr__placement_t* placement, const hgr__storage_source_t* source, hgr_log_fn log,
+                               hgr__device_keys_t* device_keys, const hgr__storage_source_t* source, hgr_log_fn log,
                                void* log_user) {
   pool->storages = calloc(graph->storage_count + 1, sizeof(*pool->storages));
   if (!pool->storages) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -105,7 +105,7 @@ hgr_status_t hgr__storage_plan(hgr__storage_pool_t* pool, const hgr_instance_t* 
   for (uint32_t e = 0; e < graph->entry_count; ++e) {
     const hgr__entry_t* entry = &graph->entries[e];
     hgr__storage_t* storage = &pool->storages[entry->storage_slot];
-    size_t device = placement->entry_device[e];
+    size_t device = device_keys->entry_device[e];
     if (device == HGR__REMOTE_DEVICE) continue; /* another rank's: not allocated here */
     if (storage->used && storage->device_index != device) {
       /* The graph checks one key per storage; two keys bound to one device are fine,
@@ -123,7 +123,7 @@ hgr_status_t hgr__storage_plan(hgr__storage_pool_t* pool, const hgr_instance_t* 
     hgr__storage_t* storage = &pool->storages[s];
     if (!storage->used) continue;
     const hgr_device_info_t* device = hgr_instance_device(instance, storage->device_index);
-    hgr_device_usage_t* usage = &hgr__placement_device(placement, storage->device_index)->usage;
+    hgr_device_usage_t* usage = &hgr__device_keys_device(device_keys, storage->device_index)->usage;
     if (storage->borrowed) { /* the source counts it */
       usage->shared_count++;
       usage->shared_bytes += storage->bytes;

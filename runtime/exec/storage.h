@@ -10,7 +10,7 @@
 #include "graph_internal.h"
 #include "hgr/executor.h"
 #include "internal.h"
-#include "placement.h"
+#include "device_keys.h"
 
 /* A kernel argument that names a storage. */
 typedef struct hgr__storage_arg_t {
@@ -44,12 +44,12 @@ typedef struct hgr__storage_source_t {
   const hgr_instance_t* instance;
 } hgr__storage_source_t;
 
-/* Owners and sizes of the storages, and per device (placement) what they take. With
+/* Owners and sizes of the storages, and per device (device_keys.h) what they take. With
  * source (may be NULL), first checks that it runs the same graph and chooses the
  * storages to borrow from it (log, when given, says what is shared and what not, and
  * why); those count as shared_bytes, not storage_bytes. */
 hgr_status_t hgr__storage_plan(hgr__storage_pool_t* pool, const hgr_instance_t* instance, const hgr_graph_t* graph,
-                               hgr__placement_t* placement, const hgr__storage_source_t* source, hgr_log_fn log,
+                               hgr__device_keys_t* device_keys, const hgr__storage_source_t* source, hgr_log_fn log,
                                void* log_user);
 /* Whether some storage is borrowed: the source's writes into it must have completed
  * before hgr__storage_allocate. */

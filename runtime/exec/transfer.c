@@ -38,12 +38,12 @@
 hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
   /* Between ranks: remote.c has this rank's half. */
   const hgr_graph_t* graph = executor->graph;
-  const hgr__placement_t* placement = &executor->placement;
-  int source_rank = placement->entry_rank[hgr__graph_entry_id(graph, graph->nodes[step->node_id].inputs[0])];
-  int destination_rank = placement->entry_rank[graph->node_row_ptr[step->node_id]];
+  const hgr__device_keys_t* device_keys = &executor->device_keys;
+  int source_rank = device_keys->entry_rank[hgr__graph_entry_id(graph, graph->nodes[step->node_id].inputs[0])];
+  int destination_rank = device_keys->entry_rank[graph->node_row_ptr[step->node_id]];
   if (source_rank != destination_rank)
-    return hgr__remote_plan(executor, step, source_rank == placement->rank ? destination_rank : source_rank,
-                            source_rank == placement->rank);
+    return hgr__remote_plan(executor, step, source_rank == device_keys->rank ? destination_rank : source_rank,
+                            source_rank == device_keys->rank);
   const hgr__storage_t* source = &executor->pool.storages[step->in_storages[0]];
   size_t src_device = source->device_index;
   step->pair_class = hgr_instance_pair_class(executor->instance, src_device, step->device_index);
@@ -53,7 +53,7 @@ hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
     step->path = HGR__COPY_DIRECT;
     return HGR_OK;
   }
-  step->src_queue = hgr__placement_device(&executor->placement, src_device)->transfer_queue;
+  step->src_queue = hgr__device_keys_device(&executor->device_keys, src_device)->transfer_queue;
   bool source_mappable = hgr__device_maps_async(&executor->instance->devices[src_device]);
   bool destination_mappable = hgr__device_maps_async(&executor->instance->devices[step->device_index]);
   if (step->copy_bytes < HGR_STAGED_LIMIT || (!source_mappable && !destination_mappable)) {
@@ -67,7 +67,7 @@ hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
         return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu bytes of staging",
                           bytes);
     }
-    hgr__placement_device(&executor->placement, step->device_index)->usage.staging_bytes += bytes;
+    hgr__device_keys_device(&executor->device_keys, step->device_index)->usage.staging_bytes += bytes;
   } else {
     step->path = source_mappable ? HGR__COPY_MAPPED : HGR__COPY_MAPPED_DESTINATION;
     step->chunk_bytes = source_mappable ? HGR_WRITE_CHUNK_BYTES : HGR_READ_CHUNK_BYTES;

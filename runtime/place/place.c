@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "placement.h"
+#include "device_keys.h"
 #include "place_internal.h"
 
 struct hgr_placement_s {
@@ -243,7 +243,7 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
   }
   if (!status && count == 0) {
     size_t device = 0;
-    status = hgr__placement_default_device(instance, &device);
+    status = hgr__device_keys_default_device(instance, &device);
     if (!status) slot_of(run, &count, 0, device, -1);
   }
   /* A rule may name a device the list lacks: it joins the list after the others. */

@@ -1,9 +1,9 @@
-/* Device-key binding (placement.h). */
+/* Device-key binding (device_keys.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "placement.h"
+#include "device_keys.h"
 #include "text.h"
 
 /* Default choices rank real devices before the Oclgrind simulator. */
@@ -41,13 +41,13 @@ static size_t first_unused_except(const key_plan_t* plan, size_t except) {
 }
 
 /* Whether key slot k is bound to another rank's device. */
-static bool is_remote(const hgr__placement_t* placement, size_t k) {
-  return placement->keys[k].rank >= 0 && placement->keys[k].rank != placement->rank;
+static bool is_remote(const hgr__device_keys_t* device_keys, size_t k) {
+  return device_keys->keys[k].rank >= 0 && device_keys->keys[k].rank != device_keys->rank;
 }
 
 /* Not bound yet: TVM's defaults choose its device. */
-static bool unbound(const hgr__placement_t* placement, size_t k) {
-  return placement->keys[k].device_index == SIZE_MAX && !is_remote(placement, k);
+static bool unbound(const hgr__device_keys_t* device_keys, size_t k) {
+  return device_keys->keys[k].device_index == SIZE_MAX && !is_remote(device_keys, k);
 }
 
 /* The rank a binding's spec names (-1: none), checked against the transport. */
@@ -74,24 +74,24 @@ static hgr_status_t binding_rank(const hgr_device_binding_t* binding, const hgr_
   return HGR_OK;
 }
 
-static hgr_status_t find_key(const hgr__placement_t* placement, int32_t key, size_t* out_slot) {
-  for (size_t k = 0; k < placement->key_count; ++k)
-    if (placement->keys[k].key == key) {
+static hgr_status_t find_key(const hgr__device_keys_t* device_keys, int32_t key, size_t* out_slot) {
+  for (size_t k = 0; k < device_keys->key_count; ++k)
+    if (device_keys->keys[k].key == key) {
       *out_slot = k;
       return HGR_OK;
     }
   char keys[256] = "";
   size_t used = 0;
-  for (size_t k = 0; k < placement->key_count && used < sizeof(keys); ++k)
-    used += (size_t)snprintf(keys + used, sizeof(keys) - used, "%s%d", k ? ", " : "", placement->keys[k].key);
+  for (size_t k = 0; k < device_keys->key_count && used < sizeof(keys); ++k)
+    used += (size_t)snprintf(keys + used, sizeof(keys) - used, "%s%d", k ? ", " : "", device_keys->keys[k].key);
   return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                     "device binding for key %d, but the graph's device keys are %s", key,
-                    placement->key_count && placement->keys[0].key >= 0 ? keys : "absent (no device_index column)");
+                    device_keys->key_count && device_keys->keys[0].key >= 0 ? keys : "absent (no device_index column)");
 }
 
-hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* instance, const hgr_graph_t* graph,
-                                 const hgr_device_binding_t* bindings, size_t binding_count,
-                                 const hgr_transport_t* transport) {
+hgr_status_t hgr__device_keys_bind(hgr__device_keys_t* device_keys, hgr_instance_t* instance, const hgr_graph_t* graph,
+                                   const hgr_device_binding_t* bindings, size_t binding_count,
+                                   const hgr_transport_t* transport) {
   size_t device_count = hgr_instance_device_count(instance);
   if (device_count == 0)
     return hgr__instance_explain_skipped(
@@ -100,16 +100,16 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
 
   /* The distinct keys, ascending; one pseudo key -1 without a device_index column. */
   int here = transport ? transport->rank : 0;
-  placement->rank = here;
-  placement->keys = calloc(graph->entry_count + 1, sizeof(*placement->keys));
-  placement->entry_device = calloc(graph->entry_count + 1, sizeof(size_t));
-  placement->entry_rank = calloc(graph->entry_count + 1, sizeof(int));
-  placement->entry_spec = calloc(graph->entry_count + 1, sizeof(char*));
+  device_keys->rank = here;
+  device_keys->keys = calloc(graph->entry_count + 1, sizeof(*device_keys->keys));
+  device_keys->entry_device = calloc(graph->entry_count + 1, sizeof(size_t));
+  device_keys->entry_rank = calloc(graph->entry_count + 1, sizeof(int));
+  device_keys->entry_spec = calloc(graph->entry_count + 1, sizeof(char*));
   key_plan_t plan = {instance, calloc(device_count, sizeof(size_t)), device_count,
                      calloc(device_count, sizeof(bool))};
   hgr_status_t status = HGR_OK;
   hgr_device_binding_t* recorded_bindings = NULL;
-  if (!placement->keys || !placement->entry_device || !placement->entry_rank || !placement->entry_spec ||
+  if (!device_keys->keys || !device_keys->entry_device || !device_keys->entry_rank || !device_keys->entry_spec ||
       !plan.ranked || !plan.used) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -117,14 +117,15 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
   for (uint32_t e = 0; e < graph->entry_count; ++e) {
     int32_t key = graph->entries[e].device_key;
     size_t at = 0;
-    while (at < placement->key_count && placement->keys[at].key < key) ++at;
-    if (at < placement->key_count && placement->keys[at].key == key) continue;
-    memmove(&placement->keys[at + 1], &placement->keys[at], (placement->key_count - at) * sizeof(*placement->keys));
-    placement->keys[at] = (hgr_key_binding_t){key, SIZE_MAX, false, -1, NULL};
-    placement->key_count++;
+    while (at < device_keys->key_count && device_keys->keys[at].key < key) ++at;
+    if (at < device_keys->key_count && device_keys->keys[at].key == key) continue;
+    memmove(&device_keys->keys[at + 1], &device_keys->keys[at],
+            (device_keys->key_count - at) * sizeof(*device_keys->keys));
+    device_keys->keys[at] = (hgr_key_binding_t){key, SIZE_MAX, false, -1, NULL};
+    device_keys->key_count++;
   }
-  if (placement->key_count == 0)
-    placement->keys[placement->key_count++] = (hgr_key_binding_t){-1, SIZE_MAX, false, -1, NULL};
+  if (device_keys->key_count == 0)
+    device_keys->keys[device_keys->key_count++] = (hgr_key_binding_t){-1, SIZE_MAX, false, -1, NULL};
 
   /* A caller that binds nothing gets the bindings the graph file records (`hgr
    * place` writes them), so a placed graph runs where it was placed. */
@@ -161,21 +162,21 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
       goto cleanup;
     }
     int key_rank = transport ? (remote ? rank : here) : -1;
-    if (placement->keys[0].key == -1) {
+    if (device_keys->keys[0].key == -1) {
       if (b == 0) {
-        placement->keys[0] = (hgr_key_binding_t){-1, device, true, key_rank, NULL};
-        if (remote && (status = hgr__strdup(binding->spec, (char**)&placement->keys[0].spec))) goto cleanup;
+        device_keys->keys[0] = (hgr_key_binding_t){-1, device, true, key_rank, NULL};
+        if (remote && (status = hgr__strdup(binding->spec, (char**)&device_keys->keys[0].spec))) goto cleanup;
       }
       continue;
     }
-    if ((status = find_key(placement, binding->key, &slot))) goto cleanup;
-    if (placement->keys[slot].explicit_binding) {
+    if ((status = find_key(device_keys, binding->key, &slot))) goto cleanup;
+    if (device_keys->keys[slot].explicit_binding) {
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "device key %d is bound twice", binding->key);
       goto cleanup;
     }
-    placement->keys[slot] = (hgr_key_binding_t){binding->key, device, true, key_rank, NULL};
+    device_keys->keys[slot] = (hgr_key_binding_t){binding->key, device, true, key_rank, NULL};
     if (remote) {
-      if ((status = hgr__strdup(binding->spec, (char**)&placement->keys[slot].spec))) goto cleanup;
+      if ((status = hgr__strdup(binding->spec, (char**)&device_keys->keys[slot].spec))) goto cleanup;
     } else {
       plan.used[device] = true;
     }
@@ -184,66 +185,67 @@ hgr_status_t hgr__placement_bind(hgr__placement_t* placement, hgr_instance_t* in
   /* TVM's defaults for the rest: 1 is a CPU, 4 a GPU or accelerator (else a device
    * other than key 1's), any other key the next unused device. */
   size_t key1_device = SIZE_MAX;
-  for (size_t k = 0; k < placement->key_count; ++k)
-    if (placement->keys[k].key == 1) {
-      if (unbound(placement, k)) {
+  for (size_t k = 0; k < device_keys->key_count; ++k)
+    if (device_keys->keys[k].key == 1) {
+      if (unbound(device_keys, k)) {
         size_t cpu = first_of_type(&plan, HGR_DEVICE_TYPE_CPU);
-        placement->keys[k].device_index = cpu != SIZE_MAX ? cpu : first_unused_except(&plan, SIZE_MAX);
-        plan.used[placement->keys[k].device_index] = true;
+        device_keys->keys[k].device_index = cpu != SIZE_MAX ? cpu : first_unused_except(&plan, SIZE_MAX);
+        plan.used[device_keys->keys[k].device_index] = true;
       }
-      key1_device = placement->keys[k].device_index;
+      key1_device = device_keys->keys[k].device_index;
     }
-  for (size_t k = 0; k < placement->key_count; ++k)
-    if (placement->keys[k].key == 4 && unbound(placement, k)) {
+  for (size_t k = 0; k < device_keys->key_count; ++k)
+    if (device_keys->keys[k].key == 4 && unbound(device_keys, k)) {
       size_t device = first_of_type(&plan, HGR_DEVICE_TYPE_GPU);
       if (device == SIZE_MAX) device = first_of_type(&plan, HGR_DEVICE_TYPE_ACCELERATOR);
       if (device == SIZE_MAX) device = first_unused_except(&plan, key1_device);
-      placement->keys[k].device_index = device;
+      device_keys->keys[k].device_index = device;
       plan.used[device] = true;
     }
-  for (size_t k = 0; k < placement->key_count; ++k)
-    if (unbound(placement, k)) {
-      size_t device = placement->keys[k].key == -1 ? plan.ranked[0] : first_unused_except(&plan, SIZE_MAX);
-      placement->keys[k].device_index = device;
+  for (size_t k = 0; k < device_keys->key_count; ++k)
+    if (unbound(device_keys, k)) {
+      size_t device = device_keys->keys[k].key == -1 ? plan.ranked[0] : first_unused_except(&plan, SIZE_MAX);
+      device_keys->keys[k].device_index = device;
       plan.used[device] = true;
     }
 
   for (uint32_t e = 0; e < graph->entry_count; ++e) {
     size_t slot = 0;
-    for (size_t k = 0; k < placement->key_count; ++k)
-      if (placement->keys[k].key == graph->entries[e].device_key) slot = k;
-    placement->entry_device[e] = placement->keys[slot].device_index;
-    placement->entry_rank[e] = is_remote(placement, slot) ? placement->keys[slot].rank : here;
+    for (size_t k = 0; k < device_keys->key_count; ++k)
+      if (device_keys->keys[k].key == graph->entries[e].device_key) slot = k;
+    device_keys->entry_device[e] = device_keys->keys[slot].device_index;
+    device_keys->entry_rank[e] = is_remote(device_keys, slot) ? device_keys->keys[slot].rank : here;
   }
 
   /* Every key's spec: a remote one's was kept above; a local one's is its device's,
    * with the rank when there is a transport. */
-  for (size_t k = 0; k < placement->key_count && !status; ++k) {
-    if (placement->keys[k].spec) continue;
-    const char* spec = hgr__device_spec(instance, placement->keys[k].device_index);
+  for (size_t k = 0; k < device_keys->key_count && !status; ++k) {
+    if (device_keys->keys[k].spec) continue;
+    const char* spec = hgr__device_spec(instance, device_keys->keys[k].device_index);
     char* text = transport ? hgr__format("r%d/%s", here, spec) : NULL;
     if (transport && !text) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     else if (!transport) status = hgr__strdup(spec, &text);
-    placement->keys[k].spec = text;
+    device_keys->keys[k].spec = text;
   }
   if (status) goto cleanup;
   for (uint32_t e = 0; e < graph->entry_count; ++e)
-    for (size_t k = 0; k < placement->key_count; ++k)
-      if (placement->keys[k].key == graph->entries[e].device_key) placement->entry_spec[e] = placement->keys[k].spec;
-  if (graph->entry_count && placement->keys[0].key == -1)
-    for (uint32_t e = 0; e < graph->entry_count; ++e) placement->entry_spec[e] = placement->keys[0].spec;
+    for (size_t k = 0; k < device_keys->key_count; ++k)
+      if (device_keys->keys[k].key == graph->entries[e].device_key)
+        device_keys->entry_spec[e] = device_keys->keys[k].spec;
+  if (graph->entry_count && device_keys->keys[0].key == -1)
+    for (uint32_t e = 0; e < graph->entry_count; ++e) device_keys->entry_spec[e] = device_keys->keys[0].spec;
 
   /* The executor's devices: those some key is bound to, in instance order. */
-  placement->devices = calloc(placement->key_count, sizeof(*placement->devices));
-  if (!placement->devices) {
+  device_keys->devices = calloc(device_keys->key_count, sizeof(*device_keys->devices));
+  if (!device_keys->devices) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
   for (size_t d = 0; d < device_count; ++d) {
     bool bound = false;
-    for (size_t k = 0; k < placement->key_count; ++k) bound |= placement->keys[k].device_index == d;
+    for (size_t k = 0; k < device_keys->key_count; ++k) bound |= device_keys->keys[k].device_index == d;
     if (!bound) continue;
-    hgr__exec_device_t* device = &placement->devices[placement->device_count++];
+    hgr__exec_device_t* device = &device_keys->devices[device_keys->device_count++];
     device->device_index = d;
     device->usage.device_index = d;
   }
@@ -255,7 +257,7 @@ cleanup:
   return status;
 }
 
-hgr_status_t hgr__placement_default_device(hgr_instance_t* instance, size_t* out_device_index) {
+hgr_status_t hgr__device_keys_default_device(hgr_instance_t* instance, size_t* out_device_index) {
   size_t device_count = hgr_instance_device_count(instance);
   if (device_count == 0)
     return hgr__instance_explain_skipped(
@@ -270,33 +272,33 @@ hgr_status_t hgr__placement_default_device(hgr_instance_t* instance, size_t* out
   return HGR_OK;
 }
 
-hgr__exec_device_t* hgr__placement_device(const hgr__placement_t* placement, size_t device_index) {
-  for (size_t d = 0; d < placement->device_count; ++d)
-    if (placement->devices[d].device_index == device_index) return &placement->devices[d];
+hgr__exec_device_t* hgr__device_keys_device(const hgr__device_keys_t* device_keys, size_t device_index) {
+  for (size_t d = 0; d < device_keys->device_count; ++d)
+    if (device_keys->devices[d].device_index == device_index) return &device_keys->devices[d];
   return NULL;
 }
 
-size_t hgr__placement_slot(const hgr__placement_t* placement, size_t device_index) {
-  return (size_t)(hgr__placement_device(placement, device_index) - placement->devices);
+size_t hgr__device_keys_slot(const hgr__device_keys_t* device_keys, size_t device_index) {
+  return (size_t)(hgr__device_keys_device(device_keys, device_index) - device_keys->devices);
 }
 
-const char* hgr__placement_describe_entry(const hgr__placement_t* placement, const hgr_instance_t* instance,
-                                          const hgr_graph_t* graph, uint32_t entry_id, char* buffer,
-                                          size_t capacity) {
+const char* hgr__device_keys_describe_entry(const hgr__device_keys_t* device_keys, const hgr_instance_t* instance,
+                                            const hgr_graph_t* graph, uint32_t entry_id, char* buffer,
+                                            size_t capacity) {
   (void)instance;
   int32_t key = graph->entries[entry_id].device_key;
-  const char* spec = placement->entry_spec[entry_id];
+  const char* spec = device_keys->entry_spec[entry_id];
   if (key < 0) snprintf(buffer, capacity, "%s", spec);
   else snprintf(buffer, capacity, "key %d (%s)", key, spec);
   return buffer;
 }
 
-void hgr__placement_release(hgr__placement_t* placement) {
-  for (size_t k = 0; placement->keys && k < placement->key_count; ++k) free((char*)placement->keys[k].spec);
-  free(placement->keys);
-  free(placement->entry_rank);
-  free(placement->entry_spec);
-  free(placement->devices);
-  free(placement->entry_device);
-  memset(placement, 0, sizeof(*placement));
+void hgr__device_keys_release(hgr__device_keys_t* device_keys) {
+  for (size_t k = 0; device_keys->keys && k < device_keys->key_count; ++k) free((char*)device_keys->keys[k].spec);
+  free(device_keys->keys);
+  free(device_keys->entry_rank);
+  free(device_keys->entry_spec);
+  free(device_keys->devices);
+  free(device_keys->entry_device);
+  memset(device_keys, 0, sizeof(*device_keys));
 }
