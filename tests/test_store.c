@@ -211,7 +211,7 @@ static void an_entry_over_its_cap_or_a_directory_in_its_place_is_an_error(void**
   assert_int_equal(length, 10);
   free(data);
   /* an empty entry reads as an empty buffer, not as a miss */
-  ASSERT_OK(hgr__store_write(&store, "empty", NULL, 0, NULL, 0));
+  ASSERT_OK(hgr__store_write(&store, "empty", "", 0, NULL, 0));
   ASSERT_OK(hgr__store_read(&store, "empty", 10, &data, &length));
   assert_non_null(data);
   assert_int_equal(length, 0);

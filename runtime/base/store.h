@@ -80,8 +80,8 @@ hgr_status_t hgr__store_make_directory(const hgr__store_t* store);
 hgr_status_t hgr__store_read(const hgr__store_t* store, const char* name, uint64_t max_bytes, void** out_data,
                              size_t* out_length);
 
-/* Replaces entry name with head then body (body may be NULL when body_length is 0),
- * atomically, creating the directory first. Errors: UNAVAILABLE naming the path
+/* Replaces entry name with head then body (head never NULL, "" for none; body may be
+ * NULL when body_length is 0), atomically, creating the directory first. Errors: UNAVAILABLE naming the path
  * or the directory, as hgr__store_path's. */
 hgr_status_t hgr__store_write(const hgr__store_t* store, const char* name, const void* head, size_t head_length,
                               const void* body, size_t body_length);
