@@ -62,6 +62,17 @@ static void write_bytes(const char* path, const void* data, size_t length) {
   assert_int_equal(fclose(file), 0);
 }
 
+/* Entry name of store holds exactly the length bytes of expected. */
+static void expect_entry(const hgr__store_t* store, const char* name, const char* expected, size_t length) {
+  void* data = NULL;
+  size_t got = 0;
+  ASSERT_OK(hgr__store_read(store, name, 100, &data, &got));
+  assert_non_null(data);
+  assert_int_equal(got, length);
+  assert_memory_equal(data, expected, length);
+  free(data);
+}
+
 /* ---- the directory ---------------------------------------------------------------- */
 
 static void the_directory_is_configured_else_hgr_cache_dir_else_xdg_else_home(void** state) {
@@ -132,13 +143,10 @@ static void writing_creates_the_directory_and_its_parents(void** state) {
   (void)state;
   hgr__store_t store = store_at("deep/er/still");
   ASSERT_OK(hgr__store_write(&store, "entry.tsv", "head\n", 5, "body\n", 5));
+  expect_entry(&store, "entry.tsv", "head\nbody\n", 10);
+  hgr__store_close(&store);
   void* data = NULL;
   size_t length = 0;
-  ASSERT_OK(hgr__store_read(&store, "entry.tsv", 100, &data, &length));
-  assert_int_equal(length, 10);
-  assert_memory_equal(data, "head\nbody\n", 10);
-  free(data);
-  hgr__store_close(&store);
   char path[700];
   snprintf(path, sizeof(path), "%s/by-path/a/b/tuning.tsv", root);
   ASSERT_OK(hgr__store_write_file(path, "t", 1, NULL, 0));
@@ -240,12 +248,7 @@ static void writing_replaces_an_entry_whole_and_leaves_no_temporary(void** state
   assert_int_equal(read(reader, old, sizeof(old)), 12);
   assert_string_equal(old, "old contents");
   close(reader);
-  void* data = NULL;
-  size_t length = 0;
-  ASSERT_OK(hgr__store_read(&store, "entry", 100, &data, &length));
-  assert_int_equal(length, 13);
-  assert_memory_equal(data, "new contents!", 13);
-  free(data);
+  expect_entry(&store, "entry", "new contents!", 13);
   assert_int_equal(files_with(store.directory, ".tmp."), 0);
   /* a write that cannot rename (a directory holds the name) fails naming it and
    * removes its temporary */
