@@ -15,13 +15,14 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "device", "graph", "ops", "build", "exec", "place", "onnx"]
+LAYERS = ["base", "device", "graph", "ops", "build", "passes", "exec", "place", "onnx"]
 # Within a layer, lowest first. A file of an ordered layer calls only files before it.
 ORDER = {
     "base": ["text.c", "status.c", "shape.c", "tensor.c", "file.c", "store.c", "params.c", "npy.c"],
     "device": ["device.c", "instance.c"],
     "graph": ["graph.c", "graph_edit.c", "graph_json.c", "graph_write.c"],
     "ops": ["op_context.c", "tuning.c", "ops_*.c", "ops_builtin.c", "kernel_library.c", "op_registry.c"],
+    "passes": ["rewrite.c", "conv_epilogue.c", "fuse_elementwise.c", "passes.c"],
     "exec": ["queue.c", "bridge.c", "order.c", "device_keys.c", "storage.c", "program_cache.c", "tune_store.c", "remote.c", "transfer.c",
              "plan.c", "launch.c", "wait.c", "warm.c", "readback.c", "fence.c", "host_io.c", "profile.c",
              "executor.c", "profile_report.c", "tune.c"],

@@ -1,4 +1,4 @@
-/* Elementwise fusion (runtime/build/fuse.c) and the fused_elementwise op
+/* Elementwise fusion (runtime/passes/fuse_elementwise.c) and the fused_elementwise op
  * (runtime/ops/ops_fused.c): which groups form and which must not (a value used
  * outside, a graph output, int32 nodes, an op it cannot write), the expressions
  * the groups become, the op's refusals (a non-broadcastable input, a bad
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fuse.h"
+#include "passes.h"
 #include "graph_internal.h"
 #include "testlib.h"
 

@@ -19,9 +19,9 @@
  * files), npy.h (.npy files, where the build has them), kernels.h (the user's
  * kernels), executor.h (running a graph), fence.h (one run as an object),
  * profile.h (placement, memory, the last run's profile and its reports),
- * builder.h (building a graph in C), place.h (placing a graph on the devices). Not
- * included here: opencl.h (the caller's own OpenCL objects), which needs the
- * OpenCL headers. */
+ * builder.h (building a graph in C), passes.h (fusing a graph's nodes), place.h
+ * (placing a graph on the devices). Not included here: opencl.h (the caller's own
+ * OpenCL objects), which needs the OpenCL headers. */
 #ifndef HGR_HGR_H_
 #define HGR_HGR_H_
 
@@ -41,6 +41,7 @@
 #include "hgr/fence.h"
 #include "hgr/profile.h"
 #include "hgr/builder.h"
+#include "hgr/passes.h"
 #include "hgr/place.h"
 #include "hgr/tune.h"
 #if HGR_HAS_ONNX

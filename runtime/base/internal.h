@@ -20,6 +20,7 @@
 #include <CL/cl.h>
 
 #include "hgr/device.h"
+#include "hgr/params.h"
 #include "hgr/status.h"
 #include "shape.h"
 
@@ -59,5 +60,12 @@ static inline uint64_t hgr__monotonic_ns(void) {
 
 /* strdup that reports failure as a status. */
 hgr_status_t hgr__strdup(const char* text, char** out_copy);
+
+/* For passes that replace some params of a graph (params.c): appends from's params
+ * to params without copying their data, leaving from empty (their names must be
+ * new to params; RESOURCE_EXHAUSTED leaves both as they were); removes param i
+ * wherever drop[i] (one flag per param), keeping the others in order. */
+hgr_status_t hgr__params_take(hgr_params_t* params, hgr_params_t* from);
+void hgr__params_drop(hgr_params_t* params, const bool* drop);
 
 #endif /* HGR_INTERNAL_H_ */

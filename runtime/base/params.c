@@ -168,6 +168,34 @@ hgr_status_t hgr_params_find(const hgr_params_t* params, const char* name, size_
                     params->count);
 }
 
+hgr_status_t hgr__params_take(hgr_params_t* params, hgr_params_t* from) {
+  if (!from->count) return HGR_OK;
+  if (params->count + from->count > params->capacity) {
+    size_t capacity = params->count + from->count;
+    param_t* grown = realloc(params->items, capacity * sizeof(*grown));
+    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    params->items = grown;
+    params->capacity = capacity;
+  }
+  memcpy(&params->items[params->count], from->items, from->count * sizeof(*from->items));
+  params->count += from->count;
+  from->count = 0;
+  return HGR_OK;
+}
+
+void hgr__params_drop(hgr_params_t* params, const bool* drop) {
+  size_t kept = 0;
+  for (size_t i = 0; i < params->count; ++i) {
+    if (drop[i]) {
+      free(params->items[i].name);
+      free(params->items[i].data);
+    } else {
+      params->items[kept++] = params->items[i];
+    }
+  }
+  params->count = kept;
+}
+
 /* ---- reading ------------------------------------------------------------------- */
 
 typedef struct reader_t {

@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "file.h"
-#include "fuse.h"
+#include "passes.h"
 #include "graph_internal.h"
 #include "onnx_internal.h"
 #include "onnx_model.h"
@@ -784,15 +784,19 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
   HGR_RETURN_IF_ERROR(mark_outputs(loader));
   HGR_RETURN_IF_ERROR(hgr_builder_finish(loader->builder, out_graph, out_params));
   rename_nodes(loader, *out_graph);
-  if (!loader->options || !loader->options->no_fusion) {
+  {
     /* After renaming, so that a fused node takes its last node's model name. */
-    hgr__fuse_report_t fusion;
+    hgr_passes_options_t passes;
+    hgr_passes_options_init(&passes);
+    passes.elementwise = !loader->options || !loader->options->no_fusion;
+    hgr_passes_report_t fusion;
     hgr_graph_t* fused = NULL;
-    HGR_RETURN_IF_ERROR(hgr__fuse_elementwise(*out_graph, &fused, &fusion));
+    HGR_RETURN_IF_ERROR(hgr_passes_apply(*out_graph, *out_params, &passes, &fused, &fusion));
     hgr_graph_release(*out_graph);
     *out_graph = fused;
-    loader->report.elementwise_fused = fusion.fused_nodes;
-    loader->report.elementwise_groups = fusion.groups;
+    loader->report.fused += fusion.conv_epilogue_fused;
+    loader->report.elementwise_fused = fusion.elementwise_fused;
+    loader->report.elementwise_groups = fusion.elementwise_groups;
   }
   loader->report.graph_nodes = op_node_count(*out_graph);
   return HGR_OK;

@@ -1,4 +1,4 @@
-/* Elementwise fusion (fuse.h): find the groups, write each as a fused_elementwise
+/* Elementwise fusion (passes.h): find the groups, write each as a fused_elementwise
  * expression, and rebuild the graph with one node per group.
  *
  * The rebuilt graph is appended node by node in the old order (graph_edit.c); a
@@ -11,39 +11,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fuse.h"
 #include "ops.h"
+#include "passes.h"
 #include "text.h"
 
-#define NONE UINT32_MAX
-
-/* A float attr of a fusable op as written into the expression: the node's value, or
- * the op's default; false when it is absent without a default or does not parse
- * (the node is then left to its op, which reports it). */
-static bool param_value(const hgr__node_t* node, const hgr__fusable_t* op, uint32_t k, float* out) {
-  const char* text = hgr__node_attr(node, op->params[k]);
-  double value = op->defaults[k];
-  if (text) {
-    char* end = NULL;
-    value = strtod(text, &end);
-    if (end == text || *end) return false;
-  } else if (isnan(value)) {
-    return false;
-  }
-  *out = value > FLT_MAX ? INFINITY : value < -FLT_MAX ? -INFINITY : (float)value;
-  return !isnan(*out);
-}
-
-static bool all_float32(const hgr_graph_t* graph, uint32_t n) {
-  const hgr__node_t* node = &graph->nodes[n];
-  if (!hgr__dtype_same(graph->entries[graph->node_row_ptr[n]].dtype, HGR__DTYPE_F32))
-    return false;
-  for (uint32_t i = 0; i < node->input_count; ++i)
-    if (!hgr__dtype_same(graph->entries[hgr__graph_entry_id(graph, node->inputs[i])].dtype,
-                         HGR__DTYPE_F32))
-      return false;
-  return true;
-}
+#define NONE HGR__PASS_NONE
 
 /* A bool attr as hgr__attr_bool reads it; false when it does not parse. */
 static bool bool_attr(const hgr__node_t* node, const char* key, bool fallback, bool* out) {
@@ -68,7 +40,7 @@ typedef struct batch_norm_t {
 static bool batch_norm_of(const hgr_graph_t* graph, uint32_t n, batch_norm_t* out) {
   const hgr__node_t* node = &graph->nodes[n];
   if (!node->is_op || strcmp(node->func_name, "batch_norm") || node->num_outputs != 1 || node->input_count != 5 ||
-      !all_float32(graph, n))
+      !hgr__pass_all_float32(graph, n))
     return false;
   for (uint32_t a = 0; a < node->attr_count; ++a) {
     const char* key = node->attrs[a].key;
@@ -109,7 +81,7 @@ static bool fusable(const hgr_graph_t* graph, uint32_t n) {
   if (batch_norm_of(graph, n, &batch_norm)) return true;
   if (!node->is_op || node->num_outputs != 1) return false;
   const hgr__fusable_t* op = hgr__fusable_op(node->func_name);
-  if (!op || node->input_count != op->operands || !all_float32(graph, n)) return false;
+  if (!op || node->input_count != op->operands || !hgr__pass_all_float32(graph, n)) return false;
   for (uint32_t a = 0; a < node->attr_count; ++a) {
     const char* key = node->attrs[a].key;
     bool known = !strcmp(key, "hash") || (op->params[0] && !strcmp(key, op->params[0])) ||
@@ -118,7 +90,7 @@ static bool fusable(const hgr_graph_t* graph, uint32_t n) {
   }
   float params[2] = {0, 0};
   for (uint32_t k = 0; k < 2 && op->params[k]; ++k)
-    if (!param_value(node, op, k, &params[k])) return false;
+    if (!hgr__pass_fusable_attr(node, op, k, &params[k])) return false;
   if (!strcmp(op->name, "clip") && params[0] > params[1]) return false;
   return true;
 }
@@ -342,7 +314,7 @@ static hgr_status_t write_group(fuser_t* f, uint32_t last, bool* out_kept) {
       for (uint32_t i = 0; i < node->input_count; ++i) write_operand(&w, node->inputs[i], -1);
       for (uint32_t k = 0; k < 2 && op->params[k]; ++k) {
         float value = 0;
-        param_value(node, op, k, &value); /* checked by fusable() */
+        hgr__pass_fusable_attr(node, op, k, &value); /* checked by fusable() */
         hgr__text_appendf(&w.text, " %.9g", value);
       }
     }
@@ -392,89 +364,36 @@ static hgr_status_t find_groups(fuser_t* f, hgr__fuse_report_t* report) {
   return HGR_OK;
 }
 
-/* Checks the fused node's output against the last member's, through the op's own
- * inference: a difference is a bug of the pass. */
-static hgr_status_t check_fused(const hgr_graph_t* graph, hgr_graph_t* fused, uint32_t node_id, uint32_t last) {
-  hgr__entry_t inferred;
-  hgr_status_t status = hgr__op_infer(fused, node_id, NULL, &inferred);
-  if (status) {
-    hgr_status_t internal = HGR_STATUS(HGR_STATUS_INTERNAL, "fusing elementwise nodes: the fused node fails its "
-                                       "inference: %s", hgr_status_message(status));
-    hgr_status_free(status);
-    return internal;
-  }
-  const hgr__entry_t* want = &graph->entries[graph->node_row_ptr[last]];
-  bool same = hgr__dtype_same(inferred.dtype, want->dtype) && inferred.ndim == want->ndim;
-  for (int32_t d = 0; same && d < want->ndim; ++d) same = inferred.shape[d] == want->shape[d];
-  if (same) return HGR_OK;
-  char label[HGR__LABEL_CAPACITY], got[160], expected[160];
-  return HGR_STATUS(HGR_STATUS_INTERNAL, "fusing elementwise nodes: the node fusing up to %s infers %s, not %s",
-                    hgr__graph_node_label(graph, last, label, sizeof(label)),
-                    hgr__entry_shape(&inferred, got, sizeof(got)), hgr__entry_shape(want, expected, sizeof(expected)));
-}
+#define PASS "fusing elementwise nodes"
 
-/* Appends every node of f->graph to fused, a group as one node at its last member. */
-static hgr_status_t rebuild(const fuser_t* f, hgr_graph_t* fused) {
+/* Appends every node of f->graph to r->out, a group as one node at its last member. */
+static hgr_status_t rebuild(const fuser_t* f, hgr__pass_rebuild_t* r) {
   const hgr_graph_t* graph = f->graph;
-  uint32_t most_inputs = HGR__FUSED_MAX_INPUTS;
-  for (uint32_t n = 0; n < graph->node_count; ++n)
-    if (graph->nodes[n].input_count > most_inputs) most_inputs = graph->nodes[n].input_count;
-  uint32_t* new_id = malloc((graph->node_count + 1) * sizeof(*new_id));
-  hgr__entry_ref_t* refs = malloc(((size_t)most_inputs + 1) * sizeof(*refs));
-  hgr_status_t status = new_id && refs ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  hgr_status_t status = HGR_OK;
   for (uint32_t n = 0; !status && n < graph->node_count; ++n) {
-    const hgr__node_t* node = &graph->nodes[n];
-    new_id[n] = NONE;
-    if (f->group[n] != NONE && f->group[n] != n) continue; /* an inner member */
-    if (f->group[n] == n) {
+    if (f->group[n] == NONE) {
+      status = hgr__pass_copy_node(r, n, NULL);
+    } else if (f->group[n] == n) {
       for (uint32_t k = 0; k < f->input_count[n]; ++k) {
         const hgr__entry_t* in = &graph->entries[f->inputs[n][k]];
-        refs[k] = (hgr__entry_ref_t){new_id[in->node_id], f->inputs[n][k] - graph->node_row_ptr[in->node_id]};
+        r->refs[k] = (hgr__entry_ref_t){r->new_id[in->node_id], f->inputs[n][k] - graph->node_row_ptr[in->node_id]};
       }
       hgr__attr_t attrs[2] = {{"expr", f->expr[n]}, {"axes", f->axes[n]}};
-      status = hgr__graph_edit_append(fused, node->name, "fused_elementwise", refs, f->input_count[n], attrs,
-                                      f->axes[n] ? 2 : 1,
-                                      &graph->entries[graph->node_row_ptr[n]], 1, &new_id[n]);
-      if (!status) status = check_fused(graph, fused, new_id[n], n);
-      continue;
-    }
-    for (uint32_t i = 0; i < node->input_count; ++i)
-      refs[i] = (hgr__entry_ref_t){new_id[node->inputs[i].node_id], node->inputs[i].index};
-    status = hgr__graph_edit_append(fused, node->name, node->is_op ? node->func_name : NULL, refs, node->input_count,
-                                    node->attrs, node->attr_count, &graph->entries[graph->node_row_ptr[n]],
-                                    node->num_outputs, &new_id[n]);
-    if (!status) {
-      fused->nodes[new_id[n]].flatten_data = node->flatten_data;
-      fused->nodes[new_id[n]].declared_num_inputs = node->declared_num_inputs;
-    }
+      status = hgr__graph_edit_append(r->out, graph->nodes[n].name, "fused_elementwise", r->refs, f->input_count[n],
+                                      attrs, f->axes[n] ? 2 : 1, &graph->entries[graph->node_row_ptr[n]], 1,
+                                      &r->new_id[n]);
+      if (!status) status = hgr__pass_check_inferred(r, r->new_id[n], n, PASS);
+    } /* else an inner member */
   }
-  for (uint32_t h = 0; !status && h < graph->head_count; ++h)
-    status = hgr__graph_edit_add_head(fused, (hgr__entry_ref_t){new_id[graph->heads[h].node_id], graph->heads[h].index});
-  if (!status) {
-    hgr__graph_edit_order_inputs(fused, graph);
-    for (uint32_t e = 0; e < fused->entry_count; ++e) fused->entries[e].storage_id = e;
-    status = hgr__graph_edit_finish(fused);
-  }
-  free(new_id);
-  free(refs);
   return status;
 }
 
 hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, hgr_graph_t** out_graph, hgr__fuse_report_t* out_report) {
   hgr__fuse_report_t report = {0, 0};
   if (out_report) *out_report = report;
-  if (!graph || !out_graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "fusing elementwise nodes: NULL argument");
+  if (!graph || !out_graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, PASS ": NULL argument");
   *out_graph = NULL;
-  if (graph->has_device_index)
-    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
-                      "fusing elementwise nodes: the graph is placed (it has device keys); fuse before placement");
-  for (uint32_t n = 0; n < graph->node_count; ++n)
-    if (graph->nodes[n].is_op && !strcmp(graph->nodes[n].func_name, "__copy")) {
-      char label[HGR__LABEL_CAPACITY];
-      return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
-                        "fusing elementwise nodes: %s is a __copy (the graph is placed); fuse before placement",
-                        hgr__graph_node_label(graph, n, label, sizeof(label)));
-    }
+  HGR_RETURN_IF_ERROR(hgr__pass_check_unplaced(graph, PASS));
   fuser_t f;
   hgr_graph_t* fused = NULL;
   hgr_status_t status = fuser_init(&f, graph);
@@ -484,13 +403,15 @@ hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, hgr_graph_t** out_g
     *out_graph = hgr_graph_retain((hgr_graph_t*)graph);
     return HGR_OK;
   }
-  if (!status) status = hgr__graph_edit_new(&fused);
-  if (!status) status = rebuild(&f, fused);
-  fuser_free(&f, graph->node_count);
-  if (status) {
-    hgr_graph_release(fused);
-    return status;
+  hgr__pass_rebuild_t r;
+  if (!status) status = hgr__pass_rebuild_init(graph, &r);
+  if (!status) {
+    status = rebuild(&f, &r);
+    if (!status) status = hgr__pass_rebuild_finish(&r, &fused);
+    hgr__pass_rebuild_free(&r);
   }
+  fuser_free(&f, graph->node_count);
+  if (status) return status;
   if (out_report) *out_report = report;
   *out_graph = fused;
   return HGR_OK;

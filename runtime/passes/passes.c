@@ -1,0 +1,107 @@
+/* The pipeline (hgr/passes.h): the passes switched on, in order, each on the graph
+ * the one before gave. A pass that changes nothing hands its graph on retained, so
+ * a pipeline that changes nothing returns the caller's graph. The params the passes
+ * make are kept aside until every pass has succeeded, so that a failure leaves the
+ * caller's params as they were. */
+#include "passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hgr_passes_options_init(hgr_passes_options_t* options) {
+  if (!options) return;
+  options->conv_epilogue = true;
+  options->elementwise = true;
+}
+
+static int compare_names(const void* a, const void* b) {
+  return strcmp(*(const char* const*)a, *(const char* const*)b);
+}
+
+/* The names of graph's inputs, sorted (NULL when out of memory). */
+static const char** input_names(const hgr_graph_t* graph) {
+  const char** names = malloc((graph->arg_count + 1) * sizeof(*names));
+  if (!names) return NULL;
+  for (uint32_t i = 0; i < graph->arg_count; ++i) names[i] = graph->nodes[graph->arg_nodes[i]].name;
+  qsort(names, graph->arg_count, sizeof(*names), compare_names);
+  return names;
+}
+
+static bool has_name(const char* const* names, uint32_t count, const char* name) {
+  return count && bsearch(&name, names, count, sizeof(*names), compare_names);
+}
+
+/* Moves the params the passes made into params, and removes the params that named
+ * an input of graph which result no longer has. */
+static hgr_status_t commit_params(hgr_params_t* params, hgr_params_t* made, const hgr_graph_t* graph,
+                                  const hgr_graph_t* result) {
+  const char** before = input_names(graph);
+  const char** after = input_names(result);
+  bool* drop = calloc(hgr_params_count(params) + (made ? hgr_params_count(made) : 0) + 1, sizeof(*drop));
+  hgr_status_t status = HGR_OK;
+  if (!before || !after || !drop)
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "running the graph passes: out of host memory");
+  for (size_t p = 0; !status && p < hgr_params_count(params); ++p) {
+    hgr_tensor_info_t info;
+    status = hgr_params_get(params, p, &info, NULL);
+    drop[p] =
+        !status && has_name(before, graph->arg_count, info.name) && !has_name(after, result->arg_count, info.name);
+  }
+  if (!status && made) status = hgr__params_take(params, made); /* the last step that may fail */
+  if (!status) hgr__params_drop(params, drop);
+  free(before);
+  free(after);
+  free(drop);
+  return status;
+}
+
+hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, const hgr_passes_options_t* options,
+                              hgr_graph_t** out_graph, hgr_passes_report_t* out_report) {
+  hgr_passes_report_t report = {0, 0, 0, 0, false};
+  if (out_report) *out_report = report;
+  if (!graph || !out_graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_passes_apply: NULL argument");
+  *out_graph = NULL;
+  hgr_status_t placed = hgr__pass_check_unplaced(graph, "running the graph passes");
+  if (placed) { /* kept as it is: fusing would drop its device keys */
+    hgr_status_free(placed);
+    if (out_report) out_report->placed = true;
+    *out_graph = hgr_graph_retain((hgr_graph_t*)graph);
+    return HGR_OK;
+  }
+  hgr_passes_options_t defaults;
+  hgr_passes_options_init(&defaults);
+  if (!options) options = &defaults;
+  hgr_graph_t* current = hgr_graph_retain((hgr_graph_t*)graph);
+  hgr_params_t* made = NULL;
+  hgr_status_t status = HGR_OK;
+  hgr__fuse_report_t pass;
+  if (options->conv_epilogue) {
+    hgr_graph_t* next = NULL;
+    status = hgr__fuse_conv_epilogue(current, params, &next, &made, &pass);
+    if (!status) {
+      hgr_graph_release(current);
+      current = next;
+      report.conv_epilogues = pass.groups;
+      report.conv_epilogue_fused = pass.fused_nodes;
+    }
+  }
+  if (!status && options->elementwise) {
+    hgr_graph_t* next = NULL;
+    status = hgr__fuse_elementwise(current, &next, &pass);
+    if (!status) {
+      hgr_graph_release(current);
+      current = next;
+      report.elementwise_groups = pass.groups;
+      report.elementwise_fused = pass.fused_nodes;
+    }
+  }
+  if (!status && params && current != graph) status = commit_params(params, made, graph, current);
+  hgr_params_release(made);
+  if (status) {
+    hgr_graph_release(current);
+    return status;
+  }
+  if (out_report) *out_report = report;
+  *out_graph = current;
+  return HGR_OK;
+}

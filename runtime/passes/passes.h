@@ -1,0 +1,113 @@
+/* Graph passes: each a graph (and its params) in, a graph (and its params) out, run
+ * on every graph alike, whatever made it (the ONNX loader, TVM graph JSON, the
+ * builder), before placement. The pipeline (passes.c, hgr_passes_apply in
+ * hgr/passes.h) runs them in this order, each switchable and counted:
+ *
+ * Conv epilogue fusion (conv_epilogue.c): a conv2d followed by per-channel multiply
+ * and add of constant params ([C, 1, ...] or [1, C, 1, ...] along the output's
+ * channel dim) and then a relu, clip or leaky_relu becomes one conv2d with that
+ * epilogue (ops_conv.c: bias input, attr "activation"): a multiply scales the
+ * conv's weights and bias (only when its weights are a float32 param), an add
+ * shifts the bias; both fold into new params, and the params only the fused nodes
+ * read leave the graph and the params. A value inside the chain must have one
+ * consumer and be no graph output. Between the conv2d and the chain may stand one
+ * reshape that keeps the batch and channel dims (a 1-D convolution is a conv2d of
+ * height 1 and a reshape): the chain then moves before it. Without params (or with
+ * a conv whose weights or bias are no params) only the activation joins.
+ *
+ * Elementwise fusion (fuse_elementwise.c): replaces each chain of float32
+ * elementwise nodes by one fused_elementwise node (ops_fused.c), whose generated
+ * kernel computes the whole chain in one launch, reading each input once and
+ * writing only the chain's result.
+ *
+ * A group is a maximal connected set of fusable nodes (hgr__fusable_op: float32
+ * inputs and output, one output, attrs it can write as literals; and batch_norm
+ * with one output, written as (x - mean) / sqrt(var + epsilon) * gamma + beta with
+ * its [C] parameters placed along its axis, attr "axes") with one value
+ * leaving it: every other member's output is consumed only by members and is no
+ * graph output. Groups are grown from their last node backwards; a group of two or
+ * more nodes, with at most HGR__FUSED_MAX_INPUTS distinct inputs, becomes one node
+ * at its last node's place, named like it. Its inputs are what the members read
+ * from outside; each broadcasts to the output (NumPy rules), as the members' own
+ * inputs did.
+ *
+ * Both are pure: no device, no OpenCL. Each returns a new graph (validated, each
+ * entry its own storage id as the builder gives), or the graph itself, retained,
+ * when it changes nothing. Inputs keep their order and names, outputs their order
+ * and names. A placed graph (device keys, __copy nodes) is FAILED_PRECONDITION: the
+ * passes run before placement. */
+#ifndef HGR_PASSES_INTERNAL_H_ /* hgr/passes.h has HGR_PASSES_H_ */
+#define HGR_PASSES_INTERNAL_H_
+
+#include "graph_internal.h"
+#include "hgr/params.h"
+#include "hgr/passes.h"
+#include "internal.h"
+#include "ops.h"
+
+typedef struct hgr__fuse_report_t {
+  uint32_t groups;      /* nodes made: fused_elementwise nodes, conv2d nodes that took an epilogue */
+  uint32_t fused_nodes; /* nodes they replaced (for the conv epilogue: besides the conv2d) */
+} hgr__fuse_report_t;
+
+/* ---- what the passes share (rewrite.c) ------------------------------------------ */
+
+#define HGR__PASS_NONE UINT32_MAX
+
+/* FAILED_PRECONDITION, naming the pass, when graph is placed (device keys or a
+ * __copy node); else OK. */
+hgr_status_t hgr__pass_check_unplaced(const hgr_graph_t* graph, const char* pass);
+
+/* A float attr of a fusable op (hgr__fusable_op) as the op reads it: the node's
+ * value, or the op's default; false when it is absent without a default or does not
+ * parse (the node is then left to its op, which reports it). Values beyond float's
+ * range become infinities. */
+bool hgr__pass_fusable_attr(const hgr__node_t* node, const hgr__fusable_t* op, uint32_t k, float* out);
+
+/* Whether node n's inputs and first output are all float32. */
+bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n);
+
+/* A graph rebuilt from `graph` node by node, in its order: new_id maps each node of
+ * graph to the node that now gives its outputs (HGR__PASS_NONE until appended, and
+ * for nodes left out); refs is room for any node's inputs. */
+typedef struct hgr__pass_rebuild_t {
+  const hgr_graph_t* graph;
+  hgr_graph_t* out;
+  uint32_t* new_id;
+  hgr__entry_ref_t* refs;
+} hgr__pass_rebuild_t;
+
+/* RESOURCE_EXHAUSTED (nothing to free then). */
+hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_t* out_rebuild);
+void hgr__pass_rebuild_free(hgr__pass_rebuild_t* rebuild);
+/* inputs (references into graph) mapped through new_id, in refs. */
+const hgr__entry_ref_t* hgr__pass_map_inputs(hgr__pass_rebuild_t* rebuild, const hgr__entry_ref_t* inputs,
+                                             uint32_t count);
+/* Appends node n of graph as it is (name: its own when NULL), its inputs mapped,
+ * and sets new_id[n]. */
+hgr_status_t hgr__pass_copy_node(hgr__pass_rebuild_t* rebuild, uint32_t n, const char* name);
+/* Checks the output of out's node node_id, through its op's inference, against the
+ * output of graph's node `like` it replaces: a difference is INTERNAL (a bug of the
+ * pass), naming the pass. */
+hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32_t node_id, uint32_t like,
+                                      const char* pass);
+/* Adds graph's outputs mapped through new_id, orders the inputs like graph's, gives
+ * every entry its own storage id, validates, and hands the graph to *out_graph. */
+hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t** out_graph);
+
+/* ---- the passes ------------------------------------------------------------------- */
+
+/* Fuses graph's elementwise chains into *out_graph. RESOURCE_EXHAUSTED; INTERNAL
+ * when a fused node fails its op's inference (a bug). out_report may be NULL. */
+hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, hgr_graph_t** out_graph, hgr__fuse_report_t* out_report);
+
+/* Fuses conv2d epilogues into *out_graph. params (may be NULL) holds the graph's
+ * constants, by input name: those a multiply or add reads fold into new params,
+ * which *out_made receives (a new params object, or NULL when none was made; their
+ * names are new to graph and params); the inputs only the fused nodes read leave
+ * the graph. RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its op's
+ * inference (a bug). out_report may be NULL. */
+hgr_status_t hgr__fuse_conv_epilogue(const hgr_graph_t* graph, const hgr_params_t* params, hgr_graph_t** out_graph,
+                                     hgr_params_t** out_made, hgr__fuse_report_t* out_report);
+
+#endif /* HGR_PASSES_INTERNAL_H_ */

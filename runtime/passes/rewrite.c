@@ -1,0 +1,128 @@
+/* What the passes share (passes.h): the check that a graph is not placed yet, the
+ * attrs of fusable ops as the ops read them, and rebuilding a graph node by node
+ * (graph_edit.c) with each kept node's inputs mapped to their new producers. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "passes.h"
+
+hgr_status_t hgr__pass_check_unplaced(const hgr_graph_t* graph, const char* pass) {
+  if (graph->has_device_index)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                      "%s: the graph is placed (it has device keys); fuse before placement", pass);
+  for (uint32_t n = 0; n < graph->node_count; ++n)
+    if (graph->nodes[n].is_op && !strcmp(graph->nodes[n].func_name, "__copy")) {
+      char label[HGR__LABEL_CAPACITY];
+      return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                        "%s: %s is a __copy (the graph is placed); fuse before placement", pass,
+                        hgr__graph_node_label(graph, n, label, sizeof(label)));
+    }
+  return HGR_OK;
+}
+
+bool hgr__pass_fusable_attr(const hgr__node_t* node, const hgr__fusable_t* op, uint32_t k, float* out) {
+  const char* text = hgr__node_attr(node, op->params[k]);
+  double value = op->defaults[k];
+  if (text) {
+    char* end = NULL;
+    value = strtod(text, &end);
+    if (end == text || *end) return false;
+  } else if (isnan(value)) {
+    return false;
+  }
+  *out = value > FLT_MAX ? INFINITY : value < -FLT_MAX ? -INFINITY : (float)value;
+  return !isnan(*out);
+}
+
+bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n) {
+  const hgr__node_t* node = &graph->nodes[n];
+  if (!hgr__dtype_same(graph->entries[graph->node_row_ptr[n]].dtype, HGR__DTYPE_F32)) return false;
+  for (uint32_t i = 0; i < node->input_count; ++i)
+    if (!hgr__dtype_same(graph->entries[hgr__graph_entry_id(graph, node->inputs[i])].dtype, HGR__DTYPE_F32))
+      return false;
+  return true;
+}
+
+hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_t* out_rebuild) {
+  memset(out_rebuild, 0, sizeof(*out_rebuild));
+  out_rebuild->graph = graph;
+  uint32_t most_inputs = HGR__FUSED_MAX_INPUTS;
+  for (uint32_t n = 0; n < graph->node_count; ++n)
+    if (graph->nodes[n].input_count > most_inputs) most_inputs = graph->nodes[n].input_count;
+  out_rebuild->new_id = malloc((graph->node_count + 1) * sizeof(*out_rebuild->new_id));
+  out_rebuild->refs = malloc(((size_t)most_inputs + 1) * sizeof(*out_rebuild->refs));
+  hgr_status_t status = HGR_OK;
+  if (!out_rebuild->new_id || !out_rebuild->refs)
+    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a graph of %u nodes", graph->node_count);
+  for (uint32_t n = 0; !status && n < graph->node_count; ++n) out_rebuild->new_id[n] = HGR__PASS_NONE;
+  if (!status) status = hgr__graph_edit_new(&out_rebuild->out);
+  if (status) hgr__pass_rebuild_free(out_rebuild);
+  return status;
+}
+
+void hgr__pass_rebuild_free(hgr__pass_rebuild_t* rebuild) {
+  hgr_graph_release(rebuild->out);
+  free(rebuild->new_id);
+  free(rebuild->refs);
+  memset(rebuild, 0, sizeof(*rebuild));
+}
+
+const hgr__entry_ref_t* hgr__pass_map_inputs(hgr__pass_rebuild_t* rebuild, const hgr__entry_ref_t* inputs,
+                                             uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i)
+    rebuild->refs[i] = (hgr__entry_ref_t){rebuild->new_id[inputs[i].node_id], inputs[i].index};
+  return rebuild->refs;
+}
+
+hgr_status_t hgr__pass_copy_node(hgr__pass_rebuild_t* rebuild, uint32_t n, const char* name) {
+  const hgr_graph_t* graph = rebuild->graph;
+  const hgr__node_t* node = &graph->nodes[n];
+  uint32_t node_id = HGR__PASS_NONE;
+  HGR_RETURN_IF_ERROR(hgr__graph_edit_append(
+      rebuild->out, name ? name : node->name, node->is_op ? node->func_name : NULL,
+      hgr__pass_map_inputs(rebuild, node->inputs, node->input_count), node->input_count, node->attrs, node->attr_count,
+      &graph->entries[graph->node_row_ptr[n]], node->num_outputs, &node_id));
+  rebuild->out->nodes[node_id].flatten_data = node->flatten_data;
+  rebuild->out->nodes[node_id].declared_num_inputs = node->declared_num_inputs;
+  rebuild->new_id[n] = node_id;
+  return HGR_OK;
+}
+
+hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32_t node_id, uint32_t like,
+                                      const char* pass) {
+  const hgr_graph_t* graph = rebuild->graph;
+  hgr__entry_t inferred;
+  hgr_status_t status = hgr__op_infer(rebuild->out, node_id, NULL, &inferred);
+  char label[HGR__LABEL_CAPACITY];
+  hgr__graph_node_label(graph, like, label, sizeof(label));
+  if (status) {
+    hgr_status_t internal = HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the node replacing %s fails its inference: %s", pass,
+                                       label, hgr_status_message(status));
+    hgr_status_free(status);
+    return internal;
+  }
+  const hgr__entry_t* want = &graph->entries[graph->node_row_ptr[like]];
+  bool same = hgr__dtype_same(inferred.dtype, want->dtype) && inferred.ndim == want->ndim;
+  for (int32_t d = 0; same && d < want->ndim; ++d) same = inferred.shape[d] == want->shape[d];
+  if (same) return HGR_OK;
+  char got[160], expected[160];
+  return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the node replacing %s infers %s, not %s", pass, label,
+                    hgr__entry_shape(&inferred, got, sizeof(got)), hgr__entry_shape(want, expected, sizeof(expected)));
+}
+
+hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t** out_graph) {
+  const hgr_graph_t* graph = rebuild->graph;
+  hgr_graph_t* out = rebuild->out;
+  for (uint32_t h = 0; h < graph->head_count; ++h)
+    HGR_RETURN_IF_ERROR(hgr__graph_edit_add_head(
+        out, (hgr__entry_ref_t){rebuild->new_id[graph->heads[h].node_id], graph->heads[h].index}));
+  hgr__graph_edit_order_inputs(out, graph);
+  for (uint32_t e = 0; e < out->entry_count; ++e) out->entries[e].storage_id = e;
+  HGR_RETURN_IF_ERROR(hgr__graph_edit_finish(out));
+  *out_graph = out;
+  rebuild->out = NULL;
+  return HGR_OK;
+}
