@@ -1,8 +1,7 @@
-/* ONNX's neural-network ops: Conv (with BatchNormalization, per-channel Mul/Add and
- * Relu/Clip/LeakyRelu fused into it), ConvTranspose, pools, normalizations and
- * Softmax/LogSoftmax (Gemm and MatMul: onnx_import_matmul.c). 1-D convolutions and pools
- * run as 2-D ones of height 1. */
-#include <float.h>
+/* ONNX's neural-network ops: Conv (with a BatchNormalization after it folded into
+ * its weights; the conv epilogue pass fuses what follows), ConvTranspose, pools,
+ * normalizations and Softmax/LogSoftmax (Gemm and MatMul: onnx_import_matmul.c).
+ * 1-D convolutions and pools run as 2-D ones of height 1. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,9 +130,7 @@ static hgr_status_t set_window(hgr_attrs_t* attrs, const window_t* w, const char
 typedef struct conv_epilogue_t {
   hgr__onnx_tensor_t* weight; /* owned float copy when folding changed it, else NULL */
   hgr__onnx_tensor_t* bias;   /* owned float [M] when folded or added, else NULL */
-  const char* activation;     /* "none", "relu", "clip", "leaky_relu" */
-  double a, b;                /* clip bounds or leaky alpha */
-  uint32_t chain[MAX_CHAIN];  /* the nodes fused, in order */
+  uint32_t chain[MAX_CHAIN];  /* the nodes fused, in order (a BatchNormalization) */
   uint32_t chain_length;
 } conv_epilogue_t;
 
@@ -252,32 +249,27 @@ static void affine_walk(hgr__onnx_node_t* node, affine_t* f, bool allow_mul, con
   }
 }
 
-/* Finds BatchNormalization, per-channel Mul/Add of constants and an activation
- * following the conv's output and folds them into weight, bias and activation: the
- * affine part y = conv * scale + shift becomes W * scale and b * scale + shift (a
- * Mul only when the weights are constants). */
+/* Finds a BatchNormalization following the conv's output and folds it into the
+ * conv's weights and bias: y = conv * scale + shift becomes W * scale and b * scale
+ * + shift (only with constant weights and a constant or no bias). What may follow
+ * (per-channel Mul and Add, Relu, Clip, LeakyRelu) is the conv epilogue pass's, on
+ * the built graph (runtime/passes/conv_epilogue.c), as for graphs of any source. */
 static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor_t* weight,
-                                  const hgr__onnx_tensor_t* bias, int64_t channels, int32_t rank, conv_epilogue_t* e) {
+                                  const hgr__onnx_value_t* bias, int64_t channels, int32_t rank, conv_epilogue_t* e) {
   hgr__onnx_loader_t* loader = node->loader;
-  const hgr__onnx_value_t* current = node->outputs[0];
   uint32_t index;
-  const Onnx__NodeProto* next = hgr__onnx_sole_consumer(node, current, &index);
-  e->activation = "none";
+  const Onnx__NodeProto* next = hgr__onnx_sole_consumer(node, node->outputs[0], &index);
+  if (!next || !weight || (bias && !bias->constant) || !is_inference_batch_norm(loader, next, channels)) return HGR_OK;
   affine_t f;
   hgr_status_t status = affine_init(node, channels, rank, &f);
-  if (!status && next && weight && is_inference_batch_norm(loader, next, channels)) {
+  if (!status) {
     affine_batch_norm(loader, next, &f);
     e->chain[e->chain_length++] = index;
-    current = hgr__onnx_find_value(loader, next->output[0]);
-    next = hgr__onnx_sole_consumer(node, current, &index);
-  }
-  if (!status) affine_walk(node, &f, weight != NULL, &current, &next, &index, e->chain, &e->chain_length);
-  if (!status && e->chain_length) {
     int64_t shape[1] = {channels};
     status = hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 1, node->label, &e->bias);
     bool scaled = false;
     for (int64_t m = 0; !status && m < channels; ++m) {
-      double b0 = bias ? hgr__onnx_tensor_f64(bias, (uint64_t)m) : 0.0;
+      double b0 = bias ? hgr__onnx_tensor_f64(bias->constant, (uint64_t)m) : 0.0;
       hgr__onnx_tensor_set_f64(e->bias, (uint64_t)m, b0 * f.scale[m] + f.shift[m]);
       scaled = scaled || f.scale[m] != 1;
     }
@@ -289,41 +281,7 @@ static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor
     }
   }
   affine_free(&f);
-  HGR_RETURN_IF_ERROR(status);
-  /* Relu, Clip with constant bounds (attrs before opset 11), LeakyRelu. */
-  if (next && !strcmp(next->op_type, "Relu")) {
-    e->activation = "relu";
-    e->chain[e->chain_length++] = index;
-  } else if (next && !strcmp(next->op_type, "LeakyRelu")) {
-    const Onnx__AttributeProto* alpha = attr_of(next, "alpha");
-    e->activation = "leaky_relu";
-    e->a = alpha ? alpha->f : 0.01;
-    e->chain[e->chain_length++] = index;
-  } else if (next && !strcmp(next->op_type, "Clip")) {
-    double lo = -FLT_MAX, hi = FLT_MAX;
-    bool ok = true;
-    if (node->opset < 11) {
-      const Onnx__AttributeProto* a = attr_of(next, "min");
-      if (a) lo = a->f;
-      a = attr_of(next, "max");
-      if (a) hi = a->f;
-    } else {
-      for (size_t i = 1; i < next->n_input && i <= 2; ++i) {
-        if (!next->input[i][0]) continue;
-        const hgr__onnx_tensor_t* t = constant_of(loader, next, i);
-        if (!t || t->count != 1) ok = false;
-        else if (i == 1) lo = hgr__onnx_tensor_f64(t, 0);
-        else hi = hgr__onnx_tensor_f64(t, 0);
-      }
-    }
-    if (ok) {
-      e->activation = "clip";
-      e->a = lo;
-      e->b = hi;
-      e->chain[e->chain_length++] = index;
-    }
-  }
-  return HGR_OK;
+  return status;
 }
 
 static hgr_status_t import_conv(hgr__onnx_node_t* node) {
@@ -364,7 +322,7 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
     w.stride[0] = w.stride[1] = 1;
   }
   conv_epilogue_t e = {0};
-  hgr_status_t status = find_epilogue(node, wv->constant, bv ? bv->constant : NULL, channels, x->ndim, &e);
+  hgr_status_t status = find_epilogue(node, wv->constant, bv, channels, x->ndim, &e);
   hgr_value_t inputs[3] = {in};
   uint32_t count = 2;
   /* weights: folded copy, the constant, or the runtime value; 1-D gets height 1 */
@@ -398,12 +356,6 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
   if (!status) status = set_window(attrs, &w, "kernel_size", "dilation");
   if (!status) status = hgr_attrs_set_int(attrs, "groups", group);
   if (!status) status = hgr_attrs_set_int(attrs, "channels", channels);
-  if (!status && strcmp(e.activation, "none")) {
-    status = hgr_attrs_set_string(attrs, "activation", e.activation);
-    if (!status && !strcmp(e.activation, "leaky_relu")) status = hgr_attrs_set_float(attrs, "alpha", e.a);
-    if (!status && !strcmp(e.activation, "clip")) status = hgr_attrs_set_float(attrs, "a_min", e.a);
-    if (!status && !strcmp(e.activation, "clip")) status = hgr_attrs_set_float(attrs, "a_max", e.b);
-  }
   hgr_value_t out;
   if (e.chain_length) /* named after the value it computes: the last fused node's */
     node->op_name = node->loader->graph->node[e.chain[e.chain_length - 1]]->output[0];
