@@ -39,6 +39,11 @@ hgr_test(NAME builder_pocl SOURCE test_builder.c ARGS run)
 hgr_test(NAME fuse_unit SOURCE test_fuse.c ARGS unit)
 hgr_test(NAME fuse_pocl SOURCE test_fuse.c ARGS run pocl:0)
 hgr_test(NAME fuse_three_platforms SOURCE test_fuse.c ARGS run pocl:0 rusticl:0 oclgrind:0)
+# The graph passes (runtime/passes/): the conv epilogue on builder graphs, the
+# pipeline's switches; fused builder and TVM graphs against unfused ones
+hgr_test(NAME passes_unit SOURCE test_passes.c ARGS unit)
+hgr_test(NAME passes_pocl SOURCE test_passes.c ARGS run pocl:0)
+hgr_test(NAME passes_three_platforms SOURCE test_passes.c ARGS run pocl:0 rusticl:0 oclgrind:0)
 
 # Placement's cost-based policies (issue 14): AUTO and STAGES on hand-made cost
 # models (no devices)

@@ -1,0 +1,640 @@
+/* The graph passes (runtime/passes/, hgr/passes.h): the conv epilogue pass on small
+ * builder graphs (what joins a conv2d and what stops the chain, the params folded,
+ * made and removed, a 1-D convolution's reshape), the pipeline's switches and
+ * counts, a placed graph left alone; and fused graphs (from the builder and from
+ * TVM graph JSON) against their unfused originals on random data on each device
+ * given.
+ *
+ *   test_passes unit          the passes, no device
+ *   test_passes run SPEC...   fused against unfused on each device */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_internal.h"
+#include "passes.h"
+#include "testlib.h"
+
+static const hgr_dtype_t F32 = {HGR_DTYPE_FLOAT, 32, 1};
+
+/* A conv2d graph: x [1, C, H, W] -> conv2d (3x3, padding 1, K channels; bias when
+ * asked) -> the ops of `chain` in order, each "add" and "multiply" with a per-channel
+ * constant [K, 1, 1] ("scale4d": a multiply by [1, K, 1, 1]), "relu", "clip" (-0.5,
+ * 0.75), "leaky" (alpha 0.125); the last is the output. The ops of a graph are named
+ * after their token and place in it ("add1", "relu2"), each constant after its op
+ * ("add1_c"). Constants come from rng. */
+enum { C = 3, K = 4, H = 5, W = 6 };
+
+static int op_counter; /* the last op's place in the graph being built */
+
+typedef struct conv_graph_t {
+  hgr_graph_t* graph;
+  hgr_params_t* params;
+} conv_graph_t;
+
+static hgr_value_t constant(hgr_builder_t* builder, const char* name, const int64_t* shape, int32_t ndim,
+                            hgr_test_rng_t* rng) {
+  size_t count = 1;
+  for (int32_t d = 0; d < ndim; ++d) count *= (size_t)shape[d];
+  float* data = malloc(count * sizeof(float));
+  for (size_t i = 0; i < count; ++i) data[i] = hgr_test_rng_float(rng, -1, 1);
+  hgr_value_t value;
+  ASSERT_OK(hgr_builder_add_constant(builder, name, F32, shape, ndim, data, count * sizeof(float), &value));
+  free(data);
+  return value;
+}
+
+static hgr_value_t conv(hgr_builder_t* builder, const char* name, hgr_value_t x, hgr_value_t w, const hgr_value_t* b) {
+  hgr_attrs_t* attrs = NULL;
+  ASSERT_OK(hgr_attrs_create(&attrs));
+  ASSERT_OK(hgr_attrs_set_ints(attrs, "padding", (const int64_t[]){1, 1}, 2));
+  hgr_value_t inputs[3] = {x, w, b ? *b : w};
+  hgr_value_t out;
+  ASSERT_OK(hgr_builder_add_op(builder, name, "conv2d", inputs, b ? 3 : 2, attrs, 1, &out));
+  hgr_attrs_release(attrs);
+  return out;
+}
+
+/* Appends one op of a chain (see conv_graph) after value. */
+static hgr_value_t chain_op(hgr_builder_t* builder, const char* op, hgr_value_t value, hgr_test_rng_t* rng,
+                            int32_t rank) {
+  static const int64_t channel[4] = {K, 1, 1, 1}, leading[4] = {1, K, 1, 1};
+  char name[32];
+  snprintf(name, sizeof(name), "%s%d", op, ++op_counter);
+  hgr_attrs_t* attrs = NULL;
+  ASSERT_OK(hgr_attrs_create(&attrs));
+  hgr_value_t inputs[2] = {value, value};
+  uint32_t count = 1;
+  const char* func = op;
+  if (!strcmp(op, "add") || !strcmp(op, "multiply") || !strcmp(op, "scale4d")) {
+    char constant_name[40];
+    snprintf(constant_name, sizeof(constant_name), "%s_c", name);
+    bool lead = !strcmp(op, "scale4d");
+    inputs[1] = constant(builder, constant_name, lead ? leading : channel, lead ? rank : rank - 1, rng);
+    count = 2;
+    func = lead ? "multiply" : op;
+  } else if (!strcmp(op, "clip")) {
+    ASSERT_OK(hgr_attrs_set_float(attrs, "a_min", -0.5));
+    ASSERT_OK(hgr_attrs_set_float(attrs, "a_max", 0.75));
+  } else if (!strcmp(op, "leaky")) {
+    ASSERT_OK(hgr_attrs_set_float(attrs, "alpha", 0.125));
+    func = "leaky_relu";
+  }
+  hgr_value_t out;
+  ASSERT_OK(hgr_builder_add_op(builder, name, func, inputs, count, attrs, 1, &out));
+  hgr_attrs_release(attrs);
+  return out;
+}
+
+static conv_graph_t conv_graph(bool bias, const char* const* chain, size_t length, uint64_t seed) {
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, seed);
+  hgr_builder_t* builder = NULL;
+  ASSERT_OK(hgr_builder_create(NULL, &builder));
+  op_counter = 0;
+  hgr_value_t x;
+  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, &x));
+  hgr_value_t w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, &rng);
+  hgr_value_t b = bias ? constant(builder, "b", (const int64_t[]){K}, 1, &rng) : x;
+  hgr_value_t v = conv(builder, "conv", x, w, bias ? &b : NULL);
+  for (size_t i = 0; i < length; ++i) v = chain_op(builder, chain[i], v, &rng, 4);
+  ASSERT_OK(hgr_builder_mark_output(builder, v));
+  conv_graph_t g;
+  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
+  hgr_builder_release(builder);
+  return g;
+}
+
+static void conv_graph_release(conv_graph_t* g) {
+  hgr_graph_release(g->graph);
+  hgr_params_release(g->params);
+}
+
+static hgr_params_t* params_copy(const hgr_params_t* params) {
+  hgr_params_t* copy = NULL;
+  ASSERT_OK(hgr_params_create(&copy));
+  for (size_t p = 0; p < hgr_params_count(params); ++p) {
+    hgr_tensor_info_t info;
+    const void* data;
+    ASSERT_OK(hgr_params_get(params, p, &info, &data));
+    ASSERT_OK(hgr_params_add(copy, info.name, info.dtype, info.ndim, info.shape, data, (size_t)info.bytes));
+  }
+  return copy;
+}
+
+static const float* param_data(const hgr_params_t* params, const char* name) {
+  size_t index;
+  ASSERT_OK(hgr_params_find(params, name, &index));
+  hgr_tensor_info_t info;
+  const void* data;
+  ASSERT_OK(hgr_params_get(params, index, &info, &data));
+  return data;
+}
+
+static bool has_param(const hgr_params_t* params, const char* name) {
+  size_t index;
+  hgr_status_t status = hgr_params_find(params, name, &index);
+  hgr_status_free(status);
+  return !status;
+}
+
+static uint32_t count_ops(const hgr_graph_t* graph) {
+  uint32_t count = 0;
+  for (uint32_t n = 0; n < graph->node_count; ++n) count += graph->nodes[n].is_op;
+  return count;
+}
+
+static const hgr__node_t* node_named(const hgr_graph_t* graph, const char* name) {
+  for (uint32_t n = 0; n < graph->node_count; ++n)
+    if (!strcmp(graph->nodes[n].name, name)) return &graph->nodes[n];
+  fail_msg("no node '%s'", name);
+  return NULL;
+}
+
+static const char* input_name(const hgr_graph_t* graph, const hgr__node_t* node, uint32_t i) {
+  return graph->nodes[node->inputs[i].node_id].name;
+}
+
+static hgr_passes_options_t only(bool conv_epilogue, bool elementwise) {
+  hgr_passes_options_t options;
+  hgr_passes_options_init(&options);
+  options.conv_epilogue = conv_epilogue;
+  options.elementwise = elementwise;
+  return options;
+}
+
+/* ---- the conv epilogue pass ----------------------------------------------------------- */
+
+static void bias_add_and_relu_fold_into_one_conv2d(void** state) {
+  (void)state;
+  static const char* const chain[] = {"add", "relu"};
+  conv_graph_t g = conv_graph(true, chain, 2, 1);
+  const float* b = param_data(g.params, "b");
+  const float* c = param_data(g.params, "add1_c");
+  float want[K];
+  for (int k = 0; k < K; ++k) want[k] = b[k] + c[k];
+  hgr_passes_options_t options = only(true, false);
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+  assert_int_equal(report.conv_epilogues, 1);
+  assert_int_equal(report.conv_epilogue_fused, 2);
+  assert_false(report.placed);
+  assert_int_equal(count_ops(fused), 1);
+  /* named like the chain's last node, so the output keeps its name */
+  const hgr__node_t* node = node_named(fused, "relu2");
+  assert_string_equal(node->func_name, "conv2d");
+  assert_string_equal(hgr__node_attr(node, "activation"), "relu");
+  assert_string_equal(hgr__node_attr(node, "padding"), "[1, 1]");
+  assert_int_equal(node->input_count, 3);
+  assert_string_equal(input_name(fused, node, 1), "w");
+  assert_string_equal(input_name(fused, node, 2), "conv.bias");
+  /* the old bias and the added constant leave the graph and the params */
+  assert_int_equal(fused->arg_count, 3);
+  assert_false(has_param(g.params, "b"));
+  assert_false(has_param(g.params, "add1_c"));
+  assert_int_equal(hgr_params_count(g.params), 2);
+  const float* bias = param_data(g.params, "conv.bias");
+  for (int k = 0; k < K; ++k) assert_true(bias[k] == want[k]);
+  hgr_tensor_info_t info;
+  ASSERT_OK(hgr_graph_output_info(fused, 0, &info));
+  assert_string_equal(info.name, "relu2:0");
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+static void multiply_scales_the_weights_and_add_makes_a_bias(void** state) {
+  (void)state;
+  static const char* const chain[] = {"scale4d", "add", "clip"};
+  conv_graph_t g = conv_graph(false, chain, 3, 2);
+  float w[K * C * 9], s[K], c[K];
+  memcpy(w, param_data(g.params, "w"), sizeof(w));
+  memcpy(s, param_data(g.params, "scale4d1_c"), sizeof(s));
+  memcpy(c, param_data(g.params, "add2_c"), sizeof(c));
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, &report));
+  assert_int_equal(report.conv_epilogues, 1);
+  assert_int_equal(report.conv_epilogue_fused, 3);
+  assert_int_equal(report.elementwise_groups, 0);
+  const hgr__node_t* node = node_named(fused, "clip3");
+  assert_string_equal(hgr__node_attr(node, "activation"), "clip");
+  assert_string_equal(hgr__node_attr(node, "a_min"), "-0.5");
+  assert_string_equal(hgr__node_attr(node, "a_max"), "0.75");
+  assert_string_equal(input_name(fused, node, 1), "conv.weight");
+  assert_string_equal(input_name(fused, node, 2), "conv.bias");
+  assert_int_equal(hgr_params_count(g.params), 2);
+  assert_false(has_param(g.params, "w"));
+  const float* weight = param_data(g.params, "conv.weight");
+  const float* bias = param_data(g.params, "conv.bias");
+  for (int i = 0; i < K * C * 9; ++i) assert_true(weight[i] == (float)((double)w[i] * s[i / (C * 9)]));
+  for (int k = 0; k < K; ++k) assert_true(bias[k] == c[k]);
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+/* Without params nothing is known constant: the activation alone joins, and an add
+ * before it keeps it out. */
+static void without_params_only_an_activation_joins(void** state) {
+  (void)state;
+  static const char* const leaky[] = {"leaky"};
+  conv_graph_t g = conv_graph(true, leaky, 1, 3);
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, NULL, NULL, &fused, &report));
+  assert_int_equal(report.conv_epilogue_fused, 1);
+  const hgr__node_t* node = node_named(fused, "leaky1");
+  assert_string_equal(hgr__node_attr(node, "activation"), "leaky_relu");
+  assert_string_equal(hgr__node_attr(node, "alpha"), "0.125");
+  assert_string_equal(input_name(fused, node, 2), "b");
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+
+  static const char* const add_relu[] = {"add", "relu"};
+  g = conv_graph(true, add_relu, 2, 4);
+  ASSERT_OK(hgr_passes_apply(g.graph, NULL, NULL, &fused, &report));
+  assert_int_equal(report.conv_epilogues, 0);
+  /* elementwise fusion takes the add and relu instead */
+  assert_int_equal(report.elementwise_fused, 2);
+  assert_int_equal(count_ops(fused), 2);
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+/* A value read twice or that is a graph output ends the chain before the reader. */
+static void a_value_read_twice_or_an_output_ends_the_chain(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 5);
+  hgr_builder_t* builder = NULL;
+  ASSERT_OK(hgr_builder_create(NULL, &builder));
+  op_counter = 0;
+  hgr_value_t x;
+  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, &x));
+  hgr_value_t w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, &rng);
+  /* conv1 -> add -> (relu, sigmoid): the add joins, the two readers stay */
+  hgr_value_t v = chain_op(builder, "add", conv(builder, "conv1", x, w, NULL), &rng, 4);
+  hgr_value_t r, s;
+  ASSERT_OK(hgr_builder_add_op(builder, "r", "relu", &v, 1, NULL, 1, &r));
+  ASSERT_OK(hgr_builder_add_op(builder, "s", "sigmoid", &v, 1, NULL, 1, &s));
+  /* conv2 (an output) -> relu: nothing joins */
+  hgr_value_t c2 = conv(builder, "conv2", x, w, NULL), r2;
+  ASSERT_OK(hgr_builder_add_op(builder, "r2", "relu", &c2, 1, NULL, 1, &r2));
+  ASSERT_OK(hgr_builder_mark_output(builder, r));
+  ASSERT_OK(hgr_builder_mark_output(builder, s));
+  ASSERT_OK(hgr_builder_mark_output(builder, c2));
+  ASSERT_OK(hgr_builder_mark_output(builder, r2));
+  conv_graph_t g;
+  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
+  hgr_builder_release(builder);
+  hgr_passes_options_t options = only(true, false);
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+  assert_int_equal(report.conv_epilogues, 1);
+  assert_int_equal(report.conv_epilogue_fused, 1);
+  const hgr__node_t* node = node_named(fused, "add1");
+  assert_string_equal(node->func_name, "conv2d");
+  assert_null(hgr__node_attr(node, "activation"));
+  assert_string_equal(node_named(fused, "r")->func_name, "relu");
+  assert_string_equal(node_named(fused, "conv2")->func_name, "conv2d");
+  assert_string_equal(node_named(fused, "r2")->func_name, "relu");
+  /* w stays: conv2 reads it */
+  assert_true(has_param(g.params, "w"));
+  assert_true(has_param(g.params, "conv1.bias"));
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+/* Weights that are a graph input take no multiply (nothing to scale at load). */
+static void weights_given_at_run_time_take_no_multiply(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 6);
+  hgr_builder_t* builder = NULL;
+  ASSERT_OK(hgr_builder_create(NULL, &builder));
+  op_counter = 0;
+  hgr_value_t x, w;
+  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, &x));
+  ASSERT_OK(hgr_builder_add_input(builder, "w", F32, (const int64_t[]){K, C, 3, 3}, 4, &w));
+  hgr_value_t v = chain_op(builder, "multiply", conv(builder, "conv", x, w, NULL), &rng, 4);
+  v = chain_op(builder, "relu", v, &rng, 4);
+  ASSERT_OK(hgr_builder_mark_output(builder, v));
+  conv_graph_t g;
+  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
+  hgr_builder_release(builder);
+  hgr_passes_options_t options = only(true, false);
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+  assert_int_equal(report.conv_epilogues, 0);
+  assert_ptr_equal(fused, g.graph); /* nothing changed: the same graph, retained */
+  assert_int_equal(hgr_params_count(g.params), 1);
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+/* A 1-D convolution as the ONNX loader writes it: conv2d of height 1, then a
+ * reshape to [N, K, W]; the chain after the reshape moves before it. */
+static conv_graph_t one_dimensional_conv(uint64_t seed) {
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, seed);
+  hgr_builder_t* builder = NULL;
+  ASSERT_OK(hgr_builder_create(NULL, &builder));
+  op_counter = 0;
+  hgr_value_t x;
+  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){2, C, 1, W}, 4, &x));
+  hgr_value_t w = constant(builder, "w", (const int64_t[]){K, C, 1, 3}, 4, &rng);
+  hgr_value_t b = constant(builder, "b", (const int64_t[]){K}, 1, &rng);
+  hgr_attrs_t* attrs = NULL;
+  ASSERT_OK(hgr_attrs_create(&attrs));
+  ASSERT_OK(hgr_attrs_set_ints(attrs, "padding", (const int64_t[]){0, 1}, 2));
+  hgr_value_t v;
+  ASSERT_OK(hgr_builder_add_op(builder, "conv", "conv2d", (hgr_value_t[]){x, w, b}, 3, attrs, 1, &v));
+  hgr_attrs_release(attrs);
+  ASSERT_OK(hgr_attrs_create(&attrs));
+  ASSERT_OK(hgr_attrs_set_ints(attrs, "newshape", (const int64_t[]){2, K, W}, 3));
+  ASSERT_OK(hgr_builder_add_op(builder, "flat", "reshape", &v, 1, attrs, 1, &v));
+  hgr_attrs_release(attrs);
+  v = chain_op(builder, "multiply", v, &rng, 3);
+  v = chain_op(builder, "add", v, &rng, 3);
+  v = chain_op(builder, "leaky", v, &rng, 3);
+  ASSERT_OK(hgr_builder_mark_output(builder, v));
+  conv_graph_t g;
+  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
+  hgr_builder_release(builder);
+  return g;
+}
+
+static void a_one_dimensional_conv_takes_the_chain_after_its_reshape(void** state) {
+  (void)state;
+  conv_graph_t g = one_dimensional_conv(7);
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, &report));
+  assert_int_equal(report.conv_epilogues, 1);
+  assert_int_equal(report.conv_epilogue_fused, 3);
+  assert_int_equal(count_ops(fused), 2);
+  const hgr__node_t* node = node_named(fused, "conv");
+  assert_string_equal(hgr__node_attr(node, "activation"), "leaky_relu");
+  /* the reshape reads the fused conv2d and gives the chain's value, by its name */
+  const hgr__node_t* reshape = node_named(fused, "leaky3");
+  assert_string_equal(reshape->func_name, "reshape");
+  assert_ptr_equal(&fused->nodes[reshape->inputs[0].node_id], node);
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+/* Two convs read one weight param: the one that scales it gets its own copy. */
+static void a_shared_weight_stays_for_the_conv_that_does_not_scale_it(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 8);
+  hgr_builder_t* builder = NULL;
+  ASSERT_OK(hgr_builder_create(NULL, &builder));
+  op_counter = 0;
+  hgr_value_t x;
+  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, &x));
+  hgr_value_t w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, &rng);
+  hgr_value_t a = chain_op(builder, "multiply", conv(builder, "conv_a", x, w, NULL), &rng, 4);
+  hgr_value_t b = conv(builder, "conv_b", x, w, NULL);
+  ASSERT_OK(hgr_builder_mark_output(builder, a));
+  ASSERT_OK(hgr_builder_mark_output(builder, b));
+  conv_graph_t g;
+  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
+  hgr_builder_release(builder);
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, NULL));
+  assert_true(has_param(g.params, "w"));
+  assert_true(has_param(g.params, "conv_a.weight"));
+  assert_string_equal(input_name(fused, node_named(fused, "conv_b"), 1), "w");
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+/* A name the pass would give is taken: the next free "#k". */
+static void new_param_names_do_not_collide(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 9);
+  hgr_builder_t* builder = NULL;
+  ASSERT_OK(hgr_builder_create(NULL, &builder));
+  op_counter = 0;
+  hgr_value_t x;
+  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, &x));
+  hgr_value_t w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, &rng);
+  hgr_value_t taken = constant(builder, "conv.bias", (const int64_t[]){1}, 1, &rng);
+  hgr_value_t v = chain_op(builder, "add", conv(builder, "conv", x, w, NULL), &rng, 4);
+  ASSERT_OK(hgr_builder_mark_output(builder, v));
+  ASSERT_OK(hgr_builder_mark_output(builder, taken));
+  conv_graph_t g;
+  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
+  hgr_builder_release(builder);
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, NULL));
+  assert_true(has_param(g.params, "conv.bias"));
+  assert_true(has_param(g.params, "conv.bias#2"));
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+/* ---- the pipeline ---------------------------------------------------------------------- */
+
+static void each_pass_is_switched_and_counted(void** state) {
+  (void)state;
+  static const char* const chain[] = {"add", "relu"};
+  conv_graph_t g = conv_graph(true, chain, 2, 10);
+  hgr_passes_options_t options = only(false, false);
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+  assert_ptr_equal(fused, g.graph);
+  assert_int_equal(report.conv_epilogues + report.elementwise_groups, 0);
+  hgr_graph_release(fused);
+  options = only(false, true);
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+  assert_int_equal(report.conv_epilogues, 0);
+  assert_int_equal(report.elementwise_groups, 1);
+  assert_int_equal(report.elementwise_fused, 2);
+  assert_string_equal(node_named(fused, "relu2")->func_name, "fused_elementwise");
+  assert_int_equal(hgr_params_count(g.params), 3); /* nothing folded */
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+static void a_placed_graph_is_left_as_it_is(void** state) {
+  (void)state;
+  static const char* const chain[] = {"relu"};
+  conv_graph_t g = conv_graph(true, chain, 1, 11);
+  g.graph->has_device_index = true; /* as a placed graph has */
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, &report));
+  assert_ptr_equal(fused, g.graph);
+  assert_true(report.placed);
+  hgr_graph_release(fused);
+  hgr_params_t* made = NULL;
+  ASSERT_STATUS(hgr__fuse_conv_epilogue(g.graph, g.params, &fused, &made, NULL), HGR_STATUS_FAILED_PRECONDITION,
+                "placed", "fuse before placement");
+  assert_null(fused);
+  g.graph->has_device_index = false;
+  conv_graph_release(&g);
+  ASSERT_STATUS(hgr_passes_apply(NULL, NULL, NULL, &fused, NULL), HGR_STATUS_INVALID_ARGUMENT, "NULL");
+}
+
+/* ---- fused against unfused on devices ------------------------------------------------ */
+
+static hgr_instance_t* instance;
+static const char* const* specs;
+static int spec_count;
+
+/* Runs graph once on spec with params and input 0 = x; returns output 0 (malloc'd). */
+static float* run(const char* spec, const hgr_graph_t* graph, const hgr_params_t* params, const float* x) {
+  hgr_executor_options_t options;
+  hgr_executor_options_init(&options);
+  const hgr_device_binding_t binding = {0, spec};
+  options.bindings = &binding;
+  options.binding_count = 1;
+  options.params = params;
+  options.program_cache.mode = HGR_PROGRAM_CACHE_OFF;
+  hgr_executor_t* executor = NULL;
+  ASSERT_OK(hgr_executor_create(instance, (hgr_graph_t*)graph, &options, &executor));
+  hgr_tensor_info_t info;
+  ASSERT_OK(hgr_graph_input_info(graph, 0, &info));
+  ASSERT_OK(hgr_executor_set_input(executor, 0, x, info.bytes));
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_wait(executor));
+  ASSERT_OK(hgr_graph_output_info(graph, 0, &info));
+  float* result = malloc(info.bytes + 1);
+  ASSERT_OK(hgr_executor_get_output(executor, 0, result, info.bytes));
+  hgr_executor_release(executor);
+  return result;
+}
+
+/* Runs g unfused and through the passes on every device and compares output 0.
+ * The tolerance allows the fused kernel's fma and its other order of summation. */
+static void compare_fused(conv_graph_t* g, uint32_t want_epilogues) {
+  hgr_params_t* params = params_copy(g->params);
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g->graph, params, NULL, &fused, &report));
+  assert_int_equal(report.conv_epilogues, want_epilogues);
+  hgr_tensor_info_t in, out;
+  ASSERT_OK(hgr_graph_input_info(g->graph, 0, &in));
+  ASSERT_OK(hgr_graph_output_info(g->graph, 0, &out));
+  size_t count = (size_t)in.bytes / sizeof(float), outputs = (size_t)out.bytes / sizeof(float);
+  float* x = malloc(in.bytes);
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 99);
+  for (size_t i = 0; i < count; ++i) x[i] = hgr_test_rng_float(&rng, -2, 2);
+  for (int d = 0; d < spec_count; ++d) {
+    float* want = run(specs[d], g->graph, g->params, x);
+    float* got = run(specs[d], fused, params, x);
+    for (size_t i = 0; i < outputs; ++i)
+      if (!(fabsf(got[i] - want[i]) <= 1e-5f * fabsf(want[i]) + 1e-5f))
+        fail_msg("%s: element %zu: fused %.9g, unfused %.9g", specs[d], i, got[i], want[i]);
+    free(want);
+    free(got);
+  }
+  free(x);
+  hgr_graph_release(fused);
+  hgr_params_release(params);
+}
+
+static void fused_builder_graphs_match_the_unfused_ones(void** state) {
+  (void)state;
+  static const char* const chains[][4] = {
+      {"add", "relu"}, {"scale4d", "add", "leaky"}, {"multiply", "scale4d", "add", "clip"}, {"relu"}};
+  static const size_t lengths[] = {2, 3, 4, 1};
+  for (size_t k = 0; k < 4; ++k) {
+    conv_graph_t g = conv_graph(k % 2 == 0, chains[k], lengths[k], 20 + k);
+    compare_fused(&g, 1);
+    conv_graph_release(&g);
+  }
+  conv_graph_t g = one_dimensional_conv(30);
+  compare_fused(&g, 1);
+  conv_graph_release(&g);
+}
+
+/* A TVM graph as JSON (conv2d -> add of a [4, 1, 1] bias -> relu, no placement)
+ * with its params: the pass gives it the epilogue, with the same results. */
+static const char tvm_json[] =
+    "{\"nodes\": ["
+    "{\"op\": \"null\", \"name\": \"data\", \"inputs\": []},"
+    "{\"op\": \"null\", \"name\": \"weight\", \"inputs\": []},"
+    "{\"op\": \"null\", \"name\": \"bias\", \"inputs\": []},"
+    "{\"op\": \"tvm_op\", \"name\": \"conv\", \"attrs\": {\"func_name\": \"conv2d\", \"num_inputs\": \"2\", "
+    "\"num_outputs\": \"1\", \"flatten_data\": \"0\", \"padding\": \"[1, 1]\", \"kernel_size\": \"[3, 3]\"}, "
+    "\"inputs\": [[0, 0, 0], [1, 0, 0]]},"
+    "{\"op\": \"tvm_op\", \"name\": \"bias_add\", \"attrs\": {\"func_name\": \"add\", \"num_inputs\": \"2\", "
+    "\"num_outputs\": \"1\", \"flatten_data\": \"0\"}, \"inputs\": [[3, 0, 0], [2, 0, 0]]},"
+    "{\"op\": \"tvm_op\", \"name\": \"relu\", \"attrs\": {\"func_name\": \"relu\", \"num_inputs\": \"1\", "
+    "\"num_outputs\": \"1\", \"flatten_data\": \"0\"}, \"inputs\": [[4, 0, 0]]}],"
+    "\"arg_nodes\": [0, 1, 2], \"heads\": [[5, 0, 0]], \"node_row_ptr\": [0, 1, 2, 3, 4, 5, 6],"
+    "\"attrs\": {\"dltype\": [\"list_str\", [\"float32\", \"float32\", \"float32\", \"float32\", \"float32\", "
+    "\"float32\"]], \"storage_id\": [\"list_int\", [0, 1, 2, 3, 4, 5]], \"shape\": [\"list_shape\", "
+    "[[1, 3, 5, 6], [4, 3, 3, 3], [4, 1, 1], [1, 4, 5, 6], [1, 4, 5, 6], [1, 4, 5, 6]]]}}";
+
+static void a_tvm_graph_gets_the_conv_epilogue(void** state) {
+  (void)state;
+  conv_graph_t g;
+  ASSERT_OK(hgr_graph_load_json(tvm_json, sizeof(tvm_json) - 1, &g.graph));
+  ASSERT_OK(hgr_params_create(&g.params));
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 40);
+  float weight[4 * 3 * 9], bias[4];
+  for (size_t i = 0; i < 4 * 3 * 9; ++i) weight[i] = hgr_test_rng_float(&rng, -1, 1);
+  for (size_t i = 0; i < 4; ++i) bias[i] = hgr_test_rng_float(&rng, -1, 1);
+  ASSERT_OK(hgr_params_add(g.params, "weight", F32, 4, (const int64_t[]){4, 3, 3, 3}, weight, sizeof(weight)));
+  ASSERT_OK(hgr_params_add(g.params, "bias", F32, 3, (const int64_t[]){4, 1, 1}, bias, sizeof(bias)));
+  compare_fused(&g, 1);
+  conv_graph_release(&g);
+}
+
+static int set_up_instance(void** state) {
+  (void)state;
+  hgr_status_t status = hgr_instance_create(NULL, &instance);
+  if (status) {
+    char* text = hgr_status_to_string(status);
+    fprintf(stderr, "instance: %s\n", text);
+    free(text);
+    hgr_status_free(status);
+    return -1;
+  }
+  hgr_test_require_devices(instance, specs, (size_t)spec_count);
+  return 0;
+}
+
+static int tear_down_instance(void** state) {
+  (void)state;
+  hgr_instance_release(instance);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const struct CMUnitTest unit[] = {
+      cmocka_unit_test(bias_add_and_relu_fold_into_one_conv2d),
+      cmocka_unit_test(multiply_scales_the_weights_and_add_makes_a_bias),
+      cmocka_unit_test(without_params_only_an_activation_joins),
+      cmocka_unit_test(a_value_read_twice_or_an_output_ends_the_chain),
+      cmocka_unit_test(weights_given_at_run_time_take_no_multiply),
+      cmocka_unit_test(a_one_dimensional_conv_takes_the_chain_after_its_reshape),
+      cmocka_unit_test(a_shared_weight_stays_for_the_conv_that_does_not_scale_it),
+      cmocka_unit_test(new_param_names_do_not_collide),
+      cmocka_unit_test(each_pass_is_switched_and_counted),
+      cmocka_unit_test(a_placed_graph_is_left_as_it_is),
+  };
+  const struct CMUnitTest run_tests[] = {
+      cmocka_unit_test(fused_builder_graphs_match_the_unfused_ones),
+      cmocka_unit_test(a_tvm_graph_gets_the_conv_epilogue),
+  };
+  if (argc == 2 && !strcmp(argv[1], "unit")) return cmocka_run_group_tests_name("passes", unit, NULL, NULL);
+  if (argc >= 3 && !strcmp(argv[1], "run")) {
+    specs = (const char* const*)argv + 2;
+    spec_count = argc - 2;
+    return cmocka_run_group_tests_name("passes on devices", run_tests, set_up_instance, tear_down_instance);
+  }
+  fprintf(stderr, "usage: test_passes unit | run SPEC...\n");
+  return 2;
+}
