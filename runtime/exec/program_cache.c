@@ -183,16 +183,14 @@ static bool cache_enabled(const hgr_executor_t* executor) {
           (executor->programs.cache.load && executor->programs.cache.store));
 }
 
-/* The store of the executor's cache: its directory in FILES mode (resolved at each
- * use, as the environment says then); none with the callbacks, where it only
- * checks blobs. */
+/* The executor's store in FILES mode: its directory is resolved at each use, as the
+ * environment says then. */
 static hgr_status_t open_store(const hgr_executor_t* executor, hgr__store_t* out_store) {
-  if (executor->programs.cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
-    *out_store = (hgr__store_t){NULL, STORE_WHAT, STORE_KEY_NAMES};
-    return HGR_OK;
-  }
   return hgr__store_open(executor->programs.cache.directory, STORE_WHAT, STORE_KEY_NAMES, out_store);
 }
+
+/* What checks a blob, from a file or the embedder's callbacks: no directory needed. */
+static const hgr__store_t blob_checker = {NULL, STORE_WHAT, STORE_KEY_NAMES};
 
 /* Loads the blob of key: true with *out_blob (malloc'd) when there is one. */
 static bool load_blob(worker_t* worker, const char* key, unsigned char** out_blob, size_t* out_size) {
@@ -212,7 +210,7 @@ static bool load_blob(worker_t* worker, const char* key, unsigned char** out_blo
   hgr__store_key_name(ENTRY_PREFIX, key, ENTRY_SUFFIX, name);
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__store_open(executor->programs.cache.directory, STORE_WHAT, STORE_KEY_NAMES, &store);
+  hgr_status_t status = open_store(executor, &store);
   if (!status) status = hgr__store_read(&store, name, HGR__FILE_MAX_PROGRAM_BLOB_BYTES, &data, &length);
   if (status) note(worker, "program cache: %s", hgr_status_message(status));
   hgr_status_free(status);
@@ -253,12 +251,9 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
     note(worker, "program cache: miss for %s on %s", source_name, device->info.spec);
     return NULL;
   }
-  hgr__store_t store;
   const void* value = NULL;
   size_t length = 0;
-  hgr_status_t status = open_store(worker->executor, &store);
-  if (!status) status = hgr__store_entry_check(&store, blob, size, key, &value, &length);
-  hgr__store_close(&store);
+  hgr_status_t status = hgr__store_entry_check(&blob_checker, blob, size, key, &value, &length);
   const char* why = status ? hgr_status_message(status) : NULL;
   cl_program program = NULL;
   if (value) {
