@@ -128,7 +128,21 @@ hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* mo
                         "JSON", path);
     if (model->loader_budget)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--loader-budget bounds the ONNX loader; %s is graph JSON", path);
-    return hgr_graph_load_file(path, out_graph);
+    /* The graph passes, as an ONNX load runs them (without params: a conv2d takes its
+     * activation, not the constants after it); a placed graph stays as it is. */
+    hgr_passes_options_t passes;
+    hgr_passes_options_init(&passes);
+    passes.elementwise = !model->no_fusion;
+    hgr_passes_report_t report;
+    hgr_graph_t* fused = NULL;
+    HGR_RETURN_IF_ERROR_CLI(hgr_graph_load_file(path, out_graph));
+    HGR_RETURN_IF_ERROR_CLI(hgr_passes_apply(*out_graph, NULL, &passes, &fused, &report));
+    hgr_graph_release(*out_graph);
+    *out_graph = fused;
+    if (print && (report.conv_epilogues || report.elementwise_groups))
+      printf("%s: %u nodes fused into %u conv2d epilogues, %u elementwise nodes into %u kernels\n", path,
+             report.conv_epilogue_fused, report.conv_epilogues, report.elementwise_fused, report.elementwise_groups);
+    return HGR_OK;
   }
 #if HGR_HAS_ONNX
   hgr_onnx_options_t* options = NULL;
