@@ -190,6 +190,13 @@ typedef struct hgr_executor_options_t {
    * buffers count in the new executor's hgr_device_usage_t.shared_bytes, not in its
    * storage_bytes nor against its memory budget. */
   hgr_executor_t* share_params_from;
+  /* With share_params_from: when not NULL, the source may run another graph, and
+   * only the inputs named here are shared, each with the source's input of the same
+   * name and bytes (other differences are logged and not shared). The caller vouches
+   * that the params of these names hold the same values in both (the model object,
+   * hgr/model.h, shares a model's weights between its shapes so). */
+  const char* const* share_param_names;
+  size_t share_param_name_count;
   /* Tile choices (hgr/tune.h): the tuning file in the program cache directory
    * (HGR_TUNING_FILE, the default), none (HGR_TUNING_OFF), or one candidate for
    * every node (HGR_TUNING_CANDIDATE, candidate index tuning_candidate). */

@@ -421,7 +421,8 @@ hgr_status_t hgr__steps_plan(hgr_executor_t* executor, const hgr_executor_option
   HGR_RETURN_IF_ERROR(assign_queues(executor));
   const hgr_executor_t* source = options->share_params_from;
   hgr__storage_source_t share = {source ? &source->pool : NULL, source ? source->graph : NULL,
-                                 source ? source->instance : NULL};
+                                 source ? source->instance : NULL, options->share_param_names,
+                                 options->share_param_name_count};
   HGR_RETURN_IF_ERROR(hgr__storage_plan(&executor->pool, executor->instance, graph, &executor->device_keys,
                                         source ? &share : NULL, executor->log, executor->log_user));
   for (s = 0; s < executor->step_count; ++s)

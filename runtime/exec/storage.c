@@ -35,26 +35,61 @@ static void note_not_shared(share_report_t* report, const char* format, ...) {
 /* Marks the storages to borrow from source: those of inputs the source holds from
  * params, that no other entry uses (so no node writes them in either executor,
  * which run the same graph), on the same device of the same instance. */
+/* Per storage slot of graph: how many entries use it (calloc'd; NULL when out of memory). */
+static uint32_t* storage_users(const hgr_graph_t* graph) {
+  uint32_t* users = calloc(graph->storage_count + 1, sizeof(uint32_t));
+  for (uint32_t e = 0; users && e < graph->entry_count; ++e) users[graph->entries[e].storage_slot]++;
+  return users;
+}
+
+/* The storage slot of the source's input called name that only that input uses, or
+ * UINT32_MAX. */
+static uint32_t source_input_slot(const hgr__storage_source_t* source, const uint32_t* source_users,
+                                  const char* name) {
+  const hgr_graph_t* graph = source->graph;
+  for (uint32_t i = 0; i < graph->arg_count; ++i) {
+    uint32_t node_id = graph->arg_nodes[i];
+    if (strcmp(graph->nodes[node_id].name, name)) continue;
+    uint32_t slot = graph->entries[graph->node_row_ptr[node_id]].storage_slot;
+    return source_users[slot] == 1 ? slot : UINT32_MAX;
+  }
+  return UINT32_MAX;
+}
+
+static bool named(const hgr__storage_source_t* source, const char* name) {
+  for (size_t k = 0; k < source->name_count; ++k)
+    if (source->names[k] && !strcmp(source->names[k], name)) return true;
+  return false;
+}
+
 static hgr_status_t choose_shared(hgr__storage_pool_t* pool, const hgr_instance_t* instance, const hgr_graph_t* graph,
                                   const hgr__storage_source_t* source, hgr_log_fn log, void* log_user) {
   char difference[256];
-  if (!hgr__graph_same(graph, source->graph, difference, sizeof(difference)))
+  bool by_name = source->names != NULL;
+  if (!by_name && !hgr__graph_same(graph, source->graph, difference, sizeof(difference)))
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                       "share_params_from: the source executor runs another graph (%s); only executors of the same "
-                      "graph share params",
+                      "graph share params (or share_param_names names the inputs to share)",
                       difference);
-  uint32_t* users = calloc(graph->storage_count + 1, sizeof(uint32_t)); /* entries per storage id */
-  if (!users) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  for (uint32_t e = 0; e < graph->entry_count; ++e) users[graph->entries[e].storage_slot]++;
+  uint32_t* users = storage_users(graph); /* entries per storage id */
+  uint32_t* source_users = by_name ? storage_users(source->graph) : NULL;
+  if (!users || (by_name && !source_users)) {
+    free(users);
+    free(source_users);
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
   share_report_t report = {0};
   hgr_status_t status = HGR_OK;
   for (uint32_t i = 0; i < graph->arg_count && !status; ++i) {
     uint32_t node_id = graph->arg_nodes[i];
     uint32_t storage_slot = graph->entries[graph->node_row_ptr[node_id]].storage_slot;
-    const hgr__storage_t* from = &source->pool->storages[storage_slot];
-    hgr__storage_t* storage = &pool->storages[storage_slot];
     const char* name = graph->nodes[node_id].name;
-    if (!from->params) continue;
+    uint32_t from_slot = storage_slot;
+    if (by_name && (!named(source, name) || (from_slot = source_input_slot(source, source_users, name)) == UINT32_MAX))
+      continue;
+    const hgr__storage_t* from = &source->pool->storages[from_slot];
+    hgr__storage_t* storage = &pool->storages[storage_slot];
+    if (!from->params || !from->used || !storage->used) continue;
     if (users[storage_slot] != 1) {
       note_not_shared(&report, "input %u '%.64s': storage %u is used by %u entries, so it is not read-only", i, name,
                       hgr__graph_storage_id(graph, storage_slot), users[storage_slot]);
@@ -64,6 +99,9 @@ static hgr_status_t choose_shared(hgr__storage_pool_t* pool, const hgr_instance_
       note_not_shared(&report, "input %u '%.64s' is on %s here but on %s in the source", i, name,
                       hgr__device_spec(instance, storage->device_index),
                       hgr__device_spec(instance, from->device_index));
+    } else if (from->bytes != storage->bytes && by_name) {
+      note_not_shared(&report, "input %u '%.64s' has %llu bytes here and %llu in the source", i, name,
+                      (unsigned long long)storage->bytes, (unsigned long long)from->bytes);
     } else if (from->bytes != storage->bytes) { /* the graphs are the same */
       status = HGR_STATUS(HGR_STATUS_INTERNAL,
                           "share_params_from: storage %u has %llu bytes here and %llu in the "
@@ -72,11 +110,13 @@ static hgr_status_t choose_shared(hgr__storage_pool_t* pool, const hgr_instance_
                           (unsigned long long)from->bytes);
     } else {
       storage->borrowed = storage->shared = storage->params = true;
+      storage->source_slot = from_slot;
       report.shared++;
       report.shared_bytes += storage->bytes;
     }
   }
   free(users);
+  free(source_users);
   if (!status && log) {
     char line[768];
     int length = snprintf(line, sizeof(line), "share_params_from: %u parameter buffer%s (%llu bytes) shared",
@@ -91,7 +131,7 @@ static hgr_status_t choose_shared(hgr__storage_pool_t* pool, const hgr_instance_
 
 void hgr__storage_lend(const hgr__storage_pool_t* pool, hgr__storage_pool_t* source) {
   for (uint32_t s = 0; source && s < pool->count; ++s)
-    if (pool->storages[s].borrowed) source->storages[s].shared = true;
+    if (pool->storages[s].borrowed) source->storages[pool->storages[s].source_slot].shared = true;
 }
 
 /* ---- plan, allocation, release ------------------------------------------------------- */
@@ -169,10 +209,11 @@ hgr_status_t hgr__storage_allocate(hgr__storage_pool_t* pool, hgr_instance_t* in
     hgr__storage_t* storage = &pool->storages[s];
     if (!storage->used) continue;
     if (storage->borrowed) {
-      cl_int error = clRetainMemObject(source->storages[s].own_mem);
+      cl_mem from = source->storages[storage->source_slot].own_mem;
+      cl_int error = clRetainMemObject(from);
       if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clRetainMemObject(storage %u of the source executor)",
                                                   hgr__graph_storage_id(graph, s));
-      storage->mem = storage->own_mem = source->storages[s].own_mem;
+      storage->mem = storage->own_mem = from;
       continue;
     }
     cl_context context;

@@ -28,6 +28,7 @@ typedef struct hgr__storage_t {
                           or a binding, or borrowed (share_params_from) */
   bool shared;         /* lent to or borrowed from another executor: read-only */
   bool borrowed;       /* own_mem is the source executor's, not allocated here */
+  uint32_t source_slot; /* when borrowed: the source's storage slot it is */
   hgr__storage_arg_t* args; /* the kernel arguments that name it */
   uint32_t arg_count, arg_capacity;
 } hgr__storage_t;
@@ -42,6 +43,10 @@ typedef struct hgr__storage_source_t {
   const hgr__storage_pool_t* pool;
   const hgr_graph_t* graph;
   const hgr_instance_t* instance;
+  /* share_param_names: when given, the graphs may differ and only inputs of these
+   * names are shared, each with the source's input of the same name. */
+  const char* const* names;
+  size_t name_count;
 } hgr__storage_source_t;
 
 /* Owners and sizes of the storages, and per device (device_keys.h) what they take. With
