@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-LAYERS = ["base", "device", "graph", "ops", "build", "passes", "exec", "place", "onnx"]
+LAYERS = ["base", "device", "graph", "ops", "build", "passes", "exec", "place", "onnx", "model"]
 # Within a layer, lowest first. A file of an ordered layer calls only files before it.
 ORDER = {
     "base": ["text.c", "status.c", "shape.c", "tensor.c", "file.c", "store.c", "params.c", "npy.c"],
@@ -29,6 +29,7 @@ ORDER = {
     "place": ["unplace.c", "capability.c", "assign.c", "copies.c", "memory_plan.c", "verify.c", "cost_model.c",
               "schedule.c", "rank_measure.c", "place.c", "place_report.c"],
     "onnx": ["onnx_wire.c", "onnx_tensor.c", "onnx_node.c", "onnx_fold_map.c", "onnx_import_*.c", "onnx_ops.c", "onnx_load.c"],
+    "model": ["model.c"],
 }
 DEFINITION = re.compile(r"^(?:[A-Za-z_][\w \t\*]*?)\b(hgr_\w+)\s*\([^;{]*\)\s*\{", re.M)
 CALL = re.compile(r"\b(hgr_\w+)\s*\(")

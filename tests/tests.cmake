@@ -465,6 +465,13 @@ if(HGR_ONNX)
   # amplifying ones under a 4 GiB address space (skipped under AddressSanitizer; not
   # in cross builds, whose emulator needs more address space than that for itself)
   hgr_test(NAME onnx_hostile_files SOURCE test_onnx_hostile.c ARGS ${HGR_TEST_DATA_DIR}/hostile)
+  # The model object (hgr/model.h) on the symbolic models of tests/data/symbolic/: many
+  # shapes in one model, inputs that decide shapes, shared weights, eviction; on each
+  # platform of the test bed
+  foreach(device pocl:0 rusticl:0 oclgrind:0)
+    string(REGEX REPLACE ":.*" "" platform "${device}")
+    hgr_test(NAME model_shapes_${platform} SOURCE test_model.c ARGS ${HGR_TEST_DATA_DIR}/symbolic ${device})
+  endforeach()
   if(NOT CMAKE_CROSSCOMPILING)
     hgr_test(NAME onnx_hostile_rlimit SOURCE test_onnx_hostile.c ARGS ${HGR_TEST_DATA_DIR}/hostile rlimit)
   endif()

@@ -20,8 +20,10 @@
  * kernels), executor.h (running a graph), fence.h (one run as an object),
  * profile.h (placement, memory, the last run's profile and its reports),
  * builder.h (building a graph in C), passes.h (fusing a graph's nodes), place.h
- * (placing a graph on the devices). Not included here: opencl.h (the caller's own
- * OpenCL objects), which needs the OpenCL headers. */
+ * (placing a graph on the devices), onnx.h (ONNX models), model.h (a model run at
+ * any input shape). Not
+ * included here: opencl.h (the caller's own OpenCL objects), which needs the
+ * OpenCL headers. */
 #ifndef HGR_HGR_H_
 #define HGR_HGR_H_
 
@@ -47,6 +49,7 @@
 #if HGR_HAS_ONNX
 #include "hgr/onnx.h"
 #endif
+#include "hgr/model.h"
 
 #define HGR_VERSION_MAJOR 0
 #define HGR_VERSION_MINOR 1

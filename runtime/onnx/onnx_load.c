@@ -114,6 +114,40 @@ hgr_status_t hgr_onnx_options_set_input_value(hgr_onnx_options_t* options, const
   return HGR_OK;
 }
 
+hgr_status_t hgr__onnx_options_clone(const hgr_onnx_options_t* options, hgr_onnx_options_t** out_copy) {
+  HGR_RETURN_IF_ERROR(hgr_onnx_options_create(out_copy));
+  hgr_onnx_options_t* copy = *out_copy;
+  if (!options) return HGR_OK;
+  hgr_status_t status = HGR_OK;
+  copy->shapes = calloc(options->shape_count + 1, sizeof(*copy->shapes));
+  if (!copy->shapes) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; !status && i < options->shape_count; ++i) {
+    copy->shapes[i] = options->shapes[i];
+    copy->shapes[i].name = NULL;
+    copy->shapes[i].value = NULL;
+    ++copy->shape_count;
+    status = hgr__strdup(options->shapes[i].name, &copy->shapes[i].name);
+    if (!status && options->shapes[i].value)
+      status = hgr__onnx_tensor_copy(options->shapes[i].value, &copy->shapes[i].value);
+  }
+  copy->instance = options->instance;
+  copy->place = options->place;
+  copy->max_tensor_bytes = options->max_tensor_bytes;
+  copy->max_loader_bytes = options->max_loader_bytes;
+  copy->no_fusion = options->no_fusion;
+  if (status) {
+    hgr_onnx_options_release(copy);
+    *out_copy = NULL;
+  }
+  return status;
+}
+
+bool hgr__onnx_options_fixes(const hgr_onnx_options_t* options, const char* name) {
+  for (size_t i = 0; options && i < options->shape_count; ++i)
+    if (options->shapes[i].value && !strcmp(options->shapes[i].name, name)) return true;
+  return false;
+}
+
 void hgr_onnx_options_set_max_tensor_bytes(hgr_onnx_options_t* options, uint64_t bytes) {
   if (options) options->max_tensor_bytes = bytes;
 }
@@ -376,7 +410,8 @@ static hgr_status_t find_live(hgr__onnx_loader_t* loader) {
   return HGR_OK;
 }
 
-static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_node_t* node) {
+/* A node context without its inputs and outputs: what names it in errors. */
+static void node_header(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_node_t* node) {
   const Onnx__NodeProto* proto = loader->graph->node[index];
   memset(node, 0, sizeof(*node));
   node->loader = loader;
@@ -387,6 +422,11 @@ static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr
   const char* name = proto->name && proto->name[0] ? proto->name : (proto->n_output ? proto->output[0] : "");
   snprintf(node->label, sizeof(node->label), "node %u '%.120s' (%.60s, opset %lld)", index, name ? name : "", op,
            (long long)loader->opset);
+}
+
+static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_node_t* node) {
+  const Onnx__NodeProto* proto = loader->graph->node[index];
+  node_header(loader, index, node);
   node->inputs = calloc(proto->n_input + 1, sizeof(*node->inputs));
   node->outputs = calloc(proto->n_output + 1, sizeof(*node->outputs));
   if (!node->inputs || !node->outputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -433,15 +473,21 @@ static hgr_status_t check_required_inputs(const hgr__onnx_node_t* node, const hg
   return HGR_OK;
 }
 
+/* The op of node: its domain must be the default one and hgr must know it. */
+static hgr_status_t find_op(const hgr__onnx_node_t* node, const hgr__onnx_op_t** out_op) {
+  const Onnx__NodeProto* proto = node->proto;
+  if (proto->domain && proto->domain[0] && strcmp(proto->domain, "ai.onnx"))
+    return HGR__ONNX_UNSUPPORTED(node, "domain '%s' is not supported; hgr reads the default domain (ai.onnx)",
+                                 proto->domain);
+  if (!(*out_op = hgr__onnx_op_find(proto->op_type ? proto->op_type : ""))) return unknown_op(node);
+  return HGR_OK;
+}
+
 static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
   hgr__onnx_node_t node;
   hgr_status_t status = node_context(loader, index, &node);
-  const Onnx__NodeProto* proto = loader->graph->node[index];
-  if (!status && proto->domain && proto->domain[0] && strcmp(proto->domain, "ai.onnx"))
-    status = HGR__ONNX_UNSUPPORTED(&node, "domain '%s' is not supported; hgr reads the default domain (ai.onnx)",
-                                   proto->domain);
   const hgr__onnx_op_t* op = NULL;
-  if (!status && !(op = hgr__onnx_op_find(proto->op_type ? proto->op_type : ""))) status = unknown_op(&node);
+  if (!status) status = find_op(&node, &op);
   if (!status) status = check_required_inputs(&node, op);
   bool done = false;
   if (!status && op->fold && hgr__onnx_all_constant(&node)) {
@@ -711,39 +757,6 @@ hgr_status_t hgr__onnx_model_output(const hgr__onnx_model_t* model, size_t index
   return describe_io(model->proto->graph->output[index], false, out_io);
 }
 
-/* ---- deciding inputs --------------------------------------------------------------- */
-
-void hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v) {
-  if (!loader->deciding) return;
-  bool* seen = calloc(loader->value_count + 1, sizeof(*seen));
-  const hgr__onnx_value_t** stack = malloc((loader->value_count + 1) * sizeof(*stack));
-  size_t depth = 0;
-  if (seen && stack) {
-    stack[depth++] = v;
-    seen[v - loader->values] = true;
-  }
-  const Onnx__GraphProto* g = loader->graph;
-  while (depth) { /* each value once: the walk is linear in the graph */
-    const hgr__onnx_value_t* top = stack[--depth];
-    if (top->constant) continue;
-    if (top->producer < 0) {
-      for (size_t i = 0; i < g->n_input; ++i)
-        if (!strcmp(g->input[i]->name, top->name)) loader->deciding[i] = true;
-      continue;
-    }
-    const Onnx__NodeProto* producer = g->node[top->producer];
-    for (size_t i = 0; i < producer->n_input; ++i) {
-      const hgr__onnx_value_t* in = producer->input[i] && producer->input[i][0]
-                                        ? hgr__onnx_find_value(loader, producer->input[i]) : NULL;
-      if (!in || seen[in - loader->values]) continue;
-      seen[in - loader->values] = true;
-      stack[depth++] = in;
-    }
-  }
-  free(seen);
-  free(stack);
-}
-
 /* ---- import -------------------------------------------------------------------------- */
 
 static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model_t* parsed, hgr_graph_t** out_graph,
@@ -809,6 +822,28 @@ static void loader_free(hgr__onnx_loader_t* loader) {
   free(loader->live);
   free(loader->fused);
   hgr_builder_release(loader->builder);
+}
+
+hgr_status_t hgr__onnx_model_check_ops(const hgr__onnx_model_t* model) {
+  hgr__onnx_loader_t loader;
+  memset(&loader, 0, sizeof(loader));
+  const Onnx__GraphProto* g = model->proto->graph;
+  loader.graph = g;
+  hgr_status_t status = read_opset(&loader, model->proto);
+  loader.live = calloc(g->n_node + 1, sizeof(bool));
+  if (!status && !loader.live) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!status) status = collect_values(&loader);
+  if (!status) status = find_live(&loader);
+  for (uint32_t n = 0; !status && n < (uint32_t)g->n_node; ++n) {
+    if (!loader.live[n]) continue;
+    hgr__onnx_node_t node;
+    const hgr__onnx_op_t* op = NULL;
+    node_header(&loader, n, &node);
+    status = find_op(&node, &op);
+  }
+  free(loader.values);
+  free(loader.live);
+  return status;
 }
 
 hgr_status_t hgr__onnx_model_import(const hgr__onnx_model_t* model, const hgr_onnx_options_t* options,

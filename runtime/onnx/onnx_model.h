@@ -53,6 +53,11 @@ size_t hgr__onnx_model_output_count(const hgr__onnx_model_t* model);
 hgr_status_t hgr__onnx_model_input(const hgr__onnx_model_t* model, size_t index, hgr__onnx_io_t* out_io);
 hgr_status_t hgr__onnx_model_output(const hgr__onnx_model_t* model, size_t index, hgr__onnx_io_t* out_io);
 
+/* Checks, without shapes, what can be told before a specialization: the default
+ * domain's opset, and that hgr has an op for every node the outputs need
+ * (UNIMPLEMENTED naming the node, as an import would). */
+hgr_status_t hgr__onnx_model_check_ops(const hgr__onnx_model_t* model);
+
 /* Imports the model at the shapes and values options gives (its input shapes and
  * values; fusion on or off), as hgr_onnx_load_memory does, without placing it.
  * out_deciding (may be NULL; hgr__onnx_model_input_count entries) is set true for
@@ -61,5 +66,11 @@ hgr_status_t hgr__onnx_model_output(const hgr__onnx_model_t* model, size_t index
 hgr_status_t hgr__onnx_model_import(const hgr__onnx_model_t* model, const hgr_onnx_options_t* options,
                                     hgr_graph_t** out_graph, hgr_params_t** out_params, hgr_onnx_report_t* out_report,
                                     bool* out_deciding);
+
+/* A copy of options (NULL: defaults), to which a specialization adds its shapes and
+ * values. RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__onnx_options_clone(const hgr_onnx_options_t* options, hgr_onnx_options_t** out_copy);
+/* Whether options fixes input name to a value (hgr_onnx_options_set_input_value). */
+bool hgr__onnx_options_fixes(const hgr_onnx_options_t* options, const char* name);
 
 #endif /* HGR_ONNX_MODEL_H_ */

@@ -389,6 +389,38 @@ hgr__onnx_value_t* hgr__onnx_find_value(const hgr__onnx_loader_t* loader, const 
   return bsearch(name, loader->values, loader->value_count, sizeof(*loader->values), compare_name);
 }
 
+void hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v) {
+  if (!loader->deciding) return;
+  bool* seen = calloc(loader->value_count + 1, sizeof(*seen));
+  const hgr__onnx_value_t** stack = malloc((loader->value_count + 1) * sizeof(*stack));
+  size_t depth = 0;
+  if (seen && stack) {
+    stack[depth++] = v;
+    seen[v - loader->values] = true;
+  }
+  const Onnx__GraphProto* g = loader->graph;
+  while (depth) { /* each value once: the walk is linear in the graph */
+    const hgr__onnx_value_t* top = stack[--depth];
+    if (top->constant) continue;
+    if (top->producer < 0) {
+      for (size_t i = 0; i < g->n_input; ++i)
+        if (!strcmp(g->input[i]->name, top->name)) loader->deciding[i] = true;
+      continue;
+    }
+    const Onnx__NodeProto* producer = g->node[top->producer];
+    for (size_t i = 0; i < producer->n_input; ++i) {
+      const hgr__onnx_value_t* in = producer->input[i] && producer->input[i][0]
+                                        ? hgr__onnx_find_value(loader, producer->input[i]) : NULL;
+      if (!in || seen[in - loader->values]) continue;
+      seen[in - loader->values] = true;
+      stack[depth++] = in;
+    }
+  }
+  free(seen);
+  free(stack);
+}
+
+
 const Onnx__NodeProto* hgr__onnx_sole_consumer(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v,
                                                uint32_t* out_index) {
   if (!v || v->uses != 1 || v->graph_output || v->consumer < 0) return NULL;

@@ -1,0 +1,174 @@
+/* hgr — models: load once, run at every input shape the model allows.
+ *
+ * A model is created from an ONNX model (a file or bytes) or from a graph and its
+ * params (a TVM graph, a graph from the builder). It lists its inputs and outputs
+ * as the model declares them, symbolic dims included ("batch", "N"; unknown dims
+ * have no name), and runs inputs of any shape the model allows: the outputs have
+ * the shapes that follow.
+ *
+ * The stages (docs/architecture.md): the ONNX model is parsed once at creation
+ * (its initializers decoded once); each new combination of input shapes, and of
+ * the values of inputs that decide shapes, is a specialization: the model is
+ * imported at those shapes (constant folding, fusion passes), placed (options.place),
+ * planned and bound to an executor. Inputs that decide shapes (a Reshape's shape, a
+ * Slice's starts, Resize's sizes, TopK's k, Expand's shape ...) are found at the
+ * first specialization that needs them, and their values are part of the key from
+ * then on (hgr_model_io_t.decides_shapes).
+ *
+ * Specializations are kept per model, keyed by input shapes and those values,
+ * bounded by count and by the device bytes of their activations, and evicted least
+ * recently used; a specialization still held (hgr_specialization_t, or a run not
+ * released) is never freed by eviction. A model's weights are uploaded once: every
+ * specialization shares the device buffers of the params equal to the first
+ * specialization's (hgr_executor_options_t.share_param_names), and programs come
+ * from the program cache.
+ *
+ * Errors name the input, the dim and both values: a rank or a fixed dim that
+ * differs, two dims that share a name but differ, a dtype that is not the input's
+ * (INVALID_ARGUMENT).
+ *
+ * Thread safety: a model is thread-compatible (one call at a time, as an executor),
+ * and its specializations' executors and runs count as calls on it. */
+#ifndef HGR_MODEL_H_
+#define HGR_MODEL_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hgr/device.h"
+#include "hgr/executor.h"
+#include "hgr/export.h"
+#include "hgr/fence.h"
+#include "hgr/graph.h"
+#include "hgr/onnx.h"
+#include "hgr/params.h"
+#include "hgr/place.h"
+#include "hgr/status.h"
+#include "hgr/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hgr_model_s hgr_model_t;
+typedef struct hgr_specialization_s hgr_specialization_t;
+typedef struct hgr_model_run_s hgr_model_run_t;
+
+#define HGR_MODEL_DEFAULT_MAX_SPECIALIZATIONS 64
+#define HGR_MODEL_DEFAULT_MAX_DEVICE_BYTES (2ull << 30)
+
+typedef struct hgr_model_options_t {
+  /* Options of every specialization's executor (bindings, profiling, program
+   * cache, warm-up ...). params and share_params_from are the model's own:
+   * leave them NULL. */
+  hgr_executor_options_t executor;
+  /* Places every specialization with hgr_place (borrowed for the model's life);
+   * NULL: no placement (the graph's device keys bind as the executor's options say). */
+  const hgr_place_options_t* place;
+  /* ONNX: the loader's limits, fusion and inputs fixed to values (copied at
+   * creation); NULL: the defaults. Input shapes set here are ignored: the shapes
+   * come from each run. */
+  const hgr_onnx_options_t* onnx;
+  /* The most specializations kept (0: HGR_MODEL_DEFAULT_MAX_SPECIALIZATIONS) and
+   * the most device bytes their activations may take together, weights not counted
+   * (0: HGR_MODEL_DEFAULT_MAX_DEVICE_BYTES). The least recently used go first; the
+   * one in use stays even when it alone is larger. */
+  uint32_t max_specializations;
+  uint64_t max_device_bytes;
+} hgr_model_options_t;
+
+/* Defaults: executor options from hgr_executor_options_init, no placement. */
+HGR_API void hgr_model_options_init(hgr_model_options_t* options);
+
+/* An ONNX model from a file (read once, at most 2 GiB, external data beside it) or
+ * from memory (not retained; base_directory as hgr_onnx_load_memory). instance is
+ * borrowed for the model's life; options may be NULL. Errors as hgr_onnx_load_*:
+ * the model is parsed and its initializers decoded here; ops are imported at the
+ * first specialization. */
+HGR_API hgr_status_t hgr_model_create_onnx_file(hgr_instance_t* instance, const char* path,
+                                                const hgr_model_options_t* options, hgr_model_t** out_model);
+HGR_API hgr_status_t hgr_model_create_onnx_memory(hgr_instance_t* instance, const void* bytes, size_t size,
+                                                  const char* base_directory, const hgr_model_options_t* options,
+                                                  hgr_model_t** out_model);
+/* A graph of fixed shapes (a TVM graph, a builder graph; retained) with its params
+ * (copied; may be NULL): inputs named in params are weights, the others the model's
+ * inputs, which run at the graph's shapes only. */
+HGR_API hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_params_t* params,
+                                            const hgr_model_options_t* options, hgr_model_t** out_model);
+/* Releases the model; specializations and runs still held keep what they need. */
+HGR_API void hgr_model_release(hgr_model_t* model);
+
+/* An input or output as the model declares it. ndim -1: no shape declared.
+ * dims[d] -1: symbolic or unknown, dim_names[d] its name (NULL: unknown).
+ * decides_shapes: the input's values decide shapes (known after a specialization
+ * needed them). Strings live as long as the model. */
+typedef struct hgr_model_io_t {
+  const char* name;
+  hgr_dtype_t dtype;
+  int32_t ndim;
+  int64_t dims[HGR_MAX_DIMS];
+  const char* dim_names[HGR_MAX_DIMS];
+  bool decides_shapes;
+} hgr_model_io_t;
+
+HGR_API size_t hgr_model_input_count(const hgr_model_t* model);
+HGR_API size_t hgr_model_output_count(const hgr_model_t* model);
+/* Errors: OUT_OF_RANGE. */
+HGR_API hgr_status_t hgr_model_input(const hgr_model_t* model, size_t index, hgr_model_io_t* out_io);
+HGR_API hgr_status_t hgr_model_output(const hgr_model_t* model, size_t index, hgr_model_io_t* out_io);
+/* NOT_FOUND listing the inputs. */
+HGR_API hgr_status_t hgr_model_input_index(const hgr_model_t* model, const char* name, size_t* out_index);
+
+/* One input of a run, in the model's input order: dtype and shape, and the data
+ * (compact row-major, host byte order; bytes must match). data may be NULL for
+ * hgr_model_specialize when the input does not decide shapes. */
+typedef struct hgr_model_input_t {
+  hgr_dtype_t dtype;
+  int32_t ndim;
+  const int64_t* shape;
+  const void* data;
+  size_t bytes;
+} hgr_model_input_t;
+
+/* The specialization for these inputs (count: hgr_model_input_count), created
+ * when the model has none for their shapes (and the values of inputs that decide
+ * shapes), else the one kept; held until hgr_specialization_release. Its executor
+ * runs the model at these shapes: set inputs, run, read outputs as with any
+ * executor (hgr/executor.h); its input names are the model's. */
+HGR_API hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+                                          hgr_specialization_t** out_specialization);
+HGR_API hgr_executor_t* hgr_specialization_executor(const hgr_specialization_t* specialization);
+HGR_API void hgr_specialization_release(hgr_specialization_t* specialization);
+
+/* Specializes, sets every input and starts a run; the run holds its specialization.
+ * Output shapes follow from the inputs (hgr_model_run_output_info). */
+HGR_API hgr_status_t hgr_model_run(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+                                   hgr_model_run_t** out_run);
+HGR_API hgr_status_t hgr_model_run_wait(hgr_model_run_t* run);
+/* Output index of the run: name, dtype, shape (valid while the run is held). */
+HGR_API hgr_status_t hgr_model_run_output_info(const hgr_model_run_t* run, size_t index,
+                                               hgr_tensor_info_t* out_info);
+/* Waits for what output index needs and copies it (bytes must equal its size). */
+HGR_API hgr_status_t hgr_model_run_get_output(hgr_model_run_t* run, size_t index, void* data, size_t bytes);
+HGR_API void hgr_model_run_release(hgr_model_run_t* run);
+
+/* What the model did: specializations kept, made, found and evicted; the device
+ * bytes of the activations kept; the last new specialization's host times (the
+ * import with its passes, placement, executor creation with program loading and
+ * warm-up) and its ONNX load report. */
+typedef struct hgr_model_report_t {
+  uint32_t kept;
+  uint64_t created, hits, evicted;
+  uint64_t device_bytes;
+  uint64_t shared_weight_bytes; /* weights the last new specialization shared instead of uploading */
+  double import_ms, place_ms, executor_ms;
+  hgr_onnx_report_t onnx;
+} hgr_model_report_t;
+HGR_API void hgr_model_report(const hgr_model_t* model, hgr_model_report_t* out_report);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HGR_MODEL_H_ */

@@ -1,0 +1,736 @@
+/* hgr/model.h: a model loaded once and run at any input shape. The ONNX model is
+ * parsed once (onnx/onnx_model.h); each key (input shapes, and the values of inputs
+ * that decide shapes) gets a specialization: import at those shapes, placement, an
+ * executor sharing the weights already on the device. Specializations are cached,
+ * bounded and evicted least recently used (model_cache.c would be the next split). */
+#include "hgr/model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "file.h"
+#include "hgr/config.h"
+#include "internal.h"
+#include "shape.h"
+#include "text.h"
+#if HGR_HAS_ONNX
+#include "onnx_model.h"
+#else /* a graph model only: ONNX models are UNIMPLEMENTED */
+typedef struct hgr__onnx_model_s hgr__onnx_model_t;
+#endif
+
+struct hgr_specialization_s {
+  uint32_t refs; /* the model's cache (while cached) and each holder */
+  bool cached;
+  uint8_t* key;
+  size_t key_bytes;
+  hgr_graph_t* graph;
+  hgr_executor_t* executor;
+  uint64_t device_bytes; /* activations: storage and scratch bytes, shared weights not counted */
+  uint64_t last_used;
+};
+
+typedef struct model_input_t {
+  hgr_model_io_t io;
+  size_t onnx_index; /* in hgr__onnx_model_input order */
+} model_input_t;
+
+struct hgr_model_s {
+  hgr_instance_t* instance;
+  hgr_model_options_t options;
+  hgr_onnx_options_t* onnx_options; /* the caller's, copied; specializations add shapes to copies */
+  hgr__onnx_model_t* onnx;          /* NULL for a graph model */
+  hgr_graph_t* graph;               /* a graph model's graph; NULL for ONNX */
+  hgr_params_t* params;             /* a graph model's params (may be NULL) */
+  model_input_t* inputs;
+  size_t input_count;
+  hgr_model_io_t* outputs;
+  size_t output_count;
+  hgr_params_t* weights;            /* the first specialization's params: later ones share what equals them */
+  hgr_specialization_t** cache;
+  size_t cache_count, cache_capacity;
+  uint64_t clock;
+  hgr_model_report_t report;
+};
+
+struct hgr_model_run_s {
+  hgr_specialization_t* specialization;
+  hgr_fence_t* fence;
+  char** output_names; /* the model's, copied: a run may outlive its model */
+  size_t output_count;
+};
+
+void hgr_model_options_init(hgr_model_options_t* options) {
+  memset(options, 0, sizeof(*options));
+  hgr_executor_options_init(&options->executor);
+}
+
+/* ---- inputs and outputs ------------------------------------------------------------- */
+
+static hgr_status_t dtype_of(const char* what, const char* name, int32_t onnx_type, hgr_dtype_t* out_dtype) {
+  /* ONNX's codes (onnx.proto's TensorProto.DataType) of the types hgr takes at its edges. */
+  switch (onnx_type) {
+    case 1: *out_dtype = (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}; return HGR_OK;
+    case 6: *out_dtype = (hgr_dtype_t){HGR_DTYPE_INT, 32, 1}; return HGR_OK;
+    case 7: *out_dtype = (hgr_dtype_t){HGR_DTYPE_INT, 64, 1}; return HGR_OK;
+    case 9: *out_dtype = (hgr_dtype_t){HGR_DTYPE_UINT, 1, 1}; return HGR_OK;
+    default:
+      *out_dtype = (hgr_dtype_t){0, 0, 0};
+      return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s '%s' is of ONNX element type %d; hgr takes float, int32, int64 "
+                        "and bool at a model's edges", what, name, (int)onnx_type);
+  }
+}
+
+#if HGR_HAS_ONNX
+static hgr_status_t describe_onnx(hgr_model_t* model) {
+  size_t count = hgr__onnx_model_input_count(model->onnx);
+  model->inputs = calloc(count + 1, sizeof(*model->inputs));
+  model->output_count = hgr__onnx_model_output_count(model->onnx);
+  model->outputs = calloc(model->output_count + 1, sizeof(*model->outputs));
+  if (!model->inputs || !model->outputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; i < count; ++i) {
+    hgr__onnx_io_t io;
+    HGR_RETURN_IF_ERROR(hgr__onnx_model_input(model->onnx, i, &io));
+    if (hgr__onnx_options_fixes(model->onnx_options, io.name)) continue; /* a constant from now on */
+    model_input_t* in = &model->inputs[model->input_count++];
+    in->onnx_index = i;
+    in->io.name = io.name;
+    in->io.ndim = io.ndim;
+    memcpy(in->io.dims, io.dims, sizeof(io.dims));
+    memcpy(in->io.dim_names, io.dim_names, sizeof(io.dim_names));
+    HGR_RETURN_IF_ERROR(dtype_of("graph input", io.name, io.onnx_type, &in->io.dtype));
+  }
+  for (size_t i = 0; i < model->output_count; ++i) {
+    hgr__onnx_io_t io;
+    HGR_RETURN_IF_ERROR(hgr__onnx_model_output(model->onnx, i, &io));
+    hgr_model_io_t* out = &model->outputs[i];
+    out->name = io.name;
+    out->ndim = io.ndim;
+    memcpy(out->dims, io.dims, sizeof(io.dims));
+    memcpy(out->dim_names, io.dim_names, sizeof(io.dim_names));
+    hgr_status_t status = dtype_of("graph output", io.name, io.onnx_type, &out->dtype);
+    if (status) { /* an output's type is checked by the import; here it only describes */
+      hgr_status_free(status);
+      out->dtype = (hgr_dtype_t){0, 0, 0};
+    }
+  }
+  return HGR_OK;
+}
+
+#endif
+
+/* A graph model: its inputs not given by params, at the graph's shapes; its outputs. */
+static hgr_status_t describe_graph(hgr_model_t* model) {
+  size_t count = hgr_graph_input_count(model->graph);
+  model->output_count = hgr_graph_output_count(model->graph);
+  model->inputs = calloc(count + 1, sizeof(*model->inputs));
+  model->outputs = calloc(model->output_count + 1, sizeof(*model->outputs));
+  if (!model->inputs || !model->outputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; i < count; ++i) {
+    hgr_tensor_info_t info;
+    HGR_RETURN_IF_ERROR(hgr_graph_input_info(model->graph, i, &info));
+    size_t found;
+    hgr_status_t missing = model->params ? hgr_params_find(model->params, info.name, &found) : HGR_OK;
+    if (model->params && !missing) continue; /* a weight */
+    hgr_status_free(missing);
+    model_input_t* in = &model->inputs[model->input_count++];
+    in->onnx_index = i;
+    in->io.name = info.name;
+    in->io.dtype = info.dtype;
+    in->io.ndim = info.ndim;
+    for (int32_t d = 0; d < info.ndim; ++d) in->io.dims[d] = info.shape[d];
+  }
+  for (size_t i = 0; i < model->output_count; ++i) {
+    hgr_tensor_info_t info;
+    HGR_RETURN_IF_ERROR(hgr_graph_output_info(model->graph, i, &info));
+    hgr_model_io_t* out = &model->outputs[i];
+    out->name = info.name;
+    out->dtype = info.dtype;
+    out->ndim = info.ndim;
+    for (int32_t d = 0; d < info.ndim; ++d) out->dims[d] = info.shape[d];
+  }
+  return HGR_OK;
+}
+
+size_t hgr_model_input_count(const hgr_model_t* model) { return model ? model->input_count : 0; }
+
+size_t hgr_model_output_count(const hgr_model_t* model) { return model ? model->output_count : 0; }
+
+hgr_status_t hgr_model_input(const hgr_model_t* model, size_t index, hgr_model_io_t* out_io) {
+  if (!model || !out_io) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_input: NULL argument");
+  if (index >= model->input_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "input %zu: the model has %zu inputs", index, model->input_count);
+  *out_io = model->inputs[index].io;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_model_output(const hgr_model_t* model, size_t index, hgr_model_io_t* out_io) {
+  if (!model || !out_io) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_output: NULL argument");
+  if (index >= model->output_count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "output %zu: the model has %zu outputs", index, model->output_count);
+  *out_io = model->outputs[index];
+  return HGR_OK;
+}
+
+hgr_status_t hgr_model_input_index(const hgr_model_t* model, const char* name, size_t* out_index) {
+  if (!model || !name || !out_index)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_input_index: NULL argument");
+  for (size_t i = 0; i < model->input_count; ++i)
+    if (!strcmp(model->inputs[i].io.name, name)) {
+      *out_index = i;
+      return HGR_OK;
+    }
+  hgr__text_t list = {0};
+  for (size_t i = 0; i < model->input_count; ++i)
+    hgr__text_appendf(&list, "%s'%s'", i ? ", " : "", model->inputs[i].io.name);
+  char* names = hgr__text_take(&list);
+  hgr_status_t status = HGR_STATUS(HGR_STATUS_NOT_FOUND, "the model has no input '%s'; its inputs are %s", name,
+                                   names && names[0] ? names : "none");
+  free(names);
+  return status;
+}
+
+/* ---- checking a run's inputs ------------------------------------------------------------ */
+
+static hgr_status_t check_inputs(const hgr_model_t* model, const hgr_model_input_t* inputs, size_t count) {
+  if (count != model->input_count || (count && !inputs))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%zu inputs given; the model takes %zu", count,
+                      model->input_count);
+  for (size_t i = 0; i < count; ++i) {
+    const hgr_model_io_t* io = &model->inputs[i].io;
+    const hgr_model_input_t* in = &inputs[i];
+    char want[32], got[32];
+    if (!hgr_dtype_equal(in->dtype, io->dtype))
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s' is %s; %s was given", io->name,
+                        hgr_dtype_format(io->dtype, want, sizeof(want)), hgr_dtype_format(in->dtype, got, sizeof(got)));
+    if (in->ndim < 0 || in->ndim > HGR_MAX_DIMS || (in->ndim && !in->shape))
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': %d dimensions given; hgr holds 0 to %d", io->name,
+                        (int)in->ndim, HGR_MAX_DIMS);
+    if (io->ndim >= 0 && in->ndim != io->ndim)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s' has rank %d in the model; the input given has rank %d",
+                        io->name, (int)io->ndim, (int)in->ndim);
+    for (int32_t d = 0; d < in->ndim; ++d) {
+      if (in->shape[d] < 0)
+        return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': dimension %d is %lld", io->name, (int)d,
+                          (long long)in->shape[d]);
+      if (io->ndim >= 0 && io->dims[d] >= 0 && in->shape[d] != io->dims[d])
+        return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': dimension %d is %lld in the model; the input "
+                          "given has %lld", io->name, (int)d, (long long)io->dims[d], (long long)in->shape[d]);
+      if (io->ndim < 0 || !io->dim_names[d]) continue;
+      for (size_t j = 0; j <= i; ++j) { /* a named dim takes one value across the inputs */
+        const hgr_model_io_t* other = &model->inputs[j].io;
+        for (int32_t e = 0; e < (j == i ? d : other->ndim); ++e)
+          if (other->dim_names[e] && !strcmp(other->dim_names[e], io->dim_names[d]) &&
+              inputs[j].shape[e] != in->shape[d])
+            return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': dimension %d ('%s') is %lld, but input '%s' "
+                              "dimension %d, of the same name, is %lld", io->name, (int)d, io->dim_names[d],
+                              (long long)in->shape[d], other->name, (int)e, (long long)inputs[j].shape[e]);
+      }
+    }
+    uint64_t want_bytes = 0;
+    if (!hgr__shape_size(in->shape, in->ndim, hgr_dtype_element_bytes(in->dtype), NULL, &want_bytes))
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': the shape's element count exceeds 2^63 - 1",
+                        io->name);
+    if (in->data && in->bytes != want_bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': %zu bytes given for a shape of %llu bytes",
+                        io->name, in->bytes, (unsigned long long)want_bytes);
+  }
+  return HGR_OK;
+}
+
+/* ---- keys ---------------------------------------------------------------------------- */
+
+/* The key of inputs: per input its shape, and the bytes of those that decide shapes. */
+static hgr_status_t make_key(const hgr_model_t* model, const hgr_model_input_t* inputs, uint8_t** out_key,
+                             size_t* out_bytes) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < model->input_count; ++i) {
+    bytes += sizeof(int32_t) + (size_t)inputs[i].ndim * sizeof(int64_t);
+    if (model->inputs[i].io.decides_shapes) {
+      if (!inputs[i].data)
+        return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s' decides shapes: its data is needed to specialize",
+                          model->inputs[i].io.name);
+      bytes += inputs[i].bytes;
+    }
+  }
+  uint8_t* key = malloc(bytes ? bytes : 1);
+  if (!key) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  size_t at = 0;
+  for (size_t i = 0; i < model->input_count; ++i) {
+    memcpy(key + at, &inputs[i].ndim, sizeof(int32_t));
+    at += sizeof(int32_t);
+    if (inputs[i].ndim) memcpy(key + at, inputs[i].shape, (size_t)inputs[i].ndim * sizeof(int64_t));
+    at += (size_t)inputs[i].ndim * sizeof(int64_t);
+    if (model->inputs[i].io.decides_shapes && inputs[i].bytes) {
+      memcpy(key + at, inputs[i].data, inputs[i].bytes);
+      at += inputs[i].bytes;
+    }
+  }
+  *out_key = key;
+  *out_bytes = bytes;
+  return HGR_OK;
+}
+
+/* ---- specializations --------------------------------------------------------------------- */
+
+static void specialization_free(hgr_specialization_t* s) {
+  hgr_executor_release(s->executor);
+  hgr_graph_release(s->graph);
+  free(s->key);
+  free(s);
+}
+
+void hgr_specialization_release(hgr_specialization_t* specialization) {
+  if (specialization && --specialization->refs == 0) specialization_free(specialization);
+}
+
+hgr_executor_t* hgr_specialization_executor(const hgr_specialization_t* specialization) {
+  return specialization ? specialization->executor : NULL;
+}
+
+static void drop(hgr_model_t* model, size_t index) {
+  hgr_specialization_t* s = model->cache[index];
+  model->report.device_bytes -= s->device_bytes;
+  model->cache[index] = model->cache[--model->cache_count];
+  s->cached = false;
+  ++model->report.evicted;
+  hgr_specialization_release(s);
+}
+
+/* Evicts the least recently used specializations no one holds until the cache is
+ * within its bounds (keep stays). */
+static void evict(hgr_model_t* model, const hgr_specialization_t* keep) {
+  uint32_t max_count = model->options.max_specializations ? model->options.max_specializations
+                                                          : HGR_MODEL_DEFAULT_MAX_SPECIALIZATIONS;
+  uint64_t max_bytes = model->options.max_device_bytes ? model->options.max_device_bytes
+                                                       : HGR_MODEL_DEFAULT_MAX_DEVICE_BYTES;
+  while (model->cache_count > max_count || model->report.device_bytes > max_bytes) {
+    size_t victim = SIZE_MAX;
+    for (size_t i = 0; i < model->cache_count; ++i) {
+      const hgr_specialization_t* s = model->cache[i];
+      if (s == keep || s->refs > 1) continue; /* held: a pending run or a caller uses it */
+      if (victim == SIZE_MAX || s->last_used < model->cache[victim]->last_used) victim = i;
+    }
+    if (victim == SIZE_MAX) return;
+    drop(model, victim);
+  }
+}
+
+/* The names of params equal to the model's weights (name, dtype, shape and bytes),
+ * which the new executor shares with source (malloc'd array of borrowed names). */
+static hgr_status_t equal_weights(const hgr_model_t* model, const hgr_params_t* params, const char*** out_names,
+                                  size_t* out_count, uint64_t* out_bytes) {
+  *out_names = NULL;
+  *out_count = 0;
+  *out_bytes = 0;
+  size_t count = hgr_params_count(params);
+  const char** names = calloc(count + 1, sizeof(*names));
+  if (!names) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; i < count; ++i) {
+    hgr_tensor_info_t mine, theirs;
+    const void *my_data, *their_data;
+    size_t at;
+    if (hgr_params_get(params, i, &mine, &my_data)) continue;
+    hgr_status_t status = hgr_params_find(model->weights, mine.name, &at);
+    if (status) {
+      hgr_status_free(status);
+      continue;
+    }
+    if (hgr_params_get(model->weights, at, &theirs, &their_data) || !hgr_dtype_equal(mine.dtype, theirs.dtype) ||
+        mine.ndim != theirs.ndim || mine.bytes != theirs.bytes ||
+        memcmp(mine.shape, theirs.shape, (size_t)mine.ndim * sizeof(int64_t)) ||
+        memcmp(my_data, their_data, (size_t)mine.bytes))
+      continue;
+    names[(*out_count)++] = mine.name;
+    *out_bytes += mine.bytes;
+  }
+  *out_names = names;
+  return HGR_OK;
+}
+
+/* The most recently used cached specialization: the source of shared weights. */
+static hgr_specialization_t* latest(const hgr_model_t* model) {
+  hgr_specialization_t* best = NULL;
+  for (size_t i = 0; i < model->cache_count; ++i)
+    if (!best || model->cache[i]->last_used > best->last_used) best = model->cache[i];
+  return best;
+}
+
+static double since_ms(uint64_t start_ns) { return (double)(hgr__monotonic_ns() - start_ns) / 1e6; }
+
+#if HGR_HAS_ONNX
+/* The graph and params of an ONNX model at these inputs; *out_retry when the import
+ * found inputs that decide shapes not yet known as such (then the caller keys again). */
+static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inputs, hgr_graph_t** out_graph,
+                                hgr_params_t** out_params, bool* out_retry) {
+  *out_retry = false;
+  hgr_onnx_options_t* options = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_options_clone(model->onnx_options, &options));
+  hgr_status_t status = HGR_OK;
+  for (size_t i = 0; !status && i < model->input_count; ++i) {
+    const hgr_model_io_t* io = &model->inputs[i].io;
+    const hgr_model_input_t* in = &inputs[i];
+    status = io->decides_shapes
+                 ? hgr_onnx_options_set_input_value(options, io->name, in->dtype, in->shape, in->ndim, in->data,
+                                                    in->bytes)
+                 : hgr_onnx_options_set_input_shape(options, io->name, in->shape, in->ndim);
+  }
+  size_t onnx_inputs = hgr__onnx_model_input_count(model->onnx);
+  bool* deciding = calloc(onnx_inputs + 1, sizeof(*deciding));
+  if (!status && !deciding) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!status)
+    status = hgr__onnx_model_import(model->onnx, options, out_graph, out_params, &model->report.onnx, deciding);
+  if (status && hgr_status_code(status) == HGR_STATUS_UNIMPLEMENTED) {
+    for (size_t i = 0; i < model->input_count; ++i)
+      if (deciding[model->inputs[i].onnx_index] && !model->inputs[i].io.decides_shapes) {
+        model->inputs[i].io.decides_shapes = true;
+        *out_retry = true;
+      }
+  }
+  free(deciding);
+  hgr_onnx_options_release(options);
+  return status;
+}
+
+#else
+static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inputs, hgr_graph_t** out_graph,
+                                hgr_params_t** out_params, bool* out_retry) {
+  (void)model, (void)inputs, (void)out_graph, (void)out_params;
+  *out_retry = false;
+  return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "this hgr is built without ONNX (HGR_ONNX off)");
+}
+#endif
+
+static hgr_status_t place(hgr_model_t* model, hgr_graph_t** inout_graph) {
+  if (!model->options.place) return HGR_OK;
+  hgr_placement_t* placement = NULL;
+  HGR_RETURN_IF_ERROR(hgr_place(model->instance, *inout_graph, model->options.place, &placement));
+  hgr_graph_t* placed = hgr_graph_retain(hgr_placement_graph(placement));
+  hgr_placement_release(placement);
+  hgr_graph_release(*inout_graph);
+  *inout_graph = placed;
+  return HGR_OK;
+}
+
+/* An executor of graph with params, sharing the weights equal to the model's. */
+static hgr_status_t make_executor(hgr_model_t* model, hgr_graph_t* graph, hgr_params_t* params,
+                                  hgr_executor_t** out_executor) {
+  hgr_executor_options_t options = model->options.executor;
+  options.params = params;
+  options.share_params_from = NULL;
+  options.share_param_names = NULL;
+  options.share_param_name_count = 0;
+  const char** names = NULL;
+  size_t name_count = 0;
+  hgr_specialization_t* source = latest(model);
+  model->report.shared_weight_bytes = 0;
+  if (source && model->weights && params) {
+    HGR_RETURN_IF_ERROR(equal_weights(model, params, &names, &name_count, &model->report.shared_weight_bytes));
+    options.share_params_from = source->executor;
+    options.share_param_names = names;
+    options.share_param_name_count = name_count;
+  }
+  hgr_status_t status = hgr_executor_create(model->instance, graph, &options, out_executor);
+  free(names);
+  return status;
+}
+
+static uint64_t activation_bytes(const hgr_executor_t* executor) {
+  uint64_t bytes = 0;
+  for (size_t d = 0; d < hgr_executor_device_count(executor); ++d) {
+    hgr_device_usage_t usage = hgr_executor_device_usage(executor, d);
+    bytes += usage.storage_bytes + usage.scratch_bytes;
+  }
+  return bytes;
+}
+
+/* A new specialization for key: import (ONNX) or the model's graph, placement, an
+ * executor. *out_retry as import_onnx. */
+static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, uint8_t* key, size_t key_bytes,
+                           hgr_specialization_t** out, bool* out_retry) {
+  *out_retry = false;
+  hgr_graph_t* graph = NULL;
+  hgr_params_t* params = NULL;
+  uint64_t start = hgr__monotonic_ns();
+  hgr_status_t status = HGR_OK;
+  if (model->onnx) {
+    status = import_onnx(model, inputs, &graph, &params, out_retry);
+  } else {
+    graph = hgr_graph_retain(model->graph);
+    for (size_t i = 0; !status && i < model->input_count; ++i) {
+      const hgr_model_io_t* io = &model->inputs[i].io;
+      for (int32_t d = 0; !status && d < io->ndim; ++d)
+        if (inputs[i].shape[d] != io->dims[d]) /* check_inputs compared the ranks */
+          status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': dimension %d is %lld in the graph; the input "
+                              "given has %lld (a graph runs at its own shapes)", io->name, (int)d,
+                              (long long)io->dims[d], (long long)inputs[i].shape[d]);
+    }
+  }
+  model->report.import_ms = since_ms(start);
+  start = hgr__monotonic_ns();
+  if (!status) status = place(model, &graph);
+  model->report.place_ms = since_ms(start);
+  start = hgr__monotonic_ns();
+  hgr_executor_t* executor = NULL;
+  if (!status) status = make_executor(model, graph, model->onnx ? params : model->params, &executor);
+  model->report.executor_ms = since_ms(start);
+  hgr_specialization_t* s = status ? NULL : calloc(1, sizeof(*s));
+  if (!status && !s) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  if (status) {
+    hgr_executor_release(executor);
+    hgr_graph_release(graph);
+    hgr_params_release(params);
+    return status;
+  }
+  if (model->onnx && !model->weights) model->weights = params; /* what later specializations share */
+  else hgr_params_release(params);
+  s->refs = 1;
+  s->key = key;
+  s->key_bytes = key_bytes;
+  s->graph = graph;
+  s->executor = executor;
+  s->device_bytes = activation_bytes(executor);
+  *out = s;
+  return HGR_OK;
+}
+
+static hgr_status_t cache_add(hgr_model_t* model, hgr_specialization_t* s) {
+  if (model->cache_count == model->cache_capacity) {
+    size_t capacity = model->cache_capacity ? 2 * model->cache_capacity : 8;
+    hgr_specialization_t** grown = realloc(model->cache, capacity * sizeof(*grown));
+    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    model->cache = grown;
+    model->cache_capacity = capacity;
+  }
+  model->cache[model->cache_count++] = s;
+  s->cached = true;
+  model->report.device_bytes += s->device_bytes;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+                                  hgr_specialization_t** out_specialization) {
+  if (!model || !out_specialization)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_specialize: NULL argument");
+  *out_specialization = NULL;
+  HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count));
+  /* Each round either finds or makes the specialization, or learns of at least one
+   * more input that decides shapes, so it ends within input_count + 1 rounds. */
+  for (size_t round = 0; round <= model->input_count; ++round) {
+    uint8_t* key = NULL;
+    size_t key_bytes = 0;
+    HGR_RETURN_IF_ERROR(make_key(model, inputs, &key, &key_bytes));
+    for (size_t i = 0; i < model->cache_count; ++i) {
+      hgr_specialization_t* s = model->cache[i];
+      if (s->key_bytes != key_bytes || memcmp(s->key, key, key_bytes)) continue;
+      free(key);
+      s->last_used = ++model->clock;
+      ++model->report.hits;
+      ++s->refs;
+      *out_specialization = s;
+      return HGR_OK;
+    }
+    hgr_specialization_t* s = NULL;
+    bool retry = false;
+    hgr_status_t status = create(model, inputs, key, key_bytes, &s, &retry);
+    if (status) {
+      free(key);
+      if (retry) {
+        hgr_status_free(status);
+        continue;
+      }
+      return status;
+    }
+    s->last_used = ++model->clock;
+    status = cache_add(model, s);
+    if (status) {
+      specialization_free(s);
+      return status;
+    }
+    ++model->report.created;
+    ++s->refs; /* the caller's */
+    evict(model, s);
+    model->report.kept = (uint32_t)model->cache_count;
+    *out_specialization = s;
+    return HGR_OK;
+  }
+  return HGR_STATUS(HGR_STATUS_INTERNAL, "specializing found inputs that decide shapes in every round");
+}
+
+/* ---- runs -------------------------------------------------------------------------------- */
+
+hgr_status_t hgr_model_run(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+                           hgr_model_run_t** out_run) {
+  if (!model || !out_run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run: NULL argument");
+  *out_run = NULL;
+  for (size_t i = 0; i < count && inputs; ++i)
+    if (!inputs[i].data && inputs[i].bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu: NULL data", i);
+  hgr_specialization_t* s = NULL;
+  HGR_RETURN_IF_ERROR(hgr_model_specialize(model, inputs, count, &s));
+  hgr_status_t status = HGR_OK;
+  for (size_t i = 0; !status && i < count; ++i) {
+    if (model->inputs[i].io.decides_shapes) continue; /* a constant of the specialization */
+    status = hgr_executor_set_input_by_name(s->executor, model->inputs[i].io.name, inputs[i].data, inputs[i].bytes);
+    if (status) status = hgr_status_annotate(status, "input '%s'", model->inputs[i].io.name);
+  }
+  hgr_model_run_t* run = status ? NULL : calloc(1, sizeof(*run));
+  if (!status && !run) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!status) {
+    run->specialization = s;
+    status = hgr_executor_run_async(s->executor, &run->fence);
+  }
+  if (!status) {
+    run->output_names = calloc(model->output_count + 1, sizeof(char*));
+    run->output_count = model->output_count;
+    if (!run->output_names) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    for (size_t i = 0; !status && i < model->output_count; ++i)
+      status = hgr__strdup(model->outputs[i].name, &run->output_names[i]);
+  }
+  if (status) {
+    if (run) hgr_model_run_release(run);
+    else hgr_specialization_release(s);
+    return status;
+  }
+  *out_run = run;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_model_run_wait(hgr_model_run_t* run) {
+  if (!run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_wait: NULL run");
+  return hgr_fence_wait(run->fence);
+}
+
+hgr_status_t hgr_model_run_output_info(const hgr_model_run_t* run, size_t index, hgr_tensor_info_t* out_info) {
+  if (!run || !out_info) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_output_info: NULL argument");
+  HGR_RETURN_IF_ERROR(hgr_executor_output_info(run->specialization->executor, index, out_info));
+  if (index < run->output_count) out_info->name = run->output_names[index];
+  return HGR_OK;
+}
+
+hgr_status_t hgr_model_run_get_output(hgr_model_run_t* run, size_t index, void* data, size_t bytes) {
+  if (!run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_get_output: NULL run");
+  return hgr_fence_get_output(run->fence, index, data, bytes);
+}
+
+void hgr_model_run_release(hgr_model_run_t* run) {
+  if (!run) return;
+  hgr_fence_release(run->fence);
+  for (size_t i = 0; run->output_names && i < run->output_count; ++i) free(run->output_names[i]);
+  free(run->output_names);
+  hgr_specialization_release(run->specialization);
+  free(run);
+}
+
+/* ---- creation ------------------------------------------------------------------------- */
+
+static hgr_status_t model_new(hgr_instance_t* instance, const hgr_model_options_t* options, hgr_model_t** out_model) {
+  *out_model = NULL;
+  if (!instance) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "a model needs an instance");
+  if (options && (options->executor.params || options->executor.share_params_from))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "a model's executor options leave params and share_params_from "
+                      "to the model");
+  hgr_model_t* model = calloc(1, sizeof(*model));
+  if (!model) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a model");
+  model->instance = instance;
+  if (options) model->options = *options;
+  else hgr_model_options_init(&model->options);
+#if HGR_HAS_ONNX
+  hgr_status_t status = hgr__onnx_options_clone(options ? options->onnx : NULL, &model->onnx_options);
+  if (status) {
+    free(model);
+    return status;
+  }
+#endif
+  model->options.onnx = NULL; /* the copy is used */
+  *out_model = model;
+  return HGR_OK;
+}
+
+void hgr_model_release(hgr_model_t* model) {
+  if (!model) return;
+  while (model->cache_count) drop(model, model->cache_count - 1);
+  free(model->cache);
+  hgr_params_release(model->weights);
+  hgr_params_release(model->params);
+  hgr_graph_release(model->graph);
+#if HGR_HAS_ONNX
+  hgr__onnx_model_free(model->onnx);
+  hgr_onnx_options_release(model->onnx_options);
+#endif
+  free(model->inputs);
+  free(model->outputs);
+  free(model);
+}
+
+hgr_status_t hgr_model_create_onnx_memory(hgr_instance_t* instance, const void* bytes, size_t size,
+                                          const char* base_directory, const hgr_model_options_t* options,
+                                          hgr_model_t** out_model) {
+  if (!out_model) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_onnx_memory: NULL out_model");
+  hgr_model_t* model = NULL;
+  HGR_RETURN_IF_ERROR(model_new(instance, options, &model));
+#if HGR_HAS_ONNX
+  hgr_status_t status = hgr__onnx_model_parse(bytes, size, base_directory, model->onnx_options, &model->onnx);
+  if (!status) status = describe_onnx(model);
+  if (!status) status = hgr__onnx_model_check_ops(model->onnx);
+#else
+  (void)bytes, (void)size, (void)base_directory;
+  hgr_status_t status = HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "this hgr is built without ONNX (HGR_ONNX off)");
+#endif
+  if (status) {
+    hgr_model_release(model);
+    return status;
+  }
+  *out_model = model;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_model_create_onnx_file(hgr_instance_t* instance, const char* path,
+                                        const hgr_model_options_t* options, hgr_model_t** out_model) {
+  if (!path || !out_model) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_onnx_file: NULL argument");
+  *out_model = NULL;
+  void* data = NULL;
+  size_t length = 0;
+  HGR_RETURN_IF_ERROR(hgr__file_read(path, (size_t)INT32_MAX, &data, &length));
+  const char* slash = strrchr(path, '/');
+  char* folder = slash ? hgr__format("%.*s", (int)(slash - path), path) : hgr__format(".");
+  if (folder && !folder[0]) { /* "/model.onnx" */
+    free(folder);
+    folder = hgr__format("/");
+  }
+  hgr_status_t status = folder ? hgr_model_create_onnx_memory(instance, data, length, folder, options, out_model)
+                               : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  free(folder);
+  free(data);
+  return hgr_status_annotate(status, "%s", path);
+}
+
+hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_params_t* params,
+                                    const hgr_model_options_t* options, hgr_model_t** out_model) {
+  if (!graph || !out_model) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_graph: NULL argument");
+  hgr_model_t* model = NULL;
+  HGR_RETURN_IF_ERROR(model_new(instance, options, &model));
+  model->graph = hgr_graph_retain(graph);
+  hgr_status_t status = HGR_OK;
+  if (params) {
+    void* bytes = NULL;
+    size_t size = 0;
+    status = hgr_params_save_memory(params, &bytes, &size);
+    if (!status) status = hgr_params_load_memory(bytes, size, &model->params);
+    free(bytes);
+  }
+  if (!status) status = describe_graph(model);
+  if (status) {
+    hgr_model_release(model);
+    return status;
+  }
+  *out_model = model;
+  return HGR_OK;
+}
+
+void hgr_model_report(const hgr_model_t* model, hgr_model_report_t* out_report) {
+  if (!out_report) return;
+  memset(out_report, 0, sizeof(*out_report));
+  if (model) *out_report = model->report;
+}
