@@ -16,6 +16,7 @@ import os
 import stat
 import threading
 import time
+import weakref
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -91,89 +92,6 @@ def provider_devices(providers: Optional[Sequence[Any]]) -> Optional[List[str]]:
     return specs
 
 
-def _fields(data: memoryview):
-    """(field number, wire type, value) of a protobuf message: ints for varints,
-    memoryviews for length-delimited fields, None for fixed-size ones."""
-    position, end = 0, len(data)
-
-    def varint() -> int:
-        nonlocal position
-        result, shift = 0, 0
-        while True:
-            byte = data[position]
-            position += 1
-            result |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return result
-
-    while position < end:
-        key = varint()
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            yield field, wire, varint()
-        elif wire == 2:
-            length = varint()
-            yield field, wire, data[position:position + length]
-            position += length
-        elif wire in (1, 5):
-            position += 8 if wire == 1 else 4
-            yield field, wire, None
-        else:
-            raise ValueError(f"protobuf wire type {wire}")
-
-
-def onnx_output_names(model: bytes) -> List[str]:
-    """The names of an ONNX model's graph outputs (ModelProto.graph.output[i].name),
-    read from its protobuf bytes: hgr's graph outputs are the model's outputs in
-    their order, and this is how they are called in the model."""
-    names: List[str] = []
-    for field, wire, graph in _fields(memoryview(model)):
-        if field == 7 and wire == 2:  # ModelProto.graph
-            for g_field, g_wire, value_info in _fields(graph):
-                if g_field == 12 and g_wire == 2:  # GraphProto.output
-                    name = next((bytes(v).decode() for f, w, v in _fields(value_info) if f == 1 and w == 2), "")
-                    names.append(name)
-    return names
-
-
-def onnx_input_dims(model: bytes) -> Dict[str, List[Any]]:
-    """Each ONNX graph input's declared dims (ModelProto.graph.input[i]: its
-    TypeProto's tensor shape), read from the model's protobuf bytes: an int for a
-    fixed dim, the dim_param (a str, '' when unnamed) for a symbolic one. An input
-    declared without a shape is left out: nothing about its rank is known."""
-    dims: Dict[str, List[Any]] = {}
-    for field, wire, graph in _fields(memoryview(model)):
-        if field != 7 or wire != 2:  # ModelProto.graph
-            continue
-        for g_field, g_wire, value_info in _fields(graph):
-            if g_field != 11 or g_wire != 2:  # GraphProto.input
-                continue
-            name, shape = "", None
-            for f, w, v in _fields(value_info):
-                if f == 1 and w == 2:  # ValueInfoProto.name
-                    name = bytes(v).decode()
-                elif f == 2 and w == 2:  # ValueInfoProto.type -> TypeProto.tensor_type -> .shape
-                    for t_field, t_wire, tensor in _fields(v):
-                        if t_field == 1 and t_wire == 2:
-                            for s_field, s_wire, shape_proto in _fields(tensor):
-                                if s_field == 2 and s_wire == 2:
-                                    shape = [_dim(d) for f2, w2, d in _fields(shape_proto) if f2 == 1 and w2 == 2]
-            if name and shape is not None:
-                dims[name] = shape
-    return dims
-
-
-def _dim(dimension: memoryview) -> Any:
-    """TensorShapeProto.Dimension: dim_value (field 1) or dim_param (field 2)."""
-    for field, wire, value in _fields(dimension):
-        if field == 1 and wire == 0:
-            return int(value)
-        if field == 2 and wire == 2:
-            return bytes(value).decode()
-    return ""
-
-
 def _fed_shape(value: Any) -> Optional[tuple]:
     """The shape of a value fed as an input, or None when it cannot be told without
     converting it (bind_input then checks its size)."""
@@ -226,14 +144,14 @@ def read_model_file(path: str) -> bytes:
     return b"".join(chunks)
 
 
-def check_input_shape(name: str, shape: Sequence[int], declared: Sequence[Any], loaded: Sequence[int]) -> None:
+def check_input_shape(name: str, shape: Sequence[int], declared: Optional[Sequence[Any]]) -> None:
     """Refuses a fed input whose rank differs from the model's, or whose extent
     differs at a dim the model fixes, with ONNX Runtime's messages (as
-    hgr.InvalidArgumentError). A symbolic dim is not the model's to fix: there the
-    extent must be the one the session was loaded with (input_shapes), since hgr
-    specializes the graph at load. Each message ends with hgr's line naming the
-    input and both shapes."""
-    both = f"\n input '{name}': the session's shape is {tuple(loaded)}, the array's {tuple(shape)}"
+    hgr.InvalidArgumentError). declared: the model's dims (ints, names, None for
+    unknown), or None when it declares no shape."""
+    if declared is None:
+        return
+    both = f"\n input '{name}': the model's dims are {tuple(declared)}, the array's {tuple(shape)}"
     if len(shape) != len(declared):
         raise _hgr.InvalidArgumentError(
             f"Invalid rank for input: {name} Got: {len(shape)} Expected: {len(declared)} "
@@ -242,7 +160,7 @@ def check_input_shape(name: str, shape: Sequence[int], declared: Sequence[Any], 
     wrong = [
         f" index: {i} Got: {got} Expected: {want}"
         for i, (got, want) in enumerate(zip(shape, declared))
-        if isinstance(want, int) and want >= 0 and got != want
+        if isinstance(want, int) and got != want
     ]
     if wrong:
         raise _hgr.InvalidArgumentError(
@@ -250,18 +168,26 @@ def check_input_shape(name: str, shape: Sequence[int], declared: Sequence[Any], 
             + "\n".join(wrong)
             + "\n Please fix either the inputs/outputs or the model." + both
         )
-    wrong = [
-        f" index: {i} Got: {got} Expected: {want} (symbolic dim '{param}', fixed when the session was made; "
-        "input_shapes sets it)"
-        for i, (got, want, param) in enumerate(zip(shape, loaded, declared))
-        if not isinstance(param, int) and got != want
-    ]
-    if wrong:
-        raise _hgr.InvalidArgumentError(
-            f"Got invalid dimensions for input: {name} for the following indices\n"
-            + "\n".join(wrong)
-            + "\n Please fix either the inputs or the session's input_shapes." + both
-        )
+
+
+def as_input(name: str, value: Any, dtype: str) -> Any:
+    """value as the input's data: a NumPy array of another dtype is refused with ONNX
+    Runtime's message; Python lists and scalars (and NumPy scalars) are converted to
+    the input's dtype, as ONNX Runtime converts them; other buffers and __dlpack__
+    objects are used as they are (their dtype is checked when bound)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype != np.dtype(dtype):
+            raise _hgr.InvalidArgumentError(
+                f"Unexpected input data type. Actual: ({_ORT_TYPES.get(str(value.dtype), str(value.dtype))}) , "
+                f"expected: ({_ORT_TYPES.get(dtype, dtype)})\n input '{name}' is {dtype}; the array is {value.dtype}"
+            )
+        return value if value.flags.c_contiguous else np.ascontiguousarray(value)
+    if isinstance(value, (list, tuple, int, float, bool, np.generic)):
+        try:
+            return np.asarray(value, dtype=dtype)
+        except (ValueError, TypeError, OverflowError) as error:
+            raise _hgr.InvalidArgumentError(f"input '{name}': cannot convert the value to {dtype}: {error}") from None
+    return _as_buffer(value)
 
 
 def _profiling_requested(sess_options: Any) -> bool:
@@ -293,32 +219,31 @@ def _as_buffer(value: Any) -> Any:
 
 
 class Future:
-    """The result of InferenceSession.run_async: ``result()`` waits and returns
-    the outputs (a list of NumPy arrays), ``done()`` says whether the run
-    completed without waiting. Several may be in flight."""
+    """A run in flight (InferenceSession.run_async): result() waits and returns the
+    outputs, done() tells without waiting."""
 
-    def __init__(self, fence: _hgr.Fence, outputs: List[np.ndarray]) -> None:
+    def __init__(self, fence: _hgr.Fence, outputs: List[np.ndarray], executor: _hgr.Executor) -> None:
         self._fence = fence
         self._outputs = outputs
+        self._executor = executor  # keeps the specialization the run uses
 
     def done(self) -> bool:
-        """Whether the run completed (hgr.Error if it failed)."""
         return self._fence.done()
 
     def result(self) -> List[np.ndarray]:
-        """Waits for the run (the GIL released) and returns its outputs."""
         self._fence.wait()
         return self._outputs
 
     @property
     def fence(self) -> _hgr.Fence:
-        """The run's hgr Fence (fence.output_buffer(i): this run's output on the device)."""
         return self._fence
 
 
 class InferenceSession:
-    """An ONNX model loaded by hgr and bound to OpenCL devices, used like
-    onnxruntime.InferenceSession.
+    """An ONNX model loaded by hgr and run on OpenCL devices, used like
+    onnxruntime.InferenceSession: loaded once, it runs at any input shape the model
+    allows (symbolic dims, dims of -1 or 0, inputs without a shape), at a different
+    shape on each call if need be.
 
     model: a path or the model's bytes. sess_options: an object with
     ``enable_profiling`` (onnxruntime.SessionOptions) or a dict; with it on,
@@ -327,7 +252,14 @@ class InferenceSession:
     'CPUExecutionProvider' means 'cpu:0'): nodes go to the first listed device
     that can run them. place: placement rules and policy, a str or a list of
     them (`hgr run --place` syntax: 'auto', 'stages:2', 'op:conv2d=pocl:1').
-    input_shapes: name -> shape for inputs with symbolic dimensions.
+    input_shapes: name -> shape, to specialize for those shapes at creation
+    (optional: every new shape is specialized at its first run).
+    max_specializations: how many shapes the session keeps ready (0: hgr's default).
+
+    Each new combination of input shapes (and of the values of inputs that decide
+    shapes, such as a Reshape's shape) costs a specialization at its first run:
+    hgr imports, places and plans the model for it, with no reparse and sharing
+    the weights already on the device; later runs at those shapes reuse it.
 
     The positional order is ONNX Runtime's (model, sess_options, providers); a
     list given as the second argument is taken as providers. Errors are
@@ -348,11 +280,16 @@ class InferenceSession:
         *,
         place: Any = None,
         input_shapes: Optional[Dict[str, Sequence[int]]] = None,
+        max_specializations: int = 0,
         **kwargs: Any,
     ) -> None:
         if isinstance(sess_options, (list, tuple)) and providers is None:
             sess_options, providers = None, sess_options
-        self._executor: Optional[_hgr.Executor] = None
+        self._model: Optional[_hgr.Model] = None
+        self._last: Optional[_hgr.Executor] = None
+        # Executors by specialization: one Executor object per specialization, so that
+        # what one run bound is never unbound under another.
+        self._executors: "weakref.WeakValueDictionary[int, _hgr.Executor]" = weakref.WeakValueDictionary()
         # run() binds, runs and waits as one step: threads sharing a session take turns.
         self._run_lock = threading.Lock()
         self._profile_prefix = str(getattr(sess_options, "profile_file_prefix", "") or "") if sess_options else ""
@@ -361,64 +298,68 @@ class InferenceSession:
         devices = provider_devices(providers)
         if isinstance(model, os.PathLike):
             model = os.fspath(model)
-        # A path is read once, here: the loader and the name and dim readers below
-        # share the bytes (a FIFO has no second reading), and external data is found
-        # beside the file.
+        # A path is read once, here (a FIFO has no second reading); external data is
+        # found beside the file.
         base_directory = None
+        path = None
         if isinstance(model, str):
             path, model = model, read_model_file(model)
             base_directory = os.path.dirname(os.path.abspath(path))
+        elif not isinstance(model, (bytes, bytearray, memoryview)):
+            raise _hgr.InvalidArgumentError(f"model must be a path or the model's bytes, not {type(model).__name__}")
         try:
-            graph, params, self._load_report = _hgr.load_onnx(
-                model, devices=devices, place=place, input_shapes=input_shapes, base_directory=base_directory
-            )
+            self._model = _hgr.Model(model, devices=devices, place=place, base_directory=base_directory,
+                                     profiling=_profiling_requested(sess_options),
+                                     max_specializations=max_specializations)
         except _hgr.Error as error:
-            if base_directory is None:
+            if path is None:
                 raise
             raise type(error)(f"{path}: {error}") from None
-        self._executor = _hgr.Executor(graph, params=params, profiling=_profiling_requested(sess_options))
-        ex = self._executor
-        self._inputs = [self._node_arg(ex.input_info(i)) for i in range(ex.input_count)]
-        self._outputs = [self._node_arg(ex.output_info(i)) for i in range(ex.output_count)]
-        # hgr names a graph output after its node ("y:0"); sessions speak the model's names.
-        try:
-            model_bytes = bytes(model)
-            model_names = onnx_output_names(model_bytes)
-        except (ValueError, IndexError, UnicodeDecodeError, OSError):
-            model_bytes, model_names = b"", []
-        # The model's declared dims of each input, for run()'s rank and shape checks;
-        # where they cannot be read, the loaded graph's shape stands for them.
-        try:
-            declared = onnx_input_dims(model_bytes)
-        except (ValueError, IndexError, UnicodeDecodeError, TypeError):
-            declared = {}
-        if len(model_names) == len(self._outputs):
-            for arg, name in zip(self._outputs, model_names):
-                arg.name = name
-        # Inputs set from params are constants: only the others are the model's inputs.
-        param_names = set(params.names())
-        self._inputs = [arg for arg in self._inputs if arg.name not in param_names]
-        self._input_dims = {
-            arg.name: (declared[arg.name] if len(declared.get(arg.name, ())) == len(arg.shape) else list(arg.shape),
-                       list(arg.shape))
-            for arg in self._inputs
-        }
+        self._inputs = [self._node_arg(info) for info in self._model.inputs()]
+        self._outputs = [self._node_arg(info) for info in self._model.outputs()]
+        self._declared = {info["name"]: info["shape"] for info in self._model.inputs()}
+        self._dtypes = {arg.name: arg.dtype for arg in self._inputs}
         self._output_index = {arg.name: i for i, arg in enumerate(self._outputs)}
         self._alignment = _alignment()
-        self._providers = list(dict.fromkeys(ex.devices.values()))
+        # Without providers, graphs run on the instance's first device.
+        self._providers = list(dict.fromkeys(devices)) if devices else [_hgr.devices()[0]["spec"]]
+        # A model whose input shapes are all known (declared, or given) is specialized
+        # now, as ONNX Runtime prepares a session at creation: a model hgr cannot run
+        # is refused here, and the first run pays nothing more.
+        self._prespecialize(input_shapes or {})
 
     @staticmethod
     def _node_arg(info: Dict[str, Any]) -> NodeArg:
-        return NodeArg(info["name"], list(info["shape"]), _ORT_TYPES.get(info["dtype"], info["dtype"]), info["dtype"])
+        shape = [] if info["shape"] is None else list(info["shape"])
+        return NodeArg(info["name"], shape, _ORT_TYPES.get(info["dtype"], info["dtype"]), info["dtype"])
 
-    def _live(self) -> _hgr.Executor:
-        if self._executor is None or self._executor.closed:
+    def _prespecialize(self, input_shapes: Dict[str, Sequence[int]]) -> None:
+        unknown = [name for name in input_shapes if name not in self._dtypes]
+        if unknown:
+            raise _hgr.InvalidArgumentError(
+                f"input_shapes names {', '.join(unknown)}; the model's inputs are "
+                f"{', '.join(arg.name for arg in self._inputs)}")
+        feeds = {}
+        for arg in self._inputs:
+            shape = input_shapes.get(arg.name)
+            if shape is None:
+                declared = self._declared[arg.name]
+                if declared is None or not all(isinstance(d, int) for d in declared):
+                    return  # not every shape is known: the first run specializes
+                shape = declared
+            feeds[arg.name] = np.zeros(tuple(shape), dtype=arg.dtype)
+        with self._run_lock:
+            self._last = self._specialize(self._checked(feeds))
+
+    def _live(self) -> _hgr.Model:
+        if self._model is None:
             raise _hgr.FailedPreconditionError("the session was closed")
-        return self._executor
+        return self._model
 
     # ---- ONNX Runtime's introspection ----
     def get_inputs(self) -> List[NodeArg]:
-        """The model's inputs (initializers excluded), in order."""
+        """The model's inputs (initializers excluded), in order; symbolic dims by
+        name, unknown ones as None, as ONNX Runtime reports them."""
         return list(self._inputs)
 
     def get_outputs(self) -> List[NodeArg]:
@@ -430,20 +371,53 @@ class InferenceSession:
         return list(self._providers)
 
     @property
-    def load_report(self) -> Dict[str, int]:
-        """What hgr's ONNX loader did (nodes folded, fused, ...)."""
-        return dict(self._load_report)
+    def load_report(self) -> Dict[str, Any]:
+        """What hgr did: the last new specialization's ONNX load counts (nodes folded,
+        fused, ...) and host times, and the specializations kept, made and reused."""
+        return self._live().report()
 
     @property
     def executor(self) -> _hgr.Executor:
-        """The hgr Executor underneath (binding kinds, output buffers)."""
-        return self._live()
+        """The hgr Executor of the last run (binding kinds, output buffers);
+        FailedPreconditionError before the first run."""
+        self._live()
+        if self._last is None or self._last.closed:
+            raise _hgr.FailedPreconditionError("the session has not run yet: its executor is made for the shapes of "
+                                               "the first run")
+        return self._last
 
     # ---- runs ----
-    def _start(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any]):
-        ex = self._live()
+    def _checked(self, input_feed: Dict[str, Any]) -> List[Any]:
+        """The feed as one array per input, in the model's order, checked with ONNX
+        Runtime's messages."""
         if not isinstance(input_feed, dict):
             raise _hgr.InvalidArgumentError("input_feed must be a dict of input name -> array")
+        for name in input_feed:
+            if name not in self._dtypes:
+                raise _hgr.NotFoundError(
+                    f"Invalid input name: {name}; the model's inputs are {', '.join(a.name for a in self._inputs)}")
+        missing = [arg.name for arg in self._inputs if arg.name not in input_feed]
+        if missing:
+            raise _hgr.InvalidArgumentError(f"input_feed lacks input(s) {', '.join(missing)}")
+        feeds = []
+        for arg in self._inputs:
+            value = as_input(arg.name, input_feed[arg.name], arg.dtype)
+            shape = _fed_shape(value)
+            if shape is not None:
+                check_input_shape(arg.name, shape, self._declared[arg.name])
+            feeds.append(value)
+        return feeds
+
+    def _specialize(self, feeds: List[Any]) -> _hgr.Executor:
+        ex = self._live().specialize(feeds)
+        kept = self._executors.get(ex.specialization_id)
+        if kept is not None and not kept.closed:
+            ex.close()  # it bound nothing: the one kept is the same executor
+            return kept
+        self._executors[ex.specialization_id] = ex
+        return ex
+
+    def _start(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any]):
         if output_names is None:
             wanted = list(range(len(self._outputs)))
         else:
@@ -454,29 +428,28 @@ class InferenceSession:
                         f"output '{name}': the model's outputs are {', '.join(a.name for a in self._outputs)}"
                     )
                 wanted.append(self._output_index[name])
-        missing = [arg.name for arg in self._inputs if arg.name not in input_feed]
-        if missing:
-            raise _hgr.InvalidArgumentError(f"input_feed lacks input(s) {', '.join(missing)}")
-        for name, value in input_feed.items():
-            buffer = _as_buffer(value)
-            if name in self._input_dims:
-                shape = _fed_shape(buffer)
-                if shape is not None:
-                    check_input_shape(name, shape, *self._input_dims[name])
-            ex.bind_input(name, buffer)
+        feeds = self._checked(input_feed)
+        ex = self._specialize(feeds)
+        names = {ex.input_info(i)["name"] for i in range(ex.input_count)}
+        for arg, value in zip(self._inputs, feeds):
+            if arg.name in names:  # inputs that decide shapes are constants of the specialization
+                ex.bind_input(arg.name, value)
         # Every output gets a fresh array: an array handed out earlier is never written again.
         outputs = []
-        for i, arg in enumerate(self._outputs):
-            array = _hgr.empty(arg.dtype, arg.shape, self._alignment)
+        for i in range(ex.output_count):
+            info = ex.output_info(i)
+            array = _hgr.empty(info["dtype"], info["shape"], self._alignment)
             ex.bind_output(i, array)
             outputs.append(array)
+        self._last = ex
         return ex, [outputs[i] for i in wanted]
 
     def run(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any], run_options: Any = None) -> List[np.ndarray]:
         """Runs the model: output_names (None: all) as a list of NumPy arrays,
-        input_feed a dict of input name -> array (any C-contiguous buffer or
-        __dlpack__ object of the input's dtype and shape). The GIL is released
-        while hgr runs."""
+        input_feed a dict of input name -> value: a NumPy array of the input's dtype,
+        a Python list or scalar (converted to the input's dtype), or any C-contiguous
+        buffer or __dlpack__ object of its dtype; any shape the model allows. The GIL
+        is released while hgr runs."""
         with self._run_lock:
             ex, outputs = self._start(output_names, input_feed)
             ex.run()
@@ -485,10 +458,11 @@ class InferenceSession:
 
     def run_async(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any], run_options: Any = None) -> Future:
         """Starts a run and returns a Future (result(), done()) without waiting;
-        several may be in flight. The inputs must not change until it is done."""
+        several may be in flight, at different shapes too. The inputs must not change
+        until it is done."""
         with self._run_lock:
             ex, outputs = self._start(output_names, input_feed)
-            return Future(ex.run_async(), outputs)
+            return Future(ex.run_async(), outputs, ex)
 
     def output_buffer(self, index: Any):
         """The latest run's output index (or name) as an OpenCL buffer
@@ -498,7 +472,7 @@ class InferenceSession:
                 raise _hgr.NotFoundError(
                     f"output '{index}': the model's outputs are {', '.join(a.name for a in self._outputs)}")
             index = self._output_index[index]
-        return self._live().output_buffer(index)
+        return self.executor.output_buffer(index)
 
     # ---- profiling ----
     def profile(self) -> List[Dict[str, Any]]:
@@ -507,16 +481,16 @@ class InferenceSession:
         ns, start and end from the run's first command), from hgr's profile JSON;
         pandas.DataFrame(session.profile()) makes it a table. Needs sess_options
         with enable_profiling, else hgr.FailedPreconditionError."""
-        return json.loads(self._live().profile_json())["nodes"]
+        return json.loads(self.executor.profile_json())["nodes"]
 
     def profile_summary(self) -> str:
         """The last run's profile as text tables (per device, op and node)."""
-        return self._live().profile_summary()
+        return self.executor.profile_summary()
 
     def write_trace(self, path: Any) -> str:
         """Writes the last run as a Chrome trace-event JSON file (open it in
         Perfetto, ui.perfetto.dev) and returns the path."""
-        text = self._live().trace_json()
+        text = self.executor.trace_json()
         with open(path, "w", encoding="utf-8") as out:
             out.write(text)
         return os.fspath(path)
@@ -530,8 +504,12 @@ class InferenceSession:
     # ---- lifetime ----
     def close(self) -> None:
         """Waits for runs in flight and frees the session's device memory."""
-        if self._executor is not None:
-            self._executor.close()
+        for ex in list(self._executors.values()):
+            ex.close()
+        self._last = None
+        if self._model is not None:
+            self._model.close()
+            self._model = None
 
     def __enter__(self) -> "InferenceSession":
         return self

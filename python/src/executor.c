@@ -43,6 +43,23 @@ static hgrpy_executor_t* executor_alloc(PyObject* graph) {
   return self;
 }
 
+/* self with executor (owned, or the specialization's) and a bound list of None. */
+static PyObject* executor_adopt(hgrpy_executor_t* self, hgr_executor_t* executor, bool profiling) {
+  self->executor = executor;
+  self->profiling = profiling;
+  size_t slots = hgr_executor_input_count(executor) + hgr_executor_output_count(executor);
+  self->bound = PyList_New((Py_ssize_t)slots);
+  if (!self->bound) {
+    Py_DECREF(self);
+    return NULL;
+  }
+  for (size_t i = 0; i < slots; ++i) {
+    Py_INCREF(Py_None);
+    PyList_SET_ITEM(self->bound, (Py_ssize_t)i, Py_None);
+  }
+  return (PyObject*)self;
+}
+
 PyObject* hgrpy_executor_create(PyObject* graph, const hgrpy_executor_options_t* options) {
   if (!PyObject_TypeCheck(graph, &hgrpy_graph_type))
     return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "graph must be an hgr Graph, not %s", Py_TYPE(graph)->tp_name);
@@ -66,19 +83,20 @@ PyObject* hgrpy_executor_create(PyObject* graph, const hgrpy_executor_options_t*
     Py_DECREF(self);
     return hgrpy_raise(status);
   }
-  self->executor = executor;
-  self->profiling = options->profiling;
-  size_t slots = hgr_executor_input_count(executor) + hgr_executor_output_count(executor);
-  self->bound = PyList_New((Py_ssize_t)slots);
-  if (!self->bound) {
-    Py_DECREF(self);
+  return executor_adopt(self, executor, options->profiling);
+}
+
+PyObject* hgrpy_executor_wrap_specialization(hgr_specialization_t* specialization, bool profiling) {
+  hgr_executor_t* executor = hgr_specialization_executor(specialization);
+  PyObject* graph = hgrpy_graph_wrap(hgr_graph_retain(hgr_executor_graph(executor)));
+  hgrpy_executor_t* self = graph ? executor_alloc(graph) : NULL;
+  Py_XDECREF(graph);
+  if (!self) {
+    hgr_specialization_release(specialization);
     return NULL;
   }
-  for (size_t i = 0; i < slots; ++i) {
-    Py_INCREF(Py_None);
-    PyList_SET_ITEM(self->bound, (Py_ssize_t)i, Py_None);
-  }
-  return (PyObject*)self;
+  self->specialization = specialization;
+  return executor_adopt(self, executor, profiling);
 }
 
 /* Executor(graph, params=None, devices=None, profiling=False) */
@@ -134,10 +152,34 @@ static PyObject* executor_new(PyTypeObject* type, PyObject* args, PyObject* kwar
   return result;
 }
 
+/* A specialization's executor stays with its model: what this object bound is
+ * unbound, after the runs in flight, before its buffers go. */
+static void executor_give_back(hgrpy_executor_t* self, hgr_executor_t* executor) {
+  size_t inputs = hgr_executor_input_count(executor);
+  bool bound = false;
+  for (Py_ssize_t slot = 0; self->bound && slot < PyList_GET_SIZE(self->bound); ++slot)
+    bound = bound || PyList_GET_ITEM(self->bound, slot) != Py_None;
+  if (bound) { /* runs in flight may read or write what this object bound */
+    Py_BEGIN_ALLOW_THREADS;
+    hgr_status_free(hgr_executor_wait(executor));
+    Py_END_ALLOW_THREADS;
+  }
+  for (Py_ssize_t slot = 0; bound && slot < PyList_GET_SIZE(self->bound); ++slot) {
+    if (PyList_GET_ITEM(self->bound, slot) == Py_None) continue;
+    bool input = (size_t)slot < inputs;
+    hgr_status_free(hgr_executor_unbind(executor, input ? HGR_INPUT : HGR_OUTPUT,
+                                        input ? (size_t)slot : (size_t)slot - inputs));
+  }
+  hgr_specialization_release(self->specialization);
+  self->specialization = NULL;
+}
+
 static void executor_close_now(hgrpy_executor_t* self) {
   hgr_executor_t* executor = self->executor;
   self->executor = NULL;
-  if (executor) {
+  if (executor && self->specialization) {
+    executor_give_back(self, executor);
+  } else if (executor) {
     Py_BEGIN_ALLOW_THREADS;
     hgr_executor_release(executor); /* waits for the runs in flight */
     Py_END_ALLOW_THREADS;
@@ -556,6 +598,12 @@ static PyObject* executor_get_closed(hgrpy_executor_t* self, void* closure) {
   return PyBool_FromLong(self->executor == NULL);
 }
 
+static PyObject* executor_get_specialization_id(hgrpy_executor_t* self, void* closure) {
+  (void)closure;
+  if (!self->specialization) Py_RETURN_NONE;
+  return PyLong_FromVoidPtr(self->specialization);
+}
+
 static PyObject* executor_get_profiling(hgrpy_executor_t* self, void* closure) {
   (void)closure;
   return PyBool_FromLong(self->profiling);
@@ -680,6 +728,9 @@ static PyGetSetDef executor_getset[] = {
     {"input_count", (getter)executor_get_input_count, NULL, "Number of graph inputs.", NULL},
     {"output_count", (getter)executor_get_output_count, NULL, "Number of graph outputs.", NULL},
     {"closed", (getter)executor_get_closed, NULL, "Whether close() was called.", NULL},
+    {"specialization_id", (getter)executor_get_specialization_id, NULL,
+     "For a Model's executor, an int naming its specialization (equal for the same shapes while it is kept); "
+     "else None.", NULL},
     {"profiling", (getter)executor_get_profiling, NULL, "Whether runs are profiled.", NULL},
     {"graph", (getter)executor_get_graph, NULL, "The Graph it runs.", NULL},
     {"devices", (getter)executor_get_devices, NULL, "Device key -> device spec, as bound.", NULL},

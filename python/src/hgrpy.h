@@ -45,6 +45,7 @@ int hgrpy_add_onnx(PyObject* module);
 int hgrpy_add_params(PyObject* module);
 int hgrpy_add_builder(PyObject* module);
 int hgrpy_add_place(PyObject* module);
+int hgrpy_add_model(PyObject* module);
 
 /* ---- errors (errors.c) ---- */
 
@@ -148,7 +149,8 @@ PyObject* hgrpy_params_wrap(hgr_params_t* params);
 /* ---- Executor (executor.c): an hgr_executor_t on the process's instance ---- */
 typedef struct hgrpy_executor_t {
   PyObject_HEAD
-  hgr_executor_t* executor; /* owned; NULL once closed */
+  hgr_executor_t* executor; /* owned (or its specialization's); NULL once closed */
+  hgr_specialization_t* specialization; /* held, when the executor is a model's (hgr/model.h) */
   PyObject* graph;          /* the Graph it was created from */
   PyObject* bound;          /* per input then output: what is bound (a memoryview) or None */
   PyThread_type_lock lock;  /* taken by every call on the executor and its fences */
@@ -166,6 +168,10 @@ typedef struct hgrpy_executor_options_t {
 /* Creates an Executor for graph (a Graph object) with the GIL released. New
  * reference, or NULL with an hgr.Error. */
 PyObject* hgrpy_executor_create(PyObject* graph, const hgrpy_executor_options_t* options);
+/* An Executor over a model's specialization (its reference taken over, released on
+ * failure too): closing it unbinds what it bound and gives the specialization back.
+ * New reference, or NULL with an exception. */
+PyObject* hgrpy_executor_wrap_specialization(hgr_specialization_t* specialization, bool profiling);
 /* The executor of an Executor object that is still open; NULL with
  * hgr.FailedPreconditionError ("closed") otherwise. Borrowed. */
 hgr_executor_t* hgrpy_executor_get(hgrpy_executor_t* self);

@@ -21,7 +21,7 @@ PyMODINIT_FUNC PyInit__hgr(void) {
   static const add_fn parts[] = {
       hgrpy_add_errors, hgrpy_add_instance, hgrpy_add_data,  hgrpy_add_graph,         hgrpy_add_params_type,
       hgrpy_add_executor, hgrpy_add_fence, hgrpy_add_device_buffer, hgrpy_add_onnx,
-      hgrpy_add_params, hgrpy_add_builder, hgrpy_add_place,
+      hgrpy_add_params, hgrpy_add_builder, hgrpy_add_place, hgrpy_add_model,
   };
   for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); ++i) {
     if (parts[i](module) < 0) {

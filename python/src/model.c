@@ -1,0 +1,243 @@
+/* hgr._hgr.Model: an hgr_model_t (hgr/model.h), an ONNX model loaded once and run at
+ * any input shape. hgr.InferenceSession is a thin class over it: it asks the Model
+ * for the Executor of each feed's shapes (specialize), binds the feed and runs. */
+#include "hgrpy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct hgrpy_model_t {
+  PyObject_HEAD
+  hgr_model_t* model;           /* owned; NULL once closed */
+  hgr_place_options_t place;    /* borrowed by the model: strings kept by the lists below */
+  PyObject* device_list;        /* keeps the device specs' UTF-8 alive */
+  PyObject* place_list;
+  const char** device_specs;
+  const char** place_texts;
+  bool profiling;
+} hgrpy_model_t;
+
+static hgr_model_t* model_get(hgrpy_model_t* self) {
+  if (!self->model) return (hgr_model_t*)hgrpy_raise_code(HGR_STATUS_FAILED_PRECONDITION, "the model was closed");
+  return self->model;
+}
+
+static void model_close_now(hgrpy_model_t* self) {
+  hgr_model_t* model = self->model;
+  self->model = NULL;
+  if (model) {
+    Py_BEGIN_ALLOW_THREADS;
+    hgr_model_release(model); /* Executors handed out keep their specializations */
+    Py_END_ALLOW_THREADS;
+  }
+}
+
+static void model_dealloc(hgrpy_model_t* self) {
+  model_close_now(self);
+  free(self->device_specs);
+  free(self->place_texts);
+  Py_CLEAR(self->device_list);
+  Py_CLEAR(self->place_list);
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+/* Model(model, devices=None, place=None, base_directory=None, profiling=False,
+ *       max_specializations=0, max_device_bytes=0) */
+static PyObject* model_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static char* keywords[] = {"model", "devices", "place", "base_directory", "profiling", "max_specializations",
+                             "max_device_bytes", NULL};
+  PyObject *model = NULL, *devices = Py_None, *place = Py_None;
+  const char* base_directory = NULL;
+  int profiling = 0;
+  unsigned int max_specializations = 0;
+  unsigned long long max_device_bytes = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOzpIK", keywords, &model, &devices, &place, &base_directory,
+                                   &profiling, &max_specializations, &max_device_bytes))
+    return NULL;
+  Py_buffer bytes = {0};
+  if (PyObject_GetBuffer(model, &bytes, PyBUF_SIMPLE) < 0) {
+    PyErr_Clear();
+    return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "model must be the model's bytes, not %s",
+                            Py_TYPE(model)->tp_name);
+  }
+  hgr_instance_t* instance = hgrpy_instance();
+  hgrpy_model_t* self = instance ? (hgrpy_model_t*)type->tp_alloc(type, 0) : NULL;
+  size_t device_count = 0, place_count = 0;
+  if (!self || hgrpy_string_list(devices, "devices", &self->device_list, &self->device_specs, &device_count) < 0 ||
+      hgrpy_string_list(place, "place", &self->place_list, &self->place_texts, &place_count) < 0) {
+    PyBuffer_Release(&bytes);
+    Py_XDECREF(self);
+    return NULL;
+  }
+  self->profiling = profiling != 0;
+  hgr_model_options_t options;
+  hgr_model_options_init(&options);
+  options.executor.profiling = self->profiling;
+  options.max_specializations = max_specializations;
+  options.max_device_bytes = max_device_bytes;
+  hgr_status_t status = hgrpy_place_options(&self->place, self->device_specs, device_count, self->place_texts,
+                                            place_count);
+  if (device_count || place_count) options.place = &self->place;
+  if (!status) {
+    Py_BEGIN_ALLOW_THREADS;
+    status = hgr_model_create_onnx_memory(instance, bytes.buf, (size_t)bytes.len, base_directory, &options,
+                                          &self->model);
+    Py_END_ALLOW_THREADS;
+  }
+  PyBuffer_Release(&bytes);
+  if (status) {
+    Py_DECREF(self);
+    return hgrpy_raise(status);
+  }
+  return (PyObject*)self;
+}
+
+/* {name, dtype, shape: [int | str | None], decides_shapes} of an input or output;
+ * shape None when the model declares none. */
+static PyObject* io_dict(const hgr_model_io_t* io) {
+  char dtype[32] = "";
+  if (io->dtype.bits && hgrpy_dtype_to_numpy(io->dtype, dtype, sizeof(dtype)) < 0) return NULL;
+  PyObject* shape = Py_None;
+  Py_INCREF(shape);
+  if (io->ndim >= 0) {
+    Py_DECREF(shape);
+    shape = PyList_New(io->ndim);
+    for (int32_t d = 0; shape && d < io->ndim; ++d) {
+      PyObject* dim = io->dims[d] >= 0 ? PyLong_FromLongLong(io->dims[d])
+                      : io->dim_names[d] ? PyUnicode_FromString(io->dim_names[d])
+                                         : (Py_INCREF(Py_None), Py_None);
+      if (!dim) Py_CLEAR(shape);
+      else PyList_SET_ITEM(shape, d, dim);
+    }
+  }
+  if (!shape) return NULL;
+  return Py_BuildValue("{s:s,s:s,s:N,s:O}", "name", io->name, "dtype", dtype, "shape", shape, "decides_shapes",
+                       io->decides_shapes ? Py_True : Py_False);
+}
+
+static PyObject* io_list(hgrpy_model_t* self, bool inputs) {
+  hgr_model_t* model = model_get(self);
+  if (!model) return NULL;
+  size_t count = inputs ? hgr_model_input_count(model) : hgr_model_output_count(model);
+  PyObject* list = PyList_New((Py_ssize_t)count);
+  for (size_t i = 0; list && i < count; ++i) {
+    hgr_model_io_t io;
+    hgr_status_t status = inputs ? hgr_model_input(model, i, &io) : hgr_model_output(model, i, &io);
+    PyObject* item = status ? hgrpy_raise(status) : io_dict(&io);
+    if (!item) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+  }
+  return list;
+}
+
+static PyObject* model_inputs(hgrpy_model_t* self, PyObject* unused) {
+  (void)unused;
+  return io_list(self, true);
+}
+
+static PyObject* model_outputs(hgrpy_model_t* self, PyObject* unused) {
+  (void)unused;
+  return io_list(self, false);
+}
+
+/* specialize(feeds) -> Executor: feeds, one buffer per input in the model's order
+ * (any C-contiguous buffer or __dlpack__ object of the input's dtype). */
+static PyObject* model_specialize(hgrpy_model_t* self, PyObject* feeds) {
+  hgr_model_t* model = model_get(self);
+  if (!model) return NULL;
+  PyObject* sequence = PySequence_Fast(feeds, "feeds must be a sequence of arrays, one per input");
+  if (!sequence) return NULL;
+  size_t count = (size_t)PySequence_Fast_GET_SIZE(sequence);
+  hgrpy_input_view_t* views = calloc(count + 1, sizeof(*views));
+  hgr_model_input_t* inputs = calloc(count + 1, sizeof(*inputs));
+  PyObject* result = NULL;
+  size_t viewed = 0;
+  if (!views || !inputs) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (; viewed < count; ++viewed) {
+    hgr_model_io_t io;
+    char what[300];
+    bool named = viewed < hgr_model_input_count(model) && !hgr_model_input(model, viewed, &io);
+    snprintf(what, sizeof(what), "input '%.256s'", named ? io.name : "?");
+    if (hgrpy_input_view_get(PySequence_Fast_GET_ITEM(sequence, (Py_ssize_t)viewed), what, false, &views[viewed]) < 0)
+      goto done;
+    const hgrpy_input_view_t* v = &views[viewed];
+    inputs[viewed] = (hgr_model_input_t){v->dtype, v->ndim, v->shape, v->data, v->bytes};
+  }
+  hgr_specialization_t* specialization = NULL;
+  hgr_status_t status;
+  Py_BEGIN_ALLOW_THREADS;
+  status = hgr_model_specialize(model, inputs, count, &specialization);
+  Py_END_ALLOW_THREADS;
+  result = status ? hgrpy_raise(status) : hgrpy_executor_wrap_specialization(specialization, self->profiling);
+done:
+  for (size_t i = 0; i < viewed; ++i) hgrpy_input_view_release(&views[i]);
+  free(views);
+  free(inputs);
+  Py_DECREF(sequence);
+  return result;
+}
+
+static PyObject* model_report(hgrpy_model_t* self, PyObject* unused) {
+  (void)unused;
+  hgr_model_t* model = model_get(self);
+  if (!model) return NULL;
+  hgr_model_report_t r;
+  hgr_model_report(model, &r);
+  return Py_BuildValue("{s:I,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K}", "kept", r.kept,
+                       "created", (unsigned long long)r.created, "hits", (unsigned long long)r.hits, "evicted",
+                       (unsigned long long)r.evicted, "device_bytes", (unsigned long long)r.device_bytes,
+                       "shared_weight_bytes", (unsigned long long)r.shared_weight_bytes, "import_ms", r.import_ms,
+                       "place_ms", r.place_ms, "executor_ms", r.executor_ms, "onnx_nodes", r.onnx.onnx_nodes,
+                       "folded", r.onnx.folded, "removed", r.onnx.removed, "fused", r.onnx.fused, "graph_nodes",
+                       r.onnx.graph_nodes, "elementwise_fused", r.onnx.elementwise_fused, "elementwise_groups",
+                       r.onnx.elementwise_groups, "opset", (unsigned int)r.onnx.opset, "loader_peak_bytes",
+                       (unsigned long long)r.onnx.loader_peak_bytes);
+}
+
+static PyObject* model_close(hgrpy_model_t* self, PyObject* unused) {
+  (void)unused;
+  model_close_now(self);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef model_methods[] = {
+    {"inputs", (PyCFunction)model_inputs, METH_NOARGS,
+     "inputs() -> list of {name, dtype, shape, decides_shapes}: shape lists ints, dim names (str) and None for "
+     "unknown dims (None for no shape at all)."},
+    {"outputs", (PyCFunction)model_outputs, METH_NOARGS, "outputs() -> list of {name, dtype, shape}, as inputs()."},
+    {"specialize", (PyCFunction)model_specialize, METH_O,
+     "specialize(feeds) -> Executor\n\nThe executor of the model at the feeds' shapes (and the values of inputs "
+     "that decide shapes), made at the first call for them and kept (bounded, least recently used evicted). feeds: "
+     "one array per input, in order. Closing the Executor gives it back to the model."},
+    {"report", (PyCFunction)model_report, METH_NOARGS,
+     "report() -> dict: specializations kept, created, hits, evicted; device bytes; the last new one's host times "
+     "(import_ms, place_ms, executor_ms) and its ONNX load counts."},
+    {"close", (PyCFunction)model_close, METH_NOARGS, "Frees the model; Executors handed out stay valid."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject hgrpy_model_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hgr._hgr.Model",
+    .tp_basicsize = sizeof(hgrpy_model_t),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Model(model, devices=None, place=None, base_directory=None, profiling=False, max_specializations=0, "
+              "max_device_bytes=0)\n\nAn ONNX model (its bytes) loaded once and run at any input shape "
+              "(hgr/model.h). devices: specs in priority order; place: rules and policy (`hgr run --place` syntax); "
+              "with either, each specialization is placed.",
+    .tp_new = model_new,
+    .tp_dealloc = (destructor)model_dealloc,
+    .tp_methods = model_methods,
+};
+
+int hgrpy_add_model(PyObject* module) {
+  if (PyType_Ready(&hgrpy_model_type) < 0) return -1;
+  Py_INCREF(&hgrpy_model_type);
+  if (PyModule_AddObject(module, "Model", (PyObject*)&hgrpy_model_type) < 0) {
+    Py_DECREF(&hgrpy_model_type);
+    return -1;
+  }
+  return 0;
+}
