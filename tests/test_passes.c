@@ -87,23 +87,34 @@ static hgr_value_t chain_op(hgr_builder_t* builder, const char* op, hgr_value_t 
   return out;
 }
 
-static conv_graph_t conv_graph(bool bias, const char* const* chain, size_t length, uint64_t seed) {
-  hgr_test_rng_t rng;
-  hgr_test_rng_seed(&rng, seed);
+/* A builder with input x [1, C, H, W] and, unless w is NULL, the constant weights
+ * w [K, C, 3, 3]; rng seeded with seed. */
+static hgr_builder_t* begin(hgr_test_rng_t* rng, uint64_t seed, hgr_value_t* x, hgr_value_t* w) {
+  hgr_test_rng_seed(rng, seed);
   hgr_builder_t* builder = NULL;
   ASSERT_OK(hgr_builder_create(NULL, &builder));
   op_counter = 0;
-  hgr_value_t x;
-  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, &x));
-  hgr_value_t w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, &rng);
-  hgr_value_t b = bias ? constant(builder, "b", (const int64_t[]){K}, 1, &rng) : x;
-  hgr_value_t v = conv(builder, "conv", x, w, bias ? &b : NULL);
-  for (size_t i = 0; i < length; ++i) v = chain_op(builder, chain[i], v, &rng, 4);
-  ASSERT_OK(hgr_builder_mark_output(builder, v));
+  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, x));
+  if (w) *w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, rng);
+  return builder;
+}
+
+static conv_graph_t finish(hgr_builder_t* builder) {
   conv_graph_t g;
   ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
   hgr_builder_release(builder);
   return g;
+}
+
+static conv_graph_t conv_graph(bool bias, const char* const* chain, size_t length, uint64_t seed) {
+  hgr_test_rng_t rng;
+  hgr_value_t x, w;
+  hgr_builder_t* builder = begin(&rng, seed, &x, &w);
+  hgr_value_t b = bias ? constant(builder, "b", (const int64_t[]){K}, 1, &rng) : x;
+  hgr_value_t v = conv(builder, "conv", x, w, bias ? &b : NULL);
+  for (size_t i = 0; i < length; ++i) v = chain_op(builder, chain[i], v, &rng, 4);
+  ASSERT_OK(hgr_builder_mark_output(builder, v));
+  return finish(builder);
 }
 
 static void conv_graph_release(conv_graph_t* g) {
@@ -266,13 +277,8 @@ static void without_params_only_an_activation_joins(void** state) {
 static void a_value_read_twice_or_an_output_ends_the_chain(void** state) {
   (void)state;
   hgr_test_rng_t rng;
-  hgr_test_rng_seed(&rng, 5);
-  hgr_builder_t* builder = NULL;
-  ASSERT_OK(hgr_builder_create(NULL, &builder));
-  op_counter = 0;
-  hgr_value_t x;
-  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, &x));
-  hgr_value_t w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, &rng);
+  hgr_value_t x, w;
+  hgr_builder_t* builder = begin(&rng, 5, &x, &w);
   /* conv1 -> add -> (relu, sigmoid): the add joins, the two readers stay */
   hgr_value_t v = chain_op(builder, "add", conv(builder, "conv1", x, w, NULL), &rng, 4);
   hgr_value_t r, s;
@@ -285,9 +291,7 @@ static void a_value_read_twice_or_an_output_ends_the_chain(void** state) {
   ASSERT_OK(hgr_builder_mark_output(builder, s));
   ASSERT_OK(hgr_builder_mark_output(builder, c2));
   ASSERT_OK(hgr_builder_mark_output(builder, r2));
-  conv_graph_t g;
-  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
-  hgr_builder_release(builder);
+  conv_graph_t g = finish(builder);
   hgr_passes_options_t options = only(true, false);
   hgr_passes_report_t report;
   hgr_graph_t* fused = NULL;
@@ -311,19 +315,13 @@ static void a_value_read_twice_or_an_output_ends_the_chain(void** state) {
 static void weights_given_at_run_time_take_no_multiply(void** state) {
   (void)state;
   hgr_test_rng_t rng;
-  hgr_test_rng_seed(&rng, 6);
-  hgr_builder_t* builder = NULL;
-  ASSERT_OK(hgr_builder_create(NULL, &builder));
-  op_counter = 0;
   hgr_value_t x, w;
-  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, &x));
+  hgr_builder_t* builder = begin(&rng, 6, &x, NULL);
   ASSERT_OK(hgr_builder_add_input(builder, "w", F32, (const int64_t[]){K, C, 3, 3}, 4, &w));
   hgr_value_t v = chain_op(builder, "multiply", conv(builder, "conv", x, w, NULL), &rng, 4);
   v = chain_op(builder, "relu", v, &rng, 4);
   ASSERT_OK(hgr_builder_mark_output(builder, v));
-  conv_graph_t g;
-  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
-  hgr_builder_release(builder);
+  conv_graph_t g = finish(builder);
   hgr_passes_options_t options = only(true, false);
   hgr_passes_report_t report;
   hgr_graph_t* fused = NULL;
@@ -361,10 +359,7 @@ static conv_graph_t one_dimensional_conv(uint64_t seed) {
   v = chain_op(builder, "add", v, &rng, 3);
   v = chain_op(builder, "leaky", v, &rng, 3);
   ASSERT_OK(hgr_builder_mark_output(builder, v));
-  conv_graph_t g;
-  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
-  hgr_builder_release(builder);
-  return g;
+  return finish(builder);
 }
 
 static void a_one_dimensional_conv_takes_the_chain_after_its_reshape(void** state) {
@@ -390,20 +385,13 @@ static void a_one_dimensional_conv_takes_the_chain_after_its_reshape(void** stat
 static void a_shared_weight_stays_for_the_conv_that_does_not_scale_it(void** state) {
   (void)state;
   hgr_test_rng_t rng;
-  hgr_test_rng_seed(&rng, 8);
-  hgr_builder_t* builder = NULL;
-  ASSERT_OK(hgr_builder_create(NULL, &builder));
-  op_counter = 0;
-  hgr_value_t x;
-  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, &x));
-  hgr_value_t w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, &rng);
+  hgr_value_t x, w;
+  hgr_builder_t* builder = begin(&rng, 8, &x, &w);
   hgr_value_t a = chain_op(builder, "multiply", conv(builder, "conv_a", x, w, NULL), &rng, 4);
   hgr_value_t b = conv(builder, "conv_b", x, w, NULL);
   ASSERT_OK(hgr_builder_mark_output(builder, a));
   ASSERT_OK(hgr_builder_mark_output(builder, b));
-  conv_graph_t g;
-  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
-  hgr_builder_release(builder);
+  conv_graph_t g = finish(builder);
   hgr_graph_t* fused = NULL;
   ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, NULL));
   assert_true(has_param(g.params, "w"));
@@ -417,20 +405,13 @@ static void a_shared_weight_stays_for_the_conv_that_does_not_scale_it(void** sta
 static void new_param_names_do_not_collide(void** state) {
   (void)state;
   hgr_test_rng_t rng;
-  hgr_test_rng_seed(&rng, 9);
-  hgr_builder_t* builder = NULL;
-  ASSERT_OK(hgr_builder_create(NULL, &builder));
-  op_counter = 0;
-  hgr_value_t x;
-  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, &x));
-  hgr_value_t w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, &rng);
+  hgr_value_t x, w;
+  hgr_builder_t* builder = begin(&rng, 9, &x, &w);
   hgr_value_t taken = constant(builder, "conv.bias", (const int64_t[]){1}, 1, &rng);
   hgr_value_t v = chain_op(builder, "add", conv(builder, "conv", x, w, NULL), &rng, 4);
   ASSERT_OK(hgr_builder_mark_output(builder, v));
   ASSERT_OK(hgr_builder_mark_output(builder, taken));
-  conv_graph_t g;
-  ASSERT_OK(hgr_builder_finish(builder, &g.graph, &g.params));
-  hgr_builder_release(builder);
+  conv_graph_t g = finish(builder);
   hgr_graph_t* fused = NULL;
   ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, NULL));
   assert_true(has_param(g.params, "conv.bias"));
@@ -594,14 +575,7 @@ static void a_tvm_graph_gets_the_conv_epilogue(void** state) {
 
 static int set_up_instance(void** state) {
   (void)state;
-  hgr_status_t status = hgr_instance_create(NULL, &instance);
-  if (status) {
-    char* text = hgr_status_to_string(status);
-    fprintf(stderr, "instance: %s\n", text);
-    free(text);
-    hgr_status_free(status);
-    return -1;
-  }
+  instance = hgr_test_instance_or_exit();
   hgr_test_require_devices(instance, specs, (size_t)spec_count);
   return 0;
 }
