@@ -514,12 +514,20 @@ if(HGR_ONNX)
     hgr_cli_test(NAME cli_onnx_unsupported_op ARGS check ${onnx_data}/node/test_gridsample/model.onnx EXIT 1
       PASS "UNIMPLEMENTED: .*node 0 'Y' \\(GridSample, opset 16\\): op 'GridSample' is not supported; hgr supports: Abs, ")
     hgr_cli_test(NAME cli_onnx_input_shape_must_agree ARGS check ${conv_test}/model.onnx --input-shape x=1,1,7,6
-      EXIT 1 PASS "graph input 'x': dimension 3 is 5 in the model; the shape given says 6")
+      EXIT 1 PASS "input 'x': dimension 3 is 5 in the model; the input given has 6")
     set(reshape_test ${onnx_data}/node/test_reshape_negative_dim)
     set(reshape_args run ${reshape_test}/model.onnx --input data=${reshape_test}/test_data_set_0/input_0.pb
                      --input shape=${reshape_test}/test_data_set_0/input_1.pb --devices pocl:0)
-    hgr_cli_test(NAME cli_onnx_shape_input_needs_fixing ARGS ${reshape_args} EXIT 1
-      PASS "input 1 \\('shape'\\) must be known at load.*--fix-input")
+    # The shape input decides shapes: hgr finds it and takes its --input values as
+    # constants, without --fix-input
+    hgr_cli_test(NAME cli_onnx_shape_input_is_found ARGS ${reshape_args}
+                 --expect 0=${reshape_test}/test_data_set_0/output_0.pb
+      PASS "input 'shape' decides shapes: its --input values are constants.*output 0 'reshaped:0' float32 \\[2, 6, 2\\].*matches")
+    # A symbolic model checked without shapes: its declared dims, and exit 0
+    hgr_cli_test(NAME cli_onnx_check_symbolic ARGS check tests/data/symbolic/cnn.onnx
+      PASS "input 'x': float32 \\[N, 3, H, W\\].*output 'y': float32 \\[N, 5\\].*every op supported")
+    hgr_cli_test(NAME cli_onnx_run_symbolic_needs_shapes ARGS run tests/data/symbolic/cnn.onnx --devices pocl:0 EXIT 1
+      PASS "graph input 'x': dimension 0 is symbolic \\('N'\\); give the input's shape")
     hgr_cli_test(NAME cli_onnx_fix_input ARGS ${reshape_args} --fix-input shape
                  --expect 0=${reshape_test}/test_data_set_0/output_0.pb
       PASS "output 0 'reshaped:0' float32 \\[2, 6, 2\\].*matches")

@@ -106,6 +106,7 @@ typedef struct hgr_cli_model_args_t {
   size_t fixed_count;
   bool no_fusion; /* --no-fusion: ONNX elementwise chains stay separate nodes */
   uint64_t loader_budget; /* --loader-budget: the ONNX loader's bytes at once; 0: its default */
+  bool shapes_missing;    /* set by hgr_cli_model_load: an ONNX input's shape was neither given nor fixed */
 } hgr_cli_model_args_t;
 
 /* The help lines of the flags hgr_cli_model_parse takes besides --input-shape. */
@@ -122,14 +123,15 @@ int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int ar
 /* Whether --fix-input named name. */
 bool hgr_cli_model_fixed(const hgr_cli_model_args_t* model, const char* name);
 
-/* Loads path: TVM graph JSON, or an ONNX model (by its .onnx extension), whose
- * symbolic input dims come from the --input arrays' shapes (inputs may be NULL:
+/* Loads path: TVM graph JSON, or an ONNX model (by its .onnx extension) specialized
+ * (hgr_model_graph) to the input shapes of the --input arrays (inputs may be NULL:
  * none) and --input-shape, whose --fix-input inputs become constants of their
- * --input values, and whose loader holds at most --loader-budget; its weights come
+ * --input values, as do inputs whose values decide shapes (those are added to
+ * model->fixed), and whose loader holds at most --loader-budget; its weights come
  * back in *out_params (NULL for graph JSON). print: one line of what the ONNX loader
- * did (nodes before and after, folded, removed, fused). */
-
-hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
+ * did (nodes before and after, folded, removed, fused), and the model's symbolic
+ * inputs and outputs when a shape is missing (model->shapes_missing). */
+hgr_status_t hgr_cli_model_load(const char* path, hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
                                 bool print, hgr_graph_t** out_graph, hgr_params_t** out_params);
 
 /* An array from a .npy file, or from an ONNX TensorProto file (.pb, ONNX's test

@@ -89,37 +89,154 @@ hgr_status_t hgr_cli_load_array(const char* path, hgr_npy_array_t* out_array) {
 }
 
 #if HGR_HAS_ONNX
+/* The --fix-input values as loader options: constants of the model from creation on. */
 static hgr_status_t onnx_options(const hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
                                  hgr_onnx_options_t* options) {
   size_t input_count = inputs ? inputs->count : 0;
-  for (size_t i = 0; i < input_count; ++i) { /* an --input array's shape first; --input-shape overrides */
-    const hgr_npy_array_t* array = NULL;
-    const char* name = inputs->names[i];
-    HGR_RETURN_IF_ERROR_CLI(hgr_cli_inputs_array(inputs, i, &array));
-    HGR_RETURN_IF_ERROR_CLI(hgr_cli_model_fixed(model, name)
-                                ? hgr_onnx_options_set_input_value(options, name, array->dtype, array->shape,
-                                                                   array->ndim, array->data, (size_t)array->bytes)
-                                : hgr_onnx_options_set_input_shape(options, name, array->shape, array->ndim));
-  }
   for (size_t f = 0; f < model->fixed_count; ++f) {
     size_t i = 0;
     while (i < input_count && strcmp(inputs->names[i], model->fixed[f])) ++i;
     if (i == input_count)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "--fix-input %s: no --input %s=FILE gives its value",
                         model->fixed[f], model->fixed[f]);
+    const hgr_npy_array_t* array = NULL;
+    HGR_RETURN_IF_ERROR_CLI(hgr_cli_inputs_array(inputs, i, &array));
+    HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_set_input_value(options, model->fixed[f], array->dtype, array->shape,
+                                                             array->ndim, array->data, (size_t)array->bytes));
+  }
+  hgr_onnx_options_set_fuse_elementwise(options, !model->no_fusion);
+  if (model->loader_budget) hgr_onnx_options_set_max_loader_bytes(options, model->loader_budget);
+  return HGR_OK;
+}
+
+/* "float32 [N, 3, 224, 224]": dims by value, name, or '?' */
+static void print_io(const char* what, const hgr_model_io_t* io) {
+  char dtype[32];
+  printf("  %s '%s': %s", what, io->name, io->dtype.bits ? hgr_dtype_format(io->dtype, dtype, sizeof(dtype)) : "?");
+  if (io->ndim < 0) {
+    printf(" (no shape declared)\n");
+    return;
+  }
+  printf(" [");
+  for (int32_t d = 0; d < io->ndim; ++d) {
+    if (io->dims[d] >= 0) printf("%s%lld", d ? ", " : "", (long long)io->dims[d]);
+    else printf("%s%s", d ? ", " : "", io->dim_names[d] ? io->dim_names[d] : "?");
+  }
+  printf("]%s\n", io->decides_shapes ? " (its values decide shapes)" : "");
+}
+
+static void print_symbolic(const char* path, const hgr_model_t* m) {
+  printf("%s: inputs and outputs as the model declares them (names: symbolic dims, '?': unknown):\n", path);
+  for (size_t i = 0; i < hgr_model_input_count(m); ++i) {
+    hgr_model_io_t io;
+    if (!hgr_model_input(m, i, &io)) print_io("input", &io);
+  }
+  for (size_t i = 0; i < hgr_model_output_count(m); ++i) {
+    hgr_model_io_t io;
+    if (!hgr_model_output(m, i, &io)) print_io("output", &io);
+  }
+}
+
+/* The shape of model input io: --input-shape, else the --input array's, else the
+ * model's own when it fixes every dim; its data when an --input array gives it. */
+static hgr_status_t cli_input(const hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs, const hgr_model_io_t* io,
+                              hgr_model_input_t* out_input, int64_t* shape_storage) {
+  memset(out_input, 0, sizeof(*out_input));
+  out_input->dtype = io->dtype;
+  out_input->shape = shape_storage;
+  const hgr_npy_array_t* array = NULL;
+  for (size_t i = 0; inputs && i < inputs->count; ++i)
+    if (!strcmp(inputs->names[i], io->name)) HGR_RETURN_IF_ERROR_CLI(hgr_cli_inputs_array(inputs, i, &array));
+  if (array) {
+    out_input->dtype = array->dtype;
+    out_input->ndim = array->ndim;
+    memcpy(shape_storage, array->shape, sizeof(int64_t) * (size_t)array->ndim);
+    out_input->data = array->data;
+    out_input->bytes = (size_t)array->bytes;
   }
   for (size_t i = 0; i < model->shape_count; ++i) {
     const hgr_cli_input_shape_t* s = &model->shapes[i];
-    char name[256];
-    snprintf(name, sizeof(name), "%.*s", (int)s->name_length, s->name);
-    HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_set_input_shape(options, name, s->shape, s->ndim));
+    if (strlen(io->name) != s->name_length || strncmp(io->name, s->name, s->name_length)) continue;
+    out_input->ndim = s->ndim;
+    memcpy(shape_storage, s->shape, sizeof(int64_t) * (size_t)s->ndim);
+    if (array && (array->ndim != s->ndim || memcmp(array->shape, s->shape, sizeof(int64_t) * (size_t)s->ndim)))
+      out_input->data = NULL, out_input->bytes = 0; /* the shape given wins; its values are not known */
+    return HGR_OK;
   }
+  if (array) return HGR_OK;
+  bool known = io->ndim >= 0;
+  for (int32_t d = 0; known && d < io->ndim; ++d) known = io->dims[d] >= 0;
+  if (!known) {
+    int32_t d = 0;
+    while (d < io->ndim && io->dims[d] >= 0) ++d;
+    char what[320];
+    if (io->ndim < 0) snprintf(what, sizeof(what), "the model declares no shape");
+    else if (io->dim_names[d]) snprintf(what, sizeof(what), "dimension %d is symbolic ('%.256s')", (int)d, io->dim_names[d]);
+    else snprintf(what, sizeof(what), "dimension %d is unknown", (int)d);
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s': %s; give the input's shape (hgr: --input-shape "
+                      "%s=D0,D1,... or --input %s=FILE.npy)", io->name, what, io->name, io->name);
+  }
+  out_input->ndim = io->ndim;
+  memcpy(shape_storage, io->dims, sizeof(int64_t) * (size_t)io->ndim);
   return HGR_OK;
+}
+
+/* The ONNX model at path specialized to the --input shapes and values: inputs whose
+ * values decide shapes are found by the model and become constants (added to
+ * model->fixed, so that the run does not set them). */
+static hgr_status_t load_onnx(const char* path, hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs, bool print,
+                              hgr_graph_t** out_graph, hgr_params_t** out_params) {
+  hgr_onnx_options_t* options = NULL;
+  HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_create(&options));
+  hgr_status_t status = onnx_options(model, inputs, options);
+  hgr_model_options_t model_options;
+  hgr_model_options_init(&model_options);
+  model_options.onnx = options;
+  hgr_model_t* m = NULL;
+  if (!status) status = hgr_model_create_onnx_file(NULL, path, &model_options, &m);
+  hgr_onnx_options_release(options);
+  size_t count = m ? hgr_model_input_count(m) : 0;
+  hgr_model_input_t* given = calloc(count + 1, sizeof(*given));
+  int64_t(*shapes)[HGR_MAX_DIMS] = calloc(count + 1, sizeof(*shapes));
+  if (!status && (!given || !shapes)) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; !status && i < count; ++i) {
+    hgr_model_io_t io;
+    status = hgr_model_input(m, i, &io);
+    if (!status) status = cli_input(model, inputs, &io, &given[i], shapes[i]);
+    if (status && print && hgr_status_code(status) == HGR_STATUS_INVALID_ARGUMENT) {
+      print_symbolic(path, m);
+      model->shapes_missing = true;
+    }
+  }
+  if (!status) status = hgr_model_graph(m, given, count, out_graph, out_params);
+  for (size_t i = 0; !status && i < count; ++i) {
+    hgr_model_io_t io;
+    if (!hgr_model_input(m, i, &io) && io.decides_shapes && model->fixed_count < HGR_CLI_MAX_SHAPES &&
+        !hgr_cli_model_fixed(model, io.name)) {
+      for (size_t k = 0; inputs && k < inputs->count; ++k) /* the --input name (argv) outlives the model */
+        if (!strcmp(inputs->names[k], io.name)) model->fixed[model->fixed_count++] = inputs->names[k];
+      if (print) printf("%s: input '%s' decides shapes: its --input values are constants of this run\n", path, io.name);
+    }
+  }
+  hgr_model_report_t report;
+  hgr_model_report(m, &report);
+  free(given);
+  free(shapes);
+  hgr_model_release(m);
+  if (!status && print)
+    printf("%s: ONNX IR %lld, opset %lld: %u nodes -> %u graph nodes (%u folded at load, %u removed, %u fused; "
+           "%u elementwise nodes fused into %u kernels)\n",
+           path, (long long)report.onnx.ir_version, (long long)report.onnx.opset, report.onnx.onnx_nodes,
+           report.onnx.graph_nodes, report.onnx.folded, report.onnx.removed, report.onnx.fused,
+           report.onnx.elementwise_fused, report.onnx.elementwise_groups);
+  if (!status && print)
+    printf("%s: the loader held at most %llu bytes on the host at once (--loader-budget SIZE bounds it)\n", path,
+           (unsigned long long)report.onnx.loader_peak_bytes);
+  return status;
 }
 #endif
 
-
-hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
+hgr_status_t hgr_cli_model_load(const char* path, hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
                                 bool print, hgr_graph_t** out_graph, hgr_params_t** out_params) {
   *out_params = NULL;
   if (!has_suffix(path, ".onnx")) {
@@ -145,23 +262,7 @@ hgr_status_t hgr_cli_model_load(const char* path, const hgr_cli_model_args_t* mo
     return HGR_OK;
   }
 #if HGR_HAS_ONNX
-  hgr_onnx_options_t* options = NULL;
-  HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_create(&options));
-  hgr_onnx_report_t report;
-  hgr_status_t status = onnx_options(model, inputs, options);
-  hgr_onnx_options_set_fuse_elementwise(options, !model->no_fusion);
-  if (model->loader_budget) hgr_onnx_options_set_max_loader_bytes(options, model->loader_budget);
-  if (!status) status = hgr_onnx_load_file(path, options, out_graph, out_params, &report);
-  hgr_onnx_options_release(options);
-  if (!status && print)
-    printf("%s: ONNX IR %lld, opset %lld: %u nodes -> %u graph nodes (%u folded at load, %u removed, %u fused; "
-           "%u elementwise nodes fused into %u kernels)\n",
-           path, (long long)report.ir_version, (long long)report.opset, report.onnx_nodes, report.graph_nodes,
-           report.folded, report.removed, report.fused, report.elementwise_fused, report.elementwise_groups);
-  if (!status && print)
-    printf("%s: the loader held at most %llu bytes on the host at once (--loader-budget SIZE bounds it)\n", path,
-           (unsigned long long)report.loader_peak_bytes);
-  return status;
+  return load_onnx(path, model, inputs, print, out_graph, out_params);
 #else
   (void)inputs, (void)print;
   return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s: this hgr was built without the ONNX loader (HGR_ONNX=OFF)", path);

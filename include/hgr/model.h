@@ -83,7 +83,8 @@ HGR_API void hgr_model_options_init(hgr_model_options_t* options);
 
 /* An ONNX model from a file (read once, at most 2 GiB, external data beside it) or
  * from memory (not retained; base_directory as hgr_onnx_load_memory). instance is
- * borrowed for the model's life; options may be NULL. Errors as hgr_onnx_load_*:
+ * borrowed for the model's life (NULL: the model only makes graphs, hgr_model_graph);
+ * options may be NULL. Errors as hgr_onnx_load_*:
  * the model is parsed and its initializers decoded here; ops are imported at the
  * first specialization. */
 HGR_API hgr_status_t hgr_model_create_onnx_file(hgr_instance_t* instance, const char* path,
@@ -140,6 +141,13 @@ HGR_API hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_in
                                           hgr_specialization_t** out_specialization);
 HGR_API hgr_executor_t* hgr_specialization_executor(const hgr_specialization_t* specialization);
 HGR_API void hgr_specialization_release(hgr_specialization_t* specialization);
+
+/* The stage before placement: the model's graph and params at these inputs (as
+ * hgr_model_specialize keys them; data needed only for inputs that decide shapes),
+ * unplaced, for a caller that places and runs it itself (the hgr program). A
+ * graph model gives its graph and a copy of its params. Both belong to the caller. */
+HGR_API hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+                                     hgr_graph_t** out_graph, hgr_params_t** out_params);
 
 /* Specializes, sets every input and starts a run; the run holds its specialization.
  * Output shapes follow from the inputs (hgr_model_run_output_info). */

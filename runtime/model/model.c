@@ -514,6 +514,9 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
   if (!model || !out_specialization)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_specialize: NULL argument");
   *out_specialization = NULL;
+  if (!model->instance)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the model was created without an instance: it makes graphs "
+                      "(hgr_model_graph), not executors");
   HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count));
   /* Each round either finds or makes the specialization, or learns of at least one
    * more input that decides shapes, so it ends within input_count + 1 rounds. */
@@ -554,6 +557,42 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
     model->report.kept = (uint32_t)model->cache_count;
     *out_specialization = s;
     return HGR_OK;
+  }
+  return HGR_STATUS(HGR_STATUS_INTERNAL, "specializing found inputs that decide shapes in every round");
+}
+
+hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+                             hgr_graph_t** out_graph, hgr_params_t** out_params) {
+  if (!model || !out_graph || !out_params)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_graph: NULL argument");
+  *out_graph = NULL;
+  *out_params = NULL;
+  HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count));
+  if (!model->onnx) {
+    *out_graph = hgr_graph_retain(model->graph);
+    if (!model->params) return hgr_params_create(out_params);
+    void* bytes = NULL;
+    size_t size = 0;
+    HGR_RETURN_IF_ERROR(hgr_params_save_memory(model->params, &bytes, &size));
+    hgr_status_t status = hgr_params_load_memory(bytes, size, out_params);
+    free(bytes);
+    if (status) {
+      hgr_graph_release(*out_graph);
+      *out_graph = NULL;
+    }
+    return status;
+  }
+  for (size_t round = 0; round <= model->input_count; ++round) { /* as hgr_model_specialize */
+    for (size_t i = 0; i < model->input_count; ++i)
+      if (model->inputs[i].io.decides_shapes && !inputs[i].data)
+        return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s' decides shapes: its data is needed to specialize",
+                          model->inputs[i].io.name);
+    bool retry = false;
+    uint64_t start = hgr__monotonic_ns();
+    hgr_status_t status = import_onnx(model, inputs, out_graph, out_params, &retry);
+    model->report.import_ms = since_ms(start);
+    if (!status || !retry) return status;
+    hgr_status_free(status);
   }
   return HGR_STATUS(HGR_STATUS_INTERNAL, "specializing found inputs that decide shapes in every round");
 }
@@ -627,7 +666,6 @@ void hgr_model_run_release(hgr_model_run_t* run) {
 
 static hgr_status_t model_new(hgr_instance_t* instance, const hgr_model_options_t* options, hgr_model_t** out_model) {
   *out_model = NULL;
-  if (!instance) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "a model needs an instance");
   if (options && (options->executor.params || options->executor.share_params_from))
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "a model's executor options leave params and share_params_from "
                       "to the model");
