@@ -82,6 +82,9 @@ static void collect_log(void* user, const char* message) {
   snprintf(log->text + used, sizeof(log->text) - used, "%s\n", message);
 }
 
+/* The program pool run_once's executors share (NULL: none). */
+static hgr_program_pool_t* pool_for_runs;
+
 /* Creates an executor with the given cache settings, runs it once, checks the
  * output and returns its program stats. */
 static hgr_program_stats_t run_once(hgr_program_cache_t cache, log_t* log) {
@@ -95,6 +98,7 @@ static hgr_program_stats_t run_once(hgr_program_cache_t cache, log_t* log) {
   options.bindings = bindings;
   options.binding_count = 3;
   options.program_cache = cache;
+  options.program_pool = pool_for_runs;
   if (log) {
     log->text[0] = 0;
     options.log = collect_log;
@@ -175,6 +179,30 @@ static void binaries_are_stored_after_the_first_run_and_loaded_next_time(void** 
   assert_int_equal(warm.from_source, 0);
   assert_int_equal(warm.stored, 0);
   assert_non_null(strstr(log.text, "program cache: hit"));
+}
+
+/* Executors sharing a program pool build each program once: the next one takes
+ * them from the pool, neither from the cache nor from source; without the pool it
+ * builds again. */
+static void a_pool_shares_programs_between_executors(void** state) {
+  (void)state;
+  size_t programs;
+  distinct_programs(&programs);
+  hgr_program_cache_t off = {.mode = HGR_PROGRAM_CACHE_OFF};
+  ASSERT_OK(hgr_program_pool_create(&pool_for_runs));
+  hgr_program_stats_t first = run_once(off, NULL);
+  assert_int_equal(first.from_source, programs);
+  assert_int_equal(first.from_pool, 0);
+  hgr_program_stats_t second = run_once(off, NULL);
+  assert_int_equal(second.programs, programs);
+  assert_int_equal(second.from_pool, programs);
+  assert_int_equal(second.from_source, 0);
+  assert_int_equal(second.from_cache, 0);
+  hgr_program_pool_release(pool_for_runs);
+  pool_for_runs = NULL;
+  hgr_program_stats_t third = run_once(off, NULL);
+  assert_int_equal(third.from_source, programs);
+  assert_int_equal(third.from_pool, 0);
 }
 
 /* Rewrites one cache file with `damage` applied, then checks it is rejected with a
@@ -344,6 +372,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(entries_of_another_driver_version_are_rejected),
       cmocka_unit_test(blobs_can_live_in_the_embedders_memory),
       cmocka_unit_test(the_cache_can_be_switched_off),
+      cmocka_unit_test(a_pool_shares_programs_between_executors),
   };
   failed += cmocka_run_group_tests_name("program_cache", tests, NULL, NULL);
   remove_cache();

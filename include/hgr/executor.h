@@ -146,6 +146,16 @@ typedef enum hgr_tuning_mode_t {
 /* The most compute queues per device (hgr_executor_options_t.compute_queues). */
 #define HGR_MAX_COMPUTE_QUEUES 16
 
+/* Programs shared between executors of one instance: an executor with a pool takes
+ * each program another executor of the pool built (same device and source) instead
+ * of building or loading it, and adds those it builds or loads. The pool holds them
+ * until it is released; it may be used by executors on several threads. The model
+ * object (hgr/model.h) gives one to all its specializations. */
+typedef struct hgr_program_pool_s hgr_program_pool_t;
+HGR_API hgr_status_t hgr_program_pool_create(hgr_program_pool_t** out_pool);
+/* Releases the pool's programs (executors keep their own references). NULL: no-op. */
+HGR_API void hgr_program_pool_release(hgr_program_pool_t* pool);
+
 typedef struct hgr_executor_options_t {
   /* Explicit key -> device bindings; may be NULL. With none (binding_count 0), the
    * bindings the graph records (hgr_graph_binding, written by `hgr place`) apply;
@@ -157,6 +167,7 @@ typedef struct hgr_executor_options_t {
   bool plan_only;             /* validate and bind, but allocate and build nothing
                                  (what `hgr check` does); such an executor cannot run */
   hgr_program_cache_t program_cache; /* zeroed: files in the default directory */
+  hgr_program_pool_t* program_pool;  /* borrowed for creation; NULL: none */
   hgr_kernel_library_t* kernels; /* the user's ops (kernels.h), retained; may be NULL */
   /* Per device: storage, host staging for copies into it and its kernels' scratch
    * buffers must fit, else creation fails with RESOURCE_EXHAUSTED naming the

@@ -48,6 +48,7 @@ typedef struct hgr_program_stats_t {
   uint32_t warm_launches;  /* steps launched by the warm-up at creation (hgr_warm_up_t) */
   double warm_ms;          /* wall time of that warm-up (launches and waiting) */
   double store_ms;         /* wall time of storing binaries at creation, after the warm-up */
+  uint32_t from_pool;      /* taken from the program pool (options.program_pool), built by another executor */
 } hgr_program_stats_t;
 HGR_API hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* executor);
 

@@ -59,6 +59,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   executor->profile.enabled = options->profiling;
   executor->order.enqueue_step = executor->order.enqueue_node = UINT32_MAX;
   executor->programs.cache = options->program_cache;
+  executor->programs.pool = options->program_pool; /* borrowed for creation only */
   executor->programs.kernels = hgr_kernel_library_retain(options->kernels);
   executor->log = options->log;
   executor->log_user = options->log_user;
@@ -91,6 +92,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
   if (!status) status = hgr__kernels_warm(executor, options->warm_up);
 
 cleanup:
+  executor->programs.pool = NULL;
   if (status) {
     hgr_executor_release(executor);
     return status;

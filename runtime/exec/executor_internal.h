@@ -125,6 +125,16 @@ typedef struct hgr__step_t {
   uint32_t check_count;
 } hgr__step_t;
 
+/* ---- the program pool (program_pool.c) --------------------------------------------- */
+
+/* The pooled program of key on an instance device (retained for the caller), or NULL
+ * (also for a NULL pool). */
+cl_program hgr__program_pool_find(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index,
+                                  const char* key);
+/* Keeps program (retained) under key, unless one is kept already. */
+void hgr__program_pool_keep(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index,
+                            const char* key, cl_program program);
+
 /* ---- programs (program_cache.c) --------------------------------------------------- */
 
 /* A program of one executor device and one kernel source. */
@@ -143,6 +153,7 @@ typedef struct hgr__programs_t {
   hgr__program_t* programs; /* one per (device, kernel source) used */
   size_t count, capacity;
   hgr_program_cache_t cache;
+  hgr_program_pool_t* pool;      /* options.program_pool (borrowed), or NULL */
   hgr_kernel_library_t* kernels; /* the user's ops (retained), or NULL */
   hgr_program_stats_t stats;
 } hgr__programs_t;

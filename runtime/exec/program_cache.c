@@ -133,7 +133,7 @@ typedef struct worker_t {
   hgr_status_t status;
   char* log;       /* lines separated by '\n' */
   size_t log_length;
-  uint32_t from_cache, from_source, rejected, binaries;
+  uint32_t from_cache, from_pool, from_source, rejected, binaries;
 } worker_t;
 
 static void note(worker_t* worker, const char* format, ...) HGR_PRINTF(2, 3);
@@ -302,8 +302,14 @@ static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
   } else {
     slot->key = make_key(device, &source);
     if (!slot->key) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    hgr_program_pool_t* pool = executor->programs.pool;
+    if ((slot->program = hgr__program_pool_find(pool, executor->instance, device_index, slot->key))) {
+      worker->from_pool++;
+      return HGR_OK;
+    }
     if (cache_enabled(executor) && (slot->program = from_cache(worker, context, device, slot->key, &source))) {
       worker->from_cache++;
+      hgr__program_pool_keep(pool, executor->instance, device_index, slot->key, slot->program);
       return HGR_OK;
     }
     program = clCreateProgramWithSource(context, 1, &source.text, &source.length, &error);
@@ -319,8 +325,12 @@ static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
     return status;
   }
   slot->program = program;
-  if (slot->from_source) worker->from_source++;
-  else worker->binaries++;
+  if (slot->from_source) {
+    worker->from_source++;
+    hgr__program_pool_keep(executor->programs.pool, executor->instance, device_index, slot->key, program);
+  } else {
+    worker->binaries++;
+  }
   return HGR_OK;
 }
 
@@ -416,9 +426,11 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
     if (started[d]) pthread_join(threads[d], NULL);
     if (executor->log) emit_log(executor, &workers[d]);
     executor->programs.stats.from_cache += workers[d].from_cache;
+    executor->programs.stats.from_pool += workers[d].from_pool;
     executor->programs.stats.from_source += workers[d].from_source;
     executor->programs.stats.rejected += workers[d].rejected;
-    executor->programs.stats.programs += workers[d].from_cache + workers[d].from_source + workers[d].binaries;
+    executor->programs.stats.programs +=
+        workers[d].from_cache + workers[d].from_pool + workers[d].from_source + workers[d].binaries;
     status = hgr_status_join(status, workers[d].status);
     workers[d].status = HGR_OK;
   }

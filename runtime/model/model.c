@@ -48,6 +48,7 @@ struct hgr_model_s {
   hgr_model_io_t* outputs;
   size_t output_count;
   hgr_params_t* weights;            /* the first specialization's params: later ones share what equals them */
+  hgr_program_pool_t* programs;     /* every specialization's programs, built once */
   hgr_specialization_t** cache;
   size_t cache_count, cache_capacity;
   uint64_t clock;
@@ -418,6 +419,7 @@ static hgr_status_t make_executor(hgr_model_t* model, hgr_graph_t* graph, hgr_pa
                                   hgr_executor_t** out_executor) {
   hgr_executor_options_t options = model->options.executor;
   options.params = params;
+  options.program_pool = model->programs;
   options.share_params_from = NULL;
   options.share_param_names = NULL;
   options.share_param_name_count = 0;
@@ -682,6 +684,11 @@ static hgr_status_t model_new(hgr_instance_t* instance, const hgr_model_options_
   }
 #endif
   model->options.onnx = NULL; /* the copy is used */
+  hgr_status_t pooled = hgr_program_pool_create(&model->programs);
+  if (pooled) {
+    hgr_model_release(model);
+    return pooled;
+  }
   *out_model = model;
   return HGR_OK;
 }
@@ -690,6 +697,7 @@ void hgr_model_release(hgr_model_t* model) {
   if (!model) return;
   while (model->cache_count) drop(model, model->cache_count - 1);
   free(model->cache);
+  hgr_program_pool_release(model->programs);
   hgr_params_release(model->weights);
   hgr_params_release(model->params);
   hgr_graph_release(model->graph);
@@ -706,6 +714,7 @@ hgr_status_t hgr_model_create_onnx_memory(hgr_instance_t* instance, const void* 
                                           const char* base_directory, const hgr_model_options_t* options,
                                           hgr_model_t** out_model) {
   if (!out_model) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_onnx_memory: NULL out_model");
+  *out_model = NULL;
   hgr_model_t* model = NULL;
   HGR_RETURN_IF_ERROR(model_new(instance, options, &model));
 #if HGR_HAS_ONNX
@@ -746,7 +755,9 @@ hgr_status_t hgr_model_create_onnx_file(hgr_instance_t* instance, const char* pa
 
 hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_params_t* params,
                                     const hgr_model_options_t* options, hgr_model_t** out_model) {
-  if (!graph || !out_model) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_graph: NULL argument");
+  if (!out_model) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_graph: NULL out_model");
+  *out_model = NULL;
+  if (!graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_graph: NULL graph");
   hgr_model_t* model = NULL;
   HGR_RETURN_IF_ERROR(model_new(instance, options, &model));
   model->graph = hgr_graph_retain(graph);

@@ -1,0 +1,82 @@
+/* hgr_program_pool_t (hgr/executor.h): programs built by one executor, reused by
+ * the others that share the pool (the model object's specializations, hgr/model.h):
+ * keyed by instance, device and program cache key, each retained until the pool
+ * goes. Thread-safe: executors build programs on one thread per device. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_internal.h"
+
+typedef struct pooled_t {
+  const hgr_instance_t* instance;
+  size_t device_index;
+  char* key;
+  cl_program program;
+} pooled_t;
+
+struct hgr_program_pool_s {
+  pthread_mutex_t mutex;
+  pooled_t* programs;
+  size_t count, capacity;
+};
+
+hgr_status_t hgr_program_pool_create(hgr_program_pool_t** out_pool) {
+  if (!out_pool) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_program_pool_create: NULL out_pool");
+  *out_pool = calloc(1, sizeof(**out_pool));
+  if (!*out_pool) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a program pool");
+  pthread_mutex_init(&(*out_pool)->mutex, NULL);
+  return HGR_OK;
+}
+
+void hgr_program_pool_release(hgr_program_pool_t* pool) {
+  if (!pool) return;
+  for (size_t i = 0; i < pool->count; ++i) {
+    clReleaseProgram(pool->programs[i].program);
+    free(pool->programs[i].key);
+  }
+  free(pool->programs);
+  pthread_mutex_destroy(&pool->mutex);
+  free(pool);
+}
+
+static pooled_t* find(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index, const char* key) {
+  for (size_t i = 0; i < pool->count; ++i) {
+    pooled_t* p = &pool->programs[i];
+    if (p->instance == instance && p->device_index == device_index && !strcmp(p->key, key)) return p;
+  }
+  return NULL;
+}
+
+cl_program hgr__program_pool_find(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index,
+                                  const char* key) {
+  if (!pool) return NULL;
+  pthread_mutex_lock(&pool->mutex);
+  pooled_t* p = find(pool, instance, device_index, key);
+  cl_program program = p && clRetainProgram(p->program) == CL_SUCCESS ? p->program : NULL;
+  pthread_mutex_unlock(&pool->mutex);
+  return program;
+}
+
+void hgr__program_pool_keep(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index,
+                            const char* key, cl_program program) {
+  if (!pool || !program || !key) return;
+  pthread_mutex_lock(&pool->mutex);
+  if (!find(pool, instance, device_index, key)) {
+    if (pool->count == pool->capacity) {
+      size_t capacity = pool->capacity ? 2 * pool->capacity : 16;
+      pooled_t* grown = realloc(pool->programs, capacity * sizeof(*grown));
+      if (grown) {
+        pool->programs = grown;
+        pool->capacity = capacity;
+      }
+    }
+    char* copy = NULL;
+    hgr_status_t status = pool->count < pool->capacity ? hgr__strdup(key, &copy) : HGR_OK;
+    if (!status && copy && clRetainProgram(program) == CL_SUCCESS) /* out of memory: simply not pooled */
+      pool->programs[pool->count++] = (pooled_t){instance, device_index, copy, program};
+    else free(copy);
+    hgr_status_free(status);
+  }
+  pthread_mutex_unlock(&pool->mutex);
+}
