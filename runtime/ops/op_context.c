@@ -365,6 +365,12 @@ void hgr__launch_meta1(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, int32_t value)
   hgr__launch_meta(ctx, l, &value, 1);
 }
 
+size_t hgr__local_size(size_t n) {
+  size_t size = 1;
+  while (size < n && size <= SIZE_MAX / 2) size *= 2;
+  return size;
+}
+
 void hgr__launch_1d(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t count) {
   if (!l) return;
   size_t local = ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;

@@ -363,6 +363,12 @@ typedef struct hgr__collapsed_t {
 void hgr__collapse_broadcast(const hgr__entry_t* const* inputs, const int32_t* axes, uint32_t count,
                              const hgr__entry_t* out, hgr__collapsed_t* c);
 
+/* A work-group extent for n work-items along a dimension whose size follows the
+ * tensor's shape: the power of two at or above n. Drivers compile a kernel per
+ * local size (PoCL: its work-group function), so local sizes drawn from the powers
+ * of two, not from every extent, keep a model's new shapes from compiling again;
+ * the kernels check their range, as every launch's global size is rounded up. */
+size_t hgr__local_size(size_t n);
 /* NDRange helpers. 1-D: one work-item per each of count items, in work-groups of up
  * to 64 (fewer when the limits say so), global rounded up (kernels check bounds; a
  * count of 0 still launches one group). */

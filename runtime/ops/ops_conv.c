@@ -672,7 +672,7 @@ static hgr_status_t plan_depthwise3x3(hgr__op_ctx_t* ctx, const conv_t* p) {
   hgr__launch_meta1(ctx, l, (int32_t)rows); /* CONV_DW_ROWS */
   int64_t items = planes * ceil_div(p->oh, rows);
   int64_t local = min64(min64(64, (int64_t)ctx->limits.max_work_group), (int64_t)ctx->limits.max_work_item[0]);
-  local = max64(1, min64(local, items / DW_MIN_GROUPS));
+  local = max64(1, min64(local, (int64_t)hgr__local_size((size_t)max64(1, items / DW_MIN_GROUPS))));
   size_t global[1] = {(size_t)items}, local_size[1] = {(size_t)local};
   hgr__launch_nd(l, 1, global, local_size);
   return HGR_OK;

@@ -460,9 +460,10 @@ static hgr_status_t plan_fused(hgr__op_ctx_t* ctx) {
   if (strided) {
     size_t chunks = (size_t)((c->extent[c->ndim - 1] + FUSED_WIDTH - 1) / FUSED_WIDTH);
     size_t rows = (size_t)(out->element_count / c->extent[c->ndim - 1]);
-    size_t local0 = chunks == 0 ? 1 : chunks < most0 ? chunks : most0, local1 = most / local0;
+    size_t local0 = chunks == 0 ? 1 : chunks < most0 ? hgr__local_size(chunks) : most0, local1 = most / local0;
+    if (local0 > most0) local0 = most0; /* most0 itself need not be a power of two */
     if (ctx->limits.max_work_item[1] && local1 > ctx->limits.max_work_item[1]) local1 = ctx->limits.max_work_item[1];
-    if (local1 > rows) local1 = rows;
+    if (local1 > rows) local1 = hgr__local_size(rows) <= local1 ? hgr__local_size(rows) : local1;
     size_t global[2] = {chunks, rows}, local_sizes[2] = {local0, local1 ? local1 : 1};
     hgr__launch_nd(l, 2, global, local_sizes);
   } else {

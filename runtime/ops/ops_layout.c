@@ -207,9 +207,11 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
     /* work-groups of up to 64 items: along the row, then over rows when a row has
      * fewer chunks (a concatenation along the last axis may copy one element a row) */
     size_t chunks = (size_t)((block + 15) / 16), rows = (size_t)outer;
-    size_t local0 = chunks && chunks < local ? chunks : local, local1 = local / local0;
+    size_t local0 = chunks && chunks < local ? hgr__local_size(chunks) : local;
+    if (local0 > local) local0 = local;
+    size_t local1 = local / local0;
     if (ctx->limits.max_work_item[1] && local1 > ctx->limits.max_work_item[1]) local1 = ctx->limits.max_work_item[1];
-    if (local1 > rows) local1 = rows;
+    if (local1 > rows) local1 = hgr__local_size(rows) <= local1 ? hgr__local_size(rows) : local1;
     size_t global[2] = {chunks, rows}, local_sizes[2] = {local0, local1 ? local1 : 1};
     hgr__launch_nd(l, 2, global, local_sizes);
     offset += block;

@@ -221,7 +221,8 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   uint64_t items = planes * ((oh + rows - 1) / rows);
   size_t local = ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;
   if (ctx->limits.max_work_item[0] && local > ctx->limits.max_work_item[0]) local = ctx->limits.max_work_item[0];
-  if (local > items / ROWS_MIN_GROUPS) local = (size_t)(items / ROWS_MIN_GROUPS);
+  if (local > items / ROWS_MIN_GROUPS) local = hgr__local_size((size_t)(items / ROWS_MIN_GROUPS)) < local
+                                                   ? hgr__local_size((size_t)(items / ROWS_MIN_GROUPS)) : local;
   if (local == 0) local = 1;
   size_t global[1] = {(size_t)items}, local_size[1] = {local};
   hgr__launch_nd(l, 1, global, local_size);
