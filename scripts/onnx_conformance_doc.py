@@ -85,10 +85,10 @@ def main(argv):
                "in the reason); anything else fails, and any failure fails the CTest entry.\n")
     fixed = sum(1 for r in rows if r[2] == "passed" and r[3].startswith("inputs fixed at load"))
     out.append(f"Of the {passed} tests passed on pocl:0, {fixed} pass with inputs fixed at load: graph inputs "
-               "that decide shapes (Reshape's shape, Slice's starts, TopK's k, Resize's sizes, ...), which hgr needs "
-               "at load, are given the test's values through `hgr_onnx_options_set_input_value` (`hgr run "
-               "--fix-input`); the runner does that only for the inputs the loader names, and the table of every "
-               "test lists them.\n")
+               "that decide shapes (Reshape's shape, Slice's starts, TopK's k, Resize's sizes, ...), which each "
+               "specialization needs at load: the runner loads every test as a model object (`hgr/model.h`), which "
+               "finds those inputs itself and specializes on their values, as it keeps the model's symbolic dims "
+               "and runs each data set at its own shapes; the table of every test lists them.\n")
     out.append("| run | tests | passed | failed | not supported |")
     out.append("|---|---|---|---|---|")
     out.append(f"| pocl:0 | {total} | {passed} | {failed} | {unsupported} |")

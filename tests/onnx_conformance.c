@@ -4,8 +4,8 @@
  * hgr_onnx_load_file, run on one device through the C API, and compared with
  * ONNX's default tolerance (|got - want| <= 1e-7 + 1e-3 |want|; NaN matches NaN;
  * integers and bools exactly, dtypes and shapes equal). Each test is passed,
- * failed, or not supported (the loader refused the model as UNIMPLEMENTED: an op,
- * attr value or dtype hgr does not support, named in the reason).
+ * failed, or not supported (the model was refused as UNIMPLEMENTED: an op, attr
+ * value or dtype hgr does not support, named in the reason).
  *
  *   onnx_conformance DEVICE [--data DIR] [--sample N] [--report FILE.tsv] [--only TEXT]
  *
@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 
 #include "hgr/hgr.h"
-#include "onnx/onnx.pb-c.h"
 
 #define DEFAULT_DATA "/usr/share/libonnx-testdata/data"
 #define RTOL 1e-3
@@ -83,24 +82,6 @@ static bool exists(const char* path) {
   return stat(path, &st) == 0;
 }
 
-/* The model's real inputs (graph inputs no initializer gives), in order: the names
- * input_N.pb belongs to when the file leaves its name empty. */
-static size_t model_inputs(const char* model_path, char names[][256], size_t capacity) {
-  size_t length = 0, count = 0;
-  void* bytes = read_file(model_path, &length);
-  Onnx__ModelProto* model = bytes ? onnx__model_proto__unpack(NULL, length, bytes) : NULL;
-  for (size_t i = 0; model && model->graph && i < model->graph->n_input && count < capacity; ++i) {
-    const char* name = model->graph->input[i]->name;
-    bool initialized = false;
-    for (size_t k = 0; k < model->graph->n_initializer; ++k)
-      if (!strcmp(model->graph->initializer[k]->name, name)) initialized = true;
-    if (!initialized) snprintf(names[count++], 256, "%s", name);
-  }
-  if (model) onnx__model_proto__free_unpacked(model, NULL);
-  free(bytes);
-  return count;
-}
-
 /* Compares an output with the expected tensor; on a mismatch writes why. */
 static bool compare(const hgr_tensor_info_t* info, const void* got, const tensor_t* want, char* why, size_t capacity) {
   char a[32], b[32];
@@ -147,130 +128,90 @@ typedef struct runner_t {
 } runner_t;
 
 /* Runs one test directory; *reason gets why it failed or is not supported. */
+/* Data set dir/test_data_set_N's inputs (*out_count of them, in the model's input
+ * order: input_i.pb is the model's input i, whatever name the file gives). */
+static hgr_status_t read_inputs(const char* set_dir, tensor_t* inputs, size_t* out_count) {
+  *out_count = 0;
+  for (size_t i = 0; i < MAX_IO; ++i) {
+    char path[8400];
+    snprintf(path, sizeof(path), "%s/input_%zu.pb", set_dir, i);
+    if (!exists(path)) break;
+    hgr_status_t status = read_tensor(path, &inputs[i]);
+    if (status) return status;
+    *out_count = i + 1;
+  }
+  return HGR_OK;
+}
+
+/* Every output of run against set_dir's output_N.pb: FAILED with why in reason. */
+static outcome_t compare_outputs(hgr_model_t* model, hgr_model_run_t* run, const char* set_dir, size_t set,
+                                 hgr_status_t* inout_status, char* reason, size_t capacity) {
+  size_t outputs = hgr_model_output_count(model);
+  for (size_t o = 0; !*inout_status; ++o) {
+    char path[8400];
+    snprintf(path, sizeof(path), "%s/output_%zu.pb", set_dir, o);
+    if (!exists(path)) {
+      if (o == outputs) return PASSED;
+      snprintf(reason, capacity, "the model has %zu outputs, the test data %zu", outputs, o);
+      return FAILED;
+    }
+    if (o >= outputs) {
+      snprintf(reason, capacity, "the test data has more outputs than the model's %zu", outputs);
+      return FAILED;
+    }
+    tensor_t want;
+    memset(&want, 0, sizeof(want));
+    hgr_tensor_info_t info;
+    hgr_status_t status = read_tensor(path, &want);
+    if (!status) status = hgr_model_run_output_info(run, o, &info);
+    void* got = status ? NULL : malloc(info.bytes ? (size_t)info.bytes : 1);
+    if (!status && !got) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    if (!status) status = hgr_model_run_get_output(run, o, got, (size_t)info.bytes);
+    char why[512];
+    bool same = status || compare(&info, got, &want, why, sizeof(why));
+    free(got);
+    tensor_free(&want);
+    *inout_status = status;
+    if (!same) {
+      snprintf(reason, capacity, "data set %zu, output %zu: %s", set, o, why);
+      return FAILED;
+    }
+  }
+  return PASSED;
+}
+
 static outcome_t run_test(runner_t* r, const char* dir, char* reason, size_t capacity) {
   char path[8400];
   snprintf(path, sizeof(path), "%s/model.onnx", dir);
-  char names[MAX_IO][256];
-  size_t name_count = model_inputs(path, names, MAX_IO);
-  /* The first data set's inputs give the shapes of symbolic dims. */
-  hgr_onnx_options_t* options = NULL;
-  hgr_status_t status = hgr_onnx_options_create(&options);
-  tensor_t inputs[MAX_IO];
-  memset(inputs, 0, sizeof(inputs));
-  size_t input_count = 0;
-  hgr_status_t input_status = HGR_OK; /* reported unless the model is refused first */
-  for (size_t i = 0; !status && !input_status && i < MAX_IO; ++i) {
-    snprintf(path, sizeof(path), "%s/test_data_set_0/input_%zu.pb", dir, i);
-    if (!exists(path)) break;
-    input_status = read_tensor(path, &inputs[i]);
-    if (input_status) break;
-    input_count = i + 1;
-    if (!status && !inputs[i].name[0] && i < name_count) {
-      free(inputs[i].name);
-      inputs[i].name = strdup(names[i]);
-    }
-    if (!status && inputs[i].name && inputs[i].name[0])
-      status = hgr_onnx_options_set_input_shape(options, inputs[i].name, inputs[i].shape, inputs[i].ndim);
-  }
-  hgr_graph_t* graph = NULL;
-  hgr_params_t* params = NULL;
-  hgr_executor_t* executor = NULL;
-  snprintf(path, sizeof(path), "%s/model.onnx", dir);
-  /* An input the loader needs at load (a shape, starts, k, ...) is fixed to the first
-   * data set's value and the load retried; the report says which. */
-  bool frozen[MAX_IO] = {false};
-  char frozen_names[512] = "";
-  for (int attempt = 0; !status && attempt < MAX_IO; ++attempt) {
-    status = hgr_onnx_load_file(path, options, &graph, &params, NULL);
-    if (!status || hgr_status_code(status) != HGR_STATUS_UNIMPLEMENTED) break;
-    const char* at = strstr(hgr_status_message(status), "') must be known at load");
-    const char* open = at ? at : NULL;
-    while (open && open > hgr_status_message(status) && !(open[0] == '(' && open[1] == '\'')) --open;
-    if (!open || open[0] != '(') break;
-    char name[256];
-    snprintf(name, sizeof(name), "%.*s", (int)(at - open - 2), open + 2);
-    size_t i = 0;
-    while (i < input_count && !(inputs[i].name && !strcmp(inputs[i].name, name))) ++i;
-    if (i == input_count || frozen[i]) break; /* not a graph input of the test: truly unsupported */
-    hgr_status_free(status);
-    status = hgr_onnx_options_set_input_value(options, name, inputs[i].dtype, inputs[i].shape, inputs[i].ndim,
-                                              inputs[i].data, inputs[i].bytes);
-    frozen[i] = true;
-    size_t used = strlen(frozen_names);
-    snprintf(frozen_names + used, sizeof(frozen_names) - used, "%s%s", used ? ", " : "", name);
-  }
-  hgr_onnx_options_release(options);
+  hgr_model_options_t options;
+  hgr_model_options_init(&options);
+  const hgr_device_binding_t binding = {0, r->device};
+  options.executor.bindings = &binding;
+  options.executor.binding_count = 1;
+  hgr_model_t* model = NULL;
+  hgr_status_t status = hgr_model_create_onnx_file(r->instance, path, &options, &model);
   outcome_t outcome = PASSED;
-  if (status && hgr_status_code(status) == HGR_STATUS_UNIMPLEMENTED) outcome = UNSUPPORTED;
-  if (outcome == UNSUPPORTED || !input_status) {
-    hgr_status_free(input_status);
-  } else {
-    status = hgr_status_join(input_status, status);
-  }
-  if (!status) {
-    hgr_executor_options_t eo;
-    hgr_executor_options_init(&eo);
-    const hgr_device_binding_t binding = {0, r->device};
-    eo.bindings = &binding;
-    eo.binding_count = 1;
-    status = hgr_executor_create(r->instance, graph, &eo, &executor);
-    size_t unused;
-    if (!status) status = hgr_executor_load_params(executor, params, &unused);
-  }
-  /* Every data set: inputs by name, run, compare every output. */
+  /* Every data set at its own shapes: inputs in order, run, compare every output. */
   for (size_t set = 0; !status && outcome == PASSED; ++set) {
     char set_dir[8300];
     snprintf(set_dir, sizeof(set_dir), "%s/test_data_set_%zu", dir, set);
     if (!exists(set_dir)) break;
-    if (set > 0) {
-      for (size_t i = 0; i < input_count; ++i) {
-        char* name = inputs[i].name;
-        inputs[i].name = NULL;
-        tensor_free(&inputs[i]);
-        snprintf(path, sizeof(path), "%s/input_%zu.pb", set_dir, i);
-        if ((status = read_tensor(path, &inputs[i]))) break;
-        free(inputs[i].name);
-        inputs[i].name = name;
-      }
-    }
-    for (size_t i = 0; !status && i < input_count; ++i) {
-      if (frozen[i]) continue; /* a constant of the loaded graph */
-      const char* name = inputs[i].name && inputs[i].name[0] ? inputs[i].name : "";
-      status = hgr_executor_set_input_by_name(executor, name, inputs[i].data, inputs[i].bytes);
-    }
-    if (!status) status = hgr_executor_run(executor);
-    if (!status) status = hgr_executor_wait(executor);
-    for (size_t o = 0; !status && outcome == PASSED; ++o) {
-      snprintf(path, sizeof(path), "%s/output_%zu.pb", set_dir, o);
-      if (!exists(path)) {
-        if (o != hgr_executor_output_count(executor))
-          snprintf(reason, capacity, "the model has %zu outputs, the test data %zu", hgr_executor_output_count(executor),
-                   o), outcome = FAILED;
-        break;
-      }
-      if (o >= hgr_executor_output_count(executor)) {
-        snprintf(reason, capacity, "the test data has more outputs than the model's %zu",
-                 hgr_executor_output_count(executor));
-        outcome = FAILED;
-        break;
-      }
-      tensor_t want;
-      memset(&want, 0, sizeof(want));
-      hgr_tensor_info_t info;
-      if ((status = read_tensor(path, &want))) break;
-      status = hgr_executor_output_info(executor, o, &info);
-      void* got = status ? NULL : malloc(info.bytes ? (size_t)info.bytes : 1);
-      if (!status && !got) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-      if (!status) status = hgr_executor_get_output(executor, o, got, (size_t)info.bytes);
-      char why[512];
-      if (!status && !compare(&info, got, &want, why, sizeof(why))) {
-        snprintf(reason, capacity, "data set %zu, output %zu: %s", set, o, why);
-        outcome = FAILED;
-      }
-      free(got);
-      tensor_free(&want);
-    }
+    tensor_t inputs[MAX_IO];
+    memset(inputs, 0, sizeof(inputs));
+    size_t count = 0;
+    hgr_model_input_t given[MAX_IO];
+    status = read_inputs(set_dir, inputs, &count);
+    for (size_t i = 0; i < count; ++i)
+      given[i] = (hgr_model_input_t){inputs[i].dtype, inputs[i].ndim, inputs[i].shape, inputs[i].data,
+                                     inputs[i].bytes};
+    hgr_model_run_t* run = NULL;
+    if (!status) status = hgr_model_run(model, given, count, &run);
+    if (!status) status = hgr_model_run_wait(run);
+    if (!status) outcome = compare_outputs(model, run, set_dir, set, &status, reason, capacity);
+    hgr_model_run_release(run);
+    for (size_t i = 0; i < count; ++i) tensor_free(&inputs[i]);
   }
+  if (status && hgr_status_code(status) == HGR_STATUS_UNIMPLEMENTED) outcome = UNSUPPORTED;
   if (status) {
     if (outcome == PASSED) outcome = FAILED;
     char* text = hgr_status_to_string(status);
@@ -278,11 +219,16 @@ static outcome_t run_test(runner_t* r, const char* dir, char* reason, size_t cap
     free(text);
     hgr_status_free(status);
   }
-  if (outcome == PASSED && frozen_names[0]) snprintf(reason, capacity, "inputs fixed at load: %s", frozen_names);
-  for (size_t i = 0; i < input_count; ++i) tensor_free(&inputs[i]);
-  hgr_executor_release(executor);
-  hgr_params_release(params);
-  hgr_graph_release(graph);
+  /* The inputs the model specialized on (they decide shapes): said on a pass. */
+  char deciding[512] = "";
+  for (size_t i = 0; model && i < hgr_model_input_count(model); ++i) {
+    hgr_model_io_t io;
+    size_t used = strlen(deciding);
+    if (!hgr_model_input(model, i, &io) && io.decides_shapes)
+      snprintf(deciding + used, sizeof(deciding) - used, "%s%s", used ? ", " : "", io.name);
+  }
+  if (outcome == PASSED && deciding[0]) snprintf(reason, capacity, "inputs fixed at load: %s", deciding);
+  hgr_model_release(model);
   return outcome;
 }
 

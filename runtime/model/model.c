@@ -69,20 +69,6 @@ void hgr_model_options_init(hgr_model_options_t* options) {
 
 /* ---- inputs and outputs ------------------------------------------------------------- */
 
-static hgr_status_t dtype_of(const char* what, const char* name, int32_t onnx_type, hgr_dtype_t* out_dtype) {
-  /* ONNX's codes (onnx.proto's TensorProto.DataType) of the types hgr takes at its edges. */
-  switch (onnx_type) {
-    case 1: *out_dtype = (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}; return HGR_OK;
-    case 6: *out_dtype = (hgr_dtype_t){HGR_DTYPE_INT, 32, 1}; return HGR_OK;
-    case 7: *out_dtype = (hgr_dtype_t){HGR_DTYPE_INT, 64, 1}; return HGR_OK;
-    case 9: *out_dtype = (hgr_dtype_t){HGR_DTYPE_UINT, 1, 1}; return HGR_OK;
-    default:
-      *out_dtype = (hgr_dtype_t){0, 0, 0};
-      return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s '%s' is of ONNX element type %d; hgr takes float, int32, int64 "
-                        "and bool at a model's edges", what, name, (int)onnx_type);
-  }
-}
-
 #if HGR_HAS_ONNX
 static hgr_status_t describe_onnx(hgr_model_t* model) {
   size_t count = hgr__onnx_model_input_count(model->onnx);
@@ -100,7 +86,13 @@ static hgr_status_t describe_onnx(hgr_model_t* model) {
     in->io.ndim = io.ndim;
     memcpy(in->io.dims, io.dims, sizeof(io.dims));
     memcpy(in->io.dim_names, io.dim_names, sizeof(io.dim_names));
-    HGR_RETURN_IF_ERROR(dtype_of("graph input", io.name, io.onnx_type, &in->io.dtype));
+    in->io.dtype = io.dtype;
+    if (!io.dtype.bits && !io.type_name)
+      return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is not a tensor with an element type; hgr takes "
+                        "tensors", io.name);
+    if (!io.dtype.bits)
+      return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is %s; hgr takes float, int32, int64 and bool "
+                        "inputs", io.name, io.type_name);
   }
   for (size_t i = 0; i < model->output_count; ++i) {
     hgr__onnx_io_t io;
@@ -110,11 +102,7 @@ static hgr_status_t describe_onnx(hgr_model_t* model) {
     out->ndim = io.ndim;
     memcpy(out->dims, io.dims, sizeof(io.dims));
     memcpy(out->dim_names, io.dim_names, sizeof(io.dim_names));
-    hgr_status_t status = dtype_of("graph output", io.name, io.onnx_type, &out->dtype);
-    if (status) { /* an output's type is checked by the import; here it only describes */
-      hgr_status_free(status);
-      out->dtype = (hgr_dtype_t){0, 0, 0};
-    }
+    out->dtype = io.dtype; /* zeroed for a type the import refuses or converts */
   }
   return HGR_OK;
 }

@@ -95,13 +95,17 @@ hgr_status_t hgr_onnx_options_set_input_value(hgr_onnx_options_t* options, const
   if (type == HGR__ONNX_UNDEFINED)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input value of '%s': dtype %s has no ONNX element type", name,
                       hgr_dtype_format(dtype, text, sizeof(text)));
+  /* The bytes against the shape before the value is allocated: a shape of 2^40
+   * elements given with a few bytes must not allocate first. */
+  uint64_t count = 0, want = 0;
+  if (!hgr__shape_size(shape, ndim, hgr__onnx_type_bytes(type), &count, &want))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input value of '%s': a shape whose element count or bytes exceed "
+                      "2^63 - 1", name);
+  if (want != (uint64_t)bytes || (bytes && !data))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input value of '%s': %zu bytes for %llu elements of %s", name,
+                      bytes, (unsigned long long)count, hgr__onnx_type_name(type));
   hgr__onnx_tensor_t* value = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, shape, ndim, "an input value", &value));
-  if (value->count * hgr__onnx_type_bytes(type) != (uint64_t)bytes || (bytes && !data)) {
-    hgr__onnx_tensor_free(value);
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input value of '%s': %zu bytes for %llu elements of %s", name,
-                      bytes, (unsigned long long)value->count, hgr__onnx_type_name(type));
-  }
   if (bytes) memcpy(value->data, data, bytes);
   input_shape_t* slot = NULL;
   hgr_status_t status = input_slot(options, name, &slot);
@@ -726,7 +730,13 @@ static hgr_status_t describe_io(const Onnx__ValueInfoProto* info, bool zero_unkn
   out_io->ndim = -1;
   const Onnx__TypeProto__Tensor* tt = tensor_type(info);
   if (!tt) return HGR_OK;
-  out_io->onnx_type = tt->has_elem_type ? tt->elem_type : HGR__ONNX_UNDEFINED;
+  if (!tt->has_elem_type) return HGR_OK;
+  int32_t type = tt->elem_type;
+  out_io->type_name = hgr__onnx_type_name(type);
+  if (type == HGR__ONNX_FLOAT || type == HGR__ONNX_INT32 || type == HGR__ONNX_INT64 || type == HGR__ONNX_BOOL) {
+    hgr_status_t status = hgr__onnx_type_dtype(type, &out_io->dtype);
+    if (status) return status;
+  }
   if (!tt->shape) return HGR_OK;
   if (tt->shape->n_dim > HGR_MAX_DIMS)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "'%s' has %zu dimensions; hgr holds at most %d", out_io->name,

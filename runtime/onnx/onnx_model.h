@@ -34,12 +34,13 @@ uint64_t hgr__onnx_model_held_bytes(const hgr__onnx_model_t* model);
 /* A graph input or output as the model declares it. ndim -1: the model gives no
  * shape. dims[d] -1: symbolic or unknown (dim_param, no value, a negative value, or
  * 0 on an input, which exporters write for unknown); dim_names[d]: the dim_param,
- * or NULL. Strings are borrowed from the model. dtype: the element type as hgr
- * holds it at the graph's edge (int64 stays int64); for a type hgr does not take,
- * HGR_DTYPE_INVALID-like zero bits with onnx_type telling which. */
+ * or NULL. Strings are borrowed from the model. dtype: the element type at the
+ * graph's edge (float32, int32, int64, bool); zeroed for a type hgr does not take
+ * there, which type_name names (NULL: not a tensor with an element type). */
 typedef struct hgr__onnx_io_t {
   const char* name;
-  int32_t onnx_type;
+  hgr_dtype_t dtype;
+  const char* type_name;
   int32_t ndim;
   int64_t dims[HGR_MAX_DIMS];
   const char* dim_names[HGR_MAX_DIMS];
