@@ -265,6 +265,74 @@ static void eviction_spares_what_a_run_holds(void** state) {
   hgr_model_run_release(held);
 }
 
+/* A graph model (a TVM graph with its params): the params are weights, not inputs;
+ * it runs at its own shapes only, after the graph passes (its conv takes the relu as
+ * an epilogue), with the outputs of a plain executor of the unpassed graph. */
+static void a_graph_model_runs_at_its_shapes_after_the_passes(void** state) {
+  (void)state;
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/../graphs/conv_relu.json", data_dir);
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(hgr_graph_load_file(path, &graph));
+  static float w[4 * 3 * 3 * 3], b[4], x[3 * 8 * 8], want[4 * 8 * 8], got[4 * 8 * 8];
+  fill(w, 108, 1);
+  fill(b, 4, 2);
+  fill(x, 192, 3);
+  hgr_params_t* params = NULL;
+  ASSERT_OK(hgr_params_create(&params));
+  const int64_t w_shape[4] = {4, 3, 3, 3}, b_shape[1] = {4}, x_shape[4] = {1, 3, 8, 8}, y_shape[4] = {1, 4, 8, 8};
+  ASSERT_OK(hgr_params_add(params, "w", f32, 4, w_shape, w, sizeof(w)));
+  ASSERT_OK(hgr_params_add(params, "b", f32, 1, b_shape, b, sizeof(b)));
+  hgr_executor_options_t plain;
+  hgr_executor_options_init(&plain);
+  hgr_device_binding_t binding = {0, device_spec};
+  plain.bindings = &binding;
+  plain.binding_count = 1;
+  plain.params = params;
+  hgr_executor_t* executor = NULL;
+  ASSERT_OK(hgr_executor_create(instance, graph, &plain, &executor));
+  ASSERT_OK(hgr_executor_set_input_by_name(executor, "x", x, sizeof(x)));
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_wait(executor));
+  ASSERT_OK(hgr_executor_get_output(executor, 0, want, sizeof(want)));
+  hgr_executor_release(executor);
+
+  hgr_model_options_t options;
+  hgr_model_options_init(&options);
+  options.executor.bindings = &binding;
+  options.executor.binding_count = 1;
+  hgr_model_t* model = NULL;
+  ASSERT_OK(hgr_model_create_graph(instance, graph, params, &options, &model));
+  hgr_params_release(params); /* the model copied them */
+  hgr_graph_release(graph);   /* and holds its own graph */
+  assert_int_equal(hgr_model_input_count(model), 1);
+  hgr_model_input_t in = input_of(f32, 4, x_shape, x);
+  hgr_model_run_t* run = NULL;
+  ASSERT_OK(hgr_model_run(model, &in, 1, &run));
+  float* y = output_of(run, 0, 4, y_shape);
+  memcpy(got, y, sizeof(got));
+  free(y);
+  hgr_model_run_release(run);
+  for (size_t i = 0; i < 4 * 8 * 8; ++i) assert_float_equal(got[i], want[i], 1e-5);
+  hgr_specialization_t* s = NULL;
+  ASSERT_OK(hgr_model_specialize(model, &in, 1, &s));
+  hgr_graph_t* specialized = hgr_executor_graph(hgr_specialization_executor(s));
+  size_t ops = 0;
+  for (size_t n = 0; n < hgr_graph_node_count(specialized); ++n) {
+    hgr_node_info_t info;
+    ASSERT_OK(hgr_graph_node_info(specialized, n, &info));
+    ops += info.func_name != NULL;
+  }
+  assert_int_equal(ops, 1); /* conv2d with its relu */
+  hgr_specialization_release(s);
+  const int64_t other[4] = {1, 3, 9, 9};
+  static float x9[3 * 9 * 9];
+  in = input_of(f32, 4, other, x9);
+  ASSERT_STATUS(hgr_model_run(model, &in, 1, &run), HGR_STATUS_INVALID_ARGUMENT,
+                "dimension 2 is 8 in the model; the input given has 9");
+  hgr_model_release(model);
+}
+
 int main(int argc, char** argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s DATA_DIR DEVICE_SPEC\n", argv[0]);
@@ -281,6 +349,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(encoder_rows_agree_across_batch_and_sequence_lengths),
       cmocka_unit_test(an_input_that_decides_shapes_is_keyed_by_value),
       cmocka_unit_test(eviction_spares_what_a_run_holds),
+      cmocka_unit_test(a_graph_model_runs_at_its_shapes_after_the_passes),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   hgr_instance_release(instance);

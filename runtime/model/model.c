@@ -11,6 +11,7 @@
 
 #include "file.h"
 #include "hgr/config.h"
+#include "hgr/passes.h"
 #include "internal.h"
 #include "shape.h"
 #include "text.h"
@@ -446,16 +447,8 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
   hgr_status_t status = HGR_OK;
   if (model->onnx) {
     status = import_onnx(model, inputs, &graph, &params, out_retry);
-  } else {
+  } else { /* a graph fixes every dim, which check_inputs compared */
     graph = hgr_graph_retain(model->graph);
-    for (size_t i = 0; !status && i < model->input_count; ++i) {
-      const hgr_model_io_t* io = &model->inputs[i].io;
-      for (int32_t d = 0; !status && d < io->ndim; ++d)
-        if (inputs[i].shape[d] != io->dims[d]) /* check_inputs compared the ranks */
-          status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': dimension %d is %lld in the graph; the input "
-                              "given has %lld (a graph runs at its own shapes)", io->name, (int)d,
-                              (long long)io->dims[d], (long long)inputs[i].shape[d]);
-    }
   }
   model->report.import_ms = since_ms(start);
   start = hgr__monotonic_ns();
@@ -746,9 +739,9 @@ hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph
   if (!out_model) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_graph: NULL out_model");
   *out_model = NULL;
   if (!graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_graph: NULL graph");
+  *out_model = NULL;
   hgr_model_t* model = NULL;
   HGR_RETURN_IF_ERROR(model_new(instance, options, &model));
-  model->graph = hgr_graph_retain(graph);
   hgr_status_t status = HGR_OK;
   if (params) {
     void* bytes = NULL;
@@ -757,6 +750,11 @@ hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph
     if (!status) status = hgr_params_load_memory(bytes, size, &model->params);
     free(bytes);
   }
+  /* The graph passes, as an ONNX model's import runs them (a placed graph stays). */
+  hgr_passes_options_t passes;
+  hgr_passes_options_init(&passes);
+  hgr_passes_report_t report;
+  if (!status) status = hgr_passes_apply(graph, model->params, &passes, &model->graph, &report);
   if (!status) status = describe_graph(model);
   if (status) {
     hgr_model_release(model);
