@@ -17,7 +17,10 @@
  * graph outputs are the model's outputs in their order. Compute is float32;
  * int64 values at run time are held as int32 (a graph input of int64 is cast on
  * entry, saturating; an int64 output is cast back on exit) and bool as one byte.
- * A symbolic or unknown dimension takes its size from hgr_onnx_options_set_input_shape.
+ * A symbolic or unknown dimension (dim_param, no value, a negative value as
+ * PaddlePaddle writes, or 0 when a shape is given) takes its size from
+ * hgr_onnx_options_set_input_shape. One load is one set of shapes: hgr/model.h loads
+ * a model once and runs it at any shape.
  *
  * With options naming a placement (hgr_onnx_options_set_place), the loaded graph is
  * placed (hgr/place.h) and the placed graph is returned.

@@ -254,7 +254,9 @@ class InferenceSession:
     them (`hgr run --place` syntax: 'auto', 'stages:2', 'op:conv2d=pocl:1').
     input_shapes: name -> shape, to specialize for those shapes at creation
     (optional: every new shape is specialized at its first run).
-    max_specializations: how many shapes the session keeps ready (0: hgr's default).
+    max_specializations: how many shapes the session keeps ready, and max_device_bytes
+    the device memory their activations may take together (0: hgr's defaults, 64 and
+    2 GiB; the least recently used shape goes first).
 
     Each new combination of input shapes (and of the values of inputs that decide
     shapes, such as a Reshape's shape) costs a specialization at its first run:
@@ -281,6 +283,7 @@ class InferenceSession:
         place: Any = None,
         input_shapes: Optional[Dict[str, Sequence[int]]] = None,
         max_specializations: int = 0,
+        max_device_bytes: int = 0,
         **kwargs: Any,
     ) -> None:
         if isinstance(sess_options, (list, tuple)) and providers is None:
@@ -310,7 +313,7 @@ class InferenceSession:
         try:
             self._model = _hgr.Model(model, devices=devices, place=place, base_directory=base_directory,
                                      profiling=_profiling_requested(sess_options),
-                                     max_specializations=max_specializations)
+                                     max_specializations=max_specializations, max_device_bytes=max_device_bytes)
         except _hgr.Error as error:
             if path is None:
                 raise
