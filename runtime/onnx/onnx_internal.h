@@ -104,6 +104,10 @@ void hgr__onnx_limits_add_model_bytes(uint64_t bytes);
 hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32_t ndim, const char* where,
                                   hgr__onnx_tensor_t** out_tensor);
 void hgr__onnx_tensor_free(hgr__onnx_tensor_t* tensor);
+/* Charges tensor to limits (NULL: none) from now on, for a tensor that outlives the
+ * load that made it (a fold the parsed model keeps): that load goes on counting it
+ * until it ends, limits until the tensor is freed. */
+void hgr__onnx_tensor_recharge(hgr__onnx_tensor_t* tensor, hgr__onnx_limits_t* limits);
 /* Gives tensor shape (ndim values), which must hold its element count: INVALID_ARGUMENT
  * naming where otherwise (a count that differs, or a shape hgr__shape_size refuses). */
 hgr_status_t hgr__onnx_tensor_reshape(hgr__onnx_tensor_t* tensor, const int64_t* shape, int32_t ndim,
@@ -155,7 +159,8 @@ typedef struct hgr__onnx_value_t {
   int32_t ndim;                /* -1 until known */
   int64_t shape[HGR_MAX_DIMS];
   hgr__onnx_tensor_t* constant; /* owned unless borrowed; non-NULL: known at load */
-  bool borrowed;               /* constant is the parsed model's (an initializer) */
+  bool borrowed;               /* constant is the parsed model's (an initializer, a kept fold) */
+  bool from_input;             /* depends on a graph input (its shape or its value): differs between imports */
   bool has_value;              /* a builder value exists (runtime, or a materialized constant) */
   hgr_value_t value;
   bool defined;                /* produced by an earlier node, an initializer or an input */
@@ -178,6 +183,7 @@ typedef struct hgr__onnx_loader_t {
   uint64_t name_counter;     /* for unique builder node names */
   hgr_onnx_report_t report;
   bool* deciding;            /* per graph input: a value some node needed at load derives from it */
+  struct hgr__onnx_model_s* model; /* the parsed model: its initializers and the folds it keeps */
 } hgr__onnx_loader_t;
 
 /* One node being imported. */

@@ -35,6 +35,19 @@ struct hgr_onnx_options_s {
   bool no_fusion;            /* hgr_onnx_options_set_fuse_elementwise(0) */
 };
 
+/* A parsed model (onnx_model.h). */
+struct hgr__onnx_model_s {
+  Onnx__ModelProto* proto;
+  /* Per node, the outputs of its fold when no input depends on a graph input: the same
+   * at every import, so each import after the first borrows them (NULL: not kept). */
+  hgr__onnx_tensor_t*** folds;
+  char* base_directory;          /* NULL: external data refused */
+  hgr__onnx_tensor_t** initializers; /* per graph initializer, decoded at parse */
+  uint32_t* inputs;              /* the graph inputs no initializer gives: their indexes in graph->input */
+  size_t input_count;
+  hgr__onnx_limits_t limits;     /* the initializers are charged here; each import starts from it */
+};
+
 hgr_status_t hgr_onnx_options_create(hgr_onnx_options_t** out_options) {
   if (!out_options) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out_options is NULL");
   *out_options = calloc(1, sizeof(**out_options));
@@ -351,6 +364,7 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
       v->ndim = given->value->ndim;
       memcpy(v->shape, given->value->shape, sizeof(v->shape));
       v->defined = true;
+      v->from_input = true;
       continue;
     }
     hgr_value_t value;
@@ -369,6 +383,7 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
     v->value = value;
     v->has_value = true;
     v->defined = true;
+    v->from_input = true;
   }
   return HGR_OK;
 }
@@ -487,14 +502,56 @@ static hgr_status_t find_op(const hgr__onnx_node_t* node, const hgr__onnx_op_t**
   return HGR_OK;
 }
 
+/* The fold of node kept by an earlier import (its inputs depend on no graph input):
+ * true with every output set to the kept tensor, borrowed. */
+static bool borrow_fold(hgr__onnx_loader_t* loader, hgr__onnx_node_t* node) {
+  hgr__onnx_tensor_t** kept = loader->model->folds ? loader->model->folds[node->index] : NULL;
+  if (!kept) return false;
+  for (uint32_t k = 0; k < node->output_count; ++k) {
+    hgr__onnx_value_t* v = node->outputs[k];
+    if (!v) continue;
+    v->constant = kept[k];
+    v->borrowed = true;
+    v->onnx_type = kept[k]->onnx_type;
+    v->ndim = kept[k]->ndim;
+    memcpy(v->shape, kept[k]->shape, sizeof(v->shape));
+    v->defined = true;
+  }
+  return true;
+}
+
+/* Keeps the outputs of node's fold (or of an import that folds) in the parsed model
+ * for later imports, when every output is a constant the value table owns (else, or
+ * out of memory: not kept). */
+static void keep_fold(hgr__onnx_loader_t* loader, hgr__onnx_node_t* node) {
+  hgr__onnx_model_t* model = loader->model;
+  for (uint32_t k = 0; k < node->output_count; ++k)
+    if (node->outputs[k] && (!node->outputs[k]->constant || node->outputs[k]->borrowed)) return;
+  if (!model->folds) model->folds = calloc(loader->graph->n_node + 1, sizeof(*model->folds));
+  hgr__onnx_tensor_t** kept = model->folds ? calloc(node->output_count + 1, sizeof(*kept)) : NULL;
+  if (!kept) return;
+  for (uint32_t k = 0; k < node->output_count; ++k) {
+    hgr__onnx_value_t* v = node->outputs[k];
+    if (!v) continue;
+    kept[k] = v->constant;
+    v->borrowed = true;
+    hgr__onnx_tensor_recharge(v->constant, &model->limits);
+  }
+  model->folds[node->index] = kept;
+}
+
 static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
   hgr__onnx_node_t node;
   hgr_status_t status = node_context(loader, index, &node);
   const hgr__onnx_op_t* op = NULL;
   if (!status) status = find_op(&node, &op);
   if (!status) status = check_required_inputs(&node, op);
-  bool done = false;
-  if (!status && op->fold && hgr__onnx_all_constant(&node)) {
+  bool done = false, from_input = false, constant = !status && hgr__onnx_all_constant(&node);
+  for (uint32_t i = 0; i < node.input_count; ++i) from_input = from_input || (node.inputs[i] && node.inputs[i]->from_input);
+  if (constant && !from_input && borrow_fold(loader, &node)) { /* an earlier import's fold */
+    ++loader->report.folded;
+    done = true;
+  } else if (constant && op->fold) {
     status = op->fold(&node);
     if (!status) {
       ++loader->report.folded;
@@ -504,7 +561,10 @@ static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
       status = HGR_OK;
     }
   }
-  if (!status && !done) status = op->import(&node);
+  if (!status && !done) status = op->import(&node); /* some imports fold too (ConstantOfShape, Range) */
+  if (!status && constant && !from_input) keep_fold(loader, &node);
+  for (uint32_t k = 0; !status && k < node.output_count; ++k) /* a runtime value differs between imports too */
+    if (node.outputs[k] && (from_input || !node.outputs[k]->constant)) node.outputs[k]->from_input = true;
   for (uint32_t k = 0; !status && k < node.output_count; ++k)
     if (node.outputs[k] && !node.outputs[k]->defined && node.outputs[k]->uses &&
         !(node.outputs[k]->consumer >= 0 && loader->fused[node.outputs[k]->consumer])) /* used inside a fusion */
@@ -632,14 +692,6 @@ static void rename_nodes(const hgr__onnx_loader_t* loader, hgr_graph_t* graph) {
 
 /* ---- the parsed model ------------------------------------------------------------ */
 
-struct hgr__onnx_model_s {
-  Onnx__ModelProto* proto;
-  char* base_directory;          /* NULL: external data refused */
-  hgr__onnx_tensor_t** initializers; /* per graph initializer, decoded at parse */
-  uint32_t* inputs;              /* the graph inputs no initializer gives: their indexes in graph->input */
-  size_t input_count;
-  hgr__onnx_limits_t limits;     /* the initializers are charged here; each import starts from it */
-};
 
 static hgr_status_t find_inputs(hgr__onnx_model_t* model) {
   const Onnx__GraphProto* g = model->proto->graph;
@@ -687,6 +739,12 @@ void hgr__onnx_model_free(hgr__onnx_model_t* model) {
   for (size_t i = 0; model->initializers && i < model->proto->graph->n_initializer; ++i)
     hgr__onnx_tensor_free(model->initializers[i]); /* credits model->limits */
   free(model->initializers);
+  for (size_t n = 0; model->folds && n < model->proto->graph->n_node; ++n) {
+    for (size_t k = 0; model->folds[n] && k < model->proto->graph->node[n]->n_output; ++k)
+      hgr__onnx_tensor_free(model->folds[n][k]);
+    free(model->folds[n]);
+  }
+  free(model->folds);
   free(model->inputs);
   if (model->proto) onnx__model_proto__free_unpacked(model->proto, NULL);
   free(model->base_directory);
@@ -856,7 +914,7 @@ hgr_status_t hgr__onnx_model_check_ops(const hgr__onnx_model_t* model) {
   return status;
 }
 
-hgr_status_t hgr__onnx_model_import(const hgr__onnx_model_t* model, const hgr_onnx_options_t* options,
+hgr_status_t hgr__onnx_model_import(hgr__onnx_model_t* model, const hgr_onnx_options_t* options,
                                     hgr_graph_t** out_graph, hgr_params_t** out_params, hgr_onnx_report_t* out_report,
                                     bool* out_deciding) {
   *out_graph = NULL;
@@ -868,6 +926,7 @@ hgr_status_t hgr__onnx_model_import(const hgr__onnx_model_t* model, const hgr_on
   bool* deciding = calloc(model->proto->graph->n_input + 1, sizeof(*deciding));
   if (!deciding) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   loader.deciding = deciding;
+  loader.model = model;
   hgr_graph_t* graph = NULL;
   hgr_params_t* params = NULL;
   /* The parsed initializers count as held from the start. */

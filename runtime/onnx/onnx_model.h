@@ -63,8 +63,10 @@ hgr_status_t hgr__onnx_model_check_ops(const hgr__onnx_model_t* model);
  * values; fusion on or off), as hgr_onnx_load_memory does, without placing it.
  * out_deciding (may be NULL; hgr__onnx_model_input_count entries) is set true for
  * each graph input a node needed the value of, also when the import fails for that
- * reason (UNIMPLEMENTED "must be known at load"). */
-hgr_status_t hgr__onnx_model_import(const hgr__onnx_model_t* model, const hgr_onnx_options_t* options,
+ * reason (UNIMPLEMENTED "must be known at load"). The model keeps the folds whose
+ * inputs depend on no graph input (weights computed at load), which later imports
+ * borrow instead of folding again: an import changes the model (thread-compatible). */
+hgr_status_t hgr__onnx_model_import(hgr__onnx_model_t* model, const hgr_onnx_options_t* options,
                                     hgr_graph_t** out_graph, hgr_params_t** out_params, hgr_onnx_report_t* out_report,
                                     bool* out_deciding);
 

@@ -152,6 +152,12 @@ hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32
   return HGR_OK;
 }
 
+void hgr__onnx_tensor_recharge(hgr__onnx_tensor_t* tensor, hgr__onnx_limits_t* limits) {
+  uint64_t bytes = tensor->count * hgr__onnx_type_bytes(tensor->onnx_type);
+  tensor->charged = limits; /* the load that made it still holds it until it ends */
+  if (limits && !hgr__add_u64(limits->held, bytes, &limits->held)) limits->held = UINT64_MAX;
+}
+
 void hgr__onnx_tensor_free(hgr__onnx_tensor_t* tensor) {
   if (!tensor) return;
   if (tensor->charged) tensor->charged->held -= tensor->count * hgr__onnx_type_bytes(tensor->onnx_type);
