@@ -25,10 +25,10 @@
 #define MODEL_FLAGS \
   "  --input-shape NAME=D0,D1,...  an ONNX model's input shape where the model leaves\n" \
   "                         dims symbolic (an --input array gives its own shape)\n" \
-  "  --fix-input NAME       make ONNX input NAME a constant of its --input value at load,\n" \
-  "                         for inputs that decide shapes (Reshape's shape, Slice's\n" \
-  "                         starts, TopK's k), which hgr needs at load\n" \
-  "  --no-fusion            keep an ONNX model's elementwise chains as separate nodes\n" \
+  "  --fix-input NAME       make ONNX input NAME a constant of its --input value at load\n" \
+  "                         (inputs that decide shapes, such as Reshape's shape, Slice's\n" \
+  "                         starts or TopK's k, are found and fixed without it)\n" \
+  "  --no-fusion            keep elementwise chains as separate nodes (ONNX and graph JSON)\n" \
   "                         (by default each becomes one generated kernel)\n" \
   HGR_CLI_LOADER_FLAGS
 
