@@ -532,6 +532,12 @@ WRAP(cl_int, clGetProgramInfo, (cl_program program, cl_program_info param, size_
   INJECT_INT(clGetProgramInfo);
   return __real_clGetProgramInfo(program, param, size, value, size_ret);
 }
+WRAP(cl_int, clRetainProgram, (cl_program program)) {
+  count_only("clRetainProgram", CALLER);
+  cl_int error = __real_clRetainProgram(program);
+  if (error == CL_SUCCESS) atomic_fetch_add(&retained[KIND_PROGRAM], 1);
+  return error;
+}
 WRAP(cl_int, clReleaseProgram, (cl_program program)) {
   count_only("clReleaseProgram", CALLER);
   return released_if(KIND_PROGRAM, __real_clReleaseProgram(program));
