@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "attrs.h"
+#include "builder_internal.h"
 #include "graph_internal.h"
 #include "hgr/builder.h"
 #include "internal.h"
@@ -311,6 +312,34 @@ hgr_status_t hgr_builder_mark_output(hgr_builder_t* builder, hgr_value_t value) 
   snprintf(what, sizeof(what), "output %u", builder->graph->head_count);
   HGR_RETURN_IF_ERROR(check_value(builder, value, what));
   return hgr__graph_edit_add_head(builder->graph, (hgr__entry_ref_t){value.node, value.index});
+}
+
+const char* hgr__builder_node_name(const hgr_builder_t* builder, uint32_t node_id, bool* out_is_op) {
+  if (node_id >= builder->graph->node_count) return NULL;
+  *out_is_op = builder->graph->nodes[node_id].is_op;
+  return builder->graph->nodes[node_id].name;
+}
+
+bool hgr__builder_has_name(const hgr_builder_t* builder, const char* name) {
+  return find_name(builder, name) != NO_NODE;
+}
+
+hgr_status_t hgr__builder_rename(hgr_builder_t* builder, uint32_t node_id, const char* name) {
+  HGR_RETURN_IF_ERROR(check_open(builder));
+  if (node_id >= builder->graph->node_count) return INVALID("rename: node %u of %u", node_id, builder->graph->node_count);
+  char label[200];
+  snprintf(label, sizeof(label), "renaming node %u", node_id);
+  HGR_RETURN_IF_ERROR(check_name(builder, name, label));
+  char* copy = NULL;
+  HGR_RETURN_IF_ERROR(hgr__strdup(name, &copy));
+  hgr__node_t* node = &builder->graph->nodes[node_id];
+  free(node->name);
+  node->name = copy;
+  /* Open addressing cannot drop one key: the table is made again. */
+  memset(builder->name_slots, 0xff, builder->name_capacity * sizeof(*builder->name_slots));
+  for (uint32_t n = 0; n < builder->graph->node_count; ++n)
+    place_name(builder->name_slots, builder->name_capacity, builder->graph->nodes[n].name, n);
+  return HGR_OK;
 }
 
 hgr_status_t hgr_builder_finish(hgr_builder_t* builder, hgr_graph_t** out_graph, hgr_params_t** out_params) {

@@ -9,7 +9,7 @@
 
 #include "file.h"
 #include "passes.h"
-#include "graph_internal.h"
+#include "builder_internal.h"
 #include "onnx_internal.h"
 #include "onnx_model.h"
 #include "text.h"
@@ -654,40 +654,22 @@ static uint32_t op_node_count(const hgr_graph_t* graph) {
   return count;
 }
 
-static int compare_strings(const void* a, const void* b) {
-  return strcmp(*(const char* const*)a, *(const char* const*)b);
-}
-
 /* Names each op node that computes an ONNX value after the value ("conv1" rather
  * than the builder's unique "conv1#12"), where no other node has that name, so that
- * profiles, dumps and outputs speak the model's names. */
-static void rename_nodes(const hgr__onnx_loader_t* loader, hgr_graph_t* graph) {
-  size_t count = graph->node_count;
-  const char** names = malloc((count + 1) * sizeof(*names));
-  char** renamed = calloc(count + 1, sizeof(*renamed)); /* per node: its new name */
-  if (!names || !renamed) { /* the builder's names stay, unique either way */
-    free(names);
-    free(renamed);
-    return;
-  }
-  for (size_t n = 0; n < count; ++n) names[n] = graph->nodes[n].name;
-  qsort(names, count, sizeof(*names), compare_strings);
+ * profiles, dumps and outputs speak the model's names; before the graph is finished.
+ * Out of memory, the builder's names stay (unique either way). */
+static void rename_nodes(const hgr__onnx_loader_t* loader) {
   for (size_t i = 0; i < loader->value_count; ++i) {
     const hgr__onnx_value_t* v = &loader->values[i];
-    if (!v->has_value || v->value.node >= count || v->value.index || renamed[v->value.node]) continue;
-    const hgr__node_t* node = &graph->nodes[v->value.node];
+    if (!v->has_value || v->value.index) continue;
+    bool is_op = false;
+    const char* name = hgr__builder_node_name(loader->builder, v->value.node, &is_op);
     size_t length = strlen(v->name);
-    if (!node->is_op || strncmp(node->name, v->name, length) || node->name[length] != '#') continue;
-    if (bsearch(&v->name, names, count, sizeof(*names), compare_strings)) continue;
-    renamed[v->value.node] = hgr__format("%s", v->name);
+    if (!name || !is_op || strncmp(name, v->name, length) || name[length] != '#' ||
+        hgr__builder_has_name(loader->builder, v->name))
+      continue;
+    hgr_status_free(hgr__builder_rename(loader->builder, v->value.node, v->name));
   }
-  free(names); /* before the old names are freed */
-  for (size_t n = 0; n < count; ++n) {
-    if (!renamed[n]) continue;
-    free(graph->nodes[n].name);
-    graph->nodes[n].name = renamed[n];
-  }
-  free(renamed);
 }
 
 /* ---- the parsed model ------------------------------------------------------------ */
@@ -863,8 +845,8 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
   free(done);
   HGR_RETURN_IF_ERROR(status);
   HGR_RETURN_IF_ERROR(mark_outputs(loader));
+  rename_nodes(loader);
   HGR_RETURN_IF_ERROR(hgr_builder_finish(loader->builder, out_graph, out_params));
-  rename_nodes(loader, *out_graph);
   {
     /* After renaming, so that a fused node takes its last node's model name. */
     hgr_passes_options_t passes;
