@@ -461,6 +461,9 @@ if(HGR_ONNX)
   # data, and hostile files; then a fused model run on pocl:0
   hgr_test(NAME onnx_load_unit SOURCE test_onnx_load.c)
   hgr_test(NAME onnx_load_pocl SOURCE test_onnx_load.c ARGS run)
+  # The parsed model under the model object, without a device: symbolic dims, ops
+  # checked without shapes, inputs that decide shapes, folds kept across imports
+  hgr_test(NAME onnx_model_unit SOURCE test_onnx_model.c ARGS ${HGR_TEST_DATA_DIR}/symbolic)
   # The hostile files of issue 33 (tests/data/hostile/): each a clear refusal; and the
   # amplifying ones under a 4 GiB address space (skipped under AddressSanitizer; not
   # in cross builds, whose emulator needs more address space than that for itself)

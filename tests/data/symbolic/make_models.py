@@ -111,3 +111,17 @@ save(model(
     [numpy_helper.from_array(a, n) for a, n in [(c1, "c1"), (c1b, "c1b"), (c2, "c2"), (c2b, "c2b"), (fc, "fc"),
                                                 (fcb, "fcb")]],
 ), "cnn.onnx")
+
+# folded_weights.onnx: a weight computed at load (ConstantOfShape, then Mul by an
+# initializer), depending on no input, used by a MatMul with x [n, 4]: the parsed
+# model keeps the fold, and every import after the first borrows it.
+save(model(
+    [helper.make_node("ConstantOfShape", ["w_shape"], ["ones"],
+                      value=numpy_helper.from_array(np.array([1.0], np.float32))),
+     helper.make_node("Mul", ["ones", "scale"], ["w"]),
+     helper.make_node("MatMul", ["x", "w"], ["y"])],
+    [shaped("x", ["n", 4])],
+    [shaped("y", ["n", 3])],
+    [numpy_helper.from_array(np.array([4, 3], np.int64), "w_shape"),
+     numpy_helper.from_array(np.array(0.5, np.float32), "scale")],
+), "folded_weights.onnx")
