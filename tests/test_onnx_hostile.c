@@ -181,6 +181,49 @@ static void the_report_gives_what_the_loader_held(void** state) {
   hgr_onnx_options_release(options);
 }
 
+/* An input value whose bytes disagree with its shape (found by hgr_fuzz_model,
+ * corpus/model/set-input-value-*): refused before the value is allocated (a shape
+ * of 2^40 elements named with no bytes once allocated, or met the tensor limit,
+ * first), and the message's element count read before anything is freed. */
+static void an_input_value_is_checked_against_its_bytes_before_it_is_allocated(void** state) {
+  (void)state;
+  hgr_onnx_options_t* options;
+  ASSERT_OK(hgr_onnx_options_create(&options));
+  const hgr_dtype_t i64 = {HGR_DTYPE_INT, 64, 1};
+  const int64_t huge[1] = {1ll << 40};
+  ASSERT_STATUS(hgr_onnx_options_set_input_value(options, "shape", i64, huge, 1, NULL, 0),
+                HGR_STATUS_INVALID_ARGUMENT, "'shape': 0 bytes for 1099511627776 elements of int64");
+  const int64_t pair[1] = {2};
+  const int64_t one[1] = {3};
+  ASSERT_STATUS(hgr_onnx_options_set_input_value(options, "shape", i64, pair, 1, one, sizeof(one)),
+                HGR_STATUS_INVALID_ARGUMENT, "'shape': 8 bytes for 2 elements of int64");
+  const int64_t beyond[2] = {1ll << 62, 4};
+  ASSERT_STATUS(hgr_onnx_options_set_input_value(options, "shape", i64, beyond, 2, NULL, 0),
+                HGR_STATUS_INVALID_ARGUMENT, "exceed 2^63 - 1");
+  hgr_onnx_options_release(options);
+}
+
+/* A string attr with no bytes at all (found by hgr_fuzz_model under UBSan: Pad's
+ * 'mode' of type STRING with s unset reached memchr as a NULL pointer) reads as "". */
+static void a_string_attr_without_bytes_reads_as_empty(void** state) {
+  (void)state;
+  ASSERT_STATUS(load("pad_mode_without_bytes.onnx"), HGR_STATUS_INVALID_ARGUMENT, "(Pad, opset 13)",
+                "attr 'mode' = \"\" is not constant");
+}
+
+/* A model object that cannot be made leaves no model behind (found by
+ * hgr_fuzz_model: *out_model kept what the caller had in it). */
+static void a_model_that_does_not_parse_leaves_out_model_null(void** state) {
+  (void)state;
+  hgr_model_t* model = (hgr_model_t*)&model;
+  ASSERT_STATUS(hgr_model_create_onnx_memory(NULL, "not a model", 11, NULL, NULL, &model),
+                HGR_STATUS_INVALID_ARGUMENT, "do not parse as a ModelProto");
+  assert_null(model);
+  model = (hgr_model_t*)&model;
+  ASSERT_STATUS(hgr_model_create_graph(NULL, NULL, NULL, NULL, &model), HGR_STATUS_INVALID_ARGUMENT, "NULL graph");
+  assert_null(model);
+}
+
 #if !defined(__SANITIZE_ADDRESS__)
 /* The child: each amplifying model, loaded with the default budget under a 4
  * GiB address space; exit 0 when every load failed with RESOURCE_EXHAUSTED
@@ -252,6 +295,9 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_negative_step_slice_of_an_empty_axis_takes_nothing),
       cmocka_unit_test(per_channel_arrays_are_held_within_the_loaders_limits),
       cmocka_unit_test(the_report_gives_what_the_loader_held),
+      cmocka_unit_test(an_input_value_is_checked_against_its_bytes_before_it_is_allocated),
+      cmocka_unit_test(a_string_attr_without_bytes_reads_as_empty),
+      cmocka_unit_test(a_model_that_does_not_parse_leaves_out_model_null),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

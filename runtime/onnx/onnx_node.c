@@ -95,7 +95,8 @@ hgr_status_t hgr__onnx_attr_string(const hgr__onnx_node_t* node, const char* nam
     HGR_RETURN_IF_ERROR(attr_type(node, a, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING, "a string"));
     text = (const char*)a->s.data;
     length = a->s.len;
-    if (memchr(text, 0, length)) return HGR__ONNX_INVALID(node, "attr '%s' holds a NUL byte", name);
+    /* An empty string may come with no bytes at all (data NULL): memchr must not see it. */
+    if (length && memchr(text, 0, length)) return HGR__ONNX_INVALID(node, "attr '%s' holds a NUL byte", name);
   }
   if (length >= capacity)
     return HGR__ONNX_UNSUPPORTED(node, "attr '%s' is %zu bytes long; hgr reads at most %zu", name, length,

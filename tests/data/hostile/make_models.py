@@ -142,3 +142,10 @@ save(model([helper.make_node("Conv", ["x", "w"], ["y"])], [x, weight], [out("y")
 # int64 Abs of -2^63 is 2^63.
 save(model([helper.make_node("Abs", ["lowest"], ["y"])], [], [out("y", TensorProto.INT64)], [i64("lowest", [-2**63])]),
      "int_abs_beyond_int64.onnx")
+
+# Found by hgr_fuzz_model (UBSan): a string attr with no bytes at all (Pad's 'mode' of
+# type STRING, s unset) reached memchr as a NULL pointer.
+pad = helper.make_node("Pad", ["x", "pads"], ["y"])
+pad.attribute.append(onnx.AttributeProto(name="mode", type=onnx.AttributeProto.STRING))
+save(model([pad], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [out("y")], [i64("pads", [1, 1])]),
+     "pad_mode_without_bytes.onnx")
