@@ -68,9 +68,14 @@ foreach(model squeezenet shufflenet inception_v1)
   list(APPEND fuzz_onnx_seeds ${light_model})
 endforeach()
 
+# The model object (fuzz_model.c): the symbolic models as whole files, each asked for
+# at its declared shapes; corpus/model/ adds request sequences for them and for node
+# tests whose inputs decide shapes (written by make_model_seeds.py).
+file(GLOB fuzz_model_seeds "${HGR_TEST_DATA_DIR}/symbolic/*.onnx")
+
 set(fuzz_targets graph op_plan params npy device_spec kernel_manifest place rank_measure tune)
 if(HGR_ONNX)
-  list(APPEND fuzz_targets onnx)
+  list(APPEND fuzz_targets onnx model)
 endif()
 foreach(target ${fuzz_targets})
   add_test(NAME fuzz_${target}
