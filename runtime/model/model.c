@@ -34,7 +34,7 @@ struct hgr_specialization_s {
 
 typedef struct model_input_t {
   hgr_model_io_t io;
-  size_t onnx_index; /* in hgr__onnx_model_input order */
+  size_t source_index; /* its index among the ONNX model's inputs (hgr__onnx_model_input) or the graph's */
 } model_input_t;
 
 struct hgr_model_s {
@@ -70,7 +70,26 @@ void hgr_model_options_init(hgr_model_options_t* options) {
 
 /* ---- inputs and outputs ------------------------------------------------------------- */
 
+/* A copy of params (hgr_params_t has no copy of its own: through its format). */
+static hgr_status_t copy_params(const hgr_params_t* params, hgr_params_t** out_copy) {
+  void* bytes = NULL;
+  size_t size = 0;
+  HGR_RETURN_IF_ERROR(hgr_params_save_memory(params, &bytes, &size));
+  hgr_status_t status = hgr_params_load_memory(bytes, size, out_copy);
+  free(bytes);
+  return status;
+}
+
 #if HGR_HAS_ONNX
+/* io's name, rank, dims and their names, and dtype, as the parsed model gives them. */
+static void describe_io(hgr_model_io_t* io, const hgr__onnx_io_t* from) {
+  io->name = from->name;
+  io->dtype = from->dtype; /* zeroed for a type hgr does not take at the edge */
+  io->ndim = from->ndim;
+  memcpy(io->dims, from->dims, sizeof(from->dims));
+  memcpy(io->dim_names, from->dim_names, sizeof(from->dim_names));
+}
+
 static hgr_status_t describe_onnx(hgr_model_t* model) {
   size_t count = hgr__onnx_model_input_count(model->onnx);
   model->inputs = calloc(count + 1, sizeof(*model->inputs));
@@ -82,12 +101,8 @@ static hgr_status_t describe_onnx(hgr_model_t* model) {
     HGR_RETURN_IF_ERROR(hgr__onnx_model_input(model->onnx, i, &io));
     if (hgr__onnx_options_fixes(model->onnx_options, io.name)) continue; /* a constant from now on */
     model_input_t* in = &model->inputs[model->input_count++];
-    in->onnx_index = i;
-    in->io.name = io.name;
-    in->io.ndim = io.ndim;
-    memcpy(in->io.dims, io.dims, sizeof(io.dims));
-    memcpy(in->io.dim_names, io.dim_names, sizeof(io.dim_names));
-    in->io.dtype = io.dtype;
+    in->source_index = i;
+    describe_io(&in->io, &io);
     if (!io.dtype.bits && !io.type_name)
       return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is not a tensor with an element type; hgr takes "
                         "tensors", io.name);
@@ -98,12 +113,7 @@ static hgr_status_t describe_onnx(hgr_model_t* model) {
   for (size_t i = 0; i < model->output_count; ++i) {
     hgr__onnx_io_t io;
     HGR_RETURN_IF_ERROR(hgr__onnx_model_output(model->onnx, i, &io));
-    hgr_model_io_t* out = &model->outputs[i];
-    out->name = io.name;
-    out->ndim = io.ndim;
-    memcpy(out->dims, io.dims, sizeof(io.dims));
-    memcpy(out->dim_names, io.dim_names, sizeof(io.dim_names));
-    out->dtype = io.dtype; /* zeroed for a type the import refuses or converts */
+    describe_io(&model->outputs[i], &io);
   }
   return HGR_OK;
 }
@@ -125,7 +135,7 @@ static hgr_status_t describe_graph(hgr_model_t* model) {
     if (model->params && !missing) continue; /* a weight */
     hgr_status_free(missing);
     model_input_t* in = &model->inputs[model->input_count++];
-    in->onnx_index = i;
+    in->source_index = i;
     in->io.name = info.name;
     in->io.dtype = info.dtype;
     in->io.ndim = info.ndim;
@@ -373,7 +383,7 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
     status = hgr__onnx_model_import(model->onnx, options, out_graph, out_params, &model->report.onnx, deciding);
   if (status && hgr_status_code(status) == HGR_STATUS_UNIMPLEMENTED) {
     for (size_t i = 0; i < model->input_count; ++i)
-      if (deciding[model->inputs[i].onnx_index] && !model->inputs[i].io.decides_shapes) {
+      if (deciding[model->inputs[i].source_index] && !model->inputs[i].io.decides_shapes) {
         model->inputs[i].io.decides_shapes = true;
         *out_retry = true;
       }
@@ -553,12 +563,7 @@ hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs
   HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count));
   if (!model->onnx) {
     *out_graph = hgr_graph_retain(model->graph);
-    if (!model->params) return hgr_params_create(out_params);
-    void* bytes = NULL;
-    size_t size = 0;
-    HGR_RETURN_IF_ERROR(hgr_params_save_memory(model->params, &bytes, &size));
-    hgr_status_t status = hgr_params_load_memory(bytes, size, out_params);
-    free(bytes);
+    hgr_status_t status = model->params ? copy_params(model->params, out_params) : hgr_params_create(out_params);
     if (status) {
       hgr_graph_release(*out_graph);
       *out_graph = NULL;
@@ -743,13 +748,7 @@ hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph
   hgr_model_t* model = NULL;
   HGR_RETURN_IF_ERROR(model_new(instance, options, &model));
   hgr_status_t status = HGR_OK;
-  if (params) {
-    void* bytes = NULL;
-    size_t size = 0;
-    status = hgr_params_save_memory(params, &bytes, &size);
-    if (!status) status = hgr_params_load_memory(bytes, size, &model->params);
-    free(bytes);
-  }
+  if (params) status = copy_params(params, &model->params);
   /* The graph passes, as an ONNX model's import runs them (a placed graph stays). */
   hgr_passes_options_t passes;
   hgr_passes_options_init(&passes);
