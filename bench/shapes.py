@@ -291,8 +291,9 @@ def section(work, command):
           "as the models' libraries call them: each shape's first call, then a repeated call. For hgr the first "
           "call at a new shape is split into the host specialization (the session's report: import with its "
           "passes, placement, executor creation) and the rest (the run, and whatever the driver compiles at a "
-          "first launch). Measured with warm program and PoCL kernel caches, on the machine above while other "
-          "work shared its two cores, so single rows are noisy; the totals and the memory lines are the reading.\n")
+          "first launch). Measured with warm program and PoCL kernel caches, on the machine above, whose two "
+          "cores PoCL's threads and the host share, so single rows are noisy; the totals and the memory lines are the "
+          "reading.\n")
     print(f"    {command}\n")
     print(timing_md + "\n")
     hm, om = memory["hgr"], memory["ort"]
@@ -311,9 +312,10 @@ def section(work, command):
           f"{min(summary['first_host_ms']):.0f} to {max(summary['first_host_ms']):.0f} ms, as a session's creation "
           f"does), and resident memory within 5 % after 10,000 calls over 50 shapes ({growth['hgr']:+.2f} %: "
           f"{met(abs(growth['hgr']) <= 5)}; ONNX Runtime {growth['ort']:+.2f} %). A new shape costs no reparse, no "
-          "program build (the model's program pool) and no upload of the weights (shared with the first "
-          "specialization); where the host time goes above a few milliseconds it is the import copying and "
-          "folding the weights again (SqueezeNet's weights are ConstantOfShape fills folded at each import). What "
+          "program build (the model's program pool), no fold of a weight again (the parsed model keeps the folds "
+          "that depend on no input) and no upload of the weights (shared with the first specialization); what "
+          "remains of the host time is mostly the import copying the weights into the new graph's params and "
+          "comparing them with the first specialization's, a few milliseconds for SqueezeNet's 5 MB. What "
           "keeps the totals above ONNX Runtime's is the runs themselves: the repeated calls of the small encoder "
           "take milliseconds where ONNX Runtime takes a fraction of one (the per-run floor of small models, issue 39), "
           "and the first call at a new shape still pays PoCL's compilation of a work-group function the first time "
