@@ -151,6 +151,43 @@ hgr_status_t hgr__onnx_tensor_cast(const hgr__onnx_tensor_t* tensor, int32_t onn
  * (protobuf-c then says so). */
 hgr_status_t hgr__onnx_wire_check(const void* bytes, size_t size, const ProtobufCMessageDescriptor* descriptor);
 
+/* ---- options (onnx_options.c) and the parsed model (onnx_model.c) ------------------------ */
+
+/* An input's shape, and value, from the options (hgr_onnx_options_set_input_*). */
+typedef struct input_shape_t {
+  char* name;
+  int32_t ndim;
+  int64_t shape[HGR_MAX_DIMS];
+  hgr__onnx_tensor_t* value; /* hgr_onnx_options_set_input_value; NULL: only the shape */
+} input_shape_t;
+
+struct hgr_onnx_options_s {
+  input_shape_t* shapes;
+  size_t shape_count;
+  hgr_instance_t* instance;
+  const hgr_place_options_t* place;
+  uint64_t max_tensor_bytes; /* 0: the default */
+  uint64_t max_loader_bytes; /* 0: the default, from the model's size */
+  bool no_fusion;            /* hgr_onnx_options_set_fuse_elementwise(0) */
+};
+
+/* A parsed model (onnx_model.h). */
+struct hgr__onnx_model_s {
+  Onnx__ModelProto* proto;
+  /* Per node, the outputs of its fold when no input depends on a graph input: the same
+   * at every import, so each import after the first borrows them (NULL: not kept). */
+  hgr__onnx_tensor_t*** folds;
+  char* base_directory;          /* NULL: external data refused */
+  hgr__onnx_tensor_t** initializers; /* per graph initializer, decoded at parse */
+  uint32_t* inputs;              /* the graph inputs no initializer gives: their indexes in graph->input */
+  size_t input_count;
+  hgr__onnx_limits_t limits;     /* the initializers are charged here; each import starts from it */
+};
+
+/* The tensor type of a value info, or NULL for a sequence, map, optional or no type
+ * (TypeProto's value is a oneof: its pointers share one union). */
+const Onnx__TypeProto__Tensor* hgr__onnx_tensor_type(const Onnx__ValueInfoProto* info);
+
 /* ---- the loader ---------------------------------------------------------------------- */
 
 typedef struct hgr__onnx_value_t {
@@ -199,6 +236,14 @@ typedef struct hgr__onnx_node_t {
   hgr__onnx_value_t** outputs;  /* NULL entries: omitted optional outputs */
   const char* op_name;          /* base of the builder ops' names; NULL: the first output's name */
 } hgr__onnx_node_t;
+
+/* The parsed model's fold of node, kept by an earlier import (its inputs depend on no
+ * graph input): true with every output set to the kept tensor, borrowed. */
+bool hgr__onnx_model_borrow_fold(hgr__onnx_loader_t* loader, hgr__onnx_node_t* node);
+/* Keeps the outputs of node's fold (or of an import that folds) in the parsed model
+ * for later imports, when every output is a constant the value table owns (else, or
+ * out of memory: not kept). */
+void hgr__onnx_model_keep_fold(hgr__onnx_loader_t* loader, hgr__onnx_node_t* node);
 
 /* An ONNX op: import adds builder ops for the node (its inputs runtime or
  * constant); fold (may be NULL) computes its outputs on the host when every

@@ -1,6 +1,7 @@
-/* Loading an ONNX model into an hgr graph (hgr/onnx.h): parse, collect the values,
- * find the nodes the outputs need, fold or import each in order, mark the outputs,
- * and optionally place the result. */
+/* Importing a parsed ONNX model (onnx_model.c) into an hgr graph at given shapes:
+ * collect the values, find the nodes the outputs need, fold or import each in order,
+ * mark the outputs, name the nodes, run the graph passes; and hgr_onnx_load_* (a
+ * parse, one import, optionally placement) and hgr_onnx_read_tensor*. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,180 +15,9 @@
 #include "onnx_model.h"
 #include "text.h"
 
-/* A model file larger than this is refused before parsing (protobuf's own limit is
- * 2 GiB; larger weights travel as external data). */
+/* A model file larger than this is refused before it is read (protobuf's own limit
+ * is 2 GiB; larger weights travel as external data). */
 #define MAX_MODEL_BYTES ((size_t)INT32_MAX)
-
-typedef struct input_shape_t {
-  char* name;
-  int32_t ndim;
-  int64_t shape[HGR_MAX_DIMS];
-  hgr__onnx_tensor_t* value; /* hgr_onnx_options_set_input_value; NULL: only the shape */
-} input_shape_t;
-
-struct hgr_onnx_options_s {
-  input_shape_t* shapes;
-  size_t shape_count;
-  hgr_instance_t* instance;
-  const hgr_place_options_t* place;
-  uint64_t max_tensor_bytes; /* 0: the default */
-  uint64_t max_loader_bytes; /* 0: the default, from the model's size */
-  bool no_fusion;            /* hgr_onnx_options_set_fuse_elementwise(0) */
-};
-
-/* A parsed model (onnx_model.h). */
-struct hgr__onnx_model_s {
-  Onnx__ModelProto* proto;
-  /* Per node, the outputs of its fold when no input depends on a graph input: the same
-   * at every import, so each import after the first borrows them (NULL: not kept). */
-  hgr__onnx_tensor_t*** folds;
-  char* base_directory;          /* NULL: external data refused */
-  hgr__onnx_tensor_t** initializers; /* per graph initializer, decoded at parse */
-  uint32_t* inputs;              /* the graph inputs no initializer gives: their indexes in graph->input */
-  size_t input_count;
-  hgr__onnx_limits_t limits;     /* the initializers are charged here; each import starts from it */
-};
-
-hgr_status_t hgr_onnx_options_create(hgr_onnx_options_t** out_options) {
-  if (!out_options) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out_options is NULL");
-  *out_options = calloc(1, sizeof(**out_options));
-  if (!*out_options) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for ONNX options");
-  return HGR_OK;
-}
-
-void hgr_onnx_options_release(hgr_onnx_options_t* options) {
-  if (!options) return;
-  for (size_t i = 0; i < options->shape_count; ++i) {
-    free(options->shapes[i].name);
-    hgr__onnx_tensor_free(options->shapes[i].value);
-  }
-  free(options->shapes);
-  free(options);
-}
-
-/* The slot of input name in options, added when absent. */
-static hgr_status_t input_slot(hgr_onnx_options_t* options, const char* name, input_shape_t** out_slot) {
-  for (size_t i = 0; i < options->shape_count; ++i)
-    if (!strcmp(options->shapes[i].name, name)) {
-      *out_slot = &options->shapes[i];
-      return HGR_OK;
-    }
-  input_shape_t* grown = realloc(options->shapes, (options->shape_count + 1) * sizeof(*grown));
-  if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  options->shapes = grown;
-  input_shape_t* slot = &grown[options->shape_count];
-  memset(slot, 0, sizeof(*slot));
-  HGR_RETURN_IF_ERROR(hgr__strdup(name, &slot->name));
-  ++options->shape_count;
-  *out_slot = slot;
-  return HGR_OK;
-}
-
-hgr_status_t hgr_onnx_options_set_input_shape(hgr_onnx_options_t* options, const char* name, const int64_t* shape,
-                                              int32_t ndim) {
-  if (!options || !name || !name[0]) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input shape: empty name");
-  if (ndim < 0 || ndim > HGR_MAX_DIMS || (ndim && !shape))
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input shape of '%s': %d dimensions; at most %d", name, (int)ndim,
-                      HGR_MAX_DIMS);
-  for (int32_t d = 0; d < ndim; ++d)
-    if (shape[d] < 0)
-      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input shape of '%s': extent %lld in dimension %d", name,
-                        (long long)shape[d], (int)d);
-  input_shape_t* slot = NULL;
-  HGR_RETURN_IF_ERROR(input_slot(options, name, &slot));
-  slot->ndim = ndim;
-  for (int32_t d = 0; d < ndim; ++d) slot->shape[d] = shape[d];
-  return HGR_OK;
-}
-
-hgr_status_t hgr_onnx_options_set_input_value(hgr_onnx_options_t* options, const char* name, hgr_dtype_t dtype,
-                                              const int64_t* shape, int32_t ndim, const void* data, size_t bytes) {
-  HGR_RETURN_IF_ERROR(hgr_onnx_options_set_input_shape(options, name, shape, ndim));
-  int32_t type = hgr__onnx_dtype_type(dtype);
-  char text[32];
-  if (type == HGR__ONNX_UNDEFINED)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input value of '%s': dtype %s has no ONNX element type", name,
-                      hgr_dtype_format(dtype, text, sizeof(text)));
-  /* The bytes against the shape before the value is allocated: a shape of 2^40
-   * elements given with a few bytes must not allocate first. */
-  uint64_t count = 0, want = 0;
-  if (!hgr__shape_size(shape, ndim, hgr__onnx_type_bytes(type), &count, &want))
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input value of '%s': a shape whose element count or bytes exceed "
-                      "2^63 - 1", name);
-  if (want != (uint64_t)bytes || (bytes && !data))
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input value of '%s': %zu bytes for %llu elements of %s", name,
-                      bytes, (unsigned long long)count, hgr__onnx_type_name(type));
-  hgr__onnx_tensor_t* value = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, shape, ndim, "an input value", &value));
-  if (bytes) memcpy(value->data, data, bytes);
-  input_shape_t* slot = NULL;
-  hgr_status_t status = input_slot(options, name, &slot);
-  if (status) {
-    hgr__onnx_tensor_free(value);
-    return status;
-  }
-  hgr__onnx_tensor_free(slot->value);
-  slot->value = value;
-  return HGR_OK;
-}
-
-hgr_status_t hgr__onnx_options_clone(const hgr_onnx_options_t* options, hgr_onnx_options_t** out_copy) {
-  HGR_RETURN_IF_ERROR(hgr_onnx_options_create(out_copy));
-  hgr_onnx_options_t* copy = *out_copy;
-  if (!options) return HGR_OK;
-  hgr_status_t status = HGR_OK;
-  copy->shapes = calloc(options->shape_count + 1, sizeof(*copy->shapes));
-  if (!copy->shapes) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  for (size_t i = 0; !status && i < options->shape_count; ++i) {
-    copy->shapes[i] = options->shapes[i];
-    copy->shapes[i].name = NULL;
-    copy->shapes[i].value = NULL;
-    ++copy->shape_count;
-    status = hgr__strdup(options->shapes[i].name, &copy->shapes[i].name);
-    if (!status && options->shapes[i].value)
-      status = hgr__onnx_tensor_copy(options->shapes[i].value, &copy->shapes[i].value);
-  }
-  copy->instance = options->instance;
-  copy->place = options->place;
-  copy->max_tensor_bytes = options->max_tensor_bytes;
-  copy->max_loader_bytes = options->max_loader_bytes;
-  copy->no_fusion = options->no_fusion;
-  if (status) {
-    hgr_onnx_options_release(copy);
-    *out_copy = NULL;
-  }
-  return status;
-}
-
-bool hgr__onnx_options_fixes(const hgr_onnx_options_t* options, const char* name) {
-  for (size_t i = 0; options && i < options->shape_count; ++i)
-    if (options->shapes[i].value && !strcmp(options->shapes[i].name, name)) return true;
-  return false;
-}
-
-void hgr_onnx_options_set_max_tensor_bytes(hgr_onnx_options_t* options, uint64_t bytes) {
-  if (options) options->max_tensor_bytes = bytes;
-}
-
-void hgr_onnx_options_set_max_loader_bytes(hgr_onnx_options_t* options, uint64_t bytes) {
-  if (options) options->max_loader_bytes = bytes;
-}
-
-void hgr_onnx_options_set_fuse_elementwise(hgr_onnx_options_t* options, int enabled) {
-  if (options) options->no_fusion = !enabled;
-}
-
-void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instance_t* instance,
-                                const hgr_place_options_t* place) {
-  if (!options) return;
-  options->instance = instance;
-  options->place = place;
-}
-
-int hgr_onnx_is_model_path(const char* path) {
-  size_t n = path ? strlen(path) : 0;
-  return n >= 5 && !strcasecmp(path + n - 5, ".onnx");
-}
 
 /* ---- values ------------------------------------------------------------------------- */
 
@@ -274,21 +104,12 @@ static hgr_status_t add_initializers(hgr__onnx_loader_t* loader, hgr__onnx_tenso
   return HGR_OK;
 }
 
-/* The tensor type of a value info, or NULL for a sequence, map, optional or no type
- * (TypeProto's value is a oneof: its pointers share one union). */
-static const Onnx__TypeProto__Tensor* tensor_type(const Onnx__ValueInfoProto* info) {
-  if (!info->type || info->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) return NULL;
-  return info->type->tensor_type;
-}
-
-/* The shape of a graph input: the model's dims, with symbolic or unknown ones from
- * the options (which must agree with the fixed ones). */
 static hgr_status_t input_shape(const hgr__onnx_loader_t* loader, const Onnx__ValueInfoProto* info, int32_t* out_ndim,
                                 int64_t* out_shape) {
   const input_shape_t* given = NULL;
   for (size_t i = 0; loader->options && i < loader->options->shape_count; ++i)
     if (!strcmp(loader->options->shapes[i].name, info->name)) given = &loader->options->shapes[i];
-  const Onnx__TypeProto__Tensor* tt = tensor_type(info);
+  const Onnx__TypeProto__Tensor* tt = hgr__onnx_tensor_type(info);
   const Onnx__TensorShapeProto* shape = tt ? tt->shape : NULL;
   if (!shape) {
     if (!given)
@@ -336,7 +157,7 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
     const Onnx__ValueInfoProto* info = loader->graph->input[i];
     hgr__onnx_value_t* v = hgr__onnx_find_value(loader, info->name);
     if (v->constant) continue; /* an initializer's default: a constant */
-    const Onnx__TypeProto__Tensor* tt = tensor_type(info);
+    const Onnx__TypeProto__Tensor* tt = hgr__onnx_tensor_type(info);
     if (!tt || !tt->has_elem_type)
       return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is not a tensor with an element type; hgr "
                         "takes tensors", info->name);
@@ -502,44 +323,6 @@ static hgr_status_t find_op(const hgr__onnx_node_t* node, const hgr__onnx_op_t**
   return HGR_OK;
 }
 
-/* The fold of node kept by an earlier import (its inputs depend on no graph input):
- * true with every output set to the kept tensor, borrowed. */
-static bool borrow_fold(hgr__onnx_loader_t* loader, hgr__onnx_node_t* node) {
-  hgr__onnx_tensor_t** kept = loader->model->folds ? loader->model->folds[node->index] : NULL;
-  if (!kept) return false;
-  for (uint32_t k = 0; k < node->output_count; ++k) {
-    hgr__onnx_value_t* v = node->outputs[k];
-    if (!v) continue;
-    v->constant = kept[k];
-    v->borrowed = true;
-    v->onnx_type = kept[k]->onnx_type;
-    v->ndim = kept[k]->ndim;
-    memcpy(v->shape, kept[k]->shape, sizeof(v->shape));
-    v->defined = true;
-  }
-  return true;
-}
-
-/* Keeps the outputs of node's fold (or of an import that folds) in the parsed model
- * for later imports, when every output is a constant the value table owns (else, or
- * out of memory: not kept). */
-static void keep_fold(hgr__onnx_loader_t* loader, hgr__onnx_node_t* node) {
-  hgr__onnx_model_t* model = loader->model;
-  for (uint32_t k = 0; k < node->output_count; ++k)
-    if (node->outputs[k] && (!node->outputs[k]->constant || node->outputs[k]->borrowed)) return;
-  if (!model->folds) model->folds = calloc(loader->graph->n_node + 1, sizeof(*model->folds));
-  hgr__onnx_tensor_t** kept = model->folds ? calloc(node->output_count + 1, sizeof(*kept)) : NULL;
-  if (!kept) return;
-  for (uint32_t k = 0; k < node->output_count; ++k) {
-    hgr__onnx_value_t* v = node->outputs[k];
-    if (!v) continue;
-    kept[k] = v->constant;
-    v->borrowed = true;
-    hgr__onnx_tensor_recharge(v->constant, &model->limits);
-  }
-  model->folds[node->index] = kept;
-}
-
 static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
   hgr__onnx_node_t node;
   hgr_status_t status = node_context(loader, index, &node);
@@ -548,7 +331,7 @@ static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
   if (!status) status = check_required_inputs(&node, op);
   bool done = false, from_input = false, constant = !status && hgr__onnx_all_constant(&node);
   for (uint32_t i = 0; i < node.input_count; ++i) from_input = from_input || (node.inputs[i] && node.inputs[i]->from_input);
-  if (constant && !from_input && borrow_fold(loader, &node)) { /* an earlier import's fold */
+  if (constant && !from_input && hgr__onnx_model_borrow_fold(loader, &node)) { /* an earlier import's fold */
     ++loader->report.folded;
     done = true;
   } else if (constant && op->fold) {
@@ -562,7 +345,7 @@ static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
     }
   }
   if (!status && !done) status = op->import(&node); /* some imports fold too (ConstantOfShape, Range) */
-  if (!status && constant && !from_input) keep_fold(loader, &node);
+  if (!status && constant && !from_input) hgr__onnx_model_keep_fold(loader, &node);
   for (uint32_t k = 0; !status && k < node.output_count; ++k) /* a runtime value differs between imports too */
     if (node.outputs[k] && (from_input || !node.outputs[k]->constant)) node.outputs[k]->from_input = true;
   for (uint32_t k = 0; !status && k < node.output_count; ++k)
@@ -670,141 +453,6 @@ static void rename_nodes(const hgr__onnx_loader_t* loader) {
       continue;
     hgr_status_free(hgr__builder_rename(loader->builder, v->value.node, v->name));
   }
-}
-
-/* ---- the parsed model ------------------------------------------------------------ */
-
-
-static hgr_status_t find_inputs(hgr__onnx_model_t* model) {
-  const Onnx__GraphProto* g = model->proto->graph;
-  model->inputs = calloc(g->n_input + 1, sizeof(*model->inputs));
-  if (!model->inputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  for (size_t i = 0; i < g->n_input; ++i) {
-    if (!g->input[i]->name || !g->input[i]->name[0])
-      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input %zu has no name", i);
-    bool initialized = false;
-    for (size_t k = 0; k < g->n_initializer && !initialized; ++k)
-      initialized = g->initializer[k]->name && !strcmp(g->initializer[k]->name, g->input[i]->name);
-    if (!initialized) model->inputs[model->input_count++] = (uint32_t)i;
-  }
-  return HGR_OK;
-}
-
-static hgr_status_t parse_model(hgr__onnx_model_t* model, const void* bytes, size_t size) {
-  if (size > MAX_MODEL_BYTES)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has %zu bytes; protobuf messages hold at most 2 GiB "
-                      "(larger weights go in external data)", size);
-  HGR_RETURN_IF_ERROR(hgr__onnx_wire_check(bytes, size, &onnx__model_proto__descriptor));
-  model->proto = onnx__model_proto__unpack(NULL, size, bytes);
-  if (!model->proto)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "not a valid ONNX model: its %zu bytes do not parse as a "
-                      "ModelProto (truncated, corrupt, or another format)", size);
-  const Onnx__GraphProto* g = model->proto->graph;
-  if (!g) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has no graph");
-  if (!g->n_output) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model's graph has no outputs");
-  HGR_RETURN_IF_ERROR(find_inputs(model));
-  model->initializers = calloc(g->n_initializer + 1, sizeof(*model->initializers));
-  if (!model->initializers) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  hgr__onnx_external_t external = {.base_directory = model->base_directory};
-  for (size_t i = 0; i < g->n_initializer; ++i) {
-    const Onnx__TensorProto* t = g->initializer[i];
-    if (!t->name || !t->name[0]) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "initializer %zu has no name", i);
-    char where[320];
-    snprintf(where, sizeof(where), "initializer '%.256s'", t->name);
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(t, &external, where, &model->initializers[i]));
-  }
-  return HGR_OK;
-}
-
-void hgr__onnx_model_free(hgr__onnx_model_t* model) {
-  if (!model) return;
-  for (size_t i = 0; model->initializers && i < model->proto->graph->n_initializer; ++i)
-    hgr__onnx_tensor_free(model->initializers[i]); /* credits model->limits */
-  free(model->initializers);
-  for (size_t n = 0; model->folds && n < model->proto->graph->n_node; ++n) {
-    for (size_t k = 0; model->folds[n] && k < model->proto->graph->node[n]->n_output; ++k)
-      hgr__onnx_tensor_free(model->folds[n][k]);
-    free(model->folds[n]);
-  }
-  free(model->folds);
-  free(model->inputs);
-  if (model->proto) onnx__model_proto__free_unpacked(model->proto, NULL);
-  free(model->base_directory);
-  free(model);
-}
-
-hgr_status_t hgr__onnx_model_parse(const void* bytes, size_t size, const char* base_directory,
-                                   const hgr_onnx_options_t* options, hgr__onnx_model_t** out_model) {
-  *out_model = NULL;
-  if (!bytes && size) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "NULL model bytes");
-  hgr__onnx_model_t* model = calloc(1, sizeof(*model));
-  if (!model) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a model");
-  model->limits = (hgr__onnx_limits_t){.max_tensor_bytes = options ? options->max_tensor_bytes : 0,
-                                       .max_loader_bytes = options ? options->max_loader_bytes : 0,
-                                       .model_bytes = size};
-  hgr_status_t status = HGR_OK;
-  if (base_directory && hgr__strdup(base_directory, &model->base_directory))
-    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  hgr__onnx_limits_enter(&model->limits);
-  if (!status) status = parse_model(model, bytes, size);
-  hgr__onnx_limits_enter(NULL);
-  if (status) {
-    hgr__onnx_model_free(model);
-    return status;
-  }
-  *out_model = model;
-  return HGR_OK;
-}
-
-uint64_t hgr__onnx_model_held_bytes(const hgr__onnx_model_t* model) { return model ? model->limits.held : 0; }
-
-size_t hgr__onnx_model_input_count(const hgr__onnx_model_t* model) { return model->input_count; }
-
-size_t hgr__onnx_model_output_count(const hgr__onnx_model_t* model) { return model->proto->graph->n_output; }
-
-/* info's declared type and dims; unknown is true for extents exporters write for
- * unknown (0 on an input). */
-static hgr_status_t describe_io(const Onnx__ValueInfoProto* info, bool zero_unknown, hgr__onnx_io_t* out_io) {
-  memset(out_io, 0, sizeof(*out_io));
-  out_io->name = info->name ? info->name : "";
-  out_io->ndim = -1;
-  const Onnx__TypeProto__Tensor* tt = tensor_type(info);
-  if (!tt) return HGR_OK;
-  if (!tt->has_elem_type) return HGR_OK;
-  int32_t type = tt->elem_type;
-  out_io->type_name = hgr__onnx_type_name(type);
-  if (type == HGR__ONNX_FLOAT || type == HGR__ONNX_INT32 || type == HGR__ONNX_INT64 || type == HGR__ONNX_BOOL) {
-    hgr_status_t status = hgr__onnx_type_dtype(type, &out_io->dtype);
-    if (status) return status;
-  }
-  if (!tt->shape) return HGR_OK;
-  if (tt->shape->n_dim > HGR_MAX_DIMS)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "'%s' has %zu dimensions; hgr holds at most %d", out_io->name,
-                      tt->shape->n_dim, HGR_MAX_DIMS);
-  out_io->ndim = (int32_t)tt->shape->n_dim;
-  for (size_t d = 0; d < tt->shape->n_dim; ++d) {
-    const Onnx__TensorShapeProto__Dimension* dim = tt->shape->dim[d];
-    bool fixed = dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-                 (dim->dim_value > 0 || (dim->dim_value == 0 && !zero_unknown));
-    out_io->dims[d] = fixed ? dim->dim_value : -1;
-    if (dim && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param &&
-        dim->dim_param[0])
-      out_io->dim_names[d] = dim->dim_param;
-  }
-  return HGR_OK;
-}
-
-hgr_status_t hgr__onnx_model_input(const hgr__onnx_model_t* model, size_t index, hgr__onnx_io_t* out_io) {
-  if (index >= model->input_count)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu: the model has %zu inputs", index, model->input_count);
-  return describe_io(model->proto->graph->input[model->inputs[index]], true, out_io);
-}
-
-hgr_status_t hgr__onnx_model_output(const hgr__onnx_model_t* model, size_t index, hgr__onnx_io_t* out_io) {
-  if (index >= model->proto->graph->n_output)
-    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "output %zu: the model has %zu outputs", index,
-                      model->proto->graph->n_output);
-  return describe_io(model->proto->graph->output[index], false, out_io);
 }
 
 /* ---- import -------------------------------------------------------------------------- */
