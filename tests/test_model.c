@@ -265,6 +265,32 @@ static void eviction_spares_what_a_run_holds(void** state) {
   hgr_model_run_release(held);
 }
 
+/* A constant that depends on an input's value (the window of table that offset
+ * picks) has the same name and bytes at every offset: offsets 0, 1 and then 3 (whose
+ * window equals offset 0's) must each add their own window, whichever specialization
+ * the weights are shared from. */
+static void a_constant_of_the_same_name_but_other_values_is_not_shared(void** state) {
+  (void)state;
+  hgr_model_t* model = open_model("window.onnx", 0);
+  static const float table[8] = {0, 1, 2, 0, 1, 2, 0, 1};
+  const float x[2] = {10, 20};
+  const int64_t x_shape[1] = {2}, offset_shape[1] = {1};
+  static const int64_t offsets[] = {0, 1, 3, 1, 4};
+  for (size_t k = 0; k < sizeof(offsets) / sizeof(offsets[0]); ++k) {
+    hgr_model_input_t inputs[2] = {input_of(f32, 1, x_shape, x), input_of(i64, 1, offset_shape, &offsets[k])};
+    hgr_model_run_t* run = NULL;
+    ASSERT_OK(hgr_model_run(model, inputs, 2, &run));
+    float* y = output_of(run, 0, 1, x_shape);
+    for (int i = 0; i < 2; ++i) assert_float_equal(y[i], x[i] + table[offsets[k] + i], 0);
+    free(y);
+    hgr_model_run_release(run);
+  }
+  hgr_model_report_t report;
+  hgr_model_report(model, &report);
+  assert_int_equal(report.created, 4);
+  hgr_model_release(model);
+}
+
 /* A graph model (a TVM graph with its params): the params are weights, not inputs;
  * it runs at its own shapes only, after the graph passes (its conv takes the relu as
  * an epilogue), with the outputs of a plain executor of the unpassed graph. */
@@ -350,6 +376,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(an_input_that_decides_shapes_is_keyed_by_value),
       cmocka_unit_test(eviction_spares_what_a_run_holds),
       cmocka_unit_test(a_graph_model_runs_at_its_shapes_after_the_passes),
+      cmocka_unit_test(a_constant_of_the_same_name_but_other_values_is_not_shared),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   hgr_instance_release(instance);

@@ -30,6 +30,10 @@ struct hgr_specialization_s {
   hgr_executor_t* executor;
   uint64_t device_bytes; /* activations: storage and scratch bytes, shared weights not counted */
   uint64_t last_used;
+  /* The params whose buffers hold the model's weights (equal to the first
+   * specialization's), sorted: what a later specialization may share from this one. */
+  char** weight_names;
+  size_t weight_name_count;
 };
 
 typedef struct model_input_t {
@@ -274,7 +278,13 @@ static hgr_status_t make_key(const hgr_model_t* model, const hgr_model_input_t* 
 
 /* ---- specializations --------------------------------------------------------------------- */
 
+static void free_names(char** names, size_t count) {
+  for (size_t i = 0; names && i < count; ++i) free(names[i]);
+  free(names);
+}
+
 static void specialization_free(hgr_specialization_t* s) {
+  free_names(s->weight_names, s->weight_name_count);
   hgr_executor_release(s->executor);
   hgr_graph_release(s->graph);
   free(s->key);
@@ -317,35 +327,68 @@ static void evict(hgr_model_t* model, const hgr_specialization_t* keep) {
   }
 }
 
-/* The names of params equal to the model's weights (name, dtype, shape and bytes),
- * which the new executor shares with source (malloc'd array of borrowed names). */
-static hgr_status_t equal_weights(const hgr_model_t* model, const hgr_params_t* params, const char*** out_names,
-                                  size_t* out_count, uint64_t* out_bytes) {
-  *out_names = NULL;
-  *out_count = 0;
-  *out_bytes = 0;
-  size_t count = hgr_params_count(params);
-  const char** names = calloc(count + 1, sizeof(*names));
-  if (!names) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  for (size_t i = 0; i < count; ++i) {
-    hgr_tensor_info_t mine, theirs;
-    const void *my_data, *their_data;
-    size_t at;
-    if (hgr_params_get(params, i, &mine, &my_data)) continue;
-    hgr_status_t status = hgr_params_find(model->weights, mine.name, &at);
-    if (status) {
-      hgr_status_free(status);
-      continue;
-    }
-    if (hgr_params_get(model->weights, at, &theirs, &their_data) || !hgr_dtype_equal(mine.dtype, theirs.dtype) ||
-        mine.ndim != theirs.ndim || mine.bytes != theirs.bytes ||
-        memcmp(mine.shape, theirs.shape, (size_t)mine.ndim * sizeof(int64_t)) ||
-        memcmp(my_data, their_data, (size_t)mine.bytes))
-      continue;
-    names[(*out_count)++] = mine.name;
-    *out_bytes += mine.bytes;
+static int compare_names(const void* a, const void* b) {
+  return strcmp(*(const char* const*)a, *(const char* const*)b);
+}
+
+/* Whether param i of params equals the model's weight of its name (dtype, shape,
+ * bytes and contents); *out_name and *out_bytes describe it. */
+static bool equals_weight(const hgr_model_t* model, const hgr_params_t* params, size_t i, const char** out_name,
+                          uint64_t* out_bytes) {
+  hgr_tensor_info_t mine, theirs;
+  const void *my_data, *their_data;
+  size_t at;
+  if (hgr_params_get(params, i, &mine, &my_data)) return false;
+  *out_name = mine.name;
+  *out_bytes = mine.bytes;
+  if (!model->weights) return true; /* the first specialization's params are the weights */
+  hgr_status_t status = hgr_params_find(model->weights, mine.name, &at);
+  if (status) {
+    hgr_status_free(status);
+    return false;
   }
-  *out_names = names;
+  return !hgr_params_get(model->weights, at, &theirs, &their_data) && hgr_dtype_equal(mine.dtype, theirs.dtype) &&
+         mine.ndim == theirs.ndim && mine.bytes == theirs.bytes &&
+         !memcmp(mine.shape, theirs.shape, (size_t)mine.ndim * sizeof(int64_t)) &&
+         !memcmp(my_data, their_data, (size_t)mine.bytes);
+}
+
+/* Of params, the names whose contents equal the model's weights (*out_weights,
+ * copies, sorted: the new specialization's weight_names) and, of those, the ones
+ * source also holds as weights (*out_shared, borrowed from params: what the new
+ * executor shares from source's buffers; source may be NULL). */
+static hgr_status_t weight_names(const hgr_model_t* model, const hgr_params_t* params,
+                                 const hgr_specialization_t* source, char*** out_weights, size_t* out_weight_count,
+                                 const char*** out_shared, size_t* out_shared_count, uint64_t* out_shared_bytes) {
+  size_t count = params ? hgr_params_count(params) : 0;
+  char** weights = calloc(count + 1, sizeof(*weights));
+  const char** shared = calloc(count + 1, sizeof(*shared));
+  size_t weight_count = 0, shared_count = 0;
+  uint64_t shared_bytes = 0;
+  hgr_status_t status = weights && shared ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; !status && i < count; ++i) {
+    const char* name = NULL;
+    uint64_t bytes = 0;
+    if (!equals_weight(model, params, i, &name, &bytes)) continue;
+    status = hgr__strdup(name, &weights[weight_count]);
+    if (status) break;
+    ++weight_count;
+    if (source && bsearch(&name, source->weight_names, source->weight_name_count, sizeof(char*), compare_names)) {
+      shared[shared_count++] = name;
+      shared_bytes += bytes;
+    }
+  }
+  if (status) {
+    free_names(weights, weight_count);
+    free(shared);
+    return status;
+  }
+  qsort(weights, weight_count, sizeof(*weights), compare_names);
+  *out_weights = weights;
+  *out_weight_count = weight_count;
+  *out_shared = shared;
+  *out_shared_count = shared_count;
+  *out_shared_bytes = shared_bytes;
   return HGR_OK;
 }
 
@@ -413,27 +456,32 @@ static hgr_status_t place(hgr_model_t* model, hgr_graph_t** inout_graph) {
   return HGR_OK;
 }
 
-/* An executor of graph with params, sharing the weights equal to the model's. */
+/* An executor of graph with params, sharing from the latest specialization the
+ * buffers of the params equal to the model's weights that it holds as weights too
+ * (the same name alone is not enough: a shape-dependent constant may differ); the
+ * names of params equal to the weights go to s. */
 static hgr_status_t make_executor(hgr_model_t* model, hgr_graph_t* graph, hgr_params_t* params,
-                                  hgr_executor_t** out_executor) {
+                                  hgr_specialization_t* s, hgr_executor_t** out_executor) {
   hgr_executor_options_t options = model->options.executor;
   options.params = params;
   options.program_pool = model->programs;
   options.share_params_from = NULL;
   options.share_param_names = NULL;
   options.share_param_name_count = 0;
-  const char** names = NULL;
-  size_t name_count = 0;
   hgr_specialization_t* source = latest(model);
+  const char** shared = NULL;
+  size_t shared_count = 0;
   model->report.shared_weight_bytes = 0;
-  if (source && model->weights && params) {
-    HGR_RETURN_IF_ERROR(equal_weights(model, params, &names, &name_count, &model->report.shared_weight_bytes));
+  if (model->onnx)
+    HGR_RETURN_IF_ERROR(weight_names(model, params, source, &s->weight_names, &s->weight_name_count, &shared,
+                                     &shared_count, &model->report.shared_weight_bytes));
+  if (source && shared_count) {
     options.share_params_from = source->executor;
-    options.share_param_names = names;
-    options.share_param_name_count = name_count;
+    options.share_param_names = shared;
+    options.share_param_name_count = shared_count;
   }
   hgr_status_t status = hgr_executor_create(model->instance, graph, &options, out_executor);
-  free(names);
+  free(shared);
   return status;
 }
 
@@ -466,11 +514,13 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
   model->report.place_ms = since_ms(start);
   start = hgr__monotonic_ns();
   hgr_executor_t* executor = NULL;
-  if (!status) status = make_executor(model, graph, model->onnx ? params : model->params, &executor);
-  model->report.executor_ms = since_ms(start);
   hgr_specialization_t* s = status ? NULL : calloc(1, sizeof(*s));
   if (!status && !s) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!status) status = make_executor(model, graph, model->onnx ? params : model->params, s, &executor);
+  model->report.executor_ms = since_ms(start);
   if (status) {
+    if (s) free_names(s->weight_names, s->weight_name_count);
+    free(s);
     hgr_executor_release(executor);
     hgr_graph_release(graph);
     hgr_params_release(params);

@@ -125,3 +125,17 @@ save(model(
     [numpy_helper.from_array(np.array([4, 3], np.int64), "w_shape"),
      numpy_helper.from_array(np.array(0.5, np.float32), "scale")],
 ), "folded_weights.onnx")
+
+# window.onnx: y = x + table[offset : offset + 2], the window a constant of each
+# specialization (offset decides shapes: Slice's starts); windows of different offsets
+# have the same name and bytes but not the same values, so a specialization may share
+# only buffers that hold the first one's values.
+save(model(
+    [helper.make_node("Add", ["offset", "two"], ["end"]),
+     helper.make_node("Slice", ["table", "offset", "end"], ["window"]),
+     helper.make_node("Add", ["x", "window"], ["y"])],
+    [shaped("x", [2]), shaped("offset", [1], TensorProto.INT64)],
+    [shaped("y", [2])],
+    [numpy_helper.from_array(np.array([0, 1, 2, 0, 1, 2, 0, 1], np.float32), "table"),
+     numpy_helper.from_array(np.array([2], np.int64), "two")],
+), "window.onnx")
