@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "file.h"
 #include "hgr/config.h"
 #include "hgr/passes.h"
 #include "internal.h"
@@ -773,20 +772,19 @@ hgr_status_t hgr_model_create_onnx_file(hgr_instance_t* instance, const char* pa
                                         const hgr_model_options_t* options, hgr_model_t** out_model) {
   if (!path || !out_model) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_onnx_file: NULL argument");
   *out_model = NULL;
+#if HGR_HAS_ONNX
   void* data = NULL;
   size_t length = 0;
-  HGR_RETURN_IF_ERROR(hgr__file_read(path, (size_t)INT32_MAX, &data, &length));
-  const char* slash = strrchr(path, '/');
-  char* folder = slash ? hgr__format("%.*s", (int)(slash - path), path) : hgr__format(".");
-  if (folder && !folder[0]) { /* "/model.onnx" */
-    free(folder);
-    folder = hgr__format("/");
-  }
-  hgr_status_t status = folder ? hgr_model_create_onnx_memory(instance, data, length, folder, options, out_model)
-                               : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  char* folder = NULL;
+  hgr_status_t status = hgr__onnx_model_read_file(path, &data, &length, &folder);
+  if (!status) status = hgr_model_create_onnx_memory(instance, data, length, folder, options, out_model);
   free(folder);
   free(data);
   return hgr_status_annotate(status, "%s", path);
+#else
+  (void)instance, (void)options;
+  return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s: this hgr is built without ONNX (HGR_ONNX off)", path);
+#endif
 }
 
 hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_params_t* params,
@@ -794,7 +792,6 @@ hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph
   if (!out_model) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_graph: NULL out_model");
   *out_model = NULL;
   if (!graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_graph: NULL graph");
-  *out_model = NULL;
   hgr_model_t* model = NULL;
   HGR_RETURN_IF_ERROR(model_new(instance, options, &model));
   hgr_status_t status = HGR_OK;

@@ -15,10 +15,6 @@
 #include "onnx_model.h"
 #include "text.h"
 
-/* A model file larger than this is refused before it is read (protobuf's own limit
- * is 2 GiB; larger weights travel as external data). */
-#define MAX_MODEL_BYTES ((size_t)INT32_MAX)
-
 /* ---- values ------------------------------------------------------------------------- */
 
 static int compare_values(const void* a, const void* b) {
@@ -625,15 +621,9 @@ hgr_status_t hgr_onnx_load_file(const char* path, const hgr_onnx_options_t* opti
   if (!path) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_onnx_load_file: NULL path");
   void* data = NULL;
   size_t length = 0;
-  HGR_RETURN_IF_ERROR(hgr__file_read(path, MAX_MODEL_BYTES, &data, &length));
-  const char* slash = strrchr(path, '/');
-  char* folder = slash ? hgr__format("%.*s", (int)(slash - path), path) : hgr__format(".");
-  if (folder && !folder[0]) { /* "/model.onnx" */
-    free(folder);
-    folder = hgr__format("/");
-  }
-  hgr_status_t status = folder ? hgr_onnx_load_memory(data, length, folder, options, out_graph, out_params, out_report)
-                               : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  char* folder = NULL;
+  hgr_status_t status = hgr__onnx_model_read_file(path, &data, &length, &folder);
+  if (!status) status = hgr_onnx_load_memory(data, length, folder, options, out_graph, out_params, out_report);
   free(folder);
   free(data);
   return hgr_status_annotate(status, "%s", path);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.h"
 #include "onnx_internal.h"
 #include "onnx_model.h"
 #include "text.h"
@@ -57,6 +58,25 @@ static hgr_status_t parse_model(hgr__onnx_model_t* model, const void* bytes, siz
     snprintf(where, sizeof(where), "initializer '%.256s'", t->name);
     HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(t, &external, where, &model->initializers[i]));
   }
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_model_read_file(const char* path, void** out_bytes, size_t* out_size, char** out_folder) {
+  *out_bytes = NULL;
+  *out_folder = NULL;
+  HGR_RETURN_IF_ERROR(hgr__file_read(path, MAX_MODEL_BYTES, out_bytes, out_size));
+  const char* slash = strrchr(path, '/');
+  char* folder = slash ? hgr__format("%.*s", (int)(slash - path), path) : hgr__format(".");
+  if (folder && !folder[0]) { /* "/model.onnx" */
+    free(folder);
+    folder = hgr__format("/");
+  }
+  if (!folder) {
+    free(*out_bytes);
+    *out_bytes = NULL;
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  *out_folder = folder;
   return HGR_OK;
 }
 

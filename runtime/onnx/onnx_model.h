@@ -27,6 +27,10 @@ typedef struct hgr__onnx_model_s hgr__onnx_model_t;
 hgr_status_t hgr__onnx_model_parse(const void* bytes, size_t size, const char* base_directory,
                                    const hgr_onnx_options_t* options, hgr__onnx_model_t** out_model);
 void hgr__onnx_model_free(hgr__onnx_model_t* model);
+/* The bytes of the model file at path (read once, at most 2 GiB: protobuf's limit;
+ * malloc'd) and the folder its external data is read from (malloc'd). Errors from
+ * the read name the path; RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__onnx_model_read_file(const char* path, void** out_bytes, size_t* out_size, char** out_folder);
 
 /* The host bytes the parsed model holds (its decoded initializers). */
 uint64_t hgr__onnx_model_held_bytes(const hgr__onnx_model_t* model);
