@@ -2,7 +2,7 @@
  * parsed once (onnx/onnx_model.h); each key (input shapes, and the values of inputs
  * that decide shapes) gets a specialization: import at those shapes, placement, an
  * executor sharing the weights already on the device. Specializations are cached,
- * bounded and evicted least recently used (model_cache.c would be the next split). */
+ * bounded and evicted least recently used. */
 #include "hgr/model.h"
 
 #include <stdio.h>
@@ -22,7 +22,6 @@ typedef struct hgr__onnx_model_s hgr__onnx_model_t;
 
 struct hgr_specialization_s {
   uint32_t refs; /* the model's cache (while cached) and each holder */
-  bool cached;
   uint8_t* key;
   size_t key_bytes;
   hgr_graph_t* graph;
@@ -302,7 +301,6 @@ static void drop(hgr_model_t* model, size_t index) {
   hgr_specialization_t* s = model->cache[index];
   model->report.device_bytes -= s->device_bytes;
   model->cache[index] = model->cache[--model->cache_count];
-  s->cached = false;
   ++model->report.evicted;
   hgr_specialization_release(s);
 }
@@ -546,7 +544,6 @@ static hgr_status_t cache_add(hgr_model_t* model, hgr_specialization_t* s) {
     model->cache_capacity = capacity;
   }
   model->cache[model->cache_count++] = s;
-  s->cached = true;
   model->report.device_bytes += s->device_bytes;
   return HGR_OK;
 }
@@ -596,7 +593,6 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
     ++model->report.created;
     ++s->refs; /* the caller's */
     evict(model, s);
-    model->report.kept = (uint32_t)model->cache_count;
     *out_specialization = s;
     return HGR_OK;
   }
@@ -813,5 +809,7 @@ hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph
 void hgr_model_report(const hgr_model_t* model, hgr_model_report_t* out_report) {
   if (!out_report) return;
   memset(out_report, 0, sizeof(*out_report));
-  if (model) *out_report = model->report;
+  if (!model) return;
+  *out_report = model->report;
+  out_report->kept = (uint32_t)model->cache_count;
 }
