@@ -140,7 +140,7 @@ static void print_symbolic(const char* path, const hgr_model_t* m) {
 /* The shape of model input io: --input-shape, else the --input array's, else the
  * model's own when it fixes every dim; its data when an --input array gives it. */
 static hgr_status_t cli_input(const hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs, const hgr_model_io_t* io,
-                              hgr_model_input_t* out_input, int64_t* shape_storage) {
+                              hgr_model_input_t* out_input, int64_t* shape_storage, bool* out_missing) {
   memset(out_input, 0, sizeof(*out_input));
   out_input->dtype = io->dtype;
   out_input->shape = shape_storage;
@@ -167,6 +167,7 @@ static hgr_status_t cli_input(const hgr_cli_model_args_t* model, hgr_cli_inputs_
   bool known = io->ndim >= 0;
   for (int32_t d = 0; known && d < io->ndim; ++d) known = io->dims[d] >= 0;
   if (!known) {
+    *out_missing = true;
     int32_t d = 0;
     while (d < io->ndim && io->dims[d] >= 0) ++d;
     char what[320];
@@ -202,8 +203,9 @@ static hgr_status_t load_onnx(const char* path, hgr_cli_model_args_t* model, hgr
   for (size_t i = 0; !status && i < count; ++i) {
     hgr_model_io_t io;
     status = hgr_model_input(m, i, &io);
-    if (!status) status = cli_input(model, inputs, &io, &given[i], shapes[i]);
-    if (status && print && hgr_status_code(status) == HGR_STATUS_INVALID_ARGUMENT) {
+    bool missing = false;
+    if (!status) status = cli_input(model, inputs, &io, &given[i], shapes[i], &missing);
+    if (status && print && missing) { /* what `hgr check` can say without shapes */
       print_symbolic(path, m);
       model->shapes_missing = true;
     }
