@@ -293,6 +293,8 @@ class InferenceSession:
         # Executors by specialization: one Executor object per specialization, so that
         # what one run bound is never unbound under another.
         self._executors: "weakref.WeakValueDictionary[int, _hgr.Executor]" = weakref.WeakValueDictionary()
+        # Per executor, the model inputs it takes (those that decide shapes are its constants).
+        self._fed: "weakref.WeakKeyDictionary[_hgr.Executor, set]" = weakref.WeakKeyDictionary()
         # run() binds, runs and waits as one step: threads sharing a session take turns.
         self._run_lock = threading.Lock()
         self._profile_prefix = str(getattr(sess_options, "profile_file_prefix", "") or "") if sess_options else ""
@@ -418,6 +420,7 @@ class InferenceSession:
             ex.close()  # it bound nothing: the one kept is the same executor
             return kept
         self._executors[ex.specialization_id] = ex
+        self._fed[ex] = {ex.input_info(i)["name"] for i in range(ex.input_count)}
         return ex
 
     def _start(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any]):
@@ -433,9 +436,9 @@ class InferenceSession:
                 wanted.append(self._output_index[name])
         feeds = self._checked(input_feed)
         ex = self._specialize(feeds)
-        names = {ex.input_info(i)["name"] for i in range(ex.input_count)}
+        fed = self._fed[ex]
         for arg, value in zip(self._inputs, feeds):
-            if arg.name in names:  # inputs that decide shapes are constants of the specialization
+            if arg.name in fed:  # inputs that decide shapes are constants of the specialization
                 ex.bind_input(arg.name, value)
         # Every output gets a fresh array: an array handed out earlier is never written again.
         outputs = []
