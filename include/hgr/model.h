@@ -18,10 +18,10 @@
  * Specializations are kept per model, keyed by input shapes and those values,
  * bounded by count and by the device bytes of their activations, and evicted least
  * recently used; a specialization still held (hgr_specialization_t, or a run not
- * released) is never freed by eviction. A model's weights are uploaded once: every
- * specialization shares the device buffers of the params equal to the first
- * specialization's (hgr_executor_options_t.share_param_names), and programs come
- * from the program cache.
+ * released) is never freed by eviction. A model's weights are uploaded once: a new
+ * specialization borrows, from one that holds them, the device buffers of its params
+ * equal to the first specialization's (hgr_executor_options_t.share_param_names),
+ * and takes the programs earlier ones built from the model's hgr_program_pool_t.
  *
  * Errors name the input, the dim and both values: a rank or a fixed dim that
  * differs, two dims that share a name but differ, a dtype that is not the input's
