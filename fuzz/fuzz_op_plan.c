@@ -308,7 +308,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (node->func_name[0] == '@' && registry_count) {
     const char* name = registry[strtoul(node->func_name + 1, NULL, 10) % registry_count];
     char* copy = NULL;
-    FUZZ_CHECK(hgr__strdup(name, &copy) == HGR_OK);
+    FUZZ_CHECK(hgr__strdup(hgr_allocator_system(), name, &copy) == HGR_OK);
     free(node->func_name); /* the harness owns this graph */
     node->func_name = copy;
   }

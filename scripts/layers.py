@@ -18,7 +18,7 @@ import sys
 LAYERS = ["base", "device", "graph", "ops", "build", "passes", "exec", "place", "onnx", "model"]
 # Within a layer, lowest first. A file of an ordered layer calls only files before it.
 ORDER = {
-    "base": ["text.c", "status.c", "shape.c", "tensor.c", "file.c", "store.c", "params.c", "npy.c"],
+    "base": ["alloc.c", "text.c", "status.c", "shape.c", "tensor.c", "file.c", "store.c", "params.c", "npy.c"],
     "device": ["device.c", "instance.c"],
     "graph": ["graph.c", "graph_edit.c", "graph_json.c", "graph_write.c"],
     "ops": ["op_context.c", "tuning.c", "ops_*.c", "ops_builtin.c", "kernel_library.c", "op_registry.c"],

@@ -54,7 +54,7 @@ static void file_read_takes_a_regular_file_at_its_cap(void** state) {
   const char* path = write_file("at_cap.bin", 100000);
   void* data = NULL;
   size_t length = 0;
-  ASSERT_OK(hgr__file_read(path, 100000, &data, &length));
+  ASSERT_OK(hgr__file_read(hgr_allocator_system(), path, 100000, &data, &length));
   assert_int_equal(length, 100000);
   for (size_t i = 0; i < length; ++i) assert_int_equal(((uint8_t*)data)[i], i % 251);
   free(data);
@@ -66,7 +66,7 @@ static void file_read_refuses_a_regular_file_over_its_cap_naming_size_and_cap(vo
   const char* path = write_file("over_cap.bin", 100);
   void* data = (void*)1;
   size_t length = 7;
-  ASSERT_STATUS(hgr__file_read(path, 99, &data, &length), HGR_STATUS_RESOURCE_EXHAUSTED, "over_cap.bin'",
+  ASSERT_STATUS(hgr__file_read(hgr_allocator_system(), path, 99, &data, &length), HGR_STATUS_RESOURCE_EXHAUSTED, "over_cap.bin'",
                 "is 100 bytes", "more than 99 bytes");
   assert_null(data);
   assert_int_equal(length, 0);
@@ -78,7 +78,7 @@ static void file_read_gives_a_buffer_for_an_empty_file(void** state) {
   const char* path = write_file("empty.bin", 0);
   void* data = NULL;
   size_t length = 1;
-  ASSERT_OK(hgr__file_read(path, 0, &data, &length));
+  ASSERT_OK(hgr__file_read(hgr_allocator_system(), path, 0, &data, &length));
   assert_non_null(data);
   assert_int_equal(length, 0);
   free(data);
@@ -91,7 +91,7 @@ static void file_read_reads_a_fifo_once_up_to_its_cap(void** state) {
   const char* path = fifo_with_writer("whole.fifo", 300000, &writer); /* more than the first 64 KiB chunk */
   void* data = NULL;
   size_t length = 0;
-  ASSERT_OK(hgr__file_read(path, 300000, &data, &length));
+  ASSERT_OK(hgr__file_read(hgr_allocator_system(), path, 300000, &data, &length));
   wait_writer(writer, path);
   assert_int_equal(length, 300000);
   for (size_t i = 0; i < length; ++i) assert_int_equal(((uint8_t*)data)[i], i % 251);
@@ -104,7 +104,7 @@ static void file_read_stops_a_fifo_once_more_than_its_cap_arrived(void** state) 
   const char* path = fifo_with_writer("over_cap.fifo", 300000, &writer);
   void* data = NULL;
   size_t length = 0;
-  ASSERT_STATUS(hgr__file_read(path, 200000, &data, &length), HGR_STATUS_RESOURCE_EXHAUSTED, "over_cap.fifo'",
+  ASSERT_STATUS(hgr__file_read(hgr_allocator_system(), path, 200000, &data, &length), HGR_STATUS_RESOURCE_EXHAUSTED, "over_cap.fifo'",
                 "holds more than 200000 bytes");
   wait_writer(writer, path);
   assert_null(data);
@@ -114,7 +114,7 @@ static void file_read_fails_on_dev_zero_after_its_cap(void** state) {
   (void)state;
   void* data = NULL;
   size_t length = 0;
-  ASSERT_STATUS(hgr__file_read("/dev/zero", 1 << 20, &data, &length), HGR_STATUS_RESOURCE_EXHAUSTED,
+  ASSERT_STATUS(hgr__file_read(hgr_allocator_system(), "/dev/zero", 1 << 20, &data, &length), HGR_STATUS_RESOURCE_EXHAUSTED,
                 "'/dev/zero' holds more than 1048576 bytes");
   assert_null(data);
 }
@@ -123,7 +123,7 @@ static void file_read_refuses_a_directory(void** state) {
   (void)state;
   void* data = NULL;
   size_t length = 0;
-  ASSERT_STATUS(hgr__file_read("/", 1 << 20, &data, &length), HGR_STATUS_INVALID_ARGUMENT,
+  ASSERT_STATUS(hgr__file_read(hgr_allocator_system(), "/", 1 << 20, &data, &length), HGR_STATUS_INVALID_ARGUMENT,
                 "'/' is a directory, not a file");
 }
 
@@ -131,7 +131,7 @@ static void file_read_names_a_missing_file(void** state) {
   (void)state;
   void* data = NULL;
   size_t length = 0;
-  ASSERT_STATUS(hgr__file_read(hgr_test_tmp_path("missing.bin"), 1, &data, &length), HGR_STATUS_NOT_FOUND,
+  ASSERT_STATUS(hgr__file_read(hgr_allocator_system(), hgr_test_tmp_path("missing.bin"), 1, &data, &length), HGR_STATUS_NOT_FOUND,
                 "cannot open '", "missing.bin': No such file");
 }
 

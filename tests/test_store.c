@@ -24,7 +24,7 @@ static hgr__store_t store_at(const char* name) {
   char directory[600];
   snprintf(directory, sizeof(directory), "%s/%s", root, name);
   hgr__store_t store;
-  ASSERT_OK(hgr__store_open(directory, "test store", "device or source", &store));
+  ASSERT_OK(hgr__store_open(hgr_allocator_system(), directory, "test store", "device or source", &store));
   return store;
 }
 
@@ -85,23 +85,23 @@ static void the_directory_is_configured_else_hgr_cache_dir_else_xdg_else_home(vo
   setenv("XDG_CACHE_HOME", "/xdg", 1);
   setenv("HOME", "/home/someone", 1);
   hgr__store_t store;
-  ASSERT_OK(hgr__store_open("/configured", "test store", NULL, &store));
+  ASSERT_OK(hgr__store_open(hgr_allocator_system(), "/configured", "test store", NULL, &store));
   assert_string_equal(store.directory, "/configured");
   hgr__store_close(&store);
-  ASSERT_OK(hgr__store_open("", "test store", NULL, &store)); /* empty means not configured */
+  ASSERT_OK(hgr__store_open(hgr_allocator_system(), "", "test store", NULL, &store)); /* empty means not configured */
   assert_string_equal(store.directory, "/env/hgr");
   hgr__store_close(&store);
   setenv("HGR_CACHE_DIR", "", 1);
-  ASSERT_OK(hgr__store_open(NULL, "test store", NULL, &store));
+  ASSERT_OK(hgr__store_open(hgr_allocator_system(), NULL, "test store", NULL, &store));
   assert_string_equal(store.directory, "/xdg/hgr");
   hgr__store_close(&store);
   unsetenv("XDG_CACHE_HOME");
-  ASSERT_OK(hgr__store_open(NULL, "test store", NULL, &store));
+  ASSERT_OK(hgr__store_open(hgr_allocator_system(), NULL, "test store", NULL, &store));
   assert_string_equal(store.directory, "/home/someone/.cache/hgr");
   hgr__store_close(&store);
   unsetenv("HGR_CACHE_DIR");
   unsetenv("HOME");
-  ASSERT_STATUS(hgr__store_open(NULL, "test store", NULL, &store), HGR_STATUS_UNAVAILABLE,
+  ASSERT_STATUS(hgr__store_open(hgr_allocator_system(), NULL, "test store", NULL, &store), HGR_STATUS_UNAVAILABLE,
                 "no directory for the test store (set HGR_CACHE_DIR or HOME)");
   assert_null(store.directory);
   hgr__store_close(&store); /* safe after a failed open */
@@ -134,7 +134,7 @@ static void a_directory_that_cannot_be_created_is_an_error_naming_it(void** stat
   hgr__store_close(&store);
   char path[700];
   snprintf(path, sizeof(path), "%s/entry", blocker);
-  ASSERT_STATUS(hgr__store_write_file(path, "x", 1, NULL, 0), HGR_STATUS_UNAVAILABLE, "blocker'",
+  ASSERT_STATUS(hgr__store_write_file(hgr_allocator_system(), path, "x", 1, NULL, 0), HGR_STATUS_UNAVAILABLE, "blocker'",
                 "Not a directory");
   unlink(blocker);
 }
@@ -149,8 +149,8 @@ static void writing_creates_the_directory_and_its_parents(void** state) {
   size_t length = 0;
   char path[700];
   snprintf(path, sizeof(path), "%s/by-path/a/b/tuning.tsv", root);
-  ASSERT_OK(hgr__store_write_file(path, "t", 1, NULL, 0));
-  ASSERT_OK(hgr__store_read_file(path, 1, &data, &length));
+  ASSERT_OK(hgr__store_write_file(hgr_allocator_system(), path, "t", 1, NULL, 0));
+  ASSERT_OK(hgr__store_read_file(hgr_allocator_system(), path, 1, &data, &length));
   assert_int_equal(length, 1);
   free(data);
 }
@@ -202,7 +202,7 @@ static void a_missing_entry_is_a_miss_not_an_error(void** state) {
   assert_null(data);
   assert_int_equal(length, 0);
   hgr__store_close(&store);
-  ASSERT_OK(hgr__store_read_file(hgr_test_tmp_path("no-such-dir/tuning.tsv"), 100, &data, &length));
+  ASSERT_OK(hgr__store_read_file(hgr_allocator_system(), hgr_test_tmp_path("no-such-dir/tuning.tsv"), 100, &data, &length));
   assert_null(data);
 }
 
@@ -357,7 +357,7 @@ static void checked_entries_round_trip_through_a_file(void** state) {
 
 static void truncated_padded_and_corrupt_entries_are_refused_with_the_reason(void** state) {
   (void)state;
-  hgr__store_t store = {NULL, "test store", "device or source"};
+  hgr__store_t store = {.what = "test store", .key_names = "device or source"};
   size_t size = 0;
   unsigned char* entry = sealed("0123456789abcdef", 16, &size);
   const void* value = (void*)1;
@@ -408,7 +408,7 @@ static void truncated_padded_and_corrupt_entries_are_refused_with_the_reason(voi
  * refused before the checksum reads past the entry. */
 static void forged_lengths_do_not_wrap_around(void** state) {
   (void)state;
-  hgr__store_t store = {NULL, "test store", NULL};
+  hgr__store_t store = {.what = "test store"};
   size_t size = 0;
   unsigned char* entry = sealed("value", 5, &size);
   const void* value = NULL;

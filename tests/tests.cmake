@@ -5,6 +5,10 @@
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 add_test(NAME runtime_calls_go_one_way COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/scripts/layers.py"
                                                "${PROJECT_SOURCE_DIR}")
+# Every runtime allocation goes through an allocator (include/hgr/allocator.h).
+add_test(NAME runtime_allocates_through_an_allocator COMMAND "${Python3_EXECUTABLE}"
+                                                             "${PROJECT_SOURCE_DIR}/scripts/check_alloc.py"
+                                                             "${PROJECT_SOURCE_DIR}")
 hgr_test(NAME status_unit SOURCE test_status.c)
 hgr_test(NAME device_spec_unit SOURCE test_device_spec.c)
 hgr_test(NAME devices_testbed SOURCE test_devices.c ARGS testbed)

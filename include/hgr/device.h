@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hgr/allocator.h"
 #include "hgr/export.h"
 #include "hgr/status.h"
 
@@ -88,9 +89,12 @@ typedef struct hgr_skipped_platform_t {
 typedef struct hgr_instance_options_t {
   /* Give every device its own cl_context instead of one per platform. */
   bool context_per_device;
+  /* Where the host memory of the instance and of the objects made from it comes
+   * from (hgr/allocator.h); the zero value is the system allocator. */
+  hgr_allocator_t allocator;
 } hgr_instance_options_t;
 
-/* Fills options with defaults (one context per platform). */
+/* Fills options with defaults (one context per platform, the system allocator). */
 HGR_API void hgr_instance_options_init(hgr_instance_options_t* options);
 
 /* Discovers every platform and device through the OpenCL ICD loader. options may be

@@ -28,6 +28,7 @@
 #define HGR_HGR_H_
 
 #include "hgr/config.h"
+#include "hgr/allocator.h"
 #include "hgr/export.h"
 #include "hgr/status.h"
 #include "hgr/tensor.h"

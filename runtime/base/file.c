@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "file.h"
 #include "internal.h"
 
@@ -23,7 +24,7 @@ static ssize_t read_some(int fd, void* data, size_t length) {
   return got;
 }
 
-hgr_status_t hgr__file_read(const char* path, uint64_t max_bytes, void** out_data, size_t* out_length) {
+hgr_status_t hgr__file_read(hgr_allocator_t allocator, const char* path, uint64_t max_bytes, void** out_data, size_t* out_length) {
   *out_data = NULL;
   *out_length = 0;
   /* Opened once: a FIFO opened a second time waits for a second writer. */
@@ -55,7 +56,7 @@ hgr_status_t hgr__file_read(const char* path, uint64_t max_bytes, void** out_dat
    * grew since fstat) without a realloc; a stream's grows, up to one byte over the cap,
    * which proves that more than the cap arrived. */
   capacity = regular ? (size_t)info.st_size + 1 : (size_t)(cap < 65535 ? cap + 1 : 65536);
-  data = malloc(capacity);
+  data = hgr__alloc(allocator, capacity);
   if (!data) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory reading '%s' (%zu bytes)", path,
                         capacity);
@@ -65,7 +66,7 @@ hgr_status_t hgr__file_read(const char* path, uint64_t max_bytes, void** out_dat
     if (length == capacity) {
       if (length > cap) break;
       size_t grown_capacity = capacity <= cap / 2 ? capacity * 2 : (size_t)cap + 1;
-      uint8_t* grown = realloc(data, grown_capacity);
+      uint8_t* grown = hgr__realloc(allocator, data, grown_capacity);
       if (!grown) {
         status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory reading '%s' (%zu bytes)", path,
                             grown_capacity);
@@ -88,7 +89,7 @@ hgr_status_t hgr__file_read(const char* path, uint64_t max_bytes, void** out_dat
 cleanup:
   close(fd);
   if (status) {
-    free(data);
+    hgr__free(allocator, data);
   } else {
     *out_data = data;
     *out_length = length;
@@ -96,10 +97,10 @@ cleanup:
   return status;
 }
 
-hgr_status_t hgr__file_write_atomic(const char* path, const void* head, size_t head_length,
+hgr_status_t hgr__file_write_atomic(hgr_allocator_t allocator, const char* path, const void* head, size_t head_length,
                                     const void* body, size_t body_length) {
   size_t capacity = strlen(path) + 32;
-  char* temporary = malloc(capacity);
+  char* temporary = hgr__alloc(allocator, capacity);
   if (!temporary) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   /* Unique per process and call, so concurrent writers never share a temporary. */
   static atomic_uint counter;
@@ -131,6 +132,6 @@ hgr_status_t hgr__file_write_atomic(const char* path, const void* head, size_t h
     remove(temporary);
   }
 cleanup:
-  free(temporary);
+  hgr__free(allocator, temporary);
   return status;
 }

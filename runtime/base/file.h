@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hgr/allocator.h"
 #include "hgr/status.h"
 
 /* TVM graph JSON (hgr_graph_load_file): a large model's graph is a few MiB. */
@@ -35,7 +36,7 @@
 /* The placement cost cache: one short line per measured op and device. */
 #define HGR__FILE_MAX_COST_CACHE_BYTES (64ull << 20)
 
-/* Reads the whole file at path into a new malloc'd buffer (never NULL on success,
+/* Reads the whole file at path into a new buffer from allocator (never NULL on success,
  * even for an empty file), opening it once. A regular file's size (fstat) is
  * checked against max_bytes before anything is allocated; a FIFO, pipe or device
  * is read until its end, failing as soon as more than max_bytes arrived, so that
@@ -44,13 +45,13 @@
  * the path, its size (or "more than") and max_bytes when it holds more, or when
  * host memory runs out; UNAVAILABLE for other failures, with the path and the
  * errno text. Thread-safe. */
-hgr_status_t hgr__file_read(const char* path, uint64_t max_bytes, void** out_data, size_t* out_length);
+hgr_status_t hgr__file_read(hgr_allocator_t allocator, const char* path, uint64_t max_bytes, void** out_data, size_t* out_length);
 
 /* Writes head then body (body may be NULL when body_length is 0) to
  * "<path>.tmp.<pid>", flushes it to disk and renames it over path, so a reader sees
  * the old file or the complete new one. Errors: UNAVAILABLE naming the path and the
  * errno text. */
-hgr_status_t hgr__file_write_atomic(const char* path, const void* head, size_t head_length,
+hgr_status_t hgr__file_write_atomic(hgr_allocator_t allocator, const char* path, const void* head, size_t head_length,
                                     const void* body, size_t body_length);
 
 #endif /* HGR_FILE_H_ */

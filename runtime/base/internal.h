@@ -19,6 +19,7 @@
 #endif
 #include <CL/cl.h>
 
+#include "alloc.h"
 #include "hgr/device.h"
 #include "hgr/params.h"
 #include "hgr/status.h"
@@ -58,8 +59,8 @@ static inline uint64_t hgr__monotonic_ns(void) {
   return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
-/* strdup that reports failure as a status. */
-hgr_status_t hgr__strdup(const char* text, char** out_copy);
+/* A copy of text (NULL counts as "") from allocator, failure reported as a status. */
+hgr_status_t hgr__strdup(hgr_allocator_t allocator, const char* text, char** out_copy);
 
 /* For passes that replace some params of a graph (params.c): appends from's params
  * to params without copying their data, leaving from empty (their names must be

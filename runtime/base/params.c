@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "byte_order.h"
 #include "file.h"
 #include "hgr/params.h"
@@ -39,7 +40,7 @@ struct hgr_params_s {
 /* ---- the params object --------------------------------------------------------- */
 
 hgr_status_t hgr_params_create(hgr_params_t** out_params) {
-  *out_params = calloc(1, sizeof(**out_params));
+  *out_params = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(**out_params));
   if (!*out_params) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   return HGR_OK;
 }
@@ -47,11 +48,11 @@ hgr_status_t hgr_params_create(hgr_params_t** out_params) {
 void hgr_params_release(hgr_params_t* params) {
   if (!params) return;
   for (size_t i = 0; i < params->count; ++i) {
-    free(params->items[i].name);
-    free(params->items[i].data);
+    hgr__free(HGR__ALLOCATOR_TODO, params->items[i].name);
+    hgr__free(HGR__ALLOCATOR_TODO, params->items[i].data);
   }
-  free(params->items);
-  free(params);
+  hgr__free(HGR__ALLOCATOR_TODO, params->items);
+  hgr__free(HGR__ALLOCATOR_TODO, params);
 }
 
 /* Bytes of a tensor as the format counts them: elements x ceil(bits / 8). The
@@ -85,7 +86,7 @@ static hgr_status_t check_description(const char* name, hgr_dtype_t dtype, int32
 static hgr_status_t append(hgr_params_t* params, const param_t* item) {
   if (params->count == params->capacity) {
     size_t capacity = params->capacity ? params->capacity * 2 : 8;
-    param_t* grown = realloc(params->items, capacity * sizeof(*grown));
+    param_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, params->items, capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     params->items = grown;
     params->capacity = capacity;
@@ -120,9 +121,9 @@ hgr_status_t hgr_params_add(hgr_params_t* params, const char* name, hgr_dtype_t 
 
   param_t item = {NULL, dtype, ndim, {0}, bytes, NULL};
   if (ndim > 0) memcpy(item.shape, shape, (size_t)ndim * sizeof(*shape));
-  status = hgr__strdup(name, &item.name);
+  status = hgr__strdup(HGR__ALLOCATOR_TODO, name, &item.name);
   if (status) goto cleanup;
-  item.data = malloc(bytes ? bytes : 1);
+  item.data = hgr__alloc(HGR__ALLOCATOR_TODO, bytes ? bytes : 1);
   if (!item.data) {
     status =
         HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for param '%.120s'", name);
@@ -132,8 +133,8 @@ hgr_status_t hgr_params_add(hgr_params_t* params, const char* name, hgr_dtype_t 
   status = append(params, &item);
 cleanup:
   if (status) {
-    free(item.name);
-    free(item.data);
+    hgr__free(HGR__ALLOCATOR_TODO, item.name);
+    hgr__free(HGR__ALLOCATOR_TODO, item.data);
   }
   return status;
 }
@@ -172,7 +173,7 @@ hgr_status_t hgr__params_take(hgr_params_t* params, hgr_params_t* from) {
   if (!from->count) return HGR_OK;
   if (params->count + from->count > params->capacity) {
     size_t capacity = params->count + from->count;
-    param_t* grown = realloc(params->items, capacity * sizeof(*grown));
+    param_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, params->items, capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     params->items = grown;
     params->capacity = capacity;
@@ -187,8 +188,8 @@ void hgr__params_drop(hgr_params_t* params, const bool* drop) {
   size_t kept = 0;
   for (size_t i = 0; i < params->count; ++i) {
     if (drop[i]) {
-      free(params->items[i].name);
-      free(params->items[i].data);
+      hgr__free(HGR__ALLOCATOR_TODO, params->items[i].name);
+      hgr__free(HGR__ALLOCATOR_TODO, params->items[i].data);
     } else {
       params->items[kept++] = params->items[i];
     }
@@ -286,7 +287,7 @@ static hgr_status_t read_tensor(reader_t* reader, char* name, hgr_params_t* para
   }
   if ((status = take(reader, byte_size, "data", &bytes))) goto cleanup;
   item.bytes = byte_size;
-  item.data = malloc(byte_size ? (size_t)byte_size : 1);
+  item.data = hgr__alloc(HGR__ALLOCATOR_TODO, byte_size ? (size_t)byte_size : 1);
   if (!item.data) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %s", reader->where);
     goto cleanup;
@@ -296,8 +297,8 @@ static hgr_status_t read_tensor(reader_t* reader, char* name, hgr_params_t* para
   status = append(params, &item);
 cleanup:
   if (status) {
-    free(item.name);
-    free(item.data);
+    hgr__free(HGR__ALLOCATOR_TODO, item.name);
+    hgr__free(HGR__ALLOCATOR_TODO, item.data);
   }
   return status;
 }
@@ -309,7 +310,7 @@ static int compare_names(const void* a, const void* b) {
 /* Names are matched by name, so two params with one name would be ambiguous. */
 static hgr_status_t check_unique_names(const hgr_params_t* params) {
   if (params->count < 2) return HGR_OK;
-  char** names = malloc(params->count * sizeof(*names));
+  char** names = hgr__alloc(HGR__ALLOCATOR_TODO, params->count * sizeof(*names));
   if (!names) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < params->count; ++i) names[i] = params->items[i].name;
   qsort(names, params->count, sizeof(*names), compare_names);
@@ -317,7 +318,7 @@ static hgr_status_t check_unique_names(const hgr_params_t* params) {
   for (size_t i = 1; i < params->count && !status; ++i)
     if (strcmp(names[i - 1], names[i]) == 0)
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "two params are named '%.120s'", names[i]);
-  free(names);
+  hgr__free(HGR__ALLOCATOR_TODO, names);
   return status;
 }
 
@@ -332,7 +333,7 @@ static hgr_status_t read_params(reader_t* reader, hgr_params_t* params, char** n
     if (memchr(bytes, 0, (size_t)length))
       return DATA_LOSS("param %llu: its name at byte %zu contains a NUL byte",
                        (unsigned long long)i, reader->offset - (size_t)length);
-    names[i] = malloc((size_t)length + 1);
+    names[i] = hgr__alloc(HGR__ALLOCATOR_TODO, (size_t)length + 1);
     if (!names[i]) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     memcpy(names[i], bytes, (size_t)length);
     names[i][length] = 0;
@@ -384,7 +385,7 @@ hgr_status_t hgr_params_load_memory(const void* data, size_t length, hgr_params_
     name_count = 0;
     goto cleanup;
   }
-  names = calloc((size_t)name_count + 1, sizeof(*names));
+  names = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)name_count + 1, sizeof(*names));
   if (!names) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     name_count = 0;
@@ -392,8 +393,8 @@ hgr_status_t hgr_params_load_memory(const void* data, size_t length, hgr_params_
   }
   status = read_params(&reader, params, names, name_count);
 cleanup:
-  for (uint64_t i = 0; names && i < name_count; ++i) free(names[i]);
-  free(names);
+  for (uint64_t i = 0; names && i < name_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, names[i]);
+  hgr__free(HGR__ALLOCATOR_TODO, names);
   if (status)
     hgr_params_release(params);
   else
@@ -405,11 +406,11 @@ hgr_status_t hgr_params_load_file(const char* path, hgr_params_t** out_params) {
   *out_params = NULL;
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(path, HGR__FILE_MAX_PARAMS_BYTES, &data, &length);
+  hgr_status_t status = hgr__file_read(HGR__ALLOCATOR_TODO, path, HGR__FILE_MAX_PARAMS_BYTES, &data, &length);
   if (!status)
     status = hgr_status_annotate(hgr_params_load_memory(data, length, out_params),
                                  "params file '%s'", path);
-  free(data);
+  hgr__free(HGR__ALLOCATOR_TODO, data);
   return status;
 }
 
@@ -430,7 +431,7 @@ hgr_status_t hgr_params_save_memory(const hgr_params_t* params, void** out_data,
   }
   if (!ok || total > SIZE_MAX)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "params do not fit in memory as one blob");
-  uint8_t* blob = malloc((size_t)total);
+  uint8_t* blob = hgr__alloc(HGR__ALLOCATOR_TODO, (size_t)total);
   if (!blob) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   uint8_t* p = blob;
   p = hgr__le_store(p, LIST_MAGIC, 8);
@@ -468,7 +469,7 @@ hgr_status_t hgr_params_save_file(const hgr_params_t* params, const char* path) 
   void* blob = NULL;
   size_t length = 0;
   hgr_status_t status = hgr_params_save_memory(params, &blob, &length);
-  if (!status) status = hgr__file_write_atomic(path, blob, length, NULL, 0);
-  free(blob);
+  if (!status) status = hgr__file_write_atomic(HGR__ALLOCATOR_TODO, path, blob, length, NULL, 0);
+  hgr__free(HGR__ALLOCATOR_TODO, blob);
   return hgr_status_annotate(status, "saving params to '%s'", path);
 }

@@ -1,6 +1,7 @@
 /* Status objects: code, where, message, joined follow-ups; OpenCL error names. */
 #include "hgr/status.h"
 
+#include "alloc.h"
 #include "internal.h"
 #include "text.h"
 
@@ -286,10 +287,10 @@ hgr_status_t hgr__cl_status(cl_int error, const char* file, int line, const char
   return status;
 }
 
-hgr_status_t hgr__strdup(const char* text, char** out_copy) {
+hgr_status_t hgr__strdup(hgr_allocator_t allocator, const char* text, char** out_copy) {
   *out_copy = NULL;
   size_t length = strlen(text ? text : "");
-  char* copy = malloc(length + 1);
+  char* copy = hgr__alloc(allocator, length + 1);
   if (!copy) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory copying a string");
   memcpy(copy, text ? text : "", length + 1);
   *out_copy = copy;

@@ -2,6 +2,7 @@
  * capped reads where a missing entry is a miss, atomic writes, and the header of
  * checked entries. One copy of each, for the program cache, the tuning records and
  * the cost cache. */
+#include "alloc.h"
 #include "store.h"
 
 #include <errno.h>
@@ -18,17 +19,17 @@
 
 #define ENTRY_MAGIC "HGRSTOR1"
 
-hgr_status_t hgr__store_open(const char* configured_directory, const char* what, const char* key_names,
+hgr_status_t hgr__store_open(hgr_allocator_t allocator, const char* configured_directory, const char* what, const char* key_names,
                              hgr__store_t* out_store) {
-  *out_store = (hgr__store_t){NULL, what, key_names};
+  *out_store = (hgr__store_t){.allocator = allocator, .what = what, .key_names = key_names};
   const char* env = getenv("HGR_CACHE_DIR");
   const char* xdg = getenv("XDG_CACHE_HOME");
   const char* home = getenv("HOME");
   char* directory = NULL;
-  if (configured_directory && *configured_directory) directory = hgr__format("%s", configured_directory);
-  else if (env && *env) directory = hgr__format("%s", env);
-  else if (xdg && *xdg) directory = hgr__format("%s/hgr", xdg);
-  else if (home && *home) directory = hgr__format("%s/.cache/hgr", home);
+  if (configured_directory && *configured_directory) directory = hgr__format_in(allocator, "%s", configured_directory);
+  else if (env && *env) directory = hgr__format_in(allocator, "%s", env);
+  else if (xdg && *xdg) directory = hgr__format_in(allocator, "%s/hgr", xdg);
+  else if (home && *home) directory = hgr__format_in(allocator, "%s/.cache/hgr", home);
   else return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "no directory for the %s (set HGR_CACHE_DIR or HOME)", what);
   if (!directory)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory naming the %s's directory", what);
@@ -38,7 +39,7 @@ hgr_status_t hgr__store_open(const char* configured_directory, const char* what,
 
 void hgr__store_close(hgr__store_t* store) {
   if (!store) return;
-  free(store->directory);
+  hgr__free(store->allocator, store->directory);
   store->directory = NULL;
 }
 
@@ -54,15 +55,15 @@ hgr_status_t hgr__store_path(const hgr__store_t* store, const char* name, char**
   if (!store->directory)
     return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "%s entry '%s': the %s has no directory (set HGR_CACHE_DIR or HOME)",
                       store->what, name, store->what);
-  *out_path = hgr__format("%s/%s", store->directory, name);
+  *out_path = hgr__format_in(store->allocator, "%s/%s", store->directory, name);
   return *out_path ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
 }
 
 /* mkdir -p directory (what, when not NULL, names the store in messages). A part
  * that exists must be a directory: mkdir's EEXIST says only that something is
  * there. */
-static hgr_status_t make_directories(const char* directory, const char* what) {
-  char* path = hgr__format("%s", directory);
+static hgr_status_t make_directories(hgr_allocator_t allocator, const char* directory, const char* what) {
+  char* path = hgr__copy_text(allocator, directory);
   if (!path) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr_status_t status = HGR_OK;
   for (char* at = path + 1;; ++at) {
@@ -80,18 +81,19 @@ static hgr_status_t make_directories(const char* directory, const char* what) {
     *at = saved;
     if (status || !saved) break;
   }
-  free(path);
+  hgr__free(allocator, path);
   return status;
 }
 
 hgr_status_t hgr__store_make_directory(const hgr__store_t* store) {
   if (!store->directory)
     return HGR_STATUS(HGR_STATUS_UNAVAILABLE, "the %s has no directory (set HGR_CACHE_DIR or HOME)", store->what);
-  return make_directories(store->directory, store->what);
+  return make_directories(store->allocator, store->directory, store->what);
 }
 
-hgr_status_t hgr__store_read_file(const char* path, uint64_t max_bytes, void** out_data, size_t* out_length) {
-  hgr_status_t status = hgr__file_read(path, max_bytes, out_data, out_length);
+hgr_status_t hgr__store_read_file(hgr_allocator_t allocator, const char* path, uint64_t max_bytes, void** out_data,
+                                  size_t* out_length) {
+  hgr_status_t status = hgr__file_read(allocator, path, max_bytes, out_data, out_length);
   if (status && hgr_status_code(status) == HGR_STATUS_NOT_FOUND) {
     hgr_status_free(status);
     return HGR_OK; /* a miss: *out_data stays NULL */
@@ -99,17 +101,17 @@ hgr_status_t hgr__store_read_file(const char* path, uint64_t max_bytes, void** o
   return status;
 }
 
-hgr_status_t hgr__store_write_file(const char* path, const void* head, size_t head_length, const void* body,
-                                   size_t body_length) {
+hgr_status_t hgr__store_write_file(hgr_allocator_t allocator, const char* path, const void* head, size_t head_length,
+                                   const void* body, size_t body_length) {
   const char* slash = strrchr(path, '/');
   if (slash && slash != path) {
-    char* directory = hgr__format("%.*s", (int)(slash - path), path);
+    char* directory = hgr__copy_text_n(allocator, path, (size_t)(slash - path));
     if (!directory) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    hgr_status_t status = make_directories(directory, NULL);
-    free(directory);
+    hgr_status_t status = make_directories(allocator, directory, NULL);
+    hgr__free(allocator, directory);
     HGR_RETURN_IF_ERROR(status);
   }
-  return hgr__file_write_atomic(path, head, head_length, body, body_length);
+  return hgr__file_write_atomic(allocator, path, head, head_length, body, body_length);
 }
 
 hgr_status_t hgr__store_read(const hgr__store_t* store, const char* name, uint64_t max_bytes, void** out_data,
@@ -118,8 +120,8 @@ hgr_status_t hgr__store_read(const hgr__store_t* store, const char* name, uint64
   *out_length = 0;
   char* path = NULL;
   HGR_RETURN_IF_ERROR(hgr__store_path(store, name, &path));
-  hgr_status_t status = hgr__store_read_file(path, max_bytes, out_data, out_length);
-  free(path);
+  hgr_status_t status = hgr__store_read_file(store->allocator, path, max_bytes, out_data, out_length);
+  hgr__free(store->allocator, path);
   return status;
 }
 
@@ -128,8 +130,8 @@ hgr_status_t hgr__store_write(const hgr__store_t* store, const char* name, const
   char* path = NULL;
   hgr_status_t status = hgr__store_path(store, name, &path);
   if (!status) status = hgr__store_make_directory(store);
-  if (!status) status = hgr__file_write_atomic(path, head, head_length, body, body_length);
-  free(path);
+  if (!status) status = hgr__file_write_atomic(store->allocator, path, head, head_length, body, body_length);
+  hgr__free(store->allocator, path);
   return status;
 }
 

@@ -28,10 +28,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hgr/allocator.h"
 #include "hgr/status.h"
 
 /* A store: its directory and how messages name it. */
 typedef struct hgr__store_t {
+  hgr_allocator_t allocator; /* for the directory's name, paths and entries read */
   char* directory;       /* owned; NULL when none could be named */
   const char* what;      /* in messages: "program cache" (borrowed, static) */
   const char* key_names; /* what its keys tell apart, in the message about an entry
@@ -50,7 +52,7 @@ typedef struct hgr__store_t {
  * Errors: UNAVAILABLE "no directory for the <what> (set HGR_CACHE_DIR or HOME)"
  * when none of them is set, RESOURCE_EXHAUSTED; *out_store then has no directory
  * and hgr__store_close is still safe. */
-hgr_status_t hgr__store_open(const char* configured_directory, const char* what, const char* key_names,
+hgr_status_t hgr__store_open(hgr_allocator_t allocator, const char* configured_directory, const char* what, const char* key_names,
                              hgr__store_t* out_store);
 
 /* Frees the directory's name; the store is then empty. NULL is a no-op. */
@@ -88,8 +90,8 @@ hgr_status_t hgr__store_write(const hgr__store_t* store, const char* name, const
 
 /* hgr__store_read and hgr__store_write for an entry named by its whole path (the
  * tuning file, which its callers name): the directory is the path's. */
-hgr_status_t hgr__store_read_file(const char* path, uint64_t max_bytes, void** out_data, size_t* out_length);
-hgr_status_t hgr__store_write_file(const char* path, const void* head, size_t head_length, const void* body,
+hgr_status_t hgr__store_read_file(hgr_allocator_t allocator, const char* path, uint64_t max_bytes, void** out_data, size_t* out_length);
+hgr_status_t hgr__store_write_file(hgr_allocator_t allocator, const char* path, const void* head, size_t head_length, const void* body,
                                    size_t body_length);
 
 /* ---- checked entries ---------------------------------------------------------------- */

@@ -9,25 +9,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hgr/allocator.h"
 #include "hgr/export.h"
 
-/* A malloc'd string that grows as it is appended to; zero-initialize it. Once an
- * append runs out of memory, `failed` is set and later appends do nothing. */
+/* A string that grows as it is appended to, from `allocator`; zero-initialize it
+ * (the system allocator) or set allocator first. Once an append runs out of memory,
+ * `failed` is set and later appends do nothing. */
 typedef struct hgr__text_t {
   char* data;
   size_t length, capacity;
   bool failed;
+  hgr_allocator_t allocator;
 } hgr__text_t;
 
-/* printf-formatted text in a new malloc'd string, or NULL when memory runs out. */
+/* printf-formatted text in a new string from allocator, or NULL when memory runs out. */
+char* hgr__format_in(hgr_allocator_t allocator, const char* format, ...) HGR_PRINTF(2, 3);
+char* hgr__vformat_in(hgr_allocator_t allocator, const char* format, va_list args);
+/* The same from the system allocator: for status messages, which are the system's. */
 char* hgr__format(const char* format, ...) HGR_PRINTF(1, 2);
 char* hgr__vformat(const char* format, va_list args);
 
 /* Appends printf-formatted text. */
 void hgr__text_appendf(hgr__text_t* text, const char* format, ...) HGR_PRINTF(2, 3);
 
-/* The text (malloc'd, the caller frees it; "" when nothing was appended), or NULL
- * when an append failed (the buffer is freed then). The text is empty afterwards. */
+/* The text (from text->allocator, the caller frees it; "" when nothing was
+ * appended), or NULL when an append failed (the buffer is freed then). The text is
+ * empty afterwards, its allocator kept. */
 char* hgr__text_take(hgr__text_t* text);
 
 /* FNV-1a over length bytes, continuing from hash (start with HGR__FNV1A_START). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "attrs.h"
 #include "text.h"
 #include "internal.h"
@@ -21,18 +22,18 @@ struct hgr_attrs_s {
 #define OUT_OF_MEMORY() HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for attrs")
 
 hgr_status_t hgr_attrs_create(hgr_attrs_t** out_attrs) {
-  *out_attrs = calloc(1, sizeof(**out_attrs));
+  *out_attrs = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(**out_attrs));
   return *out_attrs ? HGR_OK : OUT_OF_MEMORY();
 }
 
 void hgr_attrs_release(hgr_attrs_t* attrs) {
   if (!attrs) return;
   for (uint32_t i = 0; i < attrs->count; ++i) {
-    free(attrs->entries[i].key);
-    free(attrs->entries[i].value);
+    hgr__free(HGR__ALLOCATOR_TODO, attrs->entries[i].key);
+    hgr__free(HGR__ALLOCATOR_TODO, attrs->entries[i].value);
   }
-  free(attrs->entries);
-  free(attrs);
+  hgr__free(HGR__ALLOCATOR_TODO, attrs->entries);
+  hgr__free(HGR__ALLOCATOR_TODO, attrs);
 }
 
 size_t hgr_attrs_count(const hgr_attrs_t* attrs) { return attrs ? attrs->count : 0; }
@@ -67,15 +68,15 @@ static hgr_status_t check_key(const hgr_attrs_t* attrs, const char* key) {
 static hgr_status_t put(hgr_attrs_t* attrs, const char* key, char* value) {
   for (uint32_t i = 0; i < attrs->count; ++i)
     if (!strcmp(attrs->entries[i].key, key)) {
-      free(attrs->entries[i].value);
+      hgr__free(HGR__ALLOCATOR_TODO, attrs->entries[i].value);
       attrs->entries[i].value = value;
       return HGR_OK;
     }
   char* key_copy = NULL;
-  hgr_status_t status = hgr__strdup(key, &key_copy);
+  hgr_status_t status = hgr__strdup(HGR__ALLOCATOR_TODO, key, &key_copy);
   if (!status && attrs->count == attrs->capacity) {
     uint32_t capacity = attrs->capacity ? attrs->capacity * 2 : 8;
-    hgr__attr_t* grown = capacity > attrs->capacity ? realloc(attrs->entries, capacity * sizeof(*grown)) : NULL;
+    hgr__attr_t* grown = capacity > attrs->capacity ? hgr__realloc(HGR__ALLOCATOR_TODO, attrs->entries, capacity * sizeof(*grown)) : NULL;
     if (grown) {
       attrs->entries = grown;
       attrs->capacity = capacity;
@@ -84,8 +85,8 @@ static hgr_status_t put(hgr_attrs_t* attrs, const char* key, char* value) {
     }
   }
   if (status) {
-    free(key_copy);
-    free(value);
+    hgr__free(HGR__ALLOCATOR_TODO, key_copy);
+    hgr__free(HGR__ALLOCATOR_TODO, value);
     return status;
   }
   attrs->entries[attrs->count++] = (hgr__attr_t){key_copy, value};
@@ -103,7 +104,7 @@ static hgr_status_t check_float(const char* key, double value) {
 
 static hgr_status_t put_text(hgr_attrs_t* attrs, const char* key, const char* text) {
   char* value = NULL;
-  HGR_RETURN_IF_ERROR(hgr__strdup(text, &value));
+  HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, text, &value));
   return put(attrs, key, value);
 }
 

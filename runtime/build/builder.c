@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "attrs.h"
 #include "builder_internal.h"
 #include "graph_internal.h"
@@ -56,11 +57,11 @@ static hgr_status_t add_name(hgr_builder_t* builder, uint32_t node_id) {
   if (needed > builder->name_capacity) {
     size_t capacity = builder->name_capacity * 2;
     while (capacity < needed) capacity *= 2;
-    uint32_t* slots = malloc(capacity * sizeof(*slots));
+    uint32_t* slots = hgr__alloc(HGR__ALLOCATOR_TODO, capacity * sizeof(*slots));
     if (!slots) return OUT_OF_MEMORY("node names");
     memset(slots, 0xff, capacity * sizeof(*slots)); /* NO_NODE */
     for (uint32_t n = 0; n < node_id; ++n) place_name(slots, capacity, builder->graph->nodes[n].name, n);
-    free(builder->name_slots);
+    hgr__free(HGR__ALLOCATOR_TODO, builder->name_slots);
     builder->name_slots = slots;
     builder->name_capacity = capacity;
   }
@@ -97,13 +98,13 @@ static hgr_status_t check_open(const hgr_builder_t* builder) {
 
 hgr_status_t hgr_builder_create(hgr_kernel_library_t* kernels, hgr_builder_t** out_builder) {
   *out_builder = NULL;
-  hgr_builder_t* builder = calloc(1, sizeof(*builder));
+  hgr_builder_t* builder = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*builder));
   if (!builder) return OUT_OF_MEMORY("a builder");
   hgr_status_t status = hgr__graph_edit_new(&builder->graph);
   if (!status) status = hgr_params_create(&builder->params);
   if (!status) {
     builder->name_capacity = 16;
-    builder->name_slots = malloc(builder->name_capacity * sizeof(*builder->name_slots));
+    builder->name_slots = hgr__alloc(HGR__ALLOCATOR_TODO, builder->name_capacity * sizeof(*builder->name_slots));
     if (builder->name_slots)
       memset(builder->name_slots, 0xff, builder->name_capacity * sizeof(*builder->name_slots));
     else
@@ -123,8 +124,8 @@ void hgr_builder_release(hgr_builder_t* builder) {
   hgr_graph_release(builder->graph);
   hgr_params_release(builder->params);
   hgr_kernel_library_release(builder->kernels);
-  free(builder->name_slots);
-  free(builder);
+  hgr__free(HGR__ALLOCATOR_TODO, builder->name_slots);
+  hgr__free(HGR__ALLOCATOR_TODO, builder);
 }
 
 /* ---- inputs and constants -------------------------------------------------------------- */
@@ -249,8 +250,8 @@ hgr_status_t hgr_builder_add_op(hgr_builder_t* builder, const char* name, const 
   uint32_t attr_count = 0;
   const hgr__attr_t* attr_entries = hgr__attrs_entries(attrs, &attr_count);
   /* hgr_value_t and hgr__entry_ref_t are both {node, index}. */
-  hgr__entry_ref_t* refs = calloc((size_t)input_count + 1, sizeof(*refs));
-  hgr__entry_t* inferred = calloc(output_count, sizeof(*inferred));
+  hgr__entry_ref_t* refs = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)input_count + 1, sizeof(*refs));
+  hgr__entry_t* inferred = hgr__calloc(HGR__ALLOCATOR_TODO, output_count, sizeof(*inferred));
   hgr_status_t status = refs && inferred ? HGR_OK : OUT_OF_MEMORY("a node");
   for (uint32_t i = 0; !status && i < input_count; ++i) refs[i] = (hgr__entry_ref_t){inputs[i].node, inputs[i].index};
   uint32_t appended = NO_NODE;
@@ -270,8 +271,8 @@ hgr_status_t hgr_builder_add_op(hgr_builder_t* builder, const char* name, const 
     if (!status) status = add_name(builder, appended);
     if (status) hgr_status_free(hgr__graph_edit_remove_last(graph)); /* cannot fail: it has no head yet */
   }
-  free(refs);
-  free(inferred);
+  hgr__free(HGR__ALLOCATOR_TODO, refs);
+  hgr__free(HGR__ALLOCATOR_TODO, inferred);
   if (status) return status;
   for (uint32_t k = 0; out_outputs && k < output_count; ++k) out_outputs[k] = (hgr_value_t){appended, k};
   return HGR_OK;
@@ -331,9 +332,9 @@ hgr_status_t hgr__builder_rename(hgr_builder_t* builder, uint32_t node_id, const
   snprintf(label, sizeof(label), "renaming node %u", node_id);
   HGR_RETURN_IF_ERROR(check_name(builder, name, label));
   char* copy = NULL;
-  HGR_RETURN_IF_ERROR(hgr__strdup(name, &copy));
+  HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, name, &copy));
   hgr__node_t* node = &builder->graph->nodes[node_id];
-  free(node->name);
+  hgr__free(HGR__ALLOCATOR_TODO, node->name);
   node->name = copy;
   /* Open addressing cannot drop one key: the table is made again. */
   memset(builder->name_slots, 0xff, builder->name_capacity * sizeof(*builder->name_slots));

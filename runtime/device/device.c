@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "device_internal.h"
 
 const char* hgr_device_type_name(hgr_device_type_t type) {
@@ -43,11 +44,11 @@ static hgr_status_t query_string(cl_platform_id platform, cl_device_id device, c
   size_t size = 0;
   cl_int error = get_info(platform, device, param, 0, NULL, &size);
   if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "%s(%s)", call, param_name);
-  char* text = calloc(size + 1, 1);
+  char* text = hgr__calloc(HGR__ALLOCATOR_TODO, size + 1, 1);
   if (!text) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   error = get_info(platform, device, param, size, text, NULL);
   if (error != CL_SUCCESS) {
-    free(text);
+    hgr__free(HGR__ALLOCATOR_TODO, text);
     return HGR_CL_STATUS(error, "%s(%s)", call, param_name);
   }
   for (size_t n = strlen(text); n > 0 && isspace((unsigned char)text[n - 1]); --n) text[n - 1] = 0;
@@ -138,29 +139,29 @@ hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
   name = vendor = version = driver = NULL;
 
 cleanup:
-  free(extensions);
-  free(short_name);
-  free(platform_name);
-  free(platform_vendor);
-  free(platform_version);
-  free(name);
-  free(vendor);
-  free(version);
-  free(driver);
+  hgr__free(HGR__ALLOCATOR_TODO, extensions);
+  hgr__free(HGR__ALLOCATOR_TODO, short_name);
+  hgr__free(HGR__ALLOCATOR_TODO, platform_name);
+  hgr__free(HGR__ALLOCATOR_TODO, platform_vendor);
+  hgr__free(HGR__ALLOCATOR_TODO, platform_version);
+  hgr__free(HGR__ALLOCATOR_TODO, name);
+  hgr__free(HGR__ALLOCATOR_TODO, vendor);
+  hgr__free(HGR__ALLOCATOR_TODO, version);
+  hgr__free(HGR__ALLOCATOR_TODO, driver);
   return status;
 }
 
 void hgr__device_info_free(hgr_device_info_t* info) {
   if (!info) return;
-  free((char*)info->spec);
-  free((char*)info->platform_short);
-  free((char*)info->platform_name);
-  free((char*)info->platform_vendor);
-  free((char*)info->platform_version);
-  free((char*)info->name);
-  free((char*)info->vendor);
-  free((char*)info->version);
-  free((char*)info->driver_version);
+  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->spec);
+  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->platform_short);
+  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->platform_name);
+  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->platform_vendor);
+  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->platform_version);
+  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->name);
+  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->vendor);
+  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->version);
+  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->driver_version);
   memset(info, 0, sizeof(*info));
 }
 
@@ -180,7 +181,7 @@ static bool contains_ignore_case(const char* haystack, const char* needle) {
 hgr_status_t hgr__platform_short_name(const char* platform_name, char** out_short) {
   if (contains_ignore_case(platform_name, "Portable Computing Language") ||
       contains_ignore_case(platform_name, "pocl"))
-    return hgr__strdup("pocl", out_short);
+    return hgr__strdup(HGR__ALLOCATOR_TODO, "pocl", out_short);
   char word[64];
   size_t length = 0;
   const char* p = platform_name;
@@ -188,7 +189,7 @@ hgr_status_t hgr__platform_short_name(const char* platform_name, char** out_shor
   while (*p && isalnum((unsigned char)*p) && length < sizeof(word) - 1)
     word[length++] = (char)tolower((unsigned char)*p++);
   word[length] = 0;
-  return hgr__strdup(length ? word : "platform", out_short);
+  return hgr__strdup(HGR__ALLOCATOR_TODO, length ? word : "platform", out_short);
 }
 
 /* Platform-name matching for the NAME part of "NAME:INDEX". */
@@ -214,7 +215,7 @@ static hgr_status_t no_match(const hgr_device_info_t* const* devices, size_t cou
   size_t needed = 1;
   for (size_t i = 0; i < count; ++i)
     needed += strlen(devices[i]->spec ? devices[i]->spec : "?") + strlen(devices[i]->name) + 8;
-  char* list = malloc(needed);
+  char* list = hgr__alloc(HGR__ALLOCATOR_TODO, needed);
   if (!list) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   size_t used = 0;
   list[0] = 0;
@@ -223,7 +224,7 @@ static hgr_status_t no_match(const hgr_device_info_t* const* devices, size_t cou
                              devices[i]->spec ? devices[i]->spec : "?", devices[i]->name);
   hgr_status_t status = HGR_STATUS(HGR_STATUS_NOT_FOUND, "no device matches '%s': %s; available: %s",
                                    spec, why, count ? list : "none (no OpenCL device found)");
-  free(list);
+  hgr__free(HGR__ALLOCATOR_TODO, list);
   return status;
 }
 
@@ -322,7 +323,7 @@ hgr_status_t hgr__device_spec_match(const hgr_device_info_t* const* devices, siz
 
 hgr_status_t hgr__device_assign_specs(hgr_device_info_t* const* devices, size_t count) {
   for (size_t i = 0; i < count; ++i) {
-    free((char*)devices[i]->spec);
+    hgr__free(HGR__ALLOCATOR_TODO, (char*)devices[i]->spec);
     devices[i]->spec = NULL;
   }
   for (size_t i = 0; i < count; ++i) {
@@ -340,7 +341,7 @@ hgr_status_t hgr__device_assign_specs(hgr_device_info_t* const* devices, size_t 
                devices[i]->index_in_platform);
     hgr_status_free(status);
     char* copy;
-    HGR_RETURN_IF_ERROR(hgr__strdup(candidate, &copy));
+    HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, candidate, &copy));
     devices[i]->spec = copy;
   }
   return HGR_OK;

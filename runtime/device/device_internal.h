@@ -51,6 +51,10 @@ struct hgr_instance_s {
   pthread_mutex_t mutex; /* guards lazy context creation */
 };
 
+/* The allocator the instance and the objects made from it use; the system
+ * allocator for a NULL instance. */
+hgr_allocator_t hgr__instance_allocator(const hgr_instance_t* instance);
+
 /* The spec string of instance device device_index ("pocl:0"), for messages; "(no
  * device)" when there is none. */
 const char* hgr__device_spec(const hgr_instance_t* instance, size_t device_index);

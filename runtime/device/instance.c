@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "device_internal.h"
 #include "hgr/opencl.h"
 
@@ -12,15 +13,15 @@ void hgr_instance_options_init(hgr_instance_options_t* options) {
 
 static hgr_status_t add_skipped(hgr_instance_t* instance, const char* name, const char* reason) {
   hgr_skipped_platform_t* grown =
-      realloc(instance->skipped, (instance->skipped_count + 1) * sizeof(*grown));
+      hgr__realloc(HGR__ALLOCATOR_TODO, instance->skipped, (instance->skipped_count + 1) * sizeof(*grown));
   if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   instance->skipped = grown;
   hgr_skipped_platform_t* entry = &grown[instance->skipped_count];
   char *name_copy = NULL, *reason_copy = NULL;
-  hgr_status_t status = hgr__strdup(name, &name_copy);
-  if (!status) status = hgr__strdup(reason, &reason_copy);
+  hgr_status_t status = hgr__strdup(HGR__ALLOCATOR_TODO, name, &name_copy);
+  if (!status) status = hgr__strdup(HGR__ALLOCATOR_TODO, reason, &reason_copy);
   if (status) {
-    free(name_copy);
+    hgr__free(HGR__ALLOCATOR_TODO, name_copy);
     return status;
   }
   entry->name = name_copy;
@@ -55,17 +56,17 @@ static hgr_status_t discover_platform(hgr_instance_t* instance, cl_platform_id p
              rusticl ? "; set RUSTICL_ENABLE=llvmpipe for its CPU device" : "");
     return add_skipped(instance, name, reason);
   }
-  cl_device_id* ids = calloc(device_count, sizeof(*ids));
+  cl_device_id* ids = hgr__calloc(HGR__ALLOCATOR_TODO, device_count, sizeof(*ids));
   hgr__device_t* grown =
-      realloc(instance->devices, (instance->device_count + device_count) * sizeof(*grown));
+      hgr__realloc(HGR__ALLOCATOR_TODO, instance->devices, (instance->device_count + device_count) * sizeof(*grown));
   if (grown) instance->devices = grown;
   if (!ids || !grown) {
-    free(ids);
+    hgr__free(HGR__ALLOCATOR_TODO, ids);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   error = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, device_count, ids, NULL);
   if (error != CL_SUCCESS) {
-    free(ids);
+    hgr__free(HGR__ALLOCATOR_TODO, ids);
     char reason[160];
     snprintf(reason, sizeof(reason), "clGetDeviceIDs failed: %s", hgr_opencl_error_name(error));
     return add_skipped(instance, name, reason);
@@ -89,7 +90,7 @@ static hgr_status_t discover_platform(hgr_instance_t* instance, cl_platform_id p
     device->late_map_registration = !strcmp(device->info.platform_short, "rusticl");
     device->fragile_failed_user_events = !strcmp(device->info.platform_short, "pocl");
   }
-  free(ids);
+  hgr__free(HGR__ALLOCATOR_TODO, ids);
   if (status) {
     for (cl_uint i = 0; i < queried; ++i) hgr__device_info_free(&first[i].info);
     char reason[512];
@@ -104,7 +105,7 @@ static hgr_status_t discover_platform(hgr_instance_t* instance, cl_platform_id p
 hgr_status_t hgr_instance_create(const hgr_instance_options_t* options,
                                  hgr_instance_t** out_instance) {
   *out_instance = NULL;
-  hgr_instance_t* instance = calloc(1, sizeof(*instance));
+  hgr_instance_t* instance = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*instance));
   if (!instance) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (options) instance->options = *options;
   else hgr_instance_options_init(&instance->options);
@@ -115,7 +116,7 @@ hgr_status_t hgr_instance_create(const hgr_instance_options_t* options,
   cl_uint platform_count = 0;
   cl_int error = clGetPlatformIDs(0, NULL, &platform_count);
   if (error == CL_SUCCESS && platform_count > 0) {
-    platforms = calloc(platform_count, sizeof(*platforms));
+    platforms = hgr__calloc(HGR__ALLOCATOR_TODO, platform_count, sizeof(*platforms));
     if (!platforms) {
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       goto cleanup;
@@ -134,9 +135,9 @@ hgr_status_t hgr_instance_create(const hgr_instance_options_t* options,
     if ((status = discover_platform(instance, platforms[p], p))) goto cleanup;
 
   /* Context groups: one per platform, or one per device. */
-  instance->contexts = calloc(instance->device_count ? instance->device_count : 1,
+  instance->contexts = hgr__calloc(HGR__ALLOCATOR_TODO, instance->device_count ? instance->device_count : 1,
                               sizeof(*instance->contexts));
-  instance->infos = calloc(instance->device_count ? instance->device_count : 1,
+  instance->infos = hgr__calloc(HGR__ALLOCATOR_TODO, instance->device_count ? instance->device_count : 1,
                            sizeof(*instance->infos));
   if (!instance->contexts || !instance->infos) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -155,7 +156,7 @@ hgr_status_t hgr_instance_create(const hgr_instance_options_t* options,
   status = hgr__device_assign_specs(instance->infos, instance->device_count);
 
 cleanup:
-  free(platforms);
+  hgr__free(HGR__ALLOCATOR_TODO, platforms);
   if (status) {
     hgr_instance_release(instance);
     return status;
@@ -168,17 +169,17 @@ void hgr_instance_release(hgr_instance_t* instance) {
   if (!instance) return;
   for (size_t i = 0; i < instance->context_count; ++i)
     if (instance->contexts[i]) clReleaseContext(instance->contexts[i]);
-  free(instance->contexts);
+  hgr__free(HGR__ALLOCATOR_TODO, instance->contexts);
   for (size_t i = 0; i < instance->device_count; ++i) hgr__device_info_free(&instance->devices[i].info);
-  free(instance->devices);
-  free(instance->infos);
+  hgr__free(HGR__ALLOCATOR_TODO, instance->devices);
+  hgr__free(HGR__ALLOCATOR_TODO, instance->infos);
   for (size_t i = 0; i < instance->skipped_count; ++i) {
-    free((char*)instance->skipped[i].name);
-    free((char*)instance->skipped[i].reason);
+    hgr__free(HGR__ALLOCATOR_TODO, (char*)instance->skipped[i].name);
+    hgr__free(HGR__ALLOCATOR_TODO, (char*)instance->skipped[i].reason);
   }
-  free(instance->skipped);
+  hgr__free(HGR__ALLOCATOR_TODO, instance->skipped);
   pthread_mutex_destroy(&instance->mutex);
-  free(instance);
+  hgr__free(HGR__ALLOCATOR_TODO, instance);
 }
 
 size_t hgr_instance_device_count(const hgr_instance_t* instance) {
@@ -208,7 +209,7 @@ hgr_status_t hgr__instance_explain_skipped(const hgr_instance_t* instance, hgr_s
   size_t needed = 1;
   for (size_t i = 0; i < instance->skipped_count; ++i)
     needed += strlen(instance->skipped[i].name) + strlen(instance->skipped[i].reason) + 4;
-  char* list = malloc(needed);
+  char* list = hgr__alloc(HGR__ALLOCATOR_TODO, needed);
   if (!list) return status; /* the status without the list beats none */
   size_t used = 0;
   list[0] = 0;
@@ -217,7 +218,7 @@ hgr_status_t hgr__instance_explain_skipped(const hgr_instance_t* instance, hgr_s
                              instance->skipped[i].reason);
   hgr_status_t explained = hgr_status_make(hgr_status_code(status), hgr_status_file(status), hgr_status_line(status),
                                            "%s (skipped platforms: %s)", hgr_status_message(status), list);
-  free(list);
+  hgr__free(HGR__ALLOCATOR_TODO, list);
   hgr_status_free(status);
   return explained;
 }
@@ -305,4 +306,8 @@ hgr_status_t hgr_instance_device_opencl(const hgr_instance_t* instance, size_t i
   HGR_RETURN_IF_ERROR(hgr__instance_context((hgr_instance_t*)instance, i, &context));
   *out_device = (hgr_opencl_device_t){instance->devices[i].platform, instance->devices[i].device, context};
   return HGR_OK;
+}
+
+hgr_allocator_t hgr__instance_allocator(const hgr_instance_t* instance) {
+  return instance ? instance->options.allocator : hgr_allocator_system();
 }

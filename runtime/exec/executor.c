@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 
 void hgr_executor_options_init(hgr_executor_options_t* options) {
@@ -16,14 +17,14 @@ void hgr_executor_options_init(hgr_executor_options_t* options) {
 static hgr_status_t allocate_parts(hgr_executor_t* executor) {
   const hgr_graph_t* graph = executor->graph;
   HGR_RETURN_IF_ERROR(hgr__host_io_create(executor));
-  executor->staging.outputs = calloc(graph->head_count + 1, sizeof(void*));
-  executor->fences.output_holder = calloc(graph->head_count + 1, sizeof(hgr_fence_t*));
-  executor->fences.snapshot_pool = calloc(graph->head_count + 1, sizeof(cl_mem*));
-  executor->fences.snapshot_pool_count = calloc(graph->head_count + 1, sizeof(uint32_t));
+  executor->staging.outputs = hgr__calloc(HGR__ALLOCATOR_TODO, graph->head_count + 1, sizeof(void*));
+  executor->fences.output_holder = hgr__calloc(HGR__ALLOCATOR_TODO, graph->head_count + 1, sizeof(hgr_fence_t*));
+  executor->fences.snapshot_pool = hgr__calloc(HGR__ALLOCATOR_TODO, graph->head_count + 1, sizeof(cl_mem*));
+  executor->fences.snapshot_pool_count = hgr__calloc(HGR__ALLOCATOR_TODO, graph->head_count + 1, sizeof(uint32_t));
   for (uint32_t n = 0; n < graph->node_count; ++n) executor->step_count += graph->nodes[n].is_op;
-  executor->steps = calloc(executor->step_count + 1, sizeof(hgr__step_t));
+  executor->steps = hgr__calloc(HGR__ALLOCATOR_TODO, executor->step_count + 1, sizeof(hgr__step_t));
   if (executor->profile.enabled)
-    executor->profile.step_host_ns = calloc(2 * (size_t)executor->step_count + 1, sizeof(uint64_t));
+    executor->profile.step_host_ns = hgr__calloc(HGR__ALLOCATOR_TODO, 2 * (size_t)executor->step_count + 1, sizeof(uint64_t));
   if (!executor->staging.outputs || !executor->fences.output_holder || !executor->fences.snapshot_pool ||
       !executor->fences.snapshot_pool_count || !executor->steps ||
       (executor->profile.enabled && !executor->profile.step_host_ns))
@@ -51,7 +52,7 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
     hgr_executor_options_init(&defaults);
     options = &defaults;
   }
-  hgr_executor_t* executor = calloc(1, sizeof(*executor));
+  hgr_executor_t* executor = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*executor));
   if (!executor) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   executor->instance = instance;
   executor->graph = hgr_graph_retain(graph);
@@ -242,10 +243,10 @@ void hgr_executor_release(hgr_executor_t* executor) {
   hgr__fences_detach(executor);
   hgr__host_io_release(executor);
   for (uint32_t o = 0; executor->staging.outputs && o < executor->graph->head_count; ++o)
-    free(executor->staging.outputs[o]);
-  free(executor->staging.outputs);
-  free(executor->staging.entry);
-  free(executor->profile.step_host_ns);
+    hgr__free(HGR__ALLOCATOR_TODO, executor->staging.outputs[o]);
+  hgr__free(HGR__ALLOCATOR_TODO, executor->staging.outputs);
+  hgr__free(HGR__ALLOCATOR_TODO, executor->staging.entry);
+  hgr__free(HGR__ALLOCATOR_TODO, executor->profile.step_host_ns);
   hgr_status_free(executor->failure);
   hgr__steps_release(executor);
   hgr__storage_release(&executor->pool);
@@ -253,5 +254,5 @@ void hgr_executor_release(hgr_executor_t* executor) {
   hgr__order_release(&executor->order);
   hgr__device_keys_release(&executor->device_keys);
   hgr_graph_release(executor->graph);
-  free(executor);
+  hgr__free(HGR__ALLOCATOR_TODO, executor);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 
 /* What the latest run's completion allows: its profile can be read, and every kernel
@@ -37,7 +38,7 @@ static void fence_unref(hgr_fence_t* fence) {
     /* Back to the pool, unless the caller was given it (its content must stay). */
     if (!fence->exported) {
       cl_mem* grown =
-          realloc(executor->fences.snapshot_pool[o], (executor->fences.snapshot_pool_count[o] + 1) * sizeof(cl_mem));
+          hgr__realloc(HGR__ALLOCATOR_TODO, executor->fences.snapshot_pool[o], (executor->fences.snapshot_pool_count[o] + 1) * sizeof(cl_mem));
       if (grown) {
         executor->fences.snapshot_pool[o] = grown;
         grown[executor->fences.snapshot_pool_count[o]++] = snapshot;
@@ -48,10 +49,10 @@ static void fence_unref(hgr_fence_t* fence) {
   }
   for (uint32_t e = 0; e < fence->event_count; ++e) clReleaseEvent(fence->events[e]);
   hgr_status_free(fence->failure);
-  free(fence->events);
-  free(fence->queue_seq);
-  free(fence->snapshots);
-  free(fence);
+  hgr__free(HGR__ALLOCATOR_TODO, fence->events);
+  hgr__free(HGR__ALLOCATOR_TODO, fence->queue_seq);
+  hgr__free(HGR__ALLOCATOR_TODO, fence->snapshots);
+  hgr__free(HGR__ALLOCATOR_TODO, fence);
 }
 
 /* Retires the runs up to and including `through` (NULL: every run), whose commands
@@ -93,18 +94,18 @@ void hgr__fences_retire_completed(hgr_executor_t* executor) {
 /* A fence for the run just enqueued: each queue's last command, and where the run
  * ends. The executor holds one reference until it retires the run. */
 hgr_status_t hgr__fence_create(hgr_executor_t* executor, hgr_fence_t** out_fence) {
-  hgr_fence_t* fence = calloc(1, sizeof(*fence));
+  hgr_fence_t* fence = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*fence));
   if (fence) {
-    fence->events = calloc(executor->order.queues.count, sizeof(cl_event));
-    fence->queue_seq = calloc(executor->order.queues.count, sizeof(uint64_t));
-    fence->snapshots = calloc(executor->graph->head_count + 1, sizeof(cl_mem));
+    fence->events = hgr__calloc(HGR__ALLOCATOR_TODO, executor->order.queues.count, sizeof(cl_event));
+    fence->queue_seq = hgr__calloc(HGR__ALLOCATOR_TODO, executor->order.queues.count, sizeof(uint64_t));
+    fence->snapshots = hgr__calloc(HGR__ALLOCATOR_TODO, executor->graph->head_count + 1, sizeof(cl_mem));
   }
   if (!fence || !fence->events || !fence->queue_seq || !fence->snapshots) {
     if (fence) {
-      free(fence->events);
-      free(fence->queue_seq);
-      free(fence->snapshots);
-      free(fence);
+      hgr__free(HGR__ALLOCATOR_TODO, fence->events);
+      hgr__free(HGR__ALLOCATOR_TODO, fence->queue_seq);
+      hgr__free(HGR__ALLOCATOR_TODO, fence->snapshots);
+      hgr__free(HGR__ALLOCATOR_TODO, fence);
     }
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
@@ -317,11 +318,11 @@ void hgr__fences_detach(hgr_executor_t* executor) {
   for (uint32_t o = 0; executor->fences.snapshot_pool && o < graph->head_count; ++o) {
     for (uint32_t k = 0; k < executor->fences.snapshot_pool_count[o]; ++k)
       clReleaseMemObject(executor->fences.snapshot_pool[o][k]);
-    free(executor->fences.snapshot_pool[o]);
+    hgr__free(HGR__ALLOCATOR_TODO, executor->fences.snapshot_pool[o]);
   }
-  free(executor->fences.snapshot_pool);
-  free(executor->fences.snapshot_pool_count);
-  free(executor->fences.output_holder);
+  hgr__free(HGR__ALLOCATOR_TODO, executor->fences.snapshot_pool);
+  hgr__free(HGR__ALLOCATOR_TODO, executor->fences.snapshot_pool_count);
+  hgr__free(HGR__ALLOCATOR_TODO, executor->fences.output_holder);
   memset(&executor->fences, 0, sizeof(executor->fences));
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 #include "tune_store.h"
 
@@ -45,9 +46,9 @@ static hgr_status_t create_queues(hgr_executor_t* executor, uint32_t compute_que
 static hgr_status_t assign_queues(hgr_executor_t* executor) {
   const hgr_graph_t* graph = executor->graph;
   hgr_status_t status = HGR_OK;
-  uint32_t* level = calloc(graph->node_count + 1, sizeof(uint32_t));
-  uint32_t* step_of = calloc(graph->node_count + 1, sizeof(uint32_t)); /* node id -> step */
-  uint32_t* next = calloc(executor->device_keys.device_count + 1, sizeof(uint32_t)); /* round-robin, per device */
+  uint32_t* level = hgr__calloc(HGR__ALLOCATOR_TODO, graph->node_count + 1, sizeof(uint32_t));
+  uint32_t* step_of = hgr__calloc(HGR__ALLOCATOR_TODO, graph->node_count + 1, sizeof(uint32_t)); /* node id -> step */
+  uint32_t* next = hgr__calloc(HGR__ALLOCATOR_TODO, executor->device_keys.device_count + 1, sizeof(uint32_t)); /* round-robin, per device */
   uint32_t* taken = NULL; /* per device and level: a bit per compute queue taken */
   if (!level || !step_of || !next) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -63,7 +64,7 @@ static hgr_status_t assign_queues(hgr_executor_t* executor) {
     if (level[node_id] == 0) level[node_id] = 1;
     if (level[node_id] + 1 > levels) levels = level[node_id] + 1;
   }
-  taken = calloc((size_t)executor->device_keys.device_count * levels, sizeof(uint32_t));
+  taken = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)executor->device_keys.device_count * levels, sizeof(uint32_t));
   if (!taken) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -109,10 +110,10 @@ static hgr_status_t assign_queues(hgr_executor_t* executor) {
   }
 
 cleanup:
-  free(level);
-  free(step_of);
-  free(next);
-  free(taken);
+  hgr__free(HGR__ALLOCATOR_TODO, level);
+  hgr__free(HGR__ALLOCATOR_TODO, step_of);
+  hgr__free(HGR__ALLOCATOR_TODO, next);
+  hgr__free(HGR__ALLOCATOR_TODO, taken);
   return status;
 }
 
@@ -167,7 +168,7 @@ static void load_tuning(hgr_executor_t* executor, const hgr_executor_options_t* 
     }
     hgr_status_free(status);
   }
-  free(path);
+  hgr__free(HGR__ALLOCATOR_TODO, path);
 }
 
 /* Fills one step from its node: kind, device, storages; checks the device binding and op. */
@@ -181,8 +182,8 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
   step->device_index = executor->device_keys.entry_device[first_out];
   step->in_count = node->input_count;
   step->out_count = node->num_outputs;
-  step->in_storages = calloc(step->in_count + 1, sizeof(uint32_t));
-  step->out_storages = calloc(step->out_count + 1, sizeof(uint32_t));
+  step->in_storages = hgr__calloc(HGR__ALLOCATOR_TODO, step->in_count + 1, sizeof(uint32_t));
+  step->out_storages = hgr__calloc(HGR__ALLOCATOR_TODO, step->out_count + 1, sizeof(uint32_t));
   if (!step->in_storages || !step->out_storages)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t k = 0; k < node->num_outputs; ++k) {
@@ -329,13 +330,13 @@ static hgr_status_t set_args(hgr_executor_t* executor, hgr__step_t* step, const 
  * same two kernels on the same shapes was clean). */
 static hgr_status_t create_scratch(hgr_executor_t* executor, hgr__step_t* step) {
   if (!step->plan.scratch_bytes) return HGR_OK;
-  void* zeros = calloc(1, (size_t)step->plan.scratch_bytes);
+  void* zeros = hgr__calloc(HGR__ALLOCATOR_TODO, 1, (size_t)step->plan.scratch_bytes);
   if (!zeros) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   cl_int error = CL_SUCCESS;
   cl_context context = executor->order.queues.queues[step->queue].context;
   step->scratch = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, (size_t)step->plan.scratch_bytes,
                                  zeros, &error);
-  free(zeros);
+  hgr__free(HGR__ALLOCATOR_TODO, zeros);
   if (error == CL_SUCCESS && step->scratch) return HGR_OK;
   step->scratch = NULL;
   return HGR_CL_STATUS(error, "clCreateBuffer(%llu bytes of scratch) for %s on %s",
@@ -348,7 +349,7 @@ static void release_kernels(hgr__step_t* step) {
     if (step->launches[k].kernel) clReleaseKernel(step->launches[k].kernel);
     if (step->launches[k].meta) clReleaseMemObject(step->launches[k].meta);
   }
-  free(step->launches);
+  hgr__free(HGR__ALLOCATOR_TODO, step->launches);
   step->launches = NULL;
   step->launch_count = 0;
   if (step->scratch) clReleaseMemObject(step->scratch);
@@ -362,7 +363,7 @@ static void release_kernels(hgr__step_t* step) {
 static hgr_status_t bind_kernels(hgr_executor_t* executor, hgr__step_t* step) {
   for (int attempt = 0;; ++attempt) {
     uint32_t count = step->plan.launch_count;
-    step->launches = calloc(count, sizeof(*step->launches));
+    step->launches = hgr__calloc(HGR__ALLOCATOR_TODO, count, sizeof(*step->launches));
     if (!step->launches) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     step->launch_count = count;
     size_t smallest = SIZE_MAX;
@@ -451,7 +452,7 @@ hgr_status_t hgr__steps_bind(hgr_executor_t* executor) {
       /* Profiling times every launch of a step; otherwise the last one completes it. */
       if (executor->profile.enabled) step->done_count = step->launch_count;
     }
-    step->done = calloc(step->done_count, sizeof(cl_event));
+    step->done = hgr__calloc(HGR__ALLOCATOR_TODO, step->done_count, sizeof(cl_event));
     if (!step->done) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   return HGR_OK;
@@ -533,7 +534,7 @@ static hgr_status_t schedule_step(schedule_t* schedule, hgr__step_t* steps, uint
                     writing);
   }
   if (step->kind != HGR__STEP_KERNEL || !count) return HGR_OK;
-  step->checks = malloc(count * sizeof(uint32_t));
+  step->checks = hgr__alloc(HGR__ALLOCATOR_TODO, count * sizeof(uint32_t));
   if (!step->checks) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   memcpy(step->checks, schedule->checks, count * sizeof(uint32_t));
   step->check_count = count;
@@ -557,10 +558,10 @@ hgr_status_t hgr__steps_schedule(hgr_executor_t* executor) {
     if (steps[s].in_count + steps[s].out_count > most) most = steps[s].in_count + steps[s].out_count;
   schedule_t schedule = {executor->order.queues.count + 1, NULL, NULL, NULL, NULL};
   size_t cells = (size_t)storages * schedule.queues + 1;
-  schedule.writer = malloc(((size_t)storages + 1) * sizeof(uint32_t));
-  schedule.readers = malloc(cells * sizeof(uint32_t));
-  schedule.synced = calloc(cells, 1);
-  schedule.checks = malloc(most * sizeof(uint32_t));
+  schedule.writer = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)storages + 1) * sizeof(uint32_t));
+  schedule.readers = hgr__alloc(HGR__ALLOCATOR_TODO, cells * sizeof(uint32_t));
+  schedule.synced = hgr__calloc(HGR__ALLOCATOR_TODO, cells, 1);
+  schedule.checks = hgr__alloc(HGR__ALLOCATOR_TODO, most * sizeof(uint32_t));
   hgr_status_t status = HGR_OK;
   if (!schedule.writer || !schedule.readers || !schedule.synced || !schedule.checks) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -578,10 +579,10 @@ hgr_status_t hgr__steps_schedule(hgr_executor_t* executor) {
         steps[schedule.readers[(size_t)st * schedule.queues + r]].tracked = true;
   }
 cleanup:
-  free(schedule.writer);
-  free(schedule.readers);
-  free(schedule.synced);
-  free(schedule.checks);
+  hgr__free(HGR__ALLOCATOR_TODO, schedule.writer);
+  hgr__free(HGR__ALLOCATOR_TODO, schedule.readers);
+  hgr__free(HGR__ALLOCATOR_TODO, schedule.synced);
+  hgr__free(HGR__ALLOCATOR_TODO, schedule.checks);
   return status;
 }
 
@@ -592,13 +593,13 @@ void hgr__steps_release(hgr_executor_t* executor) {
     release_kernels(step);
     for (uint32_t k = 0; step->done && k < step->done_count; ++k)
       if (step->done[k]) clReleaseEvent(step->done[k]);
-    free(step->done);
+    hgr__free(HGR__ALLOCATOR_TODO, step->done);
     hgr__transfer_release(step);
-    free(step->in_storages);
-    free(step->out_storages);
-    free(step->checks);
+    hgr__free(HGR__ALLOCATOR_TODO, step->in_storages);
+    hgr__free(HGR__ALLOCATOR_TODO, step->out_storages);
+    hgr__free(HGR__ALLOCATOR_TODO, step->checks);
   }
-  free(executor->steps);
+  hgr__free(HGR__ALLOCATOR_TODO, executor->steps);
   executor->steps = NULL;
   hgr__tune_table_free(&executor->tuning);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "hgr/hgr.h"
 
 typedef struct device_clock_t {
@@ -59,9 +60,9 @@ typedef struct profile_t {
 } profile_t;
 
 static void profile_free(profile_t* p) {
-  free(p->commands);
-  free(p->nodes);
-  free(p->devices);
+  hgr__free(HGR__ALLOCATOR_TODO, p->commands);
+  hgr__free(HGR__ALLOCATOR_TODO, p->nodes);
+  hgr__free(HGR__ALLOCATOR_TODO, p->devices);
   memset(p, 0, sizeof(*p));
 }
 
@@ -103,11 +104,11 @@ static hgr_status_t collect(hgr_executor_t* executor, const FILE* out, profile_t
     hgr_status_free(status);
   }
   size_t usage_count = hgr_executor_device_count(executor);
-  p->commands = calloc(count + 1, sizeof(command_t));
-  p->nodes = calloc(node_total + 1, sizeof(node_stat_t));
-  p->devices = calloc(usage_count + 1, sizeof(device_clock_t));
-  size_t* node_slot = calloc(node_total + 1, sizeof(size_t));
-  bool* untimed = calloc(usage_count + 1, sizeof(bool));
+  p->commands = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(command_t));
+  p->nodes = hgr__calloc(HGR__ALLOCATOR_TODO, node_total + 1, sizeof(node_stat_t));
+  p->devices = hgr__calloc(HGR__ALLOCATOR_TODO, usage_count + 1, sizeof(device_clock_t));
+  size_t* node_slot = hgr__calloc(HGR__ALLOCATOR_TODO, node_total + 1, sizeof(size_t));
+  bool* untimed = hgr__calloc(HGR__ALLOCATOR_TODO, usage_count + 1, sizeof(bool));
   hgr_status_t status = HGR_OK;
   if (!p->commands || !p->nodes || !p->devices || !node_slot || !untimed) status = out_of_memory();
   for (size_t d = 0; d < usage_count && !status; ++d) {
@@ -182,8 +183,8 @@ static hgr_status_t collect(hgr_executor_t* executor, const FILE* out, profile_t
     }
     p->command_count++;
   }
-  free(untimed);
-  free(node_slot);
+  hgr__free(HGR__ALLOCATOR_TODO, untimed);
+  hgr__free(HGR__ALLOCATOR_TODO, node_slot);
   if (status) profile_free(p);
   return status;
 }
@@ -260,11 +261,11 @@ hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_profi
   profile_t p;
   hgr_status_t status = collect(executor, out, &p);
   if (status) return status;
-  op_stat_t* ops = calloc(p.node_count + 1, sizeof(op_stat_t));
-  node_stat_t* sorted = malloc((p.node_count + 1) * sizeof(node_stat_t));
+  op_stat_t* ops = hgr__calloc(HGR__ALLOCATOR_TODO, p.node_count + 1, sizeof(op_stat_t));
+  node_stat_t* sorted = hgr__alloc(HGR__ALLOCATOR_TODO, (p.node_count + 1) * sizeof(node_stat_t));
   if (!ops || !sorted) {
-    free(ops);
-    free(sorted);
+    hgr__free(HGR__ALLOCATOR_TODO, ops);
+    hgr__free(HGR__ALLOCATOR_TODO, sorted);
     profile_free(&p);
     return out_of_memory();
   }
@@ -315,8 +316,8 @@ hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_profi
               node->last_end > node->first_start ? (double)(node->last_end - node->first_start) / 1e3 : 0.0, rate);
     }
   }
-  free(sorted);
-  free(ops);
+  hgr__free(HGR__ALLOCATOR_TODO, sorted);
+  hgr__free(HGR__ALLOCATOR_TODO, ops);
   profile_free(&p);
   return check_written(out, "profile summary");
 }
@@ -325,7 +326,7 @@ hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, FILE* out) {
   profile_t p;
   hgr_status_t status = collect(executor, out, &p);
   if (status) return status;
-  op_stat_t* ops = calloc(p.node_count + 1, sizeof(op_stat_t));
+  op_stat_t* ops = hgr__calloc(HGR__ALLOCATOR_TODO, p.node_count + 1, sizeof(op_stat_t));
   if (!ops) {
     profile_free(&p);
     return out_of_memory();
@@ -379,7 +380,7 @@ hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, FILE* out) {
     fprintf(out, "}");
   }
   fprintf(out, "\n  ]\n}\n");
-  free(ops);
+  hgr__free(HGR__ALLOCATOR_TODO, ops);
   profile_free(&p);
   return check_written(out, "profile JSON");
 }
@@ -408,7 +409,7 @@ hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, FILE* out) {
   if (status) return status;
   const hgr_instance_t* instance = hgr_executor_instance(executor);
   const hgr_graph_t* graph = hgr_executor_graph(executor);
-  size_t* slot = calloc(hgr_graph_node_count(graph) + 1, sizeof(size_t));
+  size_t* slot = hgr__calloc(HGR__ALLOCATOR_TODO, hgr_graph_node_count(graph) + 1, sizeof(size_t));
   if (!slot) {
     profile_free(&p);
     return out_of_memory();
@@ -507,7 +508,7 @@ hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, FILE* out) {
     }
     fprintf(out, "}}\n");
   }
-  free(slot);
+  hgr__free(HGR__ALLOCATOR_TODO, slot);
   profile_free(&p);
   return status ? status : check_written(out, "trace");
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 #include "file.h"
 #include "kernel_sources.h"
@@ -101,15 +102,15 @@ static hgr__program_t* add_program(hgr_executor_t* executor, size_t device_slot,
   char* copy = NULL;
   if (generated) {
     size_t name_length = strlen(generated) + 1, length = name_length + strlen(generated + name_length) + 1;
-    if (!(copy = malloc(length))) return NULL;
+    if (!(copy = hgr__alloc(HGR__ALLOCATOR_TODO, length))) return NULL;
     memcpy(copy, generated, length);
     name = copy;
   }
   if (executor->programs.count == executor->programs.capacity) {
     size_t capacity = executor->programs.capacity ? 2 * executor->programs.capacity : 8;
-    hgr__program_t* grown = realloc(executor->programs.programs, capacity * sizeof(*grown));
+    hgr__program_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, executor->programs.programs, capacity * sizeof(*grown));
     if (!grown) {
-      free(copy);
+      hgr__free(HGR__ALLOCATOR_TODO, copy);
       return NULL;
     }
     executor->programs.programs = grown;
@@ -145,7 +146,7 @@ static void note(worker_t* worker, const char* format, ...) {
   vsnprintf(line, sizeof(line), format, args);
   va_end(args);
   size_t length = strlen(line);
-  char* grown = realloc(worker->log, worker->log_length + length + 2);
+  char* grown = hgr__realloc(HGR__ALLOCATOR_TODO, worker->log, worker->log_length + length + 2);
   if (!grown) return;
   worker->log = grown;
   memcpy(worker->log + worker->log_length, line, length);
@@ -170,7 +171,7 @@ static char* make_key(const hgr__device_t* device, const source_t* source) {
   uint64_t source_hash = hgr__fnv1a(source->text, source->length, HGR__FNV1A_START);
   size_t capacity = strlen(info->platform_name) + strlen(info->name) + strlen(info->version) +
                     strlen(info->driver_version) + strlen(source->origin) + strlen(source->options) + 96;
-  char* key = malloc(capacity);
+  char* key = hgr__alloc(HGR__ALLOCATOR_TODO, capacity);
   if (key)
     snprintf(key, capacity, "hgr-program-2|%s|%s|%s|%s|options=%s|%s|%016llx", info->platform_name, info->name,
              info->version, info->driver_version, source->options, source->origin, (unsigned long long)source_hash);
@@ -186,11 +187,11 @@ static bool cache_enabled(const hgr_executor_t* executor) {
 /* The executor's store in FILES mode: its directory is resolved at each use, as the
  * environment says then. */
 static hgr_status_t open_store(const hgr_executor_t* executor, hgr__store_t* out_store) {
-  return hgr__store_open(executor->programs.cache.directory, STORE_WHAT, STORE_KEY_NAMES, out_store);
+  return hgr__store_open(HGR__ALLOCATOR_TODO, executor->programs.cache.directory, STORE_WHAT, STORE_KEY_NAMES, out_store);
 }
 
 /* What checks a blob, from a file or the embedder's callbacks: no directory needed. */
-static const hgr__store_t blob_checker = {NULL, STORE_WHAT, STORE_KEY_NAMES};
+static const hgr__store_t blob_checker = {.what = STORE_WHAT, .key_names = STORE_KEY_NAMES};
 
 /* Loads the blob of key: true with *out_blob (malloc'd) when there is one. */
 static bool load_blob(worker_t* worker, const char* key, unsigned char** out_blob, size_t* out_size) {
@@ -232,10 +233,10 @@ static hgr_status_t build_failure(cl_int error, cl_program program, cl_device_id
     /* The log is longer than the buffer: fetch the whole and keep its head. */
     char* whole = NULL;
     if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) == CL_SUCCESS &&
-        (whole = calloc(size + 1, 1)) &&
+        (whole = hgr__calloc(HGR__ALLOCATOR_TODO, size + 1, 1)) &&
         clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, whole, NULL) == CL_SUCCESS)
       snprintf(log, sizeof(log), "%s", whole);
-    free(whole);
+    hgr__free(HGR__ALLOCATOR_TODO, whole);
   }
   return HGR_CL_STATUS(error, "clBuildProgram(%s) on %s; build log: %.1500s", origin, spec,
                        log[0] ? log : "(empty)");
@@ -276,7 +277,7 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
     note(worker, "program cache: hit for %s on %s", source_name, device->info.spec);
   }
   hgr_status_free(status);
-  free(blob);
+  hgr__free(HGR__ALLOCATOR_TODO, blob);
   return program;
 }
 
@@ -373,9 +374,9 @@ static void* build_worker(void* argument) {
 hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
   uint64_t start = hgr__monotonic_ns();
   size_t devices = executor->device_keys.device_count;
-  worker_t* workers = calloc(devices + 1, sizeof(worker_t));
-  pthread_t* threads = calloc(devices + 1, sizeof(pthread_t));
-  bool* started = calloc(devices + 1, sizeof(bool));
+  worker_t* workers = hgr__calloc(HGR__ALLOCATOR_TODO, devices + 1, sizeof(worker_t));
+  pthread_t* threads = hgr__calloc(HGR__ALLOCATOR_TODO, devices + 1, sizeof(pthread_t));
+  bool* started = hgr__calloc(HGR__ALLOCATOR_TODO, devices + 1, sizeof(bool));
   hgr_status_t status = HGR_OK;
   if (!workers || !threads || !started) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -398,7 +399,7 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
     worker_t* worker = &workers[d];
     worker->executor = executor;
     worker->device_slot = d;
-    worker->programs = calloc(executor->programs.count + 1, sizeof(size_t));
+    worker->programs = hgr__calloc(HGR__ALLOCATOR_TODO, executor->programs.count + 1, sizeof(size_t));
     if (!worker->programs) {
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       break;
@@ -436,13 +437,13 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
   }
 cleanup:
   for (size_t d = 0; workers && d < devices; ++d) {
-    free(workers[d].programs);
-    free(workers[d].log);
+    hgr__free(HGR__ALLOCATOR_TODO, workers[d].programs);
+    hgr__free(HGR__ALLOCATOR_TODO, workers[d].log);
     hgr_status_free(workers[d].status);
   }
-  free(workers);
-  free(threads);
-  free(started);
+  hgr__free(HGR__ALLOCATOR_TODO, workers);
+  hgr__free(HGR__ALLOCATOR_TODO, threads);
+  hgr__free(HGR__ALLOCATOR_TODO, started);
   executor->programs.stats.build_ms += (double)(hgr__monotonic_ns() - start) / 1e6;
   return status;
 }
@@ -461,7 +462,7 @@ hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, cons
     hgr_status_t status = build_one(&worker, slot);
     pthread_mutex_unlock(lock);
     if (executor->log) emit_log(executor, &worker);
-    free(worker.log);
+    hgr__free(HGR__ALLOCATOR_TODO, worker.log);
     executor->programs.stats.from_cache += worker.from_cache;
     executor->programs.stats.from_source += worker.from_source;
     executor->programs.stats.rejected += worker.rejected;
@@ -481,7 +482,7 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
   unsigned char* blob = NULL;
   cl_int error = clGetProgramInfo(slot->program, CL_PROGRAM_BINARY_SIZES, sizeof(length), &length, NULL);
   size_t size = error == CL_SUCCESS ? hgr__store_entry_size(slot->key, length) : 0;
-  if (length && size) blob = malloc(size);
+  if (length && size) blob = hgr__alloc(HGR__ALLOCATOR_TODO, size);
   if (blob) {
     /* the driver writes the binary in place, behind the entry's header */
     unsigned char* binary = blob + HGR__STORE_ENTRY_HEADER + strlen(slot->key);
@@ -511,9 +512,9 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
   if (error != CL_SUCCESS || !length)
     note(&worker, "program cache: %s gives no binary (%s); not stored", device->info.spec,
          error != CL_SUCCESS ? hgr_opencl_error_name(error) : "size 0");
-  free(blob);
+  hgr__free(HGR__ALLOCATOR_TODO, blob);
   if (executor->log) emit_log(executor, &worker);
-  free(worker.log);
+  hgr__free(HGR__ALLOCATOR_TODO, worker.log);
 }
 
 void hgr__programs_store(hgr_executor_t* executor) {
@@ -529,10 +530,10 @@ void hgr__programs_store(hgr_executor_t* executor) {
 void hgr__programs_release(hgr__programs_t* programs) {
   for (size_t p = 0; p < programs->count; ++p) {
     if (programs->programs[p].program) clReleaseProgram(programs->programs[p].program);
-    free(programs->programs[p].key);
-    free(programs->programs[p].generated);
+    hgr__free(HGR__ALLOCATOR_TODO, programs->programs[p].key);
+    hgr__free(HGR__ALLOCATOR_TODO, programs->programs[p].generated);
   }
-  free(programs->programs);
+  hgr__free(HGR__ALLOCATOR_TODO, programs->programs);
   hgr_kernel_library_release(programs->kernels);
   memset(programs, 0, sizeof(*programs));
 }

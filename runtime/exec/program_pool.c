@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 
 typedef struct pooled_t {
@@ -23,7 +24,7 @@ struct hgr_program_pool_s {
 
 hgr_status_t hgr_program_pool_create(hgr_program_pool_t** out_pool) {
   if (!out_pool) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_program_pool_create: NULL out_pool");
-  *out_pool = calloc(1, sizeof(**out_pool));
+  *out_pool = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(**out_pool));
   if (!*out_pool) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a program pool");
   pthread_mutex_init(&(*out_pool)->mutex, NULL);
   return HGR_OK;
@@ -33,11 +34,11 @@ void hgr_program_pool_release(hgr_program_pool_t* pool) {
   if (!pool) return;
   for (size_t i = 0; i < pool->count; ++i) {
     clReleaseProgram(pool->programs[i].program);
-    free(pool->programs[i].key);
+    hgr__free(HGR__ALLOCATOR_TODO, pool->programs[i].key);
   }
-  free(pool->programs);
+  hgr__free(HGR__ALLOCATOR_TODO, pool->programs);
   pthread_mutex_destroy(&pool->mutex);
-  free(pool);
+  hgr__free(HGR__ALLOCATOR_TODO, pool);
 }
 
 static pooled_t* find(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index, const char* key) {
@@ -65,17 +66,17 @@ void hgr__program_pool_keep(hgr_program_pool_t* pool, const hgr_instance_t* inst
   if (!find(pool, instance, device_index, key)) {
     if (pool->count == pool->capacity) {
       size_t capacity = pool->capacity ? 2 * pool->capacity : 16;
-      pooled_t* grown = realloc(pool->programs, capacity * sizeof(*grown));
+      pooled_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, pool->programs, capacity * sizeof(*grown));
       if (grown) {
         pool->programs = grown;
         pool->capacity = capacity;
       }
     }
     char* copy = NULL;
-    hgr_status_t status = pool->count < pool->capacity ? hgr__strdup(key, &copy) : HGR_OK;
+    hgr_status_t status = pool->count < pool->capacity ? hgr__strdup(HGR__ALLOCATOR_TODO, key, &copy) : HGR_OK;
     if (!status && copy && clRetainProgram(program) == CL_SUCCESS) /* out of memory: simply not pooled */
       pool->programs[pool->count++] = (pooled_t){instance, device_index, copy, program};
-    else free(copy);
+    else hgr__free(HGR__ALLOCATOR_TODO, copy);
     hgr_status_free(status);
   }
   pthread_mutex_unlock(&pool->mutex);

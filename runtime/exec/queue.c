@@ -1,13 +1,14 @@
 /* The executor's command queues (queue.h). */
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "queue.h"
 
 hgr_status_t hgr__queue_set_add(hgr__queue_set_t* set, hgr_instance_t* instance, size_t device_index,
                                 bool profiling, bool create, uint32_t* out_queue) {
   if (set->count == set->capacity) {
     uint32_t capacity = set->capacity ? 2 * set->capacity : 8;
-    hgr__queue_t* grown = realloc(set->queues, capacity * sizeof(*grown));
+    hgr__queue_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, set->queues, capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     set->queues = grown;
     set->capacity = capacity;
@@ -30,7 +31,7 @@ hgr_status_t hgr__queue_set_add(hgr__queue_set_t* set, hgr_instance_t* instance,
 void hgr__queue_set_release(hgr__queue_set_t* set) {
   for (uint32_t q = 0; q < set->count; ++q)
     if (set->queues[q].queue) clReleaseCommandQueue(set->queues[q].queue);
-  free(set->queues);
+  hgr__free(HGR__ALLOCATOR_TODO, set->queues);
   *set = (hgr__queue_set_t){0};
 }
 

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 
 /* The smallest chunk of a large copy. Staged, chunks overlap the device's copy with
@@ -72,7 +73,7 @@ static void finish(remote_transfer_t* transfer, int failed) {
   clSetUserEventStatus(transfer->user, CL_COMPLETE);
   clReleaseEvent(transfer->user);
   if (transfer->previous) clReleaseEvent(transfer->previous);
-  free(transfer);
+  hgr__free(HGR__ALLOCATOR_TODO, transfer);
   atomic_fetch_sub(copy->pending, 1);
 }
 
@@ -135,7 +136,7 @@ hgr_status_t hgr__remote_plan(hgr_executor_t* executor, hgr__step_t* step, int p
                       label, device->info.spec);
   if (!executor->transport)
     return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: a copy between ranks without a transport", label);
-  hgr__remote_copy_t* copy = calloc(1, sizeof(*copy));
+  hgr__remote_copy_t* copy = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*copy));
   if (!copy) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   step->remote = copy;
   step->path = HGR__COPY_REMOTE;
@@ -163,7 +164,7 @@ hgr_status_t hgr__remote_plan(hgr_executor_t* executor, hgr__step_t* step, int p
   used->usage.staging_bytes += bytes;
   if (executor->plan_only || !copy->chunk_count) return HGR_OK;
   copy->staging = bytes ? aligned_alloc(64, bytes) : NULL;
-  copy->chunks = calloc(copy->chunk_count, sizeof(*copy->chunks));
+  copy->chunks = hgr__calloc(HGR__ALLOCATOR_TODO, copy->chunk_count, sizeof(*copy->chunks));
   if ((bytes && !copy->staging) || !copy->chunks)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu bytes of staging", bytes);
   step->done_count = 1;
@@ -175,12 +176,12 @@ hgr_status_t hgr__remote_plan(hgr_executor_t* executor, hgr__step_t* step, int p
 static hgr_status_t new_transfer(hgr_executor_t* executor, hgr__step_t* step, uint32_t k,
                                  remote_transfer_t** out_transfer) {
   hgr__remote_copy_t* copy = step->remote;
-  remote_transfer_t* transfer = calloc(1, sizeof(*transfer));
+  remote_transfer_t* transfer = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*transfer));
   if (!transfer) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   cl_int error = CL_SUCCESS;
   transfer->user = clCreateUserEvent(executor->order.queues.queues[step->queue].context, &error);
   if (error != CL_SUCCESS) {
-    free(transfer);
+    hgr__free(HGR__ALLOCATOR_TODO, transfer);
     return HGR_CL_STATUS(error, "clCreateUserEvent(a copy between ranks) on %s",
                          executor->order.queues.queues[step->queue].spec);
   }
@@ -388,7 +389,7 @@ void hgr__remote_release(hgr__step_t* step, bool settled) {
     if (copy->chunks[k].user) clReleaseEvent(copy->chunks[k].user);
     if (copy->chunks[k].written) clReleaseEvent(copy->chunks[k].written);
   }
-  free(copy->chunks);
-  free(copy->staging);
-  free(copy);
+  hgr__free(HGR__ALLOCATOR_TODO, copy->chunks);
+  hgr__free(HGR__ALLOCATOR_TODO, copy->staging);
+  hgr__free(HGR__ALLOCATOR_TODO, copy);
 }

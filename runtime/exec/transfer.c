@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 
 #define HGR_STAGED_LIMIT (1u << 20)   /* below this, two-copy staging wins */
@@ -211,9 +212,9 @@ static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, 
   hgr_status_t status = HGR_OK;
   cl_int error = CL_SUCCESS;
 
-  cl_event* maps = calloc(chunks, sizeof(cl_event));
-  cl_event* moves = calloc(chunks, sizeof(cl_event));
-  void** pointers = calloc(chunks, sizeof(void*));
+  cl_event* maps = hgr__calloc(HGR__ALLOCATOR_TODO, chunks, sizeof(cl_event));
+  cl_event* moves = hgr__calloc(HGR__ALLOCATOR_TODO, chunks, sizeof(cl_event));
+  void** pointers = hgr__calloc(HGR__ALLOCATOR_TODO, chunks, sizeof(void*));
   if (!maps || !moves || !pointers) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -327,9 +328,9 @@ cleanup:
     if (maps[k]) clReleaseEvent(maps[k]);
     if (moves && moves[k]) clReleaseEvent(moves[k]);
   }
-  free(maps);
-  free(moves);
-  free(pointers);
+  hgr__free(HGR__ALLOCATOR_TODO, maps);
+  hgr__free(HGR__ALLOCATOR_TODO, moves);
+  hgr__free(HGR__ALLOCATOR_TODO, pointers);
   return status;
 }
 
@@ -351,7 +352,7 @@ hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step) 
 
 void hgr__transfer_release(hgr__step_t* step) {
   hgr__remote_release(step, true);
-  free(step->staging);
+  hgr__free(HGR__ALLOCATOR_TODO, step->staging);
   step->staging = NULL;
   if (step->staging_write) clReleaseEvent(step->staging_write);
   step->staging_write = NULL;

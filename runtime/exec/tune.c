@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 #include "tune_store.h"
 
@@ -88,10 +89,10 @@ static hgr_status_t set_zero_inputs(hgr_executor_t* executor, const hgr_params_t
     hgr_tensor_info_t info;
     HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, i, &info));
     if (given_by_params(params, info.name)) continue;
-    void* zeros = calloc(info.bytes ? (size_t)info.bytes : 1, 1);
+    void* zeros = hgr__calloc(HGR__ALLOCATOR_TODO, info.bytes ? (size_t)info.bytes : 1, 1);
     if (!zeros) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     hgr_status_t status = hgr_executor_set_input(executor, i, zeros, (size_t)info.bytes);
-    free(zeros);
+    hgr__free(HGR__ALLOCATOR_TODO, zeros);
     HGR_RETURN_IF_ERROR(status);
   }
   return HGR_OK;
@@ -159,8 +160,8 @@ static hgr_status_t open_candidate(tune_pass_t* pass, uint32_t c, hgr_executor_t
   options.tuning_candidate = c;
   /* the weights once, not once per candidate */
   if (share_from) options.share_params_from = share_from;
-  out_run->samples = calloc((size_t)pass->node_count * runs + 1, sizeof(double));
-  out_run->taken = calloc(pass->node_count + 1, sizeof(bool));
+  out_run->samples = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)pass->node_count * runs + 1, sizeof(double));
+  out_run->taken = hgr__calloc(HGR__ALLOCATOR_TODO, pass->node_count + 1, sizeof(bool));
   if (!out_run->samples || !out_run->taken) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   HGR_RETURN_IF_ERROR(hgr_executor_create(pass->instance, pass->graph, &options, &out_run->executor));
   for (uint32_t n = 0; n < pass->node_count; ++n) {
@@ -242,7 +243,7 @@ static void close_candidate(tune_pass_t* pass, uint32_t c, candidate_run_t* run,
  * pass weighs on every candidate alike. */
 static hgr_status_t measure_candidates(tune_pass_t* pass) {
   uint32_t runs = pass->tune.runs ? pass->tune.runs : 5;
-  candidate_run_t* candidate = calloc(pass->candidates, sizeof(*candidate));
+  candidate_run_t* candidate = hgr__calloc(HGR__ALLOCATOR_TODO, pass->candidates, sizeof(*candidate));
   if (!candidate) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr_status_t status = HGR_OK;
   hgr_executor_t* first = NULL;
@@ -263,19 +264,19 @@ static hgr_status_t measure_candidates(tune_pass_t* pass) {
   /* the sharers before the executor whose weights they use */
   for (uint32_t c = pass->candidates; c-- > 0;) {
     hgr_executor_release(candidate[c].executor);
-    free(candidate[c].taken);
-    free(candidate[c].samples);
+    hgr__free(HGR__ALLOCATOR_TODO, candidate[c].taken);
+    hgr__free(HGR__ALLOCATOR_TODO, candidate[c].samples);
   }
-  free(candidate);
+  hgr__free(HGR__ALLOCATOR_TODO, candidate);
   return status;
 }
 
 /* Per layer (device and key): the candidate whose nodes' times sum least, among
  * those measured on every node of the layer; records the winners in table. */
 static hgr_status_t choose_winners(tune_pass_t* pass, hgr__tune_table_t* table, hgr_tune_summary_t* summary) {
-  bool* done = calloc(pass->node_count + 1, sizeof(bool));
-  double* total = calloc(pass->candidates + 1, sizeof(double));
-  bool* complete = calloc(pass->candidates + 1, sizeof(bool));
+  bool* done = hgr__calloc(HGR__ALLOCATOR_TODO, pass->node_count + 1, sizeof(bool));
+  double* total = hgr__calloc(HGR__ALLOCATOR_TODO, pass->candidates + 1, sizeof(double));
+  bool* complete = hgr__calloc(HGR__ALLOCATOR_TODO, pass->candidates + 1, sizeof(bool));
   hgr_status_t status = done && total && complete ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t first = 0; first < pass->node_count && !status; ++first) {
     const hgr_tile_choice_t* head = &pass->limits[first];
@@ -326,9 +327,9 @@ static hgr_status_t choose_winners(tune_pass_t* pass, hgr__tune_table_t* table, 
                                    total[best] * 1000.0 / nodes);
     }
   }
-  free(done);
-  free(total);
-  free(complete);
+  hgr__free(HGR__ALLOCATOR_TODO, done);
+  hgr__free(HGR__ALLOCATOR_TODO, total);
+  hgr__free(HGR__ALLOCATOR_TODO, complete);
   return status;
 }
 
@@ -346,7 +347,7 @@ hgr_status_t hgr_tune_graph(hgr_instance_t* instance, hgr_graph_t* graph, const 
   hgr__tune_table_t table = {0};
   char* path = NULL;
   hgr_status_t status = HGR_OK;
-  pass.limits = calloc(pass.node_count + 1, sizeof(*pass.limits));
+  pass.limits = hgr__calloc(HGR__ALLOCATOR_TODO, pass.node_count + 1, sizeof(*pass.limits));
   if (!pass.limits) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status) status = find_candidates(&pass);
   if (!status && pass.candidates == 0) {
@@ -355,8 +356,8 @@ hgr_status_t hgr_tune_graph(hgr_instance_t* instance, hgr_graph_t* graph, const 
   }
   if (!status) {
     size_t cells = (size_t)pass.node_count * pass.candidates;
-    pass.ms = malloc(cells * sizeof(double));
-    pass.names = calloc(cells, sizeof(*pass.names));
+    pass.ms = hgr__alloc(HGR__ALLOCATOR_TODO, cells * sizeof(double));
+    pass.names = hgr__calloc(HGR__ALLOCATOR_TODO, cells, sizeof(*pass.names));
     if (!pass.ms || !pass.names) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     for (size_t i = 0; !status && i < cells; ++i) pass.ms[i] = -1;
   }
@@ -382,9 +383,9 @@ hgr_status_t hgr_tune_graph(hgr_instance_t* instance, hgr_graph_t* graph, const 
 cleanup:
   if (out_summary) *out_summary = summary;
   hgr__tune_table_free(&table);
-  free(path);
-  free(pass.limits);
-  free(pass.ms);
-  free(pass.names);
+  hgr__free(HGR__ALLOCATOR_TODO, path);
+  hgr__free(HGR__ALLOCATOR_TODO, pass.limits);
+  hgr__free(HGR__ALLOCATOR_TODO, pass.ms);
+  hgr__free(HGR__ALLOCATOR_TODO, pass.names);
   return status;
 }

@@ -1,6 +1,7 @@
 /* The tuning file (tune_store.h): parsing, every check a file from the disk needs,
  * and writing. Pure but for load and save, which go through the on-disk store
  * (base/store.h), so fuzz/fuzz_tune.c runs the parser without a driver. */
+#include "alloc.h"
 #include "tune_store.h"
 
 #include <errno.h>
@@ -14,11 +15,11 @@
 
 void hgr__tune_table_free(hgr__tune_table_t* table) {
   for (size_t i = 0; i < table->count; ++i) {
-    free(table->records[i].device);
-    free(table->records[i].key);
-    free(table->records[i].tile);
+    hgr__free(HGR__ALLOCATOR_TODO, table->records[i].device);
+    hgr__free(HGR__ALLOCATOR_TODO, table->records[i].key);
+    hgr__free(HGR__ALLOCATOR_TODO, table->records[i].tile);
   }
-  free(table->records);
+  hgr__free(HGR__ALLOCATOR_TODO, table->records);
   memset(table, 0, sizeof(*table));
 }
 
@@ -32,7 +33,7 @@ static const char* field_problem(const char* field, size_t length) {
 }
 
 static char* copy_text(const char* text, size_t length) {
-  char* copy = malloc(length + 1);
+  char* copy = hgr__alloc(HGR__ALLOCATOR_TODO, length + 1);
   if (copy) {
     memcpy(copy, text, length);
     copy[length] = 0;
@@ -51,7 +52,7 @@ static hgr_status_t append(hgr__tune_table_t* table, char* device, char* key, ch
   if (!device || !key || !tile) goto exhausted;
   if (table->count == table->capacity) {
     size_t capacity = table->capacity ? table->capacity * 2 : 16;
-    hgr__tune_record_t* records = realloc(table->records, capacity * sizeof(*records));
+    hgr__tune_record_t* records = hgr__realloc(HGR__ALLOCATOR_TODO, table->records, capacity * sizeof(*records));
     if (!records) goto exhausted;
     table->records = records;
     table->capacity = capacity;
@@ -59,9 +60,9 @@ static hgr_status_t append(hgr__tune_table_t* table, char* device, char* key, ch
   table->records[table->count++] = (hgr__tune_record_t){device, key, tile, time_us};
   return HGR_OK;
 exhausted:
-  free(device);
-  free(key);
-  free(tile);
+  hgr__free(HGR__ALLOCATOR_TODO, device);
+  hgr__free(HGR__ALLOCATOR_TODO, key);
+  hgr__free(HGR__ALLOCATOR_TODO, tile);
   return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
 }
 
@@ -79,16 +80,16 @@ hgr_status_t hgr__tune_table_put(hgr__tune_table_t* table, const char* device, c
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "tuning record: the time %g is not a number from 0 to 1e12", time_us);
   hgr__tune_record_t* record = find(table, device, key);
   if (record) {
-    char* copy = strdup(tile);
+    char* copy = hgr__copy_text(HGR__ALLOCATOR_TODO, tile);
     if (!copy) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    free(record->tile);
+    hgr__free(HGR__ALLOCATOR_TODO, record->tile);
     record->tile = copy;
     record->time_us = time_us;
     return HGR_OK;
   }
   if (table->count >= HGR__TUNE_MAX_RECORDS)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "tuning records: more than %d", HGR__TUNE_MAX_RECORDS);
-  return append(table, strdup(device), strdup(key), strdup(tile), time_us);
+  return append(table, hgr__copy_text(HGR__ALLOCATOR_TODO, device), hgr__copy_text(HGR__ALLOCATOR_TODO, key), hgr__copy_text(HGR__ALLOCATOR_TODO, tile), time_us);
 }
 
 /* One record line (without its LF), line number `line_number`. */
@@ -131,13 +132,13 @@ static hgr_status_t parse_record(hgr__tune_table_t* table, const char* line, siz
     hgr_status_t status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                                      "%s line %zu: a second record for key '%s' on device '%s'", origin, line_number,
                                      key, device);
-    free(device);
-    free(key);
+    hgr__free(HGR__ALLOCATOR_TODO, device);
+    hgr__free(HGR__ALLOCATOR_TODO, key);
     return status;
   }
   if (table->count >= HGR__TUNE_MAX_RECORDS) {
-    free(device);
-    free(key);
+    hgr__free(HGR__ALLOCATOR_TODO, device);
+    hgr__free(HGR__ALLOCATOR_TODO, key);
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s line %zu: more than %d records", origin, line_number,
                       HGR__TUNE_MAX_RECORDS);
   }
@@ -172,7 +173,7 @@ hgr_status_t hgr__tune_table_format(const hgr__tune_table_t* table, char** out_t
   size_t capacity = strlen(HGR__TUNE_HEADER) + 2;
   for (size_t i = 0; i < table->count; ++i)
     capacity += strlen(table->records[i].device) + strlen(table->records[i].key) + strlen(table->records[i].tile) + 40;
-  char* text = malloc(capacity);
+  char* text = hgr__alloc(HGR__ALLOCATOR_TODO, capacity);
   if (!text) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   size_t used = (size_t)snprintf(text, capacity, "%s\n", HGR__TUNE_HEADER);
   for (size_t i = 0; i < table->count; ++i) {
@@ -189,9 +190,9 @@ hgr_status_t hgr__tune_table_load(const char* path, hgr__tune_table_t* out_table
   memset(out_table, 0, sizeof(*out_table));
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__store_read_file(path, HGR__FILE_MAX_TUNE_RECORDS_BYTES, &data, &length);
+  hgr_status_t status = hgr__store_read_file(HGR__ALLOCATOR_TODO, path, HGR__FILE_MAX_TUNE_RECORDS_BYTES, &data, &length);
   if (!status && data) status = hgr__tune_table_parse(data, length, path, out_table);
-  free(data);
+  hgr__free(HGR__ALLOCATOR_TODO, data);
   return status;
 }
 
@@ -199,15 +200,15 @@ hgr_status_t hgr__tune_table_save(const char* path, const hgr__tune_table_t* tab
   char* text = NULL;
   size_t length = 0;
   hgr_status_t status = hgr__tune_table_format(table, &text, &length);
-  if (!status) status = hgr__store_write_file(path, text, length, NULL, 0);
-  free(text);
+  if (!status) status = hgr__store_write_file(HGR__ALLOCATOR_TODO, path, text, length, NULL, 0);
+  hgr__free(HGR__ALLOCATOR_TODO, text);
   return status;
 }
 
 char* hgr__tune_path(const char* configured_directory) {
   hgr__store_t store;
   char* path = NULL;
-  hgr_status_t status = hgr__store_open(configured_directory, "tuning records", NULL, &store);
+  hgr_status_t status = hgr__store_open(HGR__ALLOCATOR_TODO, configured_directory, "tuning records", NULL, &store);
   if (!status) status = hgr__store_path(&store, HGR__TUNE_FILE_NAME, &path);
   hgr_status_free(status);
   hgr__store_close(&store);

@@ -15,6 +15,7 @@
 #ifndef HGR_TUNE_STORE_H_
 #define HGR_TUNE_STORE_H_
 
+#include "alloc.h"
 #include "ops.h"
 
 #define HGR__TUNE_HEADER "hgr-tune 1"
@@ -51,7 +52,7 @@ hgr_status_t hgr__tune_table_save(const char* path, const hgr__tune_table_t* tab
 
 void hgr__tune_table_free(hgr__tune_table_t* table);
 
-/* <the store's directory (hgr__store_open(configured))>/tuning.tsv, malloc'd;
+/* <the store's directory (hgr__store_open(HGR__ALLOCATOR_TODO, configured))>/tuning.tsv, malloc'd;
  * NULL when no directory can be named or out of memory. */
 char* hgr__tune_path(const char* configured_directory);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 #include "hgr/opencl.h"
 
@@ -67,7 +68,7 @@ hgr_status_t hgr__fail_executor(hgr_executor_t* executor, hgr_status_t failure) 
                                    "context undefined after a failed command, so release this executor and "
                                    "create a new one",
                                    text ? text : hgr_status_message(failure));
-    free(text);
+    hgr__free(HGR__ALLOCATOR_TODO, text);
   }
   return failure;
 }
@@ -90,7 +91,7 @@ typedef struct waker_t {
 static void release_waker(waker_t* waker) {
   if (waker && atomic_fetch_sub(&waker->refs, 1) == 1) {
     sem_destroy(&waker->sem);
-    free(waker);
+    hgr__free(HGR__ALLOCATOR_TODO, waker);
   }
 }
 
@@ -169,9 +170,9 @@ hgr_status_t hgr__await_events(hgr_executor_t* executor, const cl_event* events,
     }
     if (!pending) break;
     if (!host_driven && !waker) {
-      waker = malloc(sizeof(*waker));
+      waker = hgr__alloc(HGR__ALLOCATOR_TODO, sizeof(*waker));
       if (waker && sem_init(&waker->sem, 0, 0) != 0) {
-        free(waker);
+        hgr__free(HGR__ALLOCATOR_TODO, waker);
         waker = NULL;
       }
       if (waker) atomic_init(&waker->refs, 1); /* ours */

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 #include "kernel_sources.h"
 
@@ -75,7 +76,7 @@ static hgr_status_t note_launch(warm_set_t* set, const warm_key_t* key, bool* ou
     if (same_key(&set->keys[i], key)) return HGR_OK;
   if (set->count == set->capacity) {
     size_t capacity = set->capacity ? 2 * set->capacity : 32;
-    warm_key_t* grown = realloc(set->keys, capacity * sizeof(*grown));
+    warm_key_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, set->keys, capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     set->keys = grown;
     set->capacity = capacity;
@@ -159,7 +160,7 @@ hgr_status_t hgr__kernels_warm(hgr_executor_t* executor, hgr_warm_up_t mode) {
     }
   }
   if (!status && warmed) status = wait_for_queues(executor);
-  free(set.keys);
+  hgr__free(HGR__ALLOCATOR_TODO, set.keys);
   executor->programs.stats.warm_launches += warmed;
   executor->programs.stats.warm_ms += (double)(hgr__monotonic_ns() - start) / 1e6;
   if (status) return hgr_status_annotate(status, "warming the kernels up at creation");

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "graph_internal.h"
 #include "internal.h"
 
@@ -31,7 +32,7 @@ static hgr_status_t reserve(void** array, size_t count, size_t more, size_t size
   size_t needed = capacity_for(count + more);
   if (needed <= capacity_for(count) && *array) return HGR_OK;
   if (needed > SIZE_MAX / size) return OUT_OF_MEMORY(what);
-  void* grown = realloc(*array, needed * size);
+  void* grown = hgr__realloc(HGR__ALLOCATOR_TODO, *array, needed * size);
   if (!grown) return OUT_OF_MEMORY(what);
   *array = grown;
   return HGR_OK;
@@ -39,10 +40,10 @@ static hgr_status_t reserve(void** array, size_t count, size_t more, size_t size
 
 hgr_status_t hgr__graph_edit_new(hgr_graph_t** out_graph) {
   *out_graph = NULL;
-  hgr_graph_t* graph = calloc(1, sizeof(*graph));
+  hgr_graph_t* graph = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*graph));
   if (!graph) return OUT_OF_MEMORY("a graph");
   atomic_init(&graph->refcount, 1);
-  graph->node_row_ptr = calloc(1, sizeof(*graph->node_row_ptr)); /* node_count + 1 values */
+  graph->node_row_ptr = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*graph->node_row_ptr)); /* node_count + 1 values */
   if (!graph->node_row_ptr) {
     hgr_graph_release(graph);
     return OUT_OF_MEMORY("node_row_ptr");
@@ -61,11 +62,11 @@ static hgr_status_t copy_node(hgr__node_t* node, const char* name, const char* f
   node->is_op = func_name != NULL;
   node->num_outputs = output_count;
   node->declared_num_inputs = input_count;
-  hgr_status_t status = hgr__strdup(name, &node->name);
-  if (!status && func_name) status = hgr__strdup(func_name, &node->func_name);
+  hgr_status_t status = hgr__strdup(HGR__ALLOCATOR_TODO, name, &node->name);
+  if (!status && func_name) status = hgr__strdup(HGR__ALLOCATOR_TODO, func_name, &node->func_name);
   if (!status) {
-    node->inputs = calloc((size_t)input_count + 1, sizeof(*node->inputs));
-    node->attrs = calloc((size_t)attr_count + 1, sizeof(*node->attrs));
+    node->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)input_count + 1, sizeof(*node->inputs));
+    node->attrs = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)attr_count + 1, sizeof(*node->attrs));
     if (!node->inputs || !node->attrs) status = OUT_OF_MEMORY("node inputs and attrs");
   }
   if (!status) {
@@ -74,9 +75,9 @@ static hgr_status_t copy_node(hgr__node_t* node, const char* name, const char* f
   }
   for (uint32_t i = 0; i < attr_count && !status; ++i) {
     hgr__attr_t* attr = &node->attrs[i];
-    status = hgr__strdup(attrs[i].key, &attr->key);
+    status = hgr__strdup(HGR__ALLOCATOR_TODO, attrs[i].key, &attr->key);
     node->attr_count = i + 1; /* counted now so that free_node frees the key */
-    if (!status) status = hgr__strdup(attrs[i].value, &attr->value);
+    if (!status) status = hgr__strdup(HGR__ALLOCATOR_TODO, attrs[i].value, &attr->value);
   }
   if (status) hgr__graph_node_free(node);
   return status;
@@ -149,7 +150,7 @@ hgr_status_t hgr__graph_edit_append(hgr_graph_t* graph, const char* name, const 
 
   /* The new entries first, in a scratch array, so that a failure leaves the graph
    * as it was (growing the arrays changes no count). */
-  hgr__entry_t* new_entries = calloc(output_count, sizeof(*new_entries));
+  hgr__entry_t* new_entries = hgr__calloc(HGR__ALLOCATOR_TODO, output_count, sizeof(*new_entries));
   if (!new_entries) return OUT_OF_MEMORY("entries");
   hgr_status_t status = HGR_OK;
   for (uint32_t k = 0; k < output_count && !status; ++k) {
@@ -186,7 +187,7 @@ hgr_status_t hgr__graph_edit_append(hgr_graph_t* graph, const char* name, const 
     graph->node_count++;
     if (out_node_id) *out_node_id = node_id;
   }
-  free(new_entries);
+  hgr__free(HGR__ALLOCATOR_TODO, new_entries);
   return status;
 }
 
@@ -223,14 +224,14 @@ hgr_status_t hgr__graph_edit_add_binding(hgr_graph_t* graph, int32_t key, const 
   if (at < graph->binding_count && graph->binding_keys[at] == key)
     return INVALID("device key %d is bound twice, to '%.80s' and to '%.80s'", key, graph->binding_specs[at], spec);
   char* copy = NULL;
-  HGR_RETURN_IF_ERROR(hgr__strdup(spec, &copy));
+  HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, spec, &copy));
   hgr_status_t status = reserve((void**)&graph->binding_keys, graph->binding_count, 1,
                                 sizeof(*graph->binding_keys), "device bindings");
   if (!status)
     status = reserve((void**)&graph->binding_specs, graph->binding_count, 1, sizeof(*graph->binding_specs),
                      "device bindings");
   if (status) {
-    free(copy);
+    hgr__free(HGR__ALLOCATOR_TODO, copy);
     return status;
   }
   /* Keys stay ascending. */
@@ -250,11 +251,11 @@ hgr_status_t hgr__graph_edit_scratch(const hgr_graph_t* like, hgr__entry_ref_t**
     if (like->nodes[n].input_count > most_inputs) most_inputs = like->nodes[n].input_count;
     if (like->nodes[n].num_outputs > most_outputs) most_outputs = like->nodes[n].num_outputs;
   }
-  *out_inputs = malloc(((size_t)most_inputs + 1) * sizeof(**out_inputs));
-  *out_outputs = malloc(((size_t)most_outputs + 1) * sizeof(**out_outputs));
+  *out_inputs = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)most_inputs + 1) * sizeof(**out_inputs));
+  *out_outputs = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)most_outputs + 1) * sizeof(**out_outputs));
   if (*out_inputs && *out_outputs) return HGR_OK;
-  free(*out_inputs);
-  free(*out_outputs);
+  hgr__free(HGR__ALLOCATOR_TODO, *out_inputs);
+  hgr__free(HGR__ALLOCATOR_TODO, *out_outputs);
   *out_inputs = NULL;
   *out_outputs = NULL;
   return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -263,7 +264,7 @@ hgr_status_t hgr__graph_edit_scratch(const hgr_graph_t* like, hgr__entry_ref_t**
 void hgr__graph_edit_order_inputs(hgr_graph_t* graph, const hgr_graph_t* like) {
   /* A stable insertion sort by each input's position in like (arg_count is small). */
   uint32_t* rank = NULL;
-  if (graph->arg_count < 2 || !(rank = malloc(graph->arg_count * sizeof(*rank)))) return;
+  if (graph->arg_count < 2 || !(rank = hgr__alloc(HGR__ALLOCATOR_TODO, graph->arg_count * sizeof(*rank)))) return;
   for (uint32_t a = 0; a < graph->arg_count; ++a) {
     rank[a] = UINT32_MAX;
     const char* name = graph->nodes[graph->arg_nodes[a]].name;
@@ -279,7 +280,7 @@ void hgr__graph_edit_order_inputs(hgr_graph_t* graph, const hgr_graph_t* like) {
     graph->arg_nodes[at] = node;
     rank[at] = key;
   }
-  free(rank);
+  hgr__free(HGR__ALLOCATOR_TODO, rank);
 }
 
 hgr_status_t hgr__graph_edit_finish(hgr_graph_t* graph) {
@@ -298,9 +299,9 @@ hgr_status_t hgr__graph_edit_finish(hgr_graph_t* graph) {
   /* Validation derives these; a graph finished again after more edits derives them
    * anew. */
   if (graph->head_names)
-    for (uint32_t i = 0; i < graph->head_count; ++i) free(graph->head_names[i]);
-  free(graph->head_names);
-  free(graph->storage_ids);
+    for (uint32_t i = 0; i < graph->head_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, graph->head_names[i]);
+  hgr__free(HGR__ALLOCATOR_TODO, graph->head_names);
+  hgr__free(HGR__ALLOCATOR_TODO, graph->storage_ids);
   graph->head_names = NULL;
   graph->storage_ids = NULL;
   graph->storage_count = 0;

@@ -17,6 +17,7 @@
 
 /* cJSON's CMake package puts <prefix>/include on the path, its pkg-config file
  * <prefix>/include/cjson. */
+#include "alloc.h"
 #include "json.h"
 
 #include "graph_internal.h"
@@ -118,7 +119,7 @@ static void write_columns(const hgr_graph_t* graph, FILE* out) {
 hgr_status_t hgr_graph_write_json(const hgr_graph_t* graph, FILE* out) {
   if (!graph || !out) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_graph_write_json needs a graph and a file");
   /* Everything that can run out of memory first, so that a failure writes nothing. */
-  char** nodes = calloc((size_t)graph->node_count + 1, sizeof(*nodes));
+  char** nodes = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)graph->node_count + 1, sizeof(*nodes));
   char* metadata = NULL;
   hgr_status_t status = nodes ? HGR_OK : OUT_OF_MEMORY("the nodes' JSON");
   for (uint32_t n = 0; n < graph->node_count && !status; ++n)
@@ -146,7 +147,7 @@ hgr_status_t hgr_graph_write_json(const hgr_graph_t* graph, FILE* out) {
 
 cleanup:
   for (uint32_t n = 0; nodes && n < graph->node_count; ++n) cJSON_free(nodes[n]);
-  free(nodes);
+  hgr__free(HGR__ALLOCATOR_TODO, nodes);
   cJSON_free(metadata);
   return status;
 }

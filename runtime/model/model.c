@@ -3,6 +3,7 @@
  * that decide shapes) gets a specialization: import at those shapes, placement, an
  * executor sharing the weights already on the device. Specializations are cached,
  * bounded and evicted least recently used. */
+#include "alloc.h"
 #include "hgr/model.h"
 
 #include <stdio.h>
@@ -78,7 +79,7 @@ static hgr_status_t copy_params(const hgr_params_t* params, hgr_params_t** out_c
   size_t size = 0;
   HGR_RETURN_IF_ERROR(hgr_params_save_memory(params, &bytes, &size));
   hgr_status_t status = hgr_params_load_memory(bytes, size, out_copy);
-  free(bytes);
+  hgr__free(HGR__ALLOCATOR_TODO, bytes);
   return status;
 }
 
@@ -94,9 +95,9 @@ static void describe_io(hgr_model_io_t* io, const hgr__onnx_io_t* from) {
 
 static hgr_status_t describe_onnx(hgr_model_t* model) {
   size_t count = hgr__onnx_model_input_count(model->onnx);
-  model->inputs = calloc(count + 1, sizeof(*model->inputs));
+  model->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*model->inputs));
   model->output_count = hgr__onnx_model_output_count(model->onnx);
-  model->outputs = calloc(model->output_count + 1, sizeof(*model->outputs));
+  model->outputs = hgr__calloc(HGR__ALLOCATOR_TODO, model->output_count + 1, sizeof(*model->outputs));
   if (!model->inputs || !model->outputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < count; ++i) {
     hgr__onnx_io_t io;
@@ -126,8 +127,8 @@ static hgr_status_t describe_onnx(hgr_model_t* model) {
 static hgr_status_t describe_graph(hgr_model_t* model) {
   size_t count = hgr_graph_input_count(model->graph);
   model->output_count = hgr_graph_output_count(model->graph);
-  model->inputs = calloc(count + 1, sizeof(*model->inputs));
-  model->outputs = calloc(model->output_count + 1, sizeof(*model->outputs));
+  model->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*model->inputs));
+  model->outputs = hgr__calloc(HGR__ALLOCATOR_TODO, model->output_count + 1, sizeof(*model->outputs));
   if (!model->inputs || !model->outputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < count; ++i) {
     hgr_tensor_info_t info;
@@ -189,7 +190,7 @@ hgr_status_t hgr_model_input_index(const hgr_model_t* model, const char* name, s
   char* names = hgr__text_take(&list);
   hgr_status_t status = HGR_STATUS(HGR_STATUS_NOT_FOUND, "the model has no input '%s'; its inputs are %s", name,
                                    names && names[0] ? names : "none");
-  free(names);
+  hgr__free(HGR__ALLOCATOR_TODO, names);
   return status;
 }
 
@@ -256,7 +257,7 @@ static hgr_status_t make_key(const hgr_model_t* model, const hgr_model_input_t* 
       bytes += inputs[i].bytes;
     }
   }
-  uint8_t* key = malloc(bytes ? bytes : 1);
+  uint8_t* key = hgr__alloc(HGR__ALLOCATOR_TODO, bytes ? bytes : 1);
   if (!key) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   size_t at = 0;
   for (size_t i = 0; i < model->input_count; ++i) {
@@ -277,16 +278,16 @@ static hgr_status_t make_key(const hgr_model_t* model, const hgr_model_input_t* 
 /* ---- specializations --------------------------------------------------------------------- */
 
 static void free_names(char** names, size_t count) {
-  for (size_t i = 0; names && i < count; ++i) free(names[i]);
-  free(names);
+  for (size_t i = 0; names && i < count; ++i) hgr__free(HGR__ALLOCATOR_TODO, names[i]);
+  hgr__free(HGR__ALLOCATOR_TODO, names);
 }
 
 static void specialization_free(hgr_specialization_t* s) {
   free_names(s->weight_names, s->weight_name_count);
   hgr_executor_release(s->executor);
   hgr_graph_release(s->graph);
-  free(s->key);
-  free(s);
+  hgr__free(HGR__ALLOCATOR_TODO, s->key);
+  hgr__free(HGR__ALLOCATOR_TODO, s);
 }
 
 void hgr_specialization_release(hgr_specialization_t* specialization) {
@@ -358,8 +359,8 @@ static hgr_status_t weight_names(const hgr_model_t* model, const hgr_params_t* p
                                  const hgr_specialization_t* source, char*** out_weights, size_t* out_weight_count,
                                  const char*** out_shared, size_t* out_shared_count, uint64_t* out_shared_bytes) {
   size_t count = params ? hgr_params_count(params) : 0;
-  char** weights = calloc(count + 1, sizeof(*weights));
-  const char** shared = calloc(count + 1, sizeof(*shared));
+  char** weights = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*weights));
+  const char** shared = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*shared));
   size_t weight_count = 0, shared_count = 0;
   uint64_t shared_bytes = 0;
   hgr_status_t status = weights && shared ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -367,7 +368,7 @@ static hgr_status_t weight_names(const hgr_model_t* model, const hgr_params_t* p
     const char* name = NULL;
     uint64_t bytes = 0;
     if (!equals_weight(model, params, i, &name, &bytes)) continue;
-    status = hgr__strdup(name, &weights[weight_count]);
+    status = hgr__strdup(HGR__ALLOCATOR_TODO, name, &weights[weight_count]);
     if (status) break;
     ++weight_count;
     if (source && bsearch(&name, source->weight_names, source->weight_name_count, sizeof(char*), compare_names)) {
@@ -377,7 +378,7 @@ static hgr_status_t weight_names(const hgr_model_t* model, const hgr_params_t* p
   }
   if (status) {
     free_names(weights, weight_count);
-    free(shared);
+    hgr__free(HGR__ALLOCATOR_TODO, shared);
     return status;
   }
   qsort(weights, weight_count, sizeof(*weights), compare_names);
@@ -417,7 +418,7 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
                  : hgr_onnx_options_set_input_shape(options, io->name, in->shape, in->ndim);
   }
   size_t onnx_inputs = hgr__onnx_model_input_count(model->onnx);
-  bool* deciding = calloc(onnx_inputs + 1, sizeof(*deciding));
+  bool* deciding = hgr__calloc(HGR__ALLOCATOR_TODO, onnx_inputs + 1, sizeof(*deciding));
   if (!status && !deciding) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status)
     status = hgr__onnx_model_import(model->onnx, options, out_graph, out_params, &model->report.onnx, deciding);
@@ -428,7 +429,7 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
         *out_retry = true;
       }
   }
-  free(deciding);
+  hgr__free(HGR__ALLOCATOR_TODO, deciding);
   hgr_onnx_options_release(options);
   return status;
 }
@@ -478,7 +479,7 @@ static hgr_status_t make_executor(hgr_model_t* model, hgr_graph_t* graph, hgr_pa
     options.share_param_name_count = shared_count;
   }
   hgr_status_t status = hgr_executor_create(model->instance, graph, &options, out_executor);
-  free(shared);
+  hgr__free(HGR__ALLOCATOR_TODO, shared);
   return status;
 }
 
@@ -511,13 +512,13 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
   model->report.place_ms = since_ms(start);
   start = hgr__monotonic_ns();
   hgr_executor_t* executor = NULL;
-  hgr_specialization_t* s = status ? NULL : calloc(1, sizeof(*s));
+  hgr_specialization_t* s = status ? NULL : hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*s));
   if (!status && !s) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status) status = make_executor(model, graph, model->onnx ? params : model->params, s, &executor);
   model->report.executor_ms = since_ms(start);
   if (status) {
     if (s) free_names(s->weight_names, s->weight_name_count);
-    free(s);
+    hgr__free(HGR__ALLOCATOR_TODO, s);
     hgr_executor_release(executor);
     hgr_graph_release(graph);
     hgr_params_release(params);
@@ -538,7 +539,7 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
 static hgr_status_t cache_add(hgr_model_t* model, hgr_specialization_t* s) {
   if (model->cache_count == model->cache_capacity) {
     size_t capacity = model->cache_capacity ? 2 * model->cache_capacity : 8;
-    hgr_specialization_t** grown = realloc(model->cache, capacity * sizeof(*grown));
+    hgr_specialization_t** grown = hgr__realloc(HGR__ALLOCATOR_TODO, model->cache, capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     model->cache = grown;
     model->cache_capacity = capacity;
@@ -566,7 +567,7 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
     for (size_t i = 0; i < model->cache_count; ++i) {
       hgr_specialization_t* s = model->cache[i];
       if (s->key_bytes != key_bytes || memcmp(s->key, key, key_bytes)) continue;
-      free(key);
+      hgr__free(HGR__ALLOCATOR_TODO, key);
       s->last_used = ++model->clock;
       ++model->report.hits;
       ++s->refs;
@@ -577,7 +578,7 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
     bool retry = false;
     hgr_status_t status = create(model, inputs, key, key_bytes, &s, &retry);
     if (status) {
-      free(key);
+      hgr__free(HGR__ALLOCATOR_TODO, key);
       if (retry) {
         hgr_status_free(status);
         continue;
@@ -647,18 +648,18 @@ hgr_status_t hgr_model_run(hgr_model_t* model, const hgr_model_input_t* inputs, 
     status = hgr_executor_set_input_by_name(s->executor, model->inputs[i].io.name, inputs[i].data, inputs[i].bytes);
     if (status) status = hgr_status_annotate(status, "input '%s'", model->inputs[i].io.name);
   }
-  hgr_model_run_t* run = status ? NULL : calloc(1, sizeof(*run));
+  hgr_model_run_t* run = status ? NULL : hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*run));
   if (!status && !run) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status) {
     run->specialization = s;
     status = hgr_executor_run_async(s->executor, &run->fence);
   }
   if (!status) {
-    run->output_names = calloc(model->output_count + 1, sizeof(char*));
+    run->output_names = hgr__calloc(HGR__ALLOCATOR_TODO, model->output_count + 1, sizeof(char*));
     run->output_count = model->output_count;
     if (!run->output_names) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     for (size_t i = 0; !status && i < model->output_count; ++i)
-      status = hgr__strdup(model->outputs[i].name, &run->output_names[i]);
+      status = hgr__strdup(HGR__ALLOCATOR_TODO, model->outputs[i].name, &run->output_names[i]);
   }
   if (status) {
     if (run) hgr_model_run_release(run);
@@ -689,10 +690,10 @@ hgr_status_t hgr_model_run_get_output(hgr_model_run_t* run, size_t index, void* 
 void hgr_model_run_release(hgr_model_run_t* run) {
   if (!run) return;
   hgr_fence_release(run->fence);
-  for (size_t i = 0; run->output_names && i < run->output_count; ++i) free(run->output_names[i]);
-  free(run->output_names);
+  for (size_t i = 0; run->output_names && i < run->output_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, run->output_names[i]);
+  hgr__free(HGR__ALLOCATOR_TODO, run->output_names);
   hgr_specialization_release(run->specialization);
-  free(run);
+  hgr__free(HGR__ALLOCATOR_TODO, run);
 }
 
 /* ---- creation ------------------------------------------------------------------------- */
@@ -702,7 +703,7 @@ static hgr_status_t model_new(hgr_instance_t* instance, const hgr_model_options_
   if (options && (options->executor.params || options->executor.share_params_from))
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "a model's executor options leave params and share_params_from "
                       "to the model");
-  hgr_model_t* model = calloc(1, sizeof(*model));
+  hgr_model_t* model = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*model));
   if (!model) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a model");
   model->instance = instance;
   if (options) model->options = *options;
@@ -710,7 +711,7 @@ static hgr_status_t model_new(hgr_instance_t* instance, const hgr_model_options_
 #if HGR_HAS_ONNX
   hgr_status_t status = hgr__onnx_options_clone(options ? options->onnx : NULL, &model->onnx_options);
   if (status) {
-    free(model);
+    hgr__free(HGR__ALLOCATOR_TODO, model);
     return status;
   }
 #endif
@@ -727,7 +728,7 @@ static hgr_status_t model_new(hgr_instance_t* instance, const hgr_model_options_
 void hgr_model_release(hgr_model_t* model) {
   if (!model) return;
   while (model->cache_count) drop(model, model->cache_count - 1);
-  free(model->cache);
+  hgr__free(HGR__ALLOCATOR_TODO, model->cache);
   hgr_program_pool_release(model->programs);
   hgr_params_release(model->weights);
   hgr_params_release(model->params);
@@ -736,9 +737,9 @@ void hgr_model_release(hgr_model_t* model) {
   hgr__onnx_model_free(model->onnx);
   hgr_onnx_options_release(model->onnx_options);
 #endif
-  free(model->inputs);
-  free(model->outputs);
-  free(model);
+  hgr__free(HGR__ALLOCATOR_TODO, model->inputs);
+  hgr__free(HGR__ALLOCATOR_TODO, model->outputs);
+  hgr__free(HGR__ALLOCATOR_TODO, model);
 }
 
 hgr_status_t hgr_model_create_onnx_memory(hgr_instance_t* instance, const void* bytes, size_t size,
@@ -774,8 +775,8 @@ hgr_status_t hgr_model_create_onnx_file(hgr_instance_t* instance, const char* pa
   char* folder = NULL;
   hgr_status_t status = hgr__onnx_model_read_file(path, &data, &length, &folder);
   if (!status) status = hgr_model_create_onnx_memory(instance, data, length, folder, options, out_model);
-  free(folder);
-  free(data);
+  hgr__free(HGR__ALLOCATOR_TODO, folder);
+  hgr__free(HGR__ALLOCATOR_TODO, data);
   return hgr_status_annotate(status, "%s", path);
 #else
   (void)instance, (void)options;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "onnx_internal.h"
 
 /* ---- shared -------------------------------------------------------------------------- */
@@ -250,7 +251,7 @@ static hgr_status_t split(hgr__onnx_node_t* node, bool fold) {
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   if (!fold) HGR_RETURN_IF_ERROR(check_movable(node, x));
-  int64_t* sizes = calloc(node->output_count ? node->output_count : 1, sizeof(*sizes));
+  int64_t* sizes = hgr__calloc(HGR__ALLOCATOR_TODO, node->output_count ? node->output_count : 1, sizeof(*sizes));
   if (!sizes) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
   int32_t axis;
   hgr_status_t status = read_split(node, x, &axis, sizes);
@@ -272,7 +273,7 @@ static hgr_status_t split(hgr__onnx_node_t* node, bool fold) {
       status = add_slice(node, x, &s, k);
     }
   }
-  free(sizes);
+  hgr__free(HGR__ALLOCATOR_TODO, sizes);
   return status;
 }
 

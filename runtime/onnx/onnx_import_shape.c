@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "onnx_internal.h"
 
 /* ---- reshape-likes: the output shape, then a reshape or a relabelled constant ---- */
@@ -268,7 +269,7 @@ static hgr_status_t fold_concat(hgr__onnx_node_t* node) {
 static hgr_status_t import_concat(hgr__onnx_node_t* node) {
   int32_t axis;
   HGR_RETURN_IF_ERROR(concat_axis(node, &axis));
-  hgr_value_t* in = calloc(node->input_count, sizeof(*in));
+  hgr_value_t* in = hgr__calloc(HGR__ALLOCATOR_TODO, node->input_count, sizeof(*in));
   if (!in) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr_status_t status = HGR_OK;
   for (uint32_t i = 0; !status && i < node->input_count; ++i) status = hgr__onnx_runtime(node, node->inputs[i], &in[i]);
@@ -278,7 +279,7 @@ static hgr_status_t import_concat(hgr__onnx_node_t* node) {
   if (!status) status = hgr_attrs_set_int(attrs, "axis", axis);
   if (!status) status = hgr__onnx_add_op(node, "concatenate", in, node->input_count, attrs, 1, &out);
   hgr_attrs_release(attrs);
-  free(in);
+  hgr__free(HGR__ALLOCATOR_TODO, in);
   HGR_RETURN_IF_ERROR(status);
   return hgr__onnx_set_runtime(node, 0, out, node->inputs[0]->onnx_type);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "alloc.h"
 #include "file.h"
 #include "passes.h"
 #include "builder_internal.h"
@@ -39,7 +40,7 @@ static hgr_status_t collect_values(hgr__onnx_loader_t* loader) {
   const Onnx__GraphProto* g = loader->graph;
   size_t capacity = g->n_initializer + g->n_input;
   for (size_t n = 0; n < g->n_node; ++n) capacity += g->node[n]->n_output;
-  loader->values = calloc(capacity ? capacity : 1, sizeof(*loader->values));
+  loader->values = hgr__calloc(HGR__ALLOCATOR_TODO, capacity ? capacity : 1, sizeof(*loader->values));
   if (!loader->values) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu values", capacity);
   size_t count = 0;
   for (size_t i = 0; i < g->n_initializer; ++i) {
@@ -209,12 +210,12 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
  * counts each value's uses by them. */
 static hgr_status_t find_live(hgr__onnx_loader_t* loader) {
   const Onnx__GraphProto* g = loader->graph;
-  bool* needed = calloc(loader->value_count ? loader->value_count : 1, sizeof(*needed));
+  bool* needed = hgr__calloc(HGR__ALLOCATOR_TODO, loader->value_count ? loader->value_count : 1, sizeof(*needed));
   if (!needed) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < g->n_output; ++i) {
     hgr__onnx_value_t* v = hgr__onnx_find_value(loader, g->output[i]->name);
     if (!v) {
-      free(needed);
+      hgr__free(HGR__ALLOCATOR_TODO, needed);
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph output %zu '%s' is not produced by any node, "
                         "initializer or input", i, g->output[i]->name ? g->output[i]->name : "");
     }
@@ -242,7 +243,7 @@ static hgr_status_t find_live(hgr__onnx_loader_t* loader) {
       ++v->uses;
     }
   }
-  free(needed);
+  hgr__free(HGR__ALLOCATOR_TODO, needed);
   return HGR_OK;
 }
 
@@ -263,8 +264,8 @@ static void node_header(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_no
 static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_node_t* node) {
   const Onnx__NodeProto* proto = loader->graph->node[index];
   node_header(loader, index, node);
-  node->inputs = calloc(proto->n_input + 1, sizeof(*node->inputs));
-  node->outputs = calloc(proto->n_output + 1, sizeof(*node->outputs));
+  node->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, proto->n_input + 1, sizeof(*node->inputs));
+  node->outputs = hgr__calloc(HGR__ALLOCATOR_TODO, proto->n_output + 1, sizeof(*node->outputs));
   if (!node->inputs || !node->outputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   node->input_count = (uint32_t)proto->n_input;
   node->output_count = (uint32_t)proto->n_output;
@@ -285,15 +286,15 @@ static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr
 }
 
 static void node_free(hgr__onnx_node_t* node) {
-  free(node->inputs);
-  free(node->outputs);
+  hgr__free(HGR__ALLOCATOR_TODO, node->inputs);
+  hgr__free(HGR__ALLOCATOR_TODO, node->outputs);
 }
 
 static hgr_status_t unknown_op(const hgr__onnx_node_t* node) {
   char* list = hgr__onnx_op_list();
   hgr_status_t status = HGR__ONNX_UNSUPPORTED(node, "op '%s' is not supported; hgr supports: %s", node->proto->op_type,
                                               list ? list : "(out of memory)");
-  free(list);
+  hgr__free(HGR__ALLOCATOR_TODO, list);
   return status;
 }
 
@@ -389,7 +390,7 @@ static hgr_status_t mark_outputs(hgr__onnx_loader_t* loader) {
                                  : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       none.n_output = 0;
       none.output = NULL;
-      free(name);
+      hgr__free(HGR__ALLOCATOR_TODO, name);
       hgr_attrs_release(attrs);
       HGR_RETURN_IF_ERROR(status);
     }
@@ -460,8 +461,8 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
   HGR_RETURN_IF_ERROR(read_opset(loader, model));
   loader->graph = model->graph;
   loader->report.onnx_nodes = (uint32_t)model->graph->n_node;
-  loader->live = calloc(model->graph->n_node + 1, sizeof(bool));
-  loader->fused = calloc(model->graph->n_node + 1, sizeof(bool));
+  loader->live = hgr__calloc(HGR__ALLOCATOR_TODO, model->graph->n_node + 1, sizeof(bool));
+  loader->fused = hgr__calloc(HGR__ALLOCATOR_TODO, model->graph->n_node + 1, sizeof(bool));
   if (!loader->live || !loader->fused) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   HGR_RETURN_IF_ERROR(collect_values(loader));
   HGR_RETURN_IF_ERROR(add_initializers(loader, parsed->initializers));
@@ -476,7 +477,7 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
   /* First every node computable from constants alone, so that the fusions looking
    * ahead see the constants later nodes would fold (densenet's per-channel scales are
    * Unsqueezed after the BatchNormalization they follow); then the rest, in order. */
-  bool* done = calloc(model->graph->n_node + 1, sizeof(bool));
+  bool* done = hgr__calloc(HGR__ALLOCATOR_TODO, model->graph->n_node + 1, sizeof(bool));
   if (!done) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr_status_t status = HGR_OK;
   for (uint32_t n = 0; !status && n < (uint32_t)model->graph->n_node; ++n)
@@ -486,7 +487,7 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
     }
   for (uint32_t n = 0; !status && n < (uint32_t)model->graph->n_node; ++n)
     if (loader->live[n] && !loader->fused[n] && !done[n]) status = import_node(loader, n);
-  free(done);
+  hgr__free(HGR__ALLOCATOR_TODO, done);
   HGR_RETURN_IF_ERROR(status);
   HGR_RETURN_IF_ERROR(mark_outputs(loader));
   rename_nodes(loader);
@@ -512,9 +513,9 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
 static void loader_free(hgr__onnx_loader_t* loader) {
   for (size_t i = 0; i < loader->value_count; ++i)
     if (!loader->values[i].borrowed) hgr__onnx_tensor_free(loader->values[i].constant);
-  free(loader->values);
-  free(loader->live);
-  free(loader->fused);
+  hgr__free(HGR__ALLOCATOR_TODO, loader->values);
+  hgr__free(HGR__ALLOCATOR_TODO, loader->live);
+  hgr__free(HGR__ALLOCATOR_TODO, loader->fused);
   hgr_builder_release(loader->builder);
 }
 
@@ -524,7 +525,7 @@ hgr_status_t hgr__onnx_model_check_ops(const hgr__onnx_model_t* model) {
   const Onnx__GraphProto* g = model->proto->graph;
   loader.graph = g;
   hgr_status_t status = read_opset(&loader, model->proto);
-  loader.live = calloc(g->n_node + 1, sizeof(bool));
+  loader.live = hgr__calloc(HGR__ALLOCATOR_TODO, g->n_node + 1, sizeof(bool));
   if (!status && !loader.live) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status) status = collect_values(&loader);
   if (!status) status = find_live(&loader);
@@ -535,8 +536,8 @@ hgr_status_t hgr__onnx_model_check_ops(const hgr__onnx_model_t* model) {
     node_header(&loader, n, &node);
     status = find_op(&node, &op);
   }
-  free(loader.values);
-  free(loader.live);
+  hgr__free(HGR__ALLOCATOR_TODO, loader.values);
+  hgr__free(HGR__ALLOCATOR_TODO, loader.live);
   return status;
 }
 
@@ -549,7 +550,7 @@ hgr_status_t hgr__onnx_model_import(hgr__onnx_model_t* model, const hgr_onnx_opt
   memset(&loader, 0, sizeof(loader));
   loader.options = options;
   loader.external.base_directory = model->base_directory;
-  bool* deciding = calloc(model->proto->graph->n_input + 1, sizeof(*deciding));
+  bool* deciding = hgr__calloc(HGR__ALLOCATOR_TODO, model->proto->graph->n_input + 1, sizeof(*deciding));
   if (!deciding) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   loader.deciding = deciding;
   loader.model = model;
@@ -570,7 +571,7 @@ hgr_status_t hgr__onnx_model_import(hgr__onnx_model_t* model, const hgr_onnx_opt
   if (out_report) *out_report = loader.report;
   if (out_deciding)
     for (size_t i = 0; i < model->input_count; ++i) out_deciding[i] = deciding[model->inputs[i]];
-  free(deciding);
+  hgr__free(HGR__ALLOCATOR_TODO, deciding);
   if (status) {
     hgr_graph_release(graph);
     hgr_params_release(params);
@@ -624,8 +625,8 @@ hgr_status_t hgr_onnx_load_file(const char* path, const hgr_onnx_options_t* opti
   char* folder = NULL;
   hgr_status_t status = hgr__onnx_model_read_file(path, &data, &length, &folder);
   if (!status) status = hgr_onnx_load_memory(data, length, folder, options, out_graph, out_params, out_report);
-  free(folder);
-  free(data);
+  hgr__free(HGR__ALLOCATOR_TODO, folder);
+  hgr__free(HGR__ALLOCATOR_TODO, data);
   return hgr_status_annotate(status, "%s", path);
 }
 
@@ -642,7 +643,7 @@ hgr_status_t hgr_onnx_read_tensor(const void* bytes, size_t size, hgr_dtype_t* o
   hgr__onnx_tensor_t* t = NULL;
   hgr_status_t status = hgr__onnx_tensor_decode(proto, NULL, "the tensor", &t);
   if (!status) status = hgr__onnx_type_dtype(t->onnx_type, out_dtype);
-  if (!status && out_name) status = hgr__strdup(proto->name ? proto->name : "", out_name);
+  if (!status && out_name) status = hgr__strdup(HGR__ALLOCATOR_TODO, proto->name ? proto->name : "", out_name);
   if (!status) {
     *out_ndim = t->ndim;
     memcpy(out_shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
@@ -650,8 +651,8 @@ hgr_status_t hgr_onnx_read_tensor(const void* bytes, size_t size, hgr_dtype_t* o
     *out_data = t->data;
     t->data = NULL;
   }
-  free(t ? t->data : NULL);
-  free(t);
+  hgr__free(HGR__ALLOCATOR_TODO, t ? t->data : NULL);
+  hgr__free(HGR__ALLOCATOR_TODO, t);
   onnx__tensor_proto__free_unpacked(proto, NULL);
   return status;
 }
@@ -662,9 +663,9 @@ hgr_status_t hgr_onnx_read_tensor_file(const char* path, hgr_dtype_t* out_dtype,
   *out_data = NULL;
   void* bytes = NULL;
   size_t length = 0;
-  HGR_RETURN_IF_ERROR(hgr__file_read(path, HGR__FILE_MAX_TENSOR_PROTO_BYTES, &bytes, &length));
+  HGR_RETURN_IF_ERROR(hgr__file_read(HGR__ALLOCATOR_TODO, path, HGR__FILE_MAX_TENSOR_PROTO_BYTES, &bytes, &length));
   hgr_status_t status = hgr_onnx_read_tensor(bytes, length, out_dtype, out_shape, out_ndim, out_data, out_bytes,
                                              out_name);
-  free(bytes);
+  hgr__free(HGR__ALLOCATOR_TODO, bytes);
   return hgr_status_annotate(status, "%s", path);
 }

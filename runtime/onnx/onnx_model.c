@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "file.h"
 #include "onnx_internal.h"
 #include "onnx_model.h"
@@ -22,7 +23,7 @@ const Onnx__TypeProto__Tensor* hgr__onnx_tensor_type(const Onnx__ValueInfoProto*
 
 static hgr_status_t find_inputs(hgr__onnx_model_t* model) {
   const Onnx__GraphProto* g = model->proto->graph;
-  model->inputs = calloc(g->n_input + 1, sizeof(*model->inputs));
+  model->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, g->n_input + 1, sizeof(*model->inputs));
   if (!model->inputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < g->n_input; ++i) {
     if (!g->input[i]->name || !g->input[i]->name[0])
@@ -48,7 +49,7 @@ static hgr_status_t parse_model(hgr__onnx_model_t* model, const void* bytes, siz
   if (!g) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has no graph");
   if (!g->n_output) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model's graph has no outputs");
   HGR_RETURN_IF_ERROR(find_inputs(model));
-  model->initializers = calloc(g->n_initializer + 1, sizeof(*model->initializers));
+  model->initializers = hgr__calloc(HGR__ALLOCATOR_TODO, g->n_initializer + 1, sizeof(*model->initializers));
   if (!model->initializers) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr__onnx_external_t external = {.base_directory = model->base_directory};
   for (size_t i = 0; i < g->n_initializer; ++i) {
@@ -64,15 +65,15 @@ static hgr_status_t parse_model(hgr__onnx_model_t* model, const void* bytes, siz
 hgr_status_t hgr__onnx_model_read_file(const char* path, void** out_bytes, size_t* out_size, char** out_folder) {
   *out_bytes = NULL;
   *out_folder = NULL;
-  HGR_RETURN_IF_ERROR(hgr__file_read(path, MAX_MODEL_BYTES, out_bytes, out_size));
+  HGR_RETURN_IF_ERROR(hgr__file_read(HGR__ALLOCATOR_TODO, path, MAX_MODEL_BYTES, out_bytes, out_size));
   const char* slash = strrchr(path, '/');
   char* folder = slash ? hgr__format("%.*s", (int)(slash - path), path) : hgr__format(".");
   if (folder && !folder[0]) { /* "/model.onnx" */
-    free(folder);
+    hgr__free(HGR__ALLOCATOR_TODO, folder);
     folder = hgr__format("/");
   }
   if (!folder) {
-    free(*out_bytes);
+    hgr__free(HGR__ALLOCATOR_TODO, *out_bytes);
     *out_bytes = NULL;
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
@@ -84,30 +85,30 @@ void hgr__onnx_model_free(hgr__onnx_model_t* model) {
   if (!model) return;
   for (size_t i = 0; model->initializers && i < model->proto->graph->n_initializer; ++i)
     hgr__onnx_tensor_free(model->initializers[i]); /* credits model->limits */
-  free(model->initializers);
+  hgr__free(HGR__ALLOCATOR_TODO, model->initializers);
   for (size_t n = 0; model->folds && n < model->proto->graph->n_node; ++n) {
     for (size_t k = 0; model->folds[n] && k < model->proto->graph->node[n]->n_output; ++k)
       hgr__onnx_tensor_free(model->folds[n][k]);
-    free(model->folds[n]);
+    hgr__free(HGR__ALLOCATOR_TODO, model->folds[n]);
   }
-  free(model->folds);
-  free(model->inputs);
+  hgr__free(HGR__ALLOCATOR_TODO, model->folds);
+  hgr__free(HGR__ALLOCATOR_TODO, model->inputs);
   if (model->proto) onnx__model_proto__free_unpacked(model->proto, NULL);
-  free(model->base_directory);
-  free(model);
+  hgr__free(HGR__ALLOCATOR_TODO, model->base_directory);
+  hgr__free(HGR__ALLOCATOR_TODO, model);
 }
 
 hgr_status_t hgr__onnx_model_parse(const void* bytes, size_t size, const char* base_directory,
                                    const hgr_onnx_options_t* options, hgr__onnx_model_t** out_model) {
   *out_model = NULL;
   if (!bytes && size) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "NULL model bytes");
-  hgr__onnx_model_t* model = calloc(1, sizeof(*model));
+  hgr__onnx_model_t* model = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*model));
   if (!model) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a model");
   model->limits = (hgr__onnx_limits_t){.max_tensor_bytes = options ? options->max_tensor_bytes : 0,
                                        .max_loader_bytes = options ? options->max_loader_bytes : 0,
                                        .model_bytes = size};
   hgr_status_t status = HGR_OK;
-  if (base_directory && hgr__strdup(base_directory, &model->base_directory))
+  if (base_directory && hgr__strdup(HGR__ALLOCATOR_TODO, base_directory, &model->base_directory))
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr__onnx_limits_enter(&model->limits);
   if (!status) status = parse_model(model, bytes, size);
@@ -191,8 +192,8 @@ void hgr__onnx_model_keep_fold(hgr__onnx_loader_t* loader, hgr__onnx_node_t* nod
   hgr__onnx_model_t* model = loader->model;
   for (uint32_t k = 0; k < node->output_count; ++k)
     if (node->outputs[k] && (!node->outputs[k]->constant || node->outputs[k]->borrowed)) return;
-  if (!model->folds) model->folds = calloc(loader->graph->n_node + 1, sizeof(*model->folds));
-  hgr__onnx_tensor_t** kept = model->folds ? calloc(node->output_count + 1, sizeof(*kept)) : NULL;
+  if (!model->folds) model->folds = hgr__calloc(HGR__ALLOCATOR_TODO, loader->graph->n_node + 1, sizeof(*model->folds));
+  hgr__onnx_tensor_t** kept = model->folds ? hgr__calloc(HGR__ALLOCATOR_TODO, node->output_count + 1, sizeof(*kept)) : NULL;
   if (!kept) return;
   for (uint32_t k = 0; k < node->output_count; ++k) {
     hgr__onnx_value_t* v = node->outputs[k];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "onnx_internal.h"
 #include "ops.h"
 #include "text.h"
@@ -17,7 +18,7 @@ hgr_status_t hgr__onnx_error(const hgr__onnx_node_t* node, hgr_status_code_t cod
   char* message = hgr__vformat(format, args);
   va_end(args);
   hgr_status_t status = hgr_status_make(code, file, line, "%s: %s", node->label, message ? message : "(out of memory)");
-  free(message);
+  hgr__free(HGR__ALLOCATOR_TODO, message);
   return status;
 }
 
@@ -199,7 +200,7 @@ hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, co
                                                        c->ndim, c->data,
                                                        (size_t)(c->count * hgr__onnx_type_bytes(c->onnx_type)),
                                                        out_value);
-  free(unique);
+  hgr__free(HGR__ALLOCATOR_TODO, unique);
   hgr__onnx_tensor_free(converted);
   return builder_status(node, status);
 }
@@ -213,7 +214,7 @@ hgr_status_t hgr__onnx_add_float_constant(hgr__onnx_node_t* node, const char* ba
                                                         : hgr__onnx_tensor_cast(t, HGR__ONNX_FLOAT, node->label, &f);
   if (!status) status = hgr__onnx_add_constant(node, name, f ? f : t, out_value);
   hgr__onnx_tensor_free(f);
-  free(name);
+  hgr__free(HGR__ALLOCATOR_TODO, name);
   return status;
 }
 
@@ -250,7 +251,7 @@ hgr_status_t hgr__onnx_add_op(hgr__onnx_node_t* node, const char* op, const hgr_
   if (!name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
   hgr_status_t status = hgr_builder_add_op(node->loader->builder, name, op, inputs, input_count, attrs, output_count,
                                            out_outputs);
-  free(name);
+  hgr__free(HGR__ALLOCATOR_TODO, name);
   return builder_status(node, status);
 }
 
@@ -392,8 +393,8 @@ hgr__onnx_value_t* hgr__onnx_find_value(const hgr__onnx_loader_t* loader, const 
 
 void hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v) {
   if (!loader->deciding) return;
-  bool* seen = calloc(loader->value_count + 1, sizeof(*seen));
-  const hgr__onnx_value_t** stack = malloc((loader->value_count + 1) * sizeof(*stack));
+  bool* seen = hgr__calloc(HGR__ALLOCATOR_TODO, loader->value_count + 1, sizeof(*seen));
+  const hgr__onnx_value_t** stack = hgr__alloc(HGR__ALLOCATOR_TODO, (loader->value_count + 1) * sizeof(*stack));
   size_t depth = 0;
   if (seen && stack) {
     stack[depth++] = v;
@@ -417,8 +418,8 @@ void hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t
       stack[depth++] = in;
     }
   }
-  free(seen);
-  free(stack);
+  hgr__free(HGR__ALLOCATOR_TODO, seen);
+  hgr__free(HGR__ALLOCATOR_TODO, stack);
 }
 
 

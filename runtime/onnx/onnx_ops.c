@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "onnx_internal.h"
 #include "text.h"
 
@@ -32,7 +33,7 @@ char* hgr__onnx_op_list(void) {
   size_t count = 0;
   for (size_t f = 0; f < FAMILY_COUNT; ++f)
     for (const hgr__onnx_op_t* op = families[f]; op->name; ++op) ++count;
-  const char** names = malloc(count * sizeof(*names));
+  const char** names = hgr__alloc(HGR__ALLOCATOR_TODO, count * sizeof(*names));
   if (!names) return NULL;
   count = 0;
   for (size_t f = 0; f < FAMILY_COUNT; ++f)
@@ -40,6 +41,6 @@ char* hgr__onnx_op_list(void) {
   qsort(names, count, sizeof(*names), compare_names);
   hgr__text_t text = {0};
   for (size_t i = 0; i < count; ++i) hgr__text_appendf(&text, "%s%s", i ? ", " : "", names[i]);
-  free(names);
+  hgr__free(HGR__ALLOCATOR_TODO, names);
   return hgr__text_take(&text);
 }

@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "onnx_internal.h"
 #include "onnx_model.h"
 
 hgr_status_t hgr_onnx_options_create(hgr_onnx_options_t** out_options) {
   if (!out_options) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out_options is NULL");
-  *out_options = calloc(1, sizeof(**out_options));
+  *out_options = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(**out_options));
   if (!*out_options) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for ONNX options");
   return HGR_OK;
 }
@@ -17,11 +18,11 @@ hgr_status_t hgr_onnx_options_create(hgr_onnx_options_t** out_options) {
 void hgr_onnx_options_release(hgr_onnx_options_t* options) {
   if (!options) return;
   for (size_t i = 0; i < options->shape_count; ++i) {
-    free(options->shapes[i].name);
+    hgr__free(HGR__ALLOCATOR_TODO, options->shapes[i].name);
     hgr__onnx_tensor_free(options->shapes[i].value);
   }
-  free(options->shapes);
-  free(options);
+  hgr__free(HGR__ALLOCATOR_TODO, options->shapes);
+  hgr__free(HGR__ALLOCATOR_TODO, options);
 }
 
 /* The slot of input name in options, added when absent. */
@@ -31,12 +32,12 @@ static hgr_status_t input_slot(hgr_onnx_options_t* options, const char* name, in
       *out_slot = &options->shapes[i];
       return HGR_OK;
     }
-  input_shape_t* grown = realloc(options->shapes, (options->shape_count + 1) * sizeof(*grown));
+  input_shape_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, options->shapes, (options->shape_count + 1) * sizeof(*grown));
   if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   options->shapes = grown;
   input_shape_t* slot = &grown[options->shape_count];
   memset(slot, 0, sizeof(*slot));
-  HGR_RETURN_IF_ERROR(hgr__strdup(name, &slot->name));
+  HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, name, &slot->name));
   ++options->shape_count;
   *out_slot = slot;
   return HGR_OK;
@@ -95,14 +96,14 @@ hgr_status_t hgr__onnx_options_clone(const hgr_onnx_options_t* options, hgr_onnx
   hgr_onnx_options_t* copy = *out_copy;
   if (!options) return HGR_OK;
   hgr_status_t status = HGR_OK;
-  copy->shapes = calloc(options->shape_count + 1, sizeof(*copy->shapes));
+  copy->shapes = hgr__calloc(HGR__ALLOCATOR_TODO, options->shape_count + 1, sizeof(*copy->shapes));
   if (!copy->shapes) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; !status && i < options->shape_count; ++i) {
     copy->shapes[i] = options->shapes[i];
     copy->shapes[i].name = NULL;
     copy->shapes[i].value = NULL;
     ++copy->shape_count;
-    status = hgr__strdup(options->shapes[i].name, &copy->shapes[i].name);
+    status = hgr__strdup(HGR__ALLOCATOR_TODO, options->shapes[i].name, &copy->shapes[i].name);
     if (!status && options->shapes[i].value)
       status = hgr__onnx_tensor_copy(options->shapes[i].value, &copy->shapes[i].value);
   }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "byte_order.h"
 #include "onnx_internal.h"
 #include "text.h"
@@ -134,10 +135,10 @@ hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32
                       "tensor (hgr_onnx_options_set_max_tensor_bytes)", where, (unsigned long long)bytes,
                       hgr__onnx_type_name(onnx_type), (unsigned long long)limit);
   HGR_RETURN_IF_ERROR(hgr__onnx_limits_charge(bytes, where));
-  hgr__onnx_tensor_t* t = calloc(1, sizeof(*t));
-  void* data = t ? calloc(1, bytes ? (size_t)bytes : 1) : NULL;
+  hgr__onnx_tensor_t* t = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*t));
+  void* data = t ? hgr__calloc(HGR__ALLOCATOR_TODO, 1, bytes ? (size_t)bytes : 1) : NULL;
   if (!data) {
-    free(t);
+    hgr__free(HGR__ALLOCATOR_TODO, t);
     if (current_limits) current_limits->held -= bytes;
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory for %llu bytes", where,
                       (unsigned long long)bytes);
@@ -161,8 +162,8 @@ void hgr__onnx_tensor_recharge(hgr__onnx_tensor_t* tensor, hgr__onnx_limits_t* l
 void hgr__onnx_tensor_free(hgr__onnx_tensor_t* tensor) {
   if (!tensor) return;
   if (tensor->charged) tensor->charged->held -= tensor->count * hgr__onnx_type_bytes(tensor->onnx_type);
-  free(tensor->data);
-  free(tensor);
+  hgr__free(HGR__ALLOCATOR_TODO, tensor->data);
+  hgr__free(HGR__ALLOCATOR_TODO, tensor);
 }
 
 hgr_status_t hgr__onnx_tensor_reshape(hgr__onnx_tensor_t* tensor, const int64_t* shape, int32_t ndim,
@@ -419,7 +420,7 @@ static hgr_status_t read_external(const Onnx__TensorProto* proto, const hgr__onn
                         (unsigned long long)bytes, (unsigned long long)offset, path);
   }
   if (file) fclose(file);
-  free(path);
+  hgr__free(HGR__ALLOCATOR_TODO, path);
   return status;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "file.h"
 #include "ops.h"
 
@@ -161,28 +162,28 @@ static hgr_status_t plan_user(hgr__op_ctx_t* ctx) {
 /* ---- loading ------------------------------------------------------------------------- */
 
 static void free_op(user_op_t* op) {
-  free(op->name);
-  free(op->source_name);
-  free(op->attrs);
-  free(op->kernel);
-  free(op->source_path);
-  free(op->source_text);
-  free(op->build_options);
+  hgr__free(HGR__ALLOCATOR_TODO, op->name);
+  hgr__free(HGR__ALLOCATOR_TODO, op->source_name);
+  hgr__free(HGR__ALLOCATOR_TODO, op->attrs);
+  hgr__free(HGR__ALLOCATOR_TODO, op->kernel);
+  hgr__free(HGR__ALLOCATOR_TODO, op->source_path);
+  hgr__free(HGR__ALLOCATOR_TODO, op->source_text);
+  hgr__free(HGR__ALLOCATOR_TODO, op->build_options);
   for (size_t b = 0; b < op->binary_count; ++b) {
-    free(op->binaries[b].device);
-    free(op->binaries[b].path);
-    free(op->binaries[b].data);
+    hgr__free(HGR__ALLOCATOR_TODO, op->binaries[b].device);
+    hgr__free(HGR__ALLOCATOR_TODO, op->binaries[b].path);
+    hgr__free(HGR__ALLOCATOR_TODO, op->binaries[b].data);
   }
-  free(op->binaries);
-  for (size_t a = 0; a < op->arg_count; ++a) free(op->args[a].attr);
-  free(op->args);
-  free(op->shape_inputs);
+  hgr__free(HGR__ALLOCATOR_TODO, op->binaries);
+  for (size_t a = 0; a < op->arg_count; ++a) hgr__free(HGR__ALLOCATOR_TODO, op->args[a].attr);
+  hgr__free(HGR__ALLOCATOR_TODO, op->args);
+  hgr__free(HGR__ALLOCATOR_TODO, op->shape_inputs);
 }
 
 static void free_library(hgr_kernel_library_t* library) {
   for (size_t i = 0; i < library->count; ++i) free_op(&library->ops[i]);
-  free(library->ops);
-  free(library);
+  hgr__free(HGR__ALLOCATOR_TODO, library->ops);
+  hgr__free(HGR__ALLOCATOR_TODO, library);
 }
 
 hgr_kernel_library_t* hgr_kernel_library_retain(hgr_kernel_library_t* library) {
@@ -229,10 +230,10 @@ bool hgr__library_program(const hgr_kernel_library_t* library, const char* sourc
 }
 
 static char* join_path(const char* manifest, const char* file) {
-  if (file[0] == '/') return strdup(file);
+  if (file[0] == '/') return hgr__copy_text(HGR__ALLOCATOR_TODO, file);
   const char* slash = strrchr(manifest, '/');
   size_t dir = slash ? (size_t)(slash - manifest) + 1 : 0;
-  char* path = malloc(dir + strlen(file) + 1);
+  char* path = hgr__alloc(HGR__ALLOCATOR_TODO, dir + strlen(file) + 1);
   if (path) {
     memcpy(path, manifest, dir);
     strcpy(path + dir, file);
@@ -247,7 +248,7 @@ static hgr_status_t string_field(const cJSON* item, const char* where, const cha
   *out = NULL;
   if (!value) return required ? BAD("%s: \"%s\" is required", where, key) : HGR_OK;
   if (!cJSON_IsString(value) || !value->valuestring[0]) return BAD("%s: \"%s\" must be a non-empty string", where, key);
-  *out = strdup(value->valuestring);
+  *out = hgr__copy_text(HGR__ALLOCATOR_TODO, value->valuestring);
   return *out ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
 }
 
@@ -297,7 +298,7 @@ static hgr_status_t parse_arg(const char* text, const char* where, size_t index,
     for (const char* const* r = reserved; *r; ++r)
       if (!strcmp(word[1], *r))
         return BAD("%s: argument %zu \"%s\": '%s' is a standard node attr, not the op's", where, index, text, *r);
-    arg->attr = strdup(word[1]);
+    arg->attr = hgr__copy_text(HGR__ALLOCATOR_TODO, word[1]);
     return arg->attr ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   if (tensor && (!strcmp(tensor, "input") || !strcmp(tensor, "output"))) {
@@ -315,7 +316,7 @@ static hgr_status_t parse_arg(const char* text, const char* where, size_t index,
 }
 
 static hgr_status_t read_whole(const char* path, const char* where, void** out, size_t* out_length) {
-  return hgr_status_annotate(hgr__file_read(path, HGR__FILE_MAX_KERNEL_PROGRAM_BYTES, out, out_length), "%s", where);
+  return hgr_status_annotate(hgr__file_read(HGR__ALLOCATOR_TODO, path, HGR__FILE_MAX_KERNEL_PROGRAM_BYTES, out, out_length), "%s", where);
 }
 
 static const char* const op_keys[] = {"func_name", "kernel", "source", "binaries", "build_options",
@@ -329,7 +330,7 @@ static hgr_status_t parse_shapes(const cJSON* item, const char* where, uint32_t 
   if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) != (int)outputs)
     return BAD("%s: \"shapes\" must be a list of %u string%s, one \"input N\" per output", where, outputs,
                outputs == 1 ? "" : "s");
-  op->shape_inputs = calloc(outputs, sizeof(uint32_t));
+  op->shape_inputs = hgr__calloc(HGR__ALLOCATOR_TODO, outputs, sizeof(uint32_t));
   if (!op->shape_inputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   uint32_t k = 0;
   for (const cJSON* shape = shapes->child; shape; shape = shape->next, ++k) {
@@ -370,7 +371,7 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
   HGR_RETURN_IF_ERROR(string_field(item, where, "source", false, &source));
   if (source) {
     op->source_path = join_path(manifest, source);
-    free(source);
+    hgr__free(HGR__ALLOCATOR_TODO, source);
     if (!op->source_path) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     void* text = NULL;
     HGR_RETURN_IF_ERROR(read_whole(op->source_path, where, &text, &op->source_length));
@@ -380,7 +381,7 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
   if (binaries) {
     if (!cJSON_IsArray(binaries)) return BAD("%s: \"binaries\" must be a list", where);
     size_t count = (size_t)cJSON_GetArraySize(binaries);
-    op->binaries = calloc(count + 1, sizeof(user_binary_t));
+    op->binaries = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(user_binary_t));
     if (!op->binaries) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     for (const cJSON* entry = binaries->child; entry; entry = entry->next) {
       user_binary_t* binary = &op->binaries[op->binary_count++];
@@ -390,7 +391,7 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
       HGR_RETURN_IF_ERROR(string_field(entry, where, "device", true, &binary->device));
       HGR_RETURN_IF_ERROR(string_field(entry, where, "file", true, &file));
       binary->path = join_path(manifest, file);
-      free(file);
+      hgr__free(HGR__ALLOCATOR_TODO, file);
       if (!binary->path) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       void* data = NULL;
       HGR_RETURN_IF_ERROR(read_whole(binary->path, where, &data, &binary->length));
@@ -400,7 +401,7 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
   if (!op->source_text && !op->binary_count) return BAD("%s: needs a \"source\" or \"binaries\"", where);
   const cJSON* options = cJSON_GetObjectItemCaseSensitive(item, "build_options");
   if (options && !cJSON_IsString(options)) return BAD("%s: \"build_options\" must be a string", where);
-  op->build_options = strdup(options ? options->valuestring : "");
+  op->build_options = hgr__copy_text(HGR__ALLOCATOR_TODO, options ? options->valuestring : "");
   uint32_t inputs = 0, outputs = 0;
   HGR_RETURN_IF_ERROR(count_field(item, where, "inputs", &inputs));
   HGR_RETURN_IF_ERROR(count_field(item, where, "outputs", &outputs));
@@ -409,7 +410,7 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
   const cJSON* args = cJSON_GetObjectItemCaseSensitive(item, "args");
   if (!cJSON_IsArray(args) || cJSON_GetArraySize(args) > HGR__MAX_ARGS)
     return BAD("%s: \"args\" must be a list of at most %d argument descriptions", where, HGR__MAX_ARGS);
-  op->args = calloc((size_t)cJSON_GetArraySize(args) + 1, sizeof(user_arg_t));
+  op->args = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)cJSON_GetArraySize(args) + 1, sizeof(user_arg_t));
   size_t attrs_length = 32;
   if (!op->args || !op->build_options) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (const cJSON* arg = args->child; arg; arg = arg->next) {
@@ -430,12 +431,12 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
     return BAD("%s: \"in_place\" must be \"elementwise\" or \"never\"", where);
   hgr__in_place_t in_place_mode =
       in_place && !strcmp(in_place->valuestring, "elementwise") ? HGR__IN_PLACE_ELEMENTWISE : HGR__IN_PLACE_REFUSED;
-  op->attrs = calloc(attrs_length, 1);
+  op->attrs = hgr__calloc(HGR__ALLOCATOR_TODO, attrs_length, 1);
   /* Ops declared with the same files and options share one program per device. */
   size_t name_length = 16 + (op->source_path ? strlen(op->source_path) : 0) + strlen(op->build_options);
   for (size_t b = 0; b < op->binary_count; ++b)
     name_length += strlen(op->binaries[b].device) + strlen(op->binaries[b].path) + 2;
-  op->source_name = malloc(name_length);
+  op->source_name = hgr__alloc(HGR__ALLOCATOR_TODO, name_length);
   if (!op->attrs || !op->source_name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   snprintf(op->source_name, name_length, "user:%s|", op->source_path ? op->source_path : "");
   for (size_t b = 0; b < op->binary_count; ++b) {
@@ -463,21 +464,21 @@ hgr_status_t hgr_kernel_library_load_file(const char* manifest_path, hgr_kernel_
   if (!manifest_path) return BAD("no manifest path");
   void* text = NULL;
   size_t length = 0;
-  HGR_RETURN_IF_ERROR(hgr__file_read(manifest_path, HGR__FILE_MAX_KERNEL_MANIFEST_BYTES, &text, &length));
+  HGR_RETURN_IF_ERROR(hgr__file_read(HGR__ALLOCATOR_TODO, manifest_path, HGR__FILE_MAX_KERNEL_MANIFEST_BYTES, &text, &length));
   const char* end = NULL;
   cJSON* root = cJSON_ParseWithLengthOpts(text, length, &end, false);
   size_t where = end && end >= (const char*)text ? (size_t)(end - (const char*)text) : 0;
-  free(text);
+  hgr__free(HGR__ALLOCATOR_TODO, text);
   if (!root) return BAD("%s: not valid JSON (near byte %zu)", manifest_path, where);
   hgr_status_t status = HGR_OK;
-  hgr_kernel_library_t* library = calloc(1, sizeof(*library));
+  hgr_kernel_library_t* library = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*library));
   const cJSON* ops = cJSON_GetObjectItemCaseSensitive(root, "ops");
   if (!library) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   else if (!cJSON_IsObject(root) || !cJSON_IsArray(ops) || cJSON_GetArraySize(root) != 1)
     status = BAD("%s: a manifest is an object with one key, \"ops\", a list of op declarations", manifest_path);
   if (!status) {
     atomic_init(&library->refcount, 1);
-    library->ops = calloc((size_t)cJSON_GetArraySize(ops) + 1, sizeof(user_op_t));
+    library->ops = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)cJSON_GetArraySize(ops) + 1, sizeof(user_op_t));
     if (!library->ops) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     size_t index = 0;
     for (const cJSON* item = ops ? ops->child : NULL; item && !status; item = item->next, ++index) {

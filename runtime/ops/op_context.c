@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "ops.h"
 
 /* ---- errors, entries, dtypes, shapes ------------------------------------------------- */
@@ -279,7 +280,7 @@ static void launch_failed(hgr__op_ctx_t* ctx, hgr_status_t status) {
 hgr__launch_plan_t* hgr__op_launch(hgr__op_ctx_t* ctx, const char* kernel) {
   if (ctx->launch_count == ctx->launch_capacity) {
     uint32_t capacity = ctx->launch_capacity ? 2 * ctx->launch_capacity : 2;
-    hgr__launch_plan_t* grown = realloc(ctx->launches, capacity * sizeof(*grown));
+    hgr__launch_plan_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, ctx->launches, capacity * sizeof(*grown));
     if (!grown) {
       launch_failed(ctx, HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"));
       return NULL;
@@ -349,7 +350,7 @@ void hgr__launch_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const int32_t* 
   if (l->meta_count + count > l->meta_capacity) {
     uint32_t capacity = l->meta_capacity ? l->meta_capacity : 16;
     while (capacity < l->meta_count + count) capacity *= 2;
-    int32_t* grown = realloc(l->meta, capacity * sizeof(int32_t));
+    int32_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, l->meta, capacity * sizeof(int32_t));
     if (!grown) {
       launch_failed(ctx, HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"));
       return;
@@ -395,10 +396,10 @@ void hgr__launch_nd(hgr__launch_plan_t* l, cl_uint dims, const size_t* global, c
 
 void hgr__op_ctx_free(hgr__op_ctx_t* ctx) {
   for (uint32_t i = 0; i < ctx->launch_count; ++i) {
-    free(ctx->launches[i].meta);
-    free(ctx->launches[i].generated);
+    hgr__free(HGR__ALLOCATOR_TODO, ctx->launches[i].meta);
+    hgr__free(HGR__ALLOCATOR_TODO, ctx->launches[i].generated);
   }
-  free(ctx->launches);
+  hgr__free(HGR__ALLOCATOR_TODO, ctx->launches);
   hgr_status_free(ctx->error);
   memset(ctx, 0, sizeof(*ctx));
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "ops.h"
 
 static bool listed(const char* list, const char* key) {
@@ -165,7 +166,7 @@ static const char* describe_entry(const hgr__entry_t* entry, char* buffer, size_
  * of outputs, so that what inference gives a builder is what planning accepts. */
 static hgr_status_t check_outputs(hgr__op_ctx_t* ctx) {
   uint32_t count = ctx->node->num_outputs;
-  hgr__entry_t* inferred = calloc(count ? count : 1, sizeof(*inferred));
+  hgr__entry_t* inferred = hgr__calloc(HGR__ALLOCATOR_TODO, count ? count : 1, sizeof(*inferred));
   if (!inferred) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", ctx->label);
   hgr_status_t status = infer_outputs(ctx, inferred);
   for (uint32_t k = 0; !status && k < count; ++k) {
@@ -185,7 +186,7 @@ static hgr_status_t check_outputs(hgr__op_ctx_t* ctx) {
       status = HGR__OP_ERROR(ctx, "output %u (entry %u) should be %s, the graph says %s", k, entry_id,
                              describe_entry(want, expected, sizeof(expected)), describe_entry(out, got, sizeof(got)));
   }
-  free(inferred);
+  hgr__free(HGR__ALLOCATOR_TODO, inferred);
   return status;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "hgr/builder.h"
 #include "ops.h"
 #include "passes.h"
@@ -55,12 +56,12 @@ static int compare_param_names(const void* a, const void* b) {
 }
 
 static void finder_free(finder_t* f) {
-  for (uint32_t n = 0; f->epilogue && n < f->graph->node_count; ++n) free(f->epilogue[n]);
-  free(f->param_names);
-  free(f->sole_consumer);
-  free(f->uses);
-  free(f->epilogue);
-  free(f->role);
+  for (uint32_t n = 0; f->epilogue && n < f->graph->node_count; ++n) hgr__free(HGR__ALLOCATOR_TODO, f->epilogue[n]);
+  hgr__free(HGR__ALLOCATOR_TODO, f->param_names);
+  hgr__free(HGR__ALLOCATOR_TODO, f->sole_consumer);
+  hgr__free(HGR__ALLOCATOR_TODO, f->uses);
+  hgr__free(HGR__ALLOCATOR_TODO, f->epilogue);
+  hgr__free(HGR__ALLOCATOR_TODO, f->role);
 }
 
 static hgr_status_t finder_init(finder_t* f, const hgr_graph_t* graph, const hgr_params_t* params) {
@@ -71,11 +72,11 @@ static hgr_status_t finder_init(finder_t* f, const hgr_graph_t* graph, const hgr
   if (param_count >= UINT32_MAX)
     return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, PASS ": %zu params are more than the pass indexes", param_count);
   f->param_count = (uint32_t)param_count;
-  f->param_names = malloc((param_count + 1) * sizeof(*f->param_names));
-  f->sole_consumer = malloc((graph->entry_count + 1) * sizeof(*f->sole_consumer));
-  f->uses = calloc(graph->entry_count + 1, sizeof(*f->uses));
-  f->epilogue = calloc(graph->node_count + 1, sizeof(*f->epilogue));
-  f->role = malloc((graph->node_count + 1) * sizeof(*f->role));
+  f->param_names = hgr__alloc(HGR__ALLOCATOR_TODO, (param_count + 1) * sizeof(*f->param_names));
+  f->sole_consumer = hgr__alloc(HGR__ALLOCATOR_TODO, (graph->entry_count + 1) * sizeof(*f->sole_consumer));
+  f->uses = hgr__calloc(HGR__ALLOCATOR_TODO, graph->entry_count + 1, sizeof(*f->uses));
+  f->epilogue = hgr__calloc(HGR__ALLOCATOR_TODO, graph->node_count + 1, sizeof(*f->epilogue));
+  f->role = hgr__alloc(HGR__ALLOCATOR_TODO, (graph->node_count + 1) * sizeof(*f->role));
   if (!f->param_names || !f->sole_consumer || !f->uses || !f->epilogue || !f->role)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory for a graph of %u nodes",
                       graph->node_count);
@@ -242,7 +243,7 @@ static hgr_status_t find_epilogues(finder_t* f, hgr__fuse_report_t* report) {
     if (!bare_conv2d(f->graph, n)) continue;
     epilogue_t e;
     if (!find_epilogue(f, n, &e)) continue;
-    f->epilogue[n] = malloc(sizeof(e));
+    f->epilogue[n] = hgr__alloc(HGR__ALLOCATOR_TODO, sizeof(e));
     if (!f->epilogue[n]) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
     *f->epilogue[n] = e;
     if (e.reshape != NONE) f->role[e.reshape] = n;
@@ -266,11 +267,11 @@ typedef struct folded_t {
 } folded_t;
 
 static void folded_free(folded_t* folded) {
-  free(folded->name);
-  free(folded->weight_name);
-  free(folded->weight);
-  free(folded->bias_name);
-  free(folded->bias);
+  hgr__free(HGR__ALLOCATOR_TODO, folded->name);
+  hgr__free(HGR__ALLOCATOR_TODO, folded->weight_name);
+  hgr__free(HGR__ALLOCATOR_TODO, folded->weight);
+  hgr__free(HGR__ALLOCATOR_TODO, folded->bias_name);
+  hgr__free(HGR__ALLOCATOR_TODO, folded->bias);
 }
 
 /* Whether name is a node's or a param's, or a new param's (folded, per node). */
@@ -287,7 +288,7 @@ static bool name_taken(const finder_t* f, const folded_t* folded, const char* na
 static char* unique_name(const finder_t* f, const folded_t* folded, const char* conv, const char* what) {
   char* name = hgr__format("%s.%s", conv, what);
   for (uint32_t k = 2; name && name_taken(f, folded, name); ++k) {
-    free(name);
+    hgr__free(HGR__ALLOCATOR_TODO, name);
     name = hgr__format("%s.%s#%u", conv, what, k);
   }
   return name;
@@ -303,7 +304,7 @@ static hgr_status_t fold(const finder_t* f, uint32_t conv, folded_t* folded) {
   int64_t channels = graph->entries[graph->node_row_ptr[conv]].shape[1];
   out->channels = channels;
   if (!e->affine_count) return HGR_OK;
-  double* scale = malloc(2 * (size_t)channels * sizeof(double) + 1);
+  double* scale = hgr__alloc(HGR__ALLOCATOR_TODO, 2 * (size_t)channels * sizeof(double) + 1);
   if (!scale) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
   double* shift = scale + channels;
   for (int64_t k = 0; k < channels; ++k) scale[k] = 1, shift[k] = 0;
@@ -313,7 +314,7 @@ static hgr_status_t fold(const finder_t* f, uint32_t conv, folded_t* folded) {
     const void* data = NULL;
     hgr_status_t status = hgr_params_get(f->params, e->operands[m], &info, &data);
     if (status) {
-      free(scale);
+      hgr__free(HGR__ALLOCATOR_TODO, scale);
       return status;
     }
     const float* c = data;
@@ -334,10 +335,10 @@ static hgr_status_t fold(const finder_t* f, uint32_t conv, folded_t* folded) {
   if (node->input_count == 3) float_param(f, node->inputs[2].node_id, (uint64_t)channels, &bias);
   bool scaled = false;
   for (int64_t k = 0; k < channels; ++k) scaled = scaled || scale[k] != 1;
-  out->bias = malloc((size_t)channels * sizeof(float) + 1);
+  out->bias = hgr__alloc(HGR__ALLOCATOR_TODO, (size_t)channels * sizeof(float) + 1);
   out->bias_name = unique_name(f, folded, node->name, "bias");
   if (scaled) {
-    out->weight = malloc(w->element_count * sizeof(float) + 1);
+    out->weight = hgr__alloc(HGR__ALLOCATOR_TODO, w->element_count * sizeof(float) + 1);
     out->weight_name = unique_name(f, folded, node->name, "weight");
   }
   hgr_status_t status = HGR_OK;
@@ -348,7 +349,7 @@ static hgr_status_t fold(const finder_t* f, uint32_t conv, folded_t* folded) {
   uint64_t per = channels ? w->element_count / (uint64_t)channels : 0;
   for (uint64_t i = 0; !status && scaled && i < w->element_count; ++i)
     out->weight[i] = (float)(weight[i] * scale[i / per]);
-  free(scale);
+  hgr__free(HGR__ALLOCATOR_TODO, scale);
   return status;
 }
 
@@ -364,7 +365,7 @@ static hgr_status_t append_param(hgr__pass_rebuild_t* r, const char* name, const
 /* The fused conv2d's attrs: the conv2d's own and the activation's. */
 static hgr_status_t epilogue_attrs(const hgr__node_t* conv, const epilogue_t* e, hgr__attr_t** out_attrs,
                                    uint32_t* out_count) {
-  hgr__attr_t* attrs = calloc(conv->attr_count + 4, sizeof(*attrs));
+  hgr__attr_t* attrs = hgr__calloc(HGR__ALLOCATOR_TODO, conv->attr_count + 4, sizeof(*attrs));
   if (!attrs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
   uint32_t count = 0;
   for (uint32_t a = 0; a < conv->attr_count; ++a)
@@ -386,8 +387,8 @@ static hgr_status_t epilogue_attrs(const hgr__node_t* conv, const epilogue_t* e,
 static void free_epilogue_attrs(const hgr__node_t* conv, hgr__attr_t* attrs, uint32_t count) {
   uint32_t own = 0;
   for (uint32_t a = 0; a < conv->attr_count; ++a) own += strcmp(conv->attrs[a].key, "activation") != 0;
-  for (uint32_t a = own + 1; a < count; ++a) free(attrs[a].value); /* the activation's params */
-  free(attrs);
+  for (uint32_t a = own + 1; a < count; ++a) hgr__free(HGR__ALLOCATOR_TODO, attrs[a].value); /* the activation's params */
+  hgr__free(HGR__ALLOCATOR_TODO, attrs);
 }
 
 /* Appends the fused conv2d (after its new params) and maps the chain's value to it. */
@@ -430,11 +431,11 @@ static hgr_status_t append_fused(const finder_t* f, hgr__pass_rebuild_t* r, uint
  * leaves the graph (and params) with them. */
 static bool* find_dropped(const finder_t* f, const folded_t* folded) {
   const hgr_graph_t* graph = f->graph;
-  uint32_t* uses = malloc((graph->entry_count + 1) * sizeof(*uses));
-  bool* dropped = calloc(graph->node_count + 1, sizeof(*dropped));
+  uint32_t* uses = hgr__alloc(HGR__ALLOCATOR_TODO, (graph->entry_count + 1) * sizeof(*uses));
+  bool* dropped = hgr__calloc(HGR__ALLOCATOR_TODO, graph->node_count + 1, sizeof(*dropped));
   if (!uses || !dropped) {
-    free(uses);
-    free(dropped);
+    hgr__free(HGR__ALLOCATOR_TODO, uses);
+    hgr__free(HGR__ALLOCATOR_TODO, dropped);
     return NULL;
   }
   memcpy(uses, f->uses, graph->entry_count * sizeof(*uses));
@@ -454,7 +455,7 @@ static bool* find_dropped(const finder_t* f, const folded_t* folded) {
     dropped[n] = !graph->nodes[n].is_op && f->uses[e] && !uses[e] &&
                  float_param(f, n, graph->entries[e].element_count, NULL) != NONE;
   }
-  free(uses);
+  hgr__free(HGR__ALLOCATOR_TODO, uses);
   return dropped;
 }
 
@@ -518,7 +519,7 @@ hgr_status_t hgr__fuse_conv_epilogue(const hgr_graph_t* graph, const hgr_params_
     *out_graph = hgr_graph_retain((hgr_graph_t*)graph);
     return HGR_OK;
   }
-  folded_t* folded = status ? NULL : calloc(graph->node_count + 1, sizeof(*folded));
+  folded_t* folded = status ? NULL : hgr__calloc(HGR__ALLOCATOR_TODO, graph->node_count + 1, sizeof(*folded));
   if (!status && !folded) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
   for (uint32_t n = 0; !status && n < graph->node_count; ++n)
     if (f.epilogue[n]) status = fold(&f, n, folded);
@@ -535,8 +536,8 @@ hgr_status_t hgr__fuse_conv_epilogue(const hgr_graph_t* graph, const hgr_params_
   hgr_params_t* made = NULL;
   if (!status) status = make_params(&f, folded, &made);
   for (uint32_t n = 0; folded && n < graph->node_count; ++n) folded_free(&folded[n]);
-  free(folded);
-  free(dropped);
+  hgr__free(HGR__ALLOCATOR_TODO, folded);
+  hgr__free(HGR__ALLOCATOR_TODO, dropped);
   finder_free(&f);
   if (status) {
     hgr_graph_release(fused);

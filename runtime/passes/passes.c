@@ -3,6 +3,7 @@
  * a pipeline that changes nothing returns the caller's graph. The params the passes
  * make are kept aside until every pass has succeeded, so that a failure leaves the
  * caller's params as they were. */
+#include "alloc.h"
 #include "passes.h"
 
 #include <stdlib.h>
@@ -20,7 +21,7 @@ static int compare_names(const void* a, const void* b) {
 
 /* The names of graph's inputs, sorted (NULL when out of memory). */
 static const char** input_names(const hgr_graph_t* graph) {
-  const char** names = malloc((graph->arg_count + 1) * sizeof(*names));
+  const char** names = hgr__alloc(HGR__ALLOCATOR_TODO, (graph->arg_count + 1) * sizeof(*names));
   if (!names) return NULL;
   for (uint32_t i = 0; i < graph->arg_count; ++i) names[i] = graph->nodes[graph->arg_nodes[i]].name;
   qsort(names, graph->arg_count, sizeof(*names), compare_names);
@@ -37,7 +38,7 @@ static hgr_status_t commit_params(hgr_params_t* params, hgr_params_t* made, cons
                                   const hgr_graph_t* result) {
   const char** before = input_names(graph);
   const char** after = input_names(result);
-  bool* drop = calloc(hgr_params_count(params) + (made ? hgr_params_count(made) : 0) + 1, sizeof(*drop));
+  bool* drop = hgr__calloc(HGR__ALLOCATOR_TODO, hgr_params_count(params) + (made ? hgr_params_count(made) : 0) + 1, sizeof(*drop));
   hgr_status_t status = HGR_OK;
   if (!before || !after || !drop)
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "running the graph passes: out of host memory");
@@ -49,9 +50,9 @@ static hgr_status_t commit_params(hgr_params_t* params, hgr_params_t* made, cons
   }
   if (!status && made) status = hgr__params_take(params, made); /* the last step that may fail */
   if (!status) hgr__params_drop(params, drop);
-  free(before);
-  free(after);
-  free(drop);
+  hgr__free(HGR__ALLOCATOR_TODO, before);
+  hgr__free(HGR__ALLOCATOR_TODO, after);
+  hgr__free(HGR__ALLOCATOR_TODO, drop);
   return status;
 }
 

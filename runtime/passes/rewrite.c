@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "ops.h"
 #include "passes.h"
 
@@ -52,8 +53,8 @@ hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_
   uint32_t most_inputs = HGR__FUSED_MAX_INPUTS;
   for (uint32_t n = 0; n < graph->node_count; ++n)
     if (graph->nodes[n].input_count > most_inputs) most_inputs = graph->nodes[n].input_count;
-  out_rebuild->new_id = malloc((graph->node_count + 1) * sizeof(*out_rebuild->new_id));
-  out_rebuild->refs = malloc(((size_t)most_inputs + 1) * sizeof(*out_rebuild->refs));
+  out_rebuild->new_id = hgr__alloc(HGR__ALLOCATOR_TODO, (graph->node_count + 1) * sizeof(*out_rebuild->new_id));
+  out_rebuild->refs = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)most_inputs + 1) * sizeof(*out_rebuild->refs));
   hgr_status_t status = HGR_OK;
   if (!out_rebuild->new_id || !out_rebuild->refs)
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a graph of %u nodes", graph->node_count);
@@ -65,8 +66,8 @@ hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_
 
 void hgr__pass_rebuild_free(hgr__pass_rebuild_t* rebuild) {
   hgr_graph_release(rebuild->out);
-  free(rebuild->new_id);
-  free(rebuild->refs);
+  hgr__free(HGR__ALLOCATOR_TODO, rebuild->new_id);
+  hgr__free(HGR__ALLOCATOR_TODO, rebuild->refs);
   memset(rebuild, 0, sizeof(*rebuild));
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "ops.h"
 #include "place_internal.h"
 
@@ -83,9 +84,9 @@ hgr_status_t hgr__place_device_can_run(const hgr_graph_t* graph, uint32_t node_i
 hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem) {
   const hgr_graph_t* graph = problem->graph;
   size_t cells = (size_t)graph->node_count * problem->device_count;
-  problem->can_run = calloc(cells + 1, sizeof(*problem->can_run));
-  problem->cannot_reason = calloc(cells + 1, sizeof(*problem->cannot_reason));
-  problem->fixed = malloc(((size_t)graph->node_count + 1) * sizeof(*problem->fixed));
+  problem->can_run = hgr__calloc(HGR__ALLOCATOR_TODO, cells + 1, sizeof(*problem->can_run));
+  problem->cannot_reason = hgr__calloc(HGR__ALLOCATOR_TODO, cells + 1, sizeof(*problem->cannot_reason));
+  problem->fixed = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->node_count + 1) * sizeof(*problem->fixed));
   if (!problem->can_run || !problem->cannot_reason || !problem->fixed)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %u nodes x %zu devices",
                       graph->node_count, problem->device_count);
@@ -114,10 +115,10 @@ hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem) {
 void hgr__place_problem_free(hgr__place_problem_t* problem) {
   if (problem->cannot_reason && problem->graph)
     for (size_t at = 0; at < (size_t)problem->graph->node_count * problem->device_count; ++at)
-      free(problem->cannot_reason[at]);
-  free(problem->cannot_reason);
-  free(problem->can_run);
-  free(problem->fixed);
+      hgr__free(HGR__ALLOCATOR_TODO, problem->cannot_reason[at]);
+  hgr__free(HGR__ALLOCATOR_TODO, problem->cannot_reason);
+  hgr__free(HGR__ALLOCATOR_TODO, problem->can_run);
+  hgr__free(HGR__ALLOCATOR_TODO, problem->fixed);
   problem->cannot_reason = NULL;
   problem->can_run = NULL;
   problem->fixed = NULL;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "place_internal.h"
 
 typedef struct emitter_t {
@@ -46,14 +47,14 @@ static hgr_status_t copy_name(emitter_t* emitter, uint32_t entry_id, uint32_t sl
                    : hgr__format("%s.to.%s", graph->nodes[node_id].name, emitter->specs[slot]);
   char* name = base;
   for (uint32_t suffix = 2; name && name_taken(emitter, name); ++suffix) {
-    if (name != base) free(name);
+    if (name != base) hgr__free(HGR__ALLOCATOR_TODO, name);
     name = hgr__format("%s.%u", base, suffix);
   }
-  if (name != base) free(base);
+  if (name != base) hgr__free(HGR__ALLOCATOR_TODO, base);
   if (!name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  char** names = realloc(emitter->copy_names, ((size_t)emitter->copy_count + 1) * sizeof(*names));
+  char** names = hgr__realloc(HGR__ALLOCATOR_TODO, emitter->copy_names, ((size_t)emitter->copy_count + 1) * sizeof(*names));
   if (!names) {
-    free(name);
+    hgr__free(HGR__ALLOCATOR_TODO, name);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   emitter->copy_names = names;
@@ -78,7 +79,7 @@ static hgr_status_t append(emitter_t* emitter, const char* name, const char* fun
   emitter->entry_count += output_count;
   if (*out_node_id >= emitter->source_capacity) {
     uint32_t capacity = emitter->source_capacity ? emitter->source_capacity * 2 : 64;
-    uint32_t* grown = realloc(emitter->source_node, (size_t)capacity * sizeof(*grown));
+    uint32_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, emitter->source_node, (size_t)capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     emitter->source_node = grown;
     emitter->source_capacity = capacity;
@@ -133,8 +134,8 @@ static hgr_status_t emit_nodes(emitter_t* emitter) {
     for (uint32_t k = 0; k < node->num_outputs && !status; ++k)
       emitter->at[(size_t)(first_entry + k) * count + slot] = (hgr__entry_ref_t){placed_id, k};
   }
-  free(inputs);
-  free(outputs);
+  hgr__free(HGR__ALLOCATOR_TODO, inputs);
+  hgr__free(HGR__ALLOCATOR_TODO, outputs);
   return status;
 }
 
@@ -147,8 +148,8 @@ hgr_status_t hgr__place_emit(const hgr__place_problem_t* problem, const hgr__nod
   size_t count = problem->device_count;
   emitter_t emitter = {problem, choices, specs, storage_ids, NULL, NULL, 0, 0, 0, NULL, NULL, 0};
   hgr_status_t status = HGR_OK;
-  bool* used = calloc(count + 1, sizeof(*used));
-  emitter.at = malloc(((size_t)graph->entry_count * count + 1) * sizeof(*emitter.at));
+  bool* used = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*used));
+  emitter.at = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->entry_count * count + 1) * sizeof(*emitter.at));
   if (!used || !emitter.at) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -186,10 +187,10 @@ hgr_status_t hgr__place_emit(const hgr__place_problem_t* problem, const hgr__nod
 
 cleanup:
   hgr_graph_release(emitter.placed);
-  free(emitter.source_node);
-  free(emitter.at);
-  for (uint32_t c = 0; c < emitter.copy_count; ++c) free(emitter.copy_names[c]);
-  free(emitter.copy_names);
-  free(used);
+  hgr__free(HGR__ALLOCATOR_TODO, emitter.source_node);
+  hgr__free(HGR__ALLOCATOR_TODO, emitter.at);
+  for (uint32_t c = 0; c < emitter.copy_count; ++c) hgr__free(HGR__ALLOCATOR_TODO, emitter.copy_names[c]);
+  hgr__free(HGR__ALLOCATOR_TODO, emitter.copy_names);
+  hgr__free(HGR__ALLOCATOR_TODO, used);
   return status;
 }

@@ -49,6 +49,7 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "file.h"
 #include "ops.h"
 #include "store.h"
@@ -113,7 +114,7 @@ static void add_signature(hgr__text_t* text, const hgr_graph_t* graph, uint32_t 
     add_entry(text, &graph->entries[hgr__graph_entry_id(graph, node->inputs[k])]);
   }
   hgr__text_appendf(text, "|attrs=");
-  const hgr__attr_t** sorted = malloc((node->attr_count + 1) * sizeof(*sorted));
+  const hgr__attr_t** sorted = hgr__alloc(HGR__ALLOCATOR_TODO, (node->attr_count + 1) * sizeof(*sorted));
   if (!sorted) {
     text->failed = true;
     return;
@@ -126,7 +127,7 @@ static void add_signature(hgr__text_t* text, const hgr_graph_t* graph, uint32_t 
     hgr__text_appendf(text, "%s%s=%s", first ? "" : ";", sorted[a]->key, sorted[a]->value);
     first = false;
   }
-  free(sorted);
+  hgr__free(HGR__ALLOCATOR_TODO, sorted);
   hgr__text_appendf(text, "|out=%u", node->num_outputs);
 }
 
@@ -150,15 +151,15 @@ static bool file_put(cache_file_t* file, const char* key, double ms) {
     }
   if (file->count == file->capacity) {
     size_t capacity = file->capacity ? 2 * file->capacity : 16;
-    char** keys = realloc(file->keys, capacity * sizeof(char*));
+    char** keys = hgr__realloc(HGR__ALLOCATOR_TODO, file->keys, capacity * sizeof(char*));
     if (!keys) return false;
     file->keys = keys;
-    double* ms_grown = realloc(file->ms, capacity * sizeof(double));
+    double* ms_grown = hgr__realloc(HGR__ALLOCATOR_TODO, file->ms, capacity * sizeof(double));
     if (!ms_grown) return false;
     file->ms = ms_grown;
     file->capacity = capacity;
   }
-  char* copy = strdup(key);
+  char* copy = hgr__copy_text(HGR__ALLOCATOR_TODO, key);
   if (!copy) return false;
   file->keys[file->count] = copy;
   file->ms[file->count++] = ms;
@@ -166,10 +167,10 @@ static bool file_put(cache_file_t* file, const char* key, double ms) {
 }
 
 static void file_free(cache_file_t* file) {
-  for (size_t i = 0; i < file->count; ++i) free(file->keys[i]);
-  free(file->keys);
-  free(file->ms);
-  free(file->path);
+  for (size_t i = 0; i < file->count; ++i) hgr__free(HGR__ALLOCATOR_TODO, file->keys[i]);
+  hgr__free(HGR__ALLOCATOR_TODO, file->keys);
+  hgr__free(HGR__ALLOCATOR_TODO, file->ms);
+  hgr__free(HGR__ALLOCATOR_TODO, file->path);
 }
 
 static bool file_get(const cache_file_t* file, const char* key, double* out_ms) {
@@ -187,7 +188,7 @@ static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* opt
   if (!file->path) return HGR_OK;
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__store_read_file(file->path, HGR__FILE_MAX_COST_CACHE_BYTES, &data, &length);
+  hgr_status_t status = hgr__store_read_file(HGR__ALLOCATOR_TODO, file->path, HGR__FILE_MAX_COST_CACHE_BYTES, &data, &length);
   if (status) log_line(options, "cost cache: %s (calibrating anew)", hgr_status_message(status));
   hgr_status_free(status);
   if (!data) return HGR_OK; /* a miss, or unreadable */
@@ -199,16 +200,16 @@ static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* opt
     ++line_number;
     /* the line is text[at, end) */
     size_t line_length = end - at;
-    char* line = malloc(line_length + 1);
+    char* line = hgr__alloc(HGR__ALLOCATOR_TODO, line_length + 1);
     if (!line) {
-      free(data);
+      hgr__free(HGR__ALLOCATOR_TODO, data);
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "reading the cost cache %s: out of host memory", file->path);
     }
     memcpy(line, text + at, line_length);
     line[line_length] = 0;
     at = end + 1;
     if (!line_length) {
-      free(line);
+      hgr__free(HGR__ALLOCATOR_TODO, line);
       continue;
     }
     char* tab = strchr(line, '\t');
@@ -227,13 +228,13 @@ static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* opt
     if (why)
       log_line(options, "cost cache %s: line %zu skipped: %s", file->path, line_number, why);
     else if (!file_put(file, line, ms)) {
-      free(line);
-      free(data);
+      hgr__free(HGR__ALLOCATOR_TODO, line);
+      hgr__free(HGR__ALLOCATOR_TODO, data);
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "reading the cost cache %s: out of host memory", file->path);
     }
-    free(line);
+    hgr__free(HGR__ALLOCATOR_TODO, line);
   }
-  free(data);
+  hgr__free(HGR__ALLOCATOR_TODO, data);
   return HGR_OK;
 }
 
@@ -257,11 +258,11 @@ static void file_store(cache_file_t* file, const hgr_place_options_t* options) {
   if (text.failed) {
     log_line(options, "cost cache %s: not written: out of host memory", file->path);
   } else {
-    hgr_status_t status = hgr__store_write_file(file->path, text.data ? text.data : "", text.length, NULL, 0);
+    hgr_status_t status = hgr__store_write_file(HGR__ALLOCATOR_TODO, file->path, text.data ? text.data : "", text.length, NULL, 0);
     if (status) log_line(options, "cost cache: %s", hgr_status_message(status));
     hgr_status_free(status);
   }
-  free(text.data);
+  hgr__free(HGR__ALLOCATOR_TODO, text.data);
 }
 
 /* ---- what to measure ------------------------------------------------------------------------- */
@@ -296,9 +297,9 @@ typedef struct calibration_t {
 
 static void calibration_free(calibration_t* cal) {
   for (size_t f = 0; f < cal->file_count; ++f) file_free(&cal->files[f]);
-  free(cal->files);
-  for (size_t i = 0; i < cal->item_count; ++i) free(cal->items[i].key);
-  free(cal->items);
+  hgr__free(HGR__ALLOCATOR_TODO, cal->files);
+  for (size_t i = 0; i < cal->item_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, cal->items[i].key);
+  hgr__free(HGR__ALLOCATOR_TODO, cal->items);
   hgr__store_close(&cal->store);
 }
 
@@ -319,9 +320,9 @@ static hgr_status_t find_file(calibration_t* cal, const char* prefix, const char
   if (cal->store.directory) HGR_RETURN_IF_ERROR(hgr__store_path(&cal->store, file_name, &path));
   if (cal->file_count == cal->file_capacity) {
     size_t capacity = cal->file_capacity ? 2 * cal->file_capacity : 4;
-    cache_file_t* grown = realloc(cal->files, capacity * sizeof(*grown));
+    cache_file_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, cal->files, capacity * sizeof(*grown));
     if (!grown) {
-      free(path);
+      hgr__free(HGR__ALLOCATOR_TODO, path);
       return OUT_OF_MEMORY("cache files");
     }
     cal->files = grown;
@@ -339,15 +340,15 @@ static hgr_status_t find_file(calibration_t* cal, const char* prefix, const char
 static hgr_status_t find_item(calibration_t* cal, item_t fresh, size_t* out_item) {
   for (size_t i = 0; i < cal->item_count; ++i)
     if (cal->items[i].file == fresh.file && !strcmp(cal->items[i].key, fresh.key)) {
-      free(fresh.key);
+      hgr__free(HGR__ALLOCATOR_TODO, fresh.key);
       *out_item = i;
       return HGR_OK;
     }
   if (cal->item_count == cal->item_capacity) {
     size_t capacity = cal->item_capacity ? 2 * cal->item_capacity : 16;
-    item_t* grown = realloc(cal->items, capacity * sizeof(*grown));
+    item_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, cal->items, capacity * sizeof(*grown));
     if (!grown) {
-      free(fresh.key);
+      hgr__free(HGR__ALLOCATOR_TODO, fresh.key);
       return OUT_OF_MEMORY("items");
     }
     cal->items = grown;
@@ -368,9 +369,9 @@ static const hgr_device_info_t* slot_info(const calibration_t* cal, size_t slot)
 static hgr_status_t add_item(calibration_t* cal, const char* file_prefix, char* name, char* key_text, const char* what,
                              item_t item, size_t* out_item) {
   hgr_status_t status = !name || !key_text ? OUT_OF_MEMORY(what) : find_file(cal, file_prefix, name, &item.file);
-  free(name);
+  hgr__free(HGR__ALLOCATOR_TODO, name);
   if (status) {
-    free(key_text);
+    hgr__free(HGR__ALLOCATOR_TODO, key_text);
     return status;
   }
   item.key = key_text;
@@ -533,7 +534,7 @@ static hgr_status_t measure(const calibration_t* cal, hgr_graph_t* graph, const 
     hgr_tensor_info_t info;
     status = hgr_executor_input_info(executor, i, &info);
     if (status) break;
-    void* grown = realloc(data, info.bytes ? info.bytes : 1);
+    void* grown = hgr__realloc(HGR__ALLOCATOR_TODO, data, info.bytes ? info.bytes : 1);
     if (!grown) {
       status = OUT_OF_MEMORY("input data");
       break;
@@ -563,7 +564,7 @@ static hgr_status_t measure(const calibration_t* cal, hgr_graph_t* graph, const 
     *out_method = method;
     *out_ms = all_timed ? median(device, (size_t)runs) : replicas == 1 ? median(host, (size_t)runs) : 0.0;
   }
-  free(data);
+  hgr__free(HGR__ALLOCATOR_TODO, data);
   hgr_executor_release(executor);
   return status;
 }
@@ -578,9 +579,9 @@ static hgr_status_t node_graph(const hgr_graph_t* source, uint32_t node_id, uint
   const hgr__node_t* node = &source->nodes[node_id];
   hgr_graph_t* graph = NULL;
   uint32_t count = node->input_count ? node->input_count : 1;
-  uint32_t* distinct = malloc(count * sizeof(uint32_t));      /* source entry ids */
-  hgr__entry_ref_t* refs = malloc(count * sizeof(hgr__entry_ref_t));
-  hgr__entry_t* outputs = calloc(node->num_outputs ? node->num_outputs : 1, sizeof(hgr__entry_t));
+  uint32_t* distinct = hgr__alloc(HGR__ALLOCATOR_TODO, count * sizeof(uint32_t));      /* source entry ids */
+  hgr__entry_ref_t* refs = hgr__alloc(HGR__ALLOCATOR_TODO, count * sizeof(hgr__entry_ref_t));
+  hgr__entry_t* outputs = hgr__calloc(HGR__ALLOCATOR_TODO, node->num_outputs ? node->num_outputs : 1, sizeof(hgr__entry_t));
   hgr_status_t status = HGR_OK;
   if (!distinct || !refs || !outputs) {
     status = OUT_OF_MEMORY("a calibration graph");
@@ -632,9 +633,9 @@ static hgr_status_t node_graph(const hgr_graph_t* source, uint32_t node_id, uint
   }
 cleanup:
   hgr_graph_release(graph);
-  free(distinct);
-  free(refs);
-  free(outputs);
+  hgr__free(HGR__ALLOCATOR_TODO, distinct);
+  hgr__free(HGR__ALLOCATOR_TODO, refs);
+  hgr__free(HGR__ALLOCATOR_TODO, outputs);
   return status;
 }
 
@@ -735,10 +736,10 @@ static hgr_status_t calibrate(calibration_t* cal, item_t* item, size_t number, s
 
 void hgr__cost_model_release(hgr__cost_model_t* model) {
   if (!model) return;
-  free(model->node_ms);
-  free(model->copy_latency_ms);
-  free(model->copy_ms_per_byte);
-  free(model->timeline);
+  hgr__free(HGR__ALLOCATOR_TODO, model->node_ms);
+  hgr__free(HGR__ALLOCATOR_TODO, model->copy_latency_ms);
+  hgr__free(HGR__ALLOCATOR_TODO, model->copy_ms_per_byte);
+  hgr__free(HGR__ALLOCATOR_TODO, model->timeline);
   memset(model, 0, sizeof(*model));
 }
 
@@ -789,20 +790,20 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
   size_t* launch_items = NULL; /* [slot]: item index, or SIZE_MAX */
   hgr_status_t status = HGR_OK;
   if (!devices) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "cost model: no devices listed");
-  model.node_ms = calloc(cells ? cells : 1, sizeof(double));
-  model.copy_latency_ms = calloc(devices * devices, sizeof(double));
-  model.copy_ms_per_byte = calloc(devices * devices, sizeof(double));
-  node_items = malloc((cells ? cells : 1) * sizeof(size_t));
-  copy_items = malloc(devices * devices * 2 * sizeof(size_t));
-  launch_items = malloc(devices * sizeof(size_t));
-  model.timeline = malloc(devices * sizeof(uint32_t));
+  model.node_ms = hgr__calloc(HGR__ALLOCATOR_TODO, cells ? cells : 1, sizeof(double));
+  model.copy_latency_ms = hgr__calloc(HGR__ALLOCATOR_TODO, devices * devices, sizeof(double));
+  model.copy_ms_per_byte = hgr__calloc(HGR__ALLOCATOR_TODO, devices * devices, sizeof(double));
+  node_items = hgr__alloc(HGR__ALLOCATOR_TODO, (cells ? cells : 1) * sizeof(size_t));
+  copy_items = hgr__alloc(HGR__ALLOCATOR_TODO, devices * devices * 2 * sizeof(size_t));
+  launch_items = hgr__alloc(HGR__ALLOCATOR_TODO, devices * sizeof(size_t));
+  model.timeline = hgr__alloc(HGR__ALLOCATOR_TODO, devices * sizeof(uint32_t));
   if (!model.node_ms || !model.copy_latency_ms || !model.copy_ms_per_byte || !node_items || !copy_items ||
       !launch_items || !model.timeline) {
     status = OUT_OF_MEMORY("the model");
     goto cleanup;
   }
   if (!options->cost_cache_off) {
-    hgr_status_t store_status = hgr__store_open(options->cost_cache_directory, "cost cache", NULL, &cal.store);
+    hgr_status_t store_status = hgr__store_open(HGR__ALLOCATOR_TODO, options->cost_cache_directory, "cost cache", NULL, &cal.store);
     if (!store_status) store_status = hgr__store_make_directory(&cal.store);
     if (store_status) {
       log_line(options, "cost cache: %s (calibrating without a cache)", hgr_status_message(store_status));
@@ -921,9 +922,9 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
 
 cleanup:
   hgr__cost_model_release(&model);
-  free(node_items);
-  free(copy_items);
-  free(launch_items);
+  hgr__free(HGR__ALLOCATOR_TODO, node_items);
+  hgr__free(HGR__ALLOCATOR_TODO, copy_items);
+  hgr__free(HGR__ALLOCATOR_TODO, launch_items);
   calibration_free(&cal);
   return status;
 }

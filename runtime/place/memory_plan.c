@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "ops.h"
 #include "place_internal.h"
 
@@ -73,11 +74,11 @@ static void union_aliases(const hgr_graph_t* graph, const hgr_kernel_library_t* 
 /* Unions each elementwise op's output 0 with an input that dies at it (same element
  * count and size, same device, neither pinned). */
 static hgr_status_t union_in_place(const hgr_graph_t* graph, const hgr_kernel_library_t* kernels, lifetimes_t* life) {
-  uint32_t* group_last = malloc(((size_t)graph->entry_count + 1) * sizeof(*group_last));
-  bool* group_pinned = malloc(((size_t)graph->entry_count + 1) * sizeof(*group_pinned));
+  uint32_t* group_last = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->entry_count + 1) * sizeof(*group_last));
+  bool* group_pinned = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->entry_count + 1) * sizeof(*group_pinned));
   if (!group_last || !group_pinned) {
-    free(group_last);
-    free(group_pinned);
+    hgr__free(HGR__ALLOCATOR_TODO, group_last);
+    hgr__free(HGR__ALLOCATOR_TODO, group_pinned);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   group_extent(graph, life, group_last, group_pinned);
@@ -101,8 +102,8 @@ static hgr_status_t union_in_place(const hgr_graph_t* graph, const hgr_kernel_li
       break;
     }
   }
-  free(group_last);
-  free(group_pinned);
+  hgr__free(HGR__ALLOCATOR_TODO, group_last);
+  hgr__free(HGR__ALLOCATOR_TODO, group_pinned);
   return HGR_OK;
 }
 
@@ -153,8 +154,8 @@ static bool storage_free(const storage_t* storage, const group_t* groups, const 
 }
 
 static void free_storages(storage_t* storages, uint32_t count) {
-  for (uint32_t s = 0; s < count; ++s) free(storages[s].members);
-  free(storages);
+  for (uint32_t s = 0; s < count; ++s) hgr__free(HGR__ALLOCATOR_TODO, storages[s].members);
+  hgr__free(HGR__ALLOCATOR_TODO, storages);
 }
 
 /* Local search after packing: a storage's largest value moves to another storage
@@ -165,15 +166,15 @@ static void free_storages(storage_t* storages, uint32_t count) {
 static uint64_t improve(const group_t* groups, const uint32_t* order, uint32_t count, uint32_t* storage_of,
                         uint32_t* storage_count) {
   uint32_t storages = *storage_count;
-  uint64_t* largest = calloc((size_t)storages + 1, sizeof(*largest));
-  uint64_t* second = calloc((size_t)storages + 1, sizeof(*second));
-  uint32_t* largest_at = malloc(((size_t)storages + 1) * sizeof(*largest_at));
-  uint32_t* renumber = malloc(((size_t)storages + 1) * sizeof(*renumber));
+  uint64_t* largest = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)storages + 1, sizeof(*largest));
+  uint64_t* second = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)storages + 1, sizeof(*second));
+  uint32_t* largest_at = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)storages + 1) * sizeof(*largest_at));
+  uint32_t* renumber = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)storages + 1) * sizeof(*renumber));
   if (!largest || !second || !largest_at || !renumber) {
-    free(largest);
-    free(second);
-    free(largest_at);
-    free(renumber);
+    hgr__free(HGR__ALLOCATOR_TODO, largest);
+    hgr__free(HGR__ALLOCATOR_TODO, second);
+    hgr__free(HGR__ALLOCATOR_TODO, largest_at);
+    hgr__free(HGR__ALLOCATOR_TODO, renumber);
     return UINT64_MAX;
   }
   /* A move costs up to storages^2 x count steps: only plans of moderate size get
@@ -237,10 +238,10 @@ static uint64_t improve(const group_t* groups, const uint32_t* order, uint32_t c
   uint64_t total = 0;
   for (uint32_t t = 0; t < kept; ++t) total += largest[t];
   *storage_count = kept;
-  free(largest);
-  free(second);
-  free(largest_at);
-  free(renumber);
+  hgr__free(HGR__ALLOCATOR_TODO, largest);
+  hgr__free(HGR__ALLOCATOR_TODO, second);
+  hgr__free(HGR__ALLOCATOR_TODO, largest_at);
+  hgr__free(HGR__ALLOCATOR_TODO, renumber);
   return total;
 }
 
@@ -250,7 +251,7 @@ static uint64_t improve(const group_t* groups, const uint32_t* order, uint32_t c
  * returns the total bytes, or UINT64_MAX when out of memory. */
 static uint64_t pack(group_t* groups, const uint32_t* order, uint32_t count, uint32_t* out_storage,
                      uint32_t* out_storage_count) {
-  storage_t* storages = calloc((size_t)count + 1, sizeof(*storages));
+  storage_t* storages = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)count + 1, sizeof(*storages));
   uint32_t storage_count = 0;
   if (!storages) return UINT64_MAX;
   for (uint32_t i = 0; i < count; ++i) {
@@ -271,7 +272,7 @@ static uint64_t pack(group_t* groups, const uint32_t* order, uint32_t count, uin
     storage_t* storage = &storages[best];
     if (storage->member_count == storage->member_capacity) {
       uint32_t capacity = storage->member_capacity ? storage->member_capacity * 2 : 4;
-      uint32_t* members = realloc(storage->members, (size_t)capacity * sizeof(*members));
+      uint32_t* members = hgr__realloc(HGR__ALLOCATOR_TODO, storage->members, (size_t)capacity * sizeof(*members));
       if (!members) {
         free_storages(storages, storage_count);
         return UINT64_MAX;
@@ -293,11 +294,11 @@ static uint64_t pack(group_t* groups, const uint32_t* order, uint32_t count, uin
  * a storage each; the rest are packed in the order that needs the fewest bytes.
  * Fills groups[].storage (0-based within the device) and the device's numbers. */
 static hgr_status_t plan_device(group_t* groups, uint32_t* members, uint32_t count, hgr__memory_device_t* device) {
-  uint32_t* order = malloc(((size_t)count + 1) * sizeof(*order));
-  uint32_t* storage = malloc(((size_t)count + 1) * sizeof(*storage));
-  uint32_t* best_storage = malloc(((size_t)count + 1) * sizeof(*best_storage));
-  uint32_t* best_order = malloc(((size_t)count + 1) * sizeof(*best_order));
-  sort_key_t* keys = malloc(((size_t)count + 1) * sizeof(*keys));
+  uint32_t* order = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*order));
+  uint32_t* storage = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*storage));
+  uint32_t* best_storage = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*best_storage));
+  uint32_t* best_order = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*best_order));
+  sort_key_t* keys = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*keys));
   hgr_status_t status = HGR_OK;
   if (!order || !storage || !best_storage || !best_order || !keys) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -336,11 +337,11 @@ static hgr_status_t plan_device(group_t* groups, uint32_t* members, uint32_t cou
   device->storage_count = pinned + best_count;
 
 cleanup:
-  free(order);
-  free(storage);
-  free(best_storage);
-  free(best_order);
-  free(keys);
+  hgr__free(HGR__ALLOCATOR_TODO, order);
+  hgr__free(HGR__ALLOCATOR_TODO, storage);
+  hgr__free(HGR__ALLOCATOR_TODO, best_storage);
+  hgr__free(HGR__ALLOCATOR_TODO, best_order);
+  hgr__free(HGR__ALLOCATOR_TODO, keys);
   return status;
 }
 
@@ -348,7 +349,7 @@ cleanup:
  * start to end. */
 static hgr_status_t lower_bound(const group_t* groups, const uint32_t* members, uint32_t count, uint32_t steps,
                                 uint64_t* out_bytes) {
-  int64_t* delta = calloc((size_t)steps + 2, sizeof(*delta));
+  int64_t* delta = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)steps + 2, sizeof(*delta));
   if (!delta) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t i = 0; i < count; ++i) {
     const group_t* group = &groups[members[i]];
@@ -361,7 +362,7 @@ static hgr_status_t lower_bound(const group_t* groups, const uint32_t* members, 
     alive += delta[step];
     if (alive > most) most = alive;
   }
-  free(delta);
+  hgr__free(HGR__ALLOCATOR_TODO, delta);
   *out_bytes = (uint64_t)most;
   return HGR_OK;
 }
@@ -378,11 +379,11 @@ static int compare_bytes_descending(const void* a, const void* b) {
  * it lets values of different sizes share bytes, which storages at offset 0 cannot. */
 static hgr_status_t storage_bound(const group_t* groups, const uint32_t* members, uint32_t count, uint32_t steps,
                                   uint64_t* out_bytes) {
-  uint64_t* alive = malloc(((size_t)count + 1) * sizeof(*alive));
-  uint64_t* best = calloc((size_t)count + 1, sizeof(*best));
+  uint64_t* alive = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*alive));
+  uint64_t* best = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)count + 1, sizeof(*best));
   if (!alive || !best) {
-    free(alive);
-    free(best);
+    hgr__free(HGR__ALLOCATOR_TODO, alive);
+    hgr__free(HGR__ALLOCATOR_TODO, best);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   for (uint32_t step = 0; step < steps; ++step) {
@@ -397,8 +398,8 @@ static hgr_status_t storage_bound(const group_t* groups, const uint32_t* members
   }
   uint64_t total = 0;
   for (uint32_t j = 0; j < count; ++j) total += best[j];
-  free(alive);
-  free(best);
+  hgr__free(HGR__ALLOCATOR_TODO, alive);
+  hgr__free(HGR__ALLOCATOR_TODO, best);
   *out_bytes = total;
   return HGR_OK;
 }
@@ -412,14 +413,14 @@ hgr_status_t hgr__memory_plan(const hgr_graph_t* graph, const hgr_kernel_library
                               hgr__memory_plan_t* out_plan) {
   memset(out_plan, 0, sizeof(*out_plan));
   uint32_t entry_count = graph->entry_count;
-  lifetimes_t life = {malloc(((size_t)entry_count + 1) * sizeof(uint32_t)),
-                      malloc(((size_t)entry_count + 1) * sizeof(uint32_t)), calloc((size_t)entry_count + 1, sizeof(bool))};
-  uint32_t* group_of = malloc(((size_t)entry_count + 1) * sizeof(*group_of));
-  uint32_t* alias_root = malloc(((size_t)entry_count + 1) * sizeof(*alias_root));
-  group_t* groups = calloc((size_t)entry_count + 1, sizeof(*groups));
-  uint32_t* members = malloc(((size_t)entry_count + 1) * sizeof(*members));
-  int32_t* keys = malloc(((size_t)entry_count + 1) * sizeof(*keys));
-  uint64_t* alias_bytes = calloc((size_t)entry_count + 1, sizeof(*alias_bytes));
+  lifetimes_t life = {hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(uint32_t)),
+                      hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(uint32_t)), hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)entry_count + 1, sizeof(bool))};
+  uint32_t* group_of = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*group_of));
+  uint32_t* alias_root = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*alias_root));
+  group_t* groups = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)entry_count + 1, sizeof(*groups));
+  uint32_t* members = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*members));
+  int32_t* keys = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*keys));
+  uint64_t* alias_bytes = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)entry_count + 1, sizeof(*alias_bytes));
   hgr_status_t status = HGR_OK;
   hgr__memory_plan_t plan = {0};
   if (!life.parent || !life.last || !life.pinned || !group_of || !alias_root || !groups || !members || !keys ||
@@ -470,8 +471,8 @@ hgr_status_t hgr__memory_plan(const hgr_graph_t* graph, const hgr_kernel_library
   for (uint32_t k = 0; k < key_count; ++k)
     if (k == 0 || keys[k] != keys[k - 1]) keys[distinct++] = keys[k];
 
-  plan.storage_ids = malloc(((size_t)entry_count + 1) * sizeof(*plan.storage_ids));
-  plan.devices = calloc((size_t)distinct + 1, sizeof(*plan.devices));
+  plan.storage_ids = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*plan.storage_ids));
+  plan.devices = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)distinct + 1, sizeof(*plan.devices));
   if (!plan.storage_ids || !plan.devices) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -499,20 +500,20 @@ hgr_status_t hgr__memory_plan(const hgr_graph_t* graph, const hgr_kernel_library
 
 cleanup:
   hgr__memory_plan_free(&plan);
-  free(life.parent);
-  free(life.last);
-  free(life.pinned);
-  free(group_of);
-  free(alias_root);
-  free(groups);
-  free(members);
-  free(keys);
-  free(alias_bytes);
+  hgr__free(HGR__ALLOCATOR_TODO, life.parent);
+  hgr__free(HGR__ALLOCATOR_TODO, life.last);
+  hgr__free(HGR__ALLOCATOR_TODO, life.pinned);
+  hgr__free(HGR__ALLOCATOR_TODO, group_of);
+  hgr__free(HGR__ALLOCATOR_TODO, alias_root);
+  hgr__free(HGR__ALLOCATOR_TODO, groups);
+  hgr__free(HGR__ALLOCATOR_TODO, members);
+  hgr__free(HGR__ALLOCATOR_TODO, keys);
+  hgr__free(HGR__ALLOCATOR_TODO, alias_bytes);
   return status;
 }
 
 void hgr__memory_plan_free(hgr__memory_plan_t* plan) {
-  free(plan->storage_ids);
-  free(plan->devices);
+  hgr__free(HGR__ALLOCATOR_TODO, plan->storage_ids);
+  hgr__free(HGR__ALLOCATOR_TODO, plan->devices);
   memset(plan, 0, sizeof(*plan));
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "device_keys.h"
 #include "place_internal.h"
 
@@ -139,25 +140,25 @@ static void place_run_free(place_run_t* run) {
   hgr__place_problem_free(&run->problem);
   if (run->unplaced) hgr__place_choices_free(run->choices, run->unplaced->node_count);
   hgr_graph_release(run->unplaced);
-  free(run->unplaced_source);
-  free(run->devices);
-  free(run->ranks);
+  hgr__free(HGR__ALLOCATOR_TODO, run->unplaced_source);
+  hgr__free(HGR__ALLOCATOR_TODO, run->devices);
+  hgr__free(HGR__ALLOCATOR_TODO, run->ranks);
   for (size_t r = 0; run->measures && r < run->measure_count; ++r) hgr__rank_measure_free(&run->measures[r]);
-  free(run->measures);
-  free(run->measured);
-  free(run->record_ranks);
-  free(run->weight);
-  free(run->infos);
-  free(run->specs);
-  for (size_t s = 0; run->own_specs && s < run->problem.device_count; ++s) free(run->own_specs[s]);
-  free(run->own_specs);
-  free(run->rule_slots);
-  free(run->policy_slot);
+  hgr__free(HGR__ALLOCATOR_TODO, run->measures);
+  hgr__free(HGR__ALLOCATOR_TODO, run->measured);
+  hgr__free(HGR__ALLOCATOR_TODO, run->record_ranks);
+  hgr__free(HGR__ALLOCATOR_TODO, run->weight);
+  hgr__free(HGR__ALLOCATOR_TODO, run->infos);
+  hgr__free(HGR__ALLOCATOR_TODO, run->specs);
+  for (size_t s = 0; run->own_specs && s < run->problem.device_count; ++s) hgr__free(HGR__ALLOCATOR_TODO, run->own_specs[s]);
+  hgr__free(HGR__ALLOCATOR_TODO, run->own_specs);
+  hgr__free(HGR__ALLOCATOR_TODO, run->rule_slots);
+  hgr__free(HGR__ALLOCATOR_TODO, run->policy_slot);
   if (run->have_model) hgr__cost_model_release(&run->model);
-  free(run->node_ms);
-  free(run->busy_ms);
+  hgr__free(HGR__ALLOCATOR_TODO, run->node_ms);
+  hgr__free(HGR__ALLOCATOR_TODO, run->busy_ms);
   hgr_graph_release(run->placed);
-  free(run->placed_source);
+  hgr__free(HGR__ALLOCATOR_TODO, run->placed_source);
   hgr__memory_plan_free(&run->memory);
 }
 
@@ -192,7 +193,7 @@ static hgr_status_t find_slot_device(const place_run_t* run, hgr_instance_t* ins
 /* Reads options.rank_measures. */
 static hgr_status_t read_measures(place_run_t* run, const hgr_place_options_t* options) {
   if (!options->rank_measure_count) return HGR_OK;
-  run->measures = calloc(options->rank_measure_count, sizeof(*run->measures));
+  run->measures = hgr__calloc(HGR__ALLOCATOR_TODO, options->rank_measure_count, sizeof(*run->measures));
   if (!run->measures) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   run->measure_count = options->rank_measure_count;
   for (size_t r = 0; r < options->rank_measure_count; ++r)
@@ -204,13 +205,13 @@ static hgr_status_t read_measures(place_run_t* run, const hgr_place_options_t* o
 
 static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, const hgr_place_options_t* options) {
   size_t capacity = options->device_count + options->rule_count + 1, count = 0;
-  run->devices = calloc(capacity, sizeof(*run->devices));
-  run->ranks = calloc(capacity, sizeof(*run->ranks));
-  run->record_ranks = calloc(capacity, sizeof(*run->record_ranks));
-  run->rule_slots = calloc(options->rule_count + 1, sizeof(*run->rule_slots));
-  const char** locals = calloc(capacity, sizeof(*locals)); /* per slot: the spec past its prefix */
+  run->devices = hgr__calloc(HGR__ALLOCATOR_TODO, capacity, sizeof(*run->devices));
+  run->ranks = hgr__calloc(HGR__ALLOCATOR_TODO, capacity, sizeof(*run->ranks));
+  run->record_ranks = hgr__calloc(HGR__ALLOCATOR_TODO, capacity, sizeof(*run->record_ranks));
+  run->rule_slots = hgr__calloc(HGR__ALLOCATOR_TODO, options->rule_count + 1, sizeof(*run->rule_slots));
+  const char** locals = hgr__calloc(HGR__ALLOCATOR_TODO, capacity, sizeof(*locals)); /* per slot: the spec past its prefix */
   if (!run->devices || !run->ranks || !run->record_ranks || !run->rule_slots || !locals) {
-    free(locals);
+    hgr__free(HGR__ALLOCATOR_TODO, locals);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   hgr_status_t status = HGR_OK;
@@ -264,17 +265,17 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
     if (count > before) locals[before] = local;
   }
   if (status) {
-    free(locals);
+    hgr__free(HGR__ALLOCATOR_TODO, locals);
     return status;
   }
   run->problem.device_count = count;
   run->problem.devices = run->devices;
-  run->infos = calloc(count + 1, sizeof(*run->infos));
-  run->measured = calloc(count + 1, sizeof(*run->measured));
-  run->specs = calloc(count + 1, sizeof(*run->specs));
-  run->own_specs = calloc(count + 1, sizeof(*run->own_specs));
+  run->infos = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*run->infos));
+  run->measured = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*run->measured));
+  run->specs = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*run->specs));
+  run->own_specs = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*run->own_specs));
   if (!run->infos || !run->measured || !run->specs || !run->own_specs) {
-    free(locals);
+    hgr__free(HGR__ALLOCATOR_TODO, locals);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   /* Across ranks (a slot not on rank 0) rank 0 reads the inputs and writes the
@@ -293,8 +294,8 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
     status = INVALID("a placement across ranks needs a device of rank 0 (r0/...) for the graph's inputs and "
                      "outputs; the devices are %s",
                      listed.data && !listed.failed ? listed.data : "(out of memory for the list)");
-    free(listed.data);
-    free(locals);
+    hgr__free(HGR__ALLOCATOR_TODO, listed.data);
+    hgr__free(HGR__ALLOCATOR_TODO, locals);
     return status;
   }
   run->problem.ranks = run->ranks;
@@ -315,12 +316,12 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
     run->record_ranks[s] = run->ranks[s];
     run->own_specs[s] = hgr__format("r%d/%s", run->ranks[s], locals[s] ? locals[s] : run->infos[s]->spec);
     if (!run->own_specs[s]) {
-      free(locals);
+      hgr__free(HGR__ALLOCATOR_TODO, locals);
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     }
     run->specs[s] = run->own_specs[s];
   }
-  free(locals);
+  hgr__free(HGR__ALLOCATOR_TODO, locals);
   return HGR_OK;
 }
 
@@ -328,7 +329,7 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
 static hgr_status_t find_weights(place_run_t* run, const hgr_place_options_t* options) {
   const hgr_graph_t* graph = run->problem.graph;
   if (!run->problem.distributed || !options->params) return HGR_OK;
-  run->weight = calloc((size_t)graph->node_count + 1, sizeof(*run->weight));
+  run->weight = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)graph->node_count + 1, sizeof(*run->weight));
   if (!run->weight) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t n = 0; n < graph->node_count; ++n) {
     if (graph->nodes[n].is_op) continue;
@@ -348,7 +349,7 @@ static hgr_status_t run_policy(place_run_t* run, const hgr_place_options_t* opti
   if (options->policy == HGR_PLACE_FIRST) return HGR_OK;
   if (options->policy != HGR_PLACE_AUTO && options->policy != HGR_PLACE_STAGES)
     return INVALID("placement policy %d is not one of FIRST, AUTO, STAGES", (int)options->policy);
-  run->policy_slot = malloc(((size_t)graph->node_count + 1) * sizeof(*run->policy_slot));
+  run->policy_slot = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->node_count + 1) * sizeof(*run->policy_slot));
   if (!run->policy_slot) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t n = 0; n < graph->node_count; ++n) run->policy_slot[n] = run->problem.fixed[n];
   HGR_RETURN_IF_ERROR(hgr__cost_model_build(&run->problem, options, &run->model));
@@ -371,16 +372,16 @@ static hgr_status_t run_policy(place_run_t* run, const hgr_place_options_t* opti
 static hgr_status_t predict(place_run_t* run, hgr_placement_t* placement) {
   if (!run->have_model) return HGR_OK;
   const hgr_graph_t* graph = run->problem.graph;
-  uint32_t* slots = malloc(((size_t)graph->node_count + 1) * sizeof(*slots));
-  run->node_ms = calloc((size_t)graph->node_count + 1, sizeof(*run->node_ms));
-  run->busy_ms = calloc(run->problem.device_count + 1, sizeof(*run->busy_ms));
+  uint32_t* slots = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->node_count + 1) * sizeof(*slots));
+  run->node_ms = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)graph->node_count + 1, sizeof(*run->node_ms));
+  run->busy_ms = hgr__calloc(HGR__ALLOCATOR_TODO, run->problem.device_count + 1, sizeof(*run->busy_ms));
   if (!slots || !run->node_ms || !run->busy_ms) {
-    free(slots);
+    hgr__free(HGR__ALLOCATOR_TODO, slots);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   for (uint32_t n = 0; n < graph->node_count; ++n) slots[n] = run->choices[n].slot;
   placement->predicted_ms = hgr__schedule_predict(&run->problem, &run->model, slots, run->busy_ms, run->node_ms);
-  free(slots);
+  hgr__free(HGR__ALLOCATOR_TODO, slots);
   return HGR_OK;
 }
 
@@ -398,14 +399,14 @@ static hgr_pair_class_t pair_class(const place_run_t* run, hgr_instance_t* insta
 static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_placement_t* placement) {
   const hgr_graph_t* placed = run->placed;
   size_t count = run->problem.device_count;
-  placement->nodes = calloc((size_t)placed->node_count + 1, sizeof(*placement->nodes));
-  placement->fallbacks = calloc((size_t)placed->node_count + 1, sizeof(*placement->fallbacks));
-  placement->devices = calloc(count + 1, sizeof(*placement->devices));
-  placement->device_specs = calloc(count + 1, sizeof(*placement->device_specs));
-  bool* used = calloc(count + 1, sizeof(*used)); /* per slot: some node runs there */
+  placement->nodes = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)placed->node_count + 1, sizeof(*placement->nodes));
+  placement->fallbacks = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)placed->node_count + 1, sizeof(*placement->fallbacks));
+  placement->devices = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*placement->devices));
+  placement->device_specs = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*placement->device_specs));
+  bool* used = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*used)); /* per slot: some node runs there */
   if (!placement->nodes || !placement->fallbacks || !placement->devices || !placement->device_specs ||
       !used) {
-    free(used);
+    hgr__free(HGR__ALLOCATOR_TODO, used);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   hgr_status_t status = HGR_OK;
@@ -429,7 +430,7 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
       record->rule_index = choice->rule_index;
       record->source_node = run->unplaced_source[source];
       if (run->node_ms) record->predicted_ms = run->node_ms[source];
-      if (choice->fallback && (status = hgr__strdup(choice->fallback, &placement->fallbacks[n]))) break;
+      if (choice->fallback && (status = hgr__strdup(HGR__ALLOCATOR_TODO, choice->fallback, &placement->fallbacks[n]))) break;
       record->fallback = placement->fallbacks[n];
     }
     used[slot] = true;
@@ -451,11 +452,11 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
     for (uint32_t n = 0; n < placed->node_count; ++n)
       if (placed->nodes[n].is_op && placed->entries[placed->node_row_ptr[n]].device_key == device->key)
         device->node_count++;
-    status = hgr__strdup(run->specs[s], &placement->device_specs[placement->device_count]);
+    status = hgr__strdup(HGR__ALLOCATOR_TODO, run->specs[s], &placement->device_specs[placement->device_count]);
     device->spec = placement->device_specs[placement->device_count];
     placement->device_count++;
   }
-  free(used);
+  hgr__free(HGR__ALLOCATOR_TODO, used);
   return status;
 }
 
@@ -482,7 +483,7 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
                    options->cross_host_latency_ms, options->cross_host_ms_per_byte);
   place_run_t run;
   memset(&run, 0, sizeof(run));
-  hgr_placement_t* placement = calloc(1, sizeof(*placement));
+  hgr_placement_t* placement = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*placement));
   hgr_status_t status = HGR_OK;
   if (!placement) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   placement->predicted_ms = -1.0;
@@ -501,7 +502,7 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
   run.problem.graph = run.unplaced;
   run.problem.kernels = options->kernels;
   if ((status = find_weights(&run, options))) goto cleanup;
-  run.choices = calloc((size_t)run.unplaced->node_count + 1, sizeof(*run.choices));
+  run.choices = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)run.unplaced->node_count + 1, sizeof(*run.choices));
   if (!run.choices) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -519,7 +520,7 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
   if ((status = hgr__place_emit(&run.problem, run.choices, run.specs, NULL, &first_pass, &first_source))) goto cleanup;
   status = hgr__memory_plan(first_pass, options->kernels, &run.memory);
   hgr_graph_release(first_pass);
-  free(first_source);
+  hgr__free(HGR__ALLOCATOR_TODO, first_source);
   if (status ||
       (status = hgr__place_emit(&run.problem, run.choices, run.specs, run.memory.storage_ids, &run.placed,
                                 &run.placed_source)) ||
@@ -539,14 +540,14 @@ cleanup:
 void hgr_placement_release(hgr_placement_t* placement) {
   if (!placement) return;
   if (placement->fallbacks && placement->graph)
-    for (uint32_t n = 0; n < placement->graph->node_count; ++n) free(placement->fallbacks[n]);
-  free(placement->fallbacks);
+    for (uint32_t n = 0; n < placement->graph->node_count; ++n) hgr__free(HGR__ALLOCATOR_TODO, placement->fallbacks[n]);
+  hgr__free(HGR__ALLOCATOR_TODO, placement->fallbacks);
   hgr_graph_release(placement->graph);
-  for (size_t d = 0; placement->device_specs && d < placement->device_count; ++d) free(placement->device_specs[d]);
-  free(placement->device_specs);
-  free(placement->nodes);
-  free(placement->devices);
-  free(placement);
+  for (size_t d = 0; placement->device_specs && d < placement->device_count; ++d) hgr__free(HGR__ALLOCATOR_TODO, placement->device_specs[d]);
+  hgr__free(HGR__ALLOCATOR_TODO, placement->device_specs);
+  hgr__free(HGR__ALLOCATOR_TODO, placement->nodes);
+  hgr__free(HGR__ALLOCATOR_TODO, placement->devices);
+  hgr__free(HGR__ALLOCATOR_TODO, placement);
 }
 
 /* ---- accessors ------------------------------------------------------------------------ */

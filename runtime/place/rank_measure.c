@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "json.h"
 #include "place_internal.h"
 
@@ -110,7 +111,7 @@ static hgr_status_t device_parse(const cJSON* object, int rank, size_t d, hgr_de
     if (fields[f].kind == FIELD_TEXT) {
       if (!cJSON_IsString(value))
         return INVALID("rank %d's measure: device %zu: '%s' is missing or not a string", rank, d, fields[f].name);
-      HGR_RETURN_IF_ERROR(hgr__strdup(value->valuestring, (char**)at));
+      HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, value->valuestring, (char**)at));
       continue;
     }
     if (fields[f].kind == FIELD_BOOL) {
@@ -206,7 +207,7 @@ static hgr_status_t write_text(hgr_instance_t* instance, const hgr_graph_t* unpl
             cJSON_AddNumberToObject(root, "rank", rank) &&
             cJSON_AddNumberToObject(root, "cores", (double)sysconf(_SC_NPROCESSORS_ONLN)) &&
             cJSON_AddStringToObject(root, "graph", fingerprint);
-  free(fingerprint);
+  hgr__free(HGR__ALLOCATOR_TODO, fingerprint);
   cJSON* positions = ok ? cJSON_AddArrayToObject(root, "positions") : NULL;
   for (size_t p = 0; positions && p < position_count; ++p) {
     cJSON* cell =
@@ -264,9 +265,9 @@ hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph
     return INVALID("hgr_place_measure_rank: %zu rules, more than HGR_PLACE_MAX_RULES (%d)", options->rule_count,
                    HGR_PLACE_MAX_RULES);
   size_t position_count = options->device_count + options->rule_count;
-  size_t* position_slot = malloc((position_count + 1) * sizeof(*position_slot));
-  size_t* devices = malloc((position_count + 1) * sizeof(*devices));
-  const hgr_device_info_t** infos = malloc((position_count + 1) * sizeof(*infos));
+  size_t* position_slot = hgr__alloc(HGR__ALLOCATOR_TODO, (position_count + 1) * sizeof(*position_slot));
+  size_t* devices = hgr__alloc(HGR__ALLOCATOR_TODO, (position_count + 1) * sizeof(*devices));
+  const hgr_device_info_t** infos = hgr__alloc(HGR__ALLOCATOR_TODO, (position_count + 1) * sizeof(*infos));
   hgr_graph_t* unplaced = NULL;
   uint32_t* unplaced_source = NULL;
   hgr__place_problem_t problem;
@@ -299,7 +300,7 @@ hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph
     }
     position_slot[p] = slot;
   }
-  if (!status && count == 0) status = hgr__strdup("", out_text);
+  if (!status && count == 0) status = hgr__strdup(HGR__ALLOCATOR_TODO, "", out_text);
   else if (!status) {
     status = hgr__place_unplace(graph, &unplaced, &unplaced_source);
     if (!status && (options->policy == HGR_PLACE_AUTO || options->policy == HGR_PLACE_STAGES)) {
@@ -320,10 +321,10 @@ hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph
   hgr__cost_model_release(&model);
   hgr__place_problem_free(&problem);
   hgr_graph_release(unplaced);
-  free(unplaced_source);
-  free(position_slot);
-  free(devices);
-  free(infos);
+  hgr__free(HGR__ALLOCATOR_TODO, unplaced_source);
+  hgr__free(HGR__ALLOCATOR_TODO, position_slot);
+  hgr__free(HGR__ALLOCATOR_TODO, devices);
+  hgr__free(HGR__ALLOCATOR_TODO, infos);
   return status;
 }
 
@@ -332,12 +333,12 @@ hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph
 void hgr__rank_measure_free(hgr__rank_measure_t* measure) {
   if (!measure) return;
   for (size_t d = 0; measure->devices && d < measure->device_count; ++d) hgr__device_info_free(&measure->devices[d]);
-  free(measure->devices);
-  free(measure->position_device);
-  free(measure->pair_class);
-  free(measure->node_ms);
-  free(measure->copy_latency_ms);
-  free(measure->copy_ms_per_byte);
+  hgr__free(HGR__ALLOCATOR_TODO, measure->devices);
+  hgr__free(HGR__ALLOCATOR_TODO, measure->position_device);
+  hgr__free(HGR__ALLOCATOR_TODO, measure->pair_class);
+  hgr__free(HGR__ALLOCATOR_TODO, measure->node_ms);
+  hgr__free(HGR__ALLOCATOR_TODO, measure->copy_latency_ms);
+  hgr__free(HGR__ALLOCATOR_TODO, measure->copy_ms_per_byte);
   memset(measure, 0, sizeof(*measure));
 }
 
@@ -347,7 +348,7 @@ static hgr_status_t matrix_parse(const cJSON* root, const char* name, int rank, 
   const cJSON* matrix = cJSON_GetObjectItemCaseSensitive(root, name);
   if (!cJSON_IsArray(matrix) || (size_t)cJSON_GetArraySize(matrix) != rows)
     return INVALID("rank %d's measure: '%s' is missing or has not %zu rows", rank, name, rows);
-  if (!(*out = malloc((rows * columns + 1) * sizeof(double)))) return OUT_OF_MEMORY();
+  if (!(*out = hgr__alloc(HGR__ALLOCATOR_TODO, (rows * columns + 1) * sizeof(double)))) return OUT_OF_MEMORY();
   size_t r = 0;
   for (const cJSON* row = matrix->child; row; row = row->next, ++r) {
     if (!cJSON_IsArray(row) || (size_t)cJSON_GetArraySize(row) != columns)
@@ -369,7 +370,7 @@ static hgr_status_t parse_devices(const cJSON* root, int rank, hgr__rank_measure
   if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) < 1)
     return INVALID("rank %d's measure: 'devices' is missing or empty", rank);
   size_t count = (size_t)cJSON_GetArraySize(list);
-  if (!(measure->devices = calloc(count, sizeof(*measure->devices)))) return OUT_OF_MEMORY();
+  if (!(measure->devices = hgr__calloc(HGR__ALLOCATOR_TODO, count, sizeof(*measure->devices)))) return OUT_OF_MEMORY();
   measure->device_count = count;
   size_t d = 0;
   for (const cJSON* device = list->child; device; device = device->next, ++d) {
@@ -382,7 +383,7 @@ static hgr_status_t parse_devices(const cJSON* root, int rank, hgr__rank_measure
   const cJSON* classes = cJSON_GetObjectItemCaseSensitive(root, "pair_class");
   if (!cJSON_IsArray(classes) || (size_t)cJSON_GetArraySize(classes) != count)
     return INVALID("rank %d's measure: 'pair_class' is missing or has not %zu rows", rank, count);
-  if (!(measure->pair_class = calloc(count * count, sizeof(*measure->pair_class)))) return OUT_OF_MEMORY();
+  if (!(measure->pair_class = hgr__calloc(HGR__ALLOCATOR_TODO, count * count, sizeof(*measure->pair_class)))) return OUT_OF_MEMORY();
   size_t a = 0;
   for (const cJSON* row = classes->child; row; row = row->next, ++a) {
     if (!cJSON_IsArray(row) || (size_t)cJSON_GetArraySize(row) != count)
@@ -409,7 +410,7 @@ static hgr_status_t parse_positions(const cJSON* root, int rank, const hgr_place
     return INVALID("rank %d's measure: it lists %d devices and rules' devices, this placement %zu: every rank must "
                    "be given the same --devices and --place",
                    rank, cJSON_GetArraySize(positions), expected);
-  if (!(measure->position_device = malloc((expected + 1) * sizeof(size_t)))) return OUT_OF_MEMORY();
+  if (!(measure->position_device = hgr__alloc(HGR__ALLOCATOR_TODO, (expected + 1) * sizeof(size_t)))) return OUT_OF_MEMORY();
   measure->position_count = expected;
   size_t p = 0;
   for (const cJSON* cell = positions->child; cell; cell = cell->next, ++p) {
@@ -453,7 +454,7 @@ hgr_status_t hgr__rank_measure_parse(const char* text, int rank, const hgr_place
   else if (!status && strcmp(ours, fingerprint->valuestring))
     status = INVALID("rank %d's measure is of another graph (%s; here %s): every rank must load the same graph", rank,
                      fingerprint->valuestring, ours);
-  free(ours);
+  hgr__free(HGR__ALLOCATOR_TODO, ours);
   if (!status) {
     out_measure->cores = (long)cores->valuedouble;
     status = parse_devices(root, rank, out_measure);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "place_internal.h"
 
 static bool is_runtime_op(const hgr__node_t* node, const char* name) {
@@ -16,8 +17,8 @@ hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_grap
   *out_source_node = NULL;
   hgr_graph_t* result = NULL;
   /* Per original entry: the reference that replaces it in the new graph. */
-  hgr__entry_ref_t* mapped = malloc(((size_t)graph->entry_count + 1) * sizeof(*mapped));
-  uint32_t* source = malloc(((size_t)graph->node_count + 1) * sizeof(*source));
+  hgr__entry_ref_t* mapped = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->entry_count + 1) * sizeof(*mapped));
+  uint32_t* source = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->node_count + 1) * sizeof(*source));
   hgr__entry_ref_t* inputs = NULL;
   hgr__entry_t* outputs = NULL;
   uint32_t next_storage = 0;
@@ -67,9 +68,9 @@ hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_grap
 
 cleanup:
   hgr_graph_release(result);
-  free(mapped);
-  free(source);
-  free(inputs);
-  free(outputs);
+  hgr__free(HGR__ALLOCATOR_TODO, mapped);
+  hgr__free(HGR__ALLOCATOR_TODO, source);
+  hgr__free(HGR__ALLOCATOR_TODO, inputs);
+  hgr__free(HGR__ALLOCATOR_TODO, outputs);
   return status;
 }

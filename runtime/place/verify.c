@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "ops.h"
 #include "place_internal.h"
 
@@ -46,8 +47,8 @@ static hgr_status_t check_devices(const hgr_graph_t* graph) {
   }
   /* Validation checks this too when the graph has device keys; the verifier does
    * not rely on it. */
-  int32_t* storage_key = malloc(((size_t)graph->storage_count + 1) * sizeof(*storage_key));
-  uint32_t* storage_entry = malloc(((size_t)graph->storage_count + 1) * sizeof(*storage_entry));
+  int32_t* storage_key = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->storage_count + 1) * sizeof(*storage_key));
+  uint32_t* storage_entry = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->storage_count + 1) * sizeof(*storage_entry));
   hgr_status_t status = HGR_OK;
   if (!storage_key || !storage_entry) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t s = 0; s < graph->storage_count && !status; ++s) storage_entry[s] = UINT32_MAX;
@@ -64,8 +65,8 @@ static hgr_status_t check_devices(const hgr_graph_t* graph) {
                        graph->entries[e].device_key);
     }
   }
-  free(storage_key);
-  free(storage_entry);
+  hgr__free(HGR__ALLOCATOR_TODO, storage_key);
+  hgr__free(HGR__ALLOCATOR_TODO, storage_entry);
   return status;
 }
 
@@ -83,13 +84,13 @@ static int compare_intervals(const void* a, const void* b) {
 /* Values alive at the same time share a storage only as an allowed pair. */
 static hgr_status_t check_sharing(const hgr_graph_t* graph, const hgr_kernel_library_t* kernels) {
   uint32_t entry_count = graph->entry_count, steps = graph->node_count;
-  uint32_t* parent = malloc(((size_t)entry_count + 1) * sizeof(*parent));
-  uint32_t* last = malloc(((size_t)entry_count + 1) * sizeof(*last));
-  uint32_t* group_start = malloc(((size_t)entry_count + 1) * sizeof(*group_start));
-  uint32_t* group_end = malloc(((size_t)entry_count + 1) * sizeof(*group_end));
-  bool* pinned = calloc((size_t)entry_count + 1, sizeof(*pinned));
-  bool* group_pinned = calloc((size_t)entry_count + 1, sizeof(*group_pinned));
-  interval_t* intervals = malloc(((size_t)entry_count + 1) * sizeof(*intervals));
+  uint32_t* parent = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*parent));
+  uint32_t* last = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*last));
+  uint32_t* group_start = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*group_start));
+  uint32_t* group_end = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*group_end));
+  bool* pinned = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)entry_count + 1, sizeof(*pinned));
+  bool* group_pinned = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)entry_count + 1, sizeof(*group_pinned));
+  interval_t* intervals = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*intervals));
   hgr_status_t status = HGR_OK;
   if (!parent || !last || !group_start || !group_end || !pinned || !group_pinned || !intervals) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %u entries", entry_count);
@@ -189,13 +190,13 @@ static hgr_status_t check_sharing(const hgr_graph_t* graph, const hgr_kernel_lib
   }
 
 cleanup:
-  free(parent);
-  free(last);
-  free(group_start);
-  free(group_end);
-  free(pinned);
-  free(group_pinned);
-  free(intervals);
+  hgr__free(HGR__ALLOCATOR_TODO, parent);
+  hgr__free(HGR__ALLOCATOR_TODO, last);
+  hgr__free(HGR__ALLOCATOR_TODO, group_start);
+  hgr__free(HGR__ALLOCATOR_TODO, group_end);
+  hgr__free(HGR__ALLOCATOR_TODO, pinned);
+  hgr__free(HGR__ALLOCATOR_TODO, group_pinned);
+  hgr__free(HGR__ALLOCATOR_TODO, intervals);
   return status;
 }
 
