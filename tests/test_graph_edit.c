@@ -58,7 +58,7 @@ static hgr_graph_t* build_base(bool keyed) {
   int32_t cpu = keyed ? 1 : -1, gpu = keyed ? 4 : -1;
   hgr_graph_t* graph = NULL;
   uint32_t node_id;
-  ASSERT_OK(hgr__graph_edit_new(&graph));
+  ASSERT_OK(hgr__graph_edit_new(hgr_allocator_system(), &graph));
   hgr__entry_t out[2];
   out[0] = entry("float32", 2, 4, 0, cpu);
   ASSERT_OK(hgr__graph_edit_append(graph, "x", NULL, NULL, 0, NULL, 0, out, 1, &node_id));
@@ -97,7 +97,7 @@ static void assert_same(const hgr_graph_t* a, const hgr_graph_t* b) {
 static void inputs_take_the_order_of_another_graph(void** state) {
   (void)state;
   hgr_graph_t* like = NULL;
-  ASSERT_OK(hgr__graph_edit_new(&like));
+  ASSERT_OK(hgr__graph_edit_new(hgr_allocator_system(), &like));
   hgr__entry_t out = entry("float32", 2, 4, 0, -1);
   uint32_t node_id;
   for (int i = 0; i < 3; ++i) {
@@ -143,7 +143,7 @@ static void edited_graph_equals_the_same_graph_loaded_from_json(void** state) {
 static void edited_graph_refuses_a_reference_to_a_later_node(void** state) {
   (void)state;
   hgr_graph_t* graph = NULL;
-  ASSERT_OK(hgr__graph_edit_new(&graph));
+  ASSERT_OK(hgr__graph_edit_new(hgr_allocator_system(), &graph));
   ASSERT_OK(hgr__graph_edit_append(graph, "x", NULL, NULL, 0, NULL, 0, NULL, 1, NULL));
   hgr__entry_ref_t forward[] = {{0, 0}, {1, 0}};
   uint32_t node_id = 0;
@@ -165,7 +165,7 @@ static void edited_graph_refuses_a_reference_to_a_later_node(void** state) {
 static void edited_graph_refuses_an_input_with_inputs(void** state) {
   (void)state;
   hgr_graph_t* graph = NULL;
-  ASSERT_OK(hgr__graph_edit_new(&graph));
+  ASSERT_OK(hgr__graph_edit_new(hgr_allocator_system(), &graph));
   ASSERT_OK(hgr__graph_edit_append(graph, "x", NULL, NULL, 0, NULL, 0, NULL, 1, NULL));
   hgr__entry_ref_t input = {0, 0};
   ASSERT_STATUS(hgr__graph_edit_append(graph, "y", NULL, &input, 1, NULL, 0, NULL, 1, NULL),

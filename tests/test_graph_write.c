@@ -137,7 +137,7 @@ static void random_graphs_load_back_the_same(void** state) {
 static void built_graph_with_escapes_and_bindings_loads_back_the_same(void** state) {
   (void)state;
   hgr_graph_t* graph = NULL;
-  ASSERT_OK(hgr__graph_edit_new(&graph));
+  ASSERT_OK(hgr__graph_edit_new(hgr_allocator_system(), &graph));
   hgr__entry_t entry;
   memset(&entry, 0, sizeof(entry));
   ASSERT_OK(hgr_dtype_parse("float32", &entry.dtype));

@@ -44,7 +44,7 @@ static uint32_t add_input(hgr_graph_t* graph, int64_t elements) { return add_nod
 
 static hgr_graph_t* new_graph(void) {
   hgr_graph_t* graph = NULL;
-  ASSERT_OK(hgr__graph_edit_new(&graph));
+  ASSERT_OK(hgr__graph_edit_new(hgr_allocator_system(), &graph));
   return graph;
 }
 

@@ -62,6 +62,11 @@ static inline uint64_t hgr__monotonic_ns(void) {
 /* A copy of text (NULL counts as "") from allocator, failure reported as a status. */
 hgr_status_t hgr__strdup(hgr_allocator_t allocator, const char* text, char** out_copy);
 
+/* An empty params list whose memory comes from allocator (hgr_params_create: the
+ * system's); the allocator it was made with. */
+hgr_status_t hgr__params_create_in(hgr_allocator_t allocator, hgr_params_t** out_params);
+hgr_allocator_t hgr__params_allocator(const hgr_params_t* params);
+
 /* For passes that replace some params of a graph (params.c): appends from's params
  * to params without copying their data, leaving from empty (their names must be
  * new to params; RESOURCE_EXHAUSTED leaves both as they were); removes param i

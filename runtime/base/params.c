@@ -32,6 +32,7 @@ typedef struct param_t {
 } param_t;
 
 struct hgr_params_s {
+  hgr_allocator_t allocator; /* of the list, the names and the data */
   param_t* items;
   size_t count;
   size_t capacity;
@@ -39,20 +40,30 @@ struct hgr_params_s {
 
 /* ---- the params object --------------------------------------------------------- */
 
-hgr_status_t hgr_params_create(hgr_params_t** out_params) {
-  *out_params = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(**out_params));
+hgr_status_t hgr__params_create_in(hgr_allocator_t allocator, hgr_params_t** out_params) {
+  *out_params = hgr__calloc(allocator, 1, sizeof(**out_params));
   if (!*out_params) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  (*out_params)->allocator = allocator;
   return HGR_OK;
+}
+
+hgr_status_t hgr_params_create(hgr_params_t** out_params) {
+  return hgr__params_create_in(hgr_allocator_system(), out_params);
+}
+
+hgr_allocator_t hgr__params_allocator(const hgr_params_t* params) {
+  return params->allocator;
 }
 
 void hgr_params_release(hgr_params_t* params) {
   if (!params) return;
+  hgr_allocator_t allocator = params->allocator;
   for (size_t i = 0; i < params->count; ++i) {
-    hgr__free(HGR__ALLOCATOR_TODO, params->items[i].name);
-    hgr__free(HGR__ALLOCATOR_TODO, params->items[i].data);
+    hgr__free(allocator, params->items[i].name);
+    hgr__free(allocator, params->items[i].data);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, params->items);
-  hgr__free(HGR__ALLOCATOR_TODO, params);
+  hgr__free(allocator, params->items);
+  hgr__free(allocator, params);
 }
 
 /* Bytes of a tensor as the format counts them: elements x ceil(bits / 8). The

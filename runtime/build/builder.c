@@ -22,6 +22,7 @@
 #define NO_NODE UINT32_MAX
 
 struct hgr_builder_s {
+  hgr_allocator_t allocator;     /* of the builder, its graph and its params */
   hgr_graph_t* graph;            /* under construction; after finish, shared with the caller */
   hgr_kernel_library_t* kernels; /* retained; may be NULL */
   hgr_params_t* params;          /* the constants; handed out by finish */
@@ -96,15 +97,17 @@ static hgr_status_t check_open(const hgr_builder_t* builder) {
 
 /* ---- lifetime ----------------------------------------------------------------------- */
 
-hgr_status_t hgr_builder_create(hgr_kernel_library_t* kernels, hgr_builder_t** out_builder) {
+hgr_status_t hgr__builder_create_in(hgr_allocator_t allocator, hgr_kernel_library_t* kernels,
+                                    hgr_builder_t** out_builder) {
   *out_builder = NULL;
-  hgr_builder_t* builder = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*builder));
+  hgr_builder_t* builder = hgr__calloc(allocator, 1, sizeof(*builder));
   if (!builder) return OUT_OF_MEMORY("a builder");
-  hgr_status_t status = hgr__graph_edit_new(&builder->graph);
-  if (!status) status = hgr_params_create(&builder->params);
+  builder->allocator = allocator;
+  hgr_status_t status = hgr__graph_edit_new(allocator, &builder->graph);
+  if (!status) status = hgr__params_create_in(allocator, &builder->params);
   if (!status) {
     builder->name_capacity = 16;
-    builder->name_slots = hgr__alloc(HGR__ALLOCATOR_TODO, builder->name_capacity * sizeof(*builder->name_slots));
+    builder->name_slots = hgr__alloc(allocator, builder->name_capacity * sizeof(*builder->name_slots));
     if (builder->name_slots)
       memset(builder->name_slots, 0xff, builder->name_capacity * sizeof(*builder->name_slots));
     else
@@ -119,13 +122,17 @@ hgr_status_t hgr_builder_create(hgr_kernel_library_t* kernels, hgr_builder_t** o
   return HGR_OK;
 }
 
+hgr_status_t hgr_builder_create(hgr_kernel_library_t* kernels, hgr_builder_t** out_builder) {
+  return hgr__builder_create_in(hgr_allocator_system(), kernels, out_builder);
+}
+
 void hgr_builder_release(hgr_builder_t* builder) {
   if (!builder) return;
   hgr_graph_release(builder->graph);
   hgr_params_release(builder->params);
   hgr_kernel_library_release(builder->kernels);
-  hgr__free(HGR__ALLOCATOR_TODO, builder->name_slots);
-  hgr__free(HGR__ALLOCATOR_TODO, builder);
+  hgr__free(builder->allocator, builder->name_slots);
+  hgr__free(builder->allocator, builder);
 }
 
 /* ---- inputs and constants -------------------------------------------------------------- */

@@ -6,7 +6,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hgr/allocator.h"
 #include "hgr/builder.h"
+
+/* hgr_builder_create with the memory of the builder, its graph and its params from
+ * allocator (hgr_builder_create: the system's). */
+hgr_status_t hgr__builder_create_in(hgr_allocator_t allocator, hgr_kernel_library_t* kernels,
+                                    hgr_builder_t** out_builder);
 
 /* The name of node node_id, and whether it is an op; NULL for no such node. */
 const char* hgr__builder_node_name(const hgr_builder_t* builder, uint32_t node_id, bool* out_is_op);

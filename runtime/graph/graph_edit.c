@@ -38,11 +38,12 @@ static hgr_status_t reserve(void** array, size_t count, size_t more, size_t size
   return HGR_OK;
 }
 
-hgr_status_t hgr__graph_edit_new(hgr_graph_t** out_graph) {
+hgr_status_t hgr__graph_edit_new(hgr_allocator_t allocator, hgr_graph_t** out_graph) {
   *out_graph = NULL;
-  hgr_graph_t* graph = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*graph));
+  hgr_graph_t* graph = hgr__calloc(allocator, 1, sizeof(*graph));
   if (!graph) return OUT_OF_MEMORY("a graph");
   atomic_init(&graph->refcount, 1);
+  graph->allocator = allocator;
   graph->node_row_ptr = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*graph->node_row_ptr)); /* node_count + 1 values */
   if (!graph->node_row_ptr) {
     hgr_graph_release(graph);

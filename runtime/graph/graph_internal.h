@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hgr/allocator.h"
 #include "hgr/graph.h"
 #include "hgr/tensor.h"
 
@@ -52,6 +53,7 @@ typedef struct hgr__entry_t {
 
 struct hgr_graph_s {
   atomic_int refcount;
+  hgr_allocator_t allocator; /* of everything the graph holds */
   hgr__node_t* nodes;
   uint32_t node_count;
   uint32_t* arg_nodes;     /* node ids of the inputs; input index = position */
@@ -129,8 +131,14 @@ const char* hgr__graph_entry_label(const hgr_graph_t* graph, uint32_t entry_id, 
  * does. Until then only nodes, entries, node_row_ptr, arg_nodes and heads are
  * filled (enough for hgr__op_infer on the last node). */
 
-/* A new, empty graph (refcount 1). */
-hgr_status_t hgr__graph_edit_new(hgr_graph_t** out_graph);
+/* A new, empty graph (refcount 1) whose memory comes from allocator. */
+hgr_status_t hgr__graph_edit_new(hgr_allocator_t allocator, hgr_graph_t** out_graph);
+
+/* The allocator of everything graph holds; what is made from a graph (a derived
+ * graph, a placement, a plan) uses it too unless an instance gives its own. */
+static inline hgr_allocator_t hgr__graph_allocator(const hgr_graph_t* graph) {
+  return graph->allocator;
+}
 /* Appends a node. func_name NULL makes an input ("null" node, added to arg_nodes;
  * input_count and attr_count must be 0, output_count 1). inputs must refer to
  * existing nodes' outputs. Strings and arrays are copied. The node's output_count

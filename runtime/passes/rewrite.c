@@ -59,7 +59,7 @@ hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_
   if (!out_rebuild->new_id || !out_rebuild->refs)
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a graph of %u nodes", graph->node_count);
   for (uint32_t n = 0; !status && n < graph->node_count; ++n) out_rebuild->new_id[n] = HGR__PASS_NONE;
-  if (!status) status = hgr__graph_edit_new(&out_rebuild->out);
+  if (!status) status = hgr__graph_edit_new(HGR__ALLOCATOR_TODO, &out_rebuild->out);
   if (status) hgr__pass_rebuild_free(out_rebuild);
   return status;
 }

@@ -155,7 +155,7 @@ hgr_status_t hgr__place_emit(const hgr__place_problem_t* problem, const hgr__nod
     goto cleanup;
   }
   for (size_t i = 0; i < (size_t)graph->entry_count * count; ++i) emitter.at[i].node_id = UINT32_MAX;
-  if ((status = hgr__graph_edit_new(&emitter.placed)) || (status = emit_nodes(&emitter))) goto cleanup;
+  if ((status = hgr__graph_edit_new(HGR__ALLOCATOR_TODO, &emitter.placed)) || (status = emit_nodes(&emitter))) goto cleanup;
   /* Across ranks rank 0 writes the outputs: a head produced on another rank is read
    * through a copy to home_slot (the one a consumer there already has, else a new
    * one after the nodes). */

@@ -587,7 +587,7 @@ static hgr_status_t node_graph(const hgr_graph_t* source, uint32_t node_id, uint
     status = OUT_OF_MEMORY("a calibration graph");
     goto cleanup;
   }
-  status = hgr__graph_edit_new(&graph);
+  status = hgr__graph_edit_new(HGR__ALLOCATOR_TODO, &graph);
   uint32_t inputs = 0;
   for (uint32_t k = 0; !status && k < node->input_count; ++k) {
     uint32_t entry = hgr__graph_entry_id(source, node->inputs[k]);
@@ -650,7 +650,7 @@ static hgr_status_t copy_graph(uint64_t bytes, hgr_graph_t** out_graph, uint32_t
   value.shape[0] = (int64_t)(bytes / sizeof(float));
   value.device_key = 1;
   uint32_t input = 0, copy = 0;
-  hgr_status_t status = hgr__graph_edit_new(&graph);
+  hgr_status_t status = hgr__graph_edit_new(HGR__ALLOCATOR_TODO, &graph);
   if (!status) status = hgr__graph_edit_append(graph, "x", NULL, NULL, 0, NULL, 0, &value, 1, &input);
   value.storage_id = 1;
   value.device_key = 2;

@@ -27,7 +27,7 @@ hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_grap
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
-  if ((status = hgr__graph_edit_scratch(graph, &inputs, &outputs)) || (status = hgr__graph_edit_new(&result)))
+  if ((status = hgr__graph_edit_scratch(graph, &inputs, &outputs)) || (status = hgr__graph_edit_new(HGR__ALLOCATOR_TODO, &result)))
     goto cleanup;
   for (uint32_t node_id = 0; node_id < graph->node_count && !status; ++node_id) {
     const hgr__node_t* node = &graph->nodes[node_id];
