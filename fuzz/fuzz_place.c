@@ -52,7 +52,7 @@ static hgr__entry_t entry_of(int shape, uint32_t storage_id) {
  * must report properly). */
 static hgr_graph_t* build_graph(reader_t* reader) {
   hgr_graph_t* graph = NULL;
-  if (fuzz_consume_status(hgr__graph_edit_new(&graph))) return NULL;
+  if (fuzz_consume_status(hgr__graph_edit_new(hgr_allocator_system(), &graph))) return NULL;
   value_t values[MAX_VALUES];
   uint32_t value_count = 0, storage = 0, node_count = 2 + next(reader) % 40;
   char name[32];

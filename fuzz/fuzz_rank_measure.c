@@ -15,7 +15,7 @@
 /* x -> relu0 -> relu1 (the output), float32 [4]. */
 static hgr_graph_t* build_graph(void) {
   hgr_graph_t* graph = NULL;
-  FUZZ_CHECK(hgr__graph_edit_new(&graph) == HGR_OK);
+  FUZZ_CHECK(hgr__graph_edit_new(hgr_allocator_system(), &graph) == HGR_OK);
   hgr__entry_t entry;
   memset(&entry, 0, sizeof(entry));
   entry.dtype = (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1};
