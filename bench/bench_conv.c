@@ -156,7 +156,7 @@ static void describe_plan(const hgr_graph_t* graph, const hgr_device_info_t* inf
                           {info->max_work_item_sizes[0], info->max_work_item_sizes[1], info->max_work_item_sizes[2]},
                           info->local_mem_bytes};
   hgr__op_ctx_t ctx;
-  hgr_status_t status = hgr__op_plan(graph, 2, NULL, &limits, &ctx);
+  hgr_status_t status = hgr__op_plan(hgr_allocator_system(), graph, 2, NULL, &limits, &ctx);
   if (status) {
     hgr_status_free(status);
     snprintf(text, capacity, "?");

@@ -129,7 +129,8 @@ hgr_status_t bench_graph_open(hgr_instance_t* instance, const char* json, const 
                             {info->max_work_item_sizes[0], info->max_work_item_sizes[1], info->max_work_item_sizes[2]},
                             info->local_mem_bytes};
     hgr__op_ctx_t ctx;
-    status = hgr__op_plan(out->graph, (uint32_t)hgr_graph_node_count(out->graph) - 1, NULL, &limits, &ctx);
+    status = hgr__op_plan(hgr_allocator_system(), out->graph, (uint32_t)hgr_graph_node_count(out->graph) - 1, NULL,
+                          &limits, &ctx);
     if (!status) {
       snprintf(out->kernel, sizeof(out->kernel), "%s", ctx.launches[0].kernel);
       hgr__op_ctx_free(&ctx);

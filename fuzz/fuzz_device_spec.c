@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     device->platform_name = length > 2 ? line + 2 : "";
     device->name = "fuzz device";
     char* short_name = NULL;
-    FUZZ_CHECK(hgr__platform_short_name(device->platform_name, &short_name) == HGR_OK);
+    FUZZ_CHECK(hgr__platform_short_name(hgr_allocator_system(), device->platform_name, &short_name) == HGR_OK);
     FUZZ_CHECK(short_name[0] && strlen(short_name) < 64);
     for (const char* p = short_name; *p; ++p)
       FUZZ_CHECK(isdigit((unsigned char)*p) || islower((unsigned char)*p));
@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     list[count++] = device;
     line = next;
   }
-  FUZZ_CHECK(hgr__device_assign_specs(list, count) == HGR_OK);
+  FUZZ_CHECK(hgr__device_assign_specs(hgr_allocator_system(), list, count) == HGR_OK);
   const hgr_device_info_t* const* view = (const hgr_device_info_t* const*)list;
   for (size_t i = 0; i < count; ++i) {
     size_t found = SIZE_MAX;

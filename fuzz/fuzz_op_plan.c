@@ -316,7 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t s = 0; s < 2; ++s) {
       for (int attempt = 0; attempt < 4; ++attempt) {
         hgr__op_ctx_t ctx;
-        status = hgr__op_plan(graph, node_id, library, &limit_sets[s], &ctx);
+        status = hgr__op_plan(hgr_allocator_system(), graph, node_id, library, &limit_sets[s], &ctx);
         if (!status) {
           check_plan(&ctx, &limit_sets[s]);
           hgr__op_ctx_free(&ctx);

@@ -223,7 +223,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 cleanup:
   hgr__memory_plan_free(&plan);
   hgr__memory_plan_free(&again);
-  if (unplaced) hgr__place_choices_free(choices, unplaced->node_count);
+  if (unplaced) hgr__place_choices_free(hgr_allocator_system(), choices, unplaced->node_count);
   hgr__place_problem_free(&problem);
   hgr_graph_release(placed);
   hgr_graph_release(first);

@@ -22,13 +22,13 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   hgr__tune_table_t table;
   memset(&table, 0xA5, sizeof(table)); /* must be emptied by the call */
-  hgr_status_t status = hgr__tune_table_parse((const char*)data, size, "fuzz.tsv", &table);
+  hgr_status_t status = hgr__tune_table_parse(hgr_allocator_system(), (const char*)data, size, "fuzz.tsv", &table);
   if (status) {
     hgr_status_code_t code = hgr_status_code(status);
     FUZZ_CHECK(code == HGR_STATUS_INVALID_ARGUMENT || code == HGR_STATUS_RESOURCE_EXHAUSTED);
     FUZZ_CHECK(strstr(hgr_status_message(status), "fuzz.tsv") || code == HGR_STATUS_RESOURCE_EXHAUSTED);
     fuzz_consume_status(status);
-    hgr__tune_table_free(&table);
+    hgr__tune_table_free(hgr_allocator_system(), &table);
     return 0;
   }
   for (size_t r = 0; r < table.count; ++r) {
@@ -39,9 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
    * three decimals). */
   char* text = NULL;
   size_t length = 0;
-  FUZZ_CHECK(hgr__tune_table_format(&table, &text, &length) == HGR_OK);
+  FUZZ_CHECK(hgr__tune_table_format(hgr_allocator_system(), &table, &text, &length) == HGR_OK);
   hgr__tune_table_t again;
-  FUZZ_CHECK(hgr__tune_table_parse(text, length, "again.tsv", &again) == HGR_OK);
+  FUZZ_CHECK(hgr__tune_table_parse(hgr_allocator_system(), text, length, "again.tsv", &again) == HGR_OK);
   FUZZ_CHECK(again.count == table.count);
   for (size_t r = 0; r < table.count; ++r) {
     FUZZ_CHECK(!strcmp(again.records[r].device, table.records[r].device));
@@ -51,8 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(difference <= 5e-4 * (1 + table.records[r].time_us) && -difference <= 5e-4 * (1 + table.records[r].time_us));
   }
   free(text);
-  hgr__tune_table_free(&again);
-  hgr__tune_table_free(&table);
+  hgr__tune_table_free(hgr_allocator_system(), &again);
+  hgr__tune_table_free(hgr_allocator_system(), &table);
   FUZZ_CHECK(table.records == NULL && table.count == 0);
   return 0;
 }

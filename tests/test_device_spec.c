@@ -17,7 +17,7 @@ static void add(size_t i, size_t platform, size_t in_platform, const char* platf
   fake[i].index_in_platform = in_platform;
   fake[i].platform_name = platform_name;
   char* short_name = NULL;
-  hgr_status_t s = hgr__platform_short_name(platform_name, &short_name);
+  hgr_status_t s = hgr__platform_short_name(hgr_allocator_system(), platform_name, &short_name);
   assert_null(s);
   fake[i].platform_short = short_name;
   fake[i].name = device_name;
@@ -33,7 +33,7 @@ static int setup(void** state) {
   add(3, 2, 0, "Oclgrind", "Oclgrind Simulator", HGR_DEVICE_TYPE_ACCELERATOR);
   add(4, 3, 0, "NVIDIA CUDA", "NVIDIA H100", HGR_DEVICE_TYPE_GPU);
   add(5, 4, 0, "Intel(R) FPGA SDK for OpenCL(TM)", "fpga", HGR_DEVICE_TYPE_ACCELERATOR);
-  hgr_status_t s = hgr__device_assign_specs(fake_list, 6);
+  hgr_status_t s = hgr__device_assign_specs(hgr_allocator_system(), fake_list, 6);
   assert_null(s);
   return 0;
 }
@@ -170,7 +170,7 @@ static void short_platform_names_are_lower_case_first_words(void** state) {
                             {"  ", "platform"}};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
     char* short_name = NULL;
-    ASSERT_OK(hgr__platform_short_name(cases[i][0], &short_name));
+    ASSERT_OK(hgr__platform_short_name(hgr_allocator_system(), cases[i][0], &short_name));
     assert_string_equal(short_name, cases[i][1]);
     free(short_name);
   }

@@ -108,7 +108,7 @@ static void inputs_take_the_order_of_another_graph(void** state) {
   hgr_graph_t* graph = build_base(false); /* inputs x, w */
   out.storage_id = 9;
   ASSERT_OK(hgr__graph_edit_append(graph, "b", NULL, NULL, 0, NULL, 0, &out, 1, &node_id));
-  hgr__graph_edit_order_inputs(graph, like); /* b is like's input 2; x and w are not there */
+  ASSERT_OK(hgr__graph_edit_order_inputs(graph, like)); /* b is like's input 2; x and w are not there */
   assert_int_equal(graph->arg_count, 3);
   assert_string_equal(graph->nodes[graph->arg_nodes[0]].name, "b");
   assert_string_equal(graph->nodes[graph->arg_nodes[1]].name, "x");

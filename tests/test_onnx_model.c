@@ -28,7 +28,7 @@ static hgr__onnx_model_t* parse(const char* name) {
   size_t size = fread(bytes, 1, sizeof(bytes), f);
   fclose(f);
   hgr__onnx_model_t* model = NULL;
-  ASSERT_OK(hgr__onnx_model_parse(bytes, size, NULL, NULL, &model));
+  ASSERT_OK(hgr__onnx_model_parse(hgr_allocator_system(), bytes, size, NULL, NULL, &model));
   return model;
 }
 

@@ -396,7 +396,7 @@ static const hgr__limits_t limits = {256, {256, 256, 64}, 65536};
 
 static void expect_plan(hgr_graph_t* graph, const hgr_kernel_library_t* library, const char* message) {
   hgr__op_ctx_t ctx;
-  hgr_status_t status = hgr__op_plan(graph, graph->node_count - 1, library, &limits, &ctx);
+  hgr_status_t status = hgr__op_plan(hgr_allocator_system(), graph, graph->node_count - 1, library, &limits, &ctx);
   if (!message) {
     ASSERT_OK(status);
     hgr__op_ctx_free(&ctx);

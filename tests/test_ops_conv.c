@@ -100,7 +100,7 @@ static void plan_tuned_for(const hgr_optest_t* t, const hgr__limits_t* limits, c
   hgr_graph_t* graph = NULL;
   ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
   free(json);
-  ASSERT_OK(hgr__op_plan_tuned(graph, t->input_count, NULL, limits, tuning, ctx));
+  ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t->input_count, NULL, limits, tuning, ctx));
   /* the plan keeps no reference to the graph past this point */
   hgr_graph_release(graph);
 }
@@ -1009,7 +1009,7 @@ static void rows_kernel_is_a_tuning_candidate(void** state) {
   for (uint32_t candidate = 0; candidate < 2; ++candidate) {
     hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, candidate};
     hgr__op_ctx_t ctx;
-    ASSERT_OK(hgr__op_plan_tuned(graph, t.input_count, NULL, &roomy, &tuning, &ctx));
+    ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t.input_count, NULL, &roomy, &tuning, &ctx));
     assert_string_equal(ctx.launches[0].kernel, kernels[candidate]);
     assert_int_equal(ctx.tile.candidate_count, 2);
     assert_string_equal(ctx.tile.tile, tiles[candidate]);
@@ -1249,12 +1249,12 @@ static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
     ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
     free(json);
     hgr__op_ctx_t ctx;
-    ASSERT_OK(hgr__op_plan_tuned(graph, t.input_count, NULL, &roomy, NULL, &ctx));
+    ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t.input_count, NULL, &roomy, NULL, &ctx));
     assert_string_equal(ctx.tile.tile, tiles[layers[i].by_rule]);
     hgr__op_ctx_free(&ctx);
     for (uint32_t candidate = 0; candidate < 3; ++candidate) {
       hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, candidate};
-      ASSERT_OK(hgr__op_plan_tuned(graph, t.input_count, NULL, &roomy, &tuning, &ctx));
+      ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t.input_count, NULL, &roomy, &tuning, &ctx));
       const char* kernel = layers[i].kernels[candidate];
       const char* last = ctx.launches[ctx.launch_count - 1].kernel;
       if (strncmp(last, kernel, strlen(kernel)))

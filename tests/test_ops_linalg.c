@@ -446,7 +446,7 @@ static hgr_status_t plan_for(const hgr_optest_t* t, const hgr__limits_t* limits,
   char* json = hgr_optest_graph_json(t);
   hgr_status_t status = hgr_graph_load_json(json, strlen(json), out_graph);
   free(json);
-  if (!status) status = hgr__op_plan(*out_graph, t->input_count, NULL, limits, ctx);
+  if (!status) status = hgr__op_plan(hgr_allocator_system(), *out_graph, t->input_count, NULL, limits, ctx);
   return status;
 }
 

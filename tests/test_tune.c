@@ -23,32 +23,32 @@
 /* ---- the tuning file ------------------------------------------------------------------ */
 
 static void parses(const char* text, hgr__tune_table_t* table) {
-  ASSERT_OK(hgr__tune_table_parse(text, strlen(text), "tuning.tsv", table));
+  ASSERT_OK(hgr__tune_table_parse(hgr_allocator_system(), text, strlen(text), "tuning.tsv", table));
 }
 
 static void store_reads_what_it_writes(void** state) {
   (void)state;
   hgr__tune_table_t table = {0};
-  ASSERT_OK(hgr__tune_table_put(&table, "pocl|cpu|OpenCL 3.0|3.1", "gemm:1x64x3136x64", "8x16_4x16_k32", 667.5));
-  ASSERT_OK(hgr__tune_table_put(&table, "pocl|cpu|OpenCL 3.0|3.1", "gemm:1x2x3x4", "1x1_4x4_k8", 1));
-  ASSERT_OK(hgr__tune_table_put(&table, "other|gpu|OpenCL 1.2|9", "gemm:1x64x3136x64", "4x4_8x8_k16", 0));
+  ASSERT_OK(hgr__tune_table_put(hgr_allocator_system(), &table, "pocl|cpu|OpenCL 3.0|3.1", "gemm:1x64x3136x64", "8x16_4x16_k32", 667.5));
+  ASSERT_OK(hgr__tune_table_put(hgr_allocator_system(), &table, "pocl|cpu|OpenCL 3.0|3.1", "gemm:1x2x3x4", "1x1_4x4_k8", 1));
+  ASSERT_OK(hgr__tune_table_put(hgr_allocator_system(), &table, "other|gpu|OpenCL 1.2|9", "gemm:1x64x3136x64", "4x4_8x8_k16", 0));
   /* the same device and key: replaced, not added */
-  ASSERT_OK(hgr__tune_table_put(&table, "pocl|cpu|OpenCL 3.0|3.1", "gemm:1x2x3x4", "2x2_8x8_k16", 2.25));
+  ASSERT_OK(hgr__tune_table_put(hgr_allocator_system(), &table, "pocl|cpu|OpenCL 3.0|3.1", "gemm:1x2x3x4", "2x2_8x8_k16", 2.25));
   assert_int_equal(table.count, 3);
   char* text = NULL;
   size_t length = 0;
-  ASSERT_OK(hgr__tune_table_format(&table, &text, &length));
+  ASSERT_OK(hgr__tune_table_format(hgr_allocator_system(), &table, &text, &length));
   assert_int_equal(strlen(text), length);
   hgr__tune_table_t read = {0};
-  ASSERT_OK(hgr__tune_table_parse(text, length, "tuning.tsv", &read));
+  ASSERT_OK(hgr__tune_table_parse(hgr_allocator_system(), text, length, "tuning.tsv", &read));
   assert_int_equal(read.count, 3);
   assert_string_equal(hgr__tune_lookup(&read, "pocl|cpu|OpenCL 3.0|3.1", "gemm:1x2x3x4"), "2x2_8x8_k16");
   assert_string_equal(hgr__tune_lookup(&read, "pocl|cpu|OpenCL 3.0|3.1", "gemm:1x64x3136x64"), "8x16_4x16_k32");
   assert_string_equal(hgr__tune_lookup(&read, "other|gpu|OpenCL 1.2|9", "gemm:1x64x3136x64"), "4x4_8x8_k16");
   assert_true(fabs(read.records[1].time_us - 2.25) < 1e-9);
   free(text);
-  hgr__tune_table_free(&read);
-  hgr__tune_table_free(&table);
+  hgr__tune_table_free(hgr_allocator_system(), &read);
+  hgr__tune_table_free(hgr_allocator_system(), &table);
 }
 
 static void store_looks_up_only_its_device_and_key(void** state) {
@@ -60,7 +60,7 @@ static void store_looks_up_only_its_device_and_key(void** state) {
   assert_null(hgr__tune_lookup(&table, "A|B|C|E", "gemm:k")); /* another driver version */
   assert_null(hgr__tune_lookup(&table, "A|B|C|D", "gemm:l"));
   assert_null(hgr__tune_lookup(NULL, "A|B|C|D", "gemm:k"));
-  hgr__tune_table_free(&table);
+  hgr__tune_table_free(hgr_allocator_system(), &table);
 }
 
 static void store_rejects_files_that_do_not_parse(void** state) {
@@ -90,25 +90,25 @@ static void store_rejects_files_that_do_not_parse(void** state) {
   };
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     hgr__tune_table_t table = {0};
-    ASSERT_STATUS(hgr__tune_table_parse(cases[c].text, strlen(cases[c].text), "cache/tuning.tsv", &table),
+    ASSERT_STATUS(hgr__tune_table_parse(hgr_allocator_system(), cases[c].text, strlen(cases[c].text), "cache/tuning.tsv", &table),
                   HGR_STATUS_INVALID_ARGUMENT, "cache/tuning.tsv", cases[c].message);
-    hgr__tune_table_free(&table);
+    hgr__tune_table_free(hgr_allocator_system(), &table);
   }
   /* an overlong field, and one record without its final LF (still a record) */
   char text[1200] = "hgr-tune 1\nd\t";
   memset(text + strlen(text), 'k', 600);
   strcat(text, "\tt\t1\n");
   hgr__tune_table_t table = {0};
-  ASSERT_STATUS(hgr__tune_table_parse(text, strlen(text), "tuning.tsv", &table), HGR_STATUS_INVALID_ARGUMENT,
+  ASSERT_STATUS(hgr__tune_table_parse(hgr_allocator_system(), text, strlen(text), "tuning.tsv", &table), HGR_STATUS_INVALID_ARGUMENT,
                 "line 2: the key is longer than 511 bytes");
-  hgr__tune_table_free(&table);
+  hgr__tune_table_free(hgr_allocator_system(), &table);
   parses("hgr-tune 1\nd\tk\tt\t1", &table);
   assert_int_equal(table.count, 1);
-  hgr__tune_table_free(&table);
+  hgr__tune_table_free(hgr_allocator_system(), &table);
   /* what put refuses, the format could not hold */
-  ASSERT_STATUS(hgr__tune_table_put(&table, "d", "a\tb", "t", 1), HGR_STATUS_INVALID_ARGUMENT, "the key has a byte");
-  ASSERT_STATUS(hgr__tune_table_put(&table, "d", "k", "", 1), HGR_STATUS_INVALID_ARGUMENT, "the tile is empty");
-  ASSERT_STATUS(hgr__tune_table_put(&table, "d", "k", "t", NAN), HGR_STATUS_INVALID_ARGUMENT, "not a number from 0");
+  ASSERT_STATUS(hgr__tune_table_put(hgr_allocator_system(), &table, "d", "a\tb", "t", 1), HGR_STATUS_INVALID_ARGUMENT, "the key has a byte");
+  ASSERT_STATUS(hgr__tune_table_put(hgr_allocator_system(), &table, "d", "k", "", 1), HGR_STATUS_INVALID_ARGUMENT, "the tile is empty");
+  ASSERT_STATUS(hgr__tune_table_put(hgr_allocator_system(), &table, "d", "k", "t", NAN), HGR_STATUS_INVALID_ARGUMENT, "not a number from 0");
   assert_int_equal(table.count, 0);
 }
 
@@ -116,22 +116,22 @@ static void store_loads_a_missing_file_as_empty_and_names_a_bad_one(void** state
   (void)state;
   hgr__tune_table_t table = {0};
   const char* missing = hgr_test_tmp_path("no-such-dir/tuning.tsv");
-  ASSERT_OK(hgr__tune_table_load(missing, &table));
+  ASSERT_OK(hgr__tune_table_load(hgr_allocator_system(), missing, &table));
   assert_int_equal(table.count, 0);
   char path[512];
   snprintf(path, sizeof(path), "%s", hgr_test_tmp_path("tune-store/sub/tuning.tsv"));
-  ASSERT_OK(hgr__tune_table_put(&table, "d", "k", "t", 5));
-  ASSERT_OK(hgr__tune_table_save(path, &table)); /* creates the directories */
-  hgr__tune_table_free(&table);
-  ASSERT_OK(hgr__tune_table_load(path, &table));
+  ASSERT_OK(hgr__tune_table_put(hgr_allocator_system(), &table, "d", "k", "t", 5));
+  ASSERT_OK(hgr__tune_table_save(hgr_allocator_system(), path, &table)); /* creates the directories */
+  hgr__tune_table_free(hgr_allocator_system(), &table);
+  ASSERT_OK(hgr__tune_table_load(hgr_allocator_system(), path, &table));
   assert_int_equal(table.count, 1);
-  hgr__tune_table_free(&table);
+  hgr__tune_table_free(hgr_allocator_system(), &table);
   FILE* file = fopen(path, "w");
   assert_non_null(file);
   fputs("hgr-tune 1\nd\tk\n", file);
   fclose(file);
-  ASSERT_STATUS(hgr__tune_table_load(path, &table), HGR_STATUS_INVALID_ARGUMENT, path, "line 2: 2 tab-separated");
-  hgr__tune_table_free(&table);
+  ASSERT_STATUS(hgr__tune_table_load(hgr_allocator_system(), path, &table), HGR_STATUS_INVALID_ARGUMENT, path, "line 2: 2 tab-separated");
+  hgr__tune_table_free(hgr_allocator_system(), &table);
   unlink(path);
 }
 
@@ -400,7 +400,7 @@ static void tune_graph_writes_winners_that_later_executors_take(void** state) {
   assert_true(lines >= 8); /* a line per candidate and one for the layer */
 
   hgr__tune_table_t table = {0};
-  ASSERT_OK(hgr__tune_table_load(summary.path, &table));
+  ASSERT_OK(hgr__tune_table_load(hgr_allocator_system(), summary.path, &table));
   assert_int_equal(table.count, 1);
   char device[1024];
   assert_string_equal(table.records[0].device, device_id(device, sizeof(device)));
@@ -408,7 +408,7 @@ static void tune_graph_writes_winners_that_later_executors_take(void** state) {
   assert_int_equal(later.source, HGR_TILE_TUNED);
   assert_string_equal(later.key, table.records[0].key);
   assert_string_equal(later.tile, table.records[0].tile);
-  hgr__tune_table_free(&table);
+  hgr__tune_table_free(hgr_allocator_system(), &table);
   hgr_optest_free(&t);
 }
 

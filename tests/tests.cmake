@@ -479,6 +479,10 @@ if(HGR_ONNX)
     string(REGEX REPLACE ":.*" "" platform "${device}")
     hgr_test(NAME model_shapes_${platform} SOURCE test_model.c ARGS ${HGR_TEST_DATA_DIR}/symbolic ${device})
   endforeach()
+  # A failing allocator walked over making the instance and over the load, the
+  # specialization and the run of three symbolic models: each failure a clean
+  # RESOURCE_EXHAUSTED, every block freed (include/hgr/allocator.h)
+  hgr_test(NAME alloc_walk_pocl SOURCE test_alloc_walk.c ARGS ${HGR_TEST_DATA_DIR}/symbolic pocl:0)
   if(NOT CMAKE_CROSSCOMPILING)
     hgr_test(NAME onnx_hostile_rlimit SOURCE test_onnx_hostile.c ARGS ${HGR_TEST_DATA_DIR}/hostile rlimit)
   endif()

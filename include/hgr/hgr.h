@@ -14,7 +14,8 @@
  * thread-compatible (one thread at a time), and its fences and profile getters
  * count as calls on it; statuses and params are used by one thread at a time.
  *
- * The headers, one concept each: status.h (errors), tensor.h (dtypes), device.h
+ * The headers, one concept each: status.h (errors), allocator.h (where host memory
+ * comes from), tensor.h (dtypes), device.h
  * (the instance and its devices), graph.h (a loaded graph), params.h (TVM params
  * files), npy.h (.npy files, where the build has them), kernels.h (the user's
  * kernels), executor.h (running a graph), fence.h (one run as an object),

@@ -61,7 +61,7 @@ typedef struct hgr_model_run_s hgr_model_run_t;
 typedef struct hgr_model_options_t {
   /* Options of every specialization's executor (bindings, profiling, program
    * cache, warm-up ...). params and share_params_from are the model's own:
-   * leave them NULL. */
+   * leave them NULL; program_pool is the model's own too (any given is not used). */
   hgr_executor_options_t executor;
   /* Places every specialization with hgr_place (borrowed for the model's life);
    * NULL: no placement (the graph's device keys bind as the executor's options say). */

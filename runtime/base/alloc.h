@@ -3,9 +3,8 @@
  * memory. Each object keeps the allocator it was made with and frees with it; a
  * function that allocates for its caller takes the allocator as its first argument.
  * Every function here accepts the zero value as the system allocator.
- * scripts/check_alloc.py (a test) refuses direct malloc, calloc, realloc, free,
- * strdup and strndup anywhere else in runtime/ (status.c excepted: statuses are the
- * caller's to hgr_status_free). */
+ * scripts/check_alloc.py (a test) refuses the C library's allocators anywhere else
+ * in runtime/ (status.c excepted: statuses are the caller's to hgr_status_free). */
 #ifndef HGR_ALLOC_H_
 #define HGR_ALLOC_H_
 
@@ -28,9 +27,5 @@ void hgr__free(hgr_allocator_t allocator, void* block);
 char* hgr__copy_text(hgr_allocator_t allocator, const char* text);
 /* A copy of at most length bytes of text, NUL-terminated, or NULL. */
 char* hgr__copy_text_n(hgr_allocator_t allocator, const char* text, size_t length);
-
-/* Until every allocation of a file has its allocator, its calls name this one (the
- * system allocator); scripts/check_alloc.py refuses it. */
-#define HGR__ALLOCATOR_TODO (hgr_allocator_system())
 
 #endif /* HGR_ALLOC_H_ */

@@ -66,11 +66,18 @@ hgr_status_t hgr__strdup(hgr_allocator_t allocator, const char* text, char** out
  * system's); the allocator it was made with. */
 hgr_status_t hgr__params_create_in(hgr_allocator_t allocator, hgr_params_t** out_params);
 hgr_allocator_t hgr__params_allocator(const hgr_params_t* params);
+/* hgr_params_load_memory, and a copy of params, into params made with allocator. */
+hgr_status_t hgr__params_load_memory_in(hgr_allocator_t allocator, const void* data, size_t length,
+                                        hgr_params_t** out_params);
+hgr_status_t hgr__params_copy(hgr_allocator_t allocator, const hgr_params_t* params,
+                              hgr_params_t** out_copy);
 
 /* For passes that replace some params of a graph (params.c): appends from's params
  * to params without copying their data, leaving from empty (their names must be
- * new to params; RESOURCE_EXHAUSTED leaves both as they were); removes param i
- * wherever drop[i] (one flag per param), keeping the others in order. */
+ * new to params, and from must have params' allocator: make it with
+ * hgr__params_create_in(hgr__params_allocator(params), ...); otherwise INTERNAL;
+ * RESOURCE_EXHAUSTED leaves both as they were); removes param i wherever drop[i]
+ * (one flag per param), keeping the others in order. */
 hgr_status_t hgr__params_take(hgr_params_t* params, hgr_params_t* from);
 void hgr__params_drop(hgr_params_t* params, const bool* drop);
 

@@ -239,7 +239,8 @@ static hgr_status_t load(const uint8_t* data, size_t length, hgr_npy_array_t* ou
   if (bytes < length - offset)
     return DATA_LOSS(".npy file has %llu unexpected bytes after its data",
                      (unsigned long long)(length - offset - bytes));
-  void* copy = hgr__alloc(HGR__ALLOCATOR_TODO, bytes ? (size_t)bytes : 1);
+  /* The system's: hgr_npy_array_t.data is malloc'd (hgr/npy.h). */
+  void* copy = hgr__alloc(hgr_allocator_system(), bytes ? (size_t)bytes : 1);
   if (!copy) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for .npy data");
   /* bytes fits in size_t: it is at most length - offset. */
   hgr__byte_order_copy(copy, data + offset, (size_t)count, (size_t)element_size,
@@ -262,17 +263,19 @@ hgr_status_t hgr_npy_load_file(const char* path, hgr_npy_array_t* out_array) {
   memset(out_array, 0, sizeof(*out_array));
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(HGR__ALLOCATOR_TODO, path, HGR__FILE_MAX_NPY_BYTES, &data, &length);
+  /* The system's: a public call with no allocator. */
+  hgr_status_t status =
+      hgr__file_read(hgr_allocator_system(), path, HGR__FILE_MAX_NPY_BYTES, &data, &length);
   if (!status)
     status =
         hgr_status_annotate(hgr_npy_load_memory(data, length, out_array), ".npy file '%s'", path);
-  hgr__free(HGR__ALLOCATOR_TODO, data);
+  hgr__free(hgr_allocator_system(), data);
   return status;
 }
 
 void hgr_npy_array_free(hgr_npy_array_t* array) {
   if (!array) return;
-  hgr__free(HGR__ALLOCATOR_TODO, array->data);
+  hgr__free(hgr_allocator_system(), array->data); /* malloc'd (hgr/npy.h) */
   memset(array, 0, sizeof(*array));
 }
 
@@ -319,13 +322,14 @@ hgr_status_t hgr_npy_save_file(const char* path, hgr_dtype_t dtype, int32_t ndim
   uint64_t element_size = hgr_dtype_element_bytes(dtype);
   void* little_endian = NULL;
   if (!hgr__host_is_little_endian() && element_size > 1 && bytes) {
-    little_endian = hgr__alloc(HGR__ALLOCATOR_TODO, (size_t)bytes);
+    /* The system's, as all of this public call with no allocator. */
+    little_endian = hgr__alloc(hgr_allocator_system(), (size_t)bytes);
     if (!little_endian)
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "saving '%s': out of host memory", path);
     hgr__le_copy(little_endian, data, (size_t)count, (size_t)element_size);
   }
-  hgr_status_t status =
-      hgr__file_write_atomic(HGR__ALLOCATOR_TODO, path, head, total, little_endian ? little_endian : data, (size_t)bytes);
-  hgr__free(HGR__ALLOCATOR_TODO, little_endian);
+  hgr_status_t status = hgr__file_write_atomic(hgr_allocator_system(), path, head, total,
+                                               little_endian ? little_endian : data, (size_t)bytes);
+  hgr__free(hgr_allocator_system(), little_endian);
   return hgr_status_annotate(status, "saving .npy");
 }

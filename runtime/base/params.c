@@ -97,7 +97,7 @@ static hgr_status_t check_description(const char* name, hgr_dtype_t dtype, int32
 static hgr_status_t append(hgr_params_t* params, const param_t* item) {
   if (params->count == params->capacity) {
     size_t capacity = params->capacity ? params->capacity * 2 : 8;
-    param_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, params->items, capacity * sizeof(*grown));
+    param_t* grown = hgr__realloc_array(params->allocator, params->items, capacity, sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     params->items = grown;
     params->capacity = capacity;
@@ -132,9 +132,9 @@ hgr_status_t hgr_params_add(hgr_params_t* params, const char* name, hgr_dtype_t 
 
   param_t item = {NULL, dtype, ndim, {0}, bytes, NULL};
   if (ndim > 0) memcpy(item.shape, shape, (size_t)ndim * sizeof(*shape));
-  status = hgr__strdup(HGR__ALLOCATOR_TODO, name, &item.name);
+  status = hgr__strdup(params->allocator, name, &item.name);
   if (status) goto cleanup;
-  item.data = hgr__alloc(HGR__ALLOCATOR_TODO, bytes ? bytes : 1);
+  item.data = hgr__alloc(params->allocator, bytes ? bytes : 1);
   if (!item.data) {
     status =
         HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for param '%.120s'", name);
@@ -144,8 +144,8 @@ hgr_status_t hgr_params_add(hgr_params_t* params, const char* name, hgr_dtype_t 
   status = append(params, &item);
 cleanup:
   if (status) {
-    hgr__free(HGR__ALLOCATOR_TODO, item.name);
-    hgr__free(HGR__ALLOCATOR_TODO, item.data);
+    hgr__free(params->allocator, item.name);
+    hgr__free(params->allocator, item.data);
   }
   return status;
 }
@@ -180,11 +180,48 @@ hgr_status_t hgr_params_find(const hgr_params_t* params, const char* name, size_
                     params->count);
 }
 
+hgr_status_t hgr__params_copy(hgr_allocator_t allocator, const hgr_params_t* params,
+                              hgr_params_t** out_copy) {
+  *out_copy = NULL;
+  hgr_params_t* copy = NULL;
+  HGR_RETURN_IF_ERROR(hgr__params_create_in(allocator, &copy));
+  hgr_status_t status = HGR_OK;
+  if (params->count) {
+    copy->items = hgr__calloc(allocator, params->count, sizeof(*copy->items));
+    if (!copy->items)
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    else
+      copy->capacity = params->count;
+  }
+  for (size_t i = 0; i < params->count && !status; ++i) {
+    const param_t* from = &params->items[i];
+    param_t item = *from;
+    item.name = hgr__copy_text(allocator, from->name);
+    item.data = hgr__alloc(allocator, from->bytes ? (size_t)from->bytes : 1);
+    if (!item.name || !item.data) {
+      hgr__free(allocator, item.name);
+      hgr__free(allocator, item.data);
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED,
+                          "out of host memory for param '%.120s'", from->name);
+      break;
+    }
+    if (from->bytes) memcpy(item.data, from->data, (size_t)from->bytes);
+    copy->items[copy->count++] = item;
+  }
+  if (status)
+    hgr_params_release(copy);
+  else
+    *out_copy = copy;
+  return status;
+}
+
 hgr_status_t hgr__params_take(hgr_params_t* params, hgr_params_t* from) {
   if (!from->count) return HGR_OK;
+  if (from->allocator.fn != params->allocator.fn || from->allocator.self != params->allocator.self)
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "params taken from a list of another allocator");
   if (params->count + from->count > params->capacity) {
     size_t capacity = params->count + from->count;
-    param_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, params->items, capacity * sizeof(*grown));
+    param_t* grown = hgr__realloc_array(params->allocator, params->items, capacity, sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     params->items = grown;
     params->capacity = capacity;
@@ -199,8 +236,8 @@ void hgr__params_drop(hgr_params_t* params, const bool* drop) {
   size_t kept = 0;
   for (size_t i = 0; i < params->count; ++i) {
     if (drop[i]) {
-      hgr__free(HGR__ALLOCATOR_TODO, params->items[i].name);
-      hgr__free(HGR__ALLOCATOR_TODO, params->items[i].data);
+      hgr__free(params->allocator, params->items[i].name);
+      hgr__free(params->allocator, params->items[i].data);
     } else {
       params->items[kept++] = params->items[i];
     }
@@ -298,7 +335,7 @@ static hgr_status_t read_tensor(reader_t* reader, char* name, hgr_params_t* para
   }
   if ((status = take(reader, byte_size, "data", &bytes))) goto cleanup;
   item.bytes = byte_size;
-  item.data = hgr__alloc(HGR__ALLOCATOR_TODO, byte_size ? (size_t)byte_size : 1);
+  item.data = hgr__alloc(params->allocator, byte_size ? (size_t)byte_size : 1);
   if (!item.data) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %s", reader->where);
     goto cleanup;
@@ -308,8 +345,8 @@ static hgr_status_t read_tensor(reader_t* reader, char* name, hgr_params_t* para
   status = append(params, &item);
 cleanup:
   if (status) {
-    hgr__free(HGR__ALLOCATOR_TODO, item.name);
-    hgr__free(HGR__ALLOCATOR_TODO, item.data);
+    hgr__free(params->allocator, item.name);
+    hgr__free(params->allocator, item.data);
   }
   return status;
 }
@@ -321,7 +358,7 @@ static int compare_names(const void* a, const void* b) {
 /* Names are matched by name, so two params with one name would be ambiguous. */
 static hgr_status_t check_unique_names(const hgr_params_t* params) {
   if (params->count < 2) return HGR_OK;
-  char** names = hgr__alloc(HGR__ALLOCATOR_TODO, params->count * sizeof(*names));
+  char** names = hgr__calloc(params->allocator, params->count, sizeof(*names));
   if (!names) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < params->count; ++i) names[i] = params->items[i].name;
   qsort(names, params->count, sizeof(*names), compare_names);
@@ -329,7 +366,7 @@ static hgr_status_t check_unique_names(const hgr_params_t* params) {
   for (size_t i = 1; i < params->count && !status; ++i)
     if (strcmp(names[i - 1], names[i]) == 0)
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "two params are named '%.120s'", names[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, names);
+  hgr__free(params->allocator, names);
   return status;
 }
 
@@ -344,7 +381,7 @@ static hgr_status_t read_params(reader_t* reader, hgr_params_t* params, char** n
     if (memchr(bytes, 0, (size_t)length))
       return DATA_LOSS("param %llu: its name at byte %zu contains a NUL byte",
                        (unsigned long long)i, reader->offset - (size_t)length);
-    names[i] = hgr__alloc(HGR__ALLOCATOR_TODO, (size_t)length + 1);
+    names[i] = hgr__alloc(params->allocator, (size_t)length + 1);
     if (!names[i]) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     memcpy(names[i], bytes, (size_t)length);
     names[i][length] = 0;
@@ -369,13 +406,14 @@ static hgr_status_t read_params(reader_t* reader, hgr_params_t* params, char** n
   return check_unique_names(params);
 }
 
-hgr_status_t hgr_params_load_memory(const void* data, size_t length, hgr_params_t** out_params) {
+hgr_status_t hgr__params_load_memory_in(hgr_allocator_t allocator, const void* data, size_t length,
+                                        hgr_params_t** out_params) {
   *out_params = NULL;
   hgr_params_t* params = NULL;
   char** names = NULL;
   uint64_t magic, ignored, name_count = 0;
   reader_t reader = {data, data ? length : 0, 0, "the header"};
-  hgr_status_t status = hgr_params_create(&params);
+  hgr_status_t status = hgr__params_create_in(allocator, &params);
   if (status) goto cleanup;
   if ((status = read_le(&reader, 8, "list magic", &magic))) goto cleanup;
   if (magic != LIST_MAGIC) {
@@ -396,7 +434,7 @@ hgr_status_t hgr_params_load_memory(const void* data, size_t length, hgr_params_
     name_count = 0;
     goto cleanup;
   }
-  names = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)name_count + 1, sizeof(*names));
+  names = hgr__calloc(allocator, (size_t)name_count + 1, sizeof(*names));
   if (!names) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     name_count = 0;
@@ -404,8 +442,8 @@ hgr_status_t hgr_params_load_memory(const void* data, size_t length, hgr_params_
   }
   status = read_params(&reader, params, names, name_count);
 cleanup:
-  for (uint64_t i = 0; names && i < name_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, names[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, names);
+  for (uint64_t i = 0; names && i < name_count; ++i) hgr__free(allocator, names[i]);
+  hgr__free(allocator, names);
   if (status)
     hgr_params_release(params);
   else
@@ -413,15 +451,21 @@ cleanup:
   return status;
 }
 
+hgr_status_t hgr_params_load_memory(const void* data, size_t length, hgr_params_t** out_params) {
+  return hgr__params_load_memory_in(hgr_allocator_system(), data, length, out_params);
+}
+
 hgr_status_t hgr_params_load_file(const char* path, hgr_params_t** out_params) {
   *out_params = NULL;
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(HGR__ALLOCATOR_TODO, path, HGR__FILE_MAX_PARAMS_BYTES, &data, &length);
+  /* The system's, as the params: a public call with no allocator. */
+  hgr_status_t status =
+      hgr__file_read(hgr_allocator_system(), path, HGR__FILE_MAX_PARAMS_BYTES, &data, &length);
   if (!status)
     status = hgr_status_annotate(hgr_params_load_memory(data, length, out_params),
                                  "params file '%s'", path);
-  hgr__free(HGR__ALLOCATOR_TODO, data);
+  hgr__free(hgr_allocator_system(), data);
   return status;
 }
 
@@ -442,7 +486,8 @@ hgr_status_t hgr_params_save_memory(const hgr_params_t* params, void** out_data,
   }
   if (!ok || total > SIZE_MAX)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "params do not fit in memory as one blob");
-  uint8_t* blob = hgr__alloc(HGR__ALLOCATOR_TODO, (size_t)total);
+  /* The system's: the caller free()s it (hgr/params.h). */
+  uint8_t* blob = hgr__alloc(hgr_allocator_system(), (size_t)total);
   if (!blob) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   uint8_t* p = blob;
   p = hgr__le_store(p, LIST_MAGIC, 8);
@@ -480,7 +525,9 @@ hgr_status_t hgr_params_save_file(const hgr_params_t* params, const char* path) 
   void* blob = NULL;
   size_t length = 0;
   hgr_status_t status = hgr_params_save_memory(params, &blob, &length);
-  if (!status) status = hgr__file_write_atomic(HGR__ALLOCATOR_TODO, path, blob, length, NULL, 0);
-  hgr__free(HGR__ALLOCATOR_TODO, blob);
+  /* The system's, as hgr_params_save_memory's blob: a public call with no allocator. */
+  if (!status)
+    status = hgr__file_write_atomic(hgr_allocator_system(), path, blob, length, NULL, 0);
+  hgr__free(hgr_allocator_system(), blob);
   return hgr_status_annotate(status, "saving params to '%s'", path);
 }

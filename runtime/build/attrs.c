@@ -13,6 +13,7 @@
 #include "internal.h"
 
 struct hgr_attrs_s {
+  hgr_allocator_t allocator; /* of the attrs, their entries and strings */
   hgr__attr_t* entries;
   uint32_t count;
   uint32_t capacity;
@@ -21,19 +22,26 @@ struct hgr_attrs_s {
 #define INVALID(...) HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 #define OUT_OF_MEMORY() HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for attrs")
 
+hgr_status_t hgr__attrs_create_in(hgr_allocator_t allocator, hgr_attrs_t** out_attrs) {
+  *out_attrs = hgr__calloc(allocator, 1, sizeof(**out_attrs));
+  if (!*out_attrs) return OUT_OF_MEMORY();
+  (*out_attrs)->allocator = allocator;
+  return HGR_OK;
+}
+
 hgr_status_t hgr_attrs_create(hgr_attrs_t** out_attrs) {
-  *out_attrs = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(**out_attrs));
-  return *out_attrs ? HGR_OK : OUT_OF_MEMORY();
+  return hgr__attrs_create_in(hgr_allocator_system(), out_attrs);
 }
 
 void hgr_attrs_release(hgr_attrs_t* attrs) {
   if (!attrs) return;
+  hgr_allocator_t allocator = attrs->allocator;
   for (uint32_t i = 0; i < attrs->count; ++i) {
-    hgr__free(HGR__ALLOCATOR_TODO, attrs->entries[i].key);
-    hgr__free(HGR__ALLOCATOR_TODO, attrs->entries[i].value);
+    hgr__free(allocator, attrs->entries[i].key);
+    hgr__free(allocator, attrs->entries[i].value);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, attrs->entries);
-  hgr__free(HGR__ALLOCATOR_TODO, attrs);
+  hgr__free(allocator, attrs->entries);
+  hgr__free(allocator, attrs);
 }
 
 size_t hgr_attrs_count(const hgr_attrs_t* attrs) { return attrs ? attrs->count : 0; }
@@ -63,20 +71,22 @@ static hgr_status_t check_key(const hgr_attrs_t* attrs, const char* key) {
   return HGR_OK;
 }
 
-/* Takes value (malloc'd) as key's value, replacing an earlier one; frees value on
+/* Takes value (from attrs' allocator) as key's value, replacing an earlier one; frees value on
  * failure. */
 static hgr_status_t put(hgr_attrs_t* attrs, const char* key, char* value) {
   for (uint32_t i = 0; i < attrs->count; ++i)
     if (!strcmp(attrs->entries[i].key, key)) {
-      hgr__free(HGR__ALLOCATOR_TODO, attrs->entries[i].value);
+      hgr__free(attrs->allocator, attrs->entries[i].value);
       attrs->entries[i].value = value;
       return HGR_OK;
     }
   char* key_copy = NULL;
-  hgr_status_t status = hgr__strdup(HGR__ALLOCATOR_TODO, key, &key_copy);
+  hgr_status_t status = hgr__strdup(attrs->allocator, key, &key_copy);
   if (!status && attrs->count == attrs->capacity) {
     uint32_t capacity = attrs->capacity ? attrs->capacity * 2 : 8;
-    hgr__attr_t* grown = capacity > attrs->capacity ? hgr__realloc(HGR__ALLOCATOR_TODO, attrs->entries, capacity * sizeof(*grown)) : NULL;
+    hgr__attr_t* grown = capacity > attrs->capacity
+                             ? hgr__realloc_array(attrs->allocator, attrs->entries, capacity, sizeof(*grown))
+                             : NULL;
     if (grown) {
       attrs->entries = grown;
       attrs->capacity = capacity;
@@ -85,8 +95,8 @@ static hgr_status_t put(hgr_attrs_t* attrs, const char* key, char* value) {
     }
   }
   if (status) {
-    hgr__free(HGR__ALLOCATOR_TODO, key_copy);
-    hgr__free(HGR__ALLOCATOR_TODO, value);
+    hgr__free(attrs->allocator, key_copy);
+    hgr__free(attrs->allocator, value);
     return status;
   }
   attrs->entries[attrs->count++] = (hgr__attr_t){key_copy, value};
@@ -104,7 +114,7 @@ static hgr_status_t check_float(const char* key, double value) {
 
 static hgr_status_t put_text(hgr_attrs_t* attrs, const char* key, const char* text) {
   char* value = NULL;
-  HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, text, &value));
+  HGR_RETURN_IF_ERROR(hgr__strdup(attrs->allocator, text, &value));
   return put(attrs, key, value);
 }
 
@@ -136,6 +146,7 @@ static hgr_status_t set_list(hgr_attrs_t* attrs, const char* key, bool integers,
   if (count && (integers ? !ints : !floats)) return INVALID("attr '%s': %zu values but no array", key, count);
   for (size_t i = 0; !integers && i < count; ++i) HGR_RETURN_IF_ERROR(check_float(key, floats[i]));
   hgr__text_t text = {0};
+  text.allocator = attrs->allocator;
   hgr__text_appendf(&text, "[");
   for (size_t i = 0; i < count; ++i) {
     char number[40];

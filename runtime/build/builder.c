@@ -58,11 +58,11 @@ static hgr_status_t add_name(hgr_builder_t* builder, uint32_t node_id) {
   if (needed > builder->name_capacity) {
     size_t capacity = builder->name_capacity * 2;
     while (capacity < needed) capacity *= 2;
-    uint32_t* slots = hgr__alloc(HGR__ALLOCATOR_TODO, capacity * sizeof(*slots));
+    uint32_t* slots = hgr__calloc(builder->allocator, capacity, sizeof(*slots));
     if (!slots) return OUT_OF_MEMORY("node names");
     memset(slots, 0xff, capacity * sizeof(*slots)); /* NO_NODE */
     for (uint32_t n = 0; n < node_id; ++n) place_name(slots, capacity, builder->graph->nodes[n].name, n);
-    hgr__free(HGR__ALLOCATOR_TODO, builder->name_slots);
+    hgr__free(builder->allocator, builder->name_slots);
     builder->name_slots = slots;
     builder->name_capacity = capacity;
   }
@@ -257,8 +257,8 @@ hgr_status_t hgr_builder_add_op(hgr_builder_t* builder, const char* name, const 
   uint32_t attr_count = 0;
   const hgr__attr_t* attr_entries = hgr__attrs_entries(attrs, &attr_count);
   /* hgr_value_t and hgr__entry_ref_t are both {node, index}. */
-  hgr__entry_ref_t* refs = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)input_count + 1, sizeof(*refs));
-  hgr__entry_t* inferred = hgr__calloc(HGR__ALLOCATOR_TODO, output_count, sizeof(*inferred));
+  hgr__entry_ref_t* refs = hgr__calloc(builder->allocator, (size_t)input_count + 1, sizeof(*refs));
+  hgr__entry_t* inferred = hgr__calloc(builder->allocator, output_count, sizeof(*inferred));
   hgr_status_t status = refs && inferred ? HGR_OK : OUT_OF_MEMORY("a node");
   for (uint32_t i = 0; !status && i < input_count; ++i) refs[i] = (hgr__entry_ref_t){inputs[i].node, inputs[i].index};
   uint32_t appended = NO_NODE;
@@ -278,8 +278,8 @@ hgr_status_t hgr_builder_add_op(hgr_builder_t* builder, const char* name, const 
     if (!status) status = add_name(builder, appended);
     if (status) hgr_status_free(hgr__graph_edit_remove_last(graph)); /* cannot fail: it has no head yet */
   }
-  hgr__free(HGR__ALLOCATOR_TODO, refs);
-  hgr__free(HGR__ALLOCATOR_TODO, inferred);
+  hgr__free(builder->allocator, refs);
+  hgr__free(builder->allocator, inferred);
   if (status) return status;
   for (uint32_t k = 0; out_outputs && k < output_count; ++k) out_outputs[k] = (hgr_value_t){appended, k};
   return HGR_OK;
@@ -339,9 +339,10 @@ hgr_status_t hgr__builder_rename(hgr_builder_t* builder, uint32_t node_id, const
   snprintf(label, sizeof(label), "renaming node %u", node_id);
   HGR_RETURN_IF_ERROR(check_name(builder, name, label));
   char* copy = NULL;
-  HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, name, &copy));
+  hgr_allocator_t allocator = hgr__graph_allocator(builder->graph); /* the node's name is the graph's */
+  HGR_RETURN_IF_ERROR(hgr__strdup(allocator, name, &copy));
   hgr__node_t* node = &builder->graph->nodes[node_id];
-  hgr__free(HGR__ALLOCATOR_TODO, node->name);
+  hgr__free(allocator, node->name);
   node->name = copy;
   /* Open addressing cannot drop one key: the table is made again. */
   memset(builder->name_slots, 0xff, builder->name_capacity * sizeof(*builder->name_slots));

@@ -35,20 +35,20 @@ static cl_int get_info(cl_platform_id platform, cl_device_id device, cl_uint par
                 : clGetPlatformInfo(platform, param, size, value, out_size);
 }
 
-/* A string property of device (or, when device is NULL, of platform) as a heap copy,
+/* A string property of device (or, when device is NULL, of platform) as a copy from allocator,
  * trailing spaces trimmed (drivers pad some). */
-static hgr_status_t query_string(cl_platform_id platform, cl_device_id device, cl_uint param, const char* param_name,
-                                 char** out_text) {
+static hgr_status_t query_string(hgr_allocator_t allocator, cl_platform_id platform, cl_device_id device, cl_uint param,
+                                 const char* param_name, char** out_text) {
   *out_text = NULL;
   const char* call = device ? "clGetDeviceInfo" : "clGetPlatformInfo";
   size_t size = 0;
   cl_int error = get_info(platform, device, param, 0, NULL, &size);
   if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "%s(%s)", call, param_name);
-  char* text = hgr__calloc(HGR__ALLOCATOR_TODO, size + 1, 1);
+  char* text = hgr__calloc(allocator, size + 1, 1);
   if (!text) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   error = get_info(platform, device, param, size, text, NULL);
   if (error != CL_SUCCESS) {
-    hgr__free(HGR__ALLOCATOR_TODO, text);
+    hgr__free(allocator, text);
     return HGR_CL_STATUS(error, "%s(%s)", call, param_name);
   }
   for (size_t n = strlen(text); n > 0 && isspace((unsigned char)text[n - 1]); --n) text[n - 1] = 0;
@@ -65,7 +65,7 @@ static hgr_status_t query_string(cl_platform_id platform, cl_device_id device, c
     }                                                                             \
   } while (0)
 
-hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
+hgr_status_t hgr__device_query(hgr_allocator_t allocator, cl_platform_id platform, cl_device_id device,
                                hgr_device_info_t* info) {
   hgr_status_t status = HGR_OK;
   char *platform_name = NULL, *platform_vendor = NULL, *platform_version = NULL;
@@ -73,15 +73,16 @@ hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
   char* short_name = NULL;
   memset(info, 0, sizeof(*info));
 
-  if ((status = query_string(platform, NULL, CL_PLATFORM_NAME, "CL_PLATFORM_NAME", &platform_name)) ||
-      (status = query_string(platform, NULL, CL_PLATFORM_VENDOR, "CL_PLATFORM_VENDOR", &platform_vendor)) ||
-      (status = query_string(platform, NULL, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION", &platform_version)) ||
-      (status = query_string(platform, device, CL_DEVICE_NAME, "CL_DEVICE_NAME", &name)) ||
-      (status = query_string(platform, device, CL_DEVICE_VENDOR, "CL_DEVICE_VENDOR", &vendor)) ||
-      (status = query_string(platform, device, CL_DEVICE_VERSION, "CL_DEVICE_VERSION", &version)) ||
-      (status = query_string(platform, device, CL_DRIVER_VERSION, "CL_DRIVER_VERSION", &driver)) ||
-      (status = query_string(platform, device, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS", &extensions)) ||
-      (status = hgr__platform_short_name(platform_name, &short_name)))
+  if ((status = query_string(allocator, platform, NULL, CL_PLATFORM_NAME, "CL_PLATFORM_NAME", &platform_name)) ||
+      (status = query_string(allocator, platform, NULL, CL_PLATFORM_VENDOR, "CL_PLATFORM_VENDOR", &platform_vendor)) ||
+      (status =
+           query_string(allocator, platform, NULL, CL_PLATFORM_VERSION, "CL_PLATFORM_VERSION", &platform_version)) ||
+      (status = query_string(allocator, platform, device, CL_DEVICE_NAME, "CL_DEVICE_NAME", &name)) ||
+      (status = query_string(allocator, platform, device, CL_DEVICE_VENDOR, "CL_DEVICE_VENDOR", &vendor)) ||
+      (status = query_string(allocator, platform, device, CL_DEVICE_VERSION, "CL_DEVICE_VERSION", &version)) ||
+      (status = query_string(allocator, platform, device, CL_DRIVER_VERSION, "CL_DRIVER_VERSION", &driver)) ||
+      (status = query_string(allocator, platform, device, CL_DEVICE_EXTENSIONS, "CL_DEVICE_EXTENSIONS", &extensions)) ||
+      (status = hgr__platform_short_name(allocator, platform_name, &short_name)))
     goto cleanup;
 
   cl_device_type type = 0;
@@ -139,29 +140,29 @@ hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
   name = vendor = version = driver = NULL;
 
 cleanup:
-  hgr__free(HGR__ALLOCATOR_TODO, extensions);
-  hgr__free(HGR__ALLOCATOR_TODO, short_name);
-  hgr__free(HGR__ALLOCATOR_TODO, platform_name);
-  hgr__free(HGR__ALLOCATOR_TODO, platform_vendor);
-  hgr__free(HGR__ALLOCATOR_TODO, platform_version);
-  hgr__free(HGR__ALLOCATOR_TODO, name);
-  hgr__free(HGR__ALLOCATOR_TODO, vendor);
-  hgr__free(HGR__ALLOCATOR_TODO, version);
-  hgr__free(HGR__ALLOCATOR_TODO, driver);
+  hgr__free(allocator, extensions);
+  hgr__free(allocator, short_name);
+  hgr__free(allocator, platform_name);
+  hgr__free(allocator, platform_vendor);
+  hgr__free(allocator, platform_version);
+  hgr__free(allocator, name);
+  hgr__free(allocator, vendor);
+  hgr__free(allocator, version);
+  hgr__free(allocator, driver);
   return status;
 }
 
-void hgr__device_info_free(hgr_device_info_t* info) {
+void hgr__device_info_free(hgr_allocator_t allocator, hgr_device_info_t* info) {
   if (!info) return;
-  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->spec);
-  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->platform_short);
-  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->platform_name);
-  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->platform_vendor);
-  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->platform_version);
-  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->name);
-  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->vendor);
-  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->version);
-  hgr__free(HGR__ALLOCATOR_TODO, (char*)info->driver_version);
+  hgr__free(allocator, (char*)info->spec);
+  hgr__free(allocator, (char*)info->platform_short);
+  hgr__free(allocator, (char*)info->platform_name);
+  hgr__free(allocator, (char*)info->platform_vendor);
+  hgr__free(allocator, (char*)info->platform_version);
+  hgr__free(allocator, (char*)info->name);
+  hgr__free(allocator, (char*)info->vendor);
+  hgr__free(allocator, (char*)info->version);
+  hgr__free(allocator, (char*)info->driver_version);
   memset(info, 0, sizeof(*info));
 }
 
@@ -178,10 +179,10 @@ static bool contains_ignore_case(const char* haystack, const char* needle) {
   return false;
 }
 
-hgr_status_t hgr__platform_short_name(const char* platform_name, char** out_short) {
+hgr_status_t hgr__platform_short_name(hgr_allocator_t allocator, const char* platform_name, char** out_short) {
   if (contains_ignore_case(platform_name, "Portable Computing Language") ||
       contains_ignore_case(platform_name, "pocl"))
-    return hgr__strdup(HGR__ALLOCATOR_TODO, "pocl", out_short);
+    return hgr__strdup(allocator, "pocl", out_short);
   char word[64];
   size_t length = 0;
   const char* p = platform_name;
@@ -189,7 +190,7 @@ hgr_status_t hgr__platform_short_name(const char* platform_name, char** out_shor
   while (*p && isalnum((unsigned char)*p) && length < sizeof(word) - 1)
     word[length++] = (char)tolower((unsigned char)*p++);
   word[length] = 0;
-  return hgr__strdup(HGR__ALLOCATOR_TODO, length ? word : "platform", out_short);
+  return hgr__strdup(allocator, length ? word : "platform", out_short);
 }
 
 /* Platform-name matching for the NAME part of "NAME:INDEX". */
@@ -215,7 +216,9 @@ static hgr_status_t no_match(const hgr_device_info_t* const* devices, size_t cou
   size_t needed = 1;
   for (size_t i = 0; i < count; ++i)
     needed += strlen(devices[i]->spec ? devices[i]->spec : "?") + strlen(devices[i]->name) + 8;
-  char* list = hgr__alloc(HGR__ALLOCATOR_TODO, needed);
+  /* The system's: a moment's text for a status (the system's too); spec matching is
+   * given no allocator. */
+  char* list = hgr__alloc(hgr_allocator_system(), needed);
   if (!list) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   size_t used = 0;
   list[0] = 0;
@@ -224,7 +227,7 @@ static hgr_status_t no_match(const hgr_device_info_t* const* devices, size_t cou
                              devices[i]->spec ? devices[i]->spec : "?", devices[i]->name);
   hgr_status_t status = HGR_STATUS(HGR_STATUS_NOT_FOUND, "no device matches '%s': %s; available: %s",
                                    spec, why, count ? list : "none (no OpenCL device found)");
-  hgr__free(HGR__ALLOCATOR_TODO, list);
+  hgr__free(hgr_allocator_system(), list);
   return status;
 }
 
@@ -321,9 +324,9 @@ hgr_status_t hgr__device_spec_match(const hgr_device_info_t* const* devices, siz
   return no_match(devices, count, spec, why);
 }
 
-hgr_status_t hgr__device_assign_specs(hgr_device_info_t* const* devices, size_t count) {
+hgr_status_t hgr__device_assign_specs(hgr_allocator_t allocator, hgr_device_info_t* const* devices, size_t count) {
   for (size_t i = 0; i < count; ++i) {
-    hgr__free(HGR__ALLOCATOR_TODO, (char*)devices[i]->spec);
+    hgr__free(allocator, (char*)devices[i]->spec);
     devices[i]->spec = NULL;
   }
   for (size_t i = 0; i < count; ++i) {
@@ -341,7 +344,7 @@ hgr_status_t hgr__device_assign_specs(hgr_device_info_t* const* devices, size_t 
                devices[i]->index_in_platform);
     hgr_status_free(status);
     char* copy;
-    HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, candidate, &copy));
+    HGR_RETURN_IF_ERROR(hgr__strdup(allocator, candidate, &copy));
     devices[i]->spec = copy;
   }
   return HGR_OK;

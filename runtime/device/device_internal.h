@@ -60,14 +60,15 @@ hgr_allocator_t hgr__instance_allocator(const hgr_instance_t* instance);
 const char* hgr__device_spec(const hgr_instance_t* instance, size_t device_index);
 
 /* Fills info (all but spec/index fields) and the CL handles for one device. Strings
- * are heap copies freed by hgr__device_info_free. */
-hgr_status_t hgr__device_query(cl_platform_id platform, cl_device_id device,
+ * are copies from allocator, freed by hgr__device_info_free with the same allocator
+ * (which frees every string of info, spec included). */
+hgr_status_t hgr__device_query(hgr_allocator_t allocator, cl_platform_id platform, cl_device_id device,
                                hgr_device_info_t* info);
-void hgr__device_info_free(hgr_device_info_t* info);
+void hgr__device_info_free(hgr_allocator_t allocator, hgr_device_info_t* info);
 
 /* The short platform name used in spec strings: "pocl" for PoCL, otherwise the first
- * word of the platform name in lower case. Heap copy. */
-hgr_status_t hgr__platform_short_name(const char* platform_name, char** out_short);
+ * word of the platform name in lower case. A copy from allocator. */
+hgr_status_t hgr__platform_short_name(hgr_allocator_t allocator, const char* platform_name, char** out_short);
 
 /* Pure spec matching over a device list (no OpenCL): used by the instance and by
  * tests with a fake list. Errors as hgr_instance_find_device. */
@@ -75,8 +76,9 @@ hgr_status_t hgr__device_spec_match(const hgr_device_info_t* const* devices, siz
                                     const char* spec, size_t* out_index);
 
 /* Gives every device its canonical spec string (name:index when that round-trips
- * through hgr__device_spec_match, else "P.D"). */
-hgr_status_t hgr__device_assign_specs(hgr_device_info_t* const* devices, size_t count);
+ * through hgr__device_spec_match, else "P.D"), a copy from allocator, freeing the
+ * spec it had with allocator. */
+hgr_status_t hgr__device_assign_specs(hgr_allocator_t allocator, hgr_device_info_t* const* devices, size_t count);
 
 /* The device's context, created on first use (thread-safe). Borrowed from the
  * instance. */

@@ -12,16 +12,17 @@ void hgr_instance_options_init(hgr_instance_options_t* options) {
 }
 
 static hgr_status_t add_skipped(hgr_instance_t* instance, const char* name, const char* reason) {
+  hgr_allocator_t allocator = instance->options.allocator;
   hgr_skipped_platform_t* grown =
-      hgr__realloc(HGR__ALLOCATOR_TODO, instance->skipped, (instance->skipped_count + 1) * sizeof(*grown));
+      hgr__realloc_array(allocator, instance->skipped, instance->skipped_count + 1, sizeof(*grown));
   if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   instance->skipped = grown;
   hgr_skipped_platform_t* entry = &grown[instance->skipped_count];
   char *name_copy = NULL, *reason_copy = NULL;
-  hgr_status_t status = hgr__strdup(HGR__ALLOCATOR_TODO, name, &name_copy);
-  if (!status) status = hgr__strdup(HGR__ALLOCATOR_TODO, reason, &reason_copy);
+  hgr_status_t status = hgr__strdup(allocator, name, &name_copy);
+  if (!status) status = hgr__strdup(allocator, reason, &reason_copy);
   if (status) {
-    hgr__free(HGR__ALLOCATOR_TODO, name_copy);
+    hgr__free(allocator, name_copy);
     return status;
   }
   entry->name = name_copy;
@@ -56,17 +57,18 @@ static hgr_status_t discover_platform(hgr_instance_t* instance, cl_platform_id p
              rusticl ? "; set RUSTICL_ENABLE=llvmpipe for its CPU device" : "");
     return add_skipped(instance, name, reason);
   }
-  cl_device_id* ids = hgr__calloc(HGR__ALLOCATOR_TODO, device_count, sizeof(*ids));
+  hgr_allocator_t allocator = instance->options.allocator;
+  cl_device_id* ids = hgr__calloc(allocator, device_count, sizeof(*ids));
   hgr__device_t* grown =
-      hgr__realloc(HGR__ALLOCATOR_TODO, instance->devices, (instance->device_count + device_count) * sizeof(*grown));
+      hgr__realloc_array(allocator, instance->devices, instance->device_count + device_count, sizeof(*grown));
   if (grown) instance->devices = grown;
   if (!ids || !grown) {
-    hgr__free(HGR__ALLOCATOR_TODO, ids);
+    hgr__free(allocator, ids);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   error = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, device_count, ids, NULL);
   if (error != CL_SUCCESS) {
-    hgr__free(HGR__ALLOCATOR_TODO, ids);
+    hgr__free(allocator, ids);
     char reason[160];
     snprintf(reason, sizeof(reason), "clGetDeviceIDs failed: %s", hgr_opencl_error_name(error));
     return add_skipped(instance, name, reason);
@@ -80,7 +82,7 @@ static hgr_status_t discover_platform(hgr_instance_t* instance, cl_platform_id p
   for (; queried < device_count; ++queried) {
     hgr__device_t* device = &first[queried];
     memset(device, 0, sizeof(*device));
-    status = hgr__device_query(platform, ids[queried], &device->info);
+    status = hgr__device_query(allocator, platform, ids[queried], &device->info);
     if (status) break;
     device->platform = platform;
     device->device = ids[queried];
@@ -90,9 +92,11 @@ static hgr_status_t discover_platform(hgr_instance_t* instance, cl_platform_id p
     device->late_map_registration = !strcmp(device->info.platform_short, "rusticl");
     device->fragile_failed_user_events = !strcmp(device->info.platform_short, "pocl");
   }
-  hgr__free(HGR__ALLOCATOR_TODO, ids);
+  hgr__free(allocator, ids);
   if (status) {
-    for (cl_uint i = 0; i < queried; ++i) hgr__device_info_free(&first[i].info);
+    for (cl_uint i = 0; i < queried; ++i) hgr__device_info_free(allocator, &first[i].info);
+    /* Host memory that ran out is the caller's failure, not the platform's. */
+    if (hgr_status_code(status) == HGR_STATUS_RESOURCE_EXHAUSTED) return status;
     char reason[512];
     snprintf(reason, sizeof(reason), "device %u: %s", queried, hgr_status_message(status));
     hgr_status_free(status);
@@ -105,7 +109,8 @@ static hgr_status_t discover_platform(hgr_instance_t* instance, cl_platform_id p
 hgr_status_t hgr_instance_create(const hgr_instance_options_t* options,
                                  hgr_instance_t** out_instance) {
   *out_instance = NULL;
-  hgr_instance_t* instance = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*instance));
+  hgr_allocator_t allocator = options ? options->allocator : hgr_allocator_system();
+  hgr_instance_t* instance = hgr__calloc(allocator, 1, sizeof(*instance));
   if (!instance) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (options) instance->options = *options;
   else hgr_instance_options_init(&instance->options);
@@ -116,7 +121,7 @@ hgr_status_t hgr_instance_create(const hgr_instance_options_t* options,
   cl_uint platform_count = 0;
   cl_int error = clGetPlatformIDs(0, NULL, &platform_count);
   if (error == CL_SUCCESS && platform_count > 0) {
-    platforms = hgr__calloc(HGR__ALLOCATOR_TODO, platform_count, sizeof(*platforms));
+    platforms = hgr__calloc(allocator, platform_count, sizeof(*platforms));
     if (!platforms) {
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       goto cleanup;
@@ -135,10 +140,10 @@ hgr_status_t hgr_instance_create(const hgr_instance_options_t* options,
     if ((status = discover_platform(instance, platforms[p], p))) goto cleanup;
 
   /* Context groups: one per platform, or one per device. */
-  instance->contexts = hgr__calloc(HGR__ALLOCATOR_TODO, instance->device_count ? instance->device_count : 1,
-                              sizeof(*instance->contexts));
-  instance->infos = hgr__calloc(HGR__ALLOCATOR_TODO, instance->device_count ? instance->device_count : 1,
-                           sizeof(*instance->infos));
+  instance->contexts =
+      hgr__calloc(allocator, instance->device_count ? instance->device_count : 1, sizeof(*instance->contexts));
+  instance->infos =
+      hgr__calloc(allocator, instance->device_count ? instance->device_count : 1, sizeof(*instance->infos));
   if (!instance->contexts || !instance->infos) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -153,10 +158,10 @@ hgr_status_t hgr_instance_create(const hgr_instance_options_t* options,
     else
       device->context_group = instance->devices[i - 1].context_group;
   }
-  status = hgr__device_assign_specs(instance->infos, instance->device_count);
+  status = hgr__device_assign_specs(allocator, instance->infos, instance->device_count);
 
 cleanup:
-  hgr__free(HGR__ALLOCATOR_TODO, platforms);
+  hgr__free(allocator, platforms);
   if (status) {
     hgr_instance_release(instance);
     return status;
@@ -167,19 +172,20 @@ cleanup:
 
 void hgr_instance_release(hgr_instance_t* instance) {
   if (!instance) return;
+  hgr_allocator_t allocator = instance->options.allocator;
   for (size_t i = 0; i < instance->context_count; ++i)
     if (instance->contexts[i]) clReleaseContext(instance->contexts[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, instance->contexts);
-  for (size_t i = 0; i < instance->device_count; ++i) hgr__device_info_free(&instance->devices[i].info);
-  hgr__free(HGR__ALLOCATOR_TODO, instance->devices);
-  hgr__free(HGR__ALLOCATOR_TODO, instance->infos);
+  hgr__free(allocator, instance->contexts);
+  for (size_t i = 0; i < instance->device_count; ++i) hgr__device_info_free(allocator, &instance->devices[i].info);
+  hgr__free(allocator, instance->devices);
+  hgr__free(allocator, instance->infos);
   for (size_t i = 0; i < instance->skipped_count; ++i) {
-    hgr__free(HGR__ALLOCATOR_TODO, (char*)instance->skipped[i].name);
-    hgr__free(HGR__ALLOCATOR_TODO, (char*)instance->skipped[i].reason);
+    hgr__free(allocator, (char*)instance->skipped[i].name);
+    hgr__free(allocator, (char*)instance->skipped[i].reason);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, instance->skipped);
+  hgr__free(allocator, instance->skipped);
   pthread_mutex_destroy(&instance->mutex);
-  hgr__free(HGR__ALLOCATOR_TODO, instance);
+  hgr__free(allocator, instance);
 }
 
 size_t hgr_instance_device_count(const hgr_instance_t* instance) {
@@ -209,7 +215,7 @@ hgr_status_t hgr__instance_explain_skipped(const hgr_instance_t* instance, hgr_s
   size_t needed = 1;
   for (size_t i = 0; i < instance->skipped_count; ++i)
     needed += strlen(instance->skipped[i].name) + strlen(instance->skipped[i].reason) + 4;
-  char* list = hgr__alloc(HGR__ALLOCATOR_TODO, needed);
+  char* list = hgr__alloc(instance->options.allocator, needed);
   if (!list) return status; /* the status without the list beats none */
   size_t used = 0;
   list[0] = 0;
@@ -218,7 +224,7 @@ hgr_status_t hgr__instance_explain_skipped(const hgr_instance_t* instance, hgr_s
                              instance->skipped[i].reason);
   hgr_status_t explained = hgr_status_make(hgr_status_code(status), hgr_status_file(status), hgr_status_line(status),
                                            "%s (skipped platforms: %s)", hgr_status_message(status), list);
-  hgr__free(HGR__ALLOCATOR_TODO, list);
+  hgr__free(instance->options.allocator, list);
   hgr_status_free(status);
   return explained;
 }

@@ -6,7 +6,7 @@
 
 /* Runs on a driver thread: only sets the user event and drops its reference. */
 static void release_signal(hgr__bridge_signal_t* signal) {
-  if (signal && atomic_fetch_sub(&signal->refs, 1) == 1) hgr__free(HGR__ALLOCATOR_TODO, signal);
+  if (signal && atomic_fetch_sub(&signal->refs, 1) == 1) hgr__free(signal->allocator, signal);
 }
 
 /* Runs on a driver thread: records the status for the host thread to apply. */
@@ -37,7 +37,7 @@ static void CL_CALLBACK complete_bridge_normally(cl_event source, cl_int status,
 static hgr_status_t remember_bridge(hgr__bridge_set_t* set, const hgr__bridge_t* bridge) {
   if (set->count == set->capacity) {
     uint32_t capacity = set->capacity ? set->capacity * 2 : 64;
-    hgr__bridge_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, set->bridges, capacity * sizeof(*grown));
+    hgr__bridge_t* grown = hgr__realloc(set->allocator, set->bridges, capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     set->bridges = grown;
     set->capacity = capacity;
@@ -191,7 +191,7 @@ hgr_status_t hgr__bridge_event_at(hgr__bridge_set_t* set, const hgr__queue_set_t
     return HGR_OK;
   }
   if (queues->queues[to_queue].host_driven) {
-    bridge.signal = hgr__alloc(HGR__ALLOCATOR_TODO, sizeof(*bridge.signal));
+    bridge.signal = hgr__alloc(set->allocator, sizeof(*bridge.signal));
     if (!bridge.signal) {
       clSetUserEventStatus(event, CL_OUT_OF_HOST_MEMORY);
       clReleaseEvent(event);
@@ -199,10 +199,11 @@ hgr_status_t hgr__bridge_event_at(hgr__bridge_set_t* set, const hgr__queue_set_t
     }
     atomic_init(&bridge.signal->status, CL_RUNNING);
     atomic_init(&bridge.signal->refs, 1); /* the callback's */
+    bridge.signal->allocator = set->allocator;
   }
   status = remember_bridge(set, &bridge);
   if (status) {
-    hgr__free(HGR__ALLOCATOR_TODO, bridge.signal);
+    hgr__free(set->allocator, bridge.signal);
     clSetUserEventStatus(event, CL_OUT_OF_HOST_MEMORY);
     clReleaseEvent(event);
     return status;

@@ -19,6 +19,8 @@
 typedef struct hgr__bridge_signal_t {
   atomic_int status; /* CL_RUNNING until the source completes */
   atomic_int refs;   /* the callback's and the bridge record's */
+  hgr_allocator_t allocator; /* it was allocated with (the last reference frees it,
+                                maybe on a driver thread) */
 } hgr__bridge_signal_t;
 
 /* A user event in the context of to_queue, set from the source command's callback
@@ -38,6 +40,7 @@ typedef struct hgr__bridge_t {
  * so nothing waits on them forever, host-driven queues are driven only as far as
  * their incoming bridges allow, and their events are released once idle. */
 typedef struct hgr__bridge_set_t {
+  hgr_allocator_t allocator; /* the executor's: the records and signals */
   hgr__bridge_t* bridges;
   uint32_t count, capacity;
 } hgr__bridge_set_t;

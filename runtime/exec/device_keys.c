@@ -102,12 +102,13 @@ hgr_status_t hgr__device_keys_bind(hgr__device_keys_t* device_keys, hgr_instance
   /* The distinct keys, ascending; one pseudo key -1 without a device_index column. */
   int here = transport ? transport->rank : 0;
   device_keys->rank = here;
-  device_keys->keys = hgr__calloc(HGR__ALLOCATOR_TODO, graph->entry_count + 1, sizeof(*device_keys->keys));
-  device_keys->entry_device = hgr__calloc(HGR__ALLOCATOR_TODO, graph->entry_count + 1, sizeof(size_t));
-  device_keys->entry_rank = hgr__calloc(HGR__ALLOCATOR_TODO, graph->entry_count + 1, sizeof(int));
-  device_keys->entry_spec = hgr__calloc(HGR__ALLOCATOR_TODO, graph->entry_count + 1, sizeof(char*));
-  key_plan_t plan = {instance, hgr__calloc(HGR__ALLOCATOR_TODO, device_count, sizeof(size_t)), device_count,
-                     hgr__calloc(HGR__ALLOCATOR_TODO, device_count, sizeof(bool))};
+  device_keys->allocator = hgr__instance_allocator(instance);
+  device_keys->keys = hgr__calloc(device_keys->allocator, graph->entry_count + 1, sizeof(*device_keys->keys));
+  device_keys->entry_device = hgr__calloc(device_keys->allocator, graph->entry_count + 1, sizeof(size_t));
+  device_keys->entry_rank = hgr__calloc(device_keys->allocator, graph->entry_count + 1, sizeof(int));
+  device_keys->entry_spec = hgr__calloc(device_keys->allocator, graph->entry_count + 1, sizeof(char*));
+  key_plan_t plan = {instance, hgr__calloc(device_keys->allocator, device_count, sizeof(size_t)), device_count,
+                     hgr__calloc(device_keys->allocator, device_count, sizeof(bool))};
   hgr_status_t status = HGR_OK;
   hgr_device_binding_t* recorded_bindings = NULL;
   if (!device_keys->keys || !device_keys->entry_device || !device_keys->entry_rank || !device_keys->entry_spec ||
@@ -132,7 +133,7 @@ hgr_status_t hgr__device_keys_bind(hgr__device_keys_t* device_keys, hgr_instance
    * place` writes them), so a placed graph runs where it was placed. */
   bool recorded = binding_count == 0 && graph->binding_count > 0;
   if (recorded) {
-    recorded_bindings = hgr__calloc(HGR__ALLOCATOR_TODO, graph->binding_count, sizeof(*recorded_bindings));
+    recorded_bindings = hgr__calloc(device_keys->allocator, graph->binding_count, sizeof(*recorded_bindings));
     if (!recorded_bindings) {
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       goto cleanup;
@@ -166,7 +167,9 @@ hgr_status_t hgr__device_keys_bind(hgr__device_keys_t* device_keys, hgr_instance
     if (device_keys->keys[0].key == -1) {
       if (b == 0) {
         device_keys->keys[0] = (hgr_key_binding_t){-1, device, true, key_rank, NULL};
-        if (remote && (status = hgr__strdup(HGR__ALLOCATOR_TODO, binding->spec, (char**)&device_keys->keys[0].spec))) goto cleanup;
+        if (remote &&
+            (status = hgr__strdup(device_keys->allocator, binding->spec, (char**)&device_keys->keys[0].spec)))
+          goto cleanup;
       }
       continue;
     }
@@ -177,7 +180,8 @@ hgr_status_t hgr__device_keys_bind(hgr__device_keys_t* device_keys, hgr_instance
     }
     device_keys->keys[slot] = (hgr_key_binding_t){binding->key, device, true, key_rank, NULL};
     if (remote) {
-      if ((status = hgr__strdup(HGR__ALLOCATOR_TODO, binding->spec, (char**)&device_keys->keys[slot].spec))) goto cleanup;
+      if ((status = hgr__strdup(device_keys->allocator, binding->spec, (char**)&device_keys->keys[slot].spec)))
+        goto cleanup;
     } else {
       plan.used[device] = true;
     }
@@ -223,9 +227,9 @@ hgr_status_t hgr__device_keys_bind(hgr__device_keys_t* device_keys, hgr_instance
   for (size_t k = 0; k < device_keys->key_count && !status; ++k) {
     if (device_keys->keys[k].spec) continue;
     const char* spec = hgr__device_spec(instance, device_keys->keys[k].device_index);
-    char* text = transport ? hgr__format("r%d/%s", here, spec) : NULL;
+    char* text = transport ? hgr__format_in(device_keys->allocator, "r%d/%s", here, spec) : NULL;
     if (transport && !text) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    else if (!transport) status = hgr__strdup(HGR__ALLOCATOR_TODO, spec, &text);
+    else if (!transport) status = hgr__strdup(device_keys->allocator, spec, &text);
     device_keys->keys[k].spec = text;
   }
   if (status) goto cleanup;
@@ -237,7 +241,7 @@ hgr_status_t hgr__device_keys_bind(hgr__device_keys_t* device_keys, hgr_instance
     for (uint32_t e = 0; e < graph->entry_count; ++e) device_keys->entry_spec[e] = device_keys->keys[0].spec;
 
   /* The executor's devices: those some key is bound to, in instance order. */
-  device_keys->devices = hgr__calloc(HGR__ALLOCATOR_TODO, device_keys->key_count, sizeof(*device_keys->devices));
+  device_keys->devices = hgr__calloc(device_keys->allocator, device_keys->key_count, sizeof(*device_keys->devices));
   if (!device_keys->devices) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -252,9 +256,9 @@ hgr_status_t hgr__device_keys_bind(hgr__device_keys_t* device_keys, hgr_instance
   }
 
 cleanup:
-  hgr__free(HGR__ALLOCATOR_TODO, recorded_bindings);
-  hgr__free(HGR__ALLOCATOR_TODO, plan.ranked);
-  hgr__free(HGR__ALLOCATOR_TODO, plan.used);
+  hgr__free(device_keys->allocator, recorded_bindings);
+  hgr__free(device_keys->allocator, plan.ranked);
+  hgr__free(device_keys->allocator, plan.used);
   return status;
 }
 
@@ -264,12 +268,13 @@ hgr_status_t hgr__device_keys_default_device(hgr_instance_t* instance, size_t* o
     return hgr__instance_explain_skipped(
         instance,
         HGR_STATUS(HGR_STATUS_UNAVAILABLE, "no OpenCL device found (`hgr devices` lists what the ICD loader reports)"));
-  key_plan_t plan = {instance, hgr__calloc(HGR__ALLOCATOR_TODO, device_count, sizeof(size_t)), device_count, NULL};
+  hgr_allocator_t allocator = hgr__instance_allocator(instance);
+  key_plan_t plan = {instance, hgr__calloc(allocator, device_count, sizeof(size_t)), device_count, NULL};
   if (!plan.ranked) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   rank_devices(instance, plan.ranked);
   size_t cpu = first_of_type(&plan, HGR_DEVICE_TYPE_CPU);
   *out_device_index = cpu != SIZE_MAX ? cpu : plan.ranked[0];
-  hgr__free(HGR__ALLOCATOR_TODO, plan.ranked);
+  hgr__free(allocator, plan.ranked);
   return HGR_OK;
 }
 
@@ -295,11 +300,12 @@ const char* hgr__device_keys_describe_entry(const hgr__device_keys_t* device_key
 }
 
 void hgr__device_keys_release(hgr__device_keys_t* device_keys) {
-  for (size_t k = 0; device_keys->keys && k < device_keys->key_count; ++k) hgr__free(HGR__ALLOCATOR_TODO, (char*)device_keys->keys[k].spec);
-  hgr__free(HGR__ALLOCATOR_TODO, device_keys->keys);
-  hgr__free(HGR__ALLOCATOR_TODO, device_keys->entry_rank);
-  hgr__free(HGR__ALLOCATOR_TODO, device_keys->entry_spec);
-  hgr__free(HGR__ALLOCATOR_TODO, device_keys->devices);
-  hgr__free(HGR__ALLOCATOR_TODO, device_keys->entry_device);
+  for (size_t k = 0; device_keys->keys && k < device_keys->key_count; ++k)
+    hgr__free(device_keys->allocator, (char*)device_keys->keys[k].spec);
+  hgr__free(device_keys->allocator, device_keys->keys);
+  hgr__free(device_keys->allocator, device_keys->entry_rank);
+  hgr__free(device_keys->allocator, device_keys->entry_spec);
+  hgr__free(device_keys->allocator, device_keys->devices);
+  hgr__free(device_keys->allocator, device_keys->entry_device);
   memset(device_keys, 0, sizeof(*device_keys));
 }

@@ -28,6 +28,7 @@ typedef struct hgr__exec_device_t {
 #define HGR__REMOTE_DEVICE SIZE_MAX
 
 typedef struct hgr__device_keys_t {
+  hgr_allocator_t allocator;    /* the instance's (hgr__device_keys_bind sets it): all below */
   hgr_key_binding_t* keys;      /* the graph's distinct keys, ascending (-1 without a
                                    device_index column); spec owned here */
   size_t key_count;

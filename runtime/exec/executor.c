@@ -17,14 +17,15 @@ void hgr_executor_options_init(hgr_executor_options_t* options) {
 static hgr_status_t allocate_parts(hgr_executor_t* executor) {
   const hgr_graph_t* graph = executor->graph;
   HGR_RETURN_IF_ERROR(hgr__host_io_create(executor));
-  executor->staging.outputs = hgr__calloc(HGR__ALLOCATOR_TODO, graph->head_count + 1, sizeof(void*));
-  executor->fences.output_holder = hgr__calloc(HGR__ALLOCATOR_TODO, graph->head_count + 1, sizeof(hgr_fence_t*));
-  executor->fences.snapshot_pool = hgr__calloc(HGR__ALLOCATOR_TODO, graph->head_count + 1, sizeof(cl_mem*));
-  executor->fences.snapshot_pool_count = hgr__calloc(HGR__ALLOCATOR_TODO, graph->head_count + 1, sizeof(uint32_t));
+  executor->staging.outputs = hgr__calloc(executor->allocator, graph->head_count + 1, sizeof(void*));
+  executor->fences.output_holder = hgr__calloc(executor->allocator, graph->head_count + 1, sizeof(hgr_fence_t*));
+  executor->fences.snapshot_pool = hgr__calloc(executor->allocator, graph->head_count + 1, sizeof(cl_mem*));
+  executor->fences.snapshot_pool_count = hgr__calloc(executor->allocator, graph->head_count + 1, sizeof(uint32_t));
   for (uint32_t n = 0; n < graph->node_count; ++n) executor->step_count += graph->nodes[n].is_op;
-  executor->steps = hgr__calloc(HGR__ALLOCATOR_TODO, executor->step_count + 1, sizeof(hgr__step_t));
+  executor->steps = hgr__calloc(executor->allocator, executor->step_count + 1, sizeof(hgr__step_t));
   if (executor->profile.enabled)
-    executor->profile.step_host_ns = hgr__calloc(HGR__ALLOCATOR_TODO, 2 * (size_t)executor->step_count + 1, sizeof(uint64_t));
+    executor->profile.step_host_ns =
+        hgr__calloc(executor->allocator, 2 * (size_t)executor->step_count + 1, sizeof(uint64_t));
   if (!executor->staging.outputs || !executor->fences.output_holder || !executor->fences.snapshot_pool ||
       !executor->fences.snapshot_pool_count || !executor->steps ||
       (executor->profile.enabled && !executor->profile.step_host_ns))
@@ -52,8 +53,14 @@ hgr_status_t hgr_executor_create(hgr_instance_t* instance, hgr_graph_t* graph,
     hgr_executor_options_init(&defaults);
     options = &defaults;
   }
-  hgr_executor_t* executor = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*executor));
+  hgr_allocator_t allocator = hgr__instance_allocator(instance);
+  hgr_executor_t* executor = hgr__calloc(allocator, 1, sizeof(*executor));
   if (!executor) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  executor->allocator = allocator;
+  executor->device_keys.allocator = allocator;
+  executor->order.allocator = executor->order.queues.allocator = executor->order.bridges.allocator = allocator;
+  executor->pool.allocator = allocator;
+  executor->programs.allocator = allocator;
   executor->instance = instance;
   executor->graph = hgr_graph_retain(graph);
   executor->plan_only = options->plan_only;
@@ -243,10 +250,10 @@ void hgr_executor_release(hgr_executor_t* executor) {
   hgr__fences_detach(executor);
   hgr__host_io_release(executor);
   for (uint32_t o = 0; executor->staging.outputs && o < executor->graph->head_count; ++o)
-    hgr__free(HGR__ALLOCATOR_TODO, executor->staging.outputs[o]);
-  hgr__free(HGR__ALLOCATOR_TODO, executor->staging.outputs);
-  hgr__free(HGR__ALLOCATOR_TODO, executor->staging.entry);
-  hgr__free(HGR__ALLOCATOR_TODO, executor->profile.step_host_ns);
+    hgr__free(executor->allocator, executor->staging.outputs[o]);
+  hgr__free(executor->allocator, executor->staging.outputs);
+  hgr__free(executor->allocator, executor->staging.entry);
+  hgr__free(executor->allocator, executor->profile.step_host_ns);
   hgr_status_free(executor->failure);
   hgr__steps_release(executor);
   hgr__storage_release(&executor->pool);
@@ -254,5 +261,5 @@ void hgr_executor_release(hgr_executor_t* executor) {
   hgr__order_release(&executor->order);
   hgr__device_keys_release(&executor->device_keys);
   hgr_graph_release(executor->graph);
-  hgr__free(HGR__ALLOCATOR_TODO, executor);
+  hgr__free(executor->allocator, executor);
 }

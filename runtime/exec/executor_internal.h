@@ -72,6 +72,9 @@ typedef struct hgr__remote_chunk_t {
 } hgr__remote_chunk_t;
 
 typedef struct hgr__remote_copy_t {
+  hgr_allocator_t allocator; /* the executor's: the copy, its staging and chunks, and
+                                its transfer records (freed on driver and transport
+                                threads, maybe after the executor went) */
   const hgr_transport_t* transport;
   int peer;                 /* the other rank */
   bool sending;             /* this rank holds the source */
@@ -106,7 +109,7 @@ typedef struct hgr__step_t {
   hgr__copy_path_t path;
   uint64_t copy_bytes;
   uint32_t src_queue;      /* staged/mapped: where the source is read or mapped */
-  void* staging;           /* staged: host buffer (64-byte aligned) */
+  void* staging;           /* staged: host buffer (the executor allocator's) */
   uint64_t chunk_bytes;    /* mapped: bytes per chunk */
   uint32_t chunk_count;
   cl_event staging_write;  /* staged: the previous run's write from the staging (retained) */
@@ -126,6 +129,10 @@ typedef struct hgr__step_t {
 } hgr__step_t;
 
 /* ---- the program pool (program_pool.c) --------------------------------------------- */
+
+/* hgr_program_pool_create with allocator for the pool, its table and its keys (the
+ * model object's pool takes its instance's); hgr_program_pool_release frees with it. */
+hgr_status_t hgr__program_pool_create_in(hgr_allocator_t allocator, hgr_program_pool_t** out_pool);
 
 /* The pooled program of key on an instance device (retained for the caller), or NULL
  * (also for a NULL pool). */
@@ -150,6 +157,7 @@ typedef struct hgr__program_t {
 } hgr__program_t;
 
 typedef struct hgr__programs_t {
+  hgr_allocator_t allocator;      /* the executor's: the table, its keys and texts */
   hgr__program_t* programs; /* one per (device, kernel source) used */
   size_t count, capacity;
   hgr_program_cache_t cache;
@@ -198,6 +206,7 @@ typedef struct hgr__staging_t {
 
 /* One run, as hgr_fence_t: what completes it, and the outputs it still holds. */
 struct hgr_fence_s {
+  hgr_allocator_t allocator; /* the executor's, kept: a fence may outlive it */
   hgr_executor_t* executor; /* NULL once the executor was released */
   uint32_t refs;            /* the executor's until retired, and the caller's */
   uint64_t run;             /* 1 for the executor's first run */
@@ -230,6 +239,7 @@ typedef struct hgr__profile_t {
 } hgr__profile_t;
 
 struct hgr_executor_s {
+  hgr_allocator_t allocator; /* the instance's: the executor and everything it owns */
   hgr_instance_t* instance;
   hgr_graph_t* graph;
   bool plan_only;
@@ -292,8 +302,9 @@ void hgr__steps_release(hgr_executor_t* executor);
 hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step);
 /* Enqueues one copy step of a run. */
 hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step);
-/* Frees a copy step's staging and events (at release, after all work finished). */
-void hgr__transfer_release(hgr__step_t* step);
+/* Frees a copy step's staging (from the executor's allocator) and events (at release,
+ * after all work finished). */
+void hgr__transfer_release(const hgr_executor_t* executor, hgr__step_t* step);
 
 /* ---- remote.c ---- */
 /* Plans step's half of a copy between this rank and rank peer: staging, chunks. */

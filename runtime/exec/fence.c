@@ -38,7 +38,8 @@ static void fence_unref(hgr_fence_t* fence) {
     /* Back to the pool, unless the caller was given it (its content must stay). */
     if (!fence->exported) {
       cl_mem* grown =
-          hgr__realloc(HGR__ALLOCATOR_TODO, executor->fences.snapshot_pool[o], (executor->fences.snapshot_pool_count[o] + 1) * sizeof(cl_mem));
+          hgr__realloc(executor->allocator, executor->fences.snapshot_pool[o],
+                       (executor->fences.snapshot_pool_count[o] + 1) * sizeof(cl_mem));
       if (grown) {
         executor->fences.snapshot_pool[o] = grown;
         grown[executor->fences.snapshot_pool_count[o]++] = snapshot;
@@ -49,10 +50,10 @@ static void fence_unref(hgr_fence_t* fence) {
   }
   for (uint32_t e = 0; e < fence->event_count; ++e) clReleaseEvent(fence->events[e]);
   hgr_status_free(fence->failure);
-  hgr__free(HGR__ALLOCATOR_TODO, fence->events);
-  hgr__free(HGR__ALLOCATOR_TODO, fence->queue_seq);
-  hgr__free(HGR__ALLOCATOR_TODO, fence->snapshots);
-  hgr__free(HGR__ALLOCATOR_TODO, fence);
+  hgr__free(fence->allocator, fence->events);
+  hgr__free(fence->allocator, fence->queue_seq);
+  hgr__free(fence->allocator, fence->snapshots);
+  hgr__free(fence->allocator, fence);
 }
 
 /* Retires the runs up to and including `through` (NULL: every run), whose commands
@@ -94,18 +95,19 @@ void hgr__fences_retire_completed(hgr_executor_t* executor) {
 /* A fence for the run just enqueued: each queue's last command, and where the run
  * ends. The executor holds one reference until it retires the run. */
 hgr_status_t hgr__fence_create(hgr_executor_t* executor, hgr_fence_t** out_fence) {
-  hgr_fence_t* fence = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*fence));
+  hgr_fence_t* fence = hgr__calloc(executor->allocator, 1, sizeof(*fence));
   if (fence) {
-    fence->events = hgr__calloc(HGR__ALLOCATOR_TODO, executor->order.queues.count, sizeof(cl_event));
-    fence->queue_seq = hgr__calloc(HGR__ALLOCATOR_TODO, executor->order.queues.count, sizeof(uint64_t));
-    fence->snapshots = hgr__calloc(HGR__ALLOCATOR_TODO, executor->graph->head_count + 1, sizeof(cl_mem));
+    fence->allocator = executor->allocator;
+    fence->events = hgr__calloc(executor->allocator, executor->order.queues.count, sizeof(cl_event));
+    fence->queue_seq = hgr__calloc(executor->allocator, executor->order.queues.count, sizeof(uint64_t));
+    fence->snapshots = hgr__calloc(executor->allocator, executor->graph->head_count + 1, sizeof(cl_mem));
   }
   if (!fence || !fence->events || !fence->queue_seq || !fence->snapshots) {
     if (fence) {
-      hgr__free(HGR__ALLOCATOR_TODO, fence->events);
-      hgr__free(HGR__ALLOCATOR_TODO, fence->queue_seq);
-      hgr__free(HGR__ALLOCATOR_TODO, fence->snapshots);
-      hgr__free(HGR__ALLOCATOR_TODO, fence);
+      hgr__free(executor->allocator, fence->events);
+      hgr__free(executor->allocator, fence->queue_seq);
+      hgr__free(executor->allocator, fence->snapshots);
+      hgr__free(executor->allocator, fence);
     }
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
@@ -316,13 +318,15 @@ void hgr__fences_detach(hgr_executor_t* executor) {
   }
   executor->fences.first = NULL;
   for (uint32_t o = 0; executor->fences.snapshot_pool && o < graph->head_count; ++o) {
-    for (uint32_t k = 0; k < executor->fences.snapshot_pool_count[o]; ++k)
+    /* the counts may be missing when creation ran out of memory (no pool has any then) */
+    uint32_t count = executor->fences.snapshot_pool_count ? executor->fences.snapshot_pool_count[o] : 0;
+    for (uint32_t k = 0; k < count; ++k)
       clReleaseMemObject(executor->fences.snapshot_pool[o][k]);
-    hgr__free(HGR__ALLOCATOR_TODO, executor->fences.snapshot_pool[o]);
+    hgr__free(executor->allocator, executor->fences.snapshot_pool[o]);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, executor->fences.snapshot_pool);
-  hgr__free(HGR__ALLOCATOR_TODO, executor->fences.snapshot_pool_count);
-  hgr__free(HGR__ALLOCATOR_TODO, executor->fences.output_holder);
+  hgr__free(executor->allocator, executor->fences.snapshot_pool);
+  hgr__free(executor->allocator, executor->fences.snapshot_pool_count);
+  hgr__free(executor->allocator, executor->fences.output_holder);
   memset(&executor->fences, 0, sizeof(executor->fences));
 }
 

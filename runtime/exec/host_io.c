@@ -73,7 +73,7 @@ hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, cons
     void* held = NULL;
     if (!idle) {
       HGR_RETURN_IF_ERROR(hgr__order_reserve_held(&executor->order));
-      held = aligned_alloc(64, (bytes + 63) / 64 * 64);
+      held = hgr__alloc(executor->allocator, (bytes + 63) / 64 * 64);
       if (!held)
         return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for input %zu (%zu bytes)", index, bytes);
       memcpy(held, data, bytes);
@@ -88,7 +88,7 @@ hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, cons
       status = HGR_CL_STATUS(error, "clEnqueueWriteBuffer(input %zu '%s', storage %u) on %s", index, info.name,
                              hgr__graph_storage_id(executor->graph, storage_slot), q->spec);
     if (status) {
-      hgr__free(HGR__ALLOCATOR_TODO, held);
+      hgr__free(executor->allocator, held);
       return status;
     }
     status = hgr__order_enqueued(&executor->order, queue, event);
@@ -389,9 +389,9 @@ hgr_status_t hgr_executor_read_entry(hgr_executor_t* executor, uint32_t node_id,
   if (!bytes) return HGR_OK;
   if (!data) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "data is NULL");
   if (executor->staging.entry_bytes < bytes) {
-    void* grown = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    void* grown = hgr__alloc(executor->allocator, (bytes + 63) / 64 * 64);
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory (%zu bytes)", bytes);
-    hgr__free(HGR__ALLOCATOR_TODO, executor->staging.entry); /* no read is pending on it: the last one completed */
+    hgr__free(executor->allocator, executor->staging.entry); /* no read is pending on it: the last one completed */
     executor->staging.entry = grown;
     executor->staging.entry_bytes = bytes;
   }
@@ -415,12 +415,13 @@ hgr_status_t hgr_executor_load_params(hgr_executor_t* executor, const hgr_params
 hgr_status_t hgr__host_io_load_params(hgr_executor_t* executor, const hgr_params_t* params, bool skip_shared,
                                        size_t* out_unused_count) {
   if (out_unused_count) *out_unused_count = 0;
-  for (size_t i = 0; i < executor->io.unused_param_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, executor->io.unused_params[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, executor->io.unused_params);
+  for (size_t i = 0; i < executor->io.unused_param_count; ++i)
+    hgr__free(executor->allocator, executor->io.unused_params[i]);
+  hgr__free(executor->allocator, executor->io.unused_params);
   executor->io.unused_params = NULL;
   executor->io.unused_param_count = 0;
   size_t count = hgr_params_count(params);
-  executor->io.unused_params = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(char*));
+  executor->io.unused_params = hgr__calloc(executor->allocator, count + 1, sizeof(char*));
   if (!executor->io.unused_params) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t p = 0; p < count; ++p) {
     hgr_tensor_info_t param, input;
@@ -430,7 +431,8 @@ hgr_status_t hgr__host_io_load_params(hgr_executor_t* executor, const hgr_params
     hgr_status_t status = hgr_executor_input_index(executor, param.name, &index);
     if (status) {
       hgr_status_free(status);
-      HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, param.name, &executor->io.unused_params[executor->io.unused_param_count]));
+      HGR_RETURN_IF_ERROR(
+          hgr__strdup(executor->allocator, param.name, &executor->io.unused_params[executor->io.unused_param_count]));
       executor->io.unused_param_count++;
       continue;
     }
@@ -477,9 +479,9 @@ void hgr__host_io_mark_shared_inputs(hgr_executor_t* executor) {
 
 hgr_status_t hgr__host_io_create(hgr_executor_t* executor) {
   const hgr_graph_t* graph = executor->graph;
-  executor->io.input_set = hgr__calloc(HGR__ALLOCATOR_TODO, graph->arg_count + 1, sizeof(bool));
-  executor->io.input_bindings = hgr__calloc(HGR__ALLOCATOR_TODO, graph->arg_count + 1, sizeof(hgr__io_binding_t));
-  executor->io.output_bindings = hgr__calloc(HGR__ALLOCATOR_TODO, graph->head_count + 1, sizeof(hgr__io_binding_t));
+  executor->io.input_set = hgr__calloc(executor->allocator, graph->arg_count + 1, sizeof(bool));
+  executor->io.input_bindings = hgr__calloc(executor->allocator, graph->arg_count + 1, sizeof(hgr__io_binding_t));
+  executor->io.output_bindings = hgr__calloc(executor->allocator, graph->head_count + 1, sizeof(hgr__io_binding_t));
   if (!executor->io.input_set || !executor->io.input_bindings || !executor->io.output_bindings)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   return HGR_OK;
@@ -491,10 +493,11 @@ void hgr__host_io_release(hgr_executor_t* executor) {
     hgr_status_free(drop_binding(executor, &executor->io.output_bindings[o]));
   for (uint32_t i = 0; executor->io.input_bindings && i < graph->arg_count; ++i)
     hgr_status_free(drop_binding(executor, &executor->io.input_bindings[i]));
-  hgr__free(HGR__ALLOCATOR_TODO, executor->io.input_bindings);
-  hgr__free(HGR__ALLOCATOR_TODO, executor->io.output_bindings);
-  for (size_t i = 0; i < executor->io.unused_param_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, executor->io.unused_params[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, executor->io.unused_params);
-  hgr__free(HGR__ALLOCATOR_TODO, executor->io.input_set);
+  hgr__free(executor->allocator, executor->io.input_bindings);
+  hgr__free(executor->allocator, executor->io.output_bindings);
+  for (size_t i = 0; i < executor->io.unused_param_count; ++i)
+    hgr__free(executor->allocator, executor->io.unused_params[i]);
+  hgr__free(executor->allocator, executor->io.unused_params);
+  hgr__free(executor->allocator, executor->io.input_set);
   memset(&executor->io, 0, sizeof(executor->io));
 }

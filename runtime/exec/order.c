@@ -7,12 +7,12 @@
 
 hgr_status_t hgr__order_prepare(hgr__order_t* order, uint32_t storage_count, uint32_t max_storages) {
   order->wait_capacity = (max_storages ? max_storages : 1) * (order->queues.count + 1) + 2;
-  order->wait = hgr__calloc(HGR__ALLOCATOR_TODO, order->wait_capacity, sizeof(cl_event));
-  order->storages = hgr__calloc(HGR__ALLOCATOR_TODO, storage_count + 1, sizeof(*order->storages));
+  order->wait = hgr__calloc(order->allocator, order->wait_capacity, sizeof(cl_event));
+  order->storages = hgr__calloc(order->allocator, storage_count + 1, sizeof(*order->storages));
   if (!order->wait || !order->storages) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   order->storage_count = storage_count;
   for (uint32_t s = 0; s < storage_count; ++s) {
-    order->storages[s].readers = hgr__calloc(HGR__ALLOCATOR_TODO, order->queues.count + 1, sizeof(hgr__tracked_event_t));
+    order->storages[s].readers = hgr__calloc(order->allocator, order->queues.count + 1, sizeof(hgr__tracked_event_t));
     if (!order->storages[s].readers) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   return HGR_OK;
@@ -37,17 +37,20 @@ void hgr__order_forget(hgr__order_t* order, bool release_events) {
 
 void hgr__order_release(hgr__order_t* order) {
   hgr__order_profile_reset(order);
-  hgr__free(HGR__ALLOCATOR_TODO, order->profiled);
-  for (uint32_t h = 0; h < order->held_host_count; ++h) hgr__free(HGR__ALLOCATOR_TODO, order->held_host[h].memory);
-  hgr__free(HGR__ALLOCATOR_TODO, order->held_host);
-  hgr__free(HGR__ALLOCATOR_TODO, order->bridges.bridges);
-  hgr__free(HGR__ALLOCATOR_TODO, order->commands);
-  hgr__free(HGR__ALLOCATOR_TODO, order->command_steps);
-  for (uint32_t s = 0; order->storages && s < order->storage_count; ++s) hgr__free(HGR__ALLOCATOR_TODO, order->storages[s].readers);
-  hgr__free(HGR__ALLOCATOR_TODO, order->storages);
-  hgr__free(HGR__ALLOCATOR_TODO, order->wait);
+  hgr__free(order->allocator, order->profiled);
+  for (uint32_t h = 0; h < order->held_host_count; ++h) hgr__free(order->allocator, order->held_host[h].memory);
+  hgr__free(order->allocator, order->held_host);
+  hgr__free(order->allocator, order->bridges.bridges);
+  hgr__free(order->allocator, order->commands);
+  hgr__free(order->allocator, order->command_steps);
+  for (uint32_t s = 0; order->storages && s < order->storage_count; ++s)
+    hgr__free(order->allocator, order->storages[s].readers);
+  hgr__free(order->allocator, order->storages);
+  hgr__free(order->allocator, order->wait);
   hgr__queue_set_release(&order->queues);
+  hgr_allocator_t allocator = order->allocator;
   memset(order, 0, sizeof(*order));
+  order->allocator = order->queues.allocator = order->bridges.allocator = allocator;
 }
 
 hgr_status_t hgr__order_reserve(hgr__order_t* order, uint32_t extra) {
@@ -57,10 +60,10 @@ hgr_status_t hgr__order_reserve(hgr__order_t* order, uint32_t extra) {
   while (capacity < needed) capacity *= 2;
   if (capacity > UINT32_MAX / 2)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "more than %u commands in flight", UINT32_MAX / 2);
-  cl_event* grown = hgr__realloc(HGR__ALLOCATOR_TODO, order->commands, (size_t)capacity * sizeof(cl_event));
+  cl_event* grown = hgr__realloc(order->allocator, order->commands, (size_t)capacity * sizeof(cl_event));
   if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   order->commands = grown;
-  uint32_t* steps = hgr__realloc(HGR__ALLOCATOR_TODO, order->command_steps, (size_t)capacity * sizeof(uint32_t));
+  uint32_t* steps = hgr__realloc(order->allocator, order->command_steps, (size_t)capacity * sizeof(uint32_t));
   if (!steps) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   order->command_steps = steps;
   order->command_capacity = (uint32_t)capacity;
@@ -78,7 +81,7 @@ hgr_status_t hgr__order_keep(hgr__order_t* order, cl_event event) {
 static hgr_status_t record_profiled(hgr__order_t* order, uint32_t queue, cl_event event) {
   if (order->profiled_count == order->profiled_capacity) {
     uint32_t capacity = order->profiled_capacity ? 2 * order->profiled_capacity : 256;
-    hgr__profiled_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, order->profiled, capacity * sizeof(*grown));
+    hgr__profiled_t* grown = hgr__realloc(order->allocator, order->profiled, capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     order->profiled = grown;
     order->profiled_capacity = capacity;
@@ -162,7 +165,7 @@ void hgr__order_record(hgr__order_t* order, uint32_t storage, bool writing, cl_e
 hgr_status_t hgr__order_reserve_held(hgr__order_t* order) {
   if (order->held_host_count < order->held_host_capacity) return HGR_OK;
   uint32_t capacity = order->held_host_capacity ? order->held_host_capacity * 2 : 16;
-  hgr__held_host_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, order->held_host, capacity * sizeof(*grown));
+  hgr__held_host_t* grown = hgr__realloc(order->allocator, order->held_host, capacity * sizeof(*grown));
   if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   order->held_host = grown;
   order->held_host_capacity = capacity;
@@ -192,7 +195,7 @@ void hgr__order_retire(hgr__order_t* order, const uint64_t* queue_seq, uint64_t 
   uint32_t kept = 0;
   for (uint32_t h = 0; h < order->held_host_count; ++h) {
     hgr__held_host_t* held = &order->held_host[h];
-    if (held->seq <= order->queues.queues[held->queue].retired_seq) hgr__free(HGR__ALLOCATOR_TODO, held->memory);
+    if (held->seq <= order->queues.queues[held->queue].retired_seq) hgr__free(order->allocator, held->memory);
     else order->held_host[kept++] = *held;
   }
   order->held_host_count = kept;

@@ -57,6 +57,7 @@ typedef struct hgr__profiled_t {
 } hgr__profiled_t;
 
 typedef struct hgr__order_t {
+  hgr_allocator_t allocator; /* the executor's: everything below (set before use) */
   hgr__queue_set_t queues;
   hgr__bridge_set_t bridges;
   hgr__storage_order_t* storages; /* per storage slot */
@@ -123,8 +124,8 @@ hgr_status_t hgr__order_storage(hgr__order_t* order, uint32_t storage, bool writ
  * the command that hgr__order_enqueued noted last on queue. */
 void hgr__order_record(hgr__order_t* order, uint32_t storage, bool writing, cl_event event, uint32_t queue);
 
-/* Holds memory (which a non-blocking write on queue, just noted, reads from) until
- * that write retires; frees it and fails when it cannot be held. Reserve first with
+/* Holds memory (from order->allocator; a non-blocking write on queue, just noted,
+ * reads from it) until that write retires; frees it and fails when it cannot be held. Reserve first with
  * hgr__order_reserve_held. */
 hgr_status_t hgr__order_reserve_held(hgr__order_t* order);
 void hgr__order_hold(hgr__order_t* order, void* memory, uint32_t queue);

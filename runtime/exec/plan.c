@@ -46,9 +46,10 @@ static hgr_status_t create_queues(hgr_executor_t* executor, uint32_t compute_que
 static hgr_status_t assign_queues(hgr_executor_t* executor) {
   const hgr_graph_t* graph = executor->graph;
   hgr_status_t status = HGR_OK;
-  uint32_t* level = hgr__calloc(HGR__ALLOCATOR_TODO, graph->node_count + 1, sizeof(uint32_t));
-  uint32_t* step_of = hgr__calloc(HGR__ALLOCATOR_TODO, graph->node_count + 1, sizeof(uint32_t)); /* node id -> step */
-  uint32_t* next = hgr__calloc(HGR__ALLOCATOR_TODO, executor->device_keys.device_count + 1, sizeof(uint32_t)); /* round-robin, per device */
+  uint32_t* level = hgr__calloc(executor->allocator, graph->node_count + 1, sizeof(uint32_t));
+  uint32_t* step_of = hgr__calloc(executor->allocator, graph->node_count + 1, sizeof(uint32_t)); /* node id -> step */
+  /* round-robin, per device */
+  uint32_t* next = hgr__calloc(executor->allocator, executor->device_keys.device_count + 1, sizeof(uint32_t));
   uint32_t* taken = NULL; /* per device and level: a bit per compute queue taken */
   if (!level || !step_of || !next) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -64,7 +65,7 @@ static hgr_status_t assign_queues(hgr_executor_t* executor) {
     if (level[node_id] == 0) level[node_id] = 1;
     if (level[node_id] + 1 > levels) levels = level[node_id] + 1;
   }
-  taken = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)executor->device_keys.device_count * levels, sizeof(uint32_t));
+  taken = hgr__calloc(executor->allocator, (size_t)executor->device_keys.device_count * levels, sizeof(uint32_t));
   if (!taken) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -110,10 +111,10 @@ static hgr_status_t assign_queues(hgr_executor_t* executor) {
   }
 
 cleanup:
-  hgr__free(HGR__ALLOCATOR_TODO, level);
-  hgr__free(HGR__ALLOCATOR_TODO, step_of);
-  hgr__free(HGR__ALLOCATOR_TODO, next);
-  hgr__free(HGR__ALLOCATOR_TODO, taken);
+  hgr__free(executor->allocator, level);
+  hgr__free(executor->allocator, step_of);
+  hgr__free(executor->allocator, next);
+  hgr__free(executor->allocator, taken);
   return status;
 }
 
@@ -141,8 +142,8 @@ static hgr_status_t plan_op(hgr_executor_t* executor, hgr__step_t* step, const h
   char device[1024];
   hgr__tuning_t tuning;
   step_tuning(executor, step, device, sizeof(device), &tuning);
-  HGR_RETURN_IF_ERROR(
-      hgr__op_plan_tuned(executor->graph, step->node_id, executor->programs.kernels, limits, &tuning, &step->plan));
+  HGR_RETURN_IF_ERROR(hgr__op_plan_tuned(executor->allocator, executor->graph, step->node_id,
+                                         executor->programs.kernels, limits, &tuning, &step->plan));
   step->plan.tuning = NULL; /* tuning lives on this stack */
   step->tile = step->plan.tile;
   step->tile.device_index = step->device_index;
@@ -155,11 +156,11 @@ static void load_tuning(hgr_executor_t* executor, const hgr_executor_options_t* 
   executor->tuning_mode = options->tuning;
   executor->tuning_candidate = options->tuning_candidate;
   if (options->tuning != HGR_TUNING_FILE) return;
-  char* path = hgr__tune_path(options->program_cache.directory);
+  char* path = hgr__tune_path(executor->allocator, options->program_cache.directory);
   if (!path) return;
-  hgr_status_t status = hgr__tune_table_load(path, &executor->tuning);
+  hgr_status_t status = hgr__tune_table_load(executor->allocator, path, &executor->tuning);
   if (status) {
-    hgr__tune_table_free(&executor->tuning);
+    hgr__tune_table_free(executor->allocator, &executor->tuning);
     if (executor->log) {
       char line[1024];
       snprintf(line, sizeof(line), "tuning file ignored (tiles from the device limits): %s",
@@ -168,7 +169,7 @@ static void load_tuning(hgr_executor_t* executor, const hgr_executor_options_t* 
     }
     hgr_status_free(status);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, path);
+  hgr__free(executor->allocator, path);
 }
 
 /* Fills one step from its node: kind, device, storages; checks the device binding and op. */
@@ -182,8 +183,8 @@ static hgr_status_t plan_step(hgr_executor_t* executor, uint32_t node_id, hgr__s
   step->device_index = executor->device_keys.entry_device[first_out];
   step->in_count = node->input_count;
   step->out_count = node->num_outputs;
-  step->in_storages = hgr__calloc(HGR__ALLOCATOR_TODO, step->in_count + 1, sizeof(uint32_t));
-  step->out_storages = hgr__calloc(HGR__ALLOCATOR_TODO, step->out_count + 1, sizeof(uint32_t));
+  step->in_storages = hgr__calloc(executor->allocator, step->in_count + 1, sizeof(uint32_t));
+  step->out_storages = hgr__calloc(executor->allocator, step->out_count + 1, sizeof(uint32_t));
   if (!step->in_storages || !step->out_storages)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t k = 0; k < node->num_outputs; ++k) {
@@ -330,13 +331,13 @@ static hgr_status_t set_args(hgr_executor_t* executor, hgr__step_t* step, const 
  * same two kernels on the same shapes was clean). */
 static hgr_status_t create_scratch(hgr_executor_t* executor, hgr__step_t* step) {
   if (!step->plan.scratch_bytes) return HGR_OK;
-  void* zeros = hgr__calloc(HGR__ALLOCATOR_TODO, 1, (size_t)step->plan.scratch_bytes);
+  void* zeros = hgr__calloc(executor->allocator, 1, (size_t)step->plan.scratch_bytes);
   if (!zeros) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   cl_int error = CL_SUCCESS;
   cl_context context = executor->order.queues.queues[step->queue].context;
   step->scratch = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, (size_t)step->plan.scratch_bytes,
                                  zeros, &error);
-  hgr__free(HGR__ALLOCATOR_TODO, zeros);
+  hgr__free(executor->allocator, zeros);
   if (error == CL_SUCCESS && step->scratch) return HGR_OK;
   step->scratch = NULL;
   return HGR_CL_STATUS(error, "clCreateBuffer(%llu bytes of scratch) for %s on %s",
@@ -344,12 +345,12 @@ static hgr_status_t create_scratch(hgr_executor_t* executor, hgr__step_t* step) 
                        hgr__device_spec(executor->instance, step->device_index));
 }
 
-static void release_kernels(hgr__step_t* step) {
+static void release_kernels(const hgr_executor_t* executor, hgr__step_t* step) {
   for (uint32_t k = 0; k < step->launch_count; ++k) {
     if (step->launches[k].kernel) clReleaseKernel(step->launches[k].kernel);
     if (step->launches[k].meta) clReleaseMemObject(step->launches[k].meta);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, step->launches);
+  hgr__free(executor->allocator, step->launches);
   step->launches = NULL;
   step->launch_count = 0;
   if (step->scratch) clReleaseMemObject(step->scratch);
@@ -363,7 +364,7 @@ static void release_kernels(hgr__step_t* step) {
 static hgr_status_t bind_kernels(hgr_executor_t* executor, hgr__step_t* step) {
   for (int attempt = 0;; ++attempt) {
     uint32_t count = step->plan.launch_count;
-    step->launches = hgr__calloc(HGR__ALLOCATOR_TODO, count, sizeof(*step->launches));
+    step->launches = hgr__calloc(executor->allocator, count, sizeof(*step->launches));
     if (!step->launches) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     step->launch_count = count;
     size_t smallest = SIZE_MAX;
@@ -392,7 +393,7 @@ static hgr_status_t bind_kernels(hgr_executor_t* executor, hgr__step_t* step) {
                           (unsigned long long)limits.local_mem_bytes);
       if (!fits) limits.max_work_group = smallest;
       if (!local_fits) limits.local_mem_bytes = limits.local_mem_bytes * limits.local_mem_bytes / most_local;
-      release_kernels(step);
+      release_kernels(executor, step);
       HGR_RETURN_IF_ERROR(plan_op(executor, step, &limits));
       continue;
     }
@@ -452,7 +453,7 @@ hgr_status_t hgr__steps_bind(hgr_executor_t* executor) {
       /* Profiling times every launch of a step; otherwise the last one completes it. */
       if (executor->profile.enabled) step->done_count = step->launch_count;
     }
-    step->done = hgr__calloc(HGR__ALLOCATOR_TODO, step->done_count, sizeof(cl_event));
+    step->done = hgr__calloc(executor->allocator, step->done_count, sizeof(cl_event));
     if (!step->done) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   return HGR_OK;
@@ -467,6 +468,7 @@ hgr_status_t hgr__steps_bind(hgr_executor_t* executor) {
  * and per queue whether that queue has already been ordered after what the storage's
  * trackers held when the run started (bit 0: its writer, bit 1: its readers too). */
 typedef struct schedule_t {
+  hgr_allocator_t allocator; /* the executor's: the tables here and the steps' checks */
   uint32_t queues;   /* executor queues, plus one for copies (any queue) */
   uint32_t* writer;  /* per storage */
   uint32_t* readers; /* per storage and queue */
@@ -534,7 +536,7 @@ static hgr_status_t schedule_step(schedule_t* schedule, hgr__step_t* steps, uint
                     writing);
   }
   if (step->kind != HGR__STEP_KERNEL || !count) return HGR_OK;
-  step->checks = hgr__alloc(HGR__ALLOCATOR_TODO, count * sizeof(uint32_t));
+  step->checks = hgr__alloc(schedule->allocator, count * sizeof(uint32_t));
   if (!step->checks) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   memcpy(step->checks, schedule->checks, count * sizeof(uint32_t));
   step->check_count = count;
@@ -556,12 +558,12 @@ hgr_status_t hgr__steps_schedule(hgr_executor_t* executor) {
   uint32_t most = 1;
   for (uint32_t s = 0; s < executor->step_count; ++s)
     if (steps[s].in_count + steps[s].out_count > most) most = steps[s].in_count + steps[s].out_count;
-  schedule_t schedule = {executor->order.queues.count + 1, NULL, NULL, NULL, NULL};
+  schedule_t schedule = {executor->allocator, executor->order.queues.count + 1, NULL, NULL, NULL, NULL};
   size_t cells = (size_t)storages * schedule.queues + 1;
-  schedule.writer = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)storages + 1) * sizeof(uint32_t));
-  schedule.readers = hgr__alloc(HGR__ALLOCATOR_TODO, cells * sizeof(uint32_t));
-  schedule.synced = hgr__calloc(HGR__ALLOCATOR_TODO, cells, 1);
-  schedule.checks = hgr__alloc(HGR__ALLOCATOR_TODO, most * sizeof(uint32_t));
+  schedule.writer = hgr__alloc(executor->allocator, ((size_t)storages + 1) * sizeof(uint32_t));
+  schedule.readers = hgr__alloc(executor->allocator, cells * sizeof(uint32_t));
+  schedule.synced = hgr__calloc(executor->allocator, cells, 1);
+  schedule.checks = hgr__alloc(executor->allocator, most * sizeof(uint32_t));
   hgr_status_t status = HGR_OK;
   if (!schedule.writer || !schedule.readers || !schedule.synced || !schedule.checks) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -579,10 +581,10 @@ hgr_status_t hgr__steps_schedule(hgr_executor_t* executor) {
         steps[schedule.readers[(size_t)st * schedule.queues + r]].tracked = true;
   }
 cleanup:
-  hgr__free(HGR__ALLOCATOR_TODO, schedule.writer);
-  hgr__free(HGR__ALLOCATOR_TODO, schedule.readers);
-  hgr__free(HGR__ALLOCATOR_TODO, schedule.synced);
-  hgr__free(HGR__ALLOCATOR_TODO, schedule.checks);
+  hgr__free(executor->allocator, schedule.writer);
+  hgr__free(executor->allocator, schedule.readers);
+  hgr__free(executor->allocator, schedule.synced);
+  hgr__free(executor->allocator, schedule.checks);
   return status;
 }
 
@@ -590,16 +592,16 @@ void hgr__steps_release(hgr_executor_t* executor) {
   hgr__storage_clear_args(&executor->pool);
   for (uint32_t s = 0; executor->steps && s < executor->step_count; ++s) {
     hgr__step_t* step = &executor->steps[s];
-    release_kernels(step);
+    release_kernels(executor, step);
     for (uint32_t k = 0; step->done && k < step->done_count; ++k)
       if (step->done[k]) clReleaseEvent(step->done[k]);
-    hgr__free(HGR__ALLOCATOR_TODO, step->done);
-    hgr__transfer_release(step);
-    hgr__free(HGR__ALLOCATOR_TODO, step->in_storages);
-    hgr__free(HGR__ALLOCATOR_TODO, step->out_storages);
-    hgr__free(HGR__ALLOCATOR_TODO, step->checks);
+    hgr__free(executor->allocator, step->done);
+    hgr__transfer_release(executor, step);
+    hgr__free(executor->allocator, step->in_storages);
+    hgr__free(executor->allocator, step->out_storages);
+    hgr__free(executor->allocator, step->checks);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, executor->steps);
+  hgr__free(executor->allocator, executor->steps);
   executor->steps = NULL;
-  hgr__tune_table_free(&executor->tuning);
+  hgr__tune_table_free(executor->allocator, &executor->tuning);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "device_internal.h" /* hgr__instance_allocator: the executor's */
 #include "hgr/hgr.h"
 
 typedef struct device_clock_t {
@@ -48,6 +49,7 @@ typedef struct node_stat_t {
 } node_stat_t;
 
 typedef struct profile_t {
+  hgr_allocator_t allocator; /* the executor's: the tables here and the writers' */
   command_t* commands;
   size_t command_count;
   node_stat_t* nodes; /* op nodes that enqueued something, in run order */
@@ -60,10 +62,12 @@ typedef struct profile_t {
 } profile_t;
 
 static void profile_free(profile_t* p) {
-  hgr__free(HGR__ALLOCATOR_TODO, p->commands);
-  hgr__free(HGR__ALLOCATOR_TODO, p->nodes);
-  hgr__free(HGR__ALLOCATOR_TODO, p->devices);
+  hgr__free(p->allocator, p->commands);
+  hgr__free(p->allocator, p->nodes);
+  hgr__free(p->allocator, p->devices);
+  hgr_allocator_t allocator = p->allocator;
   memset(p, 0, sizeof(*p));
+  p->allocator = allocator;
 }
 
 static device_clock_t* device_of(profile_t* p, size_t device_index) {
@@ -91,6 +95,7 @@ static hgr_status_t collect(hgr_executor_t* executor, const FILE* out, profile_t
   memset(p, 0, sizeof(*p));
   if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
   if (!out) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out is NULL");
+  p->allocator = hgr__instance_allocator(hgr_executor_instance(executor));
   const hgr_instance_t* instance = hgr_executor_instance(executor);
   const hgr_graph_t* graph = hgr_executor_graph(executor);
   size_t count = hgr_executor_command_count(executor);
@@ -104,11 +109,11 @@ static hgr_status_t collect(hgr_executor_t* executor, const FILE* out, profile_t
     hgr_status_free(status);
   }
   size_t usage_count = hgr_executor_device_count(executor);
-  p->commands = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(command_t));
-  p->nodes = hgr__calloc(HGR__ALLOCATOR_TODO, node_total + 1, sizeof(node_stat_t));
-  p->devices = hgr__calloc(HGR__ALLOCATOR_TODO, usage_count + 1, sizeof(device_clock_t));
-  size_t* node_slot = hgr__calloc(HGR__ALLOCATOR_TODO, node_total + 1, sizeof(size_t));
-  bool* untimed = hgr__calloc(HGR__ALLOCATOR_TODO, usage_count + 1, sizeof(bool));
+  p->commands = hgr__calloc(p->allocator, count + 1, sizeof(command_t));
+  p->nodes = hgr__calloc(p->allocator, node_total + 1, sizeof(node_stat_t));
+  p->devices = hgr__calloc(p->allocator, usage_count + 1, sizeof(device_clock_t));
+  size_t* node_slot = hgr__calloc(p->allocator, node_total + 1, sizeof(size_t));
+  bool* untimed = hgr__calloc(p->allocator, usage_count + 1, sizeof(bool));
   hgr_status_t status = HGR_OK;
   if (!p->commands || !p->nodes || !p->devices || !node_slot || !untimed) status = out_of_memory();
   for (size_t d = 0; d < usage_count && !status; ++d) {
@@ -183,8 +188,8 @@ static hgr_status_t collect(hgr_executor_t* executor, const FILE* out, profile_t
     }
     p->command_count++;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, untimed);
-  hgr__free(HGR__ALLOCATOR_TODO, node_slot);
+  hgr__free(p->allocator, untimed);
+  hgr__free(p->allocator, node_slot);
   if (status) profile_free(p);
   return status;
 }
@@ -261,11 +266,11 @@ hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_profi
   profile_t p;
   hgr_status_t status = collect(executor, out, &p);
   if (status) return status;
-  op_stat_t* ops = hgr__calloc(HGR__ALLOCATOR_TODO, p.node_count + 1, sizeof(op_stat_t));
-  node_stat_t* sorted = hgr__alloc(HGR__ALLOCATOR_TODO, (p.node_count + 1) * sizeof(node_stat_t));
+  op_stat_t* ops = hgr__calloc(p.allocator, p.node_count + 1, sizeof(op_stat_t));
+  node_stat_t* sorted = hgr__alloc(p.allocator, (p.node_count + 1) * sizeof(node_stat_t));
   if (!ops || !sorted) {
-    hgr__free(HGR__ALLOCATOR_TODO, ops);
-    hgr__free(HGR__ALLOCATOR_TODO, sorted);
+    hgr__free(p.allocator, ops);
+    hgr__free(p.allocator, sorted);
     profile_free(&p);
     return out_of_memory();
   }
@@ -316,8 +321,8 @@ hgr_status_t hgr_profile_write_summary(hgr_executor_t* executor, const hgr_profi
               node->last_end > node->first_start ? (double)(node->last_end - node->first_start) / 1e3 : 0.0, rate);
     }
   }
-  hgr__free(HGR__ALLOCATOR_TODO, sorted);
-  hgr__free(HGR__ALLOCATOR_TODO, ops);
+  hgr__free(p.allocator, sorted);
+  hgr__free(p.allocator, ops);
   profile_free(&p);
   return check_written(out, "profile summary");
 }
@@ -326,7 +331,7 @@ hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, FILE* out) {
   profile_t p;
   hgr_status_t status = collect(executor, out, &p);
   if (status) return status;
-  op_stat_t* ops = hgr__calloc(HGR__ALLOCATOR_TODO, p.node_count + 1, sizeof(op_stat_t));
+  op_stat_t* ops = hgr__calloc(p.allocator, p.node_count + 1, sizeof(op_stat_t));
   if (!ops) {
     profile_free(&p);
     return out_of_memory();
@@ -380,7 +385,7 @@ hgr_status_t hgr_profile_write_json(hgr_executor_t* executor, FILE* out) {
     fprintf(out, "}");
   }
   fprintf(out, "\n  ]\n}\n");
-  hgr__free(HGR__ALLOCATOR_TODO, ops);
+  hgr__free(p.allocator, ops);
   profile_free(&p);
   return check_written(out, "profile JSON");
 }
@@ -409,7 +414,7 @@ hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, FILE* out) {
   if (status) return status;
   const hgr_instance_t* instance = hgr_executor_instance(executor);
   const hgr_graph_t* graph = hgr_executor_graph(executor);
-  size_t* slot = hgr__calloc(HGR__ALLOCATOR_TODO, hgr_graph_node_count(graph) + 1, sizeof(size_t));
+  size_t* slot = hgr__calloc(p.allocator, hgr_graph_node_count(graph) + 1, sizeof(size_t));
   if (!slot) {
     profile_free(&p);
     return out_of_memory();
@@ -508,7 +513,7 @@ hgr_status_t hgr_profile_write_trace(hgr_executor_t* executor, FILE* out) {
     }
     fprintf(out, "}}\n");
   }
-  hgr__free(HGR__ALLOCATOR_TODO, slot);
+  hgr__free(p.allocator, slot);
   profile_free(&p);
   return status ? status : check_written(out, "trace");
 }

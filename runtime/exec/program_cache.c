@@ -102,15 +102,15 @@ static hgr__program_t* add_program(hgr_executor_t* executor, size_t device_slot,
   char* copy = NULL;
   if (generated) {
     size_t name_length = strlen(generated) + 1, length = name_length + strlen(generated + name_length) + 1;
-    if (!(copy = hgr__alloc(HGR__ALLOCATOR_TODO, length))) return NULL;
+    if (!(copy = hgr__alloc(executor->allocator, length))) return NULL;
     memcpy(copy, generated, length);
     name = copy;
   }
   if (executor->programs.count == executor->programs.capacity) {
     size_t capacity = executor->programs.capacity ? 2 * executor->programs.capacity : 8;
-    hgr__program_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, executor->programs.programs, capacity * sizeof(*grown));
+    hgr__program_t* grown = hgr__realloc(executor->allocator, executor->programs.programs, capacity * sizeof(*grown));
     if (!grown) {
-      hgr__free(HGR__ALLOCATOR_TODO, copy);
+      hgr__free(executor->allocator, copy);
       return NULL;
     }
     executor->programs.programs = grown;
@@ -146,7 +146,7 @@ static void note(worker_t* worker, const char* format, ...) {
   vsnprintf(line, sizeof(line), format, args);
   va_end(args);
   size_t length = strlen(line);
-  char* grown = hgr__realloc(HGR__ALLOCATOR_TODO, worker->log, worker->log_length + length + 2);
+  char* grown = hgr__realloc(worker->executor->allocator, worker->log, worker->log_length + length + 2);
   if (!grown) return;
   worker->log = grown;
   memcpy(worker->log + worker->log_length, line, length);
@@ -166,12 +166,13 @@ static void emit_log(hgr_executor_t* executor, worker_t* worker) {
 
 /* ---- keys and blobs ---------------------------------------------------------------- */
 
-static char* make_key(const hgr__device_t* device, const source_t* source) {
+/* The key (from allocator), or NULL when out of memory. */
+static char* make_key(hgr_allocator_t allocator, const hgr__device_t* device, const source_t* source) {
   const hgr_device_info_t* info = &device->info;
   uint64_t source_hash = hgr__fnv1a(source->text, source->length, HGR__FNV1A_START);
   size_t capacity = strlen(info->platform_name) + strlen(info->name) + strlen(info->version) +
                     strlen(info->driver_version) + strlen(source->origin) + strlen(source->options) + 96;
-  char* key = hgr__alloc(HGR__ALLOCATOR_TODO, capacity);
+  char* key = hgr__alloc(allocator, capacity);
   if (key)
     snprintf(key, capacity, "hgr-program-2|%s|%s|%s|%s|options=%s|%s|%016llx", info->platform_name, info->name,
              info->version, info->driver_version, source->options, source->origin, (unsigned long long)source_hash);
@@ -187,13 +188,21 @@ static bool cache_enabled(const hgr_executor_t* executor) {
 /* The executor's store in FILES mode: its directory is resolved at each use, as the
  * environment says then. */
 static hgr_status_t open_store(const hgr_executor_t* executor, hgr__store_t* out_store) {
-  return hgr__store_open(HGR__ALLOCATOR_TODO, executor->programs.cache.directory, STORE_WHAT, STORE_KEY_NAMES, out_store);
+  return hgr__store_open(executor->allocator, executor->programs.cache.directory, STORE_WHAT, STORE_KEY_NAMES,
+                         out_store);
 }
 
 /* What checks a blob, from a file or the embedder's callbacks: no directory needed. */
 static const hgr__store_t blob_checker = {.what = STORE_WHAT, .key_names = STORE_KEY_NAMES};
 
-/* Loads the blob of key: true with *out_blob (malloc'd) when there is one. */
+/* The allocator of what load_blob returns: the embedder's load callback mallocs
+ * its blob (hgr/executor.h: "allocated by malloc (hgr frees it)"), hence the
+ * system's; the store reads with the executor's. */
+static hgr_allocator_t blob_allocator(const hgr_executor_t* executor) {
+  return executor->programs.cache.mode == HGR_PROGRAM_CACHE_CALLBACKS ? hgr_allocator_system() : executor->allocator;
+}
+
+/* Loads the blob of key: true with *out_blob (from blob_allocator) when there is one. */
 static bool load_blob(worker_t* worker, const char* key, unsigned char** out_blob, size_t* out_size) {
   hgr_executor_t* executor = worker->executor;
   *out_blob = NULL;
@@ -224,7 +233,7 @@ static bool load_blob(worker_t* worker, const char* key, unsigned char** out_blo
 
 /* ---- building ---------------------------------------------------------------------- */
 
-static hgr_status_t build_failure(cl_int error, cl_program program, cl_device_id device,
+static hgr_status_t build_failure(hgr_allocator_t allocator, cl_int error, cl_program program, cl_device_id device,
                                   const char* origin, const char* spec) {
   char log[2048] = "";
   size_t size = 0;
@@ -233,10 +242,10 @@ static hgr_status_t build_failure(cl_int error, cl_program program, cl_device_id
     /* The log is longer than the buffer: fetch the whole and keep its head. */
     char* whole = NULL;
     if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) == CL_SUCCESS &&
-        (whole = hgr__calloc(HGR__ALLOCATOR_TODO, size + 1, 1)) &&
+        (whole = hgr__calloc(allocator, size + 1, 1)) &&
         clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, whole, NULL) == CL_SUCCESS)
       snprintf(log, sizeof(log), "%s", whole);
-    hgr__free(HGR__ALLOCATOR_TODO, whole);
+    hgr__free(allocator, whole);
   }
   return HGR_CL_STATUS(error, "clBuildProgram(%s) on %s; build log: %.1500s", origin, spec,
                        log[0] ? log : "(empty)");
@@ -277,7 +286,7 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
     note(worker, "program cache: hit for %s on %s", source_name, device->info.spec);
   }
   hgr_status_free(status);
-  hgr__free(HGR__ALLOCATOR_TODO, blob);
+  hgr__free(blob_allocator(worker->executor), blob);
   return program;
 }
 
@@ -301,7 +310,7 @@ static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
       return HGR_CL_STATUS(error, "clCreateProgramWithBinary(%s) on %s", source.origin, device->info.spec);
     }
   } else {
-    slot->key = make_key(device, &source);
+    slot->key = make_key(executor->allocator, device, &source);
     if (!slot->key) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     hgr_program_pool_t* pool = executor->programs.pool;
     if ((slot->program = hgr__program_pool_find(pool, executor->instance, device_index, slot->key))) {
@@ -320,7 +329,8 @@ static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
   }
   error = clBuildProgram(program, 1, &device->device, source.options, NULL, NULL);
   if (error != CL_SUCCESS) {
-    hgr_status_t status = build_failure(error, program, device->device, source.origin, device->info.spec);
+    hgr_status_t status =
+        build_failure(executor->allocator, error, program, device->device, source.origin, device->info.spec);
     clReleaseProgram(program);
     slot->from_source = false;
     return status;
@@ -374,9 +384,9 @@ static void* build_worker(void* argument) {
 hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
   uint64_t start = hgr__monotonic_ns();
   size_t devices = executor->device_keys.device_count;
-  worker_t* workers = hgr__calloc(HGR__ALLOCATOR_TODO, devices + 1, sizeof(worker_t));
-  pthread_t* threads = hgr__calloc(HGR__ALLOCATOR_TODO, devices + 1, sizeof(pthread_t));
-  bool* started = hgr__calloc(HGR__ALLOCATOR_TODO, devices + 1, sizeof(bool));
+  worker_t* workers = hgr__calloc(executor->allocator, devices + 1, sizeof(worker_t));
+  pthread_t* threads = hgr__calloc(executor->allocator, devices + 1, sizeof(pthread_t));
+  bool* started = hgr__calloc(executor->allocator, devices + 1, sizeof(bool));
   hgr_status_t status = HGR_OK;
   if (!workers || !threads || !started) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -399,7 +409,7 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
     worker_t* worker = &workers[d];
     worker->executor = executor;
     worker->device_slot = d;
-    worker->programs = hgr__calloc(HGR__ALLOCATOR_TODO, executor->programs.count + 1, sizeof(size_t));
+    worker->programs = hgr__calloc(executor->allocator, executor->programs.count + 1, sizeof(size_t));
     if (!worker->programs) {
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       break;
@@ -437,13 +447,13 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
   }
 cleanup:
   for (size_t d = 0; workers && d < devices; ++d) {
-    hgr__free(HGR__ALLOCATOR_TODO, workers[d].programs);
-    hgr__free(HGR__ALLOCATOR_TODO, workers[d].log);
+    hgr__free(executor->allocator, workers[d].programs);
+    hgr__free(executor->allocator, workers[d].log);
     hgr_status_free(workers[d].status);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, workers);
-  hgr__free(HGR__ALLOCATOR_TODO, threads);
-  hgr__free(HGR__ALLOCATOR_TODO, started);
+  hgr__free(executor->allocator, workers);
+  hgr__free(executor->allocator, threads);
+  hgr__free(executor->allocator, started);
   executor->programs.stats.build_ms += (double)(hgr__monotonic_ns() - start) / 1e6;
   return status;
 }
@@ -462,7 +472,7 @@ hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, cons
     hgr_status_t status = build_one(&worker, slot);
     pthread_mutex_unlock(lock);
     if (executor->log) emit_log(executor, &worker);
-    hgr__free(HGR__ALLOCATOR_TODO, worker.log);
+    hgr__free(executor->allocator, worker.log);
     executor->programs.stats.from_cache += worker.from_cache;
     executor->programs.stats.from_source += worker.from_source;
     executor->programs.stats.rejected += worker.rejected;
@@ -482,7 +492,7 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
   unsigned char* blob = NULL;
   cl_int error = clGetProgramInfo(slot->program, CL_PROGRAM_BINARY_SIZES, sizeof(length), &length, NULL);
   size_t size = error == CL_SUCCESS ? hgr__store_entry_size(slot->key, length) : 0;
-  if (length && size) blob = hgr__alloc(HGR__ALLOCATOR_TODO, size);
+  if (length && size) blob = hgr__alloc(executor->allocator, size);
   if (blob) {
     /* the driver writes the binary in place, behind the entry's header */
     unsigned char* binary = blob + HGR__STORE_ENTRY_HEADER + strlen(slot->key);
@@ -512,9 +522,9 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
   if (error != CL_SUCCESS || !length)
     note(&worker, "program cache: %s gives no binary (%s); not stored", device->info.spec,
          error != CL_SUCCESS ? hgr_opencl_error_name(error) : "size 0");
-  hgr__free(HGR__ALLOCATOR_TODO, blob);
+  hgr__free(executor->allocator, blob);
   if (executor->log) emit_log(executor, &worker);
-  hgr__free(HGR__ALLOCATOR_TODO, worker.log);
+  hgr__free(executor->allocator, worker.log);
 }
 
 void hgr__programs_store(hgr_executor_t* executor) {
@@ -530,12 +540,14 @@ void hgr__programs_store(hgr_executor_t* executor) {
 void hgr__programs_release(hgr__programs_t* programs) {
   for (size_t p = 0; p < programs->count; ++p) {
     if (programs->programs[p].program) clReleaseProgram(programs->programs[p].program);
-    hgr__free(HGR__ALLOCATOR_TODO, programs->programs[p].key);
-    hgr__free(HGR__ALLOCATOR_TODO, programs->programs[p].generated);
+    hgr__free(programs->allocator, programs->programs[p].key);
+    hgr__free(programs->allocator, programs->programs[p].generated);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, programs->programs);
+  hgr__free(programs->allocator, programs->programs);
   hgr_kernel_library_release(programs->kernels);
+  hgr_allocator_t allocator = programs->allocator;
   memset(programs, 0, sizeof(*programs));
+  programs->allocator = allocator;
 }
 
 hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* executor) { return executor->programs.stats; }

@@ -17,28 +17,35 @@ typedef struct pooled_t {
 } pooled_t;
 
 struct hgr_program_pool_s {
+  hgr_allocator_t allocator; /* the pool, its table and its keys */
   pthread_mutex_t mutex;
   pooled_t* programs;
   size_t count, capacity;
 };
 
-hgr_status_t hgr_program_pool_create(hgr_program_pool_t** out_pool) {
+hgr_status_t hgr__program_pool_create_in(hgr_allocator_t allocator, hgr_program_pool_t** out_pool) {
   if (!out_pool) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_program_pool_create: NULL out_pool");
-  *out_pool = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(**out_pool));
+  *out_pool = hgr__calloc(allocator, 1, sizeof(**out_pool));
   if (!*out_pool) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a program pool");
+  (*out_pool)->allocator = allocator;
   pthread_mutex_init(&(*out_pool)->mutex, NULL);
   return HGR_OK;
+}
+
+/* No instance to take an allocator from: the system allocator (hgr/allocator.h). */
+hgr_status_t hgr_program_pool_create(hgr_program_pool_t** out_pool) {
+  return hgr__program_pool_create_in(hgr_allocator_system(), out_pool);
 }
 
 void hgr_program_pool_release(hgr_program_pool_t* pool) {
   if (!pool) return;
   for (size_t i = 0; i < pool->count; ++i) {
     clReleaseProgram(pool->programs[i].program);
-    hgr__free(HGR__ALLOCATOR_TODO, pool->programs[i].key);
+    hgr__free(pool->allocator, pool->programs[i].key);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, pool->programs);
+  hgr__free(pool->allocator, pool->programs);
   pthread_mutex_destroy(&pool->mutex);
-  hgr__free(HGR__ALLOCATOR_TODO, pool);
+  hgr__free(pool->allocator, pool);
 }
 
 static pooled_t* find(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index, const char* key) {
@@ -66,17 +73,17 @@ void hgr__program_pool_keep(hgr_program_pool_t* pool, const hgr_instance_t* inst
   if (!find(pool, instance, device_index, key)) {
     if (pool->count == pool->capacity) {
       size_t capacity = pool->capacity ? 2 * pool->capacity : 16;
-      pooled_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, pool->programs, capacity * sizeof(*grown));
+      pooled_t* grown = hgr__realloc(pool->allocator, pool->programs, capacity * sizeof(*grown));
       if (grown) {
         pool->programs = grown;
         pool->capacity = capacity;
       }
     }
     char* copy = NULL;
-    hgr_status_t status = pool->count < pool->capacity ? hgr__strdup(HGR__ALLOCATOR_TODO, key, &copy) : HGR_OK;
+    hgr_status_t status = pool->count < pool->capacity ? hgr__strdup(pool->allocator, key, &copy) : HGR_OK;
     if (!status && copy && clRetainProgram(program) == CL_SUCCESS) /* out of memory: simply not pooled */
       pool->programs[pool->count++] = (pooled_t){instance, device_index, copy, program};
-    else hgr__free(HGR__ALLOCATOR_TODO, copy);
+    else hgr__free(pool->allocator, copy);
     hgr_status_free(status);
   }
   pthread_mutex_unlock(&pool->mutex);

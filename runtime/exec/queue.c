@@ -8,7 +8,7 @@ hgr_status_t hgr__queue_set_add(hgr__queue_set_t* set, hgr_instance_t* instance,
                                 bool profiling, bool create, uint32_t* out_queue) {
   if (set->count == set->capacity) {
     uint32_t capacity = set->capacity ? 2 * set->capacity : 8;
-    hgr__queue_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, set->queues, capacity * sizeof(*grown));
+    hgr__queue_t* grown = hgr__realloc(set->allocator, set->queues, capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     set->queues = grown;
     set->capacity = capacity;
@@ -31,8 +31,8 @@ hgr_status_t hgr__queue_set_add(hgr__queue_set_t* set, hgr_instance_t* instance,
 void hgr__queue_set_release(hgr__queue_set_t* set) {
   for (uint32_t q = 0; q < set->count; ++q)
     if (set->queues[q].queue) clReleaseCommandQueue(set->queues[q].queue);
-  hgr__free(HGR__ALLOCATOR_TODO, set->queues);
-  *set = (hgr__queue_set_t){0};
+  hgr__free(set->allocator, set->queues);
+  *set = (hgr__queue_set_t){.allocator = set->allocator};
 }
 
 bool hgr__queue_set_host_driven(const hgr__queue_set_t* set) {

@@ -23,6 +23,7 @@ typedef struct hgr__queue_t {
 } hgr__queue_t;
 
 typedef struct hgr__queue_set_t {
+  hgr_allocator_t allocator; /* the executor's: the table */
   hgr__queue_t* queues;
   uint32_t count;
   uint32_t capacity;

@@ -83,7 +83,7 @@ hgr_status_t hgr__read_into(hgr_executor_t* executor, uint32_t storage_slot, cl_
 /* The host memory output index is read through. */
 hgr_status_t hgr__output_staging(hgr_executor_t* executor, size_t index, size_t bytes, void** out_staging) {
   if (!executor->staging.outputs[index]) {
-    executor->staging.outputs[index] = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    executor->staging.outputs[index] = hgr__alloc(executor->allocator, (bytes + 63) / 64 * 64);
     if (!executor->staging.outputs[index])
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for output %zu (%zu bytes)", index, bytes);
   }

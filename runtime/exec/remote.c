@@ -73,7 +73,7 @@ static void finish(remote_transfer_t* transfer, int failed) {
   clSetUserEventStatus(transfer->user, CL_COMPLETE);
   clReleaseEvent(transfer->user);
   if (transfer->previous) clReleaseEvent(transfer->previous);
-  hgr__free(HGR__ALLOCATOR_TODO, transfer);
+  hgr__free(copy->allocator, transfer);
   atomic_fetch_sub(copy->pending, 1);
 }
 
@@ -136,8 +136,9 @@ hgr_status_t hgr__remote_plan(hgr_executor_t* executor, hgr__step_t* step, int p
                       label, device->info.spec);
   if (!executor->transport)
     return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: a copy between ranks without a transport", label);
-  hgr__remote_copy_t* copy = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*copy));
+  hgr__remote_copy_t* copy = hgr__calloc(executor->allocator, 1, sizeof(*copy));
   if (!copy) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  copy->allocator = executor->allocator;
   step->remote = copy;
   step->path = HGR__COPY_REMOTE;
   step->pair_class = HGR_PAIR_CROSS_HOST;
@@ -163,8 +164,8 @@ hgr_status_t hgr__remote_plan(hgr_executor_t* executor, hgr__step_t* step, int p
   size_t bytes = copy->mapped ? 0 : (size_t)((copy->bytes + 63) / 64 * 64);
   used->usage.staging_bytes += bytes;
   if (executor->plan_only || !copy->chunk_count) return HGR_OK;
-  copy->staging = bytes ? aligned_alloc(64, bytes) : NULL;
-  copy->chunks = hgr__calloc(HGR__ALLOCATOR_TODO, copy->chunk_count, sizeof(*copy->chunks));
+  copy->staging = bytes ? hgr__alloc(copy->allocator, bytes) : NULL;
+  copy->chunks = hgr__calloc(copy->allocator, copy->chunk_count, sizeof(*copy->chunks));
   if ((bytes && !copy->staging) || !copy->chunks)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu bytes of staging", bytes);
   step->done_count = 1;
@@ -176,12 +177,12 @@ hgr_status_t hgr__remote_plan(hgr_executor_t* executor, hgr__step_t* step, int p
 static hgr_status_t new_transfer(hgr_executor_t* executor, hgr__step_t* step, uint32_t k,
                                  remote_transfer_t** out_transfer) {
   hgr__remote_copy_t* copy = step->remote;
-  remote_transfer_t* transfer = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*transfer));
+  remote_transfer_t* transfer = hgr__calloc(copy->allocator, 1, sizeof(*transfer));
   if (!transfer) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   cl_int error = CL_SUCCESS;
   transfer->user = clCreateUserEvent(executor->order.queues.queues[step->queue].context, &error);
   if (error != CL_SUCCESS) {
-    hgr__free(HGR__ALLOCATOR_TODO, transfer);
+    hgr__free(copy->allocator, transfer);
     return HGR_CL_STATUS(error, "clCreateUserEvent(a copy between ranks) on %s",
                          executor->order.queues.queues[step->queue].spec);
   }
@@ -389,7 +390,7 @@ void hgr__remote_release(hgr__step_t* step, bool settled) {
     if (copy->chunks[k].user) clReleaseEvent(copy->chunks[k].user);
     if (copy->chunks[k].written) clReleaseEvent(copy->chunks[k].written);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, copy->chunks);
-  hgr__free(HGR__ALLOCATOR_TODO, copy->staging);
-  hgr__free(HGR__ALLOCATOR_TODO, copy);
+  hgr__free(copy->allocator, copy->chunks);
+  hgr__free(copy->allocator, copy->staging);
+  hgr__free(copy->allocator, copy);
 }

@@ -36,9 +36,10 @@ static void note_not_shared(share_report_t* report, const char* format, ...) {
 /* Marks the storages to borrow from source: those of inputs the source holds from
  * params, that no other entry uses (so no node writes them in either executor,
  * which run the same graph), on the same device of the same instance. */
-/* Per storage slot of graph: how many entries use it (calloc'd; NULL when out of memory). */
-static uint32_t* storage_users(const hgr_graph_t* graph) {
-  uint32_t* users = hgr__calloc(HGR__ALLOCATOR_TODO, graph->storage_count + 1, sizeof(uint32_t));
+/* Per storage slot of graph: how many entries use it (from allocator; NULL when out of
+ * memory). */
+static uint32_t* storage_users(hgr_allocator_t allocator, const hgr_graph_t* graph) {
+  uint32_t* users = hgr__calloc(allocator, graph->storage_count + 1, sizeof(uint32_t));
   for (uint32_t e = 0; users && e < graph->entry_count; ++e) users[graph->entries[e].storage_slot]++;
   return users;
 }
@@ -72,11 +73,11 @@ static hgr_status_t choose_shared(hgr__storage_pool_t* pool, const hgr_instance_
                       "share_params_from: the source executor runs another graph (%s); only executors of the same "
                       "graph share params (or share_param_names names the inputs to share)",
                       difference);
-  uint32_t* users = storage_users(graph); /* entries per storage id */
-  uint32_t* source_users = by_name ? storage_users(source->graph) : NULL;
+  uint32_t* users = storage_users(pool->allocator, graph); /* entries per storage id */
+  uint32_t* source_users = by_name ? storage_users(pool->allocator, source->graph) : NULL;
   if (!users || (by_name && !source_users)) {
-    hgr__free(HGR__ALLOCATOR_TODO, users);
-    hgr__free(HGR__ALLOCATOR_TODO, source_users);
+    hgr__free(pool->allocator, users);
+    hgr__free(pool->allocator, source_users);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   share_report_t report = {0};
@@ -116,8 +117,8 @@ static hgr_status_t choose_shared(hgr__storage_pool_t* pool, const hgr_instance_
       report.shared_bytes += storage->bytes;
     }
   }
-  hgr__free(HGR__ALLOCATOR_TODO, users);
-  hgr__free(HGR__ALLOCATOR_TODO, source_users);
+  hgr__free(pool->allocator, users);
+  hgr__free(pool->allocator, source_users);
   if (!status && log) {
     char line[768];
     int length = snprintf(line, sizeof(line), "share_params_from: %u parameter buffer%s (%llu bytes) shared",
@@ -140,7 +141,7 @@ void hgr__storage_lend(const hgr__storage_pool_t* pool, hgr__storage_pool_t* sou
 hgr_status_t hgr__storage_plan(hgr__storage_pool_t* pool, const hgr_instance_t* instance, const hgr_graph_t* graph,
                                hgr__device_keys_t* device_keys, const hgr__storage_source_t* source, hgr_log_fn log,
                                void* log_user) {
-  pool->storages = hgr__calloc(HGR__ALLOCATOR_TODO, graph->storage_count + 1, sizeof(*pool->storages));
+  pool->storages = hgr__calloc(pool->allocator, graph->storage_count + 1, sizeof(*pool->storages));
   if (!pool->storages) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   pool->count = graph->storage_count;
   for (uint32_t e = 0; e < graph->entry_count; ++e) {
@@ -237,11 +238,13 @@ hgr_status_t hgr__storage_allocate(hgr__storage_pool_t* pool, hgr_instance_t* in
 void hgr__storage_release(hgr__storage_pool_t* pool) {
   for (uint32_t s = 0; pool->storages && s < pool->count; ++s) {
     hgr__storage_t* storage = &pool->storages[s];
-    hgr__free(HGR__ALLOCATOR_TODO, storage->args);
+    hgr__free(pool->allocator, storage->args);
     if (storage->own_mem) clReleaseMemObject(storage->own_mem); /* bindings release theirs */
   }
-  hgr__free(HGR__ALLOCATOR_TODO, pool->storages);
+  hgr__free(pool->allocator, pool->storages);
+  hgr_allocator_t allocator = pool->allocator;
   memset(pool, 0, sizeof(*pool));
+  pool->allocator = allocator;
 }
 
 /* ---- kernel arguments and rebinding --------------------------------------------------- */
@@ -250,7 +253,7 @@ hgr_status_t hgr__storage_add_arg(hgr__storage_pool_t* pool, uint32_t storage, c
   hgr__storage_t* record = &pool->storages[storage];
   if (record->arg_count == record->arg_capacity) {
     uint32_t capacity = record->arg_capacity ? 2 * record->arg_capacity : 4;
-    hgr__storage_arg_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, record->args, capacity * sizeof(*grown));
+    hgr__storage_arg_t* grown = hgr__realloc(pool->allocator, record->args, capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     record->args = grown;
     record->arg_capacity = capacity;

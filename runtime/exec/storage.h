@@ -34,6 +34,7 @@ typedef struct hgr__storage_t {
 } hgr__storage_t;
 
 typedef struct hgr__storage_pool_t {
+  hgr_allocator_t allocator; /* the executor's: the table and its records (set before use) */
   hgr__storage_t* storages; /* per storage slot */
   uint32_t count;
 } hgr__storage_pool_t;

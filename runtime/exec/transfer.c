@@ -63,7 +63,7 @@ hgr_status_t hgr__transfer_plan(hgr_executor_t* executor, hgr__step_t* step) {
     size_t bytes = (size_t)((step->copy_bytes + 63) / 64 * 64);
     if (bytes == 0) bytes = 64;
     if (!executor->plan_only) {
-      step->staging = aligned_alloc(64, bytes);
+      step->staging = hgr__alloc(executor->allocator, bytes);
       if (!step->staging)
         return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu bytes of staging",
                           bytes);
@@ -212,9 +212,9 @@ static hgr_status_t enqueue_mapped(hgr_executor_t* executor, hgr__step_t* step, 
   hgr_status_t status = HGR_OK;
   cl_int error = CL_SUCCESS;
 
-  cl_event* maps = hgr__calloc(HGR__ALLOCATOR_TODO, chunks, sizeof(cl_event));
-  cl_event* moves = hgr__calloc(HGR__ALLOCATOR_TODO, chunks, sizeof(cl_event));
-  void** pointers = hgr__calloc(HGR__ALLOCATOR_TODO, chunks, sizeof(void*));
+  cl_event* maps = hgr__calloc(executor->allocator, chunks, sizeof(cl_event));
+  cl_event* moves = hgr__calloc(executor->allocator, chunks, sizeof(cl_event));
+  void** pointers = hgr__calloc(executor->allocator, chunks, sizeof(void*));
   if (!maps || !moves || !pointers) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -328,9 +328,9 @@ cleanup:
     if (maps[k]) clReleaseEvent(maps[k]);
     if (moves && moves[k]) clReleaseEvent(moves[k]);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, maps);
-  hgr__free(HGR__ALLOCATOR_TODO, moves);
-  hgr__free(HGR__ALLOCATOR_TODO, pointers);
+  hgr__free(executor->allocator, maps);
+  hgr__free(executor->allocator, moves);
+  hgr__free(executor->allocator, pointers);
   return status;
 }
 
@@ -350,9 +350,9 @@ hgr_status_t hgr__transfer_enqueue(hgr_executor_t* executor, hgr__step_t* step) 
   return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: unknown copy path", label);
 }
 
-void hgr__transfer_release(hgr__step_t* step) {
+void hgr__transfer_release(const hgr_executor_t* executor, hgr__step_t* step) {
   hgr__remote_release(step, true);
-  hgr__free(HGR__ALLOCATOR_TODO, step->staging);
+  hgr__free(executor->allocator, step->staging);
   step->staging = NULL;
   if (step->staging_write) clReleaseEvent(step->staging_write);
   step->staging_write = NULL;

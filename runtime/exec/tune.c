@@ -47,6 +47,7 @@ void hgr_tune_options_init(hgr_tune_options_t* options) {
 /* ---- the tuning pass ----------------------------------------------------------------- */
 
 typedef struct tune_pass_t {
+  hgr_allocator_t allocator;  /* the instance's: the pass's tables and the tuning table */
   hgr_instance_t* instance;
   hgr_graph_t* graph;
   hgr_executor_options_t options;
@@ -89,10 +90,10 @@ static hgr_status_t set_zero_inputs(hgr_executor_t* executor, const hgr_params_t
     hgr_tensor_info_t info;
     HGR_RETURN_IF_ERROR(hgr_executor_input_info(executor, i, &info));
     if (given_by_params(params, info.name)) continue;
-    void* zeros = hgr__calloc(HGR__ALLOCATOR_TODO, info.bytes ? (size_t)info.bytes : 1, 1);
+    void* zeros = hgr__calloc(executor->allocator, info.bytes ? (size_t)info.bytes : 1, 1);
     if (!zeros) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     hgr_status_t status = hgr_executor_set_input(executor, i, zeros, (size_t)info.bytes);
-    hgr__free(HGR__ALLOCATOR_TODO, zeros);
+    hgr__free(executor->allocator, zeros);
     HGR_RETURN_IF_ERROR(status);
   }
   return HGR_OK;
@@ -160,8 +161,8 @@ static hgr_status_t open_candidate(tune_pass_t* pass, uint32_t c, hgr_executor_t
   options.tuning_candidate = c;
   /* the weights once, not once per candidate */
   if (share_from) options.share_params_from = share_from;
-  out_run->samples = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)pass->node_count * runs + 1, sizeof(double));
-  out_run->taken = hgr__calloc(HGR__ALLOCATOR_TODO, pass->node_count + 1, sizeof(bool));
+  out_run->samples = hgr__calloc(pass->allocator, (size_t)pass->node_count * runs + 1, sizeof(double));
+  out_run->taken = hgr__calloc(pass->allocator, pass->node_count + 1, sizeof(bool));
   if (!out_run->samples || !out_run->taken) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   HGR_RETURN_IF_ERROR(hgr_executor_create(pass->instance, pass->graph, &options, &out_run->executor));
   for (uint32_t n = 0; n < pass->node_count; ++n) {
@@ -243,7 +244,7 @@ static void close_candidate(tune_pass_t* pass, uint32_t c, candidate_run_t* run,
  * pass weighs on every candidate alike. */
 static hgr_status_t measure_candidates(tune_pass_t* pass) {
   uint32_t runs = pass->tune.runs ? pass->tune.runs : 5;
-  candidate_run_t* candidate = hgr__calloc(HGR__ALLOCATOR_TODO, pass->candidates, sizeof(*candidate));
+  candidate_run_t* candidate = hgr__calloc(pass->allocator, pass->candidates, sizeof(*candidate));
   if (!candidate) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr_status_t status = HGR_OK;
   hgr_executor_t* first = NULL;
@@ -264,19 +265,19 @@ static hgr_status_t measure_candidates(tune_pass_t* pass) {
   /* the sharers before the executor whose weights they use */
   for (uint32_t c = pass->candidates; c-- > 0;) {
     hgr_executor_release(candidate[c].executor);
-    hgr__free(HGR__ALLOCATOR_TODO, candidate[c].taken);
-    hgr__free(HGR__ALLOCATOR_TODO, candidate[c].samples);
+    hgr__free(pass->allocator, candidate[c].taken);
+    hgr__free(pass->allocator, candidate[c].samples);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, candidate);
+  hgr__free(pass->allocator, candidate);
   return status;
 }
 
 /* Per layer (device and key): the candidate whose nodes' times sum least, among
  * those measured on every node of the layer; records the winners in table. */
 static hgr_status_t choose_winners(tune_pass_t* pass, hgr__tune_table_t* table, hgr_tune_summary_t* summary) {
-  bool* done = hgr__calloc(HGR__ALLOCATOR_TODO, pass->node_count + 1, sizeof(bool));
-  double* total = hgr__calloc(HGR__ALLOCATOR_TODO, pass->candidates + 1, sizeof(double));
-  bool* complete = hgr__calloc(HGR__ALLOCATOR_TODO, pass->candidates + 1, sizeof(bool));
+  bool* done = hgr__calloc(pass->allocator, pass->node_count + 1, sizeof(bool));
+  double* total = hgr__calloc(pass->allocator, pass->candidates + 1, sizeof(double));
+  bool* complete = hgr__calloc(pass->allocator, pass->candidates + 1, sizeof(bool));
   hgr_status_t status = done && total && complete ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t first = 0; first < pass->node_count && !status; ++first) {
     const hgr_tile_choice_t* head = &pass->limits[first];
@@ -323,13 +324,13 @@ static hgr_status_t choose_winners(tune_pass_t* pass, hgr__tune_table_t* table, 
                100.0 * (total[best] - total[limits]) / total[limits]);
     if (info) {
       char device[1024];
-      status = hgr__tune_table_put(table, hgr__tune_device_id(info, device, sizeof(device)), head->key, winner,
-                                   total[best] * 1000.0 / nodes);
+      status = hgr__tune_table_put(pass->allocator, table, hgr__tune_device_id(info, device, sizeof(device)),
+                                   head->key, winner, total[best] * 1000.0 / nodes);
     }
   }
-  hgr__free(HGR__ALLOCATOR_TODO, done);
-  hgr__free(HGR__ALLOCATOR_TODO, total);
-  hgr__free(HGR__ALLOCATOR_TODO, complete);
+  hgr__free(pass->allocator, done);
+  hgr__free(pass->allocator, total);
+  hgr__free(pass->allocator, complete);
   return status;
 }
 
@@ -337,7 +338,8 @@ hgr_status_t hgr_tune_graph(hgr_instance_t* instance, hgr_graph_t* graph, const 
                             const hgr_tune_options_t* tune_options, hgr_tune_summary_t* out_summary) {
   if (!instance || !graph)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_tune_graph: instance and graph must not be NULL");
-  tune_pass_t pass = {instance, graph, {0}, {0}, (uint32_t)hgr_graph_node_count(graph), 0, NULL, NULL, NULL};
+  tune_pass_t pass = {hgr__instance_allocator(instance), instance, graph, {0}, {0},
+                      (uint32_t)hgr_graph_node_count(graph), 0, NULL, NULL, NULL};
   if (executor_options) pass.options = *executor_options;
   else hgr_executor_options_init(&pass.options);
   if (tune_options) pass.tune = *tune_options;
@@ -347,7 +349,7 @@ hgr_status_t hgr_tune_graph(hgr_instance_t* instance, hgr_graph_t* graph, const 
   hgr__tune_table_t table = {0};
   char* path = NULL;
   hgr_status_t status = HGR_OK;
-  pass.limits = hgr__calloc(HGR__ALLOCATOR_TODO, pass.node_count + 1, sizeof(*pass.limits));
+  pass.limits = hgr__calloc(pass.allocator, pass.node_count + 1, sizeof(*pass.limits));
   if (!pass.limits) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status) status = find_candidates(&pass);
   if (!status && pass.candidates == 0) {
@@ -356,36 +358,36 @@ hgr_status_t hgr_tune_graph(hgr_instance_t* instance, hgr_graph_t* graph, const 
   }
   if (!status) {
     size_t cells = (size_t)pass.node_count * pass.candidates;
-    pass.ms = hgr__alloc(HGR__ALLOCATOR_TODO, cells * sizeof(double));
-    pass.names = hgr__calloc(HGR__ALLOCATOR_TODO, cells, sizeof(*pass.names));
+    pass.ms = hgr__alloc(pass.allocator, cells * sizeof(double));
+    pass.names = hgr__calloc(pass.allocator, cells, sizeof(*pass.names));
     if (!pass.ms || !pass.names) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     for (size_t i = 0; !status && i < cells; ++i) pass.ms[i] = -1;
   }
   if (!status) status = measure_candidates(&pass);
   if (!status && pass.tune.write) {
-    path = hgr__tune_path(pass.options.program_cache.directory);
+    path = hgr__tune_path(pass.allocator, pass.options.program_cache.directory);
     if (!path) status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "no cache directory for the tuning file (set HGR_CACHE_DIR)");
   }
   if (!status && path) {
-    hgr_status_t load = hgr__tune_table_load(path, &table);
+    hgr_status_t load = hgr__tune_table_load(pass.allocator, path, &table);
     if (load) {
       progress(&pass, "replacing a tuning file that does not parse: %s", hgr_status_message(load));
       hgr_status_free(load);
-      hgr__tune_table_free(&table);
+      hgr__tune_table_free(pass.allocator, &table);
     }
   }
   if (!status) status = choose_winners(&pass, &table, &summary);
   if (!status && path) {
-    status = hgr__tune_table_save(path, &table);
+    status = hgr__tune_table_save(pass.allocator, path, &table);
     if (!status) snprintf(summary.path, sizeof(summary.path), "%s", path);
   }
 
 cleanup:
   if (out_summary) *out_summary = summary;
-  hgr__tune_table_free(&table);
-  hgr__free(HGR__ALLOCATOR_TODO, path);
-  hgr__free(HGR__ALLOCATOR_TODO, pass.limits);
-  hgr__free(HGR__ALLOCATOR_TODO, pass.ms);
-  hgr__free(HGR__ALLOCATOR_TODO, pass.names);
+  hgr__tune_table_free(pass.allocator, &table);
+  hgr__free(pass.allocator, path);
+  hgr__free(pass.allocator, pass.limits);
+  hgr__free(pass.allocator, pass.ms);
+  hgr__free(pass.allocator, pass.names);
   return status;
 }

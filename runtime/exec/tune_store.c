@@ -13,13 +13,13 @@
 #include "file.h"
 #include "store.h"
 
-void hgr__tune_table_free(hgr__tune_table_t* table) {
+void hgr__tune_table_free(hgr_allocator_t allocator, hgr__tune_table_t* table) {
   for (size_t i = 0; i < table->count; ++i) {
-    hgr__free(HGR__ALLOCATOR_TODO, table->records[i].device);
-    hgr__free(HGR__ALLOCATOR_TODO, table->records[i].key);
-    hgr__free(HGR__ALLOCATOR_TODO, table->records[i].tile);
+    hgr__free(allocator, table->records[i].device);
+    hgr__free(allocator, table->records[i].key);
+    hgr__free(allocator, table->records[i].tile);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, table->records);
+  hgr__free(allocator, table->records);
   memset(table, 0, sizeof(*table));
 }
 
@@ -32,8 +32,8 @@ static const char* field_problem(const char* field, size_t length) {
   return NULL;
 }
 
-static char* copy_text(const char* text, size_t length) {
-  char* copy = hgr__alloc(HGR__ALLOCATOR_TODO, length + 1);
+static char* copy_text(hgr_allocator_t allocator, const char* text, size_t length) {
+  char* copy = hgr__alloc(allocator, length + 1);
   if (copy) {
     memcpy(copy, text, length);
     copy[length] = 0;
@@ -48,11 +48,12 @@ static hgr__tune_record_t* find(hgr__tune_table_t* table, const char* device, co
 }
 
 /* Appends a record of owned strings (freed on failure). */
-static hgr_status_t append(hgr__tune_table_t* table, char* device, char* key, char* tile, double time_us) {
+static hgr_status_t append(hgr_allocator_t allocator, hgr__tune_table_t* table, char* device, char* key, char* tile,
+                           double time_us) {
   if (!device || !key || !tile) goto exhausted;
   if (table->count == table->capacity) {
     size_t capacity = table->capacity ? table->capacity * 2 : 16;
-    hgr__tune_record_t* records = hgr__realloc(HGR__ALLOCATOR_TODO, table->records, capacity * sizeof(*records));
+    hgr__tune_record_t* records = hgr__realloc(allocator, table->records, capacity * sizeof(*records));
     if (!records) goto exhausted;
     table->records = records;
     table->capacity = capacity;
@@ -60,14 +61,14 @@ static hgr_status_t append(hgr__tune_table_t* table, char* device, char* key, ch
   table->records[table->count++] = (hgr__tune_record_t){device, key, tile, time_us};
   return HGR_OK;
 exhausted:
-  hgr__free(HGR__ALLOCATOR_TODO, device);
-  hgr__free(HGR__ALLOCATOR_TODO, key);
-  hgr__free(HGR__ALLOCATOR_TODO, tile);
+  hgr__free(allocator, device);
+  hgr__free(allocator, key);
+  hgr__free(allocator, tile);
   return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
 }
 
-hgr_status_t hgr__tune_table_put(hgr__tune_table_t* table, const char* device, const char* key, const char* tile,
-                                 double time_us) {
+hgr_status_t hgr__tune_table_put(hgr_allocator_t allocator, hgr__tune_table_t* table, const char* device,
+                                 const char* key, const char* tile, double time_us) {
   const char* names[3] = {"device", "key", "tile"};
   const char* fields[3] = {device, key, tile};
   for (int f = 0; f < 3; ++f) {
@@ -80,21 +81,22 @@ hgr_status_t hgr__tune_table_put(hgr__tune_table_t* table, const char* device, c
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "tuning record: the time %g is not a number from 0 to 1e12", time_us);
   hgr__tune_record_t* record = find(table, device, key);
   if (record) {
-    char* copy = hgr__copy_text(HGR__ALLOCATOR_TODO, tile);
+    char* copy = hgr__copy_text(allocator, tile);
     if (!copy) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    hgr__free(HGR__ALLOCATOR_TODO, record->tile);
+    hgr__free(allocator, record->tile);
     record->tile = copy;
     record->time_us = time_us;
     return HGR_OK;
   }
   if (table->count >= HGR__TUNE_MAX_RECORDS)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "tuning records: more than %d", HGR__TUNE_MAX_RECORDS);
-  return append(table, hgr__copy_text(HGR__ALLOCATOR_TODO, device), hgr__copy_text(HGR__ALLOCATOR_TODO, key), hgr__copy_text(HGR__ALLOCATOR_TODO, tile), time_us);
+  return append(allocator, table, hgr__copy_text(allocator, device), hgr__copy_text(allocator, key),
+                hgr__copy_text(allocator, tile), time_us);
 }
 
 /* One record line (without its LF), line number `line_number`. */
-static hgr_status_t parse_record(hgr__tune_table_t* table, const char* line, size_t length, const char* origin,
-                                 size_t line_number) {
+static hgr_status_t parse_record(hgr_allocator_t allocator, hgr__tune_table_t* table, const char* line, size_t length,
+                                 const char* origin, size_t line_number) {
   static const char* names[4] = {"device", "key", "tile", "time"};
   const char* field[4];
   size_t field_length[4];
@@ -126,26 +128,26 @@ static hgr_status_t parse_record(hgr__tune_table_t* table, const char* line, siz
   if (end == number || *end || errno == ERANGE || !(time_us >= 0 && time_us <= HGR__TUNE_MAX_TIME_US))
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s line %zu: the time \"%s\" is not a number from 0 to 1e12",
                       origin, line_number, number);
-  char* device = copy_text(field[0], field_length[0]);
-  char* key = copy_text(field[1], field_length[1]);
+  char* device = copy_text(allocator, field[0], field_length[0]);
+  char* key = copy_text(allocator, field[1], field_length[1]);
   if (device && key && find(table, device, key)) {
     hgr_status_t status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
                                      "%s line %zu: a second record for key '%s' on device '%s'", origin, line_number,
                                      key, device);
-    hgr__free(HGR__ALLOCATOR_TODO, device);
-    hgr__free(HGR__ALLOCATOR_TODO, key);
+    hgr__free(allocator, device);
+    hgr__free(allocator, key);
     return status;
   }
   if (table->count >= HGR__TUNE_MAX_RECORDS) {
-    hgr__free(HGR__ALLOCATOR_TODO, device);
-    hgr__free(HGR__ALLOCATOR_TODO, key);
+    hgr__free(allocator, device);
+    hgr__free(allocator, key);
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s line %zu: more than %d records", origin, line_number,
                       HGR__TUNE_MAX_RECORDS);
   }
-  return append(table, device, key, copy_text(field[2], field_length[2]), time_us);
+  return append(allocator, table, device, key, copy_text(allocator, field[2], field_length[2]), time_us);
 }
 
-hgr_status_t hgr__tune_table_parse(const char* text, size_t length, const char* origin,
+hgr_status_t hgr__tune_table_parse(hgr_allocator_t allocator, const char* text, size_t length, const char* origin,
                                    hgr__tune_table_t* out_table) {
   memset(out_table, 0, sizeof(*out_table));
   size_t header_length = strlen(HGR__TUNE_HEADER);
@@ -161,19 +163,20 @@ hgr_status_t hgr__tune_table_parse(const char* text, size_t length, const char* 
     while (end < length && text[end] != '\n') ++end;
     ++line_number;
     if (end > start && text[start] != '#')
-      HGR_RETURN_IF_ERROR(parse_record(out_table, text + start, end - start, origin, line_number));
+      HGR_RETURN_IF_ERROR(parse_record(allocator, out_table, text + start, end - start, origin, line_number));
     start = end + 1;
   }
   return HGR_OK;
 }
 
-hgr_status_t hgr__tune_table_format(const hgr__tune_table_t* table, char** out_text, size_t* out_length) {
+hgr_status_t hgr__tune_table_format(hgr_allocator_t allocator, const hgr__tune_table_t* table, char** out_text,
+                                    size_t* out_length) {
   *out_text = NULL;
   *out_length = 0;
   size_t capacity = strlen(HGR__TUNE_HEADER) + 2;
   for (size_t i = 0; i < table->count; ++i)
     capacity += strlen(table->records[i].device) + strlen(table->records[i].key) + strlen(table->records[i].tile) + 40;
-  char* text = hgr__alloc(HGR__ALLOCATOR_TODO, capacity);
+  char* text = hgr__alloc(allocator, capacity);
   if (!text) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   size_t used = (size_t)snprintf(text, capacity, "%s\n", HGR__TUNE_HEADER);
   for (size_t i = 0; i < table->count; ++i) {
@@ -186,29 +189,29 @@ hgr_status_t hgr__tune_table_format(const hgr__tune_table_t* table, char** out_t
   return HGR_OK;
 }
 
-hgr_status_t hgr__tune_table_load(const char* path, hgr__tune_table_t* out_table) {
+hgr_status_t hgr__tune_table_load(hgr_allocator_t allocator, const char* path, hgr__tune_table_t* out_table) {
   memset(out_table, 0, sizeof(*out_table));
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__store_read_file(HGR__ALLOCATOR_TODO, path, HGR__FILE_MAX_TUNE_RECORDS_BYTES, &data, &length);
-  if (!status && data) status = hgr__tune_table_parse(data, length, path, out_table);
-  hgr__free(HGR__ALLOCATOR_TODO, data);
+  hgr_status_t status = hgr__store_read_file(allocator, path, HGR__FILE_MAX_TUNE_RECORDS_BYTES, &data, &length);
+  if (!status && data) status = hgr__tune_table_parse(allocator, data, length, path, out_table);
+  hgr__free(allocator, data);
   return status;
 }
 
-hgr_status_t hgr__tune_table_save(const char* path, const hgr__tune_table_t* table) {
+hgr_status_t hgr__tune_table_save(hgr_allocator_t allocator, const char* path, const hgr__tune_table_t* table) {
   char* text = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__tune_table_format(table, &text, &length);
-  if (!status) status = hgr__store_write_file(HGR__ALLOCATOR_TODO, path, text, length, NULL, 0);
-  hgr__free(HGR__ALLOCATOR_TODO, text);
+  hgr_status_t status = hgr__tune_table_format(allocator, table, &text, &length);
+  if (!status) status = hgr__store_write_file(allocator, path, text, length, NULL, 0);
+  hgr__free(allocator, text);
   return status;
 }
 
-char* hgr__tune_path(const char* configured_directory) {
+char* hgr__tune_path(hgr_allocator_t allocator, const char* configured_directory) {
   hgr__store_t store;
   char* path = NULL;
-  hgr_status_t status = hgr__store_open(HGR__ALLOCATOR_TODO, configured_directory, "tuning records", NULL, &store);
+  hgr_status_t status = hgr__store_open(allocator, configured_directory, "tuning records", NULL, &store);
   if (!status) status = hgr__store_path(&store, HGR__TUNE_FILE_NAME, &path);
   hgr_status_free(status);
   hgr__store_close(&store);

@@ -3,6 +3,7 @@
  * clFlush returns early), with a scan of every node's events that names the node
  * whose command failed on the device. */
 #include <errno.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -68,7 +69,7 @@ hgr_status_t hgr__fail_executor(hgr_executor_t* executor, hgr_status_t failure) 
                                    "context undefined after a failed command, so release this executor and "
                                    "create a new one",
                                    text ? text : hgr_status_message(failure));
-    hgr__free(HGR__ALLOCATOR_TODO, text);
+    hgr__free(hgr_allocator_system(), text); /* hgr_status_to_string's: free()'d */
   }
   return failure;
 }
@@ -86,12 +87,13 @@ hgr_status_t hgr__check_usable(const hgr_executor_t* executor) {
 typedef struct waker_t {
   sem_t sem;
   atomic_int refs;
+  hgr_allocator_t allocator; /* the executor's, kept: the last reference may be a callback's */
 } waker_t;
 
 static void release_waker(waker_t* waker) {
   if (waker && atomic_fetch_sub(&waker->refs, 1) == 1) {
     sem_destroy(&waker->sem);
-    hgr__free(HGR__ALLOCATOR_TODO, waker);
+    hgr__free(waker->allocator, waker);
   }
 }
 
@@ -125,6 +127,17 @@ static void wait_for_waker(waker_t* waker, long timeout_ns) {
   until.tv_nsec %= 1000000000L;
   while (sem_timedwait(&waker->sem, &until) != 0 && errno == EINTR) {
   }
+}
+
+/* After a wait that saw every watched event complete: their callbacks run about now
+ * (a driver sets an event's status before it calls them, and a callback posts the
+ * semaphore before it drops its reference), and each frees its share of waker.
+ * Yielding to them for a moment (at most 200 us, normally none) leaves no block of
+ * the executor's allocator to a driver thread once the wait returns; a callback
+ * later than that still frees its share when it runs. */
+static void settle_waker(waker_t* waker) {
+  uint64_t deadline = hgr__monotonic_ns() + 200000;
+  while (atomic_load(&waker->refs) > 1 && hgr__monotonic_ns() < deadline) sched_yield();
 }
 
 #define HGR_FAILURE_SCAN_NS 1000000L /* scan every node's events at most this often */
@@ -170,12 +183,15 @@ hgr_status_t hgr__await_events(hgr_executor_t* executor, const cl_event* events,
     }
     if (!pending) break;
     if (!host_driven && !waker) {
-      waker = hgr__alloc(HGR__ALLOCATOR_TODO, sizeof(*waker));
+      waker = hgr__alloc(executor->allocator, sizeof(*waker));
       if (waker && sem_init(&waker->sem, 0, 0) != 0) {
-        hgr__free(HGR__ALLOCATOR_TODO, waker);
+        hgr__free(executor->allocator, waker);
         waker = NULL;
       }
-      if (waker) atomic_init(&waker->refs, 1); /* ours */
+      if (waker) {
+        atomic_init(&waker->refs, 1); /* ours */
+        waker->allocator = executor->allocator;
+      }
     }
     if (waker && (pending == watched || watch_event(waker, pending))) {
       watched = pending;
@@ -186,6 +202,7 @@ hgr_status_t hgr__await_events(hgr_executor_t* executor, const cl_event* events,
     nanosleep(&pause, NULL);
     if (sleep_ns < 100000) sleep_ns *= 2;
   }
+  if (waker && !status) settle_waker(waker);
   release_waker(waker);
   return status;
 }

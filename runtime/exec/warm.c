@@ -43,6 +43,7 @@ typedef struct warm_key_t {
 } warm_key_t;
 
 typedef struct warm_set_t {
+  hgr_allocator_t allocator; /* the executor's */
   warm_key_t* keys;
   size_t count, capacity;
 } warm_set_t;
@@ -76,7 +77,7 @@ static hgr_status_t note_launch(warm_set_t* set, const warm_key_t* key, bool* ou
     if (same_key(&set->keys[i], key)) return HGR_OK;
   if (set->count == set->capacity) {
     size_t capacity = set->capacity ? 2 * set->capacity : 32;
-    warm_key_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, set->keys, capacity * sizeof(*grown));
+    warm_key_t* grown = hgr__realloc(set->allocator, set->keys, capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     set->keys = grown;
     set->capacity = capacity;
@@ -140,7 +141,7 @@ static hgr_status_t wait_for_queues(hgr_executor_t* executor) {
 
 hgr_status_t hgr__kernels_warm(hgr_executor_t* executor, hgr_warm_up_t mode) {
   if (mode == HGR_WARM_UP_OFF || executor->plan_only || !executor->step_count) return HGR_OK;
-  warm_set_t set = {0};
+  warm_set_t set = {.allocator = executor->allocator};
   bool skipped = false; /* some kernel of a program compiled here was not launched */
   uint32_t warmed = 0;
   uint64_t start = hgr__monotonic_ns();
@@ -160,7 +161,7 @@ hgr_status_t hgr__kernels_warm(hgr_executor_t* executor, hgr_warm_up_t mode) {
     }
   }
   if (!status && warmed) status = wait_for_queues(executor);
-  hgr__free(HGR__ALLOCATOR_TODO, set.keys);
+  hgr__free(set.allocator, set.keys);
   executor->programs.stats.warm_launches += warmed;
   executor->programs.stats.warm_ms += (double)(hgr__monotonic_ns() - start) / 1e6;
   if (status) return hgr_status_annotate(status, "warming the kernels up at creation");

@@ -84,7 +84,7 @@ static hgr_status_t check_inputs_and_heads(const hgr_graph_t* graph) {
 static hgr_status_t check_arg_nodes(const hgr_graph_t* graph) {
   hgr_status_t status = HGR_OK;
   char label[HGR__LABEL_CAPACITY];
-  uint32_t* position = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->node_count + 1) * sizeof(*position));
+  uint32_t* position = hgr__calloc(graph->allocator, (size_t)graph->node_count + 1, sizeof(*position));
   if (!position) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) position[node_id] = UINT32_MAX;
   for (uint32_t i = 0; i < graph->arg_count && !status; ++i) {
@@ -107,7 +107,7 @@ static hgr_status_t check_arg_nodes(const hgr_graph_t* graph) {
       status =
           INVALID("%s is a null node, but arg_nodes does not list it, so it could never be set",
                   hgr__graph_node_label(graph, node_id, label, sizeof(label)));
-  hgr__free(HGR__ALLOCATOR_TODO, position);
+  hgr__free(graph->allocator, position);
   return status;
 }
 
@@ -150,15 +150,15 @@ static int compare_u64(const void* a, const void* b) {
  * storage id lives on one device. */
 static hgr_status_t assign_storage_slots(hgr_graph_t* graph) {
   uint32_t entry_count = graph->entry_count;
-  uint64_t* keys = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*keys));
+  uint64_t* keys = hgr__calloc(graph->allocator, (size_t)entry_count + 1, sizeof(*keys));
   if (!keys) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %u storage ids", entry_count);
   for (uint32_t e = 0; e < entry_count; ++e) keys[e] = (uint64_t)graph->entries[e].storage_id << 32 | e;
   qsort(keys, entry_count, sizeof(*keys), compare_u64);
   uint32_t storage_count = 0;
   for (uint32_t i = 0; i < entry_count; ++i) storage_count += i == 0 || keys[i] >> 32 != keys[i - 1] >> 32;
-  graph->storage_ids = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)storage_count + 1) * sizeof(*graph->storage_ids));
+  graph->storage_ids = hgr__calloc(graph->allocator, (size_t)storage_count + 1, sizeof(*graph->storage_ids));
   if (!graph->storage_ids) {
-    hgr__free(HGR__ALLOCATOR_TODO, keys);
+    hgr__free(graph->allocator, keys);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %u storage slots", storage_count);
   }
   graph->storage_count = storage_count;
@@ -182,7 +182,7 @@ static hgr_status_t assign_storage_slots(hgr_graph_t* graph) {
     }
     graph->entries[entry_id].storage_slot = slot;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, keys);
+  hgr__free(graph->allocator, keys);
   return status;
 }
 
@@ -226,12 +226,12 @@ static hgr_status_t check_runtime_ops(const hgr_graph_t* graph) {
 }
 
 static hgr_status_t make_head_names(hgr_graph_t* graph) {
-  graph->head_names = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)graph->head_count + 1, sizeof(*graph->head_names));
+  graph->head_names = hgr__calloc(graph->allocator, (size_t)graph->head_count + 1, sizeof(*graph->head_names));
   if (!graph->head_names) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t i = 0; i < graph->head_count; ++i) {
     const char* name = graph->nodes[graph->heads[i].node_id].name;
     size_t capacity = strlen(name) + 12;
-    graph->head_names[i] = hgr__alloc(HGR__ALLOCATOR_TODO, capacity);
+    graph->head_names[i] = hgr__alloc(graph->allocator, capacity);
     if (!graph->head_names[i])
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     snprintf(graph->head_names[i], capacity, "%s:%u", name, i);
@@ -357,35 +357,37 @@ hgr_graph_t* hgr_graph_retain(hgr_graph_t* graph) {
   return graph;
 }
 
-void hgr__graph_node_free(hgr__node_t* node) {
-  hgr__free(HGR__ALLOCATOR_TODO, node->name);
-  hgr__free(HGR__ALLOCATOR_TODO, node->func_name);
-  hgr__free(HGR__ALLOCATOR_TODO, node->inputs);
+void hgr__graph_node_free(hgr_allocator_t allocator, hgr__node_t* node) {
+  hgr__free(allocator, node->name);
+  hgr__free(allocator, node->func_name);
+  hgr__free(allocator, node->inputs);
   for (uint32_t i = 0; i < node->attr_count; ++i) {
-    hgr__free(HGR__ALLOCATOR_TODO, node->attrs[i].key);
-    hgr__free(HGR__ALLOCATOR_TODO, node->attrs[i].value);
+    hgr__free(allocator, node->attrs[i].key);
+    hgr__free(allocator, node->attrs[i].value);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, node->attrs);
+  hgr__free(allocator, node->attrs);
   memset(node, 0, sizeof(*node));
 }
 
 void hgr_graph_release(hgr_graph_t* graph) {
   /* acq_rel: the last releaser must see every other thread's use finished. */
   if (!graph || atomic_fetch_sub_explicit(&graph->refcount, 1, memory_order_acq_rel) != 1) return;
-  for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) hgr__graph_node_free(&graph->nodes[node_id]);
+  hgr_allocator_t allocator = graph->allocator;
+  for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id)
+    hgr__graph_node_free(allocator, &graph->nodes[node_id]);
   if (graph->head_names)
-    for (uint32_t i = 0; i < graph->head_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, graph->head_names[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->head_names);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->nodes);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->arg_nodes);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->node_row_ptr);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->heads);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->entries);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->storage_ids);
-  for (uint32_t i = 0; i < graph->binding_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, graph->binding_specs[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->binding_keys);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->binding_specs);
-  hgr__free(HGR__ALLOCATOR_TODO, graph);
+    for (uint32_t i = 0; i < graph->head_count; ++i) hgr__free(allocator, graph->head_names[i]);
+  hgr__free(allocator, graph->head_names);
+  hgr__free(allocator, graph->nodes);
+  hgr__free(allocator, graph->arg_nodes);
+  hgr__free(allocator, graph->node_row_ptr);
+  hgr__free(allocator, graph->heads);
+  hgr__free(allocator, graph->entries);
+  hgr__free(allocator, graph->storage_ids);
+  for (uint32_t i = 0; i < graph->binding_count; ++i) hgr__free(allocator, graph->binding_specs[i]);
+  hgr__free(allocator, graph->binding_keys);
+  hgr__free(allocator, graph->binding_specs);
+  hgr__free(allocator, graph);
 }
 
 /* ---- accessors ----------------------------------------------------------------- */

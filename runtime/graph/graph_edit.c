@@ -27,12 +27,13 @@ static size_t capacity_for(size_t count) {
 }
 
 /* Makes room for `count + more` elements of `size` bytes in *array (which holds
- * `count`, so capacity_for(count) are allocated). */
-static hgr_status_t reserve(void** array, size_t count, size_t more, size_t size, const char* what) {
+ * `count`, so capacity_for(count) are allocated from allocator). */
+static hgr_status_t reserve(hgr_allocator_t allocator, void** array, size_t count, size_t more, size_t size,
+                            const char* what) {
   size_t needed = capacity_for(count + more);
   if (needed <= capacity_for(count) && *array) return HGR_OK;
   if (needed > SIZE_MAX / size) return OUT_OF_MEMORY(what);
-  void* grown = hgr__realloc(HGR__ALLOCATOR_TODO, *array, needed * size);
+  void* grown = hgr__realloc(allocator, *array, needed * size);
   if (!grown) return OUT_OF_MEMORY(what);
   *array = grown;
   return HGR_OK;
@@ -44,7 +45,7 @@ hgr_status_t hgr__graph_edit_new(hgr_allocator_t allocator, hgr_graph_t** out_gr
   if (!graph) return OUT_OF_MEMORY("a graph");
   atomic_init(&graph->refcount, 1);
   graph->allocator = allocator;
-  graph->node_row_ptr = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*graph->node_row_ptr)); /* node_count + 1 values */
+  graph->node_row_ptr = hgr__calloc(allocator, 1, sizeof(*graph->node_row_ptr)); /* node_count + 1 values */
   if (!graph->node_row_ptr) {
     hgr_graph_release(graph);
     return OUT_OF_MEMORY("node_row_ptr");
@@ -53,21 +54,20 @@ hgr_status_t hgr__graph_edit_new(hgr_allocator_t allocator, hgr_graph_t** out_gr
   return HGR_OK;
 }
 
-
-/* Copies name, func_name, inputs and attrs into *node; on failure frees what it
- * copied. */
-static hgr_status_t copy_node(hgr__node_t* node, const char* name, const char* func_name,
+/* Copies name, func_name, inputs and attrs into *node with allocator; on failure
+ * frees what it copied. */
+static hgr_status_t copy_node(hgr_allocator_t allocator, hgr__node_t* node, const char* name, const char* func_name,
                               const hgr__entry_ref_t* inputs, uint32_t input_count, const hgr__attr_t* attrs,
                               uint32_t attr_count, uint32_t output_count) {
   memset(node, 0, sizeof(*node));
   node->is_op = func_name != NULL;
   node->num_outputs = output_count;
   node->declared_num_inputs = input_count;
-  hgr_status_t status = hgr__strdup(HGR__ALLOCATOR_TODO, name, &node->name);
-  if (!status && func_name) status = hgr__strdup(HGR__ALLOCATOR_TODO, func_name, &node->func_name);
+  hgr_status_t status = hgr__strdup(allocator, name, &node->name);
+  if (!status && func_name) status = hgr__strdup(allocator, func_name, &node->func_name);
   if (!status) {
-    node->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)input_count + 1, sizeof(*node->inputs));
-    node->attrs = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)attr_count + 1, sizeof(*node->attrs));
+    node->inputs = hgr__calloc(allocator, (size_t)input_count + 1, sizeof(*node->inputs));
+    node->attrs = hgr__calloc(allocator, (size_t)attr_count + 1, sizeof(*node->attrs));
     if (!node->inputs || !node->attrs) status = OUT_OF_MEMORY("node inputs and attrs");
   }
   if (!status) {
@@ -76,11 +76,11 @@ static hgr_status_t copy_node(hgr__node_t* node, const char* name, const char* f
   }
   for (uint32_t i = 0; i < attr_count && !status; ++i) {
     hgr__attr_t* attr = &node->attrs[i];
-    status = hgr__strdup(HGR__ALLOCATOR_TODO, attrs[i].key, &attr->key);
+    status = hgr__strdup(allocator, attrs[i].key, &attr->key);
     node->attr_count = i + 1; /* counted now so that free_node frees the key */
-    if (!status) status = hgr__strdup(HGR__ALLOCATOR_TODO, attrs[i].value, &attr->value);
+    if (!status) status = hgr__strdup(allocator, attrs[i].value, &attr->value);
   }
-  if (status) hgr__graph_node_free(node);
+  if (status) hgr__graph_node_free(allocator, node);
   return status;
 }
 
@@ -151,7 +151,7 @@ hgr_status_t hgr__graph_edit_append(hgr_graph_t* graph, const char* name, const 
 
   /* The new entries first, in a scratch array, so that a failure leaves the graph
    * as it was (growing the arrays changes no count). */
-  hgr__entry_t* new_entries = hgr__calloc(HGR__ALLOCATOR_TODO, output_count, sizeof(*new_entries));
+  hgr__entry_t* new_entries = hgr__calloc(graph->allocator, output_count, sizeof(*new_entries));
   if (!new_entries) return OUT_OF_MEMORY("entries");
   hgr_status_t status = HGR_OK;
   for (uint32_t k = 0; k < output_count && !status; ++k) {
@@ -169,16 +169,19 @@ hgr_status_t hgr__graph_edit_append(hgr_graph_t* graph, const char* name, const 
     entry->node_id = node_id;
     status = size_entry(label, k, entry);
   }
-  if (!status) status = reserve((void**)&graph->nodes, node_id, 1, sizeof(*graph->nodes), "nodes");
+  if (!status) status = reserve(graph->allocator, (void**)&graph->nodes, node_id, 1, sizeof(*graph->nodes), "nodes");
   if (!status)
-    status = reserve((void**)&graph->node_row_ptr, (size_t)node_id + 1, 1, sizeof(*graph->node_row_ptr),
-                     "node_row_ptr");
+    status = reserve(graph->allocator, (void**)&graph->node_row_ptr, (size_t)node_id + 1, 1,
+                     sizeof(*graph->node_row_ptr), "node_row_ptr");
   if (!status)
-    status = reserve((void**)&graph->entries, graph->entry_count, output_count, sizeof(*graph->entries), "entries");
+    status = reserve(graph->allocator, (void**)&graph->entries, graph->entry_count, output_count,
+                     sizeof(*graph->entries), "entries");
   if (!status && !func_name)
-    status = reserve((void**)&graph->arg_nodes, graph->arg_count, 1, sizeof(*graph->arg_nodes), "arg_nodes");
+    status = reserve(graph->allocator, (void**)&graph->arg_nodes, graph->arg_count, 1, sizeof(*graph->arg_nodes),
+                     "arg_nodes");
   hgr__node_t node;
-  if (!status) status = copy_node(&node, name, func_name, inputs, input_count, attrs, attr_count, output_count);
+  if (!status)
+    status = copy_node(graph->allocator, &node, name, func_name, inputs, input_count, attrs, attr_count, output_count);
   if (!status) {
     graph->nodes[node_id] = node;
     memcpy(&graph->entries[graph->entry_count], new_entries, output_count * sizeof(*new_entries));
@@ -188,7 +191,7 @@ hgr_status_t hgr__graph_edit_append(hgr_graph_t* graph, const char* name, const 
     graph->node_count++;
     if (out_node_id) *out_node_id = node_id;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, new_entries);
+  hgr__free(graph->allocator, new_entries);
   return status;
 }
 
@@ -203,7 +206,7 @@ hgr_status_t hgr__graph_edit_remove_last(hgr_graph_t* graph) {
     }
   if (!graph->nodes[node_id].is_op) graph->arg_count--; /* null nodes are appended to arg_nodes in order */
   graph->entry_count = graph->node_row_ptr[node_id];
-  hgr__graph_node_free(&graph->nodes[node_id]);
+  hgr__graph_node_free(graph->allocator, &graph->nodes[node_id]);
   graph->node_count--;
   return HGR_OK;
 }
@@ -212,7 +215,8 @@ hgr_status_t hgr__graph_edit_add_head(hgr_graph_t* graph, hgr__entry_ref_t head)
   if (head.node_id >= graph->node_count || head.index >= graph->nodes[head.node_id].num_outputs)
     return INVALID("output %u refers to output %u of node %u, which does not exist (the graph has %u nodes)",
                    graph->head_count, head.index, head.node_id, graph->node_count);
-  HGR_RETURN_IF_ERROR(reserve((void**)&graph->heads, graph->head_count, 1, sizeof(*graph->heads), "heads"));
+  HGR_RETURN_IF_ERROR(
+      reserve(graph->allocator, (void**)&graph->heads, graph->head_count, 1, sizeof(*graph->heads), "heads"));
   graph->heads[graph->head_count++] = head;
   return HGR_OK;
 }
@@ -225,14 +229,14 @@ hgr_status_t hgr__graph_edit_add_binding(hgr_graph_t* graph, int32_t key, const 
   if (at < graph->binding_count && graph->binding_keys[at] == key)
     return INVALID("device key %d is bound twice, to '%.80s' and to '%.80s'", key, graph->binding_specs[at], spec);
   char* copy = NULL;
-  HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, spec, &copy));
-  hgr_status_t status = reserve((void**)&graph->binding_keys, graph->binding_count, 1,
+  HGR_RETURN_IF_ERROR(hgr__strdup(graph->allocator, spec, &copy));
+  hgr_status_t status = reserve(graph->allocator, (void**)&graph->binding_keys, graph->binding_count, 1,
                                 sizeof(*graph->binding_keys), "device bindings");
   if (!status)
-    status = reserve((void**)&graph->binding_specs, graph->binding_count, 1, sizeof(*graph->binding_specs),
-                     "device bindings");
+    status = reserve(graph->allocator, (void**)&graph->binding_specs, graph->binding_count, 1,
+                     sizeof(*graph->binding_specs), "device bindings");
   if (status) {
-    hgr__free(HGR__ALLOCATOR_TODO, copy);
+    hgr__free(graph->allocator, copy);
     return status;
   }
   /* Keys stay ascending. */
@@ -252,20 +256,22 @@ hgr_status_t hgr__graph_edit_scratch(const hgr_graph_t* like, hgr__entry_ref_t**
     if (like->nodes[n].input_count > most_inputs) most_inputs = like->nodes[n].input_count;
     if (like->nodes[n].num_outputs > most_outputs) most_outputs = like->nodes[n].num_outputs;
   }
-  *out_inputs = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)most_inputs + 1) * sizeof(**out_inputs));
-  *out_outputs = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)most_outputs + 1) * sizeof(**out_outputs));
+  hgr_allocator_t allocator = like->allocator;
+  *out_inputs = hgr__calloc(allocator, (size_t)most_inputs + 1, sizeof(**out_inputs));
+  *out_outputs = hgr__calloc(allocator, (size_t)most_outputs + 1, sizeof(**out_outputs));
   if (*out_inputs && *out_outputs) return HGR_OK;
-  hgr__free(HGR__ALLOCATOR_TODO, *out_inputs);
-  hgr__free(HGR__ALLOCATOR_TODO, *out_outputs);
+  hgr__free(allocator, *out_inputs);
+  hgr__free(allocator, *out_outputs);
   *out_inputs = NULL;
   *out_outputs = NULL;
   return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
 }
 
-void hgr__graph_edit_order_inputs(hgr_graph_t* graph, const hgr_graph_t* like) {
+hgr_status_t hgr__graph_edit_order_inputs(hgr_graph_t* graph, const hgr_graph_t* like) {
   /* A stable insertion sort by each input's position in like (arg_count is small). */
-  uint32_t* rank = NULL;
-  if (graph->arg_count < 2 || !(rank = hgr__alloc(HGR__ALLOCATOR_TODO, graph->arg_count * sizeof(*rank)))) return;
+  if (graph->arg_count < 2) return HGR_OK;
+  uint32_t* rank = hgr__calloc(graph->allocator, graph->arg_count, sizeof(*rank));
+  if (!rank) return OUT_OF_MEMORY("ordering the inputs");
   for (uint32_t a = 0; a < graph->arg_count; ++a) {
     rank[a] = UINT32_MAX;
     const char* name = graph->nodes[graph->arg_nodes[a]].name;
@@ -281,7 +287,8 @@ void hgr__graph_edit_order_inputs(hgr_graph_t* graph, const hgr_graph_t* like) {
     graph->arg_nodes[at] = node;
     rank[at] = key;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, rank);
+  hgr__free(graph->allocator, rank);
+  return HGR_OK;
 }
 
 hgr_status_t hgr__graph_edit_finish(hgr_graph_t* graph) {
@@ -300,9 +307,9 @@ hgr_status_t hgr__graph_edit_finish(hgr_graph_t* graph) {
   /* Validation derives these; a graph finished again after more edits derives them
    * anew. */
   if (graph->head_names)
-    for (uint32_t i = 0; i < graph->head_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, graph->head_names[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->head_names);
-  hgr__free(HGR__ALLOCATOR_TODO, graph->storage_ids);
+    for (uint32_t i = 0; i < graph->head_count; ++i) hgr__free(graph->allocator, graph->head_names[i]);
+  hgr__free(graph->allocator, graph->head_names);
+  hgr__free(graph->allocator, graph->storage_ids);
   graph->head_names = NULL;
   graph->storage_ids = NULL;
   graph->storage_count = 0;

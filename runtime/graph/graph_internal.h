@@ -90,19 +90,22 @@ static inline uint32_t hgr__graph_storage_id(const hgr_graph_t* graph, uint32_t 
  * buffer. */
 const char* hgr__entry_shape(const hgr__entry_t* entry, char* buffer, size_t capacity);
 
-/* Frees what a node owns (name, func_name, inputs, attrs) and zeroes it. */
-void hgr__graph_node_free(hgr__node_t* node);
+/* Frees what a node owns (name, func_name, inputs, attrs; from allocator, its graph's)
+ * and zeroes it. */
+void hgr__graph_node_free(hgr_allocator_t allocator, hgr__node_t* node);
 
 /* Value of a node's extra attr, or NULL when absent. */
 const char* hgr__node_attr(const hgr__node_t* node, const char* key);
 
 /* ---- loading, shared by graph_json.c and graph.c ------------------------------ */
 
-/* Parses graph JSON into a new graph (refcount 1) and checks what the JSON form
- * itself requires: keys, value types, node attrs, node_row_ptr against num_outputs,
- * column tags and lengths, per-entry values (dtype, ndim, storage id, scope). What
- * relates nodes and entries to each other is left to hgr__graph_validate. */
-hgr_status_t hgr__graph_parse_json(const char* json, size_t length, hgr_graph_t** out_graph);
+/* Parses graph JSON into a new graph (refcount 1, its memory from allocator; cJSON's
+ * own memory stays cJSON's) and checks what the JSON form itself requires: keys,
+ * value types, node attrs, node_row_ptr against num_outputs, column tags and
+ * lengths, per-entry values (dtype, ndim, storage id, scope). What relates nodes and
+ * entries to each other is left to hgr__graph_validate. */
+hgr_status_t hgr__graph_parse_json(hgr_allocator_t allocator, const char* json, size_t length,
+                                   hgr_graph_t** out_graph);
 
 /* Checks inputs, heads and arg_nodes against the nodes, shapes and byte sizes,
  * storage ids and their devices, __copy and __nop; fills element_count, bytes and
@@ -156,8 +159,9 @@ hgr_status_t hgr__graph_edit_append(hgr_graph_t* graph, const char* name, const 
  * refers to the last one. */
 hgr_status_t hgr__graph_edit_remove_last(hgr_graph_t* graph);
 /* Room for the inputs and outputs of any node of `like` when copying its nodes into
- * an edited graph: two malloc'd arrays (the caller frees both) as long as the most
- * inputs and the most outputs a node of like has. RESOURCE_EXHAUSTED. */
+ * an edited graph: two arrays from like's allocator (the caller frees both with
+ * hgr__graph_allocator(like)) as long as the most inputs and the most outputs a node
+ * of like has. RESOURCE_EXHAUSTED. */
 hgr_status_t hgr__graph_edit_scratch(const hgr_graph_t* like, hgr__entry_ref_t** out_inputs, hgr__entry_t** out_outputs);
 /* Appends a head (graph output). */
 hgr_status_t hgr__graph_edit_add_head(hgr_graph_t* graph, hgr__entry_ref_t head);
@@ -166,8 +170,8 @@ hgr_status_t hgr__graph_edit_add_binding(hgr_graph_t* graph, int32_t key, const 
 /* Orders the inputs (arg_nodes) like those of `like`, matched by node name, so
  * that a rebuilt graph keeps its source's input indices; inputs `like` lacks keep
  * their order after the others. Appending puts inputs in node order, which a TVM
- * graph's arg_nodes need not follow. */
-void hgr__graph_edit_order_inputs(hgr_graph_t* graph, const hgr_graph_t* like);
+ * graph's arg_nodes need not follow. RESOURCE_EXHAUSTED leaves the order as it was. */
+hgr_status_t hgr__graph_edit_order_inputs(hgr_graph_t* graph, const hgr_graph_t* like);
 /* Sets has_device_index (true when any entry's device_key >= 0; then every entry
  * must have one) and validates. On failure the graph is unchanged but unusable. */
 hgr_status_t hgr__graph_edit_finish(hgr_graph_t* graph);

@@ -133,12 +133,13 @@ static hgr_status_t parse_document(const char* json, size_t length, cJSON** out_
 
 /* ---- nodes --------------------------------------------------------------------- */
 
-static hgr_status_t parse_node_attrs(hgr__node_t* node, const char* label, const cJSON* attrs) {
+static hgr_status_t parse_node_attrs(hgr_allocator_t allocator, hgr__node_t* node, const char* label,
+                                     const cJSON* attrs) {
   if (!cJSON_IsObject(attrs))
     return INVALID("%s: '%s' must be an object, found %s", label, attrs->string,
                    json_type_name(attrs));
   int count = cJSON_GetArraySize(attrs);
-  node->attrs = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)count + 1, sizeof(*node->attrs));
+  node->attrs = hgr__calloc(allocator, (size_t)count + 1, sizeof(*node->attrs));
   if (!node->attrs) return OUT_OF_MEMORY("node attrs");
   static const char* const standard[] = {"func_name", "num_inputs", "num_outputs", "flatten_data"};
   bool seen[4] = {false, false, false, false};
@@ -161,7 +162,7 @@ static hgr_status_t parse_node_attrs(hgr__node_t* node, const char* label, const
     if (k < 4) seen[k] = true;
     switch (k) {
       case 0:
-        HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, value, &node->func_name));
+        HGR_RETURN_IF_ERROR(hgr__strdup(allocator, value, &node->func_name));
         break;
       case 1:
         node->declared_num_inputs = number;
@@ -174,9 +175,9 @@ static hgr_status_t parse_node_attrs(hgr__node_t* node, const char* label, const
         break;
       default: {
         hgr__attr_t* attr = &node->attrs[node->attr_count];
-        HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, key, &attr->key));
+        HGR_RETURN_IF_ERROR(hgr__strdup(allocator, key, &attr->key));
         node->attr_count++; /* counted now so that the release path frees the key */
-        HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, value, &attr->value));
+        HGR_RETURN_IF_ERROR(hgr__strdup(allocator, value, &attr->value));
       }
     }
   }
@@ -229,7 +230,7 @@ static hgr_status_t parse_node(hgr_graph_t* graph, uint32_t node_id, const cJSON
   if (missing) return INVALID("%s: lacks the required key '%s'", label, missing);
   if (!cJSON_IsString(name))
     return INVALID("%s: name must be a string, found %s", label, json_type_name(name));
-  HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, name->valuestring, &node->name));
+  HGR_RETURN_IF_ERROR(hgr__strdup(graph->allocator, name->valuestring, &node->name));
   if (cJSON_IsString(op) && strcmp(op->valuestring, "tvm_op") == 0) {
     node->is_op = true;
   } else if (!cJSON_IsString(op) || strcmp(op->valuestring, "null") != 0) {
@@ -247,7 +248,7 @@ static hgr_status_t parse_node(hgr_graph_t* graph, uint32_t node_id, const cJSON
   int input_count = cJSON_GetArraySize(inputs);
   if (!node->is_op && input_count > 0)
     return INVALID("%s: a null node takes no inputs, but it lists %d", label, input_count);
-  node->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)input_count + 1, sizeof(*node->inputs));
+  node->inputs = hgr__calloc(graph->allocator, (size_t)input_count + 1, sizeof(*node->inputs));
   if (!node->inputs) return OUT_OF_MEMORY("node inputs");
   cJSON_ArrayForEach(child, inputs) {
     const char* problem = parse_entry_ref(child, &node->inputs[node->input_count]);
@@ -262,7 +263,7 @@ static hgr_status_t parse_node(hgr_graph_t* graph, uint32_t node_id, const cJSON
         "%s: a tvm_op node needs attrs with func_name, num_inputs, num_outputs and "
         "flatten_data",
         label);
-  if (attrs) HGR_RETURN_IF_ERROR(parse_node_attrs(node, label, attrs));
+  if (attrs) HGR_RETURN_IF_ERROR(parse_node_attrs(graph->allocator, node, label, attrs));
   /* TVM gives a null node one output whatever its attrs say. */
   if (!node->is_op) node->num_outputs = 1;
   if (node->num_outputs == 0) return INVALID("%s: num_outputs is 0; an op needs an output", label);
@@ -273,7 +274,7 @@ static hgr_status_t parse_nodes(hgr_graph_t* graph, const cJSON* nodes) {
   if (!cJSON_IsArray(nodes))
     return INVALID("nodes must be an array, found %s", json_type_name(nodes));
   int count = cJSON_GetArraySize(nodes);
-  graph->nodes = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)count + 1, sizeof(*graph->nodes));
+  graph->nodes = hgr__calloc(graph->allocator, (size_t)count + 1, sizeof(*graph->nodes));
   if (!graph->nodes) return OUT_OF_MEMORY("nodes");
   const cJSON* item;
   cJSON_ArrayForEach(item, nodes) {
@@ -292,7 +293,7 @@ static hgr_status_t parse_node_row_ptr(hgr_graph_t* graph, const cJSON* item) {
   if ((uint64_t)size != (uint64_t)graph->node_count + 1)
     return INVALID("node_row_ptr has %d values, but the graph has %u nodes, so it needs %llu", size,
                    graph->node_count, (unsigned long long)graph->node_count + 1);
-  graph->node_row_ptr = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)size, sizeof(*graph->node_row_ptr));
+  graph->node_row_ptr = hgr__calloc(graph->allocator, (size_t)size, sizeof(*graph->node_row_ptr));
   if (!graph->node_row_ptr) return OUT_OF_MEMORY("node_row_ptr");
   uint32_t i = 0;
   const cJSON* value;
@@ -325,7 +326,7 @@ static hgr_status_t parse_node_row_ptr(hgr_graph_t* graph, const cJSON* item) {
 static hgr_status_t parse_arg_nodes(hgr_graph_t* graph, const cJSON* item) {
   if (!cJSON_IsArray(item))
     return INVALID("arg_nodes must be an array, found %s", json_type_name(item));
-  graph->arg_nodes = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)cJSON_GetArraySize(item) + 1, sizeof(*graph->arg_nodes));
+  graph->arg_nodes = hgr__calloc(graph->allocator, (size_t)cJSON_GetArraySize(item) + 1, sizeof(*graph->arg_nodes));
   if (!graph->arg_nodes) return OUT_OF_MEMORY("arg_nodes");
   const cJSON* value;
   cJSON_ArrayForEach(value, item) {
@@ -341,7 +342,7 @@ static hgr_status_t parse_arg_nodes(hgr_graph_t* graph, const cJSON* item) {
 static hgr_status_t parse_heads(hgr_graph_t* graph, const cJSON* item) {
   if (!cJSON_IsArray(item))
     return INVALID("heads must be an array, found %s", json_type_name(item));
-  graph->heads = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)cJSON_GetArraySize(item) + 1, sizeof(*graph->heads));
+  graph->heads = hgr__calloc(graph->allocator, (size_t)cJSON_GetArraySize(item) + 1, sizeof(*graph->heads));
   if (!graph->heads) return OUT_OF_MEMORY("heads");
   const cJSON* value;
   cJSON_ArrayForEach(value, item) {
@@ -517,7 +518,7 @@ static hgr_status_t parse_attrs(hgr_graph_t* graph, const cJSON* attrs) {
     if (columns[column].required && !payloads[column])
       return INVALID("attrs lack the required column '%s'", columns[column].name);
 
-  graph->entries = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)graph->entry_count + 1, sizeof(*graph->entries));
+  graph->entries = hgr__calloc(graph->allocator, (size_t)graph->entry_count + 1, sizeof(*graph->entries));
   if (!graph->entries) return OUT_OF_MEMORY("entries");
   for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id)
     for (uint32_t e = graph->node_row_ptr[node_id]; e < graph->node_row_ptr[node_id + 1]; ++e)
@@ -611,12 +612,14 @@ static hgr_status_t parse_graph(hgr_graph_t* graph, const cJSON* root) {
   return parse_attrs(graph, fields[KEY_ATTRS]);
 }
 
-hgr_status_t hgr__graph_parse_json(const char* json, size_t length, hgr_graph_t** out_graph) {
+hgr_status_t hgr__graph_parse_json(hgr_allocator_t allocator, const char* json, size_t length,
+                                   hgr_graph_t** out_graph) {
   *out_graph = NULL;
   cJSON* root = NULL;
-  hgr_graph_t* graph = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*graph));
+  hgr_graph_t* graph = hgr__calloc(allocator, 1, sizeof(*graph));
   if (!graph) return OUT_OF_MEMORY("a graph");
   atomic_init(&graph->refcount, 1);
+  graph->allocator = allocator;
   hgr_status_t status = parse_document(json, length, &root);
   if (status) goto cleanup;
   status = parse_graph(graph, root);
@@ -634,7 +637,8 @@ cleanup:
 hgr_status_t hgr_graph_load_json(const char* json, size_t length, hgr_graph_t** out_graph) {
   hgr_graph_t* graph = NULL;
   *out_graph = NULL;
-  hgr_status_t status = hgr__graph_parse_json(json, length, &graph);
+  /* The system's: a public call with no instance (hgr/allocator.h). */
+  hgr_status_t status = hgr__graph_parse_json(hgr_allocator_system(), json, length, &graph);
   if (!status) status = hgr__graph_validate(graph);
   if (status)
     hgr_graph_release(graph);
@@ -647,10 +651,12 @@ hgr_status_t hgr_graph_load_file(const char* path, hgr_graph_t** out_graph) {
   *out_graph = NULL;
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__file_read(HGR__ALLOCATOR_TODO, path, HGR__FILE_MAX_GRAPH_JSON_BYTES, &data, &length);
+  /* The system's, as the graph's: a public call with no instance. */
+  hgr_status_t status =
+      hgr__file_read(hgr_allocator_system(), path, HGR__FILE_MAX_GRAPH_JSON_BYTES, &data, &length);
   if (!status)
     status =
         hgr_status_annotate(hgr_graph_load_json(data, length, out_graph), "graph file '%s'", path);
-  hgr__free(HGR__ALLOCATOR_TODO, data);
+  hgr__free(hgr_allocator_system(), data);
   return status;
 }

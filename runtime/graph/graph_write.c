@@ -119,7 +119,7 @@ static void write_columns(const hgr_graph_t* graph, FILE* out) {
 hgr_status_t hgr_graph_write_json(const hgr_graph_t* graph, FILE* out) {
   if (!graph || !out) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_graph_write_json needs a graph and a file");
   /* Everything that can run out of memory first, so that a failure writes nothing. */
-  char** nodes = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)graph->node_count + 1, sizeof(*nodes));
+  char** nodes = hgr__calloc(graph->allocator, (size_t)graph->node_count + 1, sizeof(*nodes));
   char* metadata = NULL;
   hgr_status_t status = nodes ? HGR_OK : OUT_OF_MEMORY("the nodes' JSON");
   for (uint32_t n = 0; n < graph->node_count && !status; ++n)
@@ -147,7 +147,7 @@ hgr_status_t hgr_graph_write_json(const hgr_graph_t* graph, FILE* out) {
 
 cleanup:
   for (uint32_t n = 0; nodes && n < graph->node_count; ++n) cJSON_free(nodes[n]);
-  hgr__free(HGR__ALLOCATOR_TODO, nodes);
+  hgr__free(graph->allocator, nodes);
   cJSON_free(metadata);
   return status;
 }

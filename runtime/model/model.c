@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_internal.h"
+#include "executor_internal.h"
 #include "hgr/config.h"
 #include "hgr/passes.h"
 #include "internal.h"
@@ -22,6 +24,7 @@ typedef struct hgr__onnx_model_s hgr__onnx_model_t;
 #endif
 
 struct hgr_specialization_s {
+  hgr_allocator_t allocator; /* the model's (a specialization may outlive it) */
   uint32_t refs; /* the model's cache (while cached) and each holder */
   uint8_t* key;
   size_t key_bytes;
@@ -41,6 +44,7 @@ typedef struct model_input_t {
 } model_input_t;
 
 struct hgr_model_s {
+  hgr_allocator_t allocator;        /* the instance's (the system's without one): all the model holds */
   hgr_instance_t* instance;
   hgr_model_options_t options;
   hgr_onnx_options_t* onnx_options; /* the caller's, copied; specializations add shapes to copies */
@@ -60,6 +64,7 @@ struct hgr_model_s {
 };
 
 struct hgr_model_run_s {
+  hgr_allocator_t allocator; /* the model's */
   hgr_specialization_t* specialization;
   hgr_fence_t* fence;
   char** output_names; /* the model's, copied: a run may outlive its model */
@@ -73,16 +78,6 @@ void hgr_model_options_init(hgr_model_options_t* options) {
 
 /* ---- inputs and outputs ------------------------------------------------------------- */
 
-/* A copy of params (hgr_params_t has no copy of its own: through its format). */
-static hgr_status_t copy_params(const hgr_params_t* params, hgr_params_t** out_copy) {
-  void* bytes = NULL;
-  size_t size = 0;
-  HGR_RETURN_IF_ERROR(hgr_params_save_memory(params, &bytes, &size));
-  hgr_status_t status = hgr_params_load_memory(bytes, size, out_copy);
-  hgr__free(HGR__ALLOCATOR_TODO, bytes);
-  return status;
-}
-
 #if HGR_HAS_ONNX
 /* io's name, rank, dims and their names, and dtype, as the parsed model gives them. */
 static void describe_io(hgr_model_io_t* io, const hgr__onnx_io_t* from) {
@@ -95,9 +90,9 @@ static void describe_io(hgr_model_io_t* io, const hgr__onnx_io_t* from) {
 
 static hgr_status_t describe_onnx(hgr_model_t* model) {
   size_t count = hgr__onnx_model_input_count(model->onnx);
-  model->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*model->inputs));
+  model->inputs = hgr__calloc(model->allocator, count + 1, sizeof(*model->inputs));
   model->output_count = hgr__onnx_model_output_count(model->onnx);
-  model->outputs = hgr__calloc(HGR__ALLOCATOR_TODO, model->output_count + 1, sizeof(*model->outputs));
+  model->outputs = hgr__calloc(model->allocator, model->output_count + 1, sizeof(*model->outputs));
   if (!model->inputs || !model->outputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < count; ++i) {
     hgr__onnx_io_t io;
@@ -127,8 +122,8 @@ static hgr_status_t describe_onnx(hgr_model_t* model) {
 static hgr_status_t describe_graph(hgr_model_t* model) {
   size_t count = hgr_graph_input_count(model->graph);
   model->output_count = hgr_graph_output_count(model->graph);
-  model->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*model->inputs));
-  model->outputs = hgr__calloc(HGR__ALLOCATOR_TODO, model->output_count + 1, sizeof(*model->outputs));
+  model->inputs = hgr__calloc(model->allocator, count + 1, sizeof(*model->inputs));
+  model->outputs = hgr__calloc(model->allocator, model->output_count + 1, sizeof(*model->outputs));
   if (!model->inputs || !model->outputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < count; ++i) {
     hgr_tensor_info_t info;
@@ -184,13 +179,13 @@ hgr_status_t hgr_model_input_index(const hgr_model_t* model, const char* name, s
       *out_index = i;
       return HGR_OK;
     }
-  hgr__text_t list = {0};
+  hgr__text_t list = {0}; /* the system's: for the status message, as statuses are */
   for (size_t i = 0; i < model->input_count; ++i)
     hgr__text_appendf(&list, "%s'%s'", i ? ", " : "", model->inputs[i].io.name);
   char* names = hgr__text_take(&list);
   hgr_status_t status = HGR_STATUS(HGR_STATUS_NOT_FOUND, "the model has no input '%s'; its inputs are %s", name,
                                    names && names[0] ? names : "none");
-  hgr__free(HGR__ALLOCATOR_TODO, names);
+  hgr__free(hgr_allocator_system(), names);
   return status;
 }
 
@@ -257,7 +252,7 @@ static hgr_status_t make_key(const hgr_model_t* model, const hgr_model_input_t* 
       bytes += inputs[i].bytes;
     }
   }
-  uint8_t* key = hgr__alloc(HGR__ALLOCATOR_TODO, bytes ? bytes : 1);
+  uint8_t* key = hgr__alloc(model->allocator, bytes ? bytes : 1);
   if (!key) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   size_t at = 0;
   for (size_t i = 0; i < model->input_count; ++i) {
@@ -277,17 +272,17 @@ static hgr_status_t make_key(const hgr_model_t* model, const hgr_model_input_t* 
 
 /* ---- specializations --------------------------------------------------------------------- */
 
-static void free_names(char** names, size_t count) {
-  for (size_t i = 0; names && i < count; ++i) hgr__free(HGR__ALLOCATOR_TODO, names[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, names);
+static void free_names(hgr_allocator_t allocator, char** names, size_t count) {
+  for (size_t i = 0; names && i < count; ++i) hgr__free(allocator, names[i]);
+  hgr__free(allocator, names);
 }
 
 static void specialization_free(hgr_specialization_t* s) {
-  free_names(s->weight_names, s->weight_name_count);
+  free_names(s->allocator, s->weight_names, s->weight_name_count);
   hgr_executor_release(s->executor);
   hgr_graph_release(s->graph);
-  hgr__free(HGR__ALLOCATOR_TODO, s->key);
-  hgr__free(HGR__ALLOCATOR_TODO, s);
+  hgr__free(s->allocator, s->key);
+  hgr__free(s->allocator, s);
 }
 
 void hgr_specialization_release(hgr_specialization_t* specialization) {
@@ -359,8 +354,8 @@ static hgr_status_t weight_names(const hgr_model_t* model, const hgr_params_t* p
                                  const hgr_specialization_t* source, char*** out_weights, size_t* out_weight_count,
                                  const char*** out_shared, size_t* out_shared_count, uint64_t* out_shared_bytes) {
   size_t count = params ? hgr_params_count(params) : 0;
-  char** weights = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*weights));
-  const char** shared = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*shared));
+  char** weights = hgr__calloc(model->allocator, count + 1, sizeof(*weights));
+  const char** shared = hgr__calloc(model->allocator, count + 1, sizeof(*shared));
   size_t weight_count = 0, shared_count = 0;
   uint64_t shared_bytes = 0;
   hgr_status_t status = weights && shared ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -368,7 +363,7 @@ static hgr_status_t weight_names(const hgr_model_t* model, const hgr_params_t* p
     const char* name = NULL;
     uint64_t bytes = 0;
     if (!equals_weight(model, params, i, &name, &bytes)) continue;
-    status = hgr__strdup(HGR__ALLOCATOR_TODO, name, &weights[weight_count]);
+    status = hgr__strdup(model->allocator, name, &weights[weight_count]);
     if (status) break;
     ++weight_count;
     if (source && bsearch(&name, source->weight_names, source->weight_name_count, sizeof(char*), compare_names)) {
@@ -377,8 +372,8 @@ static hgr_status_t weight_names(const hgr_model_t* model, const hgr_params_t* p
     }
   }
   if (status) {
-    free_names(weights, weight_count);
-    hgr__free(HGR__ALLOCATOR_TODO, shared);
+    free_names(model->allocator, weights, weight_count);
+    hgr__free(model->allocator, shared);
     return status;
   }
   qsort(weights, weight_count, sizeof(*weights), compare_names);
@@ -407,7 +402,7 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
                                 hgr_params_t** out_params, bool* out_retry) {
   *out_retry = false;
   hgr_onnx_options_t* options = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_options_clone(model->onnx_options, &options));
+  HGR_RETURN_IF_ERROR(hgr__onnx_options_clone(model->allocator, model->onnx_options, &options));
   hgr_status_t status = HGR_OK;
   for (size_t i = 0; !status && i < model->input_count; ++i) {
     const hgr_model_io_t* io = &model->inputs[i].io;
@@ -418,7 +413,7 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
                  : hgr_onnx_options_set_input_shape(options, io->name, in->shape, in->ndim);
   }
   size_t onnx_inputs = hgr__onnx_model_input_count(model->onnx);
-  bool* deciding = hgr__calloc(HGR__ALLOCATOR_TODO, onnx_inputs + 1, sizeof(*deciding));
+  bool* deciding = hgr__calloc(model->allocator, onnx_inputs + 1, sizeof(*deciding));
   if (!status && !deciding) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status)
     status = hgr__onnx_model_import(model->onnx, options, out_graph, out_params, &model->report.onnx, deciding);
@@ -429,7 +424,7 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
         *out_retry = true;
       }
   }
-  hgr__free(HGR__ALLOCATOR_TODO, deciding);
+  hgr__free(model->allocator, deciding);
   hgr_onnx_options_release(options);
   return status;
 }
@@ -479,7 +474,7 @@ static hgr_status_t make_executor(hgr_model_t* model, hgr_graph_t* graph, hgr_pa
     options.share_param_name_count = shared_count;
   }
   hgr_status_t status = hgr_executor_create(model->instance, graph, &options, out_executor);
-  hgr__free(HGR__ALLOCATOR_TODO, shared);
+  hgr__free(model->allocator, shared);
   return status;
 }
 
@@ -512,13 +507,13 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
   model->report.place_ms = since_ms(start);
   start = hgr__monotonic_ns();
   hgr_executor_t* executor = NULL;
-  hgr_specialization_t* s = status ? NULL : hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*s));
+  hgr_specialization_t* s = status ? NULL : hgr__calloc(model->allocator, 1, sizeof(*s));
   if (!status && !s) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status) status = make_executor(model, graph, model->onnx ? params : model->params, s, &executor);
   model->report.executor_ms = since_ms(start);
   if (status) {
-    if (s) free_names(s->weight_names, s->weight_name_count);
-    hgr__free(HGR__ALLOCATOR_TODO, s);
+    if (s) free_names(model->allocator, s->weight_names, s->weight_name_count);
+    hgr__free(model->allocator, s);
     hgr_executor_release(executor);
     hgr_graph_release(graph);
     hgr_params_release(params);
@@ -526,6 +521,7 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
   }
   if (model->onnx && !model->weights) model->weights = params; /* what later specializations share */
   else hgr_params_release(params);
+  s->allocator = model->allocator;
   s->refs = 1;
   s->key = key;
   s->key_bytes = key_bytes;
@@ -539,7 +535,7 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
 static hgr_status_t cache_add(hgr_model_t* model, hgr_specialization_t* s) {
   if (model->cache_count == model->cache_capacity) {
     size_t capacity = model->cache_capacity ? 2 * model->cache_capacity : 8;
-    hgr_specialization_t** grown = hgr__realloc(HGR__ALLOCATOR_TODO, model->cache, capacity * sizeof(*grown));
+    hgr_specialization_t** grown = hgr__realloc_array(model->allocator, model->cache, capacity, sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     model->cache = grown;
     model->cache_capacity = capacity;
@@ -567,7 +563,7 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
     for (size_t i = 0; i < model->cache_count; ++i) {
       hgr_specialization_t* s = model->cache[i];
       if (s->key_bytes != key_bytes || memcmp(s->key, key, key_bytes)) continue;
-      hgr__free(HGR__ALLOCATOR_TODO, key);
+      hgr__free(model->allocator, key);
       s->last_used = ++model->clock;
       ++model->report.hits;
       ++s->refs;
@@ -578,7 +574,7 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
     bool retry = false;
     hgr_status_t status = create(model, inputs, key, key_bytes, &s, &retry);
     if (status) {
-      hgr__free(HGR__ALLOCATOR_TODO, key);
+      hgr__free(model->allocator, key);
       if (retry) {
         hgr_status_free(status);
         continue;
@@ -609,7 +605,8 @@ hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs
   HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count));
   if (!model->onnx) {
     *out_graph = hgr_graph_retain(model->graph);
-    hgr_status_t status = model->params ? copy_params(model->params, out_params) : hgr_params_create(out_params);
+    hgr_status_t status = model->params ? hgr__params_copy(model->allocator, model->params, out_params)
+                                        : hgr__params_create_in(model->allocator, out_params);
     if (status) {
       hgr_graph_release(*out_graph);
       *out_graph = NULL;
@@ -648,18 +645,19 @@ hgr_status_t hgr_model_run(hgr_model_t* model, const hgr_model_input_t* inputs, 
     status = hgr_executor_set_input_by_name(s->executor, model->inputs[i].io.name, inputs[i].data, inputs[i].bytes);
     if (status) status = hgr_status_annotate(status, "input '%s'", model->inputs[i].io.name);
   }
-  hgr_model_run_t* run = status ? NULL : hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*run));
+  hgr_model_run_t* run = status ? NULL : hgr__calloc(model->allocator, 1, sizeof(*run));
   if (!status && !run) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status) {
+    run->allocator = model->allocator;
     run->specialization = s;
     status = hgr_executor_run_async(s->executor, &run->fence);
   }
   if (!status) {
-    run->output_names = hgr__calloc(HGR__ALLOCATOR_TODO, model->output_count + 1, sizeof(char*));
+    run->output_names = hgr__calloc(model->allocator, model->output_count + 1, sizeof(char*));
     run->output_count = model->output_count;
     if (!run->output_names) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     for (size_t i = 0; !status && i < model->output_count; ++i)
-      status = hgr__strdup(HGR__ALLOCATOR_TODO, model->outputs[i].name, &run->output_names[i]);
+      status = hgr__strdup(model->allocator, model->outputs[i].name, &run->output_names[i]);
   }
   if (status) {
     if (run) hgr_model_run_release(run);
@@ -690,10 +688,10 @@ hgr_status_t hgr_model_run_get_output(hgr_model_run_t* run, size_t index, void* 
 void hgr_model_run_release(hgr_model_run_t* run) {
   if (!run) return;
   hgr_fence_release(run->fence);
-  for (size_t i = 0; run->output_names && i < run->output_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, run->output_names[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, run->output_names);
+  for (size_t i = 0; run->output_names && i < run->output_count; ++i) hgr__free(run->allocator, run->output_names[i]);
+  hgr__free(run->allocator, run->output_names);
   hgr_specialization_release(run->specialization);
-  hgr__free(HGR__ALLOCATOR_TODO, run);
+  hgr__free(run->allocator, run);
 }
 
 /* ---- creation ------------------------------------------------------------------------- */
@@ -703,20 +701,22 @@ static hgr_status_t model_new(hgr_instance_t* instance, const hgr_model_options_
   if (options && (options->executor.params || options->executor.share_params_from))
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "a model's executor options leave params and share_params_from "
                       "to the model");
-  hgr_model_t* model = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*model));
+  hgr_allocator_t allocator = hgr__instance_allocator(instance);
+  hgr_model_t* model = hgr__calloc(allocator, 1, sizeof(*model));
   if (!model) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a model");
+  model->allocator = allocator;
   model->instance = instance;
   if (options) model->options = *options;
   else hgr_model_options_init(&model->options);
 #if HGR_HAS_ONNX
-  hgr_status_t status = hgr__onnx_options_clone(options ? options->onnx : NULL, &model->onnx_options);
+  hgr_status_t status = hgr__onnx_options_clone(allocator, options ? options->onnx : NULL, &model->onnx_options);
   if (status) {
-    hgr__free(HGR__ALLOCATOR_TODO, model);
+    hgr__free(allocator, model);
     return status;
   }
 #endif
   model->options.onnx = NULL; /* the copy is used */
-  hgr_status_t pooled = hgr_program_pool_create(&model->programs);
+  hgr_status_t pooled = hgr__program_pool_create_in(allocator, &model->programs);
   if (pooled) {
     hgr_model_release(model);
     return pooled;
@@ -728,7 +728,7 @@ static hgr_status_t model_new(hgr_instance_t* instance, const hgr_model_options_
 void hgr_model_release(hgr_model_t* model) {
   if (!model) return;
   while (model->cache_count) drop(model, model->cache_count - 1);
-  hgr__free(HGR__ALLOCATOR_TODO, model->cache);
+  hgr__free(model->allocator, model->cache);
   hgr_program_pool_release(model->programs);
   hgr_params_release(model->weights);
   hgr_params_release(model->params);
@@ -737,9 +737,9 @@ void hgr_model_release(hgr_model_t* model) {
   hgr__onnx_model_free(model->onnx);
   hgr_onnx_options_release(model->onnx_options);
 #endif
-  hgr__free(HGR__ALLOCATOR_TODO, model->inputs);
-  hgr__free(HGR__ALLOCATOR_TODO, model->outputs);
-  hgr__free(HGR__ALLOCATOR_TODO, model);
+  hgr__free(model->allocator, model->inputs);
+  hgr__free(model->allocator, model->outputs);
+  hgr__free(model->allocator, model);
 }
 
 hgr_status_t hgr_model_create_onnx_memory(hgr_instance_t* instance, const void* bytes, size_t size,
@@ -750,7 +750,8 @@ hgr_status_t hgr_model_create_onnx_memory(hgr_instance_t* instance, const void* 
   hgr_model_t* model = NULL;
   HGR_RETURN_IF_ERROR(model_new(instance, options, &model));
 #if HGR_HAS_ONNX
-  hgr_status_t status = hgr__onnx_model_parse(bytes, size, base_directory, model->onnx_options, &model->onnx);
+  hgr_status_t status =
+      hgr__onnx_model_parse(model->allocator, bytes, size, base_directory, model->onnx_options, &model->onnx);
   if (!status) status = describe_onnx(model);
   if (!status) status = hgr__onnx_model_check_ops(model->onnx);
 #else
@@ -773,10 +774,11 @@ hgr_status_t hgr_model_create_onnx_file(hgr_instance_t* instance, const char* pa
   void* data = NULL;
   size_t length = 0;
   char* folder = NULL;
-  hgr_status_t status = hgr__onnx_model_read_file(path, &data, &length, &folder);
+  hgr_allocator_t allocator = hgr__instance_allocator(instance); /* the model's */
+  hgr_status_t status = hgr__onnx_model_read_file(allocator, path, &data, &length, &folder);
   if (!status) status = hgr_model_create_onnx_memory(instance, data, length, folder, options, out_model);
-  hgr__free(HGR__ALLOCATOR_TODO, folder);
-  hgr__free(HGR__ALLOCATOR_TODO, data);
+  hgr__free(allocator, folder);
+  hgr__free(allocator, data);
   return hgr_status_annotate(status, "%s", path);
 #else
   (void)instance, (void)options;
@@ -792,7 +794,7 @@ hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph
   hgr_model_t* model = NULL;
   HGR_RETURN_IF_ERROR(model_new(instance, options, &model));
   hgr_status_t status = HGR_OK;
-  if (params) status = copy_params(params, &model->params);
+  if (params) status = hgr__params_copy(model->allocator, params, &model->params);
   /* The graph passes, as an ONNX model's import runs them (a placed graph stays). */
   hgr_passes_options_t passes;
   hgr_passes_options_init(&passes);

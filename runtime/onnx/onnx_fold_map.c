@@ -52,7 +52,7 @@ hgr_status_t hgr__onnx_map_tensor(const hgr__onnx_node_t* node, const hgr__onnx_
   if (!hgr__shape_size(shape, ndim, 0, &count, NULL) || count > MAX_MAPPED_ELEMENTS)
     return HGR__ONNX_UNSUPPORTED(node, "a result too large to compute at load");
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(in->onnx_type, shape, ndim, node->label, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, in->onnx_type, shape, ndim, node->label, &out));
   size_t element = hgr__onnx_type_bytes(in->onnx_type);
   uint64_t in_stride[HGR_MAX_DIMS];
   hgr__onnx_tensor_strides(in, in_stride);

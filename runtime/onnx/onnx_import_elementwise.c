@@ -48,7 +48,7 @@ static hgr_status_t fold_nary(hgr__onnx_node_t* node, uint32_t count, int32_t ou
     }
   }
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(out_type, shape, ndim, node->label, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, out_type, shape, ndim, node->label, &out));
   double x[8];
   for (uint64_t i = 0; i < out->count; ++i) {
     for (uint32_t k = 0; k < count; ++k)
@@ -230,7 +230,7 @@ static hgr_status_t fold_elementwise(hgr__onnx_node_t* node) {
   if (count == 2) HGR_RETURN_IF_ERROR(hgr__onnx_broadcast(node, a->shape, a->ndim, b->shape, b->ndim, shape, &ndim));
   int32_t out_type = output_type(e, node);
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(out_type, shape, ndim, node->label, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, out_type, shape, ndim, node->label, &out));
   bool integral = !hgr__onnx_type_is_float(type) && out_type != HGR__ONNX_BOOL;
   for (uint64_t i = 0; i < out->count; ++i) {
     uint64_t ia = broadcast_index(shape, ndim, a->shape, a->ndim, i);
@@ -424,7 +424,7 @@ static hgr_status_t fold_clip(hgr__onnx_node_t* node) {
   const hgr__onnx_tensor_t* x = node->inputs[0] ? node->inputs[0]->constant : NULL;
   if (!x) return HGR__ONNX_INVALID(node, "input 0 is omitted");
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(x, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(node->loader->allocator, x, &out));
   for (uint64_t i = 0; i < out->count; ++i) {
     double v = hgr__onnx_tensor_f64(x, i);
     hgr__onnx_tensor_set_f64(out, i, v < lo ? lo : v > hi ? hi : v);
@@ -489,7 +489,7 @@ static hgr_status_t fold_cast(hgr__onnx_node_t* node) {
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(x->constant, (int32_t)to, node->label, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(node->loader->allocator, x->constant, (int32_t)to, node->label, &out));
   return hgr__onnx_set_constant(node, 0, out);
 }
 
@@ -539,7 +539,8 @@ static hgr_status_t import_dropout(hgr__onnx_node_t* node) {
     return HGR__ONNX_UNSUPPORTED(node, "training_mode = true; hgr runs inference");
   if (node->output_count > 1 && node->outputs[1] && node->outputs[1]->uses) {
     hgr__onnx_tensor_t* mask = NULL;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_BOOL, x->shape, x->ndim, node->label, &mask));
+    HGR_RETURN_IF_ERROR(
+        hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_BOOL, x->shape, x->ndim, node->label, &mask));
     memset(mask->data, 1, (size_t)mask->count);
     HGR_RETURN_IF_ERROR(hgr__onnx_set_constant(node, 1, mask));
   }

@@ -57,7 +57,7 @@ static hgr_status_t fold_arg(hgr__onnx_node_t* node) {
     if (d != a.axis || a.keepdims) shape[ndim++] = d == a.axis ? 1 : t->shape[d];
   }
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_INT64, shape, ndim, node->label, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_INT64, shape, ndim, node->label, &out));
   for (uint64_t o = 0; o < outer; ++o)
     for (uint64_t i = 0; i < inner; ++i) {
       uint64_t best = 0;

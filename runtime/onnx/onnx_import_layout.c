@@ -251,7 +251,7 @@ static hgr_status_t split(hgr__onnx_node_t* node, bool fold) {
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   if (!fold) HGR_RETURN_IF_ERROR(check_movable(node, x));
-  int64_t* sizes = hgr__calloc(HGR__ALLOCATOR_TODO, node->output_count ? node->output_count : 1, sizeof(*sizes));
+  int64_t* sizes = hgr__calloc(node->loader->allocator, node->output_count ? node->output_count : 1, sizeof(*sizes));
   if (!sizes) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
   int32_t axis;
   hgr_status_t status = read_split(node, x, &axis, sizes);
@@ -273,7 +273,7 @@ static hgr_status_t split(hgr__onnx_node_t* node, bool fold) {
       status = add_slice(node, x, &s, k);
     }
   }
-  hgr__free(HGR__ALLOCATOR_TODO, sizes);
+  hgr__free(node->loader->allocator, sizes);
   return status;
 }
 
@@ -441,7 +441,7 @@ static hgr_status_t fold_pad(hgr__onnx_node_t* node) {
   pad_t p;
   HGR_RETURN_IF_ERROR(read_pad(node, x, &p));
   hgr__onnx_tensor_t* fill = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(x->onnx_type, NULL, 0, node->label, &fill));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, x->onnx_type, NULL, 0, node->label, &fill));
   hgr_status_t status = HGR_OK;
   if (p.kind == HGR__ONNX_MAP_PAD_CONSTANT) {
     hgr__onnx_value_t* v = node->opset < 11 ? NULL : hgr__onnx_input(node, 2);

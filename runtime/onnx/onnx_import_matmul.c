@@ -31,11 +31,11 @@ static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
       status = hgr__onnx_runtime(node, b, &vb);
     } else { /* transpose the constant [K, N] to [N, K] at load */
       hgr__onnx_tensor_t* t = NULL;
-      status = hgr__onnx_tensor_cast(b->constant, HGR__ONNX_FLOAT, node->label, &t);
+      status = hgr__onnx_tensor_cast(node->loader->allocator, b->constant, HGR__ONNX_FLOAT, node->label, &t);
       if (!status) {
         hgr__onnx_tensor_t* tt = NULL;
         int64_t shape[2] = {b->shape[1], b->shape[0]};
-        status = hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 2, node->label, &tt);
+        status = hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, shape, 2, node->label, &tt);
         for (int64_t i = 0; !status && i < b->shape[0]; ++i)
           for (int64_t j = 0; j < b->shape[1]; ++j)
             memcpy((float*)tt->data + j * b->shape[0] + i, (float*)t->data + i * b->shape[1] + j, 4);
@@ -48,7 +48,7 @@ static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
     uint32_t count = 2;
     if (!status && c_is_bias) {
       hgr__onnx_tensor_t* flat = NULL;
-      status = hgr__onnx_tensor_cast(c->constant, HGR__ONNX_FLOAT, node->label, &flat);
+      status = hgr__onnx_tensor_cast(node->loader->allocator, c->constant, HGR__ONNX_FLOAT, node->label, &flat);
       int64_t flat_shape[1] = {n};
       if (!status) status = hgr__onnx_tensor_reshape(flat, flat_shape, 1, node->label);
       if (!status) {

@@ -173,7 +173,8 @@ static hgr_status_t affine_init(const hgr__onnx_node_t* node, int64_t channels, 
   f->channels = channels;
   f->rank = rank;
   for (int k = 0; k < 2; ++k)
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_DOUBLE, &channels, 1, node->label, &f->held[k]));
+    HGR_RETURN_IF_ERROR(
+        hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_DOUBLE, &channels, 1, node->label, &f->held[k]));
   f->scale = f->held[0]->data;
   f->shift = f->held[1]->data;
   for (int64_t m = 0; m < channels; ++m) f->scale[m] = 1, f->shift[m] = 0;
@@ -266,7 +267,7 @@ static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor
     affine_batch_norm(loader, next, &f);
     e->chain[e->chain_length++] = index;
     int64_t shape[1] = {channels};
-    status = hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, 1, node->label, &e->bias);
+    status = hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, shape, 1, node->label, &e->bias);
     bool scaled = false;
     for (int64_t m = 0; !status && m < channels; ++m) {
       double b0 = bias ? hgr__onnx_tensor_f64(bias->constant, (uint64_t)m) : 0.0;
@@ -274,7 +275,7 @@ static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor
       scaled = scaled || f.scale[m] != 1;
     }
     if (!status && scaled) {
-      status = hgr__onnx_tensor_cast(weight, HGR__ONNX_FLOAT, node->label, &e->weight);
+      status = hgr__onnx_tensor_cast(node->loader->allocator, weight, HGR__ONNX_FLOAT, node->label, &e->weight);
       uint64_t per = status || !channels ? 0 : weight->count / (uint64_t)channels; /* no channels: no weights */
       for (uint64_t k = 0; !status && k < weight->count; ++k)
         hgr__onnx_tensor_set_f64(e->weight, k, hgr__onnx_tensor_f64(e->weight, k) * f.scale[k / per]);
@@ -331,7 +332,7 @@ static hgr_status_t import_conv(hgr__onnx_node_t* node) {
       status = hgr__onnx_runtime(node, wv, &inputs[1]); /* the weights as they are: the value's own param */
     } else if (e.weight || wv->constant) {
       hgr__onnx_tensor_t* t = e.weight;
-      if (!t) status = hgr__onnx_tensor_cast(wv->constant, HGR__ONNX_FLOAT, node->label, &t);
+      if (!t) status = hgr__onnx_tensor_cast(node->loader->allocator, wv->constant, HGR__ONNX_FLOAT, node->label, &t);
       if (!status && is_1d) {
         int64_t height_1[4] = {t->shape[0], t->shape[1], 1, t->shape[2]};
         status = hgr__onnx_tensor_reshape(t, height_1, 4, node->label);
@@ -571,7 +572,7 @@ static hgr_status_t import_batch_norm_affine(hgr__onnx_node_t* node, hgr__onnx_v
   shape[0] = f.channels;
   for (int32_t d = 1; d < ndim; ++d) shape[d] = 1;
   for (int i = 0; !status && i < 2; ++i)
-    status = hgr__onnx_tensor_new(HGR__ONNX_FLOAT, shape, ndim, node->label, &params[i]);
+    status = hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, shape, ndim, node->label, &params[i]);
   for (int64_t m = 0; !status && m < f.channels; ++m) {
     hgr__onnx_tensor_set_f64(params[0], (uint64_t)m, f.scale[m]);
     hgr__onnx_tensor_set_f64(params[1], (uint64_t)m, f.shift[m]);
@@ -692,7 +693,7 @@ static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, hgr__onnx_value_t* 
   int64_t flat[1] = {count};
   if (!v) {
     hgr__onnx_tensor_t* zeros = NULL;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, flat, 1, node->label, &zeros));
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, flat, 1, node->label, &zeros));
     hgr_status_t status = hgr__onnx_add_float_constant(node, NULL, zeros, out);
     hgr__onnx_tensor_free(zeros);
     return status;
@@ -707,7 +708,7 @@ static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, hgr__onnx_value_t* 
     return HGR__ONNX_INVALID(node, "input '%s' is %s", v->name, hgr__onnx_type_name(v->onnx_type));
   if (v->constant) { /* expand at load: element i of the normalized dims reads v's broadcast index */
     hgr__onnx_tensor_t* t = NULL;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, flat, 1, node->label, &t));
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, flat, 1, node->label, &t));
     int32_t lead = ndim - v->ndim;
     for (int64_t i = 0; i < count; ++i) {
       int64_t rest = i, from = 0, stride = 1;

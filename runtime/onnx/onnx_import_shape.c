@@ -24,7 +24,7 @@ static hgr_status_t reshaped(hgr__onnx_node_t* node, hgr__onnx_value_t* x, const
                              (unsigned long long)count);
   if (x->constant) {
     hgr__onnx_tensor_t* t = NULL;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(x->constant, &t));
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(node->loader->allocator, x->constant, &t));
     hgr_status_t status = hgr__onnx_tensor_reshape(t, shape, ndim, node->label);
     if (status) {
       hgr__onnx_tensor_free(t);
@@ -188,7 +188,7 @@ static hgr_status_t fold_transpose(hgr__onnx_node_t* node) {
   const hgr__onnx_tensor_t* t = x->constant;
   for (int32_t d = 0; d < t->ndim; ++d) shape[d] = t->shape[perm[d]];
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(t->onnx_type, shape, t->ndim, node->label, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, t->onnx_type, shape, t->ndim, node->label, &out));
   size_t element = hgr__onnx_type_bytes(t->onnx_type);
   uint64_t in_stride[HGR_MAX_DIMS];
   hgr__onnx_tensor_strides(t, in_stride);
@@ -250,7 +250,8 @@ static hgr_status_t fold_concat(hgr__onnx_node_t* node) {
       return HGR__ONNX_INVALID(node, "the inputs join to more than 2^63 - 1 along axis %d", (int)axis);
   shape[axis] = (int64_t)joined;
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(first->onnx_type, shape, first->ndim, node->label, &out));
+  HGR_RETURN_IF_ERROR(
+      hgr__onnx_tensor_new(node->loader->allocator, first->onnx_type, shape, first->ndim, node->label, &out));
   size_t element = hgr__onnx_type_bytes(first->onnx_type);
   uint64_t outer = 1, inner = element;
   for (int32_t d = 0; d < axis; ++d) outer *= (uint64_t)shape[d];
@@ -269,7 +270,7 @@ static hgr_status_t fold_concat(hgr__onnx_node_t* node) {
 static hgr_status_t import_concat(hgr__onnx_node_t* node) {
   int32_t axis;
   HGR_RETURN_IF_ERROR(concat_axis(node, &axis));
-  hgr_value_t* in = hgr__calloc(HGR__ALLOCATOR_TODO, node->input_count, sizeof(*in));
+  hgr_value_t* in = hgr__calloc(node->loader->allocator, node->input_count, sizeof(*in));
   if (!in) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr_status_t status = HGR_OK;
   for (uint32_t i = 0; !status && i < node->input_count; ++i) status = hgr__onnx_runtime(node, node->inputs[i], &in[i]);
@@ -279,7 +280,7 @@ static hgr_status_t import_concat(hgr__onnx_node_t* node) {
   if (!status) status = hgr_attrs_set_int(attrs, "axis", axis);
   if (!status) status = hgr__onnx_add_op(node, "concatenate", in, node->input_count, attrs, 1, &out);
   hgr_attrs_release(attrs);
-  hgr__free(HGR__ALLOCATOR_TODO, in);
+  hgr__free(node->loader->allocator, in);
   HGR_RETURN_IF_ERROR(status);
   return hgr__onnx_set_runtime(node, 0, out, node->inputs[0]->onnx_type);
 }
@@ -310,7 +311,7 @@ static hgr_status_t fold_gather(hgr__onnx_node_t* node) {
   for (int32_t d = 0; d < idx->ndim; ++d) shape[n++] = idx->shape[d];
   for (int32_t d = axis + 1; d < t->ndim; ++d) shape[n++] = t->shape[d];
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(t->onnx_type, shape, ndim, node->label, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, t->onnx_type, shape, ndim, node->label, &out));
   size_t element = hgr__onnx_type_bytes(t->onnx_type);
   uint64_t outer = 1, inner = element, extent = (uint64_t)t->shape[axis];
   for (int32_t d = 0; d < axis; ++d) outer *= (uint64_t)t->shape[d];
@@ -359,7 +360,7 @@ static hgr_status_t import_shape(hgr__onnx_node_t* node) {
   end = end < 0 ? 0 : end > x->ndim ? x->ndim : end;
   int64_t count = end > start ? end - start : 0;
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_INT64, &count, 1, node->label, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_INT64, &count, 1, node->label, &out));
   for (int64_t i = 0; i < count; ++i) hgr__onnx_tensor_set_i64(out, (uint64_t)i, x->shape[start + i]);
   ++node->loader->report.folded;
   return hgr__onnx_set_constant(node, 0, out);
@@ -370,7 +371,7 @@ static hgr_status_t import_size(hgr__onnx_node_t* node) {
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_INT64, NULL, 0, node->label, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_INT64, NULL, 0, node->label, &out));
   int64_t count = 1;
   for (int32_t d = 0; d < x->ndim; ++d) count *= x->shape[d];
   hgr__onnx_tensor_set_i64(out, 0, count);
@@ -386,16 +387,19 @@ static hgr_status_t import_constant(hgr__onnx_node_t* node) {
   hgr__onnx_tensor_t* out = NULL;
   const char* name = a->name ? a->name : "";
   if (!strcmp(name, "value") && a->t) {
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(a->t, &node->loader->external, node->label, &out));
+    HGR_RETURN_IF_ERROR(
+        hgr__onnx_tensor_decode(node->loader->allocator, a->t, &node->loader->external, node->label, &out));
   } else if (!strcmp(name, "value_float") || !strcmp(name, "value_int")) {
     bool f = name[6] == 'f';
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(f ? HGR__ONNX_FLOAT : HGR__ONNX_INT64, NULL, 0, node->label, &out));
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, f ? HGR__ONNX_FLOAT : HGR__ONNX_INT64, NULL, 0,
+                                             node->label, &out));
     if (f) hgr__onnx_tensor_set_f64(out, 0, a->f);
     else hgr__onnx_tensor_set_i64(out, 0, a->i);
   } else if (!strcmp(name, "value_floats") || !strcmp(name, "value_ints")) {
     bool f = name[6] == 'f';
     int64_t n = (int64_t)(f ? a->n_floats : a->n_ints);
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(f ? HGR__ONNX_FLOAT : HGR__ONNX_INT64, &n, 1, node->label, &out));
+    HGR_RETURN_IF_ERROR(
+        hgr__onnx_tensor_new(node->loader->allocator, f ? HGR__ONNX_FLOAT : HGR__ONNX_INT64, &n, 1, node->label, &out));
     for (int64_t i = 0; i < n; ++i) {
       if (f) hgr__onnx_tensor_set_f64(out, (uint64_t)i, a->floats[i]);
       else hgr__onnx_tensor_set_i64(out, (uint64_t)i, a->ints[i]);
@@ -418,14 +422,14 @@ static hgr_status_t import_constant_of_shape(hgr__onnx_node_t* node) {
   for (uint64_t i = 0; i < s->count; ++i) shape[i] = hgr__onnx_tensor_i64(s, i);
   const Onnx__AttributeProto* a = hgr__onnx_attr(node, "value");
   if (a && a->t) {
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(a->t, NULL, node->label, &value));
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(node->loader->allocator, a->t, NULL, node->label, &value));
     if (value->count != 1) {
       hgr__onnx_tensor_free(value);
       return HGR__ONNX_INVALID(node, "attr 'value' must hold one element");
     }
   }
-  hgr_status_t status = hgr__onnx_tensor_new(value ? value->onnx_type : HGR__ONNX_FLOAT, shape, (int32_t)s->count,
-                                             node->label, &out);
+  hgr_status_t status = hgr__onnx_tensor_new(node->loader->allocator, value ? value->onnx_type : HGR__ONNX_FLOAT,
+                                             shape, (int32_t)s->count, node->label, &out);
   if (!status && value) {
     size_t element = hgr__onnx_type_bytes(value->onnx_type);
     for (uint64_t i = 0; i < out->count; ++i) memcpy((char*)out->data + i * element, value->data, element);
@@ -458,7 +462,7 @@ static hgr_status_t import_range(hgr__onnx_node_t* node) {
       return HGR__ONNX_UNSUPPORTED(node, "a range of %g elements (start %g, limit %g, delta %g); hgr folds at "
                                    "most %.0f", n, start, limit, delta, RANGE_MAX_ELEMENTS);
     int64_t count = n > 0 ? (int64_t)n : 0;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, &count, 1, node->label, &out));
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, type, &count, 1, node->label, &out));
     for (int64_t i = 0; i < count; ++i) hgr__onnx_tensor_set_f64(out, (uint64_t)i, start + (double)i * delta);
   } else {
     int64_t start = hgr__onnx_tensor_i64(t[0], 0), limit = hgr__onnx_tensor_i64(t[1], 0),
@@ -476,7 +480,7 @@ static hgr_status_t import_range(hgr__onnx_node_t* node) {
                                    "most %.0f", (unsigned long long)n, (long long)start, (long long)limit,
                                    (long long)delta, RANGE_MAX_ELEMENTS);
     int64_t count = (int64_t)n;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, &count, 1, node->label, &out));
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, type, &count, 1, node->label, &out));
     /* start + i * delta lies between start and limit; computed modulo 2^64 */
     for (int64_t i = 0; i < count; ++i)
       hgr__onnx_tensor_set_i64(out, (uint64_t)i, (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)delta));

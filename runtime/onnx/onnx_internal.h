@@ -59,8 +59,9 @@ typedef struct hgr__onnx_tensor_t {
   int32_t ndim;
   int64_t shape[HGR_MAX_DIMS];
   uint64_t count;
-  void* data; /* malloc'd, count * hgr__onnx_type_bytes(onnx_type) bytes (never NULL) */
+  void* data; /* from allocator, count * hgr__onnx_type_bytes(onnx_type) bytes (never NULL) */
   hgr__onnx_limits_t* charged; /* the load whose budget holds these bytes until freed, or NULL */
+  hgr_allocator_t allocator;   /* the tensor's and its data's (hgr__onnx_tensor_free frees with it) */
 } hgr__onnx_tensor_t;
 
 /* "float", "int64", ...; "type 99" for an unknown code (static buffer not used:
@@ -99,10 +100,11 @@ hgr_status_t hgr__onnx_limits_charge(uint64_t bytes, const char* where);
 /* Counts bytes of external data as the model's own (they raise the default budget). */
 void hgr__onnx_limits_add_model_bytes(uint64_t bytes);
 
-/* A zeroed tensor. INVALID_ARGUMENT (naming where) for a negative extent, too many
- * dims or a byte size beyond 64 bits / size_t; RESOURCE_EXHAUSTED. */
-hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32_t ndim, const char* where,
-                                  hgr__onnx_tensor_t** out_tensor);
+/* A zeroed tensor, it and its data from allocator (which it keeps). INVALID_ARGUMENT
+ * (naming where) for a negative extent, too many dims or a byte size beyond 64 bits /
+ * size_t; RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__onnx_tensor_new(hgr_allocator_t allocator, int32_t onnx_type, const int64_t* shape, int32_t ndim,
+                                  const char* where, hgr__onnx_tensor_t** out_tensor);
 void hgr__onnx_tensor_free(hgr__onnx_tensor_t* tensor);
 /* Charges tensor to limits (NULL: none) from now on, for a tensor that outlives the
  * load that made it (a fold the parsed model keeps): that load goes on counting it
@@ -118,7 +120,9 @@ hgr_status_t hgr__onnx_tensor_reshape(hgr__onnx_tensor_t* tensor, const int64_t*
 bool hgr__onnx_tensor_is_whole(const hgr__onnx_tensor_t* tensor);
 /* The row-major strides of tensor, in elements (out: tensor->ndim values). */
 void hgr__onnx_tensor_strides(const hgr__onnx_tensor_t* tensor, uint64_t* out_strides);
-hgr_status_t hgr__onnx_tensor_copy(const hgr__onnx_tensor_t* tensor, hgr__onnx_tensor_t** out_copy);
+/* A copy of tensor made with allocator. */
+hgr_status_t hgr__onnx_tensor_copy(hgr_allocator_t allocator, const hgr__onnx_tensor_t* tensor,
+                                   hgr__onnx_tensor_t** out_copy);
 
 /* Where a tensor's external data may come from: the model's folder (NULL: external
  * data is refused). */
@@ -126,10 +130,11 @@ typedef struct hgr__onnx_external_t {
   const char* base_directory;
 } hgr__onnx_external_t;
 
-/* Decodes a TensorProto: raw_data (little-endian), the typed fields, or external
- * data. where names it in errors ("initializer 'w'"). */
-hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__onnx_external_t* external,
-                                     const char* where, hgr__onnx_tensor_t** out_tensor);
+/* Decodes a TensorProto into a tensor made with allocator: raw_data (little-endian),
+ * the typed fields, or external data. where names it in errors ("initializer 'w'"). */
+hgr_status_t hgr__onnx_tensor_decode(hgr_allocator_t allocator, const Onnx__TensorProto* proto,
+                                     const hgr__onnx_external_t* external, const char* where,
+                                     hgr__onnx_tensor_t** out_tensor);
 
 /* Element i as a double / an int64 (floats truncated toward zero, NaN 0). */
 double hgr__onnx_tensor_f64(const hgr__onnx_tensor_t* tensor, uint64_t i);
@@ -138,9 +143,9 @@ int64_t hgr__onnx_tensor_i64(const hgr__onnx_tensor_t* tensor, uint64_t i);
  * ONNX Cast does: float to int truncates; to bool: nonzero). */
 void hgr__onnx_tensor_set_f64(hgr__onnx_tensor_t* tensor, uint64_t i, double value);
 void hgr__onnx_tensor_set_i64(hgr__onnx_tensor_t* tensor, uint64_t i, int64_t value);
-/* A copy converted to onnx_type element by element (ONNX Cast). */
-hgr_status_t hgr__onnx_tensor_cast(const hgr__onnx_tensor_t* tensor, int32_t onnx_type, const char* where,
-                                   hgr__onnx_tensor_t** out_tensor);
+/* A copy made with allocator, converted to onnx_type element by element (ONNX Cast). */
+hgr_status_t hgr__onnx_tensor_cast(hgr_allocator_t allocator, const hgr__onnx_tensor_t* tensor, int32_t onnx_type,
+                                   const char* where, hgr__onnx_tensor_t** out_tensor);
 
 /* ---- before parsing (onnx_wire.c) ------------------------------------------------------ */
 
@@ -150,6 +155,17 @@ hgr_status_t hgr__onnx_tensor_cast(const hgr__onnx_tensor_t* tensor, int32_t onn
  * than HGR_ONNX_MAX_GRAPH_DEPTH; OK otherwise, also for bytes that do not parse
  * (protobuf-c then says so). */
 hgr_status_t hgr__onnx_wire_check(const void* bytes, size_t size, const ProtobufCMessageDescriptor* descriptor);
+
+/* protobuf-c's allocator over an hgr allocator: give &base to protobuf-c's unpack and
+ * to free_unpacked alike (the same one, which must outlive what it unpacked). failed
+ * tells that an allocation failed, so that an unpack that returns NULL for want of
+ * memory is RESOURCE_EXHAUSTED rather than bytes that do not parse. */
+typedef struct hgr__onnx_protobuf_allocator_t {
+  ProtobufCAllocator base;
+  hgr_allocator_t allocator;
+  bool failed;
+} hgr__onnx_protobuf_allocator_t;
+void hgr__onnx_protobuf_allocator_init(hgr__onnx_protobuf_allocator_t* wrapper, hgr_allocator_t allocator);
 
 /* ---- options (onnx_options.c) and the parsed model (onnx_model.c) ------------------------ */
 
@@ -162,6 +178,7 @@ typedef struct input_shape_t {
 } input_shape_t;
 
 struct hgr_onnx_options_s {
+  hgr_allocator_t allocator; /* its memory and its values' (hgr_onnx_options_create: the system's) */
   input_shape_t* shapes;
   size_t shape_count;
   hgr_instance_t* instance;
@@ -173,6 +190,8 @@ struct hgr_onnx_options_s {
 
 /* A parsed model (onnx_model.h). */
 struct hgr__onnx_model_s {
+  hgr_allocator_t allocator;                /* everything the model holds, and each import's loader */
+  hgr__onnx_protobuf_allocator_t protobuf;  /* proto's, over allocator (freed with it) */
   Onnx__ModelProto* proto;
   /* Per node, the outputs of its fold when no input depends on a graph input: the same
    * at every import, so each import after the first borrows them (NULL: not kept). */
@@ -208,6 +227,7 @@ typedef struct hgr__onnx_value_t {
 } hgr__onnx_value_t;
 
 typedef struct hgr__onnx_loader_t {
+  hgr_allocator_t allocator; /* the parsed model's: the builder, the host tensors, the tables */
   const Onnx__GraphProto* graph;
   int64_t opset;
   const hgr_onnx_options_t* options;
@@ -363,8 +383,8 @@ const Onnx__NodeProto* hgr__onnx_sole_consumer(const hgr__onnx_node_t* node, con
 hgr__onnx_value_t* hgr__onnx_find_value(const hgr__onnx_loader_t* loader, const char* name);
 /* Notes that a node needed v at load, which is not a constant: the graph inputs v
  * derives from through values that are not constants decide shapes
- * (hgr__onnx_import's out_deciding). */
-void hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v);
+ * (hgr__onnx_import's out_deciding). RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v);
 /* Marks node index as fused into node (counted in the report), and defines its
  * first output as the same value as `result` (NULL: leaves it undefined, for a
  * node inside a fused chain whose output only the chain used). */
@@ -404,7 +424,8 @@ typedef struct hgr__onnx_source_map_t {
   const void* fill; /* PAD_CONSTANT: one element of the input's type */
 } hgr__onnx_source_map_t;
 
-/* A tensor shaped shape (ndim) of the input's type, by map. Beyond 2^26 elements
+/* A tensor shaped shape (ndim) of the input's type, by map, made with the loader's
+ * allocator. Beyond 2^26 elements
  * UNIMPLEMENTED (a fold then leaves the node to the device); a source index outside
  * the input INVALID_ARGUMENT naming it. */
 hgr_status_t hgr__onnx_map_tensor(const hgr__onnx_node_t* node, const hgr__onnx_source_map_t* map,
@@ -417,7 +438,9 @@ hgr_status_t hgr__onnx_fold_map(hgr__onnx_node_t* node, const hgr__onnx_source_m
 
 /* The ONNX op called name (default domain), or NULL. */
 const hgr__onnx_op_t* hgr__onnx_op_find(const char* name);
-/* Every supported op's name, comma-separated, sorted (malloc'd; NULL when out of memory). */
+/* Every supported op's name, comma-separated, sorted (NULL when out of memory), for
+ * status messages: from the system allocator, as statuses are (hgr/allocator.h);
+ * free it with hgr__free(hgr_allocator_system(), ...). */
 char* hgr__onnx_op_list(void);
 
 #endif /* HGR_ONNX_INTERNAL_H_ */

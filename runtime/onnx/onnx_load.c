@@ -12,6 +12,7 @@
 #include "file.h"
 #include "passes.h"
 #include "builder_internal.h"
+#include "device_internal.h"
 #include "onnx_internal.h"
 #include "onnx_model.h"
 #include "text.h"
@@ -40,7 +41,7 @@ static hgr_status_t collect_values(hgr__onnx_loader_t* loader) {
   const Onnx__GraphProto* g = loader->graph;
   size_t capacity = g->n_initializer + g->n_input;
   for (size_t n = 0; n < g->n_node; ++n) capacity += g->node[n]->n_output;
-  loader->values = hgr__calloc(HGR__ALLOCATOR_TODO, capacity ? capacity : 1, sizeof(*loader->values));
+  loader->values = hgr__calloc(loader->allocator, capacity ? capacity : 1, sizeof(*loader->values));
   if (!loader->values) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu values", capacity);
   size_t count = 0;
   for (size_t i = 0; i < g->n_initializer; ++i) {
@@ -178,7 +179,7 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
       if (given->value->onnx_type != v->onnx_type)
         return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph input '%s' is %s; the value given for it is %s",
                           info->name, hgr__onnx_type_name(v->onnx_type), hgr__onnx_type_name(given->value->onnx_type));
-      HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(given->value, &v->constant));
+      HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(loader->allocator, given->value, &v->constant));
       v->ndim = given->value->ndim;
       memcpy(v->shape, given->value->shape, sizeof(v->shape));
       v->defined = true;
@@ -210,12 +211,12 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
  * counts each value's uses by them. */
 static hgr_status_t find_live(hgr__onnx_loader_t* loader) {
   const Onnx__GraphProto* g = loader->graph;
-  bool* needed = hgr__calloc(HGR__ALLOCATOR_TODO, loader->value_count ? loader->value_count : 1, sizeof(*needed));
+  bool* needed = hgr__calloc(loader->allocator, loader->value_count ? loader->value_count : 1, sizeof(*needed));
   if (!needed) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < g->n_output; ++i) {
     hgr__onnx_value_t* v = hgr__onnx_find_value(loader, g->output[i]->name);
     if (!v) {
-      hgr__free(HGR__ALLOCATOR_TODO, needed);
+      hgr__free(loader->allocator, needed);
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph output %zu '%s' is not produced by any node, "
                         "initializer or input", i, g->output[i]->name ? g->output[i]->name : "");
     }
@@ -243,7 +244,7 @@ static hgr_status_t find_live(hgr__onnx_loader_t* loader) {
       ++v->uses;
     }
   }
-  hgr__free(HGR__ALLOCATOR_TODO, needed);
+  hgr__free(loader->allocator, needed);
   return HGR_OK;
 }
 
@@ -264,8 +265,8 @@ static void node_header(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_no
 static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_node_t* node) {
   const Onnx__NodeProto* proto = loader->graph->node[index];
   node_header(loader, index, node);
-  node->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, proto->n_input + 1, sizeof(*node->inputs));
-  node->outputs = hgr__calloc(HGR__ALLOCATOR_TODO, proto->n_output + 1, sizeof(*node->outputs));
+  node->inputs = hgr__calloc(loader->allocator, proto->n_input + 1, sizeof(*node->inputs));
+  node->outputs = hgr__calloc(loader->allocator, proto->n_output + 1, sizeof(*node->outputs));
   if (!node->inputs || !node->outputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   node->input_count = (uint32_t)proto->n_input;
   node->output_count = (uint32_t)proto->n_output;
@@ -286,15 +287,15 @@ static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr
 }
 
 static void node_free(hgr__onnx_node_t* node) {
-  hgr__free(HGR__ALLOCATOR_TODO, node->inputs);
-  hgr__free(HGR__ALLOCATOR_TODO, node->outputs);
+  hgr__free(node->loader->allocator, node->inputs);
+  hgr__free(node->loader->allocator, node->outputs);
 }
 
 static hgr_status_t unknown_op(const hgr__onnx_node_t* node) {
   char* list = hgr__onnx_op_list();
   hgr_status_t status = HGR__ONNX_UNSUPPORTED(node, "op '%s' is not supported; hgr supports: %s", node->proto->op_type,
                                               list ? list : "(out of memory)");
-  hgr__free(HGR__ALLOCATOR_TODO, list);
+  hgr__free(hgr_allocator_system(), list); /* hgr__onnx_op_list's: for the status message */
   return status;
 }
 
@@ -383,14 +384,14 @@ static hgr_status_t mark_outputs(hgr__onnx_loader_t* loader) {
       hgr_attrs_t* attrs = NULL;
       HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
       hgr_status_t status = hgr_attrs_set_string(attrs, "dtype", "int64");
-      char* name = hgr__format("%s", v->name);
+      char* name = hgr__copy_text(loader->allocator, v->name);
       none.n_output = 1;
       none.output = &name;
       if (!status) status = name ? hgr__onnx_add_op(&exit_node, "cast", &value, 1, attrs, 1, &value)
                                  : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       none.n_output = 0;
       none.output = NULL;
-      hgr__free(HGR__ALLOCATOR_TODO, name);
+      hgr__free(loader->allocator, name);
       hgr_attrs_release(attrs);
       HGR_RETURN_IF_ERROR(status);
     }
@@ -461,12 +462,12 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
   HGR_RETURN_IF_ERROR(read_opset(loader, model));
   loader->graph = model->graph;
   loader->report.onnx_nodes = (uint32_t)model->graph->n_node;
-  loader->live = hgr__calloc(HGR__ALLOCATOR_TODO, model->graph->n_node + 1, sizeof(bool));
-  loader->fused = hgr__calloc(HGR__ALLOCATOR_TODO, model->graph->n_node + 1, sizeof(bool));
+  loader->live = hgr__calloc(loader->allocator, model->graph->n_node + 1, sizeof(bool));
+  loader->fused = hgr__calloc(loader->allocator, model->graph->n_node + 1, sizeof(bool));
   if (!loader->live || !loader->fused) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   HGR_RETURN_IF_ERROR(collect_values(loader));
   HGR_RETURN_IF_ERROR(add_initializers(loader, parsed->initializers));
-  HGR_RETURN_IF_ERROR(hgr_builder_create(NULL, &loader->builder));
+  HGR_RETURN_IF_ERROR(hgr__builder_create_in(loader->allocator, NULL, &loader->builder));
   hgr__onnx_node_t entry;
   memset(&entry, 0, sizeof(entry));
   Onnx__NodeProto none = ONNX__NODE_PROTO__INIT;
@@ -477,7 +478,7 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
   /* First every node computable from constants alone, so that the fusions looking
    * ahead see the constants later nodes would fold (densenet's per-channel scales are
    * Unsqueezed after the BatchNormalization they follow); then the rest, in order. */
-  bool* done = hgr__calloc(HGR__ALLOCATOR_TODO, model->graph->n_node + 1, sizeof(bool));
+  bool* done = hgr__calloc(loader->allocator, model->graph->n_node + 1, sizeof(bool));
   if (!done) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr_status_t status = HGR_OK;
   for (uint32_t n = 0; !status && n < (uint32_t)model->graph->n_node; ++n)
@@ -487,7 +488,7 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
     }
   for (uint32_t n = 0; !status && n < (uint32_t)model->graph->n_node; ++n)
     if (loader->live[n] && !loader->fused[n] && !done[n]) status = import_node(loader, n);
-  hgr__free(HGR__ALLOCATOR_TODO, done);
+  hgr__free(loader->allocator, done);
   HGR_RETURN_IF_ERROR(status);
   HGR_RETURN_IF_ERROR(mark_outputs(loader));
   rename_nodes(loader);
@@ -513,19 +514,20 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
 static void loader_free(hgr__onnx_loader_t* loader) {
   for (size_t i = 0; i < loader->value_count; ++i)
     if (!loader->values[i].borrowed) hgr__onnx_tensor_free(loader->values[i].constant);
-  hgr__free(HGR__ALLOCATOR_TODO, loader->values);
-  hgr__free(HGR__ALLOCATOR_TODO, loader->live);
-  hgr__free(HGR__ALLOCATOR_TODO, loader->fused);
+  hgr__free(loader->allocator, loader->values);
+  hgr__free(loader->allocator, loader->live);
+  hgr__free(loader->allocator, loader->fused);
   hgr_builder_release(loader->builder);
 }
 
 hgr_status_t hgr__onnx_model_check_ops(const hgr__onnx_model_t* model) {
   hgr__onnx_loader_t loader;
   memset(&loader, 0, sizeof(loader));
+  loader.allocator = model->allocator;
   const Onnx__GraphProto* g = model->proto->graph;
   loader.graph = g;
   hgr_status_t status = read_opset(&loader, model->proto);
-  loader.live = hgr__calloc(HGR__ALLOCATOR_TODO, g->n_node + 1, sizeof(bool));
+  loader.live = hgr__calloc(loader.allocator, g->n_node + 1, sizeof(bool));
   if (!status && !loader.live) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status) status = collect_values(&loader);
   if (!status) status = find_live(&loader);
@@ -536,8 +538,8 @@ hgr_status_t hgr__onnx_model_check_ops(const hgr__onnx_model_t* model) {
     node_header(&loader, n, &node);
     status = find_op(&node, &op);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, loader.values);
-  hgr__free(HGR__ALLOCATOR_TODO, loader.live);
+  hgr__free(loader.allocator, loader.values);
+  hgr__free(loader.allocator, loader.live);
   return status;
 }
 
@@ -548,9 +550,10 @@ hgr_status_t hgr__onnx_model_import(hgr__onnx_model_t* model, const hgr_onnx_opt
   *out_params = NULL;
   hgr__onnx_loader_t loader;
   memset(&loader, 0, sizeof(loader));
+  loader.allocator = model->allocator;
   loader.options = options;
   loader.external.base_directory = model->base_directory;
-  bool* deciding = hgr__calloc(HGR__ALLOCATOR_TODO, model->proto->graph->n_input + 1, sizeof(*deciding));
+  bool* deciding = hgr__calloc(loader.allocator, model->proto->graph->n_input + 1, sizeof(*deciding));
   if (!deciding) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   loader.deciding = deciding;
   loader.model = model;
@@ -571,7 +574,7 @@ hgr_status_t hgr__onnx_model_import(hgr__onnx_model_t* model, const hgr_onnx_opt
   if (out_report) *out_report = loader.report;
   if (out_deciding)
     for (size_t i = 0; i < model->input_count; ++i) out_deciding[i] = deciding[model->inputs[i]];
-  hgr__free(HGR__ALLOCATOR_TODO, deciding);
+  hgr__free(loader.allocator, deciding);
   if (status) {
     hgr_graph_release(graph);
     hgr_params_release(params);
@@ -580,6 +583,11 @@ hgr_status_t hgr__onnx_model_import(hgr__onnx_model_t* model, const hgr_onnx_opt
   *out_graph = graph;
   *out_params = params;
   return HGR_OK;
+}
+
+/* A load's allocator: its instance's (hgr_onnx_options_set_place), else the system's. */
+static hgr_allocator_t load_allocator(const hgr_onnx_options_t* options) {
+  return hgr__instance_allocator(options ? options->instance : NULL);
 }
 
 static hgr_status_t place_graph(const hgr_onnx_options_t* options, hgr_graph_t** inout_graph) {
@@ -601,7 +609,7 @@ hgr_status_t hgr_onnx_load_memory(const void* bytes, size_t size, const char* ba
   *out_params = NULL;
   if (out_report) memset(out_report, 0, sizeof(*out_report));
   hgr__onnx_model_t* model = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_model_parse(bytes, size, base_directory, options, &model));
+  HGR_RETURN_IF_ERROR(hgr__onnx_model_parse(load_allocator(options), bytes, size, base_directory, options, &model));
   hgr_graph_t* graph = NULL;
   hgr_params_t* params = NULL;
   hgr_status_t status = hgr__onnx_model_import(model, options, &graph, &params, out_report, NULL);
@@ -623,10 +631,11 @@ hgr_status_t hgr_onnx_load_file(const char* path, const hgr_onnx_options_t* opti
   void* data = NULL;
   size_t length = 0;
   char* folder = NULL;
-  hgr_status_t status = hgr__onnx_model_read_file(path, &data, &length, &folder);
+  hgr_allocator_t allocator = load_allocator(options);
+  hgr_status_t status = hgr__onnx_model_read_file(allocator, path, &data, &length, &folder);
   if (!status) status = hgr_onnx_load_memory(data, length, folder, options, out_graph, out_params, out_report);
-  hgr__free(HGR__ALLOCATOR_TODO, folder);
-  hgr__free(HGR__ALLOCATOR_TODO, data);
+  hgr__free(allocator, folder);
+  hgr__free(allocator, data);
   return hgr_status_annotate(status, "%s", path);
 }
 
@@ -637,13 +646,19 @@ hgr_status_t hgr_onnx_read_tensor(const void* bytes, size_t size, hgr_dtype_t* o
   *out_data = NULL;
   if (out_name) *out_name = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_wire_check(bytes, size, &onnx__tensor_proto__descriptor));
-  Onnx__TensorProto* proto = onnx__tensor_proto__unpack(NULL, size, bytes);
+  /* No instance, and *out_data and *out_name are the caller's to free(): the system's. */
+  hgr_allocator_t system = hgr_allocator_system();
+  hgr__onnx_protobuf_allocator_t protobuf;
+  hgr__onnx_protobuf_allocator_init(&protobuf, system);
+  Onnx__TensorProto* proto = onnx__tensor_proto__unpack(&protobuf.base, size, bytes);
+  if (!proto && protobuf.failed)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory parsing a TensorProto of %zu bytes", size);
   if (!proto)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "not a TensorProto: %zu bytes that do not parse", size);
   hgr__onnx_tensor_t* t = NULL;
-  hgr_status_t status = hgr__onnx_tensor_decode(proto, NULL, "the tensor", &t);
+  hgr_status_t status = hgr__onnx_tensor_decode(system, proto, NULL, "the tensor", &t);
   if (!status) status = hgr__onnx_type_dtype(t->onnx_type, out_dtype);
-  if (!status && out_name) status = hgr__strdup(HGR__ALLOCATOR_TODO, proto->name ? proto->name : "", out_name);
+  if (!status && out_name) status = hgr__strdup(system, proto->name ? proto->name : "", out_name);
   if (!status) {
     *out_ndim = t->ndim;
     memcpy(out_shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
@@ -651,9 +666,9 @@ hgr_status_t hgr_onnx_read_tensor(const void* bytes, size_t size, hgr_dtype_t* o
     *out_data = t->data;
     t->data = NULL;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, t ? t->data : NULL);
-  hgr__free(HGR__ALLOCATOR_TODO, t);
-  onnx__tensor_proto__free_unpacked(proto, NULL);
+  hgr__free(system, t ? t->data : NULL);
+  hgr__free(system, t);
+  onnx__tensor_proto__free_unpacked(proto, &protobuf.base);
   return status;
 }
 
@@ -663,9 +678,10 @@ hgr_status_t hgr_onnx_read_tensor_file(const char* path, hgr_dtype_t* out_dtype,
   *out_data = NULL;
   void* bytes = NULL;
   size_t length = 0;
-  HGR_RETURN_IF_ERROR(hgr__file_read(HGR__ALLOCATOR_TODO, path, HGR__FILE_MAX_TENSOR_PROTO_BYTES, &bytes, &length));
+  hgr_allocator_t system = hgr_allocator_system(); /* no instance */
+  HGR_RETURN_IF_ERROR(hgr__file_read(system, path, HGR__FILE_MAX_TENSOR_PROTO_BYTES, &bytes, &length));
   hgr_status_t status = hgr_onnx_read_tensor(bytes, length, out_dtype, out_shape, out_ndim, out_data, out_bytes,
                                              out_name);
-  hgr__free(HGR__ALLOCATOR_TODO, bytes);
+  hgr__free(system, bytes);
   return hgr_status_annotate(status, "%s", path);
 }

@@ -23,7 +23,7 @@ const Onnx__TypeProto__Tensor* hgr__onnx_tensor_type(const Onnx__ValueInfoProto*
 
 static hgr_status_t find_inputs(hgr__onnx_model_t* model) {
   const Onnx__GraphProto* g = model->proto->graph;
-  model->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, g->n_input + 1, sizeof(*model->inputs));
+  model->inputs = hgr__calloc(model->allocator, g->n_input + 1, sizeof(*model->inputs));
   if (!model->inputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < g->n_input; ++i) {
     if (!g->input[i]->name || !g->input[i]->name[0])
@@ -41,7 +41,9 @@ static hgr_status_t parse_model(hgr__onnx_model_t* model, const void* bytes, siz
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has %zu bytes; protobuf messages hold at most 2 GiB "
                       "(larger weights go in external data)", size);
   HGR_RETURN_IF_ERROR(hgr__onnx_wire_check(bytes, size, &onnx__model_proto__descriptor));
-  model->proto = onnx__model_proto__unpack(NULL, size, bytes);
+  model->proto = onnx__model_proto__unpack(&model->protobuf.base, size, bytes);
+  if (!model->proto && model->protobuf.failed)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory parsing the model's %zu bytes", size);
   if (!model->proto)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "not a valid ONNX model: its %zu bytes do not parse as a "
                       "ModelProto (truncated, corrupt, or another format)", size);
@@ -49,7 +51,7 @@ static hgr_status_t parse_model(hgr__onnx_model_t* model, const void* bytes, siz
   if (!g) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model has no graph");
   if (!g->n_output) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the model's graph has no outputs");
   HGR_RETURN_IF_ERROR(find_inputs(model));
-  model->initializers = hgr__calloc(HGR__ALLOCATOR_TODO, g->n_initializer + 1, sizeof(*model->initializers));
+  model->initializers = hgr__calloc(model->allocator, g->n_initializer + 1, sizeof(*model->initializers));
   if (!model->initializers) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr__onnx_external_t external = {.base_directory = model->base_directory};
   for (size_t i = 0; i < g->n_initializer; ++i) {
@@ -57,23 +59,24 @@ static hgr_status_t parse_model(hgr__onnx_model_t* model, const void* bytes, siz
     if (!t->name || !t->name[0]) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "initializer %zu has no name", i);
     char where[320];
     snprintf(where, sizeof(where), "initializer '%.256s'", t->name);
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(t, &external, where, &model->initializers[i]));
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(model->allocator, t, &external, where, &model->initializers[i]));
   }
   return HGR_OK;
 }
 
-hgr_status_t hgr__onnx_model_read_file(const char* path, void** out_bytes, size_t* out_size, char** out_folder) {
+hgr_status_t hgr__onnx_model_read_file(hgr_allocator_t allocator, const char* path, void** out_bytes,
+                                       size_t* out_size, char** out_folder) {
   *out_bytes = NULL;
   *out_folder = NULL;
-  HGR_RETURN_IF_ERROR(hgr__file_read(HGR__ALLOCATOR_TODO, path, MAX_MODEL_BYTES, out_bytes, out_size));
+  HGR_RETURN_IF_ERROR(hgr__file_read(allocator, path, MAX_MODEL_BYTES, out_bytes, out_size));
   const char* slash = strrchr(path, '/');
-  char* folder = slash ? hgr__format("%.*s", (int)(slash - path), path) : hgr__format(".");
+  char* folder = slash ? hgr__copy_text_n(allocator, path, (size_t)(slash - path)) : hgr__copy_text(allocator, ".");
   if (folder && !folder[0]) { /* "/model.onnx" */
-    hgr__free(HGR__ALLOCATOR_TODO, folder);
-    folder = hgr__format("/");
+    hgr__free(allocator, folder);
+    folder = hgr__copy_text(allocator, "/");
   }
   if (!folder) {
-    hgr__free(HGR__ALLOCATOR_TODO, *out_bytes);
+    hgr__free(allocator, *out_bytes);
     *out_bytes = NULL;
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
@@ -85,30 +88,33 @@ void hgr__onnx_model_free(hgr__onnx_model_t* model) {
   if (!model) return;
   for (size_t i = 0; model->initializers && i < model->proto->graph->n_initializer; ++i)
     hgr__onnx_tensor_free(model->initializers[i]); /* credits model->limits */
-  hgr__free(HGR__ALLOCATOR_TODO, model->initializers);
+  hgr__free(model->allocator, model->initializers);
   for (size_t n = 0; model->folds && n < model->proto->graph->n_node; ++n) {
     for (size_t k = 0; model->folds[n] && k < model->proto->graph->node[n]->n_output; ++k)
       hgr__onnx_tensor_free(model->folds[n][k]);
-    hgr__free(HGR__ALLOCATOR_TODO, model->folds[n]);
+    hgr__free(model->allocator, model->folds[n]);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, model->folds);
-  hgr__free(HGR__ALLOCATOR_TODO, model->inputs);
-  if (model->proto) onnx__model_proto__free_unpacked(model->proto, NULL);
-  hgr__free(HGR__ALLOCATOR_TODO, model->base_directory);
-  hgr__free(HGR__ALLOCATOR_TODO, model);
+  hgr__free(model->allocator, model->folds);
+  hgr__free(model->allocator, model->inputs);
+  if (model->proto) onnx__model_proto__free_unpacked(model->proto, &model->protobuf.base);
+  hgr__free(model->allocator, model->base_directory);
+  hgr__free(model->allocator, model);
 }
 
-hgr_status_t hgr__onnx_model_parse(const void* bytes, size_t size, const char* base_directory,
-                                   const hgr_onnx_options_t* options, hgr__onnx_model_t** out_model) {
+hgr_status_t hgr__onnx_model_parse(hgr_allocator_t allocator, const void* bytes, size_t size,
+                                   const char* base_directory, const hgr_onnx_options_t* options,
+                                   hgr__onnx_model_t** out_model) {
   *out_model = NULL;
   if (!bytes && size) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "NULL model bytes");
-  hgr__onnx_model_t* model = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*model));
+  hgr__onnx_model_t* model = hgr__calloc(allocator, 1, sizeof(*model));
   if (!model) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a model");
+  model->allocator = allocator;
+  hgr__onnx_protobuf_allocator_init(&model->protobuf, allocator);
   model->limits = (hgr__onnx_limits_t){.max_tensor_bytes = options ? options->max_tensor_bytes : 0,
                                        .max_loader_bytes = options ? options->max_loader_bytes : 0,
                                        .model_bytes = size};
   hgr_status_t status = HGR_OK;
-  if (base_directory && hgr__strdup(HGR__ALLOCATOR_TODO, base_directory, &model->base_directory))
+  if (base_directory && !(model->base_directory = hgr__copy_text(allocator, base_directory)))
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr__onnx_limits_enter(&model->limits);
   if (!status) status = parse_model(model, bytes, size);
@@ -192,8 +198,9 @@ void hgr__onnx_model_keep_fold(hgr__onnx_loader_t* loader, hgr__onnx_node_t* nod
   hgr__onnx_model_t* model = loader->model;
   for (uint32_t k = 0; k < node->output_count; ++k)
     if (node->outputs[k] && (!node->outputs[k]->constant || node->outputs[k]->borrowed)) return;
-  if (!model->folds) model->folds = hgr__calloc(HGR__ALLOCATOR_TODO, loader->graph->n_node + 1, sizeof(*model->folds));
-  hgr__onnx_tensor_t** kept = model->folds ? hgr__calloc(HGR__ALLOCATOR_TODO, node->output_count + 1, sizeof(*kept)) : NULL;
+  if (!model->folds) model->folds = hgr__calloc(model->allocator, loader->graph->n_node + 1, sizeof(*model->folds));
+  hgr__onnx_tensor_t** kept =
+      model->folds ? hgr__calloc(model->allocator, node->output_count + 1, sizeof(*kept)) : NULL;
   if (!kept) return;
   for (uint32_t k = 0; k < node->output_count; ++k) {
     hgr__onnx_value_t* v = node->outputs[k];

@@ -21,16 +21,20 @@
 
 typedef struct hgr__onnx_model_s hgr__onnx_model_t;
 
-/* Parses bytes (not retained); base_directory is where external data is read
- * (copied; NULL refuses external data). options gives the limits (may be NULL).
- * INVALID_ARGUMENT / UNIMPLEMENTED / RESOURCE_EXHAUSTED as hgr_onnx_load_memory. */
-hgr_status_t hgr__onnx_model_parse(const void* bytes, size_t size, const char* base_directory,
-                                   const hgr_onnx_options_t* options, hgr__onnx_model_t** out_model);
+/* Parses bytes (not retained) into a model whose memory, and its imports' (the
+ * builder, host tensors, the graph and params made), comes from allocator;
+ * base_directory is where external data is read (copied; NULL refuses external
+ * data). options gives the limits (may be NULL). INVALID_ARGUMENT / UNIMPLEMENTED /
+ * RESOURCE_EXHAUSTED as hgr_onnx_load_memory. */
+hgr_status_t hgr__onnx_model_parse(hgr_allocator_t allocator, const void* bytes, size_t size,
+                                   const char* base_directory, const hgr_onnx_options_t* options,
+                                   hgr__onnx_model_t** out_model);
 void hgr__onnx_model_free(hgr__onnx_model_t* model);
-/* The bytes of the model file at path (read once, at most 2 GiB: protobuf's limit;
- * malloc'd) and the folder its external data is read from (malloc'd). Errors from
- * the read name the path; RESOURCE_EXHAUSTED. */
-hgr_status_t hgr__onnx_model_read_file(const char* path, void** out_bytes, size_t* out_size, char** out_folder);
+/* The bytes of the model file at path (read once, at most 2 GiB: protobuf's limit)
+ * and the folder its external data is read from, both from allocator (the caller
+ * frees them with it). Errors from the read name the path; RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__onnx_model_read_file(hgr_allocator_t allocator, const char* path, void** out_bytes,
+                                       size_t* out_size, char** out_folder);
 
 /* The host bytes the parsed model holds (its decoded initializers). */
 uint64_t hgr__onnx_model_held_bytes(const hgr__onnx_model_t* model);
@@ -74,9 +78,11 @@ hgr_status_t hgr__onnx_model_import(hgr__onnx_model_t* model, const hgr_onnx_opt
                                     hgr_graph_t** out_graph, hgr_params_t** out_params, hgr_onnx_report_t* out_report,
                                     bool* out_deciding);
 
-/* A copy of options (NULL: defaults), to which a specialization adds its shapes and
- * values. RESOURCE_EXHAUSTED. */
-hgr_status_t hgr__onnx_options_clone(const hgr_onnx_options_t* options, hgr_onnx_options_t** out_copy);
+/* A copy of options (NULL: defaults) made with allocator, its values too, to which a
+ * specialization adds its shapes and values (made with allocator in turn).
+ * RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__onnx_options_clone(hgr_allocator_t allocator, const hgr_onnx_options_t* options,
+                                     hgr_onnx_options_t** out_copy);
 /* Whether options fixes input name to a value (hgr_onnx_options_set_input_value). */
 bool hgr__onnx_options_fixes(const hgr_onnx_options_t* options, const char* name);
 

@@ -18,7 +18,7 @@ hgr_status_t hgr__onnx_error(const hgr__onnx_node_t* node, hgr_status_code_t cod
   char* message = hgr__vformat(format, args);
   va_end(args);
   hgr_status_t status = hgr_status_make(code, file, line, "%s: %s", node->label, message ? message : "(out of memory)");
-  hgr__free(HGR__ALLOCATOR_TODO, message);
+  hgr__free(hgr_allocator_system(), message); /* hgr__vformat's: a status message, as statuses are */
   return status;
 }
 
@@ -36,7 +36,7 @@ hgr_status_t hgr__onnx_constant_input(const hgr__onnx_node_t* node, uint32_t i, 
   hgr__onnx_value_t* v = hgr__onnx_input(node, i);
   *out_tensor = v ? v->constant : NULL;
   if (v && !v->constant) {
-    hgr__onnx_note_deciding(node->loader, v);
+    HGR_RETURN_IF_ERROR(hgr__onnx_note_deciding(node->loader, v));
     return HGR__ONNX_UNSUPPORTED(node, "input %u ('%s') must be known at load (a constant or computed from "
                                  "constants); hgr does not take it at run time%s", i, v->name,
                                  v->producer < 0 ? " (a graph input can be fixed at load: hgr_onnx_options_set_input_"
@@ -187,11 +187,13 @@ hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, co
         return HGR__ONNX_UNSUPPORTED(node, "constant '%s' holds %lld at element %llu; hgr computes int64 as int32",
                                      name ? name : "", (long long)x, (unsigned long long)i);
     }
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(c, HGR__ONNX_INT32, node->label, &converted));
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(node->loader->allocator, c, HGR__ONNX_INT32, node->label, &converted));
     c = converted;
   }
   const char* base = name ? name : (node->proto->n_output && node->proto->output[0] ? node->proto->output[0] : "c");
-  char* unique = name ? NULL : hgr__format("%s#const%llu", base, (unsigned long long)++node->loader->name_counter);
+  char* unique = name ? NULL
+                      : hgr__format_in(node->loader->allocator, "%s#const%llu", base,
+                                       (unsigned long long)++node->loader->name_counter);
   /* the builder keeps its own copy until the load returns */
   hgr_status_t status = hgr__onnx_limits_charge(c->count * hgr__onnx_type_bytes(c->onnx_type), node->label);
   if (!status)
@@ -200,27 +202,30 @@ hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, co
                                                        c->ndim, c->data,
                                                        (size_t)(c->count * hgr__onnx_type_bytes(c->onnx_type)),
                                                        out_value);
-  hgr__free(HGR__ALLOCATOR_TODO, unique);
+  hgr__free(node->loader->allocator, unique);
   hgr__onnx_tensor_free(converted);
   return builder_status(node, status);
 }
 
 hgr_status_t hgr__onnx_add_float_constant(hgr__onnx_node_t* node, const char* base, const hgr__onnx_tensor_t* t,
                                           hgr_value_t* out_value) {
-  char* name = base ? hgr__format("%s#%llu", base, (unsigned long long)++node->loader->name_counter) : NULL;
+  char* name = base ? hgr__format_in(node->loader->allocator, "%s#%llu", base,
+                                     (unsigned long long)++node->loader->name_counter)
+                    : NULL;
   if (base && !name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
   hgr__onnx_tensor_t* f = NULL;
-  hgr_status_t status = t->onnx_type == HGR__ONNX_FLOAT ? HGR_OK
-                                                        : hgr__onnx_tensor_cast(t, HGR__ONNX_FLOAT, node->label, &f);
+  hgr_status_t status = t->onnx_type == HGR__ONNX_FLOAT
+                            ? HGR_OK
+                            : hgr__onnx_tensor_cast(node->loader->allocator, t, HGR__ONNX_FLOAT, node->label, &f);
   if (!status) status = hgr__onnx_add_constant(node, name, f ? f : t, out_value);
   hgr__onnx_tensor_free(f);
-  hgr__free(HGR__ALLOCATOR_TODO, name);
+  hgr__free(node->loader->allocator, name);
   return status;
 }
 
 hgr_status_t hgr__onnx_add_scalar(hgr__onnx_node_t* node, double value, hgr_value_t* out_value) {
   hgr__onnx_tensor_t* t = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(HGR__ONNX_FLOAT, NULL, 0, node->label, &t));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, NULL, 0, node->label, &t));
   hgr__onnx_tensor_set_f64(t, 0, value);
   hgr_status_t status = hgr__onnx_add_constant(node, NULL, t, out_value);
   hgr__onnx_tensor_free(t);
@@ -247,11 +252,12 @@ hgr_status_t hgr__onnx_add_op(hgr__onnx_node_t* node, const char* op, const hgr_
                          : (node->proto->name && node->proto->name[0] ? node->proto->name : op);
   if (!hgr__op_lookup(op, NULL))
     return HGR__ONNX_UNSUPPORTED(node, "this hgr has no op '%s', which the node needs", op);
-  char* name = hgr__format("%s#%llu", base, (unsigned long long)++node->loader->name_counter);
+  char* name =
+      hgr__format_in(node->loader->allocator, "%s#%llu", base, (unsigned long long)++node->loader->name_counter);
   if (!name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
   hgr_status_t status = hgr_builder_add_op(node->loader->builder, name, op, inputs, input_count, attrs, output_count,
                                            out_outputs);
-  hgr__free(HGR__ALLOCATOR_TODO, name);
+  hgr__free(node->loader->allocator, name);
   return builder_status(node, status);
 }
 
@@ -299,7 +305,7 @@ hgr_status_t hgr__onnx_index_input(hgr__onnx_node_t* node, hgr__onnx_value_t* in
                                    hgr_value_t* out_value) {
   if (!indices->constant) return hgr__onnx_runtime(node, indices, out_value);
   hgr__onnx_tensor_t* fixed = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(indices->constant, &fixed));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(node->loader->allocator, indices->constant, &fixed));
   for (uint64_t j = 0; j < fixed->count; ++j) {
     int64_t k = hgr__onnx_tensor_i64(fixed, j);
     if (k < -extent || k >= extent) {
@@ -368,7 +374,7 @@ hgr_status_t hgr__onnx_set_alias(hgr__onnx_node_t* node, uint32_t k, const hgr__
   if (!v) return HGR_OK;
   if (source->constant) {
     hgr__onnx_tensor_t* copy = NULL;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(source->constant, &copy));
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(node->loader->allocator, source->constant, &copy));
     return hgr__onnx_set_constant(node, k, copy);
   }
   v->onnx_type = source->onnx_type;
@@ -391,15 +397,18 @@ hgr__onnx_value_t* hgr__onnx_find_value(const hgr__onnx_loader_t* loader, const 
   return bsearch(name, loader->values, loader->value_count, sizeof(*loader->values), compare_name);
 }
 
-void hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v) {
-  if (!loader->deciding) return;
-  bool* seen = hgr__calloc(HGR__ALLOCATOR_TODO, loader->value_count + 1, sizeof(*seen));
-  const hgr__onnx_value_t** stack = hgr__alloc(HGR__ALLOCATOR_TODO, (loader->value_count + 1) * sizeof(*stack));
-  size_t depth = 0;
-  if (seen && stack) {
-    stack[depth++] = v;
-    seen[v - loader->values] = true;
+hgr_status_t hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v) {
+  if (!loader->deciding) return HGR_OK;
+  bool* seen = hgr__calloc(loader->allocator, loader->value_count + 1, sizeof(*seen));
+  const hgr__onnx_value_t** stack = hgr__alloc(loader->allocator, (loader->value_count + 1) * sizeof(*stack));
+  if (!seen || !stack) {
+    hgr__free(loader->allocator, seen);
+    hgr__free(loader->allocator, stack);
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
+  size_t depth = 0;
+  stack[depth++] = v;
+  seen[v - loader->values] = true;
   const Onnx__GraphProto* g = loader->graph;
   while (depth) { /* each value once: the walk is linear in the graph */
     const hgr__onnx_value_t* top = stack[--depth];
@@ -418,8 +427,9 @@ void hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t
       stack[depth++] = in;
     }
   }
-  hgr__free(HGR__ALLOCATOR_TODO, seen);
-  hgr__free(HGR__ALLOCATOR_TODO, stack);
+  hgr__free(loader->allocator, seen);
+  hgr__free(loader->allocator, stack);
+  return HGR_OK;
 }
 
 

@@ -30,10 +30,11 @@ static int compare_names(const void* a, const void* b) {
 }
 
 char* hgr__onnx_op_list(void) {
+  hgr_allocator_t system = hgr_allocator_system(); /* for a status message (onnx_internal.h) */
   size_t count = 0;
   for (size_t f = 0; f < FAMILY_COUNT; ++f)
     for (const hgr__onnx_op_t* op = families[f]; op->name; ++op) ++count;
-  const char** names = hgr__alloc(HGR__ALLOCATOR_TODO, count * sizeof(*names));
+  const char** names = hgr__alloc(system, count * sizeof(*names));
   if (!names) return NULL;
   count = 0;
   for (size_t f = 0; f < FAMILY_COUNT; ++f)
@@ -41,6 +42,6 @@ char* hgr__onnx_op_list(void) {
   qsort(names, count, sizeof(*names), compare_names);
   hgr__text_t text = {0};
   for (size_t i = 0; i < count; ++i) hgr__text_appendf(&text, "%s%s", i ? ", " : "", names[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, names);
+  hgr__free(system, names);
   return hgr__text_take(&text);
 }

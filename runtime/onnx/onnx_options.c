@@ -8,21 +8,27 @@
 #include "onnx_internal.h"
 #include "onnx_model.h"
 
+/* Empty options whose memory, and their values', comes from allocator. */
+static hgr_status_t options_create_in(hgr_allocator_t allocator, hgr_onnx_options_t** out_options) {
+  *out_options = hgr__calloc(allocator, 1, sizeof(**out_options));
+  if (!*out_options) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for ONNX options");
+  (*out_options)->allocator = allocator;
+  return HGR_OK;
+}
+
 hgr_status_t hgr_onnx_options_create(hgr_onnx_options_t** out_options) {
   if (!out_options) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out_options is NULL");
-  *out_options = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(**out_options));
-  if (!*out_options) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for ONNX options");
-  return HGR_OK;
+  return options_create_in(hgr_allocator_system(), out_options); /* no instance: the system's (hgr/allocator.h) */
 }
 
 void hgr_onnx_options_release(hgr_onnx_options_t* options) {
   if (!options) return;
   for (size_t i = 0; i < options->shape_count; ++i) {
-    hgr__free(HGR__ALLOCATOR_TODO, options->shapes[i].name);
+    hgr__free(options->allocator, options->shapes[i].name);
     hgr__onnx_tensor_free(options->shapes[i].value);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, options->shapes);
-  hgr__free(HGR__ALLOCATOR_TODO, options);
+  hgr__free(options->allocator, options->shapes);
+  hgr__free(options->allocator, options);
 }
 
 /* The slot of input name in options, added when absent. */
@@ -32,12 +38,13 @@ static hgr_status_t input_slot(hgr_onnx_options_t* options, const char* name, in
       *out_slot = &options->shapes[i];
       return HGR_OK;
     }
-  input_shape_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, options->shapes, (options->shape_count + 1) * sizeof(*grown));
+  input_shape_t* grown =
+      hgr__realloc_array(options->allocator, options->shapes, options->shape_count + 1, sizeof(*grown));
   if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   options->shapes = grown;
   input_shape_t* slot = &grown[options->shape_count];
   memset(slot, 0, sizeof(*slot));
-  HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, name, &slot->name));
+  HGR_RETURN_IF_ERROR(hgr__strdup(options->allocator, name, &slot->name));
   ++options->shape_count;
   *out_slot = slot;
   return HGR_OK;
@@ -78,7 +85,7 @@ hgr_status_t hgr_onnx_options_set_input_value(hgr_onnx_options_t* options, const
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input value of '%s': %zu bytes for %llu elements of %s", name,
                       bytes, (unsigned long long)count, hgr__onnx_type_name(type));
   hgr__onnx_tensor_t* value = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, shape, ndim, "an input value", &value));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(options->allocator, type, shape, ndim, "an input value", &value));
   if (bytes) memcpy(value->data, data, bytes);
   input_shape_t* slot = NULL;
   hgr_status_t status = input_slot(options, name, &slot);
@@ -91,21 +98,22 @@ hgr_status_t hgr_onnx_options_set_input_value(hgr_onnx_options_t* options, const
   return HGR_OK;
 }
 
-hgr_status_t hgr__onnx_options_clone(const hgr_onnx_options_t* options, hgr_onnx_options_t** out_copy) {
-  HGR_RETURN_IF_ERROR(hgr_onnx_options_create(out_copy));
+hgr_status_t hgr__onnx_options_clone(hgr_allocator_t allocator, const hgr_onnx_options_t* options,
+                                     hgr_onnx_options_t** out_copy) {
+  HGR_RETURN_IF_ERROR(options_create_in(allocator, out_copy));
   hgr_onnx_options_t* copy = *out_copy;
   if (!options) return HGR_OK;
   hgr_status_t status = HGR_OK;
-  copy->shapes = hgr__calloc(HGR__ALLOCATOR_TODO, options->shape_count + 1, sizeof(*copy->shapes));
+  copy->shapes = hgr__calloc(allocator, options->shape_count + 1, sizeof(*copy->shapes));
   if (!copy->shapes) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; !status && i < options->shape_count; ++i) {
     copy->shapes[i] = options->shapes[i];
     copy->shapes[i].name = NULL;
     copy->shapes[i].value = NULL;
     ++copy->shape_count;
-    status = hgr__strdup(HGR__ALLOCATOR_TODO, options->shapes[i].name, &copy->shapes[i].name);
+    status = hgr__strdup(allocator, options->shapes[i].name, &copy->shapes[i].name);
     if (!status && options->shapes[i].value)
-      status = hgr__onnx_tensor_copy(options->shapes[i].value, &copy->shapes[i].value);
+      status = hgr__onnx_tensor_copy(allocator, options->shapes[i].value, &copy->shapes[i].value);
   }
   copy->instance = options->instance;
   copy->place = options->place;

@@ -109,8 +109,8 @@ void hgr__onnx_limits_add_model_bytes(uint64_t bytes) {
     current_limits->model_bytes = UINT64_MAX;
 }
 
-hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32_t ndim, const char* where,
-                                  hgr__onnx_tensor_t** out_tensor) {
+hgr_status_t hgr__onnx_tensor_new(hgr_allocator_t allocator, int32_t onnx_type, const int64_t* shape, int32_t ndim,
+                                  const char* where, hgr__onnx_tensor_t** out_tensor) {
   *out_tensor = NULL;
   size_t element = hgr__onnx_type_bytes(onnx_type);
   if (!element)
@@ -135,15 +135,16 @@ hgr_status_t hgr__onnx_tensor_new(int32_t onnx_type, const int64_t* shape, int32
                       "tensor (hgr_onnx_options_set_max_tensor_bytes)", where, (unsigned long long)bytes,
                       hgr__onnx_type_name(onnx_type), (unsigned long long)limit);
   HGR_RETURN_IF_ERROR(hgr__onnx_limits_charge(bytes, where));
-  hgr__onnx_tensor_t* t = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*t));
-  void* data = t ? hgr__calloc(HGR__ALLOCATOR_TODO, 1, bytes ? (size_t)bytes : 1) : NULL;
+  hgr__onnx_tensor_t* t = hgr__calloc(allocator, 1, sizeof(*t));
+  void* data = t ? hgr__calloc(allocator, 1, bytes ? (size_t)bytes : 1) : NULL;
   if (!data) {
-    hgr__free(HGR__ALLOCATOR_TODO, t);
+    hgr__free(allocator, t);
     if (current_limits) current_limits->held -= bytes;
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory for %llu bytes", where,
                       (unsigned long long)bytes);
   }
   t->charged = current_limits;
+  t->allocator = allocator;
   t->onnx_type = onnx_type;
   t->ndim = ndim;
   for (int32_t d = 0; d < ndim; ++d) t->shape[d] = shape[d];
@@ -162,8 +163,8 @@ void hgr__onnx_tensor_recharge(hgr__onnx_tensor_t* tensor, hgr__onnx_limits_t* l
 void hgr__onnx_tensor_free(hgr__onnx_tensor_t* tensor) {
   if (!tensor) return;
   if (tensor->charged) tensor->charged->held -= tensor->count * hgr__onnx_type_bytes(tensor->onnx_type);
-  hgr__free(HGR__ALLOCATOR_TODO, tensor->data);
-  hgr__free(HGR__ALLOCATOR_TODO, tensor);
+  hgr__free(tensor->allocator, tensor->data);
+  hgr__free(tensor->allocator, tensor);
 }
 
 hgr_status_t hgr__onnx_tensor_reshape(hgr__onnx_tensor_t* tensor, const int64_t* shape, int32_t ndim,
@@ -196,8 +197,10 @@ void hgr__onnx_tensor_strides(const hgr__onnx_tensor_t* tensor, uint64_t* out_st
   }
 }
 
-hgr_status_t hgr__onnx_tensor_copy(const hgr__onnx_tensor_t* tensor, hgr__onnx_tensor_t** out_copy) {
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(tensor->onnx_type, tensor->shape, tensor->ndim, "a constant", out_copy));
+hgr_status_t hgr__onnx_tensor_copy(hgr_allocator_t allocator, const hgr__onnx_tensor_t* tensor,
+                                   hgr__onnx_tensor_t** out_copy) {
+  HGR_RETURN_IF_ERROR(
+      hgr__onnx_tensor_new(allocator, tensor->onnx_type, tensor->shape, tensor->ndim, "a constant", out_copy));
   memcpy((*out_copy)->data, tensor->data, (size_t)tensor->count * hgr__onnx_type_bytes(tensor->onnx_type));
   return HGR_OK;
 }
@@ -328,9 +331,9 @@ void hgr__onnx_tensor_set_i64(hgr__onnx_tensor_t* t, uint64_t i, int64_t value) 
   }
 }
 
-hgr_status_t hgr__onnx_tensor_cast(const hgr__onnx_tensor_t* t, int32_t onnx_type, const char* where,
-                                   hgr__onnx_tensor_t** out_tensor) {
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(onnx_type, t->shape, t->ndim, where, out_tensor));
+hgr_status_t hgr__onnx_tensor_cast(hgr_allocator_t allocator, const hgr__onnx_tensor_t* t, int32_t onnx_type,
+                                   const char* where, hgr__onnx_tensor_t** out_tensor) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(allocator, onnx_type, t->shape, t->ndim, where, out_tensor));
   bool from_float = hgr__onnx_type_is_float(t->onnx_type) || t->onnx_type == HGR__ONNX_UINT64;
   for (uint64_t i = 0; i < t->count; ++i) {
     if (from_float)
@@ -368,8 +371,8 @@ bad:
  * and, where data is not NULL, reads its bytes into data: called once before the
  * tensor is allocated, so that a declared size the file cannot back costs nothing,
  * and once to read. */
-static hgr_status_t read_external(const Onnx__TensorProto* proto, const hgr__onnx_external_t* external,
-                                  const char* where, void* data, uint64_t bytes) {
+static hgr_status_t read_external(hgr_allocator_t allocator, const Onnx__TensorProto* proto,
+                                  const hgr__onnx_external_t* external, const char* where, void* data, uint64_t bytes) {
   const char* location = external_key(proto, "location");
   if (!location || !location[0])
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: external data without a \"location\"", where);
@@ -397,7 +400,7 @@ static hgr_status_t read_external(const Onnx__TensorProto* proto, const hgr__onn
   if (length != bytes)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: external data length %llu, but the shape needs %llu bytes",
                       where, (unsigned long long)length, (unsigned long long)bytes);
-  char* path = hgr__format("%s/%s", external->base_directory, location);
+  char* path = hgr__format_in(allocator, "%s/%s", external->base_directory, location);
   if (!path) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", where);
   hgr_status_t status = HGR_OK;
   /* Non-blocking, so that a FIFO there cannot hang the open: it is refused below as
@@ -420,12 +423,13 @@ static hgr_status_t read_external(const Onnx__TensorProto* proto, const hgr__onn
                         (unsigned long long)bytes, (unsigned long long)offset, path);
   }
   if (file) fclose(file);
-  hgr__free(HGR__ALLOCATOR_TODO, path);
+  hgr__free(allocator, path);
   return status;
 }
 
-hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__onnx_external_t* external,
-                                     const char* where, hgr__onnx_tensor_t** out_tensor) {
+hgr_status_t hgr__onnx_tensor_decode(hgr_allocator_t allocator, const Onnx__TensorProto* proto,
+                                     const hgr__onnx_external_t* external, const char* where,
+                                     hgr__onnx_tensor_t** out_tensor) {
   *out_tensor = NULL;
   if (proto->n_dims > HGR_MAX_DIMS)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: %zu dimensions; hgr holds at most %d", where, proto->n_dims,
@@ -455,11 +459,11 @@ hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__
                         proto->has_raw_data ? "bytes of raw_data" : "values");
   }
   if (is_external && hgr__onnx_type_bytes(type)) { /* before allocating; the bytes fit: shape_size */
-    HGR_RETURN_IF_ERROR(read_external(proto, external, where, NULL, declared * hgr__onnx_type_bytes(type)));
+    HGR_RETURN_IF_ERROR(read_external(allocator, proto, external, where, NULL, declared * hgr__onnx_type_bytes(type)));
     hgr__onnx_limits_add_model_bytes(declared * hgr__onnx_type_bytes(type)); /* bytes on disk: the model's own */
   }
   hgr__onnx_tensor_t* t = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(type, proto->dims, (int32_t)proto->n_dims, where, &t));
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(allocator, type, proto->dims, (int32_t)proto->n_dims, where, &t));
   size_t element = hgr__onnx_type_bytes(type);
   uint64_t bytes = t->count * element; /* fits: checked by tensor_new */
   hgr_status_t status = HGR_OK;
@@ -480,7 +484,7 @@ hgr_status_t hgr__onnx_tensor_decode(const Onnx__TensorProto* proto, const hgr__
   } else if (proto->has_data_location && proto->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
     if (proto->has_raw_data || typed)
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: external data and inline data at once", where);
-    else if ((status = read_external(proto, external, where, t->data, bytes)) == HGR_OK)
+    else if ((status = read_external(allocator, proto, external, where, t->data, bytes)) == HGR_OK)
       hgr__le_copy(t->data, t->data, (size_t)t->count, element); /* fits: tensor_new */
   } else if (proto->has_raw_data) {
     if (typed) {

@@ -14,6 +14,7 @@
  * them has been checked. */
 #include <stdio.h>
 
+#include "alloc.h"
 #include "onnx_internal.h"
 
 typedef struct wire_scan_t {
@@ -90,4 +91,21 @@ hgr_status_t hgr__onnx_wire_check(const void* bytes, size_t size, const Protobuf
   wire_scan_t scan = {.bytes = bytes, .graph_depth = 0, .status = HGR_OK};
   scan_message(&scan, descriptor, 0, size, 1);
   return scan.status;
+}
+
+static void* protobuf_alloc(void* data, size_t size) {
+  hgr__onnx_protobuf_allocator_t* wrapper = data;
+  void* block = hgr__alloc(wrapper->allocator, size);
+  if (!block) wrapper->failed = true;
+  return block;
+}
+
+static void protobuf_free(void* data, void* block) {
+  hgr__free(((hgr__onnx_protobuf_allocator_t*)data)->allocator, block);
+}
+
+void hgr__onnx_protobuf_allocator_init(hgr__onnx_protobuf_allocator_t* wrapper, hgr_allocator_t allocator) {
+  wrapper->base = (ProtobufCAllocator){.alloc = protobuf_alloc, .free = protobuf_free, .allocator_data = wrapper};
+  wrapper->allocator = allocator;
+  wrapper->failed = false;
 }

@@ -56,6 +56,7 @@ typedef struct user_op_t {
 
 struct hgr_kernel_library_s {
   atomic_int refcount;
+  hgr_allocator_t allocator; /* the library's and its ops' memory */
   user_op_t* ops;
   size_t count;
 };
@@ -161,29 +162,30 @@ static hgr_status_t plan_user(hgr__op_ctx_t* ctx) {
 
 /* ---- loading ------------------------------------------------------------------------- */
 
-static void free_op(user_op_t* op) {
-  hgr__free(HGR__ALLOCATOR_TODO, op->name);
-  hgr__free(HGR__ALLOCATOR_TODO, op->source_name);
-  hgr__free(HGR__ALLOCATOR_TODO, op->attrs);
-  hgr__free(HGR__ALLOCATOR_TODO, op->kernel);
-  hgr__free(HGR__ALLOCATOR_TODO, op->source_path);
-  hgr__free(HGR__ALLOCATOR_TODO, op->source_text);
-  hgr__free(HGR__ALLOCATOR_TODO, op->build_options);
+static void free_op(hgr_allocator_t allocator, user_op_t* op) {
+  hgr__free(allocator, op->name);
+  hgr__free(allocator, op->source_name);
+  hgr__free(allocator, op->attrs);
+  hgr__free(allocator, op->kernel);
+  hgr__free(allocator, op->source_path);
+  hgr__free(allocator, op->source_text);
+  hgr__free(allocator, op->build_options);
   for (size_t b = 0; b < op->binary_count; ++b) {
-    hgr__free(HGR__ALLOCATOR_TODO, op->binaries[b].device);
-    hgr__free(HGR__ALLOCATOR_TODO, op->binaries[b].path);
-    hgr__free(HGR__ALLOCATOR_TODO, op->binaries[b].data);
+    hgr__free(allocator, op->binaries[b].device);
+    hgr__free(allocator, op->binaries[b].path);
+    hgr__free(allocator, op->binaries[b].data);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, op->binaries);
-  for (size_t a = 0; a < op->arg_count; ++a) hgr__free(HGR__ALLOCATOR_TODO, op->args[a].attr);
-  hgr__free(HGR__ALLOCATOR_TODO, op->args);
-  hgr__free(HGR__ALLOCATOR_TODO, op->shape_inputs);
+  hgr__free(allocator, op->binaries);
+  for (size_t a = 0; a < op->arg_count; ++a) hgr__free(allocator, op->args[a].attr);
+  hgr__free(allocator, op->args);
+  hgr__free(allocator, op->shape_inputs);
 }
 
 static void free_library(hgr_kernel_library_t* library) {
-  for (size_t i = 0; i < library->count; ++i) free_op(&library->ops[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, library->ops);
-  hgr__free(HGR__ALLOCATOR_TODO, library);
+  hgr_allocator_t allocator = library->allocator;
+  for (size_t i = 0; i < library->count; ++i) free_op(allocator, &library->ops[i]);
+  hgr__free(allocator, library->ops);
+  hgr__free(allocator, library);
 }
 
 hgr_kernel_library_t* hgr_kernel_library_retain(hgr_kernel_library_t* library) {
@@ -229,11 +231,11 @@ bool hgr__library_program(const hgr_kernel_library_t* library, const char* sourc
   return false;
 }
 
-static char* join_path(const char* manifest, const char* file) {
-  if (file[0] == '/') return hgr__copy_text(HGR__ALLOCATOR_TODO, file);
+static char* join_path(hgr_allocator_t allocator, const char* manifest, const char* file) {
+  if (file[0] == '/') return hgr__copy_text(allocator, file);
   const char* slash = strrchr(manifest, '/');
   size_t dir = slash ? (size_t)(slash - manifest) + 1 : 0;
-  char* path = hgr__alloc(HGR__ALLOCATOR_TODO, dir + strlen(file) + 1);
+  char* path = hgr__alloc(allocator, dir + strlen(file) + 1);
   if (path) {
     memcpy(path, manifest, dir);
     strcpy(path + dir, file);
@@ -243,12 +245,13 @@ static char* join_path(const char* manifest, const char* file) {
 
 #define BAD(...) HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
-static hgr_status_t string_field(const cJSON* item, const char* where, const char* key, bool required, char** out) {
+static hgr_status_t string_field(hgr_allocator_t allocator, const cJSON* item, const char* where, const char* key,
+                                 bool required, char** out) {
   const cJSON* value = cJSON_GetObjectItemCaseSensitive(item, key);
   *out = NULL;
   if (!value) return required ? BAD("%s: \"%s\" is required", where, key) : HGR_OK;
   if (!cJSON_IsString(value) || !value->valuestring[0]) return BAD("%s: \"%s\" must be a non-empty string", where, key);
-  *out = hgr__copy_text(HGR__ALLOCATOR_TODO, value->valuestring);
+  *out = hgr__copy_text(allocator, value->valuestring);
   return *out ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
 }
 
@@ -262,8 +265,8 @@ static hgr_status_t count_field(const cJSON* item, const char* where, const char
 }
 
 /* "input 0", "output 1", "elements output 0", "dim input 0 -1", "attr alpha float" */
-static hgr_status_t parse_arg(const char* text, const char* where, size_t index, uint32_t inputs, uint32_t outputs,
-                              user_arg_t* arg) {
+static hgr_status_t parse_arg(hgr_allocator_t allocator, const char* text, const char* where, size_t index,
+                              uint32_t inputs, uint32_t outputs, user_arg_t* arg) {
   char word[4][64] = {{0}};
   char extra[8] = "";
   int words = sscanf(text, "%63s %63s %63s %63s %7s", word[0], word[1], word[2], word[3], extra);
@@ -298,7 +301,7 @@ static hgr_status_t parse_arg(const char* text, const char* where, size_t index,
     for (const char* const* r = reserved; *r; ++r)
       if (!strcmp(word[1], *r))
         return BAD("%s: argument %zu \"%s\": '%s' is a standard node attr, not the op's", where, index, text, *r);
-    arg->attr = hgr__copy_text(HGR__ALLOCATOR_TODO, word[1]);
+    arg->attr = hgr__copy_text(allocator, word[1]);
     return arg->attr ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   if (tensor && (!strcmp(tensor, "input") || !strcmp(tensor, "output"))) {
@@ -315,22 +318,24 @@ static hgr_status_t parse_arg(const char* text, const char* where, size_t index,
   return HGR_OK;
 }
 
-static hgr_status_t read_whole(const char* path, const char* where, void** out, size_t* out_length) {
-  return hgr_status_annotate(hgr__file_read(HGR__ALLOCATOR_TODO, path, HGR__FILE_MAX_KERNEL_PROGRAM_BYTES, out, out_length), "%s", where);
+static hgr_status_t read_whole(hgr_allocator_t allocator, const char* path, const char* where, void** out,
+                               size_t* out_length) {
+  return hgr_status_annotate(hgr__file_read(allocator, path, HGR__FILE_MAX_KERNEL_PROGRAM_BYTES, out, out_length),
+                             "%s", where);
 }
 
 static const char* const op_keys[] = {"func_name", "kernel", "source", "binaries", "build_options",
                                       "inputs", "outputs", "args", "ndrange", "in_place", "shapes", NULL};
 
 /* "shapes": one "input N" per output (N below the op's input count). */
-static hgr_status_t parse_shapes(const cJSON* item, const char* where, uint32_t inputs, uint32_t outputs,
-                                 user_op_t* op) {
+static hgr_status_t parse_shapes(hgr_allocator_t allocator, const cJSON* item, const char* where, uint32_t inputs,
+                                 uint32_t outputs, user_op_t* op) {
   const cJSON* shapes = cJSON_GetObjectItemCaseSensitive(item, "shapes");
   if (!shapes) return HGR_OK;
   if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) != (int)outputs)
     return BAD("%s: \"shapes\" must be a list of %u string%s, one \"input N\" per output", where, outputs,
                outputs == 1 ? "" : "s");
-  op->shape_inputs = hgr__calloc(HGR__ALLOCATOR_TODO, outputs, sizeof(uint32_t));
+  op->shape_inputs = hgr__calloc(allocator, outputs, sizeof(uint32_t));
   if (!op->shape_inputs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   uint32_t k = 0;
   for (const cJSON* shape = shapes->child; shape; shape = shape->next, ++k) {
@@ -346,6 +351,7 @@ static hgr_status_t parse_shapes(const cJSON* item, const char* where, uint32_t 
 
 static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t index, const hgr_kernel_library_t* library,
                              user_op_t* op) {
+  hgr_allocator_t allocator = library->allocator;
   char where[192];
   snprintf(where, sizeof(where), "%s: ops[%zu]", manifest, index);
   if (!cJSON_IsObject(item)) return BAD("%s must be an object", where);
@@ -354,13 +360,13 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
     for (const char* const* key = op_keys; *key && !known; ++key) known = !strcmp(*key, field->string);
     if (!known) return BAD("%s: unknown key \"%s\"", where, field->string);
   }
-  HGR_RETURN_IF_ERROR(string_field(item, where, "func_name", true, &op->name));
+  HGR_RETURN_IF_ERROR(string_field(allocator, item, where, "func_name", true, &op->name));
   snprintf(where, sizeof(where), "%s: op '%.64s'", manifest, op->name);
   if (hgr__op_find(op->name) || !strcmp(op->name, "__nop") || !strcmp(op->name, "__copy"))
     return BAD("%s: a built-in op already has this func_name", where);
   for (size_t i = 0; i < library->count; ++i)
     if (!strcmp(library->ops[i].name, op->name)) return BAD("%s is declared twice", where);
-  HGR_RETURN_IF_ERROR(string_field(item, where, "kernel", true, &op->kernel));
+  HGR_RETURN_IF_ERROR(string_field(allocator, item, where, "kernel", true, &op->kernel));
   /* A launch plan holds the entry point in a fixed buffer; refused here rather than
    * as an internal error when an executor plans the op. */
   size_t kernel_capacity = sizeof(((hgr__launch_plan_t*)NULL)->kernel);
@@ -368,54 +374,55 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
     return BAD("%s: \"kernel\" is %zu characters long; entry points of at most %zu are supported", where,
                strlen(op->kernel), kernel_capacity - 1);
   char* source = NULL;
-  HGR_RETURN_IF_ERROR(string_field(item, where, "source", false, &source));
+  HGR_RETURN_IF_ERROR(string_field(allocator, item, where, "source", false, &source));
   if (source) {
-    op->source_path = join_path(manifest, source);
-    hgr__free(HGR__ALLOCATOR_TODO, source);
+    op->source_path = join_path(allocator, manifest, source);
+    hgr__free(allocator, source);
     if (!op->source_path) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     void* text = NULL;
-    HGR_RETURN_IF_ERROR(read_whole(op->source_path, where, &text, &op->source_length));
+    HGR_RETURN_IF_ERROR(read_whole(allocator, op->source_path, where, &text, &op->source_length));
     op->source_text = text;
   }
   const cJSON* binaries = cJSON_GetObjectItemCaseSensitive(item, "binaries");
   if (binaries) {
     if (!cJSON_IsArray(binaries)) return BAD("%s: \"binaries\" must be a list", where);
     size_t count = (size_t)cJSON_GetArraySize(binaries);
-    op->binaries = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(user_binary_t));
+    op->binaries = hgr__calloc(allocator, count + 1, sizeof(user_binary_t));
     if (!op->binaries) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     for (const cJSON* entry = binaries->child; entry; entry = entry->next) {
       user_binary_t* binary = &op->binaries[op->binary_count++];
       char* file = NULL;
       if (!cJSON_IsObject(entry) || cJSON_GetArraySize(entry) != 2)
         return BAD("%s: each binary is {\"device\": SPEC, \"file\": PATH}", where);
-      HGR_RETURN_IF_ERROR(string_field(entry, where, "device", true, &binary->device));
-      HGR_RETURN_IF_ERROR(string_field(entry, where, "file", true, &file));
-      binary->path = join_path(manifest, file);
-      hgr__free(HGR__ALLOCATOR_TODO, file);
+      HGR_RETURN_IF_ERROR(string_field(allocator, entry, where, "device", true, &binary->device));
+      HGR_RETURN_IF_ERROR(string_field(allocator, entry, where, "file", true, &file));
+      binary->path = join_path(allocator, manifest, file);
+      hgr__free(allocator, file);
       if (!binary->path) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       void* data = NULL;
-      HGR_RETURN_IF_ERROR(read_whole(binary->path, where, &data, &binary->length));
+      HGR_RETURN_IF_ERROR(read_whole(allocator, binary->path, where, &data, &binary->length));
       binary->data = data;
     }
   }
   if (!op->source_text && !op->binary_count) return BAD("%s: needs a \"source\" or \"binaries\"", where);
   const cJSON* options = cJSON_GetObjectItemCaseSensitive(item, "build_options");
   if (options && !cJSON_IsString(options)) return BAD("%s: \"build_options\" must be a string", where);
-  op->build_options = hgr__copy_text(HGR__ALLOCATOR_TODO, options ? options->valuestring : "");
+  op->build_options = hgr__copy_text(allocator, options ? options->valuestring : "");
   uint32_t inputs = 0, outputs = 0;
   HGR_RETURN_IF_ERROR(count_field(item, where, "inputs", &inputs));
   HGR_RETURN_IF_ERROR(count_field(item, where, "outputs", &outputs));
   if (outputs == 0) return BAD("%s: \"outputs\" must be at least 1", where);
-  HGR_RETURN_IF_ERROR(parse_shapes(item, where, inputs, outputs, op));
+  HGR_RETURN_IF_ERROR(parse_shapes(allocator, item, where, inputs, outputs, op));
   const cJSON* args = cJSON_GetObjectItemCaseSensitive(item, "args");
   if (!cJSON_IsArray(args) || cJSON_GetArraySize(args) > HGR__MAX_ARGS)
     return BAD("%s: \"args\" must be a list of at most %d argument descriptions", where, HGR__MAX_ARGS);
-  op->args = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)cJSON_GetArraySize(args) + 1, sizeof(user_arg_t));
+  op->args = hgr__calloc(allocator, (size_t)cJSON_GetArraySize(args) + 1, sizeof(user_arg_t));
   size_t attrs_length = 32;
   if (!op->args || !op->build_options) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (const cJSON* arg = args->child; arg; arg = arg->next) {
     if (!cJSON_IsString(arg)) return BAD("%s: argument %zu must be a string", where, op->arg_count);
-    HGR_RETURN_IF_ERROR(parse_arg(arg->valuestring, where, op->arg_count, inputs, outputs, &op->args[op->arg_count]));
+    HGR_RETURN_IF_ERROR(
+        parse_arg(allocator, arg->valuestring, where, op->arg_count, inputs, outputs, &op->args[op->arg_count]));
     if (op->args[op->arg_count].attr) attrs_length += strlen(op->args[op->arg_count].attr) + 1;
     op->arg_count++;
   }
@@ -431,12 +438,12 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
     return BAD("%s: \"in_place\" must be \"elementwise\" or \"never\"", where);
   hgr__in_place_t in_place_mode =
       in_place && !strcmp(in_place->valuestring, "elementwise") ? HGR__IN_PLACE_ELEMENTWISE : HGR__IN_PLACE_REFUSED;
-  op->attrs = hgr__calloc(HGR__ALLOCATOR_TODO, attrs_length, 1);
+  op->attrs = hgr__calloc(allocator, attrs_length, 1);
   /* Ops declared with the same files and options share one program per device. */
   size_t name_length = 16 + (op->source_path ? strlen(op->source_path) : 0) + strlen(op->build_options);
   for (size_t b = 0; b < op->binary_count; ++b)
     name_length += strlen(op->binaries[b].device) + strlen(op->binaries[b].path) + 2;
-  op->source_name = hgr__alloc(HGR__ALLOCATOR_TODO, name_length);
+  op->source_name = hgr__alloc(allocator, name_length);
   if (!op->attrs || !op->source_name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   snprintf(op->source_name, name_length, "user:%s|", op->source_path ? op->source_path : "");
   for (size_t b = 0; b < op->binary_count; ++b) {
@@ -462,23 +469,27 @@ static hgr_status_t parse_op(const cJSON* item, const char* manifest, size_t ind
 hgr_status_t hgr_kernel_library_load_file(const char* manifest_path, hgr_kernel_library_t** out_library) {
   *out_library = NULL;
   if (!manifest_path) return BAD("no manifest path");
+  /* A public constructor with no instance: the system allocator (hgr/allocator.h). */
+  hgr_allocator_t allocator = hgr_allocator_system();
   void* text = NULL;
   size_t length = 0;
-  HGR_RETURN_IF_ERROR(hgr__file_read(HGR__ALLOCATOR_TODO, manifest_path, HGR__FILE_MAX_KERNEL_MANIFEST_BYTES, &text, &length));
+  HGR_RETURN_IF_ERROR(
+      hgr__file_read(allocator, manifest_path, HGR__FILE_MAX_KERNEL_MANIFEST_BYTES, &text, &length));
   const char* end = NULL;
   cJSON* root = cJSON_ParseWithLengthOpts(text, length, &end, false);
   size_t where = end && end >= (const char*)text ? (size_t)(end - (const char*)text) : 0;
-  hgr__free(HGR__ALLOCATOR_TODO, text);
+  hgr__free(allocator, text);
   if (!root) return BAD("%s: not valid JSON (near byte %zu)", manifest_path, where);
   hgr_status_t status = HGR_OK;
-  hgr_kernel_library_t* library = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*library));
+  hgr_kernel_library_t* library = hgr__calloc(allocator, 1, sizeof(*library));
+  if (library) library->allocator = allocator;
   const cJSON* ops = cJSON_GetObjectItemCaseSensitive(root, "ops");
   if (!library) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   else if (!cJSON_IsObject(root) || !cJSON_IsArray(ops) || cJSON_GetArraySize(root) != 1)
     status = BAD("%s: a manifest is an object with one key, \"ops\", a list of op declarations", manifest_path);
   if (!status) {
     atomic_init(&library->refcount, 1);
-    library->ops = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)cJSON_GetArraySize(ops) + 1, sizeof(user_op_t));
+    library->ops = hgr__calloc(allocator, (size_t)cJSON_GetArraySize(ops) + 1, sizeof(user_op_t));
     if (!library->ops) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     size_t index = 0;
     for (const cJSON* item = ops ? ops->child : NULL; item && !status; item = item->next, ++index) {

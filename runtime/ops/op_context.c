@@ -280,10 +280,13 @@ static void launch_failed(hgr__op_ctx_t* ctx, hgr_status_t status) {
 hgr__launch_plan_t* hgr__op_launch(hgr__op_ctx_t* ctx, const char* kernel) {
   if (ctx->launch_count == ctx->launch_capacity) {
     uint32_t capacity = ctx->launch_capacity ? 2 * ctx->launch_capacity : 2;
-    hgr__launch_plan_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, ctx->launches, capacity * sizeof(*grown));
+    hgr__launch_plan_t* grown = hgr__realloc(ctx->allocator, ctx->launches, capacity * sizeof(*grown));
     if (!grown) {
       launch_failed(ctx, HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"));
-      return NULL;
+      hgr__free(ctx->allocator, ctx->discarded.meta);
+      hgr__free(ctx->allocator, ctx->discarded.generated);
+      memset(&ctx->discarded, 0, sizeof(ctx->discarded));
+      return &ctx->discarded;
     }
     ctx->launches = grown;
     ctx->launch_capacity = capacity;
@@ -297,7 +300,6 @@ hgr__launch_plan_t* hgr__op_launch(hgr__op_ctx_t* ctx, const char* kernel) {
 }
 
 static hgr__arg_t* add_arg(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, hgr__arg_kind_t kind) {
-  if (!l) return NULL;
   if (l->arg_count == HGR__MAX_ARGS) {
     launch_failed(ctx, HGR_STATUS(HGR_STATUS_INTERNAL, "%s: kernel %s has more than %d arguments", ctx->label,
                                   l->kernel, HGR__MAX_ARGS));
@@ -346,11 +348,10 @@ void hgr__launch_scratch(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t byt
 }
 
 void hgr__launch_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const int32_t* values, uint32_t count) {
-  if (!l) return;
   if (l->meta_count + count > l->meta_capacity) {
     uint32_t capacity = l->meta_capacity ? l->meta_capacity : 16;
     while (capacity < l->meta_count + count) capacity *= 2;
-    int32_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, l->meta, capacity * sizeof(int32_t));
+    int32_t* grown = hgr__realloc(ctx->allocator, l->meta, capacity * sizeof(int32_t));
     if (!grown) {
       launch_failed(ctx, HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"));
       return;
@@ -373,7 +374,6 @@ size_t hgr__local_size(size_t n) {
 }
 
 void hgr__launch_1d(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t count) {
-  if (!l) return;
   size_t local = ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;
   if (ctx->limits.max_work_item[0] && local > ctx->limits.max_work_item[0]) local = ctx->limits.max_work_item[0];
   if (local == 0) local = 1;
@@ -382,7 +382,6 @@ void hgr__launch_1d(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t co
 }
 
 void hgr__launch_nd(hgr__launch_plan_t* l, cl_uint dims, const size_t* global, const size_t* local) {
-  if (!l) return;
   memset(&l->launch, 0, sizeof(l->launch));
   l->launch.work_dim = dims;
   l->launch.use_local = true;
@@ -396,10 +395,12 @@ void hgr__launch_nd(hgr__launch_plan_t* l, cl_uint dims, const size_t* global, c
 
 void hgr__op_ctx_free(hgr__op_ctx_t* ctx) {
   for (uint32_t i = 0; i < ctx->launch_count; ++i) {
-    hgr__free(HGR__ALLOCATOR_TODO, ctx->launches[i].meta);
-    hgr__free(HGR__ALLOCATOR_TODO, ctx->launches[i].generated);
+    hgr__free(ctx->allocator, ctx->launches[i].meta);
+    hgr__free(ctx->allocator, ctx->launches[i].generated);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, ctx->launches);
+  hgr__free(ctx->allocator, ctx->launches);
+  hgr__free(ctx->allocator, ctx->discarded.meta);
+  hgr__free(ctx->allocator, ctx->discarded.generated);
   hgr_status_free(ctx->error);
   memset(ctx, 0, sizeof(*ctx));
 }

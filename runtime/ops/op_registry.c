@@ -97,9 +97,10 @@ const hgr__op_t* hgr__op_lookup(const char* name, const hgr_kernel_library_t* li
 
 /* What planning and inference share before the op's own code: the context, the op,
  * the counts and the attrs. Reads only the node (and, for its label, its name). */
-static hgr_status_t begin(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
-                          const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
+static hgr_status_t begin(hgr_allocator_t allocator, const hgr_graph_t* graph, uint32_t node_id,
+                          const hgr_kernel_library_t* library, const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
   memset(ctx, 0, sizeof(*ctx));
+  ctx->allocator = allocator;
   ctx->graph = graph;
   ctx->node_id = node_id;
   ctx->node = &graph->nodes[node_id];
@@ -148,7 +149,7 @@ static const hgr__limits_t generous_limits = {SIZE_MAX / 2, {SIZE_MAX / 2, SIZE_
 hgr_status_t hgr__op_infer(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
                            hgr__entry_t* out_outputs) {
   hgr__op_ctx_t ctx;
-  hgr_status_t status = begin(graph, node_id, library, &generous_limits, &ctx);
+  hgr_status_t status = begin(hgr__graph_allocator(graph), graph, node_id, library, &generous_limits, &ctx);
   if (!status) status = infer_outputs(&ctx, out_outputs);
   hgr__op_ctx_free(&ctx);
   return status;
@@ -166,7 +167,7 @@ static const char* describe_entry(const hgr__entry_t* entry, char* buffer, size_
  * of outputs, so that what inference gives a builder is what planning accepts. */
 static hgr_status_t check_outputs(hgr__op_ctx_t* ctx) {
   uint32_t count = ctx->node->num_outputs;
-  hgr__entry_t* inferred = hgr__calloc(HGR__ALLOCATOR_TODO, count ? count : 1, sizeof(*inferred));
+  hgr__entry_t* inferred = hgr__calloc(ctx->allocator, count ? count : 1, sizeof(*inferred));
   if (!inferred) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", ctx->label);
   hgr_status_t status = infer_outputs(ctx, inferred);
   for (uint32_t k = 0; !status && k < count; ++k) {
@@ -186,18 +187,19 @@ static hgr_status_t check_outputs(hgr__op_ctx_t* ctx) {
       status = HGR__OP_ERROR(ctx, "output %u (entry %u) should be %s, the graph says %s", k, entry_id,
                              describe_entry(want, expected, sizeof(expected)), describe_entry(out, got, sizeof(got)));
   }
-  hgr__free(HGR__ALLOCATOR_TODO, inferred);
+  hgr__free(ctx->allocator, inferred);
   return status;
 }
 
-hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
-                          const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
-  return hgr__op_plan_tuned(graph, node_id, library, limits, NULL, ctx);
+hgr_status_t hgr__op_plan(hgr_allocator_t allocator, const hgr_graph_t* graph, uint32_t node_id,
+                          const hgr_kernel_library_t* library, const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
+  return hgr__op_plan_tuned(allocator, graph, node_id, library, limits, NULL, ctx);
 }
 
-hgr_status_t hgr__op_plan_tuned(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
-                                const hgr__limits_t* limits, const hgr__tuning_t* tuning, hgr__op_ctx_t* ctx) {
-  hgr_status_t status = begin(graph, node_id, library, limits, ctx);
+hgr_status_t hgr__op_plan_tuned(hgr_allocator_t allocator, const hgr_graph_t* graph, uint32_t node_id,
+                                const hgr_kernel_library_t* library, const hgr__limits_t* limits,
+                                const hgr__tuning_t* tuning, hgr__op_ctx_t* ctx) {
+  hgr_status_t status = begin(allocator, graph, node_id, library, limits, ctx);
   ctx->tuning = tuning;
   if (!status) status = check_in_place(ctx);
   /* A user op without "shapes": its outputs are the kernel's business. */

@@ -64,14 +64,15 @@ typedef struct hgr__arg_t {
 /* One kernel launch of a planned op. */
 typedef struct hgr__launch_plan_t {
   const char* source; /* kernels/<source>.cl; NULL: the op's; or a generated program's name */
-  /* A generated program (fused_elementwise): malloc'd "<name>\0<OpenCL C text>",
-   * freed with the plan; source then points at its name, which is unique to the
-   * text (a hash of it). NULL for programs of kernels/ or the kernel library. */
+  /* A generated program (fused_elementwise): "<name>\0<OpenCL C text>" from the
+   * context's allocator, freed with the plan; source then points at its name, which
+   * is unique to the text (a hash of it). NULL for programs of kernels/ or the
+   * kernel library. */
   char* generated;
   char kernel[64];    /* entry point (copied in) */
   hgr__arg_t args[HGR__MAX_ARGS];
   uint32_t arg_count;
-  int32_t* meta;      /* malloc'd, meta_count values; NULL when the launch has none */
+  int32_t* meta;      /* the context's allocator's, meta_count values; NULL when none */
   uint32_t meta_count;
   uint32_t meta_capacity;
   hgr__launch_t launch;
@@ -138,6 +139,9 @@ typedef enum hgr__in_place_t {
 
 /* An op being planned for one node. */
 typedef struct hgr__op_ctx_t {
+  /* What the launches, their meta and generated texts are made and freed with
+   * (hgr__op_plan's allocator; the graph's for hgr__op_infer). */
+  hgr_allocator_t allocator;
   const hgr__op_t* op;
   const hgr_graph_t* graph;
   uint32_t node_id;
@@ -151,6 +155,7 @@ typedef struct hgr__op_ctx_t {
   uint32_t launch_count;
   uint32_t launch_capacity;
   uint64_t scratch_bytes;      /* the node's scratch buffer (HGR__ARG_SCRATCH); 0: none */
+  hgr__launch_plan_t discarded; /* what hgr__op_launch returns when it cannot append */
 } hgr__op_ctx_t;
 
 struct hgr__op_t {
@@ -189,18 +194,20 @@ const hgr__op_t* const* hgr__op_families(size_t* out_count);
  * every output entry's dtype and shape with what it gives (skipped for a user op
  * whose manifest declares no "shapes": infer is NULL), and calls its plan, which
  * may then rely on what infer checked.
- * On success *ctx holds the launches (free with hgr__op_ctx_free); on failure the
- * status names the node. INVALID_ARGUMENT for an unknown func_name (listing the
+ * On success *ctx holds the launches, made with allocator (which ctx keeps; free
+ * with hgr__op_ctx_free); on failure nothing is left allocated and the status names
+ * the node. INVALID_ARGUMENT for an unknown func_name (listing the
  * known ones), a wrong count, an unknown attr, an output in place where the op
  * cannot run in place (naming the output and input entries and the storage id) or
  * anything the op rejects. */
-hgr_status_t hgr__op_plan(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
-                          const hgr__limits_t* limits, hgr__op_ctx_t* ctx);
+hgr_status_t hgr__op_plan(hgr_allocator_t allocator, const hgr_graph_t* graph, uint32_t node_id,
+                          const hgr_kernel_library_t* library, const hgr__limits_t* limits, hgr__op_ctx_t* ctx);
 
 /* hgr__op_plan with tile choices: a plan with candidates consults tuning (may be
  * NULL) through hgr__op_choose_tile, and ctx->tile says what it chose. */
-hgr_status_t hgr__op_plan_tuned(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
-                                const hgr__limits_t* limits, const hgr__tuning_t* tuning, hgr__op_ctx_t* ctx);
+hgr_status_t hgr__op_plan_tuned(hgr_allocator_t allocator, const hgr_graph_t* graph, uint32_t node_id,
+                                const hgr_kernel_library_t* library, const hgr__limits_t* limits,
+                                const hgr__tuning_t* tuning, hgr__op_ctx_t* ctx);
 
 /* The op called name: built-in, else the library's (library may be NULL); NULL when
  * neither has it. */
@@ -324,9 +331,11 @@ hgr_status_t hgr__op_axis(const hgr__op_ctx_t* ctx, const char* key, int64_t axi
                           int32_t* out_axis);
 
 /* Launches. hgr__op_launch appends one (kernel of the op's source; the name is
- * copied, at most 63 characters) and returns it, or NULL when out of memory
- * (ctx->error says so); the helpers below accept that NULL and record their own
- * failures in ctx->error too, which hgr__op_plan returns after plan. */
+ * copied, at most 63 characters) and returns it; when out of memory it records
+ * that in ctx->error and returns ctx->discarded instead, which plan functions fill
+ * like any launch and which is then dropped, so that no plan function has to test
+ * the launch it got. The helpers below record their own failures in ctx->error
+ * too, which hgr__op_plan returns after plan. */
 hgr__launch_plan_t* hgr__op_launch(hgr__op_ctx_t* ctx, const char* kernel);
 void hgr__launch_input(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint32_t index);
 void hgr__launch_output(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint32_t index);

@@ -41,6 +41,7 @@ typedef struct param_name_t {
 } param_name_t;
 
 typedef struct finder_t {
+  hgr_allocator_t allocator;  /* the graph's: the pass's tables, new names and values */
   const hgr_graph_t* graph;
   const hgr_params_t* params; /* may be NULL */
   param_name_t* param_names;  /* sorted by name */
@@ -56,27 +57,28 @@ static int compare_param_names(const void* a, const void* b) {
 }
 
 static void finder_free(finder_t* f) {
-  for (uint32_t n = 0; f->epilogue && n < f->graph->node_count; ++n) hgr__free(HGR__ALLOCATOR_TODO, f->epilogue[n]);
-  hgr__free(HGR__ALLOCATOR_TODO, f->param_names);
-  hgr__free(HGR__ALLOCATOR_TODO, f->sole_consumer);
-  hgr__free(HGR__ALLOCATOR_TODO, f->uses);
-  hgr__free(HGR__ALLOCATOR_TODO, f->epilogue);
-  hgr__free(HGR__ALLOCATOR_TODO, f->role);
+  for (uint32_t n = 0; f->epilogue && n < f->graph->node_count; ++n) hgr__free(f->allocator, f->epilogue[n]);
+  hgr__free(f->allocator, f->param_names);
+  hgr__free(f->allocator, f->sole_consumer);
+  hgr__free(f->allocator, f->uses);
+  hgr__free(f->allocator, f->epilogue);
+  hgr__free(f->allocator, f->role);
 }
 
 static hgr_status_t finder_init(finder_t* f, const hgr_graph_t* graph, const hgr_params_t* params) {
   memset(f, 0, sizeof(*f));
+  f->allocator = hgr__graph_allocator(graph);
   f->graph = graph;
   f->params = params;
   size_t param_count = params ? hgr_params_count(params) : 0;
   if (param_count >= UINT32_MAX)
     return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, PASS ": %zu params are more than the pass indexes", param_count);
   f->param_count = (uint32_t)param_count;
-  f->param_names = hgr__alloc(HGR__ALLOCATOR_TODO, (param_count + 1) * sizeof(*f->param_names));
-  f->sole_consumer = hgr__alloc(HGR__ALLOCATOR_TODO, (graph->entry_count + 1) * sizeof(*f->sole_consumer));
-  f->uses = hgr__calloc(HGR__ALLOCATOR_TODO, graph->entry_count + 1, sizeof(*f->uses));
-  f->epilogue = hgr__calloc(HGR__ALLOCATOR_TODO, graph->node_count + 1, sizeof(*f->epilogue));
-  f->role = hgr__alloc(HGR__ALLOCATOR_TODO, (graph->node_count + 1) * sizeof(*f->role));
+  f->param_names = hgr__alloc(f->allocator, (param_count + 1) * sizeof(*f->param_names));
+  f->sole_consumer = hgr__alloc(f->allocator, (graph->entry_count + 1) * sizeof(*f->sole_consumer));
+  f->uses = hgr__calloc(f->allocator, graph->entry_count + 1, sizeof(*f->uses));
+  f->epilogue = hgr__calloc(f->allocator, graph->node_count + 1, sizeof(*f->epilogue));
+  f->role = hgr__alloc(f->allocator, (graph->node_count + 1) * sizeof(*f->role));
   if (!f->param_names || !f->sole_consumer || !f->uses || !f->epilogue || !f->role)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory for a graph of %u nodes",
                       graph->node_count);
@@ -243,7 +245,7 @@ static hgr_status_t find_epilogues(finder_t* f, hgr__fuse_report_t* report) {
     if (!bare_conv2d(f->graph, n)) continue;
     epilogue_t e;
     if (!find_epilogue(f, n, &e)) continue;
-    f->epilogue[n] = hgr__alloc(HGR__ALLOCATOR_TODO, sizeof(e));
+    f->epilogue[n] = hgr__alloc(f->allocator, sizeof(e));
     if (!f->epilogue[n]) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
     *f->epilogue[n] = e;
     if (e.reshape != NONE) f->role[e.reshape] = n;
@@ -266,12 +268,12 @@ typedef struct folded_t {
   int64_t channels;
 } folded_t;
 
-static void folded_free(folded_t* folded) {
-  hgr__free(HGR__ALLOCATOR_TODO, folded->name);
-  hgr__free(HGR__ALLOCATOR_TODO, folded->weight_name);
-  hgr__free(HGR__ALLOCATOR_TODO, folded->weight);
-  hgr__free(HGR__ALLOCATOR_TODO, folded->bias_name);
-  hgr__free(HGR__ALLOCATOR_TODO, folded->bias);
+static void folded_free(hgr_allocator_t allocator, folded_t* folded) {
+  hgr__free(allocator, folded->name);
+  hgr__free(allocator, folded->weight_name);
+  hgr__free(allocator, folded->weight);
+  hgr__free(allocator, folded->bias_name);
+  hgr__free(allocator, folded->bias);
 }
 
 /* Whether name is a node's or a param's, or a new param's (folded, per node). */
@@ -284,12 +286,12 @@ static bool name_taken(const finder_t* f, const folded_t* folded, const char* na
   return f->param_count && bsearch(&key, f->param_names, f->param_count, sizeof(key), compare_param_names);
 }
 
-/* "<conv>.<what>", or "<conv>.<what>#2", #3 ... where it is taken. */
+/* "<conv>.<what>", or "<conv>.<what>#2", #3 ... where it is taken (f's allocator). */
 static char* unique_name(const finder_t* f, const folded_t* folded, const char* conv, const char* what) {
-  char* name = hgr__format("%s.%s", conv, what);
+  char* name = hgr__format_in(f->allocator, "%s.%s", conv, what);
   for (uint32_t k = 2; name && name_taken(f, folded, name); ++k) {
-    hgr__free(HGR__ALLOCATOR_TODO, name);
-    name = hgr__format("%s.%s#%u", conv, what, k);
+    hgr__free(f->allocator, name);
+    name = hgr__format_in(f->allocator, "%s.%s#%u", conv, what, k);
   }
   return name;
 }
@@ -304,7 +306,7 @@ static hgr_status_t fold(const finder_t* f, uint32_t conv, folded_t* folded) {
   int64_t channels = graph->entries[graph->node_row_ptr[conv]].shape[1];
   out->channels = channels;
   if (!e->affine_count) return HGR_OK;
-  double* scale = hgr__alloc(HGR__ALLOCATOR_TODO, 2 * (size_t)channels * sizeof(double) + 1);
+  double* scale = hgr__alloc(f->allocator, 2 * (size_t)channels * sizeof(double) + 1);
   if (!scale) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
   double* shift = scale + channels;
   for (int64_t k = 0; k < channels; ++k) scale[k] = 1, shift[k] = 0;
@@ -314,7 +316,7 @@ static hgr_status_t fold(const finder_t* f, uint32_t conv, folded_t* folded) {
     const void* data = NULL;
     hgr_status_t status = hgr_params_get(f->params, e->operands[m], &info, &data);
     if (status) {
-      hgr__free(HGR__ALLOCATOR_TODO, scale);
+      hgr__free(f->allocator, scale);
       return status;
     }
     const float* c = data;
@@ -335,10 +337,10 @@ static hgr_status_t fold(const finder_t* f, uint32_t conv, folded_t* folded) {
   if (node->input_count == 3) float_param(f, node->inputs[2].node_id, (uint64_t)channels, &bias);
   bool scaled = false;
   for (int64_t k = 0; k < channels; ++k) scaled = scaled || scale[k] != 1;
-  out->bias = hgr__alloc(HGR__ALLOCATOR_TODO, (size_t)channels * sizeof(float) + 1);
+  out->bias = hgr__alloc(f->allocator, (size_t)channels * sizeof(float) + 1);
   out->bias_name = unique_name(f, folded, node->name, "bias");
   if (scaled) {
-    out->weight = hgr__alloc(HGR__ALLOCATOR_TODO, w->element_count * sizeof(float) + 1);
+    out->weight = hgr__alloc(f->allocator, w->element_count * sizeof(float) + 1);
     out->weight_name = unique_name(f, folded, node->name, "weight");
   }
   hgr_status_t status = HGR_OK;
@@ -349,7 +351,7 @@ static hgr_status_t fold(const finder_t* f, uint32_t conv, folded_t* folded) {
   uint64_t per = channels ? w->element_count / (uint64_t)channels : 0;
   for (uint64_t i = 0; !status && scaled && i < w->element_count; ++i)
     out->weight[i] = (float)(weight[i] * scale[i / per]);
-  hgr__free(HGR__ALLOCATOR_TODO, scale);
+  hgr__free(f->allocator, scale);
   return status;
 }
 
@@ -362,10 +364,10 @@ static hgr_status_t append_param(hgr__pass_rebuild_t* r, const char* name, const
   return hgr__graph_edit_append(r->out, name, NULL, NULL, 0, NULL, 0, &entry, 1, out_id);
 }
 
-/* The fused conv2d's attrs: the conv2d's own and the activation's. */
-static hgr_status_t epilogue_attrs(const hgr__node_t* conv, const epilogue_t* e, hgr__attr_t** out_attrs,
-                                   uint32_t* out_count) {
-  hgr__attr_t* attrs = hgr__calloc(HGR__ALLOCATOR_TODO, conv->attr_count + 4, sizeof(*attrs));
+/* The fused conv2d's attrs: the conv2d's own and the activation's (from allocator). */
+static hgr_status_t epilogue_attrs(hgr_allocator_t allocator, const hgr__node_t* conv, const epilogue_t* e,
+                                   hgr__attr_t** out_attrs, uint32_t* out_count) {
+  hgr__attr_t* attrs = hgr__calloc(allocator, conv->attr_count + 4, sizeof(*attrs));
   if (!attrs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
   uint32_t count = 0;
   for (uint32_t a = 0; a < conv->attr_count; ++a)
@@ -374,7 +376,7 @@ static hgr_status_t epilogue_attrs(const hgr__node_t* conv, const epilogue_t* e,
   if (e->activation) {
     attrs[count++] = (hgr__attr_t){"activation", (char*)e->activation->name};
     for (uint32_t k = 0; k < 2 && e->activation->params[k]; ++k) {
-      char* value = hgr__format("%.9g", e->activation_params[k]);
+      char* value = hgr__format_in(allocator, "%.9g", e->activation_params[k]);
       if (!value) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
       attrs[count++] = (hgr__attr_t){(char*)e->activation->params[k], value};
     }
@@ -384,11 +386,12 @@ static hgr_status_t epilogue_attrs(const hgr__node_t* conv, const epilogue_t* e,
   return status;
 }
 
-static void free_epilogue_attrs(const hgr__node_t* conv, hgr__attr_t* attrs, uint32_t count) {
+static void free_epilogue_attrs(hgr_allocator_t allocator, const hgr__node_t* conv, hgr__attr_t* attrs,
+                                uint32_t count) {
   uint32_t own = 0;
   for (uint32_t a = 0; a < conv->attr_count; ++a) own += strcmp(conv->attrs[a].key, "activation") != 0;
-  for (uint32_t a = own + 1; a < count; ++a) hgr__free(HGR__ALLOCATOR_TODO, attrs[a].value); /* the activation's params */
-  hgr__free(HGR__ALLOCATOR_TODO, attrs);
+  for (uint32_t a = own + 1; a < count; ++a) hgr__free(allocator, attrs[a].value); /* the activation's params */
+  hgr__free(allocator, attrs);
 }
 
 /* Appends the fused conv2d (after its new params) and maps the chain's value to it. */
@@ -415,12 +418,12 @@ static hgr_status_t append_fused(const finder_t* f, hgr__pass_rebuild_t* r, uint
   }
   hgr__attr_t* attrs = NULL;
   uint32_t attr_count = 0;
-  hgr_status_t status = epilogue_attrs(node, e, &attrs, &attr_count);
+  hgr_status_t status = epilogue_attrs(f->allocator, node, e, &attrs, &attr_count);
   const char* name = e->reshape != NONE ? node->name : graph->nodes[last].name;
   if (!status)
     status = hgr__graph_edit_append(r->out, name, "conv2d", inputs, input_count, attrs, attr_count,
                                     &graph->entries[graph->node_row_ptr[conv]], 1, &r->new_id[conv]);
-  if (attrs) free_epilogue_attrs(node, attrs, attr_count);
+  if (attrs) free_epilogue_attrs(f->allocator, node, attrs, attr_count);
   HGR_RETURN_IF_ERROR(status);
   HGR_RETURN_IF_ERROR(hgr__pass_check_inferred(r, r->new_id[conv], conv, PASS));
   if (e->reshape == NONE) r->new_id[last] = r->new_id[conv];
@@ -431,11 +434,11 @@ static hgr_status_t append_fused(const finder_t* f, hgr__pass_rebuild_t* r, uint
  * leaves the graph (and params) with them. */
 static bool* find_dropped(const finder_t* f, const folded_t* folded) {
   const hgr_graph_t* graph = f->graph;
-  uint32_t* uses = hgr__alloc(HGR__ALLOCATOR_TODO, (graph->entry_count + 1) * sizeof(*uses));
-  bool* dropped = hgr__calloc(HGR__ALLOCATOR_TODO, graph->node_count + 1, sizeof(*dropped));
+  uint32_t* uses = hgr__alloc(f->allocator, (graph->entry_count + 1) * sizeof(*uses));
+  bool* dropped = hgr__calloc(f->allocator, graph->node_count + 1, sizeof(*dropped));
   if (!uses || !dropped) {
-    hgr__free(HGR__ALLOCATOR_TODO, uses);
-    hgr__free(HGR__ALLOCATOR_TODO, dropped);
+    hgr__free(f->allocator, uses);
+    hgr__free(f->allocator, dropped);
     return NULL;
   }
   memcpy(uses, f->uses, graph->entry_count * sizeof(*uses));
@@ -455,7 +458,7 @@ static bool* find_dropped(const finder_t* f, const folded_t* folded) {
     dropped[n] = !graph->nodes[n].is_op && f->uses[e] && !uses[e] &&
                  float_param(f, n, graph->entries[e].element_count, NULL) != NONE;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, uses);
+  hgr__free(f->allocator, uses);
   return dropped;
 }
 
@@ -478,11 +481,12 @@ static hgr_status_t rebuild(const finder_t* f, const folded_t* folded, const boo
   return status;
 }
 
-/* The new params, in a params object of their own (NULL when there are none). */
+/* The new params, in a params object of their own (NULL when there are none), with
+ * the allocator of f's params (hgr__params_take moves them there). */
 static hgr_status_t make_params(const finder_t* f, const folded_t* folded, hgr_params_t** out_made) {
   const hgr_graph_t* graph = f->graph;
   hgr_params_t* made = NULL;
-  HGR_RETURN_IF_ERROR(hgr_params_create(&made));
+  HGR_RETURN_IF_ERROR(hgr__params_create_in(f->params ? hgr__params_allocator(f->params) : f->allocator, &made));
   hgr_status_t status = HGR_OK;
   for (uint32_t n = 0; !status && n < graph->node_count; ++n) {
     const folded_t* folds = &folded[n];
@@ -519,7 +523,7 @@ hgr_status_t hgr__fuse_conv_epilogue(const hgr_graph_t* graph, const hgr_params_
     *out_graph = hgr_graph_retain((hgr_graph_t*)graph);
     return HGR_OK;
   }
-  folded_t* folded = status ? NULL : hgr__calloc(HGR__ALLOCATOR_TODO, graph->node_count + 1, sizeof(*folded));
+  folded_t* folded = status ? NULL : hgr__calloc(f.allocator, graph->node_count + 1, sizeof(*folded));
   if (!status && !folded) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
   for (uint32_t n = 0; !status && n < graph->node_count; ++n)
     if (f.epilogue[n]) status = fold(&f, n, folded);
@@ -535,9 +539,9 @@ hgr_status_t hgr__fuse_conv_epilogue(const hgr_graph_t* graph, const hgr_params_
   }
   hgr_params_t* made = NULL;
   if (!status) status = make_params(&f, folded, &made);
-  for (uint32_t n = 0; folded && n < graph->node_count; ++n) folded_free(&folded[n]);
-  hgr__free(HGR__ALLOCATOR_TODO, folded);
-  hgr__free(HGR__ALLOCATOR_TODO, dropped);
+  for (uint32_t n = 0; folded && n < graph->node_count; ++n) folded_free(f.allocator, &folded[n]);
+  hgr__free(f.allocator, folded);
+  hgr__free(f.allocator, dropped);
   finder_free(&f);
   if (status) {
     hgr_graph_release(fused);

@@ -97,6 +97,7 @@ static bool fusable(const hgr_graph_t* graph, uint32_t n) {
 }
 
 typedef struct fuser_t {
+  hgr_allocator_t allocator; /* the graph's: the fuser's tables and texts */
   const hgr_graph_t* graph;
   uint32_t* uses;           /* per entry: input references to it, plus 1 per head */
   bool* head;               /* per entry */
@@ -114,42 +115,43 @@ typedef struct fuser_t {
 } fuser_t;
 
 static void fuser_free(fuser_t* f, uint32_t node_count) {
-  for (uint32_t n = 0; f->expr && n < node_count; ++n) hgr__free(HGR__ALLOCATOR_TODO, f->expr[n]);
-  for (uint32_t n = 0; f->axes && n < node_count; ++n) hgr__free(HGR__ALLOCATOR_TODO, f->axes[n]);
-  for (uint32_t n = 0; f->inputs && n < node_count; ++n) hgr__free(HGR__ALLOCATOR_TODO, f->inputs[n]);
-  hgr__free(HGR__ALLOCATOR_TODO, f->uses);
-  hgr__free(HGR__ALLOCATOR_TODO, f->head);
-  hgr__free(HGR__ALLOCATOR_TODO, f->consumer_start);
-  hgr__free(HGR__ALLOCATOR_TODO, f->consumers);
-  hgr__free(HGR__ALLOCATOR_TODO, f->candidate);
-  hgr__free(HGR__ALLOCATOR_TODO, f->group);
-  hgr__free(HGR__ALLOCATOR_TODO, f->members);
-  hgr__free(HGR__ALLOCATOR_TODO, f->member_start);
-  hgr__free(HGR__ALLOCATOR_TODO, f->member_count);
-  hgr__free(HGR__ALLOCATOR_TODO, f->expr);
-  hgr__free(HGR__ALLOCATOR_TODO, f->axes);
-  hgr__free(HGR__ALLOCATOR_TODO, f->inputs);
-  hgr__free(HGR__ALLOCATOR_TODO, f->input_count);
+  for (uint32_t n = 0; f->expr && n < node_count; ++n) hgr__free(f->allocator, f->expr[n]);
+  for (uint32_t n = 0; f->axes && n < node_count; ++n) hgr__free(f->allocator, f->axes[n]);
+  for (uint32_t n = 0; f->inputs && n < node_count; ++n) hgr__free(f->allocator, f->inputs[n]);
+  hgr__free(f->allocator, f->uses);
+  hgr__free(f->allocator, f->head);
+  hgr__free(f->allocator, f->consumer_start);
+  hgr__free(f->allocator, f->consumers);
+  hgr__free(f->allocator, f->candidate);
+  hgr__free(f->allocator, f->group);
+  hgr__free(f->allocator, f->members);
+  hgr__free(f->allocator, f->member_start);
+  hgr__free(f->allocator, f->member_count);
+  hgr__free(f->allocator, f->expr);
+  hgr__free(f->allocator, f->axes);
+  hgr__free(f->allocator, f->inputs);
+  hgr__free(f->allocator, f->input_count);
 }
 
 static hgr_status_t fuser_init(fuser_t* f, const hgr_graph_t* graph) {
   memset(f, 0, sizeof(*f));
+  f->allocator = hgr__graph_allocator(graph);
   f->graph = graph;
   uint32_t nodes = graph->node_count, entries = graph->entry_count, references = 0;
   for (uint32_t n = 0; n < nodes; ++n) references += graph->nodes[n].input_count;
-  f->uses = hgr__calloc(HGR__ALLOCATOR_TODO, entries + 1, sizeof(*f->uses));
-  f->head = hgr__calloc(HGR__ALLOCATOR_TODO, entries + 1, sizeof(*f->head));
-  f->consumer_start = hgr__calloc(HGR__ALLOCATOR_TODO, entries + 2, sizeof(*f->consumer_start));
-  f->consumers = hgr__calloc(HGR__ALLOCATOR_TODO, references + 1, sizeof(*f->consumers));
-  f->candidate = hgr__calloc(HGR__ALLOCATOR_TODO, nodes + 1, sizeof(*f->candidate));
-  f->group = hgr__alloc(HGR__ALLOCATOR_TODO, (nodes + 1) * sizeof(*f->group));
-  f->members = hgr__calloc(HGR__ALLOCATOR_TODO, nodes + 1, sizeof(*f->members));
-  f->member_start = hgr__calloc(HGR__ALLOCATOR_TODO, nodes + 1, sizeof(*f->member_start));
-  f->member_count = hgr__calloc(HGR__ALLOCATOR_TODO, nodes + 1, sizeof(*f->member_count));
-  f->expr = hgr__calloc(HGR__ALLOCATOR_TODO, nodes + 1, sizeof(*f->expr));
-  f->axes = hgr__calloc(HGR__ALLOCATOR_TODO, nodes + 1, sizeof(*f->axes));
-  f->inputs = hgr__calloc(HGR__ALLOCATOR_TODO, nodes + 1, sizeof(*f->inputs));
-  f->input_count = hgr__calloc(HGR__ALLOCATOR_TODO, nodes + 1, sizeof(*f->input_count));
+  f->uses = hgr__calloc(f->allocator, entries + 1, sizeof(*f->uses));
+  f->head = hgr__calloc(f->allocator, entries + 1, sizeof(*f->head));
+  f->consumer_start = hgr__calloc(f->allocator, entries + 2, sizeof(*f->consumer_start));
+  f->consumers = hgr__calloc(f->allocator, references + 1, sizeof(*f->consumers));
+  f->candidate = hgr__calloc(f->allocator, nodes + 1, sizeof(*f->candidate));
+  f->group = hgr__alloc(f->allocator, (nodes + 1) * sizeof(*f->group));
+  f->members = hgr__calloc(f->allocator, nodes + 1, sizeof(*f->members));
+  f->member_start = hgr__calloc(f->allocator, nodes + 1, sizeof(*f->member_start));
+  f->member_count = hgr__calloc(f->allocator, nodes + 1, sizeof(*f->member_count));
+  f->expr = hgr__calloc(f->allocator, nodes + 1, sizeof(*f->expr));
+  f->axes = hgr__calloc(f->allocator, nodes + 1, sizeof(*f->axes));
+  f->inputs = hgr__calloc(f->allocator, nodes + 1, sizeof(*f->inputs));
+  f->input_count = hgr__calloc(f->allocator, nodes + 1, sizeof(*f->input_count));
   if (!f->uses || !f->head || !f->consumer_start || !f->consumers || !f->candidate || !f->group || !f->members ||
       !f->member_start || !f->member_count || !f->expr || !f->axes || !f->inputs || !f->input_count)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for fusing a graph of %u nodes", nodes);
@@ -169,14 +171,14 @@ static hgr_status_t fuser_init(fuser_t* f, const hgr_graph_t* graph) {
     for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i)
       f->consumer_start[hgr__graph_entry_id(graph, graph->nodes[n].inputs[i]) + 1]++;
   for (uint32_t e = 0; e < entries; ++e) f->consumer_start[e + 1] += f->consumer_start[e];
-  uint32_t* fill = hgr__calloc(HGR__ALLOCATOR_TODO, entries + 1, sizeof(*fill));
+  uint32_t* fill = hgr__calloc(f->allocator, entries + 1, sizeof(*fill));
   if (!fill) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for fusing a graph");
   for (uint32_t n = 0; n < nodes; ++n)
     for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i) {
       uint32_t e = hgr__graph_entry_id(graph, graph->nodes[n].inputs[i]);
       f->consumers[f->consumer_start[e] + fill[e]++] = n;
     }
-  hgr__free(HGR__ALLOCATOR_TODO, fill);
+  hgr__free(f->allocator, fill);
   return HGR_OK;
 }
 
@@ -297,10 +299,11 @@ static hgr_status_t write_group(fuser_t* f, uint32_t last, bool* out_kept) {
   writer_t w;
   memset(&w, 0, sizeof(w));
   w.f = f;
+  w.text.allocator = f->allocator;
   w.last = last;
   w.members = &f->members[f->member_start[last]];
   w.member_count = f->member_count[last];
-  w.value_of = hgr__calloc(HGR__ALLOCATOR_TODO, w.member_count, sizeof(uint32_t));
+  w.value_of = hgr__calloc(f->allocator, w.member_count, sizeof(uint32_t));
   *out_kept = false;
   if (!w.value_of) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a fused expression");
   for (uint32_t m = 0; m < w.member_count && !w.too_many_inputs; ++m) {
@@ -321,21 +324,21 @@ static hgr_status_t write_group(fuser_t* f, uint32_t last, bool* out_kept) {
     }
     w.value_of[m] = w.statements - 1;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, w.value_of);
+  hgr__free(f->allocator, w.value_of);
   char* expr = hgr__text_take(&w.text);
   if (w.too_many_inputs) {
-    hgr__free(HGR__ALLOCATOR_TODO, expr);
+    hgr__free(f->allocator, expr);
     return HGR_OK;
   }
   bool any_axis = false;
   for (uint32_t k = 0; k < w.input_count; ++k) any_axis = any_axis || w.axes[k] >= 0;
-  hgr__text_t axes = {0};
+  hgr__text_t axes = {.allocator = f->allocator};
   for (uint32_t k = 0; any_axis && k < w.input_count; ++k)
     hgr__text_appendf(&axes, "%s%d%s", k ? ", " : "[", w.axes[k], k + 1 == w.input_count ? "]" : "");
   f->axes[last] = any_axis ? hgr__text_take(&axes) : NULL;
-  f->inputs[last] = hgr__alloc(HGR__ALLOCATOR_TODO, (w.input_count + 1) * sizeof(uint32_t));
+  f->inputs[last] = hgr__alloc(f->allocator, (w.input_count + 1) * sizeof(uint32_t));
   if (!expr || !f->inputs[last] || (any_axis && !f->axes[last])) {
-    hgr__free(HGR__ALLOCATOR_TODO, expr);
+    hgr__free(f->allocator, expr);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a fused expression");
   }
   memcpy(f->inputs[last], w.inputs, w.input_count * sizeof(uint32_t));

@@ -19,9 +19,9 @@ static int compare_names(const void* a, const void* b) {
   return strcmp(*(const char* const*)a, *(const char* const*)b);
 }
 
-/* The names of graph's inputs, sorted (NULL when out of memory). */
-static const char** input_names(const hgr_graph_t* graph) {
-  const char** names = hgr__alloc(HGR__ALLOCATOR_TODO, (graph->arg_count + 1) * sizeof(*names));
+/* The names of graph's inputs, sorted, from allocator (NULL when out of memory). */
+static const char** input_names(hgr_allocator_t allocator, const hgr_graph_t* graph) {
+  const char** names = hgr__alloc(allocator, (graph->arg_count + 1) * sizeof(*names));
   if (!names) return NULL;
   for (uint32_t i = 0; i < graph->arg_count; ++i) names[i] = graph->nodes[graph->arg_nodes[i]].name;
   qsort(names, graph->arg_count, sizeof(*names), compare_names);
@@ -36,9 +36,11 @@ static bool has_name(const char* const* names, uint32_t count, const char* name)
  * an input of graph which result no longer has. */
 static hgr_status_t commit_params(hgr_params_t* params, hgr_params_t* made, const hgr_graph_t* graph,
                                   const hgr_graph_t* result) {
-  const char** before = input_names(graph);
-  const char** after = input_names(result);
-  bool* drop = hgr__calloc(HGR__ALLOCATOR_TODO, hgr_params_count(params) + (made ? hgr_params_count(made) : 0) + 1, sizeof(*drop));
+  hgr_allocator_t allocator = hgr__graph_allocator(graph); /* scratch of the pipeline on graph */
+  const char** before = input_names(allocator, graph);
+  const char** after = input_names(allocator, result);
+  bool* drop =
+      hgr__calloc(allocator, hgr_params_count(params) + (made ? hgr_params_count(made) : 0) + 1, sizeof(*drop));
   hgr_status_t status = HGR_OK;
   if (!before || !after || !drop)
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "running the graph passes: out of host memory");
@@ -50,9 +52,9 @@ static hgr_status_t commit_params(hgr_params_t* params, hgr_params_t* made, cons
   }
   if (!status && made) status = hgr__params_take(params, made); /* the last step that may fail */
   if (!status) hgr__params_drop(params, drop);
-  hgr__free(HGR__ALLOCATOR_TODO, before);
-  hgr__free(HGR__ALLOCATOR_TODO, after);
-  hgr__free(HGR__ALLOCATOR_TODO, drop);
+  hgr__free(allocator, before);
+  hgr__free(allocator, after);
+  hgr__free(allocator, drop);
   return status;
 }
 

@@ -69,8 +69,10 @@ bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n);
 
 /* A graph rebuilt from `graph` node by node, in its order: new_id maps each node of
  * graph to the node that now gives its outputs (HGR__PASS_NONE until appended, and
- * for nodes left out); refs is room for any node's inputs. */
+ * for nodes left out); refs is room for any node's inputs. The rebuild, and the new
+ * graph, use graph's allocator. */
 typedef struct hgr__pass_rebuild_t {
+  hgr_allocator_t allocator; /* hgr__graph_allocator(graph) */
   const hgr_graph_t* graph;
   hgr_graph_t* out;
   uint32_t* new_id;
@@ -88,7 +90,7 @@ const hgr__entry_ref_t* hgr__pass_map_inputs(hgr__pass_rebuild_t* rebuild, const
 hgr_status_t hgr__pass_copy_node(hgr__pass_rebuild_t* rebuild, uint32_t n, const char* name);
 /* Checks the output of out's node node_id, through its op's inference, against the
  * output of graph's node `like` it replaces: a difference is INTERNAL (a bug of the
- * pass), naming the pass. */
+ * pass), naming the pass; inference running out of memory is RESOURCE_EXHAUSTED. */
 hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32_t node_id, uint32_t like,
                                       const char* pass);
 /* Adds graph's outputs mapped through new_id, orders the inputs like graph's, gives

@@ -49,25 +49,26 @@ bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n) {
 
 hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_t* out_rebuild) {
   memset(out_rebuild, 0, sizeof(*out_rebuild));
+  out_rebuild->allocator = hgr__graph_allocator(graph);
   out_rebuild->graph = graph;
   uint32_t most_inputs = HGR__FUSED_MAX_INPUTS;
   for (uint32_t n = 0; n < graph->node_count; ++n)
     if (graph->nodes[n].input_count > most_inputs) most_inputs = graph->nodes[n].input_count;
-  out_rebuild->new_id = hgr__alloc(HGR__ALLOCATOR_TODO, (graph->node_count + 1) * sizeof(*out_rebuild->new_id));
-  out_rebuild->refs = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)most_inputs + 1) * sizeof(*out_rebuild->refs));
+  out_rebuild->new_id = hgr__alloc(out_rebuild->allocator, (graph->node_count + 1) * sizeof(*out_rebuild->new_id));
+  out_rebuild->refs = hgr__alloc(out_rebuild->allocator, ((size_t)most_inputs + 1) * sizeof(*out_rebuild->refs));
   hgr_status_t status = HGR_OK;
   if (!out_rebuild->new_id || !out_rebuild->refs)
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a graph of %u nodes", graph->node_count);
   for (uint32_t n = 0; !status && n < graph->node_count; ++n) out_rebuild->new_id[n] = HGR__PASS_NONE;
-  if (!status) status = hgr__graph_edit_new(HGR__ALLOCATOR_TODO, &out_rebuild->out);
+  if (!status) status = hgr__graph_edit_new(out_rebuild->allocator, &out_rebuild->out);
   if (status) hgr__pass_rebuild_free(out_rebuild);
   return status;
 }
 
 void hgr__pass_rebuild_free(hgr__pass_rebuild_t* rebuild) {
   hgr_graph_release(rebuild->out);
-  hgr__free(HGR__ALLOCATOR_TODO, rebuild->new_id);
-  hgr__free(HGR__ALLOCATOR_TODO, rebuild->refs);
+  hgr__free(rebuild->allocator, rebuild->new_id);
+  hgr__free(rebuild->allocator, rebuild->refs);
   memset(rebuild, 0, sizeof(*rebuild));
 }
 
@@ -99,6 +100,8 @@ hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32
   hgr_status_t status = hgr__op_infer(rebuild->out, node_id, NULL, &inferred);
   char label[HGR__LABEL_CAPACITY];
   hgr__graph_node_label(graph, like, label, sizeof(label));
+  if (status && hgr_status_code(status) == HGR_STATUS_RESOURCE_EXHAUSTED)
+    return hgr_status_annotate(status, "%s: %s", pass, label); /* not a bug of the pass */
   if (status) {
     hgr_status_t internal = HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the node replacing %s fails its inference: %s", pass,
                                        label, hgr_status_message(status));
@@ -120,7 +123,7 @@ hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t*
   for (uint32_t h = 0; h < graph->head_count; ++h)
     HGR_RETURN_IF_ERROR(hgr__graph_edit_add_head(
         out, (hgr__entry_ref_t){rebuild->new_id[graph->heads[h].node_id], graph->heads[h].index}));
-  hgr__graph_edit_order_inputs(out, graph);
+  HGR_RETURN_IF_ERROR(hgr__graph_edit_order_inputs(out, graph));
   for (uint32_t e = 0; e < out->entry_count; ++e) out->entries[e].storage_id = e;
   HGR_RETURN_IF_ERROR(hgr__graph_edit_finish(out));
   *out_graph = out;

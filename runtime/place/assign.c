@@ -74,7 +74,7 @@ static char* join_reasons(const hgr__place_problem_t* problem, uint32_t node_id,
     if (reasons[slot]) length += strlen(reasons[slot]) + 2;
     slot = (slot + 1) % count;
   } while (slot != to);
-  char* text = hgr__alloc(HGR__ALLOCATOR_TODO, length);
+  char* text = hgr__alloc(problem->allocator, length);
   if (!text) return NULL;
   text[0] = 0;
   slot = from;
@@ -115,7 +115,7 @@ hgr_status_t hgr__place_complete(const hgr__place_problem_t* problem, const uint
         hgr_status_t status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "no listed device can run %s: %s",
                                          hgr__graph_node_label(graph, node_id, label, sizeof(label)),
                                          reasons ? reasons : "(out of memory for the reasons)");
-        hgr__free(HGR__ALLOCATOR_TODO, reasons);
+        hgr__free(problem->allocator, reasons);
         return status;
       }
     }
@@ -128,7 +128,8 @@ hgr_status_t hgr__place_complete(const hgr__place_problem_t* problem, const uint
 
   /* Inputs go where their first consumer runs (across ranks: on rank 0 unless a
    * weight). */
-  uint32_t* first_consumer = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->node_count + 1) * sizeof(*first_consumer));
+  uint32_t* first_consumer =
+      hgr__alloc(problem->allocator, ((size_t)graph->node_count + 1) * sizeof(*first_consumer));
   if (!first_consumer) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t node_id = 0; node_id < graph->node_count; ++node_id) first_consumer[node_id] = UINT32_MAX;
   for (uint32_t node_id = graph->node_count; node_id-- > 0;)
@@ -141,12 +142,12 @@ hgr_status_t hgr__place_complete(const hgr__place_problem_t* problem, const uint
         hgr__place_input_slot(problem, node_id, consumer == UINT32_MAX ? HGR__NO_DEVICE : choices[consumer].slot);
     choices[node_id].reason = HGR_PLACE_BY_INPUT;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, first_consumer);
+  hgr__free(problem->allocator, first_consumer);
   return HGR_OK;
 }
 
-void hgr__place_choices_free(hgr__node_choice_t* choices, uint32_t count) {
+void hgr__place_choices_free(hgr_allocator_t allocator, hgr__node_choice_t* choices, uint32_t count) {
   if (!choices) return;
-  for (uint32_t n = 0; n < count; ++n) hgr__free(HGR__ALLOCATOR_TODO, choices[n].fallback);
-  hgr__free(HGR__ALLOCATOR_TODO, choices);
+  for (uint32_t n = 0; n < count; ++n) hgr__free(allocator, choices[n].fallback);
+  hgr__free(allocator, choices);
 }

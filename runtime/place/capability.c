@@ -39,39 +39,43 @@ hgr_status_t hgr__place_device_can_run(const hgr_graph_t* graph, uint32_t node_i
   const hgr__node_t* node = &graph->nodes[node_id];
   if (!node->is_op || !strcmp(node->func_name, "__nop") || !strcmp(node->func_name, "__copy")) return HGR_OK;
   const char* spec = device->spec ? device->spec : "(device)";
+  hgr_allocator_t allocator = hgr__graph_allocator(graph);
   char* reason = NULL;
   const hgr__op_t* op = hgr__op_lookup(node->func_name, kernels);
   const char* dtype = NULL;
   if (!op) {
-    reason = hgr__format("%s: op '%s' is unknown", spec, node->func_name);
+    reason = hgr__format_in(allocator, "%s: op '%s' is unknown", spec, node->func_name);
   } else if (hgr__op_find(node->func_name)) {
     if (!device->compiler_available)
-      reason = hgr__format("%s: op '%s' is built in (compiled from source), and the device has no compiler",
-                                 spec, node->func_name);
+      reason = hgr__format_in(allocator,
+                              "%s: op '%s' is built in (compiled from source), and the device has no compiler", spec,
+                              node->func_name);
   } else {
     hgr__user_program_t program;
     if (!hgr__library_program(kernels, op->source, device, &program) || (!program.binary && !program.text))
-      reason = hgr__format("%s: op '%s' has no kernel for this device (the kernel library has no binary "
-                                 "for it and no source)",
-                                 spec, node->func_name);
+      reason = hgr__format_in(allocator,
+                              "%s: op '%s' has no kernel for this device (the kernel library has no binary "
+                              "for it and no source)",
+                              spec, node->func_name);
     else if (!program.binary && !device->compiler_available)
-      reason = hgr__format("%s: op '%s' has only a source for this device, and the device has no compiler",
-                                 spec, node->func_name);
+      reason = hgr__format_in(allocator,
+                              "%s: op '%s' has only a source for this device, and the device has no compiler", spec,
+                              node->func_name);
   }
   if (!reason && op && (dtype = missing_dtype(graph, node_id, device)))
-    reason = hgr__format("%s: op '%s' uses %s, which the device does not support", spec, node->func_name,
-                               dtype);
+    reason = hgr__format_in(allocator, "%s: op '%s' uses %s, which the device does not support", spec,
+                            node->func_name, dtype);
   else if (!reason && op) {
     hgr__limits_t limits;
     device_limits(device, &limits);
     hgr__op_ctx_t ctx;
-    hgr_status_t status = hgr__op_plan(graph, node_id, kernels, &limits, &ctx);
+    hgr_status_t status = hgr__op_plan(hgr__graph_allocator(graph), graph, node_id, kernels, &limits, &ctx);
     if (!status) {
       hgr__op_ctx_free(&ctx);
       return HGR_OK;
     }
     if (hgr_status_code(status) == HGR_STATUS_RESOURCE_EXHAUSTED) return status;
-    reason = hgr__format("%s: %s", spec, hgr_status_message(status));
+    reason = hgr__format_in(allocator, "%s: %s", spec, hgr_status_message(status));
     hgr_status_free(status);
   } else if (!reason) {
     return HGR_OK;
@@ -84,9 +88,9 @@ hgr_status_t hgr__place_device_can_run(const hgr_graph_t* graph, uint32_t node_i
 hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem) {
   const hgr_graph_t* graph = problem->graph;
   size_t cells = (size_t)graph->node_count * problem->device_count;
-  problem->can_run = hgr__calloc(HGR__ALLOCATOR_TODO, cells + 1, sizeof(*problem->can_run));
-  problem->cannot_reason = hgr__calloc(HGR__ALLOCATOR_TODO, cells + 1, sizeof(*problem->cannot_reason));
-  problem->fixed = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->node_count + 1) * sizeof(*problem->fixed));
+  problem->can_run = hgr__calloc(problem->allocator, cells + 1, sizeof(*problem->can_run));
+  problem->cannot_reason = hgr__calloc(problem->allocator, cells + 1, sizeof(*problem->cannot_reason));
+  problem->fixed = hgr__alloc(problem->allocator, ((size_t)graph->node_count + 1) * sizeof(*problem->fixed));
   if (!problem->can_run || !problem->cannot_reason || !problem->fixed)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %u nodes x %zu devices",
                       graph->node_count, problem->device_count);
@@ -98,7 +102,7 @@ hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem) {
         !hgr__op_lookup(node->func_name, problem->kernels)) {
       hgr__limits_t limits = {SIZE_MAX, {SIZE_MAX, SIZE_MAX, SIZE_MAX}, UINT64_MAX};
       hgr__op_ctx_t ctx;
-      hgr_status_t status = hgr__op_plan(graph, node_id, problem->kernels, &limits, &ctx);
+      hgr_status_t status = hgr__op_plan(hgr__graph_allocator(graph), graph, node_id, problem->kernels, &limits, &ctx);
       if (!status) hgr__op_ctx_free(&ctx);
       return status ? status : HGR_STATUS(HGR_STATUS_INTERNAL, "op '%s' is unknown", node->func_name);
     }
@@ -115,10 +119,10 @@ hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem) {
 void hgr__place_problem_free(hgr__place_problem_t* problem) {
   if (problem->cannot_reason && problem->graph)
     for (size_t at = 0; at < (size_t)problem->graph->node_count * problem->device_count; ++at)
-      hgr__free(HGR__ALLOCATOR_TODO, problem->cannot_reason[at]);
-  hgr__free(HGR__ALLOCATOR_TODO, problem->cannot_reason);
-  hgr__free(HGR__ALLOCATOR_TODO, problem->can_run);
-  hgr__free(HGR__ALLOCATOR_TODO, problem->fixed);
+      hgr__free(problem->allocator, problem->cannot_reason[at]);
+  hgr__free(problem->allocator, problem->cannot_reason);
+  hgr__free(problem->allocator, problem->can_run);
+  hgr__free(problem->allocator, problem->fixed);
   problem->cannot_reason = NULL;
   problem->can_run = NULL;
   problem->fixed = NULL;

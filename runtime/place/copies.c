@@ -12,6 +12,7 @@
 #include "place_internal.h"
 
 typedef struct emitter_t {
+  hgr_allocator_t allocator; /* the problem's: the placed graph's and everything here */
   const hgr__place_problem_t* problem;
   const hgr__node_choice_t* choices;
   const char* const* specs;
@@ -43,18 +44,20 @@ static hgr_status_t copy_name(emitter_t* emitter, uint32_t entry_id, uint32_t sl
   const hgr_graph_t* graph = emitter->problem->graph;
   uint32_t node_id = graph->entries[entry_id].node_id, index = entry_id - graph->node_row_ptr[node_id];
   char* base = graph->nodes[node_id].num_outputs > 1
-                   ? hgr__format("%s.%u.to.%s", graph->nodes[node_id].name, index, emitter->specs[slot])
-                   : hgr__format("%s.to.%s", graph->nodes[node_id].name, emitter->specs[slot]);
+                   ? hgr__format_in(emitter->allocator, "%s.%u.to.%s", graph->nodes[node_id].name, index,
+                                    emitter->specs[slot])
+                   : hgr__format_in(emitter->allocator, "%s.to.%s", graph->nodes[node_id].name, emitter->specs[slot]);
   char* name = base;
   for (uint32_t suffix = 2; name && name_taken(emitter, name); ++suffix) {
-    if (name != base) hgr__free(HGR__ALLOCATOR_TODO, name);
-    name = hgr__format("%s.%u", base, suffix);
+    if (name != base) hgr__free(emitter->allocator, name);
+    name = hgr__format_in(emitter->allocator, "%s.%u", base, suffix);
   }
-  if (name != base) hgr__free(HGR__ALLOCATOR_TODO, base);
+  if (name != base) hgr__free(emitter->allocator, base);
   if (!name) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  char** names = hgr__realloc(HGR__ALLOCATOR_TODO, emitter->copy_names, ((size_t)emitter->copy_count + 1) * sizeof(*names));
+  char** names =
+      hgr__realloc(emitter->allocator, emitter->copy_names, ((size_t)emitter->copy_count + 1) * sizeof(*names));
   if (!names) {
-    hgr__free(HGR__ALLOCATOR_TODO, name);
+    hgr__free(emitter->allocator, name);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   emitter->copy_names = names;
@@ -79,7 +82,7 @@ static hgr_status_t append(emitter_t* emitter, const char* name, const char* fun
   emitter->entry_count += output_count;
   if (*out_node_id >= emitter->source_capacity) {
     uint32_t capacity = emitter->source_capacity ? emitter->source_capacity * 2 : 64;
-    uint32_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, emitter->source_node, (size_t)capacity * sizeof(*grown));
+    uint32_t* grown = hgr__realloc(emitter->allocator, emitter->source_node, (size_t)capacity * sizeof(*grown));
     if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     emitter->source_node = grown;
     emitter->source_capacity = capacity;
@@ -134,8 +137,8 @@ static hgr_status_t emit_nodes(emitter_t* emitter) {
     for (uint32_t k = 0; k < node->num_outputs && !status; ++k)
       emitter->at[(size_t)(first_entry + k) * count + slot] = (hgr__entry_ref_t){placed_id, k};
   }
-  hgr__free(HGR__ALLOCATOR_TODO, inputs);
-  hgr__free(HGR__ALLOCATOR_TODO, outputs);
+  hgr__free(hgr__graph_allocator(graph), inputs); /* hgr__graph_edit_scratch's: graph's allocator */
+  hgr__free(hgr__graph_allocator(graph), outputs);
   return status;
 }
 
@@ -146,16 +149,17 @@ hgr_status_t hgr__place_emit(const hgr__place_problem_t* problem, const hgr__nod
   *out_source_node = NULL;
   const hgr_graph_t* graph = problem->graph;
   size_t count = problem->device_count;
-  emitter_t emitter = {problem, choices, specs, storage_ids, NULL, NULL, 0, 0, 0, NULL, NULL, 0};
+  hgr_allocator_t allocator = problem->allocator;
+  emitter_t emitter = {allocator, problem, choices, specs, storage_ids, NULL, NULL, 0, 0, 0, NULL, NULL, 0};
   hgr_status_t status = HGR_OK;
-  bool* used = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*used));
-  emitter.at = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->entry_count * count + 1) * sizeof(*emitter.at));
+  bool* used = hgr__calloc(allocator, count + 1, sizeof(*used));
+  emitter.at = hgr__alloc(allocator, ((size_t)graph->entry_count * count + 1) * sizeof(*emitter.at));
   if (!used || !emitter.at) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
   for (size_t i = 0; i < (size_t)graph->entry_count * count; ++i) emitter.at[i].node_id = UINT32_MAX;
-  if ((status = hgr__graph_edit_new(HGR__ALLOCATOR_TODO, &emitter.placed)) || (status = emit_nodes(&emitter))) goto cleanup;
+  if ((status = hgr__graph_edit_new(allocator, &emitter.placed)) || (status = emit_nodes(&emitter))) goto cleanup;
   /* Across ranks rank 0 writes the outputs: a head produced on another rank is read
    * through a copy to home_slot (the one a consumer there already has, else a new
    * one after the nodes). */
@@ -174,7 +178,7 @@ hgr_status_t hgr__place_emit(const hgr__place_problem_t* problem, const hgr__nod
   if (head_copied) used[problem->home_slot] = true;
   for (size_t slot = 0; slot < count && !status; ++slot)
     if (used[slot]) status = hgr__graph_edit_add_binding(emitter.placed, (int32_t)slot + 1, specs[slot]);
-  if (!status) hgr__graph_edit_order_inputs(emitter.placed, graph);
+  if (!status) status = hgr__graph_edit_order_inputs(emitter.placed, graph);
   if (!status) status = hgr__graph_edit_finish(emitter.placed);
   if (status) {
     status = hgr_status_annotate(status, "building the placed graph");
@@ -187,10 +191,10 @@ hgr_status_t hgr__place_emit(const hgr__place_problem_t* problem, const hgr__nod
 
 cleanup:
   hgr_graph_release(emitter.placed);
-  hgr__free(HGR__ALLOCATOR_TODO, emitter.source_node);
-  hgr__free(HGR__ALLOCATOR_TODO, emitter.at);
-  for (uint32_t c = 0; c < emitter.copy_count; ++c) hgr__free(HGR__ALLOCATOR_TODO, emitter.copy_names[c]);
-  hgr__free(HGR__ALLOCATOR_TODO, emitter.copy_names);
-  hgr__free(HGR__ALLOCATOR_TODO, used);
+  hgr__free(allocator, emitter.source_node);
+  hgr__free(allocator, emitter.at);
+  for (uint32_t c = 0; c < emitter.copy_count; ++c) hgr__free(allocator, emitter.copy_names[c]);
+  hgr__free(allocator, emitter.copy_names);
+  hgr__free(allocator, used);
   return status;
 }

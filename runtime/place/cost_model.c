@@ -78,7 +78,7 @@ static void log_line(const hgr_place_options_t* options, const char* format, ...
   options->log(options->log_user, line);
 }
 
-/* The text (malloc'd, owned by the caller), or NULL when a step ran out of memory.
+/* The text (from text->allocator, owned by the caller), or NULL when a step ran out of memory.
  * Tabs and line breaks become spaces: keys are one field of one line. */
 static char* text_take(hgr__text_t* text) {
   char* data = hgr__text_take(text);
@@ -114,7 +114,7 @@ static void add_signature(hgr__text_t* text, const hgr_graph_t* graph, uint32_t 
     add_entry(text, &graph->entries[hgr__graph_entry_id(graph, node->inputs[k])]);
   }
   hgr__text_appendf(text, "|attrs=");
-  const hgr__attr_t** sorted = hgr__alloc(HGR__ALLOCATOR_TODO, (node->attr_count + 1) * sizeof(*sorted));
+  const hgr__attr_t** sorted = hgr__alloc(text->allocator, (node->attr_count + 1) * sizeof(*sorted));
   if (!sorted) {
     text->failed = true;
     return;
@@ -127,13 +127,14 @@ static void add_signature(hgr__text_t* text, const hgr_graph_t* graph, uint32_t 
     hgr__text_appendf(text, "%s%s=%s", first ? "" : ";", sorted[a]->key, sorted[a]->value);
     first = false;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, sorted);
+  hgr__free(text->allocator, sorted);
   hgr__text_appendf(text, "|out=%u", node->num_outputs);
 }
 
 /* ---- the cache files ------------------------------------------------------------------------ */
 
 typedef struct cache_file_t {
+  hgr_allocator_t allocator; /* the calibration's: path, keys and ms are from it */
   char name[HGR__STORE_NAME_MAX]; /* "<prefix><hash of the identity>.tsv": one per device identity or pair */
   char* path;    /* the file in the cache directory; NULL when there is no cache (off,
                     or no directory), and the entries live only in memory */
@@ -151,15 +152,15 @@ static bool file_put(cache_file_t* file, const char* key, double ms) {
     }
   if (file->count == file->capacity) {
     size_t capacity = file->capacity ? 2 * file->capacity : 16;
-    char** keys = hgr__realloc(HGR__ALLOCATOR_TODO, file->keys, capacity * sizeof(char*));
+    char** keys = hgr__realloc(file->allocator, file->keys, capacity * sizeof(char*));
     if (!keys) return false;
     file->keys = keys;
-    double* ms_grown = hgr__realloc(HGR__ALLOCATOR_TODO, file->ms, capacity * sizeof(double));
+    double* ms_grown = hgr__realloc(file->allocator, file->ms, capacity * sizeof(double));
     if (!ms_grown) return false;
     file->ms = ms_grown;
     file->capacity = capacity;
   }
-  char* copy = hgr__copy_text(HGR__ALLOCATOR_TODO, key);
+  char* copy = hgr__copy_text(file->allocator, key);
   if (!copy) return false;
   file->keys[file->count] = copy;
   file->ms[file->count++] = ms;
@@ -167,10 +168,10 @@ static bool file_put(cache_file_t* file, const char* key, double ms) {
 }
 
 static void file_free(cache_file_t* file) {
-  for (size_t i = 0; i < file->count; ++i) hgr__free(HGR__ALLOCATOR_TODO, file->keys[i]);
-  hgr__free(HGR__ALLOCATOR_TODO, file->keys);
-  hgr__free(HGR__ALLOCATOR_TODO, file->ms);
-  hgr__free(HGR__ALLOCATOR_TODO, file->path);
+  for (size_t i = 0; i < file->count; ++i) hgr__free(file->allocator, file->keys[i]);
+  hgr__free(file->allocator, file->keys);
+  hgr__free(file->allocator, file->ms);
+  hgr__free(file->allocator, file->path);
 }
 
 static bool file_get(const cache_file_t* file, const char* key, double* out_ms) {
@@ -188,7 +189,8 @@ static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* opt
   if (!file->path) return HGR_OK;
   void* data = NULL;
   size_t length = 0;
-  hgr_status_t status = hgr__store_read_file(HGR__ALLOCATOR_TODO, file->path, HGR__FILE_MAX_COST_CACHE_BYTES, &data, &length);
+  hgr_status_t status =
+      hgr__store_read_file(file->allocator, file->path, HGR__FILE_MAX_COST_CACHE_BYTES, &data, &length);
   if (status) log_line(options, "cost cache: %s (calibrating anew)", hgr_status_message(status));
   hgr_status_free(status);
   if (!data) return HGR_OK; /* a miss, or unreadable */
@@ -200,16 +202,16 @@ static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* opt
     ++line_number;
     /* the line is text[at, end) */
     size_t line_length = end - at;
-    char* line = hgr__alloc(HGR__ALLOCATOR_TODO, line_length + 1);
+    char* line = hgr__alloc(file->allocator, line_length + 1);
     if (!line) {
-      hgr__free(HGR__ALLOCATOR_TODO, data);
+      hgr__free(file->allocator, data);
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "reading the cost cache %s: out of host memory", file->path);
     }
     memcpy(line, text + at, line_length);
     line[line_length] = 0;
     at = end + 1;
     if (!line_length) {
-      hgr__free(HGR__ALLOCATOR_TODO, line);
+      hgr__free(file->allocator, line);
       continue;
     }
     char* tab = strchr(line, '\t');
@@ -228,13 +230,13 @@ static hgr_status_t file_load(cache_file_t* file, const hgr_place_options_t* opt
     if (why)
       log_line(options, "cost cache %s: line %zu skipped: %s", file->path, line_number, why);
     else if (!file_put(file, line, ms)) {
-      hgr__free(HGR__ALLOCATOR_TODO, line);
-      hgr__free(HGR__ALLOCATOR_TODO, data);
+      hgr__free(file->allocator, line);
+      hgr__free(file->allocator, data);
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "reading the cost cache %s: out of host memory", file->path);
     }
-    hgr__free(HGR__ALLOCATOR_TODO, line);
+    hgr__free(file->allocator, line);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, data);
+  hgr__free(file->allocator, data);
   return HGR_OK;
 }
 
@@ -245,6 +247,7 @@ static void file_store(cache_file_t* file, const hgr_place_options_t* options) {
   if (!file->path || !file->dirty) return;
   cache_file_t disk;
   memset(&disk, 0, sizeof(disk));
+  disk.allocator = file->allocator;
   disk.path = file->path;
   hgr_status_free(file_load(&disk, NULL));
   for (size_t i = 0; i < disk.count; ++i) {
@@ -253,16 +256,17 @@ static void file_store(cache_file_t* file, const hgr_place_options_t* options) {
   }
   disk.path = NULL;
   file_free(&disk);
-  hgr__text_t text = {0};
+  hgr__text_t text = {.allocator = file->allocator};
   for (size_t i = 0; i < file->count; ++i) hgr__text_appendf(&text, "%s\t%.9g\n", file->keys[i], file->ms[i]);
   if (text.failed) {
     log_line(options, "cost cache %s: not written: out of host memory", file->path);
   } else {
-    hgr_status_t status = hgr__store_write_file(HGR__ALLOCATOR_TODO, file->path, text.data ? text.data : "", text.length, NULL, 0);
+    hgr_status_t status =
+        hgr__store_write_file(file->allocator, file->path, text.data ? text.data : "", text.length, NULL, 0);
     if (status) log_line(options, "cost cache: %s", hgr_status_message(status));
     hgr_status_free(status);
   }
-  hgr__free(HGR__ALLOCATOR_TODO, text.data);
+  hgr__free(file->allocator, text.data);
 }
 
 /* ---- what to measure ------------------------------------------------------------------------- */
@@ -286,6 +290,7 @@ typedef struct item_t {
 } item_t;
 
 typedef struct calibration_t {
+  hgr_allocator_t allocator; /* the problem's: files, items, keys, calibration graphs */
   const hgr__place_problem_t* problem;
   const hgr_place_options_t* options;
   hgr__store_t store; /* without a directory: nothing is read or stored */
@@ -297,9 +302,9 @@ typedef struct calibration_t {
 
 static void calibration_free(calibration_t* cal) {
   for (size_t f = 0; f < cal->file_count; ++f) file_free(&cal->files[f]);
-  hgr__free(HGR__ALLOCATOR_TODO, cal->files);
-  for (size_t i = 0; i < cal->item_count; ++i) hgr__free(HGR__ALLOCATOR_TODO, cal->items[i].key);
-  hgr__free(HGR__ALLOCATOR_TODO, cal->items);
+  hgr__free(cal->allocator, cal->files);
+  for (size_t i = 0; i < cal->item_count; ++i) hgr__free(cal->allocator, cal->items[i].key);
+  hgr__free(cal->allocator, cal->items);
   hgr__store_close(&cal->store);
 }
 
@@ -320,9 +325,9 @@ static hgr_status_t find_file(calibration_t* cal, const char* prefix, const char
   if (cal->store.directory) HGR_RETURN_IF_ERROR(hgr__store_path(&cal->store, file_name, &path));
   if (cal->file_count == cal->file_capacity) {
     size_t capacity = cal->file_capacity ? 2 * cal->file_capacity : 4;
-    cache_file_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, cal->files, capacity * sizeof(*grown));
+    cache_file_t* grown = hgr__realloc(cal->allocator, cal->files, capacity * sizeof(*grown));
     if (!grown) {
-      hgr__free(HGR__ALLOCATOR_TODO, path);
+      hgr__free(cal->allocator, path);
       return OUT_OF_MEMORY("cache files");
     }
     cal->files = grown;
@@ -330,6 +335,7 @@ static hgr_status_t find_file(calibration_t* cal, const char* prefix, const char
   }
   cache_file_t* file = &cal->files[cal->file_count++];
   memset(file, 0, sizeof(*file));
+  file->allocator = cal->allocator;
   snprintf(file->name, sizeof(file->name), "%s", file_name);
   file->path = path;
   *out_file = cal->file_count - 1;
@@ -340,15 +346,15 @@ static hgr_status_t find_file(calibration_t* cal, const char* prefix, const char
 static hgr_status_t find_item(calibration_t* cal, item_t fresh, size_t* out_item) {
   for (size_t i = 0; i < cal->item_count; ++i)
     if (cal->items[i].file == fresh.file && !strcmp(cal->items[i].key, fresh.key)) {
-      hgr__free(HGR__ALLOCATOR_TODO, fresh.key);
+      hgr__free(cal->allocator, fresh.key);
       *out_item = i;
       return HGR_OK;
     }
   if (cal->item_count == cal->item_capacity) {
     size_t capacity = cal->item_capacity ? 2 * cal->item_capacity : 16;
-    item_t* grown = hgr__realloc(HGR__ALLOCATOR_TODO, cal->items, capacity * sizeof(*grown));
+    item_t* grown = hgr__realloc(cal->allocator, cal->items, capacity * sizeof(*grown));
     if (!grown) {
-      hgr__free(HGR__ALLOCATOR_TODO, fresh.key);
+      hgr__free(cal->allocator, fresh.key);
       return OUT_OF_MEMORY("items");
     }
     cal->items = grown;
@@ -369,9 +375,9 @@ static const hgr_device_info_t* slot_info(const calibration_t* cal, size_t slot)
 static hgr_status_t add_item(calibration_t* cal, const char* file_prefix, char* name, char* key_text, const char* what,
                              item_t item, size_t* out_item) {
   hgr_status_t status = !name || !key_text ? OUT_OF_MEMORY(what) : find_file(cal, file_prefix, name, &item.file);
-  hgr__free(HGR__ALLOCATOR_TODO, name);
+  hgr__free(cal->allocator, name);
   if (status) {
-    hgr__free(HGR__ALLOCATOR_TODO, key_text);
+    hgr__free(cal->allocator, key_text);
     return status;
   }
   item.key = key_text;
@@ -379,14 +385,14 @@ static hgr_status_t add_item(calibration_t* cal, const char* file_prefix, char* 
 }
 
 static char* identity_of(const calibration_t* cal, size_t slot) {
-  hgr__text_t identity = {0};
+  hgr__text_t identity = {.allocator = cal->allocator};
   add_identity(&identity, slot_info(cal, slot));
   return text_take(&identity);
 }
 
 static hgr_status_t node_item(calibration_t* cal, uint32_t node_id, size_t slot, size_t* out_item) {
   char* name = identity_of(cal, slot);
-  hgr__text_t key = {0};
+  hgr__text_t key = {.allocator = cal->allocator};
   hgr__text_appendf(&key, "hgr-cost-1|%s|", name ? name : "");
   add_signature(&key, cal->problem->graph, node_id);
   return add_item(cal, "cost-", name, text_take(&key), "a node key",
@@ -396,7 +402,7 @@ static hgr_status_t node_item(calibration_t* cal, uint32_t node_id, size_t slot,
 static hgr_status_t copy_item(calibration_t* cal, size_t from, size_t to, uint64_t bytes, size_t* out_item) {
   hgr_pair_class_t pair_class =
       hgr_instance_pair_class(cal->problem->instance, cal->problem->devices[from], cal->problem->devices[to]);
-  hgr__text_t pair = {0}, key = {0};
+  hgr__text_t pair = {.allocator = cal->allocator}, key = {.allocator = cal->allocator};
   add_identity(&pair, slot_info(cal, from));
   hgr__text_appendf(&pair, "|");
   add_identity(&pair, slot_info(cal, to));
@@ -409,7 +415,7 @@ static hgr_status_t copy_item(calibration_t* cal, size_t from, size_t to, uint64
 
 static hgr_status_t launch_item(calibration_t* cal, size_t slot, size_t* out_item) {
   char* name = identity_of(cal, slot);
-  hgr__text_t key = {0};
+  hgr__text_t key = {.allocator = cal->allocator};
   hgr__text_appendf(&key, "hgr-launch-1|%s", name ? name : "");
   return add_item(cal, "cost-", name, text_take(&key), "a launch key",
                   (item_t){ITEM_LAUNCH, NULL, 0, 0, slot, 0, 0, 0.0, false}, out_item);
@@ -534,7 +540,7 @@ static hgr_status_t measure(const calibration_t* cal, hgr_graph_t* graph, const 
     hgr_tensor_info_t info;
     status = hgr_executor_input_info(executor, i, &info);
     if (status) break;
-    void* grown = hgr__realloc(HGR__ALLOCATOR_TODO, data, info.bytes ? info.bytes : 1);
+    void* grown = hgr__realloc(cal->allocator, data, info.bytes ? info.bytes : 1);
     if (!grown) {
       status = OUT_OF_MEMORY("input data");
       break;
@@ -564,30 +570,31 @@ static hgr_status_t measure(const calibration_t* cal, hgr_graph_t* graph, const 
     *out_method = method;
     *out_ms = all_timed ? median(device, (size_t)runs) : replicas == 1 ? median(host, (size_t)runs) : 0.0;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, data);
+  hgr__free(cal->allocator, data);
   hgr_executor_release(executor);
   return status;
 }
 
 /* A graph of `replicas` copies of node node_id: its distinct input entries become
  * graph inputs, read by every copy; every copy's outputs are graph outputs;
- * everything on one device (no device keys). *out_node_id: the first copy (the
- * others follow it). */
+ * everything on one device (no device keys); from source's allocator. *out_node_id:
+ * the first copy (the others follow it). */
 static hgr_status_t node_graph(const hgr_graph_t* source, uint32_t node_id, uint32_t replicas,
                                hgr_graph_t** out_graph, uint32_t* out_node_id) {
   *out_graph = NULL;
   const hgr__node_t* node = &source->nodes[node_id];
   hgr_graph_t* graph = NULL;
+  hgr_allocator_t allocator = hgr__graph_allocator(source);
   uint32_t count = node->input_count ? node->input_count : 1;
-  uint32_t* distinct = hgr__alloc(HGR__ALLOCATOR_TODO, count * sizeof(uint32_t));      /* source entry ids */
-  hgr__entry_ref_t* refs = hgr__alloc(HGR__ALLOCATOR_TODO, count * sizeof(hgr__entry_ref_t));
-  hgr__entry_t* outputs = hgr__calloc(HGR__ALLOCATOR_TODO, node->num_outputs ? node->num_outputs : 1, sizeof(hgr__entry_t));
+  uint32_t* distinct = hgr__alloc(allocator, count * sizeof(uint32_t)); /* source entry ids */
+  hgr__entry_ref_t* refs = hgr__alloc(allocator, count * sizeof(hgr__entry_ref_t));
+  hgr__entry_t* outputs = hgr__calloc(allocator, node->num_outputs ? node->num_outputs : 1, sizeof(hgr__entry_t));
   hgr_status_t status = HGR_OK;
   if (!distinct || !refs || !outputs) {
     status = OUT_OF_MEMORY("a calibration graph");
     goto cleanup;
   }
-  status = hgr__graph_edit_new(HGR__ALLOCATOR_TODO, &graph);
+  status = hgr__graph_edit_new(allocator, &graph);
   uint32_t inputs = 0;
   for (uint32_t k = 0; !status && k < node->input_count; ++k) {
     uint32_t entry = hgr__graph_entry_id(source, node->inputs[k]);
@@ -633,14 +640,15 @@ static hgr_status_t node_graph(const hgr_graph_t* source, uint32_t node_id, uint
   }
 cleanup:
   hgr_graph_release(graph);
-  hgr__free(HGR__ALLOCATOR_TODO, distinct);
-  hgr__free(HGR__ALLOCATOR_TODO, refs);
-  hgr__free(HGR__ALLOCATOR_TODO, outputs);
+  hgr__free(allocator, distinct);
+  hgr__free(allocator, refs);
+  hgr__free(allocator, outputs);
   return status;
 }
 
-/* x (key 1) -> __copy (key 2) -> output: `bytes` bytes of float32. */
-static hgr_status_t copy_graph(uint64_t bytes, hgr_graph_t** out_graph, uint32_t* out_node_id) {
+/* x (key 1) -> __copy (key 2) -> output: `bytes` bytes of float32; from allocator. */
+static hgr_status_t copy_graph(hgr_allocator_t allocator, uint64_t bytes, hgr_graph_t** out_graph,
+                               uint32_t* out_node_id) {
   *out_graph = NULL;
   hgr_graph_t* graph = NULL;
   hgr__entry_t value;
@@ -650,7 +658,7 @@ static hgr_status_t copy_graph(uint64_t bytes, hgr_graph_t** out_graph, uint32_t
   value.shape[0] = (int64_t)(bytes / sizeof(float));
   value.device_key = 1;
   uint32_t input = 0, copy = 0;
-  hgr_status_t status = hgr__graph_edit_new(HGR__ALLOCATOR_TODO, &graph);
+  hgr_status_t status = hgr__graph_edit_new(allocator, &graph);
   if (!status) status = hgr__graph_edit_append(graph, "x", NULL, NULL, 0, NULL, 0, &value, 1, &input);
   value.storage_id = 1;
   value.device_key = 2;
@@ -715,7 +723,7 @@ static hgr_status_t calibrate(calibration_t* cal, item_t* item, size_t number, s
   } else {
     bindings[1].spec = hgr__device_spec(problem->instance, problem->devices[item->to_slot]);
     binding_count = 2;
-    status = copy_graph(item->bytes, &graph, &node_id);
+    status = copy_graph(cal->allocator, item->bytes, &graph, &node_id);
   }
   const char* method = NULL;
   if (!status) status = measure(cal, graph, bindings, binding_count, node_id, replicas, &item->ms, &method);
@@ -736,10 +744,10 @@ static hgr_status_t calibrate(calibration_t* cal, item_t* item, size_t number, s
 
 void hgr__cost_model_release(hgr__cost_model_t* model) {
   if (!model) return;
-  hgr__free(HGR__ALLOCATOR_TODO, model->node_ms);
-  hgr__free(HGR__ALLOCATOR_TODO, model->copy_latency_ms);
-  hgr__free(HGR__ALLOCATOR_TODO, model->copy_ms_per_byte);
-  hgr__free(HGR__ALLOCATOR_TODO, model->timeline);
+  hgr__free(model->allocator, model->node_ms);
+  hgr__free(model->allocator, model->copy_latency_ms);
+  hgr__free(model->allocator, model->copy_ms_per_byte);
+  hgr__free(model->allocator, model->timeline);
   memset(model, 0, sizeof(*model));
 }
 
@@ -782,28 +790,30 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
   const hgr_graph_t* graph = problem->graph;
   size_t devices = problem->device_count;
   uint32_t nodes = graph->node_count;
-  calibration_t cal = {.problem = problem, .options = options};
-  hgr__cost_model_t model = {devices, nodes, NULL, NULL, NULL, NULL};
+  hgr_allocator_t allocator = problem->allocator;
+  calibration_t cal = {.allocator = allocator, .problem = problem, .options = options};
+  hgr__cost_model_t model = {allocator, devices, nodes, NULL, NULL, NULL, NULL};
   size_t cells = (size_t)nodes * devices;
   size_t* node_items = NULL; /* [node * devices + slot]: item index, or SIZE_MAX */
   size_t* copy_items = NULL; /* [(from * devices + to) * 2 + size]: item index, or SIZE_MAX */
   size_t* launch_items = NULL; /* [slot]: item index, or SIZE_MAX */
   hgr_status_t status = HGR_OK;
   if (!devices) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "cost model: no devices listed");
-  model.node_ms = hgr__calloc(HGR__ALLOCATOR_TODO, cells ? cells : 1, sizeof(double));
-  model.copy_latency_ms = hgr__calloc(HGR__ALLOCATOR_TODO, devices * devices, sizeof(double));
-  model.copy_ms_per_byte = hgr__calloc(HGR__ALLOCATOR_TODO, devices * devices, sizeof(double));
-  node_items = hgr__alloc(HGR__ALLOCATOR_TODO, (cells ? cells : 1) * sizeof(size_t));
-  copy_items = hgr__alloc(HGR__ALLOCATOR_TODO, devices * devices * 2 * sizeof(size_t));
-  launch_items = hgr__alloc(HGR__ALLOCATOR_TODO, devices * sizeof(size_t));
-  model.timeline = hgr__alloc(HGR__ALLOCATOR_TODO, devices * sizeof(uint32_t));
+  model.node_ms = hgr__calloc(allocator, cells ? cells : 1, sizeof(double));
+  model.copy_latency_ms = hgr__calloc(allocator, devices * devices, sizeof(double));
+  model.copy_ms_per_byte = hgr__calloc(allocator, devices * devices, sizeof(double));
+  node_items = hgr__alloc(allocator, (cells ? cells : 1) * sizeof(size_t));
+  copy_items = hgr__alloc(allocator, devices * devices * 2 * sizeof(size_t));
+  launch_items = hgr__alloc(allocator, devices * sizeof(size_t));
+  model.timeline = hgr__alloc(allocator, devices * sizeof(uint32_t));
   if (!model.node_ms || !model.copy_latency_ms || !model.copy_ms_per_byte || !node_items || !copy_items ||
       !launch_items || !model.timeline) {
     status = OUT_OF_MEMORY("the model");
     goto cleanup;
   }
   if (!options->cost_cache_off) {
-    hgr_status_t store_status = hgr__store_open(HGR__ALLOCATOR_TODO, options->cost_cache_directory, "cost cache", NULL, &cal.store);
+    hgr_status_t store_status =
+        hgr__store_open(allocator, options->cost_cache_directory, "cost cache", NULL, &cal.store);
     if (!store_status) store_status = hgr__store_make_directory(&cal.store);
     if (store_status) {
       log_line(options, "cost cache: %s (calibrating without a cache)", hgr_status_message(store_status));
@@ -922,9 +932,9 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
 
 cleanup:
   hgr__cost_model_release(&model);
-  hgr__free(HGR__ALLOCATOR_TODO, node_items);
-  hgr__free(HGR__ALLOCATOR_TODO, copy_items);
-  hgr__free(HGR__ALLOCATOR_TODO, launch_items);
+  hgr__free(allocator, node_items);
+  hgr__free(allocator, copy_items);
+  hgr__free(allocator, launch_items);
   calibration_free(&cal);
   return status;
 }

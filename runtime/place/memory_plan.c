@@ -74,11 +74,12 @@ static void union_aliases(const hgr_graph_t* graph, const hgr_kernel_library_t* 
 /* Unions each elementwise op's output 0 with an input that dies at it (same element
  * count and size, same device, neither pinned). */
 static hgr_status_t union_in_place(const hgr_graph_t* graph, const hgr_kernel_library_t* kernels, lifetimes_t* life) {
-  uint32_t* group_last = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->entry_count + 1) * sizeof(*group_last));
-  bool* group_pinned = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->entry_count + 1) * sizeof(*group_pinned));
+  hgr_allocator_t allocator = hgr__graph_allocator(graph);
+  uint32_t* group_last = hgr__alloc(allocator, ((size_t)graph->entry_count + 1) * sizeof(*group_last));
+  bool* group_pinned = hgr__alloc(allocator, ((size_t)graph->entry_count + 1) * sizeof(*group_pinned));
   if (!group_last || !group_pinned) {
-    hgr__free(HGR__ALLOCATOR_TODO, group_last);
-    hgr__free(HGR__ALLOCATOR_TODO, group_pinned);
+    hgr__free(allocator, group_last);
+    hgr__free(allocator, group_pinned);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   group_extent(graph, life, group_last, group_pinned);
@@ -102,8 +103,8 @@ static hgr_status_t union_in_place(const hgr_graph_t* graph, const hgr_kernel_li
       break;
     }
   }
-  hgr__free(HGR__ALLOCATOR_TODO, group_last);
-  hgr__free(HGR__ALLOCATOR_TODO, group_pinned);
+  hgr__free(allocator, group_last);
+  hgr__free(allocator, group_pinned);
   return HGR_OK;
 }
 
@@ -153,9 +154,9 @@ static bool storage_free(const storage_t* storage, const group_t* groups, const 
   return true;
 }
 
-static void free_storages(storage_t* storages, uint32_t count) {
-  for (uint32_t s = 0; s < count; ++s) hgr__free(HGR__ALLOCATOR_TODO, storages[s].members);
-  hgr__free(HGR__ALLOCATOR_TODO, storages);
+static void free_storages(hgr_allocator_t allocator, storage_t* storages, uint32_t count) {
+  for (uint32_t s = 0; s < count; ++s) hgr__free(allocator, storages[s].members);
+  hgr__free(allocator, storages);
 }
 
 /* Local search after packing: a storage's largest value moves to another storage
@@ -163,18 +164,18 @@ static void free_storages(storage_t* storages, uint32_t count) {
  * shrinks to its next largest value, or disappears), until no move does. Storages
  * left empty are dropped and the rest renumbered. Returns the total bytes, or
  * UINT64_MAX when out of memory. */
-static uint64_t improve(const group_t* groups, const uint32_t* order, uint32_t count, uint32_t* storage_of,
-                        uint32_t* storage_count) {
+static uint64_t improve(hgr_allocator_t allocator, const group_t* groups, const uint32_t* order, uint32_t count,
+                        uint32_t* storage_of, uint32_t* storage_count) {
   uint32_t storages = *storage_count;
-  uint64_t* largest = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)storages + 1, sizeof(*largest));
-  uint64_t* second = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)storages + 1, sizeof(*second));
-  uint32_t* largest_at = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)storages + 1) * sizeof(*largest_at));
-  uint32_t* renumber = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)storages + 1) * sizeof(*renumber));
+  uint64_t* largest = hgr__calloc(allocator, (size_t)storages + 1, sizeof(*largest));
+  uint64_t* second = hgr__calloc(allocator, (size_t)storages + 1, sizeof(*second));
+  uint32_t* largest_at = hgr__alloc(allocator, ((size_t)storages + 1) * sizeof(*largest_at));
+  uint32_t* renumber = hgr__alloc(allocator, ((size_t)storages + 1) * sizeof(*renumber));
   if (!largest || !second || !largest_at || !renumber) {
-    hgr__free(HGR__ALLOCATOR_TODO, largest);
-    hgr__free(HGR__ALLOCATOR_TODO, second);
-    hgr__free(HGR__ALLOCATOR_TODO, largest_at);
-    hgr__free(HGR__ALLOCATOR_TODO, renumber);
+    hgr__free(allocator, largest);
+    hgr__free(allocator, second);
+    hgr__free(allocator, largest_at);
+    hgr__free(allocator, renumber);
     return UINT64_MAX;
   }
   /* A move costs up to storages^2 x count steps: only plans of moderate size get
@@ -238,10 +239,10 @@ static uint64_t improve(const group_t* groups, const uint32_t* order, uint32_t c
   uint64_t total = 0;
   for (uint32_t t = 0; t < kept; ++t) total += largest[t];
   *storage_count = kept;
-  hgr__free(HGR__ALLOCATOR_TODO, largest);
-  hgr__free(HGR__ALLOCATOR_TODO, second);
-  hgr__free(HGR__ALLOCATOR_TODO, largest_at);
-  hgr__free(HGR__ALLOCATOR_TODO, renumber);
+  hgr__free(allocator, largest);
+  hgr__free(allocator, second);
+  hgr__free(allocator, largest_at);
+  hgr__free(allocator, renumber);
   return total;
 }
 
@@ -249,9 +250,9 @@ static uint64_t improve(const group_t* groups, const uint32_t* order, uint32_t c
  * storages: each into the free storage whose size it fits with the least waste, else
  * the free one that grows least, else a new one. *out_storage per listed group;
  * returns the total bytes, or UINT64_MAX when out of memory. */
-static uint64_t pack(group_t* groups, const uint32_t* order, uint32_t count, uint32_t* out_storage,
-                     uint32_t* out_storage_count) {
-  storage_t* storages = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)count + 1, sizeof(*storages));
+static uint64_t pack(hgr_allocator_t allocator, group_t* groups, const uint32_t* order, uint32_t count,
+                     uint32_t* out_storage, uint32_t* out_storage_count) {
+  storage_t* storages = hgr__calloc(allocator, (size_t)count + 1, sizeof(*storages));
   uint32_t storage_count = 0;
   if (!storages) return UINT64_MAX;
   for (uint32_t i = 0; i < count; ++i) {
@@ -272,9 +273,9 @@ static uint64_t pack(group_t* groups, const uint32_t* order, uint32_t count, uin
     storage_t* storage = &storages[best];
     if (storage->member_count == storage->member_capacity) {
       uint32_t capacity = storage->member_capacity ? storage->member_capacity * 2 : 4;
-      uint32_t* members = hgr__realloc(HGR__ALLOCATOR_TODO, storage->members, (size_t)capacity * sizeof(*members));
+      uint32_t* members = hgr__realloc(allocator, storage->members, (size_t)capacity * sizeof(*members));
       if (!members) {
-        free_storages(storages, storage_count);
+        free_storages(allocator, storages, storage_count);
         return UINT64_MAX;
       }
       storage->members = members;
@@ -284,8 +285,8 @@ static uint64_t pack(group_t* groups, const uint32_t* order, uint32_t count, uin
     if (group->bytes > storage->bytes) storage->bytes = group->bytes;
     out_storage[i] = best;
   }
-  free_storages(storages, storage_count);
-  uint64_t total = improve(groups, order, count, out_storage, &storage_count);
+  free_storages(allocator, storages, storage_count);
+  uint64_t total = improve(allocator, groups, order, count, out_storage, &storage_count);
   *out_storage_count = storage_count;
   return total;
 }
@@ -293,12 +294,13 @@ static uint64_t pack(group_t* groups, const uint32_t* order, uint32_t count, uin
 /* Plans one device's groups (indices in members, count of them): pinned groups get
  * a storage each; the rest are packed in the order that needs the fewest bytes.
  * Fills groups[].storage (0-based within the device) and the device's numbers. */
-static hgr_status_t plan_device(group_t* groups, uint32_t* members, uint32_t count, hgr__memory_device_t* device) {
-  uint32_t* order = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*order));
-  uint32_t* storage = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*storage));
-  uint32_t* best_storage = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*best_storage));
-  uint32_t* best_order = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*best_order));
-  sort_key_t* keys = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*keys));
+static hgr_status_t plan_device(hgr_allocator_t allocator, group_t* groups, uint32_t* members, uint32_t count,
+                                hgr__memory_device_t* device) {
+  uint32_t* order = hgr__alloc(allocator, ((size_t)count + 1) * sizeof(*order));
+  uint32_t* storage = hgr__alloc(allocator, ((size_t)count + 1) * sizeof(*storage));
+  uint32_t* best_storage = hgr__alloc(allocator, ((size_t)count + 1) * sizeof(*best_storage));
+  uint32_t* best_order = hgr__alloc(allocator, ((size_t)count + 1) * sizeof(*best_order));
+  sort_key_t* keys = hgr__alloc(allocator, ((size_t)count + 1) * sizeof(*keys));
   hgr_status_t status = HGR_OK;
   if (!order || !storage || !best_storage || !best_order || !keys) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -320,7 +322,7 @@ static hgr_status_t plan_device(group_t* groups, uint32_t* members, uint32_t cou
   for (int o = 0; o < ORDER_COUNT; ++o) {
     sort_groups(groups, (order_t)o, order, shared, keys);
     uint32_t storage_count = 0;
-    uint64_t total = pack(groups, order, shared, storage, &storage_count);
+    uint64_t total = pack(allocator, groups, order, shared, storage, &storage_count);
     if (total == UINT64_MAX) {
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       goto cleanup;
@@ -337,19 +339,19 @@ static hgr_status_t plan_device(group_t* groups, uint32_t* members, uint32_t cou
   device->storage_count = pinned + best_count;
 
 cleanup:
-  hgr__free(HGR__ALLOCATOR_TODO, order);
-  hgr__free(HGR__ALLOCATOR_TODO, storage);
-  hgr__free(HGR__ALLOCATOR_TODO, best_storage);
-  hgr__free(HGR__ALLOCATOR_TODO, best_order);
-  hgr__free(HGR__ALLOCATOR_TODO, keys);
+  hgr__free(allocator, order);
+  hgr__free(allocator, storage);
+  hgr__free(allocator, best_storage);
+  hgr__free(allocator, best_order);
+  hgr__free(allocator, keys);
   return status;
 }
 
 /* The most bytes alive at one step: pinned groups at every step, the rest from
  * start to end. */
-static hgr_status_t lower_bound(const group_t* groups, const uint32_t* members, uint32_t count, uint32_t steps,
-                                uint64_t* out_bytes) {
-  int64_t* delta = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)steps + 2, sizeof(*delta));
+static hgr_status_t lower_bound(hgr_allocator_t allocator, const group_t* groups, const uint32_t* members,
+                                uint32_t count, uint32_t steps, uint64_t* out_bytes) {
+  int64_t* delta = hgr__calloc(allocator, (size_t)steps + 2, sizeof(*delta));
   if (!delta) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t i = 0; i < count; ++i) {
     const group_t* group = &groups[members[i]];
@@ -362,7 +364,7 @@ static hgr_status_t lower_bound(const group_t* groups, const uint32_t* members, 
     alive += delta[step];
     if (alive > most) most = alive;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, delta);
+  hgr__free(allocator, delta);
   *out_bytes = (uint64_t)most;
   return HGR_OK;
 }
@@ -377,13 +379,13 @@ static int compare_bytes_descending(const void* a, const void* b) {
  * storage (the j largest values alive use j distinct storages), so the sum over j of
  * the largest j-th value at any step bounds the total. The byte bound may be lower:
  * it lets values of different sizes share bytes, which storages at offset 0 cannot. */
-static hgr_status_t storage_bound(const group_t* groups, const uint32_t* members, uint32_t count, uint32_t steps,
-                                  uint64_t* out_bytes) {
-  uint64_t* alive = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)count + 1) * sizeof(*alive));
-  uint64_t* best = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)count + 1, sizeof(*best));
+static hgr_status_t storage_bound(hgr_allocator_t allocator, const group_t* groups, const uint32_t* members,
+                                  uint32_t count, uint32_t steps, uint64_t* out_bytes) {
+  uint64_t* alive = hgr__alloc(allocator, ((size_t)count + 1) * sizeof(*alive));
+  uint64_t* best = hgr__calloc(allocator, (size_t)count + 1, sizeof(*best));
   if (!alive || !best) {
-    hgr__free(HGR__ALLOCATOR_TODO, alive);
-    hgr__free(HGR__ALLOCATOR_TODO, best);
+    hgr__free(allocator, alive);
+    hgr__free(allocator, best);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   for (uint32_t step = 0; step < steps; ++step) {
@@ -398,8 +400,8 @@ static hgr_status_t storage_bound(const group_t* groups, const uint32_t* members
   }
   uint64_t total = 0;
   for (uint32_t j = 0; j < count; ++j) total += best[j];
-  hgr__free(HGR__ALLOCATOR_TODO, alive);
-  hgr__free(HGR__ALLOCATOR_TODO, best);
+  hgr__free(allocator, alive);
+  hgr__free(allocator, best);
   *out_bytes = total;
   return HGR_OK;
 }
@@ -412,17 +414,20 @@ static int compare_keys(const void* a, const void* b) {
 hgr_status_t hgr__memory_plan(const hgr_graph_t* graph, const hgr_kernel_library_t* kernels,
                               hgr__memory_plan_t* out_plan) {
   memset(out_plan, 0, sizeof(*out_plan));
+  hgr_allocator_t allocator = hgr__graph_allocator(graph);
   uint32_t entry_count = graph->entry_count;
-  lifetimes_t life = {hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(uint32_t)),
-                      hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(uint32_t)), hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)entry_count + 1, sizeof(bool))};
-  uint32_t* group_of = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*group_of));
-  uint32_t* alias_root = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*alias_root));
-  group_t* groups = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)entry_count + 1, sizeof(*groups));
-  uint32_t* members = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*members));
-  int32_t* keys = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*keys));
-  uint64_t* alias_bytes = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)entry_count + 1, sizeof(*alias_bytes));
+  lifetimes_t life = {hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(uint32_t)),
+                      hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(uint32_t)),
+                      hgr__calloc(allocator, (size_t)entry_count + 1, sizeof(bool))};
+  uint32_t* group_of = hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(*group_of));
+  uint32_t* alias_root = hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(*alias_root));
+  group_t* groups = hgr__calloc(allocator, (size_t)entry_count + 1, sizeof(*groups));
+  uint32_t* members = hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(*members));
+  int32_t* keys = hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(*keys));
+  uint64_t* alias_bytes = hgr__calloc(allocator, (size_t)entry_count + 1, sizeof(*alias_bytes));
   hgr_status_t status = HGR_OK;
   hgr__memory_plan_t plan = {0};
+  plan.allocator = allocator;
   if (!life.parent || !life.last || !life.pinned || !group_of || !alias_root || !groups || !members || !keys ||
       !alias_bytes) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %u entries", entry_count);
@@ -471,8 +476,8 @@ hgr_status_t hgr__memory_plan(const hgr_graph_t* graph, const hgr_kernel_library
   for (uint32_t k = 0; k < key_count; ++k)
     if (k == 0 || keys[k] != keys[k - 1]) keys[distinct++] = keys[k];
 
-  plan.storage_ids = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*plan.storage_ids));
-  plan.devices = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)distinct + 1, sizeof(*plan.devices));
+  plan.storage_ids = hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(*plan.storage_ids));
+  plan.devices = hgr__calloc(allocator, (size_t)distinct + 1, sizeof(*plan.devices));
   if (!plan.storage_ids || !plan.devices) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -485,9 +490,10 @@ hgr_status_t hgr__memory_plan(const hgr_graph_t* graph, const hgr_kernel_library
     uint32_t count = 0;
     for (uint32_t g = 0; g < group_count; ++g)
       if (groups[g].key == device->key) members[count++] = g;
-    if ((status = plan_device(groups, members, count, device)) ||
-        (status = lower_bound(groups, members, count, graph->node_count, &device->lower_bound_bytes)) ||
-        (status = storage_bound(groups, members, count, graph->node_count, &device->storage_bound_bytes)))
+    if ((status = plan_device(allocator, groups, members, count, device)) ||
+        (status = lower_bound(allocator, groups, members, count, graph->node_count, &device->lower_bound_bytes)) ||
+        (status = storage_bound(allocator, groups, members, count, graph->node_count,
+                                &device->storage_bound_bytes)))
       goto cleanup;
     for (uint32_t e = 0; e < entry_count; ++e)
       if (alias_root[e] == e && graph->entries[e].device_key == device->key) device->no_reuse_bytes += alias_bytes[e];
@@ -496,24 +502,24 @@ hgr_status_t hgr__memory_plan(const hgr_graph_t* graph, const hgr_kernel_library
   }
   for (uint32_t e = 0; e < entry_count; ++e) plan.storage_ids[e] = groups[group_of[find(life.parent, e)]].storage;
   *out_plan = plan;
-  plan = (hgr__memory_plan_t){0};
+  plan = (hgr__memory_plan_t){.allocator = allocator};
 
 cleanup:
   hgr__memory_plan_free(&plan);
-  hgr__free(HGR__ALLOCATOR_TODO, life.parent);
-  hgr__free(HGR__ALLOCATOR_TODO, life.last);
-  hgr__free(HGR__ALLOCATOR_TODO, life.pinned);
-  hgr__free(HGR__ALLOCATOR_TODO, group_of);
-  hgr__free(HGR__ALLOCATOR_TODO, alias_root);
-  hgr__free(HGR__ALLOCATOR_TODO, groups);
-  hgr__free(HGR__ALLOCATOR_TODO, members);
-  hgr__free(HGR__ALLOCATOR_TODO, keys);
-  hgr__free(HGR__ALLOCATOR_TODO, alias_bytes);
+  hgr__free(allocator, life.parent);
+  hgr__free(allocator, life.last);
+  hgr__free(allocator, life.pinned);
+  hgr__free(allocator, group_of);
+  hgr__free(allocator, alias_root);
+  hgr__free(allocator, groups);
+  hgr__free(allocator, members);
+  hgr__free(allocator, keys);
+  hgr__free(allocator, alias_bytes);
   return status;
 }
 
 void hgr__memory_plan_free(hgr__memory_plan_t* plan) {
-  hgr__free(HGR__ALLOCATOR_TODO, plan->storage_ids);
-  hgr__free(HGR__ALLOCATOR_TODO, plan->devices);
+  hgr__free(plan->allocator, plan->storage_ids);
+  hgr__free(plan->allocator, plan->devices);
   memset(plan, 0, sizeof(*plan));
 }

@@ -11,6 +11,7 @@
 #include "place_internal.h"
 
 struct hgr_placement_s {
+  hgr_allocator_t allocator;        /* the placed graph's: everything here is from it */
   hgr_graph_t* graph;               /* the placed graph */
   hgr_node_placement_t* nodes;      /* per placed node */
   char** fallbacks;                 /* per placed node, owned (NULL where none) */
@@ -109,7 +110,8 @@ hgr_status_t hgr_place_options_parse(hgr_place_options_t* options, const char* t
 
 /* ---- hgr_place --------------------------------------------------------------------- */
 
-/* What one call works with, freed in one place. */
+/* What one call works with, freed in one place; from problem.allocator (the
+ * caller's graph's). */
 typedef struct place_run_t {
   hgr__place_problem_t problem;
   hgr_graph_t* unplaced;
@@ -138,27 +140,28 @@ typedef struct place_run_t {
 
 static void place_run_free(place_run_t* run) {
   hgr__place_problem_free(&run->problem);
-  if (run->unplaced) hgr__place_choices_free(run->choices, run->unplaced->node_count);
+  hgr_allocator_t allocator = run->problem.allocator;
+  if (run->unplaced) hgr__place_choices_free(allocator, run->choices, run->unplaced->node_count);
   hgr_graph_release(run->unplaced);
-  hgr__free(HGR__ALLOCATOR_TODO, run->unplaced_source);
-  hgr__free(HGR__ALLOCATOR_TODO, run->devices);
-  hgr__free(HGR__ALLOCATOR_TODO, run->ranks);
+  hgr__free(allocator, run->unplaced_source);
+  hgr__free(allocator, run->devices);
+  hgr__free(allocator, run->ranks);
   for (size_t r = 0; run->measures && r < run->measure_count; ++r) hgr__rank_measure_free(&run->measures[r]);
-  hgr__free(HGR__ALLOCATOR_TODO, run->measures);
-  hgr__free(HGR__ALLOCATOR_TODO, run->measured);
-  hgr__free(HGR__ALLOCATOR_TODO, run->record_ranks);
-  hgr__free(HGR__ALLOCATOR_TODO, run->weight);
-  hgr__free(HGR__ALLOCATOR_TODO, run->infos);
-  hgr__free(HGR__ALLOCATOR_TODO, run->specs);
-  for (size_t s = 0; run->own_specs && s < run->problem.device_count; ++s) hgr__free(HGR__ALLOCATOR_TODO, run->own_specs[s]);
-  hgr__free(HGR__ALLOCATOR_TODO, run->own_specs);
-  hgr__free(HGR__ALLOCATOR_TODO, run->rule_slots);
-  hgr__free(HGR__ALLOCATOR_TODO, run->policy_slot);
+  hgr__free(allocator, run->measures);
+  hgr__free(allocator, run->measured);
+  hgr__free(allocator, run->record_ranks);
+  hgr__free(allocator, run->weight);
+  hgr__free(allocator, run->infos);
+  hgr__free(allocator, run->specs);
+  for (size_t s = 0; run->own_specs && s < run->problem.device_count; ++s) hgr__free(allocator, run->own_specs[s]);
+  hgr__free(allocator, run->own_specs);
+  hgr__free(allocator, run->rule_slots);
+  hgr__free(allocator, run->policy_slot);
   if (run->have_model) hgr__cost_model_release(&run->model);
-  hgr__free(HGR__ALLOCATOR_TODO, run->node_ms);
-  hgr__free(HGR__ALLOCATOR_TODO, run->busy_ms);
+  hgr__free(allocator, run->node_ms);
+  hgr__free(allocator, run->busy_ms);
   hgr_graph_release(run->placed);
-  hgr__free(HGR__ALLOCATOR_TODO, run->placed_source);
+  hgr__free(allocator, run->placed_source);
   hgr__memory_plan_free(&run->memory);
 }
 
@@ -193,7 +196,7 @@ static hgr_status_t find_slot_device(const place_run_t* run, hgr_instance_t* ins
 /* Reads options.rank_measures. */
 static hgr_status_t read_measures(place_run_t* run, const hgr_place_options_t* options) {
   if (!options->rank_measure_count) return HGR_OK;
-  run->measures = hgr__calloc(HGR__ALLOCATOR_TODO, options->rank_measure_count, sizeof(*run->measures));
+  run->measures = hgr__calloc(run->problem.allocator, options->rank_measure_count, sizeof(*run->measures));
   if (!run->measures) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   run->measure_count = options->rank_measure_count;
   for (size_t r = 0; r < options->rank_measure_count; ++r)
@@ -205,13 +208,14 @@ static hgr_status_t read_measures(place_run_t* run, const hgr_place_options_t* o
 
 static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, const hgr_place_options_t* options) {
   size_t capacity = options->device_count + options->rule_count + 1, count = 0;
-  run->devices = hgr__calloc(HGR__ALLOCATOR_TODO, capacity, sizeof(*run->devices));
-  run->ranks = hgr__calloc(HGR__ALLOCATOR_TODO, capacity, sizeof(*run->ranks));
-  run->record_ranks = hgr__calloc(HGR__ALLOCATOR_TODO, capacity, sizeof(*run->record_ranks));
-  run->rule_slots = hgr__calloc(HGR__ALLOCATOR_TODO, options->rule_count + 1, sizeof(*run->rule_slots));
-  const char** locals = hgr__calloc(HGR__ALLOCATOR_TODO, capacity, sizeof(*locals)); /* per slot: the spec past its prefix */
+  hgr_allocator_t allocator = run->problem.allocator;
+  run->devices = hgr__calloc(allocator, capacity, sizeof(*run->devices));
+  run->ranks = hgr__calloc(allocator, capacity, sizeof(*run->ranks));
+  run->record_ranks = hgr__calloc(allocator, capacity, sizeof(*run->record_ranks));
+  run->rule_slots = hgr__calloc(allocator, options->rule_count + 1, sizeof(*run->rule_slots));
+  const char** locals = hgr__calloc(allocator, capacity, sizeof(*locals)); /* per slot: the spec past its prefix */
   if (!run->devices || !run->ranks || !run->record_ranks || !run->rule_slots || !locals) {
-    hgr__free(HGR__ALLOCATOR_TODO, locals);
+    hgr__free(allocator, locals);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   hgr_status_t status = HGR_OK;
@@ -265,17 +269,17 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
     if (count > before) locals[before] = local;
   }
   if (status) {
-    hgr__free(HGR__ALLOCATOR_TODO, locals);
+    hgr__free(allocator, locals);
     return status;
   }
   run->problem.device_count = count;
   run->problem.devices = run->devices;
-  run->infos = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*run->infos));
-  run->measured = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*run->measured));
-  run->specs = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*run->specs));
-  run->own_specs = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*run->own_specs));
+  run->infos = hgr__calloc(allocator, count + 1, sizeof(*run->infos));
+  run->measured = hgr__calloc(allocator, count + 1, sizeof(*run->measured));
+  run->specs = hgr__calloc(allocator, count + 1, sizeof(*run->specs));
+  run->own_specs = hgr__calloc(allocator, count + 1, sizeof(*run->own_specs));
   if (!run->infos || !run->measured || !run->specs || !run->own_specs) {
-    hgr__free(HGR__ALLOCATOR_TODO, locals);
+    hgr__free(allocator, locals);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   /* Across ranks (a slot not on rank 0) rank 0 reads the inputs and writes the
@@ -288,14 +292,14 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
     if (run->ranks[s] == 0 && home == HGR__NO_DEVICE) home = (uint32_t)s;
   }
   if (distributed && home == HGR__NO_DEVICE) {
-    hgr__text_t listed = {0};
+    hgr__text_t listed = {.allocator = allocator};
     for (size_t s = 0; s < count; ++s)
       hgr__text_appendf(&listed, "%sr%d/%s", s ? ", " : "", run->ranks[s], locals[s] ? locals[s] : "");
     status = INVALID("a placement across ranks needs a device of rank 0 (r0/...) for the graph's inputs and "
                      "outputs; the devices are %s",
                      listed.data && !listed.failed ? listed.data : "(out of memory for the list)");
-    hgr__free(HGR__ALLOCATOR_TODO, listed.data);
-    hgr__free(HGR__ALLOCATOR_TODO, locals);
+    hgr__free(allocator, listed.data);
+    hgr__free(allocator, locals);
     return status;
   }
   run->problem.ranks = run->ranks;
@@ -314,14 +318,15 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
     run->specs[s] = run->infos[s]->spec;
     if (!distributed && !prefixed) continue;
     run->record_ranks[s] = run->ranks[s];
-    run->own_specs[s] = hgr__format("r%d/%s", run->ranks[s], locals[s] ? locals[s] : run->infos[s]->spec);
+    run->own_specs[s] =
+        hgr__format_in(allocator, "r%d/%s", run->ranks[s], locals[s] ? locals[s] : run->infos[s]->spec);
     if (!run->own_specs[s]) {
-      hgr__free(HGR__ALLOCATOR_TODO, locals);
+      hgr__free(allocator, locals);
       return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     }
     run->specs[s] = run->own_specs[s];
   }
-  hgr__free(HGR__ALLOCATOR_TODO, locals);
+  hgr__free(allocator, locals);
   return HGR_OK;
 }
 
@@ -329,7 +334,7 @@ static hgr_status_t resolve_devices(place_run_t* run, hgr_instance_t* instance, 
 static hgr_status_t find_weights(place_run_t* run, const hgr_place_options_t* options) {
   const hgr_graph_t* graph = run->problem.graph;
   if (!run->problem.distributed || !options->params) return HGR_OK;
-  run->weight = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)graph->node_count + 1, sizeof(*run->weight));
+  run->weight = hgr__calloc(run->problem.allocator, (size_t)graph->node_count + 1, sizeof(*run->weight));
   if (!run->weight) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t n = 0; n < graph->node_count; ++n) {
     if (graph->nodes[n].is_op) continue;
@@ -349,7 +354,8 @@ static hgr_status_t run_policy(place_run_t* run, const hgr_place_options_t* opti
   if (options->policy == HGR_PLACE_FIRST) return HGR_OK;
   if (options->policy != HGR_PLACE_AUTO && options->policy != HGR_PLACE_STAGES)
     return INVALID("placement policy %d is not one of FIRST, AUTO, STAGES", (int)options->policy);
-  run->policy_slot = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->node_count + 1) * sizeof(*run->policy_slot));
+  run->policy_slot =
+      hgr__alloc(run->problem.allocator, ((size_t)graph->node_count + 1) * sizeof(*run->policy_slot));
   if (!run->policy_slot) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t n = 0; n < graph->node_count; ++n) run->policy_slot[n] = run->problem.fixed[n];
   HGR_RETURN_IF_ERROR(hgr__cost_model_build(&run->problem, options, &run->model));
@@ -372,16 +378,19 @@ static hgr_status_t run_policy(place_run_t* run, const hgr_place_options_t* opti
 static hgr_status_t predict(place_run_t* run, hgr_placement_t* placement) {
   if (!run->have_model) return HGR_OK;
   const hgr_graph_t* graph = run->problem.graph;
-  uint32_t* slots = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->node_count + 1) * sizeof(*slots));
-  run->node_ms = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)graph->node_count + 1, sizeof(*run->node_ms));
-  run->busy_ms = hgr__calloc(HGR__ALLOCATOR_TODO, run->problem.device_count + 1, sizeof(*run->busy_ms));
+  hgr_allocator_t allocator = run->problem.allocator;
+  uint32_t* slots = hgr__alloc(allocator, ((size_t)graph->node_count + 1) * sizeof(*slots));
+  run->node_ms = hgr__calloc(allocator, (size_t)graph->node_count + 1, sizeof(*run->node_ms));
+  run->busy_ms = hgr__calloc(allocator, run->problem.device_count + 1, sizeof(*run->busy_ms));
   if (!slots || !run->node_ms || !run->busy_ms) {
-    hgr__free(HGR__ALLOCATOR_TODO, slots);
+    hgr__free(allocator, slots);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   for (uint32_t n = 0; n < graph->node_count; ++n) slots[n] = run->choices[n].slot;
   placement->predicted_ms = hgr__schedule_predict(&run->problem, &run->model, slots, run->busy_ms, run->node_ms);
-  hgr__free(HGR__ALLOCATOR_TODO, slots);
+  hgr__free(allocator, slots);
+  /* NAN: the simulation's arrays could not be allocated */
+  if (isnan(placement->predicted_ms)) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   return HGR_OK;
 }
 
@@ -395,18 +404,19 @@ static hgr_pair_class_t pair_class(const place_run_t* run, hgr_instance_t* insta
                              hgr__rank_measure_find(measure, run->devices[to])];
 }
 
-/* The placement's records from the run. */
+/* The placement's records from the run, for placement->graph. */
 static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_placement_t* placement) {
-  const hgr_graph_t* placed = run->placed;
+  const hgr_graph_t* placed = placement->graph;
   size_t count = run->problem.device_count;
-  placement->nodes = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)placed->node_count + 1, sizeof(*placement->nodes));
-  placement->fallbacks = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)placed->node_count + 1, sizeof(*placement->fallbacks));
-  placement->devices = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*placement->devices));
-  placement->device_specs = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*placement->device_specs));
-  bool* used = hgr__calloc(HGR__ALLOCATOR_TODO, count + 1, sizeof(*used)); /* per slot: some node runs there */
+  hgr_allocator_t allocator = placement->allocator;
+  placement->nodes = hgr__calloc(allocator, (size_t)placed->node_count + 1, sizeof(*placement->nodes));
+  placement->fallbacks = hgr__calloc(allocator, (size_t)placed->node_count + 1, sizeof(*placement->fallbacks));
+  placement->devices = hgr__calloc(allocator, count + 1, sizeof(*placement->devices));
+  placement->device_specs = hgr__calloc(allocator, count + 1, sizeof(*placement->device_specs));
+  bool* used = hgr__calloc(allocator, count + 1, sizeof(*used)); /* per slot: some node runs there */
   if (!placement->nodes || !placement->fallbacks || !placement->devices || !placement->device_specs ||
       !used) {
-    hgr__free(HGR__ALLOCATOR_TODO, used);
+    hgr__free(allocator, used);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   hgr_status_t status = HGR_OK;
@@ -430,7 +440,7 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
       record->rule_index = choice->rule_index;
       record->source_node = run->unplaced_source[source];
       if (run->node_ms) record->predicted_ms = run->node_ms[source];
-      if (choice->fallback && (status = hgr__strdup(HGR__ALLOCATOR_TODO, choice->fallback, &placement->fallbacks[n]))) break;
+      if (choice->fallback && (status = hgr__strdup(allocator, choice->fallback, &placement->fallbacks[n]))) break;
       record->fallback = placement->fallbacks[n];
     }
     used[slot] = true;
@@ -452,11 +462,11 @@ static hgr_status_t describe(place_run_t* run, hgr_instance_t* instance, hgr_pla
     for (uint32_t n = 0; n < placed->node_count; ++n)
       if (placed->nodes[n].is_op && placed->entries[placed->node_row_ptr[n]].device_key == device->key)
         device->node_count++;
-    status = hgr__strdup(HGR__ALLOCATOR_TODO, run->specs[s], &placement->device_specs[placement->device_count]);
+    status = hgr__strdup(allocator, run->specs[s], &placement->device_specs[placement->device_count]);
     device->spec = placement->device_specs[placement->device_count];
     placement->device_count++;
   }
-  hgr__free(HGR__ALLOCATOR_TODO, used);
+  hgr__free(allocator, used);
   return status;
 }
 
@@ -481,11 +491,15 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
       !(options->cross_host_ms_per_byte >= 0.0 && options->cross_host_ms_per_byte < INFINITY))
     return INVALID("hgr_place: the cross-host copy costs (latency %g ms, %g ms per byte) must be finite and >= 0",
                    options->cross_host_latency_ms, options->cross_host_ms_per_byte);
+  /* Everything placement makes (the placed graph included) is from the graph's allocator. */
+  hgr_allocator_t allocator = hgr__graph_allocator(graph);
   place_run_t run;
   memset(&run, 0, sizeof(run));
-  hgr_placement_t* placement = hgr__calloc(HGR__ALLOCATOR_TODO, 1, sizeof(*placement));
+  run.problem.allocator = allocator;
+  hgr_placement_t* placement = hgr__calloc(allocator, 1, sizeof(*placement));
   hgr_status_t status = HGR_OK;
   if (!placement) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  placement->allocator = allocator;
   placement->predicted_ms = -1.0;
   placement->best_single_ms = -1.0;
   placement->best_single_device = SIZE_MAX;
@@ -502,7 +516,7 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
   run.problem.graph = run.unplaced;
   run.problem.kernels = options->kernels;
   if ((status = find_weights(&run, options))) goto cleanup;
-  run.choices = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)run.unplaced->node_count + 1, sizeof(*run.choices));
+  run.choices = hgr__calloc(allocator, (size_t)run.unplaced->node_count + 1, sizeof(*run.choices));
   if (!run.choices) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
@@ -520,14 +534,17 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
   if ((status = hgr__place_emit(&run.problem, run.choices, run.specs, NULL, &first_pass, &first_source))) goto cleanup;
   status = hgr__memory_plan(first_pass, options->kernels, &run.memory);
   hgr_graph_release(first_pass);
-  hgr__free(HGR__ALLOCATOR_TODO, first_source);
+  hgr__free(allocator, first_source);
   if (status ||
       (status = hgr__place_emit(&run.problem, run.choices, run.specs, run.memory.storage_ids, &run.placed,
                                 &run.placed_source)) ||
-      (status = hgr__place_verify(run.placed, options->kernels)) || (status = describe(&run, instance, placement)))
+      (status = hgr__place_verify(run.placed, options->kernels)))
     goto cleanup;
+  /* The placement holds the graph before describe fills its records, so that
+   * releasing it on a failure frees the fallbacks made so far. */
   placement->graph = run.placed;
   run.placed = NULL;
+  if ((status = describe(&run, instance, placement))) goto cleanup;
   *out_placement = placement;
   placement = NULL;
 
@@ -539,15 +556,17 @@ cleanup:
 
 void hgr_placement_release(hgr_placement_t* placement) {
   if (!placement) return;
+  hgr_allocator_t allocator = placement->allocator;
   if (placement->fallbacks && placement->graph)
-    for (uint32_t n = 0; n < placement->graph->node_count; ++n) hgr__free(HGR__ALLOCATOR_TODO, placement->fallbacks[n]);
-  hgr__free(HGR__ALLOCATOR_TODO, placement->fallbacks);
+    for (uint32_t n = 0; n < placement->graph->node_count; ++n) hgr__free(allocator, placement->fallbacks[n]);
+  hgr__free(allocator, placement->fallbacks);
   hgr_graph_release(placement->graph);
-  for (size_t d = 0; placement->device_specs && d < placement->device_count; ++d) hgr__free(HGR__ALLOCATOR_TODO, placement->device_specs[d]);
-  hgr__free(HGR__ALLOCATOR_TODO, placement->device_specs);
-  hgr__free(HGR__ALLOCATOR_TODO, placement->nodes);
-  hgr__free(HGR__ALLOCATOR_TODO, placement->devices);
-  hgr__free(HGR__ALLOCATOR_TODO, placement);
+  for (size_t d = 0; placement->device_specs && d < placement->device_count; ++d)
+    hgr__free(allocator, placement->device_specs[d]);
+  hgr__free(allocator, placement->device_specs);
+  hgr__free(allocator, placement->nodes);
+  hgr__free(allocator, placement->devices);
+  hgr__free(allocator, placement);
 }
 
 /* ---- accessors ------------------------------------------------------------------------ */

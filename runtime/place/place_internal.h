@@ -33,6 +33,7 @@ static inline hgr_status_t hgr__place_split_spec(const char* spec, int* out_rank
 /* ---- another rank's devices, as that rank found and measured them (rank_measure.c) ---- */
 
 typedef struct hgr__rank_measure_t {
+  hgr_allocator_t allocator;  /* the unplaced graph's: everything below is from it */
   int rank;
   long cores;                 /* the rank's host's online processors */
   /* The listed specs, options' devices then the rules': per position the rank's
@@ -53,7 +54,8 @@ typedef struct hgr__rank_measure_t {
 } hgr__rank_measure_t;
 
 /* Reads the text rank `rank`'s hgr_place_measure_rank gave, for options and the
- * unplaced graph. INVALID_ARGUMENT naming the rank and what is wrong (a malformed
+ * unplaced graph; the measure's memory is from the unplaced graph's allocator
+ * (out_measure->allocator). INVALID_ARGUMENT naming the rank and what is wrong (a malformed
  * text, another list of specs, another graph). */
 hgr_status_t hgr__rank_measure_parse(const char* text, int rank, const hgr_place_options_t* options,
                                      const hgr_graph_t* unplaced, hgr__rank_measure_t* out_measure);
@@ -66,6 +68,10 @@ static inline size_t hgr__rank_measure_find(const hgr__rank_measure_t* measure, 
 }
 
 typedef struct hgr__place_problem_t {
+  /* hgr__graph_allocator(graph) (zero: the system allocator): what the place layer
+   * allocates for the problem (its tables, choices, reasons, the cost model, the
+   * placed graph) comes from it. */
+  hgr_allocator_t allocator;
   hgr_instance_t* instance;
   /* The unplaced graph: no __copy nodes, no device keys; its nodes in topological
    * order (node ids are what range rules count). */
@@ -81,7 +87,7 @@ typedef struct hgr__place_problem_t {
    * device of the same spec. */
   const hgr__rank_measure_t* const* measured;
   /* [node * device_count + slot]: whether the device can run op node `node`
-   * (always true for input nodes), and why not (malloc'd text) where it cannot. */
+   * (always true for input nodes), and why not (text from allocator) where it cannot. */
   bool* can_run;
   char** cannot_reason;
   /* Per node: the slot a rule fixed it to, else HGR__NO_DEVICE. */
@@ -124,6 +130,7 @@ static inline uint32_t hgr__place_input_slot(const hgr__place_problem_t* problem
 /* ---- the cost model (cost_model.c) -------------------------------------------------- */
 
 typedef struct hgr__cost_model_t {
+  hgr_allocator_t allocator; /* the problem's: the arrays below are from it */
   size_t device_count;      /* = the problem's */
   uint32_t node_count;
   /* [node * device_count + slot]: ms of one run of op node on that device; INFINITY
@@ -206,19 +213,19 @@ hgr_status_t hgr__schedule_stages(const hgr__place_problem_t* problem, const hgr
  * consumers read the copy's input), device keys dropped, every entry its own storage
  * id except a `__nop`'s output, which keeps aliasing its input. Node names, attrs,
  * inputs and outputs stay. *out_source_node (new node count values) gives each node's
- * id in graph. */
+ * id in graph. Both are from graph's allocator (hgr__graph_allocator). */
 hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_graph, uint32_t** out_source_node);
 
 /* Whether device can run op node node_id of graph: the op exists there
  * (built-in: the device compiles; the kernel library's: a binary for it, or a source
  * and a compiler), its dtypes are supported (float16, float64) and it plans within
- * the device's limits. *out_reason is NULL when it can, else malloc'd text naming the
- * device ("rusticl:0: op 'scale_add' has no kernel for this device ..."). Errors:
+ * the device's limits. *out_reason is NULL when it can, else text from graph's
+ * allocator (hgr__graph_allocator) naming the device ("rusticl:0: op 'scale_add' has no kernel for this device ..."). Errors:
  * RESOURCE_EXHAUSTED only. */
 hgr_status_t hgr__place_device_can_run(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* kernels,
                                        const hgr_device_info_t* device, char** out_reason);
-/* Allocates and fills problem->can_run, cannot_reason and fixed (all HGR__NO_DEVICE)
- * for problem->graph over the devices problem->infos describes. An op that neither
+/* Allocates (from problem->allocator, which must be problem->graph's) and fills
+ * problem->can_run, cannot_reason and fixed (all HGR__NO_DEVICE) for problem->graph over the devices problem->infos describes. An op that neither
  * the registry nor the kernel library has is INVALID_ARGUMENT from the registry
  * (listing the known ops). */
 hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem);
@@ -230,7 +237,7 @@ typedef struct hgr__node_choice_t {
   uint32_t slot;
   hgr_place_reason_t reason;
   size_t rule_index;      /* HGR_PLACE_BY_RULE */
-  char* fallback;         /* HGR_PLACE_BY_FALLBACK: malloc'd */
+  char* fallback;         /* HGR_PLACE_BY_FALLBACK: from the problem's allocator */
 } hgr__node_choice_t;
 /* Applies rules in order (a later rule wins) to the op nodes: rule_slots[r] is rule
  * r's device slot. Fills problem->fixed and choices (node_count, zeroed by the
@@ -250,7 +257,8 @@ hgr_status_t hgr__place_complete(const hgr__place_problem_t* problem, const uint
                                  hgr__node_choice_t* choices);
 /* "op:NAME=SPEC", "node:GLOB=SPEC", "range:A-B=SPEC" into buffer; returns buffer. */
 const char* hgr__place_rule_format(const hgr_place_rule_t* rule, char* buffer, size_t capacity);
-void hgr__place_choices_free(hgr__node_choice_t* choices, uint32_t count);
+/* Frees count choices' fallbacks and the array, all from allocator (the problem's). */
+void hgr__place_choices_free(hgr_allocator_t allocator, hgr__node_choice_t* choices, uint32_t count);
 
 /* copies.c: the placed graph: the problem graph's nodes in order, each on its slot's
  * device key (1 + slot), one `__copy` per (value, consuming device) shared by every
@@ -259,7 +267,7 @@ void hgr__place_choices_free(hgr__node_choice_t* choices, uint32_t count);
  * 0 through a copy to home_slot, appended after the nodes); a binding key ->
  * specs[slot] for every key used. storage_ids (per placed entry) may be NULL: every entry its own id (a
  * `__nop` output its input's). *out_source_node: per placed node its problem node,
- * UINT32_MAX for a copy. The pass is deterministic, so a second one with planned
+ * UINT32_MAX for a copy. Both are from problem->allocator. The pass is deterministic, so a second one with planned
  * storage_ids gives the same nodes and entries. */
 hgr_status_t hgr__place_emit(const hgr__place_problem_t* problem, const hgr__node_choice_t* choices,
                              const char* const* specs, const uint32_t* storage_ids, hgr_graph_t** out_placed,
@@ -278,6 +286,7 @@ typedef struct hgr__memory_device_t {
   uint32_t storage_count;
 } hgr__memory_device_t;
 typedef struct hgr__memory_plan_t {
+  hgr_allocator_t allocator;   /* the placed graph's: the arrays below are from it */
   uint32_t* storage_ids;       /* per entry */
   hgr__memory_device_t* devices; /* per device key, ascending */
   size_t device_count;
@@ -288,7 +297,8 @@ typedef struct hgr__memory_plan_t {
  * storage of an input that dies at it (same element count and size, neither an
  * input nor a head); the rest share storages of their device, largest first, each
  * into the smallest storage free for its lifetime (several orders are tried and the
- * smallest total kept). */
+ * smallest total kept). out_plan's arrays are from placed's allocator
+ * (out_plan->allocator), which hgr__memory_plan_free frees them with. */
 hgr_status_t hgr__memory_plan(const hgr_graph_t* placed, const hgr_kernel_library_t* kernels,
                               hgr__memory_plan_t* out_plan);
 void hgr__memory_plan_free(hgr__memory_plan_t* plan);

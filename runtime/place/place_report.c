@@ -60,11 +60,12 @@ typedef struct op_count_t {
   uint32_t count;
 } op_count_t;
 
+/* The (op, why) counts of device's nodes, from the placed graph's allocator. */
 static hgr_status_t count_ops(const hgr_placement_t* placement, const hgr_placement_device_t* device,
                               op_count_t** out_counts, size_t* out_count) {
   const hgr_graph_t* graph = hgr_placement_graph(placement);
   size_t node_count = hgr_graph_node_count(graph), count = 0;
-  op_count_t* counts = hgr__calloc(HGR__ALLOCATOR_TODO, node_count + 1, sizeof(*counts));
+  op_count_t* counts = hgr__calloc(hgr__graph_allocator(graph), node_count + 1, sizeof(*counts));
   if (!counts) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t n = 0; n < node_count; ++n) {
     hgr_node_placement_t node;
@@ -72,7 +73,7 @@ static hgr_status_t count_ops(const hgr_placement_t* placement, const hgr_placem
     hgr_status_t status = hgr_placement_node(placement, n, &node);
     if (!status) status = hgr_graph_node_info(graph, n, &info);
     if (status) {
-      hgr__free(HGR__ALLOCATOR_TODO, counts);
+      hgr__free(hgr__graph_allocator(graph), counts);
       return status;
     }
     if (node.device_index != device->device_index || node.rank != device->rank) continue;
@@ -110,7 +111,7 @@ hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE*
     size_t count = 0;
     HGR_RETURN_IF_ERROR(count_ops(placement, &device, &counts, &count));
     for (size_t c = 0; c < count; ++c) fprintf(out, "    %-20s %5u  %s\n", counts[c].op, counts[c].count, counts[c].why);
-    hgr__free(HGR__ALLOCATOR_TODO, counts);
+    hgr__free(hgr__graph_allocator(graph), counts);
     fprintf(out, "    memory: planned %s, lower bound %s", format_bytes(device.planned_bytes, planned, sizeof(planned)),
             format_bytes(device.lower_bound_bytes, bound, sizeof(bound)));
     if (device.lower_bound_bytes)
@@ -190,7 +191,7 @@ static hgr_status_t build_json(const hgr_placement_t* placement, cJSON* root) {
       ok = op && cJSON_AddItemToArray(ops, op) && cJSON_AddStringToObject(op, "op", counts[c].op) &&
            cJSON_AddNumberToObject(op, "count", counts[c].count) && cJSON_AddStringToObject(op, "why", counts[c].why);
     }
-    hgr__free(HGR__ALLOCATOR_TODO, counts);
+    hgr__free(hgr__graph_allocator(graph), counts);
     ok = ok && cJSON_AddNumberToObject(item, "planned_bytes", (double)device.planned_bytes);
     ok = ok && cJSON_AddNumberToObject(item, "lower_bound_bytes", (double)device.lower_bound_bytes);
     ok = ok && cJSON_AddNumberToObject(item, "no_reuse_bytes", (double)device.no_reuse_bytes);
@@ -247,6 +248,6 @@ hgr_status_t hgr_placement_write_json(const hgr_placement_t* placement, FILE* ou
   if (!status && !text) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for the placement JSON");
   if (!status && (fputs(text, out) < 0 || fputc('\n', out) == EOF || ferror(out)))
     status = HGR_STATUS(HGR_STATUS_UNAVAILABLE, "writing the placement JSON failed");
-  hgr__free(HGR__ALLOCATOR_TODO, text);
+  hgr__free(hgr_allocator_system(), text); /* cJSON_Print's: cJSON allocates with malloc */
   return status;
 }

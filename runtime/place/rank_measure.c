@@ -102,8 +102,10 @@ static cJSON* device_json(const hgr_device_info_t* info) {
   return NULL;
 }
 
-/* Reads device record d into info (zeroed by the caller; its strings owned). */
-static hgr_status_t device_parse(const cJSON* object, int rank, size_t d, hgr_device_info_t* info) {
+/* Reads device record d into info (zeroed by the caller; its strings owned, from
+ * allocator: device_free frees them). */
+static hgr_status_t device_parse(hgr_allocator_t allocator, const cJSON* object, int rank, size_t d,
+                                 hgr_device_info_t* info) {
   if (!cJSON_IsObject(object)) return INVALID("rank %d's measure: device %zu is not an object", rank, d);
   for (size_t f = 0; f < FIELD_COUNT; ++f) {
     const cJSON* value = cJSON_GetObjectItemCaseSensitive(object, fields[f].name);
@@ -111,7 +113,7 @@ static hgr_status_t device_parse(const cJSON* object, int rank, size_t d, hgr_de
     if (fields[f].kind == FIELD_TEXT) {
       if (!cJSON_IsString(value))
         return INVALID("rank %d's measure: device %zu: '%s' is missing or not a string", rank, d, fields[f].name);
-      HGR_RETURN_IF_ERROR(hgr__strdup(HGR__ALLOCATOR_TODO, value->valuestring, (char**)at));
+      HGR_RETURN_IF_ERROR(hgr__strdup(allocator, value->valuestring, (char**)at));
       continue;
     }
     if (fields[f].kind == FIELD_BOOL) {
@@ -143,9 +145,17 @@ static hgr_status_t device_parse(const cJSON* object, int rank, size_t d, hgr_de
   return HGR_OK;
 }
 
+/* Frees the strings device_parse gave info. */
+static void device_free(hgr_allocator_t allocator, hgr_device_info_t* info) {
+  for (size_t f = 0; f < FIELD_COUNT; ++f)
+    if (fields[f].kind == FIELD_TEXT) hgr__free(allocator, *(char**)((char*)info + fields[f].offset));
+  memset(info, 0, sizeof(*info));
+}
+
 /* ---- the graph's fingerprint ------------------------------------------------------------ */
 
-/* FNV-1a over every node's name and op, each ended by a zero byte. */
+/* FNV-1a over every node's name and op, each ended by a zero byte; from graph's
+ * allocator. */
 static char* graph_fingerprint(const hgr_graph_t* graph) {
   uint64_t hash = 14695981039346656037ull;
   for (uint32_t n = 0; n < graph->node_count; ++n) {
@@ -155,7 +165,8 @@ static char* graph_fingerprint(const hgr_graph_t* graph) {
       hash *= 1099511628211ull;
     }
   }
-  return hgr__format("%u nodes, %016llx", graph->node_count, (unsigned long long)hash);
+  return hgr__format_in(hgr__graph_allocator(graph), "%u nodes, %016llx", graph->node_count,
+                        (unsigned long long)hash);
 }
 
 /* ---- measuring (on the rank itself) ------------------------------------------------------- */
@@ -207,7 +218,7 @@ static hgr_status_t write_text(hgr_instance_t* instance, const hgr_graph_t* unpl
             cJSON_AddNumberToObject(root, "rank", rank) &&
             cJSON_AddNumberToObject(root, "cores", (double)sysconf(_SC_NPROCESSORS_ONLN)) &&
             cJSON_AddStringToObject(root, "graph", fingerprint);
-  hgr__free(HGR__ALLOCATOR_TODO, fingerprint);
+  hgr__free(hgr__graph_allocator(unplaced), fingerprint);
   cJSON* positions = ok ? cJSON_AddArrayToObject(root, "positions") : NULL;
   for (size_t p = 0; positions && p < position_count; ++p) {
     cJSON* cell =
@@ -265,9 +276,10 @@ hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph
     return INVALID("hgr_place_measure_rank: %zu rules, more than HGR_PLACE_MAX_RULES (%d)", options->rule_count,
                    HGR_PLACE_MAX_RULES);
   size_t position_count = options->device_count + options->rule_count;
-  size_t* position_slot = hgr__alloc(HGR__ALLOCATOR_TODO, (position_count + 1) * sizeof(*position_slot));
-  size_t* devices = hgr__alloc(HGR__ALLOCATOR_TODO, (position_count + 1) * sizeof(*devices));
-  const hgr_device_info_t** infos = hgr__alloc(HGR__ALLOCATOR_TODO, (position_count + 1) * sizeof(*infos));
+  hgr_allocator_t allocator = hgr__graph_allocator(graph);
+  size_t* position_slot = hgr__alloc(allocator, (position_count + 1) * sizeof(*position_slot));
+  size_t* devices = hgr__alloc(allocator, (position_count + 1) * sizeof(*devices));
+  const hgr_device_info_t** infos = hgr__alloc(allocator, (position_count + 1) * sizeof(*infos));
   hgr_graph_t* unplaced = NULL;
   uint32_t* unplaced_source = NULL;
   hgr__place_problem_t problem;
@@ -300,10 +312,12 @@ hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph
     }
     position_slot[p] = slot;
   }
-  if (!status && count == 0) status = hgr__strdup(HGR__ALLOCATOR_TODO, "", out_text);
+  /* The caller free()s the text: the system allocator's (as cJSON's below) */
+  if (!status && count == 0) status = hgr__strdup(hgr_allocator_system(), "", out_text);
   else if (!status) {
     status = hgr__place_unplace(graph, &unplaced, &unplaced_source);
     if (!status && (options->policy == HGR_PLACE_AUTO || options->policy == HGR_PLACE_STAGES)) {
+      problem.allocator = allocator;
       problem.instance = instance;
       problem.graph = unplaced;
       problem.kernels = options->kernels;
@@ -321,10 +335,10 @@ hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph
   hgr__cost_model_release(&model);
   hgr__place_problem_free(&problem);
   hgr_graph_release(unplaced);
-  hgr__free(HGR__ALLOCATOR_TODO, unplaced_source);
-  hgr__free(HGR__ALLOCATOR_TODO, position_slot);
-  hgr__free(HGR__ALLOCATOR_TODO, devices);
-  hgr__free(HGR__ALLOCATOR_TODO, infos);
+  hgr__free(allocator, unplaced_source);
+  hgr__free(allocator, position_slot);
+  hgr__free(allocator, devices);
+  hgr__free(allocator, infos);
   return status;
 }
 
@@ -332,23 +346,24 @@ hgr_status_t hgr_place_measure_rank(hgr_instance_t* instance, hgr_graph_t* graph
 
 void hgr__rank_measure_free(hgr__rank_measure_t* measure) {
   if (!measure) return;
-  for (size_t d = 0; measure->devices && d < measure->device_count; ++d) hgr__device_info_free(&measure->devices[d]);
-  hgr__free(HGR__ALLOCATOR_TODO, measure->devices);
-  hgr__free(HGR__ALLOCATOR_TODO, measure->position_device);
-  hgr__free(HGR__ALLOCATOR_TODO, measure->pair_class);
-  hgr__free(HGR__ALLOCATOR_TODO, measure->node_ms);
-  hgr__free(HGR__ALLOCATOR_TODO, measure->copy_latency_ms);
-  hgr__free(HGR__ALLOCATOR_TODO, measure->copy_ms_per_byte);
+  hgr_allocator_t allocator = measure->allocator;
+  for (size_t d = 0; measure->devices && d < measure->device_count; ++d) device_free(allocator, &measure->devices[d]);
+  hgr__free(allocator, measure->devices);
+  hgr__free(allocator, measure->position_device);
+  hgr__free(allocator, measure->pair_class);
+  hgr__free(allocator, measure->node_ms);
+  hgr__free(allocator, measure->copy_latency_ms);
+  hgr__free(allocator, measure->copy_ms_per_byte);
   memset(measure, 0, sizeof(*measure));
 }
 
 /* rows x columns numbers (null: INFINITY) from array `name` of root into *out. */
-static hgr_status_t matrix_parse(const cJSON* root, const char* name, int rank, size_t rows, size_t columns,
-                                 double** out) {
+static hgr_status_t matrix_parse(hgr_allocator_t allocator, const cJSON* root, const char* name, int rank,
+                                 size_t rows, size_t columns, double** out) {
   const cJSON* matrix = cJSON_GetObjectItemCaseSensitive(root, name);
   if (!cJSON_IsArray(matrix) || (size_t)cJSON_GetArraySize(matrix) != rows)
     return INVALID("rank %d's measure: '%s' is missing or has not %zu rows", rank, name, rows);
-  if (!(*out = hgr__alloc(HGR__ALLOCATOR_TODO, (rows * columns + 1) * sizeof(double)))) return OUT_OF_MEMORY();
+  if (!(*out = hgr__alloc(allocator, (rows * columns + 1) * sizeof(double)))) return OUT_OF_MEMORY();
   size_t r = 0;
   for (const cJSON* row = matrix->child; row; row = row->next, ++r) {
     if (!cJSON_IsArray(row) || (size_t)cJSON_GetArraySize(row) != columns)
@@ -370,11 +385,11 @@ static hgr_status_t parse_devices(const cJSON* root, int rank, hgr__rank_measure
   if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) < 1)
     return INVALID("rank %d's measure: 'devices' is missing or empty", rank);
   size_t count = (size_t)cJSON_GetArraySize(list);
-  if (!(measure->devices = hgr__calloc(HGR__ALLOCATOR_TODO, count, sizeof(*measure->devices)))) return OUT_OF_MEMORY();
+  if (!(measure->devices = hgr__calloc(measure->allocator, count, sizeof(*measure->devices)))) return OUT_OF_MEMORY();
   measure->device_count = count;
   size_t d = 0;
   for (const cJSON* device = list->child; device; device = device->next, ++d) {
-    HGR_RETURN_IF_ERROR(device_parse(device, rank, d, &measure->devices[d]));
+    HGR_RETURN_IF_ERROR(device_parse(measure->allocator, device, rank, d, &measure->devices[d]));
     for (size_t e = 0; e < d; ++e)
       if (measure->devices[e].index == measure->devices[d].index)
         return INVALID("rank %d's measure: devices %zu and %zu are both device %zu", rank, e, d,
@@ -383,7 +398,8 @@ static hgr_status_t parse_devices(const cJSON* root, int rank, hgr__rank_measure
   const cJSON* classes = cJSON_GetObjectItemCaseSensitive(root, "pair_class");
   if (!cJSON_IsArray(classes) || (size_t)cJSON_GetArraySize(classes) != count)
     return INVALID("rank %d's measure: 'pair_class' is missing or has not %zu rows", rank, count);
-  if (!(measure->pair_class = hgr__calloc(HGR__ALLOCATOR_TODO, count * count, sizeof(*measure->pair_class)))) return OUT_OF_MEMORY();
+  if (!(measure->pair_class = hgr__calloc(measure->allocator, count * count, sizeof(*measure->pair_class))))
+    return OUT_OF_MEMORY();
   size_t a = 0;
   for (const cJSON* row = classes->child; row; row = row->next, ++a) {
     if (!cJSON_IsArray(row) || (size_t)cJSON_GetArraySize(row) != count)
@@ -410,7 +426,8 @@ static hgr_status_t parse_positions(const cJSON* root, int rank, const hgr_place
     return INVALID("rank %d's measure: it lists %d devices and rules' devices, this placement %zu: every rank must "
                    "be given the same --devices and --place",
                    rank, cJSON_GetArraySize(positions), expected);
-  if (!(measure->position_device = hgr__alloc(HGR__ALLOCATOR_TODO, (expected + 1) * sizeof(size_t)))) return OUT_OF_MEMORY();
+  if (!(measure->position_device = hgr__alloc(measure->allocator, (expected + 1) * sizeof(size_t))))
+    return OUT_OF_MEMORY();
   measure->position_count = expected;
   size_t p = 0;
   for (const cJSON* cell = positions->child; cell; cell = cell->next, ++p) {
@@ -433,6 +450,7 @@ static hgr_status_t parse_positions(const cJSON* root, int rank, const hgr_place
 hgr_status_t hgr__rank_measure_parse(const char* text, int rank, const hgr_place_options_t* options,
                                      const hgr_graph_t* unplaced, hgr__rank_measure_t* out_measure) {
   memset(out_measure, 0, sizeof(*out_measure));
+  out_measure->allocator = hgr__graph_allocator(unplaced);
   out_measure->rank = rank;
   cJSON* root = cJSON_Parse(text);
   if (!root) return INVALID("rank %d's measure is not JSON", rank);
@@ -454,7 +472,7 @@ hgr_status_t hgr__rank_measure_parse(const char* text, int rank, const hgr_place
   else if (!status && strcmp(ours, fingerprint->valuestring))
     status = INVALID("rank %d's measure is of another graph (%s; here %s): every rank must load the same graph", rank,
                      fingerprint->valuestring, ours);
-  hgr__free(HGR__ALLOCATOR_TODO, ours);
+  hgr__free(out_measure->allocator, ours);
   if (!status) {
     out_measure->cores = (long)cores->valuedouble;
     status = parse_devices(root, rank, out_measure);
@@ -464,9 +482,12 @@ hgr_status_t hgr__rank_measure_parse(const char* text, int rank, const hgr_place
   bool costs = cJSON_GetObjectItemCaseSensitive(root, "node_ms") != NULL;
   size_t count = out_measure->device_count;
   if (!status && costs) {
-    status = matrix_parse(root, "node_ms", rank, count, unplaced->node_count, &out_measure->node_ms);
-    if (!status) status = matrix_parse(root, "copy_latency_ms", rank, count, count, &out_measure->copy_latency_ms);
-    if (!status) status = matrix_parse(root, "copy_ms_per_byte", rank, count, count, &out_measure->copy_ms_per_byte);
+    hgr_allocator_t allocator = out_measure->allocator;
+    status = matrix_parse(allocator, root, "node_ms", rank, count, unplaced->node_count, &out_measure->node_ms);
+    if (!status)
+      status = matrix_parse(allocator, root, "copy_latency_ms", rank, count, count, &out_measure->copy_latency_ms);
+    if (!status)
+      status = matrix_parse(allocator, root, "copy_ms_per_byte", rank, count, count, &out_measure->copy_ms_per_byte);
   } else if (!status && (options->policy == HGR_PLACE_AUTO || options->policy == HGR_PLACE_STAGES)) {
     status = INVALID("rank %d's measure has no times, which AUTO and STAGES need", rank);
   }

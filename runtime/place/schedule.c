@@ -40,11 +40,11 @@ typedef struct sim_t {
 } sim_t;
 
 static void sim_free(sim_t* sim) {
-  hgr__free(HGR__ALLOCATOR_TODO, sim->device_free);
-  hgr__free(HGR__ALLOCATOR_TODO, sim->busy);
-  hgr__free(HGR__ALLOCATOR_TODO, sim->finish);
-  hgr__free(HGR__ALLOCATOR_TODO, sim->node_dev);
-  hgr__free(HGR__ALLOCATOR_TODO, sim->avail);
+  hgr__free(sim->problem->allocator, sim->device_free);
+  hgr__free(sim->problem->allocator, sim->busy);
+  hgr__free(sim->problem->allocator, sim->finish);
+  hgr__free(sim->problem->allocator, sim->node_dev);
+  hgr__free(sim->problem->allocator, sim->avail);
   memset(sim, 0, sizeof(*sim));
 }
 
@@ -55,11 +55,13 @@ static bool sim_init(sim_t* sim, const hgr__place_problem_t* problem, const hgr_
   size_t devices = problem->device_count ? problem->device_count : 1;
   size_t nodes = problem->graph->node_count ? problem->graph->node_count : 1;
   size_t entries = problem->graph->entry_count ? problem->graph->entry_count : 1;
-  sim->device_free = hgr__calloc(HGR__ALLOCATOR_TODO, devices, sizeof(double));
-  sim->busy = hgr__calloc(HGR__ALLOCATOR_TODO, devices, sizeof(double));
-  sim->finish = hgr__calloc(HGR__ALLOCATOR_TODO, nodes, sizeof(double));
-  sim->node_dev = hgr__calloc(HGR__ALLOCATOR_TODO, nodes, sizeof(uint32_t));
-  sim->avail = entries <= SIZE_MAX / sizeof(double) / devices ? hgr__alloc(HGR__ALLOCATOR_TODO, entries * devices * sizeof(double)) : NULL;
+  sim->device_free = hgr__calloc(problem->allocator, devices, sizeof(double));
+  sim->busy = hgr__calloc(problem->allocator, devices, sizeof(double));
+  sim->finish = hgr__calloc(problem->allocator, nodes, sizeof(double));
+  sim->node_dev = hgr__calloc(problem->allocator, nodes, sizeof(uint32_t));
+  sim->avail = entries <= SIZE_MAX / sizeof(double) / devices
+                   ? hgr__alloc(problem->allocator, entries * devices * sizeof(double))
+                   : NULL;
   if (!sim->device_free || !sim->busy || !sim->finish || !sim->node_dev || !sim->avail) {
     sim_free(sim);
     return false;
@@ -298,12 +300,12 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
   sim_t sim;
   bool have_sim = sim_init(&sim, problem, model);
   size_t words = nodes ? nodes : 1;
-  uint32_t* fixed = hgr__alloc(HGR__ALLOCATOR_TODO, words * sizeof(uint32_t));
-  uint32_t* candidate = hgr__alloc(HGR__ALLOCATOR_TODO, words * sizeof(uint32_t));
-  uint32_t* best = hgr__alloc(HGR__ALLOCATOR_TODO, words * sizeof(uint32_t));
-  uint32_t* order = hgr__alloc(HGR__ALLOCATOR_TODO, words * sizeof(uint32_t));
-  double* rank = hgr__alloc(HGR__ALLOCATOR_TODO, words * sizeof(double));
-  ranked_t* ranked = hgr__alloc(HGR__ALLOCATOR_TODO, words * sizeof(ranked_t));
+  uint32_t* fixed = hgr__alloc(problem->allocator, words * sizeof(uint32_t));
+  uint32_t* candidate = hgr__alloc(problem->allocator, words * sizeof(uint32_t));
+  uint32_t* best = hgr__alloc(problem->allocator, words * sizeof(uint32_t));
+  uint32_t* order = hgr__alloc(problem->allocator, words * sizeof(uint32_t));
+  double* rank = hgr__alloc(problem->allocator, words * sizeof(double));
+  ranked_t* ranked = hgr__alloc(problem->allocator, words * sizeof(ranked_t));
   if (!have_sim || !fixed || !candidate || !best || !order || !rank || !ranked) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "auto placement of %u nodes: out of host memory", nodes);
     goto cleanup;
@@ -374,12 +376,12 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
 
 cleanup:
   if (have_sim) sim_free(&sim);
-  hgr__free(HGR__ALLOCATOR_TODO, fixed);
-  hgr__free(HGR__ALLOCATOR_TODO, candidate);
-  hgr__free(HGR__ALLOCATOR_TODO, best);
-  hgr__free(HGR__ALLOCATOR_TODO, order);
-  hgr__free(HGR__ALLOCATOR_TODO, rank);
-  hgr__free(HGR__ALLOCATOR_TODO, ranked);
+  hgr__free(problem->allocator, fixed);
+  hgr__free(problem->allocator, candidate);
+  hgr__free(problem->allocator, best);
+  hgr__free(problem->allocator, order);
+  hgr__free(problem->allocator, rank);
+  hgr__free(problem->allocator, ranked);
   return status;
 }
 
@@ -398,13 +400,15 @@ hgr_status_t hgr__schedule_stages(const hgr__place_problem_t* problem, const hgr
     if (graph->nodes[n].is_op && node_slot[n] == HGR__NO_DEVICE) ++count;
   size_t columns = (size_t)count + 1;
   hgr_status_t status = HGR_OK;
-  uint32_t* sequence = hgr__alloc(HGR__ALLOCATOR_TODO, columns * sizeof(uint32_t));
-  double* prefix = columns <= SIZE_MAX / sizeof(double) / stages ? hgr__alloc(HGR__ALLOCATOR_TODO, (size_t)stages * columns * sizeof(double))
-                                                                  : NULL;
-  double* best = columns <= SIZE_MAX / sizeof(double) / stages ? hgr__alloc(HGR__ALLOCATOR_TODO, (size_t)stages * columns * sizeof(double))
-                                                                : NULL;
+  uint32_t* sequence = hgr__alloc(problem->allocator, columns * sizeof(uint32_t));
+  double* prefix = columns <= SIZE_MAX / sizeof(double) / stages
+                       ? hgr__alloc(problem->allocator, (size_t)stages * columns * sizeof(double))
+                       : NULL;
+  double* best = columns <= SIZE_MAX / sizeof(double) / stages
+                     ? hgr__alloc(problem->allocator, (size_t)stages * columns * sizeof(double))
+                     : NULL;
   uint32_t* cut = columns <= SIZE_MAX / sizeof(uint32_t) / stages
-                      ? hgr__alloc(HGR__ALLOCATOR_TODO, (size_t)stages * columns * sizeof(uint32_t))
+                      ? hgr__alloc(problem->allocator, (size_t)stages * columns * sizeof(uint32_t))
                       : NULL;
   if (!sequence || !prefix || !best || !cut) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "stages:%u over %u nodes: out of host memory", stages, count);
@@ -459,9 +463,9 @@ hgr_status_t hgr__schedule_stages(const hgr__place_problem_t* problem, const hgr
   }
 
 cleanup:
-  hgr__free(HGR__ALLOCATOR_TODO, sequence);
-  hgr__free(HGR__ALLOCATOR_TODO, prefix);
-  hgr__free(HGR__ALLOCATOR_TODO, best);
-  hgr__free(HGR__ALLOCATOR_TODO, cut);
+  hgr__free(problem->allocator, sequence);
+  hgr__free(problem->allocator, prefix);
+  hgr__free(problem->allocator, best);
+  hgr__free(problem->allocator, cut);
   return status;
 }

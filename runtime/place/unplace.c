@@ -16,9 +16,10 @@ hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_grap
   *out_graph = NULL;
   *out_source_node = NULL;
   hgr_graph_t* result = NULL;
+  hgr_allocator_t allocator = hgr__graph_allocator(graph);
   /* Per original entry: the reference that replaces it in the new graph. */
-  hgr__entry_ref_t* mapped = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->entry_count + 1) * sizeof(*mapped));
-  uint32_t* source = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->node_count + 1) * sizeof(*source));
+  hgr__entry_ref_t* mapped = hgr__alloc(allocator, ((size_t)graph->entry_count + 1) * sizeof(*mapped));
+  uint32_t* source = hgr__alloc(allocator, ((size_t)graph->node_count + 1) * sizeof(*source));
   hgr__entry_ref_t* inputs = NULL;
   hgr__entry_t* outputs = NULL;
   uint32_t next_storage = 0;
@@ -27,7 +28,8 @@ hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_grap
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
-  if ((status = hgr__graph_edit_scratch(graph, &inputs, &outputs)) || (status = hgr__graph_edit_new(HGR__ALLOCATOR_TODO, &result)))
+  if ((status = hgr__graph_edit_scratch(graph, &inputs, &outputs)) ||
+      (status = hgr__graph_edit_new(allocator, &result)))
     goto cleanup;
   for (uint32_t node_id = 0; node_id < graph->node_count && !status; ++node_id) {
     const hgr__node_t* node = &graph->nodes[node_id];
@@ -55,7 +57,7 @@ hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_grap
   }
   for (uint32_t h = 0; h < graph->head_count && !status; ++h)
     status = hgr__graph_edit_add_head(result, mapped[hgr__graph_entry_id(graph, graph->heads[h])]);
-  if (!status) hgr__graph_edit_order_inputs(result, graph);
+  if (!status) status = hgr__graph_edit_order_inputs(result, graph);
   if (!status) status = hgr__graph_edit_finish(result);
   if (status) {
     status = hgr_status_annotate(status, "discarding the graph's own placement");
@@ -68,9 +70,9 @@ hgr_status_t hgr__place_unplace(const hgr_graph_t* graph, hgr_graph_t** out_grap
 
 cleanup:
   hgr_graph_release(result);
-  hgr__free(HGR__ALLOCATOR_TODO, mapped);
-  hgr__free(HGR__ALLOCATOR_TODO, source);
-  hgr__free(HGR__ALLOCATOR_TODO, inputs);
-  hgr__free(HGR__ALLOCATOR_TODO, outputs);
+  hgr__free(allocator, mapped);
+  hgr__free(allocator, source);
+  hgr__free(allocator, inputs); /* hgr__graph_edit_scratch: graph's allocator */
+  hgr__free(allocator, outputs);
   return status;
 }

@@ -47,8 +47,9 @@ static hgr_status_t check_devices(const hgr_graph_t* graph) {
   }
   /* Validation checks this too when the graph has device keys; the verifier does
    * not rely on it. */
-  int32_t* storage_key = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->storage_count + 1) * sizeof(*storage_key));
-  uint32_t* storage_entry = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)graph->storage_count + 1) * sizeof(*storage_entry));
+  hgr_allocator_t allocator = hgr__graph_allocator(graph);
+  int32_t* storage_key = hgr__alloc(allocator, ((size_t)graph->storage_count + 1) * sizeof(*storage_key));
+  uint32_t* storage_entry = hgr__alloc(allocator, ((size_t)graph->storage_count + 1) * sizeof(*storage_entry));
   hgr_status_t status = HGR_OK;
   if (!storage_key || !storage_entry) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (uint32_t s = 0; s < graph->storage_count && !status; ++s) storage_entry[s] = UINT32_MAX;
@@ -65,8 +66,8 @@ static hgr_status_t check_devices(const hgr_graph_t* graph) {
                        graph->entries[e].device_key);
     }
   }
-  hgr__free(HGR__ALLOCATOR_TODO, storage_key);
-  hgr__free(HGR__ALLOCATOR_TODO, storage_entry);
+  hgr__free(allocator, storage_key);
+  hgr__free(allocator, storage_entry);
   return status;
 }
 
@@ -84,13 +85,14 @@ static int compare_intervals(const void* a, const void* b) {
 /* Values alive at the same time share a storage only as an allowed pair. */
 static hgr_status_t check_sharing(const hgr_graph_t* graph, const hgr_kernel_library_t* kernels) {
   uint32_t entry_count = graph->entry_count, steps = graph->node_count;
-  uint32_t* parent = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*parent));
-  uint32_t* last = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*last));
-  uint32_t* group_start = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*group_start));
-  uint32_t* group_end = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*group_end));
-  bool* pinned = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)entry_count + 1, sizeof(*pinned));
-  bool* group_pinned = hgr__calloc(HGR__ALLOCATOR_TODO, (size_t)entry_count + 1, sizeof(*group_pinned));
-  interval_t* intervals = hgr__alloc(HGR__ALLOCATOR_TODO, ((size_t)entry_count + 1) * sizeof(*intervals));
+  hgr_allocator_t allocator = hgr__graph_allocator(graph);
+  uint32_t* parent = hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(*parent));
+  uint32_t* last = hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(*last));
+  uint32_t* group_start = hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(*group_start));
+  uint32_t* group_end = hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(*group_end));
+  bool* pinned = hgr__calloc(allocator, (size_t)entry_count + 1, sizeof(*pinned));
+  bool* group_pinned = hgr__calloc(allocator, (size_t)entry_count + 1, sizeof(*group_pinned));
+  interval_t* intervals = hgr__alloc(allocator, ((size_t)entry_count + 1) * sizeof(*intervals));
   hgr_status_t status = HGR_OK;
   if (!parent || !last || !group_start || !group_end || !pinned || !group_pinned || !intervals) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %u entries", entry_count);
@@ -190,13 +192,13 @@ static hgr_status_t check_sharing(const hgr_graph_t* graph, const hgr_kernel_lib
   }
 
 cleanup:
-  hgr__free(HGR__ALLOCATOR_TODO, parent);
-  hgr__free(HGR__ALLOCATOR_TODO, last);
-  hgr__free(HGR__ALLOCATOR_TODO, group_start);
-  hgr__free(HGR__ALLOCATOR_TODO, group_end);
-  hgr__free(HGR__ALLOCATOR_TODO, pinned);
-  hgr__free(HGR__ALLOCATOR_TODO, group_pinned);
-  hgr__free(HGR__ALLOCATOR_TODO, intervals);
+  hgr__free(allocator, parent);
+  hgr__free(allocator, last);
+  hgr__free(allocator, group_start);
+  hgr__free(allocator, group_end);
+  hgr__free(allocator, pinned);
+  hgr__free(allocator, group_pinned);
+  hgr__free(allocator, intervals);
   return status;
 }
 
@@ -209,7 +211,7 @@ hgr_status_t hgr__place_verify(const hgr_graph_t* placed, const hgr_kernel_libra
     const hgr__node_t* node = &placed->nodes[n];
     if (!node->is_op || is_func(node, "__nop") || is_func(node, "__copy")) continue;
     hgr__op_ctx_t ctx;
-    HGR_RETURN_IF_ERROR(hgr__op_plan(placed, n, kernels, &limits, &ctx));
+    HGR_RETURN_IF_ERROR(hgr__op_plan(hgr__graph_allocator(placed), placed, n, kernels, &limits, &ctx));
     hgr__op_ctx_free(&ctx);
   }
   return HGR_OK;
