@@ -393,7 +393,7 @@ static float* random_floats(hgr_test_rng_t* rng, size_t count, float lo, float h
   return values;
 }
 
-static const hgr_program_cache_t no_cache = {HGR_PROGRAM_CACHE_OFF, NULL, NULL, NULL, NULL};
+static const hgr_program_cache_t no_cache = {.mode = HGR_PROGRAM_CACHE_OFF};
 
 /* Chains over every input kind the kernel knows (full, scalar, per-channel, a
  * general broadcast) and most fusable ops; each output fused vs unfused on every
@@ -572,7 +572,7 @@ static void identical_expressions_share_a_program_that_the_cache_keeps(void** st
 
   char directory[512];
   snprintf(directory, sizeof(directory), "%s", hgr_test_tmp_path("fuse-cache"));
-  hgr_program_cache_t cache = {HGR_PROGRAM_CACHE_FILES, directory, NULL, NULL, NULL};
+  hgr_program_cache_t cache = {.mode = HGR_PROGRAM_CACHE_FILES, .directory = directory, .store_always = true};
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 7);
   float* inputs[4] = {random_floats(&rng, 120, -1, 1), random_floats(&rng, 3, -1, 1), random_floats(&rng, 24, -1, 1),

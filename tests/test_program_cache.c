@@ -122,8 +122,10 @@ static hgr_program_stats_t run_once(hgr_program_cache_t cache, log_t* log) {
   return stats;
 }
 
+/* Files in the test's directory, stored on every driver (PoCL's too: its binaries
+ * are what the tests here check). */
 static hgr_program_cache_t files(void) {
-  hgr_program_cache_t cache = {HGR_PROGRAM_CACHE_FILES, directory, NULL, NULL, NULL};
+  hgr_program_cache_t cache = {.mode = HGR_PROGRAM_CACHE_FILES, .directory = directory, .store_always = true};
   return cache;
 }
 
@@ -279,7 +281,7 @@ static void blobs_can_live_in_the_embedders_memory(void** state) {
   size_t programs;
   distinct_programs(&programs);
   memory_cache_t memory = {0};
-  hgr_program_cache_t cache = {HGR_PROGRAM_CACHE_CALLBACKS, NULL, memory_load, memory_store, &memory};
+  hgr_program_cache_t cache = {.mode = HGR_PROGRAM_CACHE_CALLBACKS, .load = memory_load, .store = memory_store, .user = &memory};
   hgr_program_stats_t stats = run_once(cache, NULL);
   assert_int_equal(stats.from_source, programs);
   assert_int_equal(memory.stores, programs);
@@ -301,7 +303,7 @@ static void blobs_can_live_in_the_embedders_memory(void** state) {
 static void the_cache_can_be_switched_off(void** state) {
   (void)state;
   remove_cache();
-  hgr_program_cache_t cache = {HGR_PROGRAM_CACHE_OFF, directory, NULL, NULL, NULL};
+  hgr_program_cache_t cache = {.mode = HGR_PROGRAM_CACHE_OFF, .directory = directory};
   hgr_program_stats_t stats = run_once(cache, NULL);
   assert_int_equal(stats.from_cache, 0);
   assert_int_equal(stats.stored, 0);
@@ -348,9 +350,60 @@ static void concurrent_processes_share_a_directory(void** state) {
   assert_int_equal(stats.rejected, 0);
 }
 
+/* PoCL with its kernel cache on (the default; run without POCL_KERNEL_CACHE=0):
+ * hgr leaves the programs to it instead of taking binaries, which would compile
+ * every kernel of each program; the next executor builds from source (PoCL's cache
+ * makes that quick) and runs right. */
+static void pocl_keeps_its_programs_itself(void** state) {
+  (void)state;
+  remove_cache();
+  size_t programs;
+  distinct_programs(&programs);
+  hgr_program_cache_t by_default = files();
+  by_default.store_always = false;
+  log_t log;
+  hgr_program_stats_t cold = run_once(by_default, &log);
+  assert_int_equal(cold.from_source, programs);
+  assert_int_equal(cold.stored, 0);
+  assert_int_equal(cold.left_to_driver, programs);
+  char paths[8][600];
+  assert_int_equal(cache_files(paths), 0);
+  hgr_program_stats_t warm = run_once(by_default, &log);
+  assert_int_equal(warm.from_source, programs);
+  assert_int_equal(warm.left_to_driver, programs);
+  /* through callbacks the embedder asked for the blobs: they are taken */
+  memory_cache_t memory = {0};
+  hgr_program_cache_t cache = {.mode = HGR_PROGRAM_CACHE_CALLBACKS, .load = memory_load, .store = memory_store, .user = &memory};
+  hgr_program_stats_t kept = run_once(cache, NULL);
+  assert_int_equal(kept.stored, programs);
+  assert_int_equal(kept.left_to_driver, 0);
+  for (size_t i = 0; i < memory.count; ++i) {
+    free(memory.keys[i]);
+    free(memory.blobs[i]);
+  }
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 3 && !strcmp(argv[1], "left-to-pocl")) {
+    /* usage: test_program_cache left-to-pocl pocl:0 */
+    const char* cache = getenv("POCL_KERNEL_CACHE");
+    if (cache && !strcmp(cache, "0")) {
+      fprintf(stderr, "POCL_KERNEL_CACHE=0: PoCL keeps nothing, so this test has nothing to check\n");
+      return HGR_TEST_SKIP;
+    }
+    spec_count = 1;
+    specs[0] = argv[2];
+    snprintf(directory, sizeof(directory), "%s", hgr_test_tmp_path("program-cache"));
+    ASSERT_OK(hgr_instance_create(NULL, &instance));
+    hgr_test_require_devices(instance, specs, spec_count);
+    const struct CMUnitTest tests[] = {cmocka_unit_test(pocl_keeps_its_programs_itself)};
+    int failed = cmocka_run_group_tests_name("program_cache_left_to_pocl", tests, NULL, NULL);
+    remove_cache();
+    hgr_instance_release(instance);
+    return failed;
+  }
   if (argc < 2 || argc > 4) {
-    fprintf(stderr, "usage: test_program_cache SPEC...\n");
+    fprintf(stderr, "usage: test_program_cache SPEC... | left-to-pocl SPEC\n");
     return 2;
   }
   spec_count = (size_t)argc - 1;

@@ -102,6 +102,9 @@ hgr_test(NAME multiqueue_two_branches_pocl SOURCE test_multiqueue.c ARGS two-bra
 # Program binary cache (issue 7): files, rejected entries, callbacks, processes
 hgr_test(NAME program_cache_three_platforms SOURCE test_program_cache.c ARGS pocl:0 rusticl:0 oclgrind:0)
 hgr_test(NAME program_cache_pocl SOURCE test_program_cache.c ARGS pocl:0)
+# By default hgr leaves PoCL's programs to PoCL's own kernel cache (program_cache.c);
+# the tests above store them (store_always)
+hgr_test(NAME program_cache_left_to_pocl SOURCE test_program_cache.c ARGS left-to-pocl pocl:0)
 # The on-disk store under it, the tuning records and the cost cache (issue 34): the
 # directory rule, keys, misses, caps, atomic replacement, damaged entries (no device)
 hgr_test(NAME store_unit SOURCE test_store.c)

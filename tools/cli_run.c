@@ -480,6 +480,8 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
     if (stats.warm_launches)
       printf("; warm-up: %u steps in %.1f ms, %u programs stored in %.1f ms", stats.warm_launches, stats.warm_ms,
              stats.stored, stats.store_ms);
+    if (stats.left_to_driver)
+      printf("; %u programs left to the driver's own cache (PoCL's)", stats.left_to_driver);
     printf("\n");
   }
   /* --verbose: each node's tile (hgr/tune.h), and whether the limits or `hgr tune` chose it */

@@ -113,6 +113,11 @@ typedef struct hgr_program_cache_t {
   bool (*load)(void* user, const char* key, void** out_blob, size_t* out_size);
   void (*store)(void* user, const char* key, const void* blob, size_t size);
   void* user;
+  /* FILES: also store the binaries of a driver that keeps what it compiles itself
+   * (PoCL with its kernel cache on), which are otherwise left to it: taking one
+   * compiles every kernel of the program, used or not (tens of seconds for the
+   * kernel library's larger programs). */
+  bool store_always;
 } hgr_program_cache_t;
 
 /* Kernel warm-up at creation (hgr_executor_options_t.warm_up). Drivers compile

@@ -49,6 +49,9 @@ typedef struct hgr_program_stats_t {
   double warm_ms;          /* wall time of that warm-up (launches and waiting) */
   double store_ms;         /* wall time of storing binaries at creation, after the warm-up */
   uint32_t from_pool;      /* taken from the program pool (options.program_pool), built by another executor */
+  uint32_t left_to_driver; /* not stored: the driver keeps what it compiled itself, and exporting a
+                              binary would compile every kernel of the program (PoCL, with its
+                              kernel cache on; files mode without store_always) */
 } hgr_program_stats_t;
 HGR_API hgr_program_stats_t hgr_executor_program_stats(const hgr_executor_t* executor);
 

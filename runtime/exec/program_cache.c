@@ -16,7 +16,16 @@
  *
  * Binaries are taken once the kernels were launched (PoCL generates most of the
  * code then): at creation when the kernel warm-up (warm.c) launched every kernel
- * the graph uses from the programs compiled here, else after the first run. */
+ * the graph uses from the programs compiled here, else after the first run.
+ *
+ * Not in files mode on a driver that keeps what it compiles on disk itself and
+ * compiles every kernel of a program to hand out its binary: PoCL with its kernel
+ * cache on. There a stored binary saves what PoCL's cache already saves, and taking
+ * it costs a compilation of every kernel of the program, used or not (25 s of a
+ * 28.9 s first run of tests/data/symbolic/cnn.onnx, 6 kernels of 4 programs, which
+ * takes 3.7 s without it; bench/notes.md), unless the options ask for it
+ * (store_always). A binary stored before, or given through callbacks, is still
+ * loaded. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -527,12 +536,27 @@ static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program
   hgr__free(executor->allocator, worker.log);
 }
 
+/* Whether device's driver keeps its compiled programs on disk and compiles every
+ * kernel of a program for clGetProgramInfo(CL_PROGRAM_BINARIES): PoCL, unless
+ * POCL_KERNEL_CACHE=0 turns its cache off. */
+static bool driver_keeps_programs(const hgr__device_t* device) {
+  const char* cache = getenv("POCL_KERNEL_CACHE");
+  return !strcmp(device->info.platform_short, "pocl") && !(cache && !strcmp(cache, "0"));
+}
+
 void hgr__programs_store(hgr_executor_t* executor) {
   if (!cache_enabled(executor)) return;
   for (size_t p = 0; p < executor->programs.count; ++p) {
     hgr__program_t* slot = &executor->programs.programs[p];
     if (!slot->program || !slot->from_source || slot->stored) continue;
     slot->stored = true; /* tried once, whatever happens */
+    const hgr__device_t* device =
+        &executor->instance->devices[executor->device_keys.devices[slot->device_slot].device_index];
+    if (executor->programs.cache.mode == HGR_PROGRAM_CACHE_FILES && !executor->programs.cache.store_always &&
+        driver_keeps_programs(device)) {
+      executor->programs.stats.left_to_driver++;
+      continue;
+    }
     store_one(executor, slot->device_slot, slot);
   }
 }
