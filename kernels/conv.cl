@@ -57,6 +57,14 @@
 
 #include "conv.h"
 
+/* The unroll pragmas below are for the variants whose kernel size is a constant
+ * (_k3, _k5, _k7); where it comes from meta, or a loop runs over a row range, the
+ * compiler cannot unroll and LLVM says so ("loop not unrolled") for each such loop,
+ * which PoCL prints on every build. The code is the same either way. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpass-failed"
+#endif
+
 __kernel void hgr_conv2d_direct(__global const float* x, __global const float* w, __global const float* bias,
                                 __global float* y, __global const int* meta) {
   const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];

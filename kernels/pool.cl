@@ -272,7 +272,7 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
 #define POOL_AVG_BLOCK(K, V)                                                                                   \
   const int##V cols_end = col + (K - 1), cols_lim = (int##V)(include_pad ? W + PR - 1 : W - 1);              \
   const int##V cols_start = include_pad ? col : select(col, (int##V)(0), col >> 31);                          \
-  const int##V cols = select(cols_end, cols_lim, cols_lim - cols_end >> 31) - cols_start + 1;
+  const int##V cols = select(cols_end, cols_lim, (cols_lim - cols_end) >> 31) - cols_start + 1;
 
 /* The value of output row oh of a block from its accumulator. */
 #define POOL_MAX_RESULT(V, acc, oh) (acc)
@@ -280,11 +280,11 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
 
 inline float8 pool_divisor8(int ih0, int KH, int H, int PB, bool include_pad, int8 cols) {
   const int8 count = pool_taps(ih0, KH, 1, H, PB, include_pad) * cols;
-  return convert_float8(include_pad ? count : select(count, (int8)(1), count - 1 >> 31));
+  return convert_float8(include_pad ? count : select(count, (int8)(1), (count - 1) >> 31));
 }
 inline float16 pool_divisor16(int ih0, int KH, int H, int PB, bool include_pad, int16 cols) {
   const int16 count = pool_taps(ih0, KH, 1, H, PB, include_pad) * cols;
-  return convert_float16(include_pad ? count : select(count, (int16)(1), count - 1 >> 31));
+  return convert_float16(include_pad ? count : select(count, (int16)(1), (count - 1) >> 31));
 }
 
 /* Stores output row oh of a block. */
