@@ -209,9 +209,11 @@ executor creation, which is what ONNX Runtime's session creation covers; the fir
 run is one run waited for, inputs set) and, in parentheses, the total / ONNX
 Runtime's. ONNX Runtime keeps no disk cache, so its cold and warm starts are the
 same. Warm-up \`off\`: the first run compiles each kernel's work-group function
-(PoCL, at its first launch) and then stores the programs in hgr's program cache
-(PoCL compiles every kernel of each program for that); \`auto\`: creation launches
-each distinct kernel once and stores the programs, so the first run does neither.
+(PoCL, at its first launch); \`auto\`: creation launches each distinct kernel once,
+so the first run does not. On PoCL hgr stores no binaries: the programs are left to
+PoCL's own kernel cache, which a warm process builds them from (taking a binary
+would compile every kernel of each program, used or not: README, "Program cache").
+hgr's load includes discovering every OpenCL platform the ICD loader lists.
 Machine: $cpu, $(nproc) vCPUs, shared with other work: measured $started, load
 average $before at the start and $(loadavg) at the end.
 
