@@ -886,8 +886,9 @@ hgr_status_t hgr__cost_model_build(const hgr__place_problem_t* problem, const hg
   double load = 0;
   if (missing && getloadavg(&load, 1) == 1 && cores > 0 && load > 0.5 * (double)cores)
     log_line(options, "load average %.2f on %ld cores: the %zu time(s) measured now may be inflated, and the cost "
-             "cache keeps them (delete its cost-*.tsv files to measure again)",
-             load, cores, missing);
+             "cache keeps them (delete %s%s to measure again)",
+             load, cores, missing, cal.store.directory ? cal.store.directory : "its cost-*.tsv files",
+             cal.store.directory ? "/cost-*.tsv" : "");
   for (size_t i = 0; !status && i < cal.item_count; ++i)
     if (!cal.items[i].known) status = calibrate(&cal, &cal.items[i], ++done, missing);
   /* what was measured is kept even when a later item failed */
