@@ -156,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t at = (size_t)node * device_count + slot;
     if (!unplaced->nodes[node].is_op || !problem.can_run[at]) continue;
     problem.can_run[at] = false;
-    problem.cannot_reason[at] = hgr__format("%s: made impossible by the fuzzer", specs[slot]);
+    problem.cannot_reason[at] = hgr__format_in(hgr_allocator_system(), "%s: made impossible by the fuzzer", specs[slot]);
     FUZZ_CHECK(problem.cannot_reason[at]);
   }
   /* Rules. */

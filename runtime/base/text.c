@@ -31,13 +31,6 @@ char* hgr__vformat(const char* format, va_list args) {
   return hgr__vformat_in(hgr_allocator_system(), format, args);
 }
 
-char* hgr__format(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  char* text = hgr__vformat_in(hgr_allocator_system(), format, args);
-  va_end(args);
-  return text;
-}
 
 void hgr__text_appendf(hgr__text_t* text, const char* format, ...) {
   if (text->failed) return;

@@ -26,7 +26,6 @@ typedef struct hgr__text_t {
 char* hgr__format_in(hgr_allocator_t allocator, const char* format, ...) HGR_PRINTF(2, 3);
 char* hgr__vformat_in(hgr_allocator_t allocator, const char* format, va_list args);
 /* The same from the system allocator: for status messages, which are the system's. */
-char* hgr__format(const char* format, ...) HGR_PRINTF(1, 2);
 char* hgr__vformat(const char* format, va_list args);
 
 /* Appends printf-formatted text. */
