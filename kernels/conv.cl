@@ -55,6 +55,8 @@
  * make the kernel about 4x faster.
  */
 
+#include "select.h"
+
 #include "conv.h"
 
 /* The unroll pragmas below are for the variants whose kernel size is a constant
@@ -65,6 +67,7 @@
 #pragma clang diagnostic ignored "-Wpass-failed"
 #endif
 
+#if HGR_WANTED(hgr_conv2d_direct)
 __kernel void hgr_conv2d_direct(__global const float* x, __global const float* w, __global const float* bias,
                                 __global float* y, __global const int* meta) {
   const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];
@@ -97,11 +100,13 @@ __kernel void hgr_conv2d_direct(__global const float* x, __global const float* w
   CONV_ACTIVATE(float, acc, flags, meta);
   y[i] = acc;
 }
+#endif
 
 /* conv2d_transpose, weight [C, K / G, KH, KW]: output (n, k, oh, ow) gathers x(n, c,
  * ih, iw) * w(c, k - g * K / G, kh, kw) over the input channels c of k's group g
  * and the taps with oh = ih * SH - PT + kh * DH (likewise ow). Meta as conv2d's, K
  * the output channels; NDRange 1-D over N*K*OH*OW, rounded up. */
+#if HGR_WANTED(hgr_conv2d_transpose_direct)
 __kernel void hgr_conv2d_transpose_direct(__global const float* x, __global const float* w,
                                           __global const float* bias, __global float* y,
                                           __global const int* meta) {
@@ -136,8 +141,10 @@ __kernel void hgr_conv2d_transpose_direct(__global const float* x, __global cons
   CONV_ACTIVATE(float, acc, flags, meta);
   y[i] = acc;
 }
+#endif
 
 #define CONV_TILED(NAME, OCB, PXB, DEINT)                                                                      \
+  HGR_KERNEL_IF(NAME, \
   __kernel void NAME(__global const float* x, __global const float* w, __global const float* bias,            \
                      __global float* y, __global const int* meta, __local float* xs, __local float* ws) {     \
     const int C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];                         \
@@ -241,7 +248,7 @@ __kernel void hgr_conv2d_transpose_direct(__global const float* x, __global cons
         }                                                                                                     \
       }                                                                                                       \
     }                                                                                                         \
-  }
+  })
 
 CONV_TILED(hgr_conv2d_tiled_o8p8, 8, 8, 0)
 CONV_TILED(hgr_conv2d_tiled_o4p8, 4, 8, 0)
@@ -259,6 +266,7 @@ CONV_TILED(hgr_conv2d_tiled_o4p4s, 4, 4, 1)
  * registers. (A work-item per block of 4 ran at half this speed on PoCL: the
  * per-item index math and meta loads cost more than the taps.) */
 #define CONV_DEPTHWISE(NAME, KHC, KWC)                                                                         \
+  HGR_KERNEL_IF(NAME, \
   __kernel void NAME(__global const float* x, __global const float* w, __global const float* bias,            \
                      __global float* y, __global const int* meta) {                                            \
     const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];       \
@@ -315,7 +323,7 @@ CONV_TILED(hgr_conv2d_tiled_o4p4s, 4, 4, 1)
         if (ow0 + 2 < OW) yr[ow0 + 2] = acc.s2;                                                               \
       }                                                                                                       \
     }                                                                                                         \
-  }
+  })
 
 CONV_DEPTHWISE(hgr_conv2d_depthwise, 0, 0)
 CONV_DEPTHWISE(hgr_conv2d_depthwise3x3, 3, 3)
@@ -381,6 +389,7 @@ inline float16 conv_rows_epilogue(float16 v, int k, __global const float* bias, 
     }                                                                                                         \
   }
 #define CONV_ROWS(NAME, KHC, KWC)                                                                              \
+  HGR_KERNEL_IF(NAME, \
   __kernel void NAME(__global const float* restrict x, __global const float* restrict w,                      \
                      __global const float* restrict bias, __global float* restrict y,                         \
                      __global const int* restrict meta) {                                                      \
@@ -470,7 +479,7 @@ inline float16 conv_rows_epilogue(float16 v, int k, __global const float* bias, 
           if (dst[j] >= 0) yk[dst[j]] = part[j];                                                              \
       }                                                                                                       \
     }                                                                                                         \
-  }
+  })
 
 CONV_ROWS(hgr_conv2d_rows_6x16_k3, 3, 3)
 CONV_ROWS(hgr_conv2d_rows_6x16_k5, 5, 5)
@@ -569,6 +578,7 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
     }                                                                                                         \
   }
 #define CONV_ROWS_S2(NAME, KHC, KWC, R, TAPS)                                                                 \
+  HGR_KERNEL_IF(NAME, \
   __kernel void NAME(__global const float* restrict x, __global const float* restrict w,                      \
                      __global const float* restrict bias, __global float* restrict y,                         \
                      __global const int* restrict meta) {                                                     \
@@ -630,7 +640,7 @@ CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
       for (int c = c_hi; c < C; ++c) CONV_ROWS_S2_MASKED_CHANNEL(TAPS, R, 1)                                  \
     }                                                                                                         \
     CONV_ROWS_S2_EPILOGUE(R, PX)                                                                              \
-  }
+  })
 
 CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k3, 3, 3, 1, 1)
 CONV_ROWS_S2(hgr_conv2d_rows_6x16_s2_k7, 7, 7, 1, 0)
@@ -661,6 +671,7 @@ CONV_ROWS_S2(hgr_conv2d_rows_6x8x2_s2, 0, 0, 2, 0)
  * (ceil(OH / 2) * ceil(OW / 8), ...). On PoCL the two launches ran the stride-2
  * layers of resnet50, inception_v2 and squeezenet 1.3-2x faster than the even/odd
  * loads of hgr_conv2d_rows_6x16_s2 and hgr_conv2d_rows_6x8x2_s2 (bench/notes.md). */
+#if HGR_WANTED(hgr_conv2d_s2_split)
 __kernel void hgr_conv2d_s2_split(__global const float* restrict x, __global float* restrict xs,
                                   __global const int* restrict meta) {
   const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W];
@@ -682,6 +693,7 @@ __kernel void hgr_conv2d_s2_split(__global const float* restrict x, __global flo
     row[WH + j] = odd >= 0 && odd < W ? src[odd] : 0.0f;
   }
 }
+#endif
 
 /* A tap's 16 floats from p: one row's, or (R == 2) 8 of it and 8 from D floats on
  * (the low halves of two vload16: two vload8 put together made Oclgrind 21.10's
@@ -689,6 +701,7 @@ __kernel void hgr_conv2d_s2_split(__global const float* restrict x, __global flo
 #define CONV_ROWS_S2S_TAP(R, p, D) \
   ((R) == 1 ? vload16(0, (p)) : (float16)(vload16(0, (p)).lo, vload16(0, (p) + (D)).lo))
 #define CONV_ROWS_S2S(NAME, KHC, KWC, R)                                                                      \
+  HGR_KERNEL_IF(NAME, \
   __kernel void NAME(__global const float* restrict xs, __global const float* restrict w,                     \
                      __global const float* restrict bias, __global float* restrict y,                         \
                      __global const int* restrict meta) {                                                     \
@@ -716,7 +729,7 @@ __kernel void hgr_conv2d_s2_split(__global const float* restrict x, __global flo
       }                                                                                                       \
     }                                                                                                         \
     CONV_ROWS_S2_EPILOGUE(R, PX)                                                                              \
-  }
+  })
 
 CONV_ROWS_S2S(hgr_conv2d_rows_6x16_s2s_k3, 3, 3, 1)
 CONV_ROWS_S2S(hgr_conv2d_rows_6x16_s2s_k7, 7, 7, 1)

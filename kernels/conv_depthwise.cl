@@ -28,6 +28,8 @@
  * depthwise kernel found a work-item per 4 columns twice as slow as one per row).
  */
 
+#include "select.h"
+
 #include "conv.h"
 #include "row_blocks.h"
 
@@ -98,6 +100,7 @@
   }
 
 #define CONV_DW3X3(NAME, S, V)                                                                                 \
+  HGR_KERNEL_IF(NAME, \
   __kernel void NAME(__global const float* restrict x, __global const float* restrict w,                      \
                      __global const float* restrict bias, __global float* restrict y,                         \
                      __global const int* restrict meta) {                                                      \
@@ -171,7 +174,7 @@
         }                                                                                                     \
       }                                                                                                       \
     }                                                                                                         \
-  }
+  })
 
 CONV_DW3X3(hgr_conv2d_dw3x3_s1_v8, 1, 8)
 CONV_DW3X3(hgr_conv2d_dw3x3_s1_v16, 1, 16)

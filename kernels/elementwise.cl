@@ -59,6 +59,8 @@
  *   -> bool is x != 0 (NaN gives 1); bool -> is 0 or 1. Same dtype: a copy.
  */
 
+#include "select.h"
+
 #define HGR_GUARD(n)                  \
   size_t gid = get_global_id(0);      \
   if (gid >= (size_t)(n)) return;     \
@@ -86,23 +88,27 @@ void hgr_broadcast_offsets(__global const int* meta, int i, int* out_a, int* out
 }
 
 #define HGR_BINARY_TO(name, T, R, expr)                                                            \
+  HGR_KERNEL_IF(hgr_##name, \
   __kernel void hgr_##name(__global const T* a, __global const T* b, __global R* out, int n) {    \
     HGR_GUARD(n)                                                                                   \
     T x = a[i], y = b[i];                                                                          \
     out[i] = (expr);                                                                               \
-  }                                                                                                \
+  }) \
+  HGR_KERNEL_IF(hgr_##name##_scalar_a, \
   __kernel void hgr_##name##_scalar_a(__global const T* a, __global const T* b, __global R* out,  \
                                       int n) {                                                     \
     HGR_GUARD(n)                                                                                   \
     T x = a[0], y = b[i];                                                                          \
     out[i] = (expr);                                                                               \
-  }                                                                                                \
+  }) \
+  HGR_KERNEL_IF(hgr_##name##_scalar_b, \
   __kernel void hgr_##name##_scalar_b(__global const T* a, __global const T* b, __global R* out,  \
                                       int n) {                                                     \
     HGR_GUARD(n)                                                                                   \
     T x = a[i], y = b[0];                                                                          \
     out[i] = (expr);                                                                               \
-  }                                                                                                \
+  }) \
+  HGR_KERNEL_IF(hgr_##name##_broadcast, \
   __kernel void hgr_##name##_broadcast(__global const T* a, __global const T* b, __global R* out, \
                                        int n, __global const int* meta) {                          \
     HGR_GUARD(n)                                                                                   \
@@ -110,7 +116,7 @@ void hgr_broadcast_offsets(__global const int* meta, int i, int* out_a, int* out
     hgr_broadcast_offsets(meta, i, &ia, &ib);                                                      \
     T x = a[ia], y = b[ib];                                                                        \
     out[i] = (expr);                                                                               \
-  }
+  })
 
 #define HGR_BINARY(name, T, expr) HGR_BINARY_TO(name, T, T, expr)
 
@@ -177,28 +183,31 @@ void hgr_broadcast_offsets3(__global const int* meta, int i, int* out_c, int* ou
 }
 
 #define HGR_WHERE(bits, T)                                                                                      \
+  HGR_KERNEL_IF(hgr_where_##bits, \
   __kernel void hgr_where_##bits(__global const uchar* c, __global const T* x, __global const T* y, __global T* out, \
                                  int n) {                                                                           \
     HGR_GUARD(n)                                                                                                    \
     out[i] = c[i] ? x[i] : y[i];                                                                                    \
-  }                                                                                                                 \
+  }) \
+  HGR_KERNEL_IF(hgr_where_##bits##_broadcast, \
   __kernel void hgr_where_##bits##_broadcast(__global const uchar* c, __global const T* x, __global const T* y,      \
                                              __global T* out, int n, __global const int* meta) {                    \
     HGR_GUARD(n)                                                                                                    \
     int ic, ix, iy;                                                                                                 \
     hgr_broadcast_offsets3(meta, i, &ic, &ix, &iy);                                                                 \
     out[i] = c[ic] ? x[ix] : y[iy];                                                                                 \
-  }
+  })
 HGR_WHERE(8, uchar)
 HGR_WHERE(32, uint)
 HGR_WHERE(64, ulong)
 
 #define HGR_UNARY(name, expr)                                                      \
+  HGR_KERNEL_IF(hgr_##name##_f32, \
   __kernel void hgr_##name##_f32(__global const float* in, __global float* out, int n) { \
     HGR_GUARD(n)                                                                   \
     float x = in[i];                                                               \
     out[i] = (expr);                                                               \
-  }
+  })
 
 HGR_UNARY(relu, fmax(x, 0.0f))
 HGR_UNARY(sigmoid, 1.0f / (1.0f + exp(-x)))
@@ -236,60 +245,77 @@ HGR_UNARY(asinh, asinh(x))
 HGR_UNARY(acosh, acosh(x))
 HGR_UNARY(atanh, atanh(x))
 
+#if HGR_WANTED(hgr_elu_f32)
 __kernel void hgr_elu_f32(__global const float* in, __global float* out, int n, float alpha) {
   HGR_GUARD(n)
   float x = in[i];
   out[i] = x < 0.0f ? alpha * expm1(x) : x;
 }
+#endif
 
+#if HGR_WANTED(hgr_selu_f32)
 __kernel void hgr_selu_f32(__global const float* in, __global float* out, int n, float alpha, float gamma) {
   HGR_GUARD(n)
   float x = in[i];
   out[i] = x > 0.0f ? gamma * x : gamma * (alpha * expm1(x));
 }
+#endif
 
+#if HGR_WANTED(hgr_hard_sigmoid_f32)
 __kernel void hgr_hard_sigmoid_f32(__global const float* in, __global float* out, int n, float alpha, float beta) {
   HGR_GUARD(n)
   float v = alpha * in[i] + beta;
   out[i] = isnan(v) ? v : fmax(0.0f, fmin(1.0f, v)); /* NaN stays NaN, as in ONNX */
 }
+#endif
 
+#if HGR_WANTED(hgr_isnan_f32)
 __kernel void hgr_isnan_f32(__global const float* in, __global uchar* out, int n) {
   HGR_GUARD(n)
   out[i] = (uchar)isnan(in[i]);
 }
+#endif
 
+#if HGR_WANTED(hgr_isinf_f32)
 __kernel void hgr_isinf_f32(__global const float* in, __global uchar* out, int n, int detect_positive,
                             int detect_negative) {
   HGR_GUARD(n)
   float x = in[i];
   out[i] = (uchar)((detect_positive && x == INFINITY) || (detect_negative && x == -INFINITY));
 }
+#endif
 
+#if HGR_WANTED(hgr_logical_not_bool)
 __kernel void hgr_logical_not_bool(__global const uchar* in, __global uchar* out, int n) {
   HGR_GUARD(n)
   out[i] = (uchar)(in[i] == 0);
 }
+#endif
 
+#if HGR_WANTED(hgr_leaky_relu_f32)
 __kernel void hgr_leaky_relu_f32(__global const float* in, __global float* out, int n, float alpha) {
   HGR_GUARD(n)
   float x = in[i];
   out[i] = x > 0.0f ? x : x * alpha;
 }
+#endif
 
+#if HGR_WANTED(hgr_clip_f32)
 __kernel void hgr_clip_f32(__global const float* in, __global float* out, int n, float a_min, float a_max) {
   HGR_GUARD(n)
   out[i] = fmax(fmin(in[i], a_max), a_min);
 }
+#endif
 
 /* Casts. OpenCL says convert_int_sat_rtz(NaN) is 0; Oclgrind 21.10 gives INT_MIN, so
  * NaN is tested first. */
 #define HGR_CAST(from, F, to, T, expr)                                                    \
+  HGR_KERNEL_IF(hgr_cast_##from##_##to, \
   __kernel void hgr_cast_##from##_##to(__global const F* in, __global T* out, int n) { \
     HGR_GUARD(n)                                                                          \
     F x = in[i];                                                                          \
     out[i] = (expr);                                                                      \
-  }
+  })
 /* From every dtype to integer type T (named to), saturating; from_float converts a
  * float x that is not NaN. */
 #define HGR_CAST_TO_INT(to, T, from_float)                        \

@@ -63,18 +63,25 @@
  * `freeze` that Oclgrind 21.10's uninitialized-value checker cannot run.
  */
 
+#include "select.h"
+
+#if HGR_WANTED(hgr_layout_copy)
 __kernel void hgr_layout_copy(__global const uint* in, __global uint* out, uint n) {
   size_t i = get_global_id(0);
   if (i < n) out[i] = in[i];
 }
+#endif
 
 /* The reshape-likes' copy of tensors whose size is not a multiple of 4 bytes
  * (bool, int8, 16-bit types): n bytes. */
+#if HGR_WANTED(hgr_layout_copy_bytes)
 __kernel void hgr_layout_copy_bytes(__global const uchar* in, __global uchar* out, uint n) {
   size_t i = get_global_id(0);
   if (i < n) out[i] = in[i];
 }
+#endif
 
+#if HGR_WANTED(hgr_layout_gather)
 __kernel void hgr_layout_gather(__global const uint* in, __global uint* out, __global const int* meta, int ndim,
                                 uint n) {
   size_t gid = get_global_id(0);
@@ -89,6 +96,7 @@ __kernel void hgr_layout_gather(__global const uint* in, __global uint* out, __g
   }
   out[gid] = in[source];
 }
+#endif
 
 /* transpose's gather where the output's last (merged) dim is contiguous in the input:
  * rows of `run` elements copied whole. meta = {offset, shape[ndim], stride[ndim]} of
@@ -96,6 +104,7 @@ __kernel void hgr_layout_gather(__global const uint* in, __global uint* out, __g
  * (chunks per row = ceil(run / 16), n = rows * chunks) as four uint4 where it has them
  * all. One index computation per 16 elements instead of one per element: 2-4x the
  * gather on PoCL for shufflenet's channel shuffles. */
+#if HGR_WANTED(hgr_layout_gather_runs)
 __kernel void hgr_layout_gather_runs(__global const uint* in, __global uint* out, __global const int* meta, int ndim,
                                      int run, int chunks, uint n) {
   size_t gid = get_global_id(0);
@@ -121,7 +130,9 @@ __kernel void hgr_layout_gather_runs(__global const uint* in, __global uint* out
     for (int j = 0; j < run - j0; ++j) dst[j] = src[j];
   }
 }
+#endif
 
+#if HGR_WANTED(hgr_layout_concat)
 __kernel void hgr_layout_concat(__global const uint* in, __global uint* out, uint block, uint out_row,
                                 uint out_offset, uint rows) {
   uint col = (uint)get_global_id(0) * 16, row = (uint)get_global_id(1);
@@ -134,6 +145,7 @@ __kernel void hgr_layout_concat(__global const uint* in, __global uint* out, uin
   }
   for (uint k = 0; k < block - col; ++k) to[k] = from[k];
 }
+#endif
 
 /* The input index of output element i, or -1 when i lies in the padding. */
 static int pad_source(__global const int* meta, uint i) {
@@ -154,6 +166,7 @@ static int pad_source(__global const int* meta, uint i) {
   return source;
 }
 
+#if HGR_WANTED(hgr_layout_pad)
 __kernel void hgr_layout_pad(__global const uint* in, __global uint* out, __global const int* meta, uint pad_bits,
                              uint n) {
   size_t gid = get_global_id(0);
@@ -161,7 +174,9 @@ __kernel void hgr_layout_pad(__global const uint* in, __global uint* out, __glob
   int source = pad_source(meta, (uint)gid);
   out[gid] = source < 0 ? pad_bits : in[source];
 }
+#endif
 
+#if HGR_WANTED(hgr_layout_pad_input)
 __kernel void hgr_layout_pad_input(__global const uint* in, __global const uint* pad_value, __global uint* out,
                                    __global const int* meta, uint n) {
   size_t gid = get_global_id(0);
@@ -169,7 +184,9 @@ __kernel void hgr_layout_pad_input(__global const uint* in, __global const uint*
   int source = pad_source(meta, (uint)gid);
   out[gid] = source < 0 ? pad_value[0] : in[source];
 }
+#endif
 
+#if HGR_WANTED(hgr_layout_take)
 __kernel void hgr_layout_take(__global const uint* data, __global const int* indices, __global uint* out,
                               int axis_dim, int index_count, int inner, int wrap, uint n) {
   size_t gid = get_global_id(0);
@@ -188,7 +205,9 @@ __kernel void hgr_layout_take(__global const uint* data, __global const int* ind
   }
   out[gid] = data[(o * axis_dim + k) * inner + r];
 }
+#endif
 
+#if HGR_WANTED(hgr_layout_pad_mode)
 __kernel void hgr_layout_pad_mode(__global const uint* in, __global uint* out, __global const int* meta, int reflect,
                                   uint n) {
   size_t gid = get_global_id(0);
@@ -216,7 +235,9 @@ __kernel void hgr_layout_pad_mode(__global const uint* in, __global uint* out, _
   }
   out[gid] = in[source];
 }
+#endif
 
+#if HGR_WANTED(hgr_layout_tile)
 __kernel void hgr_layout_tile(__global const uint* in, __global uint* out, __global const int* meta, int ndim,
                               uint n) {
   size_t gid = get_global_id(0);
@@ -234,7 +255,9 @@ __kernel void hgr_layout_tile(__global const uint* in, __global uint* out, __glo
   }
   out[gid] = in[source];
 }
+#endif
 
+#if HGR_WANTED(hgr_layout_gather_elements)
 __kernel void hgr_layout_gather_elements(__global const uint* data, __global const int* indices, __global uint* out,
                                          __global const int* meta, int ndim, int axis, uint n) {
   size_t gid = get_global_id(0);
@@ -254,7 +277,9 @@ __kernel void hgr_layout_gather_elements(__global const uint* data, __global con
   }
   out[gid] = data[source];
 }
+#endif
 
+#if HGR_WANTED(hgr_layout_cumsum_f32)
 __kernel void hgr_layout_cumsum_f32(__global const float* in, __global float* out, int length, int inner,
                                     int exclusive, int reverse, uint n) {
   size_t gid = get_global_id(0);
@@ -276,7 +301,9 @@ __kernel void hgr_layout_cumsum_f32(__global const float* in, __global float* ou
     }
   }
 }
+#endif
 
+#if HGR_WANTED(hgr_layout_cumsum_i32)
 __kernel void hgr_layout_cumsum_i32(__global const uint* in, __global uint* out, int length, int inner,
                                     int exclusive, int reverse, uint n) {
   size_t gid = get_global_id(0);
@@ -298,3 +325,4 @@ __kernel void hgr_layout_cumsum_i32(__global const uint* in, __global uint* out,
     }
   }
 }
+#endif

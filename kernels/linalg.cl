@@ -66,6 +66,8 @@
  * into shifts and masks: LLVM 14 puts a `freeze` on a signed (or non-power-of-two)
  * div/rem pair, which Oclgrind 21.10's uninitialized-value check cannot run. */
 
+#include "select.h"
+
 #define HGR_CAT2(a, b) a##b
 #define HGR_CAT(a, b) HGR_CAT2(a, b)
 #define HGR_VEC(w) HGR_CAT(float, w)
@@ -154,6 +156,7 @@
       (RM * BK) % (4 * TX) == 0 && (RN * BK) % (4 * TY) == 0 && (TY * RM) % 4 == 0 &&               \
       (TX * RN) % 4 == 0 && BK % 4 == 0 && ((TY * RM) & (TY * RM - 1)) == 0 &&                      \
       ((TX * RN) & (TX * RN - 1)) == 0 && (BK & (BK - 1)) == 0 ? 1 : -1];                           \
+  HGR_KERNEL_IF(NAME, \
   __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void NAME(                              \
       __global const float* restrict a, __global const float* restrict b,                           \
       __global const float* restrict bias, __global float* restrict c, int m, int n, int k,         \
@@ -312,7 +315,7 @@
     }                                                                                               \
     const int j0 = col0 + tx * RN;                                                                  \
     HGR_GEMM_STORE(RM, RN, row0 + ty * RM, j0, j0)                                                  \
-  }
+  })
 
 /* hgr_gemm_<TX>x<TY>_<RM>x<RN>_k1, the direct variant: the GEMM's arguments, NDRange
  * and meaning, without local memory or barriers. Each work-item computes RM rows x
@@ -343,6 +346,7 @@
 #define HGR_DIRECT_AROW(r, t, u) __global const float* a##r = a + min(row0 + r, m - 1) * a_row;
 #define HGR_DIRECT_MAD(r, t, la) acc##r = (t)(a##r[la]) * b_vec + acc##r;
 #define HGR_GEMM_DIRECT(TX, TY, RM, RN)                                                           \
+  HGR_KERNEL_IF(hgr_gemm_##TX##x##TY##_##RM##x##RN##_k1, \
   __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void                                  \
       hgr_gemm_##TX##x##TY##_##RM##x##RN##_k1(                                                    \
           __global const float* restrict a, __global const float* restrict b,                     \
@@ -386,7 +390,7 @@
       }                                                                                           \
     }                                                                                             \
     HGR_GEMM_STORE(RM, RN, row0, jb, j0)                                                          \
-  }
+  })
 
 /* hgr_gemm_<TX>x<TY>_<RM>x<RN>_k1_pack, the direct variant with B's strip packed:
  * the GEMM's arguments, NDRange and meaning plus a last one, __local float* pack of
@@ -403,6 +407,7 @@
  * strides (A's columns, B transposed or wrapped, n < RN) are read as the direct
  * variant reads them: correct, not fast. */
 #define HGR_GEMM_DIRECT_PACK(TY, RM, RN)                                                          \
+  HGR_KERNEL_IF(hgr_gemm_1x##TY##_##RM##x##RN##_k1_pack, \
   __kernel __attribute__((reqd_work_group_size(1, TY, 1))) void                                   \
       hgr_gemm_1x##TY##_##RM##x##RN##_k1_pack(                                                    \
           __global const float* restrict a, __global const float* restrict b,                     \
@@ -447,7 +452,7 @@
       }                                                                                           \
     }                                                                                             \
     HGR_GEMM_STORE(RM, RN, row0, jb, j0)                                                          \
-  }
+  })
 
 /* The variants, largest first, then the direct ones; runtime/ops_linalg.c lists the
  * same ones (keep them in step; the direct ones first there) with their relative
@@ -480,6 +485,7 @@ HGR_CONV_GEMM(1, 1, 4, 4, 8)
  * C and streams their 4 rows of B in float8s, so a CPU driver runs it as plain
  * vector code. NDRange (ceil(n / 4), 1, batch), local (1, 1, 1). A is read through
  * a_depth (any stride); bias_mode 1 (per column) or 0; act as the GEMM's. */
+#if HGR_WANTED(hgr_gemv_t4)
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void hgr_gemv_t4(
     __global const float* restrict a, __global const float* restrict b, __global const float* restrict bias,
     __global float* restrict c, int m, int n, int k, int a_batch, int a_row, int a_depth, int b_batch, int b_depth,
@@ -538,3 +544,4 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void hgr_gemv_t4(
     if (j0 + 2 < n) c[j0 + 2] = out.s2;
   }
 }
+#endif

@@ -62,6 +62,8 @@
  * instruction, which Oclgrind 21.10's uninitialized-value checker cannot run
  * (fatal "Unsupported instruction: freeze"); remainders are x - (x / y) * y. */
 
+#include "select.h"
+
 #define HGR_KAHAN_ADD(sum, comp, value)               \
   do {                                                \
     float y_ = (value) - (comp);                      \
@@ -101,6 +103,7 @@ float hgr_norm_group_max(__local float* scratch, float value) {
   return result;
 }
 
+#if HGR_WANTED(hgr_softmax_rows_f32)
 __kernel void hgr_softmax_rows_f32(__global const float* x, __global float* y, uint rows, uint len,
                                    int log_output, __local float* scratch) {
   uint row = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
@@ -122,7 +125,9 @@ __kernel void hgr_softmax_rows_f32(__global const float* x, __global float* y, u
     }
   }
 }
+#endif
 
+#if HGR_WANTED(hgr_softmax_f32)
 __kernel void hgr_softmax_f32(__global const float* x, __global float* y, uint outer, uint len, uint inner,
                               int log_output) {
   size_t item = get_global_id(0);
@@ -140,6 +145,7 @@ __kernel void hgr_softmax_f32(__global const float* x, __global float* y, uint o
     y[base + j * inner] = log_output ? shifted - log_sum : exp(shifted) / sum;
   }
 }
+#endif
 
 /* (x - mean) * inv_std, then times gamma[j] and plus beta[j] as the flags say. */
 float hgr_layer_norm_value(float x, float mean, float inv_std, __global const float* gamma,
@@ -150,6 +156,7 @@ float hgr_layer_norm_value(float x, float mean, float inv_std, __global const fl
   return v;
 }
 
+#if HGR_WANTED(hgr_layer_norm_rows_f32)
 __kernel void hgr_layer_norm_rows_f32(__global const float* x, __global const float* gamma,
                                       __global const float* beta, __global float* y, uint rows, uint len,
                                       float epsilon, int center, int scale, __local float* scratch) {
@@ -173,7 +180,9 @@ __kernel void hgr_layer_norm_rows_f32(__global const float* x, __global const fl
     for (uint j = lid; j < len; j += size)
       y[base + j] = hgr_layer_norm_value(x[base + j], mean, inv_std, gamma, beta, j, center, scale);
 }
+#endif
 
+#if HGR_WANTED(hgr_layer_norm_f32)
 __kernel void hgr_layer_norm_f32(__global const float* x, __global const float* gamma, __global const float* beta,
                                  __global float* y, uint outer, uint len, uint inner, float epsilon, int center,
                                  int scale) {
@@ -194,7 +203,9 @@ __kernel void hgr_layer_norm_f32(__global const float* x, __global const float* 
   for (uint j = 0; j < len; ++j)
     y[base + j * inner] = hgr_layer_norm_value(x[base + j * inner], mean, inv_std, gamma, beta, j, center, scale);
 }
+#endif
 
+#if HGR_WANTED(hgr_batch_norm_f32)
 __kernel void hgr_batch_norm_f32(__global const float* x, __global const float* gamma, __global const float* beta,
                                  __global const float* moving_mean, __global const float* moving_var,
                                  __global float* y, uint count, uint channels, uint inner, float epsilon,
@@ -207,11 +218,14 @@ __kernel void hgr_batch_norm_f32(__global const float* x, __global const float* 
   if (center) v += beta[c];
   y[e] = v;
 }
+#endif
 
+#if HGR_WANTED(hgr_norm_copy_f32)
 __kernel void hgr_norm_copy_f32(__global const float* x, __global float* y, uint count) {
   size_t e = get_global_id(0);
   if (e < count) y[e] = x[e];
 }
+#endif
 
 /* x / (bias + alpha_over_size sum)^beta as x * 2^(-beta log2 base): PoCL's pow costs
  * 5x more (LRN was half of inception_v1's time); NaN, 0 and infinite bases come out as
@@ -226,6 +240,7 @@ inline float hgr_lrn_scale(float x, float sum, float alpha_over_size, float beta
   return x * exp2(-beta * log2(base));
 }
 
+#if HGR_WANTED(hgr_lrn_f32)
 __kernel void hgr_lrn_f32(__global const float* x, __global float* y, uint count, uint channels, uint inner,
                           int before, int after, float alpha_over_size, float beta, float bias) {
   size_t item = get_global_id(0);
@@ -241,7 +256,9 @@ __kernel void hgr_lrn_f32(__global const float* x, __global float* y, uint count
   }
   y[item] = hgr_lrn_scale(x[item], sum, alpha_over_size, beta, bias);
 }
+#endif
 
+#if HGR_WANTED(hgr_lrn_columns_f32)
 __kernel void hgr_lrn_columns_f32(__global const float* x, __global float* y, uint columns, uint channels,
                                   uint inner, int before, int after, float alpha_over_size, float beta,
                                   float bias) {
@@ -261,6 +278,7 @@ __kernel void hgr_lrn_columns_f32(__global const float* x, __global float* y, ui
     out[(size_t)c * inner] = hgr_lrn_scale(column[(size_t)c * inner], sum, alpha_over_size, beta, bias);
   }
 }
+#endif
 
 /* Offset of element k of row (n, c) in [batch, before, channels, after]. */
 inline size_t hgr_instance_offset(uint n, uint c, uint k, uint before, uint channels, uint after) {
@@ -268,6 +286,7 @@ inline size_t hgr_instance_offset(uint n, uint c, uint k, uint before, uint chan
   return (((size_t)n * before + p) * channels + c) * after + q;
 }
 
+#if HGR_WANTED(hgr_instance_norm_f32)
 __kernel void hgr_instance_norm_f32(__global const float* x, __global const float* gamma,
                                     __global const float* beta, __global float* y, uint rows, uint before,
                                     uint channels, uint after, float epsilon, int center, int scale,
@@ -294,3 +313,4 @@ __kernel void hgr_instance_norm_f32(__global const float* x, __global const floa
     y[at] = (x[at] - mean) * inv_std * g + b;
   }
 }
+#endif

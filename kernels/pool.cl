@@ -44,6 +44,8 @@
  *   last size % 8 one by one; NDRange 1-D over planes, rounded up.
  */
 
+#include "select.h"
+
 #define POOL_N 0
 #define POOL_C 1
 #define POOL_H 2
@@ -93,6 +95,7 @@ inline float4 pool_load4(__global const float* p, int SW) {
   return (float4)(p[0], p[SW], p[2 * SW], p[3 * SW]);
 }
 
+#if HGR_WANTED(hgr_max_pool2d)
 __kernel void hgr_max_pool2d(__global const float* x, __global float* y, __global const int* meta) {
   int plane, oh, begin, end;
   if (!pool_row(meta, get_global_id(0), &plane, &oh, &begin, &end)) return;
@@ -137,6 +140,7 @@ __kernel void hgr_max_pool2d(__global const float* x, __global float* y, __globa
     yr[ow] = m;
   }
 }
+#endif
 
 /* How many window taps of one axis the average divides by (topi's pool_impl_nd,
  * C integer division): with count_include_pad, the taps up to the end of the
@@ -148,6 +152,7 @@ inline int pool_taps(int start, int window, int dilation, int size, int pad_end,
   return (min(end, size - 1) - (start + dilation * jumps)) / dilation + 1;
 }
 
+#if HGR_WANTED(hgr_avg_pool2d)
 __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __global const int* meta) {
   int plane, oh, begin, end;
   if (!pool_row(meta, get_global_id(0), &plane, &oh, &begin, &end)) return;
@@ -200,6 +205,7 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
     yr[ow] = sum / (float)count;
   }
 }
+#endif
 
 /* ---- hgr_{max,avg}_pool2d_k<K>_s<S>_v<V> ---------------------------------------- */
 
@@ -296,6 +302,7 @@ inline float16 pool_divisor16(int ih0, int KH, int H, int PB, bool include_pad, 
   }
 
 #define POOL_KERNEL(NAME, OP, K, S, V)                                                                         \
+  HGR_KERNEL_IF(NAME, \
   __kernel void NAME(__global const float* restrict x, __global float* restrict y,                            \
                      __global const int* restrict meta) {                                                     \
     const int N = meta[POOL_N], C = meta[POOL_C], H = meta[POOL_H], W = meta[POOL_W];                         \
@@ -376,7 +383,7 @@ inline float16 pool_divisor16(int ih0, int KH, int H, int PB, bool include_pad, 
         }                                                                                                     \
       }                                                                                                       \
     }                                                                                                         \
-  }
+  })
 
 POOL_KERNEL(hgr_max_pool2d_k3_s1_v8, MAX, 3, 1, 8)
 POOL_KERNEL(hgr_max_pool2d_k3_s1_v16, MAX, 3, 1, 16)
@@ -389,6 +396,7 @@ POOL_KERNEL(hgr_avg_pool2d_k2_s2_v8, AVG, 2, 2, 8)
 
 /* ---- global pools ------------------------------------------------------------------ */
 
+#if HGR_WANTED(hgr_global_max_pool2d)
 __kernel void hgr_global_max_pool2d(__global const float* x, __global float* y, uint planes, uint size) {
   const size_t plane = get_global_id(0);
   if (plane >= planes) return;
@@ -405,7 +413,9 @@ __kernel void hgr_global_max_pool2d(__global const float* x, __global float* y, 
   for (; i < size; ++i) m = fmax(m, xp[i]);
   y[plane] = m;
 }
+#endif
 
+#if HGR_WANTED(hgr_global_avg_pool2d)
 __kernel void hgr_global_avg_pool2d(__global const float* x, __global float* y, uint planes, uint size) {
   const size_t plane = get_global_id(0);
   if (plane >= planes) return;
@@ -420,3 +430,4 @@ __kernel void hgr_global_avg_pool2d(__global const float* x, __global float* y, 
   for (; i < size; ++i) sum += xp[i];
   y[plane] = sum / (float)size;
 }
+#endif

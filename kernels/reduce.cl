@@ -32,6 +32,8 @@
  * instruction, which Oclgrind 21.10's uninitialized-value checker cannot run
  * (fatal "Unsupported instruction: freeze"); remainders are x - (x / y) * y. */
 
+#include "select.h"
+
 #define HGR_KAHAN_ADD(sum, comp, value)               \
   do {                                                \
     float y_ = (value) - (comp);                      \
@@ -103,6 +105,7 @@ float hgr_reduce_min_nan(float a, float b) { return (a < b || isnan(a)) ? a : b;
 #define HGR_min_i32_FINISH(v, n) (v)
 
 #define HGR_REDUCE_KERNELS(NAME, T, ACC)                                                                  \
+  HGR_KERNEL_IF(hgr_reduce_rows_##NAME, \
   __kernel void hgr_reduce_rows_##NAME(__global const T* x, __global T* y, uint rows, uint len,            \
                                        __local ACC* scratch) {                                             \
     uint row = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);                          \
@@ -119,8 +122,9 @@ float hgr_reduce_min_nan(float a, float b) { return (a < b || isnan(a)) ? a : b;
       barrier(CLK_LOCAL_MEM_FENCE);                                                                        \
     }                                                                                                      \
     if (active && lid == 0) y[row] = HGR_##NAME##_FINISH(scratch[0], len);                                 \
-  }                                                                                                        \
+  }) \
                                                                                                            \
+  HGR_KERNEL_IF(hgr_reduce_cols_##NAME, \
   __kernel void hgr_reduce_cols_##NAME(__global const T* x, __global T* y, uint outer, uint len,           \
                                        uint inner) {                                                       \
     size_t item = get_global_id(0);                                                                        \
@@ -130,8 +134,9 @@ float hgr_reduce_min_nan(float a, float b) { return (a < b || isnan(a)) ? a : b;
     HGR_##NAME##_INIT;                                                                                     \
     for (uint j = 0; j < len; ++j) HGR_##NAME##_ADD(x[base + j * inner]);                                  \
     y[item] = HGR_##NAME##_FINISH(HGR_##NAME##_PARTIAL, len);                                              \
-  }                                                                                                        \
+  }) \
                                                                                                            \
+  HGR_KERNEL_IF(hgr_reduce_general_##NAME, \
   __kernel void hgr_reduce_general_##NAME(__global const T* x, __global T* y, uint count, uint reduced,    \
                                           __global const int* meta) {                                      \
     size_t item = get_global_id(0);                                                                        \
@@ -160,7 +165,7 @@ float hgr_reduce_min_nan(float a, float b) { return (a < b || isnan(a)) ? a : b;
       for (uint j = 0; j < inner_len; ++j) HGR_##NAME##_ADD(x[offset + j * inner_stride]);                 \
     }                                                                                                      \
     y[item] = HGR_##NAME##_FINISH(HGR_##NAME##_PARTIAL, reduced);                                          \
-  }
+  })
 
 HGR_REDUCE_KERNELS(sum_f32, float, float)
 HGR_REDUCE_KERNELS(mean_f32, float, float)
@@ -179,6 +184,7 @@ HGR_REDUCE_KERNELS(prod_i32, int, uint)
  *   hgr_arg<max|min>_<f32|i32>(__global const T* x, __global int* y, uint outer, uint len, uint inner,
  *                              int select_last) */
 #define HGR_ARG_KERNEL(NAME, T, BEYOND)                                                                \
+  HGR_KERNEL_IF(NAME, \
   __kernel void NAME(__global const T* x, __global int* y, uint outer, uint len, uint inner,            \
                      int select_last) {                                                                 \
     size_t item = get_global_id(0);                                                                     \
@@ -197,7 +203,7 @@ HGR_REDUCE_KERNELS(prod_i32, int, uint)
       }                                                                                                 \
     }                                                                                                   \
     y[item] = (int)at;                                                                                  \
-  }
+  })
 #define HGR_ABOVE(a, b) ((a) > (b))
 #define HGR_BELOW(a, b) ((a) < (b))
 HGR_ARG_KERNEL(hgr_argmax_f32, float, HGR_ABOVE)
@@ -214,6 +220,7 @@ HGR_ARG_KERNEL(hgr_argmin_i32, int, HGR_BELOW)
  *   hgr_topk_<f32|i32>(__global const T* x, __global T* values, __global int* indices, uint outer,
  *                      uint len, uint inner, uint k, int ascend) */
 #define HGR_TOPK_KERNEL(NAME, T)                                                                        \
+  HGR_KERNEL_IF(NAME, \
   __kernel void NAME(__global const T* x, __global T* values, __global int* indices, uint outer,         \
                      uint len, uint inner, uint k, int ascend) {                                         \
     size_t item = get_global_id(0);                                                                     \
@@ -236,6 +243,6 @@ HGR_ARG_KERNEL(hgr_argmin_i32, int, HGR_BELOW)
       values[at] = v;                                                                                   \
       indices[at] = (int)j;                                                                             \
     }                                                                                                   \
-  }
+  })
 HGR_TOPK_KERNEL(hgr_topk_f32, float)
 HGR_TOPK_KERNEL(hgr_topk_i32, int)

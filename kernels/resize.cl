@@ -14,10 +14,14 @@
  * A remainder is written as x - (x / e) * e: for x % e next to x / e, LLVM emits a
  * `freeze` that Oclgrind 21.10's uninitialized-value checker cannot run.
  */
-#pragma OPENCL FP_CONTRACT OFF
 
+#include "select.h"
+
+#if HGR_WANTED(hgr_resize2d)
 __kernel void hgr_resize2d(__global const float* in, __global float* out, __global const int* meta, int in_h,
                            int in_w, int out_h, int out_w, int taps, float extrapolation, uint n) {
+  /* in the kernel, not the file: a program holds other sources' kernels too */
+#pragma OPENCL FP_CONTRACT OFF
   size_t gid = get_global_id(0);
   if (gid >= n) return;
   int i = (int)gid;
@@ -42,3 +46,4 @@ __kernel void hgr_resize2d(__global const float* in, __global float* out, __glob
   }
   out[gid] = sum;
 }
+#endif

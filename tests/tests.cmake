@@ -105,6 +105,9 @@ hgr_test(NAME program_cache_pocl SOURCE test_program_cache.c ARGS pocl:0)
 # By default hgr leaves PoCL's programs to PoCL's own kernel cache (program_cache.c);
 # the tests above store them (store_always)
 hgr_test(NAME program_cache_left_to_pocl SOURCE test_program_cache.c ARGS left-to-pocl pocl:0)
+# Every kernel of kernels/*.cl selectable by name (kernels/select.h): a program
+# compiles only the kernels its graph uses
+hgr_test(NAME kernel_select_rusticl SOURCE test_kernel_select.c ARGS ${PROJECT_SOURCE_DIR}/kernels rusticl:0)
 # The on-disk store under it, the tuning records and the cost cache (issue 34): the
 # directory rule, keys, misses, caps, atomic replacement, damaged entries (no device)
 hgr_test(NAME store_unit SOURCE test_store.c)
