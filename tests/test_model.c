@@ -265,6 +265,52 @@ static void eviction_spares_what_a_run_holds(void** state) {
   hgr_model_run_release(held);
 }
 
+/* A new shape takes every kernel from the programs earlier shapes built (the model's
+ * pool) and compiles only kernels none of them used: images of other sizes through the
+ * CNN, then other batches, and other batch and sequence lengths through the encoder.
+ * The first shape of each builds (or loads) one program; the CNN's first batch above
+ * 1 one more (its Gemm then runs a GEMM kernel instead of the GEMV of one row); no
+ * other shape builds or loads any. */
+static void a_new_shape_compiles_nothing(void** state) {
+  (void)state;
+  static float x[4 * 3 * 24 * 24];
+  fill(x, sizeof(x) / sizeof(x[0]), 5);
+  hgr_model_t* cnn = open_model("cnn.onnx", 0);
+  int64_t images[5][4] = {{1, 3, 8, 8}, {1, 3, 16, 16}, {1, 3, 24, 20}, {2, 3, 12, 12}, {4, 3, 16, 16}};
+  uint32_t cnn_built[5] = {1, 0, 0, 1, 0};
+  hgr_model_t* encoder = open_model("encoder.onnx", 0);
+  int64_t sequences[5][2] = {{1, 5}, {2, 9}, {3, 1}, {1, 64}, {4, 7}};
+  uint32_t encoder_built[5] = {1, 0, 0, 0, 0};
+  for (size_t k = 0; k < 5; ++k) {
+    hgr_model_report_t report;
+    hgr_model_input_t image = input_of(f32, 4, images[k], x);
+    hgr_model_run_t* run = NULL;
+    ASSERT_OK(hgr_model_run(cnn, &image, 1, &run));
+    ASSERT_OK(hgr_model_run_wait(run));
+    hgr_model_run_release(run);
+    hgr_model_report(cnn, &report);
+    int64_t x_shape[3] = {sequences[k][0], sequences[k][1], 8};
+    hgr_model_input_t tokens[2] = {input_of(f32, 3, x_shape, x), input_of(f32, 2, sequences[k], x)};
+    ASSERT_OK(hgr_model_run(encoder, tokens, 2, &run));
+    ASSERT_OK(hgr_model_run_wait(run));
+    hgr_model_run_release(run);
+    hgr_model_report_t encoder_report;
+    hgr_model_report(encoder, &encoder_report);
+    const hgr_program_stats_t* stats[2] = {&report.programs, &encoder_report.programs};
+    const uint32_t expected[2] = {cnn_built[k], encoder_built[k]};
+    for (size_t m = 0; m < 2; ++m) {
+      uint32_t built = stats[m]->from_source + stats[m]->from_cache;
+      print_message("%s, shape %zu: %u programs, %u built or loaded, %u from the model's pool\n",
+                    m ? "encoder.onnx" : "cnn.onnx", k, stats[m]->programs, built, stats[m]->from_pool);
+      assert_int_equal(built, expected[m]);
+      assert_int_equal(stats[m]->from_pool, stats[m]->programs - built);
+      if (k > 0) assert_true(stats[m]->from_pool >= 1);
+    }
+  }
+  hgr_model_release(cnn);
+  hgr_model_release(encoder);
+}
+
 /* A constant that depends on an input's value (the window of table that offset
  * picks) has the same name and bytes at every offset: offsets 0, 1 and then 3 (whose
  * window equals offset 0's) must each add their own window, whichever specialization
@@ -375,6 +421,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(encoder_rows_agree_across_batch_and_sequence_lengths),
       cmocka_unit_test(an_input_that_decides_shapes_is_keyed_by_value),
       cmocka_unit_test(eviction_spares_what_a_run_holds),
+      cmocka_unit_test(a_new_shape_compiles_nothing),
       cmocka_unit_test(a_graph_model_runs_at_its_shapes_after_the_passes),
       cmocka_unit_test(a_constant_of_the_same_name_but_other_values_is_not_shared),
   };

@@ -44,6 +44,7 @@
 #include "hgr/onnx.h"
 #include "hgr/params.h"
 #include "hgr/place.h"
+#include "hgr/profile.h"
 #include "hgr/status.h"
 #include "hgr/tensor.h"
 
@@ -164,13 +165,16 @@ HGR_API void hgr_model_run_release(hgr_model_run_t* run);
 /* What the model did: specializations kept, made, found and evicted; the device
  * bytes of the activations kept; the last new specialization's host times (the
  * import with its passes, placement, executor creation with program loading and
- * warm-up) and its ONNX load report. */
+ * warm-up), its programs (hgr_executor_program_stats: at a shape whose kernels an
+ * earlier specialization built, every program from the model's pool, none compiled
+ * or loaded) and its ONNX load report. */
 typedef struct hgr_model_report_t {
   uint32_t kept;
   uint64_t created, hits, evicted;
   uint64_t device_bytes;
   uint64_t shared_weight_bytes; /* weights the last new specialization shared instead of uploading */
   double import_ms, place_ms, executor_ms;
+  hgr_program_stats_t programs;
   hgr_onnx_report_t onnx;
 } hgr_model_report_t;
 HGR_API void hgr_model_report(const hgr_model_t* model, hgr_model_report_t* out_report);

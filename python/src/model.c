@@ -186,11 +186,15 @@ static PyObject* model_report(hgrpy_model_t* self, PyObject* unused) {
   if (!model) return NULL;
   hgr_model_report_t r;
   hgr_model_report(model, &r);
-  return Py_BuildValue("{s:I,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K}", "kept", r.kept,
+  return Py_BuildValue("{s:I,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K}",
+                       "kept", r.kept,
                        "created", (unsigned long long)r.created, "hits", (unsigned long long)r.hits, "evicted",
                        (unsigned long long)r.evicted, "device_bytes", (unsigned long long)r.device_bytes,
                        "shared_weight_bytes", (unsigned long long)r.shared_weight_bytes, "import_ms", r.import_ms,
-                       "place_ms", r.place_ms, "executor_ms", r.executor_ms, "onnx_nodes", r.onnx.onnx_nodes,
+                       "place_ms", r.place_ms, "executor_ms", r.executor_ms, "programs", r.programs.programs,
+                       "programs_compiled", r.programs.from_source, "programs_from_cache", r.programs.from_cache,
+                       "programs_from_pool", r.programs.from_pool, "warm_launches", r.programs.warm_launches,
+                       "onnx_nodes", r.onnx.onnx_nodes,
                        "folded", r.onnx.folded, "removed", r.onnx.removed, "fused", r.onnx.fused, "graph_nodes",
                        r.onnx.graph_nodes, "elementwise_fused", r.onnx.elementwise_fused, "elementwise_groups",
                        r.onnx.elementwise_groups, "opset", (unsigned int)r.onnx.opset, "loader_peak_bytes",

@@ -138,18 +138,41 @@ hgr_status_t hgr__program_pool_create_in(hgr_allocator_t allocator, hgr_program_
  * (also for a NULL pool). */
 cl_program hgr__program_pool_find(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index,
                                   const char* key);
-/* Keeps program (retained) under key, unless one is kept already. */
+/* Whether kernels (names, each followed by ';'; NULL: none) has kernel. */
+bool hgr__kernels_have(const char* kernels, const char* kernel);
+/* The pooled program of hgr's kernels on an instance device that has kernel
+ * (retained for the caller; *out_kernels, from allocator, its kernels as
+ * hgr__program_t.kernels lists them), or NULL (also for a NULL pool or out of memory). */
+cl_program hgr__program_pool_find_kernel(hgr_program_pool_t* pool, const hgr_instance_t* instance,
+                                         size_t device_index, const char* kernel, hgr_allocator_t allocator,
+                                         char** out_kernels);
+/* Keeps program (retained) under key, with kernels (hgr's kernels: as
+ * hgr__program_t.kernels; NULL for a user's program) and the options it was built
+ * with, unless one is kept already. */
 void hgr__program_pool_keep(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index,
-                            const char* key, cl_program program);
+                            const char* key, const char* kernels, const char* options, cl_program program);
+/* Calls fn for each pooled program of hgr's kernels on instance's devices (the pool
+ * locked meanwhile), until fn fails. */
+typedef hgr_status_t (*hgr__pooled_program_fn_t)(void* user, size_t device_index, const char* key,
+                                                 const char* kernels, const char* options, cl_program program);
+hgr_status_t hgr__program_pool_each(hgr_program_pool_t* pool, const hgr_instance_t* instance,
+                                   hgr__pooled_program_fn_t fn, void* user);
 
 /* ---- programs (program_cache.c) --------------------------------------------------- */
 
-/* A program of one executor device and one kernel source. */
+/* A program of one executor device. hgr's own (the library's: kernels of the
+ * embedded kernels/<name>.cl sources and generated ones, fused_elementwise's) is one
+ * program of the kernels the executor's launches use there that no program of the
+ * executor's pool had, the sources' other kernels left out (kernels/select.h), or a
+ * pooled one; a user op's source is a program of its own, built whole. */
 typedef struct hgr__program_t {
   size_t device_slot;
-  const char* source; /* kernels/<source>.cl, a user op's source name, or a generated
-                         program's name (then it points into `generated`) */
-  char* generated;    /* a generated program's "<name>\0<text>" (copied from its plan), or NULL */
+  const char* source; /* a user op's source name; NULL for the library's */
+  char* kernels;      /* the library's: its kernels' names, each followed by ';' */
+  char* text;         /* the library's, until built here: its sources' texts and generated kernels */
+  char* options;      /* the library's, until built here: the options selecting its kernels */
+  char* origin;       /* the library's: what it holds, for messages ("kernels/conv.cl, kernels/pool.cl
+                         and 2 generated kernels: 5 kernels") */
   cl_program program;
   char* key;          /* its program cache key */
   bool from_source;   /* compiled here (so worth storing once its kernels ran) */
@@ -158,7 +181,9 @@ typedef struct hgr__program_t {
 
 typedef struct hgr__programs_t {
   hgr_allocator_t allocator;      /* the executor's: the table, its keys and texts */
-  hgr__program_t* programs; /* one per (device, kernel source) used */
+  hgr__program_t* programs; /* per device: the library's (one built here, those of the
+                               pool), each user source's, and one per kernel a re-plan
+                               took beyond those */
   size_t count, capacity;
   hgr_program_cache_t cache;
   hgr_program_pool_t* pool;      /* options.program_pool (borrowed), or NULL */
@@ -275,11 +300,24 @@ struct hgr_executor_s {
 /* Builds (or loads from the program cache) every program the planned steps use,
  * concurrently across devices. */
 hgr_status_t hgr__programs_build(hgr_executor_t* executor);
-/* The program of kernels/<source_name>.cl (or the generated program of that name
- * that hgr__programs_build collected) for executor device device_slot (built now
- * if hgr__programs_build did not). */
-hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const char* source_name,
-                              cl_program* out_program);
+/* The program with the kernel of launch plan (of op's source unless the plan names
+ * one) for executor device device_slot: one hgr__programs_build collected, else
+ * built now (a program of that kernel alone, or the user source's). */
+hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const hgr__op_t* op,
+                              const hgr__launch_plan_t* plan, cl_program* out_program);
+/* A hash of the embedded kernel library (every kernels/<name>.cl, as embedded):
+ * what a bundle's programs were built from (hgr/model.h). */
+uint64_t hgr__kernel_library_hash(void);
+/* Program cache entries (base/store.h: the binary behind a header with key and a
+ * checksum), as the cache and bundles (hgr/model.h) keep them. hgr__program_entry:
+ * program's binary (built for one device) as an entry (*out_entry from allocator).
+ * hgr__program_from_entry: the program of an entry for device, built with options;
+ * errors say why the entry is unusable (not an entry, another key, a corrupt one,
+ * one the driver refuses). */
+hgr_status_t hgr__program_entry(hgr_allocator_t allocator, cl_program program, const char* key,
+                                unsigned char** out_entry, size_t* out_size);
+hgr_status_t hgr__program_from_entry(const hgr__device_t* device, cl_context context, const void* entry,
+                                     size_t size, const char* key, const char* options, cl_program* out_program);
 /* Stores the binaries of programs compiled from source, once (after a run). */
 void hgr__programs_store(hgr_executor_t* executor);
 void hgr__programs_release(hgr__programs_t* programs);

@@ -252,7 +252,7 @@ static hgr_status_t create_kernel(hgr_executor_t* executor, const hgr__step_t* s
   size_t slot = hgr__device_keys_slot(&executor->device_keys, step->device_index);
   const hgr__device_t* device = &executor->instance->devices[step->device_index];
   cl_program program;
-  HGR_RETURN_IF_ERROR(hgr__program_get(executor, slot, plan->source ? plan->source : step->plan.op->source, &program));
+  HGR_RETURN_IF_ERROR(hgr__program_get(executor, slot, step->plan.op, plan, &program));
   cl_int error = CL_SUCCESS;
   cl_kernel kernel = clCreateKernel(program, plan->kernel, &error);
   if (error != CL_SUCCESS || !kernel)

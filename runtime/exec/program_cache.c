@@ -1,9 +1,17 @@
-/* Programs of the embedded kernel sources and of generated ones (fused_elementwise's,
- * whose plans carry their text): only those a graph uses, per executor device,
- * built concurrently across devices (one thread per device; host-driven devices on
- * the calling thread, since Oclgrind is not thread-safe), through a binary cache.
- * A generated program is keyed by its text like an embedded one, so a second
- * executor or process loads it from the cache.
+/* The programs an executor's launches use, per executor device, built concurrently
+ * across devices (one thread per device; host-driven devices on the calling thread,
+ * since Oclgrind is not thread-safe), through a binary cache.
+ *
+ * hgr's own kernels (of the embedded kernels/<name>.cl sources, and the generated
+ * ones of fused_elementwise, whose plans carry their text) go into one program per
+ * device holding just the kernels used there: the sources' texts one after another,
+ * built with -DHGR_SELECT and -DHGR_K_<kernel>=~,1 for each kernel of theirs wanted
+ * (kernels/select.h drops the others before the compiler sees them), then the
+ * generated kernels. A kernel that a program of the executor's pool has (the model
+ * object's: an earlier specialization's) is taken from there instead, so a new shape
+ * compiles only kernels no earlier one used. A user op's source is a program of its
+ * own, built whole. Each program is keyed by its text and options, so a second
+ * executor or process with the same kernels loads it from the cache.
  *
  * Cache entries ("blobs", the same bytes in files and through callbacks) are the
  * on-disk store's checked entries (base/store.h): the binary behind a header with
@@ -46,42 +54,44 @@
 #define ENTRY_SUFFIX ".bin"
 #define BUILD_OPTIONS ""
 
-/* What a program is built from: an embedded source, or a user op's source or binary. */
+/* What a program is built from: the library's text, or a user op's source or binary. */
 typedef struct source_t {
-  const char* name;   /* kernels/<name>.cl, or the user op's source name */
   const char* text;
   size_t length;
   const unsigned char* binary; /* a user's binary for this device: no cache involved */
   size_t binary_length;
   const char* options;
-  const char* origin; /* for messages: "kernels/<name>.cl" or the user's file */
-  char origin_buffer[160];
+  const char* origin; /* for messages: what the library's program holds, or the user's file */
 } source_t;
+
+uint64_t hgr__kernel_library_hash(void) {
+  uint64_t hash = HGR__FNV1A_START;
+  for (size_t i = 0; i < hgr__kernel_source_count; ++i) {
+    hash = hgr__fnv1a(hgr__kernel_sources[i].name, strlen(hgr__kernel_sources[i].name) + 1, hash);
+    hash = hgr__fnv1a(hgr__kernel_sources[i].text, hgr__kernel_sources[i].length, hash);
+  }
+  return hash;
+}
+
+static const hgr__kernel_source_t* embedded(const char* name) {
+  for (size_t i = 0; i < hgr__kernel_source_count; ++i)
+    if (!strcmp(hgr__kernel_sources[i].name, name)) return &hgr__kernel_sources[i];
+  return NULL;
+}
 
 static hgr_status_t resolve_source(const hgr_executor_t* executor, const hgr__device_t* device,
                                    const hgr__program_t* program, source_t* out) {
-  const char* name = program->source;
   memset(out, 0, sizeof(*out));
-  out->name = name;
-  out->options = BUILD_OPTIONS;
-  if (program->generated) { /* keyed by its text's hash like an embedded source */
-    out->text = program->generated + strlen(name) + 1;
-    out->length = strlen(out->text);
-    snprintf(out->origin_buffer, sizeof(out->origin_buffer), "generated %s", name);
-    out->origin = out->origin_buffer;
+  if (!program->source) { /* the library's */
+    out->text = program->text;
+    out->length = strlen(program->text);
+    out->options = program->options;
+    out->origin = program->origin;
     return HGR_OK;
   }
-  for (size_t i = 0; i < hgr__kernel_source_count; ++i)
-    if (!strcmp(hgr__kernel_sources[i].name, name)) {
-      out->text = hgr__kernel_sources[i].text;
-      out->length = hgr__kernel_sources[i].length;
-      snprintf(out->origin_buffer, sizeof(out->origin_buffer), "kernels/%s.cl", name);
-      out->origin = out->origin_buffer;
-      return HGR_OK;
-    }
   hgr__user_program_t user;
-  if (!hgr__library_program(executor->programs.kernels, name, &device->info, &user))
-    return HGR_STATUS(HGR_STATUS_INTERNAL, "no kernel source '%s'", name);
+  if (!hgr__library_program(executor->programs.kernels, program->source, &device->info, &user))
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "no kernel source '%s'", program->source);
   out->text = user.text;
   out->length = user.text_length;
   out->binary = user.binary;
@@ -90,47 +100,185 @@ static hgr_status_t resolve_source(const hgr_executor_t* executor, const hgr__de
   out->origin = user.origin;
   if (!out->text && !out->binary)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "the kernel library has neither a source nor a binary of %s for %s",
-                      name, device->info.spec);
+                      program->source, device->info.spec);
   return HGR_OK;
 }
 
-static hgr__program_t* find_program(hgr_executor_t* executor, size_t device_slot, const char* name) {
-  for (size_t p = 0; p < executor->programs.count; ++p)
-    if (executor->programs.programs[p].device_slot == device_slot &&
-        !strcmp(executor->programs.programs[p].source, name))
-      return &executor->programs.programs[p];
-  return NULL;
-}
-
-/* Adds an entry (program not built yet); NULL when out of memory. The array only
- * grows before the build threads start. A generated program's entry keeps a copy of
- * its name and text (generated: "<name>\0<text>", the plan's; NULL otherwise), since
- * the plan is freed once its kernels exist. */
-static hgr__program_t* add_program(hgr_executor_t* executor, size_t device_slot, const char* name,
-                                   const char* generated) {
-  char* copy = NULL;
-  if (generated) {
-    size_t name_length = strlen(generated) + 1, length = name_length + strlen(generated + name_length) + 1;
-    if (!(copy = hgr__alloc(executor->allocator, length))) return NULL;
-    memcpy(copy, generated, length);
-    name = copy;
-  }
+/* Adds an empty entry (not built yet); NULL when out of memory. The array only grows
+ * before the build threads start. */
+static hgr__program_t* add_program(hgr_executor_t* executor, size_t device_slot) {
   if (executor->programs.count == executor->programs.capacity) {
     size_t capacity = executor->programs.capacity ? 2 * executor->programs.capacity : 8;
     hgr__program_t* grown = hgr__realloc(executor->allocator, executor->programs.programs, capacity * sizeof(*grown));
-    if (!grown) {
-      hgr__free(executor->allocator, copy);
-      return NULL;
-    }
+    if (!grown) return NULL;
     executor->programs.programs = grown;
     executor->programs.capacity = capacity;
   }
   hgr__program_t* program = &executor->programs.programs[executor->programs.count++];
   memset(program, 0, sizeof(*program));
   program->device_slot = device_slot;
-  program->source = name;
-  program->generated = copy;
   return program;
+}
+
+static void free_program(hgr_allocator_t allocator, hgr__program_t* program) {
+  if (program->program) clReleaseProgram(program->program);
+  hgr__free(allocator, program->kernels);
+  hgr__free(allocator, program->text);
+  hgr__free(allocator, program->options);
+  hgr__free(allocator, program->origin);
+  hgr__free(allocator, program->key);
+}
+
+/* The user source's program on device_slot, or NULL. */
+static hgr__program_t* find_user_program(hgr_executor_t* executor, size_t device_slot, const char* source) {
+  for (size_t p = 0; p < executor->programs.count; ++p) {
+    hgr__program_t* program = &executor->programs.programs[p];
+    if (program->device_slot == device_slot && program->source && !strcmp(program->source, source)) return program;
+  }
+  return NULL;
+}
+
+/* The library's program on device_slot that has kernel, or NULL. */
+static hgr__program_t* find_library_program(hgr_executor_t* executor, size_t device_slot, const char* kernel) {
+  for (size_t p = 0; p < executor->programs.count; ++p) {
+    hgr__program_t* program = &executor->programs.programs[p];
+    if (program->device_slot == device_slot && !program->source && hgr__kernels_have(program->kernels, kernel))
+      return program;
+  }
+  return NULL;
+}
+
+/* ---- the library's programs: the kernels a device's launches use (kernels/select.h) -- */
+
+/* A kernel of hgr's that a launch uses: of an embedded source, or generated. */
+typedef struct wanted_t {
+  const char* kernel;
+  const hgr__kernel_source_t* source; /* embedded; NULL: generated */
+  const char* generated;              /* a generated kernel's "<name>\0<text>" (its plan's) */
+} wanted_t;
+
+static int compare_wanted(const void* a, const void* b) {
+  return strcmp(((const wanted_t*)a)->kernel, ((const wanted_t*)b)->kernel);
+}
+
+/* Sorts wanted by kernel and drops repeats; the count left. */
+static size_t sort_wanted(wanted_t* wanted, size_t count) {
+  qsort(wanted, count, sizeof(*wanted), compare_wanted);
+  size_t kept = 0;
+  for (size_t w = 0; w < count; ++w)
+    if (!kept || strcmp(wanted[w].kernel, wanted[kept - 1].kernel)) wanted[kept++] = wanted[w];
+  return kept;
+}
+
+/* Makes program the library's program of wanted[0..count) (sorted, each once): its
+ * text (the embedded sources with any of the kernels, in the table's order, then the
+ * generated kernels), the options selecting the embedded ones, its kernel list and its
+ * origin. One text for them all: PoCL 3.1 spends 0.12-0.14 s on any program before its
+ * kernels, 0.6 s on a process's first (bench/notes.md). false when out of memory. */
+static bool compose(hgr_allocator_t allocator, hgr__program_t* program, const wanted_t* wanted, size_t count) {
+  hgr__text_t text = {.allocator = allocator}, options = {.allocator = allocator},
+              kernels = {.allocator = allocator}, origin = {.allocator = allocator};
+  hgr__text_appendf(&options, "-DHGR_SELECT");
+  size_t sources = 0, generated = 0;
+  for (size_t i = 0; i < hgr__kernel_source_count; ++i) {
+    bool used = false;
+    for (size_t w = 0; w < count && !used; ++w) used = wanted[w].source == &hgr__kernel_sources[i];
+    if (!used) continue;
+    hgr__text_appendf(&text, "#line 1 \"kernels/%s.cl\"\n%s\n", hgr__kernel_sources[i].name,
+                      hgr__kernel_sources[i].text);
+    hgr__text_appendf(&origin, "%skernels/%s.cl", sources++ ? ", " : "", hgr__kernel_sources[i].name);
+  }
+  for (size_t w = 0; w < count; ++w) {
+    hgr__text_appendf(&kernels, "%s;", wanted[w].kernel);
+    if (wanted[w].source) {
+      hgr__text_appendf(&options, " -DHGR_K_%s=~,1", wanted[w].kernel);
+    } else {
+      hgr__text_appendf(&text, "%s\n", wanted[w].generated + strlen(wanted[w].generated) + 1);
+      generated++;
+    }
+  }
+  if (generated)
+    hgr__text_appendf(&origin, "%s%zu generated kernel%s", sources ? " and " : "", generated, generated == 1 ? "" : "s");
+  hgr__text_appendf(&origin, " (%zu kernel%s)", count, count == 1 ? "" : "s");
+  program->text = hgr__text_take(&text);
+  program->options = hgr__text_take(&options);
+  program->kernels = hgr__text_take(&kernels);
+  program->origin = hgr__text_take(&origin);
+  return program->text && program->options && program->kernels && program->origin;
+}
+
+/* Adds the executor's pool's program of hgr's kernels on device_slot that has
+ * kernel, if the pool has one: *out_program (built already), else NULL. */
+static hgr_status_t take_pooled(hgr_executor_t* executor, size_t device_slot, const char* kernel,
+                                hgr__program_t** out_program) {
+  *out_program = NULL;
+  size_t device_index = executor->device_keys.devices[device_slot].device_index;
+  char* kernels = NULL;
+  cl_program pooled = hgr__program_pool_find_kernel(executor->programs.pool, executor->instance, device_index,
+                                                    kernel, executor->allocator, &kernels);
+  if (!pooled) return HGR_OK;
+  hgr__program_t* program = add_program(executor, device_slot);
+  if (!program) {
+    clReleaseProgram(pooled);
+    hgr__free(executor->allocator, kernels);
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  program->program = pooled;
+  program->kernels = kernels;
+  executor->programs.stats.from_pool++;
+  executor->programs.stats.programs++;
+  *out_program = program;
+  return HGR_OK;
+}
+
+/* Adds a new program of wanted[0..count) (sorted, each once), not built yet. */
+static hgr_status_t add_composed(hgr_executor_t* executor, size_t device_slot, const wanted_t* wanted, size_t count,
+                                 hgr__program_t** out_program) {
+  hgr__program_t* program = add_program(executor, device_slot);
+  if (program && compose(executor->allocator, program, wanted, count)) {
+    *out_program = program;
+    return HGR_OK;
+  }
+  if (program) {
+    free_program(executor->allocator, program);
+    executor->programs.count--;
+  }
+  return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+}
+
+/* What the planned launches on device_slot use: each user source's program, and of
+ * hgr's kernels, those a pooled program has from it, the rest in one new program.
+ * wanted has room for every launch. */
+static hgr_status_t collect_device(hgr_executor_t* executor, size_t device_slot, wanted_t* wanted) {
+  size_t count = 0;
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    const hgr__step_t* step = &executor->steps[s];
+    if (step->kind != HGR__STEP_KERNEL ||
+        hgr__device_keys_slot(&executor->device_keys, step->device_index) != device_slot)
+      continue;
+    for (uint32_t k = 0; k < step->plan.launch_count; ++k) {
+      const hgr__launch_plan_t* launch = &step->plan.launches[k];
+      const char* name = launch->source ? launch->source : step->plan.op->source;
+      const hgr__kernel_source_t* source = launch->generated ? NULL : embedded(name);
+      if (launch->generated || source) {
+        wanted[count++] = (wanted_t){launch->kernel, source, launch->generated};
+      } else if (!find_user_program(executor, device_slot, name)) {
+        hgr__program_t* program = add_program(executor, device_slot);
+        if (!program) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+        program->source = name;
+      }
+    }
+  }
+  count = sort_wanted(wanted, count);
+  size_t missing = 0;
+  for (size_t w = 0; w < count; ++w) {
+    if (find_library_program(executor, device_slot, wanted[w].kernel)) continue;
+    hgr__program_t* pooled = NULL;
+    HGR_RETURN_IF_ERROR(take_pooled(executor, device_slot, wanted[w].kernel, &pooled));
+    if (!pooled) wanted[missing++] = wanted[w];
+  }
+  hgr__program_t* program = NULL;
+  return missing ? add_composed(executor, device_slot, wanted, missing, &program) : HGR_OK;
 }
 
 /* ---- logging: lines collected per worker, emitted by the calling thread ----------- */
@@ -261,6 +409,26 @@ static hgr_status_t build_failure(hgr_allocator_t allocator, cl_int error, cl_pr
 }
 
 /* From a cached binary: NULL when there is none or it is unusable (noted). */
+hgr_status_t hgr__program_from_entry(const hgr__device_t* device, cl_context context, const void* entry,
+                                     size_t size, const char* key, const char* options, cl_program* out_program) {
+  *out_program = NULL;
+  const void* value = NULL;
+  size_t length = 0;
+  HGR_RETURN_IF_ERROR(hgr__store_entry_check(&blob_checker, entry, size, key, &value, &length));
+  const unsigned char* binary = value;
+  cl_int error = CL_SUCCESS, binary_status = CL_SUCCESS;
+  cl_program program = clCreateProgramWithBinary(context, 1, &device->device, &length, &binary, &binary_status, &error);
+  if (error == CL_SUCCESS && binary_status != CL_SUCCESS) error = binary_status;
+  if (error == CL_SUCCESS && program) error = clBuildProgram(program, 1, &device->device, options, NULL, NULL);
+  if (error != CL_SUCCESS || !program) {
+    if (program) clReleaseProgram(program);
+    return HGR_CL_STATUS(error, "a program binary for %s", device->info.spec);
+  }
+  *out_program = program;
+  return HGR_OK;
+}
+
+/* From a cached binary: NULL when there is none or it is unusable (noted). */
 static cl_program from_cache(worker_t* worker, cl_context context, const hgr__device_t* device, const char* key,
                              const source_t* source) {
   const char* source_name = source->origin;
@@ -270,27 +438,12 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
     note(worker, "program cache: miss for %s on %s", source_name, device->info.spec);
     return NULL;
   }
-  const void* value = NULL;
-  size_t length = 0;
-  hgr_status_t status = hgr__store_entry_check(&blob_checker, blob, size, key, &value, &length);
-  const char* why = status ? hgr_status_message(status) : NULL;
   cl_program program = NULL;
-  if (value) {
-    const unsigned char* binary = value;
-    cl_int error = CL_SUCCESS, binary_status = CL_SUCCESS;
-    program = clCreateProgramWithBinary(context, 1, &device->device, &length, &binary, &binary_status, &error);
-    if (error == CL_SUCCESS && binary_status == CL_SUCCESS && program)
-      error = clBuildProgram(program, 1, &device->device, source->options, NULL, NULL);
-    if (error != CL_SUCCESS || binary_status != CL_SUCCESS || !program) {
-      why = error != CL_SUCCESS ? hgr_opencl_error_name(error) : hgr_opencl_error_name(binary_status);
-      if (program) clReleaseProgram(program);
-      program = NULL;
-    }
-  }
-  if (!program) {
+  hgr_status_t status = hgr__program_from_entry(device, context, blob, size, key, source->options, &program);
+  if (status) {
     worker->rejected++;
     note(worker, "program cache: entry for %s on %s rejected (%s); rebuilding from source", source_name,
-         device->info.spec, why);
+         device->info.spec, hgr_status_message(status));
   } else {
     note(worker, "program cache: hit for %s on %s", source_name, device->info.spec);
   }
@@ -299,7 +452,7 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
   return program;
 }
 
-static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
+static hgr_status_t build_program(worker_t* worker, hgr__program_t* slot) {
   hgr_executor_t* executor = worker->executor;
   size_t device_index = executor->device_keys.devices[slot->device_slot].device_index;
   const hgr__device_t* device = &executor->instance->devices[device_index];
@@ -328,7 +481,8 @@ static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
     }
     if (cache_enabled(executor) && (slot->program = from_cache(worker, context, device, slot->key, &source))) {
       worker->from_cache++;
-      hgr__program_pool_keep(pool, executor->instance, device_index, slot->key, slot->program);
+      hgr__program_pool_keep(pool, executor->instance, device_index, slot->key, slot->kernels, source.options,
+                             slot->program);
       return HGR_OK;
     }
     program = clCreateProgramWithSource(context, 1, &source.text, &source.length, &error);
@@ -347,11 +501,21 @@ static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
   slot->program = program;
   if (slot->from_source) {
     worker->from_source++;
-    hgr__program_pool_keep(executor->programs.pool, executor->instance, device_index, slot->key, program);
+    hgr__program_pool_keep(executor->programs.pool, executor->instance, device_index, slot->key, slot->kernels,
+                           source.options, program);
   } else {
     worker->binaries++;
   }
   return HGR_OK;
+}
+
+/* Builds slot's program; the library's text and options go once used. */
+static hgr_status_t build_one(worker_t* worker, hgr__program_t* slot) {
+  hgr_status_t status = build_program(worker, slot);
+  hgr__free(worker->executor->allocator, slot->text);
+  hgr__free(worker->executor->allocator, slot->options);
+  slot->text = slot->options = NULL;
+  return status;
 }
 
 /* One build at a time per platform, process-wide: ThreadSanitizer shows PoCL 3.1's
@@ -401,19 +565,13 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
     goto cleanup;
   }
-  /* What the planned launches use: (device, source) pairs, each once. */
-  for (uint32_t s = 0; s < executor->step_count && !status; ++s) {
-    const hgr__step_t* step = &executor->steps[s];
-    if (step->kind != HGR__STEP_KERNEL) continue;
-    size_t slot =
-        (size_t)(hgr__device_keys_device(&executor->device_keys, step->device_index) - executor->device_keys.devices);
-    for (uint32_t k = 0; k < step->plan.launch_count; ++k) {
-      const hgr__launch_plan_t* launch = &step->plan.launches[k];
-      const char* name = launch->source ? launch->source : step->plan.op->source;
-      if (!find_program(executor, slot, name) && !add_program(executor, slot, name, launch->generated))
-        status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    }
-  }
+  /* What the planned launches use, per device. */
+  size_t launches = 0;
+  for (uint32_t s = 0; s < executor->step_count; ++s) launches += executor->steps[s].plan.launch_count;
+  wanted_t* wanted = hgr__calloc(executor->allocator, launches + 1, sizeof(*wanted));
+  if (!wanted) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t d = 0; d < devices && !status; ++d) status = collect_device(executor, d, wanted);
+  hgr__free(executor->allocator, wanted);
   for (size_t d = 0; d < devices && !status; ++d) {
     worker_t* worker = &workers[d];
     worker->executor = executor;
@@ -467,12 +625,22 @@ cleanup:
   return status;
 }
 
-hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const char* source_name,
-                              cl_program* out_program) {
+hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const hgr__op_t* op,
+                              const hgr__launch_plan_t* plan, cl_program* out_program) {
   *out_program = NULL;
-  hgr__program_t* slot = find_program(executor, device_slot, source_name);
-  if (!slot && !(slot = add_program(executor, device_slot, source_name, NULL)))
-    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  const char* name = plan->source ? plan->source : op->source;
+  const hgr__kernel_source_t* source = plan->generated ? NULL : embedded(name);
+  hgr__program_t* slot = NULL;
+  if (plan->generated || source) { /* hgr's kernel */
+    if (!(slot = find_library_program(executor, device_slot, plan->kernel))) {
+      wanted_t wanted = {plan->kernel, source, plan->generated};
+      HGR_RETURN_IF_ERROR(take_pooled(executor, device_slot, plan->kernel, &slot));
+      if (!slot) HGR_RETURN_IF_ERROR(add_composed(executor, device_slot, &wanted, 1, &slot));
+    }
+  } else if (!(slot = find_user_program(executor, device_slot, name))) {
+    if (!(slot = add_program(executor, device_slot))) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    slot->source = name;
+  }
   if (!slot->program) { /* not among the planned ones (a re-plan): build it now */
     worker_t worker = {.executor = executor, .device_slot = device_slot};
     pthread_mutex_t* lock =
@@ -494,43 +662,56 @@ hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, cons
 
 /* ---- storing ----------------------------------------------------------------------- */
 
+hgr_status_t hgr__program_entry(hgr_allocator_t allocator, cl_program program, const char* key,
+                                unsigned char** out_entry, size_t* out_size) {
+  *out_entry = NULL;
+  *out_size = 0;
+  size_t length = 0;
+  cl_int error = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(length), &length, NULL);
+  if (error != CL_SUCCESS) return HGR_CL_STATUS(error, "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)");
+  if (!length) return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "the driver gives no binary (size 0)");
+  size_t size = hgr__store_entry_size(key, length);
+  unsigned char* entry = size ? hgr__alloc(allocator, size) : NULL;
+  if (!entry) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a program binary");
+  /* the driver writes the binary in place, behind the entry's header */
+  unsigned char* binary = entry + HGR__STORE_ENTRY_HEADER + strlen(key);
+  error = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(binary), &binary, NULL);
+  if (error != CL_SUCCESS) {
+    hgr__free(allocator, entry);
+    return HGR_CL_STATUS(error, "clGetProgramInfo(CL_PROGRAM_BINARIES)");
+  }
+  hgr__store_entry_seal(entry, key, length);
+  *out_entry = entry;
+  *out_size = size;
+  return HGR_OK;
+}
+
 static void store_one(hgr_executor_t* executor, size_t device_slot, hgr__program_t* slot) {
   const hgr__device_t* device = &executor->instance->devices[executor->device_keys.devices[device_slot].device_index];
-  size_t length = 0;
   worker_t worker = {.executor = executor, .device_slot = device_slot};
   unsigned char* blob = NULL;
-  cl_int error = clGetProgramInfo(slot->program, CL_PROGRAM_BINARY_SIZES, sizeof(length), &length, NULL);
-  size_t size = error == CL_SUCCESS ? hgr__store_entry_size(slot->key, length) : 0;
-  if (length && size) blob = hgr__alloc(executor->allocator, size);
-  if (blob) {
-    /* the driver writes the binary in place, behind the entry's header */
-    unsigned char* binary = blob + HGR__STORE_ENTRY_HEADER + strlen(slot->key);
-    error = clGetProgramInfo(slot->program, CL_PROGRAM_BINARIES, sizeof(binary), &binary, NULL);
-    if (error == CL_SUCCESS) {
-      hgr__store_entry_seal(blob, slot->key, length);
-      if (executor->programs.cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
-        executor->programs.cache.store(executor->programs.cache.user, slot->key, blob, size);
-        executor->programs.stats.stored++;
-      } else {
-        hgr__store_t store;
-        char name[HGR__STORE_NAME_MAX];
-        hgr__store_key_name(ENTRY_PREFIX, slot->key, ENTRY_SUFFIX, name);
-        hgr_status_t status = open_store(executor, &store);
-        if (!status) status = hgr__store_write(&store, name, blob, size, NULL, 0);
-        if (status) note(&worker, "program cache: not stored: %s", hgr_status_message(status));
-        else {
-          executor->programs.stats.stored++;
-          note(&worker, "program cache: stored %zu bytes for %s in %s/%s", size, device->info.spec, store.directory,
-               name);
-        }
-        hgr_status_free(status);
-        hgr__store_close(&store);
-      }
+  size_t size = 0;
+  hgr_status_t status = hgr__program_entry(executor->allocator, slot->program, slot->key, &blob, &size);
+  if (status) {
+    note(&worker, "program cache: %s gives no binary (%s); not stored", device->info.spec, hgr_status_message(status));
+  } else if (executor->programs.cache.mode == HGR_PROGRAM_CACHE_CALLBACKS) {
+    executor->programs.cache.store(executor->programs.cache.user, slot->key, blob, size);
+    executor->programs.stats.stored++;
+  } else {
+    hgr__store_t store;
+    char name[HGR__STORE_NAME_MAX];
+    hgr__store_key_name(ENTRY_PREFIX, slot->key, ENTRY_SUFFIX, name);
+    status = open_store(executor, &store);
+    if (!status) status = hgr__store_write(&store, name, blob, size, NULL, 0);
+    if (status) note(&worker, "program cache: not stored: %s", hgr_status_message(status));
+    else {
+      executor->programs.stats.stored++;
+      note(&worker, "program cache: stored %zu bytes for %s in %s/%s", size, device->info.spec, store.directory,
+           name);
     }
+    hgr__store_close(&store);
   }
-  if (error != CL_SUCCESS || !length)
-    note(&worker, "program cache: %s gives no binary (%s); not stored", device->info.spec,
-         error != CL_SUCCESS ? hgr_opencl_error_name(error) : "size 0");
+  hgr_status_free(status);
   hgr__free(executor->allocator, blob);
   if (executor->log) emit_log(executor, &worker);
   hgr__free(executor->allocator, worker.log);
@@ -562,11 +743,7 @@ void hgr__programs_store(hgr_executor_t* executor) {
 }
 
 void hgr__programs_release(hgr__programs_t* programs) {
-  for (size_t p = 0; p < programs->count; ++p) {
-    if (programs->programs[p].program) clReleaseProgram(programs->programs[p].program);
-    hgr__free(programs->allocator, programs->programs[p].key);
-    hgr__free(programs->allocator, programs->programs[p].generated);
-  }
+  for (size_t p = 0; p < programs->count; ++p) free_program(programs->allocator, &programs->programs[p]);
   hgr__free(programs->allocator, programs->programs);
   hgr_kernel_library_release(programs->kernels);
   hgr_allocator_t allocator = programs->allocator;

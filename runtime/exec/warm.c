@@ -31,7 +31,6 @@
 
 #include "alloc.h"
 #include "executor_internal.h"
-#include "kernel_sources.h"
 
 /* One distinct launch already warmed. */
 typedef struct warm_key_t {
@@ -47,12 +46,6 @@ typedef struct warm_set_t {
   warm_key_t* keys;
   size_t count, capacity;
 } warm_set_t;
-
-static bool embedded_source(const char* name) {
-  for (size_t i = 0; i < hgr__kernel_source_count; ++i)
-    if (!strcmp(hgr__kernel_sources[i].name, name)) return true;
-  return false;
-}
 
 /* The executor's record of program, or NULL (not one of its programs). */
 static const hgr__program_t* program_record(const hgr_executor_t* executor, cl_program program) {
@@ -107,7 +100,7 @@ static hgr_status_t step_needs_warming(hgr_executor_t* executor, uint32_t s, boo
                            hgr__graph_node_label(executor->graph, step->node_id, label, sizeof(label)));
     }
     const hgr__program_t* program = program_record(executor, key.program);
-    if (!program || !(embedded_source(program->source) || program->generated)) {
+    if (!program || program->source) { /* not one of the executor's, or a user's */
       *out_skipped |= program && program->from_source; /* the user's kernels */
       continue;
     }

@@ -511,6 +511,7 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
   if (!status && !s) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   if (!status) status = make_executor(model, graph, model->onnx ? params : model->params, s, &executor);
   model->report.executor_ms = since_ms(start);
+  model->report.programs = executor ? hgr_executor_program_stats(executor) : (hgr_program_stats_t){0};
   if (status) {
     if (s) free_names(model->allocator, s->weight_names, s->weight_name_count);
     hgr__free(model->allocator, s);
