@@ -33,6 +33,7 @@ set(fuzz_device_spec_seeds "")
 set(fuzz_place_seeds "")
 set(fuzz_rank_measure_seeds "")
 set(fuzz_tune_seeds "")
+set(fuzz_bundle_seeds "")
 # Small models of ONNX's node tests (Debian's libonnx-testdata): at least one for each
 # op the loader imports (runtime/onnx/onnx_import_*.c), and If, Loop, Scan and LSTM,
 # which it does not. The structure-aware mutator (onnx_mutator.c) works from these.
@@ -73,7 +74,7 @@ endforeach()
 # tests whose inputs decide shapes (written by make_model_seeds.py).
 file(GLOB fuzz_model_seeds "${HGR_TEST_DATA_DIR}/symbolic/*.onnx")
 
-set(fuzz_targets graph op_plan params npy device_spec kernel_manifest place rank_measure tune)
+set(fuzz_targets graph op_plan params npy device_spec kernel_manifest place rank_measure tune bundle)
 if(HGR_ONNX)
   list(APPEND fuzz_targets onnx model)
 endif()

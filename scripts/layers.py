@@ -29,7 +29,7 @@ ORDER = {
     "place": ["unplace.c", "capability.c", "assign.c", "copies.c", "memory_plan.c", "verify.c", "cost_model.c",
               "schedule.c", "rank_measure.c", "place.c", "place_report.c"],
     "onnx": ["onnx_wire.c", "onnx_tensor.c", "onnx_node.c", "onnx_fold_map.c", "onnx_import_*.c", "onnx_ops.c", "onnx_options.c", "onnx_model.c", "onnx_load.c"],
-    "model": ["model.c"],
+    "model": ["model.c", "bundle.c"],
 }
 DEFINITION = re.compile(r"^(?:[A-Za-z_][\w \t\*]*?)\b(hgr_\w+)\s*\([^;{]*\)\s*\{", re.M)
 CALL = re.compile(r"\b(hgr_\w+)\s*\(")

@@ -589,6 +589,15 @@ if(TARGET hgr_cli)
            COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/check_tune_cli.sh" ${HGR_CLI} "${CMAKE_CURRENT_BINARY_DIR}/tmp")
   set_tests_properties(cli_tune_then_run_takes_the_records PROPERTIES ENVIRONMENT "${HGR_TEST_ENVIRONMENT}"
                        FIXTURES_REQUIRED testbed SKIP_RETURN_CODE 77 TIMEOUT 300 WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  if(HGR_ONNX)
+    # `hgr compile --bundle` in one process, `hgr run BUNDLE` in another with empty caches;
+    # bundles for another driver or hgr, or corrupt, refused
+    add_test(NAME cli_compile_bundle_runs_with_empty_caches
+             COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/check_bundle_cli.sh" ${HGR_CLI} "${CMAKE_CURRENT_BINARY_DIR}/tmp")
+    set_tests_properties(cli_compile_bundle_runs_with_empty_caches PROPERTIES ENVIRONMENT "${HGR_TEST_ENVIRONMENT}"
+                         FIXTURES_REQUIRED testbed SKIP_RETURN_CODE 77 TIMEOUT 300
+                         WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+  endif()
 endif()
 
 # The hgr program under mpirun (issue 19; docs/distributed.md): every rank runs the

@@ -18,6 +18,7 @@ int hgr_cli_run(int argc, char** argv);
 int hgr_cli_check(int argc, char** argv);
 int hgr_cli_place(int argc, char** argv);
 int hgr_cli_tune(int argc, char** argv);
+int hgr_cli_compile(int argc, char** argv);
 
 /* ---- placement flags, shared by run, check and place (cli_place.c) ---- */
 

@@ -33,11 +33,13 @@
   HGR_CLI_LOADER_FLAGS
 
 static const char run_usage[] =
-    "usage: hgr run GRAPH.json|MODEL.onnx [options]\n"
+    "usage: hgr run GRAPH.json|MODEL.onnx|BUNDLE [options]\n"
     "\n"
     "Runs a TVM graph-executor graph or an ONNX model on this machine's OpenCL devices\n"
     "and prints the device binding, memory per device, copies per device-pair class,\n"
-    "the outputs and the time of each run.\n"
+    "the outputs and the time of each run. A BUNDLE (`hgr compile --bundle`) runs its\n"
+    "model at the shapes of the --input arrays (every input given) with the programs\n"
+    "it holds.\n"
     "\n"
     MODEL_FLAGS
     "  --params FILE          TVM params file; params named like inputs are loaded\n"
@@ -220,7 +222,46 @@ typedef struct run_args_t {
   hgr_params_t* model_params; /* an ONNX model's weights */
   hgr_params_t* file_params;  /* --params, loaded before placement (which keeps weights on
                                  their consumer's rank) */
+  hgr_model_t* bundle;        /* GRAPH is a bundle (`hgr compile --bundle`): its model ... */
+  hgr_specialization_t* specialization; /* ... at the --input shapes, whose executor runs */
 } run_args_t;
+
+/* Whether path is a bundle: a directory with a manifest.json. */
+static bool is_bundle(const char* path) {
+  char manifest[4096];
+  struct stat st;
+  snprintf(manifest, sizeof(manifest), "%s/manifest.json", path);
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(manifest, &st) == 0;
+}
+
+/* A bundle's model at the shapes of the --input arrays: *out_executor is its
+ * specialization's (the weights loaded, the programs the bundle's). */
+static hgr_status_t open_bundle(run_args_t* args, hgr_instance_t* instance, const hgr_executor_options_t* options,
+                                hgr_executor_t** out_executor) {
+  hgr_model_options_t model_options;
+  hgr_model_options_init(&model_options);
+  model_options.executor = *options;
+  if (args->place.requested) model_options.place = &args->place.options;
+  HGR_RETURN_IF_ERROR_CLI(hgr_model_create_bundle(instance, args->graph_path, &model_options, &args->bundle));
+  size_t count = hgr_model_input_count(args->bundle);
+  hgr_model_input_t inputs[MAX_ITEMS];
+  if (count > MAX_ITEMS) return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "the bundle's model has %zu inputs", count);
+  for (size_t m = 0; m < count; ++m) {
+    hgr_model_io_t io;
+    HGR_RETURN_IF_ERROR_CLI(hgr_model_input(args->bundle, m, &io));
+    size_t i = 0;
+    while (i < args->inputs.count && strcmp(args->inputs.names[i], io.name)) ++i;
+    if (i == args->inputs.count)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu '%s' of the bundle's model is not given with --input", m,
+                        io.name);
+    const hgr_npy_array_t* array = NULL;
+    HGR_RETURN_IF_ERROR_CLI(hgr_cli_inputs_array(&args->inputs, i, &array));
+    inputs[m] = (hgr_model_input_t){array->dtype, array->ndim, array->shape, array->data, (size_t)array->bytes};
+  }
+  HGR_RETURN_IF_ERROR_CLI(hgr_model_specialize(args->bundle, inputs, count, &args->specialization));
+  *out_executor = hgr_specialization_executor(args->specialization);
+  return HGR_OK;
+}
 
 /* Splits "A=B" at the first '='; returns false if there is none or a side is empty. */
 static bool split_pair(char* text, char** out_left, char** out_right) {
@@ -447,11 +488,13 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   /* Under mpirun, a step that may fail on one rank alone is agreed on before the next
    * collective one, so that every rank stops with that rank's error. */
   HGR_RETURN_IF_ERROR_CLI(hgr_cli_instance_create(&instance_options, out_instance));
-  hgr_status_t loaded =
-      hgr_cli_model_load(args->graph_path, &args->model, &args->inputs, !args->json, out_graph, &args->model_params);
+  bool bundle = is_bundle(args->graph_path);
+  hgr_status_t loaded = bundle ? HGR_OK
+                               : hgr_cli_model_load(args->graph_path, &args->model, &args->inputs, !args->json,
+                                                    out_graph, &args->model_params);
   if (!loaded && args->params_path && !plan_only) loaded = hgr_params_load_file(args->params_path, &args->file_params);
   HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(loaded, "loading the graph"));
-  if (!plan_only) printf("graph loaded in %.1f ms\n", now_ms() - load_start);
+  if (!plan_only && !bundle) printf("graph loaded in %.1f ms\n", now_ms() - load_start);
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
   options.bindings = args->bindings;
@@ -466,17 +509,25 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   if (args->verbose) options.log = print_log;
   args->place.options.program_cache = options.program_cache;
   args->place.options.params = args->model_params ? args->model_params : args->file_params;
-  /* Under mpirun a collective step: every rank gets the placed graph. */
-  hgr_status_t status =
-      hgr_cli_place_apply(&args->place, *out_instance, options.kernels, !args->json, out_graph, out_placement);
+  hgr_status_t status = HGR_OK;
   double start = now_ms();
-  if (!status) status = hgr_cli_executor_create(*out_instance, *out_graph, &options, out_executor);
+  if (bundle) {
+    status = plan_only ? HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s is a bundle: `hgr run` it", args->graph_path)
+                       : open_bundle(args, *out_instance, &options, out_executor);
+    if (!status) *out_graph = hgr_graph_retain(hgr_executor_graph(*out_executor));
+    if (!status) printf("bundle loaded and specialized in %.1f ms\n", now_ms() - load_start);
+  } else {
+    /* Under mpirun a collective step: every rank gets the placed graph. */
+    status = hgr_cli_place_apply(&args->place, *out_instance, options.kernels, !args->json, out_graph, out_placement);
+    if (!status) status = hgr_cli_executor_create(*out_instance, *out_graph, &options, out_executor);
+  }
   hgr_kernel_library_release(options.kernels); /* the executor holds its own reference */
   if (!status && !plan_only) {
     hgr_program_stats_t stats = hgr_executor_program_stats(*out_executor);
-    printf("executor created in %.1f ms: %u programs (%u from the program cache, %u compiled%s) in %.1f ms",
-           now_ms() - start, stats.programs, stats.from_cache, stats.from_source,
-           stats.rejected ? ", rejected entries rebuilt" : "", stats.build_ms);
+    printf("executor created in %.1f ms: %u programs (%u from the program cache, %u compiled%s", now_ms() - start,
+           stats.programs, stats.from_cache, stats.from_source, stats.rejected ? ", rejected entries rebuilt" : "");
+    if (args->bundle) printf(", %u from the bundle", stats.from_pool);
+    printf(") in %.1f ms", stats.build_ms);
     if (stats.warm_launches)
       printf("; warm-up: %u steps in %.1f ms, %u programs stored in %.1f ms", stats.warm_launches, stats.warm_ms,
              stats.stored, stats.store_ms);
@@ -758,6 +809,14 @@ static hgr_status_t give_inputs(run_args_t* args, hgr_executor_t* executor, bool
       printf("  unused param '%s'\n", hgr_executor_unused_param(executor, u));
   }
   HGR_RETURN_IF_ERROR_CLI(set_inputs(args, executor, input_given));
+  for (size_t i = 0; args->bundle && i < hgr_executor_input_count(executor); ++i) { /* the model's weights */
+    hgr_tensor_info_t info;
+    size_t index;
+    hgr_status_t lookup = hgr_executor_input_info(executor, i, &info);
+    if (!lookup) lookup = hgr_model_input_index(args->bundle, info.name, &index);
+    if (lookup) input_given[i] = true;
+    hgr_status_free(lookup);
+  }
   for (size_t i = 0; i < hgr_executor_input_count(executor); ++i)
     if (!input_given[i] && hgr_executor_input_rank(executor, i) == hgr_cli_rank()) {
       hgr_tensor_info_t info;
@@ -842,7 +901,9 @@ int hgr_cli_run(int argc, char** argv) {
 cleanup:
   free(times);
   free(input_given);
-  hgr_executor_release(executor);
+  if (args.specialization) hgr_specialization_release(args.specialization); /* its executor */
+  else hgr_executor_release(executor);
+  hgr_model_release(args.bundle);
   hgr_placement_release(placement);
   hgr_params_release(params);
   hgr_params_release(args.model_params);

@@ -17,6 +17,7 @@ static const char usage[] =
     "  check     validate a graph and summarize its placement without running it\n"
     "  place     place a graph on the devices, insert copies, plan memory, write it\n"
     "  tune      measure tile candidates per layer and store the fastest for later runs\n"
+    "  compile   build a model's programs ahead of its first run; write a bundle\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `hgr <command> --help` describes a command\n"
@@ -88,6 +89,7 @@ static int run_command(int argc, char** argv) {
   if (!strcmp(command, "check")) return hgr_cli_check(argc - 1, argv + 1);
   if (!strcmp(command, "place")) return hgr_cli_place(argc - 1, argv + 1);
   if (!strcmp(command, "tune")) return hgr_cli_tune(argc - 1, argv + 1);
+  if (!strcmp(command, "compile")) return hgr_cli_compile(argc - 1, argv + 1);
   fprintf(stderr, "hgr: unknown command '%s'\n\n%s", command, usage);
   return HGR_CLI_USAGE;
 }

@@ -179,6 +179,32 @@ typedef struct hgr_model_report_t {
 } hgr_model_report_t;
 HGR_API void hgr_model_report(const hgr_model_t* model, hgr_model_report_t* out_report);
 
+/* ---- bundles: a model with its programs, compiled ahead of time ----
+ *
+ * A bundle is a directory: manifest.json, the ONNX model file, and the programs of
+ * hgr's kernels that the model's specializations built, as binaries for the
+ * devices they were built for (program-<n>.bin: program cache entries, base/store.h,
+ * each checked against its key and checksum on loading). `hgr compile` makes one.
+ *
+ * hgr_model_write_bundle: writes model (an ONNX model, made from the file at
+ * model_path, which is copied; external data is not) and the programs its
+ * specializations built so far into directory (made if missing; files of the same
+ * names are replaced). Specialize the model first at the shapes the bundle is for.
+ * On PoCL, taking a program's binary compiles each of its kernels for a generic
+ * work-group size.
+ *
+ * hgr_model_create_bundle: the model of a bundle, its programs loaded into the
+ * model's program pool so that specializations take their kernels from there (on
+ * the devices the bundle was made for, at its shapes, nothing is compiled from
+ * source; the driver may still specialize a kernel at its first launch, as PoCL
+ * does per work-group size). Refused with FAILED_PRECONDITION, naming both sides:
+ * a bundle of another hgr version or kernel library, or one made for a device this
+ * instance lacks (platform, device, device version and driver version must all be
+ * equal); a file missing, unreadable or corrupt is named with why. */
+HGR_API hgr_status_t hgr_model_write_bundle(hgr_model_t* model, const char* model_path, const char* directory);
+HGR_API hgr_status_t hgr_model_create_bundle(hgr_instance_t* instance, const char* directory,
+                                            const hgr_model_options_t* options, hgr_model_t** out_model);
+
 #ifdef __cplusplus
 }
 #endif

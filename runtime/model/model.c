@@ -15,6 +15,7 @@
 #include "hgr/config.h"
 #include "hgr/passes.h"
 #include "internal.h"
+#include "model_internal.h"
 #include "shape.h"
 #include "text.h"
 #if HGR_HAS_ONNX
@@ -809,6 +810,10 @@ hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph
   *out_model = model;
   return HGR_OK;
 }
+
+hgr_program_pool_t* hgr__model_programs(const hgr_model_t* model) { return model->programs; }
+hgr_instance_t* hgr__model_instance(const hgr_model_t* model) { return model->instance; }
+hgr_allocator_t hgr__model_allocator(const hgr_model_t* model) { return model->allocator; }
 
 void hgr_model_report(const hgr_model_t* model, hgr_model_report_t* out_report) {
   if (!out_report) return;
