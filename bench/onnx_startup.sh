@@ -212,7 +212,8 @@ same. Warm-up \`off\`: the first run compiles each kernel's work-group function
 (PoCL, at its first launch); \`auto\`: creation launches each distinct kernel once,
 so the first run does not. On PoCL hgr stores no binaries: the programs are left to
 PoCL's own kernel cache, which a warm process builds them from (taking a binary
-would compile every kernel of each program, used or not: README, "Program cache").
+would compile each kernel again for a generic work-group size: README, "Program
+cache").
 hgr's load includes discovering every OpenCL platform the ICD loader lists.
 Machine: $cpu, $(nproc) vCPUs, shared with other work: measured $started, load
 average $before at the start and $(loadavg) at the end.

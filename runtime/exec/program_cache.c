@@ -27,13 +27,12 @@
  * the graph uses from the programs compiled here, else after the first run.
  *
  * Not in files mode on a driver that keeps what it compiles on disk itself and
- * compiles every kernel of a program to hand out its binary: PoCL with its kernel
- * cache on. There a stored binary saves what PoCL's cache already saves, and taking
- * it costs a compilation of every kernel of the program, used or not (25 s of a
- * 28.9 s first run of tests/data/symbolic/cnn.onnx, 6 kernels of 4 programs, which
- * takes 3.7 s without it; bench/notes.md), unless the options ask for it
- * (store_always). A binary stored before, or given through callbacks, is still
- * loaded. */
+ * compiles every kernel of a program again to hand out its binary: PoCL with its
+ * kernel cache on. There a stored binary saves what PoCL's cache already saves, and
+ * taking it costs a generic compilation of each kernel on top of the ones its
+ * launches made (1.4 s of a 4.7 s first run of tests/data/symbolic/cnn.onnx;
+ * bench/notes.md), unless the options ask for it (store_always). A binary stored
+ * before, or given through callbacks, is still loaded. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
