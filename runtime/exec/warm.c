@@ -6,10 +6,11 @@
  * per local size (and per whether the global offset is zero and the grid is small),
  * and llvmpipe (rusticl) compiles each kernel at its first launch too: a cold first
  * run of a CNN spends seconds there. A launch is "distinct" by kernel function,
- * program, work dimension and local size (the global size where the driver picks
- * the local size from it), which is what PoCL specialises on (it also tells small
- * grids from large ones; a launch of an already warmed kernel and local size over a
- * much larger grid may still compile at the first run); the step that first
+ * program, work dimension, local size (the global size where the driver picks the
+ * local size from it) and whether its grid is large (a dimension of 65535 work-items
+ * or more), which is what PoCL specialises on (its grid_width_specialization_limit
+ * is USHRT_MAX: the first run of examples/large.json took 301 ms against a median of
+ * 65 ms while a kernel's small and large grids were one key); the step that first
  * has such a launch is enqueued as a run would enqueue it (its real arguments, its
  * real geometry, ordered by storage like a run), so the compiled code is exactly
  * what the run will use. Its results land in the executor's own storages, which
@@ -32,6 +33,10 @@
 #include "alloc.h"
 #include "executor_internal.h"
 
+/* PoCL compiles a work-group function for grids whose every dimension is narrower
+ * than this (its devices' grid_width_specialization_limit), another for the rest. */
+#define LARGE_GRID 65535
+
 /* One distinct launch already warmed. */
 typedef struct warm_key_t {
   cl_program program;
@@ -39,6 +44,7 @@ typedef struct warm_key_t {
   cl_uint work_dim;
   bool use_local;
   size_t extent[3]; /* local size, or global size where the driver picks the local */
+  bool large_grid;  /* a dimension of LARGE_GRID work-items or more */
 } warm_key_t;
 
 typedef struct warm_set_t {
@@ -56,6 +62,7 @@ static const hgr__program_t* program_record(const hgr_executor_t* executor, cl_p
 
 static bool same_key(const warm_key_t* a, const warm_key_t* b) {
   if (a->program != b->program || a->work_dim != b->work_dim || a->use_local != b->use_local ||
+      a->large_grid != b->large_grid ||
       strcmp(a->function, b->function))
     return false;
   for (cl_uint d = 0; d < a->work_dim && d < 3; ++d)
@@ -109,6 +116,7 @@ static hgr_status_t step_needs_warming(hgr_executor_t* executor, uint32_t s, boo
     key.use_local = launch->launch.use_local;
     for (cl_uint d = 0; d < key.work_dim && d < 3; ++d)
       key.extent[d] = key.use_local ? launch->launch.local[d] : launch->launch.global[d];
+    for (cl_uint d = 0; d < key.work_dim && d < 3; ++d) key.large_grid |= launch->launch.global[d] >= LARGE_GRID;
     bool fresh = false;
     HGR_RETURN_IF_ERROR(note_launch(set, &key, &fresh));
     *out_warm |= fresh;
