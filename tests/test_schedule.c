@@ -218,7 +218,7 @@ static void small_nodes_stay_off_a_device_with_a_large_launch_cost(void** state)
       if (a != b) set_copy(&f, a, b, a < 2 && b < 2 ? 0.005 : 0.030, 1e-7);
   uint32_t best_slot = 0;
   double best_ms = 0.0;
-  ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, &best_slot, &best_ms));
+  ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, &best_slot, &best_ms, NULL));
   assert_int_equal(nodes_on(&f, 2), 0);
   assert_int_equal(best_slot, 0);
   assert_double_equal(best_ms, 120 * 0.010, 1e-9);
@@ -255,7 +255,7 @@ static void heavy_independent_branches_use_both_equal_devices(void** state) {
   set_copy(&f, 1, 0, 0.01, 1e-7);
   uint32_t best_slot = 0;
   double best_ms = 0.0;
-  ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, &best_slot, &best_ms));
+  ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, &best_slot, &best_ms, NULL));
   assert_true(nodes_on(&f, 0) > 0);
   assert_true(nodes_on(&f, 1) > 0);
   double ms = hgr__schedule_predict(&f.problem, &f.model, f.slots, NULL, NULL);
@@ -287,7 +287,7 @@ static void auto_splits_only_for_a_clear_gain(void** state) {
     }
     set_copy(&f, 0, 1, 0.01, 0.0);
     set_copy(&f, 1, 0, 0.01, 0.0);
-    ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, NULL, NULL));
+    ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, NULL, NULL, NULL));
     assert_int_equal(nodes_on(&f, 1), heavy_b ? 1 : 0);
     fixture_free(&f);
   }
@@ -315,7 +315,7 @@ static void devices_sharing_a_processor_do_not_overlap(void** state) {
   f.slots[sum] = 0;
   assert_double_equal(hgr__schedule_predict(&f.problem, &f.model, f.slots, NULL, NULL), 30.0, 1e-9);
   f.slots[left] = f.slots[right] = f.slots[sum] = HGR__NO_DEVICE;
-  ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, NULL, NULL));
+  ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, NULL, NULL, NULL));
   assert_int_equal(nodes_on(&f, 1), 0);
   /* on two timelines the branches overlap */
   f.model.timeline = NULL;
@@ -388,7 +388,7 @@ static void check_auto_on_random_dags(bool fixed_rules) {
     memcpy(fixed, f.slots, nodes * sizeof(uint32_t));
     uint32_t best_slot = 0;
     double best_ms = 0.0;
-    ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, &best_slot, &best_ms));
+    ASSERT_OK(hgr__schedule_auto(&f.problem, &f.model, f.slots, &best_slot, &best_ms, NULL));
     double ms = hgr__schedule_predict(&f.problem, &f.model, f.slots, NULL, NULL);
     assert_true(isfinite(ms));
     double least_single = INFINITY;
@@ -443,7 +443,7 @@ static void auto_names_a_node_no_device_can_run(void** state) {
   fixture_init(&f, graph, 2);
   cannot_run(&f, a, 0);
   cannot_run(&f, a, 1);
-  ASSERT_STATUS(hgr__schedule_auto(&f.problem, &f.model, f.slots, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT,
+  ASSERT_STATUS(hgr__schedule_auto(&f.problem, &f.model, f.slots, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT,
                 "node 1 'n1'", "none of the 2 listed devices");
   fixture_free(&f);
 }

@@ -20,6 +20,7 @@ struct hgr_placement_s {
   char** device_specs;              /* per devices[] */
   uint32_t copies[HGR_PAIR_CLASS_COUNT];
   double predicted_ms, best_single_ms;
+  double best_split_ms; /* AUTO: the fastest split over several devices it found; < 0: none */
   size_t best_single_device;
   int best_single_rank;
   hgr_place_rule_t rules[HGR_PLACE_MAX_RULES];
@@ -362,8 +363,10 @@ static hgr_status_t run_policy(place_run_t* run, const hgr_place_options_t* opti
   run->have_model = true;
   if (options->policy == HGR_PLACE_AUTO) {
     uint32_t best_slot = HGR__NO_DEVICE;
-    double best_ms = INFINITY;
-    HGR_RETURN_IF_ERROR(hgr__schedule_auto(&run->problem, &run->model, run->policy_slot, &best_slot, &best_ms));
+    double best_ms = INFINITY, split_ms = INFINITY;
+    HGR_RETURN_IF_ERROR(
+        hgr__schedule_auto(&run->problem, &run->model, run->policy_slot, &best_slot, &best_ms, &split_ms));
+    if (split_ms < INFINITY) placement->best_split_ms = split_ms;
     if (best_slot != HGR__NO_DEVICE) {
       placement->best_single_device = run->devices[best_slot];
       placement->best_single_rank = run->record_ranks[best_slot];
@@ -502,6 +505,7 @@ hgr_status_t hgr_place(hgr_instance_t* instance, hgr_graph_t* graph, const hgr_p
   placement->allocator = allocator;
   placement->predicted_ms = -1.0;
   placement->best_single_ms = -1.0;
+  placement->best_split_ms = -1.0;
   placement->best_single_device = SIZE_MAX;
   placement->best_single_rank = -1;
   placement->policy = options->policy;
@@ -614,6 +618,7 @@ const char* hgr__placement_device_spec(const hgr_placement_t* placement, size_t 
 }
 
 int hgr__placement_best_single_rank(const hgr_placement_t* placement) { return placement->best_single_rank; }
+double hgr__placement_best_split_ms(const hgr_placement_t* placement) { return placement->best_split_ms; }
 
 uint32_t hgr__placement_copy_count(const hgr_placement_t* placement, hgr_pair_class_t pair_class) {
   return (unsigned)pair_class < HGR_PAIR_CLASS_COUNT ? placement->copies[pair_class] : 0;

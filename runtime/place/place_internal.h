@@ -189,13 +189,22 @@ static inline double hgr__cost_copy_ms(const hgr__cost_model_t* model, size_t fr
 double hgr__schedule_predict(const hgr__place_problem_t* problem, const hgr__cost_model_t* model,
                              const uint32_t* node_slot, double* out_device_busy_ms, double* out_node_ms);
 
+/* AUTO keeps the best single device unless a split is predicted faster by more than
+ * this fraction: a split adds copies and cross-device waits, which the model
+ * predicts less well than one device's queue (on the test bed, two PoCL devices
+ * also share one CPU). */
+#define HGR__PLACE_SPLIT_MARGIN 0.05
+
 /* AUTO: node_slot holds the rules' choices (HGR__NO_DEVICE elsewhere, inputs
  * included); fills the rest by earliest-finish-time list scheduling over devices
  * that can run each node, then compares with every single device that can run all
  * unfixed nodes and keeps the best. *out_best_single_slot / _ms: the best
- * single-device placement (HGR__NO_DEVICE / INFINITY when none). */
+ * single-device placement (HGR__NO_DEVICE / INFINITY when none); *out_best_split_ms:
+ * the fastest placement over several devices it found, kept or not (INFINITY when
+ * none). */
 hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__cost_model_t* model,
-                                uint32_t* node_slot, uint32_t* out_best_single_slot, double* out_best_single_ms);
+                                uint32_t* node_slot, uint32_t* out_best_single_slot, double* out_best_single_ms,
+                                double* out_best_split_ms);
 
 /* STAGES: splits the op nodes, in graph order, into `stages` contiguous stages of
  * balanced predicted cost on slots 0 to stages - 1 (nodes fixed by rules stay;
@@ -318,6 +327,8 @@ hgr_status_t hgr__place_verify(const hgr_graph_t* placed, const hgr_kernel_libra
  * (NULL past the end); the policy as --place spells it ("stages:2"). */
 const char* hgr__placement_device_spec(const hgr_placement_t* placement, size_t device_index, int rank);
 int hgr__placement_best_single_rank(const hgr_placement_t* placement);
+/* AUTO: the fastest split over several devices it found, kept or not (< 0: none). */
+double hgr__placement_best_split_ms(const hgr_placement_t* placement);
 uint32_t hgr__placement_copy_count(const hgr_placement_t* placement, hgr_pair_class_t pair_class);
 const hgr_place_rule_t* hgr__placement_rule(const hgr_placement_t* placement, size_t rule_index);
 const char* hgr__placement_policy(const hgr_placement_t* placement, char* buffer, size_t capacity);

@@ -138,6 +138,23 @@ hgr_status_t hgr_placement_write_summary(const hgr_placement_t* placement, FILE*
     fprintf(out, " (best single device %s: %.3f ms)",
             hgr__placement_device_spec(placement, single_device, hgr__placement_best_single_rank(placement)), single);
   if (predicted >= 0) fprintf(out, "\n");
+  /* AUTO kept one device: why, plainly */
+  double split = hgr__placement_best_split_ms(placement);
+  const char* single_spec = single_device == SIZE_MAX ? NULL
+                            : hgr__placement_device_spec(placement, single_device,
+                                                         hgr__placement_best_single_rank(placement));
+  if (predicted >= 0 && single >= 0 && single_spec && predicted <= single && hgr_placement_device_count(placement) > 0) {
+    if (split >= 0)
+      fprintf(out,
+              "  one device: the fastest split over several devices that auto found predicts %.3f ms, not %.0f %% "
+              "under %s's %.3f ms alone (a split must win by that much to pay for its copies and waits)\n",
+              split, 100.0 * HGR__PLACE_SPLIT_MARGIN, single_spec, single);
+    else
+      fprintf(out,
+              "  one device: every node is predicted to finish earliest on %s, counting the copies another device "
+              "would need, so auto split nothing\n",
+              single_spec);
+  }
   size_t fallbacks = 0;
   for (uint32_t n = 0; n < hgr_graph_node_count(graph); ++n) {
     hgr_node_placement_t node;

@@ -19,12 +19,6 @@
 #include "alloc.h"
 #include "place_internal.h"
 
-/* AUTO keeps the best single device unless a split is predicted faster by more than
- * this fraction: a split adds copies and cross-device waits, which the model
- * predicts less well than one device's queue (on the test bed, two PoCL devices
- * also share one CPU). */
-#define SPLIT_MARGIN 0.05
-
 /* ---- the simulation ----------------------------------------------------------------- */
 
 /* What one simulation needs besides the assignment; allocated once, reused. */
@@ -289,9 +283,11 @@ static void list_schedule(sim_t* sim, const uint32_t* order, uint32_t count, con
 }
 
 hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__cost_model_t* model,
-                                uint32_t* node_slot, uint32_t* out_best_single_slot, double* out_best_single_ms) {
+                                uint32_t* node_slot, uint32_t* out_best_single_slot, double* out_best_single_ms,
+                                double* out_best_split_ms) {
   if (out_best_single_slot) *out_best_single_slot = HGR__NO_DEVICE;
   if (out_best_single_ms) *out_best_single_ms = INFINITY;
+  if (out_best_split_ms) *out_best_split_ms = INFINITY;
   const hgr_graph_t* graph = problem->graph;
   uint32_t nodes = graph->node_count;
   if (!problem->device_count)
@@ -324,7 +320,7 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
 
   /* Candidates: each single device (no copies), then HEFT's order and graph order
    * (the executor's own), kept only when faster than the best single device by
-   * SPLIT_MARGIN. */
+   * HGR__PLACE_SPLIT_MARGIN. */
   double best_ms = INFINITY;
   for (size_t s = 0; s < problem->device_count; ++s) {
     bool all = true;
@@ -361,7 +357,11 @@ hgr_status_t hgr__schedule_auto(const hgr__place_problem_t* problem, const hgr__
       for (uint32_t i = 0; i < op_count; ++i) order[i] = ranked[i].node;
     list_schedule(&sim, order, count, fixed, candidate);
     double ms = sim_run(&sim, candidate);
-    if (ms < best_ms && ms < (1.0 - SPLIT_MARGIN) * single_ms) {
+    bool split = false;
+    for (uint32_t n = 0; n < nodes && !split; ++n)
+      split = graph->nodes[n].is_op && candidate[n] != candidate[order[0]];
+    if (split && out_best_split_ms && ms < *out_best_split_ms) *out_best_split_ms = ms;
+    if (ms < best_ms && ms < (1.0 - HGR__PLACE_SPLIT_MARGIN) * single_ms) {
       best_ms = ms;
       memcpy(best, candidate, nodes * sizeof(uint32_t));
     }
