@@ -5,9 +5,9 @@ The nine architectures ship in the `onnx` wheel (onnx/backend/test/data/light/) 
 their weights as ConstantOfShape fills (every channel the same) and an expected
 output made from the input arange(n).reshape(shape) / n.
 
-  onnx_models.py prepare OUT_DIR
+  onnx_models.py prepare OUT_DIR [NAME...]
       Needs onnx, onnxruntime and numpy (BUILD/onnx-venv, made by scripts/setup.sh).
-      For each model writes OUT_DIR/NAME/:
+      For each model (the NAMEs given, else all nine) writes OUT_DIR/NAME/:
         model.onnx       a link to the wheel's model
         input.npy        the arange input, expected.npy its expected output
         random.onnx      the model with every ConstantOfShape weight replaced by a
@@ -19,7 +19,7 @@ output made from the input arange(n).reshape(shape) / n.
                          model with info.txt is complete: a second prepare skips it
       A missing interpreter is reported by `prepare-or-skip`, below.
 
-  onnx_models.py prepare-or-skip PYTHON OUT_DIR
+  onnx_models.py prepare-or-skip PYTHON OUT_DIR [NAME...]
       Runs `prepare` under PYTHON (the venv's interpreter); exits 77 (skipped) naming
       what is missing when PYTHON does not exist or lacks the packages.
 
@@ -277,18 +277,25 @@ def prepare_one(out_dir, name, input_name, rtol, stamp):
     return True
 
 
-def prepare(out_dir):
+def prepare(out_dir, names=()):
+    unknown = [n for n in names if n not in [m[0] for m in MODELS]]
+    if unknown:
+        print(f"onnx_models.py: unknown model(s) {', '.join(unknown)}; the models: "
+              f"{', '.join(m[0] for m in MODELS)}", file=sys.stderr)
+        return 2
     with open(os.path.abspath(__file__), "rb") as f:
         script = hashlib.sha256(f.read()).hexdigest()[:16]
     stamp = f"{FORMAT} {script} {versions()}"
     os.makedirs(out_dir, exist_ok=True)
     for name, input_name, rtol in MODELS:
+        if names and name not in names:
+            continue
         made = prepare_one(out_dir, name, input_name, rtol, stamp)
         print(f"onnx_models.py: {name}: {'prepared' if made else 'already prepared'} in {out_dir}/{name}")
     return 0
 
 
-def prepare_or_skip(python, out_dir):
+def prepare_or_skip(python, out_dir, names=()):
     if not os.path.exists(python):
         print(f"onnx_models.py: skipped: no Python at {python} (the venv with onnx, onnxruntime "
               "and numpy: scripts/setup.sh makes it)")
@@ -298,7 +305,7 @@ def prepare_or_skip(python, out_dir):
         print(f"onnx_models.py: skipped: {python} cannot import onnx, onnxruntime and numpy: "
               f"{check.stderr.strip().splitlines()[-1] if check.stderr.strip() else 'no message'}")
         return 77
-    return subprocess.run([python, os.path.abspath(__file__), "prepare", out_dir]).returncode
+    return subprocess.run([python, os.path.abspath(__file__), "prepare", out_dir, *names]).returncode
 
 
 def run(out_dir, name, variant, hgr, options):
@@ -364,10 +371,10 @@ def time_ort(out_dir, name, runs, warmup=1):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "prepare":
-        return prepare(argv[2])
-    if len(argv) == 4 and argv[1] == "prepare-or-skip":
-        return prepare_or_skip(argv[2], argv[3])
+    if len(argv) >= 3 and argv[1] == "prepare":
+        return prepare(argv[2], argv[3:])
+    if len(argv) >= 4 and argv[1] == "prepare-or-skip":
+        return prepare_or_skip(argv[2], argv[3], argv[4:])
     if len(argv) >= 6 and argv[1] == "run":
         return run(argv[2], argv[3], argv[4], argv[5], argv[6:])
     if len(argv) in (5, 6) and argv[1] == "time-ort":

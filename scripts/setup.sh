@@ -17,6 +17,9 @@
 # and scikit-build-core.
 set -euo pipefail
 
+# say TEXT: a stage of this script, with the time since it started
+say() { printf 'hgr setup [%d:%02d]: %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+
 mode="${1:-}"
 shift || true
 case "$mode" in
@@ -39,7 +42,7 @@ if ((${#missing[@]})); then
     echo "  apt-get update && $line" >&2
     exit 1
   fi
-  echo "hgr setup: installing ${missing[*]}"
+  say "installing ${missing[*]}"
   apt_install "hgr setup" "${missing[@]}"
 fi
 
@@ -59,7 +62,24 @@ build() { # build <dir> [cmake args...]
     echo "hgr setup: $dir/CMakeCache.txt has HGR_WERROR=$cached, wanted $werror" >&2
     exit 1
   fi
-  cmake --build "$dir" -j2 >/dev/null || cmake --build "$dir" -j1
+  say "building $dir (a few minutes the first time, seconds after)"
+  local start=$SECONDS
+  # CMake's progress as one line of percentages: its full output only on failure
+  if ! cmake --build "$dir" -j2 2>&1 | progress "$dir/build.log"; then
+    echo
+    say "the build failed; building again with -j1 to show the first error:"
+    cmake --build "$dir" -j1
+  fi
+  say "built $dir in $((SECONDS - start)) s"
+}
+
+# progress LOG: keeps stdin in LOG and prints "10% 20% ..." as CMake's [NN%] lines pass
+# each tenth; the exit status is cmake's (pipefail).
+progress() {
+  awk -v log_file="$1" '{ print > log_file }
+    /^\[ *[0-9]+%\]/ { p = substr($0, 2, index($0, "%") - 2) + 0
+                        if (p >= next_p) { printf "%d%% ", p; fflush(); next_p = p - p % 10 + 10 } }
+    END { printf "\n" }'
 }
 
 # The test bed (testbed_env <build dir>)
@@ -76,7 +96,7 @@ onnx_venv() { # onnx_venv <build dir>
   if [[ -f "$venv/pins" && "$(cat "$venv/pins")" == "$want" ]]; then
     return 0
   fi
-  echo "hgr setup: making $venv (${onnx_pins[*]})"
+  say "making $venv (${onnx_pins[*]}; a minute or two)"
   rm -rf "$venv"
   mkdir -p "$1"
   # No network is no reason to stop the build: the model tests then say skipped.
@@ -140,13 +160,13 @@ if [[ "$mode" == demo ]]; then
   echo
   echo "== hgr run squeezenet.onnx placed by hgr over $devices (auto, 3 runs)"
   models="$build_dir/tests/onnx-models"
-  echo "(preparing the models in $models: about a minute the first time)"
-  python3 scripts/onnx_models.py prepare-or-skip "$build_dir/onnx-venv/bin/python" "$models" >/dev/null || true
+  say "preparing squeezenet in $models (its input and expected output; seconds, once)"
+  python3 scripts/onnx_models.py prepare-or-skip "$build_dir/onnx-venv/bin/python" "$models" squeezenet || true
   exec python3 scripts/onnx_models.py run "$models" squeezenet zoo "$hgr" \
     --devices "$devices" --place auto --repeat 3 --profile
 fi
 
-echo "hgr setup: tests ($build_dir)"
+say "tests ($build_dir): about 10 minutes on 2 cores; CTest prints each test as it ends"
 ctest --test-dir "$build_dir" --output-on-failure -j2
 
 # The Python package (python/): its own venv with the ONNX pins plus pytest and
@@ -162,7 +182,7 @@ python_venv() { # python_venv <build dir>; fails when the venv cannot be made
   if [[ -f "$venv/pins" && "$(cat "$venv/pins")" == "$want" ]]; then
     return 0
   fi
-  echo "hgr setup: making $venv (${python_pins[*]})"
+  say "making $venv (${python_pins[*]}; a minute or two)"
   rm -rf "$venv"
   if python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "${python_pins[@]}"; then
     echo "$want" >"$venv/pins"
@@ -172,7 +192,7 @@ python_venv() { # python_venv <build dir>; fails when the venv cannot be made
   fi
 }
 if python_venv "$build_dir"; then
-  echo "hgr setup: the Python package: pip install ./python, then pytest python/tests"
+  say "the Python package: pip install ./python (a minute or two), then pytest python/tests (about 10 minutes)"
   "$build_dir/python-venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation \
     -Cbuild-dir="$PWD/$build_dir/python-build" -Ccmake.define.HGR_WERROR="$werror" ./python
   (testbed_env "$build_dir" && export HGR_CACHE_DIR="${HGR_CACHE_DIR:-$PWD/$build_dir/python-cache}" &&
@@ -185,7 +205,7 @@ if [[ "${HGR_SKIP_SANITIZE:-0}" != 1 ]]; then
   # The model tests use the normal build's venv (one venv, made above).
   build "$asan_dir" -DHGR_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug \
     -DHGR_ONNX_PYTHON="$(cd "$build_dir" && pwd)/onnx-venv/bin/python"
-  echo "hgr setup: tests under AddressSanitizer and UndefinedBehaviorSanitizer ($asan_dir)"
+  say "tests under AddressSanitizer and UndefinedBehaviorSanitizer ($asan_dir): about 20 minutes"
   ctest --test-dir "$asan_dir" --output-on-failure -j2
 fi
 
@@ -194,5 +214,6 @@ fi
 # emulation); HGR_CROSS=all adds armhf (32-bit) and s390x (big-endian);
 # HGR_SKIP_CROSS=1 leaves them out.
 if [[ "${HGR_SKIP_CROSS:-0}" != 1 ]]; then
+  say "cross-builds and their tests under qemu-user (scripts/cross.sh; about 10 minutes)"
   scripts/cross.sh "$([[ "${HGR_CROSS:-}" == all ]] && echo all || echo aarch64)"
 fi
