@@ -47,6 +47,12 @@ int hgr_cli_place_parse(const char* command, hgr_cli_place_args_t* place, int ar
 hgr_status_t hgr_cli_place_apply(hgr_cli_place_args_t* place, hgr_instance_t* instance, hgr_kernel_library_t* kernels,
                                  bool print_summary, hgr_graph_t** inout_graph, hgr_placement_t** out_placement);
 
+/* When argv[*i] is --device KEY=SPEC (a graph device key bound to a device),
+ * appends the binding to bindings (*count of capacity; SPEC points into argv) and
+ * consumes it like hgr_cli_place_parse (-1: another argument). */
+int hgr_cli_binding_parse(const char* command, hgr_device_binding_t* bindings, size_t* count, size_t capacity,
+                          int argc, char** argv, int* i);
+
 /* ---- sizes and counts (cli_size.c) ---- */
 
 /* Parses text, a size or count given on the command line: decimal digits and, when

@@ -50,28 +50,14 @@ static int parse_args(int argc, char** argv, compile_args_t* args) {
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
     int code = hgr_cli_place_parse("compile", &args->place, argc, argv, &i);
     if (code < 0) code = hgr_cli_inputs_parse("compile", &args->inputs, argc, argv, &i);
+    if (code < 0)
+      code = hgr_cli_binding_parse("compile", args->bindings, &args->binding_count, MAX_BINDINGS, argc, argv, &i);
     if (code < 0 && !strcmp(arg, "--input-shape")) code = hgr_cli_model_parse("compile", &args->model, argc, argv, &i);
     if (code > 0) return code;
     if (code == HGR_CLI_OK) continue;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       fputs(compile_usage, stdout);
       return HGR_CLI_OK;
-    } else if (!strcmp(arg, "--device")) {
-      char* eq = value ? strchr(argv[i + 1], '=') : NULL;
-      uint64_t key = 0;
-      hgr_status_t status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "no KEY=SPEC");
-      if (eq && eq != value && eq[1]) {
-        hgr_status_free(status);
-        *eq = 0;
-        status = hgr_cli_parse_number(argv[i + 1], false, 0, INT32_MAX, &key);
-      }
-      bool bad = status != HGR_OK;
-      hgr_status_free(status);
-      if (bad)
-        return hgr_cli_usage_error("compile", "--device takes KEY=SPEC with a non-negative integer key, e.g. 0=pocl:0");
-      if (args->binding_count == MAX_BINDINGS) return hgr_cli_usage_error("compile", "too many --device options");
-      args->bindings[args->binding_count++] = (hgr_device_binding_t){(int32_t)key, eq + 1};
-      ++i;
     } else if (!strcmp(arg, "--bundle")) {
       if (!value || !value[0]) return hgr_cli_usage_error("compile", "--bundle needs a directory");
       args->bundle = argv[++i];

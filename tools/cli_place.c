@@ -388,3 +388,24 @@ int hgr_cli_place(int argc, char** argv) {
   hgr_cli_instance_release(instance);
   return status ? hgr_cli_fail(status) : HGR_CLI_OK;
 }
+
+int hgr_cli_binding_parse(const char* command, hgr_device_binding_t* bindings, size_t* count, size_t capacity,
+                          int argc, char** argv, int* i) {
+  if (strcmp(argv[*i], "--device")) return -1;
+  char* value = *i + 1 < argc ? argv[*i + 1] : NULL;
+  char* eq = value ? strchr(value, '=') : NULL;
+  uint64_t key = 0;
+  hgr_status_t status = eq && eq != value && eq[1] ? HGR_OK : HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "no KEY=SPEC");
+  if (!status) {
+    *eq = 0;
+    status = hgr_cli_parse_number(value, false, 0, INT32_MAX, &key);
+  }
+  bool bad = status != HGR_OK;
+  hgr_status_free(status);
+  if (bad)
+    return hgr_cli_usage_error(command, "--device takes KEY=SPEC with a non-negative integer key, e.g. 4=rusticl:0");
+  if (*count == capacity) return hgr_cli_usage_error(command, "too many --device options");
+  bindings[(*count)++] = (hgr_device_binding_t){(int32_t)key, eq + 1};
+  ++*i;
+  return HGR_CLI_OK;
+}

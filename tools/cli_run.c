@@ -301,6 +301,8 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
     if (ranks_code > 0) return ranks_code;
     if (ranks_code == HGR_CLI_OK) continue;
     int input_code = running ? hgr_cli_inputs_parse(command, &args->inputs, argc, argv, &i) : -1;
+    if (input_code < 0)
+      input_code = hgr_cli_binding_parse(command, args->bindings, &args->binding_count, MAX_ITEMS, argc, argv, &i);
     if (input_code > 0) return input_code;
     if (input_code == HGR_CLI_OK) continue;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
@@ -308,12 +310,6 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
       return HGR_CLI_OK;
     } else if (!strcmp(arg, "--context-per-device")) {
       args->context_per_device = true;
-    } else if (!strcmp(arg, "--device")) {
-      uint64_t key;
-      if (!value || !split_pair(argv[++i], &left, &right) || !parse_count(left, INT32_MAX, &key))
-        return hgr_cli_usage_error(command, "--device takes KEY=SPEC with a non-negative integer key, e.g. 4=rusticl:0");
-      if (args->binding_count == MAX_ITEMS) return hgr_cli_usage_error(command, "too many --device options");
-      args->bindings[args->binding_count++] = (hgr_device_binding_t){(int32_t)key, right};
     } else if (running && !strcmp(arg, "--params")) {
       if (!value) return hgr_cli_usage_error(command, "--params needs a file");
       args->params_path = argv[++i];

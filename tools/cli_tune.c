@@ -43,15 +43,6 @@ typedef struct tune_args_t {
   hgr_cli_model_args_t model;
 } tune_args_t;
 
-static bool split_pair(char* text, char** out_left, char** out_right) {
-  char* eq = strchr(text, '=');
-  if (!eq || eq == text || !eq[1]) return false;
-  *eq = 0;
-  *out_left = text;
-  *out_right = eq + 1;
-  return true;
-}
-
 static int parse_args(int argc, char** argv, tune_args_t* args) {
   memset(args, 0, sizeof(*args));
   args->runs = 5;
@@ -59,7 +50,6 @@ static int parse_args(int argc, char** argv, tune_args_t* args) {
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
-    char *left = NULL, *right = NULL;
     int code = hgr_cli_place_parse("tune", &args->place, argc, argv, &i);
     if (code > 0) return code;
     if (code == HGR_CLI_OK) continue;
@@ -67,22 +57,12 @@ static int parse_args(int argc, char** argv, tune_args_t* args) {
     if (code > 0) return code;
     if (code == HGR_CLI_OK) continue;
     code = hgr_cli_inputs_parse("tune", &args->inputs, argc, argv, &i);
+    if (code < 0) code = hgr_cli_binding_parse("tune", args->bindings, &args->binding_count, MAX_ITEMS, argc, argv, &i);
     if (code > 0) return code;
     if (code == HGR_CLI_OK) continue;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
       fputs(tune_usage, stdout);
       return HGR_CLI_OK;
-    } else if (!strcmp(arg, "--device")) {
-      uint64_t key = 0;
-      hgr_status_t status = value && split_pair(argv[++i], &left, &right)
-                                ? hgr_cli_parse_number(left, false, 0, INT32_MAX, &key)
-                                : HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "no KEY=SPEC");
-      bool bad = status != HGR_OK;
-      hgr_status_free(status);
-      if (bad)
-        return hgr_cli_usage_error("tune", "--device takes KEY=SPEC with a non-negative integer key, e.g. 4=pocl:0");
-      if (args->binding_count == MAX_ITEMS) return hgr_cli_usage_error("tune", "too many --device options");
-      args->bindings[args->binding_count++] = (hgr_device_binding_t){(int32_t)key, right};
     } else if (!strcmp(arg, "--params")) {
       if (!value) return hgr_cli_usage_error("tune", "--params needs a file");
       args->params_path = argv[++i];
