@@ -88,7 +88,9 @@ typedef struct hgr_device_binding_t {
   const char* spec;
 } hgr_device_binding_t;
 
-/* Where compiled kernel programs are kept between processes. A program is stored
+/* Where compiled kernel programs are kept between processes. An executor builds,
+ * per device, one program of hgr's kernels holding just those its graph launches
+ * there (kernels/select.h), and one per user kernel source. A program is stored
  * once its kernels were launched (PoCL generates most of its code at the first
  * launch): at creation, after the kernel warm-up (hgr_warm_up_t), else after the
  * first run; and loaded with clCreateProgramWithBinary next time. An entry is
@@ -115,8 +117,7 @@ typedef struct hgr_program_cache_t {
   void* user;
   /* FILES: also store the binaries of a driver that keeps what it compiles itself
    * (PoCL with its kernel cache on), which are otherwise left to it: taking one
-   * compiles every kernel of the program, used or not (tens of seconds for the
-   * kernel library's larger programs). */
+   * compiles each kernel of the program again, for a generic work-group size. */
   bool store_always;
 } hgr_program_cache_t;
 
@@ -152,8 +153,9 @@ typedef enum hgr_tuning_mode_t {
 #define HGR_MAX_COMPUTE_QUEUES 16
 
 /* Programs shared between executors of one instance: an executor with a pool takes
- * each program another executor of the pool built (same device and source) instead
- * of building or loading it, and adds those it builds or loads. The pool holds them
+ * each kernel from a program another executor of the pool built on the same device
+ * (a user source's program: the same device and source) instead of building or
+ * loading it, builds only kernels none has, and adds what it builds or loads. The pool holds them
  * until it is released; it may be used by executors on several threads. The model
  * object (hgr/model.h) gives one to all its specializations. */
 typedef struct hgr_program_pool_s hgr_program_pool_t;
