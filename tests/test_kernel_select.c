@@ -41,8 +41,9 @@ static char* read_text(const char* path) {
 
 /* The names of the kernels of text built with options, ';'-separated (malloc'd). */
 static char* kernel_names(const char* name, const char* text, const char* options, size_t* out_count) {
-  char all_options[16384];
-  snprintf(all_options, sizeof(all_options), "-I%s %s", kernels_dir, options);
+  char all_options[20480];
+  int written = snprintf(all_options, sizeof(all_options), "-I%s %s", kernels_dir, options);
+  assert_true(written > 0 && (size_t)written < sizeof(all_options));
   cl_int error = CL_SUCCESS;
   cl_program program = clCreateProgramWithSource(device.context, 1, &text, NULL, &error);
   assert_int_equal(error, CL_SUCCESS);
@@ -103,7 +104,8 @@ static void each_source(void** state) {
   assert_true(source_count > 0);
   for (size_t s = 0; s < source_count; ++s) {
     char path[1024];
-    snprintf(path, sizeof(path), "%s/%s.cl", kernels_dir, sources[s]);
+    int path_length = snprintf(path, sizeof(path), "%s/%s.cl", kernels_dir, sources[s]);
+    assert_true(path_length > 0 && (size_t)path_length < sizeof(path));
     char* text = read_text(path);
 
     size_t whole_count = 0;

@@ -230,8 +230,9 @@ typedef struct run_args_t {
 static bool is_bundle(const char* path) {
   char manifest[4096];
   struct stat st;
-  snprintf(manifest, sizeof(manifest), "%s/manifest.json", path);
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(manifest, &st) == 0;
+  int written = snprintf(manifest, sizeof(manifest), "%s/manifest.json", path);
+  return written > 0 && (size_t)written < sizeof(manifest) && stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+         stat(manifest, &st) == 0;
 }
 
 /* A bundle's model at the shapes of the --input arrays: *out_executor is its
