@@ -162,8 +162,24 @@ if [[ "$mode" == demo ]]; then
   models="$build_dir/tests/onnx-models"
   say "preparing squeezenet in $models (its input and expected output; seconds, once)"
   python3 scripts/onnx_models.py prepare-or-skip "$build_dir/onnx-venv/bin/python" "$models" squeezenet || true
-  exec python3 scripts/onnx_models.py run "$models" squeezenet zoo "$hgr" \
+  python3 scripts/onnx_models.py run "$models" squeezenet zoo "$hgr" \
     --devices "$devices" --place auto --repeat 3 --profile
+  # Last, a real model with real weights on a real input: PaddleOCR's PP-OCRv4 text
+  # detector and recognizer from the pinned rapidocr_onnxruntime wheel reading a
+  # photographed page (scikit-image's page.png), each checked against ONNX Runtime,
+  # and the text they read (scripts/ocr_demo.py; its wheels are downloaded once).
+  echo
+  first="${devices%%,*}"
+  echo "== text read from a page by PP-OCRv4's detector and recognizer (rapidocr_onnxruntime 1.4.4) on ${first:-the default device}"
+  if [[ ! -x "$build_dir/onnx-venv/bin/python" ]]; then
+    echo "skipped: no $build_dir/onnx-venv (it could not be made: no network?)"
+    exit 0
+  fi
+  code=0
+  "$build_dir/onnx-venv/bin/python" scripts/ocr_demo.py "$hgr" "$build_dir/demo-ocr" \
+    ${first:+--device "0=$first"} --repeat 3 || code=$?
+  [[ "$code" -eq 0 || "$code" -eq 77 ]] || exit "$code"
+  exit 0
 fi
 
 say "tests ($build_dir): about 10 minutes on 2 cores; CTest prints each test as it ends"
