@@ -208,7 +208,7 @@ python_venv() { # python_venv <build dir>; fails when the venv cannot be made
   fi
 }
 if python_venv "$build_dir"; then
-  say "the Python package: pip install ./python (a minute or two), then pytest python/tests (about 10 minutes)"
+  say "the Python package: pip install ./python (a minute or two), then pytest python/tests (a minute or two)"
   "$build_dir/python-venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation \
     -Cbuild-dir="$PWD/$build_dir/python-build" -Ccmake.define.HGR_WERROR="$werror" ./python
   (testbed_env "$build_dir" && export HGR_CACHE_DIR="${HGR_CACHE_DIR:-$PWD/$build_dir/python-cache}" &&
