@@ -182,7 +182,7 @@ if [[ "$mode" == demo ]]; then
   exit 0
 fi
 
-say "tests ($build_dir): about 10 minutes on 2 cores; CTest prints each test as it ends"
+say "tests ($build_dir): 7-13 minutes on 2 cores; CTest prints each test as it ends"
 ctest --test-dir "$build_dir" --output-on-failure -j2
 
 # The Python package (python/): its own venv with the ONNX pins plus pytest and
@@ -221,7 +221,7 @@ if [[ "${HGR_SKIP_SANITIZE:-0}" != 1 ]]; then
   # The model tests use the normal build's venv (one venv, made above).
   build "$asan_dir" -DHGR_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug \
     -DHGR_ONNX_PYTHON="$(cd "$build_dir" && pwd)/onnx-venv/bin/python"
-  say "tests under AddressSanitizer and UndefinedBehaviorSanitizer ($asan_dir): about 20 minutes"
+  say "tests under AddressSanitizer and UndefinedBehaviorSanitizer ($asan_dir): about 15 minutes"
   ctest --test-dir "$asan_dir" --output-on-failure -j2
 fi
 
@@ -230,6 +230,6 @@ fi
 # emulation); HGR_CROSS=all adds armhf (32-bit) and s390x (big-endian);
 # HGR_SKIP_CROSS=1 leaves them out.
 if [[ "${HGR_SKIP_CROSS:-0}" != 1 ]]; then
-  say "cross-builds and their tests under qemu-user (scripts/cross.sh; about 10 minutes)"
+  say "cross-builds and their tests under qemu-user (scripts/cross.sh; a minute or two)"
   scripts/cross.sh "$([[ "${HGR_CROSS:-}" == all ]] && echo all || echo aarch64)"
 fi
