@@ -151,6 +151,8 @@ cl_program hgr__program_pool_find_kernel(hgr_program_pool_t* pool, const hgr_ins
  * with, unless one is kept already. */
 void hgr__program_pool_keep(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index,
                             const char* key, const char* kernels, const char* options, cl_program program);
+/* Whether the pool holds a program of hgr's kernels for an instance device. */
+bool hgr__program_pool_has_device(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index);
 /* Calls fn for each pooled program of hgr's kernels on instance's devices (the pool
  * locked meanwhile), until fn fails. */
 typedef hgr_status_t (*hgr__pooled_program_fn_t)(void* user, size_t device_index, const char* key,

@@ -171,13 +171,15 @@ static size_t sort_wanted(wanted_t* wanted, size_t count) {
 
 /* Makes program the library's program of wanted[0..count) (sorted, each once): its
  * text (the embedded sources with any of the kernels, in the table's order, then the
- * generated kernels), the options selecting the embedded ones, its kernel list and its
+ * generated kernels), the options selecting the embedded ones (none when whole: every
+ * kernel of those sources), its kernel list (the built program's, once built) and its
  * origin. One text for them all: PoCL 3.1 spends 0.12-0.14 s on any program before its
  * kernels, 0.6 s on a process's first (bench/notes.md). false when out of memory. */
-static bool compose(hgr_allocator_t allocator, hgr__program_t* program, const wanted_t* wanted, size_t count) {
+static bool compose(hgr_allocator_t allocator, hgr__program_t* program, const wanted_t* wanted, size_t count,
+                    bool whole) {
   hgr__text_t text = {.allocator = allocator}, options = {.allocator = allocator},
               kernels = {.allocator = allocator}, origin = {.allocator = allocator};
-  hgr__text_appendf(&options, "-DHGR_SELECT");
+  hgr__text_appendf(&options, "%s", whole ? "" : "-DHGR_SELECT");
   size_t sources = 0, generated = 0;
   for (size_t i = 0; i < hgr__kernel_source_count; ++i) {
     bool used = false;
@@ -190,7 +192,7 @@ static bool compose(hgr_allocator_t allocator, hgr__program_t* program, const wa
   for (size_t w = 0; w < count; ++w) {
     hgr__text_appendf(&kernels, "%s;", wanted[w].kernel);
     if (wanted[w].source) {
-      hgr__text_appendf(&options, " -DHGR_K_%s=~,1", wanted[w].kernel);
+      if (!whole) hgr__text_appendf(&options, " -DHGR_K_%s=~,1", wanted[w].kernel);
     } else {
       hgr__text_appendf(&text, "%s\n", wanted[w].generated + strlen(wanted[w].generated) + 1);
       generated++;
@@ -198,7 +200,8 @@ static bool compose(hgr_allocator_t allocator, hgr__program_t* program, const wa
   }
   if (generated)
     hgr__text_appendf(&origin, "%s%zu generated kernel%s", sources ? " and " : "", generated, generated == 1 ? "" : "s");
-  hgr__text_appendf(&origin, " (%zu kernel%s)", count, count == 1 ? "" : "s");
+  if (whole) hgr__text_appendf(&origin, " (every kernel)");
+  else hgr__text_appendf(&origin, " (%zu kernel%s)", count, count == 1 ? "" : "s");
   program->text = hgr__text_take(&text);
   program->options = hgr__text_take(&options);
   program->kernels = hgr__text_take(&kernels);
@@ -230,11 +233,22 @@ static hgr_status_t take_pooled(hgr_executor_t* executor, size_t device_slot, co
   return HGR_OK;
 }
 
+/* Whether the library's programs on device_slot are whole sources: when the executor's
+ * pool holds programs of hgr's kernels on that device already, an earlier
+ * specialization built the kernels its shapes used, and this one needs others of the
+ * same sources (a shape that changes an op's tile or variant). Then the sources come
+ * whole, so that no later shape misses a kernel of theirs again. */
+static bool whole_sources(const hgr_executor_t* executor, size_t device_slot) {
+  return hgr__program_pool_has_device(executor->programs.pool, executor->instance,
+                                      executor->device_keys.devices[device_slot].device_index);
+}
+
 /* Adds a new program of wanted[0..count) (sorted, each once), not built yet. */
 static hgr_status_t add_composed(hgr_executor_t* executor, size_t device_slot, const wanted_t* wanted, size_t count,
                                  hgr__program_t** out_program) {
+  bool whole = whole_sources(executor, device_slot);
   hgr__program_t* program = add_program(executor, device_slot);
-  if (program && compose(executor->allocator, program, wanted, count)) {
+  if (program && compose(executor->allocator, program, wanted, count, whole)) {
     *out_program = program;
     return HGR_OK;
   }
@@ -451,6 +465,26 @@ static cl_program from_cache(worker_t* worker, cl_context context, const hgr__de
   return program;
 }
 
+/* A library program's kernel list from the built program (CL_PROGRAM_KERNEL_NAMES),
+ * since a whole source's kernels are known only once it is built; the composed list
+ * stays where the driver cannot say or memory runs out. */
+static void list_built_kernels(hgr_executor_t* executor, hgr__program_t* slot, cl_program program) {
+  size_t bytes = 0;
+  if (slot->source || clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &bytes) != CL_SUCCESS || !bytes)
+    return;
+  char* names = hgr__alloc(executor->allocator, bytes + 2);
+  if (!names) return;
+  if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, bytes, names, NULL) != CL_SUCCESS) {
+    hgr__free(executor->allocator, names);
+    return;
+  }
+  names[bytes] = 0;
+  size_t length = strlen(names);
+  if (length && names[length - 1] != ';') memcpy(names + length, ";", 2); /* each name followed by ';' */
+  hgr__free(executor->allocator, slot->kernels);
+  slot->kernels = names;
+}
+
 static hgr_status_t build_program(worker_t* worker, hgr__program_t* slot) {
   hgr_executor_t* executor = worker->executor;
   size_t device_index = executor->device_keys.devices[slot->device_slot].device_index;
@@ -480,6 +514,7 @@ static hgr_status_t build_program(worker_t* worker, hgr__program_t* slot) {
     }
     if (cache_enabled(executor) && (slot->program = from_cache(worker, context, device, slot->key, &source))) {
       worker->from_cache++;
+      list_built_kernels(executor, slot, slot->program);
       hgr__program_pool_keep(pool, executor->instance, device_index, slot->key, slot->kernels, source.options,
                              slot->program);
       return HGR_OK;
@@ -500,6 +535,7 @@ static hgr_status_t build_program(worker_t* worker, hgr__program_t* slot) {
   slot->program = program;
   if (slot->from_source) {
     worker->from_source++;
+    list_built_kernels(executor, slot, program);
     hgr__program_pool_keep(executor->programs.pool, executor->instance, device_index, slot->key, slot->kernels,
                            source.options, program);
   } else {

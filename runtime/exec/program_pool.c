@@ -105,6 +105,17 @@ cl_program hgr__program_pool_find_kernel(hgr_program_pool_t* pool, const hgr_ins
   return program;
 }
 
+bool hgr__program_pool_has_device(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index) {
+  if (!pool) return false;
+  bool found = false;
+  pthread_mutex_lock(&pool->mutex);
+  for (size_t i = 0; i < pool->count && !found; ++i)
+    found = pool->programs[i].instance == instance && pool->programs[i].device_index == device_index &&
+            pool->programs[i].kernels;
+  pthread_mutex_unlock(&pool->mutex);
+  return found;
+}
+
 hgr_status_t hgr__program_pool_each(hgr_program_pool_t* pool, const hgr_instance_t* instance,
                                    hgr__pooled_program_fn_t fn, void* user) {
   if (!pool) return HGR_OK;
