@@ -8,8 +8,10 @@
  * built with -DHGR_SELECT and -DHGR_K_<kernel>=~,1 for each kernel of theirs wanted
  * (kernels/select.h drops the others before the compiler sees them), then the
  * generated kernels. A kernel that a program of the executor's pool has (the model
- * object's: an earlier specialization's) is taken from there instead, so a new shape
- * compiles only kernels no earlier one used. A user op's source is a program of its
+ * object's: an earlier specialization's) is taken from there instead; when the pool
+ * has programs on the device but not a kernel this executor needs, the sources of
+ * the missing kernels come whole (whole_sources), so that a model misses a source's
+ * kernels at most once. A user op's source is a program of its
  * own, built whole. Each program is keyed by its text and options, so a second
  * executor or process with the same kernels loads it from the cache.
  *
