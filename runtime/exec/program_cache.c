@@ -162,6 +162,17 @@ static int compare_wanted(const void* a, const void* b) {
   return strcmp(((const wanted_t*)a)->kernel, ((const wanted_t*)b)->kernel);
 }
 
+/* Whether plan's kernel (of op's source unless the plan names one) is hgr's, an
+ * embedded source's or a generated one: then *out_wanted is its entry. *out_source:
+ * the source's name (a user op's, when the kernel is not hgr's). */
+static bool library_kernel(const hgr__op_t* op, const hgr__launch_plan_t* plan, wanted_t* out_wanted,
+                           const char** out_source) {
+  *out_source = plan->source ? plan->source : op->source;
+  const hgr__kernel_source_t* source = plan->generated ? NULL : embedded(*out_source);
+  *out_wanted = (wanted_t){plan->kernel, source, plan->generated};
+  return plan->generated || source;
+}
+
 /* Sorts wanted by kernel and drops repeats; the count left. */
 static size_t sort_wanted(wanted_t* wanted, size_t count) {
   qsort(wanted, count, sizeof(*wanted), compare_wanted);
@@ -272,11 +283,9 @@ static hgr_status_t collect_device(hgr_executor_t* executor, size_t device_slot,
         hgr__device_keys_slot(&executor->device_keys, step->device_index) != device_slot)
       continue;
     for (uint32_t k = 0; k < step->plan.launch_count; ++k) {
-      const hgr__launch_plan_t* launch = &step->plan.launches[k];
-      const char* name = launch->source ? launch->source : step->plan.op->source;
-      const hgr__kernel_source_t* source = launch->generated ? NULL : embedded(name);
-      if (launch->generated || source) {
-        wanted[count++] = (wanted_t){launch->kernel, source, launch->generated};
+      const char* name = NULL;
+      if (library_kernel(step->plan.op, &step->plan.launches[k], &wanted[count], &name)) {
+        count++;
       } else if (!find_user_program(executor, device_slot, name)) {
         hgr__program_t* program = add_program(executor, device_slot);
         if (!program) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -665,12 +674,11 @@ cleanup:
 hgr_status_t hgr__program_get(hgr_executor_t* executor, size_t device_slot, const hgr__op_t* op,
                               const hgr__launch_plan_t* plan, cl_program* out_program) {
   *out_program = NULL;
-  const char* name = plan->source ? plan->source : op->source;
-  const hgr__kernel_source_t* source = plan->generated ? NULL : embedded(name);
+  const char* name = NULL;
+  wanted_t wanted;
   hgr__program_t* slot = NULL;
-  if (plan->generated || source) { /* hgr's kernel */
+  if (library_kernel(op, plan, &wanted, &name)) {
     if (!(slot = find_library_program(executor, device_slot, plan->kernel))) {
-      wanted_t wanted = {plan->kernel, source, plan->generated};
       HGR_RETURN_IF_ERROR(take_pooled(executor, device_slot, plan->kernel, &slot));
       if (!slot) HGR_RETURN_IF_ERROR(add_composed(executor, device_slot, &wanted, 1, &slot));
     }
