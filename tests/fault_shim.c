@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fault_shim.h"
 #include "internal.h"
@@ -299,6 +300,14 @@ cl_int __real_clReleaseEvent(cl_event event);
 cl_int __real_clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* offset,
                                      const size_t* global, const size_t* local, cl_uint num_events,
                                      const cl_event* wait_list, cl_event* event);
+cl_int __real_clEnqueueMarkerWithWaitList(cl_command_queue queue, cl_uint num_events, const cl_event* wait_list,
+                                          cl_event* event);
+cl_int __real_clWaitForEvents(cl_uint count, const cl_event* events);
+cl_int __real_clFlush(cl_command_queue queue);
+cl_int __real_clGetEventInfo(cl_event event, cl_event_info param, size_t size, void* value, size_t* size_ret);
+cl_int __real_clGetDeviceInfo(cl_device_id device, cl_device_info param, size_t size, void* value, size_t* size_ret);
+cl_int __real_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param, size_t size, void* value,
+                                size_t* size_ret);
 
 static pthread_mutex_t fail_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char fail_kernel_name[128]; /* "": none */
@@ -306,6 +315,8 @@ static cl_int fail_kernel_status;
 static cl_event* failed_events;
 static size_t failed_event_count, failed_event_capacity;
 static atomic_ulong failed_kernel_count;
+static pthread_t* failers; /* threads that fail a user event later (fail_later) */
+static size_t failer_count, failer_capacity;
 
 void hgr_fault_shim_fail_kernel(const char* kernel_name, cl_int status) {
   pthread_mutex_lock(&fail_mutex);
@@ -318,6 +329,10 @@ unsigned long hgr_fault_shim_failed_kernel_count(void) { return atomic_load(&fai
 
 void hgr_fault_shim_release_failed_events(void) {
   pthread_mutex_lock(&fail_mutex);
+  for (size_t t = 0; t < failer_count; ++t) pthread_join(failers[t], NULL);
+  free(failers);
+  failers = NULL;
+  failer_count = failer_capacity = 0;
   for (size_t e = 0; e < failed_event_count; ++e) __real_clReleaseEvent(failed_events[e]);
   free(failed_events);
   failed_events = NULL;
@@ -342,6 +357,76 @@ static cl_int kernel_failure(cl_kernel kernel) {
   return strcmp(name, wanted) ? 0 : status;
 }
 
+/* PoCL 3.1 races when a failed user event and another of the command's dependencies
+ * finish at once: both finish the waiting command, and it aborts ("Assertion
+ * `event->status == CL_SUBMITTED' failed", "PTHREAD ERROR in
+ * pocl_lock_events_inorder()") or corrupts its heap; PoCL fixed it in 2026 (pocl
+ * PR 2216). So on PoCL the user event fails only once every other dependency has
+ * finished: a marker enqueued just before the command, behind the same wait list,
+ * stands for them all (in an in-order queue it also stands for the command before),
+ * and a thread waits for it (the queue is flushed for that), then for PoCL to
+ * drop its own reference (the last thing PoCL does when it finishes an event,
+ * after notifying the waiters), and then fails the user event. */
+static bool is_pocl(cl_command_queue queue) {
+  cl_device_id device = NULL;
+  cl_platform_id platform = NULL;
+  char name[64] = "";
+  return clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device), &device, NULL) == CL_SUCCESS &&
+         __real_clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, NULL) == CL_SUCCESS &&
+         __real_clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof(name) - 1, name, NULL) == CL_SUCCESS &&
+         strstr(name, "Portable Computing Language") != NULL;
+}
+
+typedef struct {
+  cl_event before; /* the marker */
+  cl_event user;
+  cl_int status;
+} fail_later_t;
+
+static void* fail_later(void* argument) {
+  fail_later_t* later = argument;
+  __real_clWaitForEvents(1, &later->before);
+  for (int polls = 0; polls < 20000; ++polls) { /* at most 2 s */
+    cl_uint references = 0;
+    if (__real_clGetEventInfo(later->before, CL_EVENT_REFERENCE_COUNT, sizeof(references), &references, NULL) !=
+            CL_SUCCESS ||
+        references <= 1)
+      break;
+    struct timespec pause = {0, 100000};
+    nanosleep(&pause, NULL);
+  }
+  __real_clSetUserEventStatus(later->user, later->status);
+  __real_clReleaseEvent(later->before);
+  free(later);
+  return NULL;
+}
+
+/* Fails `user` with `status` now, or on PoCL from a thread once `before` has
+ * finished; false when that thread could not be started (the caller fails it now). */
+static bool fail_user_event(cl_event user, cl_event before, cl_int status) {
+  if (!before) return false;
+  fail_later_t* later = malloc(sizeof(*later));
+  if (!later) return false;
+  *later = (fail_later_t){before, user, status};
+  pthread_mutex_lock(&fail_mutex);
+  bool started = false;
+  if (failer_count == failer_capacity) {
+    size_t capacity = failer_capacity ? 2 * failer_capacity : 8;
+    pthread_t* grown = realloc(failers, capacity * sizeof(pthread_t));
+    if (grown) {
+      failers = grown;
+      failer_capacity = capacity;
+    }
+  }
+  if (failer_count < failer_capacity && !pthread_create(&failers[failer_count], NULL, fail_later, later)) {
+    ++failer_count;
+    started = true;
+  }
+  pthread_mutex_unlock(&fail_mutex);
+  if (!started) free(later);
+  return started;
+}
+
 /* Enqueues the kernel behind a new user event and then fails that event. An error
  * making the event is returned as the enqueue's: the test sees it, nothing hides it. */
 static cl_int enqueue_failing(cl_int status, cl_command_queue queue, cl_kernel kernel, cl_uint work_dim,
@@ -359,9 +444,17 @@ static cl_int enqueue_failing(cl_int status, cl_command_queue queue, cl_kernel k
   }
   if (num_events) memcpy(waits, wait_list, num_events * sizeof(cl_event));
   waits[num_events] = user;
+  cl_event before = NULL;
+  if (is_pocl(queue) && __real_clEnqueueMarkerWithWaitList(queue, num_events, wait_list, &before) != CL_SUCCESS)
+    before = NULL;
   error = __real_clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global, local, num_events + 1, waits, event);
   free(waits);
-  __real_clSetUserEventStatus(user, status);
+  /* The marker must reach the device for the thread's wait to end. */
+  if (before && error == CL_SUCCESS) __real_clFlush(queue);
+  if (error != CL_SUCCESS || !fail_user_event(user, before, status)) {
+    if (before) __real_clReleaseEvent(before);
+    __real_clSetUserEventStatus(user, status);
+  }
   pthread_mutex_lock(&fail_mutex);
   if (failed_event_count == failed_event_capacity) {
     size_t capacity = failed_event_capacity ? 2 * failed_event_capacity : 16;
