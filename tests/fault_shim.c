@@ -315,8 +315,6 @@ static cl_int fail_kernel_status;
 static cl_event* failed_events;
 static size_t failed_event_count, failed_event_capacity;
 static atomic_ulong failed_kernel_count;
-static pthread_t* failers; /* threads that fail a user event later (fail_later) */
-static size_t failer_count, failer_capacity;
 
 void hgr_fault_shim_fail_kernel(const char* kernel_name, cl_int status) {
   pthread_mutex_lock(&fail_mutex);
@@ -329,10 +327,6 @@ unsigned long hgr_fault_shim_failed_kernel_count(void) { return atomic_load(&fai
 
 void hgr_fault_shim_release_failed_events(void) {
   pthread_mutex_lock(&fail_mutex);
-  for (size_t t = 0; t < failer_count; ++t) pthread_join(failers[t], NULL);
-  free(failers);
-  failers = NULL;
-  failer_count = failer_capacity = 0;
   for (size_t e = 0; e < failed_event_count; ++e) __real_clReleaseEvent(failed_events[e]);
   free(failed_events);
   failed_events = NULL;
@@ -360,13 +354,16 @@ static cl_int kernel_failure(cl_kernel kernel) {
 /* PoCL 3.1 races when a failed user event and another of the command's dependencies
  * finish at once: both finish the waiting command, and it aborts ("Assertion
  * `event->status == CL_SUBMITTED' failed", "PTHREAD ERROR in
- * pocl_lock_events_inorder()") or corrupts its heap; PoCL fixed it in 2026 (pocl
- * PR 2216). So on PoCL the user event fails only once every other dependency has
- * finished: a marker enqueued just before the command, behind the same wait list,
- * stands for them all (in an in-order queue it also stands for the command before),
- * and a thread waits for it (the queue is flushed for that), then for PoCL to
- * drop its own reference (the last thing PoCL does when it finishes an event,
- * after notifying the waiters), and then fails the user event. */
+ * pocl_lock_events_inorder()") or corrupts its heap (fixed in 2026, pocl PR 2216).
+ * It also loses a command enqueued behind one that fails meanwhile (the command
+ * never runs). So on PoCL the failing command is enqueued only once every other
+ * dependency has finished, and fails at once, before anything is enqueued behind
+ * it: a marker behind the same wait list stands for those dependencies (in an
+ * in-order queue it also stands for the command before), every queue is flushed
+ * (a dependency may come through another queue), and the enqueue waits for the
+ * marker, then for PoCL to drop its own reference to it (the last thing PoCL does
+ * when it finishes an event, after notifying the waiters). The failure tests'
+ * dependencies all finish without the host's help, so the wait ends. */
 static bool is_pocl(cl_command_queue queue) {
   cl_device_id device = NULL;
   cl_platform_id platform = NULL;
@@ -377,54 +374,47 @@ static bool is_pocl(cl_command_queue queue) {
          strstr(name, "Portable Computing Language") != NULL;
 }
 
-typedef struct {
-  cl_event before; /* the marker */
-  cl_event user;
-  cl_int status;
-} fail_later_t;
+/* The command queues made and not released, for settle() to flush. */
+static pthread_mutex_t queues_mutex = PTHREAD_MUTEX_INITIALIZER;
+static cl_command_queue live_queues[64];
+static size_t live_queue_count;
 
-static void* fail_later(void* argument) {
-  fail_later_t* later = argument;
-  __real_clWaitForEvents(1, &later->before);
+static void queue_made(cl_command_queue queue) {
+  pthread_mutex_lock(&queues_mutex);
+  if (queue && live_queue_count < sizeof(live_queues) / sizeof(live_queues[0]))
+    live_queues[live_queue_count++] = queue;
+  pthread_mutex_unlock(&queues_mutex);
+}
+
+static void queue_released(cl_command_queue queue) {
+  pthread_mutex_lock(&queues_mutex);
+  for (size_t q = 0; q < live_queue_count; ++q)
+    if (live_queues[q] == queue) {
+      live_queues[q] = live_queues[--live_queue_count];
+      break;
+    }
+  pthread_mutex_unlock(&queues_mutex);
+}
+
+/* Waits until the commands of wait_list and, in an in-order queue, the one before
+ * have finished, and PoCL has notified their waiters. */
+static void settle(cl_command_queue queue, cl_uint num_events, const cl_event* wait_list) {
+  cl_event before = NULL;
+  if (__real_clEnqueueMarkerWithWaitList(queue, num_events, wait_list, &before) != CL_SUCCESS) return;
+  pthread_mutex_lock(&queues_mutex);
+  for (size_t q = 0; q < live_queue_count; ++q) __real_clFlush(live_queues[q]);
+  pthread_mutex_unlock(&queues_mutex);
+  __real_clWaitForEvents(1, &before);
   for (int polls = 0; polls < 20000; ++polls) { /* at most 2 s */
     cl_uint references = 0;
-    if (__real_clGetEventInfo(later->before, CL_EVENT_REFERENCE_COUNT, sizeof(references), &references, NULL) !=
+    if (__real_clGetEventInfo(before, CL_EVENT_REFERENCE_COUNT, sizeof(references), &references, NULL) !=
             CL_SUCCESS ||
         references <= 1)
       break;
     struct timespec pause = {0, 100000};
     nanosleep(&pause, NULL);
   }
-  __real_clSetUserEventStatus(later->user, later->status);
-  __real_clReleaseEvent(later->before);
-  free(later);
-  return NULL;
-}
-
-/* Fails `user` with `status` now, or on PoCL from a thread once `before` has
- * finished; false when that thread could not be started (the caller fails it now). */
-static bool fail_user_event(cl_event user, cl_event before, cl_int status) {
-  if (!before) return false;
-  fail_later_t* later = malloc(sizeof(*later));
-  if (!later) return false;
-  *later = (fail_later_t){before, user, status};
-  pthread_mutex_lock(&fail_mutex);
-  bool started = false;
-  if (failer_count == failer_capacity) {
-    size_t capacity = failer_capacity ? 2 * failer_capacity : 8;
-    pthread_t* grown = realloc(failers, capacity * sizeof(pthread_t));
-    if (grown) {
-      failers = grown;
-      failer_capacity = capacity;
-    }
-  }
-  if (failer_count < failer_capacity && !pthread_create(&failers[failer_count], NULL, fail_later, later)) {
-    ++failer_count;
-    started = true;
-  }
-  pthread_mutex_unlock(&fail_mutex);
-  if (!started) free(later);
-  return started;
+  __real_clReleaseEvent(before);
 }
 
 /* Enqueues the kernel behind a new user event and then fails that event. An error
@@ -444,17 +434,10 @@ static cl_int enqueue_failing(cl_int status, cl_command_queue queue, cl_kernel k
   }
   if (num_events) memcpy(waits, wait_list, num_events * sizeof(cl_event));
   waits[num_events] = user;
-  cl_event before = NULL;
-  if (is_pocl(queue) && __real_clEnqueueMarkerWithWaitList(queue, num_events, wait_list, &before) != CL_SUCCESS)
-    before = NULL;
+  if (is_pocl(queue)) settle(queue, num_events, wait_list);
   error = __real_clEnqueueNDRangeKernel(queue, kernel, work_dim, offset, global, local, num_events + 1, waits, event);
   free(waits);
-  /* The marker must reach the device for the thread's wait to end. */
-  if (before && error == CL_SUCCESS) __real_clFlush(queue);
-  if (error != CL_SUCCESS || !fail_user_event(user, before, status)) {
-    if (before) __real_clReleaseEvent(before);
-    __real_clSetUserEventStatus(user, status);
-  }
+  __real_clSetUserEventStatus(user, status);
   pthread_mutex_lock(&fail_mutex);
   if (failed_event_count == failed_event_capacity) {
     size_t capacity = failed_event_capacity ? 2 * failed_event_capacity : 16;
@@ -559,10 +542,12 @@ WRAP(cl_command_queue, clCreateCommandQueue,
   INJECT_PTR(clCreateCommandQueue, errcode_ret);
   cl_command_queue queue = __real_clCreateCommandQueue(context, device, properties, errcode_ret);
   created_if(KIND_QUEUE, queue);
+  queue_made(queue);
   return queue;
 }
 WRAP(cl_int, clReleaseCommandQueue, (cl_command_queue queue)) {
   count_only("clReleaseCommandQueue", CALLER);
+  queue_released(queue);
   return released_if(KIND_QUEUE, __real_clReleaseCommandQueue(queue));
 }
 WRAP(cl_int, clFlush, (cl_command_queue queue)) {

@@ -42,10 +42,9 @@ void hgr_fault_shim_fail_kernel(const char* kernel_name, cl_int status);
 /* How many enqueues have been made to fail so far. */
 unsigned long hgr_fault_shim_failed_kernel_count(void);
 
-/* Releases the user events that failed those enqueues, after joining the threads
- * that fail them on PoCL (fault_shim.c says why). They are kept until the executor
- * that enqueued them is released (PoCL 3.1 still touches a failed user event after
- * the call that failed it returns); call this after that. */
+/* Releases the user events that failed those enqueues. They are kept until the
+ * executor that enqueued them is released (PoCL 3.1 still touches a failed user
+ * event after the call that failed it returns); call this after that. */
 void hgr_fault_shim_release_failed_events(void);
 
 /* The same after the release of an executor whose run failed on the device, except
