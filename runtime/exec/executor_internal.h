@@ -153,6 +153,12 @@ void hgr__program_pool_keep(hgr_program_pool_t* pool, const hgr_instance_t* inst
                             const char* key, const char* kernels, const char* options, cl_program program);
 /* Whether the pool holds a program of hgr's kernels for an instance device. */
 bool hgr__program_pool_has_device(hgr_program_pool_t* pool, const hgr_instance_t* instance, size_t device_index);
+/* Whether new programs of hgr's kernels for executors of the pool also hold each
+ * launch's siblings (hgr__launch_plan_t.siblings: the kernels its op picks at other
+ * shapes): set by a model object whose shapes vary, so that a new shape builds
+ * nothing. Off by default and for a NULL pool. */
+void hgr__program_pool_set_siblings(hgr_program_pool_t* pool, bool siblings);
+bool hgr__program_pool_siblings(hgr_program_pool_t* pool);
 /* Calls fn for each pooled program of hgr's kernels on instance's devices (the pool
  * locked meanwhile), until fn fails. */
 typedef hgr_status_t (*hgr__pooled_program_fn_t)(void* user, size_t device_index, const char* key,

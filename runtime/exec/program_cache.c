@@ -7,7 +7,10 @@
  * device holding just the kernels used there: the sources' texts one after another,
  * built with -DHGR_SELECT and -DHGR_K_<kernel>=~,1 for each kernel of theirs wanted
  * (kernels/select.h drops the others before the compiler sees them), then the
- * generated kernels. A kernel that a program of the executor's pool has (the model
+ * generated kernels. For a pool that asks for them (a model object whose shapes
+ * vary), a new program also holds the launches' siblings (the kernels their ops pick
+ * at other shapes, hgr__launch_plan_t.siblings), so that a later shape finds them.
+ * A kernel that a program of the executor's pool has (the model
  * object's: an earlier specialization's) is taken from there instead; when the pool
  * has programs on the device but not a kernel this executor needs, the sources of
  * the missing kernels come whole (whole_sources), so that a model misses a source's
@@ -272,16 +275,58 @@ static hgr_status_t add_composed(hgr_executor_t* executor, size_t device_slot, c
   return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
 }
 
+/* Whether kernel is in a program of the executor's or its pool's on device_slot. */
+static bool have_kernel(hgr_executor_t* executor, size_t device_slot, const char* kernel) {
+  if (find_library_program(executor, device_slot, kernel)) return true;
+  char* kernels = NULL;
+  cl_program pooled = hgr__program_pool_find_kernel(executor->programs.pool, executor->instance,
+                                                    executor->device_keys.devices[device_slot].device_index, kernel,
+                                                    executor->allocator, &kernels);
+  hgr__free(executor->allocator, kernels);
+  if (pooled) clReleaseProgram(pooled);
+  return pooled != NULL;
+}
+
+/* Step s when it launches kernels on device_slot, else NULL. */
+static const hgr__step_t* kernel_step_on(const hgr_executor_t* executor, uint32_t s, size_t device_slot) {
+  const hgr__step_t* step = &executor->steps[s];
+  return step->kind == HGR__STEP_KERNEL &&
+                 hgr__device_keys_slot(&executor->device_keys, step->device_index) == device_slot
+             ? step
+             : NULL;
+}
+
+/* Appends to wanted[count..) the siblings of the library launches on device_slot
+ * that no program has yet (the pool asks for them: hgr__program_pool_siblings);
+ * the new count. */
+static size_t add_siblings(hgr_executor_t* executor, size_t device_slot, wanted_t* wanted, size_t count) {
+  for (uint32_t s = 0; s < executor->step_count; ++s) {
+    const hgr__step_t* step = kernel_step_on(executor, s, device_slot);
+    if (!step) continue;
+    for (uint32_t k = 0; k < step->plan.launch_count; ++k) {
+      const hgr__launch_plan_t* plan = &step->plan.launches[k];
+      wanted_t own;
+      const char* name = NULL;
+      if (!plan->siblings || !library_kernel(step->plan.op, plan, &own, &name) || !own.source) continue;
+      for (const char* kernel = plan->siblings; *kernel; kernel += strlen(kernel) + 1) {
+        bool listed = false;
+        for (size_t w = 0; w < count && !listed; ++w) listed = !strcmp(wanted[w].kernel, kernel);
+        if (!listed && !have_kernel(executor, device_slot, kernel)) wanted[count++] = (wanted_t){kernel, own.source, NULL};
+      }
+    }
+  }
+  return count;
+}
+
 /* What the planned launches on device_slot use: each user source's program, and of
- * hgr's kernels, those a pooled program has from it, the rest in one new program.
- * wanted has room for every launch. */
+ * hgr's kernels, those a pooled program has from it, the rest in one new program,
+ * with the launches' siblings where the pool asks for them. wanted has room for
+ * every launch and every sibling. */
 static hgr_status_t collect_device(hgr_executor_t* executor, size_t device_slot, wanted_t* wanted) {
   size_t count = 0;
   for (uint32_t s = 0; s < executor->step_count; ++s) {
-    const hgr__step_t* step = &executor->steps[s];
-    if (step->kind != HGR__STEP_KERNEL ||
-        hgr__device_keys_slot(&executor->device_keys, step->device_index) != device_slot)
-      continue;
+    const hgr__step_t* step = kernel_step_on(executor, s, device_slot);
+    if (!step) continue;
     for (uint32_t k = 0; k < step->plan.launch_count; ++k) {
       const char* name = NULL;
       if (library_kernel(step->plan.op, &step->plan.launches[k], &wanted[count], &name)) {
@@ -301,6 +346,9 @@ static hgr_status_t collect_device(hgr_executor_t* executor, size_t device_slot,
     HGR_RETURN_IF_ERROR(take_pooled(executor, device_slot, wanted[w].kernel, &pooled));
     if (!pooled) wanted[missing++] = wanted[w];
   }
+  /* a new program: with the siblings no program has, so that other shapes find them */
+  if (missing && hgr__program_pool_siblings(executor->programs.pool))
+    missing = sort_wanted(wanted, add_siblings(executor, device_slot, wanted, missing));
   hgr__program_t* program = NULL;
   return missing ? add_composed(executor, device_slot, wanted, missing, &program) : HGR_OK;
 }
@@ -612,8 +660,12 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
     goto cleanup;
   }
   /* What the planned launches use, per device. */
-  size_t launches = 0;
-  for (uint32_t s = 0; s < executor->step_count; ++s) launches += executor->steps[s].plan.launch_count;
+  size_t launches = 0; /* and siblings */
+  for (uint32_t s = 0; s < executor->step_count; ++s)
+    for (uint32_t k = 0; k < executor->steps[s].plan.launch_count; ++k) {
+      launches++;
+      for (const char* at = executor->steps[s].plan.launches[k].siblings; at && *at; at += strlen(at) + 1) launches++;
+    }
   wanted_t* wanted = hgr__calloc(executor->allocator, launches + 1, sizeof(*wanted));
   if (!wanted) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t d = 0; d < devices && !status; ++d) status = collect_device(executor, d, wanted);

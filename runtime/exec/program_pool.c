@@ -26,6 +26,7 @@ struct hgr_program_pool_s {
   pthread_mutex_t mutex;
   pooled_t* programs;
   size_t count, capacity;
+  bool siblings; /* hgr__program_pool_set_siblings */
 };
 
 hgr_status_t hgr__program_pool_create_in(hgr_allocator_t allocator, hgr_program_pool_t** out_pool) {
@@ -71,6 +72,21 @@ cl_program hgr__program_pool_find(hgr_program_pool_t* pool, const hgr_instance_t
   cl_program program = p && clRetainProgram(p->program) == CL_SUCCESS ? p->program : NULL;
   pthread_mutex_unlock(&pool->mutex);
   return program;
+}
+
+void hgr__program_pool_set_siblings(hgr_program_pool_t* pool, bool siblings) {
+  if (!pool) return;
+  pthread_mutex_lock(&pool->mutex);
+  pool->siblings = siblings;
+  pthread_mutex_unlock(&pool->mutex);
+}
+
+bool hgr__program_pool_siblings(hgr_program_pool_t* pool) {
+  if (!pool) return false;
+  pthread_mutex_lock(&pool->mutex);
+  bool siblings = pool->siblings;
+  pthread_mutex_unlock(&pool->mutex);
+  return siblings;
 }
 
 bool hgr__kernels_have(const char* kernels, const char* kernel) {

@@ -450,6 +450,18 @@ static hgr_status_t place(hgr_model_t* model, hgr_graph_t** inout_graph) {
   return HGR_OK;
 }
 
+/* Whether the model's specializations can differ in shape: an input with a dim not
+ * fixed (or no shape), or one that decides shapes. */
+static bool shapes_vary(const hgr_model_t* model) {
+  for (size_t i = 0; i < model->input_count; ++i) {
+    const hgr_model_io_t* io = &model->inputs[i].io;
+    if (io->decides_shapes || io->ndim < 0) return true;
+    for (int32_t d = 0; d < io->ndim; ++d)
+      if (io->dims[d] < 0) return true;
+  }
+  return false;
+}
+
 /* An executor of graph with params, sharing from the latest specialization the
  * buffers of the params equal to the model's weights that it holds as weights too
  * (the same name alone is not enough: a shape-dependent constant may differ); the
@@ -459,6 +471,8 @@ static hgr_status_t make_executor(hgr_model_t* model, hgr_graph_t* graph, hgr_pa
   hgr_executor_options_t options = model->options.executor;
   options.params = params;
   options.program_pool = model->programs;
+  /* its programs then hold the kernels ops pick at other shapes too */
+  hgr__program_pool_set_siblings(model->programs, shapes_vary(model));
   options.share_params_from = NULL;
   options.share_param_names = NULL;
   options.share_param_name_count = 0;

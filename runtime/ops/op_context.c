@@ -285,6 +285,7 @@ hgr__launch_plan_t* hgr__op_launch(hgr__op_ctx_t* ctx, const char* kernel) {
       launch_failed(ctx, HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"));
       hgr__free(ctx->allocator, ctx->discarded.meta);
       hgr__free(ctx->allocator, ctx->discarded.generated);
+      hgr__free(ctx->allocator, ctx->discarded.siblings);
       memset(&ctx->discarded, 0, sizeof(ctx->discarded));
       return &ctx->discarded;
     }
@@ -297,6 +298,24 @@ hgr__launch_plan_t* hgr__op_launch(hgr__op_ctx_t* ctx, const char* kernel) {
     launch_failed(ctx, HGR_STATUS(HGR_STATUS_INTERNAL, "kernel name '%s' is too long", kernel));
   snprintf(l->kernel, sizeof(l->kernel), "%s", kernel);
   return l;
+}
+
+void hgr__launch_sibling(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const char* kernel) {
+  if (!l || l == &ctx->discarded || !strcmp(kernel, l->kernel)) return;
+  size_t had = 0; /* the list's length, up to its final '\0' */
+  for (const char* at = l->siblings; at && *at; at += strlen(at) + 1) {
+    if (!strcmp(at, kernel)) return;
+    had = (size_t)(at - l->siblings) + strlen(at) + 1;
+  }
+  size_t length = strlen(kernel);
+  char* grown = hgr__realloc(ctx->allocator, l->siblings, had + length + 2);
+  if (!grown) {
+    launch_failed(ctx, HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory"));
+    return;
+  }
+  memcpy(grown + had, kernel, length + 1);
+  grown[had + length + 1] = '\0';
+  l->siblings = grown;
 }
 
 static hgr__arg_t* add_arg(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, hgr__arg_kind_t kind) {
@@ -397,10 +416,12 @@ void hgr__op_ctx_free(hgr__op_ctx_t* ctx) {
   for (uint32_t i = 0; i < ctx->launch_count; ++i) {
     hgr__free(ctx->allocator, ctx->launches[i].meta);
     hgr__free(ctx->allocator, ctx->launches[i].generated);
+    hgr__free(ctx->allocator, ctx->launches[i].siblings);
   }
   hgr__free(ctx->allocator, ctx->launches);
   hgr__free(ctx->allocator, ctx->discarded.meta);
   hgr__free(ctx->allocator, ctx->discarded.generated);
+  hgr__free(ctx->allocator, ctx->discarded.siblings);
   hgr_status_free(ctx->error);
   memset(ctx, 0, sizeof(*ctx));
 }

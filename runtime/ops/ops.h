@@ -72,6 +72,13 @@ typedef struct hgr__launch_plan_t {
   char kernel[64];    /* entry point (copied in) */
   hgr__arg_t args[HGR__MAX_ARGS];
   uint32_t arg_count;
+  /* The kernels of the same source that the op picks instead of this one at other
+   * sizes of its inputs (a GEMM's other tiles, a softmax by rows or by element):
+   * each name followed by '\0', the list by another '\0', from the context's
+   * allocator; NULL when none. The program of
+   * a model whose shapes vary holds them too, so that a new shape builds nothing
+   * (exec/program_cache.c). */
+  char* siblings;
   int32_t* meta;      /* the context's allocator's, meta_count values; NULL when none */
   uint32_t meta_count;
   uint32_t meta_capacity;
@@ -350,6 +357,9 @@ void hgr__launch_scratch(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t byt
 /* Appends values to the launch's meta buffer. */
 void hgr__launch_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const int32_t* values, uint32_t count);
 void hgr__launch_meta1(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, int32_t value);
+/* Names kernel (of the launch's source) as one the op picks instead of the launch's
+ * at other input sizes (hgr__launch_plan_t.siblings); the launch's own is skipped. */
+void hgr__launch_sibling(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const char* kernel);
 
 /* ---- broadcasting (op_context.c) ----------------------------------------------------- */
 

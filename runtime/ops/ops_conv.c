@@ -572,14 +572,34 @@ static bool rows_s2_by_rule(const conv_t* p) {
   return ceil_div(p->ow, px) * px * 4 <= p->ow * 5;
 }
 
+/* The strided rows kernel for p's kernel size, of two rows of 8 pixels or one of
+ * 16 (rows_s2_pixels, which follows the output's width), reading the input (s2) or
+ * its split copy (s2s). */
+static const char* rows_s2_kernel(const conv_t* p, bool two_rows, bool split) {
+  bool k3 = p->kh == 3 && p->kw == 3, k7 = p->kh == 7 && p->kw == 7;
+  if (two_rows)
+    return k3 ? (split ? "hgr_conv2d_rows_6x8x2_s2s_k3" : "hgr_conv2d_rows_6x8x2_s2_k3")
+              : (split ? "hgr_conv2d_rows_6x8x2_s2s" : "hgr_conv2d_rows_6x8x2_s2");
+  if (k3) return split ? "hgr_conv2d_rows_6x16_s2s_k3" : "hgr_conv2d_rows_6x16_s2_k3";
+  if (k7) return split ? "hgr_conv2d_rows_6x16_s2s_k7" : "hgr_conv2d_rows_6x16_s2_k7";
+  return split ? "hgr_conv2d_rows_6x16_s2s" : "hgr_conv2d_rows_6x16_s2";
+}
+
+/* Launches the strided rows kernel, naming the other block shape as its sibling. */
+static hgr__launch_plan_t* rows_s2_launch(hgr__op_ctx_t* ctx, const conv_t* p, bool split) {
+  bool two_rows = rows_s2_pixels(p) == 8;
+  hgr__launch_plan_t* l = split ? hgr__op_launch(ctx, rows_s2_kernel(p, two_rows, true))
+                                : conv_launch(ctx, rows_s2_kernel(p, two_rows, false), p, NULL);
+  hgr__launch_sibling(ctx, l, rows_s2_kernel(p, !two_rows, split));
+  return l;
+}
+
+static int64_t rows_s2_blocks(const conv_t* p) {
+  return rows_s2_pixels(p) == 8 ? ceil_div(p->oh, 2) * ceil_div(p->ow, 8) : p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS);
+}
+
 static hgr_status_t plan_rows_s2(hgr__op_ctx_t* ctx, const conv_t* p) {
-  bool two_rows = rows_s2_pixels(p) == 8, k3 = p->kh == 3 && p->kw == 3;
-  const char* kernel = two_rows ? (k3 ? "hgr_conv2d_rows_6x8x2_s2_k3" : "hgr_conv2d_rows_6x8x2_s2")
-                       : k3                       ? "hgr_conv2d_rows_6x16_s2_k3"
-                       : p->kh == 7 && p->kw == 7 ? "hgr_conv2d_rows_6x16_s2_k7"
-                                                  : "hgr_conv2d_rows_6x16_s2";
-  int64_t blocks = two_rows ? ceil_div(p->oh, 2) * ceil_div(p->ow, 8) : p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS);
-  rows_range(ctx, conv_launch(ctx, kernel, p, NULL), p, blocks);
+  rows_range(ctx, rows_s2_launch(ctx, p, false), p, rows_s2_blocks(p));
   return HGR_OK;
 }
 
@@ -621,12 +641,7 @@ static hgr_status_t plan_rows_s2_split(hgr__op_ctx_t* ctx, const conv_t* p) {
   size_t split_global[2] = {(size_t)hp, (size_t)(p->n * p->c)}, split_local[2] = {1, (size_t)max64(1, planes)};
   hgr__launch_nd(split, 2, split_global, split_local);
 
-  bool two_rows = rows_s2_pixels(p) == 8, k3 = p->kh == 3 && p->kw == 3;
-  const char* kernel = two_rows ? (k3 ? "hgr_conv2d_rows_6x8x2_s2s_k3" : "hgr_conv2d_rows_6x8x2_s2s")
-                       : k3                       ? "hgr_conv2d_rows_6x16_s2s_k3"
-                       : p->kh == 7 && p->kw == 7 ? "hgr_conv2d_rows_6x16_s2s_k7"
-                                                  : "hgr_conv2d_rows_6x16_s2s";
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  hgr__launch_plan_t* l = rows_s2_launch(ctx, p, true);
   hgr__launch_scratch(ctx, l, (uint64_t)bytes);
   hgr__launch_input(ctx, l, 1);
   hgr__launch_input(ctx, l, p->bias ? 2 : 1);
@@ -634,8 +649,7 @@ static hgr_status_t plan_rows_s2_split(hgr__op_ctx_t* ctx, const conv_t* p) {
   hgr__launch_meta_arg(ctx, l);
   meta_common(ctx, l, p, NULL);
   hgr__launch_meta(ctx, l, split_meta, 2);
-  rows_range(ctx, l, p,
-             two_rows ? ceil_div(p->oh, 2) * ceil_div(p->ow, 8) : p->oh * ceil_div(p->ow, ROWS_BLOCK_PIXELS));
+  rows_range(ctx, l, p, rows_s2_blocks(p));
   return HGR_OK;
 }
 
@@ -665,6 +679,7 @@ static hgr_status_t plan_depthwise3x3(hgr__op_ctx_t* ctx, const conv_t* p) {
   snprintf(kernel, sizeof(kernel), "hgr_conv2d_dw3x3_s%d_v%d", (int)p->strides[1], v);
   hgr__launch_plan_t* l = conv_launch(ctx, kernel, p, NULL);
   if (l) l->source = "conv_depthwise";
+  if (p->strides[1] == 1) hgr__launch_sibling(ctx, l, v == 16 ? "hgr_conv2d_dw3x3_s1_v8" : "hgr_conv2d_dw3x3_s1_v16");
   /* whole planes, unless there are fewer than DW_MIN_ITEMS of them */
   int64_t planes = p->n * p->k;
   int64_t chunks = min64(p->oh, ceil_div(DW_MIN_ITEMS, planes));

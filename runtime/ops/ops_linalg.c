@@ -107,6 +107,25 @@ static bool direct_fits(const gemm_variant_t* v, const gemm_t* g, bool im2col) {
  * (28 x 28, 56 x 56) the copy cost 0-10 %: the rule keeps the direct variant there. */
 static bool rows_misaligned(const gemm_t* g) { return g->b_depth % 16 != 0 || g->n % 16 != 0; }
 
+/* The kernels the GEMM's plan picks at other sizes (m and n follow the inputs'
+ * shapes, k mostly the weights): every tile that fits the limits at depth k (the
+ * direct ones where the layout takes them at some n), and the GEMV where a row of
+ * A would take it. */
+static void add_siblings(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const gemm_t* g, bool im2col) {
+  gemm_t wide = *g;
+  wide.n = INT64_MAX; /* direct_fits at some n */
+  for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i) {
+    const gemm_variant_t* v = &gemm_variants[i];
+    if (!variant_fits(&ctx->limits, v, g) || (variant_is_direct(v) && !direct_fits(v, &wide, im2col))) continue;
+    char kernel[64];
+    snprintf(kernel, sizeof(kernel), "hgr_%sgemm_%s", im2col ? "conv_" : "", gemm_variant_names[i]);
+    hgr__launch_sibling(ctx, l, kernel);
+  }
+  if (!im2col && g->b_depth == 1 && (g->bias == HGR__GEMM_BIAS_NONE || g->bias == HGR__GEMM_BIAS_COLUMN) &&
+      (g->b_wrap == 0 || g->b_wrap >= g->n))
+    hgr__launch_sibling(ctx, l, "hgr_gemv_t4");
+}
+
 /* The variant that fits the limits and has the least estimated time: the work of
  * its padded tiles over its relative speed (the direct variant pads each work-item's
  * block only: its items past m return at once). For large matrices that is the
@@ -213,6 +232,7 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
   else snprintf(kernel, sizeof(kernel), "hgr_%sgemm_%s", conv ? "conv_" : "", gemm_variant_names[v - gemm_variants]);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   l->source = "linalg"; /* the op may be another family's */
+  add_siblings(ctx, l, g, conv != NULL);
   hgr__launch_input(ctx, l, g->swap_inputs ? 1 : 0);
   hgr__launch_input(ctx, l, g->swap_inputs ? 0 : 1);
   hgr__launch_input(ctx, l, g->bias != HGR__GEMM_BIAS_NONE ? 2 : 0); /* unread without a bias */

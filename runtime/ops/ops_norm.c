@@ -135,6 +135,7 @@ static hgr_status_t plan_softmax(hgr__op_ctx_t* ctx) {
   size_t group = row_group_size(ctx, &view);
   if (group) {
     hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_softmax_rows_f32");
+    hgr__launch_sibling(ctx, l, "hgr_softmax_f32");
     hgr__launch_input(ctx, l, 0);
     hgr__launch_output(ctx, l, 0);
     hgr__launch_uint(ctx, l, view.outer);
@@ -144,6 +145,7 @@ static hgr_status_t plan_softmax(hgr__op_ctx_t* ctx) {
     launch_rows(l, view.outer, group);
   } else {
     hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_softmax_f32");
+    hgr__launch_sibling(ctx, l, "hgr_softmax_rows_f32");
     hgr__launch_input(ctx, l, 0);
     hgr__launch_output(ctx, l, 0);
     hgr__launch_uint(ctx, l, view.outer);
@@ -189,6 +191,7 @@ static hgr_status_t plan_layer_norm(hgr__op_ctx_t* ctx) {
   bool center = p.center, scale = p.scale;
   size_t group = row_group_size(ctx, &view);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, group ? "hgr_layer_norm_rows_f32" : "hgr_layer_norm_f32");
+  hgr__launch_sibling(ctx, l, group ? "hgr_layer_norm_f32" : "hgr_layer_norm_rows_f32");
   for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_uint(ctx, l, view.outer);
@@ -307,6 +310,7 @@ static hgr_status_t plan_lrn(hgr__op_ctx_t* ctx) {
   uint64_t columns = (uint64_t)p.view.outer * p.view.inner;
   bool by_columns = columns >= LRN_MIN_COLUMNS;
   hgr__launch_plan_t* l = hgr__op_launch(ctx, by_columns ? "hgr_lrn_columns_f32" : "hgr_lrn_f32");
+  hgr__launch_sibling(ctx, l, by_columns ? "hgr_lrn_f32" : "hgr_lrn_columns_f32");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_uint(ctx, l, (uint32_t)(by_columns ? columns : hgr__op_input(ctx, 0)->element_count));

@@ -208,6 +208,10 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   char kernel[48];
   snprintf(kernel, sizeof(kernel), "hgr_%s_pool2d_k%d_s%d_v%d", variant, (int)pool[1], (int)strides[1], v);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  if (strides[1] == 1) { /* v follows the output's width */
+    snprintf(kernel, sizeof(kernel), "hgr_%s_pool2d_k%d_s1_v%d", variant, (int)pool[1], v == 16 ? 8 : 16);
+    hgr__launch_sibling(ctx, l, kernel);
+  }
   hgr__launch_input(ctx, l, 0);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_meta_arg(ctx, l);

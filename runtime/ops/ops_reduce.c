@@ -93,6 +93,18 @@ static void kernel_name(const hgr__op_ctx_t* ctx, const char* layout, bool is_in
   snprintf(buffer, capacity, "hgr_reduce_%s_%s_%s", layout, op_names[ctx->op->variant], is_int ? "i32" : "f32");
 }
 
+/* Names the reduction's kernels of the other layouts as l's siblings: which one a
+ * reduction takes follows the sizes of its blocks (rows where the reduced block is
+ * innermost and long, general where dims of 1 do not merge the blocks). */
+static void add_siblings(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, bool is_int) {
+  static const char* const layouts[] = {"rows", "cols", "general"};
+  for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); ++i) {
+    char kernel[64];
+    kernel_name(ctx, layouts[i], is_int, kernel, sizeof(kernel));
+    hgr__launch_sibling(ctx, l, kernel);
+  }
+}
+
 /* What a reduction computes: which axes it reduces, the output's shape, and the
  * element counts of the output and of each reduced block. */
 typedef struct reduction_t {
@@ -175,6 +187,7 @@ static hgr_status_t plan_reduce(hgr__op_ctx_t* ctx) {
     size_t group = inner == 1 ? row_group_size(ctx, len) : 0;
     kernel_name(ctx, group ? "rows" : "cols", is_int, kernel, sizeof(kernel));
     hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+    add_siblings(ctx, l, is_int);
     hgr__launch_input(ctx, l, 0);
     hgr__launch_output(ctx, l, 0);
     hgr__launch_uint(ctx, l, (uint32_t)outer);
@@ -192,6 +205,7 @@ static hgr_status_t plan_reduce(hgr__op_ctx_t* ctx) {
 
   kernel_name(ctx, "general", is_int, kernel, sizeof(kernel));
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  add_siblings(ctx, l, is_int);
   hgr__launch_input(ctx, l, 0);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_uint(ctx, l, (uint32_t)out_count);
