@@ -430,9 +430,13 @@ static hgr_status_t import_constant_of_shape(hgr__onnx_node_t* node) {
   }
   hgr_status_t status = hgr__onnx_tensor_new(node->loader->allocator, value ? value->onnx_type : HGR__ONNX_FLOAT,
                                              shape, (int32_t)s->count, node->label, &out);
-  if (!status && value) {
-    size_t element = hgr__onnx_type_bytes(value->onnx_type);
-    for (uint64_t i = 0; i < out->count; ++i) memcpy((char*)out->data + i * element, value->data, element);
+  if (!status && value && out->count) {
+    /* the value once, then what is filled copied after itself: a few large copies,
+     * not one per element (VGG-19's weights in the test models are 548 MB of these) */
+    size_t filled = hgr__onnx_type_bytes(value->onnx_type), bytes = filled * (size_t)out->count;
+    memcpy(out->data, value->data, filled);
+    for (; filled < bytes; filled *= 2)
+      memcpy((char*)out->data + filled, out->data, filled < bytes - filled ? filled : bytes - filled);
   }
   hgr__onnx_tensor_free(value);
   HGR_RETURN_IF_ERROR(status);
