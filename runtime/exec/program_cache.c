@@ -311,7 +311,8 @@ static size_t add_siblings(hgr_executor_t* executor, size_t device_slot, wanted_
       for (const char* kernel = plan->siblings; *kernel; kernel += strlen(kernel) + 1) {
         bool listed = false;
         for (size_t w = 0; w < count && !listed; ++w) listed = !strcmp(wanted[w].kernel, kernel);
-        if (!listed && !have_kernel(executor, device_slot, kernel)) wanted[count++] = (wanted_t){kernel, own.source, NULL};
+        if (!listed && !have_kernel(executor, device_slot, kernel))
+          wanted[count++] = (wanted_t){kernel, own.source, NULL};
       }
     }
   }
@@ -663,8 +664,8 @@ hgr_status_t hgr__programs_build(hgr_executor_t* executor) {
   size_t launches = 0; /* and siblings */
   for (uint32_t s = 0; s < executor->step_count; ++s)
     for (uint32_t k = 0; k < executor->steps[s].plan.launch_count; ++k) {
-      launches++;
-      for (const char* at = executor->steps[s].plan.launches[k].siblings; at && *at; at += strlen(at) + 1) launches++;
+      const char* siblings = executor->steps[s].plan.launches[k].siblings;
+      for (launches++; siblings && *siblings; siblings += strlen(siblings) + 1) launches++;
     }
   wanted_t* wanted = hgr__calloc(executor->allocator, launches + 1, sizeof(*wanted));
   if (!wanted) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
