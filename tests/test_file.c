@@ -1,7 +1,8 @@
 /* Reading whole files under a cap (runtime/base/file.c): a regular file's size is
  * checked before anything is read, a FIFO or device is cut off once more than the
  * cap arrived (so /dev/zero fails at once), a directory is refused, and every
- * refusal names the path and the cap. */
+ * refusal names the path and the cap. hgr__file_map maps a regular file instead of
+ * copying it, and reads everything else as hgr__file_read does. */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -135,6 +136,47 @@ static void file_read_names_a_missing_file(void** state) {
                 "cannot open '", "missing.bin': No such file");
 }
 
+static void file_map_maps_a_regular_file_and_reads_a_fifo(void** state) {
+  (void)state;
+  const char* path = write_file("mapped.bin", 100000);
+  hgr__file_bytes_t bytes;
+  ASSERT_OK(hgr__file_map(hgr_allocator_system(), path, 100000, &bytes));
+  assert_int_equal(bytes.length, 100000);
+  assert_int_equal(bytes.mapped, 100000); /* no copy of a regular file */
+  for (size_t i = 0; i < bytes.length; ++i) assert_int_equal(((const uint8_t*)bytes.data)[i], i % 251);
+  hgr__file_unmap(hgr_allocator_system(), &bytes);
+  assert_null(bytes.data);
+  unlink(path);
+  pid_t writer;
+  path = fifo_with_writer("mapped.fifo", 300000, &writer); /* opened once: read as hgr__file_read reads it */
+  ASSERT_OK(hgr__file_map(hgr_allocator_system(), path, 300000, &bytes));
+  wait_writer(writer, path);
+  assert_int_equal(bytes.length, 300000);
+  assert_int_equal(bytes.mapped, 0);
+  for (size_t i = 0; i < bytes.length; ++i) assert_int_equal(((const uint8_t*)bytes.data)[i], i % 251);
+  hgr__file_unmap(hgr_allocator_system(), &bytes);
+}
+
+static void file_map_refuses_as_file_read_does(void** state) {
+  (void)state;
+  const char* path = write_file("map_over_cap.bin", 100);
+  hgr__file_bytes_t bytes;
+  ASSERT_STATUS(hgr__file_map(hgr_allocator_system(), path, 99, &bytes), HGR_STATUS_RESOURCE_EXHAUSTED,
+                "map_over_cap.bin'", "is 100 bytes", "more than 99 bytes");
+  assert_null(bytes.data);
+  unlink(path);
+  path = write_file("map_empty.bin", 0);
+  ASSERT_OK(hgr__file_map(hgr_allocator_system(), path, 10, &bytes));
+  assert_non_null(bytes.data);
+  assert_int_equal(bytes.length, 0);
+  hgr__file_unmap(hgr_allocator_system(), &bytes);
+  unlink(path);
+  ASSERT_STATUS(hgr__file_map(hgr_allocator_system(), "/", 1 << 20, &bytes), HGR_STATUS_INVALID_ARGUMENT,
+                "'/' is a directory");
+  ASSERT_STATUS(hgr__file_map(hgr_allocator_system(), hgr_test_tmp_path("map_missing.bin"), 1, &bytes),
+                HGR_STATUS_NOT_FOUND, "map_missing.bin': No such file");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(file_read_takes_a_regular_file_at_its_cap),
@@ -145,6 +187,8 @@ int main(void) {
       cmocka_unit_test(file_read_fails_on_dev_zero_after_its_cap),
       cmocka_unit_test(file_read_refuses_a_directory),
       cmocka_unit_test(file_read_names_a_missing_file),
+      cmocka_unit_test(file_map_maps_a_regular_file_and_reads_a_fifo),
+      cmocka_unit_test(file_map_refuses_as_file_read_does),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,9 @@ void* hgr__calloc(hgr_allocator_t allocator, size_t count, size_t size) {
   size_t bytes;
   if (__builtin_mul_overflow(count, size, &bytes)) return NULL;
   if (bytes == 0) bytes = 1;
+  /* The system's calloc takes fresh pages for large blocks, zero already: no pass
+   * over a tensor's bytes before the loader writes them. */
+  if (!allocator.fn) return calloc(1, bytes);
   void* block = call(allocator, NULL, bytes);
   if (block) memset(block, 0, bytes);
   return block;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,6 +96,36 @@ cleanup:
     *out_length = length;
   }
   return status;
+}
+
+hgr_status_t hgr__file_map(hgr_allocator_t allocator, const char* path, uint64_t max_bytes, hgr__file_bytes_t* out) {
+  *out = (hgr__file_bytes_t){0};
+  /* stat first: a FIFO is opened once only, by hgr__file_read (a second open waits
+   * for a second writer). */
+  struct stat info;
+  int fd = stat(path, &info) == 0 && S_ISREG(info.st_mode) ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
+  bool regular = fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  if (regular && info.st_size > 0 && (uint64_t)info.st_size <= max_bytes && (uint64_t)info.st_size <= SIZE_MAX) {
+    void* data = mmap(NULL, (size_t)info.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (data != MAP_FAILED) {
+      close(fd);
+      *out = (hgr__file_bytes_t){.data = data, .length = (size_t)info.st_size, .mapped = (size_t)info.st_size};
+      return HGR_OK;
+    }
+  }
+  if (fd >= 0) close(fd);
+  /* Everything else, and every error, as a read: one open there, one set of messages. */
+  void* data = NULL;
+  size_t length = 0;
+  HGR_RETURN_IF_ERROR(hgr__file_read(allocator, path, max_bytes, &data, &length));
+  *out = (hgr__file_bytes_t){.data = data, .length = length, .mapped = 0};
+  return HGR_OK;
+}
+
+void hgr__file_unmap(hgr_allocator_t allocator, hgr__file_bytes_t* bytes) {
+  if (bytes->mapped) munmap((void*)bytes->data, bytes->mapped);
+  else hgr__free(allocator, (void*)bytes->data);
+  *bytes = (hgr__file_bytes_t){0};
 }
 
 hgr_status_t hgr__file_write_atomic(hgr_allocator_t allocator, const char* path, const void* head, size_t head_length,

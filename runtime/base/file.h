@@ -47,6 +47,21 @@
  * errno text. Thread-safe. */
 hgr_status_t hgr__file_read(hgr_allocator_t allocator, const char* path, uint64_t max_bytes, void** out_data, size_t* out_length);
 
+/* A whole file's bytes for a reader that only reads them (the ONNX model file, whose
+ * weights protobuf-c copies out anyway): a regular file is mapped read-only, so that
+ * no copy of the file is made on the host; a FIFO, pipe or device is read as
+ * hgr__file_read reads it. The checks, the cap and the errors are hgr__file_read's;
+ * data is never NULL on success, even for an empty file. A mapped file that another
+ * process truncates while it is being read faults (SIGBUS), as with any mapping: the
+ * file must stay as it is until hgr__file_unmap. */
+typedef struct hgr__file_bytes_t {
+  const void* data;
+  size_t length;
+  size_t mapped; /* bytes mapped at data; 0 when data was read into the allocator's memory */
+} hgr__file_bytes_t;
+hgr_status_t hgr__file_map(hgr_allocator_t allocator, const char* path, uint64_t max_bytes, hgr__file_bytes_t* out);
+void hgr__file_unmap(hgr_allocator_t allocator, hgr__file_bytes_t* bytes);
+
 /* Writes head then body (body may be NULL when body_length is 0) to
  * "<path>.tmp.<pid>", flushes it to disk and renames it over path, so a reader sees
  * the old file or the complete new one. Errors: UNAVAILABLE naming the path and the

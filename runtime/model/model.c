@@ -787,14 +787,13 @@ hgr_status_t hgr_model_create_onnx_file(hgr_instance_t* instance, const char* pa
   if (!path || !out_model) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_create_onnx_file: NULL argument");
   *out_model = NULL;
 #if HGR_HAS_ONNX
-  void* data = NULL;
-  size_t length = 0;
+  hgr__file_bytes_t bytes;
   char* folder = NULL;
   hgr_allocator_t allocator = hgr__instance_allocator(instance); /* the model's */
-  hgr_status_t status = hgr__onnx_model_read_file(allocator, path, &data, &length, &folder);
-  if (!status) status = hgr_model_create_onnx_memory(instance, data, length, folder, options, out_model);
+  hgr_status_t status = hgr__onnx_model_read_file(allocator, path, &bytes, &folder);
+  if (!status) status = hgr_model_create_onnx_memory(instance, bytes.data, bytes.length, folder, options, out_model);
   hgr__free(allocator, folder);
-  hgr__free(allocator, data);
+  hgr__file_unmap(allocator, &bytes);
   return hgr_status_annotate(status, "%s", path);
 #else
   (void)instance, (void)options;

@@ -277,8 +277,9 @@ static hgr_status_t find_epilogue(hgr__onnx_node_t* node, const hgr__onnx_tensor
     if (!status && scaled) {
       status = hgr__onnx_tensor_cast(node->loader->allocator, weight, HGR__ONNX_FLOAT, node->label, &e->weight);
       uint64_t per = status || !channels ? 0 : weight->count / (uint64_t)channels; /* no channels: no weights */
-      for (uint64_t k = 0; !status && k < weight->count; ++k)
-        hgr__onnx_tensor_set_f64(e->weight, k, hgr__onnx_tensor_f64(e->weight, k) * f.scale[k / per]);
+      float* w = status ? NULL : e->weight->data;
+      for (uint64_t m = 0; per && m < (uint64_t)channels; ++m) /* a float loop: resnet50 folds 25 M weights */
+        for (uint64_t k = m * per; k < (m + 1) * per; ++k) w[k] = (float)(w[k] * f.scale[m]);
     }
   }
   affine_free(&f);

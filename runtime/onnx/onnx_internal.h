@@ -135,6 +135,13 @@ typedef struct hgr__onnx_external_t {
 hgr_status_t hgr__onnx_tensor_decode(hgr_allocator_t allocator, const Onnx__TensorProto* proto,
                                      const hgr__onnx_external_t* external, const char* where,
                                      hgr__onnx_tensor_t** out_tensor);
+/* hgr__onnx_tensor_decode of a proto unpacked with allocator (through
+ * hgr__onnx_protobuf_allocator_init) that is decoded once: where raw_data holds the
+ * values in the host's order, the tensor takes its buffer (proto's raw_data is left
+ * empty) instead of copying it, which saves a pass over the model's weights. */
+hgr_status_t hgr__onnx_tensor_decode_taking(hgr_allocator_t allocator, Onnx__TensorProto* proto,
+                                            const hgr__onnx_external_t* external, const char* where,
+                                            hgr__onnx_tensor_t** out_tensor);
 
 /* Element i as a double / an int64 (floats truncated toward zero, NaN 0). */
 double hgr__onnx_tensor_f64(const hgr__onnx_tensor_t* tensor, uint64_t i);

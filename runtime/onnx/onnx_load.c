@@ -628,14 +628,14 @@ hgr_status_t hgr_onnx_load_memory(const void* bytes, size_t size, const char* ba
 hgr_status_t hgr_onnx_load_file(const char* path, const hgr_onnx_options_t* options, hgr_graph_t** out_graph,
                                 hgr_params_t** out_params, hgr_onnx_report_t* out_report) {
   if (!path) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_onnx_load_file: NULL path");
-  void* data = NULL;
-  size_t length = 0;
+  hgr__file_bytes_t bytes;
   char* folder = NULL;
   hgr_allocator_t allocator = load_allocator(options);
-  hgr_status_t status = hgr__onnx_model_read_file(allocator, path, &data, &length, &folder);
-  if (!status) status = hgr_onnx_load_memory(data, length, folder, options, out_graph, out_params, out_report);
+  hgr_status_t status = hgr__onnx_model_read_file(allocator, path, &bytes, &folder);
+  if (!status)
+    status = hgr_onnx_load_memory(bytes.data, bytes.length, folder, options, out_graph, out_params, out_report);
   hgr__free(allocator, folder);
-  hgr__free(allocator, data);
+  hgr__file_unmap(allocator, &bytes);
   return hgr_status_annotate(status, "%s", path);
 }
 

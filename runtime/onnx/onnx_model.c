@@ -55,20 +55,20 @@ static hgr_status_t parse_model(hgr__onnx_model_t* model, const void* bytes, siz
   if (!model->initializers) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr__onnx_external_t external = {.base_directory = model->base_directory};
   for (size_t i = 0; i < g->n_initializer; ++i) {
-    const Onnx__TensorProto* t = g->initializer[i];
+    Onnx__TensorProto* t = g->initializer[i];
     if (!t->name || !t->name[0]) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "initializer %zu has no name", i);
     char where[320];
     snprintf(where, sizeof(where), "initializer '%.256s'", t->name);
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(model->allocator, t, &external, where, &model->initializers[i]));
+    HGR_RETURN_IF_ERROR(
+        hgr__onnx_tensor_decode_taking(model->allocator, t, &external, where, &model->initializers[i]));
   }
   return HGR_OK;
 }
 
-hgr_status_t hgr__onnx_model_read_file(hgr_allocator_t allocator, const char* path, void** out_bytes,
-                                       size_t* out_size, char** out_folder) {
-  *out_bytes = NULL;
+hgr_status_t hgr__onnx_model_read_file(hgr_allocator_t allocator, const char* path, hgr__file_bytes_t* out_bytes,
+                                       char** out_folder) {
   *out_folder = NULL;
-  HGR_RETURN_IF_ERROR(hgr__file_read(allocator, path, MAX_MODEL_BYTES, out_bytes, out_size));
+  HGR_RETURN_IF_ERROR(hgr__file_map(allocator, path, MAX_MODEL_BYTES, out_bytes));
   const char* slash = strrchr(path, '/');
   char* folder = slash ? hgr__copy_text_n(allocator, path, (size_t)(slash - path)) : hgr__copy_text(allocator, ".");
   if (folder && !folder[0]) { /* "/model.onnx" */
@@ -76,8 +76,7 @@ hgr_status_t hgr__onnx_model_read_file(hgr_allocator_t allocator, const char* pa
     folder = hgr__copy_text(allocator, "/");
   }
   if (!folder) {
-    hgr__free(allocator, *out_bytes);
-    *out_bytes = NULL;
+    hgr__file_unmap(allocator, out_bytes);
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   }
   *out_folder = folder;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "file.h"
 #include "hgr/onnx.h"
 
 typedef struct hgr__onnx_model_s hgr__onnx_model_t;
@@ -30,11 +31,12 @@ hgr_status_t hgr__onnx_model_parse(hgr_allocator_t allocator, const void* bytes,
                                    const char* base_directory, const hgr_onnx_options_t* options,
                                    hgr__onnx_model_t** out_model);
 void hgr__onnx_model_free(hgr__onnx_model_t* model);
-/* The bytes of the model file at path (read once, at most 2 GiB: protobuf's limit)
- * and the folder its external data is read from, both from allocator (the caller
- * frees them with it). Errors from the read name the path; RESOURCE_EXHAUSTED. */
-hgr_status_t hgr__onnx_model_read_file(hgr_allocator_t allocator, const char* path, void** out_bytes,
-                                       size_t* out_size, char** out_folder);
+/* The bytes of the model file at path (mapped, or read once where it is not a
+ * regular file; at most 2 GiB: protobuf's limit), released with hgr__file_unmap, and
+ * the folder its external data is read from, from allocator (the caller frees it
+ * with it). Errors from the read name the path; RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__onnx_model_read_file(hgr_allocator_t allocator, const char* path, hgr__file_bytes_t* out_bytes,
+                                       char** out_folder);
 
 /* The host bytes the parsed model holds (its decoded initializers). */
 uint64_t hgr__onnx_model_held_bytes(const hgr__onnx_model_t* model);

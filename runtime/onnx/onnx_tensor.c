@@ -334,6 +334,10 @@ void hgr__onnx_tensor_set_i64(hgr__onnx_tensor_t* t, uint64_t i, int64_t value) 
 hgr_status_t hgr__onnx_tensor_cast(hgr_allocator_t allocator, const hgr__onnx_tensor_t* t, int32_t onnx_type,
                                    const char* where, hgr__onnx_tensor_t** out_tensor) {
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(allocator, onnx_type, t->shape, t->ndim, where, out_tensor));
+  if (onnx_type == t->onnx_type) {
+    memcpy((*out_tensor)->data, t->data, t->count * hgr__onnx_type_bytes(onnx_type));
+    return HGR_OK;
+  }
   bool from_float = hgr__onnx_type_is_float(t->onnx_type) || t->onnx_type == HGR__ONNX_UINT64;
   for (uint64_t i = 0; i < t->count; ++i) {
     if (from_float)
@@ -427,9 +431,8 @@ static hgr_status_t read_external(hgr_allocator_t allocator, const Onnx__TensorP
   return status;
 }
 
-hgr_status_t hgr__onnx_tensor_decode(hgr_allocator_t allocator, const Onnx__TensorProto* proto,
-                                     const hgr__onnx_external_t* external, const char* where,
-                                     hgr__onnx_tensor_t** out_tensor) {
+static hgr_status_t decode(hgr_allocator_t allocator, const Onnx__TensorProto* proto, Onnx__TensorProto* taken,
+                           const hgr__onnx_external_t* external, const char* where, hgr__onnx_tensor_t** out_tensor) {
   *out_tensor = NULL;
   if (proto->n_dims > HGR_MAX_DIMS)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: %zu dimensions; hgr holds at most %d", where, proto->n_dims,
@@ -493,6 +496,10 @@ hgr_status_t hgr__onnx_tensor_decode(hgr_allocator_t allocator, const Onnx__Tens
       status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: raw_data has %zu bytes; %llu elements of %s need %llu",
                           where, proto->raw_data.len, (unsigned long long)t->count, hgr__onnx_type_name(type),
                           (unsigned long long)bytes);
+    } else if (taken && bytes && (element == 1 || hgr__host_is_little_endian())) {
+      hgr__free(allocator, t->data); /* fresh pages never touched: calloc's */
+      t->data = taken->raw_data.data;
+      taken->raw_data = (ProtobufCBinaryData){0, NULL};
     } else {
       if (bytes) memcpy(t->data, proto->raw_data.data, (size_t)bytes);
       hgr__le_copy(t->data, t->data, (size_t)t->count, element); /* fits: tensor_new */
@@ -531,4 +538,16 @@ hgr_status_t hgr__onnx_tensor_decode(hgr_allocator_t allocator, const Onnx__Tens
   }
   *out_tensor = t;
   return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_tensor_decode(hgr_allocator_t allocator, const Onnx__TensorProto* proto,
+                                     const hgr__onnx_external_t* external, const char* where,
+                                     hgr__onnx_tensor_t** out_tensor) {
+  return decode(allocator, proto, NULL, external, where, out_tensor);
+}
+
+hgr_status_t hgr__onnx_tensor_decode_taking(hgr_allocator_t allocator, Onnx__TensorProto* proto,
+                                            const hgr__onnx_external_t* external, const char* where,
+                                            hgr__onnx_tensor_t** out_tensor) {
+  return decode(allocator, proto, proto, external, where, out_tensor);
 }
