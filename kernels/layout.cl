@@ -2,9 +2,9 @@
  * works on uint and serves both dtypes. Indices are int: the plan checks that every
  * tensor has at most INT32_MAX elements.
  *
- * Every kernel but hgr_layout_concat is 1-D, one work-item per element of what it
- * writes (global size = that count rounded up to the work-group size, so each
- * checks i < n first; n may be 0).
+ * Every kernel is 1-D; all but hgr_layout_concat have one work-item per element of
+ * what they write (global size = that count rounded up to the work-group size, so
+ * each checks i < n first; n may be 0).
  *
  *   hgr_layout_copy(__global const uint* in, __global uint* out, uint n)
  *       out[i] = in[i]: reshape-likes whose output has its own storage.
@@ -19,8 +19,9 @@
  *       transpose whose last output dim stays contiguous: see the kernel.
  *   hgr_layout_concat(__global const uint* in, __global uint* out, uint block,
  *                     uint out_row, uint out_offset, uint rows)
- *       One launch per input, 2-D: work-item (c, r) copies elements 16c to 16c + 15
- *       (those below block) of the input's row r (rows rows of block elements) to
+ *       One launch per input, 1-D over the rows' chunks: work-item r * chunks + c
+ *       (chunks = ceil(block / 16)) copies elements 16c to 16c + 15 (those below
+ *       block) of the input's row r (rows rows of block elements) to
  *       out[r * out_row + out_offset + ...].
  *   hgr_layout_pad(__global const uint* in, __global uint* out,
  *                  __global const int* meta, uint pad_bits, uint n)
@@ -135,8 +136,10 @@ __kernel void hgr_layout_gather_runs(__global const uint* in, __global uint* out
 #if HGR_WANTED(hgr_layout_concat)
 __kernel void hgr_layout_concat(__global const uint* in, __global uint* out, uint block, uint out_row,
                                 uint out_offset, uint rows) {
-  uint col = (uint)get_global_id(0) * 16, row = (uint)get_global_id(1);
-  if (col >= block || row >= rows) return;
+  const uint chunks = (block + 15) / 16;
+  const size_t item = get_global_id(0);
+  if (chunks == 0 || item >= (size_t)chunks * rows) return;
+  const uint row = (uint)(item / chunks), col = (uint)(item - (size_t)row * chunks) * 16;
   __global const uint* from = in + (size_t)row * block + col;
   __global uint* to = out + (size_t)row * out_row + out_offset + col;
   if (block - col >= 16) {

@@ -382,16 +382,16 @@ typedef struct hgr__collapsed_t {
 void hgr__collapse_broadcast(const hgr__entry_t* const* inputs, const int32_t* axes, uint32_t count,
                              const hgr__entry_t* out, hgr__collapsed_t* c);
 
-/* A work-group extent for n work-items along a dimension whose size follows the
- * tensor's shape: the power of two at or above n. Drivers compile a kernel per
- * local size (PoCL: its work-group function), so local sizes drawn from the powers
- * of two, not from every extent, keep a model's new shapes from compiling again;
- * the kernels check their range, as every launch's global size is rounded up. */
-size_t hgr__local_size(size_t n);
-/* NDRange helpers. 1-D: one work-item per each of count items, in work-groups of up
- * to 64 (fewer when the limits say so), global rounded up (kernels check bounds; a
- * count of 0 still launches one group). */
+/* NDRange helpers. Local sizes come from the device and the kernel, never from a
+ * tensor's shape: drivers compile a kernel per local size (PoCL: its work-group
+ * function, 0.2-0.4 s each), so a new shape must launch with the sizes the first
+ * one compiled. Global sizes are rounded up to whole work-groups (kernels check
+ * their range; a count of 0 still launches one group).
+ * 1-D: one work-item per each of count items, in work-groups of up to 64 (fewer
+ * when the limits say so); _groups: of up to `local` (a kernel whose work-items each
+ * do much, a pool's row, wants more groups on small outputs). */
 void hgr__launch_1d(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t count);
+void hgr__launch_1d_groups(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t count, size_t local);
 /* N-D with an explicit local size (each local[d] must be <= the limits, checked by
  * the caller); global[d] is rounded up to a multiple of local[d]. */
 void hgr__launch_nd(hgr__launch_plan_t* l, cl_uint dims, const size_t* global, const size_t* local);

@@ -635,9 +635,9 @@ static hgr_status_t plan_rows_s2_split(hgr__op_ctx_t* ctx, const conv_t* p) {
   hgr__launch_meta_arg(ctx, split);
   meta_common(ctx, split, p, NULL);
   hgr__launch_meta(ctx, split, split_meta, 2);
-  /* a work-item per padded row; work-groups of up to 8 planes' rows */
-  int64_t planes = min64(min64(8, p->n * p->c), min64((int64_t)ctx->limits.max_work_group,
-                                                      (int64_t)ctx->limits.max_work_item[1]));
+  /* a work-item per padded row; work-groups of 8 planes' rows (fewer only where the
+   * limits say so, never by the batch: a local size per shape is a compile per shape) */
+  int64_t planes = min64(8, min64((int64_t)ctx->limits.max_work_group, (int64_t)ctx->limits.max_work_item[1]));
   size_t split_global[2] = {(size_t)hp, (size_t)(p->n * p->c)}, split_local[2] = {1, (size_t)max64(1, planes)};
   hgr__launch_nd(split, 2, split_global, split_local);
 
@@ -665,11 +665,13 @@ static bool is_depthwise3x3(const conv_t* p) {
          (p->strides[1] == 1 || p->strides[1] == 2) && p->n > 0 && p->k > 0;
 }
 
-/* Items the depthwise kernel aims for at least (a plane's rows are split into
- * chunks below that), and the work-groups it spreads them over at least (one
- * work-group of 64 items of 136 left a core idle on PoCL). */
-#define DW_MIN_ITEMS 64
+/* The depthwise kernel's work-groups: DW_LOCAL items each, whatever the shape
+ * (hgr__launch_1d_groups), and at least DW_MIN_GROUPS of them (one work-group of 64
+ * items of 136 left a core idle on PoCL), so a plane's rows are split into chunks
+ * until there are DW_MIN_ITEMS items. */
+#define DW_LOCAL 16
 #define DW_MIN_GROUPS 16
+#define DW_MIN_ITEMS (DW_LOCAL * DW_MIN_GROUPS)
 
 static hgr_status_t plan_depthwise3x3(hgr__op_ctx_t* ctx, const conv_t* p) {
   /* floatV blocks: 16 columns for stride-1 rows of at least 16, else 8 (a stride-2
@@ -686,10 +688,7 @@ static hgr_status_t plan_depthwise3x3(hgr__op_ctx_t* ctx, const conv_t* p) {
   int64_t rows = ceil_div(p->oh, chunks);
   hgr__launch_meta1(ctx, l, (int32_t)rows); /* CONV_DW_ROWS */
   int64_t items = planes * ceil_div(p->oh, rows);
-  int64_t local = min64(min64(64, (int64_t)ctx->limits.max_work_group), (int64_t)ctx->limits.max_work_item[0]);
-  local = max64(1, min64(local, (int64_t)hgr__local_size((size_t)max64(1, items / DW_MIN_GROUPS))));
-  size_t global[1] = {(size_t)items}, local_size[1] = {(size_t)local};
-  hgr__launch_nd(l, 1, global, local_size);
+  hgr__launch_1d_groups(ctx, l, (uint64_t)items, DW_LOCAL);
   return HGR_OK;
 }
 

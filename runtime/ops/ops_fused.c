@@ -451,18 +451,20 @@ static hgr_status_t plan_fused(hgr__op_ctx_t* ctx) {
       hgr__launch_meta(ctx, l, strides, (uint32_t)c->ndim);
     }
   }
-  /* Work-groups of up to 64 work-items: along the innermost extent, then over
-   * rows when a row has fewer chunks (a row of 7x7 is 7 work-items). */
-  size_t most = ctx->limits.max_work_group && ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;
-  size_t most0 = ctx->limits.max_work_item[0] && ctx->limits.max_work_item[0] < most ? ctx->limits.max_work_item[0] : most;
+  /* Work-groups of 8 chunks of a row by 8 rows, whatever the shape: a 2-D range
+   * keeps the rows' work-items vectorized (one over the rows' chunks, dividing for
+   * its row and chunk, made densenet121's batch norms 2.9x slower on PoCL), and a
+   * local size that followed the row length made PoCL compile a work-group
+   * function at a new shape. */
   if (strided) {
-    size_t chunks = (size_t)((c->extent[c->ndim - 1] + FUSED_WIDTH - 1) / FUSED_WIDTH);
-    size_t rows = (size_t)(out->element_count / c->extent[c->ndim - 1]);
-    size_t local0 = chunks == 0 ? 1 : chunks < most0 ? hgr__local_size(chunks) : most0, local1 = most / local0;
-    if (local0 > most0) local0 = most0; /* most0 itself need not be a power of two */
+    size_t most = ctx->limits.max_work_group && ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;
+    size_t local0 = ctx->limits.max_work_item[0] && ctx->limits.max_work_item[0] < 8 ? ctx->limits.max_work_item[0] : 8;
+    if (local0 > most) local0 = most;
+    size_t local1 = most / local0;
     if (ctx->limits.max_work_item[1] && local1 > ctx->limits.max_work_item[1]) local1 = ctx->limits.max_work_item[1];
-    if (local1 > rows) local1 = hgr__local_size(rows) <= local1 ? hgr__local_size(rows) : local1;
-    size_t global[2] = {chunks, rows}, local_sizes[2] = {local0, local1 ? local1 : 1};
+    size_t chunks = (size_t)((c->extent[c->ndim - 1] + FUSED_WIDTH - 1) / FUSED_WIDTH);
+    size_t global[2] = {chunks, (size_t)(out->element_count / c->extent[c->ndim - 1])};
+    size_t local_sizes[2] = {local0, local1 ? local1 : 1};
     hgr__launch_nd(l, 2, global, local_sizes);
   } else {
     hgr__launch_1d(ctx, l, (out->element_count + FUSED_WIDTH - 1) / FUSED_WIDTH);

@@ -187,13 +187,10 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
   for (int32_t d = 0; d < axis; ++d) outer = multiply(outer, shape[d]);
   for (int32_t d = axis + 1; d < ndim; ++d) inner = multiply(inner, shape[d]);
   /* One launch per input, in order on the in-order queue; each writes its own
-   * columns of the output's rows, 16 elements per work-item along a row (no
-   * division per element: a copy at about memory speed; with one work-item per
-   * element and a division each, densenet121's 58 concatenations took 12 ms, 6x
-   * ONNX Runtime's). */
-  size_t local = ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;
-  if (ctx->limits.max_work_item[0] && local > ctx->limits.max_work_item[0]) local = ctx->limits.max_work_item[0];
-  if (local == 0) local = 1;
+   * columns of the output's rows, 16 elements per work-item along a row (one
+   * division per work-item, none per element: a copy at about memory speed; with
+   * one work-item per element and a division each, densenet121's 58
+   * concatenations took 12 ms, 6x ONNX Runtime's). */
   int64_t offset = 0;
   for (uint32_t i = 0; i < count; ++i) {
     int64_t block = outer ? multiply(hgr__op_input(ctx, i)->shape[axis], inner) : 0;
@@ -204,16 +201,7 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
     hgr__launch_uint(ctx, l, (uint32_t)multiply(shape[axis], inner));
     hgr__launch_uint(ctx, l, (uint32_t)offset);
     hgr__launch_uint(ctx, l, (uint32_t)outer);
-    /* work-groups of up to 64 items: along the row, then over rows when a row has
-     * fewer chunks (a concatenation along the last axis may copy one element a row) */
-    size_t chunks = (size_t)((block + 15) / 16), rows = (size_t)outer;
-    size_t local0 = chunks && chunks < local ? hgr__local_size(chunks) : local;
-    if (local0 > local) local0 = local;
-    size_t local1 = local / local0;
-    if (ctx->limits.max_work_item[1] && local1 > ctx->limits.max_work_item[1]) local1 = ctx->limits.max_work_item[1];
-    if (local1 > rows) local1 = hgr__local_size(rows) <= local1 ? hgr__local_size(rows) : local1;
-    size_t global[2] = {chunks, rows}, local_sizes[2] = {local0, local1 ? local1 : 1};
-    hgr__launch_nd(l, 2, global, local_sizes);
+    hgr__launch_1d(ctx, l, (uint64_t)(block + 15) / 16 * (uint64_t)outer);
     offset += block;
   }
   return HGR_OK;

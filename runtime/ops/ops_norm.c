@@ -27,8 +27,10 @@ enum { SOFTMAX, LOG_SOFTMAX };
 
 /* Rows at least this long get a work-group each; shorter ones a work-item each. */
 #define ROW_KERNEL_MIN_LEN 32
-/* Wider groups only add tree levels for the lengths that occur in models. */
-#define ROW_GROUP_MAX 256
+/* The row kernel's work-group, whatever the row's length (a local size that
+ * followed the length made PoCL compile a work-group function at a new sequence
+ * length): wider ones only add tree levels, and rows of 32 leave half idle. */
+#define ROW_GROUP_MAX 64
 
 
 typedef struct axis_view_t {
@@ -57,8 +59,8 @@ static hgr_status_t view_axis(const hgr__op_ctx_t* ctx, int64_t fallback, int32_
 }
 
 /* The work-group size of a row kernel, or 0 when rows of len elements go to the
- * column kernel: a power of two within the device's limits and ROW_GROUP_MAX, no
- * wider than the row, with its float per work-item in half the local memory. */
+ * column kernel: a power of two within the device's limits and ROW_GROUP_MAX, with
+ * its float per work-item in half the local memory. */
 static size_t row_group_size(const hgr__op_ctx_t* ctx, const axis_view_t* view) {
   if (view->inner != 1 || view->len < ROW_KERNEL_MIN_LEN) return 0;
   size_t cap = ctx->limits.max_work_group;
@@ -67,7 +69,7 @@ static size_t row_group_size(const hgr__op_ctx_t* ctx, const axis_view_t* view) 
   uint64_t local_items = ctx->limits.local_mem_bytes / 2 / sizeof(float);
   if (local_items == 0) return 0;
   size_t size = 1;
-  while (size * 2 <= cap && size * 2 <= view->len && size * 2 <= local_items) size *= 2;
+  while (size * 2 <= cap && size * 2 <= local_items) size *= 2;
   return size;
 }
 

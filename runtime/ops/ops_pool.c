@@ -152,12 +152,14 @@ static bool is_row_blocked(const pool_t* p) {
          ((p->pool[1] == 3 && (p->strides[1] == 1 || p->strides[1] == 2)) || (p->pool[1] == 2 && p->strides[1] == 2));
 }
 
-/* Items the row-blocked kernels aim for at least (a plane's rows are split into
- * runs below that), and the work-groups they spread them over at least (as
- * ops_conv.c's depthwise kernels: one work-group of 64 items left a core idle on
- * PoCL). */
+/* The row-blocked kernels' work-groups: ROWS_LOCAL items each, whatever the shape
+ * (hgr__launch_1d_groups: a local size that followed the output's size made PoCL
+ * compile a work-group function at a new shape), and at least ROWS_MIN_ITEMS items,
+ * a plane's rows split into runs below that (one work-group of 64 items left a core
+ * idle on PoCL). 32: inception_v1's pools as fast as with the sizes that followed
+ * the shape (up to 64), where 16 was 6-20 % slower, on PoCL (bench/notes.md). */
+#define ROWS_LOCAL 32
 #define ROWS_MIN_ITEMS 64
-#define ROWS_MIN_GROUPS 16
 
 static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* x;
@@ -223,13 +225,7 @@ static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   uint64_t rows = (oh + chunks - 1) / chunks;
   hgr__launch_meta1(ctx, l, (int32_t)rows); /* POOL_ROWS */
   uint64_t items = planes * ((oh + rows - 1) / rows);
-  size_t local = ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;
-  if (ctx->limits.max_work_item[0] && local > ctx->limits.max_work_item[0]) local = ctx->limits.max_work_item[0];
-  if (local > items / ROWS_MIN_GROUPS) local = hgr__local_size((size_t)(items / ROWS_MIN_GROUPS)) < local
-                                                   ? hgr__local_size((size_t)(items / ROWS_MIN_GROUPS)) : local;
-  if (local == 0) local = 1;
-  size_t global[1] = {(size_t)items}, local_size[1] = {local};
-  hgr__launch_nd(l, 1, global, local_size);
+  hgr__launch_1d_groups(ctx, l, items, ROWS_LOCAL);
   return HGR_OK;
 }
 

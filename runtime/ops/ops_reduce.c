@@ -37,8 +37,10 @@ static const char* const op_names[] = {"sum", "mean", "max", "min", "prod"};
 
 /* Rows at least this long get a work-group each; shorter ones a work-item each. */
 #define ROW_KERNEL_MIN_LEN 32
-/* Wider groups only add tree levels. */
-#define ROW_GROUP_MAX 256
+/* The row kernel's work-group, whatever the row's length (a local size that
+ * followed the length made PoCL compile a work-group function at a new sequence
+ * length): wider ones only add tree levels, and rows of 32 leave half idle. */
+#define ROW_GROUP_MAX 64
 
 
 /* A run of adjacent dimensions, all kept or all reduced. */
@@ -50,8 +52,7 @@ typedef struct block_t {
 
 /* The power-of-two work-group size of the row kernel for rows of len elements, or 0
  * when the column kernel should run instead: within the device's limits and
- * ROW_GROUP_MAX, no wider than the row, its scratch (4 bytes per work-item) in half
- * the local memory. */
+ * ROW_GROUP_MAX, its scratch (4 bytes per work-item) in half the local memory. */
 static size_t row_group_size(const hgr__op_ctx_t* ctx, uint64_t len) {
   if (len < ROW_KERNEL_MIN_LEN) return 0;
   size_t cap = ctx->limits.max_work_group;
@@ -60,7 +61,7 @@ static size_t row_group_size(const hgr__op_ctx_t* ctx, uint64_t len) {
   uint64_t local_items = ctx->limits.local_mem_bytes / 2 / 4;
   if (local_items == 0) return 0;
   size_t size = 1;
-  while (size * 2 <= cap && size * 2 <= len && size * 2 <= local_items) size *= 2;
+  while (size * 2 <= cap && size * 2 <= local_items) size *= 2;
   return size;
 }
 
