@@ -114,6 +114,32 @@ class Executor:
     def profile_summary(self) -> str: ...
     def trace_json(self) -> str: ...
 
+class Model:
+    """An ONNX model loaded once and run at any input shape (hgr_model_t); InferenceSession is built on it."""
+    def __init__(
+        self, model: Union[bytes, bytearray, memoryview], devices: Optional[Sequence[str]] = None,
+        place: Union[None, str, Sequence[str]] = None, base_directory: Optional[str] = None, profiling: bool = False,
+        max_specializations: int = 0, max_device_bytes: int = 0,
+    ) -> None: ...
+    @classmethod
+    def open_bundle(
+        cls, directory: Union[str, bytes, "PathLike[str]"], devices: Optional[Sequence[str]] = None,
+        place: Union[None, str, Sequence[str]] = None, profiling: bool = False, max_specializations: int = 0,
+        max_device_bytes: int = 0,
+    ) -> "Model":
+        """The model of a bundle (hgr_model_create_bundle), its programs loaded: nothing compiled from source on
+        the bundle's devices. FailedPreconditionError for another hgr version or a device this machine lacks."""
+    def inputs(self) -> List[Dict[str, Any]]: ...
+    def outputs(self) -> List[Dict[str, Any]]: ...
+    def specialize(self, feeds: Sequence[Any]) -> Executor: ...
+    def report(self) -> Dict[str, Any]:
+        """Specializations kept, created, hits, evicted; the last new one's host times, programs (programs,
+        programs_compiled, programs_from_cache, programs_from_pool, warm_launches) and ONNX load counts."""
+    def write_bundle(self, model_path: Union[str, bytes, "PathLike[str]"],
+                     directory: Union[str, bytes, "PathLike[str]"]) -> None:
+        """hgr_model_write_bundle: the model file at model_path and the programs built so far, into directory."""
+    def close(self) -> None: ...
+
 # ---- TVM params bytes (params.c), the builder (builder.c), placement (place.c) ----
 
 def params_load(data: Union[bytes, bytearray, memoryview]) -> Params:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import tempfile
 import threading
 import time
 import weakref
@@ -136,12 +137,78 @@ def read_model_file(path: str) -> bytes:
     except FileNotFoundError as error:
         raise _hgr.NotFoundError(f"cannot open '{path}': {error.strerror}") from None
     except IsADirectoryError:
-        raise _hgr.InvalidArgumentError(f"'{path}' is a directory, not a model file") from None
+        raise _hgr.InvalidArgumentError(
+            f"'{path}' is a directory, not a model file (nor a bundle: it has no {BUNDLE_MANIFEST})") from None
     except OSError as error:
         raise _hgr.UnavailableError(f"cannot read '{path}': {error.strerror}") from None
     if length > MAX_MODEL_BYTES:
         raise _hgr.ResourceExhaustedError(f"'{path}' holds more than {MAX_MODEL_BYTES} bytes, protobuf's limit for a model")
     return b"".join(chunks)
+
+
+# A bundle (hgr/model.h, `hgr compile --bundle`) is a directory holding this file.
+BUNDLE_MANIFEST = "manifest.json"
+
+
+def is_bundle(path: str) -> bool:
+    """Whether path is a bundle: a directory with a manifest.json (as `hgr run` tells)."""
+    return os.path.isdir(path) and os.path.exists(os.path.join(path, BUNDLE_MANIFEST))
+
+
+def _bundle_manifest(directory: str) -> Optional[Dict[str, Any]]:
+    """The bundle's manifest as a dict, or None when it cannot be read or parsed
+    (hgr_model_create_bundle then says why, in the C library's words)."""
+    try:
+        with open(os.path.join(directory, BUNDLE_MANIFEST), "rb") as f:
+            manifest = json.loads(f.read(16 << 20))
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def bundle_devices(directory: str) -> Optional[List[str]]:
+    """The specs of this machine's devices that a bundle's programs were built for,
+    in the manifest's order, each once: for each program, the first device whose
+    platform, name, version and driver version equal the program's, as
+    hgr_model_create_bundle matches them. None when the manifest cannot be read or
+    a program's device is missing here (hgr_model_create_bundle refuses the bundle
+    then, with its reason)."""
+    manifest = _bundle_manifest(directory)
+    programs = manifest.get("programs") if manifest is not None else None
+    if not isinstance(programs, list):
+        return None
+    devices = _hgr.devices()
+    specs: List[str] = []
+    for program in programs:
+        if not isinstance(program, dict):
+            return None
+        want = tuple(program.get(k) for k in ("platform", "device", "device_version", "driver_version"))
+        found = [d["spec"] for d in devices
+                 if (d["platform_name"], d["name"], d["version"], d["driver_version"]) == want]
+        if not found:
+            return None
+        if found[0] not in specs:
+            specs.append(found[0])
+    return specs
+
+
+def _bundle_session_devices(directory: str, requested: Optional[List[str]]) -> Optional[List[str]]:
+    """The devices a session over a bundle places its model on: the bundle's
+    (bundle_devices), in the order of requested (the providers' specs) when it
+    names the same devices; InvalidArgumentError naming both when it names others,
+    since the bundle's programs serve only the devices they were built for."""
+    made_for = bundle_devices(directory)
+    if not made_for:  # unreadable, for a device this machine lacks, or no programs: the C library decides
+        return requested
+    if requested is None:
+        return made_for
+    indices = {spec: _hgr.find_device(spec)["index"] for spec in set(made_for) | set(requested)}
+    if {indices[s] for s in requested} != {indices[s] for s in made_for}:
+        raise _hgr.InvalidArgumentError(
+            f"providers: the bundle {directory} was made for {', '.join(made_for)}, but the providers name "
+            f"{', '.join(requested)}: a bundle runs on the devices it was made for (leave providers out, or write a "
+            f"bundle for these devices with InferenceSession.write_bundle or `hgr compile --bundle`)")
+    return requested
 
 
 def check_input_shape(name: str, shape: Sequence[int], declared: Optional[Sequence[Any]]) -> None:
@@ -245,7 +312,7 @@ class InferenceSession:
     allows (symbolic dims, dims of -1 or 0, inputs without a shape), at a different
     shape on each call if need be.
 
-    model: a path or the model's bytes. sess_options: an object with
+    model: a path, the model's bytes, or a bundle directory (below). sess_options: an object with
     ``enable_profiling`` (onnxruntime.SessionOptions) or a dict; with it on,
     ``profile()`` and ``write_trace(path)`` describe the last run. providers:
     device specs in priority order (``["gpu:0", "cpu:0"]``; ORT's
@@ -262,6 +329,14 @@ class InferenceSession:
     shapes, such as a Reshape's shape) costs a specialization at its first run:
     hgr imports, places and plans the model for it, with no reparse and sharing
     the weights already on the device; later runs at those shapes reuse it.
+
+    A bundle (a directory with manifest.json, made by write_bundle or `hgr compile
+    --bundle`) holds the model and the programs built for it on some devices: its
+    session runs on those devices (providers may be left out; providers naming
+    other devices are InvalidArgumentError) and compiles no program from source at
+    the bundle's shapes. A bundle of another hgr version, for a device this
+    machine lacks, or with a damaged file is refused with the C library's message
+    (FailedPreconditionError, InvalidArgumentError, DataLossError).
 
     The positional order is ONNX Runtime's (model, sess_options, providers); a
     list given as the second argument is taken as providers. Errors are
@@ -303,23 +378,37 @@ class InferenceSession:
         devices = provider_devices(providers)
         if isinstance(model, os.PathLike):
             model = os.fspath(model)
-        # A path is read once, here (a FIFO has no second reading); external data is
-        # found beside the file.
-        base_directory = None
-        path = None
-        if isinstance(model, str):
-            path, model = model, read_model_file(model)
-            base_directory = os.path.dirname(os.path.abspath(path))
-        elif not isinstance(model, (bytes, bytearray, memoryview)):
-            raise _hgr.InvalidArgumentError(f"model must be a path or the model's bytes, not {type(model).__name__}")
-        try:
-            self._model = _hgr.Model(model, devices=devices, place=place, base_directory=base_directory,
-                                     profiling=_profiling_requested(sess_options),
-                                     max_specializations=max_specializations, max_device_bytes=max_device_bytes)
-        except _hgr.Error as error:
-            if path is None:
-                raise
-            raise type(error)(f"{path}: {error}") from None
+        options = dict(place=place, profiling=_profiling_requested(sess_options),
+                       max_specializations=max_specializations, max_device_bytes=max_device_bytes)
+        # What write_bundle copies as the bundle's model: a regular file's path, else the model's bytes.
+        self._source: Any = None
+        if isinstance(model, str) and is_bundle(model):
+            # The devices are the bundle's; its errors name the bundle already.
+            devices = _bundle_session_devices(model, devices)
+            self._model = _hgr.Model.open_bundle(model, devices=devices, **options)
+            manifest = _bundle_manifest(model) or {}
+            self._source = os.path.join(model, str(manifest.get("model", "model.onnx")))
+        else:
+            # A path is read once, here (a FIFO has no second reading); external data is
+            # found beside the file.
+            base_directory = None
+            path = None
+            if isinstance(model, str):
+                path, model = model, read_model_file(model)
+                base_directory = os.path.dirname(os.path.abspath(path))
+            elif not isinstance(model, (bytes, bytearray, memoryview)):
+                raise _hgr.InvalidArgumentError(
+                    f"model must be a path or the model's bytes, not {type(model).__name__}")
+            try:
+                self._model = _hgr.Model(model, devices=devices, base_directory=base_directory, **options)
+            except _hgr.Error as error:
+                if path is None:
+                    raise
+                raise type(error)(f"{path}: {error}") from None
+            if path is not None and os.path.isfile(path):
+                self._source = path
+            else:
+                self._source = model if isinstance(model, bytes) else bytes(model)
         self._inputs = [self._node_arg(info) for info in self._model.inputs()]
         self._outputs = [self._node_arg(info) for info in self._model.outputs()]
         self._declared = {info["name"]: info["shape"] for info in self._model.inputs()}
@@ -479,6 +568,32 @@ class InferenceSession:
                     f"output '{index}': the model's outputs are {', '.join(a.name for a in self._outputs)}")
             index = self._output_index[index]
         return self.executor.output_buffer(index)
+
+    # ---- bundles ----
+    def write_bundle(self, directory: Any) -> str:
+        """Writes the session as a bundle into directory (made if missing; files of
+        the same names replaced) and returns its path: the model file (copied from
+        the session's path, or the bytes it was made from; external data is not
+        copied) and, as binaries for their devices, the programs the session's
+        specializations built so far (hgr_model_write_bundle; what ``hgr compile
+        --bundle`` writes). Specialize first at the shapes the bundle is for
+        (input_shapes=, or a run); before that, FailedPreconditionError.
+        InferenceSession(directory) loads it, in another process or on another
+        machine with the same devices, drivers and hgr, compiling nothing."""
+        model = self._live()
+        directory = os.fspath(directory)
+        with self._run_lock:
+            if isinstance(self._source, str):
+                model.write_bundle(self._source, directory)
+                return directory
+            handle, path = tempfile.mkstemp(prefix="hgr-bundle-model-", suffix=".onnx")
+            try:
+                with os.fdopen(handle, "wb") as f:
+                    f.write(self._source)
+                model.write_bundle(path, directory)
+            finally:
+                os.unlink(path)
+        return directory
 
     # ---- profiling ----
     def profile(self) -> List[Dict[str, Any]]:

@@ -1,6 +1,8 @@
 /* hgr._hgr.Model: an hgr_model_t (hgr/model.h), an ONNX model loaded once and run at
  * any input shape. hgr.InferenceSession is a thin class over it: it asks the Model
- * for the Executor of each feed's shapes (specialize), binds the feed and runs. */
+ * for the Executor of each feed's shapes (specialize), binds the feed and runs. A
+ * Model is made from the model's bytes, or from a bundle directory (open_bundle:
+ * hgr_model_create_bundle), and writes one (write_bundle: hgr_model_write_bundle). */
 #include "hgrpy.h"
 
 #include <stdlib.h>
@@ -41,6 +43,35 @@ static void model_dealloc(hgrpy_model_t* self) {
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
+/* A Model object not yet holding a model, and the options every creation shares:
+ * devices (specs in priority order) and place (rules and policy) placing each
+ * specialization, kept alive by the object's lists. NULL with an exception. */
+static hgrpy_model_t* model_alloc(PyTypeObject* type, PyObject* devices, PyObject* place, int profiling,
+                                  unsigned int max_specializations, unsigned long long max_device_bytes,
+                                  hgr_model_options_t* out_options) {
+  hgr_instance_t* instance = hgrpy_instance();
+  hgrpy_model_t* self = instance ? (hgrpy_model_t*)type->tp_alloc(type, 0) : NULL;
+  size_t device_count = 0, place_count = 0;
+  if (!self || hgrpy_string_list(devices, "devices", &self->device_list, &self->device_specs, &device_count) < 0 ||
+      hgrpy_string_list(place, "place", &self->place_list, &self->place_texts, &place_count) < 0) {
+    Py_XDECREF(self);
+    return NULL;
+  }
+  self->profiling = profiling != 0;
+  hgr_model_options_init(out_options);
+  out_options->executor.profiling = self->profiling;
+  out_options->max_specializations = max_specializations;
+  out_options->max_device_bytes = max_device_bytes;
+  hgr_status_t status = hgrpy_place_options(&self->place, self->device_specs, device_count, self->place_texts,
+                                            place_count);
+  if (status) {
+    Py_DECREF(self);
+    return (hgrpy_model_t*)hgrpy_raise(status);
+  }
+  if (device_count || place_count) out_options->place = &self->place;
+  return self;
+}
+
 /* Model(model, devices=None, place=None, base_directory=None, profiling=False,
  *       max_specializations=0, max_device_bytes=0) */
 static PyObject* model_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -60,36 +91,81 @@ static PyObject* model_new(PyTypeObject* type, PyObject* args, PyObject* kwargs)
     return hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "model must be the model's bytes, not %s",
                             Py_TYPE(model)->tp_name);
   }
-  hgr_instance_t* instance = hgrpy_instance();
-  hgrpy_model_t* self = instance ? (hgrpy_model_t*)type->tp_alloc(type, 0) : NULL;
-  size_t device_count = 0, place_count = 0;
-  if (!self || hgrpy_string_list(devices, "devices", &self->device_list, &self->device_specs, &device_count) < 0 ||
-      hgrpy_string_list(place, "place", &self->place_list, &self->place_texts, &place_count) < 0) {
+  hgr_model_options_t options;
+  hgrpy_model_t* self =
+      model_alloc(type, devices, place, profiling, max_specializations, max_device_bytes, &options);
+  if (!self) {
     PyBuffer_Release(&bytes);
-    Py_XDECREF(self);
     return NULL;
   }
-  self->profiling = profiling != 0;
-  hgr_model_options_t options;
-  hgr_model_options_init(&options);
-  options.executor.profiling = self->profiling;
-  options.max_specializations = max_specializations;
-  options.max_device_bytes = max_device_bytes;
-  hgr_status_t status = hgrpy_place_options(&self->place, self->device_specs, device_count, self->place_texts,
-                                            place_count);
-  if (device_count || place_count) options.place = &self->place;
-  if (!status) {
-    Py_BEGIN_ALLOW_THREADS;
-    status = hgr_model_create_onnx_memory(instance, bytes.buf, (size_t)bytes.len, base_directory, &options,
-                                          &self->model);
-    Py_END_ALLOW_THREADS;
-  }
+  hgr_instance_t* instance = hgrpy_instance();
+  hgr_status_t status;
+  Py_BEGIN_ALLOW_THREADS;
+  status = hgr_model_create_onnx_memory(instance, bytes.buf, (size_t)bytes.len, base_directory, &options,
+                                        &self->model);
+  Py_END_ALLOW_THREADS;
   PyBuffer_Release(&bytes);
   if (status) {
     Py_DECREF(self);
     return hgrpy_raise(status);
   }
   return (PyObject*)self;
+}
+
+/* Model.open_bundle(directory, devices=None, place=None, profiling=False,
+ *                   max_specializations=0, max_device_bytes=0): hgr_model_create_bundle. */
+static PyObject* model_open_bundle(PyObject* type, PyObject* args, PyObject* kwargs) {
+  static char* keywords[] = {"directory", "devices", "place", "profiling", "max_specializations", "max_device_bytes",
+                             NULL};
+  PyObject *directory = NULL, *devices = Py_None, *place = Py_None;
+  int profiling = 0;
+  unsigned int max_specializations = 0;
+  unsigned long long max_device_bytes = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|OOpIK", keywords, PyUnicode_FSConverter, &directory, &devices,
+                                   &place, &profiling, &max_specializations, &max_device_bytes))
+    return NULL;
+  hgr_model_options_t options;
+  hgrpy_model_t* self = model_alloc((PyTypeObject*)type, devices, place, profiling, max_specializations,
+                                    max_device_bytes, &options);
+  if (!self) {
+    Py_DECREF(directory);
+    return NULL;
+  }
+  hgr_instance_t* instance = hgrpy_instance();
+  const char* path = PyBytes_AS_STRING(directory);
+  hgr_status_t status;
+  Py_BEGIN_ALLOW_THREADS;
+  status = hgr_model_create_bundle(instance, path, &options, &self->model);
+  Py_END_ALLOW_THREADS;
+  Py_DECREF(directory);
+  if (status) {
+    Py_DECREF(self);
+    return hgrpy_raise(status);
+  }
+  return (PyObject*)self;
+}
+
+/* write_bundle(model_path, directory): hgr_model_write_bundle. */
+static PyObject* model_write_bundle(hgrpy_model_t* self, PyObject* args) {
+  PyObject *model_path = NULL, *directory = NULL;
+  if (!PyArg_ParseTuple(args, "O&O&", PyUnicode_FSConverter, &model_path, PyUnicode_FSConverter, &directory)) {
+    Py_XDECREF(model_path);
+    return NULL;
+  }
+  hgr_model_t* model = model_get(self);
+  hgr_status_t status = HGR_OK;
+  if (model) {
+    const char* source = PyBytes_AS_STRING(model_path);
+    const char* target = PyBytes_AS_STRING(directory);
+    Py_BEGIN_ALLOW_THREADS;
+    status = hgr_model_write_bundle(model, source, target);
+    Py_END_ALLOW_THREADS;
+  }
+  Py_DECREF(model_path);
+  Py_DECREF(directory);
+  if (!model) return NULL;
+  if (status) return hgrpy_raise(status);
+  Py_RETURN_NONE;
 }
 
 /* {name, dtype, shape: [int | str | None], decides_shapes} of an input or output;
@@ -219,6 +295,16 @@ static PyMethodDef model_methods[] = {
     {"report", (PyCFunction)model_report, METH_NOARGS,
      "report() -> dict: specializations kept, created, hits, evicted; device bytes; the last new one's host times "
      "(import_ms, place_ms, executor_ms) and its ONNX load counts."},
+    {"write_bundle", (PyCFunction)model_write_bundle, METH_VARARGS,
+     "write_bundle(model_path, directory)\n\nWrites a bundle (hgr_model_write_bundle): the ONNX model file at "
+     "model_path (copied; external data is not) and the programs the model's specializations built so far, as "
+     "binaries for their devices, into directory (made if missing). FailedPreconditionError before any "
+     "specialization."},
+    {"open_bundle", HGRPY_KW(model_open_bundle), METH_CLASS | METH_VARARGS | METH_KEYWORDS,
+     "open_bundle(directory, devices=None, place=None, profiling=False, max_specializations=0, "
+     "max_device_bytes=0) -> Model\n\nThe model of a bundle (hgr_model_create_bundle), its programs loaded so "
+     "that specializations on the bundle's devices compile nothing from source. FailedPreconditionError for a "
+     "bundle of another hgr version or for a device this machine lacks; the file at fault named otherwise."},
     {"close", (PyCFunction)model_close, METH_NOARGS, "Frees the model; Executors handed out stay valid."},
     {NULL, NULL, 0, NULL},
 };
@@ -230,7 +316,8 @@ static PyTypeObject hgrpy_model_type = {
     .tp_doc = "Model(model, devices=None, place=None, base_directory=None, profiling=False, max_specializations=0, "
               "max_device_bytes=0)\n\nAn ONNX model (its bytes) loaded once and run at any input shape "
               "(hgr/model.h). devices: specs in priority order; place: rules and policy (`hgr run --place` syntax); "
-              "with either, each specialization is placed.",
+              "with either, each specialization is placed. Model.open_bundle(directory, ...) loads a bundle "
+              "(`hgr compile --bundle`, write_bundle) instead.",
     .tp_new = model_new,
     .tp_dealloc = (destructor)model_dealloc,
     .tp_methods = model_methods,
