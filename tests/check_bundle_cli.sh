@@ -3,7 +3,8 @@
 # tests/data/symbolic/cnn.onnx for pocl:0 with caches of its own; `hgr run BUNDLE`
 # in another process, with hgr's and PoCL's cache directories empty, compiles no
 # program from source, gives the output the model gives without a bundle, and
-# leaves hgr's program cache empty; a bundle whose manifest names another driver
+# leaves hgr's program cache empty; a bundle made for rusticl:0 runs there without
+# --device; a bundle whose manifest names another driver
 # version, another hgr version, or whose program file is corrupt is refused with
 # exit 1 and the reason. Exits 77 when pocl is absent, 1 with the reason when
 # anything else differs.
@@ -43,6 +44,22 @@ printf '%s' "$output" | grep -q "1 programs (0 from the program cache, 0 compile
   fail "hgr run BUNDLE did not take its one program from the bundle"
 printf '%s' "$output" | grep -q "matches $dir/expected/output_0.npy" || fail "the bundle's output differs"
 [ -z "$(ls -A "$dir/run/hgr" 2>/dev/null | grep program-)" ] || fail "hgr run BUNDLE stored programs"
+
+# A bundle made for one device runs there without --device, not on the first device
+# (pocl:0 on the test bed): rusticl:0's, where the machine has it.
+caches "$dir/compile-rusticl"
+if "$hgr" compile "$model" --input "$input" --device 0=rusticl:0 --bundle "$dir/bundle-rusticl" >/dev/null 2>&1; then
+  caches "$dir/run-rusticl"
+  output="$("$hgr" run "$dir/bundle-rusticl" --input "$input" --verbose 2>&1)"
+  code=$?
+  printf '%s\n' "$output"
+  [ "$code" -eq 0 ] || fail "hgr run BUNDLE (rusticl) exited $code"
+  printf '%s' "$output" | grep -q "1 programs (0 from the program cache, 0 compiled, 1 from the bundle)" ||
+    fail "hgr run BUNDLE (rusticl) compiled: it did not run on the bundle's device"
+  printf '%s' "$output" | grep -q -e "-> rusticl:0" || fail "hgr run BUNDLE (rusticl) did not bind rusticl:0"
+else
+  echo "check_bundle_cli.sh: rusticl:0 is absent: the bundle for it is not checked"
+fi
 
 refused() { # NAME EDIT-COMMAND EXPECTED-TEXT
   rm -rf "$dir/$1"

@@ -197,7 +197,8 @@ HGR_API void hgr_model_report(const hgr_model_t* model, hgr_model_report_t* out_
  * model's program pool so that specializations take their kernels from there (on
  * the devices the bundle was made for, at its shapes, nothing is compiled from
  * source; the driver may still specialize a kernel at its first launch, as PoCL
- * does per work-group size). Refused with FAILED_PRECONDITION, naming both sides:
+ * does per work-group size). A bundle made for one device runs on it where options
+ * give no bindings and no placement (not the instance's first device). Refused with FAILED_PRECONDITION, naming both sides:
  * a bundle of another hgr version or kernel library, or one made for a device this
  * instance lacks (platform, device, device version and driver version must all be
  * equal); a file missing, unreadable or corrupt is named with why. */

@@ -290,6 +290,9 @@ hgr_status_t hgr_model_create_bundle(hgr_instance_t* instance, const char* direc
   hgr_model_t* model = NULL;
   if (!status) status = hgr_model_create_onnx_file(instance, model_path, options, &model);
   hgr__free(allocator, model_path);
+  bool one_device = manifest.count > 0;
+  for (size_t p = 1; p < manifest.count; ++p) one_device = one_device && device_of[p] == device_of[0];
+  if (!status && one_device) hgr__model_bind_default(model, devices[device_of[0]]->spec);
   for (size_t p = 0; !status && p < manifest.count; ++p)
     status = load_program(model, directory, &manifest.programs[p], device_of[p]);
   hgr__free(allocator, devices);

@@ -62,6 +62,7 @@ struct hgr_model_s {
   size_t cache_count, cache_capacity;
   uint64_t clock;
   hgr_model_report_t report;
+  hgr_device_binding_t default_binding; /* hgr__model_bind_default's */
 };
 
 struct hgr_model_run_s {
@@ -827,6 +828,13 @@ hgr_status_t hgr_model_create_graph(hgr_instance_t* instance, hgr_graph_t* graph
 hgr_program_pool_t* hgr__model_programs(const hgr_model_t* model) { return model->programs; }
 hgr_instance_t* hgr__model_instance(const hgr_model_t* model) { return model->instance; }
 hgr_allocator_t hgr__model_allocator(const hgr_model_t* model) { return model->allocator; }
+
+void hgr__model_bind_default(hgr_model_t* model, const char* spec) {
+  if (model->options.executor.binding_count || model->options.place) return;
+  model->default_binding = (hgr_device_binding_t){.key = -1, .spec = spec};
+  model->options.executor.bindings = &model->default_binding;
+  model->options.executor.binding_count = 1;
+}
 
 void hgr_model_report(const hgr_model_t* model, hgr_model_report_t* out_report) {
   if (!out_report) return;
