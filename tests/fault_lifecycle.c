@@ -17,14 +17,20 @@
  *   X'' = copy X'      oclgrind:0 -> pocl:1, 1.25 MiB: the destination is mapped
  *   out1 = X'' + X''   on pocl:1
  *
- * Exit status: 0 when every step succeeded and both runs' outputs are right; 1 when
+ * With "device-values", two more runs: the third's out0 (pocl:0) handed on as a
+ * device buffer (hgr_fence_output_buffer) and bound as the fourth run's A (pocl:0:
+ * the buffer becomes A's storage, the run waits for its ready event) and C
+ * (oclgrind:0: another context, staged through host memory after a bridge).
+ *
+ * Exit status: 0 when every step succeeded and every run's outputs are right; 1 when
  * a step failed, after printing "FAILED <step>: <status>" and releasing everything;
- * 2 when outputs are wrong. Usage: fault_lifecycle [cache] */
+ * 2 when outputs are wrong. Usage: fault_lifecycle [cache] [device-values] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hgr/hgr.h"
+#include "hgr/opencl.h"
 
 #define SMALL 256          /* elements of the small tensors (Oclgrind simulates each) */
 #define BIG (320 * 1024)   /* 1.25 MiB of float32: a mapped cross-platform copy */
@@ -125,8 +131,43 @@ static bool failed(const char* step, hgr_status_t status) {
   return true;
 }
 
+/* Runs 3 and 4 (device-values): out0 of run 3 as A and C of run 4, whose out0 is
+ * then (out0 + B) * 2 - out0. */
+static int device_values(hgr_executor_t* executor, tensors_t* t) {
+  hgr_fence_t* fence = NULL;
+  hgr_device_buffer_t value = {0};
+  size_t a = 0, c = 0;
+  int exit_code = 1;
+  float previous[SMALL];
+  memcpy(previous, t->out0, sizeof(previous)); /* run 3 has run 2's inputs */
+  if (failed("run 3", hgr_executor_run_async(executor, &fence)) ||
+      failed("output buffer 3", hgr_fence_output_buffer(fence, 0, &value)) ||
+      failed("input index", hgr_executor_input_index(executor, "A", &a)) ||
+      failed("input index", hgr_executor_input_index(executor, "C", &c)) ||
+      failed("bind A", hgr_executor_bind_device_buffer(executor, a, &value)) ||
+      failed("bind C", hgr_executor_bind_device_buffer(executor, c, &value)) ||
+      failed("run 4", hgr_executor_run(executor)) || failed("outputs 4", get_outputs(executor, t)))
+    goto cleanup;
+  exit_code = 2;
+  for (int i = 0; i < SMALL; ++i)
+    if (t->out0[i] != (previous[i] + t->b[i]) * 2.0f - previous[i]) {
+      fprintf(stderr, "run 4: out0[%d] = %g, expected %g\n", i, (double)t->out0[i],
+              (double)((previous[i] + t->b[i]) * 2.0f - previous[i]));
+      goto cleanup;
+    }
+  exit_code = 0;
+cleanup:
+  hgr_device_buffer_release(&value);
+  hgr_fence_release(fence);
+  return exit_code;
+}
+
 int main(int argc, char** argv) {
-  bool cache = argc > 1 && !strcmp(argv[1], "cache");
+  bool cache = false, device_value_runs = false;
+  for (int arg = 1; arg < argc; ++arg) {
+    cache |= !strcmp(argv[arg], "cache");
+    device_value_runs |= !strcmp(argv[arg], "device-values");
+  }
   int exit_code = 1;
   hgr_instance_t* instance = NULL;
   hgr_graph_t* graph = NULL;
@@ -174,6 +215,7 @@ int main(int argc, char** argv) {
     exit_code = 2;
     goto cleanup;
   }
+  if (device_value_runs && (exit_code = device_values(executor, t)) != 0) goto cleanup;
   printf("lifecycle ok\n");
   exit_code = 0;
 

@@ -403,11 +403,14 @@ hgr_link_fault_shim(fault_lifecycle)
 add_executable(fault_walk fault_walk.c)
 set_target_properties(fault_walk PROPERTIES C_STANDARD 11)
 hgr_target_warnings(fault_walk)
-# Programs built from source; then loaded from the program cache (binaries, stores).
+# Programs built from source, and a run's output bound as the next run's inputs
+# (device buffers: in place, and staged across contexts); then loaded from the
+# program cache (binaries, stores).
 # Not in cross builds: fault_walk starts fault_lifecycle as a child process, which a
 # program under qemu-user cannot do without binfmt_misc.
 if(NOT CMAKE_CROSSCOMPILING)
-add_test(NAME fault_injection_walk COMMAND fault_walk --icds pocl,oclgrind $<TARGET_FILE:fault_lifecycle>)
+add_test(NAME fault_injection_walk
+  COMMAND fault_walk --icds pocl,oclgrind $<TARGET_FILE:fault_lifecycle> device-values)
 add_test(NAME fault_injection_walk_program_cache
   COMMAND fault_walk --icds pocl,oclgrind $<TARGET_FILE:fault_lifecycle> cache)
 set_tests_properties(fault_injection_walk fault_injection_walk_program_cache PROPERTIES
@@ -429,6 +432,15 @@ hgr_test(NAME pipeline_pocl_pair SOURCE test_pipeline.c ARGS pocl:0 pocl:1 SHIM)
 hgr_test(NAME pipeline_pocl_rusticl SOURCE test_pipeline.c ARGS pocl:0 rusticl:0 SHIM)
 hgr_test(NAME pipeline_rusticl_pocl SOURCE test_pipeline.c ARGS rusticl:0 pocl:0 SHIM)
 hgr_test(NAME pipeline_oclgrind_pocl SOURCE test_pipeline.c ARGS oclgrind:0 pocl:0 24 SHIM)
+# State that stays on the device (issue 36, section 3): a streaming model's state
+# output bound as the next run's input, 1,000 chunks against the host round trip,
+# ordered by events (a held-back first state), no host copy of the state; across
+# contexts (other platform, a context per device) through a bridged staged copy
+hgr_test(NAME state_chain_pocl SOURCE test_state_chain.c ARGS pocl:0 1000 SHIM)
+hgr_test(NAME state_chain_rusticl SOURCE test_state_chain.c ARGS rusticl:0 1000 SHIM)
+hgr_test(NAME state_chain_oclgrind SOURCE test_state_chain.c ARGS oclgrind:0 40 SHIM)
+hgr_test(NAME state_chain_pocl_rusticl SOURCE test_state_chain.c ARGS pocl:0 rusticl:0 200 SHIM)
+hgr_test(NAME state_chain_context_per_device SOURCE test_state_chain.c ARGS pocl:0 pocl:1 200 context-per-device SHIM)
 
 # Copies between ranks (issue 19) through an in-memory transport: the ranks are
 # executors of one process (tests/mpi/ runs them as MPI processes)

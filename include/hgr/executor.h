@@ -337,6 +337,10 @@ typedef enum hgr_binding_kind_t {
   HGR_BINDING_BUFFER,         /* the caller's cl_mem is the storage */
   HGR_BINDING_HOST_ZERO_COPY, /* the caller's memory is the storage */
   HGR_BINDING_HOST_COPY,      /* copied to or from the caller's memory every run */
+  HGR_BINDING_DEVICE_COPY,    /* an input copied on the device from the caller's device
+                                 buffer every run (hgr/opencl.h, hgr_executor_bind_device_buffer) */
+  HGR_BINDING_STAGED_COPY,    /* an input copied from a device buffer of another context
+                                 through host staging every run (the same) */
 } hgr_binding_kind_t;
 
 HGR_API hgr_status_t hgr_executor_bind_host(hgr_executor_t* executor, hgr_io_t io, size_t index, void* data,

@@ -124,7 +124,8 @@ HGR_API hgr_status_t hgr_model_input_index(const hgr_model_t* model, const char*
 
 /* One input of a run, in the model's input order: dtype and shape, and the data
  * (compact row-major, host byte order; bytes must match). data may be NULL for
- * hgr_model_specialize when the input does not decide shapes. */
+ * hgr_model_specialize when the input does not decide shapes, and for an input
+ * given as a device value (hgr_model_run_with_buffers). */
 typedef struct hgr_model_input_t {
   hgr_dtype_t dtype;
   int32_t ndim;
@@ -132,6 +133,8 @@ typedef struct hgr_model_input_t {
   const void* data;
   size_t bytes;
 } hgr_model_input_t;
+
+struct hgr_device_buffer_t; /* hgr/opencl.h */
 
 /* The specialization for these inputs (count: hgr_model_input_count), created
  * when the model has none for their shapes (and the values of inputs that decide
@@ -151,15 +154,49 @@ HGR_API hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t
                                      hgr_graph_t** out_graph, hgr_params_t** out_params);
 
 /* Specializes, sets every input and starts a run; the run holds its specialization.
- * Output shapes follow from the inputs (hgr_model_run_output_info). */
+ * Output shapes follow from the inputs (hgr_model_run_output_info). Returns once
+ * the run is enqueued, without waiting for earlier runs. */
 HGR_API hgr_status_t hgr_model_run(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
                                    hgr_model_run_t** out_run);
+
+/* hgr_model_run with some inputs given as values on a device: buffers (NULL: none)
+ * holds count pointers, buffers[i] NULL for an input given as host data in
+ * inputs[i], else an hgr_device_buffer_t (hgr/opencl.h) of the input's bytes,
+ * typically an earlier run's output (hgr_model_run_output_buffer); inputs[i] still
+ * gives its dtype and shape (data may be NULL). Each is bound to its input
+ * (hgr_executor_bind_device_buffer): the run waits for its ready event on the
+ * device, not on the host, and its values never pass through host memory (unless
+ * it lives in another context than the input's device: then they are staged
+ * through the host, still without a wait there). Inputs given as host data are
+ * copied, ending an earlier run's device binding of theirs. The model keeps
+ * nothing of *buffers[i]: release it once this returned. An input that decides
+ * shapes takes host data only (INVALID_ARGUMENT). This is how a streaming model (a
+ * voice-activity detector every 32 ms, an LSTM decoder) feeds its state output
+ * back as the next run's input:
+ *
+ *   hgr_device_buffer_t state;                       (run k's state output)
+ *   hgr_model_run_output_buffer(run_k, 1, &state);
+ *   const hgr_device_buffer_t* buffers[2] = {NULL, &state};
+ *   hgr_model_run_with_buffers(model, inputs, 2, buffers, &run_k1);
+ *   hgr_device_buffer_release(&state); */
+HGR_API hgr_status_t hgr_model_run_with_buffers(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+                                                const struct hgr_device_buffer_t* const* buffers,
+                                                hgr_model_run_t** out_run);
 HGR_API hgr_status_t hgr_model_run_wait(hgr_model_run_t* run);
 /* Output index of the run: name, dtype, shape (valid while the run is held). */
 HGR_API hgr_status_t hgr_model_run_output_info(const hgr_model_run_t* run, size_t index,
                                                hgr_tensor_info_t* out_info);
 /* Waits for what output index needs and copies it (bytes must equal its size). */
 HGR_API hgr_status_t hgr_model_run_get_output(hgr_model_run_t* run, size_t index, void* data, size_t bytes);
+/* Output index of the run as a device value, without waiting: a buffer that nothing
+ * of the model writes again (the output copied on the device once, as
+ * hgr_fence_output_buffer does: the next run of the same specialization writes the
+ * output's storage while it reads the state given to it, so the storage itself
+ * cannot be handed on) and its ready event. Give it to a later run
+ * (hgr_model_run_with_buffers) to keep a state on the device; release it with
+ * hgr_device_buffer_release (hgr/opencl.h). Errors as hgr_fence_output_buffer. */
+HGR_API hgr_status_t hgr_model_run_output_buffer(hgr_model_run_t* run, size_t index,
+                                                 struct hgr_device_buffer_t* out_buffer);
 HGR_API void hgr_model_run_release(hgr_model_run_t* run);
 
 /* What the model did: specializations kept, made, found and evicted; the device

@@ -3,15 +3,18 @@
  * The instance's platforms, devices and contexts, an executor's inputs and outputs
  * bound to the caller's cl_mem, and outputs handed out as device buffers with an
  * event that says when their values are there, so the caller's OpenCL code or
- * another executor reads them without a trip through host memory.
+ * another executor reads them without a trip through host memory; and such device
+ * buffers bound as inputs with their event (hgr_executor_bind_device_buffer), so
+ * that a streaming model's state goes from one run to the next on the device.
  *
  * Not included by hgr.h: it needs the OpenCL headers. Include it after defining
  * CL_TARGET_OPENCL_VERSION if you want another version than 1.2.
  *
  * Thread safety: hgr_instance_device_opencl is thread-safe like the instance.
- * hgr_executor_bind_buffer and hgr_executor_output_buffer are calls on the
- * executor, and hgr_fence_output_buffer on the fence's executor
- * (thread-compatible: one thread at a time, see hgr/executor.h and hgr/fence.h).
+ * hgr_executor_bind_buffer, hgr_executor_bind_device_buffer and
+ * hgr_executor_output_buffer are calls on the executor, and hgr_fence_output_buffer
+ * on the fence's executor (thread-compatible: one thread at a time, see
+ * hgr/executor.h and hgr/fence.h).
  * The structs are plain values owned by the caller; hgr_device_buffer_release is
  * confined to the thread that owns the struct. The OpenCL objects in them follow
  * OpenCL's own rules (cl_mem, cl_event and contexts may be used from any thread),
@@ -76,6 +79,56 @@ HGR_API hgr_status_t hgr_fence_output_buffer(hgr_fence_t* fence, size_t index, h
 
 /* Releases mem and ready, and clears the struct. */
 HGR_API void hgr_device_buffer_release(hgr_device_buffer_t* buffer);
+
+/* ---- device values as inputs: state that stays on the device ----
+ *
+ * Binds input `index` to a device buffer and the event that says when its values
+ * are there (hgr_executor_output_buffer's or hgr_fence_output_buffer's, or the
+ * caller's own): the next run's first commands that read the input wait for
+ * buffer->ready on the device, so run k's output feeds run k+1 (of this executor
+ * or another) without a trip through host memory and without a wait on the host:
+ * the run is enqueued at once and starts when the event completes. buffer->bytes
+ * must equal the input's bytes, buffer->mem hold at least that many, and
+ * buffer->ready (may be NULL: nothing to wait for) belong to mem's context.
+ * Nothing in *buffer is taken over: mem and ready are retained for as long as the
+ * binding needs them, and the caller releases its struct when it likes
+ * (hgr_device_buffer_release), right after this call if it wants.
+ *
+ * How the values get in (hgr_executor_binding_kind):
+ *   - HGR_BINDING_BUFFER: mem belongs to the context of the input storage's device
+ *     and holds the storage's bytes: mem is the storage, as with
+ *     hgr_executor_bind_buffer, and no copy is made. A node that writes the input's
+ *     storage in place (docs/ops.md) writes mem.
+ *   - HGR_BINDING_DEVICE_COPY: the same context, but mem is smaller than the
+ *     storage (the storage plan shares it with a larger entry): each run copies mem
+ *     into the storage on the device (clEnqueueCopyBuffer).
+ *   - HGR_BINDING_STAGED_COPY: mem belongs to another context (another platform,
+ *     or an instance with a context per device): each run reads mem into host
+ *     staging on a queue of buffer->device_index (which must be the instance device
+ *     that holds mem) and writes it into the storage, ordered by a bridge event
+ *     (runtime/exec/bridge.c), still without a wait on the host. On a host-driven
+ *     device (Oclgrind) holding mem, that read blocks: Oclgrind runs only while the
+ *     host waits.
+ * buffer->ready orders the first run after the binding only; later runs read mem
+ * as it is then, so the caller's own commands writing mem must have completed
+ * before a later run starts, and the runs' reads before the caller writes mem
+ * again (as for hgr_executor_bind_buffer). An event of another context than the
+ * storage's is waited for through a bridge. A failed ready event fails the run
+ * (DEVICE_FAILURE, "an input, output or binding transfer failed"). Binding again
+ * replaces the binding; hgr_executor_unbind ends it.
+ *
+ * Aliasing: bind the output of a run as an input of the same executor through
+ * hgr_fence_output_buffer, whose buffer nothing of the executor writes again (a
+ * copy of the output made on the device, once); hgr_executor_output_buffer gives
+ * the output's storage itself, which the next run overwrites while it reads it.
+ *
+ * Errors: INVALID_ARGUMENT for a NULL buffer or mem, a byte count that differs
+ * from the input's (naming both), a ready event of another context than mem's, or
+ * a device_index that is not mem's device when a staged copy needs it;
+ * FAILED_PRECONDITION for an input shared between executors (share_params_from)
+ * or on another rank; OpenCL failures naming the call. */
+HGR_API hgr_status_t hgr_executor_bind_device_buffer(hgr_executor_t* executor, size_t index,
+                                                     const hgr_device_buffer_t* buffer);
 
 #ifdef __cplusplus
 }

@@ -184,6 +184,38 @@ typedef struct hgr_copy_info_t {
 HGR_API hgr_status_t hgr_executor_copy_info(const hgr_executor_t* executor, uint32_t node_id,
                                             hgr_copy_info_t* out_info);
 
+/* What crossed between the host and the device for input or output `index`,
+ * counted over the executor's life whether or not it profiles, so that a program
+ * can check that a value it keeps on the device (a streaming model's state,
+ * hgr_executor_bind_device_buffer) never went through host memory. */
+typedef struct hgr_io_traffic_t {
+  /* Copies between host memory and the device, and their bytes. An input: writes
+   * by hgr_executor_set_input (and load_params), of a host binding copied at a
+   * run's start, and reads and writes of a device buffer of another context staged
+   * through the host at a run's start. An output: reads by hgr_executor_get_output
+   * and hgr_fence_get_output, and of a host binding copied at a run's end. */
+  uint64_t host_copies;
+  uint64_t host_bytes;
+  /* Maps of a host binding used in place (HGR_BINDING_HOST_ZERO_COPY): each run
+   * maps and unmaps it, which copies nothing where the device shares host memory. */
+  uint64_t host_maps;
+  /* Copies on the device: an input copied from a device buffer
+   * (HGR_BINDING_DEVICE_COPY); an output copied into a buffer of a fence's, before
+   * a later write or for hgr_fence_output_buffer. */
+  uint64_t device_copies;
+  /* An input: runs that took it from a device buffer (hgr_executor_bind_device_buffer),
+   * and of those the ones that waited for the buffer's ready event on the device.
+   * An output: device buffers handed out (hgr_executor_output_buffer,
+   * hgr_fence_output_buffer). */
+  uint64_t device_buffers;
+  uint64_t device_waits;
+} hgr_io_traffic_t;
+
+/* Errors: INVALID_ARGUMENT for a NULL executor or io other than HGR_INPUT or
+ * HGR_OUTPUT, OUT_OF_RANGE for index. */
+HGR_API hgr_status_t hgr_executor_io_traffic(const hgr_executor_t* executor, hgr_io_t io, size_t index,
+                                             hgr_io_traffic_t* out_traffic);
+
 /* How to put a device's profiling timestamps on the host's CLOCK_MONOTONIC:
  * host_ns = device_ns + offset_ns, measured now for instance device device_index
  * (one the executor uses) with clGetDeviceAndHostTimer where the device has it

@@ -1,6 +1,8 @@
 """hgr: a heterogeneous graph runtime on OpenCL, from Python.
 
-``hgr.InferenceSession`` is shaped like ``onnxruntime.InferenceSession``;
+``hgr.InferenceSession`` is shaped like ``onnxruntime.InferenceSession``, with
+``io_binding()``/``run_with_iobinding`` and ``hgr.OrtValue`` for values that stay
+on the device (a streaming model's state);
 ``hgr.devices()`` lists the OpenCL devices; errors are ``hgr.Error`` subclasses,
 one per hgr status code, carrying the status message.
 ``hgr.graph_executor.create`` is shaped like TVM's graph executor, with
@@ -34,6 +36,7 @@ from ._hgr import (  # noqa: F401
     load_onnx,
 )
 from .session import Future, InferenceSession, NodeArg, provider_devices  # noqa: F401
+from .io_binding import IOBinding, OrtValue  # noqa: F401
 from . import graph_executor  # noqa: F401,E402
 from .builder import GraphBuilder, Value  # noqa: F401,E402
 from .params import load_param_dict, save_param_dict  # noqa: F401,E402
@@ -67,6 +70,8 @@ __all__ = [
     "InferenceSession",
     "NodeArg",
     "Future",
+    "IOBinding",
+    "OrtValue",
     "provider_devices",
     "graph_executor",
     "GraphBuilder",

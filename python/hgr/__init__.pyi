@@ -31,6 +31,7 @@ from .session import (
     NodeArg as NodeArg,
     provider_devices as provider_devices,
 )
+from .io_binding import IOBinding as IOBinding, OrtValue as OrtValue
 from . import graph_executor as graph_executor
 from .builder import GraphBuilder as GraphBuilder, Value as Value
 from .params import load_param_dict as load_param_dict, save_param_dict as save_param_dict

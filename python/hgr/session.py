@@ -569,6 +569,101 @@ class InferenceSession:
             index = self._output_index[index]
         return self.executor.output_buffer(index)
 
+    # ---- ONNX Runtime's IOBinding: values that stay on the device ----
+    def io_binding(self) -> "IOBinding":
+        """An IOBinding for run_with_iobinding (onnxruntime.IOBinding's calls): inputs
+        from host arrays or OrtValues, outputs kept on their device as OrtValues until
+        read, so a state output bound as the next run's input never leaves the device."""
+        from .io_binding import IOBinding
+
+        self._live()
+        return IOBinding(self)
+
+    def _input_arg(self, name: str) -> NodeArg:
+        for arg in self._inputs:
+            if arg.name == name:
+                return arg
+        raise _hgr.NotFoundError(
+            f"Invalid input name: {name}; the model's inputs are {', '.join(a.name for a in self._inputs)}")
+
+    def _output_index_of(self, name: str) -> int:
+        if name not in self._output_index:
+            raise _hgr.NotFoundError(
+                f"output '{name}': the model's outputs are {', '.join(a.name for a in self._outputs)}")
+        return self._output_index[name]
+
+    def run_with_iobinding(self, iobinding: Any, run_options: Any = None) -> None:
+        """Runs the model on iobinding's inputs (onnxruntime's call). It returns once the
+        run is started: the outputs (iobinding.get_outputs()) are OrtValues that stay on
+        their device and wait for the run only when read, and an OrtValue of an earlier
+        run bound as an input (bind_ortvalue_input) is waited for on the device, not on
+        the host. Host inputs are copied when the run starts, so their arrays may change
+        right after; outputs bound to host memory (bind_ortvalue_output, bind_output
+        with buffer_ptr) hold the values when this returns, which waits for the run."""
+        from .io_binding import IOBinding, OrtValue
+
+        if not isinstance(iobinding, IOBinding) or iobinding._session is not self:
+            raise _hgr.InvalidArgumentError("run_with_iobinding takes an IOBinding of this session (io_binding())")
+        missing = [arg.name for arg in self._inputs if arg.name not in iobinding._inputs]
+        if missing:
+            raise _hgr.InvalidArgumentError(f"the IOBinding lacks input(s) {', '.join(missing)}")
+        with self._run_lock:
+            values: List[Any] = []  # per model input: a host array, or an OrtValue on a device
+            for arg in self._inputs:
+                value = iobinding._inputs[arg.name]
+                if isinstance(value, OrtValue) and value.on_device:
+                    if value._dtype != arg.dtype:
+                        raise _hgr.InvalidArgumentError(
+                            f"Unexpected input data type. Actual: ({value.data_type()}) , expected: "
+                            f"({_ORT_TYPES.get(arg.dtype, arg.dtype)})\n input '{arg.name}' is {arg.dtype}; the "
+                            f"OrtValue is {value._dtype}")
+                    check_input_shape(arg.name, value.shape(), self._declared[arg.name])
+                    values.append(value)
+                    continue
+                array = as_input(arg.name, value.numpy() if isinstance(value, OrtValue) else value, arg.dtype)
+                shape = _fed_shape(array)
+                if shape is not None:
+                    check_input_shape(arg.name, shape, self._declared[arg.name])
+                values.append(array)
+            # Device values give their shapes only; their values are read from the host only
+            # where the model needs them to specialize (an input that decides shapes).
+            feeds = [np.empty(tuple(v.shape()), dtype=v._dtype) if isinstance(v, OrtValue) else v for v in values]
+            ex = self._specialize(feeds)
+            if any(isinstance(v, OrtValue) and arg.name not in self._fed[ex] for arg, v in zip(self._inputs, values)):
+                feeds = [v.numpy() if isinstance(v, OrtValue) else v for v in values]
+                ex = self._specialize(feeds)
+            fed = self._fed[ex]
+            for arg, value in zip(self._inputs, values):
+                if arg.name not in fed:  # a constant of the specialization
+                    continue
+                if isinstance(value, OrtValue):
+                    ex.bind_device_buffer(arg.name, value.device_buffer())
+                else:
+                    if ex.binding_kind("input", arg.name) != "none":
+                        ex.unbind("input", arg.name)
+                    ex.set_input(arg.name, value)
+            targets = {self._output_index[name]: target for name, target in iobinding._outputs}
+            for i in range(ex.output_count):
+                target = targets.get(i)
+                if target is not None:
+                    ex.bind_output(i, target)
+                elif ex.binding_kind("output", i) != "none":
+                    ex.unbind("output", i)  # an array run() handed out is never written again
+            fence = ex.run_async()
+            self._last = ex
+            results = []
+            for name, target in iobinding._outputs:
+                if target is not None:
+                    results.append(OrtValue(target))
+                    continue
+                info = ex.output_info(self._output_index[name])
+                results.append(OrtValue(fence=fence, index=self._output_index[name],
+                                        dtype=_hgr.numpy_dtype(info["dtype"]), shape=info["shape"], session=self))
+            iobinding._results = results
+            iobinding._fence = fence
+            if any(target is not None for target in targets.values()):
+                fence.wait()
+
     # ---- bundles ----
     def write_bundle(self, directory: Any) -> str:
         """Writes the session as a bundle into directory (made if missing; files of

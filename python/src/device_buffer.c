@@ -9,10 +9,8 @@ typedef struct hgrpy_device_buffer_t {
   hgr_device_buffer_t buffer; /* mem and ready retained; cleared once released */
 } hgrpy_device_buffer_t;
 
-static PyTypeObject device_buffer_type;
-
 PyObject* hgrpy_device_buffer_wrap(hgr_device_buffer_t* buffer) {
-  hgrpy_device_buffer_t* self = PyObject_New(hgrpy_device_buffer_t, &device_buffer_type);
+  hgrpy_device_buffer_t* self = PyObject_New(hgrpy_device_buffer_t, &hgrpy_device_buffer_type);
   if (!self) {
     hgr_device_buffer_release(buffer);
     return NULL;
@@ -30,6 +28,14 @@ static int check_open(hgrpy_device_buffer_t* self) {
   if (self->buffer.mem) return 0;
   hgrpy_raise_code(HGR_STATUS_FAILED_PRECONDITION, "the device buffer was released");
   return -1;
+}
+
+const hgr_device_buffer_t* hgrpy_device_buffer_get(PyObject* object) {
+  if (!PyObject_TypeCheck(object, &hgrpy_device_buffer_type))
+    return (const hgr_device_buffer_t*)hgrpy_raise_code(HGR_STATUS_INVALID_ARGUMENT, "a DeviceBuffer is needed, not %s",
+                                                        Py_TYPE(object)->tp_name);
+  hgrpy_device_buffer_t* self = (hgrpy_device_buffer_t*)object;
+  return check_open(self) < 0 ? NULL : &self->buffer;
 }
 
 static PyObject* handle(void* pointer) {
@@ -145,17 +151,18 @@ static PyGetSetDef device_buffer_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyTypeObject device_buffer_type = {
+PyTypeObject hgrpy_device_buffer_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hgr._hgr.DeviceBuffer",
     .tp_basicsize = sizeof(hgrpy_device_buffer_t),
     .tp_dealloc = (destructor)device_buffer_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "An output as an OpenCL buffer (hgr_device_buffer_t): handles as ints for interop.",
+    .tp_doc = "An output as an OpenCL buffer (hgr_device_buffer_t): handles as ints for interop; "
+              "Executor.bind_device_buffer takes it as another run's input.",
     .tp_methods = device_buffer_methods,
     .tp_getset = device_buffer_getset,
 };
 
 int hgrpy_add_device_buffer(PyObject* module) {
-  if (PyType_Ready(&device_buffer_type) < 0) return -1;
-  return PyModule_AddObjectRef(module, "DeviceBuffer", (PyObject*)&device_buffer_type);
+  if (PyType_Ready(&hgrpy_device_buffer_type) < 0) return -1;
+  return PyModule_AddObjectRef(module, "DeviceBuffer", (PyObject*)&hgrpy_device_buffer_type);
 }

@@ -353,6 +353,8 @@ static const char* kind_name(hgr_binding_kind_t kind) {
     case HGR_BINDING_BUFFER: return "buffer";
     case HGR_BINDING_HOST_ZERO_COPY: return "host_zero_copy";
     case HGR_BINDING_HOST_COPY: return "host_copy";
+    case HGR_BINDING_DEVICE_COPY: return "device_copy";
+    case HGR_BINDING_STAGED_COPY: return "staged_copy";
   }
   return "none";
 }
@@ -399,6 +401,45 @@ static PyObject* executor_bind_output(hgrpy_executor_t* self, PyObject* args) {
   PyObject *key = NULL, *value = NULL;
   if (!PyArg_ParseTuple(args, "OO", &key, &value)) return NULL;
   return bind(self, HGR_OUTPUT, key, value);
+}
+
+/* bind_device_buffer(key, buffer): input key takes a DeviceBuffer's values, the
+ * run waiting for its ready event on the device (hgr_executor_bind_device_buffer). */
+static PyObject* executor_bind_device_buffer(hgrpy_executor_t* self, PyObject* args) {
+  PyObject *key = NULL, *value = NULL;
+  if (!PyArg_ParseTuple(args, "OO", &key, &value)) return NULL;
+  size_t index = 0;
+  if (io_index(self, HGR_INPUT, key, &index) < 0) return NULL;
+  const hgr_device_buffer_t* buffer = hgrpy_device_buffer_get(value);
+  if (!buffer) return NULL;
+  hgr_binding_kind_t kind = HGR_BINDING_NONE;
+  hgrpy_executor_lock(self);
+  hgr_status_t status = self->executor ? hgr_executor_bind_device_buffer(self->executor, index, buffer) : CLOSED;
+  if (!status) kind = hgr_executor_binding_kind(self->executor, HGR_INPUT, index);
+  hgrpy_executor_unlock(self);
+  if (status) return hgrpy_raise(status);
+  Py_INCREF(value);
+  PyList_SetItem(self->bound, (Py_ssize_t)index, value); /* steals the new reference */
+  return PyUnicode_FromString(kind_name(kind));
+}
+
+/* io_traffic(io, key) -> dict: hgr_executor_io_traffic. */
+static PyObject* executor_io_traffic(hgrpy_executor_t* self, PyObject* args) {
+  const char* io_text = NULL;
+  PyObject* key = NULL;
+  hgr_io_t io;
+  size_t index = 0;
+  if (!PyArg_ParseTuple(args, "sO", &io_text, &key) || parse_io(io_text, &io) < 0 || io_index(self, io, key, &index) < 0)
+    return NULL;
+  hgr_io_traffic_t t;
+  hgrpy_executor_lock(self);
+  hgr_status_t status = self->executor ? hgr_executor_io_traffic(self->executor, io, index, &t) : CLOSED;
+  hgrpy_executor_unlock(self);
+  if (status) return hgrpy_raise(status);
+  return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K}", "host_copies", (unsigned long long)t.host_copies, "host_bytes",
+                       (unsigned long long)t.host_bytes, "host_maps", (unsigned long long)t.host_maps,
+                       "device_copies", (unsigned long long)t.device_copies, "device_buffers",
+                       (unsigned long long)t.device_buffers, "device_waits", (unsigned long long)t.device_waits);
 }
 
 static PyObject* executor_binding_kind(hgrpy_executor_t* self, PyObject* args) {
@@ -482,11 +523,36 @@ static PyObject* executor_wait(hgrpy_executor_t* self, PyObject* unused) {
   return call_released(self, hgr_executor_wait);
 }
 
+/* What a run reads or writes in host memory: the bound memoryviews (device buffers
+ * are retained by the C binding itself), or NULL when there is none, so that a
+ * Fence dropped before its run completed has nothing to wait for. */
+static PyObject* host_memory_bound(hgrpy_executor_t* self, bool* out_failed) {
+  *out_failed = false;
+  Py_ssize_t count = 0;
+  for (Py_ssize_t slot = 0; slot < PyList_GET_SIZE(self->bound); ++slot)
+    count += PyMemoryView_Check(PyList_GET_ITEM(self->bound, slot));
+  if (!count) return NULL;
+  PyObject* keep = PyTuple_New(count);
+  if (!keep) {
+    *out_failed = true;
+    return NULL;
+  }
+  Py_ssize_t at = 0;
+  for (Py_ssize_t slot = 0; slot < PyList_GET_SIZE(self->bound); ++slot) {
+    PyObject* item = PyList_GET_ITEM(self->bound, slot);
+    if (!PyMemoryView_Check(item)) continue;
+    Py_INCREF(item);
+    PyTuple_SET_ITEM(keep, at++, item);
+  }
+  return keep;
+}
+
 static PyObject* executor_run_async(hgrpy_executor_t* self, PyObject* unused) {
   (void)unused;
   if (!hgrpy_executor_get(self)) return NULL;
-  PyObject* keep = PyList_AsTuple(self->bound);
-  if (!keep) return NULL;
+  bool failed = false;
+  PyObject* keep = host_memory_bound(self, &failed);
+  if (failed) return NULL;
   hgr_fence_t* fence = NULL;
   hgr_status_t status = HGR_OK;
   hgrpy_executor_lock(self);
@@ -498,11 +564,11 @@ static PyObject* executor_run_async(hgrpy_executor_t* self, PyObject* unused) {
   }
   hgrpy_executor_unlock(self);
   if (status) {
-    Py_DECREF(keep);
+    Py_XDECREF(keep);
     return hgrpy_raise(status);
   }
   PyObject* result = hgrpy_fence_wrap(self, fence, keep);
-  Py_DECREF(keep);
+  Py_XDECREF(keep);
   return result;
 }
 
@@ -693,6 +759,15 @@ static PyMethodDef executor_methods[] = {
     {"bind_output", (PyCFunction)executor_bind_output, METH_VARARGS,
      "bind_output(key, array) -> str\n\nRuns write output key into array (writable, C-contiguous): directly "
      "('host_zero_copy') or copied at each run's end ('host_copy')."},
+    {"bind_device_buffer", (PyCFunction)executor_bind_device_buffer, METH_VARARGS,
+     "bind_device_buffer(key, buffer) -> str\n\nInput key (index or name) takes the values of a DeviceBuffer (an "
+     "output_buffer of this or another Executor or Fence): the next run waits for its ready event on the device, "
+     "not on the host, and the values never pass through host memory within one OpenCL context. Returns the binding "
+     "kind: 'buffer' (the buffer is the input's storage), 'device_copy' or 'staged_copy' (another context)."},
+    {"io_traffic", (PyCFunction)executor_io_traffic, METH_VARARGS,
+     "io_traffic(io, key) -> dict\n\nWhat crossed between host and device for input or output key over the "
+     "executor's life (hgr_executor_io_traffic): host_copies, host_bytes, host_maps, device_copies, device_buffers, "
+     "device_waits."},
     {"binding_kind", (PyCFunction)executor_binding_kind, METH_VARARGS,
      "binding_kind(io, key) -> str\n\n'none', 'buffer', 'host_zero_copy' or 'host_copy' for io 'input' or "
      "'output'."},

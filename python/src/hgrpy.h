@@ -188,5 +188,10 @@ PyObject* hgrpy_fence_wrap(hgrpy_executor_t* executor, hgr_fence_t* fence, PyObj
 /* ---- DeviceBuffer (device_buffer.c): an output as an OpenCL buffer ---- */
 /* Wraps buffer (its mem and event taken over). New reference. */
 PyObject* hgrpy_device_buffer_wrap(hgr_device_buffer_t* buffer);
+/* The buffer of a DeviceBuffer object (borrowed: valid while object lives and is
+ * not released); NULL with hgr.InvalidArgumentError for another object, or
+ * hgr.FailedPreconditionError for a released one. */
+const hgr_device_buffer_t* hgrpy_device_buffer_get(PyObject* object);
+extern PyTypeObject hgrpy_device_buffer_type;
 
 #endif /* HGRPY_H_ */

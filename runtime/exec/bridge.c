@@ -155,6 +155,10 @@ hgr_status_t hgr__bridges_drive(hgr__bridge_set_t* set, const hgr__queue_set_t* 
   return HGR_OK;
 }
 
+static hgr_status_t make_bridge(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
+                                uint32_t from_queue, uint64_t source_seq, bool source_host_driven, uint32_t to_queue,
+                                const char* what, cl_event* out_bridge);
+
 hgr_status_t hgr__bridge_event(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
                                uint32_t from_queue, uint32_t to_queue, const char* what, cl_event* out_bridge) {
   return hgr__bridge_event_at(set, queues, source, from_queue, queues->queues[from_queue].seq, to_queue, what,
@@ -164,12 +168,24 @@ hgr_status_t hgr__bridge_event(hgr__bridge_set_t* set, const hgr__queue_set_t* q
 hgr_status_t hgr__bridge_event_at(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
                                   uint32_t from_queue, uint64_t source_seq, uint32_t to_queue, const char* what,
                                   cl_event* out_bridge) {
+  return make_bridge(set, queues, source, from_queue, source_seq, queues->queues[from_queue].host_driven, to_queue,
+                     what, out_bridge);
+}
+
+hgr_status_t hgr__bridge_foreign(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
+                                 uint32_t to_queue, const char* what, cl_event* out_bridge) {
+  return make_bridge(set, queues, source, UINT32_MAX, 0, false, to_queue, what, out_bridge);
+}
+
+static hgr_status_t make_bridge(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
+                                uint32_t from_queue, uint64_t source_seq, bool source_host_driven, uint32_t to_queue,
+                                const char* what, cl_event* out_bridge) {
   *out_bridge = NULL;
   cl_int error = CL_SUCCESS;
   cl_event event = clCreateUserEvent(queues->queues[to_queue].context, &error);
   if (error != CL_SUCCESS || !event) return HGR_CL_STATUS(error, "clCreateUserEvent for %s", what);
   bool passes_failure = !queues->queues[to_queue].fragile_failed_user_events;
-  hgr__bridge_t bridge = {event, NULL, queues->queues[from_queue].host_driven ? source : NULL, from_queue,
+  hgr__bridge_t bridge = {event, NULL, source_host_driven ? source : NULL, from_queue,
                           to_queue, source_seq, queues->queues[to_queue].seq + 1, passes_failure};
   /* Every bridge is recorded, set or not, so that it outlives the commands waiting
    * on it: neither PoCL 3.1 nor Oclgrind 21.10 retains the events of a wait list. */

@@ -56,6 +56,12 @@ hgr_status_t hgr__bridge_event(hgr__bridge_set_t* set, const hgr__queue_set_t* q
 hgr_status_t hgr__bridge_event_at(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
                                   uint32_t from_queue, uint64_t source_seq, uint32_t to_queue, const char* what,
                                   cl_event* out_bridge);
+/* The same for a source that is none of the executor's commands (a caller's event,
+ * another executor's): from_queue is UINT32_MAX, so nothing drives toward it. A
+ * source on a host-driven device must have completed already (hgr's exported
+ * buffers' events have: readback.c), since nothing here would drive it. */
+hgr_status_t hgr__bridge_foreign(hgr__bridge_set_t* set, const hgr__queue_set_t* queues, cl_event source,
+                                 uint32_t to_queue, const char* what, cl_event* out_bridge);
 /* Fails every bridge that is not set yet (after a device failure), so that no
  * command waits on one forever. */
 void hgr__bridges_fail_unset(hgr__bridge_set_t* set);

@@ -17,6 +17,7 @@ void hgr_executor_options_init(hgr_executor_options_t* options) {
 static hgr_status_t allocate_parts(hgr_executor_t* executor) {
   const hgr_graph_t* graph = executor->graph;
   HGR_RETURN_IF_ERROR(hgr__host_io_create(executor));
+  HGR_RETURN_IF_ERROR(hgr__traffic_create(executor));
   executor->staging.outputs = hgr__calloc(executor->allocator, graph->head_count + 1, sizeof(void*));
   executor->fences.output_holder = hgr__calloc(executor->allocator, graph->head_count + 1, sizeof(hgr_fence_t*));
   executor->fences.snapshot_pool = hgr__calloc(executor->allocator, graph->head_count + 1, sizeof(cl_mem*));
@@ -249,6 +250,7 @@ void hgr_executor_release(hgr_executor_t* executor) {
   hgr__order_forget(&executor->order, idle);
   hgr__fences_detach(executor);
   hgr__host_io_release(executor);
+  hgr__traffic_release(executor);
   for (uint32_t o = 0; executor->staging.outputs && o < executor->graph->head_count; ++o)
     hgr__free(executor->allocator, executor->staging.outputs[o]);
   hgr__free(executor->allocator, executor->staging.outputs);

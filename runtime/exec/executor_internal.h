@@ -16,9 +16,9 @@
  *   launch.c      enqueueing one step
  *   wait.c        waiting for events, the failure scan
  *   warm.c        kernel warm-up at creation
- *   readback.c    reading or exporting one storage to the host
+ *   readback.c    reading or exporting one storage to the host, traffic counters
  *   fence.c       runs as fences, output snapshots (public hgr_fence_*)
- *   host_io.c     inputs, outputs, caller-memory bindings, params
+ *   host_io.c     inputs, outputs, caller-memory and device-buffer bindings, params
  *   profile.c     profiling and inspection getters (reads only)
  *   executor.c    create, run, stepping, wait, release
  *   profile_report.c  the reports of hgr/profile.h, through the public API alone
@@ -209,6 +209,12 @@ typedef enum hgr__bind_kind_t {
                                replaces it; each run maps and unmaps it to sync */
   HGR__BIND_HOST_COPY,      /* each run writes the caller's memory into the storage
                                (input) or reads the storage into it (output) */
+  HGR__BIND_DEVICE_COPY,    /* an input: each run copies the caller's device buffer
+                               (source, the storage's context) into the storage */
+  HGR__BIND_STAGED_COPY,    /* an input: each run reads the caller's device buffer
+                               (source, another context) into host staging on
+                               source_queue, and writes that into the storage after a
+                               bridge */
 } hgr__bind_kind_t;
 
 typedef struct hgr__io_binding_t {
@@ -217,6 +223,13 @@ typedef struct hgr__io_binding_t {
   size_t bytes;   /* the tensor's size */
   cl_mem mem;     /* BUFFER: the caller's (retained); ZERO_COPY: ours over host */
   uint32_t storage;
+  /* A device buffer (hgr_executor_bind_device_buffer): */
+  cl_event ready;   /* what the next run's first access waits for (retained); NULL
+                       once a run took it */
+  cl_mem source;    /* DEVICE_COPY, STAGED_COPY: the caller's buffer (retained) */
+  cl_command_queue source_queue; /* STAGED_COPY: a queue in source's context (ours) */
+  bool source_host_driven;       /* STAGED_COPY: source_queue runs only while waited on */
+  bool device;      /* bound to a device buffer (any of the kinds above) */
 } hgr__io_binding_t;
 
 typedef struct hgr__host_io_t {
@@ -226,6 +239,13 @@ typedef struct hgr__host_io_t {
   char** unused_params;               /* names of params that matched no input (last load) */
   size_t unused_param_count;
 } hgr__host_io_t;
+
+/* What crossed between host and device per input and output (hgr_io_traffic_t),
+ * counted by readback.c's hgr__traffic and read by profile.c. */
+typedef struct hgr__traffic_t {
+  hgr_io_traffic_t* inputs;  /* per input */
+  hgr_io_traffic_t* outputs; /* per output */
+} hgr__traffic_t;
 
 /* Host memory the driver reads into (readback.c): never the caller's memory, since
  * after a device failure a read may stay pending when the call returns. */
@@ -251,7 +271,8 @@ struct hgr_fence_s {
   hgr_status_t failure;     /* owned; why it did not complete, or HGR_OK */
   cl_mem* snapshots;        /* per output: its values, copied before a later write
                                reused the storage; NULL while the storage holds them */
-  bool exported;            /* snapshots were handed out: never pooled */
+  bool* exported;           /* per output: its snapshot was handed out
+                               (hgr_fence_output_buffer), so it is never pooled */
   hgr_fence_t* next;        /* the executor's fences, oldest first */
 };
 
@@ -288,6 +309,7 @@ struct hgr_executor_s {
   hgr_tuning_mode_t tuning_mode;
   uint32_t tuning_candidate;
   hgr__host_io_t io;
+  hgr__traffic_t traffic;
   hgr__staging_t staging;
   hgr__fence_list_t fences;
   hgr__profile_t profile;
@@ -414,6 +436,13 @@ hgr_status_t hgr__export_buffer(hgr_executor_t* executor, uint32_t storage, cl_m
 /* FAILED_PRECONDITION for a plan-only executor (no buffers) or after a device
  * failure. */
 hgr_status_t hgr__check_buffers(const hgr_executor_t* executor);
+/* The traffic record of input or output index (hgr_io_traffic_t), for the caller to
+ * count into; a record nobody reads when the tables are missing (creation ran out
+ * of memory) or index is out of range. */
+hgr_io_traffic_t* hgr__traffic(hgr_executor_t* executor, hgr_io_t io, size_t index);
+/* Allocates the tables (at creation) and frees them (at release). */
+hgr_status_t hgr__traffic_create(hgr_executor_t* executor);
+void hgr__traffic_release(hgr_executor_t* executor);
 /* Checks a host transfer of input or output index ("what") of info's tensor. */
 hgr_status_t hgr__check_io(const hgr_executor_t* executor, const hgr_tensor_info_t* info, const char* what,
                            size_t index, const void* data, size_t bytes);

@@ -36,7 +36,7 @@ static void fence_unref(hgr_fence_t* fence) {
     cl_mem snapshot = fence->snapshots[o];
     if (!snapshot) continue;
     /* Back to the pool, unless the caller was given it (its content must stay). */
-    if (!fence->exported) {
+    if (!fence->exported[o]) {
       cl_mem* grown =
           hgr__realloc(executor->allocator, executor->fences.snapshot_pool[o],
                        (executor->fences.snapshot_pool_count[o] + 1) * sizeof(cl_mem));
@@ -53,6 +53,7 @@ static void fence_unref(hgr_fence_t* fence) {
   hgr__free(fence->allocator, fence->events);
   hgr__free(fence->allocator, fence->queue_seq);
   hgr__free(fence->allocator, fence->snapshots);
+  hgr__free(fence->allocator, fence->exported);
   hgr__free(fence->allocator, fence);
 }
 
@@ -101,12 +102,14 @@ hgr_status_t hgr__fence_create(hgr_executor_t* executor, hgr_fence_t** out_fence
     fence->events = hgr__calloc(executor->allocator, executor->order.queues.count, sizeof(cl_event));
     fence->queue_seq = hgr__calloc(executor->allocator, executor->order.queues.count, sizeof(uint64_t));
     fence->snapshots = hgr__calloc(executor->allocator, executor->graph->head_count + 1, sizeof(cl_mem));
+    fence->exported = hgr__calloc(executor->allocator, executor->graph->head_count + 1, sizeof(bool));
   }
-  if (!fence || !fence->events || !fence->queue_seq || !fence->snapshots) {
+  if (!fence || !fence->events || !fence->queue_seq || !fence->snapshots || !fence->exported) {
     if (fence) {
       hgr__free(executor->allocator, fence->events);
       hgr__free(executor->allocator, fence->queue_seq);
       hgr__free(executor->allocator, fence->snapshots);
+      hgr__free(executor->allocator, fence->exported);
       hgr__free(executor->allocator, fence);
     }
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
@@ -173,6 +176,7 @@ static hgr_status_t snapshot_output(hgr_executor_t* executor, hgr_fence_t* fence
   status = hgr__order_enqueued(&executor->order, queue, event);
   if (!status) hgr__order_record(&executor->order, storage_slot, false, event, queue);
   clReleaseEvent(event);
+  hgr__traffic(executor, HGR_OUTPUT, index)->device_copies++;
   return status;
 }
 
@@ -268,6 +272,9 @@ hgr_status_t hgr_fence_get_output(hgr_fence_t* fence, size_t index, void* data, 
   uint32_t storage_slot = hgr__output_storage(executor, index);
   void* staging = NULL;
   HGR_RETURN_IF_ERROR(hgr__output_staging(executor, index, bytes, &staging));
+  hgr_io_traffic_t* traffic = hgr__traffic(executor, HGR_OUTPUT, index);
+  traffic->host_copies++;
+  traffic->host_bytes += bytes;
   if (fence->snapshots[index])
     return hgr__read_into(executor, storage_slot, fence->snapshots[index], false, staging, data, bytes, what);
   if (executor->fences.output_holder[index] != fence)
@@ -293,10 +300,12 @@ hgr_status_t hgr_fence_output_buffer(hgr_fence_t* fence, size_t index, hgr_devic
     HGR_RETURN_IF_ERROR(snapshot_output(executor, fence, index));
     executor->fences.output_holder[index] = NULL;
   }
-  fence->exported = true;
+  fence->exported[index] = true;
   /* The copy was enqueued on the same in-order queue: the marker follows it. */
-  return hgr__export_buffer(executor, hgr__output_storage(executor, index), fence->snapshots[index], false, info.bytes,
-                            out_buffer);
+  HGR_RETURN_IF_ERROR(hgr__export_buffer(executor, hgr__output_storage(executor, index), fence->snapshots[index], false,
+                                         info.bytes, out_buffer));
+  hgr__traffic(executor, HGR_OUTPUT, index)->device_buffers++;
+  return HGR_OK;
 }
 
 void hgr__fences_detach(hgr_executor_t* executor) {

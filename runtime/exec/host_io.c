@@ -1,6 +1,8 @@
 /* Host I/O: inputs and outputs by index or name, the caller's memory or buffers
  * bound in place of the executor's (zero-copy where the device shares host memory),
- * outputs handed out as device buffers, reading any entry (stepping), and params. */
+ * device buffers bound as inputs with the event their values wait for (state kept
+ * on the device between runs), outputs handed out as device buffers, reading any
+ * entry (stepping), and params. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +99,9 @@ hgr_status_t hgr_executor_set_input(hgr_executor_t* executor, size_t index, cons
     if (!status && held) status = hgr__queue_flush(&executor->order.queues, queue);
     clReleaseEvent(event);
     HGR_RETURN_IF_ERROR(status);
+    hgr_io_traffic_t* traffic = hgr__traffic(executor, HGR_INPUT, index);
+    traffic->host_copies++;
+    traffic->host_bytes += bytes;
   }
   executor->io.input_set[index] = true;
   return HGR_OK;
@@ -120,15 +125,147 @@ hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, voi
   HGR_RETURN_IF_ERROR(hgr__output_staging(executor, index, bytes, &staging));
   char what[256];
   snprintf(what, sizeof(what), "output %zu '%s'", index, info.name);
+  hgr_io_traffic_t* traffic = hgr__traffic(executor, HGR_OUTPUT, index);
+  traffic->host_copies++;
+  traffic->host_bytes += bytes;
   return hgr__read_into(executor, storage_slot, executor->pool.storages[storage_slot].mem, true, staging, data, bytes,
                         what);
+}
+
+/* The name of input index, for messages. */
+static const char* input_name(const hgr_executor_t* executor, size_t index) {
+  const hgr_graph_t* graph = executor->graph;
+  return graph->nodes[graph->arg_nodes[index]].name;
+}
+
+/* A device buffer's values into input index for a run (hgr_executor_bind_device_buffer):
+ * a buffer bound as the storage needs only a marker that waits for its ready event
+ * (the first run after binding; later runs nothing), a copy on the device copies it
+ * after that event. Either is recorded as the storage's writer, so the run's first
+ * readers wait for it on the device. The order keeps the ready event until the run
+ * retires: PoCL 3.1 does not retain the events of a wait list. */
+static hgr_status_t sync_device_input(hgr_executor_t* executor, hgr__io_binding_t* binding, size_t index) {
+  hgr_io_traffic_t* traffic = hgr__traffic(executor, HGR_INPUT, index);
+  if (binding->kind == HGR__BIND_BUFFER && !binding->ready) {
+    traffic->device_buffers++;
+    return HGR_OK;
+  }
+  hgr__order_t* order = &executor->order;
+  uint32_t storage_slot = binding->storage;
+  uint32_t queue = hgr__transfer_queue_of(executor, storage_slot);
+  hgr__queue_t* q = &order->queues.queues[queue];
+  uint32_t wait_count = 0;
+  HGR_RETURN_IF_ERROR(hgr__order_storage(order, storage_slot, true, queue, &wait_count));
+  if (binding->ready) {
+    HGR_RETURN_IF_ERROR(hgr__order_keep(order, binding->ready));
+    order->wait[wait_count++] = binding->ready; /* mem's context, which is the storage's (bind checked) */
+  }
+  HGR_RETURN_IF_ERROR(hgr__order_reserve(order, 1));
+  const cl_event* wait = wait_count ? order->wait : NULL;
+  bool copy = binding->kind == HGR__BIND_DEVICE_COPY && binding->bytes;
+  cl_event event = NULL;
+  cl_int error = copy ? clEnqueueCopyBuffer(q->queue, binding->source, executor->pool.storages[storage_slot].mem, 0, 0,
+                                            binding->bytes, wait_count, wait, &event)
+                      : clEnqueueMarkerWithWaitList(q->queue, wait_count, wait, &event);
+  if (error != CL_SUCCESS)
+    return HGR_CL_STATUS(error, "%s(input %zu '%s', the device buffer bound to it) on %s",
+                         copy ? "clEnqueueCopyBuffer" : "clEnqueueMarkerWithWaitList", index,
+                         input_name(executor, index), q->spec);
+  hgr_status_t status = hgr__order_enqueued(order, queue, event);
+  if (!status) hgr__order_record(order, storage_slot, true, event, queue);
+  clReleaseEvent(event);
+  HGR_RETURN_IF_ERROR(status);
+  traffic->device_buffers++;
+  traffic->device_copies += copy;
+  if (binding->ready) {
+    traffic->device_waits++;
+    clReleaseEvent(binding->ready); /* the order keeps it until the run retires */
+    binding->ready = NULL;
+  }
+  return HGR_OK;
+}
+
+/* A device buffer of another context into input index for a run: read on a queue of
+ * its own context (after its ready event, the first time) into host staging, then
+ * written into the storage after a bridge from that read, so that nothing waits on
+ * the host (except on a host-driven device holding the buffer, whose read blocks).
+ * The staging is held until the write retires; the order keeps the read's event. */
+static hgr_status_t stage_device_input(hgr_executor_t* executor, hgr__io_binding_t* binding, size_t index) {
+  hgr__order_t* order = &executor->order;
+  uint32_t storage_slot = binding->storage;
+  uint32_t queue = hgr__transfer_queue_of(executor, storage_slot);
+  hgr__queue_t* q = &order->queues.queues[queue];
+  size_t bytes = binding->bytes;
+  HGR_RETURN_IF_ERROR(hgr__order_reserve_held(order));
+  HGR_RETURN_IF_ERROR(hgr__order_reserve(order, 3));
+  if (binding->ready) HGR_RETURN_IF_ERROR(hgr__order_keep(order, binding->ready));
+  void* staging = hgr__alloc(executor->allocator, bytes ? (bytes + 63) / 64 * 64 : 64);
+  if (!staging)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for input %zu (%zu bytes of staging)", index,
+                      bytes);
+  char what[300];
+  snprintf(what, sizeof(what), "input %zu '%s', from a device buffer of another context", index,
+           input_name(executor, index));
+  cl_event read = NULL;
+  cl_int error = bytes ? clEnqueueReadBuffer(binding->source_queue, binding->source,
+                                             binding->source_host_driven ? CL_TRUE : CL_FALSE, 0, bytes, staging,
+                                             binding->ready ? 1 : 0, binding->ready ? &binding->ready : NULL, &read)
+                       : clEnqueueMarkerWithWaitList(binding->source_queue, binding->ready ? 1 : 0,
+                                                     binding->ready ? &binding->ready : NULL, &read);
+  if (error != CL_SUCCESS) {
+    hgr__free(executor->allocator, staging);
+    return HGR_CL_STATUS(error, "clEnqueueReadBuffer(%s)", what);
+  }
+  hgr_status_t status = HGR_OK;
+  if (!binding->source_host_driven && (error = clFlush(binding->source_queue)) != CL_SUCCESS)
+    status = HGR_CL_STATUS(error, "clFlush(%s)", what);
+  if (!status) status = hgr__order_keep(order, read);
+  cl_event bridge = NULL;
+  if (!status) status = hgr__bridge_foreign(&order->bridges, &order->queues, read, queue, what, &bridge);
+  uint32_t wait_count = 0;
+  if (!status) status = hgr__order_storage(order, storage_slot, true, queue, &wait_count);
+  cl_event event = NULL;
+  if (!status) {
+    order->wait[wait_count++] = bridge;
+    error = bytes ? clEnqueueWriteBuffer(q->queue, executor->pool.storages[storage_slot].mem, CL_FALSE, 0, bytes,
+                                         staging, wait_count, order->wait, &event)
+                  : clEnqueueMarkerWithWaitList(q->queue, wait_count, order->wait, &event);
+    if (error != CL_SUCCESS) status = HGR_CL_STATUS(error, "clEnqueueWriteBuffer(%s) on %s", what, q->spec);
+  }
+  if (bridge) clReleaseEvent(bridge); /* its record keeps it until the write retires */
+  if (status) {
+    /* The read may still write into the staging: let it end first. */
+    hgr_status_free(hgr__await_events(executor, &read, 1, hgr__order_end(order)));
+    clReleaseEvent(read);
+    hgr__free(executor->allocator, staging);
+    return status;
+  }
+  clReleaseEvent(read);
+  status = hgr__order_enqueued(order, queue, event);
+  hgr__order_hold(order, staging, queue); /* freed once the write retired */
+  if (!status) hgr__order_record(order, storage_slot, true, event, queue);
+  clReleaseEvent(event);
+  HGR_RETURN_IF_ERROR(status);
+  hgr_io_traffic_t* traffic = hgr__traffic(executor, HGR_INPUT, index);
+  traffic->device_buffers++;
+  traffic->host_copies += 2;
+  traffic->host_bytes += 2 * (uint64_t)bytes;
+  if (binding->ready) {
+    traffic->device_waits++;
+    clReleaseEvent(binding->ready);
+    binding->ready = NULL;
+  }
+  return HGR_OK;
 }
 
 /* A host binding's transfer of one run: the caller's memory into the storage before
  * the run's first reader (inputs), or the storage into it after the last writer
  * (outputs): a copy, or a map and unmap of the buffer over it, which makes the
  * device and the host agree. */
-static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding_t* binding, bool input) {
+static hgr_status_t sync_binding(hgr_executor_t* executor, hgr__io_binding_t* binding, bool input, size_t index) {
+  if (binding->device && input)
+    return binding->kind == HGR__BIND_STAGED_COPY ? stage_device_input(executor, binding, index)
+                                                  : sync_device_input(executor, binding, index);
   if ((binding->kind != HGR__BIND_HOST_COPY && binding->kind != HGR__BIND_HOST_ZERO_COPY) || !binding->bytes)
     return HGR_OK;
   uint32_t storage_slot = binding->storage;
@@ -169,7 +306,15 @@ static hgr_status_t sync_binding(hgr_executor_t* executor, const hgr__io_binding
   hgr_status_t status = hgr__order_enqueued(&executor->order, queue, event);
   if (!status) hgr__order_record(&executor->order, storage_slot, input, event, queue);
   clReleaseEvent(event);
-  return status;
+  HGR_RETURN_IF_ERROR(status);
+  hgr_io_traffic_t* traffic = hgr__traffic(executor, input ? HGR_INPUT : HGR_OUTPUT, index);
+  if (binding->kind == HGR__BIND_HOST_COPY) {
+    traffic->host_copies++;
+    traffic->host_bytes += binding->bytes;
+  } else {
+    traffic->host_maps++;
+  }
+  return HGR_OK;
 }
 
 hgr_status_t hgr__host_io_check_inputs_set(const hgr_executor_t* executor) {
@@ -231,6 +376,11 @@ static hgr_status_t drop_binding(hgr_executor_t* executor, hgr__io_binding_t* bi
         use_buffer(executor, binding->storage, other ? other->mem : executor->pool.storages[binding->storage].own_mem);
     clReleaseMemObject(binding->mem); /* commands in flight keep it alive */
   }
+  /* A device buffer's: commands in flight keep what they use; a queue released with
+   * commands on it finishes them first. */
+  if (binding->ready) clReleaseEvent(binding->ready);
+  if (binding->source) clReleaseMemObject(binding->source);
+  if (binding->source_queue) clReleaseCommandQueue(binding->source_queue);
   uint32_t storage_slot = binding->storage;
   memset(binding, 0, sizeof(*binding));
   binding->storage = storage_slot;
@@ -261,7 +411,7 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
                       "(share_params_from): it cannot be bound",
                       what, index, info.name, hgr__graph_storage_id(executor->graph, storage_slot));
   const hgr__io_binding_t* other = storage_binder(executor, storage_slot, binding);
-  hgr__io_binding_t next = {HGR__BIND_HOST_COPY, data, info.bytes, NULL, storage_slot};
+  hgr__io_binding_t next = {.kind = HGR__BIND_HOST_COPY, .host = data, .bytes = info.bytes, .storage = storage_slot};
   if (buffer) {
     cl_context buffer_context = NULL;
     size_t buffer_bytes = 0;
@@ -328,6 +478,92 @@ hgr_status_t hgr_executor_bind_buffer(hgr_executor_t* executor, hgr_io_t io, siz
   return bind(executor, io, index, NULL, 0, buffer);
 }
 
+hgr_status_t hgr_executor_bind_device_buffer(hgr_executor_t* executor, size_t index,
+                                             const hgr_device_buffer_t* buffer) {
+  if (!buffer) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "buffer is NULL (hgr_executor_unbind ends a binding)");
+  hgr_tensor_info_t info;
+  hgr__io_binding_t* binding = NULL;
+  HGR_RETURN_IF_ERROR(io_lookup(executor, HGR_INPUT, index, &info, &binding));
+  if (!buffer->mem)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu '%s': the device buffer's mem is NULL", index, info.name);
+  if (buffer->bytes != info.bytes)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu '%s' has %llu bytes, but the device buffer holds %zu",
+                      index, info.name, (unsigned long long)info.bytes, buffer->bytes);
+  cl_context mem_context = NULL, ready_context = NULL;
+  size_t mem_bytes = 0;
+  cl_int error = clGetMemObjectInfo(buffer->mem, CL_MEM_CONTEXT, sizeof(mem_context), &mem_context, NULL);
+  if (error == CL_SUCCESS) error = clGetMemObjectInfo(buffer->mem, CL_MEM_SIZE, sizeof(mem_bytes), &mem_bytes, NULL);
+  if (error != CL_SUCCESS)
+    return HGR_CL_STATUS(error, "clGetMemObjectInfo(the device buffer given for input %zu '%s')", index, info.name);
+  if (buffer->ready &&
+      (error = clGetEventInfo(buffer->ready, CL_EVENT_CONTEXT, sizeof(ready_context), &ready_context, NULL)) !=
+          CL_SUCCESS)
+    return HGR_CL_STATUS(error, "clGetEventInfo(the ready event given for input %zu '%s')", index, info.name);
+  if (mem_bytes < info.bytes)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu '%s' has %llu bytes, but the device buffer's mem has %zu",
+                      index, info.name, (unsigned long long)info.bytes, mem_bytes);
+  if (buffer->ready && ready_context != mem_context)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                      "input %zu '%s': the device buffer's ready event belongs to another context than its mem", index,
+                      info.name);
+  uint32_t storage_slot = binding->storage;
+  hgr__storage_t* storage = &executor->pool.storages[storage_slot];
+  if (storage->shared)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION,
+                      "input %zu '%s' (storage %u) is a parameter buffer shared between executors "
+                      "(share_params_from): it cannot be bound",
+                      index, info.name, hgr__graph_storage_id(executor->graph, storage_slot));
+  cl_context context = executor->order.queues.queues[hgr__transfer_queue_of(executor, storage_slot)].context;
+  if (mem_context == context && mem_bytes >= storage->bytes) {
+    /* The buffer is the storage, as hgr_executor_bind_buffer makes it. */
+    HGR_RETURN_IF_ERROR(bind(executor, HGR_INPUT, index, NULL, 0, buffer->mem));
+    binding->device = true;
+    binding->bytes = info.bytes;
+    if (buffer->ready) clRetainEvent(buffer->ready);
+    binding->ready = buffer->ready;
+    return HGR_OK;
+  }
+  /* Copied into the storage's own buffer each run. */
+  if (storage_binder(executor, storage_slot, binding))
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                      "input %zu '%s': storage %u is bound to a buffer already (an output sharing it), so a device "
+                      "buffer %s cannot be copied into it",
+                      index, info.name, hgr__graph_storage_id(executor->graph, storage_slot),
+                      mem_context == context ? "smaller than the storage" : "of another context");
+  hgr__io_binding_t next = {.kind = HGR__BIND_DEVICE_COPY, .bytes = info.bytes, .storage = storage_slot, .device = true};
+  if (mem_context != context) {
+    cl_context device_context = NULL;
+    hgr_status_t found = buffer->device_index < executor->instance->device_count
+                             ? hgr__instance_context(executor->instance, buffer->device_index, &device_context)
+                             : HGR_OK;
+    hgr_status_free(found);
+    if (!device_context || device_context != mem_context)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "input %zu '%s': the device buffer belongs to another context than %s's, where storage %u "
+                        "lives, and its device_index %zu is not the instance device of its context, which a copy "
+                        "between contexts reads it on",
+                        index, info.name, hgr__device_spec(executor->instance, storage->device_index),
+                        hgr__graph_storage_id(executor->graph, storage_slot), buffer->device_index);
+    next.kind = HGR__BIND_STAGED_COPY;
+    next.source_host_driven = executor->instance->devices[buffer->device_index].host_driven;
+    HGR_RETURN_IF_ERROR(hgr__instance_create_queue(executor->instance, buffer->device_index, false, &next.source_queue));
+  }
+  clRetainMemObject(buffer->mem);
+  next.source = buffer->mem;
+  if (buffer->ready) clRetainEvent(buffer->ready);
+  next.ready = buffer->ready;
+  hgr_status_t status = hgr__fences_release_holders(executor, storage_slot);
+  if (!status) status = drop_binding(executor, binding);
+  if (status) {
+    hgr_status_free(drop_binding(executor, &next)); /* it has no mem: nothing to fail */
+    return status;
+  }
+  *binding = next;
+  storage->params = false;
+  executor->io.input_set[index] = true;
+  return HGR_OK;
+}
+
 hgr_status_t hgr_executor_unbind(hgr_executor_t* executor, hgr_io_t io, size_t index) {
   hgr_tensor_info_t info;
   hgr__io_binding_t* binding = NULL;
@@ -352,6 +588,8 @@ hgr_binding_kind_t hgr_executor_binding_kind(const hgr_executor_t* executor, hgr
     case HGR__BIND_BUFFER: return HGR_BINDING_BUFFER;
     case HGR__BIND_HOST_ZERO_COPY: return HGR_BINDING_HOST_ZERO_COPY;
     case HGR__BIND_HOST_COPY: return HGR_BINDING_HOST_COPY;
+    case HGR__BIND_DEVICE_COPY: return HGR_BINDING_DEVICE_COPY;
+    case HGR__BIND_STAGED_COPY: return HGR_BINDING_STAGED_COPY;
   }
   return HGR_BINDING_NONE;
 }
@@ -362,8 +600,10 @@ hgr_status_t hgr_executor_output_buffer(hgr_executor_t* executor, size_t index, 
   hgr__io_binding_t* binding = NULL;
   HGR_RETURN_IF_ERROR(io_lookup(executor, HGR_OUTPUT, index, &info, &binding));
   uint32_t storage_slot = binding->storage;
-  return hgr__export_buffer(executor, storage_slot, executor->pool.storages[storage_slot].mem, true, info.bytes,
-                            out_buffer);
+  HGR_RETURN_IF_ERROR(hgr__export_buffer(executor, storage_slot, executor->pool.storages[storage_slot].mem, true,
+                                         info.bytes, out_buffer));
+  hgr__traffic(executor, HGR_OUTPUT, index)->device_buffers++;
+  return HGR_OK;
 }
 
 void hgr_device_buffer_release(hgr_device_buffer_t* buffer) {
@@ -464,8 +704,8 @@ const char* hgr_executor_unused_param(const hgr_executor_t* executor, size_t i) 
 hgr_status_t hgr__host_io_sync_bindings(hgr_executor_t* executor, bool inputs) {
   const hgr_graph_t* graph = executor->graph;
   uint32_t count = inputs ? graph->arg_count : graph->head_count;
-  const hgr__io_binding_t* bindings = inputs ? executor->io.input_bindings : executor->io.output_bindings;
-  for (uint32_t i = 0; i < count; ++i) HGR_RETURN_IF_ERROR(sync_binding(executor, &bindings[i], inputs));
+  hgr__io_binding_t* bindings = inputs ? executor->io.input_bindings : executor->io.output_bindings;
+  for (uint32_t i = 0; i < count; ++i) HGR_RETURN_IF_ERROR(sync_binding(executor, &bindings[i], inputs, i));
   return HGR_OK;
 }
 

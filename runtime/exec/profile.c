@@ -256,3 +256,19 @@ hgr_status_t hgr_executor_device_time(const hgr_executor_t* executor, size_t i, 
   }
   return HGR_OK;
 }
+
+hgr_status_t hgr_executor_io_traffic(const hgr_executor_t* executor, hgr_io_t io, size_t index,
+                                     hgr_io_traffic_t* out_traffic) {
+  if (!out_traffic) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "out_traffic is NULL");
+  memset(out_traffic, 0, sizeof(*out_traffic));
+  if (!executor) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "executor is NULL");
+  if (io != HGR_INPUT && io != HGR_OUTPUT) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "io is %d", (int)io);
+  bool input = io == HGR_INPUT;
+  size_t count = input ? executor->graph->arg_count : executor->graph->head_count;
+  if (index >= count)
+    return HGR_STATUS(HGR_STATUS_OUT_OF_RANGE, "%s %zu: the graph has %zu %ss", input ? "input" : "output", index,
+                      count, input ? "input" : "output");
+  const hgr_io_traffic_t* table = input ? executor->traffic.inputs : executor->traffic.outputs;
+  if (table) *out_traffic = table[index];
+  return HGR_OK;
+}

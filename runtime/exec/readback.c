@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "executor_internal.h"
 #include "hgr/opencl.h"
 
@@ -17,6 +18,28 @@ hgr_status_t hgr__check_buffers(const hgr_executor_t* executor) {
   if (executor->plan_only)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "this executor was created plan-only and has no buffers");
   return hgr__check_usable(executor);
+}
+
+hgr_io_traffic_t* hgr__traffic(hgr_executor_t* executor, hgr_io_t io, size_t index) {
+  static _Thread_local hgr_io_traffic_t nowhere; /* counted into and never read */
+  hgr_io_traffic_t* table = io == HGR_INPUT ? executor->traffic.inputs : executor->traffic.outputs;
+  size_t count = io == HGR_INPUT ? executor->graph->arg_count : executor->graph->head_count;
+  return table && index < count ? &table[index] : &nowhere;
+}
+
+hgr_status_t hgr__traffic_create(hgr_executor_t* executor) {
+  executor->traffic.inputs = hgr__calloc(executor->allocator, executor->graph->arg_count + 1, sizeof(hgr_io_traffic_t));
+  executor->traffic.outputs =
+      hgr__calloc(executor->allocator, executor->graph->head_count + 1, sizeof(hgr_io_traffic_t));
+  if (!executor->traffic.inputs || !executor->traffic.outputs)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  return HGR_OK;
+}
+
+void hgr__traffic_release(hgr_executor_t* executor) {
+  hgr__free(executor->allocator, executor->traffic.inputs);
+  hgr__free(executor->allocator, executor->traffic.outputs);
+  memset(&executor->traffic, 0, sizeof(executor->traffic));
 }
 
 hgr_status_t hgr__check_io(const hgr_executor_t* executor, const hgr_tensor_info_t* info, const char* what,

@@ -193,7 +193,9 @@ hgr_status_t hgr_model_input_index(const hgr_model_t* model, const char* name, s
 
 /* ---- checking a run's inputs ------------------------------------------------------------ */
 
-static hgr_status_t check_inputs(const hgr_model_t* model, const hgr_model_input_t* inputs, size_t count) {
+/* buffers: NULL, or per input a device value's buffer (NULL for host data). */
+static hgr_status_t check_inputs(const hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+                                 const hgr_device_buffer_t* const* buffers) {
   if (count != model->input_count || (count && !inputs))
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%zu inputs given; the model takes %zu", count,
                       model->input_count);
@@ -232,7 +234,14 @@ static hgr_status_t check_inputs(const hgr_model_t* model, const hgr_model_input
     if (!hgr__shape_size(in->shape, in->ndim, hgr_dtype_element_bytes(in->dtype), NULL, &want_bytes))
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': the shape's element count exceeds 2^63 - 1",
                         io->name);
-    if (in->data && in->bytes != want_bytes)
+    const hgr_device_buffer_t* buffer = buffers ? buffers[i] : NULL;
+    if (buffer && buffer->bytes != want_bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': a device buffer of %zu bytes given for a shape of "
+                        "%llu bytes", io->name, buffer->bytes, (unsigned long long)want_bytes);
+    if (buffer && io->decides_shapes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s' decides shapes: give its values as host data, not "
+                        "as a device buffer", io->name);
+    if (!buffer && in->data && in->bytes != want_bytes)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s': %zu bytes given for a shape of %llu bytes",
                         io->name, in->bytes, (unsigned long long)want_bytes);
   }
@@ -249,8 +258,8 @@ static hgr_status_t make_key(const hgr_model_t* model, const hgr_model_input_t* 
     bytes += sizeof(int32_t) + (size_t)inputs[i].ndim * sizeof(int64_t);
     if (model->inputs[i].io.decides_shapes) {
       if (!inputs[i].data)
-        return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s' decides shapes: its data is needed to specialize",
-                          model->inputs[i].io.name);
+        return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input '%s' decides shapes: its data is needed to specialize "
+                          "(on the host)", model->inputs[i].io.name);
       bytes += inputs[i].bytes;
     }
   }
@@ -570,7 +579,7 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
   if (!model->instance)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the model was created without an instance: it makes graphs "
                       "(hgr_model_graph), not executors");
-  HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count));
+  HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, NULL));
   /* Each round either finds or makes the specialization, or learns of at least one
    * more input that decides shapes, so it ends within input_count + 1 rounds. */
   for (size_t round = 0; round <= model->input_count; ++round) {
@@ -619,7 +628,7 @@ hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_graph: NULL argument");
   *out_graph = NULL;
   *out_params = NULL;
-  HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count));
+  HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, NULL));
   if (!model->onnx) {
     *out_graph = hgr_graph_retain(model->graph);
     hgr_status_t status = model->params ? hgr__params_copy(model->allocator, model->params, out_params)
@@ -649,17 +658,33 @@ hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs
 
 hgr_status_t hgr_model_run(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
                            hgr_model_run_t** out_run) {
+  return hgr_model_run_with_buffers(model, inputs, count, NULL, out_run);
+}
+
+hgr_status_t hgr_model_run_with_buffers(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+                                        const hgr_device_buffer_t* const* buffers, hgr_model_run_t** out_run) {
   if (!model || !out_run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run: NULL argument");
   *out_run = NULL;
   for (size_t i = 0; i < count && inputs; ++i)
-    if (!inputs[i].data && inputs[i].bytes)
+    if (!(buffers && buffers[i]) && !inputs[i].data && inputs[i].bytes)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu: NULL data", i);
+  /* The buffers' checks first; hgr_model_specialize checks the rest again. */
+  if (buffers && model->instance) HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, buffers));
   hgr_specialization_t* s = NULL;
   HGR_RETURN_IF_ERROR(hgr_model_specialize(model, inputs, count, &s));
   hgr_status_t status = HGR_OK;
   for (size_t i = 0; !status && i < count; ++i) {
     if (model->inputs[i].io.decides_shapes) continue; /* a constant of the specialization */
-    status = hgr_executor_set_input_by_name(s->executor, model->inputs[i].io.name, inputs[i].data, inputs[i].bytes);
+    size_t index = 0;
+    status = hgr_executor_input_index(s->executor, model->inputs[i].io.name, &index);
+    if (!status && buffers && buffers[i]) {
+      status = hgr_executor_bind_device_buffer(s->executor, index, buffers[i]);
+    } else if (!status) {
+      /* An earlier run's device value (or the caller's binding) gives way to the data. */
+      if (hgr_executor_binding_kind(s->executor, HGR_INPUT, index) != HGR_BINDING_NONE)
+        status = hgr_executor_unbind(s->executor, HGR_INPUT, index);
+      if (!status) status = hgr_executor_set_input(s->executor, index, inputs[i].data, inputs[i].bytes);
+    }
     if (status) status = hgr_status_annotate(status, "input '%s'", model->inputs[i].io.name);
   }
   hgr_model_run_t* run = status ? NULL : hgr__calloc(model->allocator, 1, sizeof(*run));
@@ -700,6 +725,13 @@ hgr_status_t hgr_model_run_output_info(const hgr_model_run_t* run, size_t index,
 hgr_status_t hgr_model_run_get_output(hgr_model_run_t* run, size_t index, void* data, size_t bytes) {
   if (!run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_get_output: NULL run");
   return hgr_fence_get_output(run->fence, index, data, bytes);
+}
+
+hgr_status_t hgr_model_run_output_buffer(hgr_model_run_t* run, size_t index, hgr_device_buffer_t* out_buffer) {
+  if (!out_buffer) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_output_buffer: NULL out_buffer");
+  memset(out_buffer, 0, sizeof(*out_buffer));
+  if (!run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_output_buffer: NULL run");
+  return hgr_fence_output_buffer(run->fence, index, out_buffer);
 }
 
 void hgr_model_run_release(hgr_model_run_t* run) {
