@@ -185,6 +185,10 @@ static hgr_status_t create(hgr_instance_t* instance, const char* device_spec, co
   hgr_executor_options_init(&options);
   options.bindings = &binding;
   options.binding_count = 1;
+  if (t->force_candidate) {
+    options.tuning = HGR_TUNING_CANDIDATE;
+    options.tuning_candidate = t->candidate;
+  }
   status = hgr_executor_create(instance, *out_graph, &options, out_executor);
   if (status) {
     hgr_graph_release(*out_graph);

@@ -43,6 +43,8 @@ typedef struct hgr_optest_t {
   uint32_t alias_input; /* in-place ops) */
   double rtol, atol;  /* float32: |got - expected| <= atol + rtol * |expected|; 0, 0: exact.
                          Integer and bool outputs are always compared exactly. */
+  bool force_candidate; /* executors take tile candidate `candidate` (HGR_TUNING_CANDIDATE); */
+  uint32_t candidate;   /* false: each op's rule over the device's limits */
 } hgr_optest_t;
 
 /* attrs may be NULL or "" (no extra attrs); it is copied. */

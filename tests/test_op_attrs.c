@@ -1,5 +1,6 @@
 /* Node attr parsing shared by every op (runtime/ops/op_context.c): ints, floats, bools,
- * int lists (flat and nested), and the errors that name node, attr and value. */
+ * int lists (flat and nested), float lists, and the errors that name node, attr and
+ * value. */
 #include <string.h>
 
 #include "ops.h"
@@ -91,6 +92,32 @@ static void lists_parse_flat_and_nested(void** state) {
   for (int k = 0; k < 6; ++k) assert_int_equal(v[k], want[k]);
 }
 
+/* Lists of numbers (hgr__attr_floats, activation_alpha and the like): flat only. */
+static void float_lists_parse_flat(void** state) {
+  (void)state;
+  double v[4];
+  uint32_t n;
+  bool present;
+  ASSERT_OK(hgr__attr_floats(&ctx, "flat", v, 4, &n, &present));
+  assert_true(present);
+  assert_int_equal(n, 2);
+  assert_true(v[0] == 2 && v[1] == 3);
+  ASSERT_OK(hgr__attr_floats(&ctx, "tuple", v, 4, &n, NULL));
+  assert_true(n == 1 && v[0] == 4);
+  ASSERT_OK(hgr__attr_floats(&ctx, "f", v, 4, &n, NULL));
+  assert_true(n == 1 && v[0] == 1e-5);
+  ASSERT_OK(hgr__attr_floats(&ctx, "empty", v, 4, &n, &present));
+  assert_true(present && n == 0);
+  ASSERT_OK(hgr__attr_floats(&ctx, "none", v, 4, &n, &present));
+  assert_false(present);
+  ASSERT_STATUS(hgr__attr_floats(&ctx, "nested", v, 4, &n, NULL), HGR_STATUS_INVALID_ARGUMENT,
+                "node 1 'n' (relu): attr 'nested' = \"[[0, 0], [1, 2], (3, 4)]\" is not a number or a list of numbers");
+  ASSERT_STATUS(hgr__attr_floats(&ctx, "badsep", v, 4, &n, NULL), HGR_STATUS_INVALID_ARGUMENT, "attr 'badsep'");
+  ASSERT_STATUS(hgr__attr_floats(&ctx, "long", v, 4, &n, NULL), HGR_STATUS_INVALID_ARGUMENT,
+                "has more than 4 values");
+  ASSERT_STATUS(hgr__attr_floats(&ctx, "nan", v, 4, &n, NULL), HGR_STATUS_INVALID_ARGUMENT, "attr 'nan'");
+}
+
 static void bad_values_name_node_attr_and_value(void** state) {
   (void)state;
   int64_t v[4];
@@ -112,6 +139,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(scalars_parse_with_defaults),
       cmocka_unit_test(lists_parse_flat_and_nested),
+      cmocka_unit_test(float_lists_parse_flat),
       cmocka_unit_test(bad_values_name_node_attr_and_value),
   };
   return cmocka_run_group_tests_name("op_attrs", tests, setup, teardown);

@@ -202,6 +202,36 @@ hgr_status_t hgr__attr_ints(const hgr__op_ctx_t* ctx, const char* key, int64_t* 
   return HGR_OK;
 }
 
+hgr_status_t hgr__attr_floats(const hgr__op_ctx_t* ctx, const char* key, double* out, uint32_t capacity,
+                              uint32_t* out_count, bool* out_present) {
+  const char* value = hgr__node_attr(ctx->node, key);
+  *out_count = 0;
+  if (out_present) *out_present = false;
+  const char* s = value ? skip_space(value) : NULL;
+  if (!s || !*s || !strcmp(s, "None") || !strcmp(s, "null")) return HGR_OK;
+  char close = *s == '[' ? ']' : *s == '(' ? ')' : 0;
+  if (close) s = skip_space(s + 1);
+  uint32_t count = 0;
+  while (*s && *s != close) {
+    char* stop = NULL;
+    errno = 0;
+    double parsed = strtod(s, &stop);
+    if (stop == s || isnan(parsed) || (errno == ERANGE && isinf(parsed)))
+      return bad_attr(ctx, key, value, "a number or a list of numbers");
+    if (count == capacity)
+      return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" has more than %u values", key, value, capacity);
+    out[count++] = parsed;
+    s = skip_space(stop);
+    if (*s == ',' && close) s = skip_space(s + 1);
+    else if (*s != close) return bad_attr(ctx, key, value, "a number or a list of numbers");
+  }
+  if (*s != close || (close && *skip_space(s + 1)) || (!close && !count))
+    return bad_attr(ctx, key, value, "a number or a list of numbers");
+  *out_count = count;
+  if (out_present) *out_present = true;
+  return HGR_OK;
+}
+
 const char* hgr__attr_string(const hgr__op_ctx_t* ctx, const char* key, const char* fallback) {
   const char* value = hgr__node_attr(ctx->node, key);
   return value ? value : fallback;

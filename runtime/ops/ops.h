@@ -320,6 +320,11 @@ hgr_status_t hgr__attr_bool(const hgr__op_ctx_t* ctx, const char* key, bool fall
 /* Up to capacity ints into out; *out_count values; *out_present (may be NULL). */
 hgr_status_t hgr__attr_ints(const hgr__op_ctx_t* ctx, const char* key, int64_t* out, uint32_t capacity,
                             uint32_t* out_count, bool* out_present);
+/* Up to capacity numbers into out: a flat list ("[0.5, 1e-3]", "(2,)", "[]") or one
+ * bare number; absent, "None", "null" or "" give none (*out_present false). NaN
+ * and anything else are errors naming the attr and its value. */
+hgr_status_t hgr__attr_floats(const hgr__op_ctx_t* ctx, const char* key, double* out, uint32_t capacity,
+                              uint32_t* out_count, bool* out_present);
 /* An attr of one or two ints, each in [min, INT32_MAX] ("2" means [2, 2]). */
 hgr_status_t hgr__attr_pair(const hgr__op_ctx_t* ctx, const char* key, int64_t fallback, int64_t min,
                             int64_t out[2]);

@@ -14,6 +14,7 @@
   HGR__FAMILY(pool)        \
   HGR__FAMILY(linalg)      \
   HGR__FAMILY(resize)      \
+  HGR__FAMILY(rnn)         \
   HGR__FAMILY(fused)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];

@@ -1,0 +1,360 @@
+/* Recurrences of LSTM, GRU and RNN over whole sequences (runtime/ops/ops_rnn.c).
+ *
+ * The input projection X W^T + Wb is computed beforehand for every step and
+ * direction at once (one GEMM); these kernels run the part that cannot be batched
+ * over time: H_{t-1} R^T and the cell, step after step.
+ *
+ * Shapes (T steps, B batch rows, D directions, H hidden units, G gates: LSTM 4
+ * (i, o, f, c), GRU 3 (z, r, h), RNN 1; GH = G * H):
+ *   gates_x    layout 0: [T, B, D, GH]; layout 1: [B, T, D, GH]
+ *   r          [D, GH, H]  ONNX's R
+ *   bias       [D, GH]      the recurrent bias Rb            (flag RNN_BIAS)
+ *   lens       [B] int      sequence_lens                     (flag RNN_LENS)
+ *   initial_h  layout 0: [D, B, H]; layout 1: [B, D, H]        (flag RNN_INITIAL_H)
+ *   initial_c  as initial_h (LSTM)                            (flag RNN_INITIAL_C)
+ *   peepholes  [D, 3H] (LSTM: i, o, f)                        (flag RNN_PEEPHOLES)
+ *   y          layout 0: [T, D, B, H]; layout 1: [B, T, D, H]
+ *   y_h, y_c   as initial_h
+ *   gates      the node's scratch: with RNN_R_COLUMNS first R^T, [D, H, GH] (written by
+ *              hgr_rnn_transpose_r before); then [D * B, GH] floats (each step's gate
+ *              rows); then [D * B, H] (LSTM: [D * B, 2H]), the state between launches
+ *   meta       per direction and activation (LSTM f, g, h; GRU f, g; RNN f), 3 ints:
+ *              the activation's code (RNN_ACT_*), alpha's and beta's float bits
+ * An absent input's buffer is another input's (never read: its flag is clear).
+ *
+ * One work-group per (direction d, batch row b): group d * B + b. NDRange 1-D,
+ * global = D * B * L (L if D * B is 0), any local size L (the plan takes a power of
+ * two). The group runs steps [first_step, first_step + step_count) of its
+ * sequence: each step, its work-items take the GH gate rows in turn (row lid,
+ * lid + L, ...: gates_x + Rb + R[row] . H_{t-1}, into `gates`), then, after a
+ * barrier, the H units in turn (the cell's update), and a barrier closes the step.
+ * The state lives in local memory: `h` holds H floats, then LSTM's C (which only
+ * unit j's work-item reads and writes) or GRU's r (.) H_{t-1}. A launch starts from
+ * initial_h / initial_c (zeros when absent) when first_step is 0, else from the
+ * state the previous launch left in the scratch; it ends writing Y_h and Y_c and
+ * that state: one launch for the whole sequence, or one per block of steps.
+ * No work-item returns early and every barrier is reached by the whole group
+ * (PoCL 3.1 miscompiles a return before barriers: a group wrote another's Y_h).
+ *   hgr_lstm_sequence(gates_x, r, bias, lens, initial_h, initial_c, peepholes, y, y_h, y_c,
+ *                     gates, meta, __local float* h, uint steps, uint batch, uint directions,
+ *                     uint hidden, uint flags, float clip, uint first_step, uint step_count)
+ *   hgr_gru_sequence(gates_x, r, bias, lens, initial_h, y, y_h, gates, meta,
+ *                    __local float* h, uint steps, ... (as LSTM's))
+ *   hgr_rnn_sequence(gates_x, r, bias, lens, initial_h, y, y_h, gates, meta,
+ *                    __local float* h, uint steps, ... (as LSTM's))
+ *
+ * sequence_lens: a row of length len (clamped to [0, T]) runs steps 0 .. len - 1 at
+ * times 0 .. len - 1 (forward) or len - 1 .. 0 (reverse: it starts at its own last
+ * valid step); step s >= len zeroes Y at time s; Y_h and Y_c hold the state after
+ * the last valid step, zeros for a length of 0 (as ONNX Runtime).
+ *
+ * R's layout is a tile choice of the plan (rows / columns, runtime/ops/ops_rnn.c):
+ *   hgr_rnn_transpose_r(__global const float* r, __global float* scratch, uint count,
+ *                       uint gh, uint hidden)
+ *       R [D, GH, H] (count elements) to R^T [D, H, GH] at the scratch's start, one
+ *       work-item per element; NDRange 1-D, global >= count.
+ *
+ * Equations (ONNX's; clip(x) = min(max(x, -clip), clip) where RNN_CLIP, applied to
+ * every activation's input but h's cell input):
+ *   LSTM  i = f(clip(xi + Rb_i + R_i H + P_i (.) C)), f = f(... P_f ...) or 1 - i with
+ *         RNN_INPUT_FORGET, c~ = g(clip(xc + Rb_c + R_c H)), C' = f C + i c~,
+ *         o = f(clip(xo + Rb_o + R_o H + P_o (.) C')), H' = o h(C')
+ *   GRU   z = f(clip(xz + Rb_z + R_z H)), r = f(clip(xr + Rb_r + R_r H)),
+ *         h~ = g(clip(xh + R_h (r (.) H) + Rb_h)), or with RNN_LINEAR_BEFORE_RESET
+ *         h~ = g(clip(xh + r (.) (R_h H + Rb_h))); H' = (1 - z) h~ + z H
+ *   RNN   H' = f(clip(xi + Rb_i + R_i H))
+ * Indices are uint (the plan checks every count against INT32_MAX). */
+
+#include "select.h"
+
+#define RNN_REVERSE 1u   /* D == 1: the direction is reverse */
+#define RNN_LAYOUT_BATCH 2u /* layout 1: batch first */
+#define RNN_BIAS 4u
+#define RNN_LENS 8u
+#define RNN_INITIAL_H 16u
+#define RNN_INITIAL_C 32u
+#define RNN_PEEPHOLES 64u
+#define RNN_CLIP 128u
+#define RNN_INPUT_FORGET 256u
+#define RNN_LINEAR_BEFORE_RESET 512u
+#define RNN_R_COLUMNS 1024u /* R^T at the scratch's start (hgr_rnn_transpose_r) */
+
+/* Activation codes (ops_rnn.c's activation table, in this order). */
+#define RNN_ACT_RELU 0
+#define RNN_ACT_TANH 1
+#define RNN_ACT_SIGMOID 2
+#define RNN_ACT_AFFINE 3
+#define RNN_ACT_LEAKY_RELU 4
+#define RNN_ACT_THRESHOLDED_RELU 5
+#define RNN_ACT_SCALED_TANH 6
+#define RNN_ACT_HARD_SIGMOID 7
+#define RNN_ACT_ELU 8
+#define RNN_ACT_SOFTSIGN 9
+#define RNN_ACT_SOFTPLUS 10
+
+/* Activation a of a direction's meta (3 ints each) applied to x. */
+float hgr_rnn_activate(__global const int* act, uint a, float x) {
+  int code = act[3 * a];
+  float alpha = as_float(act[3 * a + 1]), beta = as_float(act[3 * a + 2]);
+  switch (code) {
+    case RNN_ACT_RELU: return x < 0.0f ? 0.0f : x;
+    case RNN_ACT_TANH: return tanh(x);
+    case RNN_ACT_SIGMOID: return 1.0f / (1.0f + exp(-x));
+    case RNN_ACT_AFFINE: return alpha * x + beta;
+    case RNN_ACT_LEAKY_RELU: return x < 0.0f ? alpha * x : x;
+    case RNN_ACT_THRESHOLDED_RELU: return x >= alpha ? x : 0.0f;
+    case RNN_ACT_SCALED_TANH: return alpha * tanh(beta * x);
+    case RNN_ACT_HARD_SIGMOID: return fmin(fmax(alpha * x + beta, 0.0f), 1.0f);
+    case RNN_ACT_ELU: return x < 0.0f ? alpha * (exp(x) - 1.0f) : x;
+    case RNN_ACT_SOFTSIGN: return x / (1.0f + fabs(x));
+    default: return fmax(x, 0.0f) + log1p(exp(-fabs(x))); /* RNN_ACT_SOFTPLUS */
+  }
+}
+
+float hgr_rnn_clip(float x, uint flags, float clip) { return (flags & RNN_CLIP) ? clamp(x, -clip, clip) : x; }
+
+/* A sequence's length: sequence_lens[b] clamped to [0, steps], or steps. */
+uint hgr_rnn_length(__global const int* lens, uint b, uint steps, uint flags) {
+  if (!(flags & RNN_LENS)) return steps;
+  int len = lens[b];
+  return len < 0 ? 0u : min((uint)len, steps);
+}
+
+/* Offsets of (d, b)'s state, and of gates_x's and y's rows of (d, b) at time t. */
+uint hgr_rnn_state_offset(uint d, uint b, uint batch, uint directions, uint hidden, uint flags) {
+  return ((flags & RNN_LAYOUT_BATCH) ? b * directions + d : d * batch + b) * hidden;
+}
+
+uint hgr_rnn_x_offset(uint d, uint b, uint t, uint steps, uint batch, uint directions, uint gh, uint flags) {
+  uint outer = (flags & RNN_LAYOUT_BATCH) ? b * steps + t : t * batch + b;
+  return (outer * directions + d) * gh;
+}
+
+uint hgr_rnn_y_offset(uint d, uint b, uint t, uint steps, uint batch, uint directions, uint hidden, uint flags) {
+  uint outer = (flags & RNN_LAYOUT_BATCH) ? (b * steps + t) * directions + d : (t * directions + d) * batch + b;
+  return outer * hidden;
+}
+
+/* gates[row] = gates_x[row] (with_x) + Rb[row] + R[row] . v for rows [first, last) in
+ * turn over the group; R[row][k] is rd[row * rs + k * ks] (hgr_rnn_matrix). */
+void hgr_rnn_rows(__global float* gates, __global const float* xt, __global const float* rd,
+                  __global const float* bias, __local const float* v, uint first, uint last, uint hidden,
+                  uint rs, uint ks, uint flags, int with_x) {
+  for (uint row = first + get_local_id(0); row < last; row += get_local_size(0)) {
+    float acc = with_x ? xt[row] : 0.0f;
+    if (flags & RNN_BIAS) acc += bias[row];
+    __global const float* rr = rd + row * rs;
+    for (uint k = 0; k < hidden; ++k) acc += rr[k * ks] * v[k];
+    gates[row] = acc;
+  }
+}
+
+/* Direction d's R and its strides (R[row][k] at rd[row * rs + k * ks]): R itself,
+ * rows of H floats, which a work-item walks along (a CPU's cache lines); or, with
+ * RNN_R_COLUMNS, R^T at the scratch's start, where neighbouring work-items read
+ * neighbouring floats (a GPU's coalesced loads). The rest of the scratch follows. */
+__global const float* hgr_rnn_matrix(__global const float* r, __global float* scratch, uint d, uint gh,
+                                     uint hidden, uint flags, uint* rs, uint* ks) {
+  int columns = (flags & RNN_R_COLUMNS) != 0;
+  *rs = columns ? 1u : hidden;
+  *ks = columns ? gh : 1u;
+  return (columns ? (__global const float*)scratch : r) + d * gh * hidden;
+}
+
+#if HGR_WANTED(hgr_rnn_transpose_r)
+__kernel void hgr_rnn_transpose_r(__global const float* r, __global float* scratch, uint count, uint gh,
+                                  uint hidden) {
+  uint i = get_global_id(0);
+  if (i >= count) return;
+  uint q = i / hidden, k = i - q * hidden; /* i = (d * gh + row) * hidden + k */
+  uint d = q / gh, row = q - d * gh;
+  scratch[(d * hidden + k) * gh + row] = r[i];
+}
+#endif
+
+#if HGR_WANTED(hgr_lstm_sequence)
+__kernel void hgr_lstm_sequence(__global const float* gates_x, __global const float* r,
+                                __global const float* bias, __global const int* lens,
+                                __global const float* initial_h, __global const float* initial_c,
+                                __global const float* peepholes, __global float* y, __global float* y_h,
+                                __global float* y_c, __global float* gates, __global const int* meta,
+                                __local float* h, uint steps, uint batch, uint directions, uint hidden,
+                                uint flags, float clip, uint first_step, uint step_count) {
+  uint group = get_group_id(0);
+  /* No early return: PoCL 3.1 miscompiles a return before barriers. A group past
+   * the rows (only when there are none: batch 0) has no units and no steps. */
+  int valid = group < directions * batch;
+  uint units = valid ? hidden : 0, last_step = valid ? min(first_step + step_count, steps) : first_step;
+  uint d = valid ? group / batch : 0, b = valid ? group - d * batch : 0;
+  uint len = valid ? hgr_rnn_length(lens, b, steps, flags) : 0;
+  uint state = hgr_rnn_state_offset(d, b, batch, directions, hidden, flags);
+  int reverse = directions == 2 ? d == 1 : (flags & RNN_REVERSE) != 0;
+  uint gh = 4 * hidden;
+  __global const int* act = meta + d * 9;
+  uint rs, ks;
+  __global const float* rd = hgr_rnn_matrix(r, gates, d, gh, hidden, flags, &rs, &ks);
+  __global float* work = gates + ((flags & RNN_R_COLUMNS) ? directions * hidden * gh : 0u);
+  __global float* g = work + group * gh;
+  __global float* saved = work + directions * batch * gh + group * 2 * hidden; /* H, C between launches */
+  __global const float* p = peepholes + d * 3 * hidden;
+  __local float* cell = h + hidden; /* C_{t-1}: unit j's work-item alone reads and writes cell[j] */
+  for (uint j = get_local_id(0); j < units; j += get_local_size(0)) {
+    h[j] = first_step ? saved[j] : (flags & RNN_INITIAL_H) ? initial_h[state + j] : 0.0f;
+    cell[j] = first_step ? saved[hidden + j] : (flags & RNN_INITIAL_C) ? initial_c[state + j] : 0.0f;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = first_step; s < last_step; ++s) {
+    int active = s < len; /* the whole group alike; every barrier is reached by all */
+    uint t = active && reverse ? len - 1 - s : s;
+    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
+    if (active) hgr_rnn_rows(g, xt, rd, bias + d * gh, h, 0, gh, hidden, rs, ks, flags, 1);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
+    for (uint j = get_local_id(0); j < hidden; j += get_local_size(0)) {
+      if (!active) { /* Y is zero past the row's length */
+        yt[j] = 0.0f;
+        continue;
+      }
+      float c_prev = cell[j];
+      float pi = g[j], po = g[hidden + j], pf = g[2 * hidden + j], pc = g[3 * hidden + j];
+      if (flags & RNN_PEEPHOLES) {
+        pi += p[j] * c_prev;
+        pf += p[2 * hidden + j] * c_prev;
+      }
+      float i = hgr_rnn_activate(act, 0, hgr_rnn_clip(pi, flags, clip));
+      float f = (flags & RNN_INPUT_FORGET) ? 1.0f - i : hgr_rnn_activate(act, 0, hgr_rnn_clip(pf, flags, clip));
+      float c = f * c_prev + i * hgr_rnn_activate(act, 1, hgr_rnn_clip(pc, flags, clip));
+      if (flags & RNN_PEEPHOLES) po += p[hidden + j] * c;
+      float o = hgr_rnn_activate(act, 0, hgr_rnn_clip(po, flags, clip));
+      float value = o * hgr_rnn_activate(act, 2, c);
+      cell[j] = c;
+      h[j] = value;
+      yt[j] = value;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint j = get_local_id(0); j < units; j += get_local_size(0)) {
+    y_h[state + j] = len ? h[j] : 0.0f;
+    y_c[state + j] = len ? cell[j] : 0.0f;
+    saved[j] = h[j];
+    saved[hidden + j] = cell[j];
+  }
+}
+#endif
+
+#if HGR_WANTED(hgr_gru_sequence)
+__kernel void hgr_gru_sequence(__global const float* gates_x, __global const float* r,
+                               __global const float* bias, __global const int* lens,
+                               __global const float* initial_h, __global float* y, __global float* y_h,
+                               __global float* gates, __global const int* meta, __local float* h, uint steps,
+                               uint batch, uint directions, uint hidden, uint flags, float clip, uint first_step,
+                               uint step_count) {
+  uint group = get_group_id(0);
+  /* No early return: PoCL 3.1 miscompiles a return before barriers. A group past
+   * the rows (only when there are none: batch 0) has no units and no steps. */
+  int valid = group < directions * batch;
+  uint units = valid ? hidden : 0, last_step = valid ? min(first_step + step_count, steps) : first_step;
+  uint d = valid ? group / batch : 0, b = valid ? group - d * batch : 0;
+  uint len = valid ? hgr_rnn_length(lens, b, steps, flags) : 0;
+  uint state = hgr_rnn_state_offset(d, b, batch, directions, hidden, flags);
+  int reverse = directions == 2 ? d == 1 : (flags & RNN_REVERSE) != 0;
+  uint gh = 3 * hidden;
+  __global const int* act = meta + d * 6;
+  uint rs, ks;
+  __global const float* rd = hgr_rnn_matrix(r, gates, d, gh, hidden, flags, &rs, &ks);
+  __global float* work = gates + ((flags & RNN_R_COLUMNS) ? directions * hidden * gh : 0u);
+  __global float* g = work + group * gh;
+  __global float* saved = work + directions * batch * gh + group * hidden; /* H between launches */
+  __global const float* bd = bias + d * gh;
+  __local float* reset_h = h + hidden; /* r (.) H_{t-1} */
+  int linear = (flags & RNN_LINEAR_BEFORE_RESET) != 0;
+  for (uint j = get_local_id(0); j < units; j += get_local_size(0))
+    h[j] = first_step ? saved[j] : (flags & RNN_INITIAL_H) ? initial_h[state + j] : 0.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = first_step; s < last_step; ++s) {
+    int active = s < len; /* the whole group alike; every barrier is reached by all */
+    uint t = active && reverse ? len - 1 - s : s;
+    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
+    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
+    /* z and r (and with linear_before_reset R_h H + Rb_h, without x) */
+    if (active) hgr_rnn_rows(g, xt, rd, bd, h, 0, 2 * hidden, hidden, rs, ks, flags, 1);
+    if (active && linear) hgr_rnn_rows(g, xt, rd, bd, h, 2 * hidden, gh, hidden, rs, ks, flags, 0);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (active && !linear)
+      for (uint j = get_local_id(0); j < hidden; j += get_local_size(0))
+        reset_h[j] = hgr_rnn_activate(act, 0, hgr_rnn_clip(g[hidden + j], flags, clip)) * h[j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint j = get_local_id(0); j < hidden; j += get_local_size(0)) {
+      if (!active) { /* Y is zero past the row's length */
+        yt[j] = 0.0f;
+        continue;
+      }
+      float z = hgr_rnn_activate(act, 0, hgr_rnn_clip(g[j], flags, clip));
+      float pre;
+      if (linear) {
+        float reset = hgr_rnn_activate(act, 0, hgr_rnn_clip(g[hidden + j], flags, clip));
+        pre = xt[2 * hidden + j] + reset * g[2 * hidden + j];
+      } else { /* unit j's row of R_h against r (.) H: only reset_h is shared now */
+        pre = xt[2 * hidden + j] + ((flags & RNN_BIAS) ? bd[2 * hidden + j] : 0.0f);
+        __global const float* rr = rd + (2 * hidden + j) * rs;
+        for (uint k = 0; k < hidden; ++k) pre += rr[k * ks] * reset_h[k];
+      }
+      float value = (1.0f - z) * hgr_rnn_activate(act, 1, hgr_rnn_clip(pre, flags, clip)) + z * h[j];
+      h[j] = value;
+      yt[j] = value;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint j = get_local_id(0); j < units; j += get_local_size(0)) {
+    y_h[state + j] = len ? h[j] : 0.0f;
+    saved[j] = h[j];
+  }
+}
+#endif
+
+#if HGR_WANTED(hgr_rnn_sequence)
+__kernel void hgr_rnn_sequence(__global const float* gates_x, __global const float* r,
+                               __global const float* bias, __global const int* lens,
+                               __global const float* initial_h, __global float* y, __global float* y_h,
+                               __global float* gates, __global const int* meta, __local float* h, uint steps,
+                               uint batch, uint directions, uint hidden, uint flags, float clip, uint first_step,
+                               uint step_count) {
+  uint group = get_group_id(0);
+  /* No early return: PoCL 3.1 miscompiles a return before barriers. A group past
+   * the rows (only when there are none: batch 0) has no units and no steps. */
+  int valid = group < directions * batch;
+  uint units = valid ? hidden : 0, last_step = valid ? min(first_step + step_count, steps) : first_step;
+  uint d = valid ? group / batch : 0, b = valid ? group - d * batch : 0;
+  uint len = valid ? hgr_rnn_length(lens, b, steps, flags) : 0;
+  uint state = hgr_rnn_state_offset(d, b, batch, directions, hidden, flags);
+  int reverse = directions == 2 ? d == 1 : (flags & RNN_REVERSE) != 0;
+  __global const int* act = meta + d * 3;
+  uint rs, ks;
+  __global const float* rd = hgr_rnn_matrix(r, gates, d, hidden, hidden, flags, &rs, &ks);
+  __global float* work = gates + ((flags & RNN_R_COLUMNS) ? directions * hidden * hidden : 0u);
+  __global float* g = work + group * hidden;
+  __global float* saved = work + directions * batch * hidden + group * hidden; /* H between launches */
+  for (uint j = get_local_id(0); j < units; j += get_local_size(0))
+    h[j] = first_step ? saved[j] : (flags & RNN_INITIAL_H) ? initial_h[state + j] : 0.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = first_step; s < last_step; ++s) {
+    int active = s < len; /* the whole group alike; every barrier is reached by all */
+    uint t = active && reverse ? len - 1 - s : s;
+    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, hidden, flags);
+    if (active)
+      hgr_rnn_rows(g, xt, rd, bias + d * hidden, h, 0, hidden, hidden, rs, ks, flags, 1);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
+    for (uint j = get_local_id(0); j < hidden; j += get_local_size(0)) {
+      float value = active ? hgr_rnn_activate(act, 0, hgr_rnn_clip(g[j], flags, clip)) : 0.0f;
+      if (active) h[j] = value;
+      yt[j] = value; /* zero past the row's length */
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint j = get_local_id(0); j < units; j += get_local_size(0)) {
+    y_h[state + j] = len ? h[j] : 0.0f;
+    saved[j] = h[j];
+  }
+}
+#endif
