@@ -35,8 +35,11 @@ set(fuzz_rank_measure_seeds "")
 set(fuzz_tune_seeds "")
 set(fuzz_bundle_seeds "")
 # Small models of ONNX's node tests (Debian's libonnx-testdata): at least one for each
-# op the loader imports (runtime/onnx/onnx_import_*.c), and If, Loop, Scan and LSTM,
-# which it does not. The structure-aware mutator (onnx_mutator.c) works from these.
+# op the loader imports (runtime/onnx/onnx_import_*.c), If, Loop and Scan among them
+# (one load refuses test_if's and test_loop11's conditions and trip counts, graph
+# inputs; fuzz/corpus/onnx/control-*.onnx reach the subgraphs' import: If on a
+# constant, a Loop with a nested If, a while loop, a reversed Scan), sequences and
+# LSTM. The structure-aware mutator (onnx_mutator.c) works from these.
 set(fuzz_onnx_seeds "")
 foreach(test conv_with_strides_padding add_bcast reshape_negative_dim slice gather_0 concat_2d_axis_0 softmax_axis_1
              maxpool_2d_pads batchnorm_epsilon gemm_all_attributes matmul_3d constantofshape_float_ones unsqueeze_axis_0
@@ -52,7 +55,8 @@ foreach(test conv_with_strides_padding add_bcast reshape_negative_dim slice gath
              xor_bcast3v1d not_2d greater_equal_bcast less_equal_bcast equal_bcast cumsum_1d dropout_default_old erf
              argmax_default_axis_example argmin_keepdims_example identity_sequence edge_pad reflect_pad constant_pad
              constant sum_one_input div_example sign round softplus_example sqrt_example cast_DOUBLE_to_FLOAT
-             acosh_example if loop11 scan_sum lstm_defaults)
+             acosh_example if loop11 scan_sum scan9_sum if_seq loop13_seq range_int32_type_negative_delta_expanded
+             lstm_defaults)
   if(EXISTS "/usr/share/libonnx-testdata/data/node/test_${test}/model.onnx")
     list(APPEND fuzz_onnx_seeds "/usr/share/libonnx-testdata/data/node/test_${test}/model.onnx")
   endif()
@@ -73,6 +77,13 @@ endforeach()
 # at its declared shapes; corpus/model/ adds request sequences for them and for node
 # tests whose inputs decide shapes (written by make_model_seeds.py).
 file(GLOB fuzz_model_seeds "${HGR_TEST_DATA_DIR}/symbolic/*.onnx")
+# ... and If and Loop whose condition and trip count are graph inputs, which the model
+# object specializes on by value
+foreach(test if loop11)
+  if(EXISTS "/usr/share/libonnx-testdata/data/node/test_${test}/model.onnx")
+    list(APPEND fuzz_model_seeds "/usr/share/libonnx-testdata/data/node/test_${test}/model.onnx")
+  endif()
+endforeach()
 
 set(fuzz_targets graph op_plan params npy device_spec kernel_manifest place rank_measure tune bundle)
 if(HGR_ONNX)

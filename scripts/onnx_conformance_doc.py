@@ -44,7 +44,7 @@ def reason_key(reason):
         return f"{m.group(1)} inputs"
     m = re.search(r"the model's opset is (\d+)", reason)
     if m:
-        return f"opset {m.group(1)} (hgr reads 1 to 21)"
+        return f"opset {m.group(1)} (hgr reads 1 to 22)"
     m = re.search(r"element type (\w+)", reason)
     if m:
         return f"{m.group(1)} tensors"

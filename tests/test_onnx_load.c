@@ -9,7 +9,9 @@
  *   test_onnx_load           the loader only (no device)
  *   test_onnx_load run       fused models (Conv+BatchNormalization+Add+Relu;
  *                            BatchNormalization+Mul+Add, Conv+Mul+Add) on pocl:0
- *                            against a plain-C computation */
+ *                            against a plain-C computation; a bidirectional LSTM
+ *                            with sequence_lens and a batch-first GRU against
+ *                            tests/ref_rnn.c */
 #include <fcntl.h>
 #include <math.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "onnx/onnx.pb-c.h"
+#include "ref_rnn.h"
 #include "testlib.h"
 
 /* ---- writing models ---------------------------------------------------------------- */
@@ -37,11 +40,11 @@ typedef struct model_t {
   Onnx__TensorShapeProto shapes[8];
   Onnx__TensorShapeProto__Dimension dims[8][4];
   Onnx__TensorShapeProto__Dimension* dim_list[8][4];
-  Onnx__AttributeProto attrs[8][4];
-  Onnx__AttributeProto* attr_list[8][4];
+  Onnx__AttributeProto attrs[8][8];
+  Onnx__AttributeProto* attr_list[8][8];
   Onnx__StringStringEntryProto external[8][3];
   Onnx__StringStringEntryProto* external_list[8][3];
-  char* io_names[8][6];
+  char* io_names[8][8];
   int type_count;
 } model_t;
 
@@ -156,6 +159,53 @@ static void add_attr_ints(model_t* m, Onnx__NodeProto* n, const char* name, cons
   a->n_ints = count;
   a->ints = (int64_t*)values;
   m->attr_list[k][n->n_attribute++] = a;
+}
+
+/* An attr of node n: the next free one, of type and name. */
+static Onnx__AttributeProto* new_attr(model_t* m, Onnx__NodeProto* n, const char* name,
+                                      Onnx__AttributeProto__AttributeType type) {
+  int k = (int)(n - m->nodes);
+  Onnx__AttributeProto* a = &m->attrs[k][n->n_attribute];
+  onnx__attribute_proto__init(a);
+  a->name = (char*)name;
+  a->has_type = 1;
+  a->type = type;
+  m->attr_list[k][n->n_attribute++] = a;
+  return a;
+}
+
+static void add_attr_int(model_t* m, Onnx__NodeProto* n, const char* name, int64_t value) {
+  Onnx__AttributeProto* a = new_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+  a->has_i = 1;
+  a->i = value;
+}
+
+static void add_attr_float(model_t* m, Onnx__NodeProto* n, const char* name, float value) {
+  Onnx__AttributeProto* a = new_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  a->has_f = 1;
+  a->f = value;
+}
+
+static void add_attr_floats(model_t* m, Onnx__NodeProto* n, const char* name, const float* values, size_t count) {
+  Onnx__AttributeProto* a = new_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+  a->n_floats = count;
+  a->floats = (float*)values;
+}
+
+static void add_attr_string(model_t* m, Onnx__NodeProto* n, const char* name, const char* value) {
+  Onnx__AttributeProto* a = new_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+  a->has_s = 1;
+  a->s.data = (uint8_t*)value;
+  a->s.len = strlen(value);
+}
+
+/* values: count strings, as ProtobufCBinaryData the caller keeps alive. */
+static void add_attr_strings(model_t* m, Onnx__NodeProto* n, const char* name, ProtobufCBinaryData* values,
+                             const char* const* texts, size_t count) {
+  Onnx__AttributeProto* a = new_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+  for (size_t i = 0; i < count; ++i) values[i] = (ProtobufCBinaryData){strlen(texts[i]), (uint8_t*)texts[i]};
+  a->n_strings = count;
+  a->strings = values;
 }
 
 /* Serializes m into a malloc'd buffer. */
@@ -277,8 +327,8 @@ static void unsupported_things_are_named(void** state) {
   m.nodes[1].domain = "com.example";
   ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "(Relu, opset 13)", "domain 'com.example'");
   small_model(&m);
-  m.opset.version = 22;
-  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "opset is 22", "1 to 21");
+  m.opset.version = 23;
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "opset is 23", "1 to 22");
   /* A sequence input: TypeProto's oneof must be read by its case (its pointers share
    * one union), so this may not be taken for a tensor type. */
   small_model(&m);
@@ -505,6 +555,55 @@ static void raw_data_reads_as_host_values_on_any_host(void** state) {
   }
 }
 
+/* ---- recurrent ops: refusals ----------------------------------------------------------- */
+
+/* An LSTM of hidden size 2 on x [2, 1, 3], its attrs set by the caller. */
+static Onnx__NodeProto* lstm_model(model_t* m) {
+  static const int64_t wd[3] = {1, 8, 3}, rd[3] = {1, 8, 2};
+  static float w[24], r[16];
+  model_init(m, 14);
+  add_input(m, "x", (int64_t[]){2, 1, 3}, 3);
+  add_init(m, "w", wd, 3, w, 24);
+  add_init(m, "r", rd, 3, r, 16);
+  static const char* const inputs[3] = {"x", "w", "r"}, *const outputs[1] = {"y"}; /* the node keeps outputs */
+  Onnx__NodeProto* n = add_node(m, "LSTM", inputs, 3, outputs, 1);
+  add_output(m, "y");
+  return n;
+}
+
+static void recurrent_ops_name_what_they_refuse(void** state) {
+  (void)state;
+  model_t m;
+  Onnx__NodeProto* n = lstm_model(&m);
+  ASSERT_OK(load(&m, NULL, NULL, NULL));
+  n = lstm_model(&m);
+  add_attr_string(&m, n, "direction", "sideways");
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "node 0 'y' (LSTM, opset 14)",
+                "attr 'direction' = \"sideways\"; ONNX defines forward, reverse and bidirectional");
+  n = lstm_model(&m);
+  static const char* const names[3] = {"Sigmoid", "Tanh", "Foo"};
+  static ProtobufCBinaryData strings[3];
+  add_attr_strings(&m, n, "activations", strings, names, 3);
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "(LSTM, opset 14)",
+                "attr 'activations' = \"[Sigmoid, Tanh, Foo]\": 'Foo' is not an activation hgr knows");
+  n = lstm_model(&m);
+  add_attr_float(&m, n, "clip", 0);
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "(LSTM, opset 14)",
+                "attr 'clip' = 0; the threshold must be greater than 0");
+  n = lstm_model(&m);
+  add_attr_int(&m, n, "hidden_size", 3);
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT,
+                "W is [1, 8, 3] and R [1, 8, 2]; with hidden_size 3, 1 direction and X's 3 inputs they must be "
+                "[1, 12, 3] and [1, 12, 3]");
+  n = lstm_model(&m);
+  add_attr_int(&m, n, "layout", 2);
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "attr 'layout' = 2");
+  n = lstm_model(&m);
+  add_attr_int(&m, n, "peephole_mode", 1);
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "(LSTM, opset 14)",
+                "attr 'peephole_mode' is not supported");
+}
+
 /* ---- fused models, run ------------------------------------------------------------ */
 
 /* Loads bytes, runs the graph on pocl:0 with input x and reads output 0 into y;
@@ -707,11 +806,163 @@ static void strided_pointwise_conv_slices_first(void** state) {
   hgr_instance_release(instance);
 }
 
+/* ---- recurrent ops, run ------------------------------------------------------------- */
+
+/* An int32 initializer with raw_data. */
+static void add_init_i32(model_t* m, const char* name, const int64_t* dims, int ndim, const int32_t* values,
+                         size_t count) {
+  Onnx__TensorProto* t = add_init(m, name, dims, ndim, NULL, 0);
+  t->data_type = 6;
+  t->has_raw_data = 1;
+  t->raw_data.data = (uint8_t*)values;
+  t->raw_data.len = count * sizeof(int32_t);
+}
+
+/* Loads m, runs it on pocl:0 with inputs (by name) and reads outputs 0 .. n_out - 1;
+ * *report gets the load's report. */
+static void run_model_on_pocl(const model_t* m, const char* const* names, const float* const* inputs,
+                              const size_t* input_bytes, int n_in, float* const* outputs, const size_t* output_bytes,
+                              int n_out, hgr_onnx_report_t* report) {
+  hgr_instance_t* instance;
+  ASSERT_OK(hgr_instance_create(NULL, &instance));
+  static const char* const device[1] = {"pocl:0"};
+  hgr_test_require_devices(instance, device, 1);
+  size_t size;
+  uint8_t* bytes = pack(m, &size);
+  hgr_graph_t* graph;
+  hgr_params_t* params;
+  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, NULL, &graph, &params, report));
+  free(bytes);
+  hgr_executor_options_t eo;
+  hgr_executor_options_init(&eo);
+  const hgr_device_binding_t binding = {0, "pocl:0"};
+  eo.bindings = &binding;
+  eo.binding_count = 1;
+  hgr_executor_t* executor;
+  ASSERT_OK(hgr_executor_create(instance, graph, &eo, &executor));
+  size_t unused;
+  ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
+  for (int i = 0; i < n_in; ++i)
+    ASSERT_OK(hgr_executor_set_input_by_name(executor, names[i], inputs[i], input_bytes[i]));
+  ASSERT_OK(hgr_executor_run(executor));
+  ASSERT_OK(hgr_executor_wait(executor));
+  for (int k = 0; k < n_out; ++k)
+    ASSERT_OK(hgr_executor_get_output(executor, (uint32_t)k, outputs[k], output_bytes[k]));
+  hgr_executor_release(executor);
+  hgr_params_release(params);
+  hgr_graph_release(graph);
+  hgr_instance_release(instance);
+}
+
+static void expect_close(const float* got, const float* want, size_t count, const char* what) {
+  for (size_t i = 0; i < count; ++i)
+    if (!(fabs((double)got[i] - want[i]) <= 2e-5 + 1e-4 * fabs((double)want[i])))
+      fail_msg("%s element %zu: got %.9g, expected %.9g", what, i, (double)got[i], (double)want[i]);
+}
+
+/* LSTM, bidirectional, with every optional input (B, sequence_lens with a length
+ * of 0 and one of T, initial_h, initial_c, P), clip, activations with alpha and
+ * beta, and Y omitted (an empty output name): one dense for the projection of every
+ * step and direction, one lstm_recurrence; Y_h and Y_c against tests/ref_rnn.c. */
+static void bidirectional_lstm_with_sequence_lens_matches_reference(void** state) {
+  (void)state;
+  enum { T = 5, B = 4, I = 3, H = 4, D = 2, G = 4 };
+  static float x[T * B * I], w[D * G * H * I], r[D * G * H * H], b[D * 2 * G * H], h0[D * B * H], c0[D * B * H],
+      p[D * 3 * H];
+  static const int32_t lens[B] = {5, 2, 0, 3};
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 18);
+  float* all[7] = {x, w, r, b, h0, c0, p};
+  size_t counts[7] = {T * B * I, D * G * H * I, D * G * H * H, D * 2 * G * H, D * B * H, D * B * H, D * 3 * H};
+  for (int k = 0; k < 7; ++k)
+    for (size_t i = 0; i < counts[k]; ++i) all[k][i] = hgr_test_rng_float(&rng, -0.7f, 0.7f);
+  model_t m;
+  model_init(&m, 14);
+  add_input(&m, "x", (int64_t[]){T, B, I}, 3);
+  static const int64_t wd[3] = {D, G * H, I}, rd[3] = {D, G * H, H}, bd[2] = {D, 2 * G * H}, ld[1] = {B},
+                       sd[3] = {D, B, H}, pd[2] = {D, 3 * H};
+  add_init(&m, "w", wd, 3, w, counts[1]);
+  add_init(&m, "r", rd, 3, r, counts[2]);
+  add_init(&m, "b", bd, 2, b, counts[3]);
+  add_init_i32(&m, "lens", ld, 1, lens, B);
+  add_init(&m, "h0", sd, 3, h0, counts[4]);
+  add_init(&m, "c0", sd, 3, c0, counts[5]);
+  add_init(&m, "p", pd, 2, p, counts[6]);
+  Onnx__NodeProto* lstm =
+      add_node(&m, "LSTM", (const char* const[]){"x", "w", "r", "b", "lens", "h0", "c0", "p"}, 8,
+               (const char* const[]){"", "y_h", "y_c"}, 3);
+  static const char* const names[6] = {"Sigmoid", "Tanh", "Tanh", "HardSigmoid", "Softsign", "LeakyRelu"};
+  static ProtobufCBinaryData strings[6];
+  static const float alphas[2] = {0.3f, 0.05f}, betas[1] = {0.4f};
+  add_attr_int(&m, lstm, "hidden_size", H);
+  add_attr_string(&m, lstm, "direction", "bidirectional");
+  add_attr_strings(&m, lstm, "activations", strings, names, 6);
+  add_attr_floats(&m, lstm, "activation_alpha", alphas, 2);
+  add_attr_floats(&m, lstm, "activation_beta", betas, 1);
+  add_attr_float(&m, lstm, "clip", 1.5f);
+  add_output(&m, "y_h");
+  add_output(&m, "y_c");
+  static float y_h[D * B * H], y_c[D * B * H], want_h[D * B * H], want_c[D * B * H];
+  hgr_onnx_report_t report;
+  run_model_on_pocl(&m, (const char* const[]){"x"}, (const float* const[]){x}, (size_t[]){sizeof(x)}, 1,
+                    (float* const[]){y_h, y_c}, (size_t[]){sizeof(y_h), sizeof(y_c)}, 2, &report);
+  assert_int_equal(report.graph_nodes, 2); /* dense (every step and direction), lstm_recurrence */
+  hgr_ref_rnn_t c = {.cell = HGR_REF_LSTM, .steps = T, .batch = B, .input_size = I, .hidden = H, .directions = D,
+                     .x = x, .w = w, .r = r, .b = b, .lens = lens, .initial_h = h0, .initial_c = c0, .p = p,
+                     .clip_on = true, .clip = 1.5f};
+  static const hgr_ref_activation_t activations[6] = {HGR_REF_SIGMOID, HGR_REF_TANH, HGR_REF_TANH,
+                                                      HGR_REF_HARD_SIGMOID, HGR_REF_SOFTSIGN, HGR_REF_LEAKY_RELU};
+  hgr_ref_rnn_activations(&c, activations, 6, (const double[]){0.3f, 0.05f}, 2, (const double[]){0.4f}, 1);
+  hgr_ref_rnn(&c, NULL, want_h, want_c);
+  expect_close(y_h, want_h, D * B * H, "Y_h");
+  expect_close(y_c, want_c, D * B * H, "Y_c");
+}
+
+/* GRU, batch first (layout 1), linear_before_reset, reverse, with B a graph input
+ * (split by two strided_slices at run time) and only Y: against tests/ref_rnn.c. */
+static void batch_first_gru_with_runtime_bias_matches_reference(void** state) {
+  (void)state;
+  enum { T = 4, B = 3, I = 2, H = 5, G = 3 };
+  static float x[B * T * I], w[G * H * I], r[G * H * H], b[2 * G * H];
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 19);
+  float* all[4] = {x, w, r, b};
+  size_t counts[4] = {B * T * I, G * H * I, G * H * H, 2 * G * H};
+  for (int k = 0; k < 4; ++k)
+    for (size_t i = 0; i < counts[k]; ++i) all[k][i] = hgr_test_rng_float(&rng, -0.7f, 0.7f);
+  model_t m;
+  model_init(&m, 22);
+  add_input(&m, "x", (int64_t[]){B, T, I}, 3);
+  add_input(&m, "b", (int64_t[]){1, 2 * G * H}, 2);
+  static const int64_t wd[3] = {1, G * H, I}, rd[3] = {1, G * H, H};
+  add_init(&m, "w", wd, 3, w, counts[1]);
+  add_init(&m, "r", rd, 3, r, counts[2]);
+  Onnx__NodeProto* gru =
+      add_node(&m, "GRU", (const char* const[]){"x", "w", "r", "b"}, 4, (const char* const[]){"y"}, 1);
+  add_attr_int(&m, gru, "hidden_size", H);
+  add_attr_int(&m, gru, "layout", 1);
+  add_attr_int(&m, gru, "linear_before_reset", 1);
+  add_attr_string(&m, gru, "direction", "reverse");
+  add_output(&m, "y");
+  static float y[B * T * H], want[B * T * H];
+  hgr_onnx_report_t report;
+  run_model_on_pocl(&m, (const char* const[]){"x", "b"}, (const float* const[]){x, b}, (size_t[]){sizeof(x), sizeof(b)},
+                    2, (float* const[]){y}, (size_t[]){sizeof(y)}, 1, &report);
+  hgr_ref_rnn_t c = {.cell = HGR_REF_GRU, .steps = T, .batch = B, .input_size = I, .hidden = H, .directions = 1,
+                     .reverse = true, .batch_first = true, .x = x, .w = w, .r = r, .b = b,
+                     .linear_before_reset = true};
+  hgr_ref_rnn_activations(&c, NULL, 0, NULL, 0, NULL, 0);
+  hgr_ref_rnn(&c, want, NULL, NULL);
+  expect_close(y, want, B * T * H, "Y");
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && !strcmp(argv[1], "run")) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(fused_conv_matches_plain_arithmetic),
                                        cmocka_unit_test(fused_batch_norm_and_scale_match_plain_arithmetic),
-                                       cmocka_unit_test(strided_pointwise_conv_slices_first)};
+                                       cmocka_unit_test(strided_pointwise_conv_slices_first),
+                                       cmocka_unit_test(bidirectional_lstm_with_sequence_lens_matches_reference),
+                                       cmocka_unit_test(batch_first_gru_with_runtime_bias_matches_reference)};
     return cmocka_run_group_tests(tests, NULL, NULL);
   }
   const struct CMUnitTest tests[] = {
@@ -724,6 +975,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(name_clashes_and_cycles_are_refused),
       cmocka_unit_test(external_data_is_read_inside_the_model_folder_only),
       cmocka_unit_test(raw_data_reads_as_host_values_on_any_host),
+      cmocka_unit_test(recurrent_ops_name_what_they_refuse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -484,6 +484,10 @@ if(HGR_ONNX)
   # data, and hostile files; then a fused model run on pocl:0
   hgr_test(NAME onnx_load_unit SOURCE test_onnx_load.c)
   hgr_test(NAME onnx_load_pocl SOURCE test_onnx_load.c ARGS run)
+  # Control flow at load (If inlined, Loop and Scan unrolled, scopes, the limits, what
+  # is refused), then the models run on pocl:0 through the model object
+  hgr_test(NAME onnx_control_unit SOURCE test_onnx_control.c)
+  hgr_test(NAME onnx_control_pocl SOURCE test_onnx_control.c ARGS run)
   # The parsed model under the model object, without a device: symbolic dims, ops
   # checked without shapes, inputs that decide shapes, folds kept across imports
   hgr_test(NAME onnx_model_unit SOURCE test_onnx_model.c ARGS ${HGR_TEST_DATA_DIR}/symbolic)

@@ -29,7 +29,7 @@
  * (truncated protobuf, a value used before it is defined, a name defined twice,
  * tensor data that does not match its shape, an external data path that leaves
  * the model's folder, ...), UNIMPLEMENTED for a valid model hgr cannot run (an
- * unknown op, another domain, an opset outside 1 to 21, an attr value hgr does not
+ * unknown op, another domain, an opset outside 1 to 22, an attr value hgr does not
  * support: naming the node, the op, the opset and what is unsupported, and listing
  * the supported ops), RESOURCE_EXHAUSTED for memory, NOT_FOUND for a missing file.
  *
@@ -105,9 +105,17 @@ HGR_API void hgr_onnx_options_set_max_loader_bytes(hgr_onnx_options_t* options, 
 /* How deep a model may nest protobuf messages (the ModelProto itself is depth 1),
  * and graphs (the main graph is depth 1; each If, Loop or Scan body one more).
  * Checked on the bytes before they are parsed, since the parser recurses per
- * level: deeper models are INVALID_ARGUMENT naming the limit. */
+ * level: deeper models are INVALID_ARGUMENT naming the limit (and, for graphs, the
+ * node that holds the graph too deep). The importer, which recurses per graph too,
+ * holds to the same graph depth. */
 #define HGR_ONNX_MAX_MESSAGE_DEPTH 64
 #define HGR_ONNX_MAX_GRAPH_DEPTH 16
+/* The most nodes one load imports from subgraphs: If's branch taken, and every
+ * iteration's copy of a Loop's or Scan's body, which are unrolled at load
+ * (docs/onnx.md, "Control flow"). A Loop or Scan whose iterations times its body's
+ * nodes would exceed it is RESOURCE_EXHAUSTED naming the node, both counts and the
+ * limit, before any copy is made. */
+#define HGR_ONNX_MAX_UNROLLED_NODES 100000
 /* Places the loaded graph with hgr_place(instance, graph, place) before returning
  * it. Both are borrowed until the load returns; NULL place: no placement. */
 HGR_API void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instance_t* instance,
@@ -123,7 +131,7 @@ HGR_API void hgr_onnx_options_set_fuse_elementwise(hgr_onnx_options_t* options, 
 typedef struct hgr_onnx_report_t {
   int64_t ir_version;
   int64_t opset;             /* the default domain's opset */
-  uint32_t onnx_nodes;       /* nodes in the model's graph */
+  uint32_t onnx_nodes;       /* nodes in the model's graph, and in each copy of a subgraph imported */
   uint32_t folded;           /* ONNX nodes computed at load (constant folding, Constant) */
   uint32_t removed;          /* Identity, Dropout and nodes no output needs */
   uint32_t fused;            /* BatchNormalization, Add and activations fused into a Conv */

@@ -47,7 +47,7 @@ enum {
 
 /* The opsets of the default domain hgr reads. */
 #define HGR__ONNX_MIN_OPSET 1
-#define HGR__ONNX_MAX_OPSET 21
+#define HGR__ONNX_MAX_OPSET 22
 
 /* ---- host tensors (onnx_tensor.c) ------------------------------------------------------- */
 
@@ -230,7 +230,8 @@ typedef struct hgr__onnx_value_t {
   int32_t producer;            /* node index; -1 for initializers and inputs */
   uint32_t uses;               /* inputs of live nodes naming it, plus graph outputs */
   int32_t consumer;            /* the live node using it when uses == 1 (else -1) */
-  bool graph_output;
+  bool graph_output;           /* a graph output (of a subgraph, for a subgraph's value) */
+  bool scoped;                 /* a subgraph's value or a copy of one: its name is not unique in the builder */
 } hgr__onnx_value_t;
 
 typedef struct hgr__onnx_loader_t {
@@ -248,7 +249,25 @@ typedef struct hgr__onnx_loader_t {
   hgr_onnx_report_t report;
   bool* deciding;            /* per graph input: a value some node needed at load derives from it */
   struct hgr__onnx_model_s* model; /* the parsed model: its initializers and the folds it keeps */
+  /* Scopes. A subgraph (If's branches, Loop's and Scan's bodies) is imported by a
+   * loader of its own, into the same builder, whose names not defined in the subgraph
+   * are looked up in the enclosing loaders (lexical scoping: inner names shadow outer
+   * ones). name_counter, report and unrolled are the whole load's: a subgraph's loader
+   * starts from its parent's and hands them back (hgr__onnx_subgraph_import). */
+  struct hgr__onnx_loader_t* parent;    /* NULL: the model's graph */
+  const struct hgr__onnx_node_t* owner; /* the parent's If, Loop or Scan node whose subgraph this is */
+  uint32_t depth;                       /* graphs nested: 1 for the model's graph */
+  struct hgr__onnx_names_t* captures;   /* per node: the names its subgraphs read from enclosing scopes */
+  uint64_t unrolled;                    /* subgraph nodes imported by this load (HGR_ONNX_MAX_UNROLLED_NODES) */
+  char where[400];                      /* "the body of node 3 'y' (Loop, opset 13), iteration 2"; "" */
 } hgr__onnx_loader_t;
+
+/* Names a node reads besides its inputs: those its subgraphs use from enclosing
+ * scopes, nested subgraphs' included (sorted, unique; borrowed from the model). */
+typedef struct hgr__onnx_names_t {
+  const char** names;
+  size_t count;
+} hgr__onnx_names_t;
 
 /* One node being imported. */
 typedef struct hgr__onnx_node_t {
@@ -256,7 +275,7 @@ typedef struct hgr__onnx_node_t {
   const Onnx__NodeProto* proto;
   uint32_t index;
   int64_t opset;
-  char label[256];              /* "node 12 'conv1' (Conv, opset 13)" */
+  char label[640];              /* "node 12 'conv1' (Conv, opset 13)", and where a subgraph's node is */
   uint32_t input_count;
   hgr__onnx_value_t** inputs;   /* NULL entries: omitted optional inputs */
   uint32_t output_count;
@@ -300,6 +319,8 @@ extern const hgr__onnx_op_t hgr__onnx_ops_reduce[];
 extern const hgr__onnx_op_t hgr__onnx_ops_layout[]; /* Split, Slice, Pad, Resize, Expand, Tile, ... */
 extern const hgr__onnx_op_t hgr__onnx_ops_index[];  /* ArgMax, ArgMin, TopK, CumSum */
 extern const hgr__onnx_op_t hgr__onnx_ops_einsum[];
+extern const hgr__onnx_op_t hgr__onnx_ops_rnn[];    /* LSTM, GRU, RNN */
+extern const hgr__onnx_op_t hgr__onnx_ops_control[]; /* If, Loop, Scan: their subgraphs inlined or unrolled */
 
 /* ---- for importers and folders (onnx_node.c) -------------------------------------------- */
 
@@ -386,8 +407,11 @@ hgr_status_t hgr__onnx_set_alias(hgr__onnx_node_t* node, uint32_t k, const hgr__
  * set by the caller through hgr__onnx_set_* on the other node's context). */
 const Onnx__NodeProto* hgr__onnx_sole_consumer(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v,
                                                uint32_t* out_index);
-/* The value called name, or NULL. */
+/* The value called name in loader's scope or, where the scope does not define it,
+ * the nearest enclosing one's; or NULL. */
 hgr__onnx_value_t* hgr__onnx_find_value(const hgr__onnx_loader_t* loader, const char* name);
+/* The value called name that loader's own graph defines, or NULL. */
+hgr__onnx_value_t* hgr__onnx_find_local(const hgr__onnx_loader_t* loader, const char* name);
 /* Notes that a node needed v at load, which is not a constant: the graph inputs v
  * derives from through values that are not constants decide shapes
  * (hgr__onnx_import's out_deciding). RESOURCE_EXHAUSTED. */
@@ -398,6 +422,43 @@ hgr_status_t hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx
 hgr_status_t hgr__onnx_fuse_into(hgr__onnx_node_t* node, uint32_t index, const hgr__onnx_value_t* result);
 /* Whether node index is fused already (the loader skips it). */
 bool hgr__onnx_is_fused(const hgr__onnx_loader_t* loader, uint32_t index);
+
+/* ---- subgraphs (onnx_load.c), for If, Loop and Scan (onnx_import_control.c) ---------------- */
+
+/* A graph attr of a node, opened once and imported once (an If's branch) or once per
+ * iteration (a Loop's or Scan's body), each import into the node's builder through
+ * the loader that imports the model's graph, in a scope of its own. */
+typedef struct hgr__onnx_subgraph_t {
+  hgr__onnx_node_t* owner;              /* the If, Loop or Scan node */
+  const char* attr;                     /* "then_branch", "body", ... */
+  const Onnx__GraphProto* graph;
+  hgr__onnx_tensor_t** initializers;    /* the graph's, decoded once for every import */
+} hgr__onnx_subgraph_t;
+
+/* Opens owner's graph attr `attr`: INVALID_ARGUMENT naming it when the node lacks it
+ * or it is not a graph; errors decoding its initializers. Close it also on failure. */
+hgr_status_t hgr__onnx_subgraph_open(hgr__onnx_node_t* owner, const char* attr, hgr__onnx_subgraph_t* out_subgraph);
+void hgr__onnx_subgraph_close(hgr__onnx_subgraph_t* subgraph);
+/* Imports subgraph once: its graph inputs take the values of inputs (input_count, the
+ * graph's input count), constants borrowed for the import; its nodes are imported as
+ * the model's are, names they do not define read from the enclosing scopes; its
+ * outputs are copied into outputs (the graph's output count; release each with
+ * hgr__onnx_value_release). iteration (-1: none) names the copy in messages. The
+ * first known_outputs outputs must be known at load: one that is not is noted as
+ * deciding (hgr__onnx_note_deciding) and copied without a constant, for the caller
+ * to refuse. Errors: INVALID_ARGUMENT (counts, nesting deeper than
+ * HGR_ONNX_MAX_GRAPH_DEPTH), RESOURCE_EXHAUSTED (also beyond
+ * HGR_ONNX_MAX_UNROLLED_NODES), and any error of the subgraph's nodes, whose labels
+ * say where they are. */
+hgr_status_t hgr__onnx_subgraph_import(hgr__onnx_subgraph_t* subgraph, int64_t iteration,
+                                       const hgr__onnx_value_t* inputs, uint32_t input_count, uint32_t known_outputs,
+                                       hgr__onnx_value_t* outputs);
+/* Checks, before a Loop or Scan unrolls iterations copies of subgraph, that they stay
+ * within HGR_ONNX_MAX_UNROLLED_NODES with what the load imported from subgraphs
+ * before: RESOURCE_EXHAUSTED naming the node, the iterations, the nodes and the limit. */
+hgr_status_t hgr__onnx_subgraph_check_unroll(const hgr__onnx_subgraph_t* subgraph, uint64_t iterations);
+/* Frees what a value copied out of a subgraph owns (its constant), leaving it empty. */
+void hgr__onnx_value_release(hgr__onnx_value_t* value);
 
 /* Normalizes an axis in [-rank, rank) (INVALID_ARGUMENT naming the attr or input). */
 hgr_status_t hgr__onnx_axis(const hgr__onnx_node_t* node, const char* what, int64_t axis, int32_t rank,

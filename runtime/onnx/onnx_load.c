@@ -83,6 +83,7 @@ static hgr_status_t collect_values(hgr__onnx_loader_t* loader) {
     if (v->producer < 0) v->producer = -1; /* initializers and inputs alike */
     v->ndim = -1;
     v->consumer = -1;
+    v->scoped = loader->parent != NULL;
   }
   return HGR_OK;
 }
@@ -91,7 +92,7 @@ static hgr_status_t collect_values(hgr__onnx_loader_t* loader) {
  * them (importers treat constants as read-only, and nothing frees a borrowed one). */
 static hgr_status_t add_initializers(hgr__onnx_loader_t* loader, hgr__onnx_tensor_t* const* initializers) {
   for (size_t i = 0; i < loader->graph->n_initializer; ++i) {
-    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, loader->graph->initializer[i]->name);
+    hgr__onnx_value_t* v = hgr__onnx_find_local(loader, loader->graph->initializer[i]->name);
     v->constant = initializers[i];
     v->borrowed = true;
     v->onnx_type = v->constant->onnx_type;
@@ -153,7 +154,7 @@ static hgr_status_t input_shape(const hgr__onnx_loader_t* loader, const Onnx__Va
 static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* entry) {
   for (size_t i = 0; i < loader->graph->n_input; ++i) {
     const Onnx__ValueInfoProto* info = loader->graph->input[i];
-    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, info->name);
+    hgr__onnx_value_t* v = hgr__onnx_find_local(loader, info->name);
     if (v->constant) continue; /* an initializer's default: a constant */
     const Onnx__TypeProto__Tensor* tt = hgr__onnx_tensor_type(info);
     if (!tt || !tt->has_elem_type)
@@ -207,14 +208,132 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
   return HGR_OK;
 }
 
+/* ---- scopes: what a node's subgraphs read from enclosing graphs -------------------- */
+
+typedef struct name_list_t {
+  const char** names;
+  size_t count, capacity;
+} name_list_t;
+
+static hgr_status_t name_add(hgr_allocator_t allocator, name_list_t* list, const char* name) {
+  if (list->count == list->capacity) {
+    size_t capacity = list->capacity ? 2 * list->capacity : 16;
+    const char** grown = hgr__realloc_array(allocator, list->names, capacity, sizeof(*grown));
+    if (!grown) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    list->names = grown;
+    list->capacity = capacity;
+  }
+  list->names[list->count++] = name;
+  return HGR_OK;
+}
+
+static int compare_names(const void* a, const void* b) {
+  return strcmp(*(const char* const*)a, *(const char* const*)b);
+}
+
+/* Sorts list and drops repeated names. */
+static void name_unique(name_list_t* list) {
+  if (!list->count) return;
+  qsort(list->names, list->count, sizeof(*list->names), compare_names);
+  size_t unique = 1;
+  for (size_t i = 1; i < list->count; ++i)
+    if (strcmp(list->names[i], list->names[unique - 1])) list->names[unique++] = list->names[i];
+  list->count = unique;
+}
+
+static bool name_in(const name_list_t* sorted, const char* name) {
+  return sorted->count &&
+         bsearch(&name, sorted->names, sorted->count, sizeof(*sorted->names), compare_names) != NULL;
+}
+
+static bool has_subgraphs(const Onnx__NodeProto* node) {
+  for (size_t a = 0; a < node->n_attribute; ++a)
+    if (node->attribute[a]->g || node->attribute[a]->n_graphs) return true;
+  return false;
+}
+
+static hgr_status_t free_names(hgr_allocator_t allocator, const Onnx__GraphProto* g, uint32_t depth, name_list_t* out);
+
+/* Adds to out the names node's graph attrs read that are not in defined. */
+static hgr_status_t subgraph_names(hgr_allocator_t allocator, const Onnx__NodeProto* node, const name_list_t* defined,
+                                   uint32_t depth, name_list_t* out) {
+  hgr_status_t status = HGR_OK;
+  for (size_t a = 0; !status && a < node->n_attribute; ++a) {
+    const Onnx__AttributeProto* attr = node->attribute[a];
+    for (size_t k = 0; !status && k < attr->n_graphs + (attr->g ? 1 : 0); ++k) {
+      name_list_t inner = {0};
+      status = free_names(allocator, k < attr->n_graphs ? attr->graphs[k] : attr->g, depth + 1, &inner);
+      for (size_t i = 0; !status && i < inner.count; ++i)
+        if (!defined || !name_in(defined, inner.names[i])) status = name_add(allocator, out, inner.names[i]);
+      hgr__free(allocator, inner.names);
+    }
+  }
+  return status;
+}
+
+/* The names g reads that it does not define (its inputs, initializers and node
+ * outputs), nested graphs' included: what it takes from the scopes around it. */
+static hgr_status_t free_names(hgr_allocator_t allocator, const Onnx__GraphProto* g, uint32_t depth, name_list_t* out) {
+  if (depth > HGR_ONNX_MAX_GRAPH_DEPTH) /* the wire check refused deeper models already */
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graphs nest more than %d deep (HGR_ONNX_MAX_GRAPH_DEPTH)",
+                      HGR_ONNX_MAX_GRAPH_DEPTH);
+  name_list_t defined = {0};
+  hgr_status_t status = HGR_OK;
+  for (size_t i = 0; !status && i < g->n_input; ++i)
+    if (g->input[i]->name) status = name_add(allocator, &defined, g->input[i]->name);
+  for (size_t i = 0; !status && i < g->n_initializer; ++i)
+    if (g->initializer[i]->name) status = name_add(allocator, &defined, g->initializer[i]->name);
+  for (size_t n = 0; !status && n < g->n_node; ++n)
+    for (size_t k = 0; !status && k < g->node[n]->n_output; ++k) {
+      const char* name = g->node[n]->output[k];
+      if (name && name[0]) status = name_add(allocator, &defined, name);
+    }
+  name_unique(&defined);
+  for (size_t n = 0; !status && n < g->n_node; ++n) {
+    const Onnx__NodeProto* node = g->node[n];
+    for (size_t i = 0; !status && i < node->n_input; ++i)
+      if (node->input[i] && node->input[i][0] && !name_in(&defined, node->input[i]))
+        status = name_add(allocator, out, node->input[i]);
+    if (!status && has_subgraphs(node)) status = subgraph_names(allocator, node, &defined, depth, out);
+  }
+  for (size_t i = 0; !status && i < g->n_output; ++i)
+    if (g->output[i]->name && g->output[i]->name[0] && !name_in(&defined, g->output[i]->name))
+      status = name_add(allocator, out, g->output[i]->name);
+  hgr__free(allocator, defined.names);
+  return status;
+}
+
+/* Per node with subgraphs, the names they read from the scopes around them
+ * (loader->captures; NULL when no node has a subgraph). */
+static hgr_status_t find_captures(hgr__onnx_loader_t* loader) {
+  const Onnx__GraphProto* g = loader->graph;
+  for (size_t n = 0; n < g->n_node; ++n) {
+    if (!has_subgraphs(g->node[n])) continue;
+    if (!loader->captures && !(loader->captures = hgr__calloc(loader->allocator, g->n_node, sizeof(*loader->captures))))
+      return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    name_list_t names = {0};
+    hgr_status_t status = subgraph_names(loader->allocator, g->node[n], NULL, loader->depth, &names);
+    name_unique(&names);
+    loader->captures[n] = (hgr__onnx_names_t){.names = names.names, .count = names.count};
+    HGR_RETURN_IF_ERROR(status);
+  }
+  return HGR_OK;
+}
+
+static const hgr__onnx_names_t* captures_of(const hgr__onnx_loader_t* loader, uint32_t index) {
+  return loader->captures ? &loader->captures[index] : NULL;
+}
+
 /* Marks the nodes some graph output needs (walking back from the outputs), and
- * counts each value's uses by them. */
+ * counts each value's uses by them; a value a node's subgraphs read counts as one
+ * of its inputs. A subgraph's output may be a value of an enclosing scope. */
 static hgr_status_t find_live(hgr__onnx_loader_t* loader) {
   const Onnx__GraphProto* g = loader->graph;
   bool* needed = hgr__calloc(loader->allocator, loader->value_count ? loader->value_count : 1, sizeof(*needed));
   if (!needed) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   for (size_t i = 0; i < g->n_output; ++i) {
-    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, g->output[i]->name);
+    hgr__onnx_value_t* v = hgr__onnx_find_local(loader, g->output[i]->name);
+    if (!v && loader->parent && hgr__onnx_find_value(loader->parent, g->output[i]->name)) continue;
     if (!v) {
       hgr__free(loader->allocator, needed);
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "graph output %zu '%s' is not produced by any node, "
@@ -228,7 +347,7 @@ static hgr_status_t find_live(hgr__onnx_loader_t* loader) {
     const Onnx__NodeProto* node = g->node[n];
     bool live = false;
     for (size_t k = 0; k < node->n_output; ++k) {
-      hgr__onnx_value_t* v = hgr__onnx_find_value(loader, node->output[k]);
+      hgr__onnx_value_t* v = hgr__onnx_find_local(loader, node->output[k]);
       if (v && needed[v - loader->values]) live = true;
     }
     loader->live[n] = live;
@@ -236,8 +355,12 @@ static hgr_status_t find_live(hgr__onnx_loader_t* loader) {
       ++loader->report.removed;
       continue;
     }
-    for (size_t i = 0; i < node->n_input; ++i) {
-      hgr__onnx_value_t* v = hgr__onnx_find_value(loader, node->input[i]);
+    const hgr__onnx_names_t* captured = captures_of(loader, (uint32_t)n);
+    size_t reads = node->n_input + (captured ? captured->count : 0);
+    for (size_t i = 0; i < reads; ++i) {
+      /* a name of an enclosing scope: that scope counted it as its subgraph's */
+      hgr__onnx_value_t* v = hgr__onnx_find_local(
+          loader, i < node->n_input ? node->input[i] : captured->names[i - node->n_input]);
       if (!v) continue; /* omitted, or undefined: the import loop says which */
       needed[v - loader->values] = true;
       v->consumer = v->uses ? -1 : (int32_t)n;
@@ -258,8 +381,8 @@ static void node_header(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_no
   node->opset = loader->opset;
   const char* op = proto->op_type ? proto->op_type : "";
   const char* name = proto->name && proto->name[0] ? proto->name : (proto->n_output ? proto->output[0] : "");
-  snprintf(node->label, sizeof(node->label), "node %u '%.120s' (%.60s, opset %lld)", index, name ? name : "", op,
-           (long long)loader->opset);
+  snprintf(node->label, sizeof(node->label), "node %u '%.120s' (%.60s, opset %lld)%s%.399s", index, name ? name : "",
+           op, (long long)loader->opset, loader->where[0] ? " in " : "", loader->where);
 }
 
 static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_node_t* node) {
@@ -281,8 +404,8 @@ static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr
                                "has a cycle or its nodes are not in topological order", i, input, (int)v->producer);
     node->inputs[i] = v;
   }
-  for (uint32_t k = 0; k < node->output_count; ++k)
-    node->outputs[k] = hgr__onnx_find_value(loader, proto->output[k]);
+  for (uint32_t k = 0; k < node->output_count; ++k) /* a node's outputs are its own scope's */
+    node->outputs[k] = hgr__onnx_find_local(loader, proto->output[k]);
   return HGR_OK;
 }
 
@@ -329,7 +452,15 @@ static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
   if (!status) status = check_required_inputs(&node, op);
   bool done = false, from_input = false, constant = !status && hgr__onnx_all_constant(&node);
   for (uint32_t i = 0; i < node.input_count; ++i) from_input = from_input || (node.inputs[i] && node.inputs[i]->from_input);
-  if (constant && !from_input && hgr__onnx_model_borrow_fold(loader, &node)) { /* an earlier import's fold */
+  const hgr__onnx_names_t* captured = captures_of(loader, index); /* what its subgraphs read counts as inputs */
+  for (size_t i = 0; captured && i < captured->count; ++i) {
+    const hgr__onnx_value_t* v = hgr__onnx_find_value(loader, captured->names[i]);
+    constant = constant && v && v->defined && v->constant;
+    from_input = from_input || (v && v->from_input);
+  }
+  /* The parsed model keeps the folds of its own graph's nodes, by index. */
+  bool kept = constant && !from_input && !loader->parent;
+  if (kept && hgr__onnx_model_borrow_fold(loader, &node)) { /* an earlier import's fold */
     ++loader->report.folded;
     done = true;
   } else if (constant && op->fold) {
@@ -343,7 +474,7 @@ static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
     }
   }
   if (!status && !done) status = op->import(&node); /* some imports fold too (ConstantOfShape, Range) */
-  if (!status && constant && !from_input) hgr__onnx_model_keep_fold(loader, &node);
+  if (!status && kept) hgr__onnx_model_keep_fold(loader, &node);
   for (uint32_t k = 0; !status && k < node.output_count; ++k) /* a runtime value differs between imports too */
     if (node.outputs[k] && (from_input || !node.outputs[k]->constant)) node.outputs[k]->from_input = true;
   for (uint32_t k = 0; !status && k < node.output_count; ++k)
@@ -355,12 +486,16 @@ static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
   return status;
 }
 
-/* Whether every input node n names is a constant already (or omitted). */
+/* Whether every input node n names, and every name its subgraphs read from around
+ * them, is a constant already (or omitted). */
 static bool inputs_constant(const hgr__onnx_loader_t* loader, uint32_t n) {
   const Onnx__NodeProto* proto = loader->graph->node[n];
-  for (size_t i = 0; i < proto->n_input; ++i) {
-    if (!proto->input[i] || !proto->input[i][0]) continue;
-    const hgr__onnx_value_t* v = hgr__onnx_find_value(loader, proto->input[i]);
+  const hgr__onnx_names_t* captured = captures_of(loader, n);
+  size_t reads = proto->n_input + (captured ? captured->count : 0);
+  for (size_t i = 0; i < reads; ++i) {
+    const char* name = i < proto->n_input ? proto->input[i] : captured->names[i - proto->n_input];
+    if (!name || !name[0]) continue;
+    const hgr__onnx_value_t* v = hgr__onnx_find_value(loader, name);
     if (!v || !v->defined || !v->constant) return false;
   }
   return true;
@@ -374,7 +509,7 @@ static hgr_status_t mark_outputs(hgr__onnx_loader_t* loader) {
   Onnx__NodeProto none = ONNX__NODE_PROTO__INIT;
   exit_node.proto = &none;
   for (size_t i = 0; i < loader->graph->n_output; ++i) {
-    hgr__onnx_value_t* v = hgr__onnx_find_value(loader, loader->graph->output[i]->name);
+    hgr__onnx_value_t* v = hgr__onnx_find_local(loader, loader->graph->output[i]->name);
     snprintf(exit_node.label, sizeof(exit_node.label), "graph output %zu '%.200s'", i, v->name);
     if (!v->defined)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s is never defined", exit_node.label);
@@ -455,18 +590,47 @@ static void rename_nodes(const hgr__onnx_loader_t* loader) {
 
 /* ---- import -------------------------------------------------------------------------- */
 
+/* The tables of loader's graph: its values (initializers from initializers, borrowed;
+ * NULL: none), the names its nodes' subgraphs read, and per node live and fused. */
+static hgr_status_t open_scope(hgr__onnx_loader_t* loader, hgr__onnx_tensor_t* const* initializers) {
+  const Onnx__GraphProto* g = loader->graph;
+  loader->live = hgr__calloc(loader->allocator, g->n_node + 1, sizeof(bool));
+  loader->fused = hgr__calloc(loader->allocator, g->n_node + 1, sizeof(bool));
+  if (!loader->live || !loader->fused) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  HGR_RETURN_IF_ERROR(collect_values(loader));
+  if (initializers) HGR_RETURN_IF_ERROR(add_initializers(loader, initializers));
+  return find_captures(loader);
+}
+
+/* Imports the live nodes of loader's graph, whose inputs and initializers are set:
+ * first every node computable from constants alone, so that the fusions looking
+ * ahead see the constants later nodes would fold (densenet's per-channel scales are
+ * Unsqueezed after the BatchNormalization they follow); then the rest, in order. */
+static hgr_status_t import_nodes(hgr__onnx_loader_t* loader) {
+  uint32_t count = (uint32_t)loader->graph->n_node; /* a protobuf of at most 2 GiB holds fewer than 2^31 */
+  bool* done = hgr__calloc(loader->allocator, count + 1, sizeof(bool));
+  if (!done) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  hgr_status_t status = HGR_OK;
+  for (uint32_t n = 0; !status && n < count; ++n)
+    if (loader->live[n] && inputs_constant(loader, n)) {
+      status = import_node(loader, n);
+      done[n] = true;
+    }
+  for (uint32_t n = 0; !status && n < count; ++n)
+    if (loader->live[n] && !loader->fused[n] && !done[n]) status = import_node(loader, n);
+  hgr__free(loader->allocator, done);
+  return status;
+}
+
 static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model_t* parsed, hgr_graph_t** out_graph,
                                hgr_params_t** out_params) {
   const Onnx__ModelProto* model = parsed->proto;
   loader->report.ir_version = model->has_ir_version ? model->ir_version : 0;
   HGR_RETURN_IF_ERROR(read_opset(loader, model));
   loader->graph = model->graph;
+  loader->depth = 1;
   loader->report.onnx_nodes = (uint32_t)model->graph->n_node;
-  loader->live = hgr__calloc(loader->allocator, model->graph->n_node + 1, sizeof(bool));
-  loader->fused = hgr__calloc(loader->allocator, model->graph->n_node + 1, sizeof(bool));
-  if (!loader->live || !loader->fused) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  HGR_RETURN_IF_ERROR(collect_values(loader));
-  HGR_RETURN_IF_ERROR(add_initializers(loader, parsed->initializers));
+  HGR_RETURN_IF_ERROR(open_scope(loader, parsed->initializers));
   HGR_RETURN_IF_ERROR(hgr__builder_create_in(loader->allocator, NULL, &loader->builder));
   hgr__onnx_node_t entry;
   memset(&entry, 0, sizeof(entry));
@@ -475,21 +639,7 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
   entry.proto = &none;
   HGR_RETURN_IF_ERROR(add_inputs(loader, &entry));
   HGR_RETURN_IF_ERROR(find_live(loader));
-  /* First every node computable from constants alone, so that the fusions looking
-   * ahead see the constants later nodes would fold (densenet's per-channel scales are
-   * Unsqueezed after the BatchNormalization they follow); then the rest, in order. */
-  bool* done = hgr__calloc(loader->allocator, model->graph->n_node + 1, sizeof(bool));
-  if (!done) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  hgr_status_t status = HGR_OK;
-  for (uint32_t n = 0; !status && n < (uint32_t)model->graph->n_node; ++n)
-    if (loader->live[n] && inputs_constant(loader, n)) {
-      status = import_node(loader, n);
-      done[n] = true;
-    }
-  for (uint32_t n = 0; !status && n < (uint32_t)model->graph->n_node; ++n)
-    if (loader->live[n] && !loader->fused[n] && !done[n]) status = import_node(loader, n);
-  hgr__free(loader->allocator, done);
-  HGR_RETURN_IF_ERROR(status);
+  HGR_RETURN_IF_ERROR(import_nodes(loader));
   HGR_RETURN_IF_ERROR(mark_outputs(loader));
   rename_nodes(loader);
   HGR_RETURN_IF_ERROR(hgr_builder_finish(loader->builder, out_graph, out_params));
@@ -511,35 +661,263 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
   return HGR_OK;
 }
 
+/* Frees loader's tables and the constants it owns; the builder with the model's
+ * graph's loader (a subgraph's borrows its parent's). */
 static void loader_free(hgr__onnx_loader_t* loader) {
   for (size_t i = 0; i < loader->value_count; ++i)
     if (!loader->values[i].borrowed) hgr__onnx_tensor_free(loader->values[i].constant);
   hgr__free(loader->allocator, loader->values);
   hgr__free(loader->allocator, loader->live);
   hgr__free(loader->allocator, loader->fused);
-  hgr_builder_release(loader->builder);
+  for (size_t n = 0; loader->captures && n < loader->graph->n_node; ++n)
+    hgr__free(loader->allocator, loader->captures[n].names);
+  hgr__free(loader->allocator, loader->captures);
+  if (!loader->parent) hgr_builder_release(loader->builder);
+}
+
+/* ---- subgraphs ------------------------------------------------------------------------ */
+
+/* A loader for graph inside owner's scope (the builder, the options and the counters
+ * of the load are its parent's). where: "the body of <owner>", and the iteration. */
+static hgr_status_t child_loader(hgr__onnx_loader_t* child, const hgr__onnx_node_t* owner, const char* attr,
+                                 const Onnx__GraphProto* graph, int64_t iteration) {
+  hgr__onnx_loader_t* parent = owner->loader;
+  memset(child, 0, sizeof(*child));
+  child->allocator = parent->allocator;
+  child->graph = graph;
+  child->opset = parent->opset;
+  child->options = parent->options;
+  child->external = parent->external;
+  child->builder = parent->builder;
+  child->name_counter = parent->name_counter;
+  child->deciding = parent->deciding;
+  child->model = parent->model;
+  child->parent = parent;
+  child->owner = owner;
+  child->depth = parent->depth + 1;
+  child->unrolled = parent->unrolled;
+  if (iteration >= 0)
+    snprintf(child->where, sizeof(child->where), "the %.40s of %.300s, iteration %lld", attr, owner->label,
+             (long long)iteration);
+  else
+    snprintf(child->where, sizeof(child->where), "the %.40s of %.300s", attr, owner->label);
+  if (child->depth > HGR_ONNX_MAX_GRAPH_DEPTH) /* the wire check refused deeper models already */
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: its %s nests graphs more than %d deep "
+                      "(HGR_ONNX_MAX_GRAPH_DEPTH)", owner->label, attr, HGR_ONNX_MAX_GRAPH_DEPTH);
+  return HGR_OK;
+}
+
+/* The kind of a value info that is not a tensor ("a sequence"), or NULL. */
+static const char* non_tensor_kind(const Onnx__ValueInfoProto* info) {
+  if (!info->type) return NULL;
+  switch (info->type->value_case) {
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return "a sequence";
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE: return "a map";
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return "an optional";
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE: return "a sparse tensor";
+    default: return NULL;
+  }
+}
+
+/* Refuses a subgraph input or output declared as a sequence, map or optional. */
+static hgr_status_t check_tensor_types(const hgr__onnx_subgraph_t* subgraph) {
+  const Onnx__GraphProto* g = subgraph->graph;
+  for (size_t i = 0; i < g->n_input + g->n_output; ++i) {
+    bool is_input = i < g->n_input;
+    const Onnx__ValueInfoProto* info = is_input ? g->input[i] : g->output[i - g->n_input];
+    const char* kind = non_tensor_kind(info);
+    if (kind)
+      return HGR__ONNX_UNSUPPORTED(subgraph->owner, "its %s's %s %zu '%s' is %s; hgr computes tensors only",
+                                   subgraph->attr, is_input ? "input" : "output", is_input ? i : i - g->n_input,
+                                   info->name ? info->name : "", kind);
+  }
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_subgraph_open(hgr__onnx_node_t* owner, const char* attr, hgr__onnx_subgraph_t* out_subgraph) {
+  memset(out_subgraph, 0, sizeof(*out_subgraph));
+  out_subgraph->owner = owner;
+  out_subgraph->attr = attr;
+  const Onnx__AttributeProto* a = hgr__onnx_attr(owner, attr);
+  if (!a || !a->g)
+    return HGR__ONNX_INVALID(owner, "attr '%s' (a graph) is required%s", attr,
+                             a ? ", but the attr holds no graph" : "");
+  const Onnx__GraphProto* g = a->g;
+  out_subgraph->graph = g;
+  HGR_RETURN_IF_ERROR(check_tensor_types(out_subgraph));
+  hgr_allocator_t allocator = owner->loader->allocator;
+  out_subgraph->initializers = hgr__calloc(allocator, g->n_initializer + 1, sizeof(*out_subgraph->initializers));
+  if (!out_subgraph->initializers) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; i < g->n_initializer; ++i) {
+    const Onnx__TensorProto* t = g->initializer[i];
+    if (!t->name || !t->name[0])
+      return HGR__ONNX_INVALID(owner, "initializer %zu of its %s has no name", i, attr);
+    char where[800];
+    snprintf(where, sizeof(where), "initializer '%.120s' of the %.40s of %.600s", t->name, attr, owner->label);
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_decode(allocator, t, &owner->loader->external, where,
+                                                &out_subgraph->initializers[i]));
+  }
+  return HGR_OK;
+}
+
+void hgr__onnx_subgraph_close(hgr__onnx_subgraph_t* subgraph) {
+  for (size_t i = 0; subgraph->initializers && i < subgraph->graph->n_initializer; ++i)
+    hgr__onnx_tensor_free(subgraph->initializers[i]);
+  if (subgraph->owner) hgr__free(subgraph->owner->loader->allocator, subgraph->initializers);
+  subgraph->initializers = NULL;
+}
+
+/* One import's cost against HGR_ONNX_MAX_UNROLLED_NODES: its nodes, at least one. */
+static uint64_t import_cost(const hgr__onnx_subgraph_t* subgraph) {
+  return subgraph->graph->n_node ? (uint64_t)subgraph->graph->n_node : 1;
+}
+
+hgr_status_t hgr__onnx_subgraph_check_unroll(const hgr__onnx_subgraph_t* subgraph, uint64_t iterations) {
+  uint64_t before = subgraph->owner->loader->unrolled, cost = import_cost(subgraph);
+  if (before <= HGR_ONNX_MAX_UNROLLED_NODES && iterations <= (HGR_ONNX_MAX_UNROLLED_NODES - before) / cost)
+    return HGR_OK;
+  char earlier[96] = "";
+  if (before)
+    snprintf(earlier, sizeof(earlier), ", with the %llu nodes imported from subgraphs before it",
+             (unsigned long long)before);
+  return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: %llu iterations \u00d7 %zu nodes exceed hgr's limit of %d "
+                    "nodes unrolled%s (HGR_ONNX_MAX_UNROLLED_NODES)", subgraph->owner->label,
+                    (unsigned long long)iterations, subgraph->graph->n_node, HGR_ONNX_MAX_UNROLLED_NODES, earlier);
+}
+
+void hgr__onnx_value_release(hgr__onnx_value_t* value) {
+  if (!value->borrowed) hgr__onnx_tensor_free(value->constant);
+  memset(value, 0, sizeof(*value));
+}
+
+/* Gives the graph inputs of child the values of inputs: constants borrowed. */
+static hgr_status_t bind_inputs(hgr__onnx_loader_t* child, const hgr__onnx_value_t* inputs) {
+  const Onnx__GraphProto* g = child->graph;
+  for (size_t i = 0; i < g->n_input; ++i) {
+    hgr__onnx_value_t* v = hgr__onnx_find_local(child, g->input[i]->name);
+    const hgr__onnx_value_t* given = &inputs[i];
+    if (v->constant && !v->borrowed) hgr__onnx_tensor_free(v->constant);
+    v->onnx_type = given->onnx_type;
+    v->ndim = given->ndim;
+    memcpy(v->shape, given->shape, sizeof(v->shape));
+    v->constant = given->constant;
+    v->borrowed = true;
+    v->has_value = given->has_value;
+    v->value = given->value;
+    v->from_input = given->from_input;
+    v->defined = true;
+  }
+  return HGR_OK;
+}
+
+/* Copies child's output k (its own value, or one of an enclosing scope) into out. */
+static hgr_status_t copy_output(hgr__onnx_loader_t* child, const hgr__onnx_subgraph_t* subgraph, size_t k,
+                                hgr__onnx_value_t* out) {
+  const char* name = subgraph->graph->output[k]->name;
+  const hgr__onnx_value_t* v = hgr__onnx_find_value(child, name);
+  if (!v || !v->defined)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: output %zu '%s' is never defined", child->where, k,
+                      name ? name : "");
+  *out = *v;
+  out->constant = NULL;
+  out->borrowed = false;
+  out->producer = -1;
+  out->consumer = -1;
+  out->uses = 0;
+  out->graph_output = false;
+  out->scoped = true;
+  if (v->constant) HGR_RETURN_IF_ERROR(hgr__onnx_tensor_copy(child->allocator, v->constant, &out->constant));
+  return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_subgraph_import(hgr__onnx_subgraph_t* subgraph, int64_t iteration,
+                                       const hgr__onnx_value_t* inputs, uint32_t input_count, uint32_t known_outputs,
+                                       hgr__onnx_value_t* outputs) {
+  const hgr__onnx_node_t* owner = subgraph->owner;
+  hgr__onnx_loader_t* parent = owner->loader;
+  const Onnx__GraphProto* g = subgraph->graph;
+  memset(outputs, 0, g->n_output * sizeof(*outputs));
+  if (input_count != g->n_input)
+    return HGR__ONNX_INVALID(owner, "its %s takes %zu inputs; the node gives it %u", subgraph->attr, g->n_input,
+                             input_count);
+  uint64_t cost = import_cost(subgraph);
+  if (cost > HGR_ONNX_MAX_UNROLLED_NODES || parent->unrolled > HGR_ONNX_MAX_UNROLLED_NODES - cost)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: its %s's %zu nodes, after the %llu nodes imported from "
+                      "subgraphs before, exceed hgr's limit of %d nodes unrolled (HGR_ONNX_MAX_UNROLLED_NODES)",
+                      owner->label, subgraph->attr, g->n_node, (unsigned long long)parent->unrolled,
+                      HGR_ONNX_MAX_UNROLLED_NODES);
+  hgr__onnx_loader_t child;
+  hgr_status_t status = child_loader(&child, owner, subgraph->attr, g, iteration);
+  child.unrolled += cost;
+  if (!status) {
+    status = open_scope(&child, subgraph->initializers);
+    if (!status) status = bind_inputs(&child, inputs);
+    if (!status) status = find_live(&child);
+    if (status) status = hgr_status_annotate(status, "%s", child.where);
+  }
+  child.report.onnx_nodes = (uint32_t)g->n_node;
+  if (!status) status = import_nodes(&child);
+  size_t copied = 0;
+  for (; !status && copied < g->n_output; ++copied) {
+    status = copy_output(&child, subgraph, copied, &outputs[copied]);
+    hgr__onnx_value_t* v = hgr__onnx_find_value(&child, g->output[copied]->name);
+    if (!status && copied < known_outputs && !v->constant) status = hgr__onnx_note_deciding(&child, v);
+  }
+  /* the load's counters go on from the child's */
+  parent->name_counter = child.name_counter;
+  parent->unrolled = child.unrolled;
+  parent->report.onnx_nodes += child.report.onnx_nodes;
+  parent->report.folded += child.report.folded;
+  parent->report.removed += child.report.removed;
+  parent->report.fused += child.report.fused;
+  loader_free(&child);
+  if (status)
+    for (size_t k = 0; k < g->n_output; ++k) hgr__onnx_value_release(&outputs[k]);
+  return status;
+}
+
+/* ---- ops without shapes --------------------------------------------------------------- */
+
+/* Checks that hgr has an op for every live node of loader's graph (its values
+ * collected), and of the subgraphs of those nodes, recursively. */
+static hgr_status_t check_graph_ops(hgr__onnx_loader_t* loader) {
+  const Onnx__GraphProto* g = loader->graph;
+  loader->live = hgr__calloc(loader->allocator, g->n_node + 1, sizeof(bool));
+  if (!loader->live) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  hgr_status_t status = collect_values(loader);
+  if (!status) status = find_captures(loader);
+  if (!status) status = find_live(loader);
+  if (status && loader->parent) status = hgr_status_annotate(status, "%s", loader->where);
+  for (uint32_t n = 0; !status && n < (uint32_t)g->n_node; ++n) {
+    if (!loader->live[n]) continue;
+    hgr__onnx_node_t node;
+    const hgr__onnx_op_t* op = NULL;
+    node_header(loader, n, &node);
+    status = find_op(&node, &op);
+    const Onnx__NodeProto* proto = g->node[n];
+    for (size_t a = 0; !status && a < proto->n_attribute; ++a) {
+      const Onnx__AttributeProto* attr = proto->attribute[a];
+      for (size_t k = 0; !status && k < attr->n_graphs + (attr->g ? 1 : 0); ++k) {
+        hgr__onnx_loader_t child;
+        status = child_loader(&child, &node, attr->name ? attr->name : "graph attr",
+                              k < attr->n_graphs ? attr->graphs[k] : attr->g, -1);
+        if (!status) status = check_graph_ops(&child);
+        loader_free(&child);
+      }
+    }
+  }
+  return status;
 }
 
 hgr_status_t hgr__onnx_model_check_ops(const hgr__onnx_model_t* model) {
   hgr__onnx_loader_t loader;
   memset(&loader, 0, sizeof(loader));
   loader.allocator = model->allocator;
-  const Onnx__GraphProto* g = model->proto->graph;
-  loader.graph = g;
+  loader.graph = model->proto->graph;
+  loader.depth = 1;
   hgr_status_t status = read_opset(&loader, model->proto);
-  loader.live = hgr__calloc(loader.allocator, g->n_node + 1, sizeof(bool));
-  if (!status && !loader.live) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  if (!status) status = collect_values(&loader);
-  if (!status) status = find_live(&loader);
-  for (uint32_t n = 0; !status && n < (uint32_t)g->n_node; ++n) {
-    if (!loader.live[n]) continue;
-    hgr__onnx_node_t node;
-    const hgr__onnx_op_t* op = NULL;
-    node_header(&loader, n, &node);
-    status = find_op(&node, &op);
-  }
-  hgr__free(loader.allocator, loader.values);
-  hgr__free(loader.allocator, loader.live);
+  if (!status) status = check_graph_ops(&loader);
+  loader_free(&loader); /* no builder */
   return status;
 }
 

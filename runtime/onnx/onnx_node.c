@@ -175,7 +175,7 @@ static hgr_status_t builder_status(const hgr__onnx_node_t* node, hgr_status_t st
 
 hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, const hgr__onnx_tensor_t* tensor,
                                     hgr_value_t* out_value) {
-  hgr__onnx_value_t v = {.name = name, .onnx_type = tensor->onnx_type};
+  hgr__onnx_value_t v = {.name = name ? name : "(a constant)", .onnx_type = tensor->onnx_type};
   hgr_dtype_t dtype;
   HGR_RETURN_IF_ERROR(runtime_dtype(node, &v, &dtype));
   const hgr__onnx_tensor_t* c = tensor;
@@ -238,7 +238,8 @@ hgr_status_t hgr__onnx_runtime(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr
     return HGR_OK;
   }
   if (!v->constant) return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: value '%s' has no builder value", node->label, v->name);
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_constant(node, v->name, v->constant, &v->value));
+  /* a subgraph's names repeat (a body per iteration, shadowing): those take unique names */
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_constant(node, v->scoped ? NULL : v->name, v->constant, &v->value));
   v->has_value = true;
   *out_value = v->value;
   return HGR_OK;
@@ -392,46 +393,118 @@ static int compare_name(const void* key, const void* element) {
   return strcmp((const char*)key, ((const hgr__onnx_value_t*)element)->name);
 }
 
-hgr__onnx_value_t* hgr__onnx_find_value(const hgr__onnx_loader_t* loader, const char* name) {
-  if (!name || !name[0]) return NULL;
+hgr__onnx_value_t* hgr__onnx_find_local(const hgr__onnx_loader_t* loader, const char* name) {
+  if (!name || !name[0] || !loader->value_count) return NULL;
   return bsearch(name, loader->values, loader->value_count, sizeof(*loader->values), compare_name);
+}
+
+hgr__onnx_value_t* hgr__onnx_find_value(const hgr__onnx_loader_t* loader, const char* name) {
+  for (const hgr__onnx_loader_t* scope = loader; scope; scope = scope->parent) {
+    hgr__onnx_value_t* v = hgr__onnx_find_local(scope, name);
+    if (v) return v;
+  }
+  return NULL;
+}
+
+static bool is_local(const hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v) {
+  return v >= loader->values && v < loader->values + loader->value_count;
+}
+
+/* A growing list of values of enclosing scopes that the walk reached. */
+typedef struct value_list_t {
+  const hgr__onnx_value_t** values;
+  size_t count, capacity;
+} value_list_t;
+
+static bool list_add(hgr_allocator_t allocator, value_list_t* list, const hgr__onnx_value_t* v) {
+  if (list->count == list->capacity) {
+    size_t capacity = list->capacity ? 2 * list->capacity : 16;
+    const hgr__onnx_value_t** grown = hgr__realloc(allocator, list->values, capacity * sizeof(*grown));
+    if (!grown) return false;
+    list->values = grown;
+    list->capacity = capacity;
+  }
+  list->values[list->count++] = v;
+  return true;
+}
+
+/* What node index of loader reads: its inputs, then the names its subgraphs read
+ * from enclosing scopes; each found (NULL: omitted or undefined) passed to visit. */
+static bool visit_reads(const hgr__onnx_loader_t* loader, uint32_t index,
+                        bool (*visit)(void* context, const hgr__onnx_value_t* v), void* context) {
+  const Onnx__NodeProto* node = loader->graph->node[index];
+  for (size_t i = 0; i < node->n_input; ++i)
+    if (!visit(context, hgr__onnx_find_value(loader, node->input[i]))) return false;
+  const hgr__onnx_names_t* captured = loader->captures ? &loader->captures[index] : NULL;
+  for (size_t i = 0; captured && i < captured->count; ++i)
+    if (!visit(context, hgr__onnx_find_value(loader, captured->names[i]))) return false;
+  return true;
+}
+
+typedef struct deciding_walk_t {
+  const hgr__onnx_loader_t* loader;
+  bool* seen;                      /* per value of loader */
+  const hgr__onnx_value_t** stack; /* room for every value of loader */
+  size_t depth;
+  value_list_t outer;              /* values of enclosing scopes reached */
+} deciding_walk_t;
+
+static bool deciding_visit(void* context, const hgr__onnx_value_t* v) {
+  deciding_walk_t* walk = context;
+  if (!v) return true;
+  /* a value no scope holds is a copy out of a subgraph, walked inside it already */
+  if (!is_local(walk->loader, v)) return !walk->loader->parent || list_add(walk->loader->allocator, &walk->outer, v);
+  if (walk->seen[v - walk->loader->values]) return true;
+  walk->seen[v - walk->loader->values] = true;
+  walk->stack[walk->depth++] = v;
+  return true;
+}
+
+/* For what the owner of a subgraph reads: the parent walks it. */
+static bool deciding_visit_outer(void* context, const hgr__onnx_value_t* v) {
+  deciding_walk_t* walk = context;
+  return !v || list_add(walk->loader->allocator, &walk->outer, v);
+}
+
+/* Walks back from roots through loader's values that are not constants; the graph
+ * inputs of the model's graph reached are marked deciding. A subgraph's input
+ * reached stands for what its owner node reads (its Loop's carried values came
+ * from there), and values of enclosing scopes reached are walked there in turn. */
+static hgr_status_t note_deciding_in(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* const* roots,
+                                     size_t root_count) {
+  deciding_walk_t walk = {.loader = loader};
+  walk.seen = hgr__calloc(loader->allocator, loader->value_count + 1, sizeof(*walk.seen));
+  walk.stack = hgr__alloc(loader->allocator, (loader->value_count + 1) * sizeof(*walk.stack));
+  bool ok = walk.seen && walk.stack, escaped = false;
+  for (size_t r = 0; ok && r < root_count; ++r) ok = deciding_visit(&walk, roots[r]);
+  const Onnx__GraphProto* g = loader->graph;
+  while (ok && walk.depth) { /* each value once: the walk is linear in the graph */
+    const hgr__onnx_value_t* top = walk.stack[--walk.depth];
+    if (top->constant) continue;
+    if (top->producer >= 0) {
+      ok = visit_reads(loader, (uint32_t)top->producer, deciding_visit, &walk);
+    } else if (!loader->parent) {
+      for (size_t i = 0; i < g->n_input; ++i)
+        if (!strcmp(g->input[i]->name, top->name)) loader->deciding[i] = true;
+    } else {
+      escaped = true;
+    }
+  }
+  if (ok && escaped) { /* the owner's reads, in the parent's scope */
+    ok = visit_reads(loader->parent, loader->owner->index, deciding_visit_outer, &walk);
+  }
+  hgr__free(loader->allocator, walk.seen);
+  hgr__free(loader->allocator, walk.stack);
+  hgr_status_t status = ok ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!status && walk.outer.count) status = note_deciding_in(loader->parent, walk.outer.values, walk.outer.count);
+  hgr__free(loader->allocator, walk.outer.values);
+  return status;
 }
 
 hgr_status_t hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v) {
   if (!loader->deciding) return HGR_OK;
-  bool* seen = hgr__calloc(loader->allocator, loader->value_count + 1, sizeof(*seen));
-  const hgr__onnx_value_t** stack = hgr__alloc(loader->allocator, (loader->value_count + 1) * sizeof(*stack));
-  if (!seen || !stack) {
-    hgr__free(loader->allocator, seen);
-    hgr__free(loader->allocator, stack);
-    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  }
-  size_t depth = 0;
-  stack[depth++] = v;
-  seen[v - loader->values] = true;
-  const Onnx__GraphProto* g = loader->graph;
-  while (depth) { /* each value once: the walk is linear in the graph */
-    const hgr__onnx_value_t* top = stack[--depth];
-    if (top->constant) continue;
-    if (top->producer < 0) {
-      for (size_t i = 0; i < g->n_input; ++i)
-        if (!strcmp(g->input[i]->name, top->name)) loader->deciding[i] = true;
-      continue;
-    }
-    const Onnx__NodeProto* producer = g->node[top->producer];
-    for (size_t i = 0; i < producer->n_input; ++i) {
-      const hgr__onnx_value_t* in = producer->input[i] && producer->input[i][0]
-                                        ? hgr__onnx_find_value(loader, producer->input[i]) : NULL;
-      if (!in || seen[in - loader->values]) continue;
-      seen[in - loader->values] = true;
-      stack[depth++] = in;
-    }
-  }
-  hgr__free(loader->allocator, seen);
-  hgr__free(loader->allocator, stack);
-  return HGR_OK;
+  return note_deciding_in(loader, &v, 1);
 }
-
 
 const Onnx__NodeProto* hgr__onnx_sole_consumer(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v,
                                                uint32_t* out_index) {
@@ -450,7 +523,7 @@ hgr_status_t hgr__onnx_fuse_into(hgr__onnx_node_t* node, uint32_t index, const h
   ++loader->report.fused;
   if (!result) return HGR_OK;
   const Onnx__NodeProto* fused = loader->graph->node[index];
-  hgr__onnx_value_t* out = fused->n_output ? hgr__onnx_find_value(loader, fused->output[0]) : NULL;
+  hgr__onnx_value_t* out = fused->n_output ? hgr__onnx_find_local(loader, fused->output[0]) : NULL;
   if (!out) return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: fusing node %u without an output", node->label, index);
   out->onnx_type = result->onnx_type;
   out->ndim = result->ndim;

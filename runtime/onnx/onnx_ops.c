@@ -15,6 +15,8 @@ static const hgr__onnx_op_t* const families[] = {
     hgr__onnx_ops_layout,
     hgr__onnx_ops_index,
     hgr__onnx_ops_einsum,
+    hgr__onnx_ops_control,
+    hgr__onnx_ops_rnn,
 };
 #define FAMILY_COUNT (sizeof(families) / sizeof(families[0]))
 

@@ -13,15 +13,38 @@
  * without an error: protobuf-c refuses them in turn, and anything nested before
  * them has been checked. */
 #include <stdio.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "onnx_internal.h"
 
+/* A string field's bytes in the model (not NUL-terminated). */
+typedef struct wire_text_t {
+  const uint8_t* bytes;
+  size_t length;
+} wire_text_t;
+
 typedef struct wire_scan_t {
   const uint8_t* bytes;
   uint32_t graph_depth; /* GraphProtos entered */
+  /* The NodeProto being scanned, as far as read: its name and op_type, which
+   * serializers write before its attributes (the graphs it holds). */
+  wire_text_t node_name, node_op;
   hgr_status_t status;
 } wire_scan_t;
+
+/* The node that holds the graph being entered: "node 'name' (op)", "an unnamed op
+ * node", or less where the node did not say its name or op before its attributes. */
+static void describe_holder(const wire_scan_t* scan, char* buffer, size_t capacity) {
+  int name = (int)(scan->node_name.length < 100 ? scan->node_name.length : 100);
+  int op = (int)(scan->node_op.length < 60 ? scan->node_op.length : 60);
+  const char* name_bytes = (const char*)scan->node_name.bytes;
+  const char* op_bytes = (const char*)scan->node_op.bytes;
+  if (name && op) snprintf(buffer, capacity, "node '%.*s' (%.*s)", name, name_bytes, op, op_bytes);
+  else if (op) snprintf(buffer, capacity, "an unnamed %.*s node", op, op_bytes);
+  else if (name) snprintf(buffer, capacity, "node '%.*s'", name, name_bytes);
+  else snprintf(buffer, capacity, "a node");
+}
 
 static bool read_varint(const uint8_t* bytes, size_t end, size_t* at, uint64_t* out) {
   uint64_t value = 0;
@@ -49,13 +72,18 @@ static bool scan_message(wire_scan_t* scan, const ProtobufCMessageDescriptor* de
     return false;
   }
   bool is_graph = descriptor == &onnx__graph_proto__descriptor;
+  bool is_node = descriptor == &onnx__node_proto__descriptor;
   if (is_graph && ++scan->graph_depth > HGR_ONNX_MAX_GRAPH_DEPTH) {
+    char holder[200];
+    describe_holder(scan, holder, sizeof(holder));
     scan->status = HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
-                              "the model nests graphs (If, Loop and Scan bodies) more than %d deep (a GraphProto at "
-                              "byte %zu)",
-                              HGR_ONNX_MAX_GRAPH_DEPTH, begin);
+                              "the model nests graphs (If, Loop and Scan bodies) more than %d deep: %s holds a graph "
+                              "at depth %u (a GraphProto at byte %zu); hgr refuses deeper nesting "
+                              "(HGR_ONNX_MAX_GRAPH_DEPTH)",
+                              HGR_ONNX_MAX_GRAPH_DEPTH, holder, scan->graph_depth, begin);
     return false;
   }
+  if (is_node) scan->node_name = scan->node_op = (wire_text_t){NULL, 0};
   for (size_t at = begin; at < end;) {
     uint64_t key, length;
     if (!read_varint(scan->bytes, end, &at, &key)) return false;
@@ -73,9 +101,16 @@ static bool scan_message(wire_scan_t* scan, const ProtobufCMessageDescriptor* de
         if (!read_varint(scan->bytes, end, &at, &length) || length > end - at) return false;
         const ProtobufCFieldDescriptor* field =
             key >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(descriptor, (unsigned)(key >> 3)) : NULL;
-        if (field && field->type == PROTOBUF_C_TYPE_MESSAGE &&
-            !scan_message(scan, field->descriptor, at, at + (size_t)length, depth + 1))
-          return false;
+        if (is_node && field && field->type == PROTOBUF_C_TYPE_STRING && !strcmp(field->name, "name"))
+          scan->node_name = (wire_text_t){scan->bytes + at, (size_t)length};
+        if (is_node && field && field->type == PROTOBUF_C_TYPE_STRING && !strcmp(field->name, "op_type"))
+          scan->node_op = (wire_text_t){scan->bytes + at, (size_t)length};
+        if (field && field->type == PROTOBUF_C_TYPE_MESSAGE) {
+          wire_text_t name = scan->node_name, op = scan->node_op; /* this node's, after its graphs' nodes */
+          if (!scan_message(scan, field->descriptor, at, at + (size_t)length, depth + 1)) return false;
+          scan->node_name = name;
+          scan->node_op = op;
+        }
         at += (size_t)length;
         break;
       }
