@@ -1,0 +1,202 @@
+"""Recurrent models: hgr.InferenceSession against ONNX Runtime (issue 36, section 4).
+
+    python bench/recurrent.py WORK_DIR DEVICE [CALLS]   -> Markdown on stdout
+
+Two models built here the way exporters write them, with seeded random weights:
+- **streaming**: a voice-activity-like model called per chunk of 512 samples: a Conv
+  front end (1 -> 64 channels, kernel 16, stride 8, Relu: 63 frames), two LSTM layers
+  of 64 whose states (h and c of each) are inputs and outputs, the last frame's
+  score (Gemm, Sigmoid). Its library's loop feeds each call's states to the next.
+  Timed per chunk over CALLS chunks (default 1000; the whole loop, ended by reading
+  the last outputs, over its chunks) two ways: the states through host memory (run()
+  with NumPy states, as the ONNX Runtime loop does), and, when the session has
+  io_binding(), the states chained on the device (bind_ortvalue_input of the
+  previous call's outputs). The last call's outputs, states included, are compared.
+- **crnn**: a CRNN text recognizer on a 1 x 1 x 64 x 256 image: three Conv + Relu +
+  MaxPool blocks (32, 64, 128 channels), the columns as 64 time steps of 1024
+  features, a bidirectional LSTM of 256, a Gemm to 37 classes, Softmax. Timed per call.
+The crnn's figure is the median of the calls after 10 warm-up calls; ONNX Runtime's CPU
+provider with intra-op threads = cores, in the same process. Outputs are compared
+(largest difference) so a fast wrong answer shows.
+"""
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(36)
+HIDDEN = 64
+
+
+def _param(name, *shape, scale=0.1):
+    return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def _i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def _save(model, path):
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return path
+
+
+def _lstm_params(prefix, inputs, hidden, directions=1):
+    return [_param(f"{prefix}_w", directions, 4 * hidden, inputs), _param(f"{prefix}_r", directions, 4 * hidden, hidden),
+            _param(f"{prefix}_b", directions, 8 * hidden)]
+
+
+def streaming(work):
+    """x [1, 512], h1 c1 h2 c2 [1, 1, 64] -> score [1, 1], the four states."""
+    path = os.path.join(work, "streaming.onnx")
+    if os.path.exists(path):
+        return path
+    state = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 1, HIDDEN])
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape_1_1_512"], ["x3"]),
+        helper.make_node("Conv", ["x3", "conv_w", "conv_b"], ["c"], kernel_shape=[16], strides=[8]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["frames"], perm=[2, 0, 1]),  # [T, 1, 64]
+        helper.make_node("LSTM", ["frames", "l1_w", "l1_r", "l1_b", "", "h1", "c1"], ["y1", "h1_out", "c1_out"],
+                         hidden_size=HIDDEN),
+        helper.make_node("Squeeze", ["y1", "axis_1"], ["y1s"]),  # [T, 1, 64]
+        helper.make_node("LSTM", ["y1s", "l2_w", "l2_r", "l2_b", "", "h2", "c2"], ["y2", "h2_out", "c2_out"],
+                         hidden_size=HIDDEN),
+        helper.make_node("Reshape", ["h2_out", "shape_1_64"], ["last"]),
+        helper.make_node("Gemm", ["last", "fc_w", "fc_b"], ["logit"], transB=1),
+        helper.make_node("Sigmoid", ["logit"], ["score"]),
+    ]
+    inits = [_i64("shape_1_1_512", [1, 1, 512]), _param("conv_w", HIDDEN, 1, 16, scale=0.3),
+             _param("conv_b", HIDDEN), *_lstm_params("l1", HIDDEN, HIDDEN), *_lstm_params("l2", HIDDEN, HIDDEN),
+             _i64("axis_1", [1]), _i64("shape_1_64", [1, HIDDEN]), _param("fc_w", 1, HIDDEN), _param("fc_b", 1)]
+    graph = helper.make_graph(
+        nodes, "streaming",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 512]), state("h1"), state("c1"), state("h2"),
+         state("c2")],
+        [helper.make_tensor_value_info("score", TensorProto.FLOAT, [1, 1]), state("h1_out"), state("c1_out"),
+         state("h2_out"), state("c2_out")],
+        inits)
+    return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), path)
+
+
+def crnn(work):
+    """image [1, 1, 64, 256] -> probabilities [64, 37]."""
+    path = os.path.join(work, "crnn.onnx")
+    if os.path.exists(path):
+        return path
+    nodes, inits, x, channels = [], [], "image", 1
+    for i, (out, pool) in enumerate([(32, [2, 2]), (64, [2, 2]), (128, [2, 1])]):
+        inits += [_param(f"k{i}", out, channels, 3, 3, scale=0.2), _param(f"kb{i}", out)]
+        nodes += [helper.make_node("Conv", [x, f"k{i}", f"kb{i}"], [f"conv{i}"], pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", [f"conv{i}"], [f"relu{i}"]),
+                  helper.make_node("MaxPool", [f"relu{i}"], [f"pool{i}"], kernel_shape=pool, strides=pool)]
+        x, channels = f"pool{i}", out
+    # [1, 128, 8, 64] -> [64, 1, 1024]: each column a time step
+    nodes += [helper.make_node("Transpose", [x], ["cols"], perm=[3, 0, 1, 2]),
+              helper.make_node("Reshape", ["cols", "shape_seq"], ["seq"]),
+              helper.make_node("LSTM", ["seq", "bl_w", "bl_r", "bl_b"], ["y"], hidden_size=256,
+                               direction="bidirectional"),
+              helper.make_node("Transpose", ["y"], ["yt"], perm=[0, 2, 1, 3]),  # [64, 1, 2, 256]
+              helper.make_node("Reshape", ["yt", "shape_feat"], ["feat"]),
+              helper.make_node("Gemm", ["feat", "cls_w", "cls_b"], ["logits"], transB=1),
+              helper.make_node("Softmax", ["logits"], ["probs"], axis=1)]
+    inits += [_i64("shape_seq", [64, 1, 1024]), *_lstm_params("bl", 1024, 256, directions=2),
+              _i64("shape_feat", [64, 512]), _param("cls_w", 37, 512), _param("cls_b", 37)]
+    graph = helper.make_graph(nodes, "crnn", [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 1, 64, 256])],
+                              [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [64, 37])], inits)
+    return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), path)
+
+
+def _median_ms(times):
+    return statistics.median(times) * 1e3
+
+
+def time_streaming(session, chunks, states, use_binding=False):
+    """Seconds per chunk over the chunks after 10 warm-up chunks (the whole loop,
+    ended by reading the last outputs, divided by its chunks: a run that returns
+    before it completes is paid for when its outputs are read), and the last
+    outputs (score and states), the states through host memory or (use_binding)
+    chained on the device."""
+    names = ["h1", "c1", "h2", "c2"]
+    binding = session.io_binding() if use_binding else None
+    if binding is not None:
+        for name, value in zip(names, states):
+            binding.bind_cpu_input(name, value)
+    outputs = None
+    for i, chunk in enumerate(chunks):
+        if i == 10:
+            start = time.perf_counter()
+        if binding is None:
+            outputs = session.run(None, {"x": chunk, **dict(zip(names, states))})
+            states = outputs[1:]
+            continue
+        binding.bind_cpu_input("x", chunk)
+        for name in ["score", "h1_out", "c1_out", "h2_out", "c2_out"]:
+            binding.bind_output(name)
+        session.run_with_iobinding(binding)
+        outputs = binding.get_outputs()
+        for name, value in zip(names, outputs[1:]):
+            binding.bind_ortvalue_input(name, value)
+    if binding is not None:
+        outputs = [value.numpy() for value in outputs]
+    seconds = (time.perf_counter() - start) / (len(chunks) - 10)
+    return seconds, outputs
+
+
+def _largest_difference(a, b):
+    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b))
+
+
+def main():
+    import hgr
+    import onnxruntime as ort
+    work, device = sys.argv[1], sys.argv[2]
+    calls = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+    os.makedirs(work, exist_ok=True)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = os.cpu_count() or 1
+    rows = []
+
+    path = streaming(work)
+    chunks = [RNG.standard_normal((1, 512)).astype(np.float32) for _ in range(calls + 10)]
+    zeros = [np.zeros((1, 1, HIDDEN), np.float32) for _ in range(4)]
+    ort_seconds, ort_outputs = time_streaming(
+        ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]), chunks, zeros)
+    session = hgr.InferenceSession(path, providers=[device])
+    hgr_seconds, hgr_outputs = time_streaming(session, chunks, zeros)
+    rows.append((f"streaming, per 512-sample chunk over {calls}, states through host memory", hgr_seconds * 1e3,
+                 ort_seconds * 1e3, _largest_difference(hgr_outputs, ort_outputs)))
+    if hasattr(session, "io_binding"):
+        bound_seconds, bound_outputs = time_streaming(session, chunks, zeros, use_binding=True)
+        rows.append((f"streaming, per chunk over {calls}, states chained on the device (io_binding)",
+                     bound_seconds * 1e3, ort_seconds * 1e3, _largest_difference(bound_outputs, ort_outputs)))
+
+    path = crnn(work)
+    image = RNG.standard_normal((1, 1, 64, 256)).astype(np.float32)
+    ort_session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    session = hgr.InferenceSession(path, providers=[device])
+    results = {}
+    for name, s in (("hgr", session), ("ort", ort_session)):
+        times = []
+        for i in range(10 + max(calls // 20, 20)):
+            start = time.perf_counter()
+            results[name] = s.run(None, {"image": image})[0]
+            if i >= 10:
+                times.append(time.perf_counter() - start)
+        results[name + "_ms"] = _median_ms(times)
+    rows.append(("crnn (CNN + bidirectional LSTM of 256), 1 x 1 x 64 x 256", results["hgr_ms"], results["ort_ms"],
+                 float(np.max(np.abs(results["hgr"] - results["ort"])))))
+
+    print(f"| model | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | largest difference |")
+    print("|---|---:|---:|---:|---:|")
+    for name, h, o, diff in rows:
+        print(f"| {name} | {h:.3f} | {o:.3f} | **{h / o:.2f}** | {diff:.1e} |")
+
+
+if __name__ == "__main__":
+    main()

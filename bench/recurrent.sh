@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Recurrent models per call: hgr.InferenceSession against ONNX Runtime (issue 36,
+# section 4): a streaming voice-activity-like model per 512-sample chunk (its states
+# through host memory, and chained on the device with io_binding where the session
+# has it) and a CRNN text recognizer (bench/recurrent.py says what they are).
+#
+#   bench/recurrent.sh     (PYTHON: a venv with the hgr package installed, default
+#                           build/python-venv; DEVICE: default pocl:0; CALLS: chunks
+#                           of the streaming model, default 1000)
+#
+# Writes the section "Recurrent models" of docs/benchmarks.md (OUTPUT; "-" prints
+# only) and keeps it in build/bench-results/recurrent.md. About a minute.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+python="${PYTHON:-build/python-venv/bin/python}"
+output="${OUTPUT:-docs/benchmarks.md}"
+device="${DEVICE:-pocl:0}"
+calls="${CALLS:-1000}"
+if ! "$python" -c 'import hgr, onnxruntime, onnx' 2>/dev/null; then
+  echo "bench/recurrent.sh: $python lacks hgr, onnx or onnxruntime: run scripts/setup.sh test (it installs the package), or set PYTHON" >&2
+  exit 2
+fi
+source scripts/testbed_env.sh
+testbed_env build
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+results=build/bench-results
+mkdir -p "$results"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g'; }
+started="$(date -u '+%Y-%m-%d %H:%M UTC')" before="$(loadavg)"
+"$python" bench/recurrent.py "$work" "$device" "$calls" >"$work/table.md"
+{
+  echo "## Recurrent models"
+  echo
+  echo "Per-call time of two recurrent models built by \`bench/recurrent.py\` (seeded random weights; its"
+  echo "docstring describes them), one \`hgr.InferenceSession\` on $device against ONNX Runtime's CPU provider"
+  echo "(intra-op threads = cores) in the same process, after 10 warm-up calls (the streaming model: the"
+  echo "whole loop over its chunks; the crnn: the median call), the outputs compared. Measured $started,"
+  echo "load average $before at the start and $(loadavg) at the end."
+  echo
+  echo "    bench/recurrent.sh"
+  echo
+  cat "$work/table.md"
+} >"$results/recurrent.md"
+if [[ "$output" == - ]]; then
+  cat "$results/recurrent.md"
+else
+  python3 bench/splice_section.py "$output" "$results/recurrent.md" recurrent shapes
+  echo "bench/recurrent.sh: wrote the section into $output (and $results/recurrent.md)"
+fi
