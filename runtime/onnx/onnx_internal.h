@@ -423,6 +423,16 @@ hgr_status_t hgr__onnx_fuse_into(hgr__onnx_node_t* node, uint32_t index, const h
 /* Whether node index is fused already (the loader skips it). */
 bool hgr__onnx_is_fused(const hgr__onnx_loader_t* loader, uint32_t index);
 
+/* ---- scopes (onnx_scope.c) ------------------------------------------------------------------ */
+
+/* Per node of loader's graph with subgraphs, the names they read from the scopes
+ * around them (loader->captures; left NULL when no node has a subgraph).
+ * INVALID_ARGUMENT for graphs nested deeper than HGR_ONNX_MAX_GRAPH_DEPTH,
+ * RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__onnx_find_captures(hgr__onnx_loader_t* loader);
+/* Node index's captures, or NULL when the graph has no subgraph. */
+const hgr__onnx_names_t* hgr__onnx_captures_of(const hgr__onnx_loader_t* loader, uint32_t index);
+
 /* ---- subgraphs (onnx_load.c), for If, Loop and Scan (onnx_import_control.c) ---------------- */
 
 /* A graph attr of a node, opened once and imported once (an If's branch) or once per
