@@ -25,8 +25,9 @@ import sys
 import time
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from shapes import _i64, _save  # bench/shapes.py, beside this file
 
 RNG = np.random.default_rng(36)
 HIDDEN = 64
@@ -34,16 +35,6 @@ HIDDEN = 64
 
 def _param(name, *shape, scale=0.1):
     return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32), name)
-
-
-def _i64(name, values):
-    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
-
-
-def _save(model, path):
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
-    return path
 
 
 def _lstm_params(prefix, inputs, hidden, directions=1):

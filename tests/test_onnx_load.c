@@ -606,10 +606,11 @@ static void recurrent_ops_name_what_they_refuse(void** state) {
 
 /* ---- fused models, run ------------------------------------------------------------ */
 
-/* Loads bytes, runs the graph on pocl:0 with input x and reads output 0 into y;
- * *report gets the load's report. */
-static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const float* x, size_t x_bytes, float* y,
-                        size_t y_bytes, hgr_onnx_report_t* report) {
+/* Loads m, runs it on pocl:0 of instance with inputs (by name) and reads outputs 0
+ * .. n_out - 1; *report gets the load's report. */
+static void run_loaded(hgr_instance_t* instance, const model_t* m, const char* const* names,
+                       const float* const* inputs, const size_t* input_bytes, int n_in, float* const* outputs,
+                       const size_t* output_bytes, int n_out, hgr_onnx_report_t* report) {
   size_t size;
   uint8_t* bytes = pack(m, &size);
   hgr_graph_t* graph;
@@ -625,13 +626,23 @@ static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const float*
   ASSERT_OK(hgr_executor_create(instance, graph, &eo, &executor));
   size_t unused;
   ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
-  ASSERT_OK(hgr_executor_set_input_by_name(executor, "x", x, x_bytes));
+  for (int i = 0; i < n_in; ++i)
+    ASSERT_OK(hgr_executor_set_input_by_name(executor, names[i], inputs[i], input_bytes[i]));
   ASSERT_OK(hgr_executor_run(executor));
   ASSERT_OK(hgr_executor_wait(executor));
-  ASSERT_OK(hgr_executor_get_output(executor, 0, y, y_bytes));
+  for (int k = 0; k < n_out; ++k)
+    ASSERT_OK(hgr_executor_get_output(executor, (uint32_t)k, outputs[k], output_bytes[k]));
   hgr_executor_release(executor);
   hgr_params_release(params);
   hgr_graph_release(graph);
+}
+
+/* Loads bytes, runs the graph on pocl:0 with input x and reads output 0 into y;
+ * *report gets the load's report. */
+static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const float* x, size_t x_bytes, float* y,
+                        size_t y_bytes, hgr_onnx_report_t* report) {
+  run_loaded(instance, m, (const char* const[]){"x"}, (const float* const[]){x}, &x_bytes, 1, (float* const[]){y},
+             &y_bytes, 1, report);
 }
 
 /* Conv(x, w, bias) -> BatchNormalization -> Add(per-channel c) -> Relu: one conv2d
@@ -818,8 +829,7 @@ static void add_init_i32(model_t* m, const char* name, const int64_t* dims, int 
   t->raw_data.len = count * sizeof(int32_t);
 }
 
-/* Loads m, runs it on pocl:0 with inputs (by name) and reads outputs 0 .. n_out - 1;
- * *report gets the load's report. */
+/* run_loaded on an instance of its own, which must have pocl:0. */
 static void run_model_on_pocl(const model_t* m, const char* const* names, const float* const* inputs,
                               const size_t* input_bytes, int n_in, float* const* outputs, const size_t* output_bytes,
                               int n_out, hgr_onnx_report_t* report) {
@@ -827,30 +837,7 @@ static void run_model_on_pocl(const model_t* m, const char* const* names, const 
   ASSERT_OK(hgr_instance_create(NULL, &instance));
   static const char* const device[1] = {"pocl:0"};
   hgr_test_require_devices(instance, device, 1);
-  size_t size;
-  uint8_t* bytes = pack(m, &size);
-  hgr_graph_t* graph;
-  hgr_params_t* params;
-  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, NULL, &graph, &params, report));
-  free(bytes);
-  hgr_executor_options_t eo;
-  hgr_executor_options_init(&eo);
-  const hgr_device_binding_t binding = {0, "pocl:0"};
-  eo.bindings = &binding;
-  eo.binding_count = 1;
-  hgr_executor_t* executor;
-  ASSERT_OK(hgr_executor_create(instance, graph, &eo, &executor));
-  size_t unused;
-  ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
-  for (int i = 0; i < n_in; ++i)
-    ASSERT_OK(hgr_executor_set_input_by_name(executor, names[i], inputs[i], input_bytes[i]));
-  ASSERT_OK(hgr_executor_run(executor));
-  ASSERT_OK(hgr_executor_wait(executor));
-  for (int k = 0; k < n_out; ++k)
-    ASSERT_OK(hgr_executor_get_output(executor, (uint32_t)k, outputs[k], output_bytes[k]));
-  hgr_executor_release(executor);
-  hgr_params_release(params);
-  hgr_graph_release(graph);
+  run_loaded(instance, m, names, inputs, input_bytes, n_in, outputs, output_bytes, n_out, report);
   hgr_instance_release(instance);
 }
 

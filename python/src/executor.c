@@ -423,14 +423,22 @@ static PyObject* executor_bind_device_buffer(hgrpy_executor_t* self, PyObject* a
   return PyUnicode_FromString(kind_name(kind));
 }
 
-/* io_traffic(io, key) -> dict: hgr_executor_io_traffic. */
-static PyObject* executor_io_traffic(hgrpy_executor_t* self, PyObject* args) {
+/* The (io, key) arguments of io_traffic, binding_kind and unbind: "input" or
+ * "output", and an index or name. -1 with an exception. */
+static int io_args(hgrpy_executor_t* self, PyObject* args, hgr_io_t* out_io, size_t* out_index) {
   const char* io_text = NULL;
   PyObject* key = NULL;
+  if (!PyArg_ParseTuple(args, "sO", &io_text, &key) || parse_io(io_text, out_io) < 0 ||
+      io_index(self, *out_io, key, out_index) < 0)
+    return -1;
+  return 0;
+}
+
+/* io_traffic(io, key) -> dict: hgr_executor_io_traffic. */
+static PyObject* executor_io_traffic(hgrpy_executor_t* self, PyObject* args) {
   hgr_io_t io;
   size_t index = 0;
-  if (!PyArg_ParseTuple(args, "sO", &io_text, &key) || parse_io(io_text, &io) < 0 || io_index(self, io, key, &index) < 0)
-    return NULL;
+  if (io_args(self, args, &io, &index) < 0) return NULL;
   hgr_io_traffic_t t;
   hgrpy_executor_lock(self);
   hgr_status_t status = self->executor ? hgr_executor_io_traffic(self->executor, io, index, &t) : CLOSED;
@@ -443,22 +451,16 @@ static PyObject* executor_io_traffic(hgrpy_executor_t* self, PyObject* args) {
 }
 
 static PyObject* executor_binding_kind(hgrpy_executor_t* self, PyObject* args) {
-  const char* io_text = NULL;
-  PyObject* key = NULL;
   hgr_io_t io;
   size_t index = 0;
-  if (!PyArg_ParseTuple(args, "sO", &io_text, &key) || parse_io(io_text, &io) < 0 || io_index(self, io, key, &index) < 0)
-    return NULL;
+  if (io_args(self, args, &io, &index) < 0) return NULL;
   return PyUnicode_FromString(kind_name(hgr_executor_binding_kind(self->executor, io, index)));
 }
 
 static PyObject* executor_unbind(hgrpy_executor_t* self, PyObject* args) {
-  const char* io_text = NULL;
-  PyObject* key = NULL;
   hgr_io_t io;
   size_t index = 0;
-  if (!PyArg_ParseTuple(args, "sO", &io_text, &key) || parse_io(io_text, &io) < 0 || io_index(self, io, key, &index) < 0)
-    return NULL;
+  if (io_args(self, args, &io, &index) < 0) return NULL;
   hgrpy_executor_lock(self);
   hgr_status_t status = self->executor ? hgr_executor_unbind(self->executor, io, index) : CLOSED;
   hgrpy_executor_unlock(self);
