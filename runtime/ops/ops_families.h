@@ -15,6 +15,8 @@
   HGR__FAMILY(linalg)      \
   HGR__FAMILY(resize)      \
   HGR__FAMILY(rnn)         \
+  HGR__FAMILY(compact)     \
+  HGR__FAMILY(nms)         \
   HGR__FAMILY(fused)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];
