@@ -8,7 +8,10 @@
  * graphs nested beyond HGR_ONNX_MAX_GRAPH_DEPTH.
  *
  *   test_onnx_control        the loader and the model object without a device
- *   test_onnx_control run    the models run on pocl:0, against plain C */
+ *   test_onnx_control run    the models run on pocl:0, against plain C; an If's
+ *                            condition and a Loop's trip count from the data, run in
+ *                            stages by the model object (docs/onnx.md, "Decisions
+ *                            at run time") */
 #include <math.h>
 #include <string.h>
 
@@ -936,6 +939,93 @@ static void scan_runs_in_reverse_along_a_nonzero_axis(void** state) {
   arena_free();
 }
 
+static void an_if_on_the_data_runs_in_stages_with_branches_of_other_shapes(void** state) {
+  (void)state;
+  /* y = If(ReduceSum(x) > 0) { Relu(x) [3] } else { Concat(x, x) [6] }; z = y * 2:
+   * the first stage computes the condition and reads it on the host, the next one
+   * (a specialization per branch, kept) takes x on the device. */
+  Onnx__GraphProto* g = graph_new("data_if");
+  input(g, "x", FLOAT, dims_3, 1);
+  init_floats(g, "zero", NULL, 0, (const float[]){0}, 1);
+  init_floats(g, "two", NULL, 0, (const float[]){2}, 1);
+  node(g, "ReduceSum", "x", "sum");
+  node(g, "Greater", "sum,zero", "c");
+  Onnx__GraphProto* then_branch = graph_new("then");
+  node(then_branch, "Relu", "x", "r");
+  output(then_branch, "r");
+  Onnx__GraphProto* else_branch = graph_new("else");
+  attr_int(node(else_branch, "Concat", "x,x", "twice"), "axis", 0);
+  output(else_branch, "twice");
+  Onnx__NodeProto* n = node(g, "If", "c", "y");
+  attr_graph(n, "then_branch", then_branch);
+  attr_graph(n, "else_branch", else_branch);
+  node(g, "Mul", "y,two", "z");
+  output(g, "z");
+  hgr_model_t* model = model_on_pocl(g);
+  const float up[3] = {1, -2, 3}, down[3] = {-1, -2, 3};
+  hgr_model_input_t in = {f32, 1, dims_3, up, sizeof(up)};
+  float z[6];
+  for (int round = 0; round < 2; ++round) {
+    in.data = up;
+    run(model, &in, 1, 0, z, 3, dims_3, 1);
+    assert_close(z, (const float[]){2, 0, 6}, 3);
+    in.data = down;
+    run(model, &in, 1, 0, z, 6, (const int64_t[]){6}, 1);
+    assert_close(z, (const float[]){-2, -4, 6, -2, -4, 6}, 6);
+  }
+  hgr_model_report_t report;
+  hgr_model_report(model, &report);
+  assert_int_equal(report.decisions, 4); /* one wait on the host per run */
+  assert_int_equal(report.stage_runs, 4);
+  assert_int_equal(report.created, 3); /* the first stage, and one per branch */
+  /* No one executor runs it, nor one graph holds it. */
+  hgr_specialization_t* s = NULL;
+  ASSERT_STATUS(hgr_model_specialize(model, &in, 1, &s), HGR_STATUS_FAILED_PRECONDITION,
+                "the model decides at run time (node 2 'y' (If, opset 13)): no one executor runs it");
+  hgr_graph_t* graph = NULL;
+  hgr_params_t* params = NULL;
+  ASSERT_STATUS(hgr_model_graph(model, &in, 1, &graph, &params), HGR_STATUS_UNIMPLEMENTED,
+                "its condition 'c' depends on the model's data at run time");
+  hgr_model_release(model);
+  arena_free();
+}
+
+static void a_loop_trip_count_from_the_data_runs_in_stages(void** state) {
+  (void)state;
+  /* y = Loop(trip = ReduceSum(x) as int64) { s + 1 } from s = 0: the trip count is
+   * read on the host, and the iterations unrolled at the count it says. */
+  Onnx__GraphProto* g = graph_new("data_trip");
+  input(g, "x", FLOAT, dims_3, 1);
+  init_floats(g, "zero", NULL, 0, (const float[]){0}, 1);
+  init_floats(g, "one", NULL, 0, (const float[]){1}, 1);
+  node(g, "ReduceSum", "x", "sum");
+  attr_int(node(g, "Cast", "sum", "trip"), "to", INT64);
+  Onnx__GraphProto* body = graph_new("body");
+  body_input(body, "i");
+  body_input(body, "cond_in");
+  body_input(body, "s_in");
+  node(body, "Identity", "cond_in", "cond_out");
+  node(body, "Add", "s_in,one", "s_out");
+  output(body, "cond_out");
+  output(body, "s_out");
+  init_bool(g, "go", true);
+  attr_graph(node(g, "Loop", "trip,go,zero", "y"), "body", body);
+  output(g, "y");
+  hgr_model_t* model = model_on_pocl(g);
+  for (int trips = 0; trips < 4; ++trips) {
+    const float x[3] = {(float)trips, 0.25f, -0.25f};
+    hgr_model_input_t in = {f32, 1, dims_3, x, sizeof(x)};
+    float y;
+    run(model, &in, 1, 0, &y, 1, NULL, 0);
+    assert_close(&y, (const float[]){(float)trips}, 1);
+  }
+  hgr_model_report_t report;
+  hgr_model_report(model, &report);
+  assert_int_equal(report.decisions, 4);
+  hgr_model_release(model);
+  arena_free();
+}
+
 static int open_instance(void** state) {
   (void)state;
   ASSERT_OK(hgr_instance_create(NULL, &instance));
@@ -960,6 +1050,8 @@ int main(int argc, char** argv) {
         cmocka_unit_test(a_while_loop_runs_until_its_condition_folds_false),
         cmocka_unit_test(an_if_nested_in_a_loop_body_is_inlined_per_iteration),
         cmocka_unit_test(scan_runs_in_reverse_along_a_nonzero_axis),
+        cmocka_unit_test(an_if_on_the_data_runs_in_stages_with_branches_of_other_shapes),
+        cmocka_unit_test(a_loop_trip_count_from_the_data_runs_in_stages),
     };
     return cmocka_run_group_tests(tests, open_instance, close_instance);
   }

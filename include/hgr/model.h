@@ -141,6 +141,8 @@ struct hgr_device_buffer_t; /* hgr/opencl.h */
  * shapes), else the one kept; held until hgr_specialization_release. Its executor
  * runs the model at these shapes: set inputs, run, read outputs as with any
  * executor (hgr/executor.h); its input names are the model's. */
+/* A model that decides at run time has no one executor for its inputs:
+ * FAILED_PRECONDITION naming the node (run it with hgr_model_run). */
 HGR_API hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
                                           hgr_specialization_t** out_specialization);
 HGR_API hgr_executor_t* hgr_specialization_executor(const hgr_specialization_t* specialization);
@@ -213,6 +215,12 @@ typedef struct hgr_model_report_t {
   double import_ms, place_ms, executor_ms;
   hgr_program_stats_t programs;
   hgr_onnx_report_t onnx;
+  /* A model that decides at run time (an If on a computed condition, NonZero,
+   * NonMaxSuppression ...) runs in stages: each run reads a decision on the host
+   * where the model needs it, the run's only waits there, and goes on in the stage
+   * that decision selects (specialized, cached and evicted as any other). */
+  uint64_t decisions; /* values read on the host mid-run, over all runs */
+  uint64_t stage_runs; /* stages run after a decision, over all runs */
 } hgr_model_report_t;
 HGR_API void hgr_model_report(const hgr_model_t* model, hgr_model_report_t* out_report);
 

@@ -295,10 +295,11 @@ class Future:
         self._executor = executor  # keeps the specialization the run uses
 
     def done(self) -> bool:
-        return self._fence.done()
+        return self._fence is None or self._fence.done()
 
     def result(self) -> List[np.ndarray]:
-        self._fence.wait()
+        if self._fence is not None:
+            self._fence.wait()
         return self._outputs
 
     @property
@@ -372,6 +373,8 @@ class InferenceSession:
         self._fed: "weakref.WeakKeyDictionary[_hgr.Executor, set]" = weakref.WeakKeyDictionary()
         # run() binds, runs and waits as one step: threads sharing a session take turns.
         self._run_lock = threading.Lock()
+        # A model that decides at run time runs through the model's stages (_run_staged).
+        self._staged = False
         self._profile_prefix = str(getattr(sess_options, "profile_file_prefix", "") or "") if sess_options else ""
         if isinstance(sess_options, dict):
             self._profile_prefix = str(sess_options.get("profile_file_prefix", "") or "")
@@ -443,7 +446,12 @@ class InferenceSession:
                 shape = declared
             feeds[arg.name] = np.zeros(tuple(shape), dtype=arg.dtype)
         with self._run_lock:
-            self._last = self._specialize(self._checked(feeds))
+            try:
+                self._last = self._specialize(self._checked(feeds))
+            except _hgr.FailedPreconditionError as error:
+                if "decides at run time" not in str(error):
+                    raise
+                self._staged = True  # each run decides: nothing to make ahead
 
     def _live(self) -> _hgr.Model:
         if self._model is None:
@@ -512,17 +520,28 @@ class InferenceSession:
         self._fed[ex] = {ex.input_info(i)["name"] for i in range(ex.input_count)}
         return ex
 
-    def _start(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any]):
+    def _wanted(self, output_names: Optional[Sequence[str]]) -> List[int]:
         if output_names is None:
-            wanted = list(range(len(self._outputs)))
-        else:
-            wanted = []
-            for name in output_names:
-                if name not in self._output_index:
-                    raise _hgr.NotFoundError(
-                        f"output '{name}': the model's outputs are {', '.join(a.name for a in self._outputs)}"
-                    )
-                wanted.append(self._output_index[name])
+            return list(range(len(self._outputs)))
+        wanted = []
+        for name in output_names:
+            if name not in self._output_index:
+                raise _hgr.NotFoundError(
+                    f"output '{name}': the model's outputs are {', '.join(a.name for a in self._outputs)}"
+                )
+            wanted.append(self._output_index[name])
+        return wanted
+
+    def _run_staged(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any]) -> List[np.ndarray]:
+        """A model that decides at run time (an If on a computed condition, NonZero,
+        NonMaxSuppression ...) runs in stages, each run reading its decisions on the
+        host: through the model's run rather than one executor."""
+        wanted = self._wanted(output_names)
+        outputs = self._live().run(self._checked(input_feed))
+        return [outputs[i] for i in wanted]
+
+    def _start(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any]):
+        wanted = self._wanted(output_names)
         feeds = self._checked(input_feed)
         ex = self._specialize(feeds)
         fed = self._fed[ex]
@@ -546,7 +565,15 @@ class InferenceSession:
         buffer or __dlpack__ object of its dtype; any shape the model allows. The GIL
         is released while hgr runs."""
         with self._run_lock:
-            ex, outputs = self._start(output_names, input_feed)
+            if self._staged:
+                return self._run_staged(output_names, input_feed)
+            try:
+                ex, outputs = self._start(output_names, input_feed)
+            except _hgr.FailedPreconditionError as error:
+                if "decides at run time" not in str(error):
+                    raise
+                self._staged = True
+                return self._run_staged(output_names, input_feed)
             ex.run()
             ex.wait()
         return outputs
@@ -556,8 +583,16 @@ class InferenceSession:
         several may be in flight, at different shapes too. The inputs must not change
         until it is done."""
         with self._run_lock:
-            ex, outputs = self._start(output_names, input_feed)
-            return Future(ex.run_async(), outputs, ex)
+            if not self._staged:
+                try:
+                    ex, outputs = self._start(output_names, input_feed)
+                    return Future(ex.run_async(), outputs, ex)
+                except _hgr.FailedPreconditionError as error:
+                    if "decides at run time" not in str(error):
+                        raise
+                    self._staged = True
+        # stages wait on the host between them: the run is done when it returns
+        return Future(None, self.run(output_names, input_feed), None)
 
     def output_buffer(self, index: Any):
         """The latest run's output index (or name) as an OpenCL buffer

@@ -216,43 +216,108 @@ static PyObject* model_outputs(hgrpy_model_t* self, PyObject* unused) {
   return io_list(self, false);
 }
 
-/* specialize(feeds) -> Executor: feeds, one buffer per input in the model's order
- * (any C-contiguous buffer or __dlpack__ object of the input's dtype). */
+/* The model's inputs viewed from feeds, one buffer per input in the model's order
+ * (any C-contiguous buffer or __dlpack__ object of the input's dtype): the views and
+ * the inputs over them (calloc'd; release with feeds_release). -1 with an exception. */
+typedef struct feeds_t {
+  PyObject* sequence;
+  hgrpy_input_view_t* views;
+  hgr_model_input_t* inputs;
+  size_t count, viewed;
+} feeds_t;
+
+static void feeds_release(feeds_t* f) {
+  for (size_t i = 0; i < f->viewed; ++i) hgrpy_input_view_release(&f->views[i]);
+  free(f->views);
+  free(f->inputs);
+  Py_XDECREF(f->sequence);
+}
+
+static int feeds_get(hgr_model_t* model, PyObject* feeds, feeds_t* f) {
+  memset(f, 0, sizeof(*f));
+  f->sequence = PySequence_Fast(feeds, "feeds must be a sequence of arrays, one per input");
+  if (!f->sequence) return -1;
+  f->count = (size_t)PySequence_Fast_GET_SIZE(f->sequence);
+  f->views = calloc(f->count + 1, sizeof(*f->views));
+  f->inputs = calloc(f->count + 1, sizeof(*f->inputs));
+  if (!f->views || !f->inputs) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (; f->viewed < f->count; ++f->viewed) {
+    hgr_model_io_t io;
+    char what[300];
+    bool named = f->viewed < hgr_model_input_count(model) && !hgr_model_input(model, f->viewed, &io);
+    snprintf(what, sizeof(what), "input '%.256s'", named ? io.name : "?");
+    if (hgrpy_input_view_get(PySequence_Fast_GET_ITEM(f->sequence, (Py_ssize_t)f->viewed), what, false,
+                             &f->views[f->viewed]) < 0)
+      return -1;
+    const hgrpy_input_view_t* v = &f->views[f->viewed];
+    f->inputs[f->viewed] = (hgr_model_input_t){v->dtype, v->ndim, v->shape, v->data, v->bytes};
+  }
+  return 0;
+}
+
+/* specialize(feeds) -> Executor (feeds as feeds_get takes them). */
 static PyObject* model_specialize(hgrpy_model_t* self, PyObject* feeds) {
   hgr_model_t* model = model_get(self);
   if (!model) return NULL;
-  PyObject* sequence = PySequence_Fast(feeds, "feeds must be a sequence of arrays, one per input");
-  if (!sequence) return NULL;
-  size_t count = (size_t)PySequence_Fast_GET_SIZE(sequence);
-  hgrpy_input_view_t* views = calloc(count + 1, sizeof(*views));
-  hgr_model_input_t* inputs = calloc(count + 1, sizeof(*inputs));
+  feeds_t f;
   PyObject* result = NULL;
-  size_t viewed = 0;
-  if (!views || !inputs) {
-    PyErr_NoMemory();
+  if (feeds_get(model, feeds, &f) == 0) {
+    hgr_specialization_t* specialization = NULL;
+    hgr_status_t status;
+    Py_BEGIN_ALLOW_THREADS;
+    status = hgr_model_specialize(model, f.inputs, f.count, &specialization);
+    Py_END_ALLOW_THREADS;
+    result = status ? hgrpy_raise(status) : hgrpy_executor_wrap_specialization(specialization, self->profiling);
+  }
+  feeds_release(&f);
+  return result;
+}
+
+/* run(feeds) -> list of arrays: one run through hgr_model_run, waited for, every
+ * output copied to a new array; for a model that decides at run time (stages). */
+static PyObject* model_run(hgrpy_model_t* self, PyObject* feeds) {
+  hgr_model_t* model = model_get(self);
+  if (!model) return NULL;
+  feeds_t f;
+  PyObject* result = NULL;
+  hgr_model_run_t* run = NULL;
+  hgr_status_t status = HGR_OK;
+  if (feeds_get(model, feeds, &f) < 0) goto done;
+  Py_BEGIN_ALLOW_THREADS;
+  status = hgr_model_run(model, f.inputs, f.count, &run);
+  if (!status) status = hgr_model_run_wait(run);
+  Py_END_ALLOW_THREADS;
+  if (status) {
+    hgrpy_raise(status);
     goto done;
   }
-  for (; viewed < count; ++viewed) {
-    hgr_model_io_t io;
-    char what[300];
-    bool named = viewed < hgr_model_input_count(model) && !hgr_model_input(model, viewed, &io);
-    snprintf(what, sizeof(what), "input '%.256s'", named ? io.name : "?");
-    if (hgrpy_input_view_get(PySequence_Fast_GET_ITEM(sequence, (Py_ssize_t)viewed), what, false, &views[viewed]) < 0)
-      goto done;
-    const hgrpy_input_view_t* v = &views[viewed];
-    inputs[viewed] = (hgr_model_input_t){v->dtype, v->ndim, v->shape, v->data, v->bytes};
+  size_t outputs = hgr_model_output_count(model);
+  result = PyList_New((Py_ssize_t)outputs);
+  for (size_t i = 0; result && i < outputs; ++i) {
+    hgr_tensor_info_t info;
+    void* data = NULL;
+    PyObject* array = NULL;
+    status = hgr_model_run_output_info(run, i, &info);
+    if (!status) array = hgrpy_array_empty(info.dtype, info.ndim, info.shape, 0, &data);
+    if (array && !status) {
+      Py_BEGIN_ALLOW_THREADS;
+      status = hgr_model_run_get_output(run, i, data, (size_t)info.bytes);
+      Py_END_ALLOW_THREADS;
+    }
+    if (status || !array) {
+      if (status) hgrpy_raise(status);
+      Py_XDECREF(array);
+      Py_CLEAR(result);
+      break;
+    }
+    PyList_SET_ITEM(result, (Py_ssize_t)i, array);
   }
-  hgr_specialization_t* specialization = NULL;
-  hgr_status_t status;
-  Py_BEGIN_ALLOW_THREADS;
-  status = hgr_model_specialize(model, inputs, count, &specialization);
-  Py_END_ALLOW_THREADS;
-  result = status ? hgrpy_raise(status) : hgrpy_executor_wrap_specialization(specialization, self->profiling);
 done:
-  for (size_t i = 0; i < viewed; ++i) hgrpy_input_view_release(&views[i]);
-  free(views);
-  free(inputs);
-  Py_DECREF(sequence);
+  hgr_model_run_release(run);
+  feeds_release(&f);
   return result;
 }
 
@@ -262,7 +327,7 @@ static PyObject* model_report(hgrpy_model_t* self, PyObject* unused) {
   if (!model) return NULL;
   hgr_model_report_t r;
   hgr_model_report(model, &r);
-  return Py_BuildValue("{s:I,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K}",
+  return Py_BuildValue("{s:I,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K,s:K,s:K}",
                        "kept", r.kept,
                        "created", (unsigned long long)r.created, "hits", (unsigned long long)r.hits, "evicted",
                        (unsigned long long)r.evicted, "device_bytes", (unsigned long long)r.device_bytes,
@@ -274,7 +339,8 @@ static PyObject* model_report(hgrpy_model_t* self, PyObject* unused) {
                        "folded", r.onnx.folded, "removed", r.onnx.removed, "fused", r.onnx.fused, "graph_nodes",
                        r.onnx.graph_nodes, "elementwise_fused", r.onnx.elementwise_fused, "elementwise_groups",
                        r.onnx.elementwise_groups, "opset", (unsigned int)r.onnx.opset, "loader_peak_bytes",
-                       (unsigned long long)r.onnx.loader_peak_bytes);
+                       (unsigned long long)r.onnx.loader_peak_bytes, "decisions",
+                       (unsigned long long)r.decisions, "stage_runs", (unsigned long long)r.stage_runs);
 }
 
 static PyObject* model_close(hgrpy_model_t* self, PyObject* unused) {
@@ -292,6 +358,9 @@ static PyMethodDef model_methods[] = {
      "specialize(feeds) -> Executor\n\nThe executor of the model at the feeds' shapes (and the values of inputs "
      "that decide shapes), made at the first call for them and kept (bounded, least recently used evicted). feeds: "
      "one array per input, in order. Closing the Executor gives it back to the model."},
+    {"run", (PyCFunction)model_run, METH_O,
+     "run(feeds) -> list of arrays: one run, waited for, outputs copied (a model that decides at run time "
+     "runs in stages this way)."},
     {"report", (PyCFunction)model_report, METH_NOARGS,
      "report() -> dict: specializations kept, created, hits, evicted; device bytes; the last new one's host times "
      "(import_ms, place_ms, executor_ms) and its ONNX load counts."},

@@ -2,7 +2,9 @@
  * parsed once (onnx/onnx_model.h); each key (input shapes, and the values of inputs
  * that decide shapes) gets a specialization: import at those shapes, placement, an
  * executor sharing the weights already on the device. Specializations are cached,
- * bounded and evicted least recently used. */
+ * bounded and evicted least recently used. A model that needs values its data
+ * computes (an If's condition, NonZero's count) runs in stages: each stage a
+ * specialization keyed by the one before and the decision it read on the host. */
 #include "alloc.h"
 #include "hgr/model.h"
 
@@ -24,6 +26,27 @@
 typedef struct hgr__onnx_model_s hgr__onnx_model_t;
 #endif
 
+/* A value the stage before read on the host: what an ONNX import in stages decides
+ * with (hgr__onnx_decision_t). */
+typedef struct decision_t {
+  hgr_dtype_t dtype;
+  int32_t ndim;
+  int64_t shape[HGR_MAX_DIMS];
+  void* data;
+  size_t bytes;
+} decision_t;
+
+/* Where a specialization's graph ends (hgr__onnx_stage_t's out): cut, its outputs
+ * are the carried values, the decision and the payloads; else the model's outputs. */
+typedef struct stage_end_t {
+  bool cut;
+  uint32_t at;
+  bool after;
+  size_t at_asked;
+  size_t carried, payloads;
+  char label[160];
+} stage_end_t;
+
 struct hgr_specialization_s {
   hgr_allocator_t allocator; /* the model's (a specialization may outlive it) */
   uint32_t refs; /* the model's cache (while cached) and each holder */
@@ -37,6 +60,11 @@ struct hgr_specialization_s {
    * specialization's), sorted: what a later specialization may share from this one. */
   char** weight_names;
   size_t weight_name_count;
+  /* A model that decides at run time runs in stages (docs/onnx.md, "Decisions at run
+   * time"): the decisions this stage was made with, and where it ends. */
+  decision_t* decisions;
+  size_t decision_count;
+  stage_end_t end;
 };
 
 typedef struct model_input_t {
@@ -288,8 +316,14 @@ static void free_names(hgr_allocator_t allocator, char** names, size_t count) {
   hgr__free(allocator, names);
 }
 
+static void decisions_free(hgr_allocator_t allocator, decision_t* decisions, size_t count) {
+  for (size_t i = 0; decisions && i < count; ++i) hgr__free(allocator, decisions[i].data);
+  hgr__free(allocator, decisions);
+}
+
 static void specialization_free(hgr_specialization_t* s) {
   free_names(s->allocator, s->weight_names, s->weight_name_count);
+  decisions_free(s->allocator, s->decisions, s->decision_count);
   hgr_executor_release(s->executor);
   hgr_graph_release(s->graph);
   hgr__free(s->allocator, s->key);
@@ -408,9 +442,13 @@ static double since_ms(uint64_t start_ns) { return (double)(hgr__monotonic_ns() 
 
 #if HGR_HAS_ONNX
 /* The graph and params of an ONNX model at these inputs; *out_retry when the import
- * found inputs that decide shapes not yet known as such (then the caller keys again). */
-static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inputs, hgr_graph_t** out_graph,
-                                hgr_params_t** out_params, bool* out_retry) {
+ * found inputs that decide shapes not yet known as such (then the caller keys again).
+ * out_end NULL: the whole model in one graph (a decision at run time is refused);
+ * else the stage after `before` (NULL: the first), made with decisions (count), and
+ * where it ends. */
+static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inputs, const stage_end_t* before,
+                                const decision_t* decisions, size_t decision_count, stage_end_t* out_end,
+                                hgr_graph_t** out_graph, hgr_params_t** out_params, bool* out_retry) {
   *out_retry = false;
   hgr_onnx_options_t* options = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_options_clone(model->allocator, model->onnx_options, &options));
@@ -426,8 +464,30 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
   size_t onnx_inputs = hgr__onnx_model_input_count(model->onnx);
   bool* deciding = hgr__calloc(model->allocator, onnx_inputs + 1, sizeof(*deciding));
   if (!status && !deciding) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  hgr__onnx_stage_t stage;
+  memset(&stage, 0, sizeof(stage));
+  hgr__onnx_decision_t* taken = hgr__calloc(model->allocator, decision_count + 1, sizeof(*taken));
+  if (!status && !taken) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; !status && i < decision_count; ++i)
+    taken[i] = (hgr__onnx_decision_t){decisions[i].dtype, decisions[i].ndim, {0}, decisions[i].data,
+                                      decisions[i].bytes};
+  for (size_t i = 0; !status && i < decision_count; ++i)
+    memcpy(taken[i].shape, decisions[i].shape, sizeof(taken[i].shape));
+  stage.decisions = taken;
+  stage.decision_count = decision_count;
+  if (before) {
+    stage.resume = before->at;
+    stage.resume_after = before->after;
+    stage.resume_asked = before->at_asked;
+  }
   if (!status)
-    status = hgr__onnx_model_import(model->onnx, options, out_graph, out_params, &model->report.onnx, deciding);
+    status = hgr__onnx_model_import_stage(model->onnx, options, out_end ? &stage : NULL, out_graph, out_params,
+                                          &model->report.onnx, deciding);
+  hgr__free(model->allocator, taken);
+  if (!status && out_end) {
+    *out_end = (stage_end_t){stage.cut, stage.at, stage.after, stage.at_asked, stage.carried, stage.payloads, ""};
+    memcpy(out_end->label, stage.label, sizeof(out_end->label));
+  }
   if (status && hgr_status_code(status) == HGR_STATUS_UNIMPLEMENTED) {
     for (size_t i = 0; i < model->input_count; ++i)
       if (deciding[model->inputs[i].source_index] && !model->inputs[i].io.decides_shapes) {
@@ -441,9 +501,11 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
 }
 
 #else
-static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inputs, hgr_graph_t** out_graph,
-                                hgr_params_t** out_params, bool* out_retry) {
-  (void)model, (void)inputs, (void)out_graph, (void)out_params;
+static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inputs, const stage_end_t* before,
+                                const decision_t* decisions, size_t decision_count, stage_end_t* out_end,
+                                hgr_graph_t** out_graph, hgr_params_t** out_params, bool* out_retry) {
+  (void)model, (void)inputs, (void)before, (void)decisions, (void)decision_count, (void)out_end, (void)out_graph,
+      (void)out_params;
   *out_retry = false;
   return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "this hgr is built without ONNX (HGR_ONNX off)");
 }
@@ -513,16 +575,20 @@ static uint64_t activation_bytes(const hgr_executor_t* executor) {
 }
 
 /* A new specialization for key: import (ONNX) or the model's graph, placement, an
- * executor. *out_retry as import_onnx. */
+ * executor; for the stage after `before` (NULL: the first), made with decisions
+ * (count; the specialization takes them, also on failure). *out_retry as import_onnx. */
 static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, uint8_t* key, size_t key_bytes,
+                           const stage_end_t* before, decision_t* decisions, size_t decision_count,
                            hgr_specialization_t** out, bool* out_retry) {
   *out_retry = false;
   hgr_graph_t* graph = NULL;
   hgr_params_t* params = NULL;
   uint64_t start = hgr__monotonic_ns();
   hgr_status_t status = HGR_OK;
+  stage_end_t end;
+  memset(&end, 0, sizeof(end));
   if (model->onnx) {
-    status = import_onnx(model, inputs, &graph, &params, out_retry);
+    status = import_onnx(model, inputs, before, decisions, decision_count, &end, &graph, &params, out_retry);
   } else { /* a graph fixes every dim, which check_inputs compared */
     graph = hgr_graph_retain(model->graph);
   }
@@ -539,6 +605,7 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
   model->report.programs = executor ? hgr_executor_program_stats(executor) : (hgr_program_stats_t){0};
   if (status) {
     if (s) free_names(model->allocator, s->weight_names, s->weight_name_count);
+    decisions_free(model->allocator, decisions, decision_count);
     hgr__free(model->allocator, s);
     hgr_executor_release(executor);
     hgr_graph_release(graph);
@@ -554,6 +621,9 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
   s->graph = graph;
   s->executor = executor;
   s->device_bytes = activation_bytes(executor);
+  s->decisions = decisions;
+  s->decision_count = decision_count;
+  s->end = end;
   *out = s;
   return HGR_OK;
 }
@@ -571,6 +641,62 @@ static hgr_status_t cache_add(hgr_model_t* model, hgr_specialization_t* s) {
   return HGR_OK;
 }
 
+/* The cached specialization of key, held for the caller (the key is freed), or NULL. */
+static hgr_specialization_t* find(hgr_model_t* model, uint8_t* key, size_t key_bytes) {
+  for (size_t i = 0; i < model->cache_count; ++i) {
+    hgr_specialization_t* s = model->cache[i];
+    if (s->key_bytes != key_bytes || memcmp(s->key, key, key_bytes)) continue;
+    hgr__free(model->allocator, key);
+    s->last_used = ++model->clock;
+    ++model->report.hits;
+    ++s->refs;
+    return s;
+  }
+  return NULL;
+}
+
+/* Caches a new specialization s, held for the caller too. */
+static hgr_status_t keep(hgr_model_t* model, hgr_specialization_t* s) {
+  s->last_used = ++model->clock;
+  hgr_status_t status = cache_add(model, s);
+  if (status) {
+    specialization_free(s);
+    return status;
+  }
+  ++model->report.created;
+  ++s->refs; /* the caller's */
+  evict(model, s);
+  return HGR_OK;
+}
+
+/* hgr_model_specialize for checked inputs: the first stage's specialization. */
+static hgr_status_t specialize(hgr_model_t* model, const hgr_model_input_t* inputs,
+                               hgr_specialization_t** out_specialization) {
+  /* Each round either finds or makes the specialization, or learns of at least one
+   * more input that decides shapes, so it ends within input_count + 1 rounds. */
+  for (size_t round = 0; round <= model->input_count; ++round) {
+    uint8_t* key = NULL;
+    size_t key_bytes = 0;
+    HGR_RETURN_IF_ERROR(make_key(model, inputs, &key, &key_bytes));
+    if ((*out_specialization = find(model, key, key_bytes))) return HGR_OK;
+    hgr_specialization_t* s = NULL;
+    bool retry = false;
+    hgr_status_t status = create(model, inputs, key, key_bytes, NULL, NULL, 0, &s, &retry);
+    if (status) {
+      hgr__free(model->allocator, key);
+      if (retry) {
+        hgr_status_free(status);
+        continue;
+      }
+      return status;
+    }
+    HGR_RETURN_IF_ERROR(keep(model, s));
+    *out_specialization = s;
+    return HGR_OK;
+  }
+  return HGR_STATUS(HGR_STATUS_INTERNAL, "specializing found inputs that decide shapes in every round");
+}
+
 hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
                                   hgr_specialization_t** out_specialization) {
   if (!model || !out_specialization)
@@ -580,46 +706,141 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the model was created without an instance: it makes graphs "
                       "(hgr_model_graph), not executors");
   HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, NULL));
-  /* Each round either finds or makes the specialization, or learns of at least one
-   * more input that decides shapes, so it ends within input_count + 1 rounds. */
-  for (size_t round = 0; round <= model->input_count; ++round) {
-    uint8_t* key = NULL;
-    size_t key_bytes = 0;
-    HGR_RETURN_IF_ERROR(make_key(model, inputs, &key, &key_bytes));
-    for (size_t i = 0; i < model->cache_count; ++i) {
-      hgr_specialization_t* s = model->cache[i];
-      if (s->key_bytes != key_bytes || memcmp(s->key, key, key_bytes)) continue;
-      hgr__free(model->allocator, key);
-      s->last_used = ++model->clock;
-      ++model->report.hits;
-      ++s->refs;
-      *out_specialization = s;
-      return HGR_OK;
-    }
-    hgr_specialization_t* s = NULL;
-    bool retry = false;
-    hgr_status_t status = create(model, inputs, key, key_bytes, &s, &retry);
-    if (status) {
-      hgr__free(model->allocator, key);
-      if (retry) {
-        hgr_status_free(status);
-        continue;
-      }
-      return status;
-    }
-    s->last_used = ++model->clock;
-    status = cache_add(model, s);
-    if (status) {
-      specialization_free(s);
-      return status;
-    }
-    ++model->report.created;
-    ++s->refs; /* the caller's */
-    evict(model, s);
-    *out_specialization = s;
-    return HGR_OK;
+  hgr_specialization_t* s = NULL;
+  HGR_RETURN_IF_ERROR(specialize(model, inputs, &s));
+  if (s->end.cut) {
+    hgr_status_t status = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the model decides at run time (%s): no one "
+                                     "executor runs it; run it with hgr_model_run, which runs it in stages",
+                                     s->end.label);
+    hgr_specialization_release(s);
+    return status;
   }
-  return HGR_STATUS(HGR_STATUS_INTERNAL, "specializing found inputs that decide shapes in every round");
+  *out_specialization = s;
+  return HGR_OK;
+}
+
+/* ---- stages -------------------------------------------------------------------------------- */
+
+/* The decisions of s and the one its run (fence) took, read on the host: the run's
+ * wait there. */
+static hgr_status_t take_decision(hgr_model_t* model, const hgr_specialization_t* s, hgr_fence_t* fence,
+                                  decision_t** out_decisions) {
+  decision_t* decisions = hgr__calloc(model->allocator, s->decision_count + 1, sizeof(*decisions));
+  if (!decisions) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  hgr_status_t status = HGR_OK;
+  for (size_t i = 0; !status && i <= s->decision_count; ++i) {
+    decision_t* d = &decisions[i];
+    hgr_tensor_info_t info;
+    if (i < s->decision_count) {
+      *d = s->decisions[i];
+      d->data = NULL;
+    } else {
+      status = hgr_executor_output_info(s->executor, s->end.carried, &info);
+      if (!status) {
+        d->dtype = info.dtype;
+        d->ndim = info.ndim;
+        memcpy(d->shape, info.shape, sizeof(int64_t) * (size_t)info.ndim);
+        d->bytes = (size_t)info.bytes;
+      }
+    }
+    if (!status && !(d->data = hgr__alloc(model->allocator, d->bytes ? d->bytes : 1)))
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    if (!status && i < s->decision_count) memcpy(d->data, s->decisions[i].data, d->bytes);
+  }
+  if (!status) {
+    status = hgr_fence_get_output(fence, s->end.carried, decisions[s->decision_count].data,
+                                  decisions[s->decision_count].bytes);
+    ++model->report.decisions;
+  }
+  if (status) {
+    decisions_free(model->allocator, decisions, s->decision_count + 1);
+    return hgr_status_annotate(status, "the decision at %s", s->end.label);
+  }
+  *out_decisions = decisions;
+  return HGR_OK;
+}
+
+/* The key of the stage after s with decision d: s's key, then d's shape and bytes. */
+static hgr_status_t stage_key(hgr_model_t* model, const hgr_specialization_t* s, const decision_t* d,
+                              uint8_t** out_key, size_t* out_bytes) {
+  size_t shape_bytes = sizeof(int32_t) + (size_t)d->ndim * sizeof(int64_t);
+  size_t bytes = s->key_bytes + shape_bytes + d->bytes;
+  uint8_t* key = hgr__alloc(model->allocator, bytes);
+  if (!key) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  memcpy(key, s->key, s->key_bytes);
+  memcpy(key + s->key_bytes, &d->ndim, sizeof(int32_t));
+  memcpy(key + s->key_bytes + sizeof(int32_t), d->shape, (size_t)d->ndim * sizeof(int64_t));
+  memcpy(key + s->key_bytes + shape_bytes, d->data, d->bytes);
+  *out_key = key;
+  *out_bytes = bytes;
+  return HGR_OK;
+}
+
+/* The specialization of the stage after s, whose run (fence) decided it, with its
+ * inputs bound to that run's carried values and payloads on the device. *out_retry
+ * (with an error) as import_onnx: the stage found inputs that decide shapes, which
+ * changes the first stage's key. */
+static hgr_status_t next_stage(hgr_model_t* model, const hgr_model_input_t* inputs, hgr_specialization_t* s,
+                               hgr_fence_t* fence, hgr_specialization_t** out_next, bool* out_retry) {
+  decision_t* decisions = NULL;
+  HGR_RETURN_IF_ERROR(take_decision(model, s, fence, &decisions));
+  size_t count = s->decision_count + 1;
+  uint8_t* key = NULL;
+  size_t key_bytes = 0;
+  hgr_status_t status = stage_key(model, s, &decisions[count - 1], &key, &key_bytes);
+  hgr_specialization_t* next = status ? NULL : find(model, key, key_bytes);
+  if (next) {
+    decisions_free(model->allocator, decisions, count);
+  } else if (!status) {
+    status = create(model, inputs, key, key_bytes, &s->end, decisions, count, &next, out_retry);
+    if (status) hgr__free(model->allocator, key);
+    if (!status) status = keep(model, next);
+    if (status) next = NULL;
+  } else {
+    decisions_free(model->allocator, decisions, count);
+  }
+  for (size_t i = 0; !status && i < s->end.carried + s->end.payloads; ++i) {
+    size_t from = i < s->end.carried ? i : i + 1; /* the decision sits between */
+    hgr_device_buffer_t buffer;
+    hgr_tensor_info_t info;
+    status = hgr_executor_input_info(next->executor, i, &info);
+    if (!status) status = hgr_fence_output_buffer(fence, from, &buffer);
+    if (status) break;
+    buffer.bytes = (size_t)info.bytes; /* a payload's actual values, at the start of its capacity */
+    status = hgr_executor_bind_device_buffer(next->executor, i, &buffer);
+    hgr_device_buffer_release(&buffer);
+  }
+  if (status) {
+    hgr_specialization_release(next);
+    return status;
+  }
+  *out_next = next;
+  return HGR_OK;
+}
+
+/* Runs the stages after s (whose run is *inout_fence), each once the one before
+ * decided it; *inout_specialization and *inout_fence become the last stage's.
+ * *out_retry as next_stage's. */
+static hgr_status_t run_stages(hgr_model_t* model, const hgr_model_input_t* inputs,
+                               hgr_specialization_t** inout_specialization, hgr_fence_t** inout_fence,
+                               bool* out_retry) {
+  *out_retry = false;
+  while ((*inout_specialization)->end.cut) {
+    hgr_specialization_t* next = NULL;
+    hgr_fence_t* fence = NULL;
+    HGR_RETURN_IF_ERROR(next_stage(model, inputs, *inout_specialization, *inout_fence, &next, out_retry));
+    hgr_status_t status = hgr_executor_run_async(next->executor, &fence);
+    if (status) {
+      hgr_specialization_release(next);
+      return status;
+    }
+    ++model->report.stage_runs;
+    hgr_fence_release(*inout_fence);
+    hgr_specialization_release(*inout_specialization);
+    *inout_fence = fence;
+    *inout_specialization = next;
+  }
+  return HGR_OK;
 }
 
 hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
@@ -646,7 +867,7 @@ hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs
                           model->inputs[i].io.name);
     bool retry = false;
     uint64_t start = hgr__monotonic_ns();
-    hgr_status_t status = import_onnx(model, inputs, out_graph, out_params, &retry);
+    hgr_status_t status = import_onnx(model, inputs, NULL, NULL, 0, NULL, out_graph, out_params, &retry);
     model->report.import_ms = since_ms(start);
     if (!status || !retry) return status;
     hgr_status_free(status);
@@ -661,19 +882,14 @@ hgr_status_t hgr_model_run(hgr_model_t* model, const hgr_model_input_t* inputs, 
   return hgr_model_run_with_buffers(model, inputs, count, NULL, out_run);
 }
 
-hgr_status_t hgr_model_run_with_buffers(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
-                                        const hgr_device_buffer_t* const* buffers, hgr_model_run_t** out_run) {
-  if (!model || !out_run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run: NULL argument");
-  *out_run = NULL;
-  for (size_t i = 0; i < count && inputs; ++i)
-    if (!(buffers && buffers[i]) && !inputs[i].data && inputs[i].bytes)
-      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu: NULL data", i);
-  /* The buffers' checks first; hgr_model_specialize checks the rest again. */
-  if (buffers && model->instance) HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, buffers));
+/* Specializes the first stage, sets or binds its inputs and starts its run. */
+static hgr_status_t start(hgr_model_t* model, const hgr_model_input_t* inputs,
+                          const hgr_device_buffer_t* const* buffers, hgr_specialization_t** out_specialization,
+                          hgr_fence_t** out_fence) {
   hgr_specialization_t* s = NULL;
-  HGR_RETURN_IF_ERROR(hgr_model_specialize(model, inputs, count, &s));
+  HGR_RETURN_IF_ERROR(specialize(model, inputs, &s));
   hgr_status_t status = HGR_OK;
-  for (size_t i = 0; !status && i < count; ++i) {
+  for (size_t i = 0; !status && i < model->input_count; ++i) {
     if (model->inputs[i].io.decides_shapes) continue; /* a constant of the specialization */
     size_t index = 0;
     status = hgr_executor_input_index(s->executor, model->inputs[i].io.name, &index);
@@ -687,12 +903,45 @@ hgr_status_t hgr_model_run_with_buffers(hgr_model_t* model, const hgr_model_inpu
     }
     if (status) status = hgr_status_annotate(status, "input '%s'", model->inputs[i].io.name);
   }
-  hgr_model_run_t* run = status ? NULL : hgr__calloc(model->allocator, 1, sizeof(*run));
-  if (!status && !run) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  if (!status) {
-    run->allocator = model->allocator;
-    run->specialization = s;
-    status = hgr_executor_run_async(s->executor, &run->fence);
+  if (!status) status = hgr_executor_run_async(s->executor, out_fence);
+  if (status) {
+    hgr_specialization_release(s);
+    return status;
+  }
+  *out_specialization = s;
+  return HGR_OK;
+}
+
+hgr_status_t hgr_model_run_with_buffers(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+                                        const hgr_device_buffer_t* const* buffers, hgr_model_run_t** out_run) {
+  if (!model || !out_run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run: NULL argument");
+  *out_run = NULL;
+  for (size_t i = 0; i < count && inputs; ++i)
+    if (!(buffers && buffers[i]) && !inputs[i].data && inputs[i].bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu: NULL data", i);
+  /* The buffers' checks first; hgr_model_specialize checks the rest again. */
+  if (buffers && model->instance) HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, buffers));
+  if (!model->instance)
+    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the model was created without an instance: it makes graphs "
+                      "(hgr_model_graph), not runs");
+  HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, NULL));
+  hgr_model_run_t* run = hgr__calloc(model->allocator, 1, sizeof(*run));
+  if (!run) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  run->allocator = model->allocator;
+  hgr_status_t status = HGR_OK;
+  /* A later stage may find inputs that decide shapes, which keys the first stage
+   * anew: the run then starts again (once per input at most). */
+  for (size_t round = 0; round <= model->input_count; ++round) {
+    bool retry = false;
+    status = start(model, inputs, buffers, &run->specialization, &run->fence);
+    if (!status) status = run_stages(model, inputs, &run->specialization, &run->fence, &retry);
+    if (!status || !retry) break;
+    hgr_status_free(status);
+    status = HGR_STATUS(HGR_STATUS_INTERNAL, "specializing found inputs that decide shapes in every round");
+    hgr_fence_release(run->fence);
+    hgr_specialization_release(run->specialization);
+    run->fence = NULL;
+    run->specialization = NULL;
   }
   if (!status) {
     run->output_names = hgr__calloc(model->allocator, model->output_count + 1, sizeof(char*));
@@ -702,8 +951,7 @@ hgr_status_t hgr_model_run_with_buffers(hgr_model_t* model, const hgr_model_inpu
       status = hgr__strdup(model->allocator, model->outputs[i].name, &run->output_names[i]);
   }
   if (status) {
-    if (run) hgr_model_run_release(run);
-    else hgr_specialization_release(s);
+    hgr_model_run_release(run);
     return status;
   }
   *out_run = run;

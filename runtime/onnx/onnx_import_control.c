@@ -8,10 +8,13 @@
  * (hgr__onnx_subgraph_import, onnx_load.c), in a scope of its own that sees the
  * enclosing graphs' values by name.
  *
- * A condition or trip count computed from the model's data at run time needs an
- * executor that waits on the host between runs of a subgraph: hgr refuses it, naming
- * the node and the value, after noting the graph inputs it derives from as deciding,
- * so that the model object specializes on their values where that makes it known.
+ * An If's condition, and a Loop's trip count and first condition, computed from the
+ * model's data at run time are decisions (onnx_stage.c): the model object runs the
+ * model up to the node, reads the value and goes on with the branch or the
+ * iterations it says. A condition a Loop's body computes, and any of these inside a
+ * subgraph, is refused, naming the node and the value, after noting the graph
+ * inputs it derives from as deciding, so that the model object specializes on their
+ * values where that makes it known.
  *
  * This file sits above onnx_load.c (scripts/layers.py): the loader calls it through
  * the op table only, and it calls the loader to import its subgraphs. */
@@ -188,6 +191,7 @@ static hgr_status_t import_if(hgr__onnx_node_t* node) {
   hgr__onnx_value_t* cond;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &cond));
   bool taken = false;
+  HGR_RETURN_IF_ERROR(hgr__onnx_decide(node, cond));
   HGR_RETURN_IF_ERROR(known_flag(node, "If", "condition", cond, "", &taken));
   hgr__onnx_subgraph_t branch;
   hgr_status_t status = hgr__onnx_subgraph_open(node, taken ? "then_branch" : "else_branch", &branch);
@@ -294,12 +298,14 @@ static hgr_status_t loop_iteration(hgr__onnx_node_t* node, loop_t* loop, int64_t
 
 static hgr_status_t import_loop(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "body"));
-  const hgr__onnx_value_t* trip = hgr__onnx_input(node, 0);
-  const hgr__onnx_value_t* cond = hgr__onnx_input(node, 1);
+  hgr__onnx_value_t* trip = hgr__onnx_input(node, 0);
+  hgr__onnx_value_t* cond = hgr__onnx_input(node, 1);
   if (!trip && !cond)
     return HGR__ONNX_UNSUPPORTED(node, "it has neither a trip count nor a condition (it runs until the model is "
                                  "stopped); hgr unrolls Loops whose end is known at load");
   int64_t trip_count = -1; /* no trip count: until the condition is false */
+  if (trip) HGR_RETURN_IF_ERROR(hgr__onnx_decide(node, trip));
+  if (cond) HGR_RETURN_IF_ERROR(hgr__onnx_decide(node, cond));
   if (trip && !trip->constant) return refuse_run_time(node, "Loop", "trip count", trip, "");
   if (trip) {
     if (trip->constant->count != 1)

@@ -232,6 +232,7 @@ typedef struct hgr__onnx_value_t {
   int32_t consumer;            /* the live node using it when uses == 1 (else -1) */
   bool graph_output;           /* a graph output (of a subgraph, for a subgraph's value) */
   bool scoped;                 /* a subgraph's value or a copy of one: its name is not unique in the builder */
+  bool decided;                /* its constant is a decision at run time (onnx_stage.c); has_value stays */
 } hgr__onnx_value_t;
 
 typedef struct hgr__onnx_loader_t {
@@ -260,6 +261,13 @@ typedef struct hgr__onnx_loader_t {
   struct hgr__onnx_names_t* captures;   /* per node: the names its subgraphs read from enclosing scopes */
   uint64_t unrolled;                    /* subgraph nodes imported by this load (HGR_ONNX_MAX_UNROLLED_NODES) */
   char where[400];                      /* "the body of node 3 'y' (Loop, opset 13), iteration 2"; "" */
+  bool* done;                           /* per node: imported (or folded) already */
+  /* An import in stages (onnx_stage.c): the model's graph's loader only. */
+  struct hgr__onnx_stage_t* stage;      /* NULL: not in stages */
+  size_t decisions_asked;               /* decisions taken so far by this import */
+  size_t node_asked;                    /* decisions_asked when the node being imported began */
+  hgr_value_t cut_values[8];            /* at a cut: the decision, then the payloads */
+  uint32_t cut_value_count;
 } hgr__onnx_loader_t;
 
 /* Names a node reads besides its inputs: those its subgraphs use from enclosing
@@ -320,6 +328,7 @@ extern const hgr__onnx_op_t hgr__onnx_ops_layout[]; /* Split, Slice, Pad, Resize
 extern const hgr__onnx_op_t hgr__onnx_ops_index[];  /* ArgMax, ArgMin, TopK, CumSum */
 extern const hgr__onnx_op_t hgr__onnx_ops_einsum[];
 extern const hgr__onnx_op_t hgr__onnx_ops_rnn[];    /* LSTM, GRU, RNN */
+extern const hgr__onnx_op_t hgr__onnx_ops_dynamic[]; /* NonZero, Compress, Unique, NonMaxSuppression: in stages */
 extern const hgr__onnx_op_t hgr__onnx_ops_control[]; /* If, Loop, Scan: their subgraphs inlined or unrolled */
 
 /* ---- for importers and folders (onnx_node.c) -------------------------------------------- */
@@ -334,8 +343,9 @@ hgr_status_t hgr__onnx_error(const hgr__onnx_node_t* node, hgr_status_code_t cod
 hgr__onnx_value_t* hgr__onnx_input(const hgr__onnx_node_t* node, uint32_t i);
 /* Input i, which must be present: INVALID_ARGUMENT naming it otherwise. */
 hgr_status_t hgr__onnx_required(const hgr__onnx_node_t* node, uint32_t i, hgr__onnx_value_t** out_value);
-/* Input i, which must be a constant (UNIMPLEMENTED "input i ('name') must be known
- * at load" otherwise); NULL *out_tensor when omitted. */
+/* Input i, which must be a constant, or decided at run time (hgr__onnx_decide, in
+ * onnx_stage.c); UNIMPLEMENTED "input i ('name') must be known at load" otherwise;
+ * NULL *out_tensor when omitted. */
 hgr_status_t hgr__onnx_constant_input(const hgr__onnx_node_t* node, uint32_t i, hgr__onnx_tensor_t** out_tensor);
 /* True when every present input is a constant. */
 bool hgr__onnx_all_constant(const hgr__onnx_node_t* node);
@@ -422,6 +432,43 @@ hgr_status_t hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx
 hgr_status_t hgr__onnx_fuse_into(hgr__onnx_node_t* node, uint32_t index, const hgr__onnx_value_t* result);
 /* Whether node index is fused already (the loader skips it). */
 bool hgr__onnx_is_fused(const hgr__onnx_loader_t* loader, uint32_t index);
+
+/* ---- decisions at run time (onnx_stage.c; onnx_model.h has the stages) ---------------------- */
+
+/* The most elements a decision may hold (an If's condition holds one, a Reshape's
+ * shape a few): a bigger value needed at load is refused as one not known. */
+#define HGR__ONNX_MAX_DECISION_ELEMENTS 4096
+/* Integer and bool graph inputs of at most this many elements that a needed value
+ * derives from are specialized on by value (the model object), rather than decided
+ * at run time. */
+#define HGR__ONNX_SMALL_INPUT_ELEMENTS 16
+
+/* For a node that needs v's value at load: OK with v->constant set when it is a
+ * constant or an earlier stage decided it; the stage's end (an error status the
+ * loader takes as such: loader->stage->cut) when this import runs in stages and v
+ * becomes its decision; OK with v->constant NULL otherwise (not in stages, v in a
+ * subgraph, too big, or taken from small graph inputs), for the caller to refuse
+ * (its refusal notes the deciding inputs). */
+hgr_status_t hgr__onnx_decide(const hgr__onnx_node_t* node, hgr__onnx_value_t* v);
+/* For an op whose output extents follow from its data: the count the stage before
+ * found (*out_count >= 0), or -1 when the op runs in this stage: it then adds its op
+ * at capacity and ends the stage with hgr__onnx_stage_after. UNIMPLEMENTED naming
+ * the node when the import does not run in stages or the node is in a subgraph. */
+hgr_status_t hgr__onnx_stage_count(hgr__onnx_node_t* node, int64_t* out_count);
+/* Ends the stage after node: count (a scalar) is the decision, payloads (at most 7)
+ * its results at capacity. Returns the stage's end (see hgr__onnx_decide). */
+hgr_status_t hgr__onnx_stage_after(hgr__onnx_node_t* node, hgr_value_t count, const hgr_value_t* payloads,
+                                   uint32_t payload_count);
+/* Payload k of the stage before, at its actual shape: an input of this stage's graph. */
+hgr_status_t hgr__onnx_stage_payload(hgr__onnx_node_t* node, uint32_t k, hgr_dtype_t dtype, const int64_t* shape,
+                                     int32_t ndim, hgr_value_t* out_value);
+/* For the loader: whether the graph of this import starts before node index (the
+ * last stage ended there); hgr__onnx_stage_start then starts it, in a new builder
+ * whose inputs are the carried values. hgr__onnx_stage_end marks the stage's
+ * outputs after a cut. */
+bool hgr__onnx_stage_starts_at(const hgr__onnx_loader_t* loader, uint32_t index);
+hgr_status_t hgr__onnx_stage_start(hgr__onnx_loader_t* loader);
+hgr_status_t hgr__onnx_stage_end(hgr__onnx_loader_t* loader);
 
 /* ---- scopes (onnx_scope.c) ------------------------------------------------------------------ */
 

@@ -492,17 +492,19 @@ static hgr_status_t open_scope(hgr__onnx_loader_t* loader, hgr__onnx_tensor_t* c
  * Unsqueezed after the BatchNormalization they follow); then the rest, in order. */
 static hgr_status_t import_nodes(hgr__onnx_loader_t* loader) {
   uint32_t count = (uint32_t)loader->graph->n_node; /* a protobuf of at most 2 GiB holds fewer than 2^31 */
-  bool* done = hgr__calloc(loader->allocator, count + 1, sizeof(bool));
-  if (!done) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  loader->done = hgr__calloc(loader->allocator, count + 1, sizeof(bool));
+  if (!loader->done) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   hgr_status_t status = HGR_OK;
-  for (uint32_t n = 0; !status && n < count; ++n)
-    if (loader->live[n] && inputs_constant(loader, n)) {
-      status = import_node(loader, n);
-      done[n] = true;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (uint32_t n = 0; !status && n < count; ++n) {
+      if (!loader->live[n] || loader->done[n] || (pass == 0 ? !inputs_constant(loader, n) : loader->fused[n]))
+        continue;
+      if (hgr__onnx_stage_starts_at(loader, n)) status = hgr__onnx_stage_start(loader);
+      loader->node_asked = loader->decisions_asked;
+      if (!status) status = import_node(loader, n);
+      loader->done[n] = !status; /* a node that ends a stage is not done: the stage carries what it reads */
     }
-  for (uint32_t n = 0; !status && n < count; ++n)
-    if (loader->live[n] && !loader->fused[n] && !done[n]) status = import_node(loader, n);
-  hgr__free(loader->allocator, done);
+  }
   return status;
 }
 
@@ -523,8 +525,14 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
   entry.proto = &none;
   HGR_RETURN_IF_ERROR(add_inputs(loader, &entry));
   HGR_RETURN_IF_ERROR(find_live(loader));
-  HGR_RETURN_IF_ERROR(import_nodes(loader));
-  HGR_RETURN_IF_ERROR(mark_outputs(loader));
+  hgr_status_t status = import_nodes(loader);
+  if (status && loader->stage && loader->stage->cut) { /* a decision at run time ends the stage here */
+    hgr_status_free(status);
+    HGR_RETURN_IF_ERROR(hgr__onnx_stage_end(loader));
+  } else {
+    HGR_RETURN_IF_ERROR(status);
+    HGR_RETURN_IF_ERROR(mark_outputs(loader));
+  }
   rename_nodes(loader);
   HGR_RETURN_IF_ERROR(hgr_builder_finish(loader->builder, out_graph, out_params));
   {
@@ -553,6 +561,7 @@ static void loader_free(hgr__onnx_loader_t* loader) {
   hgr__free(loader->allocator, loader->values);
   hgr__free(loader->allocator, loader->live);
   hgr__free(loader->allocator, loader->fused);
+  hgr__free(loader->allocator, loader->done);
   for (size_t n = 0; loader->captures && n < loader->graph->n_node; ++n)
     hgr__free(loader->allocator, loader->captures[n].names);
   hgr__free(loader->allocator, loader->captures);
@@ -808,12 +817,21 @@ hgr_status_t hgr__onnx_model_check_ops(const hgr__onnx_model_t* model) {
 hgr_status_t hgr__onnx_model_import(hgr__onnx_model_t* model, const hgr_onnx_options_t* options,
                                     hgr_graph_t** out_graph, hgr_params_t** out_params, hgr_onnx_report_t* out_report,
                                     bool* out_deciding) {
+  return hgr__onnx_model_import_stage(model, options, NULL, out_graph, out_params, out_report, out_deciding);
+}
+
+hgr_status_t hgr__onnx_model_import_stage(hgr__onnx_model_t* model, const hgr_onnx_options_t* options,
+                                          hgr__onnx_stage_t* stage, hgr_graph_t** out_graph,
+                                          hgr_params_t** out_params, hgr_onnx_report_t* out_report,
+                                          bool* out_deciding) {
   *out_graph = NULL;
   *out_params = NULL;
   hgr__onnx_loader_t loader;
   memset(&loader, 0, sizeof(loader));
   loader.allocator = model->allocator;
   loader.options = options;
+  loader.stage = stage;
+  if (stage) stage->cut = false;
   loader.external.base_directory = model->base_directory;
   bool* deciding = hgr__calloc(loader.allocator, model->proto->graph->n_input + 1, sizeof(*deciding));
   if (!deciding) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");

@@ -80,6 +80,54 @@ hgr_status_t hgr__onnx_model_import(hgr__onnx_model_t* model, const hgr_onnx_opt
                                     hgr_graph_t** out_graph, hgr_params_t** out_params, hgr_onnx_report_t* out_report,
                                     bool* out_deciding);
 
+/* ---- stages: decisions at run time (onnx_stage.c; docs/onnx.md, "Decisions at run time") ----
+ *
+ * A node that needs at load a value the model computes from its data (an If's
+ * condition, a TopK's k, a Reshape's shape), or whose output extents follow from
+ * its data (NonZero, Compress, Unique, NonMaxSuppression), ends a stage: the
+ * import stops there, and the stage's graph computes what the rest needs. Its
+ * outputs are, in order: the carried values (every value of the model's graph
+ * computed so far that a node not imported yet reads, or a graph output), the
+ * decision (the value needed, or the data-dependent op's count), then the op's
+ * payloads (its outputs at their capacity, the actual values first). The caller
+ * runs the stage, reads the decision on the host and imports again with it: that
+ * import goes through the same nodes, deciding what earlier stages decided, and
+ * starts its graph where the last stage ended, its inputs the carried values then
+ * the payloads at their actual shapes (the same order as the stage's outputs).
+ * A decision inside a subgraph, or one taken from a few small graph inputs (which
+ * the model object specializes on instead), does not cut. */
+typedef struct hgr__onnx_decision_t {
+  hgr_dtype_t dtype; /* as the stage's output holds it (int64 values as int32) */
+  int32_t ndim;
+  int64_t shape[HGR_MAX_DIMS];
+  const void* data;
+  size_t bytes;
+} hgr__onnx_decision_t;
+
+typedef struct hgr__onnx_stage_t {
+  /* In: the decisions of the stages before, in the order they were taken (none for
+   * the first stage), and where the last of them ended. */
+  const hgr__onnx_decision_t* decisions;
+  size_t decision_count;
+  uint32_t resume;   /* the node the last stage ended at */
+  bool resume_after; /* that node ran in the last stage (a data-dependent op) */
+  size_t resume_asked; /* decisions taken before that node */
+  /* Out: whether this import ended a stage (else its graph is the rest of the model). */
+  bool cut;
+  uint32_t at;       /* the node it ended at */
+  bool after;        /* the node ran in this stage: its payloads follow the decision */
+  size_t at_asked;   /* decisions taken before that node */
+  size_t carried;    /* outputs [0, carried); the decision is output `carried` */
+  size_t payloads;
+  char label[160];   /* the node, for messages: "node 7 'cond' (If, opset 13)" */
+} hgr__onnx_stage_t;
+
+/* hgr__onnx_model_import as one stage of the model (stage in and out, above). */
+hgr_status_t hgr__onnx_model_import_stage(hgr__onnx_model_t* model, const hgr_onnx_options_t* options,
+                                          hgr__onnx_stage_t* stage, hgr_graph_t** out_graph,
+                                          hgr_params_t** out_params, hgr_onnx_report_t* out_report,
+                                          bool* out_deciding);
+
 /* A copy of options (NULL: defaults) made with allocator, its values too, to which a
  * specialization adds its shapes and values (made with allocator in turn).
  * RESOURCE_EXHAUSTED. */

@@ -32,19 +32,6 @@ hgr_status_t hgr__onnx_required(const hgr__onnx_node_t* node, uint32_t i, hgr__o
   return HGR_OK;
 }
 
-hgr_status_t hgr__onnx_constant_input(const hgr__onnx_node_t* node, uint32_t i, hgr__onnx_tensor_t** out_tensor) {
-  hgr__onnx_value_t* v = hgr__onnx_input(node, i);
-  *out_tensor = v ? v->constant : NULL;
-  if (v && !v->constant) {
-    HGR_RETURN_IF_ERROR(hgr__onnx_note_deciding(node->loader, v));
-    return HGR__ONNX_UNSUPPORTED(node, "input %u ('%s') must be known at load (a constant or computed from "
-                                 "constants); hgr does not take it at run time%s", i, v->name,
-                                 v->producer < 0 ? " (a graph input can be fixed at load: hgr_onnx_options_set_input_"
-                                                   "value, hgr run --fix-input)" : "");
-  }
-  return HGR_OK;
-}
-
 bool hgr__onnx_all_constant(const hgr__onnx_node_t* node) {
   for (uint32_t i = 0; i < node->input_count; ++i)
     if (node->inputs[i] && !node->inputs[i]->constant) return false;

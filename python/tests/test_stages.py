@@ -1,0 +1,151 @@
+"""Models that decide at run time (docs/onnx.md, "Decisions at run time"), against
+ONNX Runtime: an If on a condition computed from the data, NonZero, Compress,
+Unique, NonMaxSuppression, a TopK whose k the data gives. hgr runs them in stages,
+reading each decision on the host; the session does so through the model's run."""
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import hgr
+
+
+def _save(tmp_path, name, nodes, inputs, outputs, initializers=(), opset=13):
+    graph = h.make_graph(nodes, name, inputs, outputs, initializer=list(initializers))
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 8
+    path = str(tmp_path / f"{name}.onnx")
+    onnx.save(model, path)
+    return path
+
+
+def _same(path, feeds_list, device):
+    ours = hgr.InferenceSession(path, providers=[device])
+    theirs = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for feeds in feeds_list:
+        got = ours.run(None, feeds)
+        want = theirs.run(None, feeds)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    return ours
+
+
+def _scalar(name, value, dtype=T.FLOAT):
+    return h.make_tensor(name, dtype, [], [value])
+
+
+def test_if_on_the_data_takes_branches_of_other_shapes(tmp_path, device):
+    then_g = h.make_graph([h.make_node("Mul", ["x", "two"], ["t"])], "then", [],
+                          [h.make_tensor_value_info("t", T.FLOAT, None)])
+    else_g = h.make_graph([h.make_node("Concat", ["x", "x"], ["e"], axis=1)], "else", [],
+                          [h.make_tensor_value_info("e", T.FLOAT, None)])
+    nodes = [h.make_node("Relu", ["x0"], ["x"]),
+             h.make_node("ReduceMean", ["x0"], ["m"], keepdims=0),
+             h.make_node("Greater", ["m", "zero"], ["c"]),
+             h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+             h.make_node("Add", ["y", "one"], ["z"])]
+    path = _save(tmp_path, "data_if", nodes, [h.make_tensor_value_info("x0", T.FLOAT, ["n", 64])],
+                 [h.make_tensor_value_info("z", T.FLOAT, None)],
+                 [_scalar("zero", 0.0), _scalar("one", 1.0), _scalar("two", 2.0)])
+    rng = np.random.default_rng(1)
+    feeds = [{"x0": (rng.standard_normal((n, 64)) + shift).astype(np.float32)}
+             for n, shift in [(1, 1), (1, -1), (2, 1), (1, 1), (2, -1)]]
+    session = _same(path, feeds, device)
+    report = session._live().report()
+    assert report["decisions"] == len(feeds) and report["stage_runs"] == len(feeds)
+    # the first stage at two shapes, then-stage and else-stage at each: no more
+    assert report["created"] == 6
+    future = session.run_async(None, feeds[0])  # stages wait on the host: done on return
+    assert future.done()
+    np.testing.assert_allclose(future.result()[0], session.run(None, feeds[0])[0])
+
+
+def test_nonzero_and_a_topk_of_k_from_the_data_with_empty_results(tmp_path, device):
+    nodes = [h.make_node("Greater", ["x", "half"], ["mask"]),
+             h.make_node("NonZero", ["mask"], ["idx"]),
+             h.make_node("Transpose", ["idx"], ["pairs"]),
+             h.make_node("Cast", ["mask"], ["ones"], to=T.INT64),
+             h.make_node("ReduceSum", ["ones"], ["count"], keepdims=0),
+             h.make_node("Reshape", ["count", "shape1"], ["k"]),
+             h.make_node("Flatten", ["x"], ["flat"], axis=0),
+             h.make_node("TopK", ["flat", "k"], ["values", "indices"])]
+    path = _save(tmp_path, "nonzero_topk", nodes, [h.make_tensor_value_info("x", T.FLOAT, [3, 5])],
+                 [h.make_tensor_value_info(n, t, None) for n, t in
+                  [("pairs", T.INT64), ("values", T.FLOAT), ("indices", T.INT64)]],
+                 [_scalar("half", 0.5), h.make_tensor("shape1", T.INT64, [1], [1])])
+    rng = np.random.default_rng(2)
+    feeds = [{"x": rng.random((3, 5), dtype=np.float32)} for _ in range(3)]
+    feeds.append({"x": np.zeros((3, 5), np.float32)})  # nothing selected: [0, 2] and [1, 0]
+    feeds.append({"x": np.ones((3, 5), np.float32)})
+    _same(path, feeds, device)
+
+
+def test_compress_along_an_axis_and_flattened(tmp_path, device):
+    nodes = [h.make_node("ReduceMax", ["x"], ["rowmax"], axes=[1], keepdims=0),
+             h.make_node("Greater", ["rowmax", "half"], ["keep"]),
+             h.make_node("Compress", ["x", "keep"], ["rows"], axis=0),
+             h.make_node("Greater", ["x", "half"], ["cells"]),
+             h.make_node("Flatten", ["cells"], ["cells2"], axis=0),
+             h.make_node("Squeeze", ["cells2", "zero_axis"], ["flags"]),
+             h.make_node("Compress", ["x", "flags"], ["picked"])]
+    path = _save(tmp_path, "compress", nodes, [h.make_tensor_value_info("x", T.FLOAT, [6, 4])],
+                 [h.make_tensor_value_info("rows", T.FLOAT, None), h.make_tensor_value_info("picked", T.FLOAT, None)],
+                 [_scalar("half", 0.8), h.make_tensor("zero_axis", T.INT64, [1], [0])])
+    rng = np.random.default_rng(3)
+    _same(path, [{"x": rng.random((6, 4), dtype=np.float32)} for _ in range(3)] +
+          [{"x": np.zeros((6, 4), np.float32)}], device)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("sorted_", [0, 1])
+def test_unique_of_computed_values(tmp_path, axis, sorted_, device):
+    attrs = {"sorted": sorted_}
+    if axis is not None:
+        attrs["axis"] = axis
+    nodes = [h.make_node("Floor", ["x"], ["f"]),
+             h.make_node("Unique", ["f"], ["y", "first", "inverse", "counts"], **attrs)]
+    path = _save(tmp_path, "unique", nodes, [h.make_tensor_value_info("x", T.FLOAT, [5, 3])],
+                 [h.make_tensor_value_info(n, t, None) for n, t in
+                  [("y", T.FLOAT), ("first", T.INT64), ("inverse", T.INT64), ("counts", T.INT64)]])
+    rng = np.random.default_rng(4)
+    _same(path, [{"x": (rng.random((5, 3)) * 3).astype(np.float32)} for _ in range(3)], device)
+
+
+@pytest.mark.parametrize("center", [0, 1])
+def test_non_max_suppression_after_a_score_head(tmp_path, center, device):
+    # scores = Sigmoid(logits): thresholds as initializers, the selection from the data
+    nodes = [h.make_node("Sigmoid", ["logits"], ["scores"]),
+             h.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "score_min"], ["selected"],
+                         center_point_box=center),
+             h.make_node("Shape", ["selected"], ["shape"])]
+    path = _save(tmp_path, "nms", nodes,
+                 [h.make_tensor_value_info("boxes", T.FLOAT, [2, 200, 4]),
+                  h.make_tensor_value_info("logits", T.FLOAT, [2, 3, 200])],
+                 [h.make_tensor_value_info("selected", T.INT64, None), h.make_tensor_value_info("shape", T.INT64, None)],
+                 [h.make_tensor("max_out", T.INT64, [1], [20]), h.make_tensor("iou", T.FLOAT, [1], [0.5]),
+                  h.make_tensor("score_min", T.FLOAT, [1], [0.3])])
+    rng = np.random.default_rng(5)
+
+    def feeds(logit_shift):
+        xy = rng.random((2, 200, 2), dtype=np.float32) * 100
+        wh = rng.random((2, 200, 2), dtype=np.float32) * 30 + 1
+        boxes = np.concatenate([xy, wh], -1) if center else np.concatenate([xy, xy + wh], -1)
+        return {"boxes": boxes.astype(np.float32),
+                "logits": (rng.standard_normal((2, 3, 200)) + logit_shift).astype(np.float32)}
+
+    _same(path, [feeds(0), feeds(0), feeds(-20)], device)  # the last selects nothing
+
+
+def test_a_model_that_decides_refuses_one_executor(tmp_path, device):
+    nodes = [h.make_node("Greater", ["x", "zero"], ["m"]), h.make_node("NonZero", ["m"], ["idx"])]
+    path = _save(tmp_path, "refuse", nodes, [h.make_tensor_value_info("x", T.FLOAT, [4])],
+                 [h.make_tensor_value_info("idx", T.INT64, None)], [_scalar("zero", 0.0)])
+    with open(path, "rb") as f:
+        model = hgr._hgr.Model(f.read(), devices=[device])
+    with pytest.raises(hgr.FailedPreconditionError, match="decides at run time .*NonZero"):
+        model.specialize([np.ones(4, np.float32)])
+    assert model.run([np.array([1, 0, 2, 0], np.float32)])[0].tolist() == [[0, 2]]
