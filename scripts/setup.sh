@@ -207,11 +207,36 @@ python_venv() { # python_venv <build dir>; fails when the venv cannot be made
     return 1
   fi
 }
+# Real models that PyPI packages ship inside their wheels, pinned by version and
+# sha256, downloaded once into $build_dir/real-models for the Python tests that call
+# them as their own libraries call ONNX Runtime (python/tests/test_real_models.py).
+# Without network the tests say skipped.
+real_model_wheels=(
+  "silero-vad==5.1.2 silero_vad-5.1.2-py3-none-any.whl 93b41953d7774b165407fda6b533c119c5803864e367d5034dc626c82cfdf661"
+)
+real_models() { # real_models <build dir> <python>
+  local dir="$1/real-models" entry spec wheel sha256
+  mkdir -p "$dir"
+  for entry in "${real_model_wheels[@]}"; do
+    read -r spec wheel sha256 <<<"$entry"
+    if [[ ! -f "$dir/$wheel" ]]; then
+      say "downloading $spec (pip download, once)"
+      "$2" -m pip download -q --no-deps --disable-pip-version-check "$spec" -d "$dir" ||
+        echo "hgr setup: warning: could not download $spec (no network?): its tests will be skipped" >&2
+    fi
+    if [[ -f "$dir/$wheel" ]] && ! echo "$sha256  $dir/$wheel" | sha256sum -c --quiet - >/dev/null 2>&1; then
+      echo "hgr setup: warning: $wheel is not the pinned $sha256: removed, its tests will be skipped" >&2
+      rm -f "$dir/$wheel"
+    fi
+  done
+}
 if python_venv "$build_dir"; then
+  real_models "$build_dir" "$build_dir/python-venv/bin/python"
   say "the Python package: pip install ./python (a minute or two), then pytest python/tests (a minute or two)"
   "$build_dir/python-venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation \
     -Cbuild-dir="$PWD/$build_dir/python-build" -Ccmake.define.HGR_WERROR="$werror" ./python
   (testbed_env "$build_dir" && export HGR_CACHE_DIR="${HGR_CACHE_DIR:-$PWD/$build_dir/python-cache}" &&
+    export HGR_REAL_MODELS="$PWD/$build_dir/real-models" &&
     "$build_dir/python-venv/bin/python" -m pytest -q -rs python/tests)
 else
   echo "hgr setup: warning: could not make $build_dir/python-venv (no network?): the Python tests are SKIPPED" >&2
