@@ -38,8 +38,10 @@ set(fuzz_bundle_seeds "")
 # op the loader imports (runtime/onnx/onnx_import_*.c), If, Loop and Scan among them
 # (one load refuses test_if's and test_loop11's conditions and trip counts, graph
 # inputs; fuzz/corpus/onnx/control-*.onnx reach the subgraphs' import: If on a
-# constant, a Loop with a nested If, a while loop, a reversed Scan), sequences and
-# LSTM. The structure-aware mutator (onnx_mutator.c) works from these.
+# constant, a Loop with a nested If, a while loop, a reversed Scan), sequences,
+# LSTM, and the ops that end a stage (NonZero, Compress, Unique, NonMaxSuppression;
+# the target imports every model in stages too). The structure-aware mutator
+# (onnx_mutator.c) works from these.
 set(fuzz_onnx_seeds "")
 foreach(test conv_with_strides_padding add_bcast reshape_negative_dim slice gather_0 concat_2d_axis_0 softmax_axis_1
              maxpool_2d_pads batchnorm_epsilon gemm_all_attributes matmul_3d constantofshape_float_ones unsqueeze_axis_0
@@ -56,7 +58,7 @@ foreach(test conv_with_strides_padding add_bcast reshape_negative_dim slice gath
              argmax_default_axis_example argmin_keepdims_example identity_sequence edge_pad reflect_pad constant_pad
              constant sum_one_input div_example sign round softplus_example sqrt_example cast_DOUBLE_to_FLOAT
              acosh_example if loop11 scan_sum scan9_sum if_seq loop13_seq range_int32_type_negative_delta_expanded
-             lstm_defaults)
+             lstm_defaults nonzero_example compress_0 unique_sorted_with_axis nonmaxsuppression_two_classes)
   if(EXISTS "/usr/share/libonnx-testdata/data/node/test_${test}/model.onnx")
     list(APPEND fuzz_onnx_seeds "/usr/share/libonnx-testdata/data/node/test_${test}/model.onnx")
   endif()

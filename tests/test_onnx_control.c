@@ -451,6 +451,11 @@ static void unrolling_beyond_the_limit_is_refused(void** state) {
   ASSERT_STATUS(load(g, NULL), HGR_STATUS_RESOURCE_EXHAUSTED,
                 "node 0 's_final' (Loop, opset 13): 1000000000 iterations \u00d7 4 nodes exceed hgr's limit of "
                 "100000 nodes unrolled (HGR_ONNX_MAX_UNROLLED_NODES)");
+  /* 2^62 iterations: the product of iterations and nodes does not wrap around. */
+  g = loop_model("trip", "");
+  init_int64(g, "trip", INT64_C(1) << 62);
+  ASSERT_STATUS(load(g, NULL), HGR_STATUS_RESOURCE_EXHAUSTED,
+                "node 0 's_final' (Loop, opset 13): 4611686018427387904 iterations \u00d7 4 nodes exceed hgr's limit");
   /* A while loop whose condition stays true: stopped by the same limit. */
   g = graph_new("forever");
   input(g, "x", FLOAT, dims_2, 1);
@@ -472,6 +477,33 @@ static void unrolling_beyond_the_limit_is_refused(void** state) {
   output(g, "y");
   ASSERT_STATUS(load(g, NULL), HGR_STATUS_RESOURCE_EXHAUSTED, "node 0 'y' (Loop, opset 13)", "500 nodes",
                 "exceed hgr's limit of 100000 nodes unrolled");
+  arena_free();
+}
+
+static void scan_inputs_that_disagree_in_length_are_refused(void** state) {
+  (void)state;
+  /* Two scan inputs, x [2, 3] along axis 1 (3 steps) and w [2, 3] along axis 0 (2). */
+  Onnx__GraphProto* g = graph_new("scan_disagree");
+  input(g, "x", FLOAT, dims_2x3, 2);
+  input(g, "w", FLOAT, dims_2x3, 2);
+  init_floats(g, "zeros", dims_2, 1, (const float[]){0, 0}, 2);
+  Onnx__GraphProto* body = graph_new("body");
+  body_input(body, "sum_in");
+  body_input(body, "column");
+  body_input(body, "row");
+  node(body, "Add", "sum_in,column", "sum_out");
+  output(body, "sum_out");
+  Onnx__NodeProto* n = node(g, "Scan", "zeros,x,w", "total");
+  attr_graph(n, "body", body);
+  attr_int(n, "num_scan_inputs", 2);
+  attr_ints(n, "scan_input_axes", (const int64_t[]){1, 0}, 2);
+  output(g, "total");
+  ASSERT_STATUS(load(g, NULL), HGR_STATUS_INVALID_ARGUMENT,
+                "node 0 'total' (Scan, opset 13): scan input 1 ('w') has 2 elements along its axis 0; scan input 0 "
+                "has 3");
+  /* An axis out of range: the attr set last is scan_input_axes. */
+  n->attribute[n->n_attribute - 1]->ints[1] = 2;
+  ASSERT_STATUS(load(g, NULL), HGR_STATUS_INVALID_ARGUMENT, "attr 'scan_input_axes'");
   arena_free();
 }
 
@@ -1061,6 +1093,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(graphs_nest_up_to_the_named_limit),
       cmocka_unit_test(conditions_computed_from_the_data_are_refused),
       cmocka_unit_test(unrolling_beyond_the_limit_is_refused),
+      cmocka_unit_test(scan_inputs_that_disagree_in_length_are_refused),
       cmocka_unit_test(sequences_and_opset_8_scan_are_refused_by_name),
       cmocka_unit_test(a_loop_of_constants_folds_at_load),
       cmocka_unit_test(every_failed_allocation_of_a_control_flow_import_is_clean),
