@@ -1,8 +1,8 @@
-"""Recurrent models: hgr.InferenceSession against ONNX Runtime (issue 36, section 4).
+"""Recurrent models and NMS: hgr.InferenceSession against ONNX Runtime (issue 36, section 4).
 
     python bench/recurrent.py WORK_DIR DEVICE [CALLS]   -> Markdown on stdout
 
-Two models built here the way exporters write them, with seeded random weights:
+Three models built here the way exporters write them, with seeded random weights:
 - **streaming**: a voice-activity-like model called per chunk of 512 samples: a Conv
   front end (1 -> 64 channels, kernel 16, stride 8, Relu: 63 frames), two LSTM layers
   of 64 whose states (h and c of each) are inputs and outputs, the last frame's
@@ -15,7 +15,13 @@ Two models built here the way exporters write them, with seeded random weights:
 - **crnn**: a CRNN text recognizer on a 1 x 1 x 64 x 256 image: three Conv + Relu +
   MaxPool blocks (32, 64, 128 channels), the columns as 64 time steps of 1024
   features, a bidirectional LSTM of 256, a Gemm to 37 classes, Softmax. Timed per call.
-The crnn's figure is the median of the calls after 10 warm-up calls; ONNX Runtime's CPU
+- **detector NMS**: the end of a YOLO-style detector on its head's output [1, 84,
+  8400] (boxes as centre and size, then 80 class scores): the boxes and the scores
+  sliced out, NonMaxSuppression (at most 100 per class, IoU 0.45, score 0.25;
+  center_point_box 1). hgr runs it in two stages: the slices and the selection, then,
+  the count read on the host, the selected rows. The head's output is seeded: 40
+  objects, each a cluster of boxes scoring one class high, over low noise.
+The crnn's and the detector's figures are the median of the calls after 10 warm-up calls; ONNX Runtime's CPU
 provider with intra-op threads = cores, in the same process. Outputs are compared
 (largest difference) so a fast wrong answer shows.
 """
@@ -103,8 +109,57 @@ def crnn(work):
     return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), path)
 
 
+def detector(work):
+    """pred [1, 84, 8400] -> selected [n, 3] (batch, class, box)."""
+    path = os.path.join(work, "detector.onnx")
+    if os.path.exists(path):
+        return path
+    nodes = [helper.make_node("Slice", ["pred", "start_0", "start_4", "axis_1"], ["xywh"]),
+             helper.make_node("Transpose", ["xywh"], ["boxes"], perm=[0, 2, 1]),  # [1, 8400, 4]
+             helper.make_node("Slice", ["pred", "start_4", "end_84", "axis_1"], ["scores"]),  # [1, 80, 8400]
+             helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "score_min"], ["selected"],
+                              center_point_box=1)]
+    inits = [_i64("start_0", [0]), _i64("start_4", [4]), _i64("end_84", [84]), _i64("axis_1", [1]),
+             _i64("max_out", [100]), numpy_helper.from_array(np.array([0.45], np.float32), "iou"),
+             numpy_helper.from_array(np.array([0.25], np.float32), "score_min")]
+    graph = helper.make_graph(nodes, "detector", [helper.make_tensor_value_info("pred", TensorProto.FLOAT, [1, 84, 8400])],
+                              [helper.make_tensor_value_info("selected", TensorProto.INT64, ["selected", 3])], inits)
+    return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def detector_output():
+    """A head's output: 40 objects of 1-4 classes, each a cluster of ~50 boxes, over noise."""
+    pred = np.zeros((84, 8400), np.float32)
+    pred[:2] = RNG.random((2, 8400)) * 640
+    pred[2:4] = RNG.random((2, 8400)) * 60 + 10
+    pred[4:] = RNG.random((80, 8400)) * 0.2
+    for _ in range(40):
+        members = RNG.choice(8400, 50, replace=False)
+        centre, size = RNG.random(2) * 600, RNG.random(2) * 100 + 20
+        pred[:2, members] = centre[:, None] + RNG.standard_normal((2, 50)) * 4
+        pred[2:4, members] = size[:, None] + RNG.standard_normal((2, 50)) * 4
+        for cls in RNG.choice(80, RNG.integers(1, 5), replace=False):
+            pred[4 + cls, members] = 0.3 + RNG.random(50) * 0.7
+    return pred[None]
+
+
 def _median_ms(times):
     return statistics.median(times) * 1e3
+
+
+def time_calls(sessions, feeds, calls):
+    """Per session (name -> session): the median call's ms after 10 warm-up calls, and
+    the last outputs."""
+    results = {}
+    for name, s in sessions.items():
+        times = []
+        for i in range(10 + max(calls // 20, 20)):
+            start = time.perf_counter()
+            outputs = s.run(None, feeds)
+            if i >= 10:
+                times.append(time.perf_counter() - start)
+        results[name] = (_median_ms(times), outputs[0])
+    return results
 
 
 def time_streaming(session, chunks, states, use_binding=False):
@@ -167,21 +222,19 @@ def main():
         rows.append((f"streaming, per chunk over {calls}, states chained on the device (io_binding)",
                      bound_seconds * 1e3, ort_seconds * 1e3, _largest_difference(bound_outputs, ort_outputs)))
 
-    path = crnn(work)
-    image = RNG.standard_normal((1, 1, 64, 256)).astype(np.float32)
-    ort_session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    session = hgr.InferenceSession(path, providers=[device])
-    results = {}
-    for name, s in (("hgr", session), ("ort", ort_session)):
-        times = []
-        for i in range(10 + max(calls // 20, 20)):
-            start = time.perf_counter()
-            results[name] = s.run(None, {"image": image})[0]
-            if i >= 10:
-                times.append(time.perf_counter() - start)
-        results[name + "_ms"] = _median_ms(times)
-    rows.append(("crnn (CNN + bidirectional LSTM of 256), 1 x 1 x 64 x 256", results["hgr_ms"], results["ort_ms"],
-                 float(np.max(np.abs(results["hgr"] - results["ort"])))))
+    for title, path, feeds in [
+            ("crnn (CNN + bidirectional LSTM of 256), 1 x 1 x 64 x 256", crnn(work),
+             {"image": RNG.standard_normal((1, 1, 64, 256)).astype(np.float32)}),
+            ("detector NMS over 8400 boxes of 80 classes (two stages in hgr)", detector(work),
+             {"pred": detector_output()})]:
+        results = time_calls({"hgr": hgr.InferenceSession(path, providers=[device]),
+                              "ort": ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])},
+                             feeds, calls)
+        (hgr_ms, hgr_out), (ort_ms, ort_out) = results["hgr"], results["ort"]
+        difference = (float(np.max(np.abs(hgr_out - ort_out))) if hgr_out.shape == ort_out.shape
+                      else float("inf"))
+        rows.append((f"{title}{f', {len(ort_out)} selected' if title.startswith('detector') else ''}", hgr_ms, ort_ms,
+                     difference))
 
     print(f"| model | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | largest difference |")
     print("|---|---:|---:|---:|---:|")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Recurrent models per call: hgr.InferenceSession against ONNX Runtime (issue 36,
+# Recurrent models and NMS per call: hgr.InferenceSession against ONNX Runtime (issue 36,
 # section 4): a streaming voice-activity-like model per 512-sample chunk (its states
 # through host memory, and chained on the device with io_binding where the session
-# has it) and a CRNN text recognizer (bench/recurrent.py says what they are).
+# has it), a CRNN text recognizer and the NonMaxSuppression ending a detector
+# (bench/recurrent.py says what they are).
 #
 #   bench/recurrent.sh     (PYTHON: a venv with the hgr package installed, default
 #                           build/python-venv; DEVICE: default pocl:0; CALLS: chunks
@@ -31,12 +32,12 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g'; }
 started="$(date -u '+%Y-%m-%d %H:%M UTC')" before="$(loadavg)"
 "$python" bench/recurrent.py "$work" "$device" "$calls" >"$work/table.md"
 {
-  echo "## Recurrent models"
+  echo "## Recurrent models and NMS"
   echo
-  echo "Per-call time of two recurrent models built by \`bench/recurrent.py\` (seeded random weights; its"
+  echo "Per-call time of two recurrent models and a detector's NonMaxSuppression built by \`bench/recurrent.py\` (seeded random weights; its"
   echo "docstring describes them), one \`hgr.InferenceSession\` on $device against ONNX Runtime's CPU provider"
   echo "(intra-op threads = cores) in the same process, after 10 warm-up calls (the streaming model: the"
-  echo "whole loop over its chunks; the crnn: the median call), the outputs compared. Measured $started,"
+  echo "whole loop over its chunks; the crnn and the detector: the median call), the outputs compared. Measured $started,"
   echo "load average $before at the start and $(loadavg) at the end."
   echo
   echo "    bench/recurrent.sh"
