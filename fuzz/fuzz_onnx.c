@@ -57,6 +57,7 @@ static void import_in_stages(hgr__onnx_model_t* model, const hgr_onnx_options_t*
       stage.resume = stage.at;
       stage.resume_after = stage.after;
       stage.resume_asked = stage.at_asked;
+      stage.resume_in_loop = stage.in_loop;
     }
     hgr_graph_release(graph);
     hgr_params_release(params);

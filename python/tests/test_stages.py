@@ -64,6 +64,30 @@ def test_if_on_the_data_takes_branches_of_other_shapes(tmp_path, device):
     np.testing.assert_allclose(future.result()[0], session.run(None, feeds[0])[0])
 
 
+def test_a_while_loop_on_the_data_reads_its_condition_once_per_iteration(tmp_path, device):
+    # while sum(s) < 50: s = 1.5 s + 0.1, each s stacked; then y = 2 s
+    body = h.make_graph([h.make_node("Mul", ["s_in", "k"], ["m"]), h.make_node("Add", ["m", "b"], ["s_out"]),
+                         h.make_node("ReduceSum", ["s_out"], ["total"], keepdims=0),
+                         h.make_node("Less", ["total", "limit"], ["cond_out"]),
+                         h.make_node("Identity", ["s_out"], ["trace_out"])], "body",
+                        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond_in", T.BOOL, []),
+                         h.make_tensor_value_info("s_in", T.FLOAT, [3])],
+                        [h.make_tensor_value_info("cond_out", T.BOOL, []),
+                         h.make_tensor_value_info("s_out", T.FLOAT, [3]),
+                         h.make_tensor_value_info("trace_out", T.FLOAT, [3])])
+    nodes = [h.make_node("Relu", ["x"], ["s0"]),
+             h.make_node("Loop", ["", "go", "s0"], ["s_final", "trace"], body=body),
+             h.make_node("Mul", ["s_final", "two"], ["y"])]
+    path = _save(tmp_path, "while", nodes, [h.make_tensor_value_info("x", T.FLOAT, [3])],
+                 [h.make_tensor_value_info("y", T.FLOAT, [3]), h.make_tensor_value_info("trace", T.FLOAT, None)],
+                 [h.make_tensor("go", T.BOOL, [], [True]), _scalar("k", 1.5), _scalar("b", 0.1),
+                  _scalar("limit", 50.0), _scalar("two", 2.0)])
+    xs = [[1, 2, 3], [0.5, 0.5, 0.5], [10, 20, 30], [1, 2, 3], [0, 0, 0.01]]  # 6, 8, 1, 6 and 11 iterations
+    session = _same(path, [{"x": np.array(x, np.float32)} for x in xs], device)
+    report = session._live().report()
+    assert report["decisions"] == 6 + 8 + 1 + 6 + 11  # one per iteration
+
+
 def test_nonzero_and_a_topk_of_k_from_the_data_with_empty_results(tmp_path, device):
     nodes = [h.make_node("Greater", ["x", "half"], ["mask"]),
              h.make_node("NonZero", ["mask"], ["idx"]),

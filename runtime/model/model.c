@@ -43,6 +43,7 @@ typedef struct stage_end_t {
   uint32_t at;
   bool after;
   size_t at_asked;
+  bool in_loop;
   size_t carried, payloads;
   char label[160];
 } stage_end_t;
@@ -479,13 +480,15 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
     stage.resume = before->at;
     stage.resume_after = before->after;
     stage.resume_asked = before->at_asked;
+    stage.resume_in_loop = before->in_loop;
   }
   if (!status)
     status = hgr__onnx_model_import_stage(model->onnx, options, out_end ? &stage : NULL, out_graph, out_params,
                                           &model->report.onnx, deciding);
   hgr__free(model->allocator, taken);
   if (!status && out_end) {
-    *out_end = (stage_end_t){stage.cut, stage.at, stage.after, stage.at_asked, stage.carried, stage.payloads, ""};
+    *out_end = (stage_end_t){stage.cut, stage.at, stage.after, stage.at_asked, stage.in_loop, stage.carried,
+                             stage.payloads, ""};
     memcpy(out_end->label, stage.label, sizeof(out_end->label));
   }
   if (status && hgr_status_code(status) == HGR_STATUS_UNIMPLEMENTED) {

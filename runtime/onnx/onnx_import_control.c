@@ -8,13 +8,14 @@
  * (hgr__onnx_subgraph_import, onnx_load.c), in a scope of its own that sees the
  * enclosing graphs' values by name.
  *
- * An If's condition, and a Loop's trip count and first condition, computed from the
- * model's data at run time are decisions (onnx_stage.c): the model object runs the
- * model up to the node, reads the value and goes on with the branch or the
- * iterations it says. A condition a Loop's body computes, and any of these inside a
- * subgraph, is refused, naming the node and the value, after noting the graph
- * inputs it derives from as deciding, so that the model object specializes on their
- * values where that makes it known.
+ * An If's condition, a Loop's trip count and conditions, computed from the model's
+ * data at run time are decisions (onnx_stage.c): the model object runs the model up
+ * to the node (or through the Loop's iteration), reads the value and goes on with
+ * the branch or the iterations it says; a condition the body computes is read once
+ * per iteration, the Loop's carried values and scan outputs so far carried from each
+ * stage to the next. Any of these inside a subgraph is refused, naming the node and
+ * the value, after noting the graph inputs it derives from as deciding, so that the
+ * model object specializes on their values where that makes it known.
  *
  * This file sits above onnx_load.c (scripts/layers.py): the loader calls it through
  * the op table only, and it calls the loader to import its subgraphs. */
@@ -262,12 +263,59 @@ static void loop_free(hgr__onnx_node_t* node, loop_t* loop) {
   hgr__onnx_subgraph_close(&loop->body);
 }
 
+/* The Loop's values between iterations (its carried values, then its scan outputs so
+ * far), which a stage that ends or starts there carries (onnx_stage.c): pointers from
+ * the loader's allocator (free them). */
+static hgr_status_t in_flight(const hgr__onnx_node_t* node, loop_t* loop, hgr__onnx_value_t*** out_values,
+                              size_t* out_count) {
+  size_t count = loop->carried_count;
+  for (uint32_t k = 0; k < loop->scan_count; ++k) count += loop->scans[k].count;
+  hgr__onnx_value_t** values = hgr__calloc(node->loader->allocator, count + 1, sizeof(*values));
+  if (!values) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  size_t at = 0;
+  for (uint32_t j = 0; j < loop->carried_count; ++j) values[at++] = &loop->carried[j];
+  for (uint32_t k = 0; k < loop->scan_count; ++k)
+    for (size_t t = 0; t < loop->scans[k].count; ++t) values[at++] = &loop->scans[k].items[t];
+  *out_values = values;
+  *out_count = count;
+  return HGR_OK;
+}
+
+/* The Loop's condition after an iteration, cond (the body's output 0), as a flag: a
+ * value the body computes from the data is a decision at run time (a stage ends
+ * after the iteration, carrying the Loop's values); detail names the iteration. */
+static hgr_status_t loop_condition(hgr__onnx_node_t* node, loop_t* loop, hgr__onnx_value_t* cond,
+                                   const char* detail, bool* out_running) {
+  if (!cond->constant) {
+    hgr__onnx_value_t** values = NULL;
+    size_t count = 0;
+    HGR_RETURN_IF_ERROR(in_flight(node, loop, &values, &count));
+    hgr_status_t status = hgr__onnx_decide_in_loop(node, cond, values, count);
+    hgr__free(node->loader->allocator, values);
+    HGR_RETURN_IF_ERROR(status);
+  }
+  return known_flag(node, "Loop", "condition", cond, detail, out_running);
+}
+
+/* Where the last stage ended after the iteration before this point (the next one, or
+ * the Loop's end): this stage starts here. */
+static hgr_status_t loop_resume(hgr__onnx_node_t* node, loop_t* loop) {
+  if (!hgr__onnx_stage_resumes_in_loop(node)) return HGR_OK;
+  hgr__onnx_value_t** values = NULL;
+  size_t count = 0;
+  HGR_RETURN_IF_ERROR(in_flight(node, loop, &values, &count));
+  hgr_status_t status = hgr__onnx_stage_start_in_loop(node, values, count);
+  hgr__free(node->loader->allocator, values);
+  return status;
+}
+
 /* One copy of the body, iteration i; *inout_running becomes its condition when the
  * node has one (conditioned). */
 static hgr_status_t loop_iteration(hgr__onnx_node_t* node, loop_t* loop, int64_t i, bool conditioned,
                                    bool* inout_running) {
   uint32_t n = loop->carried_count;
   const Onnx__GraphProto* g = loop->body.graph;
+  HGR_RETURN_IF_ERROR(loop_resume(node, loop));
   HGR_RETURN_IF_ERROR(scalar_input(node, g->input[0]->name, HGR__ONNX_INT64, i, &loop->inputs[0]));
   HGR_RETURN_IF_ERROR(scalar_input(node, g->input[1]->name, HGR__ONNX_BOOL, 1, &loop->inputs[1]));
   for (uint32_t j = 0; j < n; ++j) {
@@ -277,12 +325,6 @@ static hgr_status_t loop_iteration(hgr__onnx_node_t* node, loop_t* loop, int64_t
   HGR_RETURN_IF_ERROR(
       hgr__onnx_subgraph_import(&loop->body, i, loop->inputs, n + 2, conditioned ? 1 : 0, loop->outputs));
   for (uint32_t j = 0; j < 2; ++j) hgr__onnx_value_release(&loop->inputs[j]);
-  if (conditioned) {
-    char detail[96];
-    snprintf(detail, sizeof(detail), " (the body's output 0, at iteration %lld)", (long long)i);
-    HGR_RETURN_IF_ERROR(known_flag(node, "Loop", "condition", &loop->outputs[0], detail, inout_running));
-  }
-  hgr__onnx_value_release(&loop->outputs[0]);
   for (uint32_t j = 0; j < n; ++j) {
     hgr__onnx_value_release(&loop->carried[j]);
     loop->carried[j] = loop->outputs[1 + j];
@@ -293,6 +335,12 @@ static hgr_status_t loop_iteration(hgr__onnx_node_t* node, loop_t* loop, int64_t
     if (output_used(node, n + k)) HGR_RETURN_IF_ERROR(scan_append(node, &loop->scans[k], item));
     else hgr__onnx_value_release(item);
   }
+  if (conditioned) { /* after the iteration's values moved: a stage ending here carries them */
+    char detail[96];
+    snprintf(detail, sizeof(detail), " (the body's output 0, at iteration %lld)", (long long)i);
+    HGR_RETURN_IF_ERROR(loop_condition(node, loop, &loop->outputs[0], detail, inout_running));
+  }
+  hgr__onnx_value_release(&loop->outputs[0]);
   return HGR_OK;
 }
 
@@ -326,6 +374,7 @@ static hgr_status_t import_loop(hgr__onnx_node_t* node) {
   int64_t iterations = 0;
   for (; !status && running && (trip_count < 0 || iterations < trip_count); ++iterations)
     status = loop_iteration(node, &loop, iterations, cond != NULL, &running);
+  if (!status) status = loop_resume(node, &loop); /* the last stage ended on the condition that ends the Loop */
   for (uint32_t j = 0; !status && j < loop.carried_count; ++j) status = set_output(node, j, &loop.carried[j]);
   for (uint32_t k = 0; !status && k < loop.scan_count; ++k) {
     if (!output_used(node, loop.carried_count + k)) continue;

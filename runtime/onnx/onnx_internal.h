@@ -268,6 +268,8 @@ typedef struct hgr__onnx_loader_t {
   size_t node_asked;                    /* decisions_asked when the node being imported began */
   hgr_value_t cut_values[8];            /* at a cut: the decision, then the payloads */
   uint32_t cut_value_count;
+  hgr_value_t* in_flight;               /* at a cut inside a Loop: its values carried across */
+  size_t in_flight_count;
 } hgr__onnx_loader_t;
 
 /* Names a node reads besides its inputs: those its subgraphs use from enclosing
@@ -450,6 +452,16 @@ bool hgr__onnx_is_fused(const hgr__onnx_loader_t* loader, uint32_t index);
  * subgraph, too big, or taken from small graph inputs), for the caller to refuse
  * (its refusal notes the deciding inputs). */
 hgr_status_t hgr__onnx_decide(const hgr__onnx_node_t* node, hgr__onnx_value_t* v);
+/* hgr__onnx_decide for a condition a Loop's body computes: a cut there carries, after
+ * the model's graph's values, the Loop's own run-time values in_flight (count: its
+ * carried values and scan outputs so far). Between iterations the Loop asks
+ * hgr__onnx_stage_resumes_in_loop, and where the last stage ended there, starts this
+ * one with hgr__onnx_stage_start_in_loop over the same values. */
+hgr_status_t hgr__onnx_decide_in_loop(const hgr__onnx_node_t* node, hgr__onnx_value_t* v,
+                                      hgr__onnx_value_t* const* in_flight, size_t count);
+bool hgr__onnx_stage_resumes_in_loop(const hgr__onnx_node_t* node);
+hgr_status_t hgr__onnx_stage_start_in_loop(hgr__onnx_node_t* node, hgr__onnx_value_t* const* in_flight,
+                                           size_t count);
 /* For an op whose output extents follow from its data: the count the stage before
  * found (*out_count >= 0), or -1 when the op runs in this stage: it then adds its op
  * at capacity and ends the stage with hgr__onnx_stage_after. UNIMPLEMENTED naming

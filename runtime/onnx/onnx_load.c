@@ -562,6 +562,7 @@ static void loader_free(hgr__onnx_loader_t* loader) {
   hgr__free(loader->allocator, loader->live);
   hgr__free(loader->allocator, loader->fused);
   hgr__free(loader->allocator, loader->done);
+  hgr__free(loader->allocator, loader->in_flight);
   for (size_t n = 0; loader->captures && n < loader->graph->n_node; ++n)
     hgr__free(loader->allocator, loader->captures[n].names);
   hgr__free(loader->allocator, loader->captures);

@@ -112,11 +112,13 @@ typedef struct hgr__onnx_stage_t {
   uint32_t resume;   /* the node the last stage ended at */
   bool resume_after; /* that node ran in the last stage (a data-dependent op) */
   size_t resume_asked; /* decisions taken before that node */
+  bool resume_in_loop; /* it ended inside that node, a Loop, after an iteration */
   /* Out: whether this import ended a stage (else its graph is the rest of the model). */
   bool cut;
   uint32_t at;       /* the node it ended at */
   bool after;        /* the node ran in this stage: its payloads follow the decision */
   size_t at_asked;   /* decisions taken before that node */
+  bool in_loop;      /* inside that node, a Loop, on an iteration's condition: the Loop's values carried too */
   size_t carried;    /* outputs [0, carried); the decision is output `carried` */
   size_t payloads;
   char label[160];   /* the node, for messages: "node 7 'cond' (If, opset 13)" */

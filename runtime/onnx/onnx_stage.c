@@ -87,15 +87,30 @@ static const hgr__onnx_decision_t* next_decision(hgr__onnx_loader_t* loader) {
   return loader->decisions_asked < stage->decision_count ? &stage->decisions[loader->decisions_asked++] : NULL;
 }
 
+/* The run-time values among in_flight (count), as the builder values loader->in_flight
+ * holds for the stage's end (the values themselves do not outlive their Loop's import). */
+static hgr_status_t keep_in_flight(hgr__onnx_loader_t* loader, hgr__onnx_value_t* const* in_flight, size_t count) {
+  loader->in_flight_count = 0;
+  if (!count) return HGR_OK;
+  loader->in_flight = hgr__realloc_array(loader->allocator, loader->in_flight, count, sizeof(*loader->in_flight));
+  if (!loader->in_flight) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (size_t i = 0; i < count; ++i)
+    if (in_flight[i]->has_value && !in_flight[i]->constant)
+      loader->in_flight[loader->in_flight_count++] = in_flight[i]->value;
+  return HGR_OK;
+}
+
 static hgr_status_t end_stage(const hgr__onnx_node_t* node, bool after, hgr_value_t decision, const hgr_value_t* payloads,
-                              uint32_t payload_count) {
+                              uint32_t payload_count, hgr__onnx_value_t* const* in_flight, size_t in_flight_count) {
   hgr__onnx_loader_t* loader = node->loader;
   if (payload_count + 1 > sizeof(loader->cut_values) / sizeof(loader->cut_values[0]))
     return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: %u payloads; a stage ends with at most 7", node->label, payload_count);
+  HGR_RETURN_IF_ERROR(keep_in_flight(loader, in_flight, in_flight_count));
   hgr__onnx_stage_t* stage = loader->stage;
   stage->cut = true;
   stage->at = node->index;
   stage->after = after;
+  stage->in_loop = in_flight != NULL;
   stage->at_asked = loader->node_asked;
   snprintf(stage->label, sizeof(stage->label), "%.150s", node->label);
   loader->cut_values[0] = decision;
@@ -104,7 +119,10 @@ static hgr_status_t end_stage(const hgr__onnx_node_t* node, bool after, hgr_valu
   return stage_end_status(node);
 }
 
-hgr_status_t hgr__onnx_decide(const hgr__onnx_node_t* node, hgr__onnx_value_t* v) {
+/* hgr__onnx_decide, where in_flight (count; NULL: none) are a Loop's values carried
+ * across a cut inside it. */
+static hgr_status_t decide(const hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr__onnx_value_t* const* in_flight,
+                           size_t in_flight_count) {
   if (v->constant || !staged(node)) return HGR_OK;
   hgr__onnx_loader_t* loader = node->loader;
   const hgr__onnx_decision_t* decided = next_decision(loader);
@@ -121,7 +139,15 @@ hgr_status_t hgr__onnx_decide(const hgr__onnx_node_t* node, hgr__onnx_value_t* v
     --loader->decisions_asked;
     return HGR_OK;
   }
-  return end_stage(node, false, v->value, NULL, 0);
+  return end_stage(node, false, v->value, NULL, 0, in_flight, in_flight_count);
+}
+
+hgr_status_t hgr__onnx_decide(const hgr__onnx_node_t* node, hgr__onnx_value_t* v) { return decide(node, v, NULL, 0); }
+
+hgr_status_t hgr__onnx_decide_in_loop(const hgr__onnx_node_t* node, hgr__onnx_value_t* v,
+                                      hgr__onnx_value_t* const* in_flight, size_t count) {
+  static hgr__onnx_value_t* const none[1] = {NULL};
+  return decide(node, v, count ? in_flight : none, count);
 }
 
 hgr_status_t hgr__onnx_constant_input(const hgr__onnx_node_t* node, uint32_t i, hgr__onnx_tensor_t** out_tensor) {
@@ -157,7 +183,7 @@ hgr_status_t hgr__onnx_stage_count(hgr__onnx_node_t* node, int64_t* out_count) {
 
 hgr_status_t hgr__onnx_stage_after(hgr__onnx_node_t* node, hgr_value_t count, const hgr_value_t* payloads,
                                    uint32_t payload_count) {
-  return end_stage(node, true, count, payloads, payload_count);
+  return end_stage(node, true, count, payloads, payload_count, NULL, 0);
 }
 
 hgr_status_t hgr__onnx_stage_payload(hgr__onnx_node_t* node, uint32_t k, hgr_dtype_t dtype, const int64_t* shape,
@@ -200,11 +226,27 @@ static hgr_status_t carried_values(const hgr__onnx_loader_t* loader, uint32_t at
 
 bool hgr__onnx_stage_starts_at(const hgr__onnx_loader_t* loader, uint32_t index) {
   const hgr__onnx_stage_t* stage = loader->stage;
-  return stage && !loader->parent && stage->decision_count && stage->resume == index &&
+  return stage && !loader->parent && stage->decision_count && !stage->resume_in_loop && stage->resume == index &&
          loader->decisions_asked == stage->resume_asked;
 }
 
-hgr_status_t hgr__onnx_stage_start(hgr__onnx_loader_t* loader) {
+bool hgr__onnx_stage_resumes_in_loop(const hgr__onnx_node_t* node) {
+  const hgr__onnx_stage_t* stage = node->loader->stage;
+  return staged(node) && stage->decision_count && stage->resume_in_loop && stage->resume == node->index &&
+         node->loader->decisions_asked == stage->decision_count;
+}
+
+/* v's builder value anew: an input of fresh called name, of its type and shape. */
+static hgr_status_t carry_in(hgr__onnx_loader_t* loader, hgr_builder_t* fresh, hgr__onnx_value_t* v,
+                             const char* name) {
+  hgr_tensor_info_t info;
+  HGR_RETURN_IF_ERROR(hgr_builder_value_info(loader->builder, v->value, &info));
+  return hgr_builder_add_input(fresh, name, info.dtype, info.shape, info.ndim, &v->value);
+}
+
+/* Starts the stage's graph in a new builder whose inputs are the carried values,
+ * then those of in_flight (count) computed at run time. */
+static hgr_status_t start_stage(hgr__onnx_loader_t* loader, hgr__onnx_value_t* const* in_flight, size_t count) {
   const hgr__onnx_stage_t* stage = loader->stage;
   bool* carried = NULL;
   HGR_RETURN_IF_ERROR(carried_values(loader, stage->resume, stage->resume_after, &carried));
@@ -216,9 +258,17 @@ hgr_status_t hgr__onnx_stage_start(hgr__onnx_loader_t* loader) {
       v->has_value = false; /* a constant is made again in the new builder; a runtime value is no longer read */
       continue;
     }
-    hgr_tensor_info_t info;
-    status = hgr_builder_value_info(loader->builder, v->value, &info);
-    if (!status) status = hgr_builder_add_input(fresh, v->name, info.dtype, info.shape, info.ndim, &v->value);
+    status = carry_in(loader, fresh, v, v->name);
+  }
+  for (size_t i = 0; !status && i < count; ++i) {
+    hgr__onnx_value_t* v = in_flight[i];
+    if (v->constant || !v->has_value) {
+      v->has_value = false;
+      continue;
+    }
+    char name[64]; /* a Loop's values may share names (a scan output's of each iteration) */
+    snprintf(name, sizeof(name), "in_flight:%zu", i);
+    status = carry_in(loader, fresh, v, name);
   }
   hgr__free(loader->allocator, carried);
   if (status) {
@@ -228,6 +278,13 @@ hgr_status_t hgr__onnx_stage_start(hgr__onnx_loader_t* loader) {
   hgr_builder_release(loader->builder);
   loader->builder = fresh;
   return HGR_OK;
+}
+
+hgr_status_t hgr__onnx_stage_start(hgr__onnx_loader_t* loader) { return start_stage(loader, NULL, 0); }
+
+hgr_status_t hgr__onnx_stage_start_in_loop(hgr__onnx_node_t* node, hgr__onnx_value_t* const* in_flight,
+                                           size_t count) {
+  return start_stage(node->loader, in_flight, count);
 }
 
 hgr_status_t hgr__onnx_stage_end(hgr__onnx_loader_t* loader) {
@@ -242,6 +299,8 @@ hgr_status_t hgr__onnx_stage_end(hgr__onnx_loader_t* loader) {
     ++stage->carried;
   }
   hgr__free(loader->allocator, carried);
+  for (size_t i = 0; !status && i < loader->in_flight_count; ++i, ++stage->carried)
+    status = hgr_builder_mark_output(loader->builder, loader->in_flight[i]);
   for (uint32_t k = 0; !status && k < loader->cut_value_count; ++k)
     status = hgr_builder_mark_output(loader->builder, loader->cut_values[k]);
   stage->payloads = loader->cut_value_count ? loader->cut_value_count - 1 : 0;
