@@ -35,10 +35,14 @@ static hgr_status_t refuse_run_time(hgr__onnx_node_t* node, const char* op, cons
   bool graph_input = v->producer < 0 && !v->scoped && !node->loader->parent;
   return HGR__ONNX_UNSUPPORTED(node, "its %s '%s'%s depends on the model's data at run time; hgr runs %s only when "
                                "the %s is known when the model is specialized (a constant, a value computed from "
-                               "shapes, or a graph input the model object specializes on%s)",
+                               "shapes, or a graph input the model object specializes on%s)%s",
                                what, v->name, detail, op, what,
                                graph_input ? "; one load can fix it: hgr_onnx_options_set_input_value, hgr run "
-                                             "--fix-input" : "");
+                                             "--fix-input" : "",
+                               node->loader->parent
+                                   ? "; inside a subgraph hgr does not decide it at run time"
+                                   : "; the model object (hgr_model_run, the Python session) decides it at run time, "
+                                     "in stages");
 }
 
 /* The one element of a condition known at load, as a flag. */
