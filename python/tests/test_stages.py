@@ -173,3 +173,9 @@ def test_a_model_that_decides_refuses_one_executor(tmp_path, device):
     with pytest.raises(hgr.FailedPreconditionError, match="decides at run time .*NonZero"):
         model.specialize([np.ones(4, np.float32)])
     assert model.run([np.array([1, 0, 2, 0], np.float32)])[0].tolist() == [[0, 2]]
+    session = hgr.InferenceSession(path, providers=[device])
+    binding = session.io_binding()
+    binding.bind_cpu_input("x", np.ones(4, np.float32))
+    binding.bind_output("idx")
+    with pytest.raises(hgr.FailedPreconditionError, match="decides at run time"):
+        session.run_with_iobinding(binding)
