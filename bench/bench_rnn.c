@@ -9,9 +9,11 @@
  *   hgr_bench_rnn [DEVICE] [CELL] [T] [B] [H] [DIRECTIONS] [REPEAT] [LAYOUT]
  *     defaults: pocl:0 lstm 64 4 128 1 21 rule
  *
- * LAYOUT is how the kernels read R (the op's tile choice): rule (the plan's: rows),
- * rows or columns (forced as the tuning candidate). Prints the median milliseconds
- * of each form, per step, and their ratio. */
+ * LAYOUT is how the kernels read R (the op's tile choice, runtime/ops/ops_rnn.c):
+ * rule (the plan's: rows4 on PoCL's CPU drivers where the hidden size is a
+ * multiple of 4, else rows), rows, columns, rows4 or packed (forced as the tuning
+ * candidate). Prints the median milliseconds of each form, per step, and their
+ * ratio. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +95,10 @@ int main(int argc, char** argv) {
   long d = argc > 6 ? atol(argv[6]) : 1;
   int repeat = argc > 7 ? atoi(argv[7]) : 21;
   const char* layout = argc > 8 ? argv[8] : "rule";
-  int candidate = !strcmp(layout, "rows") ? 0 : !strcmp(layout, "columns") ? 1 : -1;
+  static const char* const layouts[4] = {"rows", "columns", "rows4", "packed"}; /* the candidates' order */
+  int candidate = -1;
+  for (int i = 0; i < 4; ++i)
+    if (!strcmp(layout, layouts[i])) candidate = i;
   long gates = !strcmp(cell, "lstm") ? 4 : !strcmp(cell, "gru") ? 3 : 1;
   int outputs = gates == 4 ? 3 : 2;
   char op[32];
@@ -101,7 +106,8 @@ int main(int argc, char** argv) {
   if (t < 1 || b < 1 || h < 1 || (d != 1 && d != 2) || repeat < 1 ||
       (strcmp(cell, "lstm") && strcmp(cell, "gru") && strcmp(cell, "rnn")) ||
       (candidate < 0 && strcmp(layout, "rule"))) {
-    fprintf(stderr, "usage: hgr_bench_rnn [DEVICE] [lstm|gru|rnn] [T] [B] [H] [1|2] [REPEAT] [rule|rows|columns]\n");
+    fprintf(stderr, "usage: hgr_bench_rnn [DEVICE] [lstm|gru|rnn] [T] [B] [H] [1|2] [REPEAT] "
+                    "[rule|rows|columns|rows4|packed]\n");
     return 2;
   }
   size_t gates_count = (size_t)(t * b * d * gates * h), r_count = (size_t)(d * gates * h * h);

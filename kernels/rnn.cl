@@ -54,6 +54,24 @@
  *       R [D, GH, H] (count elements) to R^T [D, H, GH] at the scratch's start, one
  *       work-item per element; NDRange 1-D, global >= count.
  *
+ * The units4 kernels (H % 4 == 0; tile choices rows4 and packed): as the gate-row
+ * kernels, the same arguments, flags, scratch's state and NDRange (any local size
+ * L; the plan takes a power of two >= H / 4 where it can), but a work-item per 4
+ * units: tile q (q = lid, lid + L, ... < H / 4) is units 4q .. 4q + 3, whose G gates
+ * it computes as float4s (gates_x + Rb + 4 rows of R times H_{t-1}) and whose cell
+ * it updates in float4 itself. The state lives in local memory: `h` holds H_{t-1}
+ * and H_t (2H floats, swapped each active step), then LSTM's C (H, tile q's alone),
+ * or GRU's r (.) H_{t-1} and z (2H). A step has one barrier; GRU without
+ * linear_before_reset two (R_h needs every unit's r (.) H_{t-1}). No gates in the
+ * scratch: it holds R_P first with RNN_R_PACKED, then the state between launches.
+ *   hgr_lstm_units4(as hgr_lstm_sequence's), hgr_gru_units4(as hgr_gru_sequence's),
+ *   hgr_rnn_units4(as hgr_rnn_sequence's)
+ *   hgr_rnn_pack_r(__global const float* r, __global float* scratch, uint count, uint gh,
+ *                  uint hidden)
+ *       R [D, GH, H] to R_P [D, H / 4, H, G, 4] at the scratch's start (tile q's rows
+ *       of gate g at k: R_P[d][q][k][g][0..3] = R[d][g H + 4q + 0..3][k]), one
+ *       work-item per element; NDRange 1-D, global >= count.
+ *
  * Equations (ONNX's; clip(x) = min(max(x, -clip), clip) where RNN_CLIP, applied to
  * every activation's input but h's cell input):
  *   LSTM  i = f(clip(xi + Rb_i + R_i H + P_i (.) C)), f = f(... P_f ...) or 1 - i with
@@ -78,6 +96,7 @@
 #define RNN_INPUT_FORGET 256u
 #define RNN_LINEAR_BEFORE_RESET 512u
 #define RNN_R_COLUMNS 1024u /* R^T at the scratch's start (hgr_rnn_transpose_r) */
+#define RNN_R_PACKED 2048u  /* units4: R_P at the scratch's start (hgr_rnn_pack_r) */
 
 /* Activation codes (ops_rnn.c's activation table, in this order). */
 #define RNN_ACT_RELU 0
@@ -355,6 +374,293 @@ __kernel void hgr_rnn_sequence(__global const float* gates_x, __global const flo
   for (uint j = get_local_id(0); j < units; j += get_local_size(0)) {
     y_h[state + j] = len ? h[j] : 0.0f;
     saved[j] = h[j];
+  }
+}
+#endif
+
+/* ---- 4 units per work-item (H % 4 == 0): hgr_*_units4 ------------------------------- */
+
+/* Activation a of a direction's meta applied to 4 values: the code is the same for
+ * the 4, so the branch is the work-item's alone and the math is float4 (PoCL's
+ * vector exp and tanh). As hgr_rnn_activate, lane by lane. */
+float4 hgr_rnn_activate4(__global const int* act, uint a, float4 x) {
+  int code = act[3 * a];
+  float alpha = as_float(act[3 * a + 1]), beta = as_float(act[3 * a + 2]);
+  float4 zero = (float4)(0.0f);
+  switch (code) {
+    case RNN_ACT_RELU: return select(x, zero, x < zero);
+    case RNN_ACT_TANH: return tanh(x);
+    case RNN_ACT_SIGMOID: return 1.0f / (1.0f + exp(-x));
+    case RNN_ACT_AFFINE: return alpha * x + beta;
+    case RNN_ACT_LEAKY_RELU: return select(x, alpha * x, x < zero);
+    case RNN_ACT_THRESHOLDED_RELU: return select(zero, x, x >= (float4)(alpha));
+    case RNN_ACT_SCALED_TANH: return alpha * tanh(beta * x);
+    case RNN_ACT_HARD_SIGMOID: return fmin(fmax(alpha * x + beta, 0.0f), 1.0f);
+    case RNN_ACT_ELU: return select(x, alpha * (exp(x) - 1.0f), x < zero);
+    case RNN_ACT_SOFTSIGN: return x / (1.0f + fabs(x));
+    default: return fmax(x, 0.0f) + log1p(exp(-fabs(x))); /* RNN_ACT_SOFTPLUS */
+  }
+}
+
+float4 hgr_rnn_clip4(float4 x, uint flags, float clip) { return (flags & RNN_CLIP) ? clamp(x, -clip, clip) : x; }
+
+/* Rows g H + 4 q .. g H + 4 q + 3 of direction d's R times v (H floats): with
+ * RNN_R_PACKED from R_P (hgr_rnn_pack_r), one float4 per k, two partial sums;
+ * else from R itself, each row's dot product over k in float8s (H % 8 == 0: PoCL
+ * ran the bench's bidirectional LSTM of 256 about 25% faster than in float4s) or
+ * float4s, the four rows' sums added across at the end. */
+float4 hgr_rnn_gate4(__global const float* rd, uint flags, uint q, uint g, uint gates, uint hidden,
+                     __local const float* v) {
+  if (flags & RNN_R_PACKED) {
+    __global const float* rq = rd + q * 4 * gates * hidden + 4 * g;
+    uint step = 4 * gates;
+    float4 a0 = (float4)(0.0f), a1 = (float4)(0.0f);
+    for (uint k = 0; k < hidden; k += 2, rq += 2 * step) {
+      a0 += vload4(0, rq) * v[k];
+      a1 += vload4(0, rq + step) * v[k + 1];
+    }
+    return a0 + a1;
+  }
+  __global const float* r0 = rd + (g * hidden + 4 * q) * hidden;
+  __global const float* r1 = r0 + hidden;
+  __global const float* r2 = r1 + hidden;
+  __global const float* r3 = r2 + hidden;
+  float4 s0 = (float4)(0.0f), s1 = (float4)(0.0f), s2 = (float4)(0.0f), s3 = (float4)(0.0f);
+  uint k4 = 0;
+  if (hidden % 8 == 0) {
+    float8 e0 = (float8)(0.0f), e1 = (float8)(0.0f), e2 = (float8)(0.0f), e3 = (float8)(0.0f);
+    for (uint k8 = 0; k8 < hidden / 8; ++k8) {
+      float8 vk = vload8(k8, v);
+      e0 += vload8(k8, r0) * vk;
+      e1 += vload8(k8, r1) * vk;
+      e2 += vload8(k8, r2) * vk;
+      e3 += vload8(k8, r3) * vk;
+    }
+    s0 = e0.lo + e0.hi, s1 = e1.lo + e1.hi, s2 = e2.lo + e2.hi, s3 = e3.lo + e3.hi;
+    k4 = hidden / 4;
+  }
+  for (; k4 < hidden / 4; ++k4) {
+    float4 vk = vload4(k4, v);
+    s0 += vload4(k4, r0) * vk;
+    s1 += vload4(k4, r1) * vk;
+    s2 += vload4(k4, r2) * vk;
+    s3 += vload4(k4, r3) * vk;
+  }
+  float4 t0 = (float4)(s0.xz, s1.xz) + (float4)(s0.yw, s1.yw);
+  float4 t1 = (float4)(s2.xz, s3.xz) + (float4)(s2.yw, s3.yw);
+  return (float4)(t0.xz, t1.xz) + (float4)(t0.yw, t1.yw);
+}
+
+#if HGR_WANTED(hgr_rnn_pack_r)
+__kernel void hgr_rnn_pack_r(__global const float* r, __global float* scratch, uint count, uint gh, uint hidden) {
+  uint i = get_global_id(0);
+  if (i >= count) return;
+  uint q = i / hidden, k = i - q * hidden; /* i = (d * gh + row) * hidden + k */
+  uint d = q / gh, row = q - d * gh;
+  uint g = row / hidden, unit = row - g * hidden, gates = gh / hidden;
+  scratch[d * hidden * gh + ((unit >> 2) * hidden + k) * 4 * gates + g * 4 + (unit & 3)] = r[i];
+}
+#endif
+
+/* The units4 kernels' common start: (d, b) of the group, its length, its state's
+ * offset, its direction, its R (R_P at the scratch's start with RNN_R_PACKED), the
+ * state between launches after that. */
+#define RNN_UNITS4_PROLOGUE(GATES, STATE_FLOATS)                                                              \
+  uint group = get_group_id(0);                                                                               \
+  int valid = group < directions * batch;                                                                     \
+  uint tiles = valid ? hidden / 4 : 0, last_step = valid ? min(first_step + step_count, steps) : first_step;  \
+  uint d = valid ? group / batch : 0, b = valid ? group - d * batch : 0;                                      \
+  uint len = valid ? hgr_rnn_length(lens, b, steps, flags) : 0;                                               \
+  uint state = hgr_rnn_state_offset(d, b, batch, directions, hidden, flags);                                  \
+  int reverse = directions == 2 ? d == 1 : (flags & RNN_REVERSE) != 0;                                        \
+  uint gh = (GATES) * hidden;                                                                                 \
+  int packed = (flags & RNN_R_PACKED) != 0;                                                                   \
+  __global const float* rd = (packed ? (__global const float*)scratch : r) + d * gh * hidden;                 \
+  __global float* saved = scratch + (packed ? directions * gh * hidden : 0u) + group * (STATE_FLOATS) * hidden; \
+  __global const float* bd = bias + d * gh;                                                                   \
+  uint lid = get_local_id(0), lsize = get_local_size(0)
+
+#if HGR_WANTED(hgr_lstm_units4)
+__kernel void hgr_lstm_units4(__global const float* gates_x, __global const float* r, __global const float* bias,
+                              __global const int* lens, __global const float* initial_h,
+                              __global const float* initial_c, __global const float* peepholes, __global float* y,
+                              __global float* y_h, __global float* y_c, __global float* scratch,
+                              __global const int* meta, __local float* h, uint steps, uint batch, uint directions,
+                              uint hidden, uint flags, float clip, uint first_step, uint step_count) {
+  RNN_UNITS4_PROLOGUE(4, 2);
+  __global const int* act = meta + d * 9;
+  __global const float* p = peepholes + d * 3 * hidden;
+  __local float* cell = h + 2 * hidden; /* C: tile q's work-item alone reads and writes its 4 */
+  for (uint q = lid; q < tiles; q += lsize) {
+    float4 h0 = first_step ? vload4(q, saved)
+                           : (flags & RNN_INITIAL_H) ? vload4(q, initial_h + state) : (float4)(0.0f);
+    float4 c0 = first_step ? vload4(q, saved + hidden)
+                           : (flags & RNN_INITIAL_C) ? vload4(q, initial_c + state) : (float4)(0.0f);
+    vstore4(h0, q, h);
+    vstore4(c0, q, cell);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
+  for (uint s = first_step; s < last_step; ++s) {
+    int active = s < len; /* the whole group alike; every barrier is reached by all */
+    uint t = active && reverse ? len - 1 - s : s;
+    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
+    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
+    __local const float* hp = h + cur;
+    __local float* hn = h + (hidden - cur);
+    for (uint q = lid; q < tiles; q += lsize) {
+      if (!active) { /* Y is zero past the row's length */
+        vstore4((float4)(0.0f), q, yt);
+        continue;
+      }
+      float4 pi = vload4(q, xt) + hgr_rnn_gate4(rd, flags, q, 0, 4, hidden, hp);
+      float4 po = vload4(q, xt + hidden) + hgr_rnn_gate4(rd, flags, q, 1, 4, hidden, hp);
+      float4 pf = vload4(q, xt + 2 * hidden) + hgr_rnn_gate4(rd, flags, q, 2, 4, hidden, hp);
+      float4 pc = vload4(q, xt + 3 * hidden) + hgr_rnn_gate4(rd, flags, q, 3, 4, hidden, hp);
+      if (flags & RNN_BIAS) {
+        pi += vload4(q, bd);
+        po += vload4(q, bd + hidden);
+        pf += vload4(q, bd + 2 * hidden);
+        pc += vload4(q, bd + 3 * hidden);
+      }
+      float4 c_prev = vload4(q, cell);
+      if (flags & RNN_PEEPHOLES) {
+        pi += vload4(q, p) * c_prev;
+        pf += vload4(q, p + 2 * hidden) * c_prev;
+      }
+      float4 i = hgr_rnn_activate4(act, 0, hgr_rnn_clip4(pi, flags, clip));
+      float4 f = (flags & RNN_INPUT_FORGET) ? 1.0f - i : hgr_rnn_activate4(act, 0, hgr_rnn_clip4(pf, flags, clip));
+      float4 c = f * c_prev + i * hgr_rnn_activate4(act, 1, hgr_rnn_clip4(pc, flags, clip));
+      if (flags & RNN_PEEPHOLES) po += vload4(q, p + hidden) * c;
+      float4 o = hgr_rnn_activate4(act, 0, hgr_rnn_clip4(po, flags, clip));
+      float4 value = o * hgr_rnn_activate4(act, 2, c);
+      vstore4(c, q, cell);
+      vstore4(value, q, hn);
+      vstore4(value, q, yt);
+    }
+    if (active) cur = hidden - cur;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint q = lid; q < tiles; q += lsize) {
+    float4 hv = vload4(q, h + cur), cv = vload4(q, cell);
+    vstore4(len ? hv : (float4)(0.0f), q, y_h + state);
+    vstore4(len ? cv : (float4)(0.0f), q, y_c + state);
+    vstore4(hv, q, saved);
+    vstore4(cv, q, saved + hidden);
+  }
+}
+#endif
+
+#if HGR_WANTED(hgr_gru_units4)
+__kernel void hgr_gru_units4(__global const float* gates_x, __global const float* r, __global const float* bias,
+                             __global const int* lens, __global const float* initial_h, __global float* y,
+                             __global float* y_h, __global float* scratch, __global const int* meta,
+                             __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,
+                             float clip, uint first_step, uint step_count) {
+  RNN_UNITS4_PROLOGUE(3, 1);
+  __global const int* act = meta + d * 6;
+  __local float* reset_h = h + 2 * hidden; /* r (.) H_{t-1} */
+  __local float* update = h + 3 * hidden;  /* z, from the step's first half to its second */
+  int linear = (flags & RNN_LINEAR_BEFORE_RESET) != 0;
+  for (uint q = lid; q < tiles; q += lsize)
+    vstore4(first_step ? vload4(q, saved) : (flags & RNN_INITIAL_H) ? vload4(q, initial_h + state) : (float4)(0.0f),
+            q, h);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
+  for (uint s = first_step; s < last_step; ++s) {
+    int active = s < len; /* the whole group alike; every barrier is reached by all */
+    uint t = active && reverse ? len - 1 - s : s;
+    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
+    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
+    __local const float* hp = h + cur;
+    __local float* hn = h + (hidden - cur);
+    /* z and r against H_{t-1}; with linear_before_reset also R_h H_{t-1} + Rb_h and
+     * the unit's update, without r (.) H_{t-1} for the second half */
+    for (uint q = lid; q < tiles && active; q += lsize) {
+      float4 pz = vload4(q, xt) + hgr_rnn_gate4(rd, flags, q, 0, 3, hidden, hp);
+      float4 pr = vload4(q, xt + hidden) + hgr_rnn_gate4(rd, flags, q, 1, 3, hidden, hp);
+      if (flags & RNN_BIAS) {
+        pz += vload4(q, bd);
+        pr += vload4(q, bd + hidden);
+      }
+      float4 z = hgr_rnn_activate4(act, 0, hgr_rnn_clip4(pz, flags, clip));
+      float4 reset = hgr_rnn_activate4(act, 0, hgr_rnn_clip4(pr, flags, clip));
+      float4 hv = vload4(q, hp);
+      if (linear) {
+        float4 ph = hgr_rnn_gate4(rd, flags, q, 2, 3, hidden, hp);
+        if (flags & RNN_BIAS) ph += vload4(q, bd + 2 * hidden);
+        float4 pre = vload4(q, xt + 2 * hidden) + reset * ph;
+        float4 value = (1.0f - z) * hgr_rnn_activate4(act, 1, hgr_rnn_clip4(pre, flags, clip)) + z * hv;
+        vstore4(value, q, hn);
+        vstore4(value, q, yt);
+      } else {
+        vstore4(z, q, update);
+        vstore4(reset * hv, q, reset_h);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint q = lid; q < tiles; q += lsize) {
+      if (!active) { /* Y is zero past the row's length */
+        vstore4((float4)(0.0f), q, yt);
+        continue;
+      }
+      if (linear) continue;
+      float4 pre = vload4(q, xt + 2 * hidden) + hgr_rnn_gate4(rd, flags, q, 2, 3, hidden, reset_h);
+      if (flags & RNN_BIAS) pre += vload4(q, bd + 2 * hidden);
+      float4 z = vload4(q, update);
+      float4 value = (1.0f - z) * hgr_rnn_activate4(act, 1, hgr_rnn_clip4(pre, flags, clip)) + z * vload4(q, hp);
+      vstore4(value, q, hn);
+      vstore4(value, q, yt);
+    }
+    if (active) cur = hidden - cur;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint q = lid; q < tiles; q += lsize) {
+    float4 hv = vload4(q, h + cur);
+    vstore4(len ? hv : (float4)(0.0f), q, y_h + state);
+    vstore4(hv, q, saved);
+  }
+}
+#endif
+
+#if HGR_WANTED(hgr_rnn_units4)
+__kernel void hgr_rnn_units4(__global const float* gates_x, __global const float* r, __global const float* bias,
+                             __global const int* lens, __global const float* initial_h, __global float* y,
+                             __global float* y_h, __global float* scratch, __global const int* meta,
+                             __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,
+                             float clip, uint first_step, uint step_count) {
+  RNN_UNITS4_PROLOGUE(1, 1);
+  __global const int* act = meta + d * 3;
+  for (uint q = lid; q < tiles; q += lsize)
+    vstore4(first_step ? vload4(q, saved) : (flags & RNN_INITIAL_H) ? vload4(q, initial_h + state) : (float4)(0.0f),
+            q, h);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
+  for (uint s = first_step; s < last_step; ++s) {
+    int active = s < len; /* the whole group alike; every barrier is reached by all */
+    uint t = active && reverse ? len - 1 - s : s;
+    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
+    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
+    __local const float* hp = h + cur;
+    __local float* hn = h + (hidden - cur);
+    for (uint q = lid; q < tiles; q += lsize) {
+      if (!active) { /* Y is zero past the row's length */
+        vstore4((float4)(0.0f), q, yt);
+        continue;
+      }
+      float4 pre = vload4(q, xt) + hgr_rnn_gate4(rd, flags, q, 0, 1, hidden, hp);
+      if (flags & RNN_BIAS) pre += vload4(q, bd);
+      float4 value = hgr_rnn_activate4(act, 0, hgr_rnn_clip4(pre, flags, clip));
+      vstore4(value, q, hn);
+      vstore4(value, q, yt);
+    }
+    if (active) cur = hidden - cur;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint q = lid; q < tiles; q += lsize) {
+    float4 hv = vload4(q, h + cur);
+    vstore4(len ? hv : (float4)(0.0f), q, y_h + state);
+    vstore4(hv, q, saved);
   }
 }
 #endif

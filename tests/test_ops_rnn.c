@@ -8,8 +8,10 @@
  * Cases: every direction x layout x sequence_lens present or not, for each cell,
  * with the other options drawn at random (Rb, initial_h, initial_c, peepholes,
  * clip, input_forget, linear_before_reset, the activation lists with alpha and
- * beta, steps_per_launch); every activation in every position; lengths of 0 and
- * of T with both directions; work-groups smaller than the hidden units.
+ * beta, steps_per_launch), R's layout (the tile candidates rows, columns, rows4,
+ * packed) cycled; every activation in every position; lengths of 0 and of T with
+ * both directions; work-groups smaller than the hidden units (and than their tiles
+ * of 4).
  *
  * Tolerance: rtol 1e-4, atol 2e-5. Each gate is a float32 sum of I + H + 2 products
  * (a few u = 2^-24 relative to the sum of their magnitudes, here under 8), then the
@@ -46,8 +48,12 @@ typedef struct rnn_case_t {
   double alphas[6], betas[6];
   int steps_per_launch;
   const int32_t* fixed_lens; /* NULL: random lengths in [0, T] */
-  bool columns;              /* R read as R^T (tile candidate 1), else as it is (the rule's 0) */
+  int layout;                /* the tile candidate (layout_names): 0 rows, 1 columns, 2 rows4, 3 packed */
 } rnn_case_t;
+
+/* runtime/ops/ops_rnn.c's tile candidates, in their order: rows4 and packed fit a
+ * hidden size that is a multiple of 4 (else the rule's rows runs). */
+static const char* const layout_names[4] = {"rows", "columns", "rows4", "packed"};
 
 static void describe(const rnn_case_t* k, char* text, size_t capacity) {
   snprintf(text, capacity,
@@ -56,7 +62,7 @@ static void describe(const rnn_case_t* k, char* text, size_t capacity) {
            cell_ops[k->cell], (long long)k->steps, (long long)k->batch, (long long)k->input_size,
            (long long)k->hidden, direction_names[k->direction], k->batch_first, k->bias, k->lens, k->initial_h,
            k->initial_c, k->peepholes, k->clip, k->clip_value, k->input_forget, k->linear_before_reset,
-           k->activation_count, k->steps_per_launch, k->columns ? "columns" : "rows");
+           k->activation_count, k->steps_per_launch, layout_names[k->layout]);
 }
 
 static void append(char* text, size_t capacity, const char* format, ...) HGR_PRINTF(3, 4);
@@ -172,7 +178,7 @@ static void check_case(const rnn_case_t* k, hgr_test_rng_t* rng) {
   hgr_ref_rnn(&c, y, y_h, y_c);
   hgr_optest_tolerance(&t, 1e-4, 2e-5);
   t.force_candidate = true;
-  t.candidate = k->columns;
+  t.candidate = (uint32_t)k->layout;
   char what[512];
   describe(k, what, sizeof(what));
   print_message("%s\n", what);
@@ -221,7 +227,8 @@ static void check_combinations(hgr_ref_cell_t cell, uint64_t seed) {
         k.linear_before_reset = cell == HGR_REF_GRU && coin(&rng);
         if (coin(&rng)) random_activations(&k, &rng);
         k.steps_per_launch = (int)hgr_test_rng_below(&rng, 3);
-        k.columns = (direction + layout + lens) % 2;
+        k.layout = (direction * 4 + layout * 2 + lens) % 4;
+        if (k.layout >= 2) k.hidden = (k.hidden + 3) / 4 * 4; /* rows4 and packed take H % 4 == 0 */
         check_case(&k, &rng);
       }
 }
@@ -254,7 +261,7 @@ static void every_activation_matches_reference(void** state) {
       k.activation_count = 2 * hgr_ref_cell_activations(k.cell);
       for (int i = 0; i < k.activation_count; ++i)
         k.activations[i] = (hgr_ref_activation_t)((first + 4 * i) % HGR_REF_ACTIVATION_COUNT);
-      k.columns = first % 2;
+      k.layout = first % 4;
       k.alpha_count = k.beta_count = 6;
       for (int i = 0; i < 6; ++i) {
         k.alphas[i] = hgr_test_rng_float(&rng, 0.1f, 1.5f);
@@ -280,7 +287,13 @@ static void sequence_lens_with_both_directions(void** state) {
                       .linear_before_reset = layout, .fixed_lens = lens};
       check_case(&k, &rng);
       k.steps_per_launch = 2; /* the state handed from launch to launch through the scratch */
-      k.columns = true;
+      k.layout = 1;
+      check_case(&k, &rng);
+      k.hidden = 8; /* the units4 kernels, R as it is and packed */
+      k.layout = 2 + layout;
+      check_case(&k, &rng);
+      k.steps_per_launch = 0;
+      k.layout = 3 - layout;
       check_case(&k, &rng);
     }
 }
@@ -300,30 +313,32 @@ static void hidden_units_beyond_the_work_group(void** state) {
     rnn_case_t k = {.cell = (hgr_ref_cell_t)cell, .steps = 3, .batch = 2, .input_size = 2, .hidden = 9,
                     .direction = 2, .bias = true, .lens = true, .initial_h = true, .initial_c = true,
                     .peepholes = cell == HGR_REF_LSTM};
-    check_case(&k, &rng);
-    k.columns = true;
-    check_case(&k, &rng);
+    for (k.layout = 0; k.layout < 2; ++k.layout) check_case(&k, &rng);
+    k.hidden = 12; /* 3 tiles of 4 units on 2 work-items */
+    for (k.layout = 2; k.layout < 4; ++k.layout) check_case(&k, &rng);
   }
   *info = saved;
   bool simulator = hgr_optest_is_simulator(hgr_optest_device);
   for (int cell = 0; cell < 3; ++cell) {
     rnn_case_t k = {.cell = (hgr_ref_cell_t)cell, .steps = simulator ? 2 : 4, .batch = 2, .input_size = 5,
                     .hidden = simulator ? 33 : 70, .direction = 0, .bias = true, .initial_h = true};
-    check_case(&k, &rng);
-    k.columns = true;
-    check_case(&k, &rng);
+    for (k.layout = 0; k.layout < 2; ++k.layout) check_case(&k, &rng);
+    k.hidden = simulator ? 36 : 72;
+    for (k.layout = 2; k.layout < 4; ++k.layout) check_case(&k, &rng);
   }
 }
 
-/* R's layout is a tile candidate: the rule reads R as it is (rows) in one launch;
- * candidate 1 (columns) transposes it into the scratch first; a tuning record names
- * either by the layer's key. */
-static void r_layout_is_a_tuning_candidate(void** state) {
-  (void)state;
+/* R's layout is a tile candidate: the rule reads R as it is, in one launch, with the
+ * units4 kernel (rows4) on PoCL's CPU drivers where the hidden size is a multiple
+ * of 4, else with the gate-row kernel (rows); columns and packed copy it into the
+ * scratch first (R^T, R_P); a tuning record names any of them by the layer's key;
+ * a candidate that does not fit (rows4 or packed at H % 4 != 0) leaves the rule's. */
+static void plan_layout(int64_t hidden, const hgr__tuning_t* tuning, const char* tile, const char* first_kernel,
+                        uint32_t launches) {
   hgr_optest_t t;
   hgr_optest_init(&t, "gru_recurrence", "\"direction\": \"bidirectional\"");
-  int64_t gates_shape[3] = {5, 3, 2 * 3 * 4}, r_shape[3] = {2, 12, 4};
-  int64_t y_shape[4] = {5, 2, 3, 4}, state_shape[3] = {2, 3, 4};
+  int64_t gates_shape[3] = {5, 3, 2 * 3 * hidden}, r_shape[3] = {2, 3 * hidden, hidden};
+  int64_t y_shape[4] = {5, 2, 3, hidden}, state_shape[3] = {2, 3, hidden};
   hgr_optest_input(&t, "float32", 3, gates_shape);
   hgr_optest_input(&t, "float32", 3, r_shape);
   hgr_optest_output(&t, "float32", 4, y_shape);
@@ -333,23 +348,44 @@ static void r_layout_is_a_tuning_candidate(void** state) {
   ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
   free(json);
   hgr__limits_t limits = {256, {256, 256, 256}, 32 * 1024};
-  static const char* const first_kernel[3] = {"hgr_gru_sequence", "hgr_rnn_transpose_r", "hgr_rnn_transpose_r"};
-  static const uint32_t launches[3] = {1, 2, 2};
-  hgr__tune_record_t record = {"dev", "rnn:gru_recurrence:2x3x4", "columns", 1.0};
-  hgr__tune_table_t table = {&record, 1, 1};
-  hgr__tuning_t tunings[3] = {{NULL, NULL, HGR_TUNING_CANDIDATE, 0}, {NULL, NULL, HGR_TUNING_CANDIDATE, 1},
-                              {&table, "dev", HGR_TUNING_FILE, 0}};
-  for (int i = 0; i < 3; ++i) {
-    hgr__op_ctx_t ctx;
-    ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, 2, NULL, &limits, &tunings[i], &ctx));
-    assert_int_equal(ctx.launch_count, launches[i]);
-    assert_string_equal(ctx.launches[0].kernel, first_kernel[i]);
-    assert_string_equal(ctx.tile.key, "rnn:gru_recurrence:2x3x4");
-    assert_string_equal(ctx.tile.tile, i ? "columns" : "rows");
-    hgr__op_ctx_free(&ctx);
-  }
+  hgr__op_ctx_t ctx;
+  ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, 2, NULL, &limits, tuning, &ctx));
+  char key[64];
+  snprintf(key, sizeof(key), "rnn:gru_recurrence:2x3x%lld", (long long)hidden);
+  assert_int_equal(ctx.launch_count, launches);
+  assert_string_equal(ctx.launches[0].kernel, first_kernel);
+  assert_string_equal(ctx.tile.key, key);
+  assert_string_equal(ctx.tile.tile, tile);
+  hgr__op_ctx_free(&ctx);
   hgr_graph_release(graph);
   hgr_optest_free(&t);
+}
+
+static void r_layout_is_a_tuning_candidate(void** state) {
+  (void)state;
+  static const char* const first_kernel[4] = {"hgr_gru_sequence", "hgr_rnn_transpose_r", "hgr_gru_units4",
+                                              "hgr_rnn_pack_r"};
+  static const uint32_t launches[4] = {1, 2, 1, 2};
+  for (uint32_t i = 0; i < 4; ++i) {
+    hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, i};
+    plan_layout(4, &tuning, layout_names[i], first_kernel[i], launches[i]);
+  }
+  plan_layout(4, NULL, "rows", "hgr_gru_sequence", 1); /* a device the rule does not know */
+  static const char* const devices[4] = {"Portable Computing Language|pthread-skylake-avx512-AMD EPYC|OpenCL 3.0 "
+                                         "PoCL 3.1|3.1", "Portable Computing Language|cpu-haswell|3.0|5.0",
+                                         "rusticl|llvmpipe (LLVM 15.0.6, 256 bits)|OpenCL 3.0|23.2.1",
+                                         "NVIDIA CUDA|NVIDIA H200|OpenCL 3.0 CUDA|560.35"};
+  for (int i = 0; i < 4; ++i) {
+    hgr__tuning_t rule = {NULL, devices[i], HGR_TUNING_OFF, 0};
+    plan_layout(4, &rule, i < 2 ? "rows4" : "rows", i < 2 ? "hgr_gru_units4" : "hgr_gru_sequence", 1);
+    plan_layout(6, &rule, "rows", "hgr_gru_sequence", 1);
+  }
+  hgr__tuning_t packed = {NULL, devices[0], HGR_TUNING_CANDIDATE, 3};
+  plan_layout(6, &packed, "rows", "hgr_gru_sequence", 1);
+  hgr__tune_record_t record = {"dev", "rnn:gru_recurrence:2x3x4", "columns", 1.0};
+  hgr__tune_table_t table = {&record, 1, 1};
+  hgr__tuning_t file = {&table, "dev", HGR_TUNING_FILE, 0};
+  plan_layout(4, &file, "columns", "hgr_rnn_transpose_r", 2);
 }
 
 /* A minimal node for the refusals: LSTM forward, T 2, B 1, H 2, gates_x and r. */

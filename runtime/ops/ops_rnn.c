@@ -31,9 +31,11 @@
  * it waits in the node's scratch rather than in Y_h and Y_c: Oclgrind 21.10 takes
  * an output storage that a later launch reads back for uninitialized once its
  * buffer ID was an earlier executor's partly host-written buffer
- * (tests/CMakeLists.txt), and the scratch is written whole at creation. R is read
- * in one of two layouts, the plan's tile choice (key "rnn:<op>:<D>x<B>x<H>",
- * candidates rows and columns; see plan_rnn). */
+ * (tests/CMakeLists.txt), and the scratch is written whole at creation. How R is
+ * read is the plan's tile choice (key "rnn:<op>:<D>x<B>x<H>", candidates rows,
+ * columns, rows4 and packed; see plan_rnn): the gate-row kernels
+ * (hgr_*_sequence, a work-item per gate row) or, where H % 4 == 0, the units4
+ * kernels (hgr_*_units4, a work-item per 4 units, all their gates and their cell). */
 #include <ctype.h>
 #include <float.h>
 #include <math.h>
@@ -63,6 +65,11 @@ static const char* const optional_names[OPT_COUNT] = {"bias", "sequence_lens", "
 #define RNN_INPUT_FORGET 256u
 #define RNN_LINEAR_BEFORE_RESET 512u
 #define RNN_R_COLUMNS 1024u
+#define RNN_R_PACKED 2048u
+
+/* R's layout and the kernels that read it, the tile candidates of plan_rnn. */
+enum { LAYOUT_ROWS, LAYOUT_COLUMNS, LAYOUT_ROWS4, LAYOUT_PACKED, LAYOUT_COUNT };
+static const char* const layout_names[LAYOUT_COUNT] = {"rows", "columns", "rows4", "packed"};
 
 /* Wider groups add nothing for the hidden sizes of real models on CPUs, and GPUs
  * take 256 everywhere. */
@@ -335,32 +342,70 @@ static size_t group_size(const hgr__op_ctx_t* ctx, uint32_t rows) {
   return size;
 }
 
+/* Whether the node's device is one of PoCL's CPU drivers (pthread, basic, cpu),
+ * which run a work-group's work-items as a loop per region between barriers and
+ * vectorize only what a work-item writes in vectors: the devices where the units4
+ * kernels win. The plan's limits do not say how a device runs work-items, and its
+ * type does not either (rusticl's llvmpipe is a CPU that runs them SIMT-wise, as
+ * GPUs: rows4 ran 1.5-4.7x slower than rows there), so the rule reads the device's
+ * platform and name from its tuning id ("platform|device|version|driver"). */
+static bool loops_work_items(const hgr__op_ctx_t* ctx) {
+  static const char platform[] = "Portable Computing Language|";
+  const char* id = ctx->tuning ? ctx->tuning->device : NULL;
+  if (!id || strncmp(id, platform, sizeof(platform) - 1)) return false;
+  const char* name = id + sizeof(platform) - 1;
+  return !strncmp(name, "pthread", 7) || !strncmp(name, "basic", 5) || !strncmp(name, "cpu", 3);
+}
+
 static hgr_status_t plan_rnn(hgr__op_ctx_t* ctx) {
   rnn_t p;
   HGR_RETURN_IF_ERROR(parse_rnn(ctx, &p));
   uint32_t gh = p.cell->gates * p.hidden;
-  uint64_t local_bytes = (uint64_t)p.hidden * sizeof(float) * (p.kind == RNN ? 1 : 2); /* H; LSTM: C; GRU: r H */
-  if (local_bytes > ctx->limits.local_mem_bytes)
+  /* R's layout, a tile choice:
+   * - rows: R itself, the gate-row kernels, each work-item walking its row's floats;
+   * - columns: R^T (made by a first launch), the gate-row kernels: neighbouring
+   *   work-items read neighbouring floats, as a GPU's coalesced loads like;
+   * - rows4: R itself, the units4 kernels (H % 4 == 0): a work-item takes 4 units,
+   *   their G gates as float8 (float4) dot products of 4 rows of R with H_{t-1}
+   *   (local memory), then their cell in float4, so that a step has one barrier (GRU two);
+   * - packed: as rows4 from R_P (a first launch: each work-item's rows, k-major,
+   *   one contiguous block), a float4 per k.
+   * The rule takes rows4 on PoCL's CPU drivers where it fits (loops_work_items),
+   * else rows. On PoCL (a 2-core Zen 5, bench/notes.md 2026-11-29) rows4 ran the
+   * bench's LSTMs (T 63, H 64; T 64, H 256 bidirectional) 7x and 20x faster than
+   * rows; packed lost to rows4 (its copy of R each run: 0.08 ms there) and columns
+   * to rows. On rusticl (llvmpipe) rows4 lost to rows; `hgr tune` recorded columns
+   * on an H200 (2.5-4.5x rows, docs/ops.md), where rows4 is unmeasured.
+   * Local memory: H (LSTM: and C; GRU: and r H); units4's H twice (H_{t-1} and H_t)
+   * and LSTM's C, GRU's r H and z. */
+  uint64_t local_bytes[LAYOUT_COUNT];
+  local_bytes[LAYOUT_ROWS] = local_bytes[LAYOUT_COLUMNS] =
+      (uint64_t)p.hidden * sizeof(float) * (p.kind == RNN ? 1 : 2);
+  local_bytes[LAYOUT_ROWS4] = local_bytes[LAYOUT_PACKED] =
+      (uint64_t)p.hidden * sizeof(float) * (p.kind == LSTM ? 3 : p.kind == GRU ? 4 : 2);
+  bool fits[LAYOUT_COUNT];
+  for (int i = 0; i < LAYOUT_COUNT; ++i)
+    fits[i] = local_bytes[i] <= ctx->limits.local_mem_bytes && (i < LAYOUT_ROWS4 || p.hidden % 4 == 0);
+  uint32_t rule = fits[LAYOUT_ROWS4] && loops_work_items(ctx) ? LAYOUT_ROWS4 : LAYOUT_ROWS;
+  if (!fits[rule])
     return HGR__OP_ERROR(ctx, "hidden_size %u needs %llu bytes of local memory for the state, the device has %llu",
-                         p.hidden, (unsigned long long)local_bytes, (unsigned long long)ctx->limits.local_mem_bytes);
-  size_t group = group_size(ctx, gh);
-  uint32_t per_launch = p.steps_per_launch && p.steps_per_launch < p.steps ? p.steps_per_launch : p.steps;
-  /* R's layout, a tile choice: rows (R itself: each work-item walks its gate row, as
-   * a CPU's caches like) or columns (R^T, made by a first launch: neighbouring
-   * work-items read neighbouring floats, as a GPU's coalesced loads like). The
-   * rule takes rows, which the plan cannot tell from the limits alone; `hgr tune`
-   * records columns where it measures faster (an H200: 2.5-4.5x, docs/ops.md). */
-  static const char* const layouts[2] = {"rows", "columns"};
-  static const bool fits[2] = {true, true};
+                         p.hidden, (unsigned long long)local_bytes[rule],
+                         (unsigned long long)ctx->limits.local_mem_bytes);
   char key[96];
   snprintf(key, sizeof(key), "rnn:%s:%ux%ux%u", ctx->op->name, p.directions, p.batch, p.hidden);
-  bool columns = hgr__op_choose_tile(ctx, key, layouts, fits, 2, 0) == 1;
+  uint32_t layout = hgr__op_choose_tile(ctx, key, layout_names, fits, LAYOUT_COUNT, rule);
+  bool units4 = layout >= LAYOUT_ROWS4, copied = layout == LAYOUT_COLUMNS || layout == LAYOUT_PACKED;
+  size_t group = group_size(ctx, units4 ? p.hidden / 4 : gh);
+  uint32_t per_launch = p.steps_per_launch && p.steps_per_launch < p.steps ? p.steps_per_launch : p.steps;
   uint64_t r_count = (uint64_t)p.directions * gh * p.hidden;
-  /* (R^T,) the gates of every (direction, batch row), then its state between launches */
-  uint64_t scratch = ((columns ? r_count : 0) +
-                      (uint64_t)p.directions * p.batch * (gh + (p.kind == LSTM ? 2 : 1) * p.hidden)) * sizeof(float);
-  if (columns) {
-    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_rnn_transpose_r");
+  uint64_t state_floats = (uint64_t)p.directions * p.batch * (p.kind == LSTM ? 2 : 1) * p.hidden;
+  /* (R^T or R_P,) the gates of every (direction, batch row) (not units4's), then
+   * its state between launches */
+  uint64_t scratch = ((copied ? r_count : 0) + (units4 ? 0 : (uint64_t)p.directions * p.batch * gh) +
+                      state_floats) * sizeof(float);
+  if (copied) {
+    hgr__launch_plan_t* l =
+        hgr__op_launch(ctx, layout == LAYOUT_PACKED ? "hgr_rnn_pack_r" : "hgr_rnn_transpose_r");
     hgr__launch_input(ctx, l, 1);
     hgr__launch_scratch(ctx, l, scratch);
     hgr__launch_uint(ctx, l, (uint32_t)r_count);
@@ -368,9 +413,12 @@ static hgr_status_t plan_rnn(hgr__op_ctx_t* ctx) {
     hgr__launch_uint(ctx, l, p.hidden);
     hgr__launch_1d(ctx, l, r_count);
   }
+  static const char* const units4_kernels[3] = {[LSTM] = "hgr_lstm_units4", [GRU] = "hgr_gru_units4",
+                                                [RNN] = "hgr_rnn_units4"};
+  uint32_t layout_flags = layout == LAYOUT_COLUMNS ? RNN_R_COLUMNS : layout == LAYOUT_PACKED ? RNN_R_PACKED : 0;
   uint32_t first = 0;
   do {
-    hgr__launch_plan_t* l = hgr__op_launch(ctx, p.cell->kernel);
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, units4 ? units4_kernels[p.kind] : p.cell->kernel);
     hgr__launch_input(ctx, l, 0);
     hgr__launch_input(ctx, l, 1);
     /* an absent input's argument is r's buffer, which the kernel never reads for it */
@@ -386,12 +434,12 @@ static hgr_status_t plan_rnn(hgr__op_ctx_t* ctx) {
       int32_t entry[3] = {p.code[i], alpha, beta};
       hgr__launch_meta(ctx, l, entry, 3);
     }
-    hgr__launch_local(ctx, l, (size_t)local_bytes);
+    hgr__launch_local(ctx, l, (size_t)local_bytes[layout]);
     hgr__launch_uint(ctx, l, p.steps);
     hgr__launch_uint(ctx, l, p.batch);
     hgr__launch_uint(ctx, l, p.directions);
     hgr__launch_uint(ctx, l, p.hidden);
-    hgr__launch_uint(ctx, l, p.flags | (columns ? RNN_R_COLUMNS : 0));
+    hgr__launch_uint(ctx, l, p.flags | layout_flags);
     hgr__launch_float(ctx, l, p.clip);
     hgr__launch_uint(ctx, l, first);
     hgr__launch_uint(ctx, l, per_launch);
