@@ -20,20 +20,22 @@
  *                  uint batch, uint classes, uint box_count, uint keep,
  *                  uint flags, float iou_threshold, float score_threshold)
  *       One work-group per group g = b * C + c: NDRange 1-D, global = G * L (L when G
- *       is 0), any local size L up to 256; `corners` holds 4 L floats, `words` L (1 +
- *       ceil(L / 32)) + 2 uints. The group (1) writes its candidates' keys (score
- *       > score_threshold with NMS_SCORE_THRESHOLD, else every score but NaN) to
- *       its row of keys, in any order (a local atomic counter); (2) sorts them
- *       ascending in global memory: runs of NMS_RUN by insertion, then merge rounds
+ *       is 0), any local size L; `corners` holds 4 L floats, `words` 2 L + 2 uints.
+ *       The group (1) writes its candidates' keys (score > score_threshold with
+ *       NMS_SCORE_THRESHOLD, else every score but NaN) to its row of keys, each
+ *       work-item those of its slice of the scores from its slot (a count, then a
+ *       scan); (2) sorts them ascending in global memory: runs of NMS_RUN by
+ *       insertion (one run when there are at most NMS_SMALL), then merge rounds
  *       between the row's two halves, each work-item merging its slice of the output
- *       from where its merge path crosses it (a binary search), O(M log M) for M
- *       candidates; a key is the score's bits made to order descending, then the
- *       box index, so that equal scores take the lower index first; (3) walks the sorted
- *       candidates in blocks of L: each work-item tests its candidate against the
- *       boxes already selected, then against the earlier candidates of its block
- *       (a bit mask per candidate, in local memory), and work-item 0 takes the block's
- *       candidates in order, each unless suppressed or when K are taken. It ends
- *       writing its count.
+ *       (at least NMS_SLICE keys) from where its merge path crosses it (a binary
+ *       search), O(M log M) for M candidates; a key is the score's bits made to order
+ *       descending, then the box index, so that equal scores take the lower index
+ *       first; (3) walks the sorted candidates in blocks of L: each work-item tests
+ *       its candidate against the boxes already selected, and work-item 0 takes the
+ *       block's survivors in order, each unless a box it took earlier in the block
+ *       suppresses it, until K are taken. It ends writing its count. PoCL runs a
+ *       work-group's items one after another between barriers, so the group does
+ *       little per barrier and per idle work-item (the plan keeps L small).
  *   hgr_nms_offsets(__global float* scratch, __global int* count, __local uint* sums,
  *                   uint batch, uint classes, uint box_count, uint keep)
  *       One work-group (global = local = L, any L; `sums` holds L uints): the exclusive
@@ -58,8 +60,10 @@
 
 #define NMS_CENTER_POINT 1u    /* boxes as [x_center, y_center, width, height] */
 #define NMS_SCORE_THRESHOLD 2u /* only scores > score_threshold are candidates */
-#define NMS_MASK_WORDS_MAX 8u  /* local sizes up to 256 */
 #define NMS_RUN 8u             /* keys sorted by insertion before the merge rounds */
+#define NMS_SMALL 64u          /* up to this many keys: one run, no merge rounds */
+#define NMS_SLICE 32u          /* the fewest keys a work-item merges in a round */
+#define NMS_NO_KEY 0xffffffffffffffffUL /* above every key */
 
 /* Offsets (in floats) of the scratch's parts. */
 typedef struct hgr_nms_layout_t {
@@ -119,12 +123,16 @@ ulong hgr_nms_key(float score, uint index) {
   return ((ulong)(~ordered) << 32) | (ulong)index;
 }
 
+/* Whether a box scoring `score` is a candidate. */
+uint hgr_nms_candidate(float score, uint flags, float score_threshold) {
+  return (flags & NMS_SCORE_THRESHOLD) ? score > score_threshold : !isnan(score);
+}
+
 #if HGR_WANTED(hgr_nms_select)
 __kernel void hgr_nms_select(__global const float* boxes, __global const float* scores, __global float* scratch,
                              __local float* corners, __local uint* words, uint batch, uint classes, uint box_count,
                              uint keep, uint flags, float iou_threshold, float score_threshold) {
   uint groups = batch * classes, group = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
-  uint mask_words = (size + 31u) / 32u;
   hgr_nms_layout_t layout = hgr_nms_layout(groups, box_count, keep);
   /* A group past the last (only when there are none) has no boxes and takes none. */
   int valid = group < groups;
@@ -135,24 +143,44 @@ __kernel void hgr_nms_select(__global const float* boxes, __global const float* 
   __global const float* batch_boxes = boxes + b * box_count * 4u;
   __global float* chosen_corners = scratch + layout.corners + g * keep * 4u;
   __global uint* chosen_index = (__global uint*)(scratch + layout.index) + g * keep;
-  __local uint* suppressed = words;                 /* [L] */
-  __local uint* masks = words + size;               /* [L][mask_words]: earlier candidates that suppress it */
-  __local uint* shared = masks + size * mask_words; /* candidate count, selected count */
+  __local uint* suppressed = words;  /* [L] */
+  __local uint* before = words + size; /* [L + 1]: candidates of the work-items before each, then the count */
+  __local uint* shared = before + size + 1u; /* the selected count */
 
-  if (lid == 0) shared[0] = shared[1] = 0u;
+  /* Collect: each work-item counts the candidates of its slice of the scores, a
+   * scan gives it its first slot, and it writes their keys there. Slices, not a
+   * stride: on PoCL, which runs a work-item's loop at a time, a stride reads the
+   * scores L times over. No atomic counter: PoCL runs them one by one. */
+  uint chunk = (n + size - 1u) / size, scan_from = min(lid * chunk, n), scan_to = min(scan_from + chunk, n);
+  uint mine = 0u;
+  for (uint i = scan_from; i < scan_to; ++i) mine += hgr_nms_candidate(group_scores[i], flags, score_threshold);
+  before[lid] = mine;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint i = lid; i < n; i += size) {
-    float score = group_scores[i];
-    int candidate = (flags & NMS_SCORE_THRESHOLD) ? score > score_threshold : !isnan(score);
-    if (candidate) keys[atomic_inc(&shared[0])] = hgr_nms_key(score, i);
+  if (lid == 0u) {
+    uint sum = 0u;
+    for (uint w = 0u; w < size; ++w) {
+      uint items = before[w];
+      before[w] = sum;
+      sum += items;
+    }
+    before[size] = sum;
   }
-  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  uint count = shared[0];
-  /* Sort: runs of NMS_RUN keys by insertion, one per work-item at a time, then
-   * rounds that merge pairs of runs into the other half of the row, each work-item
-   * writing its slice of the merged keys from where its merge path starts. */
-  for (uint run = lid; run * NMS_RUN < count; run += size) {
-    uint first = run * NMS_RUN, last = min(first + NMS_RUN, count);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint slot = before[lid], count = before[size];
+  for (uint i = scan_from; i < scan_to; ++i) {
+    float score = group_scores[i];
+    if (hgr_nms_candidate(score, flags, score_threshold)) keys[slot++] = hgr_nms_key(score, i);
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  /* Sort: runs by insertion, one per work-item at a time, then rounds that merge
+   * pairs of runs into the other half of the row, each work-item writing its slice
+   * of the merged keys from where its merge path starts. Up to NMS_SMALL keys are
+   * one run, sorted by work-item 0 without merge rounds: on PoCL a round costs more
+   * than the insertion it saves (the detector case: ~60 keys a class), and on a GPU
+   * such a run is still short. */
+  uint run_length = count <= NMS_SMALL ? NMS_SMALL : NMS_RUN;
+  for (uint run = lid; run * run_length < count; run += size) {
+    uint first = run * run_length, last = min(first + run_length, count);
     for (uint i = first + 1u; i < last; ++i) {
       ulong key = keys[i];
       uint j = i;
@@ -163,8 +191,10 @@ __kernel void hgr_nms_select(__global const float* boxes, __global const float* 
   barrier(CLK_GLOBAL_MEM_FENCE);
   __global ulong* sorted = keys;
   __global ulong* other = keys + box_count;
-  uint slice = (count + size - 1u) / size;
-  for (uint width = NMS_RUN; width < count; width <<= 1) {
+  /* At least NMS_SLICE keys per work-item (the rest idle): on PoCL a work-item's
+   * merge path search costs more than merging a few keys. */
+  uint slice = max((count + size - 1u) / size, NMS_SLICE);
+  for (uint width = run_length; width < count; width <<= 1) {
     uint out = min(lid * slice, count), end = min(out + slice, count);
     while (out < end) {
       uint a = out / (2u * width) * (2u * width), b = min(a + width, count), b_end = min(b + width, count);
@@ -178,10 +208,19 @@ __kernel void hgr_nms_select(__global const float* boxes, __global const float* 
         else
           high = middle;
       }
+      /* The heads of both runs in registers, NMS_NO_KEY past a run's end (above
+       * every key: only a NaN score has such bits, and it is never a candidate);
+       * keys are distinct, so one head is below the other. */
       uint i = a + low, j = b + d - low, stop = min(end, b_end);
+      ulong head_a = i < b ? sorted[i] : NMS_NO_KEY, head_b = j < b_end ? sorted[j] : NMS_NO_KEY;
       for (; out < stop; ++out) {
-        int from_a = j >= b_end || (i < b && sorted[i] < sorted[j]);
-        other[out] = from_a ? sorted[i++] : sorted[j++];
+        if (head_a < head_b) {
+          other[out] = head_a;
+          head_a = ++i < b ? sorted[i] : NMS_NO_KEY;
+        } else {
+          other[out] = head_b;
+          head_b = ++j < b_end ? sorted[j] : NMS_NO_KEY;
+        }
       }
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
@@ -199,30 +238,26 @@ __kernel void hgr_nms_select(__global const float* boxes, __global const float* 
     for (uint s = 0u; s < taken && !out; ++s) out = hgr_nms_suppresses(box, vload4(s, chosen_corners), iou_threshold);
     vstore4(box, lid, corners);
     suppressed[lid] = (uint)out;
-    for (uint w = 0u; w < mask_words; ++w) masks[lid * mask_words + w] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (!out)
-      for (uint k = 0u; k < lid; ++k)
-        if (!suppressed[k] && hgr_nms_suppresses(box, vload4(k, corners), iou_threshold))
-          masks[lid * mask_words + (k >> 5)] |= 1u << (k & 31u);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    /* Work-item 0 takes the block's survivors in order, each unless a box taken
+     * earlier in this block suppresses it. */
     if (lid == 0u) {
-      uint chosen[NMS_MASK_WORDS_MAX] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
-      uint now = shared[1];
-      for (uint q = 0u; q < size && first + q < count && now < limit; ++q) {
+      uint now = taken;
+      for (uint q = 0u; q < size && now < limit; ++q) {
         if (suppressed[q]) continue;
-        uint hit = 0u;
-        for (uint w = 0u; w <= q >> 5; ++w) hit |= masks[q * mask_words + w] & chosen[w];
+        float4 candidate = vload4(q, corners);
+        int hit = 0;
+        for (uint s = taken; s < now && !hit; ++s)
+          hit = hgr_nms_suppresses(candidate, vload4(s, chosen_corners), iou_threshold);
         if (hit) continue;
-        chosen[q >> 5] |= 1u << (q & 31u);
         chosen_index[now] = (uint)sorted[first + q];
-        vstore4(vload4(q, corners), now, chosen_corners);
+        vstore4(candidate, now, chosen_corners);
         ++now;
       }
-      shared[1] = now;
+      shared[0] = now;
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    taken = shared[1];
+    taken = shared[0];
   }
   if (lid == 0u && valid) ((__global uint*)(scratch + layout.counts))[g] = taken;
 }

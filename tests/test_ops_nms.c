@@ -160,7 +160,8 @@ static void everything_suppressed_or_below_the_threshold(void** state) {
 }
 
 /* More candidates than a work-group's items, with the device's limits made small
- * (blocks of 4 and a sort over many passes), then larger ones on the device as it is. */
+ * (blocks of 4; few candidates sorted as one run, more over merge rounds whose
+ * slices span several runs), then larger ones on the device as it is. */
 static void boxes_beyond_the_work_group(void** state) {
   (void)state;
   hgr_test_rng_t rng;
@@ -172,6 +173,8 @@ static void boxes_beyond_the_work_group(void** state) {
   nms_case_t k = {.batch = 2, .classes = 2, .boxes = 37, .max_output = 20, .iou_threshold = 0.4f};
   check_case(&k, &rng);
   k.center_point_box = true, k.has_score_threshold = true, k.score_threshold = 0.2f, k.score_levels = 4;
+  check_case(&k, &rng);
+  k = (nms_case_t){.batch = 1, .classes = 2, .boxes = 150, .max_output = 40, .iou_threshold = 0.6f};
   check_case(&k, &rng);
   *info = saved;
   bool simulator = hgr_optest_is_simulator(hgr_optest_device);

@@ -39,10 +39,12 @@
 #define NMS_CENTER_POINT 1u
 #define NMS_SCORE_THRESHOLD 2u
 
-/* hgr_nms_select keeps one bit per work-item of a block in 8 words (kernels/nms.cl's
- * NMS_MASK_WORDS_MAX), and a block's candidates are resolved in order by one
- * work-item: larger groups would only lengthen that walk. */
-#define SELECT_GROUP_MAX 256
+/* hgr_nms_select's work-groups: PoCL runs a group's work-items one after another
+ * between barriers, so every work-item costs each barrier something even when it
+ * has nothing to do, and a class has few candidates after a score threshold (the
+ * detector case of bench/recurrent.py: ~60). On pocl:0 256 took 1.2 ms there, 64
+ * 0.3 ms, 16 0.24 ms (bench/notes.md); 64 still fills a GPU's warp or two. */
+#define SELECT_GROUP_MAX 64
 #define OFFSETS_GROUP_MAX 256
 
 typedef struct nms_t {
@@ -134,10 +136,10 @@ static size_t group_size(const hgr__op_ctx_t* ctx, size_t cap, size_t bytes_per_
   return size;
 }
 
-/* hgr_nms_select's local memory: corners (4 floats) and a suppressed flag per
- * work-item, its mask words, and two counters. */
+/* hgr_nms_select's local memory: corners (4 floats), a suppressed flag and a slot
+ * per work-item, the candidate count and the selected count. */
 static size_t select_local_bytes(size_t size) {
-  return size * (4 * sizeof(float) + sizeof(uint32_t) * (1 + (size + 31) / 32)) + 2 * sizeof(uint32_t);
+  return size * (4 * sizeof(float) + 2 * sizeof(uint32_t)) + 2 * sizeof(uint32_t);
 }
 
 static hgr_status_t plan_nms(hgr__op_ctx_t* ctx) {
@@ -150,8 +152,7 @@ static hgr_status_t plan_nms(hgr__op_ctx_t* ctx) {
                                           "min(max_output_boxes_per_class, boxes) + 2))",
                                           scratch_floats, INT32_MAX));
   uint64_t scratch = scratch_floats * sizeof(float);
-  /* 8 mask words cover 256 work-items; 64 bytes bound a work-item's share of the rest */
-  size_t select_group = group_size(ctx, SELECT_GROUP_MAX, 4 * sizeof(float) + 9 * sizeof(uint32_t),
+  size_t select_group = group_size(ctx, SELECT_GROUP_MAX, 4 * sizeof(float) + 2 * sizeof(uint32_t),
                                    2 * sizeof(uint32_t));
   size_t offsets_group = group_size(ctx, OFFSETS_GROUP_MAX, sizeof(uint32_t), 0);
   if (!select_group || !offsets_group)
