@@ -934,18 +934,22 @@ hgr_status_t hgr_model_run_with_buffers(hgr_model_t* model, const hgr_model_inpu
   hgr_status_t status = HGR_OK;
   /* A later stage may find inputs that decide shapes, which keys the first stage
    * anew: the run then starts again (once per input at most). */
-  for (size_t round = 0; round <= model->input_count; ++round) {
-    bool retry = false;
-    status = start(model, inputs, buffers, &run->specialization, &run->fence);
-    if (!status) status = run_stages(model, inputs, &run->specialization, &run->fence, &retry);
-    if (!status || !retry) break;
-    hgr_status_free(status);
-    status = HGR_STATUS(HGR_STATUS_INTERNAL, "specializing found inputs that decide shapes in every round");
-    hgr_fence_release(run->fence);
+  bool retry = true;
+  for (size_t round = 0; !status && retry && round <= model->input_count; ++round) {
+    hgr_fence_release(run->fence); /* the round before's */
     hgr_specialization_release(run->specialization);
     run->fence = NULL;
     run->specialization = NULL;
+    retry = false;
+    status = start(model, inputs, buffers, &run->specialization, &run->fence);
+    if (!status) status = run_stages(model, inputs, &run->specialization, &run->fence, &retry);
+    if (status && retry) {
+      hgr_status_free(status);
+      status = HGR_OK;
+    }
   }
+  if (!status && retry)
+    status = HGR_STATUS(HGR_STATUS_INTERNAL, "specializing found inputs that decide shapes in every round");
   if (!status) {
     run->output_names = hgr__calloc(model->allocator, model->output_count + 1, sizeof(char*));
     run->output_count = model->output_count;
