@@ -19,7 +19,8 @@ Three models built here the way exporters write them, with seeded random weights
   8400] (boxes as centre and size, then 80 class scores): the boxes and the scores
   sliced out, NonMaxSuppression (at most 100 per class, IoU 0.45, score 0.25;
   center_point_box 1). hgr runs it in two stages: the slices and the selection, then,
-  the count read on the host, the selected rows. The head's output is seeded: 40
+  the count read on the host, the selected rows. And the same NonMaxSuppression
+  alone, its boxes and scores given. The head's output is seeded: 40
   objects, each a cluster of boxes scoring one class high, over low noise.
 The crnn's and the detector's figures are the median of the calls after 10 warm-up calls; ONNX Runtime's CPU
 provider with intra-op threads = cores, in the same process. Outputs are compared
@@ -127,6 +128,22 @@ def detector(work):
     return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 
+def nms_alone(work):
+    """boxes [1, 8400, 4], scores [1, 80, 8400] -> selected [n, 3]: the detector's
+    NonMaxSuppression without the slices before it."""
+    path = os.path.join(work, "nms.onnx")
+    if os.path.exists(path):
+        return path
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "score_min"], ["selected"],
+                              center_point_box=1)]
+    inits = [_i64("max_out", [100]), numpy_helper.from_array(np.array([0.45], np.float32), "iou"),
+             numpy_helper.from_array(np.array([0.25], np.float32), "score_min")]
+    graph = helper.make_graph(nodes, "nms", [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 8400, 4]),
+                                             helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 80, 8400])],
+                              [helper.make_tensor_value_info("selected", TensorProto.INT64, ["selected", 3])], inits)
+    return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
 def detector_output():
     """A head's output: 40 objects of 1-4 classes, each a cluster of ~50 boxes, over noise."""
     pred = np.zeros((84, 8400), np.float32)
@@ -222,18 +239,21 @@ def main():
         rows.append((f"streaming, per chunk over {calls}, states chained on the device (io_binding)",
                      bound_seconds * 1e3, ort_seconds * 1e3, _largest_difference(bound_outputs, ort_outputs)))
 
+    pred = detector_output()
     for title, path, feeds in [
             ("crnn (CNN + bidirectional LSTM of 256), 1 x 1 x 64 x 256", crnn(work),
              {"image": RNG.standard_normal((1, 1, 64, 256)).astype(np.float32)}),
-            ("detector NMS over 8400 boxes of 80 classes (two stages in hgr)", detector(work),
-             {"pred": detector_output()})]:
+            ("detector NMS over 8400 boxes of 80 classes (two stages in hgr)", detector(work), {"pred": pred}),
+            ("the same NMS alone (boxes and scores given)", nms_alone(work),
+             {"boxes": np.ascontiguousarray(pred[:, :4].transpose(0, 2, 1)),
+              "scores": np.ascontiguousarray(pred[:, 4:])})]:
         results = time_calls({"hgr": hgr.InferenceSession(path, providers=[device]),
                               "ort": ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])},
                              feeds, calls)
         (hgr_ms, hgr_out), (ort_ms, ort_out) = results["hgr"], results["ort"]
         difference = (float(np.max(np.abs(hgr_out - ort_out))) if hgr_out.shape == ort_out.shape
                       else float("inf"))
-        rows.append((f"{title}{f', {len(ort_out)} selected' if title.startswith('detector') else ''}", hgr_ms, ort_ms,
+        rows.append((f"{title}{f', {len(ort_out)} selected' if 'NMS' in title else ''}", hgr_ms, ort_ms,
                      difference))
 
     print(f"| model | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | largest difference |")
