@@ -16,7 +16,8 @@
  *       transpose and strided_slice.
  *   hgr_layout_gather_runs(__global const uint* in, __global uint* out,
  *                          __global const int* meta, int ndim, int run, int chunks, uint n)
- *       transpose whose last output dim stays contiguous: see the kernel.
+ *       a gather whose last output dim stays contiguous in the input (transposes
+ *       that keep it, slices of whole rows, a contiguous slice): see the kernel.
  *   hgr_layout_concat(__global const uint* in, __global uint* out, uint block,
  *                     uint out_row, uint out_offset, uint rows)
  *       One launch per input, 1-D over the rows' chunks: work-item r * chunks + c
@@ -99,7 +100,7 @@ __kernel void hgr_layout_gather(__global const uint* in, __global uint* out, __g
 }
 #endif
 
-/* transpose's gather where the output's last (merged) dim is contiguous in the input:
+/* A gather (transpose, strided_slice) where the output's last (merged) dim is contiguous in the input:
  * rows of `run` elements copied whole. meta = {offset, shape[ndim], stride[ndim]} of
  * the rows (the output's dims but the last); a work-item copies 16 elements of a row
  * (chunks per row = ceil(run / 16), n = rows * chunks) as four uint4 where it has them

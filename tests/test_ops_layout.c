@@ -331,6 +331,11 @@ static void strided_slice_matches_reference(void** state) {
       {2, {6, 7}, 2, {4, 0}, {2, 7}, {0}, 0, {1, 0}, 2, true},                 /* size mode with axes */
       {2, {1, 1}, 2, {0, 0}, {1, 1}, {1, 1}, 2, {0}, 0, false},
       {1, {9}, 1, {7}, {-10}, {-4}, 1, {0}, 0, false},
+      /* whole runs (hgr_layout_gather_runs): a contiguous block from an offset (a
+       * detector's scores out of its head), rows of 17 with a tail, rows of 32 */
+      {3, {1, 12, 40}, 1, {4}, {12}, {1}, 1, {1}, 1, false},
+      {2, {7, 21}, 2, {1, 2}, {6, 19}, {2, 1}, 2, {0}, 0, false},
+      {3, {3, 4, 32}, 2, {1, 1}, {3, 4}, {1, 2}, 2, {0, 1}, 2, false},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) check_slice(&rng, dtypes[i % 2], &cases[i]);
   if (!simulated()) {

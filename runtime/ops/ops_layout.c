@@ -108,12 +108,37 @@ static int32_t merge_dims(const int64_t* shape, const int64_t* strides, int32_t 
   return merged;
 }
 
+/* The gather of shape (ndim) from the input at strides, from offset on (count
+ * elements): where the last (merged) dim is contiguous in the input and long, whole
+ * runs of it at a time (hgr_layout_gather_runs: transposes that keep the last dim,
+ * slices of whole rows, a contiguous slice as one run), else element by element
+ * (hgr_layout_gather). Each names the other as its sibling: a new shape may pick it. */
+#define GATHER_MIN_RUN 16
 static void launch_gather(hgr__op_ctx_t* ctx, const int64_t* shape, const int64_t* strides, int32_t ndim,
                           int64_t offset, uint64_t count) {
   int32_t merged_shape[HGR_MAX_DIMS], merged_strides[HGR_MAX_DIMS];
   if (count == 0) offset = 0;
   int32_t merged = merge_dims(shape, strides, ndim, count, merged_shape, merged_strides);
+  if (merged >= 1 && merged_strides[merged - 1] == 1 && merged_shape[merged - 1] >= GATHER_MIN_RUN) {
+    int32_t run = merged_shape[merged - 1], chunks = (run + 15) / 16;
+    uint64_t items = count / (uint64_t)run * (uint64_t)chunks;
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_gather_runs");
+    hgr__launch_sibling(ctx, l, "hgr_layout_gather");
+    hgr__launch_input(ctx, l, 0);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_meta_arg(ctx, l);
+    hgr__launch_int(ctx, l, merged - 1);
+    hgr__launch_int(ctx, l, run);
+    hgr__launch_int(ctx, l, chunks);
+    hgr__launch_uint(ctx, l, (uint32_t)items);
+    hgr__launch_meta1(ctx, l, (int32_t)offset);
+    hgr__launch_meta(ctx, l, merged_shape, (uint32_t)(merged - 1));
+    hgr__launch_meta(ctx, l, merged_strides, (uint32_t)(merged - 1));
+    hgr__launch_1d(ctx, l, items);
+    return;
+  }
   hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_gather");
+  hgr__launch_sibling(ctx, l, "hgr_layout_gather_runs");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_meta_arg(ctx, l);
@@ -211,7 +236,6 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
 
 /* Shortest contiguous last dim that transpose copies as runs (shorter ones: one
  * work-item per element). */
-#define TRANSPOSE_MIN_RUN 16
 
 /* Output dim d is input dim axes[d]. */
 static hgr_status_t transpose_axes(const hgr__op_ctx_t* ctx, int32_t* axes) {
@@ -258,26 +282,6 @@ static hgr_status_t plan_transpose(hgr__op_ctx_t* ctx) {
   for (int32_t d = 0; d < ndim; ++d) {
     shape[d] = in->shape[axes[d]];
     strides[d] = in_strides[axes[d]];
-  }
-  /* the last (merged) dim contiguous and long: whole runs (hgr_layout_gather_runs) */
-  int32_t merged_shape[HGR_MAX_DIMS], merged_strides[HGR_MAX_DIMS];
-  int32_t merged = merge_dims(shape, strides, ndim, in->element_count, merged_shape, merged_strides);
-  if (merged >= 2 && merged_strides[merged - 1] == 1 && merged_shape[merged - 1] >= TRANSPOSE_MIN_RUN) {
-    int32_t run = merged_shape[merged - 1], chunks = (run + 15) / 16;
-    uint64_t items = in->element_count / (uint64_t)run * (uint64_t)chunks;
-    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_gather_runs");
-    hgr__launch_input(ctx, l, 0);
-    hgr__launch_output(ctx, l, 0);
-    hgr__launch_meta_arg(ctx, l);
-    hgr__launch_int(ctx, l, merged - 1);
-    hgr__launch_int(ctx, l, run);
-    hgr__launch_int(ctx, l, chunks);
-    hgr__launch_uint(ctx, l, (uint32_t)items);
-    hgr__launch_meta1(ctx, l, 0);
-    hgr__launch_meta(ctx, l, merged_shape, (uint32_t)(merged - 1));
-    hgr__launch_meta(ctx, l, merged_strides, (uint32_t)(merged - 1));
-    hgr__launch_1d(ctx, l, items);
-    return HGR_OK;
   }
   launch_gather(ctx, shape, strides, ndim, 0, in->element_count);
   return HGR_OK;
