@@ -129,16 +129,11 @@ static hgr_status_t decide(const hgr__onnx_node_t* node, hgr__onnx_value_t* v, h
   if (decided) return take_decision(node, v, decided);
   uint64_t count = 0;
   if (!v->has_value || !hgr__shape_size(v->shape, v->ndim, 1, &count, NULL) ||
-      count > HGR__ONNX_MAX_DECISION_ELEMENTS) {
-    --loader->decisions_asked; /* not asked after all */
-    return HGR_OK;
-  }
+      count > HGR__ONNX_MAX_DECISION_ELEMENTS)
+    return HGR_OK; /* refused by the caller */
   bool small = false;
   HGR_RETURN_IF_ERROR(from_small_inputs(loader, v, &small));
-  if (small) {
-    --loader->decisions_asked;
-    return HGR_OK;
-  }
+  if (small) return HGR_OK; /* refused by the caller: the model object specializes on the inputs */
   return end_stage(node, false, v->value, NULL, 0, in_flight, in_flight_count);
 }
 
