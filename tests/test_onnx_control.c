@@ -380,7 +380,8 @@ static void graphs_nest_up_to_the_named_limit(void** state) {
 
 static void conditions_computed_from_the_data_are_refused(void** state) {
   (void)state;
-  /* If on ReduceSum(x) > 0: no specialization makes it known. */
+  /* If on ReduceSum(x) > 0 in one graph (no stages): its branches' outputs agree in
+   * shape, so both run and a `where` selects; where they differ, it is refused. */
   Onnx__GraphProto* g = graph_new("data_if");
   input(g, "x", FLOAT, dims_3, 1);
   init_floats(g, "zero", NULL, 0, (const float[]){0}, 1);
@@ -396,6 +397,11 @@ static void conditions_computed_from_the_data_are_refused(void** state) {
   attr_graph(n, "then_branch", then_branch);
   attr_graph(n, "else_branch", else_branch);
   output(g, "y");
+  ASSERT_OK(load(g, NULL));
+  else_branch->node[0]->op_type = text("Concat"); /* [6]: no longer the then_branch's shape */
+  else_branch->node[0]->n_input = 2;
+  else_branch->node[0]->input = name_list("x,x", &else_branch->node[0]->n_input);
+  attr_int(else_branch->node[0], "axis", 0);
   ASSERT_STATUS(load(g, NULL), HGR_STATUS_UNIMPLEMENTED,
                 "node 2 'y' (If, opset 13): its condition 'c' depends on the model's data at run time; hgr runs If "
                 "only when the condition is known when the model is specialized");
@@ -1022,6 +1028,54 @@ static void an_if_on_the_data_runs_in_stages_with_branches_of_other_shapes(void*
   arena_free();
 }
 
+static void an_if_on_the_data_in_a_loop_body_selects_between_its_branches(void** state) {
+  (void)state;
+  /* Three iterations of s = If(ReduceSum(s) > 0) { s * 2 } else { s - 1 }: no stage
+   * can start inside the body, so both branches run and a `where` takes one. */
+  Onnx__GraphProto* g = graph_new("if_in_loop");
+  input(g, "x", FLOAT, dims_3, 1);
+  init_int64(g, "three", 3);
+  init_floats(g, "zero", NULL, 0, (const float[]){0}, 1);
+  init_floats(g, "one", NULL, 0, (const float[]){1}, 1);
+  init_floats(g, "two", NULL, 0, (const float[]){2}, 1);
+  Onnx__GraphProto* body = graph_new("body");
+  body_input(body, "i");
+  body_input(body, "cond_in");
+  body_input(body, "s_in");
+  node(body, "Identity", "cond_in", "cond_out");
+  node(body, "ReduceSum", "s_in", "sum");
+  node(body, "Greater", "sum,zero", "c");
+  Onnx__GraphProto* then_branch = graph_new("then");
+  node(then_branch, "Mul", "s_in,two", "doubled");
+  output(then_branch, "doubled");
+  Onnx__GraphProto* else_branch = graph_new("else");
+  node(else_branch, "Sub", "s_in,one", "less");
+  output(else_branch, "less");
+  Onnx__NodeProto* n = node(body, "If", "c", "s_out");
+  attr_graph(n, "then_branch", then_branch);
+  attr_graph(n, "else_branch", else_branch);
+  output(body, "cond_out");
+  output(body, "s_out");
+  init_bool(g, "go", true);
+  attr_graph(node(g, "Loop", "three,go,x", "y"), "body", body);
+  output(g, "y");
+  hgr_model_t* model = model_on_pocl(g);
+  /* sums 1 -> doubled (2) -> doubled (4); sums -1 -> less (-4) -> less (-7) -> less */
+  const float up[3] = {1, -2, 2}, down[3] = {0, -2, 1};
+  float y[3];
+  hgr_model_input_t in = {f32, 1, dims_3, up, sizeof(up)};
+  run(model, &in, 1, 0, y, 3, dims_3, 1);
+  assert_close(y, (const float[]){8, -16, 16}, 3);
+  in.data = down;
+  run(model, &in, 1, 0, y, 3, dims_3, 1);
+  assert_close(y, (const float[]){-3, -5, -2}, 3);
+  hgr_model_report_t report;
+  hgr_model_report(model, &report);
+  assert_int_equal(report.decisions, 0); /* selected on the device, nothing read on the host */
+  hgr_model_release(model);
+  arena_free();
+}
+
 static void a_loop_trip_count_from_the_data_runs_in_stages(void** state) {
   (void)state;
   /* y = Loop(trip = ReduceSum(x) as int64) { s + 1 } from s = 0: the trip count is
@@ -1084,6 +1138,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(scan_runs_in_reverse_along_a_nonzero_axis),
         cmocka_unit_test(an_if_on_the_data_runs_in_stages_with_branches_of_other_shapes),
         cmocka_unit_test(a_loop_trip_count_from_the_data_runs_in_stages),
+        cmocka_unit_test(an_if_on_the_data_in_a_loop_body_selects_between_its_branches),
     };
     return cmocka_run_group_tests(tests, open_instance, close_instance);
   }

@@ -13,9 +13,12 @@
  * to the node (or through the Loop's iteration), reads the value and goes on with
  * the branch or the iterations it says; a condition the body computes is read once
  * per iteration, the Loop's carried values and scan outputs so far carried from each
- * stage to the next. Any of these inside a subgraph is refused, naming the node and
- * the value, after noting the graph inputs it derives from as deciding, so that the
- * model object specializes on their values where that makes it known.
+ * stage to the next. Where no stage can decide an If (inside a subgraph, or a model
+ * taken as one graph), both branches are imported and a `where` selects each output,
+ * when the branches agree in types and shapes. Anything else of these inside a
+ * subgraph is refused, naming the node and the value, after noting the graph inputs
+ * it derives from as deciding, so that the model object specializes on their values
+ * where that makes it known.
  *
  * This file sits above onnx_load.c (scripts/layers.py): the loader calls it through
  * the op table only, and it calls the loader to import its subgraphs. */
@@ -191,12 +194,64 @@ static void values_free(const hgr__onnx_node_t* node, hgr__onnx_value_t* values,
 
 /* ---- If ------------------------------------------------------------------------------ */
 
+/* An If whose condition is computed at run time where no stage can decide it (inside
+ * a subgraph, or a whole model in one graph): both branches, and per output a
+ * `where` on the condition, when the branches agree in every output's type and
+ * shape. *out_selected false (nothing added to the graph but the branches' nodes,
+ * which no output then reads) where they do not, for the caller's refusal. */
+static hgr_status_t import_if_select(hgr__onnx_node_t* node, hgr__onnx_value_t* cond, bool* out_selected) {
+  *out_selected = false;
+  hgr__onnx_subgraph_t branches[2];
+  memset(branches, 0, sizeof(branches));
+  hgr__onnx_value_t* outputs[2] = {NULL, NULL};
+  uint32_t n = node->output_count;
+  hgr_status_t status = HGR_OK;
+  for (int b = 0; !status && b < 2; ++b) {
+    status = hgr__onnx_subgraph_open(node, b ? "else_branch" : "then_branch", &branches[b]);
+    if (!status && (branches[b].graph->n_input || branches[b].graph->n_output != n))
+      status = HGR__ONNX_INVALID(node, "its %s takes %zu inputs and gives %zu outputs; If's branches take none and "
+                                 "give the node's %u", branches[b].attr, branches[b].graph->n_input,
+                                 branches[b].graph->n_output, n);
+    if (!status && !(outputs[b] = hgr__calloc(node->loader->allocator, n + 1, sizeof(*outputs[b]))))
+      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  bool agree = true;
+  for (int b = 0; !status && b < 2; ++b) status = hgr__onnx_subgraph_import(&branches[b], -1, NULL, 0, 0, outputs[b]);
+  for (uint32_t k = 0; !status && k < n; ++k) {
+    const hgr__onnx_value_t *a = &outputs[0][k], *c = &outputs[1][k];
+    agree = agree && a->onnx_type == c->onnx_type && a->ndim == c->ndim && a->ndim >= 0 &&
+            !memcmp(a->shape, c->shape, sizeof(int64_t) * (size_t)a->ndim);
+  }
+  hgr_value_t flag;
+  if (!status && agree) status = hgr__onnx_runtime(node, cond, &flag);
+  if (!status && agree && cond->ndim != 0) status = hgr__onnx_add_reshape(node, flag, NULL, 0, &flag); /* broadcasts */
+  for (uint32_t k = 0; !status && agree && k < n; ++k) {
+    if (!output_used(node, k)) continue;
+    hgr_value_t in[3] = {flag};
+    status = hgr__onnx_runtime(node, &outputs[0][k], &in[1]);
+    if (!status) status = hgr__onnx_runtime(node, &outputs[1][k], &in[2]);
+    if (!status) status = hgr__onnx_finish_op(node, HGR_OK, NULL, "where", in, 3, k, outputs[0][k].onnx_type);
+  }
+  for (int b = 0; b < 2; ++b) {
+    values_free(node, outputs[b], outputs[b] ? n : 0);
+    hgr__onnx_subgraph_close(&branches[b]);
+  }
+  *out_selected = !status && agree;
+  return status;
+}
+
 static hgr_status_t import_if(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "then_branch else_branch"));
   hgr__onnx_value_t* cond;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &cond));
-  bool taken = false;
+  bool taken = false, small = false;
   HGR_RETURN_IF_ERROR(hgr__onnx_decide(node, cond));
+  if (!cond->constant && cond->has_value) HGR_RETURN_IF_ERROR(hgr__onnx_from_small_inputs(node->loader, cond, &small));
+  if (!cond->constant && cond->has_value && !small) {
+    bool selected = false;
+    HGR_RETURN_IF_ERROR(import_if_select(node, cond, &selected));
+    if (selected) return HGR_OK;
+  }
   HGR_RETURN_IF_ERROR(known_flag(node, "If", "condition", cond, "", &taken));
   hgr__onnx_subgraph_t branch;
   hgr_status_t status = hgr__onnx_subgraph_open(node, taken ? "then_branch" : "else_branch", &branch);

@@ -462,6 +462,12 @@ hgr_status_t hgr__onnx_decide_in_loop(const hgr__onnx_node_t* node, hgr__onnx_va
 bool hgr__onnx_stage_resumes_in_loop(const hgr__onnx_node_t* node);
 hgr_status_t hgr__onnx_stage_start_in_loop(hgr__onnx_node_t* node, hgr__onnx_value_t* const* in_flight,
                                            size_t count);
+/* Whether the value v, which a node of loader needs at load, derives from graph
+ * inputs (of the model's graph) that are integers or flags, few and small
+ * (HGR__ONNX_SMALL_INPUT_ELEMENTS): then they are noted as deciding (the model
+ * object specializes on their values: an If on a sample rate); otherwise they are
+ * left unnoted, for v to be decided or selected at run time. RESOURCE_EXHAUSTED. */
+hgr_status_t hgr__onnx_from_small_inputs(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v, bool* out_small);
 /* For an op whose output extents follow from its data: the count the stage before
  * found (*out_count >= 0), or -1 when the op runs in this stage: it then adds its op
  * at capacity and ends the stage with hgr__onnx_stage_after. UNIMPLEMENTED naming

@@ -25,13 +25,12 @@ static hgr_status_t stage_end_status(const hgr__onnx_node_t* node) {
 
 static bool staged(const hgr__onnx_node_t* node) { return node->loader->stage && !node->loader->parent; }
 
-/* The graph inputs v derives from, where they are integers or flags, few and small:
- * the model object then specializes on their values (an If on a sample rate), which
- * the notes in loader->deciding ask it to. Otherwise they are left unnoted: v is
- * decided at run time. */
-static hgr_status_t from_small_inputs(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v, bool* out_small) {
+hgr_status_t hgr__onnx_from_small_inputs(hgr__onnx_loader_t* loader, const hgr__onnx_value_t* v, bool* out_small) {
   *out_small = false;
-  size_t inputs = loader->graph->n_input;
+  if (!loader->deciding) return HGR_OK;
+  const hgr__onnx_loader_t* model = loader; /* the model's graph's loader: its inputs, and `deciding` of them */
+  while (model->parent) model = model->parent;
+  size_t inputs = model->graph->n_input;
   bool* before = hgr__alloc(loader->allocator, inputs + 1);
   if (!before) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
   memcpy(before, loader->deciding, inputs);
@@ -41,7 +40,7 @@ static hgr_status_t from_small_inputs(hgr__onnx_loader_t* loader, const hgr__onn
   for (size_t i = 0; !status && i < inputs; ++i) {
     if (!loader->deciding[i]) continue;
     any = true;
-    const hgr__onnx_value_t* in = hgr__onnx_find_local(loader, loader->graph->input[i]->name);
+    const hgr__onnx_value_t* in = hgr__onnx_find_local(model, model->graph->input[i]->name);
     uint64_t count = 0;
     if (!in || hgr__onnx_type_is_float(in->onnx_type) || !hgr__shape_size(in->shape, in->ndim, 1, &count, NULL) ||
         count > HGR__ONNX_SMALL_INPUT_ELEMENTS)
@@ -132,7 +131,7 @@ static hgr_status_t decide(const hgr__onnx_node_t* node, hgr__onnx_value_t* v, h
       count > HGR__ONNX_MAX_DECISION_ELEMENTS)
     return HGR_OK; /* refused by the caller */
   bool small = false;
-  HGR_RETURN_IF_ERROR(from_small_inputs(loader, v, &small));
+  HGR_RETURN_IF_ERROR(hgr__onnx_from_small_inputs(loader, v, &small));
   if (small) return HGR_OK; /* refused by the caller: the model object specializes on the inputs */
   return end_stage(node, false, v->value, NULL, 0, in_flight, in_flight_count);
 }
