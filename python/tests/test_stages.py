@@ -88,6 +88,29 @@ def test_a_while_loop_on_the_data_reads_its_condition_once_per_iteration(tmp_pat
     assert report["decisions"] == 6 + 8 + 1 + 6 + 11  # one per iteration
 
 
+def test_an_if_on_the_data_inside_a_loop_body_selects_on_the_device(tmp_path, device):
+    # 4 iterations of s = If(sum(s) > 0) { 2 s } else { s - 1 }: selected, not staged
+    then_g = h.make_graph([h.make_node("Mul", ["s_in", "two"], ["t"])], "then", [],
+                          [h.make_tensor_value_info("t", T.FLOAT, [3])])
+    else_g = h.make_graph([h.make_node("Sub", ["s_in", "one"], ["e"])], "else", [],
+                          [h.make_tensor_value_info("e", T.FLOAT, [3])])
+    body = h.make_graph([h.make_node("Identity", ["cond_in"], ["cond_out"]),
+                         h.make_node("ReduceSum", ["s_in"], ["total"], keepdims=0),
+                         h.make_node("Greater", ["total", "zero"], ["c"]),
+                         h.make_node("If", ["c"], ["s_out"], then_branch=then_g, else_branch=else_g)], "body",
+                        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond_in", T.BOOL, []),
+                         h.make_tensor_value_info("s_in", T.FLOAT, [3])],
+                        [h.make_tensor_value_info("cond_out", T.BOOL, []),
+                         h.make_tensor_value_info("s_out", T.FLOAT, [3])])
+    nodes = [h.make_node("Loop", ["four", "go", "x"], ["y"], body=body)]
+    path = _save(tmp_path, "if_in_loop", nodes, [h.make_tensor_value_info("x", T.FLOAT, [3])],
+                 [h.make_tensor_value_info("y", T.FLOAT, [3])],
+                 [h.make_tensor("four", T.INT64, [], [4]), h.make_tensor("go", T.BOOL, [], [True]),
+                  _scalar("zero", 0.0), _scalar("one", 1.0), _scalar("two", 2.0)])
+    session = _same(path, [{"x": np.array(x, np.float32)} for x in ([1, -2, 2], [0, -2, 1], [3, -1, -1])], device)
+    assert session._live().report()["decisions"] == 0
+
+
 def test_nonzero_and_a_topk_of_k_from_the_data_with_empty_results(tmp_path, device):
     nodes = [h.make_node("Greater", ["x", "half"], ["mask"]),
              h.make_node("NonZero", ["mask"], ["idx"]),
