@@ -137,10 +137,15 @@ class Model:
         the bundle's devices. FailedPreconditionError for another hgr version or a device this machine lacks."""
     def inputs(self) -> List[Dict[str, Any]]: ...
     def outputs(self) -> List[Dict[str, Any]]: ...
-    def specialize(self, feeds: Sequence[Any]) -> Executor: ...
+    def specialize(self, feeds: Sequence[Any]) -> Executor:
+        """FailedPreconditionError ("the model decides at run time") for a model that runs in stages: use run()."""
+    def run(self, feeds: Sequence[Any]) -> List[Any]:
+        """One run through hgr_model_run, waited for, every output copied into a new array: how a model that decides
+        at run time (stages, each decision read on the host) runs."""
     def report(self) -> Dict[str, Any]:
         """Specializations kept, created, hits, evicted; the last new one's host times, programs (programs,
-        programs_compiled, programs_from_cache, programs_from_pool, warm_launches) and ONNX load counts."""
+        programs_compiled, programs_from_cache, programs_from_pool, warm_launches), ONNX load counts, and the
+        decisions read on the host mid-run and the stages run after them (decisions, stage_runs)."""
     def write_bundle(self, model_path: Union[str, bytes, "PathLike[str]"],
                      directory: Union[str, bytes, "PathLike[str]"]) -> None:
         """hgr_model_write_bundle: the model file at model_path and the programs built so far, into directory."""

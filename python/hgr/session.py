@@ -373,8 +373,9 @@ class InferenceSession:
         self._fed: "weakref.WeakKeyDictionary[_hgr.Executor, set]" = weakref.WeakKeyDictionary()
         # run() binds, runs and waits as one step: threads sharing a session take turns.
         self._run_lock = threading.Lock()
-        # A model that decides at run time runs through the model's stages (_run_staged).
-        self._staged = False
+        # A model that decides at run time runs through the model's stages (_run_staged):
+        # why no one executor runs it, from hgr_model_specialize; "" until known.
+        self._staged = ""
         self._profile_prefix = str(getattr(sess_options, "profile_file_prefix", "") or "") if sess_options else ""
         if isinstance(sess_options, dict):
             self._profile_prefix = str(sess_options.get("profile_file_prefix", "") or "")
@@ -446,12 +447,7 @@ class InferenceSession:
                 shape = declared
             feeds[arg.name] = np.zeros(tuple(shape), dtype=arg.dtype)
         with self._run_lock:
-            try:
-                self._last = self._specialize(self._checked(feeds))
-            except _hgr.FailedPreconditionError as error:
-                if "decides at run time" not in str(error):
-                    raise
-                self._staged = True  # each run decides: nothing to make ahead
+            self._last = self._specialize(self._checked(feeds))  # None where each run decides
 
     def _live(self) -> _hgr.Model:
         if self._model is None:
@@ -510,8 +506,16 @@ class InferenceSession:
             feeds.append(value)
         return feeds
 
-    def _specialize(self, feeds: List[Any]) -> _hgr.Executor:
-        ex = self._live().specialize(feeds)
+    def _specialize(self, feeds: List[Any]) -> Optional[_hgr.Executor]:
+        """The executor of feeds' specialization; None for a model that decides at run
+        time, which no one executor runs (then every run goes through _run_staged)."""
+        try:
+            ex = self._live().specialize(feeds)
+        except _hgr.FailedPreconditionError as error:
+            if "decides at run time" not in str(error):
+                raise
+            self._staged = str(error)
+            return None
         kept = self._executors.get(ex.specialization_id)
         if kept is not None and not kept.closed:
             ex.close()  # it bound nothing: the one kept is the same executor
@@ -544,6 +548,8 @@ class InferenceSession:
         wanted = self._wanted(output_names)
         feeds = self._checked(input_feed)
         ex = self._specialize(feeds)
+        if ex is None:
+            return None, None
         fed = self._fed[ex]
         for arg, value in zip(self._inputs, feeds):
             if arg.name in fed:  # inputs that decide shapes are constants of the specialization
@@ -565,14 +571,8 @@ class InferenceSession:
         buffer or __dlpack__ object of its dtype; any shape the model allows. The GIL
         is released while hgr runs."""
         with self._run_lock:
-            if self._staged:
-                return self._run_staged(output_names, input_feed)
-            try:
-                ex, outputs = self._start(output_names, input_feed)
-            except _hgr.FailedPreconditionError as error:
-                if "decides at run time" not in str(error):
-                    raise
-                self._staged = True
+            ex, outputs = (None, None) if self._staged else self._start(output_names, input_feed)
+            if ex is None:
                 return self._run_staged(output_names, input_feed)
             ex.run()
             ex.wait()
@@ -583,14 +583,9 @@ class InferenceSession:
         several may be in flight, at different shapes too. The inputs must not change
         until it is done."""
         with self._run_lock:
-            if not self._staged:
-                try:
-                    ex, outputs = self._start(output_names, input_feed)
-                    return Future(ex.run_async(), outputs, ex)
-                except _hgr.FailedPreconditionError as error:
-                    if "decides at run time" not in str(error):
-                        raise
-                    self._staged = True
+            ex, outputs = (None, None) if self._staged else self._start(output_names, input_feed)
+            if ex is not None:
+                return Future(ex.run_async(), outputs, ex)
         # stages wait on the host between them: the run is done when it returns
         return Future(None, self.run(output_names, input_feed), None)
 
@@ -664,9 +659,13 @@ class InferenceSession:
             # where the model needs them to specialize (an input that decides shapes).
             feeds = [np.empty(tuple(v.shape()), dtype=v._dtype) if isinstance(v, OrtValue) else v for v in values]
             ex = self._specialize(feeds)
-            if any(isinstance(v, OrtValue) and arg.name not in self._fed[ex] for arg, v in zip(self._inputs, values)):
+            if ex is not None and any(isinstance(v, OrtValue) and arg.name not in self._fed[ex]
+                                      for arg, v in zip(self._inputs, values)):
                 feeds = [v.numpy() if isinstance(v, OrtValue) else v for v in values]
                 ex = self._specialize(feeds)
+            if ex is None:
+                raise _hgr.FailedPreconditionError(f"{self._staged}; run_with_iobinding binds one executor's inputs "
+                                                   "and outputs: use run()")
             fed = self._fed[ex]
             for arg, value in zip(self._inputs, values):
                 if arg.name not in fed:  # a constant of the specialization
