@@ -31,7 +31,7 @@ ORDER = {
     "onnx": ["onnx_wire.c", "onnx_tensor.c", "onnx_node.c", "onnx_fold_map.c", "onnx_scope.c", "onnx_stage.c", "onnx_import_*.c", "onnx_ops.c", "onnx_options.c", "onnx_model.c", "onnx_load.c",
              # If, Loop and Scan import their subgraphs through the loader, which reaches them by the op table only
              "onnx_import_control.c"],
-    "model": ["model.c", "bundle.c"],
+    "model": ["model.c", "model_run.c", "bundle.c"],
 }
 DEFINITION = re.compile(r"^(?:[A-Za-z_][\w \t\*]*?)\b(hgr_\w+)\s*\([^;{]*\)\s*\{", re.M)
 CALL = re.compile(r"\b(hgr_\w+)\s*\(")

@@ -26,28 +26,6 @@
 typedef struct hgr__onnx_model_s hgr__onnx_model_t;
 #endif
 
-/* A value the stage before read on the host: what an ONNX import in stages decides
- * with (hgr__onnx_decision_t). */
-typedef struct decision_t {
-  hgr_dtype_t dtype;
-  int32_t ndim;
-  int64_t shape[HGR_MAX_DIMS];
-  void* data;
-  size_t bytes;
-} decision_t;
-
-/* Where a specialization's graph ends (hgr__onnx_stage_t's out): cut, its outputs
- * are the carried values, the decision and the payloads; else the model's outputs. */
-typedef struct stage_end_t {
-  bool cut;
-  uint32_t at;
-  bool after;
-  size_t at_asked;
-  bool in_loop;
-  size_t carried, payloads;
-  char label[160];
-} stage_end_t;
-
 struct hgr_specialization_s {
   hgr_allocator_t allocator; /* the model's (a specialization may outlive it) */
   uint32_t refs; /* the model's cache (while cached) and each holder */
@@ -63,9 +41,9 @@ struct hgr_specialization_s {
   size_t weight_name_count;
   /* A model that decides at run time runs in stages (docs/onnx.md, "Decisions at run
    * time"): the decisions this stage was made with, and where it ends. */
-  decision_t* decisions;
+  hgr__decision_t* decisions;
   size_t decision_count;
-  stage_end_t end;
+  hgr__stage_end_t end;
 };
 
 typedef struct model_input_t {
@@ -92,14 +70,6 @@ struct hgr_model_s {
   uint64_t clock;
   hgr_model_report_t report;
   hgr_device_binding_t default_binding; /* hgr__model_bind_default's */
-};
-
-struct hgr_model_run_s {
-  hgr_allocator_t allocator; /* the model's */
-  hgr_specialization_t* specialization;
-  hgr_fence_t* fence;
-  char** output_names; /* the model's, copied: a run may outlive its model */
-  size_t output_count;
 };
 
 void hgr_model_options_init(hgr_model_options_t* options) {
@@ -223,7 +193,7 @@ hgr_status_t hgr_model_input_index(const hgr_model_t* model, const char* name, s
 /* ---- checking a run's inputs ------------------------------------------------------------ */
 
 /* buffers: NULL, or per input a device value's buffer (NULL for host data). */
-static hgr_status_t check_inputs(const hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
+hgr_status_t hgr__model_check_inputs(const hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
                                  const hgr_device_buffer_t* const* buffers) {
   if (count != model->input_count || (count && !inputs))
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%zu inputs given; the model takes %zu", count,
@@ -317,14 +287,14 @@ static void free_names(hgr_allocator_t allocator, char** names, size_t count) {
   hgr__free(allocator, names);
 }
 
-static void decisions_free(hgr_allocator_t allocator, decision_t* decisions, size_t count) {
+void hgr__decisions_free(hgr_allocator_t allocator, hgr__decision_t* decisions, size_t count) {
   for (size_t i = 0; decisions && i < count; ++i) hgr__free(allocator, decisions[i].data);
   hgr__free(allocator, decisions);
 }
 
 static void specialization_free(hgr_specialization_t* s) {
   free_names(s->allocator, s->weight_names, s->weight_name_count);
-  decisions_free(s->allocator, s->decisions, s->decision_count);
+  hgr__decisions_free(s->allocator, s->decisions, s->decision_count);
   hgr_executor_release(s->executor);
   hgr_graph_release(s->graph);
   hgr__free(s->allocator, s->key);
@@ -447,8 +417,8 @@ static double since_ms(uint64_t start_ns) { return (double)(hgr__monotonic_ns() 
  * out_end NULL: the whole model in one graph (a decision at run time is refused);
  * else the stage after `before` (NULL: the first), made with decisions (count), and
  * where it ends. */
-static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inputs, const stage_end_t* before,
-                                const decision_t* decisions, size_t decision_count, stage_end_t* out_end,
+static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inputs, const hgr__stage_end_t* before,
+                                const hgr__decision_t* decisions, size_t decision_count, hgr__stage_end_t* out_end,
                                 hgr_graph_t** out_graph, hgr_params_t** out_params, bool* out_retry) {
   *out_retry = false;
   hgr_onnx_options_t* options = NULL;
@@ -487,7 +457,7 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
                                           &model->report.onnx, deciding);
   hgr__free(model->allocator, taken);
   if (!status && out_end) {
-    *out_end = (stage_end_t){stage.cut, stage.at, stage.after, stage.at_asked, stage.in_loop, stage.carried,
+    *out_end = (hgr__stage_end_t){stage.cut, stage.at, stage.after, stage.at_asked, stage.in_loop, stage.carried,
                              stage.payloads, ""};
     memcpy(out_end->label, stage.label, sizeof(out_end->label));
   }
@@ -504,8 +474,8 @@ static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inp
 }
 
 #else
-static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inputs, const stage_end_t* before,
-                                const decision_t* decisions, size_t decision_count, stage_end_t* out_end,
+static hgr_status_t import_onnx(hgr_model_t* model, const hgr_model_input_t* inputs, const hgr__stage_end_t* before,
+                                const hgr__decision_t* decisions, size_t decision_count, hgr__stage_end_t* out_end,
                                 hgr_graph_t** out_graph, hgr_params_t** out_params, bool* out_retry) {
   (void)model, (void)inputs, (void)before, (void)decisions, (void)decision_count, (void)out_end, (void)out_graph,
       (void)out_params;
@@ -581,14 +551,14 @@ static uint64_t activation_bytes(const hgr_executor_t* executor) {
  * executor; for the stage after `before` (NULL: the first), made with decisions
  * (count; the specialization takes them, also on failure). *out_retry as import_onnx. */
 static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, uint8_t* key, size_t key_bytes,
-                           const stage_end_t* before, decision_t* decisions, size_t decision_count,
+                           const hgr__stage_end_t* before, hgr__decision_t* decisions, size_t decision_count,
                            hgr_specialization_t** out, bool* out_retry) {
   *out_retry = false;
   hgr_graph_t* graph = NULL;
   hgr_params_t* params = NULL;
   uint64_t start = hgr__monotonic_ns();
   hgr_status_t status = HGR_OK;
-  stage_end_t end;
+  hgr__stage_end_t end;
   memset(&end, 0, sizeof(end));
   if (model->onnx) {
     status = import_onnx(model, inputs, before, decisions, decision_count, &end, &graph, &params, out_retry);
@@ -608,7 +578,7 @@ static hgr_status_t create(hgr_model_t* model, const hgr_model_input_t* inputs, 
   model->report.programs = executor ? hgr_executor_program_stats(executor) : (hgr_program_stats_t){0};
   if (status) {
     if (s) free_names(model->allocator, s->weight_names, s->weight_name_count);
-    decisions_free(model->allocator, decisions, decision_count);
+    hgr__decisions_free(model->allocator, decisions, decision_count);
     hgr__free(model->allocator, s);
     hgr_executor_release(executor);
     hgr_graph_release(graph);
@@ -672,8 +642,8 @@ static hgr_status_t keep(hgr_model_t* model, hgr_specialization_t* s) {
   return HGR_OK;
 }
 
-/* hgr_model_specialize for checked inputs: the first stage's specialization. */
-static hgr_status_t specialize(hgr_model_t* model, const hgr_model_input_t* inputs,
+/* hgr_model_specialize for checked inputs (model_internal.h): the first stage's. */
+hgr_status_t hgr__model_specialize(hgr_model_t* model, const hgr_model_input_t* inputs,
                                hgr_specialization_t** out_specialization) {
   /* Each round either finds or makes the specialization, or learns of at least one
    * more input that decides shapes, so it ends within input_count + 1 rounds. */
@@ -708,9 +678,9 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
   if (!model->instance)
     return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the model was created without an instance: it makes graphs "
                       "(hgr_model_graph), not executors");
-  HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, NULL));
+  HGR_RETURN_IF_ERROR(hgr__model_check_inputs(model, inputs, count, NULL));
   hgr_specialization_t* s = NULL;
-  HGR_RETURN_IF_ERROR(specialize(model, inputs, &s));
+  HGR_RETURN_IF_ERROR(hgr__model_specialize(model, inputs, &s));
   if (s->end.cut) {
     hgr_status_t status = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the model decides at run time (%s): no one "
                                      "executor runs it; run it with hgr_model_run, which runs it in stages",
@@ -722,49 +692,10 @@ hgr_status_t hgr_model_specialize(hgr_model_t* model, const hgr_model_input_t* i
   return HGR_OK;
 }
 
-/* ---- stages -------------------------------------------------------------------------------- */
-
-/* The decisions of s and the one its run (fence) took, read on the host: the run's
- * wait there. */
-static hgr_status_t take_decision(hgr_model_t* model, const hgr_specialization_t* s, hgr_fence_t* fence,
-                                  decision_t** out_decisions) {
-  decision_t* decisions = hgr__calloc(model->allocator, s->decision_count + 1, sizeof(*decisions));
-  if (!decisions) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  hgr_status_t status = HGR_OK;
-  for (size_t i = 0; !status && i <= s->decision_count; ++i) {
-    decision_t* d = &decisions[i];
-    hgr_tensor_info_t info;
-    if (i < s->decision_count) {
-      *d = s->decisions[i];
-      d->data = NULL;
-    } else {
-      status = hgr_executor_output_info(s->executor, s->end.carried, &info);
-      if (!status) {
-        d->dtype = info.dtype;
-        d->ndim = info.ndim;
-        memcpy(d->shape, info.shape, sizeof(int64_t) * (size_t)info.ndim);
-        d->bytes = (size_t)info.bytes;
-      }
-    }
-    if (!status && !(d->data = hgr__alloc(model->allocator, d->bytes ? d->bytes : 1)))
-      status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    if (!status && i < s->decision_count) memcpy(d->data, s->decisions[i].data, d->bytes);
-  }
-  if (!status) {
-    status = hgr_fence_get_output(fence, s->end.carried, decisions[s->decision_count].data,
-                                  decisions[s->decision_count].bytes);
-    ++model->report.decisions;
-  }
-  if (status) {
-    decisions_free(model->allocator, decisions, s->decision_count + 1);
-    return hgr_status_annotate(status, "the decision at %s", s->end.label);
-  }
-  *out_decisions = decisions;
-  return HGR_OK;
-}
+/* ---- stages (the runs: model_run.c) ------------------------------------------------------ */
 
 /* The key of the stage after s with decision d: s's key, then d's shape and bytes. */
-static hgr_status_t stage_key(hgr_model_t* model, const hgr_specialization_t* s, const decision_t* d,
+static hgr_status_t stage_key(hgr_model_t* model, const hgr_specialization_t* s, const hgr__decision_t* d,
                               uint8_t** out_key, size_t* out_bytes) {
   size_t shape_bytes = sizeof(int32_t) + (size_t)d->ndim * sizeof(int64_t);
   size_t bytes = s->key_bytes + shape_bytes + d->bytes;
@@ -779,71 +710,42 @@ static hgr_status_t stage_key(hgr_model_t* model, const hgr_specialization_t* s,
   return HGR_OK;
 }
 
-/* The specialization of the stage after s, whose run (fence) decided it, with its
- * inputs bound to that run's carried values and payloads on the device. *out_retry
- * (with an error) as import_onnx: the stage found inputs that decide shapes, which
- * changes the first stage's key. */
-static hgr_status_t next_stage(hgr_model_t* model, const hgr_model_input_t* inputs, hgr_specialization_t* s,
-                               hgr_fence_t* fence, hgr_specialization_t** out_next, bool* out_retry) {
-  decision_t* decisions = NULL;
-  HGR_RETURN_IF_ERROR(take_decision(model, s, fence, &decisions));
+hgr_status_t hgr__model_stage_after(hgr_model_t* model, const hgr_model_input_t* inputs, hgr_specialization_t* s,
+                                    hgr__decision_t* decisions, hgr_specialization_t** out_next, bool* out_retry) {
+  *out_next = NULL;
   size_t count = s->decision_count + 1;
   uint8_t* key = NULL;
   size_t key_bytes = 0;
   hgr_status_t status = stage_key(model, s, &decisions[count - 1], &key, &key_bytes);
-  hgr_specialization_t* next = status ? NULL : find(model, key, key_bytes);
-  if (next) {
-    decisions_free(model->allocator, decisions, count);
-  } else if (!status) {
-    status = create(model, inputs, key, key_bytes, &s->end, decisions, count, &next, out_retry);
-    if (status) hgr__free(model->allocator, key);
-    if (!status) status = keep(model, next);
-    if (status) next = NULL;
-  } else {
-    decisions_free(model->allocator, decisions, count);
-  }
-  for (size_t i = 0; !status && i < s->end.carried + s->end.payloads; ++i) {
-    size_t from = i < s->end.carried ? i : i + 1; /* the decision sits between */
-    hgr_device_buffer_t buffer;
-    hgr_tensor_info_t info;
-    status = hgr_executor_input_info(next->executor, i, &info);
-    if (!status) status = hgr_fence_output_buffer(fence, from, &buffer);
-    if (status) break;
-    buffer.bytes = (size_t)info.bytes; /* a payload's actual values, at the start of its capacity */
-    status = hgr_executor_bind_device_buffer(next->executor, i, &buffer);
-    hgr_device_buffer_release(&buffer);
-  }
   if (status) {
-    hgr_specialization_release(next);
+    hgr__decisions_free(model->allocator, decisions, count);
     return status;
   }
+  if ((*out_next = find(model, key, key_bytes))) {
+    hgr__decisions_free(model->allocator, decisions, count);
+    return HGR_OK;
+  }
+  hgr_specialization_t* next = NULL;
+  status = create(model, inputs, key, key_bytes, &s->end, decisions, count, &next, out_retry);
+  if (status) {
+    hgr__free(model->allocator, key);
+    return status;
+  }
+  HGR_RETURN_IF_ERROR(keep(model, next));
   *out_next = next;
   return HGR_OK;
 }
 
-/* Runs the stages after s (whose run is *inout_fence), each once the one before
- * decided it; *inout_specialization and *inout_fence become the last stage's.
- * *out_retry as next_stage's. */
-static hgr_status_t run_stages(hgr_model_t* model, const hgr_model_input_t* inputs,
-                               hgr_specialization_t** inout_specialization, hgr_fence_t** inout_fence,
-                               bool* out_retry) {
-  *out_retry = false;
-  while ((*inout_specialization)->end.cut) {
-    hgr_specialization_t* next = NULL;
-    hgr_fence_t* fence = NULL;
-    HGR_RETURN_IF_ERROR(next_stage(model, inputs, *inout_specialization, *inout_fence, &next, out_retry));
-    hgr_status_t status = hgr_executor_run_async(next->executor, &fence);
-    if (status) {
-      hgr_specialization_release(next);
-      return status;
-    }
-    ++model->report.stage_runs;
-    hgr_fence_release(*inout_fence);
-    hgr_specialization_release(*inout_specialization);
-    *inout_fence = fence;
-    *inout_specialization = next;
-  }
-  return HGR_OK;
+const hgr__stage_end_t* hgr__specialization_end(const hgr_specialization_t* s) { return &s->end; }
+
+const hgr__decision_t* hgr__specialization_decisions(const hgr_specialization_t* s, size_t* out_count) {
+  *out_count = s->decision_count;
+  return s->decisions;
+}
+
+void hgr__model_count_stage(hgr_model_t* model, uint64_t decisions, uint64_t stage_runs) {
+  model->report.decisions += decisions;
+  model->report.stage_runs += stage_runs;
 }
 
 hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
@@ -852,7 +754,7 @@ hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_graph: NULL argument");
   *out_graph = NULL;
   *out_params = NULL;
-  HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, NULL));
+  HGR_RETURN_IF_ERROR(hgr__model_check_inputs(model, inputs, count, NULL));
   if (!model->onnx) {
     *out_graph = hgr_graph_retain(model->graph);
     hgr_status_t status = model->params ? hgr__params_copy(model->allocator, model->params, out_params)
@@ -876,126 +778,6 @@ hgr_status_t hgr_model_graph(hgr_model_t* model, const hgr_model_input_t* inputs
     hgr_status_free(status);
   }
   return HGR_STATUS(HGR_STATUS_INTERNAL, "specializing found inputs that decide shapes in every round");
-}
-
-/* ---- runs -------------------------------------------------------------------------------- */
-
-hgr_status_t hgr_model_run(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
-                           hgr_model_run_t** out_run) {
-  return hgr_model_run_with_buffers(model, inputs, count, NULL, out_run);
-}
-
-/* Specializes the first stage, sets or binds its inputs and starts its run. */
-static hgr_status_t start(hgr_model_t* model, const hgr_model_input_t* inputs,
-                          const hgr_device_buffer_t* const* buffers, hgr_specialization_t** out_specialization,
-                          hgr_fence_t** out_fence) {
-  hgr_specialization_t* s = NULL;
-  HGR_RETURN_IF_ERROR(specialize(model, inputs, &s));
-  hgr_status_t status = HGR_OK;
-  for (size_t i = 0; !status && i < model->input_count; ++i) {
-    if (model->inputs[i].io.decides_shapes) continue; /* a constant of the specialization */
-    size_t index = 0;
-    status = hgr_executor_input_index(s->executor, model->inputs[i].io.name, &index);
-    if (!status && buffers && buffers[i]) {
-      status = hgr_executor_bind_device_buffer(s->executor, index, buffers[i]);
-    } else if (!status) {
-      /* An earlier run's device value (or the caller's binding) gives way to the data. */
-      if (hgr_executor_binding_kind(s->executor, HGR_INPUT, index) != HGR_BINDING_NONE)
-        status = hgr_executor_unbind(s->executor, HGR_INPUT, index);
-      if (!status) status = hgr_executor_set_input(s->executor, index, inputs[i].data, inputs[i].bytes);
-    }
-    if (status) status = hgr_status_annotate(status, "input '%s'", model->inputs[i].io.name);
-  }
-  if (!status) status = hgr_executor_run_async(s->executor, out_fence);
-  if (status) {
-    hgr_specialization_release(s);
-    return status;
-  }
-  *out_specialization = s;
-  return HGR_OK;
-}
-
-hgr_status_t hgr_model_run_with_buffers(hgr_model_t* model, const hgr_model_input_t* inputs, size_t count,
-                                        const hgr_device_buffer_t* const* buffers, hgr_model_run_t** out_run) {
-  if (!model || !out_run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run: NULL argument");
-  *out_run = NULL;
-  for (size_t i = 0; i < count && inputs; ++i)
-    if (!(buffers && buffers[i]) && !inputs[i].data && inputs[i].bytes)
-      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu: NULL data", i);
-  /* The buffers' checks first; hgr_model_specialize checks the rest again. */
-  if (buffers && model->instance) HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, buffers));
-  if (!model->instance)
-    return HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the model was created without an instance: it makes graphs "
-                      "(hgr_model_graph), not runs");
-  HGR_RETURN_IF_ERROR(check_inputs(model, inputs, count, NULL));
-  hgr_model_run_t* run = hgr__calloc(model->allocator, 1, sizeof(*run));
-  if (!run) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-  run->allocator = model->allocator;
-  hgr_status_t status = HGR_OK;
-  /* A later stage may find inputs that decide shapes, which keys the first stage
-   * anew: the run then starts again (once per input at most). */
-  bool retry = true;
-  for (size_t round = 0; !status && retry && round <= model->input_count; ++round) {
-    hgr_fence_release(run->fence); /* the round before's */
-    hgr_specialization_release(run->specialization);
-    run->fence = NULL;
-    run->specialization = NULL;
-    retry = false;
-    status = start(model, inputs, buffers, &run->specialization, &run->fence);
-    if (!status) status = run_stages(model, inputs, &run->specialization, &run->fence, &retry);
-    if (status && retry) {
-      hgr_status_free(status);
-      status = HGR_OK;
-    }
-  }
-  if (!status && retry)
-    status = HGR_STATUS(HGR_STATUS_INTERNAL, "specializing found inputs that decide shapes in every round");
-  if (!status) {
-    run->output_names = hgr__calloc(model->allocator, model->output_count + 1, sizeof(char*));
-    run->output_count = model->output_count;
-    if (!run->output_names) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
-    for (size_t i = 0; !status && i < model->output_count; ++i)
-      status = hgr__strdup(model->allocator, model->outputs[i].name, &run->output_names[i]);
-  }
-  if (status) {
-    hgr_model_run_release(run);
-    return status;
-  }
-  *out_run = run;
-  return HGR_OK;
-}
-
-hgr_status_t hgr_model_run_wait(hgr_model_run_t* run) {
-  if (!run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_wait: NULL run");
-  return hgr_fence_wait(run->fence);
-}
-
-hgr_status_t hgr_model_run_output_info(const hgr_model_run_t* run, size_t index, hgr_tensor_info_t* out_info) {
-  if (!run || !out_info) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_output_info: NULL argument");
-  HGR_RETURN_IF_ERROR(hgr_executor_output_info(run->specialization->executor, index, out_info));
-  if (index < run->output_count) out_info->name = run->output_names[index];
-  return HGR_OK;
-}
-
-hgr_status_t hgr_model_run_get_output(hgr_model_run_t* run, size_t index, void* data, size_t bytes) {
-  if (!run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_get_output: NULL run");
-  return hgr_fence_get_output(run->fence, index, data, bytes);
-}
-
-hgr_status_t hgr_model_run_output_buffer(hgr_model_run_t* run, size_t index, hgr_device_buffer_t* out_buffer) {
-  if (!out_buffer) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_output_buffer: NULL out_buffer");
-  memset(out_buffer, 0, sizeof(*out_buffer));
-  if (!run) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_model_run_output_buffer: NULL run");
-  return hgr_fence_output_buffer(run->fence, index, out_buffer);
-}
-
-void hgr_model_run_release(hgr_model_run_t* run) {
-  if (!run) return;
-  hgr_fence_release(run->fence);
-  for (size_t i = 0; run->output_names && i < run->output_count; ++i) hgr__free(run->allocator, run->output_names[i]);
-  hgr__free(run->allocator, run->output_names);
-  hgr_specialization_release(run->specialization);
-  hgr__free(run->allocator, run);
 }
 
 /* ---- creation ------------------------------------------------------------------------- */
