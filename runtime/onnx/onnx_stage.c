@@ -124,8 +124,8 @@ static hgr_status_t decide(const hgr__onnx_node_t* node, hgr__onnx_value_t* v, h
                            size_t in_flight_count) {
   if (v->constant || !staged(node)) return HGR_OK;
   hgr__onnx_loader_t* loader = node->loader;
-  const hgr__onnx_decision_t* decided = next_decision(loader);
-  if (decided) return take_decision(node, v, decided);
+  /* What is never decided is told apart before a decision is taken, so that every
+   * import takes the same decisions for the same values. */
   uint64_t count = 0;
   if (!v->has_value || !hgr__shape_size(v->shape, v->ndim, 1, &count, NULL) ||
       count > HGR__ONNX_MAX_DECISION_ELEMENTS)
@@ -133,6 +133,8 @@ static hgr_status_t decide(const hgr__onnx_node_t* node, hgr__onnx_value_t* v, h
   bool small = false;
   HGR_RETURN_IF_ERROR(hgr__onnx_from_small_inputs(loader, v, &small));
   if (small) return HGR_OK; /* refused by the caller: the model object specializes on the inputs */
+  const hgr__onnx_decision_t* decided = next_decision(loader);
+  if (decided) return take_decision(node, v, decided);
   return end_stage(node, false, v->value, NULL, 0, in_flight, in_flight_count);
 }
 
