@@ -66,18 +66,41 @@ static hgr_status_t take_decision(hgr_model_t* model, const hgr_specialization_t
   return HGR_OK;
 }
 
-/* The specialization of the stage after s, whose run (fence) decided it, with its
- * inputs bound to that run's carried values and payloads on the device. *out_retry
- * (with an error) as import_onnx: the stage found inputs that decide shapes, which
- * changes the first stage's key. */
-static hgr_status_t next_stage(hgr_model_t* model, const hgr_model_input_t* inputs, hgr_specialization_t* s,
-                               hgr_fence_t* fence, hgr_specialization_t** out_next, bool* out_retry) {
-  hgr__decision_t* decisions = NULL;
-  HGR_RETURN_IF_ERROR(take_decision(model, s, fence, &decisions));
-  hgr_specialization_t* next = NULL;
-  HGR_RETURN_IF_ERROR(hgr__model_stage_after(model, inputs, s, decisions, &next, out_retry));
+/* Whether the run of s reads the caller's memory: the first stage's inputs, which
+ * start binds where they lie. */
+static bool reads_host_memory(hgr_executor_t* executor) {
+  for (size_t i = 0; i < hgr_executor_input_count(executor); ++i) {
+    hgr_binding_kind_t kind = hgr_executor_binding_kind(executor, HGR_INPUT, i);
+    if (kind == HGR_BINDING_HOST_ZERO_COPY || kind == HGR_BINDING_HOST_COPY) return true;
+  }
+  return false;
+}
+
+/* Ends s's use of the caller's memory: waits for its run (fence; its decision was
+ * read, so it is mostly done; NULL where the run failed to start: the executor) and returns each input bound to host memory to the
+ * executor's own buffer, so that nothing holds the caller's pointer once
+ * hgr_model_run returned. */
+static hgr_status_t end_host_inputs(hgr_specialization_t* s, hgr_fence_t* fence) {
+  hgr_executor_t* executor = hgr_specialization_executor(s);
+  if (!reads_host_memory(executor)) return HGR_OK;
+  hgr_status_t status = fence ? hgr_fence_wait(fence) : hgr_executor_wait(executor);
+  for (size_t i = 0; i < hgr_executor_input_count(executor); ++i) {
+    hgr_binding_kind_t kind = hgr_executor_binding_kind(executor, HGR_INPUT, i);
+    if (kind != HGR_BINDING_HOST_ZERO_COPY && kind != HGR_BINDING_HOST_COPY) continue;
+    hgr_status_t unbound = hgr_executor_unbind(executor, HGR_INPUT, i);
+    if (!status) status = unbound;
+    else hgr_status_free(unbound);
+  }
+  return status;
+}
+
+/* Binds next's inputs to the carried values and payloads of s's run (fence) on the
+ * device. Where s reads the caller's memory, waits for each copy: a carried value
+ * may be a graph input itself, whose storage is that memory. */
+static hgr_status_t bind_carried(hgr_specialization_t* s, hgr_fence_t* fence, hgr_specialization_t* next) {
   const hgr__stage_end_t* end = hgr__specialization_end(s);
   hgr_executor_t* executor = hgr_specialization_executor(next);
+  bool wait = reads_host_memory(hgr_specialization_executor(s));
   hgr_status_t status = HGR_OK;
   for (size_t i = 0; !status && i < end->carried + end->payloads; ++i) {
     size_t from = i < end->carried ? i : i + 1; /* the decision sits between */
@@ -86,10 +109,29 @@ static hgr_status_t next_stage(hgr_model_t* model, const hgr_model_input_t* inpu
     status = hgr_executor_input_info(executor, i, &info);
     if (!status) status = hgr_fence_output_buffer(fence, from, &buffer);
     if (status) break;
+    if (wait && clWaitForEvents(1, &buffer.ready) != CL_SUCCESS)
+      status = HGR_STATUS(HGR_STATUS_INTERNAL, "the copy of the value carried to input %zu failed", i);
     buffer.bytes = (size_t)info.bytes; /* a payload's actual values, at the start of its capacity */
-    status = hgr_executor_bind_device_buffer(executor, i, &buffer);
+    if (!status) status = hgr_executor_bind_device_buffer(executor, i, &buffer);
     hgr_device_buffer_release(&buffer);
   }
+  return status;
+}
+
+/* The specialization of the stage after s, whose run (fence) decided it, with its
+ * inputs bound to that run's carried values and payloads on the device; s's run
+ * done with the caller's memory. *out_retry (with an error) as import_onnx: the
+ * stage found inputs that decide shapes, which changes the first stage's key. */
+static hgr_status_t next_stage(hgr_model_t* model, const hgr_model_input_t* inputs, hgr_specialization_t* s,
+                               hgr_fence_t* fence, hgr_specialization_t** out_next, bool* out_retry) {
+  hgr__decision_t* decisions = NULL;
+  hgr_specialization_t* next = NULL;
+  hgr_status_t status = take_decision(model, s, fence, &decisions);
+  if (!status) status = hgr__model_stage_after(model, inputs, s, decisions, &next, out_retry);
+  if (!status) status = bind_carried(s, fence, next);
+  hgr_status_t ended = end_host_inputs(s, fence);
+  if (!status) status = ended;
+  else hgr_status_free(ended);
   if (status) {
     hgr_specialization_release(next);
     return status;
@@ -137,6 +179,7 @@ static hgr_status_t start(hgr_model_t* model, const hgr_model_input_t* inputs,
   hgr_specialization_t* s = NULL;
   HGR_RETURN_IF_ERROR(hgr__model_specialize(model, inputs, &s));
   hgr_executor_t* executor = hgr_specialization_executor(s);
+  bool staged = hgr__specialization_end(s)->cut;
   hgr_status_t status = HGR_OK;
   for (size_t i = 0; !status && i < hgr_model_input_count(model); ++i) {
     hgr_model_io_t io;
@@ -146,6 +189,10 @@ static hgr_status_t start(hgr_model_t* model, const hgr_model_input_t* inputs,
     status = hgr_executor_input_index(executor, io.name, &index);
     if (!status && buffers && buffers[i]) {
       status = hgr_executor_bind_device_buffer(executor, index, buffers[i]);
+    } else if (!status && staged && inputs[i].bytes) {
+      /* The stage's run ends before hgr_model_run returns (next_stage waits for it and
+       * unbinds): the caller's data can be read where it lies, without a copy. */
+      status = hgr_executor_bind_host(executor, HGR_INPUT, index, (void*)inputs[i].data, inputs[i].bytes);
     } else if (!status) {
       /* An earlier run's device value (or the caller's binding) gives way to the data. */
       if (hgr_executor_binding_kind(executor, HGR_INPUT, index) != HGR_BINDING_NONE)
@@ -156,6 +203,7 @@ static hgr_status_t start(hgr_model_t* model, const hgr_model_input_t* inputs,
   }
   if (!status) status = hgr_executor_run_async(executor, out_fence);
   if (status) {
+    if (staged) hgr_status_free(end_host_inputs(s, NULL)); /* no fence: what was enqueued */
     hgr_specialization_release(s);
     return status;
   }
