@@ -629,7 +629,10 @@ class InferenceSession:
         run bound as an input (bind_ortvalue_input) is waited for on the device, not on
         the host. Host inputs are copied when the run starts, so their arrays may change
         right after; outputs bound to host memory (bind_ortvalue_output, bind_output
-        with buffer_ptr) hold the values when this returns, which waits for the run."""
+        with buffer_ptr) hold the values when this returns, which waits for the run. A
+        model that decides at run time (an If on the data, NonZero, ...) runs in stages
+        that read their decisions on the host: its run is waited for here, and its
+        values pass through host memory (the outputs are host OrtValues)."""
         from .io_binding import IOBinding, OrtValue
 
         if not isinstance(iobinding, IOBinding) or iobinding._session is not self:
@@ -664,8 +667,8 @@ class InferenceSession:
                 feeds = [v.numpy() if isinstance(v, OrtValue) else v for v in values]
                 ex = self._specialize(feeds)
             if ex is None:
-                raise _hgr.FailedPreconditionError(f"{self._staged}; run_with_iobinding binds one executor's inputs "
-                                                   "and outputs: use run()")
+                self._run_staged_with_iobinding(iobinding, values)
+                return
             fed = self._fed[ex]
             for arg, value in zip(self._inputs, values):
                 if arg.name not in fed:  # a constant of the specialization
@@ -697,6 +700,28 @@ class InferenceSession:
             iobinding._fence = fence
             if any(target is not None for target in targets.values()):
                 fence.wait()
+
+    def _run_staged_with_iobinding(self, iobinding: Any, values: List[Any]) -> None:
+        """run_with_iobinding of a model that decides at run time: its stages read their
+        decisions on the host, so the run is waited for here, device values are read to
+        the host first and the outputs are host values (the model's run takes host
+        data: no state stays on the device across such runs)."""
+        from .io_binding import OrtValue
+
+        outputs = self._live().run([v.numpy() if isinstance(v, OrtValue) else v for v in values])
+        results = []
+        for name, target in iobinding._outputs:
+            value = outputs[self._output_index[name]]
+            if target is not None:
+                if target.shape != value.shape or target.dtype != value.dtype:
+                    raise _hgr.InvalidArgumentError(
+                        f"output '{name}' is {value.dtype} {list(value.shape)} in this run; the memory bound to it "
+                        f"holds {target.dtype} {list(target.shape)}")
+                target[...] = value
+                value = target
+            results.append(OrtValue(value))
+        iobinding._results = results
+        iobinding._fence = None
 
     # ---- bundles ----
     def write_bundle(self, directory: Any) -> str:

@@ -187,7 +187,7 @@ def test_non_max_suppression_after_a_score_head(tmp_path, center, device):
     _same(path, [feeds(0), feeds(0), feeds(-20)], device)  # the last selects nothing
 
 
-def test_a_model_that_decides_refuses_one_executor(tmp_path, device):
+def test_a_model_that_decides_has_no_one_executor_and_runs_with_iobinding(tmp_path, device):
     nodes = [h.make_node("Greater", ["x", "zero"], ["m"]), h.make_node("NonZero", ["m"], ["idx"])]
     path = _save(tmp_path, "refuse", nodes, [h.make_tensor_value_info("x", T.FLOAT, [4])],
                  [h.make_tensor_value_info("idx", T.INT64, None)], [_scalar("zero", 0.0)])
@@ -198,7 +198,19 @@ def test_a_model_that_decides_refuses_one_executor(tmp_path, device):
     assert model.run([np.array([1, 0, 2, 0], np.float32)])[0].tolist() == [[0, 2]]
     session = hgr.InferenceSession(path, providers=[device])
     binding = session.io_binding()
-    binding.bind_cpu_input("x", np.ones(4, np.float32))
+    # IOBinding runs it too, waited for, its values through the host
+    binding.bind_cpu_input("x", np.array([0, 3, 0, 1], np.float32))
     binding.bind_output("idx")
-    with pytest.raises(hgr.FailedPreconditionError, match="decides at run time"):
+    session.run_with_iobinding(binding)
+    (idx,) = binding.get_outputs()
+    assert idx.device_name() == "cpu" and idx.numpy().tolist() == [[1, 3]]
+    binding.bind_ortvalue_input("x", hgr.OrtValue.ortvalue_from_numpy(np.array([5, 0, 0, 0], np.float32)))
+    session.run_with_iobinding(binding)
+    assert binding.copy_outputs_to_cpu()[0].tolist() == [[0]]
+    target = np.zeros((1, 1), np.int64)
+    binding.bind_output("idx", "cpu", 0, np.int64, [1, 1], target.ctypes.data)
+    session.run_with_iobinding(binding)
+    assert target.tolist() == [[0]]
+    binding.bind_cpu_input("x", np.array([1, 2, 0, 0], np.float32))  # two indices: the memory does not fit
+    with pytest.raises(hgr.InvalidArgumentError, match=r"output 'idx' is int64 \[1, 2\] in this run"):
         session.run_with_iobinding(binding)
