@@ -756,6 +756,24 @@ static void transpose_runs_match_reference(void** state) {
     check_transpose(&rng, "float32", 5, (int64_t[]){1, 4, 34, 28, 28}, (int32_t[]){0, 2, 1, 3, 4}, "[0, 2, 1, 3, 4]");
 }
 
+/* Permutations that move the input's contiguous dim away from the last (which is
+ * then strided) copy 4 x 4 tiles (hgr_layout_gather_tiles): whole tiles, tiles cut
+ * at either edge, the tiled dim behind batch dims, a detector's boxes and a CRNN's
+ * columns. */
+static void transpose_tiles_match_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 28);
+  check_transpose(&rng, "float32", 2, (int64_t[]){8, 12}, (int32_t[]){1, 0}, "[1, 0]");
+  check_transpose(&rng, "int32", 2, (int64_t[]){5, 7}, (int32_t[]){1, 0}, "[1, 0]");
+  check_transpose(&rng, "float32", 3, (int64_t[]){3, 9, 6}, (int32_t[]){0, 2, 1}, "[0, 2, 1]");
+  check_transpose(&rng, "int32", 4, (int64_t[]){2, 5, 3, 4}, (int32_t[]){3, 1, 0, 2}, "[3, 1, 0, 2]");
+  check_transpose(&rng, "float32", 4, (int64_t[]){1, 16, 8, 12}, (int32_t[]){3, 0, 1, 2}, "[3, 0, 1, 2]");
+  check_transpose(&rng, "float32", 3, (int64_t[]){1, 4, 37}, (int32_t[]){0, 2, 1}, "[0, 2, 1]");
+  if (!simulated())
+    check_transpose(&rng, "float32", 3, (int64_t[]){1, 4, 8400}, (int32_t[]){0, 2, 1}, "[0, 2, 1]");
+}
+
 static void transpose_rejects_non_permutations(void** state) {
   (void)state;
   hgr_optest_t t;
@@ -1040,6 +1058,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(concatenate_matches_reference),
       cmocka_unit_test(transpose_matches_reference),
       cmocka_unit_test(transpose_runs_match_reference),
+      cmocka_unit_test(transpose_tiles_match_reference),
       cmocka_unit_test(pad_matches_reference),
       cmocka_unit_test(take_matches_reference),
       cmocka_unit_test(strided_slice_matches_hand_checked_values),

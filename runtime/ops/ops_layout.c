@@ -108,22 +108,59 @@ static int32_t merge_dims(const int64_t* shape, const int64_t* strides, int32_t 
   return merged;
 }
 
+/* The gather kernels, each the others' sibling: a new shape may pick another. */
+static const char* const gather_kernels[] = {"hgr_layout_gather", "hgr_layout_gather_runs",
+                                             "hgr_layout_gather_tiles"};
+
+static hgr__launch_plan_t* launch_gather_kernel(hgr__op_ctx_t* ctx, const char* kernel) {
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  for (size_t i = 0; i < sizeof(gather_kernels) / sizeof(gather_kernels[0]); ++i)
+    if (strcmp(gather_kernels[i], kernel)) hgr__launch_sibling(ctx, l, gather_kernels[i]);
+  return l;
+}
+
+/* The output dim before the last that is contiguous in the input (merged strides),
+ * when the last is not and both span at least a tile of 4: -1 otherwise. */
+static int32_t tile_dim(const int32_t* merged_shape, const int32_t* merged_strides, int32_t merged) {
+  if (merged < 2 || merged_strides[merged - 1] == 1 || merged_shape[merged - 1] < 4) return -1;
+  for (int32_t d = 0; d + 1 < merged; ++d)
+    if (merged_strides[d] == 1 && merged_shape[d] >= 4) return d;
+  return -1;
+}
+
 /* The gather of shape (ndim) from the input at strides, from offset on (count
  * elements): where the last (merged) dim is contiguous in the input and long, whole
  * runs of it at a time (hgr_layout_gather_runs: transposes that keep the last dim,
- * slices of whole rows, a contiguous slice as one run), else element by element
- * (hgr_layout_gather). Each names the other as its sibling: a new shape may pick it. */
+ * slices of whole rows, a contiguous slice as one run); where another dim is the
+ * input's contiguous one, 4 x 4 tiles (hgr_layout_gather_tiles: transposes that move
+ * it); else element by element (hgr_layout_gather). */
 #define GATHER_MIN_RUN 16
 static void launch_gather(hgr__op_ctx_t* ctx, const int64_t* shape, const int64_t* strides, int32_t ndim,
                           int64_t offset, uint64_t count) {
   int32_t merged_shape[HGR_MAX_DIMS], merged_strides[HGR_MAX_DIMS];
   if (count == 0) offset = 0;
   int32_t merged = merge_dims(shape, strides, ndim, count, merged_shape, merged_strides);
+  int32_t inner = tile_dim(merged_shape, merged_strides, merged);
+  if (inner >= 0) {
+    int32_t rows = merged_shape[inner], cols = merged_shape[merged - 1];
+    uint64_t items = count / ((uint64_t)rows * (uint64_t)cols) * (uint64_t)((rows + 3) / 4) * (uint64_t)((cols + 3) / 4);
+    hgr__launch_plan_t* l = launch_gather_kernel(ctx, "hgr_layout_gather_tiles");
+    hgr__launch_input(ctx, l, 0);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_meta_arg(ctx, l);
+    hgr__launch_int(ctx, l, merged);
+    hgr__launch_int(ctx, l, inner);
+    hgr__launch_uint(ctx, l, (uint32_t)items);
+    hgr__launch_meta1(ctx, l, (int32_t)offset);
+    hgr__launch_meta(ctx, l, merged_shape, (uint32_t)merged);
+    hgr__launch_meta(ctx, l, merged_strides, (uint32_t)merged);
+    hgr__launch_1d(ctx, l, items);
+    return;
+  }
   if (merged >= 1 && merged_strides[merged - 1] == 1 && merged_shape[merged - 1] >= GATHER_MIN_RUN) {
     int32_t run = merged_shape[merged - 1], chunks = (run + 15) / 16;
     uint64_t items = count / (uint64_t)run * (uint64_t)chunks;
-    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_gather_runs");
-    hgr__launch_sibling(ctx, l, "hgr_layout_gather");
+    hgr__launch_plan_t* l = launch_gather_kernel(ctx, "hgr_layout_gather_runs");
     hgr__launch_input(ctx, l, 0);
     hgr__launch_output(ctx, l, 0);
     hgr__launch_meta_arg(ctx, l);
@@ -137,8 +174,7 @@ static void launch_gather(hgr__op_ctx_t* ctx, const int64_t* shape, const int64_
     hgr__launch_1d(ctx, l, items);
     return;
   }
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layout_gather");
-  hgr__launch_sibling(ctx, l, "hgr_layout_gather_runs");
+  hgr__launch_plan_t* l = launch_gather_kernel(ctx, "hgr_layout_gather");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_meta_arg(ctx, l);
