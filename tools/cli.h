@@ -141,6 +141,22 @@ bool hgr_cli_model_fixed(const hgr_cli_model_args_t* model, const char* name);
 hgr_status_t hgr_cli_model_load(const char* path, hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
                                 bool print, hgr_graph_t** out_graph, hgr_params_t** out_params);
 
+/* After hgr_cli_model_load refused path with one_graph (taken): whether the model
+ * decides at run time (docs/onnx.md, "Decisions at run time") and so runs in stages
+ * through the model object instead of as one graph. When it does (or when the model
+ * object runs it as one executor after all), *out_model is the model object on
+ * instance with options (the loader's options from model, as hgr_cli_model_load
+ * takes them; its first stage specialized at the shapes hgr_cli_model_load takes
+ * and kept in its cache), *out_decision the status
+ * hgr_model_specialize refused it with (FAILED_PRECONDITION naming the node that
+ * decides; HGR_OK when it did not; the caller frees it), and HGR_OK is returned.
+ * Otherwise one_graph is returned when the model object refuses the model as the
+ * loader did (UNIMPLEMENTED: an op hgr lacks), or the model object's error (its
+ * first stage could not be placed or made). */
+hgr_status_t hgr_cli_model_open_staged(const char* path, hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
+                                      hgr_instance_t* instance, const hgr_model_options_t* options,
+                                      hgr_status_t one_graph, hgr_model_t** out_model, hgr_status_t* out_decision);
+
 /* An array from a .npy file, or from an ONNX TensorProto file (.pb, ONNX's test
  * data, at most HGR__FILE_MAX_TENSOR_PROTO_BYTES) when the library has the ONNX
  * loader. Free with hgr_npy_array_free. */

@@ -182,35 +182,67 @@ static hgr_status_t cli_input(const hgr_cli_model_args_t* model, hgr_cli_inputs_
   return HGR_OK;
 }
 
-/* The ONNX model at path specialized to the --input shapes and values: inputs whose
- * values decide shapes are found by the model and become constants (added to
- * model->fixed, so that the run does not set them). */
-static hgr_status_t load_onnx(const char* path, hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs, bool print,
-                              hgr_graph_t** out_graph, hgr_params_t** out_params) {
-  hgr_onnx_options_t* options = NULL;
-  HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_create(&options));
-  hgr_status_t status = onnx_options(model, inputs, options);
+/* The ONNX model at path as a model object on instance (NULL: one that only makes
+ * graphs) with options (NULL: the defaults), whose loader options are model's. */
+static hgr_status_t create_model(const char* path, const hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
+                                 hgr_instance_t* instance, const hgr_model_options_t* options, hgr_model_t** out_model) {
+  *out_model = NULL;
+  hgr_onnx_options_t* onnx = NULL;
+  HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_create(&onnx));
+  hgr_status_t status = onnx_options(model, inputs, onnx);
   hgr_model_options_t model_options;
-  hgr_model_options_init(&model_options);
-  model_options.onnx = options;
-  hgr_model_t* m = NULL;
-  if (!status) status = hgr_model_create_onnx_file(NULL, path, &model_options, &m);
-  hgr_onnx_options_release(options);
-  size_t count = m ? hgr_model_input_count(m) : 0;
-  hgr_model_input_t* given = calloc(count + 1, sizeof(*given));
-  int64_t(*shapes)[HGR_MAX_DIMS] = calloc(count + 1, sizeof(*shapes));
-  if (!status && (!given || !shapes)) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  if (options) model_options = *options;
+  else hgr_model_options_init(&model_options);
+  model_options.onnx = onnx;
+  if (!status) status = hgr_model_create_onnx_file(instance, path, &model_options, out_model);
+  hgr_onnx_options_release(onnx); /* the model keeps a copy */
+  return status;
+}
+
+/* m's inputs in its order, each as cli_input gives it, in one allocation (free it):
+ * the struct, then the inputs, then their shapes. print: as hgr_cli_model_load. */
+typedef struct model_inputs_t {
+  hgr_model_input_t* inputs;
+  size_t count;
+} model_inputs_t;
+
+static hgr_status_t model_inputs(const char* path, hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
+                                 const hgr_model_t* m, bool print, model_inputs_t** out_inputs) {
+  *out_inputs = NULL;
+  size_t count = hgr_model_input_count(m);
+  model_inputs_t* given =
+      calloc(1, sizeof(*given) + (count + 1) * (sizeof(hgr_model_input_t) + sizeof(int64_t[HGR_MAX_DIMS])));
+  if (!given) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %zu inputs", count);
+  given->inputs = (hgr_model_input_t*)(given + 1);
+  int64_t(*shapes)[HGR_MAX_DIMS] = (int64_t(*)[HGR_MAX_DIMS])(given->inputs + count + 1);
+  given->count = count;
+  hgr_status_t status = HGR_OK;
   for (size_t i = 0; !status && i < count; ++i) {
     hgr_model_io_t io;
     status = hgr_model_input(m, i, &io);
     bool missing = false;
-    if (!status) status = cli_input(model, inputs, &io, &given[i], shapes[i], &missing);
+    if (!status) status = cli_input(model, inputs, &io, &given->inputs[i], shapes[i], &missing);
     if (status && print && missing) { /* what `hgr check` can say without shapes */
       print_symbolic(path, m);
       model->shapes_missing = true;
     }
   }
-  if (!status) status = hgr_model_graph(m, given, count, out_graph, out_params);
+  if (status) free(given);
+  else *out_inputs = given;
+  return status;
+}
+
+/* The ONNX model at path specialized to the --input shapes and values: inputs whose
+ * values decide shapes are found by the model and become constants (added to
+ * model->fixed, so that the run does not set them). */
+static hgr_status_t load_onnx(const char* path, hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs, bool print,
+                              hgr_graph_t** out_graph, hgr_params_t** out_params) {
+  hgr_model_t* m = NULL;
+  model_inputs_t* given = NULL;
+  hgr_status_t status = create_model(path, model, inputs, NULL, NULL, &m);
+  if (!status) status = model_inputs(path, model, inputs, m, print, &given);
+  size_t count = given ? given->count : 0;
+  if (!status) status = hgr_model_graph(m, given->inputs, count, out_graph, out_params);
   for (size_t i = 0; !status && i < count; ++i) {
     hgr_model_io_t io;
     if (!hgr_model_input(m, i, &io) && io.decides_shapes && model->fixed_count < HGR_CLI_MAX_SHAPES &&
@@ -223,7 +255,6 @@ static hgr_status_t load_onnx(const char* path, hgr_cli_model_args_t* model, hgr
   hgr_model_report_t report;
   hgr_model_report(m, &report);
   free(given);
-  free(shapes);
   hgr_model_release(m);
   if (!status && print)
     printf("%s: ONNX IR %lld, opset %lld: %u nodes -> %u graph nodes (%u folded at load, %u removed, %u fused; "
@@ -237,6 +268,44 @@ static hgr_status_t load_onnx(const char* path, hgr_cli_model_args_t* model, hgr
   return status;
 }
 #endif
+
+hgr_status_t hgr_cli_model_open_staged(const char* path, hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
+                                      hgr_instance_t* instance, const hgr_model_options_t* options,
+                                      hgr_status_t one_graph, hgr_model_t** out_model, hgr_status_t* out_decision) {
+  *out_model = NULL;
+  *out_decision = HGR_OK;
+  /* The loader refuses with UNIMPLEMENTED both an op it lacks and a value needed at
+   * load that the data computes; hgr_model_specialize tells them apart: at the same
+   * shapes it imports the model in stages, and a first stage that ends at a decision
+   * is FAILED_PRECONDITION (hgr/model.h). */
+  if (hgr_status_code(one_graph) != HGR_STATUS_UNIMPLEMENTED || !has_suffix(path, ".onnx")) return one_graph;
+#if HGR_HAS_ONNX
+  hgr_model_t* m = NULL;
+  model_inputs_t* given = NULL;
+  hgr_specialization_t* first = NULL;
+  hgr_status_t status = create_model(path, model, inputs, instance, options, &m);
+  if (!status) status = model_inputs(path, model, inputs, m, false, &given);
+  if (!status) status = hgr_model_specialize(m, given->inputs, given->count, &first);
+  free(given);
+  hgr_specialization_release(first); /* one executor ran the whole model: the model object runs it as well */
+  if (hgr_status_code(status) == HGR_STATUS_FAILED_PRECONDITION) { /* its first stage stays in the model's cache */
+    *out_decision = status;
+    status = HGR_OK;
+  }
+  if (hgr_status_code(status) == HGR_STATUS_UNIMPLEMENTED) { /* the same refusal, in stages too */
+    hgr_status_free(status);
+    hgr_model_release(m);
+    return one_graph;
+  }
+  hgr_status_free(one_graph);
+  if (status) hgr_model_release(m);
+  else *out_model = m;
+  return status;
+#else
+  (void)model, (void)inputs, (void)instance, (void)options;
+  return one_graph;
+#endif
+}
 
 hgr_status_t hgr_cli_model_load(const char* path, hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
                                 bool print, hgr_graph_t** out_graph, hgr_params_t** out_params) {

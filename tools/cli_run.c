@@ -39,7 +39,11 @@ static const char run_usage[] =
     "and prints the device binding, memory per device, copies per device-pair class,\n"
     "the outputs and the time of each run. A BUNDLE (`hgr compile --bundle`) runs its\n"
     "model at the shapes of the --input arrays (every input given) with the programs\n"
-    "it holds.\n"
+    "it holds. An ONNX model that decides at run time (an If or Loop on the data,\n"
+    "NonZero, NonMaxSuppression ...) runs in stages through the model object, every\n"
+    "input given (docs/onnx.md, \"Decisions at run time\"); the options that take one\n"
+    "executor (--profile, --profile-json, --trace, --dump, --pipeline, --queues N,\n"
+    "--place-report, --params, mpirun) are refused with it.\n"
     "\n"
     MODEL_FLAGS
     "  --params FILE          TVM params file; params named like inputs are loaded\n"
@@ -224,6 +228,8 @@ typedef struct run_args_t {
                                  their consumer's rank) */
   hgr_model_t* bundle;        /* GRAPH is a bundle (`hgr compile --bundle`): its model ... */
   hgr_specialization_t* specialization; /* ... at the --input shapes, whose executor runs */
+  hgr_model_t* staged;        /* MODEL.onnx decides at run time: the model object runs it in stages */
+  hgr_kernel_library_t* staged_kernels; /* --kernels, which the stages' executors take when made */
 } run_args_t;
 
 /* Whether path is a bundle: a directory with a manifest.json. */
@@ -235,32 +241,90 @@ static bool is_bundle(const char* path) {
          stat(manifest, &st) == 0;
 }
 
-/* A bundle's model at the shapes of the --input arrays: *out_executor is its
- * specialization's (the weights loaded, the programs the bundle's). */
-static hgr_status_t open_bundle(run_args_t* args, hgr_instance_t* instance, const hgr_executor_options_t* options,
-                                hgr_executor_t** out_executor) {
+/* The options of a model object that the command runs (a bundle's, or one in
+ * stages): every executor's options, and placement when --devices or --place asked. */
+static hgr_model_options_t model_options(run_args_t* args, const hgr_executor_options_t* options) {
   hgr_model_options_t model_options;
   hgr_model_options_init(&model_options);
   model_options.executor = *options;
   if (args->place.requested) model_options.place = &args->place.options;
-  HGR_RETURN_IF_ERROR_CLI(hgr_model_create_bundle(instance, args->graph_path, &model_options, &args->bundle));
-  size_t count = hgr_model_input_count(args->bundle);
-  hgr_model_input_t inputs[MAX_ITEMS];
-  if (count > MAX_ITEMS) return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "the bundle's model has %zu inputs", count);
+  return model_options;
+}
+
+/* model's inputs in its order, from the --input arrays (inputs holds MAX_ITEMS):
+ * a bundle and a model in stages run at their shapes and values, so every input is
+ * given, and an --input names an input of model (or a --fix-input). */
+static hgr_status_t given_inputs(run_args_t* args, const hgr_model_t* model, hgr_model_input_t* inputs,
+                                 size_t* out_count) {
+  size_t count = *out_count = hgr_model_input_count(model);
+  if (count > MAX_ITEMS)
+    return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s: the model has %zu inputs; hgr run takes at most %d",
+                      args->graph_path, count, MAX_ITEMS);
+  for (size_t i = 0; i < args->inputs.count; ++i) {
+    size_t index;
+    if (!hgr_cli_model_fixed(&args->model, args->inputs.names[i]))
+      HGR_RETURN_IF_ERROR_CLI(hgr_status_annotate(hgr_model_input_index(model, args->inputs.names[i], &index),
+                                                  "--input %s", args->inputs.names[i]));
+  }
   for (size_t m = 0; m < count; ++m) {
     hgr_model_io_t io;
-    HGR_RETURN_IF_ERROR_CLI(hgr_model_input(args->bundle, m, &io));
+    HGR_RETURN_IF_ERROR_CLI(hgr_model_input(model, m, &io));
     size_t i = 0;
     while (i < args->inputs.count && strcmp(args->inputs.names[i], io.name)) ++i;
     if (i == args->inputs.count)
-      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu '%s' of the bundle's model is not given with --input", m,
-                        io.name);
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "input %zu '%s' of %s is not given with --input", m, io.name,
+                        args->graph_path);
     const hgr_npy_array_t* array = NULL;
     HGR_RETURN_IF_ERROR_CLI(hgr_cli_inputs_array(&args->inputs, i, &array));
     inputs[m] = (hgr_model_input_t){array->dtype, array->ndim, array->shape, array->data, (size_t)array->bytes};
   }
+  return HGR_OK;
+}
+
+/* A bundle's model at the shapes of the --input arrays: *out_executor is its
+ * specialization's (the weights loaded, the programs the bundle's). */
+static hgr_status_t open_bundle(run_args_t* args, hgr_instance_t* instance, const hgr_executor_options_t* options,
+                                hgr_executor_t** out_executor) {
+  hgr_model_options_t bundle_options = model_options(args, options);
+  HGR_RETURN_IF_ERROR_CLI(hgr_model_create_bundle(instance, args->graph_path, &bundle_options, &args->bundle));
+  hgr_model_input_t inputs[MAX_ITEMS];
+  size_t count = 0;
+  HGR_RETURN_IF_ERROR_CLI(given_inputs(args, args->bundle, inputs, &count));
   HGR_RETURN_IF_ERROR_CLI(hgr_model_specialize(args->bundle, inputs, count, &args->specialization));
   *out_executor = hgr_specialization_executor(args->specialization);
+  return HGR_OK;
+}
+
+/* MODEL.onnx, which the loader refused as one graph with one_graph (taken): when
+ * it decides at run time, args->staged runs it in stages (hgr_cli_model_open_staged).
+ * `hgr check` (plan_only) validates one graph: it refuses such a model, pointing
+ * to `hgr run`. */
+static hgr_status_t open_staged(run_args_t* args, hgr_instance_t* instance, const hgr_executor_options_t* options,
+                                hgr_status_t one_graph) {
+  hgr_model_options_t staged_options = model_options(args, options);
+  if (hgr_cli_ranks_launched()) {
+    /* Refused under mpirun (needs_one_executor) once known: told apart on this rank's
+     * devices alone, without the placement and bindings that name other ranks'. */
+    staged_options.place = NULL;
+    staged_options.executor.bindings = NULL;
+    staged_options.executor.binding_count = 0;
+    staged_options.executor.plan_only = true;
+  }
+  hgr_status_t decision = HGR_OK;
+  double start = now_ms();
+  HGR_RETURN_IF_ERROR_CLI(hgr_cli_model_open_staged(args->graph_path, &args->model, &args->inputs, instance,
+                                                    &staged_options, one_graph, &args->staged, &decision));
+  if (options->plan_only) {
+    hgr_model_release(args->staged);
+    args->staged = NULL;
+    if (!decision) /* the model object made one executor of what the loader refused */
+      decision = HGR_STATUS(HGR_STATUS_FAILED_PRECONDITION, "the loader refuses it as one graph");
+    return hgr_status_annotate(decision, "%s: hgr check validates one graph; `hgr run` runs this model in stages",
+                               args->graph_path);
+  }
+  printf("%s runs in stages through the model object (its first stage made in %.1f ms): %s\n", args->graph_path,
+         now_ms() - start, decision ? hgr_status_message(decision) : "the loader refuses it as one graph");
+  hgr_status_free(decision);
   return HGR_OK;
 }
 
@@ -485,13 +549,6 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   /* Under mpirun, a step that may fail on one rank alone is agreed on before the next
    * collective one, so that every rank stops with that rank's error. */
   HGR_RETURN_IF_ERROR_CLI(hgr_cli_instance_create(&instance_options, out_instance));
-  bool bundle = is_bundle(args->graph_path);
-  hgr_status_t loaded = bundle ? HGR_OK
-                               : hgr_cli_model_load(args->graph_path, &args->model, &args->inputs, !args->json,
-                                                    out_graph, &args->model_params);
-  if (!loaded && args->params_path && !plan_only) loaded = hgr_params_load_file(args->params_path, &args->file_params);
-  HGR_RETURN_IF_ERROR_CLI(hgr_cli_agree(loaded, "loading the graph"));
-  if (!plan_only && !bundle) printf("graph loaded in %.1f ms\n", now_ms() - load_start);
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
   options.bindings = args->bindings;
@@ -504,11 +561,21 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
   options.warm_up = args->warm_up;
   if (args->kernels_path) HGR_RETURN_IF_ERROR_CLI(hgr_kernel_library_load_file(args->kernels_path, &options.kernels));
   if (args->verbose) options.log = print_log;
+  bool bundle = is_bundle(args->graph_path);
+  hgr_status_t status = bundle ? HGR_OK
+                               : hgr_cli_model_load(args->graph_path, &args->model, &args->inputs, !args->json,
+                                                    out_graph, &args->model_params);
+  if (status && !bundle) status = open_staged(args, *out_instance, &options, status);
+  if (!status && args->params_path && !plan_only && !args->staged)
+    status = hgr_params_load_file(args->params_path, &args->file_params);
+  status = hgr_cli_agree(status, "loading the graph");
+  if (!status && !plan_only && !bundle && !args->staged) printf("graph loaded in %.1f ms\n", now_ms() - load_start);
   args->place.options.program_cache = options.program_cache;
   args->place.options.params = args->model_params ? args->model_params : args->file_params;
-  hgr_status_t status = HGR_OK;
   double start = now_ms();
-  if (bundle) {
+  if (status || args->staged) {
+    /* failed, or each stage's executor is made when a run reaches it */
+  } else if (bundle) {
     status = plan_only ? HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s is a bundle: `hgr run` it", args->graph_path)
                        : open_bundle(args, *out_instance, &options, out_executor);
     if (!status) *out_graph = hgr_graph_retain(hgr_executor_graph(*out_executor));
@@ -518,8 +585,9 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
     status = hgr_cli_place_apply(&args->place, *out_instance, options.kernels, !args->json, out_graph, out_placement);
     if (!status) status = hgr_cli_executor_create(*out_instance, *out_graph, &options, out_executor);
   }
-  hgr_kernel_library_release(options.kernels); /* the executor holds its own reference */
-  if (!status && !plan_only) {
+  if (args->staged) args->staged_kernels = options.kernels; /* the model's options borrow it */
+  else hgr_kernel_library_release(options.kernels);         /* the executor holds its own reference */
+  if (!status && !plan_only && !args->staged) {
     hgr_program_stats_t stats = hgr_executor_program_stats(*out_executor);
     printf("executor created in %.1f ms: %u programs (%u from the program cache, %u compiled%s", now_ms() - start,
            stats.programs, stats.from_cache, stats.from_source, stats.rejected ? ", rejected entries rebuilt" : "");
@@ -533,7 +601,8 @@ static hgr_status_t create(run_args_t* args, bool plan_only, bool profiling, hgr
     printf("\n");
   }
   /* --verbose: each node's tile (hgr/tune.h), and whether the limits or `hgr tune` chose it */
-  for (uint32_t n = 0; !status && args->verbose && !args->json && n < hgr_graph_node_count(*out_graph); ++n) {
+  for (uint32_t n = 0; !status && !args->staged && args->verbose && !args->json && n < hgr_graph_node_count(*out_graph);
+       ++n) {
     hgr_tile_choice_t tile;
     hgr_node_info_t node;
     if (!hgr_executor_node_tile(*out_executor, n, &tile) && tile.source != HGR_TILE_NONE &&
@@ -715,32 +784,44 @@ static hgr_status_t run_dump(const run_args_t* args, const hgr_graph_t* graph, h
   return status;
 }
 
-/* Prints the output's first values and sum, writes it, and checks expectations. */
-static hgr_status_t handle_output(const run_args_t* args, hgr_executor_t* executor, size_t index, bool* failed) {
-  hgr_tensor_info_t info;
-  HGR_RETURN_IF_ERROR_CLI(hgr_executor_output_info(executor, index, &info));
-  void* data = malloc(info.bytes ? (size_t)info.bytes : 1);
+/* Output index of an executor or, executor NULL, of a model's run: its info, and its
+ * values read into *out_data (free it). */
+static hgr_status_t read_output(hgr_executor_t* executor, hgr_model_run_t* run, size_t index,
+                                hgr_tensor_info_t* out_info, void** out_data) {
+  *out_data = NULL;
+  HGR_RETURN_IF_ERROR_CLI(executor ? hgr_executor_output_info(executor, index, out_info)
+                                   : hgr_model_run_output_info(run, index, out_info));
+  void* data = malloc(out_info->bytes ? (size_t)out_info->bytes : 1);
   if (!data) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for output %zu", index);
-  hgr_status_t status = hgr_executor_get_output(executor, index, data, (size_t)info.bytes);
+  hgr_status_t status = executor ? hgr_executor_get_output(executor, index, data, (size_t)out_info->bytes)
+                                 : hgr_model_run_get_output(run, index, data, (size_t)out_info->bytes);
+  if (status) free(data);
+  else *out_data = data;
+  return status;
+}
+
+/* Prints output index's first values and sum (info describes data), writes it, and
+ * checks expectations. */
+static hgr_status_t handle_output(const run_args_t* args, size_t index, const hgr_tensor_info_t* info,
+                                  const void* data, bool* failed) {
   char dtype[24], shape[128];
-  if (!status) {
-    printf("output %zu '%s' %s %s", index, info.name, hgr_dtype_format(info.dtype, dtype, sizeof(dtype)),
-           format_shape(&info, shape, sizeof(shape)));
-    if (is_float32(info.dtype)) {
-      const float* values = data;
-      size_t count = (size_t)(info.bytes / 4);
-      double sum = 0;
-      for (size_t i = 0; i < count; ++i) sum += values[i];
-      printf(": ");
-      for (size_t i = 0; i < count && i < 4; ++i) printf("%s%.6g", i ? ", " : "", values[i]);
-      printf("%s (sum %.6g)", count > 4 ? ", ..." : "", sum);
-    }
-    printf("\n");
+  printf("output %zu '%s' %s %s", index, info->name, hgr_dtype_format(info->dtype, dtype, sizeof(dtype)),
+         format_shape(info, shape, sizeof(shape)));
+  if (is_float32(info->dtype)) {
+    const float* values = data;
+    size_t count = (size_t)(info->bytes / 4);
+    double sum = 0;
+    for (size_t i = 0; i < count; ++i) sum += values[i];
+    printf(": ");
+    for (size_t i = 0; i < count && i < 4; ++i) printf("%s%.6g", i ? ", " : "", values[i]);
+    printf("%s (sum %.6g)", count > 4 ? ", ..." : "", sum);
   }
-  if (!status && args->output_dir) {
+  printf("\n");
+  hgr_status_t status = HGR_OK;
+  if (args->output_dir) {
     char path[4096];
     snprintf(path, sizeof(path), "%s/output_%zu.npy", args->output_dir, index);
-    status = hgr_npy_save_file(path, info.dtype, info.ndim, info.shape, data, info.bytes);
+    status = hgr_npy_save_file(path, info->dtype, info->ndim, info->shape, data, info->bytes);
   }
   for (size_t e = 0; !status && e < args->expect_count; ++e) {
     if (args->expect_index[e] != index) continue;
@@ -748,23 +829,144 @@ static hgr_status_t handle_output(const run_args_t* args, hgr_executor_t* execut
     status = hgr_status_annotate(hgr_cli_load_array(args->expect_files[e], &expected), "--expect %zu", index);
     if (status) break;
     double worst = 0;
-    bool match = hgr_dtype_equal(expected.dtype, info.dtype) && same_shape(&info, expected.ndim, expected.shape);
-    if (match && is_float32(info.dtype)) {
+    bool match = hgr_dtype_equal(expected.dtype, info->dtype) && same_shape(info, expected.ndim, expected.shape);
+    if (match && is_float32(info->dtype)) {
       const float *got = data, *want = expected.data;
-      for (size_t i = 0; i < (size_t)(info.bytes / 4); ++i) {
+      for (size_t i = 0; i < (size_t)(info->bytes / 4); ++i) {
         double diff = fabs((double)got[i] - (double)want[i]);
         double allowed = args->atol + args->rtol * fabs((double)want[i]);
         if (!(diff <= allowed) && !(got[i] != got[i] && want[i] != want[i])) match = false; /* NaN matches NaN */
         if (diff > worst || diff != diff) worst = diff;
       }
     } else if (match) {
-      match = memcmp(data, expected.data, (size_t)info.bytes) == 0;
+      match = memcmp(data, expected.data, (size_t)info->bytes) == 0;
     }
     printf("  %s %s (largest difference %.3g)\n", match ? "matches" : "DOES NOT MATCH", args->expect_files[e], worst);
     if (!match) *failed = true;
     hgr_npy_array_free(&expected);
   }
-  free(data);
+  return status;
+}
+
+/* Every output: an executor's (those of this rank; rank 0 names the others') or,
+ * executor NULL, count outputs of a model's run. */
+static hgr_status_t handle_outputs(const run_args_t* args, hgr_executor_t* executor, hgr_model_run_t* run,
+                                   size_t count, bool* failed) {
+  if (args->output_dir) mkdir(args->output_dir, 0777);
+  hgr_status_t status = HGR_OK;
+  for (size_t o = 0; o < count && !status; ++o) {
+    int holder = executor ? hgr_executor_output_rank(executor, o) : hgr_cli_rank();
+    if (holder != hgr_cli_rank()) {
+      if (hgr_cli_rank() == 0) printf("output %zu is on rank %d, which reads and checks it\n", o, holder);
+      continue;
+    }
+    hgr_tensor_info_t info;
+    void* data = NULL;
+    status = read_output(executor, run, o, &info, &data);
+    if (!status) status = handle_output(args, o, &info, data, failed);
+    free(data);
+  }
+  return status;
+}
+
+/* Runs args->repeat times, each time one call of run (which waits for its run),
+ * timed as a whole; prints each time (with --verbose or for one run) and, over
+ * several, the min, median and max. */
+typedef hgr_status_t (*run_fn)(void* user);
+
+static hgr_status_t run_timed(const run_args_t* args, run_fn run, void* user) {
+  double* times = calloc((size_t)args->repeat, sizeof(double));
+  if (!times) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for %ld run times", args->repeat);
+  hgr_status_t status = HGR_OK;
+  for (long r = 0; r < args->repeat && !status; ++r) {
+    double start = now_ms();
+    status = run(user);
+    times[r] = now_ms() - start;
+    if (!status && (args->verbose || args->repeat == 1)) printf("run %ld: %.3f ms\n", r + 1, times[r]);
+  }
+  if (!status && args->repeat > 1) {
+    qsort(times, (size_t)args->repeat, sizeof(double), compare_doubles);
+    printf("%ld runs: min %.3f ms, median %.3f ms, max %.3f ms\n", args->repeat, times[0], times[args->repeat / 2],
+           times[args->repeat - 1]);
+  }
+  free(times);
+  return status;
+}
+
+static hgr_status_t run_executor(void* user) {
+  hgr_executor_t* executor = user;
+  hgr_status_t status = hgr_executor_run(executor);
+  return status ? hgr_cli_agree(status, "run") : hgr_cli_executor_wait(executor);
+}
+
+/* The runs of a model in stages; the last one's outputs are read. */
+typedef struct staged_runs_t {
+  hgr_model_t* model;
+  hgr_model_input_t inputs[MAX_ITEMS];
+  size_t input_count;
+  hgr_model_run_t* last;
+} staged_runs_t;
+
+static hgr_status_t run_stages(void* user) {
+  staged_runs_t* runs = user;
+  hgr_model_run_release(runs->last);
+  runs->last = NULL;
+  HGR_RETURN_IF_ERROR_CLI(hgr_model_run(runs->model, runs->inputs, runs->input_count, &runs->last));
+  return hgr_model_run_wait(runs->last);
+}
+
+/* The first option given that takes one executor, refused for a model in stages
+ * (each stage its own executor, made when a run first reaches it), and why; NULL
+ * when none is. */
+static const char* needs_one_executor(const run_args_t* args, const char** out_why) {
+  const struct {
+    bool given;
+    const char* option;
+    const char* why;
+  } options[] = {
+      {hgr_cli_ranks_launched(), "mpirun", "every rank runs its part of one executor"},
+      {args->profile, "--profile", "it times the commands of one executor's run"},
+      {args->profile_json != NULL, "--profile-json", "it writes the profile of one executor's run"},
+      {args->trace_path != NULL, "--trace", "it draws the queues of one executor's run"},
+      {args->dump_dir != NULL, "--dump", "it steps one executor node by node"},
+      {args->pipeline > 0, "--pipeline", "it keeps runs of one executor in flight"},
+      {args->place.report_path != NULL, "--place-report", "it reports the placement of one graph"},
+      {args->queues > 1, "--queues", "it spreads one executor's nodes over its queues"},
+      {args->params_path != NULL, "--params", "it sets an executor's inputs by name; give them with --input"},
+  };
+  for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); ++i)
+    if (options[i].given) {
+      *out_why = options[i].why;
+      return options[i].option;
+    }
+  return NULL;
+}
+
+/* `hgr run` of a model that decides at run time: every run goes through the model
+ * object (hgr_model_run), which reads each decision on the host and runs the stage
+ * it selects; the last run's outputs are printed, written and checked. */
+static hgr_status_t run_staged(run_args_t* args, bool* failed) {
+  const char* why = NULL;
+  const char* option = needs_one_executor(args, &why);
+  if (option)
+    return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s needs one executor (%s), but %s decides at run time and runs in "
+                      "stages, each its own executor (docs/onnx.md, \"Decisions at run time\")", option, why,
+                      args->graph_path);
+  staged_runs_t* runs = calloc(1, sizeof(*runs));
+  if (!runs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  runs->model = args->staged;
+  hgr_status_t status = given_inputs(args, args->staged, runs->inputs, &runs->input_count);
+  if (!status) status = run_timed(args, run_stages, runs);
+  hgr_model_report_t report;
+  hgr_model_report(args->staged, &report);
+  if (!status)
+    printf("in stages: %llu decisions read on the host, %llu stages run after them over %ld runs; %u specializations "
+           "kept (%llu made, %llu found)\n", (unsigned long long)report.decisions,
+           (unsigned long long)report.stage_runs, args->repeat, report.kept, (unsigned long long)report.created,
+           (unsigned long long)report.hits);
+  if (!status) status = handle_outputs(args, NULL, runs->last, hgr_model_output_count(args->staged), failed);
+  hgr_model_run_release(runs->last);
+  free(runs);
   return status;
 }
 
@@ -833,21 +1035,20 @@ int hgr_cli_run(int argc, char** argv) {
   hgr_executor_t* executor = NULL;
   hgr_params_t* params = NULL;
   bool* input_given = NULL;
-  double* times = NULL;
   bool failed = false;
   bool profiling = args.profile || args.profile_json || args.trace_path;
   hgr_placement_t* placement = NULL;
   hgr_status_t status = create(&args, false, profiling, &instance, &graph, &placement, &executor);
-  if (status) goto cleanup;
+  if (!status && args.staged) status = run_staged(&args, &failed);
+  if (status || args.staged) goto cleanup;
   size_t input_count = hgr_executor_input_count(executor);
   input_given = calloc(input_count + 1, sizeof(bool));
-  times = calloc((size_t)args.repeat, sizeof(double));
   print_placement(instance, executor, args.binding_count > 0);
   if (args.queues > 1) print_queues(instance, executor);
   /* Agreed: a rank that misses an input of its own must not leave the others
    * waiting for its values. */
-  status = !input_given || !times ? HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory")
-                                  : give_inputs(&args, executor, input_given, &params);
+  status = !input_given ? HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory")
+                        : give_inputs(&args, executor, input_given, &params);
   if ((status = hgr_cli_agree(status, "setting the inputs"))) goto cleanup;
 
   if (args.dump_dir) {
@@ -857,19 +1058,7 @@ int hgr_cli_run(int argc, char** argv) {
   if (args.pipeline && !args.dump_dir) {
     if ((status = run_pipelined(executor, args.repeat, args.pipeline))) goto cleanup;
   }
-  for (long r = 0; r < args.repeat && !args.dump_dir && !args.pipeline; ++r) {
-    double start = now_ms();
-    status = hgr_executor_run(executor);
-    status = status ? hgr_cli_agree(status, "run") : hgr_cli_executor_wait(executor);
-    if (status) goto cleanup;
-    times[r] = now_ms() - start;
-    if (args.verbose || args.repeat == 1) printf("run %ld: %.3f ms\n", r + 1, times[r]);
-  }
-  if (args.repeat > 1 && !args.dump_dir && !args.pipeline) {
-    qsort(times, (size_t)args.repeat, sizeof(double), compare_doubles);
-    printf("%ld runs: min %.3f ms, median %.3f ms, max %.3f ms\n", args.repeat, times[0],
-           times[args.repeat / 2], times[args.repeat - 1]);
-  }
+  if (!args.dump_dir && !args.pipeline && (status = run_timed(&args, run_executor, executor))) goto cleanup;
   if (args.profile) {
     hgr_profile_summary_options_t summary;
     hgr_profile_summary_options_init(&summary);
@@ -888,19 +1077,15 @@ int hgr_cli_run(int argc, char** argv) {
       goto cleanup;
     printf("trace written to %s%s\n", args.trace_path, other_ranks);
   }
-  if (args.output_dir) mkdir(args.output_dir, 0777);
-  for (size_t o = 0; o < hgr_executor_output_count(executor) && !status; ++o) {
-    int holder = hgr_executor_output_rank(executor, o);
-    if (holder == hgr_cli_rank()) status = handle_output(&args, executor, o, &failed);
-    else if (hgr_cli_rank() == 0) printf("output %zu is on rank %d, which reads and checks it\n", o, holder);
-  }
+  status = handle_outputs(&args, executor, NULL, hgr_executor_output_count(executor), &failed);
 
 cleanup:
-  free(times);
   free(input_given);
   if (args.specialization) hgr_specialization_release(args.specialization); /* its executor */
   else hgr_executor_release(executor);
   hgr_model_release(args.bundle);
+  hgr_model_release(args.staged);
+  hgr_kernel_library_release(args.staged_kernels);
   hgr_placement_release(placement);
   hgr_params_release(params);
   hgr_params_release(args.model_params);
