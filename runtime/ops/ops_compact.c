@@ -179,7 +179,7 @@ static hgr_status_t infer_nonzero(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
 static hgr_status_t plan_nonzero(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* x = hgr__op_input(ctx, 0);
   const hgr__entry_t* out = hgr__op_output(ctx, 0);
-  size_t group;
+  size_t group = 0; /* set by group_size (Release builds cannot tell) */
   HGR_RETURN_IF_ERROR(group_size(ctx, &group));
   uint64_t scratch = (1 + x->element_count) * sizeof(int32_t);
   plan_select(ctx, 0, 1, scratch, group);
@@ -242,7 +242,7 @@ static hgr_status_t plan_compress(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(parse_compress(ctx, &v));
   const hgr__entry_t* out = hgr__op_output(ctx, 0);
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "output 0's element count", out->element_count, INT32_MAX));
-  size_t group;
+  size_t group = 0; /* set by group_size (Release builds cannot tell) */
   HGR_RETURN_IF_ERROR(group_size(ctx, &group));
   uint64_t scratch = (1 + (uint64_t)hgr__op_input(ctx, 1)->shape[0]) * sizeof(int32_t);
   plan_select(ctx, 1, 1, scratch, group);
@@ -327,7 +327,7 @@ static hgr_status_t plan_unique(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(parse_unique(ctx, &p));
   HGR_RETURN_IF_ERROR(
       hgr__op_check_range(ctx, "output 0's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
-  size_t group;
+  size_t group = 0; /* set by group_size (Release builds cannot tell) */
   HGR_RETURN_IF_ERROR(group_size(ctx, &group));
   hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_compact_unique_init");
   hgr__launch_scratch(ctx, l, p.scratch_bytes);
