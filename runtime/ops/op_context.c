@@ -24,6 +24,14 @@ hgr_status_t hgr__op_error(const hgr__op_ctx_t* ctx, const char* file, int line,
                          ctx->node->func_name, message);
 }
 
+bool hgr__op_loops_work_items(const hgr__op_ctx_t* ctx) {
+  static const char platform[] = "Portable Computing Language|";
+  const char* id = ctx->tuning ? ctx->tuning->device : NULL;
+  if (!id || strncmp(id, platform, sizeof(platform) - 1)) return false;
+  const char* name = id + sizeof(platform) - 1;
+  return !strncmp(name, "pthread", 7) || !strncmp(name, "basic", 5) || !strncmp(name, "cpu", 3);
+}
+
 uint32_t hgr__op_input_count(const hgr__op_ctx_t* ctx) { return ctx->node->input_count; }
 uint32_t hgr__op_output_count(const hgr__op_ctx_t* ctx) { return ctx->node->num_outputs; }
 

@@ -287,6 +287,15 @@ void hgr__op_set_output(hgr__entry_t* output, hgr_dtype_t dtype, const int64_t* 
 hgr_status_t hgr__op_error(const hgr__op_ctx_t* ctx, const char* file, int line, const char* format, ...)
     HGR_PRINTF(4, 5);
 
+/* Whether the node's device is one of PoCL's CPU drivers (pthread, basic, cpu),
+ * which run a work-group's work-items as a loop per region between barriers, pay
+ * for each work-item, and vectorize only what a work-item writes in vectors: where
+ * fewer work-items doing more each win. The limits do not say how a device runs
+ * work-items, and its type does not either (rusticl's llvmpipe is a CPU that runs
+ * them SIMT-wise, as GPUs), so this reads the device's platform and name from its
+ * tuning id ("platform|device|version|driver"); false without one. */
+bool hgr__op_loops_work_items(const hgr__op_ctx_t* ctx);
+
 uint32_t hgr__op_input_count(const hgr__op_ctx_t* ctx);
 uint32_t hgr__op_output_count(const hgr__op_ctx_t* ctx);
 const hgr__entry_t* hgr__op_input(const hgr__op_ctx_t* ctx, uint32_t i);
