@@ -15,7 +15,8 @@
  *       (the output's, dims merged where possible); strides may be negative.
  *       transpose and strided_slice.
  *   hgr_layout_gather_runs(__global const uint* in, __global uint* out,
- *                          __global const int* meta, int ndim, int run, int chunks, uint n)
+ *                          __global const int* meta, int ndim, int run, int chunk,
+ *                          int chunks, uint n)
  *       a gather whose last output dim stays contiguous in the input (transposes
  *       that keep it, slices of whole rows, a contiguous slice): see the kernel.
  *   hgr_layout_gather_tiles(__global const uint* in, __global uint* out,
@@ -106,16 +107,16 @@ __kernel void hgr_layout_gather(__global const uint* in, __global uint* out, __g
 
 /* A gather (transpose, strided_slice) where the output's last (merged) dim is contiguous in the input:
  * rows of `run` elements copied whole. meta = {offset, shape[ndim], stride[ndim]} of
- * the rows (the output's dims but the last); a work-item copies 16 elements of a row
- * (chunks per row = ceil(run / 16), n = rows * chunks) as four uint4 where it has them
- * all. One index computation per 16 elements instead of one per element: 2-4x the
- * gather on PoCL for shufflenet's channel shuffles. */
+ * the rows (the output's dims but the last); a work-item copies `chunk` elements of
+ * a row (a multiple of 4; chunks per row = ceil(run / chunk), n = rows * chunks) as
+ * uint4s. One index computation per chunk instead of one per element: 2-4x the
+ * gather on PoCL for shufflenet's channel shuffles at 16. */
 #if HGR_WANTED(hgr_layout_gather_runs)
 __kernel void hgr_layout_gather_runs(__global const uint* in, __global uint* out, __global const int* meta, int ndim,
-                                     int run, int chunks, uint n) {
+                                     int run, int chunk, int chunks, uint n) {
   size_t gid = get_global_id(0);
   if (gid >= n) return;
-  const int row = (int)gid / chunks, j0 = ((int)gid - row * chunks) * 16;
+  const int row = (int)gid / chunks, j0 = ((int)gid - row * chunks) * chunk;
   int rest = row;
   int source = meta[0];
   for (int d = ndim - 1; d >= 0; --d) {
@@ -126,15 +127,10 @@ __kernel void hgr_layout_gather_runs(__global const uint* in, __global uint* out
   }
   __global const uint* src = in + source + j0;
   __global uint* dst = out + (size_t)row * run + j0;
-  if (j0 + 16 <= run) {
-    const uint4 a = vload4(0, src), b = vload4(1, src), c = vload4(2, src), e = vload4(3, src);
-    vstore4(a, 0, dst);
-    vstore4(b, 1, dst);
-    vstore4(c, 2, dst);
-    vstore4(e, 3, dst);
-  } else {
-    for (int j = 0; j < run - j0; ++j) dst[j] = src[j];
-  }
+  const int len = min(chunk, run - j0);
+  int j = 0;
+  for (; j + 4 <= len; j += 4) vstore4(vload4(0, src + j), 0, dst + j);
+  for (; j < len; ++j) dst[j] = src[j];
 }
 #endif
 
