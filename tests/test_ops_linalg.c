@@ -431,6 +431,15 @@ static void every_gemm_kernel_matches_reference(void** state) {
        * over several groups of rows and images, the last group mostly past m */
       if (strstr(name, "_pack") && transposes == 0 && large_ok())
         check_kernel(&raw, kernel, name, &rng, 1, 2, 2 * bm + 5, 49, 300, false, false, 2, 1);
+      /* the dot variant (dot products along K, 8 at a time) on its own layout, B
+       * transposed: a depth below 8, a last partial step after whole ones, fewer
+       * columns than a work-item's rn, a partial last strip and rows past m */
+      if (strstr(name, "_dot") && transposes == 2) {
+        check_kernel(&raw, kernel, name, &rng, 1, 1, bm + 3, 7, 5, false, true, 1, 0);
+        check_kernel(&raw, kernel, name, &rng, 1, 1, rm - 1, rn - 1, 8 * 5 + 3, false, true, 1, 2);
+        check_kernel(&raw, kernel, name, &rng, 2, 2, 2 * bm + 1, 3 * rn + 2, large_ok() ? 8 * 40 + 7 : 8 * 3 + 7,
+                     false, true, 3, 3);
+      }
     }
     clReleaseKernel(kernel);
     ++variants;
@@ -596,6 +605,63 @@ static void contiguous_matmul_plans_the_direct_gemm(void** state) {
   }
 }
 
+/* dense (B stored transposed) plans the dot variant on PoCL's CPU drivers, from the
+ * tuning id's platform and device name, at the shapes it was measured on (a CRNN's
+ * LSTM input projection and classifier, a streaming LSTM's projection) and at
+ * shapes not multiples of its block; rusticl and PoCL's other drivers, and matmul
+ * with B's rows contiguous (the direct 6 x 16 variant's layout), plan another. */
+static void dense_plans_the_dot_gemm_on_pocl_cpu_drivers(void** state) {
+  (void)state;
+  static const struct {
+    const char* device;
+    bool dot;
+  } devices[] = {
+      {"Portable Computing Language|pthread-skylake-avx512-AMD EPYC|OpenCL 3.0 PoCL 3.1|3.1", true},
+      {"Portable Computing Language|cpu-x86-64|OpenCL 3.0 PoCL 6.0|6.0", true},
+      {"Portable Computing Language|NVIDIA H200|OpenCL 3.0 PoCL 3.1|3.1", false},
+      {"rusticl|llvmpipe (LLVM 15.0.6, 256 bits)|OpenCL 3.0|23.2.1", false},
+  };
+  static const struct {
+    const char* op;
+    int64_t m, n, k;
+  } shapes[] = {{"dense", 64, 2048, 1024}, {"dense", 64, 37, 512}, {"dense", 63, 256, 64},
+                {"dense", 5, 3, 7},        {"matmul", 64, 256, 64}};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  for (size_t d = 0; d < sizeof(devices) / sizeof(devices[0]); ++d)
+    for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); ++s) {
+      bool dense = !strcmp(shapes[s].op, "dense");
+      int64_t m = shapes[s].m, n = shapes[s].n, k = shapes[s].k;
+      hgr_optest_t t;
+      hgr_optest_init(&t, shapes[s].op, NULL);
+      hgr_optest_input(&t, "float32", 2, (int64_t[]){m, k});
+      hgr_optest_input(&t, "float32", 2, dense ? (int64_t[]){n, k} : (int64_t[]){k, n});
+      hgr_optest_output(&t, "float32", 2, (int64_t[]){m, n});
+      char* json = hgr_optest_graph_json(&t);
+      hgr_graph_t* graph = NULL;
+      ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+      free(json);
+      hgr__tuning_t tuning = {NULL, devices[d].device, HGR_TUNING_OFF, 0};
+      hgr__op_ctx_t ctx;
+      ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t.input_count, NULL, &roomy, &tuning, &ctx));
+      assert_int_equal(ctx.launch_count, 1);
+      const hgr__launch_plan_t* plan = &ctx.launches[0];
+      bool dot = !strcmp(plan->kernel, "hgr_gemm_1x16_4x4_k1_dot");
+      if (dot != (devices[d].dot && dense))
+        fail_msg("%s %lldx%lldx%lld on %s planned %s", shapes[s].op, (long long)m, (long long)n, (long long)k,
+                 devices[d].device, plan->kernel);
+      if (dot) {
+        /* a work-item per 4 x 4 block of C, 16 of them a group */
+        assert_int_equal(plan->launch.global[0], (size_t)((n + 3) / 4));
+        assert_int_equal(plan->launch.global[1], (size_t)((m + 63) / 64 * 16));
+        assert_int_equal(plan->launch.local[0], 1);
+        assert_int_equal(plan->launch.local[1], 16);
+      }
+      hgr__op_ctx_free(&ctx);
+      hgr_graph_release(graph);
+      hgr_optest_free(&t);
+    }
+}
+
 /* dense on one row of data plans the matrix-vector kernel, several rows the GEMM. */
 static void one_row_dense_plans_the_gemv(void** state) {
   (void)state;
@@ -689,6 +755,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(tiny_device_limits_get_a_variant_that_fits),
       cmocka_unit_test(one_row_dense_plans_the_gemv),
       cmocka_unit_test(contiguous_matmul_plans_the_direct_gemm),
+      cmocka_unit_test(dense_plans_the_dot_gemm_on_pocl_cpu_drivers),
       cmocka_unit_test(bad_shapes_and_attrs_are_rejected),
   };
   return hgr_optest_main(argc, argv, "ops_linalg", tests, sizeof(tests) / sizeof(tests[0]));

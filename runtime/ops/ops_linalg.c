@@ -30,7 +30,10 @@
  * (hgr_gemm_*_k1: no local memory, each work-item rm x rn of C; with pack,
  * hgr_gemm_*_k1_pack, the group's strip of B first copied into k * rn floats of
  * local memory), which only a GEMM whose B rows and A rows are contiguous (b_col 1,
- * no wrap, a_depth 1) with n >= rn takes, never the implicit GEMM. The plan takes
+ * no wrap, a_depth 1) with n >= rn takes, never the implicit GEMM; with dot,
+ * hgr_gemm_*_k1_dot, dot products along K, which only a GEMM whose B columns and A
+ * rows are contiguous (b_depth 1, no wrap, a_depth 1: dense's weights [units, in])
+ * takes, on PoCL's CPU drivers (see pick_variant). The plan takes
  * the variant that fits the device and costs least (see pick_variant). relative_speed is each variant's GFLOP/s on
  * 512 x 512 x 512 relative to the first tiled one's, measured on PoCL 3.1 (pthread,
  * this project's 2-vCPU Zen 5 VM, AVX2 code) in CPU time, which the other load on
@@ -43,23 +46,31 @@ typedef struct gemm_variant_t {
   int tx, ty, rm, rn, bk;
   double relative_speed;
   bool pack; /* a direct variant that copies B's strip into local memory first */
+  bool dot;  /* a direct variant for B stored transposed: dot products along K, 8 at a time */
 } gemm_variant_t;
 
 /* The variants are the GEMM's tile candidates (hgr__op_choose_tile): pick_variant
  * is the rule over the limits, a tuning record may name another. */
 static const gemm_variant_t gemm_variants[] = {
-    {1, 8, 6, 16, 1, 1.55, false},   /* direct: 6 x 16 per work-item, no local memory */
+    {1, 8, 6, 16, 1, 1.55, false, false},   /* direct: 6 x 16 per work-item, no local memory */
     /* direct, B's strip packed: only where B's rows are not 64-byte aligned (see
      * rows_misaligned), where it measured 1.05-1.4x the direct one (its speed here
      * only has to rank it above the direct one there) */
-    {1, 16, 6, 16, 1, 1.75, true},
-    {8, 32, 4, 16, 32, 1.0, false},  /* 128 x 128 tiles, 64 KiB of local memory */
-    {8, 16, 4, 16, 32, 0.88, false}, /* 64 x 128, 48 KiB */
-    {4, 16, 4, 16, 32, 0.84, false}, /* 64 x 64, 32 KiB */
-    {4, 4, 8, 8, 16, 0.55, false},   /* 32 x 32, 8 KiB */
-    {2, 2, 8, 8, 16, 0.44, false},   /* 16 x 16, 4 KiB */
-    {1, 1, 8, 8, 16, 0.36, false},   /* 8 x 8, one work-item, 2 KiB */
-    {1, 1, 4, 4, 8, 0.19, false},    /* 4 x 4, one work-item, 512 bytes */
+    {1, 16, 6, 16, 1, 1.75, true, false},
+    /* direct, dot products: B's columns contiguous (dense), which no other direct
+     * variant takes; its speed is against the first tiled variant on the same layout
+     * (dense 512 x 512 x 512 on PoCL, CPU time: 93-97 against 66-67 GFLOP/s). Its
+     * 4 x 4 block of float8 accumulators ran 64 x 2048 x 1024 within 3 % of 5 x 4,
+     * 6 x 4 and float16 ones, faster than those at K 64-256 (float16 gathers any
+     * depth below 16), and 1.3-1.5x narrower blocks (2 x 4, 4 x 2, 2 x 8) */
+    {1, 16, 4, 4, 1, 1.4, false, true},
+    {8, 32, 4, 16, 32, 1.0, false, false},  /* 128 x 128 tiles, 64 KiB of local memory */
+    {8, 16, 4, 16, 32, 0.88, false, false}, /* 64 x 128, 48 KiB */
+    {4, 16, 4, 16, 32, 0.84, false, false}, /* 64 x 64, 32 KiB */
+    {4, 4, 8, 8, 16, 0.55, false, false},   /* 32 x 32, 8 KiB */
+    {2, 2, 8, 8, 16, 0.44, false, false},   /* 16 x 16, 4 KiB */
+    {1, 1, 8, 8, 16, 0.36, false, false},   /* 8 x 8, one work-item, 2 KiB */
+    {1, 1, 4, 4, 8, 0.19, false, false},    /* 4 x 4, one work-item, 512 bytes */
 };
 #define GEMM_VARIANT_COUNT (sizeof(gemm_variants) / sizeof(gemm_variants[0]))
 
@@ -75,7 +86,7 @@ static uint64_t variant_local_bytes(const gemm_variant_t* v, int64_t k) {
 /* The candidates' names, in gemm_variants' order: the kernel's name without its
  * "hgr_gemm_" prefix. */
 static const char* const gemm_variant_names[] = {
-    "1x8_6x16_k1", "1x16_6x16_k1_pack", "8x32_4x16_k32", "8x16_4x16_k32", "4x16_4x16_k32", "4x4_8x8_k16", "2x2_8x8_k16", "1x1_8x8_k16", "1x1_4x4_k8",
+    "1x8_6x16_k1", "1x16_6x16_k1_pack", "1x16_4x4_k1_dot", "8x32_4x16_k32", "8x16_4x16_k32", "4x16_4x16_k32", "4x4_8x8_k16", "2x2_8x8_k16", "1x1_8x8_k16", "1x1_4x4_k8",
 };
 _Static_assert(sizeof(gemm_variant_names) / sizeof(gemm_variant_names[0]) == GEMM_VARIANT_COUNT,
                "a name per GEMM variant");
@@ -89,11 +100,12 @@ static bool variant_fits(const hgr__limits_t* limits, const gemm_variant_t* v, c
 
 static uint64_t ceil_to(uint64_t value, uint64_t step) { return (value + step - 1) / step * step; }
 
-/* Whether the direct variant v can run g at speed: its vector loads need B's rows
- * and A's rows contiguous and at least one whole strip of columns (the kernel
- * computes anything else too, but through gathers). */
+/* Whether the direct variant v can run g at speed: its vector loads need A's rows
+ * contiguous and B's rows with at least one whole strip of columns, or with dot,
+ * B's columns (the kernels compute anything else too, but through gathers). */
 static bool direct_fits(const gemm_variant_t* v, const gemm_t* g, bool im2col) {
-  return !im2col && g->b_col == 1 && (g->b_wrap == 0 || g->b_wrap >= g->n) && g->a_depth == 1 && g->n >= v->rn;
+  if (im2col || g->a_depth != 1 || (g->b_wrap != 0 && g->b_wrap < g->n)) return false;
+  return v->dot ? g->b_depth == 1 : g->b_col == 1 && g->n >= v->rn;
 }
 
 /* Whether the direct variant's vloads of B's rows (16 floats) straddle cache lines:
@@ -127,22 +139,35 @@ static void add_siblings(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const gemm_t
 }
 
 /* The variant that fits the limits and has the least estimated time: the work of
- * its padded tiles over its relative speed (the direct variant pads each work-item's
- * block only: its items past m return at once). For large matrices that is the
- * largest that fits; for small ones a smaller tile wastes less on padding. NULL
- * when none fits (a device with less than 512 bytes of local memory and a GEMM the
- * direct variant does not take). */
-static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gemm_t* g, bool im2col) {
+ * its padded tiles over its relative speed (the direct variants pad each work-item's
+ * block only: their items past m return at once; the dot variant pads k to its 8).
+ * For large matrices that is the largest that fits; for small ones a smaller tile
+ * wastes less on padding. NULL when none fits (a device with less than 512 bytes of
+ * local memory and a GEMM the direct variant does not take).
+ *
+ * The dot variant only where dot allows it: devices that run a group's work-items
+ * as a loop (hgr__op_loops_work_items, PoCL's CPU drivers), keeping each one's 16
+ * float8 accumulators in registers. There (this project's 2-vCPU AMD EPYC VM, PoCL's
+ * skylake-avx512 code, CPU time, bench/gemm_dot.sh) it ran every dense shape
+ * measured at 1.05-2.9x the best tiled variant (64 x 2048 x 1024: 88 against 53
+ * GFLOP per CPU-second, 1.35-1.45 ms against 2.4-2.5 ms; 64 x 37 x 512: 2.1x; 1024 x
+ * 256 x 64: 1.05x). rusticl's llvmpipe, also a CPU, runs work-items SIMT-wise: there
+ * it ran 64 x 2048 x 1024 and 512 x 512 x 512 at 0.6-0.7x the rule's tiled variant
+ * (560 against 393 ms), narrow ones (64 x 37 x 512, 8 x 2048 x 1024) at 2-2.5x; GPUs
+ * are unmeasured. So elsewhere the rule keeps the tiled variants (a tuning record
+ * may still name this one). */
+static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gemm_t* g, bool im2col, bool dot) {
   const gemm_variant_t* best = NULL;
   double best_cost = 0;
   for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i) {
     const gemm_variant_t* v = &gemm_variants[i];
     bool direct = variant_is_direct(v);
-    if (!variant_fits(limits, v, g) || (direct && !direct_fits(v, g, im2col)) || (v->pack && !rows_misaligned(g)))
+    if (!variant_fits(limits, v, g) || (direct && !direct_fits(v, g, im2col)) || (v->pack && !rows_misaligned(g)) ||
+        (v->dot && !dot))
       continue;
     double work = (double)ceil_to((uint64_t)g->m, (uint64_t)(direct ? v->rm : v->ty * v->rm)) *
                   (double)ceil_to((uint64_t)g->n, (uint64_t)(direct ? v->rn : v->tx * v->rn)) *
-                  (double)ceil_to((uint64_t)g->k, (uint64_t)v->bk);
+                  (double)ceil_to((uint64_t)g->k, (uint64_t)(v->dot ? 8 : v->bk));
     double cost = work / v->relative_speed;
     if (!best || cost < best_cost) {
       best = v;
@@ -154,7 +179,9 @@ static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gem
 
 /* Tiled variants only (as for the implicit GEMM): the direct one needs no local
  * memory, but it takes only some GEMMs, which the callers do not say. */
-bool hgr__gemm_fits(const hgr__limits_t* limits, const gemm_t* g) { return pick_variant(limits, g, true) != NULL; }
+bool hgr__gemm_fits(const hgr__limits_t* limits, const gemm_t* g) {
+  return pick_variant(limits, g, true, false) != NULL;
+}
 
 /* Every input is float32 with an element count the kernels can index. */
 static hgr_status_t check_inputs(const hgr__op_ctx_t* ctx) {
@@ -192,7 +219,7 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
       hgr__op_check_range(ctx, "the output's element count", hgr__op_output(ctx, 0)->element_count, INT32_MAX));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the row count", (uint64_t)g->m, INT32_MAX));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the reduced dimension", (uint64_t)g->k, INT32_MAX));
-  const gemm_variant_t* v = pick_variant(&ctx->limits, g, conv != NULL);
+  const gemm_variant_t* v = pick_variant(&ctx->limits, g, conv != NULL, hgr__op_loops_work_items(ctx));
   if (!v)
     return HGR__OP_ERROR(ctx,
                          "no GEMM tile fits the device (work-groups of %zu, %zu x %zu items, %llu bytes of local "
@@ -220,7 +247,8 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
              (long long)g->b_col, (long long)(g->b_wrap > 0 && g->b_wrap < g->n ? g->b_wrap : 0),
              (long long)(g->b_wrap > 0 && g->b_wrap < g->n ? g->b_wrap_stride : 0));
     bool fits[GEMM_VARIANT_COUNT];
-    /* the direct variant only where it runs at speed (it has no implicit-GEMM kernel) */
+    /* the direct variants only where they run at speed (they have no implicit-GEMM
+     * kernel); the dot one on every device, for `hgr tune` to measure */
     for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i)
       fits[i] = variant_fits(&ctx->limits, &gemm_variants[i], g) &&
                 (!variant_is_direct(&gemm_variants[i]) || direct_fits(&gemm_variants[i], g, conv != NULL));
