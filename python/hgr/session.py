@@ -218,23 +218,28 @@ def check_input_shape(name: str, shape: Sequence[int], declared: Optional[Sequen
     unknown), or None when it declares no shape."""
     if declared is None:
         return
-    both = f"\n input '{name}': the model's dims are {tuple(declared)}, the array's {tuple(shape)}"
+    # runs once per input and call: the messages are made only on a mismatch
     if len(shape) != len(declared):
         raise _hgr.InvalidArgumentError(
             f"Invalid rank for input: {name} Got: {len(shape)} Expected: {len(declared)} "
-            "Please fix either the inputs/outputs or the model." + both
+            "Please fix either the inputs/outputs or the model." + _both_dims(name, shape, declared)
         )
+    if all(got == want or not isinstance(want, int) for got, want in zip(shape, declared)):
+        return
     wrong = [
         f" index: {i} Got: {got} Expected: {want}"
         for i, (got, want) in enumerate(zip(shape, declared))
         if isinstance(want, int) and got != want
     ]
-    if wrong:
-        raise _hgr.InvalidArgumentError(
-            f"Got invalid dimensions for input: {name} for the following indices\n"
-            + "\n".join(wrong)
-            + "\n Please fix either the inputs/outputs or the model." + both
-        )
+    raise _hgr.InvalidArgumentError(
+        f"Got invalid dimensions for input: {name} for the following indices\n"
+        + "\n".join(wrong)
+        + "\n Please fix either the inputs/outputs or the model." + _both_dims(name, shape, declared)
+    )
+
+
+def _both_dims(name: str, shape: Sequence[int], declared: Sequence[Any]) -> str:
+    return f"\n input '{name}': the model's dims are {tuple(declared)}, the array's {tuple(shape)}"
 
 
 def as_input(name: str, value: Any, dtype: str) -> Any:
