@@ -7,7 +7,9 @@
  * Shapes (T steps, B batch rows, D directions, H hidden units, G gates: LSTM 4
  * (i, o, f, c), GRU 3 (z, r, h), RNN 1; GH = G * H):
  *   gates_x    layout 0: [T, B, D, GH]; layout 1: [B, T, D, GH]
- *   r          [D, GH, H]  ONNX's R
+ *   r          [D, GH, H]  ONNX's R; or, with RNN_R_COLUMNS and not RNN_R_COPIED, R^T
+ *              [D, H, r_stride] (r_stride >= GH; a row's floats past GH unused), as the
+ *              ONNX importer passes a constant R (runtime/onnx/onnx_import_rnn.c)
  *   bias       [D, GH]      the recurrent bias Rb            (flag RNN_BIAS)
  *   lens       [B] int      sequence_lens                     (flag RNN_LENS)
  *   initial_h  layout 0: [D, B, H]; layout 1: [B, D, H]        (flag RNN_INITIAL_H)
@@ -15,9 +17,11 @@
  *   peepholes  [D, 3H] (LSTM: i, o, f)                        (flag RNN_PEEPHOLES)
  *   y          layout 0: [T, D, B, H]; layout 1: [B, T, D, H]
  *   y_h, y_c   as initial_h
- *   gates      the node's scratch: with RNN_R_COLUMNS first R^T, [D, H, GH] (written by
- *              hgr_rnn_transpose_r before); then [D * B, GH] floats (each step's gate
- *              rows); then [D * B, H] (LSTM: [D * B, 2H]), the state between launches
+ *   gates      the node's scratch: with RNN_R_COPIED first the R the kernel reads (a
+ *              first launch wrote it from r: R, R^T [D, H, r_stride] with
+ *              RNN_R_COLUMNS, R_P with RNN_R_PACKED); then [D * B, GH] floats (each
+ *              step's gate rows); then [D * B, H] (LSTM: [D * B, 2H]), the state
+ *              between launches
  *   meta       per direction and activation (LSTM f, g, h; GRU f, g; RNN f), 3 ints:
  *              the activation's code (RNN_ACT_*), alpha's and beta's float bits
  * An absent input's buffer is another input's (never read: its flag is clear).
@@ -37,7 +41,8 @@
  * (PoCL 3.1 miscompiles a return before barriers: a group wrote another's Y_h).
  *   hgr_lstm_sequence(gates_x, r, bias, lens, initial_h, initial_c, peepholes, y, y_h, y_c,
  *                     gates, meta, __local float* h, uint steps, uint batch, uint directions,
- *                     uint hidden, uint flags, float clip, uint first_step, uint step_count)
+ *                     uint hidden, uint flags, float clip, uint first_step, uint step_count,
+ *                     uint r_stride)
  *   hgr_gru_sequence(gates_x, r, bias, lens, initial_h, y, y_h, gates, meta,
  *                    __local float* h, uint steps, ... (as LSTM's))
  *   hgr_rnn_sequence(gates_x, r, bias, lens, initial_h, y, y_h, gates, meta,
@@ -48,11 +53,16 @@
  * valid step); step s >= len zeroes Y at time s; Y_h and Y_c hold the state after
  * the last valid step, zeros for a length of 0 (as ONNX Runtime).
  *
- * R's layout is a tile choice of the plan (rows / columns, runtime/ops/ops_rnn.c):
+ * R's layout is a tile choice of the plan (rows / columns, runtime/ops/ops_rnn.c);
+ * where r comes in another form than the kernel reads, a first launch writes that
+ * form at the scratch's start (RNN_R_COPIED):
  *   hgr_rnn_transpose_r(__global const float* r, __global float* scratch, uint count,
- *                       uint gh, uint hidden)
- *       R [D, GH, H] (count elements) to R^T [D, H, GH] at the scratch's start, one
- *       work-item per element; NDRange 1-D, global >= count.
+ *                       uint rows, uint cols, uint r_stride, uint scratch_stride)
+ *       r [D, rows, r_stride] (count = D rows cols elements, the first cols of each
+ *       row) to [D, cols, scratch_stride] at the scratch's start: R to R^T (rows GH,
+ *       cols H) or R^T to R (rows H, cols GH); one work-item per row of the copy
+ *       (PoCL: 5 us for an LSTM of 64, against 35 us with one per element); NDRange
+ *       1-D, global >= D cols.
  *
  * The units4 kernels (H % 4 == 0; tile choices rows4 and packed): as the gate-row
  * kernels, the same arguments, flags, scratch's state and NDRange (any local size
@@ -63,14 +73,28 @@
  * and H_t (2H floats, swapped each active step), then LSTM's C (H, tile q's alone),
  * or GRU's r (.) H_{t-1} and z (2H). A step has one barrier; GRU without
  * linear_before_reset two (R_h needs every unit's r (.) H_{t-1}). No gates in the
- * scratch: it holds R_P first with RNN_R_PACKED, then the state between launches.
+ * scratch: it holds what RNN_R_COPIED put there (R_P with RNN_R_PACKED), then the
+ * state between launches.
  *   hgr_lstm_units4(as hgr_lstm_sequence's), hgr_gru_units4(as hgr_gru_sequence's),
  *   hgr_rnn_units4(as hgr_rnn_sequence's)
  *   hgr_rnn_pack_r(__global const float* r, __global float* scratch, uint count, uint gh,
- *                  uint hidden)
- *       R [D, GH, H] to R_P [D, H / 4, H, G, 4] at the scratch's start (tile q's rows
- *       of gate g at k: R_P[d][q][k][g][0..3] = R[d][g H + 4q + 0..3][k]), one
- *       work-item per element; NDRange 1-D, global >= count.
+ *                  uint hidden, uint r_stride)
+ *       R [D, GH, H] (r_stride 0) or R^T [D, H, r_stride] to R_P [D, H / 4, H, G, 4]
+ *       at the scratch's start (tile q's rows of gate g at k: R_P[d][q][k][g][0..3] =
+ *       R[d][g H + 4q + 0..3][k]), one work-item per element of R (count); NDRange
+ *       1-D, global >= count.
+ *
+ * The units16 kernels (H % 16 == 0; tile choice columns16): as the units4 kernels
+ * (arguments, flags, state, barriers), but reading R^T (RNN_R_COLUMNS: rows of
+ * r_stride floats) and a work-item per 16 units: tile q (q = lid, lid + L, ...
+ * < H / 16) adds, for k = 0 .. H - 1, the float16 R^T[k][g H + 16q ..] times
+ * H_{t-1}[k] to gate g's 16 sums (all the cell's gates in one pass over k, two
+ * partial sums each), then updates its cell in float16: no sum runs across vector
+ * lanes, and on a CPU the cell of one tile runs while the loads of the next one are
+ * in flight. The plan takes a power of two >= H / 16 work-items where it can (on
+ * PoCL one work-item per group, looping over the tiles, ran as fast).
+ *   hgr_lstm_units16(as hgr_lstm_sequence's), hgr_gru_units16(as hgr_gru_sequence's),
+ *   hgr_rnn_units16(as hgr_rnn_sequence's)
  *
  * Equations (ONNX's; clip(x) = min(max(x, -clip), clip) where RNN_CLIP, applied to
  * every activation's input but h's cell input):
@@ -95,8 +119,9 @@
 #define RNN_CLIP 128u
 #define RNN_INPUT_FORGET 256u
 #define RNN_LINEAR_BEFORE_RESET 512u
-#define RNN_R_COLUMNS 1024u /* R^T at the scratch's start (hgr_rnn_transpose_r) */
-#define RNN_R_PACKED 2048u  /* units4: R_P at the scratch's start (hgr_rnn_pack_r) */
+#define RNN_R_COLUMNS 1024u /* the kernel reads R^T, rows of r_stride floats */
+#define RNN_R_PACKED 2048u  /* units4: the kernel reads R_P (hgr_rnn_pack_r) */
+#define RNN_R_COPIED 4096u  /* what the kernel reads is at the scratch's start */
 
 /* Activation codes (ops_rnn.c's activation table, in this order). */
 #define RNN_ACT_RELU 0
@@ -168,26 +193,47 @@ void hgr_rnn_rows(__global float* gates, __global const float* xt, __global cons
   }
 }
 
+/* How many floats a direction's R takes as the kernel reads it: R^T's H rows of
+ * r_stride floats with RNN_R_COLUMNS, else G H rows of H (R, R_P). */
+uint hgr_rnn_r_floats(uint gh, uint hidden, uint flags, uint r_stride) {
+  return hidden * ((flags & RNN_R_COLUMNS) ? r_stride : gh);
+}
+
+/* The scratch past what RNN_R_COPIED put at its start. */
+__global float* hgr_rnn_work(__global float* scratch, uint directions, uint gh, uint hidden, uint flags,
+                             uint r_stride) {
+  return scratch + ((flags & RNN_R_COPIED) ? directions * hgr_rnn_r_floats(gh, hidden, flags, r_stride) : 0u);
+}
+
+/* Direction d's R as the kernel reads it (r, or the scratch's start with
+ * RNN_R_COPIED). */
+__global const float* hgr_rnn_direction_r(__global const float* r, __global float* scratch, uint d, uint gh,
+                                          uint hidden, uint flags, uint r_stride) {
+  return ((flags & RNN_R_COPIED) ? (__global const float*)scratch : r) +
+         d * hgr_rnn_r_floats(gh, hidden, flags, r_stride);
+}
+
 /* Direction d's R and its strides (R[row][k] at rd[row * rs + k * ks]): R itself,
  * rows of H floats, which a work-item walks along (a CPU's cache lines); or, with
- * RNN_R_COLUMNS, R^T at the scratch's start, where neighbouring work-items read
- * neighbouring floats (a GPU's coalesced loads). The rest of the scratch follows. */
+ * RNN_R_COLUMNS, R^T, where neighbouring work-items read neighbouring floats (a
+ * GPU's coalesced loads). */
 __global const float* hgr_rnn_matrix(__global const float* r, __global float* scratch, uint d, uint gh,
-                                     uint hidden, uint flags, uint* rs, uint* ks) {
+                                     uint hidden, uint flags, uint r_stride, uint* rs, uint* ks) {
   int columns = (flags & RNN_R_COLUMNS) != 0;
   *rs = columns ? 1u : hidden;
-  *ks = columns ? gh : 1u;
-  return (columns ? (__global const float*)scratch : r) + d * gh * hidden;
+  *ks = columns ? r_stride : 1u;
+  return hgr_rnn_direction_r(r, scratch, d, gh, hidden, flags, r_stride);
 }
 
 #if HGR_WANTED(hgr_rnn_transpose_r)
-__kernel void hgr_rnn_transpose_r(__global const float* r, __global float* scratch, uint count, uint gh,
-                                  uint hidden) {
-  uint i = get_global_id(0);
-  if (i >= count) return;
-  uint q = i / hidden, k = i - q * hidden; /* i = (d * gh + row) * hidden + k */
-  uint d = q / gh, row = q - d * gh;
-  scratch[(d * hidden + k) * gh + row] = r[i];
+__kernel void hgr_rnn_transpose_r(__global const float* r, __global float* scratch, uint count, uint rows,
+                                  uint cols, uint r_stride, uint scratch_stride) {
+  uint i = get_global_id(0); /* i = d * cols + col: the scratch's row */
+  if (i >= count / rows) return;
+  uint d = i / cols, col = i - d * cols;
+  __global const float* from = r + d * rows * r_stride + col;
+  __global float* to = scratch + i * scratch_stride;
+  for (uint row = 0; row < rows; ++row) to[row] = from[row * r_stride];
 }
 #endif
 
@@ -198,7 +244,7 @@ __kernel void hgr_lstm_sequence(__global const float* gates_x, __global const fl
                                 __global const float* peepholes, __global float* y, __global float* y_h,
                                 __global float* y_c, __global float* gates, __global const int* meta,
                                 __local float* h, uint steps, uint batch, uint directions, uint hidden,
-                                uint flags, float clip, uint first_step, uint step_count) {
+                                uint flags, float clip, uint first_step, uint step_count, uint r_stride) {
   uint group = get_group_id(0);
   /* No early return: PoCL 3.1 miscompiles a return before barriers. A group past
    * the rows (only when there are none: batch 0) has no units and no steps. */
@@ -211,8 +257,8 @@ __kernel void hgr_lstm_sequence(__global const float* gates_x, __global const fl
   uint gh = 4 * hidden;
   __global const int* act = meta + d * 9;
   uint rs, ks;
-  __global const float* rd = hgr_rnn_matrix(r, gates, d, gh, hidden, flags, &rs, &ks);
-  __global float* work = gates + ((flags & RNN_R_COLUMNS) ? directions * hidden * gh : 0u);
+  __global const float* rd = hgr_rnn_matrix(r, gates, d, gh, hidden, flags, r_stride, &rs, &ks);
+  __global float* work = hgr_rnn_work(gates, directions, gh, hidden, flags, r_stride);
   __global float* g = work + group * gh;
   __global float* saved = work + directions * batch * gh + group * 2 * hidden; /* H, C between launches */
   __global const float* p = peepholes + d * 3 * hidden;
@@ -267,7 +313,7 @@ __kernel void hgr_gru_sequence(__global const float* gates_x, __global const flo
                                __global const float* initial_h, __global float* y, __global float* y_h,
                                __global float* gates, __global const int* meta, __local float* h, uint steps,
                                uint batch, uint directions, uint hidden, uint flags, float clip, uint first_step,
-                               uint step_count) {
+                               uint step_count, uint r_stride) {
   uint group = get_group_id(0);
   /* No early return: PoCL 3.1 miscompiles a return before barriers. A group past
    * the rows (only when there are none: batch 0) has no units and no steps. */
@@ -280,8 +326,8 @@ __kernel void hgr_gru_sequence(__global const float* gates_x, __global const flo
   uint gh = 3 * hidden;
   __global const int* act = meta + d * 6;
   uint rs, ks;
-  __global const float* rd = hgr_rnn_matrix(r, gates, d, gh, hidden, flags, &rs, &ks);
-  __global float* work = gates + ((flags & RNN_R_COLUMNS) ? directions * hidden * gh : 0u);
+  __global const float* rd = hgr_rnn_matrix(r, gates, d, gh, hidden, flags, r_stride, &rs, &ks);
+  __global float* work = hgr_rnn_work(gates, directions, gh, hidden, flags, r_stride);
   __global float* g = work + group * gh;
   __global float* saved = work + directions * batch * gh + group * hidden; /* H between launches */
   __global const float* bd = bias + d * gh;
@@ -337,7 +383,7 @@ __kernel void hgr_rnn_sequence(__global const float* gates_x, __global const flo
                                __global const float* initial_h, __global float* y, __global float* y_h,
                                __global float* gates, __global const int* meta, __local float* h, uint steps,
                                uint batch, uint directions, uint hidden, uint flags, float clip, uint first_step,
-                               uint step_count) {
+                               uint step_count, uint r_stride) {
   uint group = get_group_id(0);
   /* No early return: PoCL 3.1 miscompiles a return before barriers. A group past
    * the rows (only when there are none: batch 0) has no units and no steps. */
@@ -349,8 +395,8 @@ __kernel void hgr_rnn_sequence(__global const float* gates_x, __global const flo
   int reverse = directions == 2 ? d == 1 : (flags & RNN_REVERSE) != 0;
   __global const int* act = meta + d * 3;
   uint rs, ks;
-  __global const float* rd = hgr_rnn_matrix(r, gates, d, hidden, hidden, flags, &rs, &ks);
-  __global float* work = gates + ((flags & RNN_R_COLUMNS) ? directions * hidden * hidden : 0u);
+  __global const float* rd = hgr_rnn_matrix(r, gates, d, hidden, hidden, flags, r_stride, &rs, &ks);
+  __global float* work = hgr_rnn_work(gates, directions, hidden, hidden, flags, r_stride);
   __global float* g = work + group * hidden;
   __global float* saved = work + directions * batch * hidden + group * hidden; /* H between launches */
   for (uint j = get_local_id(0); j < units; j += get_local_size(0))
@@ -380,29 +426,34 @@ __kernel void hgr_rnn_sequence(__global const float* gates_x, __global const flo
 
 /* ---- 4 units per work-item (H % 4 == 0): hgr_*_units4 ------------------------------- */
 
-/* Activation a of a direction's meta applied to 4 values: the code is the same for
- * the 4, so the branch is the work-item's alone and the math is float4 (PoCL's
- * vector exp and tanh). As hgr_rnn_activate, lane by lane. */
-float4 hgr_rnn_activate4(__global const int* act, uint a, float4 x) {
-  int code = act[3 * a];
-  float alpha = as_float(act[3 * a + 1]), beta = as_float(act[3 * a + 2]);
-  float4 zero = (float4)(0.0f);
-  switch (code) {
-    case RNN_ACT_RELU: return select(x, zero, x < zero);
-    case RNN_ACT_TANH: return tanh(x);
-    case RNN_ACT_SIGMOID: return 1.0f / (1.0f + exp(-x));
-    case RNN_ACT_AFFINE: return alpha * x + beta;
-    case RNN_ACT_LEAKY_RELU: return select(x, alpha * x, x < zero);
-    case RNN_ACT_THRESHOLDED_RELU: return select(zero, x, x >= (float4)(alpha));
-    case RNN_ACT_SCALED_TANH: return alpha * tanh(beta * x);
-    case RNN_ACT_HARD_SIGMOID: return fmin(fmax(alpha * x + beta, 0.0f), 1.0f);
-    case RNN_ACT_ELU: return select(x, alpha * (exp(x) - 1.0f), x < zero);
-    case RNN_ACT_SOFTSIGN: return x / (1.0f + fabs(x));
-    default: return fmax(x, 0.0f) + log1p(exp(-fabs(x))); /* RNN_ACT_SOFTPLUS */
+/* Activation a of a direction's meta applied to N values (float4: units4, float16:
+ * units16): the code is the same for the N, so the branch is the work-item's alone
+ * and the math is vector math (PoCL's vector exp and tanh). As hgr_rnn_activate,
+ * lane by lane. */
+#define RNN_VECTOR_ACTIVATIONS(N)                                                                         \
+  float##N hgr_rnn_activate##N(__global const int* act, uint a, float##N x) {                            \
+    int code = act[3 * a];                                                                                \
+    float alpha = as_float(act[3 * a + 1]), beta = as_float(act[3 * a + 2]);                              \
+    float##N zero = (float##N)(0.0f);                                                                     \
+    switch (code) {                                                                                       \
+      case RNN_ACT_RELU: return select(x, zero, x < zero);                                                \
+      case RNN_ACT_TANH: return tanh(x);                                                                  \
+      case RNN_ACT_SIGMOID: return 1.0f / (1.0f + exp(-x));                                               \
+      case RNN_ACT_AFFINE: return alpha * x + beta;                                                       \
+      case RNN_ACT_LEAKY_RELU: return select(x, alpha * x, x < zero);                                     \
+      case RNN_ACT_THRESHOLDED_RELU: return select(zero, x, x >= (float##N)(alpha));                      \
+      case RNN_ACT_SCALED_TANH: return alpha * tanh(beta * x);                                            \
+      case RNN_ACT_HARD_SIGMOID: return fmin(fmax(alpha * x + beta, 0.0f), 1.0f);                         \
+      case RNN_ACT_ELU: return select(x, alpha * (exp(x) - 1.0f), x < zero);                              \
+      case RNN_ACT_SOFTSIGN: return x / (1.0f + fabs(x));                                                 \
+      default: return fmax(x, 0.0f) + log1p(exp(-fabs(x))); /* RNN_ACT_SOFTPLUS */                       \
+    }                                                                                                     \
+  }                                                                                                       \
+  float##N hgr_rnn_clip##N(float##N x, uint flags, float clip) {                                          \
+    return (flags & RNN_CLIP) ? clamp(x, -clip, clip) : x;                                                \
   }
-}
-
-float4 hgr_rnn_clip4(float4 x, uint flags, float clip) { return (flags & RNN_CLIP) ? clamp(x, -clip, clip) : x; }
+RNN_VECTOR_ACTIVATIONS(4)
+RNN_VECTOR_ACTIVATIONS(16)
 
 /* Rows g H + 4 q .. g H + 4 q + 3 of direction d's R times v (H floats): with
  * RNN_R_PACKED from R_P (hgr_rnn_pack_r), one float4 per k, two partial sums;
@@ -452,31 +503,34 @@ float4 hgr_rnn_gate4(__global const float* rd, uint flags, uint q, uint g, uint 
 }
 
 #if HGR_WANTED(hgr_rnn_pack_r)
-__kernel void hgr_rnn_pack_r(__global const float* r, __global float* scratch, uint count, uint gh, uint hidden) {
+__kernel void hgr_rnn_pack_r(__global const float* r, __global float* scratch, uint count, uint gh, uint hidden,
+                             uint r_stride) {
   uint i = get_global_id(0);
   if (i >= count) return;
   uint q = i / hidden, k = i - q * hidden; /* i = (d * gh + row) * hidden + k */
   uint d = q / gh, row = q - d * gh;
   uint g = row / hidden, unit = row - g * hidden, gates = gh / hidden;
-  scratch[d * hidden * gh + ((unit >> 2) * hidden + k) * 4 * gates + g * 4 + (unit & 3)] = r[i];
+  float value = r_stride ? r[(d * hidden + k) * r_stride + row] : r[i];
+  scratch[d * hidden * gh + ((unit >> 2) * hidden + k) * 4 * gates + g * 4 + (unit & 3)] = value;
 }
 #endif
 
-/* The units4 kernels' common start: (d, b) of the group, its length, its state's
- * offset, its direction, its R (R_P at the scratch's start with RNN_R_PACKED), the
- * state between launches after that. */
-#define RNN_UNITS4_PROLOGUE(GATES, STATE_FLOATS)                                                              \
+/* The units kernels' common start: (d, b) of the group, its length, its state's
+ * offset, its direction, its R as the kernel reads it, the state between launches
+ * in the scratch; tiles of WIDTH units. */
+#define RNN_UNITS_PROLOGUE(GATES, STATE_FLOATS, WIDTH)                                                        \
   uint group = get_group_id(0);                                                                               \
   int valid = group < directions * batch;                                                                     \
-  uint tiles = valid ? hidden / 4 : 0, last_step = valid ? min(first_step + step_count, steps) : first_step;  \
+  uint tiles = valid ? hidden / (WIDTH) : 0;                                                                  \
+  uint last_step = valid ? min(first_step + step_count, steps) : first_step;                                  \
   uint d = valid ? group / batch : 0, b = valid ? group - d * batch : 0;                                      \
   uint len = valid ? hgr_rnn_length(lens, b, steps, flags) : 0;                                               \
   uint state = hgr_rnn_state_offset(d, b, batch, directions, hidden, flags);                                  \
   int reverse = directions == 2 ? d == 1 : (flags & RNN_REVERSE) != 0;                                        \
   uint gh = (GATES) * hidden;                                                                                 \
-  int packed = (flags & RNN_R_PACKED) != 0;                                                                   \
-  __global const float* rd = (packed ? (__global const float*)scratch : r) + d * gh * hidden;                 \
-  __global float* saved = scratch + (packed ? directions * gh * hidden : 0u) + group * (STATE_FLOATS) * hidden; \
+  __global const float* rd = hgr_rnn_direction_r(r, scratch, d, gh, hidden, flags, r_stride);                 \
+  __global float* saved = hgr_rnn_work(scratch, directions, gh, hidden, flags, r_stride) +                    \
+                          group * (STATE_FLOATS) * hidden;                                                    \
   __global const float* bd = bias + d * gh;                                                                   \
   uint lid = get_local_id(0), lsize = get_local_size(0)
 
@@ -486,8 +540,9 @@ __kernel void hgr_lstm_units4(__global const float* gates_x, __global const floa
                               __global const float* initial_c, __global const float* peepholes, __global float* y,
                               __global float* y_h, __global float* y_c, __global float* scratch,
                               __global const int* meta, __local float* h, uint steps, uint batch, uint directions,
-                              uint hidden, uint flags, float clip, uint first_step, uint step_count) {
-  RNN_UNITS4_PROLOGUE(4, 2);
+                              uint hidden, uint flags, float clip, uint first_step, uint step_count,
+                              uint r_stride) {
+  RNN_UNITS_PROLOGUE(4, 2, 4);
   __global const int* act = meta + d * 9;
   __global const float* p = peepholes + d * 3 * hidden;
   __local float* cell = h + 2 * hidden; /* C: tile q's work-item alone reads and writes its 4 */
@@ -556,8 +611,8 @@ __kernel void hgr_gru_units4(__global const float* gates_x, __global const float
                              __global const int* lens, __global const float* initial_h, __global float* y,
                              __global float* y_h, __global float* scratch, __global const int* meta,
                              __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,
-                             float clip, uint first_step, uint step_count) {
-  RNN_UNITS4_PROLOGUE(3, 1);
+                             float clip, uint first_step, uint step_count, uint r_stride) {
+  RNN_UNITS_PROLOGUE(3, 1, 4);
   __global const int* act = meta + d * 6;
   __local float* reset_h = h + 2 * hidden; /* r (.) H_{t-1} */
   __local float* update = h + 3 * hidden;  /* z, from the step's first half to its second */
@@ -628,8 +683,8 @@ __kernel void hgr_rnn_units4(__global const float* gates_x, __global const float
                              __global const int* lens, __global const float* initial_h, __global float* y,
                              __global float* y_h, __global float* scratch, __global const int* meta,
                              __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,
-                             float clip, uint first_step, uint step_count) {
-  RNN_UNITS4_PROLOGUE(1, 1);
+                             float clip, uint first_step, uint step_count, uint r_stride) {
+  RNN_UNITS_PROLOGUE(1, 1, 4);
   __global const int* act = meta + d * 3;
   for (uint q = lid; q < tiles; q += lsize)
     vstore4(first_step ? vload4(q, saved) : (flags & RNN_INITIAL_H) ? vload4(q, initial_h + state) : (float4)(0.0f),
@@ -661,6 +716,246 @@ __kernel void hgr_rnn_units4(__global const float* gates_x, __global const float
     float4 hv = vload4(q, h + cur);
     vstore4(len ? hv : (float4)(0.0f), q, y_h + state);
     vstore4(hv, q, saved);
+  }
+}
+#endif
+
+/* ---- 16 units per work-item from R^T (H % 16 == 0): hgr_*_units16 ------------------ */
+
+/* Tile q's 16 rows of one gate (dot), two (pair) or four (quad) times v (H
+ * floats), added to what *a.. hold, from col = R^T + g H + 16 q (gate g's columns
+ * of the tile in row 0; R^T's rows stride floats apart): each k adds the float16
+ * at row k times v[k]. The partial sums over even and odd k (dot: k mod 4) keep
+ * several FMA chains in flight, and one pass takes all of a tile's gates: on PoCL
+ * (an LSTM of 64, T 63, the kernel alone) one pass of four gates ran in 47 us, a
+ * pass per gate in 62 us. */
+void hgr_rnn_dot16(__global const float* col, uint stride, uint hidden, __local const float* v, float16* a) {
+  float16 s1 = (float16)(0.0f), s2 = (float16)(0.0f), s3 = (float16)(0.0f);
+  for (uint k = 0; k < hidden; k += 4, col += 4 * stride) {
+    *a += vload16(0, col) * v[k];
+    s1 += vload16(0, col + stride) * v[k + 1];
+    s2 += vload16(0, col + 2 * stride) * v[k + 2];
+    s3 += vload16(0, col + 3 * stride) * v[k + 3];
+  }
+  *a += (s1 + s2) + s3;
+}
+
+void hgr_rnn_pair16(__global const float* col, uint stride, uint hidden, __local const float* v, float16* a,
+                    float16* b) {
+  float16 a1 = (float16)(0.0f), b1 = (float16)(0.0f);
+  for (uint k = 0; k < hidden; k += 2, col += 2 * stride) {
+    float v0 = v[k], v1 = v[k + 1];
+    *a += vload16(0, col) * v0;
+    *b += vload16(0, col + hidden) * v0;
+    a1 += vload16(0, col + stride) * v1;
+    b1 += vload16(0, col + stride + hidden) * v1;
+  }
+  *a += a1;
+  *b += b1;
+}
+
+void hgr_rnn_quad16(__global const float* col, uint stride, uint hidden, __local const float* v, float16* a,
+                    float16* b, float16* c, float16* e) {
+  float16 a1 = (float16)(0.0f), b1 = (float16)(0.0f), c1 = (float16)(0.0f), e1 = (float16)(0.0f);
+  for (uint k = 0; k < hidden; k += 2, col += 2 * stride) {
+    float v0 = v[k], v1 = v[k + 1];
+    __global const float* next = col + stride;
+    *a += vload16(0, col) * v0;
+    *b += vload16(0, col + hidden) * v0;
+    *c += vload16(0, col + 2 * hidden) * v0;
+    *e += vload16(0, col + 3 * hidden) * v0;
+    a1 += vload16(0, next) * v1;
+    b1 += vload16(0, next + hidden) * v1;
+    c1 += vload16(0, next + 2 * hidden) * v1;
+    e1 += vload16(0, next + 3 * hidden) * v1;
+  }
+  *a += a1;
+  *b += b1;
+  *c += c1;
+  *e += e1;
+}
+
+/* gates_x + Rb of gate g of tile q at time t (xt). */
+float16 hgr_rnn_input16(__global const float* xt, __global const float* bd, uint q, uint g, uint hidden,
+                        uint flags) {
+  float16 x = vload16(q, xt + g * hidden);
+  return (flags & RNN_BIAS) ? x + vload16(q, bd + g * hidden) : x;
+}
+
+#if HGR_WANTED(hgr_lstm_units16)
+__kernel void hgr_lstm_units16(__global const float* gates_x, __global const float* r, __global const float* bias,
+                               __global const int* lens, __global const float* initial_h,
+                               __global const float* initial_c, __global const float* peepholes, __global float* y,
+                               __global float* y_h, __global float* y_c, __global float* scratch,
+                               __global const int* meta, __local float* h, uint steps, uint batch, uint directions,
+                               uint hidden, uint flags, float clip, uint first_step, uint step_count,
+                               uint r_stride) {
+  RNN_UNITS_PROLOGUE(4, 2, 16);
+  __global const int* act = meta + d * 9;
+  __global const float* p = peepholes + d * 3 * hidden;
+  __local float* cell = h + 2 * hidden; /* C: tile q's work-item alone reads and writes its 16 */
+  for (uint q = lid; q < tiles; q += lsize) {
+    float16 h0 = first_step ? vload16(q, saved)
+                            : (flags & RNN_INITIAL_H) ? vload16(q, initial_h + state) : (float16)(0.0f);
+    float16 c0 = first_step ? vload16(q, saved + hidden)
+                            : (flags & RNN_INITIAL_C) ? vload16(q, initial_c + state) : (float16)(0.0f);
+    vstore16(h0, q, h);
+    vstore16(c0, q, cell);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
+  for (uint s = first_step; s < last_step; ++s) {
+    int active = s < len; /* the whole group alike; every barrier is reached by all */
+    uint t = active && reverse ? len - 1 - s : s;
+    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
+    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
+    __local const float* hp = h + cur;
+    __local float* hn = h + (hidden - cur);
+    for (uint q = lid; q < tiles; q += lsize) {
+      if (!active) { /* Y is zero past the row's length */
+        vstore16((float16)(0.0f), q, yt);
+        continue;
+      }
+      float16 pi = hgr_rnn_input16(xt, bd, q, 0, hidden, flags), po = hgr_rnn_input16(xt, bd, q, 1, hidden, flags);
+      float16 pf = hgr_rnn_input16(xt, bd, q, 2, hidden, flags), pc = hgr_rnn_input16(xt, bd, q, 3, hidden, flags);
+      hgr_rnn_quad16(rd + 16 * q, r_stride, hidden, hp, &pi, &po, &pf, &pc);
+      float16 c_prev = vload16(q, cell);
+      if (flags & RNN_PEEPHOLES) {
+        pi += vload16(q, p) * c_prev;
+        pf += vload16(q, p + 2 * hidden) * c_prev;
+      }
+      float16 i = hgr_rnn_activate16(act, 0, hgr_rnn_clip16(pi, flags, clip));
+      float16 f = (flags & RNN_INPUT_FORGET) ? 1.0f - i
+                                             : hgr_rnn_activate16(act, 0, hgr_rnn_clip16(pf, flags, clip));
+      float16 c = f * c_prev + i * hgr_rnn_activate16(act, 1, hgr_rnn_clip16(pc, flags, clip));
+      if (flags & RNN_PEEPHOLES) po += vload16(q, p + hidden) * c;
+      float16 o = hgr_rnn_activate16(act, 0, hgr_rnn_clip16(po, flags, clip));
+      float16 value = o * hgr_rnn_activate16(act, 2, c);
+      vstore16(c, q, cell);
+      vstore16(value, q, hn);
+      vstore16(value, q, yt);
+    }
+    if (active) cur = hidden - cur;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint q = lid; q < tiles; q += lsize) {
+    float16 hv = vload16(q, h + cur), cv = vload16(q, cell);
+    vstore16(len ? hv : (float16)(0.0f), q, y_h + state);
+    vstore16(len ? cv : (float16)(0.0f), q, y_c + state);
+    vstore16(hv, q, saved);
+    vstore16(cv, q, saved + hidden);
+  }
+}
+#endif
+
+#if HGR_WANTED(hgr_gru_units16)
+__kernel void hgr_gru_units16(__global const float* gates_x, __global const float* r, __global const float* bias,
+                              __global const int* lens, __global const float* initial_h, __global float* y,
+                              __global float* y_h, __global float* scratch, __global const int* meta,
+                              __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,
+                              float clip, uint first_step, uint step_count, uint r_stride) {
+  RNN_UNITS_PROLOGUE(3, 1, 16);
+  __global const int* act = meta + d * 6;
+  __local float* reset_h = h + 2 * hidden; /* r (.) H_{t-1} */
+  __local float* update = h + 3 * hidden;  /* z, from the step's first half to its second */
+  int linear = (flags & RNN_LINEAR_BEFORE_RESET) != 0;
+  for (uint q = lid; q < tiles; q += lsize)
+    vstore16(first_step ? vload16(q, saved)
+                        : (flags & RNN_INITIAL_H) ? vload16(q, initial_h + state) : (float16)(0.0f),
+             q, h);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
+  for (uint s = first_step; s < last_step; ++s) {
+    int active = s < len; /* the whole group alike; every barrier is reached by all */
+    uint t = active && reverse ? len - 1 - s : s;
+    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
+    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
+    __local const float* hp = h + cur;
+    __local float* hn = h + (hidden - cur);
+    /* z and r against H_{t-1}; with linear_before_reset also R_h H_{t-1} + Rb_h and
+     * the unit's update, without r (.) H_{t-1} for the second half */
+    for (uint q = lid; q < tiles && active; q += lsize) {
+      float16 pz = hgr_rnn_input16(xt, bd, q, 0, hidden, flags), pr = hgr_rnn_input16(xt, bd, q, 1, hidden, flags);
+      hgr_rnn_pair16(rd + 16 * q, r_stride, hidden, hp, &pz, &pr);
+      float16 z = hgr_rnn_activate16(act, 0, hgr_rnn_clip16(pz, flags, clip));
+      float16 reset = hgr_rnn_activate16(act, 0, hgr_rnn_clip16(pr, flags, clip));
+      float16 hv = vload16(q, hp);
+      if (linear) {
+        float16 ph = (flags & RNN_BIAS) ? vload16(q, bd + 2 * hidden) : (float16)(0.0f);
+        hgr_rnn_dot16(rd + 2 * hidden + 16 * q, r_stride, hidden, hp, &ph);
+        float16 pre = vload16(q, xt + 2 * hidden) + reset * ph;
+        float16 value = (1.0f - z) * hgr_rnn_activate16(act, 1, hgr_rnn_clip16(pre, flags, clip)) + z * hv;
+        vstore16(value, q, hn);
+        vstore16(value, q, yt);
+      } else {
+        vstore16(z, q, update);
+        vstore16(reset * hv, q, reset_h);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint q = lid; q < tiles; q += lsize) {
+      if (!active) { /* Y is zero past the row's length */
+        vstore16((float16)(0.0f), q, yt);
+        continue;
+      }
+      if (linear) continue;
+      float16 pre = hgr_rnn_input16(xt, bd, q, 2, hidden, flags);
+      hgr_rnn_dot16(rd + 2 * hidden + 16 * q, r_stride, hidden, reset_h, &pre);
+      float16 z = vload16(q, update);
+      float16 value = (1.0f - z) * hgr_rnn_activate16(act, 1, hgr_rnn_clip16(pre, flags, clip)) + z * vload16(q, hp);
+      vstore16(value, q, hn);
+      vstore16(value, q, yt);
+    }
+    if (active) cur = hidden - cur;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint q = lid; q < tiles; q += lsize) {
+    float16 hv = vload16(q, h + cur);
+    vstore16(len ? hv : (float16)(0.0f), q, y_h + state);
+    vstore16(hv, q, saved);
+  }
+}
+#endif
+
+#if HGR_WANTED(hgr_rnn_units16)
+__kernel void hgr_rnn_units16(__global const float* gates_x, __global const float* r, __global const float* bias,
+                              __global const int* lens, __global const float* initial_h, __global float* y,
+                              __global float* y_h, __global float* scratch, __global const int* meta,
+                              __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,
+                              float clip, uint first_step, uint step_count, uint r_stride) {
+  RNN_UNITS_PROLOGUE(1, 1, 16);
+  __global const int* act = meta + d * 3;
+  for (uint q = lid; q < tiles; q += lsize)
+    vstore16(first_step ? vload16(q, saved)
+                        : (flags & RNN_INITIAL_H) ? vload16(q, initial_h + state) : (float16)(0.0f),
+             q, h);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
+  for (uint s = first_step; s < last_step; ++s) {
+    int active = s < len; /* the whole group alike; every barrier is reached by all */
+    uint t = active && reverse ? len - 1 - s : s;
+    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
+    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
+    __local const float* hp = h + cur;
+    __local float* hn = h + (hidden - cur);
+    for (uint q = lid; q < tiles; q += lsize) {
+      if (!active) { /* Y is zero past the row's length */
+        vstore16((float16)(0.0f), q, yt);
+        continue;
+      }
+      float16 pre = hgr_rnn_input16(xt, bd, q, 0, hidden, flags);
+      hgr_rnn_dot16(rd + 16 * q, r_stride, hidden, hp, &pre);
+      float16 value = hgr_rnn_activate16(act, 0, hgr_rnn_clip16(pre, flags, clip));
+      vstore16(value, q, hn);
+      vstore16(value, q, yt);
+    }
+    if (active) cur = hidden - cur;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint q = lid; q < tiles; q += lsize) {
+    float16 hv = vload16(q, h + cur);
+    vstore16(len ? hv : (float16)(0.0f), q, y_h + state);
+    vstore16(hv, q, saved);
   }
 }
 #endif

@@ -8,10 +8,11 @@
  * Cases: every direction x layout x sequence_lens present or not, for each cell,
  * with the other options drawn at random (Rb, initial_h, initial_c, peepholes,
  * clip, input_forget, linear_before_reset, the activation lists with alpha and
- * beta, steps_per_launch), R's layout (the tile candidates rows, columns, rows4,
- * packed) cycled; every activation in every position; lengths of 0 and of T with
- * both directions; work-groups smaller than the hidden units (and than their tiles
- * of 4).
+ * beta, steps_per_launch, R given as R^T with padded rows (r_transposed, as the
+ * ONNX importer passes a constant R), R's layout (the tile candidates rows,
+ * columns, rows4, packed, columns16) cycled; every activation in every position;
+ * lengths of 0 and of T with both directions; work-groups smaller than the hidden
+ * units (and than their tiles of 4 and 16).
  *
  * Tolerance: rtol 1e-4, atol 2e-5. Each gate is a float32 sum of I + H + 2 products
  * (a few u = 2^-24 relative to the sum of their magnitudes, here under 8), then the
@@ -48,21 +49,31 @@ typedef struct rnn_case_t {
   double alphas[6], betas[6];
   int steps_per_launch;
   const int32_t* fixed_lens; /* NULL: random lengths in [0, T] */
-  int layout;                /* the tile candidate (layout_names): 0 rows, 1 columns, 2 rows4, 3 packed */
+  int layout;                /* the tile candidate (layout_names) */
+  bool r_transposed;         /* r as R^T [D, H, G H + r_pad], the padding NaN (never read) */
+  int r_pad;
 } rnn_case_t;
 
 /* runtime/ops/ops_rnn.c's tile candidates, in their order: rows4 and packed fit a
- * hidden size that is a multiple of 4 (else the rule's rows runs). */
-static const char* const layout_names[4] = {"rows", "columns", "rows4", "packed"};
+ * hidden size that is a multiple of 4, columns16 one of 16 (else the rule's runs). */
+enum { ROWS, COLUMNS, ROWS4, PACKED, COLUMNS16, LAYOUTS };
+static const char* const layout_names[LAYOUTS] = {"rows", "columns", "rows4", "packed", "columns16"};
+
+/* The hidden size rounded up to what the layout takes. */
+static int64_t fit_hidden(int layout, int64_t hidden) {
+  int64_t multiple = layout == COLUMNS16 ? 16 : layout >= ROWS4 ? 4 : 1;
+  return (hidden + multiple - 1) / multiple * multiple;
+}
 
 static void describe(const rnn_case_t* k, char* text, size_t capacity) {
   snprintf(text, capacity,
            "%s T %lld B %lld I %lld H %lld %s layout %d bias %d lens %d h0 %d c0 %d P %d clip %d (%g) forget %d "
-           "lbr %d activations %d steps_per_launch %d R %s",
+           "lbr %d activations %d steps_per_launch %d R %s%s",
            cell_ops[k->cell], (long long)k->steps, (long long)k->batch, (long long)k->input_size,
            (long long)k->hidden, direction_names[k->direction], k->batch_first, k->bias, k->lens, k->initial_h,
            k->initial_c, k->peepholes, k->clip, k->clip_value, k->input_forget, k->linear_before_reset,
-           k->activation_count, k->steps_per_launch, layout_names[k->layout]);
+           k->activation_count, k->steps_per_launch, layout_names[k->layout],
+           k->r_transposed ? " (given as R^T)" : "");
 }
 
 static void append(char* text, size_t capacity, const char* format, ...) HGR_PRINTF(3, 4);
@@ -102,6 +113,7 @@ static void node_attrs(const rnn_case_t* k, char* attrs, size_t capacity) {
   if (k->cell == HGR_REF_LSTM)
     append(attrs, capacity, ", \"with_initial_c\": \"%d\", \"with_peepholes\": \"%d\"", k->initial_c, k->peepholes);
   if (k->steps_per_launch) append(attrs, capacity, ", \"steps_per_launch\": \"%d\"", k->steps_per_launch);
+  if (k->r_transposed) append(attrs, capacity, ", \"r_transposed\": \"1\"");
 }
 
 static float* random_floats(hgr_test_rng_t* rng, int64_t count, float lo, float hi) {
@@ -156,8 +168,17 @@ static void check_case(const rnn_case_t* k, hgr_test_rng_t* rng) {
     free(wb_only);
     c.b = b;
   }
-  int64_t r_shape[3] = {D, gh, H};
-  memcpy(hgr_optest_input(&t, "float32", 3, r_shape), r, (size_t)(D * gh * H) * sizeof(float));
+  if (k->r_transposed) {
+    int64_t stride = gh + k->r_pad, rt_shape[3] = {D, H, stride};
+    float* rt = hgr_optest_input(&t, "float32", 3, rt_shape);
+    for (int64_t i = 0; i < D * H * stride; ++i) rt[i] = NAN;
+    for (int d = 0; d < D; ++d)
+      for (int64_t row = 0; row < gh; ++row)
+        for (int64_t j = 0; j < H; ++j) rt[(d * H + j) * stride + row] = r[(d * gh + row) * H + j];
+  } else {
+    int64_t r_shape[3] = {D, gh, H};
+    memcpy(hgr_optest_input(&t, "float32", 3, r_shape), r, (size_t)(D * gh * H) * sizeof(float));
+  }
   if (k->bias) {
     int64_t shape[2] = {D, gh};
     float* rb = hgr_optest_input(&t, "float32", 2, shape);
@@ -227,8 +248,10 @@ static void check_combinations(hgr_ref_cell_t cell, uint64_t seed) {
         k.linear_before_reset = cell == HGR_REF_GRU && coin(&rng);
         if (coin(&rng)) random_activations(&k, &rng);
         k.steps_per_launch = (int)hgr_test_rng_below(&rng, 3);
-        k.layout = (direction * 4 + layout * 2 + lens) % 4;
-        if (k.layout >= 2) k.hidden = (k.hidden + 3) / 4 * 4; /* rows4 and packed take H % 4 == 0 */
+        k.layout = (direction * 4 + layout * 2 + lens) % LAYOUTS;
+        k.hidden = fit_hidden(k.layout, k.hidden);
+        k.r_transposed = coin(&rng);
+        k.r_pad = (int)hgr_test_rng_below(&rng, 4);
         check_case(&k, &rng);
       }
 }
@@ -261,7 +284,9 @@ static void every_activation_matches_reference(void** state) {
       k.activation_count = 2 * hgr_ref_cell_activations(k.cell);
       for (int i = 0; i < k.activation_count; ++i)
         k.activations[i] = (hgr_ref_activation_t)((first + 4 * i) % HGR_REF_ACTIVATION_COUNT);
-      k.layout = first % 4;
+      k.layout = first % LAYOUTS;
+      k.hidden = fit_hidden(k.layout, k.hidden);
+      k.r_transposed = first % 2;
       k.alpha_count = k.beta_count = 6;
       for (int i = 0; i < 6; ++i) {
         k.alphas[i] = hgr_test_rng_float(&rng, 0.1f, 1.5f);
@@ -295,6 +320,11 @@ static void sequence_lens_with_both_directions(void** state) {
       k.steps_per_launch = 0;
       k.layout = 3 - layout;
       check_case(&k, &rng);
+      k.hidden = 16; /* the units16 kernels, from R^T copied and as given */
+      k.layout = COLUMNS16;
+      k.r_transposed = layout;
+      k.steps_per_launch = 2;
+      check_case(&k, &rng);
     }
 }
 
@@ -316,6 +346,12 @@ static void hidden_units_beyond_the_work_group(void** state) {
     for (k.layout = 0; k.layout < 2; ++k.layout) check_case(&k, &rng);
     k.hidden = 12; /* 3 tiles of 4 units on 2 work-items */
     for (k.layout = 2; k.layout < 4; ++k.layout) check_case(&k, &rng);
+    k.hidden = 48; /* 3 tiles of 16 (on PoCL's CPU drivers one work-item takes them all) */
+    k.layout = COLUMNS16;
+    for (int transposed = 0; transposed < 2; ++transposed) {
+      k.r_transposed = transposed;
+      check_case(&k, &rng);
+    }
   }
   *info = saved;
   bool simulator = hgr_optest_is_simulator(hgr_optest_device);
@@ -325,19 +361,29 @@ static void hidden_units_beyond_the_work_group(void** state) {
     for (k.layout = 0; k.layout < 2; ++k.layout) check_case(&k, &rng);
     k.hidden = simulator ? 36 : 72;
     for (k.layout = 2; k.layout < 4; ++k.layout) check_case(&k, &rng);
+    k.hidden = simulator ? 32 : 80;
+    k.layout = COLUMNS16;
+    k.r_transposed = true;
+    k.r_pad = 3;
+    check_case(&k, &rng);
   }
 }
 
-/* R's layout is a tile candidate: the rule reads R as it is, in one launch, with the
- * units4 kernel (rows4) on PoCL's CPU drivers where the hidden size is a multiple
- * of 4, else with the gate-row kernel (rows); columns and packed copy it into the
- * scratch first (R^T, R_P); a tuning record names any of them by the layer's key;
- * a candidate that does not fit (rows4 or packed at H % 4 != 0) leaves the rule's. */
-static void plan_layout(int64_t hidden, const hgr__tuning_t* tuning, const char* tile, const char* first_kernel,
-                        uint32_t launches) {
+/* R's layout is a tile candidate: the rule takes the units16 kernel (columns16) on
+ * PoCL's CPU drivers where the hidden size is a multiple of 16, else the units4
+ * kernel (rows4) there where it is one of 4, else the gate-row kernel (rows). A
+ * layout that reads another form than input 1's (R, or R^T with r_transposed)
+ * copies it into the scratch first (R^T, R, R_P); a tuning record names any of them
+ * by the layer's key; a candidate that does not fit (rows4 or packed at H % 4 != 0,
+ * columns16 at H % 16 != 0) leaves the rule's. */
+static void plan_layout(int64_t hidden, bool transposed, const hgr__tuning_t* tuning, const char* tile,
+                        const char* first_kernel, uint32_t launches) {
   hgr_optest_t t;
-  hgr_optest_init(&t, "gru_recurrence", "\"direction\": \"bidirectional\"");
+  hgr_optest_init(&t, "gru_recurrence",
+                  transposed ? "\"direction\": \"bidirectional\", \"r_transposed\": \"1\""
+                             : "\"direction\": \"bidirectional\"");
   int64_t gates_shape[3] = {5, 3, 2 * 3 * hidden}, r_shape[3] = {2, 3 * hidden, hidden};
+  if (transposed) r_shape[1] = hidden, r_shape[2] = 3 * hidden + 16;
   int64_t y_shape[4] = {5, 2, 3, hidden}, state_shape[3] = {2, 3, hidden};
   hgr_optest_input(&t, "float32", 3, gates_shape);
   hgr_optest_input(&t, "float32", 3, r_shape);
@@ -363,29 +409,40 @@ static void plan_layout(int64_t hidden, const hgr__tuning_t* tuning, const char*
 
 static void r_layout_is_a_tuning_candidate(void** state) {
   (void)state;
-  static const char* const first_kernel[4] = {"hgr_gru_sequence", "hgr_rnn_transpose_r", "hgr_gru_units4",
-                                              "hgr_rnn_pack_r"};
-  static const uint32_t launches[4] = {1, 2, 1, 2};
-  for (uint32_t i = 0; i < 4; ++i) {
-    hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, i};
-    plan_layout(4, &tuning, layout_names[i], first_kernel[i], launches[i]);
-  }
-  plan_layout(4, NULL, "rows", "hgr_gru_sequence", 1); /* a device the rule does not know */
+  static const char* const first_kernel[2][LAYOUTS] = {
+      {"hgr_gru_sequence", "hgr_rnn_transpose_r", "hgr_gru_units4", "hgr_rnn_pack_r", "hgr_rnn_transpose_r"},
+      {"hgr_rnn_transpose_r", "hgr_gru_sequence", "hgr_rnn_transpose_r", "hgr_rnn_pack_r", "hgr_gru_units16"}};
+  static const uint32_t launches[2][LAYOUTS] = {{1, 2, 1, 2, 2}, {2, 1, 2, 2, 1}};
+  for (int transposed = 0; transposed < 2; ++transposed)
+    for (uint32_t i = 0; i < LAYOUTS; ++i) {
+      hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, i};
+      plan_layout(16, transposed, &tuning, layout_names[i], first_kernel[transposed][i], launches[transposed][i]);
+    }
+  plan_layout(4, false, NULL, "rows", "hgr_gru_sequence", 1); /* a device the rule does not know */
+  plan_layout(16, true, NULL, "rows", "hgr_rnn_transpose_r", 2);
   static const char* const devices[4] = {"Portable Computing Language|pthread-skylake-avx512-AMD EPYC|OpenCL 3.0 "
                                          "PoCL 3.1|3.1", "Portable Computing Language|cpu-haswell|3.0|5.0",
                                          "rusticl|llvmpipe (LLVM 15.0.6, 256 bits)|OpenCL 3.0|23.2.1",
                                          "NVIDIA CUDA|NVIDIA H200|OpenCL 3.0 CUDA|560.35"};
   for (int i = 0; i < 4; ++i) {
     hgr__tuning_t rule = {NULL, devices[i], HGR_TUNING_OFF, 0};
-    plan_layout(4, &rule, i < 2 ? "rows4" : "rows", i < 2 ? "hgr_gru_units4" : "hgr_gru_sequence", 1);
-    plan_layout(6, &rule, "rows", "hgr_gru_sequence", 1);
+    bool pocl = i < 2;
+    plan_layout(4, false, &rule, pocl ? "rows4" : "rows", pocl ? "hgr_gru_units4" : "hgr_gru_sequence", 1);
+    plan_layout(6, false, &rule, "rows", "hgr_gru_sequence", 1);
+    plan_layout(16, true, &rule, pocl ? "columns16" : "rows", pocl ? "hgr_gru_units16" : "hgr_rnn_transpose_r",
+                pocl ? 1 : 2);
+    plan_layout(16, false, &rule, pocl ? "columns16" : "rows", pocl ? "hgr_rnn_transpose_r" : "hgr_gru_sequence",
+                pocl ? 2 : 1);
+    plan_layout(12, true, &rule, pocl ? "rows4" : "rows", "hgr_rnn_transpose_r", 2);
   }
-  hgr__tuning_t packed = {NULL, devices[0], HGR_TUNING_CANDIDATE, 3};
-  plan_layout(6, &packed, "rows", "hgr_gru_sequence", 1);
+  hgr__tuning_t packed = {NULL, devices[0], HGR_TUNING_CANDIDATE, PACKED};
+  plan_layout(6, false, &packed, "rows", "hgr_gru_sequence", 1);
+  hgr__tuning_t units16 = {NULL, devices[0], HGR_TUNING_CANDIDATE, COLUMNS16};
+  plan_layout(8, false, &units16, "rows4", "hgr_gru_units4", 1);
   hgr__tune_record_t record = {"dev", "rnn:gru_recurrence:2x3x4", "columns", 1.0};
   hgr__tune_table_t table = {&record, 1, 1};
   hgr__tuning_t file = {&table, "dev", HGR_TUNING_FILE, 0};
-  plan_layout(4, &file, "columns", "hgr_rnn_transpose_r", 2);
+  plan_layout(4, false, &file, "columns", "hgr_rnn_transpose_r", 2);
 }
 
 /* A minimal node for the refusals: LSTM forward, T 2, B 1, H 2, gates_x and r. */
@@ -433,6 +490,9 @@ static void bad_attrs_and_inputs_are_named(void** state) {
                  "(gru_recurrence): unknown attr 'with_peepholes'");
   expect_refusal("lstm_recurrence", 4, "", 2, "input 1 'r' is shaped [2, 8, 2]; it must be [1, 4 * hidden_size, "
                                               "hidden_size] (forward)");
+  expect_refusal("lstm_recurrence", 4, "\"r_transposed\": \"1\"", 1,
+                 "input 1 'r' (r_transposed) is shaped [1, 8, 2]; it must be [1, hidden_size, S] with S >= 4 * "
+                 "hidden_size (forward)");
   /* a gates_x of the wrong width */
   hgr_optest_t t;
   minimal_node(&t, "rnn_recurrence", 1, "", 1);

@@ -7,7 +7,9 @@
  * and gives Y, Y_h and Y_c in ONNX's layouts. The
  * activations and their alphas and betas, clip, input_forget and
  * linear_before_reset pass to the recurrence as they are; an omitted output is
- * simply not used. */
+ * simply not used. A constant R whose hidden size is a multiple of 16 passes
+ * transposed (r_transposed), R^T [D, H, G H + 16], made at load: see
+ * transposed_r. */
 #include <ctype.h>
 #include <string.h>
 
@@ -60,6 +62,37 @@ static hgr_status_t reshaped(hgr__onnx_node_t* node, hgr__onnx_value_t* v, const
   hgr_status_t status = hgr__onnx_tensor_reshape(t, shape, ndim, node->label);
   if (!status) status = hgr__onnx_add_float_constant(node, v->name, t, out);
   hgr__onnx_tensor_free(t);
+  return status;
+}
+
+/* The floats of padding after each row of R^T: as the recurrence pads its own
+ * copies (R_T_PAD, runtime/ops/ops_rnn.c), so that rows of a power of two of floats
+ * do not put one tile's streams on the same cache sets (an LSTM of 256 on PoCL:
+ * 0.73 ms padded, 1.26 ms not). */
+#define R_T_PAD 16
+
+/* R [D, G H, H], a constant, as R^T [D, H, G H + R_T_PAD] (the padding zeros): the
+ * form the recurrence's layouts columns16 (the rule's on PoCL's CPU drivers, H %
+ * 16 == 0) and columns (GPUs, once tuned) read, which would otherwise copy R into
+ * it every run (on PoCL a launch of 5 us for an LSTM of 64, 0.17 ms for a
+ * bidirectional one of 256); rows, the rule's elsewhere, copies it back instead
+ * (rusticl: 32.7 ms against 32.1 ms from R for that LSTM of 256). Another hidden
+ * size keeps R, which rows4 (PoCL, H % 4 == 0) and rows read. */
+static hgr_status_t transposed_r(hgr__onnx_node_t* node, hgr__onnx_value_t* r, int64_t directions, int64_t gh,
+                                 int64_t hidden, hgr_value_t* out) {
+  hgr__onnx_tensor_t *t = NULL, *rt = NULL;
+  int64_t shape[3] = {directions, hidden, gh + R_T_PAD};
+  hgr_status_t status =
+      hgr__onnx_tensor_cast(node->loader->allocator, r->constant, HGR__ONNX_FLOAT, node->label, &t);
+  if (!status) status = hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, shape, 3, node->label, &rt);
+  for (int64_t d = 0; !status && d < directions; ++d)
+    for (int64_t row = 0; row < gh; ++row)
+      for (int64_t k = 0; k < hidden; ++k)
+        ((float*)rt->data)[(d * hidden + k) * (gh + R_T_PAD) + row] =
+            ((const float*)t->data)[(d * gh + row) * hidden + k];
+  if (!status) status = hgr__onnx_add_float_constant(node, r->name, rt, out);
+  hgr__onnx_tensor_free(t);
+  hgr__onnx_tensor_free(rt);
   return status;
 }
 
@@ -128,8 +161,10 @@ static hgr_status_t activation_list(const hgr__onnx_node_t* node, hgr__text_t* t
 
 /* The recurrence's attrs from the node's. */
 static hgr_status_t recurrence_attrs(const hgr__onnx_node_t* node, const recurrent_t* kind, int64_t hidden,
-                                     const char* direction, int64_t layout, const bool* with, hgr_attrs_t* attrs) {
+                                     const char* direction, int64_t layout, const bool* with, bool r_transposed,
+                                     hgr_attrs_t* attrs) {
   hgr_status_t status = hgr_attrs_set_int(attrs, "hidden_size", hidden);
+  if (!status && r_transposed) status = hgr_attrs_set_int(attrs, "r_transposed", 1);
   if (!status) status = hgr_attrs_set_string(attrs, "direction", direction);
   if (!status) status = hgr_attrs_set_int(attrs, "layout", layout);
   static const char* const with_names[5] = {"with_bias", "with_sequence_lens", "with_initial_h", "with_initial_c",
@@ -247,7 +282,9 @@ static hgr_status_t import_recurrent(hgr__onnx_node_t* node) {
   /* the recurrence */
   hgr_value_t in[7] = {gates_x};
   uint32_t count = 1;
-  HGR_RETURN_IF_ERROR(float_value(node, r, &in[count++]));
+  bool r_transposed = r->constant && hidden % 16 == 0;
+  HGR_RETURN_IF_ERROR(r_transposed ? transposed_r(node, r, directions, gh, hidden, &in[count++])
+                                   : float_value(node, r, &in[count++]));
   if (optional[0]) in[count++] = rb;
   for (int k = 1; k < 5; ++k)
     if (optional[k])
@@ -256,7 +293,7 @@ static hgr_status_t import_recurrent(hgr__onnx_node_t* node) {
   hgr_attrs_t* attrs = NULL;
   HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
   hgr_value_t out[3];
-  hgr_status_t status = recurrence_attrs(node, kind, hidden, direction, layout, with, attrs);
+  hgr_status_t status = recurrence_attrs(node, kind, hidden, direction, layout, with, r_transposed, attrs);
   if (!status) status = hgr__onnx_add_op(node, kind->op, in, count, attrs, kind->outputs, out);
   hgr_attrs_release(attrs);
   for (uint32_t k = 0; !status && k < kind->outputs; ++k)

@@ -9,7 +9,8 @@
  * Inputs (T steps, B batch rows, D directions, H = hidden units, G gates: LSTM 4
  * in ONNX's order i, o, f, c; GRU 3: z, r, h; RNN 1):
  *   0 gates_x  float32 [T, B, D G H] (layout 0) or [B, T, D G H] (layout 1)
- *   1 r        float32 [D, G H, H]
+ *   1 r        float32 [D, G H, H]; with r_transposed, R^T [D, H, S], S >= G H (a
+ *              row's floats past G H unused: the importer pads them, see below)
  *   then, in this order, each present when its attr says so:
  *     bias           [D, G H]    the recurrent bias Rb      (with_bias)
  *     sequence_lens  int32 [B]                               (with_sequence_lens)
@@ -25,7 +26,9 @@
  * take them, as ONNX Runtime reads them; an activation left without a value takes
  * the default of the ONNX op of its name), clip (> 0; absent: none), input_forget
  * (LSTM), linear_before_reset (GRU); and hgr's steps_per_launch (0: every step in
- * one launch; k: one launch per k steps, for devices that stop long kernels).
+ * one launch; k: one launch per k steps, for devices that stop long kernels) and
+ * r_transposed (input 1 is R^T: the ONNX importer transposes a constant R at load,
+ * so that the layouts that read R^T need no copy of it per run).
  *
  * The kernels keep the state in local memory; between launches (steps_per_launch)
  * it waits in the node's scratch rather than in Y_h and Y_c: Oclgrind 21.10 takes
@@ -33,9 +36,11 @@
  * buffer ID was an earlier executor's partly host-written buffer
  * (tests/CMakeLists.txt), and the scratch is written whole at creation. How R is
  * read is the plan's tile choice (key "rnn:<op>:<D>x<B>x<H>", candidates rows,
- * columns, rows4 and packed; see plan_rnn): the gate-row kernels
- * (hgr_*_sequence, a work-item per gate row) or, where H % 4 == 0, the units4
- * kernels (hgr_*_units4, a work-item per 4 units, all their gates and their cell). */
+ * columns, rows4, packed and columns16; see plan_rnn): the gate-row kernels
+ * (hgr_*_sequence, a work-item per gate row), where H % 4 == 0 the units4 kernels
+ * (hgr_*_units4, a work-item per 4 units, all their gates and their cell), or,
+ * where H % 16 == 0, the units16 kernels (hgr_*_units16, the same per 16 units
+ * from R^T). */
 #include <ctype.h>
 #include <float.h>
 #include <math.h>
@@ -66,10 +71,11 @@ static const char* const optional_names[OPT_COUNT] = {"bias", "sequence_lens", "
 #define RNN_LINEAR_BEFORE_RESET 512u
 #define RNN_R_COLUMNS 1024u
 #define RNN_R_PACKED 2048u
+#define RNN_R_COPIED 4096u
 
 /* R's layout and the kernels that read it, the tile candidates of plan_rnn. */
-enum { LAYOUT_ROWS, LAYOUT_COLUMNS, LAYOUT_ROWS4, LAYOUT_PACKED, LAYOUT_COUNT };
-static const char* const layout_names[LAYOUT_COUNT] = {"rows", "columns", "rows4", "packed"};
+enum { LAYOUT_ROWS, LAYOUT_COLUMNS, LAYOUT_ROWS4, LAYOUT_PACKED, LAYOUT_COLUMNS16, LAYOUT_COUNT };
+static const char* const layout_names[LAYOUT_COUNT] = {"rows", "columns", "rows4", "packed", "columns16"};
 
 /* Wider groups add nothing for the hidden sizes of real models on CPUs, and GPUs
  * take 256 everywhere. */
@@ -114,6 +120,8 @@ typedef struct rnn_t {
   int kind;
   uint32_t steps, batch, directions, hidden;
   bool batch_first;
+  bool r_transposed;  /* input 1 is R^T */
+  uint32_t r_stride;  /* R^T's row stride (S) when r_transposed */
   int32_t inputs[OPT_COUNT]; /* each optional input's index, or -1 */
   uint32_t flags;
   float clip;
@@ -226,14 +234,24 @@ static hgr_status_t parse_rnn(const hgr__op_ctx_t* ctx, rnn_t* p) {
                          (long long)layout);
   p->batch_first = layout == 1;
   if (p->batch_first) p->flags |= RNN_LAYOUT_BATCH;
-  if (r->ndim != 3 || r->shape[0] != p->directions || r->shape[2] < 1 ||
-      r->shape[1] != (int64_t)p->cell->gates * r->shape[2]) {
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "r_transposed", false, &p->r_transposed));
+  if (p->r_transposed) { /* R^T [D, H, S], S >= G H */
+    if (r->ndim != 3 || r->shape[0] != p->directions || r->shape[1] < 1 ||
+        r->shape[2] < (int64_t)p->cell->gates * r->shape[1]) {
+      char shape[160];
+      return HGR__OP_ERROR(ctx, "input 1 'r' (r_transposed) is shaped %s; it must be [%u, hidden_size, S] with S >= "
+                                "%u * hidden_size (%s)", hgr__entry_shape(r, shape, sizeof(shape)), p->directions,
+                           p->cell->gates, direction);
+    }
+  } else if (r->ndim != 3 || r->shape[0] != p->directions || r->shape[2] < 1 ||
+             r->shape[1] != (int64_t)p->cell->gates * r->shape[2]) {
     char shape[160];
     return HGR__OP_ERROR(ctx, "input 1 'r' is shaped %s; it must be [%u, %u * hidden_size, hidden_size] (%s)",
                          hgr__entry_shape(r, shape, sizeof(shape)), p->directions, p->cell->gates, direction);
   }
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 1 'r''s element count", r->element_count, INT32_MAX));
-  p->hidden = (uint32_t)r->shape[2];
+  p->hidden = (uint32_t)r->shape[p->r_transposed ? 1 : 2];
+  p->r_stride = p->r_transposed ? (uint32_t)r->shape[2] : 0;
   HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "hidden_size", p->hidden, &hidden_size));
   if (hidden_size != p->hidden)
     return HGR__OP_ERROR(ctx, "attr 'hidden_size' = %lld, but input 1 'r' has %u hidden units",
@@ -342,51 +360,62 @@ static size_t group_size(const hgr__op_ctx_t* ctx, uint32_t rows) {
   return size;
 }
 
-/* Whether the node's device is one of PoCL's CPU drivers (pthread, basic, cpu),
- * which run a work-group's work-items as a loop per region between barriers and
- * vectorize only what a work-item writes in vectors: the devices where the units4
- * kernels win. The plan's limits do not say how a device runs work-items, and its
- * type does not either (rusticl's llvmpipe is a CPU that runs them SIMT-wise, as
- * GPUs: rows4 ran 1.5-4.7x slower than rows there), so the rule reads the device's
- * platform and name from its tuning id ("platform|device|version|driver"). */
-static bool loops_work_items(const hgr__op_ctx_t* ctx) {
-  static const char platform[] = "Portable Computing Language|";
-  const char* id = ctx->tuning ? ctx->tuning->device : NULL;
-  if (!id || strncmp(id, platform, sizeof(platform) - 1)) return false;
-  const char* name = id + sizeof(platform) - 1;
-  return !strncmp(name, "pthread", 7) || !strncmp(name, "basic", 5) || !strncmp(name, "cpu", 3);
-}
+/* The floats of padding after each row of R^T that a copy into the scratch writes,
+ * as the ONNX importer pads a constant's (onnx_import_rnn.c): rows of a power of
+ * two of floats (G H = 1024 for an LSTM of 256) make the units16 kernels' streams
+ * of one tile, a row apart, fall on the same cache sets. */
+#define R_T_PAD 16
+
+/* What a first launch writes into the scratch for the kernels, from input 1. */
+enum { COPY_NONE, COPY_TRANSPOSE, COPY_PACK };
 
 static hgr_status_t plan_rnn(hgr__op_ctx_t* ctx) {
   rnn_t p;
   HGR_RETURN_IF_ERROR(parse_rnn(ctx, &p));
   uint32_t gh = p.cell->gates * p.hidden;
   /* R's layout, a tile choice:
-   * - rows: R itself, the gate-row kernels, each work-item walking its row's floats;
-   * - columns: R^T (made by a first launch), the gate-row kernels: neighbouring
-   *   work-items read neighbouring floats, as a GPU's coalesced loads like;
-   * - rows4: R itself, the units4 kernels (H % 4 == 0): a work-item takes 4 units,
-   *   their G gates as float8 (float4) dot products of 4 rows of R with H_{t-1}
-   *   (local memory), then their cell in float4, so that a step has one barrier (GRU two);
-   * - packed: as rows4 from R_P (a first launch: each work-item's rows, k-major,
-   *   one contiguous block), a float4 per k.
-   * The rule takes rows4 on PoCL's CPU drivers where it fits (loops_work_items),
-   * else rows. On PoCL (a 2-core Zen 5, bench/notes.md 2026-11-29) rows4 ran the
-   * bench's LSTMs (T 63, H 64; T 64, H 256 bidirectional) 7x and 20x faster than
-   * rows; packed lost to rows4 (its copy of R each run: 0.08 ms there) and columns
-   * to rows. On rusticl (llvmpipe) rows4 lost to rows; `hgr tune` recorded columns
-   * on an H200 (2.5-4.5x rows, docs/ops.md), where rows4 is unmeasured.
-   * Local memory: H (LSTM: and C; GRU: and r H); units4's H twice (H_{t-1} and H_t)
-   * and LSTM's C, GRU's r H and z. */
+   * - rows: R, the gate-row kernels, each work-item walking its row's floats;
+   * - columns: R^T, the gate-row kernels: neighbouring work-items read neighbouring
+   *   floats, as a GPU's coalesced loads like;
+   * - rows4: R, the units4 kernels (H % 4 == 0): a work-item takes 4 units, their G
+   *   gates as float8 (float4) dot products of 4 rows of R with H_{t-1} (local
+   *   memory), then their cell in float4, so that a step has one barrier (GRU two);
+   * - packed: as rows4 from R_P (each work-item's rows, k-major, one contiguous
+   *   block), a float4 per k;
+   * - columns16: R^T, the units16 kernels (H % 16 == 0): as rows4 per 16 units,
+   *   each k adding a float16 of R^T's row k times H_{t-1}[k] to each gate, so that
+   *   no sum runs across vector lanes.
+   * Input 1 is R, or R^T with r_transposed (the importer's form for a constant R
+   * of H % 16 == 0); a layout that reads the other form (or R_P) has a first launch
+   * write it into the scratch, every run. The rule takes columns16 on PoCL's CPU
+   * drivers (hgr__op_loops_work_items: the units4 and units16 kernels vectorize what a
+   * work-item writes; rusticl's llvmpipe, a CPU that runs work-items SIMT-wise, ran
+   * rows4 1.5-4.7x slower than rows) where it fits, else rows4 there where it fits, else
+   * rows. Kernels alone on PoCL (a 2-core EPYC, profiling events): LSTMs of T 63,
+   * H 64 (streaming) rows4 93 us, columns16 47 us; T 64, H 256 bidirectional (crnn)
+   * rows4 0.90 ms, columns16 0.73 ms (1.26 ms with unpadded rows, see R_T_PAD);
+   * earlier rows ran 7x and 20x slower than rows4, packed and columns lost to rows4
+   * and rows (bench/notes.md, 2026-11-29). A copy (hgr_rnn_transpose_r) costs 5 us
+   * and 0.17 ms there, less than columns16 gains: from R it still beat rows4
+   * (hgr_bench_rnn, a run: 0.127 against 0.14 ms; 1.35 against 1.6 ms). On rusticl
+   * (llvmpipe) rows4 lost to rows (1.5-4.7x), and rows from R^T (copied) ran as rows
+   * on R (32.7 and 32.1 ms for the crnn's LSTM) where columns took 35-45 ms; `hgr
+   * tune` recorded columns on an H200 (2.5-4.5x rows, docs/ops.md), where R^T then
+   * needs no copy.
+   * Local memory: H (LSTM: and C; GRU: and r H); units4's and units16's H twice
+   * (H_{t-1} and H_t) and LSTM's C, GRU's r H and z. */
   uint64_t local_bytes[LAYOUT_COUNT];
   local_bytes[LAYOUT_ROWS] = local_bytes[LAYOUT_COLUMNS] =
       (uint64_t)p.hidden * sizeof(float) * (p.kind == RNN ? 1 : 2);
-  local_bytes[LAYOUT_ROWS4] = local_bytes[LAYOUT_PACKED] =
+  local_bytes[LAYOUT_ROWS4] = local_bytes[LAYOUT_PACKED] = local_bytes[LAYOUT_COLUMNS16] =
       (uint64_t)p.hidden * sizeof(float) * (p.kind == LSTM ? 3 : p.kind == GRU ? 4 : 2);
   bool fits[LAYOUT_COUNT];
   for (int i = 0; i < LAYOUT_COUNT; ++i)
-    fits[i] = local_bytes[i] <= ctx->limits.local_mem_bytes && (i < LAYOUT_ROWS4 || p.hidden % 4 == 0);
-  uint32_t rule = fits[LAYOUT_ROWS4] && loops_work_items(ctx) ? LAYOUT_ROWS4 : LAYOUT_ROWS;
+    fits[i] = local_bytes[i] <= ctx->limits.local_mem_bytes && (i < LAYOUT_ROWS4 || p.hidden % 4 == 0) &&
+              (i != LAYOUT_COLUMNS16 || p.hidden % 16 == 0);
+  uint32_t rule = LAYOUT_ROWS;
+  if (hgr__op_loops_work_items(ctx))
+    rule = fits[LAYOUT_COLUMNS16] ? LAYOUT_COLUMNS16 : fits[LAYOUT_ROWS4] ? LAYOUT_ROWS4 : LAYOUT_ROWS;
   if (!fits[rule])
     return HGR__OP_ERROR(ctx, "hidden_size %u needs %llu bytes of local memory for the state, the device has %llu",
                          p.hidden, (unsigned long long)local_bytes[rule],
@@ -394,31 +423,56 @@ static hgr_status_t plan_rnn(hgr__op_ctx_t* ctx) {
   char key[96];
   snprintf(key, sizeof(key), "rnn:%s:%ux%ux%u", ctx->op->name, p.directions, p.batch, p.hidden);
   uint32_t layout = hgr__op_choose_tile(ctx, key, layout_names, fits, LAYOUT_COUNT, rule);
-  bool units4 = layout >= LAYOUT_ROWS4, copied = layout == LAYOUT_COLUMNS || layout == LAYOUT_PACKED;
-  size_t group = group_size(ctx, units4 ? p.hidden / 4 : gh);
+  bool units = layout >= LAYOUT_ROWS4, transposed = layout == LAYOUT_COLUMNS || layout == LAYOUT_COLUMNS16;
+  int copy = layout == LAYOUT_PACKED ? COPY_PACK : transposed != p.r_transposed ? COPY_TRANSPOSE : COPY_NONE;
+  /* the row stride of the R^T the kernels read: input 1's, or a padded copy's */
+  uint32_t r_stride = !transposed ? 0 : p.r_transposed ? p.r_stride : gh + R_T_PAD;
+  size_t group = group_size(ctx, layout == LAYOUT_COLUMNS16 ? p.hidden / 16 : units ? p.hidden / 4 : gh);
   uint32_t per_launch = p.steps_per_launch && p.steps_per_launch < p.steps ? p.steps_per_launch : p.steps;
   uint64_t r_count = (uint64_t)p.directions * gh * p.hidden;
   uint64_t state_floats = (uint64_t)p.directions * p.batch * (p.kind == LSTM ? 2 : 1) * p.hidden;
-  /* (R^T or R_P,) the gates of every (direction, batch row) (not units4's), then
-   * its state between launches */
-  uint64_t scratch = ((copied ? r_count : 0) + (units4 ? 0 : (uint64_t)p.directions * p.batch * gh) +
-                      state_floats) * sizeof(float);
-  if (copied) {
-    hgr__launch_plan_t* l =
-        hgr__op_launch(ctx, layout == LAYOUT_PACKED ? "hgr_rnn_pack_r" : "hgr_rnn_transpose_r");
+  /* (the copy of R: R^T's rows of r_stride floats, or R's, R_P's count,) the gates
+   * of every (direction, batch row) (not the units kernels'), then its state
+   * between launches */
+  uint64_t copied = !copy ? 0 : transposed ? (uint64_t)p.directions * p.hidden * r_stride : r_count;
+  uint64_t scratch_floats = copied + (units ? 0 : (uint64_t)p.directions * p.batch * gh) + state_floats;
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the scratch's float count (R's copy, gates, state)", scratch_floats,
+                                          INT32_MAX));
+  uint64_t scratch = scratch_floats * sizeof(float);
+  if (copy) {
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, copy == COPY_PACK ? "hgr_rnn_pack_r" : "hgr_rnn_transpose_r");
     hgr__launch_input(ctx, l, 1);
     hgr__launch_scratch(ctx, l, scratch);
     hgr__launch_uint(ctx, l, (uint32_t)r_count);
-    hgr__launch_uint(ctx, l, gh);
-    hgr__launch_uint(ctx, l, p.hidden);
-    hgr__launch_1d(ctx, l, r_count);
+    if (copy == COPY_PACK) {
+      hgr__launch_uint(ctx, l, gh);
+      hgr__launch_uint(ctx, l, p.hidden);
+      hgr__launch_uint(ctx, l, p.r_stride); /* 0: R */
+    } else if (transposed) { /* R [D, GH, H] to R^T [D, H, r_stride] */
+      hgr__launch_uint(ctx, l, gh);
+      hgr__launch_uint(ctx, l, p.hidden);
+      hgr__launch_uint(ctx, l, p.hidden);
+      hgr__launch_uint(ctx, l, r_stride);
+    } else { /* R^T [D, H, S] to R [D, GH, H] */
+      hgr__launch_uint(ctx, l, p.hidden);
+      hgr__launch_uint(ctx, l, gh);
+      hgr__launch_uint(ctx, l, p.r_stride);
+      hgr__launch_uint(ctx, l, p.hidden);
+    }
+    hgr__launch_1d(ctx, l, copy == COPY_PACK ? r_count : r_count / (transposed ? gh : p.hidden));
   }
   static const char* const units4_kernels[3] = {[LSTM] = "hgr_lstm_units4", [GRU] = "hgr_gru_units4",
                                                 [RNN] = "hgr_rnn_units4"};
-  uint32_t layout_flags = layout == LAYOUT_COLUMNS ? RNN_R_COLUMNS : layout == LAYOUT_PACKED ? RNN_R_PACKED : 0;
+  static const char* const units16_kernels[3] = {[LSTM] = "hgr_lstm_units16", [GRU] = "hgr_gru_units16",
+                                                 [RNN] = "hgr_rnn_units16"};
+  const char* kernel = layout == LAYOUT_COLUMNS16 ? units16_kernels[p.kind]
+                       : units                    ? units4_kernels[p.kind]
+                                                  : p.cell->kernel;
+  uint32_t layout_flags = (transposed ? RNN_R_COLUMNS : 0) | (layout == LAYOUT_PACKED ? RNN_R_PACKED : 0) |
+                          (copy ? RNN_R_COPIED : 0);
   uint32_t first = 0;
   do {
-    hgr__launch_plan_t* l = hgr__op_launch(ctx, units4 ? units4_kernels[p.kind] : p.cell->kernel);
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
     hgr__launch_input(ctx, l, 0);
     hgr__launch_input(ctx, l, 1);
     /* an absent input's argument is r's buffer, which the kernel never reads for it */
@@ -443,6 +497,7 @@ static hgr_status_t plan_rnn(hgr__op_ctx_t* ctx) {
     hgr__launch_float(ctx, l, p.clip);
     hgr__launch_uint(ctx, l, first);
     hgr__launch_uint(ctx, l, per_launch);
+    hgr__launch_uint(ctx, l, r_stride);
     size_t global[1] = {(size_t)p.directions * p.batch * group}, local[1] = {group};
     hgr__launch_nd(l, 1, global, local);
     first += per_launch;
@@ -452,13 +507,13 @@ static hgr_status_t plan_rnn(hgr__op_ctx_t* ctx) {
 
 #define LSTM_ATTRS                                                                                             \
   "hidden_size direction layout activations activation_alpha activation_beta clip input_forget with_bias " \
-  "with_sequence_lens with_initial_h with_initial_c with_peepholes steps_per_launch"
+  "with_sequence_lens with_initial_h with_initial_c with_peepholes steps_per_launch r_transposed"
 #define GRU_ATTRS                                                                                              \
   "hidden_size direction layout activations activation_alpha activation_beta clip linear_before_reset "    \
-  "with_bias with_sequence_lens with_initial_h steps_per_launch"
+  "with_bias with_sequence_lens with_initial_h steps_per_launch r_transposed"
 #define RNN_ATTRS                                                                                              \
   "hidden_size direction layout activations activation_alpha activation_beta clip with_bias "              \
-  "with_sequence_lens with_initial_h steps_per_launch"
+  "with_sequence_lens with_initial_h steps_per_launch r_transposed"
 
 const hgr__op_t hgr__ops_rnn[] = {
     {"lstm_recurrence", "rnn", 2, 7, 3, 3, LSTM_ATTRS, plan_rnn, LSTM, HGR__IN_PLACE_REFUSED, infer_rnn},
