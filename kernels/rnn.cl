@@ -534,191 +534,8 @@ __kernel void hgr_rnn_pack_r(__global const float* r, __global float* scratch, u
   __global const float* bd = bias + d * gh;                                                                   \
   uint lid = get_local_id(0), lsize = get_local_size(0)
 
-#if HGR_WANTED(hgr_lstm_units4)
-__kernel void hgr_lstm_units4(__global const float* gates_x, __global const float* r, __global const float* bias,
-                              __global const int* lens, __global const float* initial_h,
-                              __global const float* initial_c, __global const float* peepholes, __global float* y,
-                              __global float* y_h, __global float* y_c, __global float* scratch,
-                              __global const int* meta, __local float* h, uint steps, uint batch, uint directions,
-                              uint hidden, uint flags, float clip, uint first_step, uint step_count,
-                              uint r_stride) {
-  RNN_UNITS_PROLOGUE(4, 2, 4);
-  __global const int* act = meta + d * 9;
-  __global const float* p = peepholes + d * 3 * hidden;
-  __local float* cell = h + 2 * hidden; /* C: tile q's work-item alone reads and writes its 4 */
-  for (uint q = lid; q < tiles; q += lsize) {
-    float4 h0 = first_step ? vload4(q, saved)
-                           : (flags & RNN_INITIAL_H) ? vload4(q, initial_h + state) : (float4)(0.0f);
-    float4 c0 = first_step ? vload4(q, saved + hidden)
-                           : (flags & RNN_INITIAL_C) ? vload4(q, initial_c + state) : (float4)(0.0f);
-    vstore4(h0, q, h);
-    vstore4(c0, q, cell);
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
-  for (uint s = first_step; s < last_step; ++s) {
-    int active = s < len; /* the whole group alike; every barrier is reached by all */
-    uint t = active && reverse ? len - 1 - s : s;
-    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
-    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
-    __local const float* hp = h + cur;
-    __local float* hn = h + (hidden - cur);
-    for (uint q = lid; q < tiles; q += lsize) {
-      if (!active) { /* Y is zero past the row's length */
-        vstore4((float4)(0.0f), q, yt);
-        continue;
-      }
-      float4 pi = vload4(q, xt) + hgr_rnn_gate4(rd, flags, q, 0, 4, hidden, hp);
-      float4 po = vload4(q, xt + hidden) + hgr_rnn_gate4(rd, flags, q, 1, 4, hidden, hp);
-      float4 pf = vload4(q, xt + 2 * hidden) + hgr_rnn_gate4(rd, flags, q, 2, 4, hidden, hp);
-      float4 pc = vload4(q, xt + 3 * hidden) + hgr_rnn_gate4(rd, flags, q, 3, 4, hidden, hp);
-      if (flags & RNN_BIAS) {
-        pi += vload4(q, bd);
-        po += vload4(q, bd + hidden);
-        pf += vload4(q, bd + 2 * hidden);
-        pc += vload4(q, bd + 3 * hidden);
-      }
-      float4 c_prev = vload4(q, cell);
-      if (flags & RNN_PEEPHOLES) {
-        pi += vload4(q, p) * c_prev;
-        pf += vload4(q, p + 2 * hidden) * c_prev;
-      }
-      float4 i = hgr_rnn_activate4(act, 0, hgr_rnn_clip4(pi, flags, clip));
-      float4 f = (flags & RNN_INPUT_FORGET) ? 1.0f - i : hgr_rnn_activate4(act, 0, hgr_rnn_clip4(pf, flags, clip));
-      float4 c = f * c_prev + i * hgr_rnn_activate4(act, 1, hgr_rnn_clip4(pc, flags, clip));
-      if (flags & RNN_PEEPHOLES) po += vload4(q, p + hidden) * c;
-      float4 o = hgr_rnn_activate4(act, 0, hgr_rnn_clip4(po, flags, clip));
-      float4 value = o * hgr_rnn_activate4(act, 2, c);
-      vstore4(c, q, cell);
-      vstore4(value, q, hn);
-      vstore4(value, q, yt);
-    }
-    if (active) cur = hidden - cur;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  }
-  for (uint q = lid; q < tiles; q += lsize) {
-    float4 hv = vload4(q, h + cur), cv = vload4(q, cell);
-    vstore4(len ? hv : (float4)(0.0f), q, y_h + state);
-    vstore4(len ? cv : (float4)(0.0f), q, y_c + state);
-    vstore4(hv, q, saved);
-    vstore4(cv, q, saved + hidden);
-  }
-}
-#endif
 
-#if HGR_WANTED(hgr_gru_units4)
-__kernel void hgr_gru_units4(__global const float* gates_x, __global const float* r, __global const float* bias,
-                             __global const int* lens, __global const float* initial_h, __global float* y,
-                             __global float* y_h, __global float* scratch, __global const int* meta,
-                             __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,
-                             float clip, uint first_step, uint step_count, uint r_stride) {
-  RNN_UNITS_PROLOGUE(3, 1, 4);
-  __global const int* act = meta + d * 6;
-  __local float* reset_h = h + 2 * hidden; /* r (.) H_{t-1} */
-  __local float* update = h + 3 * hidden;  /* z, from the step's first half to its second */
-  int linear = (flags & RNN_LINEAR_BEFORE_RESET) != 0;
-  for (uint q = lid; q < tiles; q += lsize)
-    vstore4(first_step ? vload4(q, saved) : (flags & RNN_INITIAL_H) ? vload4(q, initial_h + state) : (float4)(0.0f),
-            q, h);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
-  for (uint s = first_step; s < last_step; ++s) {
-    int active = s < len; /* the whole group alike; every barrier is reached by all */
-    uint t = active && reverse ? len - 1 - s : s;
-    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
-    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
-    __local const float* hp = h + cur;
-    __local float* hn = h + (hidden - cur);
-    /* z and r against H_{t-1}; with linear_before_reset also R_h H_{t-1} + Rb_h and
-     * the unit's update, without r (.) H_{t-1} for the second half */
-    for (uint q = lid; q < tiles && active; q += lsize) {
-      float4 pz = vload4(q, xt) + hgr_rnn_gate4(rd, flags, q, 0, 3, hidden, hp);
-      float4 pr = vload4(q, xt + hidden) + hgr_rnn_gate4(rd, flags, q, 1, 3, hidden, hp);
-      if (flags & RNN_BIAS) {
-        pz += vload4(q, bd);
-        pr += vload4(q, bd + hidden);
-      }
-      float4 z = hgr_rnn_activate4(act, 0, hgr_rnn_clip4(pz, flags, clip));
-      float4 reset = hgr_rnn_activate4(act, 0, hgr_rnn_clip4(pr, flags, clip));
-      float4 hv = vload4(q, hp);
-      if (linear) {
-        float4 ph = hgr_rnn_gate4(rd, flags, q, 2, 3, hidden, hp);
-        if (flags & RNN_BIAS) ph += vload4(q, bd + 2 * hidden);
-        float4 pre = vload4(q, xt + 2 * hidden) + reset * ph;
-        float4 value = (1.0f - z) * hgr_rnn_activate4(act, 1, hgr_rnn_clip4(pre, flags, clip)) + z * hv;
-        vstore4(value, q, hn);
-        vstore4(value, q, yt);
-      } else {
-        vstore4(z, q, update);
-        vstore4(reset * hv, q, reset_h);
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint q = lid; q < tiles; q += lsize) {
-      if (!active) { /* Y is zero past the row's length */
-        vstore4((float4)(0.0f), q, yt);
-        continue;
-      }
-      if (linear) continue;
-      float4 pre = vload4(q, xt + 2 * hidden) + hgr_rnn_gate4(rd, flags, q, 2, 3, hidden, reset_h);
-      if (flags & RNN_BIAS) pre += vload4(q, bd + 2 * hidden);
-      float4 z = vload4(q, update);
-      float4 value = (1.0f - z) * hgr_rnn_activate4(act, 1, hgr_rnn_clip4(pre, flags, clip)) + z * vload4(q, hp);
-      vstore4(value, q, hn);
-      vstore4(value, q, yt);
-    }
-    if (active) cur = hidden - cur;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  }
-  for (uint q = lid; q < tiles; q += lsize) {
-    float4 hv = vload4(q, h + cur);
-    vstore4(len ? hv : (float4)(0.0f), q, y_h + state);
-    vstore4(hv, q, saved);
-  }
-}
-#endif
 
-#if HGR_WANTED(hgr_rnn_units4)
-__kernel void hgr_rnn_units4(__global const float* gates_x, __global const float* r, __global const float* bias,
-                             __global const int* lens, __global const float* initial_h, __global float* y,
-                             __global float* y_h, __global float* scratch, __global const int* meta,
-                             __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,
-                             float clip, uint first_step, uint step_count, uint r_stride) {
-  RNN_UNITS_PROLOGUE(1, 1, 4);
-  __global const int* act = meta + d * 3;
-  for (uint q = lid; q < tiles; q += lsize)
-    vstore4(first_step ? vload4(q, saved) : (flags & RNN_INITIAL_H) ? vload4(q, initial_h + state) : (float4)(0.0f),
-            q, h);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
-  for (uint s = first_step; s < last_step; ++s) {
-    int active = s < len; /* the whole group alike; every barrier is reached by all */
-    uint t = active && reverse ? len - 1 - s : s;
-    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
-    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
-    __local const float* hp = h + cur;
-    __local float* hn = h + (hidden - cur);
-    for (uint q = lid; q < tiles; q += lsize) {
-      if (!active) { /* Y is zero past the row's length */
-        vstore4((float4)(0.0f), q, yt);
-        continue;
-      }
-      float4 pre = vload4(q, xt) + hgr_rnn_gate4(rd, flags, q, 0, 1, hidden, hp);
-      if (flags & RNN_BIAS) pre += vload4(q, bd);
-      float4 value = hgr_rnn_activate4(act, 0, hgr_rnn_clip4(pre, flags, clip));
-      vstore4(value, q, hn);
-      vstore4(value, q, yt);
-    }
-    if (active) cur = hidden - cur;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  }
-  for (uint q = lid; q < tiles; q += lsize) {
-    float4 hv = vload4(q, h + cur);
-    vstore4(len ? hv : (float4)(0.0f), q, y_h + state);
-    vstore4(hv, q, saved);
-  }
-}
-#endif
 
 /* ---- 16 units per work-item from R^T (H % 16 == 0): hgr_*_units16 ------------------ */
 
@@ -775,187 +592,211 @@ void hgr_rnn_quad16(__global const float* col, uint stride, uint hidden, __local
   *e += e1;
 }
 
-/* gates_x + Rb of gate g of tile q at time t (xt). */
-float16 hgr_rnn_input16(__global const float* xt, __global const float* bd, uint q, uint g, uint hidden,
-                        uint flags) {
-  float16 x = vload16(q, xt + g * hidden);
-  return (flags & RNN_BIAS) ? x + vload16(q, bd + g * hidden) : x;
-}
+/* ---- the units kernels, of 4 units (rows4, packed) and 16 (columns16) ------------- */
 
-#if HGR_WANTED(hgr_lstm_units16)
-__kernel void hgr_lstm_units16(__global const float* gates_x, __global const float* r, __global const float* bias,
-                               __global const int* lens, __global const float* initial_h,
-                               __global const float* initial_c, __global const float* peepholes, __global float* y,
-                               __global float* y_h, __global float* y_c, __global float* scratch,
-                               __global const int* meta, __local float* h, uint steps, uint batch, uint directions,
-                               uint hidden, uint flags, float clip, uint first_step, uint step_count,
-                               uint r_stride) {
-  RNN_UNITS_PROLOGUE(4, 2, 16);
-  __global const int* act = meta + d * 9;
-  __global const float* p = peepholes + d * 3 * hidden;
-  __local float* cell = h + 2 * hidden; /* C: tile q's work-item alone reads and writes its 16 */
-  for (uint q = lid; q < tiles; q += lsize) {
-    float16 h0 = first_step ? vload16(q, saved)
-                            : (flags & RNN_INITIAL_H) ? vload16(q, initial_h + state) : (float16)(0.0f);
-    float16 c0 = first_step ? vload16(q, saved + hidden)
-                            : (flags & RNN_INITIAL_C) ? vload16(q, initial_c + state) : (float16)(0.0f);
-    vstore16(h0, q, h);
-    vstore16(c0, q, cell);
+/* gates_x + Rb of gate g of tile q at time t (xt), N units. */
+#define RNN_VECTOR_INPUT(N)                                                                               \
+  float##N hgr_rnn_input##N(__global const float* xt, __global const float* bd, uint q, uint g, uint hidden, \
+                            uint flags) {                                                                 \
+    float##N x = vload##N(q, xt + g * hidden);                                                            \
+    return (flags & RNN_BIAS) ? x + vload##N(q, bd + g * hidden) : x;                                     \
   }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
-  for (uint s = first_step; s < last_step; ++s) {
-    int active = s < len; /* the whole group alike; every barrier is reached by all */
-    uint t = active && reverse ? len - 1 - s : s;
-    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
-    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
-    __local const float* hp = h + cur;
-    __local float* hn = h + (hidden - cur);
-    for (uint q = lid; q < tiles; q += lsize) {
-      if (!active) { /* Y is zero past the row's length */
-        vstore16((float16)(0.0f), q, yt);
-        continue;
-      }
-      float16 pi = hgr_rnn_input16(xt, bd, q, 0, hidden, flags), po = hgr_rnn_input16(xt, bd, q, 1, hidden, flags);
-      float16 pf = hgr_rnn_input16(xt, bd, q, 2, hidden, flags), pc = hgr_rnn_input16(xt, bd, q, 3, hidden, flags);
-      hgr_rnn_quad16(rd + 16 * q, r_stride, hidden, hp, &pi, &po, &pf, &pc);
-      float16 c_prev = vload16(q, cell);
-      if (flags & RNN_PEEPHOLES) {
-        pi += vload16(q, p) * c_prev;
-        pf += vload16(q, p + 2 * hidden) * c_prev;
-      }
-      float16 i = hgr_rnn_activate16(act, 0, hgr_rnn_clip16(pi, flags, clip));
-      float16 f = (flags & RNN_INPUT_FORGET) ? 1.0f - i
-                                             : hgr_rnn_activate16(act, 0, hgr_rnn_clip16(pf, flags, clip));
-      float16 c = f * c_prev + i * hgr_rnn_activate16(act, 1, hgr_rnn_clip16(pc, flags, clip));
-      if (flags & RNN_PEEPHOLES) po += vload16(q, p + hidden) * c;
-      float16 o = hgr_rnn_activate16(act, 0, hgr_rnn_clip16(po, flags, clip));
-      float16 value = o * hgr_rnn_activate16(act, 2, c);
-      vstore16(c, q, cell);
-      vstore16(value, q, hn);
-      vstore16(value, q, yt);
-    }
-    if (active) cur = hidden - cur;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  }
-  for (uint q = lid; q < tiles; q += lsize) {
-    float16 hv = vload16(q, h + cur), cv = vload16(q, cell);
-    vstore16(len ? hv : (float16)(0.0f), q, y_h + state);
-    vstore16(len ? cv : (float16)(0.0f), q, y_c + state);
-    vstore16(hv, q, saved);
-    vstore16(cv, q, saved + hidden);
-  }
-}
-#endif
+RNN_VECTOR_INPUT(4)
+RNN_VECTOR_INPUT(16)
 
-#if HGR_WANTED(hgr_gru_units16)
-__kernel void hgr_gru_units16(__global const float* gates_x, __global const float* r, __global const float* bias,
-                              __global const int* lens, __global const float* initial_h, __global float* y,
-                              __global float* y_h, __global float* scratch, __global const int* meta,
-                              __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,
-                              float clip, uint first_step, uint step_count, uint r_stride) {
-  RNN_UNITS_PROLOGUE(3, 1, 16);
-  __global const int* act = meta + d * 6;
-  __local float* reset_h = h + 2 * hidden; /* r (.) H_{t-1} */
-  __local float* update = h + 3 * hidden;  /* z, from the step's first half to its second */
-  int linear = (flags & RNN_LINEAR_BEFORE_RESET) != 0;
-  for (uint q = lid; q < tiles; q += lsize)
-    vstore16(first_step ? vload16(q, saved)
-                        : (flags & RNN_INITIAL_H) ? vload16(q, initial_h + state) : (float16)(0.0f),
-             q, h);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
-  for (uint s = first_step; s < last_step; ++s) {
-    int active = s < len; /* the whole group alike; every barrier is reached by all */
-    uint t = active && reverse ? len - 1 - s : s;
-    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
-    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
-    __local const float* hp = h + cur;
-    __local float* hn = h + (hidden - cur);
-    /* z and r against H_{t-1}; with linear_before_reset also R_h H_{t-1} + Rb_h and
-     * the unit's update, without r (.) H_{t-1} for the second half */
-    for (uint q = lid; q < tiles && active; q += lsize) {
-      float16 pz = hgr_rnn_input16(xt, bd, q, 0, hidden, flags), pr = hgr_rnn_input16(xt, bd, q, 1, hidden, flags);
-      hgr_rnn_pair16(rd + 16 * q, r_stride, hidden, hp, &pz, &pr);
-      float16 z = hgr_rnn_activate16(act, 0, hgr_rnn_clip16(pz, flags, clip));
-      float16 reset = hgr_rnn_activate16(act, 0, hgr_rnn_clip16(pr, flags, clip));
-      float16 hv = vload16(q, hp);
-      if (linear) {
-        float16 ph = (flags & RNN_BIAS) ? vload16(q, bd + 2 * hidden) : (float16)(0.0f);
-        hgr_rnn_dot16(rd + 2 * hidden + 16 * q, r_stride, hidden, hp, &ph);
-        float16 pre = vload16(q, xt + 2 * hidden) + reset * ph;
-        float16 value = (1.0f - z) * hgr_rnn_activate16(act, 1, hgr_rnn_clip16(pre, flags, clip)) + z * hv;
-        vstore16(value, q, hn);
-        vstore16(value, q, yt);
-      } else {
-        vstore16(z, q, update);
-        vstore16(reset * hv, q, reset_h);
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint q = lid; q < tiles; q += lsize) {
-      if (!active) { /* Y is zero past the row's length */
-        vstore16((float16)(0.0f), q, yt);
-        continue;
-      }
-      if (linear) continue;
-      float16 pre = hgr_rnn_input16(xt, bd, q, 2, hidden, flags);
-      hgr_rnn_dot16(rd + 2 * hidden + 16 * q, r_stride, hidden, reset_h, &pre);
-      float16 z = vload16(q, update);
-      float16 value = (1.0f - z) * hgr_rnn_activate16(act, 1, hgr_rnn_clip16(pre, flags, clip)) + z * vload16(q, hp);
-      vstore16(value, q, hn);
-      vstore16(value, q, yt);
-    }
-    if (active) cur = hidden - cur;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-  }
-  for (uint q = lid; q < tiles; q += lsize) {
-    float16 hv = vload16(q, h + cur);
-    vstore16(len ? hv : (float16)(0.0f), q, y_h + state);
-    vstore16(hv, q, saved);
-  }
-}
-#endif
+/* R (or R_P) times v added to tile q's gates (G of them): one gate g (RNN_R1), the
+ * first two (RNN_R2) or all four (RNN_R4) at once; rows4 and packed through
+ * hgr_rnn_gate4, columns16 through R^T (r_stride floats a row) in one pass. */
+#define RNN_R1_4(a, g, G, v) a += hgr_rnn_gate4(rd, flags, q, g, G, hidden, v)
+#define RNN_R2_4(a, b, G, v) \
+  a += hgr_rnn_gate4(rd, flags, q, 0, G, hidden, v); \
+  b += hgr_rnn_gate4(rd, flags, q, 1, G, hidden, v)
+#define RNN_R4_4(a, b, c, e, v) \
+  RNN_R2_4(a, b, 4, v);         \
+  c += hgr_rnn_gate4(rd, flags, q, 2, 4, hidden, v); \
+  e += hgr_rnn_gate4(rd, flags, q, 3, 4, hidden, v)
+#define RNN_R1_16(a, g, G, v) hgr_rnn_dot16(rd + (g) * hidden + 16 * q, r_stride, hidden, v, &a)
+#define RNN_R2_16(a, b, G, v) hgr_rnn_pair16(rd + 16 * q, r_stride, hidden, v, &a, &b)
+#define RNN_R4_16(a, b, c, e, v) hgr_rnn_quad16(rd + 16 * q, r_stride, hidden, v, &a, &b, &c, &e)
 
-#if HGR_WANTED(hgr_rnn_units16)
-__kernel void hgr_rnn_units16(__global const float* gates_x, __global const float* r, __global const float* bias,
-                              __global const int* lens, __global const float* initial_h, __global float* y,
-                              __global float* y_h, __global float* scratch, __global const int* meta,
-                              __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,
-                              float clip, uint first_step, uint step_count, uint r_stride) {
-  RNN_UNITS_PROLOGUE(1, 1, 16);
-  __global const int* act = meta + d * 3;
-  for (uint q = lid; q < tiles; q += lsize)
-    vstore16(first_step ? vload16(q, saved)
-                        : (flags & RNN_INITIAL_H) ? vload16(q, initial_h + state) : (float16)(0.0f),
-             q, h);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */
-  for (uint s = first_step; s < last_step; ++s) {
-    int active = s < len; /* the whole group alike; every barrier is reached by all */
-    uint t = active && reverse ? len - 1 - s : s;
-    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);
-    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);
-    __local const float* hp = h + cur;
+/* The three cells' kernels for N units a work-item: a work-group per (direction,
+ * batch row), a work-item per tile of N units at a time computing all its gates and
+ * its cell, H_{t-1} and H_t double-buffered in local memory, so that a step has one
+ * barrier (GRU without linear_before_reset two) and no gate goes through global
+ * memory. Each kernel's first lines load the state (initial, or saved by the launch
+ * before), its last ones write Y_h (and Y_c) and save the state. */
+#define RNN_UNITS_START(N)                                                                                 \
+  uint cur = 0; /* H_{t-1} at h + cur, H_t written to the other half */                                    \
+  for (uint s = first_step; s < last_step; ++s) {                                                          \
+    int active = s < len; /* the whole group alike; every barrier is reached by all */                     \
+    uint t = active && reverse ? len - 1 - s : s;                                                          \
+    __global const float* xt = gates_x + hgr_rnn_x_offset(d, b, t, steps, batch, directions, gh, flags);   \
+    __global float* yt = y + hgr_rnn_y_offset(d, b, t, steps, batch, directions, hidden, flags);           \
+    __local const float* hp = h + cur;                                                                     \
     __local float* hn = h + (hidden - cur);
-    for (uint q = lid; q < tiles; q += lsize) {
-      if (!active) { /* Y is zero past the row's length */
-        vstore16((float16)(0.0f), q, yt);
-        continue;
-      }
-      float16 pre = hgr_rnn_input16(xt, bd, q, 0, hidden, flags);
-      hgr_rnn_dot16(rd + 16 * q, r_stride, hidden, hp, &pre);
-      float16 value = hgr_rnn_activate16(act, 0, hgr_rnn_clip16(pre, flags, clip));
-      vstore16(value, q, hn);
-      vstore16(value, q, yt);
-    }
-    if (active) cur = hidden - cur;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+
+#define RNN_UNITS_INITIAL_H(N)                                                                             \
+  for (uint q = lid; q < tiles; q += lsize)                                                                \
+    vstore##N(first_step ? vload##N(q, saved)                                                              \
+                         : (flags & RNN_INITIAL_H) ? vload##N(q, initial_h + state) : (float##N)(0.0f),    \
+              q, h);
+
+#define RNN_UNITS_END(N)                                                                                   \
+    if (active) cur = hidden - cur;                                                                        \
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                                   \
   }
-  for (uint q = lid; q < tiles; q += lsize) {
-    float16 hv = vload16(q, h + cur);
-    vstore16(len ? hv : (float16)(0.0f), q, y_h + state);
-    vstore16(hv, q, saved);
-  }
-}
-#endif
+
+#define RNN_LSTM_UNITS(NAME, N)                                                                            \
+  HGR_KERNEL_IF(NAME,                                                                                      \
+  __kernel void NAME(__global const float* gates_x, __global const float* r, __global const float* bias,  \
+                     __global const int* lens, __global const float* initial_h,                            \
+                     __global const float* initial_c, __global const float* peepholes, __global float* y, \
+                     __global float* y_h, __global float* y_c, __global float* scratch,                    \
+                     __global const int* meta, __local float* h, uint steps, uint batch, uint directions,  \
+                     uint hidden, uint flags, float clip, uint first_step, uint step_count, uint r_stride) { \
+    RNN_UNITS_PROLOGUE(4, 2, N);                                                                           \
+    __global const int* act = meta + d * 9;                                                                \
+    __global const float* p = peepholes + d * 3 * hidden;                                                  \
+    __local float* cell = h + 2 * hidden; /* C: tile q's work-item alone reads and writes its N */        \
+    RNN_UNITS_INITIAL_H(N)                                                                                 \
+    for (uint q = lid; q < tiles; q += lsize)                                                              \
+      vstore##N(first_step ? vload##N(q, saved + hidden)                                                   \
+                           : (flags & RNN_INITIAL_C) ? vload##N(q, initial_c + state) : (float##N)(0.0f),  \
+                q, cell);                                                                                  \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                          \
+    RNN_UNITS_START(N)                                                                                     \
+      for (uint q = lid; q < tiles; q += lsize) {                                                          \
+        if (!active) { /* Y is zero past the row's length */                                               \
+          vstore##N((float##N)(0.0f), q, yt);                                                              \
+          continue;                                                                                        \
+        }                                                                                                  \
+        float##N pi = hgr_rnn_input##N(xt, bd, q, 0, hidden, flags);                                       \
+        float##N po = hgr_rnn_input##N(xt, bd, q, 1, hidden, flags);                                       \
+        float##N pf = hgr_rnn_input##N(xt, bd, q, 2, hidden, flags);                                       \
+        float##N pc = hgr_rnn_input##N(xt, bd, q, 3, hidden, flags);                                       \
+        RNN_R4_##N(pi, po, pf, pc, hp);                                                                    \
+        float##N c_prev = vload##N(q, cell);                                                               \
+        if (flags & RNN_PEEPHOLES) {                                                                       \
+          pi += vload##N(q, p) * c_prev;                                                                   \
+          pf += vload##N(q, p + 2 * hidden) * c_prev;                                                      \
+        }                                                                                                  \
+        float##N i = hgr_rnn_activate##N(act, 0, hgr_rnn_clip##N(pi, flags, clip));                        \
+        float##N f = (flags & RNN_INPUT_FORGET) ? 1.0f - i                                                 \
+                                                : hgr_rnn_activate##N(act, 0, hgr_rnn_clip##N(pf, flags, clip)); \
+        float##N c = f * c_prev + i * hgr_rnn_activate##N(act, 1, hgr_rnn_clip##N(pc, flags, clip));      \
+        if (flags & RNN_PEEPHOLES) po += vload##N(q, p + hidden) * c;                                      \
+        float##N o = hgr_rnn_activate##N(act, 0, hgr_rnn_clip##N(po, flags, clip));                        \
+        float##N value = o * hgr_rnn_activate##N(act, 2, c);                                               \
+        vstore##N(c, q, cell);                                                                             \
+        vstore##N(value, q, hn);                                                                           \
+        vstore##N(value, q, yt);                                                                           \
+      }                                                                                                    \
+    RNN_UNITS_END(N)                                                                                       \
+    for (uint q = lid; q < tiles; q += lsize) {                                                            \
+      float##N hv = vload##N(q, h + cur), cv = vload##N(q, cell);                                          \
+      vstore##N(len ? hv : (float##N)(0.0f), q, y_h + state);                                              \
+      vstore##N(len ? cv : (float##N)(0.0f), q, y_c + state);                                              \
+      vstore##N(hv, q, saved);                                                                             \
+      vstore##N(cv, q, saved + hidden);                                                                    \
+    }                                                                                                      \
+  })
+
+#define RNN_GRU_UNITS(NAME, N)                                                                             \
+  HGR_KERNEL_IF(NAME,                                                                                      \
+  __kernel void NAME(__global const float* gates_x, __global const float* r, __global const float* bias,  \
+                     __global const int* lens, __global const float* initial_h, __global float* y,         \
+                     __global float* y_h, __global float* scratch, __global const int* meta,               \
+                     __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,   \
+                     float clip, uint first_step, uint step_count, uint r_stride) {                        \
+    RNN_UNITS_PROLOGUE(3, 1, N);                                                                           \
+    __global const int* act = meta + d * 6;                                                                \
+    __local float* reset_h = h + 2 * hidden; /* r (.) H_{t-1} */                                           \
+    __local float* update = h + 3 * hidden;  /* z, from the step's first half to its second */            \
+    int linear = (flags & RNN_LINEAR_BEFORE_RESET) != 0;                                                   \
+    RNN_UNITS_INITIAL_H(N)                                                                                 \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                          \
+    RNN_UNITS_START(N)                                                                                     \
+      /* z and r against H_{t-1}; with linear_before_reset also R_h H_{t-1} + Rb_h and \
+       * the unit's update, without r (.) H_{t-1} for the second half */              \
+      for (uint q = lid; q < tiles && active; q += lsize) {                                                \
+        float##N pz = hgr_rnn_input##N(xt, bd, q, 0, hidden, flags);                                       \
+        float##N pr = hgr_rnn_input##N(xt, bd, q, 1, hidden, flags);                                       \
+        RNN_R2_##N(pz, pr, 3, hp);                                                                         \
+        float##N z = hgr_rnn_activate##N(act, 0, hgr_rnn_clip##N(pz, flags, clip));                        \
+        float##N reset = hgr_rnn_activate##N(act, 0, hgr_rnn_clip##N(pr, flags, clip));                   \
+        float##N hv = vload##N(q, hp);                                                                     \
+        if (linear) {                                                                                      \
+          float##N ph = (flags & RNN_BIAS) ? vload##N(q, bd + 2 * hidden) : (float##N)(0.0f);              \
+          RNN_R1_##N(ph, 2, 3, hp);                                                                        \
+          float##N pre = vload##N(q, xt + 2 * hidden) + reset * ph;                                        \
+          float##N value = (1.0f - z) * hgr_rnn_activate##N(act, 1, hgr_rnn_clip##N(pre, flags, clip)) + z * hv; \
+          vstore##N(value, q, hn);                                                                         \
+          vstore##N(value, q, yt);                                                                         \
+        } else {                                                                                           \
+          vstore##N(z, q, update);                                                                         \
+          vstore##N(reset * hv, q, reset_h);                                                               \
+        }                                                                                                  \
+      }                                                                                                    \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                                        \
+      for (uint q = lid; q < tiles; q += lsize) {                                                          \
+        if (!active) { /* Y is zero past the row's length */                                               \
+          vstore##N((float##N)(0.0f), q, yt);                                                              \
+          continue;                                                                                        \
+        }                                                                                                  \
+        if (linear) continue;                                                                              \
+        float##N pre = hgr_rnn_input##N(xt, bd, q, 2, hidden, flags);                                      \
+        RNN_R1_##N(pre, 2, 3, reset_h);                                                                    \
+        float##N z = vload##N(q, update);                                                                  \
+        float##N value = (1.0f - z) * hgr_rnn_activate##N(act, 1, hgr_rnn_clip##N(pre, flags, clip)) +     \
+                         z * vload##N(q, hp);                                                              \
+        vstore##N(value, q, hn);                                                                           \
+        vstore##N(value, q, yt);                                                                           \
+      }                                                                                                    \
+    RNN_UNITS_END(N)                                                                                       \
+    for (uint q = lid; q < tiles; q += lsize) {                                                            \
+      float##N hv = vload##N(q, h + cur);                                                                  \
+      vstore##N(len ? hv : (float##N)(0.0f), q, y_h + state);                                              \
+      vstore##N(hv, q, saved);                                                                             \
+    }                                                                                                      \
+  })
+
+#define RNN_RNN_UNITS(NAME, N)                                                                             \
+  HGR_KERNEL_IF(NAME,                                                                                      \
+  __kernel void NAME(__global const float* gates_x, __global const float* r, __global const float* bias,  \
+                     __global const int* lens, __global const float* initial_h, __global float* y,         \
+                     __global float* y_h, __global float* scratch, __global const int* meta,               \
+                     __local float* h, uint steps, uint batch, uint directions, uint hidden, uint flags,   \
+                     float clip, uint first_step, uint step_count, uint r_stride) {                        \
+    RNN_UNITS_PROLOGUE(1, 1, N);                                                                           \
+    __global const int* act = meta + d * 3;                                                                \
+    RNN_UNITS_INITIAL_H(N)                                                                                 \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                          \
+    RNN_UNITS_START(N)                                                                                     \
+      for (uint q = lid; q < tiles; q += lsize) {                                                          \
+        if (!active) { /* Y is zero past the row's length */                                               \
+          vstore##N((float##N)(0.0f), q, yt);                                                              \
+          continue;                                                                                        \
+        }                                                                                                  \
+        float##N pre = hgr_rnn_input##N(xt, bd, q, 0, hidden, flags);                                      \
+        RNN_R1_##N(pre, 0, 1, hp);                                                                         \
+        float##N value = hgr_rnn_activate##N(act, 0, hgr_rnn_clip##N(pre, flags, clip));                   \
+        vstore##N(value, q, hn);                                                                           \
+        vstore##N(value, q, yt);                                                                           \
+      }                                                                                                    \
+    RNN_UNITS_END(N)                                                                                       \
+    for (uint q = lid; q < tiles; q += lsize) {                                                            \
+      float##N hv = vload##N(q, h + cur);                                                                  \
+      vstore##N(len ? hv : (float##N)(0.0f), q, y_h + state);                                              \
+      vstore##N(hv, q, saved);                                                                             \
+    }                                                                                                      \
+  })
+
+RNN_LSTM_UNITS(hgr_lstm_units4, 4)
+RNN_GRU_UNITS(hgr_gru_units4, 4)
+RNN_RNN_UNITS(hgr_rnn_units4, 4)
+RNN_LSTM_UNITS(hgr_lstm_units16, 16)
+RNN_GRU_UNITS(hgr_gru_units16, 16)
+RNN_RNN_UNITS(hgr_rnn_units16, 16)
+
+
+
