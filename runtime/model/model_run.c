@@ -78,9 +78,9 @@ static bool binds_host_memory(hgr_executor_t* executor, bool zero_copy) {
 }
 
 /* Ends s's use of the caller's memory: waits for its run (fence; its decision was
- * read, so it is mostly done; NULL where the run failed to start: the executor) and returns each input bound to host memory to the
- * executor's own buffer, so that nothing holds the caller's pointer once
- * hgr_model_run returned. */
+ * read, so it is mostly done; NULL where the run failed to start: the executor) and
+ * returns each input bound to host memory to the executor's own buffer, so that
+ * nothing holds the caller's pointer once hgr_model_run returned. */
 static hgr_status_t end_host_inputs(hgr_specialization_t* s, hgr_fence_t* fence) {
   hgr_executor_t* executor = hgr_specialization_executor(s);
   if (!binds_host_memory(executor, false)) return HGR_OK;

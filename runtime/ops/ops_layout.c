@@ -149,7 +149,8 @@ static void launch_gather(hgr__op_ctx_t* ctx, const int64_t* shape, const int64_
   int32_t inner = tile_dim(merged_shape, merged_strides, merged);
   if (inner >= 0) {
     int32_t rows = merged_shape[inner], cols = merged_shape[merged - 1];
-    uint64_t items = count / ((uint64_t)rows * (uint64_t)cols) * (uint64_t)((rows + 3) / 4) * (uint64_t)((cols + 3) / 4);
+    uint64_t tiles = (uint64_t)((rows + 3) / 4) * (uint64_t)((cols + 3) / 4);
+    uint64_t items = count / ((uint64_t)rows * (uint64_t)cols) * tiles;
     hgr__launch_plan_t* l = launch_gather_kernel(ctx, "hgr_layout_gather_tiles");
     hgr__launch_input(ctx, l, 0);
     hgr__launch_output(ctx, l, 0);
