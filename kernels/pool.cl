@@ -214,6 +214,7 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
 /* The inputs a block's taps read from input row start `at` (flat index in x of lane
  * 0's tap 0), per (K, S): (V - 1) * S + K, and 18 for K == 3, S == 2 (its third tap
  * is 2 vector loads of 8 from at + 2). */
+#define POOL_SPAN_K1_S1(V) (V)
 #define POOL_SPAN_K3_S1(V) (V + 2)
 #define POOL_SPAN_K3_S2(V) 18
 #define POOL_SPAN_K2_S2(V) 16
@@ -222,6 +223,7 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
  * which src points to: x + at, or a private copy where the span leaves x. Stride
  * 2: shuffle2, not .even and .odd, which Oclgrind 21.10 reported as uninitialized
  * (kernels/conv_depthwise.cl). */
+#define POOL_TAPS_K1_S1(V, src) t0 = vload##V(0, src);
 #define POOL_TAPS_K3_S1(V, src)                                                                                \
   t0 = vload##V(0, src);                                                                                      \
   t1 = vload##V(0, src + 1);                                                                                  \
@@ -249,8 +251,10 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
 
 /* Tap k's lanes where its column lies outside the row take the padding value. */
 #define POOL_MASK(OP, V, t, m) select((float##V)(POOL_##OP##_FILL), t, m)
+#define POOL_REDUCE_K1(OP, V) POOL_MASK(OP, V, t0, m0)
 #define POOL_REDUCE_K2(OP, V) POOL_##OP##_ADD(POOL_MASK(OP, V, t0, m0), POOL_MASK(OP, V, t1, m1))
 #define POOL_REDUCE_K3(OP, V) POOL_##OP##_ADD(POOL_REDUCE_K2(OP, V), POOL_MASK(OP, V, t2, m2))
+#define POOL_DECLARE_K1(V) float##V t0;
 #define POOL_DECLARE_K2(V) float##V t0, t1;
 #define POOL_DECLARE_K3(V) float##V t0, t1, t2;
 
@@ -385,10 +389,14 @@ inline float16 pool_divisor16(int ih0, int KH, int H, int PB, bool include_pad, 
     }                                                                                                         \
   })
 
+POOL_KERNEL(hgr_max_pool2d_k1_s1_v8, MAX, 1, 1, 8)
+POOL_KERNEL(hgr_max_pool2d_k1_s1_v16, MAX, 1, 1, 16)
 POOL_KERNEL(hgr_max_pool2d_k3_s1_v8, MAX, 3, 1, 8)
 POOL_KERNEL(hgr_max_pool2d_k3_s1_v16, MAX, 3, 1, 16)
 POOL_KERNEL(hgr_max_pool2d_k3_s2_v8, MAX, 3, 2, 8)
 POOL_KERNEL(hgr_max_pool2d_k2_s2_v8, MAX, 2, 2, 8)
+POOL_KERNEL(hgr_avg_pool2d_k1_s1_v8, AVG, 1, 1, 8)
+POOL_KERNEL(hgr_avg_pool2d_k1_s1_v16, AVG, 1, 1, 16)
 POOL_KERNEL(hgr_avg_pool2d_k3_s1_v8, AVG, 3, 1, 8)
 POOL_KERNEL(hgr_avg_pool2d_k3_s1_v16, AVG, 3, 1, 16)
 POOL_KERNEL(hgr_avg_pool2d_k3_s2_v8, AVG, 3, 2, 8)

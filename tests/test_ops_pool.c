@@ -224,22 +224,26 @@ static void row_blocked_pools_match_reference(void** state) {
       {{1, 1, 40, 37}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
       {{1, 3, 40, 40}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
       {{1, 3, 41, 41}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "2"},
+      /* one column wide: a CRNN's pools down the height, in blocks of 16 and of 8 */
+      {{1, 70, 16, 64}, Q(true, 2, 1, 2, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "[2, 1]"},
+      {{1, 3, 9, 13}, Q(false, 3, 1, 2, 1, 1, 0, 1, 0, 1, 1, false, true), "[1, 0]", "[3, 1]"},
+      {{1, 3, 9, 13}, Q(false, 3, 1, 1, 1, 1, 0, 1, 0, 1, 1, true, false), "[1, 0]", "[3, 1]"},
   };
   check_cases(cases, COUNT(cases), 31);
 }
 
 /* Random shapes for the row-blocked kernels (fewer and smaller on the simulator):
  * any window height and vertical stride, padding up to the window's width,
- * ceil_mode and count_include_pad, the three horizontal windows. */
+ * ceil_mode and count_include_pad, the four horizontal windows. */
 static void row_blocked_pools_match_reference_on_random_shapes(void** state) {
   (void)state;
-  static const int64_t widths[3][2] = {{3, 1}, {3, 2}, {2, 2}}; /* window width, stride */
+  static const int64_t widths[4][2] = {{3, 1}, {3, 2}, {2, 2}, {1, 1}}; /* window width, stride */
   const bool simulated = hgr_optest_is_simulator(hgr_optest_device);
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 32);
   for (int made = 0; made < (simulated ? 24 : 120);) {
     /* drawn one by one, in this order (an initializer list's order is unspecified) */
-    const int64_t* wide = widths[hgr_test_rng_below(&rng, 3)];
+    const int64_t* wide = widths[hgr_test_rng_below(&rng, 4)];
     pool_case_t c = {{0}, {0}, NULL, NULL};
     c.x[0] = 1 + hgr_test_rng_below(&rng, 2);
     /* a few planes (rows spread over work-items) or 64 and more (whole planes) */
