@@ -12,6 +12,11 @@
  *   output element; NDRange 1-D over N*K*OH*OW, rounded up (items past the end
  *   return).
  *
+ * hgr_conv2d_direct_pool, hgr_conv2d_rows_pool_6x16x2[_k3|_k5]: conv2d with a max
+ *   pool after its epilogue (conv2d's attr pool_size; meta[CONV_POOL_H],
+ *   meta[CONV_POOL_W] appended), the output pooled: the direct kernel per pooled
+ *   output, the register-blocked one for stride 1 and windows of 2 rows (below).
+ *
  * hgr_conv2d_transpose_direct: conv2d_transpose (below), the same arguments and meta.
  *
  * hgr_conv2d_rows_6x16[_k3|_k5]: groups == 1, stride 1, dilation 1 (below): 6 output
@@ -67,20 +72,14 @@
 #pragma clang diagnostic ignored "-Wpass-failed"
 #endif
 
-#if HGR_WANTED(hgr_conv2d_direct)
-__kernel void hgr_conv2d_direct(__global const float* x, __global const float* w, __global const float* bias,
-                                __global float* y, __global const int* meta) {
-  const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];
-  const int OH = meta[CONV_OH], OW = meta[CONV_OW], KH = meta[CONV_KH], KW = meta[CONV_KW];
+/* Output (n, k, oh, ow) of the convolution as hgr_conv2d_direct computes it: the
+ * taps, the bias, CONV_ACTIVATE. */
+inline float conv_direct_at(__global const float* x, __global const float* w, __global const float* bias,
+                            __global const int* meta, int n, int k, int oh, int ow) {
+  const int C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];
+  const int KH = meta[CONV_KH], KW = meta[CONV_KW];
   const int SH = meta[CONV_SH], SW = meta[CONV_SW], DH = meta[CONV_DH], DW = meta[CONV_DW];
   const int PT = meta[CONV_PT], PL = meta[CONV_PL], G = meta[CONV_GROUPS], flags = meta[CONV_FLAGS];
-  const size_t i = get_global_id(0);
-  if (i >= (size_t)N * K * OH * OW) return;
-  /* x - (x / e) * e, not x % e: beside x / e, LLVM rewrites a remainder with a
-   * `freeze`, which Oclgrind 21.10's uninitialized-value checker cannot run. */
-  const int row = (int)i / OW, ow = (int)i - row * OW;
-  const int plane = row / OH, oh = row - plane * OH;
-  const int n = plane / K, k = plane - n * K;
   const int CG = C / G, KG = K / G, c_first = (k / KG) * CG;
   const int ih0 = oh * SH - PT, iw0 = ow * SW - PL;
   float acc = 0.0f;
@@ -98,7 +97,43 @@ __kernel void hgr_conv2d_direct(__global const float* x, __global const float* w
   }
   if (flags & CONV_HAS_BIAS) acc += bias[k];
   CONV_ACTIVATE(float, acc, flags, meta);
-  y[i] = acc;
+  return acc;
+}
+
+#if HGR_WANTED(hgr_conv2d_direct)
+__kernel void hgr_conv2d_direct(__global const float* x, __global const float* w, __global const float* bias,
+                                __global float* y, __global const int* meta) {
+  const int N = meta[CONV_N], K = meta[CONV_K], OH = meta[CONV_OH], OW = meta[CONV_OW];
+  const size_t i = get_global_id(0);
+  if (i >= (size_t)N * K * OH * OW) return;
+  /* x - (x / e) * e, not x % e: beside x / e, LLVM rewrites a remainder with a
+   * `freeze`, which Oclgrind 21.10's uninitialized-value checker cannot run. */
+  const int row = (int)i / OW, ow = (int)i - row * OW;
+  const int plane = row / OH, oh = row - plane * OH;
+  const int n = plane / K, k = plane - n * K;
+  y[i] = conv_direct_at(x, w, bias, meta, n, k, oh, ow);
+}
+#endif
+
+/* hgr_conv2d_direct_pool: hgr_conv2d_direct followed by a max pool whose window is
+ * its stride (meta[CONV_POOL_H] x meta[CONV_POOL_W]), without padding: one
+ * work-item per pooled output (n, k, ph, pw), the max of the PH x PW outputs of its
+ * window, each computed as hgr_conv2d_direct does. y is [N, K, OH / PH, OW / PW];
+ * NDRange 1-D over its elements, rounded up. */
+#if HGR_WANTED(hgr_conv2d_direct_pool)
+__kernel void hgr_conv2d_direct_pool(__global const float* x, __global const float* w, __global const float* bias,
+                                     __global float* y, __global const int* meta) {
+  const int N = meta[CONV_N], K = meta[CONV_K], PH = meta[CONV_POOL_H], PW = meta[CONV_POOL_W];
+  const int POH = meta[CONV_OH] / PH, POW = meta[CONV_OW] / PW;
+  const size_t i = get_global_id(0);
+  if (i >= (size_t)N * K * POH * POW) return;
+  const int row = (int)i / POW, pw = (int)i - row * POW;
+  const int plane = row / POH, ph = row - plane * POH;
+  const int n = plane / K, k = plane - n * K;
+  float m = -FLT_MAX;
+  for (int dh = 0; dh < PH; ++dh)
+    for (int dw = 0; dw < PW; ++dw) m = fmax(m, conv_direct_at(x, w, bias, meta, n, k, ph * PH + dh, pw * PW + dw));
+  y[i] = m;
 }
 #endif
 
@@ -484,6 +519,135 @@ inline float16 conv_rows_epilogue(float16 v, int k, __global const float* bias, 
 CONV_ROWS(hgr_conv2d_rows_6x16_k3, 3, 3)
 CONV_ROWS(hgr_conv2d_rows_6x16_k5, 5, 5)
 CONV_ROWS(hgr_conv2d_rows_6x16, 0, 0)
+
+/* hgr_conv2d_rows_pool_6x16x2[_k3|_k5]: conv2d followed by a max pool of 2 rows x PW
+ * columns (meta[CONV_POOL_W], 1 or 2), its window its stride, without padding (the
+ * attr pool_size; runtime/ops/ops_conv.c plans it where is_rows_pool takes it):
+ * groups == 1, stride 1, dilation 1, at most CONV_ROWS_MAX_TAPS taps (the _k3 and
+ * _k5 variants fix KH = KW = 3 or 5). The convolution's outputs are never stored. A
+ * work-item computes 6 output channels x 16 consecutive columns (ow0 .. ow0 + 15) of
+ * both output rows that pooled row ph reads (2 * ph and 2 * ph + 1), with the 12
+ * float16 accumulators in registers across the whole loop over the channels and
+ * the KH + 1 input rows those two rows read: tap column kw of each input row is
+ * one vload16 that feeds both rows' accumulators (6 broadcast weights each, as in
+ * hgr_conv2d_rows_6x16). The epilogue (bias, CONV_ACTIVATE) goes on every output
+ * of the convolution, then the max over the window: of the two rows, then with
+ * PW == 2 of even and odd lanes; 16 / PW pooled outputs are stored. A pooled row
+ * has POW = OW / PW outputs (the columns past POW * PW, which the pool drops, are
+ * never computed) and is taken in blocks of 16 columns of the convolution, the last
+ * shifted left to end at column POW * PW, storing only the outputs the block before
+ * it did not; a row narrower than 16 is one block whose lanes past it are computed
+ * (their taps masked) and never stored. Blocks whose taps all read
+ * inside the image run without masks; the others AND each tap's inputs with a lane
+ * mask per kw, skip input rows above and below the image, and load lane by lane
+ * where a run would leave x. NDRange 3-D: global (POH * ceil(POW * PW / 16),
+ * ceil(K / 6) rounded up to local[1], N) with POH = OH / 2; items past K return. */
+#define CONV_POOL_ZERO(r) float16 top##r = (float16)(0.0f), bottom##r = (float16)(0.0f);
+#define CONV_POOL_TOP(r) top##r = (float16)(w##r[wt]) * v + top##r;
+#define CONV_POOL_BOTTOM(r) bottom##r = (float16)(w##r[wt]) * v + bottom##r;
+#define CONV_POOL_SAVE(r) tops[r] = top##r, bottoms[r] = bottom##r;
+/* Input row i (0 .. KH) of channel c, tap column kw, loaded in v: weight row i of
+ * the top output row, weight row i - 1 of the bottom one. */
+#define CONV_POOL_TAPS                                           \
+  if (i < KH) {                                                  \
+    const int wt = c * KHW + i * KW + kw;                        \
+    CONV_R6(CONV_POOL_TOP)                                       \
+  }                                                              \
+  if (i > 0) {                                                   \
+    const int wt = c * KHW + (i - 1) * KW + kw;                  \
+    CONV_R6(CONV_POOL_BOTTOM)                                    \
+  }
+#define CONV_ROWS_POOL(NAME, KHC, KWC)                                                                         \
+  HGR_KERNEL_IF(NAME, \
+  __kernel void NAME(__global const float* restrict x, __global const float* restrict w,                      \
+                     __global const float* restrict bias, __global float* restrict y,                         \
+                     __global const int* restrict meta) {                                                      \
+    const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W], K = meta[CONV_K];       \
+    const int KH = KHC ? KHC : meta[CONV_KH], KW = KWC ? KWC : meta[CONV_KW], KHW = KH * KW;                  \
+    const int PT = meta[CONV_PT], PL = meta[CONV_PL], flags = meta[CONV_FLAGS], PW = meta[CONV_POOL_W];       \
+    const int POH = meta[CONV_OH] / 2, POW = meta[CONV_OW] / PW, CW = POW * PW, HW = H * W;                  \
+    const int blocks = (CW + 15) / 16;                                                                        \
+    const int item = (int)get_global_id(0), k0 = (int)get_global_id(1) * 6, n = (int)get_global_id(2);       \
+    if (item >= POH * blocks || k0 >= K || n >= N) return;                                                    \
+    const int ph = item / blocks, block = item - ph * blocks;                                                 \
+    /* the last block ends at column CW (a row narrower than 16 is one block from 0); */                      \
+    /* its lanes skip .. end - 1 are its own (the block before stored those below skip) */                    \
+    const int ow0 = max(min(block * 16, CW - 16), 0), skip = block * 16 - ow0, end = min(16, CW - ow0);       \
+    /* flat offset in x of input row 0 (of KH + 1), tap column 0, the block's first column, channel 0 */      \
+    const int ih0 = 2 * ph - PT, base = n * C * HW + ih0 * W + ow0 - PL, total = N * C * HW;                  \
+    CONV_R6(CONV_ROWS_W)                                                                                      \
+    CONV_R6(CONV_POOL_ZERO)                                                                                   \
+    const bool inside = ih0 >= 0 && ih0 + KH + 1 <= H && ow0 >= PL && ow0 + 15 - PL + KW <= W;                \
+    if (inside) {                                                                                             \
+      for (int c = 0; c < C; ++c) {                                                                           \
+        __global const float* xc = x + base + c * HW;                                                         \
+        _Pragma("unroll") for (int i = 0; i <= KH; ++i) {                                                     \
+          _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                 \
+            const float16 v = vload16(0, xc + i * W + kw);                                                    \
+            CONV_POOL_TAPS                                                                                    \
+          }                                                                                                   \
+        }                                                                                                     \
+      }                                                                                                       \
+    } else {                                                                                                  \
+      /* mask[kw] lane j: column ow0 + j + kw - PL lies in the image */                                       \
+      int16 mask[KWC ? KWC : CONV_ROWS_MAX_TAPS];                                                             \
+      for (int kw = 0; kw < KW; ++kw) {                                                                       \
+        int lanes[16];                                                                                        \
+        for (int j = 0; j < 16; ++j) {                                                                        \
+          const int iw = ow0 + j + kw - PL;                                                                   \
+          lanes[j] = iw >= 0 && iw < W ? -1 : 0;                                                              \
+        }                                                                                                     \
+        mask[kw] = vload16(0, lanes);                                                                         \
+      }                                                                                                       \
+      for (int c = 0; c < C; ++c) {                                                                           \
+        for (int i = 0; i <= KH; ++i) {                                                                       \
+          if (ih0 + i < 0 || ih0 + i >= H) continue; /* padding rows add nothing */                          \
+          _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                 \
+            const int at = base + c * HW + i * W + kw;                                                        \
+            float16 v;                                                                                        \
+            if (at >= 0 && at <= total - 16) {                                                                \
+              v = vload16(0, x + at);                                                                         \
+            } else {                                                                                          \
+              /* only the lanes that read the image load */                                                   \
+              float part[16];                                                                                 \
+              int lanes[16];                                                                                  \
+              vstore16(mask[kw], 0, lanes);                                                                   \
+              for (int j = 0; j < 16; ++j) part[j] = lanes[j] ? x[at + j] : 0.0f;                             \
+              v = vload16(0, part);                                                                           \
+            }                                                                                                 \
+            v = as_float16(as_int16(v) & mask[kw]);                                                           \
+            CONV_POOL_TAPS                                                                                    \
+          }                                                                                                   \
+        }                                                                                                     \
+      }                                                                                                       \
+    }                                                                                                         \
+    /* the epilogue on each output of the convolution, then the window's max */                              \
+    float16 tops[6], bottoms[6];                                                                              \
+    CONV_R6(CONV_POOL_SAVE)                                                                                   \
+    for (int r = 0; r < 6; ++r) {                                                                             \
+      const int k = k0 + r;                                                                                   \
+      if (k >= K) break;                                                                                      \
+      const float16 v = fmax(conv_rows_epilogue(tops[r], k, bias, flags, meta),                              \
+                             conv_rows_epilogue(bottoms[r], k, bias, flags, meta));                           \
+      __global float* yk = y + ((size_t)n * K + k) * POH * POW + (size_t)ph * POW;                          \
+      if (PW == 2) {                                                                                          \
+        /* lane by lane: .even and .odd made Oclgrind 21.10 report uninitialized values */                   \
+        float part[16];                                                                                       \
+        vstore16(v, 0, part);                                                                                 \
+        for (int j = skip / 2; j < end / 2; ++j) yk[ow0 / 2 + j] = fmax(part[2 * j], part[2 * j + 1]);        \
+      } else if (!skip && end == 16) {                                                                        \
+        vstore16(v, 0, yk + ow0);                                                                             \
+      } else {                                                                                                \
+        float part[16];                                                                                       \
+        vstore16(v, 0, part);                                                                                 \
+        for (int j = skip; j < end; ++j) yk[ow0 + j] = part[j];                                               \
+      }                                                                                                       \
+    }                                                                                                         \
+  })
+
+CONV_ROWS_POOL(hgr_conv2d_rows_pool_6x16x2_k3, 3, 3)
+CONV_ROWS_POOL(hgr_conv2d_rows_pool_6x16x2_k5, 5, 5)
+CONV_ROWS_POOL(hgr_conv2d_rows_pool_6x16x2, 0, 0)
 
 /* hgr_conv2d_rows_6x16_s2[_k3|_k7] and hgr_conv2d_rows_6x8x2_s2[_k3]: groups == 1,
  * horizontal stride 2, any vertical stride, dilation 1, KW <= CONV_ROWS_S2_MAX_KW

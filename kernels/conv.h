@@ -28,6 +28,10 @@
 #define CONV_A_MIN 22 /* float bits: clip's bounds */
 #define CONV_A_MAX 23
 #define CONV_DW_ROWS 24 /* conv_depthwise.cl: output rows per work-item */
+/* conv.cl's pooling kernels instead (conv2d's attr pool_size): the max pool's window
+ * rows and columns, its stride too */
+#define CONV_POOL_H 24
+#define CONV_POOL_W 25
 /* conv.cl's split stride-2 kernels instead: the scratch copy's padded rows and half
  * rows, and the zeros after its last row (at least 15 + (CONV_ROWS_S2_MAX_KW - 1) / 2) */
 #define CONV_SPLIT_HP 24

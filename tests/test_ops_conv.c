@@ -12,6 +12,7 @@
  * the largest n here (576); 1e-5 * S leaves a margin of five. A wrong kernel is far
  * outside it: missing or repeating a single tap changes an output by about S / n,
  * at least 1.7e-3 * S here. relu never increases an error. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +37,10 @@ typedef struct epilogue_t {
   float alpha, a_min, a_max;
 } epilogue_t;
 
+/* The max pool (conv2d's attr pool_size: window = stride, no padding) that
+ * conv_setup gives its cases; {0, 0}: none. */
+static int64_t conv_pool[2] = {0, 0};
+
 static void conv_attrs(const conv_case_t* c, const epilogue_t* e, char* attrs, size_t capacity) {
   int used = snprintf(attrs, capacity,
                       "\"strides\": \"[%lld, %lld]\", \"dilation\": \"[%lld, %lld]\", \"groups\": \"%lld\"",
@@ -43,6 +48,9 @@ static void conv_attrs(const conv_case_t* c, const epilogue_t* e, char* attrs, s
                       (long long)c->p.dilation[1], (long long)c->p.groups);
   if (c->padding_attr)
     used += snprintf(attrs + used, capacity - (size_t)used, ", \"padding\": \"%s\"", c->padding_attr);
+  if (conv_pool[0])
+    used += snprintf(attrs + used, capacity - (size_t)used, ", \"pool_size\": \"[%lld, %lld]\"",
+                     (long long)conv_pool[0], (long long)conv_pool[1]);
   if (c->p.relu) snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"relu\"");
   if (e && e->act == HGR_REF_ACT_LEAKY_RELU)
     snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"leaky_relu\", \"alpha\": \"%.9g\"",
@@ -53,25 +61,52 @@ static void conv_attrs(const conv_case_t* c, const epilogue_t* e, char* attrs, s
              (double)e->a_max);
 }
 
-/* Sets up t with random inputs and the reference output; *out_bound gets the
- * per-element tolerance (malloc'd). */
+/* The max over conv_pool's windows of conv [shape] into y, and of their bounds
+ * into bound (in place: the pooled bound of an output is written after the last
+ * read of the bounds before it). */
+static void pool_reference(const float* conv, const int64_t shape[4], float* y, double* bound) {
+  int64_t ph = conv_pool[0], pw = conv_pool[1], oh = shape[2] / ph, ow = shape[3] / pw;
+  uint64_t o = 0;
+  for (int64_t plane = 0; plane < shape[0] * shape[1]; ++plane)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j, ++o) {
+        float m = -FLT_MAX;
+        double b = 0;
+        for (int64_t dh = 0; dh < ph; ++dh)
+          for (int64_t dw = 0; dw < pw; ++dw) {
+            uint64_t at = (uint64_t)((plane * shape[2] + i * ph + dh) * shape[3] + j * pw + dw);
+            m = fmaxf(m, conv[at]);
+            b = fmax(b, bound[at]);
+          }
+        y[o] = m;
+        bound[o] = b;
+      }
+}
+
+/* Sets up t with random inputs and the reference output (pooled by conv_pool);
+ * *out_bound gets the per-element tolerance (malloc'd). */
 static void conv_setup(hgr_optest_t* t, const conv_case_t* c, const epilogue_t* e, hgr_test_rng_t* rng,
                        double** out_bound) {
   char attrs[512];
   conv_attrs(c, e, attrs, sizeof(attrs));
   hgr_optest_init(t, "conv2d", attrs);
-  int64_t yshape[4];
+  int64_t yshape[4], pooled[4];
   hgr_ref_conv2d_shape(c->x, c->w, &c->p, yshape);
+  memcpy(pooled, yshape, sizeof(pooled));
+  if (conv_pool[0]) pooled[2] /= conv_pool[0], pooled[3] /= conv_pool[1];
   float* x = hgr_optest_input(t, "float32", 4, c->x);
   float* w = hgr_optest_input(t, "float32", 4, c->w);
   float* bias = c->bias ? hgr_optest_input(t, "float32", 1, &c->w[0]) : NULL;
-  float* y = hgr_optest_output(t, "float32", 4, yshape);
+  float* out = hgr_optest_output(t, "float32", 4, pooled);
+  uint64_t ny = (uint64_t)(yshape[0] * yshape[1] * yshape[2] * yshape[3]);
+  float* y = conv_pool[0] ? malloc(ny * sizeof(float) + 1) : out;
+  assert_non_null(y);
   for (uint32_t i = 0; i < t->input_count; ++i) hgr_optest_fill(&t->inputs[i], rng, -1, 1);
   hgr_ref_conv2d(x, c->x, w, c->w, bias, y, yshape, &c->p);
-  if (e) hgr_ref_conv2d_activate(y, t->outputs[0].count, e->act, e->alpha, e->a_min, e->a_max);
+  if (e) hgr_ref_conv2d_activate(y, ny, e->act, e->alpha, e->a_min, e->a_max);
 
   /* S per element: the reference on |x|, |w|, |bias| without relu. */
-  uint64_t nx = t->inputs[0].count, nw = t->inputs[1].count, ny = t->outputs[0].count;
+  uint64_t nx = t->inputs[0].count, nw = t->inputs[1].count;
   float* ax = malloc(nx * sizeof(float));
   float* aw = malloc(nw * sizeof(float));
   float* ab = malloc((size_t)c->w[0] * sizeof(float) + 1);
@@ -85,6 +120,10 @@ static void conv_setup(hgr_optest_t* t, const conv_case_t* c, const epilogue_t* 
   plain.relu = false;
   hgr_ref_conv2d(ax, c->x, aw, c->w, bias ? ab : NULL, s, yshape, &plain);
   for (uint64_t i = 0; i < ny; ++i) bound[i] = 1e-5 * s[i] + 1e-7;
+  if (conv_pool[0]) {
+    pool_reference(y, yshape, out, bound);
+    free(y);
+  }
   free(ax);
   free(aw);
   free(ab);
@@ -1271,6 +1310,73 @@ static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
   }
 }
 
+/* ---- the fused max pool ------------------------------------------------------------------ */
+
+/* conv2d with attr pool_size (a max pool of that window at that stride after the
+ * epilogue), against the reference convolution and pool: the register-blocked
+ * hgr_conv2d_rows_pool_6x16x2* for windows of [2, 2] and [2, 1] (3x3, 5x5 and other
+ * kernels; pooled rows of 16 columns of the convolution and more, no multiple of 16
+ * (the shifted last block), and fewer (one block, lanes unused); heights and widths of which the pool drops a row or a
+ * column; padding on every side and none; blocks that read before x's start and past
+ * its end; the bias on and off and every epilogue, leaky_relu's negative slope
+ * included, whose max is not the slope of the max; rows narrower than 16), and
+ * hgr_conv2d_direct_pool for the rest (stride 2, windows of [3, 3] and [1, 2]). */
+static void pooled_convs_match_reference(void** state) {
+  (void)state;
+  static const struct {
+    conv_case_t c;
+    int64_t pool[2];
+    epilogue_t e;
+    const char* kernel;
+  } cases[] = {
+      {{{1, 3, 8, 32}, {7, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true}, {2, 2}, {0, 0, 0, 0},
+       "hgr_conv2d_rows_pool_6x16x2_k3"},
+      {{{2, 4, 9, 21}, {6, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false}, {2, 2},
+       {HGR_REF_ACT_LEAKY_RELU, -0.5f, 0, 0}, "hgr_conv2d_rows_pool_6x16x2_k3"},
+      {{{1, 5, 8, 17}, {9, 5, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true}, {2, 1},
+       {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f}, "hgr_conv2d_rows_pool_6x16x2_k3"},
+      {{{2, 3, 6, 20}, {5, 3, 5, 5}, P(1, 1, 2, 2, 2, 2, 1, 1, 1, false), "2", true}, {2, 2}, {0, 0, 0, 0},
+       "hgr_conv2d_rows_pool_6x16x2_k5"},
+      {{{1, 4, 7, 19}, {6, 4, 3, 5}, P(1, 1, 1, 2, 1, 2, 1, 1, 1, true), "[1, 2]", false}, {2, 1}, {0, 0, 0, 0},
+       "hgr_conv2d_rows_pool_6x16x2"},
+      {{{1, 2, 5, 18}, {3, 2, 3, 3}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), "0", true}, {2, 2}, {0, 0, 0, 0},
+       "hgr_conv2d_rows_pool_6x16x2_k3"},
+      {{{2, 2, 2, 16}, {4, 2, 1, 3}, P(1, 1, 0, 1, 0, 1, 1, 1, 1, true), "[0, 1]", true}, {2, 2}, {0, 0, 0, 0},
+       "hgr_conv2d_rows_pool_6x16x2"},
+      {{{1, 3, 6, 24}, {8, 3, 3, 3}, P(1, 1, 2, 0, 1, 3, 1, 1, 1, false), "[2, 0, 1, 3]", true}, {2, 2},
+       {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0}, "hgr_conv2d_rows_pool_6x16x2_k3"},
+      {{{1, 3, 9, 13}, {5, 3, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true}, {2, 2}, {0, 0, 0, 0},
+       "hgr_conv2d_direct_pool"},
+      {{{1, 4, 9, 20}, {6, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true}, {3, 3},
+       {HGR_REF_ACT_CLIP, 0, 0, 6}, "hgr_conv2d_direct_pool"},
+      {{{1, 4, 6, 20}, {6, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", false}, {1, 2}, {0, 0, 0, 0},
+       "hgr_conv2d_direct_pool"},
+      {{{1, 3, 8, 10}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true}, {2, 2}, {0, 0, 0, 0},
+       "hgr_conv2d_rows_pool_6x16x2_k3"},
+      {{{2, 7, 7, 7}, {8, 7, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true}, {2, 1},
+       {HGR_REF_ACT_LEAKY_RELU, 0.2f, 0, 0}, "hgr_conv2d_rows_pool_6x16x2_k3"},
+  };
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 41);
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  for (size_t i = 0; i < COUNT(cases); ++i) {
+    memcpy(conv_pool, cases[i].pool, sizeof(conv_pool));
+    hgr_optest_t t;
+    double* bound;
+    conv_setup(&t, &cases[i].c, &cases[i].e, &rng, &bound);
+    hgr__op_ctx_t ctx;
+    plan_for(&t, &roomy, &ctx);
+    if (ctx.launch_count != 1 || strcmp(ctx.launches[0].kernel, cases[i].kernel))
+      fail_msg("case %zu planned %u launches, the first %s, not %s", i, ctx.launch_count, ctx.launches[0].kernel,
+               cases[i].kernel);
+    hgr__op_ctx_free(&ctx);
+    conv_run_check(hgr_optest_device, &t, bound);
+    free(bound);
+    hgr_optest_free(&t);
+  }
+  conv_pool[0] = conv_pool[1] = 0;
+}
+
 /* ---- what the op rejects -------------------------------------------------------------- */
 
 static void expect_error(const char* attrs, const int64_t* xshape, const int64_t* wshape, const int64_t* bshape,
@@ -1326,6 +1432,11 @@ static void bad_attrs_and_shapes_are_rejected(void** state) {
   expect_error("", (const int64_t[]){1, 4, 2, 2}, w, NULL, (const int64_t[]){1, 6, 1, 1},
                "is smaller than the dilated kernel");
   expect_error("\"padding\": \"1\"", x, (const int64_t[]){6, 5, 3, 3}, NULL, y, "with groups = 1");
+  expect_error("\"padding\": \"1\", \"pool_size\": \"[9, 2]\"", x, w, NULL, (const int64_t[]){1, 6, 0, 4},
+               "attr 'pool_size' = \"[9, 2]\" is larger than the convolution's output [8, 8]");
+  expect_error("\"padding\": \"1\", \"pool_size\": \"0\"", x, w, NULL, y, "attr 'pool_size' = \"0\" has 0");
+  expect_error("\"padding\": \"1\", \"pool_size\": \"2\"", x, w, NULL, y,
+               "output 0 (entry 2) should be shaped [1, 6, 4, 4], the graph says [1, 6, 8, 8]");
 }
 
 static void bad_ranks_are_rejected(void** state) {
@@ -1363,6 +1474,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(strided_implicit_gemm_matches_reference),
       cmocka_unit_test(strided_layers_plan_the_implicit_gemm_where_large),
       cmocka_unit_test(rows_kernel_matches_reference),
+      cmocka_unit_test(pooled_convs_match_reference),
       cmocka_unit_test(rows_kernel_plans_where_it_fits),
       cmocka_unit_test(rows_kernel_is_a_tuning_candidate),
       cmocka_unit_test(rows_s2_kernel_matches_reference),

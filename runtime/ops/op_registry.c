@@ -155,6 +155,12 @@ hgr_status_t hgr__op_infer(const hgr_graph_t* graph, uint32_t node_id, const hgr
   return status;
 }
 
+hgr_status_t hgr__op_inspect(const hgr_graph_t* graph, uint32_t node_id, hgr__op_ctx_t* ctx) {
+  hgr_status_t status = begin(hgr__graph_allocator(graph), graph, node_id, NULL, &generous_limits, ctx);
+  if (status) hgr__op_ctx_free(ctx);
+  return status;
+}
+
 /* "float32 [2, 3]" */
 static const char* describe_entry(const hgr__entry_t* entry, char* buffer, size_t capacity) {
   char dtype[32], shape[160];

@@ -216,6 +216,23 @@ hgr_status_t hgr__op_plan_tuned(hgr_allocator_t allocator, const hgr_graph_t* gr
                                 const hgr_kernel_library_t* library, const hgr__limits_t* limits,
                                 const hgr__tuning_t* tuning, hgr__op_ctx_t* ctx);
 
+/* The context of node node_id of graph for reading its attrs and inputs outside
+ * planning (a pass asking what an op would do): the built-in op, its counts and
+ * attrs checked, no device's limits; free with hgr__op_ctx_free. On failure nothing
+ * is left allocated. */
+hgr_status_t hgr__op_inspect(const hgr_graph_t* graph, uint32_t node_id, hgr__op_ctx_t* ctx);
+
+/* Whether the conv2d of ctx (hgr__op_inspect's), followed by a max pool of
+ * window[0] x window[1] at that stride without padding, runs both in one
+ * register-blocked kernel (conv2d's attr pool_size, ops_conv.c): where the conv
+ * epilogue pass fuses the pool. */
+bool hgr__conv2d_pools_in_registers(const hgr__op_ctx_t* ctx, const int64_t window[2]);
+
+/* Whether the max_pool2d of ctx (hgr__op_inspect's) tiles its input: windows at
+ * their own stride, without padding or dilation, each output the max of its own
+ * window (ops_pool.c); *out_window gets the window. */
+bool hgr__max_pool2d_tiles(const hgr__op_ctx_t* ctx, int64_t out_window[2]);
+
 /* The op called name: built-in, else the library's (library may be NULL); NULL when
  * neither has it. */
 const hgr__op_t* hgr__op_lookup(const char* name, const hgr_kernel_library_t* library);

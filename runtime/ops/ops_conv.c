@@ -16,7 +16,12 @@
  *     "leaky_relu" (x >= 0 ? x : alpha * x; attr "alpha", default 0.01) or "clip"
  *     (min(max(x, a_min), a_max); attrs "a_min" and "a_max", both required, as
  *     ONNX's Clip with both bounds). alpha, a_min and a_max are errors with any
- *     other activation.
+ *     other activation;
+ *   - attr "pool_size" [ph, pw] (1 value: both), conv2d only: after the
+ *     activation, a max pool of ph x pw windows at that stride, without padding
+ *     (what the conv epilogue pass makes of a max_pool2d that tiles the value):
+ *     output [N, C_out, OH / ph, OW / pw], rounded down, each window inside the
+ *     convolution's output.
  *
  * conv2d_transpose: data [N, C_in, H, W], weight [C_in, C_out / groups, kh, kw]
  * (kernel_layout "IOHW", ONNX ConvTranspose's), optional bias [C_out]; the attrs of
@@ -68,6 +73,7 @@ typedef struct conv_t {
   bool bias;
   int activation; /* 0 or a FLAG_* of the epilogue */
   float alpha, a_min, a_max;
+  int64_t pool[2]; /* conv2d's attr pool_size: the max pool after the epilogue; {0, 0}: none */
 } conv_t;
 
 /* A compile-time tile of kernels/conv.cl: each work-item computes ocb output
@@ -260,13 +266,24 @@ static hgr_status_t parse_conv(const hgr__op_ctx_t* ctx, conv_t* p) {
     return HGR__OP_ERROR(ctx, "the padded input %s is smaller than the dilated kernel %s (dilation [%lld, %lld])",
                          hgr__entry_shape(x, xs, sizeof(xs)), hgr__entry_shape(w, ws, sizeof(ws)),
                          (long long)p->dilation[0], (long long)p->dilation[1]);
+  bool pooled = false;
+  uint32_t count = 0;
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "pool_size", p->pool, 2, &count, &pooled));
+  if (pooled) {
+    HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "pool_size", 1, 1, p->pool));
+    if (p->oh < p->pool[0] || p->ow < p->pool[1])
+      return HGR__OP_ERROR(ctx, "attr 'pool_size' = \"%s\" is larger than the convolution's output [%lld, %lld]",
+                           hgr__attr_string(ctx, "pool_size", ""), (long long)p->oh, (long long)p->ow);
+  } else {
+    p->pool[0] = p->pool[1] = 0;
+  }
   return check_bias_and_counts(ctx, p, x, w);
 }
 
 static hgr_status_t infer_conv2d(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   conv_t p;
   HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
-  int64_t yshape[4] = {p.n, p.k, p.oh, p.ow};
+  int64_t yshape[4] = {p.n, p.k, p.pool[0] ? p.oh / p.pool[0] : p.oh, p.pool[1] ? p.ow / p.pool[1] : p.ow};
   hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, yshape, 4);
   return HGR_OK;
 }
@@ -537,6 +554,61 @@ static hgr_status_t plan_rows(hgr__op_ctx_t* ctx, const conv_t* p) {
   return HGR_OK;
 }
 
+/* A conv2d with attr pool_size (a max pool of that window at that stride, without
+ * padding, after the epilogue: the conv epilogue pass fuses such a pool,
+ * runtime/passes/conv_epilogue.c) runs kernels/conv.cl's
+ * hgr_conv2d_rows_pool_6x16x2* where is_rows_pool takes it: one group, stride 1,
+ * dilation 1, at most ROWS_MAX_TAPS taps, a window of 2 rows and 1 or 2 columns,
+ * whatever the shape (but for the kernel's int offsets), so that the pass fuses the
+ * same nodes at every shape of a model and the first shape's program has the
+ * kernel. Each work-item keeps 6 output channels x 16 columns of the two rows of a
+ * pooled row in registers (rows narrower than 16 leave lanes unused), and only the
+ * pooled outputs are stored. Anything else runs hgr_conv2d_direct_pool (a work-item
+ * per pooled output). On PoCL the CRNN's three conv + relu + max pool
+ * blocks ran in ... of the time of the conv and pool kernels (bench/notes.md). */
+static bool is_rows_pool(const conv_t* p) {
+  return p->groups == 1 && p->strides[0] == 1 && p->strides[1] == 1 && p->dilation[0] == 1 &&
+         p->dilation[1] == 1 && p->kh * p->kw <= ROWS_MAX_TAPS && p->pool[0] == 2 &&
+         (p->pool[1] == 1 || p->pool[1] == 2) && p->oh >= 2 && p->ow >= p->pool[1] && p->n > 0 && p->c > 0 && p->k > 0 &&
+         /* the kernel's int offsets reach KH + 1 rows and a block past the last plane's */
+         p->n * p->c * p->h * p->w + (p->kh + 2) * p->w + p->kw + 2 * ROWS_BLOCK_PIXELS <= INT32_MAX;
+}
+
+/* The pooling kernels' meta after meta_common's: CONV_POOL_H, CONV_POOL_W. */
+static void pool_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p) {
+  int32_t meta[2] = {(int32_t)p->pool[0], (int32_t)p->pool[1]};
+  hgr__launch_meta(ctx, l, meta, 2);
+}
+
+static hgr_status_t plan_conv2d_pool(hgr__op_ctx_t* ctx, const conv_t* p, uint64_t outputs) {
+  if (!is_rows_pool(p)) {
+    hgr__launch_plan_t* l = conv_launch(ctx, "hgr_conv2d_direct_pool", p, NULL);
+    pool_meta(ctx, l, p);
+    hgr__launch_1d(ctx, l, outputs);
+    return HGR_OK;
+  }
+  const char* kernel = p->kh == 3 && p->kw == 3   ? "hgr_conv2d_rows_pool_6x16x2_k3"
+                       : p->kh == 5 && p->kw == 5 ? "hgr_conv2d_rows_pool_6x16x2_k5"
+                                                  : "hgr_conv2d_rows_pool_6x16x2";
+  hgr__launch_plan_t* l = conv_launch(ctx, kernel, p, NULL);
+  pool_meta(ctx, l, p);
+  int64_t columns = p->ow / p->pool[1] * p->pool[1];
+  rows_range(ctx, l, p, p->oh / 2 * ceil_div(columns, ROWS_BLOCK_PIXELS));
+  return HGR_OK;
+}
+
+bool hgr__conv2d_pools_in_registers(const hgr__op_ctx_t* ctx, const int64_t window[2]) {
+  if (strcmp(ctx->op->name, "conv2d")) return false;
+  conv_t p;
+  hgr_status_t status = parse_conv(ctx, &p);
+  bool fits = !status && !p.pool[0];
+  hgr_status_free(status);
+  if (!fits) return false;
+  p.pool[0] = window[0];
+  p.pool[1] = window[1];
+  return p.oh >= window[0] && p.ow >= window[1] && is_rows_pool(&p);
+}
+
 /* The register-blocked kernels for a horizontal stride of 2 (kernels/conv.cl's
  * hgr_conv2d_rows_6x16_s2* and hgr_conv2d_rows_6x8x2_s2*): one group, any vertical
  * stride, dilation 1, KW at most ROWS_S2_MAX_KW (their lane masks, one per kw) and
@@ -697,6 +769,7 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(parse_conv(ctx, &p));
   uint64_t outputs = hgr__op_output(ctx, 0)->element_count; /* [n, k, oh, ow] (infer_conv2d) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
+  if (p.pool[0]) return plan_conv2d_pool(ctx, &p, outputs);
   /* stride 2: candidates the strided register-blocked kernel and the tiled one,
    * where the first's rule takes the layer or the tiled kernel would run it anyway
    * (not the implicit GEMM: that has tile candidates of its own) */
@@ -859,7 +932,7 @@ static hgr_status_t plan_conv2d_transpose(hgr__op_ctx_t* ctx) {
   "activation alpha a_min a_max"
 
 const hgr__op_t hgr__ops_conv[] = {
-    {"conv2d", "conv", 2, 3, 1, 1, CONV_ATTRS, plan_conv2d, 0, HGR__IN_PLACE_REFUSED, infer_conv2d},
+    {"conv2d", "conv", 2, 3, 1, 1, CONV_ATTRS " pool_size", plan_conv2d, 0, HGR__IN_PLACE_REFUSED, infer_conv2d},
     {"conv2d_transpose", "conv", 2, 3, 1, 1, CONV_ATTRS " output_padding", plan_conv2d_transpose, 0,
      HGR__IN_PLACE_REFUSED, infer_conv2d_transpose},
     {.name = NULL},

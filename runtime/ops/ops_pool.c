@@ -163,6 +163,20 @@ static bool is_row_blocked(const pool_t* p) {
 #define ROWS_LOCAL 32
 #define ROWS_MIN_ITEMS 64
 
+bool hgr__max_pool2d_tiles(const hgr__op_ctx_t* ctx, int64_t out_window[2]) {
+  if (strcmp(ctx->op->name, "max_pool2d")) return false;
+  const hgr__entry_t* x = NULL;
+  pool_t p;
+  hgr_status_t status = parse_pool(ctx, &x, &p);
+  bool tiles = !status;
+  hgr_status_free(status);
+  for (int axis = 0; tiles && axis < 2; ++axis)
+    tiles = p.strides[axis] == p.pool[axis] && p.dilation[axis] == 1 && p.padding[axis] == 0 &&
+            p.padding[axis + 2] == 0 && p.out[axis] * p.pool[axis] <= x->shape[2 + axis];
+  if (tiles) memcpy(out_window, p.pool, sizeof(p.pool));
+  return tiles;
+}
+
 static hgr_status_t plan_pool2d(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* x;
   pool_t p;
