@@ -87,16 +87,20 @@ static hgr_value_t chain_op(hgr_builder_t* builder, const char* op, hgr_value_t 
   return out;
 }
 
-/* A builder with input x [1, C, H, W] and, unless w is NULL, the constant weights
- * w [K, C, 3, 3]; rng seeded with seed. */
-static hgr_builder_t* begin(hgr_test_rng_t* rng, uint64_t seed, hgr_value_t* x, hgr_value_t* w) {
+/* A builder with input x [1, C, H, width] and, unless w is NULL, the constant
+ * weights w [K, C, 3, 3]; rng seeded with seed. */
+static hgr_builder_t* begin_width(hgr_test_rng_t* rng, uint64_t seed, int64_t width, hgr_value_t* x, hgr_value_t* w) {
   hgr_test_rng_seed(rng, seed);
   hgr_builder_t* builder = NULL;
   ASSERT_OK(hgr_builder_create(NULL, &builder));
   op_counter = 0;
-  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, W}, 4, x));
+  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, width}, 4, x));
   if (w) *w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, rng);
   return builder;
+}
+
+static hgr_builder_t* begin(hgr_test_rng_t* rng, uint64_t seed, hgr_value_t* x, hgr_value_t* w) {
+  return begin_width(rng, seed, W, x, w);
 }
 
 static conv_graph_t finish(hgr_builder_t* builder) {
@@ -420,6 +424,74 @@ static void new_param_names_do_not_collide(void** state) {
   conv_graph_release(&g);
 }
 
+/* x [1, C, H, width] -> conv2d (3x3, padding 1, a bias) -> relu -> max_pool2d
+ * (pool_size window, strides `strides`, padding `padding` on every side), named
+ * "pool". */
+static conv_graph_t pool_graph(int64_t width, const int64_t window[2], const int64_t strides[2], int64_t padding,
+                               uint64_t seed) {
+  hgr_test_rng_t rng;
+  hgr_value_t x, w;
+  hgr_builder_t* builder = begin_width(&rng, seed, width, &x, &w);
+  hgr_value_t b = constant(builder, "b", (const int64_t[]){K}, 1, &rng);
+  hgr_value_t v = chain_op(builder, "relu", conv(builder, "conv", x, w, &b), &rng, 4);
+  hgr_attrs_t* attrs = NULL;
+  ASSERT_OK(hgr_attrs_create(&attrs));
+  ASSERT_OK(hgr_attrs_set_ints(attrs, "pool_size", window, 2));
+  ASSERT_OK(hgr_attrs_set_ints(attrs, "strides", strides, 2));
+  ASSERT_OK(hgr_attrs_set_ints(attrs, "padding", &padding, 1));
+  ASSERT_OK(hgr_builder_add_op(builder, "pool", "max_pool2d", &v, 1, attrs, 1, &v));
+  hgr_attrs_release(attrs);
+  ASSERT_OK(hgr_builder_mark_output(builder, v));
+  return finish(builder);
+}
+
+/* A max pool whose windows tile the value (window = stride, no padding) joins the
+ * chain where one kernel runs both (ops_conv.c's is_rows_pool: stride 1, windows of
+ * [2, 2] or [2, 1], at any width): the conv2d takes attr pool_size and the pool's
+ * name and output. */
+static void a_tiling_max_pool_joins_the_conv(void** state) {
+  (void)state;
+  static const int64_t two[2] = {2, 2}, tall[2] = {2, 1};
+  struct {
+    int64_t width;
+    const int64_t *window, *strides;
+    int64_t padding;
+    const char* pool_size; /* NULL: the pool stays */
+  } cases[] = {
+      {32, two, two, 0, "[2, 2]"},
+      {17, tall, tall, 0, "[2, 1]"},
+      {32, two, tall, 0, NULL},                              /* windows overlap */
+      {32, two, two, 1, NULL},                               /* padding */
+      {32, (const int64_t[]){3, 3}, (const int64_t[]){3, 3}, 0, NULL}, /* no register kernel */
+      {W, two, two, 0, "[2, 2]"},                            /* rows of 6: at every shape */
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    conv_graph_t g = pool_graph(cases[i].width, cases[i].window, cases[i].strides, cases[i].padding, 40 + i);
+    hgr_passes_options_t options = only(true, false);
+    hgr_passes_report_t report;
+    hgr_graph_t* fused = NULL;
+    ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+    assert_int_equal(report.conv_epilogues, 1);
+    assert_int_equal(report.conv_epilogue_fused, cases[i].pool_size ? 2 : 1);
+    assert_int_equal(count_ops(fused), cases[i].pool_size ? 1 : 2);
+    const hgr__node_t* node = node_named(fused, cases[i].pool_size ? "pool" : "relu1");
+    assert_string_equal(node->func_name, "conv2d");
+    assert_string_equal(hgr__node_attr(node, "activation"), "relu");
+    if (cases[i].pool_size) {
+      assert_string_equal(hgr__node_attr(node, "pool_size"), cases[i].pool_size);
+      hgr_tensor_info_t info;
+      ASSERT_OK(hgr_graph_output_info(fused, 0, &info));
+      assert_string_equal(info.name, "pool:0");
+      assert_int_equal(info.shape[2], H / cases[i].window[0]);
+      assert_int_equal(info.shape[3], cases[i].width / cases[i].window[1]);
+    } else {
+      assert_null(hgr__node_attr(node, "pool_size"));
+    }
+    hgr_graph_release(fused);
+    conv_graph_release(&g);
+  }
+}
+
 /* ---- the pipeline ---------------------------------------------------------------------- */
 
 static void each_pass_is_switched_and_counted(void** state) {
@@ -536,6 +608,14 @@ static void fused_builder_graphs_match_the_unfused_ones(void** state) {
   conv_graph_t g = one_dimensional_conv(30);
   compare_fused(&g, 1);
   conv_graph_release(&g);
+  /* with the max pool: [2, 2] over rows of 32 (H = 5: the last row dropped), [2, 1]
+   * over 21 */
+  g = pool_graph(32, (const int64_t[]){2, 2}, (const int64_t[]){2, 2}, 0, 31);
+  compare_fused(&g, 1);
+  conv_graph_release(&g);
+  g = pool_graph(21, (const int64_t[]){2, 1}, (const int64_t[]){2, 1}, 0, 32);
+  compare_fused(&g, 1);
+  conv_graph_release(&g);
 }
 
 /* A TVM graph as JSON (conv2d -> add of a [4, 1, 1] bias -> relu, no placement)
@@ -596,6 +676,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_one_dimensional_conv_takes_the_chain_after_its_reshape),
       cmocka_unit_test(a_shared_weight_stays_for_the_conv_that_does_not_scale_it),
       cmocka_unit_test(new_param_names_do_not_collide),
+      cmocka_unit_test(a_tiling_max_pool_joins_the_conv),
       cmocka_unit_test(each_pass_is_switched_and_counted),
       cmocka_unit_test(a_placed_graph_is_left_as_it_is),
   };

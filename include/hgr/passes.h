@@ -7,7 +7,9 @@
  *   1. conv epilogue: a conv2d followed by per-channel multiply and add of constant
  *      params and then relu, clip or leaky_relu becomes one conv2d with that
  *      epilogue (a multiply scales the weights and bias, an add shifts the bias;
- *      docs/ops.md, conv2d); without params only the activation joins;
+ *      docs/ops.md, conv2d); without params only the activation joins; a max pool
+ *      after it whose windows tile the value joins too, where one kernel runs the
+ *      convolution and the pool (conv2d's attr pool_size);
  *   2. elementwise: chains of float32 elementwise nodes become fused_elementwise
  *      nodes, one generated kernel each (docs/onnx.md, "Elementwise fusion").
  * A value used outside a chain, or that is a graph output, is never fused away.
@@ -41,7 +43,7 @@ HGR_API void hgr_passes_options_init(hgr_passes_options_t* options);
 /* What the passes did. */
 typedef struct hgr_passes_report_t {
   uint32_t conv_epilogues;      /* conv2d nodes that took an epilogue */
-  uint32_t conv_epilogue_fused; /* multiply, add and activation nodes they took in */
+  uint32_t conv_epilogue_fused; /* multiply, add, activation and max pool nodes they took in */
   uint32_t elementwise_groups;  /* fused_elementwise nodes made */
   uint32_t elementwise_fused;   /* elementwise nodes they replaced */
   bool placed;                  /* the graph carries a placement: no pass ran */

@@ -7,7 +7,9 @@
  * as the ONNX loader folds a BatchNormalization. The fused conv2d goes at the
  * conv2d's place (every input it reads is there already); its output stands for the
  * chain's last value, so the last member lends it its name and the graph's output
- * names stay. With a reshape between, the conv2d keeps its name and the reshape,
+ * names stay. A max pool that tiles the chain's value joins last, as attr
+ * pool_size, where ops_conv.c runs the convolution and the pool in one kernel: the
+ * fused conv2d then gives the pool's output. With a reshape between, the conv2d keeps its name and the reshape,
  * which now reads the fused conv2d, takes the last member's. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +28,13 @@
 /* A conv2d's epilogue as found. */
 typedef struct epilogue_t {
   uint32_t reshape;               /* NONE, or the reshape between the conv2d and the chain */
-  uint32_t members[MAX_MEMBERS];  /* multiply and add nodes, then the activation, in order */
+  uint32_t members[MAX_MEMBERS];  /* multiply and add nodes, the activation, the max pool, in order */
   uint32_t operands[MAX_MEMBERS]; /* per multiply and add: the param of its constant */
   uint32_t member_count;
   uint32_t affine_count;            /* members that are multiply or add (the first ones) */
   const hgr__fusable_t* activation; /* relu, clip, leaky_relu; NULL: none */
   float activation_params[2];
+  int64_t pool[2]; /* the max pool's window (the last member); {0, 0}: none */
 } epilogue_t;
 
 /* A param by name, for bsearch. */
@@ -209,6 +212,25 @@ static const hgr__fusable_t* activation_member(const hgr_graph_t* graph, uint32_
   return op;
 }
 
+/* Whether node `pool` is a max pool tiling its input that runs in one kernel with
+ * conv2d `conv` (hgr__max_pool2d_tiles, hgr__conv2d_pools_in_registers); *window
+ * gets its window. */
+static bool pool_joins(const hgr_graph_t* graph, uint32_t conv, uint32_t pool, int64_t window[2]) {
+  const hgr__node_t* node = &graph->nodes[pool];
+  if (!node->is_op || strcmp(node->func_name, "max_pool2d")) return false;
+  hgr__op_ctx_t ctx;
+  hgr_status_t status = hgr__op_inspect(graph, pool, &ctx);
+  bool joins = !status && hgr__max_pool2d_tiles(&ctx, window);
+  hgr__op_ctx_free(&ctx);
+  hgr_status_free(status);
+  if (!joins) return false;
+  status = hgr__op_inspect(graph, conv, &ctx);
+  joins = !status && hgr__conv2d_pools_in_registers(&ctx, window);
+  hgr__op_ctx_free(&ctx);
+  hgr_status_free(status);
+  return joins;
+}
+
 /* Finds conv2d `conv`'s epilogue into e; false when nothing joins. */
 static bool find_epilogue(const finder_t* f, uint32_t conv, epilogue_t* e) {
   const hgr_graph_t* graph = f->graph;
@@ -228,15 +250,25 @@ static bool find_epilogue(const finder_t* f, uint32_t conv, epilogue_t* e) {
     current = graph->node_row_ptr[next];
     next = f->sole_consumer[current];
   }
-  while (next != NONE && e->member_count < MAX_MEMBERS - 1 && can_shift &&
+  while (next != NONE && e->member_count < MAX_MEMBERS - 2 && can_shift &&
          affine_member(f, next, current, channels, can_scale, &e->operands[e->member_count])) {
     e->members[e->member_count++] = next;
     current = graph->node_row_ptr[next];
     next = f->sole_consumer[current];
   }
   e->affine_count = e->member_count;
-  if (next != NONE && (e->activation = activation_member(graph, next, current, e->activation_params)) != NULL)
+  if (next != NONE && (e->activation = activation_member(graph, next, current, e->activation_params)) != NULL) {
     e->members[e->member_count++] = next;
+    current = graph->node_row_ptr[next];
+    next = f->sole_consumer[current];
+  }
+  /* a max pool tiling the result, where one kernel runs the conv and the pool */
+  int64_t window[2];
+  if (next != NONE && e->reshape == NONE && hgr__graph_entry_id(graph, graph->nodes[next].inputs[0]) == current &&
+      pool_joins(graph, conv, next, window)) {
+    e->members[e->member_count++] = next;
+    memcpy(e->pool, window, sizeof(window));
+  }
   return e->member_count > 0;
 }
 
@@ -364,7 +396,8 @@ static hgr_status_t append_param(hgr__pass_rebuild_t* r, const char* name, const
   return hgr__graph_edit_append(r->out, name, NULL, NULL, 0, NULL, 0, &entry, 1, out_id);
 }
 
-/* The fused conv2d's attrs: the conv2d's own and the activation's (from allocator). */
+/* The fused conv2d's attrs: the conv2d's own (but its activation), then the
+ * activation's and the pool's, whose values come from allocator. */
 static hgr_status_t epilogue_attrs(hgr_allocator_t allocator, const hgr__node_t* conv, const epilogue_t* e,
                                    hgr__attr_t** out_attrs, uint32_t* out_count) {
   hgr__attr_t* attrs = hgr__calloc(allocator, conv->attr_count + 4, sizeof(*attrs));
@@ -372,25 +405,28 @@ static hgr_status_t epilogue_attrs(hgr_allocator_t allocator, const hgr__node_t*
   uint32_t count = 0;
   for (uint32_t a = 0; a < conv->attr_count; ++a)
     if (strcmp(conv->attrs[a].key, "activation")) attrs[count++] = conv->attrs[a];
-  hgr_status_t status = HGR_OK;
+  uint32_t own = count;
   if (e->activation) {
-    attrs[count++] = (hgr__attr_t){"activation", (char*)e->activation->name};
-    for (uint32_t k = 0; k < 2 && e->activation->params[k]; ++k) {
-      char* value = hgr__format_in(allocator, "%.9g", e->activation_params[k]);
-      if (!value) status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
-      attrs[count++] = (hgr__attr_t){(char*)e->activation->params[k], value};
-    }
+    attrs[count++] = (hgr__attr_t){"activation", hgr__format_in(allocator, "%s", e->activation->name)};
+    for (uint32_t k = 0; k < 2 && e->activation->params[k]; ++k)
+      attrs[count++] = (hgr__attr_t){(char*)e->activation->params[k],
+                                     hgr__format_in(allocator, "%.9g", e->activation_params[k])};
   }
+  if (e->pool[0])
+    attrs[count++] = (hgr__attr_t){"pool_size", hgr__format_in(allocator, "[%lld, %lld]", (long long)e->pool[0],
+                                                                (long long)e->pool[1])};
   *out_attrs = attrs;
   *out_count = count;
-  return status;
+  for (uint32_t a = own; a < count; ++a)
+    if (!attrs[a].value) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
+  return HGR_OK;
 }
 
 static void free_epilogue_attrs(hgr_allocator_t allocator, const hgr__node_t* conv, hgr__attr_t* attrs,
                                 uint32_t count) {
   uint32_t own = 0;
   for (uint32_t a = 0; a < conv->attr_count; ++a) own += strcmp(conv->attrs[a].key, "activation") != 0;
-  for (uint32_t a = own + 1; a < count; ++a) hgr__free(allocator, attrs[a].value); /* the activation's params */
+  for (uint32_t a = own; a < count; ++a) hgr__free(allocator, attrs[a].value); /* the epilogue's */
   hgr__free(allocator, attrs);
 }
 
@@ -420,12 +456,13 @@ static hgr_status_t append_fused(const finder_t* f, hgr__pass_rebuild_t* r, uint
   uint32_t attr_count = 0;
   hgr_status_t status = epilogue_attrs(f->allocator, node, e, &attrs, &attr_count);
   const char* name = e->reshape != NONE ? node->name : graph->nodes[last].name;
+  uint32_t like = e->pool[0] ? last : conv; /* the node whose output the fused one gives */
   if (!status)
     status = hgr__graph_edit_append(r->out, name, "conv2d", inputs, input_count, attrs, attr_count,
-                                    &graph->entries[graph->node_row_ptr[conv]], 1, &r->new_id[conv]);
+                                    &graph->entries[graph->node_row_ptr[like]], 1, &r->new_id[conv]);
   if (attrs) free_epilogue_attrs(f->allocator, node, attrs, attr_count);
   HGR_RETURN_IF_ERROR(status);
-  HGR_RETURN_IF_ERROR(hgr__pass_check_inferred(r, r->new_id[conv], conv, PASS));
+  HGR_RETURN_IF_ERROR(hgr__pass_check_inferred(r, r->new_id[conv], like, PASS));
   if (e->reshape == NONE) r->new_id[last] = r->new_id[conv];
   return HGR_OK;
 }

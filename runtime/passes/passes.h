@@ -12,7 +12,12 @@
  * read leave the graph and the params. A value inside the chain must have one
  * consumer and be no graph output. Between the conv2d and the chain may stand one
  * reshape that keeps the batch and channel dims (a 1-D convolution is a conv2d of
- * height 1 and a reshape): the chain then moves before it. Without params (or with
+ * height 1 and a reshape): the chain then moves before it. After the chain (or the
+ * conv2d alone) a max_pool2d whose windows tile its input (window = stride, no
+ * padding or dilation: hgr__max_pool2d_tiles) joins as the conv2d's attr pool_size
+ * where one register-blocked kernel runs both (hgr__conv2d_pools_in_registers: a
+ * condition on attrs, so that every shape of a model fuses the same nodes; the
+ * convolution's outputs are then never stored), and not after a reshape. Without params (or with
  * a conv whose weights or bias are no params) only the activation joins.
  *
  * Elementwise fusion (fuse_elementwise.c): replaces each chain of float32
