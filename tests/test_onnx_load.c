@@ -645,6 +645,45 @@ static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const float*
              &y_bytes, 1, report);
 }
 
+/* Gelu (opset 20) in both forms on pocl:0 against the formulas in double: "none"
+ * 0.5 x (1 + erf(x / sqrt 2)), "tanh" 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715
+ * x^3))), to 64 ulp (test_ops_elementwise.c derives it); another form is refused. */
+static void gelu_forms_match_formulas(void** state) {
+  (void)state;
+  hgr_instance_t* instance;
+  hgr_instance_options_t io;
+  hgr_instance_options_init(&io);
+  ASSERT_OK(hgr_instance_create(&io, &instance));
+  hgr_test_require_devices(instance, (const char* const[]){"pocl:0"}, 1);
+  float x[64], y[64];
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 20);
+  for (int i = 0; i < 64; ++i) x[i] = hgr_test_rng_float(&rng, -5, 5);
+  for (int form = 0; form < 3; ++form) {
+    model_t m;
+    model_init(&m, 20);
+    add_input(&m, "x", (int64_t[]){4, 16}, 2);
+    Onnx__NodeProto* gelu = add_node(&m, "Gelu", (const char* const[]){"x"}, 1, (const char* const[]){"y"}, 1);
+    if (form) add_attr_string(&m, gelu, "approximate", form == 1 ? "tanh" : "exact");
+    add_output(&m, "y");
+    if (form == 2) {
+      ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "(Gelu, opset 20)",
+                    "attr 'approximate' = \"exact\" is not \"none\" or \"tanh\"");
+      break;
+    }
+    hgr_onnx_report_t report;
+    run_on_pocl(instance, &m, x, sizeof(x), y, sizeof(y), &report);
+    for (int i = 0; i < 64; ++i) {
+      double v = x[i];
+      double want = form ? 0.5 * v * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)))
+                         : 0.5 * v * (1 + erf(v / sqrt(2.0)));
+      if (!(fabs(y[i] - want) <= 65 * 0x1p-23 * fabs(want) + 1e-30))
+        fail_msg("Gelu form %d at x = %.9g: got %.9g, want %.9g", form, v, (double)y[i], want);
+    }
+  }
+  hgr_instance_release(instance);
+}
+
 /* Conv(x, w, bias) -> BatchNormalization -> Add(per-channel c) -> Relu: one conv2d
  * node after fusion, checked against the same arithmetic in C on pocl:0. */
 static void fused_conv_matches_plain_arithmetic(void** state) {
@@ -949,7 +988,8 @@ int main(int argc, char** argv) {
                                        cmocka_unit_test(fused_batch_norm_and_scale_match_plain_arithmetic),
                                        cmocka_unit_test(strided_pointwise_conv_slices_first),
                                        cmocka_unit_test(bidirectional_lstm_with_sequence_lens_matches_reference),
-                                       cmocka_unit_test(batch_first_gru_with_runtime_bias_matches_reference)};
+                                       cmocka_unit_test(batch_first_gru_with_runtime_bias_matches_reference),
+                                       cmocka_unit_test(gelu_forms_match_formulas)};
     return cmocka_run_group_tests(tests, NULL, NULL);
   }
   const struct CMUnitTest tests[] = {
