@@ -342,6 +342,41 @@ static void unsupported_things_are_named(void** state) {
   ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "(Relu, opset 13)", "attr 'bogus'");
 }
 
+/* GatherND, ScatterElements and Trilu name what is wrong with their inputs: a
+ * constant index outside its dim (by value and position), a reduction of a later
+ * opset, a k that is not one integer. */
+static void index_ops_refuse_bad_indices_by_name(void** state) {
+  (void)state;
+  static const int64_t x_dims[2] = {2, 3}, pair[2] = {2, 2}, one[1] = {1};
+  static const int64_t tuples[4] = {0, 1, 1, 3};
+  static const float half = 0.5f;
+  model_t m;
+  model_init(&m, 13);
+  add_input(&m, "x", x_dims, 2);
+  Onnx__TensorProto* indices = add_init(&m, "i", pair, 2, NULL, 0);
+  indices->data_type = 7; /* int64 */
+  indices->n_int64_data = 4;
+  indices->int64_data = (int64_t*)tuples;
+  add_node(&m, "GatherND", (const char* const[]){"x", "i"}, 2, (const char* const[]){"y"}, 1);
+  add_output(&m, "y");
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "(GatherND, opset 13)",
+                "index 3 at position 3 of 'i' is outside [-3, 3)");
+  m.nodes[0].op_type = "ScatterElements";
+  m.opset.version = 16;
+  add_attr_string(&m, &m.nodes[0], "reduction", "max");
+  m.nodes[0].n_input = 3;
+  m.io_names[0][2] = "x";
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "(ScatterElements, opset 16)",
+                "attr 'reduction' = \"max\" is not one of none, add, mul at opset 16");
+  model_init(&m, 14);
+  add_input(&m, "x", x_dims, 2);
+  add_init(&m, "k", one, 1, &half, 1);
+  add_node(&m, "Trilu", (const char* const[]){"x", "k"}, 2, (const char* const[]){"y"}, 1);
+  add_output(&m, "y");
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "(Trilu, opset 14)",
+                "input 1 (k) must hold one integer");
+}
+
 /* ---- hostile files ---------------------------------------------------------------- */
 
 static void truncated_and_corrupt_protobuf_is_refused(void** state) {
@@ -997,6 +1032,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(constant_chains_fold_and_dead_nodes_go),
       cmocka_unit_test(symbolic_dims_take_the_given_shape),
       cmocka_unit_test(unsupported_things_are_named),
+      cmocka_unit_test(index_ops_refuse_bad_indices_by_name),
       cmocka_unit_test(truncated_and_corrupt_protobuf_is_refused),
       cmocka_unit_test(bad_dims_and_data_sizes_are_refused),
       cmocka_unit_test(name_clashes_and_cycles_are_refused),
