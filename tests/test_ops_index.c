@@ -214,6 +214,29 @@ static void scatter_elements_matches_reference(void** state) {
   }
 }
 
+/* Empty data: every index is outside its (empty) dim, so every update drops and
+ * the output is empty too; with a reduction too (no scratch of 0 bytes). */
+static void scatters_into_empty_data_drop_every_update(void** state) {
+  (void)state;
+  for (int reduction = REF_REDUCE_NONE; reduction <= REF_REDUCE_ADD; ++reduction) {
+    char attrs[64];
+    snprintf(attrs, sizeof(attrs), "\"reduction\": \"%s\"", reduction_names[reduction]);
+    hgr_optest_t t;
+    hgr_optest_init(&t, "onnx_scatter_nd", attrs);
+    hgr_optest_input(&t, "float32", 2, (int64_t[]){0, 4});
+    hgr_optest_input(&t, "int32", 2, (int64_t[]){2, 1});
+    hgr_optest_input(&t, "float32", 2, (int64_t[]){2, 4});
+    hgr_optest_output(&t, "float32", 2, (int64_t[]){0, 4});
+    check(&t);
+    hgr_optest_init(&t, "scatter_elements", attrs);
+    hgr_optest_input(&t, "int32", 2, (int64_t[]){0, 3});
+    hgr_optest_input(&t, "int32", 2, (int64_t[]){1, 3});
+    hgr_optest_input(&t, "int32", 2, (int64_t[]){1, 3});
+    hgr_optest_output(&t, "int32", 2, (int64_t[]){0, 3});
+    check(&t);
+  }
+}
+
 /* ---- refusals ------------------------------------------------------------------------ */
 
 #define ASSERT_REJECTED(t, ...)                                                                   \
@@ -282,6 +305,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(gather_nd_matches_reference),
       cmocka_unit_test(scatter_nd_matches_reference),
       cmocka_unit_test(scatter_elements_matches_reference),
+      cmocka_unit_test(scatters_into_empty_data_drop_every_update),
       cmocka_unit_test(index_ops_reject_bad_shapes_and_attrs),
   };
   return hgr_optest_main(argc, argv, "ops_index", tests, sizeof(tests) / sizeof(tests[0]));

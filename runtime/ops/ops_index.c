@@ -253,7 +253,9 @@ static hgr_status_t plan_scatter_nd(hgr__op_ctx_t* ctx) {
   /* Without a reduction the updates go straight into the output. With one, they
    * reduce in the node's scratch, which then goes to the output: a launch that
    * reads back an output an earlier launch wrote trips Oclgrind 21.10 (index.cl). */
-  bool through_scratch = reduction != REDUCE_NONE && updates->element_count > 0;
+  /* empty data: every index is outside its dim (or the updates are empty too) */
+  bool updating = updates->element_count > 0 && data->element_count > 0;
+  bool through_scratch = reduction != REDUCE_NONE && updating;
   uint64_t bytes = data->element_count * hgr_dtype_element_bytes(data->dtype);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   hgr__launch_input(ctx, l, 0);
@@ -261,7 +263,7 @@ static hgr_status_t plan_scatter_nd(hgr__op_ctx_t* ctx) {
   else hgr__launch_output(ctx, l, 0);
   hgr__launch_uint(ctx, l, (uint32_t)data->element_count);
   hgr__launch_1d(ctx, l, data->element_count);
-  if (updates->element_count == 0) return HGR_OK;
+  if (!updating) return HGR_OK;
   if (reduction == REDUCE_NONE) {
     snprintf(kernel, sizeof(kernel), "hgr_scatter_nd_%s", suffix);
   } else {
@@ -341,7 +343,8 @@ static hgr_status_t plan_scatter_elements(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* updates = hgr__op_input(ctx, 2);
   const char* suffix;
   HGR_RETURN_IF_ERROR(move_suffix(ctx, 0, &suffix));
-  bool through_scratch = reduction != REDUCE_NONE && updates->element_count > 0; /* as scatter_nd's */
+  bool updating = updates->element_count > 0 && data->element_count > 0; /* as scatter_nd's */
+  bool through_scratch = reduction != REDUCE_NONE && updating;
   uint64_t bytes = data->element_count * hgr_dtype_element_bytes(data->dtype);
   char kernel[48];
   snprintf(kernel, sizeof(kernel), "hgr_index_copy_%s", suffix);
@@ -351,7 +354,7 @@ static hgr_status_t plan_scatter_elements(hgr__op_ctx_t* ctx) {
   else hgr__launch_output(ctx, l, 0);
   hgr__launch_uint(ctx, l, (uint32_t)data->element_count);
   hgr__launch_1d(ctx, l, data->element_count);
-  if (updates->element_count == 0) return HGR_OK;
+  if (!updating) return HGR_OK;
   /* float32 and int32 reduce; other 4-byte dtypes move as int32, 1-byte ones as uchar */
   snprintf(kernel, sizeof(kernel), "hgr_scatter_elements_%s",
            hgr__dtype_is_f32(data->dtype) ? "f32" : !strcmp(suffix, "u8") ? "u8" : "i32");
