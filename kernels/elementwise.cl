@@ -36,6 +36,7 @@
  * Unary, x -> y, both n elements:
  *   hgr_<op>_f32(__global const float* x, __global float* y, int n)
  *       for op in relu, sigmoid, tanh, exp, log, sqrt, rsqrt, abs, negative, erf, gelu,
+ *       gelu_tanh,
  *       softplus, softsign, reciprocal, floor, ceil, round, sign, hard_swish, sin, cos,
  *       tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh
  *       (relu is fmax(x, 0): NaN gives 0; round is half to even; sign(NaN) is NaN)
@@ -222,6 +223,10 @@ HGR_UNARY(erf, erf(x))
 /* 0.5 x (1 + erf(x / sqrt 2)) written with erfc(-z) = 1 + erf(z), which keeps its
  * relative accuracy where erf(z) is near -1 (x well below 0) instead of cancelling. */
 HGR_UNARY(gelu, 0.5f * x * erfc(-x * M_SQRT1_2_F))
+/* GELU's tanh approximation 0.5 x (1 + tanh(z)), z = sqrt(2 / pi) (x + 0.044715 x^3),
+ * written as x / (1 + e^(-2z)) (0.5 (1 + tanh z) = sigmoid(2z)): nothing cancels
+ * where tanh(z) is near -1, and e^(-2z) overflowing gives -0, the limit. */
+HGR_UNARY(gelu_tanh, x / (1.0f + exp(-1.5957691216057308f * (x + 0.044715f * x * x * x))))
 /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x, and both terms
  * are >= 0, so nothing cancels. */
 HGR_UNARY(softplus, fmax(x, 0.0f) + log1p(exp(-fabs(x))))

@@ -160,7 +160,8 @@ bool hgr_ref_unary_f32(const char* op, const float* x, float* y, uint64_t n, dou
       "relu",     "leaky_relu", "clip",    "sigmoid",    "tanh",  "exp",   "log",  "sqrt",         "rsqrt",
       "abs",      "negative",   "erf",     "gelu",       "elu",   "selu",  "hard_sigmoid", "hard_swish",
       "softplus", "softsign",   "reciprocal", "floor",   "ceil",  "round", "sign", "sin",          "cos",
-      "tan",      "asin",       "acos",    "atan",       "sinh",  "cosh",  "asinh", "acosh",       "atanh"};
+      "tan",      "asin",       "acos",    "atan",       "sinh",  "cosh",  "asinh", "acosh",       "atanh",
+      "gelu_tanh"};
   int which = -1;
   for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); ++i)
     if (!strcmp(op, names[i])) which = i;
@@ -206,6 +207,8 @@ bool hgr_ref_unary_f32(const char* op, const float* x, float* y, uint64_t n, dou
       case 32: y[i] = to_float(asinh(d)); break;
       case 33: y[i] = to_float(acosh(d)); break;
       case 34: y[i] = to_float(atanh(d)); break;
+      /* 0.5 x (1 + tanh(z)) = x sigmoid(2 z), z = sqrt(2 / pi) (x + 0.044715 x^3) */
+      case 35: y[i] = to_float(d / (1.0 + exp(-1.5957691216057308 * (d + 0.044715 * d * d * d)))); break;
     }
   }
   return true;

@@ -426,7 +426,7 @@ static void fused_graph_matches_the_unfused_one_on_random_data(void** state) {
   g = op(builder, "d", "divide", g, &s, NULL);
   v = op(builder, "sub", "subtract", v, &g, NULL);
   hgr_value_t out0 = op(builder, "out0", "tanh", v, NULL, NULL);
-  /* out1 = hard_sigmoid(max(clip(y), min(x, r))) * exp(-|x|) + relu(c) */
+  /* out1 = hard_sigmoid(max(clip(y), min(x, r))) * gelu_tanh(exp(-|x|)) + relu(c) */
   hgr_value_t k = op(builder, "k", "clip", y, NULL, clip);
   hgr_value_t mn = op(builder, "mn", "minimum", x, &r, NULL);
   k = op(builder, "mx", "maximum", k, &mn, NULL);
@@ -434,6 +434,7 @@ static void fused_graph_matches_the_unfused_one_on_random_data(void** state) {
   hgr_value_t e = op(builder, "ab", "abs", x, NULL, NULL);
   e = op(builder, "ng", "negative", e, NULL, NULL);
   e = op(builder, "ex", "exp", e, NULL, NULL);
+  e = op(builder, "gt", "gelu_tanh", e, NULL, NULL);
   k = op(builder, "kk", "multiply", k, &e, NULL);
   hgr_value_t rc = op(builder, "rc", "relu", c, NULL, NULL);
   hgr_value_t out1 = op(builder, "out1", "add", k, &rc, NULL);

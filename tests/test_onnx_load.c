@@ -342,6 +342,41 @@ static void unsupported_things_are_named(void** state) {
   ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_UNIMPLEMENTED, "(Relu, opset 13)", "attr 'bogus'");
 }
 
+/* GatherND, ScatterElements and Trilu name what is wrong with their inputs: a
+ * constant index outside its dim (by value and position), a reduction of a later
+ * opset, a k that is not one integer. */
+static void index_ops_refuse_bad_indices_by_name(void** state) {
+  (void)state;
+  static const int64_t x_dims[2] = {2, 3}, pair[2] = {2, 2}, one[1] = {1};
+  static const int64_t tuples[4] = {0, 1, 1, 3};
+  static const float half = 0.5f;
+  model_t m;
+  model_init(&m, 13);
+  add_input(&m, "x", x_dims, 2);
+  Onnx__TensorProto* indices = add_init(&m, "i", pair, 2, NULL, 0);
+  indices->data_type = 7; /* int64 */
+  indices->n_int64_data = 4;
+  indices->int64_data = (int64_t*)tuples;
+  add_node(&m, "GatherND", (const char* const[]){"x", "i"}, 2, (const char* const[]){"y"}, 1);
+  add_output(&m, "y");
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "(GatherND, opset 13)",
+                "index 3 at position 3 of 'i' is outside [-3, 3)");
+  m.nodes[0].op_type = "ScatterElements";
+  m.opset.version = 16;
+  add_attr_string(&m, &m.nodes[0], "reduction", "max");
+  m.nodes[0].n_input = 3;
+  m.io_names[0][2] = "x";
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "(ScatterElements, opset 16)",
+                "attr 'reduction' = \"max\" is not one of none, add, mul at opset 16");
+  model_init(&m, 14);
+  add_input(&m, "x", x_dims, 2);
+  add_init(&m, "k", one, 1, &half, 1);
+  add_node(&m, "Trilu", (const char* const[]){"x", "k"}, 2, (const char* const[]){"y"}, 1);
+  add_output(&m, "y");
+  ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "(Trilu, opset 14)",
+                "input 1 (k) must hold one integer");
+}
+
 /* ---- hostile files ---------------------------------------------------------------- */
 
 static void truncated_and_corrupt_protobuf_is_refused(void** state) {
@@ -643,6 +678,45 @@ static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const float*
                         size_t y_bytes, hgr_onnx_report_t* report) {
   run_loaded(instance, m, (const char* const[]){"x"}, (const float* const[]){x}, &x_bytes, 1, (float* const[]){y},
              &y_bytes, 1, report);
+}
+
+/* Gelu (opset 20) in both forms on pocl:0 against the formulas in double: "none"
+ * 0.5 x (1 + erf(x / sqrt 2)), "tanh" 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715
+ * x^3))), to 64 ulp (test_ops_elementwise.c derives it); another form is refused. */
+static void gelu_forms_match_formulas(void** state) {
+  (void)state;
+  hgr_instance_t* instance;
+  hgr_instance_options_t io;
+  hgr_instance_options_init(&io);
+  ASSERT_OK(hgr_instance_create(&io, &instance));
+  hgr_test_require_devices(instance, (const char* const[]){"pocl:0"}, 1);
+  float x[64], y[64];
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 20);
+  for (int i = 0; i < 64; ++i) x[i] = hgr_test_rng_float(&rng, -5, 5);
+  for (int form = 0; form < 3; ++form) {
+    model_t m;
+    model_init(&m, 20);
+    add_input(&m, "x", (int64_t[]){4, 16}, 2);
+    Onnx__NodeProto* gelu = add_node(&m, "Gelu", (const char* const[]){"x"}, 1, (const char* const[]){"y"}, 1);
+    if (form) add_attr_string(&m, gelu, "approximate", form == 1 ? "tanh" : "exact");
+    add_output(&m, "y");
+    if (form == 2) {
+      ASSERT_STATUS(load(&m, NULL, NULL, NULL), HGR_STATUS_INVALID_ARGUMENT, "(Gelu, opset 20)",
+                    "attr 'approximate' = \"exact\" is not \"none\" or \"tanh\"");
+      break;
+    }
+    hgr_onnx_report_t report;
+    run_on_pocl(instance, &m, x, sizeof(x), y, sizeof(y), &report);
+    for (int i = 0; i < 64; ++i) {
+      double v = x[i];
+      double want = form ? 0.5 * v * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)))
+                         : 0.5 * v * (1 + erf(v / sqrt(2.0)));
+      if (!(fabs(y[i] - want) <= 65 * 0x1p-23 * fabs(want) + 1e-30))
+        fail_msg("Gelu form %d at x = %.9g: got %.9g, want %.9g", form, v, (double)y[i], want);
+    }
+  }
+  hgr_instance_release(instance);
 }
 
 /* Conv(x, w, bias) -> BatchNormalization -> Add(per-channel c) -> Relu: one conv2d
@@ -949,7 +1023,8 @@ int main(int argc, char** argv) {
                                        cmocka_unit_test(fused_batch_norm_and_scale_match_plain_arithmetic),
                                        cmocka_unit_test(strided_pointwise_conv_slices_first),
                                        cmocka_unit_test(bidirectional_lstm_with_sequence_lens_matches_reference),
-                                       cmocka_unit_test(batch_first_gru_with_runtime_bias_matches_reference)};
+                                       cmocka_unit_test(batch_first_gru_with_runtime_bias_matches_reference),
+                                       cmocka_unit_test(gelu_forms_match_formulas)};
     return cmocka_run_group_tests(tests, NULL, NULL);
   }
   const struct CMUnitTest tests[] = {
@@ -957,6 +1032,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(constant_chains_fold_and_dead_nodes_go),
       cmocka_unit_test(symbolic_dims_take_the_given_shape),
       cmocka_unit_test(unsupported_things_are_named),
+      cmocka_unit_test(index_ops_refuse_bad_indices_by_name),
       cmocka_unit_test(truncated_and_corrupt_protobuf_is_refused),
       cmocka_unit_test(bad_dims_and_data_sizes_are_refused),
       cmocka_unit_test(name_clashes_and_cycles_are_refused),

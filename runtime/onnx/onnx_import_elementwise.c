@@ -1,5 +1,5 @@
 /* ONNX's elementwise ops: unary, binary with NumPy broadcasting, variadic
- * (Sum/Mean/Max/Min), comparisons and logic, Where, Clip, Cast, Identity, Dropout;
+ * (Sum/Mean/Max/Min), comparisons and logic, Gelu, Where, Clip, Cast, Identity, Dropout;
  * each folds on the host when its inputs are constants. */
 #include <float.h>
 #include <math.h>
@@ -375,6 +375,49 @@ static hgr_status_t import_isinf(hgr__onnx_node_t* node) {
   return hgr__onnx_finish_op(node, status, attrs, "isinf", &in, 1, 0, HGR__ONNX_BOOL);
 }
 
+/* ---- Gelu ------------------------------------------------------------------------ */
+
+/* Gelu (opset 20): approximate "none" (the erf form) becomes gelu, "tanh" gelu_tanh;
+ * both fold on constants. */
+static double gelu_eval(double x, bool tanh_form) {
+  if (!tanh_form) return 0.5 * x * erfc(-x / sqrt(2.0));
+  return x / (1.0 + exp(-1.5957691216057308 * (x + 0.044715 * x * x * x))); /* 2 sqrt(2 / pi); as the kernel */
+}
+
+static hgr_status_t read_gelu(const hgr__onnx_node_t* node, bool* out_tanh) {
+  if (node->opset < 20) return HGR__ONNX_INVALID(node, "Gelu does not exist before opset 20");
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "approximate"));
+  char approximate[8];
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_string(node, "approximate", "none", approximate, sizeof(approximate)));
+  if (strcmp(approximate, "none") && strcmp(approximate, "tanh"))
+    return HGR__ONNX_INVALID(node, "attr 'approximate' = \"%s\" is not \"none\" or \"tanh\"", approximate);
+  *out_tanh = !strcmp(approximate, "tanh");
+  if (node->input_count != 1) return HGR__ONNX_INVALID(node, "takes 1 input, the node has %u", node->input_count);
+  if (!hgr__onnx_type_is_float(node->inputs[0]->onnx_type))
+    return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; hgr computes Gelu on float",
+                                 hgr__onnx_type_name(node->inputs[0]->onnx_type));
+  return HGR_OK;
+}
+
+static hgr_status_t fold_gelu(hgr__onnx_node_t* node) {
+  bool tanh_form;
+  HGR_RETURN_IF_ERROR(read_gelu(node, &tanh_form));
+  const hgr__onnx_tensor_t* x = node->inputs[0]->constant;
+  hgr__onnx_tensor_t* out = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, x->onnx_type, x->shape, x->ndim, node->label, &out));
+  for (uint64_t i = 0; i < x->count; ++i) hgr__onnx_tensor_set_f64(out, i, gelu_eval(hgr__onnx_tensor_f64(x, i), tanh_form));
+  return hgr__onnx_set_constant(node, 0, out);
+}
+
+static hgr_status_t import_gelu(hgr__onnx_node_t* node) {
+  bool tanh_form;
+  HGR_RETURN_IF_ERROR(read_gelu(node, &tanh_form));
+  hgr_value_t in;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, node->inputs[0], &in));
+  return hgr__onnx_finish_op(node, HGR_OK, NULL, tanh_form ? "gelu_tanh" : "gelu", &in, 1, 0,
+                             node->inputs[0]->onnx_type);
+}
+
 /* ---- Where ---------------------------------------------------------------------- */
 
 static double where_eval(const double* x, uint32_t n, const hgr__onnx_node_t* node) {
@@ -558,6 +601,7 @@ const hgr__onnx_op_t hgr__onnx_ops_elementwise[] = {
     EW("Atan"), EW("Sinh"), EW("Cosh"), EW("Asinh"), EW("Acosh"), EW("Atanh"), EW("IsNaN"),
     {"Mod", import_mod, NULL, 2},
     {"IsInf", import_isinf, NULL, 1},
+    {"Gelu", import_gelu, fold_gelu, 1},
     {"Sum", import_variadic, fold_variadic, HGR__ONNX_EVERY_INPUT},
     {"Mean", import_variadic, fold_variadic, HGR__ONNX_EVERY_INPUT},
     {"Max", import_variadic, fold_variadic, HGR__ONNX_EVERY_INPUT},

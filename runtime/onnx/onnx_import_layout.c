@@ -1,8 +1,8 @@
 /* ONNX's Split, Slice, Pad, Resize/Upsample, Expand, Tile, DepthToSpace, SpaceToDepth,
- * GatherElements. Each reads its attrs and constant inputs (starts, pads, sizes,
+ * GatherElements, Trilu. Each reads its attrs and constant inputs (starts, pads, sizes,
  * repeats: they decide output shapes, so they must be known at load) into plain
  * parameters once; import then maps them onto hgr's strided_slice, pad, resize2d,
- * broadcast_to, tile, depth_to_space, space_to_depth and gather_elements, and the
+ * broadcast_to, tile, depth_to_space, space_to_depth, gather_elements and trilu, and the
  * folds of Split, Slice, Pad, Expand and Tile compute the same parameters' result
  * on the host (exporters feed these ops int64 shape tensors). */
 #include <math.h>
@@ -630,6 +630,35 @@ static hgr_status_t import_gather_elements(hgr__onnx_node_t* node) {
   return hgr__onnx_finish_op(node, status, attrs, "gather_elements", in, 2, 0, x->onnx_type);
 }
 
+/* ---- Trilu ------------------------------------------------------------------------------- */
+
+/* k (input 1, optional) must be known at load: a constant, or decided at run time
+ * like TopK's k; it becomes trilu's attr. */
+static hgr_status_t import_trilu(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(check_since(node, 14));
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "upper"));
+  hgr__onnx_value_t* x;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  if (x->onnx_type != HGR__ONNX_BOOL) HGR_RETURN_IF_ERROR(check_movable(node, x));
+  if (x->ndim < 2) return HGR__ONNX_INVALID(node, "input '%s' has rank %d; Trilu needs 2 or more", x->name, (int)x->ndim);
+  int64_t upper, k = 0;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "upper", 1, &upper));
+  hgr__onnx_tensor_t* kt = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, 1, &kt));
+  if (kt) {
+    if (kt->count != 1 || kt->ndim > 1 || hgr__onnx_type_is_float(kt->onnx_type) || kt->onnx_type == HGR__ONNX_BOOL)
+      return HGR__ONNX_INVALID(node, "input 1 (k) must hold one integer");
+    k = hgr__onnx_tensor_i64(kt, 0);
+  }
+  hgr_value_t in;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_status_t status = hgr_attrs_set_int(attrs, "k", k);
+  if (!status) status = hgr_attrs_set_int(attrs, "upper", upper != 0);
+  return hgr__onnx_finish_op(node, status, attrs, "trilu", &in, 1, 0, x->onnx_type);
+}
+
 /* ---- Resize, Upsample -------------------------------------------------------------------- */
 
 /* resize2d's attrs. */
@@ -903,6 +932,7 @@ const hgr__onnx_op_t hgr__onnx_ops_layout[] = {
     {"DepthToSpace", import_depth_to_space, NULL, 1},
     {"SpaceToDepth", import_space_to_depth, NULL, 1},
     {"GatherElements", import_gather_elements, NULL, 2},
+    {"Trilu", import_trilu, NULL, 1},
     {"Resize", import_resize, NULL, 1},
     {"Upsample", import_upsample, NULL, 1},
     {.name = NULL},

@@ -328,6 +328,7 @@ extern const hgr__onnx_op_t hgr__onnx_ops_shape[];
 extern const hgr__onnx_op_t hgr__onnx_ops_reduce[];
 extern const hgr__onnx_op_t hgr__onnx_ops_layout[]; /* Split, Slice, Pad, Resize, Expand, Tile, ... */
 extern const hgr__onnx_op_t hgr__onnx_ops_index[];  /* ArgMax, ArgMin, TopK, CumSum */
+extern const hgr__onnx_op_t hgr__onnx_ops_scatter[]; /* GatherND, ScatterND, ScatterElements, Scatter */
 extern const hgr__onnx_op_t hgr__onnx_ops_einsum[];
 extern const hgr__onnx_op_t hgr__onnx_ops_rnn[];    /* LSTM, GRU, RNN */
 extern const hgr__onnx_op_t hgr__onnx_ops_dynamic[]; /* NonZero, Compress, Unique, NonMaxSuppression: in stages */

@@ -14,6 +14,7 @@ static const hgr__onnx_op_t* const families[] = {
     hgr__onnx_ops_reduce,
     hgr__onnx_ops_layout,
     hgr__onnx_ops_index,
+    hgr__onnx_ops_scatter,
     hgr__onnx_ops_einsum,
     hgr__onnx_ops_control,
     hgr__onnx_ops_rnn,

@@ -405,6 +405,7 @@ const hgr__op_t hgr__ops_elementwise[] = {
     UNARY(negative, "", UNARY_PLAIN),
     UNARY(erf, "", UNARY_PLAIN),
     UNARY(gelu, "", UNARY_PLAIN),
+    UNARY(gelu_tanh, "", UNARY_PLAIN),
     UNARY(softplus, "", UNARY_PLAIN),
     UNARY(softsign, "", UNARY_PLAIN),
     UNARY(hard_swish, "", UNARY_PLAIN),

@@ -17,6 +17,8 @@
   HGR__FAMILY(rnn)         \
   HGR__FAMILY(compact)     \
   HGR__FAMILY(nms)         \
+  HGR__FAMILY(index)       \
+  HGR__FAMILY(trilu)       \
   HGR__FAMILY(fused)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];

@@ -57,6 +57,7 @@ static const hgr__fusable_t fusable_ops[] = {
     {"negative", 1, {NULL, NULL}, {0, 0}, "(-A)"},
     {"erf", 1, {NULL, NULL}, {0, 0}, "erf(A)"},
     {"gelu", 1, {NULL, NULL}, {0, 0}, "(0.5f * A * erfc(-A * M_SQRT1_2_F))"},
+    {"gelu_tanh", 1, {NULL, NULL}, {0, 0}, "(A / (1.0f + exp(-1.5957691216057308f * (A + 0.044715f * A * A * A))))"},
     {"softplus", 1, {NULL, NULL}, {0, 0}, "(fmax(A, 0.0f) + log1p(exp(-fabs(A))))"},
     {"softsign", 1, {NULL, NULL}, {0, 0}, "(A / (1.0f + fabs(A)))"},
     {"reciprocal", 1, {NULL, NULL}, {0, 0}, "(1.0f / A)"},
