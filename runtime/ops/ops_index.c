@@ -199,16 +199,23 @@ static hgr_status_t plan_gather_nd(hgr__op_ctx_t* ctx) {
 
 /* ---- onnx_scatter_nd --------------------------------------------------------------- */
 
-/* ONNX ScatterND: the output is the data with the updates written (or reduced) at
- * the index tuples: indices of rank q >= 1 whose last dim k is 1 to r, updates
- * shaped indices.shape[:-1] + data.shape[k:]. */
-static hgr_status_t scatter_nd_check(const hgr__op_ctx_t* ctx, int* out_reduction) {
+/* What both scatters check first: the data's dtype, the indices, the updates'
+ * dtype, the counts, and attr reduction into *out_reduction. */
+static hgr_status_t check_scatter(const hgr__op_ctx_t* ctx, int* out_reduction) {
   const char* suffix;
   HGR_RETURN_IF_ERROR(move_suffix(ctx, 0, &suffix));
   HGR_RETURN_IF_ERROR(check_indices(ctx, 1));
   HGR_RETURN_IF_ERROR(check_updates_dtype(ctx));
   HGR_RETURN_IF_ERROR(check_counts(ctx));
   HGR_RETURN_IF_ERROR(read_reduction(ctx, out_reduction));
+  return HGR_OK;
+}
+
+/* ONNX ScatterND: the output is the data with the updates written (or reduced) at
+ * the index tuples: indices of rank q >= 1 whose last dim k is 1 to r, updates
+ * shaped indices.shape[:-1] + data.shape[k:]. */
+static hgr_status_t scatter_nd_check(const hgr__op_ctx_t* ctx, int* out_reduction) {
+  HGR_RETURN_IF_ERROR(check_scatter(ctx, out_reduction));
   const hgr__entry_t* data = hgr__op_input(ctx, 0);
   const hgr__entry_t* indices = hgr__op_input(ctx, 1);
   const hgr__entry_t* updates = hgr__op_input(ctx, 2);
@@ -302,12 +309,7 @@ static hgr_status_t plan_scatter_nd(hgr__op_ctx_t* ctx) {
  * most its extent in every dim but axis; the update at coordinates c goes to the
  * output at c with c[axis] = indices[c]. */
 static hgr_status_t scatter_elements_check(const hgr__op_ctx_t* ctx, int32_t* out_axis, int* out_reduction) {
-  const char* suffix;
-  HGR_RETURN_IF_ERROR(move_suffix(ctx, 0, &suffix));
-  HGR_RETURN_IF_ERROR(check_indices(ctx, 1));
-  HGR_RETURN_IF_ERROR(check_updates_dtype(ctx));
-  HGR_RETURN_IF_ERROR(check_counts(ctx));
-  HGR_RETURN_IF_ERROR(read_reduction(ctx, out_reduction));
+  HGR_RETURN_IF_ERROR(check_scatter(ctx, out_reduction));
   const hgr__entry_t* data = hgr__op_input(ctx, 0);
   const hgr__entry_t* indices = hgr__op_input(ctx, 1);
   const hgr__entry_t* updates = hgr__op_input(ctx, 2);
