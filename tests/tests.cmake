@@ -488,6 +488,10 @@ if(HGR_ONNX)
   # is refused), then the models run on pocl:0 through the model object
   hgr_test(NAME onnx_control_unit SOURCE test_onnx_control.c)
   hgr_test(NAME onnx_control_pocl SOURCE test_onnx_control.c ARGS run)
+  # ONNX Runtime's contrib ops (com.microsoft) hgr reads, and the refusal of the rest
+  # naming op and domain; then SkipLayerNormalization and friends run on pocl:0
+  hgr_test(NAME onnx_contrib_unit SOURCE test_onnx_contrib.c)
+  hgr_test(NAME onnx_contrib_pocl SOURCE test_onnx_contrib.c ARGS run)
   # The parsed model under the model object, without a device: symbolic dims, ops
   # checked without shapes, inputs that decide shapes, folds kept across imports
   hgr_test(NAME onnx_model_unit SOURCE test_onnx_model.c ARGS ${HGR_TEST_DATA_DIR}/symbolic)

@@ -239,6 +239,7 @@ typedef struct hgr__onnx_loader_t {
   hgr_allocator_t allocator; /* the parsed model's: the builder, the host tensors, the tables */
   const Onnx__GraphProto* graph;
   int64_t opset;
+  int64_t contrib_opset;     /* of com.microsoft; 0: the model imports none */
   const hgr_onnx_options_t* options;
   hgr__onnx_external_t external;
   hgr_builder_t* builder;
@@ -333,6 +334,9 @@ extern const hgr__onnx_op_t hgr__onnx_ops_einsum[];
 extern const hgr__onnx_op_t hgr__onnx_ops_rnn[];    /* LSTM, GRU, RNN */
 extern const hgr__onnx_op_t hgr__onnx_ops_dynamic[]; /* NonZero, Compress, Unique, NonMaxSuppression: in stages */
 extern const hgr__onnx_op_t hgr__onnx_ops_control[]; /* If, Loop, Scan: their subgraphs inlined or unrolled */
+/* Of the domain com.microsoft (ONNX Runtime's contrib ops): Gelu, FastGelu, BiasGelu,
+ * QuickGelu, BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization. */
+extern const hgr__onnx_op_t hgr__onnx_ops_contrib[];
 
 /* ---- for importers and folders (onnx_node.c) -------------------------------------------- */
 
@@ -580,11 +584,23 @@ hgr_status_t hgr__onnx_fold_map(hgr__onnx_node_t* node, const hgr__onnx_source_m
 
 /* ---- the op registry (onnx_ops.c) -------------------------------------------------------- */
 
-/* The ONNX op called name (default domain), or NULL. */
-const hgr__onnx_op_t* hgr__onnx_op_find(const char* name);
-/* Every supported op's name, comma-separated, sorted (NULL when out of memory), for
- * status messages: from the system allocator, as statuses are (hgr/allocator.h);
- * free it with hgr__free(hgr_allocator_system(), ...). */
-char* hgr__onnx_op_list(void);
+/* The domains hgr reads: the default one ("", "ai.onnx"), every op of it in the
+ * families above; and ONNX Runtime's contrib domain, only the ops of
+ * hgr__onnx_ops_contrib. */
+#define HGR__ONNX_CONTRIB_DOMAIN "com.microsoft"
+/* The contrib domain's opset versions hgr reads. */
+#define HGR__ONNX_CONTRIB_MIN_OPSET 1
+#define HGR__ONNX_CONTRIB_MAX_OPSET 1
+/* (onnx_node.c, below the registry: importers and fusion look-ahead ask them too) */
+bool hgr__onnx_domain_is_default(const char* domain); /* NULL, "" or "ai.onnx" */
+bool hgr__onnx_domain_is_contrib(const char* domain); /* "com.microsoft" */
+/* The ONNX op called name of domain (NULL or "": the default one), or NULL (also
+ * for every op of a domain hgr does not read). */
+const hgr__onnx_op_t* hgr__onnx_op_find(const char* domain, const char* name);
+/* Every supported op's name of domain, comma-separated, sorted ("" for a domain hgr
+ * does not read; NULL when out of memory), for status messages: from the system
+ * allocator, as statuses are (hgr/allocator.h); free it with
+ * hgr__free(hgr_allocator_system(), ...). */
+char* hgr__onnx_op_list(const char* domain);
 
 #endif /* HGR_ONNX_INTERNAL_H_ */

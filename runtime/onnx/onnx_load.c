@@ -262,11 +262,13 @@ static void node_header(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_no
   node->loader = loader;
   node->proto = proto;
   node->index = index;
-  node->opset = loader->opset;
+  bool contrib = hgr__onnx_domain_is_contrib(proto->domain);
+  node->opset = contrib ? loader->contrib_opset : loader->opset;
   const char* op = proto->op_type ? proto->op_type : "";
   const char* name = proto->name && proto->name[0] ? proto->name : (proto->n_output ? proto->output[0] : "");
-  snprintf(node->label, sizeof(node->label), "node %u '%.120s' (%.60s, opset %lld)%s%.399s", index, name ? name : "",
-           op, (long long)loader->opset, loader->where[0] ? " in " : "", loader->where);
+  snprintf(node->label, sizeof(node->label), "node %u '%.120s' (%s%.60s, opset %lld)%s%.399s", index,
+           name ? name : "", contrib ? HGR__ONNX_CONTRIB_DOMAIN "." : "", op, (long long)node->opset,
+           loader->where[0] ? " in " : "", loader->where);
 }
 
 static hgr_status_t node_context(hgr__onnx_loader_t* loader, uint32_t index, hgr__onnx_node_t* node) {
@@ -299,9 +301,18 @@ static void node_free(hgr__onnx_node_t* node) {
 }
 
 static hgr_status_t unknown_op(const hgr__onnx_node_t* node) {
-  char* list = hgr__onnx_op_list();
-  hgr_status_t status = HGR__ONNX_UNSUPPORTED(node, "op '%s' is not supported; hgr supports: %s", node->proto->op_type,
-                                              list ? list : "(out of memory)");
+  const char* domain = node->proto->domain;
+  const char* op_type = node->proto->op_type ? node->proto->op_type : "";
+  if (!hgr__onnx_domain_is_default(domain) && !hgr__onnx_domain_is_contrib(domain))
+    return HGR__ONNX_UNSUPPORTED(node, "op '%s' of domain '%s' is not supported; hgr reads the default domain "
+                                 "(ai.onnx) and some ops of " HGR__ONNX_CONTRIB_DOMAIN, op_type, domain);
+  char* list = hgr__onnx_op_list(domain);
+  hgr_status_t status =
+      hgr__onnx_domain_is_contrib(domain)
+          ? HGR__ONNX_UNSUPPORTED(node, "op '%s' of domain '%s' is not supported; of that domain hgr supports: %s",
+                                  op_type, domain, list ? list : "(out of memory)")
+          : HGR__ONNX_UNSUPPORTED(node, "op '%s' is not supported; hgr supports: %s", op_type,
+                                  list ? list : "(out of memory)");
   hgr__free(hgr_allocator_system(), list); /* hgr__onnx_op_list's: for the status message */
   return status;
 }
@@ -318,13 +329,20 @@ static hgr_status_t check_required_inputs(const hgr__onnx_node_t* node, const hg
   return HGR_OK;
 }
 
-/* The op of node: its domain must be the default one and hgr must know it. */
+/* The op of node: hgr must know it in the node's domain (the default one, or some
+ * contrib ops of com.microsoft, whose opset the model must import). */
 static hgr_status_t find_op(const hgr__onnx_node_t* node, const hgr__onnx_op_t** out_op) {
   const Onnx__NodeProto* proto = node->proto;
-  if (proto->domain && proto->domain[0] && strcmp(proto->domain, "ai.onnx"))
-    return HGR__ONNX_UNSUPPORTED(node, "domain '%s' is not supported; hgr reads the default domain (ai.onnx)",
-                                 proto->domain);
-  if (!(*out_op = hgr__onnx_op_find(proto->op_type ? proto->op_type : ""))) return unknown_op(node);
+  if (!(*out_op = hgr__onnx_op_find(proto->domain, proto->op_type ? proto->op_type : ""))) return unknown_op(node);
+  if (!hgr__onnx_domain_is_contrib(proto->domain)) return HGR_OK;
+  int64_t version = node->loader->contrib_opset;
+  if (!version)
+    return HGR__ONNX_INVALID(node, "the node is of domain '%s', but the model imports no opset of it",
+                             proto->domain);
+  if (version < HGR__ONNX_CONTRIB_MIN_OPSET || version > HGR__ONNX_CONTRIB_MAX_OPSET)
+    return HGR__ONNX_UNSUPPORTED(node, "the model imports opset %lld of domain '%s'; hgr reads opsets %d to %d of it",
+                                 (long long)version, proto->domain, HGR__ONNX_CONTRIB_MIN_OPSET,
+                                 HGR__ONNX_CONTRIB_MAX_OPSET);
   return HGR_OK;
 }
 
@@ -423,19 +441,22 @@ static hgr_status_t read_opset(hgr__onnx_loader_t* loader, const Onnx__ModelProt
   bool found = false;
   for (size_t i = 0; i < model->n_opset_import; ++i) {
     const Onnx__OperatorSetIdProto* o = model->opset_import[i];
-    if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx")) {
+    if (hgr__onnx_domain_is_default(o->domain)) {
       loader->opset = o->has_version ? o->version : 1;
       found = true;
+    } else if (hgr__onnx_domain_is_contrib(o->domain)) {
+      loader->contrib_opset = o->has_version ? o->version : 1; /* checked by the nodes of that domain */
     }
   }
   if (!found) { /* valid when no node needs it: then the model is all in other domains */
     const Onnx__GraphProto* g = model->graph;
     for (size_t n = 0; g && n < g->n_node; ++n)
-      if (!g->node[n]->domain || !g->node[n]->domain[0] || !strcmp(g->node[n]->domain, "ai.onnx"))
+      if (hgr__onnx_domain_is_default(g->node[n]->domain))
         return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "node %zu (%s) is of the default domain, but the model imports "
                           "no opset of it", n, g->node[n]->op_type ? g->node[n]->op_type : "");
     return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "the model uses only other domains than the default one (%s%s); "
-                      "hgr reads the default domain (ai.onnx)", model->n_opset_import ? "" : "none imported",
+                      "hgr reads the default domain (ai.onnx), and some ops of " HGR__ONNX_CONTRIB_DOMAIN " beside it",
+                      model->n_opset_import ? "" : "none imported",
                       model->n_opset_import && model->opset_import[0]->domain ? model->opset_import[0]->domain : "");
   }
   if (loader->opset < HGR__ONNX_MIN_OPSET || loader->opset > HGR__ONNX_MAX_OPSET)
@@ -580,6 +601,7 @@ static hgr_status_t child_loader(hgr__onnx_loader_t* child, const hgr__onnx_node
   child->allocator = parent->allocator;
   child->graph = graph;
   child->opset = parent->opset;
+  child->contrib_opset = parent->contrib_opset;
   child->options = parent->options;
   child->external = parent->external;
   child->builder = parent->builder;

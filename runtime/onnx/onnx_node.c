@@ -493,13 +493,19 @@ hgr_status_t hgr__onnx_note_deciding(hgr__onnx_loader_t* loader, const hgr__onnx
   return note_deciding_in(loader, &v, 1);
 }
 
+bool hgr__onnx_domain_is_default(const char* domain) {
+  return !domain || !domain[0] || !strcmp(domain, "ai.onnx");
+}
+
+bool hgr__onnx_domain_is_contrib(const char* domain) { return domain && !strcmp(domain, HGR__ONNX_CONTRIB_DOMAIN); }
+
 const Onnx__NodeProto* hgr__onnx_sole_consumer(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v,
                                                uint32_t* out_index) {
   if (!v || v->uses != 1 || v->graph_output || v->consumer < 0) return NULL;
   uint32_t index = (uint32_t)v->consumer;
   if (index <= node->index || node->loader->fused[index]) return NULL;
   const Onnx__NodeProto* consumer = node->loader->graph->node[index];
-  if (consumer->domain && consumer->domain[0] && strcmp(consumer->domain, "ai.onnx")) return NULL;
+  if (!hgr__onnx_domain_is_default(consumer->domain)) return NULL;
   *out_index = index;
   return consumer;
 }
