@@ -92,16 +92,23 @@ static hgr_status_t read_reduction(const hgr__onnx_node_t* node, char* reduction
   return HGR_OK;
 }
 
+/* What both scatters read first: data, indices and updates (all required), attr
+ * reduction, and the data's dtype for it. */
+static hgr_status_t scatter_inputs(hgr__onnx_node_t* node, hgr__onnx_value_t** x, hgr__onnx_value_t** iv,
+                                   hgr__onnx_value_t** updates, char* reduction, size_t capacity) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, x));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, iv));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 2, updates));
+  HGR_RETURN_IF_ERROR(read_reduction(node, reduction, capacity));
+  return check_data(node, *x, strcmp(reduction, "none") != 0);
+}
+
 static hgr_status_t import_scatter_nd(hgr__onnx_node_t* node) {
   if (node->opset < 11) return HGR__ONNX_INVALID(node, "ScatterND does not exist before opset 11");
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset < 16 ? "" : "reduction"));
   hgr__onnx_value_t *x, *iv, *updates;
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &iv));
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 2, &updates));
   char reduction[8];
-  HGR_RETURN_IF_ERROR(read_reduction(node, reduction, sizeof(reduction)));
-  HGR_RETURN_IF_ERROR(check_data(node, x, strcmp(reduction, "none") != 0));
+  HGR_RETURN_IF_ERROR(scatter_inputs(node, &x, &iv, &updates, reduction, sizeof(reduction)));
   if (iv->onnx_type != HGR__ONNX_INT64)
     return HGR__ONNX_INVALID(node, "indices '%s' are %s; ScatterND's must be int64", iv->name,
                              hgr__onnx_type_name(iv->onnx_type));
@@ -131,12 +138,8 @@ static hgr_status_t import_scatter_elements(hgr__onnx_node_t* node) {
     return HGR__ONNX_INVALID(node, "%s does not exist before opset %d", node->proto->op_type, old_name ? 9 : 11);
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset < 16 ? "axis" : "axis reduction"));
   hgr__onnx_value_t *x, *iv, *updates;
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &iv));
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 2, &updates));
   char reduction[8];
-  HGR_RETURN_IF_ERROR(read_reduction(node, reduction, sizeof(reduction)));
-  HGR_RETURN_IF_ERROR(check_data(node, x, strcmp(reduction, "none") != 0));
+  HGR_RETURN_IF_ERROR(scatter_inputs(node, &x, &iv, &updates, reduction, sizeof(reduction)));
   HGR_RETURN_IF_ERROR(check_index_type(node, iv));
   if (x->ndim < 1) return HGR__ONNX_INVALID(node, "data '%s' is a scalar; the op needs an axis", x->name);
   int64_t axis_attr;

@@ -199,6 +199,22 @@ static hgr_status_t plan_gather_nd(hgr__op_ctx_t* ctx) {
 
 /* ---- onnx_scatter_nd --------------------------------------------------------------- */
 
+/* The data's elements copied (hgr_index_copy_<suffix>) from input 0, or the node's
+ * scratch (from_scratch), into the scratch (to_scratch) or output 0. */
+static void launch_copy(hgr__op_ctx_t* ctx, const char* suffix, bool from_scratch, bool to_scratch) {
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  uint64_t bytes = data->element_count * hgr_dtype_element_bytes(data->dtype);
+  char kernel[48];
+  snprintf(kernel, sizeof(kernel), "hgr_index_copy_%s", suffix);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  if (from_scratch) hgr__launch_scratch(ctx, l, bytes);
+  else hgr__launch_input(ctx, l, 0);
+  if (to_scratch) hgr__launch_scratch(ctx, l, bytes);
+  else hgr__launch_output(ctx, l, 0);
+  hgr__launch_uint(ctx, l, (uint32_t)data->element_count);
+  hgr__launch_1d(ctx, l, data->element_count);
+}
+
 /* What both scatters check first: the data's dtype, the indices, the updates'
  * dtype, the counts, and attr reduction into *out_reduction. */
 static hgr_status_t check_scatter(const hgr__op_ctx_t* ctx, int* out_reduction) {
@@ -255,8 +271,6 @@ static hgr_status_t plan_scatter_nd(hgr__op_ctx_t* ctx) {
   int32_t tuples = (int32_t)product(indices->shape, 0, indices->ndim - 1);
   const char* suffix;
   HGR_RETURN_IF_ERROR(move_suffix(ctx, 0, &suffix));
-  char kernel[48];
-  snprintf(kernel, sizeof(kernel), "hgr_index_copy_%s", suffix);
   /* Without a reduction the updates go straight into the output. With one, they
    * reduce in the node's scratch, which then goes to the output: a launch that
    * reads back an output an earlier launch wrote trips Oclgrind 21.10 (index.cl). */
@@ -264,19 +278,15 @@ static hgr_status_t plan_scatter_nd(hgr__op_ctx_t* ctx) {
   bool updating = updates->element_count > 0 && data->element_count > 0;
   bool through_scratch = reduction != REDUCE_NONE && updating;
   uint64_t bytes = data->element_count * hgr_dtype_element_bytes(data->dtype);
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
-  hgr__launch_input(ctx, l, 0);
-  if (through_scratch) hgr__launch_scratch(ctx, l, bytes);
-  else hgr__launch_output(ctx, l, 0);
-  hgr__launch_uint(ctx, l, (uint32_t)data->element_count);
-  hgr__launch_1d(ctx, l, data->element_count);
+  launch_copy(ctx, suffix, false, through_scratch);
   if (!updating) return HGR_OK;
+  char kernel[48];
   if (reduction == REDUCE_NONE) {
     snprintf(kernel, sizeof(kernel), "hgr_scatter_nd_%s", suffix);
   } else {
     snprintf(kernel, sizeof(kernel), "hgr_scatter_nd_reduce_%s", hgr__dtype_is_f32(data->dtype) ? "f32" : "i32");
   }
-  l = hgr__op_launch(ctx, kernel);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   hgr__launch_input(ctx, l, 2);
   hgr__launch_input(ctx, l, 1);
   if (through_scratch) hgr__launch_scratch(ctx, l, bytes);
@@ -294,12 +304,7 @@ static hgr_status_t plan_scatter_nd(hgr__op_ctx_t* ctx) {
   hgr__launch_int(ctx, l, reduction);
   hgr__launch_uint(ctx, l, (uint32_t)slice);
   hgr__launch_1d(ctx, l, (uint64_t)slice);
-  snprintf(kernel, sizeof(kernel), "hgr_index_copy_%s", suffix);
-  l = hgr__op_launch(ctx, kernel);
-  hgr__launch_scratch(ctx, l, bytes);
-  hgr__launch_output(ctx, l, 0);
-  hgr__launch_uint(ctx, l, (uint32_t)data->element_count);
-  hgr__launch_1d(ctx, l, data->element_count);
+  launch_copy(ctx, suffix, true, false);
   return HGR_OK;
 }
 
@@ -348,15 +353,9 @@ static hgr_status_t plan_scatter_elements(hgr__op_ctx_t* ctx) {
   bool updating = updates->element_count > 0 && data->element_count > 0; /* as scatter_nd's */
   bool through_scratch = reduction != REDUCE_NONE && updating;
   uint64_t bytes = data->element_count * hgr_dtype_element_bytes(data->dtype);
-  char kernel[48];
-  snprintf(kernel, sizeof(kernel), "hgr_index_copy_%s", suffix);
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
-  hgr__launch_input(ctx, l, 0);
-  if (through_scratch) hgr__launch_scratch(ctx, l, bytes);
-  else hgr__launch_output(ctx, l, 0);
-  hgr__launch_uint(ctx, l, (uint32_t)data->element_count);
-  hgr__launch_1d(ctx, l, data->element_count);
+  launch_copy(ctx, suffix, false, through_scratch);
   if (!updating) return HGR_OK;
+  char kernel[48];
   /* float32 and int32 reduce; other 4-byte dtypes move as int32, 1-byte ones as uchar */
   snprintf(kernel, sizeof(kernel), "hgr_scatter_elements_%s",
            hgr__dtype_is_f32(data->dtype) ? "f32" : !strcmp(suffix, "u8") ? "u8" : "i32");
@@ -367,7 +366,7 @@ static hgr_status_t plan_scatter_elements(hgr__op_ctx_t* ctx) {
     stride *= data->shape[d];
   }
   uint64_t lines = updates->element_count / (uint64_t)updates->shape[axis];
-  l = hgr__op_launch(ctx, kernel);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   hgr__launch_input(ctx, l, 2);
   hgr__launch_input(ctx, l, 1);
   if (through_scratch) hgr__launch_scratch(ctx, l, bytes);
@@ -382,12 +381,7 @@ static hgr_status_t plan_scatter_elements(hgr__op_ctx_t* ctx) {
   hgr__launch_meta1(ctx, l, (int32_t)data->shape[axis]);
   hgr__launch_1d(ctx, l, lines);
   if (!through_scratch) return HGR_OK;
-  snprintf(kernel, sizeof(kernel), "hgr_index_copy_%s", suffix);
-  l = hgr__op_launch(ctx, kernel);
-  hgr__launch_scratch(ctx, l, bytes);
-  hgr__launch_output(ctx, l, 0);
-  hgr__launch_uint(ctx, l, (uint32_t)data->element_count);
-  hgr__launch_1d(ctx, l, data->element_count);
+  launch_copy(ctx, suffix, true, false);
   return HGR_OK;
 }
 
