@@ -19,6 +19,7 @@
   HGR__FAMILY(nms)         \
   HGR__FAMILY(index)       \
   HGR__FAMILY(trilu)       \
+  HGR__FAMILY(attention)   \
   HGR__FAMILY(fused)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];

@@ -1,0 +1,152 @@
+/* attention (kernels/attention.cl): scaled dot-product attention of G matrices in
+ * one launch, the scores never stored,
+ *
+ *   out[g] = softmax(scale * q[g] k[g]ᵀ + mask[g]) v[g]   (softmax over the keys)
+ *
+ * inputs q [G, M, dk], k [G, N, dk] (or kᵀ [G, dk, N] with transpose_k false),
+ * v [G, N, dv], and an optional additive float32 mask; output [G, M, dv], all
+ * float32. Attrs:
+ *   scale        (1.0)  the factor of the scores, before the mask is added
+ *   transpose_k  (true) k is [G, N, dk], each key a row; false: kᵀ [G, dk, N]
+ *   heads        (1)    the scores are viewed as [G / heads, heads, M, N] for the
+ *                       mask, which broadcasts to that view by NumPy's rules (rank
+ *                       up to 4, aligned to the right): a padding mask [B, 1, 1, N],
+ *                       a causal one [1, 1, M, N], one per matrix [G, M, N] with
+ *                       heads = G. heads must divide G.
+ *   causal       (false) key n of query row m takes part only where n <= m + N - M
+ * The graph pass that fuses the attention block (passes/fuse_attention.c) makes
+ * these nodes; the kernel is flash attention's online softmax on one work-item per
+ * query row (see kernels/attention.cl). */
+#include <stdio.h>
+
+#include "ops.h"
+
+/* Query rows per work-group: with PoCL's CPU drivers the work-items of a group run
+ * as vector lanes over the same keys (one load of a key feeds every lane). */
+#define ATTENTION_GROUP 16
+
+typedef struct attention_t {
+  int64_t g, m, n, dk, dv;
+  int64_t heads;
+  bool transpose_k, causal, has_mask;
+  double scale;
+  int32_t mask_strides[4]; /* batch, head, row, col; 0 where the mask broadcasts */
+} attention_t;
+
+static hgr_status_t check_rank3(const hgr__op_ctx_t* ctx, uint32_t i, const char* name) {
+  const hgr__entry_t* e = hgr__op_input(ctx, i);
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, (int)i, -1, false));
+  if (e->ndim == 3) return HGR_OK;
+  char have[160];
+  return HGR__OP_ERROR(ctx, "input %u '%s' is shaped %s; attention takes rank 3 ([G, rows, columns])", i, name,
+                       hgr__entry_shape(e, have, sizeof(have)));
+}
+
+/* The mask's strides over the scores' view [G / heads, heads, M, N]. */
+static hgr_status_t mask_strides(const hgr__op_ctx_t* ctx, attention_t* a) {
+  const hgr__entry_t* mask = hgr__op_input(ctx, 3);
+  HGR_RETURN_IF_ERROR(hgr__op_check_dtype(ctx, 3, -1, false));
+  const int64_t view[4] = {a->g / a->heads, a->heads, a->m, a->n};
+  char have[160];
+  if (mask->ndim > 4)
+    return HGR__OP_ERROR(ctx, "input 3 'mask' is shaped %s; it must broadcast to the scores [%lld, %lld, %lld, %lld]",
+                         hgr__entry_shape(mask, have, sizeof(have)), (long long)view[0], (long long)view[1],
+                         (long long)view[2], (long long)view[3]);
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the mask's element count", mask->element_count, INT32_MAX));
+  int64_t stride = 1;
+  for (int32_t d = 3; d >= 0; --d) {
+    int32_t md = d - (4 - mask->ndim);
+    int64_t extent = md >= 0 ? mask->shape[md] : 1;
+    if (extent != 1 && extent != view[d])
+      return HGR__OP_ERROR(ctx, "input 3 'mask' is shaped %s; it must broadcast to the scores [%lld, %lld, %lld, %lld]",
+                           hgr__entry_shape(mask, have, sizeof(have)), (long long)view[0], (long long)view[1],
+                           (long long)view[2], (long long)view[3]);
+    a->mask_strides[d] = extent == 1 ? 0 : (int32_t)stride;
+    stride *= extent;
+  }
+  return HGR_OK;
+}
+
+static hgr_status_t attention_check(const hgr__op_ctx_t* ctx, attention_t* a) {
+  HGR_RETURN_IF_ERROR(check_rank3(ctx, 0, "q"));
+  HGR_RETURN_IF_ERROR(check_rank3(ctx, 1, "k"));
+  HGR_RETURN_IF_ERROR(check_rank3(ctx, 2, "v"));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "transpose_k", true, &a->transpose_k));
+  HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "causal", false, &a->causal));
+  HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "scale", 1.0, &a->scale));
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "heads", 1, &a->heads));
+  const hgr__entry_t *q = hgr__op_input(ctx, 0), *k = hgr__op_input(ctx, 1), *v = hgr__op_input(ctx, 2);
+  a->g = q->shape[0];
+  a->m = q->shape[1];
+  a->dk = q->shape[2];
+  a->n = a->transpose_k ? k->shape[1] : k->shape[2];
+  a->dv = v->shape[2];
+  int64_t k_dk = a->transpose_k ? k->shape[2] : k->shape[1];
+  char qs[160], ks[160], vs[160];
+  if (k->shape[0] != a->g || k_dk != a->dk || v->shape[0] != a->g || v->shape[1] != a->n)
+    return HGR__OP_ERROR(ctx, "q %s, k %s (%s) and v %s do not agree: q [G, M, dk], k %s, v [G, N, dv]",
+                         hgr__entry_shape(q, qs, sizeof(qs)), hgr__entry_shape(k, ks, sizeof(ks)),
+                         a->transpose_k ? "transpose_k" : "not transpose_k", hgr__entry_shape(v, vs, sizeof(vs)),
+                         a->transpose_k ? "[G, N, dk]" : "[G, dk, N]");
+  if (!(a->scale == a->scale) || a->scale > 3.4e38 || a->scale < -3.4e38)
+    return HGR__OP_ERROR(ctx, "attr 'scale' = \"%s\" must be a finite number", hgr__attr_string(ctx, "scale", ""));
+  if (a->heads < 1 || (a->g % a->heads && a->g))
+    return HGR__OP_ERROR(ctx, "attr 'heads' = %lld must be at least 1 and divide the %lld matrices", (long long)a->heads,
+                         (long long)a->g);
+  if (a->dk > 128 || a->dv > 128)
+    return HGR__OP_ERROR(ctx, "head sizes dk %lld and dv %lld: attention takes up to 128", (long long)a->dk,
+                         (long long)a->dv);
+  for (uint32_t i = 0; i < 3; ++i)
+    HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "an input's element count", hgr__op_input(ctx, i)->element_count,
+                                            INT32_MAX));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", (uint64_t)(a->g * a->m * a->dv), INT32_MAX));
+  a->has_mask = hgr__op_input_count(ctx) > 3;
+  if (a->has_mask) HGR_RETURN_IF_ERROR(mask_strides(ctx, a));
+  return HGR_OK;
+}
+
+static hgr_status_t infer_attention(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  attention_t a;
+  HGR_RETURN_IF_ERROR(attention_check(ctx, &a));
+  int64_t shape[3] = {a.g, a.m, a.dv};
+  hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, shape, 3);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_attention(hgr__op_ctx_t* ctx) {
+  attention_t a;
+  HGR_RETURN_IF_ERROR(attention_check(ctx, &a));
+  const char* size = "any";
+  static const char* const unrolled[] = {"16", "32", "64", "128"};
+  for (int i = 0; i < 4; ++i)
+    if (a.dk == a.dv && a.dk == (16 << i)) size = unrolled[i];
+  char kernel[48];
+  snprintf(kernel, sizeof(kernel), "hgr_attention_%s_%s", a.transpose_k ? "k" : "kt", size);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
+  for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
+  hgr__launch_input(ctx, l, a.has_mask ? 3 : 0); /* without a mask, q stands in and is never read */
+  hgr__launch_output(ctx, l, 0);
+  /* an empty output: rows 0, and the kernel returns at once */
+  bool empty = !a.g || !a.m;
+  hgr__launch_int(ctx, l, empty ? 0 : (int32_t)a.m);
+  hgr__launch_int(ctx, l, (int32_t)a.n);
+  hgr__launch_int(ctx, l, (int32_t)a.dk);
+  hgr__launch_int(ctx, l, (int32_t)a.dv);
+  hgr__launch_int(ctx, l, (int32_t)a.heads);
+  hgr__launch_float(ctx, l, (float)a.scale);
+  hgr__launch_int(ctx, l, a.has_mask);
+  for (int d = 0; d < 4; ++d) hgr__launch_int(ctx, l, a.has_mask ? a.mask_strides[d] : 0);
+  hgr__launch_int(ctx, l, a.causal);
+  size_t group = ATTENTION_GROUP;
+  if (ctx->limits.max_work_group < group) group = ctx->limits.max_work_group;
+  if (ctx->limits.max_work_item[0] < group) group = ctx->limits.max_work_item[0];
+  size_t global[2] = {empty ? 0 : (size_t)a.m, empty ? 0 : (size_t)a.g}, local[2] = {group, 1};
+  hgr__launch_nd(l, 2, global, local);
+  return HGR_OK;
+}
+
+const hgr__op_t hgr__ops_attention[] = {
+    {"attention", "attention", 3, 4, 1, 1, "scale transpose_k heads causal", plan_attention, 0, HGR__IN_PLACE_REFUSED,
+     infer_attention},
+    {.name = NULL},
+};
