@@ -4,13 +4,17 @@
  * Each pass takes a graph (and its params) and gives a graph that computes the same
  * outputs with fewer nodes; hgr_passes_apply runs the ones switched on, in this
  * order, and counts what each did:
- *   1. conv epilogue: a conv2d followed by per-channel multiply and add of constant
+ *   1. attention: the attention block (batch_matmul of queries and keys, a scalar
+ *      scale, an additive mask, softmax over the keys, batch_matmul with the
+ *      values, reshapes between) becomes one attention node, whose kernel never
+ *      stores the scores (docs/ops.md, attention);
+ *   2. conv epilogue: a conv2d followed by per-channel multiply and add of constant
  *      params and then relu, clip or leaky_relu becomes one conv2d with that
  *      epilogue (a multiply scales the weights and bias, an add shifts the bias;
  *      docs/ops.md, conv2d); without params only the activation joins; a max pool
  *      after it whose windows tile the value joins too, where one kernel runs the
  *      convolution and the pool (conv2d's attr pool_size);
- *   2. elementwise: chains of float32 elementwise nodes become fused_elementwise
+ *   3. elementwise: chains of float32 elementwise nodes become fused_elementwise
  *      nodes, one generated kernel each (docs/onnx.md, "Elementwise fusion").
  * A value used outside a chain, or that is a graph output, is never fused away.
  * Inputs keep their order and names, outputs their order and names.
@@ -34,6 +38,7 @@ extern "C" {
 
 /* Which passes run; hgr_passes_options_init switches every pass on. */
 typedef struct hgr_passes_options_t {
+  bool attention;
   bool conv_epilogue;
   bool elementwise;
 } hgr_passes_options_t;
@@ -42,6 +47,8 @@ HGR_API void hgr_passes_options_init(hgr_passes_options_t* options);
 
 /* What the passes did. */
 typedef struct hgr_passes_report_t {
+  uint32_t attentions;          /* attention nodes made */
+  uint32_t attention_fused;     /* batch_matmul, reshape, scale, mask, softmax nodes they replaced */
   uint32_t conv_epilogues;      /* conv2d nodes that took an epilogue */
   uint32_t conv_epilogue_fused; /* multiply, add, activation and max pool nodes they took in */
   uint32_t elementwise_groups;  /* fused_elementwise nodes made */

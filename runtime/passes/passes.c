@@ -11,6 +11,7 @@
 
 void hgr_passes_options_init(hgr_passes_options_t* options) {
   if (!options) return;
+  options->attention = true;
   options->conv_epilogue = true;
   options->elementwise = true;
 }
@@ -60,7 +61,7 @@ static hgr_status_t commit_params(hgr_params_t* params, hgr_params_t* made, cons
 
 hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, const hgr_passes_options_t* options,
                               hgr_graph_t** out_graph, hgr_passes_report_t* out_report) {
-  hgr_passes_report_t report = {0, 0, 0, 0, false};
+  hgr_passes_report_t report = {0, 0, 0, 0, 0, 0, false};
   if (out_report) *out_report = report;
   if (!graph || !out_graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_passes_apply: NULL argument");
   *out_graph = NULL;
@@ -78,7 +79,17 @@ hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, co
   hgr_params_t* made = NULL;
   hgr_status_t status = HGR_OK;
   hgr__fuse_report_t pass;
-  if (options->conv_epilogue) {
+  if (options->attention) {
+    hgr_graph_t* next = NULL;
+    status = hgr__fuse_attention(current, params, &next, &pass);
+    if (!status) {
+      hgr_graph_release(current);
+      current = next;
+      report.attentions = pass.groups;
+      report.attention_fused = pass.fused_nodes;
+    }
+  }
+  if (!status && options->conv_epilogue) {
     hgr_graph_t* next = NULL;
     status = hgr__fuse_conv_epilogue(current, params, &next, &made, &pass);
     if (!status) {

@@ -72,6 +72,10 @@ bool hgr__pass_fusable_attr(const hgr__node_t* node, const hgr__fusable_t* op, u
 /* Whether node n's inputs and first output are all float32. */
 bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n);
 
+/* Per entry of graph: how many times nodes read it, plus 1 for each graph output
+ * it is; from the graph's allocator (NULL when out of memory). */
+uint32_t* hgr__pass_count_uses(const hgr_graph_t* graph);
+
 /* A graph rebuilt from `graph` node by node, in its order: new_id maps each node of
  * graph to the node that now gives its outputs (HGR__PASS_NONE until appended, and
  * for nodes left out); refs is room for any node's inputs. The rebuild, and the new
@@ -103,6 +107,14 @@ hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32
 hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t** out_graph);
 
 /* ---- the passes ------------------------------------------------------------------- */
+
+/* Fuses graph's attention blocks (fuse_attention.c) into *out_graph. params (may be
+ * NULL: nothing fuses then, the scale being a param) holds the graph's constants by
+ * input name; a scale only fused blocks read leaves the graph (hgr_passes_apply
+ * then drops its param). RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its
+ * op's inference (a bug). out_report may be NULL. */
+hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* params, hgr_graph_t** out_graph,
+                                 hgr__fuse_report_t* out_report);
 
 /* Fuses graph's elementwise chains into *out_graph. RESOURCE_EXHAUSTED; INTERNAL
  * when a fused node fails its op's inference (a bug). out_report may be NULL. */

@@ -47,6 +47,15 @@ bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n) {
   return true;
 }
 
+uint32_t* hgr__pass_count_uses(const hgr_graph_t* graph) {
+  uint32_t* uses = hgr__calloc(hgr__graph_allocator(graph), graph->entry_count + 1, sizeof(*uses));
+  if (!uses) return NULL;
+  for (uint32_t n = 0; n < graph->node_count; ++n)
+    for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i) uses[hgr__graph_entry_id(graph, graph->nodes[n].inputs[i])]++;
+  for (uint32_t h = 0; h < graph->head_count; ++h) uses[hgr__graph_entry_id(graph, graph->heads[h])]++;
+  return uses;
+}
+
 hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_t* out_rebuild) {
   memset(out_rebuild, 0, sizeof(*out_rebuild));
   out_rebuild->allocator = hgr__graph_allocator(graph);
