@@ -99,3 +99,138 @@
 
 HGR_ATTENTION_SIZES(k)
 HGR_ATTENTION_SIZES(kt)
+
+/* ---- vectors across the keys: hgr_attention_vec_<k|kt>_<D> ------------------------------
+ * The same arguments and result, for PoCL's CPU drivers, which run a work-group's
+ * work-items as a loop and vectorize what a work-item writes in vectors: one
+ * work-item takes HGR_ATTN_ROWS query rows, the scores of a row for a block of 16
+ * keys are one float16 (sums over d of a query's scalar times the block's keys at
+ * d), and a row of the output is D / 16 float16 (sums over the block's keys of a
+ * probability times the value row). Global size (ceil(M / HGR_ATTN_ROWS), G); D is
+ * dk = dv, 16, 32, 64 or 128. */
+
+#define HGR_ATTN_ROWS 4
+
+/* Keys n0..n0+15 at dimension d (a key past the last reads the last key). */
+static inline float16 hgr_attn_keys_k(__global const float* kg, int n0, int d, int dk, int n_keys) {
+  if (n0 + 16 <= n_keys) {
+    __global const float* p = kg + (size_t)n0 * dk + d;
+    return (float16)(p[0], p[dk], p[2 * dk], p[3 * dk], p[4 * dk], p[5 * dk], p[6 * dk], p[7 * dk], p[8 * dk],
+                     p[9 * dk], p[10 * dk], p[11 * dk], p[12 * dk], p[13 * dk], p[14 * dk], p[15 * dk]);
+  }
+  float t[16];
+  for (int j = 0; j < 16; ++j) t[j] = kg[(size_t)min(n0 + j, n_keys - 1) * dk + d];
+  return vload16(0, t);
+}
+
+static inline float16 hgr_attn_keys_kt(__global const float* kg, int n0, int d, int dk, int n_keys) {
+  (void)dk;
+  if (n0 + 16 <= n_keys) return vload16(0, kg + (size_t)d * n_keys + n0);
+  float t[16];
+  for (int j = 0; j < 16; ++j) t[j] = kg[(size_t)d * n_keys + min(n0 + j, n_keys - 1)];
+  return vload16(0, t);
+}
+
+/* The mask's values for keys n0..n0+15 of a row (past the last: the last's). */
+static inline float16 hgr_attn_mask16(__global const float* mrow, int n0, int ms_col, int n_keys) {
+  if (ms_col == 1 && n0 + 16 <= n_keys) return vload16(0, mrow + n0);
+  float t[16];
+  for (int j = 0; j < 16; ++j) t[j] = mrow[(size_t)min(n0 + j, n_keys - 1) * ms_col];
+  return vload16(0, t);
+}
+
+/* The max and the sum of a float16's lanes, lane by lane: Oclgrind 21.10 takes the
+ * .lo/.hi halves of a float16 for uninitialized (as it does .even/.odd). */
+static inline float hgr_attn_max16(float16 v) {
+  float t[16];
+  vstore16(v, 0, t);
+  float m = t[0];
+  for (int j = 1; j < 16; ++j) m = fmax(m, t[j]);
+  return m;
+}
+
+static inline float hgr_attn_sum16(float16 v) {
+  float t[16];
+  vstore16(v, 0, t);
+  float s = 0.0f;
+  for (int j = 0; j < 16; ++j) s += t[j];
+  return s;
+}
+
+#define HGR_ATTENTION_VEC(LAYOUT, D)                                                                        \
+  HGR_KERNEL_IF(hgr_attention_vec_##LAYOUT##_##D,                                                           \
+  __kernel void hgr_attention_vec_##LAYOUT##_##D(                                                           \
+      __global const float* q, __global const float* k, __global const float* v, __global const float* mask, \
+      __global float* out, int m_rows, int n_keys, int dk, int dv, int heads, float scale, int has_mask,    \
+      int ms_batch, int ms_head, int ms_row, int ms_col, int causal) {                                      \
+    if (m_rows == 0) return; /* an empty output */                                                          \
+    int row0 = (int)get_global_id(0) * HGR_ATTN_ROWS;                                                        \
+    int g = (int)get_global_id(1);                                                                          \
+    if (row0 >= m_rows) return;                                                                             \
+    int b = g / heads;                                                                                      \
+    int h = g - b * heads;                                                                                  \
+    __global const float* kg = k + (size_t)g * n_keys * (D);                                                \
+    __global const float* vg = v + (size_t)g * n_keys * (D);                                                \
+    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);                      \
+    float qv[HGR_ATTN_ROWS][D];                                                                             \
+    float16 acc[HGR_ATTN_ROWS][(D) / 16];                                                                   \
+    float top[HGR_ATTN_ROWS], sum[HGR_ATTN_ROWS];                                                           \
+    int mine[HGR_ATTN_ROWS];                                                                                \
+    int shift = n_keys - m_rows;                                                                            \
+    for (int r = 0; r < HGR_ATTN_ROWS; ++r) {                                                               \
+      int rr = min(row0 + r, m_rows - 1);                                                                   \
+      __global const float* qg = q + ((size_t)g * m_rows + rr) * (D);                                       \
+      for (int d = 0; d < (D); ++d) qv[r][d] = qg[d] * scale;                                               \
+      for (int c = 0; c < (D) / 16; ++c) acc[r][c] = (float16)(0.0f);                                      \
+      top[r] = -INFINITY;                                                                                   \
+      sum[r] = 0.0f;                                                                                        \
+      mine[r] = causal ? min(n_keys, rr + shift + 1) : n_keys;                                              \
+    }                                                                                                       \
+    int end = mine[HGR_ATTN_ROWS - 1];                                                                      \
+    for (int n0 = 0; n0 < end; n0 += 16) {                                                                  \
+      float16 s[HGR_ATTN_ROWS];                                                                             \
+      for (int r = 0; r < HGR_ATTN_ROWS; ++r) s[r] = (float16)(0.0f);                                      \
+      for (int d = 0; d < (D); ++d) {                                                                       \
+        float16 keys = hgr_attn_keys_##LAYOUT(kg, n0, d, D, n_keys);                                        \
+        for (int r = 0; r < HGR_ATTN_ROWS; ++r) s[r] = fma((float16)(qv[r][d]), keys, s[r]);              \
+      }                                                                                                     \
+      float p[HGR_ATTN_ROWS][16];                                                                           \
+      for (int r = 0; r < HGR_ATTN_ROWS; ++r) {                                                             \
+        int rr = min(row0 + r, m_rows - 1);                                                                 \
+        if (has_mask)                                                                                       \
+          s[r] += hgr_attn_mask16(mask + (size_t)(b * ms_batch + h * ms_head + rr * ms_row), n0, ms_col,   \
+                                  n_keys);                                                                  \
+        s[r] = select((float16)(-INFINITY), s[r], lane + n0 < mine[r]);                                     \
+        float new_top = fmax(top[r], hgr_attn_max16(s[r]));                                                 \
+        float base = new_top == -INFINITY ? 0.0f : new_top;                                                 \
+        float keep = exp(top[r] - base);                                                                    \
+        float16 e = exp(s[r] - (float16)(base));                                                            \
+        sum[r] = sum[r] * keep + hgr_attn_sum16(e);                                                         \
+        for (int c = 0; c < (D) / 16; ++c) acc[r][c] *= keep;                                               \
+        vstore16(e, 0, p[r]);                                                                               \
+        top[r] = new_top;                                                                                   \
+      }                                                                                                     \
+      int last = min(16, n_keys - n0);                                                                      \
+      for (int j = 0; j < last; ++j) {                                                                      \
+        __global const float* vn = vg + (size_t)(n0 + j) * (D);                                             \
+        for (int c = 0; c < (D) / 16; ++c) {                                                                \
+          float16 vals = vload16(c, vn);                                                                    \
+          for (int r = 0; r < HGR_ATTN_ROWS; ++r) acc[r][c] = fma((float16)(p[r][j]), vals, acc[r][c]);    \
+        }                                                                                                   \
+      }                                                                                                     \
+    }                                                                                                       \
+    for (int r = 0; r < HGR_ATTN_ROWS && row0 + r < m_rows; ++r) {                                          \
+      float inv = 1.0f / sum[r];                                                                            \
+      __global float* o = out + ((size_t)g * m_rows + row0 + r) * (D);                                      \
+      for (int c = 0; c < (D) / 16; ++c) vstore16(acc[r][c] * inv, c, o);                                   \
+    }                                                                                                       \
+  })
+
+#define HGR_ATTENTION_VEC_SIZES(LAYOUT) \
+  HGR_ATTENTION_VEC(LAYOUT, 16)         \
+  HGR_ATTENTION_VEC(LAYOUT, 32)         \
+  HGR_ATTENTION_VEC(LAYOUT, 64)         \
+  HGR_ATTENTION_VEC(LAYOUT, 128)
+
+HGR_ATTENTION_VEC_SIZES(k)
+HGR_ATTENTION_VEC_SIZES(kt)

@@ -45,7 +45,7 @@ static const hgr__fusable_t fusable_ops[] = {
     {"divide", 2, {NULL, NULL}, {0, 0}, "(A / B)"},
     {"maximum", 2, {NULL, NULL}, {0, 0}, "fmax(A, B)"},
     {"minimum", 2, {NULL, NULL}, {0, 0}, "fmin(A, B)"},
-    {"power", 2, {NULL, NULL}, {0, 0}, "pow(A, B)"},
+    {"power", 2, {NULL, NULL}, {0, 0}, "(B == 2.0f ? A * A : pow(A, B))"},
     {"relu", 1, {NULL, NULL}, {0, 0}, "fmax(A, 0.0f)"},
     {"sigmoid", 1, {NULL, NULL}, {0, 0}, "(1.0f / (1.0f + exp(-A)))"},
     {"tanh", 1, {NULL, NULL}, {0, 0}, "tanh(A)"},
