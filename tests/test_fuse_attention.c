@@ -1,9 +1,10 @@
 /* The attention pass (runtime/passes/fuse_attention.c) on builder graphs: the block
  * in its forms (the heads' 4-D view or none, a scale by multiply, divide or none, a
- * mask or none, keys as rows or transposed) becomes one attention node with the
+ * mask or none, keys as rows or transposed, a GPT-2 export's causal where or none) becomes one attention node with the
  * right attrs and inputs, and its scale param leaves; near misses stay as they are
  * (a value read twice or a graph output inside, softmax over another axis, a scale
- * given at run time, a mask that widens the scores, values given transposed); and
+ * given at run time, a mask that widens the scores, values given transposed, a
+ * where whose condition is not the causal triangle or whose fill would weigh); and
  * fused graphs against unfused ones on random data on each device given.
  *
  *   test_fuse_attention unit          the pass, no device
@@ -23,11 +24,17 @@ enum { B = 2, H = 3, G = B * H, M = 5, N = 7, D = 16 };
 
 enum { SCALE_MULTIPLY, SCALE_DIVIDE, SCALE_NONE, SCALE_INPUT };
 
+/* A GPT-2 export's causal mask: none, its lower triangle [1, 1, M, N] (kept where
+ * n <= m + N - M) with finfo.min as the fill; near misses: one element off the
+ * triangle, a fill of -1 (masked scores would still weigh). */
+enum { CAUSAL_NONE, CAUSAL_TRIANGLE, CAUSAL_OFF_BY_ONE, CAUSAL_WEAK_FILL };
+
 typedef struct block_form_t {
   bool view4d;        /* the scores reshaped to [B, H, M, N] around the softmax */
   int scale;          /* SCALE_* (SCALE_INPUT: a scale given at run time) */
   bool mask;          /* an additive mask [B, 1, 1, N] (view4d) or [G, 1, N] */
   bool keys_transposed; /* kᵀ [G, D, N] and transpose_b false */
+  int causal;           /* CAUSAL_*: where(a bool param, scores, a fill param) after the scale */
   /* near misses */
   bool scores_output;   /* the scores are a graph output too */
   bool softmax_axis2;   /* softmax over the queries */
@@ -95,6 +102,20 @@ static block_graph_t block_graph(const block_form_t* form) {
   if (form->view4d) s = op(b, "heads", "reshape", &s, 1, shape_attr((const int64_t[]){B, H, M, N}, 4));
   if (form->scale != SCALE_NONE)
     s = op(b, "scaled", form->scale == SCALE_DIVIDE ? "divide" : "multiply", (hgr_value_t[]){s, scale}, 2, NULL);
+  if (form->causal != CAUSAL_NONE) {
+    uint8_t keep[M * N];
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) keep[m * N + n] = n <= m + N - M;
+    if (form->causal == CAUSAL_OFF_BY_ONE) keep[2 * N + 1] = 0;
+    float fill = form->causal == CAUSAL_WEAK_FILL ? -1.0f : -3.40282347e38f;
+    hgr_value_t cond, fill_value;
+    /* [1, 1, M, N] for the heads' view, [1, M, N] for 3-D scores */
+    ASSERT_OK(hgr_builder_add_constant(b, "causal", (hgr_dtype_t){HGR_DTYPE_UINT, 1, 1},
+                                       (const int64_t[]){1, 1, M, N} + !form->view4d, form->view4d ? 4 : 3, keep,
+                                       sizeof(keep), &cond));
+    ASSERT_OK(hgr_builder_add_constant(b, "fill", F32, NULL, 0, &fill, sizeof(fill), &fill_value));
+    s = op(b, "kept", "where", (hgr_value_t[]){cond, s, fill_value}, 3, NULL);
+  }
   if (form->mask) s = op(b, "masked", "add", (hgr_value_t[]){mask, s}, 2, NULL);
   s = op(b, "probabilities", "softmax", &s, 1, int_attr("axis", form->softmax_axis2 ? 2 : -1));
   if (form->view4d || form->wide_mask)
@@ -149,6 +170,8 @@ static void each_form_of_the_block_becomes_one_node(void** state) {
   static const block_form_t forms[] = {
       FORM(true, SCALE_MULTIPLY, true, false),  FORM(true, SCALE_DIVIDE, true, true), FORM(false, SCALE_MULTIPLY, true, true),
       FORM(false, SCALE_NONE, false, false),    FORM(true, SCALE_NONE, true, false),  FORM(false, SCALE_DIVIDE, false, true),
+      FORM(true, SCALE_DIVIDE, true, false, .causal = CAUSAL_TRIANGLE),
+      FORM(true, SCALE_NONE, false, true, .causal = CAUSAL_TRIANGLE),
   };
   for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); ++i) {
     const block_form_t* form = &forms[i];
@@ -168,12 +191,17 @@ static void each_form_of_the_block_becomes_one_node(void** state) {
     assert_string_equal(hgr__node_attr(node, "scale"), form->scale == SCALE_NONE ? "1" : "0.25");
     assert_string_equal(hgr__node_attr(node, "transpose_k"), form->keys_transposed ? "0" : "1");
     assert_string_equal(hgr__node_attr(node, "heads"), form->view4d ? "3" : "6");
-    /* the scale's param (where there was one) left with the multiply or divide */
-    size_t index;
-    hgr_status_t missing = hgr_params_find(g.params, "scale", &index);
-    assert_non_null(missing);
-    hgr_status_free(missing);
-    assert_null(node_named(fused, "scale"));
+    if (form->causal) assert_string_equal(hgr__node_attr(node, "causal"), "1");
+    else assert_null(hgr__node_attr(node, "causal"));
+    /* the params only the block read (the scale, the causal mask and its fill) left */
+    static const char* const gone[] = {"scale", "causal", "fill"};
+    for (int p = 0; p < 3; ++p) {
+      size_t index;
+      hgr_status_t missing = hgr_params_find(g.params, gone[p], &index);
+      assert_non_null(missing);
+      hgr_status_free(missing);
+      assert_null(node_named(fused, gone[p]));
+    }
     hgr_graph_release(fused);
     block_graph_release(&g);
   }
@@ -187,6 +215,8 @@ static void near_misses_stay_as_they_are(void** state) {
       FORM(true, SCALE_INPUT, true, false),
       FORM(false, SCALE_NONE, true, false, .wide_mask = true),
       FORM(true, SCALE_MULTIPLY, true, false, .values_transposed = true),
+      FORM(true, SCALE_DIVIDE, true, false, .causal = CAUSAL_OFF_BY_ONE),
+      FORM(true, SCALE_DIVIDE, true, false, .causal = CAUSAL_WEAK_FILL),
   };
   for (size_t i = 0; i < sizeof(misses) / sizeof(misses[0]); ++i) {
     block_graph_t g = block_graph(&misses[i]);
@@ -249,7 +279,8 @@ static void fused_blocks_match_the_unfused_ones(void** state) {
   (void)state;
   static const block_form_t forms[] = {
       FORM(true, SCALE_MULTIPLY, true, false), FORM(true, SCALE_DIVIDE, true, true), FORM(false, SCALE_MULTIPLY, true, true),
-      FORM(false, SCALE_NONE, false, false),
+      FORM(false, SCALE_NONE, false, false), FORM(true, SCALE_DIVIDE, true, false, .causal = CAUSAL_TRIANGLE),
+      FORM(false, SCALE_MULTIPLY, false, true, .causal = CAUSAL_TRIANGLE),
   };
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 47);

@@ -3,21 +3,25 @@
  *
  *   scores = batch_matmul(q [G, M, dk], k)      k [G, N, dk] (transpose_b) or kᵀ [G, dk, N]
  *   [reshape to [B, H, M, N]]                   the heads' view (B * H = G)
+ *   [where(causal, scores, fill)]               before or after the scale: GPT-2's mask
  *   [multiply by a scalar, or divide by one]    the scale: a float32 param of one element
  *   [add a mask]                                float32, broadcasting to the scores
  *   softmax over the last axis
  *   [reshape to [G, M, N]]
  *   out = batch_matmul(probabilities, v [G, N, dv])
  *
- * becomes attention(q, k, v[, mask]) with attrs scale, transpose_k and heads (H of the
- * scores' 4-D view, G when they stay 3-D), at the place and name of the last
- * batch_matmul. Every value inside the chain must have that one consumer and be no
- * graph output; the mask must not widen the scores (their shape is the add's
- * output); q, k and v must hold all G matrices (no batch of 1 that broadcasts); head
- * sizes up to 128 (the op's). The conditions are on structure, attrs and the scale's
- * value, never on extents a new input shape changes, so every shape of a model fuses
- * the same blocks (a head size past 128 is a weight's shape, the same at every
- * shape). A scale param no other node reads leaves the graph and the params. */
+ * becomes attention(q, k, v[, mask]) with attrs scale, transpose_k, heads (H of the
+ * scores' 4-D view, G when they stay 3-D) and causal, at the place and name of the
+ * last batch_matmul. The causal where's condition must be a bool param [1, ..., M,
+ * N] true exactly where n <= m + N - M (N >= M: a slice of a lower triangle, as
+ * GPT-2 exports take it), its fill a param of -1e30 or below (a masked score then
+ * weighs nothing, as a key the kernel leaves out). Every value inside the chain
+ * must have that one consumer and be no graph output; the mask must not widen the
+ * scores (their shape is the add's output); q, k and v must hold all G matrices (no
+ * batch of 1 that broadcasts); head sizes up to 128 (the op's). The conditions are
+ * on structure, attrs and constants, never on extents alone, so every shape of a
+ * model fuses the same blocks. The params only the fused nodes read (the scale, the
+ * causal mask and its fill) leave the graph and the params. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,7 +36,7 @@ typedef struct block_t {
   uint32_t q, k, v, mask;  /* entries (mask NONE: none) */
   uint32_t scale_node;     /* the scale's param input node, or NONE */
   double scale;
-  bool transpose_k;
+  bool transpose_k, causal;
   int64_t heads;
 } block_t;
 
@@ -81,23 +85,6 @@ static uint32_t sole_producer(const finder_t* f, uint32_t n, uint32_t i) {
   return ref.node_id;
 }
 
-/* The value of the float32 param of one element that input node n is. */
-static bool scalar_param(const finder_t* f, uint32_t n, double* out) {
-  const hgr__node_t* node = &f->graph->nodes[n];
-  if (node->is_op || !f->params) return false;
-  for (size_t p = 0; p < hgr_params_count(f->params); ++p) {
-    hgr_tensor_info_t info;
-    const void* data = NULL;
-    if (hgr_params_get(f->params, p, &info, &data) || strcmp(info.name, node->name)) continue;
-    if (!hgr__dtype_same(info.dtype, HGR__DTYPE_F32) || info.bytes != sizeof(float)) return false;
-    float value;
-    memcpy(&value, data, sizeof(value));
-    *out = value;
-    return isfinite(value);
-  }
-  return false;
-}
-
 /* A batch_matmul without transpose_a; *transpose_b gets its attr. */
 static bool plain_batch_matmul(const hgr_graph_t* graph, uint32_t n, bool* transpose_b) {
   int64_t ta, tb;
@@ -108,68 +95,147 @@ static bool plain_batch_matmul(const hgr_graph_t* graph, uint32_t n, bool* trans
   return true;
 }
 
+/* The data of the param that input node n is, when it has `bytes` bytes of dtype. */
+static const void* param_data(const finder_t* f, uint32_t n, hgr_dtype_t dtype, uint64_t bytes) {
+  const hgr__node_t* node = &f->graph->nodes[n];
+  if (node->is_op || !f->params) return NULL;
+  for (size_t p = 0; p < hgr_params_count(f->params); ++p) {
+    hgr_tensor_info_t info;
+    const void* data = NULL;
+    if (hgr_params_get(f->params, p, &info, &data) || strcmp(info.name, node->name)) continue;
+    return hgr__dtype_same(info.dtype, dtype) && info.bytes == bytes ? data : NULL;
+  }
+  return NULL;
+}
+
+/* The value of the float32 param of one element that input node n is. */
+static bool scalar_param(const finder_t* f, uint32_t n, double* out) {
+  const void* data = param_data(f, n, HGR__DTYPE_F32, sizeof(float));
+  if (!data) return false;
+  float value;
+  memcpy(&value, data, sizeof(value));
+  *out = value;
+  return isfinite(value) || value == -INFINITY;
+}
+
+/* Whether input node n is a bool param [1, ..., M, N] holding a causal mask: true
+ * exactly where n <= m + N - M (a GPT-2 export's slice of its lower triangle), with
+ * N >= M, so that every row keeps a key. */
+static bool causal_param(const finder_t* f, uint32_t n, int64_t m_rows, int64_t n_keys) {
+  const hgr__entry_t* e = &f->graph->entries[f->graph->node_row_ptr[n]];
+  if (e->ndim < 2 || e->shape[e->ndim - 2] != m_rows || e->shape[e->ndim - 1] != n_keys || n_keys < m_rows) return false;
+  if (e->element_count != (uint64_t)(m_rows * n_keys)) return false;
+  const uint8_t* keep = param_data(f, n, (hgr_dtype_t){HGR_DTYPE_UINT, 1, 1}, e->element_count);
+  if (!keep) return false;
+  for (int64_t m = 0; m < m_rows; ++m)
+    for (int64_t k = 0; k < n_keys; ++k)
+      if ((keep[m * n_keys + k] != 0) != (k <= m + n_keys - m_rows)) return false;
+  return true;
+}
+
+/* The steps of a block between its softmax and its scores, walking back: each
+ * takes node *n when it is that step (its chain input read by it alone), records
+ * it in b and members, and moves *n to the chain's producer. */
+typedef struct walk_t {
+  finder_t* f;
+  block_t* b;
+  uint32_t members[8];
+  uint32_t count;
+} walk_t;
+
+static void take(walk_t* w, uint32_t* n, uint32_t chain_input) {
+  w->members[w->count++] = *n;
+  *n = w->f->graph->nodes[*n].inputs[chain_input].node_id;
+}
+
+/* add(scores, mask): a float32 mask of rank up to 4 that does not widen the scores. */
+static void mask_step(walk_t* w, uint32_t* n) {
+  const hgr_graph_t* graph = w->f->graph;
+  if (*n == NONE || !is_op(graph, *n, "add") || graph->nodes[*n].input_count != 2) return;
+  const hgr__node_t* add = &graph->nodes[*n];
+  const hgr__entry_t* out = &graph->entries[graph->node_row_ptr[*n]];
+  for (uint32_t i = 0; i < 2; ++i) {
+    const hgr__entry_t* in = entry_of(graph, add->inputs[i]);
+    const hgr__entry_t* other = entry_of(graph, add->inputs[1 - i]);
+    bool same = in->ndim == out->ndim;
+    for (int32_t d = 0; same && d < out->ndim; ++d) same = in->shape[d] == out->shape[d];
+    if (same && other->ndim <= 4 && hgr__dtype_same(other->dtype, HGR__DTYPE_F32) &&
+        sole_use(w->f, hgr__graph_entry_id(graph, add->inputs[i]))) {
+      w->b->mask = hgr__graph_entry_id(graph, add->inputs[1 - i]);
+      take(w, n, i);
+      return;
+    }
+  }
+}
+
+/* where(causal, scores, fill): a causal bool param, a fill of -1e30 or below (a
+ * masked score then weighs exp(fill - max) = 0, as the kernel's left-out key). */
+static void causal_step(walk_t* w, uint32_t* n) {
+  const hgr_graph_t* graph = w->f->graph;
+  if (w->b->causal || *n == NONE || !is_op(graph, *n, "where") || graph->nodes[*n].input_count != 3) return;
+  const hgr__node_t* where = &graph->nodes[*n];
+  const hgr__entry_t* out = &graph->entries[graph->node_row_ptr[*n]];
+  double fill;
+  if (out->ndim < 2 || !sole_use(w->f, hgr__graph_entry_id(graph, where->inputs[1])) ||
+      !scalar_param(w->f, where->inputs[2].node_id, &fill) || fill > -1e30 ||
+      !causal_param(w->f, where->inputs[0].node_id, out->shape[out->ndim - 2], out->shape[out->ndim - 1]))
+    return;
+  const hgr__entry_t* in = entry_of(graph, where->inputs[1]);
+  bool same = in->ndim == out->ndim;
+  for (int32_t d = 0; same && d < out->ndim; ++d) same = in->shape[d] == out->shape[d];
+  if (!same) return;
+  w->b->causal = true;
+  take(w, n, 1);
+}
+
+/* multiply(scores, scalar) either way round, or divide(scores, scalar). */
+static void scale_step(walk_t* w, uint32_t* n) {
+  const hgr_graph_t* graph = w->f->graph;
+  if (*n == NONE || w->b->scale_node != NONE || graph->nodes[*n].input_count != 2) return;
+  bool divide = is_op(graph, *n, "divide");
+  if (!divide && !is_op(graph, *n, "multiply")) return;
+  const hgr__node_t* scaling = &graph->nodes[*n];
+  for (uint32_t i = 0; i < (divide ? 1u : 2u); ++i) {
+    double value = 0;
+    if (scalar_param(w->f, scaling->inputs[1 - i].node_id, &value) && isfinite(value) && (!divide || value != 0) &&
+        sole_use(w->f, hgr__graph_entry_id(graph, scaling->inputs[i]))) {
+      w->b->scale = divide ? 1.0 / value : value;
+      w->b->scale_node = scaling->inputs[1 - i].node_id;
+      take(w, n, i);
+      return;
+    }
+  }
+}
+
 /* Walks back from batch_matmul `last` (probabilities x v) to the scores'
  * batch_matmul, marking the members; false when the chain is not an attention block. */
 static bool find_block(finder_t* f, uint32_t last, block_t* b) {
   const hgr_graph_t* graph = f->graph;
   bool transpose_v;
   if (!plain_batch_matmul(graph, last, &transpose_v) || transpose_v) return false;
-  uint32_t members[8], count = 0;
-  uint32_t n = sole_producer(f, last, 0);
-  if (n != NONE && is_op(graph, n, "reshape")) {
-    members[count++] = n;
-    n = sole_producer(f, n, 0);
-  }
-  int64_t axis;
-  if (n == NONE || !is_op(graph, n, "softmax") || !node_int_attr(graph, n, "axis", -1, &axis)) return false;
-  const hgr__entry_t* scores = entry_of(graph, graph->nodes[n].inputs[0]);
-  if ((scores->ndim != 3 && scores->ndim != 4) || (axis != -1 && axis != scores->ndim - 1)) return false;
-  members[count++] = n;
-  n = sole_producer(f, n, 0);
+  walk_t w = {f, b, {0}, 0};
   b->mask = NONE;
-  if (n != NONE && is_op(graph, n, "add") && graph->nodes[n].input_count == 2) {
-    const hgr__node_t* add = &graph->nodes[n];
-    const hgr__entry_t* out = &graph->entries[graph->node_row_ptr[n]];
-    uint32_t side = NONE; /* the input the chain continues through */
-    for (uint32_t i = 0; i < 2 && side == NONE; ++i) {
-      const hgr__entry_t* in = entry_of(graph, add->inputs[i]);
-      const hgr__entry_t* other = entry_of(graph, add->inputs[1 - i]);
-      bool same = in->ndim == out->ndim;
-      for (int32_t d = 0; same && d < out->ndim; ++d) same = in->shape[d] == out->shape[d];
-      if (same && other->ndim <= 4 && hgr__dtype_same(other->dtype, HGR__DTYPE_F32) &&
-          sole_use(f, hgr__graph_entry_id(graph, add->inputs[i])))
-        side = i;
-    }
-    if (side == NONE) return false;
-    b->mask = hgr__graph_entry_id(graph, add->inputs[1 - side]);
-    members[count++] = n;
-    n = add->inputs[side].node_id;
-  }
   b->scale = 1.0;
   b->scale_node = NONE;
-  if (n != NONE && (is_op(graph, n, "multiply") || is_op(graph, n, "divide")) && graph->nodes[n].input_count == 2) {
-    const hgr__node_t* scaling = &graph->nodes[n];
-    bool divide = is_op(graph, n, "divide");
-    uint32_t side = NONE;
-    double value = 0;
-    for (uint32_t i = 0; i < (divide ? 1u : 2u) && side == NONE; ++i)
-      if (scalar_param(f, scaling->inputs[1 - i].node_id, &value) &&
-          sole_use(f, hgr__graph_entry_id(graph, scaling->inputs[i])))
-        side = i;
-    if (side == NONE || (divide && value == 0)) return false;
-    b->scale = divide ? 1.0 / value : value;
-    b->scale_node = scaling->inputs[1 - side].node_id;
-    members[count++] = n;
-    n = scaling->inputs[side].node_id;
-  }
-  if (n != NONE && is_op(graph, n, "reshape") && sole_use(f, hgr__graph_entry_id(graph, graph->nodes[n].inputs[0]))) {
-    members[count++] = n;
-    n = graph->nodes[n].inputs[0].node_id;
-  }
+  b->causal = false;
+  uint32_t n = sole_producer(f, last, 0);
+  if (n != NONE && is_op(graph, n, "reshape")) take(&w, &n, 0);
+  if (n == NONE || !sole_use(f, graph->node_row_ptr[n])) return false;
+  int64_t axis;
+  if (!is_op(graph, n, "softmax") || !node_int_attr(graph, n, "axis", -1, &axis)) return false;
+  const hgr__entry_t* scores = entry_of(graph, graph->nodes[n].inputs[0]);
+  if ((scores->ndim != 3 && scores->ndim != 4) || (axis != -1 && axis != scores->ndim - 1)) return false;
+  take(&w, &n, 0);
+  /* the orders exporters write: [add mask] [where causal] [scale] [where causal] */
+  mask_step(&w, &n);
+  causal_step(&w, &n);
+  scale_step(&w, &n);
+  causal_step(&w, &n);
+  if (n != NONE && is_op(graph, n, "reshape") && sole_use(f, hgr__graph_entry_id(graph, graph->nodes[n].inputs[0])))
+    take(&w, &n, 0);
   bool transpose_k;
-  if (n == NONE || !plain_batch_matmul(graph, n, &transpose_k)) return false;
-  if (count == 0 || !sole_use(f, graph->node_row_ptr[n])) return false;
-  members[count++] = n;
+  if (n == NONE || !plain_batch_matmul(graph, n, &transpose_k) || !sole_use(f, graph->node_row_ptr[n])) return false;
+  w.members[w.count++] = n;
   const hgr__entry_t* q = entry_of(graph, graph->nodes[n].inputs[0]);
   const hgr__entry_t* k = entry_of(graph, graph->nodes[n].inputs[1]);
   const hgr__entry_t* v = entry_of(graph, graph->nodes[last].inputs[1]);
@@ -180,9 +246,9 @@ static bool find_block(finder_t* f, uint32_t last, block_t* b) {
   b->v = hgr__graph_entry_id(graph, graph->nodes[last].inputs[1]);
   b->transpose_k = transpose_k;
   b->heads = scores->ndim == 4 ? scores->shape[1] : scores->shape[0];
-  for (uint32_t i = 0; i < count; ++i)
-    if (f->block[members[i]]) return false; /* the last node of an earlier block */
-  for (uint32_t i = 0; i < count; ++i) f->member[members[i]] = true;
+  for (uint32_t i = 0; i < w.count; ++i)
+    if (f->block[w.members[i]]) return false; /* the last node of an earlier block */
+  for (uint32_t i = 0; i < w.count; ++i) f->member[w.members[i]] = true;
   return true;
 }
 
@@ -218,16 +284,20 @@ static hgr_status_t find_blocks(finder_t* f, const hgr_graph_t* graph, const hgr
   return HGR_OK;
 }
 
-/* Whether input node n is a scale that only fused blocks read (it then leaves). */
-static bool scale_dropped(const finder_t* f, uint32_t n) {
+/* Whether input node n is a param (a scale, a causal mask, its fill) that only
+ * the fused blocks' members read: it leaves the graph, and hgr_passes_apply drops
+ * its param. */
+static bool param_dropped(const finder_t* f, uint32_t n) {
   const hgr_graph_t* graph = f->graph;
-  bool scale = false;
-  for (uint32_t b = 0; b < graph->node_count && !scale; ++b) scale = f->block[b] && f->block[b]->scale_node == n;
+  size_t index;
+  hgr_status_t missing = f->params ? hgr_params_find(f->params, graph->nodes[n].name, &index) : NULL;
+  hgr_status_free(missing);
+  if (!f->params || missing) return false;
   uint32_t member_reads = 0;
-  for (uint32_t c = 0; scale && c < graph->node_count; ++c)
+  for (uint32_t c = 0; c < graph->node_count; ++c)
     for (uint32_t i = 0; f->member[c] && i < graph->nodes[c].input_count; ++i)
       member_reads += graph->nodes[c].inputs[i].node_id == n;
-  return scale && member_reads == f->uses[graph->node_row_ptr[n]];
+  return member_reads && member_reads == f->uses[graph->node_row_ptr[n]];
 }
 
 static hgr_status_t append_attention(const finder_t* f, hgr__pass_rebuild_t* r, uint32_t n) {
@@ -242,8 +312,12 @@ static hgr_status_t append_attention(const finder_t* f, hgr__pass_rebuild_t* r, 
   char scale[32], heads[24];
   snprintf(scale, sizeof(scale), "%.9g", b->scale);
   snprintf(heads, sizeof(heads), "%lld", (long long)b->heads);
-  hgr__attr_t attrs[3] = {{"scale", scale}, {"transpose_k", b->transpose_k ? "1" : "0"}, {"heads", heads}};
-  HGR_RETURN_IF_ERROR(hgr__graph_edit_append(r->out, graph->nodes[n].name, "attention", r->refs, count, attrs, 3,
+  hgr__attr_t attrs[4] = {{"scale", scale},
+                           {"transpose_k", b->transpose_k ? "1" : "0"},
+                           {"heads", heads},
+                           {"causal", "1"}};
+  HGR_RETURN_IF_ERROR(hgr__graph_edit_append(r->out, graph->nodes[n].name, "attention", r->refs, count, attrs,
+                                             b->causal ? 4 : 3,
                                              &graph->entries[graph->node_row_ptr[n]], 1, &r->new_id[n]));
   return hgr__pass_check_inferred(r, r->new_id[n], n, PASS);
 }
@@ -269,7 +343,7 @@ hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* p
     for (uint32_t n = 0; !status && n < graph->node_count; ++n) {
       if (f.block[n])
         status = append_attention(&f, &r, n);
-      else if (!f.member[n] && !(!graph->nodes[n].is_op && scale_dropped(&f, n)))
+      else if (!f.member[n] && !(!graph->nodes[n].is_op && param_dropped(&f, n)))
         status = hgr__pass_copy_node(&r, n, NULL);
     }
     if (!status) status = hgr__pass_rebuild_finish(&r, &fused);
