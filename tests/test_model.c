@@ -160,6 +160,29 @@ static void wrong_inputs_are_named_with_both_values(void** state) {
   hgr_model_release(model);
 }
 
+/* hgr computes int64 as int32: an int64 input from host memory with a value past
+ * int32 is refused on entry, naming the input and the element; the range's ends
+ * are values. */
+static void an_int64_value_past_int32_is_refused(void** state) {
+  (void)state;
+  hgr_model_t* model = open_model("ids.onnx", 0);
+  int64_t ids[3] = {1, (int64_t)INT32_MAX + 1, 2}, shape[1] = {3};
+  hgr_model_input_t input = input_of(i64, 1, shape, ids);
+  hgr_model_run_t* run = NULL;
+  ASSERT_STATUS(hgr_model_run(model, &input, 1, &run), HGR_STATUS_INVALID_ARGUMENT,
+                "input 'ids': element 1 is 2147483648, outside int32: hgr computes int64 values as int32");
+  ids[1] = (int64_t)INT32_MIN - 1;
+  ASSERT_STATUS(hgr_model_run(model, &input, 1, &run), HGR_STATUS_INVALID_ARGUMENT, "element 1 is -2147483649");
+  ids[1] = 9;
+  ASSERT_OK(hgr_model_run(model, &input, 1, &run));
+  float* y = output_of(run, 0, 2, (const int64_t[]){3, 2});
+  static const float want[6] = {2, 3, 18, 19, 4, 5};
+  for (int i = 0; i < 6; ++i) assert_float_equal(y[i], want[i], 0);
+  free(y);
+  hgr_model_run_release(run);
+  hgr_model_release(model);
+}
+
 /* y[b, s, :] = (Relu(x[b, s, :] @ w1 + b1) @ w2) * mask[b, s] is the same for a
  * position whatever the batch and sequence length around it: the first s positions
  * of each sequence, run alone at every length, equal the batched run's, each run
@@ -419,6 +442,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(inputs_keep_their_symbolic_dims),
       cmocka_unit_test(every_kind_of_unknown_dim_runs_at_many_shapes),
       cmocka_unit_test(wrong_inputs_are_named_with_both_values),
+      cmocka_unit_test(an_int64_value_past_int32_is_refused),
       cmocka_unit_test(encoder_rows_agree_across_batch_and_sequence_lengths),
       cmocka_unit_test(an_input_that_decides_shapes_is_keyed_by_value),
       cmocka_unit_test(eviction_spares_what_a_run_holds),

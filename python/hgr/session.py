@@ -262,6 +262,18 @@ def as_input(name: str, value: Any, dtype: str) -> Any:
     return _as_buffer(value)
 
 
+def _check_int32_range(name: str, value: Any) -> None:
+    """hgr computes int64 values as int32 (docs/onnx.md, "Dtypes"): an int64 array
+    with a value past int32 is refused, naming the element, as hgr_model_run refuses
+    it (a buffer or __dlpack__ object is not read here)."""
+    if isinstance(value, np.ndarray) and value.dtype == np.int64 and value.size:
+        bad = np.flatnonzero((value < -2**31) | (value > 2**31 - 1))
+        if bad.size:
+            raise _hgr.InvalidArgumentError(
+                f"input '{name}': element {bad[0]} is {value.reshape(-1)[bad[0]]}, outside int32: hgr computes int64 "
+                f'values as int32 (docs/onnx.md, "Dtypes")')
+
+
 def _profiling_requested(sess_options: Any) -> bool:
     if sess_options is None:
         return False
@@ -505,6 +517,7 @@ class InferenceSession:
         feeds = []
         for arg in self._inputs:
             value = as_input(arg.name, input_feed[arg.name], arg.dtype)
+            _check_int32_range(arg.name, value)
             shape = _fed_shape(value)
             if shape is not None:
                 check_input_shape(arg.name, shape, self._declared[arg.name])

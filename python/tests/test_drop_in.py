@@ -459,6 +459,20 @@ def test_an_array_of_another_dtype_is_refused_with_onnx_runtimes_words(ort, text
                      r"Unexpected input data type\. Actual: \(tensor\(double\)\) , expected: \(tensor\(float\)\)")
 
 
+def test_int64_values_past_int32_are_refused_naming_the_input(ort, text_encoder, pocl):
+    """hgr computes int64 as int32 (docs/onnx.md, "Dtypes"): an id past int32 (a hash,
+    a sentinel) is refused naming the input and the element, not saturated. ONNX
+    Runtime refuses it too, as an index out of the embedding's range."""
+    sess, reference = _sessions(ort, text_encoder, pocl)
+    ids = np.array([[1, 7, 2**31, 2]], np.int64)
+    with sess:
+        with pytest.raises(hgr.InvalidArgumentError,
+                           match=r"input 'input_ids': element 2 is 2147483648, outside int32: hgr computes int64"):
+            sess.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
+        with pytest.raises(Exception, match="out of data bounds, idx=2147483648"):
+            reference.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})
+
+
 def test_a_wrong_rank_or_fixed_dim_is_refused_with_onnx_runtimes_words(ort, recognizer, pocl):
     sess, reference = _sessions(ort, recognizer, pocl)
     with sess:

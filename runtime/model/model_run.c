@@ -174,6 +174,23 @@ hgr_status_t hgr_model_run(hgr_model_t* model, const hgr_model_input_t* inputs, 
   return hgr_model_run_with_buffers(model, inputs, count, NULL, out_run);
 }
 
+/* An int64 input from host memory must fit int32: hgr computes int64 values as
+ * int32 (docs/onnx.md, "Dtypes"), and a value past it would otherwise saturate on
+ * entry. A device buffer's values are not read here. */
+static hgr_status_t check_int64_range(const hgr_model_io_t* io, const hgr_model_input_t* input) {
+  if (io->dtype.code != HGR_DTYPE_INT || io->dtype.bits != 64 || !input->data) return HGR_OK;
+  size_t count = input->bytes / sizeof(int64_t);
+  for (size_t e = 0; e < count; ++e) {
+    int64_t value;
+    memcpy(&value, (const char*)input->data + e * sizeof(int64_t), sizeof(value));
+    if (value < INT32_MIN || value > INT32_MAX)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "element %zu is %lld, outside int32: hgr computes int64 values as int32 (docs/onnx.md, "
+                        "\"Dtypes\")", e, (long long)value);
+  }
+  return HGR_OK;
+}
+
 /* Specializes the first stage, sets or binds its inputs and starts its run. */
 static hgr_status_t start(hgr_model_t* model, const hgr_model_input_t* inputs,
                           const hgr_device_buffer_t* const* buffers, hgr_specialization_t** out_specialization,
@@ -189,6 +206,7 @@ static hgr_status_t start(hgr_model_t* model, const hgr_model_input_t* inputs,
     if (status || io.decides_shapes) continue; /* a constant of the specialization */
     size_t index = 0;
     status = hgr_executor_input_index(executor, io.name, &index);
+    if (!status && !(buffers && buffers[i])) status = check_int64_range(&io, &inputs[i]);
     if (!status && buffers && buffers[i]) {
       status = hgr_executor_bind_device_buffer(executor, index, buffers[i]);
     } else if (!status && staged && inputs[i].bytes) {

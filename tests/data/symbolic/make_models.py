@@ -139,3 +139,12 @@ save(model(
     [numpy_helper.from_array(np.array([0, 1, 2, 0, 1, 2, 0, 1], np.float32), "table"),
      numpy_helper.from_array(np.array([2], np.int64), "two")],
 ), "window.onnx")
+
+# ids.onnx: y = table[ids], ids int64 [n] as token ids come: hgr computes int64 as
+# int32, so an id past int32 is refused on entry, naming the input and element.
+save(model(
+    [helper.make_node("Gather", ["table", "ids"], ["y"])],
+    [shaped("ids", ["n"], TensorProto.INT64)],
+    [shaped("y", ["n", 2])],
+    [numpy_helper.from_array(np.arange(20, dtype=np.float32).reshape(10, 2), "table")],
+), "ids.onnx")
