@@ -156,6 +156,111 @@ float hgr_layer_norm_value(float x, float mean, float inv_std, __global const fl
   return v;
 }
 
+/* ---- vector rows: one work-item per row (inner == 1), 16 elements at a time ----------
+ * For PoCL's CPU drivers, which run a work-group's work-items as a loop and vectorize
+ * what a work-item writes in vectors (the column kernels' work-items there read rows
+ * len apart, and the row kernels' barriers split the loop). The sums are compensated
+ * lane by lane. NDRange 1-D, any local size, global >= rows.
+ *   hgr_softmax_vec_f32(__global const float* x, __global float* y, uint rows, uint len,
+ *                       int log_output)
+ *   hgr_layer_norm_vec_f32(__global const float* x, __global const float* gamma,
+ *                          __global const float* beta, __global float* y, uint rows, uint len,
+ *                          float epsilon, int center, int scale) */
+
+#define HGR_KAHAN_ADD16(sum, comp, value)                                 \
+  do {                                                                    \
+    float16 y_ = (value) - (comp);                                        \
+    float16 t_ = (sum) + y_;                                              \
+    (comp) = select((float16)(0.0f), (t_ - (sum)) - y_, isfinite(t_));    \
+    (sum) = t_;                                                           \
+  } while (0)
+
+/* The compensated lanes' total, lane by lane (Oclgrind 21.10 takes a float16's
+ * .lo/.hi halves for uninitialized). */
+float hgr_norm_lanes_total(float16 sum, float16 comp) {
+  float s[16], c[16];
+  vstore16(sum, 0, s);
+  vstore16(comp, 0, c);
+  float total = 0.0f, total_comp = 0.0f;
+  for (int l = 0; l < 16; ++l) HGR_KAHAN_ADD(total, total_comp, s[l] - c[l]);
+  return total - total_comp;
+}
+
+float hgr_norm_lanes_max(float16 v) {
+  float t[16];
+  vstore16(v, 0, t);
+  float m = t[0];
+  for (int l = 1; l < 16; ++l) m = fmax(m, t[l]);
+  return m;
+}
+
+#if HGR_WANTED(hgr_softmax_vec_f32)
+__kernel void hgr_softmax_vec_f32(__global const float* x, __global float* y, uint rows, uint len, int log_output) {
+  size_t row = get_global_id(0);
+  if (row >= rows) return;
+  __global const float* xr = x + row * len;
+  __global float* yr = y + row * len;
+  uint chunks = len / 16;
+  float16 peak16 = (float16)(-INFINITY);
+  for (uint c = 0; c < chunks; ++c) peak16 = fmax(peak16, vload16(c, xr));
+  float peak = hgr_norm_lanes_max(peak16);
+  for (uint j = chunks * 16; j < len; ++j) peak = fmax(peak, xr[j]);
+  float16 sum16 = (float16)(0.0f), comp16 = (float16)(0.0f);
+  for (uint c = 0; c < chunks; ++c) {
+    HGR_KAHAN_ADD16(sum16, comp16, exp(vload16(c, xr) - (float16)(peak)));
+  }
+  float sum = hgr_norm_lanes_total(sum16, comp16), comp = 0.0f;
+  for (uint j = chunks * 16; j < len; ++j) HGR_KAHAN_ADD(sum, comp, exp(xr[j] - peak));
+  sum -= comp;
+  if (log_output) { /* (x - peak) is exact near the peak (Sterbenz), x - (peak + log) not */
+    float log_sum = log(sum);
+    for (uint c = 0; c < chunks; ++c) vstore16((vload16(c, xr) - (float16)(peak)) - (float16)(log_sum), c, yr);
+    for (uint j = chunks * 16; j < len; ++j) yr[j] = (xr[j] - peak) - log_sum;
+  } else {
+    /* exp again rather than y read back: Oclgrind 21.10 takes what a kernel stored
+     * with vstore16 for uninitialized when it reads it back */
+    for (uint c = 0; c < chunks; ++c) vstore16(exp(vload16(c, xr) - (float16)(peak)) / (float16)(sum), c, yr);
+    for (uint j = chunks * 16; j < len; ++j) yr[j] = exp(xr[j] - peak) / sum;
+  }
+}
+#endif
+
+#if HGR_WANTED(hgr_layer_norm_vec_f32)
+__kernel void hgr_layer_norm_vec_f32(__global const float* x, __global const float* gamma,
+                                     __global const float* beta, __global float* y, uint rows, uint len,
+                                     float epsilon, int center, int scale) {
+  size_t row = get_global_id(0);
+  if (row >= rows) return;
+  __global const float* xr = x + row * len;
+  __global float* yr = y + row * len;
+  uint chunks = len / 16;
+  float16 sum16 = (float16)(0.0f), comp16 = (float16)(0.0f);
+  for (uint c = 0; c < chunks; ++c) HGR_KAHAN_ADD16(sum16, comp16, vload16(c, xr));
+  float sum = hgr_norm_lanes_total(sum16, comp16), comp = 0.0f;
+  for (uint j = chunks * 16; j < len; ++j) HGR_KAHAN_ADD(sum, comp, xr[j]);
+  float mean = (sum - comp) / (float)len;
+  sum16 = (float16)(0.0f);
+  comp16 = (float16)(0.0f);
+  for (uint c = 0; c < chunks; ++c) {
+    float16 d = vload16(c, xr) - (float16)(mean);
+    HGR_KAHAN_ADD16(sum16, comp16, d * d);
+  }
+  sum = hgr_norm_lanes_total(sum16, comp16);
+  comp = 0.0f;
+  for (uint j = chunks * 16; j < len; ++j) HGR_KAHAN_ADD(sum, comp, (xr[j] - mean) * (xr[j] - mean));
+  float inv_std = 1.0f / sqrt((sum - comp) / (float)len + epsilon);
+  for (uint c = 0; c < chunks; ++c) {
+    float16 v = (vload16(c, xr) - (float16)(mean)) * (float16)(inv_std);
+    if (scale) v *= vload16(c, gamma);
+    if (center) v += vload16(c, beta);
+    vstore16(v, c, yr);
+  }
+  for (uint j = chunks * 16; j < len; ++j)
+    yr[j] = hgr_layer_norm_value(xr[j], mean, inv_std, gamma, beta, j, center, scale);
+}
+#endif
+
+
 #if HGR_WANTED(hgr_layer_norm_rows_f32)
 __kernel void hgr_layer_norm_rows_f32(__global const float* x, __global const float* gamma,
                                       __global const float* beta, __global float* y, uint rows, uint len,

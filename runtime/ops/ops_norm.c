@@ -16,8 +16,10 @@
  * work-group per (n, c), its size as the row kernels'.
  *
  * softmax and layer_norm view the data as [outer, len, inner] around the axis. When
- * inner is 1 and the rows are long enough to share out, one work-group reduces each
- * row in local memory; otherwise one work-item loops over each (outer, inner) column. */
+ * inner is 1: on PoCL's CPU drivers a work-item takes each row 16 elements at a time
+ * (rows_in_vectors); elsewhere, when the rows are long enough to share out, one
+ * work-group reduces each row in local memory. Otherwise one work-item loops over
+ * each (outer, inner) column. */
 #include <float.h>
 #include <stdio.h>
 
@@ -130,15 +132,44 @@ static hgr_status_t infer_softmax(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   return HGR_OK;
 }
 
-/* softmax's rows stay with the column kernel, a work-item each, on devices that pay
- * for each work-item in a group's loop (hgr__op_loops_work_items): on PoCL (2 cores,
- * loaded) [64, 37] ran in 24 us against 63 by rows of 64 work-items, [1536, 128] in
- * 0.88 ms against 2.2, [128, 384] in 0.23 against 0.40. (layer_norm's rows lost
- * that way there: 0.28 against 0.17 ms at [128, 384].) */
+/* Rows (inner 1) of softmax and layer_norm in the vector kernels, a work-item per
+ * row 16 elements at a time: the rule's choice on devices that loop over work-items
+ * (PoCL's CPU drivers), where the column kernel's work-items read rows len apart
+ * and the row kernels' barriers split the loop. Two tile candidates, so that the
+ * tests run both kernels on every device. Measured on PoCL (2 cores, load 9, one
+ * after the other, hgr run --profile): softmax [1536, 128] 2.6 -> 0.23 ms,
+ * [40, 6625] (a CTC head's, 40 rows: one group of the column kernel, one core)
+ * 4.75 -> 0.30 ms, layer_norm [128, 384] 0.19 -> 0.05 ms. Groups of 4 rows leave
+ * both cores work with few rows. */
+#define VECTOR_ROWS_GROUP 4
+static bool rows_in_vectors(hgr__op_ctx_t* ctx, const axis_view_t* view) {
+  if (view->inner != 1) return false;
+  static const char* const names[] = {"groups_or_columns", "vectors"};
+  const bool fits[2] = {true, true};
+  char key[48];
+  snprintf(key, sizeof(key), "%s rows", ctx->op->name);
+  return hgr__op_choose_tile(ctx, key, names, fits, 2, hgr__op_loops_work_items(ctx) ? 1 : 0) == 1;
+}
+
+/* Other than in vectors, softmax's rows stay with the column kernel, a work-item
+ * each, on devices that pay for each work-item in a group's loop
+ * (hgr__op_loops_work_items): on PoCL (2 cores, loaded) [64, 37] ran in 24 us
+ * against 63 by rows of 64 work-items, [1536, 128] in 0.88 ms against 2.2. */
 static hgr_status_t plan_softmax(hgr__op_ctx_t* ctx) {
   axis_view_t view;
   HGR_RETURN_IF_ERROR(softmax_view(ctx, &view));
   int32_t log_output = ctx->op->variant == LOG_SOFTMAX;
+  if (rows_in_vectors(ctx, &view)) {
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_softmax_vec_f32");
+    hgr__launch_sibling(ctx, l, "hgr_softmax_f32");
+    hgr__launch_input(ctx, l, 0);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_uint(ctx, l, view.outer);
+    hgr__launch_uint(ctx, l, view.len);
+    hgr__launch_int(ctx, l, log_output);
+    hgr__launch_1d_groups(ctx, l, view.outer, VECTOR_ROWS_GROUP);
+    return HGR_OK;
+  }
   size_t group = hgr__op_loops_work_items(ctx) ? 0 : row_group_size(ctx, &view);
   if (group) {
     hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_softmax_rows_f32");
@@ -153,6 +184,7 @@ static hgr_status_t plan_softmax(hgr__op_ctx_t* ctx) {
   } else {
     hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_softmax_f32");
     hgr__launch_sibling(ctx, l, "hgr_softmax_rows_f32");
+    if (hgr__op_loops_work_items(ctx)) hgr__launch_sibling(ctx, l, "hgr_softmax_vec_f32");
     hgr__launch_input(ctx, l, 0);
     hgr__launch_output(ctx, l, 0);
     hgr__launch_uint(ctx, l, view.outer);
@@ -196,9 +228,23 @@ static hgr_status_t plan_layer_norm(hgr__op_ctx_t* ctx) {
   const axis_view_t view = p.view;
   float epsilon = p.epsilon;
   bool center = p.center, scale = p.scale;
+  if (rows_in_vectors(ctx, &view)) {
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layer_norm_vec_f32");
+    hgr__launch_sibling(ctx, l, "hgr_layer_norm_f32");
+    for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_uint(ctx, l, view.outer);
+    hgr__launch_uint(ctx, l, view.len);
+    hgr__launch_float(ctx, l, epsilon);
+    hgr__launch_int(ctx, l, center);
+    hgr__launch_int(ctx, l, scale);
+    hgr__launch_1d_groups(ctx, l, view.outer, VECTOR_ROWS_GROUP);
+    return HGR_OK;
+  }
   size_t group = row_group_size(ctx, &view);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, group ? "hgr_layer_norm_rows_f32" : "hgr_layer_norm_f32");
   hgr__launch_sibling(ctx, l, group ? "hgr_layer_norm_f32" : "hgr_layer_norm_rows_f32");
+  if (hgr__op_loops_work_items(ctx)) hgr__launch_sibling(ctx, l, "hgr_layer_norm_vec_f32");
   for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_uint(ctx, l, view.outer);
