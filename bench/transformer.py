@@ -16,9 +16,9 @@ against ONNX Runtime), seeded random weights, written into WORK_DIR (kept there 
   224 x 224 images (the position embeddings' cubic Resize to the 14 x 14 grid they
   were learned for), 1000 classes, batch 1.
 Per shape: each session's median call of CALLS (default 20) after 3 warm-up calls,
-hgr's and ONNX Runtime's (CPU provider, intra-op threads = cores) in turn, in the
-same process. The first output is compared (largest difference) so a fast wrong
-answer shows.
+hgr's and ONNX Runtime's (CPU provider, intra-op threads = cores) called in turn,
+call by call, in the same process. The outputs are compared (largest difference) so a fast wrong answer
+shows.
 """
 import os
 import statistics
@@ -27,6 +27,8 @@ import time
 
 import numpy as np
 import onnx
+
+from recurrent import _largest_difference, bench_args  # bench/recurrent.py, beside this file
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
 import transformer_models as tm  # noqa: E402  (python/tests/transformer_models.py)
@@ -58,34 +60,35 @@ def cases(work):
     return text + [("ViT-S/16, batch 1 x 224 x 224", vit, tm.image_feed(1, 224, 224))]
 
 
-def median_call_ms(session, feed, calls):
-    """The median of calls timed calls after WARM_UP, in ms, and the last outputs."""
-    times = []
+def alternated_medians(ours, theirs, feed, calls):
+    """hgr's and ONNX Runtime's median call (ms) over calls of each, after WARM_UP of
+    each, the two called in turn so that both meet the same load (the test machine is
+    shared: a run of one, then of the other, can meet twice the load), and the last
+    outputs of each."""
+    times = ([], [])
     for i in range(WARM_UP + calls):
-        start = time.perf_counter()
-        outputs = session.run(None, feed)
-        if i >= WARM_UP:
-            times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3, outputs
+        for session, timed in zip((ours, theirs), times):
+            start = time.perf_counter()
+            outputs = session.run(None, feed)
+            if i >= WARM_UP:
+                timed.append(time.perf_counter() - start)
+            if session is ours:
+                got = outputs
+    return statistics.median(times[0]) * 1e3, statistics.median(times[1]) * 1e3, got, outputs
 
 
 def main():
     import hgr
     import onnxruntime as ort
-    work, device = sys.argv[1], sys.argv[2]
-    calls = int(sys.argv[3]) if len(sys.argv) > 3 else 20
-    os.makedirs(work, exist_ok=True)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = os.cpu_count() or 1
+    work, device, calls, options = bench_args(20)
     sessions, rows = {}, []
     for title, path, feed in cases(work):
         if path not in sessions:  # one session per model over its shapes, as a library keeps one
             sessions[path] = (hgr.InferenceSession(path, providers=[device]),
                               ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
         ours, theirs = sessions[path]
-        hgr_ms, got = median_call_ms(ours, feed, calls)
-        ort_ms, want = median_call_ms(theirs, feed, calls)
-        rows.append((title, hgr_ms, ort_ms, float(np.max(np.abs(got[0] - want[0])))))
+        hgr_ms, ort_ms, got, want = alternated_medians(ours, theirs, feed, calls)
+        rows.append((title, hgr_ms, ort_ms, _largest_difference(got, want)))
         print(f"{title}: hgr {hgr_ms:.2f} ms, ORT {ort_ms:.2f} ms", file=sys.stderr, flush=True)
     print(f"| model, shape | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | "
           "largest difference |")

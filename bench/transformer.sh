@@ -15,25 +15,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-python="${PYTHON:-build/python-venv/bin/python}"
-output="${OUTPUT:-docs/benchmarks.md}"
-device="${DEVICE:-pocl:0}"
 calls="${CALLS:-20}"
-build_dir="${BUILD_DIR:-build}"
+source bench/python_bench.sh
+python_bench_begin transformer
 hgr="$build_dir/tools/hgr"
-if ! "$python" -c 'import hgr, onnxruntime, onnx' 2>/dev/null; then
-  echo "bench/transformer.sh: $python lacks hgr, onnx or onnxruntime: run scripts/setup.sh test (it installs the package), or set PYTHON" >&2
-  exit 2
-fi
 [[ -x "$hgr" ]] || { echo "bench/transformer.sh: $hgr not built (cmake --build $build_dir)" >&2; exit 1; }
-source scripts/testbed_env.sh
-testbed_env "$build_dir"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-results="$build_dir/bench-results"
-mkdir -p "$results"
-loadavg() { cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g'; }
-started="$(date -u '+%Y-%m-%d %H:%M UTC')" before="$(loadavg)"
 "$python" bench/transformer.py "$work" "$device" "$calls" >"$work/table.md"
 "$python" bench/transformer.py feeds "$work"
 "$hgr" run "$work/encoder.onnx" --devices "$device" --input input_ids="$work/input_ids.npy" \
@@ -45,17 +31,12 @@ started="$(date -u '+%Y-%m-%d %H:%M UTC')" before="$(loadavg)"
   echo "Per-call time of a BERT-like encoder and a ViT-S/16 built by \`bench/transformer.py\` from"
   echo "\`python/tests/transformer_models.py\` (seeded random weights, written as torch.onnx writes them),"
   echo "one \`hgr.InferenceSession\` per model on $device against ONNX Runtime's CPU provider (intra-op"
-  echo "threads = cores) in the same process: each the median of $calls calls after 3 warm-up calls, the"
-  echo "outputs compared. Measured $started, load average $before at the start and $(loadavg) at the end."
+  echo "threads = cores) in the same process, called in turn: each the median of $calls calls after 3 warm-up"
+  echo "calls, the outputs compared. Measured $started, load average $before at the start and $(loadavg) at the end."
   echo
   echo "    bench/transformer.sh"
   echo
   cat "$work/table.md"
 } >"$results/transformer.md"
-if [[ "$output" == - ]]; then
-  cat "$results/transformer.md"
-else
-  python3 bench/splice_section.py "$output" "$results/transformer.md" transformer recurrent
-  echo "bench/transformer.sh: wrote the section into $output (and $results/transformer.md)"
-fi
+python_bench_end transformer recurrent
 echo "bench/transformer.sh: the encoder's profile at 1 x 128 is in $results/transformer-profile.txt"

@@ -14,11 +14,12 @@ times.
   (Unsqueeze, Cast, Sub, Mul), Softmax; Erf-GELU written out (Div by 1.4142, Erf, Add
   1, Mul, Mul 0.5); residuals; a tanh pooler over the first token.
   bert(opset=17): the same with LayerNormalization nodes; bert(opset=20): and Gelu.
-- gpt2(causal=...): a GPT-2-like decoder (pre-LayerNormalization, opset 17): position
-  ids from the mask (CumSum - 1, Where the mask is 0), the fused q/k/v projection
-  Split in three, a causal mask either sliced from a constant lower triangle
-  [1, 1, 128, 128] by the length (Shape -> Slice, causal="slice", as GPT-2's `bias`
-  buffer) or made by Trilu (causal="trilu"), applied by Where with float32's finfo.min,
+- gpt2(causal=...): a GPT-2-like decoder (pre-LayerNormalization, opset 17): the
+  fused q/k/v projection Split in three, a causal mask either sliced from a constant
+  lower triangle [1, 1, 128, 128] by the length (Shape -> Slice, causal="slice", as
+  GPT-2's `bias` buffer; position ids from the mask: CumSum - 1, 1 Where the mask is
+  0) or made by Trilu (causal="trilu"; position ids by Range over the length),
+  applied by Where with float32's finfo.min,
   the padding mask added as (1 - mask) * finfo.min, tanh GELU written out, logits
   through the tied word embedding.
 - vit(): a ViT-like image encoder (opset 17): patch Conv (stride = patch), the patches
@@ -186,14 +187,18 @@ def gpt2(causal="slice", layers=2, width=64, heads=4, vocab=100, max_positions=1
     """input_ids, attention_mask [batch, sequence] int64 -> logits [batch, sequence, vocab]."""
     opset = 17
     g = _Graph(seed)
-    # position_ids = mask.cumsum(-1) - 1, then 1 where the mask is 0
-    counted = g.op("Sub", [g.op("CumSum", ["attention_mask", g.const(1, np.int64)]), g.const(1, np.int64)])
-    padding = g.op("Equal", ["attention_mask", g.const(0, np.int64)])
-    position_ids = g.op("Where", [padding, g.const(1, np.int64), counted])
+    length = g.dim("input_ids", 1)
+    if causal == "slice":  # position_ids = mask.cumsum(-1) - 1, then 1 where the mask is 0
+        counted = g.op("Sub", [g.op("CumSum", ["attention_mask", g.const(1, np.int64)]), g.const(1, np.int64)])
+        padding = g.op("Equal", ["attention_mask", g.const(0, np.int64)])
+        position_ids = g.op("Where", [padding, g.const(1, np.int64), counted])
+    else:  # torch.arange(0, length).unsqueeze(0)
+        end = g.op("Squeeze", [length, g.const([0], np.int64)])
+        position_ids = g.op("Unsqueeze", [g.op("Range", [g.const(0, np.int64), end, g.const(1, np.int64)]),
+                                          g.const([0], np.int64)])
     wte = g.param("wte", vocab, width, scale=0.5)
     h = g.op("Add", [g.op("Gather", [wte, "input_ids"]),
                      g.op("Gather", [g.param("wpe", max_positions, width, scale=0.2), position_ids])])
-    length = g.dim("input_ids", 1)
     if causal == "slice":
         lower = np.tril(np.ones((max_positions, max_positions), bool))[None, None]
         zero = g.const([0], np.int64)
