@@ -224,14 +224,22 @@ def _largest_difference(a, b):
     return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b))
 
 
-def main():
-    import hgr
+def bench_args(default_calls):
+    """WORK_DIR (made), DEVICE and CALLS from the command line, and ONNX Runtime's
+    session options for the CPU provider with intra-op threads = cores."""
     import onnxruntime as ort
     work, device = sys.argv[1], sys.argv[2]
-    calls = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+    calls = int(sys.argv[3]) if len(sys.argv) > 3 else default_calls
     os.makedirs(work, exist_ok=True)
     options = ort.SessionOptions()
     options.intra_op_num_threads = os.cpu_count() or 1
+    return work, device, calls, options
+
+
+def main():
+    import hgr
+    import onnxruntime as ort
+    work, device, calls, options = bench_args(1000)
     rows = []
 
     path = streaming(work)

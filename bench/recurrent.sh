@@ -14,22 +14,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-python="${PYTHON:-build/python-venv/bin/python}"
-output="${OUTPUT:-docs/benchmarks.md}"
-device="${DEVICE:-pocl:0}"
 calls="${CALLS:-1000}"
-if ! "$python" -c 'import hgr, onnxruntime, onnx' 2>/dev/null; then
-  echo "bench/recurrent.sh: $python lacks hgr, onnx or onnxruntime: run scripts/setup.sh test (it installs the package), or set PYTHON" >&2
-  exit 2
-fi
-source scripts/testbed_env.sh
-testbed_env build
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-results=build/bench-results
-mkdir -p "$results"
-loadavg() { cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g'; }
-started="$(date -u '+%Y-%m-%d %H:%M UTC')" before="$(loadavg)"
+source bench/python_bench.sh
+python_bench_begin recurrent
 "$python" bench/recurrent.py "$work" "$device" "$calls" >"$work/table.md"
 {
   echo "## Recurrent models and NMS"
@@ -44,9 +31,4 @@ started="$(date -u '+%Y-%m-%d %H:%M UTC')" before="$(loadavg)"
   echo
   cat "$work/table.md"
 } >"$results/recurrent.md"
-if [[ "$output" == - ]]; then
-  cat "$results/recurrent.md"
-else
-  python3 bench/splice_section.py "$output" "$results/recurrent.md" recurrent shapes
-  echo "bench/recurrent.sh: wrote the section into $output (and $results/recurrent.md)"
-fi
+python_bench_end recurrent shapes

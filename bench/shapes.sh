@@ -16,26 +16,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-python="${PYTHON:-build/python-venv/bin/python}"
-output="${OUTPUT:-docs/benchmarks.md}"
-if ! "$python" -c 'import hgr, onnxruntime, onnx' 2>/dev/null; then
-  echo "bench/shapes.sh: $python lacks hgr, onnx or onnxruntime: run scripts/setup.sh test (it installs the package), or set PYTHON" >&2
-  exit 2
-fi
-source scripts/testbed_env.sh
-testbed_env build
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-results=build/bench-results
-mkdir -p "$results"
+source bench/python_bench.sh
+python_bench_begin shapes
 # One warming pass fills the program and PoCL kernel caches; the second is reported.
 "$python" bench/shapes.py timing "$work" pocl:0 >/dev/null
 "$python" bench/shapes.py timing "$work" pocl:0 >"$work/timing.md"
 for runtime in hgr ort; do "$python" bench/shapes.py memory "$work" "$runtime" >>"$work/memory.jsonl"; done
 "$python" bench/shapes.py section "$work" "bench/shapes.sh" >"$results/shapes.md"
-if [[ "$output" == - ]]; then
-  cat "$results/shapes.md"
-else
-  python3 bench/splice_section.py "$output" "$results/shapes.md" shapes onnx_startup
-  echo "bench/shapes.sh: wrote the section into $output (and $results/shapes.md)"
-fi
+python_bench_end shapes onnx_startup

@@ -915,6 +915,70 @@ static void run_model_on_pocl(const model_t* m, const char* const* names, const 
   hgr_instance_release(instance);
 }
 
+/* Pow by a constant 2 or 3 (float or integer, one element of any rank) is imported
+ * as multiplies, x * x and x * (x * x), as ONNX Runtime computes them, not OpenCL's
+ * pow() (a general routine, some 35 times a multiply's time on PoCL); another
+ * exponent stays power, an integer one (Pow's T2) converted at load. Checked in the
+ * loaded graph (fusion off, to see the ops) and run on pocl:0: the products bit for
+ * bit, x^4 against pow to 16 ulp. */
+static void small_constant_powers_are_multiplies(void** state) {
+  (void)state;
+  enum { N = 64 };
+  static float x[N], square[N], cube[N], other[N];
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 37);
+  for (int i = 0; i < N; ++i) x[i] = hgr_test_rng_float(&rng, -3, 3);
+  x[0] = -0.0f;
+  model_t m;
+  model_init(&m, 14);
+  add_input(&m, "x", (int64_t[]){4, 16}, 2);
+  static const float two = 2;
+  static const int32_t three = 3, four = 4;
+  add_init(&m, "two", NULL, 0, &two, 1);
+  add_init_i32(&m, "three", (int64_t[]){1, 1}, 2, &three, 1);
+  add_init_i32(&m, "four", (int64_t[]){1}, 1, &four, 1);
+  add_node(&m, "Pow", (const char* const[]){"x", "two"}, 2, (const char* const[]){"square"}, 1);
+  add_node(&m, "Pow", (const char* const[]){"x", "three"}, 2, (const char* const[]){"cube"}, 1);
+  add_node(&m, "Pow", (const char* const[]){"x", "four"}, 2, (const char* const[]){"other"}, 1);
+  add_output(&m, "square");
+  add_output(&m, "cube");
+  add_output(&m, "other");
+  size_t size;
+  uint8_t* bytes = pack(&m, &size);
+  hgr_onnx_options_t* options = NULL;
+  ASSERT_OK(hgr_onnx_options_create(&options));
+  hgr_onnx_options_set_fuse_elementwise(options, 0);
+  hgr_graph_t* graph;
+  hgr_params_t* params;
+  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, options, &graph, &params, NULL));
+  hgr_onnx_options_release(options);
+  free(bytes);
+  int multiplies = 0, powers = 0;
+  for (size_t n = 0; n < hgr_graph_node_count(graph); ++n) {
+    hgr_node_info_t info;
+    ASSERT_OK(hgr_graph_node_info(graph, n, &info));
+    multiplies += info.func_name && !strcmp(info.func_name, "multiply");
+    powers += info.func_name && !strcmp(info.func_name, "power");
+  }
+  assert_int_equal(multiplies, 3);
+  assert_int_equal(powers, 1);
+  hgr_params_release(params);
+  hgr_graph_release(graph);
+  size_t x_bytes = sizeof(x), out_bytes[3] = {sizeof(square), sizeof(cube), sizeof(other)};
+  hgr_onnx_report_t report;
+  run_model_on_pocl(&m, (const char* const[]){"x"}, (const float* const[]){x}, &x_bytes, 1,
+                    (float* const[]){square, cube, other}, out_bytes, 3, &report);
+  for (int i = 0; i < N; ++i) {
+    float want_square = x[i] * x[i], want_cube = x[i] * (x[i] * x[i]);
+    double want_other = pow(x[i], 4);
+    if (memcmp(&square[i], &want_square, 4) || memcmp(&cube[i], &want_cube, 4))
+      fail_msg("x = %.9g: square %.9g, cube %.9g; want %.9g, %.9g", (double)x[i], (double)square[i],
+               (double)cube[i], (double)want_square, (double)want_cube);
+    if (!(fabs(other[i] - want_other) <= 16 * 0x1p-23 * fabs(want_other)))
+      fail_msg("x = %.9g: Pow(x, 4) = %.9g, want %.9g", (double)x[i], (double)other[i], want_other);
+  }
+}
+
 static void expect_close(const float* got, const float* want, size_t count, const char* what) {
   for (size_t i = 0; i < count; ++i)
     if (!(fabs((double)got[i] - want[i]) <= 2e-5 + 1e-4 * fabs((double)want[i])))
@@ -1024,7 +1088,8 @@ int main(int argc, char** argv) {
                                        cmocka_unit_test(strided_pointwise_conv_slices_first),
                                        cmocka_unit_test(bidirectional_lstm_with_sequence_lens_matches_reference),
                                        cmocka_unit_test(batch_first_gru_with_runtime_bias_matches_reference),
-                                       cmocka_unit_test(gelu_forms_match_formulas)};
+                                       cmocka_unit_test(gelu_forms_match_formulas),
+                                       cmocka_unit_test(small_constant_powers_are_multiplies)};
     return cmocka_run_group_tests(tests, NULL, NULL);
   }
   const struct CMUnitTest tests[] = {

@@ -6,7 +6,16 @@ Silero VAD 5.1.2 (`silero-vad` wheel, silero_vad/data/silero_vad.onnx): 25 Ifs (
 the sample rate input `sr`, which hgr specializes on by value, and on shapes), 4
 LSTMs, a streaming state [2, 1, 128] fed back each chunk. silero_vad's OnnxWrapper
 prepends the last 64 samples (32 at 8 kHz) of the previous chunk to each 512-sample
-(256) chunk and calls run(None, {'input', 'state', 'sr'})."""
+(256) chunk and calls run(None, {'input', 'state', 'sr'}).
+
+RapidOCR 1.4.4 (`rapidocr_onnxruntime` wheel, models/ch_PP-OCRv4_rec_infer.onnx):
+PaddleOCR's PP-OCRv4 text recognizer, a PP-LCNetV3 backbone and an SVTR neck (two
+transformer blocks: LayerNorm written out, multi-head attention through Reshape,
+Transpose, MatMul, Softmax; opset 12, exported by paddle2onnx) ending in a CTC
+Softmax. rapidocr's TextRecognizer sorts the lines by aspect ratio, pads each batch of
+up to 6 to height 48 and the width of its widest (at least 320), scaled to [-1, 1],
+and calls run(output_names, {'x': batch}). Not on Oclgrind: its simulation of the
+backbone's convolutions at 48 x 320 takes minutes."""
 import os
 import zipfile
 
@@ -14,21 +23,33 @@ import numpy as np
 import pytest
 
 import hgr
+from conftest import require_device
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REAL_MODELS = os.environ.get("HGR_REAL_MODELS", os.path.join(ROOT, "build", "real-models"))
 SILERO_WHEEL = "silero_vad-5.1.2-py3-none-any.whl"
+RAPIDOCR_WHEEL = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
+
+
+def _from_wheel(tmp_path_factory, wheel, member):
+    """The model file member of the pinned wheel, extracted; skipped when the wheel is missing."""
+    wheel = os.path.join(REAL_MODELS, wheel)
+    if not os.path.exists(wheel):
+        pytest.skip(f"{wheel} is missing: scripts/setup.sh test downloads it (no network?)")
+    path = tmp_path_factory.mktemp("real") / os.path.basename(member)
+    with zipfile.ZipFile(wheel) as z:
+        path.write_bytes(z.read(member))
+    return str(path)
 
 
 @pytest.fixture(scope="module")
 def silero_vad(tmp_path_factory):
-    wheel = os.path.join(REAL_MODELS, SILERO_WHEEL)
-    if not os.path.exists(wheel):
-        pytest.skip(f"{wheel} is missing: scripts/setup.sh test downloads it (no network?)")
-    path = tmp_path_factory.mktemp("silero") / "silero_vad.onnx"
-    with zipfile.ZipFile(wheel) as z:
-        path.write_bytes(z.read("silero_vad/data/silero_vad.onnx"))
-    return str(path)
+    return _from_wheel(tmp_path_factory, SILERO_WHEEL, "silero_vad/data/silero_vad.onnx")
+
+
+@pytest.fixture(scope="module")
+def ppocr_rec(tmp_path_factory):
+    return _from_wheel(tmp_path_factory, RAPIDOCR_WHEEL, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx")
 
 
 def _audio(rate, seconds=2.0):
@@ -96,3 +117,61 @@ def test_silero_vad_state_chained_on_the_device(silero_vad):
     want, want_state = _stream(theirs, audio, 16000, 40)
     np.testing.assert_allclose(got, want, atol=1e-4)
     np.testing.assert_allclose(got_state, want_state, atol=1e-4)
+
+
+def _text_lines(count, seed):
+    """count grey line images [48, w, 3] uint8 of different aspect ratios: dark strokes
+    (random bars) on a light background, as a detector crops them."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(count):
+        width = int(rng.integers(60, 420))
+        image = np.full((48, width), 230, np.uint8)
+        for x in range(4, width - 8, int(rng.integers(9, 15))):
+            top, height = int(rng.integers(8, 16)), int(rng.integers(16, 30))
+            image[top:top + height, x:x + int(rng.integers(2, 6))] = rng.integers(0, 60)
+        lines.append(np.repeat(image[:, :, None], 3, axis=2))
+    return lines
+
+
+def _rec_batches(lines, batch_size=6, height=48, min_width=320):
+    """rapidocr's TextRecognizer: lines sorted by aspect ratio, batches of 6 padded to
+    the widest (at least 320), each line resized to height 48 (nearest, in place of
+    cv2.resize) and scaled to [-1, 1]."""
+    order = np.argsort([line.shape[1] / line.shape[0] for line in lines])
+    for begin in range(0, len(lines), batch_size):
+        batch = [lines[i] for i in order[begin:begin + batch_size]]
+        ratio = max(min_width / height, *(line.shape[1] / line.shape[0] for line in batch))
+        width = int(height * ratio)
+        norm = np.zeros((len(batch), 3, height, width), np.float32)
+        for row, line in enumerate(batch):
+            resized_w = min(width, int(np.ceil(height * line.shape[1] / line.shape[0])))
+            ys = np.arange(height) * line.shape[0] // height
+            xs = np.arange(resized_w) * line.shape[1] // resized_w
+            resized = line[ys][:, xs].astype(np.float32).transpose(2, 0, 1) / 255
+            norm[row, :, :, :resized_w] = (resized - 0.5) / 0.5
+        yield norm
+
+
+# lines per call: 8 (a batch of 6 and one of 2, of different widths), then 1 wide line;
+# rusticl on llvmpipe runs this model some 100 times slower than PoCL (seconds per
+# line on the 2-core test machine): one line there
+LINES = {"pocl:0": [8, 1], "rusticl:0": [1]}
+
+
+@pytest.mark.parametrize("device", list(LINES))
+def test_ppocr_recognizer_reads_batches_as_onnx_runtime_does(ppocr_rec, device):
+    ort = pytest.importorskip("onnxruntime")
+    require_device(device)
+    ours = hgr.InferenceSession(ppocr_rec, providers=[device])
+    theirs = ort.InferenceSession(ppocr_rec, providers=["CPUExecutionProvider"])
+    names = [o.name for o in theirs.get_outputs()]
+    for batch in [b for count in LINES[device] for b in _rec_batches(_text_lines(count, seed=count))]:
+        feed = {theirs.get_inputs()[0].name: batch}
+        (got,), (want,) = ours.run(names, feed), theirs.run(names, feed)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, atol=1e-4)
+        # CTC's greedy decoding reads the same characters (where the top two are not within the tolerance)
+        top2 = np.sort(want, axis=-1)[..., -2:]
+        clear = top2[..., 1] - top2[..., 0] > 1e-3
+        np.testing.assert_array_equal(got.argmax(-1)[clear], want.argmax(-1)[clear])

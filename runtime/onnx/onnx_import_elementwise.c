@@ -206,7 +206,9 @@ static hgr_status_t check_inputs(const hgr__onnx_node_t* node, const elementwise
   for (uint32_t i = 0; i < count; ++i) {
     if (!node->inputs[i]) return HGR__ONNX_INVALID(node, "input %u is omitted", i);
     int32_t type = node->inputs[i]->onnx_type;
-    if (e->float_only && !hgr__onnx_type_is_float(type))
+    /* Pow's exponent may be an integer (T2); a constant one is converted at load */
+    bool constant_exponent = e->eval == e_pow && i == 1 && node->inputs[1]->constant;
+    if (e->float_only && !hgr__onnx_type_is_float(type) && !constant_exponent)
       return HGR__ONNX_UNSUPPORTED(node, "input %u is %s; hgr computes %s on float", i, hgr__onnx_type_name(type),
                                    e->onnx);
   }
@@ -250,14 +252,47 @@ static hgr_status_t fold_elementwise(hgr__onnx_node_t* node) {
   return hgr__onnx_set_constant(node, 0, out);
 }
 
+/* The small integer exponent (2 or 3) of a Pow whose exponent is one constant element
+ * that broadcasts nothing onto x; 0 otherwise. */
+static int small_power(const elementwise_t* e, const hgr__onnx_node_t* node) {
+  const hgr__onnx_tensor_t* y = node->inputs[1]->constant;
+  if (e->eval != e_pow || !y || y->count != 1 || y->ndim > node->inputs[0]->ndim) return 0;
+  double exponent = hgr__onnx_tensor_f64(y, 0);
+  return exponent == 2.0 || exponent == 3.0 ? (int)exponent : 0;
+}
+
+/* Pow(x, 2) and Pow(x, 3), the squares of written-out LayerNorm and variance and the
+ * cube of tanh GELU, as x * x and x * (x * x): OpenCL's pow() is a general routine
+ * (on PoCL some 35 times a multiply's time: 60 % of a 6-layer encoder's run), and the
+ * products are what ONNX Runtime computes for these exponents. x * x is the correctly
+ * rounded square, as exact as pow's 16 ulp allow; the cube rounds twice. */
+static hgr_status_t import_small_power(hgr__onnx_node_t* node, int exponent) {
+  hgr_value_t x, square, in[2];
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, node->inputs[0], &x));
+  in[0] = in[1] = x;
+  if (exponent == 3) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "multiply", x, x, &square));
+    in[1] = square;
+  }
+  return hgr__onnx_finish_op(node, HGR_OK, NULL, "multiply", in, 2, 0, output_type(find(node), node));
+}
+
 static hgr_status_t import_elementwise(hgr__onnx_node_t* node) {
   const elementwise_t* e = find(node);
   uint32_t count = is_unary(e) ? 1 : 2;
   HGR_RETURN_IF_ERROR(check_inputs(node, e, count));
   double alpha, beta;
   HGR_RETURN_IF_ERROR(read_params(node, e, &alpha, &beta));
+  int exponent = count == 2 ? small_power(e, node) : 0;
+  if (exponent) return import_small_power(node, exponent);
   hgr_value_t in[2];
-  for (uint32_t i = 0; i < count; ++i) HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, node->inputs[i], &in[i]));
+  for (uint32_t i = 0; i < count; ++i) {
+    const hgr__onnx_tensor_t* constant = node->inputs[i]->constant;
+    if (constant && i == 1 && e->eval == e_pow && !hgr__onnx_type_is_float(constant->onnx_type))
+      HGR_RETURN_IF_ERROR(hgr__onnx_add_float_constant(node, NULL, constant, &in[i]));
+    else
+      HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, node->inputs[i], &in[i]));
+  }
   const hgr__onnx_value_t *x = node->inputs[0], *slope = count == 2 ? node->inputs[1] : NULL;
   if (e->eval == e_prelu && node->opset < 7 && slope->ndim == 1 && x->ndim > 2 && slope->shape[0] == x->shape[1]) {
     /* before opset 7 a 1-D slope runs along the channels: [C] is [C, 1, ..., 1] */

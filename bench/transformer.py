@@ -1,0 +1,112 @@
+"""Transformers: hgr.InferenceSession against ONNX Runtime (issue 37, section 5).
+
+    python bench/transformer.py WORK_DIR DEVICE [CALLS]   -> Markdown on stdout
+    python bench/transformer.py feeds WORK_DIR            -> the models, and the encoder's
+                                                             1 x 128 feed as WORK_DIR/*.npy
+
+Two models from python/tests/transformer_models.py (the builders the tests check
+against ONNX Runtime), seeded random weights, written into WORK_DIR (kept there for
+`hgr run --profile`):
+- **encoder**: the BERT-like encoder as torch.onnx writes it at opset 14 (LayerNorm
+  and Erf-GELU written out), 6 layers, 384 wide, 12 heads, FFN 1536, vocabulary
+  30522, called with int64 input_ids, attention_mask and token_type_ids at batch 1 x
+  16, 128 and 512 tokens and batch 8 x 128 (rows padded to different lengths, as a
+  tokenizer pads a batch).
+- **vit**: the ViT-like encoder as ViT-S/16: 12 layers, 384 wide, 6 heads, patch 16,
+  224 x 224 images (the position embeddings' cubic Resize to the 14 x 14 grid they
+  were learned for), 1000 classes, batch 1.
+Per shape: each session's median call of CALLS (default 20) after 3 warm-up calls,
+hgr's and ONNX Runtime's (CPU provider, intra-op threads = cores) called in turn,
+call by call, in the same process. The outputs are compared (largest difference) so a fast wrong answer
+shows.
+"""
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import onnx
+
+from recurrent import _largest_difference, bench_args  # bench/recurrent.py, beside this file
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
+import transformer_models as tm  # noqa: E402  (python/tests/transformer_models.py)
+
+VOCAB = 30522
+ENCODER = dict(opset=14, layers=6, width=384, heads=12, ffn=1536, vocab=VOCAB, max_positions=512)
+VIT = dict(layers=12, width=384, heads=6, patch=16, grid=14, classes=1000)
+TEXT_SHAPES = [(1, 16), (1, 128), (1, 512), (8, 128)]
+WARM_UP = 3
+
+
+def models(work):
+    """(name, path) of the two models, written once."""
+    paths = []
+    for name, build, kwargs in [("encoder", tm.bert, ENCODER), ("vit", tm.vit, VIT)]:
+        path = os.path.join(work, f"{name}.onnx")
+        if not os.path.exists(path):
+            onnx.save(build(**kwargs), path)
+        paths.append((name, path))
+    return paths
+
+
+def cases(work):
+    """(title, path, feed) of every timed shape."""
+    (_, encoder), (_, vit) = models(work)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    text = [(f"encoder 6 x 384, batch {b} x {n} tokens", encoder, tm.text_feed(names, b, n, vocab=VOCAB))
+            for b, n in TEXT_SHAPES]
+    return text + [("ViT-S/16, batch 1 x 224 x 224", vit, tm.image_feed(1, 224, 224))]
+
+
+def alternated_medians(ours, theirs, feed, calls):
+    """hgr's and ONNX Runtime's median call (ms) over calls of each, after WARM_UP of
+    each, the two called in turn so that both meet the same load (the test machine is
+    shared: a run of one, then of the other, can meet twice the load), and the last
+    outputs of each."""
+    times = ([], [])
+    for i in range(WARM_UP + calls):
+        for session, timed in zip((ours, theirs), times):
+            start = time.perf_counter()
+            outputs = session.run(None, feed)
+            if i >= WARM_UP:
+                timed.append(time.perf_counter() - start)
+            if session is ours:
+                got = outputs
+    return statistics.median(times[0]) * 1e3, statistics.median(times[1]) * 1e3, got, outputs
+
+
+def main():
+    import hgr
+    import onnxruntime as ort
+    work, device, calls, options = bench_args(20)
+    sessions, rows = {}, []
+    for title, path, feed in cases(work):
+        if path not in sessions:  # one session per model over its shapes, as a library keeps one
+            sessions[path] = (hgr.InferenceSession(path, providers=[device]),
+                              ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
+        ours, theirs = sessions[path]
+        hgr_ms, ort_ms, got, want = alternated_medians(ours, theirs, feed, calls)
+        rows.append((title, hgr_ms, ort_ms, _largest_difference(got, want)))
+        print(f"{title}: hgr {hgr_ms:.2f} ms, ORT {ort_ms:.2f} ms", file=sys.stderr, flush=True)
+    print(f"| model, shape | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | "
+          "largest difference |")
+    print("|---|---:|---:|---:|---:|")
+    for title, h, o, diff in rows:
+        print(f"| {title} | {h:.2f} | {o:.2f} | **{h / o:.2f}** | {diff:.1e} |")
+
+
+def write_feeds(work):
+    """The models, and the encoder's batch 1 x 128 feed as NAME.npy, for `hgr run`."""
+    os.makedirs(work, exist_ok=True)
+    models(work)
+    for name, value in tm.text_feed(["token_type_ids"], 1, 128, vocab=VOCAB).items():
+        np.save(os.path.join(work, f"{name}.npy"), value)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "feeds":
+        write_feeds(sys.argv[2])
+    else:
+        main()

@@ -1,0 +1,76 @@
+"""Transformer models as their exporters write them (python/tests/transformer_models.py:
+BERT-like at opsets 14, 17 and 20, GPT-2-like with either causal mask, ViT-like with
+cubic position interpolation), run by hgr.InferenceSession against
+onnxruntime.InferenceSession, called as their libraries call ONNX Runtime: one
+session per model, run(None, feed) with int64 ids and mask at several batch sizes and
+lengths (padding zeros in the mask), images at several sizes. pocl and rusticl run
+2-layer models 64 wide; Oclgrind, which simulates every work-item, 1-layer ones 16
+wide at two small shapes."""
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import hgr
+import transformer_models as tm
+from conftest import require_device
+
+TEXT = {"bert_opset14": lambda **kw: tm.bert(opset=14, **kw), "bert_opset17": lambda **kw: tm.bert(opset=17, **kw),
+        "bert_opset20": lambda **kw: tm.bert(opset=20, **kw), "gpt2_slice": lambda **kw: tm.gpt2("slice", **kw),
+        "gpt2_trilu": lambda **kw: tm.gpt2("trilu", **kw)}
+TINY = {"layers": 1, "width": 16, "heads": 2}
+TEXT_SHAPES = [(1, 1), (2, 7), (3, 16), (2, 33)]
+IMAGE_SIZES = [(1, 32, 32), (2, 48, 40), (3, 24, 16)]  # patch grids 4x4 (as learned), 6x5, 3x2
+
+_sessions = {}
+
+
+def _pair(key, build, device):
+    """hgr's and ONNX Runtime's session of one model, made once per module and device,
+    since a library keeps one session and calls it at every shape."""
+    if (key, device) not in _sessions:
+        model = build().SerializeToString()
+        _sessions[(key, device)] = (hgr.InferenceSession(model, providers=[device]),
+                                    ort.InferenceSession(model, providers=["CPUExecutionProvider"]))
+    return _sessions[(key, device)]
+
+
+def _text_feed(pair, batch, length):
+    return tm.text_feed([i.name for i in pair[1].get_inputs()], batch, length)
+
+
+def _compare(pair, feed):
+    ours, theirs = pair
+    got, want = ours.run(None, feed), theirs.run(None, feed)
+    assert [o.name for o in ours.get_outputs()] == [o.name for o in theirs.get_outputs()]
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("batch,length", TEXT_SHAPES)
+@pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])
+@pytest.mark.parametrize("name", TEXT)
+def test_text_model_matches_onnx_runtime(name, device, batch, length):
+    require_device(device)
+    pair = _pair(name, TEXT[name], device)
+    _compare(pair, _text_feed(pair, batch, length))
+
+
+@pytest.mark.parametrize("batch,height,width", IMAGE_SIZES)
+@pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])
+def test_vit_matches_onnx_runtime_at_other_image_sizes(device, batch, height, width):
+    require_device(device)
+    _compare(_pair("vit", tm.vit, device), tm.image_feed(batch, height, width))
+
+
+@pytest.mark.parametrize("name", [*TEXT, "vit"])
+def test_tiny_models_on_oclgrind(name):
+    require_device("oclgrind:0")
+    if name == "vit":
+        pair = _pair("vit_tiny", lambda: tm.vit(patch=4, grid=2, **TINY), "oclgrind:0")
+        feeds = [tm.image_feed(2, 12, 8), tm.image_feed(1, 8, 8)]
+    else:
+        pair = _pair(f"{name}_tiny", lambda: TEXT[name](**TINY), "oclgrind:0")
+        feeds = [_text_feed(pair, 2, 5), _text_feed(pair, 1, 1)]
+    for feed in feeds:
+        _compare(pair, feed)
