@@ -518,6 +518,16 @@ static void run_residual_on_pocl(hgr_instance_t* instance, const model_t* m, con
               COUNT * sizeof(float));
 }
 
+/* An instance whose pocl:0 the test runs on (the test skips without it). */
+static hgr_instance_t* pocl_instance(void) {
+  hgr_instance_t* instance;
+  hgr_instance_options_t io;
+  hgr_instance_options_init(&io);
+  ASSERT_OK(hgr_instance_create(&io, &instance));
+  hgr_test_require_devices(instance, (const char* const[]){"pocl:0"}, 1);
+  return instance;
+}
+
 static void check_close(const char* what, const float* got, const double* want) {
   for (int i = 0; i < COUNT; ++i)
     if (!(fabs(got[i] - want[i]) <= 1e-5 + 1e-4 * fabs(want[i])))
@@ -529,11 +539,7 @@ static void check_close(const char* what, const float* got, const double* want) 
  * Runtime's documentation in double, to 1e-4 relative. */
 static void skip_layer_norms_match_plain_arithmetic(void** state) {
   (void)state;
-  hgr_instance_t* instance;
-  hgr_instance_options_t io;
-  hgr_instance_options_init(&io);
-  ASSERT_OK(hgr_instance_create(&io, &instance));
-  hgr_test_require_devices(instance, (const char* const[]){"pocl:0"}, 1);
+  hgr_instance_t* instance = pocl_instance();
   float x[COUNT], skip[COUNT], y[COUNT], sum[COUNT];
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 37);
@@ -589,11 +595,7 @@ static void skip_layer_norms_match_plain_arithmetic(void** state) {
  * removes it; to 1e-4 relative. */
 static void attention_matches_plain_arithmetic(void** state) {
   (void)state;
-  hgr_instance_t* instance;
-  hgr_instance_options_t io;
-  hgr_instance_options_init(&io);
-  ASSERT_OK(hgr_instance_create(&io, &instance));
-  hgr_test_require_devices(instance, (const char* const[]){"pocl:0"}, 1);
+  hgr_instance_t* instance = pocl_instance();
   enum { B = 2, S = 3, N = 2, D = HIDDEN / N };
   float x[COUNT], y[COUNT];
   static const int32_t mask[B * S] = {1, 1, 1, 1, 0, 1}; /* a hole in the second batch */

@@ -27,10 +27,20 @@
  * as ONNX Runtime's CPU kernels write them; and attention_bias, a float
  * [B or 1, N or 1, S, T] added as it is.
  *
+ *   RotaryEmbedding(input, position_ids, cos_cache, sin_cache; interleaved = 0, num_heads)
+ *       input [B, S, N*D] or [B, N, S, D]; cos and sin = the caches' rows [max position,
+ *       D/2] at position_ids [B, S] (or first + 0 .. S - 1 for [1]) by `take`; the
+ *       halves (x1, x2) of each head, or its pairs when interleaved, become
+ *       (x1 cos - x2 sin, x2 cos + x1 sin) by `strided_slice`s, elementwise ops and a
+ *       `concatenate`.
+ *
  * Refused by name: a KV cache (past, past_key, past_value, past_sequence_length,
- * the present outputs when used), rotary embedding inside Attention (do_rotary),
- * packed Q/K/V or K/V for MultiHeadAttention (a missing key, a 4-D or 5-D key),
- * and the other mask forms ([2 B] ends and starts, 3-D and 4-D masks). */
+ * cache_indirection, the present and qk outputs when used), rotary embedding inside
+ * Attention (do_rotary, rotary_embedding_dim, past_present_share_buffer other than
+ * 0), packed Q/K/V or K/V for MultiHeadAttention (a missing key, a 4-D or 5-D key),
+ * the other mask forms ([2 B] ends and starts, 3-D and 4-D masks), and for
+ * RotaryEmbedding a rotary dimension short of the head size, scale other than 1 and
+ * packed batching. */
 #include <float.h>
 #include <math.h>
 #include <string.h>

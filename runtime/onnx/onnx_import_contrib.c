@@ -12,11 +12,20 @@
  *       the last axis; outputs output and input_skip_bias_sum (3)
  *   SkipSimplifiedLayerNormalization(input, skip, gamma, bias?; epsilon = 1e-12)
  *       sum as above; output = sum / sqrt(mean(sum^2) + epsilon) * gamma
+ *   EmbedLayerNormalization(input_ids, segment_ids?, word_embedding, position_embedding,
+ *                           segment_embedding?, gamma, beta, mask?, position_ids?;
+ *                           epsilon = 1e-12)
+ *       sum = word[input_ids] + position[position_ids, or 0 .. sequence - 1]
+ *       (+ segment[segment_ids]) by `take`s and `add`s; outputs layer_norm(sum) *
+ *       gamma + beta, mask_index (per batch, how many elements of the mask are 1,
+ *       as ONNX Runtime counts; zeros without a mask) and embedding_sum (the sum)
  *
  * Biases, gamma and beta are 1-D over the last axis (hidden); skip is input's shape
  * or broadcasts to it. The training-only outputs mean and inv_std_var are refused by
- * name when something uses them. Every other op of the domain is refused by the
- * loader (onnx_load.c), naming op and domain. */
+ * name when something uses them. Ids outside an embedding table are clipped to it
+ * (ONNX Runtime fails the run). The attention ops (Attention, MultiHeadAttention,
+ * RotaryEmbedding) are in onnx_import_attention.c. Every other op of the domain is
+ * refused by the loader (onnx_load.c), naming op and domain. */
 #include <string.h>
 
 #include "onnx_internal.h"
@@ -137,6 +146,21 @@ static hgr_status_t refuse_statistics(const hgr__onnx_node_t* node) {
   return HGR_OK;
 }
 
+/* layer_norm of sum over the last axis, times gamma plus beta (NULL: none, which
+ * layer_norm takes with center off). */
+static hgr_status_t layer_norm_last(hgr__onnx_node_t* node, hgr_value_t sum, hgr_value_t gamma,
+                                    const hgr_value_t* beta, double epsilon, hgr_value_t* out_value) {
+  hgr_value_t in[3] = {sum, gamma, beta ? *beta : gamma}; /* not read when center is 0 */
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", -1);
+  if (!status) status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
+  if (!status && !beta) status = hgr_attrs_set_int(attrs, "center", 0);
+  if (!status) status = hgr__onnx_add_op(node, "layer_norm", in, 3, attrs, 1, out_value);
+  hgr_attrs_release(attrs);
+  return status;
+}
+
 static hgr_status_t import_skip_layer_norm(hgr__onnx_node_t* node) {
   bool simplified = !strcmp(node->proto->op_type, "SkipSimplifiedLayerNormalization");
   HGR_RETURN_IF_ERROR(check_node(node, simplified ? 4 : 5, "epsilon"));
@@ -159,16 +183,13 @@ static hgr_status_t import_skip_layer_norm(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "add", sum, skip, &sum));
   if (has_bias) HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "add", sum, bias, &sum));
   hgr_value_t out;
-  hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", -1);
-  if (!simplified) { /* layer_norm over the last axis; an omitted beta: zeros, which layer_norm takes */
-    if (!status) status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
-    if (!status && !has_beta) status = hgr_attrs_set_int(attrs, "center", 0);
-    hgr_value_t in[3] = {sum, gamma, has_beta ? beta : gamma}; /* not read when center is 0 */
-    if (!status) status = hgr__onnx_add_op(node, "layer_norm", in, 3, attrs, 1, &out);
+  if (!simplified) {
+    HGR_RETURN_IF_ERROR(layer_norm_last(node, sum, gamma, has_beta ? &beta : NULL, epsilon, &out));
   } else { /* root mean square: sum * rsqrt(mean(sum^2) + epsilon) * gamma */
     hgr_value_t square, eps;
+    hgr_attrs_t* attrs = NULL;
+    HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+    hgr_status_t status = hgr_attrs_set_int(attrs, "axis", -1);
     if (!status) status = hgr_attrs_set_int(attrs, "keepdims", 1);
     if (!status) status = hgr__onnx_add_binary(node, "multiply", sum, sum, &square);
     if (!status) status = hgr__onnx_add_op(node, "mean", &square, 1, attrs, 1, &square);
@@ -177,9 +198,9 @@ static hgr_status_t import_skip_layer_norm(hgr__onnx_node_t* node) {
     if (!status) status = hgr__onnx_add_unary(node, "rsqrt", square, &square);
     if (!status) status = hgr__onnx_add_binary(node, "multiply", sum, square, &out);
     if (!status) status = hgr__onnx_add_binary(node, "multiply", out, gamma, &out);
+    hgr_attrs_release(attrs);
+    HGR_RETURN_IF_ERROR(status);
   }
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
   HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 0, out, input->onnx_type));
   if (node->output_count > 3) HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 3, sum, input->onnx_type));
   return HGR_OK;
@@ -293,14 +314,8 @@ static hgr_status_t import_embed_layer_norm(hgr__onnx_node_t* node) {
   }
   HGR_RETURN_IF_ERROR(vector_input(node, 5, "gamma", hidden, &gamma, &present));
   HGR_RETURN_IF_ERROR(vector_input(node, 6, "beta", hidden, &beta, &present));
-  hgr_value_t in[3] = {sum, gamma, beta}, out;
-  hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", -1);
-  if (!status) status = hgr_attrs_set_float(attrs, "epsilon", epsilon);
-  if (!status) status = hgr__onnx_add_op(node, "layer_norm", in, 3, attrs, 1, &out);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
+  hgr_value_t out;
+  HGR_RETURN_IF_ERROR(layer_norm_last(node, sum, gamma, &beta, epsilon, &out));
   HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 0, out, node->inputs[2]->onnx_type));
   HGR_RETURN_IF_ERROR(mask_index(node, shape));
   if (node->output_count > 2) HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 2, sum, node->inputs[2]->onnx_type));
