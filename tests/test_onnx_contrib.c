@@ -501,10 +501,12 @@ static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const char* 
   ASSERT_OK(hgr_executor_create(instance, graph, &eo, &executor));
   size_t unused;
   ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
-  for (int i = 0; i < input_count; ++i) ASSERT_OK(hgr_executor_set_input_by_name(executor, names[i], data[i], bytes[i]));
+  for (int i = 0; i < input_count; ++i)
+    ASSERT_OK(hgr_executor_set_input_by_name(executor, names[i], data[i], bytes[i]));
   ASSERT_OK(hgr_executor_run(executor));
   ASSERT_OK(hgr_executor_wait(executor));
-  for (int k = 0; k < output_count; ++k) ASSERT_OK(hgr_executor_get_output(executor, (uint32_t)k, outputs[k], output_bytes));
+  for (int k = 0; k < output_count; ++k)
+    ASSERT_OK(hgr_executor_get_output(executor, (uint32_t)k, outputs[k], output_bytes));
   hgr_executor_release(executor);
   hgr_params_release(params);
   hgr_graph_release(graph);

@@ -385,8 +385,8 @@ def test_rotary_embedding_matches_onnx_runtime(tmp_path, device, rank, interleav
     inits = [_weight(rng, "cos", (max_position, size // 2)), _weight(rng, "sin", (max_position, size // 2))]
     node = h.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS, interleaved=interleaved,
                        **({"num_heads": heads} if rank == 3 else {}))
-    path = _save_dynamic(tmp_path, [node], [("x", T.FLOAT, shape), ("pos", T.INT64, [1] if offset else ["batch", "seq"])],
-                         ["y"], inits)
+    positions = ("pos", T.INT64, [1] if offset else ["batch", "seq"])
+    path = _save_dynamic(tmp_path, [node], [("x", T.FLOAT, shape), positions], ["y"], inits)
 
     def feeds_of(batch, seq):
         x_shape = (batch, seq, heads * size) if rank == 3 else (batch, heads, seq, size)

@@ -97,6 +97,16 @@ static hgr_status_t batch_matmul(hgr__onnx_node_t* node, hgr_value_t a, hgr_valu
   return status;
 }
 
+/* An int32 constant shaped shape (ndim) holding 0, 1, ... in order. */
+static hgr_status_t add_range(hgr__onnx_node_t* node, const int64_t* shape, int32_t ndim, hgr_value_t* out_value) {
+  hgr__onnx_tensor_t* range = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_INT32, shape, ndim, node->label, &range));
+  for (uint64_t i = 0; i < range->count; ++i) ((int32_t*)range->data)[i] = (int32_t)i;
+  hgr_status_t status = hgr__onnx_add_constant(node, NULL, range, out_value);
+  hgr__onnx_tensor_free(range);
+  return status;
+}
+
 /* [B, L, N*D] to [B*N, L, D]: heads first. */
 static hgr_status_t split_heads(hgr__onnx_node_t* node, hgr_value_t x, int64_t batch, int64_t length, int64_t heads,
                                 int64_t size, hgr_value_t* out_value) {
@@ -170,13 +180,8 @@ static hgr_status_t padding_mask(hgr__onnx_node_t* node, uint32_t i, const char*
     HGR_RETURN_IF_ERROR(status);
     HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "greater", mask, zero, &keep));
   } else { /* keep = [0, T) < lengths as [B, 1] */
-    hgr__onnx_tensor_t* positions = NULL;
     int64_t row[2] = {1, a->kv_seq}, column[2] = {a->batch, 1};
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_INT32, row, 2, node->label, &positions));
-    for (int64_t t = 0; t < a->kv_seq; ++t) ((int32_t*)positions->data)[t] = (int32_t)t;
-    hgr_status_t status = hgr__onnx_add_constant(node, NULL, positions, &keep);
-    hgr__onnx_tensor_free(positions);
-    HGR_RETURN_IF_ERROR(status);
+    HGR_RETURN_IF_ERROR(add_range(node, row, 2, &keep));
     HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, mask, column, 2, &mask));
     HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "less", keep, mask, &keep));
   }
@@ -279,6 +284,15 @@ static hgr_status_t refuse_cache(const hgr__onnx_node_t* node, const cache_input
   return HGR_OK;
 }
 
+/* The node lists at most max_inputs inputs and max_outputs outputs. */
+static hgr_status_t check_arity(const hgr__onnx_node_t* node, uint32_t max_inputs, uint32_t max_outputs) {
+  if (node->input_count > max_inputs)
+    return HGR__ONNX_INVALID(node, "takes at most %u inputs, the node has %u", max_inputs, node->input_count);
+  if (node->output_count > max_outputs)
+    return HGR__ONNX_INVALID(node, "has at most %u outputs, the node declares %u", max_outputs, node->output_count);
+  return HGR_OK;
+}
+
 /* Input i must be float of ndim dimensions. */
 static hgr_status_t check_input(const hgr__onnx_node_t* node, uint32_t i, const char* what, int32_t ndim) {
   const hgr__onnx_value_t* v = node->inputs[i];
@@ -298,14 +312,14 @@ static hgr_status_t import_attention(hgr__onnx_node_t* node) {
   static const char* const cache_outputs[] = {"present"};
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "num_heads qkv_hidden_sizes unidirectional mask_filter_value scale "
                                                   "do_rotary rotary_embedding_dim past_present_share_buffer"));
-  if (node->input_count > 7) return HGR__ONNX_INVALID(node, "takes at most 7 inputs, the node has %u", node->input_count);
-  if (node->output_count > 2) return HGR__ONNX_INVALID(node, "has at most 2 outputs, the node declares %u", node->output_count);
+  HGR_RETURN_IF_ERROR(check_arity(node, 7, 2));
   HGR_RETURN_IF_ERROR(refuse_cache(node, cache_inputs, 2, cache_outputs));
   static const char* const refused_attrs[] = {"do_rotary", "rotary_embedding_dim", "past_present_share_buffer"};
   for (size_t r = 0; r < sizeof(refused_attrs) / sizeof(refused_attrs[0]); ++r) {
     int64_t value;
     HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, refused_attrs[r], 0, &value));
-    if (value) return HGR__ONNX_UNSUPPORTED(node, "attr '%s' = %lld; hgr reads only 0", refused_attrs[r], (long long)value);
+    if (value)
+      return HGR__ONNX_UNSUPPORTED(node, "attr '%s' = %lld; hgr reads only 0", refused_attrs[r], (long long)value);
   }
   attention_t a;
   HGR_RETURN_IF_ERROR(attention_attrs(node, &a));
@@ -350,7 +364,8 @@ static hgr_status_t import_attention(hgr__onnx_node_t* node) {
   int64_t begin = 0;
   for (int p = 0; p < 3; begin += sizes[p++]) {
     HGR_RETURN_IF_ERROR(slice_last(node, qkv, qkv_shape, 3, begin, begin + sizes[p], &parts[p]));
-    HGR_RETURN_IF_ERROR(split_heads(node, parts[p], a.batch, a.q_seq, a.heads, p == 2 ? a.v_size : a.qk_size, &parts[p]));
+    int64_t size = p == 2 ? a.v_size : a.qk_size;
+    HGR_RETURN_IF_ERROR(split_heads(node, parts[p], a.batch, a.q_seq, a.heads, size, &parts[p]));
   }
   bool masked;
   HGR_RETURN_IF_ERROR(additive_mask(node, 3, "mask_index", 5, &a, &mask, &masked));
@@ -366,15 +381,14 @@ static hgr_status_t import_multi_head_attention(hgr__onnx_node_t* node) {
       {6, "past_key"}, {7, "past_value"}, {8, "past_sequence_length"}, {9, "cache_indirection"}};
   static const char* const cache_outputs[] = {"present_key", "present_value", "qk"};
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "num_heads unidirectional mask_filter_value scale"));
-  if (node->input_count > 10) return HGR__ONNX_INVALID(node, "takes at most 10 inputs, the node has %u", node->input_count);
-  if (node->output_count > 4) return HGR__ONNX_INVALID(node, "has at most 4 outputs, the node declares %u", node->output_count);
+  HGR_RETURN_IF_ERROR(check_arity(node, 10, 4));
   HGR_RETURN_IF_ERROR(refuse_cache(node, cache_inputs, 4, cache_outputs));
   attention_t a;
   HGR_RETURN_IF_ERROR(attention_attrs(node, &a));
   hgr__onnx_value_t *query = node->inputs[0], *key = hgr__onnx_input(node, 1), *value = hgr__onnx_input(node, 2);
   if (!key || !value || query->ndim != 3 || key->ndim != 3)
-    return HGR__ONNX_UNSUPPORTED(node, "%s; hgr reads separate query, key and value [batch, sequence, hidden] (not packed "
-                                 "QKV or KV, nor a key in [batch, heads, sequence, head size])",
+    return HGR__ONNX_UNSUPPORTED(node, "%s; hgr reads separate query, key and value [batch, sequence, hidden] (not "
+                                 "packed QKV or KV, nor a key in [batch, heads, sequence, head size])",
                                  !key ? "input 1 (key) is omitted" : query->ndim != 3 ? "input 0 (query) is not 3-D"
                                  : !value ? "input 2 (value) is omitted" : "input 1 (key) is not 3-D");
   static const char* const names[3] = {"query", "key", "value"};
@@ -440,8 +454,9 @@ static hgr_status_t rotary_table(hgr__onnx_node_t* node, uint32_t i, hgr_value_t
 }
 
 static hgr_status_t import_rotary_embedding(hgr__onnx_node_t* node) {
-  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "interleaved num_heads rotary_embedding_dim scale is_packed_batching"));
-  if (node->input_count > 4) return HGR__ONNX_INVALID(node, "takes at most 4 inputs, the node has %u", node->input_count);
+  HGR_RETURN_IF_ERROR(
+      hgr__onnx_check_attrs(node, "interleaved num_heads rotary_embedding_dim scale is_packed_batching"));
+  HGR_RETURN_IF_ERROR(check_arity(node, 4, 1));
   int64_t interleaved, heads, rotary_dim, packed;
   double scale;
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "interleaved", 0, &interleaved));
@@ -449,14 +464,15 @@ static hgr_status_t import_rotary_embedding(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "rotary_embedding_dim", 0, &rotary_dim));
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "is_packed_batching", 0, &packed));
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "scale", 1.0, &scale));
-  if (packed) return HGR__ONNX_UNSUPPORTED(node, "attr 'is_packed_batching' = %lld; hgr reads only 0", (long long)packed);
+  if (packed)
+    return HGR__ONNX_UNSUPPORTED(node, "attr 'is_packed_batching' = %lld; hgr reads only 0", (long long)packed);
   if (scale != 1.0) return HGR__ONNX_UNSUPPORTED(node, "attr 'scale' = %g; hgr reads only 1", scale);
   if (interleaved != 0 && interleaved != 1)
     return HGR__ONNX_INVALID(node, "attr 'interleaved' = %lld must be 0 or 1", (long long)interleaved);
   const hgr__onnx_value_t *x = node->inputs[0], *ids = node->inputs[1], *cos_cache = node->inputs[2];
   if (x->ndim != 3 && x->ndim != 4)
-    return HGR__ONNX_UNSUPPORTED(node, "input 0 '%s' (input) has %d dimensions; hgr reads [batch, sequence, hidden] and "
-                                 "[batch, heads, sequence, head size]", x->name, (int)x->ndim);
+    return HGR__ONNX_UNSUPPORTED(node, "input 0 '%s' (input) has %d dimensions; hgr reads [batch, sequence, hidden] "
+                                 "and [batch, heads, sequence, head size]", x->name, (int)x->ndim);
   HGR_RETURN_IF_ERROR(check_input(node, 0, "input", x->ndim));
   HGR_RETURN_IF_ERROR(check_input(node, 2, "cos_cache", 2));
   HGR_RETURN_IF_ERROR(check_input(node, 3, "sin_cache", 2));
@@ -464,30 +480,30 @@ static hgr_status_t import_rotary_embedding(hgr__onnx_node_t* node) {
   int64_t size = x->ndim == 4 ? x->shape[3] : heads > 0 ? x->shape[2] / heads : 2 * half;
   if (x->ndim == 3 && (size < 1 || x->shape[2] % size))
     return HGR__ONNX_INVALID(node, "input 0's hidden size %lld is not a multiple of the head size %lld (%s)",
-                             (long long)x->shape[2], (long long)size, heads > 0 ? "attr 'num_heads'" : "from cos_cache");
+                             (long long)x->shape[2], (long long)size,
+                             heads > 0 ? "attr 'num_heads'" : "from cos_cache");
   if (2 * half != size || (rotary_dim && rotary_dim != size))
-    return HGR__ONNX_UNSUPPORTED(node, "the rotary dimension %lld (%s) is not the head size %lld; hgr rotates whole heads",
+    return HGR__ONNX_UNSUPPORTED(node,
+                                 "the rotary dimension %lld (%s) is not the head size %lld; hgr rotates whole heads",
                                  (long long)(rotary_dim ? rotary_dim : 2 * half),
-                                 rotary_dim ? "attr 'rotary_embedding_dim'" : "twice input 2's last extent", (long long)size);
+                                 rotary_dim ? "attr 'rotary_embedding_dim'" : "twice input 2's last extent",
+                                 (long long)size);
   if (node->inputs[3]->shape[0] != cos_cache->shape[0] || node->inputs[3]->shape[1] != half)
-    return HGR__ONNX_INVALID(node, "input 3 '%s' (sin_cache) is not shaped as input 2 (cos_cache)", node->inputs[3]->name);
+    return HGR__ONNX_INVALID(node, "input 3 '%s' (sin_cache) is not shaped as input 2 (cos_cache)",
+                             node->inputs[3]->name);
   bool offset = ids->ndim == 1 && ids->shape[0] == 1;
   if ((ids->onnx_type != HGR__ONNX_INT64 && ids->onnx_type != HGR__ONNX_INT32) ||
       (!offset && (ids->ndim != 2 || ids->shape[0] != batch || ids->shape[1] != seq)))
-    return HGR__ONNX_INVALID(node, "input 1 '%s' (position_ids) must be int64 [%lld, %lld], or [1] (the first position)",
+    return HGR__ONNX_INVALID(node,
+                             "input 1 '%s' (position_ids) must be int64 [%lld, %lld], or [1] (the first position)",
                              ids->name, (long long)batch, (long long)seq);
 
   hgr_value_t in, positions, cos, sin;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, node->inputs[0], &in));
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, node->inputs[1], &positions));
   if (offset) { /* positions first + [0, S) */
-    hgr__onnx_tensor_t* steps = NULL;
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_INT32, &seq, 1, node->label, &steps));
-    for (int64_t s = 0; s < seq; ++s) ((int32_t*)steps->data)[s] = (int32_t)s;
     hgr_value_t value;
-    hgr_status_t status = hgr__onnx_add_constant(node, NULL, steps, &value);
-    hgr__onnx_tensor_free(steps);
-    HGR_RETURN_IF_ERROR(status);
+    HGR_RETURN_IF_ERROR(add_range(node, &seq, 1, &value));
     HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "add", value, positions, &positions));
   }
   /* x as [B, S, N, D] or [B, N, S, D]; interleaved pairs as [..., half, 2] */

@@ -213,7 +213,8 @@ static hgr_status_t import_skip_layer_norm(hgr__onnx_node_t* node) {
 static hgr_status_t ids_input(hgr__onnx_node_t* node, uint32_t i, const char* what, const int64_t* shape,
                               bool batch_of_one, hgr_value_t* out_value) {
   hgr__onnx_value_t* v = node->inputs[i];
-  bool fits = v->ndim == 2 && v->shape[1] == shape[1] && (v->shape[0] == shape[0] || (batch_of_one && v->shape[0] == 1));
+  bool fits = v->ndim == 2 && v->shape[1] == shape[1] &&
+              (v->shape[0] == shape[0] || (batch_of_one && v->shape[0] == 1));
   if ((v->onnx_type != HGR__ONNX_INT32 && v->onnx_type != HGR__ONNX_INT64) || !fits)
     return HGR__ONNX_INVALID(node, "input %u '%s' (%s) must be int32 [%lld, %lld]%s", i, v->name, what,
                              (long long)shape[0], (long long)shape[1], batch_of_one ? " or [1, sequence]" : "");
@@ -274,7 +275,8 @@ static hgr_status_t mask_index(hgr__onnx_node_t* node, const int64_t* shape) {
  * segment[segment_ids])) * gamma + beta; mask_index; embedding_sum (output 2). */
 static hgr_status_t import_embed_layer_norm(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "epsilon mask_index_type"));
-  if (node->input_count > 9) return HGR__ONNX_INVALID(node, "takes at most 9 inputs, the node has %u", node->input_count);
+  if (node->input_count > 9)
+    return HGR__ONNX_INVALID(node, "takes at most 9 inputs, the node has %u", node->input_count);
   if (node->output_count > 3)
     return HGR__ONNX_INVALID(node, "has at most 3 outputs, the node declares %u", node->output_count);
   double epsilon;
