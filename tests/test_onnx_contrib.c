@@ -1,7 +1,8 @@
 /* ONNX Runtime's contrib ops (domain com.microsoft) through the ONNX loader, on
  * models this test writes with protobuf-c: the ops hgr reads (Gelu, FastGelu,
  * BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization,
- * SkipSimplifiedLayerNormalization) load; every other op of that domain, and every
+ * SkipSimplifiedLayerNormalization, EmbedLayerNormalization, Attention,
+ * MultiHeadAttention, RotaryEmbedding) load; every other op of that domain, and every
  * op of other domains, is refused naming op and domain; a contrib node without the
  * domain's opset import, or at an opset hgr does not read, is refused; the
  * contrib ops' own refusals name the node, the input or output and what is wrong.
@@ -9,8 +10,9 @@
  *
  *   test_onnx_contrib        the loader only (no device)
  *   test_onnx_contrib run    SkipLayerNormalization (with its sum output) followed
- *                            by FastGelu, and SkipSimplifiedLayerNormalization,
- *                            on pocl:0 against plain C in double */
+ *                            by FastGelu, and SkipSimplifiedLayerNormalization;
+ *                            Attention with a padding mask, causal and not; on
+ *                            pocl:0 against plain C in double */
 #include <math.h>
 #include <string.h>
 
@@ -95,7 +97,7 @@ static model_t model_new(int64_t contrib_version) {
   return m;
 }
 
-static Onnx__ValueInfoProto* value_info(const char* name, const int64_t* shape, int ndim) {
+static Onnx__ValueInfoProto* typed_value_info(const char* name, int32_t elem_type, const int64_t* shape, int ndim) {
   Onnx__ValueInfoProto* v = grab(sizeof(*v));
   onnx__value_info_proto__init(v);
   v->name = (char*)name;
@@ -109,7 +111,7 @@ static Onnx__ValueInfoProto* value_info(const char* name, const int64_t* shape, 
   type->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
   type->tensor_type = tensor;
   tensor->has_elem_type = 1;
-  tensor->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  tensor->elem_type = elem_type;
   tensor->shape = dims;
   dims->dim = grab((size_t)(ndim ? ndim : 1) * sizeof(*dims->dim));
   for (int d = 0; d < ndim; ++d) {
@@ -123,26 +125,38 @@ static Onnx__ValueInfoProto* value_info(const char* name, const int64_t* shape, 
   return v;
 }
 
-static void add_input(model_t* m, const char* name, const int64_t* shape, int ndim) {
-  m->graph->input[m->graph->n_input++] = value_info(name, shape, ndim);
+static void add_typed_input(model_t* m, const char* name, int32_t elem_type, const int64_t* shape, int ndim) {
+  m->graph->input[m->graph->n_input++] = typed_value_info(name, elem_type, shape, ndim);
 }
 
-static void add_output(model_t* m, const char* name) { m->graph->output[m->graph->n_output++] = value_info(name, NULL, -1); }
+static void add_input(model_t* m, const char* name, const int64_t* shape, int ndim) {
+  add_typed_input(m, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, shape, ndim);
+}
 
-/* A float initializer [count] (values: count floats the caller keeps alive). */
-static void add_vector(model_t* m, const char* name, const float* values, int64_t count) {
+static void add_output(model_t* m, const char* name) {
+  m->graph->output[m->graph->n_output++] = typed_value_info(name, 0, NULL, -1);
+}
+
+/* A float initializer shaped dims (ndim of them; values: the floats, which the
+ * caller keeps alive). */
+static void add_tensor(model_t* m, const char* name, const float* values, const int64_t* dims, int ndim) {
   Onnx__TensorProto* t = grab(sizeof(*t));
   onnx__tensor_proto__init(t);
   t->name = (char*)name;
   t->has_data_type = 1;
   t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-  t->dims = grab(sizeof(*t->dims));
-  t->dims[0] = count;
-  t->n_dims = 1;
+  t->dims = grab((size_t)ndim * sizeof(*t->dims));
+  size_t count = 1;
+  for (int d = 0; d < ndim; ++d) count *= (size_t)(t->dims[d] = dims[d]);
+  t->n_dims = (size_t)ndim;
   t->has_raw_data = 1;
   t->raw_data.data = (uint8_t*)values;
-  t->raw_data.len = (size_t)count * sizeof(float);
+  t->raw_data.len = count * sizeof(float);
   m->graph->initializer[m->graph->n_initializer++] = t;
+}
+
+static void add_vector(model_t* m, const char* name, const float* values, int64_t count) {
+  add_tensor(m, name, values, &count, 1);
 }
 
 /* A node of domain ("" the default), its inputs and outputs as "a,b,,c". */
@@ -168,6 +182,17 @@ static void add_attr_float(Onnx__NodeProto* n, const char* name, float value) {
   a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
   a->has_f = 1;
   a->f = value;
+  n->attribute[n->n_attribute++] = a;
+}
+
+static void add_attr_int(Onnx__NodeProto* n, const char* name, int64_t value) {
+  Onnx__AttributeProto* a = grab(sizeof(*a));
+  onnx__attribute_proto__init(a);
+  a->name = (char*)name;
+  a->has_type = 1;
+  a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  a->has_i = 1;
+  a->i = value;
   n->attribute[n->n_attribute++] = a;
 }
 
@@ -233,8 +258,8 @@ static void contrib_ops_load(void** state) {
 
 static void other_contrib_ops_are_refused_with_their_domain(void** state) {
   (void)state;
-  static const char* const refused[] = {"Attention", "MultiHeadAttention", "EmbedLayerNormalization",
-                                        "RotaryEmbedding", "Relu"};
+  static const char* const refused[] = {"GroupQueryAttention", "PackedAttention", "QAttention",
+                                        "SkipGroupNorm", "Relu"};
   for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); ++i) {
     model_t m = residual_model(1);
     add_node(&m, MS, refused[i], "x", "y");
@@ -242,7 +267,8 @@ static void other_contrib_ops_are_refused_with_their_domain(void** state) {
     char what[96];
     snprintf(what, sizeof(what), "op '%s' of domain 'com.microsoft' is not supported", refused[i]);
     ASSERT_STATUS(load(&m), HGR_STATUS_UNIMPLEMENTED, "node 0 'y' (com.microsoft.", what,
-                  "of that domain hgr supports: BiasAdd, BiasGelu, FastGelu, Gelu, QuickGelu, SkipLayerNormalization, "
+                  "of that domain hgr supports: Attention, BiasAdd, BiasGelu, EmbedLayerNormalization, FastGelu, Gelu, "
+                  "MultiHeadAttention, QuickGelu, RotaryEmbedding, SkipLayerNormalization, "
                   "SkipSimplifiedLayerNormalization");
     arena_free();
   }
@@ -346,18 +372,126 @@ static void contrib_ops_name_what_they_refuse(void** state) {
   arena_free();
 }
 
-/* ---- on a device --------------------------------------------------------------------- */
+/* ---- the attention ops, the embeddings ----------------------------------------------- */
 
 enum { ROWS = 6, HIDDEN = 8, COUNT = ROWS * HIDDEN };
+#define INT32_TYPE ONNX__TENSOR_PROTO__DATA_TYPE__INT32
+#define INT64_TYPE ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+enum { QKV = 3 * HIDDEN };
+static float weights[HIDDEN * QKV], bias24[QKV], tables[16 * HIDDEN];
 
-/* Runs m on pocl:0 with x and skip [2, 3, 8], reading its outputs y and sum. */
-static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const float* x, const float* skip, float* y,
-                        float* sum) {
+/* residual_model's plus: weights [8, 24], bias24 [24], a [2, 3] int32 mask, [2]
+ * int32 lengths, cos and sin [16, 2] (head size 4), int64 positions [2, 3]. */
+static model_t attention_model(void) {
+  for (int i = 0; i < HIDDEN * QKV; ++i) weights[i] = (float)((i * 37) % 17 - 8) / 16;
+  for (int i = 0; i < QKV; ++i) bias24[i] = (float)(i % 5 - 2) / 8;
+  for (int i = 0; i < 16 * HIDDEN; ++i) tables[i] = (float)((i * 13) % 11 - 5) / 8;
+  model_t m = residual_model(1);
+  add_tensor(&m, "weights", weights, (const int64_t[]){HIDDEN, QKV}, 2);
+  add_vector(&m, "bias24", bias24, QKV);
+  add_tensor(&m, "cos", tables, (const int64_t[]){16, 2}, 2);
+  add_tensor(&m, "table", tables, (const int64_t[]){16, HIDDEN}, 2);
+  add_typed_input(&m, "mask", INT32_TYPE, (const int64_t[]){2, 3}, 2);
+  add_typed_input(&m, "lengths", INT32_TYPE, (const int64_t[]){2}, 1);
+  add_typed_input(&m, "positions", INT64_TYPE, (const int64_t[]){2, 3}, 2);
+  return m;
+}
+
+static void attention_ops_load(void** state) {
+  (void)state;
+  model_t m = attention_model();
+  add_attr_int(add_node(&m, MS, "Attention", "x,weights,bias24,mask", "a1"), "num_heads", 2);
+  Onnx__NodeProto* n = add_node(&m, MS, "Attention", "a1,weights,bias24,lengths", "a2");
+  add_attr_int(n, "num_heads", 2);
+  add_attr_int(n, "unidirectional", 1);
+  add_attr_int(add_node(&m, MS, "Attention", "a2,weights", "a3"), "num_heads", 4);
+  add_attr_int(add_node(&m, MS, "MultiHeadAttention", "a3,x,x,bias24,mask", "a4"), "num_heads", 2);
+  add_attr_int(add_node(&m, MS, "RotaryEmbedding", "a4,positions,cos,cos", "r"), "num_heads", 2);
+  add_node(&m, MS, "EmbedLayerNormalization", "mask,,table,table,,gamma,beta,mask", "e,count,sum");
+  add_output(&m, "r");
+  add_output(&m, "e");
+  add_output(&m, "count");
+  ASSERT_OK(load(&m));
+  arena_free();
+}
+
+/* One refused node: op on inputs (and, with attr, attr = value), num_heads 2. */
+typedef struct refusal_t {
+  const char* op;
+  const char* inputs;
+  const char* outputs;
+  const char* attr;
+  int64_t value;
+  hgr_status_code_t code;
+  const char* message;
+} refusal_t;
+
+static void attention_ops_name_what_they_refuse(void** state) {
+  (void)state;
+  static const refusal_t refusals[] = {
+      {"Attention", "x,weights,bias24,,past", "y", NULL, 0, HGR_STATUS_UNIMPLEMENTED,
+       "input 4 'past' (past) is given; hgr computes Attention without a KV cache"},
+      {"Attention", "x,weights,bias24", "y,used", NULL, 0, HGR_STATUS_UNIMPLEMENTED,
+       "output 1 'used' (present) is used; hgr computes only output 0 of Attention"},
+      {"Attention", "x,weights,bias24", "y", "do_rotary", 1, HGR_STATUS_UNIMPLEMENTED,
+       "attr 'do_rotary' = 1; hgr reads only 0"},
+      {"Attention", "x,weights,bias24,mask3", "y", NULL, 0, HGR_STATUS_UNIMPLEMENTED,
+       "input 3 'mask3' (mask_index) has 3 dimensions; hgr reads [2] (lengths: right padding) and [2, 3]"},
+      {"Attention", "x,weights,bias24,skip", "y", NULL, 0, HGR_STATUS_INVALID_ARGUMENT,
+       "input 3 'skip' (mask_index) is float; it must be int32"},
+      {"Attention", "x,weights,bias24", "y", "num_heads", 3, HGR_STATUS_INVALID_ARGUMENT,
+       "the hidden size 8 of Q and K is not a multiple of attr 'num_heads' = 3"},
+      {"Attention", "x,weights,bias24", "y", "past_present_share_buffer", 1, HGR_STATUS_UNIMPLEMENTED,
+       "attr 'past_present_share_buffer' = 1; hgr reads only 0"},
+      {"MultiHeadAttention", "x", "y", NULL, 0, HGR_STATUS_UNIMPLEMENTED,
+       "input 1 (key) is omitted; hgr reads separate query, key and value"},
+      {"MultiHeadAttention", "x,x,x,,,,skip,skip", "y", NULL, 0, HGR_STATUS_UNIMPLEMENTED,
+       "input 6 'skip' (past_key) is given; hgr computes MultiHeadAttention without a KV cache"},
+      {"MultiHeadAttention", "x,x,x,,lengths,mask3", "y", NULL, 0, HGR_STATUS_INVALID_ARGUMENT,
+       "input 5 'mask3' (attention_bias) must be float [2 or 1, 2 or 1, 3, 3]"},
+      {"RotaryEmbedding", "x,positions,cos,cos", "y", "rotary_embedding_dim", 2, HGR_STATUS_UNIMPLEMENTED,
+       "the rotary dimension 2 (attr 'rotary_embedding_dim') is not the head size 4; hgr rotates whole heads"},
+      {"RotaryEmbedding", "x,positions,table,table", "y", NULL, 0, HGR_STATUS_UNIMPLEMENTED,
+       "the rotary dimension 16 (twice input 2's last extent) is not the head size 4"},
+      {"RotaryEmbedding", "x,positions,cos,cos", "y", "is_packed_batching", 1, HGR_STATUS_UNIMPLEMENTED,
+       "attr 'is_packed_batching' = 1; hgr reads only 0"},
+      {"EmbedLayerNormalization", "mask,mask,table,table,,gamma,beta", "y", NULL, 0, HGR_STATUS_INVALID_ARGUMENT,
+       "inputs 1 (segment_ids) and 4 (segment_embedding) go together; the node gives one"},
+      {"EmbedLayerNormalization", "mask,,table,cos,,gamma,beta", "y", NULL, 0, HGR_STATUS_INVALID_ARGUMENT,
+       "input 3 'cos' (position_embedding) must be [rows, 8] (the word embedding's width)"},
+      {"EmbedLayerNormalization", "x,,table,table,,gamma,beta", "y", NULL, 0, HGR_STATUS_INVALID_ARGUMENT,
+       "input 0 'x' (input_ids) must be [batch, sequence]"},
+  };
+  for (size_t r = 0; r < sizeof(refusals) / sizeof(refusals[0]); ++r) {
+    const refusal_t* c = &refusals[r];
+    model_t m = attention_model();
+    add_typed_input(&m, "mask3", INT32_TYPE, (const int64_t[]){2, 3, 3}, 3);
+    add_input(&m, "past", (const int64_t[]){2, 2, 2, 3, 4}, 5);
+    Onnx__NodeProto* n = add_node(&m, MS, c->op, c->inputs, c->outputs);
+    if (strcmp(c->op, "EmbedLayerNormalization")) add_attr_int(n, "num_heads", 2);
+    if (c->attr && strcmp(c->attr, "num_heads")) add_attr_int(n, c->attr, c->value);
+    if (c->attr && !strcmp(c->attr, "num_heads")) n->attribute[0]->i = c->value;
+    add_output(&m, "y");
+    if (strchr(c->outputs, ',')) add_output(&m, "used");
+    char op[96];
+    snprintf(op, sizeof(op), "(com.microsoft.%s, opset 1)", c->op);
+    ASSERT_STATUS(load(&m), c->code, op, c->message);
+    arena_free();
+  }
+}
+
+/* ---- on a device --------------------------------------------------------------------- */
+
+/* Runs m on pocl:0 with its inputs (names, data, bytes: input_count of each),
+ * reading its outputs (output_count, each output_bytes). */
+static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const char* const* names, const void* const* data,
+                        const size_t* bytes, int input_count, float* const* outputs, int output_count,
+                        size_t output_bytes) {
   size_t size;
-  uint8_t* bytes = pack(m, &size);
+  uint8_t* packed = pack(m, &size);
   hgr_graph_t* graph;
   hgr_params_t* params;
-  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, NULL, &graph, &params, NULL));
+  ASSERT_OK(hgr_onnx_load_memory(packed, size, NULL, NULL, &graph, &params, NULL));
   hgr_executor_options_t eo;
   hgr_executor_options_init(&eo);
   const hgr_device_binding_t binding = {0, "pocl:0"};
@@ -367,15 +501,33 @@ static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const float*
   ASSERT_OK(hgr_executor_create(instance, graph, &eo, &executor));
   size_t unused;
   ASSERT_OK(hgr_executor_load_params(executor, params, &unused));
-  ASSERT_OK(hgr_executor_set_input_by_name(executor, "x", x, COUNT * sizeof(float)));
-  ASSERT_OK(hgr_executor_set_input_by_name(executor, "skip", skip, COUNT * sizeof(float)));
+  for (int i = 0; i < input_count; ++i)
+    ASSERT_OK(hgr_executor_set_input_by_name(executor, names[i], data[i], bytes[i]));
   ASSERT_OK(hgr_executor_run(executor));
   ASSERT_OK(hgr_executor_wait(executor));
-  ASSERT_OK(hgr_executor_get_output(executor, 0, y, COUNT * sizeof(float)));
-  ASSERT_OK(hgr_executor_get_output(executor, 1, sum, COUNT * sizeof(float)));
+  for (int k = 0; k < output_count; ++k)
+    ASSERT_OK(hgr_executor_get_output(executor, (uint32_t)k, outputs[k], output_bytes));
   hgr_executor_release(executor);
   hgr_params_release(params);
   hgr_graph_release(graph);
+}
+
+/* run_on_pocl with x and skip [2, 3, 8], reading outputs y and sum. */
+static void run_residual_on_pocl(hgr_instance_t* instance, const model_t* m, const float* x, const float* skip,
+                                 float* y, float* sum) {
+  run_on_pocl(instance, m, (const char* const[]){"x", "skip"}, (const void* const[]){x, skip},
+              (const size_t[]){COUNT * sizeof(float), COUNT * sizeof(float)}, 2, (float* const[]){y, sum}, 2,
+              COUNT * sizeof(float));
+}
+
+/* An instance whose pocl:0 the test runs on (the test skips without it). */
+static hgr_instance_t* pocl_instance(void) {
+  hgr_instance_t* instance;
+  hgr_instance_options_t io;
+  hgr_instance_options_init(&io);
+  ASSERT_OK(hgr_instance_create(&io, &instance));
+  hgr_test_require_devices(instance, (const char* const[]){"pocl:0"}, 1);
+  return instance;
 }
 
 static void check_close(const char* what, const float* got, const double* want) {
@@ -389,11 +541,7 @@ static void check_close(const char* what, const float* got, const double* want) 
  * Runtime's documentation in double, to 1e-4 relative. */
 static void skip_layer_norms_match_plain_arithmetic(void** state) {
   (void)state;
-  hgr_instance_t* instance;
-  hgr_instance_options_t io;
-  hgr_instance_options_init(&io);
-  ASSERT_OK(hgr_instance_create(&io, &instance));
-  hgr_test_require_devices(instance, (const char* const[]){"pocl:0"}, 1);
+  hgr_instance_t* instance = pocl_instance();
   float x[COUNT], skip[COUNT], y[COUNT], sum[COUNT];
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 37);
@@ -415,7 +563,7 @@ static void skip_layer_norms_match_plain_arithmetic(void** state) {
     }
     add_output(&m, "y");
     add_output(&m, "sum");
-    run_on_pocl(instance, &m, x, skip, y, sum);
+    run_residual_on_pocl(instance, &m, x, skip, y, sum);
     arena_free();
     double want_sum[COUNT], want_y[COUNT];
     for (int r = 0; r < ROWS; ++r) {
@@ -443,9 +591,65 @@ static void skip_layer_norms_match_plain_arithmetic(void** state) {
   hgr_instance_release(instance);
 }
 
+/* Attention (num_heads 2, weights [8, 24], bias [24]) on x [2, 3, 8] with a [2, 3]
+ * padding mask, causal and not, against the formulas of ONNX Runtime's
+ * documentation in double: a masked key adds -10000 to its score, a causal one
+ * removes it; to 1e-4 relative. */
+static void attention_matches_plain_arithmetic(void** state) {
+  (void)state;
+  hgr_instance_t* instance = pocl_instance();
+  enum { B = 2, S = 3, N = 2, D = HIDDEN / N };
+  float x[COUNT], y[COUNT];
+  static const int32_t mask[B * S] = {1, 1, 1, 1, 0, 1}; /* a hole in the second batch */
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 38);
+  for (int i = 0; i < COUNT; ++i) x[i] = hgr_test_rng_float(&rng, -2, 2);
+  for (int causal = 0; causal < 2; ++causal) {
+    model_t m = attention_model();
+    Onnx__NodeProto* n = add_node(&m, MS, "Attention", "x,weights,bias24,mask", "y");
+    add_attr_int(n, "num_heads", N);
+    add_attr_int(n, "unidirectional", causal);
+    add_output(&m, "y");
+    static const float skip[COUNT];
+    static const int32_t lengths[B];
+    static const int64_t positions[B * S];
+    run_on_pocl(instance, &m, (const char* const[]){"x", "mask", "skip", "lengths", "positions"},
+                (const void* const[]){x, mask, skip, lengths, positions},
+                (const size_t[]){sizeof(x), sizeof(mask), sizeof(skip), sizeof(lengths), sizeof(positions)}, 5,
+                (float* const[]){y}, 1, sizeof(y));
+    arena_free();
+    double qkv[B * S][QKV], want[COUNT];
+    for (int r = 0; r < B * S; ++r)
+      for (int c = 0; c < QKV; ++c) {
+        qkv[r][c] = bias24[c];
+        for (int k = 0; k < HIDDEN; ++k) qkv[r][c] += (double)x[r * HIDDEN + k] * weights[k * QKV + c];
+      }
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < N; ++h)
+        for (int s = 0; s < S; ++s) {
+          double scores[S], top = -INFINITY, total = 0;
+          for (int t = 0; t < S; ++t) {
+            double dot = 0;
+            for (int d = 0; d < D; ++d) dot += qkv[b * S + s][h * D + d] * qkv[b * S + t][HIDDEN + h * D + d];
+            scores[t] = dot / sqrt((double)D) + (mask[b * S + t] ? 0 : -10000.0) + (causal && t > s ? -INFINITY : 0);
+            top = fmax(top, scores[t]);
+          }
+          for (int t = 0; t < S; ++t) total += scores[t] = exp(scores[t] - top);
+          for (int d = 0; d < D; ++d) {
+            double sum = 0;
+            for (int t = 0; t < S; ++t) sum += scores[t] / total * qkv[b * S + t][2 * HIDDEN + h * D + d];
+            want[(b * S + s) * HIDDEN + h * D + d] = sum;
+          }
+        }
+    check_close(causal ? "causal Attention" : "Attention", y, want);
+  }
+  hgr_instance_release(instance);
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && !strcmp(argv[1], "run")) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(skip_layer_norms_match_plain_arithmetic)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(skip_layer_norms_match_plain_arithmetic),
+                                       cmocka_unit_test(attention_matches_plain_arithmetic)};
     return cmocka_run_group_tests(tests, NULL, NULL);
   }
   const struct CMUnitTest tests[] = {
@@ -454,6 +658,8 @@ int main(int argc, char** argv) {
       cmocka_unit_test(ops_of_other_domains_are_refused_with_their_domain),
       cmocka_unit_test(contrib_opset_must_be_imported_at_a_version_hgr_reads),
       cmocka_unit_test(contrib_ops_name_what_they_refuse),
+      cmocka_unit_test(attention_ops_load),
+      cmocka_unit_test(attention_ops_name_what_they_refuse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

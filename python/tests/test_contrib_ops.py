@@ -1,8 +1,11 @@
 """ONNX Runtime's contrib ops (domain com.microsoft) that its transformer optimizer
 writes, through hgr's ONNX importer against ONNX Runtime on random data at several
-shapes: Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization and
-SkipSimplifiedLayerNormalization; and the refusal, by name and domain, of the ops
-of that domain hgr does not read."""
+shapes: Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization,
+SkipSimplifiedLayerNormalization, EmbedLayerNormalization, Attention,
+MultiHeadAttention and RotaryEmbedding (padding masks, causal masks, several batch
+sizes and sequence lengths through one session); models written by ONNX Runtime's
+transformer optimizer; and the refusal, by name and domain, of the ops of that
+domain hgr does not read and of the forms of the ops above that it does not."""
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -127,7 +130,7 @@ def test_skip_layer_norm_refuses_a_used_mean_by_name(tmp_path):
         hgr.InferenceSession(path, providers=["pocl:0"])
 
 
-@pytest.mark.parametrize("op,domain", [("Attention", MS), ("EmbedLayerNormalization", MS),
+@pytest.mark.parametrize("op,domain", [("GroupQueryAttention", MS), ("PackedAttention", MS),
                                        ("Relu", MS), ("Gelu", "ai.onnx.ml"), ("Gelu", "com.example")])
 def test_other_ops_of_other_domains_are_refused_with_their_domain(tmp_path, op, domain):
     graph = h.make_graph([h.make_node(op, ["x"], ["y"], domain=domain)], "refused",
@@ -202,3 +205,335 @@ def test_models_from_onnx_runtime_optimizer_match_onnx_runtime(tmp_path, monkeyp
         x = rng.standard_normal((batch, seq, 32)).astype(np.float32)
         (got,), (want,) = session.run(None, {"x": x}), reference.run(None, {"x": x})
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+# ---- attention, embeddings: models with symbolic batch and sequence, one session each --------
+
+# (batch, sequence) run through one session: hgr specializes per shape
+RUNS = [(1, 4), (2, 7), (3, 5)]
+
+
+def _save_dynamic(tmp_path, nodes, inputs, outputs, initializers=(), name="contrib.onnx"):
+    """inputs: (name, ONNX type, shape with "batch", "seq", ... symbolic); outputs:
+    names of float outputs or (name, ONNX type)."""
+    outputs = [(o, T.FLOAT) if isinstance(o, str) else o for o in outputs]
+    graph = h.make_graph(nodes, "contrib", [h.make_tensor_value_info(n, t, list(s)) for n, t, s in inputs],
+                         [h.make_tensor_value_info(n, t, None) for n, t in outputs], list(initializers))
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    path = str(tmp_path / name)
+    onnx.save(model, path)
+    return path
+
+
+def _compare_runs(path, device, feeds_of, runs=RUNS, rtol=1e-4, atol=1e-4):
+    """Runs the model through one hgr and one ORT session at each (batch, seq)."""
+    session = hgr.InferenceSession(path, providers=[device])
+    reference = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for batch, seq in runs:
+        feeds = feeds_of(batch, seq)
+        got, want = session.run(None, feeds), reference.run(None, feeds)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape, (batch, seq)
+            np.testing.assert_allclose(g, w.astype(g.dtype), rtol=rtol, atol=atol, err_msg=f"batch {batch}, seq {seq}")
+
+
+def _padding(rng, kind, batch, seq):
+    """A key padding mask: "2d" int32 [batch, seq] of 1 and 0 (right padding and a
+    hole, the first key always kept), "1d" int32 [batch] lengths, or None."""
+    lengths = rng.integers(1, seq + 1, batch).astype(np.int32)
+    lengths[0] = seq
+    if kind == "1d":
+        return lengths
+    if kind == "2d":
+        mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int32)
+        if seq > 2:
+            mask[-1, 1] = 0
+        return mask
+    return None
+
+
+HIDDEN, HEADS = 16, 2
+
+
+@pytest.mark.parametrize("mask,attrs,extra", [
+    ("none", {}, ""), ("2d", {}, ""), ("1d", {}, ""), ("none", {"unidirectional": 1}, ""),
+    ("2d", {"unidirectional": 1}, ""), ("1d", {"unidirectional": 1}, ""),
+    ("2d", {"qkv_hidden_sizes": [16, 16, 8], "scale": 0.3, "mask_filter_value": -1000.0}, ""),
+    ("2d", {}, "attention_bias"), ("none", {}, "no_bias"), ("1d", {}, "weights_as_input")])
+def test_attention_matches_onnx_runtime(tmp_path, device, mask, attrs, extra):
+    rng = np.random.default_rng(len(attrs) * 10 + len(mask) + len(extra))
+    sizes = attrs.get("qkv_hidden_sizes", [HIDDEN] * 3)
+    weights = (rng.standard_normal((HIDDEN, sum(sizes))) * 0.5).astype(np.float32)
+    inits = [numpy_helper.from_array(rng.standard_normal(sum(sizes)).astype(np.float32), "bias")]
+    inputs = [("x", T.FLOAT, ["batch", "seq", HIDDEN])]
+    if extra == "weights_as_input":
+        inputs.append(("w", T.FLOAT, [HIDDEN, sum(sizes)]))
+    else:
+        inits.append(numpy_helper.from_array(weights, "w"))
+    names = ["x", "w", "" if extra == "no_bias" else "bias", ""]
+    if mask != "none":
+        names[3] = "mask"
+        inputs.append(("mask", T.INT32, ["batch", "seq"] if mask == "2d" else ["batch"]))
+    if extra == "attention_bias":
+        names += ["", "attention_bias"]
+        inputs.append(("attention_bias", T.FLOAT, [1, HEADS, "seq", "seq"]))
+    while names[-1] == "":
+        names.pop()
+    path = _save_dynamic(tmp_path, [h.make_node("Attention", names, ["y"], domain=MS, num_heads=HEADS, **attrs)],
+                         inputs, ["y"], inits)
+
+    def feeds_of(batch, seq):
+        feeds = {"x": rng.standard_normal((batch, seq, HIDDEN)).astype(np.float32)}
+        if mask != "none":
+            feeds["mask"] = _padding(rng, mask, batch, seq)
+        if extra == "weights_as_input":
+            feeds["w"] = weights
+        if extra == "attention_bias":
+            feeds["attention_bias"] = rng.standard_normal((1, HEADS, seq, seq)).astype(np.float32)
+        return feeds
+
+    _compare_runs(path, device, feeds_of)
+
+
+@pytest.mark.parametrize("mask,attrs,with_bias,cross", [
+    ("none", {}, False, False), ("2d", {}, True, False), ("1d", {}, True, False),
+    ("2d", {"unidirectional": 1}, False, False), ("2d", {"scale": 0.2, "mask_filter_value": -500.0}, True, True),
+    ("none", {}, True, True)])
+def test_multi_head_attention_matches_onnx_runtime(tmp_path, device, mask, attrs, with_bias, cross):
+    """Separate query, key and value; cross: the keys' sequence is another length."""
+    rng = np.random.default_rng(len(attrs) + 3 * len(mask) + with_bias + 7 * cross)
+    kv = "kv_seq" if cross else "seq"
+    v_hidden = 8 if cross else HIDDEN
+    inputs = [("q", T.FLOAT, ["batch", "seq", HIDDEN]), ("k", T.FLOAT, ["batch", kv, HIDDEN]),
+              ("v", T.FLOAT, ["batch", kv, v_hidden])]
+    inits = [_weight(rng, "bias", (2 * HIDDEN + v_hidden,))] if with_bias else []
+    names = ["q", "k", "v", "bias" if with_bias else "", ""]
+    if mask != "none":
+        names[4] = "mask"
+        inputs.append(("mask", T.INT32, ["batch", kv] if mask == "2d" else ["batch"]))
+    while names[-1] == "":
+        names.pop()
+    path = _save_dynamic(tmp_path, [h.make_node("MultiHeadAttention", names, ["y"], domain=MS, num_heads=HEADS,
+                                                **attrs)], inputs, ["y"], inits)
+
+    def feeds_of(batch, seq):
+        kv_seq = seq + 2 if cross else seq
+        feeds = {"q": rng.standard_normal((batch, seq, HIDDEN)).astype(np.float32),
+                 "k": rng.standard_normal((batch, kv_seq, HIDDEN)).astype(np.float32),
+                 "v": rng.standard_normal((batch, kv_seq, v_hidden)).astype(np.float32)}
+        if mask != "none":
+            feeds["mask"] = _padding(rng, mask, batch, kv_seq)
+        return feeds
+
+    _compare_runs(path, device, feeds_of)
+
+
+# Without a mask, mask_index is a constant (zeros); a constant graph output reads
+# back uninitialized memory on PoCL today (a Constant node's too, outside the
+# contrib ops), so mask_index is a graph output here only with a mask.
+@pytest.mark.parametrize("segment,mask,position_ids,mask_index", [
+    (True, True, False, True), (False, False, False, False), (True, False, True, False), (False, True, True, True)])
+def test_embed_layer_normalization_matches_onnx_runtime(tmp_path, device, segment, mask, position_ids, mask_index):
+    """Outputs output, mask_index (per batch, how many mask elements are 1; zeros
+    without a mask) and embedding_sum."""
+    rng = np.random.default_rng(segment + 2 * mask + 4 * position_ids)
+    vocab, positions, types = 30, 16, 2
+    inits = [_weight(rng, "word", (vocab, HIDDEN)), _weight(rng, "position", (positions, HIDDEN)),
+             _weight(rng, "gamma", (HIDDEN,)), _weight(rng, "beta", (HIDDEN,))]
+    inputs = [("ids", T.INT32, ["batch", "seq"])]
+    names = ["ids", "", "word", "position", "", "gamma", "beta", "", ""]
+    if segment:
+        names[1], names[4] = "segment_ids", "segment"
+        inits.append(_weight(rng, "segment", (types, HIDDEN)))
+        inputs.append(("segment_ids", T.INT32, ["batch", "seq"]))
+    if mask:
+        names[7] = "mask"
+        inputs.append(("mask", T.INT32, ["batch", "seq"]))
+    if position_ids:
+        names[8] = "position_ids"
+        inputs.append(("position_ids", T.INT32, ["batch", "seq"]))
+    while names[-1] == "":
+        names.pop()
+    node = h.make_node("EmbedLayerNormalization", names, ["y", "mask_index", "sum"], domain=MS, epsilon=1e-5)
+    outputs = ["y", ("mask_index", T.INT32), "sum"] if mask_index else ["y", "sum"]
+    path = _save_dynamic(tmp_path, [node], inputs, outputs, inits)
+
+    def feeds_of(batch, seq):
+        feeds = {"ids": rng.integers(0, vocab, (batch, seq)).astype(np.int32)}
+        if segment:
+            feeds["segment_ids"] = rng.integers(0, types, (batch, seq)).astype(np.int32)
+        if mask:
+            feeds["mask"] = _padding(rng, "2d", batch, seq)
+        if position_ids:
+            feeds["position_ids"] = rng.integers(0, positions, (batch, seq)).astype(np.int32)
+        return feeds
+
+    _compare_runs(path, device, feeds_of)
+
+
+@pytest.mark.parametrize("rank", [3, 4])
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("offset", [False, True])
+def test_rotary_embedding_matches_onnx_runtime(tmp_path, device, rank, interleaved, offset):
+    """Input [batch, seq, heads * 8] or [batch, heads, seq, 8]; position_ids
+    [batch, seq] or [1] (the first position)."""
+    rng = np.random.default_rng(rank + 2 * interleaved + 4 * offset)
+    size, heads, max_position = 8, 3, 24
+    shape = ["batch", "seq", heads * size] if rank == 3 else ["batch", heads, "seq", size]
+    inits = [_weight(rng, "cos", (max_position, size // 2)), _weight(rng, "sin", (max_position, size // 2))]
+    node = h.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS, interleaved=interleaved,
+                       **({"num_heads": heads} if rank == 3 else {}))
+    positions = ("pos", T.INT64, [1] if offset else ["batch", "seq"])
+    path = _save_dynamic(tmp_path, [node], [("x", T.FLOAT, shape), positions], ["y"], inits)
+
+    def feeds_of(batch, seq):
+        x_shape = (batch, seq, heads * size) if rank == 3 else (batch, heads, seq, size)
+        pos = np.array([5]) if offset else rng.integers(0, max_position, (batch, seq))
+        return {"x": rng.standard_normal(x_shape).astype(np.float32), "pos": pos.astype(np.int64)}
+
+    _compare_runs(path, device, feeds_of)
+
+
+@pytest.mark.parametrize("op,names,attrs,inputs,message", [
+    ("Attention", ["x", "w", "b", "", "past"], {}, [("past", [2, 2, 2, 3, 8])],
+     r"input 4 'past' \(past\) is given; hgr computes Attention without a KV cache"),
+    ("Attention", ["x", "w", "b"], {"do_rotary": 1}, [], r"attr 'do_rotary' = 1; hgr reads only 0"),
+    ("Attention", ["x", "w", "b", "m3"], {}, [("m3", [2, 3, 3])],
+     r"input 3 'm3' \(mask_index\) has 3 dimensions; hgr reads \[2\] \(lengths: right padding\)"),
+    ("Attention", ["x", "w", "b", "m2b"], {}, [("m2b", [4])],
+     r"input 3 'm2b' \(mask_index\) has 1 dimensions and is not \[batch\]"),
+    ("MultiHeadAttention", ["x"], {}, [], r"input 1 \(key\) is omitted; hgr reads separate query, key and value"),
+    ("MultiHeadAttention", ["x", "k5", "v5"], {}, [("k5", [2, 3, 2, 2, 8]), ("v5", [2, 3, 16])],
+     r"input 1 \(key\) is not 3-D"),
+    ("MultiHeadAttention", ["x", "x", "x", "", "", "", "pk", "pv"], {}, [("pk", [2, 2, 3, 8]), ("pv", [2, 2, 3, 8])],
+     r"input 6 'pk' \(past_key\) is given"),
+    ("RotaryEmbedding", ["x", "pos", "cos4", "cos4"], {}, [("pos", [2, 3]), ("cos4", [8, 2])],
+     r"the rotary dimension 4 \(twice input 2's last extent\) is not the head size 8"),
+])
+def test_attention_ops_refuse_what_hgr_does_not_compute_by_name(tmp_path, op, names, attrs, inputs, message):
+    rng = np.random.default_rng(9)
+    inits = [_weight(rng, "w", (HIDDEN, 3 * HIDDEN)), _weight(rng, "b", (3 * HIDDEN,))]
+    types = {"m3": T.INT32, "m2b": T.INT32, "pos": T.INT64}
+    path = _save_dynamic(tmp_path, [h.make_node(op, names, ["y"], domain=MS, num_heads=HEADS, **attrs)],
+                         [("x", T.FLOAT, [2, 3, HIDDEN])] + [(n, types.get(n, T.FLOAT), s) for n, s in inputs], ["y"],
+                         inits)
+    with pytest.raises(hgr.UnimplementedError, match=f"com.microsoft.{op}.*{message}"):
+        hgr.InferenceSession(path, providers=["pocl:0"])
+
+
+def _bert_block(path, hidden=16, heads=2, vocab=40, max_positions=32, layers=1):
+    """A small BERT as PyTorch's exporter writes it, for ONNX Runtime's optimizer to
+    fuse: word, position (the exporter's Shape, Gather, Unsqueeze, Slice path) and
+    segment embeddings added and layer-normalized; then per layer self-attention
+    with the mask as (1 - mask) * -10000, an output projection, a residual
+    LayerNormalization, and a feed-forward block with an Erf GELU and a residual
+    LayerNormalization. Inputs input_ids, token_type_ids, attention_mask (int64
+    [batch, seq])."""
+    rng = np.random.default_rng(hidden + layers)
+    inits, nodes = [], []
+
+    def weight(name, shape, scale=0.3):
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name))
+        return name
+
+    def const(name, value, dtype=np.int64):
+        inits.append(numpy_helper.from_array(np.array(value, dtype), name))
+        return name
+
+    def node(op, inputs, output, **attrs):
+        nodes.append(h.make_node(op, inputs, [output], name=output, **attrs))
+        return output
+
+    def layer_norm(x, name):
+        return node("LayerNormalization", [x, weight(name + "_g", (hidden,), 1.0), weight(name + "_b", (hidden,))],
+                    name, axis=-1, epsilon=1e-12)
+
+    const("zero", [0])
+    const("one_i", [1])
+    const("one", 1, np.int64)
+    const("positions", [list(range(max_positions))])
+    word = node("Gather", [weight("word_embeddings", (vocab, hidden)), "input_ids"], "word")
+    segment = node("Gather", [weight("token_type_embeddings", (2, hidden)), "token_type_ids"], "segment")
+    shape = node("Shape", ["input_ids"], "ids_shape")
+    seq = node("Gather", [shape, "one"], "seq_len", axis=0)
+    seq1 = node("Unsqueeze", [seq, "zero"], "seq_len_1")
+    position_ids = node("Slice", ["positions", "zero", seq1, "one_i", "one_i"], "position_ids")
+    position = node("Gather", [weight("position_embeddings", (max_positions, hidden)), position_ids], "position")
+    x = layer_norm(node("Add", [node("Add", [word, segment], "word_segment"), position], "embedding_sum"), "emb_ln")
+    # the mask: (1 - float(mask[:, None, None, :])) * -10000
+    mask = node("Unsqueeze", [node("Unsqueeze", ["attention_mask", "one_i"], "mask_1"), const("two", [2])], "mask_2")
+    inits.append(numpy_helper.from_array(np.array(1.0, np.float32), "one_f"))
+    inits.append(numpy_helper.from_array(np.array(-10000.0, np.float32), "minus"))
+    mask = node("Mul", [node("Sub", ["one_f", node("Cast", [mask], "mask_f", to=T.FLOAT)], "mask_inv"), "minus"],
+                "mask_add")
+    size = hidden // heads
+    const("split_shape", [0, 0, heads, size])
+    const("merge_shape", [0, 0, hidden])
+    inits.append(numpy_helper.from_array(np.array(np.sqrt(size), np.float32), "sqrt_d"))
+    for i in range(layers):
+        p = f"l{i}_"
+
+        def project(name, source, p=p):
+            return node("Add", [node("MatMul", [source, weight(p + name + "_w", (hidden, hidden))], p + name + "_mm"),
+                                weight(p + name + "_bias", (hidden,))], p + name)
+
+        def heads_of(name, perm, p=p):
+            return node("Transpose", [node("Reshape", [project(name, x), "split_shape"], p + name + "_r")],
+                        p + name + "_t", perm=perm)
+
+        q, k, v = heads_of("q", [0, 2, 1, 3]), heads_of("k", [0, 2, 3, 1]), heads_of("v", [0, 2, 1, 3])
+        scores = node("Div", [node("MatMul", [q, k], p + "qk"), "sqrt_d"], p + "scaled")
+        probs = node("Softmax", [node("Add", [scores, mask], p + "masked")], p + "probs", axis=-1)
+        context = node("Transpose", [node("MatMul", [probs, v], p + "context")], p + "context_t", perm=[0, 2, 1, 3])
+        context = node("Reshape", [context, "merge_shape"], p + "context_r")
+        attended = node("Add", [project("o", context), x], p + "attention_residual")
+        x = layer_norm(attended, p + "attention_ln")
+        inner = project("ff1", x)  # hidden -> hidden, then GELU with Erf
+        inits.append(numpy_helper.from_array(np.array(np.sqrt(2.0), np.float32), p + "sqrt2"))
+        inits.append(numpy_helper.from_array(np.array(0.5, np.float32), p + "half"))
+        erf = node("Erf", [node("Div", [inner, p + "sqrt2"], p + "ff_d")], p + "ff_erf")
+        gelu = node("Mul", [node("Mul", [inner, node("Add", [erf, "one_f"], p + "ff_e1")], p + "ff_ae"), p + "half"],
+                    p + "gelu")
+        x = layer_norm(node("Add", [project("ff2", gelu), x], p + "ff_residual"), p + "ff_ln")
+    nodes.append(h.make_node("Identity", [x], ["y"]))
+    ids = [h.make_tensor_value_info(n, T.INT64, ["batch", "seq"]) for n in ("input_ids", "token_type_ids",
+                                                                             "attention_mask")]
+    graph = h.make_graph(nodes, "bert", ids, [h.make_tensor_value_info("y", T.FLOAT, ["batch", "seq", hidden])], inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_bert_from_onnx_runtime_optimizer_matches_onnx_runtime(tmp_path, monkeypatch, device, layers):
+    """A small BERT (_bert_block) through `onnxruntime.transformers.optimizer`, which
+    fuses it into EmbedLayerNormalization, Attention (its mask_index the embedding's
+    lengths), SkipLayerNormalization and BiasGelu; then hgr against ONNX Runtime on
+    the optimized model at several batch sizes and sequence lengths, right-padded."""
+    import sys
+
+    from onnxruntime.transformers import optimizer
+    from onnxruntime.transformers.fusion_options import FusionOptions
+
+    for module in list(sys.modules.values()):  # as in test_models_from_onnx_runtime_optimizer_match_onnx_runtime
+        if hasattr(module, "FusionUtils"):
+            monkeypatch.setattr(module.FusionUtils, "remove_useless_cast_nodes", lambda self: None)
+    source, optimized = str(tmp_path / "bert.onnx"), str(tmp_path / "bert_optimized.onnx")
+    _bert_block(source, layers=layers)
+    options = FusionOptions("bert")
+    options.enable_shape_inference = False
+    optimizer.optimize_model(source, model_type="bert", num_heads=2, hidden_size=16, opt_level=0, use_gpu=False,
+                             optimization_options=options).save_model_to_file(optimized)
+    written = [(n.domain, n.op_type) for n in onnx.load(optimized).graph.node]
+    assert written.count((MS, "Attention")) == layers and (MS, "EmbedLayerNormalization") in written, written
+    rng = np.random.default_rng(layers)
+
+    def feeds_of(batch, seq):
+        mask = _padding(rng, "1d", batch, seq)
+        return {"input_ids": rng.integers(0, 40, (batch, seq)).astype(np.int64),
+                "token_type_ids": rng.integers(0, 2, (batch, seq)).astype(np.int64),
+                "attention_mask": (np.arange(seq)[None, :] < mask[:, None]).astype(np.int64)}
+
+    _compare_runs(optimized, device, feeds_of, runs=[(1, 4), (2, 7), (3, 16)])

@@ -335,8 +335,11 @@ extern const hgr__onnx_op_t hgr__onnx_ops_rnn[];    /* LSTM, GRU, RNN */
 extern const hgr__onnx_op_t hgr__onnx_ops_dynamic[]; /* NonZero, Compress, Unique, NonMaxSuppression: in stages */
 extern const hgr__onnx_op_t hgr__onnx_ops_control[]; /* If, Loop, Scan: their subgraphs inlined or unrolled */
 /* Of the domain com.microsoft (ONNX Runtime's contrib ops): Gelu, FastGelu, BiasGelu,
- * QuickGelu, BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization. */
+ * QuickGelu, BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+ * EmbedLayerNormalization; and Attention, MultiHeadAttention, RotaryEmbedding
+ * (onnx_import_attention.c). */
 extern const hgr__onnx_op_t hgr__onnx_ops_contrib[];
+extern const hgr__onnx_op_t hgr__onnx_ops_attention[];
 
 /* ---- for importers and folders (onnx_node.c) -------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* The ONNX ops hgr imports: the families' tables (onnx_import_<family>.c), by
  * domain: the default one (ai.onnx) and ONNX Runtime's contrib ops (com.microsoft),
- * of which hgr reads those in onnx_import_contrib.c alone. */
+ * of which hgr reads those in onnx_import_contrib.c and onnx_import_attention.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +24,7 @@ static const hgr__onnx_op_t* const families[] = {
 };
 #define FAMILY_COUNT (sizeof(families) / sizeof(families[0]))
 
-static const hgr__onnx_op_t* const contrib_families[] = {hgr__onnx_ops_contrib};
+static const hgr__onnx_op_t* const contrib_families[] = {hgr__onnx_ops_contrib, hgr__onnx_ops_attention};
 #define CONTRIB_FAMILY_COUNT (sizeof(contrib_families) / sizeof(contrib_families[0]))
 
 /* The families of domain (NULL for a domain hgr does not read) and their count. */
