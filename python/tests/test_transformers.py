@@ -74,3 +74,27 @@ def test_tiny_models_on_oclgrind(name):
         feeds = [_text_feed(pair, 2, 5), _text_feed(pair, 1, 1)]
     for feed in feeds:
         _compare(pair, feed)
+
+
+@pytest.mark.parametrize("upper,k", [(0, 0), (1, 0), (0, -1), (1, 2), (0, 7)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_a_constant_triangle_folds_at_load(upper, k, dtype):
+    """Trilu of a constant (a causal mask: ConstantOfShape at the sequence's length,
+    then Trilu) is computed at load, as ONNX Runtime computes it at run time."""
+    from onnx import TensorProto, helper, numpy_helper
+    require_device("pocl:0")
+    rng = np.random.default_rng(k + 3)
+    table = (rng.integers(-3, 4, (2, 5, 6)) if dtype != np.bool_ else rng.integers(0, 2, (2, 5, 6))).astype(dtype)
+    elem = {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64, np.bool_: TensorProto.BOOL}[dtype]
+    nodes = [helper.make_node("Trilu", ["table", "k"], ["tri"], upper=upper),
+             helper.make_node("Cast", ["tri"], ["tri_f"], to=TensorProto.FLOAT),
+             helper.make_node("Add", ["x", "tri_f"], ["y"])]
+    graph = helper.make_graph(nodes, "trilu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 6])],
+                              [numpy_helper.from_array(table, "table"), numpy_helper.from_array(np.array(k, np.int64), "k")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]).SerializeToString()
+    x = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    sess = hgr.InferenceSession(model, providers=["pocl:0"])
+    got = sess.run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, ort.InferenceSession(model).run(None, {"x": x})[0])
+    assert sess.load_report["folded"] >= 1

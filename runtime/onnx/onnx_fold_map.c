@@ -14,6 +14,12 @@
 static bool map_source(const hgr__onnx_source_map_t* map, const int64_t* c, int32_t out_ndim, int64_t* from) {
   const hgr__onnx_tensor_t* in = map->in;
   int32_t lead = out_ndim - in->ndim;
+  if (map->kind == HGR__ONNX_MAP_TRILU) { /* the same coords, or the fill */
+    int64_t diff = c[out_ndim - 1] - c[out_ndim - 2];
+    if (map->step[0] ? diff < map->start[0] : diff > map->start[0]) return false;
+    memcpy(from, c, sizeof(*c) * (size_t)out_ndim);
+    return true;
+  }
   for (int32_t d = 0; d < in->ndim; ++d) {
     int64_t extent = in->shape[d], j;
     switch (map->kind) {

@@ -634,22 +634,31 @@ static hgr_status_t import_gather_elements(hgr__onnx_node_t* node) {
 
 /* k (input 1, optional) must be known at load: a constant, or decided at run time
  * like TopK's k; it becomes trilu's attr. */
-static hgr_status_t import_trilu(hgr__onnx_node_t* node) {
+/* Trilu's input and its k (input 1, 0 when absent) and upper. */
+static hgr_status_t read_trilu(hgr__onnx_node_t* node, hgr__onnx_value_t** out_x, int64_t* out_k, int64_t* out_upper) {
   HGR_RETURN_IF_ERROR(check_since(node, 14));
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "upper"));
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   if (x->onnx_type != HGR__ONNX_BOOL) HGR_RETURN_IF_ERROR(check_movable(node, x));
   if (x->ndim < 2) return HGR__ONNX_INVALID(node, "input '%s' has rank %d; Trilu needs 2 or more", x->name, (int)x->ndim);
-  int64_t upper, k = 0;
-  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "upper", 1, &upper));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "upper", 1, out_upper));
   hgr__onnx_tensor_t* kt = NULL;
   HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, 1, &kt));
+  *out_k = 0;
   if (kt) {
     if (kt->count != 1 || kt->ndim > 1 || hgr__onnx_type_is_float(kt->onnx_type) || kt->onnx_type == HGR__ONNX_BOOL)
       return HGR__ONNX_INVALID(node, "input 1 (k) must hold one integer");
-    k = hgr__onnx_tensor_i64(kt, 0);
+    *out_k = hgr__onnx_tensor_i64(kt, 0);
   }
+  *out_x = x;
+  return HGR_OK;
+}
+
+static hgr_status_t import_trilu(hgr__onnx_node_t* node) {
+  hgr__onnx_value_t* x;
+  int64_t upper, k;
+  HGR_RETURN_IF_ERROR(read_trilu(node, &x, &k, &upper));
   hgr_value_t in;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
   hgr_attrs_t* attrs = NULL;
@@ -657,6 +666,19 @@ static hgr_status_t import_trilu(hgr__onnx_node_t* node) {
   hgr_status_t status = hgr_attrs_set_int(attrs, "k", k);
   if (!status) status = hgr_attrs_set_int(attrs, "upper", upper != 0);
   return hgr__onnx_finish_op(node, status, attrs, "trilu", &in, 1, 0, x->onnx_type);
+}
+
+/* A constant's triangle at load: a causal mask made of ConstantOfShape (at the
+ * sequence's length) and Trilu becomes a param, which the attention pass reads. */
+static hgr_status_t fold_trilu(hgr__onnx_node_t* node) {
+  hgr__onnx_value_t* x;
+  int64_t upper, k;
+  HGR_RETURN_IF_ERROR(read_trilu(node, &x, &k, &upper));
+  static const uint64_t zero = 0; /* the fill: zero of any type up to 8 bytes */
+  hgr__onnx_source_map_t map = {.kind = HGR__ONNX_MAP_TRILU, .in = x->constant, .fill = &zero};
+  map.start[0] = k;
+  map.step[0] = upper != 0;
+  return hgr__onnx_fold_map(node, &map, x->shape, x->ndim, 0);
 }
 
 /* ---- Resize, Upsample -------------------------------------------------------------------- */
@@ -932,7 +954,7 @@ const hgr__onnx_op_t hgr__onnx_ops_layout[] = {
     {"DepthToSpace", import_depth_to_space, NULL, 1},
     {"SpaceToDepth", import_space_to_depth, NULL, 1},
     {"GatherElements", import_gather_elements, NULL, 2},
-    {"Trilu", import_trilu, NULL, 1},
+    {"Trilu", import_trilu, fold_trilu, 1},
     {"Resize", import_resize, NULL, 1},
     {"Upsample", import_upsample, NULL, 1},
     {.name = NULL},

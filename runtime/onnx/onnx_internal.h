@@ -560,13 +560,15 @@ enum {
   HGR__ONNX_MAP_TILE,
   HGR__ONNX_MAP_PAD_CONSTANT,
   HGR__ONNX_MAP_PAD_EDGE,
-  HGR__ONNX_MAP_PAD_REFLECT
+  HGR__ONNX_MAP_PAD_REFLECT,
+  HGR__ONNX_MAP_TRILU
 };
 
 /* Where an output element comes from. SLICE: start + coord * step; the pads: coord -
  * start (start = the before pads), outside the input the fill value, the edge or the
  * mirror; BROADCAST: the input right-aligned, its extents of 1 repeated; TILE: coord
- * modulo the extent. */
+ * modulo the extent; TRILU: the element itself where column - row >= start[0]
+ * (step[0] 1: upper) or <= start[0] (step[0] 0: lower), else the fill. */
 typedef struct hgr__onnx_source_map_t {
   int kind;
   const hgr__onnx_tensor_t* in;
