@@ -35,6 +35,7 @@ typedef struct block_form_t {
   bool mask;          /* an additive mask [B, 1, 1, N] (view4d) or [G, 1, N] */
   bool keys_transposed; /* kᵀ [G, D, N] and transpose_b false */
   int causal;           /* CAUSAL_*: where(a bool param, scores, a fill param) after the scale */
+  bool constant_mask;   /* the mask a param (a contrib Attention's causal mask) */
   /* near misses */
   bool scores_output;   /* the scores are a graph output too */
   bool softmax_axis2;   /* softmax over the queries */
@@ -82,7 +83,11 @@ static block_graph_t block_graph(const block_form_t* form) {
                                                                       : (const int64_t[]){G, N, D}, 3, &k));
   ASSERT_OK(hgr_builder_add_input(b, "v", F32, form->values_transposed ? (const int64_t[]){G, D, N}
                                                                         : (const int64_t[]){G, N, D}, 3, &v));
-  if (form->mask) {
+  if (form->mask && form->constant_mask) { /* [1, 1, M, N] of 0 and -10000 */
+    float values[M * N];
+    for (int i = 0; i < M * N; ++i) values[i] = i % 3 ? 0.0f : -10000.0f;
+    ASSERT_OK(hgr_builder_add_constant(b, "mask", F32, (const int64_t[]){1, 1, M, N}, 4, values, sizeof(values), &mask));
+  } else if (form->mask) {
     if (form->wide_mask)
       ASSERT_OK(hgr_builder_add_input(b, "mask", F32, (const int64_t[]){2, G, M, N}, 4, &mask));
     else if (form->view4d)
@@ -172,6 +177,7 @@ static void each_form_of_the_block_becomes_one_node(void** state) {
       FORM(false, SCALE_NONE, false, false),    FORM(true, SCALE_NONE, true, false),  FORM(false, SCALE_DIVIDE, false, true),
       FORM(true, SCALE_DIVIDE, true, false, .causal = CAUSAL_TRIANGLE),
       FORM(true, SCALE_NONE, false, true, .causal = CAUSAL_TRIANGLE),
+      FORM(true, SCALE_MULTIPLY, true, false, .constant_mask = true),
   };
   for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); ++i) {
     const block_form_t* form = &forms[i];
@@ -185,6 +191,10 @@ static void each_form_of_the_block_becomes_one_node(void** state) {
     assert_non_null(node);
     assert_string_equal(node->func_name, "attention");
     assert_int_equal(node->input_count, form->mask ? 4 : 3);
+    if (form->constant_mask) { /* the fused node's own input stays, param and all */
+      size_t index;
+      ASSERT_OK(hgr_params_find(g.params, "mask", &index));
+    }
     static const char* const names[] = {"q", "k", "v", "mask"};
     for (uint32_t k = 0; k < node->input_count; ++k)
       assert_string_equal(fused->nodes[node->inputs[k].node_id].name, names[k]);
@@ -281,6 +291,7 @@ static void fused_blocks_match_the_unfused_ones(void** state) {
       FORM(true, SCALE_MULTIPLY, true, false), FORM(true, SCALE_DIVIDE, true, true), FORM(false, SCALE_MULTIPLY, true, true),
       FORM(false, SCALE_NONE, false, false), FORM(true, SCALE_DIVIDE, true, false, .causal = CAUSAL_TRIANGLE),
       FORM(false, SCALE_MULTIPLY, false, true, .causal = CAUSAL_TRIANGLE),
+      FORM(true, SCALE_DIVIDE, true, true, .constant_mask = true),
   };
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 47);

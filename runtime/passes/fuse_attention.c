@@ -285,14 +285,21 @@ static hgr_status_t find_blocks(finder_t* f, const hgr_graph_t* graph, const hgr
 }
 
 /* Whether input node n is a param (a scale, a causal mask, its fill) that only
- * the fused blocks' members read: it leaves the graph, and hgr_passes_apply drops
- * its param. */
+ * the fused blocks' members read and no fused node takes as its input (a constant
+ * mask, q, k or v): it leaves the graph, and hgr_passes_apply drops its param. */
 static bool param_dropped(const finder_t* f, uint32_t n) {
   const hgr_graph_t* graph = f->graph;
   size_t index;
   hgr_status_t missing = f->params ? hgr_params_find(f->params, graph->nodes[n].name, &index) : NULL;
   hgr_status_free(missing);
   if (!f->params || missing) return false;
+  for (uint32_t b = 0; b < graph->node_count; ++b) { /* a fused node's own input stays */
+    const block_t* block = f->block[b];
+    for (uint32_t i = 0; block && i < 4; ++i) {
+      uint32_t e = i == 0 ? block->q : i == 1 ? block->k : i == 2 ? block->v : block->mask;
+      if (e != NONE && graph->entries[e].node_id == n) return false;
+    }
+  }
   uint32_t member_reads = 0;
   for (uint32_t c = 0; c < graph->node_count; ++c)
     for (uint32_t i = 0; f->member[c] && i < graph->nodes[c].input_count; ++i)
