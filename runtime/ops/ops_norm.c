@@ -159,28 +159,22 @@ static hgr_status_t plan_softmax(hgr__op_ctx_t* ctx) {
   axis_view_t view;
   HGR_RETURN_IF_ERROR(softmax_view(ctx, &view));
   int32_t log_output = ctx->op->variant == LOG_SOFTMAX;
-  if (rows_in_vectors(ctx, &view)) {
-    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_softmax_vec_f32");
+  bool vectors = rows_in_vectors(ctx, &view);
+  size_t group = vectors || hgr__op_loops_work_items(ctx) ? 0 : row_group_size(ctx, &view);
+  if (vectors || group) { /* the vector and row kernels take the same arguments */
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, vectors ? "hgr_softmax_vec_f32" : "hgr_softmax_rows_f32");
     hgr__launch_sibling(ctx, l, "hgr_softmax_f32");
     hgr__launch_input(ctx, l, 0);
     hgr__launch_output(ctx, l, 0);
     hgr__launch_uint(ctx, l, view.outer);
     hgr__launch_uint(ctx, l, view.len);
     hgr__launch_int(ctx, l, log_output);
-    hgr__launch_1d_groups(ctx, l, view.outer, VECTOR_ROWS_GROUP);
-    return HGR_OK;
-  }
-  size_t group = hgr__op_loops_work_items(ctx) ? 0 : row_group_size(ctx, &view);
-  if (group) {
-    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_softmax_rows_f32");
-    hgr__launch_sibling(ctx, l, "hgr_softmax_f32");
-    hgr__launch_input(ctx, l, 0);
-    hgr__launch_output(ctx, l, 0);
-    hgr__launch_uint(ctx, l, view.outer);
-    hgr__launch_uint(ctx, l, view.len);
-    hgr__launch_int(ctx, l, log_output);
-    hgr__launch_local(ctx, l, group * sizeof(float));
-    launch_rows(l, view.outer, group);
+    if (vectors) {
+      hgr__launch_1d_groups(ctx, l, view.outer, VECTOR_ROWS_GROUP);
+    } else {
+      hgr__launch_local(ctx, l, group * sizeof(float));
+      launch_rows(l, view.outer, group);
+    }
   } else {
     hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_softmax_f32");
     hgr__launch_sibling(ctx, l, "hgr_softmax_rows_f32");
@@ -226,34 +220,25 @@ static hgr_status_t plan_layer_norm(hgr__op_ctx_t* ctx) {
   norm_t p;
   HGR_RETURN_IF_ERROR(parse_layer_norm(ctx, &p));
   const axis_view_t view = p.view;
-  float epsilon = p.epsilon;
-  bool center = p.center, scale = p.scale;
-  if (rows_in_vectors(ctx, &view)) {
-    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_layer_norm_vec_f32");
-    hgr__launch_sibling(ctx, l, "hgr_layer_norm_f32");
-    for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
-    hgr__launch_output(ctx, l, 0);
-    hgr__launch_uint(ctx, l, view.outer);
-    hgr__launch_uint(ctx, l, view.len);
-    hgr__launch_float(ctx, l, epsilon);
-    hgr__launch_int(ctx, l, center);
-    hgr__launch_int(ctx, l, scale);
-    hgr__launch_1d_groups(ctx, l, view.outer, VECTOR_ROWS_GROUP);
-    return HGR_OK;
-  }
-  size_t group = row_group_size(ctx, &view);
-  hgr__launch_plan_t* l = hgr__op_launch(ctx, group ? "hgr_layer_norm_rows_f32" : "hgr_layer_norm_f32");
-  hgr__launch_sibling(ctx, l, group ? "hgr_layer_norm_f32" : "hgr_layer_norm_rows_f32");
-  if (hgr__op_loops_work_items(ctx)) hgr__launch_sibling(ctx, l, "hgr_layer_norm_vec_f32");
+  bool vectors = rows_in_vectors(ctx, &view);
+  size_t group = vectors ? 0 : row_group_size(ctx, &view);
+  bool columns = !vectors && !group;
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, vectors ? "hgr_layer_norm_vec_f32"
+                                              : group ? "hgr_layer_norm_rows_f32"
+                                                      : "hgr_layer_norm_f32");
+  hgr__launch_sibling(ctx, l, columns ? "hgr_layer_norm_rows_f32" : "hgr_layer_norm_f32");
+  if (columns && hgr__op_loops_work_items(ctx)) hgr__launch_sibling(ctx, l, "hgr_layer_norm_vec_f32");
   for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_uint(ctx, l, view.outer);
   hgr__launch_uint(ctx, l, view.len);
-  if (!group) hgr__launch_uint(ctx, l, view.inner);
-  hgr__launch_float(ctx, l, epsilon);
-  hgr__launch_int(ctx, l, center);
-  hgr__launch_int(ctx, l, scale);
-  if (group) {
+  if (columns) hgr__launch_uint(ctx, l, view.inner);
+  hgr__launch_float(ctx, l, p.epsilon);
+  hgr__launch_int(ctx, l, p.center);
+  hgr__launch_int(ctx, l, p.scale);
+  if (vectors) {
+    hgr__launch_1d_groups(ctx, l, view.outer, VECTOR_ROWS_GROUP);
+  } else if (group) {
     hgr__launch_local(ctx, l, group * sizeof(float));
     launch_rows(l, view.outer, group);
   } else {
