@@ -528,7 +528,7 @@ static void a_placed_graph_is_left_as_it_is(void** state) {
   assert_true(report.placed);
   hgr_graph_release(fused);
   hgr_params_t* made = NULL;
-  ASSERT_STATUS(hgr__fuse_conv_epilogue(g.graph, g.params, &fused, &made, NULL), HGR_STATUS_FAILED_PRECONDITION,
+  ASSERT_STATUS(hgr__fuse_conv_epilogue(g.graph, g.params, NULL, &fused, &made, NULL), HGR_STATUS_FAILED_PRECONDITION,
                 "placed", "fuse before placement");
   assert_null(fused);
   g.graph->has_device_index = false;

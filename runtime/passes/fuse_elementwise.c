@@ -371,7 +371,7 @@ static hgr_status_t find_groups(fuser_t* f, hgr__fuse_report_t* report) {
 #define PASS "fusing elementwise nodes"
 
 /* Appends every node of f->graph to r->out, a group as one node at its last member. */
-static hgr_status_t rebuild(const fuser_t* f, hgr__pass_rebuild_t* r) {
+static hgr_status_t rebuild(const fuser_t* f, hgr__pass_rebuild_t* r, const hgr__pass_log_t* log) {
   const hgr_graph_t* graph = f->graph;
   hgr_status_t status = HGR_OK;
   for (uint32_t n = 0; !status && n < graph->node_count; ++n) {
@@ -387,12 +387,15 @@ static hgr_status_t rebuild(const fuser_t* f, hgr__pass_rebuild_t* r) {
                                       attrs, f->axes[n] ? 2 : 1, &graph->entries[graph->node_row_ptr[n]], 1,
                                       &r->new_id[n]);
       if (!status) status = hgr__pass_check_inferred(r, r->new_id[n], n, PASS);
+      if (!status)
+        hgr__pass_log_fused(log, graph, "fused_elementwise", n, &f->members[f->member_start[n]], f->member_count[n]);
     } /* else an inner member */
   }
   return status;
 }
 
-hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, hgr_graph_t** out_graph, hgr__fuse_report_t* out_report) {
+hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, const hgr__pass_log_t* log, hgr_graph_t** out_graph,
+                                   hgr__fuse_report_t* out_report) {
   hgr__fuse_report_t report = {0, 0};
   if (out_report) *out_report = report;
   if (!graph || !out_graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, PASS ": NULL argument");
@@ -410,7 +413,7 @@ hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, hgr_graph_t** out_g
   hgr__pass_rebuild_t r;
   if (!status) status = hgr__pass_rebuild_init(graph, &r);
   if (!status) {
-    status = rebuild(&f, &r);
+    status = rebuild(&f, &r, log);
     if (!status) status = hgr__pass_rebuild_finish(&r, &fused);
     hgr__pass_rebuild_free(&r);
   }

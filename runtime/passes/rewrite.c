@@ -3,6 +3,7 @@
  * (graph_edit.c) with each kept node's inputs mapped to their new producers. */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,4 +130,19 @@ hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t*
   *out_graph = out;
   rebuild->out = NULL;
   return HGR_OK;
+}
+
+/* At most this many names per line: an elementwise group may hold dozens. */
+#define LOG_NAMES 8
+
+void hgr__pass_log_fused(const hgr__pass_log_t* log, const hgr_graph_t* graph, const char* func, uint32_t made,
+                         const uint32_t* members, uint32_t count) {
+  if (!log || !log->fn) return;
+  char line[1024];
+  size_t used = (size_t)snprintf(line, sizeof(line), "%s '%s' <- %u nodes:", func, graph->nodes[made].name, count);
+  for (uint32_t k = 0; k < count && k < LOG_NAMES && used < sizeof(line); ++k)
+    used += (size_t)snprintf(line + used, sizeof(line) - used, "%s '%s'", k ? "," : "", graph->nodes[members[k]].name);
+  if (count > LOG_NAMES && used < sizeof(line))
+    snprintf(line + used, sizeof(line) - used, ", ... (%u more)", count - LOG_NAMES);
+  log->fn(log->user, line);
 }
