@@ -133,7 +133,7 @@ hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t*
 }
 
 /* At most this many names per line: an elementwise group may hold dozens. */
-#define LOG_NAMES 8
+#define LOG_NAMES 12
 
 void hgr__pass_log_fused(const hgr__pass_log_t* log, const hgr_graph_t* graph, const char* func, uint32_t made,
                          const uint32_t* members, uint32_t count) {
