@@ -8,7 +8,8 @@
  * nodes whose inputs are all constants are folded on the host where hgr can
  * evaluate them (the Shape/Gather/Concat/Reshape chains exporters emit,
  * ConstantOfShape, Range, Cast, ...), Identity and Dropout disappear,
- * BatchNormalization folds into a preceding Conv, a Conv's following
+ * BatchNormalization folds into a preceding Conv, layer normalization and GELU
+ * written out op by op become layer_norm and gelu (hgr/passes.h), a Conv's following
  * per-channel Add and Relu/Clip/LeakyRelu become its epilogue, and the remaining
  * chains of elementwise ops become fused_elementwise nodes (one generated kernel
  * each; hgr_onnx_options_set_fuse_elementwise).
