@@ -153,7 +153,8 @@ static bool consumed_inside(const finder_t* f, const match_t* m) {
     if (f->head[e]) return false;
     for (uint32_t j = 0; j < m->member_count; ++j) {
       const hgr__node_t* node = &f->graph->nodes[m->members[j]];
-      for (uint32_t i = 0; i < node->input_count; ++i) references += hgr__graph_entry_id(f->graph, node->inputs[i]) == e;
+      for (uint32_t i = 0; i < node->input_count; ++i)
+        references += hgr__graph_entry_id(f->graph, node->inputs[i]) == e;
     }
     if (references != f->uses[e]) return false;
   }
@@ -430,22 +431,9 @@ static hgr_status_t finder_init(finder_t* f, const hgr_graph_t* graph, const hgr
   if (!f->uses || !f->head || !f->taken || !f->match || !f->dropped)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory for a graph of %u nodes",
                       graph->node_count);
-  for (uint32_t n = 0; n < graph->node_count; ++n) {
-    f->taken[n] = NONE;
-    for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i)
-      f->uses[hgr__graph_entry_id(graph, graph->nodes[n].inputs[i])]++;
-  }
-  for (uint32_t h = 0; h < graph->head_count; ++h) {
-    uint32_t e = hgr__graph_entry_id(graph, graph->heads[h]);
-    f->head[e] = true;
-    f->uses[e]++;
-  }
+  for (uint32_t n = 0; n < graph->node_count; ++n) f->taken[n] = NONE;
+  hgr__pass_count_uses(graph, f->uses, f->head);
   return HGR_OK;
-}
-
-static int compare_ids(const void* a, const void* b) {
-  uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
-  return x < y ? -1 : x > y;
 }
 
 /* Tries the enabled patterns at every node, from the graph's end backwards. */
@@ -458,7 +446,7 @@ static hgr_status_t find_matches(finder_t* f, const bool* enabled, hgr__fuse_rep
       if (!enabled[p] || !patterns[p].match(f, n, &m) || !consumed_inside(f, &m)) continue;
       f->match[n] = hgr__alloc(f->allocator, sizeof(m));
       if (!f->match[n]) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
-      qsort(m.members, m.member_count, sizeof(m.members[0]), compare_ids); /* graph order, for the log */
+      qsort(m.members, m.member_count, sizeof(m.members[0]), hgr__pass_compare_ids); /* graph order, for the log */
       *f->match[n] = m;
       for (uint32_t k = 0; k < m.member_count; ++k) f->taken[m.members[k]] = n;
       report[p].groups++;
@@ -494,7 +482,8 @@ static hgr_status_t find_dropped(finder_t* f) {
 }
 
 /* Appends every node of f->graph to r->out, a match as its fused node at its root. */
-static hgr_status_t rebuild(const finder_t* f, hgr__pass_rebuild_t* r, const hgr__pass_log_t* log) {
+static hgr_status_t rebuild(const void* pass, const hgr__pass_log_t* log, hgr__pass_rebuild_t* r) {
+  const finder_t* f = pass;
   const hgr_graph_t* graph = f->graph;
   hgr_status_t status = HGR_OK;
   for (uint32_t n = 0; !status && n < graph->node_count; ++n) {
@@ -535,13 +524,7 @@ hgr_status_t hgr__fuse_patterns(const hgr_graph_t* graph, const hgr_params_t* pa
     return HGR_OK;
   }
   if (!status) status = find_dropped(&f);
-  hgr__pass_rebuild_t r;
-  if (!status) status = hgr__pass_rebuild_init(graph, &r);
-  if (!status) {
-    status = rebuild(&f, &r, log);
-    if (!status) status = hgr__pass_rebuild_finish(&r, &fused);
-    hgr__pass_rebuild_free(&r);
-  }
+  if (!status) status = hgr__pass_rebuild(graph, rebuild, &f, log, &fused);
   finder_free(&f);
   if (status) return status;
   if (out_report) memcpy(out_report, report, sizeof(report));

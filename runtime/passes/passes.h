@@ -94,6 +94,13 @@ hgr_status_t hgr__pass_check_unplaced(const hgr_graph_t* graph, const char* pass
  * range become infinities. */
 bool hgr__pass_fusable_attr(const hgr__node_t* node, const hgr__fusable_t* op, uint32_t k, float* out);
 
+/* Counts into uses (zeroed, per entry) each entry's input references plus 1 per
+ * graph output, and sets head (zeroed, per entry) for graph outputs. */
+void hgr__pass_count_uses(const hgr_graph_t* graph, uint32_t* uses, bool* head);
+
+/* qsort/bsearch order of uint32_t node ids, ascending. */
+int hgr__pass_compare_ids(const void* a, const void* b);
+
 /* Whether node n's inputs and first output are all float32. */
 bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n);
 
@@ -126,6 +133,12 @@ hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32
 /* Adds graph's outputs mapped through new_id, orders the inputs like graph's, gives
  * every entry its own storage id, validates, and hands the graph to *out_graph. */
 hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t** out_graph);
+/* A pass's appending of every node of rebuild->graph (its own state in pass). */
+typedef hgr_status_t (*hgr__pass_append_fn)(const void* pass, const hgr__pass_log_t* log,
+                                            hgr__pass_rebuild_t* rebuild);
+/* The whole rebuild: init, append, finish into *out_graph, free. */
+hgr_status_t hgr__pass_rebuild(const hgr_graph_t* graph, hgr__pass_append_fn append, const void* pass,
+                               const hgr__pass_log_t* log, hgr_graph_t** out_graph);
 
 /* ---- the passes ------------------------------------------------------------------- */
 

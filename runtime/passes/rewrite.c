@@ -48,6 +48,22 @@ bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n) {
   return true;
 }
 
+void hgr__pass_count_uses(const hgr_graph_t* graph, uint32_t* uses, bool* head) {
+  for (uint32_t n = 0; n < graph->node_count; ++n)
+    for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i)
+      uses[hgr__graph_entry_id(graph, graph->nodes[n].inputs[i])]++;
+  for (uint32_t h = 0; h < graph->head_count; ++h) {
+    uint32_t e = hgr__graph_entry_id(graph, graph->heads[h]);
+    head[e] = true;
+    uses[e]++;
+  }
+}
+
+int hgr__pass_compare_ids(const void* a, const void* b) {
+  uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
+  return x < y ? -1 : x > y;
+}
+
 hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_t* out_rebuild) {
   memset(out_rebuild, 0, sizeof(*out_rebuild));
   out_rebuild->allocator = hgr__graph_allocator(graph);
@@ -130,6 +146,16 @@ hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t*
   *out_graph = out;
   rebuild->out = NULL;
   return HGR_OK;
+}
+
+hgr_status_t hgr__pass_rebuild(const hgr_graph_t* graph, hgr__pass_append_fn append, const void* pass,
+                               const hgr__pass_log_t* log, hgr_graph_t** out_graph) {
+  hgr__pass_rebuild_t r;
+  HGR_RETURN_IF_ERROR(hgr__pass_rebuild_init(graph, &r));
+  hgr_status_t status = append(pass, log, &r);
+  if (!status) status = hgr__pass_rebuild_finish(&r, out_graph);
+  hgr__pass_rebuild_free(&r);
+  return status;
 }
 
 /* At most this many names per line: an elementwise group may hold dozens. */
