@@ -52,7 +52,7 @@ static hgr_graph_t* finish_and_fuse(hgr_builder_t* builder, hgr__fuse_report_t* 
   ASSERT_OK(hgr_builder_finish(builder, &graph, &params));
   hgr_builder_release(builder);
   hgr_graph_t* fused = NULL;
-  ASSERT_OK(hgr__fuse_elementwise(graph, &fused, report));
+  ASSERT_OK(hgr__fuse_elementwise(graph, NULL, &fused, report));
   if (out_original) *out_original = graph;
   else hgr_graph_release(graph);
   if (out_params) *out_params = params;
@@ -272,7 +272,7 @@ static void placed_graph_is_refused(void** state) {
   hgr_builder_release(builder);
   graph->has_device_index = true; /* as a placed graph has */
   hgr_graph_t* fused = NULL;
-  ASSERT_STATUS(hgr__fuse_elementwise(graph, &fused, NULL), HGR_STATUS_FAILED_PRECONDITION, "placed",
+  ASSERT_STATUS(hgr__fuse_elementwise(graph, NULL, &fused, NULL), HGR_STATUS_FAILED_PRECONDITION, "placed",
                 "fuse before placement");
   assert_null(fused);
   hgr_graph_release(graph);

@@ -9,7 +9,9 @@
  *   test_onnx_load           the loader only (no device)
  *   test_onnx_load run       fused models (Conv+BatchNormalization+Add+Relu;
  *                            BatchNormalization+Mul+Add, Conv+Mul+Add) on pocl:0
- *                            against a plain-C computation; a bidirectional LSTM
+ *                            against a plain-C computation; a BERT-like block with
+ *                            LayerNormalization and GELU written out (opset 14)
+ *                            against itself with the passes off; a bidirectional LSTM
  *                            with sequence_lens and a batch-first GRU against
  *                            tests/ref_rnn.c */
 #include <fcntl.h>
@@ -29,10 +31,10 @@ typedef struct model_t {
   Onnx__GraphProto graph;
   Onnx__OperatorSetIdProto opset;
   Onnx__OperatorSetIdProto* opsets[1];
-  Onnx__NodeProto nodes[8];
-  Onnx__NodeProto* node_list[8];
-  Onnx__TensorProto inits[8];
-  Onnx__TensorProto* init_list[8];
+  Onnx__NodeProto nodes[32]; /* a BERT-like block takes 29 */
+  Onnx__NodeProto* node_list[32];
+  Onnx__TensorProto inits[16];
+  Onnx__TensorProto* init_list[16];
   Onnx__ValueInfoProto ins[4], outs[4];
   Onnx__ValueInfoProto *in_list[4], *out_list[4];
   Onnx__TypeProto types[8];
@@ -40,11 +42,11 @@ typedef struct model_t {
   Onnx__TensorShapeProto shapes[8];
   Onnx__TensorShapeProto__Dimension dims[8][4];
   Onnx__TensorShapeProto__Dimension* dim_list[8][4];
-  Onnx__AttributeProto attrs[8][8];
-  Onnx__AttributeProto* attr_list[8][8];
+  Onnx__AttributeProto attrs[32][8];
+  Onnx__AttributeProto* attr_list[32][8];
   Onnx__StringStringEntryProto external[8][3];
   Onnx__StringStringEntryProto* external_list[8][3];
-  char* io_names[8][8];
+  char* io_names[32][8];
   int type_count;
 } model_t;
 
@@ -641,16 +643,16 @@ static void recurrent_ops_name_what_they_refuse(void** state) {
 
 /* ---- fused models, run ------------------------------------------------------------ */
 
-/* Loads m, runs it on pocl:0 of instance with inputs (by name) and reads outputs 0
- * .. n_out - 1; *report gets the load's report. */
-static void run_loaded(hgr_instance_t* instance, const model_t* m, const char* const* names,
-                       const float* const* inputs, const size_t* input_bytes, int n_in, float* const* outputs,
-                       const size_t* output_bytes, int n_out, hgr_onnx_report_t* report) {
+/* Loads m with options (may be NULL), runs it on pocl:0 of instance with inputs (by
+ * name) and reads outputs 0 .. n_out - 1; *report gets the load's report. */
+static void run_loaded(hgr_instance_t* instance, const model_t* m, const hgr_onnx_options_t* options,
+                       const char* const* names, const float* const* inputs, const size_t* input_bytes, int n_in,
+                       float* const* outputs, const size_t* output_bytes, int n_out, hgr_onnx_report_t* report) {
   size_t size;
   uint8_t* bytes = pack(m, &size);
   hgr_graph_t* graph;
   hgr_params_t* params;
-  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, NULL, &graph, &params, report));
+  ASSERT_OK(hgr_onnx_load_memory(bytes, size, NULL, options, &graph, &params, report));
   free(bytes);
   hgr_executor_options_t eo;
   hgr_executor_options_init(&eo);
@@ -676,8 +678,8 @@ static void run_loaded(hgr_instance_t* instance, const model_t* m, const char* c
  * *report gets the load's report. */
 static void run_on_pocl(hgr_instance_t* instance, const model_t* m, const float* x, size_t x_bytes, float* y,
                         size_t y_bytes, hgr_onnx_report_t* report) {
-  run_loaded(instance, m, (const char* const[]){"x"}, (const float* const[]){x}, &x_bytes, 1, (float* const[]){y},
-             &y_bytes, 1, report);
+  run_loaded(instance, m, NULL, (const char* const[]){"x"}, (const float* const[]){x}, &x_bytes, 1,
+             (float* const[]){y}, &y_bytes, 1, report);
 }
 
 /* Gelu (opset 20) in both forms on pocl:0 against the formulas in double: "none"
@@ -911,7 +913,7 @@ static void run_model_on_pocl(const model_t* m, const char* const* names, const 
   ASSERT_OK(hgr_instance_create(NULL, &instance));
   static const char* const device[1] = {"pocl:0"};
   hgr_test_require_devices(instance, device, 1);
-  run_loaded(instance, m, names, inputs, input_bytes, n_in, outputs, output_bytes, n_out, report);
+  run_loaded(instance, m, NULL, names, inputs, input_bytes, n_in, outputs, output_bytes, n_out, report);
   hgr_instance_release(instance);
 }
 
@@ -1081,6 +1083,87 @@ static void batch_first_gru_with_runtime_bias_matches_reference(void** state) {
   expect_close(y, want, B * T * H, "Y");
 }
 
+/* A BERT-like block at opset 14, as torch.onnx and tf2onnx write it: a layer norm
+ * written out (Pow, Div), a linear layer, GELU written out (Div by sqrt 2, Erf),
+ * a linear layer, the residual add and a layer norm written out as tf2onnx does
+ * (Mul, Reciprocal). Loaded with the passes it is two layer_norm and one gelu node
+ * (joined with its bias add) and computes what it computes with every pass off,
+ * also on rows of one value (variance 0). */
+static void bert_block_fuses_its_layer_norms_and_gelu(void** state) {
+  (void)state;
+  enum { B = 2, S = 4, HID = 16, FF = 32 };
+  static const int64_t x_dims[3] = {B, S, HID}, vec[1] = {HID}, ff[1] = {FF}, w1_dims[2] = {HID, FF},
+                       w2_dims[2] = {FF, HID}, last[1] = {-1};
+  static float g1[HID], b1[HID], g2[HID], b2[HID], w1[HID * FF], bf1[FF], w2[FF * HID], bf2[HID];
+  static const float two = 2, eps = 1e-5f, sqrt2 = 1.4142135f, one = 1, half = 0.5f;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 37);
+  float* const vectors[] = {g1, b1, g2, b2, w1, bf1, w2, bf2};
+  const size_t counts[] = {HID, HID, HID, HID, HID * FF, FF, FF * HID, HID};
+  for (size_t v = 0; v < 8; ++v)
+    for (size_t i = 0; i < counts[v]; ++i) vectors[v][i] = hgr_test_rng_float(&rng, -0.5f, 0.5f) + (v % 2 ? 0 : 1);
+  model_t m;
+  model_init(&m, 14);
+  add_input(&m, "x", x_dims, 3);
+  add_output(&m, "y");
+  const struct {
+    const char* name;
+    const int64_t* dims;
+    int ndim;
+    const float* values;
+    size_t count;
+  } inits[] = {{"two", NULL, 0, &two, 1},     {"eps", NULL, 0, &eps, 1},       {"g1", vec, 1, g1, HID},
+               {"b1", vec, 1, b1, HID},       {"w1", w1_dims, 2, w1, HID * FF}, {"bf1", ff, 1, bf1, FF},
+               {"sqrt2", NULL, 0, &sqrt2, 1}, {"one", NULL, 0, &one, 1},       {"half", NULL, 0, &half, 1},
+               {"w2", w2_dims, 2, w2, FF * HID}, {"bf2", vec, 1, bf2, HID},   {"g2", vec, 1, g2, HID},
+               {"b2", vec, 1, b2, HID}};
+  for (size_t i = 0; i < sizeof(inits) / sizeof(inits[0]); ++i)
+    add_init(&m, inits[i].name, inits[i].dims, inits[i].ndim, inits[i].values, inits[i].count);
+  /* op, two inputs (the second NULL for one), output */
+  static const char* const nodes[][4] = {
+      {"ReduceMean", "x", NULL, "m1"},  {"Sub", "x", "m1", "d1"},        {"Pow", "d1", "two", "s1"},
+      {"ReduceMean", "s1", NULL, "v1"}, {"Add", "v1", "eps", "ve1"},     {"Sqrt", "ve1", NULL, "sd1"},
+      {"Div", "d1", "sd1", "n1"},       {"Mul", "n1", "g1", "gm1"},      {"Add", "gm1", "b1", "y1"},
+      {"MatMul", "y1", "w1", "h0"},     {"Add", "h0", "bf1", "h"},       {"Div", "h", "sqrt2", "q"},
+      {"Erf", "q", NULL, "e"},          {"Add", "e", "one", "a"},        {"Mul", "h", "a", "mm"},
+      {"Mul", "mm", "half", "g"},       {"MatMul", "g", "w2", "o0"},     {"Add", "o0", "bf2", "o"},
+      {"Add", "o", "y1", "r"},          {"ReduceMean", "r", NULL, "m2"}, {"Sub", "r", "m2", "d2"},
+      {"Mul", "d2", "d2", "s2"},        {"ReduceMean", "s2", NULL, "v2"}, {"Add", "v2", "eps", "ve2"},
+      {"Sqrt", "ve2", NULL, "sd2"},     {"Reciprocal", "sd2", NULL, "rc2"}, {"Mul", "d2", "rc2", "n2"},
+      {"Mul", "n2", "g2", "gm2"},       {"Add", "gm2", "b2", "y"}};
+  size_t node_count = sizeof(nodes) / sizeof(nodes[0]);
+  for (size_t k = 0; k < node_count; ++k) {
+    Onnx__NodeProto* n = add_node(&m, nodes[k][0], &nodes[k][1], nodes[k][2] ? 2 : 1, &nodes[k][3], 1);
+    if (!strcmp(nodes[k][0], "ReduceMean")) add_attr_ints(&m, n, "axes", last, 1);
+  }
+  float x[B * S * HID], fused[B * S * HID], plain[B * S * HID];
+  for (size_t i = 0; i < B * S * HID; ++i) x[i] = i / HID == 2 ? 1.5f : hgr_test_rng_float(&rng, -3, 3);
+  hgr_instance_t* instance;
+  ASSERT_OK(hgr_instance_create(NULL, &instance));
+  hgr_test_require_devices(instance, (const char* const[]){"pocl:0"}, 1);
+  hgr_onnx_report_t report;
+  run_loaded(instance, &m, NULL, (const char* const[]){"x"}, (const float* const[]){x}, (size_t[]){sizeof(x)}, 1,
+             (float* const[]){fused}, (size_t[]){sizeof(fused)}, 1, &report);
+  assert_int_equal(report.onnx_nodes, node_count);
+  assert_int_equal(report.passes.layer_norms, 2);
+  assert_int_equal(report.passes.layer_norm_fused, 19);
+  assert_int_equal(report.passes.gelus, 1);
+  assert_int_equal(report.passes.gelu_fused, 5);
+  assert_int_equal(report.elementwise_groups, 2); /* bias add + gelu; bias add + residual add */
+  /* two layer_norm, two matmuls (each between reshapes), two fused_elementwise */
+  assert_int_equal(report.graph_nodes, 2 + 2 * 3 + 2);
+  hgr_onnx_options_t* options;
+  ASSERT_OK(hgr_onnx_options_create(&options));
+  hgr_passes_options_t off = {0};
+  hgr_onnx_options_set_passes(options, &off);
+  run_loaded(instance, &m, options, (const char* const[]){"x"}, (const float* const[]){x}, (size_t[]){sizeof(x)}, 1,
+             (float* const[]){plain}, (size_t[]){sizeof(plain)}, 1, &report);
+  assert_int_equal(report.passes.layer_norms + report.passes.gelus + report.elementwise_groups, 0);
+  expect_close(fused, plain, B * S * HID, "y");
+  hgr_onnx_options_release(options);
+  hgr_instance_release(instance);
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && !strcmp(argv[1], "run")) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(fused_conv_matches_plain_arithmetic),
@@ -1089,7 +1172,8 @@ int main(int argc, char** argv) {
                                        cmocka_unit_test(bidirectional_lstm_with_sequence_lens_matches_reference),
                                        cmocka_unit_test(batch_first_gru_with_runtime_bias_matches_reference),
                                        cmocka_unit_test(gelu_forms_match_formulas),
-                                       cmocka_unit_test(small_constant_powers_are_multiplies)};
+                                       cmocka_unit_test(small_constant_powers_are_multiplies),
+                                       cmocka_unit_test(bert_block_fuses_its_layer_norms_and_gelu)};
     return cmocka_run_group_tests(tests, NULL, NULL);
   }
   const struct CMUnitTest tests[] = {

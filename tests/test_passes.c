@@ -1,9 +1,10 @@
 /* The graph passes (runtime/passes/, hgr/passes.h): the conv epilogue pass on small
  * builder graphs (what joins a conv2d and what stops the chain, the params folded,
- * made and removed, a 1-D convolution's reshape), the pipeline's switches and
- * counts, a placed graph left alone; and fused graphs (from the builder and from
- * TVM graph JSON) against their unfused originals on random data on each device
- * given.
+ * made and removed, a 1-D convolution's reshape), the pattern pass (layer norm and
+ * GELU written out: the forms that fuse and the near misses that must not), the
+ * pipeline's switches, counts and log, a placed graph left alone; and fused graphs
+ * (from the builder and from TVM graph JSON) against their unfused originals on
+ * random data on each device given.
  *
  *   test_passes unit          the passes, no device
  *   test_passes run SPEC...   fused against unfused on each device */
@@ -492,6 +493,330 @@ static void a_tiling_max_pool_joins_the_conv(void** state) {
   }
 }
 
+/* ---- layer norm and GELU written out ----------------------------------------------- */
+
+/* A builder with input x [rows, 8] (rank 2) or [2, rows, 8] (rank 3). */
+enum { LEN = 8 };
+
+static hgr_builder_t* begin_rows(int64_t rows, int32_t rank, hgr_value_t* x) {
+  hgr_builder_t* builder = NULL;
+  ASSERT_OK(hgr_builder_create(NULL, &builder));
+  const int64_t shape[3] = {2, rows, LEN};
+  ASSERT_OK(hgr_builder_add_input(builder, "x", F32, rank == 3 ? shape : shape + 1, rank, x));
+  return builder;
+}
+
+static hgr_value_t scalar(hgr_builder_t* builder, const char* name, float value) {
+  hgr_value_t out;
+  ASSERT_OK(hgr_builder_add_constant(builder, name, F32, NULL, 0, &value, sizeof(value), &out));
+  return out;
+}
+
+static hgr_value_t op1(hgr_builder_t* builder, const char* name, const char* func, hgr_value_t a) {
+  hgr_value_t out;
+  ASSERT_OK(hgr_builder_add_op(builder, name, func, &a, 1, NULL, 1, &out));
+  return out;
+}
+
+static hgr_value_t op2(hgr_builder_t* builder, const char* name, const char* func, hgr_value_t a, hgr_value_t b) {
+  hgr_value_t out, inputs[2] = {a, b};
+  ASSERT_OK(hgr_builder_add_op(builder, name, func, inputs, 2, NULL, 1, &out));
+  return out;
+}
+
+/* mean over axis `axis`, keeping it, as the ONNX loader writes ReduceMean. */
+static hgr_value_t mean_over(hgr_builder_t* builder, const char* name, hgr_value_t a, int64_t axis) {
+  hgr_attrs_t* attrs = NULL;
+  ASSERT_OK(hgr_attrs_create(&attrs));
+  ASSERT_OK(hgr_attrs_set_ints(attrs, "axis", &axis, 1));
+  ASSERT_OK(hgr_attrs_set_int(attrs, "keepdims", 1));
+  hgr_value_t out;
+  ASSERT_OK(hgr_builder_add_op(builder, name, "mean", &a, 1, attrs, 1, &out));
+  hgr_attrs_release(attrs);
+  return out;
+}
+
+/* How a layer norm graph is written, and what spoils it. */
+typedef struct ln_form_t {
+  const char* square;  /* "power" (torch) or "multiply" (tf2onnx) */
+  const char* divide;  /* "divide", "reciprocal" (then multiply) or "rsqrt" (then multiply, no sqrt) */
+  bool gamma, beta;
+  float epsilon;
+  /* near misses */
+  int64_t axis;        /* of the second mean; LEN axis: the last */
+  float exponent;      /* 2 fuses */
+  bool d_read_twice;   /* the centered value also read by a node outside */
+  bool var_output;     /* the variance is a graph output too */
+} ln_form_t;
+
+static const ln_form_t torch_ln = {"power", "divide", true, true, 1e-5f, -1, 2, false, false};
+
+/* x -> the layer norm of form f over the last axis -> output "ln"; gamma and beta
+ * from rng (seed). rows and rank as begin_rows. */
+static conv_graph_t ln_graph(const ln_form_t* f, int64_t rows, int32_t rank, uint64_t seed) {
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, seed);
+  hgr_value_t x;
+  hgr_builder_t* b = begin_rows(rows, rank, &x);
+  int64_t axis = f->axis == -1 ? rank - 1 : f->axis;
+  hgr_value_t mean = mean_over(b, "mean", x, rank - 1);
+  hgr_value_t d = op2(b, "centered", "subtract", x, mean);
+  hgr_value_t sq = !strcmp(f->square, "power") ? op2(b, "square", "power", d, scalar(b, "two", f->exponent))
+                                               : op2(b, "square", "multiply", d, d);
+  hgr_value_t var = mean_over(b, "var", sq, axis);
+  hgr_value_t shifted = op2(b, "shifted", "add", var, scalar(b, "eps", f->epsilon));
+  hgr_value_t n;
+  if (!strcmp(f->divide, "divide")) {
+    n = op2(b, "normalized", "divide", d, op1(b, "sd", "sqrt", shifted));
+  } else if (!strcmp(f->divide, "reciprocal")) {
+    n = op2(b, "normalized", "multiply", op1(b, "inverse", "reciprocal", op1(b, "sd", "sqrt", shifted)), d);
+  } else {
+    n = op2(b, "normalized", "multiply", d, op1(b, "inverse", "rsqrt", shifted));
+  }
+  const char* last = f->beta ? "scaled" : "ln";
+  if (f->gamma) n = op2(b, last, "multiply", n, constant(b, "gamma", (const int64_t[]){LEN}, 1, &rng));
+  if (f->beta) n = op2(b, "ln", "add", constant(b, "beta", (const int64_t[]){LEN}, 1, &rng), n);
+  ASSERT_OK(hgr_builder_mark_output(b, n));
+  if (f->d_read_twice) ASSERT_OK(hgr_builder_mark_output(b, op1(b, "outside", "relu", d)));
+  if (f->var_output) ASSERT_OK(hgr_builder_mark_output(b, var));
+  return finish(b);
+}
+
+/* How a GELU is written: which factor the 0.5 multiplies first, and how. */
+typedef enum gelu_order_t {
+  HALF_LAST,   /* (x * (1 + erf)) * 0.5: torch */
+  HALF_FIRST,  /* (x * 0.5) * (1 + erf) */
+  HALF_INSIDE, /* x * (0.5 * (1 + erf)) */
+} gelu_order_t;
+
+typedef struct gelu_form_t {
+  bool tanh_form;    /* else erf */
+  bool multiply;     /* erf: x * 0.7071 (else x / 1.4142); tanh: x^3 as x * (x * x) (else power) */
+  gelu_order_t order;
+  float half, scale; /* 0.5; erf: sqrt(2) (a divide) or sqrt(1/2); tanh: sqrt(2 / pi) */
+  bool term_output;  /* near miss: the erf or tanh value is a graph output too */
+} gelu_form_t;
+
+/* x [2, rows, 8] -> add a [8] bias (so that elementwise fusion has a neighbour) ->
+ * the GELU of form f -> output "gelu". */
+static conv_graph_t gelu_graph(const gelu_form_t* f, int64_t rows, uint64_t seed) {
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, seed);
+  hgr_value_t x;
+  hgr_builder_t* b = begin_rows(rows, 3, &x);
+  x = op2(b, "bias_add", "add", x, constant(b, "bias", (const int64_t[]){LEN}, 1, &rng));
+  hgr_value_t term;
+  if (f->tanh_form) {
+    hgr_value_t cube = f->multiply ? op2(b, "cube", "multiply", x, op2(b, "x2", "multiply", x, x))
+                                   : op2(b, "cube", "power", x, scalar(b, "three", 3));
+    hgr_value_t inner = op2(b, "inner", "add", x, op2(b, "cubic", "multiply", scalar(b, "k", 0.044715f), cube));
+    term = op1(b, "term", "tanh", op2(b, "scaled", "multiply", inner, scalar(b, "scale", f->scale)));
+  } else {
+    hgr_value_t scaled = op2(b, "scaled", f->multiply ? "multiply" : "divide", x, scalar(b, "scale", f->scale));
+    term = op1(b, "term", "erf", scaled);
+  }
+  hgr_value_t one_plus = op2(b, "one_plus", "add", scalar(b, "one", 1), term);
+  hgr_value_t half = scalar(b, "half", f->half), y;
+  if (f->order == HALF_LAST) y = op2(b, "gelu", "multiply", op2(b, "product", "multiply", x, one_plus), half);
+  else if (f->order == HALF_FIRST) y = op2(b, "gelu", "multiply", op2(b, "product", "multiply", half, x), one_plus);
+  else y = op2(b, "gelu", "multiply", x, op2(b, "product", "multiply", one_plus, half));
+  ASSERT_OK(hgr_builder_mark_output(b, y));
+  if (f->term_output) ASSERT_OK(hgr_builder_mark_output(b, term));
+  return finish(b);
+}
+
+static const gelu_form_t torch_gelu = {false, false, HALF_LAST, 0.5f, 1.4142135f, false};
+static const gelu_form_t tanh_gelu = {true, false, HALF_FIRST, 0.5f, 0.7978846f, false};
+
+static hgr_passes_options_t patterns_only(void) {
+  hgr_passes_options_t options = only(false, false);
+  options.layer_norm = options.gelu = true;
+  return options;
+}
+
+/* The pattern pass alone over g: its report; *out_fused (may be NULL) the graph. */
+static hgr_passes_report_t apply_patterns(conv_graph_t* g, hgr_graph_t** out_fused) {
+  hgr_passes_options_t options = patterns_only();
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g->graph, g->params, &options, &fused, &report));
+  if (out_fused) *out_fused = fused;
+  else hgr_graph_release(fused);
+  return report;
+}
+
+static void written_out_layer_norms_become_one_node(void** state) {
+  (void)state;
+  ln_form_t forms[] = {torch_ln, torch_ln, torch_ln, torch_ln, torch_ln};
+  forms[1].square = "multiply", forms[1].divide = "reciprocal"; /* tf2onnx */
+  forms[2].divide = "rsqrt", forms[2].beta = false;
+  forms[3].gamma = false, forms[3].epsilon = 1e-3f;
+  forms[4].axis = 2; /* the last axis by its number */
+  const uint32_t members[] = {9, 10, 8, 8, 9};
+  for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); ++k) {
+    conv_graph_t g = ln_graph(&forms[k], 3, 3, 50 + k);
+    hgr_graph_t* fused = NULL;
+    hgr_passes_report_t report = apply_patterns(&g, &fused);
+    assert_int_equal(report.layer_norms, 1);
+    assert_int_equal(report.layer_norm_fused, members[k]);
+    assert_int_equal(count_ops(fused), 1);
+    const hgr__node_t* node = node_named(fused, "ln");
+    assert_string_equal(node->func_name, "layer_norm");
+    assert_string_equal(input_name(fused, node, 0), "x");
+    assert_string_equal(input_name(fused, node, 1), forms[k].gamma ? "gamma" : "beta");
+    assert_string_equal(input_name(fused, node, 2), forms[k].beta ? "beta" : "gamma");
+    assert_string_equal(hgr__node_attr(node, "axis"), "-1");
+    assert_float_equal(strtod(hgr__node_attr(node, "epsilon"), NULL), forms[k].epsilon, 1e-9);
+    assert_string_equal(hgr__node_attr(node, "center"), forms[k].beta ? "1" : "0");
+    assert_string_equal(hgr__node_attr(node, "scale"), forms[k].gamma ? "1" : "0");
+    /* the constants only the pattern read left the graph and the params */
+    assert_false(has_param(g.params, "eps"));
+    assert_int_equal(hgr_params_count(g.params), forms[k].gamma + forms[k].beta);
+    hgr_graph_release(fused);
+    conv_graph_release(&g);
+  }
+}
+
+static void layer_norm_near_misses_stay_as_they_are(void** state) {
+  (void)state;
+  ln_form_t forms[] = {torch_ln, torch_ln, torch_ln, torch_ln, torch_ln};
+  forms[0].axis = 1;           /* the variance over another axis */
+  forms[1].exponent = 3;       /* a cube, not a square */
+  forms[2].d_read_twice = true; /* the centered value read outside */
+  forms[3].var_output = true;  /* the variance a graph output */
+  forms[4].gamma = forms[4].beta = false; /* no [len] vector: nothing to hand layer_norm */
+  for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); ++k) {
+    conv_graph_t g = ln_graph(&forms[k], 3, 3, 60 + k);
+    hgr_graph_t* fused = NULL;
+    hgr_passes_report_t report = apply_patterns(&g, &fused);
+    if (report.layer_norms) fail_msg("form %zu fused", k);
+    assert_ptr_equal(fused, g.graph);
+    hgr_graph_release(fused);
+    conv_graph_release(&g);
+  }
+  /* the same graph without params: no constant is known */
+  conv_graph_t g = ln_graph(&torch_ln, 3, 3, 66);
+  hgr_passes_options_t options = patterns_only();
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, NULL, &options, &fused, &report));
+  assert_int_equal(report.layer_norms, 0);
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+static void written_out_gelus_become_one_node(void** state) {
+  (void)state;
+  const gelu_form_t forms[] = {
+      torch_gelu,
+      {false, true, HALF_FIRST, 0.5f, 0.70710678f, false},
+      {false, false, HALF_INSIDE, 0.50001f, 1.41421f, false}, /* within the tolerance */
+      tanh_gelu,
+      {true, true, HALF_LAST, 0.5f, 0.7978845608f, false},
+      {true, false, HALF_INSIDE, 0.5f, 0.79788f, false},
+  };
+  const uint32_t members[] = {5, 5, 5, 8, 9, 8};
+  for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); ++k) {
+    conv_graph_t g = gelu_graph(&forms[k], 3, 70 + k);
+    hgr_graph_t* fused = NULL;
+    hgr_passes_report_t report = apply_patterns(&g, &fused);
+    if (report.gelus != 1) fail_msg("form %zu: %u GELUs", k, report.gelus);
+    assert_int_equal(report.gelu_fused, members[k]);
+    assert_int_equal(count_ops(fused), 2); /* the bias add and the GELU */
+    const hgr__node_t* node = node_named(fused, "gelu");
+    assert_string_equal(node->func_name, forms[k].tanh_form ? "gelu_tanh" : "gelu");
+    assert_string_equal(input_name(fused, node, 0), "bias_add");
+    hgr_graph_release(fused);
+    conv_graph_release(&g);
+  }
+}
+
+static void gelu_near_misses_stay_as_they_are(void** state) {
+  (void)state;
+  const gelu_form_t forms[] = {
+      {false, false, HALF_LAST, 0.6f, 1.4142135f, false},  /* not a half */
+      {false, false, HALF_LAST, 0.5f, 1.5f, false},        /* not sqrt(2) */
+      {false, true, HALF_LAST, 0.5f, 1.4142135f, false},   /* multiplies by sqrt(2) */
+      {true, false, HALF_LAST, 0.5f, 0.9f, false},         /* not sqrt(2 / pi) */
+      {false, false, HALF_LAST, 0.5f, 1.4142135f, true},   /* the erf a graph output */
+      {false, false, HALF_LAST, 0.5f, 1.4145f, false},     /* 2e-4 off: beyond the tolerance */
+  };
+  for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); ++k) {
+    conv_graph_t g = gelu_graph(&forms[k], 3, 80 + k);
+    if (apply_patterns(&g, NULL).gelus) fail_msg("form %zu fused", k);
+    conv_graph_release(&g);
+  }
+}
+
+/* A model re-imported at new shapes must fuse the same nodes (and so compile nothing new). */
+static void every_shape_fuses_the_same_nodes(void** state) {
+  (void)state;
+  const int64_t rows[] = {1, 3, 17};
+  for (size_t k = 0; k < 3; ++k) {
+    conv_graph_t g = ln_graph(&torch_ln, rows[k], 3, 90);
+    assert_int_equal(apply_patterns(&g, NULL).layer_norm_fused, 9);
+    conv_graph_release(&g);
+    g = ln_graph(&torch_ln, rows[k], 2, 90);
+    assert_int_equal(apply_patterns(&g, NULL).layer_norm_fused, 9);
+    conv_graph_release(&g);
+    g = gelu_graph(&tanh_gelu, rows[k], 91);
+    assert_int_equal(apply_patterns(&g, NULL).gelu_fused, 8);
+    conv_graph_release(&g);
+  }
+}
+
+static void collect_line(void* user, const char* message) {
+  char* lines = user;
+  strncat(lines, message, 1023 - strlen(lines));
+  strncat(lines, "\n", 1023 - strlen(lines));
+}
+
+/* The whole pipeline: the GELU becomes gelu first, which elementwise fusion then
+ * joins with the bias add; the log names each fused node and what it replaced. */
+static void a_fused_gelu_joins_its_neighbours_and_the_log_names_them(void** state) {
+  (void)state;
+  conv_graph_t g = gelu_graph(&torch_gelu, 3, 95);
+  hgr_passes_options_t options;
+  hgr_passes_options_init(&options);
+  char lines[1024] = "";
+  options.log = collect_line;
+  options.log_user = lines;
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+  assert_int_equal(report.gelus, 1);
+  assert_int_equal(report.elementwise_groups, 1);
+  assert_int_equal(count_ops(fused), 1);
+  const hgr__node_t* node = node_named(fused, "gelu");
+  assert_string_equal(node->func_name, "fused_elementwise");
+  assert_non_null(strstr(hgr__node_attr(node, "expr"), "gelu"));
+  assert_string_equal(lines,
+                      "gelu 'gelu' <- 5 nodes: 'scaled', 'term', 'one_plus', 'product', 'gelu'\n"
+                      "fused_elementwise 'gelu' <- 2 nodes: 'bias_add', 'gelu'\n");
+  hgr_passes_count_t counts[HGR_PASSES_COUNT_MAX];
+  size_t count = hgr_passes_report_counts(&report, counts);
+  assert_int_equal(count, 4);
+  assert_string_equal(counts[1].key, "gelus");
+  assert_int_equal(counts[1].made, 1);
+  assert_int_equal(counts[1].replaced, 5);
+  hgr_graph_release(fused);
+  /* switched off, each alone */
+  options = patterns_only();
+  options.gelu = false;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+  assert_int_equal(report.gelus, 0);
+  assert_ptr_equal(fused, g.graph);
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+  g = ln_graph(&torch_ln, 3, 3, 96);
+  options = patterns_only();
+  options.layer_norm = false;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+  assert_int_equal(report.layer_norms, 0);
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
 /* ---- the pipeline ---------------------------------------------------------------------- */
 
 static void each_pass_is_switched_and_counted(void** state) {
@@ -528,7 +853,7 @@ static void a_placed_graph_is_left_as_it_is(void** state) {
   assert_true(report.placed);
   hgr_graph_release(fused);
   hgr_params_t* made = NULL;
-  ASSERT_STATUS(hgr__fuse_conv_epilogue(g.graph, g.params, &fused, &made, NULL), HGR_STATUS_FAILED_PRECONDITION,
+  ASSERT_STATUS(hgr__fuse_conv_epilogue(g.graph, g.params, NULL, &fused, &made, NULL), HGR_STATUS_FAILED_PRECONDITION,
                 "placed", "fuse before placement");
   assert_null(fused);
   g.graph->has_device_index = false;
@@ -567,12 +892,11 @@ static float* run(const char* spec, const hgr_graph_t* graph, const hgr_params_t
 
 /* Runs g unfused and through the passes on every device and compares output 0.
  * The tolerance allows the fused kernel's fma and its other order of summation. */
-static void compare_fused(conv_graph_t* g, uint32_t want_epilogues) {
+static hgr_passes_report_t compare_fused_on(conv_graph_t* g, const float* rows_x) {
   hgr_params_t* params = params_copy(g->params);
   hgr_passes_report_t report;
   hgr_graph_t* fused = NULL;
   ASSERT_OK(hgr_passes_apply(g->graph, params, NULL, &fused, &report));
-  assert_int_equal(report.conv_epilogues, want_epilogues);
   hgr_tensor_info_t in, out;
   ASSERT_OK(hgr_graph_input_info(g->graph, 0, &in));
   ASSERT_OK(hgr_graph_output_info(g->graph, 0, &out));
@@ -580,7 +904,7 @@ static void compare_fused(conv_graph_t* g, uint32_t want_epilogues) {
   float* x = malloc(in.bytes);
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 99);
-  for (size_t i = 0; i < count; ++i) x[i] = hgr_test_rng_float(&rng, -2, 2);
+  for (size_t i = 0; i < count; ++i) x[i] = rows_x ? rows_x[i] : hgr_test_rng_float(&rng, -2, 2);
   for (int d = 0; d < spec_count; ++d) {
     float* want = run(specs[d], g->graph, g->params, x);
     float* got = run(specs[d], fused, params, x);
@@ -593,6 +917,12 @@ static void compare_fused(conv_graph_t* g, uint32_t want_epilogues) {
   free(x);
   hgr_graph_release(fused);
   hgr_params_release(params);
+  return report;
+}
+
+/* On random input in [-2, 2). */
+static void compare_fused(conv_graph_t* g, uint32_t want_epilogues) {
+  assert_int_equal(compare_fused_on(g, NULL).conv_epilogues, want_epilogues);
 }
 
 static void fused_builder_graphs_match_the_unfused_ones(void** state) {
@@ -616,6 +946,30 @@ static void fused_builder_graphs_match_the_unfused_ones(void** state) {
   g = pool_graph(21, (const int64_t[]){2, 1}, (const int64_t[]){2, 1}, 0, 32);
   compare_fused(&g, 1);
   conv_graph_release(&g);
+}
+
+/* Layer norms and GELUs fused against written out, on random rows and on rows of
+ * one value (variance 0: the output is beta), epsilon large and small. */
+static void fused_patterns_match_the_written_out_ones(void** state) {
+  (void)state;
+  ln_form_t forms[] = {torch_ln, torch_ln, torch_ln};
+  forms[1].square = "multiply", forms[1].divide = "reciprocal", forms[1].epsilon = 0.5f;
+  forms[2].divide = "rsqrt", forms[2].gamma = false, forms[2].epsilon = 1e-12f;
+  for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); ++k) {
+    conv_graph_t g = ln_graph(&forms[k], 3, 3, 100 + k);
+    float x[2 * 3 * LEN];
+    hgr_test_rng_t rng;
+    hgr_test_rng_seed(&rng, 7);
+    for (size_t i = 0; i < 2 * 3 * LEN; ++i) x[i] = i / LEN == 1 ? 3.0f : hgr_test_rng_float(&rng, -4, 4);
+    assert_int_equal(compare_fused_on(&g, x).layer_norms, 1);
+    conv_graph_release(&g);
+  }
+  const gelu_form_t gelus[] = {torch_gelu, tanh_gelu, {true, true, HALF_INSIDE, 0.5f, 0.7978845608f, false}};
+  for (size_t k = 0; k < sizeof(gelus) / sizeof(gelus[0]); ++k) {
+    conv_graph_t g = gelu_graph(&gelus[k], 3, 110 + k);
+    assert_int_equal(compare_fused_on(&g, NULL).gelus, 1);
+    conv_graph_release(&g);
+  }
 }
 
 /* A TVM graph as JSON (conv2d -> add of a [4, 1, 1] bias -> relu, no placement)
@@ -677,12 +1031,19 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_shared_weight_stays_for_the_conv_that_does_not_scale_it),
       cmocka_unit_test(new_param_names_do_not_collide),
       cmocka_unit_test(a_tiling_max_pool_joins_the_conv),
+      cmocka_unit_test(written_out_layer_norms_become_one_node),
+      cmocka_unit_test(layer_norm_near_misses_stay_as_they_are),
+      cmocka_unit_test(written_out_gelus_become_one_node),
+      cmocka_unit_test(gelu_near_misses_stay_as_they_are),
+      cmocka_unit_test(every_shape_fuses_the_same_nodes),
+      cmocka_unit_test(a_fused_gelu_joins_its_neighbours_and_the_log_names_them),
       cmocka_unit_test(each_pass_is_switched_and_counted),
       cmocka_unit_test(a_placed_graph_is_left_as_it_is),
   };
   const struct CMUnitTest run_tests[] = {
       cmocka_unit_test(fused_builder_graphs_match_the_unfused_ones),
       cmocka_unit_test(a_tvm_graph_gets_the_conv_epilogue),
+      cmocka_unit_test(fused_patterns_match_the_written_out_ones),
   };
   if (argc == 2 && !strcmp(argv[1], "unit")) return cmocka_run_group_tests_name("passes", unit, NULL, NULL);
   if (argc >= 3 && !strcmp(argv[1], "run")) {

@@ -112,6 +112,7 @@ typedef struct hgr_cli_model_args_t {
   const char* fixed[HGR_CLI_MAX_SHAPES]; /* --fix-input NAME: its --input value fixed at load */
   size_t fixed_count;
   bool no_fusion; /* --no-fusion: elementwise chains stay separate nodes (ONNX and graph JSON) */
+  bool list_fusions; /* the graph passes print each node they fused (`hgr run --verbose`) */
   uint64_t loader_budget; /* --loader-budget: the ONNX loader's bytes at once; 0: its default */
   bool shapes_missing;    /* set by hgr_cli_model_load: an ONNX input's shape was neither given nor fixed */
 } hgr_cli_model_args_t;

@@ -88,6 +88,31 @@ hgr_status_t hgr_cli_load_array(const char* path, hgr_npy_array_t* out_array) {
 #endif
 }
 
+/* One line per node the graph passes made (hgr_passes_options_t's log). */
+static void print_fusion(void* user, const char* message) {
+  (void)user;
+  printf("  fused: %s\n", message);
+}
+
+/* The graph passes the load runs: all, but elementwise fusion with --no-fusion;
+ * each fused node listed with list_fusions. */
+static void passes_options(const hgr_cli_model_args_t* model, hgr_passes_options_t* passes) {
+  hgr_passes_options_init(passes);
+  passes->elementwise = !model->no_fusion;
+  if (model->list_fusions) passes->log = print_fusion;
+}
+
+/* "PATH: fused patterns: 2 layer norms (20 nodes), ...": every pattern the report
+ * counts, in pipeline order. */
+static void print_fusions(const char* path, const hgr_passes_report_t* report) {
+  hgr_passes_count_t counts[HGR_PASSES_COUNT_MAX];
+  size_t count = hgr_passes_report_counts(report, counts);
+  printf("%s: fused patterns:", path);
+  for (size_t k = 0; k < count; ++k)
+    printf("%s %u %s (%u nodes)", k ? "," : "", counts[k].made, counts[k].label, counts[k].replaced);
+  printf("\n");
+}
+
 #if HGR_HAS_ONNX
 /* The --fix-input values as loader options: constants of the model from creation on. */
 static hgr_status_t onnx_options(const hgr_cli_model_args_t* model, hgr_cli_inputs_t* inputs,
@@ -104,7 +129,9 @@ static hgr_status_t onnx_options(const hgr_cli_model_args_t* model, hgr_cli_inpu
     HGR_RETURN_IF_ERROR_CLI(hgr_onnx_options_set_input_value(options, model->fixed[f], array->dtype, array->shape,
                                                              array->ndim, array->data, (size_t)array->bytes));
   }
-  hgr_onnx_options_set_fuse_elementwise(options, !model->no_fusion);
+  hgr_passes_options_t passes;
+  passes_options(model, &passes);
+  hgr_onnx_options_set_passes(options, &passes);
   if (model->loader_budget) hgr_onnx_options_set_max_loader_bytes(options, model->loader_budget);
   return HGR_OK;
 }
@@ -262,6 +289,7 @@ static hgr_status_t load_onnx(const char* path, hgr_cli_model_args_t* model, hgr
            path, (long long)report.onnx.ir_version, (long long)report.onnx.opset, report.onnx.onnx_nodes,
            report.onnx.graph_nodes, report.onnx.folded, report.onnx.removed, report.onnx.fused,
            report.onnx.elementwise_fused, report.onnx.elementwise_groups);
+  if (!status && print) print_fusions(path, &report.onnx.passes);
   if (!status && print)
     printf("%s: the loader held at most %llu bytes on the host at once (--loader-budget SIZE bounds it)\n", path,
            (unsigned long long)report.onnx.loader_peak_bytes);
@@ -319,17 +347,15 @@ hgr_status_t hgr_cli_model_load(const char* path, hgr_cli_model_args_t* model, h
     /* The graph passes, as an ONNX load runs them (without params: a conv2d takes its
      * activation, not the constants after it); a placed graph stays as it is. */
     hgr_passes_options_t passes;
-    hgr_passes_options_init(&passes);
-    passes.elementwise = !model->no_fusion;
+    passes_options(model, &passes);
     hgr_passes_report_t report;
     hgr_graph_t* fused = NULL;
     HGR_RETURN_IF_ERROR_CLI(hgr_graph_load_file(path, out_graph));
     HGR_RETURN_IF_ERROR_CLI(hgr_passes_apply(*out_graph, NULL, &passes, &fused, &report));
     hgr_graph_release(*out_graph);
     *out_graph = fused;
-    if (print && (report.conv_epilogues || report.elementwise_groups))
-      printf("%s: %u nodes fused into %u conv2d epilogues, %u elementwise nodes into %u kernels\n", path,
-             report.conv_epilogue_fused, report.conv_epilogues, report.elementwise_fused, report.elementwise_groups);
+    if (print && (report.conv_epilogues || report.elementwise_groups || report.layer_norms || report.gelus))
+      print_fusions(path, &report);
     return HGR_OK;
   }
 #if HGR_HAS_ONNX

@@ -92,8 +92,9 @@ static const char run_usage[] =
     "                         driver compiles it there, not in the first run, and store\n"
     "                         the programs then: auto (default) for programs compiled\n"
     "                         from source, all also for cached ones, off for none\n"
-    "  --verbose              also list params that name no input, every run's time, and\n"
-    "                         what the program cache does\n"
+    "  --verbose              also list params that name no input, every run's time,\n"
+    "                         what the program cache does, and each node the graph\n"
+    "                         passes fused (\"fused: layer_norm 'ln' <- 10 nodes: ...\")\n"
     "  -h, --help             show this help\n";
 
 static double now_ms(void);
@@ -184,7 +185,9 @@ static const char check_usage[] =
     "\n"
     "Validates a graph and its placement without running it: loads and checks the\n"
     "JSON (or loads the ONNX model, printing its node counts before and after the\n"
-    "loader's folding, removal and fusion), places it anew when --devices or --place\n"
+    "loader's folding, removal and fusion, and the patterns the graph passes fused:\n"
+    "layer norms, GELUs, conv epilogues, elementwise groups, each with the nodes it\n"
+    "replaced), places it anew when --devices or --place\n"
     "is given, binds device keys to devices, checks every node's op, and prints nodes\n"
     "and memory per device and copies per device-pair class. Allocates and builds\n"
     "nothing (auto and stages calibrate).\n"
@@ -448,6 +451,7 @@ static int parse_args(const char* command, int argc, char** argv, run_args_t* ar
       args->json = true;
     } else if (running && !strcmp(arg, "--verbose")) {
       args->verbose = true;
+      args->model.list_fusions = true;
     } else if (arg[0] == '-') {
       return hgr_cli_usage_error(command, "unknown option '%s'", arg);
     } else if (!args->graph_path) {

@@ -8,7 +8,8 @@
  * nodes whose inputs are all constants are folded on the host where hgr can
  * evaluate them (the Shape/Gather/Concat/Reshape chains exporters emit,
  * ConstantOfShape, Range, Cast, ...), Identity and Dropout disappear,
- * BatchNormalization folds into a preceding Conv, a Conv's following
+ * BatchNormalization folds into a preceding Conv, layer normalization and GELU
+ * written out op by op become layer_norm and gelu (hgr/passes.h), a Conv's following
  * per-channel Add and Relu/Clip/LeakyRelu become its epilogue, and the remaining
  * chains of elementwise ops become fused_elementwise nodes (one generated kernel
  * each; hgr_onnx_options_set_fuse_elementwise).
@@ -51,6 +52,7 @@
 #include "hgr/export.h"
 #include "hgr/graph.h"
 #include "hgr/params.h"
+#include "hgr/passes.h"
 #include "hgr/place.h"
 #include "hgr/status.h"
 
@@ -126,6 +128,10 @@ HGR_API void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instanc
  * fused_elementwise nodes, each one generated kernel (docs/onnx.md, "Elementwise
  * fusion"). On (nonzero) by default. */
 HGR_API void hgr_onnx_options_set_fuse_elementwise(hgr_onnx_options_t* options, int enabled);
+/* The graph passes the load runs after import (hgr/passes.h), copied, log
+ * included (it is called during loads); NULL: hgr_passes_options_init's, all on.
+ * Sets what hgr_onnx_options_set_fuse_elementwise sets too (options.elementwise). */
+HGR_API void hgr_onnx_options_set_passes(hgr_onnx_options_t* options, const hgr_passes_options_t* passes);
 
 /* What the load did, for `hgr check` and the logs. */
 typedef struct hgr_onnx_report_t {
@@ -138,6 +144,7 @@ typedef struct hgr_onnx_report_t {
   uint32_t graph_nodes;      /* op nodes of the loaded graph (after fusion, before placement) */
   uint32_t elementwise_fused; /* elementwise graph nodes merged into fused_elementwise nodes */
   uint32_t elementwise_groups; /* the fused_elementwise nodes they became */
+  hgr_passes_report_t passes;  /* what the graph passes did, per pattern (hgr_passes_report_counts) */
   uint64_t loader_peak_bytes; /* the most host bytes the load held at once (its budget's measure) */
 } hgr_onnx_report_t;
 

@@ -4,18 +4,32 @@
  * Each pass takes a graph (and its params) and gives a graph that computes the same
  * outputs with fewer nodes; hgr_passes_apply runs the ones switched on, in this
  * order, and counts what each did:
- *   1. attention: the attention block (batch_matmul of queries and keys, a scalar
- *      scale, an additive mask, softmax over the keys, batch_matmul with the
- *      values, reshapes between) becomes one attention node, whose kernel never
- *      stores the scores (docs/ops.md, attention);
- *   2. conv epilogue: a conv2d followed by per-channel multiply and add of constant
+ *   1. patterns written out op by op, each becoming the one op that computes it
+ *      (fuse_patterns.c): layer normalization as torch.onnx (opset <= 16) and
+ *      tf2onnx write it, mean -> subtract -> power 2 (or a multiply by itself) ->
+ *      mean -> add epsilon -> sqrt -> divide (or reciprocal or rsqrt and a
+ *      multiply), then optionally a multiply by gamma and an add of beta, both
+ *      reductions over the last axis only -> layer_norm; GELU written out,
+ *      x * 0.5 * (1 + erf(x / sqrt(2))) in its usual orderings -> gelu, and
+ *      0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) -> gelu_tanh.
+ *      Their constants (epsilon, 2, 0.5, 1, sqrt(2), ...) must be scalar params,
+ *      compared with a relative tolerance of 1e-4; without params nothing matches.
+ *      Whether a pattern matches depends on the graph's structure, attrs and
+ *      constants, never on extents, so that every shape of a model fuses the same
+ *      nodes;
+ *   2. attention: the attention block (batch_matmul of queries and keys, a scalar
+ *      scale, a causal where, an additive mask, softmax over the keys,
+ *      batch_matmul with the values, reshapes between) becomes one attention
+ *      node, whose kernel never stores the scores (docs/ops.md, attention);
+ *   3. conv epilogue: a conv2d followed by per-channel multiply and add of constant
  *      params and then relu, clip or leaky_relu becomes one conv2d with that
  *      epilogue (a multiply scales the weights and bias, an add shifts the bias;
  *      docs/ops.md, conv2d); without params only the activation joins; a max pool
  *      after it whose windows tile the value joins too, where one kernel runs the
  *      convolution and the pool (conv2d's attr pool_size);
- *   3. elementwise: chains of float32 elementwise nodes become fused_elementwise
- *      nodes, one generated kernel each (docs/onnx.md, "Elementwise fusion").
+ *   4. elementwise: chains of float32 elementwise nodes become fused_elementwise
+ *      nodes, one generated kernel each (docs/onnx.md, "Elementwise fusion"); a
+ *      gelu the patterns made joins its neighbours there.
  * A value used outside a chain, or that is a graph output, is never fused away.
  * Inputs keep their order and names, outputs their order and names.
  *
@@ -25,6 +39,7 @@
 #define HGR_PASSES_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hgr/export.h"
@@ -36,25 +51,56 @@
 extern "C" {
 #endif
 
-/* Which passes run; hgr_passes_options_init switches every pass on. */
+/* Receives one line per fused node: what it became and which nodes it replaced,
+ * by name ("layer_norm 'ln/Add_1' <- 10 nodes: 'ln/ReduceMean', ..."), on the
+ * thread that runs the passes; the line is valid during the call only. */
+typedef void (*hgr_passes_log_fn)(void* user, const char* message);
+
+/* Which passes run; hgr_passes_options_init switches every pass on and sets no log. */
 typedef struct hgr_passes_options_t {
-  bool attention;
+  bool layer_norm; /* written-out layer normalization -> layer_norm */
+  bool gelu;       /* written-out GELU (erf and tanh forms) -> gelu, gelu_tanh */
+  bool attention;  /* the attention block -> attention */
   bool conv_epilogue;
   bool elementwise;
+  hgr_passes_log_fn log; /* may be NULL */
+  void* log_user;
 } hgr_passes_options_t;
 
 HGR_API void hgr_passes_options_init(hgr_passes_options_t* options);
 
-/* What the passes did. */
+/* What the passes did. hgr_passes_report_counts lists the counts by pattern. */
 typedef struct hgr_passes_report_t {
+  uint32_t layer_norms;         /* layer_norm nodes made */
+  uint32_t layer_norm_fused;    /* nodes they replaced */
+  uint32_t gelus;               /* gelu and gelu_tanh nodes made */
+  uint32_t gelu_fused;          /* nodes they replaced */
   uint32_t attentions;          /* attention nodes made */
-  uint32_t attention_fused;     /* batch_matmul, reshape, scale, mask, softmax nodes they replaced */
+  uint32_t attention_fused;     /* batch_matmul, reshape, scale, where, mask, softmax nodes they replaced */
   uint32_t conv_epilogues;      /* conv2d nodes that took an epilogue */
   uint32_t conv_epilogue_fused; /* multiply, add, activation and max pool nodes they took in */
   uint32_t elementwise_groups;  /* fused_elementwise nodes made */
   uint32_t elementwise_fused;   /* elementwise nodes they replaced */
   bool placed;                  /* the graph carries a placement: no pass ran */
 } hgr_passes_report_t;
+
+/* One fused pattern's counts in a report: key (snake case, as the Python report
+ * dicts name it: "layer_norms"), label (for people: "layer norms"), the nodes made
+ * and the nodes they replaced. */
+typedef struct hgr_passes_count_t {
+  const char* key;
+  const char* label;
+  uint32_t made;
+  uint32_t replaced;
+} hgr_passes_count_t;
+
+/* The number of patterns a report counts (HGR_PASSES_COUNT_MAX at most). */
+#define HGR_PASSES_COUNT_MAX 8
+
+/* Fills out_counts (room for HGR_PASSES_COUNT_MAX) with report's counts, one per
+ * pattern in pipeline order (layer norms, GELUs, attentions, conv epilogues,
+ * elementwise groups), and returns how many it wrote; the strings are static. */
+HGR_API size_t hgr_passes_report_counts(const hgr_passes_report_t* report, hgr_passes_count_t* out_counts);
 
 /* Runs the passes options switches on (NULL: all) over graph and sets *out_graph to
  * the result: a new graph the caller owns, or graph itself, retained, when no pass

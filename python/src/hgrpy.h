@@ -61,6 +61,13 @@ PyObject* hgrpy_raise_code(hgr_status_code_t code, const char* format, ...);
 /* The exception class of a code (borrowed), hgr.Error for an unknown one. */
 PyObject* hgrpy_error_class(hgr_status_code_t code);
 
+/* ---- report dicts (strings.c) ---- */
+
+/* Adds report's per-pattern counts (hgr_passes_report_counts) to dict as
+ * key -> nodes made ("layer_norms": 2, "gelus": 1, ...) and returns dict; NULL
+ * (dict released, an exception set) when dict is NULL or an item fails. */
+PyObject* hgrpy_add_pass_counts(PyObject* dict, const hgr_passes_report_t* report);
+
 /* ---- the instance (instance.c) ---- */
 
 /* The process's instance (borrowed; it lives until the process ends), created on

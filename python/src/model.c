@@ -327,7 +327,7 @@ static PyObject* model_report(hgrpy_model_t* self, PyObject* unused) {
   if (!model) return NULL;
   hgr_model_report_t r;
   hgr_model_report(model, &r);
-  return Py_BuildValue("{s:I,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K,s:K,s:K}",
+  PyObject* dict = Py_BuildValue("{s:I,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:d,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K,s:K,s:K}",
                        "kept", r.kept,
                        "created", (unsigned long long)r.created, "hits", (unsigned long long)r.hits, "evicted",
                        (unsigned long long)r.evicted, "device_bytes", (unsigned long long)r.device_bytes,
@@ -341,6 +341,7 @@ static PyObject* model_report(hgrpy_model_t* self, PyObject* unused) {
                        r.onnx.elementwise_groups, "opset", (unsigned int)r.onnx.opset, "loader_peak_bytes",
                        (unsigned long long)r.onnx.loader_peak_bytes, "decisions",
                        (unsigned long long)r.decisions, "stage_runs", (unsigned long long)r.stage_runs);
+  return hgrpy_add_pass_counts(dict, &r.onnx.passes);
 }
 
 static PyObject* model_close(hgrpy_model_t* self, PyObject* unused) {

@@ -10,12 +10,13 @@
 #if HGR_HAS_ONNX
 
 static PyObject* report_dict(const hgr_onnx_report_t* report) {
-  return Py_BuildValue("{s:L,s:L,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K}", "ir_version", (long long)report->ir_version,
+  PyObject* dict = Py_BuildValue("{s:L,s:L,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:K}", "ir_version", (long long)report->ir_version,
                        "opset", (long long)report->opset, "onnx_nodes", report->onnx_nodes, "folded", report->folded,
                        "removed", report->removed, "fused", report->fused, "graph_nodes", report->graph_nodes,
                        "elementwise_fused", report->elementwise_fused, "elementwise_groups",
                        report->elementwise_groups, "loader_peak_bytes",
                        (unsigned long long)report->loader_peak_bytes);
+  return hgrpy_add_pass_counts(dict, &report->passes);
 }
 
 static hgr_status_t set_input_shapes(hgr_onnx_options_t* options, PyObject* shapes) {

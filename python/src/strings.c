@@ -1,4 +1,5 @@
-/* A Python str or sequence of str as C strings (device specs, placement rules). */
+/* A Python str or sequence of str as C strings (device specs, placement rules); the
+ * graph passes' counts added to a report dict. */
 #include "hgrpy.h"
 
 #include <stdlib.h>
@@ -33,3 +34,18 @@ int hgrpy_string_list(PyObject* object, const char* what, PyObject** out_list, c
 }
 
 /* Sets input shapes from a dict name -> sequence of ints. */
+
+PyObject* hgrpy_add_pass_counts(PyObject* dict, const hgr_passes_report_t* report) {
+  hgr_passes_count_t counts[HGR_PASSES_COUNT_MAX];
+  size_t count = dict ? hgr_passes_report_counts(report, counts) : 0;
+  for (size_t k = 0; k < count; ++k) {
+    PyObject* value = PyLong_FromUnsignedLong(counts[k].made);
+    if (!value || PyDict_SetItemString(dict, counts[k].key, value)) {
+      Py_XDECREF(value);
+      Py_DECREF(dict);
+      return NULL;
+    }
+    Py_DECREF(value);
+  }
+  return dict;
+}

@@ -21,6 +21,7 @@
 
 #include "hgr/builder.h"
 #include "hgr/onnx.h"
+#include "hgr/passes.h"
 #include "internal.h"
 #include "onnx/onnx.pb-c.h"
 
@@ -192,7 +193,7 @@ struct hgr_onnx_options_s {
   const hgr_place_options_t* place;
   uint64_t max_tensor_bytes; /* 0: the default */
   uint64_t max_loader_bytes; /* 0: the default, from the model's size */
-  bool no_fusion;            /* hgr_onnx_options_set_fuse_elementwise(0) */
+  hgr_passes_options_t passes; /* hgr_onnx_options_set_passes, set_fuse_elementwise */
 };
 
 /* A parsed model (onnx_model.h). */

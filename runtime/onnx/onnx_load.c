@@ -558,17 +558,16 @@ static hgr_status_t load_model(hgr__onnx_loader_t* loader, const hgr__onnx_model
   HGR_RETURN_IF_ERROR(hgr_builder_finish(loader->builder, out_graph, out_params));
   {
     /* After renaming, so that a fused node takes its last node's model name. */
-    hgr_passes_options_t passes;
-    hgr_passes_options_init(&passes);
-    passes.elementwise = !loader->options || !loader->options->no_fusion;
     hgr_passes_report_t fusion;
     hgr_graph_t* fused = NULL;
-    HGR_RETURN_IF_ERROR(hgr_passes_apply(*out_graph, *out_params, &passes, &fused, &fusion));
+    HGR_RETURN_IF_ERROR(
+        hgr_passes_apply(*out_graph, *out_params, loader->options ? &loader->options->passes : NULL, &fused, &fusion));
     hgr_graph_release(*out_graph);
     *out_graph = fused;
     loader->report.fused += fusion.conv_epilogue_fused;
     loader->report.elementwise_fused = fusion.elementwise_fused;
     loader->report.elementwise_groups = fusion.elementwise_groups;
+    loader->report.passes = fusion;
   }
   loader->report.graph_nodes = op_node_count(*out_graph);
   return HGR_OK;

@@ -13,6 +13,7 @@ static hgr_status_t options_create_in(hgr_allocator_t allocator, hgr_onnx_option
   *out_options = hgr__calloc(allocator, 1, sizeof(**out_options));
   if (!*out_options) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for ONNX options");
   (*out_options)->allocator = allocator;
+  hgr_passes_options_init(&(*out_options)->passes);
   return HGR_OK;
 }
 
@@ -119,7 +120,7 @@ hgr_status_t hgr__onnx_options_clone(hgr_allocator_t allocator, const hgr_onnx_o
   copy->place = options->place;
   copy->max_tensor_bytes = options->max_tensor_bytes;
   copy->max_loader_bytes = options->max_loader_bytes;
-  copy->no_fusion = options->no_fusion;
+  copy->passes = options->passes;
   if (status) {
     hgr_onnx_options_release(copy);
     *out_copy = NULL;
@@ -142,7 +143,13 @@ void hgr_onnx_options_set_max_loader_bytes(hgr_onnx_options_t* options, uint64_t
 }
 
 void hgr_onnx_options_set_fuse_elementwise(hgr_onnx_options_t* options, int enabled) {
-  if (options) options->no_fusion = !enabled;
+  if (options) options->passes.elementwise = enabled != 0;
+}
+
+void hgr_onnx_options_set_passes(hgr_onnx_options_t* options, const hgr_passes_options_t* passes) {
+  if (!options) return;
+  if (passes) options->passes = *passes;
+  else hgr_passes_options_init(&options->passes);
 }
 
 void hgr_onnx_options_set_place(hgr_onnx_options_t* options, hgr_instance_t* instance,

@@ -499,13 +499,24 @@ static bool* find_dropped(const finder_t* f, const folded_t* folded) {
   return dropped;
 }
 
-static hgr_status_t rebuild(const finder_t* f, const folded_t* folded, const bool* dropped, hgr__pass_rebuild_t* r) {
+/* Reports conv2d `conv`'s fusion through log: the conv2d and its epilogue's members. */
+static void log_fused(const finder_t* f, uint32_t conv, const hgr__pass_log_t* log) {
+  const epilogue_t* e = f->epilogue[conv];
+  uint32_t replaced[MAX_MEMBERS + 1] = {conv};
+  memcpy(&replaced[1], e->members, e->member_count * sizeof(e->members[0]));
+  uint32_t named = e->reshape != NONE ? conv : e->members[e->member_count - 1]; /* the name the fused conv2d takes */
+  hgr__pass_log_fused(log, f->graph, "conv2d", named, replaced, e->member_count + 1);
+}
+
+static hgr_status_t rebuild(const finder_t* f, const folded_t* folded, const bool* dropped, hgr__pass_rebuild_t* r,
+                            const hgr__pass_log_t* log) {
   const hgr_graph_t* graph = f->graph;
   hgr_status_t status = HGR_OK;
   for (uint32_t n = 0; !status && n < graph->node_count; ++n) {
     if (dropped[n]) continue;
     if (f->epilogue[n]) {
       status = append_fused(f, r, n, &folded[n]);
+      if (!status) log_fused(f, n, log);
     } else if (f->role[n] != NONE && f->epilogue[f->role[n]]->reshape == n) {
       const epilogue_t* e = f->epilogue[f->role[n]];
       uint32_t last = e->members[e->member_count - 1];
@@ -544,8 +555,8 @@ static hgr_status_t make_params(const finder_t* f, const folded_t* folded, hgr_p
   return HGR_OK;
 }
 
-hgr_status_t hgr__fuse_conv_epilogue(const hgr_graph_t* graph, const hgr_params_t* params, hgr_graph_t** out_graph,
-                                     hgr_params_t** out_made, hgr__fuse_report_t* out_report) {
+hgr_status_t hgr__fuse_conv_epilogue(const hgr_graph_t* graph, const hgr_params_t* params, const hgr__pass_log_t* log,
+                                     hgr_graph_t** out_graph, hgr_params_t** out_made, hgr__fuse_report_t* out_report) {
   hgr__fuse_report_t report = {0, 0};
   if (out_report) *out_report = report;
   if (!graph || !out_graph || !out_made) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, PASS ": NULL argument");
@@ -570,7 +581,7 @@ hgr_status_t hgr__fuse_conv_epilogue(const hgr_graph_t* graph, const hgr_params_
   hgr__pass_rebuild_t r;
   if (!status) status = hgr__pass_rebuild_init(graph, &r);
   if (!status) {
-    status = rebuild(&f, folded, dropped, &r);
+    status = rebuild(&f, folded, dropped, &r, log);
     if (!status) status = hgr__pass_rebuild_finish(&r, &fused);
     hgr__pass_rebuild_free(&r);
   }

@@ -38,6 +38,8 @@ typedef struct block_t {
   double scale;
   bool transpose_k, causal;
   int64_t heads;
+  uint32_t members[8]; /* the nodes it replaces besides its last batch_matmul */
+  uint32_t member_count;
 } block_t;
 
 typedef struct finder_t {
@@ -45,6 +47,7 @@ typedef struct finder_t {
   const hgr_graph_t* graph;
   const hgr_params_t* params;
   uint32_t* uses;   /* per entry: input references, plus 1 per graph output */
+  bool* head;       /* per entry: a graph output */
   block_t** block;  /* per node: the block whose last batch_matmul it is, or NULL */
   bool* member;     /* per node: inside a block (not its last batch_matmul) */
 } finder_t;
@@ -249,12 +252,15 @@ static bool find_block(finder_t* f, uint32_t last, block_t* b) {
   for (uint32_t i = 0; i < w.count; ++i)
     if (f->block[w.members[i]]) return false; /* the last node of an earlier block */
   for (uint32_t i = 0; i < w.count; ++i) f->member[w.members[i]] = true;
+  memcpy(b->members, w.members, sizeof(w.members));
+  b->member_count = w.count;
   return true;
 }
 
 static void finder_free(finder_t* f) {
   for (uint32_t n = 0; f->block && n < f->graph->node_count; ++n) hgr__free(f->allocator, f->block[n]);
   hgr__free(f->allocator, f->uses);
+  hgr__free(f->allocator, f->head);
   hgr__free(f->allocator, f->block);
   hgr__free(f->allocator, f->member);
 }
@@ -265,12 +271,14 @@ static hgr_status_t find_blocks(finder_t* f, const hgr_graph_t* graph, const hgr
   f->allocator = hgr__graph_allocator(graph);
   f->graph = graph;
   f->params = params;
-  f->uses = hgr__pass_count_uses(graph);
+  f->uses = hgr__calloc(f->allocator, graph->entry_count + 1, sizeof(*f->uses));
+  f->head = hgr__calloc(f->allocator, graph->entry_count + 1, sizeof(*f->head));
   f->block = hgr__calloc(f->allocator, graph->node_count + 1, sizeof(*f->block));
   f->member = hgr__calloc(f->allocator, graph->node_count + 1, sizeof(*f->member));
-  if (!f->uses || !f->block || !f->member)
+  if (!f->uses || !f->head || !f->block || !f->member)
     return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory for a graph of %u nodes",
                       graph->node_count);
+  hgr__pass_count_uses(graph, f->uses, f->head);
   for (uint32_t n = 0; n < graph->node_count; ++n) {
     block_t b;
     if (f->member[n] || !find_block(f, n, &b)) continue;
@@ -307,7 +315,8 @@ static bool param_dropped(const finder_t* f, uint32_t n) {
   return member_reads && member_reads == f->uses[graph->node_row_ptr[n]];
 }
 
-static hgr_status_t append_attention(const finder_t* f, hgr__pass_rebuild_t* r, uint32_t n) {
+static hgr_status_t append_attention(const finder_t* f, const hgr__pass_log_t* log, hgr__pass_rebuild_t* r,
+                                     uint32_t n) {
   const hgr_graph_t* graph = f->graph;
   const block_t* b = f->block[n];
   uint32_t entries[4] = {b->q, b->k, b->v, b->mask};
@@ -326,11 +335,28 @@ static hgr_status_t append_attention(const finder_t* f, hgr__pass_rebuild_t* r, 
   HGR_RETURN_IF_ERROR(hgr__graph_edit_append(r->out, graph->nodes[n].name, "attention", r->refs, count, attrs,
                                              b->causal ? 4 : 3,
                                              &graph->entries[graph->node_row_ptr[n]], 1, &r->new_id[n]));
-  return hgr__pass_check_inferred(r, r->new_id[n], n, PASS);
+  HGR_RETURN_IF_ERROR(hgr__pass_check_inferred(r, r->new_id[n], n, PASS));
+  hgr__pass_log_fused(log, graph, "attention", n, b->members, b->member_count);
+  return HGR_OK;
 }
 
-hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* params, hgr_graph_t** out_graph,
-                                 hgr__fuse_report_t* out_report) {
+/* Appends every node of f->graph to r->out: a block as its attention node at its
+ * last batch_matmul, its members and the params only they read left out. */
+static hgr_status_t rebuild(const void* pass, const hgr__pass_log_t* log, hgr__pass_rebuild_t* r) {
+  const finder_t* f = pass;
+  const hgr_graph_t* graph = f->graph;
+  hgr_status_t status = HGR_OK;
+  for (uint32_t n = 0; !status && n < graph->node_count; ++n) {
+    if (f->block[n])
+      status = append_attention(f, log, r, n);
+    else if (!f->member[n] && !(!graph->nodes[n].is_op && param_dropped(f, n)))
+      status = hgr__pass_copy_node(r, n, NULL);
+  }
+  return status;
+}
+
+hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* params, const hgr__pass_log_t* log,
+                                 hgr_graph_t** out_graph, hgr__fuse_report_t* out_report) {
   hgr__fuse_report_t report = {0, 0};
   if (out_report) *out_report = report;
   if (!graph || !out_graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, PASS ": NULL argument");
@@ -344,18 +370,7 @@ hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* p
     return HGR_OK;
   }
   hgr_graph_t* fused = NULL;
-  hgr__pass_rebuild_t r;
-  if (!status) status = hgr__pass_rebuild_init(graph, &r);
-  if (!status) {
-    for (uint32_t n = 0; !status && n < graph->node_count; ++n) {
-      if (f.block[n])
-        status = append_attention(&f, &r, n);
-      else if (!f.member[n] && !(!graph->nodes[n].is_op && param_dropped(&f, n)))
-        status = hgr__pass_copy_node(&r, n, NULL);
-    }
-    if (!status) status = hgr__pass_rebuild_finish(&r, &fused);
-    hgr__pass_rebuild_free(&r);
-  }
+  if (!status) status = hgr__pass_rebuild(graph, rebuild, &f, log, &fused);
   finder_free(&f);
   if (status) return status;
   if (out_report) *out_report = report;

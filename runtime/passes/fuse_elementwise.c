@@ -158,14 +158,8 @@ static hgr_status_t fuser_init(fuser_t* f, const hgr_graph_t* graph) {
   for (uint32_t n = 0; n < nodes; ++n) {
     f->group[n] = NONE;
     f->candidate[n] = fusable(graph, n);
-    for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i)
-      f->uses[hgr__graph_entry_id(graph, graph->nodes[n].inputs[i])]++;
   }
-  for (uint32_t h = 0; h < graph->head_count; ++h) {
-    uint32_t e = hgr__graph_entry_id(graph, graph->heads[h]);
-    f->head[e] = true;
-    f->uses[e]++;
-  }
+  hgr__pass_count_uses(graph, f->uses, f->head);
   /* Consumers per entry, counting sort style. */
   for (uint32_t n = 0; n < nodes; ++n)
     for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i)
@@ -190,11 +184,6 @@ static bool consumed_inside(const fuser_t* f, uint32_t e, uint32_t g) {
   return true;
 }
 
-static int compare_ids(const void* a, const void* b) {
-  uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Grows the group whose last node is `last` backwards: a producer joins once all
  * consumers of its output are members. Members go to f->members from *used on. */
 static void grow(fuser_t* f, uint32_t last, uint32_t* used) {
@@ -214,7 +203,7 @@ static void grow(fuser_t* f, uint32_t last, uint32_t* used) {
       f->members[start + count++] = p;
     }
   }
-  qsort(&f->members[start], count, sizeof(uint32_t), compare_ids);
+  qsort(&f->members[start], count, sizeof(uint32_t), hgr__pass_compare_ids);
   f->member_start[last] = start;
   f->member_count[last] = count;
   *used += count;
@@ -242,7 +231,7 @@ static void write_operand(writer_t* w, hgr__entry_ref_t ref, int32_t axis) {
   const hgr_graph_t* graph = w->f->graph;
   uint32_t p = ref.node_id;
   if (w->f->group[p] == w->last) {
-    const uint32_t* at = bsearch(&p, w->members, w->member_count, sizeof(uint32_t), compare_ids);
+    const uint32_t* at = bsearch(&p, w->members, w->member_count, sizeof(uint32_t), hgr__pass_compare_ids);
     hgr__text_appendf(&w->text, " v%u", w->value_of[at - w->members]);
     return;
   }
@@ -371,7 +360,8 @@ static hgr_status_t find_groups(fuser_t* f, hgr__fuse_report_t* report) {
 #define PASS "fusing elementwise nodes"
 
 /* Appends every node of f->graph to r->out, a group as one node at its last member. */
-static hgr_status_t rebuild(const fuser_t* f, hgr__pass_rebuild_t* r) {
+static hgr_status_t rebuild(const void* pass, const hgr__pass_log_t* log, hgr__pass_rebuild_t* r) {
+  const fuser_t* f = pass;
   const hgr_graph_t* graph = f->graph;
   hgr_status_t status = HGR_OK;
   for (uint32_t n = 0; !status && n < graph->node_count; ++n) {
@@ -387,12 +377,15 @@ static hgr_status_t rebuild(const fuser_t* f, hgr__pass_rebuild_t* r) {
                                       attrs, f->axes[n] ? 2 : 1, &graph->entries[graph->node_row_ptr[n]], 1,
                                       &r->new_id[n]);
       if (!status) status = hgr__pass_check_inferred(r, r->new_id[n], n, PASS);
+      if (!status)
+        hgr__pass_log_fused(log, graph, "fused_elementwise", n, &f->members[f->member_start[n]], f->member_count[n]);
     } /* else an inner member */
   }
   return status;
 }
 
-hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, hgr_graph_t** out_graph, hgr__fuse_report_t* out_report) {
+hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, const hgr__pass_log_t* log, hgr_graph_t** out_graph,
+                                   hgr__fuse_report_t* out_report) {
   hgr__fuse_report_t report = {0, 0};
   if (out_report) *out_report = report;
   if (!graph || !out_graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, PASS ": NULL argument");
@@ -407,13 +400,7 @@ hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, hgr_graph_t** out_g
     *out_graph = hgr_graph_retain((hgr_graph_t*)graph);
     return HGR_OK;
   }
-  hgr__pass_rebuild_t r;
-  if (!status) status = hgr__pass_rebuild_init(graph, &r);
-  if (!status) {
-    status = rebuild(&f, &r);
-    if (!status) status = hgr__pass_rebuild_finish(&r, &fused);
-    hgr__pass_rebuild_free(&r);
-  }
+  if (!status) status = hgr__pass_rebuild(graph, rebuild, &f, log, &fused);
   fuser_free(&f, graph->node_count);
   if (status) return status;
   if (out_report) *out_report = report;

@@ -11,9 +11,25 @@
 
 void hgr_passes_options_init(hgr_passes_options_t* options) {
   if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->layer_norm = true;
+  options->gelu = true;
   options->attention = true;
   options->conv_epilogue = true;
   options->elementwise = true;
+}
+
+size_t hgr_passes_report_counts(const hgr_passes_report_t* report, hgr_passes_count_t* out_counts) {
+  const hgr_passes_count_t counts[] = {
+      {"layer_norms", "layer norms", report->layer_norms, report->layer_norm_fused},
+      {"gelus", "GELUs", report->gelus, report->gelu_fused},
+      {"attentions", "attentions", report->attentions, report->attention_fused},
+      {"conv_epilogues", "conv epilogues", report->conv_epilogues, report->conv_epilogue_fused},
+      {"elementwise_groups", "elementwise groups", report->elementwise_groups, report->elementwise_fused},
+  };
+  _Static_assert(sizeof(counts) / sizeof(counts[0]) <= HGR_PASSES_COUNT_MAX, "raise HGR_PASSES_COUNT_MAX");
+  memcpy(out_counts, counts, sizeof(counts));
+  return sizeof(counts) / sizeof(counts[0]);
 }
 
 static int compare_names(const void* a, const void* b) {
@@ -61,7 +77,8 @@ static hgr_status_t commit_params(hgr_params_t* params, hgr_params_t* made, cons
 
 hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, const hgr_passes_options_t* options,
                               hgr_graph_t** out_graph, hgr_passes_report_t* out_report) {
-  hgr_passes_report_t report = {0, 0, 0, 0, 0, 0, false};
+  hgr_passes_report_t report;
+  memset(&report, 0, sizeof(report));
   if (out_report) *out_report = report;
   if (!graph || !out_graph) return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "hgr_passes_apply: NULL argument");
   *out_graph = NULL;
@@ -79,9 +96,25 @@ hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, co
   hgr_params_t* made = NULL;
   hgr_status_t status = HGR_OK;
   hgr__fuse_report_t pass;
-  if (options->attention) {
+  const hgr__pass_log_t log = {options->log, options->log_user};
+  const bool patterns[HGR__PATTERN_COUNT] = {[HGR__PATTERN_LAYER_NORM] = options->layer_norm,
+                                             [HGR__PATTERN_GELU] = options->gelu};
+  if (options->layer_norm || options->gelu) {
+    hgr__fuse_report_t found[HGR__PATTERN_COUNT];
     hgr_graph_t* next = NULL;
-    status = hgr__fuse_attention(current, params, &next, &pass);
+    status = hgr__fuse_patterns(current, params, patterns, &log, &next, found);
+    if (!status) {
+      hgr_graph_release(current);
+      current = next;
+      report.layer_norms = found[HGR__PATTERN_LAYER_NORM].groups;
+      report.layer_norm_fused = found[HGR__PATTERN_LAYER_NORM].fused_nodes;
+      report.gelus = found[HGR__PATTERN_GELU].groups;
+      report.gelu_fused = found[HGR__PATTERN_GELU].fused_nodes;
+    }
+  }
+  if (!status && options->attention) {
+    hgr_graph_t* next = NULL;
+    status = hgr__fuse_attention(current, params, &log, &next, &pass);
     if (!status) {
       hgr_graph_release(current);
       current = next;
@@ -91,7 +124,7 @@ hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, co
   }
   if (!status && options->conv_epilogue) {
     hgr_graph_t* next = NULL;
-    status = hgr__fuse_conv_epilogue(current, params, &next, &made, &pass);
+    status = hgr__fuse_conv_epilogue(current, params, &log, &next, &made, &pass);
     if (!status) {
       hgr_graph_release(current);
       current = next;
@@ -101,7 +134,7 @@ hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, co
   }
   if (!status && options->elementwise) {
     hgr_graph_t* next = NULL;
-    status = hgr__fuse_elementwise(current, &next, &pass);
+    status = hgr__fuse_elementwise(current, &log, &next, &pass);
     if (!status) {
       hgr_graph_release(current);
       current = next;

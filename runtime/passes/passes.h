@@ -3,6 +3,20 @@
  * builder), before placement. The pipeline (passes.c, hgr_passes_apply in
  * hgr/passes.h) runs them in this order, each switchable and counted:
  *
+ * Pattern fusion (fuse_patterns.c): subgraphs exporters write out op by op become
+ * the one op that computes them, each pattern a matcher in its table, switched and
+ * counted on its own (hgr__pattern_t): layer normalization (mean, subtract, power 2
+ * or a multiply by itself, mean, add epsilon, sqrt, divide or reciprocal/rsqrt and
+ * multiply, then a multiply by gamma and an add of beta, [len] vectors, one of them
+ * at least; both means over the last axis only, keeping it) -> layer_norm; GELU
+ * (x * 0.5 * (1 + erf(x / sqrt(2))) and 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x +
+ * 0.044715 * x^3))), the multiplies grouped and ordered any way) -> gelu,
+ * gelu_tanh. A pattern is matched from its last node backwards; its constants are
+ * scalar params compared with a relative tolerance of 1e-4; every member but the
+ * last must be read by members only and be no graph output. Before the others, so
+ * that elementwise fusion joins a gelu with its neighbours, and a matmul's or
+ * conv's bias add stays the pattern's input.
+ *
  * Conv epilogue fusion (conv_epilogue.c): a conv2d followed by per-channel multiply
  * and add of constant params ([C, 1, ...] or [1, C, 1, ...] along the output's
  * channel dim) and then a relu, clip or leaky_relu becomes one conv2d with that
@@ -57,6 +71,17 @@ typedef struct hgr__fuse_report_t {
 
 /* ---- what the passes share (rewrite.c) ------------------------------------------ */
 
+/* Where a pass reports each node it made (hgr_passes_options_t's log). */
+typedef struct hgr__pass_log_t {
+  hgr_passes_log_fn fn; /* may be NULL: nothing is reported */
+  void* user;
+} hgr__pass_log_t;
+
+/* Reports, through log (may be NULL), that node `made` of func made replaced
+ * members (nodes of graph), as one bounded line naming the first few. */
+void hgr__pass_log_fused(const hgr__pass_log_t* log, const hgr_graph_t* graph, const char* func, uint32_t made,
+                         const uint32_t* members, uint32_t count);
+
 #define HGR__PASS_NONE UINT32_MAX
 
 /* FAILED_PRECONDITION, naming the pass, when graph is placed (device keys or a
@@ -69,12 +94,15 @@ hgr_status_t hgr__pass_check_unplaced(const hgr_graph_t* graph, const char* pass
  * range become infinities. */
 bool hgr__pass_fusable_attr(const hgr__node_t* node, const hgr__fusable_t* op, uint32_t k, float* out);
 
+/* Counts into uses (zeroed, per entry) each entry's input references plus 1 per
+ * graph output, and sets head (zeroed, per entry) for graph outputs. */
+void hgr__pass_count_uses(const hgr_graph_t* graph, uint32_t* uses, bool* head);
+
+/* qsort/bsearch order of uint32_t node ids, ascending. */
+int hgr__pass_compare_ids(const void* a, const void* b);
+
 /* Whether node n's inputs and first output are all float32. */
 bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n);
-
-/* Per entry of graph: how many times nodes read it, plus 1 for each graph output
- * it is; from the graph's allocator (NULL when out of memory). */
-uint32_t* hgr__pass_count_uses(const hgr_graph_t* graph);
 
 /* A graph rebuilt from `graph` node by node, in its order: new_id maps each node of
  * graph to the node that now gives its outputs (HGR__PASS_NONE until appended, and
@@ -105,28 +133,53 @@ hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32
 /* Adds graph's outputs mapped through new_id, orders the inputs like graph's, gives
  * every entry its own storage id, validates, and hands the graph to *out_graph. */
 hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t** out_graph);
+/* A pass's appending of every node of rebuild->graph (its own state in pass). */
+typedef hgr_status_t (*hgr__pass_append_fn)(const void* pass, const hgr__pass_log_t* log,
+                                            hgr__pass_rebuild_t* rebuild);
+/* The whole rebuild: init, append, finish into *out_graph, free. */
+hgr_status_t hgr__pass_rebuild(const hgr_graph_t* graph, hgr__pass_append_fn append, const void* pass,
+                               const hgr__pass_log_t* log, hgr_graph_t** out_graph);
 
 /* ---- the passes ------------------------------------------------------------------- */
 
-/* Fuses graph's attention blocks (fuse_attention.c) into *out_graph. params (may be
- * NULL: nothing fuses then, the scale being a param) holds the graph's constants by
- * input name; a scale only fused blocks read leaves the graph (hgr_passes_apply
- * then drops its param). RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its
- * op's inference (a bug). out_report may be NULL. */
-hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* params, hgr_graph_t** out_graph,
-                                 hgr__fuse_report_t* out_report);
+/* The patterns fuse_patterns.c matches, in the order it tries them at a node. */
+typedef enum hgr__pattern_t {
+  HGR__PATTERN_LAYER_NORM,
+  HGR__PATTERN_GELU,
+  HGR__PATTERN_COUNT
+} hgr__pattern_t;
 
-/* Fuses graph's elementwise chains into *out_graph. RESOURCE_EXHAUSTED; INTERNAL
- * when a fused node fails its op's inference (a bug). out_report may be NULL. */
-hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, hgr_graph_t** out_graph, hgr__fuse_report_t* out_report);
+/* Fuses the patterns enabled[p] switches on (HGR__PATTERN_COUNT flags) into
+ * *out_graph; params (may be NULL: nothing matches) holds the constants the
+ * patterns compare. out_report (HGR__PATTERN_COUNT reports, or NULL) gets each
+ * pattern's counts. RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its op's
+ * inference (a bug). */
+hgr_status_t hgr__fuse_patterns(const hgr_graph_t* graph, const hgr_params_t* params, const bool* enabled,
+                                const hgr__pass_log_t* log, hgr_graph_t** out_graph, hgr__fuse_report_t* out_report);
+
+/* Fuses graph's attention blocks (fuse_attention.c) into *out_graph, each reported
+ * through log (may be NULL). params (may be NULL: nothing fuses then, the scale
+ * being a param) holds the graph's constants by input name; the params only fused
+ * blocks read leave the graph (hgr_passes_apply then drops them). RESOURCE_EXHAUSTED;
+ * INTERNAL when a fused node fails its op's inference (a bug). out_report may be
+ * NULL. */
+hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* params, const hgr__pass_log_t* log,
+                                 hgr_graph_t** out_graph, hgr__fuse_report_t* out_report);
+
+/* Fuses graph's elementwise chains into *out_graph, each group reported through log
+ * (may be NULL). RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its op's
+ * inference (a bug). out_report may be NULL. */
+hgr_status_t hgr__fuse_elementwise(const hgr_graph_t* graph, const hgr__pass_log_t* log, hgr_graph_t** out_graph,
+                                   hgr__fuse_report_t* out_report);
 
 /* Fuses conv2d epilogues into *out_graph. params (may be NULL) holds the graph's
  * constants, by input name: those a multiply or add reads fold into new params,
  * which *out_made receives (a new params object, or NULL when none was made; their
  * names are new to graph and params); the inputs only the fused nodes read leave
- * the graph. RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its op's
- * inference (a bug). out_report may be NULL. */
-hgr_status_t hgr__fuse_conv_epilogue(const hgr_graph_t* graph, const hgr_params_t* params, hgr_graph_t** out_graph,
-                                     hgr_params_t** out_made, hgr__fuse_report_t* out_report);
+ * the graph. Each fused conv2d is reported through log (may be NULL).
+ * RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its op's inference (a bug).
+ * out_report may be NULL. */
+hgr_status_t hgr__fuse_conv_epilogue(const hgr_graph_t* graph, const hgr_params_t* params, const hgr__pass_log_t* log,
+                                     hgr_graph_t** out_graph, hgr_params_t** out_made, hgr__fuse_report_t* out_report);
 
 #endif /* HGR_PASSES_INTERNAL_H_ */

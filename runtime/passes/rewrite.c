@@ -3,6 +3,7 @@
  * (graph_edit.c) with each kept node's inputs mapped to their new producers. */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,13 +48,20 @@ bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n) {
   return true;
 }
 
-uint32_t* hgr__pass_count_uses(const hgr_graph_t* graph) {
-  uint32_t* uses = hgr__calloc(hgr__graph_allocator(graph), graph->entry_count + 1, sizeof(*uses));
-  if (!uses) return NULL;
+void hgr__pass_count_uses(const hgr_graph_t* graph, uint32_t* uses, bool* head) {
   for (uint32_t n = 0; n < graph->node_count; ++n)
-    for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i) uses[hgr__graph_entry_id(graph, graph->nodes[n].inputs[i])]++;
-  for (uint32_t h = 0; h < graph->head_count; ++h) uses[hgr__graph_entry_id(graph, graph->heads[h])]++;
-  return uses;
+    for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i)
+      uses[hgr__graph_entry_id(graph, graph->nodes[n].inputs[i])]++;
+  for (uint32_t h = 0; h < graph->head_count; ++h) {
+    uint32_t e = hgr__graph_entry_id(graph, graph->heads[h]);
+    head[e] = true;
+    uses[e]++;
+  }
+}
+
+int hgr__pass_compare_ids(const void* a, const void* b) {
+  uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
+  return x < y ? -1 : x > y;
 }
 
 hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_t* out_rebuild) {
@@ -138,4 +146,29 @@ hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t*
   *out_graph = out;
   rebuild->out = NULL;
   return HGR_OK;
+}
+
+hgr_status_t hgr__pass_rebuild(const hgr_graph_t* graph, hgr__pass_append_fn append, const void* pass,
+                               const hgr__pass_log_t* log, hgr_graph_t** out_graph) {
+  hgr__pass_rebuild_t r;
+  HGR_RETURN_IF_ERROR(hgr__pass_rebuild_init(graph, &r));
+  hgr_status_t status = append(pass, log, &r);
+  if (!status) status = hgr__pass_rebuild_finish(&r, out_graph);
+  hgr__pass_rebuild_free(&r);
+  return status;
+}
+
+/* At most this many names per line: an elementwise group may hold dozens. */
+#define LOG_NAMES 12
+
+void hgr__pass_log_fused(const hgr__pass_log_t* log, const hgr_graph_t* graph, const char* func, uint32_t made,
+                         const uint32_t* members, uint32_t count) {
+  if (!log || !log->fn) return;
+  char line[1024];
+  size_t used = (size_t)snprintf(line, sizeof(line), "%s '%s' <- %u nodes:", func, graph->nodes[made].name, count);
+  for (uint32_t k = 0; k < count && k < LOG_NAMES && used < sizeof(line); ++k)
+    used += (size_t)snprintf(line + used, sizeof(line) - used, "%s '%s'", k ? "," : "", graph->nodes[members[k]].name);
+  if (count > LOG_NAMES && used < sizeof(line))
+    snprintf(line + used, sizeof(line) - used, ", ... (%u more)", count - LOG_NAMES);
+  log->fn(log->user, line);
 }
