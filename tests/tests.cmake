@@ -201,7 +201,7 @@ if(TARGET hgr_cli)
   # A TVM graph that carries no placement gets the graph passes as an ONNX model does
   # (tools/cli_model.c): conv2d -> relu becomes one conv2d
   hgr_cli_test(NAME cli_check_fuses_a_tvm_graphs_conv_epilogue ARGS check tests/data/graphs/conv_relu.json
-    PASS "fused patterns: 0 layer norms \\(0 nodes\\), 0 GELUs \\(0 nodes\\), 1 conv epilogues \\(1 nodes\\).*conv_relu.json: 4 nodes, .* valid")
+    PASS "fused patterns: 0 layer norms \\(0 nodes\\), 0 GELUs \\(0 nodes\\), 0 attentions \\(0 nodes\\), 1 conv epilogues \\(1 nodes\\).*conv_relu.json: 4 nodes, .* valid")
   # --profile, --profile-json, --trace and --dump
   hgr_cli_test(NAME cli_profile_large_two_platforms
     ARGS run examples/large.json ${LARGE_INPUTS} --device 1=pocl:0 --device 4=pocl:1 --device 5=rusticl:0 --profile
