@@ -2,7 +2,8 @@
  * inputs listed with their symbolic dims, runs at many shapes in one model checked
  * against plain C, inputs that decide shapes found and keyed by value, the errors
  * naming input, dim and both values, weights shared between specializations, and
- * eviction under the count bound never freeing a specialization a run holds.
+ * eviction under the count bound never freeing a specialization a run holds, and
+ * outputs that no op writes (constants, an input) read back, bound or not.
  *
  * usage: test_model DATA_DIR DEVICE_SPEC */
 #include <math.h>
@@ -429,6 +430,90 @@ static void a_graph_model_runs_at_its_shapes_after_the_passes(void** state) {
   hgr_model_release(model);
 }
 
+/* Outputs that no op writes (constant_outputs.onnx): c a Constant (float), k an
+ * int32 initializer, x a graph input that is also an output, beside y = Relu(x); at
+ * two shapes, each twice. Read through the model's runs, then through each
+ * specialization's executor with every output bound to aligned host memory, as the
+ * Python session binds them: on PoCL such memory became the storage (zero copy), so
+ * c, k and x read whatever it held, since no run writes their storages; and the
+ * second shape's c and k, params shared with the first, could not be bound. */
+static void constant_and_input_outputs_read_back_at_two_shapes(void** state) {
+  (void)state;
+  hgr_model_t* model = open_model("constant_outputs.onnx", 0);
+  assert_int_equal(hgr_model_output_count(model), 4);
+  static const float c_want[6] = {1.5f, -2, 3, 4, 5, -6};
+  static const int32_t k_want[4] = {7, -8, 9, 2147483647};
+  static const int64_t rows[] = {2, 5, 2, 5};
+  const int64_t c_shape[2] = {2, 3}, k_shape[1] = {4};
+  for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); ++r) {
+    int64_t n = rows[r];
+    const int64_t shape[2] = {n, 3};
+    float x[15];
+    fill(x, (size_t)(3 * n), r);
+    hgr_model_input_t in = input_of(f32, 2, shape, x);
+    hgr_model_run_t* run = NULL;
+    ASSERT_OK(hgr_model_run(model, &in, 1, &run));
+    float* y = output_of(run, 0, 2, shape);
+    float* c = output_of(run, 1, 2, c_shape);
+    float* x_out = output_of(run, 3, 2, shape);
+    int32_t k[4];
+    hgr_tensor_info_t info;
+    ASSERT_OK(hgr_model_run_output_info(run, 2, &info));
+    assert_int_equal(info.dtype.code, HGR_DTYPE_INT);
+    assert_int_equal(info.dtype.bits, 32);
+    assert_int_equal(info.ndim, 1);
+    assert_int_equal(info.shape[0], k_shape[0]);
+    ASSERT_OK(hgr_model_run_get_output(run, 2, k, sizeof(k)));
+    for (int64_t i = 0; i < 3 * n; ++i) {
+      assert_float_equal(y[i], x[i] > 0 ? x[i] : 0, 0);
+      assert_float_equal(x_out[i], x[i], 0);
+    }
+    assert_memory_equal(c, c_want, sizeof(c_want));
+    assert_memory_equal(k, k_want, sizeof(k_want));
+    free(y);
+    free(c);
+    free(x_out);
+    hgr_model_run_release(run);
+
+    hgr_specialization_t* s = NULL;
+    ASSERT_OK(hgr_model_specialize(model, &in, 1, &s));
+    hgr_executor_t* executor = hgr_specialization_executor(s);
+    size_t bytes[4] = {(size_t)(12 * n), sizeof(c_want), sizeof(k_want), (size_t)(12 * n)};
+    void* bound[4];
+    for (size_t o = 0; o < 4; ++o) {
+      bound[o] = aligned_alloc(4096, 4096); /* aligned past any device's base address alignment */
+      assert_non_null(bound[o]);
+      memset(bound[o], 0x5a, 4096);
+      ASSERT_OK(hgr_executor_bind_host(executor, HGR_OUTPUT, o, bound[o], bytes[o]));
+    }
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      fill(x, (size_t)(3 * n), 100 + r * 2 + (size_t)repeat);
+      ASSERT_OK(hgr_executor_set_input(executor, 0, x, (size_t)(12 * n)));
+      ASSERT_OK(hgr_executor_run(executor));
+      ASSERT_OK(hgr_executor_wait(executor));
+      const float* y_bound = bound[0];
+      const float* x_bound = bound[3];
+      for (int64_t i = 0; i < 3 * n; ++i) {
+        assert_float_equal(y_bound[i], x[i] > 0 ? x[i] : 0, 0);
+        assert_float_equal(x_bound[i], x[i], 0);
+      }
+      assert_memory_equal(bound[1], c_want, sizeof(c_want));
+      assert_memory_equal(bound[2], k_want, sizeof(k_want));
+    }
+    for (size_t o = 1; o < 4; ++o) /* their storages are the params' and the input's */
+      assert_int_equal(hgr_executor_binding_kind(executor, HGR_OUTPUT, o), HGR_BINDING_HOST_COPY);
+    for (size_t o = 0; o < 4; ++o) {
+      ASSERT_OK(hgr_executor_unbind(executor, HGR_OUTPUT, o));
+      free(bound[o]);
+    }
+    hgr_specialization_release(s);
+  }
+  hgr_model_report_t report;
+  hgr_model_report(model, &report);
+  assert_int_equal(report.created, 2);
+  hgr_model_release(model);
+}
+
 int main(int argc, char** argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s DATA_DIR DEVICE_SPEC\n", argv[0]);
@@ -449,6 +534,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_new_shape_compiles_nothing),
       cmocka_unit_test(a_graph_model_runs_at_its_shapes_after_the_passes),
       cmocka_unit_test(a_constant_of_the_same_name_but_other_values_is_not_shared),
+      cmocka_unit_test(constant_and_input_outputs_read_back_at_two_shapes),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   hgr_instance_release(instance);

@@ -327,8 +327,12 @@ HGR_API hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t in
  * the device and the host agree. Otherwise each run copies: the input from data at
  * its start, the output into data at its end. Either way an input binding makes the
  * input set, and a bound output's data holds the run's values once the run
- * completed (hgr_executor_wait or its fence). hgr_executor_binding_kind says which
- * path was taken. Binding again replaces the binding; runs in flight keep what they
+ * completed (hgr_executor_wait or its fence). An output whose storage holds a graph
+ * input or a param (an ONNX model's constant output, an input that is also an
+ * output) is never rebound, since no run writes that storage: each run copies it
+ * into the caller's memory (HGR_BINDING_HOST_COPY) or, on the device, into the
+ * caller's buffer (hgr/opencl.h; HGR_BINDING_DEVICE_COPY). hgr_executor_binding_kind
+ * says which path was taken. Binding again replaces the binding; runs in flight keep what they
  * were started with. */
 typedef enum hgr_io_t { HGR_INPUT = 0, HGR_OUTPUT = 1 } hgr_io_t;
 
@@ -338,7 +342,9 @@ typedef enum hgr_binding_kind_t {
   HGR_BINDING_HOST_ZERO_COPY, /* the caller's memory is the storage */
   HGR_BINDING_HOST_COPY,      /* copied to or from the caller's memory every run */
   HGR_BINDING_DEVICE_COPY,    /* an input copied on the device from the caller's device
-                                 buffer every run (hgr/opencl.h, hgr_executor_bind_device_buffer) */
+                                 buffer every run (hgr/opencl.h, hgr_executor_bind_device_buffer),
+                                 or an output that is an input or a param copied into the
+                                 caller's buffer every run */
   HGR_BINDING_STAGED_COPY,    /* an input copied from a device buffer of another context
                                  through host staging every run (the same) */
 } hgr_binding_kind_t;

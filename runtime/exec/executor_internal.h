@@ -210,7 +210,9 @@ typedef enum hgr__bind_kind_t {
   HGR__BIND_HOST_COPY,      /* each run writes the caller's memory into the storage
                                (input) or reads the storage into it (output) */
   HGR__BIND_DEVICE_COPY,    /* an input: each run copies the caller's device buffer
-                               (source, the storage's context) into the storage */
+                               (source, the storage's context) into the storage; an
+                               output whose storage holds an input or a param: each
+                               run copies the storage into the caller's buffer (source) */
   HGR__BIND_STAGED_COPY,    /* an input: each run reads the caller's device buffer
                                (source, another context) into host staging on
                                source_queue, and writes that into the storage after a
@@ -226,7 +228,7 @@ typedef struct hgr__io_binding_t {
   /* A device buffer (hgr_executor_bind_device_buffer): */
   cl_event ready;   /* what the next run's first access waits for (retained); NULL
                        once a run took it */
-  cl_mem source;    /* DEVICE_COPY, STAGED_COPY: the caller's buffer (retained) */
+  cl_mem source;    /* DEVICE_COPY, STAGED_COPY: the caller's buffer (retained; an output's destination) */
   cl_command_queue source_queue; /* STAGED_COPY: a queue in source's context (ours) */
   bool source_host_driven;       /* STAGED_COPY: source_queue runs only while waited on */
   bool device;      /* bound to a device buffer (any of the kinds above) */

@@ -258,6 +258,33 @@ static hgr_status_t stage_device_input(hgr_executor_t* executor, hgr__io_binding
   return HGR_OK;
 }
 
+/* An output whose storage no run writes (it holds a graph input or a param), bound
+ * to the caller's buffer: the storage is copied into that buffer on the device after
+ * the storage's last writer (bind explains why the buffer does not replace it). */
+static hgr_status_t copy_out_to_buffer(hgr_executor_t* executor, hgr__io_binding_t* binding, size_t index) {
+  if (!binding->bytes) return HGR_OK;
+  hgr__order_t* order = &executor->order;
+  uint32_t storage_slot = binding->storage;
+  uint32_t queue = hgr__transfer_queue_of(executor, storage_slot);
+  hgr__queue_t* q = &order->queues.queues[queue];
+  uint32_t wait_count = 0;
+  HGR_RETURN_IF_ERROR(hgr__order_storage(order, storage_slot, false, queue, &wait_count));
+  cl_event event = NULL;
+  cl_int error = clEnqueueCopyBuffer(q->queue, executor->pool.storages[storage_slot].mem, binding->source, 0, 0,
+                                     binding->bytes, wait_count, wait_count ? order->wait : NULL, &event);
+  if (error != CL_SUCCESS)
+    return HGR_CL_STATUS(error, "clEnqueueCopyBuffer(output %zu '%s', into the buffer bound to it) on %s", index,
+                         executor->graph->head_names[index], q->spec);
+  hgr_status_t status = hgr__order_enqueued(order, queue, event);
+  if (!status) hgr__order_record(order, storage_slot, false, event, queue);
+  clReleaseEvent(event);
+  HGR_RETURN_IF_ERROR(status);
+  hgr_io_traffic_t* traffic = hgr__traffic(executor, HGR_OUTPUT, index);
+  traffic->device_buffers++;
+  traffic->device_copies++;
+  return HGR_OK;
+}
+
 /* A host binding's transfer of one run: the caller's memory into the storage before
  * the run's first reader (inputs), or the storage into it after the last writer
  * (outputs): a copy, or a map and unmap of the buffer over it, which makes the
@@ -266,6 +293,7 @@ static hgr_status_t sync_binding(hgr_executor_t* executor, hgr__io_binding_t* bi
   if (binding->device && input)
     return binding->kind == HGR__BIND_STAGED_COPY ? stage_device_input(executor, binding, index)
                                                   : sync_device_input(executor, binding, index);
+  if (!input && binding->kind == HGR__BIND_DEVICE_COPY) return copy_out_to_buffer(executor, binding, index);
   if ((binding->kind != HGR__BIND_HOST_COPY && binding->kind != HGR__BIND_HOST_ZERO_COPY) || !binding->bytes)
     return HGR_OK;
   uint32_t storage_slot = binding->storage;
@@ -394,6 +422,61 @@ static bool device_shares_host_memory(const hgr__device_t* device, const void* d
   return device->info.unified_memory && hgr__device_maps_async(device) && (uintptr_t)data % align == 0;
 }
 
+/* Whether storage_slot holds a graph input or a param: its value comes from
+ * set_input, the params or an input binding, and no run writes it. */
+static bool storage_holds_input(const hgr_executor_t* executor, uint32_t storage_slot) {
+  const hgr_graph_t* graph = executor->graph;
+  for (uint32_t i = 0; i < graph->arg_count; ++i)
+    if (graph->entries[input_entry(executor, i)].storage_slot == storage_slot) return true;
+  return false;
+}
+
+/* Binds output index, whose storage holds an input or a param (a constant of an
+ * ONNX model, an input that is also an output), without touching the storage: the
+ * caller's memory or buffer cannot become it, since nothing a run does would put the
+ * value there (it lives in the buffer set_input or the params wrote, and params may
+ * be shared with other executors). Each run copies the value out instead. */
+static hgr_status_t bind_copied_output(hgr_executor_t* executor, size_t index, const hgr_tensor_info_t* info,
+                                       hgr__io_binding_t* binding, void* data, size_t bytes, cl_mem buffer) {
+  uint32_t storage_slot = binding->storage;
+  hgr__io_binding_t next = {.kind = HGR__BIND_HOST_COPY, .host = data, .bytes = info->bytes, .storage = storage_slot};
+  if (buffer) {
+    const hgr__storage_t* storage = &executor->pool.storages[storage_slot];
+    cl_context context = executor->order.queues.queues[hgr__transfer_queue_of(executor, storage_slot)].context;
+    cl_context buffer_context = NULL;
+    size_t buffer_bytes = 0;
+    cl_int error = clGetMemObjectInfo(buffer, CL_MEM_CONTEXT, sizeof(buffer_context), &buffer_context, NULL);
+    if (error == CL_SUCCESS) error = clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof(buffer_bytes), &buffer_bytes, NULL);
+    if (error != CL_SUCCESS)
+      return HGR_CL_STATUS(error, "clGetMemObjectInfo(the buffer given for output %zu '%s')", index, info->name);
+    if (buffer_context != context)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT,
+                        "output %zu '%s': the buffer belongs to another context than %s's, where storage %u lives",
+                        index, info->name, executor->instance->devices[storage->device_index].info.spec,
+                        hgr__graph_storage_id(executor->graph, storage_slot));
+    if (buffer_bytes < info->bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "output %zu '%s': the buffer has %zu bytes, but the output has %llu",
+                        index, info->name, buffer_bytes, (unsigned long long)info->bytes);
+    clRetainMemObject(buffer);
+    next.kind = HGR__BIND_DEVICE_COPY;
+    next.host = NULL;
+    next.source = buffer;
+  } else {
+    if (bytes != info->bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "output %zu '%s' has %llu bytes, %zu were given", index,
+                        info->name, (unsigned long long)info->bytes, bytes);
+    if (!data && bytes)
+      return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "output %zu '%s': data is NULL", index, info->name);
+  }
+  hgr_status_t status = drop_binding(executor, binding);
+  if (status) {
+    hgr_status_free(drop_binding(executor, &next)); /* it has no mem: nothing to fail */
+    return status;
+  }
+  *binding = next;
+  return HGR_OK;
+}
+
 /* Binds host memory (data) or a caller buffer (buffer, when data is NULL). */
 static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, void* data, size_t bytes,
                          cl_mem buffer) {
@@ -402,6 +485,8 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
   HGR_RETURN_IF_ERROR(io_lookup(executor, io, index, &info, &binding));
   const char* what = io == HGR_INPUT ? "input" : "output";
   uint32_t storage_slot = binding->storage;
+  if (io == HGR_OUTPUT && storage_holds_input(executor, storage_slot))
+    return bind_copied_output(executor, index, &info, binding, data, bytes, buffer);
   hgr__storage_t* storage = &executor->pool.storages[storage_slot];
   const hgr__device_t* device = &executor->instance->devices[storage->device_index];
   cl_context context = executor->order.queues.queues[hgr__transfer_queue_of(executor, storage_slot)].context;

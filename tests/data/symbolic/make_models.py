@@ -148,3 +148,16 @@ save(model(
     [shaped("y", ["n", 2])],
     [numpy_helper.from_array(np.arange(20, dtype=np.float32).reshape(10, 2), "table")],
 ), "ids.onnx")
+
+# constant_outputs.onnx: outputs y = Relu(x) [n, 3] beside three that no op writes:
+# c (a Constant node, float [2, 3]), k (an int32 initializer [4]) and x itself (a
+# graph input that is also an output). Their values are what the params or the input
+# put into their storage; an output bound to the caller's memory must still read them.
+save(model(
+    [helper.make_node("Relu", ["x"], ["y"]),
+     helper.make_node("Constant", [], ["c"],
+                      value=numpy_helper.from_array(np.array([[1.5, -2, 3], [4, 5, -6]], np.float32)))],
+    [shaped("x", ["n", 3])],
+    [shaped("y", ["n", 3]), shaped("c", [2, 3]), shaped("k", [4], TensorProto.INT32), shaped("x", ["n", 3])],
+    [numpy_helper.from_array(np.array([7, -8, 9, 2147483647], np.int32), "k")],
+), "constant_outputs.onnx")
