@@ -98,3 +98,21 @@ def test_a_constant_triangle_folds_at_load(upper, k, dtype):
     got = sess.run(None, {"x": x})[0]
     np.testing.assert_array_equal(got, ort.InferenceSession(model).run(None, {"x": x})[0])
     assert sess.load_report["folded"] >= 1
+
+
+@pytest.mark.parametrize("name", list(TEXT) + ["vit"])
+def test_every_block_fuses(name):
+    """Each layer's attention block becomes one attention node and its GELU written
+    out one gelu (opset 20 has the Gelu op itself); the opset-14 BERT's layer norms
+    written out (two a layer and the embeddings') become layer_norm nodes
+    (hgr/passes.h: the load report's pass counts)."""
+    require_device("pocl:0")
+    model = (TEXT[name]() if name in TEXT else tm.vit()).SerializeToString()
+    sess = hgr.InferenceSession(model, providers=["pocl:0"])
+    names = [i.name for i in sess.get_inputs()]
+    feed = tm.text_feed(names, 2, 7) if "input_ids" in names else {names[0]: np.zeros((1, 3, 32, 32), np.float32)}
+    sess.run(None, feed)
+    report = sess.load_report
+    assert report["attentions"] == 2  # the builders' 2 layers
+    assert report["gelus"] == (0 if name == "bert_opset20" else 2)
+    assert report["layer_norms"] == (5 if name == "bert_opset14" else 0)
