@@ -103,13 +103,13 @@ HGR_ATTENTION_SIZES(kt)
 /* ---- vectors across the keys: hgr_attention_vec_<k|kt>_<D> ------------------------------
  * The same arguments and result, for PoCL's CPU drivers, which run a work-group's
  * work-items as a loop and vectorize what a work-item writes in vectors: one
- * work-item takes HGR_ATTN_ROWS query rows, the scores of a row for a block of 16
+ * work-item takes ROWS query rows (8 for D up to 32, 4 above: the rows' scores and
+ * output rows stay in registers), the scores of a row for a block of 16
  * keys are one float16 (sums over d of a query's scalar times the block's keys at
  * d), and a row of the output is D / 16 float16 (sums over the block's keys of a
- * probability times the value row). Global size (ceil(M / HGR_ATTN_ROWS), G); D is
+ * probability times the value row); each block of keys, loaded once, feeds every
+ * row. Global size (ceil(M / ROWS), G); D is
  * dk = dv, 16, 32, 64 or 128. */
-
-#define HGR_ATTN_ROWS 4
 
 /* Keys n0..n0+15 at dimension d (a key past the last reads the last key). */
 static inline float16 hgr_attn_keys_k(__global const float* kg, int n0, int d, int dk, int n_keys) {
@@ -157,14 +157,14 @@ static inline float hgr_attn_sum16(float16 v) {
   return s;
 }
 
-#define HGR_ATTENTION_VEC(LAYOUT, D)                                                                        \
+#define HGR_ATTENTION_VEC(LAYOUT, D, ROWS)                                                                      \
   HGR_KERNEL_IF(hgr_attention_vec_##LAYOUT##_##D,                                                           \
   __kernel void hgr_attention_vec_##LAYOUT##_##D(                                                           \
       __global const float* q, __global const float* k, __global const float* v, __global const float* mask, \
       __global float* out, int m_rows, int n_keys, int dk, int dv, int heads, float scale, int has_mask,    \
       int ms_batch, int ms_head, int ms_row, int ms_col, int causal) {                                      \
     if (m_rows == 0) return; /* an empty output */                                                          \
-    int row0 = (int)get_global_id(0) * HGR_ATTN_ROWS;                                                        \
+    int row0 = (int)get_global_id(0) * (ROWS);                                                        \
     int g = (int)get_global_id(1);                                                                          \
     if (row0 >= m_rows) return;                                                                             \
     int b = g / heads;                                                                                      \
@@ -172,12 +172,12 @@ static inline float hgr_attn_sum16(float16 v) {
     __global const float* kg = k + (size_t)g * n_keys * (D);                                                \
     __global const float* vg = v + (size_t)g * n_keys * (D);                                                \
     const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);                      \
-    float qv[HGR_ATTN_ROWS][D];                                                                             \
-    float16 acc[HGR_ATTN_ROWS][(D) / 16];                                                                   \
-    float top[HGR_ATTN_ROWS], sum[HGR_ATTN_ROWS];                                                           \
-    int mine[HGR_ATTN_ROWS];                                                                                \
+    float qv[(ROWS)][D];                                                                             \
+    float16 acc[(ROWS)][(D) / 16];                                                                   \
+    float top[(ROWS)], sum[(ROWS)];                                                           \
+    int mine[(ROWS)];                                                                                \
     int shift = n_keys - m_rows;                                                                            \
-    for (int r = 0; r < HGR_ATTN_ROWS; ++r) {                                                               \
+    for (int r = 0; r < (ROWS); ++r) {                                                               \
       int rr = min(row0 + r, m_rows - 1);                                                                   \
       __global const float* qg = q + ((size_t)g * m_rows + rr) * (D);                                       \
       for (int d = 0; d < (D); ++d) qv[r][d] = qg[d] * scale;                                               \
@@ -186,16 +186,16 @@ static inline float hgr_attn_sum16(float16 v) {
       sum[r] = 0.0f;                                                                                        \
       mine[r] = causal ? min(n_keys, rr + shift + 1) : n_keys;                                              \
     }                                                                                                       \
-    int end = mine[HGR_ATTN_ROWS - 1];                                                                      \
+    int end = mine[(ROWS) - 1];                                                                      \
     for (int n0 = 0; n0 < end; n0 += 16) {                                                                  \
-      float16 s[HGR_ATTN_ROWS];                                                                             \
-      for (int r = 0; r < HGR_ATTN_ROWS; ++r) s[r] = (float16)(0.0f);                                      \
+      float16 s[(ROWS)];                                                                             \
+      for (int r = 0; r < (ROWS); ++r) s[r] = (float16)(0.0f);                                      \
       for (int d = 0; d < (D); ++d) {                                                                       \
         float16 keys = hgr_attn_keys_##LAYOUT(kg, n0, d, D, n_keys);                                        \
-        for (int r = 0; r < HGR_ATTN_ROWS; ++r) s[r] = fma((float16)(qv[r][d]), keys, s[r]);              \
+        for (int r = 0; r < (ROWS); ++r) s[r] = fma((float16)(qv[r][d]), keys, s[r]);              \
       }                                                                                                     \
-      float p[HGR_ATTN_ROWS][16];                                                                           \
-      for (int r = 0; r < HGR_ATTN_ROWS; ++r) {                                                             \
+      float p[(ROWS)][16];                                                                           \
+      for (int r = 0; r < (ROWS); ++r) {                                                             \
         int rr = min(row0 + r, m_rows - 1);                                                                 \
         if (has_mask)                                                                                       \
           s[r] += hgr_attn_mask16(mask + (size_t)(b * ms_batch + h * ms_head + rr * ms_row), n0, ms_col,   \
@@ -215,11 +215,11 @@ static inline float hgr_attn_sum16(float16 v) {
         __global const float* vn = vg + (size_t)(n0 + j) * (D);                                             \
         for (int c = 0; c < (D) / 16; ++c) {                                                                \
           float16 vals = vload16(c, vn);                                                                    \
-          for (int r = 0; r < HGR_ATTN_ROWS; ++r) acc[r][c] = fma((float16)(p[r][j]), vals, acc[r][c]);    \
+          for (int r = 0; r < (ROWS); ++r) acc[r][c] = fma((float16)(p[r][j]), vals, acc[r][c]);    \
         }                                                                                                   \
       }                                                                                                     \
     }                                                                                                       \
-    for (int r = 0; r < HGR_ATTN_ROWS && row0 + r < m_rows; ++r) {                                          \
+    for (int r = 0; r < (ROWS) && row0 + r < m_rows; ++r) {                                          \
       float inv = 1.0f / sum[r];                                                                            \
       __global float* o = out + ((size_t)g * m_rows + row0 + r) * (D);                                      \
       for (int c = 0; c < (D) / 16; ++c) vstore16(acc[r][c] * inv, c, o);                                   \
@@ -227,10 +227,10 @@ static inline float hgr_attn_sum16(float16 v) {
   })
 
 #define HGR_ATTENTION_VEC_SIZES(LAYOUT) \
-  HGR_ATTENTION_VEC(LAYOUT, 16)         \
-  HGR_ATTENTION_VEC(LAYOUT, 32)         \
-  HGR_ATTENTION_VEC(LAYOUT, 64)         \
-  HGR_ATTENTION_VEC(LAYOUT, 128)
+  HGR_ATTENTION_VEC(LAYOUT, 16, 8)      \
+  HGR_ATTENTION_VEC(LAYOUT, 32, 8)      \
+  HGR_ATTENTION_VEC(LAYOUT, 64, 4)      \
+  HGR_ATTENTION_VEC(LAYOUT, 128, 4)
 
 HGR_ATTENTION_VEC_SIZES(k)
 HGR_ATTENTION_VEC_SIZES(kt)
