@@ -38,7 +38,8 @@
  * 512 x 512 x 512 relative to the first tiled one's, measured on PoCL 3.1 (pthread,
  * this project's 2-vCPU Zen 5 VM, AVX2 code) in CPU time, which the other load on
  * the VM disturbs far less than wall time: 80 (direct 6 x 16), 52, 46, 44, 29, 23,
- * 19 and 10 GFLOP per CPU-second. Wider register blocks (8 x 16) spill, and tiles
+ * 19 and 10 GFLOP per CPU-second. Wider register blocks (8 x 16) spill there (AVX2;
+ * with AVX-512's 32 registers 8 x 32 runs, see below), and tiles
  * beyond 128 x 128 or deeper than 32 gained nothing. The direct variant's 6 x 16
  * block beat 4 x 16 (65), 6 x 8 (49) and 8 x 8 (60); its work-group shape (1-8 x
  * 8-16 items) made no difference beyond the noise. */
@@ -55,7 +56,7 @@ typedef struct gemm_variant_t {
 static const gemm_variant_t gemm_variants[] = {
     {1, 8, 6, 16, 1, 1.55, false, false, false}, /* direct: 6 x 16 per work-item, no local memory */
     /* direct, 8 x 32 per work-item (two float16 per row, 16 accumulators): only where
-     * the device's registers hold 16 floats (see wide_fits). Issue 37 §5: PoCL 7
+     * the device's registers hold 16 floats (see wide_fits). Issue 37 §5: PoCL 3.1
      * (pthread, skylake-avx512 code) on this project's 2-core Xeon (AVX-512), matmul's B
      * [K, N], hgr_bench_gemm -t (CPU time, load 10-11), against the 6 x 16 block:
      * 128 x 384 x 384 78 against 60 GFLOP per CPU-second, 128 x 1536 x 384 69 / 49,
@@ -64,7 +65,12 @@ static const gemm_variant_t gemm_variants[] = {
      * used). 12 x 32 ran within 5 % of 8 x 32 (fewer rows per group to share), 8 x 16
      * and 12 x 16 at the 6 x 16's speed (one B vector per row of broadcasts), and
      * packing B's strip (1x16_6x16_k1_pack) at 0.75-1.15x the 6 x 16 on these aligned
-     * rows. 1.35x the 6 x 16 block's speed in the rule */
+     * rows. 1.35x the 6 x 16 block's speed in the rule. In sessions (bench/gemm_transformer.py:
+     * hgr.InferenceSession with the 6 x 16 tile forced by a tuning record, with this rule,
+     * and ONNX Runtime with 2 threads, in turn, medians, load 8.4), M x K x N 6 x 16 -> 8 x 32
+     * (ORT): 128x384x384 0.56 -> 0.39 ms (0.31), 128x1536x384 3.8 -> 2.4 (1.2), 512x384x384
+     * 0.99 -> 0.75 (0.54), 1024x384x1536 28 -> 20 (16), 16x384x1536 0.32 -> 0.25 (0.14);
+     * bench/notes.md, "GEMM on transformer shapes" */
     {1, 8, 8, 32, 1, 2.1, false, false, true},
     /* direct, B's strip packed: only where B's rows are not 64-byte aligned (see
      * rows_misaligned), where it measured 1.05-1.4x the direct one (its speed here
