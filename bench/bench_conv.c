@@ -154,7 +154,7 @@ cleanup:
 static void describe_plan(const hgr_graph_t* graph, const hgr_device_info_t* info, char* text, size_t capacity) {
   hgr__limits_t limits = {info->max_work_group_size,
                           {info->max_work_item_sizes[0], info->max_work_item_sizes[1], info->max_work_item_sizes[2]},
-                          info->local_mem_bytes};
+                          info->local_mem_bytes, info->native_float_width};
   hgr__op_ctx_t ctx;
   hgr_status_t status = hgr__op_plan(hgr_allocator_system(), graph, 2, NULL, &limits, &ctx);
   if (status) {

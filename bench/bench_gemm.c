@@ -4,7 +4,8 @@
  *
  *   hgr_bench_gemm [-d device] [-r repeats] [-t] M N K VARIANT...
  *
- * VARIANT is a kernel name without "hgr_gemm_" (8x16_4x16_k32, 1x16_4x4_k1_dot: the
+ * VARIANT is a kernel name without "hgr_gemm_" (8x16_4x16_k32, 1x16_4x4_k1_dot,
+ * 1x16_6x16_k1_pack: the
  * names `hgr tune` prints); its work-group and NDRange follow from the name as the
  * plan computes them (runtime/ops/ops_linalg.c). C [M, N] = A [M, K] x B^T + bias,
  * with B stored [N, K] (dense's weights, K contiguous), or with -t stored [K, N]
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
     int tx, ty, rm, rn, bk;
     char kernel_name[96];
     snprintf(kernel_name, sizeof(kernel_name), "hgr_gemm_%s", var->name);
-    if (sscanf(var->name, "%dx%d_%dx%d_k%d", &tx, &ty, &rm, &rn, &bk) != 5 || strstr(var->name, "_pack")) {
+    if (sscanf(var->name, "%dx%d_%dx%d_k%d", &tx, &ty, &rm, &rn, &bk) != 5) {
       fprintf(stderr, "hgr_bench_gemm: '%s' is not a GEMM variant's name (TXxTY_RMxRN_kBK[_dot])\n", var->name);
       return 2;
     }
@@ -136,6 +137,9 @@ int main(int argc, char** argv) {
     for (cl_uint i = 0; i < 11; ++i) fail_cl(clSetKernelArg(var->kernel, 4 + i, sizeof(cl_int), &ints[i]), "clSetKernelArg");
     for (cl_uint i = 0; i < 3; ++i) fail_cl(clSetKernelArg(var->kernel, 15 + i, sizeof(cl_float), &zero), "clSetKernelArg");
     for (cl_uint i = 0; i < 2; ++i) fail_cl(clSetKernelArg(var->kernel, 18 + i, sizeof(cl_int), &wrap[i]), "clSetKernelArg");
+    /* the packed variant's strip of B: k * RN floats of local memory, as the plan's */
+    if (strstr(var->name, "_pack"))
+      fail_cl(clSetKernelArg(var->kernel, 20, (size_t)k * (size_t)rn * sizeof(float), NULL), "clSetKernelArg(pack)");
     var->global[0] = (size_t)((n + tx * rn - 1) / (tx * rn) * tx);
     var->global[1] = (size_t)((m + ty * rm - 1) / (ty * rm) * ty);
     var->global[2] = 1;

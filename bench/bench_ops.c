@@ -127,7 +127,7 @@ hgr_status_t bench_graph_open(hgr_instance_t* instance, const char* json, const 
     const hgr_device_info_t* info = hgr_instance_device(instance, index);
     hgr__limits_t limits = {info->max_work_group_size,
                             {info->max_work_item_sizes[0], info->max_work_item_sizes[1], info->max_work_item_sizes[2]},
-                            info->local_mem_bytes};
+                            info->local_mem_bytes, info->native_float_width};
     hgr__op_ctx_t ctx;
     status = hgr__op_plan(hgr_allocator_system(), out->graph, (uint32_t)hgr_graph_node_count(out->graph) - 1, NULL,
                           &limits, &ctx);

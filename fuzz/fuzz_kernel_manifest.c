@@ -138,7 +138,7 @@ static hgr_graph_t* graph_for(const hgr__op_t* op) {
 
 static void plan(const hgr_kernel_library_t* library, const hgr__op_t* op) {
   hgr_graph_t* graph = graph_for(op);
-  static const hgr__limits_t limits = {256, {256, 256, 256}, 65536};
+  static const hgr__limits_t limits = {256, {256, 256, 256}, 65536, 0};
   hgr__op_ctx_t ctx;
   hgr_status_t status = hgr__op_plan(hgr_allocator_system(), graph, graph->node_count - 1, library, &limits, &ctx);
   if (status) {

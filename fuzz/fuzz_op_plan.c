@@ -144,7 +144,7 @@ static char* build_json(char* text, hgr__limits_t* limits) {
     } else if (!strncmp(line, "limits ", 7)) {
       unsigned long long v[5] = {1, 1, 1, 1, 0};
       if (sscanf(line + 7, "%llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4]) == 5)
-        *limits = (hgr__limits_t){v[0] ? v[0] : 1, {v[1] ? v[1] : 1, v[2] ? v[2] : 1, v[3] ? v[3] : 1}, v[4]};
+        *limits = (hgr__limits_t){v[0] ? v[0] : 1, {v[1] ? v[1] : 1, v[2] ? v[2] : 1, v[3] ? v[3] : 1}, v[4], 0};
     }
   }
   char* json = NULL;
@@ -295,7 +295,7 @@ static bool check_inference(hgr_graph_t* graph, uint32_t node_id, bool planned) 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   char* text = fuzz_string(data, size);
-  hgr__limits_t limit_sets[2] = {{256, {1024, 1024, 64}, 65536}, {1, {1, 1, 1}, 1024}};
+  hgr__limits_t limit_sets[2] = {{256, {1024, 1024, 64}, 65536, 0}, {1, {1, 1, 1}, 1024, 0}};
   char* json = build_json(text, &limit_sets[1]);
   free(text);
   if (!json) return 0;

@@ -19,7 +19,8 @@
  * direct variant below, without local memory; hgr_gemm_1x<TY>_<RM>x<RN>_k1_pack, the
  * direct variant with B's strip packed into local memory, takes one more, last
  * argument: __local float* pack, k * RN floats; hgr_gemm_1x<TY>_<RM>x4_k1_dot, the
- * direct variant for B stored transposed, dot products along K):
+ * direct variant for B stored transposed, dot products along K; hgr_gemm_1x<TY>_<RM>x32_k1,
+ * the direct variant two float16 wide):
  *   (__global const float* a, __global const float* b, __global const float* bias,
  *    __global float* c, int m, int n, int k,
  *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,
@@ -393,6 +394,76 @@
     HGR_GEMM_STORE(RM, RN, row0, jb, j0)                                                          \
   })
 
+/* hgr_gemm_1x<TY>_<RM>x32_k1, the direct variant two vectors wide: the GEMM's
+ * arguments, NDRange and meaning, as hgr_gemm_<TX>x<TY>_<RM>x<RN>_k1 with RN 32 held
+ * as two float16 accumulators per row (OpenCL has no float32). Each step of K loads
+ * two float16 of B's row and broadcasts RM values of A into 2 * RM FMAs: on AVX-512
+ * (32 zmm registers) an 8 x 32 block keeps 16 accumulators in registers, against the
+ * 6 x 16 block's 6, which hides the FMAs' latency and halves A's broadcasts per FMA
+ * (runtime/ops/ops_linalg.c). The last strip (n not a multiple of 32, n >= 32) is read
+ * shifted left as the direct variant's; other strides take a gathered loop. */
+#define HGR_WIDE_ZERO(r, t, u) t acc##r##_lo = (t)(0.0f), acc##r##_hi = (t)(0.0f);
+#define HGR_WIDE_MAD(r, t, la)                                                                    \
+  acc##r##_lo = (t)(a##r[la]) * b_lo + acc##r##_lo;                                               \
+  acc##r##_hi = (t)(a##r[la]) * b_hi + acc##r##_hi;
+#define HGR_WIDE_LO(r, t, u) const t acc##r = acc##r##_lo;
+#define HGR_WIDE_HI(r, t, u) const t acc##r = acc##r##_hi;
+#define HGR_GEMM_DIRECT_WIDE(TY, RM)                                                              \
+  HGR_KERNEL_IF(hgr_gemm_1x##TY##_##RM##x32_k1, \
+  __kernel __attribute__((reqd_work_group_size(1, TY, 1))) void                                   \
+      hgr_gemm_1x##TY##_##RM##x32_k1(                                                             \
+          __global const float* restrict a, __global const float* restrict b,                     \
+          __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
+          int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
+          int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {        \
+    const int p = (int)get_group_id(2);                                                           \
+    const int row0 = (int)get_global_id(1) * RM;                                                  \
+    const int j0 = (int)get_global_id(0) * 32;                                                    \
+    if (row0 >= m || j0 >= n) return;                                                             \
+    a += p * a_batch;                                                                             \
+    b += p * b_batch;                                                                             \
+    c += p * m * n;                                                                               \
+    HGR_REP(RM, HGR_DIRECT_AROW, _, _)                                                            \
+    HGR_REP(RM, HGR_WIDE_ZERO, float16, _)                                                        \
+    const bool plain = b_col == 1 && b_wrap >= n && n >= 32;                                      \
+    const int jb = plain && j0 + 32 > n ? n - 32 : j0;                                            \
+    if (plain && a_depth == 1) {                                                                  \
+      __global const float* b_row = b + jb;                                                       \
+      _Pragma("unroll 2") for (int l = 0; l < k; ++l) {                                           \
+        const float16 b_lo = vload16(0, b_row + l * b_depth);                                     \
+        const float16 b_hi = vload16(1, b_row + l * b_depth);                                     \
+        HGR_REP(RM, HGR_WIDE_MAD, float16, l)                                                     \
+      }                                                                                           \
+    } else if (plain) {                                                                           \
+      __global const float* b_row = b + jb;                                                       \
+      for (int l = 0; l < k; ++l) {                                                               \
+        const float16 b_lo = vload16(0, b_row + l * b_depth);                                     \
+        const float16 b_hi = vload16(1, b_row + l * b_depth);                                     \
+        const int la = l * a_depth;                                                               \
+        HGR_REP(RM, HGR_WIDE_MAD, float16, la)                                                    \
+      }                                                                                           \
+    } else {                                                                                      \
+      int col_offset[32];                                                                         \
+      HGR_GEMM_COL_OFFSETS(32, col_offset)                                                        \
+      for (int l = 0; l < k; ++l) {                                                               \
+        float part[32];                                                                           \
+        for (int j = 0; j < 32; ++j) part[j] = b[l * b_depth + col_offset[j]];                    \
+        const float16 b_lo = vload16(0, part);                                                    \
+        const float16 b_hi = vload16(1, part);                                                    \
+        const int la = l * a_depth;                                                               \
+        HGR_REP(RM, HGR_WIDE_MAD, float16, la)                                                    \
+      }                                                                                           \
+    }                                                                                             \
+    {                                                                                             \
+      HGR_REP(RM, HGR_WIDE_LO, float16, _)                                                        \
+      HGR_GEMM_STORE(RM, 16, row0, jb, j0)                                                        \
+    }                                                                                             \
+    {                                                                                             \
+      HGR_REP(RM, HGR_WIDE_HI, float16, _)                                                        \
+      HGR_GEMM_STORE(RM, 16, row0, jb + 16, max(j0, jb + 16))                                     \
+    }                                                                                             \
+  })
+
 /* hgr_gemm_<TX>x<TY>_<RM>x<RN>_k1_pack, the direct variant with B's strip packed:
  * the GEMM's arguments, NDRange and meaning plus a last one, __local float* pack of
  * k * RN floats (k >= 1). TX is 1: the work-items of a group share one strip of RN
@@ -565,6 +636,7 @@ HGR_GEMM(2, 2, 8, 8, 16)   /* 16 x 16, 4 items, 4 KiB */
 HGR_GEMM(1, 1, 8, 8, 16)   /* 8 x 8, 1 item, 2 KiB */
 HGR_GEMM(1, 1, 4, 4, 8)    /* 4 x 4, 1 item, 512 bytes */
 HGR_GEMM_DIRECT(1, 8, 6, 16) /* 48 x 16, 8 items, no local memory */
+HGR_GEMM_DIRECT_WIDE(8, 8)   /* 64 x 32, 8 items, no local memory */
 HGR_GEMM_DIRECT_PACK(16, 6, 16) /* 96 x 16, 16 items, k * 64 bytes of local memory */
 HGR_GEMM_DOT(16, 4) /* 64 x 4, 16 items, no local memory */
 

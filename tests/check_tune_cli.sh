@@ -20,7 +20,7 @@ if printf '%s' "$output" | grep -q -e "no device matches" -e "no OpenCL device f
 fi
 failed=0
 [ "$code" -eq 0 ] || { echo "check_tune_cli.sh: FAILED: hgr tune exited $code"; failed=1; }
-printf '%s' "$output" | grep -q "candidate 1 of 10" || { echo "check_tune_cli.sh: FAILED: no progress line per candidate"; failed=1; }
+printf '%s' "$output" | grep -q "candidate 1 of 11" || { echo "check_tune_cli.sh: FAILED: no progress line per candidate"; failed=1; }
 printf '%s' "$output" | grep -q "^2 layers (2 nodes)" || { echo "check_tune_cli.sh: FAILED: not 2 layers tuned"; failed=1; }
 printf '%s' "$output" | grep -q "tuning records written to $dir/tuning.tsv" || { echo "check_tune_cli.sh: FAILED: no records written"; failed=1; }
 [ "$(grep -c 'gemm:' "$dir/tuning.tsv" 2>/dev/null)" = 2 ] || { echo "check_tune_cli.sh: FAILED: tuning.tsv does not hold 2 records"; failed=1; }

@@ -392,7 +392,7 @@ static hgr_graph_t* load_graph(const char* op, const char* attrs, uint32_t num_o
   return graph;
 }
 
-static const hgr__limits_t limits = {256, {256, 256, 64}, 65536};
+static const hgr__limits_t limits = {256, {256, 256, 64}, 65536, 0};
 
 static void expect_plan(hgr_graph_t* graph, const hgr_kernel_library_t* library, const char* message) {
   hgr__op_ctx_t ctx;

@@ -159,7 +159,7 @@ static uint32_t conv_candidate_launches = 0; /* the launches it must plan */
  * conv_candidate_kernel in its last launch. */
 static void expect_candidate_kernel(const hgr_optest_t* t) {
   if (conv_candidate == UINT32_MAX || !conv_candidate_kernel) return;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, conv_candidate};
   hgr__op_ctx_t ctx;
   plan_tuned_for(t, &roomy, &tuning, &ctx);
@@ -582,7 +582,7 @@ static void tiles_follow_device_limits(void** state) {
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 64, 56, 56});
 
   hgr__op_ctx_t ctx;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   plan_for(&t, &roomy, &ctx);
   assert_int_equal(ctx.launch_count, 1);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
@@ -592,14 +592,14 @@ static void tiles_follow_device_limits(void** state) {
   assert_true(launch->local[2] * 8 <= 64); /* at most 64 output channels per work-group */
   hgr__op_ctx_free(&ctx);
 
-  hgr__limits_t single = {1, {1, 1, 1}, 64 * 1024};
+  hgr__limits_t single = {1, {1, 1, 1}, 64 * 1024, 0};
   plan_for(&t, &single, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
   launch = &ctx.launches[0].launch;
   assert_true(launch->local[0] == 1 && launch->local[1] == 1 && launch->local[2] == 1);
   hgr__op_ctx_free(&ctx);
 
-  hgr__limits_t no_local = {256, {256, 256, 256}, 0};
+  hgr__limits_t no_local = {256, {256, 256, 256}, 0, 0};
   plan_for(&t, &no_local, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
   hgr__op_ctx_free(&ctx);
@@ -612,7 +612,7 @@ static void tiles_follow_device_limits(void** state) {
  * kernel (3x3 or any size). */
 static void groups_tile_when_wide_enough(void** state) {
   (void)state;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   hgr__op_ctx_t ctx;
   hgr_optest_t t;
   hgr_optest_init(&t, "conv2d", "\"padding\": \"2\", \"groups\": \"2\"");
@@ -792,7 +792,7 @@ static void pointwise_convs_plan_the_gemm(void** state) {
   hgr_optest_input(&t, "float32", 1, (int64_t[]){128});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){2, 128, 14, 14});
   hgr__op_ctx_t ctx;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   plan_for(&t, &roomy, &ctx);
   assert_int_equal(ctx.launch_count, 1);
   assert_true(!strncmp(ctx.launches[0].kernel, "hgr_gemm_", 9));
@@ -800,7 +800,7 @@ static void pointwise_convs_plan_the_gemm(void** state) {
   assert_string_equal(ctx.launches[0].source, "linalg");
   assert_int_equal(ctx.launches[0].launch.global[2], 2); /* one GEMM per image */
   hgr__op_ctx_free(&ctx);
-  hgr__limits_t no_local = {256, {256, 256, 256}, 0};
+  hgr__limits_t no_local = {256, {256, 256, 256}, 0, 0};
   plan_for(&t, &no_local, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_rows_6x16");
   assert_null(ctx.launches[0].source);
@@ -874,7 +874,7 @@ static void strided_implicit_gemm_matches_reference(void** state) {
  * tiled kernel. */
 static void strided_layers_plan_the_implicit_gemm_where_large(void** state) {
   (void)state;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   hgr__op_ctx_t ctx;
   hgr_optest_t t;
   hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"strides\": \"[2, 2]\"");
@@ -908,7 +908,7 @@ static void narrow_groups_plan_the_implicit_gemm(void** state) {
   hgr_optest_input(&t, "float32", 1, (int64_t[]){64});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 64, 14, 14});
   hgr__op_ctx_t ctx;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   plan_for(&t, &roomy, &ctx);
   assert_int_equal(ctx.launch_count, 1);
   assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv_gemm_", 14));
@@ -918,7 +918,7 @@ static void narrow_groups_plan_the_implicit_gemm(void** state) {
   /* the table: 8 geometry values, then 3 per tap (4 channels x 9 taps) */
   assert_int_equal(ctx.launches[0].meta_count, 8 + 3 * 4 * 9);
   hgr__op_ctx_free(&ctx);
-  hgr__limits_t no_local = {256, {256, 256, 256}, 0};
+  hgr__limits_t no_local = {256, {256, 256, 256}, 0, 0};
   plan_for(&t, &no_local, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
   hgr__op_ctx_free(&ctx);
@@ -986,7 +986,7 @@ static void rows_kernel_matches_reference(void** state) {
  * grid pixels x 6 output channels per work-item, images in z. */
 static void rows_kernel_plans_where_it_fits(void** state) {
   (void)state;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   static const struct {
     int64_t x[4], w[4], y[4];
     const char* attrs;
@@ -1033,7 +1033,7 @@ static void rows_kernel_plans_where_it_fits(void** state) {
  * their own. */
 static void rows_kernel_is_a_tuning_candidate(void** state) {
   (void)state;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   hgr_optest_t t;
   hgr_optest_init(&t, "conv2d", "\"padding\": \"1\"");
   hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 64, 14, 14});
@@ -1171,7 +1171,7 @@ static void rows_s2_two_row_kernel_matches_reference(void** state) {
  * output row (or 8 of two, for rows of 7) x 6 output channels per work-item. */
 static void rows_s2_kernel_plans_where_it_fits(void** state) {
   (void)state;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   static const struct {
     int64_t x[4], w[4], y[4];
     const char* attrs;
@@ -1251,7 +1251,7 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
  * kernel). */
 static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
   (void)state;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   static const struct {
     int64_t x[4], w[4], y[4];
     const char* kernels[3]; /* prefixes, of the last launch */
@@ -1358,7 +1358,7 @@ static void pooled_convs_match_reference(void** state) {
   };
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 41);
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   for (size_t i = 0; i < COUNT(cases); ++i) {
     memcpy(conv_pool, cases[i].pool, sizeof(conv_pool));
     hgr_optest_t t;

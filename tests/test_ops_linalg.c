@@ -468,9 +468,9 @@ static void tiny_device_limits_get_a_variant_that_fits(void** state) {
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 15);
   static const hgr__limits_t limits[] = {
-      {1, {1, 1, 1}, 32768},    {4, {4, 4, 4}, 32768},       {1024, {1, 1024, 64}, 32768},
-      {16, {16, 16, 16}, 8192}, {256, {256, 256, 256}, 600}, {64, {64, 64, 64}, 16384},
-      {4096, {4096, 4096, 4096}, 1 << 20},
+      {1, {1, 1, 1}, 32768, 0},    {4, {4, 4, 4}, 32768, 0},       {1024, {1, 1024, 64}, 32768, 0},
+      {16, {16, 16, 16}, 8192, 0}, {256, {256, 256, 256}, 600, 0}, {64, {64, 64, 64}, 16384, 0},
+      {4096, {4096, 4096, 4096}, 1 << 20, 0},
   };
   for (size_t s = 0; s < sizeof(limits) / sizeof(limits[0]); ++s) {
     int64_t m = 37, n = 21, k = 19;
@@ -528,7 +528,7 @@ static void tiny_device_limits_get_a_variant_that_fits(void** state) {
   hgr_optest_input(&t, "float32", 2, (int64_t[]){2, 3});
   hgr_optest_input(&t, "float32", 2, (int64_t[]){3, 4});
   hgr_optest_output(&t, "float32", 2, (int64_t[]){2, 4});
-  hgr__limits_t none = {64, {64, 64, 64}, 256};
+  hgr__limits_t none = {64, {64, 64, 64}, 256, 0};
   hgr_graph_t* graph = NULL;
   hgr__op_ctx_t ctx;
   ASSERT_STATUS(plan_for(&t, &none, &graph, &ctx), HGR_STATUS_INVALID_ARGUMENT,
@@ -584,7 +584,7 @@ static void contiguous_matmul_plans_the_direct_gemm(void** state) {
     hgr_optest_input(&t, "float32", 2, cases[c].transpose_a ? (int64_t[]){k, m} : (int64_t[]){m, k});
     hgr_optest_input(&t, "float32", 2, cases[c].transpose_b ? (int64_t[]){n, k} : (int64_t[]){k, n});
     hgr_optest_output(&t, "float32", 2, (int64_t[]){m, n});
-    hgr__limits_t limits = {cases[c].max_work_group, {1024, 1024, 1024}, 64 * 1024};
+    hgr__limits_t limits = {cases[c].max_work_group, {1024, 1024, 1024}, 64 * 1024, 0};
     for (int d = 0; d < 3; ++d)
       if (limits.max_work_item[d] > limits.max_work_group) limits.max_work_item[d] = limits.max_work_group;
     hgr_graph_t* graph = NULL;
@@ -626,7 +626,7 @@ static void dense_plans_the_dot_gemm_on_pocl_cpu_drivers(void** state) {
     int64_t m, n, k;
   } shapes[] = {{"dense", 64, 2048, 1024}, {"dense", 64, 37, 512}, {"dense", 63, 256, 64},
                 {"dense", 5, 3, 7},        {"matmul", 64, 256, 64}};
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   for (size_t d = 0; d < sizeof(devices) / sizeof(devices[0]); ++d)
     for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); ++s) {
       bool dense = !strcmp(shapes[s].op, "dense");
@@ -665,7 +665,7 @@ static void dense_plans_the_dot_gemm_on_pocl_cpu_drivers(void** state) {
 /* dense on one row of data plans the matrix-vector kernel, several rows the GEMM. */
 static void one_row_dense_plans_the_gemv(void** state) {
   (void)state;
-  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024};
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   for (int64_t rows = 1; rows <= 2; ++rows) {
     hgr_optest_t t;
     hgr_optest_init(&t, "dense", NULL);

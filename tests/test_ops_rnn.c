@@ -393,7 +393,7 @@ static void plan_layout(int64_t hidden, bool transposed, const hgr__tuning_t* tu
   hgr_graph_t* graph = NULL;
   ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
   free(json);
-  hgr__limits_t limits = {256, {256, 256, 256}, 32 * 1024};
+  hgr__limits_t limits = {256, {256, 256, 256}, 32 * 1024, 0};
   hgr__op_ctx_t ctx;
   ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, 2, NULL, &limits, tuning, &ctx));
   char key[64];

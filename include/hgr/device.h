@@ -78,6 +78,8 @@ typedef struct hgr_device_info_t {
   uint64_t timer_resolution_ns;/* CL_DEVICE_PROFILING_TIMER_RESOLUTION */
   bool compiler_available;     /* CL_DEVICE_COMPILER_AVAILABLE: builds programs from source
                                   (a binary-only device runs only the kernel library's binaries) */
+  uint32_t native_float_width; /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT: floats per vector register
+                                  (PoCL's CPU driver: 16 with AVX-512, 8 with AVX2); 0 unknown */
 } hgr_device_info_t;
 
 /* A platform that discovery skipped, and why. */

@@ -110,6 +110,12 @@ hgr_status_t hgr__device_query(hgr_allocator_t allocator, cl_platform_id platfor
                       NULL) != CL_SUCCESS)
     double_config = 0;
 
+  /* A hint (kernels vectorize for it), not a limit: unknown (0) where the query fails. */
+  cl_uint native_float_width = 0;
+  if (clGetDeviceInfo(device, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof(native_float_width), &native_float_width,
+                      NULL) != CL_SUCCESS)
+    native_float_width = 0;
+
   int major = 0, minor = 0;
   if (sscanf(version, "OpenCL %d.%d", &major, &minor) != 2) major = minor = 0;
 
@@ -133,6 +139,7 @@ hgr_status_t hgr__device_query(hgr_allocator_t allocator, cl_platform_id platfor
   for (int d = 0; d < 3; ++d) info->max_work_item_sizes[d] = max_items[d];
   info->timer_resolution_ns = timer_resolution;
   info->compiler_available = compiler == CL_TRUE;
+  info->native_float_width = native_float_width;
   info->unified_memory = unified == CL_TRUE;
   info->fp16 = strstr(extensions, "cl_khr_fp16") != NULL;
   info->fp64 = strstr(extensions, "cl_khr_fp64") != NULL || double_config != 0;

@@ -123,6 +123,7 @@ static void device_limits(const hgr__device_t* device, hgr__limits_t* limits) {
   for (int d = 0; d < 3; ++d)
     limits->max_work_item[d] = device->info.max_work_item_sizes[d] ? device->info.max_work_item_sizes[d] : 1;
   limits->local_mem_bytes = device->info.local_mem_bytes;
+  limits->native_float_width = device->info.native_float_width;
 }
 
 static const char* key_spec(const hgr_executor_t* executor, uint32_t entry_id, char* buffer, size_t capacity) {

@@ -144,7 +144,7 @@ static hgr_status_t infer_outputs(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
 
 /* No device: inference checks shapes, dtypes and attrs, never launch limits. */
 static const hgr__limits_t generous_limits = {SIZE_MAX / 2, {SIZE_MAX / 2, SIZE_MAX / 2, SIZE_MAX / 2},
-                                              UINT64_MAX / 2};
+                                              UINT64_MAX / 2, 0};
 
 hgr_status_t hgr__op_infer(const hgr_graph_t* graph, uint32_t node_id, const hgr_kernel_library_t* library,
                            hgr__entry_t* out_outputs) {

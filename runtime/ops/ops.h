@@ -90,6 +90,9 @@ typedef struct hgr__limits_t {
   size_t max_work_group;   /* min(device, CL_KERNEL_WORK_GROUP_SIZE once known) */
   size_t max_work_item[3];
   uint64_t local_mem_bytes;
+  /* floats per vector register (CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT); 0 unknown. Not
+   * a limit: the GEMM takes its two-vector-wide register block only at 16 or more */
+  uint32_t native_float_width;
 } hgr__limits_t;
 
 typedef struct hgr__op_t hgr__op_t;

@@ -38,7 +38,8 @@
  * 512 x 512 x 512 relative to the first tiled one's, measured on PoCL 3.1 (pthread,
  * this project's 2-vCPU Zen 5 VM, AVX2 code) in CPU time, which the other load on
  * the VM disturbs far less than wall time: 80 (direct 6 x 16), 52, 46, 44, 29, 23,
- * 19 and 10 GFLOP per CPU-second. Wider register blocks (8 x 16) spill, and tiles
+ * 19 and 10 GFLOP per CPU-second. Wider register blocks (8 x 16) spill there (AVX2;
+ * with AVX-512's 32 registers 8 x 32 runs, see below), and tiles
  * beyond 128 x 128 or deeper than 32 gained nothing. The direct variant's 6 x 16
  * block beat 4 x 16 (65), 6 x 8 (49) and 8 x 8 (60); its work-group shape (1-8 x
  * 8-16 items) made no difference beyond the noise. */
@@ -47,30 +48,48 @@ typedef struct gemm_variant_t {
   double relative_speed;
   bool pack; /* a direct variant that copies B's strip into local memory first */
   bool dot;  /* a direct variant for B stored transposed: dot products along K, 8 at a time */
+  bool wide; /* a direct variant two float16 wide: only on devices with 16-float registers */
 } gemm_variant_t;
 
 /* The variants are the GEMM's tile candidates (hgr__op_choose_tile): pick_variant
  * is the rule over the limits, a tuning record may name another. */
 static const gemm_variant_t gemm_variants[] = {
-    {1, 8, 6, 16, 1, 1.55, false, false},   /* direct: 6 x 16 per work-item, no local memory */
+    {1, 8, 6, 16, 1, 1.55, false, false, false}, /* direct: 6 x 16 per work-item, no local memory */
+    /* direct, 8 x 32 per work-item (two float16 per row, 16 accumulators): only where
+     * the device's registers hold 16 floats (see wide_fits). Issue 37 §5: PoCL 3.1
+     * (pthread, skylake-avx512 code) on this project's 2-core Xeon (AVX-512), matmul's B
+     * [K, N], hgr_bench_gemm -t (CPU time, load 10-11), against the 6 x 16 block:
+     * 128 x 384 x 384 78 against 60 GFLOP per CPU-second, 128 x 1536 x 384 69 / 49,
+     * 128 x 384 x 1536 77 / 56, 512 x 384 x 384 115 / 84, 512^3 110 / 81, 1024 x 1536
+     * x 384 74 / 55, 32 x 384 x 384 70 / 47; 16 x 1536 x 384 38 / 44 (2 of 8 rows
+     * used). 12 x 32 ran within 5 % of 8 x 32 (fewer rows per group to share), 8 x 16
+     * and 12 x 16 at the 6 x 16's speed (one B vector per row of broadcasts), and
+     * packing B's strip (1x16_6x16_k1_pack) at 0.75-1.15x the 6 x 16 on these aligned
+     * rows. 1.35x the 6 x 16 block's speed in the rule. In sessions (bench/gemm_transformer.py:
+     * hgr.InferenceSession with the 6 x 16 tile forced by a tuning record, with this rule,
+     * and ONNX Runtime with 2 threads, in turn, medians, load 8.4), M x K x N 6 x 16 -> 8 x 32
+     * (ORT): 128x384x384 0.56 -> 0.39 ms (0.31), 128x1536x384 3.8 -> 2.4 (1.2), 512x384x384
+     * 0.99 -> 0.75 (0.54), 1024x384x1536 28 -> 20 (16), 16x384x1536 0.32 -> 0.25 (0.14);
+     * bench/notes.md, "GEMM on transformer shapes" */
+    {1, 8, 8, 32, 1, 2.1, false, false, true},
     /* direct, B's strip packed: only where B's rows are not 64-byte aligned (see
      * rows_misaligned), where it measured 1.05-1.4x the direct one (its speed here
      * only has to rank it above the direct one there) */
-    {1, 16, 6, 16, 1, 1.75, true, false},
+    {1, 16, 6, 16, 1, 1.75, true, false, false},
     /* direct, dot products: B's columns contiguous (dense), which no other direct
      * variant takes; its speed is against the first tiled variant on the same layout
      * (dense 512 x 512 x 512 on PoCL, CPU time: 93-97 against 66-67 GFLOP/s). Its
      * 4 x 4 block of float8 accumulators ran 64 x 2048 x 1024 within 3 % of 5 x 4,
      * 6 x 4 and float16 ones, faster than those at K 64-256 (float16 gathers any
      * depth below 16), and 1.3-1.5x narrower blocks (2 x 4, 4 x 2, 2 x 8) */
-    {1, 16, 4, 4, 1, 1.4, false, true},
-    {8, 32, 4, 16, 32, 1.0, false, false},  /* 128 x 128 tiles, 64 KiB of local memory */
-    {8, 16, 4, 16, 32, 0.88, false, false}, /* 64 x 128, 48 KiB */
-    {4, 16, 4, 16, 32, 0.84, false, false}, /* 64 x 64, 32 KiB */
-    {4, 4, 8, 8, 16, 0.55, false, false},   /* 32 x 32, 8 KiB */
-    {2, 2, 8, 8, 16, 0.44, false, false},   /* 16 x 16, 4 KiB */
-    {1, 1, 8, 8, 16, 0.36, false, false},   /* 8 x 8, one work-item, 2 KiB */
-    {1, 1, 4, 4, 8, 0.19, false, false},    /* 4 x 4, one work-item, 512 bytes */
+    {1, 16, 4, 4, 1, 1.4, false, true, false},
+    {8, 32, 4, 16, 32, 1.0, false, false, false},  /* 128 x 128 tiles, 64 KiB of local memory */
+    {8, 16, 4, 16, 32, 0.88, false, false, false}, /* 64 x 128, 48 KiB */
+    {4, 16, 4, 16, 32, 0.84, false, false, false}, /* 64 x 64, 32 KiB */
+    {4, 4, 8, 8, 16, 0.55, false, false, false},   /* 32 x 32, 8 KiB */
+    {2, 2, 8, 8, 16, 0.44, false, false, false},   /* 16 x 16, 4 KiB */
+    {1, 1, 8, 8, 16, 0.36, false, false, false},   /* 8 x 8, one work-item, 2 KiB */
+    {1, 1, 4, 4, 8, 0.19, false, false, false},    /* 4 x 4, one work-item, 512 bytes */
 };
 #define GEMM_VARIANT_COUNT (sizeof(gemm_variants) / sizeof(gemm_variants[0]))
 
@@ -86,7 +105,7 @@ static uint64_t variant_local_bytes(const gemm_variant_t* v, int64_t k) {
 /* The candidates' names, in gemm_variants' order: the kernel's name without its
  * "hgr_gemm_" prefix. */
 static const char* const gemm_variant_names[] = {
-    "1x8_6x16_k1", "1x16_6x16_k1_pack", "1x16_4x4_k1_dot", "8x32_4x16_k32", "8x16_4x16_k32", "4x16_4x16_k32", "4x4_8x8_k16", "2x2_8x8_k16", "1x1_8x8_k16", "1x1_4x4_k8",
+    "1x8_6x16_k1", "1x8_8x32_k1", "1x16_6x16_k1_pack", "1x16_4x4_k1_dot", "8x32_4x16_k32", "8x16_4x16_k32", "4x16_4x16_k32", "4x4_8x8_k16", "2x2_8x8_k16", "1x1_8x8_k16", "1x1_4x4_k8",
 };
 _Static_assert(sizeof(gemm_variant_names) / sizeof(gemm_variant_names[0]) == GEMM_VARIANT_COUNT,
                "a name per GEMM variant");
@@ -119,6 +138,14 @@ static bool direct_fits(const gemm_variant_t* v, const gemm_t* g, bool im2col) {
  * (28 x 28, 56 x 56) the copy cost 0-10 %: the rule keeps the direct variant there. */
 static bool rows_misaligned(const gemm_t* g) { return g->b_depth % 16 != 0 || g->n % 16 != 0; }
 
+/* Whether the rule may take the wide direct variant v on the device: its 16 float16
+ * accumulators, two B vectors and a broadcast fit 32 registers of 16 floats
+ * (AVX-512); with 8-float registers (AVX2: 16 of them) the block would spill, as the
+ * 8 x 16 one did there (see gemm_variants). Every other variant qualifies. */
+static bool wide_fits(const hgr__limits_t* limits, const gemm_variant_t* v) {
+  return !v->wide || limits->native_float_width >= 16;
+}
+
 /* The kernels the GEMM's plan picks at other sizes (m and n follow the inputs'
  * shapes, k mostly the weights): every tile that fits the limits at depth k (the
  * direct ones where the layout takes them at some n), and the GEMV where a row of
@@ -128,7 +155,9 @@ static void add_siblings(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const gemm_t
   wide.n = INT64_MAX; /* direct_fits at some n */
   for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i) {
     const gemm_variant_t* v = &gemm_variants[i];
-    if (!variant_fits(&ctx->limits, v, g) || (variant_is_direct(v) && !direct_fits(v, &wide, im2col))) continue;
+    if (!variant_fits(&ctx->limits, v, g) || !wide_fits(&ctx->limits, v) ||
+        (variant_is_direct(v) && !direct_fits(v, &wide, im2col)))
+      continue;
     char kernel[64];
     snprintf(kernel, sizeof(kernel), "hgr_%sgemm_%s", im2col ? "conv_" : "", gemm_variant_names[i]);
     hgr__launch_sibling(ctx, l, kernel);
@@ -162,8 +191,10 @@ static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gem
   for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i) {
     const gemm_variant_t* v = &gemm_variants[i];
     bool direct = variant_is_direct(v);
+    /* the wide variant on aligned rows only: on misaligned ones its vloads straddle
+     * cache lines as the 6 x 16 block's do, where the packed variant is measured */
     if (!variant_fits(limits, v, g) || (direct && !direct_fits(v, g, im2col)) || (v->pack && !rows_misaligned(g)) ||
-        (v->dot && !dot))
+        (v->dot && !dot) || !wide_fits(limits, v) || (v->wide && rows_misaligned(g)))
       continue;
     double work = (double)ceil_to((uint64_t)g->m, (uint64_t)(direct ? v->rm : v->ty * v->rm)) *
                   (double)ceil_to((uint64_t)g->n, (uint64_t)(direct ? v->rn : v->tx * v->rn)) *

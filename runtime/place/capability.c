@@ -16,6 +16,7 @@ static void device_limits(const hgr_device_info_t* device, hgr__limits_t* limits
   for (int d = 0; d < 3; ++d)
     limits->max_work_item[d] = device->max_work_item_sizes[d] ? device->max_work_item_sizes[d] : 1;
   limits->local_mem_bytes = device->local_mem_bytes;
+  limits->native_float_width = device->native_float_width;
 }
 
 /* The first dtype of the node's entries the device lacks ("float16", "float64"),
@@ -100,7 +101,7 @@ hgr_status_t hgr__place_problem_fill(hgr__place_problem_t* problem) {
     /* An op nobody has is the graph's error, not a device's. */
     if (node->is_op && strcmp(node->func_name, "__nop") && strcmp(node->func_name, "__copy") &&
         !hgr__op_lookup(node->func_name, problem->kernels)) {
-      hgr__limits_t limits = {SIZE_MAX, {SIZE_MAX, SIZE_MAX, SIZE_MAX}, UINT64_MAX};
+      hgr__limits_t limits = {SIZE_MAX, {SIZE_MAX, SIZE_MAX, SIZE_MAX}, UINT64_MAX, 0};
       hgr__op_ctx_t ctx;
       hgr_status_t status = hgr__op_plan(hgr__graph_allocator(graph), graph, node_id, problem->kernels, &limits, &ctx);
       if (!status) hgr__op_ctx_free(&ctx);

@@ -206,7 +206,7 @@ hgr_status_t hgr__place_verify(const hgr_graph_t* placed, const hgr_kernel_libra
   HGR_RETURN_IF_ERROR(check_devices(placed));
   HGR_RETURN_IF_ERROR(check_sharing(placed, kernels));
   /* What the executor will ask of every op node, with no device's limits. */
-  hgr__limits_t limits = {1024, {1024, 1024, 1024}, (uint64_t)1 << 30};
+  hgr__limits_t limits = {1024, {1024, 1024, 1024}, (uint64_t)1 << 30, 0};
   for (uint32_t n = 0; n < placed->node_count; ++n) {
     const hgr__node_t* node = &placed->nodes[n];
     if (!node->is_op || is_func(node, "__nop") || is_func(node, "__copy")) continue;
