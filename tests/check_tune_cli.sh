@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_tune_cli.sh HGR TMP_DIR: `hgr tune` on examples/mlp.json (two dense layers)
+# check_tune_cli.sh HGR TMP_DIR: `hgr tune` on examples/mlp.json (two dense layers, a softmax)
 # on pocl:0 and pocl:1 writes tuning records into a cache directory of its own, and
 # `hgr run --verbose` then takes them: it reports each dense node's tile "from
 # tuned" and the output still matches the expected values. Exits 77 when pocl is
@@ -21,7 +21,8 @@ fi
 failed=0
 [ "$code" -eq 0 ] || { echo "check_tune_cli.sh: FAILED: hgr tune exited $code"; failed=1; }
 printf '%s' "$output" | grep -q "candidate 1 of 11" || { echo "check_tune_cli.sh: FAILED: no progress line per candidate"; failed=1; }
-printf '%s' "$output" | grep -q "^2 layers (2 nodes)" || { echo "check_tune_cli.sh: FAILED: not 2 layers tuned"; failed=1; }
+# the two dense layers and the softmax's rows (vectors or groups)
+printf '%s' "$output" | grep -q "^3 layers (3 nodes)" || { echo "check_tune_cli.sh: FAILED: not 3 layers tuned"; failed=1; }
 printf '%s' "$output" | grep -q "tuning records written to $dir/tuning.tsv" || { echo "check_tune_cli.sh: FAILED: no records written"; failed=1; }
 [ "$(grep -c 'gemm:' "$dir/tuning.tsv" 2>/dev/null)" = 2 ] || { echo "check_tune_cli.sh: FAILED: tuning.tsv does not hold 2 records"; failed=1; }
 output="$("$hgr" run examples/mlp.json --params examples/mlp.params --input x=examples/mlp_x.npy \

@@ -146,8 +146,8 @@ static bool rows_in_vectors(hgr__op_ctx_t* ctx, const axis_view_t* view) {
   if (view->inner != 1) return false;
   static const char* const names[] = {"groups_or_columns", "vectors"};
   const bool fits[2] = {true, true};
-  char key[48];
-  snprintf(key, sizeof(key), "%s rows", ctx->op->name);
+  char key[64]; /* a record for one row length: a short row's choice says nothing of a long one's */
+  snprintf(key, sizeof(key), "%s rows of %u", ctx->op->name, view->len);
   return hgr__op_choose_tile(ctx, key, names, fits, 2, hgr__op_loops_work_items(ctx) ? 1 : 0) == 1;
 }
 
