@@ -31,8 +31,9 @@ hgr="$build_dir/tools/hgr"
   echo "Per-call time of a BERT-like encoder and a ViT-S/16 built by \`bench/transformer.py\` from"
   echo "\`python/tests/transformer_models.py\` (seeded random weights, written as torch.onnx writes them),"
   echo "one \`hgr.InferenceSession\` per model on $device against ONNX Runtime's CPU provider (intra-op"
-  echo "threads = cores) in the same process, called in turn: each the median of $calls calls after 3 warm-up"
-  echo "calls, the outputs compared. Measured $started, load average $before at the start and $(loadavg) at the end."
+  echo "threads = cores) in the same process, taking turns in blocks of 5 calls (each block after one untimed"
+  echo "call, so that neither is timed while the other's threads still spin): each the median of $calls calls"
+  echo "after 3 warm-up calls, the outputs compared. Measured $started, load average $before at the start and $(loadavg) at the end."
   echo
   echo "    bench/transformer.sh"
   echo
