@@ -98,22 +98,9 @@ static bool plain_batch_matmul(const hgr_graph_t* graph, uint32_t n, bool* trans
   return true;
 }
 
-/* The data of the param that input node n is, when it has `bytes` bytes of dtype. */
-static const void* param_data(const finder_t* f, uint32_t n, hgr_dtype_t dtype, uint64_t bytes) {
-  const hgr__node_t* node = &f->graph->nodes[n];
-  if (node->is_op || !f->params) return NULL;
-  for (size_t p = 0; p < hgr_params_count(f->params); ++p) {
-    hgr_tensor_info_t info;
-    const void* data = NULL;
-    if (hgr_params_get(f->params, p, &info, &data) || strcmp(info.name, node->name)) continue;
-    return hgr__dtype_same(info.dtype, dtype) && info.bytes == bytes ? data : NULL;
-  }
-  return NULL;
-}
-
 /* The value of the float32 param of one element that input node n is. */
 static bool scalar_param(const finder_t* f, uint32_t n, double* out) {
-  const void* data = param_data(f, n, HGR__DTYPE_F32, sizeof(float));
+  const void* data = hgr__pass_param_data(f->graph, f->params, n, HGR__DTYPE_F32, sizeof(float));
   if (!data) return false;
   float value;
   memcpy(&value, data, sizeof(value));
@@ -126,9 +113,11 @@ static bool scalar_param(const finder_t* f, uint32_t n, double* out) {
  * N >= M, so that every row keeps a key. */
 static bool causal_param(const finder_t* f, uint32_t n, int64_t m_rows, int64_t n_keys) {
   const hgr__entry_t* e = &f->graph->entries[f->graph->node_row_ptr[n]];
-  if (e->ndim < 2 || e->shape[e->ndim - 2] != m_rows || e->shape[e->ndim - 1] != n_keys || n_keys < m_rows) return false;
+  if (e->ndim < 2 || e->shape[e->ndim - 2] != m_rows || e->shape[e->ndim - 1] != n_keys || n_keys < m_rows)
+    return false;
   if (e->element_count != (uint64_t)(m_rows * n_keys)) return false;
-  const uint8_t* keep = param_data(f, n, (hgr_dtype_t){HGR_DTYPE_UINT, 1, 1}, e->element_count);
+  const hgr_dtype_t bool_dtype = {HGR_DTYPE_UINT, 1, 1};
+  const uint8_t* keep = hgr__pass_param_data(f->graph, f->params, n, bool_dtype, e->element_count);
   if (!keep) return false;
   for (int64_t m = 0; m < m_rows; ++m)
     for (int64_t k = 0; k < n_keys; ++k)

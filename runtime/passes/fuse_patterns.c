@@ -99,19 +99,9 @@ static uint32_t producer(const finder_t* f, hgr__entry_ref_t ref, const char* fu
 
 /* A scalar param's value (*out) when ref is one (one float32 element); else false. */
 static bool constant_value(const finder_t* f, hgr__entry_ref_t ref, float* out) {
-  const hgr__node_t* node = &f->graph->nodes[ref.node_id];
-  const hgr__entry_t* entry = entry_of(f, ref);
-  size_t index = 0;
-  if (node->is_op || !f->params || entry->element_count != 1 || !hgr__dtype_same(entry->dtype, HGR__DTYPE_F32))
-    return false;
-  hgr_status_t status = hgr_params_find(f->params, node->name, &index);
-  hgr_tensor_info_t info;
-  const void* data = NULL;
-  if (!status) status = hgr_params_get(f->params, index, &info, &data);
-  bool found = !status && hgr__dtype_same(info.dtype, HGR__DTYPE_F32) && info.bytes == sizeof(float);
-  hgr_status_free(status);
-  if (found) memcpy(out, data, sizeof(*out));
-  return found;
+  const void* data = hgr__pass_param_data(f->graph, f->params, ref.node_id, HGR__DTYPE_F32, sizeof(float));
+  if (data) memcpy(out, data, sizeof(*out));
+  return data != NULL;
 }
 
 /* Whether ref is a scalar param within the relative tolerance of want (not 0). */

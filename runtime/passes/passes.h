@@ -98,6 +98,11 @@ bool hgr__pass_fusable_attr(const hgr__node_t* node, const hgr__fusable_t* op, u
  * graph output, and sets head (zeroed, per entry) for graph outputs. */
 void hgr__pass_count_uses(const hgr_graph_t* graph, uint32_t* uses, bool* head);
 
+/* The data of the param that graph input node n is, when params holds it with that
+ * dtype and that many bytes; else NULL (an op node, no params, another param). */
+const void* hgr__pass_param_data(const hgr_graph_t* graph, const hgr_params_t* params, uint32_t n, hgr_dtype_t dtype,
+                                 uint64_t bytes);
+
 /* qsort/bsearch order of uint32_t node ids, ascending. */
 int hgr__pass_compare_ids(const void* a, const void* b);
 

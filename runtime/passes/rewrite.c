@@ -59,6 +59,20 @@ void hgr__pass_count_uses(const hgr_graph_t* graph, uint32_t* uses, bool* head) 
   }
 }
 
+const void* hgr__pass_param_data(const hgr_graph_t* graph, const hgr_params_t* params, uint32_t n, hgr_dtype_t dtype,
+                                 uint64_t bytes) {
+  const hgr__node_t* node = &graph->nodes[n];
+  size_t index = 0;
+  if (node->is_op || !params) return NULL;
+  hgr_status_t status = hgr_params_find(params, node->name, &index);
+  hgr_tensor_info_t info;
+  const void* data = NULL;
+  if (!status) status = hgr_params_get(params, index, &info, &data);
+  bool found = !status && hgr__dtype_same(info.dtype, dtype) && info.bytes == bytes;
+  hgr_status_free(status);
+  return found ? data : NULL;
+}
+
 int hgr__pass_compare_ids(const void* a, const void* b) {
   uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
   return x < y ? -1 : x > y;
