@@ -211,6 +211,30 @@ static void a_string_attr_without_bytes_reads_as_empty(void** state) {
                 "attr 'mode' = \"\" is not constant");
 }
 
+/* Found by hgr_fuzz_onnx under UBSan (CI, stop 47): an LSTM's hidden_size of -2^63
+ * times its 4 gates overflowed before anything compared it with R's shape. Its twin:
+ * a ConvTranspose of no input channels took a group of 2^40, and the weight's 2^40
+ * channels per group times it overflowed. Both attrs are bounded before any product. */
+static void an_attr_is_bounded_before_it_is_multiplied(void** state) {
+  (void)state;
+  ASSERT_STATUS(load("lstm_hidden_size_int64_min.onnx"), HGR_STATUS_INVALID_ARGUMENT, "node 0 'y' (LSTM, opset 13)",
+                "attr 'hidden_size' = -9223372036854775808; it must be between 1 and 2^31 - 1");
+  ASSERT_STATUS(load("conv_transpose_group_2e40_of_no_channels.onnx"), HGR_STATUS_INVALID_ARGUMENT,
+                "(ConvTranspose, opset 13)", "group 1099511627776 with 0 input channels and weights for 0");
+}
+
+/* Found by a sweep of ONNX's node tests with every int attr set to extremes: the
+ * window geometry of pools and convolutions (stride * extent + (kernel - 1) *
+ * dilation + pads) overflowed on a SAME pool's kernel_shape of 2^63 - 1 and a
+ * ConvTranspose's strides of 2^63 - 1. Each window number is bounded as it is read. */
+static void window_attrs_are_bounded_as_they_are_read(void** state) {
+  (void)state;
+  ASSERT_STATUS(load("maxpool_same_kernel_int64_max.onnx"), HGR_STATUS_INVALID_ARGUMENT, "(MaxPool, opset 13)",
+                "attr 'kernel_shape' holds 9223372036854775807; hgr takes 1 to 2147483647");
+  ASSERT_STATUS(load("conv_transpose_strides_int64_max.onnx"), HGR_STATUS_INVALID_ARGUMENT,
+                "(ConvTranspose, opset 13)", "attr 'strides' holds 9223372036854775807; hgr takes 1 to 65535");
+}
+
 /* A model object that cannot be made leaves no model behind (found by
  * hgr_fuzz_model: *out_model kept what the caller had in it). */
 static void a_model_that_does_not_parse_leaves_out_model_null(void** state) {
@@ -297,6 +321,8 @@ int main(int argc, char** argv) {
       cmocka_unit_test(the_report_gives_what_the_loader_held),
       cmocka_unit_test(an_input_value_is_checked_against_its_bytes_before_it_is_allocated),
       cmocka_unit_test(a_string_attr_without_bytes_reads_as_empty),
+      cmocka_unit_test(an_attr_is_bounded_before_it_is_multiplied),
+      cmocka_unit_test(window_attrs_are_bounded_as_they_are_read),
       cmocka_unit_test(a_model_that_does_not_parse_leaves_out_model_null),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,20 @@ typedef struct window_t {
   int64_t pad[4]; /* top, left, bottom, right */
 } window_t;
 
+/* The bounds of a window's numbers, so that the geometry's sums and products
+ * (stride * extent + (kernel - 1) * dilation + pads) stay far inside int64 whatever
+ * a file says: extents and kernels up to 2^31 - 1, the rest up to 65535. */
+#define WINDOW_MAX_EXTENT INT32_MAX
+#define WINDOW_MAX_STEP 65535
+
+/* INVALID naming `what` when value lies outside [low, high]. */
+static hgr_status_t check_window_value(const hgr__onnx_node_t* node, const char* what, int64_t value, int64_t low,
+                                       int64_t high) {
+  if (value >= low && value <= high) return HGR_OK;
+  return HGR__ONNX_INVALID(node, "%s holds %lld; hgr takes %lld to %lld", what, (long long)value, (long long)low,
+                           (long long)high);
+}
+
 /* Reads kernel_shape (or `kernel` from the weights), strides, dilations, pads and
  * auto_pad for spatial extents in[0..1] (in[0] = 1 for 1-D). */
 static hgr_status_t read_window(const hgr__onnx_node_t* node, bool is_1d, const int64_t* in, const int64_t* kernel,
@@ -58,6 +72,8 @@ static hgr_status_t read_window(const hgr__onnx_node_t* node, bool is_1d, const 
   uint32_t count;
   bool present;
   for (int d = 0; d < 2; ++d) {
+    HGR_RETURN_IF_ERROR(check_window_value(node, "the input's spatial extent", in[d], 0, WINDOW_MAX_EXTENT));
+    if (kernel) HGR_RETURN_IF_ERROR(check_window_value(node, "the weights' kernel", kernel[d], 0, WINDOW_MAX_EXTENT));
     w->kernel[d] = kernel ? kernel[d] : 1;
     w->stride[d] = w->dilation[d] = 1;
   }
@@ -69,19 +85,21 @@ static hgr_status_t read_window(const hgr__onnx_node_t* node, bool is_1d, const 
       if (kernel && values[d] != kernel[2 - n + d])
         return HGR__ONNX_INVALID(node, "attr 'kernel_shape' says %lld, the weights %lld", (long long)values[d],
                                  (long long)kernel[2 - n + d]);
+      HGR_RETURN_IF_ERROR(check_window_value(node, "attr 'kernel_shape'", values[d], 1, WINDOW_MAX_EXTENT));
       w->kernel[2 - n + d] = values[d];
     }
   } else if (!kernel) {
     return HGR__ONNX_INVALID(node, "attr 'kernel_shape' is required");
   }
   const char* keys[2] = {"strides", "dilations"};
+  const char* labels[2] = {"attr 'strides'", "attr 'dilations'"};
   int64_t* dest[2] = {w->stride, w->dilation};
   for (int k = 0; k < 2; ++k) {
     HGR_RETURN_IF_ERROR(hgr__onnx_attr_ints(node, keys[k], values, 4, &count, &present));
     if (!present) continue;
-    if ((int32_t)count != n) return HGR__ONNX_INVALID(node, "attr '%s' has %u values for %d-D", keys[k], count, n);
+    if ((int32_t)count != n) return HGR__ONNX_INVALID(node, "%s has %u values for %d-D", labels[k], count, n);
     for (int32_t d = 0; d < n; ++d) {
-      if (values[d] < 1) return HGR__ONNX_INVALID(node, "attr '%s' holds %lld", keys[k], (long long)values[d]);
+      HGR_RETURN_IF_ERROR(check_window_value(node, labels[k], values[d], 1, WINDOW_MAX_STEP));
       dest[k][2 - n + d] = values[d];
     }
   }
@@ -95,6 +113,8 @@ static hgr_status_t read_window(const hgr__onnx_node_t* node, bool is_1d, const 
     for (int32_t d = 0; d < n; ++d) {
       if (values[d] < 0 || values[n + d] < 0)
         return HGR__ONNX_UNSUPPORTED(node, "negative pads");
+      HGR_RETURN_IF_ERROR(check_window_value(node, "attr 'pads'", values[d], 0, WINDOW_MAX_STEP));
+      HGR_RETURN_IF_ERROR(check_window_value(node, "attr 'pads'", values[n + d], 0, WINDOW_MAX_STEP));
       w->pad[2 - n + d] = values[d];
       w->pad[2 + 2 - n + d] = values[n + d];
     }
@@ -396,7 +416,7 @@ static hgr_status_t conv_transpose_pads(const hgr__onnx_node_t* node, bool is_1d
   if (present) {
     if ((int32_t)count != n) return HGR__ONNX_INVALID(node, "attr 'output_padding' has %u values for %d-D", count, n);
     for (int32_t d = 0; d < n; ++d) {
-      if (values[d] < 0) return HGR__ONNX_INVALID(node, "attr 'output_padding' holds %lld", (long long)values[d]);
+      HGR_RETURN_IF_ERROR(check_window_value(node, "attr 'output_padding'", values[d], 0, WINDOW_MAX_STEP));
       output_padding[2 - n + d] = values[d];
     }
   }
@@ -412,7 +432,10 @@ static hgr_status_t conv_transpose_pads(const hgr__onnx_node_t* node, bool is_1d
   if (shape_present) {
     if ((int32_t)count != n && (int32_t)count != n + 2)
       return HGR__ONNX_INVALID(node, "attr 'output_shape' has %u values for %d-D", count, n);
-    for (int32_t d = 0; d < n; ++d) target[2 - n + d] = out_shape[(int32_t)count - n + d];
+    for (int32_t d = 0; d < n; ++d) {
+      target[2 - n + d] = out_shape[(int32_t)count - n + d];
+      HGR_RETURN_IF_ERROR(check_window_value(node, "attr 'output_shape'", target[2 - n + d], 0, WINDOW_MAX_EXTENT));
+    }
   } else {
     for (int d = 0; d < 2; ++d) target[d] = in[d] * w->stride[d];
   }
@@ -453,7 +476,8 @@ static hgr_status_t import_conv_transpose(hgr__onnx_node_t* node) {
     return HGR__ONNX_UNSUPPORTED(node, "weights are %s; hgr computes float", hgr__onnx_type_name(wv->onnx_type));
   int64_t group;
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "group", 1, &group));
-  if (group < 1 || x->shape[1] != wv->shape[0] || wv->shape[0] % group)
+  if (group < 1 || group > (wv->shape[0] > 1 ? wv->shape[0] : 1) || x->shape[1] != wv->shape[0] ||
+      wv->shape[0] % group)
     return HGR__ONNX_INVALID(node, "group %lld with %lld input channels and weights for %lld", (long long)group,
                              (long long)x->shape[1], (long long)wv->shape[0]);
   int64_t channels = wv->shape[1] * group;

@@ -229,8 +229,11 @@ static hgr_status_t import_recurrent(hgr__onnx_node_t* node) {
     return HGR__ONNX_INVALID(node, "X, W and R must have rank 3 (they have %d, %d and %d)", (int)x->ndim,
                              (int)w->ndim, (int)r->ndim);
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "hidden_size", r->shape[2], &hidden));
+  /* bounded before it is multiplied: an attr can be any int64 */
+  if (hidden < 1 || hidden > INT32_MAX)
+    return HGR__ONNX_INVALID(node, "attr 'hidden_size' = %lld; it must be between 1 and 2^31 - 1", (long long)hidden);
   int64_t gh = (int64_t)kind->gates * hidden, inputs = x->shape[2];
-  if (hidden < 1 || w->shape[0] != directions || w->shape[1] != gh || w->shape[2] != inputs ||
+  if (w->shape[0] != directions || w->shape[1] != gh || w->shape[2] != inputs ||
       r->shape[0] != directions || r->shape[1] != gh || r->shape[2] != hidden)
     return HGR__ONNX_INVALID(node, "W is [%lld, %lld, %lld] and R [%lld, %lld, %lld]; with hidden_size %lld, %lld "
                              "direction%s and X's %lld inputs they must be [%lld, %lld, %lld] and [%lld, %lld, %lld]",

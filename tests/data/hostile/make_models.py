@@ -149,3 +149,31 @@ pad = helper.make_node("Pad", ["x", "pads"], ["y"])
 pad.attribute.append(onnx.AttributeProto(name="mode", type=onnx.AttributeProto.STRING))
 save(model([pad], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [out("y")], [i64("pads", [1, 1])]),
      "pad_mode_without_bytes.onnx")
+
+# Found by hgr_fuzz_onnx (UBSan): an LSTM's hidden_size of -2^63 was multiplied by its
+# 4 gates before anything compared it with R's shape.
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2])
+lstm_w = numpy_helper.from_array(np.zeros((1, 4, 2), np.float32), "w")
+lstm_r = numpy_helper.from_array(np.zeros((1, 4, 1), np.float32), "r")
+save(model([helper.make_node("LSTM", ["x", "w", "r"], ["y"], hidden_size=-2**63)], [x], [out("y")], [lstm_w, lstm_r]),
+     "lstm_hidden_size_int64_min.onnx")
+
+# Its twin, found reading the importers for attrs multiplied unchecked: a ConvTranspose of
+# no input channels took any group (0 % group is 0), and its output channels, the
+# weight's 2^40 per group times a group of 2^40, overflowed.
+# (Empty initializers: a graph input's dim 0 reads as unknown.)
+empty_x = helper.make_tensor("x", TensorProto.FLOAT, [1, 0, 3, 3], [])
+empty_w = helper.make_tensor("w", TensorProto.FLOAT, [0, 2**40, 1, 1], [])
+save(model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], group=2**40)], [], [out("y")], [empty_x, empty_w]),
+     "conv_transpose_group_2e40_of_no_channels.onnx")
+
+# Found by a sweep of ONNX's node tests with each int attr set to extremes (the
+# Conv/ConvTranspose/pool window): a SAME-padded pool's kernel_shape of 2^63 - 1, and
+# a ConvTranspose's strides of 2^63 - 1 with an output_shape, overflowed the window
+# geometry. Window numbers are now bounded as they are read.
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5, 5])
+save(model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2**63 - 1, 2], auto_pad="SAME_UPPER")], [x],
+           [out("y")]), "maxpool_same_kernel_int64_max.onnx")
+weight = numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")
+save(model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2**63 - 1, 2], output_shape=[10, 10])],
+           [x], [out("y")], [weight]), "conv_transpose_strides_int64_max.onnx")
