@@ -1,0 +1,87 @@
+"""Writes seeds of hgr_fuzz_onnx (fuzz_onnx.c) into corpus/onnx/ for what ONNX's node
+tests do not hold: ONNX Runtime's contrib ops (domain com.microsoft) and small
+transformer blocks whose patterns the passes fuse (layer norm and GELU written out,
+the attention block, GPT-2's causal Where). Each is small, with tiny weights, so the
+10-second CTest runs execute it many times. The seeds are committed; run this (with
+the `onnx` package) only to remake them:
+
+    build/onnx-venv/bin/python fuzz/make_onnx_seeds.py
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "corpus", "onnx")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "tests"))
+import transformer_models  # noqa: E402  (the test models, at their smallest)
+
+MS = "com.microsoft"
+rng = np.random.default_rng(47)
+
+
+def weight(name, shape, dtype=np.float32):
+    return numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(dtype), name)
+
+
+def ints(name, values, dtype=np.int64):
+    return numpy_helper.from_array(np.array(values, dtype=dtype), name)
+
+
+def tensor(name, elem, shape):
+    return h.make_tensor_value_info(name, elem, shape)
+
+
+def save(name, nodes, inputs, outputs, inits=(), contrib=True):
+    opsets = [h.make_opsetid("", 17)] + ([h.make_opsetid(MS, 1)] if contrib else [])
+    graph = h.make_graph(nodes, name, inputs, outputs, list(inits))
+    model = h.make_model(graph, opset_imports=opsets, ir_version=8)
+    with open(os.path.join(OUT, name + ".onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+F = TensorProto.FLOAT
+x = tensor("x", F, [2, 3, 8])
+y = tensor("y", F, None)
+
+save("contrib-attention-mask-index", [h.make_node("Attention", ["x", "w", "b", "mask"], ["y"], domain=MS,
+                                                  num_heads=2)],
+     [x, tensor("mask", TensorProto.INT32, [2, 3])], [y], [weight("w", [8, 24]), weight("b", [24])])
+save("contrib-attention-causal", [h.make_node("Attention", ["x", "w", "b"], ["y"], domain=MS, num_heads=2,
+                                              unidirectional=1)], [x], [y], [weight("w", [8, 24]), weight("b", [24])])
+save("contrib-multi-head-attention", [h.make_node("MultiHeadAttention", ["q", "k", "v", "bias", "pad"], ["y"],
+                                                  domain=MS, num_heads=2)],
+     [tensor("q", F, [2, 3, 8]), tensor("k", F, [2, 5, 8]), tensor("v", F, [2, 5, 8]),
+      tensor("pad", TensorProto.INT32, [2, 5])], [y], [weight("bias", [24])])
+save("contrib-embed-layer-normalization",
+     [h.make_node("EmbedLayerNormalization", ["ids", "seg", "words", "positions", "segments", "gamma", "beta", "mask"],
+                  ["y", "mask_index"], domain=MS, epsilon=1e-5)],
+     [tensor("ids", TensorProto.INT32, [2, 3]), tensor("seg", TensorProto.INT32, [2, 3]),
+      tensor("mask", TensorProto.INT32, [2, 3])], [y, tensor("mask_index", TensorProto.INT32, None)],
+     [weight("words", [10, 8]), weight("positions", [6, 8]), weight("segments", [2, 8]), weight("gamma", [8]),
+      weight("beta", [8])])
+save("contrib-rotary-embedding", [h.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS,
+                                              num_heads=2)],
+     [x, tensor("pos", TensorProto.INT64, [2, 3])], [y], [weight("cos", [8, 2]), weight("sin", [8, 2])])
+save("contrib-skip-layer-normalization", [h.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta", "bias"],
+                                                      ["y"], domain=MS)],
+     [x, tensor("skip", F, [2, 3, 8])], [y], [weight("gamma", [8]), weight("beta", [8]), weight("bias", [8])])
+save("contrib-bias-gelu", [h.make_node("BiasGelu", ["x", "b"], ["g"], domain=MS),
+                           h.make_node("FastGelu", ["g", "b"], ["f"], domain=MS),
+                           h.make_node("QuickGelu", ["f"], ["y"], domain=MS, alpha=1.702)], [x], [y], [weight("b", [8])])
+
+tiny = dict(layers=1, width=8, heads=2, vocab=10, max_positions=8)
+for name, made in (("transformer-bert-opset14", transformer_models.bert(opset=14, **tiny)),
+                   ("transformer-gpt2-trilu", transformer_models.gpt2(causal="trilu", **tiny)),
+                   ("transformer-vit", transformer_models.vit(layers=1, width=8, heads=2, patch=4, grid=2,
+                                                              classes=3))):
+    # fixed dims: hgr_onnx_load_memory loads a model at the shapes it declares
+    for value in made.graph.input:
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.HasField("dim_param"):
+                dim.dim_value = {"batch": 2, "sequence": 5}.get(dim.dim_param, 8)
+    with open(os.path.join(OUT, name + ".onnx"), "wb") as f:
+        f.write(made.SerializeToString())
