@@ -212,8 +212,8 @@ static void a_string_attr_without_bytes_reads_as_empty(void** state) {
 }
 
 /* Found by hgr_fuzz_onnx under UBSan (CI, stop 47): an LSTM's hidden_size of -2^63
- * times its 4 gates overflowed before anything compared it with R's shape. Its twin:
- * a ConvTranspose of no input channels took a group of 2^40, and the weight's 2^40
+ * times its 4 gates overflowed before anything compared it with R's shape. Its twins:
+ * Attention's qkv_hidden_sizes summed unchecked, and a ConvTranspose of no input channels took a group of 2^40, and the weight's 2^40
  * channels per group times it overflowed. Both attrs are bounded before any product. */
 static void an_attr_is_bounded_before_it_is_multiplied(void** state) {
   (void)state;
@@ -221,6 +221,10 @@ static void an_attr_is_bounded_before_it_is_multiplied(void** state) {
                 "attr 'hidden_size' = -9223372036854775808; it must be between 1 and 2^31 - 1");
   ASSERT_STATUS(load("conv_transpose_group_2e40_of_no_channels.onnx"), HGR_STATUS_INVALID_ARGUMENT,
                 "(ConvTranspose, opset 13)", "group 1099511627776 with 0 input channels and weights for 0");
+  /* ONNX Runtime's Attention: qkv_hidden_sizes [8, 8, 2^63 - 1] overflowed their sum */
+  ASSERT_STATUS(load("attention_qkv_hidden_sizes_int64_max.onnx"), HGR_STATUS_INVALID_ARGUMENT,
+                "(com.microsoft.Attention, opset 1)", "the weights' 24 columns are not Q, K and V of attr "
+                "'qkv_hidden_sizes'");
 }
 
 /* Found by a sweep of ONNX's node tests with every int attr set to extremes: the

@@ -337,7 +337,10 @@ static hgr_status_t import_attention(hgr__onnx_node_t* node) {
     sizes[0] = sizes[1] = sizes[2] = weights->shape[1] / 3;
     size_count = 3;
   }
-  if (size_count != 3 || sizes[0] != sizes[1] || sizes[0] + sizes[1] + sizes[2] != weights->shape[1])
+  /* each size within the weights' columns before they are added: an attr can be any int64 */
+  bool within = size_count == 3;
+  for (uint32_t i = 0; within && i < 3; ++i) within = sizes[i] >= 0 && sizes[i] <= weights->shape[1];
+  if (!within || sizes[0] != sizes[1] || sizes[0] + sizes[1] + sizes[2] != weights->shape[1])
     return HGR__ONNX_INVALID(node, "the weights' %lld columns are not Q, K and V of %s", (long long)weights->shape[1],
                              given ? "attr 'qkv_hidden_sizes' (3 values, Q's and K's equal)" : "equal thirds");
   a.batch = input->shape[0];

@@ -177,3 +177,14 @@ save(model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2**63 - 1, 2
 weight = numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")
 save(model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2**63 - 1, 2], output_shape=[10, 10])],
            [x], [out("y")], [weight]), "conv_transpose_strides_int64_max.onnx")
+
+# Its twin in ONNX Runtime's Attention, found by the same sweep over the contrib-op seeds
+# of fuzz/corpus/onnx: qkv_hidden_sizes [8, 8, 2^63 - 1] overflowed their sum.
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8])
+attention = helper.make_node("Attention", ["x", "w", "b"], ["y"], domain="com.microsoft", num_heads=2,
+                             qkv_hidden_sizes=[8, 8, 2**63 - 1])
+graph = helper.make_graph([attention], "hostile", [x], [out("y")],
+                          [numpy_helper.from_array(np.zeros((8, 24), np.float32), "w"),
+                           numpy_helper.from_array(np.zeros(24, np.float32), "b")])
+save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+                       ir_version=8), "attention_qkv_hidden_sizes_int64_max.onnx")
