@@ -418,10 +418,12 @@ static void fused_graph_matches_the_unfused_one_on_random_data(void** state) {
   hgr_attrs_t* hard = NULL;
   ASSERT_OK(hgr_attrs_create(&hard));
   ASSERT_OK(hgr_attrs_set_float(hard, "alpha", 0.3));
-  /* out0 = tanh(leaky(x * c + r) - sigmoid(y) / s) */
+  /* out0 = tanh(gelu(leaky(x * c + r)) - sigmoid(y) / s): gelu calls a helper
+   * function the generated source defines */
   hgr_value_t v = op(builder, "m", "multiply", x, &c, NULL);
   v = op(builder, "a", "add", v, &r, NULL);
   v = op(builder, "l", "leaky_relu", v, NULL, leaky);
+  v = op(builder, "ge", "gelu", v, NULL, NULL);
   hgr_value_t g = op(builder, "g", "sigmoid", y, NULL, NULL);
   g = op(builder, "d", "divide", g, &s, NULL);
   v = op(builder, "sub", "subtract", v, &g, NULL);
