@@ -222,6 +222,8 @@ static void take_matches_reference(void** state) {
   check_take(&rng, "int32", 2, (int64_t[]){5, 3}, 0, "0", 0, NULL, "clip"); /* a scalar index */
   check_take(&rng, "float32", 5, (int64_t[]){2, 1, 3, 2, 2}, 2, "2", 1, (int64_t[]){3}, "wrap");
   check_take(&rng, "int32", 1, (int64_t[]){1}, 0, "0", 1, (int64_t[]){5}, "wrap");
+  /* rows of 130: work-groups along the rows, 8 elements a work-item and a tail of 2 */
+  check_take(&rng, "float32", 3, (int64_t[]){2, 3, 130}, 1, "1", 1, (int64_t[]){4}, "clip");
   if (!simulated()) {
     check_take(&rng, "float32", 2, (int64_t[]){1000, 64}, 0, "0", 1, (int64_t[]){5001}, "wrap");
     check_take(&rng, "int32", 3, (int64_t[]){20, 300, 7}, 1, "1", 2, (int64_t[]){33, 9}, "clip");

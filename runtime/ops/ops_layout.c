@@ -559,8 +559,20 @@ static hgr_status_t plan_take(hgr__op_ctx_t* ctx) {
   hgr__launch_int(ctx, l, (int32_t)indices->element_count);
   hgr__launch_int(ctx, l, (int32_t)p.inner);
   hgr__launch_int(ctx, l, p.wrap);
-  hgr__launch_uint(ctx, l, (uint32_t)out->element_count);
-  hgr__launch_1d(ctx, l, out->element_count);
+  uint64_t rows = (uint64_t)indices->element_count * (uint64_t)p.inner;
+  uint64_t outer = rows ? out->element_count / rows : 0;
+  hgr__launch_int(ctx, l, (int32_t)outer);
+  /* 8 elements of a row per work-item; work-groups along the rows when they are
+   * long enough, else along the indices: two fixed shapes, so PoCL compiles one
+   * work-group function each. */
+  int group_dim = p.inner >= 128 ? 0 : 1;
+  size_t group = ctx->limits.max_work_group && ctx->limits.max_work_group < 64 ? ctx->limits.max_work_group : 64;
+  if (ctx->limits.max_work_item[group_dim] && group > ctx->limits.max_work_item[group_dim])
+    group = ctx->limits.max_work_item[group_dim];
+  size_t global[3] = {(size_t)(p.inner + 7) / 8, (size_t)indices->element_count, (size_t)outer};
+  size_t local[3] = {1, 1, 1};
+  local[group_dim] = group;
+  hgr__launch_nd(l, 3, global, local);
   return HGR_OK;
 }
 
