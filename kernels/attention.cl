@@ -236,3 +236,70 @@ static inline float hgr_attn_sum16(float16 v) {
 
 HGR_ATTENTION_VEC_SIZES(k)
 HGR_ATTENTION_VEC_SIZES(kt)
+
+/* ---- staged: the scores through the node's scratch -----------------------------------------
+ * The op's third candidate computes S = Q Kᵀ into the node's scratch [G, M, N] with
+ * the GEMM (kernels/linalg.cl), then this kernel turns each row of S in place into
+ * softmax(scale * S + mask) (keys a causal row does not take become 0), then P V with
+ * the GEMM again. On PoCL the GEMM's register blocking outruns the fused kernels' key
+ * blocks, and the softmax below runs in float16 vectors along the row.
+ *
+ *   hgr_attention_softmax(__global float* scores, __global const float* mask,
+ *       int m_rows, int n_keys, int heads, float scale, int has_mask, int ms_batch,
+ *       int ms_head, int ms_row, int ms_col, int causal, int rows)
+ *
+ * One work-item per row of S (rows = G * M), its matrix g = row / M; the mask's
+ * strides and causal as above. */
+
+/* Element n0 + j of a row for j < 16, those past n_keys read as the last. */
+static inline float16 hgr_attn_row16(__global const float* row, int n0, int stride, int n_keys) {
+  if (stride == 1 && n0 + 16 <= n_keys) return vload16(0, row + n0);
+  float t[16];
+  for (int j = 0; j < 16; ++j) t[j] = row[(size_t)min(n0 + j, n_keys - 1) * stride];
+  return vload16(0, t);
+}
+
+/* Stores the lanes of x that lie before n_keys at row + n0. */
+static inline void hgr_attn_store16(float16 x, __global float* row, int n0, int n_keys) {
+  if (n0 + 16 <= n_keys) {
+    vstore16(x, 0, row + n0);
+    return;
+  }
+  float t[16];
+  vstore16(x, 0, t);
+  for (int j = 0; n0 + j < n_keys; ++j) row[n0 + j] = t[j];
+}
+
+HGR_KERNEL_IF(hgr_attention_softmax,
+__kernel void hgr_attention_softmax(__global float* scores, __global const float* mask, int m_rows, int n_keys,
+                                    int heads, float scale, int has_mask, int ms_batch, int ms_head, int ms_row,
+                                    int ms_col, int causal, int rows) {
+  int row = (int)get_global_id(0);
+  if (row >= rows || n_keys == 0) return;
+  int g = row / m_rows;
+  int m = row - g * m_rows;
+  int b = g / heads;
+  int h = g - b * heads;
+  __global float* s = scores + (size_t)row * n_keys;
+  __global const float* mrow = mask + (size_t)(b * ms_batch + h * ms_head + m * ms_row);
+  int mine = causal ? min(n_keys, m + n_keys - m_rows + 1) : n_keys;
+  const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  float16 top = (float16)(-INFINITY);
+  for (int n0 = 0; n0 < n_keys; n0 += 16) {
+    float16 x = hgr_attn_row16(s, n0, 1, n_keys) * scale;
+    if (has_mask) x += hgr_attn_row16(mrow, n0, ms_col, n_keys);
+    x = select((float16)(-INFINITY), x, lane + n0 < mine);
+    top = fmax(top, x);
+    hgr_attn_store16(x, s, n0, n_keys);
+  }
+  float base = hgr_attn_max16(top);
+  base = base == -INFINITY ? 0.0f : base;
+  float16 sum = (float16)(0.0f);
+  for (int n0 = 0; n0 < n_keys; n0 += 16) {
+    float16 e = exp(hgr_attn_row16(s, n0, 1, n_keys) - (float16)(base));
+    sum += select((float16)(0.0f), e, lane + n0 < n_keys);
+    hgr_attn_store16(e, s, n0, n_keys);
+  }
+  float inv = 1.0f / hgr_attn_sum16(sum);
+  for (int n0 = 0; n0 < n_keys; n0 += 16) hgr_attn_store16(hgr_attn_row16(s, n0, 1, n_keys) * inv, s, n0, n_keys);
+})

@@ -16,8 +16,8 @@ typedef struct attention_case_t {
 } attention_case_t;
 
 /* Checks case c with each of the op's kernels (its tile candidates: a row per
- * work-item, vectors across the keys; a candidate that does not fit the head sizes
- * gives way to the rule's). */
+ * work-item, vectors across the keys, the staged GEMM + softmax + GEMM through the
+ * scratch; a candidate that does not fit gives way to the rule's). */
 static void check_attention_with(hgr_test_rng_t* rng, const attention_case_t* c, uint32_t candidate) {
   char attrs[160];
   snprintf(attrs, sizeof(attrs), "\"scale\": \"%.9g\", \"transpose_k\": \"%d\", \"heads\": \"%lld\", \"causal\": \"%d\"",
@@ -54,7 +54,7 @@ static void check_attention_with(hgr_test_rng_t* rng, const attention_case_t* c,
 }
 
 static void check_attention(hgr_test_rng_t* rng, const attention_case_t* c) {
-  for (uint32_t candidate = 0; candidate < 2; ++candidate) check_attention_with(rng, c, candidate);
+  for (uint32_t candidate = 0; candidate < 3; ++candidate) check_attention_with(rng, c, candidate);
 }
 
 static void attention_matches_reference(void** state) {

@@ -15,12 +15,14 @@
  *                       heads = G. heads must divide G.
  *   causal       (false) key n of query row m takes part only where n <= m + N - M
  * The graph pass that fuses the attention block (passes/fuse_attention.c) makes
- * these nodes; the kernel is flash attention's online softmax on one work-item per
- * query row (see kernels/attention.cl). */
+ * these nodes. Its tile candidates: flash attention's online softmax on one
+ * work-item per query row or on float16 vectors (kernels/attention.cl), or staged
+ * through the node's scratch: the GEMM's scores, a softmax in place, the GEMM again. */
 #include <stdio.h>
 #include <string.h>
 
 #include "ops.h"
+#include "ops_gemm.h"
 
 /* Query rows per work-group: with PoCL's CPU drivers the work-items of a group run
  * as vector lanes over the same keys (one load of a key feeds every lane). */
@@ -114,14 +116,47 @@ static hgr_status_t infer_attention(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   return HGR_OK;
 }
 
-/* The kernel's variants, the op's tile candidates (hgr__op_choose_tile): a
- * work-item per query row (any device, any head sizes), or vectors across the keys
- * (dk = dv, unrolled sizes), the rule's on devices that loop over work-items (PoCL's
- * CPU drivers). Measured on PoCL (2 cores, loaded): 12 heads of 32 over 128
- * positions ran in 4.5 ms with a row per work-item (PoCL ran it scalar), 0.9-1.0 ms
- * with vectors; over 512 positions (quiet) 7.1-8.2 ms, 29-34 % of the machine's
- * float peak (138 GFLOP/s, hgr_bench_peak). */
-static const char* const attention_variants[] = {"rows", "vectors"};
+/* The op's tile candidates (hgr__op_choose_tile): a work-item per query row (any
+ * device, any head sizes), vectors across the keys (dk = dv, unrolled sizes), or
+ * staged (the scores within STAGED_MAX_SCORES), the rule's on devices that loop over
+ * work-items (PoCL's CPU drivers), then vectors. Measured on PoCL (2 cores, loaded):
+ * 12 heads of 32 over 128 positions ran in 4.5 ms with a row per work-item (PoCL ran
+ * it scalar), 0.9-1.0 ms with vectors; over 512 positions (quiet) 7.1-8.2 ms, 29-34 %
+ * of the machine's float peak (138 GFLOP/s, hgr_bench_peak). Staged took 35-40 %
+ * less than vectors in the 6-layer encoder at 128 and 512 positions (docs/ops.md). */
+static const char* const attention_variants[] = {"rows", "vectors", "staged"};
+enum { ROWS, VECTORS, STAGED };
+
+/* The staged candidate's scores in the node's scratch: at most this many bytes. */
+#define STAGED_MAX_SCORES (64ull << 20)
+
+/* The staged candidate's two GEMMs: S = Q Kᵀ into the scratch, O = P V from it. */
+static void staged_gemms(const attention_t* a, hgr__gemm_t* scores, hgr__gemm_t* out) {
+  uint64_t scratch = (uint64_t)a->g * (uint64_t)a->m * (uint64_t)a->n * sizeof(float);
+  *scores = (hgr__gemm_t){.batch = a->g, .m = a->m, .n = a->n, .k = a->dk, .a_batch = a->m * a->dk,
+                          .a_row = a->dk, .a_depth = 1, .b_batch = a->n * a->dk,
+                          .b_depth = a->transpose_k ? 1 : a->n, .b_col = a->transpose_k ? a->dk : 1,
+                          .c_scratch = true, .scratch_bytes = scratch};
+  *out = (hgr__gemm_t){.batch = a->g, .m = a->m, .n = a->dv, .k = a->n, .a_batch = a->m * a->n, .a_row = a->n,
+                       .a_depth = 1, .b_batch = a->n * a->dv, .b_depth = a->dv, .b_col = 1, .a_scratch = true,
+                       .b_input = 2, .scratch_bytes = scratch};
+}
+
+/* S's rows in place into softmax(scale * S + mask) (kernels/attention.cl). */
+static void plan_staged_softmax(hgr__op_ctx_t* ctx, const attention_t* a, uint64_t scratch) {
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_attention_softmax");
+  hgr__launch_scratch(ctx, l, scratch);
+  hgr__launch_input(ctx, l, a->has_mask ? 3 : 0); /* without a mask, q stands in and is never read */
+  hgr__launch_int(ctx, l, (int32_t)a->m);
+  hgr__launch_int(ctx, l, (int32_t)a->n);
+  hgr__launch_int(ctx, l, (int32_t)a->heads);
+  hgr__launch_float(ctx, l, (float)a->scale);
+  hgr__launch_int(ctx, l, a->has_mask);
+  for (int d = 0; d < 4; ++d) hgr__launch_int(ctx, l, a->has_mask ? a->mask_strides[d] : 0);
+  hgr__launch_int(ctx, l, a->causal);
+  hgr__launch_int(ctx, l, (int32_t)(a->g * a->m));
+  hgr__launch_1d_groups(ctx, l, (uint64_t)(a->g * a->m), ATTENTION_GROUP);
+}
 
 static hgr_status_t plan_attention(hgr__op_ctx_t* ctx) {
   attention_t a;
@@ -130,11 +165,26 @@ static hgr_status_t plan_attention(hgr__op_ctx_t* ctx) {
   static const char* const unrolled[] = {"16", "32", "64", "128"};
   for (int i = 0; i < 4; ++i)
     if (a.dk == a.dv && a.dk == (16 << i)) size = unrolled[i];
-  bool fits[2] = {true, strcmp(size, "any") != 0};
+  hgr__gemm_t scores, product;
+  staged_gemms(&a, &scores, &product);
+  /* staged: not without rows or keys (the fused kernels' 0 / 0 for no keys), and its
+   * scores within STAGED_MAX_SCORES and the GEMM's element counts */
+  bool fits[3] = {true, strcmp(size, "any") != 0,
+                  a.g && a.m && a.n && scores.scratch_bytes <= STAGED_MAX_SCORES &&
+                      scores.scratch_bytes / sizeof(float) < INT32_MAX && hgr__gemm_fits(&ctx->limits, &scores) &&
+                      hgr__gemm_fits(&ctx->limits, &product)};
   char key[96];
   snprintf(key, sizeof(key), "attention dk %lld dv %lld %s", (long long)a.dk, (long long)a.dv,
            a.transpose_k ? "k" : "kt");
-  bool vectors = hgr__op_choose_tile(ctx, key, attention_variants, fits, 2, fits[1] && hgr__op_loops_work_items(ctx)) == 1;
+  bool loops = hgr__op_loops_work_items(ctx);
+  uint32_t by_limits = loops && fits[STAGED] ? STAGED : loops && fits[VECTORS] ? VECTORS : ROWS;
+  uint32_t chosen = hgr__op_choose_tile(ctx, key, attention_variants, fits, 3, by_limits);
+  if (chosen == STAGED) {
+    HGR_RETURN_IF_ERROR(hgr__gemm_plan(ctx, &scores));
+    plan_staged_softmax(ctx, &a, scores.scratch_bytes);
+    return hgr__gemm_plan(ctx, &product);
+  }
+  bool vectors = chosen == VECTORS;
   char kernel[48];
   snprintf(kernel, sizeof(kernel), "hgr_attention_%s%s_%s", vectors ? "vec_" : "", a.transpose_k ? "k" : "kt", size);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);

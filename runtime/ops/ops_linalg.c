@@ -292,10 +292,12 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   l->source = "linalg"; /* the op may be another family's */
   add_siblings(ctx, l, g, conv != NULL);
-  hgr__launch_input(ctx, l, g->swap_inputs ? 1 : 0);
-  hgr__launch_input(ctx, l, g->swap_inputs ? 0 : 1);
+  if (g->a_scratch) hgr__launch_scratch(ctx, l, g->scratch_bytes);
+  else hgr__launch_input(ctx, l, g->swap_inputs ? 1 : 0);
+  hgr__launch_input(ctx, l, g->a_scratch ? g->b_input : g->swap_inputs ? 0 : 1);
   hgr__launch_input(ctx, l, g->bias != HGR__GEMM_BIAS_NONE ? 2 : 0); /* unread without a bias */
-  hgr__launch_output(ctx, l, 0);
+  if (g->c_scratch) hgr__launch_scratch(ctx, l, g->scratch_bytes);
+  else hgr__launch_output(ctx, l, 0);
   hgr__launch_int(ctx, l, empty ? 0 : (int32_t)g->m);
   hgr__launch_int(ctx, l, empty ? 0 : (int32_t)g->n);
   hgr__launch_int(ctx, l, empty ? 0 : (int32_t)g->k);
@@ -409,7 +411,7 @@ static hgr_status_t dense_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64
   *out_ndim = data->ndim;
   /* B[l, j] = weight[j, l] */
   *out_gemm = (gemm_t){1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in,
-                       has_bias ? HGR__GEMM_BIAS_COLUMN : HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0};
+                       has_bias ? HGR__GEMM_BIAS_COLUMN : HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, 0, 0};
   return check_inputs(ctx);
 }
 
@@ -440,7 +442,7 @@ static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int6
   shape[ndim - 1] = n;
   *out_ndim = ndim;
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n,
-                       transpose_b ? k : 1, HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0};
+                       transpose_b ? k : 1, HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, 0, 0};
   return check_inputs(ctx);
 }
 
@@ -476,7 +478,7 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
   *out_gemm = (gemm_t){batch, m, n, k,
                        x_batch == 1 ? 0 : m * k, transpose_a ? 1 : k, transpose_a ? m : 1,
                        y_batch == 1 ? 0 : k * n, transpose_b ? 1 : n, transpose_b ? k : 1,
-                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, 0, 0};
   return check_inputs(ctx);
 }
 
