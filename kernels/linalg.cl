@@ -9,7 +9,7 @@
  * none, 1 relu max(v, 0), 2 leaky_relu (v < 0 ? v * alpha : v), 3 clip
  * min(max(v, a_min), a_max) -- conv2d's fused epilogue (kernels/conv.cl's) -- 4 gelu
  * 0.5 v (1 + erf(v / sqrt 2)) and 5 gelu_tanh, a matmul's (runtime/passes'
- * fuse_gemm_epilogue.c), written as kernels/elementwise.cl's gelu and gelu_tanh.
+ * fuse_gemm_epilogue.c), computed as kernels/elementwise.cl's gelu and gelu_tanh.
  * where C is contiguous [batch, m, n] and A and B are read through strides, so
  * transposed operands and broadcast batches (stride 0) need no copy:
  *   A[p, i, l] = a[p * a_batch + i * a_row + l * a_depth]
@@ -110,14 +110,23 @@
 
 /* out = act(out) for out of vector type T (see the act codes above). The GELUs are
  * kernels/elementwise.cl's formulas, so that a fused GEMM matches the unfused ops:
- * erfc(-z) = 1 + erf(z) keeps its accuracy where erf(z) is near -1, and the tanh
- * form is x / (1 + e^(-2z)), which neither cancels nor overflows. */
+ * gelu 0.5 x erfc(-x / sqrt 2) with erfc by the Chebyshev fit of Numerical Recipes'
+ * erfcc (elementwise.cl's hgr_gelu, runtime/ops/ops_fused.c's HELPER_GELU: one exp
+ * and one division, vectorized, where PoCL's erfc runs scalar per lane), and the
+ * tanh form x / (1 + e^(-2z)), which neither cancels nor overflows. */
 #define HGR_GEMM_ACT(T, out)                                                                    \
   if (act == 1) out = fmax(out, (T)(0.0f));                                                     \
   else if (act == 2) out = out < (T)(0.0f) ? out * alpha : out;                                 \
   else if (act == 3) out = fmin(fmax(out, (T)(a_min)), (T)(a_max));                             \
-  else if (act == 4) out = (T)(0.5f) * out * erfc(-out * (T)(M_SQRT1_2_F));                     \
-  else if (act == 5)                                                                            \
+  else if (act == 4) {                                                                          \
+    const T z_ = M_SQRT1_2_F * fabs(out);                                                       \
+    const T t_ = 1.0f / (1.0f + 0.5f * z_);                                                     \
+    const T p_ = 1.00002368f + t_ * (0.37409196f + t_ * (0.09678418f + t_ * (-0.18628806f +     \
+                 t_ * (0.27886807f + t_ * (-1.13520398f + t_ * (1.48851587f +                   \
+                 t_ * (-0.82215223f + t_ * 0.17087277f)))))));                                  \
+    const T h_ = 0.5f * out * t_ * exp(-z_ * z_ - 1.26551223f + t_ * p_); /* 0.5 x erfc(|z|) */ \
+    out = select(out - h_, h_, out <= (T)(0.0f));                                               \
+  } else if (act == 5)                                                                          \
     out = out / ((T)(1.0f) + exp((T)(-1.5957691216057308f) * (out + (T)(0.044715f) * out * out * out)));
 /* The plain GEMM, hgr_gemm_<variant>, and the convolution's, hgr_conv_gemm_<variant>
  * (IM2COL 1: B read through the im2col table, the extra last argument). */
