@@ -7,7 +7,9 @@
  * convolution as C[n] = W [K, C] x X[n] [C, H * W]) or bias[p * m + i] per row of
  * the whole batch (3: a grouped 1x1 conv2d, a GEMM per group), and act is, by its code: 0
  * none, 1 relu max(v, 0), 2 leaky_relu (v < 0 ? v * alpha : v), 3 clip
- * min(max(v, a_min), a_max) -- conv2d's fused epilogue (kernels/conv.cl's).
+ * min(max(v, a_min), a_max) -- conv2d's fused epilogue (kernels/conv.cl's) -- 4 gelu
+ * 0.5 v (1 + erf(v / sqrt 2)) and 5 gelu_tanh, a matmul's (runtime/passes'
+ * fuse_gemm_epilogue.c), computed as kernels/elementwise.cl's gelu and gelu_tanh.
  * where C is contiguous [batch, m, n] and A and B are read through strides, so
  * transposed operands and broadcast batches (stride 0) need no copy:
  *   A[p, i, l] = a[p * a_batch + i * a_row + l * a_depth]
@@ -105,13 +107,34 @@
 #define HGR_ACC_SAVE(r, t, out) out[r] = acc##r;
 
 #define HGR_COMMA ,
+
+/* out = act(out) for out of vector type T (see the act codes above). The GELUs are
+ * kernels/elementwise.cl's formulas, so that a fused GEMM matches the unfused ops:
+ * gelu 0.5 x erfc(-x / sqrt 2) with erfc by the Chebyshev fit of Numerical Recipes'
+ * erfcc (elementwise.cl's hgr_gelu, runtime/ops/ops_fused.c's HELPER_GELU: one exp
+ * and one division, vectorized, where PoCL's erfc runs scalar per lane), and the
+ * tanh form x / (1 + e^(-2z)), which neither cancels nor overflows. */
+#define HGR_GEMM_ACT(T, out)                                                                    \
+  if (act == 1) out = fmax(out, (T)(0.0f));                                                     \
+  else if (act == 2) out = out < (T)(0.0f) ? out * alpha : out;                                 \
+  else if (act == 3) out = fmin(fmax(out, (T)(a_min)), (T)(a_max));                             \
+  else if (act == 4) {                                                                          \
+    const T z_ = M_SQRT1_2_F * fabs(out);                                                       \
+    const T t_ = 1.0f / (1.0f + 0.5f * z_);                                                     \
+    const T p_ = 1.00002368f + t_ * (0.37409196f + t_ * (0.09678418f + t_ * (-0.18628806f +     \
+                 t_ * (0.27886807f + t_ * (-1.13520398f + t_ * (1.48851587f +                   \
+                 t_ * (-0.82215223f + t_ * 0.17087277f)))))));                                  \
+    const T h_ = 0.5f * out * t_ * exp(-z_ * z_ - 1.26551223f + t_ * p_); /* 0.5 x erfc(|z|) */ \
+    out = select(out - h_, h_, out <= (T)(0.0f));                                               \
+  } else if (act == 5)                                                                          \
+    out = out / ((T)(1.0f) + exp((T)(-1.5957691216057308f) * (out + (T)(0.044715f) * out * out * out)));
 /* The plain GEMM, hgr_gemm_<variant>, and the convolution's, hgr_conv_gemm_<variant>
  * (IM2COL 1: B read through the im2col table, the extra last argument). */
 /* The GEMM's epilogue and store, for a block of RM rows from first_row and RN columns
  * of the strip that starts at column jb, of which the columns from j0 (>= jb) up to n
  * are the block's own: the accumulators acc0..acc(RM-1), plus the bias (bias_mode 1:
  * per column, 2: per row, 3: per row of batch p), then the activation (act 1 relu,
- * 2 leaky relu, 3 clip), stored into C [m, n]. */
+ * 2 leaky relu, 3 clip, 4 gelu, 5 gelu_tanh: HGR_GEMM_ACT), stored into C [m, n]. */
 #define HGR_GEMM_STORE(RM, RN, first_row, jb, j0)\
   {                                                                                             \
     HGR_VEC(RN) acc[RM];                                                                        \
@@ -131,9 +154,7 @@
       if (i >= m) break;                                                                        \
       HGR_VEC(RN) out = acc[r] + bias_vec;                                                      \
       if (bias_mode >= 2) out += (HGR_VEC(RN))(bias[(bias_mode == 3 ? p * m : 0) + i]);         \
-      if (act == 1) out = fmax(out, (HGR_VEC(RN))(0.0f));                                       \
-      else if (act == 2) out = out < (HGR_VEC(RN))(0.0f) ? out * alpha : out;                   \
-      else if (act == 3) out = fmin(fmax(out, (HGR_VEC(RN))(a_min)), (HGR_VEC(RN))(a_max));     \
+      HGR_GEMM_ACT(HGR_VEC(RN), out)                                                            \
       if ((jb) == (j0) && (j0) + RN <= n) {                                                     \
         HGR_VSTORE(RN)(out, 0, c + i * n + (j0));                                               \
       } else {                                                                                  \
@@ -705,9 +726,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void hgr_gemv_t4(
   if (bias_mode == 1)
     out += (float4)(bias[min(j0, n - 1)], bias[min(j0 + 1, n - 1)], bias[min(j0 + 2, n - 1)],
                     bias[min(j0 + 3, n - 1)]);
-  if (act == 1) out = fmax(out, (float4)(0.0f));
-  else if (act == 2) out = out < (float4)(0.0f) ? out * alpha : out;
-  else if (act == 3) out = fmin(fmax(out, (float4)(a_min)), (float4)(a_max));
+  HGR_GEMM_ACT(float4, out)
   if (j0 + 4 <= n) {
     vstore4(out, 0, c + j0);
   } else {

@@ -1,5 +1,8 @@
 #include "ref_linalg.h"
 
+#include <math.h>
+#include <string.h>
+
 void hgr_ref_dense(const float* x, const float* w, const float* bias, float* y, int64_t rows, int64_t in,
                    int64_t units) {
   for (int64_t r = 0; r < rows; ++r)
@@ -26,5 +29,19 @@ void hgr_ref_batch_matmul(const float* a, const float* b, float* c, int64_t batc
         }
         c[(p * m + i) * n + j] = (float)sum;
       }
+  }
+}
+
+void hgr_ref_gemm_epilogue(float* c, uint64_t count, int64_t n, const float* bias, const char* activation,
+                           double alpha, double a_min, double a_max) {
+  for (uint64_t e = 0; e < count; ++e) {
+    double v = (double)c[e] + (bias ? (double)bias[e % (uint64_t)n] : 0.0);
+    if (!strcmp(activation, "relu")) v = v > 0 ? v : 0;
+    else if (!strcmp(activation, "leaky_relu")) v = v < 0 ? v * alpha : v;
+    else if (!strcmp(activation, "clip")) v = fmin(fmax(v, a_min), a_max);
+    else if (!strcmp(activation, "gelu")) v = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    else if (!strcmp(activation, "gelu_tanh"))
+      v = 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+    c[e] = (float)v;
   }
 }

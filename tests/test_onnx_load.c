@@ -1086,9 +1086,10 @@ static void batch_first_gru_with_runtime_bias_matches_reference(void** state) {
 /* A BERT-like block at opset 14, as torch.onnx and tf2onnx write it: a layer norm
  * written out (Pow, Div), a linear layer, GELU written out (Div by sqrt 2, Erf),
  * a linear layer, the residual add and a layer norm written out as tf2onnx does
- * (Mul, Reciprocal). Loaded with the passes it is two layer_norm and one gelu node
- * (joined with its bias add) and computes what it computes with every pass off,
- * also on rows of one value (variance 0). */
+ * (Mul, Reciprocal). Loaded with the passes it is two layer_norm nodes and two
+ * matmuls whose epilogues took their bias adds (and the first one the gelu), and
+ * computes what it computes with every pass off, also on rows of one value
+ * (variance 0). */
 static void bert_block_fuses_its_layer_norms_and_gelu(void** state) {
   (void)state;
   enum { B = 2, S = 4, HID = 16, FF = 32 };
@@ -1149,16 +1150,21 @@ static void bert_block_fuses_its_layer_norms_and_gelu(void** state) {
   assert_int_equal(report.passes.layer_norm_fused, 19);
   assert_int_equal(report.passes.gelus, 1);
   assert_int_equal(report.passes.gelu_fused, 5);
-  assert_int_equal(report.elementwise_groups, 2); /* bias add + gelu; bias add + residual add */
-  /* two layer_norm, two matmuls (each between reshapes), two fused_elementwise */
-  assert_int_equal(report.graph_nodes, 2 + 2 * 3 + 2);
+  /* the bias adds (and the gelu after the first) join their matmuls' epilogues,
+   * which leaves the residual add alone: no elementwise group */
+  assert_int_equal(report.passes.gemm_epilogues, 2);
+  assert_int_equal(report.passes.gemm_epilogue_fused, 3);
+  assert_int_equal(report.elementwise_groups, 0);
+  /* two layer_norm, two matmuls (each between reshapes), the residual add */
+  assert_int_equal(report.graph_nodes, 2 + 2 * 3 + 1);
   hgr_onnx_options_t* options;
   ASSERT_OK(hgr_onnx_options_create(&options));
   hgr_passes_options_t off = {0};
   hgr_onnx_options_set_passes(options, &off);
   run_loaded(instance, &m, options, (const char* const[]){"x"}, (const float* const[]){x}, (size_t[]){sizeof(x)}, 1,
              (float* const[]){plain}, (size_t[]){sizeof(plain)}, 1, &report);
-  assert_int_equal(report.passes.layer_norms + report.passes.gelus + report.elementwise_groups, 0);
+  assert_int_equal(
+      report.passes.layer_norms + report.passes.gelus + report.passes.gemm_epilogues + report.elementwise_groups, 0);
   expect_close(fused, plain, B * S * HID, "y");
   hgr_onnx_options_release(options);
   hgr_instance_release(instance);

@@ -171,6 +171,81 @@ static void matmul_matches_reference_for_every_transpose(void** state) {
   if (large_ok()) check_matmul(&rng, 3, (int64_t[]){3, 65, 33}, 127, false, false);
 }
 
+/* The fused epilogues the ops take (attr "activation" and its params), each checked
+ * with and without a bias. */
+typedef struct activation_case_t {
+  const char* name;
+  const char* attrs; /* the activation's attrs, JSON members after a comma */
+  double alpha, a_min, a_max;
+} activation_case_t;
+
+static const activation_case_t activation_cases[] = {
+    {"none", "", 0, 0, 0},
+    {"relu", ", \"activation\": \"relu\"", 0, 0, 0},
+    {"leaky_relu", ", \"activation\": \"leaky_relu\", \"alpha\": \"0.2\"", 0.2, 0, 0},
+    {"clip", ", \"activation\": \"clip\", \"a_min\": \"-0.3\", \"a_max\": \"0.4\"", 0, -0.3, 0.4},
+    {"gelu", ", \"activation\": \"gelu\"", 0, 0, 0},
+    {"gelu_tanh", ", \"activation\": \"gelu_tanh\"", 0, 0, 0},
+};
+#define ACTIVATION_CASE_COUNT (sizeof(activation_cases) / sizeof(activation_cases[0]))
+
+/* op ("dense", "matmul" or "batch_matmul") of a [batch, m, k] (without the batch
+ * below rank 3; a [m, k] x w [n, k] for dense) and b [k, n] (or [n, k] with
+ * transpose_b; [batch, ...] for batch_matmul), then the bias [n] (when bias) and
+ * epilogue, against the reference GEMM followed by hgr_ref_gemm_epilogue. The
+ * bound: the GEMM's, with the bias, times 1.2 (GELU's slope is at most 1.13) plus
+ * 1e-6 for the activation's own float32 error. */
+static void check_epilogue(hgr_test_rng_t* rng, const char* op, int64_t batch, int64_t m, int64_t n, int64_t k,
+                           bool transpose_b, bool bias, const activation_case_t* act) {
+  bool dense = !strcmp(op, "dense"), batched = !strcmp(op, "batch_matmul");
+  if (dense) transpose_b = true;
+  char attrs[256];
+  snprintf(attrs, sizeof(attrs), "\"transpose_b\": \"%d\"%s", transpose_b, act->attrs);
+  hgr_optest_t t;
+  hgr_optest_init(&t, op, dense ? act->attrs + (act->attrs[0] ? 2 : 0) : attrs);
+  int64_t a_shape[3] = {batch, m, k}, b_shape[3] = {batch, transpose_b ? n : k, transpose_b ? k : n};
+  int32_t a_rank = batched || batch > 1 ? 3 : 2;
+  float* a = hgr_optest_input(&t, "float32", a_rank, a_rank == 3 ? a_shape : a_shape + 1);
+  float* b = hgr_optest_input(&t, "float32", batched ? 3 : 2, batched ? b_shape : b_shape + 1);
+  float* bias_values = bias ? hgr_optest_input(&t, "float32", 1, (int64_t[]){n}) : NULL;
+  int64_t c_shape[3] = {batch, m, n};
+  float* c = hgr_optest_output(&t, "float32", a_rank, a_rank == 3 ? c_shape : c_shape + 1);
+  for (uint32_t i = 0; i < t.input_count; ++i) hgr_optest_fill(&t.inputs[i], rng, -1, 1);
+  /* matmul's rows of a rank-3 tensor_a are one GEMM of batch * m rows */
+  int64_t rows = batched ? m : batch * m, gemms = batched ? batch : 1;
+  hgr_ref_batch_matmul(a, b, c, gemms, gemms, rows, n, k, false, transpose_b);
+  uint64_t count = (uint64_t)(batch * m * n);
+  hgr_ref_gemm_epilogue(c, count, n, bias_values, act->name, act->alpha, act->a_min, act->a_max);
+  double atol = batch_matmul_atol(a, b, gemms, gemms, rows, n, k, false, transpose_b);
+  double largest_bias = 0;
+  for (int64_t j = 0; bias && j < n; ++j) largest_bias = fmax(largest_bias, fabs(bias_values[j]));
+  atol += 1e-5 * largest_bias;
+  hgr_optest_tolerance(&t, 0, 1.2 * atol + 1e-6);
+  hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
+  hgr_optest_free(&t);
+}
+
+/* Each activation with and without a bias on the GEMM's kernels: the tiled ones
+ * (transposed B, partial tiles), the direct ones (contiguous rows, n past a strip),
+ * the dot one (dense on PoCL), the matrix-vector one (one row, B transposed), and a
+ * batch_matmul whose bias every batch shares. */
+static void gemm_epilogue_matches_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 15);
+  for (size_t a = 0; a < ACTIVATION_CASE_COUNT; ++a) {
+    for (int bias = 0; bias < 2; ++bias) {
+      const activation_case_t* act = &activation_cases[a];
+      check_epilogue(&rng, "matmul", 1, 13, 21, 17, true, bias, act);
+      check_epilogue(&rng, "matmul", 2, 5, 40, 33, false, bias, act);
+      check_epilogue(&rng, "matmul", 1, 1, 45, 23, true, bias, act);
+      check_epilogue(&rng, "dense", 1, 9, 37, 19, true, bias, act);
+      check_epilogue(&rng, "batch_matmul", 3, 7, 18, 5, false, bias, act);
+      if (large_ok()) check_epilogue(&rng, "matmul", 1, 65, 130, 127, false, bias, act);
+    }
+  }
+}
+
 /* batch_matmul; attrs NULL: Relay's defaults (transpose_a false, transpose_b true). */
 static void check_batch_matmul(hgr_test_rng_t* rng, int64_t batch_x, int64_t batch_y, int64_t m, int64_t n,
                                int64_t k, bool transpose_a, bool transpose_b, bool default_attrs) {
@@ -262,7 +337,8 @@ static cl_mem raw_buffer(const raw_t* raw, const float* values, uint64_t count) 
 }
 
 /* The GEMM kernels' epilogue after the bias: act 0 none, 1 relu, 2 leaky_relu
- * (alpha), 3 clip (a_min, a_max), the kernels' last four arguments. */
+ * (alpha), 3 clip (a_min, a_max), 4 gelu, 5 gelu_tanh, the kernels' last four
+ * arguments. */
 typedef struct epilogue_t {
   int32_t act;
   float alpha, a_min, a_max;
@@ -275,6 +351,9 @@ static float apply_epilogue(const epilogue_t* e, float v) {
   if (e->act == 1) return v > 0.0f ? v : 0.0f;
   if (e->act == 2) return v < 0.0f ? v * e->alpha : v;
   if (e->act == 3) return fminf(fmaxf(v, e->a_min), e->a_max);
+  if (e->act == 4) return (float)(0.5 * v * (1.0 + erf(v / sqrt(2.0))));
+  if (e->act == 5)
+    return (float)(0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v))));
   return v;
 }
 
@@ -317,7 +396,8 @@ static void expect_close(const float* got, const float* want, uint64_t count, do
 }
 
 /* The epilogues check_kernel runs, by act. */
-static const epilogue_t epilogues[4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {2, 0.1f, 0, 0}, {3, 0, -0.3f, 0.4f}};
+static const epilogue_t epilogues[6] = {{0, 0, 0, 0},       {1, 0, 0, 0}, {2, 0.1f, 0, 0},
+                                        {3, 0, -0.3f, 0.4f}, {4, 0, 0, 0}, {5, 0, 0, 0}};
 
 /* One GEMM through kernel: batch_a x [m, k] (or [k, m]) times batch_b x [k, n] (or
  * [n, k]), with no bias (bias_mode 0), bias [n] per column (1, dense's), bias [m]
@@ -346,7 +426,8 @@ static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, h
                              want[e] + bias[bias_mode == 3   ? e / (uint64_t)n
                                             : bias_mode == 2 ? e / (uint64_t)n % (uint64_t)m
                                                              : e % (uint64_t)n]);
-  double atol = batch_matmul_atol(a, b, batch_a, batch_b, m, n, k, ta, tb) + 1e-5;
+  /* the bias and GELU's slope (at most 1.13) within the 1e-5 added */
+  double atol = 1.2 * batch_matmul_atol(a, b, batch_a, batch_b, m, n, k, ta, tb) + 1e-5;
   int32_t ints[10] = {(int32_t)m, (int32_t)n, (int32_t)k,
                       batch_a == 1 ? 0 : (int32_t)(m * k), ta ? 1 : (int32_t)k, ta ? (int32_t)m : 1,
                       batch_b == 1 ? 0 : (int32_t)(k * n), tb ? 1 : (int32_t)n, tb ? (int32_t)k : 1,
@@ -417,6 +498,10 @@ static void every_gemm_kernel_matches_reference(void** state) {
       if (large_ok() || transposes == 1 || transposes == 2)
         check_kernel(&raw, kernel, name, &rng, 1, 2, bm, bn, bk, ta, tb, (transposes + 1) % 3, transposes);
       check_kernel(&raw, kernel, name, &rng, 2, 1, 1, 1, 1, ta, tb, (transposes + 2) % 3, transposes);
+      /* the GELUs of a matmul's fused epilogue, with its bias per column, on partial
+       * tiles (and two of the transposes on the simulator) */
+      if (large_ok() || transposes == 0 || transposes == 3)
+        check_kernel(&raw, kernel, name, &rng, 1, 1, bm + 1, bn + 3, bk + 5, ta, tb, 1, 4 + transposes % 2);
       /* a 1x1 conv2d's GEMM: A shared by the batch, B's rows contiguous */
       check_kernel(&raw, kernel, name, &rng, 1, 2, bm - 1, bn + 3, bk + 1, false, false, 2, transposes);
       /* a grouped one's: a batch of As, one bias row per row of the whole batch */
@@ -436,6 +521,8 @@ static void every_gemm_kernel_matches_reference(void** state) {
        * columns than a work-item's rn, a partial last strip and rows past m */
       if (strstr(name, "_dot") && transposes == 2) {
         check_kernel(&raw, kernel, name, &rng, 1, 1, bm + 3, 7, 5, false, true, 1, 0);
+        check_kernel(&raw, kernel, name, &rng, 1, 1, bm + 3, 2 * rn + 1, 19, false, true, 1, 4);
+        check_kernel(&raw, kernel, name, &rng, 1, 1, rm + 1, 2 * rn + 1, 19, false, true, 1, 5);
         check_kernel(&raw, kernel, name, &rng, 1, 1, rm - 1, rn - 1, 8 * 5 + 3, false, true, 1, 2);
         check_kernel(&raw, kernel, name, &rng, 2, 2, 2 * bm + 1, 3 * rn + 2, large_ok() ? 8 * 40 + 7 : 8 * 3 + 7,
                      false, true, 3, 3);
@@ -724,8 +811,8 @@ static void bad_shapes_and_attrs_are_rejected(void** state) {
                   (const int64_t[][4]){{2, 3, 5}, {3, 4}}, 3, (int64_t[]){2, 5, 4},
                   "node 2 'matmul_node' (matmul): input 0 (tensor_a, with transpose_a) is shaped [2, 3, 5]",
                   "must be 2-D");
-  expect_rejected("matmul", "\"alpha\": \"1\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {5, 4}}, 2,
-                  (int64_t[]){3, 4}, "node 2 'matmul_node' (matmul): unknown attr 'alpha'", "");
+  expect_rejected("matmul", "\"beta\": \"1\"", 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {5, 4}}, 2,
+                  (int64_t[]){3, 4}, "node 2 'matmul_node' (matmul): unknown attr 'beta'", "");
   /* batch_matmul: mismatched K under the default transpose_b, batches, bad value */
   expect_rejected("batch_matmul", NULL, 2, (int32_t[]){3, 3}, (const int64_t[][4]){{2, 3, 5}, {2, 5, 4}}, 3,
                   (int64_t[]){2, 3, 5},
@@ -744,6 +831,25 @@ static void bad_shapes_and_attrs_are_rejected(void** state) {
   expect_rejected("batch_matmul", NULL, 2, (int32_t[]){2, 3}, (const int64_t[][4]){{3, 5}, {2, 4, 5}}, 3,
                   (int64_t[]){2, 3, 4}, "node 2 'batch_matmul_node' (batch_matmul): input 0 (x) is shaped [3, 5]",
                   "must be 3-D");
+  /* the fused epilogue: a bias of the wrong length or rank, an unknown activation,
+   * an activation's attr with another one, clip without its bounds */
+  expect_rejected("matmul", NULL, 3, (int32_t[]){2, 2, 1}, (const int64_t[][4]){{3, 5}, {5, 4}, {5}}, 2,
+                  (int64_t[]){3, 4}, "node 3 'matmul_node' (matmul): input 2 (bias) is shaped [5]",
+                  "it must be [4] (tensor_b's columns)");
+  expect_rejected("matmul", NULL, 3, (int32_t[]){2, 2, 2}, (const int64_t[][4]){{3, 5}, {5, 4}, {1, 4}}, 2,
+                  (int64_t[]){3, 4}, "node 3 'matmul_node' (matmul): input 2 (bias) is shaped [1, 4]", "must be [4]");
+  expect_rejected("batch_matmul", NULL, 3, (int32_t[]){3, 3, 1},
+                  (const int64_t[][4]){{2, 3, 5}, {2, 4, 5}, {3}}, 3, (int64_t[]){2, 3, 4},
+                  "node 3 'batch_matmul_node' (batch_matmul): input 2 (bias) is shaped [3]", "must be [4] (y's columns)");
+  expect_rejected("matmul", "\"activation\": \"swish\"", 2, (int32_t[]){2, 2},
+                  (const int64_t[][4]){{3, 5}, {5, 4}}, 2, (int64_t[]){3, 4},
+                  "node 2 'matmul_node' (matmul): attr 'activation' = \"swish\"", "gelu_tanh");
+  expect_rejected("dense", "\"activation\": \"gelu\", \"alpha\": \"0.1\"", 2, (int32_t[]){2, 2},
+                  (const int64_t[][4]){{3, 5}, {4, 5}}, 2, (int64_t[]){3, 4},
+                  "node 2 'dense_node' (dense): attr 'alpha' = \"0.1\" is given", "'activation' = \"gelu\"");
+  expect_rejected("matmul", "\"activation\": \"clip\", \"a_min\": \"0\"", 2, (int32_t[]){2, 2},
+                  (const int64_t[][4]){{3, 5}, {5, 4}}, 2, (int64_t[]){3, 4},
+                  "node 2 'matmul_node' (matmul): attr 'a_max' is required", "");
 }
 
 int main(int argc, char** argv) {
@@ -751,6 +857,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(dense_matches_reference),
       cmocka_unit_test(matmul_matches_reference_for_every_transpose),
       cmocka_unit_test(batch_matmul_matches_reference_with_broadcast_batches),
+      cmocka_unit_test(gemm_epilogue_matches_reference),
       cmocka_unit_test(every_gemm_kernel_matches_reference),
       cmocka_unit_test(tiny_device_limits_get_a_variant_that_fits),
       cmocka_unit_test(one_row_dense_plans_the_gemv),

@@ -51,6 +51,10 @@ hgr_test(NAME passes_pocl SOURCE test_passes.c ARGS run pocl:0)
 hgr_test(NAME passes_three_platforms SOURCE test_passes.c ARGS run pocl:0 rusticl:0 oclgrind:0)
 hgr_test(NAME fuse_attention_unit SOURCE test_fuse_attention.c ARGS unit)
 hgr_test(NAME fuse_attention_three_platforms SOURCE test_fuse_attention.c ARGS run pocl:0 rusticl:0 oclgrind:0)
+# The GEMM epilogue pass: matmul/dense/batch_matmul + bias add + activation, the
+# near misses, the pipeline's order; fused against unfused on each platform
+hgr_test(NAME fuse_gemm_epilogue_unit SOURCE test_fuse_gemm_epilogue.c ARGS unit)
+hgr_test(NAME fuse_gemm_epilogue_three_platforms SOURCE test_fuse_gemm_epilogue.c ARGS run pocl:0 rusticl:0 oclgrind:0)
 
 # Placement's cost-based policies (issue 14): AUTO and STAGES on hand-made cost
 # models (no devices)

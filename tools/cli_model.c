@@ -354,7 +354,8 @@ hgr_status_t hgr_cli_model_load(const char* path, hgr_cli_model_args_t* model, h
     HGR_RETURN_IF_ERROR_CLI(hgr_passes_apply(*out_graph, NULL, &passes, &fused, &report));
     hgr_graph_release(*out_graph);
     *out_graph = fused;
-    if (print && (report.conv_epilogues || report.elementwise_groups || report.layer_norms || report.gelus))
+    if (print && (report.conv_epilogues || report.gemm_epilogues || report.elementwise_groups || report.layer_norms ||
+                  report.gelus))
       print_fusions(path, &report);
     return HGR_OK;
   }

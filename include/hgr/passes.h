@@ -62,6 +62,7 @@ typedef struct hgr_passes_options_t {
   bool gelu;       /* written-out GELU (erf and tanh forms) -> gelu, gelu_tanh */
   bool attention;  /* the attention block -> attention */
   bool conv_epilogue;
+  bool gemm_epilogue; /* dense/matmul/batch_matmul, then a bias add and an activation -> one GEMM */
   bool elementwise;
   hgr_passes_log_fn log; /* may be NULL */
   void* log_user;
@@ -79,6 +80,8 @@ typedef struct hgr_passes_report_t {
   uint32_t attention_fused;     /* batch_matmul, reshape, scale, where, mask, softmax nodes they replaced */
   uint32_t conv_epilogues;      /* conv2d nodes that took an epilogue */
   uint32_t conv_epilogue_fused; /* multiply, add, activation and max pool nodes they took in */
+  uint32_t gemm_epilogues;      /* dense, matmul and batch_matmul nodes that took an epilogue */
+  uint32_t gemm_epilogue_fused; /* add and activation nodes they took in */
   uint32_t elementwise_groups;  /* fused_elementwise nodes made */
   uint32_t elementwise_fused;   /* elementwise nodes they replaced */
   bool placed;                  /* the graph carries a placement: no pass ran */
@@ -98,8 +101,8 @@ typedef struct hgr_passes_count_t {
 #define HGR_PASSES_COUNT_MAX 8
 
 /* Fills out_counts (room for HGR_PASSES_COUNT_MAX) with report's counts, one per
- * pattern in pipeline order (layer norms, GELUs, attentions, conv epilogues,
- * elementwise groups), and returns how many it wrote; the strings are static. */
+ * pattern in pipeline order (layer norms, GELUs, attentions, conv epilogues, GEMM
+ * epilogues, elementwise groups), and returns how many it wrote; the strings are static. */
 HGR_API size_t hgr_passes_report_counts(const hgr_passes_report_t* report, hgr_passes_count_t* out_counts);
 
 /* Runs the passes options switches on (NULL: all) over graph and sets *out_graph to

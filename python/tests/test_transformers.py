@@ -104,8 +104,11 @@ def test_a_constant_triangle_folds_at_load(upper, k, dtype):
 def test_every_block_fuses(name):
     """Each layer's attention block becomes one attention node and its GELU written
     out one gelu (opset 20 has the Gelu op itself); the opset-14 BERT's layer norms
-    written out (two a layer and the embeddings') become layer_norm nodes
-    (hgr/passes.h: the load report's pass counts)."""
+    written out (two a layer and the embeddings') become layer_norm nodes; every
+    linear layer's bias Add (and the GELU after the first FFN layer) joins its
+    MatMul's epilogue: BERT's and ViT's 6 a layer and the pooler's or head's, GPT-2's
+    4 a layer (its tied logits have no bias) (hgr/passes.h: the load report's pass
+    counts)."""
     require_device("pocl:0")
     model = (TEXT[name]() if name in TEXT else tm.vit()).SerializeToString()
     sess = hgr.InferenceSession(model, providers=["pocl:0"])
@@ -116,3 +119,4 @@ def test_every_block_fuses(name):
     assert report["attentions"] == 2  # the builders' 2 layers
     assert report["gelus"] == (0 if name == "bert_opset20" else 2)
     assert report["layer_norms"] == (5 if name == "bert_opset14" else 0)
+    assert report["gemm_epilogues"] == (8 if name.startswith("gpt2") else 13)

@@ -156,37 +156,18 @@ static int64_t out_extent(int64_t in, int64_t pad_sum, int64_t kernel, int64_t s
   return (in + pad_sum - span) / stride + 1;
 }
 
-/* The fused epilogue's attrs: leaky_relu's alpha (0.01), clip's a_min and a_max
- * (both required, a_min <= a_max), and none of them with another activation. */
-static hgr_status_t parse_activation(const hgr__op_ctx_t* ctx, const char* activation, conv_t* p) {
-  bool leaky = !strcmp(activation, "leaky_relu"), clip = !strcmp(activation, "clip");
-  p->activation = !strcmp(activation, "relu") ? FLAG_RELU : leaky ? FLAG_LEAKY_RELU : clip ? FLAG_CLIP : 0;
-  static const char* const keys[] = {"alpha", "a_min", "a_max"};
-  for (int k = 0; k < 3; ++k) {
-    bool wanted = k == 0 ? leaky : clip;
-    if (!wanted && hgr__attr_string(ctx, keys[k], NULL))
-      return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" is given, but attr 'activation' = \"%s\" does not take it",
-                           keys[k], hgr__attr_string(ctx, keys[k], ""), activation);
-  }
-  double alpha = 0.01, a_min = 0, a_max = 0;
-  if (leaky) {
-    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "alpha", 0.01, &alpha));
-    if (!isfinite(alpha))
-      return HGR__OP_ERROR(ctx, "attr 'alpha' = \"%s\" must be finite", hgr__attr_string(ctx, "alpha", ""));
-  }
-  if (clip) {
-    for (int k = 1; k < 3; ++k)
-      if (!hgr__attr_string(ctx, keys[k], NULL))
-        return HGR__OP_ERROR(ctx, "attr '%s' is required with attr 'activation' = \"clip\"", keys[k]);
-    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "a_min", 0, &a_min));
-    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "a_max", 0, &a_max));
-    if (isnan(a_min) || isnan(a_max) || a_min > a_max)
-      return HGR__OP_ERROR(ctx, "attr 'a_min' = \"%s\" and attr 'a_max' = \"%s\" must satisfy a_min <= a_max",
-                           hgr__attr_string(ctx, "a_min", ""), hgr__attr_string(ctx, "a_max", ""));
-  }
-  p->alpha = (float)alpha;
-  p->a_min = (float)a_min;
-  p->a_max = (float)a_max;
+/* The fused epilogue's attrs (hgr__gemm_parse_activation, without the GELUs:
+ * kernels/conv.cl's epilogue has none) as conv_t's flag. */
+static hgr_status_t parse_activation(const hgr__op_ctx_t* ctx, conv_t* p) {
+  hgr__gemm_t g = {0};
+  HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, false, &g));
+  p->activation = g.act == HGR__GEMM_ACT_RELU         ? FLAG_RELU
+                  : g.act == HGR__GEMM_ACT_LEAKY_RELU ? FLAG_LEAKY_RELU
+                  : g.act == HGR__GEMM_ACT_CLIP       ? FLAG_CLIP
+                                                      : 0;
+  p->alpha = g.alpha;
+  p->a_min = g.a_min;
+  p->a_max = g.a_max;
   return HGR_OK;
 }
 
@@ -197,15 +178,13 @@ static hgr_status_t parse_window_attrs(const hgr__op_ctx_t* ctx, const char* con
   static const char* const data_layouts[] = {"NCHW", "", NULL};
   static const char* const out_layouts[] = {"", "NCHW", NULL};
   static const char* const out_dtypes[] = {"", "float32", NULL};
-  static const char* const activations[] = {"none", "relu", "leaky_relu", "clip", NULL};
   memset(p, 0, sizeof(*p));
   const char* choice;
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "data_layout", "NCHW", data_layouts, &choice));
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "kernel_layout", kernel_layouts[0], kernel_layouts, &choice));
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "out_layout", "", out_layouts, &choice));
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "out_dtype", "", out_dtypes, &choice));
-  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "activation", "none", activations, &choice));
-  HGR_RETURN_IF_ERROR(parse_activation(ctx, choice, p));
+  HGR_RETURN_IF_ERROR(parse_activation(ctx, p));
   HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "strides", 1, 1, p->strides));
   HGR_RETURN_IF_ERROR(hgr__attr_pair(ctx, "dilation", 1, 1, p->dilation));
   HGR_RETURN_IF_ERROR(hgr__attr_padding(ctx, "padding", p->padding));

@@ -28,6 +28,8 @@ typedef enum hgr__gemm_act_t {
   HGR__GEMM_ACT_RELU = 1,       /* max(v, 0) */
   HGR__GEMM_ACT_LEAKY_RELU = 2, /* v < 0 ? v * alpha : v */
   HGR__GEMM_ACT_CLIP = 3,       /* min(max(v, a_min), a_max) */
+  HGR__GEMM_ACT_GELU = 4,       /* 0.5 v (1 + erf(v / sqrt 2)), as the gelu op computes it */
+  HGR__GEMM_ACT_GELU_TANH = 5,  /* 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3))), as gelu_tanh */
 } hgr__gemm_act_t;
 
 typedef struct hgr__gemm_t {
@@ -55,6 +57,14 @@ typedef struct hgr__gemm_t {
 typedef struct hgr__gemm_im2col_t {
   int64_t in_h, in_w, out_w, kh, kw, sh, sw, dh, dw, pt, pl;
 } hgr__gemm_im2col_t;
+
+/* The fused epilogue's attrs, as conv2d, dense, matmul and batch_matmul take them,
+ * into g's act, alpha, a_min and a_max: "activation" = "none" (default), "relu",
+ * "leaky_relu" (attr "alpha", default 0.01, finite), "clip" (attrs "a_min" and
+ * "a_max", both required, a_min <= a_max) and, with gelu, "gelu" and "gelu_tanh"
+ * (conv2d's direct kernels have no GELU); alpha, a_min and a_max are errors with any
+ * other activation. The errors name the node and the attr. */
+hgr_status_t hgr__gemm_parse_activation(const hgr__op_ctx_t* ctx, bool gelu, hgr__gemm_t* g);
 
 /* Whether some GEMM tile variant fits the device's limits (it needs local memory). */
 bool hgr__gemm_fits(const hgr__limits_t* limits, const hgr__gemm_t* g);

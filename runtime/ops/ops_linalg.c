@@ -7,19 +7,26 @@
  *                 bias; TVM fuses the bias_add that follows it into the same node);
  *                 output [d1, ..., dn, units]. Attrs units, out_dtype.
  *   matmul        tensor_a [d1, ..., dn, K] (n >= 0), or [K, M] with transpose_a (2-D
- *                 only), tensor_b [K, N], or [N, K] with transpose_b; output
- *                 [d1, ..., dn, N] or [M, N]. Attrs units, out_dtype, transpose_a,
- *                 transpose_b (both default false).
+ *                 only), tensor_b [K, N], or [N, K] with transpose_b, and hgr's fused
+ *                 bias [N] as an optional third input; output [d1, ..., dn, N] or
+ *                 [M, N]. Attrs units, out_dtype, transpose_a, transpose_b (both
+ *                 default false).
  *   batch_matmul  x [B, M, K] ([B, K, M] with transpose_a), y [B, N, K] with
  *                 transpose_b (Relay's default, true) or [B, K, N]; either batch may
- *                 be 1 and broadcasts; output [max batch, M, N]. Attrs out_dtype,
- *                 transpose_a (false), transpose_b (true).
+ *                 be 1 and broadcasts; hgr's fused bias [N] as an optional third
+ *                 input; output [max batch, M, N]. Attrs out_dtype, transpose_a
+ *                 (false), transpose_b (true).
  * units may be absent or "None"; when given it must equal the weight's. out_dtype
- * may be "" or "float32" (everything is float32).
+ * may be "" or "float32" (everything is float32). The bias is added to every row
+ * (per column of C). All three take hgr's fused activation after the bias
+ * (hgr__gemm_parse_activation: attr "activation", relu, leaky_relu, clip, gelu,
+ * gelu_tanh, with alpha, a_min, a_max), which the GEMM epilogue pass
+ * (runtime/passes/fuse_gemm_epilogue.c) writes together with the bias.
  *
  * hgr__gemm_plan (ops_gemm.h) plans the same GEMM for other families' ops: conv2d
  * runs its 1x1 convolutions through it, with a bias per row and its activation, and
  * others through hgr__gemm_plan_im2col, the same tiles reading B as im2col(x). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -384,6 +391,61 @@ static int64_t leading_count(const hgr__entry_t* entry, int32_t kept) {
   return count;
 }
 
+hgr_status_t hgr__gemm_parse_activation(const hgr__op_ctx_t* ctx, bool gelu, gemm_t* g) {
+  static const char* const with_gelu[] = {"none", "relu", "leaky_relu", "clip", "gelu", "gelu_tanh", NULL};
+  static const char* const without_gelu[] = {"none", "relu", "leaky_relu", "clip", NULL};
+  const char* activation;
+  HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "activation", "none", gelu ? with_gelu : without_gelu, &activation));
+  bool leaky = !strcmp(activation, "leaky_relu"), clip = !strcmp(activation, "clip");
+  g->act = !strcmp(activation, "relu")        ? HGR__GEMM_ACT_RELU
+           : leaky                            ? HGR__GEMM_ACT_LEAKY_RELU
+           : clip                             ? HGR__GEMM_ACT_CLIP
+           : !strcmp(activation, "gelu")      ? HGR__GEMM_ACT_GELU
+           : !strcmp(activation, "gelu_tanh") ? HGR__GEMM_ACT_GELU_TANH
+                                              : HGR__GEMM_ACT_NONE;
+  static const char* const keys[] = {"alpha", "a_min", "a_max"};
+  for (int k = 0; k < 3; ++k) {
+    bool wanted = k == 0 ? leaky : clip;
+    if (!wanted && hgr__attr_string(ctx, keys[k], NULL))
+      return HGR__OP_ERROR(ctx, "attr '%s' = \"%s\" is given, but attr 'activation' = \"%s\" does not take it",
+                           keys[k], hgr__attr_string(ctx, keys[k], ""), activation);
+  }
+  double alpha = 0.01, a_min = 0, a_max = 0;
+  if (leaky) {
+    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "alpha", 0.01, &alpha));
+    if (!isfinite(alpha))
+      return HGR__OP_ERROR(ctx, "attr 'alpha' = \"%s\" must be finite", hgr__attr_string(ctx, "alpha", ""));
+  }
+  if (clip) {
+    for (int k = 1; k < 3; ++k)
+      if (!hgr__attr_string(ctx, keys[k], NULL))
+        return HGR__OP_ERROR(ctx, "attr '%s' is required with attr 'activation' = \"clip\"", keys[k]);
+    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "a_min", 0, &a_min));
+    HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "a_max", 0, &a_max));
+    if (isnan(a_min) || isnan(a_max) || a_min > a_max)
+      return HGR__OP_ERROR(ctx, "attr 'a_min' = \"%s\" and attr 'a_max' = \"%s\" must satisfy a_min <= a_max",
+                           hgr__attr_string(ctx, "a_min", ""), hgr__attr_string(ctx, "a_max", ""));
+  }
+  g->alpha = (float)alpha;
+  g->a_min = (float)a_min;
+  g->a_max = (float)a_max;
+  return HGR_OK;
+}
+
+/* The optional bias, input 2 (dense, matmul and batch_matmul): [n], added per column
+ * (what gives n: the weight's units, tensor_b's columns). */
+static hgr_status_t check_column_bias(const hgr__op_ctx_t* ctx, int64_t n, const char* what, gemm_t* g) {
+  g->bias = HGR__GEMM_BIAS_NONE;
+  if (hgr__op_input_count(ctx) < 3) return HGR_OK;
+  const hgr__entry_t* bias = hgr__op_input(ctx, 2);
+  char shape[160];
+  if (bias->ndim != 1 || bias->shape[0] != n)
+    return HGR__OP_ERROR(ctx, "input 2 (bias) is shaped %s; it must be [%lld] (%s)", shape_text(bias, shape, sizeof(shape)),
+                         (long long)n, what);
+  g->bias = HGR__GEMM_BIAS_COLUMN;
+  return HGR_OK;
+}
+
 /* ---- the ops --------------------------------------------------------------------------- */
 
 /* Each op: its GEMM and its output shape, from its inputs and attrs. */
@@ -399,19 +461,14 @@ static hgr_status_t dense_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64
     return HGR__OP_ERROR(ctx, "input 1 (weight) is shaped %s and input 0 (data) %s; the weight must be [units, %lld]",
                          shape_text(weight, b, sizeof(b)), shape_text(data, a, sizeof(a)), (long long)in);
   HGR_RETURN_IF_ERROR(check_units(ctx, units, "input 1 (weight)"));
-  bool has_bias = hgr__op_input_count(ctx) == 3;
-  if (has_bias) {
-    const hgr__entry_t* bias = hgr__op_input(ctx, 2);
-    if (bias->ndim != 1 || bias->shape[0] != units)
-      return HGR__OP_ERROR(ctx, "input 2 (bias) is shaped %s; it must be [%lld] (the weight's units)",
-                           shape_text(bias, a, sizeof(a)), (long long)units);
-  }
   memcpy(shape, data->shape, sizeof(int64_t) * (size_t)data->ndim);
   shape[data->ndim - 1] = units;
   *out_ndim = data->ndim;
   /* B[l, j] = weight[j, l] */
   *out_gemm = (gemm_t){1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in,
-                       has_bias ? HGR__GEMM_BIAS_COLUMN : HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, 0, 0};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, 0, 0};
+  HGR_RETURN_IF_ERROR(check_column_bias(ctx, units, "the weight's units", out_gemm));
+  HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
 }
 
@@ -443,6 +500,8 @@ static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int6
   *out_ndim = ndim;
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n,
                        transpose_b ? k : 1, HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, 0, 0};
+  HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "tensor_b's columns", out_gemm));
+  HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
 }
 
@@ -479,6 +538,8 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
                        x_batch == 1 ? 0 : m * k, transpose_a ? 1 : k, transpose_a ? m : 1,
                        y_batch == 1 ? 0 : k * n, transpose_b ? 1 : n, transpose_b ? k : 1,
                        HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, 0, 0};
+  HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "y's columns", out_gemm));
+  HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
 }
 
@@ -504,9 +565,11 @@ GEMM_OP(batch_matmul)
 #undef GEMM_OP
 
 const hgr__op_t hgr__ops_linalg[] = {
-    {"dense", "linalg", 2, 3, 1, 1, "units out_dtype", plan_dense, 0, HGR__IN_PLACE_REFUSED, infer_dense},
-    {"matmul", "linalg", 2, 2, 1, 1, "units out_dtype transpose_a transpose_b", plan_matmul, 0, HGR__IN_PLACE_REFUSED, infer_matmul},
-    {"batch_matmul", "linalg", 2, 2, 1, 1, "out_dtype transpose_a transpose_b", plan_batch_matmul, 0,
-     HGR__IN_PLACE_REFUSED, infer_batch_matmul},
+    {"dense", "linalg", 2, 3, 1, 1, "units out_dtype activation alpha a_min a_max", plan_dense, 0,
+     HGR__IN_PLACE_REFUSED, infer_dense},
+    {"matmul", "linalg", 2, 3, 1, 1, "units out_dtype transpose_a transpose_b activation alpha a_min a_max",
+     plan_matmul, 0, HGR__IN_PLACE_REFUSED, infer_matmul},
+    {"batch_matmul", "linalg", 2, 3, 1, 1, "out_dtype transpose_a transpose_b activation alpha a_min a_max",
+     plan_batch_matmul, 0, HGR__IN_PLACE_REFUSED, infer_batch_matmul},
     {.name = NULL},
 };

@@ -16,6 +16,7 @@ void hgr_passes_options_init(hgr_passes_options_t* options) {
   options->gelu = true;
   options->attention = true;
   options->conv_epilogue = true;
+  options->gemm_epilogue = true;
   options->elementwise = true;
 }
 
@@ -25,6 +26,7 @@ size_t hgr_passes_report_counts(const hgr_passes_report_t* report, hgr_passes_co
       {"gelus", "GELUs", report->gelus, report->gelu_fused},
       {"attentions", "attentions", report->attentions, report->attention_fused},
       {"conv_epilogues", "conv epilogues", report->conv_epilogues, report->conv_epilogue_fused},
+      {"gemm_epilogues", "GEMM epilogues", report->gemm_epilogues, report->gemm_epilogue_fused},
       {"elementwise_groups", "elementwise groups", report->elementwise_groups, report->elementwise_fused},
   };
   _Static_assert(sizeof(counts) / sizeof(counts[0]) <= HGR_PASSES_COUNT_MAX, "raise HGR_PASSES_COUNT_MAX");
@@ -130,6 +132,16 @@ hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, co
       current = next;
       report.conv_epilogues = pass.groups;
       report.conv_epilogue_fused = pass.fused_nodes;
+    }
+  }
+  if (!status && options->gemm_epilogue) {
+    hgr_graph_t* next = NULL;
+    status = hgr__fuse_gemm_epilogue(current, params, &log, &next, &pass);
+    if (!status) {
+      hgr_graph_release(current);
+      current = next;
+      report.gemm_epilogues = pass.groups;
+      report.gemm_epilogue_fused = pass.fused_nodes;
     }
   }
   if (!status && options->elementwise) {

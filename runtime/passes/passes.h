@@ -34,6 +34,17 @@
  * convolution's outputs are then never stored), and not after a reshape. Without params (or with
  * a conv whose weights or bias are no params) only the activation joins.
  *
+ * GEMM epilogue fusion (fuse_gemm_epilogue.c): a dense, matmul or batch_matmul
+ * followed by the add of a float32 param [N] (N its output's last axis, either
+ * input order, only when the GEMM has no bias) and then a relu, leaky_relu, clip,
+ * gelu or gelu_tanh (at least one of the two) becomes one GEMM with that epilogue
+ * (ops_linalg.c: bias input 2, attr "activation"); one reshape keeping the last
+ * axis may stand between the GEMM and the chain (ONNX MatMul of a 3-D input), and
+ * then stays after the fused GEMM. A value inside the chain must have one consumer
+ * and be no graph output. Without params only the activation joins. After pattern
+ * fusion (which makes the gelu nodes) and before elementwise fusion (which would
+ * take the add and the activation).
+ *
  * Elementwise fusion (fuse_elementwise.c): replaces each chain of float32
  * elementwise nodes by one fused_elementwise node (ops_fused.c), whose generated
  * kernel computes the whole chain in one launch, reading each input once and
@@ -65,8 +76,8 @@
 #include "ops.h"
 
 typedef struct hgr__fuse_report_t {
-  uint32_t groups;      /* nodes made: fused_elementwise nodes, conv2d nodes that took an epilogue */
-  uint32_t fused_nodes; /* nodes they replaced (for the conv epilogue: besides the conv2d) */
+  uint32_t groups;      /* nodes made: fused_elementwise nodes, conv2d and GEMM nodes that took an epilogue */
+  uint32_t fused_nodes; /* nodes they replaced (for the epilogues: besides the conv2d or GEMM) */
 } hgr__fuse_report_t;
 
 /* ---- what the passes share (rewrite.c) ------------------------------------------ */
@@ -170,6 +181,14 @@ hgr_status_t hgr__fuse_patterns(const hgr_graph_t* graph, const hgr_params_t* pa
  * NULL. */
 hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* params, const hgr__pass_log_t* log,
                                  hgr_graph_t** out_graph, hgr__fuse_report_t* out_report);
+
+/* Fuses GEMM epilogues (fuse_gemm_epilogue.c) into *out_graph, each fused GEMM
+ * reported through log (may be NULL). params (may be NULL: only activations join)
+ * holds the graph's constants by input name: a bias must be one; it stays a param
+ * the fused GEMM reads. RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its
+ * op's inference (a bug). out_report may be NULL. */
+hgr_status_t hgr__fuse_gemm_epilogue(const hgr_graph_t* graph, const hgr_params_t* params, const hgr__pass_log_t* log,
+                                     hgr_graph_t** out_graph, hgr__fuse_report_t* out_report);
 
 /* Fuses graph's elementwise chains into *out_graph, each group reported through log
  * (may be NULL). RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its op's
