@@ -133,26 +133,6 @@ static bool per_channel(const hgr__entry_t* operand, int32_t rank, int64_t chann
   return true;
 }
 
-static bool same_shape(const hgr__entry_t* a, const hgr__entry_t* b) {
-  if (a->ndim != b->ndim) return false;
-  for (int32_t d = 0; d < a->ndim; ++d)
-    if (a->shape[d] != b->shape[d]) return false;
-  return true;
-}
-
-/* Whether node n is an op with one output and no attrs but op's params (and TVM's
- * "hash"). op NULL: no params. */
-static bool only_known_attrs(const hgr__node_t* node, const hgr__fusable_t* op) {
-  if (!node->is_op || node->num_outputs != 1) return false;
-  for (uint32_t a = 0; a < node->attr_count; ++a) {
-    const char* key = node->attrs[a].key;
-    bool known = !strcmp(key, "hash");
-    for (uint32_t k = 0; op && k < 2 && !known; ++k) known = op->params[k] && !strcmp(key, op->params[k]);
-    if (!known) return false;
-  }
-  return true;
-}
-
 /* The conv2d the pass may give an epilogue: float32, one output, none yet. */
 static bool bare_conv2d(const hgr_graph_t* graph, uint32_t n) {
   const hgr__node_t* node = &graph->nodes[n];
@@ -183,12 +163,12 @@ static bool affine_member(const finder_t* f, uint32_t n, uint32_t current, int64
   const hgr__node_t* node = &graph->nodes[n];
   bool multiply = node->is_op && !strcmp(node->func_name, "multiply");
   if (!node->is_op || (!multiply && strcmp(node->func_name, "add")) || node->input_count != 2 ||
-      !only_known_attrs(node, NULL) || !hgr__pass_all_float32(graph, n) || (multiply && !can_scale))
+      !hgr__pass_only_known_attrs(node, NULL) || !hgr__pass_all_float32(graph, n) || (multiply && !can_scale))
     return false;
   uint32_t a = hgr__graph_entry_id(graph, node->inputs[0]), b = hgr__graph_entry_id(graph, node->inputs[1]);
   if ((a == current) == (b == current)) return false; /* x * x, or not reading current */
   const hgr__entry_t* operand = &graph->entries[a == current ? b : a];
-  if (!same_shape(&graph->entries[graph->node_row_ptr[n]], &graph->entries[current]) ||
+  if (!hgr__pass_same_shape(&graph->entries[graph->node_row_ptr[n]], &graph->entries[current]) ||
       !per_channel(operand, graph->entries[current].ndim, channels))
     return false;
   *out_param = float_param(f, operand->node_id, (uint64_t)channels, NULL);
@@ -203,8 +183,8 @@ static const hgr__fusable_t* activation_member(const hgr_graph_t* graph, uint32_
     return NULL;
   const hgr__fusable_t* op = hgr__fusable_op(node->func_name);
   if (!op || node->input_count != 1 || hgr__graph_entry_id(graph, node->inputs[0]) != current ||
-      !only_known_attrs(node, op) || !hgr__pass_all_float32(graph, n) ||
-      !same_shape(&graph->entries[graph->node_row_ptr[n]], &graph->entries[current]))
+      !hgr__pass_only_known_attrs(node, op) || !hgr__pass_all_float32(graph, n) ||
+      !hgr__pass_same_shape(&graph->entries[graph->node_row_ptr[n]], &graph->entries[current]))
     return NULL;
   for (uint32_t k = 0; k < 2 && op->params[k]; ++k)
     if (!hgr__pass_fusable_attr(node, op, k, &params[k])) return NULL;

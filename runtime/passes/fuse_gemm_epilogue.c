@@ -99,26 +99,6 @@ static hgr_status_t finder_init(finder_t* f, const hgr_graph_t* graph, const hgr
 
 static bool is_op(const hgr__node_t* node, const char* op) { return node->is_op && !strcmp(node->func_name, op); }
 
-static bool same_shape(const hgr__entry_t* a, const hgr__entry_t* b) {
-  if (a->ndim != b->ndim) return false;
-  for (int32_t d = 0; d < a->ndim; ++d)
-    if (a->shape[d] != b->shape[d]) return false;
-  return true;
-}
-
-/* Whether node is an op with one output and no attrs but op's params (and TVM's
- * "hash"); op NULL: no params. */
-static bool only_known_attrs(const hgr__node_t* node, const hgr__fusable_t* op) {
-  if (!node->is_op || node->num_outputs != 1) return false;
-  for (uint32_t a = 0; a < node->attr_count; ++a) {
-    const char* key = node->attrs[a].key;
-    bool known = !strcmp(key, "hash");
-    for (uint32_t k = 0; op && k < 2 && !known; ++k) known = op->params[k] && !strcmp(key, op->params[k]);
-    if (!known) return false;
-  }
-  return true;
-}
-
 /* The GEMM the pass may give an epilogue: float32, one output, no activation yet. */
 static bool bare_gemm(const hgr_graph_t* graph, uint32_t n) {
   const hgr__node_t* node = &graph->nodes[n];
@@ -145,7 +125,7 @@ static bool column_reshape(const hgr_graph_t* graph, uint32_t n, uint32_t from, 
 static bool bias_add(const finder_t* f, uint32_t n, uint32_t current, int64_t columns, uint32_t* out_bias) {
   const hgr_graph_t* graph = f->graph;
   const hgr__node_t* node = &graph->nodes[n];
-  if (!is_op(node, "add") || node->input_count != 2 || !only_known_attrs(node, NULL) ||
+  if (!is_op(node, "add") || node->input_count != 2 || !hgr__pass_only_known_attrs(node, NULL) ||
       !hgr__pass_all_float32(graph, n))
     return false;
   uint32_t a = hgr__graph_entry_id(graph, node->inputs[0]), b = hgr__graph_entry_id(graph, node->inputs[1]);
@@ -153,7 +133,7 @@ static bool bias_add(const finder_t* f, uint32_t n, uint32_t current, int64_t co
   uint32_t bias = a == current ? b : a;
   const hgr__entry_t* operand = &graph->entries[bias];
   if (operand->ndim != 1 || operand->shape[0] != columns ||
-      !same_shape(&graph->entries[graph->node_row_ptr[n]], &graph->entries[current]) ||
+      !hgr__pass_same_shape(&graph->entries[graph->node_row_ptr[n]], &graph->entries[current]) ||
       bias != graph->node_row_ptr[operand->node_id] ||
       !hgr__pass_param_data(graph, f->params, operand->node_id, HGR__DTYPE_F32, (uint64_t)columns * sizeof(float)))
     return false;
@@ -170,8 +150,8 @@ static const hgr__fusable_t* activation(const hgr_graph_t* graph, uint32_t n, ui
   for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !known; ++k) known = is_op(node, names[k]);
   const hgr__fusable_t* op = known ? hgr__fusable_op(node->func_name) : NULL;
   if (!op || node->input_count != 1 || hgr__graph_entry_id(graph, node->inputs[0]) != current ||
-      !only_known_attrs(node, op) || !hgr__pass_all_float32(graph, n) ||
-      !same_shape(&graph->entries[graph->node_row_ptr[n]], &graph->entries[current]))
+      !hgr__pass_only_known_attrs(node, op) || !hgr__pass_all_float32(graph, n) ||
+      !hgr__pass_same_shape(&graph->entries[graph->node_row_ptr[n]], &graph->entries[current]))
     return NULL;
   for (uint32_t k = 0; k < 2 && op->params[k]; ++k)
     if (!hgr__pass_fusable_attr(node, op, k, &params[k])) return NULL;

@@ -63,13 +63,6 @@ static bool same_ref(const finder_t* f, hgr__entry_ref_t a, hgr__entry_ref_t b) 
   return hgr__graph_entry_id(f->graph, a) == hgr__graph_entry_id(f->graph, b);
 }
 
-static bool same_shape(const hgr__entry_t* a, const hgr__entry_t* b) {
-  if (a->ndim != b->ndim) return false;
-  for (int32_t d = 0; d < a->ndim; ++d)
-    if (a->shape[d] != b->shape[d]) return false;
-  return true;
-}
-
 /* Whether node n is a float32 op `func` of `operands` inputs and one output, not
  * taken yet, with no attrs but those listed in `attrs` (space-separated; "hash"
  * always passes). */
@@ -224,8 +217,8 @@ static bool normalization(const finder_t* f, uint32_t n, match_t* m, hgr__entry_
   if (!squares || !last_axis_mean(f, var, square) || !last_axis_mean(f, mean, x)) return false;
   /* the full-size values keep x's shape (no operand broadcast them wider) */
   const hgr__entry_t* xe = entry_of(f, x);
-  if (!same_shape(entry_of(f, d), xe) || !same_shape(&f->graph->entries[f->graph->node_row_ptr[n]], xe) ||
-      !same_shape(&f->graph->entries[f->graph->node_row_ptr[shifted]], &f->graph->entries[f->graph->node_row_ptr[var]]))
+  if (!hgr__pass_same_shape(entry_of(f, d), xe) || !hgr__pass_same_shape(&f->graph->entries[f->graph->node_row_ptr[n]], xe) ||
+      !hgr__pass_same_shape(&f->graph->entries[f->graph->node_row_ptr[shifted]], &f->graph->entries[f->graph->node_row_ptr[var]]))
     return false;
   *out_x = x;
   return add_member(m, shifted) && add_member(m, var) && add_member(m, sq) && add_member(m, centered) &&
@@ -244,7 +237,7 @@ static bool vector_operand(const finder_t* f, uint32_t n, const char* func, hgr_
   for (uint32_t k = 0; k < 2 && out->ndim >= 1; ++k) {
     const hgr__entry_t* vector = entry_of(f, node->inputs[k]);
     int64_t len = out->shape[out->ndim - 1];
-    if (vector->ndim == 1 && vector->shape[0] == len && len > 1 && same_shape(entry_of(f, node->inputs[1 - k]), out)) {
+    if (vector->ndim == 1 && vector->shape[0] == len && len > 1 && hgr__pass_same_shape(entry_of(f, node->inputs[1 - k]), out)) {
       *out_vector = node->inputs[k];
       *out_other = node->inputs[1 - k];
       return true;
@@ -270,7 +263,7 @@ static bool match_layer_norm(const finder_t* f, uint32_t root, match_t* m) {
       return false;
   }
   if (beta.node_id == NONE && gamma.node_id == NONE) return false;
-  if (!same_shape(&f->graph->entries[f->graph->node_row_ptr[root]], entry_of(f, x))) return false;
+  if (!hgr__pass_same_shape(&f->graph->entries[f->graph->node_row_ptr[root]], entry_of(f, x))) return false;
   m->func_name = "layer_norm";
   m->inputs[0] = x;
   m->inputs[1] = gamma.node_id != NONE ? gamma : beta;
@@ -379,7 +372,7 @@ static bool match_gelu(const finder_t* f, uint32_t root, match_t* m) {
   }
   if (x.node_id == NONE) return false;
   for (uint32_t k = 0; k < m->member_count; ++k)
-    if (!same_shape(&f->graph->entries[f->graph->node_row_ptr[m->members[k]]], entry_of(f, x))) return false;
+    if (!hgr__pass_same_shape(&f->graph->entries[f->graph->node_row_ptr[m->members[k]]], entry_of(f, x))) return false;
   m->func_name = tanh_form ? "gelu_tanh" : "gelu";
   m->inputs[0] = x;
   m->input_count = 1;

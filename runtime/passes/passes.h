@@ -114,6 +114,12 @@ void hgr__pass_count_uses(const hgr_graph_t* graph, uint32_t* uses, bool* head);
 const void* hgr__pass_param_data(const hgr_graph_t* graph, const hgr_params_t* params, uint32_t n, hgr_dtype_t dtype,
                                  uint64_t bytes);
 
+/* Whether a and b have the same shape. */
+bool hgr__pass_same_shape(const hgr__entry_t* a, const hgr__entry_t* b);
+/* Whether node is an op with one output and no attrs but op's params (and TVM's
+ * "hash"); op NULL: no params. */
+bool hgr__pass_only_known_attrs(const hgr__node_t* node, const hgr__fusable_t* op);
+
 /* qsort/bsearch order of uint32_t node ids, ascending. */
 int hgr__pass_compare_ids(const void* a, const void* b);
 

@@ -73,6 +73,24 @@ const void* hgr__pass_param_data(const hgr_graph_t* graph, const hgr_params_t* p
   return found ? data : NULL;
 }
 
+bool hgr__pass_same_shape(const hgr__entry_t* a, const hgr__entry_t* b) {
+  if (a->ndim != b->ndim) return false;
+  for (int32_t d = 0; d < a->ndim; ++d)
+    if (a->shape[d] != b->shape[d]) return false;
+  return true;
+}
+
+bool hgr__pass_only_known_attrs(const hgr__node_t* node, const hgr__fusable_t* op) {
+  if (!node->is_op || node->num_outputs != 1) return false;
+  for (uint32_t a = 0; a < node->attr_count; ++a) {
+    const char* key = node->attrs[a].key;
+    bool known = !strcmp(key, "hash");
+    for (uint32_t k = 0; op && k < 2 && !known; ++k) known = op->params[k] && !strcmp(key, op->params[k]);
+    if (!known) return false;
+  }
+  return true;
+}
+
 int hgr__pass_compare_ids(const void* a, const void* b) {
   uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
   return x < y ? -1 : x > y;
