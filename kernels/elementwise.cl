@@ -61,6 +61,7 @@
  */
 
 #include "select.h"
+#include "gelu.h"
 
 #define HGR_GUARD(n)                  \
   size_t gid = get_global_id(0);      \
@@ -222,18 +223,10 @@ HGR_UNARY(rsqrt, rsqrt(x))
 HGR_UNARY(abs, fabs(x))
 HGR_UNARY(negative, -x)
 HGR_UNARY(erf, erf(x))
-/* 0.5 x (1 + erf(x / sqrt 2)) written with erfc(-z) = 1 + erf(z), which keeps its
- * relative accuracy where erf(z) is near -1 (x well below 0) instead of cancelling;
- * erfc by the Chebyshev fit of Numerical Recipes' erfcc (fractional error below
- * 1.2e-7): one exp and one division, where PoCL's erfc took 4-6 ns an element. The
- * fused kernels' gelu (runtime/ops/ops_fused.c, HELPER_GELU) computes the same. */
+/* GELU by kernels/gelu.h (the GEMM epilogue's too). */
 static inline float hgr_gelu(float x) {
-  float z = M_SQRT1_2_F * fabs(x);
-  float t = 1.0f / (1.0f + 0.5f * z);
-  float p = 1.00002368f + t * (0.37409196f + t * (0.09678418f + t * (-0.18628806f + t * (0.27886807f +
-      t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f)))))));
-  float h = 0.5f * x * t * exp(-z * z - 1.26551223f + t * p); /* 0.5 x erfc(|z|) */
-  return x <= 0.0f ? h : x - h;
+  HGR_GELU(float, x)
+  return x;
 }
 HGR_UNARY(gelu, hgr_gelu(x))
 /* GELU's tanh approximation 0.5 x (1 + tanh(z)), z = sqrt(2 / pi) (x + 0.044715 x^3),

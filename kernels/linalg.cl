@@ -71,6 +71,7 @@
  * div/rem pair, which Oclgrind 21.10's uninitialized-value check cannot run. */
 
 #include "select.h"
+#include "gelu.h"
 
 #define HGR_CAT2(a, b) a##b
 #define HGR_CAT(a, b) HGR_CAT2(a, b)
@@ -110,22 +111,14 @@
 
 /* out = act(out) for out of vector type T (see the act codes above). The GELUs are
  * kernels/elementwise.cl's formulas, so that a fused GEMM matches the unfused ops:
- * gelu 0.5 x erfc(-x / sqrt 2) with erfc by the Chebyshev fit of Numerical Recipes'
- * erfcc (elementwise.cl's hgr_gelu, runtime/ops/ops_fused.c's HELPER_GELU: one exp
- * and one division, vectorized, where PoCL's erfc runs scalar per lane), and the
- * tanh form x / (1 + e^(-2z)), which neither cancels nor overflows. */
+ * gelu by kernels/gelu.h, and the tanh form x / (1 + e^(-2z)), which neither cancels
+ * nor overflows. */
 #define HGR_GEMM_ACT(T, out)                                                                    \
   if (act == 1) out = fmax(out, (T)(0.0f));                                                     \
   else if (act == 2) out = out < (T)(0.0f) ? out * alpha : out;                                 \
   else if (act == 3) out = fmin(fmax(out, (T)(a_min)), (T)(a_max));                             \
   else if (act == 4) {                                                                          \
-    const T z_ = M_SQRT1_2_F * fabs(out);                                                       \
-    const T t_ = 1.0f / (1.0f + 0.5f * z_);                                                     \
-    const T p_ = 1.00002368f + t_ * (0.37409196f + t_ * (0.09678418f + t_ * (-0.18628806f +     \
-                 t_ * (0.27886807f + t_ * (-1.13520398f + t_ * (1.48851587f +                   \
-                 t_ * (-0.82215223f + t_ * 0.17087277f)))))));                                  \
-    const T h_ = 0.5f * out * t_ * exp(-z_ * z_ - 1.26551223f + t_ * p_); /* 0.5 x erfc(|z|) */ \
-    out = select(out - h_, h_, out <= (T)(0.0f));                                               \
+    HGR_GELU(T, out)                                                                            \
   } else if (act == 5)                                                                          \
     out = out / ((T)(1.0f) + exp((T)(-1.5957691216057308f) * (out + (T)(0.044715f) * out * out * out)));
 /* The plain GEMM, hgr_gemm_<variant>, and the convolution's, hgr_conv_gemm_<variant>

@@ -286,8 +286,8 @@ static void operand_code(hgr__text_t* code, const operand_t* operand, const char
  * erfc(|z|) = t exp(-z^2 - 1.26551223 + t P(t)), erfc(-|z|) = 2 - erfc(|z|). PoCL's
  * erfc, scalar per lane, took 4-6 ns an element; this is one exp and one division,
  * vectorized. Its error on [-6, 6], 33 ulp at most (z^2's rounding through exp), is
- * within what test_ops_elementwise allows gelu. kernels/elementwise.cl's gelu
- * computes the same. */
+ * within what test_ops_elementwise allows gelu. kernels/gelu.h computes the same
+ * for the gelu op and the GEMM epilogue. */
 #define HELPER_GELU(T)                                                                                          \
   "static inline " T " hgr_gelu_" T "(" T " x) {\n"                                                            \
   "  " T " z = M_SQRT1_2_F * fabs(x);\n"                                                                        \
