@@ -122,7 +122,7 @@ static hgr_status_t infer_attention(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
  * work-items (PoCL's CPU drivers), then vectors. Measured on PoCL (2 cores, loaded):
  * 12 heads of 32 over 128 positions ran in 4.5 ms with a row per work-item (PoCL ran
  * it scalar), 0.9-1.0 ms with vectors; over 512 positions (quiet) 7.1-8.2 ms, 29-34 %
- * of the machine's float peak (138 GFLOP/s, hgr_bench_peak). Staged took 35-40 %
+ * of the machine's float peak (138 GFLOP/s, hgr_bench_peak). Staged took 33-41 %
  * less than vectors in the 6-layer encoder at 128 and 512 positions (docs/ops.md). */
 static const char* const attention_variants[] = {"rows", "vectors", "staged"};
 enum { ROWS, VECTORS, STAGED };
