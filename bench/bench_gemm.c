@@ -2,14 +2,18 @@
  * shape, launched directly (no executor), interleaved run by run so that every
  * variant sees the same machine:
  *
- *   hgr_bench_gemm [-d device] [-r repeats] [-t] M N K VARIANT...
+ *   hgr_bench_gemm [-d device] [-r repeats] [-t | -p] [-c copies] M N K VARIANT...
  *
  * VARIANT is a kernel name without "hgr_gemm_" (8x16_4x16_k32, 1x16_4x4_k1_dot,
  * 1x16_6x16_k1_pack: the
  * names `hgr tune` prints); its work-group and NDRange follow from the name as the
  * plan computes them (runtime/ops/ops_linalg.c). C [M, N] = A [M, K] x B^T + bias,
  * with B stored [N, K] (dense's weights, K contiguous), or with -t stored [K, N]
- * (matmul's). Each variant runs once untimed (PoCL compiles its work-group function
+ * (matmul's), or with -p in panels of 32 columns, [ceil(N / 32), K, 32] (matmul's
+ * b_panel, as the weight packing pass stores constant weights). With -c, each
+ * round runs the variant on `copies` copies of B in turn and times one run: B then
+ * comes from memory, not from the cache, as a model's weights do (a model reads
+ * each layer's once per run); the time is the mean over the copies. Each variant runs once untimed (PoCL compiles its work-group function
  * at the first launch) and is checked against a double-precision reference
  * (max |error| within 1e-5 * K of values in [-0.5, 0.5]); then `repeats` rounds
  * (default 21) each time every variant once, enqueue to completion. Prints one line
@@ -56,15 +60,18 @@ static double uniform(unsigned* state) {
 int main(int argc, char** argv) {
   const char* spec = "pocl:0";
   int repeats = 21, option;
-  bool b_rows = false; /* -t: B stored [K, N] */
-  while ((option = getopt(argc, argv, "d:r:t")) != -1) {
+  bool b_rows = false, panels = false; /* -t: B stored [K, N]; -p: in panels of 32 columns */
+  int copies = 1;
+  while ((option = getopt(argc, argv, "d:r:tpc:")) != -1) {
     if (option == 'd') spec = optarg;
     else if (option == 'r') repeats = atoi(optarg);
     else if (option == 't') b_rows = true;
+    else if (option == 'p') panels = b_rows = true;
+    else if (option == 'c') copies = atoi(optarg);
     else break;
   }
-  if (argc - optind < 4 || repeats < 1 || repeats > 100000) {
-    fprintf(stderr, "usage: %s [-d device] [-r repeats] [-t] M N K VARIANT...\n", argv[0]);
+  if (argc - optind < 4 || repeats < 1 || repeats > 100000 || copies < 1 || copies > 256) {
+    fprintf(stderr, "usage: %s [-d device] [-r repeats] [-t | -p] [-c copies (1-256)] M N K VARIANT...\n", argv[0]);
     return 2;
   }
   int m = atoi(argv[optind]), n = atoi(argv[optind + 1]), k = atoi(argv[optind + 2]);
@@ -106,19 +113,33 @@ int main(int argc, char** argv) {
         sum += (double)a[(size_t)i * k + l] * (b_rows ? b[(size_t)l * n + j] : b[(size_t)j * k + l]);
       want[(size_t)i * n + j] = sum;
     }
-  cl_mem mems[4];
+  /* with -p, B [K, N] in panels: b_panels[q][l][c] = B[l][q * 32 + c], zeros past n */
+  size_t panel_count = (size_t)(n + 31) / 32, stored_b = panels ? panel_count * (size_t)k * 32 : b_count;
+  float* b_stored = panels ? calloc(stored_b, sizeof(float)) : b;
+  if (!b_stored) {
+    fprintf(stderr, "hgr_bench_gemm: out of memory\n");
+    return 1;
+  }
+  for (size_t q = 0; panels && q < panel_count; ++q)
+    for (int l = 0; l < k; ++l)
+      for (int col = 0; col < 32 && (int)q * 32 + col < n; ++col)
+        b_stored[(q * (size_t)k + (size_t)l) * 32 + (size_t)col] = b[(size_t)l * n + q * 32 + (size_t)col];
+  cl_mem mems[4], b_copies[256];
   mems[0] = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, a_count * 4, a, &error);
   fail_cl(error, "clCreateBuffer(a)");
-  mems[1] = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, b_count * 4, b, &error);
-  fail_cl(error, "clCreateBuffer(b)");
+  for (int i = 0; i < copies; ++i) {
+    b_copies[i] = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, stored_b * 4, b_stored, &error);
+    fail_cl(error, "clCreateBuffer(b)");
+  }
+  mems[1] = b_copies[0];
   mems[2] = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)n * 4, bias, &error);
   fail_cl(error, "clCreateBuffer(bias)");
   mems[3] = clCreateBuffer(context, CL_MEM_READ_WRITE, c_count * 4, NULL, &error);
   fail_cl(error, "clCreateBuffer(c)");
   /* the GEMM kernels' ints after the buffers: m n k, A's strides, B's, bias per
    * column, no activation, then b_wrap (n: none) and its stride */
-  cl_int ints[11] = {m, n, k, 0, k, 1, 0, b_rows ? n : 1, b_rows ? 1 : k, 1, 0};
-  cl_int wrap[2] = {n, 0};
+  cl_int ints[11] = {m, n, k, 0, k, 1, 0, panels ? 32 : b_rows ? n : 1, b_rows ? 1 : k, 1, 0};
+  cl_int wrap[2] = {panels && n > 32 ? 32 : n, panels && n > 32 ? 32 * k : 0};
   cl_float zero = 0.0f;
   int failed = 0;
   for (int v = 0; v < count; ++v) {
@@ -166,17 +187,22 @@ int main(int argc, char** argv) {
   for (int r = 0; r < repeats; ++r)
     for (int v = 0; v < count; ++v) {
       variant_t* var = &variants[v];
-      cl_event done;
       double wall = bench_now_ns(), cpu = process_cpu_ns();
-      fail_cl(clEnqueueNDRangeKernel(queue, var->kernel, 3, NULL, var->global, var->local, 0, NULL, &done),
-              var->name);
-      fail_cl(clWaitForEvents(1, &done), "clWaitForEvents");
-      var->wall_us[r] = (bench_now_ns() - wall) * 1e-3;
-      var->cpu_us[r] = (process_cpu_ns() - cpu) * 1e-3;
-      clReleaseEvent(done);
+      for (int i = 0; i < copies; ++i) {
+        cl_event done;
+        fail_cl(clSetKernelArg(var->kernel, 1, sizeof(cl_mem), &b_copies[i]), "clSetKernelArg(b)");
+        fail_cl(clEnqueueNDRangeKernel(queue, var->kernel, 3, NULL, var->global, var->local, 0, NULL, &done),
+                var->name);
+        fail_cl(clWaitForEvents(1, &done), "clWaitForEvents");
+        clReleaseEvent(done);
+      }
+      var->wall_us[r] = (bench_now_ns() - wall) * 1e-3 / copies;
+      var->cpu_us[r] = (process_cpu_ns() - cpu) * 1e-3 / copies;
     }
   double flop = 2.0 * m * n * k;
-  printf("gemm %dx%dx%d, B stored %s, on %s, %d rounds:\n", m, n, k, b_rows ? "[K, N]" : "[N, K]", spec, repeats);
+  printf("gemm %dx%dx%d, B stored %s, on %s, %d rounds%s:\n", m, n, k,
+         panels ? "in panels of 32" : b_rows ? "[K, N]" : "[N, K]", spec, repeats,
+         copies > 1 ? ", each the mean over copies of B from memory" : "");
   for (int v = 0; v < count; ++v) {
     variant_t* var = &variants[v];
     double wall = bench_median(var->wall_us, (size_t)repeats), cpu = bench_median(var->cpu_us, (size_t)repeats);
@@ -188,7 +214,10 @@ int main(int argc, char** argv) {
     free(var->wall_us);
     free(var->cpu_us);
   }
-  for (int i = 0; i < 4; ++i) clReleaseMemObject(mems[i]);
+  for (int i = 0; i < copies; ++i) clReleaseMemObject(b_copies[i]);
+  for (int i = 0; i < 4; ++i)
+    if (i != 1) clReleaseMemObject(mems[i]);
+  if (panels) free(b_stored);
   clReleaseProgram(program);
   clReleaseCommandQueue(queue);
   clReleaseContext(context);

@@ -294,6 +294,17 @@
           b_buf[(l + 2) * (TX * RN) + j] = v.s2;                                                    \
           b_buf[(l + 3) * (TX * RN) + j] = v.s3;                                                    \
         }                                                                                           \
+      } else if (depth_inside && b_col == 1 && b_wrap < n && b_wrap % 4 == 0) {                     \
+        /* B in panels of b_wrap columns (HGR_GEMM_PANEL): 4 columns of one panel per copy */      \
+        for (uint s = 0; s < (BK * TX * RN / 4) / (TX * TY); ++s) {                                 \
+          const uint e = s * (TX * TY) + item;                                                      \
+          const int l = e / (TX * RN / 4), j = e % (TX * RN / 4) * 4;                               \
+          const uint jj = (uint)(col0 + j), q = jj / (uint)b_wrap;                                  \
+          float4 v = (float4)(0.0f);                                                                \
+          const int r = (int)(jj - q * (uint)b_wrap);                                               \
+          if (jj < (uint)n) v = vload4(0, b + (k0 + l) * b_depth + (int)q * b_wrap_stride + r);     \
+          vstore4(v, 0, b_buf + l * (TX * RN) + j);                                                 \
+        }                                                                                           \
       } else if (b_wrap < n) {                                                                      \
         /* B's columns are an image's pixels: one division per 4 columns */                         \
         for (uint s = 0; s < (BK * TX * RN / 4) / (TX * TY); ++s) {                                 \
@@ -350,6 +361,12 @@
  * to end at column n, so the loop always takes whole vloads, and stores only its
  * own columns. Other strides (A's columns, B transposed or wrapped, n < RN) take a
  * gathered loop: correct, not fast (the plan picks the tiled kernels for them). */
+/* Whether B is in panels a direct variant reads whole (ops_gemm.h): b_wrap columns
+ * each, b_col 1, every panel readable to its b_wrap-th column (the last one padded,
+ * or n a multiple of b_wrap), so a strip of RN columns from j0 (a multiple of RN)
+ * lies in one panel when RN divides b_wrap; and where that strip starts in b. */
+#define HGR_GEMM_PANEL(RN) (b_col == 1 && b_wrap < n && b_wrap % (RN) == 0)
+#define HGR_GEMM_PANEL_START (j0 / b_wrap * (b_wrap_stride - b_wrap) + j0) /* no %: DivRemPairs' freeze */
 /* The offsets in B's rows of a work-item's RN columns from j0 (columns past n repeat
  * the last one: read, never stored); unsigned splits as the tiled copy's. */
 #define HGR_GEMM_COL_OFFSETS(RN, col_offset)                                                      \
@@ -380,15 +397,15 @@
     HGR_REP(RM, HGR_ACC_ZERO, HGR_VEC(RN), _)                                                     \
     /* the strip's first column: j0, or n - RN for a last, partial strip */                       \
     const bool plain = b_col == 1 && b_wrap >= n && n >= RN;                                      \
+    const bool panel = HGR_GEMM_PANEL(RN);                                                        \
     const int jb = plain && j0 + RN > n ? n - RN : j0;                                            \
-    if (plain && a_depth == 1) {                                                                  \
-      __global const float* b_row = b + jb;                                                       \
+    __global const float* b_row = b + (panel ? HGR_GEMM_PANEL_START : jb);                        \
+    if ((plain || panel) && a_depth == 1) {                                                       \
       _Pragma("unroll 4") for (int l = 0; l < k; ++l) {                                           \
         const HGR_VEC(RN) b_vec = HGR_VLOAD(RN)(0, b_row + l * b_depth);                          \
         HGR_REP(RM, HGR_DIRECT_MAD, HGR_VEC(RN), l)                                               \
       }                                                                                           \
-    } else if (plain) {                                                                           \
-      __global const float* b_row = b + jb;                                                       \
+    } else if (plain || panel) {                                                                  \
       for (int l = 0; l < k; ++l) {                                                               \
         const HGR_VEC(RN) b_vec = HGR_VLOAD(RN)(0, b_row + l * b_depth);                          \
         const int la = l * a_depth;                                                               \
@@ -440,16 +457,16 @@
     HGR_REP(RM, HGR_DIRECT_AROW, _, _)                                                            \
     HGR_REP(RM, HGR_WIDE_ZERO, float16, _)                                                        \
     const bool plain = b_col == 1 && b_wrap >= n && n >= 32;                                      \
+    const bool panel = HGR_GEMM_PANEL(32);                                                        \
     const int jb = plain && j0 + 32 > n ? n - 32 : j0;                                            \
-    if (plain && a_depth == 1) {                                                                  \
-      __global const float* b_row = b + jb;                                                       \
+    __global const float* b_row = b + (panel ? HGR_GEMM_PANEL_START : jb);                        \
+    if ((plain || panel) && a_depth == 1) {                                                       \
       _Pragma("unroll 2") for (int l = 0; l < k; ++l) {                                           \
         const float16 b_lo = vload16(0, b_row + l * b_depth);                                     \
         const float16 b_hi = vload16(1, b_row + l * b_depth);                                     \
         HGR_REP(RM, HGR_WIDE_MAD, float16, l)                                                     \
       }                                                                                           \
-    } else if (plain) {                                                                           \
-      __global const float* b_row = b + jb;                                                       \
+    } else if (plain || panel) {                                                                  \
       for (int l = 0; l < k; ++l) {                                                               \
         const float16 b_lo = vload16(0, b_row + l * b_depth);                                     \
         const float16 b_hi = vload16(1, b_row + l * b_depth);                                     \

@@ -16,6 +16,7 @@
 
 #include "graph_internal.h"
 #include "passes.h"
+#include "pass_check.h"
 #include "testlib.h"
 
 static const hgr_dtype_t F32 = {HGR_DTYPE_FLOAT, 32, 1};
@@ -51,18 +52,6 @@ typedef struct chain_graph_t {
   hgr_graph_t* graph;
   hgr_params_t* params;
 } chain_graph_t;
-
-static hgr_value_t constant(hgr_builder_t* builder, const char* name, const int64_t* shape, int32_t ndim,
-                            hgr_test_rng_t* rng) {
-  size_t count = 1;
-  for (int32_t d = 0; d < ndim; ++d) count *= (size_t)shape[d];
-  float* data = malloc(count * sizeof(float));
-  for (size_t i = 0; i < count; ++i) data[i] = hgr_test_rng_float(rng, -1, 1);
-  hgr_value_t value;
-  ASSERT_OK(hgr_builder_add_constant(builder, name, F32, shape, ndim, data, count * sizeof(float), &value));
-  free(data);
-  return value;
-}
 
 static hgr_value_t op(hgr_builder_t* builder, const char* name, const char* func, const hgr_value_t* inputs,
                       uint32_t count, hgr_attrs_t* attrs) {
@@ -100,10 +89,10 @@ static chain_graph_t chain_graph(const chain_form_t* form, uint64_t seed) {
     ASSERT_OK(hgr_builder_add_input(builder, "bias_in", F32, (const int64_t[]){COLUMNS}, 1, &bias_in));
   if (form->onnx_reshape) x = reshape(builder, "flatten", x, (const int64_t[]){BATCH * ROWS, DEPTH}, 2);
   hgr_value_t inputs[3] = {x};
-  if (batched) inputs[1] = constant(builder, "w", (const int64_t[]){1, DEPTH, COLUMNS}, 3, &rng);
-  else if (dense) inputs[1] = constant(builder, "w", (const int64_t[]){COLUMNS, DEPTH}, 2, &rng);
-  else inputs[1] = constant(builder, "w", (const int64_t[]){DEPTH, COLUMNS}, 2, &rng);
-  if (form->dense_bias) inputs[2] = constant(builder, "b0", (const int64_t[]){COLUMNS}, 1, &rng);
+  if (batched) inputs[1] = hgr_test_random_constant(builder, "w", (const int64_t[]){1, DEPTH, COLUMNS}, 3, &rng);
+  else if (dense) inputs[1] = hgr_test_random_constant(builder, "w", (const int64_t[]){COLUMNS, DEPTH}, 2, &rng);
+  else inputs[1] = hgr_test_random_constant(builder, "w", (const int64_t[]){DEPTH, COLUMNS}, 2, &rng);
+  if (form->dense_bias) inputs[2] = hgr_test_random_constant(builder, "b0", (const int64_t[]){COLUMNS}, 1, &rng);
   hgr_attrs_t* attrs = NULL;
   ASSERT_OK(hgr_attrs_create(&attrs));
   if (batched) ASSERT_OK(hgr_attrs_set_int(attrs, "transpose_b", 0));
@@ -115,11 +104,11 @@ static chain_graph_t chain_graph(const chain_form_t* form, uint64_t seed) {
   if (form->bias != BIAS_NONE) {
     hgr_value_t b = bias_in;
     if (form->bias == BIAS_PARAM || form->bias == BIAS_PARAM_FIRST)
-      b = constant(builder, "b", (const int64_t[]){COLUMNS}, 1, &rng);
+      b = hgr_test_random_constant(builder, "b", (const int64_t[]){COLUMNS}, 1, &rng);
     else if (form->bias == BIAS_SHORT)
-      b = constant(builder, "b", (const int64_t[]){1}, 1, &rng);
+      b = hgr_test_random_constant(builder, "b", (const int64_t[]){1}, 1, &rng);
     else if (form->bias == BIAS_RANK2)
-      b = constant(builder, "b", (const int64_t[]){1, COLUMNS}, 2, &rng);
+      b = hgr_test_random_constant(builder, "b", (const int64_t[]){1, COLUMNS}, 2, &rng);
     hgr_value_t pair[2] = {v, b};
     if (form->bias == BIAS_PARAM_FIRST) pair[0] = b, pair[1] = v;
     v = op(builder, "bias_add", "add", pair, 2, NULL);
@@ -323,12 +312,12 @@ static void the_pass_runs_before_elementwise_fusion_and_is_switched_and_counted(
   assert_string_equal(lines, "matmul 'gemm' <- 3 nodes: 'gemm', 'bias_add', 'act'\n");
   hgr_passes_count_t counts[HGR_PASSES_COUNT_MAX];
   size_t count = hgr_passes_report_counts(&report, counts);
-  assert_int_equal(count, 6);
+  assert_int_equal(count, 7);
   assert_string_equal(counts[4].key, "gemm_epilogues");
   assert_string_equal(counts[4].label, "GEMM epilogues");
   assert_int_equal(counts[4].made, 1);
   assert_int_equal(counts[4].replaced, 2);
-  assert_string_equal(counts[5].key, "elementwise_groups");
+  assert_string_equal(counts[6].key, "elementwise_groups");
   hgr_graph_release(fused);
   options.log = NULL;
   options.gemm_epilogue = false;
@@ -366,29 +355,6 @@ static void a_placed_graph_is_refused(void** state) {
 static hgr_instance_t* instance;
 static const char* const* specs;
 static int spec_count;
-
-/* Runs graph once on spec with params and input 0 = x; returns output 0 (malloc'd). */
-static float* run(const char* spec, const hgr_graph_t* graph, const hgr_params_t* params, const float* x) {
-  hgr_executor_options_t options;
-  hgr_executor_options_init(&options);
-  const hgr_device_binding_t binding = {0, spec};
-  options.bindings = &binding;
-  options.binding_count = 1;
-  options.params = params;
-  options.program_cache.mode = HGR_PROGRAM_CACHE_OFF;
-  hgr_executor_t* executor = NULL;
-  ASSERT_OK(hgr_executor_create(instance, (hgr_graph_t*)graph, &options, &executor));
-  hgr_tensor_info_t info;
-  ASSERT_OK(hgr_graph_input_info(graph, 0, &info));
-  ASSERT_OK(hgr_executor_set_input(executor, 0, x, info.bytes));
-  ASSERT_OK(hgr_executor_run(executor));
-  ASSERT_OK(hgr_executor_wait(executor));
-  ASSERT_OK(hgr_graph_output_info(graph, 0, &info));
-  float* result = malloc(info.bytes + 1);
-  ASSERT_OK(hgr_executor_get_output(executor, 0, result, info.bytes));
-  hgr_executor_release(executor);
-  return result;
-}
 
 /* Each form unfused and fused (all passes) on every device, output 0 compared. The
  * fused GEMM adds the bias to its accumulators and the GELU is the same formula, so
@@ -429,8 +395,8 @@ static void fused_graphs_match_the_unfused_ones(void** state) {
     hgr_test_rng_seed(&rng, 99);
     for (size_t i = 0; i < count; ++i) x[i] = hgr_test_rng_float(&rng, -2, 2);
     for (int d = 0; d < spec_count; ++d) {
-      float* want = run(specs[d], g.graph, g.params, x);
-      float* got = run(specs[d], fused, params, x);
+      float* want = hgr_test_run_graph(instance, specs[d], g.graph, g.params, x);
+      float* got = hgr_test_run_graph(instance, specs[d], fused, params, x);
       for (size_t i = 0; i < outputs; ++i)
         if (!(fabsf(got[i] - want[i]) <= 1e-5f * fabsf(want[i]) + 1e-5f))
           fail_msg("form %zu on %s: element %zu: fused %.9g, unfused %.9g", k, specs[d], i, got[i], want[i]);

@@ -403,9 +403,34 @@ static const epilogue_t epilogues[6] = {{0, 0, 0, 0},       {1, 0, 0, 0}, {2, 0.
  * [n, k]), with no bias (bias_mode 0), bias [n] per column (1, dense's), bias [m]
  * per row (2, a 1x1 conv2d's) or bias [batch, m] (3, a grouped one's), then
  * epilogues[act], in the work-group size of the kernel's name. */
+static void check_kernel_panels(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
+                                int64_t batch_a, int64_t batch_b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                                int bias_mode, int act, int64_t panel);
+
 static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
                          int64_t batch_a, int64_t batch_b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
                          int bias_mode, int act) {
+  check_kernel_panels(raw, kernel, name, rng, batch_a, batch_b, m, n, k, ta, tb, bias_mode, act, 0);
+}
+
+/* B [k, n] in panels of `panel` columns, [ceil(n / panel), k, panel] (matmul's attr
+ * b_panel), the last one padded with NaNs, which reach no stored column. */
+static float* pack_panels(const float* b, int64_t k, int64_t n, int64_t panel, uint64_t* out_count) {
+  int64_t panels = (n + panel - 1) / panel;
+  *out_count = (uint64_t)(panels * k * panel);
+  float* packed = malloc(*out_count * sizeof(float));
+  assert_non_null(packed);
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t l = 0; l < k; ++l)
+      for (int64_t c = 0; c < panel; ++c)
+        packed[(p * k + l) * panel + c] = p * panel + c < n ? b[l * n + p * panel + c] : NAN;
+  return packed;
+}
+
+/* check_kernel, with B in panels when panel > 0 (then tb false and batch_b 1). */
+static void check_kernel_panels(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
+                                int64_t batch_a, int64_t batch_b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                                int bias_mode, int act, int64_t panel) {
   int tx, ty, rm, rn, bk;
   assert_int_equal(sscanf(name, "hgr_gemm_%dx%d_%dx%d_k%d", &tx, &ty, &rm, &rn, &bk), 5);
   int64_t batch = batch_a > batch_b ? batch_a : batch_b;
@@ -432,18 +457,30 @@ static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, h
                       batch_a == 1 ? 0 : (int32_t)(m * k), ta ? 1 : (int32_t)k, ta ? (int32_t)m : 1,
                       batch_b == 1 ? 0 : (int32_t)(k * n), tb ? 1 : (int32_t)n, tb ? (int32_t)k : 1,
                       bias_mode};
+  int32_t wrap[2] = {(int32_t)n, 0};
+  if (panel) {
+    assert_true(!tb && batch_b == 1);
+    float* packed = pack_panels(b, k, n, panel, &b_count);
+    free(b);
+    b = packed;
+    ints[7] = (int32_t)panel; /* b_depth; b_col stays 1 */
+    wrap[0] = panel < n ? (int32_t)panel : (int32_t)n;
+    wrap[1] = panel < n ? (int32_t)(k * panel) : 0;
+  }
   hgr__launch_t launch = {3, {0}, {(size_t)tx, (size_t)ty, 1}, true};
   launch.global[0] = (size_t)((n + tx * rn - 1) / (tx * rn) * tx);
   launch.global[1] = (size_t)((m + ty * rm - 1) / (ty * rm) * ty);
   launch.global[2] = (size_t)batch;
   float* got = raw_run(raw, kernel, a, a_count, b, b_count, bias_mode ? bias : NULL, (uint64_t)bias_count, c_count,
-                       ints, 10, &epilogues[act], (int32_t[]){(int32_t)n, 0},
+                       ints, 10, &epilogues[act], wrap,
                        /* the packed direct variant: k rows of its strip */
                        strstr(name, "_pack") ? (size_t)(k > 1 ? k : 1) * (size_t)rn * sizeof(float) : 0, &launch);
   char what[256];
   snprintf(what, sizeof(what),
-           "%s, batches %lld/%lld, m %lld, n %lld, k %lld, transpose_a %d, transpose_b %d, bias mode %d, act %d", name,
-           (long long)batch_a, (long long)batch_b, (long long)m, (long long)n, (long long)k, ta, tb, bias_mode, act);
+           "%s, batches %lld/%lld, m %lld, n %lld, k %lld, transpose_a %d, transpose_b %d, bias mode %d, act %d, "
+           "panels of %lld",
+           name, (long long)batch_a, (long long)batch_b, (long long)m, (long long)n, (long long)k, ta, tb, bias_mode,
+           act, (long long)panel);
   expect_close(got, want, c_count, atol, what);
   free(got);
   free(a);
@@ -512,6 +549,14 @@ static void every_gemm_kernel_matches_reference(void** state) {
       if (bk == 1 && (large_ok() || transposes == 0 || transposes == 3))
         check_kernel(&raw, kernel, name, &rng, 1, 1, 2 * rm + 1, 3 * rn + 7, 67, ta, tb, transposes % 4,
                      transposes);
+      /* B in panels of 32 columns (matmul's b_panel): several panels, the last partial, a
+       * strip of columns past the tile's; a single partial panel (no wrap); rows of A
+       * past a block, both layouts of A */
+      if (transposes < 2 && (large_ok() || transposes == 0)) {
+        check_kernel_panels(&raw, kernel, name, &rng, 1, 1, 2 * rm + 3, 3 * 32 + 7, 37, ta, false, 1, transposes, 32);
+        check_kernel_panels(&raw, kernel, name, &rng, 2, 1, rm + 1, 4 * 32, bk + 2, ta, false, 3, 4, 32);
+        check_kernel_panels(&raw, kernel, name, &rng, 1, 1, 3, 20, 9, ta, false, 0, 0, 32);
+      }
       /* the packed direct variant: a 7 x 7 image's rows (49 floats, not 64-byte aligned)
        * over several groups of rows and images, the last group mostly past m */
       if (strstr(name, "_pack") && transposes == 0 && large_ok())

@@ -15,6 +15,7 @@
 
 #include "graph_internal.h"
 #include "passes.h"
+#include "pass_check.h"
 #include "testlib.h"
 
 static const hgr_dtype_t F32 = {HGR_DTYPE_FLOAT, 32, 1};
@@ -33,18 +34,6 @@ typedef struct conv_graph_t {
   hgr_graph_t* graph;
   hgr_params_t* params;
 } conv_graph_t;
-
-static hgr_value_t constant(hgr_builder_t* builder, const char* name, const int64_t* shape, int32_t ndim,
-                            hgr_test_rng_t* rng) {
-  size_t count = 1;
-  for (int32_t d = 0; d < ndim; ++d) count *= (size_t)shape[d];
-  float* data = malloc(count * sizeof(float));
-  for (size_t i = 0; i < count; ++i) data[i] = hgr_test_rng_float(rng, -1, 1);
-  hgr_value_t value;
-  ASSERT_OK(hgr_builder_add_constant(builder, name, F32, shape, ndim, data, count * sizeof(float), &value));
-  free(data);
-  return value;
-}
 
 static hgr_value_t conv(hgr_builder_t* builder, const char* name, hgr_value_t x, hgr_value_t w, const hgr_value_t* b) {
   hgr_attrs_t* attrs = NULL;
@@ -72,7 +61,7 @@ static hgr_value_t chain_op(hgr_builder_t* builder, const char* op, hgr_value_t 
     char constant_name[40];
     snprintf(constant_name, sizeof(constant_name), "%s_c", name);
     bool lead = !strcmp(op, "scale4d");
-    inputs[1] = constant(builder, constant_name, lead ? leading : channel, lead ? rank : rank - 1, rng);
+    inputs[1] = hgr_test_random_constant(builder, constant_name, lead ? leading : channel, lead ? rank : rank - 1, rng);
     count = 2;
     func = lead ? "multiply" : op;
   } else if (!strcmp(op, "clip")) {
@@ -96,7 +85,7 @@ static hgr_builder_t* begin_width(hgr_test_rng_t* rng, uint64_t seed, int64_t wi
   ASSERT_OK(hgr_builder_create(NULL, &builder));
   op_counter = 0;
   ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){1, C, H, width}, 4, x));
-  if (w) *w = constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, rng);
+  if (w) *w = hgr_test_random_constant(builder, "w", (const int64_t[]){K, C, 3, 3}, 4, rng);
   return builder;
 }
 
@@ -115,7 +104,7 @@ static conv_graph_t conv_graph(bool bias, const char* const* chain, size_t lengt
   hgr_test_rng_t rng;
   hgr_value_t x, w;
   hgr_builder_t* builder = begin(&rng, seed, &x, &w);
-  hgr_value_t b = bias ? constant(builder, "b", (const int64_t[]){K}, 1, &rng) : x;
+  hgr_value_t b = bias ? hgr_test_random_constant(builder, "b", (const int64_t[]){K}, 1, &rng) : x;
   hgr_value_t v = conv(builder, "conv", x, w, bias ? &b : NULL);
   for (size_t i = 0; i < length; ++i) v = chain_op(builder, chain[i], v, &rng, 4);
   ASSERT_OK(hgr_builder_mark_output(builder, v));
@@ -348,8 +337,8 @@ static conv_graph_t one_dimensional_conv(uint64_t seed) {
   op_counter = 0;
   hgr_value_t x;
   ASSERT_OK(hgr_builder_add_input(builder, "x", F32, (const int64_t[]){2, C, 1, W}, 4, &x));
-  hgr_value_t w = constant(builder, "w", (const int64_t[]){K, C, 1, 3}, 4, &rng);
-  hgr_value_t b = constant(builder, "b", (const int64_t[]){K}, 1, &rng);
+  hgr_value_t w = hgr_test_random_constant(builder, "w", (const int64_t[]){K, C, 1, 3}, 4, &rng);
+  hgr_value_t b = hgr_test_random_constant(builder, "b", (const int64_t[]){K}, 1, &rng);
   hgr_attrs_t* attrs = NULL;
   ASSERT_OK(hgr_attrs_create(&attrs));
   ASSERT_OK(hgr_attrs_set_ints(attrs, "padding", (const int64_t[]){0, 1}, 2));
@@ -412,7 +401,7 @@ static void new_param_names_do_not_collide(void** state) {
   hgr_test_rng_t rng;
   hgr_value_t x, w;
   hgr_builder_t* builder = begin(&rng, 9, &x, &w);
-  hgr_value_t taken = constant(builder, "conv.bias", (const int64_t[]){1}, 1, &rng);
+  hgr_value_t taken = hgr_test_random_constant(builder, "conv.bias", (const int64_t[]){1}, 1, &rng);
   hgr_value_t v = chain_op(builder, "add", conv(builder, "conv", x, w, NULL), &rng, 4);
   ASSERT_OK(hgr_builder_mark_output(builder, v));
   ASSERT_OK(hgr_builder_mark_output(builder, taken));
@@ -433,7 +422,7 @@ static conv_graph_t pool_graph(int64_t width, const int64_t window[2], const int
   hgr_test_rng_t rng;
   hgr_value_t x, w;
   hgr_builder_t* builder = begin_width(&rng, seed, width, &x, &w);
-  hgr_value_t b = constant(builder, "b", (const int64_t[]){K}, 1, &rng);
+  hgr_value_t b = hgr_test_random_constant(builder, "b", (const int64_t[]){K}, 1, &rng);
   hgr_value_t v = chain_op(builder, "relu", conv(builder, "conv", x, w, &b), &rng, 4);
   hgr_attrs_t* attrs = NULL;
   ASSERT_OK(hgr_attrs_create(&attrs));
@@ -574,8 +563,8 @@ static conv_graph_t ln_graph(const ln_form_t* f, int64_t rows, int32_t rank, uin
     n = op2(b, "normalized", "multiply", d, op1(b, "inverse", "rsqrt", shifted));
   }
   const char* last = f->beta ? "scaled" : "ln";
-  if (f->gamma) n = op2(b, last, "multiply", n, constant(b, "gamma", (const int64_t[]){LEN}, 1, &rng));
-  if (f->beta) n = op2(b, "ln", "add", constant(b, "beta", (const int64_t[]){LEN}, 1, &rng), n);
+  if (f->gamma) n = op2(b, last, "multiply", n, hgr_test_random_constant(b, "gamma", (const int64_t[]){LEN}, 1, &rng));
+  if (f->beta) n = op2(b, "ln", "add", hgr_test_random_constant(b, "beta", (const int64_t[]){LEN}, 1, &rng), n);
   ASSERT_OK(hgr_builder_mark_output(b, n));
   if (f->d_read_twice) ASSERT_OK(hgr_builder_mark_output(b, op1(b, "outside", "relu", d)));
   if (f->var_output) ASSERT_OK(hgr_builder_mark_output(b, var));
@@ -604,7 +593,7 @@ static conv_graph_t gelu_graph(const gelu_form_t* f, int64_t rows, uint64_t seed
   hgr_test_rng_seed(&rng, seed);
   hgr_value_t x;
   hgr_builder_t* b = begin_rows(rows, 3, &x);
-  x = op2(b, "bias_add", "add", x, constant(b, "bias", (const int64_t[]){LEN}, 1, &rng));
+  x = op2(b, "bias_add", "add", x, hgr_test_random_constant(b, "bias", (const int64_t[]){LEN}, 1, &rng));
   hgr_value_t term;
   if (f->tanh_form) {
     hgr_value_t cube = f->multiply ? op2(b, "cube", "multiply", x, op2(b, "x2", "multiply", x, x))
@@ -795,7 +784,7 @@ static void a_fused_gelu_joins_its_neighbours_and_the_log_names_them(void** stat
                       "fused_elementwise 'gelu' <- 2 nodes: 'bias_add', 'gelu'\n");
   hgr_passes_count_t counts[HGR_PASSES_COUNT_MAX];
   size_t count = hgr_passes_report_counts(&report, counts);
-  assert_int_equal(count, 6);
+  assert_int_equal(count, 7);
   assert_string_equal(counts[1].key, "gelus");
   assert_int_equal(counts[1].made, 1);
   assert_int_equal(counts[1].replaced, 5);
@@ -867,29 +856,6 @@ static hgr_instance_t* instance;
 static const char* const* specs;
 static int spec_count;
 
-/* Runs graph once on spec with params and input 0 = x; returns output 0 (malloc'd). */
-static float* run(const char* spec, const hgr_graph_t* graph, const hgr_params_t* params, const float* x) {
-  hgr_executor_options_t options;
-  hgr_executor_options_init(&options);
-  const hgr_device_binding_t binding = {0, spec};
-  options.bindings = &binding;
-  options.binding_count = 1;
-  options.params = params;
-  options.program_cache.mode = HGR_PROGRAM_CACHE_OFF;
-  hgr_executor_t* executor = NULL;
-  ASSERT_OK(hgr_executor_create(instance, (hgr_graph_t*)graph, &options, &executor));
-  hgr_tensor_info_t info;
-  ASSERT_OK(hgr_graph_input_info(graph, 0, &info));
-  ASSERT_OK(hgr_executor_set_input(executor, 0, x, info.bytes));
-  ASSERT_OK(hgr_executor_run(executor));
-  ASSERT_OK(hgr_executor_wait(executor));
-  ASSERT_OK(hgr_graph_output_info(graph, 0, &info));
-  float* result = malloc(info.bytes + 1);
-  ASSERT_OK(hgr_executor_get_output(executor, 0, result, info.bytes));
-  hgr_executor_release(executor);
-  return result;
-}
-
 /* Runs g unfused and through the passes on every device and compares output 0.
  * The tolerance allows the fused kernel's fma and its other order of summation. */
 static hgr_passes_report_t compare_fused_on(conv_graph_t* g, const float* rows_x) {
@@ -906,8 +872,8 @@ static hgr_passes_report_t compare_fused_on(conv_graph_t* g, const float* rows_x
   hgr_test_rng_seed(&rng, 99);
   for (size_t i = 0; i < count; ++i) x[i] = rows_x ? rows_x[i] : hgr_test_rng_float(&rng, -2, 2);
   for (int d = 0; d < spec_count; ++d) {
-    float* want = run(specs[d], g->graph, g->params, x);
-    float* got = run(specs[d], fused, params, x);
+    float* want = hgr_test_run_graph(instance, specs[d], g->graph, g->params, x);
+    float* got = hgr_test_run_graph(instance, specs[d], fused, params, x);
     for (size_t i = 0; i < outputs; ++i)
       if (!(fabsf(got[i] - want[i]) <= 1e-5f * fabsf(want[i]) + 1e-5f))
         fail_msg("%s: element %zu: fused %.9g, unfused %.9g", specs[d], i, got[i], want[i]);

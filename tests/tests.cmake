@@ -31,7 +31,7 @@ hgr_test(NAME e2e_api_errors SOURCE test_e2e.c ARGS api-errors SHIM)
 hgr_test(NAME transfer_pocl_rusticl SOURCE test_transfer.c ARGS pocl:0 rusticl:0)
 hgr_test(NAME transfer_context_per_device SOURCE test_transfer.c ARGS pocl:0 pocl:1 context-per-device)
 
-target_sources(hgr_testlib PRIVATE reference.c graphgen.c graph_check.c optest.c)
+target_sources(hgr_testlib PRIVATE reference.c graphgen.c graph_check.c optest.c pass_check.c)
 target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c ref_attention.c ref_conv.c ref_linalg.c ref_resize.c
                                    ref_rnn.c ref_nms.c ref_compact.c ref_index.c)
 
@@ -55,6 +55,10 @@ hgr_test(NAME fuse_attention_three_platforms SOURCE test_fuse_attention.c ARGS r
 # near misses, the pipeline's order; fused against unfused on each platform
 hgr_test(NAME fuse_gemm_epilogue_unit SOURCE test_fuse_gemm_epilogue.c ARGS unit)
 hgr_test(NAME fuse_gemm_epilogue_three_platforms SOURCE test_fuse_gemm_epilogue.c ARGS run pocl:0 rusticl:0 oclgrind:0)
+# The GEMM weight packing pass: panels of 32 columns, shared packs, near misses;
+# packed against unpacked on each platform
+hgr_test(NAME pack_gemm_weights_unit SOURCE test_pack_gemm_weights.c ARGS unit)
+hgr_test(NAME pack_gemm_weights_three_platforms SOURCE test_pack_gemm_weights.c ARGS run pocl:0 rusticl:0 oclgrind:0)
 
 # Placement's cost-based policies (issue 14): AUTO and STAGES on hand-made cost
 # models (no devices)

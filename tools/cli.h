@@ -112,6 +112,7 @@ typedef struct hgr_cli_model_args_t {
   const char* fixed[HGR_CLI_MAX_SHAPES]; /* --fix-input NAME: its --input value fixed at load */
   size_t fixed_count;
   bool no_fusion; /* --no-fusion: elementwise chains stay separate nodes (ONNX and graph JSON) */
+  bool no_prepack; /* --no-prepack: matmul weights keep their layout (no panels) */
   bool list_fusions; /* the graph passes print each node they fused (`hgr run --verbose`) */
   uint64_t loader_budget; /* --loader-budget: the ONNX loader's bytes at once; 0: its default */
   bool shapes_missing;    /* set by hgr_cli_model_load: an ONNX input's shape was neither given nor fixed */
@@ -124,7 +125,7 @@ typedef struct hgr_cli_model_args_t {
   "                         in bytes, suffixes K, M, G, T (powers of 1024); default\n" \
   "                         from the model's size, at most 8G (docs/onnx.md)\n"
 
-/* Consumes --input-shape NAME=D0,D1,..., --fix-input NAME, --no-fusion or
+/* Consumes --input-shape NAME=D0,D1,..., --fix-input NAME, --no-fusion, --no-prepack or
  * --loader-budget SIZE like hgr_cli_place_parse (-1: another argument). */
 int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int argc, char** argv, int* i);
 

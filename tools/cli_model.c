@@ -27,6 +27,10 @@ int hgr_cli_model_parse(const char* command, hgr_cli_model_args_t* model, int ar
     model->no_fusion = true;
     return HGR_CLI_OK;
   }
+  if (!strcmp(argv[*i], "--no-prepack")) {
+    model->no_prepack = true;
+    return HGR_CLI_OK;
+  }
   if (!strcmp(argv[*i], "--loader-budget")) {
     int code = hgr_cli_number_flag(command, "--loader-budget", value, true, 1, UINT64_MAX, &model->loader_budget);
     if (code == HGR_CLI_OK) ++*i;
@@ -94,11 +98,13 @@ static void print_fusion(void* user, const char* message) {
   printf("  fused: %s\n", message);
 }
 
-/* The graph passes the load runs: all, but elementwise fusion with --no-fusion;
- * each fused node listed with list_fusions. */
+/* The graph passes the load runs: all, but elementwise fusion with --no-fusion and
+ * the packing of matmul weights with --no-prepack; each fused node listed with
+ * list_fusions. */
 static void passes_options(const hgr_cli_model_args_t* model, hgr_passes_options_t* passes) {
   hgr_passes_options_init(passes);
   passes->elementwise = !model->no_fusion;
+  passes->gemm_pack = !model->no_prepack;
   if (model->list_fusions) passes->log = print_fusion;
 }
 

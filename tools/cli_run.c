@@ -30,6 +30,8 @@
   "                         starts or TopK's k, are found and fixed without it)\n" \
   "  --no-fusion            keep elementwise chains as separate nodes (ONNX and graph JSON)\n" \
   "                         (by default each becomes one generated kernel)\n" \
+  "  --no-prepack           keep matmul weights as the model stores them (by default\n" \
+  "                         each constant [K, N] is repacked in panels of 32 columns)\n" \
   HGR_CLI_LOADER_FLAGS
 
 static const char run_usage[] =

@@ -27,7 +27,15 @@
  *      docs/ops.md, conv2d); without params only the activation joins; a max pool
  *      after it whose windows tile the value joins too, where one kernel runs the
  *      convolution and the pool (conv2d's attr pool_size);
- *   4. elementwise: chains of float32 elementwise nodes become fused_elementwise
+ *   4. GEMM epilogue: a dense, matmul or batch_matmul, then the add of a float32
+ *      param [N] and relu, leaky_relu, clip, gelu or gelu_tanh, becomes one GEMM
+ *      with that epilogue (docs/ops.md, dense);
+ *   5. GEMM weight packing: a matmul whose weights are a float32 param [K, N] with
+ *      N >= 64 reads them as a new param in panels of 32 columns, [ceil(N / 32),
+ *      K, 32] (matmul's attr b_panel; docs/ops.md, matmul), each column strip of
+ *      the GEMM kernels then one contiguous run of memory per step of K; the
+ *      param leaves when nothing else reads it;
+ *   6. elementwise: chains of float32 elementwise nodes become fused_elementwise
  *      nodes, one generated kernel each (docs/onnx.md, "Elementwise fusion"); a
  *      gelu the patterns made joins its neighbours there.
  * A value used outside a chain, or that is a graph output, is never fused away.
@@ -63,6 +71,7 @@ typedef struct hgr_passes_options_t {
   bool attention;  /* the attention block -> attention */
   bool conv_epilogue;
   bool gemm_epilogue; /* dense/matmul/batch_matmul, then a bias add and an activation -> one GEMM */
+  bool gemm_pack;     /* matmul's constant weights -> panels of 32 columns (attr b_panel) */
   bool elementwise;
   hgr_passes_log_fn log; /* may be NULL */
   void* log_user;
@@ -82,6 +91,8 @@ typedef struct hgr_passes_report_t {
   uint32_t conv_epilogue_fused; /* multiply, add, activation and max pool nodes they took in */
   uint32_t gemm_epilogues;      /* dense, matmul and batch_matmul nodes that took an epilogue */
   uint32_t gemm_epilogue_fused; /* add and activation nodes they took in */
+  uint32_t packed_weights;      /* params made of matmul weights in panels */
+  uint32_t packed_weight_readers; /* matmul nodes that read them */
   uint32_t elementwise_groups;  /* fused_elementwise nodes made */
   uint32_t elementwise_fused;   /* elementwise nodes they replaced */
   bool placed;                  /* the graph carries a placement: no pass ran */
@@ -102,7 +113,8 @@ typedef struct hgr_passes_count_t {
 
 /* Fills out_counts (room for HGR_PASSES_COUNT_MAX) with report's counts, one per
  * pattern in pipeline order (layer norms, GELUs, attentions, conv epilogues, GEMM
- * epilogues, elementwise groups), and returns how many it wrote; the strings are static. */
+ * epilogues, packed GEMM weights, elementwise groups), and returns how many it
+ * wrote; the strings are static. */
 HGR_API size_t hgr_passes_report_counts(const hgr_passes_report_t* report, hgr_passes_count_t* out_counts);
 
 /* Runs the passes options switches on (NULL: all) over graph and sets *out_graph to

@@ -13,7 +13,13 @@
  * b[p * b_batch + l * b_depth + j * b_col], or with b_wrap > 0
  * b[p * b_batch + l * b_depth + (j / b_wrap) * b_wrap_stride + (j % b_wrap) * b_col]
  * (B's columns as the pixels of a 2-D image, b_wrap per row); C is contiguous
- * [batch, m, n]. A is
+ * [batch, m, n]. With b_col 1 and b_wrap < n, each of B's wrap rows must be
+ * readable up to its b_wrap-th column (the kernels may read a whole row's strip and
+ * store only the columns below n): n a multiple of b_wrap, or the last row padded.
+ * That makes B's panels (hgr__gemm_panels): matmul's tensor_b packed as
+ * [ceil(n / P), k, P] (attr b_panel P, made from constant weights by
+ * passes/pack_gemm_weights.c) is b_depth P, b_col 1, b_wrap P, b_wrap_stride k * P,
+ * every strip of a direct variant's columns one contiguous run per step of k. A is
  * the op's input 0 and B its input 1 (the other way round with swap_inputs), the
  * bias its input 2, C its output 0. */
 typedef enum hgr__gemm_bias_t {
@@ -66,6 +72,10 @@ typedef struct hgr__gemm_im2col_t {
  * other activation. The errors name the node and the attr. */
 hgr_status_t hgr__gemm_parse_activation(const hgr__op_ctx_t* ctx, bool gelu, hgr__gemm_t* g);
 
+/* Whether g's B is in panels the kernels read as float4s and the direct variants
+ * whole (b_col 1, b_wrap < n a multiple of 4, panels and rows 16 floats aligned),
+ * as matmul's attr b_panel makes it. */
+bool hgr__gemm_panels(const hgr__gemm_t* g);
 /* Whether some GEMM tile variant fits the device's limits (it needs local memory). */
 bool hgr__gemm_fits(const hgr__limits_t* limits, const hgr__gemm_t* g);
 

@@ -130,8 +130,14 @@ static uint64_t ceil_to(uint64_t value, uint64_t step) { return (value + step - 
  * contiguous and B's rows with at least one whole strip of columns, or with dot,
  * B's columns (the kernels compute anything else too, but through gathers). */
 static bool direct_fits(const gemm_variant_t* v, const gemm_t* g, bool im2col) {
-  if (im2col || g->a_depth != 1 || (g->b_wrap != 0 && g->b_wrap < g->n)) return false;
+  if (im2col || g->a_depth != 1) return false;
+  if (g->b_wrap != 0 && g->b_wrap < g->n) return hgr__gemm_panels(g) && !v->dot && !v->pack && g->b_wrap % v->rn == 0;
   return v->dot ? g->b_depth == 1 : g->b_col == 1 && g->n >= v->rn;
+}
+
+bool hgr__gemm_panels(const gemm_t* g) {
+  return g->b_col == 1 && g->b_wrap > 0 && g->b_wrap < g->n && g->b_wrap % 4 == 0 && g->b_depth % 16 == 0 &&
+         g->b_wrap_stride % 16 == 0;
 }
 
 /* Whether the direct variant's vloads of B's rows (16 floats) straddle cache lines:
@@ -143,7 +149,9 @@ static bool direct_fits(const gemm_variant_t* v, const gemm_t* g, bool im2col) {
  * once per group into aligned local memory and ran resnet50's 14 x 14 and 7 x 7
  * GEMMs 1.05-1.4x faster than the direct one (bench/notes.md). On aligned rows
  * (28 x 28, 56 x 56) the copy cost 0-10 %: the rule keeps the direct variant there. */
-static bool rows_misaligned(const gemm_t* g) { return g->b_depth % 16 != 0 || g->n % 16 != 0; }
+static bool rows_misaligned(const gemm_t* g) {
+  return !hgr__gemm_panels(g) && (g->b_depth % 16 != 0 || g->n % 16 != 0);
+}
 
 /* Whether the rule may take the wide direct variant v on the device: its 16 float16
  * accumulators, two B vectors and a broadcast fit 32 registers of 16 floats
@@ -472,6 +480,51 @@ static hgr_status_t dense_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64
   return check_inputs(ctx);
 }
 
+/* The output shape of tensor_a's rows (ndim dims; with transpose_a its columns)
+ * times n columns. */
+static void matmul_shape(const hgr__entry_t* ta, bool transpose_a, int64_t m, int64_t n, int64_t* shape,
+                         int32_t* out_ndim) {
+  memcpy(shape, ta->shape, sizeof(int64_t) * (size_t)ta->ndim);
+  if (transpose_a) shape[0] = m;
+  shape[ta->ndim - 1] = n;
+  *out_ndim = ta->ndim;
+}
+
+/* matmul with attr b_panel P: tensor_b is B [k, n] in panels of P columns, [ceil(n /
+ * P), k, P] (the last one padded with P - n % P columns the op reads and never uses),
+ * n given by attr units (passes/pack_gemm_weights.c makes them from constant
+ * weights). P is a multiple of 4 up to 4096; transpose_b must be false. */
+static hgr_status_t matmul_panels_gemm(const hgr__op_ctx_t* ctx, int64_t panel, bool transpose_a, bool transpose_b,
+                                       gemm_t* out_gemm, int64_t* shape, int32_t* out_ndim) {
+  if (panel < 4 || panel > 4096 || panel % 4 != 0)
+    return HGR__OP_ERROR(ctx, "attr 'b_panel' = %lld must be a multiple of 4 from 4 to 4096 (0: no panels)",
+                         (long long)panel);
+  if (transpose_b) return HGR__OP_ERROR(ctx, "attr 'transpose_b' must be false with attr 'b_panel' (panels of columns)");
+  if (!hgr__attr_string(ctx, "units", NULL))
+    return HGR__OP_ERROR(ctx, "attr 'units' is required with attr 'b_panel' (the columns the panels hold)");
+  int64_t n;
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "units", 0, &n));
+  HGR_RETURN_IF_ERROR(check_rank(ctx, 1, "tensor_b, with b_panel", 3, 3));
+  const hgr__entry_t* ta = hgr__op_input(ctx, 0);
+  const hgr__entry_t* tb = hgr__op_input(ctx, 1);
+  int64_t k = transpose_a ? ta->shape[0] : ta->shape[ta->ndim - 1];
+  int64_t m = transpose_a ? ta->shape[1] : leading_count(ta, 1);
+  char a[160], b[160];
+  if (n < 1 || n > INT32_MAX || tb->shape[0] != (n + panel - 1) / panel || tb->shape[1] != k || tb->shape[2] != panel)
+    return HGR__OP_ERROR(ctx,
+                         "input 1 (tensor_b) is shaped %s and input 0 (tensor_a) %s: with attr 'b_panel' = %lld and "
+                         "attr 'units' = %lld it must be [%lld, %lld, %lld]",
+                         shape_text(tb, b, sizeof(b)), shape_text(ta, a, sizeof(a)), (long long)panel, (long long)n,
+                         n < 1 || n > INT32_MAX ? 0LL : (long long)((n + panel - 1) / panel), (long long)k,
+                         (long long)panel);
+  HGR_RETURN_IF_ERROR(check_inputs(ctx)); /* k * panel within tensor_b's element count, below INT32_MAX */
+  matmul_shape(ta, transpose_a, m, n, shape, out_ndim);
+  *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, panel, 1,
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, panel, k * panel, false, false, 0, 0};
+  HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "attr 'units'", out_gemm));
+  return hgr__gemm_parse_activation(ctx, true, out_gemm);
+}
+
 static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64_t* shape, int32_t* out_ndim) {
   HGR_RETURN_IF_ERROR(check_out_dtype(ctx));
   bool transpose_a, transpose_b;
@@ -479,6 +532,9 @@ static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int6
   HGR_RETURN_IF_ERROR(hgr__attr_bool(ctx, "transpose_b", false, &transpose_b));
   if (transpose_a) HGR_RETURN_IF_ERROR(check_rank(ctx, 0, "tensor_a, with transpose_a", 2, 2));
   else HGR_RETURN_IF_ERROR(check_rank(ctx, 0, "tensor_a", 1, HGR_MAX_DIMS));
+  int64_t panel;
+  HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "b_panel", 0, &panel));
+  if (panel) return matmul_panels_gemm(ctx, panel, transpose_a, transpose_b, out_gemm, shape, out_ndim);
   HGR_RETURN_IF_ERROR(check_rank(ctx, 1, "tensor_b", 2, 2));
   const hgr__entry_t* ta = hgr__op_input(ctx, 0);
   const hgr__entry_t* tb = hgr__op_input(ctx, 1);
@@ -493,11 +549,7 @@ static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int6
                          shape_text(ta, a, sizeof(a)), shape_text(tb, b, sizeof(b)), transpose_a ? "true" : "false",
                          transpose_b ? "true" : "false", (long long)k, (long long)b_k);
   HGR_RETURN_IF_ERROR(check_units(ctx, n, "input 1 (tensor_b)"));
-  int32_t ndim = ta->ndim;
-  memcpy(shape, ta->shape, sizeof(int64_t) * (size_t)ndim);
-  if (transpose_a) shape[0] = m;
-  shape[ndim - 1] = n;
-  *out_ndim = ndim;
+  matmul_shape(ta, transpose_a, m, n, shape, out_ndim);
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n,
                        transpose_b ? k : 1, HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false,
                        false, 0, 0};
@@ -568,7 +620,7 @@ GEMM_OP(batch_matmul)
 const hgr__op_t hgr__ops_linalg[] = {
     {"dense", "linalg", 2, 3, 1, 1, "units out_dtype activation alpha a_min a_max", plan_dense, 0,
      HGR__IN_PLACE_REFUSED, infer_dense},
-    {"matmul", "linalg", 2, 3, 1, 1, "units out_dtype transpose_a transpose_b activation alpha a_min a_max",
+    {"matmul", "linalg", 2, 3, 1, 1, "units out_dtype transpose_a transpose_b b_panel activation alpha a_min a_max",
      plan_matmul, 0, HGR__IN_PLACE_REFUSED, infer_matmul},
     {"batch_matmul", "linalg", 2, 3, 1, 1, "out_dtype transpose_a transpose_b activation alpha a_min a_max",
      plan_batch_matmul, 0, HGR__IN_PLACE_REFUSED, infer_batch_matmul},

@@ -17,6 +17,7 @@ void hgr_passes_options_init(hgr_passes_options_t* options) {
   options->attention = true;
   options->conv_epilogue = true;
   options->gemm_epilogue = true;
+  options->gemm_pack = true;
   options->elementwise = true;
 }
 
@@ -27,6 +28,7 @@ size_t hgr_passes_report_counts(const hgr_passes_report_t* report, hgr_passes_co
       {"attentions", "attentions", report->attentions, report->attention_fused},
       {"conv_epilogues", "conv epilogues", report->conv_epilogues, report->conv_epilogue_fused},
       {"gemm_epilogues", "GEMM epilogues", report->gemm_epilogues, report->gemm_epilogue_fused},
+      {"packed_weights", "packed GEMM weights", report->packed_weights, report->packed_weight_readers},
       {"elementwise_groups", "elementwise groups", report->elementwise_groups, report->elementwise_fused},
   };
   _Static_assert(sizeof(counts) / sizeof(counts[0]) <= HGR_PASSES_COUNT_MAX, "raise HGR_PASSES_COUNT_MAX");
@@ -142,6 +144,25 @@ hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, co
       current = next;
       report.gemm_epilogues = pass.groups;
       report.gemm_epilogue_fused = pass.fused_nodes;
+    }
+  }
+  if (!status && options->gemm_pack && params) {
+    hgr_graph_t* next = NULL;
+    hgr_params_t* packed = NULL;
+    status = hgr__pack_gemm_weights(current, params, &log, &next, &packed, &pass);
+    if (!status && packed && made) status = hgr__params_take(made, packed); /* both from params' allocator */
+    if (!status && packed && !made) {
+      made = packed;
+      packed = NULL;
+    }
+    hgr_params_release(packed);
+    if (!status) {
+      hgr_graph_release(current);
+      current = next;
+      report.packed_weights = pass.groups;
+      report.packed_weight_readers = pass.fused_nodes;
+    } else {
+      hgr_graph_release(next);
     }
   }
   if (!status && options->elementwise) {

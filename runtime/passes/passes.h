@@ -45,6 +45,13 @@
  * fusion (which makes the gelu nodes) and before elementwise fusion (which would
  * take the add and the activation).
  *
+ * GEMM weight packing (pack_gemm_weights.c): a matmul whose tensor_b is a float32
+ * param [K, N] (or [N, K] with transpose_b) with N >= 64 reads a new param in
+ * panels of 32 columns instead ([ceil(N / 32), K, 32], zero-padded; attrs b_panel
+ * 32 and units N), which the GEMM kernels stream as contiguous runs; matmuls reading
+ * one param one way share its pack, and a param nothing else reads leaves. After
+ * the GEMM epilogue fusion, which reads the matmul's attrs as they were.
+ *
  * Elementwise fusion (fuse_elementwise.c): replaces each chain of float32
  * elementwise nodes by one fused_elementwise node (ops_fused.c), whose generated
  * kernel computes the whole chain in one launch, reading each input once and
@@ -195,6 +202,18 @@ hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* p
  * op's inference (a bug). out_report may be NULL. */
 hgr_status_t hgr__fuse_gemm_epilogue(const hgr_graph_t* graph, const hgr_params_t* params, const hgr__pass_log_t* log,
                                      hgr_graph_t** out_graph, hgr__fuse_report_t* out_report);
+
+/* Repacks the weights of graph's matmuls (pack_gemm_weights.c) into *out_graph:
+ * each matmul whose tensor_b is a float32 param [K, N] (or [N, K], transposed) with
+ * N >= 64 reads a new param in panels of 32 columns (attr b_panel), which
+ * *out_made receives (a new params object from params' allocator, or NULL when none
+ * was made; the names, "<param>.panels", are new to graph and params); a param only
+ * repacked matmuls read leaves the graph. params may be NULL: nothing is packed.
+ * out_report counts the params made (groups) and the matmuls reading them
+ * (fused_nodes); may be NULL. RESOURCE_EXHAUSTED; INTERNAL when a repacked node fails
+ * its op's inference (a bug). */
+hgr_status_t hgr__pack_gemm_weights(const hgr_graph_t* graph, const hgr_params_t* params, const hgr__pass_log_t* log,
+                                    hgr_graph_t** out_graph, hgr_params_t** out_made, hgr__fuse_report_t* out_report);
 
 /* Fuses graph's elementwise chains into *out_graph, each group reported through log
  * (may be NULL). RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its op's
