@@ -1,7 +1,7 @@
 """Writes seeds of hgr_fuzz_onnx (fuzz_onnx.c) into corpus/onnx/ for what ONNX's node
 tests do not hold: ONNX Runtime's contrib ops (domain com.microsoft) and small
 transformer blocks whose patterns the passes fuse (layer norm and GELU written out,
-the attention block, GPT-2's causal Where). Each is small, with tiny weights, so the
+the attention block, GPT-2's causal Where, a MatMul whose weights are packed). Each is small, with tiny weights, so the
 10-second CTest runs execute it many times. The seeds are committed; run this (with
 the `onnx` package) only to remake them:
 
@@ -74,7 +74,11 @@ save("contrib-bias-gelu", [h.make_node("BiasGelu", ["x", "b"], ["g"], domain=MS)
                            h.make_node("QuickGelu", ["f"], ["y"], domain=MS, alpha=1.702)], [x], [y], [weight("b", [8])])
 
 tiny = dict(layers=1, width=8, heads=2, vocab=10, max_positions=8)
+# width 16: the FFN's first MatMul has 64 columns, which the weight packing pass
+# repacks into panels (passes/pack_gemm_weights.c)
+packed = dict(tiny, width=16)
 for name, made in (("transformer-bert-opset14", transformer_models.bert(opset=14, **tiny)),
+                   ("transformer-bert-packed-ffn", transformer_models.bert(opset=17, **packed)),
                    ("transformer-gpt2-trilu", transformer_models.gpt2(causal="trilu", **tiny)),
                    ("transformer-vit", transformer_models.vit(layers=1, width=8, heads=2, patch=4, grid=2,
                                                               classes=3))):
