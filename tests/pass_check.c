@@ -16,6 +16,18 @@ hgr_value_t hgr_test_random_constant(hgr_builder_t* builder, const char* name, c
   return value;
 }
 
+hgr_params_t* hgr_test_params_copy(const hgr_params_t* params) {
+  hgr_params_t* copy = NULL;
+  ASSERT_OK(hgr_params_create(&copy));
+  for (size_t p = 0; p < hgr_params_count(params); ++p) {
+    hgr_tensor_info_t info;
+    const void* data;
+    ASSERT_OK(hgr_params_get(params, p, &info, &data));
+    ASSERT_OK(hgr_params_add(copy, info.name, info.dtype, info.ndim, info.shape, data, (size_t)info.bytes));
+  }
+  return copy;
+}
+
 float* hgr_test_run_graph(hgr_instance_t* instance, const char* spec, const hgr_graph_t* graph,
                           const hgr_params_t* params, const float* x) {
   hgr_executor_options_t options;

@@ -12,6 +12,10 @@
 hgr_value_t hgr_test_random_constant(hgr_builder_t* builder, const char* name, const int64_t* shape, int32_t ndim,
                                      hgr_test_rng_t* rng);
 
+/* A copy of params (the passes edit the params they are given: a test keeps the
+ * original to run the graph it started from). */
+hgr_params_t* hgr_test_params_copy(const hgr_params_t* params);
+
 /* Runs graph once on device spec of instance with params and input 0 = x (its bytes
  * as the graph gives them); returns output 0 (malloc'd; the caller frees it). */
 float* hgr_test_run_graph(hgr_instance_t* instance, const char* spec, const hgr_graph_t* graph,

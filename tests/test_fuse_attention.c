@@ -16,6 +16,7 @@
 
 #include "graph_internal.h"
 #include "passes.h"
+#include "pass_check.h"
 #include "testlib.h"
 
 static const hgr_dtype_t F32 = {HGR_DTYPE_FLOAT, 32, 1};
@@ -304,14 +305,7 @@ static void fused_blocks_match_the_unfused_ones(void** state) {
   for (size_t e = 0; e < counts[3]; e += 3) inputs[3][e] = -10000.0f; /* padded keys */
   for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); ++i) {
     block_graph_t g = block_graph(&forms[i]);
-    hgr_params_t* params = NULL; /* the pass edits the params: fuse a copy */
-    ASSERT_OK(hgr_params_create(&params));
-    for (size_t p = 0; p < hgr_params_count(g.params); ++p) {
-      hgr_tensor_info_t info;
-      const void* data;
-      ASSERT_OK(hgr_params_get(g.params, p, &info, &data));
-      ASSERT_OK(hgr_params_add(params, info.name, info.dtype, info.ndim, info.shape, data, (size_t)info.bytes));
-    }
+    hgr_params_t* params = hgr_test_params_copy(g.params); /* the pass edits the params: fuse a copy */
     hgr_graph_t* fused = NULL;
     hgr_passes_report_t report;
     ASSERT_OK(hgr_passes_apply(g.graph, params, NULL, &fused, &report));

@@ -373,14 +373,7 @@ static void fused_graphs_match_the_unfused_ones(void** state) {
   };
   for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); ++k) {
     chain_graph_t g = chain_graph(&forms[k], 70 + k);
-    hgr_params_t* params = NULL;
-    ASSERT_OK(hgr_params_create(&params));
-    for (size_t p = 0; p < hgr_params_count(g.params); ++p) {
-      hgr_tensor_info_t info;
-      const void* data;
-      ASSERT_OK(hgr_params_get(g.params, p, &info, &data));
-      ASSERT_OK(hgr_params_add(params, info.name, info.dtype, info.ndim, info.shape, data, (size_t)info.bytes));
-    }
+    hgr_params_t* params = hgr_test_params_copy(g.params);
     hgr_passes_report_t report;
     hgr_graph_t* fused = NULL;
     ASSERT_OK(hgr_passes_apply(g.graph, params, NULL, &fused, &report));

@@ -93,19 +93,6 @@ static gemm_graph_t gemm_graph(const gemm_form_t* forms, size_t count, int64_t r
   return g;
 }
 
-/* A copy of params (hgr_passes_apply edits the one it is given). */
-static hgr_params_t* params_copy(const hgr_params_t* params) {
-  hgr_params_t* copy = NULL;
-  ASSERT_OK(hgr_params_create(&copy));
-  for (size_t p = 0; p < hgr_params_count(params); ++p) {
-    hgr_tensor_info_t info;
-    const void* data;
-    ASSERT_OK(hgr_params_get(params, p, &info, &data));
-    ASSERT_OK(hgr_params_add(copy, info.name, info.dtype, info.ndim, info.shape, data, (size_t)info.bytes));
-  }
-  return copy;
-}
-
 static const hgr__node_t* node_named(const hgr_graph_t* graph, const char* name) {
   for (uint32_t n = 0; n < graph->node_count; ++n)
     if (!strcmp(graph->nodes[n].name, name)) return &graph->nodes[n];
@@ -153,7 +140,7 @@ static void weights_are_packed_in_panels_and_the_originals_leave(void** state) {
   /* [48, 100] (4 panels, the last of 4 columns), then [70, 100] transposed (3, the last of 6) */
   static const gemm_form_t forms[] = {{"w", 48, 100, false, NULL}, {"wt", 100, 70, true, NULL}};
   gemm_graph_t g = gemm_graph(forms, 2, 5, false, false, 1);
-  hgr_params_t* before = params_copy(g.params);
+  hgr_params_t* before = hgr_test_params_copy(g.params);
   hgr_passes_report_t report;
   hgr_graph_t* packed = NULL;
   ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &packed, &report));
@@ -264,7 +251,7 @@ static void the_pass_is_switched_counted_and_logged(void** state) {
   options.log_user = lines;
   hgr_passes_report_t report;
   hgr_graph_t* packed = NULL;
-  hgr_params_t* params = params_copy(g.params);
+  hgr_params_t* params = hgr_test_params_copy(g.params);
   ASSERT_OK(hgr_passes_apply(g.graph, params, &options, &packed, &report));
   assert_string_equal(lines, "matmul 'mm0' reads 'w' in panels of 32 columns ('w.panels')\n");
   hgr_passes_count_t counts[HGR_PASSES_COUNT_MAX];
@@ -317,7 +304,7 @@ static void packed_graphs_match_the_unpacked_ones(void** state) {
   static const int64_t rows[] = {1, 7, 33};
   for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); ++r) {
     gemm_graph_t g = gemm_graph(chain, 5, rows[r], false, false, 40 + r);
-    hgr_params_t* params = params_copy(g.params);
+    hgr_params_t* params = hgr_test_params_copy(g.params);
     hgr_passes_report_t report;
     hgr_graph_t* packed = NULL;
     ASSERT_OK(hgr_passes_apply(g.graph, params, NULL, &packed, &report));
