@@ -76,7 +76,7 @@ static gemm_graph_t gemm_graph(const gemm_form_t* forms, size_t count, int64_t r
       snprintf(key, sizeof(key), "%.*s", (int)(eq - forms[i].extra_attr), forms[i].extra_attr);
       ASSERT_OK(hgr_attrs_set_string(attrs, key, eq + 1));
     }
-    char name[16];
+    char name[32];
     snprintf(name, sizeof(name), "mm%zu", i);
     ASSERT_OK(hgr_builder_add_op(builder, name, "matmul", (hgr_value_t[]){v, weights[i]}, 2, attrs, 1, &v));
     hgr_attrs_release(attrs);
