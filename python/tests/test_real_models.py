@@ -15,7 +15,15 @@ Transpose, MatMul, Softmax; opset 12, exported by paddle2onnx) ending in a CTC
 Softmax. rapidocr's TextRecognizer sorts the lines by aspect ratio, pads each batch of
 up to 6 to height 48 and the width of its widest (at least 320), scaled to [-1, 1],
 and calls run(output_names, {'x': batch}). Not on Oclgrind: its simulation of the
-backbone's convolutions at 48 x 320 takes minutes."""
+backbone's convolutions at 48 x 320 takes minutes.
+
+g2p-id 0.4.2 (`g2p_id_py` wheel, g2p_id/models/bert/bert_mlm.onnx): a 2-layer BERT
+masked-language model over characters (width 128, 8 heads, ReLU feed-forward; opset
+14, exported by tf2onnx: each layer norm written out with GlobalAveragePool moments,
+multi-head attention through Einsum, Reshape, Transpose, MatMul, Softmax, Gemm).
+g2p_id's BERT.predict spells a word as character tokens with each 'e' masked, pads
+them to 32 and calls run(None, {'input_1': [tokens]}), then takes the argmax at the
+masked places."""
 import os
 import zipfile
 
@@ -29,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 REAL_MODELS = os.environ.get("HGR_REAL_MODELS", os.path.join(ROOT, "build", "real-models"))
 SILERO_WHEEL = "silero_vad-5.1.2-py3-none-any.whl"
 RAPIDOCR_WHEEL = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
+G2P_ID_WHEEL = "g2p_id_py-0.4.2-py3-none-any.whl"
 
 
 def _from_wheel(tmp_path_factory, wheel, member):
@@ -175,3 +184,48 @@ def test_ppocr_recognizer_reads_batches_as_onnx_runtime_does(ppocr_rec, device):
         top2 = np.sort(want, axis=-1)[..., -2:]
         clear = top2[..., 1] - top2[..., 0] > 1e-3
         np.testing.assert_array_equal(got.argmax(-1)[clear], want.argmax(-1)[clear])
+
+
+@pytest.fixture(scope="module")
+def g2p_bert(tmp_path_factory):
+    """(model path, token2id, config) of g2p_id's BERT."""
+    import json
+
+    path = _from_wheel(tmp_path_factory, G2P_ID_WHEEL, "g2p_id/models/bert/bert_mlm.onnx")
+    with zipfile.ZipFile(os.path.join(REAL_MODELS, G2P_ID_WHEEL)) as z:
+        token2id = json.loads(z.read("g2p_id/models/bert/token2id.json"))
+        config = json.loads(z.read("g2p_id/models/bert/config.json"))
+    return path, token2id, config
+
+
+def _g2p_tokens(word, token2id, config):
+    """g2p_id's BERT.predict up to its run: characters, each 'e' masked, padded."""
+    text = " ".join(c if c != "e" else "[mask]" for c in word.replace("x", "ks"))
+    tokens = [token2id[c] for c in text.split()]
+    return tokens + [token2id[config["pad_token"]]] * (config["max_seq_length"] - len(tokens))
+
+
+# Indonesian words with an 'e' to predict (the library's use); the simulator gets two
+G2P_WORDS = ["kecewa", "beras", "peta", "rekening", "kemeja", "sekolah", "enak", "pelebaran"]
+
+
+@pytest.mark.parametrize("device", ["pocl:0", "rusticl:0", "oclgrind:0"])
+def test_g2p_bert_predicts_masked_letters_as_onnx_runtime_does(g2p_bert, device):
+    ort = pytest.importorskip("onnxruntime")
+    require_device(device)
+    path, token2id, config = g2p_bert
+    ours = hgr.InferenceSession(path, providers=[device])
+    theirs = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    mask = token2id[config["mask_token"]]
+    words = G2P_WORDS[:2] if device.startswith("oclgrind") else G2P_WORDS
+    for word in words:
+        input_ids = np.array([_g2p_tokens(word, token2id, config)], dtype="int64")
+        (got,), (want,) = ours.run(None, {"input_1": input_ids}), theirs.run(None, {"input_1": input_ids})
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        masked = np.where(input_ids == mask)[1]
+        assert len(masked) > 0
+        np.testing.assert_array_equal(got[0][masked].argmax(1), want[0][masked].argmax(1))
+    # a batch of every word at once (the session takes any batch the model allows)
+    batch = np.array([_g2p_tokens(word, token2id, config) for word in words], dtype="int64")
+    np.testing.assert_allclose(ours.run(None, {"input_1": batch})[0], theirs.run(None, {"input_1": batch})[0],
+                               atol=1e-5)
