@@ -28,6 +28,13 @@ hgr_params_t* hgr_test_params_copy(const hgr_params_t* params) {
   return copy;
 }
 
+bool hgr_test_has_param(const hgr_params_t* params, const char* name) {
+  size_t index;
+  hgr_status_t status = hgr_params_find(params, name, &index);
+  hgr_status_free(status);
+  return !status;
+}
+
 float* hgr_test_run_graph(hgr_instance_t* instance, const char* spec, const hgr_graph_t* graph,
                           const hgr_params_t* params, const float* x) {
   hgr_executor_options_t options;

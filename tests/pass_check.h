@@ -16,6 +16,9 @@ hgr_value_t hgr_test_random_constant(hgr_builder_t* builder, const char* name, c
  * original to run the graph it started from). */
 hgr_params_t* hgr_test_params_copy(const hgr_params_t* params);
 
+/* Whether params holds a param named name. */
+bool hgr_test_has_param(const hgr_params_t* params, const char* name);
+
 /* Runs graph once on device spec of instance with params and input 0 = x (its bytes
  * as the graph gives them); returns output 0 (malloc'd; the caller frees it). */
 float* hgr_test_run_graph(hgr_instance_t* instance, const char* spec, const hgr_graph_t* graph,

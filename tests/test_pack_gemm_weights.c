@@ -108,13 +108,6 @@ static const float* param_data(const hgr_params_t* params, const char* name, hgr
   return data;
 }
 
-static bool has_param(const hgr_params_t* params, const char* name) {
-  size_t index;
-  hgr_status_t status = hgr_params_find(params, name, &index);
-  hgr_status_free(status);
-  return !status;
-}
-
 /* Packed weights hold B [k, n] in panels: packed[q][l][c] = B[l][q * 32 + c], zeros
  * past n; B[l][j] = w[l * n + j], or w[j * k + l] transposed. */
 static void expect_panels(const float* w, bool transposed, int64_t k, int64_t n, const float* packed,
@@ -155,8 +148,8 @@ static void weights_are_packed_in_panels_and_the_originals_leave(void** state) {
     assert_string_equal(packed->nodes[mm->inputs[1].node_id].name, i ? "wt.panels" : "w.panels");
   }
   /* the originals leave the graph and the params; the packs hold their values */
-  assert_false(has_param(g.params, "w"));
-  assert_false(has_param(g.params, "wt"));
+  assert_false(hgr_test_has_param(g.params, "w"));
+  assert_false(hgr_test_has_param(g.params, "wt"));
   hgr_tensor_info_t info, packed_info;
   expect_panels(param_data(before, "w", &info), false, 48, 100, param_data(g.params, "w.panels", &packed_info),
                 &packed_info);
@@ -185,15 +178,15 @@ static void shared_weights_share_a_pack_and_stay_while_read_elsewhere(void** sta
   assert_int_equal(report.packed_weight_readers, 3);
   assert_int_equal(node_named(packed, "mm0")->inputs[1].node_id, node_named(packed, "mm1")->inputs[1].node_id);
   assert_string_equal(packed->nodes[node_named(packed, "mm2")->inputs[1].node_id].name, "w.panels#2");
-  assert_false(has_param(g.params, "w"));
+  assert_false(hgr_test_has_param(g.params, "w"));
   hgr_graph_release(packed);
   gemm_graph_release(&g);
 
   g = gemm_graph(forms, 1, 3, false, true, 3);
   ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &packed, &report));
   assert_int_equal(report.packed_weights, 1);
-  assert_true(has_param(g.params, "w"));
-  assert_true(has_param(g.params, "w.panels"));
+  assert_true(hgr_test_has_param(g.params, "w"));
+  assert_true(hgr_test_has_param(g.params, "w.panels"));
   assert_string_equal(packed->nodes[node_named(packed, "sig")->inputs[0].node_id].name, "w");
   hgr_graph_release(packed);
   gemm_graph_release(&g);
@@ -267,7 +260,7 @@ static void the_pass_is_switched_counted_and_logged(void** state) {
   ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &packed, &report));
   assert_int_equal(report.packed_weights, 0);
   assert_ptr_equal(packed, g.graph);
-  assert_true(has_param(g.params, "w"));
+  assert_true(hgr_test_has_param(g.params, "w"));
   hgr_graph_release(packed);
   gemm_graph_release(&g);
 }

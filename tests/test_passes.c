@@ -116,18 +116,6 @@ static void conv_graph_release(conv_graph_t* g) {
   hgr_params_release(g->params);
 }
 
-static hgr_params_t* params_copy(const hgr_params_t* params) {
-  hgr_params_t* copy = NULL;
-  ASSERT_OK(hgr_params_create(&copy));
-  for (size_t p = 0; p < hgr_params_count(params); ++p) {
-    hgr_tensor_info_t info;
-    const void* data;
-    ASSERT_OK(hgr_params_get(params, p, &info, &data));
-    ASSERT_OK(hgr_params_add(copy, info.name, info.dtype, info.ndim, info.shape, data, (size_t)info.bytes));
-  }
-  return copy;
-}
-
 static const float* param_data(const hgr_params_t* params, const char* name) {
   size_t index;
   ASSERT_OK(hgr_params_find(params, name, &index));
@@ -135,13 +123,6 @@ static const float* param_data(const hgr_params_t* params, const char* name) {
   const void* data;
   ASSERT_OK(hgr_params_get(params, index, &info, &data));
   return data;
-}
-
-static bool has_param(const hgr_params_t* params, const char* name) {
-  size_t index;
-  hgr_status_t status = hgr_params_find(params, name, &index);
-  hgr_status_free(status);
-  return !status;
 }
 
 static uint32_t count_ops(const hgr_graph_t* graph) {
@@ -197,8 +178,8 @@ static void bias_add_and_relu_fold_into_one_conv2d(void** state) {
   assert_string_equal(input_name(fused, node, 2), "conv.bias");
   /* the old bias and the added constant leave the graph and the params */
   assert_int_equal(fused->arg_count, 3);
-  assert_false(has_param(g.params, "b"));
-  assert_false(has_param(g.params, "add1_c"));
+  assert_false(hgr_test_has_param(g.params, "b"));
+  assert_false(hgr_test_has_param(g.params, "add1_c"));
   assert_int_equal(hgr_params_count(g.params), 2);
   const float* bias = param_data(g.params, "conv.bias");
   for (int k = 0; k < K; ++k) assert_true(bias[k] == want[k]);
@@ -230,7 +211,7 @@ static void multiply_scales_the_weights_and_add_makes_a_bias(void** state) {
   assert_string_equal(input_name(fused, node, 1), "conv.weight");
   assert_string_equal(input_name(fused, node, 2), "conv.bias");
   assert_int_equal(hgr_params_count(g.params), 2);
-  assert_false(has_param(g.params, "w"));
+  assert_false(hgr_test_has_param(g.params, "w"));
   const float* weight = param_data(g.params, "conv.weight");
   const float* bias = param_data(g.params, "conv.bias");
   for (int i = 0; i < K * C * 9; ++i) assert_true(weight[i] == (float)((double)w[i] * s[i / (C * 9)]));
@@ -299,8 +280,8 @@ static void a_value_read_twice_or_an_output_ends_the_chain(void** state) {
   assert_string_equal(node_named(fused, "conv2")->func_name, "conv2d");
   assert_string_equal(node_named(fused, "r2")->func_name, "relu");
   /* w stays: conv2 reads it */
-  assert_true(has_param(g.params, "w"));
-  assert_true(has_param(g.params, "conv1.bias"));
+  assert_true(hgr_test_has_param(g.params, "w"));
+  assert_true(hgr_test_has_param(g.params, "conv1.bias"));
   hgr_graph_release(fused);
   conv_graph_release(&g);
 }
@@ -388,8 +369,8 @@ static void a_shared_weight_stays_for_the_conv_that_does_not_scale_it(void** sta
   conv_graph_t g = finish(builder);
   hgr_graph_t* fused = NULL;
   ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, NULL));
-  assert_true(has_param(g.params, "w"));
-  assert_true(has_param(g.params, "conv_a.weight"));
+  assert_true(hgr_test_has_param(g.params, "w"));
+  assert_true(hgr_test_has_param(g.params, "conv_a.weight"));
   assert_string_equal(input_name(fused, node_named(fused, "conv_b"), 1), "w");
   hgr_graph_release(fused);
   conv_graph_release(&g);
@@ -408,8 +389,8 @@ static void new_param_names_do_not_collide(void** state) {
   conv_graph_t g = finish(builder);
   hgr_graph_t* fused = NULL;
   ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, NULL));
-  assert_true(has_param(g.params, "conv.bias"));
-  assert_true(has_param(g.params, "conv.bias#2"));
+  assert_true(hgr_test_has_param(g.params, "conv.bias"));
+  assert_true(hgr_test_has_param(g.params, "conv.bias#2"));
   hgr_graph_release(fused);
   conv_graph_release(&g);
 }
@@ -659,7 +640,7 @@ static void written_out_layer_norms_become_one_node(void** state) {
     assert_string_equal(hgr__node_attr(node, "center"), forms[k].beta ? "1" : "0");
     assert_string_equal(hgr__node_attr(node, "scale"), forms[k].gamma ? "1" : "0");
     /* the constants only the pattern read left the graph and the params */
-    assert_false(has_param(g.params, "eps"));
+    assert_false(hgr_test_has_param(g.params, "eps"));
     assert_int_equal(hgr_params_count(g.params), forms[k].gamma + forms[k].beta);
     hgr_graph_release(fused);
     conv_graph_release(&g);
@@ -859,7 +840,7 @@ static int spec_count;
 /* Runs g unfused and through the passes on every device and compares output 0.
  * The tolerance allows the fused kernel's fma and its other order of summation. */
 static hgr_passes_report_t compare_fused_on(conv_graph_t* g, const float* rows_x) {
-  hgr_params_t* params = params_copy(g->params);
+  hgr_params_t* params = hgr_test_params_copy(g->params);
   hgr_passes_report_t report;
   hgr_graph_t* fused = NULL;
   ASSERT_OK(hgr_passes_apply(g->graph, params, NULL, &fused, &report));
