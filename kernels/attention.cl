@@ -237,6 +237,110 @@ static inline float hgr_attn_sum16(float16 v) {
 HGR_ATTENTION_VEC_SIZES(k)
 HGR_ATTENTION_VEC_SIZES(kt)
 
+/* ---- the scores in private memory: hgr_attention_priv_<k|kt>_<D> -----------------------------
+ * The same arguments and result, for the same drivers as the vectors above, where
+ * N is at most HGR_ATTN_PRIV_KEYS: one work-item takes ROWS query rows (8 for D up to
+ * 32, 4 for 64, 2 for 128: its output rows stay in 16 float16 registers) and keeps
+ * their whole rows of scores in private memory (16 KiB at most, which stays in the
+ * core's first-level cache), so the softmax is the plain one, no running rescale:
+ *   1. the scores of the rows, 32 keys at a time: a key's 32 dimensions feed every row
+ *      (two float16 per row, as the GEMM's direct kernels);
+ *   2. per row, the mask, the causal cut, the max, exp and the sum along the row;
+ *   3. the output rows: each key's value row, loaded once, times every row's
+ *      probability.
+ * Global size (ceil(M / ROWS), G), a work-group of 1. */
+#define HGR_ATTN_PRIV_KEYS 512
+
+#define HGR_ATTENTION_PRIV(LAYOUT, D, ROWS)                                                                     \
+  HGR_KERNEL_IF(hgr_attention_priv_##LAYOUT##_##D,                                                              \
+  __kernel void hgr_attention_priv_##LAYOUT##_##D(                                                              \
+      __global const float* q, __global const float* k, __global const float* v, __global const float* mask,    \
+      __global float* out, int m_rows, int n_keys, int dk, int dv, int heads, float scale, int has_mask,        \
+      int ms_batch, int ms_head, int ms_row, int ms_col, int causal) {                                          \
+    if (m_rows == 0) return; /* an empty output */                                                              \
+    int row0 = (int)get_global_id(0) * (ROWS);                                                                  \
+    int g = (int)get_global_id(1);                                                                              \
+    if (row0 >= m_rows) return;                                                                                 \
+    int b = g / heads;                                                                                          \
+    int h = g - b * heads;                                                                                      \
+    __global const float* kg = k + (size_t)g * n_keys * (D);                                                    \
+    __global const float* vg = v + (size_t)g * n_keys * (D);                                                    \
+    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);                           \
+    float16 s[(ROWS)][HGR_ATTN_PRIV_KEYS / 16]; /* whole vectors: one store each */                             \
+    float qv[(ROWS)][D];                                                                                        \
+    int mine[(ROWS)];                                                                                           \
+    int shift = n_keys - m_rows;                                                                                \
+    for (int r = 0; r < (ROWS); ++r) {                                                                          \
+      int rr = min(row0 + r, m_rows - 1);                                                                       \
+      __global const float* qg = q + ((size_t)g * m_rows + rr) * (D);                                           \
+      for (int d = 0; d < (D); ++d) qv[r][d] = qg[d] * scale;                                                   \
+      mine[r] = causal ? min(n_keys, rr + shift + 1) : n_keys;                                                  \
+    }                                                                                                           \
+    int end = mine[(ROWS) - 1]; /* the rows' keys: the last row takes the most */                               \
+    for (int n0 = 0; n0 < end; n0 += 32) {                                                                      \
+      float16 lo[(ROWS)], hi[(ROWS)];                                                                           \
+      _Pragma("unroll") for (int r = 0; r < (ROWS); ++r) lo[r] = hi[r] = (float16)(0.0f);                       \
+      for (int d = 0; d < (D); ++d) {                                                                           \
+        float16 keys_lo = hgr_attn_keys_##LAYOUT(kg, n0, d, D, n_keys);                                         \
+        float16 keys_hi = hgr_attn_keys_##LAYOUT(kg, n0 + 16, d, D, n_keys);                                    \
+        _Pragma("unroll") for (int r = 0; r < (ROWS); ++r) {                                                    \
+          lo[r] = fma((float16)(qv[r][d]), keys_lo, lo[r]);                                                     \
+          hi[r] = fma((float16)(qv[r][d]), keys_hi, hi[r]);                                                     \
+        }                                                                                                       \
+      }                                                                                                         \
+      _Pragma("unroll") for (int r = 0; r < (ROWS); ++r) {                                                      \
+        s[r][n0 / 16] = lo[r];                                                                                  \
+        s[r][n0 / 16 + 1] = hi[r];                                                                              \
+      }                                                                                                         \
+    }                                                                                                           \
+    float inv[(ROWS)];                                                                                          \
+    for (int r = 0; r < (ROWS); ++r) {                                                                          \
+      int rr = min(row0 + r, m_rows - 1);                                                                       \
+      __global const float* mrow = mask + (size_t)(b * ms_batch + h * ms_head + rr * ms_row);                   \
+      float16 top = (float16)(-INFINITY);                                                                       \
+      for (int n0 = 0; n0 < end; n0 += 16) {                                                                    \
+        float16 x = s[r][n0 / 16];                                                                              \
+        if (has_mask) x += hgr_attn_mask16(mrow, n0, ms_col, n_keys);                                           \
+        x = select((float16)(-INFINITY), x, lane + n0 < mine[r]);                                               \
+        top = fmax(top, x);                                                                                     \
+        s[r][n0 / 16] = x;                                                                                      \
+      }                                                                                                         \
+      float base = hgr_attn_max16(top);                                                                         \
+      base = base == -INFINITY ? 0.0f : base; /* no key: 0 / 0 below, as softmax of such a row */               \
+      float16 sum = (float16)(0.0f);                                                                            \
+      for (int n0 = 0; n0 < end; n0 += 16) {                                                                    \
+        float16 e = exp(s[r][n0 / 16] - (float16)(base));                                                       \
+        sum += e;                                                                                               \
+        s[r][n0 / 16] = e;                                                                                      \
+      }                                                                                                         \
+      inv[r] = 1.0f / hgr_attn_sum16(sum);                                                                      \
+    }                                                                                                           \
+    float16 acc[(ROWS)][(D) / 16];                                                                              \
+    _Pragma("unroll") for (int r = 0; r < (ROWS); ++r)                                                          \
+      _Pragma("unroll") for (int c = 0; c < (D) / 16; ++c) acc[r][c] = (float16)(0.0f);                         \
+    for (int j = 0; j < end; ++j) {                                                                             \
+      __global const float* vn = vg + (size_t)j * (D);                                                          \
+      _Pragma("unroll") for (int c = 0; c < (D) / 16; ++c) {                                                    \
+        float16 vals = vload16(c, vn);                                                                          \
+        _Pragma("unroll") for (int r = 0; r < (ROWS); ++r)                                                  \
+          acc[r][c] = fma((float16)(((const float*)s[r])[j]), vals, acc[r][c]);                               \
+      }                                                                                                         \
+    }                                                                                                           \
+    _Pragma("unroll") for (int r = 0; r < (ROWS); ++r) if (row0 + r < m_rows) {                                 \
+      __global float* o = out + ((size_t)g * m_rows + row0 + r) * (D);                                          \
+      _Pragma("unroll") for (int c = 0; c < (D) / 16; ++c) vstore16(acc[r][c] * inv[r], c, o);                  \
+    }                                                                                                           \
+  })
+
+#define HGR_ATTENTION_PRIV_SIZES(LAYOUT) \
+  HGR_ATTENTION_PRIV(LAYOUT, 16, 8)      \
+  HGR_ATTENTION_PRIV(LAYOUT, 32, 8)      \
+  HGR_ATTENTION_PRIV(LAYOUT, 64, 4)      \
+  HGR_ATTENTION_PRIV(LAYOUT, 128, 2)
+
+HGR_ATTENTION_PRIV_SIZES(k)
+HGR_ATTENTION_PRIV_SIZES(kt)
+
 /* ---- staged: the scores through the node's scratch -----------------------------------------
  * The op's third candidate computes S = Q Kᵀ into the node's scratch [G, M, N] with
  * the GEMM (kernels/linalg.cl), then this kernel turns each row of S in place into

@@ -168,6 +168,7 @@ static void describe(const hgr_optest_t* t, const char* device_spec, char* buffe
     append(&text, " %s", t->inputs[i].dtype);
     append_shape(&text, &t->inputs[i]);
   }
+  if (t->force_candidate) append(&text, ", tile candidate %u", t->candidate);
   snprintf(buffer, capacity, "%s", text.data);
   free(text.data);
 }

@@ -17,7 +17,8 @@ typedef struct attention_case_t {
 
 /* Checks case c with each of the op's kernels (its tile candidates: a row per
  * work-item, vectors across the keys, the staged GEMM + softmax + GEMM through the
- * scratch; a candidate that does not fit gives way to the rule's). */
+ * scratch, the rows' scores in private memory; a candidate that does not fit gives
+ * way to the rule's). */
 static void check_attention_with(hgr_test_rng_t* rng, const attention_case_t* c, uint32_t candidate) {
   char attrs[160];
   snprintf(attrs, sizeof(attrs), "\"scale\": \"%.9g\", \"transpose_k\": \"%d\", \"heads\": \"%lld\", \"causal\": \"%d\"",
@@ -54,7 +55,7 @@ static void check_attention_with(hgr_test_rng_t* rng, const attention_case_t* c,
 }
 
 static void check_attention(hgr_test_rng_t* rng, const attention_case_t* c) {
-  for (uint32_t candidate = 0; candidate < 3; ++candidate) check_attention_with(rng, c, candidate);
+  for (uint32_t candidate = 0; candidate < 4; ++candidate) check_attention_with(rng, c, candidate);
 }
 
 static void attention_matches_reference(void** state) {
@@ -93,6 +94,10 @@ static void attention_matches_reference(void** state) {
     check_attention(&rng, &(attention_case_t){24, 128, 128, 32, 32, 12, 0.17677669, true, false, 4, {2, 1, 1, 128}});
     check_attention(&rng, &(attention_case_t){12, 512, 512, 32, 32, 12, 0.17677669, false, false, 4, {1, 1, 1, 512}});
     check_attention(&rng, &(attention_case_t){12, 200, 200, 64, 64, 12, 0.125, true, true, 0, {0}});
+    /* past the private kernel's 512 keys (the rule's kernel in its place), and at them;
+     * on llvmpipe both take the row kernel past its loop limit (staged in its place) */
+    check_attention(&rng, &(attention_case_t){1, 20, 600, 64, 64, 1, 0.125, false, false, 4, {1, 1, 1, 600}});
+    check_attention(&rng, &(attention_case_t){2, 19, 512, 128, 128, 1, 0.088, true, true, 0, {0}});
   }
 }
 

@@ -32,6 +32,12 @@ bool hgr__op_loops_work_items(const hgr__op_ctx_t* ctx) {
   return !strncmp(name, "pthread", 7) || !strncmp(name, "basic", 5) || !strncmp(name, "cpu", 3);
 }
 
+uint64_t hgr__op_loop_iteration_limit(const hgr__op_ctx_t* ctx) {
+  const char* id = ctx->tuning ? ctx->tuning->device : NULL;
+  const char* name = id ? strchr(id, '|') : NULL;
+  return name && !strncmp(name + 1, "llvmpipe", 8) ? 65535 : 0;
+}
+
 uint32_t hgr__op_input_count(const hgr__op_ctx_t* ctx) { return ctx->node->input_count; }
 uint32_t hgr__op_output_count(const hgr__op_ctx_t* ctx) { return ctx->node->num_outputs; }
 

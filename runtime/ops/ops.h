@@ -316,6 +316,13 @@ hgr_status_t hgr__op_error(const hgr__op_ctx_t* ctx, const char* file, int line,
  * tuning id ("platform|device|version|driver"); false without one. */
 bool hgr__op_loops_work_items(const hgr__op_ctx_t* ctx);
 
+/* How many loop iterations a work-item may run in all, summed over every loop of its
+ * kernel, before the driver silently ends its loops early; 0: no such limit known.
+ * llvmpipe (rusticl's CPU device) has one counter for every loop of a kernel, Mesa's
+ * gallivm LP_MAX_TGSI_LOOP_ITERATIONS = 65535: past it the loops stop and the results
+ * are wrong. Read from the tuning id as hgr__op_loops_work_items reads it. */
+uint64_t hgr__op_loop_iteration_limit(const hgr__op_ctx_t* ctx);
+
 uint32_t hgr__op_input_count(const hgr__op_ctx_t* ctx);
 uint32_t hgr__op_output_count(const hgr__op_ctx_t* ctx);
 const hgr__entry_t* hgr__op_input(const hgr__op_ctx_t* ctx, uint32_t i);

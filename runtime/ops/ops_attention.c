@@ -117,15 +117,51 @@ static hgr_status_t infer_attention(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
 }
 
 /* The op's tile candidates (hgr__op_choose_tile): a work-item per query row (any
- * device, any head sizes), vectors across the keys (dk = dv, unrolled sizes), or
- * staged (the scores within STAGED_MAX_SCORES), the rule's on devices that loop over
- * work-items (PoCL's CPU drivers), then vectors. Measured on PoCL (2 cores, loaded):
- * 12 heads of 32 over 128 positions ran in 4.5 ms with a row per work-item (PoCL ran
- * it scalar), 0.9-1.0 ms with vectors; over 512 positions (quiet) 7.1-8.2 ms, 29-34 %
- * of the machine's float peak (138 GFLOP/s, hgr_bench_peak). Staged took 33-41 %
- * less than vectors in the 6-layer encoder at 128 and 512 positions (docs/ops.md). */
-static const char* const attention_variants[] = {"rows", "vectors", "staged"};
-enum { ROWS, VECTORS, STAGED };
+ * device, any head sizes), vectors across the keys (dk = dv, unrolled sizes), staged
+ * (the scores within STAGED_MAX_SCORES), or private (unrolled sizes, at most
+ * PRIVATE_MAX_KEYS keys). On devices that loop over work-items (PoCL's CPU drivers)
+ * the rule takes private, then staged, then vectors; elsewhere rows. Measured on PoCL
+ * (2 cores, loaded): 12 heads of 32 over 128 positions ran in 4.5 ms with a row per
+ * work-item (PoCL ran it scalar), 0.9-1.0 ms with vectors; over 512 positions
+ * (quiet) 7.1-8.2 ms, 29-34 % of the machine's float peak (138 GFLOP/s,
+ * hgr_bench_peak). Staged took 33-41 % less than vectors in the 6-layer encoder at
+ * 128 and 512 positions, private less than staged (docs/ops.md). */
+static const char* const attention_variants[] = {"rows", "vectors", "staged", "private"};
+enum { ROWS, VECTORS, STAGED, PRIVATE, VARIANTS };
+
+/* The private candidate's keys at most: kernels/attention.cl's HGR_ATTN_PRIV_KEYS. */
+#define PRIVATE_MAX_KEYS 512
+
+/* The loop iterations a work-item of candidate `variant` runs at most, summed over
+ * all its kernels' loops, each loop counted as if not unrolled and one more for its
+ * entry (llvmpipe ended the rows kernel's loops at 480 keys of head size 64, where the
+ * iterations alone sum to 64542: the count is at least that), against
+ * hgr__op_loop_iteration_limit; rows_per_item: the vectors' and private kernels'
+ * query rows per work-item. The staged GEMMs and softmax are bounded loosely by 16
+ * per key. */
+#define LOOP(count, body) ((count) + 1 + (count) * (body))
+static uint64_t loop_iterations(const attention_t* a, uint32_t variant, uint64_t rows_per_item) {
+  uint64_t n = (uint64_t)a->n, dk = (uint64_t)a->dk, dv = (uint64_t)a->dv, r = rows_per_item;
+  uint64_t blocks = (n + 15) / 16, pairs = (n + 31) / 32, vectors = (dv + 15) / 16;
+  uint64_t partial_keys = 2 * LOOP(16, 0) * dk; /* a last block's keys, gathered */
+  switch (variant) {
+    case ROWS:
+      return LOOP(dk, 0) + 2 * LOOP(dv, 0) +
+             LOOP(blocks, LOOP(16, LOOP(dk, 0)) + LOOP(dv, 0) + LOOP(16, LOOP(dv, 0)));
+    case VECTORS:
+      return LOOP(r, LOOP(dk, 0) + LOOP(vectors, 0)) + partial_keys +
+             LOOP(blocks, LOOP(r, 0) + LOOP(dk, LOOP(r, 0)) + LOOP(r, LOOP(vectors, 0) + LOOP(16, 0)) +
+                              LOOP(16, LOOP(vectors, LOOP(r, 0)))) +
+             LOOP(r, LOOP(vectors, 0));
+    case PRIVATE:
+      return LOOP(r, LOOP(dk, 0)) + partial_keys + LOOP(pairs, 2 * LOOP(r, 0) + LOOP(dk, LOOP(r, 0))) +
+             LOOP(r, LOOP(blocks, LOOP(16, 0)) + LOOP(blocks, 0)) + 2 * LOOP(r, LOOP(vectors, 0)) +
+             LOOP(n, LOOP(vectors, LOOP(r, 0)));
+    default:
+      return 16 * n + 64;
+  }
+}
+#undef LOOP
 
 /* The staged candidate's scores in the node's scratch: at most this many bytes. */
 #define STAGED_MAX_SCORES (64ull << 20)
@@ -169,24 +205,44 @@ static hgr_status_t plan_attention(hgr__op_ctx_t* ctx) {
   staged_gemms(&a, &scores, &product);
   /* staged: not without rows or keys (the fused kernels' 0 / 0 for no keys), and its
    * scores within STAGED_MAX_SCORES and the GEMM's element counts */
-  bool fits[3] = {true, strcmp(size, "any") != 0,
-                  a.g && a.m && a.n && scores.scratch_bytes <= STAGED_MAX_SCORES &&
-                      scores.scratch_bytes / sizeof(float) < INT32_MAX && hgr__gemm_fits(&ctx->limits, &scores) &&
-                      hgr__gemm_fits(&ctx->limits, &product)};
+  bool unrolled_size = strcmp(size, "any") != 0;
+  bool staged_fits = a.g && a.m && a.n && scores.scratch_bytes <= STAGED_MAX_SCORES &&
+                     scores.scratch_bytes / sizeof(float) < INT32_MAX && hgr__gemm_fits(&ctx->limits, &scores) &&
+                     hgr__gemm_fits(&ctx->limits, &product);
+  bool fits[VARIANTS] = {true, unrolled_size, staged_fits, unrolled_size && a.n <= PRIVATE_MAX_KEYS};
   char key[96];
   snprintf(key, sizeof(key), "attention dk %lld dv %lld %s", (long long)a.dk, (long long)a.dv,
            a.transpose_k ? "k" : "kt");
+  /* rows per work-item of the vectors' and private kernels (attention.cl's ROWS): the
+   * vectors' 8 took 12 heads of 32 over 128 positions in 0.65-0.76 ms against
+   * 0.78-1.5 with 4 (loaded machine); the private kernel's output rows take 16 float16 */
+  const uint64_t per_item[VARIANTS] = {1, a.dk <= 32 ? 8 : 4, 1, a.dk <= 32 ? 8 : a.dk <= 64 ? 4 : 2};
+  uint64_t limit = hgr__op_loop_iteration_limit(ctx);
+  for (uint32_t v = 0; limit && v < VARIANTS; ++v) fits[v] = fits[v] && loop_iterations(&a, v, per_item[v]) <= limit;
+  if (limit && !fits[ROWS] && !fits[VECTORS] && !fits[STAGED] && !fits[PRIVATE])
+    return HGR__OP_ERROR(ctx,
+                         "%lld keys of head sizes %lld and %lld take more loop iterations per work-item than the "
+                         "device runs before it ends them early (%llu, llvmpipe's loop limit)",
+                         (long long)a.n, (long long)a.dk, (long long)a.dv, (unsigned long long)limit);
   bool loops = hgr__op_loops_work_items(ctx);
-  uint32_t by_limits = loops && fits[STAGED] ? STAGED : loops && fits[VECTORS] ? VECTORS : ROWS;
-  uint32_t chosen = hgr__op_choose_tile(ctx, key, attention_variants, fits, 3, by_limits);
+  /* PoCL's CPU drivers: private, staged, vectors; others rows, then staged where a
+   * loop limit leaves rows out */
+  static const uint32_t looping_order[] = {PRIVATE, STAGED, VECTORS, ROWS, ROWS};
+  static const uint32_t other_order[] = {ROWS, STAGED, VECTORS, PRIVATE, ROWS};
+  const uint32_t* order = loops ? looping_order : other_order;
+  uint32_t first = 0;
+  while (first < VARIANTS && !fits[order[first]]) ++first;
+  uint32_t by_limits = order[first];
+  uint32_t chosen = hgr__op_choose_tile(ctx, key, attention_variants, fits, VARIANTS, by_limits);
   if (chosen == STAGED) {
     HGR_RETURN_IF_ERROR(hgr__gemm_plan(ctx, &scores));
     plan_staged_softmax(ctx, &a, scores.scratch_bytes);
     return hgr__gemm_plan(ctx, &product);
   }
-  bool vectors = chosen == VECTORS;
+  static const char* const prefixes[] = {"", "vec_", "", "priv_"};
+  bool row_blocks = chosen == VECTORS || chosen == PRIVATE; /* several query rows per work-item */
   char kernel[48];
-  snprintf(kernel, sizeof(kernel), "hgr_attention_%s%s_%s", vectors ? "vec_" : "", a.transpose_k ? "k" : "kt", size);
+  snprintf(kernel, sizeof(kernel), "hgr_attention_%s%s_%s", prefixes[chosen], a.transpose_k ? "k" : "kt", size);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
   hgr__launch_input(ctx, l, a.has_mask ? 3 : 0); /* without a mask, q stands in and is never read */
@@ -202,13 +258,11 @@ static hgr_status_t plan_attention(hgr__op_ctx_t* ctx) {
   hgr__launch_int(ctx, l, a.has_mask);
   for (int d = 0; d < 4; ++d) hgr__launch_int(ctx, l, a.has_mask ? a.mask_strides[d] : 0);
   hgr__launch_int(ctx, l, a.causal);
-  size_t group = vectors ? 1 : ATTENTION_GROUP;
+  size_t group = row_blocks ? 1 : ATTENTION_GROUP;
   if (ctx->limits.max_work_group < group) group = ctx->limits.max_work_group;
   if (ctx->limits.max_work_item[0] < group) group = ctx->limits.max_work_item[0];
-  /* the vector kernel's rows per work-item (attention.cl's ROWS): 8 took 12 heads of
-   * 32 over 128 positions in 0.65-0.76 ms against 0.78-1.5 with 4 (loaded machine) */
-  int64_t per_item = a.dk <= 32 ? 8 : 4;
-  size_t rows = empty ? 0 : vectors ? (size_t)((a.m + per_item - 1) / per_item) : (size_t)a.m;
+  uint64_t rows_per_item = per_item[chosen];
+  size_t rows = empty ? 0 : (size_t)(((uint64_t)a.m + rows_per_item - 1) / rows_per_item);
   size_t global[2] = {rows, empty ? 0 : (size_t)a.g}, local[2] = {group, 1};
   hgr__launch_nd(l, 2, global, local);
   return HGR_OK;
