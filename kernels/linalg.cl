@@ -356,7 +356,12 @@
  * plus 2 for B's row and one broadcast) stays in registers: 12 FMAs per 2 vector
  * loads and 6 broadcasts, 1.5-2x the tiled kernels in CPU time on PoCL (see
  * runtime/ops/ops_linalg.c). The items of a work-group share the group's columns
- * of B in cache.
+ * of B in cache. Two orders of the work-groups, the same work: _k1 has the strips of
+ * columns along dimension 0 and the row blocks along 1 (work-groups TX x TY), so on
+ * PoCL, which runs work-groups in order of dimension 0, a band of rows walks across
+ * B; _k1_rows (the wide variant's too) has the row blocks along dimension 0 (work-
+ * groups TY x TX), so consecutive groups walk down one strip and B streams from
+ * memory once (ops_linalg.c's rows_first says which).
  * The last strip of columns (n not a multiple of RN, n >= RN) is read shifted left
  * to end at column n, so the loop always takes whole vloads, and stores only its
  * own columns. Other strides (A's columns, B transposed or wrapped, n < RN) take a
@@ -379,16 +384,19 @@
 #define HGR_DIRECT_AROW(r, t, u) __global const float* a##r = a + min(row0 + r, m - 1) * a_row;
 #define HGR_DIRECT_MAD(r, t, la) acc##r = (t)(a##r[la]) * b_vec + acc##r;
 #define HGR_GEMM_DIRECT(TX, TY, RM, RN)                                                           \
-  HGR_KERNEL_IF(hgr_gemm_##TX##x##TY##_##RM##x##RN##_k1, \
-  __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void                                  \
-      hgr_gemm_##TX##x##TY##_##RM##x##RN##_k1(                                                    \
+  HGR_GEMM_DIRECT_ORDER(hgr_gemm_##TX##x##TY##_##RM##x##RN##_k1, TX, TY, 0, 1, RM, RN)             \
+  HGR_GEMM_DIRECT_ORDER(hgr_gemm_##TX##x##TY##_##RM##x##RN##_k1_rows, TY, TX, 1, 0, RM, RN)
+#define HGR_GEMM_DIRECT_ORDER(NAME, WX, WY, COL_DIM, ROW_DIM, RM, RN)                               \
+  HGR_KERNEL_IF(NAME, \
+  __kernel __attribute__((reqd_work_group_size(WX, WY, 1))) void                                  \
+      NAME(                                                                                       \
           __global const float* restrict a, __global const float* restrict b,                     \
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
           int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
           int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {        \
     const int p = (int)get_group_id(2);                                                           \
-    const int row0 = (int)get_global_id(1) * RM;                                                  \
-    const int j0 = (int)get_global_id(0) * RN;                                                    \
+    const int row0 = (int)get_global_id(ROW_DIM) * RM;                                            \
+    const int j0 = (int)get_global_id(COL_DIM) * RN;                                              \
     if (row0 >= m || j0 >= n) return;                                                             \
     a += p * a_batch;                                                                             \
     b += p * b_batch;                                                                             \
@@ -440,16 +448,19 @@
 #define HGR_WIDE_LO(r, t, u) const t acc##r = acc##r##_lo;
 #define HGR_WIDE_HI(r, t, u) const t acc##r = acc##r##_hi;
 #define HGR_GEMM_DIRECT_WIDE(TY, RM)                                                              \
-  HGR_KERNEL_IF(hgr_gemm_1x##TY##_##RM##x32_k1, \
-  __kernel __attribute__((reqd_work_group_size(1, TY, 1))) void                                   \
-      hgr_gemm_1x##TY##_##RM##x32_k1(                                                             \
+  HGR_GEMM_DIRECT_WIDE_ORDER(hgr_gemm_1x##TY##_##RM##x32_k1, 1, TY, 0, 1, RM)                      \
+  HGR_GEMM_DIRECT_WIDE_ORDER(hgr_gemm_1x##TY##_##RM##x32_k1_rows, TY, 1, 1, 0, RM)
+#define HGR_GEMM_DIRECT_WIDE_ORDER(NAME, WX, WY, COL_DIM, ROW_DIM, RM)                              \
+  HGR_KERNEL_IF(NAME, \
+  __kernel __attribute__((reqd_work_group_size(WX, WY, 1))) void                                  \
+      NAME(                                                                                       \
           __global const float* restrict a, __global const float* restrict b,                     \
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
           int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
           int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {        \
     const int p = (int)get_group_id(2);                                                           \
-    const int row0 = (int)get_global_id(1) * RM;                                                  \
-    const int j0 = (int)get_global_id(0) * 32;                                                    \
+    const int row0 = (int)get_global_id(ROW_DIM) * RM;                                            \
+    const int j0 = (int)get_global_id(COL_DIM) * 32;                                              \
     if (row0 >= m || j0 >= n) return;                                                             \
     a += p * a_batch;                                                                             \
     b += p * b_batch;                                                                             \

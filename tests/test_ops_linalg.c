@@ -471,6 +471,13 @@ static void check_kernel_panels(const raw_t* raw, cl_kernel kernel, const char* 
   launch.global[0] = (size_t)((n + tx * rn - 1) / (tx * rn) * tx);
   launch.global[1] = (size_t)((m + ty * rm - 1) / (ty * rm) * ty);
   launch.global[2] = (size_t)batch;
+  if (strstr(name, "_rows")) { /* the rows-first order: row blocks along the first dimension */
+    size_t columns = launch.global[0];
+    launch.global[0] = launch.global[1];
+    launch.global[1] = columns;
+    launch.local[0] = (size_t)ty;
+    launch.local[1] = (size_t)tx;
+  }
   float* got = raw_run(raw, kernel, a, a_count, b, b_count, bias_mode ? bias : NULL, (uint64_t)bias_count, c_count,
                        ints, 10, &epilogues[act], wrap,
                        /* the packed direct variant: k rows of its strip */
@@ -490,9 +497,10 @@ static void check_kernel_panels(const raw_t* raw, cl_kernel kernel, const char* 
 }
 
 /* Every hgr_gemm_* kernel of the file (found by name, so a new variant is tested
- * without touching this test), on one full tile and partial ones in each
- * dimension (m, n, k not multiples of its tile), for every transpose, each bias
- * mode and each epilogue (on the simulator too). */
+ * without touching this test; the direct ones' rows-first twins *_rows launched with
+ * their dimensions swapped), on one full tile and partial ones in each dimension
+ * (m, n, k not multiples of its tile), for every transpose, each bias mode and each
+ * epilogue (on the simulator too). */
 static void every_gemm_kernel_matches_reference(void** state) {
   (void)state;
   raw_t raw;
@@ -517,8 +525,9 @@ static void every_gemm_kernel_matches_reference(void** state) {
                                       NULL));
     CL_CHECK(clGetKernelWorkGroupInfo(kernel, raw.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(local_bytes), &local_bytes,
                                       NULL));
-    if ((size_t)(tx * ty) > work_group || (size_t)tx > raw.info->max_work_item_sizes[0] ||
-        (size_t)ty > raw.info->max_work_item_sizes[1] || local_bytes > raw.info->local_mem_bytes) {
+    bool rows_first = strstr(name, "_rows") != NULL; /* work-groups ty x tx */
+    if ((size_t)(tx * ty) > work_group || (size_t)(rows_first ? ty : tx) > raw.info->max_work_item_sizes[0] ||
+        (size_t)(rows_first ? tx : ty) > raw.info->max_work_item_sizes[1] || local_bytes > raw.info->local_mem_bytes) {
       print_message("%s does not fit %s (%zu items, %llu bytes of local memory): not run\n", name, hgr_optest_device,
                     work_group, (unsigned long long)local_bytes);
       clReleaseKernel(kernel);
@@ -690,21 +699,23 @@ static void expect_rejected(const char* op, const char* attrs, uint32_t input_co
  * where at least one strip of its columns fits, its packed form where B's rows are
  * not 64-byte aligned and the strip fits the device's local memory (64 KiB here: k
  * up to 1024); transposed operands, narrow outputs and devices without room for its
- * work-group plan a tiled one. */
+ * work-group plan a tiled one. The direct variant runs rows first (*_k1_rows) where B
+ * is the larger operand and A at most 2 MiB. */
 static void contiguous_matmul_plans_the_direct_gemm(void** state) {
   (void)state;
   static const struct {
     int64_t m, n, k;
     bool transpose_a, transpose_b;
     size_t max_work_group;
-    bool direct, pack;
+    bool direct, pack, rows;
   } cases[] = {
-      {512, 512, 512, false, false, 1024, true, false}, {64, 49, 2048, false, false, 1024, true, false},
-      {64, 49, 1024, false, false, 1024, true, true},   {256, 196, 256, false, false, 1024, true, true},
-      {64, 200, 64, false, false, 1024, true, true},    {64, 784, 64, false, false, 1024, true, false},
-      {64, 49, 64, false, false, 8, true, false},       {512, 512, 512, true, false, 1024, false, false},
-      {512, 512, 512, false, true, 1024, false, false}, {64, 15, 64, false, false, 1024, false, false},
-      {64, 64, 64, false, false, 4, false, false},
+      {512, 512, 512, false, false, 1024, true, false, false}, {64, 49, 2048, false, false, 1024, true, false, false},
+      {64, 49, 1024, false, false, 1024, true, true, false},   {256, 196, 256, false, false, 1024, true, true, false},
+      {64, 200, 64, false, false, 1024, true, true, false},    {64, 784, 64, false, false, 1024, true, false, true},
+      {64, 49, 64, false, false, 8, true, false, false},       {512, 512, 512, true, false, 1024, false, false, false},
+      {512, 512, 512, false, true, 1024, false, false, false}, {64, 15, 64, false, false, 1024, false, false, false},
+      {64, 64, 64, false, false, 4, false, false, false},      {197, 1536, 384, false, false, 1024, true, false, true},
+      {600, 1024, 1024, false, false, 1024, true, false, false},
   };
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     char attrs[96];
@@ -726,8 +737,9 @@ static void contiguous_matmul_plans_the_direct_gemm(void** state) {
     const char* kernel = ctx.launches[0].kernel;
     size_t length = strlen(kernel);
     bool pack = length > 8 && !strcmp(kernel + length - 8, "_k1_pack");
-    bool direct = pack || (length > 3 && !strcmp(kernel + length - 3, "_k1"));
-    if (direct != cases[c].direct || pack != cases[c].pack)
+    bool rows = length > 8 && !strcmp(kernel + length - 8, "_k1_rows");
+    bool direct = pack || rows || (length > 3 && !strcmp(kernel + length - 3, "_k1"));
+    if (direct != cases[c].direct || pack != cases[c].pack || rows != cases[c].rows)
       fail_msg("matmul %lldx%lldx%lld (transpose_a %d, transpose_b %d, work-groups of %zu) planned %s",
                (long long)m, (long long)n, (long long)k, cases[c].transpose_a, cases[c].transpose_b,
                cases[c].max_work_group, kernel);
