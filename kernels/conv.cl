@@ -859,6 +859,29 @@ __kernel void hgr_conv2d_s2_split(__global const float* restrict x, __global flo
 }
 #endif
 
+/* hgr_conv2d_patches: the first of a patch convolution's two launches
+ * (runtime/ops/ops_conv.c, plan_patches: one group, stride = kernel size, no padding,
+ * dilation 1, so each input pixel lies in at most one patch, as a vision
+ * transformer's patch embedding): x's patches as the columns of a matrix in the
+ * node's scratch, cols[n][(c * KH + ky) * KW + kx][oy * OW + ox] =
+ * x[n][c][oy * KH + ky][ox * KW + kx], which the GEMM (kernels/linalg.cl) then
+ * multiplies by the weights [K, C * KH * KW]. Arguments (x, cols, meta); NDRange 3-D
+ * (OH, KH, N * C): a work-item per input row a patch takes (patch row oy, its row
+ * ky, plane n * C + c), its OW * KW floats to KW rows of cols. */
+#if HGR_WANTED(hgr_conv2d_patches)
+__kernel void hgr_conv2d_patches(__global const float* restrict x, __global float* restrict cols,
+                                 __global const int* restrict meta) {
+  const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W];
+  const int OH = meta[CONV_OH], OW = meta[CONV_OW], KH = meta[CONV_KH], KW = meta[CONV_KW];
+  const int oy = (int)get_global_id(0), ky = (int)get_global_id(1), nc = (int)get_global_id(2);
+  if (oy >= OH || ky >= KH || nc >= N * C) return;
+  __global const float* src = x + ((size_t)nc * H + (size_t)oy * KH + ky) * W;
+  __global float* dst = cols + ((size_t)nc * KH + ky) * KW * OH * OW + (size_t)oy * OW;
+  for (int ox = 0; ox < OW; ++ox)
+    for (int kx = 0; kx < KW; ++kx) dst[(size_t)kx * OH * OW + ox] = src[ox * KW + kx];
+}
+#endif
+
 /* A tap's 16 floats from p: one row's, or (R == 2) 8 of it and 8 from D floats on
  * (the low halves of two vload16: two vload8 put together made Oclgrind 21.10's
  * uninitialized-value checker report the outputs, as in CONV_ROWS_S2_TAP) */

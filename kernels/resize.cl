@@ -10,6 +10,8 @@
  *       clamped into the input) and taps weights (float bits). The plan computed
  *       them with ONNX Resize's formulas; here out = sum_i wh_i * sum_j ww_j *
  *       in[plane, row_i, col_j], the inner sum over a row first as ONNX does.
+ *       taps 0: the plan found every sample on its own pixel (a resize to the same
+ *       size at scale 1): out = in, meta unread.
  *
  * A remainder is written as x - (x / e) * e: for x % e next to x / e, LLVM emits a
  * `freeze` that Oclgrind 21.10's uninitialized-value checker cannot run.
@@ -24,6 +26,10 @@ __kernel void hgr_resize2d(__global const float* in, __global float* out, __glob
 #pragma OPENCL FP_CONTRACT OFF
   size_t gid = get_global_id(0);
   if (gid >= n) return;
+  if (taps == 0) {
+    out[gid] = in[gid];
+    return;
+  }
   int i = (int)gid;
   int rest = i / out_w;
   int x = i - rest * out_w;

@@ -847,6 +847,50 @@ static void implicit_gemm_matches_reference(void** state) {
   check_cases(large, COUNT(large), 28);
 }
 
+/* Patch convolutions (stride = kernel size of at least 3 x 3, no padding, one group)
+ * run two launches: hgr_conv2d_patches into the scratch, then the GEMM over it.
+ * Square and oblong patches, inputs whose last rows and columns no patch takes, a
+ * batch of two, fewer patches than a GEMM strip, every epilogue; and a ViT-S/16's. */
+static void patch_convs_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 3, 32, 32}, {8, 3, 16, 16}, P(16, 16, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{2, 3, 30, 29}, {10, 3, 4, 4}, P(4, 4, 0, 0, 0, 0, 1, 1, 1, true), NULL, true},
+      {{1, 5, 9, 13}, {7, 5, 3, 3}, P(3, 3, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{1, 2, 12, 16}, {6, 2, 3, 5}, P(3, 5, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 31);
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  static const conv_case_t vit[] = {
+      {{1, 3, 224, 224}, {384, 3, 16, 16}, P(16, 16, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+  };
+  check_cases(vit, COUNT(vit), 32);
+}
+
+static void patch_convs_plan_two_launches(void** state) {
+  (void)state;
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", "\"strides\": \"[16, 16]\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 3, 224, 224});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){384, 3, 16, 16});
+  hgr_optest_input(&t, "float32", 1, (int64_t[]){384});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 384, 14, 14});
+  hgr__op_ctx_t ctx;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
+  plan_for(&t, &roomy, &ctx);
+  assert_int_equal(ctx.launch_count, 2);
+  assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_patches");
+  assert_true(!strncmp(ctx.launches[1].kernel, "hgr_gemm_", 9));
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+}
+
 /* Stride-2 convolutions of one group with at least 196 outputs and 64 taps run the
  * implicit GEMM too, its copies the even half of a vload8 inside the image and
  * scalar loads at the edges: 3x3 and 1x1 kernels, padding, asymmetric padding with
@@ -1472,6 +1516,8 @@ int main(int argc, char** argv) {
       cmocka_unit_test(implicit_gemm_matches_reference),
       cmocka_unit_test(narrow_groups_plan_the_implicit_gemm),
       cmocka_unit_test(strided_implicit_gemm_matches_reference),
+      cmocka_unit_test(patch_convs_match_reference),
+      cmocka_unit_test(patch_convs_plan_two_launches),
       cmocka_unit_test(strided_layers_plan_the_implicit_gemm_where_large),
       cmocka_unit_test(rows_kernel_matches_reference),
       cmocka_unit_test(pooled_convs_match_reference),

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops.h"
 #include "optest.h"
 #include "ref_resize.h"
 
@@ -117,6 +118,63 @@ static void resize_matches_reference_with_scales(void** state) {
         }
 }
 
+/* The input's own size, every method, transform and rounding, with and without
+ * scales of 1: where each sample falls on its own pixel the plan copies (taps 0, a
+ * meta table of one value); the crop and the shifted transforms interpolate. */
+static void same_size_resizes_match_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 33);
+  const int64_t shape[4] = {1, 2, 5, 6};
+  for (int m = 0; m < 3; ++m)
+    for (int c = 0; c < 6; ++c)
+      for (int r = 0; r < (m == REF_RESIZE_NEAREST ? 4 : 1); ++r)
+        for (int scales = 0; scales < 2; ++scales) {
+          ref_resize_attrs_t a = attrs_of((ref_resize_method_t)m, (ref_resize_transform_t)c, (ref_resize_rounding_t)r);
+          a.has_scales = scales;
+          a.scales[0] = a.scales[1] = 1.0f;
+          a.exclude_outside = m == REF_RESIZE_CUBIC && scales;
+          check_resize(&rng, shape, 5, 6, &a);
+        }
+  if (!simulated()) { /* a ViT's position embeddings at the grid they were learned for */
+    ref_resize_attrs_t a = attrs_of(REF_RESIZE_CUBIC, REF_RESIZE_HALF_PIXEL, REF_RESIZE_ROUND_PREFER_FLOOR);
+    check_resize(&rng, (int64_t[]){1, 384, 14, 14}, 14, 14, &a);
+  }
+  /* the plans: a copy for half_pixel cubic, the table for the crop and for a size
+   * that changes */
+  static const struct {
+    const char* attrs;
+    int64_t out_h;
+    uint32_t meta_count;
+  } plans[] = {
+      {"\"method\": \"cubic\", \"size\": \"[5, 6]\"", 5, 1},
+      {"\"method\": \"linear\", \"coordinate_transformation_mode\": \"align_corners\", \"size\": \"[5, 6]\"", 5, 1},
+      {"\"method\": \"linear\", \"coordinate_transformation_mode\": \"tf_crop_and_resize\", "
+       "\"roi\": \"[0.1, 0.2, 0.9, 0.7]\", \"size\": \"[5, 6]\"", 5, 11 * 5},
+      {"\"method\": \"cubic\", \"size\": \"[4, 6]\"", 4, 9 * 10},
+  };
+  for (size_t i = 0; i < sizeof(plans) / sizeof(plans[0]); ++i) {
+    hgr_optest_t t;
+    hgr_optest_init(&t, "resize2d", plans[i].attrs);
+    hgr_optest_input(&t, "float32", 4, shape);
+    hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 2, plans[i].out_h, 6});
+    char* json = hgr_optest_graph_json(&t);
+    hgr_graph_t* graph = NULL;
+    ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+    free(json);
+    hgr__limits_t limits = {256, {256, 256, 256}, 32 * 1024, 0};
+    hgr__op_ctx_t ctx;
+    ASSERT_OK(hgr__op_plan(hgr_allocator_system(), graph, t.input_count, NULL, &limits, &ctx));
+    assert_int_equal(ctx.launch_count, 1);
+    if (ctx.launches[0].meta_count != plans[i].meta_count)
+      fail_msg("resize2d {%s}: a meta table of %u values, expected %u", plans[i].attrs, ctx.launches[0].meta_count,
+               plans[i].meta_count);
+    hgr__op_ctx_free(&ctx);
+    hgr_graph_release(graph);
+    hgr_optest_free(&t);
+  }
+}
+
 #define ASSERT_REJECTED(t, ...)                                                                                  \
   ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, (t)), HGR_STATUS_INVALID_ARGUMENT, \
                 __VA_ARGS__)
@@ -176,6 +234,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(resize_matches_reference_with_sizes),
       cmocka_unit_test(resize_matches_reference_with_scales),
+      cmocka_unit_test(same_size_resizes_match_reference),
       cmocka_unit_test(resize_rejects_bad_attrs),
   };
   return hgr_optest_main(argc, argv, "ops_resize", tests, sizeof(tests) / sizeof(tests[0]));

@@ -560,6 +560,51 @@ static void pool_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p
   hgr__launch_meta(ctx, l, meta, 2);
 }
 
+/* Patch convolutions (one group, stride = kernel size of at least 3 x 3, no padding,
+ * dilation 1: a vision transformer's patch embedding, a ConvNeXt's stem) run as two
+ * launches through the node's scratch: kernels/conv.cl's hgr_conv2d_patches lays
+ * out the patches as the columns of cols [N, C * KH * KW, OH * OW] (each input pixel
+ * copied at most once), then the GEMM (kernels/linalg.cl) computes y[n] = w [K, C *
+ * KH * KW] x cols[n], with the bias per row and the epilogue, as a 1x1 convolution's.
+ * The GEMM's direct kernels read cols' rows contiguously where the implicit GEMM
+ * gathers B through its tap table: on PoCL a ViT-S/16's 16 x 16 patches of a 224 x
+ * 224 image (3 -> 384 channels, 196 patches, 115 MFLOP) took 1.2-2.3 ms of device
+ * time, against 6.0-9.5 ms as the implicit GEMM (hgr run --profile, load 1.5-2). */
+#define PATCHES_MAX_SCRATCH_BYTES ((int64_t)256 << 20)
+static bool is_patches(const conv_t* p) {
+  return p->groups == 1 && p->kh == p->strides[0] && p->kw == p->strides[1] && p->kh * p->kw >= 9 &&
+         p->dilation[0] == 1 && p->dilation[1] == 1 && !p->padding[0] && !p->padding[1] && !p->padding[2] &&
+         !p->padding[3] && p->n > 0 && p->c > 0 && p->k > 0 && p->oh > 0 && p->ow > 0 &&
+         /* at most the input's elements, each copied once (oh * kh <= h, ow * kw <= w) */
+         p->n * p->c * p->h * p->w <= PATCHES_MAX_SCRATCH_BYTES / (int64_t)sizeof(float);
+}
+
+/* The GEMM of a patch convolution: A the weights [K, C * KH * KW] (input 1), B the
+ * scratch's cols[n] (contiguous rows of OH * OW), C the output. */
+static hgr__gemm_t patches_gemm(const conv_t* p) {
+  hgr__gemm_t g = pointwise_gemm(p);
+  g.k = p->c * p->kh * p->kw;
+  g.a_row = g.k;
+  g.b_batch = g.k * g.n;
+  g.b_depth = g.n;
+  g.b_col = 1;
+  g.b_wrap = g.b_wrap_stride = 0;
+  g.b_scratch = true;
+  g.scratch_bytes = (uint64_t)(p->n * g.k * g.n) * sizeof(float);
+  return g;
+}
+
+static hgr_status_t plan_patches(hgr__op_ctx_t* ctx, const conv_t* p, const hgr__gemm_t* g) {
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_conv2d_patches");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_scratch(ctx, l, g->scratch_bytes);
+  hgr__launch_meta_arg(ctx, l);
+  meta_common(ctx, l, p, NULL);
+  size_t global[3] = {(size_t)p->oh, (size_t)p->kh, (size_t)(p->n * p->c)}, local[3] = {1, 1, 1};
+  hgr__launch_nd(l, 3, global, local);
+  return hgr__gemm_plan(ctx, g);
+}
+
 static hgr_status_t plan_conv2d_pool(hgr__op_ctx_t* ctx, const conv_t* p, uint64_t outputs) {
   if (!is_rows_pool(p)) {
     hgr__launch_plan_t* l = conv_launch(ctx, "hgr_conv2d_direct_pool", p, NULL);
@@ -750,6 +795,11 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   uint64_t outputs = hgr__op_output(ctx, 0)->element_count; /* [n, k, oh, ow] (infer_conv2d) */
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
   if (p.pool[0]) return plan_conv2d_pool(ctx, &p, outputs);
+  if (is_patches(&p)) {
+    hgr__gemm_t g = patches_gemm(&p);
+    if (hgr__gemm_fits(&ctx->limits, &g) && g.scratch_bytes / sizeof(float) < INT32_MAX)
+      return plan_patches(ctx, &p, &g);
+  }
   /* stride 2: candidates the strided register-blocked kernel and the tiled one,
    * where the first's rule takes the layer or the tiled kernel would run it anyway
    * (not the implicit GEMM: that has tile candidates of its own) */

@@ -47,10 +47,11 @@ typedef struct hgr__gemm_t {
   float alpha, a_min, a_max; /* act's parameters */
   bool swap_inputs;          /* A is input 1, B input 0 */
   int64_t b_wrap, b_wrap_stride; /* 0, 0: B's columns plain */
-  /* An op that runs GEMMs through its node's scratch (attention's staged candidate):
-   * A is the scratch, B then input b_input (a_scratch), or C is the scratch
+  /* An op that runs GEMMs through its node's scratch (attention's staged candidate,
+   * conv2d's patches): A is the scratch, B then input b_input (a_scratch), B is the
+   * scratch (b_scratch; A input 1 with swap_inputs, else 0), or C is the scratch
    * (c_scratch); scratch_bytes, the scratch's size, as hgr__launch_scratch takes it */
-  bool a_scratch, c_scratch;
+  bool a_scratch, b_scratch, c_scratch;
   uint32_t b_input;
   uint64_t scratch_bytes;
 } hgr__gemm_t;

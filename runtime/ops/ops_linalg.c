@@ -336,7 +336,8 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
   add_siblings(ctx, l, g, conv != NULL);
   if (g->a_scratch) hgr__launch_scratch(ctx, l, g->scratch_bytes);
   else hgr__launch_input(ctx, l, g->swap_inputs ? 1 : 0);
-  hgr__launch_input(ctx, l, g->a_scratch ? g->b_input : g->swap_inputs ? 0 : 1);
+  if (g->b_scratch) hgr__launch_scratch(ctx, l, g->scratch_bytes);
+  else hgr__launch_input(ctx, l, g->a_scratch ? g->b_input : g->swap_inputs ? 0 : 1);
   hgr__launch_input(ctx, l, g->bias != HGR__GEMM_BIAS_NONE ? 2 : 0); /* unread without a bias */
   if (g->c_scratch) hgr__launch_scratch(ctx, l, g->scratch_bytes);
   else hgr__launch_output(ctx, l, 0);
@@ -508,7 +509,7 @@ static hgr_status_t dense_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64
   *out_ndim = data->ndim;
   /* B[l, j] = weight[j, l] */
   *out_gemm = (gemm_t){1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in,
-                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, 0, 0};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, false, 0, 0};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, units, "the weight's units", out_gemm));
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
@@ -554,7 +555,8 @@ static hgr_status_t matmul_panels_gemm(const hgr__op_ctx_t* ctx, int64_t panel, 
   HGR_RETURN_IF_ERROR(check_inputs(ctx)); /* k * panel within tensor_b's element count, below INT32_MAX */
   matmul_shape(ta, transpose_a, m, n, shape, out_ndim);
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, panel, 1,
-                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, panel, k * panel, false, false, 0, 0};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, panel, k * panel, false, false, false,
+                       0, 0};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "attr 'units'", out_gemm));
   return hgr__gemm_parse_activation(ctx, true, out_gemm);
 }
@@ -586,7 +588,7 @@ static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int6
   matmul_shape(ta, transpose_a, m, n, shape, out_ndim);
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n,
                        transpose_b ? k : 1, HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false,
-                       false, 0, 0};
+                       false, false, 0, 0};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "tensor_b's columns", out_gemm));
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
@@ -624,7 +626,7 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
   *out_gemm = (gemm_t){batch, m, n, k,
                        x_batch == 1 ? 0 : m * k, transpose_a ? 1 : k, transpose_a ? m : 1,
                        y_batch == 1 ? 0 : k * n, transpose_b ? 1 : n, transpose_b ? k : 1,
-                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, 0, 0};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, false, 0, 0};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "y's columns", out_gemm));
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);

@@ -242,11 +242,10 @@ static void cubic_weights(double ratio, double alpha, double* w) {
 
 static int taps_of(int method) { return method == NEAREST ? 1 : method == LINEAR ? 2 : 4; }
 
-/* Appends output coordinate x's entry for axis a to the launch's meta: a flag (1:
- * the extrapolation value), then taps input indices (clamped to the edge) and taps
- * weights (float32 bits). */
-static void append_taps(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const resize_t* p, int a, int64_t x,
-                        int64_t in_extent) {
+/* Output coordinate x's taps along axis a: whether it lies outside the crop (the
+ * extrapolation value), then taps_of(method) input indices (clamped to the edge) and
+ * their weights. */
+static bool taps_at(const resize_t* p, int a, int64_t x, int64_t in_extent, int64_t* clamped, double* weight) {
   int taps = taps_of(p->method);
   bool outside;
   double source = source_coordinate(p, a, x, in_extent, &outside);
@@ -256,7 +255,6 @@ static void append_taps(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const resize_
   double ratio = source - first_real;
   int64_t first = (int64_t)first_real;
   int64_t index[MAX_TAPS];
-  double weight[MAX_TAPS];
   if (p->method == NEAREST) {
     bool upper;
     if (ratio == 1) upper = true; /* integral: the sample itself */
@@ -282,11 +280,41 @@ static void append_taps(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const resize_
     }
     for (int k = 0; k < taps; ++k) weight[k] = sum != 0 ? weight[k] / sum : 0;
   }
-  hgr__launch_meta1(ctx, l, outside);
-  for (int k = 0; k < taps; ++k) {
-    int64_t clamped = index[k] < 0 ? 0 : index[k] >= in_extent ? in_extent - 1 : index[k];
-    hgr__launch_meta1(ctx, l, outside ? 0 : (int32_t)clamped);
+  for (int k = 0; k < taps; ++k) clamped[k] = index[k] < 0 ? 0 : index[k] >= in_extent ? in_extent - 1 : index[k];
+  return outside;
+}
+
+/* Whether every output coordinate of axis a takes its own input pixel whole (weight
+ * 1 on it, exactly 0 on any other tap): a resize to the same size whose samples fall
+ * on the pixels (scale 1 with half_pixel, align_corners, asymmetric, pytorch_half_pixel,
+ * any method: a cubic's outer taps weigh 0 at a whole pixel) copies that axis. */
+static bool axis_is_identity(const resize_t* p, int a, int64_t out_extent, int64_t in_extent) {
+  if (out_extent != in_extent) return false;
+  int64_t clamped[MAX_TAPS];
+  double weight[MAX_TAPS];
+  for (int64_t x = 0; x < out_extent; ++x) {
+    if (taps_at(p, a, x, in_extent, clamped, weight)) return false;
+    int whole = 0; /* taps of weight 1 on pixel x; every other weighs 0 */
+    for (int k = 0; k < taps_of(p->method); ++k) {
+      if (weight[k] == 1.0 && clamped[k] == x) ++whole;
+      else if (weight[k] != 0.0) return false;
+    }
+    if (whole != 1) return false;
   }
+  return true;
+}
+
+/* Appends output coordinate x's entry for axis a to the launch's meta: a flag (1:
+ * the extrapolation value), then taps input indices (clamped to the edge) and taps
+ * weights (float32 bits). */
+static void append_taps(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const resize_t* p, int a, int64_t x,
+                        int64_t in_extent) {
+  int taps = taps_of(p->method);
+  int64_t clamped[MAX_TAPS];
+  double weight[MAX_TAPS];
+  bool outside = taps_at(p, a, x, in_extent, clamped, weight);
+  hgr__launch_meta1(ctx, l, outside);
+  for (int k = 0; k < taps; ++k) hgr__launch_meta1(ctx, l, outside ? 0 : (int32_t)clamped[k]);
   for (int k = 0; k < taps; ++k) {
     float single = (float)weight[k];
     int32_t bits;
@@ -309,6 +337,9 @@ static hgr_status_t plan_resize2d(hgr__op_ctx_t* ctx) {
   int64_t out_h = count ? p.out_h : 0, out_w = count ? p.out_w : 0;
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the tap table's length (out_height + out_width) * 9",
                                           (uint64_t)(out_h + out_w) * 9, INT32_MAX / 4));
+  /* a resize that samples every pixel where it is: a copy (taps 0, no table) */
+  bool identity = count && axis_is_identity(&p, 0, out_h, in_h) && axis_is_identity(&p, 1, out_w, in_w);
+  if (identity) taps = 0;
   hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_resize2d");
   hgr__launch_input(ctx, l, 0);
   hgr__launch_output(ctx, l, 0);
@@ -320,9 +351,9 @@ static hgr_status_t plan_resize2d(hgr__op_ctx_t* ctx) {
   hgr__launch_int(ctx, l, taps);
   hgr__launch_float(ctx, l, p.extrapolation);
   hgr__launch_uint(ctx, l, (uint32_t)count);
-  for (int64_t y = 0; y < out_h; ++y) append_taps(ctx, l, &p, 0, y, in_h);
-  for (int64_t x = 0; x < out_w; ++x) append_taps(ctx, l, &p, 1, x, in_w);
-  if (!count) hgr__launch_meta1(ctx, l, 0); /* a meta buffer is never empty */
+  for (int64_t y = 0; taps && y < out_h; ++y) append_taps(ctx, l, &p, 0, y, in_h);
+  for (int64_t x = 0; taps && x < out_w; ++x) append_taps(ctx, l, &p, 1, x, in_w);
+  if (!count || !taps) hgr__launch_meta1(ctx, l, 0); /* a meta buffer is never empty */
   hgr__launch_1d(ctx, l, count);
   return HGR_OK;
 }
