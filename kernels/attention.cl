@@ -35,12 +35,28 @@
 #define HGR_ATTN_K_k(kg, n, d, DK, N) kg[(size_t)(n) * (DK) + (d)]
 #define HGR_ATTN_K_kt(kg, n, d, DK, N) kg[(size_t)(d) * (N) + (n)]
 
+/* The attention kernels' arguments (above). */
+#define HGR_ATTN_ARGS                                                                                      \
+  __global const float* q, __global const float* k, __global const float* v, __global const float* mask, \
+      __global float* out, int m_rows, int n_keys, int dk, int dv, int heads, float scale, int has_mask, \
+      int ms_batch, int ms_head, int ms_row, int ms_col, int causal
+/* The start the vectors' and private kernels share: a work-item's ROWS query rows
+ * from row0 of matrix g (none past m_rows), b and h (the mask's batch and head), the
+ * keys kg and values vg of D floats each, the lane numbers. */
+#define HGR_ATTN_ROW_BLOCK(D, ROWS)                                                  \
+  if (m_rows == 0) return; /* an empty output */                                     \
+  int row0 = (int)get_global_id(0) * (ROWS);                                         \
+  int g = (int)get_global_id(1);                                                     \
+  if (row0 >= m_rows) return;                                                        \
+  int b = g / heads;                                                                 \
+  int h = g - b * heads;                                                             \
+  __global const float* kg = k + (size_t)g * n_keys * (D);                           \
+  __global const float* vg = v + (size_t)g * n_keys * (D);                           \
+  const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+
 #define HGR_ATTENTION(LAYOUT, NAME, DK, DV, CAP_K, CAP_V)                                                   \
   HGR_KERNEL_IF(hgr_attention_##LAYOUT##_##NAME,                                                            \
-  __kernel void hgr_attention_##LAYOUT##_##NAME(                                                            \
-      __global const float* q, __global const float* k, __global const float* v, __global const float* mask, \
-      __global float* out, int m_rows, int n_keys, int dk, int dv, int heads, float scale, int has_mask,    \
-      int ms_batch, int ms_head, int ms_row, int ms_col, int causal) {                                      \
+  __kernel void hgr_attention_##LAYOUT##_##NAME(HGR_ATTN_ARGS) {                                                \
     if (m_rows == 0) return; /* an empty output */                                                          \
     int row = (int)get_global_id(0);                                                                        \
     int g = (int)get_global_id(1);                                                                          \
@@ -161,19 +177,8 @@ static inline float hgr_attn_sum16(float16 v) {
 
 #define HGR_ATTENTION_VEC(LAYOUT, D, ROWS)                                                                      \
   HGR_KERNEL_IF(hgr_attention_vec_##LAYOUT##_##D,                                                           \
-  __kernel void hgr_attention_vec_##LAYOUT##_##D(                                                           \
-      __global const float* q, __global const float* k, __global const float* v, __global const float* mask, \
-      __global float* out, int m_rows, int n_keys, int dk, int dv, int heads, float scale, int has_mask,    \
-      int ms_batch, int ms_head, int ms_row, int ms_col, int causal) {                                      \
-    if (m_rows == 0) return; /* an empty output */                                                          \
-    int row0 = (int)get_global_id(0) * (ROWS);                                                        \
-    int g = (int)get_global_id(1);                                                                          \
-    if (row0 >= m_rows) return;                                                                             \
-    int b = g / heads;                                                                                      \
-    int h = g - b * heads;                                                                                  \
-    __global const float* kg = k + (size_t)g * n_keys * (D);                                                \
-    __global const float* vg = v + (size_t)g * n_keys * (D);                                                \
-    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);                      \
+  __kernel void hgr_attention_vec_##LAYOUT##_##D(HGR_ATTN_ARGS) {                                            \
+    HGR_ATTN_ROW_BLOCK(D, ROWS)                                                                                 \
     float qv[(ROWS)][D];                                                                             \
     float16 acc[(ROWS)][(D) / 16];                                                                   \
     float top[(ROWS)], sum[(ROWS)];                                                           \
@@ -253,19 +258,8 @@ HGR_ATTENTION_VEC_SIZES(kt)
 
 #define HGR_ATTENTION_PRIV(LAYOUT, D, ROWS)                                                                     \
   HGR_KERNEL_IF(hgr_attention_priv_##LAYOUT##_##D,                                                              \
-  __kernel void hgr_attention_priv_##LAYOUT##_##D(                                                              \
-      __global const float* q, __global const float* k, __global const float* v, __global const float* mask,    \
-      __global float* out, int m_rows, int n_keys, int dk, int dv, int heads, float scale, int has_mask,        \
-      int ms_batch, int ms_head, int ms_row, int ms_col, int causal) {                                          \
-    if (m_rows == 0) return; /* an empty output */                                                              \
-    int row0 = (int)get_global_id(0) * (ROWS);                                                                  \
-    int g = (int)get_global_id(1);                                                                              \
-    if (row0 >= m_rows) return;                                                                                 \
-    int b = g / heads;                                                                                          \
-    int h = g - b * heads;                                                                                      \
-    __global const float* kg = k + (size_t)g * n_keys * (D);                                                    \
-    __global const float* vg = v + (size_t)g * n_keys * (D);                                                    \
-    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);                           \
+  __kernel void hgr_attention_priv_##LAYOUT##_##D(HGR_ATTN_ARGS) {                                              \
+    HGR_ATTN_ROW_BLOCK(D, ROWS)                                                                                 \
     float16 s[(ROWS)][HGR_ATTN_PRIV_KEYS / 16]; /* whole vectors: one store each */                             \
     float qv[(ROWS)][D];                                                                                        \
     int mine[(ROWS)];                                                                                           \

@@ -270,6 +270,16 @@ static int64_t first_mismatch(const hgr_optest_t* t, const hgr_optest_tensor_t* 
   return -1;
 }
 
+void hgr_optest_plan(const hgr_optest_t* t, const hgr__limits_t* limits, const hgr__tuning_t* tuning,
+                     hgr__op_ctx_t* ctx) {
+  char* json = hgr_optest_graph_json(t);
+  hgr_graph_t* graph = NULL;
+  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+  free(json);
+  ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t->input_count, NULL, limits, tuning, ctx));
+  hgr_graph_release(graph); /* the plan keeps no reference to the graph */
+}
+
 void hgr_optest_check(hgr_instance_t* instance, const char* device_spec, const hgr_optest_t* t) {
   char what[1024];
   describe(t, device_spec, what, sizeof(what));

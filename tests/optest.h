@@ -77,6 +77,15 @@ void hgr_optest_check(hgr_instance_t* instance, const char* device_spec, const h
  * of what an op rejects. */
 hgr_status_t hgr_optest_create(hgr_instance_t* instance, const char* device_spec, const hgr_optest_t* t);
 
+/* Plans the op's node (hgr__op_plan_tuned, no device) into ctx as a device with
+ * `limits` would run it (tuning NULL: the rule's tiles); fails on an error. The
+ * caller frees ctx with hgr__op_ctx_free. */
+struct hgr__limits_t;
+struct hgr__op_ctx_t;
+struct hgr__tuning_t;
+void hgr_optest_plan(const hgr_optest_t* t, const struct hgr__limits_t* limits, const struct hgr__tuning_t* tuning,
+                     struct hgr__op_ctx_t* ctx);
+
 /* The instance's record of hgr_optest_device, whose limits (max_work_group_size,
  * max_work_item_sizes, local_mem_bytes) executors plan from: a test may change them
  * to run as if on a smaller device, and must put back a saved copy afterwards. */

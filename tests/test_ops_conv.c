@@ -133,21 +133,6 @@ static void conv_setup(hgr_optest_t* t, const conv_case_t* c, const epilogue_t* 
 
 /* Plans node 2 or 3 (the conv2d of t's graph) for the given limits, with the tile
  * choices tuning gives (NULL: the rule's). */
-static void plan_tuned_for(const hgr_optest_t* t, const hgr__limits_t* limits, const hgr__tuning_t* tuning,
-                           hgr__op_ctx_t* ctx) {
-  char* json = hgr_optest_graph_json(t);
-  hgr_graph_t* graph = NULL;
-  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
-  free(json);
-  ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t->input_count, NULL, limits, tuning, ctx));
-  /* the plan keeps no reference to the graph past this point */
-  hgr_graph_release(graph);
-}
-
-static void plan_for(const hgr_optest_t* t, const hgr__limits_t* limits, hgr__op_ctx_t* ctx) {
-  plan_tuned_for(t, limits, NULL, ctx);
-}
-
 /* The tile candidate conv_run_check's executors take (HGR_TUNING_CANDIDATE) when
  * not UINT32_MAX, and the prefix of the kernel its node's last launch must run
  * then (NULL: any). */
@@ -162,7 +147,7 @@ static void expect_candidate_kernel(const hgr_optest_t* t) {
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, conv_candidate};
   hgr__op_ctx_t ctx;
-  plan_tuned_for(t, &roomy, &tuning, &ctx);
+  hgr_optest_plan(t, &roomy, &tuning, &ctx);
   const char* kernel = ctx.launches[ctx.launch_count - 1].kernel;
   if (strncmp(kernel, conv_candidate_kernel, strlen(conv_candidate_kernel)) ||
       ctx.launch_count != conv_candidate_launches)
@@ -583,7 +568,7 @@ static void tiles_follow_device_limits(void** state) {
 
   hgr__op_ctx_t ctx;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_int_equal(ctx.launch_count, 1);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
   const hgr__launch_t* launch = &ctx.launches[0].launch;
@@ -593,14 +578,14 @@ static void tiles_follow_device_limits(void** state) {
   hgr__op_ctx_free(&ctx);
 
   hgr__limits_t single = {1, {1, 1, 1}, 64 * 1024, 0};
-  plan_for(&t, &single, &ctx);
+  hgr_optest_plan(&t, &single, NULL, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
   launch = &ctx.launches[0].launch;
   assert_true(launch->local[0] == 1 && launch->local[1] == 1 && launch->local[2] == 1);
   hgr__op_ctx_free(&ctx);
 
   hgr__limits_t no_local = {256, {256, 256, 256}, 0, 0};
-  plan_for(&t, &no_local, &ctx);
+  hgr_optest_plan(&t, &no_local, NULL, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
@@ -619,7 +604,7 @@ static void groups_tile_when_wide_enough(void** state) {
   hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 96, 27, 27});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){256, 48, 5, 5});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 256, 27, 27});
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_tiled_o8p8");
   const hgr__launch_t* launch = &ctx.launches[0].launch;
   /* 128 channels per group in blocks of local[2] * 8, for 2 groups */
@@ -630,7 +615,7 @@ static void groups_tile_when_wide_enough(void** state) {
   hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 3, 3});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_dw3x3_s1_v16");
   assert_string_equal(ctx.launches[0].source, "conv_depthwise");
   /* a work-item per run of rows: 32 channels in 7 runs of 4 rows (about 256 items,
@@ -645,7 +630,7 @@ static void groups_tile_when_wide_enough(void** state) {
   hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 3, 3});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 14});
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_dw3x3_s2_v8");
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
@@ -654,7 +639,7 @@ static void groups_tile_when_wide_enough(void** state) {
   hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 3, 3});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_depthwise3x3");
   /* a work-item per output row: 32 channels x 28 rows */
   assert_true(ctx.launches[0].launch.global[0] >= 32 * 28);
@@ -664,7 +649,7 @@ static void groups_tile_when_wide_enough(void** state) {
   hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 16, 28, 28});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){32, 1, 5, 5});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 32, 28, 28});
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_depthwise");
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
@@ -793,7 +778,7 @@ static void pointwise_convs_plan_the_gemm(void** state) {
   hgr_optest_output(&t, "float32", 4, (int64_t[]){2, 128, 14, 14});
   hgr__op_ctx_t ctx;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_int_equal(ctx.launch_count, 1);
   assert_true(!strncmp(ctx.launches[0].kernel, "hgr_gemm_", 9));
   assert_non_null(ctx.launches[0].source);
@@ -801,7 +786,7 @@ static void pointwise_convs_plan_the_gemm(void** state) {
   assert_int_equal(ctx.launches[0].launch.global[2], 2); /* one GEMM per image */
   hgr__op_ctx_free(&ctx);
   hgr__limits_t no_local = {256, {256, 256, 256}, 0, 0};
-  plan_for(&t, &no_local, &ctx);
+  hgr_optest_plan(&t, &no_local, NULL, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_rows_6x16");
   assert_null(ctx.launches[0].source);
   hgr__op_ctx_free(&ctx);
@@ -883,7 +868,7 @@ static void patch_convs_plan_two_launches(void** state) {
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 384, 14, 14});
   hgr__op_ctx_t ctx;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_int_equal(ctx.launch_count, 2);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_patches");
   assert_true(!strncmp(ctx.launches[1].kernel, "hgr_gemm_", 9));
@@ -925,7 +910,7 @@ static void strided_layers_plan_the_implicit_gemm_where_large(void** state) {
   hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 128, 35, 35});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){128, 128, 3, 3});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 128, 18, 18});
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv_gemm_", 14));
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
@@ -933,7 +918,7 @@ static void strided_layers_plan_the_implicit_gemm_where_large(void** state) {
   hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 512, 10, 10});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){512, 512, 3, 3});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 512, 5, 5});
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv2d_tiled_", 17));
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
@@ -953,7 +938,7 @@ static void narrow_groups_plan_the_implicit_gemm(void** state) {
   hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 64, 14, 14});
   hgr__op_ctx_t ctx;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_int_equal(ctx.launch_count, 1);
   assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv_gemm_", 14));
   assert_non_null(ctx.launches[0].source);
@@ -963,7 +948,7 @@ static void narrow_groups_plan_the_implicit_gemm(void** state) {
   assert_int_equal(ctx.launches[0].meta_count, 8 + 3 * 4 * 9);
   hgr__op_ctx_free(&ctx);
   hgr__limits_t no_local = {256, {256, 256, 256}, 0, 0};
-  plan_for(&t, &no_local, &ctx);
+  hgr_optest_plan(&t, &no_local, NULL, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
@@ -972,7 +957,7 @@ static void narrow_groups_plan_the_implicit_gemm(void** state) {
   hgr_optest_input(&t, "float32", 4, (int64_t[]){2, 64, 14, 14});
   hgr_optest_input(&t, "float32", 4, (int64_t[]){64, 4, 3, 3});
   hgr_optest_output(&t, "float32", 4, (int64_t[]){2, 64, 14, 14});
-  plan_for(&t, &roomy, &ctx);
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
   assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_direct");
   hgr__op_ctx_free(&ctx);
   hgr_optest_free(&t);
@@ -1055,7 +1040,7 @@ static void rows_kernel_plans_where_it_fits(void** state) {
     hgr_optest_input(&t, "float32", 4, layers[i].w);
     hgr_optest_output(&t, "float32", 4, layers[i].y);
     hgr__op_ctx_t ctx;
-    plan_for(&t, &roomy, &ctx);
+    hgr_optest_plan(&t, &roomy, NULL, &ctx);
     assert_int_equal(ctx.launch_count, 1);
     if (strncmp(ctx.launches[0].kernel, layers[i].kernel, strlen(layers[i].kernel)))
       fail_msg("layer %zu planned %s, not %s", i, ctx.launches[0].kernel, layers[i].kernel);
@@ -1251,7 +1236,7 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
     hgr_optest_input(&t, "float32", 4, layers[i].w);
     hgr_optest_output(&t, "float32", 4, layers[i].y);
     hgr__op_ctx_t ctx;
-    plan_for(&t, &roomy, &ctx);
+    hgr_optest_plan(&t, &roomy, NULL, &ctx);
     bool split = strstr(layers[i].kernel, "_s2s") != NULL;
     assert_int_equal(ctx.launch_count, split ? 2 : 1);
     const hgr__launch_plan_t* last = &ctx.launches[ctx.launch_count - 1];
@@ -1409,7 +1394,7 @@ static void pooled_convs_match_reference(void** state) {
     double* bound;
     conv_setup(&t, &cases[i].c, &cases[i].e, &rng, &bound);
     hgr__op_ctx_t ctx;
-    plan_for(&t, &roomy, &ctx);
+    hgr_optest_plan(&t, &roomy, NULL, &ctx);
     if (ctx.launch_count != 1 || strcmp(ctx.launches[0].kernel, cases[i].kernel))
       fail_msg("case %zu planned %u launches, the first %s, not %s", i, ctx.launch_count, ctx.launches[0].kernel,
                cases[i].kernel);

@@ -158,19 +158,14 @@ static void same_size_resizes_match_reference(void** state) {
     hgr_optest_init(&t, "resize2d", plans[i].attrs);
     hgr_optest_input(&t, "float32", 4, shape);
     hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 2, plans[i].out_h, 6});
-    char* json = hgr_optest_graph_json(&t);
-    hgr_graph_t* graph = NULL;
-    ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
-    free(json);
     hgr__limits_t limits = {256, {256, 256, 256}, 32 * 1024, 0};
     hgr__op_ctx_t ctx;
-    ASSERT_OK(hgr__op_plan(hgr_allocator_system(), graph, t.input_count, NULL, &limits, &ctx));
+    hgr_optest_plan(&t, &limits, NULL, &ctx);
     assert_int_equal(ctx.launch_count, 1);
     if (ctx.launches[0].meta_count != plans[i].meta_count)
       fail_msg("resize2d {%s}: a meta table of %u values, expected %u", plans[i].attrs, ctx.launches[0].meta_count,
                plans[i].meta_count);
     hgr__op_ctx_free(&ctx);
-    hgr_graph_release(graph);
     hgr_optest_free(&t);
   }
 }

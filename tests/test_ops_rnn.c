@@ -389,13 +389,9 @@ static void plan_layout(int64_t hidden, bool transposed, const hgr__tuning_t* tu
   hgr_optest_input(&t, "float32", 3, r_shape);
   hgr_optest_output(&t, "float32", 4, y_shape);
   hgr_optest_output(&t, "float32", 3, state_shape);
-  char* json = hgr_optest_graph_json(&t);
-  hgr_graph_t* graph = NULL;
-  ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
-  free(json);
   hgr__limits_t limits = {256, {256, 256, 256}, 32 * 1024, 0};
   hgr__op_ctx_t ctx;
-  ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, 2, NULL, &limits, tuning, &ctx));
+  hgr_optest_plan(&t, &limits, tuning, &ctx);
   char key[64];
   snprintf(key, sizeof(key), "rnn:gru_recurrence:2x3x%lld", (long long)hidden);
   assert_int_equal(ctx.launch_count, launches);
@@ -403,7 +399,6 @@ static void plan_layout(int64_t hidden, bool transposed, const hgr__tuning_t* tu
   assert_string_equal(ctx.tile.key, key);
   assert_string_equal(ctx.tile.tile, tile);
   hgr__op_ctx_free(&ctx);
-  hgr_graph_release(graph);
   hgr_optest_free(&t);
 }
 
