@@ -369,6 +369,59 @@ static void hidden_units_beyond_the_work_group(void** state) {
   }
 }
 
+/* llvmpipe ends a work-item's loops past 65535 iterations in all: there the plan runs
+ * a sequence in blocks of the steps that fit (31 of an LSTM of 128 units with groups
+ * of 32, as rusticl's), and refuses a hidden size one step of which does not fit. An
+ * LSTM, a GRU and an RNN over more steps than one launch there takes, on any device. */
+static void long_sequences_in_blocks_under_a_loop_limit(void** state) {
+  (void)state;
+  hgr__tuning_t llvmpipe = {NULL, "rusticl|llvmpipe (LLVM 15.0.6, 256 bits)|OpenCL 3.0|23.2.1", HGR_TUNING_OFF, 0};
+  hgr__limits_t limits = {32, {32, 32, 32}, 32 * 1024, 0};
+  static const struct {
+    int64_t steps, hidden;
+    uint32_t launches; /* 0: refused */
+  } plans[] = {{31, 128, 1}, {40, 128, 2}, {100, 128, 4}, {40, 1024, 0}};
+  for (size_t i = 0; i < sizeof(plans) / sizeof(plans[0]); ++i) {
+    hgr_optest_t t;
+    hgr_optest_init(&t, "lstm_recurrence", NULL);
+    int64_t hidden = plans[i].hidden;
+    hgr_optest_input(&t, "float32", 3, (int64_t[]){plans[i].steps, 1, 4 * hidden});
+    hgr_optest_input(&t, "float32", 3, (int64_t[]){1, 4 * hidden, hidden});
+    hgr_optest_output(&t, "float32", 4, (int64_t[]){plans[i].steps, 1, 1, hidden});
+    hgr_optest_output(&t, "float32", 3, (int64_t[]){1, 1, hidden});
+    hgr_optest_output(&t, "float32", 3, (int64_t[]){1, 1, hidden});
+    if (!plans[i].launches) {
+      char* json = hgr_optest_graph_json(&t);
+      hgr_graph_t* graph = NULL;
+      ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
+      free(json);
+      hgr__op_ctx_t ctx;
+      ASSERT_STATUS(hgr__op_plan_tuned(hgr_allocator_system(), graph, 2, NULL, &limits, &llvmpipe, &ctx),
+                    HGR_STATUS_INVALID_ARGUMENT,
+                    "hidden_size 1024: one step takes 131479 loop iterations per work-item, more than the device "
+                    "runs before it ends them early (65535, llvmpipe's loop limit)");
+      hgr_graph_release(graph);
+    } else {
+      hgr__op_ctx_t ctx;
+      hgr_optest_plan(&t, &limits, &llvmpipe, &ctx);
+      assert_int_equal(ctx.launch_count, plans[i].launches);
+      hgr__op_ctx_free(&ctx);
+      hgr_optest_plan(&t, &limits, NULL, &ctx); /* no limit: one launch */
+      assert_int_equal(ctx.launch_count, 1);
+      hgr__op_ctx_free(&ctx);
+    }
+    hgr_optest_free(&t);
+  }
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 62);
+  for (int cell = 0; cell < 3; ++cell) {
+    rnn_case_t k = {.cell = (hgr_ref_cell_t)cell, .steps = 48, .batch = 1, .input_size = 3, .hidden = 128,
+                    .direction = 0, .bias = true, .initial_h = true};
+    check_case(&k, &rng);
+  }
+}
+
 /* R's layout is a tile candidate: the rule takes the units16 kernel (columns16) on
  * PoCL's CPU drivers where the hidden size is a multiple of 16, else the units4
  * kernel (rows4) there where it is one of 4, else the gate-row kernel (rows). A
@@ -511,6 +564,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(sequence_lens_with_both_directions),
       cmocka_unit_test(hidden_units_beyond_the_work_group),
       cmocka_unit_test(r_layout_is_a_tuning_candidate),
+      cmocka_unit_test(long_sequences_in_blocks_under_a_loop_limit),
       cmocka_unit_test(bad_attrs_and_inputs_are_named),
   };
   return hgr_optest_main(argc, argv, "ops_rnn", tests, sizeof(tests) / sizeof(tests[0]));

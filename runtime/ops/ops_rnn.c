@@ -369,6 +369,34 @@ static size_t group_size(const hgr__op_ctx_t* ctx, uint32_t rows) {
 /* What a first launch writes into the scratch for the kernels, from input 1. */
 enum { COPY_NONE, COPY_TRANSPOSE, COPY_PACK };
 
+/* llvmpipe (rusticl's CPU device) ends a work-item's loops once they have run
+ * hgr__op_loop_iteration_limit iterations in all: there a launch takes at most the
+ * steps whose loops fit, and the op runs one launch per block of them (as with
+ * steps_per_launch). A step of the kernels with a work-group of `group` is bounded by
+ * its gate rows (each a loop over H) and its units, each loop counted with one more
+ * for its entry, the units kernels' fewer rows by the same bound. Measured on
+ * rusticl: an LSTM of 128 units ran 28 steps right and 36 wrong in one launch (2086
+ * iterations a step here, 31 steps), a GRU of 128 units 36 and 48 (41), an RNN of
+ * 256 units 28 and 36 (31). */
+#define LOOP(count, body) ((count) + 1 + (count) * (body))
+static hgr_status_t fit_loop_limit(const hgr__op_ctx_t* ctx, const rnn_t* p, uint32_t gh, size_t group,
+                                   uint32_t* per_launch) {
+  uint64_t limit = hgr__op_loop_iteration_limit(ctx);
+  if (!limit) return HGR_OK;
+  uint64_t rows = (gh + group - 1) / group, units = (p->hidden + group - 1) / group;
+  uint64_t per_step = LOOP(rows, LOOP((uint64_t)p->hidden, 0)) + 2 * LOOP(units, 0) + 2;
+  uint64_t fixed = 2 * LOOP(units, 0) + 16; /* the state's load and store, the step loop's entry */
+  if (per_step + fixed > limit)
+    return HGR__OP_ERROR(ctx,
+                         "hidden_size %u: one step takes %llu loop iterations per work-item, more than the device "
+                         "runs before it ends them early (%llu, llvmpipe's loop limit)",
+                         p->hidden, (unsigned long long)(per_step + fixed), (unsigned long long)limit);
+  uint64_t steps = (limit - fixed) / per_step;
+  if (steps < *per_launch) *per_launch = (uint32_t)steps;
+  return HGR_OK;
+}
+#undef LOOP
+
 static hgr_status_t plan_rnn(hgr__op_ctx_t* ctx) {
   rnn_t p;
   HGR_RETURN_IF_ERROR(parse_rnn(ctx, &p));
@@ -429,6 +457,7 @@ static hgr_status_t plan_rnn(hgr__op_ctx_t* ctx) {
   uint32_t r_stride = !transposed ? 0 : p.r_transposed ? p.r_stride : gh + R_T_PAD;
   size_t group = group_size(ctx, layout == LAYOUT_COLUMNS16 ? p.hidden / 16 : units ? p.hidden / 4 : gh);
   uint32_t per_launch = p.steps_per_launch && p.steps_per_launch < p.steps ? p.steps_per_launch : p.steps;
+  HGR_RETURN_IF_ERROR(fit_loop_limit(ctx, &p, gh, group, &per_launch));
   uint64_t r_count = (uint64_t)p.directions * gh * p.hidden;
   uint64_t state_floats = (uint64_t)p.directions * p.batch * (p.kind == LSTM ? 2 : 1) * p.hidden;
   /* (the copy of R: R^T's rows of r_stride floats, or R's, R_P's count,) the gates
