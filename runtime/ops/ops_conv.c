@@ -560,7 +560,7 @@ static void pool_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p
   hgr__launch_meta(ctx, l, meta, 2);
 }
 
-/* Patch convolutions (one group, stride = kernel size of at least 3 x 3, no padding,
+/* Patch convolutions (one group, stride = kernel size, at least 9 taps (3 x 3, 2 x 5), no padding,
  * dilation 1: a vision transformer's patch embedding, a ConvNeXt's stem) run as two
  * launches through the node's scratch: kernels/conv.cl's hgr_conv2d_patches lays
  * out the patches as the columns of cols [N, C * KH * KW, OH * OW] (each input pixel
