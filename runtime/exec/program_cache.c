@@ -57,6 +57,13 @@
 #define ENTRY_PREFIX "program-"
 #define ENTRY_SUFFIX ".bin"
 #define BUILD_OPTIONS ""
+/* The library's programs flush denormal floats to zero: values below 1.2e-38, which
+ * x86 cores compute in microcode at up to 100x the time. A softmax's tail reaches them
+ * (exp of scores 87-103 below the row's largest): on PoCL (2-core Xeon) the attention of
+ * a 6-layer encoder from ONNX Runtime's optimizer took 95 ms at 512 tokens without the
+ * flag, 16.5 ms with it (hgr run --profile; bench/notes.md, "Denormals"). PoCL's CPU
+ * drivers set the core's flush-to-zero mode for such a program's kernels. */
+#define LIBRARY_OPTIONS "-cl-denorms-are-zero"
 
 /* What a program is built from: the library's text, or a user op's source or binary. */
 typedef struct source_t {
@@ -195,7 +202,7 @@ static bool compose(hgr_allocator_t allocator, hgr__program_t* program, const wa
                     bool whole) {
   hgr__text_t text = {.allocator = allocator}, options = {.allocator = allocator},
               kernels = {.allocator = allocator}, origin = {.allocator = allocator};
-  hgr__text_appendf(&options, "%s", whole ? "" : "-DHGR_SELECT");
+  hgr__text_appendf(&options, "%s%s", LIBRARY_OPTIONS, whole ? "" : " -DHGR_SELECT");
   size_t sources = 0, generated = 0;
   for (size_t i = 0; i < hgr__kernel_source_count; ++i) {
     bool used = false;
