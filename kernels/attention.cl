@@ -335,6 +335,28 @@ HGR_ATTENTION_VEC_SIZES(kt)
 HGR_ATTENTION_PRIV_SIZES(k)
 HGR_ATTENTION_PRIV_SIZES(kt)
 
+/* ---- the keys as columns: hgr_attention_keys_t -------------------------------------------------
+ * Kᵀ [G, dk, N] from K [G, N, dk] (keys as rows) in the node's scratch, for the vectors'
+ * and private kernels, whose _kt forms load 16 keys of a dimension as one vector where
+ * _k gathers them from 16 rows: every block of query rows reads all the keys again,
+ * so one copy ahead saves a gather per key, dimension and block of rows.
+ *
+ *   hgr_attention_keys_t(__global const float* k, __global float* kt, int n_keys,
+ *       int dk, int keys)
+ *
+ * One work-item per key of all G matrices (keys = G * N), its dk values in turn; the
+ * work-items of a group write consecutive keys of each dimension side by side. */
+HGR_KERNEL_IF(hgr_attention_keys_t,
+__kernel void hgr_attention_keys_t(__global const float* k, __global float* kt, int n_keys, int dk, int keys) {
+  int key = (int)get_global_id(0);
+  if (key >= keys) return;
+  int g = key / n_keys;
+  int n = key - g * n_keys;
+  __global const float* row = k + (size_t)key * dk;
+  __global float* column = kt + (size_t)g * dk * n_keys + n;
+  for (int d = 0; d < dk; ++d) column[(size_t)d * n_keys] = row[d];
+})
+
 /* ---- staged: the scores through the node's scratch -----------------------------------------
  * The op's third candidate computes S = Q Kᵀ into the node's scratch [G, M, N] with
  * the GEMM (kernels/linalg.cl), then this kernel turns each row of S in place into

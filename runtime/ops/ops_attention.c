@@ -17,7 +17,9 @@
  * The graph pass that fuses the attention block (passes/fuse_attention.c) makes
  * these nodes. Its tile candidates: flash attention's online softmax on one
  * work-item per query row or on float16 vectors (kernels/attention.cl), or staged
- * through the node's scratch: the GEMM's scores, a softmax in place, the GEMM again. */
+ * through the node's scratch: the GEMM's scores, a softmax in place, the GEMM again.
+ * The vectors' and private kernels read keys given as rows from a Kᵀ copied into the
+ * scratch first (plan_keys_columns). */
 #include <stdio.h>
 #include <string.h>
 
@@ -194,6 +196,22 @@ static void plan_staged_softmax(hgr__op_ctx_t* ctx, const attention_t* a, uint64
   hgr__launch_1d_groups(ctx, l, (uint64_t)(a->g * a->m), ATTENTION_GROUP);
 }
 
+/* Kᵀ [G, dk, N] of k [G, N, dk] into the node's scratch (kernels/attention.cl's
+ * hgr_attention_keys_t), where the vectors' and private kernels read it: their _k
+ * forms gather each block of keys anew for every block of query rows. On PoCL (2-core
+ * Xeon) a 6-layer encoder of 12 heads of 32 (ONNX Runtime's optimizer's Attention, whose
+ * keys are rows) spent 5.5 ms in attention at 128 tokens and 99 ms at 512 with the
+ * gathers, against 1.0 and 13 with Kᵀ (hgr run --profile, bench/notes.md). */
+static void plan_keys_columns(hgr__op_ctx_t* ctx, const attention_t* a, uint64_t bytes) {
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_attention_keys_t");
+  hgr__launch_input(ctx, l, 1);
+  hgr__launch_scratch(ctx, l, bytes);
+  hgr__launch_int(ctx, l, (int32_t)a->n);
+  hgr__launch_int(ctx, l, (int32_t)a->dk);
+  hgr__launch_int(ctx, l, (int32_t)(a->g * a->n));
+  hgr__launch_1d_groups(ctx, l, (uint64_t)(a->g * a->n), ATTENTION_GROUP);
+}
+
 static hgr_status_t plan_attention(hgr__op_ctx_t* ctx) {
   attention_t a;
   HGR_RETURN_IF_ERROR(attention_check(ctx, &a));
@@ -241,10 +259,19 @@ static hgr_status_t plan_attention(hgr__op_ctx_t* ctx) {
   }
   static const char* const prefixes[] = {"", "vec_", "", "priv_"};
   bool row_blocks = chosen == VECTORS || chosen == PRIVATE; /* several query rows per work-item */
+  /* keys as rows into Kᵀ in the scratch first for the kernels of several rows (see
+   * plan_keys_columns) */
+  bool keys_columns = row_blocks && a.transpose_k && a.g && a.m && a.n;
+  uint64_t keys_bytes = (uint64_t)a.g * (uint64_t)a.n * (uint64_t)a.dk * sizeof(float);
+  if (keys_columns) plan_keys_columns(ctx, &a, keys_bytes);
   char kernel[48];
-  snprintf(kernel, sizeof(kernel), "hgr_attention_%s%s_%s", prefixes[chosen], a.transpose_k ? "k" : "kt", size);
+  snprintf(kernel, sizeof(kernel), "hgr_attention_%s%s_%s", prefixes[chosen],
+           a.transpose_k && !keys_columns ? "k" : "kt", size);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
-  for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
+  hgr__launch_input(ctx, l, 0);
+  if (keys_columns) hgr__launch_scratch(ctx, l, keys_bytes);
+  else hgr__launch_input(ctx, l, 1);
+  hgr__launch_input(ctx, l, 2);
   hgr__launch_input(ctx, l, a.has_mask ? 3 : 0); /* without a mask, q stands in and is never read */
   hgr__launch_output(ctx, l, 0);
   /* an empty output: rows 0, and the kernel returns at once */
