@@ -13,7 +13,7 @@
  *
  * The attention, per head, is one chain that the attention fusion pass recognizes:
  *
- *   scores = batch_matmul(Q [B*N, S, D], K [B*N, T, D], transpose_b)
+ *   scores = batch_matmul(Q [B*N, S, D], Kᵀ [B*N, D, T])
  *            reshaped to [B, N, S, T]; `multiply` by the scale; `add` of the additive
  *            float mask (when there is one); `softmax` over the last axis;
  *   output = batch_matmul(scores reshaped to [B*N, S, T], V [B*N, T, Dv])
@@ -107,19 +107,25 @@ static hgr_status_t add_range(hgr__onnx_node_t* node, const int64_t* shape, int3
   return status;
 }
 
-/* [B, L, N*D] to [B*N, L, D]: heads first. */
+/* [B, L, N*D] to [B*N, L, D]: heads first; with keys, to Kᵀ [B*N, D, L] (the same one
+ * transpose), the layout the attention kernels that take several query rows per
+ * work-item load 16 keys at a time from (docs/ops.md, "Attention"). */
 static hgr_status_t split_heads(hgr__onnx_node_t* node, hgr_value_t x, int64_t batch, int64_t length, int64_t heads,
-                                int64_t size, hgr_value_t* out_value) {
-  static const int64_t swap[4] = {0, 2, 1, 3};
+                                int64_t size, bool keys, hgr_value_t* out_value) {
+  static const int64_t swap[4] = {0, 2, 1, 3}, keys_last[4] = {0, 2, 3, 1};
   int64_t four[4] = {batch, length, heads, size}, three[3] = {batch * heads, length, size};
+  if (keys) {
+    three[1] = size;
+    three[2] = length;
+  }
   HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, x, four, 4, &x));
-  HGR_RETURN_IF_ERROR(add_with_ints(node, "transpose", &x, 1, "axes", swap, 4, &x));
+  HGR_RETURN_IF_ERROR(add_with_ints(node, "transpose", &x, 1, "axes", keys ? keys_last : swap, 4, &x));
   return hgr__onnx_add_reshape(node, x, three, 3, out_value);
 }
 
 /* ---- the attention chain ------------------------------------------------------------------ */
 
-/* q [B*N, S, D], k [B*N, T, D], v [B*N, T, Dv]; mask (NULL: none) an additive float
+/* q [B*N, S, D], kᵀ [B*N, D, T], v [B*N, T, Dv]; mask (NULL: none) an additive float
  * mask broadcasting to [B, N, S, T]. Output [B, S, N*Dv]. */
 static hgr_status_t attend(hgr__onnx_node_t* node, const attention_t* a, hgr_value_t q, hgr_value_t k, hgr_value_t v,
                            const hgr_value_t* mask, hgr_value_t* out_value) {
@@ -129,7 +135,7 @@ static hgr_status_t attend(hgr__onnx_node_t* node, const attention_t* a, hgr_val
   int64_t heads4[4] = {a->batch, a->heads, a->q_seq, a->v_size};
   int64_t merged[3] = {a->batch, a->q_seq, a->heads * a->v_size};
   hgr_value_t scores, scale, out;
-  HGR_RETURN_IF_ERROR(batch_matmul(node, q, k, true, &scores));
+  HGR_RETURN_IF_ERROR(batch_matmul(node, q, k, false, &scores));
   HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, scores, scores4, 4, &scores));
   HGR_RETURN_IF_ERROR(hgr__onnx_add_scalar(node, a->scale, &scale));
   HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "multiply", scores, scale, &scores));
@@ -368,7 +374,7 @@ static hgr_status_t import_attention(hgr__onnx_node_t* node) {
   for (int p = 0; p < 3; begin += sizes[p++]) {
     HGR_RETURN_IF_ERROR(slice_last(node, qkv, qkv_shape, 3, begin, begin + sizes[p], &parts[p]));
     int64_t size = p == 2 ? a.v_size : a.qk_size;
-    HGR_RETURN_IF_ERROR(split_heads(node, parts[p], a.batch, a.q_seq, a.heads, size, &parts[p]));
+    HGR_RETURN_IF_ERROR(split_heads(node, parts[p], a.batch, a.q_seq, a.heads, size, p == 1, &parts[p]));
   }
   bool masked;
   HGR_RETURN_IF_ERROR(additive_mask(node, 3, "mask_index", 5, &a, &mask, &masked));
@@ -426,7 +432,7 @@ static hgr_status_t import_multi_head_attention(hgr__onnx_node_t* node) {
       HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "add", parts[p], third, &parts[p]));
     }
     HGR_RETURN_IF_ERROR(split_heads(node, parts[p], a.batch, p ? a.kv_seq : a.q_seq, a.heads,
-                                    p == 2 ? a.v_size : a.qk_size, &parts[p]));
+                                    p == 2 ? a.v_size : a.qk_size, p == 1, &parts[p]));
   }
   bool masked;
   HGR_RETURN_IF_ERROR(additive_mask(node, 4, "key_padding_mask", 5, &a, &mask, &masked));
