@@ -5,9 +5,9 @@
  *   hgr_bench_gemm [-d device] [-r repeats] [-t | -p] [-c copies] M N K VARIANT...
  *
  * VARIANT is a kernel name without "hgr_gemm_" (8x16_4x16_k32, 1x16_4x4_k1_dot,
- * 1x16_6x16_k1_pack: the
- * names `hgr tune` prints); its work-group and NDRange follow from the name as the
- * plan computes them (runtime/ops/ops_linalg.c). C [M, N] = A [M, K] x B^T + bias,
+ * 1x16_6x16_k1_pack: the names `hgr tune` prints; 1x8_8x32_k1_rows: a direct
+ * variant's rows-first order); its work-group and NDRange follow from the name as
+ * the plan computes them (runtime/ops/ops_linalg.c). C [M, N] = A [M, K] x B^T + bias,
  * with B stored [N, K] (dense's weights, K contiguous), or with -t stored [K, N]
  * (matmul's), or with -p in panels of 32 columns, [ceil(N / 32), K, 32] (matmul's
  * b_panel, as the weight packing pass stores constant weights). With -c, each
@@ -167,6 +167,13 @@ int main(int argc, char** argv) {
     var->local[0] = (size_t)tx;
     var->local[1] = (size_t)ty;
     var->local[2] = 1;
+    if (strstr(var->name, "_rows")) { /* rows first: the rows' blocks along the first dimension, as the plan's */
+      size_t columns = var->global[0];
+      var->global[0] = var->global[1];
+      var->global[1] = columns;
+      var->local[0] = (size_t)ty;
+      var->local[1] = (size_t)tx;
+    }
     var->wall_us = malloc((size_t)repeats * sizeof(double));
     var->cpu_us = malloc((size_t)repeats * sizeof(double));
     if (!var->wall_us || !var->cpu_us) {

@@ -4,7 +4,7 @@
     python bench/transformer.py feeds WORK_DIR            -> the models, and the encoder's
                                                              1 x 128 feed as WORK_DIR/*.npy
 
-Two models from python/tests/transformer_models.py (the builders the tests check
+Three models from python/tests/transformer_models.py (the builders the tests check
 against ONNX Runtime), seeded random weights, written into WORK_DIR (kept there for
 `hgr run --profile`):
 - **encoder**: the BERT-like encoder as torch.onnx writes it at opset 14 (LayerNorm
@@ -15,6 +15,11 @@ against ONNX Runtime), seeded random weights, written into WORK_DIR (kept there 
 - **vit**: the ViT-like encoder as ViT-S/16: 12 layers, 384 wide, 6 heads, patch 16,
   224 x 224 images (the position embeddings' cubic Resize to the 14 x 14 grid they
   were learned for), 1000 classes, batch 1.
+- **encoder_ort**: a BERT in the form ONNX Runtime's transformer optimizer fuses
+  (bert_for_optimizer: 6 layers, 384 wide, 12 heads, FFN 384, weights of standard
+  deviation 0.05), through that optimizer (ort_optimize): EmbedLayerNormalization,
+  Attention, SkipLayerNormalization and BiasGelu of domain com.microsoft, the file
+  users of ONNX Runtime's optimized exports bring; batch 1 x 128 and 1 x 512 tokens.
 Per shape: each session's median call of CALLS (default 20) after 3 warm-up calls,
 hgr's and ONNX Runtime's (CPU provider, intra-op threads = cores) taking turns in
 blocks of 5 calls, in the same process (alternated_medians says why). The outputs are compared (largest difference) so a fast wrong answer
@@ -37,28 +42,37 @@ VOCAB = 30522
 ENCODER = dict(opset=14, layers=6, width=384, heads=12, ffn=1536, vocab=VOCAB, max_positions=512)
 VIT = dict(layers=12, width=384, heads=6, patch=16, grid=14, classes=1000)
 TEXT_SHAPES = [(1, 16), (1, 128), (1, 512), (8, 128)]
+ENCODER_ORT = dict(layers=6, hidden=384, heads=12, vocab=VOCAB, max_positions=512, scale=0.05)
+OPTIMIZED_SHAPES = [(1, 128), (1, 512)]
 BLOCK = 5  # timed calls in a row of one runtime
 WARM_UP = 3
 
 
 def models(work):
-    """(name, path) of the two models, written once."""
+    """(name, path) of the three models, written once."""
     paths = []
     for name, build, kwargs in [("encoder", tm.bert, ENCODER), ("vit", tm.vit, VIT)]:
         path = os.path.join(work, f"{name}.onnx")
         if not os.path.exists(path):
             onnx.save(build(**kwargs), path)
         paths.append((name, path))
-    return paths
+    path = os.path.join(work, "encoder_ort.onnx")
+    if not os.path.exists(path):
+        source = os.path.join(work, "encoder_ort_source.onnx")
+        onnx.save(tm.bert_for_optimizer(**ENCODER_ORT), source)
+        tm.ort_optimize(source, path, num_heads=ENCODER_ORT["heads"], hidden_size=ENCODER_ORT["hidden"])
+    return paths + [("encoder_ort", path)]
 
 
 def cases(work):
     """(title, path, feed) of every timed shape."""
-    (_, encoder), (_, vit) = models(work)
+    (_, encoder), (_, vit), (_, optimized) = models(work)
     names = ["input_ids", "attention_mask", "token_type_ids"]
     text = [(f"encoder 6 x 384, batch {b} x {n} tokens", encoder, tm.text_feed(names, b, n, vocab=VOCAB))
             for b, n in TEXT_SHAPES]
-    return text + [("ViT-S/16, batch 1 x 224 x 224", vit, tm.image_feed(1, 224, 224))]
+    fused = [(f"encoder by ONNX Runtime's optimizer, batch {b} x {n} tokens", optimized,
+              tm.text_feed(names, b, n, vocab=VOCAB)) for b, n in OPTIMIZED_SHAPES]
+    return text + [("ViT-S/16, batch 1 x 224 x 224", vit, tm.image_feed(1, 224, 224))] + fused
 
 
 def alternated_medians(ours, theirs, feed, calls):

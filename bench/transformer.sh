@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Transformers per call: hgr.InferenceSession against ONNX Runtime (issue 37, section
 # 5): a BERT-like encoder (6 layers, 384 wide, 12 heads, opset 14 as torch.onnx
-# writes it) at batch 1 x 16, 128, 512 tokens and 8 x 128, and a ViT-S/16 on a
-# 224 x 224 image (bench/transformer.py says what they are), then where hgr's time
-# goes: `hgr run --profile` of the encoder at 1 x 128.
+# writes it) at batch 1 x 16, 128, 512 tokens and 8 x 128, a ViT-S/16 on a 224 x 224
+# image, and an encoder as ONNX Runtime's transformer optimizer writes it (its
+# com.microsoft Attention) at 1 x 128 and 1 x 512 (bench/transformer.py says what they
+# are), then where hgr's time goes: `hgr run --profile` of the encoder at 1 x 128.
 #
 #   bench/transformer.sh   (PYTHON: a venv with the hgr package installed, default
 #                           build/python-venv; DEVICE: default pocl:0; CALLS: timed
@@ -30,6 +31,8 @@ hgr="$build_dir/tools/hgr"
   echo
   echo "Per-call time of a BERT-like encoder and a ViT-S/16 built by \`bench/transformer.py\` from"
   echo "\`python/tests/transformer_models.py\` (seeded random weights, written as torch.onnx writes them),"
+  echo "and of an encoder after ONNX Runtime's transformer optimizer (its com.microsoft Attention,"
+  echo "SkipLayerNormalization, BiasGelu; 6 layers, 384 wide, FFN 384), which both runtimes run as written,"
   echo "one \`hgr.InferenceSession\` per model on $device against ONNX Runtime's CPU provider (intra-op"
   echo "threads = cores) in the same process, taking turns in blocks of 5 calls (each block after one untimed"
   echo "call, so that neither is timed while the other's threads still spin): each the median of $calls calls"

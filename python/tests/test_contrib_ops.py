@@ -15,6 +15,7 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 import hgr
+import transformer_models as tm
 
 MS = "com.microsoft"
 SHAPES = [(2, 5, 16), (1, 7, 64), (3, 33)]
@@ -175,28 +176,13 @@ def _feed_forward_block(path, hidden, tanh_gelu):
 
 
 @pytest.mark.parametrize("tanh_gelu,fused", [(False, "BiasGelu"), (True, "FastGelu")])
-def test_models_from_onnx_runtime_optimizer_match_onnx_runtime(tmp_path, monkeypatch, device, tanh_gelu, fused):
+def test_models_from_onnx_runtime_optimizer_match_onnx_runtime(tmp_path, device, tanh_gelu, fused):
     """A feed-forward block through `onnxruntime.transformers.optimizer` (model type
     bert), which writes com.microsoft ops, then hgr against ONNX Runtime at several
     batch sizes and sequence lengths."""
-    import sys
-
-    from onnxruntime.transformers import optimizer
-    from onnxruntime.transformers.fusion_options import FusionOptions
-
-    # The optimizer's symbolic shape inference needs sympy, which the test venv may
-    # lack: without it, shape inference off; cast removal (there is no Cast here)
-    # calls it unconditionally, so it is skipped.
-    for module in list(sys.modules.values()):
-        if hasattr(module, "FusionUtils"):
-            monkeypatch.setattr(module.FusionUtils, "remove_useless_cast_nodes", lambda self: None)
     source, optimized = str(tmp_path / "block.onnx"), str(tmp_path / "block_optimized.onnx")
     _feed_forward_block(source, 32, tanh_gelu)
-    options = FusionOptions("bert")
-    options.enable_shape_inference = False
-    optimizer.optimize_model(source, model_type="bert", num_heads=0, hidden_size=0, opt_level=0, use_gpu=False,
-                             optimization_options=options).save_model_to_file(optimized)
-    written = {(n.domain, n.op_type) for n in onnx.load(optimized).graph.node}
+    written = tm.ort_optimize(source, optimized, num_heads=0, hidden_size=0)
     assert (MS, fused) in written and (MS, "SkipLayerNormalization") in written, written
     session = hgr.InferenceSession(optimized, providers=[device])
     reference = ort.InferenceSession(optimized, providers=["CPUExecutionProvider"])
@@ -423,110 +409,15 @@ def test_attention_ops_refuse_what_hgr_does_not_compute_by_name(tmp_path, op, na
         hgr.InferenceSession(path, providers=["pocl:0"])
 
 
-def _bert_block(path, hidden=16, heads=2, vocab=40, max_positions=32, layers=1):
-    """A small BERT as PyTorch's exporter writes it, for ONNX Runtime's optimizer to
-    fuse: word, position (the exporter's Shape, Gather, Unsqueeze, Slice path) and
-    segment embeddings added and layer-normalized; then per layer self-attention
-    with the mask as (1 - mask) * -10000, an output projection, a residual
-    LayerNormalization, and a feed-forward block with an Erf GELU and a residual
-    LayerNormalization. Inputs input_ids, token_type_ids, attention_mask (int64
-    [batch, seq])."""
-    rng = np.random.default_rng(hidden + layers)
-    inits, nodes = [], []
-
-    def weight(name, shape, scale=0.3):
-        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name))
-        return name
-
-    def const(name, value, dtype=np.int64):
-        inits.append(numpy_helper.from_array(np.array(value, dtype), name))
-        return name
-
-    def node(op, inputs, output, **attrs):
-        nodes.append(h.make_node(op, inputs, [output], name=output, **attrs))
-        return output
-
-    def layer_norm(x, name):
-        return node("LayerNormalization", [x, weight(name + "_g", (hidden,), 1.0), weight(name + "_b", (hidden,))],
-                    name, axis=-1, epsilon=1e-12)
-
-    const("zero", [0])
-    const("one_i", [1])
-    const("one", 1, np.int64)
-    const("positions", [list(range(max_positions))])
-    word = node("Gather", [weight("word_embeddings", (vocab, hidden)), "input_ids"], "word")
-    segment = node("Gather", [weight("token_type_embeddings", (2, hidden)), "token_type_ids"], "segment")
-    shape = node("Shape", ["input_ids"], "ids_shape")
-    seq = node("Gather", [shape, "one"], "seq_len", axis=0)
-    seq1 = node("Unsqueeze", [seq, "zero"], "seq_len_1")
-    position_ids = node("Slice", ["positions", "zero", seq1, "one_i", "one_i"], "position_ids")
-    position = node("Gather", [weight("position_embeddings", (max_positions, hidden)), position_ids], "position")
-    x = layer_norm(node("Add", [node("Add", [word, segment], "word_segment"), position], "embedding_sum"), "emb_ln")
-    # the mask: (1 - float(mask[:, None, None, :])) * -10000
-    mask = node("Unsqueeze", [node("Unsqueeze", ["attention_mask", "one_i"], "mask_1"), const("two", [2])], "mask_2")
-    inits.append(numpy_helper.from_array(np.array(1.0, np.float32), "one_f"))
-    inits.append(numpy_helper.from_array(np.array(-10000.0, np.float32), "minus"))
-    mask = node("Mul", [node("Sub", ["one_f", node("Cast", [mask], "mask_f", to=T.FLOAT)], "mask_inv"), "minus"],
-                "mask_add")
-    size = hidden // heads
-    const("split_shape", [0, 0, heads, size])
-    const("merge_shape", [0, 0, hidden])
-    inits.append(numpy_helper.from_array(np.array(np.sqrt(size), np.float32), "sqrt_d"))
-    for i in range(layers):
-        p = f"l{i}_"
-
-        def project(name, source, p=p):
-            return node("Add", [node("MatMul", [source, weight(p + name + "_w", (hidden, hidden))], p + name + "_mm"),
-                                weight(p + name + "_bias", (hidden,))], p + name)
-
-        def heads_of(name, perm, p=p):
-            return node("Transpose", [node("Reshape", [project(name, x), "split_shape"], p + name + "_r")],
-                        p + name + "_t", perm=perm)
-
-        q, k, v = heads_of("q", [0, 2, 1, 3]), heads_of("k", [0, 2, 3, 1]), heads_of("v", [0, 2, 1, 3])
-        scores = node("Div", [node("MatMul", [q, k], p + "qk"), "sqrt_d"], p + "scaled")
-        probs = node("Softmax", [node("Add", [scores, mask], p + "masked")], p + "probs", axis=-1)
-        context = node("Transpose", [node("MatMul", [probs, v], p + "context")], p + "context_t", perm=[0, 2, 1, 3])
-        context = node("Reshape", [context, "merge_shape"], p + "context_r")
-        attended = node("Add", [project("o", context), x], p + "attention_residual")
-        x = layer_norm(attended, p + "attention_ln")
-        inner = project("ff1", x)  # hidden -> hidden, then GELU with Erf
-        inits.append(numpy_helper.from_array(np.array(np.sqrt(2.0), np.float32), p + "sqrt2"))
-        inits.append(numpy_helper.from_array(np.array(0.5, np.float32), p + "half"))
-        erf = node("Erf", [node("Div", [inner, p + "sqrt2"], p + "ff_d")], p + "ff_erf")
-        gelu = node("Mul", [node("Mul", [inner, node("Add", [erf, "one_f"], p + "ff_e1")], p + "ff_ae"), p + "half"],
-                    p + "gelu")
-        x = layer_norm(node("Add", [project("ff2", gelu), x], p + "ff_residual"), p + "ff_ln")
-    nodes.append(h.make_node("Identity", [x], ["y"]))
-    ids = [h.make_tensor_value_info(n, T.INT64, ["batch", "seq"]) for n in ("input_ids", "token_type_ids",
-                                                                             "attention_mask")]
-    graph = h.make_graph(nodes, "bert", ids, [h.make_tensor_value_info("y", T.FLOAT, ["batch", "seq", hidden])], inits)
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
-
-
 @pytest.mark.parametrize("layers", [1, 2])
-def test_bert_from_onnx_runtime_optimizer_matches_onnx_runtime(tmp_path, monkeypatch, device, layers):
-    """A small BERT (_bert_block) through `onnxruntime.transformers.optimizer`, which
+def test_bert_from_onnx_runtime_optimizer_matches_onnx_runtime(tmp_path, device, layers):
+    """A small BERT (transformer_models.bert_for_optimizer) through `onnxruntime.transformers.optimizer`, which
     fuses it into EmbedLayerNormalization, Attention (its mask_index the embedding's
     lengths), SkipLayerNormalization and BiasGelu; then hgr against ONNX Runtime on
     the optimized model at several batch sizes and sequence lengths, right-padded."""
-    import sys
-
-    from onnxruntime.transformers import optimizer
-    from onnxruntime.transformers.fusion_options import FusionOptions
-
-    for module in list(sys.modules.values()):  # as in test_models_from_onnx_runtime_optimizer_match_onnx_runtime
-        if hasattr(module, "FusionUtils"):
-            monkeypatch.setattr(module.FusionUtils, "remove_useless_cast_nodes", lambda self: None)
     source, optimized = str(tmp_path / "bert.onnx"), str(tmp_path / "bert_optimized.onnx")
-    _bert_block(source, layers=layers)
-    options = FusionOptions("bert")
-    options.enable_shape_inference = False
-    optimizer.optimize_model(source, model_type="bert", num_heads=2, hidden_size=16, opt_level=0, use_gpu=False,
-                             optimization_options=options).save_model_to_file(optimized)
-    written = [(n.domain, n.op_type) for n in onnx.load(optimized).graph.node]
+    onnx.save(tm.bert_for_optimizer(layers=layers), source)
+    written = tm.ort_optimize(source, optimized, num_heads=2, hidden_size=16)
     assert written.count((MS, "Attention")) == layers and (MS, "EmbedLayerNormalization") in written, written
     rng = np.random.default_rng(layers)
 

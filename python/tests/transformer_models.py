@@ -29,6 +29,10 @@ times.
   roi and scales constants, as torch.onnx writes `interpolate(size=...)`, as DINOv2 and
   DeiT exports do for other image sizes), pre-LN blocks with LayerNormalization,
   the final LayerNormalization and a head on the cls token.
+- bert_for_optimizer(): a BERT as PyTorch's exporter writes it in the form ONNX
+  Runtime's transformer optimizer fuses (k permuted once to kᵀ, constant head shapes,
+  LayerNormalization), and ort_optimize(), which runs that optimizer: its
+  EmbedLayerNormalization, Attention, SkipLayerNormalization and BiasGelu.
 
 Each builder returns the ModelProto; feeds() makes the inputs their libraries pass
 (int64 ids and mask, padding zeros at the end of some rows)."""
@@ -259,6 +263,118 @@ def vit(layers=2, width=64, heads=4, patch=8, grid=4, classes=10, seed=39):
     return g.model("vit", [helper.make_tensor_value_info("pixel_values", TensorProto.FLOAT,
                                                          ["batch", 3, "height", "width"])],
                    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", classes])], opset)
+
+
+def bert_for_optimizer(hidden=16, heads=2, vocab=40, max_positions=32, layers=1, scale=0.3):
+    """A small BERT as PyTorch's exporter writes it, for ONNX Runtime's optimizer to
+    fuse: word, position (the exporter's Shape, Gather, Unsqueeze, Slice path) and
+    segment embeddings added and layer-normalized; then per layer self-attention
+    with the mask as (1 - mask) * -10000, an output projection, a residual
+    LayerNormalization, and a feed-forward block with an Erf GELU and a residual
+    LayerNormalization. Inputs input_ids, token_type_ids, attention_mask (int64
+    [batch, seq]); weights normal with standard deviation `scale` (layer norms' 1).
+    Returns the ModelProto; ort_optimize() fuses it."""
+    rng = np.random.default_rng(hidden + layers)
+    inits, nodes = [], []
+
+    def weight(name, shape, std=scale):
+        inits.append(numpy_helper.from_array((rng.standard_normal(shape) * std).astype(np.float32), name))
+        return name
+
+    def const(name, value, dtype=np.int64):
+        inits.append(numpy_helper.from_array(np.array(value, dtype), name))
+        return name
+
+    def node(op, inputs, output, **attrs):
+        nodes.append(helper.make_node(op, inputs, [output], name=output, **attrs))
+        return output
+
+    def layer_norm(x, name):
+        return node("LayerNormalization", [x, weight(name + "_g", (hidden,), 1.0), weight(name + "_b", (hidden,))],
+                    name, axis=-1, epsilon=1e-12)
+
+    const("zero", [0])
+    const("one_i", [1])
+    const("one", 1, np.int64)
+    const("positions", [list(range(max_positions))])
+    word = node("Gather", [weight("word_embeddings", (vocab, hidden)), "input_ids"], "word")
+    segment = node("Gather", [weight("token_type_embeddings", (2, hidden)), "token_type_ids"], "segment")
+    shape = node("Shape", ["input_ids"], "ids_shape")
+    seq = node("Gather", [shape, "one"], "seq_len", axis=0)
+    seq1 = node("Unsqueeze", [seq, "zero"], "seq_len_1")
+    position_ids = node("Slice", ["positions", "zero", seq1, "one_i", "one_i"], "position_ids")
+    position = node("Gather", [weight("position_embeddings", (max_positions, hidden)), position_ids], "position")
+    x = layer_norm(node("Add", [node("Add", [word, segment], "word_segment"), position], "embedding_sum"), "emb_ln")
+    # the mask: (1 - float(mask[:, None, None, :])) * -10000
+    mask = node("Unsqueeze", [node("Unsqueeze", ["attention_mask", "one_i"], "mask_1"), const("two", [2])], "mask_2")
+    inits.append(numpy_helper.from_array(np.array(1.0, np.float32), "one_f"))
+    inits.append(numpy_helper.from_array(np.array(-10000.0, np.float32), "minus"))
+    mask = node("Mul", [node("Sub", ["one_f", node("Cast", [mask], "mask_f", to=TensorProto.FLOAT)], "mask_inv"), "minus"],
+                "mask_add")
+    size = hidden // heads
+    const("split_shape", [0, 0, heads, size])
+    const("merge_shape", [0, 0, hidden])
+    inits.append(numpy_helper.from_array(np.array(np.sqrt(size), np.float32), "sqrt_d"))
+    for i in range(layers):
+        p = f"l{i}_"
+
+        def project(name, source, p=p):
+            return node("Add", [node("MatMul", [source, weight(p + name + "_w", (hidden, hidden))], p + name + "_mm"),
+                                weight(p + name + "_bias", (hidden,))], p + name)
+
+        def heads_of(name, perm, p=p):
+            return node("Transpose", [node("Reshape", [project(name, x), "split_shape"], p + name + "_r")],
+                        p + name + "_t", perm=perm)
+
+        q, k, v = heads_of("q", [0, 2, 1, 3]), heads_of("k", [0, 2, 3, 1]), heads_of("v", [0, 2, 1, 3])
+        scores = node("Div", [node("MatMul", [q, k], p + "qk"), "sqrt_d"], p + "scaled")
+        probs = node("Softmax", [node("Add", [scores, mask], p + "masked")], p + "probs", axis=-1)
+        context = node("Transpose", [node("MatMul", [probs, v], p + "context")], p + "context_t", perm=[0, 2, 1, 3])
+        context = node("Reshape", [context, "merge_shape"], p + "context_r")
+        attended = node("Add", [project("o", context), x], p + "attention_residual")
+        x = layer_norm(attended, p + "attention_ln")
+        inner = project("ff1", x)  # hidden -> hidden, then GELU with Erf
+        inits.append(numpy_helper.from_array(np.array(np.sqrt(2.0), np.float32), p + "sqrt2"))
+        inits.append(numpy_helper.from_array(np.array(0.5, np.float32), p + "half"))
+        erf = node("Erf", [node("Div", [inner, p + "sqrt2"], p + "ff_d")], p + "ff_erf")
+        gelu = node("Mul", [node("Mul", [inner, node("Add", [erf, "one_f"], p + "ff_e1")], p + "ff_ae"), p + "half"],
+                    p + "gelu")
+        x = layer_norm(node("Add", [project("ff2", gelu), x], p + "ff_residual"), p + "ff_ln")
+    nodes.append(helper.make_node("Identity", [x], ["y"]))
+    ids = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "token_type_ids",
+                                                                             "attention_mask")]
+    graph = helper.make_graph(nodes, "bert", ids, [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", hidden])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def ort_optimize(source, target, num_heads, hidden_size):
+    """The model at path `source` through ONNX Runtime's transformer optimizer
+    (`onnxruntime.transformers.optimizer`, model type bert, opt_level 0, CPU), saved at
+    `target`; returns the (domain, op_type) of its nodes, in order. The optimizer's
+    symbolic shape inference needs sympy, which the test venv may lack: shape inference
+    is off, and its cast removal, which calls it unconditionally, is skipped while it
+    runs."""
+    import sys
+
+    from onnxruntime.transformers import optimizer
+    from onnxruntime.transformers.fusion_options import FusionOptions
+
+    classes = {id(m.FusionUtils): m.FusionUtils for m in list(sys.modules.values()) if hasattr(m, "FusionUtils")}
+    saved = [(c, c.__dict__["remove_useless_cast_nodes"]) for c in classes.values()
+             if "remove_useless_cast_nodes" in c.__dict__]
+    options = FusionOptions("bert")
+    options.enable_shape_inference = False
+    try:
+        for c, _ in saved:
+            c.remove_useless_cast_nodes = lambda self: None
+        optimizer.optimize_model(source, model_type="bert", num_heads=num_heads, hidden_size=hidden_size, opt_level=0,
+                                 use_gpu=False, optimization_options=options).save_model_to_file(target)
+    finally:
+        for c, method in saved:
+            c.remove_useless_cast_nodes = method
+    return [(n.domain, n.op_type) for n in onnx.load(target).graph.node]
 
 
 def text_feed(input_names, batch, length, vocab=100, seed=0, padded=True):
