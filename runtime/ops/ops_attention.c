@@ -199,9 +199,9 @@ static void plan_staged_softmax(hgr__op_ctx_t* ctx, const attention_t* a, uint64
 /* Kᵀ [G, dk, N] of k [G, N, dk] into the node's scratch (kernels/attention.cl's
  * hgr_attention_keys_t), where the vectors' and private kernels read it: their _k
  * forms gather each block of keys anew for every block of query rows. On PoCL (2-core
- * Xeon) a 6-layer encoder of 12 heads of 32 (ONNX Runtime's optimizer's Attention, whose
- * keys are rows) spent 5.5 ms in attention at 128 tokens and 99 ms at 512 with the
- * gathers, against 1.0 and 13 with Kᵀ (hgr run --profile, bench/notes.md). */
+ * Xeon), a 6-layer encoder of 12 heads of 32 over 512 tokens, its keys as rows: 20.1-20.8
+ * ms of attention with the copy against 24.5-28.8 with the gathers (hgr run --profile,
+ * builds in turn; bench/notes.md, "Denormals, keys as rows, ..."). */
 static void plan_keys_columns(hgr__op_ctx_t* ctx, const attention_t* a, uint64_t bytes) {
   hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_attention_keys_t");
   hgr__launch_input(ctx, l, 1);
