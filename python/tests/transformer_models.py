@@ -309,8 +309,8 @@ def bert_for_optimizer(hidden=16, heads=2, vocab=40, max_positions=32, layers=1,
     mask = node("Unsqueeze", [node("Unsqueeze", ["attention_mask", "one_i"], "mask_1"), const("two", [2])], "mask_2")
     inits.append(numpy_helper.from_array(np.array(1.0, np.float32), "one_f"))
     inits.append(numpy_helper.from_array(np.array(-10000.0, np.float32), "minus"))
-    mask = node("Mul", [node("Sub", ["one_f", node("Cast", [mask], "mask_f", to=TensorProto.FLOAT)], "mask_inv"), "minus"],
-                "mask_add")
+    mask_f = node("Cast", [mask], "mask_f", to=TensorProto.FLOAT)
+    mask = node("Mul", [node("Sub", ["one_f", mask_f], "mask_inv"), "minus"], "mask_add")
     size = hidden // heads
     const("split_shape", [0, 0, heads, size])
     const("merge_shape", [0, 0, hidden])
@@ -341,9 +341,10 @@ def bert_for_optimizer(hidden=16, heads=2, vocab=40, max_positions=32, layers=1,
                     p + "gelu")
         x = layer_norm(node("Add", [project("ff2", gelu), x], p + "ff_residual"), p + "ff_ln")
     nodes.append(helper.make_node("Identity", [x], ["y"]))
-    ids = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "token_type_ids",
-                                                                             "attention_mask")]
-    graph = helper.make_graph(nodes, "bert", ids, [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", hidden])], inits)
+    ids = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"])
+           for n in ("input_ids", "token_type_ids", "attention_mask")]
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", hidden])
+    graph = helper.make_graph(nodes, "bert", ids, [y], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
