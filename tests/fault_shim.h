@@ -24,7 +24,8 @@ typedef struct hgr_fault_shim_mark_t {
   long live[6];
 } hgr_fault_shim_mark_t;
 
-/* The live objects now. */
+/* The live objects now, once the callbacks running on driver threads have returned
+ * (one that sets a user event drops its own reference just after). */
 hgr_fault_shim_mark_t hgr_fault_shim_mark(void);
 
 /* True when every kind has as many live objects as at `mark` (NULL: none, as at the
