@@ -53,11 +53,14 @@
  *   hgr_logical_not_bool(__global const uchar* x, __global uchar* y, int n)
  *
  * Cast, x -> y, both n elements, hgr_cast_<from>_<to>(__global const F* x,
- * __global T* y, int n) for from, to in f32 (float), i32 (int), i64 (long), u8
- * (uchar), i8 (char), bool (uchar):
+ * __global T* y, int n) for from, to in f32 (float), f16 (half, as storage),
+ * bf16 (ushort: bfloat16's bits), i32 (int), i64 (long), u8 (uchar), i8 (char),
+ * u16 (ushort), i16 (short), bool (uchar):
  *   float -> integer truncates toward zero; out-of-range values saturate and NaN
- *   gives 0. integer -> integer saturates. integer -> float rounds to nearest even.
- *   -> bool is x != 0 (NaN gives 1); bool -> is 0 or 1. Same dtype: a copy.
+ *   gives 0. integer -> int32 saturates, -> int64 is exact, -> the 8- and 16-bit
+ *   integers keeps the low bits (ONNX: 200 as int16 -> -56 as int8).
+ *   -> float32, float16 and bfloat16 round to nearest even (an integer through
+ *   float32). -> bool is x != 0 (NaN gives 1); bool -> is 0 or 1. Same dtype: a copy.
  */
 
 #include "select.h"
@@ -318,38 +321,63 @@ __kernel void hgr_clip_f32(__global const float* in, __global float* out, int n,
 }
 #endif
 
-/* Casts. OpenCL says convert_int_sat_rtz(NaN) is 0; Oclgrind 21.10 gives INT_MIN, so
- * NaN is tested first. */
-#define HGR_CAST(from, F, to, T, expr)                                                    \
-  HGR_KERNEL_IF(hgr_cast_##from##_##to, \
+/* Casts: each source is loaded as a float x (float32, float16, bfloat16) or a long x
+ * (the integers; bool as 0 or 1), then stored as the target. OpenCL says
+ * convert_int_sat_rtz(NaN) is 0; Oclgrind 21.10 gives INT_MIN, so NaN is tested
+ * first. float16 goes through vload_half / vstore_half_rte, which need no
+ * cl_khr_fp16; bfloat16 is the high 16 bits of a float32. */
+#define HGR_CAST(from, F, to, T, load, store)                                            \
+  HGR_KERNEL_IF(hgr_cast_##from##_##to,                                                  \
   __kernel void hgr_cast_##from##_##to(__global const F* in, __global T* out, int n) { \
     HGR_GUARD(n)                                                                          \
-    F x = in[i];                                                                          \
-    out[i] = (expr);                                                                      \
+    load;                                                                                 \
+    store;                                                                                \
   })
-/* From every dtype to integer type T (named to), saturating; from_float converts a
- * float x that is not NaN. */
-#define HGR_CAST_TO_INT(to, T, from_float)                        \
-  HGR_CAST(f32, float, to, T, isnan(x) ? (T)0 : (from_float))    \
-  HGR_CAST(i32, int, to, T, convert_##T##_sat(x))                 \
-  HGR_CAST(i64, long, to, T, convert_##T##_sat(x))                \
-  HGR_CAST(u8, uchar, to, T, convert_##T##_sat(x))                \
-  HGR_CAST(i8, char, to, T, convert_##T##_sat(x))                 \
-  HGR_CAST(bool, uchar, to, T, (T)(x != 0))
-HGR_CAST_TO_INT(i32, int, convert_int_sat_rtz(x))
-HGR_CAST_TO_INT(i64, long, convert_long_sat_rtz(x))
-/* Through int: rusticl's LLVM 15 (llvmpipe) crashes compiling convert_char_sat_rtz. */
-HGR_CAST_TO_INT(u8, uchar, convert_uchar_sat(convert_int_sat_rtz(x)))
-HGR_CAST_TO_INT(i8, char, convert_char_sat(convert_int_sat_rtz(x)))
-HGR_CAST(f32, float, f32, float, x)
-HGR_CAST(i32, int, f32, float, convert_float_rte(x))
-HGR_CAST(i64, long, f32, float, convert_float_rte(x))
-HGR_CAST(u8, uchar, f32, float, convert_float_rte(x))
-HGR_CAST(i8, char, f32, float, convert_float_rte(x))
-HGR_CAST(bool, uchar, f32, float, x != 0 ? 1.0f : 0.0f)
-HGR_CAST(f32, float, bool, uchar, (uchar)(x != 0.0f))
-HGR_CAST(i32, int, bool, uchar, (uchar)(x != 0))
-HGR_CAST(i64, long, bool, uchar, (uchar)(x != 0))
-HGR_CAST(u8, uchar, bool, uchar, (uchar)(x != 0))
-HGR_CAST(i8, char, bool, uchar, (uchar)(x != 0))
-HGR_CAST(bool, uchar, bool, uchar, (uchar)(x != 0))
+
+/* float32 -> bfloat16, rounding to nearest even; NaN stays a (quiet) NaN. */
+static inline ushort hgr_bfloat16_of(float f) {
+  uint u = as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* From a float x, to every dtype. Through int to the narrow integers: rusticl's
+ * LLVM 15 (llvmpipe) crashes compiling convert_char_sat_rtz. To bool by the bits,
+ * not x != 0: the library's programs flush subnormals (-cl-denorms-are-zero), and
+ * a subnormal is true. */
+#define HGR_CASTS_FROM_FLOAT(from, F, load)                                                          \
+  HGR_CAST(from, F, f32, float, load, out[i] = x)                                                    \
+  HGR_CAST(from, F, f16, half, load, vstore_half_rte(x, i, out))                                    \
+  HGR_CAST(from, F, bf16, ushort, load, out[i] = hgr_bfloat16_of(x))                                \
+  HGR_CAST(from, F, i32, int, load, out[i] = isnan(x) ? 0 : convert_int_sat_rtz(x))                 \
+  HGR_CAST(from, F, i64, long, load, out[i] = isnan(x) ? 0 : convert_long_sat_rtz(x))               \
+  HGR_CAST(from, F, u8, uchar, load, out[i] = isnan(x) ? 0 : convert_uchar_sat(convert_int_sat_rtz(x))) \
+  HGR_CAST(from, F, i8, char, load, out[i] = isnan(x) ? 0 : convert_char_sat(convert_int_sat_rtz(x)))  \
+  HGR_CAST(from, F, u16, ushort, load, out[i] = isnan(x) ? 0 : convert_ushort_sat(convert_int_sat_rtz(x))) \
+  HGR_CAST(from, F, i16, short, load, out[i] = isnan(x) ? 0 : convert_short_sat(convert_int_sat_rtz(x)))  \
+  HGR_CAST(from, F, bool, uchar, load, out[i] = (uchar)((as_uint(x) << 1) != 0))
+
+/* From an integer x (a long), to every dtype: to int32 saturating (int64 is held as
+ * int32), to the narrow integers keeping the low bits (ONNX's Cast). */
+#define HGR_CASTS_FROM_INT(from, F, load)                                                \
+  HGR_CAST(from, F, f32, float, load, out[i] = convert_float_rte(x))                     \
+  HGR_CAST(from, F, f16, half, load, vstore_half_rte(convert_float_rte(x), i, out))     \
+  HGR_CAST(from, F, bf16, ushort, load, out[i] = hgr_bfloat16_of(convert_float_rte(x))) \
+  HGR_CAST(from, F, i32, int, load, out[i] = convert_int_sat(x))                         \
+  HGR_CAST(from, F, i64, long, load, out[i] = x)                                         \
+  HGR_CAST(from, F, u8, uchar, load, out[i] = (uchar)x)                                  \
+  HGR_CAST(from, F, i8, char, load, out[i] = (char)x)                                    \
+  HGR_CAST(from, F, u16, ushort, load, out[i] = (ushort)x)                               \
+  HGR_CAST(from, F, i16, short, load, out[i] = (short)x)                                 \
+  HGR_CAST(from, F, bool, uchar, load, out[i] = (uchar)(x != 0))
+
+HGR_CASTS_FROM_FLOAT(f32, float, float x = in[i])
+HGR_CASTS_FROM_FLOAT(f16, half, float x = vload_half(i, in))
+HGR_CASTS_FROM_FLOAT(bf16, ushort, float x = as_float((uint)in[i] << 16))
+HGR_CASTS_FROM_INT(i32, int, long x = in[i])
+HGR_CASTS_FROM_INT(i64, long, long x = in[i])
+HGR_CASTS_FROM_INT(u8, uchar, long x = in[i])
+HGR_CASTS_FROM_INT(i8, char, long x = in[i])
+HGR_CASTS_FROM_INT(u16, ushort, long x = in[i])
+HGR_CASTS_FROM_INT(i16, short, long x = in[i])
+HGR_CASTS_FROM_INT(bool, uchar, long x = in[i] != 0)

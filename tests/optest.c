@@ -1,5 +1,7 @@
 #include "optest.h"
 
+#include "ref_elementwise.h"
+
 #include "device_internal.h"
 #include "graph_internal.h"
 #include "ops.h"
@@ -53,16 +55,30 @@ void hgr_optest_free(hgr_optest_t* t) {
 
 size_t hgr_optest_element_bytes(const char* dtype) {
   if (!strcmp(dtype, "bool") || !strcmp(dtype, "uint8") || !strcmp(dtype, "int8")) return 1;
+  if (!strcmp(dtype, "uint16") || !strcmp(dtype, "int16") || !strcmp(dtype, "float16") || !strcmp(dtype, "bfloat16"))
+    return 2;
   if (!strcmp(dtype, "int64")) return 8;
   return 4;
 }
 
 static bool is_float(const hgr_optest_tensor_t* tensor) { return !strcmp(tensor->dtype, "float32"); }
 
+/* float16 and bfloat16: held as their bits, compared as their values. */
+static bool is_half(const hgr_optest_tensor_t* tensor) {
+  return !strcmp(tensor->dtype, "float16") || !strcmp(tensor->dtype, "bfloat16");
+}
+
+static float half_at(const hgr_optest_tensor_t* tensor, const void* data, uint64_t i) {
+  uint16_t bits = ((const uint16_t*)data)[i];
+  return !strcmp(tensor->dtype, "float16") ? hgr_ref_float16_value(bits) : hgr_ref_bfloat16_value(bits);
+}
+
 int64_t hgr_optest_int_at(const hgr_optest_tensor_t* tensor, const void* data, uint64_t i) {
   if (!strcmp(tensor->dtype, "int64")) return ((const int64_t*)data)[i];
   if (!strcmp(tensor->dtype, "int8")) return ((const int8_t*)data)[i];
+  if (!strcmp(tensor->dtype, "int16")) return ((const int16_t*)data)[i];
   if (hgr_optest_element_bytes(tensor->dtype) == 1) return ((const uint8_t*)data)[i];
+  if (hgr_optest_element_bytes(tensor->dtype) == 2) return ((const uint16_t*)data)[i];
   return ((const int32_t*)data)[i];
 }
 
@@ -70,6 +86,7 @@ void hgr_optest_set_int(hgr_optest_tensor_t* tensor, uint64_t i, int64_t value) 
   if (!strcmp(tensor->dtype, "int64")) ((int64_t*)tensor->data)[i] = value;
   else if (!strcmp(tensor->dtype, "int8")) ((int8_t*)tensor->data)[i] = (int8_t)value;
   else if (hgr_optest_element_bytes(tensor->dtype) == 1) ((uint8_t*)tensor->data)[i] = (uint8_t)value;
+  else if (hgr_optest_element_bytes(tensor->dtype) == 2) ((uint16_t*)tensor->data)[i] = (uint16_t)value;
   else ((int32_t*)tensor->data)[i] = (int32_t)value;
 }
 
@@ -249,7 +266,11 @@ static int64_t first_mismatch(const hgr_optest_t* t, const hgr_optest_tensor_t* 
   for (uint64_t i = 0; i < want->count; ++i) {
     double g, w;
     bool ok;
-    if (!is_float(want)) {
+    if (is_half(want)) {
+      g = half_at(want, got, i);
+      w = half_at(want, want->data, i);
+      ok = (isnan(g) && isnan(w)) || g == w;
+    } else if (!is_float(want)) {
       int64_t got_value = hgr_optest_int_at(want, got, i), want_value = hgr_optest_int_at(want, want->data, i);
       g = (double)got_value;
       w = (double)want_value;

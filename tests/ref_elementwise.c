@@ -321,57 +321,114 @@ bool hgr_ref_where(const uint8_t* c, const int64_t* c_shape, int32_t c_ndim, con
   return true;
 }
 
-/* The cast dtypes: 0 float32, 1 int32, 2 int64, 3 uint8, 4 int8, 5 bool; -1 another. */
+/* The cast dtypes, by their index in cast_names; -1 another. */
+enum { C_F32, C_I32, C_I64, C_U8, C_I8, C_BOOL, C_U16, C_I16, C_F16, C_BF16 };
+static const char* const cast_names[] = {"float32", "int32", "int64",  "uint8",   "int8",
+                                         "bool",    "uint16", "int16", "float16", "bfloat16"};
 static int cast_dtype(const char* dtype) {
-  static const char* const names[] = {"float32", "int32", "int64", "uint8", "int8", "bool"};
-  for (int i = 0; i < 6; ++i)
-    if (!strcmp(dtype, names[i])) return i;
+  for (int i = 0; i < (int)(sizeof(cast_names) / sizeof(cast_names[0])); ++i)
+    if (!strcmp(dtype, cast_names[i])) return i;
   return -1;
 }
 
-static const int64_t cast_min[] = {0, INT32_MIN, INT64_MIN, 0, INT8_MIN, 0};
-static const int64_t cast_max[] = {0, INT32_MAX, INT64_MAX, UINT8_MAX, INT8_MAX, 1};
+/* The bits of f in a binary format of mantissa_bits and exponent_bits, rounding to
+ * nearest even (the host's default rounding mode, through nearbyint); NaN is the
+ * format's quiet NaN. By arithmetic on the value, not on float32's bits. */
+static uint32_t to_binary(float f, int mantissa_bits, int exponent_bits) {
+  uint32_t sign = signbit(f) ? 1u << (mantissa_bits + exponent_bits) : 0;
+  int bias = (1 << (exponent_bits - 1)) - 1, max_exponent = (1 << exponent_bits) - 1;
+  uint32_t infinity = (uint32_t)max_exponent << mantissa_bits;
+  if (isnan(f)) return infinity | 1u << (mantissa_bits - 1);
+  double a = fabs((double)f);
+  if (isinf(a)) return sign | infinity;
+  if (a >= ldexp(1.0, 1 - bias)) { /* normal */
+    int exponent;
+    frexp(a, &exponent); /* a = m * 2^exponent, m in [0.5, 1) */
+    --exponent;
+    double mantissa = nearbyint((a / ldexp(1.0, exponent) - 1.0) * ldexp(1.0, mantissa_bits));
+    if (mantissa == ldexp(1.0, mantissa_bits)) {
+      mantissa = 0;
+      ++exponent;
+    }
+    if (exponent + bias >= max_exponent) return sign | infinity;
+    return sign | (uint32_t)(exponent + bias) << mantissa_bits | (uint32_t)mantissa;
+  }
+  /* subnormal: units of 2^(1 - bias - mantissa_bits); rounding up to the smallest normal sets its exponent bit */
+  return sign | (uint32_t)nearbyint(a * ldexp(1.0, bias - 1 + mantissa_bits));
+}
+
+/* The value of bits in that format. */
+static float from_binary(uint32_t bits, int mantissa_bits, int exponent_bits) {
+  int bias = (1 << (exponent_bits - 1)) - 1, max_exponent = (1 << exponent_bits) - 1;
+  uint32_t mantissa = bits & ((1u << mantissa_bits) - 1);
+  int exponent = (int)(bits >> mantissa_bits) & max_exponent;
+  bool negative = (bits >> (mantissa_bits + exponent_bits)) & 1;
+  double value;
+  if (exponent == max_exponent) value = mantissa ? NAN : INFINITY;
+  else if (exponent) value = ldexp(1.0 + ldexp((double)mantissa, -mantissa_bits), exponent - bias);
+  else value = ldexp((double)mantissa, 1 - bias - mantissa_bits);
+  return (float)(negative ? -value : value);
+}
+
+uint16_t hgr_ref_float16_bits(float f) { return (uint16_t)to_binary(f, 10, 5); }
+float hgr_ref_float16_value(uint16_t bits) { return from_binary(bits, 10, 5); }
+uint16_t hgr_ref_bfloat16_bits(float f) { return (uint16_t)to_binary(f, 7, 8); }
+float hgr_ref_bfloat16_value(uint16_t bits) { return from_binary(bits, 7, 8); }
 
 bool hgr_ref_cast(const char* from_dtype, const void* x, const char* to_dtype, void* y, uint64_t n) {
   int from = cast_dtype(from_dtype), to = cast_dtype(to_dtype);
   if (from < 0 || to < 0) return false;
+  bool from_float = from == C_F32 || from == C_F16 || from == C_BF16;
   for (uint64_t i = 0; i < n; ++i) {
     /* the value: a float, or an integer */
-    double f = 0;
+    float f = 0;
     int64_t v = 0;
     switch (from) {
-      case 0: f = ((const float*)x)[i]; break;
-      case 1: v = ((const int32_t*)x)[i]; break;
-      case 2: v = ((const int64_t*)x)[i]; break;
-      case 3: v = ((const uint8_t*)x)[i]; break;
-      case 4: v = ((const int8_t*)x)[i]; break;
-      case 5: v = ((const uint8_t*)x)[i] != 0; break;
+      case C_F32: f = ((const float*)x)[i]; break;
+      case C_F16: f = hgr_ref_float16_value(((const uint16_t*)x)[i]); break;
+      case C_BF16: f = hgr_ref_bfloat16_value(((const uint16_t*)x)[i]); break;
+      case C_I32: v = ((const int32_t*)x)[i]; break;
+      case C_I64: v = ((const int64_t*)x)[i]; break;
+      case C_U8: v = ((const uint8_t*)x)[i]; break;
+      case C_I8: v = ((const int8_t*)x)[i]; break;
+      case C_BOOL: v = ((const uint8_t*)x)[i] != 0; break;
+      case C_U16: v = ((const uint16_t*)x)[i]; break;
+      case C_I16: v = ((const int16_t*)x)[i]; break;
     }
-    if (to == 0) {
-      ((float*)y)[i] = from == 0 ? (float)f : (float)v; /* int64 -> float rounds to nearest even */
+    if (!from_float) f = (float)v; /* to a float: int64 -> float rounds to nearest even */
+    if (to == C_F32 || to == C_F16 || to == C_BF16) {
+      if (to == C_F32) ((float*)y)[i] = f;
+      else ((uint16_t*)y)[i] = to == C_F16 ? hgr_ref_float16_bits(f) : hgr_ref_bfloat16_bits(f);
       continue;
     }
-    if (to == 5) {
-      ((uint8_t*)y)[i] = from == 0 ? f != 0 : v != 0; /* NaN != 0 */
+    if (to == C_BOOL) {
+      ((uint8_t*)y)[i] = from_float ? f != 0 : v != 0; /* NaN != 0 */
       continue;
     }
     int64_t r;
-    if (from == 0) {
+    if (from_float) {
       /* toward zero, saturating; NaN gives 0. 2^63 is exact in double. */
+      static const int64_t lowest[] = {[C_I32] = INT32_MIN, [C_I64] = INT64_MIN, [C_U8] = 0,
+                                       [C_I8] = INT8_MIN,   [C_U16] = 0,         [C_I16] = INT16_MIN};
+      static const int64_t highest[] = {[C_I32] = INT32_MAX, [C_I64] = INT64_MAX, [C_U8] = UINT8_MAX,
+                                        [C_I8] = INT8_MAX,   [C_U16] = UINT16_MAX, [C_I16] = INT16_MAX};
       if (isnan(f)) r = 0;
       else if (f >= 9223372036854775808.0) r = INT64_MAX;
       else if (f <= -9223372036854775808.0) r = INT64_MIN;
       else r = (int64_t)f;
+      if (r < lowest[to]) r = lowest[to];
+      if (r > highest[to]) r = highest[to];
     } else {
-      r = v;
+      r = v; /* to int32 saturating (int64 is held as int32); to 8 and 16 bits, the low bits */
+      if (to == C_I32) r = r < INT32_MIN ? INT32_MIN : r > INT32_MAX ? INT32_MAX : r;
     }
-    if (r < cast_min[to]) r = cast_min[to];
-    if (r > cast_max[to]) r = cast_max[to];
     switch (to) {
-      case 1: ((int32_t*)y)[i] = (int32_t)r; break;
-      case 2: ((int64_t*)y)[i] = r; break;
-      case 3: ((uint8_t*)y)[i] = (uint8_t)r; break;
-      case 4: ((int8_t*)y)[i] = (int8_t)r; break;
+      case C_I32: ((int32_t*)y)[i] = (int32_t)r; break;
+      case C_I64: ((int64_t*)y)[i] = r; break;
+      case C_U8: ((uint8_t*)y)[i] = (uint8_t)r; break;
+      case C_I8: ((int8_t*)y)[i] = (int8_t)(uint8_t)r; break;
+      case C_U16: ((uint16_t*)y)[i] = (uint16_t)r; break;
+      case C_I16: ((int16_t*)y)[i] = (int16_t)(uint16_t)r; break;
     }
   }
   return true;

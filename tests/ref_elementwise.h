@@ -75,7 +75,14 @@ bool hgr_ref_where(const uint8_t* c, const int64_t* c_shape, int32_t c_ndim, con
                    void* out);
 
 /* n elements of dtype from_dtype at x to to_dtype at y ("float32", "int32",
- * "int64", "uint8", "int8" or "bool"). False for another dtype. */
+ * "int64", "uint8", "int8", "bool", "uint16", "int16", "float16" or "bfloat16",
+ * the last two as their bits). False for another dtype. */
 bool hgr_ref_cast(const char* from_dtype, const void* x, const char* to_dtype, void* y, uint64_t n);
+
+/* float16 and bfloat16: the bits of f, rounded to nearest even, and the value of bits. */
+uint16_t hgr_ref_float16_bits(float f);
+float hgr_ref_float16_value(uint16_t bits);
+uint16_t hgr_ref_bfloat16_bits(float f);
+float hgr_ref_bfloat16_value(uint16_t bits);
 
 #endif /* HGR_TEST_REF_ELEMENTWISE_H_ */

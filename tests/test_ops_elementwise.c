@@ -404,11 +404,21 @@ static void fill_cast_input(hgr_optest_tensor_t* x, hgr_test_rng_t* rng) {
     float* v = x->data;
     for (uint64_t i = 0; i < x->count; i += 5) v[i] = roundf(v[i]) + (i % 10 ? 0.5f : 0.0f);
     for (uint64_t i = 1; i < x->count; i += 3) v[i] /= 8; /* within int8's range */
-    static const float edges[] = {-0.75f, 0.75f, 2147483520.0f, -2147483648.0f, 3e9f,   -3e9f,
-                                  INFINITY, NAN,  -INFINITY,    9.2e18f,        -9.3e18f, 1e30f, 255.5f, -128.5f};
+    static const float edges[] = {-0.75f,    0.75f,   2147483520.0f, -2147483648.0f, 3e9f,     -3e9f,    INFINITY,
+                                  NAN,       -INFINITY, 9.2e18f,     -9.3e18f,       1e30f,    255.5f,   -128.5f,
+                                  65519.0f,  65520.0f,  1e-7f,       3e-8f,          2.9e-8f,  6e-5f,    1.00048828125f,
+                                  1.00390625f, 1.01171875f, 32768.5f, -40000.0f};
     for (uint64_t i = 0; i < x->count && i < COUNT(edges); ++i) v[7 * i % x->count] = edges[i];
   } else if (!strcmp(from, "bool")) {
     hgr_optest_fill(x, rng, 0, 2);
+  } else if (!strcmp(from, "float16") || !strcmp(from, "bfloat16")) {
+    /* every bit pattern: normals, subnormals, infinities and NaNs of either sign */
+    uint16_t* v = x->data;
+    for (uint64_t i = 0; i < x->count; ++i) v[i] = (uint16_t)hgr_test_rng_next(rng);
+    static const float edges[] = {-0.75f, 0.75f, 255.5f, -128.5f, 65504.0f, 1e30f, -3e9f};
+    bool half = !strcmp(from, "float16");
+    for (uint64_t i = 0; i < x->count && i < COUNT(edges); ++i)
+      v[7 * i % x->count] = half ? hgr_ref_float16_bits(edges[i]) : hgr_ref_bfloat16_bits(edges[i]);
   } else {
     for (uint64_t i = 0; i < x->count; ++i) {
       uint64_t bits = hgr_test_rng_next(rng);
@@ -444,7 +454,8 @@ static void check_cast_case(const char* from, const char* to, shape_t shape, uin
   check_cast(from, to, shape, seed, false);
 }
 
-static const char* const cast_dtypes[] = {"float32", "int32", "int64", "uint8", "int8", "bool"};
+static const char* const cast_dtypes[] = {"float32", "int32",  "int64", "uint8",   "int8",
+                                          "bool",    "uint16", "int16", "float16", "bfloat16"};
 
 /* Every pair of the cast dtypes, each way and each to itself. */
 static void cast_matches_reference(void** state) {
@@ -480,6 +491,26 @@ static void cast_reference_saturates_and_truncates(void** state) {
   const int64_t big[] = {INT64_MAX, INT64_MIN, -5, 5000000000};
   assert_true(hgr_ref_cast("int64", big, "int32", i32, 4));
   assert_true(i32[0] == INT32_MAX && i32[1] == INT32_MIN && i32[2] == -5 && i32[3] == INT32_MAX);
+  /* to 8 and 16 bits, integers keep their low bits (ONNX's own example: 200 -> -56) */
+  const int16_t i16_in[] = {200, -200, 127};
+  assert_true(hgr_ref_cast("int16", i16_in, "int8", i8, 3));
+  assert_true(i8[0] == -56 && i8[1] == 56 && i8[2] == 127);
+  const int32_t wide[] = {300, 70000, -1, -32769};
+  uint16_t u16[4];
+  int16_t i16[4];
+  assert_true(hgr_ref_cast("int32", wide, "uint8", u8, 4) && hgr_ref_cast("int32", wide, "uint16", u16, 4) &&
+              hgr_ref_cast("int32", wide, "int16", i16, 4));
+  assert_true(u8[0] == 44 && u8[2] == 255 && u16[1] == 4464 && u16[2] == 65535 && i16[1] == 4464 &&
+              i16[3] == 32767);
+  /* float16 and bfloat16 round to nearest even, through subnormals to infinity */
+  const float halves[] = {1.0f, 65504.0f, 65520.0f, 1.00048828125f, 1.00146484375f, 0x1p-24f, 0x1p-25f,
+                          0x3p-26f, NAN, -2.0f};
+  const uint16_t half_bits[] = {0x3c00, 0x7bff, 0x7c00, 0x3c00, 0x3c02, 0x0001, 0x0000, 0x0001, 0x7e00, 0xc000};
+  for (size_t i = 0; i < COUNT(halves); ++i) assert_int_equal(hgr_ref_float16_bits(halves[i]), half_bits[i]);
+  const float brains[] = {1.0f, 1.00390625f, 1.01171875f, -3e38f, 0x1p-133f, NAN};
+  const uint16_t brain_bits[] = {0x3f80, 0x3f80, 0x3f82, 0xff62, 0x0001, 0x7fc0};
+  for (size_t i = 0; i < COUNT(brains); ++i) assert_int_equal(hgr_ref_bfloat16_bits(brains[i]), brain_bits[i]);
+  assert_true(hgr_ref_float16_value(0x0001) == 0x1p-24f && hgr_ref_bfloat16_value(0xc040) == -3.0f);
 }
 
 /* ---- in place ------------------------------------------------------------------------- */
@@ -785,16 +816,16 @@ static void unary_ops_reject_bad_shapes_dtypes_and_attrs(void** state) {
 static void cast_rejects_bad_dtypes_shapes_and_attrs(void** state) {
   (void)state;
   expect_rejection("cast", NULL, "float32", SHAPE1(4), NULL, SHAPE0, "int32", SHAPE1(4),
-                   "node 1 'cast_node' (cast): attr 'dtype' (the output's dtype: float32, int32, int64, uint8, int8 or "
-                   "bool) is required");
-  expect_rejection("cast", "\"dtype\": \"float16\"", "float32", SHAPE1(4), NULL, SHAPE0, "float16", SHAPE1(4),
-                   "node 1 'cast_node' (cast): attr 'dtype' = \"float16\" is not supported; cast converts between "
-                   "float32, int32, int64, uint8, int8 and bool");
+                   "node 1 'cast_node' (cast): attr 'dtype' (the output's dtype: float32, int32, int64, uint8, int8, "
+                   "bool, uint16, int16, float16 or bfloat16) is required");
+  expect_rejection("cast", "\"dtype\": \"float64\"", "float32", SHAPE1(4), NULL, SHAPE0, "float64", SHAPE1(4),
+                   "node 1 'cast_node' (cast): attr 'dtype' = \"float64\" is not supported; cast converts between "
+                   "float32, int32, int64, uint8, int8, bool, uint16, int16, float16 and bfloat16");
   expect_rejection("cast", "\"dtype\": \"int32\"", "float32", SHAPE1(4), NULL, SHAPE0, "float32", SHAPE1(4),
                    "node 1 'cast_node' (cast): output 0 (entry 1) should be int32 [4], the graph says float32 [4]");
-  expect_rejection("cast", "\"dtype\": \"float32\"", "float16", SHAPE1(4), NULL, SHAPE0, "float32", SHAPE1(4),
-                   "node 1 'cast_node' (cast): input 0 (entry 0) is float16; the op supports float32, int32, int64, "
-                   "uint8, int8 and bool");
+  expect_rejection("cast", "\"dtype\": \"float32\"", "float64", SHAPE1(4), NULL, SHAPE0, "float32", SHAPE1(4),
+                   "node 1 'cast_node' (cast): input 0 (entry 0) is float64; the op supports float32, int32, int64, "
+                   "uint8, int8, bool, uint16, int16, float16 and bfloat16");
   expect_rejection("cast", "\"dtype\": \"bool\"", "int64", SHAPE1(4), NULL, SHAPE0, "uint8", SHAPE1(4),
                    "node 1 'cast_node' (cast): output 0 (entry 1) should be bool [4], the graph says uint8 [4]");
   expect_rejection("cast", "\"dtype\": \"float32\"", "int32", SHAPE1(4), NULL, SHAPE0, "float32", SHAPE2(2, 2),

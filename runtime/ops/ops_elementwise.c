@@ -33,7 +33,7 @@ enum {
 
 /* The dtypes the elementwise kernels know, with their kernel-name suffixes. */
 #define DTYPE_BOOL ((hgr_dtype_t){HGR_DTYPE_UINT, 1, 1})
-enum { F32 = 1, I32 = 2, I64 = 4, U8 = 8, I8 = 16, BOOL = 32 };
+enum { F32 = 1, I32 = 2, I64 = 4, U8 = 8, I8 = 16, BOOL = 32, U16 = 64, I16 = 128, F16 = 256, BF16 = 512 };
 static const struct {
   const char* name;
   hgr_dtype_t dtype;
@@ -43,6 +43,8 @@ static const struct {
     {"float32", {HGR_DTYPE_FLOAT, 32, 1}, "f32", F32}, {"int32", {HGR_DTYPE_INT, 32, 1}, "i32", I32},
     {"int64", {HGR_DTYPE_INT, 64, 1}, "i64", I64},     {"uint8", {HGR_DTYPE_UINT, 8, 1}, "u8", U8},
     {"int8", {HGR_DTYPE_INT, 8, 1}, "i8", I8},         {"bool", {HGR_DTYPE_UINT, 1, 1}, "bool", BOOL},
+    {"uint16", {HGR_DTYPE_UINT, 16, 1}, "u16", U16},   {"int16", {HGR_DTYPE_INT, 16, 1}, "i16", I16},
+    {"float16", {HGR_DTYPE_FLOAT, 16, 1}, "f16", F16}, {"bfloat16", {HGR_DTYPE_BFLOAT, 16, 1}, "bf16", BF16},
 };
 #define KNOWN_DTYPE_COUNT (sizeof(known_dtypes) / sizeof(known_dtypes[0]))
 
@@ -77,7 +79,7 @@ static hgr_status_t check_input_dtype(const hgr__op_ctx_t* ctx, uint32_t index, 
   const hgr__entry_t* entry = hgr__op_input(ctx, index);
   int k = known_dtype(entry->dtype);
   if (k >= 0 && (allowed & known_dtypes[k].flag)) return HGR_OK;
-  char got[32], names[96];
+  char got[32], names[160];
   allowed_names(allowed, " and ", names, sizeof(names));
   return HGR__OP_ERROR(ctx, "input %u (entry %u) is %s; the op supports %s", index,
                        (uint32_t)(entry - ctx->graph->entries), hgr_dtype_format(entry->dtype, got, sizeof(got)),
@@ -319,10 +321,12 @@ static hgr_status_t plan_unary(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
+/* What cast converts between: every dtype here. */
+enum { CASTABLE = F32 | I32 | I64 | U8 | I8 | BOOL | U16 | I16 | F16 | BF16 };
+
 /* The output's dtype, from attr 'dtype'. */
 static hgr_status_t cast_dtype(const hgr__op_ctx_t* ctx, hgr_dtype_t* out_dtype) {
-  enum { CASTABLE = F32 | I32 | I64 | U8 | I8 | BOOL };
-  char names[96];
+  char names[160];
   const char* dtype = hgr__attr_string(ctx, "dtype", NULL);
   if (!dtype) {
     allowed_names(CASTABLE, " or ", names, sizeof(names));
@@ -341,7 +345,7 @@ static hgr_status_t infer_cast(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   const hgr__entry_t* in = hgr__op_input(ctx, 0);
   hgr_dtype_t dtype;
   HGR_RETURN_IF_ERROR(cast_dtype(ctx, &dtype));
-  HGR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, F32 | I32 | I64 | U8 | I8 | BOOL));
+  HGR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, CASTABLE));
   hgr__op_set_output(&outputs[0], dtype, in->shape, in->ndim);
   return HGR_OK;
 }
