@@ -4,8 +4,9 @@
  * hgr_onnx_load_file, run on one device through the C API, and compared with
  * ONNX's default tolerance (|got - want| <= 1e-7 + 1e-3 |want|; NaN matches NaN;
  * integers and bools exactly, dtypes and shapes equal). Each test is passed,
- * failed, or not supported (the model was refused as UNIMPLEMENTED: an op, attr
- * value or dtype hgr does not support, named in the reason).
+ * failed, not supported (the model was refused as UNIMPLEMENTED: an op, attr
+ * value or dtype hgr does not support, named in the reason), or one whose data
+ * ONNX Runtime does not meet either (data_differs, below).
  *
  *   onnx_conformance DEVICE [--data DIR] [--sample N] [--report FILE.tsv] [--only TEXT]
  *
@@ -30,8 +31,43 @@
 
 static const char* const categories[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
 
-typedef enum outcome_t { PASSED, FAILED, UNSUPPORTED } outcome_t;
-static const char* const outcome_names[] = {"passed", "failed", "not supported"};
+typedef enum outcome_t { PASSED, FAILED, UNSUPPORTED, DATA_DIFFERS } outcome_t;
+static const char* const outcome_names[] = {"passed", "failed", "not supported", "data differs"};
+
+/* Tests whose data ONNX Runtime does not meet either: each fails as `failure` says
+ * (any other outcome fails the run, so the list cannot go stale), and is reported
+ * with why. */
+static const struct {
+  const char *test, *failure, *why;
+} data_differs[] = {
+    {"test_cast_FLOAT_to_BFLOAT16", "values differ",
+     "ONNX 1.12's data truncates to bfloat16; ONNX Runtime 1.32 (and ONNX's reference since 1.14) rounds to nearest "
+     "even, as hgr does"},
+    {"test_castlike_BFLOAT16_to_FLOAT_expanded", "input 'like' has rank 2 in the model; the input given has rank 1",
+     "the data gives input 'like' shaped [1], the model declares [3, 4]; ONNX Runtime checks a feed's rank against "
+     "the model's too"},
+    {"test_castlike_FLOAT_to_BFLOAT16_expanded", "input 'like' has rank 2 in the model; the input given has rank 1",
+     "the data gives input 'like' shaped [1], the model declares [3, 4]; ONNX Runtime checks a feed's rank against "
+     "the model's too"},
+};
+
+/* outcome, seen against data_differs: DATA_DIFFERS (reason: why) for a listed test
+ * that failed as listed; FAILED for one that did anything else. */
+static outcome_t against_data_differs(const char* test, outcome_t outcome, char* reason, size_t capacity) {
+  for (size_t k = 0; k < sizeof(data_differs) / sizeof(data_differs[0]); ++k) {
+    if (strcmp(test, data_differs[k].test)) continue;
+    if (outcome == FAILED && strstr(reason, data_differs[k].failure)) {
+      snprintf(reason, capacity, "%s", data_differs[k].why);
+      return DATA_DIFFERS;
+    }
+    char was[1024];
+    snprintf(was, sizeof(was), "%s", reason);
+    snprintf(reason, capacity, "listed as data that differs (\"%s\"), but %s%s%s", data_differs[k].failure,
+             outcome_names[outcome], was[0] ? ": " : "", was);
+    return FAILED;
+  }
+  return outcome;
+}
 
 typedef struct tensor_t {
   hgr_dtype_t dtype;
@@ -82,10 +118,17 @@ static bool exists(const char* path) {
   return stat(path, &st) == 0;
 }
 
+/* ONNX's test data writes bfloat16 tensors as uint16 (numpy has no bfloat16): the
+ * same bits, read as bfloat16 where the model's own tensor is. */
+static const hgr_dtype_t BFLOAT16 = {HGR_DTYPE_BFLOAT, 16, 1}, UINT16 = {HGR_DTYPE_UINT, 16, 1};
+static hgr_dtype_t as_written(hgr_dtype_t model_dtype, hgr_dtype_t data_dtype) {
+  return hgr_dtype_equal(model_dtype, BFLOAT16) && hgr_dtype_equal(data_dtype, UINT16) ? BFLOAT16 : data_dtype;
+}
+
 /* Compares an output with the expected tensor; on a mismatch writes why. */
 static bool compare(const hgr_tensor_info_t* info, const void* got, const tensor_t* want, char* why, size_t capacity) {
   char a[32], b[32];
-  if (!hgr_dtype_equal(info->dtype, want->dtype)) {
+  if (!hgr_dtype_equal(info->dtype, as_written(info->dtype, want->dtype))) {
     snprintf(why, capacity, "dtype %s, expected %s", hgr_dtype_format(info->dtype, a, sizeof(a)),
              hgr_dtype_format(want->dtype, b, sizeof(b)));
     return false;
@@ -101,7 +144,7 @@ static bool compare(const hgr_tensor_info_t* info, const void* got, const tensor
     size_t count = want->bytes / 4, bad = 0, first = 0;
     double worst = 0;
     for (size_t i = 0; i < count; ++i) {
-      if (isnan(g[i]) && isnan(w[i])) continue;
+      if ((isnan(g[i]) && isnan(w[i])) || g[i] == w[i]) continue; /* infinities too */
       double diff = fabs((double)g[i] - (double)w[i]);
       if (!(diff <= ATOL + RTOL * fabs((double)w[i]))) {
         if (!bad++) first = i;
@@ -124,7 +167,7 @@ typedef struct runner_t {
   hgr_instance_t* instance;
   const char* device;
   FILE* report;
-  size_t counts[3];
+  size_t counts[4];
 } runner_t;
 
 /* Runs one test directory; *reason gets why it failed or is not supported. */
@@ -201,9 +244,12 @@ static outcome_t run_test(runner_t* r, const char* dir, char* reason, size_t cap
     size_t count = 0;
     hgr_model_input_t given[MAX_IO];
     status = read_inputs(set_dir, inputs, &count);
-    for (size_t i = 0; i < count; ++i)
-      given[i] = (hgr_model_input_t){inputs[i].dtype, inputs[i].ndim, inputs[i].shape, inputs[i].data,
-                                     inputs[i].bytes};
+    for (size_t i = 0; i < count; ++i) {
+      hgr_model_io_t io;
+      hgr_dtype_t dtype = inputs[i].dtype;
+      if (i < hgr_model_input_count(model) && !hgr_model_input(model, i, &io)) dtype = as_written(io.dtype, dtype);
+      given[i] = (hgr_model_input_t){dtype, inputs[i].ndim, inputs[i].shape, inputs[i].data, inputs[i].bytes};
+    }
     hgr_model_run_t* run = NULL;
     if (!status) status = hgr_model_run(model, given, count, &run);
     if (!status) status = hgr_model_run_wait(run);
@@ -327,14 +373,15 @@ int main(int argc, char** argv) {
       bool selected = exists(model) && (!only || strstr(tests[t], only)) && seen++ % (size_t)sample == 0;
       if (selected) {
         char reason[2048] = "";
-        outcome_t outcome = run_test(&r, test_dir, reason, sizeof(reason));
+        outcome_t outcome = against_data_differs(tests[t], run_test(&r, test_dir, reason, sizeof(reason)), reason,
+                                                 sizeof(reason));
         ++r.counts[outcome];
         ++ran;
         if (outcome == FAILED) printf("FAILED %s/%s: %s\n", categories[c], tests[t], reason);
         if (r.report) report_line(r.report, categories[c], tests[t], outcome, reason);
         if (ran % 100 == 0)
-          printf("... %zu tests: %zu passed, %zu failed, %zu not supported\n", ran, r.counts[PASSED], r.counts[FAILED],
-                 r.counts[UNSUPPORTED]);
+          printf("... %zu tests: %zu passed, %zu failed, %zu not supported, %zu data differs\n", ran, r.counts[PASSED],
+                 r.counts[FAILED], r.counts[UNSUPPORTED], r.counts[DATA_DIFFERS]);
         fflush(stdout);
       }
       free(tests[t]);
@@ -342,8 +389,9 @@ int main(int argc, char** argv) {
     free(tests);
   }
   if (r.report) fclose(r.report);
-  printf("ONNX backend tests on %s%s: %zu run, %zu passed, %zu failed, %zu not supported\n", device,
-         sample > 1 ? " (a sample)" : "", ran, r.counts[PASSED], r.counts[FAILED], r.counts[UNSUPPORTED]);
+  printf("ONNX backend tests on %s%s: %zu run, %zu passed, %zu failed, %zu not supported, %zu whose data ONNX Runtime "
+         "does not meet either\n", device, sample > 1 ? " (a sample)" : "", ran, r.counts[PASSED], r.counts[FAILED],
+         r.counts[UNSUPPORTED], r.counts[DATA_DIFFERS]);
   hgr_instance_release(r.instance);
   return r.counts[FAILED] ? 1 : 0;
 }

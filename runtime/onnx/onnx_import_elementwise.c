@@ -576,26 +576,22 @@ static hgr_status_t import_cast(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(cast_target(node, &to));
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
-  const char* dtype = to == HGR__ONNX_FLOAT ? "float32"
-                      : (to == HGR__ONNX_INT32 || to == HGR__ONNX_INT64) ? "int32"
-                      : to == HGR__ONNX_BOOL ? "bool" : NULL;
-  if (!dtype)
-    return HGR__ONNX_UNSUPPORTED(node, "Cast to %s at run time; hgr computes float, int32, int64 and bool",
-                                 hgr__onnx_type_name((int32_t)to));
+  hgr_dtype_t dtype;
+  if (!hgr__onnx_held_dtype((int32_t)to, &dtype))
+    return HGR__ONNX_UNSUPPORTED(node, "Cast to %s at run time; hgr holds float, float16, bfloat16, int8, uint8, "
+                                 "int16, uint16, int32, int64 and bool", hgr__onnx_type_name((int32_t)to));
   hgr_value_t in;
-  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(node, x, &in));
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, in, &info));
-  char current[32];
-  if (!strcmp(hgr_dtype_format(info.dtype, current, sizeof(current)), dtype)) {
+  if (hgr_dtype_equal(info.dtype, dtype)) {
     HGR_RETURN_IF_ERROR(hgr__onnx_set_alias(node, 0, x));
     node->outputs[0]->onnx_type = (int32_t)to;
     return HGR_OK;
   }
-  hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-  hgr_status_t status = hgr_attrs_set_string(attrs, "dtype", dtype);
-  return hgr__onnx_finish_op(node, status, attrs, "cast", &in, 1, 0, (int32_t)to);
+  hgr_value_t out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, in, dtype, &out));
+  return hgr__onnx_set_runtime(node, 0, out, (int32_t)to);
 }
 
 static hgr_status_t import_identity(hgr__onnx_node_t* node) {

@@ -12,7 +12,12 @@
  *
  * Run-time dtypes: ONNX float is float32; int32 and int64 are int32 (int64 graph
  * inputs are cast on entry, int64 graph outputs cast back on exit; constants are
- * narrowed with a range check); bool is hgr's bool (one byte). */
+ * narrowed with a range check); bool is hgr's bool (one byte). float16, bfloat16,
+ * int8, uint8, int16 and uint16 are held in their own width between ops (graph
+ * inputs and outputs, the values nodes write), and computed in float32 or int32:
+ * hgr__onnx_runtime gives an op its inputs widened, hgr__onnx_set_runtime narrows
+ * what it computed back, and ops that take them as they are (Cast) read them with
+ * hgr__onnx_runtime_held. Constants are widened at load, or kept narrow for those. */
 #ifndef HGR_ONNX_INTERNAL_H_
 #define HGR_ONNX_INTERNAL_H_
 
@@ -74,6 +79,12 @@ bool hgr__onnx_type_is_float(int32_t onnx_type); /* float, double, float16, bflo
 /* hgr's dtype of an ONNX type (for constants and test data); UNIMPLEMENTED for
  * strings, complex and unknown types. */
 hgr_status_t hgr__onnx_type_dtype(int32_t onnx_type, hgr_dtype_t* out_dtype);
+/* The dtype values of onnx_type are held in at run time (int64 as int32); false
+ * for the types hgr does not hold (double, uint32, uint64, strings, complex). */
+bool hgr__onnx_held_dtype(int32_t onnx_type, hgr_dtype_t* out_dtype);
+/* The ONNX type ops compute values of onnx_type in: float for float16 and
+ * bfloat16, int32 for the 8-, 16- and 64-bit integers; else onnx_type itself. */
+int32_t hgr__onnx_compute_type(int32_t onnx_type);
 /* The ONNX type of an hgr dtype, or HGR__ONNX_UNDEFINED. */
 int32_t hgr__onnx_dtype_type(hgr_dtype_t dtype);
 
@@ -377,12 +388,18 @@ hgr_status_t hgr__onnx_attr_floats(const hgr__onnx_node_t* node, const char* nam
  * naming it), so that an attr hgr would silently ignore is an error. */
 hgr_status_t hgr__onnx_check_attrs(const hgr__onnx_node_t* node, const char* known);
 
-/* The builder value of v, making a builder constant of a constant on first use
- * (converted to its run-time dtype: float32, int32 with a range check, bool). */
+/* The builder value of v in the dtype ops compute it in (hgr__onnx_compute_type:
+ * a value held narrower is cast to it), making a builder constant of a constant on
+ * first use (int64 narrowed to int32 with a range check). */
 hgr_status_t hgr__onnx_runtime(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr_value_t* out_value);
-/* A builder constant of a host tensor, converted to its run-time dtype (float
- * types to float32 are not converted: only float tensors are taken; int64 narrowed
- * to int32 with a range check). name NULL: a unique name after the node. */
+/* The builder value of v in the dtype it is held in (hgr__onnx_held_dtype), for ops
+ * that take it so: a constant of a narrow type is made narrow. */
+hgr_status_t hgr__onnx_runtime_held(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr_value_t* out_value);
+/* value cast to dtype by a cast op named after the node. */
+hgr_status_t hgr__onnx_add_cast(hgr__onnx_node_t* node, hgr_value_t value, hgr_dtype_t dtype, hgr_value_t* out_value);
+/* A builder constant of a host tensor, converted to the dtype ops compute it in
+ * (int64 narrowed to int32 with a range check). name NULL: a unique name after the
+ * node. */
 hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, const hgr__onnx_tensor_t* tensor,
                                     hgr_value_t* out_value);
 /* A float32 builder constant of t (cast from its type), named "<base>#<n>" (base
@@ -416,7 +433,8 @@ hgr_status_t hgr__onnx_index_input(hgr__onnx_node_t* node, hgr__onnx_value_t* in
 hgr_status_t hgr__onnx_value_info(const hgr__onnx_node_t* node, hgr_value_t value, hgr_tensor_info_t* out_info);
 
 /* Output k: a builder value (its type: the ONNX type the node declares, given as
- * onnx_type, which the run-time dtype must hold); a constant (ownership passes,
+ * onnx_type; the value is in the dtype that type is held or computed in, and cast
+ * to the held one); a constant (ownership passes,
  * also on failure); or the same value as an input (Identity). An omitted output
  * (NULL) ignores the call. */
 hgr_status_t hgr__onnx_set_runtime(hgr__onnx_node_t* node, uint32_t k, hgr_value_t value, int32_t onnx_type);

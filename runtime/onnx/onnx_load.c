@@ -162,14 +162,11 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
                         "takes tensors", info->name);
     v->onnx_type = tt->elem_type;
     hgr_dtype_t dtype;
-    switch (v->onnx_type) {
-      case HGR__ONNX_FLOAT: case HGR__ONNX_INT32: case HGR__ONNX_INT64: case HGR__ONNX_BOOL:
-        HGR_RETURN_IF_ERROR(hgr__onnx_type_dtype(v->onnx_type, &dtype));
-        break;
-      default:
-        return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is %s; hgr takes float, int32, int64 and "
-                          "bool inputs", info->name, hgr__onnx_type_name(v->onnx_type));
-    }
+    if (!hgr__onnx_held_dtype(v->onnx_type, &dtype))
+      return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is %s; hgr takes float, float16, bfloat16, int8, "
+                        "uint8, int16, uint16, int32, int64 and bool inputs", info->name,
+                        hgr__onnx_type_name(v->onnx_type));
+    HGR_RETURN_IF_ERROR(hgr__onnx_type_dtype(v->onnx_type, &dtype)); /* int64 at the edge */
     int64_t shape[HGR_MAX_DIMS];
     int32_t ndim = 0;
     HGR_RETURN_IF_ERROR(input_shape(loader, info, &ndim, shape));
@@ -190,13 +187,8 @@ static hgr_status_t add_inputs(hgr__onnx_loader_t* loader, hgr__onnx_node_t* ent
     hgr_value_t value;
     HGR_RETURN_IF_ERROR(hgr_builder_add_input(loader->builder, info->name, dtype, shape, ndim, &value));
     if (v->onnx_type == HGR__ONNX_INT64) { /* held as int32 inside */
-      hgr_attrs_t* attrs = NULL;
-      HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-      hgr_status_t status = hgr_attrs_set_string(attrs, "dtype", "int32");
       snprintf(entry->label, sizeof(entry->label), "graph input '%.200s'", info->name);
-      if (!status) status = hgr__onnx_add_op(entry, "cast", &value, 1, attrs, 1, &value);
-      hgr_attrs_release(attrs);
-      HGR_RETURN_IF_ERROR(status);
+      HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(entry, value, (hgr_dtype_t){HGR_DTYPE_INT, 32, 1}, &value));
     }
     v->ndim = ndim;
     memcpy(v->shape, shape, sizeof(int64_t) * (size_t)ndim);
@@ -416,20 +408,16 @@ static hgr_status_t mark_outputs(hgr__onnx_loader_t* loader) {
     if (!v->defined)
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s is never defined", exit_node.label);
     hgr_value_t value;
-    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(&exit_node, v, &value));
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(&exit_node, v, &value));
     if (v->onnx_type == HGR__ONNX_INT64) { /* back to int64 on exit */
-      hgr_attrs_t* attrs = NULL;
-      HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-      hgr_status_t status = hgr_attrs_set_string(attrs, "dtype", "int64");
       char* name = hgr__copy_text(loader->allocator, v->name);
       none.n_output = 1;
       none.output = &name;
-      if (!status) status = name ? hgr__onnx_add_op(&exit_node, "cast", &value, 1, attrs, 1, &value)
+      hgr_status_t status = name ? hgr__onnx_add_cast(&exit_node, value, (hgr_dtype_t){HGR_DTYPE_INT, 64, 1}, &value)
                                  : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
       none.n_output = 0;
       none.output = NULL;
       hgr__free(loader->allocator, name);
-      hgr_attrs_release(attrs);
       HGR_RETURN_IF_ERROR(status);
     }
     HGR_RETURN_IF_ERROR(hgr_builder_mark_output(loader->builder, value));

@@ -143,8 +143,9 @@ static hgr_status_t describe_io(const Onnx__ValueInfoProto* info, bool zero_unkn
   if (!tt->has_elem_type) return HGR_OK;
   int32_t type = tt->elem_type;
   out_io->type_name = hgr__onnx_type_name(type);
-  if (type == HGR__ONNX_FLOAT || type == HGR__ONNX_INT32 || type == HGR__ONNX_INT64 || type == HGR__ONNX_BOOL) {
-    hgr_status_t status = hgr__onnx_type_dtype(type, &out_io->dtype);
+  hgr_dtype_t held;
+  if (hgr__onnx_held_dtype(type, &held)) {
+    hgr_status_t status = hgr__onnx_type_dtype(type, &out_io->dtype); /* int64 at the edge */
     if (status) return status;
   }
   if (!tt->shape) return HGR_OK;

@@ -144,27 +144,24 @@ hgr_status_t hgr__onnx_check_attrs(const hgr__onnx_node_t* node, const char* kno
 
 /* ---- builder values ----------------------------------------------------------------- */
 
-/* The run-time dtype of an ONNX type: float32, int32 (int32 and int64) or bool. */
-static hgr_status_t runtime_dtype(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v, hgr_dtype_t* out) {
-  switch (v->onnx_type) {
-    case HGR__ONNX_FLOAT: *out = (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}; return HGR_OK;
-    case HGR__ONNX_INT32: case HGR__ONNX_INT64: *out = (hgr_dtype_t){HGR_DTYPE_INT, 32, 1}; return HGR_OK;
-    case HGR__ONNX_BOOL: *out = (hgr_dtype_t){HGR_DTYPE_UINT, 1, 1}; return HGR_OK;
-    default:
-      return HGR__ONNX_UNSUPPORTED(node, "value '%s' is %s; at run time hgr computes float, int32, int64 (held as "
-                                   "int32) and bool", v->name, hgr__onnx_type_name(v->onnx_type));
-  }
+/* The dtype v is held in at run time (hgr__onnx_held_dtype), or UNIMPLEMENTED naming v. */
+static hgr_status_t held_dtype(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v, hgr_dtype_t* out) {
+  if (hgr__onnx_held_dtype(v->onnx_type, out)) return HGR_OK;
+  return HGR__ONNX_UNSUPPORTED(node, "value '%s' is %s; at run time hgr holds float, float16, bfloat16, int8, uint8, "
+                               "int16, uint16, int32, int64 (as int32) and bool", v->name,
+                               hgr__onnx_type_name(v->onnx_type));
 }
 
 static hgr_status_t builder_status(const hgr__onnx_node_t* node, hgr_status_t status) {
   return hgr_status_annotate(status, "%s", node->label);
 }
 
-hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, const hgr__onnx_tensor_t* tensor,
-                                    hgr_value_t* out_value) {
+/* A builder constant of tensor in the dtype it is held in (held) or computed in. */
+static hgr_status_t add_constant_as(hgr__onnx_node_t* node, const char* name, const hgr__onnx_tensor_t* tensor,
+                                    bool held, hgr_value_t* out_value) {
   hgr__onnx_value_t v = {.name = name ? name : "(a constant)", .onnx_type = tensor->onnx_type};
   hgr_dtype_t dtype;
-  HGR_RETURN_IF_ERROR(runtime_dtype(node, &v, &dtype));
+  HGR_RETURN_IF_ERROR(held_dtype(node, &v, &dtype));
   const hgr__onnx_tensor_t* c = tensor;
   hgr__onnx_tensor_t* converted = NULL;
   if (c->onnx_type == HGR__ONNX_INT64) {
@@ -174,7 +171,11 @@ hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, co
         return HGR__ONNX_UNSUPPORTED(node, "constant '%s' holds %lld at element %llu; hgr computes int64 as int32",
                                      name ? name : "", (long long)x, (unsigned long long)i);
     }
-    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(node->loader->allocator, c, HGR__ONNX_INT32, node->label, &converted));
+  }
+  int32_t as_type = held ? hgr__onnx_dtype_type(dtype) : hgr__onnx_compute_type(c->onnx_type);
+  if (as_type != c->onnx_type) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_tensor_cast(node->loader->allocator, c, as_type, node->label, &converted));
+    hgr__onnx_held_dtype(as_type, &dtype); /* float or int32 */
     c = converted;
   }
   const char* base = name ? name : (node->proto->n_output && node->proto->output[0] ? node->proto->output[0] : "c");
@@ -192,6 +193,21 @@ hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, co
   hgr__free(node->loader->allocator, unique);
   hgr__onnx_tensor_free(converted);
   return builder_status(node, status);
+}
+
+hgr_status_t hgr__onnx_add_constant(hgr__onnx_node_t* node, const char* name, const hgr__onnx_tensor_t* tensor,
+                                    hgr_value_t* out_value) {
+  return add_constant_as(node, name, tensor, false, out_value);
+}
+
+hgr_status_t hgr__onnx_add_cast(hgr__onnx_node_t* node, hgr_value_t value, hgr_dtype_t dtype, hgr_value_t* out_value) {
+  char name[32];
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_status_t status = hgr_attrs_set_string(attrs, "dtype", hgr_dtype_format(dtype, name, sizeof(name)));
+  if (!status) status = hgr__onnx_add_op(node, "cast", &value, 1, attrs, 1, out_value);
+  hgr_attrs_release(attrs);
+  return status;
 }
 
 hgr_status_t hgr__onnx_add_float_constant(hgr__onnx_node_t* node, const char* base, const hgr__onnx_tensor_t* t,
@@ -220,16 +236,39 @@ hgr_status_t hgr__onnx_add_scalar(hgr__onnx_node_t* node, double value, hgr_valu
 }
 
 hgr_status_t hgr__onnx_runtime(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr_value_t* out_value) {
-  if (v->has_value) {
-    *out_value = v->value;
-    return HGR_OK;
+  if (!v->has_value) {
+    if (!v->constant)
+      return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: value '%s' has no builder value", node->label, v->name);
+    /* a subgraph's names repeat (a body per iteration, shadowing): those take unique names */
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_constant(node, v->scoped ? NULL : v->name, v->constant, &v->value));
+    v->has_value = true;
   }
-  if (!v->constant) return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: value '%s' has no builder value", node->label, v->name);
-  /* a subgraph's names repeat (a body per iteration, shadowing): those take unique names */
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_constant(node, v->scoped ? NULL : v->name, v->constant, &v->value));
-  v->has_value = true;
   *out_value = v->value;
-  return HGR_OK;
+  hgr_tensor_info_t info;
+  hgr_dtype_t compute;
+  HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, v->value, &info));
+  if (!hgr__onnx_held_dtype(hgr__onnx_compute_type(v->onnx_type), &compute) || hgr_dtype_equal(info.dtype, compute))
+    return HGR_OK;
+  return hgr__onnx_add_cast(node, v->value, compute, out_value); /* widened for the op */
+}
+
+hgr_status_t hgr__onnx_runtime_held(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr_value_t* out_value) {
+  hgr_dtype_t held, compute;
+  HGR_RETURN_IF_ERROR(held_dtype(node, v, &held));
+  if (v->has_value) {
+    hgr_tensor_info_t info;
+    HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, v->value, &info));
+    if (hgr_dtype_equal(info.dtype, held)) {
+      *out_value = v->value;
+      return HGR_OK;
+    }
+  }
+  if (!v->constant)
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: value '%s' has no builder value of its own dtype", node->label,
+                      v->name);
+  hgr__onnx_held_dtype(hgr__onnx_compute_type(v->onnx_type), &compute);
+  if (hgr_dtype_equal(held, compute)) return hgr__onnx_runtime(node, v, out_value);
+  return add_constant_as(node, NULL, v->constant, true, out_value); /* v->value keeps the computed one */
 }
 
 hgr_status_t hgr__onnx_add_op(hgr__onnx_node_t* node, const char* op, const hgr_value_t* inputs, uint32_t input_count,
@@ -324,9 +363,12 @@ hgr_status_t hgr__onnx_set_runtime(hgr__onnx_node_t* node, uint32_t k, hgr_value
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, value, &info));
   v->onnx_type = onnx_type;
-  hgr_dtype_t want;
-  HGR_RETURN_IF_ERROR(runtime_dtype(node, v, &want));
-  if (!hgr_dtype_equal(want, info.dtype)) {
+  hgr_dtype_t want, compute;
+  HGR_RETURN_IF_ERROR(held_dtype(node, v, &want));
+  if (!hgr_dtype_equal(want, info.dtype) && hgr__onnx_held_dtype(hgr__onnx_compute_type(onnx_type), &compute) &&
+      hgr_dtype_equal(compute, info.dtype)) /* computed wide: held in the ONNX type's own width */
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, value, want, &value));
+  else if (!hgr_dtype_equal(want, info.dtype)) {
     char got[32], wanted[32];
     return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: output '%s' is %s at run time, expected %s for %s", node->label,
                       v->name, hgr_dtype_format(info.dtype, got, sizeof(got)),

@@ -70,6 +70,26 @@ hgr_status_t hgr__onnx_type_dtype(int32_t onnx_type, hgr_dtype_t* out_dtype) {
   return HGR_OK;
 }
 
+bool hgr__onnx_held_dtype(int32_t onnx_type, hgr_dtype_t* out_dtype) {
+  switch (onnx_type) {
+    case HGR__ONNX_INT64: *out_dtype = (hgr_dtype_t){HGR_DTYPE_INT, 32, 1}; return true;
+    case HGR__ONNX_FLOAT: case HGR__ONNX_FLOAT16: case HGR__ONNX_BFLOAT16: case HGR__ONNX_INT32:
+    case HGR__ONNX_UINT8: case HGR__ONNX_INT8: case HGR__ONNX_UINT16: case HGR__ONNX_INT16: case HGR__ONNX_BOOL:
+      *out_dtype = types[type_index(onnx_type)].dtype;
+      return true;
+    default: return false;
+  }
+}
+
+int32_t hgr__onnx_compute_type(int32_t onnx_type) {
+  switch (onnx_type) {
+    case HGR__ONNX_FLOAT16: case HGR__ONNX_BFLOAT16: return HGR__ONNX_FLOAT;
+    case HGR__ONNX_UINT8: case HGR__ONNX_INT8: case HGR__ONNX_UINT16: case HGR__ONNX_INT16: case HGR__ONNX_INT64:
+      return HGR__ONNX_INT32;
+    default: return onnx_type;
+  }
+}
+
 int32_t hgr__onnx_dtype_type(hgr_dtype_t dtype) {
   for (size_t i = 0; i < TYPE_COUNT; ++i)
     if (types[i].bytes && hgr_dtype_equal(types[i].dtype, dtype)) return types[i].type;

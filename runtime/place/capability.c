@@ -20,15 +20,17 @@ static void device_limits(const hgr_device_info_t* device, hgr__limits_t* limits
 }
 
 /* The first dtype of the node's entries the device lacks ("float16", "float64"),
- * or NULL. */
-static const char* missing_dtype(const hgr_graph_t* graph, uint32_t node_id, const hgr_device_info_t* device) {
+ * or NULL. hgr's own kernels (built_in) hold float16 as storage, through vload_half
+ * and vstore_half, which need no cl_khr_fp16. */
+static const char* missing_dtype(const hgr_graph_t* graph, uint32_t node_id, const hgr_device_info_t* device,
+                                 bool built_in) {
   const hgr__node_t* node = &graph->nodes[node_id];
   for (uint32_t i = 0; i < node->input_count + node->num_outputs; ++i) {
     uint32_t entry_id = i < node->input_count ? hgr__graph_entry_id(graph, node->inputs[i])
                                               : graph->node_row_ptr[node_id] + (i - node->input_count);
     hgr_dtype_t dtype = graph->entries[entry_id].dtype;
     if (dtype.code != HGR_DTYPE_FLOAT) continue;
-    if (dtype.bits == 16 && !device->fp16) return "float16 (cl_khr_fp16)";
+    if (dtype.bits == 16 && !device->fp16 && !built_in) return "float16 (cl_khr_fp16)";
     if (dtype.bits == 64 && !device->fp64) return "float64 (cl_khr_fp64)";
   }
   return NULL;
@@ -63,7 +65,7 @@ hgr_status_t hgr__place_device_can_run(const hgr_graph_t* graph, uint32_t node_i
                               "%s: op '%s' has only a source for this device, and the device has no compiler", spec,
                               node->func_name);
   }
-  if (!reason && op && (dtype = missing_dtype(graph, node_id, device)))
+  if (!reason && op && (dtype = missing_dtype(graph, node_id, device, hgr__op_find(node->func_name) != NULL)))
     reason = hgr__format_in(allocator, "%s: op '%s' uses %s, which the device does not support", spec,
                             node->func_name, dtype);
   else if (!reason && op) {
