@@ -1,7 +1,8 @@
 """Writes seeds of hgr_fuzz_onnx (fuzz_onnx.c) into corpus/onnx/ for what ONNX's node
 tests do not hold: ONNX Runtime's contrib ops (domain com.microsoft) and small
 transformer blocks whose patterns the passes fuse (layer norm and GELU written out,
-the attention block, GPT-2's causal Where, a MatMul whose weights are packed). Each is small, with tiny weights, so the
+the attention block, GPT-2's causal Where, a MatMul whose weights are packed), and
+quantization in the QDQ form ONNX Runtime's tool writes. Each is small, with tiny weights, so the
 10-second CTest runs execute it many times. The seeds are committed; run this (with
 the `onnx` package) only to remake them:
 
@@ -35,8 +36,8 @@ def tensor(name, elem, shape):
     return h.make_tensor_value_info(name, elem, shape)
 
 
-def save(name, nodes, inputs, outputs, inits=(), contrib=True):
-    opsets = [h.make_opsetid("", 17)] + ([h.make_opsetid(MS, 1)] if contrib else [])
+def save(name, nodes, inputs, outputs, inits=(), contrib=True, opset=17):
+    opsets = [h.make_opsetid("", opset)] + ([h.make_opsetid(MS, 1)] if contrib else [])
     graph = h.make_graph(nodes, name, inputs, outputs, list(inits))
     model = h.make_model(graph, opset_imports=opsets, ir_version=8)
     with open(os.path.join(OUT, name + ".onnx"), "wb") as f:
@@ -72,6 +73,25 @@ save("contrib-skip-layer-normalization", [h.make_node("SkipLayerNormalization", 
 save("contrib-bias-gelu", [h.make_node("BiasGelu", ["x", "b"], ["g"], domain=MS),
                            h.make_node("FastGelu", ["g", "b"], ["f"], domain=MS),
                            h.make_node("QuickGelu", ["f"], ["y"], domain=MS, alpha=1.702)], [x], [y], [weight("b", [8])])
+
+# QDQ (ONNX Runtime's quantize_static writes it): an int8 weight per output channel
+# dequantized into a Conv, its output quantized to uint8 and back; a weight in
+# blocks of 2 along its input channels; DynamicQuantizeLinear
+x4 = tensor("x", F, [1, 4, 5, 5])
+save("quant-qdq-conv-per-channel",
+     [h.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["w"], axis=0),
+      h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+      h.make_node("QuantizeLinear", ["c", "s", "z"], ["q"]),
+      h.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])],
+     [x4], [y], [ints("wq", rng.integers(-127, 128, (3, 4, 3, 3)), np.int8), weight("ws", [3]),
+                 ints("wz", [0, 0, 0], np.int8), ints("s", 0.05, np.float32), ints("z", 128, np.uint8)], contrib=False)
+save("quant-blocked-and-dynamic",
+     [h.make_node("DequantizeLinear", ["wq", "ws"], ["w"], axis=1, block_size=2),
+      h.make_node("MatMul", ["x", "w"], ["m"]),
+      h.make_node("DynamicQuantizeLinear", ["m"], ["q", "qs", "qz"]),
+      h.make_node("DequantizeLinear", ["q", "qs", "qz"], ["y"])],
+     [tensor("x", F, [2, 6])], [y], [ints("wq", rng.integers(-8, 8, (6, 4)), np.int8), weight("ws", [6, 2])],
+     contrib=False, opset=21)
 
 tiny = dict(layers=1, width=8, heads=2, vocab=10, max_positions=8)
 # width 16: the FFN's first MatMul has 64 columns, which the weight packing pass

@@ -62,19 +62,21 @@ static const char* const kOps[] = {
     "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize",
     "Round", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus",
     "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "Tile", "TopK",
-    "Transpose", "Unsqueeze", "Upsample", "Where", "Xor",
+    "Transpose", "Unsqueeze", "Upsample", "Where", "Xor", "QuantizeLinear", "DequantizeLinear",
+    "DynamicQuantizeLinear",
     /* not imported */
     "If", "Loop", "Scan", "LSTM", "GRU", "RNN", "SequenceConstruct", "Optional", "ScatterND", "NonZero",
-    "GatherND", "OneHot", "QuantizeLinear", "Unknown"};
+    "GatherND", "OneHot", "QLinearConv", "Unknown"};
 
 /* Attribute names the importers read or check. */
 static const char* const kAttrNames[] = {
-    "allowzero", "alpha", "auto_pad", "axes", "axis", "beta", "bias", "blocksize", "broadcast", "ceil_mode",
+    "allowzero", "alpha", "auto_pad", "axes", "axis", "beta", "bias", "block_size", "blocksize", "broadcast",
+    "ceil_mode",
     "coordinate_transformation_mode", "count_include_pad", "cubic_coeff_a", "detect_negative",
     "detect_positive", "dilations", "dtype", "end", "ends", "epsilon", "equation", "exclude_outside",
     "exclusive", "extrapolation_value", "fmod", "gamma", "group", "height_scale", "is_test", "k", "keepdims",
     "kernel_shape", "largest", "max", "min", "mode", "momentum", "nearest_mode", "noop_with_empty_axes",
-    "num_outputs", "output_padding", "output_shape", "pads", "perm", "ratio", "reverse", "saturate", "scales",
+    "num_outputs", "output_dtype", "output_padding", "output_shape", "pads", "perm", "ratio", "reverse", "saturate", "scales",
     "seed", "select_last_index", "shape", "size", "sorted", "spatial", "split", "start", "starts", "stash_type",
     "storage_order", "strides", "to", "training_mode", "transA", "transB", "value", "value_float",
     "value_floats", "value_int", "value_ints", "value_string", "width_scale", "then_branch", "else_branch",

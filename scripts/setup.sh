@@ -191,7 +191,8 @@ ctest --test-dir "$build_dir" --output-on-failure -j2
 # a fresh machine; its CMake build folder is kept in $build_dir/python-build, so a
 # second run rebuilds only what changed) and its tests on the test bed. Without
 # network there is no venv: the Python tests are then reported skipped, never passed.
-python_pins=("${onnx_pins[@]}" pytest==9.2.0 scikit-build-core==1.1.2)
+# ml_dtypes: ONNX Runtime's quantization tool imports it (python/tests/test_quantized_models.py).
+python_pins=("${onnx_pins[@]}" pytest==9.2.0 scikit-build-core==1.1.2 ml_dtypes==0.6.0)
 python_venv() { # python_venv <build dir>; fails when the venv cannot be made
   local venv="$1/python-venv"
   local want="${python_pins[*]}"

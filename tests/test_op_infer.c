@@ -147,6 +147,11 @@ static void bool_results_where_prelu_and_wider_casts_are_inferred(void** state) 
   expect_output("selu", (input_t[]){F32(6)}, 1, ATTRS("gamma", "2"), "float32", SHAPE(6));
   expect_output("cast", (input_t[]){BOOL(2, 2)}, 1, ATTRS("dtype", "int64"), "int64", SHAPE(2, 2));
   expect_output("cast", (input_t[]){{"int64", 1, {7}}}, 1, ATTRS("dtype", "bool"), "bool", SHAPE(7));
+  expect_output("cast", (input_t[]){F32(3)}, 1, ATTRS("dtype", "float16"), "float16", SHAPE(3));
+  expect_output("dequantize", (input_t[]){{"int8", 2, {4, 6}}, F32(6), {"int8", 1, {6}}}, 3, NULL, "float32",
+                SHAPE(4, 6));
+  expect_output("quantize", (input_t[]){F32(4, 6), F32(4, 2), {"uint16", 2, {4, 2}}}, 3,
+                ATTRS("axis", "1", "block_size", "3"), "uint16", SHAPE(4, 6));
   expect_error("prelu", 1, (input_t[]){F32(3), F32(2, 3)}, 2, NULL,
                "node 2 'n' (prelu): the slope (input 1) shaped [2, 3] does not broadcast to the data (input 0) "
                "shaped [3]");
@@ -336,8 +341,8 @@ static void bad_attr_values_are_named(void** state) {
                "node 1 'n' (reshape): attr 'newshape' = \"[7]\" gives shape [7] (7 elements) but input 0 (entry 0) "
                "is shaped [2, 3] (6 elements)");
   expect_error("cast", 1, (input_t[]){F32(4)}, 1, NULL,
-               "node 1 'n' (cast): attr 'dtype' (the output's dtype: float32, int32, int64, uint8, int8 or bool) is "
-               "required");
+               "node 1 'n' (cast): attr 'dtype' (the output's dtype: float32, int32, int64, uint8, int8, bool, uint16, "
+               "int16, float16 or bfloat16) is required");
   expect_error("sum", 1, (input_t[]){F32(2, 3)}, 1, ATTRS("axis", "2"),
                "node 1 'n' (sum): attr 'axis' = 2 is out of range for 2 dimensions");
 }

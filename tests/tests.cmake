@@ -33,7 +33,7 @@ hgr_test(NAME transfer_context_per_device SOURCE test_transfer.c ARGS pocl:0 poc
 
 target_sources(hgr_testlib PRIVATE reference.c graphgen.c graph_check.c optest.c pass_check.c)
 target_sources(hgr_testlib PRIVATE ref_elementwise.c ref_layout.c ref_norm.c ref_attention.c ref_conv.c ref_linalg.c ref_resize.c
-                                   ref_rnn.c ref_nms.c ref_compact.c ref_index.c)
+                                   ref_rnn.c ref_nms.c ref_compact.c ref_index.c ref_quantize.c)
 
 # Graph, params, npy
 hgr_test(NAME graph_loader SOURCE test_graph.c)
@@ -87,7 +87,8 @@ hgr_test(NAME op_infer_unit SOURCE test_op_infer.c)
 
 # Op families against plain-C references (tests/optest.c), per platform; Oclgrind
 # runs every kernel with its memory, race and uninitialized-value checks.
-foreach(family elementwise linalg conv pool norm reduce layout resize rnn nms compact index trilu attention)
+foreach(family elementwise linalg conv pool norm reduce layout resize rnn nms compact index trilu attention
+               quantize)
   hgr_test(NAME ops_${family}_pocl SOURCE test_ops_${family}.c ARGS pocl:0)
   hgr_test(NAME ops_${family}_rusticl SOURCE test_ops_${family}.c ARGS rusticl:0)
   hgr_test(NAME ops_${family}_oclgrind SOURCE test_ops_${family}.c ARGS oclgrind:0 UNINITIALIZED)

@@ -346,6 +346,7 @@ extern const hgr__onnx_op_t hgr__onnx_ops_einsum[];
 extern const hgr__onnx_op_t hgr__onnx_ops_rnn[];    /* LSTM, GRU, RNN */
 extern const hgr__onnx_op_t hgr__onnx_ops_dynamic[]; /* NonZero, Compress, Unique, NonMaxSuppression: in stages */
 extern const hgr__onnx_op_t hgr__onnx_ops_control[]; /* If, Loop, Scan: their subgraphs inlined or unrolled */
+extern const hgr__onnx_op_t hgr__onnx_ops_quant[];   /* QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear */
 /* Of the domain com.microsoft (ONNX Runtime's contrib ops): Gelu, FastGelu, BiasGelu,
  * QuickGelu, BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
  * EmbedLayerNormalization; and Attention, MultiHeadAttention, RotaryEmbedding

@@ -21,6 +21,7 @@ static const hgr__onnx_op_t* const families[] = {
     hgr__onnx_ops_control,
     hgr__onnx_ops_rnn,
     hgr__onnx_ops_dynamic,
+    hgr__onnx_ops_quant,
 };
 #define FAMILY_COUNT (sizeof(families) / sizeof(families[0]))
 

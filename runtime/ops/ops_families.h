@@ -20,6 +20,7 @@
   HGR__FAMILY(index)       \
   HGR__FAMILY(trilu)       \
   HGR__FAMILY(attention)   \
+  HGR__FAMILY(quantize)    \
   HGR__FAMILY(fused)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];

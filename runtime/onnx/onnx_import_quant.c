@@ -1,0 +1,178 @@
+/* Quantization ops of the default domain: QuantizeLinear and DequantizeLinear
+ * (opsets 10 to 21: per tensor, per axis, in blocks; int8, uint8, int16, uint16,
+ * and int32 read by DequantizeLinear) as hgr's quantize and dequantize, and
+ * DynamicQuantizeLinear (opset 11) as the reductions and arithmetic that give its
+ * scale and zero point, then quantize. Quantized values stay in their own width on
+ * the device (onnx_internal.h, "Run-time dtypes"): int8 weights are one byte each.
+ * Nothing folds at load, so that a weight's DequantizeLinear stays for the passes
+ * to find. float8 and int4 are refused by name. */
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* Whether onnx_type is an integer the quantize and dequantize ops take. */
+static bool quantized_type(int32_t onnx_type, bool int32_too) {
+  return onnx_type == HGR__ONNX_INT8 || onnx_type == HGR__ONNX_UINT8 || onnx_type == HGR__ONNX_INT16 ||
+         onnx_type == HGR__ONNX_UINT16 || (int32_too && onnx_type == HGR__ONNX_INT32);
+}
+
+static bool single_element(const hgr__onnx_value_t* v) {
+  int64_t count = 1;
+  for (int32_t d = 0; d < v->ndim; ++d) count *= v->shape[d];
+  return count == 1;
+}
+
+/* The zero point: input 2 in its own width (shaped like the scale), or zeros of
+ * onnx_type shaped like the scale where the node omits it. */
+static hgr_status_t zero_point(hgr__onnx_node_t* node, const hgr__onnx_value_t* scale, int32_t onnx_type,
+                               hgr_value_t* out_value) {
+  hgr__onnx_value_t* given = hgr__onnx_input(node, 2);
+  if (given) {
+    if (given->onnx_type != onnx_type)
+      return HGR__ONNX_INVALID(node, "input 2 (the zero point) is %s; it must be %s",
+                               hgr__onnx_type_name(given->onnx_type), hgr__onnx_type_name(onnx_type));
+    bool same = given->ndim == scale->ndim &&
+                !memcmp(given->shape, scale->shape, sizeof(int64_t) * (size_t)scale->ndim);
+    if (!same && !(single_element(given) && single_element(scale))) /* [] beside [1]: both per tensor */
+      return HGR__ONNX_INVALID(node, "the zero point (input 2) and the scale (input 1) differ in shape");
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(node, given, out_value));
+    return same ? HGR_OK : hgr__onnx_add_reshape(node, *out_value, scale->shape, scale->ndim, out_value);
+  }
+  hgr__onnx_value_t zeros = {.name = "zero point", .onnx_type = onnx_type, .scoped = true};
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, onnx_type, scale->shape, scale->ndim, node->label,
+                                           &zeros.constant));
+  hgr_status_t status = hgr__onnx_runtime_held(node, &zeros, out_value);
+  hgr__onnx_tensor_free(zeros.constant);
+  return status;
+}
+
+/* The axis and block_size attrs as the op's. */
+static hgr_status_t axis_attrs(const hgr__onnx_node_t* node, hgr_attrs_t** out_attrs) {
+  int64_t axis, block;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "axis", 1, &axis));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "block_size", 0, &block));
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(out_attrs));
+  hgr_status_t status = hgr_attrs_set_int(*out_attrs, "axis", axis);
+  if (!status) status = hgr_attrs_set_int(*out_attrs, "block_size", block);
+  return status;
+}
+
+static hgr_status_t import_dequantize(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset >= 21 ? "axis block_size" : "axis"));
+  hgr__onnx_value_t *x, *scale;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &scale));
+  if (!quantized_type(x->onnx_type, true))
+    return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; hgr dequantizes int8, uint8, int16, uint16 and int32",
+                                 hgr__onnx_type_name(x->onnx_type));
+  if (!hgr__onnx_type_is_float(scale->onnx_type) || scale->onnx_type == HGR__ONNX_DOUBLE)
+    return HGR__ONNX_UNSUPPORTED(node, "input 1 (the scale) is %s; hgr takes float, float16 and bfloat16 scales",
+                                 hgr__onnx_type_name(scale->onnx_type));
+  hgr_value_t in[3];
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(node, x, &in[0]));
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &in[1]));
+  HGR_RETURN_IF_ERROR(zero_point(node, scale, x->onnx_type, &in[2]));
+  hgr_attrs_t* attrs = NULL;
+  hgr_status_t status = axis_attrs(node, &attrs);
+  /* the output is the scale's type (float before opset 19, when only float scales were allowed) */
+  return hgr__onnx_finish_op(node, status, attrs, "dequantize", in, 3, 0, scale->onnx_type);
+}
+
+static hgr_status_t import_quantize(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset >= 21   ? "axis saturate block_size output_dtype"
+                                                  : node->opset >= 19 ? "axis saturate"
+                                                                      : "axis"));
+  hgr__onnx_value_t *x, *scale;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &scale));
+  if ((!hgr__onnx_type_is_float(x->onnx_type) && x->onnx_type != HGR__ONNX_INT32) ||
+      x->onnx_type == HGR__ONNX_DOUBLE)
+    return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; hgr quantizes float, float16, bfloat16 and int32",
+                                 hgr__onnx_type_name(x->onnx_type));
+  if (!hgr__onnx_type_is_float(scale->onnx_type) || scale->onnx_type == HGR__ONNX_DOUBLE)
+    return HGR__ONNX_UNSUPPORTED(node, "input 1 (the scale) is %s; hgr takes float, float16 and bfloat16 scales",
+                                 hgr__onnx_type_name(scale->onnx_type));
+  hgr__onnx_value_t* given = hgr__onnx_input(node, 2);
+  int64_t to;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "output_dtype", HGR__ONNX_UNDEFINED, &to));
+  if (given && to != HGR__ONNX_UNDEFINED && to != given->onnx_type)
+    return HGR__ONNX_INVALID(node, "attr 'output_dtype' = %s, but the zero point is %s",
+                             hgr__onnx_type_name((int32_t)to), hgr__onnx_type_name(given->onnx_type));
+  if (given) to = given->onnx_type;
+  if (to == HGR__ONNX_UNDEFINED) to = HGR__ONNX_UINT8;
+  if (!quantized_type((int32_t)to, false))
+    return HGR__ONNX_UNSUPPORTED(node, "quantizing to %s; hgr quantizes to int8, uint8, int16 and uint16",
+                                 hgr__onnx_type_name((int32_t)to));
+  hgr_value_t in[3];
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in[0]));
+  if (x->onnx_type == HGR__ONNX_INT32)
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, in[0], (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}, &in[0]));
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &in[1]));
+  HGR_RETURN_IF_ERROR(zero_point(node, scale, (int32_t)to, &in[2]));
+  hgr_attrs_t* attrs = NULL;
+  hgr_status_t status = axis_attrs(node, &attrs);
+  return hgr__onnx_finish_op(node, status, attrs, "quantize", in, 3, 0, (int32_t)to);
+}
+
+/* op(a, b), with b a float32 scalar constant. */
+static hgr_status_t with_scalar(hgr__onnx_node_t* node, const char* op, hgr_value_t a, double b, hgr_value_t* out) {
+  hgr_value_t scalar;
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_scalar(node, b, &scalar));
+  return hgr__onnx_add_binary(node, op, a, scalar, out);
+}
+
+/* The min or max of every element of x, as a scalar. */
+static hgr_status_t reduce_all(hgr__onnx_node_t* node, const char* op, hgr_value_t x, int32_t rank, hgr_value_t* out) {
+  int64_t axes[HGR_MAX_DIMS];
+  for (int32_t d = 0; d < rank; ++d) axes[d] = d;
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_status_t status = hgr_attrs_set_ints(attrs, "axis", axes, (size_t)rank);
+  if (!status) status = hgr_attrs_set_int(attrs, "keepdims", 0);
+  if (!status) status = hgr__onnx_add_op(node, op, &x, 1, attrs, 1, out);
+  hgr_attrs_release(attrs);
+  return status;
+}
+
+/* ONNX's formulas with qmin 0 and qmax 255: the range of x widened to hold 0, its
+ * 255th as the scale, the zero point round(0 - min / scale) held in [0, 255], and
+ * x quantized with them (x / scale rounded half to even, plus the zero point,
+ * saturated). */
+static hgr_status_t import_dynamic_quantize(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
+  hgr__onnx_value_t* x;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
+  if (x->onnx_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; the op takes float", hgr__onnx_type_name(x->onnx_type));
+  hgr_value_t in, low, high, range, scale, zero;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
+  HGR_RETURN_IF_ERROR(reduce_all(node, "min", in, x->ndim, &low));
+  HGR_RETURN_IF_ERROR(reduce_all(node, "max", in, x->ndim, &high));
+  HGR_RETURN_IF_ERROR(with_scalar(node, "minimum", low, 0.0, &low));
+  HGR_RETURN_IF_ERROR(with_scalar(node, "maximum", high, 0.0, &high));
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "subtract", high, low, &range));
+  HGR_RETURN_IF_ERROR(with_scalar(node, "divide", range, 255.0, &scale));
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "divide", low, scale, &zero));
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_unary(node, "negative", zero, &zero));
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_unary(node, "round", zero, &zero));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_status_t status = hgr_attrs_set_float(attrs, "a_min", 0.0);
+  if (!status) status = hgr_attrs_set_float(attrs, "a_max", 255.0);
+  if (!status) status = hgr__onnx_add_op(node, "clip", &zero, 1, attrs, 1, &zero);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, zero, (hgr_dtype_t){HGR_DTYPE_UINT, 8, 1}, &zero));
+  hgr_value_t quantize_in[3] = {in, scale, zero}, y;
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_op(node, "quantize", quantize_in, 3, NULL, 1, &y));
+  HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 0, y, HGR__ONNX_UINT8));
+  HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 1, scale, HGR__ONNX_FLOAT));
+  return hgr__onnx_set_runtime(node, 2, zero, HGR__ONNX_UINT8);
+}
+
+const hgr__onnx_op_t hgr__onnx_ops_quant[] = {
+    {"DequantizeLinear", import_dequantize, NULL, 2},
+    {"QuantizeLinear", import_quantize, NULL, 2},
+    {"DynamicQuantizeLinear", import_dynamic_quantize, NULL, 1},
+    {.name = NULL},
+};
