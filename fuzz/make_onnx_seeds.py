@@ -93,6 +93,20 @@ save("quant-blocked-and-dynamic",
      [tensor("x", F, [2, 6])], [y], [ints("wq", rng.integers(-8, 8, (6, 4)), np.int8), weight("ws", [6, 2])],
      contrib=False, opset=21)
 
+# QOperator (the same tool's other format): QLinearConv with an int32 bias per
+# output channel, QLinearAdd of com.microsoft, MaxPool on uint8, MatMulInteger
+u8 = TensorProto.UINT8
+save("quant-qoperator-conv-add-pool",
+     [h.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["c"], pads=[1, 1, 1, 1]),
+      h.make_node("QLinearAdd", ["c", "ys", "yz", "x", "xs", "xz", "ys", "yz"], ["a"], domain=MS),
+      h.make_node("MaxPool", ["a"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+      h.make_node("Flatten", ["p"], ["f"]),
+      h.make_node("MatMulInteger", ["f", "m", "yz"], ["y"])],
+     [tensor("x", u8, [1, 3, 4, 4])], [tensor("y", TensorProto.INT32, None)],
+     [ints("xs", 0.02, np.float32), ints("xz", 128, np.uint8), ints("w", rng.integers(-127, 128, (3, 3, 3, 3)), np.int8),
+      ints("ws", [0.01, 0.02, 0.03], np.float32), ints("wz", [0, 0, 0], np.int8), ints("ys", 0.05, np.float32),
+      ints("yz", 120, np.uint8), ints("b", [5, -5, 0], np.int32), ints("m", rng.integers(0, 255, (12, 2)), np.uint8)])
+
 tiny = dict(layers=1, width=8, heads=2, vocab=10, max_positions=8)
 # width 16: the FFN's first MatMul has 64 columns, which the weight packing pass
 # repacks into panels (passes/pack_gemm_weights.c)

@@ -63,10 +63,10 @@ static const char* const kOps[] = {
     "Round", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus",
     "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "Tile", "TopK",
     "Transpose", "Unsqueeze", "Upsample", "Where", "Xor", "QuantizeLinear", "DequantizeLinear",
-    "DynamicQuantizeLinear",
+    "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
     /* not imported */
     "If", "Loop", "Scan", "LSTM", "GRU", "RNN", "SequenceConstruct", "Optional", "ScatterND", "NonZero",
-    "GatherND", "OneHot", "QLinearConv", "Unknown"};
+    "GatherND", "OneHot", "Unknown"};
 
 /* Attribute names the importers read or check. */
 static const char* const kAttrNames[] = {

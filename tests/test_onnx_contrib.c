@@ -268,7 +268,8 @@ static void other_contrib_ops_are_refused_with_their_domain(void** state) {
     snprintf(what, sizeof(what), "op '%s' of domain 'com.microsoft' is not supported", refused[i]);
     ASSERT_STATUS(load(&m), HGR_STATUS_UNIMPLEMENTED, "node 0 'y' (com.microsoft.", what,
                   "of that domain hgr supports: Attention, BiasAdd, BiasGelu, EmbedLayerNormalization, FastGelu, Gelu, "
-                  "MultiHeadAttention, QuickGelu, RotaryEmbedding, SkipLayerNormalization, "
+                  "MultiHeadAttention, QGemm, QLinearAdd, QLinearAveragePool, QLinearConcat, QLinearGlobalAveragePool, "
+                  "QLinearLeakyRelu, QLinearMul, QLinearSigmoid, QuickGelu, RotaryEmbedding, SkipLayerNormalization, "
                   "SkipSimplifiedLayerNormalization");
     arena_free();
   }

@@ -529,6 +529,16 @@ static hgr_status_t import_pool(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "count_include_pad", 0, &count_include_pad));
   bool is_1d;
   hgr_value_t in, out;
+  /* MaxPool of int8 and uint8 (ONNX Runtime's QOperator models keep it): in
+   * float32, exact for the max of such integers, and back */
+  int32_t type = x->onnx_type;
+  hgr__onnx_value_t widened;
+  if (max && (type == HGR__ONNX_INT8 || type == HGR__ONNX_UINT8)) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, in, (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}, &in));
+    widened = hgr__onnx_runtime_value(node, in, HGR__ONNX_FLOAT);
+    x = &widened;
+  }
   HGR_RETURN_IF_ERROR(spatial_input(node, x, &is_1d, &in));
   int64_t spatial[2] = {is_1d ? 1 : x->shape[2], x->shape[is_1d ? 2 : 3]};
   window_t w;
@@ -543,7 +553,9 @@ static hgr_status_t import_pool(hgr__onnx_node_t* node) {
   hgr_attrs_release(attrs);
   HGR_RETURN_IF_ERROR(status);
   HGR_RETURN_IF_ERROR(spatial_output(node, is_1d, &out));
-  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+  if (type != HGR__ONNX_FLOAT)
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, out, (hgr_dtype_t){HGR_DTYPE_INT, 32, 1}, &out));
+  return hgr__onnx_set_runtime(node, 0, out, type);
 }
 
 static hgr_status_t import_global_pool(hgr__onnx_node_t* node) {

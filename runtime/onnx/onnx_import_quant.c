@@ -16,32 +16,24 @@ static bool quantized_type(int32_t onnx_type, bool int32_too) {
          onnx_type == HGR__ONNX_UINT16 || (int32_too && onnx_type == HGR__ONNX_INT32);
 }
 
-static bool single_element(const hgr__onnx_value_t* v) {
-  int64_t count = 1;
-  for (int32_t d = 0; d < v->ndim; ++d) count *= v->shape[d];
-  return count == 1;
-}
-
-/* The zero point: input 2 in its own width (shaped like the scale), or zeros of
- * onnx_type shaped like the scale where the node omits it. */
-static hgr_status_t zero_point(hgr__onnx_node_t* node, const hgr__onnx_value_t* scale, int32_t onnx_type,
-                               hgr_value_t* out_value) {
-  hgr__onnx_value_t* given = hgr__onnx_input(node, 2);
+hgr_status_t hgr__onnx_zero_point(hgr__onnx_node_t* node, uint32_t zero_index, const hgr__onnx_value_t* like,
+                                  int32_t onnx_type, hgr_value_t* out) {
+  hgr__onnx_value_t* given = hgr__onnx_input(node, zero_index);
   if (given) {
     if (given->onnx_type != onnx_type)
-      return HGR__ONNX_INVALID(node, "input 2 (the zero point) is %s; it must be %s",
+      return HGR__ONNX_INVALID(node, "input %u (a zero point) is %s; it must be %s", zero_index,
                                hgr__onnx_type_name(given->onnx_type), hgr__onnx_type_name(onnx_type));
-    bool same = given->ndim == scale->ndim &&
-                !memcmp(given->shape, scale->shape, sizeof(int64_t) * (size_t)scale->ndim);
-    if (!same && !(single_element(given) && single_element(scale))) /* [] beside [1]: both per tensor */
-      return HGR__ONNX_INVALID(node, "the zero point (input 2) and the scale (input 1) differ in shape");
-    HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(node, given, out_value));
-    return same ? HGR_OK : hgr__onnx_add_reshape(node, *out_value, scale->shape, scale->ndim, out_value);
+    if (hgr__onnx_element_count(given) != hgr__onnx_element_count(like))
+      return HGR__ONNX_INVALID(node, "input %u (a zero point) holds %lld elements, its scale %lld", zero_index,
+                               (long long)hgr__onnx_element_count(given), (long long)hgr__onnx_element_count(like));
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(node, given, out));
+    bool same = given->ndim == like->ndim && !memcmp(given->shape, like->shape, sizeof(int64_t) * (size_t)like->ndim);
+    return same ? HGR_OK : hgr__onnx_add_reshape(node, *out, like->shape, like->ndim, out); /* [] beside [1] */
   }
   hgr__onnx_value_t zeros = {.name = "zero point", .onnx_type = onnx_type, .scoped = true};
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, onnx_type, scale->shape, scale->ndim, node->label,
-                                           &zeros.constant));
-  hgr_status_t status = hgr__onnx_runtime_held(node, &zeros, out_value);
+  HGR_RETURN_IF_ERROR(
+      hgr__onnx_tensor_new(node->loader->allocator, onnx_type, like->shape, like->ndim, node->label, &zeros.constant));
+  hgr_status_t status = hgr__onnx_runtime_held(node, &zeros, out);
   hgr__onnx_tensor_free(zeros.constant);
   return status;
 }
@@ -71,7 +63,7 @@ static hgr_status_t import_dequantize(hgr__onnx_node_t* node) {
   hgr_value_t in[3];
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(node, x, &in[0]));
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &in[1]));
-  HGR_RETURN_IF_ERROR(zero_point(node, scale, x->onnx_type, &in[2]));
+  HGR_RETURN_IF_ERROR(hgr__onnx_zero_point(node, 2, scale, x->onnx_type, &in[2]));
   hgr_attrs_t* attrs = NULL;
   hgr_status_t status = axis_attrs(node, &attrs);
   /* the output is the scale's type (float before opset 19, when only float scales were allowed) */
@@ -108,7 +100,7 @@ static hgr_status_t import_quantize(hgr__onnx_node_t* node) {
   if (x->onnx_type == HGR__ONNX_INT32)
     HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, in[0], (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}, &in[0]));
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &in[1]));
-  HGR_RETURN_IF_ERROR(zero_point(node, scale, (int32_t)to, &in[2]));
+  HGR_RETURN_IF_ERROR(hgr__onnx_zero_point(node, 2, scale, (int32_t)to, &in[2]));
   hgr_attrs_t* attrs = NULL;
   hgr_status_t status = axis_attrs(node, &attrs);
   return hgr__onnx_finish_op(node, status, attrs, "quantize", in, 3, 0, (int32_t)to);

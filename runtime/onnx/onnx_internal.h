@@ -347,12 +347,16 @@ extern const hgr__onnx_op_t hgr__onnx_ops_rnn[];    /* LSTM, GRU, RNN */
 extern const hgr__onnx_op_t hgr__onnx_ops_dynamic[]; /* NonZero, Compress, Unique, NonMaxSuppression: in stages */
 extern const hgr__onnx_op_t hgr__onnx_ops_control[]; /* If, Loop, Scan: their subgraphs inlined or unrolled */
 extern const hgr__onnx_op_t hgr__onnx_ops_quant[];   /* QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear */
+extern const hgr__onnx_op_t hgr__onnx_ops_qlinear[]; /* QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger */
 /* Of the domain com.microsoft (ONNX Runtime's contrib ops): Gelu, FastGelu, BiasGelu,
  * QuickGelu, BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
  * EmbedLayerNormalization; and Attention, MultiHeadAttention, RotaryEmbedding
  * (onnx_import_attention.c). */
 extern const hgr__onnx_op_t hgr__onnx_ops_contrib[];
 extern const hgr__onnx_op_t hgr__onnx_ops_attention[];
+/* QLinearAdd, QLinearMul, QLinearConcat, QLinearGlobalAveragePool,
+ * QLinearAveragePool, QLinearLeakyRelu, QLinearSigmoid, QGemm (onnx_import_qlinear.c) */
+extern const hgr__onnx_op_t hgr__onnx_ops_qlinear_contrib[];
 
 /* ---- for importers and folders (onnx_node.c) -------------------------------------------- */
 
@@ -387,6 +391,7 @@ hgr_status_t hgr__onnx_attr_floats(const hgr__onnx_node_t* node, const char* nam
                                    uint32_t* out_count, bool* out_present);
 /* Refuses any attr of the node not in the space-separated list (UNIMPLEMENTED
  * naming it), so that an attr hgr would silently ignore is an error. */
+bool hgr__onnx_listed(const char* list, const char* name); /* name is one of list's (never "") */
 hgr_status_t hgr__onnx_check_attrs(const hgr__onnx_node_t* node, const char* known);
 
 /* The builder value of v in the dtype ops compute it in (hgr__onnx_compute_type:
@@ -441,6 +446,27 @@ hgr_status_t hgr__onnx_value_info(const hgr__onnx_node_t* node, hgr_value_t valu
 hgr_status_t hgr__onnx_set_runtime(hgr__onnx_node_t* node, uint32_t k, hgr_value_t value, int32_t onnx_type);
 hgr_status_t hgr__onnx_set_constant(hgr__onnx_node_t* node, uint32_t k, hgr__onnx_tensor_t* tensor);
 hgr_status_t hgr__onnx_set_alias(hgr__onnx_node_t* node, uint32_t k, const hgr__onnx_value_t* source);
+
+/* The element count of a value whose shape is known (every value's at load). */
+int64_t hgr__onnx_element_count(const hgr__onnx_value_t* v);
+/* A value of the node's own (no ONNX name's) holding builder value `value` of
+ * onnx_type, for hgr__onnx_import_as. */
+hgr__onnx_value_t hgr__onnx_runtime_value(const hgr__onnx_node_t* node, hgr_value_t value, int32_t onnx_type);
+/* (onnx_ops.c) Imports node as the default domain's op_type on other inputs (values of the
+ * node's own, or of the graph) with the node's attrs but those listed in
+ * dropped_attrs (space-separated), its result in *out: how an op that computes
+ * on dequantized values (QLinearConv: Conv) reuses the float op's importer. The
+ * result fuses nothing that follows (*out has no consumers); errors carry the
+ * node's label. */
+hgr_status_t hgr__onnx_import_as(hgr__onnx_node_t* node, const char* op_type, const char* dropped_attrs,
+                                 hgr__onnx_value_t** inputs, uint32_t input_count, hgr__onnx_value_t* out);
+
+/* The zero point input zero_index of a quantized op in its own width, shaped like
+ * its scale `like` (a zero point of [] beside a scale of [1] is reshaped; another
+ * count is INVALID); omitted (or zero_index past the inputs): zeros of onnx_type
+ * shaped so (onnx_import_quant.c). */
+hgr_status_t hgr__onnx_zero_point(hgr__onnx_node_t* node, uint32_t zero_index, const hgr__onnx_value_t* like,
+                                  int32_t onnx_type, hgr_value_t* out);
 
 /* Fusion helpers: the live node that alone consumes v (uses == 1 and not a graph
  * output), or NULL; and marking a later node as done by this one (its outputs are

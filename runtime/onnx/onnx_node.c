@@ -123,19 +123,22 @@ hgr_status_t hgr__onnx_attr_floats(const hgr__onnx_node_t* node, const char* nam
   return HGR_OK;
 }
 
+bool hgr__onnx_listed(const char* list, const char* name) {
+  size_t length = strlen(name);
+  for (const char* k = list; *k && length;) {
+    size_t n = strcspn(k, " ");
+    if (n == length && !strncmp(k, name, n)) return true;
+    k += n;
+    while (*k == ' ') ++k;
+  }
+  return false;
+}
+
 hgr_status_t hgr__onnx_check_attrs(const hgr__onnx_node_t* node, const char* known) {
   for (size_t i = 0; i < node->proto->n_attribute; ++i) {
     const Onnx__AttributeProto* a = node->proto->attribute[i];
     const char* name = a && a->name ? a->name : "";
-    size_t length = strlen(name);
-    bool listed = false;
-    for (const char* k = known; *k && length;) {
-      size_t n = strcspn(k, " ");
-      if (n == length && !strncmp(k, name, n)) listed = true;
-      k += n;
-      while (*k == ' ') ++k;
-    }
-    if (!listed)
+    if (!hgr__onnx_listed(known, name))
       return HGR__ONNX_UNSUPPORTED(node, "attr '%s' is not supported%s%s", name, known[0] ? "; hgr reads: " : "",
                                    known);
   }
@@ -349,6 +352,24 @@ hgr_status_t hgr__onnx_index_input(hgr__onnx_node_t* node, hgr__onnx_value_t* in
 
 hgr_status_t hgr__onnx_value_info(const hgr__onnx_node_t* node, hgr_value_t value, hgr_tensor_info_t* out_info) {
   return builder_status(node, hgr_builder_value_info(node->loader->builder, value, out_info));
+}
+
+int64_t hgr__onnx_element_count(const hgr__onnx_value_t* v) {
+  int64_t count = 1;
+  for (int32_t d = 0; d < v->ndim; ++d) count *= v->shape[d];
+  return count;
+}
+
+hgr__onnx_value_t hgr__onnx_runtime_value(const hgr__onnx_node_t* node, hgr_value_t value, int32_t onnx_type) {
+  hgr__onnx_value_t v = {.name = node->output_count && node->outputs[0] ? node->outputs[0]->name : "(a value)",
+                         .onnx_type = onnx_type, .ndim = -1, .has_value = true, .value = value, .defined = true,
+                         .producer = (int32_t)node->index, .consumer = -1, .scoped = true};
+  hgr_tensor_info_t info;
+  if (!hgr_builder_value_info(node->loader->builder, value, &info)) {
+    v.ndim = info.ndim;
+    for (int32_t d = 0; d < info.ndim; ++d) v.shape[d] = info.shape[d];
+  }
+  return v;
 }
 
 /* ---- outputs ---------------------------------------------------------------------- */

@@ -22,10 +22,12 @@ static const hgr__onnx_op_t* const families[] = {
     hgr__onnx_ops_rnn,
     hgr__onnx_ops_dynamic,
     hgr__onnx_ops_quant,
+    hgr__onnx_ops_qlinear,
 };
 #define FAMILY_COUNT (sizeof(families) / sizeof(families[0]))
 
-static const hgr__onnx_op_t* const contrib_families[] = {hgr__onnx_ops_contrib, hgr__onnx_ops_attention};
+static const hgr__onnx_op_t* const contrib_families[] = {hgr__onnx_ops_contrib, hgr__onnx_ops_attention,
+                                                         hgr__onnx_ops_qlinear_contrib};
 #define CONTRIB_FAMILY_COUNT (sizeof(contrib_families) / sizeof(contrib_families[0]))
 
 /* The families of domain (NULL for a domain hgr does not read) and their count. */
@@ -71,4 +73,36 @@ char* hgr__onnx_op_list(const char* domain) {
   for (size_t i = 0; i < count; ++i) hgr__text_appendf(&text, "%s%s", i ? ", " : "", names[i]);
   hgr__free(system, names);
   return hgr__text_take(&text);
+}
+
+hgr_status_t hgr__onnx_import_as(hgr__onnx_node_t* node, const char* op_type, const char* dropped_attrs,
+                                 hgr__onnx_value_t** inputs, uint32_t input_count, hgr__onnx_value_t* out) {
+  const hgr__onnx_op_t* op = hgr__onnx_op_find("", op_type);
+  if (!op) return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: no importer of %s", node->label, op_type);
+  Onnx__NodeProto proto = *node->proto;
+  proto.op_type = (char*)op_type;
+  proto.domain = NULL;
+  Onnx__AttributeProto** kept = hgr__alloc(node->loader->allocator, (proto.n_attribute + 1) * sizeof(*kept));
+  if (!kept) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "%s: out of host memory", node->label);
+  proto.n_attribute = 0;
+  for (size_t i = 0; i < node->proto->n_attribute; ++i) {
+    Onnx__AttributeProto* a = node->proto->attribute[i];
+    if (!hgr__onnx_listed(dropped_attrs, a && a->name ? a->name : "")) kept[proto.n_attribute++] = a;
+  }
+  proto.attribute = kept;
+  *out = (hgr__onnx_value_t){.name = node->output_count && node->outputs[0] ? node->outputs[0]->name : op_type,
+                             .ndim = -1, .producer = (int32_t)node->index, .consumer = -1, .scoped = true};
+  hgr__onnx_value_t* outputs[1] = {out};
+  hgr__onnx_node_t as = *node;
+  as.proto = &proto;
+  as.inputs = inputs;
+  as.input_count = input_count;
+  as.outputs = outputs;
+  as.output_count = 1;
+  hgr_status_t status = op->import(&as);
+  hgr__free(node->loader->allocator, kept);
+  if (!status && !out->has_value)
+    status = HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the %s it is imported as gave no run-time value", node->label,
+                        op_type);
+  return status;
 }

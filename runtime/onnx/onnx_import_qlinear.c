@@ -1,0 +1,277 @@
+/* Ops on quantized tensors, as the float ops on their dequantized values: the
+ * default domain's QLinearConv, QLinearMatMul, ConvInteger and MatMulInteger, and
+ * the com.microsoft ops ONNX Runtime's quantizer writes in its QOperator format
+ * (QLinearAdd, QLinearMul, QLinearConcat, QLinearGlobalAveragePool,
+ * QLinearAveragePool, QLinearLeakyRelu, QLinearSigmoid, QGemm) and its fused
+ * DynamicQuantizeMatMul.
+ *
+ * Each input is dequantized on the device (dequantize: (x - zero point) * scale,
+ * float32), the float op's own importer runs on those values
+ * (hgr__onnx_import_as), and the result is quantized with the output's scale and
+ * zero point (quantize) or, for the *Integer ops, rounded to int32 (the sums of
+ * products of integers are exact in float32 below 2^24). ONNX Runtime computes
+ * these in integers and requantizes with a float multiplier: a result that falls
+ * within float32's rounding of a half step may land one step away. A bias of
+ * int32 (QLinearConv, QGemm) is dequantized with scale x_scale * w_scale and zero
+ * point 0, as ONNX Runtime applies it. */
+#include <string.h>
+
+#include "onnx_internal.h"
+
+static bool is_quantized(int32_t onnx_type) {
+  return onnx_type == HGR__ONNX_INT8 || onnx_type == HGR__ONNX_UINT8;
+}
+
+/* A float32 constant of value, shaped like `like` (a scale of 1 beside a zero point). */
+static hgr_status_t ones_like(hgr__onnx_node_t* node, const hgr__onnx_value_t* like, hgr_value_t* out) {
+  hgr__onnx_tensor_t* t = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, like->shape, like->ndim,
+                                           node->label, &t));
+  for (uint64_t i = 0; i < t->count; ++i) hgr__onnx_tensor_set_f64(t, i, 1.0);
+  hgr_status_t status = hgr__onnx_add_constant(node, NULL, t, out);
+  hgr__onnx_tensor_free(t);
+  return status;
+}
+
+/* The scale of input scale_index: a float32 value, one element (per tensor) or a
+ * vector of `extent` (per index along an axis). */
+static hgr_status_t scale_of(hgr__onnx_node_t* node, uint32_t scale_index, int64_t extent, hgr__onnx_value_t** out) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, scale_index, out));
+  const hgr__onnx_value_t* s = *out;
+  if (s->onnx_type != HGR__ONNX_FLOAT)
+    return HGR__ONNX_UNSUPPORTED(node, "input %u (a scale) is %s; hgr takes float scales", scale_index,
+                                 hgr__onnx_type_name(s->onnx_type));
+  if (hgr__onnx_element_count(s) != 1 && !(s->ndim == 1 && s->shape[0] == extent))
+    return HGR__ONNX_UNSUPPORTED(node, "input %u (a scale) holds %lld elements; hgr takes one per tensor or %lld along "
+                                 "the axis", scale_index, (long long)hgr__onnx_element_count(s), (long long)extent);
+  return HGR_OK;
+}
+
+/* Input x_index dequantized: (x - zero point) * scale in float32, the scale input
+ * scale_index (-1: a scale of 1, the *Integer ops' x - zero point) and zero point
+ * zero_index applying per tensor or, as vectors, along axis (negative from the
+ * end). *out: a value of the node's own. */
+static hgr_status_t dequantized(hgr__onnx_node_t* node, uint32_t x_index, int32_t scale_index, uint32_t zero_index,
+                                int64_t axis, hgr__onnx_value_t* out) {
+  hgr__onnx_value_t* x;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, x_index, &x));
+  if (!is_quantized(x->onnx_type) && x->onnx_type != HGR__ONNX_INT32)
+    return HGR__ONNX_UNSUPPORTED(node, "input %u is %s; hgr takes int8 and uint8 here", x_index,
+                                 hgr__onnx_type_name(x->onnx_type));
+  if (axis < 0) axis += x->ndim;
+  int64_t extent = axis >= 0 && axis < x->ndim ? x->shape[axis] : 1;
+  hgr_value_t in[3];
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(node, x, &in[0]));
+  hgr__onnx_value_t* scale = NULL;
+  hgr__onnx_value_t unit = {.ndim = 0};
+  if (scale_index >= 0) {
+    HGR_RETURN_IF_ERROR(scale_of(node, (uint32_t)scale_index, extent, &scale));
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &in[1]));
+  } else {
+    hgr__onnx_value_t* given = hgr__onnx_input(node, zero_index);
+    if (given && hgr__onnx_element_count(given) != 1 && !(given->ndim == 1 && given->shape[0] == extent))
+      return HGR__ONNX_UNSUPPORTED(node, "input %u (a zero point) holds %lld elements; hgr takes one per tensor or "
+                                   "%lld along the axis", zero_index, (long long)hgr__onnx_element_count(given),
+                                   (long long)extent);
+    if (given && hgr__onnx_element_count(given) != 1) unit = (hgr__onnx_value_t){.ndim = 1, .shape = {extent}};
+    HGR_RETURN_IF_ERROR(ones_like(node, &unit, &in[1]));
+    scale = &unit;
+  }
+  HGR_RETURN_IF_ERROR(hgr__onnx_zero_point(node, zero_index, scale, x->onnx_type, &in[2]));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_value_t value;
+  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", axis);
+  if (!status) status = hgr__onnx_add_op(node, "dequantize", in, 3, attrs, 1, &value);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  *out = hgr__onnx_runtime_value(node, value, HGR__ONNX_FLOAT);
+  return HGR_OK;
+}
+
+/* A bias of int32 as float32: bias * x_scale * w_scale (zero point 0), the scales
+ * inputs x_scale_index and w_scale_index, per tensor or per output channel. */
+static hgr_status_t dequantized_bias(hgr__onnx_node_t* node, uint32_t bias_index, uint32_t x_scale_index,
+                                     uint32_t w_scale_index, hgr__onnx_value_t* out) {
+  hgr__onnx_value_t *bias, *xs, *ws;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, bias_index, &bias));
+  if (bias->onnx_type != HGR__ONNX_INT32 || bias->ndim != 1)
+    return HGR__ONNX_INVALID(node, "input %u (the bias) is %s of rank %d; it must be an int32 vector", bias_index,
+                             hgr__onnx_type_name(bias->onnx_type), (int)bias->ndim);
+  HGR_RETURN_IF_ERROR(scale_of(node, x_scale_index, 1, &xs));
+  HGR_RETURN_IF_ERROR(scale_of(node, w_scale_index, bias->shape[0], &ws));
+  hgr_value_t in[3], xv, wv;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(node, bias, &in[0]));
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, xs, &xv));
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, ws, &wv));
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "multiply", xv, wv, &in[1]));
+  hgr__onnx_value_t product = hgr__onnx_runtime_value(node, in[1], HGR__ONNX_FLOAT); /* [], [1] or [M] */
+  HGR_RETURN_IF_ERROR(hgr__onnx_zero_point(node, UINT32_MAX, &product, HGR__ONNX_INT32, &in[2]));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_value_t value;
+  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", 0);
+  if (!status) status = hgr__onnx_add_op(node, "dequantize", in, 3, attrs, 1, &value);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  *out = hgr__onnx_runtime_value(node, value, HGR__ONNX_FLOAT);
+  return HGR_OK;
+}
+
+/* Output 0: result quantized with the scale and zero point inputs scale_index and
+ * zero_index (per tensor), in the zero point's type (uint8 when omitted). */
+static hgr_status_t quantized_output(hgr__onnx_node_t* node, const hgr__onnx_value_t* result, uint32_t scale_index,
+                                     uint32_t zero_index) {
+  hgr__onnx_value_t* scale;
+  HGR_RETURN_IF_ERROR(scale_of(node, scale_index, 1, &scale));
+  hgr__onnx_value_t* given = hgr__onnx_input(node, zero_index);
+  int32_t type = given ? given->onnx_type : HGR__ONNX_UINT8;
+  if (!is_quantized(type))
+    return HGR__ONNX_UNSUPPORTED(node, "input %u (the output's zero point) is %s; hgr quantizes to int8 and uint8",
+                                 zero_index, hgr__onnx_type_name(type));
+  hgr_value_t in[3] = {result->value}, out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &in[1]));
+  HGR_RETURN_IF_ERROR(hgr__onnx_zero_point(node, zero_index, scale, type, &in[2]));
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_op(node, "quantize", in, 3, NULL, 1, &out));
+  return hgr__onnx_set_runtime(node, 0, out, type);
+}
+
+/* Output 0: the integer-valued float result as int32 (rounded, then cast). */
+static hgr_status_t int32_output(hgr__onnx_node_t* node, const hgr__onnx_value_t* result) {
+  hgr_value_t out;
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_unary(node, "round", result->value, &out));
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, out, (hgr_dtype_t){HGR_DTYPE_INT, 32, 1}, &out));
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_INT32);
+}
+
+/* ---- the default domain ------------------------------------------------------------- */
+
+/* x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point [, B] */
+static hgr_status_t import_qlinear_conv(hgr__onnx_node_t* node) {
+  hgr__onnx_value_t x, w, b, y;
+  HGR_RETURN_IF_ERROR(dequantized(node, 0, 1, 2, 1, &x));
+  HGR_RETURN_IF_ERROR(dequantized(node, 3, 4, 5, 0, &w));
+  bool biased = hgr__onnx_input(node, 8) != NULL;
+  if (biased) HGR_RETURN_IF_ERROR(dequantized_bias(node, 8, 1, 4, &b));
+  hgr__onnx_value_t* inputs[3] = {&x, &w, &b};
+  HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "Conv", "", inputs, biased ? 3 : 2, &y));
+  return quantized_output(node, &y, 6, 7);
+}
+
+/* a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point */
+static hgr_status_t import_qlinear_matmul(hgr__onnx_node_t* node) {
+  hgr__onnx_value_t a, b, y;
+  HGR_RETURN_IF_ERROR(dequantized(node, 0, 1, 2, -2, &a));
+  HGR_RETURN_IF_ERROR(dequantized(node, 3, 4, 5, -1, &b));
+  hgr__onnx_value_t* inputs[2] = {&a, &b};
+  HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "MatMul", "", inputs, 2, &y));
+  return quantized_output(node, &y, 6, 7);
+}
+
+/* A, B [, a_zero_point, b_zero_point]: int32 (A - a_zero_point)(B - b_zero_point) */
+static hgr_status_t import_matmul_integer(hgr__onnx_node_t* node) {
+  hgr__onnx_value_t a, b, y;
+  HGR_RETURN_IF_ERROR(dequantized(node, 0, -1, 2, -2, &a));
+  HGR_RETURN_IF_ERROR(dequantized(node, 1, -1, 3, -1, &b));
+  hgr__onnx_value_t* inputs[2] = {&a, &b};
+  HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "MatMul", "", inputs, 2, &y));
+  return int32_output(node, &y);
+}
+
+/* x, w [, x_zero_point, w_zero_point]: int32 Conv of x - x_zero_point (padded with
+ * zeros after the subtraction, as ONNX pads x with its zero point) */
+static hgr_status_t import_conv_integer(hgr__onnx_node_t* node) {
+  hgr__onnx_value_t x, w, y;
+  HGR_RETURN_IF_ERROR(dequantized(node, 0, -1, 2, 1, &x));
+  HGR_RETURN_IF_ERROR(dequantized(node, 1, -1, 3, 0, &w));
+  hgr__onnx_value_t* inputs[2] = {&x, &w};
+  HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "Conv", "", inputs, 2, &y));
+  return int32_output(node, &y);
+}
+
+const hgr__onnx_op_t hgr__onnx_ops_qlinear[] = {
+    {"QLinearConv", import_qlinear_conv, NULL, 8},
+    {"QLinearMatMul", import_qlinear_matmul, NULL, 8},
+    {"MatMulInteger", import_matmul_integer, NULL, 2},
+    {"ConvInteger", import_conv_integer, NULL, 2},
+    {.name = NULL},
+};
+
+/* ---- com.microsoft: ONNX Runtime's QOperator format ----------------------------------- */
+
+/* A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point */
+static hgr_status_t import_qlinear_binary(hgr__onnx_node_t* node) {
+  hgr__onnx_value_t a, b, y;
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
+  HGR_RETURN_IF_ERROR(dequantized(node, 0, 1, 2, 0, &a));
+  HGR_RETURN_IF_ERROR(dequantized(node, 3, 4, 5, 0, &b));
+  hgr__onnx_value_t* inputs[2] = {&a, &b};
+  bool add = !strcmp(node->proto->op_type, "QLinearAdd");
+  HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, add ? "Add" : "Mul", "", inputs, 2, &y));
+  return quantized_output(node, &y, 6, 7);
+}
+
+/* X, X_scale, X_zero_point, Y_scale, Y_zero_point: the float op of the same name
+ * without "QLinear" (GlobalAveragePool, AveragePool, LeakyRelu, Sigmoid), NCHW. */
+static hgr_status_t import_qlinear_unary(hgr__onnx_node_t* node) {
+  int64_t channels_last;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "channels_last", 0, &channels_last));
+  if (channels_last) return HGR__ONNX_UNSUPPORTED(node, "channels_last = %lld; hgr takes NCHW", (long long)channels_last);
+  hgr__onnx_value_t x, y;
+  HGR_RETURN_IF_ERROR(dequantized(node, 0, 1, 2, 0, &x));
+  hgr__onnx_value_t* inputs[1] = {&x};
+  HGR_RETURN_IF_ERROR(
+      hgr__onnx_import_as(node, node->proto->op_type + strlen("QLinear"), "channels_last", inputs, 1, &y));
+  return quantized_output(node, &y, 3, 4);
+}
+
+/* Y_scale, Y_zero_point, then X, X_scale, X_zero_point per input */
+static hgr_status_t import_qlinear_concat(hgr__onnx_node_t* node) {
+  if (node->input_count < 5 || (node->input_count - 2) % 3)
+    return HGR__ONNX_INVALID(node, "%u inputs; the op takes Y_scale, Y_zero_point and three per input",
+                             node->input_count);
+  uint32_t count = (node->input_count - 2) / 3;
+  hgr__onnx_value_t* values = hgr__calloc(node->loader->allocator, count, sizeof(*values));
+  hgr__onnx_value_t** inputs = hgr__calloc(node->loader->allocator, count, sizeof(*inputs));
+  hgr_status_t status = values && inputs ? HGR_OK : HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+  for (uint32_t i = 0; !status && i < count; ++i) {
+    status = dequantized(node, 2 + 3 * i, (int32_t)(3 + 3 * i), 4 + 3 * i, 0, &values[i]);
+    inputs[i] = &values[i];
+  }
+  hgr__onnx_value_t y;
+  if (!status) status = hgr__onnx_import_as(node, "Concat", "", inputs, count, &y);
+  hgr__free(node->loader->allocator, values);
+  hgr__free(node->loader->allocator, inputs);
+  HGR_RETURN_IF_ERROR(status);
+  return quantized_output(node, &y, 0, 1);
+}
+
+/* A, a_scale, a_zero_point, B, b_scale, b_zero_point [, C (int32), y_scale,
+ * y_zero_point]: Gemm's alpha, transA and transB; without y_scale the output is
+ * float. */
+static hgr_status_t import_qgemm(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "alpha transA transB"));
+  int64_t trans_b;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "transB", 0, &trans_b));
+  hgr__onnx_value_t a, b, c, y;
+  HGR_RETURN_IF_ERROR(dequantized(node, 0, 1, 2, 0, &a));
+  HGR_RETURN_IF_ERROR(dequantized(node, 3, 4, 5, trans_b ? 0 : 1, &b)); /* per output column */
+  bool biased = hgr__onnx_input(node, 6) != NULL;
+  if (biased) HGR_RETURN_IF_ERROR(dequantized_bias(node, 6, 1, 4, &c));
+  hgr__onnx_value_t* inputs[3] = {&a, &b, &c};
+  HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "Gemm", "", inputs, biased ? 3 : 2, &y));
+  if (hgr__onnx_input(node, 7)) return quantized_output(node, &y, 7, 8);
+  return hgr__onnx_set_runtime(node, 0, y.value, HGR__ONNX_FLOAT);
+}
+
+const hgr__onnx_op_t hgr__onnx_ops_qlinear_contrib[] = {
+    {"QLinearAdd", import_qlinear_binary, NULL, 7},
+    {"QLinearMul", import_qlinear_binary, NULL, 7},
+    {"QLinearConcat", import_qlinear_concat, NULL, 5},
+    {"QLinearGlobalAveragePool", import_qlinear_unary, NULL, 4},
+    {"QLinearAveragePool", import_qlinear_unary, NULL, 4},
+    {"QLinearLeakyRelu", import_qlinear_unary, NULL, 4},
+    {"QLinearSigmoid", import_qlinear_unary, NULL, 4},
+    {"QGemm", import_qgemm, NULL, 6},
+    {.name = NULL},
+};
