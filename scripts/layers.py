@@ -30,7 +30,7 @@ ORDER = {
               "schedule.c", "rank_measure.c", "place.c", "place_report.c"],
     "onnx": ["onnx_wire.c", "onnx_tensor.c", "onnx_node.c", "onnx_fold_map.c", "onnx_scope.c", "onnx_stage.c", "onnx_import_*.c", "onnx_ops.c",
              # the quantized ops import the float ops on dequantized values through the op table
-             "onnx_import_qlinear.c",
+             "onnx_import_qlinear.c", "onnx_widen.c",
              "onnx_options.c", "onnx_model.c", "onnx_load.c",
              # If, Loop and Scan import their subgraphs through the loader, which reaches them by the op table only
              "onnx_import_control.c"],

@@ -94,3 +94,47 @@ def test_cast_from_each_type_to_every_other(device, onnx_type, dtype):
     through = [helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BFLOAT16),
                helper.make_node("Cast", ["b"], ["y"], to=TensorProto.FLOAT)]
     _same(_model(through, [("x", onnx_type)], TensorProto.FLOAT), {"x": x}, device)
+
+
+@pytest.fixture(scope="module")
+def float16_models(tmp_path_factory):
+    """The quantization tests' CNN and a BERT-like encoder, converted by ONNX
+    Runtime's own tool (onnxruntime.transformers.float16) to float16 weights,
+    activations, inputs and outputs, as exporters write them for GPUs."""
+    import onnx
+    from onnxruntime.transformers import float16
+
+    import test_quantized_models
+    import transformer_models
+
+    folder = tmp_path_factory.mktemp("float16")
+    cnn = str(folder / "cnn.onnx")
+    test_quantized_models._cnn(cnn)
+    models = {"cnn": onnx.load(cnn), "encoder": transformer_models.bert(layers=2, width=64, heads=4, vocab=100)}
+    paths = {}
+    for name, model in models.items():
+        paths[name] = str(folder / f"{name}_float16.onnx")
+        onnx.save(float16.convert_float_to_float16(model, keep_io_types=False), paths[name])
+    return paths
+
+
+@pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])
+def test_float16_models_match_onnx_runtime(float16_models, device):
+    """Every float op computes in float32 between float16 values (casts around it):
+    relative L2 error at most 1e-2 against ONNX Runtime on the same file, top-1
+    agreement at least 98 % on a batch of 64 (the encoder: 8 sequences of 16)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((64, 3, 16, 16)).astype(np.float16)
+    ids = {"input_ids": rng.integers(0, 100, (8, 16)), "attention_mask": np.ones((8, 16), np.int64),
+           "token_type_ids": np.zeros((8, 16), np.int64)}
+    for name, feeds in (("cnn", {"x": x}), ("encoder", ids)):
+        path = float16_models[name]
+        want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+        got = hgr.InferenceSession(path, providers=[device]).run(None, feeds)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype == np.float16
+            g, w = g.astype(np.float32), w.astype(np.float32)
+            error = np.linalg.norm(g - w) / np.linalg.norm(w)
+            assert error <= 1e-2, f"{name}: relative L2 error {error:.3g}"
+        if name == "cnn":
+            assert np.mean(got[0].argmax(1) == want[0].argmax(1)) >= 0.98

@@ -17,7 +17,9 @@
  * inputs and outputs, the values nodes write), and computed in float32 or int32:
  * hgr__onnx_runtime gives an op its inputs widened, hgr__onnx_set_runtime narrows
  * what it computed back, and ops that take them as they are (Cast) read them with
- * hgr__onnx_runtime_held. Constants are widened at load, or kept narrow for those. */
+ * hgr__onnx_runtime_held. Constants are widened at load, or kept narrow for those.
+ * A node with float16 or bfloat16 inputs is imported as a float node
+ * (hgr__onnx_import, onnx_widen.c), so importers that take float take those too. */
 #ifndef HGR_ONNX_INTERNAL_H_
 #define HGR_ONNX_INTERNAL_H_
 
@@ -452,6 +454,11 @@ int64_t hgr__onnx_element_count(const hgr__onnx_value_t* v);
 /* A value of the node's own (no ONNX name's) holding builder value `value` of
  * onnx_type, for hgr__onnx_import_as. */
 hgr__onnx_value_t hgr__onnx_runtime_value(const hgr__onnx_node_t* node, hgr_value_t value, int32_t onnx_type);
+/* (onnx_widen.c) op's import of node; a node with float16 or bfloat16 inputs
+ * imported as a float node (its inputs widened, its float outputs narrowed back),
+ * but for the ops that take those types as they are (Cast, the quantization ops)
+ * and control flow. */
+hgr_status_t hgr__onnx_import(hgr__onnx_node_t* node, const hgr__onnx_op_t* op);
 /* (onnx_ops.c) Imports node as the default domain's op_type on other inputs (values of the
  * node's own, or of the graph) with the node's attrs but those listed in
  * dropped_attrs (space-separated), its result in *out: how an op that computes

@@ -367,7 +367,7 @@ static hgr_status_t import_node(hgr__onnx_loader_t* loader, uint32_t index) {
       status = HGR_OK;
     }
   }
-  if (!status && !done) status = op->import(&node); /* some imports fold too (ConstantOfShape, Range) */
+  if (!status && !done) status = hgr__onnx_import(&node, op); /* some imports fold too (ConstantOfShape, Range) */
   if (!status && kept) hgr__onnx_model_keep_fold(loader, &node);
   for (uint32_t k = 0; !status && k < node.output_count; ++k) /* a runtime value differs between imports too */
     if (node.outputs[k] && (from_input || !node.outputs[k]->constant)) node.outputs[k]->from_input = true;
@@ -409,6 +409,13 @@ static hgr_status_t mark_outputs(hgr__onnx_loader_t* loader) {
       return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s is never defined", exit_node.label);
     hgr_value_t value;
     HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(&exit_node, v, &value));
+    /* a float16 (bfloat16) value a fusion left in float (hgr__onnx_import): back to its declared type */
+    const Onnx__TypeProto__Tensor* declared = hgr__onnx_tensor_type(loader->graph->output[i]);
+    hgr_dtype_t narrow;
+    if (v->onnx_type == HGR__ONNX_FLOAT && declared && declared->has_elem_type &&
+        (declared->elem_type == HGR__ONNX_FLOAT16 || declared->elem_type == HGR__ONNX_BFLOAT16) &&
+        hgr__onnx_held_dtype(declared->elem_type, &narrow))
+      HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(&exit_node, value, narrow, &value));
     if (v->onnx_type == HGR__ONNX_INT64) { /* back to int64 on exit */
       char* name = hgr__copy_text(loader->allocator, v->name);
       none.n_output = 1;
