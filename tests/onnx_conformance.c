@@ -43,6 +43,12 @@ static const struct {
     {"test_cast_FLOAT_to_BFLOAT16", "values differ",
      "ONNX 1.12's data truncates to bfloat16; ONNX Runtime 1.32 (and ONNX's reference since 1.14) rounds to nearest "
      "even, as hgr does"},
+    {"test_castlike_BFLOAT16_to_FLOAT", "input 'like' has rank 2 in the model; the input given has rank 1",
+     "the data gives input 'like' shaped [1], the model declares [3, 4]; ONNX Runtime checks a feed's rank against "
+     "the model's too"},
+    {"test_castlike_FLOAT_to_BFLOAT16", "input 'like' has rank 2 in the model; the input given has rank 1",
+     "the data gives input 'like' shaped [1], the model declares [3, 4]; ONNX Runtime checks a feed's rank against "
+     "the model's too"},
     {"test_castlike_BFLOAT16_to_FLOAT_expanded", "input 'like' has rank 2 in the model; the input given has rank 1",
      "the data gives input 'like' shaped [1], the model declares [3, 4]; ONNX Runtime checks a feed's rank against "
      "the model's too"},

@@ -106,8 +106,8 @@ static hgr_status_t describe_onnx(hgr_model_t* model) {
       return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is not a tensor with an element type; hgr takes "
                         "tensors", io.name);
     if (!io.dtype.bits)
-      return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is %s; hgr takes float, int32, int64 and bool "
-                        "inputs", io.name, io.type_name);
+      return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "graph input '%s' is %s; hgr takes float, float16, bfloat16, "
+                        "int8, uint8, int16, uint16, int32, int64 and bool inputs", io.name, io.type_name);
   }
   for (size_t i = 0; i < model->output_count; ++i) {
     hgr__onnx_io_t io;

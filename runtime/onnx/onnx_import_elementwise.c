@@ -510,7 +510,8 @@ static hgr_status_t fold_clip(hgr__onnx_node_t* node) {
   return hgr__onnx_set_constant(node, 0, out);
 }
 
-/* Clip with bounds computed at run time (opset 11's inputs): maximum, then minimum. */
+/* Clip with bounds computed at run time (opset 11's inputs), or of integers:
+ * maximum, then minimum. */
 static hgr_status_t import_clip_runtime(hgr__onnx_node_t* node, hgr__onnx_value_t* x) {
   hgr_value_t value;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &value));
@@ -529,8 +530,13 @@ static hgr_status_t import_clip_runtime(hgr__onnx_node_t* node, hgr__onnx_value_
 static hgr_status_t import_clip(hgr__onnx_node_t* node) {
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
-  if (!hgr__onnx_type_is_float(x->onnx_type))
-    return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; hgr clips float", hgr__onnx_type_name(x->onnx_type));
+  if (!hgr__onnx_type_is_float(x->onnx_type) && (node->opset < 12 || x->onnx_type == HGR__ONNX_BOOL))
+    return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; hgr clips float, and integers from opset 12",
+                                 hgr__onnx_type_name(x->onnx_type));
+  if (!hgr__onnx_type_is_float(x->onnx_type)) { /* int32 maximum and minimum: exact */
+    HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
+    return import_clip_runtime(node, x);
+  }
   if (node->opset >= 11) {
     HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
     for (uint32_t i = 1; i <= 2; ++i) {
@@ -549,11 +555,19 @@ static hgr_status_t import_clip(hgr__onnx_node_t* node) {
   return hgr__onnx_finish_op(node, status, attrs, "clip", &in, 1, 0, x->onnx_type);
 }
 
-/* ---- Cast, Identity, Dropout -------------------------------------------------------- */
+/* ---- Cast, CastLike, Identity, Dropout ------------------------------------------------ */
 
+/* Cast's attr 'to', or the type of CastLike's input 1. */
 static hgr_status_t cast_target(const hgr__onnx_node_t* node, int64_t* to) {
-  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "to saturate"));
-  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "to", HGR__ONNX_UNDEFINED, to));
+  if (!strcmp(node->proto->op_type, "CastLike")) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "saturate"));
+    hgr__onnx_value_t* like;
+    HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &like));
+    *to = like->onnx_type;
+  } else {
+    HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "to saturate"));
+    HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "to", HGR__ONNX_UNDEFINED, to));
+  }
   if (*to == HGR__ONNX_UNDEFINED) return HGR__ONNX_INVALID(node, "attr 'to' is required");
   if (!hgr__onnx_type_bytes((int32_t)*to))
     return HGR__ONNX_UNSUPPORTED(node, "attr 'to' = %s (%lld) is not supported", hgr__onnx_type_name((int32_t)*to),
@@ -640,6 +654,7 @@ const hgr__onnx_op_t hgr__onnx_ops_elementwise[] = {
     {"Where", import_where, fold_where, 3},
     {"Clip", import_clip, fold_clip, 1},
     {"Cast", import_cast, fold_cast, 1},
+    {"CastLike", import_cast, fold_cast, 2},
     {"Identity", import_identity, NULL, 1},
     {"Dropout", import_dropout, NULL, 1},
     {.name = NULL},

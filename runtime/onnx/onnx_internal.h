@@ -51,6 +51,13 @@ enum {
   HGR__ONNX_COMPLEX64 = 14,
   HGR__ONNX_COMPLEX128 = 15,
   HGR__ONNX_BFLOAT16 = 16,
+  HGR__ONNX_FLOAT8E4M3FN = 17, /* 17 to 23: named in messages, never held */
+  HGR__ONNX_FLOAT8E4M3FNUZ = 18,
+  HGR__ONNX_FLOAT8E5M2 = 19,
+  HGR__ONNX_FLOAT8E5M2FNUZ = 20,
+  HGR__ONNX_UINT4 = 21,
+  HGR__ONNX_INT4 = 22,
+  HGR__ONNX_FLOAT4E2M1 = 23,
 };
 
 /* The opsets of the default domain hgr reads. */

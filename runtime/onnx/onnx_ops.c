@@ -104,5 +104,9 @@ hgr_status_t hgr__onnx_import_as(hgr__onnx_node_t* node, const char* op_type, co
   if (!status && !out->has_value)
     status = HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the %s it is imported as gave no run-time value", node->label,
                         op_type);
+  if (status) { /* a constant the op folded to is not for here */
+    hgr__onnx_tensor_free(out->constant);
+    out->constant = NULL;
+  }
   return status;
 }

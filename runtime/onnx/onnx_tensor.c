@@ -37,6 +37,13 @@ static const struct {
     {HGR__ONNX_COMPLEX64, "complex64", 0, {0, 0, 0}},
     {HGR__ONNX_COMPLEX128, "complex128", 0, {0, 0, 0}},
     {HGR__ONNX_BFLOAT16, "bfloat16", 2, {HGR_DTYPE_BFLOAT, 16, 1}},
+    {HGR__ONNX_FLOAT8E4M3FN, "float8e4m3fn", 0, {0, 0, 0}},
+    {HGR__ONNX_FLOAT8E4M3FNUZ, "float8e4m3fnuz", 0, {0, 0, 0}},
+    {HGR__ONNX_FLOAT8E5M2, "float8e5m2", 0, {0, 0, 0}},
+    {HGR__ONNX_FLOAT8E5M2FNUZ, "float8e5m2fnuz", 0, {0, 0, 0}},
+    {HGR__ONNX_UINT4, "uint4", 0, {0, 0, 0}},
+    {HGR__ONNX_INT4, "int4", 0, {0, 0, 0}},
+    {HGR__ONNX_FLOAT4E2M1, "float4e2m1", 0, {0, 0, 0}},
 };
 #define TYPE_COUNT (sizeof(types) / sizeof(types[0]))
 
@@ -64,8 +71,8 @@ bool hgr__onnx_type_is_float(int32_t onnx_type) {
 hgr_status_t hgr__onnx_type_dtype(int32_t onnx_type, hgr_dtype_t* out_dtype) {
   int i = type_index(onnx_type);
   if (i < 0 || !types[i].bytes)
-    return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "ONNX element type %s (%d) is not supported; hgr holds numeric types",
-                      hgr__onnx_type_name(onnx_type), (int)onnx_type);
+    return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "ONNX element type %s (%d) is not supported; hgr holds the numeric "
+                      "types of 8 bits and more but float8", hgr__onnx_type_name(onnx_type), (int)onnx_type);
   *out_dtype = types[i].dtype;
   return HGR_OK;
 }
@@ -134,8 +141,8 @@ hgr_status_t hgr__onnx_tensor_new(hgr_allocator_t allocator, int32_t onnx_type, 
   *out_tensor = NULL;
   size_t element = hgr__onnx_type_bytes(onnx_type);
   if (!element)
-    return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s: element type %s (%d) is not supported; hgr holds numeric types",
-                      where, hgr__onnx_type_name(onnx_type), (int)onnx_type);
+    return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "%s: element type %s (%d) is not supported; hgr holds the numeric "
+                      "types of 8 bits and more but float8", where, hgr__onnx_type_name(onnx_type), (int)onnx_type);
   if (ndim < 0 || ndim > HGR_MAX_DIMS)
     return HGR_STATUS(HGR_STATUS_INVALID_ARGUMENT, "%s: %d dimensions; hgr holds at most %d", where, (int)ndim,
                       HGR_MAX_DIMS);

@@ -35,6 +35,7 @@ static hgr_status_t widen(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr__onn
   out->borrowed = false;
   if (v->constant) {
     out->has_value = false;
+    out->constant = NULL; /* the converted copy, freed by the caller */
     return hgr__onnx_tensor_cast(node->loader->allocator, v->constant, HGR__ONNX_FLOAT, node->label, &out->constant);
   }
   return hgr__onnx_runtime(node, v, &out->value);
