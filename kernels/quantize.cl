@@ -15,7 +15,8 @@
  *       t in i8, u8, i16, u16, i32.
  *   hgr_quantize_<t>(__global const float* x, __global const float* scale,
  *                    __global const T* zero, __global T* y, int n, ...)
- *       y = saturate(rint(x / scale) + zero): x / scale rounded half to even,
+ *       y = saturate(rint(x / scale) + zero): x / scale (correctly rounded) rounded
+ *       half to even,
  *       then clamped to T's range (NaN gives T's largest); t in i8, u8, i16, u16.
  *
  * A remainder is written as x - (x / e) * e (layout.cl says why).
@@ -30,6 +31,14 @@ static inline int hgr_quant_param(int i, int inner, int extent, int block, int s
   int outer = t / extent;
   int d = t - outer * extent;
   return outer * so_outer + (d / block) * so_d + in * so_in;
+}
+
+/* x / d correctly rounded: OpenCL lets '/' be 2.5 ulp off (NVIDIA's is), which
+ * moves a quotient halfway between two integers off its tie; the residual, exact
+ * by fma, corrects it. */
+static inline float hgr_quant_divide(float x, float d) {
+  float q = x / d;
+  return isfinite(q) ? q + fma(-q, d, x) / d : q;
 }
 
 #define HGR_QUANT_ARGS int n, int inner, int extent, int block, int so_outer, int so_d, int so_in
@@ -51,7 +60,7 @@ static inline int hgr_quant_param(int i, int inner, int extent, int block, int s
     int i = (int)get_global_id(0);                                                                        \
     if (i >= n) return;                                                                                   \
     int s = hgr_quant_param(i, inner, extent, block, so_outer, so_d, so_in);                             \
-    float q = rint(x[i] / scale[s]) + (float)zero[s];                                                     \
+    float q = rint(hgr_quant_divide(x[i], scale[s])) + (float)zero[s];                                    \
     y[i] = (T)convert_int(fmax(fmin(q, (float)(highest)), (float)(lowest)));                             \
   })
 

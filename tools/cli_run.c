@@ -697,6 +697,19 @@ static bool is_float32(hgr_dtype_t dtype) {
   return dtype.code == HGR_DTYPE_FLOAT && dtype.bits == 32 && dtype.lanes == 1;
 }
 
+/* float32, float16 and bfloat16: printed and compared as values. */
+static bool is_float(hgr_dtype_t dtype) {
+  return dtype.lanes == 1 && ((dtype.code == HGR_DTYPE_FLOAT && (dtype.bits == 32 || dtype.bits == 16)) ||
+                              (dtype.code == HGR_DTYPE_BFLOAT && dtype.bits == 16));
+}
+
+/* Element i of data, of a dtype is_float takes. */
+static double float_at(hgr_dtype_t dtype, const void* data, size_t i) {
+  if (dtype.bits == 32) return ((const float*)data)[i];
+  uint16_t bits = ((const uint16_t*)data)[i];
+  return dtype.code == HGR_DTYPE_BFLOAT ? hgr_bfloat16_to_float32(bits) : hgr_float16_to_float32(bits);
+}
+
 static hgr_status_t set_inputs(run_args_t* args, hgr_executor_t* executor, bool* input_given) {
   hgr_cli_inputs_t* inputs = &args->inputs;
   for (size_t i = 0; i < inputs->count; ++i) {
@@ -813,13 +826,12 @@ static hgr_status_t handle_output(const run_args_t* args, size_t index, const hg
   char dtype[24], shape[128];
   printf("output %zu '%s' %s %s", index, info->name, hgr_dtype_format(info->dtype, dtype, sizeof(dtype)),
          format_shape(info, shape, sizeof(shape)));
-  if (is_float32(info->dtype)) {
-    const float* values = data;
-    size_t count = (size_t)(info->bytes / 4);
+  size_t count = (size_t)(info->bytes / (is_float32(info->dtype) ? 4 : 2)); /* of the float dtypes */
+  if (is_float(info->dtype)) {
     double sum = 0;
-    for (size_t i = 0; i < count; ++i) sum += values[i];
+    for (size_t i = 0; i < count; ++i) sum += float_at(info->dtype, data, i);
     printf(": ");
-    for (size_t i = 0; i < count && i < 4; ++i) printf("%s%.6g", i ? ", " : "", values[i]);
+    for (size_t i = 0; i < count && i < 4; ++i) printf("%s%.6g", i ? ", " : "", float_at(info->dtype, data, i));
     printf("%s (sum %.6g)", count > 4 ? ", ..." : "", sum);
   }
   printf("\n");
@@ -836,12 +848,12 @@ static hgr_status_t handle_output(const run_args_t* args, size_t index, const hg
     if (status) break;
     double worst = 0;
     bool match = hgr_dtype_equal(expected.dtype, info->dtype) && same_shape(info, expected.ndim, expected.shape);
-    if (match && is_float32(info->dtype)) {
-      const float *got = data, *want = expected.data;
-      for (size_t i = 0; i < (size_t)(info->bytes / 4); ++i) {
-        double diff = fabs((double)got[i] - (double)want[i]);
-        double allowed = args->atol + args->rtol * fabs((double)want[i]);
-        if (!(diff <= allowed) && !(got[i] != got[i] && want[i] != want[i])) match = false; /* NaN matches NaN */
+    if (match && is_float(info->dtype)) {
+      for (size_t i = 0; i < count; ++i) {
+        double got = float_at(info->dtype, data, i), want = float_at(info->dtype, expected.data, i);
+        double diff = fabs(got - want);
+        double allowed = args->atol + args->rtol * fabs(want);
+        if (!(diff <= allowed) && !(got != got && want != want)) match = false; /* NaN matches NaN */
         if (diff > worst || diff != diff) worst = diff;
       }
     } else if (match) {

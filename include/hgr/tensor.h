@@ -58,6 +58,11 @@ HGR_API uint64_t hgr_dtype_element_bytes(hgr_dtype_t dtype);
 /* True when the two dtypes are equal. */
 HGR_API int hgr_dtype_equal(hgr_dtype_t a, hgr_dtype_t b);
 
+/* The value of a float16 (IEEE binary16) or bfloat16 element, given as its bits:
+ * exact in float32, subnormals, infinities and NaN included. */
+HGR_API float hgr_float16_to_float32(uint16_t bits);
+HGR_API float hgr_bfloat16_to_float32(uint16_t bits);
+
 /* A description of a tensor: dtype and shape. shape is borrowed from whoever
  * returned the struct. */
 typedef struct hgr_tensor_info_t {

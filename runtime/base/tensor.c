@@ -126,3 +126,31 @@ uint64_t hgr_dtype_element_bytes(hgr_dtype_t dtype) {
 int hgr_dtype_equal(hgr_dtype_t a, hgr_dtype_t b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
+
+float hgr_float16_to_float32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff, bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else if (exponent) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa) { /* subnormal: normalize */
+    int shift = 0;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    bits = sign | ((uint32_t)(113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
+  } else {
+    bits = sign;
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+float hgr_bfloat16_to_float32(uint16_t bits) {
+  uint32_t wide = (uint32_t)bits << 16;
+  float f;
+  memcpy(&f, &wide, 4);
+  return f;
+}

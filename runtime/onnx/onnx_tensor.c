@@ -234,27 +234,6 @@ hgr_status_t hgr__onnx_tensor_copy(hgr_allocator_t allocator, const hgr__onnx_te
 
 /* ---- element access ------------------------------------------------------------------- */
 
-static float half_to_float(uint16_t h) {
-  uint32_t sign = (uint32_t)(h >> 15) << 31, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff, bits;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa) { /* subnormal: normalize */
-    int shift = 0;
-    while (!(mantissa & 0x400)) {
-      mantissa <<= 1;
-      ++shift;
-    }
-    bits = sign | ((uint32_t)(113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
-  } else {
-    bits = sign;
-  }
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
 static uint16_t float_to_half(float f) { /* round to nearest even */
   uint32_t x;
   memcpy(&x, &f, 4);
@@ -282,15 +261,8 @@ double hgr__onnx_tensor_f64(const hgr__onnx_tensor_t* t, uint64_t i) {
   switch (t->onnx_type) {
     case HGR__ONNX_FLOAT: { float v; memcpy(&v, p, 4); return v; }
     case HGR__ONNX_DOUBLE: { double v; memcpy(&v, p, 8); return v; }
-    case HGR__ONNX_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return half_to_float(v); }
-    case HGR__ONNX_BFLOAT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      uint32_t bits = (uint32_t)v << 16;
-      float f;
-      memcpy(&f, &bits, 4);
-      return f;
-    }
+    case HGR__ONNX_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return hgr_float16_to_float32(v); }
+    case HGR__ONNX_BFLOAT16: { uint16_t v; memcpy(&v, p, 2); return hgr_bfloat16_to_float32(v); }
     case HGR__ONNX_UINT64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
     default: return (double)hgr__onnx_tensor_i64(t, i);
   }
