@@ -384,6 +384,8 @@ hgr_status_t hgr__onnx_set_runtime(hgr__onnx_node_t* node, uint32_t k, hgr_value
   hgr_tensor_info_t info;
   HGR_RETURN_IF_ERROR(hgr__onnx_value_info(node, value, &info));
   v->onnx_type = onnx_type;
+  v->ndim = info.ndim; /* before a cast: info.shape is the builder's, which adding an op may move */
+  for (int32_t d = 0; d < info.ndim; ++d) v->shape[d] = info.shape[d];
   hgr_dtype_t want, compute;
   HGR_RETURN_IF_ERROR(held_dtype(node, v, &want));
   if (!hgr_dtype_equal(want, info.dtype) && hgr__onnx_held_dtype(hgr__onnx_compute_type(onnx_type), &compute) &&
@@ -395,8 +397,6 @@ hgr_status_t hgr__onnx_set_runtime(hgr__onnx_node_t* node, uint32_t k, hgr_value
                       v->name, hgr_dtype_format(info.dtype, got, sizeof(got)),
                       hgr_dtype_format(want, wanted, sizeof(wanted)), hgr__onnx_type_name(onnx_type));
   }
-  v->ndim = info.ndim;
-  for (int32_t d = 0; d < info.ndim; ++d) v->shape[d] = info.shape[d];
   v->value = value;
   v->has_value = true;
   v->defined = true;
