@@ -47,6 +47,20 @@ static hgr_status_t scale_of(hgr__onnx_node_t* node, uint32_t scale_index, int64
   return HGR_OK;
 }
 
+/* dequantize(in[0], in[1], in[2]) along axis, as a float value of the node's own. */
+static hgr_status_t add_dequantize(hgr__onnx_node_t* node, const hgr_value_t* in, int64_t axis,
+                                   hgr__onnx_value_t* out) {
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_value_t value;
+  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", axis);
+  if (!status) status = hgr__onnx_add_op(node, "dequantize", in, 3, attrs, 1, &value);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  *out = hgr__onnx_runtime_value(node, value, HGR__ONNX_FLOAT);
+  return HGR_OK;
+}
+
 /* Input x_index dequantized: (x - zero point) * scale in float32, the scale input
  * scale_index (-1: a scale of 1, the *Integer ops' x - zero point) and zero point
  * zero_index applying per tensor or, as vectors, along axis (negative from the
@@ -78,15 +92,7 @@ static hgr_status_t dequantized(hgr__onnx_node_t* node, uint32_t x_index, int32_
     scale = &unit;
   }
   HGR_RETURN_IF_ERROR(hgr__onnx_zero_point(node, zero_index, scale, x->onnx_type, &in[2]));
-  hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-  hgr_value_t value;
-  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", axis);
-  if (!status) status = hgr__onnx_add_op(node, "dequantize", in, 3, attrs, 1, &value);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  *out = hgr__onnx_runtime_value(node, value, HGR__ONNX_FLOAT);
-  return HGR_OK;
+  return add_dequantize(node, in, axis, out);
 }
 
 /* A bias of int32 as float32: bias * x_scale * w_scale (zero point 0), the scales
@@ -107,15 +113,7 @@ static hgr_status_t dequantized_bias(hgr__onnx_node_t* node, uint32_t bias_index
   HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "multiply", xv, wv, &in[1]));
   hgr__onnx_value_t product = hgr__onnx_runtime_value(node, in[1], HGR__ONNX_FLOAT); /* [], [1] or [M] */
   HGR_RETURN_IF_ERROR(hgr__onnx_zero_point(node, UINT32_MAX, &product, HGR__ONNX_INT32, &in[2]));
-  hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-  hgr_value_t value;
-  hgr_status_t status = hgr_attrs_set_int(attrs, "axis", 0);
-  if (!status) status = hgr__onnx_add_op(node, "dequantize", in, 3, attrs, 1, &value);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  *out = hgr__onnx_runtime_value(node, value, HGR__ONNX_FLOAT);
-  return HGR_OK;
+  return add_dequantize(node, in, 0, out);
 }
 
 /* Output 0: result quantized with the scale and zero point inputs scale_index and
