@@ -418,6 +418,36 @@ static void fences_outlive_their_executor(void** state) {
   ASSERT_OPENCL_BALANCED(&z.before);
 }
 
+/* Unbinding ends the executor's use of the caller's memory: a fence holding an
+ * output in it (output 1 is x itself) gets its copy before unbind returns, so the
+ * caller may overwrite or free the memory at once (hgr_model_run frees its inputs
+ * so; a copy still queued read them after free under ASan). */
+static void unbinding_ends_the_use_of_the_callers_memory(void** state) {
+  (void)state;
+  zero_copy_t z;
+  open_zero_copy(&z);
+  float* x = aligned_alloc(4096, 4096);
+  float kept[N], got[N];
+  random_floats(x, N, 21);
+  memcpy(kept, x, sizeof(kept));
+  ASSERT_OK(hgr_executor_bind_host(z.executor, HGR_INPUT, 0, x, N * sizeof(float)));
+  print_message("%s: input bound as kind %d (2: zero copy)\n", specs[0],
+                hgr_executor_binding_kind(z.executor, HGR_INPUT, 0));
+  hgr_fence_t* fence = NULL;
+  ASSERT_OK(hgr_executor_run_async(z.executor, &fence));
+  ASSERT_OK(hgr_fence_wait(fence));
+  ASSERT_OK(hgr_executor_unbind(z.executor, HGR_INPUT, 0));
+  random_floats(x, N, 22); /* the caller's memory is its own again */
+  free(x);
+  ASSERT_OK(hgr_fence_get_output(fence, 1, got, sizeof(got)));
+  expect_equal(got, kept, "the fence's output 1 (the input), after unbinding");
+  ASSERT_OK(hgr_fence_get_output(fence, 0, got, sizeof(got)));
+  expect_relu(got, kept, "the fence's output 0, after unbinding");
+  hgr_fence_release(fence);
+  close_zero_copy(&z);
+  ASSERT_OPENCL_BALANCED(&z.before);
+}
+
 /* A device failure in run 2 of 3 in flight: run 1 completes, runs 2 and 3 fail. */
 static void a_failure_mid_pipeline_fails_its_run_and_later_ones(void** state) {
   (void)state;
@@ -469,6 +499,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(caller_buffers_are_the_storage_and_are_checked),
       cmocka_unit_test(exported_outputs_feed_opencl_and_another_executor),
       cmocka_unit_test(fences_outlive_their_executor),
+      cmocka_unit_test(unbinding_ends_the_use_of_the_callers_memory),
       cmocka_unit_test(a_failure_mid_pipeline_fails_its_run_and_later_ones),
   };
   int failed = cmocka_run_group_tests_name(specs[1], tests, NULL, NULL);

@@ -352,7 +352,9 @@ typedef enum hgr_binding_kind_t {
 HGR_API hgr_status_t hgr_executor_bind_host(hgr_executor_t* executor, hgr_io_t io, size_t index, void* data,
                                             size_t bytes);
 /* Returns the storage to the executor's own buffer; an unbound input must be set
- * again before the next run. */
+ * again before the next run. Once it returns (and once binding again returns), the
+ * executor no longer uses the caller's memory: a fence still holding an output there
+ * (an input that is also an output) has its own copy. */
 HGR_API hgr_status_t hgr_executor_unbind(hgr_executor_t* executor, hgr_io_t io, size_t index);
 HGR_API hgr_binding_kind_t hgr_executor_binding_kind(const hgr_executor_t* executor, hgr_io_t io, size_t index);
 

@@ -415,6 +415,22 @@ static hgr_status_t drop_binding(hgr_executor_t* executor, hgr__io_binding_t* bi
   return status;
 }
 
+/* Ends binding once the fences holding an output in its storage have their own
+ * copy. Where the storage is the caller's memory, those copies complete first: the
+ * caller may free it as soon as the binding ends (an unbound input of hgr_model_run,
+ * freed after the run, was read by a copy still queued). */
+static hgr_status_t end_binding(hgr_executor_t* executor, hgr__io_binding_t* binding) {
+  uint32_t queue = hgr__transfer_queue_of(executor, binding->storage);
+  uint64_t before = executor->order.queues.queues[queue].seq;
+  HGR_RETURN_IF_ERROR(hgr__fences_release_holders(executor, binding->storage));
+  hgr__queue_t* q = &executor->order.queues.queues[queue];
+  if (binding->kind == HGR__BIND_HOST_ZERO_COPY && q->seq != before) {
+    HGR_RETURN_IF_ERROR(hgr__queue_flush(&executor->order.queues, queue));
+    HGR_RETURN_IF_ERROR(hgr__await_events(executor, &q->last, 1, hgr__order_end(&executor->order)));
+  }
+  return drop_binding(executor, binding);
+}
+
 /* Whether a buffer over data would be the device's own memory (zero-copy). */
 static bool device_shares_host_memory(const hgr__device_t* device, const void* data) {
   uint32_t align_bits = device->info.base_address_align_bits;
@@ -539,8 +555,7 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
     }
   }
   /* Fences of earlier runs keep their values, copied out of the old buffer. */
-  hgr_status_t status = hgr__fences_release_holders(executor, storage_slot);
-  if (!status) status = drop_binding(executor, binding);
+  hgr_status_t status = end_binding(executor, binding);
   if (!status && next.mem) status = use_buffer(executor, storage_slot, next.mem);
   if (status) {
     if (next.mem) clReleaseMemObject(next.mem);
@@ -637,8 +652,7 @@ hgr_status_t hgr_executor_bind_device_buffer(hgr_executor_t* executor, size_t in
   next.source = buffer->mem;
   if (buffer->ready) clRetainEvent(buffer->ready);
   next.ready = buffer->ready;
-  hgr_status_t status = hgr__fences_release_holders(executor, storage_slot);
-  if (!status) status = drop_binding(executor, binding);
+  hgr_status_t status = end_binding(executor, binding);
   if (status) {
     hgr_status_free(drop_binding(executor, &next)); /* it has no mem: nothing to fail */
     return status;
@@ -654,8 +668,7 @@ hgr_status_t hgr_executor_unbind(hgr_executor_t* executor, hgr_io_t io, size_t i
   hgr__io_binding_t* binding = NULL;
   HGR_RETURN_IF_ERROR(io_lookup(executor, io, index, &info, &binding));
   if (binding->kind == HGR__BIND_NONE) return HGR_OK;
-  HGR_RETURN_IF_ERROR(hgr__fences_release_holders(executor, binding->storage));
-  HGR_RETURN_IF_ERROR(drop_binding(executor, binding));
+  HGR_RETURN_IF_ERROR(end_binding(executor, binding));
   /* The executor's own buffer may never have seen what the binding held. */
   if (io == HGR_INPUT) executor->io.input_set[index] = false;
   return HGR_OK;
