@@ -267,7 +267,8 @@ static void other_contrib_ops_are_refused_with_their_domain(void** state) {
     char what[96];
     snprintf(what, sizeof(what), "op '%s' of domain 'com.microsoft' is not supported", refused[i]);
     ASSERT_STATUS(load(&m), HGR_STATUS_UNIMPLEMENTED, "node 0 'y' (com.microsoft.", what,
-                  "of that domain hgr supports: Attention, BiasAdd, BiasGelu, EmbedLayerNormalization, FastGelu, Gelu, "
+                  "of that domain hgr supports: Attention, BiasAdd, BiasGelu, DynamicQuantizeLSTM, "
+                  "DynamicQuantizeMatMul, EmbedLayerNormalization, FastGelu, FusedMatMul, Gelu, MatMulIntegerToFloat, "
                   "MultiHeadAttention, QGemm, QLinearAdd, QLinearAveragePool, QLinearConcat, QLinearGlobalAveragePool, "
                   "QLinearLeakyRelu, QLinearMul, QLinearSigmoid, QuickGelu, RotaryEmbedding, SkipLayerNormalization, "
                   "SkipSimplifiedLayerNormalization");

@@ -1,6 +1,6 @@
 """ONNX Runtime's contrib ops (domain com.microsoft) that its transformer optimizer
 writes, through hgr's ONNX importer against ONNX Runtime on random data at several
-shapes: Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization,
+shapes: Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, FusedMatMul, SkipLayerNormalization,
 SkipSimplifiedLayerNormalization, EmbedLayerNormalization, Attention,
 MultiHeadAttention and RotaryEmbedding (padding masks, causal masks, several batch
 sizes and sequence lengths through one session); models written by ONNX Runtime's
@@ -85,6 +85,25 @@ def test_bias_add_matches_numpy(tmp_path, device, shape):
 
 
 # (simplified, optional inputs): SkipSimplifiedLayerNormalization has no beta
+@pytest.mark.parametrize("a_shape,b_shape,attrs", [
+    ((2, 5, 16), (2, 16, 7), {"alpha": 0.25}), ((2, 16, 5), (16, 7), {"transA": 1}),
+    ((3, 5, 16), (3, 7, 16), {"transB": 1, "alpha": 0.125}), ((16, 5), (7, 16), {"transA": 1, "transB": 1}),
+    ((2, 3, 4, 8), (2, 3, 6, 8), {"transB": 1, "alpha": 0.5})])
+def test_fused_matmul_matches_onnx_runtime(tmp_path, device, a_shape, b_shape, attrs):
+    path = _save(tmp_path, [h.make_node("FusedMatMul", ["a", "b"], ["y"], domain=MS, **attrs)],
+                 [("a", a_shape), ("b", b_shape)], ["y"])
+    rng = np.random.default_rng(7)
+    _compare(path, {"a": rng.standard_normal(a_shape).astype(np.float32),
+                    "b": rng.standard_normal(b_shape).astype(np.float32)}, device)
+
+
+def test_fused_matmul_refuses_batch_transposes_by_name(tmp_path):
+    path = _save(tmp_path, [h.make_node("FusedMatMul", ["a", "b"], ["y"], domain=MS, transBatchA=1)],
+                 [("a", (2, 3, 4)), ("b", (3, 4, 5))], ["y"])
+    with pytest.raises(hgr.UnimplementedError, match="attr 'transBatchA' = 1; hgr takes 0"):
+        hgr.InferenceSession(path, providers=["pocl:0"])
+
+
 @pytest.mark.parametrize("simplified,optional", [(False, "none"), (False, "beta"), (False, "bias"), (False, "both"),
                                                  (True, "none"), (True, "bias")])
 @pytest.mark.parametrize("shape,skip_shape", [((2, 5, 16), (2, 5, 16)), ((1, 7, 64), (1, 7, 64)),

@@ -1,9 +1,15 @@
 """Models quantized by ONNX Runtime's own tool (onnxruntime.quantization), run by
 hgr and by ONNX Runtime from the same file (issue 38): a small CNN with seeded
 random weights, quantize_static in the QDQ and QOperator formats (per tensor and
-per channel), and a BERT-like encoder through quantize_dynamic, compared on a
-batch of 64 random inputs (the encoder: 8 sequences): relative L2 error of the
-outputs at most 1e-2, top-1 agreement at least 98 %. hgr computes between
+per channel), and a BERT-like encoder through quantize_dynamic (as written, and as
+ONNX Runtime's graph optimizer saves it: DynamicQuantizeMatMul,
+MatMulIntegerToFloat, FusedMatMul), compared on a batch of 64 random inputs (the
+encoder: 8 sequences): relative L2 error of the outputs at most 1e-2, top-1
+agreement at least 98 %. A bidirectional LSTM through quantize_dynamic
+(com.microsoft.DynamicQuantizeLSTM) is compared with ONNX Runtime's float LSTM on
+the same weights dequantized (hgr's computation, to float32 rounding) and, more
+loosely, with ONNX Runtime's own run of the file, which also rounds the input and
+the hidden state to uint8 at each step. hgr computes between
 QuantizeLinear and DequantizeLinear (and inside QLinearConv and friends) in
 float32 on dequantized values; ONNX Runtime in integers, requantized with a float
 multiplier, so single quantization steps may differ."""
@@ -155,14 +161,23 @@ def test_qdq_average_pool_differs_from_onnx_runtime_only_at_ties(float_cnns, tmp
 
 
 @pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])
-def test_encoder_from_quantize_dynamic_matches_onnx_runtime(tmp_path, device):
+@pytest.mark.parametrize("optimized", [False, True], ids=["as_quantized", "ort_optimized"])
+def test_encoder_from_quantize_dynamic_matches_onnx_runtime(tmp_path, device, optimized):
     """quantize_dynamic writes DynamicQuantizeLinear and MatMulInteger for every
-    MatMul with constant weights: the encoder's projections and feed-forward."""
+    MatMul with constant weights: the encoder's projections and feed-forward. ONNX
+    Runtime's optimizer (optimized_model_filepath) fuses them to its contrib ops."""
     source, path = str(tmp_path / "bert.onnx"), str(tmp_path / "bert_dynamic.onnx")
     onnx.save(transformer_models.bert(layers=2, width=64, heads=4, vocab=100), source)
     quantization.quantize_dynamic(source, path, weight_type=quantization.QuantType.QInt8)
+    expected = {"DynamicQuantizeLinear", "MatMulInteger"}
+    if optimized:
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        options.optimized_model_filepath = path = str(tmp_path / "bert_dynamic_optimized.onnx")
+        ort.InferenceSession(str(tmp_path / "bert_dynamic.onnx"), options, providers=["CPUExecutionProvider"])
+        expected = {"DynamicQuantizeMatMul", "MatMulIntegerToFloat", "FusedMatMul"}
     ops = {n.op_type for n in onnx.load(path).graph.node}
-    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= ops, ops
+    assert expected <= ops, ops
     rng = np.random.default_rng(4)
     feeds = {"input_ids": rng.integers(0, 100, (8, 16)), "attention_mask": np.ones((8, 16), np.int64),
              "token_type_ids": np.zeros((8, 16), np.int64)}
@@ -172,3 +187,94 @@ def test_encoder_from_quantize_dynamic_matches_onnx_runtime(tmp_path, device):
         error = np.linalg.norm(g - w) / np.linalg.norm(w)
         assert error <= 1e-2, f"relative L2 error {error:.3g}"
 
+
+
+def _lstm_model(path, hidden=32, inputs=16, classes=5):
+    """A bidirectional LSTM over [T, B, inputs] and a MatMul of its steps to classes."""
+    rng = np.random.default_rng(8)
+    weights = [("W", (2, 4 * hidden, inputs), 0.3), ("R", (2, 4 * hidden, hidden), 0.3), ("B", (2, 8 * hidden), 0.1),
+               ("Wo", (2 * hidden, classes), 0.3)]
+    initializers = [numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+                    for name, shape, scale in weights]
+    initializers.append(numpy_helper.from_array(np.array([0, 0, -1], np.int64), "shape"))
+    nodes = [helper.make_node("LSTM", ["x", "W", "R", "B"], ["y", "y_h", "y_c"], hidden_size=hidden,
+                              direction="bidirectional"),
+             helper.make_node("Transpose", ["y"], ["y_t"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["y_t", "shape"], ["steps"]),
+             helper.make_node("MatMul", ["steps", "Wo"], ["logits"])]
+    graph = helper.make_graph(nodes, "lstm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", "B", inputs])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("y_h", TensorProto.FLOAT, None)], initializers)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), path)
+
+
+def _float_lstms(path, out_path):
+    """The model with each DynamicQuantizeLSTM an LSTM on its weights dequantized
+    (and transposed to the LSTM's [D, 4H, rows])."""
+    model = onnx.load(path)
+    constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    for index, node in enumerate(list(model.graph.node)):
+        if node.op_type != "DynamicQuantizeLSTM":
+            continue
+        names = list(node.input) + [""] * (12 - len(node.input))
+        for k, (w, scale, zero) in enumerate([(1, 8, 9), (2, 10, 11)]):
+            s = constants[names[scale]].reshape(-1, 1, 1) if constants[names[scale]].ndim == 1 \
+                else constants[names[scale]][:, None, :]
+            z = constants[names[zero]].astype(np.float32) if names[zero] else np.zeros_like(s)
+            z = z.reshape(s.shape)
+            value = ((constants[names[w]].astype(np.float32) - z) * s).transpose(0, 2, 1)
+            model.graph.initializer.append(numpy_helper.from_array(value.astype(np.float32), f"{node.name}_w{k}"))
+            names[w] = f"{node.name}_w{k}"
+        lstm = helper.make_node("LSTM", names[:8], list(node.output), name=node.name + "_float")
+        lstm.attribute.extend(node.attribute)
+        model.graph.node.remove(node)
+        model.graph.node.insert(index, lstm)
+    onnx.save(model, out_path)
+
+
+@pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])
+def test_lstm_from_quantize_dynamic_matches_onnx_runtime(tmp_path, device):
+    source, path, reference = (str(tmp_path / n) for n in ("lstm.onnx", "lstm_dynamic.onnx", "lstm_float.onnx"))
+    _lstm_model(source)
+    quantization.quantize_dynamic(source, path, weight_type=quantization.QuantType.QInt8)
+    assert {"DynamicQuantizeLSTM", "MatMulInteger"} <= {n.op_type for n in onnx.load(path).graph.node}
+    _float_lstms(path, reference)
+    x = np.random.default_rng(9).standard_normal((10, 3, 16)).astype(np.float32)
+    session = hgr.InferenceSession(path, providers=[device])
+    for steps in (10, 4):  # the time axis is symbolic
+        feeds = {"x": x[:steps]}
+        got = session.run(None, feeds)
+        floats = ort.InferenceSession(reference, providers=["CPUExecutionProvider"]).run(None, feeds)
+        theirs = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+        for g, f, t in zip(got, floats, theirs):
+            np.testing.assert_allclose(g, f, rtol=1e-4, atol=1e-5)
+            error = np.linalg.norm(g - t) / np.linalg.norm(t)
+            assert error <= 3e-2, f"relative L2 error {error:.3g} from ONNX Runtime's quantized run"
+
+
+def _dynamic_lstm(path, scales=("ws", "rs"), scale_count=2):
+    """A DynamicQuantizeLSTM node as quantize_dynamic writes it (hidden 2, 3 inputs)."""
+    rng = np.random.default_rng(10)
+    initializers = [numpy_helper.from_array(rng.integers(-127, 128, (2, 3, 8)).astype(np.int8), "w"),
+                    numpy_helper.from_array(rng.integers(-127, 128, (2, 2, 8)).astype(np.int8), "r"),
+                    numpy_helper.from_array(np.full(scale_count, 0.02, np.float32), "ws"),
+                    numpy_helper.from_array(np.zeros(scale_count, np.int8), "wz"),
+                    numpy_helper.from_array(np.full(scale_count, 0.03, np.float32), "rs"),
+                    numpy_helper.from_array(np.zeros(scale_count, np.int8), "rz")]
+    node = helper.make_node("DynamicQuantizeLSTM", ["x", "w", "r", "", "", "", "", "", scales[0], "wz", scales[1], "rz"],
+                            ["y"], domain="com.microsoft", hidden_size=2, direction="bidirectional")
+    graph = helper.make_graph([node], "lstm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 1, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializers)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14),
+                                                      helper.make_opsetid("com.microsoft", 1)]), path)
+
+
+@pytest.mark.parametrize("case,match", [
+    ("no_scale", "input 10 \\(R's scale\\) is required, but the node omits it"),
+    ("scale_count", "input 8 \\(W's or R's scale\\) holds 3 elements; it must hold 2 or 16")])
+def test_dynamic_quantize_lstm_names_what_it_refuses(tmp_path, case, match):
+    path = str(tmp_path / "lstm.onnx")
+    _dynamic_lstm(path, scales=("ws", "") if case == "no_scale" else ("ws", "rs"),
+                  scale_count=3 if case == "scale_count" else 2)
+    with pytest.raises(hgr.InvalidArgumentError, match=match):
+        hgr.InferenceSession(path, providers=["pocl:0"]).run(None, {"x": np.zeros((4, 1, 3), np.float32)})

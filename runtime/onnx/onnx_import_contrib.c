@@ -24,7 +24,7 @@
  * or broadcasts to it. The training-only outputs mean and inv_std_var are refused by
  * name when something uses them. Ids outside an embedding table are clipped to it
  * (ONNX Runtime fails the run). The attention ops (Attention, MultiHeadAttention,
- * RotaryEmbedding) are in onnx_import_attention.c. Every other op of the domain is
+ * RotaryEmbedding) are in onnx_import_attention.c, FusedMatMul in onnx_import_matmul.c. Every other op of the domain is
  * refused by the loader (onnx_load.c), naming op and domain. */
 #include <string.h>
 

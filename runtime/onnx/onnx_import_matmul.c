@@ -1,6 +1,7 @@
 /* ONNX's Gemm and MatMul on hgr's dense, matmul and batch_matmul: Gemm's
  * transposes, alpha and beta, a constant B transposed at load for dense; MatMul with
- * NumPy's rules (1-D operands, N-D batches broadcast with broadcast_to). */
+ * NumPy's rules (1-D operands, N-D batches broadcast with broadcast_to); and
+ * com.microsoft's FusedMatMul, a MatMul of transposed operands, scaled. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,13 +86,9 @@ static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
   return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
 }
 
-/* MatMul with NumPy's rules: 1-D operands get a dim of 1 (removed after), 2-D x
- * 2-D is matmul, N-D batches (broadcast) run as batch_matmul. */
-static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
-  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
-  hgr__onnx_value_t *a, *b;
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &a));
-  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &b));
+/* a times b with NumPy's rules, in *out: 1-D operands get a dim of 1 (removed
+ * after), 2-D x 2-D is matmul, N-D batches (broadcast) run as batch_matmul. */
+static hgr_status_t matmul_of(hgr__onnx_node_t* node, hgr__onnx_value_t* a, hgr__onnx_value_t* b, hgr_value_t* result) {
   if (a->onnx_type != HGR__ONNX_FLOAT || b->onnx_type != HGR__ONNX_FLOAT)
     return HGR__ONNX_UNSUPPORTED(node, "inputs are %s and %s; hgr multiplies float", hgr__onnx_type_name(a->onnx_type),
                                  hgr__onnx_type_name(b->onnx_type));
@@ -178,11 +175,82 @@ static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
   bool same = info.ndim == ndim;
   for (int32_t d = 0; same && d < ndim; ++d) same = info.shape[d] == shape[d];
   if (!same) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, out, shape, ndim, &out));
+  *result = out;
+  return HGR_OK;
+}
+
+static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
+  hgr__onnx_value_t *a, *b;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &a));
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &b));
+  hgr_value_t out;
+  HGR_RETURN_IF_ERROR(matmul_of(node, a, b, &out));
+  return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
+}
+
+/* Input i, or where flag asks, its transpose in the last two axes (held in
+ * *transposed, a value of the node's own): *out points at the one to use. */
+static hgr_status_t matmul_operand(hgr__onnx_node_t* node, uint32_t i, const char* flag,
+                                   hgr__onnx_value_t* transposed, hgr__onnx_value_t** out) {
+  hgr__onnx_value_t* v;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, i, &v));
+  int64_t transpose;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, flag, 0, &transpose));
+  *out = v;
+  if (!transpose || v->ndim < 2) return HGR_OK;
+  int64_t axes[HGR_MAX_DIMS];
+  for (int32_t d = 0; d < v->ndim; ++d) axes[d] = d;
+  axes[v->ndim - 2] = v->ndim - 1;
+  axes[v->ndim - 1] = v->ndim - 2;
+  hgr_value_t value;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, v, &value));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_status_t status = hgr_attrs_set_ints(attrs, "axes", axes, (size_t)v->ndim);
+  if (!status) status = hgr__onnx_add_op(node, "transpose", &value, 1, attrs, 1, &value);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  *transposed = hgr__onnx_runtime_value(node, value, v->onnx_type);
+  *out = transposed;
+  return HGR_OK;
+}
+
+static hgr_status_t import_fused_matmul(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "alpha transA transB transBatchA transBatchB"));
+  static const char* const batch_flags[2] = {"transBatchA", "transBatchB"};
+  for (int k = 0; k < 2; ++k) {
+    int64_t value;
+    HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, batch_flags[k], 0, &value));
+    if (value) return HGR__ONNX_UNSUPPORTED(node, "attr '%s' = %lld; hgr takes 0", batch_flags[k], (long long)value);
+  }
+  double alpha;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_float(node, "alpha", 1.0, &alpha));
+  hgr__onnx_value_t transposed[2];
+  hgr__onnx_value_t* inputs[2];
+  HGR_RETURN_IF_ERROR(matmul_operand(node, 0, "transA", &transposed[0], &inputs[0]));
+  HGR_RETURN_IF_ERROR(matmul_operand(node, 1, "transB", &transposed[1], &inputs[1]));
+  hgr_value_t out;
+  HGR_RETURN_IF_ERROR(matmul_of(node, inputs[0], inputs[1], &out));
+  if (alpha != 1.0) {
+    hgr_value_t scalar;
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_scalar(node, alpha, &scalar));
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "multiply", out, scalar, &out));
+  }
   return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);
 }
 
 const hgr__onnx_op_t hgr__onnx_ops_matmul[] = {
     {"Gemm", import_gemm, NULL, 2},
     {"MatMul", import_matmul, NULL, 2},
+    {.name = NULL},
+};
+
+/* com.microsoft's FusedMatMul (ONNX Runtime's optimizer writes it for a MatMul
+ * behind a Transpose or a scaling): alpha * MatMul(A, B), each transposed in its
+ * last two axes where transA or transB asks; transBatchA and transBatchB, which
+ * move the batch axes, are refused. */
+const hgr__onnx_op_t hgr__onnx_ops_matmul_contrib[] = {
+    {"FusedMatMul", import_fused_matmul, NULL, 2},
     {.name = NULL},
 };

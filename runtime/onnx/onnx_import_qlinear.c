@@ -2,8 +2,9 @@
  * default domain's QLinearConv, QLinearMatMul, ConvInteger and MatMulInteger, and
  * the com.microsoft ops ONNX Runtime's quantizer writes in its QOperator format
  * (QLinearAdd, QLinearMul, QLinearConcat, QLinearGlobalAveragePool,
- * QLinearAveragePool, QLinearLeakyRelu, QLinearSigmoid, QGemm) and its fused
- * DynamicQuantizeMatMul.
+ * QLinearAveragePool, QLinearLeakyRelu, QLinearSigmoid, QGemm), what its graph
+ * optimizer fuses them to (DynamicQuantizeMatMul, MatMulIntegerToFloat), and its
+ * DynamicQuantizeLSTM (an LSTM on weights dequantized at load).
  *
  * Each input is dequantized on the device (dequantize: (x - zero point) * scale,
  * float32), the float op's own importer runs on those values
@@ -262,6 +263,111 @@ static hgr_status_t import_qgemm(hgr__onnx_node_t* node) {
   return hgr__onnx_set_runtime(node, 0, y.value, HGR__ONNX_FLOAT);
 }
 
+/* Output 0: the float product, plus the float bias input bias_index where given. */
+static hgr_status_t float_output(hgr__onnx_node_t* node, hgr__onnx_value_t* product, uint32_t bias_index) {
+  hgr__onnx_value_t* bias = hgr__onnx_input(node, bias_index);
+  hgr__onnx_value_t y = *product;
+  if (bias) {
+    hgr__onnx_value_t* inputs[2] = {product, bias};
+    HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "Add", "", inputs, 2, &y));
+  }
+  return hgr__onnx_set_runtime(node, 0, y.value, HGR__ONNX_FLOAT);
+}
+
+/* A, B, b_scale [, b_zero_point, bias]: A quantized as DynamicQuantizeLinear does
+ * (uint8, its own scale and zero point: ONNX Runtime's rounding of A), both sides
+ * dequantized, MatMul, plus the float bias. */
+static hgr_status_t import_dynamic_quantize_matmul(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
+  hgr__onnx_value_t* a;
+  HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &a));
+  hgr__onnx_value_t q[3], a_float, b, y;
+  hgr__onnx_value_t* inputs[2] = {a, NULL};
+  HGR_RETURN_IF_ERROR(hgr__onnx_import_as_outputs(node, "DynamicQuantizeLinear", "", inputs, 1, q, 3));
+  hgr_value_t in[3] = {q[0].value, q[1].value, q[2].value};
+  HGR_RETURN_IF_ERROR(add_dequantize(node, in, 0, &a_float));
+  HGR_RETURN_IF_ERROR(dequantized(node, 1, 2, 3, -1, &b));
+  inputs[0] = &a_float;
+  inputs[1] = &b;
+  HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "MatMul", "", inputs, 2, &y));
+  return float_output(node, &y, 4);
+}
+
+/* A, B, a_scale, b_scale [, a_zero_point, b_zero_point, bias]: the float product
+ * of A and B dequantized (B per column), plus the float bias. */
+static hgr_status_t import_matmul_integer_to_float(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
+  hgr__onnx_value_t a, b, y;
+  HGR_RETURN_IF_ERROR(dequantized(node, 0, 2, 4, -1, &a));
+  HGR_RETURN_IF_ERROR(dequantized(node, 1, 3, 5, -1, &b));
+  hgr__onnx_value_t* inputs[2] = {&a, &b};
+  HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "MatMul", "", inputs, 2, &y));
+  return float_output(node, &y, 6);
+}
+
+/* Input w_index of DynamicQuantizeLSTM ([D, rows, 4H] int8 or uint8, a constant)
+ * dequantized with its scale and zero point ([D] or [D, 4H]) and transposed to the
+ * LSTM's [D, 4H, rows], at load: a float constant of the node's own. */
+static hgr_status_t lstm_weight(hgr__onnx_node_t* node, uint32_t w_index, hgr__onnx_tensor_t** out) {
+  uint32_t scale_index = 8 + 2 * (w_index - 1), zero_index = scale_index + 1; /* W's: 8, 9; R's: 10, 11 */
+  hgr__onnx_tensor_t *w, *scale, *zero = NULL;
+  if (!hgr__onnx_input(node, scale_index))
+    return HGR__ONNX_INVALID(node, "input %u (%s's scale) is required, but the node omits it", scale_index,
+                             w_index == 1 ? "W" : "R");
+  HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, w_index, &w));
+  HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, scale_index, &scale));
+  if (hgr__onnx_input(node, zero_index)) HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, zero_index, &zero));
+  if (!is_quantized(w->onnx_type) || w->ndim != 3)
+    return HGR__ONNX_INVALID(node, "input %u is %s of rank %d; it must be int8 or uint8 [D, rows, 4H]", w_index,
+                             hgr__onnx_type_name(w->onnx_type), (int)w->ndim);
+  int64_t d = w->shape[0], rows = w->shape[1], gates = w->shape[2];
+  bool per_channel = scale->count == (uint64_t)(d * gates) && gates != 1;
+  if (scale->count != (uint64_t)d && !per_channel)
+    return HGR__ONNX_INVALID(node, "input %u (W's or R's scale) holds %llu elements; it must hold %lld or %lld",
+                             scale_index, (unsigned long long)scale->count, (long long)d, (long long)(d * gates));
+  if (zero && zero->count != scale->count)
+    return HGR__ONNX_INVALID(node, "input %u (a zero point) holds %llu elements, its scale %llu", zero_index,
+                             (unsigned long long)zero->count, (unsigned long long)scale->count);
+  int64_t shape[3] = {d, gates, rows};
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, shape, 3, node->label, out));
+  for (int64_t k = 0; k < d; ++k)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t g = 0; g < gates; ++g) {
+        uint64_t q = per_channel ? (uint64_t)(k * gates + g) : (uint64_t)k;
+        double value = (double)hgr__onnx_tensor_i64(w, (uint64_t)((k * rows + r) * gates + g));
+        if (zero) value -= (double)hgr__onnx_tensor_i64(zero, q);
+        hgr__onnx_tensor_set_f64(*out, (uint64_t)((k * gates + g) * rows + r),
+                                 (double)(float)(value * hgr__onnx_tensor_f64(scale, q)));
+      }
+  return HGR_OK;
+}
+
+/* X, W, R, B, sequence_lens, initial_h, initial_c, P, W_scale, W_zero_point,
+ * R_scale, R_zero_point: the LSTM on W and R dequantized at load. ONNX Runtime
+ * also quantizes X and the hidden state to uint8 at each step; hgr keeps them in
+ * float32, so its results differ from ONNX Runtime's by that rounding. */
+static hgr_status_t import_dynamic_quantize_lstm(hgr__onnx_node_t* node) {
+  hgr__onnx_tensor_t* weights[2] = {NULL, NULL};
+  hgr_status_t status = lstm_weight(node, 1, &weights[0]);
+  if (!status) status = lstm_weight(node, 2, &weights[1]);
+  hgr__onnx_value_t values[2];
+  hgr__onnx_value_t* inputs[8];
+  for (uint32_t i = 0; i < 8; ++i) inputs[i] = hgr__onnx_input(node, i);
+  for (int k = 0; !status && k < 2; ++k) {
+    values[k] = (hgr__onnx_value_t){.name = inputs[1 + k]->name, .onnx_type = HGR__ONNX_FLOAT,
+                                    .ndim = weights[k]->ndim, .constant = weights[k], .defined = true,
+                                    .producer = -1, .consumer = -1, .scoped = true};
+    memcpy(values[k].shape, weights[k]->shape, sizeof(int64_t) * 3);
+    inputs[1 + k] = &values[k];
+  }
+  uint32_t count = 8;
+  while (count > 3 && !inputs[count - 1]) --count;
+  if (!status) status = hgr__onnx_import_as_outputs(node, "LSTM", "", inputs, count, NULL, 0);
+  hgr__onnx_tensor_free(weights[0]);
+  hgr__onnx_tensor_free(weights[1]);
+  return status;
+}
+
 const hgr__onnx_op_t hgr__onnx_ops_qlinear_contrib[] = {
     {"QLinearAdd", import_qlinear_binary, NULL, 7},
     {"QLinearMul", import_qlinear_binary, NULL, 7},
@@ -271,5 +377,8 @@ const hgr__onnx_op_t hgr__onnx_ops_qlinear_contrib[] = {
     {"QLinearLeakyRelu", import_qlinear_unary, NULL, 4},
     {"QLinearSigmoid", import_qlinear_unary, NULL, 4},
     {"QGemm", import_qgemm, NULL, 6},
+    {"DynamicQuantizeMatMul", import_dynamic_quantize_matmul, NULL, 3},
+    {"MatMulIntegerToFloat", import_matmul_integer_to_float, NULL, 4},
+    {"DynamicQuantizeLSTM", import_dynamic_quantize_lstm, NULL, 3},
     {.name = NULL},
 };

@@ -363,6 +363,7 @@ extern const hgr__onnx_op_t hgr__onnx_ops_qlinear[]; /* QLinearConv, QLinearMatM
  * (onnx_import_attention.c). */
 extern const hgr__onnx_op_t hgr__onnx_ops_contrib[];
 extern const hgr__onnx_op_t hgr__onnx_ops_attention[];
+extern const hgr__onnx_op_t hgr__onnx_ops_matmul_contrib[];
 /* QLinearAdd, QLinearMul, QLinearConcat, QLinearGlobalAveragePool,
  * QLinearAveragePool, QLinearLeakyRelu, QLinearSigmoid, QGemm (onnx_import_qlinear.c) */
 extern const hgr__onnx_op_t hgr__onnx_ops_qlinear_contrib[];
@@ -474,6 +475,11 @@ hgr_status_t hgr__onnx_import(hgr__onnx_node_t* node, const hgr__onnx_op_t* op);
  * node's label. */
 hgr_status_t hgr__onnx_import_as(hgr__onnx_node_t* node, const char* op_type, const char* dropped_attrs,
                                  hgr__onnx_value_t** inputs, uint32_t input_count, hgr__onnx_value_t* out);
+/* The same with out_count (at most 8) outputs in outs, each a value of the node's
+ * own; outs NULL: the op sets the node's own outputs. */
+hgr_status_t hgr__onnx_import_as_outputs(hgr__onnx_node_t* node, const char* op_type, const char* dropped_attrs,
+                                         hgr__onnx_value_t** inputs, uint32_t input_count, hgr__onnx_value_t* outs,
+                                         uint32_t out_count);
 
 /* The zero point input zero_index of a quantized op in its own width, shaped like
  * its scale `like` (a zero point of [] beside a scale of [1] is reshaped; another

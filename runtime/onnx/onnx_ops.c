@@ -27,7 +27,7 @@ static const hgr__onnx_op_t* const families[] = {
 #define FAMILY_COUNT (sizeof(families) / sizeof(families[0]))
 
 static const hgr__onnx_op_t* const contrib_families[] = {hgr__onnx_ops_contrib, hgr__onnx_ops_attention,
-                                                         hgr__onnx_ops_qlinear_contrib};
+                                                         hgr__onnx_ops_matmul_contrib, hgr__onnx_ops_qlinear_contrib};
 #define CONTRIB_FAMILY_COUNT (sizeof(contrib_families) / sizeof(contrib_families[0]))
 
 /* The families of domain (NULL for a domain hgr does not read) and their count. */
@@ -75,10 +75,12 @@ char* hgr__onnx_op_list(const char* domain) {
   return hgr__text_take(&text);
 }
 
-hgr_status_t hgr__onnx_import_as(hgr__onnx_node_t* node, const char* op_type, const char* dropped_attrs,
-                                 hgr__onnx_value_t** inputs, uint32_t input_count, hgr__onnx_value_t* out) {
+hgr_status_t hgr__onnx_import_as_outputs(hgr__onnx_node_t* node, const char* op_type, const char* dropped_attrs,
+                                         hgr__onnx_value_t** inputs, uint32_t input_count, hgr__onnx_value_t* outs,
+                                         uint32_t out_count) {
   const hgr__onnx_op_t* op = hgr__onnx_op_find("", op_type);
   if (!op) return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: no importer of %s", node->label, op_type);
+  if (out_count > 8) return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: %u outputs asked of %s", node->label, out_count, op_type);
   Onnx__NodeProto proto = *node->proto;
   proto.op_type = (char*)op_type;
   proto.domain = NULL;
@@ -90,23 +92,32 @@ hgr_status_t hgr__onnx_import_as(hgr__onnx_node_t* node, const char* op_type, co
     if (!hgr__onnx_listed(dropped_attrs, a && a->name ? a->name : "")) kept[proto.n_attribute++] = a;
   }
   proto.attribute = kept;
-  *out = (hgr__onnx_value_t){.name = node->output_count && node->outputs[0] ? node->outputs[0]->name : op_type,
-                             .ndim = -1, .producer = (int32_t)node->index, .consumer = -1, .scoped = true};
-  hgr__onnx_value_t* outputs[1] = {out};
+  hgr__onnx_value_t* outputs[8];
+  for (uint32_t k = 0; k < out_count; ++k) {
+    outs[k] = (hgr__onnx_value_t){.name = node->output_count && node->outputs[0] ? node->outputs[0]->name : op_type,
+                                  .ndim = -1, .producer = (int32_t)node->index, .consumer = -1, .scoped = true};
+    outputs[k] = &outs[k];
+  }
   hgr__onnx_node_t as = *node;
   as.proto = &proto;
   as.inputs = inputs;
   as.input_count = input_count;
-  as.outputs = outputs;
-  as.output_count = 1;
+  as.outputs = outs ? outputs : node->outputs;
+  as.output_count = outs ? out_count : node->output_count;
   hgr_status_t status = op->import(&as);
   hgr__free(node->loader->allocator, kept);
-  if (!status && !out->has_value)
-    status = HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the %s it is imported as gave no run-time value", node->label,
-                        op_type);
-  if (status) { /* a constant the op folded to is not for here */
-    hgr__onnx_tensor_free(out->constant);
-    out->constant = NULL;
+  for (uint32_t k = 0; !status && k < out_count; ++k)
+    if (!outs[k].has_value)
+      status = HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the %s it is imported as gave no run-time value %u", node->label,
+                          op_type, k);
+  for (uint32_t k = 0; status && k < out_count; ++k) { /* a constant the op folded to is not for here */
+    hgr__onnx_tensor_free(outs[k].constant);
+    outs[k].constant = NULL;
   }
   return status;
+}
+
+hgr_status_t hgr__onnx_import_as(hgr__onnx_node_t* node, const char* op_type, const char* dropped_attrs,
+                                 hgr__onnx_value_t** inputs, uint32_t input_count, hgr__onnx_value_t* out) {
+  return hgr__onnx_import_as_outputs(node, op_type, dropped_attrs, inputs, input_count, out, 1);
 }
