@@ -23,7 +23,20 @@ masked-language model over characters (width 128, 8 heads, ReLU feed-forward; op
 multi-head attention through Einsum, Reshape, Transpose, MatMul, Softmax, Gemm).
 g2p_id's BERT.predict spells a word as character tokens with each 'e' masked, pads
 them to 32 and calls run(None, {'input_1': [tokens]}), then takes the argmax at the
-masked places."""
+masked places.
+
+ddddocr 1.5.6 (`ddddocr` wheel, ddddocr/common_old.onnx): a captcha reader its
+authors quantized with ONNX Runtime's dynamic quantizer: 21 ConvInteger layers, each
+behind a DynamicQuantizeLinear, a bidirectional com.microsoft.DynamicQuantizeLSTM
+and a MatMulInteger over 8210 characters, at any image width. ddddocr's
+classification scales the image to height 64 in grey, to [-1, 1], and calls
+run(None, {'input1': [1, 1, 64, width]}), then reads the argmax at each step,
+dropping repeats and blanks. hgr computes the LSTM in float32 on weights
+dequantized at load where ONNX Runtime also rounds the input and the hidden state
+to uint8 at each step, and its float32 rounding differs from ONNX Runtime's by an
+ulp here and there: each of the 21 dynamic quantizations may move a value one step,
+so the logits differ by 0.5-1.7 % (relative L2) while every step reads the same
+character. Not on Oclgrind: two minutes per image."""
 import os
 import zipfile
 
@@ -38,6 +51,7 @@ REAL_MODELS = os.environ.get("HGR_REAL_MODELS", os.path.join(ROOT, "build", "rea
 SILERO_WHEEL = "silero_vad-5.1.2-py3-none-any.whl"
 RAPIDOCR_WHEEL = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
 G2P_ID_WHEEL = "g2p_id_py-0.4.2-py3-none-any.whl"
+DDDDOCR_WHEEL = "ddddocr-1.5.6-py3-none-any.whl"
 
 
 def _from_wheel(tmp_path_factory, wheel, member):
@@ -229,3 +243,67 @@ def test_g2p_bert_predicts_masked_letters_as_onnx_runtime_does(g2p_bert, device)
     batch = np.array([_g2p_tokens(word, token2id, config) for word in words], dtype="int64")
     np.testing.assert_allclose(ours.run(None, {"input_1": batch})[0], theirs.run(None, {"input_1": batch})[0],
                                atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def ddddocr_old(tmp_path_factory):
+    """(model path, charset) of ddddocr's old model; the charset is the list its
+    __init__.py gives beside common_old.onnx."""
+    import ast
+
+    path = _from_wheel(tmp_path_factory, DDDDOCR_WHEEL, "ddddocr/common_old.onnx")
+    with zipfile.ZipFile(os.path.join(REAL_MODELS, DDDDOCR_WHEEL)) as z:
+        source = z.read("ddddocr/__init__.py").decode("utf-8")
+    old_line = source[:source.index("common_old.onnx")].count("\n") + 1
+    lists = sorted((node.lineno, node.value) for node in ast.walk(ast.parse(source))
+                   if isinstance(node, ast.Assign) and isinstance(node.value, ast.List)
+                   and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == "__charset"
+                   and node.lineno > old_line)
+    return path, ast.literal_eval(lists[0][1])
+
+
+SEVEN_SEGMENTS = {"0": "abcdef", "1": "bc", "2": "abged", "3": "abgcd", "4": "fgbc", "5": "afgcd", "6": "afgedc",
+                  "7": "abc", "8": "abcdefg", "9": "abcdfg"}
+
+
+def _captcha(text, seed, height=64):
+    """A grey image of seven-segment digits with jitter and noise, as ddddocr's
+    classification feeds it: [1, 1, 64, width] in [-1, 1]."""
+    rng = np.random.default_rng(seed)
+    image = np.full((height, 30 * len(text) + 20), 235.0)
+    for k, digit in enumerate(text):
+        x, y, w, h, t = 12 + 30 * k + rng.integers(-3, 4), 10 + rng.integers(-3, 4), 16, 40, 4
+        segments = {"a": (y, x, t, w), "g": (y + h // 2, x, t, w), "d": (y + h, x, t, w), "f": (y, x, h // 2, t),
+                    "b": (y, x + w, h // 2, t), "e": (y + h // 2, x, h // 2, t), "c": (y + h // 2, x + w, h // 2 + t, t)}
+        for name in SEVEN_SEGMENTS[digit]:
+            top, left, rows, columns = segments[name]
+            image[top:top + rows, left:left + columns] = 30
+    image = np.clip(image + rng.normal(0, 12, image.shape), 0, 255)
+    return ((image / 255.0 - 0.5) / 0.5).astype(np.float32)[None, None]
+
+
+def _ddddocr_text(logits, charset):
+    """ddddocr's reading of the logits: the argmax per step, repeats and blanks dropped."""
+    text, last = [], 0
+    for item in logits.argmax(-1).ravel():
+        if item != last and item != 0:
+            text.append(charset[item])
+        last = item
+    return "".join(text)
+
+
+@pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])
+def test_ddddocr_quantized_reader_reads_as_onnx_runtime_does(ddddocr_old, device):
+    ort = pytest.importorskip("onnxruntime")
+    require_device(device)
+    path, charset = ddddocr_old
+    ours = hgr.InferenceSession(path, providers=[device])
+    theirs = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for text, seed in [("2024", 1), ("31415", 2), ("868", 3), ("7093", 4)]:  # three widths
+        image = _captcha(text, seed)
+        (got,), (want,) = ours.run(None, {"input1": image}), theirs.run(None, {"input1": image})
+        assert got.shape == want.shape
+        error = np.linalg.norm(got - want) / np.linalg.norm(want)
+        assert error < 3e-2, f"{text}: relative L2 {error:.4f}"
+        np.testing.assert_array_equal(got.argmax(-1), want.argmax(-1))
+        assert _ddddocr_text(got, charset) == _ddddocr_text(want, charset)
