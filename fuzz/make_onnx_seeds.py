@@ -123,3 +123,21 @@ for name, made in (("transformer-bert-opset14", transformer_models.bert(opset=14
                 dim.dim_value = {"batch": 2, "sequence": 5}.get(dim.dim_param, 8)
     with open(os.path.join(OUT, name + ".onnx"), "wb") as f:
         f.write(made.SerializeToString())
+
+# What ONNX Runtime's quantize_dynamic and its graph optimizer write: DynamicQuantizeLSTM
+# (int8 weights [D, rows, 4H], a scale per direction), DynamicQuantizeMatMul,
+# MatMulIntegerToFloat and FusedMatMul (transposed B, alpha).
+i8 = TensorProto.INT8
+save("quant-dynamic-lstm-and-fused-matmuls",
+     [h.make_node("DynamicQuantizeLSTM", ["s", "lw", "lr", "", "", "", "", "", "lws", "lwz", "lrs", "lrz"],
+                  ["ly"], domain=MS, hidden_size=2, direction="bidirectional"),
+      h.make_node("Reshape", ["ly", "flat"], ["f"]),
+      h.make_node("DynamicQuantizeMatMul", ["f", "mq", "ms", "mz", "mb"], ["m"], domain=MS),
+      h.make_node("DynamicQuantizeLinear", ["m"], ["q", "qs", "qz"]),
+      h.make_node("MatMulIntegerToFloat", ["q", "mq", "qs", "ms", "qz", "mz"], ["g"], domain=MS),
+      h.make_node("FusedMatMul", ["g", "g"], ["y"], domain=MS, transB=1, alpha=0.5)],
+     [tensor("s", F, [3, 1, 4])], [y],
+     [ints("lw", rng.integers(-127, 128, (2, 4, 8)), np.int8), ints("lr", rng.integers(-127, 128, (2, 2, 8)), np.int8),
+      ints("lws", [0.01, 0.02], np.float32), ints("lwz", [0, 0], np.int8), ints("lrs", [0.03, 0.01], np.float32),
+      ints("lrz", [0, 0], np.int8), ints("flat", [3, 4]), ints("mq", rng.integers(-127, 128, (4, 4)), np.int8),
+      ints("ms", 0.02, np.float32), ints("mz", 0, np.int8), weight("mb", [4])])

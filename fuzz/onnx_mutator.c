@@ -13,7 +13,7 @@
  *     dropped;
  *   - a node input renamed to "" (an omitted optional input), to another value of
  *     the graph or to a new name; an output made a duplicate;
- *   - op_type (an op of ONNX's default domain, see kOps), domain, opset version,
+ *   - op_type (an op hgr imports, see pick_op), domain, opset version,
  *     ir_version;
  *   - nodes swapped, duplicated or deleted;
  *   - a chain of Constant, Shape, Gather, Concat, Reshape, Slice, ConstantOfShape
@@ -48,25 +48,10 @@ size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsi
 size_t LLVMFuzzerCustomCrossOver(const uint8_t* data1, size_t size1, const uint8_t* data2, size_t size2,
                                  uint8_t* out, size_t max_out_size, unsigned int seed);
 
-/* Ops of the default domain hgr imports (runtime/onnx/onnx_import_*.c), and some it
- * does not: control flow, recurrent, sequence and newer ops. */
-static const char* const kOps[] = {
-    "Abs", "Acos", "Acosh", "Add", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan", "Atanh", "AveragePool",
-    "BatchNormalization", "Cast", "Ceil", "Clip", "Concat", "Constant", "ConstantOfShape", "Conv",
-    "ConvTranspose", "Cos", "Cosh", "CumSum", "DepthToSpace", "Div", "Dropout", "Einsum", "Elu", "Equal", "Erf",
-    "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "Gemm", "GlobalAveragePool",
-    "GlobalMaxPool", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity",
-    "InstanceNormalization", "IsInf", "IsNaN", "LRN", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual",
-    "Log", "LogSoftmax", "MatMul", "Max", "MaxPool", "Mean", "Min", "Mod", "Mul", "Neg", "Not", "Or", "PRelu",
-    "Pad", "Pow", "Range", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
-    "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize",
-    "Round", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus",
-    "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "Tile", "TopK",
-    "Transpose", "Unsqueeze", "Upsample", "Where", "Xor", "QuantizeLinear", "DequantizeLinear",
-    "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
-    /* not imported */
-    "If", "Loop", "Scan", "LSTM", "GRU", "RNN", "SequenceConstruct", "Optional", "ScatterND", "NonZero",
-    "GatherND", "OneHot", "Unknown"};
+/* Ops hgr does not import (the loader's tables, hgr__onnx_op_list, give those it
+ * does: pick_op). */
+static const char* const kNotImported[] = {"SequenceConstruct", "Optional", "OneHot", "StringNormalizer",
+                                           "Unknown"};
 
 /* Attribute names the importers read or check. */
 static const char* const kAttrNames[] = {
@@ -80,12 +65,13 @@ static const char* const kAttrNames[] = {
     "seed", "select_last_index", "shape", "size", "sorted", "spatial", "split", "start", "starts", "stash_type",
     "storage_order", "strides", "to", "training_mode", "transA", "transB", "value", "value_float",
     "value_floats", "value_int", "value_ints", "value_string", "width_scale", "then_branch", "else_branch",
-    "body"};
+    "body", "hidden_size", "direction", "clip", "input_forget", "channels_last", "transBatchA", "transBatchB"};
 
 static const char* const kAttrStrings[] = {
     "", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID", "constant", "reflect", "edge", "wrap", "linear",
     "nearest", "cubic", "half_pixel", "asymmetric", "align_corners", "tf_crop_and_resize", "round_prefer_floor",
-    "floor", "ceil", "DCR", "CRD", "ij,jk->ik", "...ii->...i", "i,i", "bij,bjk->bik", "ab", "a->", "\xff"};
+    "floor", "ceil", "DCR", "CRD", "forward", "reverse", "bidirectional", "ij,jk->ik", "...ii->...i", "i,i",
+    "bij,bjk->bik", "ab", "a->", "\xff"};
 
 /* ONNX TensorProto data types 0 (undefined) to 22, and one past them. */
 #define MAX_ONNX_TYPE 23
@@ -108,6 +94,36 @@ static uint64_t rng_next(rng_t* rng) { /* splitmix64 */
 static size_t rng_below(rng_t* rng, size_t n) { return n ? (size_t)(rng_next(rng) % n) : 0; }
 static int rng_chance(rng_t* rng, size_t one_in) { return rng_below(rng, one_in) == 0; }
 #define PICK(rng, array) ((array)[rng_below((rng), sizeof(array) / sizeof((array)[0]))])
+
+/* The names of hgr__onnx_op_list(domain), split once: they stay for the process. */
+typedef struct {
+  char* text;
+  const char* names[512];
+  size_t count;
+} op_names_t;
+
+static void load_op_names(op_names_t* ops, const char* domain) {
+  ops->text = hgr__onnx_op_list(domain);
+  char* save = NULL;
+  for (char* name = ops->text ? strtok_r(ops->text, ", ", &save) : NULL; name && ops->count < 512;
+       name = strtok_r(NULL, ", ", &save))
+    ops->names[ops->count++] = name;
+}
+
+/* An op of the default domain or of com.microsoft that hgr imports (as the loader
+ * lists them, so that the list never goes stale), or now and then one it does not. */
+static const char* pick_op(rng_t* rng) {
+  static op_names_t ops[2];
+  static int loaded;
+  if (!loaded) {
+    load_op_names(&ops[0], "");
+    load_op_names(&ops[1], "com.microsoft");
+    loaded = 1;
+  }
+  const op_names_t* from = &ops[rng_chance(rng, 4)];
+  if (rng_chance(rng, 8) || !from->count) return PICK(rng, kNotImported);
+  return from->names[rng_below(rng, from->count)];
+}
 
 static void* xmalloc(size_t size) {
   void* p = malloc(size ? size : 1);
@@ -668,7 +684,7 @@ static int mutate_op(rng_t* rng, Onnx__ModelProto* model, Onnx__GraphProto* grap
   default: {
     Onnx__NodeProto* node = pick_node(rng, graph);
     if (!node) return 0;
-    set_string(&node->op_type, PICK(rng, kOps));
+    set_string(&node->op_type, pick_op(rng));
     return 1;
   }
   }
