@@ -269,9 +269,9 @@ static void other_contrib_ops_are_refused_with_their_domain(void** state) {
     ASSERT_STATUS(load(&m), HGR_STATUS_UNIMPLEMENTED, "node 0 'y' (com.microsoft.", what,
                   "of that domain hgr supports: Attention, BiasAdd, BiasGelu, DynamicQuantizeLSTM, "
                   "DynamicQuantizeMatMul, EmbedLayerNormalization, FastGelu, FusedMatMul, Gelu, MatMulIntegerToFloat, "
-                  "MultiHeadAttention, QGemm, QLinearAdd, QLinearAveragePool, QLinearConcat, QLinearGlobalAveragePool, "
-                  "QLinearLeakyRelu, QLinearMul, QLinearSigmoid, QuickGelu, RotaryEmbedding, SkipLayerNormalization, "
-                  "SkipSimplifiedLayerNormalization");
+                  "MultiHeadAttention, QEmbedLayerNormalization, QGemm, QLinearAdd, QLinearAveragePool, QLinearConcat, "
+                  "QLinearGlobalAveragePool, QLinearLeakyRelu, QLinearMul, QLinearSigmoid, QuickGelu, RotaryEmbedding, "
+                  "SkipLayerNormalization, SkipSimplifiedLayerNormalization");
     arena_free();
   }
 }

@@ -161,16 +161,25 @@ def test_qdq_average_pool_differs_from_onnx_runtime_only_at_ties(float_cnns, tmp
 
 
 @pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])
-@pytest.mark.parametrize("optimized", [False, True], ids=["as_quantized", "ort_optimized"])
+@pytest.mark.parametrize("optimized", ["no", "after", "before"], ids=["as_quantized", "ort_optimized",
+                                                                       "transformer_optimizer_first"])
 def test_encoder_from_quantize_dynamic_matches_onnx_runtime(tmp_path, device, optimized):
     """quantize_dynamic writes DynamicQuantizeLinear and MatMulInteger for every
     MatMul with constant weights: the encoder's projections and feed-forward. ONNX
-    Runtime's optimizer (optimized_model_filepath) fuses them to its contrib ops."""
+    Runtime's optimizer (optimized_model_filepath) fuses them to its contrib ops;
+    quantizing what its transformer optimizer wrote quantizes the embedding tables
+    too (QEmbedLayerNormalization)."""
     source, path = str(tmp_path / "bert.onnx"), str(tmp_path / "bert_dynamic.onnx")
     onnx.save(transformer_models.bert(layers=2, width=64, heads=4, vocab=100), source)
-    quantization.quantize_dynamic(source, path, weight_type=quantization.QuantType.QInt8)
     expected = {"DynamicQuantizeLinear", "MatMulInteger"}
-    if optimized:
+    options = {}
+    if optimized == "before":
+        transformer_models.ort_optimize(source, str(tmp_path / "bert_fused.onnx"), num_heads=4, hidden_size=64)
+        source = str(tmp_path / "bert_fused.onnx")
+        options = {"DefaultTensorType": TensorProto.FLOAT}  # the fused model's types are not inferred
+        expected |= {"QEmbedLayerNormalization", "SkipLayerNormalization"}
+    quantization.quantize_dynamic(source, path, weight_type=quantization.QuantType.QInt8, extra_options=options)
+    if optimized == "after":
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
         options.optimized_model_filepath = path = str(tmp_path / "bert_dynamic_optimized.onnx")
@@ -180,7 +189,7 @@ def test_encoder_from_quantize_dynamic_matches_onnx_runtime(tmp_path, device, op
     assert expected <= ops, ops
     rng = np.random.default_rng(4)
     feeds = {"input_ids": rng.integers(0, 100, (8, 16)), "attention_mask": np.ones((8, 16), np.int64),
-             "token_type_ids": np.zeros((8, 16), np.int64)}
+             "token_type_ids": rng.integers(0, 2, (8, 16))}
     want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
     got = hgr.InferenceSession(path, providers=[device]).run(None, feeds)
     for g, w in zip(got, want):

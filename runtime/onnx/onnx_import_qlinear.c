@@ -368,6 +368,51 @@ static hgr_status_t import_dynamic_quantize_lstm(hgr__onnx_node_t* node) {
   return status;
 }
 
+/* Input index (int8 or uint8, a constant) dequantized at load with its scale and
+ * zero point per tensor: a float constant value of the node's own in *out, its
+ * tensor in *out_tensor (the caller frees it). */
+static hgr_status_t dequantized_at_load(hgr__onnx_node_t* node, uint32_t index, uint32_t scale_index,
+                                        uint32_t zero_index, hgr__onnx_value_t* out, hgr__onnx_tensor_t** out_tensor) {
+  hgr__onnx_tensor_t *q, *scale, *zero = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, index, &q));
+  HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, scale_index, &scale));
+  if (hgr__onnx_input(node, zero_index)) HGR_RETURN_IF_ERROR(hgr__onnx_constant_input(node, zero_index, &zero));
+  if (!q || !scale)
+    return HGR__ONNX_INVALID(node, "input %u or its scale (input %u) is omitted", index, scale_index);
+  if (!is_quantized(q->onnx_type) || scale->count != 1 || (zero && zero->count != 1))
+    return HGR__ONNX_UNSUPPORTED(node, "input %u is %s with %llu scales; hgr takes int8 and uint8 per tensor", index,
+                                 hgr__onnx_type_name(q->onnx_type), (unsigned long long)scale->count);
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, q->shape, q->ndim, node->label,
+                                           out_tensor));
+  double s = hgr__onnx_tensor_f64(scale, 0), z = zero ? (double)hgr__onnx_tensor_i64(zero, 0) : 0.0;
+  for (uint64_t i = 0; i < q->count; ++i)
+    hgr__onnx_tensor_set_f64(*out_tensor, i, (double)(float)(((double)hgr__onnx_tensor_i64(q, i) - z) * s));
+  *out = (hgr__onnx_value_t){.name = node->inputs[index]->name, .onnx_type = HGR__ONNX_FLOAT, .ndim = q->ndim,
+                             .constant = *out_tensor, .defined = true, .producer = -1, .consumer = -1, .scoped = true};
+  memcpy(out->shape, q->shape, sizeof(int64_t) * (size_t)q->ndim);
+  return HGR_OK;
+}
+
+/* input_ids, segment_ids, then word_embedding, position_embedding,
+ * segment_embedding, gamma, beta (uint8), mask, then their scales and zero points:
+ * EmbedLayerNormalization on the tables dequantized at load (ONNX Runtime's
+ * kernel dequantizes the rows it gathers: the same values). */
+static hgr_status_t import_qembed_layer_norm(hgr__onnx_node_t* node) {
+  hgr__onnx_value_t tables[5];
+  hgr__onnx_tensor_t* tensors[5] = {NULL};
+  hgr__onnx_value_t* inputs[8];
+  for (uint32_t i = 0; i < 8; ++i) inputs[i] = hgr__onnx_input(node, i);
+  hgr_status_t status = HGR_OK;
+  for (uint32_t k = 0; !status && k < 5; ++k) {
+    if (!inputs[2 + k]) continue; /* segment_embedding is optional; the others EmbedLayerNormalization requires */
+    status = dequantized_at_load(node, 2 + k, 8 + k, 13 + k, &tables[k], &tensors[k]);
+    inputs[2 + k] = &tables[k];
+  }
+  if (!status) status = hgr__onnx_import_as_outputs(node, "EmbedLayerNormalization", "", inputs, 8, NULL, 0);
+  for (uint32_t k = 0; k < 5; ++k) hgr__onnx_tensor_free(tensors[k]);
+  return status;
+}
+
 const hgr__onnx_op_t hgr__onnx_ops_qlinear_contrib[] = {
     {"QLinearAdd", import_qlinear_binary, NULL, 7},
     {"QLinearMul", import_qlinear_binary, NULL, 7},
@@ -380,5 +425,6 @@ const hgr__onnx_op_t hgr__onnx_ops_qlinear_contrib[] = {
     {"DynamicQuantizeMatMul", import_dynamic_quantize_matmul, NULL, 3},
     {"MatMulIntegerToFloat", import_matmul_integer_to_float, NULL, 4},
     {"DynamicQuantizeLSTM", import_dynamic_quantize_lstm, NULL, 3},
+    {"QEmbedLayerNormalization", import_qembed_layer_norm, NULL, 1},
     {.name = NULL},
 };

@@ -467,10 +467,11 @@ hgr__onnx_value_t hgr__onnx_runtime_value(const hgr__onnx_node_t* node, hgr_valu
  * but for the ops that take those types as they are (Cast, the quantization ops)
  * and control flow. */
 hgr_status_t hgr__onnx_import(hgr__onnx_node_t* node, const hgr__onnx_op_t* op);
-/* (onnx_ops.c) Imports node as the default domain's op_type on other inputs (values of the
- * node's own, or of the graph) with the node's attrs but those listed in
- * dropped_attrs (space-separated), its result in *out: how an op that computes
- * on dequantized values (QLinearConv: Conv) reuses the float op's importer. The
+/* (onnx_ops.c) Imports node as op_type (of the default domain, else of
+ * com.microsoft) on other inputs (values of the node's own, or of the graph) with
+ * the node's attrs but those listed in dropped_attrs (space-separated), its result
+ * in *out: how an op that computes on dequantized values (QLinearConv: Conv) reuses
+ * the float op's importer. The
  * result fuses nothing that follows (*out has no consumers); errors carry the
  * node's label. */
 hgr_status_t hgr__onnx_import_as(hgr__onnx_node_t* node, const char* op_type, const char* dropped_attrs,
