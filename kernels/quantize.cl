@@ -1,37 +1,46 @@
 /* quantize and dequantize (runtime/ops/ops_quantize.c): ONNX QuantizeLinear and
- * DequantizeLinear, per tensor, per axis and in blocks along the axis. 1-D, one
- * work-item per element of x, global size n rounded up (each checks i < n).
+ * DequantizeLinear, per tensor, per axis and in blocks along the axis.
  *
- * Element i of x lies at (outer, d, in) of x viewed as [outer, extent, inner]
- * around the axis; its scale and zero point are element
+ * Every work-item does HGR_QUANT_WIDTH (16) elements, with vload16 and vstore16
+ * where they fit: stored one by one, bytes cost PoCL eight times as much.
+ *
+ * Per axis and in blocks, x is viewed as [outer, extent, inner] around the axis and
+ * launched in three dimensions (inner / 16, rounded up: each item stops at inner;
+ * extent; outer), so that no work-item divides to find its place (three integer
+ * divisions per element made the weights' DequantizeLinear of a QDQ resnet50 cost
+ * more than its convolutions on PoCL). Element (outer, d, in)'s scale and zero
+ * point are element
  *   outer * so_outer + (d / block) * so_d + in * so_in
- * of theirs: all strides 0 per tensor; so_d 1 and block 1 per axis; the scale's
- * own row-major strides in blocks.
+ * of theirs: so_d 1 and block 1 per axis; the scale's own row-major strides in
+ * blocks.
  *
  *   hgr_dequantize_<t>(__global const T* x, __global const float* scale,
- *                      __global const T* zero, __global float* y, int n, int inner,
- *                      int extent, int block, int so_outer, int so_d, int so_in)
+ *                      __global const T* zero, __global float* y, int inner,
+ *                      int block, int so_outer, int so_d, int so_in)
  *       y = (x - zero) * scale, the difference exact, the product rounded once;
  *       t in i8, u8, i16, u16, i32.
  *   hgr_quantize_<t>(__global const float* x, __global const float* scale,
- *                    __global const T* zero, __global T* y, int n, ...)
+ *                    __global const T* zero, __global T* y, int inner, ...)
  *       y = saturate(rint(x / scale) + zero): x / scale (correctly rounded) rounded
  *       half to even,
  *       then clamped to T's range (NaN gives T's largest); t in i8, u8, i16, u16.
- *
- * A remainder is written as x - (x / e) * e (layout.cl says why).
+ *   hgr_dequantize_<t>_tensor, hgr_quantize_<t>_tensor(x, scale, zero, y, int n)
+ *       the same with one scale and zero point (per tensor), 1-D (n / 16 items,
+ *       rounded up: each stops at n), the scale's reciprocal once per item.
  */
 
 #include "select.h"
 
-/* The scale's and zero point's element for element i of x. */
-static inline int hgr_quant_param(int i, int inner, int extent, int block, int so_outer, int so_d, int so_in) {
-  int t = i / inner;
-  int in = i - t * inner;
-  int outer = t / extent;
-  int d = t - outer * extent;
-  return outer * so_outer + (d / block) * so_d + in * so_in;
-}
+#define HGR_QUANT_WIDTH 16 /* elements per work-item (vload16 and vstore16 where they fit) */
+
+/* Per axis, an item's 16 elements: along inner from in0 = 16 * id(0), of row d =
+ * id(1) and outer = id(2): x's elements row + in, scale and zero point elements
+ * s0 + in * so_in. */
+#define HGR_QUANT_ITEM                                                                                    \
+  int in0 = (int)get_global_id(0) * HGR_QUANT_WIDTH, d = (int)get_global_id(1), outer = (int)get_global_id(2); \
+  int row = (outer * (int)get_global_size(1) + d) * inner;                                                \
+  int s0 = outer * so_outer + (block == 1 ? d : d / block) * so_d;                                        \
+  int end = min(in0 + HGR_QUANT_WIDTH, inner)
 
 /* x / d correctly rounded: OpenCL lets '/' be 2.5 ulp off (NVIDIA's is), which
  * moves a quotient halfway between two integers off its tie; the residual, exact
@@ -41,34 +50,78 @@ static inline float hgr_quant_divide(float x, float d) {
   return isfinite(q) ? q + fma(-q, d, x) / d : q;
 }
 
-#define HGR_QUANT_ARGS int n, int inner, int extent, int block, int so_outer, int so_d, int so_in
+/* The same from d's reciprocal r: q = x r is a few ulps off x / d, the residual
+ * x - q d is exact by fma, and r carries it to within a tiny fraction of an ulp, so
+ * the sum rounds as x / d does, ties (halves) included. */
+static inline float hgr_quant_divide_by(float x, float d, float r) {
+  float q = x * r, corrected = q + fma(-q, d, x) * r;
+  return isfinite(corrected) ? corrected : q; /* a select, no branch: work-items vectorize */
+}
 
-#define HGR_DEQUANTIZE(t, T)                                                                              \
+
+#define HGR_QUANT_ARGS int inner, int block, int so_outer, int so_d, int so_in
+
+/* D: a type that holds x - zero exactly (int for 8 and 16 bits, long for 32). */
+#define HGR_DEQUANTIZE(t, T, D)                                                                           \
   HGR_KERNEL_IF(hgr_dequantize_##t,                                                                      \
   __kernel void hgr_dequantize_##t(__global const T* x, __global const float* scale,                    \
                                    __global const T* zero, __global float* y, HGR_QUANT_ARGS) {          \
-    int i = (int)get_global_id(0);                                                                        \
-    if (i >= n) return;                                                                                   \
-    int s = hgr_quant_param(i, inner, extent, block, so_outer, so_d, so_in);                             \
-    y[i] = convert_float((long)x[i] - (long)zero[s]) * scale[s];                                         \
+    HGR_QUANT_ITEM;                                                                                       \
+    if (!so_in && end == in0 + HGR_QUANT_WIDTH) {                                                         \
+      D##16 v = convert_##D##16(vload16(0, x + row + in0)) - (D)zero[s0];                                 \
+      vstore16(convert_float16(v) * scale[s0], 0, y + row + in0);                                         \
+      return;                                                                                             \
+    }                                                                                                     \
+    for (int in = in0; in < end; ++in)                                                                    \
+      y[row + in] = convert_float((D)x[row + in] - (D)zero[s0 + in * so_in]) * scale[s0 + in * so_in];    \
+  })                                                                                                      \
+  HGR_KERNEL_IF(hgr_dequantize_##t##_tensor,                                                             \
+  __kernel void hgr_dequantize_##t##_tensor(__global const T* x, __global const float* scale,           \
+                                            __global const T* zero, __global float* y, int n) {          \
+    int first = (int)get_global_id(0) * HGR_QUANT_WIDTH;                                                  \
+    if (first + HGR_QUANT_WIDTH <= n) {                                                                   \
+      D##16 v = convert_##D##16(vload16(0, x + first)) - (D)zero[0];                                      \
+      vstore16(convert_float16(v) * scale[0], 0, y + first);                                              \
+      return;                                                                                             \
+    }                                                                                                     \
+    for (int i = first; i < n; ++i) y[i] = convert_float((D)x[i] - (D)zero[0]) * scale[0];                \
   })
 
 #define HGR_QUANTIZE(t, T, lowest, highest)                                                               \
   HGR_KERNEL_IF(hgr_quantize_##t,                                                                        \
   __kernel void hgr_quantize_##t(__global const float* x, __global const float* scale,                  \
                                  __global const T* zero, __global T* y, HGR_QUANT_ARGS) {                \
-    int i = (int)get_global_id(0);                                                                        \
-    if (i >= n) return;                                                                                   \
-    int s = hgr_quant_param(i, inner, extent, block, so_outer, so_d, so_in);                             \
-    float q = rint(hgr_quant_divide(x[i], scale[s])) + (float)zero[s];                                    \
-    y[i] = (T)convert_int(fmax(fmin(q, (float)(highest)), (float)(lowest)));                             \
+    HGR_QUANT_ITEM;                                                                                       \
+    for (int in = in0; in < end; ++in) {                                                                  \
+      int s = s0 + in * so_in;                                                                            \
+      float q = rint(hgr_quant_divide(x[row + in], scale[s])) + (float)zero[s];                           \
+      y[row + in] = (T)convert_int(fmax(fmin(q, (float)(highest)), (float)(lowest)));                    \
+    }                                                                                                     \
+  })                                                                                                      \
+  HGR_KERNEL_IF(hgr_quantize_##t##_tensor,                                                               \
+  __kernel void hgr_quantize_##t##_tensor(__global const float* x, __global const float* scale,         \
+                                          __global const T* zero, __global T* y, int n) {                \
+    int first = (int)get_global_id(0) * HGR_QUANT_WIDTH;                                                  \
+    float d = scale[0], r = 1.0f / d, z = (float)zero[0];                                                 \
+    if (first + HGR_QUANT_WIDTH <= n) { /* byte stores one by one cost PoCL 8x */                         \
+      float16 v = vload16(0, x + first), q = v * r;                                                       \
+      float16 corrected = q + fma(-q, (float16)d, v) * r; /* hgr_quant_divide_by's, 16 at once */        \
+      q = rint(select(q, corrected, isfinite(corrected))) + z;                                            \
+      q = fmax(fmin(q, (float)(highest)), (float)(lowest));                                               \
+      vstore16(convert_##T##16(convert_int16(q)), 0, y + first);                                          \
+      return;                                                                                             \
+    }                                                                                                     \
+    for (int i = first; i < n; ++i) {                                                                     \
+      float q = rint(hgr_quant_divide_by(x[i], d, r)) + z;                                                \
+      y[i] = (T)convert_int(fmax(fmin(q, (float)(highest)), (float)(lowest)));                           \
+    }                                                                                                     \
   })
 
-HGR_DEQUANTIZE(i8, char)
-HGR_DEQUANTIZE(u8, uchar)
-HGR_DEQUANTIZE(i16, short)
-HGR_DEQUANTIZE(u16, ushort)
-HGR_DEQUANTIZE(i32, int)
+HGR_DEQUANTIZE(i8, char, int)
+HGR_DEQUANTIZE(u8, uchar, int)
+HGR_DEQUANTIZE(i16, short, int)
+HGR_DEQUANTIZE(u16, ushort, int)
+HGR_DEQUANTIZE(i32, int, long)
 HGR_QUANTIZE(i8, char, -128, 127)
 HGR_QUANTIZE(u8, uchar, 0, 255)
 HGR_QUANTIZE(i16, short, -32768, 32767)

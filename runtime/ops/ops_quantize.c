@@ -27,7 +27,10 @@ static const struct {
 };
 #define INTEGER_TYPE_COUNT (sizeof(integer_types) / sizeof(integer_types[0]))
 
-/* How the scale applies to x: the kernels' arguments after n. */
+#define QUANT_WIDTH 16 /* elements per work-item: kernels/quantize.cl's HGR_QUANT_WIDTH */
+
+/* How the scale applies to x viewed as [outer, extent, inner] around the axis: the
+ * per-axis kernels' arguments and launch (kernels/quantize.cl). */
 typedef struct quant_layout_t {
   int32_t inner, extent, block, so_outer, so_d, so_in;
 } quant_layout_t;
@@ -126,16 +129,31 @@ static hgr_status_t plan_quant(hgr__op_ctx_t* ctx) {
   const char* suffix;
   quant_layout_t q;
   HGR_RETURN_IF_ERROR(quant_check(ctx, quantize, &suffix, &q));
-  char kernel[32];
-  snprintf(kernel, sizeof(kernel), "hgr_%s_%s", quantize ? "quantize" : "dequantize", suffix);
+  /* One scale and zero point (every stride 0): the kernel without index arithmetic. */
+  bool per_tensor = !q.so_outer && !q.so_d && !q.so_in;
+  char kernel[40];
+  snprintf(kernel, sizeof(kernel), "hgr_%s_%s%s", quantize ? "quantize" : "dequantize", suffix,
+           per_tensor ? "_tensor" : "");
   const hgr__entry_t* x = hgr__op_input(ctx, 0);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernel);
   for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
   hgr__launch_output(ctx, l, 0);
-  hgr__launch_int(ctx, l, (int32_t)x->element_count);
-  const int32_t args[] = {q.inner, q.extent, q.block, q.so_outer, q.so_d, q.so_in};
+  if (per_tensor) {
+    hgr__launch_int(ctx, l, (int32_t)x->element_count);
+    hgr__launch_1d(ctx, l, (x->element_count + QUANT_WIDTH - 1) / QUANT_WIDTH);
+    return HGR_OK;
+  }
+  /* [outer, extent, inner] as (inner, extent, outer); an empty x: one group of items past inner 0 */
+  bool empty = !x->element_count;
+  const int32_t args[] = {empty ? 0 : q.inner, q.block, q.so_outer, q.so_d, q.so_in};
   for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); ++k) hgr__launch_int(ctx, l, args[k]);
-  hgr__launch_1d(ctx, l, x->element_count);
+  size_t outer = empty ? 1 : (size_t)(x->element_count / ((uint64_t)q.inner * (uint64_t)q.extent));
+  size_t global[3] = {empty ? 0 : ((size_t)q.inner + QUANT_WIDTH - 1) / QUANT_WIDTH, empty ? 1 : (size_t)q.extent,
+                       outer},
+         local[3] = {64, 1, 1};
+  if (ctx->limits.max_work_group && local[0] > ctx->limits.max_work_group) local[0] = ctx->limits.max_work_group;
+  if (ctx->limits.max_work_item[0] && local[0] > ctx->limits.max_work_item[0]) local[0] = ctx->limits.max_work_item[0];
+  hgr__launch_nd(l, 3, global, local);
   return HGR_OK;
 }
 
