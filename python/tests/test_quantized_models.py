@@ -93,12 +93,30 @@ def float_cnns(tmp_path_factory):
 def _compare(path, device):
     x = np.random.default_rng(2).standard_normal((BATCH, 3, 16, 16)).astype(np.float32)
     want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    got = hgr.InferenceSession(path, providers=[device]).run(None, {"x": x})[0]
+    session = hgr.InferenceSession(path, providers=[device])
+    got = session.run(None, {"x": x})[0]
+    pairs = _activation_pairs(onnx.load(path).graph)
+    assert session.load_report["fused"] >= pairs > 0 or not pairs
     error = np.linalg.norm(got - want) / np.linalg.norm(want)
     agreement = np.mean(np.argmax(got, axis=1) == np.argmax(want, axis=1))
     assert error <= 1e-2, f"relative L2 error {error:.3g}"
     assert agreement >= 0.98, f"top-1 agreement {agreement:.3f}"
     return error, agreement
+
+
+def _activation_pairs(graph):
+    """The QuantizeLinear nodes whose output only one DequantizeLinear reads, with the
+    same scale and zero point: hgr imports each pair as float arithmetic (fused)."""
+    readers = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    pairs = 0
+    for node in graph.node:
+        after = readers.get(node.output[0], []) if node.op_type == "QuantizeLinear" else []
+        pairs += len(after) == 1 and after[0].op_type == "DequantizeLinear" and \
+            list(after[0].input[1:]) == list(node.input[1:]) and node.output[0] not in [o.name for o in graph.output]
+    return pairs
 
 
 @pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])

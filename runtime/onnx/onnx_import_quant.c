@@ -70,6 +70,59 @@ static hgr_status_t import_dequantize(hgr__onnx_node_t* node) {
   return hgr__onnx_finish_op(node, status, attrs, "dequantize", in, 3, 0, scale->onnx_type);
 }
 
+/* Input i's name as the node lists it ("" when omitted). */
+static const char* input_name(const Onnx__NodeProto* proto, uint32_t i) {
+  return i < proto->n_input && proto->input[i] ? proto->input[i] : "";
+}
+
+/* A QuantizeLinear (node, of float x, to type `to`) whose output only a
+ * DequantizeLinear with the same scale and zero point reads, per tensor (the pair
+ * ONNX Runtime's QDQ format puts on every activation): the pair as float
+ * arithmetic, round(x / scale) held to the type's range less the zero point, times
+ * the scale: y = clip(round(x / s), lo - z, hi - z) * s, which is what the pair
+ * gives (the zero point a constant, the difference exact). Three elementwise ops the
+ * fusion pass merges with their neighbours (a conv's epilogue among them) where
+ * quantize and dequantize were two kernels and a tensor of bytes between them.
+ * *out_fused says whether the pair was imported (the DequantizeLinear fused). */
+static hgr_status_t fake_quantize(hgr__onnx_node_t* node, hgr_value_t x, int32_t to, uint32_t* out_index,
+                                  bool* out_fused) {
+  *out_fused = false;
+  const Onnx__NodeProto* next = node->output_count ? hgr__onnx_sole_consumer(node, node->outputs[0], out_index) : NULL;
+  if (!next || strcmp(next->op_type, "DequantizeLinear") || !hgr__onnx_domain_is_default(next->domain) ||
+      strcmp(input_name(next, 1), input_name(node->proto, 1)) ||
+      strcmp(input_name(next, 2), input_name(node->proto, 2)) || next->n_output != 1)
+    return HGR_OK;
+  hgr__onnx_value_t* scale = hgr__onnx_input(node, 1);
+  hgr__onnx_value_t* zero = hgr__onnx_input(node, 2);
+  if (hgr__onnx_element_count(scale) != 1 || (zero && !zero->constant) || scale->onnx_type != HGR__ONNX_FLOAT)
+    return HGR_OK;
+  double z = zero ? (double)hgr__onnx_tensor_i64(zero->constant, 0) : 0.0;
+  double lowest = to == HGR__ONNX_INT8 ? -128 : to == HGR__ONNX_INT16 ? -32768 : 0;
+  double highest = to == HGR__ONNX_INT8 ? 127 : to == HGR__ONNX_UINT8 ? 255 : to == HGR__ONNX_INT16 ? 32767 : 65535;
+  hgr_value_t s, v;
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &s));
+  if (hgr__onnx_element_count(scale) == 1 && scale->ndim) {
+    static const int64_t none[1] = {0};
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, s, none, 0, &s));
+  }
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "divide", x, s, &v));
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_unary(node, "round", v, &v));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_status_t status = hgr_attrs_set_float(attrs, "a_min", lowest - z);
+  if (!status) status = hgr_attrs_set_float(attrs, "a_max", highest - z);
+  if (!status) status = hgr__onnx_add_op(node, "clip", &v, 1, attrs, 1, &v);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "multiply", v, s, &v));
+  hgr__onnx_value_t* in = hgr__onnx_input(node, 0);
+  hgr__onnx_value_t result = {.onnx_type = HGR__ONNX_FLOAT, .has_value = true, .value = v, .ndim = in->ndim};
+  memcpy(result.shape, in->shape, sizeof(result.shape));
+  HGR_RETURN_IF_ERROR(hgr__onnx_fuse_into(node, *out_index, &result));
+  *out_fused = true;
+  return HGR_OK;
+}
+
 static hgr_status_t import_quantize(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset >= 21   ? "axis saturate block_size output_dtype"
                                                   : node->opset >= 19 ? "axis saturate"
@@ -97,6 +150,10 @@ static hgr_status_t import_quantize(hgr__onnx_node_t* node) {
                                  hgr__onnx_type_name((int32_t)to));
   hgr_value_t in[3];
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in[0]));
+  uint32_t pair;
+  bool fused = false;
+  if (x->onnx_type == HGR__ONNX_FLOAT) HGR_RETURN_IF_ERROR(fake_quantize(node, in[0], (int32_t)to, &pair, &fused));
+  if (fused) return HGR_OK;
   if (x->onnx_type == HGR__ONNX_INT32)
     HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, in[0], (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}, &in[0]));
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &in[1]));
