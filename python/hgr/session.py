@@ -324,6 +324,21 @@ class Future:
         return self._fence
 
 
+# Keyword arguments of onnxruntime.InferenceSession that hgr accepts and has no use for.
+_ORT_ONLY_KWARGS = {"disabled_optimizers", "read_config_from_model", "enable_fallback"}
+
+
+def _warn_ignored(kwargs: Dict[str, Any]) -> None:
+    """A keyword argument neither hgr nor ONNX Runtime takes (a typo such as
+    device='gpu:0') would otherwise leave the session on its default device unsaid."""
+    unknown = sorted(set(kwargs) - _ORT_ONLY_KWARGS)
+    if unknown:
+        import warnings
+        warnings.warn(f"hgr.InferenceSession ignores the keyword argument{'s' if len(unknown) > 1 else ''} "
+                      f"{', '.join(repr(k) for k in unknown)} (devices are given as providers=['pocl:0', ...])",
+                      RuntimeWarning, stacklevel=3)
+
+
 class InferenceSession:
     """An ONNX model loaded by hgr and run on OpenCL devices, used like
     onnxruntime.InferenceSession: loaded once, it runs at any input shape the model
@@ -381,6 +396,7 @@ class InferenceSession:
     ) -> None:
         if isinstance(sess_options, (list, tuple)) and providers is None:
             sess_options, providers = None, sess_options
+        _warn_ignored(kwargs)
         self._model: Optional[_hgr.Model] = None
         self._last: Optional[_hgr.Executor] = None
         # Executors by specialization: one Executor object per specialization, so that

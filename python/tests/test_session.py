@@ -71,6 +71,16 @@ def test_a_model_from_a_fifo_is_read_once(tiny_model, tmp_path):
         writer.join()
 
 
+def test_an_unknown_keyword_argument_is_warned_about_not_ignored_silently(tiny_model):
+    model = tiny_model[0]
+    with pytest.warns(RuntimeWarning, match="ignores the keyword argument 'device' \\(devices are given as providers"):
+        hgr.InferenceSession(model, device="pocl:0")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hgr.InferenceSession(model, disabled_optimizers=["x"])  # ONNX Runtime's: accepted quietly
+
+
 def test_a_missing_or_special_model_path_is_an_hgr_error(tmp_path):
     with pytest.raises(hgr.NotFoundError, match="missing.onnx"):
         hgr.InferenceSession(str(tmp_path / "missing.onnx"))
