@@ -560,6 +560,16 @@ if(HGR_ONNX)
            --input W=${conv_test}/test_data_set_0/input_1.pb --expect 0=${conv_test}/test_data_set_0/output_0.pb
            --rtol 1e-3 --atol 1e-7 --devices pocl:0
       PASS "1 nodes -> 1 graph nodes.*output 0 'y:0' float32 \\[1, 1, 4, 3\\].*matches")
+    # float16 outputs compared as values, not bytes; a wrong one fails the run
+    set(half_test ${onnx_data}/node/test_cast_FLOAT_to_FLOAT16)
+    hgr_cli_test(NAME cli_onnx_float16_output_matches
+      ARGS run ${half_test}/model.onnx --input input=${half_test}/test_data_set_0/input_0.pb
+           --expect 0=${half_test}/test_data_set_0/output_0.pb --devices pocl:0
+      PASS "output 0 'output:0' float16 \\[3, 4\\]: 0.548828, .*matches .*largest difference 0\\)")
+    hgr_cli_test(NAME cli_onnx_float16_output_mismatch_fails
+      ARGS run ${half_test}/model.onnx --input input=${onnx_data}/node/test_cast_FLOAT16_to_FLOAT/test_data_set_0/output_0.pb
+           --expect 0=${half_test}/test_data_set_0/output_0.pb --devices pocl:0 EXIT 1
+      PASS "float16 \\[3, 4\\].*DOES NOT MATCH .*largest difference 0.773")
     hgr_cli_test(NAME cli_onnx_check_counts ARGS check ${onnx_data}/pytorch-converted/test_Conv2d/model.onnx
       PASS "ONNX IR 3, opset 6: 1 nodes -> 1 graph nodes \\(0 folded at load, 0 removed, 0 fused; 0 elementwise nodes fused into 0 kernels\\).*valid")
     hgr_cli_test(NAME cli_onnx_unsupported_op ARGS check ${onnx_data}/node/test_gridsample/model.onnx EXIT 1
