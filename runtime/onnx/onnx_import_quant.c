@@ -87,21 +87,30 @@ static const char* input_name(const Onnx__NodeProto* proto, uint32_t i) {
 static hgr_status_t fake_quantize(hgr__onnx_node_t* node, hgr_value_t x, int32_t to, uint32_t* out_index,
                                   bool* out_fused) {
   *out_fused = false;
+  int64_t block;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "block_size", 0, &block));
+  if (block) return HGR_OK;
   const Onnx__NodeProto* next = node->output_count ? hgr__onnx_sole_consumer(node, node->outputs[0], out_index) : NULL;
   if (!next || strcmp(next->op_type, "DequantizeLinear") || !hgr__onnx_domain_is_default(next->domain) ||
       strcmp(input_name(next, 1), input_name(node->proto, 1)) ||
       strcmp(input_name(next, 2), input_name(node->proto, 2)) || next->n_output != 1)
     return HGR_OK;
+  for (size_t a = 0; a < next->n_attribute; ++a) { /* an axis is moot for one scale; anything else: its import */
+    const Onnx__AttributeProto* attr = next->attribute[a];
+    const char* name = attr && attr->name ? attr->name : "";
+    if (strcmp(name, "axis") && (strcmp(name, "block_size") || attr->i)) return HGR_OK;
+  }
   hgr__onnx_value_t* scale = hgr__onnx_input(node, 1);
   hgr__onnx_value_t* zero = hgr__onnx_input(node, 2);
-  if (hgr__onnx_element_count(scale) != 1 || (zero && !zero->constant) || scale->onnx_type != HGR__ONNX_FLOAT)
-    return HGR_OK;
+  if (hgr__onnx_element_count(scale) != 1 || scale->onnx_type != HGR__ONNX_FLOAT ||
+      (zero && (!zero->constant || zero->constant->count != 1)))
+    return HGR_OK; /* the pair as two ops, whose checks name what is wrong */
   double z = zero ? (double)hgr__onnx_tensor_i64(zero->constant, 0) : 0.0;
   double lowest = to == HGR__ONNX_INT8 ? -128 : to == HGR__ONNX_INT16 ? -32768 : 0;
   double highest = to == HGR__ONNX_INT8 ? 127 : to == HGR__ONNX_UINT8 ? 255 : to == HGR__ONNX_INT16 ? 32767 : 65535;
   hgr_value_t s, v;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &s));
-  if (hgr__onnx_element_count(scale) == 1 && scale->ndim) {
+  if (scale->ndim) { /* [1]: a scalar, for the ops to broadcast */
     static const int64_t none[1] = {0};
     HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, s, none, 0, &s));
   }
