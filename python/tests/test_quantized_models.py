@@ -305,3 +305,33 @@ def test_dynamic_quantize_lstm_names_what_it_refuses(tmp_path, case, match):
                   scale_count=3 if case == "scale_count" else 2)
     with pytest.raises(hgr.InvalidArgumentError, match=match):
         hgr.InferenceSession(path, providers=["pocl:0"]).run(None, {"x": np.zeros((4, 1, 3), np.float32)})
+
+
+def test_an_int32_dequantize_folds_at_load_to_what_the_device_computes(tmp_path):
+    """A QDQ model's int32 biases are dequantized at load (the load report counts the
+    fold); the same node with its input given at run time is the device's kernel:
+    both give (x - zero point) * scale per channel, rounded as the kernel rounds."""
+    rng = np.random.default_rng(13)
+    q = rng.integers(-2**31, 2**31 - 1, (3, 5), dtype=np.int64).astype(np.int32)
+    scale = rng.uniform(1e-6, 1e-3, 3).astype(np.float32)
+    zero = rng.integers(-1000, 1000, 3).astype(np.int32)
+    paths = {}
+    for constant in (True, False):
+        node = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=0)
+        initializers = [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zero, "z")]
+        inputs = []
+        if constant:
+            initializers.append(numpy_helper.from_array(q, "q"))
+        else:
+            inputs.append(helper.make_tensor_value_info("q", TensorProto.INT32, [3, 5]))
+        graph = helper.make_graph([node], "dq", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                                  initializers)
+        paths[constant] = str(tmp_path / f"dq_{constant}.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), paths[constant])
+    folded = hgr.InferenceSession(paths[True], providers=["pocl:0"])
+    got = folded.run(None, {})[0]
+    assert folded.load_report["folded"] == 1
+    computed = hgr.InferenceSession(paths[False], providers=["pocl:0"]).run(None, {"q": q})[0]
+    want = ((q.astype(np.int64) - zero[:, None]).astype(np.float32) * scale[:, None]).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(computed, want)

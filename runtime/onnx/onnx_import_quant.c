@@ -4,8 +4,8 @@
  * DynamicQuantizeLinear (opset 11) as the reductions and arithmetic that give its
  * scale and zero point, then quantize. Quantized values stay in their own width on
  * the device (onnx_internal.h, "Run-time dtypes"): int8 weights are one byte each.
- * Nothing folds at load, so that a weight's DequantizeLinear stays for the passes
- * to find. float8 and int4 are refused by name. */
+ * A weight's DequantizeLinear is not folded at load (its int8 stay one byte on the
+ * device); an int32 bias's is. float8 and int4 are refused by name. */
 #include <string.h>
 
 #include "onnx_internal.h"
@@ -68,6 +68,39 @@ static hgr_status_t import_dequantize(hgr__onnx_node_t* node) {
   hgr_status_t status = axis_attrs(node, &attrs);
   /* the output is the scale's type (float before opset 19, when only float scales were allowed) */
   return hgr__onnx_finish_op(node, status, attrs, "dequantize", in, 3, 0, scale->onnx_type);
+}
+
+/* A DequantizeLinear of constants whose input is int32 (a QDQ model's biases): folded
+ * at load, since its float32 result takes no more memory, and a convolution's bias
+ * known at load joins its epilogue; per tensor or per axis. int8 and 16-bit
+ * weights stay in their width for the device to dequantize (UNIMPLEMENTED: the
+ * loader imports the node then). */
+static hgr_status_t fold_dequantize(hgr__onnx_node_t* node) {
+  HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset >= 21 ? "axis block_size" : "axis"));
+  hgr__onnx_value_t *x = hgr__onnx_input(node, 0), *scale = hgr__onnx_input(node, 1), *zero = hgr__onnx_input(node, 2);
+  int64_t axis, block;
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "axis", 1, &axis));
+  HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "block_size", 0, &block));
+  if (x->onnx_type != HGR__ONNX_INT32 || scale->onnx_type != HGR__ONNX_FLOAT || block ||
+      (zero && zero->onnx_type != HGR__ONNX_INT32) || !x->constant || !scale->constant || (zero && !zero->constant))
+    return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "dequantized on the device");
+  const hgr__onnx_tensor_t *q = x->constant, *s = scale->constant, *z = zero ? zero->constant : NULL;
+  if (axis < 0) axis += q->ndim;
+  bool per_axis = s->count != 1;
+  if ((z && z->count != s->count) ||
+      (per_axis && (s->ndim != 1 || axis < 0 || axis >= q->ndim || s->shape[0] != q->shape[axis])))
+    return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "the import names what is wrong");
+  uint64_t inner = 1;
+  for (int32_t d = (int32_t)axis + 1; per_axis && d < q->ndim; ++d) inner *= (uint64_t)q->shape[d];
+  hgr__onnx_tensor_t* out = NULL;
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, q->shape, q->ndim, node->label,
+                                           &out));
+  for (uint64_t i = 0; i < q->count; ++i) {
+    uint64_t k = per_axis ? i / inner % (uint64_t)s->shape[0] : 0;
+    double difference = (double)hgr__onnx_tensor_i64(q, i) - (z ? (double)hgr__onnx_tensor_i64(z, k) : 0.0);
+    hgr__onnx_tensor_set_f64(out, i, (double)((float)difference * (float)hgr__onnx_tensor_f64(s, k)));
+  }
+  return hgr__onnx_set_constant(node, 0, out);
 }
 
 /* Input i's name as the node lists it ("" when omitted). */
@@ -229,7 +262,7 @@ static hgr_status_t import_dynamic_quantize(hgr__onnx_node_t* node) {
 }
 
 const hgr__onnx_op_t hgr__onnx_ops_quant[] = {
-    {"DequantizeLinear", import_dequantize, NULL, 2},
+    {"DequantizeLinear", import_dequantize, fold_dequantize, 2},
     {"QuantizeLinear", import_quantize, NULL, 2},
     {"DynamicQuantizeLinear", import_dynamic_quantize, NULL, 1},
     {.name = NULL},
