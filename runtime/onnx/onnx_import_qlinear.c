@@ -135,10 +135,22 @@ static hgr_status_t quantized_output(hgr__onnx_node_t* node, const hgr__onnx_val
   return hgr__onnx_set_runtime(node, 0, out, type);
 }
 
-/* Output 0: the integer-valued float result as int32 (rounded, then cast). */
+/* Output 0: the integer-valued float result as int32 (rounded, then cast). Where a
+ * Cast to float alone reads it (quantize_dynamic's MatMulInteger -> Cast -> Mul),
+ * the rounded float is the Cast's output, and that Cast is fused: no round trip
+ * through int32, and the round joins the elementwise ops after it. */
 static hgr_status_t int32_output(hgr__onnx_node_t* node, const hgr__onnx_value_t* result) {
   hgr_value_t out;
   HGR_RETURN_IF_ERROR(hgr__onnx_add_unary(node, "round", result->value, &out));
+  uint32_t index;
+  const Onnx__NodeProto* next =
+      node->output_count && node->outputs[0] ? hgr__onnx_sole_consumer(node, node->outputs[0], &index) : NULL;
+  if (next && !strcmp(next->op_type, "Cast") && hgr__onnx_domain_is_default(next->domain) && next->n_output == 1 &&
+      next->n_attribute == 1 && next->attribute[0] && next->attribute[0]->name &&
+      !strcmp(next->attribute[0]->name, "to") && next->attribute[0]->i == HGR__ONNX_FLOAT) {
+    hgr__onnx_value_t rounded = hgr__onnx_runtime_value(node, out, HGR__ONNX_FLOAT);
+    return hgr__onnx_fuse_into(node, index, &rounded);
+  }
   HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, out, (hgr_dtype_t){HGR_DTYPE_INT, 32, 1}, &out));
   return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_INT32);
 }
