@@ -8,7 +8,9 @@
  * launched in three dimensions (inner / 16, rounded up: each item stops at inner;
  * extent; outer), so that no work-item divides to find its place (three integer
  * divisions per element made the weights' DequantizeLinear of a QDQ resnet50 cost
- * more than its convolutions on PoCL). Element (outer, d, in)'s scale and zero
+ * more than its convolutions on PoCL). Per the last axis (inner 1: a MatMul's
+ * weights per column) the plan passes [outer, 1, extent] with so_in 1 instead, so
+ * that items run along the row. Element (outer, d, in)'s scale and zero
  * point are element
  *   outer * so_outer + (d / block) * so_d + in * so_in
  * of theirs: so_d 1 and block 1 per axis; the scale's own row-major strides in
@@ -67,9 +69,14 @@ static inline float hgr_quant_divide_by(float x, float d, float r) {
   __kernel void hgr_dequantize_##t(__global const T* x, __global const float* scale,                    \
                                    __global const T* zero, __global float* y, HGR_QUANT_ARGS) {          \
     HGR_QUANT_ITEM;                                                                                       \
-    if (!so_in && end == in0 + HGR_QUANT_WIDTH) {                                                         \
+    if (!so_in && end == in0 + HGR_QUANT_WIDTH) { /* one scale for the 16 */                              \
       D##16 v = convert_##D##16(vload16(0, x + row + in0)) - (D)zero[s0];                                 \
       vstore16(convert_float16(v) * scale[s0], 0, y + row + in0);                                         \
+      return;                                                                                             \
+    }                                                                                                     \
+    if (so_in == 1 && end == in0 + HGR_QUANT_WIDTH) { /* a scale each: per last axis */                   \
+      D##16 v = convert_##D##16(vload16(0, x + row + in0)) - convert_##D##16(vload16(0, zero + s0 + in0));  \
+      vstore16(convert_float16(v) * vload16(0, scale + s0 + in0), 0, y + row + in0);                      \
       return;                                                                                             \
     }                                                                                                     \
     for (int in = in0; in < end; ++in)                                                                    \

@@ -131,6 +131,7 @@ static void check_op(bool quantize) {
     check_case(&rng, quantize, dtype, (shape_t){3, {2, 3, 37}}, 1, 1, 0, false);
     check_case(&rng, quantize, dtype, (shape_t){3, {2, 3, 37}}, 0, 0, 0, false);
     check_case(&rng, quantize, dtype, (shape_t){2, {3, 37}}, -1, 1, 0, false); /* per tensor: 111 elements */
+    check_case(&rng, quantize, dtype, (shape_t){2, {3, 37}}, 1, -1, 0, false); /* per column: a scale each */
   }
   if (!hgr_optest_is_simulator(hgr_optest_device)) /* a convolution's weights, per output channel */
     check_case(&rng, quantize, "int8", (shape_t){4, {64, 32, 3, 3}}, 0, 0, 0, false);

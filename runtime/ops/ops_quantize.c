@@ -143,16 +143,25 @@ static hgr_status_t plan_quant(hgr__op_ctx_t* ctx) {
     hgr__launch_1d(ctx, l, (x->element_count + QUANT_WIDTH - 1) / QUANT_WIDTH);
     return HGR_OK;
   }
-  /* [outer, extent, inner] as (inner, extent, outer); an empty x: one group of items past inner 0 */
+  /* [outer, extent, inner] as (inner / 16, extent, outer); an empty x: one group of items past inner 0 */
   bool empty = !x->element_count;
+  size_t outer = empty ? 1 : (size_t)(x->element_count / ((uint64_t)q.inner * (uint64_t)q.extent));
+  if (q.inner == 1 && q.block == 1) { /* per the last axis: [outer, 1, extent], a scale per element of a row */
+    q.inner = q.extent;
+    q.extent = 1;
+    q.so_in = q.so_d;
+    q.so_d = 0;
+  }
   const int32_t args[] = {empty ? 0 : q.inner, q.block, q.so_outer, q.so_d, q.so_in};
   for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); ++k) hgr__launch_int(ctx, l, args[k]);
-  size_t outer = empty ? 1 : (size_t)(x->element_count / ((uint64_t)q.inner * (uint64_t)q.extent));
   size_t global[3] = {empty ? 0 : ((size_t)q.inner + QUANT_WIDTH - 1) / QUANT_WIDTH, empty ? 1 : (size_t)q.extent,
                        outer},
-         local[3] = {64, 1, 1};
-  if (ctx->limits.max_work_group && local[0] > ctx->limits.max_work_group) local[0] = ctx->limits.max_work_group;
-  if (ctx->limits.max_work_item[0] && local[0] > ctx->limits.max_work_item[0]) local[0] = ctx->limits.max_work_item[0];
+         local[3] = {1, 1, 1};
+  /* a group of up to 64 along the row, no wider than the row needs */
+  size_t most = 64;
+  if (ctx->limits.max_work_group && most > ctx->limits.max_work_group) most = ctx->limits.max_work_group;
+  if (ctx->limits.max_work_item[0] && most > ctx->limits.max_work_item[0]) most = ctx->limits.max_work_item[0];
+  while (local[0] * 2 <= most && local[0] < global[0]) local[0] *= 2;
   hgr__launch_nd(l, 3, global, local);
   return HGR_OK;
 }
