@@ -160,12 +160,6 @@ static const hgr__onnx_tensor_t* constant_of(const hgr__onnx_loader_t* loader, c
   return v && v->defined ? v->constant : NULL;
 }
 
-static const Onnx__AttributeProto* attr_of(const Onnx__NodeProto* p, const char* name) {
-  for (size_t i = 0; i < p->n_attribute; ++i)
-    if (p->attribute[i]->name && !strcmp(p->attribute[i]->name, name)) return p->attribute[i];
-  return NULL;
-}
-
 /* Whether the live uses of outputs other than 0 of p are none. */
 static bool only_first_output_used(const hgr__onnx_loader_t* loader, const Onnx__NodeProto* p) {
   for (size_t k = 1; k < p->n_output; ++k) {
@@ -208,8 +202,9 @@ static void affine_free(affine_t* f) {
 
 /* Inference BatchNormalization p with constant statistics of `channels`. */
 static bool is_inference_batch_norm(const hgr__onnx_loader_t* loader, const Onnx__NodeProto* p, int64_t channels) {
+  const Onnx__AttributeProto* spatial = hgr__onnx_proto_attr(p, "spatial");
   if (strcmp(p->op_type, "BatchNormalization") || p->n_input != 5 || !only_first_output_used(loader, p) ||
-      attr_of(p, "training_mode") || (attr_of(p, "spatial") && attr_of(p, "spatial")->i != 1))
+      hgr__onnx_proto_attr(p, "training_mode") || (spatial && spatial->i != 1))
     return false;
   for (size_t i = 1; i < 5; ++i) {
     const hgr__onnx_tensor_t* t = constant_of(loader, p, i);
@@ -220,7 +215,7 @@ static bool is_inference_batch_norm(const hgr__onnx_loader_t* loader, const Onnx
 
 /* Composes BatchNormalization p (checked by is_inference_batch_norm) into f. */
 static void affine_batch_norm(const hgr__onnx_loader_t* loader, const Onnx__NodeProto* p, affine_t* f) {
-  const Onnx__AttributeProto* eps_attr = attr_of(p, "epsilon");
+  const Onnx__AttributeProto* eps_attr = hgr__onnx_proto_attr(p, "epsilon");
   double eps = eps_attr ? eps_attr->f : 1e-5;
   for (int64_t m = 0; m < f->channels; ++m) {
     double s = hgr__onnx_tensor_f64(constant_of(loader, p, 1), (uint64_t)m) /

@@ -145,9 +145,9 @@ static hgr_status_t int32_output(hgr__onnx_node_t* node, const hgr__onnx_value_t
   uint32_t index;
   const Onnx__NodeProto* next =
       node->output_count && node->outputs[0] ? hgr__onnx_sole_consumer(node, node->outputs[0], &index) : NULL;
+  const Onnx__AttributeProto* to = next ? hgr__onnx_proto_attr(next, "to") : NULL;
   if (next && !strcmp(next->op_type, "Cast") && hgr__onnx_domain_is_default(next->domain) && next->n_output == 1 &&
-      next->n_attribute == 1 && next->attribute[0] && next->attribute[0]->name &&
-      !strcmp(next->attribute[0]->name, "to") && next->attribute[0]->i == HGR__ONNX_FLOAT) {
+      next->n_attribute == 1 && to && to->i == HGR__ONNX_FLOAT) {
     hgr__onnx_value_t rounded = hgr__onnx_runtime_value(node, out, HGR__ONNX_FLOAT);
     return hgr__onnx_fuse_into(node, index, &rounded);
   }

@@ -391,6 +391,8 @@ bool hgr__onnx_all_constant(const hgr__onnx_node_t* node);
  * another type is INVALID_ARGUMENT naming it. attr_string copies into buffer
  * (truncation is an error). attr_ints/floats: at most capacity values. */
 const Onnx__AttributeProto* hgr__onnx_attr(const hgr__onnx_node_t* node, const char* name);
+/* The attr called name of any node (a look-ahead at a consumer's), or NULL. */
+const Onnx__AttributeProto* hgr__onnx_proto_attr(const Onnx__NodeProto* proto, const char* name);
 hgr_status_t hgr__onnx_attr_int(const hgr__onnx_node_t* node, const char* name, int64_t fallback, int64_t* out);
 hgr_status_t hgr__onnx_attr_float(const hgr__onnx_node_t* node, const char* name, double fallback, double* out);
 hgr_status_t hgr__onnx_attr_string(const hgr__onnx_node_t* node, const char* name, const char* fallback, char* buffer,

@@ -40,12 +40,16 @@ bool hgr__onnx_all_constant(const hgr__onnx_node_t* node) {
 
 /* ---- attrs -------------------------------------------------------------------------- */
 
-const Onnx__AttributeProto* hgr__onnx_attr(const hgr__onnx_node_t* node, const char* name) {
-  for (size_t i = 0; i < node->proto->n_attribute; ++i) {
-    const Onnx__AttributeProto* a = node->proto->attribute[i];
+const Onnx__AttributeProto* hgr__onnx_proto_attr(const Onnx__NodeProto* proto, const char* name) {
+  for (size_t i = 0; i < proto->n_attribute; ++i) {
+    const Onnx__AttributeProto* a = proto->attribute[i];
     if (a && a->name && !strcmp(a->name, name)) return a;
   }
   return NULL;
+}
+
+const Onnx__AttributeProto* hgr__onnx_attr(const hgr__onnx_node_t* node, const char* name) {
+  return hgr__onnx_proto_attr(node->proto, name);
 }
 
 static hgr_status_t attr_type(const hgr__onnx_node_t* node, const Onnx__AttributeProto* a,
