@@ -346,10 +346,9 @@ static hgr_status_t lstm_weight(hgr__onnx_node_t* node, uint32_t w_index, hgr__o
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t g = 0; g < gates; ++g) {
         uint64_t q = per_channel ? (uint64_t)(k * gates + g) : (uint64_t)k;
-        double value = (double)hgr__onnx_tensor_i64(w, (uint64_t)((k * rows + r) * gates + g));
-        if (zero) value -= (double)hgr__onnx_tensor_i64(zero, q);
         hgr__onnx_tensor_set_f64(*out, (uint64_t)((k * gates + g) * rows + r),
-                                 (double)(float)(value * hgr__onnx_tensor_f64(scale, q)));
+                                 hgr__onnx_dequantized_element(w, (uint64_t)((k * rows + r) * gates + g), zero, q,
+                                                               scale, q));
       }
   return HGR_OK;
 }
@@ -396,9 +395,8 @@ static hgr_status_t dequantized_at_load(hgr__onnx_node_t* node, uint32_t index, 
                                  hgr__onnx_type_name(q->onnx_type), (unsigned long long)scale->count);
   HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, q->shape, q->ndim, node->label,
                                            out_tensor));
-  double s = hgr__onnx_tensor_f64(scale, 0), z = zero ? (double)hgr__onnx_tensor_i64(zero, 0) : 0.0;
   for (uint64_t i = 0; i < q->count; ++i)
-    hgr__onnx_tensor_set_f64(*out_tensor, i, (double)(float)(((double)hgr__onnx_tensor_i64(q, i) - z) * s));
+    hgr__onnx_tensor_set_f64(*out_tensor, i, hgr__onnx_dequantized_element(q, i, zero, 0, scale, 0));
   *out = (hgr__onnx_value_t){.name = node->inputs[index]->name, .onnx_type = HGR__ONNX_FLOAT, .ndim = q->ndim,
                              .constant = *out_tensor, .defined = true, .producer = -1, .consumer = -1, .scoped = true};
   memcpy(out->shape, q->shape, sizeof(int64_t) * (size_t)q->ndim);

@@ -70,6 +70,13 @@ static hgr_status_t import_dequantize(hgr__onnx_node_t* node) {
   return hgr__onnx_finish_op(node, status, attrs, "dequantize", in, 3, 0, scale->onnx_type);
 }
 
+double hgr__onnx_dequantized_element(const hgr__onnx_tensor_t* q, uint64_t i, const hgr__onnx_tensor_t* zero,
+                                     uint64_t zero_i, const hgr__onnx_tensor_t* scale, uint64_t scale_i) {
+  int64_t difference = hgr__onnx_tensor_i64(q, i) - (zero ? hgr__onnx_tensor_i64(zero, zero_i) : 0);
+  float product = (float)difference * (float)hgr__onnx_tensor_f64(scale, scale_i);
+  return (double)product;
+}
+
 /* A DequantizeLinear of constants whose input is int32 (a QDQ model's biases): folded
  * at load, since its float32 result takes no more memory, and a convolution's bias
  * known at load joins its epilogue; per tensor or per axis. int8 and 16-bit
@@ -97,8 +104,7 @@ static hgr_status_t fold_dequantize(hgr__onnx_node_t* node) {
                                            &out));
   for (uint64_t i = 0; i < q->count; ++i) {
     uint64_t k = per_axis ? i / inner % (uint64_t)s->shape[0] : 0;
-    double difference = (double)hgr__onnx_tensor_i64(q, i) - (z ? (double)hgr__onnx_tensor_i64(z, k) : 0.0);
-    hgr__onnx_tensor_set_f64(out, i, (double)((float)difference * (float)hgr__onnx_tensor_f64(s, k)));
+    hgr__onnx_tensor_set_f64(out, i, hgr__onnx_dequantized_element(q, i, z, k, s, k));
   }
   return hgr__onnx_set_constant(node, 0, out);
 }

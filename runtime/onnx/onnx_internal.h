@@ -490,6 +490,11 @@ hgr_status_t hgr__onnx_import_as_outputs(hgr__onnx_node_t* node, const char* op_
  * shaped so (onnx_import_quant.c). */
 hgr_status_t hgr__onnx_zero_point(hgr__onnx_node_t* node, uint32_t zero_index, const hgr__onnx_value_t* like,
                                   int32_t onnx_type, hgr_value_t* out);
+/* Element i of quantized constant q dequantized on the host as the dequantize kernel
+ * does: (q - zero) exact, to float32, times the scale in float32 (zero NULL: 0);
+ * the zero point's and scale's elements zero_i and scale_i (onnx_import_quant.c). */
+double hgr__onnx_dequantized_element(const hgr__onnx_tensor_t* q, uint64_t i, const hgr__onnx_tensor_t* zero,
+                                     uint64_t zero_i, const hgr__onnx_tensor_t* scale, uint64_t scale_i);
 
 /* Fusion helpers: the live node that alone consumes v (uses == 1 and not a graph
  * output), or NULL; and marking a later node as done by this one (its outputs are
