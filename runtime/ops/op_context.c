@@ -430,8 +430,7 @@ void hgr__launch_meta1(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, int32_t value)
   hgr__launch_meta(ctx, l, &value, 1);
 }
 
-/* At most `most` work-items in a group along dimension 0, within the limits. */
-static size_t local_at_most(const hgr__op_ctx_t* ctx, size_t most) {
+size_t hgr__launch_local_at_most(const hgr__op_ctx_t* ctx, size_t most) {
   size_t local = ctx->limits.max_work_group && ctx->limits.max_work_group < most ? ctx->limits.max_work_group : most;
   if (ctx->limits.max_work_item[0] && local > ctx->limits.max_work_item[0]) local = ctx->limits.max_work_item[0];
   return local ? local : 1;
@@ -442,7 +441,7 @@ void hgr__launch_1d(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t co
 }
 
 void hgr__launch_1d_groups(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t count, size_t local) {
-  size_t global[1] = {(size_t)count}, local_sizes[1] = {local_at_most(ctx, local)};
+  size_t global[1] = {(size_t)count}, local_sizes[1] = {hgr__launch_local_at_most(ctx, local)};
   hgr__launch_nd(l, 1, global, local_sizes);
 }
 

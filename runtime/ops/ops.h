@@ -433,6 +433,8 @@ void hgr__collapse_broadcast(const hgr__entry_t* const* inputs, const int32_t* a
  * do much, a pool's row, wants more groups on small outputs). */
 void hgr__launch_1d(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t count);
 void hgr__launch_1d_groups(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, uint64_t count, size_t local);
+/* At most `most` work-items in a group along dimension 0, within the limits (at least 1). */
+size_t hgr__launch_local_at_most(const hgr__op_ctx_t* ctx, size_t most);
 /* N-D with an explicit local size (each local[d] must be <= the limits, checked by
  * the caller); global[d] is rounded up to a multiple of local[d]. */
 void hgr__launch_nd(hgr__launch_plan_t* l, cl_uint dims, const size_t* global, const size_t* local);

@@ -158,9 +158,7 @@ static hgr_status_t plan_quant(hgr__op_ctx_t* ctx) {
                        outer},
          local[3] = {1, 1, 1};
   /* a group of up to 64 along the row, no wider than the row needs */
-  size_t most = 64;
-  if (ctx->limits.max_work_group && most > ctx->limits.max_work_group) most = ctx->limits.max_work_group;
-  if (ctx->limits.max_work_item[0] && most > ctx->limits.max_work_item[0]) most = ctx->limits.max_work_item[0];
+  size_t most = hgr__launch_local_at_most(ctx, 64);
   while (local[0] * 2 <= most && local[0] < global[0]) local[0] *= 2;
   hgr__launch_nd(l, 3, global, local);
   return HGR_OK;
