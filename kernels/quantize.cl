@@ -39,7 +39,8 @@
  * id(1) and outer = id(2): x's elements row + in, scale and zero point elements
  * s0 + in * so_in. */
 #define HGR_QUANT_ITEM                                                                                    \
-  int in0 = (int)get_global_id(0) * HGR_QUANT_WIDTH, d = (int)get_global_id(1), outer = (int)get_global_id(2); \
+  int in0 = (int)get_global_id(0) * HGR_QUANT_WIDTH;                                                      \
+  int d = (int)get_global_id(1), outer = (int)get_global_id(2);                                           \
   int row = (outer * (int)get_global_size(1) + d) * inner;                                                \
   int s0 = outer * so_outer + (block == 1 ? d : d / block) * so_d;                                        \
   int end = min(in0 + HGR_QUANT_WIDTH, inner)

@@ -81,7 +81,8 @@ hgr_status_t hgr__onnx_import_as_outputs(hgr__onnx_node_t* node, const char* op_
   const hgr__onnx_op_t* op = hgr__onnx_op_find("", op_type);
   if (!op) op = hgr__onnx_op_find(HGR__ONNX_CONTRIB_DOMAIN, op_type);
   if (!op) return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: no importer of %s", node->label, op_type);
-  if (out_count > 8) return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: %u outputs asked of %s", node->label, out_count, op_type);
+  if (out_count > 8)
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: %u outputs asked of %s", node->label, out_count, op_type);
   Onnx__NodeProto proto = *node->proto;
   proto.op_type = (char*)op_type;
   proto.domain = NULL;
