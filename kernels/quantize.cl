@@ -134,3 +134,56 @@ HGR_QUANTIZE(i8, char, -128, 127)
 HGR_QUANTIZE(u8, uchar, 0, 255)
 HGR_QUANTIZE(i16, short, -32768, 32767)
 HGR_QUANTIZE(u16, ushort, 0, 65535)
+
+/* hgr_quantize_params(__global const float* x, __global float* scale,
+ *                     __global uchar* zero, int n, __local float* lows,
+ *                     __local float* highs)
+ * ONNX DynamicQuantizeLinear's scale and zero point of x's n elements, in one
+ * work-group (its size a power of two; lows and highs one float per item): the
+ * range [min(x, 0), max(x, 0)], scale = range / 255 (1 for an all-zero x, as ONNX
+ * Runtime gives it), zero = round(-min / scale) held in [0, 255], the divisions
+ * correctly rounded and the round half to even. Each
+ * item takes 16 consecutive elements at a time (vload16), the group's items
+ * consecutive runs of them, then the items' ranges are halved together in local
+ * memory. One launch where the reductions had taken four. */
+#if HGR_WANTED(hgr_quantize_params)
+__kernel void hgr_quantize_params(__global const float* x, __global float* scale, __global uchar* zero, int n,
+                                  __local float* lows, __local float* highs) {
+  const int item = (int)get_local_id(0), items = (int)get_local_size(0);
+  float16 lo = (float16)(0.0f), hi = (float16)(0.0f);
+  int i = item * HGR_QUANT_WIDTH;
+  for (; i + HGR_QUANT_WIDTH <= n; i += items * HGR_QUANT_WIDTH) {
+    const float16 v = vload16(0, x + i);
+    lo = fmin(lo, v);
+    hi = fmax(hi, v);
+  }
+  float low = 0.0f, high = 0.0f;
+  for (int e = i; e < min(i + HGR_QUANT_WIDTH, n); ++e) {
+    low = fmin(low, x[e]);
+    high = fmax(high, x[e]);
+  }
+  /* the vectors' lanes through private memory (Oclgrind mistakes narrowing shuffles) */
+  float part[2 * HGR_QUANT_WIDTH];
+  vstore16(lo, 0, part);
+  vstore16(hi, 1, part);
+  for (int e = 0; e < HGR_QUANT_WIDTH; ++e) {
+    low = fmin(low, part[e]);
+    high = fmax(high, part[HGR_QUANT_WIDTH + e]);
+  }
+  lows[item] = low;
+  highs[item] = high;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int width = items / 2; width > 0; width /= 2) {
+    if (item < width) {
+      lows[item] = fmin(lows[item], lows[item + width]);
+      highs[item] = fmax(highs[item], highs[item + width]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (item == 0) {
+    const float range = highs[0] - lows[0], s = range == 0.0f ? 1.0f : hgr_quant_divide(range, 255.0f);
+    scale[0] = s;
+    zero[0] = (uchar)convert_int(fmax(fmin(rint(-hgr_quant_divide(lows[0], s)), 255.0f), 0.0f));
+  }
+}
+#endif

@@ -43,3 +43,35 @@ void ref_quantize(const float* x, const int64_t* shape, int32_t ndim, const ref_
     y[i] = q < (double)lowest ? lowest : q > (double)highest ? highest : (int64_t)q;
   }
 }
+
+void ref_matmul_integer(const int64_t* a, const int64_t* b, int64_t a_zero, const int64_t* b_zero, int32_t zb_step,
+                        int64_t m, int64_t n, int64_t k, int64_t* out) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t sum = 0;
+      for (int64_t l = 0; l < k; ++l) sum += (a[i * k + l] - a_zero) * (b[j * k + l] - b_zero[j * zb_step]);
+      out[i * n + j] = sum;
+    }
+}
+
+void ref_dequantize_matmul(const float* a, const int64_t* b, const int64_t* b_zero, int32_t zb_step,
+                           const float* scale, int32_t scale_step, const float* bias, int64_t m, int64_t n, int64_t k,
+                           float* out) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0.0;
+      for (int64_t l = 0; l < k; ++l) sum += (double)a[i * k + l] * (double)(b[l * n + j] - b_zero[j * zb_step]);
+      out[i * n + j] = (float)(sum * (double)scale[j * scale_step] + (bias ? (double)bias[j] : 0.0));
+    }
+}
+
+void ref_quantize_params(const float* x, uint64_t count, float* scale, int64_t* zero) {
+  float low = 0.0f, high = 0.0f;
+  for (uint64_t i = 0; i < count; ++i) {
+    low = fminf(low, x[i]);
+    high = fmaxf(high, x[i]);
+  }
+  *scale = high == low ? 1.0f : (high - low) / 255.0f; /* all zeros: ONNX Runtime's 1 */
+  float z = nearbyintf(-low / *scale);
+  *zero = z >= 0.0f ? (z <= 255.0f ? (int64_t)z : 255) : 0;
+}

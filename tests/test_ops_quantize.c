@@ -3,7 +3,9 @@
  * negative ones too) and in blocks (blocks that divide the axis and a last one
  * that does not), for every integer dtype the ops take; values at the ties of
  * rounding and past the integer's range. dequantize is compared within one float32
- * rounding, quantize exactly. Oclgrind simulates every work-item: small shapes. */
+ * rounding, quantize exactly. quantize_params (DynamicQuantizeLinear's scale and
+ * zero point) exactly, on ranges of either sign and all zeros. Oclgrind simulates
+ * every work-item: small shapes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +149,36 @@ static void quantize_matches_reference(void** state) {
   check_op(true);
 }
 
+/* quantize_params of count values drawn from [lo, hi] (all zeros when lo == hi == 0) */
+static void check_params(hgr_test_rng_t* rng, int64_t count, float lo, float hi) {
+  hgr_optest_t t;
+  hgr_optest_init(&t, "quantize_params", NULL);
+  float* x = hgr_optest_input(&t, "float32", 1, &count);
+  float* scale = hgr_optest_output(&t, "float32", 0, NULL);
+  hgr_optest_output(&t, "uint8", 0, NULL);
+  if (lo == hi) memset(x, 0, (size_t)count * sizeof(float));
+  else hgr_optest_fill(&t.inputs[0], rng, lo, hi);
+  int64_t zero;
+  ref_quantize_params(x, (uint64_t)count, scale, &zero);
+  hgr_optest_set_int(&t.outputs[1], 0, zero);
+  hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t); /* exactly */
+  hgr_optest_free(&t);
+}
+
+/* Ranges on both sides of 0 and on one, all zeros; counts below, at and past one
+ * item's 16 and a group's 64 x 16, and a large one off the simulator. */
+static void quantize_params_match_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 72);
+  const int64_t counts[] = {1, 15, 16, 17, 1000, 1024, 1041};
+  const float ranges[][2] = {{-3.0f, 5.0f}, {0.5f, 9.0f}, {-7.0f, -0.25f}, {-1e-3f, 2e-3f}, {0.0f, 0.0f}};
+  for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); ++c)
+    for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); ++r)
+      check_params(&rng, counts[c], ranges[r][0], ranges[r][1]);
+  if (!hgr_optest_is_simulator(hgr_optest_device)) check_params(&rng, 128 * 1536 + 3, -11.0f, 4.0f);
+}
+
 #define ASSERT_REJECTED(t, ...)                                                                   \
   ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, (t)), HGR_STATUS_INVALID_ARGUMENT, \
                 __VA_ARGS__)
@@ -200,6 +232,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(dequantize_matches_reference),
       cmocka_unit_test(quantize_matches_reference),
       cmocka_unit_test(bad_dtypes_shapes_and_attrs_are_refused),
+      cmocka_unit_test(quantize_params_match_reference),
   };
   return hgr_optest_main(argc, argv, "ops_quantize", tests, sizeof(tests) / sizeof(tests[0]));
 }

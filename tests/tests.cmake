@@ -88,7 +88,7 @@ hgr_test(NAME op_infer_unit SOURCE test_op_infer.c)
 # Op families against plain-C references (tests/optest.c), per platform; Oclgrind
 # runs every kernel with its memory, race and uninitialized-value checks.
 foreach(family elementwise linalg conv pool norm reduce layout resize rnn nms compact index trilu attention
-               quantize)
+               quantize matmul_integer)
   hgr_test(NAME ops_${family}_pocl SOURCE test_ops_${family}.c ARGS pocl:0)
   hgr_test(NAME ops_${family}_rusticl SOURCE test_ops_${family}.c ARGS rusticl:0)
   hgr_test(NAME ops_${family}_oclgrind SOURCE test_ops_${family}.c ARGS oclgrind:0 UNINITIALIZED)

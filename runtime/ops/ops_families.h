@@ -21,6 +21,7 @@
   HGR__FAMILY(trilu)       \
   HGR__FAMILY(attention)   \
   HGR__FAMILY(quantize)    \
+  HGR__FAMILY(matmul_integer) \
   HGR__FAMILY(fused)
 
 #define HGR__FAMILY(name) extern const hgr__op_t hgr__ops_##name[];

@@ -1,5 +1,5 @@
-/* quantize and dequantize (kernels/quantize.cl): ONNX QuantizeLinear and
- * DequantizeLinear, with the zero point always given (the ONNX loader gives zeros
+/* quantize, dequantize and quantize_params (kernels/quantize.cl): ONNX
+ * QuantizeLinear and DequantizeLinear, with the zero point always given (the ONNX loader gives zeros
  * where a model omits it).
  *
  *   dequantize(x, scale, zero_point) -> float32 shaped like x
@@ -11,7 +11,13 @@
  * element (rank 0 or 1) for the whole tensor; a vector of x's extent along attr
  * 'axis' (default 1, negative from the end) per index of it; with attr
  * 'block_size' B > 0, x's shape with ceil(D / B) for the axis' D, each element for B
- * consecutive indices along it. At most INT32_MAX elements. */
+ * consecutive indices along it. At most INT32_MAX elements.
+ *
+ *   quantize_params(x) -> scale (float32, []), zero_point (uint8, [])
+ *       ONNX DynamicQuantizeLinear's parameters of float32 x (every element, at
+ *       most INT32_MAX): the range of x widened to hold 0, its 255th as the scale
+ *       (1 for an all-zero x, as ONNX Runtime gives it), the zero point
+ *       round(-min / scale) held in [0, 255]; one work-group. */
 #include <stdio.h>
 
 #include "ops.h"
@@ -164,8 +170,45 @@ static hgr_status_t plan_quant(hgr__op_ctx_t* ctx) {
   return HGR_OK;
 }
 
+/* ---- quantize_params ---------------------------------------------------------------- */
+
+static hgr_status_t params_check(const hgr__op_ctx_t* ctx) {
+  const hgr__entry_t* x = hgr__op_input(ctx, 0);
+  char have[160];
+  if (!hgr__dtype_is_f32(x->dtype))
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is %s; the op takes float32", entry_id(ctx, x),
+                         hgr_dtype_format(x->dtype, have, sizeof(have)));
+  return hgr__op_check_range(ctx, "input 0's element count", x->element_count, INT32_MAX);
+}
+
+static hgr_status_t infer_params(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  HGR_RETURN_IF_ERROR(params_check(ctx));
+  hgr__op_set_output(&outputs[0], (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}, NULL, 0);
+  hgr__op_set_output(&outputs[1], (hgr_dtype_t){HGR_DTYPE_UINT, 8, 1}, NULL, 0);
+  return HGR_OK;
+}
+
+static hgr_status_t plan_params(hgr__op_ctx_t* ctx) {
+  HGR_RETURN_IF_ERROR(params_check(ctx));
+  const hgr__entry_t* x = hgr__op_input(ctx, 0);
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_quantize_params");
+  hgr__launch_input(ctx, l, 0);
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_output(ctx, l, 1);
+  hgr__launch_int(ctx, l, (int32_t)x->element_count);
+  /* one group, a power of two of up to 64 items (the kernel halves it) */
+  size_t items = 1, most = hgr__launch_local_at_most(ctx, 64);
+  while (items * 2 <= most) items *= 2;
+  hgr__launch_local(ctx, l, items * sizeof(float));
+  hgr__launch_local(ctx, l, items * sizeof(float));
+  size_t global[1] = {items}, local[1] = {items};
+  hgr__launch_nd(l, 1, global, local);
+  return HGR_OK;
+}
+
 const hgr__op_t hgr__ops_quantize[] = {
     {"dequantize", "quantize", 3, 3, 1, 1, "axis block_size", plan_quant, 0, HGR__IN_PLACE_REFUSED, infer_quant},
     {"quantize", "quantize", 3, 3, 1, 1, "axis block_size", plan_quant, 1, HGR__IN_PLACE_REFUSED, infer_quant},
+    {"quantize_params", "quantize", 1, 1, 2, 2, "", plan_params, 0, HGR__IN_PLACE_REFUSED, infer_params},
     {.name = NULL},
 };
