@@ -336,3 +336,80 @@ def test_an_int32_dequantize_folds_at_load_to_what_the_device_computes(tmp_path)
     want = ((q.astype(np.int64) - zero[:, None]).astype(np.float32) * scale[:, None]).astype(np.float32)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(computed, want)
+
+
+@pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])
+@pytest.mark.parametrize("op", ["MatMulInteger", "QLinearMatMul", "DynamicQuantizeMatMul", "MatMulIntegerToFloat"])
+@pytest.mark.parametrize("weight_type", [np.int8, np.uint8])
+@pytest.mark.parametrize("per_column", [False, True], ids=["per_tensor", "per_column"])
+def test_quantized_matmuls_of_constant_weights_match_onnx_runtime(tmp_path, device, op, weight_type, per_column):
+    """Each quantized matmul whose weights are a constant matrix (hgr keeps them in
+    their width on the device and dequantizes them in the product's loads:
+    dequantize_matmul) against ONNX Runtime, with zero points off zero, per tensor
+    and per column, biases where the op takes one; 40 columns: a strip of the
+    kernel's 32 and a shifted one. Integer outputs exactly (MatMulInteger's sums
+    stay exact in float32 at this depth), quantized ones within a step."""
+    rng = np.random.default_rng(17)
+    m, k, n = 6, 48, 40
+    info = np.iinfo(weight_type)
+    w = rng.integers(info.min, info.max + 1, (k, n)).astype(weight_type)
+    columns = n if per_column else 1
+    wz = rng.integers(info.min // 4 + info.max // 4, info.max // 2 + 1, columns).astype(weight_type)
+    ws = rng.uniform(1e-3, 2e-2, columns).astype(np.float32)
+    if not per_column:
+        wz, ws = wz.reshape(()), ws.reshape(())
+    a = rng.integers(0, 256, (2, m, k)).astype(np.uint8)
+    x = rng.standard_normal((2, m, k)).astype(np.float32)
+    consts = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(wz, "wz"), numpy_helper.from_array(ws, "ws"),
+              numpy_helper.from_array(np.array(131, np.uint8), "az"),
+              numpy_helper.from_array(np.array(0.02, np.float32), "as"),
+              numpy_helper.from_array(np.array(0.5, np.float32), "ys"),
+              numpy_helper.from_array(np.array(120, np.uint8), "yz"),
+              numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "bias")]
+    ms = "com.microsoft"
+    node, feed, out_type = {
+        "MatMulInteger": (helper.make_node("MatMulInteger", ["a", "w", "az", "wz"], ["y"]), {"a": a},
+                          TensorProto.INT32),
+        "QLinearMatMul": (helper.make_node("QLinearMatMul", ["a", "as", "az", "w", "ws", "wz", "ys", "yz"], ["y"]),
+                          {"a": a}, TensorProto.UINT8),
+        "DynamicQuantizeMatMul": (helper.make_node("DynamicQuantizeMatMul", ["x", "w", "ws", "wz", "bias"], ["y"],
+                                                   domain=ms), {"x": x}, TensorProto.FLOAT),
+        "MatMulIntegerToFloat": (helper.make_node("MatMulIntegerToFloat", ["a", "w", "as", "ws", "az", "wz", "bias"],
+                                                  ["y"], domain=ms), {"a": a}, TensorProto.FLOAT),
+    }[op]
+    (name, value), = feed.items()
+    in_type = TensorProto.FLOAT if value.dtype == np.float32 else TensorProto.UINT8
+    graph = helper.make_graph([node], "qmatmul", [helper.make_tensor_value_info(name, in_type, list(value.shape))],
+                              [helper.make_tensor_value_info("y", out_type, None)], consts)
+    path = str(tmp_path / "qmatmul.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(ms, 1)]), path)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    got = hgr.InferenceSession(path, providers=[device]).run(None, feed)[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if out_type == TensorProto.INT32:
+        np.testing.assert_array_equal(got, want)
+    elif out_type == TensorProto.UINT8:
+        assert np.abs(got.astype(np.int32) - want.astype(np.int32)).max() <= 1
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])
+@pytest.mark.parametrize("values", ["mixed", "positive", "negative", "zeros"])
+def test_dynamic_quantize_linear_matches_onnx_runtime(tmp_path, device, values):
+    """DynamicQuantizeLinear's three outputs equal ONNX Runtime's, all-zero input
+    included (ONNX Runtime's scale of 1 there, not 0 / 255)."""
+    rng = np.random.default_rng(19)
+    x = {"mixed": rng.uniform(-3, 5, (7, 300)), "positive": rng.uniform(0.5, 9, (7, 300)),
+         "negative": rng.uniform(-7, -0.25, (7, 300)), "zeros": np.zeros((7, 300))}[values].astype(np.float32)
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])
+    graph = helper.make_graph([node], "dql", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [7, 300])],
+                              [helper.make_tensor_value_info(n, t, None) for n, t in
+                               (("y", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8))])
+    path = str(tmp_path / "dql.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    got = hgr.InferenceSession(path, providers=[device]).run(None, {"x": x})
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)

@@ -7,7 +7,9 @@
  * DynamicQuantizeLSTM (an LSTM on weights dequantized at load).
  *
  * Each input is dequantized on the device (dequantize: (x - zero point) * scale,
- * float32), the float op's own importer runs on those values
+ * float32) -- except a matmul's constant weight matrix, which stays in its width
+ * and is dequantized in the product's loads (dequantize_matmul, weights_product)
+ * -- the float op's own importer runs on those values
  * (hgr__onnx_import_as), and the result is quantized with the output's scale and
  * zero point (quantize) or, for the *Integer ops, rounded to int32 (the sums of
  * products of integers are exact in float32 below 2^24). ONNX Runtime computes
@@ -46,6 +48,11 @@ static hgr_status_t scale_of(hgr__onnx_node_t* node, uint32_t scale_index, int64
     return HGR__ONNX_UNSUPPORTED(node, "input %u (a scale) holds %lld elements; hgr takes one per tensor or %lld along "
                                  "the axis", scale_index, (long long)hgr__onnx_element_count(s), (long long)extent);
   return HGR_OK;
+}
+
+/* v holds one element, or n along one axis ([N]). */
+static bool per_tensor_or_column(const hgr__onnx_value_t* v, int64_t n) {
+  return hgr__onnx_element_count(v) == 1 || (v->ndim == 1 && v->shape[0] == n);
 }
 
 /* dequantize(in[0], in[1], in[2]) along axis, as a float value of the node's own. */
@@ -155,6 +162,60 @@ static hgr_status_t int32_output(hgr__onnx_node_t* node, const hgr__onnx_value_t
   return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_INT32);
 }
 
+/* a (float32 [..., K]) times input b_index dequantized in the product's loads
+ * (dequantize_matmul), where that input is a constant int8 or uint8 matrix [K, N]
+ * (weights stay in their width on the device, in panels of 32 columns, and no run
+ * dequantizes them), with
+ * the scale input scale_index (-1: a scale of 1) and zero point zero_index, each
+ * one element or [N], and the float bias input bias_index ([N]; absent or
+ * UINT32_MAX: none). *out_fits false where the operands are not those: the caller
+ * takes the general path. */
+static hgr_status_t weights_product(hgr__onnx_node_t* node, const hgr__onnx_value_t* a, uint32_t b_index,
+                                    int32_t scale_index, uint32_t zero_index, uint32_t bias_index,
+                                    hgr__onnx_value_t* out, bool* out_fits) {
+  hgr__onnx_value_t *b = hgr__onnx_input(node, b_index), *zero = hgr__onnx_input(node, zero_index);
+  hgr__onnx_value_t* scale = scale_index >= 0 ? hgr__onnx_input(node, (uint32_t)scale_index) : NULL;
+  hgr__onnx_value_t* bias = bias_index != UINT32_MAX ? hgr__onnx_input(node, bias_index) : NULL;
+  int64_t n = b && b->ndim == 2 ? b->shape[1] : 0;
+  *out_fits = b && b->constant && b->ndim == 2 && is_quantized(b->onnx_type) && a->ndim >= 1 &&
+              a->shape[a->ndim - 1] == b->shape[0] && (scale_index < 0 || scale) &&
+              (!scale || (scale->onnx_type == HGR__ONNX_FLOAT && per_tensor_or_column(scale, n))) &&
+              (!zero || per_tensor_or_column(zero, n)) &&
+              (!bias || (bias->onnx_type == HGR__ONNX_FLOAT && bias->ndim == 1 && bias->shape[0] == n));
+  if (!*out_fits) return HGR_OK;
+  /* the weights in panels of 32 columns, [ceil(N / 32), K, 32] (the last padded
+   * with zeros): each work-item's strip of them is contiguous */
+  int64_t k = b->shape[0], panels = (n + 31) / 32;
+  hgr__onnx_value_t packed = {.name = b->name, .onnx_type = b->onnx_type, .ndim = 3, .shape = {panels, k, 32},
+                              .defined = true, .producer = -1, .consumer = -1, .scoped = true};
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, b->onnx_type, packed.shape, 3, node->label,
+                                           &packed.constant));
+  const uint8_t* from = b->constant->data;
+  uint8_t* to = packed.constant->data;
+  for (int64_t l = 0; l < k; ++l)
+    for (int64_t j = 0; j < n; ++j) to[(j / 32 * k + l) * 32 + j % 32] = from[l * n + j];
+  hgr__onnx_value_t unit = {.ndim = 0}, columns = {.ndim = 1, .shape = {n}};
+  hgr_value_t in[5] = {a->value};
+  hgr_status_t status = hgr__onnx_runtime_held(node, &packed, &in[1]);
+  hgr__onnx_tensor_free(packed.constant);
+  HGR_RETURN_IF_ERROR(status);
+  HGR_RETURN_IF_ERROR(hgr__onnx_zero_point(node, zero_index, zero && hgr__onnx_element_count(zero) != 1 ? &columns
+                                                                                                    : &unit,
+                                           b->onnx_type, &in[2]));
+  if (scale) HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &in[3]));
+  else HGR_RETURN_IF_ERROR(ones_like(node, &unit, &in[3]));
+  if (bias) HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, bias, &in[4]));
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_value_t product;
+  status = hgr_attrs_set_int(attrs, "units", n);
+  if (!status) status = hgr__onnx_add_op(node, "dequantize_matmul", in, bias ? 5 : 4, attrs, 1, &product);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  *out = hgr__onnx_runtime_value(node, product, HGR__ONNX_FLOAT);
+  return HGR_OK;
+}
+
 /* ---- the default domain ------------------------------------------------------------- */
 
 /* x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point [, B] */
@@ -172,7 +233,10 @@ static hgr_status_t import_qlinear_conv(hgr__onnx_node_t* node) {
 /* a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point */
 static hgr_status_t import_qlinear_matmul(hgr__onnx_node_t* node) {
   hgr__onnx_value_t a, b, y;
+  bool fits;
   HGR_RETURN_IF_ERROR(dequantized(node, 0, 1, 2, -2, &a));
+  HGR_RETURN_IF_ERROR(weights_product(node, &a, 3, 4, 5, UINT32_MAX, &y, &fits));
+  if (fits) return quantized_output(node, &y, 6, 7);
   HGR_RETURN_IF_ERROR(dequantized(node, 3, 4, 5, -1, &b));
   hgr__onnx_value_t* inputs[2] = {&a, &b};
   HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "MatMul", "", inputs, 2, &y));
@@ -182,7 +246,10 @@ static hgr_status_t import_qlinear_matmul(hgr__onnx_node_t* node) {
 /* A, B [, a_zero_point, b_zero_point]: int32 (A - a_zero_point)(B - b_zero_point) */
 static hgr_status_t import_matmul_integer(hgr__onnx_node_t* node) {
   hgr__onnx_value_t a, b, y;
+  bool fits;
   HGR_RETURN_IF_ERROR(dequantized(node, 0, -1, 2, -2, &a));
+  HGR_RETURN_IF_ERROR(weights_product(node, &a, 1, -1, 3, UINT32_MAX, &y, &fits));
+  if (fits) return int32_output(node, &y);
   HGR_RETURN_IF_ERROR(dequantized(node, 1, -1, 3, -1, &b));
   hgr__onnx_value_t* inputs[2] = {&a, &b};
   HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "MatMul", "", inputs, 2, &y));
@@ -298,6 +365,9 @@ static hgr_status_t import_dynamic_quantize_matmul(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_import_as_outputs(node, "DynamicQuantizeLinear", "", inputs, 1, q, 3));
   hgr_value_t in[3] = {q[0].value, q[1].value, q[2].value};
   HGR_RETURN_IF_ERROR(add_dequantize(node, in, 0, &a_float));
+  bool fits;
+  HGR_RETURN_IF_ERROR(weights_product(node, &a_float, 1, 2, 3, 4, &y, &fits));
+  if (fits) return hgr__onnx_set_runtime(node, 0, y.value, HGR__ONNX_FLOAT);
   HGR_RETURN_IF_ERROR(dequantized(node, 1, 2, 3, -1, &b));
   inputs[0] = &a_float;
   inputs[1] = &b;
@@ -310,7 +380,10 @@ static hgr_status_t import_dynamic_quantize_matmul(hgr__onnx_node_t* node) {
 static hgr_status_t import_matmul_integer_to_float(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
   hgr__onnx_value_t a, b, y;
+  bool fits;
   HGR_RETURN_IF_ERROR(dequantized(node, 0, 2, 4, -1, &a));
+  HGR_RETURN_IF_ERROR(weights_product(node, &a, 1, 3, 5, 6, &y, &fits));
+  if (fits) return hgr__onnx_set_runtime(node, 0, y.value, HGR__ONNX_FLOAT);
   HGR_RETURN_IF_ERROR(dequantized(node, 1, 3, 5, -1, &b));
   hgr__onnx_value_t* inputs[2] = {&a, &b};
   HGR_RETURN_IF_ERROR(hgr__onnx_import_as(node, "MatMul", "", inputs, 2, &y));

@@ -1,8 +1,8 @@
 /* Quantization ops of the default domain: QuantizeLinear and DequantizeLinear
  * (opsets 10 to 21: per tensor, per axis, in blocks; int8, uint8, int16, uint16,
  * and int32 read by DequantizeLinear) as hgr's quantize and dequantize, and
- * DynamicQuantizeLinear (opset 11) as the reductions and arithmetic that give its
- * scale and zero point, then quantize. Quantized values stay in their own width on
+ * DynamicQuantizeLinear (opset 11) as quantize_params (its scale and zero point, one
+ * kernel), then quantize. Quantized values stay in their own width on
  * the device (onnx_internal.h, "Run-time dtypes"): int8 weights are one byte each.
  * A weight's DequantizeLinear is not folded at load (its int8 stay one byte on the
  * device); an int32 bias's is. float8 and int4 are refused by name. */
@@ -211,73 +211,24 @@ static hgr_status_t import_quantize(hgr__onnx_node_t* node) {
   return hgr__onnx_finish_op(node, status, attrs, "quantize", in, 3, 0, (int32_t)to);
 }
 
-/* op(a, b), with b a float32 scalar constant. */
-static hgr_status_t with_scalar(hgr__onnx_node_t* node, const char* op, hgr_value_t a, double b, hgr_value_t* out) {
-  hgr_value_t scalar;
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_scalar(node, b, &scalar));
-  return hgr__onnx_add_binary(node, op, a, scalar, out);
-}
-
-/* op (min or max) of x over the count axes listed, which go (keepdims 0). */
-static hgr_status_t reduce_axes(hgr__onnx_node_t* node, const char* op, hgr_value_t x, const int64_t* axes,
-                                int32_t count, hgr_value_t* out) {
-  hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-  hgr_status_t status = hgr_attrs_set_ints(attrs, "axis", axes, (size_t)count);
-  if (!status) status = hgr_attrs_set_int(attrs, "keepdims", 0);
-  if (!status) status = hgr__onnx_add_op(node, op, &x, 1, attrs, 1, out);
-  hgr_attrs_release(attrs);
-  return status;
-}
-
-/* The min or max of every element of x, as a scalar: first along the last axis
- * (a work-group per row, in parallel), then over what is left, where x has rank 2
- * or more; one reduction of every element runs in one work-group (a quarter of a
- * dynamic-quantized encoder's time went to those on PoCL). min and max are exact,
- * so the order changes nothing. */
-static hgr_status_t reduce_all(hgr__onnx_node_t* node, const char* op, hgr_value_t x, int32_t rank, hgr_value_t* out) {
-  int64_t axes[HGR_MAX_DIMS];
-  for (int32_t d = 0; d < rank; ++d) axes[d] = d;
-  if (rank < 2) return reduce_axes(node, op, x, axes, rank, out);
-  hgr_value_t rows;
-  HGR_RETURN_IF_ERROR(reduce_axes(node, op, x, &axes[rank - 1], 1, &rows));
-  return reduce_axes(node, op, rows, axes, rank - 1, out);
-}
-
 /* ONNX's formulas with qmin 0 and qmax 255: the range of x widened to hold 0, its
- * 255th as the scale, the zero point round(0 - min / scale) held in [0, 255], and
- * x quantized with them (x / scale rounded half to even, plus the zero point,
- * saturated). */
+ * 255th as the scale, the zero point round(0 - min / scale) held in [0, 255]
+ * (quantize_params, one kernel), and x quantized with them (x / scale rounded half
+ * to even, plus the zero point, saturated). */
 static hgr_status_t import_dynamic_quantize(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, ""));
   hgr__onnx_value_t* x;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &x));
   if (x->onnx_type != HGR__ONNX_FLOAT)
     return HGR__ONNX_UNSUPPORTED(node, "input 0 is %s; the op takes float", hgr__onnx_type_name(x->onnx_type));
-  hgr_value_t in, low, high, range, scale, zero;
+  hgr_value_t in, params[2], y;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in));
-  HGR_RETURN_IF_ERROR(reduce_all(node, "min", in, x->ndim, &low));
-  HGR_RETURN_IF_ERROR(reduce_all(node, "max", in, x->ndim, &high));
-  HGR_RETURN_IF_ERROR(with_scalar(node, "minimum", low, 0.0, &low));
-  HGR_RETURN_IF_ERROR(with_scalar(node, "maximum", high, 0.0, &high));
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "subtract", high, low, &range));
-  HGR_RETURN_IF_ERROR(with_scalar(node, "divide", range, 255.0, &scale));
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "divide", low, scale, &zero));
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_unary(node, "negative", zero, &zero));
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_unary(node, "round", zero, &zero));
-  hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-  hgr_status_t status = hgr_attrs_set_float(attrs, "a_min", 0.0);
-  if (!status) status = hgr_attrs_set_float(attrs, "a_max", 255.0);
-  if (!status) status = hgr__onnx_add_op(node, "clip", &zero, 1, attrs, 1, &zero);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_cast(node, zero, (hgr_dtype_t){HGR_DTYPE_UINT, 8, 1}, &zero));
-  hgr_value_t quantize_in[3] = {in, scale, zero}, y;
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_op(node, "quantize_params", &in, 1, NULL, 2, params));
+  hgr_value_t quantize_in[3] = {in, params[0], params[1]};
   HGR_RETURN_IF_ERROR(hgr__onnx_add_op(node, "quantize", quantize_in, 3, NULL, 1, &y));
   HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 0, y, HGR__ONNX_UINT8));
-  HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 1, scale, HGR__ONNX_FLOAT));
-  return hgr__onnx_set_runtime(node, 2, zero, HGR__ONNX_UINT8);
+  HGR_RETURN_IF_ERROR(hgr__onnx_set_runtime(node, 1, params[0], HGR__ONNX_FLOAT));
+  return hgr__onnx_set_runtime(node, 2, params[1], HGR__ONNX_UINT8);
 }
 
 const hgr__onnx_op_t hgr__onnx_ops_quant[] = {
