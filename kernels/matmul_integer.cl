@@ -244,7 +244,7 @@ HGR_DQ_COLUMNS(uchar)
     HGR_DQ_HALVES##RN(HGR_DQ_COLUMN_PARAMS_##TB, _)                                             \
     /* panel j0 / 32's rows from column j0 % 32 (no %: DivRemPairs' freeze) */                 \
     __global const TB* b_row = b + j0 / 32 * (k * 32 - 32) + j0;                                \
-    _Pragma("unroll 2") for (int l = 0; l < k; ++l) {                                           \
+    for (int l = 0; l < k; ++l) {                                                               \
       HGR_DQ_HALVES##RN(HGR_DQ_LOAD_##TB, _)                                                    \
       HGR_DQ_ROWS##RM(HGR_DQ_BROADCAST, RN)                                                     \
     }                                                                                           \

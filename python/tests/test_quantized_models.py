@@ -413,3 +413,48 @@ def test_dynamic_quantize_linear_matches_onnx_runtime(tmp_path, device, values):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g, w)
+
+
+def _mlp(path):
+    """x [8, 64] -> MatMul (64 x 96) -> Relu -> Gemm (transB, 96 -> 40, bias): seeded
+    random weights."""
+    rng = np.random.default_rng(23)
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("Gemm", ["r", "w2", "b2"], ["y"], transB=1)]
+    weights = [numpy_helper.from_array(rng.standard_normal((64, 96)).astype(np.float32), "w1"),
+               numpy_helper.from_array(rng.standard_normal((40, 96)).astype(np.float32), "w2"),
+               numpy_helper.from_array(rng.standard_normal(40).astype(np.float32), "b2")]
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 40])], weights)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+@pytest.mark.parametrize("device", ["pocl:0", "rusticl:0"])
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
+def test_qdq_matmul_and_gemm_read_their_weights_in_8_bits(tmp_path, device, per_channel):
+    """quantize_static's QDQ MatMul and Gemm (transB, bias): their DequantizeLinear of
+    int8 weights folds at load, and the product reads the int8 weights (the device
+    holds a quarter of the float model's weight bytes); outputs against ONNX
+    Runtime's on the same file."""
+    source, target = str(tmp_path / "mlp.onnx"), str(tmp_path / "mlp_qdq.onnx")
+    _mlp(source)
+
+    class Images:
+        def __init__(self):
+            rng = np.random.default_rng(29)
+            self.feeds = iter([{"x": rng.standard_normal((8, 64)).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    quantization.quantize_static(source, target, Images(), quant_format=quantization.QuantFormat.QDQ,
+                                 per_channel=per_channel, weight_type=quantization.QuantType.QInt8,
+                                 activation_type=quantization.QuantType.QUInt8)
+    x = np.random.default_rng(31).standard_normal((8, 64)).astype(np.float32)
+    want = ort.InferenceSession(target, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    session = hgr.InferenceSession(target, providers=[device])
+    got = session.run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    float_bytes = hgr.InferenceSession(source, providers=[device]).load_report["device_bytes"]
+    weight_bytes = 4 * (64 * 96 + 40 * 96)
+    assert session.load_report["device_bytes"] < float_bytes - weight_bytes // 2

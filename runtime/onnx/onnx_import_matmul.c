@@ -1,11 +1,30 @@
 /* ONNX's Gemm and MatMul on hgr's dense, matmul and batch_matmul: Gemm's
  * transposes, alpha and beta, a constant B transposed at load for dense; MatMul with
  * NumPy's rules (1-D operands, N-D batches broadcast with broadcast_to); and
- * com.microsoft's FusedMatMul, a MatMul of transposed operands, scaled. */
+ * com.microsoft's FusedMatMul, a MatMul of transposed operands, scaled. A B that a
+ * QDQ model's DequantizeLinear folded at load from 8-bit weights is read in 8 bits
+ * (dequantize_matmul). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "onnx_internal.h"
+
+/* a times b, where b is a constant folded at load from 8-bit weights (a QDQ model's
+ * DequantizeLinear): the 8-bit weights, dequantized in the product's loads
+ * (hgr__onnx_weights_product), with the bias c (NULL: none), b being [K, N] or,
+ * transposed, [N, K]. *out_fits false where b is no such fold, or its scale runs
+ * along K: the caller takes the float32 weights. */
+static hgr_status_t folded_weights_product(hgr__onnx_node_t* node, hgr__onnx_value_t* a, const hgr__onnx_value_t* b,
+                                           bool transposed, hgr__onnx_value_t* c, hgr__onnx_value_t* out,
+                                           bool* out_fits) {
+  hgr__onnx_value_t *q, *scale, *zero;
+  int64_t axis;
+  *out_fits = false;
+  if (b->ndim != 2 || !hgr__onnx_folded_weights(node, b, &q, &scale, &zero, &axis) ||
+      (hgr__onnx_element_count(scale) != 1 && axis != (transposed ? 0 : 1)))
+    return HGR_OK;
+  return hgr__onnx_weights_product(node, a, q, transposed, scale, zero, c, out, out_fits);
+}
 
 static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, "alpha beta transA transB broadcast"));
@@ -26,6 +45,12 @@ static hgr_status_t import_gemm(hgr__onnx_node_t* node) {
   /* dense computes A B' + bias: B as [N, K], bias [N] when C is a per-column constant. */
   bool c_is_bias = c && c->constant && beta == 1.0 && (c->constant->count == (uint64_t)n) &&
                    (c->ndim == 1 || (c->ndim == 2 && c->shape[0] == 1));
+  if (!trans_a && alpha == 1.0 && (!c || c_is_bias)) {
+    hgr__onnx_value_t y;
+    bool fits;
+    HGR_RETURN_IF_ERROR(folded_weights_product(node, a, b, trans_b != 0, c, &y, &fits));
+    if (fits) return hgr__onnx_set_runtime(node, 0, y.value, HGR__ONNX_FLOAT);
+  }
   hgr_status_t status = HGR_OK;
   if (!trans_a && alpha == 1.0 && (trans_b || b->constant)) {
     if (trans_b) {
@@ -184,6 +209,10 @@ static hgr_status_t import_matmul(hgr__onnx_node_t* node) {
   hgr__onnx_value_t *a, *b;
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 0, &a));
   HGR_RETURN_IF_ERROR(hgr__onnx_required(node, 1, &b));
+  hgr__onnx_value_t y;
+  bool fits;
+  HGR_RETURN_IF_ERROR(folded_weights_product(node, a, b, false, NULL, &y, &fits));
+  if (fits) return hgr__onnx_set_runtime(node, 0, y.value, HGR__ONNX_FLOAT);
   hgr_value_t out;
   HGR_RETURN_IF_ERROR(matmul_of(node, a, b, &out));
   return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_FLOAT);

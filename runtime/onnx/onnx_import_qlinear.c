@@ -50,11 +50,6 @@ static hgr_status_t scale_of(hgr__onnx_node_t* node, uint32_t scale_index, int64
   return HGR_OK;
 }
 
-/* v holds one element, or n along one axis ([N]). */
-static bool per_tensor_or_column(const hgr__onnx_value_t* v, int64_t n) {
-  return hgr__onnx_element_count(v) == 1 || (v->ndim == 1 && v->shape[0] == n);
-}
-
 /* dequantize(in[0], in[1], in[2]) along axis, as a float value of the node's own. */
 static hgr_status_t add_dequantize(hgr__onnx_node_t* node, const hgr_value_t* in, int64_t axis,
                                    hgr__onnx_value_t* out) {
@@ -64,6 +59,38 @@ static hgr_status_t add_dequantize(hgr__onnx_node_t* node, const hgr_value_t* in
   hgr_status_t status = hgr_attrs_set_int(attrs, "axis", axis);
   if (!status) status = hgr__onnx_add_op(node, "dequantize", in, 3, attrs, 1, &value);
   hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  *out = hgr__onnx_runtime_value(node, value, HGR__ONNX_FLOAT);
+  return HGR_OK;
+}
+
+/* Constant x dequantized at load, as the kernel would (hgr__onnx_dequantized_element):
+ * (x - zero) * scale (scale NULL: 1; zero NULL: 0), the scale and zero point one
+ * element or along axis; *out a value of the node's own, on the device in float32
+ * (a constant weight of QLinearConv, ConvInteger, QGemm...: no run dequantizes it,
+ * at four times its bytes, as a QDQ model's folded DequantizeLinear). */
+static hgr_status_t dequantized_constant(hgr__onnx_node_t* node, const hgr__onnx_value_t* x,
+                                         const hgr__onnx_value_t* scale, const hgr__onnx_value_t* zero, int64_t axis,
+                                         hgr__onnx_value_t* out) {
+  const hgr__onnx_tensor_t *q = x->constant, *s = scale ? scale->constant : NULL, *z = zero ? zero->constant : NULL;
+  uint64_t inner = 1;
+  for (int32_t d = (int32_t)axis + 1; d < q->ndim; ++d) inner *= (uint64_t)q->shape[d];
+  uint64_t extent = axis >= 0 && axis < q->ndim ? (uint64_t)q->shape[axis] : 1;
+  hgr__onnx_value_t folded = {.name = x->name, .onnx_type = HGR__ONNX_FLOAT, .ndim = q->ndim, .defined = true,
+                              .producer = -1, .consumer = -1, .scoped = true};
+  memcpy(folded.shape, q->shape, sizeof(int64_t) * (size_t)q->ndim);
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, q->shape, q->ndim, node->label,
+                                           &folded.constant));
+  for (uint64_t i = 0; i < q->count; ++i) {
+    uint64_t k = i / inner % extent;
+    uint64_t zk = z && z->count != 1 ? k : 0, sk = s && s->count != 1 ? k : 0;
+    hgr__onnx_tensor_set_f64(folded.constant, i,
+                             s ? hgr__onnx_dequantized_element(q, i, z, zk, s, sk)
+                               : (double)(hgr__onnx_tensor_i64(q, i) - (z ? hgr__onnx_tensor_i64(z, zk) : 0)));
+  }
+  hgr_value_t value;
+  hgr_status_t status = hgr__onnx_runtime(node, &folded, &value);
+  hgr__onnx_tensor_free(folded.constant);
   HGR_RETURN_IF_ERROR(status);
   *out = hgr__onnx_runtime_value(node, value, HGR__ONNX_FLOAT);
   return HGR_OK;
@@ -82,20 +109,26 @@ static hgr_status_t dequantized(hgr__onnx_node_t* node, uint32_t x_index, int32_
                                  hgr__onnx_type_name(x->onnx_type));
   if (axis < 0) axis += x->ndim;
   int64_t extent = axis >= 0 && axis < x->ndim ? x->shape[axis] : 1;
-  hgr_value_t in[3];
-  HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(node, x, &in[0]));
-  hgr__onnx_value_t* scale = NULL;
+  hgr__onnx_value_t *scale = NULL, *zero = hgr__onnx_input(node, zero_index);
   hgr__onnx_value_t unit = {.ndim = 0};
   if (scale_index >= 0) {
     HGR_RETURN_IF_ERROR(scale_of(node, (uint32_t)scale_index, extent, &scale));
+  } else {
+    if (zero && hgr__onnx_element_count(zero) != 1 && !(zero->ndim == 1 && zero->shape[0] == extent))
+      return HGR__ONNX_UNSUPPORTED(node, "input %u (a zero point) holds %lld elements; hgr takes one per tensor or "
+                                   "%lld along the axis", zero_index, (long long)hgr__onnx_element_count(zero),
+                                   (long long)extent);
+    if (zero && hgr__onnx_element_count(zero) != 1) unit = (hgr__onnx_value_t){.ndim = 1, .shape = {extent}};
+  }
+  if (x->constant && (!scale || scale->constant) && (!zero || zero->constant) &&
+      (!zero || (zero->onnx_type == x->onnx_type &&
+                 hgr__onnx_element_count(zero) == hgr__onnx_element_count(scale ? scale : &unit))))
+    return dequantized_constant(node, x, scale, zero, axis, out);
+  hgr_value_t in[3];
+  HGR_RETURN_IF_ERROR(hgr__onnx_runtime_held(node, x, &in[0]));
+  if (scale) {
     HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &in[1]));
   } else {
-    hgr__onnx_value_t* given = hgr__onnx_input(node, zero_index);
-    if (given && hgr__onnx_element_count(given) != 1 && !(given->ndim == 1 && given->shape[0] == extent))
-      return HGR__ONNX_UNSUPPORTED(node, "input %u (a zero point) holds %lld elements; hgr takes one per tensor or "
-                                   "%lld along the axis", zero_index, (long long)hgr__onnx_element_count(given),
-                                   (long long)extent);
-    if (given && hgr__onnx_element_count(given) != 1) unit = (hgr__onnx_value_t){.ndim = 1, .shape = {extent}};
     HGR_RETURN_IF_ERROR(ones_like(node, &unit, &in[1]));
     scale = &unit;
   }
@@ -162,58 +195,18 @@ static hgr_status_t int32_output(hgr__onnx_node_t* node, const hgr__onnx_value_t
   return hgr__onnx_set_runtime(node, 0, out, HGR__ONNX_INT32);
 }
 
-/* a (float32 [..., K]) times input b_index dequantized in the product's loads
- * (dequantize_matmul), where that input is a constant int8 or uint8 matrix [K, N]
- * (weights stay in their width on the device, in panels of 32 columns, and no run
- * dequantizes them), with
- * the scale input scale_index (-1: a scale of 1) and zero point zero_index, each
- * one element or [N], and the float bias input bias_index ([N]; absent or
- * UINT32_MAX: none). *out_fits false where the operands are not those: the caller
- * takes the general path. */
-static hgr_status_t weights_product(hgr__onnx_node_t* node, const hgr__onnx_value_t* a, uint32_t b_index,
+/* hgr__onnx_weights_product with the node's inputs: b_index (the weights [K, N]),
+ * scale_index (-1: a scale of 1), zero_index and bias_index (absent or UINT32_MAX:
+ * none). */
+static hgr_status_t weights_product(hgr__onnx_node_t* node, hgr__onnx_value_t* a, uint32_t b_index,
                                     int32_t scale_index, uint32_t zero_index, uint32_t bias_index,
                                     hgr__onnx_value_t* out, bool* out_fits) {
-  hgr__onnx_value_t *b = hgr__onnx_input(node, b_index), *zero = hgr__onnx_input(node, zero_index);
   hgr__onnx_value_t* scale = scale_index >= 0 ? hgr__onnx_input(node, (uint32_t)scale_index) : NULL;
-  hgr__onnx_value_t* bias = bias_index != UINT32_MAX ? hgr__onnx_input(node, bias_index) : NULL;
-  int64_t n = b && b->ndim == 2 ? b->shape[1] : 0;
-  *out_fits = b && b->constant && b->ndim == 2 && is_quantized(b->onnx_type) && a->ndim >= 1 &&
-              a->shape[a->ndim - 1] == b->shape[0] && (scale_index < 0 || scale) &&
-              (!scale || (scale->onnx_type == HGR__ONNX_FLOAT && per_tensor_or_column(scale, n))) &&
-              (!zero || per_tensor_or_column(zero, n)) &&
-              (!bias || (bias->onnx_type == HGR__ONNX_FLOAT && bias->ndim == 1 && bias->shape[0] == n));
-  if (!*out_fits) return HGR_OK;
-  /* the weights in panels of 32 columns, [ceil(N / 32), K, 32] (the last padded
-   * with zeros): each work-item's strip of them is contiguous */
-  int64_t k = b->shape[0], panels = (n + 31) / 32;
-  hgr__onnx_value_t packed = {.name = b->name, .onnx_type = b->onnx_type, .ndim = 3, .shape = {panels, k, 32},
-                              .defined = true, .producer = -1, .consumer = -1, .scoped = true};
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, b->onnx_type, packed.shape, 3, node->label,
-                                           &packed.constant));
-  const uint8_t* from = b->constant->data;
-  uint8_t* to = packed.constant->data;
-  for (int64_t l = 0; l < k; ++l)
-    for (int64_t j = 0; j < n; ++j) to[(j / 32 * k + l) * 32 + j % 32] = from[l * n + j];
-  hgr__onnx_value_t unit = {.ndim = 0}, columns = {.ndim = 1, .shape = {n}};
-  hgr_value_t in[5] = {a->value};
-  hgr_status_t status = hgr__onnx_runtime_held(node, &packed, &in[1]);
-  hgr__onnx_tensor_free(packed.constant);
-  HGR_RETURN_IF_ERROR(status);
-  HGR_RETURN_IF_ERROR(hgr__onnx_zero_point(node, zero_index, zero && hgr__onnx_element_count(zero) != 1 ? &columns
-                                                                                                    : &unit,
-                                           b->onnx_type, &in[2]));
-  if (scale) HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, scale, &in[3]));
-  else HGR_RETURN_IF_ERROR(ones_like(node, &unit, &in[3]));
-  if (bias) HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, bias, &in[4]));
-  hgr_attrs_t* attrs = NULL;
-  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
-  hgr_value_t product;
-  status = hgr_attrs_set_int(attrs, "units", n);
-  if (!status) status = hgr__onnx_add_op(node, "dequantize_matmul", in, bias ? 5 : 4, attrs, 1, &product);
-  hgr_attrs_release(attrs);
-  HGR_RETURN_IF_ERROR(status);
-  *out = hgr__onnx_runtime_value(node, product, HGR__ONNX_FLOAT);
-  return HGR_OK;
+  *out_fits = false;
+  if (scale_index >= 0 && !scale) return HGR_OK; /* the general path names it */
+  return hgr__onnx_weights_product(node, a, hgr__onnx_input(node, b_index), false, scale,
+                                   hgr__onnx_input(node, zero_index),
+                                   bias_index != UINT32_MAX ? hgr__onnx_input(node, bias_index) : NULL, out, out_fits);
 }
 
 /* ---- the default domain ------------------------------------------------------------- */

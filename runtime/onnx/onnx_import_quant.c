@@ -77,19 +77,24 @@ double hgr__onnx_dequantized_element(const hgr__onnx_tensor_t* q, uint64_t i, co
   return (double)product;
 }
 
-/* A DequantizeLinear of constants whose input is int32 (a QDQ model's biases): folded
- * at load, since its float32 result takes no more memory, and a convolution's bias
- * known at load joins its epilogue; per tensor or per axis. int8 and 16-bit
- * weights stay in their width for the device to dequantize (UNIMPLEMENTED: the
- * loader imports the node then). */
+/* A DequantizeLinear of constants (a QDQ model's weights and biases): folded at
+ * load, per tensor or per axis, to what the kernel computes, so that no run
+ * dequantizes them and a convolution's bias known at load joins its epilogue. An
+ * int32 bias takes no more memory as float32; 8- and 16-bit weights do (4x and 2x):
+ * the price of not dequantizing them on every run where the kernel that reads them
+ * (a convolution) has no 8-bit form. A MatMul or Gemm whose weights are such a fold
+ * of 8-bit ones reads the 8-bit ones instead (hgr__onnx_folded_weights,
+ * dequantize_matmul), and the float32 fold never reaches the device. Blocks
+ * (block_size) and inputs given at run time: UNIMPLEMENTED, the loader imports the
+ * node. */
 static hgr_status_t fold_dequantize(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_check_attrs(node, node->opset >= 21 ? "axis block_size" : "axis"));
   hgr__onnx_value_t *x = hgr__onnx_input(node, 0), *scale = hgr__onnx_input(node, 1), *zero = hgr__onnx_input(node, 2);
   int64_t axis, block;
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "axis", 1, &axis));
   HGR_RETURN_IF_ERROR(hgr__onnx_attr_int(node, "block_size", 0, &block));
-  if (x->onnx_type != HGR__ONNX_INT32 || scale->onnx_type != HGR__ONNX_FLOAT || block ||
-      (zero && zero->onnx_type != HGR__ONNX_INT32) || !x->constant || !scale->constant || (zero && !zero->constant))
+  if (!quantized_type(x->onnx_type, true) || scale->onnx_type != HGR__ONNX_FLOAT || block ||
+      (zero && zero->onnx_type != x->onnx_type) || !x->constant || !scale->constant || (zero && !zero->constant))
     return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "dequantized on the device");
   const hgr__onnx_tensor_t *q = x->constant, *s = scale->constant, *z = zero ? zero->constant : NULL;
   if (axis < 0) axis += q->ndim;
@@ -107,6 +112,88 @@ static hgr_status_t fold_dequantize(hgr__onnx_node_t* node) {
     hgr__onnx_tensor_set_f64(out, i, hgr__onnx_dequantized_element(q, i, z, k, s, k));
   }
   return hgr__onnx_set_constant(node, 0, out);
+}
+
+bool hgr__onnx_folded_weights(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v, hgr__onnx_value_t** out_q,
+                              hgr__onnx_value_t** out_scale, hgr__onnx_value_t** out_zero, int64_t* out_axis) {
+  const hgr__onnx_loader_t* loader = node->loader;
+  if (!v || !v->constant || v->producer < 0 || (size_t)v->producer >= loader->graph->n_node ||
+      hgr__onnx_find_local(loader, v->name) != v)
+    return false;
+  const Onnx__NodeProto* dq = loader->graph->node[v->producer];
+  if (strcmp(dq->op_type, "DequantizeLinear") || !hgr__onnx_domain_is_default(dq->domain) || dq->n_input < 2)
+    return false;
+  hgr__onnx_value_t* q = hgr__onnx_find_value(loader, dq->input[0]);
+  if (!q || !q->constant || (q->onnx_type != HGR__ONNX_INT8 && q->onnx_type != HGR__ONNX_UINT8)) return false;
+  *out_q = q;
+  *out_scale = hgr__onnx_find_value(loader, dq->input[1]);
+  *out_zero = dq->n_input > 2 && dq->input[2] && dq->input[2][0] ? hgr__onnx_find_value(loader, dq->input[2]) : NULL;
+  const Onnx__AttributeProto* axis = hgr__onnx_proto_attr(dq, "axis");
+  *out_axis = axis ? axis->i : 1;
+  if (*out_axis < 0) *out_axis += q->ndim;
+  return *out_scale != NULL;
+}
+
+/* v holds one element, or n along one axis ([N]). */
+static bool per_tensor_or_column(const hgr__onnx_value_t* v, int64_t n) {
+  return hgr__onnx_element_count(v) == 1 || (v->ndim == 1 && v->shape[0] == n);
+}
+
+/* v's builder value in its width, one element as [] (the ops take [] or [1]). */
+static hgr_status_t column_param(hgr__onnx_node_t* node, hgr__onnx_value_t* v, bool held, hgr_value_t* out) {
+  HGR_RETURN_IF_ERROR(held ? hgr__onnx_runtime_held(node, v, out) : hgr__onnx_runtime(node, v, out));
+  return hgr__onnx_element_count(v) == 1 && v->ndim > 1 ? hgr__onnx_add_reshape(node, *out, NULL, 0, out) : HGR_OK;
+}
+
+hgr_status_t hgr__onnx_weights_product(hgr__onnx_node_t* node, hgr__onnx_value_t* a, const hgr__onnx_value_t* w,
+                                       bool transposed, hgr__onnx_value_t* scale, hgr__onnx_value_t* zero,
+                                       hgr__onnx_value_t* bias, hgr__onnx_value_t* out, bool* out_fits) {
+  bool eight_bits = w && (w->onnx_type == HGR__ONNX_INT8 || w->onnx_type == HGR__ONNX_UINT8);
+  int64_t k = eight_bits && w->ndim == 2 ? w->shape[transposed ? 1 : 0] : 0;
+  int64_t n = eight_bits && w->ndim == 2 ? w->shape[transposed ? 0 : 1] : 0;
+  *out_fits = eight_bits && w->constant && w->ndim == 2 && a->onnx_type == HGR__ONNX_FLOAT && a->ndim >= 1 &&
+              a->shape[a->ndim - 1] == k && n > 0 &&
+              (!scale || (scale->onnx_type == HGR__ONNX_FLOAT && per_tensor_or_column(scale, n))) &&
+              (!zero || (zero->onnx_type == w->onnx_type && per_tensor_or_column(zero, n))) &&
+              (!bias || (bias->onnx_type == HGR__ONNX_FLOAT && bias->ndim >= 1 &&
+                         hgr__onnx_element_count(bias) == n && bias->shape[bias->ndim - 1] == n));
+  if (!*out_fits) return HGR_OK;
+  /* the weights in panels of 32 columns, [ceil(N / 32), K, 32] (the last padded
+   * with zeros): each work-item's strip of them is contiguous */
+  hgr__onnx_value_t packed = {.name = w->name, .onnx_type = w->onnx_type, .ndim = 3, .shape = {(n + 31) / 32, k, 32},
+                              .defined = true, .producer = -1, .consumer = -1, .scoped = true};
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, w->onnx_type, packed.shape, 3, node->label,
+                                           &packed.constant));
+  const uint8_t* from = w->constant->data;
+  uint8_t* to = packed.constant->data;
+  for (int64_t l = 0; l < k; ++l)
+    for (int64_t j = 0; j < n; ++j) to[(j / 32 * k + l) * 32 + j % 32] = from[transposed ? j * k + l : l * n + j];
+  hgr__onnx_value_t unit = {.ndim = 0};
+  hgr_value_t in[5];
+  hgr_status_t status = hgr__onnx_runtime(node, a, &in[0]);
+  if (!status) status = hgr__onnx_runtime_held(node, &packed, &in[1]);
+  hgr__onnx_tensor_free(packed.constant);
+  HGR_RETURN_IF_ERROR(status);
+  if (zero) HGR_RETURN_IF_ERROR(column_param(node, zero, true, &in[2]));
+  else HGR_RETURN_IF_ERROR(hgr__onnx_zero_point(node, UINT32_MAX, &unit, w->onnx_type, &in[2]));
+  if (scale) {
+    HGR_RETURN_IF_ERROR(column_param(node, scale, false, &in[3]));
+  } else {
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_scalar(node, 1.0, &in[3]));
+  }
+  if (bias) {
+    HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, bias, &in[4]));
+    if (bias->ndim != 1) HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, in[4], &n, 1, &in[4]));
+  }
+  hgr_attrs_t* attrs = NULL;
+  HGR_RETURN_IF_ERROR(hgr_attrs_create(&attrs));
+  hgr_value_t product;
+  status = hgr_attrs_set_int(attrs, "units", n);
+  if (!status) status = hgr__onnx_add_op(node, "dequantize_matmul", in, bias ? 5 : 4, attrs, 1, &product);
+  hgr_attrs_release(attrs);
+  HGR_RETURN_IF_ERROR(status);
+  *out = hgr__onnx_runtime_value(node, product, HGR__ONNX_FLOAT);
+  return HGR_OK;
 }
 
 /* Input i's name as the node lists it ("" when omitted). */

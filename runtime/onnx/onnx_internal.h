@@ -490,6 +490,22 @@ hgr_status_t hgr__onnx_import_as_outputs(hgr__onnx_node_t* node, const char* op_
  * shaped so (onnx_import_quant.c). */
 hgr_status_t hgr__onnx_zero_point(hgr__onnx_node_t* node, uint32_t zero_index, const hgr__onnx_value_t* like,
                                   int32_t onnx_type, hgr_value_t* out);
+/* a (float32 [..., K]) times the constant int8 or uint8 weights w, [K, N] (or
+ * [N, K] when transposed), dequantized in the product's loads (dequantize_matmul:
+ * the weights stay in their width on the device, packed at load in panels of 32
+ * columns, and no run dequantizes them), with scale (float32; NULL: 1) and zero
+ * point (w's type; NULL: 0), each one element or [N], and the float bias ([N],
+ * or [1, N]; NULL: none). *out: a value of the node's own. *out_fits false where
+ * the operands are not those: the caller takes its general path
+ * (onnx_import_quant.c). */
+hgr_status_t hgr__onnx_weights_product(hgr__onnx_node_t* node, hgr__onnx_value_t* a, const hgr__onnx_value_t* w,
+                                       bool transposed, hgr__onnx_value_t* scale, hgr__onnx_value_t* zero,
+                                       hgr__onnx_value_t* bias, hgr__onnx_value_t* out, bool* out_fits);
+/* Whether v is a constant that a DequantizeLinear of the node's graph folded at load
+ * from constant int8 or uint8 weights: those (*out_q), their scale and zero point
+ * (NULL when omitted) and the node's axis (non-negative). */
+bool hgr__onnx_folded_weights(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v, hgr__onnx_value_t** out_q,
+                              hgr__onnx_value_t** out_scale, hgr__onnx_value_t** out_zero, int64_t* out_axis);
 /* Element i of quantized constant q dequantized on the host as the dequantize kernel
  * does: (q - zero) exact, to float32, times the scale in float32 (zero NULL: 0);
  * the zero point's and scale's elements zero_i and scale_i (onnx_import_quant.c). */
