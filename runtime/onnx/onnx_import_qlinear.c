@@ -7,9 +7,10 @@
  * DynamicQuantizeLSTM (an LSTM on weights dequantized at load).
  *
  * Each input is dequantized on the device (dequantize: (x - zero point) * scale,
- * float32) -- except a matmul's constant weight matrix, which stays in its width
- * and is dequantized in the product's loads (dequantize_matmul, weights_product)
- * -- the float op's own importer runs on those values
+ * float32), or at load where it is a constant with constant scale and zero point
+ * (dequantized_constant) -- except a matmul's constant weight matrix, which stays
+ * in its width and is dequantized in the product's loads (dequantize_matmul,
+ * weights_product) -- the float op's own importer runs on those values
  * (hgr__onnx_import_as), and the result is quantized with the output's scale and
  * zero point (quantize) or, for the *Integer ops, rounded to int32 (the sums of
  * products of integers are exact in float32 below 2^24). ONNX Runtime computes

@@ -2,10 +2,11 @@
  * (opsets 10 to 21: per tensor, per axis, in blocks; int8, uint8, int16, uint16,
  * and int32 read by DequantizeLinear) as hgr's quantize and dequantize, and
  * DynamicQuantizeLinear (opset 11) as quantize_params (its scale and zero point, one
- * kernel), then quantize. Quantized values stay in their own width on
- * the device (onnx_internal.h, "Run-time dtypes"): int8 weights are one byte each.
- * A weight's DequantizeLinear is not folded at load (its int8 stay one byte on the
- * device); an int32 bias's is. float8 and int4 are refused by name. */
+ * kernel), then quantize. Quantized values computed at run time stay in their own
+ * width on the device (onnx_internal.h, "Run-time dtypes"). A DequantizeLinear of
+ * constants folds at load (fold_dequantize), and a matmul reads the 8-bit weights
+ * behind such a fold (hgr__onnx_weights_product). float8 and int4 are refused by
+ * name. */
 #include <string.h>
 
 #include "onnx_internal.h"
