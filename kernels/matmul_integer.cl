@@ -87,26 +87,23 @@ static inline int4 hgr_mi_sum4(int8 d0, int8 d1, int8 d2, int8 d3) {
                             scale[min(j0 + 2, jl) * scale_step], scale[min(j0 + 3, jl) * scale_step]);
 #define HGR_MI_SCALE_i32
 
+/* Storing a row's 4 values v from column j0 (the columns below n). */
+#define HGR_MI_PUT4(v, at)                                                                 \
+  {                                                                                       \
+    if (j0 + 4 <= n) vstore4(v, 0, at);                                                   \
+    else {                                                                                \
+      (at)[0] = (v).s0;                                                                   \
+      if (j0 + 1 < n) (at)[1] = (v).s1;                                                   \
+      if (j0 + 2 < n) (at)[2] = (v).s2;                                                   \
+    }                                                                                     \
+  }
 /* Storing a row's 4 sums (f32: times the columns' scales s). */
 #define HGR_MI_OUT_f32(sum, at)                                                            \
   {                                                                                       \
     const float4 v = convert_float4(sum) * s;                                             \
-    if (j0 + 4 <= n) vstore4(v, 0, at);                                                   \
-    else {                                                                                \
-      (at)[0] = v.s0;                                                                     \
-      if (j0 + 1 < n) (at)[1] = v.s1;                                                     \
-      if (j0 + 2 < n) (at)[2] = v.s2;                                                     \
-    }                                                                                     \
+    HGR_MI_PUT4(v, at)                                                                    \
   }
-#define HGR_MI_OUT_i32(sum, at)                                                            \
-  {                                                                                       \
-    if (j0 + 4 <= n) vstore4(sum, 0, at);                                                 \
-    else {                                                                                \
-      (at)[0] = sum.s0;                                                                   \
-      if (j0 + 1 < n) (at)[1] = sum.s1;                                                   \
-      if (j0 + 2 < n) (at)[2] = sum.s2;                                                   \
-    }                                                                                     \
-  }
+#define HGR_MI_OUT_i32(sum, at) HGR_MI_PUT4(sum, at)
 
 #define HGR_MATMUL_INTEGER(mode, ta, TA, tb, TB, out, OUT)                                                        \
   HGR_KERNEL_IF(hgr_matmul_integer_##ta##tb##_##out##_##mode,                                                    \

@@ -45,6 +45,51 @@ static int32_t column_step(const hgr__entry_t* p, int64_t n) {
   return p->ndim == 1 && p->shape[0] == n ? 1 : -1;
 }
 
+/* The rows of a [d1, ..., dn, K]: d1 x ... x dn. */
+static int64_t row_count(const hgr__entry_t* a) {
+  int64_t m = 1;
+  for (int32_t d = 0; d < a->ndim - 1; ++d) m *= a->shape[d];
+  return m;
+}
+
+/* outputs[0]: a's shape [..., K] with n for K, of dtype. */
+static void set_product(hgr__entry_t* outputs, hgr_dtype_t dtype, const hgr__entry_t* a, int64_t n) {
+  int64_t shape[HGR_MAX_DIMS];
+  for (int32_t d = 0; d < a->ndim; ++d) shape[d] = a->shape[d];
+  shape[a->ndim - 1] = n;
+  hgr__op_set_output(&outputs[0], dtype, shape, a->ndim);
+}
+
+/* b's zero point (input zero) and the scale (input scale; UINT32_MAX: none, step 0):
+ * each one element or [n], the zero point b's dtype, the scale float32. */
+static hgr_status_t check_column_params(const hgr__op_ctx_t* ctx, uint32_t zero, uint32_t scale, int64_t n,
+                                        int32_t* zb_step, int32_t* scale_step) {
+  const hgr__entry_t *b = hgr__op_input(ctx, 1), *zb = hgr__op_input(ctx, zero);
+  char have[160], other[160];
+  *zb_step = column_step(zb, n);
+  if (!hgr__dtype_same(zb->dtype, b->dtype) || *zb_step < 0)
+    return HGR__OP_ERROR(ctx, "input %u (b's zero point, entry %u) is %s %s; it is input 1's dtype, one element or "
+                         "[%lld]", zero, entry_id(ctx, zb), hgr_dtype_format(zb->dtype, have, sizeof(have)),
+                         hgr__entry_shape(zb, other, sizeof(other)), (long long)n);
+  *scale_step = 0;
+  if (scale == UINT32_MAX) return HGR_OK;
+  const hgr__entry_t* s = hgr__op_input(ctx, scale);
+  *scale_step = column_step(s, n);
+  if (!hgr__dtype_is_f32(s->dtype) || *scale_step < 0)
+    return HGR__OP_ERROR(ctx, "input %u (the scale, entry %u) is %s %s; it is float32, one element or [%lld]", scale,
+                         entry_id(ctx, s), hgr_dtype_format(s->dtype, have, sizeof(have)),
+                         hgr__entry_shape(s, other, sizeof(other)), (long long)n);
+  return HGR_OK;
+}
+
+/* Every operand and the output [..., n] within an int's indices. */
+static hgr_status_t check_counts(const hgr__op_ctx_t* ctx, int64_t n) {
+  const hgr__entry_t *a = hgr__op_input(ctx, 0), *b = hgr__op_input(ctx, 1);
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 0's element count", a->element_count, INT32_MAX));
+  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 1's element count", b->element_count, INT32_MAX));
+  return hgr__op_check_range(ctx, "the output's element count", (uint64_t)row_count(a) * (uint64_t)n, INT32_MAX);
+}
+
 /* A 2-D launch of blocks of `columns` x `rows` outputs (columns along dimension 0),
  * in groups of `group` blocks down the rows (PoCL runs a group's items in one loop),
  * or as many as the device allows; items past the rows return at once. One size
@@ -59,7 +104,7 @@ static void launch_blocks(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, bool 
 
 static hgr_status_t check(const hgr__op_ctx_t* ctx, int32_t* zb_step, int32_t* scale_step) {
   const hgr__entry_t *a = hgr__op_input(ctx, 0), *b = hgr__op_input(ctx, 1);
-  const hgr__entry_t *za = hgr__op_input(ctx, 2), *zb = hgr__op_input(ctx, 3);
+  const hgr__entry_t* za = hgr__op_input(ctx, 2);
   char have[160], other[160];
   for (uint32_t i = 0; i < 2; ++i) {
     const hgr__entry_t* e = hgr__op_input(ctx, i);
@@ -76,40 +121,21 @@ static hgr_status_t check(const hgr__op_ctx_t* ctx, int32_t* zb_step, int32_t* s
     return HGR__OP_ERROR(ctx, "input 2 (a's zero point, entry %u) is %s %s; it is one element of input 0's dtype",
                          entry_id(ctx, za), hgr_dtype_format(za->dtype, have, sizeof(have)),
                          hgr__entry_shape(za, other, sizeof(other)));
-  *zb_step = column_step(zb, n);
-  if (!hgr__dtype_same(zb->dtype, b->dtype) || *zb_step < 0)
-    return HGR__OP_ERROR(ctx, "input 3 (b's zero point, entry %u) is %s %s; it is input 1's dtype, one element or "
-                         "[%lld]", entry_id(ctx, zb), hgr_dtype_format(zb->dtype, have, sizeof(have)),
-                         hgr__entry_shape(zb, other, sizeof(other)), (long long)n);
-  *scale_step = 0;
-  if (hgr__op_input_count(ctx) > 4) {
-    const hgr__entry_t* s = hgr__op_input(ctx, 4);
-    *scale_step = column_step(s, n);
-    if (!hgr__dtype_is_f32(s->dtype) || *scale_step < 0)
-      return HGR__OP_ERROR(ctx, "input 4 (the scale, entry %u) is %s %s; it is float32, one element or [%lld]",
-                           entry_id(ctx, s), hgr_dtype_format(s->dtype, have, sizeof(have)),
-                           hgr__entry_shape(s, other, sizeof(other)), (long long)n);
-  }
+  HGR_RETURN_IF_ERROR(
+      check_column_params(ctx, 3, hgr__op_input_count(ctx) > 4 ? 4 : UINT32_MAX, n, zb_step, scale_step));
   if (k >= 33025)
     return HGR__OP_ERROR(ctx, "the depth K = %lld is 33025 or more; the int32 sums of 8-bit products could overflow",
                          (long long)k);
-  uint64_t m = 1;
-  for (int32_t d = 0; d < a->ndim - 1; ++d) m *= (uint64_t)a->shape[d];
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 0's element count", a->element_count, INT32_MAX));
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 1's element count", b->element_count, INT32_MAX));
-  return hgr__op_check_range(ctx, "the output's element count", m * (uint64_t)n, INT32_MAX);
+  return check_counts(ctx, n);
 }
 
 static hgr_status_t infer_matmul_integer(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   int32_t zb_step, scale_step;
   HGR_RETURN_IF_ERROR(check(ctx, &zb_step, &scale_step));
   const hgr__entry_t *a = hgr__op_input(ctx, 0), *b = hgr__op_input(ctx, 1);
-  int64_t shape[HGR_MAX_DIMS];
-  for (int32_t d = 0; d < a->ndim; ++d) shape[d] = a->shape[d];
-  shape[a->ndim - 1] = b->shape[0];
   hgr_dtype_t out = hgr__op_input_count(ctx) > 4 ? (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}
                                                  : (hgr_dtype_t){HGR_DTYPE_INT, 32, 1};
-  hgr__op_set_output(&outputs[0], out, shape, a->ndim);
+  set_product(outputs, out, a, b->shape[0]);
   return HGR_OK;
 }
 
@@ -118,8 +144,7 @@ static hgr_status_t plan_matmul_integer(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(check(ctx, &zb_step, &scale_step));
   const hgr__entry_t *a = hgr__op_input(ctx, 0), *b = hgr__op_input(ctx, 1);
   bool scaled = hgr__op_input_count(ctx) > 4;
-  int64_t n = b->shape[0], k = b->shape[1], m = 1;
-  for (int32_t d = 0; d < a->ndim - 1; ++d) m *= a->shape[d];
+  int64_t n = b->shape[0], k = b->shape[1], m = row_count(a);
   /* float lanes while their sums stay exact: each lane adds k / 8 products of at
    * most 255^2 (kernels/matmul_integer.cl) */
   bool fma = k / 8 * 255 * 255 <= (1 << 24);
@@ -159,7 +184,6 @@ static hgr_status_t weights_shape(const hgr__op_ctx_t* ctx, int64_t* k, int64_t*
 
 static hgr_status_t check_dequantize(const hgr__op_ctx_t* ctx, int32_t* zb_step, int32_t* scale_step) {
   const hgr__entry_t *a = hgr__op_input(ctx, 0), *b = hgr__op_input(ctx, 1);
-  const hgr__entry_t *zb = hgr__op_input(ctx, 2), *s = hgr__op_input(ctx, 3);
   char have[160], other[160];
   if (!hgr__dtype_is_f32(a->dtype))
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is %s; the op takes float32", entry_id(ctx, a),
@@ -173,16 +197,7 @@ static hgr_status_t check_dequantize(const hgr__op_ctx_t* ctx, int32_t* zb_step,
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s and input 1 (entry %u) %s; the op takes [..., K] "
                          "and panels [P, K, 32]", entry_id(ctx, a), hgr__entry_shape(a, have, sizeof(have)),
                          entry_id(ctx, b), hgr__entry_shape(b, other, sizeof(other)));
-  *zb_step = column_step(zb, n);
-  if (!hgr__dtype_same(zb->dtype, b->dtype) || *zb_step < 0)
-    return HGR__OP_ERROR(ctx, "input 2 (b's zero point, entry %u) is %s %s; it is input 1's dtype, one element or "
-                         "[%lld]", entry_id(ctx, zb), hgr_dtype_format(zb->dtype, have, sizeof(have)),
-                         hgr__entry_shape(zb, other, sizeof(other)), (long long)n);
-  *scale_step = column_step(s, n);
-  if (!hgr__dtype_is_f32(s->dtype) || *scale_step < 0)
-    return HGR__OP_ERROR(ctx, "input 3 (the scale, entry %u) is %s %s; it is float32, one element or [%lld]",
-                         entry_id(ctx, s), hgr_dtype_format(s->dtype, have, sizeof(have)),
-                         hgr__entry_shape(s, other, sizeof(other)), (long long)n);
+  HGR_RETURN_IF_ERROR(check_column_params(ctx, 2, 3, n, zb_step, scale_step));
   if (hgr__op_input_count(ctx) > 4) {
     const hgr__entry_t* bias = hgr__op_input(ctx, 4);
     if (!hgr__dtype_is_f32(bias->dtype) || bias->ndim != 1 || bias->shape[0] != n)
@@ -190,22 +205,16 @@ static hgr_status_t check_dequantize(const hgr__op_ctx_t* ctx, int32_t* zb_step,
                            hgr_dtype_format(bias->dtype, have, sizeof(have)),
                            hgr__entry_shape(bias, other, sizeof(other)), (long long)n);
   }
-  uint64_t m = 1;
-  for (int32_t d = 0; d < a->ndim - 1; ++d) m *= (uint64_t)a->shape[d];
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 0's element count", a->element_count, INT32_MAX));
-  HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 1's element count", b->element_count, INT32_MAX));
-  return hgr__op_check_range(ctx, "the output's element count", m * (uint64_t)n, INT32_MAX);
+  return check_counts(ctx, n);
 }
 
 static hgr_status_t infer_dequantize_matmul(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   int32_t zb_step, scale_step;
   HGR_RETURN_IF_ERROR(check_dequantize(ctx, &zb_step, &scale_step));
   const hgr__entry_t* a = hgr__op_input(ctx, 0);
-  int64_t k, n, shape[HGR_MAX_DIMS];
+  int64_t k, n;
   HGR_RETURN_IF_ERROR(weights_shape(ctx, &k, &n));
-  for (int32_t d = 0; d < a->ndim; ++d) shape[d] = a->shape[d];
-  shape[a->ndim - 1] = n;
-  hgr__op_set_output(&outputs[0], (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}, shape, a->ndim);
+  set_product(outputs, (hgr_dtype_t){HGR_DTYPE_FLOAT, 32, 1}, a, n);
   return HGR_OK;
 }
 
@@ -214,9 +223,8 @@ static hgr_status_t plan_dequantize_matmul(hgr__op_ctx_t* ctx) {
   HGR_RETURN_IF_ERROR(check_dequantize(ctx, &zb_step, &scale_step));
   const hgr__entry_t *a = hgr__op_input(ctx, 0), *b = hgr__op_input(ctx, 1);
   bool biased = hgr__op_input_count(ctx) > 4;
-  int64_t k, n, m = 1;
+  int64_t k, n, m = row_count(a);
   HGR_RETURN_IF_ERROR(weights_shape(ctx, &k, &n));
-  for (int32_t d = 0; d < a->ndim - 1; ++d) m *= a->shape[d];
   /* The block, a tile choice (`hgr tune` measures both; both run everywhere): by
    * ops_linalg.c's rule for its direct blocks, 8 x 32 where registers hold 16 floats
    * (AVX-512: 16 float16 accumulators in 32 registers), else 6 x 16. */
