@@ -141,3 +141,21 @@ save("quant-dynamic-lstm-and-fused-matmuls",
       ints("lws", [0.01, 0.02], np.float32), ints("lwz", [0, 0], np.int8), ints("lrs", [0.03, 0.01], np.float32),
       ints("lrz", [0, 0], np.int8), ints("flat", [3, 4]), ints("mq", rng.integers(-127, 128, (4, 4)), np.int8),
       ints("ms", 0.02, np.float32), ints("mz", 0, np.int8), weight("mb", [4])])
+
+# quantize_static's QDQ MatMul and Gemm on int8 weights (folded at load; the products
+# read the int8 weights through dequantize_matmul): per column into a MatMul, per
+# tensor into a Gemm with transB and a bias; and a MatMulInteger of constant weights
+# with a zero point per column
+save("quant-qdq-matmul-gemm-constant-weights",
+     [h.make_node("DequantizeLinear", ["w1q", "w1s", "w1z"], ["w1"], axis=1),
+      h.make_node("DequantizeLinear", ["w2q", "w2s"], ["w2"]),
+      h.make_node("MatMul", ["x", "w1"], ["m"]),
+      h.make_node("Gemm", ["m", "w2", "b2"], ["y"], transB=1),
+      h.make_node("MatMulInteger", ["a", "w3", "az", "w3z"], ["yi"])],
+     [tensor("x", F, [2, 6]), tensor("a", u8, [2, 6])],
+     [tensor("y", F, [2, 4]), tensor("yi", TensorProto.INT32, [2, 3])],
+     [ints("w1q", rng.integers(-127, 128, (6, 5)), np.int8), ints("w1s", [0.01, 0.02, 0.03, 0.04, 0.05], np.float32),
+      ints("w1z", [0] * 5, np.int8), ints("w2q", rng.integers(-127, 128, (4, 5)), np.int8),
+      ints("w2s", 0.05, np.float32),
+      weight("b2", [4]), ints("w3", rng.integers(-127, 128, (6, 3)), np.int8), ints("az", 3, np.uint8),
+      ints("w3z", [1, -2, 0], np.int8)], contrib=False, opset=13)
