@@ -73,22 +73,11 @@ static hgr_status_t add_dequantize(hgr__onnx_node_t* node, const hgr_value_t* in
 static hgr_status_t dequantized_constant(hgr__onnx_node_t* node, const hgr__onnx_value_t* x,
                                          const hgr__onnx_value_t* scale, const hgr__onnx_value_t* zero, int64_t axis,
                                          hgr__onnx_value_t* out) {
-  const hgr__onnx_tensor_t *q = x->constant, *s = scale ? scale->constant : NULL, *z = zero ? zero->constant : NULL;
-  uint64_t inner = 1;
-  for (int32_t d = (int32_t)axis + 1; d < q->ndim; ++d) inner *= (uint64_t)q->shape[d];
-  uint64_t extent = axis >= 0 && axis < q->ndim ? (uint64_t)q->shape[axis] : 1;
-  hgr__onnx_value_t folded = {.name = x->name, .onnx_type = HGR__ONNX_FLOAT, .ndim = q->ndim, .defined = true,
+  hgr__onnx_value_t folded = {.name = x->name, .onnx_type = HGR__ONNX_FLOAT, .ndim = x->ndim, .defined = true,
                               .producer = -1, .consumer = -1, .scoped = true};
-  memcpy(folded.shape, q->shape, sizeof(int64_t) * (size_t)q->ndim);
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, q->shape, q->ndim, node->label,
-                                           &folded.constant));
-  for (uint64_t i = 0; i < q->count; ++i) {
-    uint64_t k = i / inner % extent;
-    uint64_t zk = z && z->count != 1 ? k : 0, sk = s && s->count != 1 ? k : 0;
-    hgr__onnx_tensor_set_f64(folded.constant, i,
-                             s ? hgr__onnx_dequantized_element(q, i, z, zk, s, sk)
-                               : (double)(hgr__onnx_tensor_i64(q, i) - (z ? hgr__onnx_tensor_i64(z, zk) : 0)));
-  }
+  memcpy(folded.shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+  HGR_RETURN_IF_ERROR(hgr__onnx_dequantized_tensor(node, x->constant, scale ? scale->constant : NULL,
+                                                   zero ? zero->constant : NULL, axis, &folded.constant));
   hgr_value_t value;
   hgr_status_t status = hgr__onnx_runtime(node, &folded, &value);
   hgr__onnx_tensor_free(folded.constant);
@@ -460,10 +449,7 @@ static hgr_status_t dequantized_at_load(hgr__onnx_node_t* node, uint32_t index, 
   if (!is_quantized(q->onnx_type) || scale->count != 1 || (zero && zero->count != 1))
     return HGR__ONNX_UNSUPPORTED(node, "input %u is %s with %llu scales; hgr takes int8 and uint8 per tensor", index,
                                  hgr__onnx_type_name(q->onnx_type), (unsigned long long)scale->count);
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, q->shape, q->ndim, node->label,
-                                           out_tensor));
-  for (uint64_t i = 0; i < q->count; ++i)
-    hgr__onnx_tensor_set_f64(*out_tensor, i, hgr__onnx_dequantized_element(q, i, zero, 0, scale, 0));
+  HGR_RETURN_IF_ERROR(hgr__onnx_dequantized_tensor(node, q, scale, zero, 0, out_tensor));
   *out = (hgr__onnx_value_t){.name = node->inputs[index]->name, .onnx_type = HGR__ONNX_FLOAT, .ndim = q->ndim,
                              .constant = *out_tensor, .defined = true, .producer = -1, .consumer = -1, .scoped = true};
   memcpy(out->shape, q->shape, sizeof(int64_t) * (size_t)q->ndim);

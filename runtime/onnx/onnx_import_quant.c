@@ -74,8 +74,25 @@ static hgr_status_t import_dequantize(hgr__onnx_node_t* node) {
 double hgr__onnx_dequantized_element(const hgr__onnx_tensor_t* q, uint64_t i, const hgr__onnx_tensor_t* zero,
                                      uint64_t zero_i, const hgr__onnx_tensor_t* scale, uint64_t scale_i) {
   int64_t difference = hgr__onnx_tensor_i64(q, i) - (zero ? hgr__onnx_tensor_i64(zero, zero_i) : 0);
-  float product = (float)difference * (float)hgr__onnx_tensor_f64(scale, scale_i);
+  float product = (float)difference * (scale ? (float)hgr__onnx_tensor_f64(scale, scale_i) : 1.0f);
   return (double)product;
+}
+
+hgr_status_t hgr__onnx_dequantized_tensor(const hgr__onnx_node_t* node, const hgr__onnx_tensor_t* q,
+                                          const hgr__onnx_tensor_t* scale, const hgr__onnx_tensor_t* zero,
+                                          int64_t axis, hgr__onnx_tensor_t** out) {
+  uint64_t inner = 1;
+  for (int32_t d = (int32_t)axis + 1; d < q->ndim; ++d) inner *= (uint64_t)q->shape[d];
+  uint64_t extent = axis >= 0 && axis < q->ndim ? (uint64_t)q->shape[axis] : 1;
+  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, q->shape, q->ndim, node->label,
+                                           out));
+  for (uint64_t i = 0; i < q->count; ++i) {
+    uint64_t k = inner && extent ? i / inner % extent : 0;
+    hgr__onnx_tensor_set_f64(*out, i,
+                             hgr__onnx_dequantized_element(q, i, zero, zero && zero->count != 1 ? k : 0, scale,
+                                                           scale && scale->count != 1 ? k : 0));
+  }
+  return HGR_OK;
 }
 
 /* A DequantizeLinear of constants (a QDQ model's weights and biases): folded at
@@ -103,15 +120,8 @@ static hgr_status_t fold_dequantize(hgr__onnx_node_t* node) {
   if ((z && z->count != s->count) ||
       (per_axis && (s->ndim != 1 || axis < 0 || axis >= q->ndim || s->shape[0] != q->shape[axis])))
     return HGR_STATUS(HGR_STATUS_UNIMPLEMENTED, "the import names what is wrong");
-  uint64_t inner = 1;
-  for (int32_t d = (int32_t)axis + 1; per_axis && d < q->ndim; ++d) inner *= (uint64_t)q->shape[d];
   hgr__onnx_tensor_t* out = NULL;
-  HGR_RETURN_IF_ERROR(hgr__onnx_tensor_new(node->loader->allocator, HGR__ONNX_FLOAT, q->shape, q->ndim, node->label,
-                                           &out));
-  for (uint64_t i = 0; i < q->count; ++i) {
-    uint64_t k = per_axis ? i / inner % (uint64_t)s->shape[0] : 0;
-    hgr__onnx_tensor_set_f64(out, i, hgr__onnx_dequantized_element(q, i, z, k, s, k));
-  }
+  HGR_RETURN_IF_ERROR(hgr__onnx_dequantized_tensor(node, q, s, z, axis, &out));
   return hgr__onnx_set_constant(node, 0, out);
 }
 

@@ -507,10 +507,18 @@ hgr_status_t hgr__onnx_weights_product(hgr__onnx_node_t* node, hgr__onnx_value_t
 bool hgr__onnx_folded_weights(const hgr__onnx_node_t* node, const hgr__onnx_value_t* v, hgr__onnx_value_t** out_q,
                               hgr__onnx_value_t** out_scale, hgr__onnx_value_t** out_zero, int64_t* out_axis);
 /* Element i of quantized constant q dequantized on the host as the dequantize kernel
- * does: (q - zero) exact, to float32, times the scale in float32 (zero NULL: 0);
- * the zero point's and scale's elements zero_i and scale_i (onnx_import_quant.c). */
+ * does: (q - zero) exact, to float32, times the scale in float32 (zero NULL: 0;
+ * scale NULL: 1); the zero point's and scale's elements zero_i and scale_i
+ * (onnx_import_quant.c). */
 double hgr__onnx_dequantized_element(const hgr__onnx_tensor_t* q, uint64_t i, const hgr__onnx_tensor_t* zero,
                                      uint64_t zero_i, const hgr__onnx_tensor_t* scale, uint64_t scale_i);
+/* Constant q dequantized on the host, each element as hgr__onnx_dequantized_element
+ * gives it (scale NULL: 1, zero NULL: 0), the scale and zero point one element each
+ * or a vector along axis (non-negative) of q: a float32 tensor in *out (the caller
+ * frees it). */
+hgr_status_t hgr__onnx_dequantized_tensor(const hgr__onnx_node_t* node, const hgr__onnx_tensor_t* q,
+                                          const hgr__onnx_tensor_t* scale, const hgr__onnx_tensor_t* zero,
+                                          int64_t axis, hgr__onnx_tensor_t** out);
 
 /* Fusion helpers: the live node that alone consumes v (uses == 1 and not a graph
  * output), or NULL; and marking a later node as done by this one (its outputs are
