@@ -40,6 +40,9 @@ uint64_t hgr__op_loop_iteration_limit(const hgr__op_ctx_t* ctx) {
 
 uint32_t hgr__op_input_count(const hgr__op_ctx_t* ctx) { return ctx->node->input_count; }
 uint32_t hgr__op_output_count(const hgr__op_ctx_t* ctx) { return ctx->node->num_outputs; }
+uint32_t hgr__op_entry_id(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry) {
+  return (uint32_t)(entry - ctx->graph->entries);
+}
 
 const hgr__entry_t* hgr__op_input(const hgr__op_ctx_t* ctx, uint32_t i) {
   return &ctx->graph->entries[hgr__graph_entry_id(ctx->graph, ctx->node->inputs[i])];

@@ -327,6 +327,8 @@ uint32_t hgr__op_input_count(const hgr__op_ctx_t* ctx);
 uint32_t hgr__op_output_count(const hgr__op_ctx_t* ctx);
 const hgr__entry_t* hgr__op_input(const hgr__op_ctx_t* ctx, uint32_t i);
 const hgr__entry_t* hgr__op_output(const hgr__op_ctx_t* ctx, uint32_t i);
+/* The entry's id in the node's graph (what error messages name). */
+uint32_t hgr__op_entry_id(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry);
 
 bool hgr__dtype_is_f32(hgr_dtype_t dtype);
 bool hgr__dtype_is_i32(hgr_dtype_t dtype);

@@ -53,10 +53,6 @@ enum { NONZERO, COMPRESS, UNIQUE };
 
 static bool is_bool(hgr_dtype_t dtype) { return dtype.code == HGR_DTYPE_UINT && dtype.bits == 1 && dtype.lanes == 1; }
 
-static uint32_t entry_id(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry) {
-  return (uint32_t)(entry - ctx->graph->entries);
-}
-
 /* Input index (called name) is float32 or int32 (or bool where allowed), has at
  * least min_rank dims and fits int indices. */
 static hgr_status_t check_data(const hgr__op_ctx_t* ctx, uint32_t index, const char* name, bool allow_bool,
@@ -65,13 +61,13 @@ static hgr_status_t check_data(const hgr__op_ctx_t* ctx, uint32_t index, const c
   if (!hgr__dtype_is_f32(x->dtype) && !hgr__dtype_is_i32(x->dtype) && !(allow_bool && is_bool(x->dtype))) {
     char text[32];
     return HGR__OP_ERROR(ctx, "input %u '%s' (entry %u) is %s; the op supports float32, int32%s", index, name,
-                         entry_id(ctx, x), hgr_dtype_format(x->dtype, text, sizeof(text)),
+                         hgr__op_entry_id(ctx, x), hgr_dtype_format(x->dtype, text, sizeof(text)),
                          allow_bool ? " and bool" : "");
   }
   if (x->ndim < min_rank) {
     char shape[160];
     return HGR__OP_ERROR(ctx, "input %u '%s' (entry %u) is shaped %s; the op takes rank %d or more", index, name,
-                         entry_id(ctx, x), hgr__entry_shape(x, shape, sizeof(shape)), min_rank);
+                         hgr__op_entry_id(ctx, x), hgr__entry_shape(x, shape, sizeof(shape)), min_rank);
   }
   char what[64];
   snprintf(what, sizeof(what), "input %u '%s''s element count", index, name);
@@ -212,7 +208,7 @@ static hgr_status_t parse_compress(const hgr__op_ctx_t* ctx, axis_view_t* v) {
   if (!is_bool(cond->dtype) || cond->ndim != 1) {
     char text[32], shape[160];
     return HGR__OP_ERROR(ctx, "input 1 'condition' (entry %u) is %s %s; the op takes a 1-D bool tensor",
-                         entry_id(ctx, cond), hgr_dtype_format(cond->dtype, text, sizeof(text)),
+                         hgr__op_entry_id(ctx, cond), hgr_dtype_format(cond->dtype, text, sizeof(text)),
                          hgr__entry_shape(cond, shape, sizeof(shape)));
   }
   HGR_RETURN_IF_ERROR(axis_view(ctx, x, v));

@@ -21,10 +21,6 @@
 
 enum { REDUCE_NONE, REDUCE_ADD, REDUCE_MUL, REDUCE_MAX, REDUCE_MIN };
 
-static uint32_t entry_id(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry) {
-  return (uint32_t)(entry - ctx->graph->entries);
-}
-
 /* The kernel suffix of input i's element size: "u32" or "u8" (the moves); the
  * error names the dtypes taken. */
 static hgr_status_t move_suffix(const hgr__op_ctx_t* ctx, uint32_t i, const char** out_suffix) {
@@ -36,7 +32,8 @@ static hgr_status_t move_suffix(const hgr__op_ctx_t* ctx, uint32_t i, const char
   }
   char have[32];
   return HGR__OP_ERROR(ctx, "input %u (entry %u) is %s; %s moves 4-byte (float32, int32) and 1-byte (bool, uint8, "
-                       "int8) elements", i, entry_id(ctx, entry), hgr_dtype_format(entry->dtype, have, sizeof(have)),
+                       "int8) elements", i, hgr__op_entry_id(ctx, entry),
+                       hgr_dtype_format(entry->dtype, have, sizeof(have)),
                        ctx->op->name);
 }
 
@@ -46,7 +43,8 @@ static hgr_status_t check_indices(const hgr__op_ctx_t* ctx, uint32_t i) {
   if (!hgr__dtype_is_i32(indices->dtype)) {
     char have[32];
     return HGR__OP_ERROR(ctx, "input %u (the indices, entry %u) is %s; %s needs int32 indices", i,
-                         entry_id(ctx, indices), hgr_dtype_format(indices->dtype, have, sizeof(have)), ctx->op->name);
+                         hgr__op_entry_id(ctx, indices), hgr_dtype_format(indices->dtype, have, sizeof(have)),
+                         ctx->op->name);
   }
   return hgr__op_check_range(ctx, "the indices' element count", indices->element_count, INT32_MAX);
 }
@@ -76,7 +74,7 @@ static hgr_status_t read_reduction(const hgr__op_ctx_t* ctx, int* out_reduction)
   if (*out_reduction != REDUCE_NONE && !hgr__dtype_is_f32(data->dtype) && !hgr__dtype_is_i32(data->dtype)) {
     char have[32];
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is %s; attr 'reduction' = \"%s\" takes float32 and int32",
-                         entry_id(ctx, data), hgr_dtype_format(data->dtype, have, sizeof(have)), name);
+                         hgr__op_entry_id(ctx, data), hgr_dtype_format(data->dtype, have, sizeof(have)), name);
   }
   return HGR_OK;
 }
@@ -88,8 +86,8 @@ static hgr_status_t check_updates_dtype(const hgr__op_ctx_t* ctx) {
   if (hgr__dtype_same(data->dtype, updates->dtype)) return HGR_OK;
   char have[32], want[32];
   return HGR__OP_ERROR(ctx, "input 2 (the updates, entry %u) is %s but input 0 (the data, entry %u) is %s",
-                       entry_id(ctx, updates), hgr_dtype_format(updates->dtype, have, sizeof(have)),
-                       entry_id(ctx, data), hgr_dtype_format(data->dtype, want, sizeof(want)));
+                       hgr__op_entry_id(ctx, updates), hgr_dtype_format(updates->dtype, have, sizeof(have)),
+                       hgr__op_entry_id(ctx, data), hgr_dtype_format(data->dtype, want, sizeof(want)));
 }
 
 /* The k dims that tuples of k indices address, from first on, and their strides in
@@ -136,13 +134,13 @@ static hgr_status_t gather_nd_shape(const hgr__op_ctx_t* ctx, int32_t* out_batch
   int64_t k = indices->shape[indices->ndim - 1];
   if (k < 1 || k > data->ndim - b)
     return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is shaped %s: its last dim (the tuple length) must be "
-                         "1 to %d for data of rank %d with %d batch dims", entry_id(ctx, indices),
+                         "1 to %d for data of rank %d with %d batch dims", hgr__op_entry_id(ctx, indices),
                          hgr__entry_shape(indices, have, sizeof(have)), (int)(data->ndim - b), (int)data->ndim, (int)b);
   for (int32_t d = 0; d < b; ++d)
     if (indices->shape[d] != data->shape[d])
       return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is shaped %s and input 0 (entry %u) %s: their first "
-                           "%d (batch) dims must be equal", entry_id(ctx, indices),
-                           hgr__entry_shape(indices, have, sizeof(have)), entry_id(ctx, data),
+                           "%d (batch) dims must be equal", hgr__op_entry_id(ctx, indices),
+                           hgr__entry_shape(indices, have, sizeof(have)), hgr__op_entry_id(ctx, data),
                            hgr__entry_shape(data, want, sizeof(want)), (int)b);
   int32_t ndim = 0;
   for (int32_t d = 0; d < indices->ndim - 1; ++d) shape[ndim++] = indices->shape[d];
@@ -155,7 +153,7 @@ static hgr_status_t gather_nd_shape(const hgr__op_ctx_t* ctx, int32_t* out_batch
     for (int32_t d = b; d < b + (int32_t)k; ++d)
       if (data->shape[d] == 0)
         return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: dim %d, which the indices address, is empty",
-                             entry_id(ctx, data), hgr__entry_shape(data, have, sizeof(have)), (int)d);
+                             hgr__op_entry_id(ctx, data), hgr__entry_shape(data, have, sizeof(have)), (int)d);
   *out_batch_dims = b;
   *out_ndim = ndim;
   return HGR_OK;
@@ -237,12 +235,13 @@ static hgr_status_t scatter_nd_check(const hgr__op_ctx_t* ctx, int* out_reductio
   const hgr__entry_t* updates = hgr__op_input(ctx, 2);
   char have[160], want[160], data_text[160], expected_text[160];
   if (data->ndim < 1 || indices->ndim < 1)
-    return HGR__OP_ERROR(ctx, "input 0 (entry %u) and input 1 (entry %u) need rank 1 or more", entry_id(ctx, data),
-                         entry_id(ctx, indices));
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) and input 1 (entry %u) need rank 1 or more",
+                         hgr__op_entry_id(ctx, data),
+                         hgr__op_entry_id(ctx, indices));
   int64_t k = indices->shape[indices->ndim - 1];
   if (k < 1 || k > data->ndim)
     return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is shaped %s: its last dim (the tuple length) must be "
-                         "1 to %d, the data's rank", entry_id(ctx, indices),
+                         "1 to %d, the data's rank", hgr__op_entry_id(ctx, indices),
                          hgr__entry_shape(indices, have, sizeof(have)), (int)data->ndim);
   hgr__entry_t expected = {0};
   expected.ndim = 0;
@@ -254,7 +253,7 @@ static hgr_status_t scatter_nd_check(const hgr__op_ctx_t* ctx, int* out_reductio
   for (int32_t d = 0; same && d < expected.ndim; ++d) same = updates->shape[d] == expected.shape[d];
   if (!same)
     return HGR__OP_ERROR(ctx, "input 2 (the updates, entry %u) is shaped %s; indices %s into data %s need updates "
-                         "shaped %s", entry_id(ctx, updates), hgr__entry_shape(updates, have, sizeof(have)),
+                         "shaped %s", hgr__op_entry_id(ctx, updates), hgr__entry_shape(updates, have, sizeof(have)),
                          hgr__entry_shape(indices, want, sizeof(want)), hgr__entry_shape(data, data_text, sizeof(data_text)),
                          hgr__entry_shape(&expected, expected_text, sizeof(expected_text)));
   return HGR_OK;
@@ -320,7 +319,7 @@ static hgr_status_t scatter_elements_check(const hgr__op_ctx_t* ctx, int32_t* ou
   const hgr__entry_t* updates = hgr__op_input(ctx, 2);
   char have[160], want[160];
   if (data->ndim == 0)
-    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; %s needs rank 1 or more", entry_id(ctx, data),
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; %s needs rank 1 or more", hgr__op_entry_id(ctx, data),
                          ctx->op->name);
   int64_t axis_attr;
   HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 0, &axis_attr));
@@ -329,15 +328,16 @@ static hgr_status_t scatter_elements_check(const hgr__op_ctx_t* ctx, int32_t* ou
   for (int32_t d = 0; same && d < indices->ndim; ++d) same = indices->shape[d] == updates->shape[d];
   if (!same)
     return HGR__OP_ERROR(ctx, "input 2 (the updates, entry %u) is shaped %s but input 1 (the indices, entry %u) %s; "
-                         "they must be shaped alike", entry_id(ctx, updates),
-                         hgr__entry_shape(updates, have, sizeof(have)), entry_id(ctx, indices),
+                         "they must be shaped alike", hgr__op_entry_id(ctx, updates),
+                         hgr__entry_shape(updates, have, sizeof(have)), hgr__op_entry_id(ctx, indices),
                          hgr__entry_shape(indices, want, sizeof(want)));
   bool fits = indices->ndim == data->ndim;
   for (int32_t d = 0; fits && d < data->ndim; ++d) fits = d == *out_axis || indices->shape[d] <= data->shape[d];
   if (!fits)
     return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is shaped %s but input 0 (entry %u) is %s; the indices "
                          "need the data's rank and, in every dim but axis %d, at most its extent",
-                         entry_id(ctx, indices), hgr__entry_shape(indices, have, sizeof(have)), entry_id(ctx, data),
+                         hgr__op_entry_id(ctx, indices), hgr__entry_shape(indices, have, sizeof(have)),
+                         hgr__op_entry_id(ctx, data),
                          hgr__entry_shape(data, want, sizeof(want)), *out_axis);
   return HGR_OK;
 }

@@ -22,10 +22,6 @@ enum { RESHAPE, BATCH_FLATTEN, SQUEEZE, EXPAND_DIMS };
 
 /* ---- shared checks ------------------------------------------------------------------- */
 
-static uint32_t entry_id(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry) {
-  return (uint32_t)(entry - ctx->graph->entries);
-}
-
 /* a * b for non-negative a and b, saturating at INT64_MAX. */
 static int64_t multiply(int64_t a, int64_t b) {
   if (a == 0 || b == 0) return 0;
@@ -38,7 +34,7 @@ static hgr_status_t check_dims(const hgr__op_ctx_t* ctx, const hgr__entry_t* ent
     if (entry->shape[d] > INT32_MAX) {
       char have[160];
       return HGR__OP_ERROR(ctx, "%s (entry %u) is shaped %s; the kernels index with 32-bit integers (dims at most %d)",
-                           name, entry_id(ctx, entry), hgr__entry_shape(entry, have, sizeof(have)), INT32_MAX);
+                           name, hgr__op_entry_id(ctx, entry), hgr__entry_shape(entry, have, sizeof(have)), INT32_MAX);
     }
   return HGR_OK;
 }
@@ -53,8 +49,8 @@ static hgr_status_t check_same_dtype(const hgr__op_ctx_t* ctx, const hgr__entry_
   if (same_dtype(entry->dtype, like->dtype)) return HGR_OK;
   char have[32], want[32];
   return HGR__OP_ERROR(ctx, "%s (entry %u) is %s but %s (entry %u) is %s; the op keeps the dtype", name,
-                       entry_id(ctx, entry), hgr_dtype_format(entry->dtype, have, sizeof(have)), like_name,
-                       entry_id(ctx, like), hgr_dtype_format(like->dtype, want, sizeof(want)));
+                       hgr__op_entry_id(ctx, entry), hgr_dtype_format(entry->dtype, have, sizeof(have)), like_name,
+                       hgr__op_entry_id(ctx, like), hgr_dtype_format(like->dtype, want, sizeof(want)));
 }
 
 /* Input 0 is float32 or int32 and fits int indices (the output keeps its dtype). */
@@ -204,7 +200,7 @@ static hgr_status_t concatenate_shape(const hgr__op_ctx_t* ctx, int64_t* shape, 
   int32_t ndim = first->ndim;
   if (ndim == 0)
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; concatenate joins tensors of rank 1 or more",
-                         entry_id(ctx, first));
+                         hgr__op_entry_id(ctx, first));
   int64_t axis_attr;
   int32_t axis;
   HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 0, &axis_attr));
@@ -223,7 +219,8 @@ static hgr_status_t concatenate_shape(const hgr__op_ctx_t* ctx, int64_t* shape, 
       char have[160], want[160];
       return HGR__OP_ERROR(ctx, "input %u (entry %u) is shaped %s but input 0 (entry %u) is %s; all dims but axis %d "
                            "must match",
-                           i, entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), entry_id(ctx, first),
+                           i, hgr__op_entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)),
+                           hgr__op_entry_id(ctx, first),
                            hgr__entry_shape(first, want, sizeof(want)), axis);
     }
     HGR_RETURN_IF_ERROR(check_dims(ctx, in, name));
@@ -415,7 +412,7 @@ static hgr_status_t pad_shape(const hgr__op_ctx_t* ctx, int64_t* shape, int64_t*
     if (value->element_count != 1) {
       char have[160];
       return HGR__OP_ERROR(ctx, "input 1 (the pad value, entry %u) is shaped %s; it must hold one element",
-                           entry_id(ctx, value), hgr__entry_shape(value, have, sizeof(have)));
+                           hgr__op_entry_id(ctx, value), hgr__entry_shape(value, have, sizeof(have)));
     }
     if (hgr__node_attr(ctx->node, "pad_value"))
       return HGR__OP_ERROR(ctx, "attr 'pad_value' and input 1 both give the pad value; give one");
@@ -486,7 +483,7 @@ static hgr_status_t take_shape(const hgr__op_ctx_t* ctx, take_t* p) {
   if (!hgr__dtype_is_i32(indices->dtype)) {
     char have[32];
     return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is %s; take needs int32 indices",
-                         entry_id(ctx, indices), hgr_dtype_format(indices->dtype, have, sizeof(have)));
+                         hgr__op_entry_id(ctx, indices), hgr_dtype_format(indices->dtype, have, sizeof(have)));
   }
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 1's element count", indices->element_count, INT32_MAX));
   HGR_RETURN_IF_ERROR(check_dims(ctx, indices, "input 1"));
@@ -530,7 +527,7 @@ static hgr_status_t take_shape(const hgr__op_ctx_t* ctx, take_t* p) {
   if (axis_dim == 0 && out_count > 0) {
     char have[160];
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: the axis to take from is empty",
-                         entry_id(ctx, data), hgr__entry_shape(data, have, sizeof(have)));
+                         hgr__op_entry_id(ctx, data), hgr__entry_shape(data, have, sizeof(have)));
   }
   p->ndim = ndim;
   p->axis_dim = axis_dim;
@@ -713,7 +710,8 @@ static hgr_status_t broadcast_shape(const hgr__op_ctx_t* ctx, int64_t* shape, in
   char have[160];
   if (ndim < in->ndim)
     return HGR__OP_ERROR(ctx, "attr 'shape' = \"%s\" has %d dimension%s, fewer than input 0 (entry %u, shaped %s)",
-                         text, ndim, ndim == 1 ? "" : "s", entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)));
+                         text, ndim, ndim == 1 ? "" : "s", hgr__op_entry_id(ctx, in),
+                         hgr__entry_shape(in, have, sizeof(have)));
   for (int32_t d = 0; d < ndim; ++d) {
     if (shape[d] < 0)
       return HGR__OP_ERROR(ctx, "attr 'shape' = \"%s\" has the negative dim %lld", text, (long long)shape[d]);
@@ -721,7 +719,7 @@ static hgr_status_t broadcast_shape(const hgr__op_ctx_t* ctx, int64_t* shape, in
     if (source >= 0 && in->shape[source] != 1 && in->shape[source] != shape[d])
       return HGR__OP_ERROR(ctx, "input 0 (entry %u, shaped %s) does not broadcast to attr 'shape' = \"%s\": its dim "
                            "%d is %lld, not 1 or %lld",
-                           entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), text, source,
+                           hgr__op_entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), text, source,
                            (long long)in->shape[source], (long long)shape[d]);
   }
   *out_ndim = ndim;
@@ -836,14 +834,14 @@ static hgr_status_t block_move_shape(const hgr__op_ctx_t* ctx, block_move_t* p) 
   char have[160];
   if (in->ndim != 4)
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s; %s takes NCHW data (4 dimensions)",
-                         entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), ctx->op->name);
+                         hgr__op_entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), ctx->op->name);
   int64_t n = in->shape[0], c = in->shape[1], h = in->shape[2], w = in->shape[3];
   int64_t hw = multiply(h, w); /* strides stay below INT32_MAX unless the data is empty (then nothing runs) */
   if (ctx->op->variant == DEPTH_TO_SPACE) {
     if (c % (b * b) != 0)
       return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: its %lld channels do not split into blocks of "
                            "block_size^2 = %lld",
-                           entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), (long long)c,
+                           hgr__op_entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), (long long)c,
                            (long long)(b * b));
     int64_t oc = c / (b * b);
     int64_t shape[4] = {n, oc, multiply(h, b), multiply(w, b)};
@@ -860,7 +858,7 @@ static hgr_status_t block_move_shape(const hgr__op_ctx_t* ctx, block_move_t* p) 
     if (h % b != 0 || w % b != 0)
       return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: height and width must be multiples of attr "
                            "'block_size' = %lld",
-                           entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), (long long)b);
+                           hgr__op_entry_id(ctx, in), hgr__entry_shape(in, have, sizeof(have)), (long long)b);
     int64_t oh = h / b, ow = w / b;
     int64_t shape[4] = {n, multiply(c, b * b), oh, ow};
     memcpy(p->shape, shape, sizeof(shape));
@@ -902,12 +900,13 @@ static hgr_status_t gather_elements_axis(const hgr__op_ctx_t* ctx, int32_t* out_
   const hgr__entry_t* indices = hgr__op_input(ctx, 1);
   char have[160], want[160];
   if (!hgr__dtype_is_i32(indices->dtype))
-    return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is %s; %s needs int32 indices", entry_id(ctx, indices),
+    return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is %s; %s needs int32 indices",
+                         hgr__op_entry_id(ctx, indices),
                          hgr_dtype_format(indices->dtype, have, sizeof(have)), ctx->op->name);
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 1's element count", indices->element_count, INT32_MAX));
   HGR_RETURN_IF_ERROR(check_dims(ctx, indices, "input 1"));
   if (data->ndim == 0)
-    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; %s needs rank 1 or more", entry_id(ctx, data),
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; %s needs rank 1 or more", hgr__op_entry_id(ctx, data),
                          ctx->op->name);
   int64_t axis_attr;
   HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 0, &axis_attr));
@@ -917,10 +916,12 @@ static hgr_status_t gather_elements_axis(const hgr__op_ctx_t* ctx, int32_t* out_
   if (!fits)
     return HGR__OP_ERROR(ctx, "input 1 (the indices, entry %u) is shaped %s but input 0 (entry %u) is %s; the indices "
                          "need the data's rank and, in every dim but axis %d, at most its extent",
-                         entry_id(ctx, indices), hgr__entry_shape(indices, have, sizeof(have)), entry_id(ctx, data),
+                         hgr__op_entry_id(ctx, indices), hgr__entry_shape(indices, have, sizeof(have)),
+                         hgr__op_entry_id(ctx, data),
                          hgr__entry_shape(data, want, sizeof(want)), *out_axis);
   if (data->shape[*out_axis] == 0 && indices->element_count > 0)
-    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: the axis to gather from is empty", entry_id(ctx, data),
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s: the axis to gather from is empty",
+                         hgr__op_entry_id(ctx, data),
                          hgr__entry_shape(data, have, sizeof(have)));
   return HGR_OK;
 }
@@ -983,7 +984,8 @@ static hgr_status_t cumsum_shape(const hgr__op_ctx_t* ctx, cumsum_t* p, int64_t*
     return HGR_OK;
   }
   if (in->ndim == 0)
-    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; an 'axis' needs rank 1 or more", entry_id(ctx, in));
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; an 'axis' needs rank 1 or more",
+                         hgr__op_entry_id(ctx, in));
   int64_t axis_attr;
   int32_t axis;
   HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 0, &axis_attr));
@@ -1110,7 +1112,7 @@ static hgr_status_t reshape_like_shape(const hgr__op_ctx_t* ctx, int64_t* shape,
     case RESHAPE: return reshape_shape(ctx, shape, out_ndim);
     case BATCH_FLATTEN: {
       if (in->ndim == 0)
-        return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; %s needs rank 1 or more", entry_id(ctx, in),
+        return HGR__OP_ERROR(ctx, "input 0 (entry %u) is a scalar; %s needs rank 1 or more", hgr__op_entry_id(ctx, in),
                              ctx->op->name);
       shape[ndim++] = in->shape[0];
       shape[ndim] = 1;
@@ -1163,7 +1165,7 @@ static hgr_status_t reshape_like_shape(const hgr__op_ctx_t* ctx, int64_t* shape,
 static hgr_status_t infer_reshape_like(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   const hgr__entry_t* in = hgr__op_input(ctx, 0);
   if (in->dtype.lanes != 1) /* any scalar dtype: the op moves bytes */
-    return HGR__OP_ERROR(ctx, "input 0 (entry %u) has %u lanes; the op takes scalar dtypes", entry_id(ctx, in),
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) has %u lanes; the op takes scalar dtypes", hgr__op_entry_id(ctx, in),
                          (unsigned)in->dtype.lanes);
   HGR_RETURN_IF_ERROR(check_dims(ctx, in, "input 0"));
   int64_t shape[HGR_MAX_DIMS];
@@ -1179,7 +1181,7 @@ static hgr_status_t infer_reshape_like(hgr__op_ctx_t* ctx, hgr__entry_t* outputs
     return HGR__OP_ERROR(ctx, "%s gives shape %s (%lld elements) but input 0 (entry %u) is shaped %s (%llu "
                          "elements); %s keeps the element count",
                          ctx->op->variant == RESHAPE ? what : "the op", hgr__entry_shape(&result, have, sizeof(have)),
-                         (long long)count, entry_id(ctx, in),
+                         (long long)count, hgr__op_entry_id(ctx, in),
                          hgr__entry_shape(in, want, sizeof(want)), (unsigned long long)in->element_count,
                          ctx->op->name);
   }

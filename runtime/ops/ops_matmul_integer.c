@@ -35,10 +35,6 @@ static const char* byte_suffix(hgr_dtype_t dtype) {
   return NULL;
 }
 
-static uint32_t entry_id(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry) {
-  return (uint32_t)(entry - ctx->graph->entries);
-}
-
 /* One element, or a vector of n: the step between columns' parameters (0 or 1), or -1. */
 static int32_t column_step(const hgr__entry_t* p, int64_t n) {
   if (p->element_count == 1 && p->ndim <= 1) return 0;
@@ -69,7 +65,7 @@ static hgr_status_t check_column_params(const hgr__op_ctx_t* ctx, uint32_t zero,
   *zb_step = column_step(zb, n);
   if (!hgr__dtype_same(zb->dtype, b->dtype) || *zb_step < 0)
     return HGR__OP_ERROR(ctx, "input %u (b's zero point, entry %u) is %s %s; it is input 1's dtype, one element or "
-                         "[%lld]", zero, entry_id(ctx, zb), hgr_dtype_format(zb->dtype, have, sizeof(have)),
+                         "[%lld]", zero, hgr__op_entry_id(ctx, zb), hgr_dtype_format(zb->dtype, have, sizeof(have)),
                          hgr__entry_shape(zb, other, sizeof(other)), (long long)n);
   *scale_step = 0;
   if (scale == UINT32_MAX) return HGR_OK;
@@ -77,7 +73,7 @@ static hgr_status_t check_column_params(const hgr__op_ctx_t* ctx, uint32_t zero,
   *scale_step = column_step(s, n);
   if (!hgr__dtype_is_f32(s->dtype) || *scale_step < 0)
     return HGR__OP_ERROR(ctx, "input %u (the scale, entry %u) is %s %s; it is float32, one element or [%lld]", scale,
-                         entry_id(ctx, s), hgr_dtype_format(s->dtype, have, sizeof(have)),
+                         hgr__op_entry_id(ctx, s), hgr_dtype_format(s->dtype, have, sizeof(have)),
                          hgr__entry_shape(s, other, sizeof(other)), (long long)n);
   return HGR_OK;
 }
@@ -109,17 +105,18 @@ static hgr_status_t check(const hgr__op_ctx_t* ctx, int32_t* zb_step, int32_t* s
   for (uint32_t i = 0; i < 2; ++i) {
     const hgr__entry_t* e = hgr__op_input(ctx, i);
     if (!byte_suffix(e->dtype))
-      return HGR__OP_ERROR(ctx, "input %u (entry %u) is %s; the op takes uint8 and int8", i, entry_id(ctx, e),
+      return HGR__OP_ERROR(ctx, "input %u (entry %u) is %s; the op takes uint8 and int8", i, hgr__op_entry_id(ctx, e),
                            hgr_dtype_format(e->dtype, have, sizeof(have)));
   }
   if (a->ndim < 1 || b->ndim != 2 || a->shape[a->ndim - 1] != b->shape[1])
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s and input 1 (entry %u) %s; the op takes [..., K] "
-                         "and [N, K]", entry_id(ctx, a), hgr__entry_shape(a, have, sizeof(have)), entry_id(ctx, b),
+                         "and [N, K]", hgr__op_entry_id(ctx, a), hgr__entry_shape(a, have, sizeof(have)),
+                         hgr__op_entry_id(ctx, b),
                          hgr__entry_shape(b, other, sizeof(other)));
   int64_t n = b->shape[0], k = b->shape[1];
   if (!hgr__dtype_same(za->dtype, a->dtype) || za->element_count != 1 || za->ndim > 1)
     return HGR__OP_ERROR(ctx, "input 2 (a's zero point, entry %u) is %s %s; it is one element of input 0's dtype",
-                         entry_id(ctx, za), hgr_dtype_format(za->dtype, have, sizeof(have)),
+                         hgr__op_entry_id(ctx, za), hgr_dtype_format(za->dtype, have, sizeof(have)),
                          hgr__entry_shape(za, other, sizeof(other)));
   HGR_RETURN_IF_ERROR(
       check_column_params(ctx, 3, hgr__op_input_count(ctx) > 4 ? 4 : UINT32_MAX, n, zb_step, scale_step));
@@ -178,7 +175,7 @@ static hgr_status_t weights_shape(const hgr__op_ctx_t* ctx, int64_t* k, int64_t*
     return HGR_OK;
   }
   return HGR__OP_ERROR(ctx, "input 1 (entry %u) is shaped %s with attr 'units' = %lld; the op takes panels [P, K, "
-                       "32] with units N, 32 (P - 1) < N <= 32 P", entry_id(ctx, b),
+                       "32] with units N, 32 (P - 1) < N <= 32 P", hgr__op_entry_id(ctx, b),
                        hgr__entry_shape(b, have, sizeof(have)), (long long)units);
 }
 
@@ -186,22 +183,23 @@ static hgr_status_t check_dequantize(const hgr__op_ctx_t* ctx, int32_t* zb_step,
   const hgr__entry_t *a = hgr__op_input(ctx, 0), *b = hgr__op_input(ctx, 1);
   char have[160], other[160];
   if (!hgr__dtype_is_f32(a->dtype))
-    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is %s; the op takes float32", entry_id(ctx, a),
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is %s; the op takes float32", hgr__op_entry_id(ctx, a),
                          hgr_dtype_format(a->dtype, have, sizeof(have)));
   if (!byte_suffix(b->dtype))
-    return HGR__OP_ERROR(ctx, "input 1 (entry %u) is %s; the op takes uint8 and int8", entry_id(ctx, b),
+    return HGR__OP_ERROR(ctx, "input 1 (entry %u) is %s; the op takes uint8 and int8", hgr__op_entry_id(ctx, b),
                          hgr_dtype_format(b->dtype, have, sizeof(have)));
   int64_t k, n;
   HGR_RETURN_IF_ERROR(weights_shape(ctx, &k, &n));
   if (a->ndim < 1 || a->shape[a->ndim - 1] != k)
     return HGR__OP_ERROR(ctx, "input 0 (entry %u) is shaped %s and input 1 (entry %u) %s; the op takes [..., K] "
-                         "and panels [P, K, 32]", entry_id(ctx, a), hgr__entry_shape(a, have, sizeof(have)),
-                         entry_id(ctx, b), hgr__entry_shape(b, other, sizeof(other)));
+                         "and panels [P, K, 32]", hgr__op_entry_id(ctx, a), hgr__entry_shape(a, have, sizeof(have)),
+                         hgr__op_entry_id(ctx, b), hgr__entry_shape(b, other, sizeof(other)));
   HGR_RETURN_IF_ERROR(check_column_params(ctx, 2, 3, n, zb_step, scale_step));
   if (hgr__op_input_count(ctx) > 4) {
     const hgr__entry_t* bias = hgr__op_input(ctx, 4);
     if (!hgr__dtype_is_f32(bias->dtype) || bias->ndim != 1 || bias->shape[0] != n)
-      return HGR__OP_ERROR(ctx, "input 4 (the bias, entry %u) is %s %s; it is float32 [%lld]", entry_id(ctx, bias),
+      return HGR__OP_ERROR(ctx, "input 4 (the bias, entry %u) is %s %s; it is float32 [%lld]",
+                           hgr__op_entry_id(ctx, bias),
                            hgr_dtype_format(bias->dtype, have, sizeof(have)),
                            hgr__entry_shape(bias, other, sizeof(other)), (long long)n);
   }

@@ -41,10 +41,6 @@ typedef struct quant_layout_t {
   int32_t inner, extent, block, so_outer, so_d, so_in;
 } quant_layout_t;
 
-static uint32_t entry_id(const hgr__op_ctx_t* ctx, const hgr__entry_t* entry) {
-  return (uint32_t)(entry - ctx->graph->entries);
-}
-
 /* The kernel suffix of integer dtype (quantize: one it writes), or NULL. */
 static const char* integer_suffix(hgr_dtype_t dtype, bool quantize) {
   for (size_t k = 0; k < INTEGER_TYPE_COUNT; ++k)
@@ -60,23 +56,23 @@ static hgr_status_t quant_check(const hgr__op_ctx_t* ctx, bool quantize, const c
   char have[160], other[160];
   const char* suffix = integer_suffix(zero->dtype, quantize);
   if (!suffix)
-    return HGR__OP_ERROR(ctx, "input 2 (the zero point, entry %u) is %s; %s", entry_id(ctx, zero),
+    return HGR__OP_ERROR(ctx, "input 2 (the zero point, entry %u) is %s; %s", hgr__op_entry_id(ctx, zero),
                          hgr_dtype_format(zero->dtype, have, sizeof(have)),
                          quantize ? "quantize writes int8, uint8, int16 and uint16"
                                   : "dequantize reads int8, uint8, int16, uint16 and int32");
   if (quantize ? !hgr__dtype_is_f32(x->dtype) : !hgr__dtype_same(x->dtype, zero->dtype))
-    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is %s; %s", entry_id(ctx, x),
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is %s; %s", hgr__op_entry_id(ctx, x),
                          hgr_dtype_format(x->dtype, have, sizeof(have)),
                          quantize ? "quantize takes float32" : "dequantize takes the zero point's dtype");
   if (!hgr__dtype_is_f32(scale->dtype))
-    return HGR__OP_ERROR(ctx, "input 1 (the scale, entry %u) is %s; the op takes float32", entry_id(ctx, scale),
+    return HGR__OP_ERROR(ctx, "input 1 (the scale, entry %u) is %s; the op takes float32", hgr__op_entry_id(ctx, scale),
                          hgr_dtype_format(scale->dtype, have, sizeof(have)));
   bool same = scale->ndim == zero->ndim;
   for (int32_t d = 0; same && d < scale->ndim; ++d) same = scale->shape[d] == zero->shape[d];
   if (!same)
     return HGR__OP_ERROR(ctx, "the scale (entry %u) is shaped %s and the zero point (entry %u) %s; they must share "
-                         "a shape", entry_id(ctx, scale), hgr__entry_shape(scale, have, sizeof(have)),
-                         entry_id(ctx, zero), hgr__entry_shape(zero, other, sizeof(other)));
+                         "a shape", hgr__op_entry_id(ctx, scale), hgr__entry_shape(scale, have, sizeof(have)),
+                         hgr__op_entry_id(ctx, zero), hgr__entry_shape(zero, other, sizeof(other)));
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "input 0's element count", x->element_count, INT32_MAX));
   int64_t axis, block;
   HGR_RETURN_IF_ERROR(hgr__attr_int(ctx, "axis", 1, &axis));
@@ -89,7 +85,7 @@ static hgr_status_t quant_check(const hgr__op_ctx_t* ctx, bool quantize, const c
   if (scale->element_count == 1 && scale->ndim <= 1 && !block) return HGR_OK; /* per tensor */
   if (axis < -x->ndim || axis >= x->ndim)
     return HGR__OP_ERROR(ctx, "attr 'axis' = %lld is outside [-%d, %d) for input 0 (entry %u) shaped %s",
-                         (long long)axis, (int)x->ndim, (int)x->ndim, entry_id(ctx, x),
+                         (long long)axis, (int)x->ndim, (int)x->ndim, hgr__op_entry_id(ctx, x),
                          hgr__entry_shape(x, have, sizeof(have)));
   if (axis < 0) axis += x->ndim;
   int64_t extent = x->shape[axis], inner = 1;
@@ -99,7 +95,7 @@ static hgr_status_t quant_check(const hgr__op_ctx_t* ctx, bool quantize, const c
   if (!block) {
     if (scale->ndim != 1 || scale->shape[0] != extent)
       return HGR__OP_ERROR(ctx, "the scale (entry %u) is shaped %s; per axis it holds input 0's %lld along axis "
-                           "%lld (one element: per tensor)", entry_id(ctx, scale),
+                           "%lld (one element: per tensor)", hgr__op_entry_id(ctx, scale),
                            hgr__entry_shape(scale, have, sizeof(have)), (long long)extent, (long long)axis);
     out->so_d = 1;
     return HGR_OK;
@@ -109,7 +105,7 @@ static hgr_status_t quant_check(const hgr__op_ctx_t* ctx, bool quantize, const c
     same = scale->shape[d] == (d == axis ? (x->shape[d] + block - 1) / block : x->shape[d]);
   if (!same)
     return HGR__OP_ERROR(ctx, "the scale (entry %u) is shaped %s; in blocks of %lld along axis %lld it has input "
-                         "0's shape %s with ceil(%lld / %lld) along the axis", entry_id(ctx, scale),
+                         "0's shape %s with ceil(%lld / %lld) along the axis", hgr__op_entry_id(ctx, scale),
                          hgr__entry_shape(scale, have, sizeof(have)), (long long)block, (long long)axis,
                          hgr__entry_shape(x, other, sizeof(other)), (long long)extent, (long long)block);
   out->block = (int32_t)block;
@@ -176,7 +172,7 @@ static hgr_status_t params_check(const hgr__op_ctx_t* ctx) {
   const hgr__entry_t* x = hgr__op_input(ctx, 0);
   char have[160];
   if (!hgr__dtype_is_f32(x->dtype))
-    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is %s; the op takes float32", entry_id(ctx, x),
+    return HGR__OP_ERROR(ctx, "input 0 (entry %u) is %s; the op takes float32", hgr__op_entry_id(ctx, x),
                          hgr_dtype_format(x->dtype, have, sizeof(have)));
   return hgr__op_check_range(ctx, "input 0's element count", x->element_count, INT32_MAX);
 }
