@@ -7,9 +7,10 @@
  *   hgr_attention_<k|kt>_<D>(__global const float* q, __global const float* k,
  *       __global const float* v, __global const float* mask, __global float* out,
  *       int m_rows, int n_keys, int dk, int dv, int heads, float scale, int has_mask,
- *       int ms_batch, int ms_head, int ms_row, int ms_col, int causal)
+ *       int ms_batch, int ms_head, int ms_row, int ms_col, int causal, HGR_OUT_LAYOUT_PARAMS)
  *
- *   q [G, M, dk], k [G, N, dk] (_k) or [G, dk, N] (_kt), v [G, N, dv], out [G, M, dv];
+ *   q [G, M, dk], k [G, N, dk] (_k) or [G, dk, N] (_kt), v [G, N, dv], out [G, M, dv]
+ *   stored through the output layout of out_layout.h (each row of dv floats one run);
  *   mask (read only when has_mask) is added to the scores of matrix g = b * heads + h
  *   at (row, col) from mask[b * ms_batch + h * ms_head + row * ms_row + col *
  *   ms_col] (a stride 0 broadcasts). causal: key col of row `row` takes part only
@@ -27,6 +28,7 @@
  */
 
 #include "select.h"
+#include "out_layout.h"
 
 #define HGR_ATTN_BLOCK 16
 #define HGR_ATTN_ANY 128
@@ -39,7 +41,7 @@
 #define HGR_ATTN_ARGS                                                                                      \
   __global const float* q, __global const float* k, __global const float* v, __global const float* mask, \
       __global float* out, int m_rows, int n_keys, int dk, int dv, int heads, float scale, int has_mask, \
-      int ms_batch, int ms_head, int ms_row, int ms_col, int causal
+      int ms_batch, int ms_head, int ms_row, int ms_col, int causal, HGR_OUT_LAYOUT_PARAMS
 /* The start the vectors' and private kernels share: a work-item's ROWS query rows
  * from row0 of matrix g (none past m_rows), b and h (the mask's batch and head), the
  * keys kg and values vg of D floats each, the lane numbers. */
@@ -102,7 +104,8 @@
     }                                                                                                       \
     if (row >= m_rows) return;                                                                              \
     float inv = 1.0f / sum;                                                                                 \
-    __global float* o = out + ((size_t)g * m_rows + row) * (DV);                                            \
+    __global float* o =                                                                                         \
+        out + hgr_out_run((uint)(g * m_rows + row) * (uint)(DV), HGR_OUT_LAYOUT_ARGS);                          \
     for (int d = 0; d < (DV); ++d) o[d] = acc[d] * inv;                                                     \
   })
 
@@ -228,7 +231,8 @@ static inline float hgr_attn_sum16(float16 v) {
     }                                                                                                       \
     for (int r = 0; r < (ROWS) && row0 + r < m_rows; ++r) {                                          \
       float inv = 1.0f / sum[r];                                                                            \
-      __global float* o = out + ((size_t)g * m_rows + row0 + r) * (D);                                      \
+      __global float* o =                                                                                       \
+          out + hgr_out_run((uint)(g * m_rows + row0 + r) * (D), HGR_OUT_LAYOUT_ARGS);                          \
       for (int c = 0; c < (D) / 16; ++c) vstore16(acc[r][c] * inv, c, o);                                   \
     }                                                                                                       \
   })
@@ -321,7 +325,8 @@ HGR_ATTENTION_VEC_SIZES(kt)
       }                                                                                                         \
     }                                                                                                           \
     _Pragma("unroll") for (int r = 0; r < (ROWS); ++r) if (row0 + r < m_rows) {                                 \
-      __global float* o = out + ((size_t)g * m_rows + row0 + r) * (D);                                          \
+      __global float* o =                                                                                       \
+          out + hgr_out_run((uint)(g * m_rows + row0 + r) * (D), HGR_OUT_LAYOUT_ARGS);                          \
       _Pragma("unroll") for (int c = 0; c < (D) / 16; ++c) vstore16(acc[r][c] * inv[r], c, o);                  \
     }                                                                                                           \
   })

@@ -10,7 +10,9 @@
  * min(max(v, a_min), a_max) -- conv2d's fused epilogue (kernels/conv.cl's) -- 4 gelu
  * 0.5 v (1 + erf(v / sqrt 2)) and 5 gelu_tanh, a matmul's (runtime/passes'
  * fuse_gemm_epilogue.c), computed as kernels/elementwise.cl's gelu and gelu_tanh.
- * where C is contiguous [batch, m, n] and A and B are read through strides, so
+ * where C [batch, m, n] is stored through the output layout of out_layout.h (with
+ * out_d3 0 contiguous; otherwise as a transpose after the GEMM would lay it out),
+ * and A and B are read through strides, so
  * transposed operands and broadcast batches (stride 0) need no copy:
  *   A[p, i, l] = a[p * a_batch + i * a_row + l * a_depth]
  *   B[p, l, j] = b[p * b_batch + l * b_depth + (j / b_wrap) * b_wrap_stride + (j % b_wrap) * b_col]
@@ -26,7 +28,8 @@
  *   (__global const float* a, __global const float* b, __global const float* bias,
  *    __global float* c, int m, int n, int k,
  *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,
- *    int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride)
+ *    int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,
+ *    HGR_OUT_LAYOUT_PARAMS)
  * bias is read only when bias_mode is non-zero (any buffer may be passed otherwise).
  * Every index fits an int (the plan checks the element counts).
  *
@@ -72,6 +75,7 @@
 
 #include "select.h"
 #include "gelu.h"
+#include "out_layout.h"
 
 #define HGR_CAT2(a, b) a##b
 #define HGR_CAT(a, b) HGR_CAT2(a, b)
@@ -148,13 +152,20 @@
       HGR_VEC(RN) out = acc[r] + bias_vec;                                                      \
       if (bias_mode >= 2) out += (HGR_VEC(RN))(bias[(bias_mode == 3 ? p * m : 0) + i]);         \
       HGR_GEMM_ACT(HGR_VEC(RN), out)                                                            \
-      if ((jb) == (j0) && (j0) + RN <= n) {                                                     \
-        HGR_VSTORE(RN)(out, 0, c + i * n + (j0));                                               \
+      const uint e = ((uint)p * (uint)m + (uint)i) * (uint)n + (uint)(j0); /* C's element */   \
+      const int count = min(RN - ((j0) - (jb)), n - (j0)); /* the block's own columns */       \
+      uint x3 = 0, offset = e;                                                                  \
+      if (out_d3) offset = hgr_out_offset(e, HGR_OUT_LAYOUT_ARGS, &x3);                        \
+      if ((jb) == (j0) && count == RN && (!out_d3 || (out_s3 == 1 && x3 + RN <= (uint)out_d3))) { \
+        HGR_VSTORE(RN)(out, 0, c + offset);                                                     \
       } else {                                                                                  \
-        /* the block's own columns: from j0 (a shifted strip starts before it) to n */          \
+        /* from j0 (a shifted strip starts before it) to n, or across the output's runs */     \
         float part[RN];                                                                         \
         HGR_VSTORE(RN)(out, 0, part);                                                           \
-        for (int j = (j0) - (jb); j < RN && (jb) + j < n; ++j) c[i * n + (jb) + j] = part[j];   \
+        if (!out_d3)                                                                            \
+          for (int j = 0; j < count; ++j) c[offset + j] = part[(j0) - (jb) + j];                \
+        else                                                                                    \
+          hgr_out_store(c, part + ((j0) - (jb)), count, e, HGR_OUT_LAYOUT_ARGS);                \
       }                                                                                         \
     }                                                                                           \
   }
@@ -177,7 +188,8 @@
       __global const float* restrict a, __global const float* restrict b,                           \
       __global const float* restrict bias, __global float* restrict c, int m, int n, int k,         \
       int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,      \
-      int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride EXTRA_PARAM) {  \
+      int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,               \
+      HGR_OUT_LAYOUT_PARAMS EXTRA_PARAM) {                                                          \
     EXTRA_DECL                                                                                      \
     /* a_tile[buffer][i][l]: the block's TY * RM rows of A, BK values of each */                    \
     __local float a_tile[2 * TY * RM * BK];                                                         \
@@ -190,7 +202,6 @@
     const int p = (int)get_group_id(2);                                                             \
     a += p * a_batch;                                                                               \
     b += p * b_batch;                                                                               \
-    c += p * m * n;                                                                                 \
     const bool rows_inside = row0 + TY * RM <= m;                                                   \
     const bool cols_inside = col0 + TX * RN <= n && b_wrap >= n; /* and B's columns plain */        \
     const int tile_depth = BK; /* for HGR_ACC_MAD */                                                \
@@ -393,14 +404,14 @@
           __global const float* restrict a, __global const float* restrict b,                     \
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
           int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
-          int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {        \
+          int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,          \
+          HGR_OUT_LAYOUT_PARAMS) {                                                              \
     const int p = (int)get_group_id(2);                                                           \
     const int row0 = (int)get_global_id(ROW_DIM) * RM;                                            \
     const int j0 = (int)get_global_id(COL_DIM) * RN;                                              \
     if (row0 >= m || j0 >= n) return;                                                             \
     a += p * a_batch;                                                                             \
     b += p * b_batch;                                                                             \
-    c += p * m * n;                                                                               \
     HGR_REP(RM, HGR_DIRECT_AROW, _, _)                                                            \
     HGR_REP(RM, HGR_ACC_ZERO, HGR_VEC(RN), _)                                                     \
     /* the strip's first column: j0, or n - RN for a last, partial strip */                       \
@@ -457,14 +468,14 @@
           __global const float* restrict a, __global const float* restrict b,                     \
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
           int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
-          int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {        \
+          int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,          \
+          HGR_OUT_LAYOUT_PARAMS) {                                                              \
     const int p = (int)get_group_id(2);                                                           \
     const int row0 = (int)get_global_id(ROW_DIM) * RM;                                            \
     const int j0 = (int)get_global_id(COL_DIM) * 32;                                              \
     if (row0 >= m || j0 >= n) return;                                                             \
     a += p * a_batch;                                                                             \
     b += p * b_batch;                                                                             \
-    c += p * m * n;                                                                               \
     HGR_REP(RM, HGR_DIRECT_AROW, _, _)                                                            \
     HGR_REP(RM, HGR_WIDE_ZERO, float16, _)                                                        \
     const bool plain = b_col == 1 && b_wrap >= n && n >= 32;                                      \
@@ -528,7 +539,7 @@
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
           int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
           int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,          \
-          __local float* restrict pack) {                                                         \
+          HGR_OUT_LAYOUT_PARAMS, __local float* restrict pack) {                                                         \
     const int p = (int)get_group_id(2);                                                           \
     const int ty = (int)get_local_id(1);                                                          \
     const int row0 = (int)get_global_id(1) * RM;                                                  \
@@ -537,7 +548,6 @@
     if (j0 >= n || m <= 0) return;                                                                \
     a += p * a_batch;                                                                             \
     b += p * b_batch;                                                                             \
-    c += p * m * n;                                                                               \
     const bool plain = b_col == 1 && b_wrap >= n && n >= RN;                                      \
     const int jb = plain && j0 + RN > n ? n - RN : j0;                                            \
     if (plain) {                                                                                  \
@@ -633,14 +643,14 @@ static inline int hgr_dot_column(int j, int n, int b_col, int b_wrap, int b_wrap
       __global const float* restrict a, __global const float* restrict b,                         \
       __global const float* restrict bias, __global float* restrict c, int m, int n, int k,       \
       int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,    \
-      int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {            \
+      int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,              \
+      HGR_OUT_LAYOUT_PARAMS) {                                                                  \
     const int p = (int)get_group_id(2);                                                           \
     const int row0 = (int)get_global_id(1) * RM;                                                  \
     const int j0 = (int)get_global_id(0) * 4;                                                     \
     if (row0 >= m || j0 >= n) return;                                                             \
     a += p * a_batch;                                                                             \
     b += p * b_batch;                                                                             \
-    c += p * m * n;                                                                               \
     HGR_REP(RM, HGR_DOT_AROW, _, _)                                                               \
     __global const float* b0 = b + hgr_dot_column(j0, n, b_col, b_wrap, b_wrap_stride);           \
     __global const float* b1 = b + hgr_dot_column(j0 + 1, n, b_col, b_wrap, b_wrap_stride);       \
@@ -703,12 +713,12 @@ HGR_CONV_GEMM(1, 1, 4, 4, 8)
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void hgr_gemv_t4(
     __global const float* restrict a, __global const float* restrict b, __global const float* restrict bias,
     __global float* restrict c, int m, int n, int k, int a_batch, int a_row, int a_depth, int b_batch, int b_depth,
-    int b_col, int bias_mode, int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride) {
+    int b_col, int bias_mode, int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,
+    HGR_OUT_LAYOUT_PARAMS) {
   const int j0 = (int)get_group_id(0) * 4, p = (int)get_group_id(2);
   if (m < 1 || j0 >= n) return;
   a += p * a_batch;
   b += p * b_batch;
-  c += p * m * n;
   /* rows past n repeat the last one (read, never stored) */
   __global const float* b0 = b + min(j0, n - 1) * b_col;
   __global const float* b1 = b + min(j0 + 1, n - 1) * b_col;
@@ -748,12 +758,16 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void hgr_gemv_t4(
     out += (float4)(bias[min(j0, n - 1)], bias[min(j0 + 1, n - 1)], bias[min(j0 + 2, n - 1)],
                     bias[min(j0 + 3, n - 1)]);
   HGR_GEMM_ACT(float4, out)
-  if (j0 + 4 <= n) {
-    vstore4(out, 0, c + j0);
+  const uint e = (uint)p * (uint)m * (uint)n + (uint)j0; /* C's element (p, 0, j0) */
+  if (out_d3) {
+    vstore4(out, 0, sum);
+    hgr_out_store(c, sum, min(4, n - j0), e, HGR_OUT_LAYOUT_ARGS);
+  } else if (j0 + 4 <= n) {
+    vstore4(out, 0, c + e);
   } else {
-    c[j0] = out.s0;
-    if (j0 + 1 < n) c[j0 + 1] = out.s1;
-    if (j0 + 2 < n) c[j0 + 2] = out.s2;
+    c[e] = out.s0;
+    if (j0 + 1 < n) c[e + 1] = out.s1;
+    if (j0 + 2 < n) c[e + 2] = out.s2;
   }
 }
 #endif

@@ -1,7 +1,8 @@
 /* dense, matmul and batch_matmul against tests/ref_linalg.c on random data
  * (argument: a device spec), through the executor; every GEMM tile variant of
- * kernels/linalg.cl launched directly; plans for devices with tiny limits; and the
- * errors the ops report.
+ * kernels/linalg.cl launched directly; both also with output layouts (attrs
+ * out_shape and out_axes, against the reference reshaped and transposed); plans for
+ * devices with tiny limits; and the errors the ops report.
  *
  * Tolerance. The reference sums in double; the device sums K float32 products in
  * its own order (fused or not). That error is at most about K * 2^-24 * S, where
@@ -17,6 +18,7 @@
 #include "device_internal.h"
 #include "ops.h"
 #include "optest.h"
+#include "ref_layout.h"
 #include "ref_linalg.h"
 
 /* Shapes this large run everywhere but on the simulator. */
@@ -66,6 +68,42 @@ static double batch_matmul_atol(const float* a, const float* b, int64_t batch_a,
   free(ab);
   free(bound);
   return atol;
+}
+
+/* An output layout as the ops' attrs out_shape and out_axes give it: the result R
+ * viewed as shape (ndim dims, 1 to 4), stored as that view transposed by axes. */
+typedef struct out_view_t {
+  int32_t ndim;
+  int64_t shape[4];
+  int32_t axes[4];
+} out_view_t;
+
+/* The count values of R as the layout stores them, numpy's transpose(reshape(R,
+ * shape), axes), computed from the plain reference (malloc'd). */
+static float* view_of(const float* result, uint64_t count, const out_view_t* view) {
+  uint64_t view_count = 1;
+  for (int32_t d = 0; d < view->ndim; ++d) view_count *= (uint64_t)view->shape[d];
+  assert_int_equal(view_count, count);
+  float* stored = malloc((count ? count : 1) * sizeof(float));
+  assert_non_null(stored);
+  ref_transpose(result, view->shape, view->ndim, view->axes, stored);
+  return stored;
+}
+
+/* The output's shape: the view's dims in the order of its axes. */
+static void view_output_shape(const out_view_t* view, int64_t* out_shape) {
+  for (int32_t d = 0; d < view->ndim; ++d) out_shape[d] = view->shape[view->axes[d]];
+}
+
+/* The attrs out_shape and out_axes of view, as JSON members. */
+static void view_attrs(const out_view_t* view, char* text, size_t size) {
+  char shape[96] = "", axes[64] = "";
+  for (int32_t d = 0; d < view->ndim; ++d) {
+    size_t length = strlen(shape), axes_length = strlen(axes);
+    snprintf(shape + length, sizeof(shape) - length, "%s%lld", d ? ", " : "", (long long)view->shape[d]);
+    snprintf(axes + axes_length, sizeof(axes) - axes_length, "%s%d", d ? ", " : "", (int)view->axes[d]);
+  }
+  snprintf(text, size, "\"out_shape\": \"[%s]\", \"out_axes\": \"[%s]\"", shape, axes);
 }
 
 /* ---- through the executor --------------------------------------------------------------- */
@@ -357,13 +395,14 @@ static float apply_epilogue(const epilogue_t* e, float v) {
   return v;
 }
 
-/* Launches kernel on (a, b, bias) into c, the ints then the epilogue as its scalar
+/* Launches kernel on (a, b, bias) into c, the ints then the epilogue, B's wrap and
+ * the output layout (kernels/out_layout.h's 7 ints; NULL: plain, all 0) as its scalar
  * arguments, then local_bytes of local memory when non-zero (the packed direct
  * variant's last argument), and returns c's count values (malloc'd). */
 static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64_t a_count, const float* b,
                       uint64_t b_count, const float* bias, uint64_t bias_count, uint64_t c_count,
                       const int32_t* ints, uint32_t int_count, const epilogue_t* epilogue, const int32_t* wrap,
-                      size_t local_bytes, const hgr__launch_t* launch) {
+                      const int32_t* layout, size_t local_bytes, const hgr__launch_t* launch) {
   cl_mem mems[4] = {raw_buffer(raw, a, a_count), raw_buffer(raw, b, b_count),
                     bias ? raw_buffer(raw, bias, bias_count) : NULL, raw_buffer(raw, NULL, c_count)};
   if (!mems[2]) mems[2] = mems[0];
@@ -375,7 +414,10 @@ static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64
   CL_CHECK(clSetKernelArg(kernel, 7 + int_count, sizeof(cl_float), &epilogue->a_max));
   CL_CHECK(clSetKernelArg(kernel, 8 + int_count, sizeof(cl_int), &wrap[0]));
   CL_CHECK(clSetKernelArg(kernel, 9 + int_count, sizeof(cl_int), &wrap[1]));
-  if (local_bytes) CL_CHECK(clSetKernelArg(kernel, 10 + int_count, local_bytes, NULL));
+  static const int32_t plain[7] = {0, 0, 0, 0, 0, 0, 0};
+  for (cl_uint i = 0; i < 7; ++i)
+    CL_CHECK(clSetKernelArg(kernel, 10 + int_count + i, sizeof(cl_int), layout ? &layout[i] : &plain[i]));
+  if (local_bytes) CL_CHECK(clSetKernelArg(kernel, 17 + int_count, local_bytes, NULL));
   CL_CHECK(clEnqueueNDRangeKernel(raw->queue, kernel, launch->work_dim, NULL, launch->global, launch->local, 0, NULL,
                                   NULL));
   float* c = malloc((c_count ? c_count : 1) * sizeof(float));
@@ -402,15 +444,23 @@ static const epilogue_t epilogues[6] = {{0, 0, 0, 0},       {1, 0, 0, 0}, {2, 0.
 /* One GEMM through kernel: batch_a x [m, k] (or [k, m]) times batch_b x [k, n] (or
  * [n, k]), with no bias (bias_mode 0), bias [n] per column (1, dense's), bias [m]
  * per row (2, a 1x1 conv2d's) or bias [batch, m] (3, a grouped one's), then
- * epilogues[act], in the work-group size of the kernel's name. */
-static void check_kernel_panels(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
+ * epilogues[act], in the work-group size of the kernel's name; B in panels when
+ * panel > 0 (then tb false and batch_b 1); C [batch, m, n] stored through view when
+ * not NULL. */
+static void check_kernel_layout(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
                                 int64_t batch_a, int64_t batch_b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
-                                int bias_mode, int act, int64_t panel);
+                                int bias_mode, int act, int64_t panel, const out_view_t* view);
 
 static void check_kernel(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
                          int64_t batch_a, int64_t batch_b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
                          int bias_mode, int act) {
-  check_kernel_panels(raw, kernel, name, rng, batch_a, batch_b, m, n, k, ta, tb, bias_mode, act, 0);
+  check_kernel_layout(raw, kernel, name, rng, batch_a, batch_b, m, n, k, ta, tb, bias_mode, act, 0, NULL);
+}
+
+static void check_kernel_panels(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
+                                int64_t batch_a, int64_t batch_b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                                int bias_mode, int act, int64_t panel) {
+  check_kernel_layout(raw, kernel, name, rng, batch_a, batch_b, m, n, k, ta, tb, bias_mode, act, panel, NULL);
 }
 
 /* B [k, n] in panels of `panel` columns, [ceil(n / panel), k, panel] (matmul's attr
@@ -427,10 +477,26 @@ static float* pack_panels(const float* b, int64_t k, int64_t n, int64_t panel, u
   return packed;
 }
 
-/* check_kernel, with B in panels when panel > 0 (then tb false and batch_b 1). */
-static void check_kernel_panels(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
+/* kernels/out_layout.h's arguments for view, from its definition: out_d1 ... out_d3,
+ * the view's dims padded to 4 with leading 1s, then out_s0 ... out_s3, each padded
+ * view axis's stride in the output (the output's axes are the view's in the order
+ * of axes, contiguous). */
+static void view_args(const out_view_t* view, int32_t* args) {
+  int32_t pad = 4 - view->ndim;
+  int64_t dims[4] = {1, 1, 1, 1}, strides[4] = {0, 0, 0, 0};
+  for (int32_t d = 0; d < view->ndim; ++d) dims[pad + d] = view->shape[d];
+  int64_t stride = 1;
+  for (int32_t o = view->ndim - 1; o >= 0; --o) { /* the output's axes, innermost first */
+    strides[pad + view->axes[o]] = stride;
+    stride *= view->shape[view->axes[o]];
+  }
+  for (int a = 1; a < 4; ++a) args[a - 1] = (int32_t)dims[a];
+  for (int a = 0; a < 4; ++a) args[3 + a] = (int32_t)strides[a];
+}
+
+static void check_kernel_layout(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
                                 int64_t batch_a, int64_t batch_b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
-                                int bias_mode, int act, int64_t panel) {
+                                int bias_mode, int act, int64_t panel, const out_view_t* view) {
   int tx, ty, rm, rn, bk;
   assert_int_equal(sscanf(name, "hgr_gemm_%dx%d_%dx%d_k%d", &tx, &ty, &rm, &rn, &bk), 5);
   int64_t batch = batch_a > batch_b ? batch_a : batch_b;
@@ -478,16 +544,25 @@ static void check_kernel_panels(const raw_t* raw, cl_kernel kernel, const char* 
     launch.local[0] = (size_t)ty;
     launch.local[1] = (size_t)tx;
   }
+  int32_t layout[7];
+  if (view) {
+    view_args(view, layout);
+    float* stored = view_of(want, c_count, view);
+    free(want);
+    want = stored;
+  }
   float* got = raw_run(raw, kernel, a, a_count, b, b_count, bias_mode ? bias : NULL, (uint64_t)bias_count, c_count,
-                       ints, 10, &epilogues[act], wrap,
+                       ints, 10, &epilogues[act], wrap, view ? layout : NULL,
                        /* the packed direct variant: k rows of its strip */
                        strstr(name, "_pack") ? (size_t)(k > 1 ? k : 1) * (size_t)rn * sizeof(float) : 0, &launch);
-  char what[256];
+  char attrs[192] = "plain";
+  if (view) view_attrs(view, attrs, sizeof(attrs));
+  char what[384];
   snprintf(what, sizeof(what),
            "%s, batches %lld/%lld, m %lld, n %lld, k %lld, transpose_a %d, transpose_b %d, bias mode %d, act %d, "
-           "panels of %lld",
+           "panels of %lld, output %s",
            name, (long long)batch_a, (long long)batch_b, (long long)m, (long long)n, (long long)k, ta, tb, bias_mode,
-           act, (long long)panel);
+           act, (long long)panel, attrs);
   expect_close(got, want, c_count, atol, what);
   free(got);
   free(a);
@@ -496,11 +571,55 @@ static void check_kernel_panels(const raw_t* raw, cl_kernel kernel, const char* 
   free(want);
 }
 
+/* kernel (a block of bm x bn of C per work-group, bk deep; rm rows per work-item) with
+ * the output layouts of attrs out_shape and out_axes, each on partial tiles: runs of
+ * the output that are not multiples of the kernel's vectors (4, 16, 32), so a block's
+ * row is stored partly as one vector and partly element by element, and layouts that
+ * store every element alone. The expected values: the plain reference, reshaped and
+ * transposed on the host. */
+static void check_kernel_layouts(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
+                                 int64_t bm, int64_t bn, int64_t bk, int64_t rm) {
+  /* the heads split: matmul's [B * S, H * D] as [B, S, H, D] transposed to [B, H, S,
+   * D] (a transformer's projection into heads); runs of D = 12, past the tile's rows
+   * and columns */
+  int64_t s = bm / 2 + 2, h = bn / 12 + 2;
+  check_kernel_layout(raw, kernel, name, rng, 1, 1, 2 * s, h * 12, bk + 3, false, false, 1, 0, 0,
+                      &(out_view_t){4, {2, s, h, 12}, {0, 2, 1, 3}});
+  /* the keys transposed: [B, S, H, D] to [B, H, D, S], whose innermost axis is S, so
+   * every element is stored alone; D = 20, B transposed, a bias per row */
+  h = bn / 20 + 2;
+  check_kernel_layout(raw, kernel, name, rng, 1, 1, bm + 1, h * 20, bk + 1, false, true, 2, 1, 0,
+                      &(out_view_t){4, {1, bm + 1, h, 20}, {0, 2, 3, 1}});
+  /* a 2-D transpose, [m, n] to [n, m], A transposed, GELU */
+  check_kernel_layout(raw, kernel, name, rng, 1, 1, bm + 3, bn + 5, bk, true, false, 1, 4, 0,
+                      &(out_view_t){2, {bm + 3, bn + 5}, {1, 0}});
+  /* the batch index in the view: batch_matmul's [G, M, D] for G = B * H heads as [B,
+   * H, M, D] transposed to [B, M, H, D] (attention's P V joining its heads), with a
+   * bias row per matrix, D = 20; then B shared by the batch and D = bn + 4, past a
+   * tile, a last vector of 4 */
+  check_kernel_layout(raw, kernel, name, rng, 6, 6, bm + 1, 20, bk + 2, false, false, 3, 2, 0,
+                      &(out_view_t){4, {2, 3, bm + 1, 20}, {0, 2, 1, 3}});
+  check_kernel_layout(raw, kernel, name, rng, 4, 1, rm + 2, bn + 4, bk, false, false, 0, 3, 0,
+                      &(out_view_t){4, {2, 2, rm + 2, bn + 4}, {0, 2, 1, 3}});
+  /* odd runs of 5, which each vector's stores cross, in a 3-D view (padded with a
+   * leading 1): [S, H, 5] to [H, S, 5] */
+  h = bn / 5 + 2;
+  check_kernel_layout(raw, kernel, name, rng, 1, 1, bm - 1, h * 5, bk + 1, false, true, 0, 5, 0,
+                      &(out_view_t){3, {bm - 1, h, 5}, {1, 0, 2}});
+  /* B in panels of 32 columns (matmul's b_panel), the heads split: 9 runs of 12 over
+   * 4 panels, the last partial */
+  check_kernel_layout(raw, kernel, name, rng, 1, 1, 2 * rm + 3, 9 * 12, 19, false, false, 1, 1, 32,
+                      &(out_view_t){3, {2 * rm + 3, 9, 12}, {1, 0, 2}});
+  /* a 1-D view: mapped, yet the output is C as it is (one run of every element) */
+  check_kernel_layout(raw, kernel, name, rng, 2, 2, bm + 1, bn + 3, bk, false, false, 1, 0, 0,
+                      &(out_view_t){1, {2 * (bm + 1) * (bn + 3)}, {0}});
+}
+
 /* Every hgr_gemm_* kernel of the file (found by name, so a new variant is tested
  * without touching this test; the direct ones' rows-first twins *_rows launched with
  * their dimensions swapped), on one full tile and partial ones in each dimension
  * (m, n, k not multiples of its tile), for every transpose, each bias mode and each
- * epilogue (on the simulator too). */
+ * epilogue, and with the output layouts (on the simulator too). */
 static void every_gemm_kernel_matches_reference(void** state) {
   (void)state;
   raw_t raw;
@@ -582,6 +701,7 @@ static void every_gemm_kernel_matches_reference(void** state) {
                      false, true, 3, 3);
       }
     }
+    check_kernel_layouts(&raw, kernel, name, &rng, bm, bn, bk, rm);
     clReleaseKernel(kernel);
     ++variants;
   }
@@ -640,9 +760,13 @@ static void tiny_device_limits_get_a_variant_that_fits(void** state) {
     cl_kernel kernel = clCreateKernel(raw.program, plan->kernel, &error);
     CL_CHECK(error);
     int32_t ints[10];
-    assert_int_equal(plan->arg_count, 20);
+    assert_int_equal(plan->arg_count, 27);
     assert_int_equal(plan->args[18].i, n); /* no wrap */
     assert_int_equal(plan->args[19].i, 0);
+    for (uint32_t i = 20; i < 27; ++i) { /* the plain output layout */
+      assert_int_equal(plan->args[i].kind, HGR__ARG_INT);
+      assert_int_equal(plan->args[i].i, 0);
+    }
     assert_int_equal(plan->args[9 + 4].i, 1); /* bias per column */
     assert_int_equal(plan->args[14].kind, HGR__ARG_INT);
     assert_int_equal(plan->args[14].i, 0); /* no activation */
@@ -653,7 +777,7 @@ static void tiny_device_limits_get_a_variant_that_fits(void** state) {
     }
     float* got = raw_run(&raw, kernel, x, (uint64_t)(m * k), w, (uint64_t)(n * k), bias, (uint64_t)n,
                          (uint64_t)(m * n), ints, 10, &no_epilogue, (int32_t[]){plan->args[18].i, plan->args[19].i},
-                         0, &plan->launch);
+                         NULL, 0, &plan->launch);
     char what[128];
     snprintf(what, sizeof(what), "dense with %s for max_work_group %zu", plan->kernel, limits[s].max_work_group);
     expect_close(got, y, (uint64_t)(m * n), dense_atol(x, w, bias, m, k, n), what);
@@ -677,6 +801,164 @@ static void tiny_device_limits_get_a_variant_that_fits(void** state) {
   hgr_graph_release(graph);
   hgr_optest_free(&t);
   raw_close(&raw);
+}
+
+/* ---- output layouts through the executor ------------------------------------------------- */
+
+/* The GEMM tile candidates (ops_linalg.c's gemm_variants). */
+#define GEMM_CANDIDATE_COUNT 11
+
+/* A GEMM op: op ("dense", "matmul" or "batch_matmul") of a [batch, m, k] (rank 2
+ * without a batch; a matmul's rows of a rank-3 a are one GEMM of batch * m rows) and
+ * B [k, n] ([n, k] with transpose_b, always for dense's weight; [batch, ...] for
+ * batch_matmul), with matmul's B in panels of `panel` columns (attr b_panel) when
+ * panel > 0. */
+typedef struct gemm_case_t {
+  const char* op;
+  int64_t batch, m, n, k;
+  bool transpose_b;
+  int64_t panel;
+} gemm_case_t;
+
+/* Case c with a bias [n] when bias and the epilogue act, its result R stored through
+ * view (attrs out_shape and out_axes), the output shaped as the transposed view; on
+ * tile candidate `candidate` when force (one that does not fit gives way to the
+ * rule's). The expected values: the plain reference, reshaped and transposed on the
+ * host; the tolerance check_epilogue's. When kernel is not NULL, the plan for a
+ * roomy device must launch it. */
+static void check_out_layout(hgr_test_rng_t* rng, const gemm_case_t* c, bool bias, const activation_case_t* act,
+                             const out_view_t* view, bool force, uint32_t candidate, const char* kernel) {
+  bool dense = !strcmp(c->op, "dense"), batched = !strcmp(c->op, "batch_matmul");
+  bool tb = dense || c->transpose_b;
+  char attrs[512];
+  view_attrs(view, attrs, sizeof(attrs));
+  size_t length = strlen(attrs);
+  if (!dense) snprintf(attrs + length, sizeof(attrs) - length, ", \"transpose_b\": \"%d\"", tb);
+  length = strlen(attrs);
+  if (c->panel)
+    snprintf(attrs + length, sizeof(attrs) - length, ", \"b_panel\": \"%lld\", \"units\": \"%lld\"",
+             (long long)c->panel, (long long)c->n);
+  length = strlen(attrs);
+  snprintf(attrs + length, sizeof(attrs) - length, "%s", act->attrs);
+  hgr_optest_t t;
+  hgr_optest_init(&t, c->op, attrs);
+  int64_t a_shape[3] = {c->batch, c->m, c->k};
+  int32_t a_rank = batched || c->batch > 1 ? 3 : 2;
+  float* a = hgr_optest_input(&t, "float32", a_rank, a_rank == 3 ? a_shape : a_shape + 1);
+  hgr_optest_fill(&t.inputs[0], rng, -1, 1);
+  int64_t rows = batched ? c->m : c->batch * c->m, gemms = batched ? c->batch : 1;
+  uint64_t b_count = (uint64_t)(gemms * c->k * c->n);
+  float* b = malloc((b_count ? b_count : 1) * sizeof(float));
+  assert_non_null(b);
+  for (uint64_t i = 0; i < b_count; ++i) b[i] = hgr_test_rng_float(rng, -1, 1);
+  if (c->panel) {
+    assert_true(!tb && gemms == 1);
+    uint64_t packed_count;
+    float* packed = pack_panels(b, c->k, c->n, c->panel, &packed_count);
+    float* input =
+        hgr_optest_input(&t, "float32", 3, (int64_t[]){(c->n + c->panel - 1) / c->panel, c->k, c->panel});
+    memcpy(input, packed, packed_count * sizeof(float));
+    free(packed);
+  } else {
+    int64_t b_shape[3] = {gemms, tb ? c->n : c->k, tb ? c->k : c->n};
+    float* input = hgr_optest_input(&t, "float32", batched ? 3 : 2, batched ? b_shape : b_shape + 1);
+    memcpy(input, b, b_count * sizeof(float));
+  }
+  float* bias_values = bias ? hgr_optest_input(&t, "float32", 1, (int64_t[]){c->n}) : NULL;
+  if (bias) hgr_optest_fill(&t.inputs[2], rng, -1, 1);
+  uint64_t count = (uint64_t)(c->batch * c->m * c->n);
+  float* result = malloc((count ? count : 1) * sizeof(float));
+  assert_non_null(result);
+  hgr_ref_batch_matmul(a, b, result, gemms, gemms, rows, c->n, c->k, false, tb);
+  hgr_ref_gemm_epilogue(result, count, c->n, bias_values, act->name, act->alpha, act->a_min, act->a_max);
+  float* stored = view_of(result, count, view);
+  int64_t out_shape[4];
+  view_output_shape(view, out_shape);
+  float* out = hgr_optest_output(&t, "float32", view->ndim, out_shape);
+  memcpy(out, stored, count * sizeof(float));
+  double atol = batch_matmul_atol(a, b, gemms, gemms, rows, c->n, c->k, false, tb);
+  double largest_bias = 0;
+  for (int64_t j = 0; bias && j < c->n; ++j) largest_bias = fmax(largest_bias, fabs(bias_values[j]));
+  hgr_optest_tolerance(&t, 0, 1.2 * (atol + 1e-5 * largest_bias) + 1e-6);
+  t.force_candidate = force;
+  t.candidate = candidate;
+  if (kernel) {
+    hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
+    hgr_graph_t* graph = NULL;
+    hgr__op_ctx_t ctx;
+    ASSERT_OK(plan_for(&t, &roomy, &graph, &ctx));
+    assert_int_equal(ctx.launch_count, 1);
+    assert_string_equal(ctx.launches[0].kernel, kernel);
+    hgr__op_ctx_free(&ctx);
+    hgr_graph_release(graph);
+  }
+  hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
+  free(b);
+  free(result);
+  free(stored);
+  hgr_optest_free(&t);
+}
+
+/* dense, matmul and batch_matmul with attrs out_shape and out_axes write their result
+ * R as transpose(reshape(R, out_shape), out_axes): the heads split ([B * S, H * D] as
+ * [B, H, S, D]), the keys transposed ([B, H, D, S]: every element stored alone), a 2-D
+ * transpose, batch_matmul's heads joined ([B * H, M, D] as [B, M, H, D]: the batch
+ * index in the view), B in panels; matmul and batch_matmul on every tile candidate,
+ * each epilogue with a bias on the rule's; an empty result. */
+static void gemm_out_layout_matches_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 16);
+  const activation_case_t* none = &activation_cases[0];
+  for (uint32_t candidate = 0; candidate < GEMM_CANDIDATE_COUNT; ++candidate) {
+    check_out_layout(&rng, &(gemm_case_t){"matmul", 1, 10, 36, 7, false, 0}, false, none,
+                     &(out_view_t){4, {2, 5, 3, 12}, {0, 2, 1, 3}}, true, candidate, NULL);
+    check_out_layout(&rng, &(gemm_case_t){"matmul", 1, 10, 36, 7, true, 0}, false, none,
+                     &(out_view_t){4, {2, 5, 3, 12}, {0, 2, 3, 1}}, true, candidate, NULL);
+    check_out_layout(&rng, &(gemm_case_t){"matmul", 1, 13, 21, 17, false, 0}, true, &activation_cases[1],
+                     &(out_view_t){2, {13, 21}, {1, 0}}, true, candidate, NULL);
+    check_out_layout(&rng, &(gemm_case_t){"batch_matmul", 6, 5, 20, 9, false, 0}, false, none,
+                     &(out_view_t){4, {2, 3, 5, 20}, {0, 2, 1, 3}}, true, candidate, NULL);
+    /* 9 heads of 12 in panels of 32 columns, the last panel partial (its padding NaNs
+     * reach no stored element) */
+    check_out_layout(&rng, &(gemm_case_t){"matmul", 1, 7, 108, 19, false, 32}, true, &activation_cases[4],
+                     &(out_view_t){3, {7, 9, 12}, {1, 0, 2}}, true, candidate, NULL);
+    if (large_ok()) { /* more than one tile of every candidate, with partial ones */
+      check_out_layout(&rng, &(gemm_case_t){"matmul", 2, 65, 80, 127, false, 0}, true, none,
+                       &(out_view_t){4, {2, 65, 4, 20}, {0, 2, 1, 3}}, true, candidate, NULL);
+      check_out_layout(&rng, &(gemm_case_t){"batch_matmul", 12, 65, 64, 33, true, 0}, false, none,
+                       &(out_view_t){4, {2, 6, 65, 64}, {0, 2, 1, 3}}, true, candidate, NULL);
+      check_out_layout(&rng, &(gemm_case_t){"matmul", 1, 130, 200, 64, false, 0}, false, none,
+                       &(out_view_t){4, {2, 65, 10, 20}, {0, 2, 3, 1}}, true, candidate, NULL);
+    }
+  }
+  /* no rows: an empty output, its layout's dim of 0 (the kernels divide by the dims) */
+  check_out_layout(&rng, &(gemm_case_t){"matmul", 1, 0, 12, 5, false, 0}, false, none,
+                   &(out_view_t){3, {0, 3, 4}, {1, 0, 2}}, false, 0, NULL);
+  for (size_t a = 0; a < ACTIVATION_CASE_COUNT; ++a) {
+    check_out_layout(&rng, &(gemm_case_t){"dense", 2, 5, 36, 17, true, 0}, true, &activation_cases[a],
+                     &(out_view_t){4, {2, 5, 3, 12}, {0, 2, 1, 3}}, false, 0, NULL);
+    check_out_layout(&rng, &(gemm_case_t){"batch_matmul", 6, 7, 18, 5, false, 0}, true, &activation_cases[a],
+                     &(out_view_t){4, {2, 3, 7, 18}, {0, 2, 1, 3}}, false, 0, NULL);
+  }
+}
+
+/* One row of A (dense on one row of data, batch_matmul's decoder step with y [G, N,
+ * K]) plans the matrix-vector kernel, hgr_gemv_t4, which stores its 4 columns through
+ * the layout: runs of 5 that its 4 columns cross, every element alone (the
+ * innermost axis not the view's last), the batch index in the view. */
+static void one_row_out_layout_matches_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 17);
+  check_out_layout(&rng, &(gemm_case_t){"dense", 1, 1, 15, 23, true, 0}, true, &activation_cases[1],
+                   &(out_view_t){3, {1, 3, 5}, {0, 2, 1}}, false, 0, "hgr_gemv_t4");
+  check_out_layout(&rng, &(gemm_case_t){"dense", 1, 1, 10, 45, true, 0}, false, &activation_cases[0],
+                   &(out_view_t){3, {1, 2, 5}, {2, 1, 0}}, false, 0, "hgr_gemv_t4");
+  check_out_layout(&rng, &(gemm_case_t){"batch_matmul", 6, 1, 10, 9, true, 0}, true, &activation_cases[5],
+                   &(out_view_t){4, {2, 3, 1, 10}, {1, 0, 2, 3}}, false, 0, "hgr_gemv_t4");
+  check_out_layout(&rng, &(gemm_case_t){"matmul", 1, 1, 36, 40, true, 0}, false, &activation_cases[0],
+                   &(out_view_t){4, {1, 1, 3, 12}, {0, 2, 3, 1}}, false, 0, "hgr_gemv_t4");
 }
 
 /* ---- errors ------------------------------------------------------------------------------ */
@@ -909,6 +1191,59 @@ static void bad_shapes_and_attrs_are_rejected(void** state) {
                   "node 2 'matmul_node' (matmul): attr 'a_max' is required", "");
 }
 
+/* The output layout's attrs: both or neither, a shape that holds the result's
+ * elements (no negative dims), axes that are a permutation of its dims; each error
+ * names both attrs and their values. */
+static void bad_out_layouts_are_rejected(void** state) {
+  (void)state;
+  static const struct {
+    const char* attrs;
+    const char* expected1;
+    const char* expected2;
+  } cases[] = {
+      /* one without the other, or as many axes as dims */
+      {"\"out_shape\": \"[12]\"", "attrs 'out_shape' = \"[12]\" and 'out_axes' = \"\" go together", ""},
+      {"\"out_axes\": \"[1, 0]\"", "attrs 'out_shape' = \"\" and 'out_axes' = \"[1, 0]\" go together", ""},
+      {"\"out_shape\": \"[3, 4]\", \"out_axes\": \"[0]\"",
+       "attrs 'out_shape' = \"[3, 4]\" and 'out_axes' = \"[0]\" go together", "a shape of 1 to 4 dims"},
+      {"\"out_shape\": \"[]\", \"out_axes\": \"[]\"", "attrs 'out_shape' = \"[]\" and 'out_axes' = \"[]\" go together",
+       ""},
+      {"\"out_shape\": \"[1, 1, 1, 3, 4]\", \"out_axes\": \"[0, 1, 2, 3, 4]\"",
+       "attr 'out_shape' = \"[1, 1, 1, 3, 4]\" has more than 4 values", ""},
+      /* a shape that does not hold R's 12 elements, or only with negative dims */
+      {"\"out_shape\": \"[2, 5]\", \"out_axes\": \"[1, 0]\"",
+       "attrs 'out_shape' = \"[2, 5]\" and 'out_axes' = \"[1, 0]\": the shape must hold the result's 12 elements",
+       "a permutation of its dims"},
+      {"\"out_shape\": \"[-3, -4]\", \"out_axes\": \"[0, 1]\"", "attrs 'out_shape' = \"[-3, -4]\" and 'out_axes'",
+       "the result's 12 elements"},
+      /* dims whose product is 12 modulo 2^64 (3 * 2^64 + 12) */
+      {"\"out_shape\": \"[384773, 49477, 52086, 55810]\", \"out_axes\": \"[0, 1, 2, 3]\"",
+       "attrs 'out_shape' = \"[384773, 49477, 52086, 55810]\" and 'out_axes'", "the result's 12 elements"},
+      /* axes repeated, past the dims, negative */
+      {"\"out_shape\": \"[3, 4]\", \"out_axes\": \"[0, 0]\"",
+       "attrs 'out_shape' = \"[3, 4]\" and 'out_axes' = \"[0, 0]\"", "a permutation of its dims"},
+      {"\"out_shape\": \"[3, 4]\", \"out_axes\": \"[0, 2]\"", "'out_axes' = \"[0, 2]\"", "a permutation of its dims"},
+      {"\"out_shape\": \"[3, 4]\", \"out_axes\": \"[-1, 0]\"", "'out_axes' = \"[-1, 0]\"", "a permutation of its dims"},
+  };
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c)
+    expect_rejected("matmul", cases[c].attrs, 2, (int32_t[]){2, 2}, (const int64_t[][4]){{3, 5}, {5, 4}}, 2,
+                    (int64_t[]){3, 4}, cases[c].expected1, cases[c].expected2);
+  /* the node named, on the other two ops */
+  expect_rejected("dense", "\"out_shape\": \"[4, 4]\", \"out_axes\": \"[1, 0]\"", 2, (int32_t[]){2, 2},
+                  (const int64_t[][4]){{3, 5}, {4, 5}}, 2, (int64_t[]){3, 4},
+                  "node 2 'dense_node' (dense): attrs 'out_shape' = \"[4, 4]\" and 'out_axes' = \"[1, 0]\"",
+                  "the result's 12 elements");
+  expect_rejected("batch_matmul", "\"out_shape\": \"[2, 3, 4]\", \"out_axes\": \"[0, 1, 1]\"", 2, (int32_t[]){3, 3},
+                  (const int64_t[][4]){{2, 3, 5}, {2, 4, 5}}, 3, (int64_t[]){2, 3, 4},
+                  "node 2 'batch_matmul_node' (batch_matmul): attrs 'out_shape' = \"[2, 3, 4]\" and 'out_axes' = "
+                  "\"[0, 1, 1]\"",
+                  "the result's 24 elements");
+  /* a valid layout whose output is declared in R's shape */
+  expect_rejected("matmul", "\"out_shape\": \"[3, 4]\", \"out_axes\": \"[1, 0]\"", 2, (int32_t[]){2, 2},
+                  (const int64_t[][4]){{3, 5}, {5, 4}}, 2, (int64_t[]){3, 4}, "node 2 'matmul_node' (matmul): output 0",
+                  "should be shaped [4, 3]");
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(dense_matches_reference),
@@ -916,11 +1251,14 @@ int main(int argc, char** argv) {
       cmocka_unit_test(batch_matmul_matches_reference_with_broadcast_batches),
       cmocka_unit_test(gemm_epilogue_matches_reference),
       cmocka_unit_test(every_gemm_kernel_matches_reference),
+      cmocka_unit_test(gemm_out_layout_matches_reference),
+      cmocka_unit_test(one_row_out_layout_matches_reference),
       cmocka_unit_test(tiny_device_limits_get_a_variant_that_fits),
       cmocka_unit_test(one_row_dense_plans_the_gemv),
       cmocka_unit_test(contiguous_matmul_plans_the_direct_gemm),
       cmocka_unit_test(dense_plans_the_dot_gemm_on_pocl_cpu_drivers),
       cmocka_unit_test(bad_shapes_and_attrs_are_rejected),
+      cmocka_unit_test(bad_out_layouts_are_rejected),
   };
   return hgr_optest_main(argc, argv, "ops_linalg", tests, sizeof(tests) / sizeof(tests[0]));
 }

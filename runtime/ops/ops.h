@@ -59,7 +59,7 @@ typedef struct hgr__arg_t {
   size_t local_bytes;
 } hgr__arg_t;
 
-#define HGR__MAX_ARGS 24
+#define HGR__MAX_ARGS 32
 
 /* One kernel launch of a planned op. */
 typedef struct hgr__launch_plan_t {
@@ -379,6 +379,31 @@ const char* hgr__attr_string(const hgr__op_ctx_t* ctx, const char* key, const ch
 /* An axis in [-ndim, ndim) made non-negative; error naming the attr otherwise. */
 hgr_status_t hgr__op_axis(const hgr__op_ctx_t* ctx, const char* key, int64_t axis, int32_t ndim,
                           int32_t* out_axis);
+
+/* An op's output layout: attrs out_shape (1 to 4 dims) and out_axes (a permutation
+ * of as many axes), both or neither, say that the op writes its result R as
+ * transpose(reshape(R, out_shape), out_axes), as a reshape and a transpose after it
+ * would (passes/fuse_out_layout.c folds them in). dims: R viewed as out_shape padded
+ * with leading 1s to 4 dims; strides: each view axis's stride in the output. */
+typedef struct hgr__out_layout_t {
+  bool mapped; /* false: the output is R as it is */
+  int32_t dims[4];
+  int32_t strides[4];
+  int32_t rank;    /* out_shape's dims, */
+  int32_t axes[4]; /* and out_axes (of the view without the padding) */
+} hgr__out_layout_t;
+/* Reads the attrs (out_layout.c); shape and *ndim, R's shape on entry, become the
+ * output's. Errors name the node and the attrs: one without the other, a shape that
+ * does not hold R's elements (or more than INT32_MAX), axes that are no permutation. */
+hgr_status_t hgr__out_layout_parse(const hgr__op_ctx_t* ctx, int64_t* shape, int32_t* ndim, hgr__out_layout_t* out);
+/* Appends kernels/out_layout.h's HGR_OUT_LAYOUT_PARAMS for layout (all 0: plain). */
+void hgr__out_layout_args(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const hgr__out_layout_t* layout);
+/* Whether view (view_ndim dims) only splits the dims of shape (ndim dims): each dim of
+ * shape other than 1 the product of consecutive dims of view, the rest of view 1s. A
+ * tensor of shape at strides (elements; NULL: not asked) is then the view at
+ * *out_strides, whatever the strides: a strided gather can read it so. */
+bool hgr__view_splits(const int64_t* shape, int32_t ndim, const int64_t* view, int32_t view_ndim,
+                      const int64_t* strides, int64_t* out_strides);
 
 /* Launches. hgr__op_launch appends one (kernel of the op's source; the name is
  * copied, at most 63 characters) and returns it; when out of memory it records

@@ -14,6 +14,10 @@
  *                       a causal one [1, 1, M, N], one per matrix [G, M, N] with
  *                       heads = G. heads must divide G.
  *   causal       (false) key n of query row m takes part only where n <= m + N - M
+ *   out_shape, out_axes  the output as transpose(reshape([G, M, dv], out_shape),
+ *                       out_axes) (ops.h, hgr__out_layout_t), the last axis kept last
+ *                       and a multiple of dv: [B, M, H, dv] for the heads' transpose
+ *                       that follows attention in exports
  * The graph pass that fuses the attention block (passes/fuse_attention.c) makes
  * these nodes. Its tile candidates: flash attention's online softmax on one
  * work-item per query row or on float16 vectors (kernels/attention.cl), or staged
@@ -36,6 +40,9 @@ typedef struct attention_t {
   bool transpose_k, causal, has_mask;
   double scale;
   int32_t mask_strides[4]; /* batch, head, row, col; 0 where the mask broadcasts */
+  hgr__out_layout_t out;   /* how [G, M, dv] is stored (attrs out_shape, out_axes) */
+  int64_t out_shape[4];    /* the output's shape */
+  int32_t out_ndim;
 } attention_t;
 
 static hgr_status_t check_rank3(const hgr__op_ctx_t* ctx, uint32_t i, const char* name) {
@@ -107,14 +114,25 @@ static hgr_status_t attention_check(const hgr__op_ctx_t* ctx, attention_t* a) {
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", (uint64_t)(a->g * a->m * a->dv), INT32_MAX));
   a->has_mask = hgr__op_input_count(ctx) > 3;
   if (a->has_mask) HGR_RETURN_IF_ERROR(mask_strides(ctx, a));
+  a->out_shape[0] = a->g;
+  a->out_shape[1] = a->m;
+  a->out_shape[2] = a->dv;
+  a->out_ndim = 3;
+  HGR_RETURN_IF_ERROR(hgr__out_layout_parse(ctx, a->out_shape, &a->out_ndim, &a->out));
+  /* the kernels store each output row of dv floats as one run */
+  if (a->out.mapped && (a->out.strides[3] != 1 || (a->dv && a->out.dims[3] % a->dv)))
+    return HGR__OP_ERROR(ctx,
+                         "attrs 'out_shape' = \"%s\" and 'out_axes' = \"%s\" must keep the last axis last and make it a "
+                         "multiple of dv %lld (each output row one run)",
+                         hgr__attr_string(ctx, "out_shape", ""), hgr__attr_string(ctx, "out_axes", ""),
+                         (long long)a->dv);
   return HGR_OK;
 }
 
 static hgr_status_t infer_attention(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   attention_t a;
   HGR_RETURN_IF_ERROR(attention_check(ctx, &a));
-  int64_t shape[3] = {a.g, a.m, a.dv};
-  hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, shape, 3);
+  hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, a.out_shape, a.out_ndim);
   return HGR_OK;
 }
 
@@ -177,7 +195,7 @@ static void staged_gemms(const attention_t* a, hgr__gemm_t* scores, hgr__gemm_t*
                           .c_scratch = true, .scratch_bytes = scratch};
   *out = (hgr__gemm_t){.batch = a->g, .m = a->m, .n = a->dv, .k = a->n, .a_batch = a->m * a->n, .a_row = a->n,
                        .a_depth = 1, .b_batch = a->n * a->dv, .b_depth = a->dv, .b_col = 1, .a_scratch = true,
-                       .b_input = 2, .scratch_bytes = scratch};
+                       .b_input = 2, .scratch_bytes = scratch, .out = a->out};
 }
 
 /* S's rows in place into softmax(scale * S + mask) (kernels/attention.cl). */
@@ -285,6 +303,7 @@ static hgr_status_t plan_attention(hgr__op_ctx_t* ctx) {
   hgr__launch_int(ctx, l, a.has_mask);
   for (int d = 0; d < 4; ++d) hgr__launch_int(ctx, l, a.has_mask ? a.mask_strides[d] : 0);
   hgr__launch_int(ctx, l, a.causal);
+  hgr__out_layout_args(ctx, l, &a.out);
   size_t group = row_blocks ? 1 : ATTENTION_GROUP;
   if (ctx->limits.max_work_group < group) group = ctx->limits.max_work_group;
   if (ctx->limits.max_work_item[0] < group) group = ctx->limits.max_work_item[0];
@@ -296,7 +315,7 @@ static hgr_status_t plan_attention(hgr__op_ctx_t* ctx) {
 }
 
 const hgr__op_t hgr__ops_attention[] = {
-    {"attention", "attention", 3, 4, 1, 1, "scale transpose_k heads causal", plan_attention, 0, HGR__IN_PLACE_REFUSED,
+    {"attention", "attention", 3, 4, 1, 1, "scale transpose_k heads causal out_shape out_axes", plan_attention, 0, HGR__IN_PLACE_REFUSED,
      infer_attention},
     {.name = NULL},
 };

@@ -54,6 +54,7 @@ typedef struct hgr__gemm_t {
   bool a_scratch, b_scratch, c_scratch;
   uint32_t b_input;
   uint64_t scratch_bytes;
+  hgr__out_layout_t out; /* how C [batch, m, n] is stored (zeros: contiguous) */
 } hgr__gemm_t;
 
 /* conv2d's implicit GEMM (im2col on the fly, kernels/linalg.cl's hgr_conv_gemm_*):

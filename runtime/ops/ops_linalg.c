@@ -358,6 +358,7 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
   /* a wrap of at least n is no wrap */
   hgr__launch_int(ctx, l, g->b_wrap > 0 && g->b_wrap < g->n ? (int32_t)g->b_wrap : (int32_t)(g->n > 0 ? g->n : 1));
   hgr__launch_int(ctx, l, g->b_wrap > 0 && g->b_wrap < g->n ? (int32_t)g->b_wrap_stride : 0);
+  hgr__out_layout_args(ctx, l, &g->out);
   if (conv) append_im2col(ctx, l, g, conv);
   if (!gemv && v->pack) hgr__launch_local(ctx, l, (size_t)variant_local_bytes(v, g->k));
   size_t global[3] = {(size_t)((g->n + v->tx * v->rn - 1) / (v->tx * v->rn)) * (size_t)v->tx,
@@ -509,7 +510,7 @@ static hgr_status_t dense_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64
   *out_ndim = data->ndim;
   /* B[l, j] = weight[j, l] */
   *out_gemm = (gemm_t){1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in,
-                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, false, 0, 0};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, false, 0, 0, {0}};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, units, "the weight's units", out_gemm));
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
@@ -556,7 +557,7 @@ static hgr_status_t matmul_panels_gemm(const hgr__op_ctx_t* ctx, int64_t panel, 
   matmul_shape(ta, transpose_a, m, n, shape, out_ndim);
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, panel, 1,
                        HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, panel, k * panel, false, false, false,
-                       0, 0};
+                       0, 0, {0}};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "attr 'units'", out_gemm));
   return hgr__gemm_parse_activation(ctx, true, out_gemm);
 }
@@ -588,7 +589,7 @@ static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int6
   matmul_shape(ta, transpose_a, m, n, shape, out_ndim);
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n,
                        transpose_b ? k : 1, HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false,
-                       false, false, 0, 0};
+                       false, false, 0, 0, {0}};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "tensor_b's columns", out_gemm));
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
@@ -626,7 +627,7 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
   *out_gemm = (gemm_t){batch, m, n, k,
                        x_batch == 1 ? 0 : m * k, transpose_a ? 1 : k, transpose_a ? m : 1,
                        y_batch == 1 ? 0 : k * n, transpose_b ? 1 : n, transpose_b ? k : 1,
-                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, false, 0, 0};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, false, 0, 0, {0}};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "y's columns", out_gemm));
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
@@ -638,6 +639,7 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
     int64_t shape[HGR_MAX_DIMS];                                                     \
     int32_t ndim;                                                                    \
     HGR_RETURN_IF_ERROR(name##_gemm(ctx, &g, shape, &ndim));                         \
+    HGR_RETURN_IF_ERROR(hgr__out_layout_parse(ctx, shape, &ndim, &g.out));           \
     hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, shape, ndim);                    \
     return HGR_OK;                                                                   \
   }                                                                                  \
@@ -646,7 +648,8 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
     int64_t shape[HGR_MAX_DIMS];                                                     \
     int32_t ndim;                                                                    \
     HGR_RETURN_IF_ERROR(name##_gemm(ctx, &g, shape, &ndim));                         \
-    return hgr__gemm_plan(ctx, &g);                                                         \
+    HGR_RETURN_IF_ERROR(hgr__out_layout_parse(ctx, shape, &ndim, &g.out));           \
+    return hgr__gemm_plan(ctx, &g);                                                  \
   }
 GEMM_OP(dense)
 GEMM_OP(matmul)
@@ -654,11 +657,11 @@ GEMM_OP(batch_matmul)
 #undef GEMM_OP
 
 const hgr__op_t hgr__ops_linalg[] = {
-    {"dense", "linalg", 2, 3, 1, 1, "units out_dtype activation alpha a_min a_max", plan_dense, 0,
+    {"dense", "linalg", 2, 3, 1, 1, "units out_dtype activation alpha a_min a_max out_shape out_axes", plan_dense, 0,
      HGR__IN_PLACE_REFUSED, infer_dense},
-    {"matmul", "linalg", 2, 3, 1, 1, "units out_dtype transpose_a transpose_b b_panel activation alpha a_min a_max",
+    {"matmul", "linalg", 2, 3, 1, 1, "units out_dtype transpose_a transpose_b b_panel activation alpha a_min a_max out_shape out_axes",
      plan_matmul, 0, HGR__IN_PLACE_REFUSED, infer_matmul},
-    {"batch_matmul", "linalg", 2, 3, 1, 1, "out_dtype transpose_a transpose_b activation alpha a_min a_max",
+    {"batch_matmul", "linalg", 2, 3, 1, 1, "out_dtype transpose_a transpose_b activation alpha a_min a_max out_shape out_axes",
      plan_batch_matmul, 0, HGR__IN_PLACE_REFUSED, infer_batch_matmul},
     {.name = NULL},
 };
