@@ -13,16 +13,20 @@
  *   hgr_softmax_rows_f32(__global const float* x, __global float* y, uint rows, uint len,
  *                        int log_output, __local float* scratch)
  *   hgr_layer_norm_rows_f32(__global const float* x, __global const float* gamma,
- *                           __global const float* beta, __global float* y, uint rows, uint len,
- *                           float epsilon, int center, int scale, __local float* scratch)
+ *                           __global const float* beta, __global const float* skip, int has_skip,
+ *                           __global float* y, uint rows, uint len, float epsilon, int center,
+ *                           int scale, __local float* scratch)
  *
  * Column kernels, for any inner: one work-item per (o, i) pair looping over the axis.
  * NDRange 1-D, global >= outer * inner (work-items past it do nothing).
  *   hgr_softmax_f32(__global const float* x, __global float* y, uint outer, uint len, uint inner,
  *                   int log_output)
  *   hgr_layer_norm_f32(__global const float* x, __global const float* gamma,
- *                      __global const float* beta, __global float* y, uint outer, uint len,
- *                      uint inner, float epsilon, int center, int scale)
+ *                      __global const float* beta, __global const float* skip, int has_skip,
+ *                      __global float* y, uint outer, uint len, uint inner, float epsilon,
+ *                      int center, int scale)
+ * layer_norm normalizes x + skip where has_skip (a residual added first: skip is shaped
+ * as x; read only then), else x.
  *
  * batch_norm (inference), one work-item per element; the channel of element e is
  * (e / inner) % channels. NDRange 1-D, global >= count.
@@ -147,6 +151,10 @@ __kernel void hgr_softmax_f32(__global const float* x, __global float* y, uint o
 }
 #endif
 
+/* layer_norm's input element i of x (plus skip's where has_skip), and chunk c of 16. */
+#define HGR_LN_IN(x, skip, i) (has_skip ? (x)[i] + (skip)[i] : (x)[i])
+#define HGR_LN_IN16(x, skip, c) (has_skip ? vload16((c), (x)) + vload16((c), (skip)) : vload16((c), (x)))
+
 /* (x - mean) * inv_std, then times gamma[j] and plus beta[j] as the flags say. */
 float hgr_layer_norm_value(float x, float mean, float inv_std, __global const float* gamma,
                            __global const float* beta, uint j, int center, int scale) {
@@ -164,8 +172,9 @@ float hgr_layer_norm_value(float x, float mean, float inv_std, __global const fl
  *   hgr_softmax_vec_f32(__global const float* x, __global float* y, uint rows, uint len,
  *                       int log_output)
  *   hgr_layer_norm_vec_f32(__global const float* x, __global const float* gamma,
- *                          __global const float* beta, __global float* y, uint rows, uint len,
- *                          float epsilon, int center, int scale) */
+ *                          __global const float* beta, __global const float* skip, int has_skip,
+ *                          __global float* y, uint rows, uint len, float epsilon, int center,
+ *                          int scale) */
 
 #define HGR_KAHAN_ADD16(sum, comp, value)                                 \
   do {                                                                    \
@@ -227,86 +236,94 @@ __kernel void hgr_softmax_vec_f32(__global const float* x, __global float* y, ui
 
 #if HGR_WANTED(hgr_layer_norm_vec_f32)
 __kernel void hgr_layer_norm_vec_f32(__global const float* x, __global const float* gamma,
-                                     __global const float* beta, __global float* y, uint rows, uint len,
-                                     float epsilon, int center, int scale) {
+                                     __global const float* beta, __global const float* skip, int has_skip,
+                                     __global float* y, uint rows, uint len, float epsilon, int center,
+                                     int scale) {
   size_t row = get_global_id(0);
   if (row >= rows) return;
   __global const float* xr = x + row * len;
+  __global const float* sr = skip + (has_skip ? row * len : 0);
   __global float* yr = y + row * len;
   uint chunks = len / 16;
   float16 sum16 = (float16)(0.0f), comp16 = (float16)(0.0f);
-  for (uint c = 0; c < chunks; ++c) HGR_KAHAN_ADD16(sum16, comp16, vload16(c, xr));
+  for (uint c = 0; c < chunks; ++c) HGR_KAHAN_ADD16(sum16, comp16, HGR_LN_IN16(xr, sr, c));
   float sum = hgr_norm_lanes_total(sum16, comp16), comp = 0.0f;
-  for (uint j = chunks * 16; j < len; ++j) HGR_KAHAN_ADD(sum, comp, xr[j]);
+  for (uint j = chunks * 16; j < len; ++j) HGR_KAHAN_ADD(sum, comp, HGR_LN_IN(xr, sr, j));
   float mean = (sum - comp) / (float)len;
   sum16 = (float16)(0.0f);
   comp16 = (float16)(0.0f);
   for (uint c = 0; c < chunks; ++c) {
-    float16 d = vload16(c, xr) - (float16)(mean);
+    float16 d = HGR_LN_IN16(xr, sr, c) - (float16)(mean);
     HGR_KAHAN_ADD16(sum16, comp16, d * d);
   }
   sum = hgr_norm_lanes_total(sum16, comp16);
   comp = 0.0f;
-  for (uint j = chunks * 16; j < len; ++j) HGR_KAHAN_ADD(sum, comp, (xr[j] - mean) * (xr[j] - mean));
+  for (uint j = chunks * 16; j < len; ++j) {
+    float d = HGR_LN_IN(xr, sr, j) - mean;
+    HGR_KAHAN_ADD(sum, comp, d * d);
+  }
   float inv_std = 1.0f / sqrt((sum - comp) / (float)len + epsilon);
   for (uint c = 0; c < chunks; ++c) {
-    float16 v = (vload16(c, xr) - (float16)(mean)) * (float16)(inv_std);
+    float16 v = (HGR_LN_IN16(xr, sr, c) - (float16)(mean)) * (float16)(inv_std);
     if (scale) v *= vload16(c, gamma);
     if (center) v += vload16(c, beta);
     vstore16(v, c, yr);
   }
   for (uint j = chunks * 16; j < len; ++j)
-    yr[j] = hgr_layer_norm_value(xr[j], mean, inv_std, gamma, beta, j, center, scale);
+    yr[j] = hgr_layer_norm_value(HGR_LN_IN(xr, sr, j), mean, inv_std, gamma, beta, j, center, scale);
 }
 #endif
 
 
 #if HGR_WANTED(hgr_layer_norm_rows_f32)
 __kernel void hgr_layer_norm_rows_f32(__global const float* x, __global const float* gamma,
-                                      __global const float* beta, __global float* y, uint rows, uint len,
-                                      float epsilon, int center, int scale, __local float* scratch) {
+                                      __global const float* beta, __global const float* skip, int has_skip,
+                                      __global float* y, uint rows, uint len, float epsilon, int center,
+                                      int scale, __local float* scratch) {
   uint row = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
   bool active = row < rows;
   uint base = active ? row * len : 0;
   float sum = 0.0f, comp = 0.0f;
   if (active)
-    for (uint j = lid; j < len; j += size) HGR_KAHAN_ADD(sum, comp, x[base + j]);
+    for (uint j = lid; j < len; j += size) HGR_KAHAN_ADD(sum, comp, HGR_LN_IN(x, skip, base + j));
   float mean = hgr_norm_group_sum(scratch, sum - comp) / (float)len;
   /* Two passes: the variance of the centered values does not cancel. */
   sum = comp = 0.0f;
   if (active)
     for (uint j = lid; j < len; j += size) {
-      float d = x[base + j] - mean;
+      float d = HGR_LN_IN(x, skip, base + j) - mean;
       HGR_KAHAN_ADD(sum, comp, d * d);
     }
   float var = hgr_norm_group_sum(scratch, sum - comp) / (float)len;
   float inv_std = 1.0f / sqrt(var + epsilon);
   if (active)
     for (uint j = lid; j < len; j += size)
-      y[base + j] = hgr_layer_norm_value(x[base + j], mean, inv_std, gamma, beta, j, center, scale);
+      y[base + j] =
+          hgr_layer_norm_value(HGR_LN_IN(x, skip, base + j), mean, inv_std, gamma, beta, j, center, scale);
 }
 #endif
 
 #if HGR_WANTED(hgr_layer_norm_f32)
 __kernel void hgr_layer_norm_f32(__global const float* x, __global const float* gamma, __global const float* beta,
-                                 __global float* y, uint outer, uint len, uint inner, float epsilon, int center,
-                                 int scale) {
+                                 __global const float* skip, int has_skip, __global float* y, uint outer, uint len,
+                                 uint inner, float epsilon, int center, int scale) {
   size_t item = get_global_id(0);
   if (item >= (size_t)outer * inner) return;
   uint o = (uint)item / inner, i = (uint)item - o * inner;
   uint base = o * len * inner + i;
   float sum = 0.0f, comp = 0.0f;
-  for (uint j = 0; j < len; ++j) HGR_KAHAN_ADD(sum, comp, x[base + j * inner]);
+  for (uint j = 0; j < len; ++j) HGR_KAHAN_ADD(sum, comp, HGR_LN_IN(x, skip, base + j * inner));
   float mean = (sum - comp) / (float)len;
   sum = comp = 0.0f;
   for (uint j = 0; j < len; ++j) {
-    float d = x[base + j * inner] - mean;
+    float d = HGR_LN_IN(x, skip, base + j * inner) - mean;
     HGR_KAHAN_ADD(sum, comp, d * d);
   }
   float var = (sum - comp) / (float)len;
   float inv_std = 1.0f / sqrt(var + epsilon);
   for (uint j = 0; j < len; ++j)
-    y[base + j * inner] = hgr_layer_norm_value(x[base + j * inner], mean, inv_std, gamma, beta, j, center, scale);
+    y[base + j * inner] =
+        hgr_layer_norm_value(HGR_LN_IN(x, skip, base + j * inner), mean, inv_std, gamma, beta, j, center, scale);
 }
 #endif
 

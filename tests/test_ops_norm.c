@@ -121,7 +121,9 @@ static void softmax_is_stable_for_large_inputs(void** state) {
   }
 }
 
-static void check_layer_norm(const axis_case_t* c, bool center, bool scale, double epsilon, hgr_test_rng_t* rng) {
+/* layer_norm of the case; with skip, of x + skip (input 3, a residual the kernel adds). */
+static void check_layer_norm_skip(const axis_case_t* c, bool center, bool scale, double epsilon, bool skip,
+                                  hgr_test_rng_t* rng) {
   char attrs[160];
   snprintf(attrs, sizeof(attrs), "\"axis\": \"%lld\", \"epsilon\": \"%g\", \"center\": \"%s\", \"scale\": \"%s\"",
            (long long)c->axis, epsilon, center ? "True" : "False", scale ? "1" : "0");
@@ -132,15 +134,28 @@ static void check_layer_norm(const axis_case_t* c, bool center, bool scale, doub
   float* x = hgr_optest_input(&t, "float32", c->ndim, c->shape);
   float* gamma = hgr_optest_input(&t, "float32", 1, &len);
   float* beta = hgr_optest_input(&t, "float32", 1, &len);
+  float* residual = skip ? hgr_optest_input(&t, "float32", c->ndim, c->shape) : NULL;
   float* y = hgr_optest_output(&t, "float32", c->ndim, c->shape);
   /* Not centred on 0, so the mean matters. */
   hgr_optest_fill(&t.inputs[0], rng, -1, 7);
   hgr_optest_fill(&t.inputs[1], rng, -2, 2);
   hgr_optest_fill(&t.inputs[2], rng, -1, 1);
-  hgr_ref_layer_norm(x, gamma, beta, y, outer, len, inner, (float)epsilon, center, scale);
+  float* sum = x;
+  if (skip) { /* the reference normalizes the sum, as the unfused add and layer_norm do */
+    hgr_optest_fill(&t.inputs[3], rng, -3, 3);
+    sum = malloc(t.inputs[0].count * sizeof(float));
+    assert_non_null(sum);
+    for (uint64_t i = 0; i < t.inputs[0].count; ++i) sum[i] = x[i] + residual[i];
+  }
+  hgr_ref_layer_norm(sum, gamma, beta, y, outer, len, inner, (float)epsilon, center, scale);
+  if (skip) free(sum);
   hgr_optest_tolerance(&t, 1e-5, 1e-5);
   check_each_candidate(&t);
   hgr_optest_free(&t);
+}
+
+static void check_layer_norm(const axis_case_t* c, bool center, bool scale, double epsilon, hgr_test_rng_t* rng) {
+  check_layer_norm_skip(c, center, scale, epsilon, false, rng);
 }
 
 static void layer_norm_matches_reference(void** state) {
@@ -151,6 +166,8 @@ static void layer_norm_matches_reference(void** state) {
     if (skip_case(&axis_cases[k])) continue;
     /* Every combination of center and scale over the cases, two epsilons. */
     check_layer_norm(&axis_cases[k], (k & 1) == 0, (k & 2) == 0, k % 3 ? 1e-5 : 1e-2, &rng);
+    /* with a skip input on every kernel (rows in vectors, row groups, columns) */
+    check_layer_norm_skip(&axis_cases[k], (k & 2) == 0, (k & 1) == 0, 1e-5, true, &rng);
   }
 }
 
@@ -461,6 +478,12 @@ static void layer_norm_rejects_bad_attrs_and_shapes(void** state) {
 
   layer_norm_node(&t, "\"momentum\": \"0.9\"", 5);
   expect_error(&t, prefix, "unknown attr 'momentum'");
+  hgr_optest_free(&t);
+
+  /* a skip input shaped otherwise than the data */
+  layer_norm_node(&t, NULL, 5);
+  hgr_optest_input(&t, "float32", 2, (int64_t[]){1, 5});
+  expect_error(&t, "node 4 'layer_norm_node' (layer_norm): ", "input 3 (skip)");
   hgr_optest_free(&t);
 }
 

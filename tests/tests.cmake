@@ -55,6 +55,14 @@ hgr_test(NAME fuse_attention_three_platforms SOURCE test_fuse_attention.c ARGS r
 # near misses, the pipeline's order; fused against unfused on each platform
 hgr_test(NAME fuse_gemm_epilogue_unit SOURCE test_fuse_gemm_epilogue.c ARGS unit)
 hgr_test(NAME fuse_gemm_epilogue_three_platforms SOURCE test_fuse_gemm_epilogue.c ARGS run pocl:0 rusticl:0 oclgrind:0)
+# The output layout pass: the heads' reshapes and transposes after GEMMs and attention,
+# the near misses, the switch and counts; fused against unfused on each platform
+hgr_test(NAME fuse_out_layout_unit SOURCE test_fuse_out_layout.c ARGS unit)
+hgr_test(NAME fuse_out_layout_three_platforms SOURCE test_fuse_out_layout.c ARGS run pocl:0 rusticl:0 oclgrind:0)
+# The skip layer norm pass: a residual add into the layer_norm after it, the near
+# misses, the switch and counts; fused against unfused on each platform
+hgr_test(NAME fuse_skip_norm_unit SOURCE test_fuse_skip_norm.c ARGS unit)
+hgr_test(NAME fuse_skip_norm_three_platforms SOURCE test_fuse_skip_norm.c ARGS run pocl:0 rusticl:0 oclgrind:0)
 # The GEMM weight packing pass: panels of 32 columns, shared packs, near misses;
 # packed against unpacked on each platform
 hgr_test(NAME pack_gemm_weights_unit SOURCE test_pack_gemm_weights.c ARGS unit)

@@ -35,7 +35,15 @@
  *      K, 32] (matmul's attr b_panel; docs/ops.md, matmul), each column strip of
  *      the GEMM kernels then one contiguous run of memory per step of K; the
  *      param leaves when nothing else reads it;
- *   6. elementwise: chains of float32 elementwise nodes become fused_elementwise
+ *   6. output layouts: a reshape and a transpose (or two) after a dense, matmul,
+ *      batch_matmul or attention become its attrs out_shape and out_axes, its
+ *      kernel storing the result where the transpose would have put it (the heads
+ *      of a transformer split after their projections and joined after attention;
+ *      docs/ops.md, matmul);
+ *   7. skip layer norms: the add of two values of one shape read only by a
+ *      layer_norm becomes the layer_norm's skip input (a transformer's residual,
+ *      as ONNX Runtime's SkipLayerNormalization; docs/ops.md, layer_norm);
+ *   8. elementwise: chains of float32 elementwise nodes become fused_elementwise
  *      nodes, one generated kernel each (docs/onnx.md, "Elementwise fusion"); a
  *      gelu the patterns made joins its neighbours there.
  * A value used outside a chain, or that is a graph output, is never fused away.
@@ -72,6 +80,8 @@ typedef struct hgr_passes_options_t {
   bool conv_epilogue;
   bool gemm_epilogue; /* dense/matmul/batch_matmul, then a bias add and an activation -> one GEMM */
   bool gemm_pack;     /* matmul's constant weights -> panels of 32 columns (attr b_panel) */
+  bool out_layout;    /* a GEMM's or attention's reshape and transpose -> its output layout */
+  bool skip_layer_norm; /* a residual add before a layer_norm -> the layer_norm's skip input */
   bool elementwise;
   hgr_passes_log_fn log; /* may be NULL */
   void* log_user;
@@ -93,6 +103,10 @@ typedef struct hgr_passes_report_t {
   uint32_t gemm_epilogue_fused; /* add and activation nodes they took in */
   uint32_t packed_weights;      /* params made of matmul weights in panels */
   uint32_t packed_weight_readers; /* matmul nodes that read them */
+  uint32_t out_layouts;         /* GEMM and attention nodes that took a transpose as their output layout */
+  uint32_t out_layout_fused;    /* reshape and transpose nodes they took in */
+  uint32_t skip_layer_norms;    /* layer_norm nodes that took a residual add as their skip input */
+  uint32_t skip_layer_norm_fused; /* add nodes they took in */
   uint32_t elementwise_groups;  /* fused_elementwise nodes made */
   uint32_t elementwise_fused;   /* elementwise nodes they replaced */
   bool placed;                  /* the graph carries a placement: no pass ran */
@@ -109,11 +123,12 @@ typedef struct hgr_passes_count_t {
 } hgr_passes_count_t;
 
 /* The number of patterns a report counts (HGR_PASSES_COUNT_MAX at most). */
-#define HGR_PASSES_COUNT_MAX 8
+#define HGR_PASSES_COUNT_MAX 12
 
 /* Fills out_counts (room for HGR_PASSES_COUNT_MAX) with report's counts, one per
  * pattern in pipeline order (layer norms, GELUs, attentions, conv epilogues, GEMM
- * epilogues, packed GEMM weights, elementwise groups), and returns how many it
+ * epilogues, packed GEMM weights, output layouts, skip layer norms, elementwise
+ * groups), and returns how many it
  * wrote; the strings are static. */
 HGR_API size_t hgr_passes_report_counts(const hgr_passes_report_t* report, hgr_passes_count_t* out_counts);
 

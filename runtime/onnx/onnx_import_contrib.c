@@ -8,7 +8,7 @@
  *   QuickGelu(X; alpha = 1.702)     X * sigmoid(alpha * X)
  *   BiasAdd(X, bias, skip)          X + bias + skip
  *   SkipLayerNormalization(input, skip, gamma, beta?, bias?; epsilon = 1e-12)
- *       sum = input + skip (+ bias); output = layer_norm(sum) * gamma (+ beta) over
+ *       sum = input (+ bias) + skip; output = layer_norm(sum) * gamma (+ beta) over
  *       the last axis; outputs output and input_skip_bias_sum (3)
  *   SkipSimplifiedLayerNormalization(input, skip, gamma, bias?; epsilon = 1e-12)
  *       sum as above; output = sum / sqrt(mean(sum^2) + epsilon) * gamma
@@ -180,8 +180,10 @@ static hgr_status_t import_skip_layer_norm(hgr__onnx_node_t* node) {
   (void)has_gamma;
   if (!simplified) HGR_RETURN_IF_ERROR(vector_input(node, 3, "beta", hidden, &beta, &has_beta));
   HGR_RETURN_IF_ERROR(vector_input(node, simplified ? 3 : 4, "bias", hidden, &bias, &has_bias));
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "add", sum, skip, &sum));
+  /* the bias first: a MatMul's output plus the bias is that GEMM's epilogue, and the
+   * residual then the layer norm's skip input (hgr/passes.h) */
   if (has_bias) HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "add", sum, bias, &sum));
+  HGR_RETURN_IF_ERROR(hgr__onnx_add_binary(node, "add", sum, skip, &sum));
   hgr_value_t out;
   if (!simplified) {
     HGR_RETURN_IF_ERROR(layer_norm_last(node, sum, gamma, has_beta ? &beta : NULL, epsilon, &out));

@@ -668,18 +668,41 @@ static hgr_status_t slice_shape(const hgr__op_ctx_t* ctx, int64_t* start, int64_
   return HGR_OK;
 }
 
-static hgr_status_t infer_strided_slice(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
-  int64_t start[HGR_MAX_DIMS], step[HGR_MAX_DIMS], shape[HGR_MAX_DIMS];
+/* The slice's shape and its output layout (attrs out_shape and out_axes, ops.h),
+ * whose view may only split the slice's dims (hgr__view_splits: a strided gather
+ * reads it then); out_shape and *out_ndim get the output's shape. */
+static hgr_status_t slice_layout(const hgr__op_ctx_t* ctx, int64_t* start, int64_t* step, int64_t* shape,
+                                 int64_t* out_shape, int32_t* out_ndim, hgr__out_layout_t* layout) {
   HGR_RETURN_IF_ERROR(slice_shape(ctx, start, step, shape));
-  set_output(ctx, outputs, shape, hgr__op_input(ctx, 0)->ndim);
+  *out_ndim = hgr__op_input(ctx, 0)->ndim;
+  memcpy(out_shape, shape, sizeof(int64_t) * (size_t)*out_ndim);
+  HGR_RETURN_IF_ERROR(hgr__out_layout_parse(ctx, out_shape, out_ndim, layout));
+  int64_t view[4];
+  for (int32_t a = 0; layout->mapped && a < layout->rank; ++a) view[a] = layout->dims[4 - layout->rank + a];
+  if (layout->mapped && !hgr__view_splits(shape, hgr__op_input(ctx, 0)->ndim, view, layout->rank, NULL, NULL))
+    return HGR__OP_ERROR(ctx, "attr 'out_shape' = \"%s\" does not only split the slice's dims",
+                         hgr__attr_string(ctx, "out_shape", ""));
   return HGR_OK;
 }
 
+static hgr_status_t infer_strided_slice(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
+  int64_t start[HGR_MAX_DIMS], step[HGR_MAX_DIMS], shape[HGR_MAX_DIMS], out_shape[HGR_MAX_DIMS];
+  int32_t out_ndim;
+  hgr__out_layout_t layout;
+  HGR_RETURN_IF_ERROR(slice_layout(ctx, start, step, shape, out_shape, &out_ndim, &layout));
+  set_output(ctx, outputs, out_shape, out_ndim);
+  return HGR_OK;
+}
+
+/* With an output layout the slice, the reshape and the transpose after it are one
+ * gather: the view's strides into the input (each a split of a slice dim's), in
+ * out_axes' order. */
 static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* in = hgr__op_input(ctx, 0);
-  int32_t ndim = in->ndim;
-  int64_t start[HGR_MAX_DIMS], step[HGR_MAX_DIMS], shape[HGR_MAX_DIMS];
-  HGR_RETURN_IF_ERROR(slice_shape(ctx, start, step, shape));
+  int32_t ndim = in->ndim, out_ndim;
+  int64_t start[HGR_MAX_DIMS], step[HGR_MAX_DIMS], shape[HGR_MAX_DIMS], out_shape[HGR_MAX_DIMS];
+  hgr__out_layout_t layout;
+  HGR_RETURN_IF_ERROR(slice_layout(ctx, start, step, shape, out_shape, &out_ndim, &layout));
   HGR_RETURN_IF_ERROR(check_output_fits(ctx));
   uint64_t count = hgr__op_output(ctx, 0)->element_count;
   int64_t in_strides[HGR_MAX_DIMS], gather_strides[HGR_MAX_DIMS] = {0};
@@ -689,7 +712,13 @@ static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
     gather_strides[d] = step[d] * in_strides[d];
     offset += start[d] * in_strides[d];
   }
-  launch_gather(ctx, shape, gather_strides, ndim, offset, count);
+  if (layout.mapped) {
+    int64_t view[4], view_strides[4];
+    for (int32_t a = 0; a < layout.rank; ++a) view[a] = layout.dims[4 - layout.rank + a];
+    hgr__view_splits(shape, ndim, view, layout.rank, gather_strides, view_strides); /* checked above */
+    for (int32_t k = 0; k < layout.rank; ++k) gather_strides[k] = view_strides[layout.axes[k]];
+  }
+  launch_gather(ctx, out_shape, gather_strides, out_ndim, offset, count);
   return HGR_OK;
 }
 
@@ -1213,7 +1242,7 @@ const hgr__op_t hgr__ops_layout[] = {
     {"transpose", "layout", 1, 1, 1, 1, "axes", plan_transpose, 0, HGR__IN_PLACE_REFUSED, infer_transpose},
     {"pad", "layout", 1, 2, 1, 1, "pad_width pad_value pad_mode", plan_pad, 0, HGR__IN_PLACE_REFUSED, infer_pad},
     {"take", "layout", 2, 2, 1, 1, "axis batch_dims mode", plan_take, 0, HGR__IN_PLACE_REFUSED, infer_take},
-    {"strided_slice", "layout", 1, 1, 1, 1, "begin end strides axes slice_mode", plan_strided_slice, 0,
+    {"strided_slice", "layout", 1, 1, 1, 1, "begin end strides axes slice_mode out_shape out_axes", plan_strided_slice, 0,
      HGR__IN_PLACE_REFUSED, infer_strided_slice},
     {"broadcast_to", "layout", 1, 1, 1, 1, "shape", plan_broadcast_to, 0, HGR__IN_PLACE_REFUSED, infer_broadcast_to},
     {"tile", "layout", 1, 1, 1, 1, "reps", plan_tile, 0, HGR__IN_PLACE_REFUSED, infer_tile},

@@ -71,30 +71,15 @@ static hgr_status_t finder_init(finder_t* f, const hgr_graph_t* graph, const hgr
   f->allocator = hgr__graph_allocator(graph);
   f->graph = graph;
   f->params = params;
-  uint32_t* uses = hgr__calloc(f->allocator, graph->entry_count + 1, sizeof(*uses));
-  bool* head = hgr__calloc(f->allocator, graph->entry_count + 1, sizeof(*head));
-  f->sole_consumer = hgr__alloc(f->allocator, (graph->entry_count + 1) * sizeof(*f->sole_consumer));
+  f->sole_consumer = hgr__pass_sole_consumers(graph);
   f->epilogue = hgr__calloc(f->allocator, graph->node_count + 1, sizeof(*f->epilogue));
   f->fused_at = hgr__alloc(f->allocator, (graph->node_count + 1) * sizeof(*f->fused_at));
   f->member = hgr__calloc(f->allocator, graph->node_count + 1, sizeof(*f->member));
-  hgr_status_t status = HGR_OK;
-  if (!uses || !head || !f->sole_consumer || !f->epilogue || !f->fused_at || !f->member)
-    status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory for a graph of %u nodes",
-                        graph->node_count);
-  if (!status) {
-    hgr__pass_count_uses(graph, uses, head);
-    for (uint32_t e = 0; e < graph->entry_count; ++e) f->sole_consumer[e] = NONE;
-    for (uint32_t n = 0; n < graph->node_count; ++n) {
-      f->fused_at[n] = NONE;
-      for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i) {
-        uint32_t e = hgr__graph_entry_id(graph, graph->nodes[n].inputs[i]);
-        if (uses[e] == 1 && !head[e]) f->sole_consumer[e] = n;
-      }
-    }
-  }
-  hgr__free(f->allocator, uses);
-  hgr__free(f->allocator, head);
-  return status;
+  if (!f->sole_consumer || !f->epilogue || !f->fused_at || !f->member)
+    return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory for a graph of %u nodes",
+                      graph->node_count);
+  for (uint32_t n = 0; n < graph->node_count; ++n) f->fused_at[n] = NONE;
+  return HGR_OK;
 }
 
 static bool is_op(const hgr__node_t* node, const char* op) { return node->is_op && !strcmp(node->func_name, op); }

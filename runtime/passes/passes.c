@@ -18,6 +18,8 @@ void hgr_passes_options_init(hgr_passes_options_t* options) {
   options->conv_epilogue = true;
   options->gemm_epilogue = true;
   options->gemm_pack = true;
+  options->out_layout = true;
+  options->skip_layer_norm = true;
   options->elementwise = true;
 }
 
@@ -29,6 +31,8 @@ size_t hgr_passes_report_counts(const hgr_passes_report_t* report, hgr_passes_co
       {"conv_epilogues", "conv epilogues", report->conv_epilogues, report->conv_epilogue_fused},
       {"gemm_epilogues", "GEMM epilogues", report->gemm_epilogues, report->gemm_epilogue_fused},
       {"packed_weights", "packed GEMM weights", report->packed_weights, report->packed_weight_readers},
+      {"out_layouts", "output layouts", report->out_layouts, report->out_layout_fused},
+      {"skip_layer_norms", "skip layer norms", report->skip_layer_norms, report->skip_layer_norm_fused},
       {"elementwise_groups", "elementwise groups", report->elementwise_groups, report->elementwise_fused},
   };
   _Static_assert(sizeof(counts) / sizeof(counts[0]) <= HGR_PASSES_COUNT_MAX, "raise HGR_PASSES_COUNT_MAX");
@@ -163,6 +167,26 @@ hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, co
       report.packed_weight_readers = pass.fused_nodes;
     } else {
       hgr_graph_release(next);
+    }
+  }
+  if (!status && options->out_layout) {
+    hgr_graph_t* next = NULL;
+    status = hgr__fuse_out_layout(current, &log, &next, &pass);
+    if (!status) {
+      hgr_graph_release(current);
+      current = next;
+      report.out_layouts = pass.groups;
+      report.out_layout_fused = pass.fused_nodes;
+    }
+  }
+  if (!status && options->skip_layer_norm) {
+    hgr_graph_t* next = NULL;
+    status = hgr__fuse_skip_norm(current, &log, &next, &pass);
+    if (!status) {
+      hgr_graph_release(current);
+      current = next;
+      report.skip_layer_norms = pass.groups;
+      report.skip_layer_norm_fused = pass.fused_nodes;
     }
   }
   if (!status && options->elementwise) {

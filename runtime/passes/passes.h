@@ -52,6 +52,17 @@
  * one param one way share its pack, and a param nothing else reads leaves. After
  * the GEMM epilogue fusion, which reads the matmul's attrs as they were.
  *
+ * Output layout fusion (fuse_out_layout.c): a dense, matmul, batch_matmul or
+ * attention followed by reshapes and one transpose (or two, composed) stores its
+ * result as the transpose would lay it out (attrs out_shape and out_axes, ops.h's
+ * hgr__out_layout_t), at the last transpose's place and name; attention only where
+ * each output row stays one run. A value inside the chain must have one consumer and
+ * be no graph output. After the GEMM epilogue fusion and the weight packing.
+ *
+ * Skip layer norm fusion (fuse_skip_norm.c): an add of two values shaped as its
+ * result, read only by a layer_norm, becomes that layer_norm's input 3 (skip), added
+ * to its data in the kernel; at the layer_norm's place and name.
+ *
  * Elementwise fusion (fuse_elementwise.c): replaces each chain of float32
  * elementwise nodes by one fused_elementwise node (ops_fused.c), whose generated
  * kernel computes the whole chain in one launch, reading each input once and
@@ -115,6 +126,10 @@ bool hgr__pass_fusable_attr(const hgr__node_t* node, const hgr__fusable_t* op, u
 /* Counts into uses (zeroed, per entry) each entry's input references plus 1 per
  * graph output, and sets head (zeroed, per entry) for graph outputs. */
 void hgr__pass_count_uses(const hgr_graph_t* graph, uint32_t* uses, bool* head);
+
+/* Per entry of graph: the one node that reads it, once, when it is no graph output;
+ * HGR__PASS_NONE otherwise. From graph's allocator; NULL when out of memory. */
+uint32_t* hgr__pass_sole_consumers(const hgr_graph_t* graph);
 
 /* The data of the param that graph input node n is, when params holds it with that
  * dtype and that many bytes; else NULL (an op node, no params, another param). */
@@ -194,6 +209,20 @@ hgr_status_t hgr__fuse_patterns(const hgr_graph_t* graph, const hgr_params_t* pa
  * NULL. */
 hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* params, const hgr__pass_log_t* log,
                                  hgr_graph_t** out_graph, hgr__fuse_report_t* out_report);
+
+/* Fuses the reshapes and transposes after GEMMs and attention into their producers'
+ * output layouts (fuse_out_layout.c) into *out_graph, each fused producer reported
+ * through log (may be NULL). RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its
+ * op's inference (a bug). out_report may be NULL. */
+hgr_status_t hgr__fuse_out_layout(const hgr_graph_t* graph, const hgr__pass_log_t* log, hgr_graph_t** out_graph,
+                                  hgr__fuse_report_t* out_report);
+
+/* Fuses the residual adds before layer norms into their skip inputs
+ * (fuse_skip_norm.c) into *out_graph, each reported through log (may be NULL).
+ * RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its op's inference (a bug).
+ * out_report may be NULL. */
+hgr_status_t hgr__fuse_skip_norm(const hgr_graph_t* graph, const hgr__pass_log_t* log, hgr_graph_t** out_graph,
+                                 hgr__fuse_report_t* out_report);
 
 /* Fuses GEMM epilogues (fuse_gemm_epilogue.c) into *out_graph, each fused GEMM
  * reported through log (may be NULL). params (may be NULL: only activations join)

@@ -59,6 +59,28 @@ void hgr__pass_count_uses(const hgr_graph_t* graph, uint32_t* uses, bool* head) 
   }
 }
 
+uint32_t* hgr__pass_sole_consumers(const hgr_graph_t* graph) {
+  hgr_allocator_t allocator = hgr__graph_allocator(graph);
+  uint32_t* uses = hgr__calloc(allocator, graph->entry_count + 1, sizeof(*uses));
+  bool* head = hgr__calloc(allocator, graph->entry_count + 1, sizeof(*head));
+  uint32_t* consumer = hgr__alloc(allocator, (graph->entry_count + 1) * sizeof(*consumer));
+  if (uses && head && consumer) {
+    hgr__pass_count_uses(graph, uses, head);
+    for (uint32_t e = 0; e < graph->entry_count; ++e) consumer[e] = HGR__PASS_NONE;
+    for (uint32_t n = 0; n < graph->node_count; ++n)
+      for (uint32_t i = 0; i < graph->nodes[n].input_count; ++i) {
+        uint32_t e = hgr__graph_entry_id(graph, graph->nodes[n].inputs[i]);
+        if (uses[e] == 1 && !head[e]) consumer[e] = n;
+      }
+  } else {
+    hgr__free(allocator, consumer);
+    consumer = NULL;
+  }
+  hgr__free(allocator, uses);
+  hgr__free(allocator, head);
+  return consumer;
+}
+
 const void* hgr__pass_param_data(const hgr_graph_t* graph, const hgr_params_t* params, uint32_t n, hgr_dtype_t dtype,
                                  uint64_t bytes) {
   const hgr__node_t* node = &graph->nodes[n];
