@@ -670,14 +670,14 @@ static hgr_status_t slice_shape(const hgr__op_ctx_t* ctx, int64_t* start, int64_
 
 /* The slice's shape and its output layout (attrs out_shape and out_axes, ops.h),
  * whose view may only split the slice's dims (hgr__view_splits: a strided gather
- * reads it then); out_shape and *out_ndim get the output's shape. */
+ * reads it then); out_shape and *out_ndim get the output's shape, view (4 values) the
+ * view out_shape gives. */
 static hgr_status_t slice_layout(const hgr__op_ctx_t* ctx, int64_t* start, int64_t* step, int64_t* shape,
-                                 int64_t* out_shape, int32_t* out_ndim, hgr__out_layout_t* layout) {
+                                 int64_t* out_shape, int32_t* out_ndim, hgr__out_layout_t* layout, int64_t* view) {
   HGR_RETURN_IF_ERROR(slice_shape(ctx, start, step, shape));
   *out_ndim = hgr__op_input(ctx, 0)->ndim;
   memcpy(out_shape, shape, sizeof(int64_t) * (size_t)*out_ndim);
   HGR_RETURN_IF_ERROR(hgr__out_layout_parse(ctx, out_shape, out_ndim, layout));
-  int64_t view[4];
   for (int32_t a = 0; layout->mapped && a < layout->rank; ++a) view[a] = layout->dims[4 - layout->rank + a];
   if (layout->mapped && !hgr__view_splits(shape, hgr__op_input(ctx, 0)->ndim, view, layout->rank, NULL, NULL))
     return HGR__OP_ERROR(ctx, "attr 'out_shape' = \"%s\" does not only split the slice's dims",
@@ -688,8 +688,9 @@ static hgr_status_t slice_layout(const hgr__op_ctx_t* ctx, int64_t* start, int64
 static hgr_status_t infer_strided_slice(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   int64_t start[HGR_MAX_DIMS], step[HGR_MAX_DIMS], shape[HGR_MAX_DIMS], out_shape[HGR_MAX_DIMS];
   int32_t out_ndim;
+  int64_t view[4];
   hgr__out_layout_t layout;
-  HGR_RETURN_IF_ERROR(slice_layout(ctx, start, step, shape, out_shape, &out_ndim, &layout));
+  HGR_RETURN_IF_ERROR(slice_layout(ctx, start, step, shape, out_shape, &out_ndim, &layout, view));
   set_output(ctx, outputs, out_shape, out_ndim);
   return HGR_OK;
 }
@@ -701,8 +702,9 @@ static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
   const hgr__entry_t* in = hgr__op_input(ctx, 0);
   int32_t ndim = in->ndim, out_ndim;
   int64_t start[HGR_MAX_DIMS], step[HGR_MAX_DIMS], shape[HGR_MAX_DIMS], out_shape[HGR_MAX_DIMS];
+  int64_t view[4], view_strides[4];
   hgr__out_layout_t layout;
-  HGR_RETURN_IF_ERROR(slice_layout(ctx, start, step, shape, out_shape, &out_ndim, &layout));
+  HGR_RETURN_IF_ERROR(slice_layout(ctx, start, step, shape, out_shape, &out_ndim, &layout, view));
   HGR_RETURN_IF_ERROR(check_output_fits(ctx));
   uint64_t count = hgr__op_output(ctx, 0)->element_count;
   int64_t in_strides[HGR_MAX_DIMS], gather_strides[HGR_MAX_DIMS] = {0};
@@ -713,8 +715,6 @@ static hgr_status_t plan_strided_slice(hgr__op_ctx_t* ctx) {
     offset += start[d] * in_strides[d];
   }
   if (layout.mapped) {
-    int64_t view[4], view_strides[4];
-    for (int32_t a = 0; a < layout.rank; ++a) view[a] = layout.dims[4 - layout.rank + a];
     hgr__view_splits(shape, ndim, view, layout.rank, gather_strides, view_strides); /* checked above */
     for (int32_t k = 0; k < layout.rank; ++k) gather_strides[k] = view_strides[layout.axes[k]];
   }

@@ -1,8 +1,9 @@
 /* An op's output layout (ops.h, hgr__out_layout_t): attrs out_shape and out_axes,
  * which say that the op writes its result R as transpose(reshape(R, out_shape),
  * out_axes), and the arguments kernels/out_layout.h takes for it. The GEMMs
- * (ops_linalg.c) and attention (ops_attention.c) take them; the pass that gives them
- * is passes/fuse_out_layout.c. */
+ * (ops_linalg.c) and attention (ops_attention.c) take them, and strided_slice
+ * (ops_layout.c, through hgr__view_splits); the pass that gives them is
+ * passes/fuse_out_layout.c. */
 #include <stdio.h>
 #include <string.h>
 
