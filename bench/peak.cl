@@ -1,22 +1,33 @@
-/* hgr_peak_fma: an FMA-bound kernel for bench/bench_peak.c, the device's float32
- * peak. Each work-item runs PEAK_CHAINS (8) independent chains of fma on float8s
- * (enough to hide a CPU's FMA latency on its two FMA pipes), `iterations` times,
- * and stores their sum so nothing is optimized away: 2 * 8 * PEAK_CHAINS FLOP per
- * iteration per work-item. NDRange 1-D, any size; out has one float per work-item.
- * The multiplier stays just below 1 and the addend small, so the values neither
- * overflow nor turn denormal. 8 chains, not more: on AVX2 (16 vector registers)
- * 16 chains plus the two constants spilled, and PoCL ran at half the rate (54
- * instead of 101 GFLOP per CPU-second here; 12 chains also gave 101). */
+/* hgr_peak_fma4, hgr_peak_fma8, hgr_peak_fma16: FMA-bound kernels for
+ * bench/bench_peak.c, the device's float32 peak. Each work-item runs PEAK_CHAINS (8)
+ * independent chains of fma on floatW vectors (enough to hide a CPU's FMA latency on
+ * its two FMA pipes), `iterations` times, and stores their sum so nothing is
+ * optimized away: 2 * W * PEAK_CHAINS FLOP per iteration per work-item. NDRange 1-D,
+ * any size; out has one float per work-item. The multiplier stays just below 1 and
+ * the addend small, so the values neither overflow nor turn denormal. The bench
+ * runs every width and takes the fastest: the widest vector a CPU driver computes in
+ * one instruction is the device's, which the width of the code alone decides on PoCL
+ * (float8 ran at 101-105 GFLOP per CPU-second on the project's AVX-512 Xeon, half of
+ * float16's 239-245: PoCL's code kept float8 in 256-bit registers), and on AVX2 (16
+ * vector registers) float16's 8 chains take 16 registers twice over and spill (16
+ * chains of float8 plus the two constants ran at half float8's rate there). 8
+ * chains, not more, for the same reason. */
 #define PEAK_CHAINS 8
 #define PEAK_STEP(v) v = fma(v, m, a)
-__kernel void hgr_peak_fma(__global float* out, int iterations, float seed) {
-  const float8 m = (float8)(0.999999f), a = (float8)(1e-6f);
-  float8 v0 = (float8)(seed + (float)get_global_id(0)), v1 = v0 + 1.0f, v2 = v0 + 2.0f, v3 = v0 + 3.0f;
-  float8 v4 = v0 + 4.0f, v5 = v0 + 5.0f, v6 = v0 + 6.0f, v7 = v0 + 7.0f;
-  for (int i = 0; i < iterations; ++i) {
-    PEAK_STEP(v0); PEAK_STEP(v1); PEAK_STEP(v2); PEAK_STEP(v3);
-    PEAK_STEP(v4); PEAK_STEP(v5); PEAK_STEP(v6); PEAK_STEP(v7);
+#define PEAK_KERNEL(W)                                                                        \
+  __kernel void hgr_peak_fma##W(__global float* out, int iterations, float seed) {            \
+    const float##W m = (float##W)(0.999999f), a = (float##W)(1e-6f);                          \
+    float##W v0 = (float##W)(seed + (float)get_global_id(0)), v1 = v0 + 1.0f, v2 = v0 + 2.0f; \
+    float##W v3 = v0 + 3.0f, v4 = v0 + 4.0f, v5 = v0 + 5.0f, v6 = v0 + 6.0f, v7 = v0 + 7.0f;  \
+    for (int i = 0; i < iterations; ++i) {                                                    \
+      PEAK_STEP(v0); PEAK_STEP(v1); PEAK_STEP(v2); PEAK_STEP(v3);                             \
+      PEAK_STEP(v4); PEAK_STEP(v5); PEAK_STEP(v6); PEAK_STEP(v7);                             \
+    }                                                                                         \
+    const float##W s = ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7)), one = (float##W)(1.0f); \
+    /* the lanes' sum, a quarter of them at a time (dot takes up to float4) */                 \
+    out[get_global_id(0)] = dot(s.lo.lo, one.lo.lo) + dot(s.lo.hi, one.lo.hi) +                 \
+                            dot(s.hi.lo, one.hi.lo) + dot(s.hi.hi, one.hi.hi);                  \
   }
-  float8 s = ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7));
-  out[get_global_id(0)] = s.s0 + s.s1 + s.s2 + s.s3 + s.s4 + s.s5 + s.s6 + s.s7;
-}
+PEAK_KERNEL(4)
+PEAK_KERNEL(8)
+PEAK_KERNEL(16)

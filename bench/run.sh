@@ -365,8 +365,8 @@ part_conv() {
 ## 6. Convolution layers against the machine's peak
 
 The machine's float32 peak on pocl:0 is measured by \`hgr_bench_peak\` (\`bench/peak.cl\`:
-independent FMA chains on float vectors in every work-item, enough work-items for
-every compute unit): $(sed -n 's/^peak [^ ]* \([0-9.]*\) GFLOP.*/\1/p' "$work/conv.peak") GFLOP/s in this run
+independent FMA chains on float4, float8 and float16 vectors in every work-item,
+enough work-items for every compute unit, the fastest width taken): $(sed -n 's/^peak [^ ]* \([0-9.]*\) GFLOP.*/\1/p' "$work/conv.peak") GFLOP/s in this run
 (\`$(cat "$work/conv.peak")\`). Then every distinct conv layer shape of the model-zoo
 resnet50, vgg19 and shufflenet runs as a one-Conv ONNX model (with bias and relu,
 as the models fuse them), \`hgr run --repeat $conv_repeat\` on pocl:0, median
