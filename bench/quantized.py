@@ -10,8 +10,8 @@ process.
   transformer.py's) at batch 1 x 128, quantized by quantize_dynamic (int8 weights).
 
 For each: the median call of hgr and of ONNX Runtime on the float model and on the
-quantized one (they take turns in blocks, bench/transformer.py's
-alternated_medians), the largest difference between the two runtimes' outputs on the
+quantized one (they take turns in phases, bench/transformer.py's
+phased_medians), the largest difference between the two runtimes' outputs on the
 quantized model, and the device memory of hgr's storages for each model (weights and
 activations, `hgr check --json`'s planned bytes at that shape).
 
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "tests"))
 import onnx_models  # noqa: E402  (scripts/onnx_models.py)
 import transformer_models as tm  # noqa: E402
 from recurrent import _largest_difference, bench_args  # noqa: E402
-from transformer import ENCODER, VOCAB, alternated_medians  # noqa: E402
+from transformer import ENCODER, VOCAB, phased_medians  # noqa: E402
 
 CNNS = ["squeezenet", "resnet50"]
 
@@ -94,7 +94,7 @@ def main():
         for kind, path in (("float32", source), ("int8", target)):
             ours = hgr.InferenceSession(path, providers=[device])
             theirs = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-            hgr_ms, ort_ms, got, want = alternated_medians(ours, theirs, feed, calls)
+            hgr_ms, ort_ms, got, want = phased_medians(ours, theirs, feed, calls)
             times[kind] = (hgr_ms, ort_ms)
             outputs[kind] = (got, want)
             print(f"{title} {kind}: hgr {hgr_ms:.2f} ms, ORT {ort_ms:.2f} ms", file=sys.stderr, flush=True)

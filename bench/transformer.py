@@ -22,8 +22,9 @@ against ONNX Runtime), seeded random weights, written into WORK_DIR (kept there 
   users of ONNX Runtime's optimized exports bring; batch 1 x 128 and 1 x 512 tokens.
 Per shape: each session's median call of CALLS (default 20) after 3 warm-up calls,
 hgr's and ONNX Runtime's (CPU provider, intra-op threads = cores) taking turns in
-blocks of 5 calls, in the same process (alternated_medians says why). The outputs are compared (largest difference) so a fast wrong answer
-shows.
+two phases each, in the same process, each phase after 0.2 s of untimed calls
+(phased_medians says why). The outputs are compared (largest difference) so a fast
+wrong answer shows.
 """
 import os
 import statistics
@@ -44,7 +45,8 @@ VIT = dict(layers=12, width=384, heads=6, patch=16, grid=14, classes=1000)
 TEXT_SHAPES = [(1, 16), (1, 128), (1, 512), (8, 128)]
 ENCODER_ORT = dict(layers=6, hidden=384, heads=12, vocab=VOCAB, max_positions=512, scale=0.05)
 OPTIMIZED_SHAPES = [(1, 128), (1, 512)]
-BLOCK = 5  # timed calls in a row of one runtime
+ROUNDS = 2  # phases of each runtime's timed calls
+SETTLE = 0.2  # seconds of untimed calls that begin each phase
 WARM_UP = 3
 
 
@@ -75,21 +77,26 @@ def cases(work):
     return text + [("ViT-S/16, batch 1 x 224 x 224", vit, tm.image_feed(1, 224, 224))] + fused
 
 
-def alternated_medians(ours, theirs, feed, calls):
+def phased_medians(ours, theirs, feed, calls):
     """hgr's and ONNX Runtime's median call (ms) over calls of each, after WARM_UP of
-    each, and the last outputs of each. The two take turns in blocks of BLOCK timed
-    calls, each block after one untimed call: both meet the same load (the test
-    machine is shared), and neither is timed while the other's threads still run
-    (ONNX Runtime's intra-op threads spin for a while after a call returns, which
-    call-by-call turns made hgr's calls pay: 52 against 37 ms at 1 x 128)."""
+    each, and the last outputs of each. The two take turns in ROUNDS phases of
+    calls / ROUNDS timed calls, so that both meet the same load (the test machine is
+    shared), and each phase first calls its session untimed for SETTLE seconds:
+    ONNX Runtime's intra-op threads go on spinning after its calls return, and in the
+    40 ms after a block of its calls hgr's encoder at 1 x 16 took 6-8 ms a call
+    against 3.5-3.8 alone (in blocks of 5 calls, the median was 7.2 ms against 3.5-3.7
+    alone; bench/notes.md, "Alternating runtimes in blocks of 5")."""
     for _ in range(WARM_UP):
         for session in (ours, theirs):
             session.run(None, feed)
     times = ([], [])
-    while len(times[0]) < calls:
+    for round_ in range(ROUNDS):
         for session, timed in zip((ours, theirs), times):
+            settle_end = time.perf_counter() + SETTLE
             outputs = session.run(None, feed)
-            for _ in range(min(BLOCK, calls - len(timed))):
+            while time.perf_counter() < settle_end:
+                outputs = session.run(None, feed)
+            for _ in range(calls * (round_ + 1) // ROUNDS - len(timed)):
                 start = time.perf_counter()
                 outputs = session.run(None, feed)
                 timed.append(time.perf_counter() - start)
@@ -108,7 +115,7 @@ def main():
             sessions[path] = (hgr.InferenceSession(path, providers=[device]),
                               ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
         ours, theirs = sessions[path]
-        hgr_ms, ort_ms, got, want = alternated_medians(ours, theirs, feed, calls)
+        hgr_ms, ort_ms, got, want = phased_medians(ours, theirs, feed, calls)
         rows.append((title, hgr_ms, ort_ms, _largest_difference(got, want)))
         print(f"{title}: hgr {hgr_ms:.2f} ms, ORT {ort_ms:.2f} ms", file=sys.stderr, flush=True)
     print(f"| model, shape | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | "
