@@ -162,6 +162,19 @@ def test_unique_of_computed_values(tmp_path, axis, sorted_, device):
     _same(path, [{"x": (rng.random((5, 3)) * 3).astype(np.float32)} for _ in range(3)], device)
 
 
+@pytest.mark.parametrize("axis", [None, 0])
+def test_unique_of_a_float16_input(tmp_path, axis, device):
+    # float16 is computed widened (onnx_widen.c); the stage after the cut resumes past
+    # the Unique, whose input it does not carry: the widening must not read it
+    attrs = {} if axis is None else {"axis": axis}
+    nodes = [h.make_node("Unique", ["x"], ["y", "first", "inverse", "counts"], **attrs)]
+    path = _save(tmp_path, "unique16", nodes, [h.make_tensor_value_info("x", T.FLOAT16, [5, 3])],
+                 [h.make_tensor_value_info(n, t, None) for n, t in
+                  [("y", T.FLOAT16), ("first", T.INT64), ("inverse", T.INT64), ("counts", T.INT64)]])
+    rng = np.random.default_rng(6)
+    _same(path, [{"x": np.floor(rng.random((5, 3)) * 3).astype(np.float16)} for _ in range(3)], device)
+
+
 @pytest.mark.parametrize("center", [0, 1])
 def test_non_max_suppression_after_a_score_head(tmp_path, center, device):
     # scores = Sigmoid(logits): thresholds as initializers, the selection from the data

@@ -28,7 +28,10 @@ static bool imports_itself(const hgr__onnx_node_t* node) {
          hgr__onnx_listed(names, node->proto->op_type ? node->proto->op_type : "");
 }
 
-/* v as float: a constant converted, a run-time value cast up. */
+/* v as float: a constant converted, a run-time value cast up. A run-time value with
+ * no builder value stays without one: a node that a stage resumes after (onnx_stage.c)
+ * reads only its inputs' types and shapes, its outputs being the stage's payloads,
+ * and the value was not carried into the stage for it. */
 static hgr_status_t widen(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr__onnx_value_t* out) {
   *out = *v;
   out->onnx_type = HGR__ONNX_FLOAT;
@@ -38,6 +41,7 @@ static hgr_status_t widen(hgr__onnx_node_t* node, hgr__onnx_value_t* v, hgr__onn
     out->constant = NULL; /* the converted copy, freed by the caller */
     return hgr__onnx_tensor_cast(node->loader->allocator, v->constant, HGR__ONNX_FLOAT, node->label, &out->constant);
   }
+  if (!v->has_value) return HGR_OK;
   return hgr__onnx_runtime(node, v, &out->value);
 }
 
