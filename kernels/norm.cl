@@ -14,7 +14,7 @@
  *                        int log_output, __local float* scratch)
  *   hgr_layer_norm_rows_f32(__global const float* x, __global const float* gamma,
  *                           __global const float* beta, __global const float* skip, int has_skip,
- *                           __global float* y, uint rows, uint len, float epsilon, int center,
+ *                           __global float* skip_sum, __global float* y, uint rows, uint len, float epsilon, int center,
  *                           int scale, __local float* scratch)
  *
  * Column kernels, for any inner: one work-item per (o, i) pair looping over the axis.
@@ -23,10 +23,12 @@
  *                   int log_output)
  *   hgr_layer_norm_f32(__global const float* x, __global const float* gamma,
  *                      __global const float* beta, __global const float* skip, int has_skip,
- *                      __global float* y, uint outer, uint len, uint inner, float epsilon,
+ *                      __global float* skip_sum, __global float* y, uint outer, uint len, uint inner, float epsilon,
  *                      int center, int scale)
  * layer_norm normalizes x + skip where has_skip (a residual added first: skip is shaped
- * as x; read only then), else x.
+ * as x; read only then), else x; with has_skip 2 it also stores x + skip into skip_sum
+ * (shaped as x; written only then): the residual stream that a pre-norm transformer
+ * goes on adding to.
  *
  * batch_norm (inference), one work-item per element; the channel of element e is
  * (e / inner) % channels. NDRange 1-D, global >= count.
@@ -173,7 +175,7 @@ float hgr_layer_norm_value(float x, float mean, float inv_std, __global const fl
  *                       int log_output)
  *   hgr_layer_norm_vec_f32(__global const float* x, __global const float* gamma,
  *                          __global const float* beta, __global const float* skip, int has_skip,
- *                          __global float* y, uint rows, uint len, float epsilon, int center,
+ *                          __global float* skip_sum, __global float* y, uint rows, uint len, float epsilon, int center,
  *                          int scale) */
 
 #define HGR_KAHAN_ADD16(sum, comp, value)                                 \
@@ -237,12 +239,13 @@ __kernel void hgr_softmax_vec_f32(__global const float* x, __global float* y, ui
 #if HGR_WANTED(hgr_layer_norm_vec_f32)
 __kernel void hgr_layer_norm_vec_f32(__global const float* x, __global const float* gamma,
                                      __global const float* beta, __global const float* skip, int has_skip,
-                                     __global float* y, uint rows, uint len, float epsilon, int center,
-                                     int scale) {
+                                     __global float* skip_sum, __global float* y, uint rows, uint len,
+                                     float epsilon, int center, int scale) {
   size_t row = get_global_id(0);
   if (row >= rows) return;
   __global const float* xr = x + row * len;
   __global const float* sr = skip + (has_skip ? row * len : 0);
+  __global float* zr = skip_sum + (has_skip == 2 ? row * len : 0);
   __global float* yr = y + row * len;
   uint chunks = len / 16;
   float16 sum16 = (float16)(0.0f), comp16 = (float16)(0.0f);
@@ -264,13 +267,18 @@ __kernel void hgr_layer_norm_vec_f32(__global const float* x, __global const flo
   }
   float inv_std = 1.0f / sqrt((sum - comp) / (float)len + epsilon);
   for (uint c = 0; c < chunks; ++c) {
-    float16 v = (HGR_LN_IN16(xr, sr, c) - (float16)(mean)) * (float16)(inv_std);
+    const float16 in = HGR_LN_IN16(xr, sr, c);
+    if (has_skip == 2) vstore16(in, c, zr);
+    float16 v = (in - (float16)(mean)) * (float16)(inv_std);
     if (scale) v *= vload16(c, gamma);
     if (center) v += vload16(c, beta);
     vstore16(v, c, yr);
   }
-  for (uint j = chunks * 16; j < len; ++j)
-    yr[j] = hgr_layer_norm_value(HGR_LN_IN(xr, sr, j), mean, inv_std, gamma, beta, j, center, scale);
+  for (uint j = chunks * 16; j < len; ++j) {
+    const float in = HGR_LN_IN(xr, sr, j);
+    if (has_skip == 2) zr[j] = in;
+    yr[j] = hgr_layer_norm_value(in, mean, inv_std, gamma, beta, j, center, scale);
+  }
 }
 #endif
 
@@ -278,8 +286,8 @@ __kernel void hgr_layer_norm_vec_f32(__global const float* x, __global const flo
 #if HGR_WANTED(hgr_layer_norm_rows_f32)
 __kernel void hgr_layer_norm_rows_f32(__global const float* x, __global const float* gamma,
                                       __global const float* beta, __global const float* skip, int has_skip,
-                                      __global float* y, uint rows, uint len, float epsilon, int center,
-                                      int scale, __local float* scratch) {
+                                      __global float* skip_sum, __global float* y, uint rows, uint len,
+                                      float epsilon, int center, int scale, __local float* scratch) {
   uint row = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
   bool active = row < rows;
   uint base = active ? row * len : 0;
@@ -297,16 +305,19 @@ __kernel void hgr_layer_norm_rows_f32(__global const float* x, __global const fl
   float var = hgr_norm_group_sum(scratch, sum - comp) / (float)len;
   float inv_std = 1.0f / sqrt(var + epsilon);
   if (active)
-    for (uint j = lid; j < len; j += size)
-      y[base + j] =
-          hgr_layer_norm_value(HGR_LN_IN(x, skip, base + j), mean, inv_std, gamma, beta, j, center, scale);
+    for (uint j = lid; j < len; j += size) {
+      const float in = HGR_LN_IN(x, skip, base + j);
+      if (has_skip == 2) skip_sum[base + j] = in;
+      y[base + j] = hgr_layer_norm_value(in, mean, inv_std, gamma, beta, j, center, scale);
+    }
 }
 #endif
 
 #if HGR_WANTED(hgr_layer_norm_f32)
 __kernel void hgr_layer_norm_f32(__global const float* x, __global const float* gamma, __global const float* beta,
-                                 __global const float* skip, int has_skip, __global float* y, uint outer, uint len,
-                                 uint inner, float epsilon, int center, int scale) {
+                                 __global const float* skip, int has_skip, __global float* skip_sum,
+                                 __global float* y, uint outer, uint len, uint inner, float epsilon, int center,
+                                 int scale) {
   size_t item = get_global_id(0);
   if (item >= (size_t)outer * inner) return;
   uint o = (uint)item / inner, i = (uint)item - o * inner;
@@ -321,9 +332,11 @@ __kernel void hgr_layer_norm_f32(__global const float* x, __global const float* 
   }
   float var = (sum - comp) / (float)len;
   float inv_std = 1.0f / sqrt(var + epsilon);
-  for (uint j = 0; j < len; ++j)
-    y[base + j * inner] =
-        hgr_layer_norm_value(HGR_LN_IN(x, skip, base + j * inner), mean, inv_std, gamma, beta, j, center, scale);
+  for (uint j = 0; j < len; ++j) {
+    const float in = HGR_LN_IN(x, skip, base + j * inner);
+    if (has_skip == 2) skip_sum[base + j * inner] = in;
+    y[base + j * inner] = hgr_layer_norm_value(in, mean, inv_std, gamma, beta, j, center, scale);
+  }
 }
 #endif
 

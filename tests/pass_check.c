@@ -37,6 +37,11 @@ bool hgr_test_has_param(const hgr_params_t* params, const char* name) {
 
 float* hgr_test_run_graph(hgr_instance_t* instance, const char* spec, const hgr_graph_t* graph,
                           const hgr_params_t* params, const float* x) {
+  return hgr_test_run_graph_output(instance, spec, graph, params, x, 0);
+}
+
+float* hgr_test_run_graph_output(hgr_instance_t* instance, const char* spec, const hgr_graph_t* graph,
+                                 const hgr_params_t* params, const float* x, uint32_t k) {
   hgr_executor_options_t options;
   hgr_executor_options_init(&options);
   const hgr_device_binding_t binding = {0, spec};
@@ -51,10 +56,10 @@ float* hgr_test_run_graph(hgr_instance_t* instance, const char* spec, const hgr_
   ASSERT_OK(hgr_executor_set_input(executor, 0, x, info.bytes));
   ASSERT_OK(hgr_executor_run(executor));
   ASSERT_OK(hgr_executor_wait(executor));
-  ASSERT_OK(hgr_graph_output_info(graph, 0, &info));
+  ASSERT_OK(hgr_graph_output_info(graph, k, &info));
   float* result = malloc(info.bytes + 1);
   assert_non_null(result);
-  ASSERT_OK(hgr_executor_get_output(executor, 0, result, info.bytes));
+  ASSERT_OK(hgr_executor_get_output(executor, k, result, info.bytes));
   hgr_executor_release(executor);
   return result;
 }

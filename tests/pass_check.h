@@ -23,5 +23,8 @@ bool hgr_test_has_param(const hgr_params_t* params, const char* name);
  * as the graph gives them); returns output 0 (malloc'd; the caller frees it). */
 float* hgr_test_run_graph(hgr_instance_t* instance, const char* spec, const hgr_graph_t* graph,
                           const hgr_params_t* params, const float* x);
+/* The same, returning output k. */
+float* hgr_test_run_graph_output(hgr_instance_t* instance, const char* spec, const hgr_graph_t* graph,
+                                 const hgr_params_t* params, const float* x, uint32_t k);
 
 #endif

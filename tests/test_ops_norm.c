@@ -121,8 +121,10 @@ static void softmax_is_stable_for_large_inputs(void** state) {
   }
 }
 
-/* layer_norm of the case; with skip, of x + skip (input 3, a residual the kernel adds). */
-static void check_layer_norm_skip(const axis_case_t* c, bool center, bool scale, double epsilon, bool skip,
+/* layer_norm of the case; with skip (1), of x + skip (input 3, a residual the kernel
+ * adds); with skip 2 also x + skip as output 1 (the residual stream a pre-norm
+ * transformer keeps adding to). */
+static void check_layer_norm_skip(const axis_case_t* c, bool center, bool scale, double epsilon, int skip,
                                   hgr_test_rng_t* rng) {
   char attrs[160];
   snprintf(attrs, sizeof(attrs), "\"axis\": \"%lld\", \"epsilon\": \"%g\", \"center\": \"%s\", \"scale\": \"%s\"",
@@ -136,6 +138,7 @@ static void check_layer_norm_skip(const axis_case_t* c, bool center, bool scale,
   float* beta = hgr_optest_input(&t, "float32", 1, &len);
   float* residual = skip ? hgr_optest_input(&t, "float32", c->ndim, c->shape) : NULL;
   float* y = hgr_optest_output(&t, "float32", c->ndim, c->shape);
+  float* stream = skip == 2 ? hgr_optest_output(&t, "float32", c->ndim, c->shape) : NULL;
   /* Not centred on 0, so the mean matters. */
   hgr_optest_fill(&t.inputs[0], rng, -1, 7);
   hgr_optest_fill(&t.inputs[1], rng, -2, 2);
@@ -143,19 +146,19 @@ static void check_layer_norm_skip(const axis_case_t* c, bool center, bool scale,
   float* sum = x;
   if (skip) { /* the reference normalizes the sum, as the unfused add and layer_norm do */
     hgr_optest_fill(&t.inputs[3], rng, -3, 3);
-    sum = malloc(t.inputs[0].count * sizeof(float));
+    sum = stream ? stream : malloc(t.inputs[0].count * sizeof(float));
     assert_non_null(sum);
     for (uint64_t i = 0; i < t.inputs[0].count; ++i) sum[i] = x[i] + residual[i];
   }
   hgr_ref_layer_norm(sum, gamma, beta, y, outer, len, inner, (float)epsilon, center, scale);
-  if (skip) free(sum);
+  if (skip == 1) free(sum);
   hgr_optest_tolerance(&t, 1e-5, 1e-5);
   check_each_candidate(&t);
   hgr_optest_free(&t);
 }
 
 static void check_layer_norm(const axis_case_t* c, bool center, bool scale, double epsilon, hgr_test_rng_t* rng) {
-  check_layer_norm_skip(c, center, scale, epsilon, false, rng);
+  check_layer_norm_skip(c, center, scale, epsilon, 0, rng);
 }
 
 static void layer_norm_matches_reference(void** state) {
@@ -166,8 +169,10 @@ static void layer_norm_matches_reference(void** state) {
     if (skip_case(&axis_cases[k])) continue;
     /* Every combination of center and scale over the cases, two epsilons. */
     check_layer_norm(&axis_cases[k], (k & 1) == 0, (k & 2) == 0, k % 3 ? 1e-5 : 1e-2, &rng);
-    /* with a skip input on every kernel (rows in vectors, row groups, columns) */
-    check_layer_norm_skip(&axis_cases[k], (k & 2) == 0, (k & 1) == 0, 1e-5, true, &rng);
+    /* with a skip input on every kernel (rows in vectors, row groups, columns), and
+     * with the sum as output 1 too */
+    check_layer_norm_skip(&axis_cases[k], (k & 2) == 0, (k & 1) == 0, 1e-5, 1, &rng);
+    check_layer_norm_skip(&axis_cases[k], (k & 1) == 0, (k & 2) == 0, 1e-5, 2, &rng);
   }
 }
 
@@ -484,6 +489,12 @@ static void layer_norm_rejects_bad_attrs_and_shapes(void** state) {
   layer_norm_node(&t, NULL, 5);
   hgr_optest_input(&t, "float32", 2, (int64_t[]){1, 5});
   expect_error(&t, "node 4 'layer_norm_node' (layer_norm): ", "input 3 (skip)");
+  hgr_optest_free(&t);
+
+  /* the sum as output 1 without a skip to add */
+  layer_norm_node(&t, NULL, 5);
+  hgr_optest_output(&t, "float32", 2, (int64_t[]){2, 5});
+  expect_error(&t, prefix, "has 2 outputs, but output 1 (the sum of data and skip) needs input 3 (skip)");
   hgr_optest_free(&t);
 }
 

@@ -40,13 +40,16 @@
  *      kernel storing the result where the transpose would have put it (the heads
  *      of a transformer split after their projections and joined after attention;
  *      docs/ops.md, matmul);
- *   7. skip layer norms: the add of two values of one shape read only by a
- *      layer_norm becomes the layer_norm's skip input (a transformer's residual,
- *      as ONNX Runtime's SkipLayerNormalization; docs/ops.md, layer_norm);
+ *   7. skip layer norms: the add of two values of one shape that a layer_norm reads
+ *      becomes the layer_norm's skip input (a transformer's residual, as ONNX
+ *      Runtime's SkipLayerNormalization; docs/ops.md, layer_norm); where the sum is
+ *      read again after the layer_norm, or is a graph output, the layer_norm also
+ *      gives it, as its output 1 (a pre-norm transformer's residual stream);
  *   8. elementwise: chains of float32 elementwise nodes become fused_elementwise
  *      nodes, one generated kernel each (docs/onnx.md, "Elementwise fusion"); a
  *      gelu the patterns made joins its neighbours there.
- * A value used outside a chain, or that is a graph output, is never fused away.
+ * A value used outside a chain, or that is a graph output, is never fused away
+ * (the skip layer norm's sum is kept as an output).
  * Inputs keep their order and names, outputs their order and names.
  *
  * Thread safety: hgr_passes_apply may run on several threads at once for distinct

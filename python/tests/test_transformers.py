@@ -107,8 +107,12 @@ def test_every_block_fuses(name):
     written out (two a layer and the embeddings') become layer_norm nodes; every
     linear layer's bias Add (and the GELU after the first FFN layer) joins its
     MatMul's epilogue: BERT's and ViT's 6 a layer and the pooler's or head's, GPT-2's
-    4 a layer (its tied logits have no bias) (hgr/passes.h: the load report's pass
-    counts)."""
+    4 a layer (its tied logits have no bias); and each of the two residual adds a
+    layer joins the layer norm after it as its skip (in GPT-2 and ViT, pre-norm, the
+    next residual add reads the sum too, which the layer norm then gives as its
+    output 1), and so does the embeddings' add where its operands have one shape
+    (GPT-2 "slice": position ids per row; ViT at batch 1: its position embeddings
+    are [1, tokens, width]) (hgr/passes.h: the load report's pass counts)."""
     require_device("pocl:0")
     model = (TEXT[name]() if name in TEXT else tm.vit()).SerializeToString()
     sess = hgr.InferenceSession(model, providers=["pocl:0"])
@@ -120,3 +124,4 @@ def test_every_block_fuses(name):
     assert report["gelus"] == (0 if name == "bert_opset20" else 2)
     assert report["layer_norms"] == (5 if name == "bert_opset14" else 0)
     assert report["gemm_epilogues"] == (8 if name.startswith("gpt2") else 13)
+    assert report["skip_layer_norms"] == (5 if name in ("gpt2_slice", "vit") else 4)

@@ -777,12 +777,17 @@ static hgr_status_t layer_norm_param(hgr__onnx_node_t* node, hgr__onnx_value_t* 
   return hgr__onnx_add_reshape(node, *out, flat, 1, out);
 }
 
+/* Whether something uses LayerNormalization's output k (1 mean, 2 inv_std_dev). */
+static bool layer_norm_output_used(const hgr__onnx_node_t* node, uint32_t k) {
+  return node->output_count > k && node->outputs[k] && node->outputs[k]->uses;
+}
+
 /* Mean and InvStdDev (outputs 1 and 2) over the rows of x2 [outer, count], shaped
  * like X with the normalized dims 1, for the outputs that are used. */
+
 static hgr_status_t layer_norm_statistics(hgr__onnx_node_t* node, const hgr__onnx_value_t* x, int32_t axis,
                                           hgr_value_t x2, double epsilon) {
-  bool want_mean = node->output_count > 1 && node->outputs[1] && node->outputs[1]->uses;
-  bool want_inv = node->output_count > 2 && node->outputs[2] && node->outputs[2]->uses;
+  bool want_mean = layer_norm_output_used(node, 1), want_inv = layer_norm_output_used(node, 2);
   if (!want_mean && !want_inv) return HGR_OK;
   int64_t shape[HGR_MAX_DIMS];
   for (int32_t d = 0; d < x->ndim; ++d) shape[d] = d < axis ? x->shape[d] : 1;
@@ -834,11 +839,15 @@ static hgr_status_t import_layer_norm(hgr__onnx_node_t* node) {
   HGR_RETURN_IF_ERROR(hgr__onnx_axis(node, "attr 'axis'", axis, x->ndim, &a));
   int64_t outer = 1, count = 1;
   for (int32_t d = 0; d < x->ndim; ++d) *(d < a ? &outer : &count) *= x->shape[d];
-  hgr_value_t in[3], x2, out;
+  hgr_value_t in[3], x2 = {0}, out;
   HGR_RETURN_IF_ERROR(hgr__onnx_runtime(node, x, &in[0]));
   int64_t two[2] = {outer, count};
-  HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, in[0], two, 2, &x2));
   bool flatten = a != x->ndim - 1;
+  /* X as [outer, count] only where something reads it: a reshape nobody reads would
+   * still be a reader of X (the skip layer norm pass fuses X's add only where the
+   * layer norm is its first reader) */
+  if (flatten || layer_norm_output_used(node, 1) || layer_norm_output_used(node, 2))
+    HGR_RETURN_IF_ERROR(hgr__onnx_add_reshape(node, in[0], two, 2, &x2));
   if (flatten) in[0] = x2;
   HGR_RETURN_IF_ERROR(layer_norm_param(node, scale, x->shape + a, x->ndim - a, count, &in[1]));
   HGR_RETURN_IF_ERROR(layer_norm_param(node, hgr__onnx_input(node, 2), x->shape + a, x->ndim - a, count, &in[2]));

@@ -1,7 +1,9 @@
 /* Normalizations of float32 tensors (kernels/norm.cl): softmax and log_softmax
  * (axis), layer_norm (axis, epsilon, center, scale; inputs data, gamma, beta and an
  * optional skip shaped as data, a residual added to data first, as ONNX Runtime's
- * SkipLayerNormalization: passes/fuse_patterns.c gives it) and batch_norm for inference
+ * SkipLayerNormalization: passes/fuse_skip_norm.c gives it; with a skip, an optional
+ * output 1, data + skip, as SkipLayerNormalization's input_skip_bias_sum) and
+ * batch_norm for inference
  * (axis, epsilon, center, scale; one output, or three as Relay's tuple, the last two
  * copies of moving_mean and moving_var).
  *
@@ -209,15 +211,22 @@ static hgr_status_t parse_layer_norm(const hgr__op_ctx_t* ctx, norm_t* p) {
   /* Relay types gamma and beta even when the flags leave them unused. */
   HGR_RETURN_IF_ERROR(check_vector(ctx, 1, "gamma", p->view.len, axis_text));
   HGR_RETURN_IF_ERROR(check_vector(ctx, 2, "beta", p->view.len, axis_text));
-  if (hgr__op_input_count(ctx) < 4) return HGR_OK;
+  if (hgr__op_input_count(ctx) < 4) {
+    if (hgr__op_output_count(ctx) > 1)
+      return HGR__OP_ERROR(ctx, "has 2 outputs, but output 1 (the sum of data and skip) needs input 3 (skip)");
+    return HGR_OK;
+  }
   return hgr__op_check_shape(ctx, hgr__op_input(ctx, 3), "input 3 (skip)", hgr__op_input(ctx, 0)->shape,
                              hgr__op_input(ctx, 0)->ndim);
 }
 
+/* Output 0, and output 1 (data + skip) when there is one, shaped as the data. */
 static hgr_status_t infer_layer_norm(hgr__op_ctx_t* ctx, hgr__entry_t* outputs) {
   norm_t p;
   HGR_RETURN_IF_ERROR(parse_layer_norm(ctx, &p));
-  set_outputs(ctx, outputs, p.view.len);
+  const hgr__entry_t* data = hgr__op_input(ctx, 0);
+  for (uint32_t k = 0; k < hgr__op_output_count(ctx); ++k)
+    hgr__op_set_output(&outputs[k], HGR__DTYPE_F32, data->shape, data->ndim);
   return HGR_OK;
 }
 
@@ -234,9 +243,10 @@ static hgr_status_t plan_layer_norm(hgr__op_ctx_t* ctx) {
   hgr__launch_sibling(ctx, l, columns ? "hgr_layer_norm_rows_f32" : "hgr_layer_norm_f32");
   if (columns && hgr__op_loops_work_items(ctx)) hgr__launch_sibling(ctx, l, "hgr_layer_norm_vec_f32");
   for (uint32_t i = 0; i < 3; ++i) hgr__launch_input(ctx, l, i);
-  bool skip = hgr__op_input_count(ctx) > 3;
+  bool skip = hgr__op_input_count(ctx) > 3, skip_sum = hgr__op_output_count(ctx) > 1;
   hgr__launch_input(ctx, l, skip ? 3 : 0); /* unread without a skip */
-  hgr__launch_int(ctx, l, skip);
+  hgr__launch_int(ctx, l, skip_sum ? 2 : skip);
+  hgr__launch_output(ctx, l, skip_sum ? 1 : 0); /* unwritten without the sum */
   hgr__launch_output(ctx, l, 0);
   hgr__launch_uint(ctx, l, view.outer);
   hgr__launch_uint(ctx, l, view.len);
@@ -439,7 +449,7 @@ static hgr_status_t plan_instance_norm(hgr__op_ctx_t* ctx) {
 const hgr__op_t hgr__ops_norm[] = {
     {"softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, SOFTMAX, HGR__IN_PLACE_REFUSED, infer_softmax},
     {"log_softmax", "norm", 1, 1, 1, 1, "axis", plan_softmax, LOG_SOFTMAX, HGR__IN_PLACE_REFUSED, infer_softmax},
-    {"layer_norm", "norm", 3, 4, 1, 1, "axis epsilon center scale", plan_layer_norm, 0, HGR__IN_PLACE_REFUSED, infer_layer_norm},
+    {"layer_norm", "norm", 3, 4, 1, 2, "axis epsilon center scale", plan_layer_norm, 0, HGR__IN_PLACE_REFUSED, infer_layer_norm},
     {"batch_norm", "norm", 5, 5, 1, 3, "axis epsilon center scale", plan_batch_norm, 0, HGR__IN_PLACE_REFUSED, infer_batch_norm},
     {"lrn", "norm", 1, 1, 1, 1, "size axis alpha beta bias", plan_lrn, 0, HGR__IN_PLACE_REFUSED, infer_lrn},
     {"instance_norm", "norm", 3, 3, 1, 1, "axis epsilon center scale", plan_instance_norm, 0, HGR__IN_PLACE_REFUSED,

@@ -60,8 +60,10 @@
  * be no graph output. After the GEMM epilogue fusion and the weight packing.
  *
  * Skip layer norm fusion (fuse_skip_norm.c): an add of two values shaped as its
- * result, read only by a layer_norm, becomes that layer_norm's input 3 (skip), added
- * to its data in the kernel; at the layer_norm's place and name.
+ * result, read by a layer_norm as its data, becomes that layer_norm's input 3 (skip),
+ * added to its data in the kernel; at the layer_norm's place and name. Where others
+ * read the sum too (all after the layer_norm) or it is a graph output, the layer_norm
+ * also gives the sum as its output 1 (a pre-norm transformer's residual stream).
  *
  * Elementwise fusion (fuse_elementwise.c): replaces each chain of float32
  * elementwise nodes by one fused_elementwise node (ops_fused.c), whose generated
@@ -150,13 +152,16 @@ bool hgr__pass_all_float32(const hgr_graph_t* graph, uint32_t n);
 
 /* A graph rebuilt from `graph` node by node, in its order: new_id maps each node of
  * graph to the node that now gives its outputs (HGR__PASS_NONE until appended, and
- * for nodes left out); refs is room for any node's inputs. The rebuild, and the new
- * graph, use graph's allocator. */
+ * for nodes left out), output k of node n as output k + index_shift[n] of new_id[n]
+ * (index_shift 0 unless a pass sets it: a node whose value a fused node gives as a
+ * later output); refs is room for any node's inputs. The rebuild, and the new graph,
+ * use graph's allocator. */
 typedef struct hgr__pass_rebuild_t {
   hgr_allocator_t allocator; /* hgr__graph_allocator(graph) */
   const hgr_graph_t* graph;
   hgr_graph_t* out;
   uint32_t* new_id;
+  uint32_t* index_shift;
   hgr__entry_ref_t* refs;
 } hgr__pass_rebuild_t;
 
@@ -169,9 +174,10 @@ const hgr__entry_ref_t* hgr__pass_map_inputs(hgr__pass_rebuild_t* rebuild, const
 /* Appends node n of graph as it is (name: its own when NULL), its inputs mapped,
  * and sets new_id[n]. */
 hgr_status_t hgr__pass_copy_node(hgr__pass_rebuild_t* rebuild, uint32_t n, const char* name);
-/* Checks the output of out's node node_id, through its op's inference, against the
- * output of graph's node `like` it replaces: a difference is INTERNAL (a bug of the
- * pass), naming the pass; inference running out of memory is RESOURCE_EXHAUSTED. */
+/* Checks output 0 of out's node node_id (at most 2 outputs), through its op's
+ * inference, against output 0 of graph's node `like` it replaces: a difference is
+ * INTERNAL (a bug of the pass), naming the pass; inference running out of memory is
+ * RESOURCE_EXHAUSTED. */
 hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32_t node_id, uint32_t like,
                                       const char* pass);
 /* Adds graph's outputs mapped through new_id, orders the inputs like graph's, gives

@@ -126,9 +126,10 @@ hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_
   for (uint32_t n = 0; n < graph->node_count; ++n)
     if (graph->nodes[n].input_count > most_inputs) most_inputs = graph->nodes[n].input_count;
   out_rebuild->new_id = hgr__alloc(out_rebuild->allocator, (graph->node_count + 1) * sizeof(*out_rebuild->new_id));
+  out_rebuild->index_shift = hgr__calloc(out_rebuild->allocator, graph->node_count + 1, sizeof(uint32_t));
   out_rebuild->refs = hgr__alloc(out_rebuild->allocator, ((size_t)most_inputs + 1) * sizeof(*out_rebuild->refs));
   hgr_status_t status = HGR_OK;
-  if (!out_rebuild->new_id || !out_rebuild->refs)
+  if (!out_rebuild->new_id || !out_rebuild->index_shift || !out_rebuild->refs)
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, "out of host memory for a graph of %u nodes", graph->node_count);
   for (uint32_t n = 0; !status && n < graph->node_count; ++n) out_rebuild->new_id[n] = HGR__PASS_NONE;
   if (!status) status = hgr__graph_edit_new(out_rebuild->allocator, &out_rebuild->out);
@@ -139,6 +140,7 @@ hgr_status_t hgr__pass_rebuild_init(const hgr_graph_t* graph, hgr__pass_rebuild_
 void hgr__pass_rebuild_free(hgr__pass_rebuild_t* rebuild) {
   hgr_graph_release(rebuild->out);
   hgr__free(rebuild->allocator, rebuild->new_id);
+  hgr__free(rebuild->allocator, rebuild->index_shift);
   hgr__free(rebuild->allocator, rebuild->refs);
   memset(rebuild, 0, sizeof(*rebuild));
 }
@@ -146,7 +148,8 @@ void hgr__pass_rebuild_free(hgr__pass_rebuild_t* rebuild) {
 const hgr__entry_ref_t* hgr__pass_map_inputs(hgr__pass_rebuild_t* rebuild, const hgr__entry_ref_t* inputs,
                                              uint32_t count) {
   for (uint32_t i = 0; i < count; ++i)
-    rebuild->refs[i] = (hgr__entry_ref_t){rebuild->new_id[inputs[i].node_id], inputs[i].index};
+    rebuild->refs[i] = (hgr__entry_ref_t){rebuild->new_id[inputs[i].node_id],
+                                          inputs[i].index + rebuild->index_shift[inputs[i].node_id]};
   return rebuild->refs;
 }
 
@@ -167,10 +170,14 @@ hgr_status_t hgr__pass_copy_node(hgr__pass_rebuild_t* rebuild, uint32_t n, const
 hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32_t node_id, uint32_t like,
                                       const char* pass) {
   const hgr_graph_t* graph = rebuild->graph;
-  hgr__entry_t inferred;
-  hgr_status_t status = hgr__op_infer(rebuild->out, node_id, NULL, &inferred);
   char label[HGR__LABEL_CAPACITY];
   hgr__graph_node_label(graph, like, label, sizeof(label));
+  hgr__entry_t outputs[2]; /* a fused node's (layer_norm's sum the second) */
+  if (rebuild->out->nodes[node_id].num_outputs > 2)
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the node replacing %s has %u outputs", pass, label,
+                      rebuild->out->nodes[node_id].num_outputs);
+  hgr_status_t status = hgr__op_infer(rebuild->out, node_id, NULL, outputs);
+  const hgr__entry_t inferred = outputs[0];
   if (status && hgr_status_code(status) == HGR_STATUS_RESOURCE_EXHAUSTED)
     return hgr_status_annotate(status, "%s: %s", pass, label); /* not a bug of the pass */
   if (status) {
@@ -191,9 +198,11 @@ hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32
 hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t** out_graph) {
   const hgr_graph_t* graph = rebuild->graph;
   hgr_graph_t* out = rebuild->out;
-  for (uint32_t h = 0; h < graph->head_count; ++h)
+  for (uint32_t h = 0; h < graph->head_count; ++h) {
+    uint32_t n = graph->heads[h].node_id;
     HGR_RETURN_IF_ERROR(hgr__graph_edit_add_head(
-        out, (hgr__entry_ref_t){rebuild->new_id[graph->heads[h].node_id], graph->heads[h].index}));
+        out, (hgr__entry_ref_t){rebuild->new_id[n], graph->heads[h].index + rebuild->index_shift[n]}));
+  }
   HGR_RETURN_IF_ERROR(hgr__graph_edit_order_inputs(out, graph));
   for (uint32_t e = 0; e < out->entry_count; ++e) out->entries[e].storage_id = e;
   HGR_RETURN_IF_ERROR(hgr__graph_edit_finish(out));
