@@ -31,3 +31,33 @@
 PEAK_KERNEL(4)
 PEAK_KERNEL(8)
 PEAK_KERNEL(16)
+
+/* hgr_peak_imad4, hgr_peak_imad8, hgr_peak_imad16: the device's rate of 8-bit
+ * products accumulated in 32 bits, as an integer GEMM's inner loop makes them
+ * (hgr_bench_peak -i; issue 38: what int8 can gain on a device). Each work-item holds
+ * PEAK_CHAINS (8) rows of a as intW (8-bit values, converted once), and per iteration
+ * loads one charW of b from a 64-vector table (a cache hit after the first pass) and
+ * adds a_k * b to each of the 8 int accumulators: W * PEAK_CHAINS products per
+ * iteration per work-item, whatever instructions the driver's compiler makes of the
+ * widening multiply (the float kernels above have no loads; a GEMM's have). NDRange
+ * 1-D, any size; table holds 64 * W chars; out has one int per work-item. */
+#define IPEAK_STEP(W, s, a) s += as_uint##W(a * b)
+#define IPEAK_A(W, k) convert_int##W((char##W)(seed + 8 * (int)get_global_id(0) + k))
+#define IPEAK_KERNEL(W)                                                                                      \
+  __kernel void hgr_peak_imad##W(__global uint* out, __global const char* table, int iterations, int seed) { \
+    const int##W a0 = IPEAK_A(W, 0), a1 = IPEAK_A(W, 1), a2 = IPEAK_A(W, 2), a3 = IPEAK_A(W, 3);             \
+    const int##W a4 = IPEAK_A(W, 4), a5 = IPEAK_A(W, 5), a6 = IPEAK_A(W, 6), a7 = IPEAK_A(W, 7);             \
+    uint##W s0 = (uint##W)(0), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;                \
+    for (int i = 0; i < iterations; ++i) {                                                                   \
+      const int##W b = convert_int##W(vload##W(i & 63, table));                                              \
+      IPEAK_STEP(W, s0, a0); IPEAK_STEP(W, s1, a1); IPEAK_STEP(W, s2, a2); IPEAK_STEP(W, s3, a3);            \
+      IPEAK_STEP(W, s4, a4); IPEAK_STEP(W, s5, a5); IPEAK_STEP(W, s6, a6); IPEAK_STEP(W, s7, a7);            \
+    }                                                                                                        \
+    const uint##W s = ((s0 ^ s1) + (s2 ^ s3)) + ((s4 ^ s5) + (s6 ^ s7));                                     \
+    uint total = 0;                                                                                          \
+    for (int l = 0; l < W; ++l) total += ((const uint*)&s)[l];                                               \
+    out[get_global_id(0)] = total;                                                                           \
+  }
+IPEAK_KERNEL(4)
+IPEAK_KERNEL(8)
+IPEAK_KERNEL(16)

@@ -3,7 +3,8 @@
 # float32 model and on its int8 quantization by ONNX Runtime's own tool (issue 38,
 # section 5): QDQ squeezenet and resnet50 (quantize_static, int8 weights per channel)
 # and a dynamic-quantized BERT-like encoder (quantize_dynamic), with hgr's device
-# memory for each (bench/quantized.py says what they are).
+# memory for each (bench/quantized.py says what they are); then the device's rate of
+# 8-bit products against its float32 FMAs (hgr_bench_peak -i).
 #
 #   bench/quantized.sh   (PYTHON: a venv with the hgr package installed, default
 #                         build/python-venv; DEVICE: default pocl:0; CALLS: timed calls
@@ -20,7 +21,10 @@ source bench/python_bench.sh
 python_bench_begin quantized
 hgr="$build_dir/tools/hgr"
 [[ -x "$hgr" ]] || { echo "bench/quantized.sh: $hgr not built (cmake --build $build_dir)" >&2; exit 1; }
+peak_bench="$build_dir/bench/hgr_bench_peak"
+cmake --build "$build_dir" --target hgr_bench_peak >/dev/null
 HGR_CLI="$hgr" "$python" bench/quantized.py "$work" "$device" "$calls" >"$work/table.md"
+"$peak_bench" -d "$device" -i | sed -n 's/^int8 products //p' >"$work/peak.txt"
 {
   echo "## Quantized models"
   echo
@@ -37,5 +41,10 @@ HGR_CLI="$hgr" "$python" bench/quantized.py "$work" "$device" "$calls" >"$work/t
   echo "    bench/quantized.sh"
   echo
   cat "$work/table.md"
+  echo
+  echo "The rate of 8-bit products accumulated in 32 bits on $device, as an integer GEMM's inner loop makes"
+  echo "them, beside the float32 FMA rate (\`hgr_bench_peak -i\`, bench/peak.cl's hgr_peak_imad kernels):"
+  echo
+  echo "    $(cat "$work/peak.txt")"
 } >"$results/quantized.md"
 python_bench_end quantized transformer
