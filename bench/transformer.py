@@ -3,6 +3,10 @@
     python bench/transformer.py WORK_DIR DEVICE [CALLS]   -> Markdown on stdout
     python bench/transformer.py feeds WORK_DIR            -> the models, and the encoder's
                                                              1 x 128 feed as WORK_DIR/*.npy
+    python bench/transformer.py profile PROFILE PEAK      -> the encoder's GEMMs and attention
+                                                             at 1 x 128 from `hgr run --profile`
+                                                             (PROFILE) against the FMA peak
+                                                             (PEAK GFLOP/s), as Markdown
 
 Three models from python/tests/transformer_models.py (the builders the tests check
 against ONNX Runtime), seeded random weights, written into WORK_DIR (kept there for
@@ -133,8 +137,42 @@ def write_feeds(work):
         np.save(os.path.join(work, f"{name}.npy"), value)
 
 
+def profile_table(profile_path, peak):
+    """The encoder's GEMMs and attention at batch 1 x 128 from `hgr run --profile`'s
+    "by op" table (profile_path), against the FMA peak (GFLOP/s, hgr_bench_peak's):
+    each one's share of the device time, its FLOP (from ENCODER's sizes: per layer the
+    q, k, v and output projections and the two FFN GEMMs, and the pooler's one row;
+    attention's Q.K^T and P.V over every head) and its GFLOP/s."""
+    seq, width, ffn, layers = 128, ENCODER["width"], ENCODER["ffn"], ENCODER["layers"]
+    flop = {"matmul": layers * (4 * 2 * seq * width * width + 2 * 2 * seq * width * ffn) + 2 * width * width,
+            "attention": layers * 2 * 2 * seq * seq * width}
+    ops, span = {}, None
+    with open(profile_path) as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        if "device span" in line:
+            span = float(line.split("device span")[1].split()[0])
+    start = lines.index("by op:") + 2  # past the header
+    for line in lines[start:]:
+        fields = line.split()
+        if len(fields) != 5 or not fields[4].endswith("%"):
+            break
+        ops[fields[0]] = (int(fields[1]), float(fields[2]), fields[4])
+    print(f"| op at batch 1 x 128 | nodes | device ms | share of device time | GFLOP | GFLOP/s | "
+          f"of the FMA peak ({peak:.0f} GFLOP/s) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for op in ("matmul", "attention"):
+        nodes, ms, share = ops[op]
+        rate = flop[op] / ms / 1e6
+        print(f"| {op} | {nodes} | {ms:.2f} | {share} | {flop[op] / 1e9:.3f} | {rate:.0f} | {rate / peak:.0%} |")
+    print()
+    print(f"The call's device span: {span:.2f} ms.")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "feeds":
         write_feeds(sys.argv[2])
+    elif sys.argv[1] == "profile":
+        profile_table(sys.argv[2], float(sys.argv[3]))
     else:
         main()

@@ -4,7 +4,8 @@
 # writes it) at batch 1 x 16, 128, 512 tokens and 8 x 128, a ViT-S/16 on a 224 x 224
 # image, and an encoder as ONNX Runtime's transformer optimizer writes it (its
 # com.microsoft Attention) at 1 x 128 and 1 x 512 (bench/transformer.py says what they
-# are), then where hgr's time goes: `hgr run --profile` of the encoder at 1 x 128.
+# are), then where hgr's time goes: `hgr run --profile` of the encoder at 1 x 128, its
+# GEMMs' and attention's share and GFLOP/s beside the FMA peak (hgr_bench_peak).
 #
 #   bench/transformer.sh   (PYTHON: a venv with the hgr package installed, default
 #                           build/python-venv; DEVICE: default pocl:0; CALLS: timed
@@ -26,6 +27,9 @@ hgr="$build_dir/tools/hgr"
 "$hgr" run "$work/encoder.onnx" --devices "$device" --input input_ids="$work/input_ids.npy" \
   --input attention_mask="$work/attention_mask.npy" --input token_type_ids="$work/token_type_ids.npy" \
   --repeat 10 --profile >"$results/transformer-profile.txt"
+cmake --build "$build_dir" --target hgr_bench_peak >/dev/null
+"$build_dir/bench/hgr_bench_peak" -d "$device" >"$work/peak.txt"
+peak="$(sed -n 's/^peak [^ ]* \([0-9.]*\) GFLOP.*/\1/p' "$work/peak.txt")"
 {
   echo "## Transformers"
   echo
@@ -41,6 +45,14 @@ hgr="$build_dir/tools/hgr"
   echo "    bench/transformer.sh"
   echo
   cat "$work/table.md"
+  echo
+  echo "Where the encoder's call at batch 1 x 128 goes (\`hgr run encoder.onnx --repeat 10 --profile\` on $device,"
+  echo "the last run's profile; FLOP from the model's sizes), beside the FMA peak that \`hgr_bench_peak\` measured"
+  echo "right after:"
+  echo
+  "$python" bench/transformer.py profile "$results/transformer-profile.txt" "$peak"
+  echo
+  echo "    $(cat "$work/peak.txt")"
 } >"$results/transformer.md"
 python_bench_end transformer recurrent
 echo "bench/transformer.sh: the encoder's profile at 1 x 128 is in $results/transformer-profile.txt"
