@@ -49,6 +49,7 @@ VIT = dict(layers=12, width=384, heads=6, patch=16, grid=14, classes=1000)
 TEXT_SHAPES = [(1, 16), (1, 128), (1, 512), (8, 128)]
 ENCODER_ORT = dict(layers=6, hidden=384, heads=12, vocab=VOCAB, max_positions=512, scale=0.05)
 OPTIMIZED_SHAPES = [(1, 128), (1, 512)]
+PROFILE_TOKENS = 128  # the encoder's batch 1 feed for `hgr run --profile`
 ROUNDS = 2  # phases of each runtime's timed calls
 SETTLE = 0.2  # seconds of untimed calls that begin each phase
 WARM_UP = 3
@@ -133,7 +134,7 @@ def write_feeds(work):
     """The models, and the encoder's batch 1 x 128 feed as NAME.npy, for `hgr run`."""
     os.makedirs(work, exist_ok=True)
     models(work)
-    for name, value in tm.text_feed(["token_type_ids"], 1, 128, vocab=VOCAB).items():
+    for name, value in tm.text_feed(["token_type_ids"], 1, PROFILE_TOKENS, vocab=VOCAB).items():
         np.save(os.path.join(work, f"{name}.npy"), value)
 
 
@@ -143,7 +144,7 @@ def profile_table(profile_path, peak):
     each one's share of the device time, its FLOP (from ENCODER's sizes: per layer the
     q, k, v and output projections and the two FFN GEMMs, and the pooler's one row;
     attention's Q.K^T and P.V over every head) and its GFLOP/s."""
-    seq, width, ffn, layers = 128, ENCODER["width"], ENCODER["ffn"], ENCODER["layers"]
+    seq, width, ffn, layers = PROFILE_TOKENS, ENCODER["width"], ENCODER["ffn"], ENCODER["layers"]
     flop = {"matmul": layers * (4 * 2 * seq * width * width + 2 * 2 * seq * width * ffn) + 2 * width * width,
             "attention": layers * 2 * 2 * seq * seq * width}
     ops, span = {}, None
@@ -158,7 +159,7 @@ def profile_table(profile_path, peak):
         if len(fields) != 5 or not fields[4].endswith("%"):
             break
         ops[fields[0]] = (int(fields[1]), float(fields[2]), fields[4])
-    print(f"| op at batch 1 x 128 | nodes | device ms | share of device time | GFLOP | GFLOP/s | "
+    print(f"| op at batch 1 x {PROFILE_TOKENS} | nodes | device ms | share of device time | GFLOP | GFLOP/s | "
           f"of the FMA peak ({peak:.0f} GFLOP/s) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for op in ("matmul", "attention"):

@@ -48,7 +48,9 @@ typedef struct finder_t {
   const hgr_graph_t* graph;
   uint32_t* add_of; /* per layer_norm node: its residual add, or NONE */
   bool* member;     /* per node: an add that joins a layer norm */
-  bool* keeps_sum;  /* per layer_norm node: others read its add's sum (its output 1 then) */
+  /* per entry: its one reader (hgr__pass_sole_consumers); a fused layer norm that is
+   * not its sum's gives the sum as its output 1 */
+  const uint32_t* sole_consumer;
 } finder_t;
 
 static hgr_status_t append_fused(const finder_t* f, const hgr__pass_log_t* log, hgr__pass_rebuild_t* r, uint32_t n) {
@@ -58,12 +60,13 @@ static hgr_status_t append_fused(const finder_t* f, const hgr__pass_log_t* log, 
   hgr__entry_ref_t inputs[4] = {add->inputs[0], norm->inputs[1], norm->inputs[2], add->inputs[1]};
   const hgr__entry_t outputs[2] = {graph->entries[graph->node_row_ptr[n]],
                                    graph->entries[graph->node_row_ptr[f->add_of[n]]]};
+  const bool keeps_sum = f->sole_consumer[hgr__graph_entry_id(graph, norm->inputs[0])] != n;
   hgr_status_t status = hgr__graph_edit_append(r->out, norm->name, "layer_norm", hgr__pass_map_inputs(r, inputs, 4),
-                                               4, norm->attrs, norm->attr_count, outputs, f->keeps_sum[n] ? 2 : 1,
+                                               4, norm->attrs, norm->attr_count, outputs, keeps_sum ? 2 : 1,
                                                &r->new_id[n]);
   HGR_RETURN_IF_ERROR(status);
   HGR_RETURN_IF_ERROR(hgr__pass_check_inferred(r, r->new_id[n], n, PASS));
-  if (f->keeps_sum[n]) { /* the sum's readers, all after n, read output 1 */
+  if (keeps_sum) { /* the sum's readers, all after n, read output 1 */
     r->new_id[f->add_of[n]] = r->new_id[n];
     r->index_shift[f->add_of[n]] = 1;
   }
@@ -95,10 +98,9 @@ hgr_status_t hgr__fuse_skip_norm(const hgr_graph_t* graph, const hgr__pass_log_t
   uint32_t* sole_consumer = hgr__pass_sole_consumers(graph);
   uint32_t* first_reader = hgr__alloc(allocator, ((size_t)graph->entry_count + 1) * sizeof(uint32_t));
   finder_t f = {graph, hgr__alloc(allocator, (graph->node_count + 1) * sizeof(uint32_t)),
-                hgr__calloc(allocator, graph->node_count + 1, sizeof(bool)),
-                hgr__calloc(allocator, graph->node_count + 1, sizeof(bool))};
+                hgr__calloc(allocator, graph->node_count + 1, sizeof(bool)), sole_consumer};
   hgr_status_t status = HGR_OK;
-  if (!sole_consumer || !first_reader || !f.add_of || !f.member || !f.keeps_sum)
+  if (!sole_consumer || !first_reader || !f.add_of || !f.member)
     status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory for a graph of %u nodes",
                         graph->node_count);
   for (uint32_t e = 0; !status && e < graph->entry_count; ++e) first_reader[e] = NONE;
@@ -110,7 +112,6 @@ hgr_status_t hgr__fuse_skip_norm(const hgr_graph_t* graph, const hgr__pass_log_t
   for (uint32_t n = 0; !status && n < graph->node_count; ++n) {
     f.add_of[n] = residual_add(graph, first_reader, n);
     if (f.add_of[n] == NONE) continue;
-    f.keeps_sum[n] = sole_consumer[hgr__graph_entry_id(graph, graph->nodes[n].inputs[0])] != n;
     f.member[f.add_of[n]] = true;
     report.groups++;
     report.fused_nodes++;
@@ -122,7 +123,6 @@ hgr_status_t hgr__fuse_skip_norm(const hgr_graph_t* graph, const hgr__pass_log_t
   hgr__free(allocator, first_reader);
   hgr__free(allocator, f.add_of);
   hgr__free(allocator, f.member);
-  hgr__free(allocator, f.keeps_sum);
   if (status) return status;
   if (out_report) *out_report = report;
   *out_graph = fused;
