@@ -161,9 +161,12 @@ int main(int argc, char** argv) {
     /* C stored as it is: kernels/out_layout.h's 7 ints, all 0 */
     const cl_int plain = 0;
     for (cl_uint i = 0; i < 7; ++i) fail_cl(clSetKernelArg(var->kernel, 20 + i, sizeof(cl_int), &plain), "clSetKernelArg");
+    /* one output, no segments: HGR_GEMM_SEG_PARAMS's two buffers (C again) and 9 ints, all 0 */
+    for (cl_uint i = 0; i < 2; ++i) fail_cl(clSetKernelArg(var->kernel, 27 + i, sizeof(cl_mem), &mems[3]), "clSetKernelArg");
+    for (cl_uint i = 0; i < 9; ++i) fail_cl(clSetKernelArg(var->kernel, 29 + i, sizeof(cl_int), &plain), "clSetKernelArg");
     /* the packed variant's strip of B: k * RN floats of local memory, as the plan's */
     if (strstr(var->name, "_pack"))
-      fail_cl(clSetKernelArg(var->kernel, 27, (size_t)k * (size_t)rn * sizeof(float), NULL), "clSetKernelArg(pack)");
+      fail_cl(clSetKernelArg(var->kernel, 38, (size_t)k * (size_t)rn * sizeof(float), NULL), "clSetKernelArg(pack)");
     var->global[0] = (size_t)((n + tx * rn - 1) / (tx * rn) * tx);
     var->global[1] = (size_t)((m + ty * rm - 1) / (ty * rm) * ty);
     var->global[2] = 1;

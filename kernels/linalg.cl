@@ -29,7 +29,7 @@
  *    __global float* c, int m, int n, int k,
  *    int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,
  *    int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,
- *    HGR_OUT_LAYOUT_PARAMS)
+ *    HGR_OUT_LAYOUT_PARAMS, HGR_GEMM_SEG_PARAMS)
  * bias is read only when bias_mode is non-zero (any buffer may be passed otherwise).
  * Every index fits an int (the plan checks the element counts).
  *
@@ -127,11 +127,25 @@
     out = out / ((T)(1.0f) + exp((T)(-1.5957691216057308f) * (out + (T)(0.044715f) * out * out * out)));
 /* The plain GEMM, hgr_gemm_<variant>, and the convolution's, hgr_conv_gemm_<variant>
  * (IM2COL 1: B read through the im2col table, the extra last argument). */
+/* The GEMM's outputs: with seg_n 0, C is output c alone; with seg_n > 0, C's columns
+ * are split into segments of seg_n (n / seg_n of them, at most 3; seg_n a multiple of
+ * 32, so that no work-item's strip of columns crosses two), segment s stored as the
+ * result [batch, m, seg_n] of its own output (c, c1, c2), through the output layout
+ * of out_layout.h with the dims out_d1 ... out_d3 and the strides out_s0 ... out_s3
+ * (segment 0), seg1_s0 ... seg1_s3 (1) or seg2_s0 ... seg2_s3 (2): one GEMM for the
+ * q, k and v projections of attention, each written in its heads' layout
+ * (passes/fuse_sibling_gemms.c). c1 and c2 are never touched without their segment
+ * (any buffer may be passed). */
+#define HGR_GEMM_SEG_PARAMS                                                                     \
+  __global float* restrict c1, __global float* restrict c2, int seg_n, int seg1_s0, int seg1_s1, \
+      int seg1_s2, int seg1_s3, int seg2_s0, int seg2_s1, int seg2_s2, int seg2_s3
+
 /* The GEMM's epilogue and store, for a block of RM rows from first_row and RN columns
  * of the strip that starts at column jb, of which the columns from j0 (>= jb) up to n
  * are the block's own: the accumulators acc0..acc(RM-1), plus the bias (bias_mode 1:
  * per column, 2: per row, 3: per row of batch p), then the activation (act 1 relu,
- * 2 leaky relu, 3 clip, 4 gelu, 5 gelu_tanh: HGR_GEMM_ACT), stored into C [m, n]. */
+ * 2 leaky relu, 3 clip, 4 gelu, 5 gelu_tanh: HGR_GEMM_ACT), stored into C [m, n]
+ * (into the segment's output with seg_n: HGR_GEMM_SEG_PARAMS). */
 #define HGR_GEMM_STORE(RM, RN, first_row, jb, j0)\
   {                                                                                             \
     HGR_VEC(RN) acc[RM];                                                                        \
@@ -146,26 +160,42 @@
         bias_vec = HGR_VLOAD(RN)(0, part);                                                      \
       }                                                                                         \
     }                                                                                           \
+    /* the segment's output, width, first column and strides */                                \
+    __global float* out_c = c;                                                                  \
+    int out_n = n, out_j = 0, s0 = out_s0, s1 = out_s1, s2 = out_s2, s3 = out_s3;               \
+    if (seg_n) {                                                                                \
+      const uint seg = (uint)(j0) / (uint)seg_n;                                                \
+      out_n = seg_n;                                                                            \
+      out_j = (int)seg * seg_n;                                                                 \
+      if (seg == 1) {                                                                           \
+        out_c = c1;                                                                             \
+        s0 = seg1_s0, s1 = seg1_s1, s2 = seg1_s2, s3 = seg1_s3;                                 \
+      } else if (seg == 2) {                                                                    \
+        out_c = c2;                                                                             \
+        s0 = seg2_s0, s1 = seg2_s1, s2 = seg2_s2, s3 = seg2_s3;                                 \
+      }                                                                                         \
+    }                                                                                           \
     for (int r = 0; r < RM; ++r) {                                                              \
       const int i = (first_row) + r;                                                            \
       if (i >= m) break;                                                                        \
       HGR_VEC(RN) out = acc[r] + bias_vec;                                                      \
       if (bias_mode >= 2) out += (HGR_VEC(RN))(bias[(bias_mode == 3 ? p * m : 0) + i]);         \
       HGR_GEMM_ACT(HGR_VEC(RN), out)                                                            \
-      const uint e = ((uint)p * (uint)m + (uint)i) * (uint)n + (uint)(j0); /* C's element */   \
+      /* the output's element */                                                               \
+      const uint e = ((uint)p * (uint)m + (uint)i) * (uint)out_n + (uint)((j0) - out_j);        \
       const int count = min(RN - ((j0) - (jb)), n - (j0)); /* the block's own columns */       \
       uint x3 = 0, offset = e;                                                                  \
-      if (out_d3) offset = hgr_out_offset(e, HGR_OUT_LAYOUT_ARGS, &x3);                        \
-      if ((jb) == (j0) && count == RN && (!out_d3 || (out_s3 == 1 && x3 + RN <= (uint)out_d3))) { \
-        HGR_VSTORE(RN)(out, 0, c + offset);                                                     \
+      if (out_d3) offset = hgr_out_offset(e, out_d1, out_d2, out_d3, s0, s1, s2, s3, &x3);      \
+      if ((jb) == (j0) && count == RN && (!out_d3 || (s3 == 1 && x3 + RN <= (uint)out_d3))) {   \
+        HGR_VSTORE(RN)(out, 0, out_c + offset);                                                 \
       } else {                                                                                  \
         /* from j0 (a shifted strip starts before it) to n, or across the output's runs */     \
         float part[RN];                                                                         \
         HGR_VSTORE(RN)(out, 0, part);                                                           \
         if (!out_d3)                                                                            \
-          for (int j = 0; j < count; ++j) c[offset + j] = part[(j0) - (jb) + j];                \
+          for (int j = 0; j < count; ++j) out_c[offset + j] = part[(j0) - (jb) + j];            \
         else                                                                                    \
-          hgr_out_store(c, part + ((j0) - (jb)), count, e, HGR_OUT_LAYOUT_ARGS);                \
+          hgr_out_store(out_c, part + ((j0) - (jb)), count, e, out_d1, out_d2, out_d3, s0, s1, s2, s3); \
       }                                                                                         \
     }                                                                                           \
   }
@@ -189,7 +219,7 @@
       __global const float* restrict bias, __global float* restrict c, int m, int n, int k,         \
       int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,      \
       int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,               \
-      HGR_OUT_LAYOUT_PARAMS EXTRA_PARAM) {                                                          \
+      HGR_OUT_LAYOUT_PARAMS, HGR_GEMM_SEG_PARAMS EXTRA_PARAM) {                                     \
     EXTRA_DECL                                                                                      \
     /* a_tile[buffer][i][l]: the block's TY * RM rows of A, BK values of each */                    \
     __local float a_tile[2 * TY * RM * BK];                                                         \
@@ -405,7 +435,7 @@
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
           int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
           int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,          \
-          HGR_OUT_LAYOUT_PARAMS) {                                                              \
+          HGR_OUT_LAYOUT_PARAMS, HGR_GEMM_SEG_PARAMS) {                                         \
     const int p = (int)get_group_id(2);                                                           \
     const int row0 = (int)get_global_id(ROW_DIM) * RM;                                            \
     const int j0 = (int)get_global_id(COL_DIM) * RN;                                              \
@@ -469,7 +499,7 @@
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
           int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
           int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,          \
-          HGR_OUT_LAYOUT_PARAMS) {                                                              \
+          HGR_OUT_LAYOUT_PARAMS, HGR_GEMM_SEG_PARAMS) {                                         \
     const int p = (int)get_group_id(2);                                                           \
     const int row0 = (int)get_global_id(ROW_DIM) * RM;                                            \
     const int j0 = (int)get_global_id(COL_DIM) * 32;                                              \
@@ -539,7 +569,7 @@
           __global const float* restrict bias, __global float* restrict c, int m, int n, int k,   \
           int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode, \
           int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,          \
-          HGR_OUT_LAYOUT_PARAMS, __local float* restrict pack) {                                                         \
+          HGR_OUT_LAYOUT_PARAMS, HGR_GEMM_SEG_PARAMS, __local float* restrict pack) {                                                         \
     const int p = (int)get_group_id(2);                                                           \
     const int ty = (int)get_local_id(1);                                                          \
     const int row0 = (int)get_global_id(1) * RM;                                                  \
@@ -644,7 +674,7 @@ static inline int hgr_dot_column(int j, int n, int b_col, int b_wrap, int b_wrap
       __global const float* restrict bias, __global float* restrict c, int m, int n, int k,       \
       int a_batch, int a_row, int a_depth, int b_batch, int b_depth, int b_col, int bias_mode,    \
       int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,              \
-      HGR_OUT_LAYOUT_PARAMS) {                                                                  \
+      HGR_OUT_LAYOUT_PARAMS, HGR_GEMM_SEG_PARAMS) {                                             \
     const int p = (int)get_group_id(2);                                                           \
     const int row0 = (int)get_global_id(1) * RM;                                                  \
     const int j0 = (int)get_global_id(0) * 4;                                                     \
@@ -708,13 +738,14 @@ HGR_CONV_GEMM(1, 1, 4, 4, 8)
  * bound by reading B once: each work-item (a work-group of one) takes 4 columns of
  * C and streams their 4 rows of B in float8s, so a CPU driver runs it as plain
  * vector code. NDRange (ceil(n / 4), 1, batch), local (1, 1, 1). A is read through
- * a_depth (any stride); bias_mode 1 (per column) or 0; act as the GEMM's. */
+ * a_depth (any stride); bias_mode 1 (per column) or 0; act as the GEMM's; one
+ * output (seg_n 0: the plan gives segments to the GEMM kernels only). */
 #if HGR_WANTED(hgr_gemv_t4)
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void hgr_gemv_t4(
     __global const float* restrict a, __global const float* restrict b, __global const float* restrict bias,
     __global float* restrict c, int m, int n, int k, int a_batch, int a_row, int a_depth, int b_batch, int b_depth,
     int b_col, int bias_mode, int act, float alpha, float a_min, float a_max, int b_wrap, int b_wrap_stride,
-    HGR_OUT_LAYOUT_PARAMS) {
+    HGR_OUT_LAYOUT_PARAMS, HGR_GEMM_SEG_PARAMS) {
   const int j0 = (int)get_group_id(0) * 4, p = (int)get_group_id(2);
   if (m < 1 || j0 >= n) return;
   a += p * a_batch;

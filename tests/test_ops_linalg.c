@@ -395,17 +395,31 @@ static float apply_epilogue(const epilogue_t* e, float v) {
   return v;
 }
 
+/* Segments of C's columns (kernels/linalg.cl's HGR_GEMM_SEG_PARAMS): count outputs
+ * (2 or 3) of width columns each, segment s > 0 through strides[s - 1] (the layout's
+ * out_s0 ... out_s3; the dims are segment 0's). */
+typedef struct raw_segments_t {
+  int32_t count, width;
+  int32_t strides[2][4];
+} raw_segments_t;
+
 /* Launches kernel on (a, b, bias) into c, the ints then the epilogue, B's wrap and
  * the output layout (kernels/out_layout.h's 7 ints; NULL: plain, all 0) as its scalar
- * arguments, then local_bytes of local memory when non-zero (the packed direct
- * variant's last argument), and returns c's count values (malloc'd). */
-static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64_t a_count, const float* b,
-                      uint64_t b_count, const float* bias, uint64_t bias_count, uint64_t c_count,
-                      const int32_t* ints, uint32_t int_count, const epilogue_t* epilogue, const int32_t* wrap,
-                      const int32_t* layout, size_t local_bytes, const hgr__launch_t* launch) {
+ * arguments, then the segments' (HGR_GEMM_SEG_PARAMS; segments NULL: none, C's
+ * buffer twice and 9 zeros), then local_bytes of local memory when non-zero (the
+ * packed direct variant's last argument), and returns c's count values (malloc'd);
+ * with segments, each output holds c_count values, segment s's into out_segments[s -
+ * 1] (malloc'd). */
+static float* raw_run_segments(const raw_t* raw, cl_kernel kernel, const float* a, uint64_t a_count, const float* b,
+                               uint64_t b_count, const float* bias, uint64_t bias_count, uint64_t c_count,
+                               const int32_t* ints, uint32_t int_count, const epilogue_t* epilogue,
+                               const int32_t* wrap, const int32_t* layout, const raw_segments_t* segments,
+                               float** out_segments, size_t local_bytes, const hgr__launch_t* launch) {
   cl_mem mems[4] = {raw_buffer(raw, a, a_count), raw_buffer(raw, b, b_count),
                     bias ? raw_buffer(raw, bias, bias_count) : NULL, raw_buffer(raw, NULL, c_count)};
   if (!mems[2]) mems[2] = mems[0];
+  cl_mem outputs[2] = {mems[3], mems[3]};
+  for (int32_t s = 1; segments && s < segments->count; ++s) outputs[s - 1] = raw_buffer(raw, NULL, c_count);
   for (cl_uint i = 0; i < 4; ++i) CL_CHECK(clSetKernelArg(kernel, i, sizeof(cl_mem), &mems[i]));
   for (cl_uint i = 0; i < int_count; ++i) CL_CHECK(clSetKernelArg(kernel, 4 + i, sizeof(cl_int), &ints[i]));
   CL_CHECK(clSetKernelArg(kernel, 4 + int_count, sizeof(cl_int), &epilogue->act));
@@ -417,17 +431,36 @@ static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64
   static const int32_t plain[7] = {0, 0, 0, 0, 0, 0, 0};
   for (cl_uint i = 0; i < 7; ++i)
     CL_CHECK(clSetKernelArg(kernel, 10 + int_count + i, sizeof(cl_int), layout ? &layout[i] : &plain[i]));
-  if (local_bytes) CL_CHECK(clSetKernelArg(kernel, 17 + int_count, local_bytes, NULL));
+  int32_t seg_ints[9] = {segments ? segments->width : 0};
+  for (int i = 0; segments && i < 8; ++i) seg_ints[1 + i] = segments->strides[i / 4][i % 4];
+  for (cl_uint i = 0; i < 2; ++i) CL_CHECK(clSetKernelArg(kernel, 17 + int_count + i, sizeof(cl_mem), &outputs[i]));
+  for (cl_uint i = 0; i < 9; ++i) CL_CHECK(clSetKernelArg(kernel, 19 + int_count + i, sizeof(cl_int), &seg_ints[i]));
+  if (local_bytes) CL_CHECK(clSetKernelArg(kernel, 28 + int_count, local_bytes, NULL));
   CL_CHECK(clEnqueueNDRangeKernel(raw->queue, kernel, launch->work_dim, NULL, launch->global, launch->local, 0, NULL,
                                   NULL));
   float* c = malloc((c_count ? c_count : 1) * sizeof(float));
   assert_non_null(c);
   CL_CHECK(clEnqueueReadBuffer(raw->queue, mems[3], CL_TRUE, 0, c_count * sizeof(float), c, 0, NULL, NULL));
+  for (int32_t s = 1; segments && s < segments->count; ++s) {
+    out_segments[s - 1] = malloc((c_count ? c_count : 1) * sizeof(float));
+    assert_non_null(out_segments[s - 1]);
+    CL_CHECK(clEnqueueReadBuffer(raw->queue, outputs[s - 1], CL_TRUE, 0, c_count * sizeof(float),
+                                 out_segments[s - 1], 0, NULL, NULL));
+    clReleaseMemObject(outputs[s - 1]);
+  }
   clReleaseMemObject(mems[0]);
   clReleaseMemObject(mems[1]);
   if (bias) clReleaseMemObject(mems[2]);
   clReleaseMemObject(mems[3]);
   return c;
+}
+
+static float* raw_run(const raw_t* raw, cl_kernel kernel, const float* a, uint64_t a_count, const float* b,
+                      uint64_t b_count, const float* bias, uint64_t bias_count, uint64_t c_count,
+                      const int32_t* ints, uint32_t int_count, const epilogue_t* epilogue, const int32_t* wrap,
+                      const int32_t* layout, size_t local_bytes, const hgr__launch_t* launch) {
+  return raw_run_segments(raw, kernel, a, a_count, b, b_count, bias, bias_count, c_count, ints, int_count, epilogue,
+                          wrap, layout, NULL, NULL, local_bytes, launch);
 }
 
 static void expect_close(const float* got, const float* want, uint64_t count, double atol, const char* what) {
@@ -571,6 +604,83 @@ static void check_kernel_layout(const raw_t* raw, cl_kernel kernel, const char* 
   free(want);
 }
 
+/* kernel with C's columns split into `count` segments of `width` (HGR_GEMM_SEG_PARAMS,
+ * a matmul of several outputs): A [m, k] times B [k, count * width] (in panels of
+ * `panel` columns when non-zero) plus a bias per column, then relu; segment s stored
+ * through view with axes[s] (view NULL: each segment contiguous [m, width]). The
+ * expected values: the plain reference's columns of each segment, transposed on the
+ * host. */
+static void check_kernel_segments(const raw_t* raw, cl_kernel kernel, const char* name, hgr_test_rng_t* rng,
+                                  int64_t m, int64_t width, int64_t k, int32_t count, int64_t panel,
+                                  const out_view_t* view, const int32_t (*axes)[4]) {
+  int tx, ty, rm, rn, bk;
+  assert_int_equal(sscanf(name, "hgr_gemm_%dx%d_%dx%d_k%d", &tx, &ty, &rm, &rn, &bk), 5);
+  int64_t n = count * width;
+  uint64_t a_count = (uint64_t)(m * k), b_count = (uint64_t)(k * n), c_count = (uint64_t)(m * width);
+  float* a = malloc(a_count * sizeof(float));
+  float* b = malloc(b_count * sizeof(float));
+  float* bias = malloc((size_t)n * sizeof(float));
+  float* full = malloc((size_t)(m * n) * sizeof(float));
+  float* segment = malloc(c_count * sizeof(float));
+  assert_true(a && b && bias && full && segment);
+  for (uint64_t i = 0; i < a_count; ++i) a[i] = hgr_test_rng_float(rng, -1, 1);
+  for (uint64_t i = 0; i < b_count; ++i) b[i] = hgr_test_rng_float(rng, -1, 1);
+  for (int64_t j = 0; j < n; ++j) bias[j] = hgr_test_rng_float(rng, -1, 1);
+  hgr_ref_batch_matmul(a, b, full, 1, 1, m, n, k, false, false);
+  for (int64_t e = 0; e < m * n; ++e) full[e] = apply_epilogue(&epilogues[1], full[e] + bias[e % n]);
+  double atol = 1.2 * batch_matmul_atol(a, b, 1, 1, m, n, k, false, false) + 1e-5;
+  int32_t ints[10] = {(int32_t)m, (int32_t)n, (int32_t)k, 0, (int32_t)k, 1, 0, (int32_t)n, 1, 1};
+  int32_t wrap[2] = {(int32_t)n, 0};
+  if (panel) {
+    float* packed = pack_panels(b, k, n, panel, &b_count);
+    free(b);
+    b = packed;
+    ints[7] = (int32_t)panel;
+    wrap[0] = panel < n ? (int32_t)panel : (int32_t)n;
+    wrap[1] = panel < n ? (int32_t)(k * panel) : 0;
+  }
+  hgr__launch_t launch = {3, {0}, {(size_t)tx, (size_t)ty, 1}, true};
+  launch.global[0] = (size_t)((n + tx * rn - 1) / (tx * rn) * tx);
+  launch.global[1] = (size_t)((m + ty * rm - 1) / (ty * rm) * ty);
+  launch.global[2] = 1;
+  if (strstr(name, "_rows")) {
+    size_t columns = launch.global[0];
+    launch.global[0] = launch.global[1];
+    launch.global[1] = columns;
+    launch.local[0] = (size_t)ty;
+    launch.local[1] = (size_t)tx;
+  }
+  raw_segments_t segments = {count, (int32_t)width, {{0}}};
+  int32_t layouts[3][7];
+  out_view_t views[3];
+  for (int32_t sg = 0; view && sg < count; ++sg) {
+    views[sg] = *view;
+    memcpy(views[sg].axes, axes[sg], sizeof(views[sg].axes));
+    view_args(&views[sg], layouts[sg]);
+    if (sg) memcpy(segments.strides[sg - 1], layouts[sg] + 3, sizeof(segments.strides[0]));
+  }
+  float* got[3] = {NULL, NULL, NULL};
+  got[0] = raw_run_segments(raw, kernel, a, a_count, b, b_count, bias, (uint64_t)n, c_count, ints, 10, &epilogues[1],
+                            wrap, view ? layouts[0] : NULL, &segments, got + 1,
+                            strstr(name, "_pack") ? (size_t)k * (size_t)rn * sizeof(float) : 0, &launch);
+  for (int32_t sg = 0; sg < count; ++sg) {
+    for (int64_t i = 0; i < m; ++i)
+      memcpy(segment + i * width, full + i * n + sg * width, (size_t)width * sizeof(float));
+    float* want = view ? view_of(segment, c_count, &views[sg]) : segment;
+    char what[256];
+    snprintf(what, sizeof(what), "%s, m %lld, %d segments of %lld, k %lld, panels of %lld, segment %d%s", name,
+             (long long)m, count, (long long)width, (long long)k, (long long)panel, sg, view ? " through its layout" : "");
+    expect_close(got[sg], want, c_count, atol, what);
+    if (want != segment) free(want);
+    free(got[sg]);
+  }
+  free(a);
+  free(b);
+  free(bias);
+  free(full);
+  free(segment);
+}
+
 /* kernel (a block of bm x bn of C per work-group, bk deep; rm rows per work-item) with
  * the output layouts of attrs out_shape and out_axes, each on partial tiles: runs of
  * the output that are not multiples of the kernel's vectors (4, 16, 32), so a block's
@@ -613,6 +723,19 @@ static void check_kernel_layouts(const raw_t* raw, cl_kernel kernel, const char*
   /* a 1-D view: mapped, yet the output is C as it is (one run of every element) */
   check_kernel_layout(raw, kernel, name, rng, 2, 2, bm + 1, bn + 3, bk, false, false, 1, 0, 0,
                       &(out_view_t){1, {2 * (bm + 1) * (bn + 3)}, {0}});
+  /* C's columns in segments, one output each: q, k and v of one projection, [S, H, D]
+   * to [H, S, D], [H, D, S] (every element stored alone) and [H, S, D], over partial
+   * row blocks, a tile's strip crossing segments (width 32), in panels; then two
+   * plain segments */
+  static const int32_t heads[3][4] = {{1, 0, 2}, {1, 2, 0}, {1, 0, 2}};
+  for (int64_t width = 32; width <= 64; width += 32) {
+    int64_t rows = width == 32 ? bm + 3 : rm + 1;
+    check_kernel_segments(raw, kernel, name, rng, rows, width, bk + 5, 3, 0,
+                          &(out_view_t){3, {rows, width / 16, 16}, {0}}, heads);
+    check_kernel_segments(raw, kernel, name, rng, rows, width, bk + 2, 3, 32,
+                          &(out_view_t){3, {rows, width / 8, 8}, {0}}, heads);
+  }
+  check_kernel_segments(raw, kernel, name, rng, bm + 1, 32, bk + 1, 2, 0, NULL, NULL);
 }
 
 /* Every hgr_gemm_* kernel of the file (found by name, so a new variant is tested
@@ -760,12 +883,13 @@ static void tiny_device_limits_get_a_variant_that_fits(void** state) {
     cl_kernel kernel = clCreateKernel(raw.program, plan->kernel, &error);
     CL_CHECK(error);
     int32_t ints[10];
-    assert_int_equal(plan->arg_count, 27);
+    assert_int_equal(plan->arg_count, 38);
     assert_int_equal(plan->args[18].i, n); /* no wrap */
     assert_int_equal(plan->args[19].i, 0);
-    for (uint32_t i = 20; i < 27; ++i) { /* the plain output layout */
-      assert_int_equal(plan->args[i].kind, HGR__ARG_INT);
-      assert_int_equal(plan->args[i].i, 0);
+    for (uint32_t i = 20; i < 38; ++i) { /* the plain output layout, no segments (C's output twice more) */
+      bool output = i == 27 || i == 28;
+      assert_int_equal(plan->args[i].kind, output ? HGR__ARG_OUTPUT : HGR__ARG_INT);
+      assert_int_equal(output ? plan->args[i].index : (uint32_t)plan->args[i].i, 0);
     }
     assert_int_equal(plan->args[9 + 4].i, 1); /* bias per column */
     assert_int_equal(plan->args[14].kind, HGR__ARG_INT);
@@ -940,6 +1064,120 @@ static void gemm_out_layout_matches_reference(void** state) {
                      &(out_view_t){4, {2, 5, 3, 12}, {0, 2, 1, 3}}, false, 0, NULL);
     check_out_layout(&rng, &(gemm_case_t){"batch_matmul", 6, 7, 18, 5, false, 0}, true, &activation_cases[a],
                      &(out_view_t){4, {2, 3, 7, 18}, {0, 2, 1, 3}}, false, 0, NULL);
+  }
+}
+
+/* A matmul of `count` outputs: A [m, k] times B [k, count * width] ([n, k] with
+ * transpose_b; in panels of `panel` columns when non-zero) plus a bias, output s the
+ * columns of segment s, stored through view with out_axes axes[s] (view NULL: plain);
+ * on tile candidate `candidate` when force. The expected values: the reference's
+ * columns of each segment, transposed on the host. */
+static void check_segments_op(hgr_test_rng_t* rng, int64_t m, int64_t k, int64_t width, int32_t count, bool tb,
+                              int64_t panel, const out_view_t* view, const int32_t (*axes)[4], bool force,
+                              uint32_t candidate) {
+  int64_t n = count * width;
+  char attrs[512];
+  size_t length = (size_t)snprintf(attrs, sizeof(attrs), "\"transpose_b\": \"%d\"", tb);
+  if (panel)
+    length += (size_t)snprintf(attrs + length, sizeof(attrs) - length, ", \"b_panel\": \"%lld\", \"units\": \"%lld\"",
+                               (long long)panel, (long long)n);
+  out_view_t views[3];
+  if (view) {
+    length += (size_t)snprintf(attrs + length, sizeof(attrs) - length, ", \"out_shape\": \"[");
+    for (int32_t d = 0; d < view->ndim; ++d)
+      length += (size_t)snprintf(attrs + length, sizeof(attrs) - length, "%s%lld", d ? ", " : "", (long long)view->shape[d]);
+    length += (size_t)snprintf(attrs + length, sizeof(attrs) - length, "]\", \"out_axes\": \"[");
+    for (int32_t sg = 0; sg < count; ++sg) {
+      views[sg] = *view;
+      memcpy(views[sg].axes, axes[sg], sizeof(views[sg].axes));
+      for (int32_t d = 0; d < view->ndim; ++d)
+        length += (size_t)snprintf(attrs + length, sizeof(attrs) - length, "%s%d", sg || d ? ", " : "", axes[sg][d]);
+    }
+    snprintf(attrs + length, sizeof(attrs) - length, "]\"");
+  }
+  hgr_optest_t t;
+  hgr_optest_init(&t, "matmul", attrs);
+  float* a = hgr_optest_input(&t, "float32", 2, (int64_t[]){m, k});
+  hgr_optest_fill(&t.inputs[0], rng, -1, 1);
+  float* b = malloc((size_t)(k * n) * sizeof(float));
+  assert_non_null(b);
+  for (int64_t i = 0; i < k * n; ++i) b[i] = hgr_test_rng_float(rng, -1, 1);
+  if (panel) {
+    uint64_t packed_count;
+    float* packed = pack_panels(b, k, n, panel, &packed_count);
+    memcpy(hgr_optest_input(&t, "float32", 3, (int64_t[]){(n + panel - 1) / panel, k, panel}), packed,
+           packed_count * sizeof(float));
+    free(packed);
+  } else {
+    memcpy(hgr_optest_input(&t, "float32", 2, tb ? (int64_t[]){n, k} : (int64_t[]){k, n}), b,
+           (size_t)(k * n) * sizeof(float));
+  }
+  float* bias = hgr_optest_input(&t, "float32", 1, (int64_t[]){n});
+  hgr_optest_fill(&t.inputs[2], rng, -1, 1);
+  float* full = malloc((size_t)(m * n) * sizeof(float));
+  float* segment = malloc((size_t)(m * width) * sizeof(float));
+  assert_true(full && segment);
+  hgr_ref_batch_matmul(a, b, full, 1, 1, m, n, k, false, tb);
+  for (int64_t e = 0; e < m * n; ++e) full[e] += bias[e % n];
+  for (int32_t sg = 0; sg < count; ++sg) {
+    for (int64_t i = 0; i < m; ++i) memcpy(segment + i * width, full + i * n + sg * width, (size_t)width * sizeof(float));
+    uint64_t c_count = (uint64_t)(m * width);
+    float* want = view ? view_of(segment, c_count, &views[sg]) : segment;
+    int64_t out_shape[4] = {m, width};
+    if (view) view_output_shape(&views[sg], out_shape);
+    memcpy(hgr_optest_output(&t, "float32", view ? view->ndim : 2, out_shape), want, c_count * sizeof(float));
+    hgr_optest_tolerance(&t, 0, 1.2 * batch_matmul_atol(a, b, 1, 1, m, n, k, false, tb) + 1e-5);
+    if (want != segment) free(want);
+  }
+  t.force_candidate = force;
+  t.candidate = candidate;
+  hgr_optest_check(hgr_optest_instance, hgr_optest_device, &t);
+  free(b);
+  free(full);
+  free(segment);
+  hgr_optest_free(&t);
+}
+
+/* A matmul of 2 or 3 outputs splits its columns evenly, each output a segment through
+ * its own layout (one GEMM for attention's q, k and v, passes/fuse_sibling_gemms.c):
+ * the heads split for q and v and transposed for k, in panels, on every tile
+ * candidate; B transposed and one row of A (where one output plans the gemv, which
+ * takes no segments); two plain segments; then the errors: segments not multiples of
+ * 32 columns, more than 3 outputs (the registry's), a wrong count of axes. */
+static void matmul_outputs_split_columns(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 29);
+  static const int32_t heads[3][4] = {{1, 0, 2}, {1, 2, 0}, {1, 0, 2}};
+  for (uint32_t candidate = 0; candidate < GEMM_CANDIDATE_COUNT; ++candidate) {
+    check_segments_op(&rng, 7, 19, 64, 3, false, 32, &(out_view_t){3, {7, 4, 16}, {0}}, heads, true, candidate);
+    check_segments_op(&rng, 10, 9, 32, 3, false, 0, &(out_view_t){3, {10, 2, 16}, {0}}, heads, true, candidate);
+    if (large_ok())
+      check_segments_op(&rng, 130, 40, 96, 3, false, 32, &(out_view_t){3, {130, 8, 12}, {0}}, heads, true,
+                        candidate);
+  }
+  check_segments_op(&rng, 1, 24, 32, 3, true, 0, &(out_view_t){3, {1, 4, 8}, {0}}, heads, false, 0);
+  check_segments_op(&rng, 5, 12, 32, 2, false, 0, NULL, NULL, false, 0);
+  static const struct {
+    const char* attrs;
+    uint32_t outputs;
+    int64_t columns, width;
+    const char* expected;
+  } bad[] = {
+      {"", 2, 96, 48, "2 outputs split the product's 96 columns: evenly, each a multiple of 32 columns"},
+      {"", 4, 128, 32, "takes 1 to 3 output(s), the node has 4"},
+      {"\"out_shape\": \"[3, 2, 16]\", \"out_axes\": \"[1, 0, 2, 1, 0, 2]\"", 3, 96, 32,
+       "for an op of 3 outputs: one, or one per output in turn"},
+  };
+  for (size_t c = 0; c < sizeof(bad) / sizeof(bad[0]); ++c) {
+    hgr_optest_t t;
+    hgr_optest_init(&t, "matmul", bad[c].attrs);
+    hgr_optest_input(&t, "float32", 2, (int64_t[]){3, 5});
+    hgr_optest_input(&t, "float32", 2, (int64_t[]){5, bad[c].columns});
+    for (uint32_t o = 0; o < bad[c].outputs; ++o) hgr_optest_output(&t, "float32", 2, (int64_t[]){3, bad[c].width});
+    ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, &t), HGR_STATUS_INVALID_ARGUMENT,
+                  "node 2 'matmul_node' (matmul)", bad[c].expected);
+    hgr_optest_free(&t);
   }
 }
 
@@ -1253,6 +1491,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(every_gemm_kernel_matches_reference),
       cmocka_unit_test(gemm_out_layout_matches_reference),
       cmocka_unit_test(one_row_out_layout_matches_reference),
+      cmocka_unit_test(matmul_outputs_split_columns),
       cmocka_unit_test(tiny_device_limits_get_a_variant_that_fits),
       cmocka_unit_test(one_row_dense_plans_the_gemv),
       cmocka_unit_test(contiguous_matmul_plans_the_direct_gemm),

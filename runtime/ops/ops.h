@@ -59,7 +59,7 @@ typedef struct hgr__arg_t {
   size_t local_bytes;
 } hgr__arg_t;
 
-#define HGR__MAX_ARGS 32
+#define HGR__MAX_ARGS 48
 
 /* One kernel launch of a planned op. */
 typedef struct hgr__launch_plan_t {
@@ -396,6 +396,13 @@ typedef struct hgr__out_layout_t {
  * output's. Errors name the node and the attrs: one without the other, a shape that
  * does not hold R's elements (or more than INT32_MAX), axes that are no permutation. */
 hgr_status_t hgr__out_layout_parse(const hgr__op_ctx_t* ctx, int64_t* shape, int32_t* ndim, hgr__out_layout_t* out);
+/* The most outputs an op with layouts has (a GEMM split into q, k and v). */
+#define HGR__OUT_LAYOUT_OUTPUTS 3
+/* hgr__out_layout_parse for output `output` of an op of `outputs` (at most
+ * HGR__OUT_LAYOUT_OUTPUTS) whose outputs share out_shape: out_axes holds one
+ * permutation for all of them, or one per output in turn (rank * outputs ints). */
+hgr_status_t hgr__out_layout_parse_output(const hgr__op_ctx_t* ctx, uint32_t output, uint32_t outputs,
+                                          int64_t* shape, int32_t* ndim, hgr__out_layout_t* out);
 /* Appends kernels/out_layout.h's HGR_OUT_LAYOUT_PARAMS for layout (all 0: plain). */
 void hgr__out_layout_args(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const hgr__out_layout_t* layout);
 /* Whether view (view_ndim dims) only splits the dims of shape (ndim dims): each dim of

@@ -55,6 +55,11 @@ typedef struct hgr__gemm_t {
   uint32_t b_input;
   uint64_t scratch_bytes;
   hgr__out_layout_t out; /* how C [batch, m, n] is stored (zeros: contiguous) */
+  /* 2 or 3: C's columns split evenly into segments, segment s stored as output s
+   * ([batch, m, n / segments] through out for s = 0, segment_out[s - 1] after);
+   * 0 or 1: C is output 0 whole */
+  uint32_t segments;
+  hgr__out_layout_t segment_out[HGR__OUT_LAYOUT_OUTPUTS - 1];
 } hgr__gemm_t;
 
 /* conv2d's implicit GEMM (im2col on the fly, kernels/linalg.cl's hgr_conv_gemm_*):

@@ -301,7 +301,7 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
   bool empty = g->batch == 0 || g->m == 0 || g->n == 0;
   /* one row of A times B's contiguous rows (dense on one row): a matrix-vector
    * product, hgr_gemv_t4 (no local memory) */
-  bool gemv = !conv && g->m == 1 && g->b_depth == 1 && (g->bias == HGR__GEMM_BIAS_NONE || g->bias == HGR__GEMM_BIAS_COLUMN) &&
+  bool gemv = !conv && g->m == 1 && g->b_depth == 1 && g->segments <= 1 && (g->bias == HGR__GEMM_BIAS_NONE || g->bias == HGR__GEMM_BIAS_COLUMN) &&
               (g->b_wrap == 0 || g->b_wrap >= g->n);
   if (!gemv) {
     /* The layer's key in the tuning file: what the tiles' speed depends on (the
@@ -359,6 +359,16 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
   hgr__launch_int(ctx, l, g->b_wrap > 0 && g->b_wrap < g->n ? (int32_t)g->b_wrap : (int32_t)(g->n > 0 ? g->n : 1));
   hgr__launch_int(ctx, l, g->b_wrap > 0 && g->b_wrap < g->n ? (int32_t)g->b_wrap_stride : 0);
   hgr__out_layout_args(ctx, l, &g->out);
+  /* HGR_GEMM_SEG_PARAMS: the segments' outputs (C's buffer again where there are none) */
+  for (uint32_t s = 1; s < HGR__OUT_LAYOUT_OUTPUTS; ++s) {
+    if (s < g->segments) hgr__launch_output(ctx, l, s);
+    else if (g->c_scratch) hgr__launch_scratch(ctx, l, g->scratch_bytes);
+    else hgr__launch_output(ctx, l, 0);
+  }
+  hgr__launch_int(ctx, l, g->segments > 1 ? (int32_t)(g->n / g->segments) : 0);
+  for (uint32_t s = 1; s < HGR__OUT_LAYOUT_OUTPUTS; ++s)
+    for (int a = 0; a < 4; ++a)
+      hgr__launch_int(ctx, l, s < g->segments && g->segment_out[s - 1].mapped ? g->segment_out[s - 1].strides[a] : 0);
   if (conv) append_im2col(ctx, l, g, conv);
   if (!gemv && v->pack) hgr__launch_local(ctx, l, (size_t)variant_local_bytes(v, g->k));
   size_t global[3] = {(size_t)((g->n + v->tx * v->rn - 1) / (v->tx * v->rn)) * (size_t)v->tx,
@@ -510,7 +520,7 @@ static hgr_status_t dense_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int64
   *out_ndim = data->ndim;
   /* B[l, j] = weight[j, l] */
   *out_gemm = (gemm_t){1, leading_count(data, 1), units, in, 0, in, 1, 0, 1, in,
-                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, false, 0, 0, {0}};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, false, 0, 0, {0}, 0, {{0}}};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, units, "the weight's units", out_gemm));
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
@@ -557,7 +567,7 @@ static hgr_status_t matmul_panels_gemm(const hgr__op_ctx_t* ctx, int64_t panel, 
   matmul_shape(ta, transpose_a, m, n, shape, out_ndim);
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, panel, 1,
                        HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, panel, k * panel, false, false, false,
-                       0, 0, {0}};
+                       0, 0, {0}, 0, {{0}}};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "attr 'units'", out_gemm));
   return hgr__gemm_parse_activation(ctx, true, out_gemm);
 }
@@ -589,7 +599,7 @@ static hgr_status_t matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm, int6
   matmul_shape(ta, transpose_a, m, n, shape, out_ndim);
   *out_gemm = (gemm_t){1, m, n, k, 0, transpose_a ? 1 : k, transpose_a ? m : 1, 0, transpose_b ? 1 : n,
                        transpose_b ? k : 1, HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false,
-                       false, false, 0, 0, {0}};
+                       false, false, 0, 0, {0}, 0, {{0}}};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "tensor_b's columns", out_gemm));
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
@@ -627,10 +637,36 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
   *out_gemm = (gemm_t){batch, m, n, k,
                        x_batch == 1 ? 0 : m * k, transpose_a ? 1 : k, transpose_a ? m : 1,
                        y_batch == 1 ? 0 : k * n, transpose_b ? 1 : n, transpose_b ? k : 1,
-                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, false, 0, 0, {0}};
+                       HGR__GEMM_BIAS_NONE, HGR__GEMM_ACT_NONE, 0, 0, 0, false, 0, 0, false, false, false, 0, 0, {0}, 0, {{0}}};
   HGR_RETURN_IF_ERROR(check_column_bias(ctx, n, "y's columns", out_gemm));
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, true, out_gemm));
   return check_inputs(ctx);
+}
+
+/* The op's outputs for its GEMM g and C's shape (shape, ndim; the last dim n), into
+ * g's layouts and, when outputs is not NULL, outputs: one, C; or (matmul's) 2 or 3,
+ * which split C's columns evenly, each segment a multiple of 32 columns (no strip of
+ * a GEMM kernel crosses two: kernels/linalg.cl's HGR_GEMM_SEG_PARAMS), each through
+ * its own layout (hgr__out_layout_parse_output). */
+static hgr_status_t gemm_outputs(const hgr__op_ctx_t* ctx, gemm_t* g, int64_t* shape, int32_t ndim,
+                                 hgr__entry_t* outputs) {
+  uint32_t count = hgr__op_output_count(ctx);
+  if (count > 1) {
+    if (g->n % count || g->n / count % 32) /* the registry has checked the count */
+      return HGR__OP_ERROR(ctx, "%u outputs split the product's %lld columns: evenly, each a multiple of 32 columns",
+                           count, (long long)g->n);
+    g->segments = count;
+    shape[ndim - 1] = g->n / count;
+  }
+  for (uint32_t o = 0; o < count; ++o) {
+    int64_t out_shape[HGR_MAX_DIMS];
+    int32_t out_ndim = ndim;
+    memcpy(out_shape, shape, sizeof(int64_t) * (size_t)ndim);
+    HGR_RETURN_IF_ERROR(
+        hgr__out_layout_parse_output(ctx, o, count, out_shape, &out_ndim, o ? &g->segment_out[o - 1] : &g->out));
+    if (outputs) hgr__op_set_output(&outputs[o], HGR__DTYPE_F32, out_shape, out_ndim);
+  }
+  return HGR_OK;
 }
 
 #define GEMM_OP(name)                                                                \
@@ -639,16 +675,14 @@ static hgr_status_t batch_matmul_gemm(const hgr__op_ctx_t* ctx, gemm_t* out_gemm
     int64_t shape[HGR_MAX_DIMS];                                                     \
     int32_t ndim;                                                                    \
     HGR_RETURN_IF_ERROR(name##_gemm(ctx, &g, shape, &ndim));                         \
-    HGR_RETURN_IF_ERROR(hgr__out_layout_parse(ctx, shape, &ndim, &g.out));           \
-    hgr__op_set_output(&outputs[0], HGR__DTYPE_F32, shape, ndim);                    \
-    return HGR_OK;                                                                   \
+    return gemm_outputs(ctx, &g, shape, ndim, outputs);                              \
   }                                                                                  \
   static hgr_status_t plan_##name(hgr__op_ctx_t* ctx) {                             \
     gemm_t g;                                                                        \
     int64_t shape[HGR_MAX_DIMS];                                                     \
     int32_t ndim;                                                                    \
     HGR_RETURN_IF_ERROR(name##_gemm(ctx, &g, shape, &ndim));                         \
-    HGR_RETURN_IF_ERROR(hgr__out_layout_parse(ctx, shape, &ndim, &g.out));           \
+    HGR_RETURN_IF_ERROR(gemm_outputs(ctx, &g, shape, ndim, NULL));                   \
     return hgr__gemm_plan(ctx, &g);                                                  \
   }
 GEMM_OP(dense)
@@ -659,7 +693,7 @@ GEMM_OP(batch_matmul)
 const hgr__op_t hgr__ops_linalg[] = {
     {"dense", "linalg", 2, 3, 1, 1, "units out_dtype activation alpha a_min a_max out_shape out_axes", plan_dense, 0,
      HGR__IN_PLACE_REFUSED, infer_dense},
-    {"matmul", "linalg", 2, 3, 1, 1, "units out_dtype transpose_a transpose_b b_panel activation alpha a_min a_max out_shape out_axes",
+    {"matmul", "linalg", 2, 3, 1, HGR__OUT_LAYOUT_OUTPUTS, "units out_dtype transpose_a transpose_b b_panel activation alpha a_min a_max out_shape out_axes",
      plan_matmul, 0, HGR__IN_PLACE_REFUSED, infer_matmul},
     {"batch_matmul", "linalg", 2, 3, 1, 1, "out_dtype transpose_a transpose_b activation alpha a_min a_max out_shape out_axes",
      plan_batch_matmul, 0, HGR__IN_PLACE_REFUSED, infer_batch_matmul},

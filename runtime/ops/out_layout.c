@@ -10,18 +10,26 @@
 #include "ops.h"
 
 hgr_status_t hgr__out_layout_parse(const hgr__op_ctx_t* ctx, int64_t* shape, int32_t* ndim, hgr__out_layout_t* out) {
+  return hgr__out_layout_parse_output(ctx, 0, 1, shape, ndim, out);
+}
+
+hgr_status_t hgr__out_layout_parse_output(const hgr__op_ctx_t* ctx, uint32_t output, uint32_t outputs,
+                                          int64_t* shape, int32_t* ndim, hgr__out_layout_t* out) {
   memset(out, 0, sizeof(*out));
-  int64_t view[4], axes[4];
+  int64_t view[4], all_axes[4 * HGR__OUT_LAYOUT_OUTPUTS];
   uint32_t view_count = 0, axes_count = 0;
   bool has_view = false, has_axes = false;
   HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "out_shape", view, 4, &view_count, &has_view));
-  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "out_axes", axes, 4, &axes_count, &has_axes));
+  HGR_RETURN_IF_ERROR(hgr__attr_ints(ctx, "out_axes", all_axes, 4 * HGR__OUT_LAYOUT_OUTPUTS, &axes_count, &has_axes));
   if (!has_view && !has_axes) return HGR_OK;
-  if (!has_view || !has_axes || view_count != axes_count || view_count == 0)
+  if (!has_view || !has_axes || view_count == 0 ||
+      (axes_count != view_count && (outputs < 2 || axes_count != view_count * outputs)))
     return HGR__OP_ERROR(ctx,
                          "attrs 'out_shape' = \"%s\" and 'out_axes' = \"%s\" go together: a shape of 1 to 4 dims and "
-                         "a permutation of as many axes",
-                         hgr__attr_string(ctx, "out_shape", ""), hgr__attr_string(ctx, "out_axes", ""));
+                         "a permutation of as many axes (for an op of %u outputs: one, or one per output in turn)",
+                         hgr__attr_string(ctx, "out_shape", ""), hgr__attr_string(ctx, "out_axes", ""), outputs);
+  /* output's permutation: the one for all, or its own */
+  const int64_t* axes = all_axes + (axes_count == view_count ? 0 : output * view_count);
   uint64_t count = 1, result = 1;
   for (int32_t d = 0; d < *ndim; ++d) result *= (uint64_t)shape[d];
   bool seen[4] = {false, false, false, false}, valid = true;
