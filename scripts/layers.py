@@ -22,7 +22,7 @@ ORDER = {
     "device": ["device.c", "instance.c"],
     "graph": ["graph.c", "graph_edit.c", "graph_json.c", "graph_write.c"],
     "ops": ["op_context.c", "out_layout.c", "tuning.c", "ops_*.c", "ops_builtin.c", "kernel_library.c", "op_registry.c"],
-    "passes": ["rewrite.c", "fuse_patterns.c", "fuse_attention.c", "conv_epilogue.c", "fuse_gemm_epilogue.c", "pack_gemm_weights.c", "fuse_out_layout.c", "fuse_skip_norm.c", "fuse_elementwise.c", "passes.c"],
+    "passes": ["rewrite.c", "fuse_patterns.c", "fuse_attention.c", "conv_epilogue.c", "fuse_gemm_epilogue.c", "pack_gemm_weights.c", "fuse_out_layout.c", "fuse_sibling_gemms.c", "fuse_skip_norm.c", "fuse_elementwise.c", "passes.c"],
     "exec": ["queue.c", "bridge.c", "order.c", "device_keys.c", "storage.c", "program_pool.c", "program_cache.c", "tune_store.c", "remote.c", "transfer.c",
              "plan.c", "launch.c", "wait.c", "warm.c", "readback.c", "fence.c", "host_io.c", "profile.c",
              "executor.c", "profile_report.c", "tune.c"],

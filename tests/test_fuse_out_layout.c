@@ -290,12 +290,12 @@ static void the_pass_is_switched_and_counted(void** state) {
   ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
   hgr_passes_count_t counts[HGR_PASSES_COUNT_MAX];
   size_t count = hgr_passes_report_counts(&report, counts);
-  assert_int_equal(count, 9);
+  assert_int_equal(count, 10);
   assert_string_equal(counts[6].key, "out_layouts");
   assert_string_equal(counts[6].label, "output layouts");
   assert_int_equal(counts[6].made, 1);
   assert_int_equal(counts[6].replaced, 3);
-  assert_string_equal(counts[8].key, "elementwise_groups");
+  assert_string_equal(counts[9].key, "elementwise_groups");
   hgr_graph_release(fused);
   options.out_layout = false;
   ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));

@@ -249,7 +249,7 @@ static void the_pass_is_switched_counted_and_logged(void** state) {
   assert_string_equal(lines, "matmul 'mm0' reads 'w' in panels of 32 columns ('w.panels')\n");
   hgr_passes_count_t counts[HGR_PASSES_COUNT_MAX];
   size_t count = hgr_passes_report_counts(&report, counts);
-  assert_int_equal(count, 9);
+  assert_int_equal(count, 10);
   assert_string_equal(counts[5].key, "packed_weights");
   assert_string_equal(counts[5].label, "packed GEMM weights");
   assert_int_equal(counts[5].made, 1);

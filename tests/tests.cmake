@@ -63,6 +63,8 @@ hgr_test(NAME fuse_out_layout_three_platforms SOURCE test_fuse_out_layout.c ARGS
 # misses, the switch and counts; fused against unfused on each platform
 hgr_test(NAME fuse_skip_norm_unit SOURCE test_fuse_skip_norm.c ARGS unit)
 hgr_test(NAME fuse_skip_norm_three_platforms SOURCE test_fuse_skip_norm.c ARGS run pocl:0 rusticl:0 oclgrind:0)
+hgr_test(NAME fuse_sibling_gemms_unit SOURCE test_fuse_sibling_gemms.c ARGS unit)
+hgr_test(NAME fuse_sibling_gemms_three_platforms SOURCE test_fuse_sibling_gemms.c ARGS run pocl:0 rusticl:0 oclgrind:0)
 # The GEMM weight packing pass: panels of 32 columns, shared packs, near misses;
 # packed against unpacked on each platform
 hgr_test(NAME pack_gemm_weights_unit SOURCE test_pack_gemm_weights.c ARGS unit)

@@ -84,6 +84,7 @@ typedef struct hgr_passes_options_t {
   bool gemm_epilogue; /* dense/matmul/batch_matmul, then a bias add and an activation -> one GEMM */
   bool gemm_pack;     /* matmul's constant weights -> panels of 32 columns (attr b_panel) */
   bool out_layout;    /* a GEMM's or attention's reshape and transpose -> its output layout */
+  bool sibling_gemms; /* matmuls of one input and packed weights (q, k and v) -> one matmul of their outputs */
   bool skip_layer_norm; /* a residual add before a layer_norm -> the layer_norm's skip input */
   bool elementwise;
   hgr_passes_log_fn log; /* may be NULL */
@@ -108,6 +109,8 @@ typedef struct hgr_passes_report_t {
   uint32_t packed_weight_readers; /* matmul nodes that read them */
   uint32_t out_layouts;         /* GEMM and attention nodes that took a transpose as their output layout */
   uint32_t out_layout_fused;    /* reshape and transpose nodes they took in */
+  uint32_t sibling_gemms;       /* matmul nodes made of sibling matmuls */
+  uint32_t sibling_gemm_fused;  /* matmul nodes they replaced */
   uint32_t skip_layer_norms;    /* layer_norm nodes that took a residual add as their skip input */
   uint32_t skip_layer_norm_fused; /* add nodes they took in */
   uint32_t elementwise_groups;  /* fused_elementwise nodes made */
@@ -130,8 +133,8 @@ typedef struct hgr_passes_count_t {
 
 /* Fills out_counts (room for HGR_PASSES_COUNT_MAX) with report's counts, one per
  * pattern in pipeline order (layer norms, GELUs, attentions, conv epilogues, GEMM
- * epilogues, packed GEMM weights, output layouts, skip layer norms, elementwise
- * groups), and returns how many it
+ * epilogues, packed GEMM weights, output layouts, sibling GEMMs, skip layer norms,
+ * elementwise groups), and returns how many it
  * wrote; the strings are static. */
 HGR_API size_t hgr_passes_report_counts(const hgr_passes_report_t* report, hgr_passes_count_t* out_counts);
 

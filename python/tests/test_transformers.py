@@ -112,7 +112,9 @@ def test_every_block_fuses(name):
     next residual add reads the sum too, which the layer norm then gives as its
     output 1), and so does the embeddings' add where its operands have one shape
     (GPT-2 "slice": position ids per row; ViT at batch 1: its position embeddings
-    are [1, tokens, width]) (hgr/passes.h: the load report's pass counts)."""
+    are [1, tokens, width]); each layer's q, k and v projections become one matmul of
+    three outputs (GPT-2's one projection split by slices gives them as its outputs)
+    (hgr/passes.h: the load report's pass counts)."""
     require_device("pocl:0")
     model = (TEXT[name]() if name in TEXT else tm.vit()).SerializeToString()
     sess = hgr.InferenceSession(model, providers=["pocl:0"])
@@ -125,3 +127,4 @@ def test_every_block_fuses(name):
     assert report["layer_norms"] == (5 if name == "bert_opset14" else 0)
     assert report["gemm_epilogues"] == (8 if name.startswith("gpt2") else 13)
     assert report["skip_layer_norms"] == (5 if name in ("gpt2_slice", "vit") else 4)
+    assert report["sibling_gemms"] == 2

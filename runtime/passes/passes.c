@@ -19,6 +19,7 @@ void hgr_passes_options_init(hgr_passes_options_t* options) {
   options->gemm_epilogue = true;
   options->gemm_pack = true;
   options->out_layout = true;
+  options->sibling_gemms = true;
   options->skip_layer_norm = true;
   options->elementwise = true;
 }
@@ -32,6 +33,7 @@ size_t hgr_passes_report_counts(const hgr_passes_report_t* report, hgr_passes_co
       {"gemm_epilogues", "GEMM epilogues", report->gemm_epilogues, report->gemm_epilogue_fused},
       {"packed_weights", "packed GEMM weights", report->packed_weights, report->packed_weight_readers},
       {"out_layouts", "output layouts", report->out_layouts, report->out_layout_fused},
+      {"sibling_gemms", "sibling GEMMs", report->sibling_gemms, report->sibling_gemm_fused},
       {"skip_layer_norms", "skip layer norms", report->skip_layer_norms, report->skip_layer_norm_fused},
       {"elementwise_groups", "elementwise groups", report->elementwise_groups, report->elementwise_fused},
   };
@@ -75,11 +77,32 @@ static hgr_status_t commit_params(hgr_params_t* params, hgr_params_t* made, cons
     drop[p] =
         !status && has_name(before, graph->arg_count, info.name) && !has_name(after, result->arg_count, info.name);
   }
+  size_t kept = hgr_params_count(params);
   if (!status && made) status = hgr__params_take(params, made); /* the last step that may fail */
+  /* a param a pass made that a later pass replaced (packed weights joined) */
+  for (size_t p = kept; !status && p < hgr_params_count(params); ++p) {
+    hgr_tensor_info_t info;
+    hgr_status_t got = hgr_params_get(params, p, &info, NULL);
+    drop[p] = !got && !has_name(after, result->arg_count, info.name);
+    hgr_status_free(got);
+  }
   if (!status) hgr__params_drop(params, drop);
   hgr__free(allocator, before);
   hgr__free(allocator, after);
   hgr__free(allocator, drop);
+  return status;
+}
+
+/* Moves the params a pass made (from, may be NULL; both from params' allocator) into
+ * *made, the pipeline's so far (NULL: from becomes it); from is consumed either way. */
+static hgr_status_t keep_made(hgr_params_t** made, hgr_params_t* from) {
+  if (!from) return HGR_OK;
+  if (!*made) {
+    *made = from;
+    return HGR_OK;
+  }
+  hgr_status_t status = hgr__params_take(*made, from);
+  hgr_params_release(from);
   return status;
 }
 
@@ -154,12 +177,8 @@ hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, co
     hgr_graph_t* next = NULL;
     hgr_params_t* packed = NULL;
     status = hgr__pack_gemm_weights(current, params, &log, &next, &packed, &pass);
-    if (!status && packed && made) status = hgr__params_take(made, packed); /* both from params' allocator */
-    if (!status && packed && !made) {
-      made = packed;
-      packed = NULL;
-    }
-    hgr_params_release(packed);
+    if (!status) status = keep_made(&made, packed);
+    else hgr_params_release(packed);
     if (!status) {
       hgr_graph_release(current);
       current = next;
@@ -177,6 +196,21 @@ hgr_status_t hgr_passes_apply(const hgr_graph_t* graph, hgr_params_t* params, co
       current = next;
       report.out_layouts = pass.groups;
       report.out_layout_fused = pass.fused_nodes;
+    }
+  }
+  if (!status && options->sibling_gemms && params) {
+    hgr_graph_t* next = NULL;
+    hgr_params_t* joined = NULL;
+    status = hgr__fuse_sibling_gemms(current, params, made, &log, &next, &joined, &pass);
+    if (!status) status = keep_made(&made, joined);
+    else hgr_params_release(joined);
+    if (!status) {
+      hgr_graph_release(current);
+      current = next;
+      report.sibling_gemms = pass.groups;
+      report.sibling_gemm_fused = pass.fused_nodes;
+    } else {
+      hgr_graph_release(next);
     }
   }
   if (!status && options->skip_layer_norm) {

@@ -59,6 +59,14 @@
  * each output row stays one run. A value inside the chain must have one consumer and
  * be no graph output. After the GEMM epilogue fusion and the weight packing.
  *
+ * Sibling GEMM fusion (fuse_sibling_gemms.c): up to 3 matmuls that read the same A
+ * with float32 weights in panels (the same K, N a multiple of 32, the same epilogue
+ * and out_shape) become one matmul of as many outputs over new params, the weights
+ * (and biases) side by side: output s is member s's columns, through member s's
+ * out_axes; the group stands at its first member's place and name. Attention's q, k
+ * and v projections become one launch. After the weight packing and the output
+ * layout fusion.
+ *
  * Skip layer norm fusion (fuse_skip_norm.c): an add of two values shaped as its
  * result, read by a layer_norm as its data, becomes that layer_norm's input 3 (skip),
  * added to its data in the kernel; at the layer_norm's place and name. Where others
@@ -174,12 +182,16 @@ const hgr__entry_ref_t* hgr__pass_map_inputs(hgr__pass_rebuild_t* rebuild, const
 /* Appends node n of graph as it is (name: its own when NULL), its inputs mapped,
  * and sets new_id[n]. */
 hgr_status_t hgr__pass_copy_node(hgr__pass_rebuild_t* rebuild, uint32_t n, const char* name);
-/* Checks output 0 of out's node node_id (at most 2 outputs), through its op's
- * inference, against output 0 of graph's node `like` it replaces: a difference is
- * INTERNAL (a bug of the pass), naming the pass; inference running out of memory is
- * RESOURCE_EXHAUSTED. */
+/* Checks output 0 of out's node node_id (at most HGR__OUT_LAYOUT_OUTPUTS outputs),
+ * through its op's inference, against output 0 of graph's node `like` it replaces: a
+ * difference is INTERNAL (a bug of the pass), naming the pass; inference running
+ * out of memory is RESOURCE_EXHAUSTED. */
 hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32_t node_id, uint32_t like,
                                       const char* pass);
+/* hgr__pass_check_inferred for output `output` of node_id (a fused node giving what
+ * several nodes gave). */
+hgr_status_t hgr__pass_check_inferred_output(const hgr__pass_rebuild_t* rebuild, uint32_t node_id, uint32_t output,
+                                             uint32_t like, const char* pass);
 /* Adds graph's outputs mapped through new_id, orders the inputs like graph's, gives
  * every entry its own storage id, validates, and hands the graph to *out_graph. */
 hgr_status_t hgr__pass_rebuild_finish(hgr__pass_rebuild_t* rebuild, hgr_graph_t** out_graph);
@@ -222,6 +234,20 @@ hgr_status_t hgr__fuse_attention(const hgr_graph_t* graph, const hgr_params_t* p
  * op's inference (a bug). out_report may be NULL. */
 hgr_status_t hgr__fuse_out_layout(const hgr_graph_t* graph, const hgr__pass_log_t* log, hgr_graph_t** out_graph,
                                   hgr__fuse_report_t* out_report);
+
+/* Fuses sibling matmuls (fuse_sibling_gemms.c) into *out_graph: matmuls reading
+ * one A with weights in panels become one matmul of 2 or 3 outputs, reading new
+ * params (the weights and biases side by side), which *out_made receives (a new
+ * params object from params' allocator, or NULL when none was made; their names,
+ * "<param>.siblings", new to graph, params and made); the params only fused members
+ * read leave the graph. The weights are read from made (what earlier passes made,
+ * may be NULL) or params (NULL: nothing fuses). Each group is reported through log
+ * (may be NULL). RESOURCE_EXHAUSTED; INTERNAL when a fused node fails its op's
+ * inference (a bug). out_report counts the matmuls made (groups) and the members
+ * (fused_nodes); may be NULL. */
+hgr_status_t hgr__fuse_sibling_gemms(const hgr_graph_t* graph, const hgr_params_t* params, const hgr_params_t* made,
+                                     const hgr__pass_log_t* log, hgr_graph_t** out_graph, hgr_params_t** out_made,
+                                     hgr__fuse_report_t* out_report);
 
 /* Fuses the residual adds before layer norms into their skip inputs
  * (fuse_skip_norm.c) into *out_graph, each reported through log (may be NULL).

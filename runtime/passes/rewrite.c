@@ -169,15 +169,22 @@ hgr_status_t hgr__pass_copy_node(hgr__pass_rebuild_t* rebuild, uint32_t n, const
 
 hgr_status_t hgr__pass_check_inferred(const hgr__pass_rebuild_t* rebuild, uint32_t node_id, uint32_t like,
                                       const char* pass) {
+  return hgr__pass_check_inferred_output(rebuild, node_id, 0, like, pass);
+}
+
+hgr_status_t hgr__pass_check_inferred_output(const hgr__pass_rebuild_t* rebuild, uint32_t node_id, uint32_t output,
+                                             uint32_t like, const char* pass) {
   const hgr_graph_t* graph = rebuild->graph;
   char label[HGR__LABEL_CAPACITY];
   hgr__graph_node_label(graph, like, label, sizeof(label));
-  hgr__entry_t outputs[2]; /* a fused node's (layer_norm's sum the second) */
-  if (rebuild->out->nodes[node_id].num_outputs > 2)
-    return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the node replacing %s has %u outputs", pass, label,
-                      rebuild->out->nodes[node_id].num_outputs);
+  /* a fused node's: layer_norm's sum the second, a GEMM's segments */
+  hgr__entry_t outputs[HGR__OUT_LAYOUT_OUTPUTS];
+  uint32_t count = rebuild->out->nodes[node_id].num_outputs;
+  if (count > HGR__OUT_LAYOUT_OUTPUTS || output >= count)
+    return HGR_STATUS(HGR_STATUS_INTERNAL, "%s: the node replacing %s has %u outputs (output %u asked)", pass, label,
+                      count, output);
   hgr_status_t status = hgr__op_infer(rebuild->out, node_id, NULL, outputs);
-  const hgr__entry_t inferred = outputs[0];
+  const hgr__entry_t inferred = outputs[output];
   if (status && hgr_status_code(status) == HGR_STATUS_RESOURCE_EXHAUSTED)
     return hgr_status_annotate(status, "%s: %s", pass, label); /* not a bug of the pass */
   if (status) {
