@@ -502,7 +502,8 @@ static void check_transpose(const transpose_case_t* c, hgr_test_rng_t* rng) {
 }
 
 /* ONNX ConvTranspose's cases: strides, asymmetric padding, dilation, groups,
- * output_padding, bias and relu, kernels larger than the input. */
+ * output_padding, bias and relu, kernels larger than the input, kernels the size of
+ * the stride (one group: the GEMM and the gather; groups: the direct kernel). */
 static void conv2d_transpose_matches_reference(void** state) {
   (void)state;
   static const transpose_case_t cases[] = {
@@ -514,6 +515,10 @@ static void conv2d_transpose_matches_reference(void** state) {
       {{1, 6, 3, 4}, {6, 1, 4, 4}, P(2, 2, 1, 1, 1, 1, 1, 1, 6, false), "1", {0, 0}, true},
       {{1, 3, 2, 2}, {3, 5, 5, 5}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), "0", {0, 0}, true},
       {{1, 5, 7, 6}, {5, 4, 3, 3}, P(2, 3, 2, 1, 0, 1, 2, 1, 1, false), "[2, 1, 0, 1]", {1, 2}, true},
+      /* the kernel the stride (a detector's 2 x 2 upsampling: one tap per output), two
+       * images, and 3 x 2 with output_padding past the last taps (bias alone there) */
+      {{2, 6, 5, 7}, {6, 3, 2, 2}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, true), NULL, {0, 0}, true},
+      {{1, 3, 4, 3}, {3, 2, 3, 2}, P(3, 2, 0, 0, 0, 0, 1, 1, 1, false), NULL, {2, 1}, true},
   };
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 23);
@@ -522,6 +527,40 @@ static void conv2d_transpose_matches_reference(void** state) {
   const transpose_case_t large = {
       {1, 32, 14, 14}, {32, 16, 4, 4}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", {0, 0}, true};
   check_transpose(&large, &rng);
+  const transpose_case_t upsampling = {
+      {1, 96, 20, 20}, {96, 24, 2, 2}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, true), NULL, {0, 0}, true};
+  check_transpose(&upsampling, &rng);
+}
+
+/* One group: the GEMM into the node's scratch (every tap of every input pixel), then
+ * the gather; groups: the direct kernel. */
+static void transposed_convs_plan_the_gemm_and_the_gather(void** state) {
+  (void)state;
+  for (int groups = 1; groups <= 2; ++groups) {
+    char attrs[128];
+    snprintf(attrs, sizeof(attrs), "\"strides\": \"[2, 2]\", \"groups\": \"%d\", \"kernel_layout\": \"IOHW\"",
+             groups);
+    hgr_optest_t t;
+    hgr_optest_init(&t, "conv2d_transpose", attrs);
+    hgr_optest_input(&t, "float32", 4, (int64_t[]){2, 8, 10, 12});
+    hgr_optest_input(&t, "float32", 4, (int64_t[]){8, 16 / groups, 2, 2});
+    hgr_optest_output(&t, "float32", 4, (int64_t[]){2, 16, 20, 24});
+    hgr__op_ctx_t ctx;
+    hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
+    hgr_optest_plan(&t, &roomy, NULL, &ctx);
+    if (groups == 1) {
+      assert_int_equal(ctx.launch_count, 2);
+      assert_true(!strncmp(ctx.launches[0].kernel, "hgr_gemm_", 9));
+      assert_int_equal(ctx.launches[0].launch.global[2], 2); /* one GEMM per image */
+      assert_string_equal(ctx.launches[1].kernel, "hgr_conv2d_transpose_gather");
+      assert_int_equal(ctx.scratch_bytes, 2 * 16 * 4 * 10 * 12 * sizeof(float));
+    } else {
+      assert_int_equal(ctx.launch_count, 1);
+      assert_string_equal(ctx.launches[0].kernel, "hgr_conv2d_transpose_direct");
+    }
+    hgr__op_ctx_free(&ctx);
+    hgr_optest_free(&t);
+  }
 }
 
 static void expect_transpose_error(const char* attrs, const int64_t* xshape, const int64_t* wshape,
@@ -1518,6 +1557,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(bad_attrs_and_shapes_are_rejected),
       cmocka_unit_test(bad_ranks_are_rejected),
       cmocka_unit_test(conv2d_transpose_matches_reference),
+      cmocka_unit_test(transposed_convs_plan_the_gemm_and_the_gather),
       cmocka_unit_test(conv2d_transpose_rejects_bad_attrs_and_shapes),
   };
   return hgr_optest_main(argc, argv, "ops_conv", tests, sizeof(tests) / sizeof(tests[0]));

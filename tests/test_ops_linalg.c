@@ -1218,9 +1218,10 @@ static void expect_rejected(const char* op, const char* attrs, uint32_t input_co
 /* A GEMM whose A and B rows are contiguous plans the direct variant (no local memory)
  * where at least one strip of its columns fits, its packed form where B's rows are
  * not 64-byte aligned and the strip fits the device's local memory (64 KiB here: k
- * up to 1024); transposed operands, narrow outputs and devices without room for its
- * work-group plan a tiled one. The direct variant runs rows first (*_k1_rows) where B
- * is the larger operand and A at most 2 MiB. */
+ * up to 1024); transposed operands (but an A of at most 256 KiB stored transposed),
+ * narrow outputs and devices without room for its work-group plan a tiled one. The
+ * direct variant runs rows first (*_k1_rows) where B is the larger operand and A at
+ * most 2 MiB. */
 static void contiguous_matmul_plans_the_direct_gemm(void** state) {
   (void)state;
   static const struct {
@@ -1236,6 +1237,8 @@ static void contiguous_matmul_plans_the_direct_gemm(void** state) {
       {512, 512, 512, false, true, 1024, false, false, false}, {64, 15, 64, false, false, 1024, false, false, false},
       {64, 64, 64, false, false, 4, false, false, false},      {197, 1536, 384, false, false, 1024, true, false, true},
       {600, 1024, 1024, false, false, 1024, true, false, false},
+      /* A transposed and small (a transposed convolution's weights): direct, rows first */
+      {96, 2560, 24, true, false, 1024, true, false, true},
   };
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     char attrs[96];

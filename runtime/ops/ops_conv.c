@@ -28,8 +28,10 @@
  * conv2d (kernel_layout "IOHW" or "", activation included) plus output_padding ([0,
  * 0], 1 or 2 values, each below the stride or the dilation). Output [N, C_out, OH,
  * OW] with OH = (H - 1) * stride - pad_top - pad_bottom + dilation * (kh - 1) +
- * output_padding + 1 (likewise OW), at least 1. It runs
- * hgr_conv2d_transpose_direct, one work-item per output gathering its taps.
+ * output_padding + 1 (likewise OW), at least 1. With one group it runs the GEMM of
+ * kernels/linalg.cl into the node's scratch and hgr_conv2d_transpose_gather
+ * (is_transpose_gemm below); otherwise hgr_conv2d_transpose_direct, one work-item per
+ * output gathering its taps.
  *
  * Kernels: a 1x1 kernel with no padding and groups == 1 runs the GEMM of
  * kernels/linalg.cl (runtime/ops/ops_gemm.h; see is_pointwise below); stride-1
@@ -948,12 +950,52 @@ static hgr_status_t infer_conv2d_transpose(hgr__op_ctx_t* ctx, hgr__entry_t* out
   return HGR_OK;
 }
 
+/* A transposed convolution of one group as a GEMM and a gather, through the node's
+ * scratch: cols[n] [K * KH * KW, H * W] = wᵀ x x[n] [C, H * W] (the weight [C, K *
+ * KH * KW] read transposed), every input pixel's contribution to every tap, at the
+ * GEMM's speed; then kernels/conv.cl's hgr_conv2d_transpose_gather sums the taps
+ * that land on each output (one where the kernel is the stride, as a detector's 2 x 2
+ * upsampling) with the bias and the epilogue. hgr_conv2d_transpose_direct, which
+ * walks C x KH x KW per output, runs the rest (groups, or cols past the bound). */
+static bool is_transpose_gemm(const conv_t* p) {
+  if (p->groups != 1 || p->c < 1) return false;
+  /* cols' floats, each factor at least 1, within the scratch's bound (below INT32_MAX) */
+  const int64_t factors[6] = {p->n, p->k, p->kh, p->kw, p->h, p->w};
+  int64_t cols = 1;
+  for (int f = 0; f < 6; ++f) {
+    if (factors[f] < 1 || cols > PATCHES_MAX_SCRATCH_BYTES / (int64_t)sizeof(float) / factors[f]) return false;
+    cols *= factors[f];
+  }
+  return true;
+}
+
+static hgr__gemm_t transpose_gemm(const conv_t* p) {
+  int64_t taps = p->k * p->kh * p->kw, pixels = p->h * p->w;
+  return (hgr__gemm_t){.batch = p->n, .m = taps, .n = pixels, .k = p->c,
+                       .a_batch = 0, .a_row = 1, .a_depth = taps,
+                       .b_batch = p->c * pixels, .b_depth = pixels, .b_col = 1,
+                       .swap_inputs = true, .c_scratch = true,
+                       .scratch_bytes = (uint64_t)(p->n * taps * pixels) * sizeof(float)};
+}
+
 static hgr_status_t plan_conv2d_transpose(hgr__op_ctx_t* ctx) {
   conv_t p;
   HGR_RETURN_IF_ERROR(parse_conv_transpose(ctx, &p));
   uint64_t outputs = hgr__op_output(ctx, 0)->element_count;
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the output's element count", outputs, INT32_MAX));
-  hgr__launch_1d(ctx, conv_launch(ctx, "hgr_conv2d_transpose_direct", &p, NULL), outputs);
+  if (!is_transpose_gemm(&p)) {
+    hgr__launch_1d(ctx, conv_launch(ctx, "hgr_conv2d_transpose_direct", &p, NULL), outputs);
+    return HGR_OK;
+  }
+  hgr__gemm_t g = transpose_gemm(&p);
+  HGR_RETURN_IF_ERROR(hgr__gemm_plan(ctx, &g));
+  hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_conv2d_transpose_gather");
+  hgr__launch_scratch(ctx, l, g.scratch_bytes);
+  hgr__launch_input(ctx, l, p.bias ? 2 : 1); /* unread without a bias */
+  hgr__launch_output(ctx, l, 0);
+  hgr__launch_meta_arg(ctx, l);
+  meta_common(ctx, l, &p, NULL);
+  hgr__launch_1d(ctx, l, (uint64_t)(p.n * p.k * p.oh)); /* a work-item per output row */
   return HGR_OK;
 }
 

@@ -127,10 +127,16 @@ static bool variant_fits(const hgr__limits_t* limits, const gemm_variant_t* v, c
 static uint64_t ceil_to(uint64_t value, uint64_t step) { return (value + step - 1) / step * step; }
 
 /* Whether the direct variant v can run g at speed: its vector loads need A's rows
- * contiguous and B's rows with at least one whole strip of columns, or with dot,
- * B's columns (the kernels compute anything else too, but through gathers). */
+ * contiguous (or A stored transposed, a_row 1, and small enough to stay in cache
+ * while its columns are read: a transposed convolution's weights, [C, K * KH * KW]),
+ * and B's rows with at least one whole strip of columns, or with dot, B's columns
+ * (the kernels compute anything else too, but through gathers). A detector's 2 x 2
+ * upsampling's GEMM (96 x 25600 x 24, A 9 KiB) ran its direct variant in 2-4 ms of
+ * device time where the tiled one took tens (PoCL, bench/notes.md). */
+#define DIRECT_MAX_COLUMNS_A ((int64_t)256 << 10)
 static bool direct_fits(const gemm_variant_t* v, const gemm_t* g, bool im2col) {
-  if (im2col || g->a_depth != 1) return false;
+  bool a_columns = g->a_row == 1 && g->m * g->k <= DIRECT_MAX_COLUMNS_A / (int64_t)sizeof(float);
+  if (im2col || (g->a_depth != 1 && !a_columns) || (a_columns && g->a_depth != 1 && v->dot)) return false;
   if (g->b_wrap != 0 && g->b_wrap < g->n) return hgr__gemm_panels(g) && !v->dot && !v->pack && g->b_wrap % v->rn == 0;
   return v->dot ? g->b_depth == 1 : g->b_col == 1 && g->n >= v->rn;
 }
