@@ -1,0 +1,109 @@
+"""Real models with real weights, as PyPI packages ship them inside their wheels (the
+wheels scripts/setup.sh pins by version and sha256 into build/real-models, or
+HGR_REAL_MODELS), each fed as its own library feeds ONNX Runtime (the feeds of
+python/tests/test_real_models.py): hgr.InferenceSession against ONNX Runtime's CPU
+provider in one process, taking turns in phases (bench/transformer.py's
+phased_medians), the outputs compared (issue 39, section 1).
+
+  PP-OCRv4's text detector (rapidocr_onnxruntime 1.4.4, ch_PP-OCRv4_det_infer.onnx: a
+      DB head with two 2 x 2 stride-2 ConvTransposes) on a page at 640 x 640 and 480 x
+      320 (multiples of 32, as rapidocr resizes), and its recognizer on a batch of 6
+      text lines at 48 x 320;
+  Silero VAD 5.1.2: one 512-sample chunk at 16 kHz with its state;
+  g2p-id 0.4.2's BERT: one word of 32 tokens;
+  ddddocr 1.5.6's quantized captcha reader: one 4-digit image at height 64.
+
+  python bench/real_models.py WORK DEVICE CALLS   (a markdown table on stdout)
+A wheel that is missing is a row that says so."""
+import os
+import sys
+import zipfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+import test_real_models as real  # noqa: E402  (its feeds: the libraries' own calls)
+from recurrent import _largest_difference, bench_args  # noqa: E402
+from transformer import phased_medians  # noqa: E402
+
+
+def _member(work, wheel, member):
+    """The model file member of the pinned wheel, extracted into work; None when the wheel is missing."""
+    wheel = os.path.join(real.REAL_MODELS, wheel)
+    if not os.path.exists(wheel):
+        return None
+    path = os.path.join(work, os.path.basename(member))
+    with zipfile.ZipFile(wheel) as z:
+        with open(path, "wb") as f:
+            f.write(z.read(member))
+    return path
+
+
+def _page(height, width):
+    """A page for the detector as rapidocr normalizes it: [1, 3, height, width], text-like bars on white."""
+    rng = np.random.default_rng(1)
+    image = np.full((height, width), 235.0)
+    for row in range(16, height - 32, 40):
+        for x in range(16, width - 16, int(rng.integers(9, 15))):
+            if rng.random() < 0.8:
+                image[row:row + int(rng.integers(12, 24)), x:x + int(rng.integers(2, 6))] = rng.integers(0, 60)
+    mean, std = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
+    rgb = (image[None] / 255.0 - mean[:, None, None]) / std[:, None, None]
+    return rgb.astype(np.float32)[None]
+
+
+def cases(work):
+    """(title, path or None, feed) of every timed call."""
+    det = _member(work, real.RAPIDOCR_WHEEL, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx")
+    rec = _member(work, real.RAPIDOCR_WHEEL, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx")
+    silero = _member(work, real.SILERO_WHEEL, "silero_vad/data/silero_vad.onnx")
+    g2p = _member(work, real.G2P_ID_WHEEL, "g2p_id/models/bert/bert_mlm.onnx")
+    dddd = _member(work, real.DDDDOCR_WHEEL, "ddddocr/common_old.onnx")
+    rows = [("PP-OCRv4 detector, a page at 640 x 640", det, {"x": _page(640, 640)}),
+            ("PP-OCRv4 detector, a page at 480 x 320", det, {"x": _page(480, 320)}),
+            ("PP-OCRv4 recognizer, 6 lines at 48 x 320", rec,
+             {"x": next(real._rec_batches(real._text_lines(6, seed=6)))})]
+    chunk = np.concatenate([np.zeros((1, 64), np.float32), real._audio(16000)[None, :512]], axis=1)
+    rows.append(("Silero VAD, a 512-sample chunk at 16 kHz", silero,
+                 {"input": chunk, "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}))
+    if g2p:
+        import json
+        with zipfile.ZipFile(os.path.join(real.REAL_MODELS, real.G2P_ID_WHEEL)) as z:
+            token2id = json.loads(z.read("g2p_id/models/bert/token2id.json"))
+            config = json.loads(z.read("g2p_id/models/bert/config.json"))
+        tokens = np.array([real._g2p_tokens("kecewa", token2id, config)], dtype="int64")
+    rows.append(("g2p-id BERT, one word of 32 tokens", g2p, {"input_1": tokens} if g2p else None))
+    rows.append(("ddddocr quantized reader, 4 digits at 64 x 140", dddd, {"input1": real._captcha("2024", seed=0)}))
+    return rows
+
+
+def main():
+    import hgr
+    import onnxruntime as ort
+    work, device, calls, options = bench_args(10)
+    sessions, rows = {}, []
+    for title, path, feed in cases(work):
+        if path is None:
+            rows.append((title, None, None, None))
+            continue
+        if path not in sessions:  # one session per model over its shapes, as a library keeps one
+            sessions[path] = (hgr.InferenceSession(path, providers=[device]),
+                              ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
+        ours, theirs = sessions[path]
+        hgr_ms, ort_ms, got, want = phased_medians(ours, theirs, feed, calls)
+        rows.append((title, hgr_ms, ort_ms, _largest_difference(got, want)))
+        print(f"{title}: hgr {hgr_ms:.3f} ms, ORT {ort_ms:.3f} ms", file=sys.stderr, flush=True)
+    print(f"| model, input | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | "
+          "largest difference |")
+    print("|---|---:|---:|---:|---:|")
+    for title, h, o, diff in rows:
+        if h is None:
+            print(f"| {title} | wheel missing (scripts/setup.sh test downloads it) | | | |")
+        else:
+            print(f"| {title} | {h:.3f} | {o:.3f} | **{h / o:.2f}** | {diff:.1e} |")
+
+
+if __name__ == "__main__":
+    main()
