@@ -227,3 +227,50 @@ def test_a_model_that_decides_has_no_one_executor_and_runs_with_iobinding(tmp_pa
     binding.bind_cpu_input("x", np.array([1, 2, 0, 0], np.float32))  # two indices: the memory does not fit
     with pytest.raises(hgr.InvalidArgumentError, match=r"output 'idx' is int64 \[1, 2\] in this run"):
         session.run_with_iobinding(binding)
+
+
+def test_a_reshape_to_a_shapes_product_folds_at_load(tmp_path, device):
+    """tf2onnx writes attention's head split as a Reshape to [ReduceProd of a Shape's
+    slice, ...]: the reduction of the constant shape folds at load (as Shape, Gather
+    and Concat do), so the model runs as one executor, no decision read at run time
+    (g2p-id's BERT ran 10 stages a call before)."""
+    nodes = [h.make_node("Shape", ["x"], ["shape"]),
+             h.make_node("Gather", ["shape", "leading"], ["dims"]),
+             h.make_node("ReduceProd", ["dims"], ["rows"], keepdims=1),
+             h.make_node("Concat", ["rows", "last"], ["target"], axis=0),
+             h.make_node("Reshape", ["x", "target"], ["y"])]
+    path = _save(tmp_path, "reshape_prod", nodes, [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4, 5])],
+                 [h.make_tensor_value_info("y", T.FLOAT, [24, 5])],
+                 [h.make_tensor("leading", T.INT64, [3], [0, 1, 2]), h.make_tensor("last", T.INT64, [1], [5])])
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    ours = _same(path, [{"x": x}], device)
+    report = ours._live().report()
+    assert report["decisions"] == 0 and report["stage_runs"] == 0
+    assert ours.load_report["folded"] >= 3
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("dtype,opset", [(T.INT64, 13), (T.INT32, 18)])
+@pytest.mark.parametrize("axes,keepdims", [(None, 1), ([1], 0), ([0, 2], 1), ([-1], 0)])
+def test_integer_constant_reductions_fold_as_onnx_runtime_computes_them(tmp_path, op, dtype, opset, axes, keepdims):
+    """Each integer reduction of a constant, over any axes, kept or not, at the opset
+    where axes are an attr and where they are input 1, computed at load, as ONNX
+    Runtime computes it at run time (values whose products fit: ONNX leaves overflow
+    to the runtime, and ONNX Runtime saturates where hgr wraps)."""
+    rng = np.random.default_rng(len(op) + opset)
+    table = rng.integers(1, 4, (3, 4, 2)) * rng.choice([-1, 1], (3, 4, 2))
+    table = table.astype(np.int64 if dtype == T.INT64 else np.int32)
+    inputs, initializers, attrs = ["table"], [onnx.numpy_helper.from_array(table, "table")], {"keepdims": keepdims}
+    if axes is not None and (opset >= 18 or op == "ReduceSum"):
+        inputs.append("axes")
+        initializers.append(h.make_tensor("axes", T.INT64, [len(axes)], axes))
+    elif axes is not None:
+        attrs["axes"] = axes
+    nodes = [h.make_node(op, inputs, ["reduced"], **attrs),
+             h.make_node("Cast", ["reduced"], ["reduced_f"], to=T.FLOAT),
+             h.make_node("Add", ["x", "reduced_f"], ["y"])]
+    shape = list(np.sum(table, axis=None if axes is None else tuple(axes), keepdims=bool(keepdims)).shape)
+    path = _save(tmp_path, "reduce", nodes, [h.make_tensor_value_info("x", T.FLOAT, shape)],
+                 [h.make_tensor_value_info("y", T.FLOAT, shape)], initializers, opset=opset)
+    ours = _same(path, [{"x": np.zeros(shape, np.float32)}], "pocl:0")
+    assert ours.load_report["folded"] >= 1
