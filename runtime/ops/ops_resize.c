@@ -350,11 +350,12 @@ static hgr_status_t plan_resize2d(hgr__op_ctx_t* ctx) {
   hgr__launch_int(ctx, l, (int32_t)(out_w ? out_w : 1));
   hgr__launch_int(ctx, l, taps);
   hgr__launch_float(ctx, l, p.extrapolation);
-  hgr__launch_uint(ctx, l, (uint32_t)count);
+  uint64_t rows = count ? count / (uint64_t)out_w : 0; /* a work-item per output row */
+  hgr__launch_uint(ctx, l, (uint32_t)rows);
   for (int64_t y = 0; taps && y < out_h; ++y) append_taps(ctx, l, &p, 0, y, in_h);
   for (int64_t x = 0; taps && x < out_w; ++x) append_taps(ctx, l, &p, 1, x, in_w);
   if (!count || !taps) hgr__launch_meta1(ctx, l, 0); /* a meta buffer is never empty */
-  hgr__launch_1d(ctx, l, count);
+  hgr__launch_1d(ctx, l, rows);
   return HGR_OK;
 }
 
