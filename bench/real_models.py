@@ -3,7 +3,7 @@ wheels scripts/setup.sh pins by version and sha256 into build/real-models, or
 HGR_REAL_MODELS), each fed as its own library feeds ONNX Runtime (the feeds of
 python/tests/test_real_models.py): hgr.InferenceSession against ONNX Runtime's CPU
 provider in one process, taking turns in phases (bench/transformer.py's
-phased_medians), the outputs compared (issue 39, section 1).
+compare_cases), the outputs compared (issue 39, section 1).
 
   PP-OCRv4's text detector (rapidocr_onnxruntime 1.4.4, ch_PP-OCRv4_det_infer.onnx: a
       DB head with two 2 x 2 stride-2 ConvTransposes) on a page at 640 x 640 and 480 x
@@ -25,8 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
 import test_real_models as real  # noqa: E402  (its feeds: the libraries' own calls)
-from recurrent import _largest_difference, bench_args  # noqa: E402
-from transformer import phased_medians  # noqa: E402
+from recurrent import bench_args  # noqa: E402
+from transformer import compare_cases  # noqa: E402
 
 
 def _member(work, wheel, member):
@@ -80,21 +80,9 @@ def cases(work):
 
 
 def main():
-    import hgr
     import onnxruntime as ort
     work, device, calls, options = bench_args(10)
-    sessions, rows = {}, []
-    for title, path, feed in cases(work):
-        if path is None:
-            rows.append((title, None, None, None))
-            continue
-        if path not in sessions:  # one session per model over its shapes, as a library keeps one
-            sessions[path] = (hgr.InferenceSession(path, providers=[device]),
-                              ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
-        ours, theirs = sessions[path]
-        hgr_ms, ort_ms, got, want = phased_medians(ours, theirs, feed, calls)
-        rows.append((title, hgr_ms, ort_ms, _largest_difference(got, want)))
-        print(f"{title}: hgr {hgr_ms:.3f} ms, ORT {ort_ms:.3f} ms", file=sys.stderr, flush=True)
+    rows = compare_cases(cases(work), device, calls, options)
     print(f"| model, input | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | "
           "largest difference |")
     print("|---|---:|---:|---:|---:|")

@@ -110,19 +110,31 @@ def phased_medians(ours, theirs, feed, calls):
     return statistics.median(times[0]) * 1e3, statistics.median(times[1]) * 1e3, got, outputs
 
 
-def main():
+def compare_cases(timed, device, calls, options):
+    """(title, hgr ms, ONNX Runtime ms, largest difference) of each (title, path, feed)
+    of timed, by phased_medians over one session of each runtime per model (over its
+    shapes, as a library keeps one); a path of None gives a row of Nones."""
     import hgr
     import onnxruntime as ort
-    work, device, calls, options = bench_args(20)
     sessions, rows = {}, []
-    for title, path, feed in cases(work):
-        if path not in sessions:  # one session per model over its shapes, as a library keeps one
+    for title, path, feed in timed:
+        if path is None:
+            rows.append((title, None, None, None))
+            continue
+        if path not in sessions:
             sessions[path] = (hgr.InferenceSession(path, providers=[device]),
                               ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
         ours, theirs = sessions[path]
         hgr_ms, ort_ms, got, want = phased_medians(ours, theirs, feed, calls)
         rows.append((title, hgr_ms, ort_ms, _largest_difference(got, want)))
-        print(f"{title}: hgr {hgr_ms:.2f} ms, ORT {ort_ms:.2f} ms", file=sys.stderr, flush=True)
+        print(f"{title}: hgr {hgr_ms:.3f} ms, ORT {ort_ms:.3f} ms", file=sys.stderr, flush=True)
+    return rows
+
+
+def main():
+    import onnxruntime as ort
+    work, device, calls, options = bench_args(20)
+    rows = compare_cases(cases(work), device, calls, options)
     print(f"| model, shape | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | "
           "largest difference |")
     print("|---|---:|---:|---:|---:|")
