@@ -288,24 +288,24 @@ static void folded_free(hgr_allocator_t allocator, folded_t* folded) {
   hgr__free(allocator, folded->bias);
 }
 
-/* Whether name is a node's or a param's, or a new param's (folded, per node). */
-static bool name_taken(const finder_t* f, const folded_t* folded, const char* name) {
+/* The state name_taken reads: the finder and the new params' names so far. */
+typedef struct naming_t {
+  const finder_t* f;
+  const folded_t* folded; /* per node */
+} naming_t;
+
+/* Whether name is a node's or a param's, or a new param's (hgr__pass_taken_fn of a
+ * naming_t; the params through f's sorted names). */
+static bool name_taken(const void* user, const char* name) {
+  const naming_t* naming = user;
+  const finder_t* f = naming->f;
   for (uint32_t n = 0; n < f->graph->node_count; ++n)
-    if (!strcmp(f->graph->nodes[n].name, name) || (folded[n].weight_name && !strcmp(folded[n].weight_name, name)) ||
-        (folded[n].bias_name && !strcmp(folded[n].bias_name, name)))
+    if (!strcmp(f->graph->nodes[n].name, name) ||
+        (naming->folded[n].weight_name && !strcmp(naming->folded[n].weight_name, name)) ||
+        (naming->folded[n].bias_name && !strcmp(naming->folded[n].bias_name, name)))
       return true;
   param_name_t key = {name, 0};
   return f->param_count && bsearch(&key, f->param_names, f->param_count, sizeof(key), compare_param_names);
-}
-
-/* "<conv>.<what>", or "<conv>.<what>#2", #3 ... where it is taken (f's allocator). */
-static char* unique_name(const finder_t* f, const folded_t* folded, const char* conv, const char* what) {
-  char* name = hgr__format_in(f->allocator, "%s.%s", conv, what);
-  for (uint32_t k = 2; name && name_taken(f, folded, name); ++k) {
-    hgr__free(f->allocator, name);
-    name = hgr__format_in(f->allocator, "%s.%s#%u", conv, what, k);
-  }
-  return name;
 }
 
 /* Folds conv's affine members into new weights (when scaled) and bias, in
@@ -350,10 +350,12 @@ static hgr_status_t fold(const finder_t* f, uint32_t conv, folded_t* folded) {
   bool scaled = false;
   for (int64_t k = 0; k < channels; ++k) scaled = scaled || scale[k] != 1;
   out->bias = hgr__alloc(f->allocator, (size_t)channels * sizeof(float) + 1);
-  out->bias_name = unique_name(f, folded, node->name, "bias");
+  /* "<conv>.bias", or "<conv>.bias#2" ... where it is taken (likewise the weight) */
+  const naming_t naming = {f, folded};
+  out->bias_name = hgr__pass_unique_name(f->allocator, node->name, "bias", name_taken, &naming);
   if (scaled) {
     out->weight = hgr__alloc(f->allocator, w->element_count * sizeof(float) + 1);
-    out->weight_name = unique_name(f, folded, node->name, "weight");
+    out->weight_name = hgr__pass_unique_name(f->allocator, node->name, "weight", name_taken, &naming);
   }
   hgr_status_t status = HGR_OK;
   if (!out->bias || !out->bias_name || (scaled && (!out->weight || !out->weight_name)))

@@ -174,33 +174,15 @@ static bool joins(const finder_t* f, const group_t* g, const group_t* candidate,
   return true;
 }
 
-/* Whether name is a node's, a param's (of params or made) or an earlier group's. */
-static bool name_taken(const finder_t* f, const char* name) {
-  for (uint32_t n = 0; n < f->graph->node_count; ++n)
-    if (!strcmp(f->graph->nodes[n].name, name)) return true;
+/* Whether name is a node's, a param's (of params or made) or an earlier group's
+ * (hgr__pass_taken_fn). */
+static bool name_taken(const void* finder, const char* name) {
+  const finder_t* f = finder;
   for (uint32_t g = 0; g < f->group_count; ++g)
     if ((f->groups[g].weight_name && !strcmp(f->groups[g].weight_name, name)) ||
         (f->groups[g].bias_name && !strcmp(f->groups[g].bias_name, name)))
       return true;
-  const hgr_params_t* sets[2] = {f->params, f->made};
-  for (int s = 0; s < 2; ++s) {
-    size_t index;
-    hgr_status_t status = sets[s] ? hgr_params_find(sets[s], name, &index) : HGR_STATUS(HGR_STATUS_NOT_FOUND, "none");
-    bool found = !status;
-    hgr_status_free(status);
-    if (found) return true;
-  }
-  return false;
-}
-
-/* "<param>.siblings", or "<param>.siblings#2", #3 ... where it is taken. */
-static char* unique_name(const finder_t* f, const char* param) {
-  char* name = hgr__format_in(f->allocator, "%s.siblings", param);
-  for (uint32_t k = 2; name && name_taken(f, name); ++k) {
-    hgr__free(f->allocator, name);
-    name = hgr__format_in(f->allocator, "%s.siblings#%u", param, k);
-  }
-  return name;
+  return hgr__pass_name_in_use(f->graph, f->params, f->made, name);
 }
 
 /* The int list attr key of node n (count values at most) into values; false when
@@ -348,9 +330,13 @@ static hgr_status_t find_groups(finder_t* f) {
   for (uint32_t g = splits; !status && g < kept; ++g) {
     group_t* group = &f->groups[g];
     const hgr__node_t* first = &graph->nodes[group->members[0]];
-    group->weight_name = unique_name(f, graph->nodes[first->inputs[1].node_id].name);
+    /* "<param>.siblings", or "<param>.siblings#2" ... where it is taken */
+    group->weight_name =
+        hgr__pass_unique_name(f->allocator, graph->nodes[first->inputs[1].node_id].name, "siblings", name_taken, f);
     ++f->group_count; /* its names now count as taken */
-    if (group->weight_name && group->bias) group->bias_name = unique_name(f, graph->nodes[first->inputs[2].node_id].name);
+    if (group->weight_name && group->bias)
+      group->bias_name =
+          hgr__pass_unique_name(f->allocator, graph->nodes[first->inputs[2].node_id].name, "siblings", name_taken, f);
     if (!group->weight_name || (group->bias && !group->bias_name))
       status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
   }

@@ -95,26 +95,12 @@ static bool packable(const finder_t* f, uint32_t n, uint32_t* out_param, bool* o
   return true;
 }
 
-/* Whether name is a node's or a param's, or an earlier pack's. */
-static bool name_taken(const finder_t* f, const char* name) {
-  for (uint32_t n = 0; n < f->graph->node_count; ++n)
-    if (!strcmp(f->graph->nodes[n].name, name)) return true;
+/* Whether name is a node's or a param's, or an earlier pack's (hgr__pass_taken_fn). */
+static bool name_taken(const void* finder, const char* name) {
+  const finder_t* f = finder;
   for (uint32_t p = 0; p < f->pack_count; ++p)
     if (!strcmp(f->packs[p].name, name)) return true;
-  size_t index;
-  hgr_status_t status = hgr_params_find(f->params, name, &index);
-  hgr_status_free(status);
-  return !status;
-}
-
-/* "<param>.panels", or "<param>.panels#2", #3 ... where it is taken. */
-static char* unique_name(const finder_t* f, const char* param) {
-  char* name = hgr__format_in(f->allocator, "%s.panels", param);
-  for (uint32_t k = 2; name && name_taken(f, name); ++k) {
-    hgr__free(f->allocator, name);
-    name = hgr__format_in(f->allocator, "%s.panels#%u", param, k);
-  }
-  return name;
+  return hgr__pass_name_in_use(f->graph, f->params, NULL, name);
 }
 
 /* Finds every packable matmul, its pack (made on first use), and the params only
@@ -141,7 +127,8 @@ static hgr_status_t find_packs(finder_t* f) {
     uint32_t p = 0;
     while (p < f->pack_count && (f->packs[p].param != param || f->packs[p].transposed != transposed)) ++p;
     if (p == f->pack_count) {
-      char* name = unique_name(f, graph->nodes[param].name);
+      /* "<param>.panels", or "<param>.panels#2" ... where it is taken */
+      char* name = hgr__pass_unique_name(f->allocator, graph->nodes[param].name, "panels", name_taken, f);
       if (!name) {
         status = HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
         break;

@@ -146,6 +146,15 @@ uint32_t* hgr__pass_sole_consumers(const hgr_graph_t* graph);
 const void* hgr__pass_param_data(const hgr_graph_t* graph, const hgr_params_t* params, uint32_t n, hgr_dtype_t dtype,
                                  uint64_t bytes);
 
+/* A pass's test whether a name it would give a new param is taken (user: its state). */
+typedef bool (*hgr__pass_taken_fn)(const void* user, const char* name);
+/* "<base>.<suffix>", or "<base>.<suffix>#2", #3 ... the first that taken (with user)
+ * says is free, from allocator; NULL when out of memory. */
+char* hgr__pass_unique_name(hgr_allocator_t allocator, const char* base, const char* suffix, hgr__pass_taken_fn taken,
+                            const void* user);
+/* Whether name is a node's of graph or a param's of params or made (each may be NULL). */
+bool hgr__pass_name_in_use(const hgr_graph_t* graph, const hgr_params_t* params, const hgr_params_t* made,
+                           const char* name);
 /* Whether a and b have the same shape. */
 bool hgr__pass_same_shape(const hgr__entry_t* a, const hgr__entry_t* b);
 /* Whether node is an op with one output and no attrs but op's params (and TVM's

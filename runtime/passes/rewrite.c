@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "ops.h"
 #include "passes.h"
+#include "text.h"
 
 hgr_status_t hgr__pass_check_unplaced(const hgr_graph_t* graph, const char* pass) {
   if (graph->has_device_index)
@@ -93,6 +94,31 @@ const void* hgr__pass_param_data(const hgr_graph_t* graph, const hgr_params_t* p
   bool found = !status && hgr__dtype_same(info.dtype, dtype) && info.bytes == bytes;
   hgr_status_free(status);
   return found ? data : NULL;
+}
+
+char* hgr__pass_unique_name(hgr_allocator_t allocator, const char* base, const char* suffix, hgr__pass_taken_fn taken,
+                            const void* user) {
+  char* name = hgr__format_in(allocator, "%s.%s", base, suffix);
+  for (uint32_t k = 2; name && taken(user, name); ++k) {
+    hgr__free(allocator, name);
+    name = hgr__format_in(allocator, "%s.%s#%u", base, suffix, k);
+  }
+  return name;
+}
+
+bool hgr__pass_name_in_use(const hgr_graph_t* graph, const hgr_params_t* params, const hgr_params_t* made,
+                           const char* name) {
+  for (uint32_t n = 0; n < graph->node_count; ++n)
+    if (!strcmp(graph->nodes[n].name, name)) return true;
+  const hgr_params_t* sets[2] = {params, made};
+  for (int s = 0; s < 2; ++s) {
+    size_t index;
+    if (!sets[s]) continue;
+    hgr_status_t status = hgr_params_find(sets[s], name, &index);
+    hgr_status_free(status);
+    if (!status) return true;
+  }
+  return false;
 }
 
 bool hgr__pass_same_shape(const hgr__entry_t* a, const hgr__entry_t* b) {
