@@ -572,13 +572,15 @@ static void pool_meta(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p
  * gathers B through its tap table: on PoCL a ViT-S/16's 16 x 16 patches of a 224 x
  * 224 image (3 -> 384 channels, 196 patches, 115 MFLOP) took 1.2-2.3 ms of device
  * time, against 6.0-9.5 ms as the implicit GEMM (hgr run --profile, load 1.5-2). */
-#define PATCHES_MAX_SCRATCH_BYTES ((int64_t)256 << 20)
+/* The most scratch a convolution's two-launch plan takes: the patches' columns here,
+ * a transposed convolution's taps (is_transpose_gemm). */
+#define SCRATCH_MAX_BYTES ((int64_t)256 << 20)
 static bool is_patches(const conv_t* p) {
   return p->groups == 1 && p->kh == p->strides[0] && p->kw == p->strides[1] && p->kh * p->kw >= 9 &&
          p->dilation[0] == 1 && p->dilation[1] == 1 && !p->padding[0] && !p->padding[1] && !p->padding[2] &&
          !p->padding[3] && p->n > 0 && p->c > 0 && p->k > 0 && p->oh > 0 && p->ow > 0 &&
          /* at most the input's elements, each copied once (oh * kh <= h, ow * kw <= w) */
-         p->n * p->c * p->h * p->w <= PATCHES_MAX_SCRATCH_BYTES / (int64_t)sizeof(float);
+         p->n * p->c * p->h * p->w <= SCRATCH_MAX_BYTES / (int64_t)sizeof(float);
 }
 
 /* The GEMM of a patch convolution: A the weights [K, C * KH * KW] (input 1), B the
@@ -963,7 +965,7 @@ static bool is_transpose_gemm(const conv_t* p) {
   const int64_t factors[6] = {p->n, p->k, p->kh, p->kw, p->h, p->w};
   int64_t cols = 1;
   for (int f = 0; f < 6; ++f) {
-    if (factors[f] < 1 || cols > PATCHES_MAX_SCRATCH_BYTES / (int64_t)sizeof(float) / factors[f]) return false;
+    if (factors[f] < 1 || cols > SCRATCH_MAX_BYTES / (int64_t)sizeof(float) / factors[f]) return false;
     cols *= factors[f];
   }
   return true;
