@@ -805,6 +805,50 @@ static void pointwise_convs_match_reference(void** state) {
   check_cases_with(large, large_epilogues, COUNT(large), 24);
 }
 
+/* Convolutions of one input channel along one row (no padding, one output row, a
+ * kernel of more than one column) run as the GEMM of kernels/linalg.cl over a
+ * strided view of the input (is_windows): strides below, at and above the kernel's
+ * width, dilation, a batch of two, one output column, an input of three rows of which
+ * the one output row reads the first, every epilogue with and without a bias; and the
+ * STFT of openWakeWord's melspectrogram (a 512-tap window every 160 samples). */
+static void windows_convs_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 1, 1, 40}, {5, 1, 1, 7}, P(1, 3, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{1, 1, 1, 33}, {7, 1, 1, 4}, P(1, 4, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{2, 1, 1, 37}, {9, 1, 1, 4}, P(1, 5, 0, 0, 0, 0, 1, 2, 1, true), NULL, true},
+      {{1, 1, 1, 20}, {3, 1, 1, 20}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{1, 1, 3, 30}, {4, 1, 1, 5}, P(3, 2, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{2, 1, 1, 64}, {33, 1, 1, 16}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, true), NULL, true},
+  };
+  static const epilogue_t epilogues[] = {
+      {0, 0, 0, 0},
+      {HGR_REF_ACT_LEAKY_RELU, 0.1f, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+      {HGR_REF_ACT_CLIP, 0, -0.5f, 0.5f},
+      {0, 0, 0, 0},
+      {0, 0, 0, 0}, /* relu */
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 29);
+  hgr_optest_t t;
+  hgr_optest_init(&t, "conv2d", "\"strides\": \"[1, 160]\"");
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 1, 1, 1760});
+  hgr_optest_input(&t, "float32", 4, (int64_t[]){257, 1, 1, 512});
+  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 257, 1, 8});
+  hgr__op_ctx_t ctx;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
+  assert_int_equal(ctx.launch_count, 1);
+  assert_true(!strncmp(ctx.launches[0].kernel, "hgr_gemm_", 9));
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
+  if (hgr_optest_is_simulator(hgr_optest_device)) return;
+  static const conv_case_t stft[] = {
+      {{1, 1, 1, 1760}, {257, 1, 1, 512}, P(1, 160, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+  };
+  check_cases(stft, COUNT(stft), 30);
+}
+
 /* The plan of a pointwise conv2d: one GEMM launch of kernels/linalg.cl on a device
  * with local memory, the register-blocked kernel (no local memory) on one without. */
 static void pointwise_convs_plan_the_gemm(void** state) {
@@ -1537,6 +1581,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(pointwise_convs_match_reference),
       cmocka_unit_test(tiled_groups_match_reference),
       cmocka_unit_test(pointwise_convs_plan_the_gemm),
+      cmocka_unit_test(windows_convs_match_reference),
       cmocka_unit_test(implicit_gemm_matches_reference),
       cmocka_unit_test(narrow_groups_plan_the_implicit_gemm),
       cmocka_unit_test(strided_implicit_gemm_matches_reference),

@@ -433,6 +433,28 @@ static hgr__gemm_t pointwise_gemm(const conv_t* p) {
   return g;
 }
 
+/* A convolution of one input channel along one row (c 1, one group, kh 1, one output
+ * row, no padding), whose kernel spans more than one column: the STFT front ends of
+ * audio models (a 512-tap window every 160 samples) and other 1-D filter banks. Its
+ * im2col matrix is a strided view of the input, B [kw, ow] with element (t, j) at
+ * t * dilation + j * stride, so it is a plain GEMM per image, y [K, OW] = w [K, kw] x
+ * B; the tiled kernel ran one at 7 GFLOP/s (openWakeWord's melspectrogram). */
+static bool is_windows(const conv_t* p) {
+  return p->groups == 1 && p->c == 1 && p->kh == 1 && p->kw > 1 && p->oh == 1 && p->padding[0] == 0 &&
+         p->padding[1] == 0 && p->padding[2] == 0 && p->padding[3] == 0 && p->n > 0 && p->k > 0 && p->ow > 0;
+}
+
+static hgr__gemm_t windows_gemm(const conv_t* p) {
+  hgr__gemm_t g = pointwise_gemm(p);
+  g.k = p->kw;
+  g.a_row = p->kw;
+  g.b_batch = p->h * p->w;
+  g.b_depth = p->dilation[1];
+  g.b_col = p->strides[1];
+  g.b_wrap = g.b_wrap_stride = 0;
+  return g;
+}
+
 /* Any other convolution of one group, or of one image (depthwise ones excluded), is
  * an implicit GEMM per image, or per group: y[p] [K / G, OH * OW] = w[g] [K / G,
  * C / G * KH * KW] x im2col(x[p]), the columns of im2col(x) read from the input
@@ -839,6 +861,10 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   if (is_pointwise(&p) && p.c > 0) {
     hgr__gemm_t g = pointwise_gemm(&p);
     /* without local memory the register-blocked or the direct kernel below runs it */
+    if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan(ctx, &g);
+  }
+  if (is_windows(&p)) {
+    hgr__gemm_t g = windows_gemm(&p);
     if (hgr__gemm_fits(&ctx->limits, &g)) return hgr__gemm_plan(ctx, &g);
   }
   if (is_depthwise3x3(&p) && outputs > 0) return plan_depthwise3x3(ctx, &p);
