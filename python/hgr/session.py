@@ -402,8 +402,10 @@ class InferenceSession:
         # Executors by specialization: one Executor object per specialization, so that
         # what one run bound is never unbound under another.
         self._executors: "weakref.WeakValueDictionary[int, _hgr.Executor]" = weakref.WeakValueDictionary()
-        # Per executor, the model inputs it takes (those that decide shapes are its constants).
-        self._fed: "weakref.WeakKeyDictionary[_hgr.Executor, set]" = weakref.WeakKeyDictionary()
+        # Per executor, the model inputs it takes: for each model input, the index of the
+        # executor's input that takes it, or -1 (inputs that decide shapes are constants
+        # of the specialization).
+        self._fed: "weakref.WeakKeyDictionary[_hgr.Executor, tuple]" = weakref.WeakKeyDictionary()
         # run() binds, runs and waits as one step: threads sharing a session take turns.
         self._run_lock = threading.Lock()
         # A model that decides at run time runs through the model's stages (_run_staged):
@@ -555,7 +557,8 @@ class InferenceSession:
             ex.close()  # it bound nothing: the one kept is the same executor
             return kept
         self._executors[ex.specialization_id] = ex
-        self._fed[ex] = {ex.input_info(i)["name"] for i in range(ex.input_count)}
+        taken = {ex.input_info(i)["name"]: i for i in range(ex.input_count)}
+        self._fed[ex] = tuple(taken.get(arg.name, -1) for arg in self._inputs)
         return ex
 
     def _wanted(self, output_names: Optional[Sequence[str]]) -> List[int]:
@@ -578,23 +581,22 @@ class InferenceSession:
         outputs = self._live().run(self._checked(input_feed))
         return [outputs[i] for i in wanted]
 
-    def _start(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any]):
+    def _fed_names(self, ex: _hgr.Executor) -> set:
+        """The names of the model inputs ex takes."""
+        return {arg.name for arg, index in zip(self._inputs, self._fed[ex]) if index >= 0}
+
+    def _start(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any], run: bool):
+        """The executor of the feed's specialization with the feed bound and a new
+        array bound to every output (an array handed out earlier is never written
+        again), run and waited for when run is true: (executor, wanted outputs), or
+        (None, None) for a model that decides at run time. The bindings (and the run)
+        are one call into C (Executor.bind_feed, run_feed)."""
         wanted = self._wanted(output_names)
         feeds = self._checked(input_feed)
         ex = self._specialize(feeds)
         if ex is None:
             return None, None
-        fed = self._fed[ex]
-        for arg, value in zip(self._inputs, feeds):
-            if arg.name in fed:  # inputs that decide shapes are constants of the specialization
-                ex.bind_input(arg.name, value)
-        # Every output gets a fresh array: an array handed out earlier is never written again.
-        outputs = []
-        for i in range(ex.output_count):
-            info = ex.output_info(i)
-            array = _hgr.empty(info["dtype"], info["shape"], self._alignment)
-            ex.bind_output(i, array)
-            outputs.append(array)
+        outputs = (ex.run_feed if run else ex.bind_feed)(feeds, self._fed[ex], self._alignment)
         self._last = ex
         return ex, [outputs[i] for i in wanted]
 
@@ -605,11 +607,9 @@ class InferenceSession:
         buffer or __dlpack__ object of its dtype; any shape the model allows. The GIL
         is released while hgr runs."""
         with self._run_lock:
-            ex, outputs = (None, None) if self._staged else self._start(output_names, input_feed)
+            ex, outputs = (None, None) if self._staged else self._start(output_names, input_feed, True)
             if ex is None:
                 return self._run_staged(output_names, input_feed)
-            ex.run()
-            ex.wait()
         return outputs
 
     def run_async(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any], run_options: Any = None) -> Future:
@@ -617,7 +617,7 @@ class InferenceSession:
         several may be in flight, at different shapes too. The inputs must not change
         until it is done."""
         with self._run_lock:
-            ex, outputs = (None, None) if self._staged else self._start(output_names, input_feed)
+            ex, outputs = (None, None) if self._staged else self._start(output_names, input_feed, False)
             if ex is not None:
                 return Future(ex.run_async(), outputs, ex)
         # stages wait on the host between them: the run is done when it returns
@@ -696,14 +696,14 @@ class InferenceSession:
             # where the model needs them to specialize (an input that decides shapes).
             feeds = [np.empty(tuple(v.shape()), dtype=v._dtype) if isinstance(v, OrtValue) else v for v in values]
             ex = self._specialize(feeds)
-            if ex is not None and any(isinstance(v, OrtValue) and arg.name not in self._fed[ex]
+            if ex is not None and any(isinstance(v, OrtValue) and arg.name not in self._fed_names(ex)
                                       for arg, v in zip(self._inputs, values)):
                 feeds = [v.numpy() if isinstance(v, OrtValue) else v for v in values]
                 ex = self._specialize(feeds)
             if ex is None:
                 self._run_staged_with_iobinding(iobinding, values)
                 return
-            fed = self._fed[ex]
+            fed = self._fed_names(ex)
             for arg, value in zip(self._inputs, values):
                 if arg.name not in fed:  # a constant of the specialization
                     continue

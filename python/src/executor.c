@@ -359,35 +359,47 @@ static const char* kind_name(hgr_binding_kind_t kind) {
   return "none";
 }
 
-/* bind(io, key, value): value's memory becomes the input's or output's. */
-static PyObject* bind(hgrpy_executor_t* self, hgr_io_t io, PyObject* key, PyObject* value) {
-  size_t index = 0;
-  if (io_index(self, io, key, &index) < 0) return NULL;
+/* Binds value's memory to input or output index; the binding's kind, or -1 with an
+ * exception. */
+static int bind_index(hgrpy_executor_t* self, hgr_io_t io, size_t index, PyObject* value,
+                      hgr_binding_kind_t* out_kind) {
   hgr_tensor_info_t info;
   hgr_status_t status = io == HGR_INPUT ? hgr_executor_input_info(self->executor, index, &info)
                                         : hgr_executor_output_info(self->executor, index, &info);
-  if (status) return hgrpy_raise(status);
+  if (status) {
+    hgrpy_raise(status);
+    return -1;
+  }
   const char* what = io == HGR_INPUT ? "input" : "output";
   hgrpy_input_view_t view;
-  if (hgrpy_input_view_get(value, info.name, io == HGR_OUTPUT, &view) < 0) return NULL;
+  if (hgrpy_input_view_get(value, info.name, io == HGR_OUTPUT, &view) < 0) return -1;
   if (check_view(&info, what, &view) < 0) {
     hgrpy_input_view_release(&view);
-    return NULL;
+    return -1;
   }
-  hgr_binding_kind_t kind = HGR_BINDING_NONE;
+  *out_kind = HGR_BINDING_NONE;
   hgrpy_executor_lock(self);
   if (!self->executor) status = CLOSED;
   else {
     status = hgr_executor_bind_host(self->executor, io, index, (void*)view.data, view.bytes);
-    if (!status) kind = hgr_executor_binding_kind(self->executor, io, index);
+    if (!status) *out_kind = hgr_executor_binding_kind(self->executor, io, index);
   }
   hgrpy_executor_unlock(self);
   if (status) {
     hgrpy_input_view_release(&view);
-    return hgrpy_raise(status);
+    hgrpy_raise(status);
+    return -1;
   }
   size_t slot = io == HGR_INPUT ? index : hgr_executor_input_count(self->executor) + index;
   PyList_SetItem(self->bound, (Py_ssize_t)slot, view.owner); /* steals the view's reference */
+  return 0;
+}
+
+/* bind(io, key, value): value's memory becomes the input's or output's. */
+static PyObject* bind(hgrpy_executor_t* self, hgr_io_t io, PyObject* key, PyObject* value) {
+  size_t index = 0;
+  hgr_binding_kind_t kind;
+  if (io_index(self, io, key, &index) < 0 || bind_index(self, io, index, value, &kind) < 0) return NULL;
   return PyUnicode_FromString(kind_name(kind));
 }
 
@@ -523,6 +535,65 @@ static PyObject* executor_run(hgrpy_executor_t* self, PyObject* unused) {
 static PyObject* executor_wait(hgrpy_executor_t* self, PyObject* unused) {
   (void)unused;
   return call_released(self, hgr_executor_wait);
+}
+
+/* A session call's bindings: feeds[i] (a list, one value per model input) bound to
+ * the executor's input fed[i] (a tuple; -1: a constant of the specialization, not
+ * bound), and a new array, its data aligned to alignment bytes, bound to every
+ * output. The outputs as a new list, or NULL with an exception. */
+static PyObject* bind_feed(hgrpy_executor_t* self, PyObject* args) {
+  PyObject *feeds = NULL, *fed = NULL;
+  Py_ssize_t alignment = 0;
+  if (!PyArg_ParseTuple(args, "O!O!n", &PyList_Type, &feeds, &PyTuple_Type, &fed, &alignment)) return NULL;
+  if (!hgrpy_executor_get(self)) return NULL;
+  if (PyTuple_GET_SIZE(fed) != PyList_GET_SIZE(feeds))
+    return PyErr_Format(PyExc_ValueError, "fed has %zd entries for %zd feeds", PyTuple_GET_SIZE(fed),
+                        PyList_GET_SIZE(feeds));
+  hgr_binding_kind_t kind;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(feeds); ++i) {
+    Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(fed, i));
+    if (k == -1 && PyErr_Occurred()) return NULL;
+    if (k < 0) continue;
+    if ((size_t)k >= hgr_executor_input_count(self->executor))
+      return PyErr_Format(PyExc_IndexError, "fed input %zd is out of range", k);
+    if (bind_index(self, HGR_INPUT, (size_t)k, PyList_GET_ITEM(feeds, i), &kind) < 0) return NULL;
+  }
+  size_t count = hgr_executor_output_count(self->executor);
+  PyObject* outputs = PyList_New((Py_ssize_t)count);
+  for (size_t o = 0; outputs && o < count; ++o) {
+    hgr_tensor_info_t info;
+    hgr_status_t status = hgr_executor_output_info(self->executor, o, &info);
+    PyObject* array = status ? hgrpy_raise(status)
+                             : hgrpy_array_empty(info.dtype, info.ndim, info.shape, (size_t)alignment, NULL);
+    if (array) PyList_SET_ITEM(outputs, (Py_ssize_t)o, array);
+    if (!array || bind_index(self, HGR_OUTPUT, o, array, &kind) < 0) Py_CLEAR(outputs);
+  }
+  return outputs;
+}
+
+static PyObject* executor_bind_feed(hgrpy_executor_t* self, PyObject* args) {
+  return bind_feed(self, args);
+}
+
+/* run_feed(feeds, fed, alignment): bind_feed, then one run waited for. */
+static PyObject* executor_run_feed(hgrpy_executor_t* self, PyObject* args) {
+  PyObject* outputs = bind_feed(self, args);
+  if (!outputs) return NULL;
+  hgr_status_t status = HGR_OK;
+  hgrpy_executor_lock(self);
+  if (!self->executor) status = CLOSED;
+  else {
+    Py_BEGIN_ALLOW_THREADS;
+    status = hgr_executor_run(self->executor);
+    if (!status) status = hgr_executor_wait(self->executor);
+    Py_END_ALLOW_THREADS;
+  }
+  hgrpy_executor_unlock(self);
+  if (status) {
+    Py_DECREF(outputs);
+    return hgrpy_raise(status);
+  }
+  return outputs;
 }
 
 /* What a run reads or writes in host memory: the bound memoryviews (device buffers
@@ -781,6 +852,14 @@ static PyMethodDef executor_methods[] = {
      "run()\n\nEnqueues one run and returns without waiting (the GIL is released)."},
     {"wait", (PyCFunction)executor_wait, METH_NOARGS,
      "wait()\n\nWaits for every run enqueued; hgr.DeviceFailureError names a failed node."},
+    {"bind_feed", (PyCFunction)executor_bind_feed, METH_VARARGS,
+     "bind_feed(feeds, fed, alignment) -> list[numpy.ndarray]\n\nInferenceSession's bindings in one call: "
+     "feeds[i] (a list, one value per model input) bound to the executor's input fed[i] (a tuple; -1: not "
+     "bound), and a new array, its data aligned to alignment bytes, bound to every output; returns the "
+     "outputs."},
+    {"run_feed", (PyCFunction)executor_run_feed, METH_VARARGS,
+     "run_feed(feeds, fed, alignment) -> list[numpy.ndarray]\n\nbind_feed, then one run waited for (the GIL "
+     "released): InferenceSession.run's path in one call."},
     {"run_async", (PyCFunction)executor_run_async, METH_NOARGS,
      "run_async() -> Fence\n\nEnqueues one run and returns its Fence, which keeps the run's bound buffers alive."},
     {"get_output", (PyCFunction)executor_get_output, METH_O,

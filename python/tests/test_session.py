@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hgr
-from conftest import OnlyDlpack, tiny_reference
+from conftest import OnlyDlpack, require_device, tiny_reference
 
 
 def _session(tiny_model, device, **kwargs):
@@ -37,6 +37,30 @@ def test_run_gives_the_reference_outputs(tiny_model, device):
         # Arrays handed out earlier keep their values when later runs go on.
         sess.run(None, {"x": x + 1})
         np.testing.assert_array_equal(z, want[1])
+
+
+def test_run_feed_binds_runs_and_checks_its_arguments(tiny_model):
+    """Executor.run_feed, the session's call path in one call into C: fresh outputs
+    each call, aligned as asked; a fed tuple that does not match the feeds, or names
+    an input the executor lacks, is refused before anything is bound."""
+    _, w, b = tiny_model
+    x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
+    require_device("pocl:0")
+    with _session(tiny_model, "pocl:0") as sess:
+        sess.run(None, {"x": x})
+        ex, fed = sess.executor, sess._fed[sess.executor]
+        first = ex.run_feed([x], fed, 256)
+        second = ex.run_feed([x + 1], fed, 256)
+        assert all(array.ctypes.data % 256 == 0 for array in first + second)
+        np.testing.assert_array_equal(first[1], -x)
+        np.testing.assert_array_equal(second[1], -(x + 1))
+        np.testing.assert_allclose(first[0], tiny_reference(x, w, b)[0], rtol=1e-5, atol=1e-6)
+        with pytest.raises(ValueError, match="fed has 2 entries for 1 feeds"):
+            ex.run_feed([x], fed + (0,), 64)
+        with pytest.raises(IndexError, match="out of range"):
+            ex.run_feed([x], (ex.input_count,), 64)
+        with pytest.raises(hgr.InvalidArgumentError, match="input"):
+            ex.run_feed([x.astype(np.float64)], fed, 64)
 
 
 def test_a_model_loads_from_a_path(tiny_model, tmp_path):
