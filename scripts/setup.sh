@@ -217,6 +217,7 @@ real_model_wheels=(
   "rapidocr_onnxruntime==1.4.4 rapidocr_onnxruntime-1.4.4-py3-none-any.whl 971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf"
   "g2p_id_py==0.4.2 g2p_id_py-0.4.2-py3-none-any.whl 0b9ce7e76be2e8d1738c604751d05e0a8aa1b2ce2199fce27a115d350468e671"
   "ddddocr==1.5.6 ddddocr-1.5.6-py3-none-any.whl f13865b00e42de5c2507c1889ba73c2bacd218a49d15b928c2a5c82667062ac5"
+  "openwakeword==0.4.0 openwakeword-0.4.0-py3-none-any.whl 2c353f49a35d384507403efde3db439353d8281a52d08a0e42a5b493e5145075"
 )
 real_models() { # real_models <build dir> <python>
   local dir="$1/real-models" entry spec wheel sha256

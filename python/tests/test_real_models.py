@@ -36,7 +36,19 @@ dequantized at load where ONNX Runtime also rounds the input and the hidden stat
 to uint8 at each step, and its float32 rounding differs from ONNX Runtime's by an
 ulp here and there: each of the 21 dynamic quantizations may move a value one step,
 so the logits differ by 0.5-1.7 % (relative L2) while every step reads the same
-character. Not on Oclgrind: two minutes per image."""
+character. Not on Oclgrind: two minutes per image.
+
+openWakeWord 0.4.0 (`openwakeword` wheel, openwakeword/resources/models): tiny models
+run by the thousand (issue 39's per-run floor; bench/tiny_models.py times them). Its
+AudioFeatures computes a melspectrogram of int16 PCM as float32 (Conv STFT, MatMul
+to 32 mel bins, log: melspectrogram.onnx, [batch, samples] -> [batch, 1, frames, 32]),
+transforms it as spec / 10 + 2, cuts windows of 76 frames every 8 and calls the
+speech-embedding CNN on the batch of windows (embedding_model.onnx: 20 Convs with
+LeakyRelu, Max and MaxPool; [windows, 76, 32, 1] -> [windows, 1, 1, 96]); its Model
+calls each wake-word head on the last 16 embeddings ([1, 16, 96]; timer 34, weather
+22): three Gemms with ReLU and a Sigmoid (alexa, weather; timer a Softmax over 7
+classes), layer norms written out and an If on a computed condition (hey_jarvis) or
+two LSTMs (hey_mycroft)."""
 import os
 import zipfile
 
@@ -52,6 +64,7 @@ SILERO_WHEEL = "silero_vad-5.1.2-py3-none-any.whl"
 RAPIDOCR_WHEEL = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
 G2P_ID_WHEEL = "g2p_id_py-0.4.2-py3-none-any.whl"
 DDDDOCR_WHEEL = "ddddocr-1.5.6-py3-none-any.whl"
+OPENWAKEWORD_WHEEL = "openwakeword-0.4.0-py3-none-any.whl"
 
 
 def _from_wheel(tmp_path_factory, wheel, member):
@@ -307,3 +320,75 @@ def test_ddddocr_quantized_reader_reads_as_onnx_runtime_does(ddddocr_old, device
         assert error < 3e-2, f"{text}: relative L2 {error:.4f}"
         np.testing.assert_array_equal(got.argmax(-1), want.argmax(-1))
         assert _ddddocr_text(got, charset) == _ddddocr_text(want, charset)
+
+
+OWW_MODELS = "openwakeword/resources/models/"
+# openWakeWord's heads: the embeddings each takes
+OWW_HEADS = {"alexa_v0.1": 16, "hey_jarvis_v0.1": 16, "hey_mycroft_v0.1": 16, "timer_v0.1": 34, "weather_v0.1": 22}
+
+
+@pytest.fixture(scope="module")
+def openwakeword(tmp_path_factory):
+    """name -> path of openWakeWord's melspectrogram, embedding model and heads."""
+    names = ["melspectrogram", "embedding_model", *OWW_HEADS]
+    return {name: _from_wheel(tmp_path_factory, OPENWAKEWORD_WHEEL, OWW_MODELS + name + ".onnx") for name in names}
+
+
+def oww_audio(samples, seed=0):
+    """int16 PCM as openWakeWord feeds it to the melspectrogram: [1, samples] float32
+    of integer values (noise, and a chirp from the first third on)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(samples) / 16000
+    chirp = np.sin(2 * np.pi * (300 + 900 * t) * t) * (t > t[-1] / 3)
+    pcm = np.clip((0.3 * chirp + 0.02 * rng.standard_normal(samples)) * 32767, -32768, 32767).astype(np.int16)
+    return pcm.astype(np.float32)[None]
+
+
+def oww_window(seed=0):
+    """One melspectrogram window for the embedding model: [1, 76, 32, 1], transformed."""
+    return (np.random.default_rng(seed).standard_normal((1, 76, 32, 1)) + 2).astype(np.float32)
+
+
+def oww_features(count, seed=0):
+    """The last count embeddings, as a head takes them: [1, count, 96]."""
+    return np.random.default_rng(seed).standard_normal((1, count, 96)).astype(np.float32)
+
+
+def _oww_embeddings(melspec, embedding, audio):
+    """openWakeWord's AudioFeatures._get_embeddings: [windows, 96]."""
+    spec = np.squeeze(melspec.run(None, {"input": audio})[0]) / 10 + 2
+    windows = [spec[i:i + 76] for i in range(0, spec.shape[0], 8) if spec[i:i + 76].shape[0] == 76]
+    batch = np.expand_dims(np.array(windows), axis=-1).astype(np.float32)
+    return embedding.run(None, {"input_1": batch})[0].squeeze()
+
+
+@pytest.mark.parametrize("device", ["pocl:0", "rusticl:0", "oclgrind:0"])
+def test_openwakeword_pipeline_as_onnx_runtime_does(openwakeword, device):
+    """A clip's melspectrogram, embeddings over its windows and every head's score,
+    each stage fed with hgr's own previous stage, against ONNX Runtime's chain; then
+    the streaming calls (1,760 samples: 1,280 new and 480 of context)."""
+    ort = pytest.importorskip("onnxruntime")
+    require_device(device)
+
+    def sessions(name):
+        return (hgr.InferenceSession(openwakeword[name], providers=[device]),
+                ort.InferenceSession(openwakeword[name], providers=["CPUExecutionProvider"]))
+    melspec, embedding = sessions("melspectrogram"), sessions("embedding_model")
+    audio = oww_audio(16000 if device.startswith("oclgrind") else 32000)
+    got = _oww_embeddings(melspec[0], embedding[0], audio)
+    want = _oww_embeddings(melspec[1], embedding[1], audio)
+    assert got.shape == want.shape and got.shape[0] >= 3
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+    for name, count in OWW_HEADS.items():
+        ours, theirs = sessions(name)
+        features = np.zeros((1, count, 96), np.float32)
+        taken = min(count, got.shape[0])
+        features[0, -taken:] = got[-taken:]
+        wanted = np.zeros_like(features)
+        wanted[0, -taken:] = want[-taken:]
+        np.testing.assert_allclose(ours.run(None, {ours.get_inputs()[0].name: features})[0],
+                                   theirs.run(None, {theirs.get_inputs()[0].name: wanted})[0], atol=1e-4,
+                                   err_msg=name)
+    chunk = oww_audio(1760, seed=1)
+    np.testing.assert_allclose(melspec[0].run(None, {"input": chunk})[0], melspec[1].run(None, {"input": chunk})[0],
+                               rtol=1e-4, atol=1e-4)
