@@ -146,7 +146,7 @@ static void pipelined_runs_each_match_their_own_reference(void** state) {
 
 /* ---- the zero-copy graph ------------------------------------------------------------ */
 
-#define N 1000
+#define N 16384 /* 64 KiB of floats: host bindings of that size are zero copy */
 
 /* x (key 1) -> __nop (x's storage) -> __copy to key 4 -> relu -> __nop (relu's
  * storage) = output 0; output 1 is x itself. */
@@ -163,7 +163,7 @@ static const char zero_copy_json[] =
     "\"num_outputs\":\"1\",\"flatten_data\":\"0\"},\"inputs\":[[3,0,0]]}],"
     "\"arg_nodes\":[0],\"node_row_ptr\":[0,1,2,3,4,5],\"heads\":[[4,0,0],[0,0,0]],"
     "\"attrs\":{\"storage_id\":[\"list_int\",[0,0,1,2,2]],"
-    "\"shape\":[\"list_shape\",[[1000],[1000],[1000],[1000],[1000]]],"
+    "\"shape\":[\"list_shape\",[[16384],[16384],[16384],[16384],[16384]]],"
     "\"device_index\":[\"list_int\",[1,1,4,4,4]],"
     "\"dltype\":[\"list_str\",[\"float32\",\"float32\",\"float32\",\"float32\",\"float32\"]]}}";
 
@@ -242,9 +242,9 @@ static void host_bindings_follow_aliases_and_agree_with_the_normal_api(void** st
   (void)state;
   zero_copy_t z;
   open_zero_copy(&z);
-  float* x = aligned_alloc(4096, 4096);
-  float* out = aligned_alloc(4096, 4096);
-  float* echo = aligned_alloc(4096, 4096);
+  float* x = aligned_alloc(4096, N * sizeof(float));
+  float* out = aligned_alloc(4096, N * sizeof(float));
+  float* echo = aligned_alloc(4096, N * sizeof(float));
   random_floats(x, N, 1);
   ASSERT_OK(hgr_executor_bind_host(z.executor, HGR_INPUT, 0, x, N * sizeof(float)));
   ASSERT_OK(hgr_executor_bind_host(z.executor, HGR_OUTPUT, 0, out, N * sizeof(float)));
@@ -426,7 +426,7 @@ static void unbinding_ends_the_use_of_the_callers_memory(void** state) {
   (void)state;
   zero_copy_t z;
   open_zero_copy(&z);
-  float* x = aligned_alloc(4096, 4096);
+  float* x = aligned_alloc(4096, N * sizeof(float));
   float kept[N], got[N];
   random_floats(x, N, 21);
   memcpy(kept, x, sizeof(kept));

@@ -322,8 +322,9 @@ HGR_API hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t in
  * Host memory (data of exactly the tensor's bytes, kept valid and unchanged by the
  * caller from a run's start until it completes): used directly as the device's
  * buffer through CL_MEM_USE_HOST_PTR when the device shares host memory
- * (CL_DEVICE_HOST_UNIFIED_MEMORY), data is aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN
- * and the storage is no larger than the tensor; each run then maps and unmaps it so
+ * (CL_DEVICE_HOST_UNIFIED_MEMORY), data is aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+ * the tensor has at least 64 KiB (a smaller one costs less copied than mapped) and
+ * the storage is no larger than the tensor; each run then maps and unmaps it so
  * the device and the host agree. Otherwise each run copies: the input from data at
  * its start, the output into data at its end. Either way an input binding makes the
  * input set, and a bound output's data holds the run's values once the run
