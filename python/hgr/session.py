@@ -267,6 +267,10 @@ def _check_int32_range(name: str, value: Any) -> None:
     with a value past int32 is refused, naming the element, as hgr_model_run refuses
     it (a buffer or __dlpack__ object is not read here)."""
     if isinstance(value, np.ndarray) and value.dtype == np.int64 and value.size:
+        if value.size <= 16:  # the scalars and short vectors of most calls, without numpy's passes
+            items = value.ravel().tolist()
+            if -2**31 <= min(items) and max(items) <= 2**31 - 1:
+                return
         bad = np.flatnonzero((value < -2**31) | (value > 2**31 - 1))
         if bad.size:
             raise _hgr.InvalidArgumentError(
@@ -451,6 +455,9 @@ class InferenceSession:
         self._inputs = [self._node_arg(info) for info in self._model.inputs()]
         self._outputs = [self._node_arg(info) for info in self._model.outputs()]
         self._declared = {info["name"]: info["shape"] for info in self._model.inputs()}
+        # Per input, the last fed shape check_input_shape passed: the next call at that
+        # shape skips the check.
+        self._shape_passed: Dict[str, tuple] = {}
         self._dtypes = {arg.name: arg.dtype for arg in self._inputs}
         self._output_index = {arg.name: i for i, arg in enumerate(self._outputs)}
         self._alignment = _alignment()
@@ -537,8 +544,9 @@ class InferenceSession:
             value = as_input(arg.name, input_feed[arg.name], arg.dtype)
             _check_int32_range(arg.name, value)
             shape = _fed_shape(value)
-            if shape is not None:
+            if shape is not None and shape != self._shape_passed.get(arg.name):
                 check_input_shape(arg.name, shape, self._declared[arg.name])
+                self._shape_passed[arg.name] = shape
             feeds.append(value)
         return feeds
 
