@@ -42,6 +42,7 @@
 #define CONV_RELU 2
 #define CONV_LEAKY_RELU 4
 #define CONV_CLIP 8
+#define CONV_SIGMOID 16
 
 /* The fused epilogue after the bias, on a float or a floatN v of type T. */
 #define CONV_ACTIVATE(T, v, flags, meta)                                                   \
@@ -50,4 +51,5 @@
     if ((flags) & CONV_LEAKY_RELU) (v) = (v) < (T)(0.0f) ? (v) * as_float((meta)[CONV_ALPHA]) : (v); \
     if ((flags) & CONV_CLIP)                                                              \
       (v) = fmin(fmax((v), (T)(as_float((meta)[CONV_A_MIN]))), (T)(as_float((meta)[CONV_A_MAX]))); \
+    if ((flags) & CONV_SIGMOID) (v) = (T)(1.0f) / ((T)(1.0f) + exp(-(v)));                 \
   } while (0)

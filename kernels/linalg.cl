@@ -124,7 +124,9 @@
   else if (act == 4) {                                                                          \
     HGR_GELU(T, out)                                                                            \
   } else if (act == 5)                                                                          \
-    out = out / ((T)(1.0f) + exp((T)(-1.5957691216057308f) * (out + (T)(0.044715f) * out * out * out)));
+    out = out / ((T)(1.0f) + exp((T)(-1.5957691216057308f) * (out + (T)(0.044715f) * out * out * out))); \
+  else if (act == 6)                                                                            \
+    out = (T)(1.0f) / ((T)(1.0f) + exp(-out));
 /* The plain GEMM, hgr_gemm_<variant>, and the convolution's, hgr_conv_gemm_<variant>
  * (IM2COL 1: B read through the im2col table, the extra last argument). */
 /* The GEMM's outputs: with seg_n 0, C is output c alone; with seg_n > 0, C's columns
@@ -144,7 +146,7 @@
  * of the strip that starts at column jb, of which the columns from j0 (>= jb) up to n
  * are the block's own: the accumulators acc0..acc(RM-1), plus the bias (bias_mode 1:
  * per column, 2: per row, 3: per row of batch p), then the activation (act 1 relu,
- * 2 leaky relu, 3 clip, 4 gelu, 5 gelu_tanh: HGR_GEMM_ACT), stored into C [m, n]
+ * 2 leaky relu, 3 clip, 4 gelu, 5 gelu_tanh, 6 sigmoid: HGR_GEMM_ACT), stored into C [m, n]
  * (into the segment's output with seg_n: HGR_GEMM_SEG_PARAMS). */
 #define HGR_GEMM_STORE(RM, RN, first_row, jb, j0)\
   {                                                                                             \

@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 
 static int64_t extent(int64_t in, int64_t pad_sum, int64_t kernel, int64_t stride, int64_t dilation) {
@@ -94,6 +95,7 @@ void hgr_ref_conv2d_activate(float* y, uint64_t n, int act, float alpha, float a
   for (uint64_t i = 0; i < n; ++i) {
     if (act == HGR_REF_ACT_LEAKY_RELU && y[i] < 0) y[i] *= alpha;
     if (act == HGR_REF_ACT_CLIP) y[i] = y[i] < a_min ? a_min : y[i] > a_max ? a_max : y[i];
+    if (act == HGR_REF_ACT_SIGMOID) y[i] = (float)(1.0 / (1.0 + exp(-(double)y[i])));
   }
 }
 

@@ -32,9 +32,10 @@ void hgr_ref_conv2d(const float* x, const int64_t xshape[4], const float* w, con
 
 /* conv2d's other fused activations, applied to the n outputs after
  * hgr_ref_conv2d: HGR_REF_ACT_LEAKY_RELU (y < 0: alpha * y, in float32) or
- * HGR_REF_ACT_CLIP (min(max(y, a_min), a_max)). */
+ * HGR_REF_ACT_CLIP (min(max(y, a_min), a_max)) or HGR_REF_ACT_SIGMOID. */
 #define HGR_REF_ACT_LEAKY_RELU 1
 #define HGR_REF_ACT_CLIP 2
+#define HGR_REF_ACT_SIGMOID 3 /* 1 / (1 + exp(-y)), in double, rounded once to float32 */
 void hgr_ref_conv2d_activate(float* y, uint64_t n, int act, float alpha, float a_min, float a_max);
 
 /* conv2d_transpose: weight [C_in, C_out / groups, kh, kw] (IOHW); strides,

@@ -42,6 +42,7 @@ void hgr_ref_gemm_epilogue(float* c, uint64_t count, int64_t n, const float* bia
     else if (!strcmp(activation, "gelu")) v = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
     else if (!strcmp(activation, "gelu_tanh"))
       v = 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+    else if (!strcmp(activation, "sigmoid")) v = 1.0 / (1.0 + exp(-v));
     c[e] = (float)v;
   }
 }

@@ -24,7 +24,8 @@ void hgr_ref_batch_matmul(const float* a, const float* b, float* c, int64_t batc
 /* The fused epilogue of dense, matmul and batch_matmul (ops_linalg.c) on c [rows, n]
  * in place: c[r, j] = act(c[r, j] + bias[j]), bias NULL: none; activation "none",
  * "relu", "leaky_relu" (alpha), "clip" (a_min, a_max), "gelu" (0.5 x (1 + erf(x /
- * sqrt 2))) or "gelu_tanh" (0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))),
+ * sqrt 2))), "gelu_tanh" (0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))) or
+ * "sigmoid" (1 / (1 + exp(-x))),
  * in double, rounded once to float32. */
 void hgr_ref_gemm_epilogue(float* c, uint64_t count, int64_t n, const float* bias, const char* activation,
                            double alpha, double a_min, double a_max);

@@ -182,6 +182,7 @@ static void bias_add_and_activation_fold_into_the_gemm(void** state) {
       {FORM("dense", false, BIAS_PARAM, "relu"), "relu", "act"},
       {FORM("dense", false, BIAS_NONE, "leaky_relu", .dense_bias = true), "leaky_relu", "act"},
       {FORM("batch_matmul", false, BIAS_PARAM, "clip"), "clip", "act"},
+      {FORM("dense", false, BIAS_PARAM, "sigmoid"), "sigmoid", "act"},
       /* ONNX MatMul of a 3-D input: the GEMM keeps its name, the reshape after it
        * takes the chain's */
       {FORM("matmul", true, BIAS_PARAM_FIRST, "gelu"), "gelu", "gemm"},
@@ -242,7 +243,7 @@ static void near_misses_stay_as_they_are(void** state) {
       FORM("matmul", false, BIAS_PARAM, "gelu", .gemm_output = true),
       FORM("matmul", true, BIAS_PARAM, "gelu", .gemm_read_twice = true),
       FORM("dense", false, BIAS_PARAM, NULL, .dense_bias = true),
-      FORM("matmul", false, BIAS_NONE, "sigmoid"),
+      FORM("matmul", false, BIAS_NONE, "tanh"),
   };
   for (size_t i = 0; i < sizeof(misses) / sizeof(misses[0]); ++i) {
     chain_graph_t g = chain_graph(&misses[i], 30 + i);
@@ -370,6 +371,7 @@ static void fused_graphs_match_the_unfused_ones(void** state) {
       FORM("dense", false, BIAS_NONE, "gelu", .dense_bias = true),
       FORM("batch_matmul", false, BIAS_PARAM_FIRST, "clip"),
       FORM("matmul", false, BIAS_PARAM, "leaky_relu"),
+      FORM("dense", false, BIAS_PARAM, "sigmoid"),
   };
   for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); ++k) {
     chain_graph_t g = chain_graph(&forms[k], 70 + k);

@@ -59,6 +59,7 @@ static void conv_attrs(const conv_case_t* c, const epilogue_t* e, char* attrs, s
     snprintf(attrs + used, capacity - (size_t)used,
              ", \"activation\": \"clip\", \"a_min\": \"%.9g\", \"a_max\": \"%.9g\"", (double)e->a_min,
              (double)e->a_max);
+  if (e && e->act == HGR_REF_ACT_SIGMOID) snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"sigmoid\"");
 }
 
 /* The max over conv_pool's windows of conv [shape] into y, and of their bounds
@@ -803,6 +804,29 @@ static void pointwise_convs_match_reference(void** state) {
   };
   static const epilogue_t large_epilogues[] = {{0, 0, 0, 0}, {HGR_REF_ACT_CLIP, 0, -1, 1}, {0, 0, 0, 0}};
   check_cases_with(large, large_epilogues, COUNT(large), 24);
+}
+
+/* The sigmoid epilogue (the conv epilogue pass makes it of a Sigmoid after a Conv:
+ * Silero VAD's last layer, segmentation heads) in every kernel family: tiled,
+ * register-blocked rows (stride 1 and 2), depthwise, pointwise and one-channel-row
+ * GEMMs, and the implicit GEMM of narrow groups; with and without a bias. */
+static void sigmoid_epilogues_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 4, 9, 40}, {7, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
+      {{1, 4, 12, 40}, {7, 4, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 4, 6, 18}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
+      {{2, 8, 3, 9}, {5, 8, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{1, 1, 1, 40}, {5, 1, 1, 7}, P(1, 3, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{1, 8, 9, 11}, {8, 2, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
+  };
+  static const epilogue_t epilogues[] = {
+      {HGR_REF_ACT_SIGMOID, 0, 0, 0}, {HGR_REF_ACT_SIGMOID, 0, 0, 0}, {HGR_REF_ACT_SIGMOID, 0, 0, 0},
+      {HGR_REF_ACT_SIGMOID, 0, 0, 0}, {HGR_REF_ACT_SIGMOID, 0, 0, 0}, {HGR_REF_ACT_SIGMOID, 0, 0, 0},
+      {HGR_REF_ACT_SIGMOID, 0, 0, 0},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 31);
 }
 
 /* Convolutions of one input channel along one row (no padding, one output row, a
@@ -1582,6 +1606,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(tiled_groups_match_reference),
       cmocka_unit_test(pointwise_convs_plan_the_gemm),
       cmocka_unit_test(windows_convs_match_reference),
+      cmocka_unit_test(sigmoid_epilogues_match_reference),
       cmocka_unit_test(implicit_gemm_matches_reference),
       cmocka_unit_test(narrow_groups_plan_the_implicit_gemm),
       cmocka_unit_test(strided_implicit_gemm_matches_reference),

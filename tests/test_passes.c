@@ -22,7 +22,7 @@ static const hgr_dtype_t F32 = {HGR_DTYPE_FLOAT, 32, 1};
 
 /* A conv2d graph: x [1, C, H, W] -> conv2d (3x3, padding 1, K channels; bias when
  * asked) -> the ops of `chain` in order, each "add" and "multiply" with a per-channel
- * constant [K, 1, 1] ("scale4d": a multiply by [1, K, 1, 1]), "relu", "clip" (-0.5,
+ * constant [K, 1, 1] ("scale4d": a multiply by [1, K, 1, 1]), "relu", "sigmoid", "clip" (-0.5,
  * 0.75), "leaky" (alpha 0.125); the last is the output. The ops of a graph are named
  * after their token and place in it ("add1", "relu2"), each constant after its op
  * ("add1_c"). Constants come from rng. */
@@ -874,10 +874,13 @@ static void compare_fused(conv_graph_t* g, uint32_t want_epilogues) {
 
 static void fused_builder_graphs_match_the_unfused_ones(void** state) {
   (void)state;
-  static const char* const chains[][4] = {
-      {"add", "relu"}, {"scale4d", "add", "leaky"}, {"multiply", "scale4d", "add", "clip"}, {"relu"}};
-  static const size_t lengths[] = {2, 3, 4, 1};
-  for (size_t k = 0; k < 4; ++k) {
+  static const char* const chains[][4] = {{"add", "relu"},
+                                          {"scale4d", "add", "leaky"},
+                                          {"multiply", "scale4d", "add", "clip"},
+                                          {"relu"},
+                                          {"add", "sigmoid"}};
+  static const size_t lengths[] = {2, 3, 4, 1, 2};
+  for (size_t k = 0; k < 5; ++k) {
     conv_graph_t g = conv_graph(k % 2 == 0, chains[k], lengths[k], 20 + k);
     compare_fused(&g, 1);
     conv_graph_release(&g);

@@ -13,9 +13,9 @@
  *   - an optional third input, bias, shaped [C_out], is added to every output of its
  *     channel;
  *   - attr "activation" after the bias: "none" (default), "relu" (max(x, 0)),
- *     "leaky_relu" (x >= 0 ? x : alpha * x; attr "alpha", default 0.01) or "clip"
+ *     "leaky_relu" (x >= 0 ? x : alpha * x; attr "alpha", default 0.01), "clip"
  *     (min(max(x, a_min), a_max); attrs "a_min" and "a_max", both required, as
- *     ONNX's Clip with both bounds). alpha, a_min and a_max are errors with any
+ *     ONNX's Clip with both bounds) or "sigmoid" (1 / (1 + exp(-x))). alpha, a_min and a_max are errors with any
  *     other activation;
  *   - attr "pool_size" [ph, pw] (1 value: both), conv2d only: after the
  *     activation, a max pool of ph x pw windows at that stride, without padding
@@ -66,6 +66,7 @@ enum {
 #define FLAG_RELU 2
 #define FLAG_LEAKY_RELU 4
 #define FLAG_CLIP 8
+#define FLAG_SIGMOID 16
 
 typedef struct conv_t {
   int64_t n, c, h, w;       /* input */
@@ -166,6 +167,7 @@ static hgr_status_t parse_activation(const hgr__op_ctx_t* ctx, conv_t* p) {
   p->activation = g.act == HGR__GEMM_ACT_RELU         ? FLAG_RELU
                   : g.act == HGR__GEMM_ACT_LEAKY_RELU ? FLAG_LEAKY_RELU
                   : g.act == HGR__GEMM_ACT_CLIP       ? FLAG_CLIP
+                  : g.act == HGR__GEMM_ACT_SIGMOID    ? FLAG_SIGMOID
                                                       : 0;
   p->alpha = g.alpha;
   p->a_min = g.a_min;
@@ -423,6 +425,7 @@ static hgr__gemm_t pointwise_gemm(const conv_t* p) {
       .act = p->activation == FLAG_RELU         ? HGR__GEMM_ACT_RELU
              : p->activation == FLAG_LEAKY_RELU ? HGR__GEMM_ACT_LEAKY_RELU
              : p->activation == FLAG_CLIP       ? HGR__GEMM_ACT_CLIP
+             : p->activation == FLAG_SIGMOID    ? HGR__GEMM_ACT_SIGMOID
                                                 : HGR__GEMM_ACT_NONE,
       .alpha = p->alpha, .a_min = p->a_min, .a_max = p->a_max,
       .swap_inputs = true,

@@ -452,8 +452,8 @@ static int64_t leading_count(const hgr__entry_t* entry, int32_t kept) {
 }
 
 hgr_status_t hgr__gemm_parse_activation(const hgr__op_ctx_t* ctx, bool gelu, gemm_t* g) {
-  static const char* const with_gelu[] = {"none", "relu", "leaky_relu", "clip", "gelu", "gelu_tanh", NULL};
-  static const char* const without_gelu[] = {"none", "relu", "leaky_relu", "clip", NULL};
+  static const char* const with_gelu[] = {"none", "relu", "leaky_relu", "clip", "sigmoid", "gelu", "gelu_tanh", NULL};
+  static const char* const without_gelu[] = {"none", "relu", "leaky_relu", "clip", "sigmoid", NULL};
   const char* activation;
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "activation", "none", gelu ? with_gelu : without_gelu, &activation));
   bool leaky = !strcmp(activation, "leaky_relu"), clip = !strcmp(activation, "clip");
@@ -462,6 +462,7 @@ hgr_status_t hgr__gemm_parse_activation(const hgr__op_ctx_t* ctx, bool gelu, gem
            : clip                             ? HGR__GEMM_ACT_CLIP
            : !strcmp(activation, "gelu")      ? HGR__GEMM_ACT_GELU
            : !strcmp(activation, "gelu_tanh") ? HGR__GEMM_ACT_GELU_TANH
+           : !strcmp(activation, "sigmoid")   ? HGR__GEMM_ACT_SIGMOID
                                               : HGR__GEMM_ACT_NONE;
   static const char* const keys[] = {"alpha", "a_min", "a_max"};
   for (int k = 0; k < 3; ++k) {

@@ -32,7 +32,7 @@ typedef struct epilogue_t {
   uint32_t operands[MAX_MEMBERS]; /* per multiply and add: the param of its constant */
   uint32_t member_count;
   uint32_t affine_count;            /* members that are multiply or add (the first ones) */
-  const hgr__fusable_t* activation; /* relu, clip, leaky_relu; NULL: none */
+  const hgr__fusable_t* activation; /* relu, clip, leaky_relu, sigmoid; NULL: none */
   float activation_params[2];
   int64_t pool[2]; /* the max pool's window (the last member); {0, 0}: none */
 } epilogue_t;
@@ -178,8 +178,8 @@ static bool affine_member(const finder_t* f, uint32_t n, uint32_t current, int64
 /* The activation n reading entry `current`, or NULL. */
 static const hgr__fusable_t* activation_member(const hgr_graph_t* graph, uint32_t n, uint32_t current, float* params) {
   const hgr__node_t* node = &graph->nodes[n];
-  if (!node->is_op ||
-      (strcmp(node->func_name, "relu") && strcmp(node->func_name, "clip") && strcmp(node->func_name, "leaky_relu")))
+  if (!node->is_op || (strcmp(node->func_name, "relu") && strcmp(node->func_name, "clip") &&
+                        strcmp(node->func_name, "leaky_relu") && strcmp(node->func_name, "sigmoid")))
     return NULL;
   const hgr__fusable_t* op = hgr__fusable_op(node->func_name);
   if (!op || node->input_count != 1 || hgr__graph_entry_id(graph, node->inputs[0]) != current ||

@@ -126,10 +126,10 @@ static bool bias_add(const finder_t* f, uint32_t n, uint32_t current, int64_t co
   return true;
 }
 
-/* The activation node n reading entry `current` (relu, leaky_relu, clip, gelu,
- * gelu_tanh), with its params in params; NULL when n is none. */
+/* The activation node n reading entry `current` (relu, leaky_relu, clip, sigmoid,
+ * gelu, gelu_tanh), with its params in params; NULL when n is none. */
 static const hgr__fusable_t* activation(const hgr_graph_t* graph, uint32_t n, uint32_t current, float* params) {
-  static const char* const names[] = {"relu", "leaky_relu", "clip", "gelu", "gelu_tanh"};
+  static const char* const names[] = {"relu", "leaky_relu", "clip", "sigmoid", "gelu", "gelu_tanh"};
   const hgr__node_t* node = &graph->nodes[n];
   bool known = false;
   for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !known; ++k) known = is_op(node, names[k]);

@@ -19,7 +19,7 @@
  *
  * Conv epilogue fusion (conv_epilogue.c): a conv2d followed by per-channel multiply
  * and add of constant params ([C, 1, ...] or [1, C, 1, ...] along the output's
- * channel dim) and then a relu, clip or leaky_relu becomes one conv2d with that
+ * channel dim) and then a relu, clip, leaky_relu or sigmoid becomes one conv2d with that
  * epilogue (ops_conv.c: bias input, attr "activation"): a multiply scales the
  * conv's weights and bias (only when its weights are a float32 param), an add
  * shifts the bias; both fold into new params, and the params only the fused nodes
@@ -37,7 +37,7 @@
  * GEMM epilogue fusion (fuse_gemm_epilogue.c): a dense, matmul or batch_matmul
  * followed by the add of a float32 param [N] (N its output's last axis, either
  * input order, only when the GEMM has no bias) and then a relu, leaky_relu, clip,
- * gelu or gelu_tanh (at least one of the two) becomes one GEMM with that epilogue
+ * sigmoid, gelu or gelu_tanh (at least one of the two) becomes one GEMM with that epilogue
  * (ops_linalg.c: bias input 2, attr "activation"); one reshape keeping the last
  * axis may stand between the GEMM and the chain (ONNX MatMul of a 3-D input), and
  * then stays after the fused GEMM. A value inside the chain must have one consumer
