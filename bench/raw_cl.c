@@ -94,7 +94,12 @@ cl_program raw_build_file(cl_context context, const raw_device_t* device, const 
   size_t text_length = (size_t)length;
   cl_program program = clCreateProgramWithSource(context, 1, &text, &text_length, &error);
   RAW_CHECK(error);
-  error = clBuildProgram(program, 1, &device->device, "", NULL, NULL);
+  /* the kernel files include their headers (select.h ...) from their own folder */
+  char options[4200] = "";
+  const char* slash = strrchr(path, '/');
+  if (slash && (size_t)(slash - path) < sizeof(options) - 8)
+    snprintf(options, sizeof(options), "-I %.*s", (int)(slash - path), path);
+  error = clBuildProgram(program, 1, &device->device, options, NULL, NULL);
   if (error != CL_SUCCESS) {
     char log[4096] = {0};
     clGetProgramBuildInfo(program, device->device, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, NULL);
