@@ -12,7 +12,9 @@
  * Not from it: statuses (hgr_status_free frees them), memory the API hands the caller
  * to free() (each such function says so), the memory of the libraries hgr calls that
  * have only process-wide hooks (cJSON, used for TVM graph JSON and records files),
- * and the OpenCL driver's own memory.
+ * the few bytes a wait for a run gives the event callbacks that wake it (which a
+ * driver thread may free after the wait and the executor are gone), and the OpenCL
+ * driver's own memory.
  *
  * When an allocation fails, the call that needed it returns RESOURCE_EXHAUSTED and
  * leaves nothing allocated behind it. */

@@ -3,7 +3,6 @@
  * clFlush returns early), with a scan of every node's events that names the node
  * whose command failed on the device. */
 #include <errno.h>
-#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -87,13 +86,18 @@ hgr_status_t hgr__check_usable(const hgr_executor_t* executor) {
 typedef struct waker_t {
   sem_t sem;
   atomic_int refs;
-  hgr_allocator_t allocator; /* the executor's, kept: the last reference may be a callback's */
 } waker_t;
 
+/* The waker's memory is the system allocator's, not the executor's: its last
+ * reference may be a callback's that runs after the wait returned (the driver sets an
+ * event's status before it calls the callbacks), when the caller may already have
+ * released the executor and its allocator (include/hgr/allocator.h). Waiting for the
+ * callbacks instead, yielding until they had dropped their references, cost a run of
+ * 3 small kernels on PoCL's pthread device 58-70 against 21-36 us (bench/notes.md). */
 static void release_waker(waker_t* waker) {
   if (waker && atomic_fetch_sub(&waker->refs, 1) == 1) {
     sem_destroy(&waker->sem);
-    hgr__free(waker->allocator, waker);
+    hgr__free(hgr_allocator_system(), waker);
   }
 }
 
@@ -129,27 +133,24 @@ static void wait_for_waker(waker_t* waker, long timeout_ns) {
   }
 }
 
-/* After a wait that saw every watched event complete: their callbacks run about now
- * (a driver sets an event's status before it calls them, and a callback posts the
- * semaphore before it drops its reference), and each frees its share of waker.
- * Yielding to them for a moment (at most 200 us, normally none) leaves no block of
- * the executor's allocator to a driver thread once the wait returns; a callback
- * later than that still frees its share when it runs. */
-static void settle_waker(waker_t* waker) {
-  uint64_t deadline = hgr__monotonic_ns() + 200000;
-  while (atomic_load(&waker->refs) > 1 && hgr__monotonic_ns() < deadline) sched_yield();
-}
 
 #define HGR_FAILURE_SCAN_NS 1000000L /* scan every node's events at most this often */
+/* The longest sleep on the waker before the events are looked at (and scanned for a
+ * failure) again: what finds a failure whose commands never complete, so no callback
+ * comes. Not 1 ms: on the 2-vCPU VM, a semaphore wait with a 1 ms deadline made a run
+ * of 3 small kernels on PoCL's pthread device take 97-115 us where an untimed wait
+ * took 57-68 us (host CPU 15-16 against 6 us a node); from a 50 ms deadline on it
+ * costs what an untimed wait does (bench/notes.md, "The per-run floor"). */
+#define HGR_WAKER_TIMEOUT_NS 100000000L
 
 /* Waits until every event in events has completed, or until a node's command has
  * failed. It never blocks in clWaitForEvents, because after a failure some drivers
  * (PoCL 3.1) never complete the commands that waited on the failed one: a blocking
  * wait on them would never return. Instead it sleeps on a semaphore that a callback
  * on the first pending event posts (waking as fast as clWaitForEvents does, where a
- * sleep-and-poll loop woke tens of microseconds late on small copies), at most a
- * millisecond at a time, and scans every node's events for a failure at most every
- * millisecond and once at the end (only commands kept before absolute index limit:
+ * sleep-and-poll loop woke tens of microseconds late on small copies), at most
+ * HGR_WAKER_TIMEOUT_NS at a time, and scans every node's events for a failure at most
+ * every millisecond and once at the end (only commands kept before absolute index limit:
  * a later run's failure is not this wait's; a scan queries each event, which on a long
  * graph cost more host time than the nodes themselves). Executors with host-driven
  * queues (Oclgrind, which runs commands only while the host waits on them, and does
@@ -183,26 +184,22 @@ hgr_status_t hgr__await_events(hgr_executor_t* executor, const cl_event* events,
     }
     if (!pending) break;
     if (!host_driven && !waker) {
-      waker = hgr__alloc(executor->allocator, sizeof(*waker));
+      waker = hgr__alloc(hgr_allocator_system(), sizeof(*waker));
       if (waker && sem_init(&waker->sem, 0, 0) != 0) {
-        hgr__free(executor->allocator, waker);
+        hgr__free(hgr_allocator_system(), waker);
         waker = NULL;
       }
-      if (waker) {
-        atomic_init(&waker->refs, 1); /* ours */
-        waker->allocator = executor->allocator;
-      }
+      if (waker) atomic_init(&waker->refs, 1); /* ours */
     }
     if (waker && (pending == watched || watch_event(waker, pending))) {
       watched = pending;
-      wait_for_waker(waker, HGR_FAILURE_SCAN_NS);
+      wait_for_waker(waker, HGR_WAKER_TIMEOUT_NS);
       continue;
     }
     struct timespec pause = {0, sleep_ns};
     nanosleep(&pause, NULL);
     if (sleep_ns < 100000) sleep_ns *= 2;
   }
-  if (waker && !status) settle_waker(waker);
   release_waker(waker);
   return status;
 }
