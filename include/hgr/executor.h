@@ -313,6 +313,9 @@ HGR_API hgr_status_t hgr_executor_wait(hgr_executor_t* executor);
 HGR_API hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t index, void* data,
                                              size_t bytes);
 
+/* The fewest bytes a host binding takes zero copy (below). */
+#define HGR_ZERO_COPY_MIN_BYTES ((size_t)64 * 1024)
+
 /* ---- caller-owned memory (zero copy) ----
  *
  * An input or output can be bound to the caller's host memory (here) or OpenCL
@@ -323,7 +326,8 @@ HGR_API hgr_status_t hgr_executor_get_output(hgr_executor_t* executor, size_t in
  * caller from a run's start until it completes): used directly as the device's
  * buffer through CL_MEM_USE_HOST_PTR when the device shares host memory
  * (CL_DEVICE_HOST_UNIFIED_MEMORY), data is aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN,
- * the tensor has at least 64 KiB (a smaller one costs less copied than mapped) and
+ * the tensor has at least HGR_ZERO_COPY_MIN_BYTES (a smaller one costs less copied
+ * than mapped) and
  * the storage is no larger than the tensor; each run then maps and unmaps it so
  * the device and the host agree. Otherwise each run copies: the input from data at
  * its start, the output into data at its end. Either way an input binding makes the

@@ -185,6 +185,7 @@ static void executor_close_now(hgrpy_executor_t* self) {
     Py_END_ALLOW_THREADS;
   }
   Py_CLEAR(self->bound);
+  Py_CLEAR(self->staging);
 }
 
 static void executor_dealloc(hgrpy_executor_t* self) {
@@ -199,11 +200,13 @@ static void executor_dealloc(hgrpy_executor_t* self) {
 static int executor_traverse(hgrpy_executor_t* self, visitproc visit, void* arg) {
   Py_VISIT(self->graph);
   Py_VISIT(self->bound);
+  Py_VISIT(self->staging);
   return 0;
 }
 
 static int executor_clear(hgrpy_executor_t* self) {
   Py_CLEAR(self->bound);
+  Py_CLEAR(self->staging);
   return 0;
 }
 
@@ -537,11 +540,40 @@ static PyObject* executor_wait(hgrpy_executor_t* self, PyObject* unused) {
   return call_released(self, hgr_executor_wait);
 }
 
+/* Output o's staging array (made at the first call, aligned to alignment), bound to
+ * the output unless it is already; NULL with an exception. Borrowed. */
+static PyObject* bound_staging(hgrpy_executor_t* self, size_t o, const hgr_tensor_info_t* info, size_t alignment) {
+  if (!self->staging) {
+    size_t count = hgr_executor_output_count(self->executor);
+    if (!(self->staging = PyList_New((Py_ssize_t)count))) return NULL;
+    for (size_t k = 0; k < count; ++k) {
+      Py_INCREF(Py_None);
+      PyList_SET_ITEM(self->staging, (Py_ssize_t)k, Py_None);
+    }
+  }
+  PyObject* staging = PyList_GET_ITEM(self->staging, (Py_ssize_t)o);
+  if (staging == Py_None) {
+    if (!(staging = hgrpy_array_empty(info->dtype, info->ndim, info->shape, alignment, NULL))) return NULL;
+    PyList_SetItem(self->staging, (Py_ssize_t)o, staging); /* steals it */
+  }
+  PyObject* bound = PyList_GET_ITEM(self->bound, (Py_ssize_t)(hgr_executor_input_count(self->executor) + o));
+  hgr_binding_kind_t kind;
+  if ((!PyMemoryView_Check(bound) || PyMemoryView_GET_BASE(bound) != staging) &&
+      bind_index(self, HGR_OUTPUT, o, staging, &kind) < 0)
+    return NULL;
+  return staging;
+}
+
 /* A session call's bindings: feeds[i] (a list, one value per model input) bound to
  * the executor's input fed[i] (a tuple; -1: a constant of the specialization, not
- * bound), and a new array, its data aligned to alignment bytes, bound to every
- * output. The outputs as a new list, or NULL with an exception. */
-static PyObject* bind_feed(hgrpy_executor_t* self, PyObject* args) {
+ * bound), and to every output a new array, its data aligned to alignment bytes; with
+ * staged, an output of fewer than HGR_ZERO_COPY_MIN_BYTES (which a run copies out
+ * anyway) gets the executor's staging array instead, and its list item is None (the
+ * caller copies the staging array out after the run, copy_staged): a new aligned
+ * array at every call (four calls into numpy, and binding new memory) made
+ * openWakeWord's timer head take 42-48 against 35-40 us a call on PoCL's basic device
+ * (bench/notes.md). The outputs as a new list, or NULL with an exception. */
+static PyObject* bind_feed(hgrpy_executor_t* self, PyObject* args, bool staged) {
   PyObject *feeds = NULL, *fed = NULL;
   Py_ssize_t alignment = 0;
   if (!PyArg_ParseTuple(args, "O!O!n", &PyList_Type, &feeds, &PyTuple_Type, &fed, &alignment)) return NULL;
@@ -563,21 +595,44 @@ static PyObject* bind_feed(hgrpy_executor_t* self, PyObject* args) {
   for (size_t o = 0; outputs && o < count; ++o) {
     hgr_tensor_info_t info;
     hgr_status_t status = hgr_executor_output_info(self->executor, o, &info);
-    PyObject* array = status ? hgrpy_raise(status)
-                             : hgrpy_array_empty(info.dtype, info.ndim, info.shape, (size_t)alignment, NULL);
-    if (array) PyList_SET_ITEM(outputs, (Py_ssize_t)o, array);
-    if (!array || bind_index(self, HGR_OUTPUT, o, array, &kind) < 0) Py_CLEAR(outputs);
+    if (status) {
+      hgrpy_raise(status);
+      Py_CLEAR(outputs);
+    } else if (staged && info.bytes < HGR_ZERO_COPY_MIN_BYTES) {
+      Py_INCREF(Py_None);
+      PyList_SET_ITEM(outputs, (Py_ssize_t)o, Py_None);
+      if (!bound_staging(self, o, &info, (size_t)alignment)) Py_CLEAR(outputs);
+    } else {
+      PyObject* array = hgrpy_array_empty(info.dtype, info.ndim, info.shape, (size_t)alignment, NULL);
+      if (array) PyList_SET_ITEM(outputs, (Py_ssize_t)o, array);
+      if (!array || bind_index(self, HGR_OUTPUT, o, array, &kind) < 0) Py_CLEAR(outputs);
+    }
   }
   return outputs;
 }
 
 static PyObject* executor_bind_feed(hgrpy_executor_t* self, PyObject* args) {
-  return bind_feed(self, args);
+  return bind_feed(self, args, false);
 }
 
-/* run_feed(feeds, fed, alignment): bind_feed, then one run waited for. */
+/* The None items of outputs (run_feed's staged ones) replaced by copies of their
+ * staging arrays (numpy's copy: one call, where an aligned array takes four and cost
+ * the timer head's call 6 us after a run); -1 with an exception. */
+static int copy_staged(hgrpy_executor_t* self, PyObject* outputs) {
+  for (Py_ssize_t o = 0; o < PyList_GET_SIZE(outputs); ++o) {
+    if (PyList_GET_ITEM(outputs, o) != Py_None) continue;
+    PyObject* array = PyObject_CallMethod(PyList_GET_ITEM(self->staging, o), "copy", NULL);
+    if (!array) return -1;
+    PyList_SetItem(outputs, o, array); /* steals it */
+  }
+  return 0;
+}
+
+/* run_feed(feeds, fed, alignment): bind_feed (its small outputs staged), one run
+ * waited for, then the staged outputs copied into new arrays (numpy's, not aligned to
+ * alignment: only a zero-copy binding needs that). */
 static PyObject* executor_run_feed(hgrpy_executor_t* self, PyObject* args) {
-  PyObject* outputs = bind_feed(self, args);
+  PyObject* outputs = bind_feed(self, args, true);
   if (!outputs) return NULL;
   hgr_status_t status = HGR_OK;
   hgrpy_executor_lock(self);
@@ -593,6 +648,7 @@ static PyObject* executor_run_feed(hgrpy_executor_t* self, PyObject* args) {
     Py_DECREF(outputs);
     return hgrpy_raise(status);
   }
+  if (copy_staged(self, outputs) < 0) Py_CLEAR(outputs);
   return outputs;
 }
 

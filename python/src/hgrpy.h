@@ -160,6 +160,7 @@ typedef struct hgrpy_executor_t {
   hgr_specialization_t* specialization; /* held, when the executor is a model's (hgr/model.h) */
   PyObject* graph;          /* the Graph it was created from */
   PyObject* bound;          /* per input then output: what is bound (a memoryview) or None */
+  PyObject* staging;        /* per output: run_feed's array that small outputs are read into, or None */
   PyThread_type_lock lock;  /* taken by every call on the executor and its fences */
   bool profiling;
   PyObject* weakrefs;

@@ -41,8 +41,9 @@ def test_run_gives_the_reference_outputs(tiny_model, device):
 
 def test_run_feed_binds_runs_and_checks_its_arguments(tiny_model):
     """Executor.run_feed, the session's call path in one call into C: fresh outputs
-    each call, aligned as asked; a fed tuple that does not match the feeds, or names
-    an input the executor lacks, is refused before anything is bound."""
+    each call (small ones copied out of a staging array, bind_feed's aligned as asked);
+    a fed tuple that does not match the feeds, or names an input the executor lacks,
+    is refused before anything is bound."""
     _, w, b = tiny_model
     x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
     require_device("pocl:0")
@@ -51,10 +52,15 @@ def test_run_feed_binds_runs_and_checks_its_arguments(tiny_model):
         ex, fed = sess.executor, sess._fed[sess.executor]
         first = ex.run_feed([x], fed, 256)
         second = ex.run_feed([x + 1], fed, 256)
-        assert all(array.ctypes.data % 256 == 0 for array in first + second)
+        assert not any(np.shares_memory(a, b) for a in first for b in second)
         np.testing.assert_array_equal(first[1], -x)
         np.testing.assert_array_equal(second[1], -(x + 1))
         np.testing.assert_allclose(first[0], tiny_reference(x, w, b)[0], rtol=1e-5, atol=1e-6)
+        bound = ex.bind_feed([x], fed, 256)
+        assert all(array.ctypes.data % 256 == 0 for array in bound)
+        ex.run()
+        ex.wait()
+        np.testing.assert_array_equal(bound[1], -x)
         with pytest.raises(ValueError, match="fed has 2 entries for 1 feeds"):
             ex.run_feed([x], fed + (0,), 64)
         with pytest.raises(IndexError, match="out of range"):

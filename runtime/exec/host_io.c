@@ -431,13 +431,12 @@ static hgr_status_t end_binding(hgr_executor_t* executor, hgr__io_binding_t* bin
   return drop_binding(executor, binding);
 }
 
-/* The fewest bytes a host binding takes zero copy: a smaller tensor is copied at each
- * run. Zero copy makes a buffer over the caller's memory at each new binding (the
- * kernels' arguments set again) and maps and unmaps it at each run, two commands
- * where a copy is one: on PoCL's pthread device, Silero VAD's session call (two
- * outputs of 4 bytes and 1 KiB, bound anew at each call) went 359-371 -> 338-340 us
- * with them copied, where a copy of 64 KiB costs a few microseconds (bench/notes.md). */
-#define ZERO_COPY_MIN_BYTES ((size_t)64 * 1024)
+/* HGR_ZERO_COPY_MIN_BYTES (executor.h): a smaller tensor is copied at each run. Zero
+ * copy makes a buffer over the caller's memory at each new binding (the kernels'
+ * arguments set again) and maps and unmaps it at each run, two commands where a copy
+ * is one: on PoCL's pthread device, Silero VAD's session call (two outputs of 4 bytes
+ * and 1 KiB, bound anew at each call) went 359-371 -> 338-340 us with them copied,
+ * where a copy of 64 KiB costs a few microseconds (bench/notes.md). */
 
 /* Whether a buffer over data would be the device's own memory (zero-copy). */
 static bool device_shares_host_memory(const hgr__device_t* device, const void* data) {
@@ -555,7 +554,7 @@ static hgr_status_t bind(hgr_executor_t* executor, hgr_io_t io, size_t index, vo
       clRetainMemObject(other->mem); /* the same memory: the same buffer */
       next.kind = HGR__BIND_HOST_ZERO_COPY;
       next.mem = other->mem;
-    } else if (!other && bytes >= ZERO_COPY_MIN_BYTES && bytes == storage->bytes &&
+    } else if (!other && bytes >= HGR_ZERO_COPY_MIN_BYTES && bytes == storage->bytes &&
                device_shares_host_memory(device, data)) {
       cl_int error = CL_SUCCESS;
       next.mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, data, &error);
