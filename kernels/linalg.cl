@@ -126,7 +126,9 @@
   } else if (act == 5)                                                                          \
     out = out / ((T)(1.0f) + exp((T)(-1.5957691216057308f) * (out + (T)(0.044715f) * out * out * out))); \
   else if (act == 6)                                                                            \
-    out = (T)(1.0f) / ((T)(1.0f) + exp(-out));
+    out = (T)(1.0f) / ((T)(1.0f) + exp(-out));                                                  \
+  else if (act == 7)                                                                            \
+    out = fmin(fmax(out < (T)(0.0f) ? out * alpha : out, (T)(a_min)), (T)(a_max));
 /* The plain GEMM, hgr_gemm_<variant>, and the convolution's, hgr_conv_gemm_<variant>
  * (IM2COL 1: B read through the im2col table, the extra last argument). */
 /* The GEMM's outputs: with seg_n 0, C is output c alone; with seg_n > 0, C's columns
@@ -146,7 +148,7 @@
  * of the strip that starts at column jb, of which the columns from j0 (>= jb) up to n
  * are the block's own: the accumulators acc0..acc(RM-1), plus the bias (bias_mode 1:
  * per column, 2: per row, 3: per row of batch p), then the activation (act 1 relu,
- * 2 leaky relu, 3 clip, 4 gelu, 5 gelu_tanh, 6 sigmoid: HGR_GEMM_ACT), stored into C [m, n]
+ * 2 leaky relu, 3 clip, 4 gelu, 5 gelu_tanh, 6 sigmoid, 7 leaky relu then clip: HGR_GEMM_ACT), stored into C [m, n]
  * (into the segment's output with seg_n: HGR_GEMM_SEG_PARAMS). */
 #define HGR_GEMM_STORE(RM, RN, first_row, jb, j0)\
   {                                                                                             \

@@ -93,8 +93,9 @@ void hgr_ref_conv2d_transpose(const float* x, const int64_t xshape[4], const flo
 
 void hgr_ref_conv2d_activate(float* y, uint64_t n, int act, float alpha, float a_min, float a_max) {
   for (uint64_t i = 0; i < n; ++i) {
-    if (act == HGR_REF_ACT_LEAKY_RELU && y[i] < 0) y[i] *= alpha;
-    if (act == HGR_REF_ACT_CLIP) y[i] = y[i] < a_min ? a_min : y[i] > a_max ? a_max : y[i];
+    if ((act == HGR_REF_ACT_LEAKY_RELU || act == HGR_REF_ACT_LEAKY_RELU_CLIP) && y[i] < 0) y[i] *= alpha;
+    if (act == HGR_REF_ACT_CLIP || act == HGR_REF_ACT_LEAKY_RELU_CLIP)
+      y[i] = y[i] < a_min ? a_min : y[i] > a_max ? a_max : y[i];
     if (act == HGR_REF_ACT_SIGMOID) y[i] = (float)(1.0 / (1.0 + exp(-(double)y[i])));
   }
 }

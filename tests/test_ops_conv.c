@@ -60,6 +60,10 @@ static void conv_attrs(const conv_case_t* c, const epilogue_t* e, char* attrs, s
              ", \"activation\": \"clip\", \"a_min\": \"%.9g\", \"a_max\": \"%.9g\"", (double)e->a_min,
              (double)e->a_max);
   if (e && e->act == HGR_REF_ACT_SIGMOID) snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"sigmoid\"");
+  if (e && e->act == HGR_REF_ACT_LEAKY_RELU_CLIP)
+    snprintf(attrs + used, capacity - (size_t)used,
+             ", \"activation\": \"leaky_relu_clip\", \"alpha\": \"%.9g\", \"a_min\": \"%.9g\", \"a_max\": \"%.9g\"",
+             (double)e->alpha, (double)e->a_min, (double)e->a_max);
 }
 
 /* The max over conv_pool's windows of conv [shape] into y, and of their bounds
@@ -827,6 +831,27 @@ static void sigmoid_epilogues_match_reference(void** state) {
       {HGR_REF_ACT_SIGMOID, 0, 0, 0},
   };
   check_cases_with(cases, epilogues, COUNT(cases), 31);
+}
+
+/* The leaky relu then a clip (the conv epilogue pass makes it of a LeakyRelu and a Max
+ * or Min with a constant: openWakeWord's speech embedding) in the same kernel
+ * families; a bound may be infinite. */
+static void leaky_relu_clip_epilogues_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 24, 12, 32}, {24, 24, 1, 3}, P(1, 1, 0, 1, 0, 1, 1, 1, 1, false), "[0, 1, 0, 1]", true},
+      {{1, 8, 12, 16}, {8, 8, 3, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{1, 4, 6, 18}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
+      {{2, 8, 3, 9}, {5, 8, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{1, 8, 9, 11}, {8, 2, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
+  };
+  static const epilogue_t epilogues[] = {
+      {HGR_REF_ACT_LEAKY_RELU_CLIP, 0.2f, -0.4f, INFINITY}, {HGR_REF_ACT_LEAKY_RELU_CLIP, 0.2f, -0.4f, INFINITY},
+      {HGR_REF_ACT_LEAKY_RELU_CLIP, 0.1f, -INFINITY, 0.5f}, {HGR_REF_ACT_LEAKY_RELU_CLIP, 0.3f, -0.2f, 0.6f},
+      {HGR_REF_ACT_LEAKY_RELU_CLIP, 0.2f, -0.4f, INFINITY}, {HGR_REF_ACT_LEAKY_RELU_CLIP, 0.05f, -0.1f, 1.0f},
+  };
+  check_cases_with(cases, epilogues, COUNT(cases), 32);
 }
 
 /* Convolutions of one input channel along one row (no padding, one output row, a
@@ -1607,6 +1632,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(pointwise_convs_plan_the_gemm),
       cmocka_unit_test(windows_convs_match_reference),
       cmocka_unit_test(sigmoid_epilogues_match_reference),
+      cmocka_unit_test(leaky_relu_clip_epilogues_match_reference),
       cmocka_unit_test(implicit_gemm_matches_reference),
       cmocka_unit_test(narrow_groups_plan_the_implicit_gemm),
       cmocka_unit_test(strided_implicit_gemm_matches_reference),

@@ -23,7 +23,8 @@ static const hgr_dtype_t F32 = {HGR_DTYPE_FLOAT, 32, 1};
 /* A conv2d graph: x [1, C, H, W] -> conv2d (3x3, padding 1, K channels; bias when
  * asked) -> the ops of `chain` in order, each "add" and "multiply" with a per-channel
  * constant [K, 1, 1] ("scale4d": a multiply by [1, K, 1, 1]), "relu", "sigmoid", "clip" (-0.5,
- * 0.75), "leaky" (alpha 0.125); the last is the output. The ops of a graph are named
+ * 0.75), "leaky" (alpha 0.125), "floor" and "ceiling" (a maximum and a minimum with a
+ * random constant [1, 1, 1, 1]); the last is the output. The ops of a graph are named
  * after their token and place in it ("add1", "relu2"), each constant after its op
  * ("add1_c"). Constants come from rng. */
 enum { C = 3, K = 4, H = 5, W = 6 };
@@ -70,6 +71,14 @@ static hgr_value_t chain_op(hgr_builder_t* builder, const char* op, hgr_value_t 
   } else if (!strcmp(op, "leaky")) {
     ASSERT_OK(hgr_attrs_set_float(attrs, "alpha", 0.125));
     func = "leaky_relu";
+  } else if (!strcmp(op, "floor") || !strcmp(op, "ceiling")) { /* max(x, c) or min(x, c), c [1, 1, 1, 1] */
+    static const int64_t one[4] = {1, 1, 1, 1};
+    char constant_name[40];
+    snprintf(constant_name, sizeof(constant_name), "%s_c", name);
+    inputs[0] = hgr_test_random_constant(builder, constant_name, one, rank, rng);
+    inputs[1] = value; /* the constant first: either order joins */
+    count = 2;
+    func = !strcmp(op, "floor") ? "maximum" : "minimum";
   }
   hgr_value_t out;
   ASSERT_OK(hgr_builder_add_op(builder, name, func, inputs, count, attrs, 1, &out));
@@ -216,6 +225,48 @@ static void multiply_scales_the_weights_and_add_makes_a_bias(void** state) {
   const float* bias = param_data(g.params, "conv.bias");
   for (int i = 0; i < K * C * 9; ++i) assert_true(weight[i] == (float)((double)w[i] * s[i / (C * 9)]));
   for (int k = 0; k < K; ++k) assert_true(bias[k] == c[k]);
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+}
+
+/* A clamp after a leaky relu joins it as activation leaky_relu_clip: a maximum with a
+ * constant of one value (a lower bound), a minimum (an upper one) or a clip, the
+ * maximum's constant leaving the params; after a relu it stays a node. */
+static void a_clamp_after_a_leaky_relu_joins_it(void** state) {
+  (void)state;
+  static const char* const floor_chain[] = {"leaky", "floor"};
+  conv_graph_t g = conv_graph(true, floor_chain, 2, 5);
+  float c = param_data(g.params, "floor2_c")[0];
+  hgr_passes_report_t report;
+  hgr_graph_t* fused = NULL;
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, &report));
+  assert_int_equal(report.conv_epilogue_fused, 2);
+  const hgr__node_t* node = node_named(fused, "floor2");
+  assert_string_equal(hgr__node_attr(node, "activation"), "leaky_relu_clip");
+  assert_string_equal(hgr__node_attr(node, "alpha"), "0.125");
+  char want[32];
+  snprintf(want, sizeof(want), "%.9g", (double)c);
+  assert_string_equal(hgr__node_attr(node, "a_min"), want);
+  assert_string_equal(hgr__node_attr(node, "a_max"), "inf");
+  assert_false(hgr_test_has_param(g.params, "floor2_c"));
+  assert_int_equal(count_ops(fused), 1);
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+
+  static const char* const ceiling_chain[] = {"leaky", "ceiling"};
+  g = conv_graph(false, ceiling_chain, 2, 6);
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, &report));
+  node = node_named(fused, "ceiling2");
+  assert_string_equal(hgr__node_attr(node, "activation"), "leaky_relu_clip");
+  assert_string_equal(hgr__node_attr(node, "a_min"), "-inf");
+  hgr_graph_release(fused);
+  conv_graph_release(&g);
+
+  static const char* const relu_chain[] = {"relu", "floor"};
+  g = conv_graph(false, relu_chain, 2, 7);
+  ASSERT_OK(hgr_passes_apply(g.graph, g.params, NULL, &fused, &report));
+  assert_int_equal(report.conv_epilogue_fused, 1);
+  assert_string_equal(hgr__node_attr(node_named(fused, "relu1"), "activation"), "relu");
   hgr_graph_release(fused);
   conv_graph_release(&g);
 }
@@ -878,9 +929,12 @@ static void fused_builder_graphs_match_the_unfused_ones(void** state) {
                                           {"scale4d", "add", "leaky"},
                                           {"multiply", "scale4d", "add", "clip"},
                                           {"relu"},
-                                          {"add", "sigmoid"}};
-  static const size_t lengths[] = {2, 3, 4, 1, 2};
-  for (size_t k = 0; k < 5; ++k) {
+                                          {"add", "sigmoid"},
+                                          {"leaky", "floor"},
+                                          {"add", "leaky", "ceiling"},
+                                          {"leaky", "clip"}};
+  static const size_t lengths[] = {2, 3, 4, 1, 2, 2, 3, 2};
+  for (size_t k = 0; k < 8; ++k) {
     conv_graph_t g = conv_graph(k % 2 == 0, chains[k], lengths[k], 20 + k);
     compare_fused(&g, 1);
     conv_graph_release(&g);
@@ -974,6 +1028,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest unit[] = {
       cmocka_unit_test(bias_add_and_relu_fold_into_one_conv2d),
       cmocka_unit_test(multiply_scales_the_weights_and_add_makes_a_bias),
+      cmocka_unit_test(a_clamp_after_a_leaky_relu_joins_it),
       cmocka_unit_test(without_params_only_an_activation_joins),
       cmocka_unit_test(a_value_read_twice_or_an_output_ends_the_chain),
       cmocka_unit_test(weights_given_at_run_time_take_no_multiply),

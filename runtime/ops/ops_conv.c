@@ -15,7 +15,9 @@
  *   - attr "activation" after the bias: "none" (default), "relu" (max(x, 0)),
  *     "leaky_relu" (x >= 0 ? x : alpha * x; attr "alpha", default 0.01), "clip"
  *     (min(max(x, a_min), a_max); attrs "a_min" and "a_max", both required, as
- *     ONNX's Clip with both bounds) or "sigmoid" (1 / (1 + exp(-x))). alpha, a_min and a_max are errors with any
+ *     ONNX's Clip with both bounds), "leaky_relu_clip" (the leaky relu, then the clip;
+ *     attrs as theirs: what the conv epilogue pass makes of a LeakyRelu followed by
+ *     a Max or Min with a constant) or "sigmoid" (1 / (1 + exp(-x))). alpha, a_min and a_max are errors with any
  *     other activation;
  *   - attr "pool_size" [ph, pw] (1 value: both), conv2d only: after the
  *     activation, a max pool of ph x pw windows at that stride, without padding
@@ -74,7 +76,7 @@ typedef struct conv_t {
   int64_t oh, ow;           /* output [n, k, oh, ow] */
   int64_t strides[2], dilation[2], padding[4], groups;
   bool bias;
-  int activation; /* 0 or a FLAG_* of the epilogue */
+  int activation; /* 0, a FLAG_* of the epilogue, or FLAG_LEAKY_RELU | FLAG_CLIP (in that order) */
   float alpha, a_min, a_max;
   int64_t pool[2]; /* conv2d's attr pool_size: the max pool after the epilogue; {0, 0}: none */
 } conv_t;
@@ -164,11 +166,12 @@ static int64_t out_extent(int64_t in, int64_t pad_sum, int64_t kernel, int64_t s
 static hgr_status_t parse_activation(const hgr__op_ctx_t* ctx, conv_t* p) {
   hgr__gemm_t g = {0};
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, false, &g));
-  p->activation = g.act == HGR__GEMM_ACT_RELU         ? FLAG_RELU
-                  : g.act == HGR__GEMM_ACT_LEAKY_RELU ? FLAG_LEAKY_RELU
-                  : g.act == HGR__GEMM_ACT_CLIP       ? FLAG_CLIP
-                  : g.act == HGR__GEMM_ACT_SIGMOID    ? FLAG_SIGMOID
-                                                      : 0;
+  p->activation = g.act == HGR__GEMM_ACT_RELU              ? FLAG_RELU
+                  : g.act == HGR__GEMM_ACT_LEAKY_RELU      ? FLAG_LEAKY_RELU
+                  : g.act == HGR__GEMM_ACT_CLIP            ? FLAG_CLIP
+                  : g.act == HGR__GEMM_ACT_LEAKY_RELU_CLIP ? FLAG_LEAKY_RELU | FLAG_CLIP
+                  : g.act == HGR__GEMM_ACT_SIGMOID         ? FLAG_SIGMOID
+                                                           : 0;
   p->alpha = g.alpha;
   p->a_min = g.a_min;
   p->a_max = g.a_max;
@@ -422,11 +425,12 @@ static hgr__gemm_t pointwise_gemm(const conv_t* p) {
       .a_batch = p->groups == 1 ? 0 : kg * cg, .a_row = cg, .a_depth = 1,
       .b_batch = cg * p->h * p->w, .b_depth = p->h * p->w, .b_col = p->strides[1],
       .bias = !p->bias ? HGR__GEMM_BIAS_NONE : p->groups == 1 ? HGR__GEMM_BIAS_ROW : HGR__GEMM_BIAS_BATCH_ROW,
-      .act = p->activation == FLAG_RELU         ? HGR__GEMM_ACT_RELU
-             : p->activation == FLAG_LEAKY_RELU ? HGR__GEMM_ACT_LEAKY_RELU
-             : p->activation == FLAG_CLIP       ? HGR__GEMM_ACT_CLIP
-             : p->activation == FLAG_SIGMOID    ? HGR__GEMM_ACT_SIGMOID
-                                                : HGR__GEMM_ACT_NONE,
+      .act = p->activation == FLAG_RELU                     ? HGR__GEMM_ACT_RELU
+             : p->activation == FLAG_LEAKY_RELU             ? HGR__GEMM_ACT_LEAKY_RELU
+             : p->activation == FLAG_CLIP                   ? HGR__GEMM_ACT_CLIP
+             : p->activation == (FLAG_LEAKY_RELU | FLAG_CLIP) ? HGR__GEMM_ACT_LEAKY_RELU_CLIP
+             : p->activation == FLAG_SIGMOID                ? HGR__GEMM_ACT_SIGMOID
+                                                            : HGR__GEMM_ACT_NONE,
       .alpha = p->alpha, .a_min = p->a_min, .a_max = p->a_max,
       .swap_inputs = true,
       .b_wrap = p->ow, .b_wrap_stride = p->strides[0] * p->w,

@@ -37,6 +37,7 @@ typedef enum hgr__gemm_act_t {
   HGR__GEMM_ACT_GELU = 4,       /* 0.5 v (1 + erf(v / sqrt 2)), as the gelu op computes it */
   HGR__GEMM_ACT_GELU_TANH = 5,  /* 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3))), as gelu_tanh */
   HGR__GEMM_ACT_SIGMOID = 6,    /* 1 / (1 + exp(-v)), as the sigmoid op computes it */
+  HGR__GEMM_ACT_LEAKY_RELU_CLIP = 7, /* leaky relu, then clip: min(max(leaky(v), a_min), a_max) */
 } hgr__gemm_act_t;
 
 typedef struct hgr__gemm_t {
@@ -75,7 +76,8 @@ typedef struct hgr__gemm_im2col_t {
 /* The fused epilogue's attrs, as conv2d, dense, matmul and batch_matmul take them,
  * into g's act, alpha, a_min and a_max: "activation" = "none" (default), "relu",
  * "leaky_relu" (attr "alpha", default 0.01, finite), "clip" (attrs "a_min" and
- * "a_max", both required, a_min <= a_max), "sigmoid" and, with gelu, "gelu" and "gelu_tanh"
+ * "a_max", both required, a_min <= a_max), "leaky_relu_clip" (the leaky relu, then the
+ * clip: alpha, a_min and a_max as theirs), "sigmoid" and, with gelu, "gelu" and "gelu_tanh"
  * (conv2d's direct kernels have no GELU); alpha, a_min and a_max are errors with any
  * other activation. The errors name the node and the attr. */
 hgr_status_t hgr__gemm_parse_activation(const hgr__op_ctx_t* ctx, bool gelu, hgr__gemm_t* g);

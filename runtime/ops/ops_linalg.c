@@ -452,12 +452,15 @@ static int64_t leading_count(const hgr__entry_t* entry, int32_t kept) {
 }
 
 hgr_status_t hgr__gemm_parse_activation(const hgr__op_ctx_t* ctx, bool gelu, gemm_t* g) {
-  static const char* const with_gelu[] = {"none", "relu", "leaky_relu", "clip", "sigmoid", "gelu", "gelu_tanh", NULL};
-  static const char* const without_gelu[] = {"none", "relu", "leaky_relu", "clip", "sigmoid", NULL};
+  static const char* const with_gelu[] = {"none",    "relu", "leaky_relu", "clip", "leaky_relu_clip",
+                                          "sigmoid", "gelu", "gelu_tanh",  NULL};
+  static const char* const without_gelu[] = {"none", "relu", "leaky_relu", "clip", "leaky_relu_clip", "sigmoid", NULL};
   const char* activation;
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "activation", "none", gelu ? with_gelu : without_gelu, &activation));
-  bool leaky = !strcmp(activation, "leaky_relu"), clip = !strcmp(activation, "clip");
+  bool both = !strcmp(activation, "leaky_relu_clip");
+  bool leaky = both || !strcmp(activation, "leaky_relu"), clip = both || !strcmp(activation, "clip");
   g->act = !strcmp(activation, "relu")        ? HGR__GEMM_ACT_RELU
+           : both                             ? HGR__GEMM_ACT_LEAKY_RELU_CLIP
            : leaky                            ? HGR__GEMM_ACT_LEAKY_RELU
            : clip                             ? HGR__GEMM_ACT_CLIP
            : !strcmp(activation, "gelu")      ? HGR__GEMM_ACT_GELU
@@ -480,7 +483,7 @@ hgr_status_t hgr__gemm_parse_activation(const hgr__op_ctx_t* ctx, bool gelu, gem
   if (clip) {
     for (int k = 1; k < 3; ++k)
       if (!hgr__attr_string(ctx, keys[k], NULL))
-        return HGR__OP_ERROR(ctx, "attr '%s' is required with attr 'activation' = \"clip\"", keys[k]);
+        return HGR__OP_ERROR(ctx, "attr '%s' is required with attr 'activation' = \"%s\"", keys[k], activation);
     HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "a_min", 0, &a_min));
     HGR_RETURN_IF_ERROR(hgr__attr_float(ctx, "a_max", 0, &a_max));
     if (isnan(a_min) || isnan(a_max) || a_min > a_max)

@@ -1,7 +1,8 @@
 /* Conv epilogue fusion (passes.h): find each conv2d's chain, fold its constants
  * into new params, and rebuild the graph with the chain as the conv2d's epilogue.
  *
- * The chain is y = act(conv * scale + shift) per output channel, conv = W x + b, so
+ * The chain is y = act(conv * scale + shift) per output channel (act a leaky relu and a
+ * clamp after it too: leaky_relu_clip), conv = W x + b, so
  * the conv2d that replaces it has weights W * scale (made only when some scale is
  * not 1) and bias b * scale + shift, computed in double and rounded once to float,
  * as the ONNX loader folds a BatchNormalization. The fused conv2d goes at the
@@ -11,6 +12,7 @@
  * pool_size, where ops_conv.c runs the convolution and the pool in one kernel: the
  * fused conv2d then gives the pool's output. With a reshape between, the conv2d keeps its name and the reshape,
  * which now reads the fused conv2d, takes the last member's. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,8 @@ typedef struct epilogue_t {
   uint32_t affine_count;            /* members that are multiply or add (the first ones) */
   const hgr__fusable_t* activation; /* relu, clip, leaky_relu, sigmoid; NULL: none */
   float activation_params[2];
+  bool clamped;    /* a clamp after a leaky_relu joined: activation leaky_relu_clip */
+  float clamp[2];  /* its a_min and a_max (infinite where the clamp has no such side) */
   int64_t pool[2]; /* the max pool's window (the last member); {0, 0}: none */
 } epilogue_t;
 
@@ -192,6 +196,30 @@ static const hgr__fusable_t* activation_member(const hgr_graph_t* graph, uint32_
   return op;
 }
 
+/* The clamp n reading entry `current`: a clip, or a maximum (minimum) of it and a
+ * float32 param of one value (a TensorFlow export's Max(LeakyRelu(x), -0.4)); its
+ * bounds into clamp. False when n is none. */
+static bool clamp_member(const finder_t* f, uint32_t n, uint32_t current, float clamp[2]) {
+  const hgr_graph_t* graph = f->graph;
+  const hgr__node_t* node = &graph->nodes[n];
+  if (!node->is_op || !hgr__pass_all_float32(graph, n) ||
+      !hgr__pass_same_shape(&graph->entries[graph->node_row_ptr[n]], &graph->entries[current]))
+    return false;
+  if (!strcmp(node->func_name, "clip")) return activation_member(graph, n, current, clamp) != NULL;
+  bool lower = !strcmp(node->func_name, "maximum");
+  if ((!lower && strcmp(node->func_name, "minimum")) || node->input_count != 2) return false;
+  for (uint32_t k = 0; k < 2; ++k) {
+    const float* value = NULL;
+    if (hgr__graph_entry_id(graph, node->inputs[k]) != current ||
+        float_param(f, node->inputs[1 - k].node_id, 1, &value) == NONE || isnan(*value))
+      continue;
+    clamp[0] = lower ? *value : -INFINITY;
+    clamp[1] = lower ? INFINITY : *value;
+    return true;
+  }
+  return false;
+}
+
 /* Whether node `pool` is a max pool tiling its input that runs in one kernel with
  * conv2d `conv` (hgr__max_pool2d_tiles, hgr__conv2d_pools_in_registers); *window
  * gets its window. */
@@ -238,6 +266,13 @@ static bool find_epilogue(const finder_t* f, uint32_t conv, epilogue_t* e) {
   }
   e->affine_count = e->member_count;
   if (next != NONE && (e->activation = activation_member(graph, next, current, e->activation_params)) != NULL) {
+    e->members[e->member_count++] = next;
+    current = graph->node_row_ptr[next];
+    next = f->sole_consumer[current];
+  }
+  /* a clamp after a leaky relu: one epilogue, leaky_relu_clip */
+  if (next != NONE && e->activation && !strcmp(e->activation->name, "leaky_relu") &&
+      (e->clamped = clamp_member(f, next, current, e->clamp))) {
     e->members[e->member_count++] = next;
     current = graph->node_row_ptr[next];
     next = f->sole_consumer[current];
@@ -382,17 +417,20 @@ static hgr_status_t append_param(hgr__pass_rebuild_t* r, const char* name, const
  * activation's and the pool's, whose values come from allocator. */
 static hgr_status_t epilogue_attrs(hgr_allocator_t allocator, const hgr__node_t* conv, const epilogue_t* e,
                                    hgr__attr_t** out_attrs, uint32_t* out_count) {
-  hgr__attr_t* attrs = hgr__calloc(allocator, conv->attr_count + 4, sizeof(*attrs));
+  hgr__attr_t* attrs = hgr__calloc(allocator, conv->attr_count + 6, sizeof(*attrs));
   if (!attrs) return HGR_STATUS(HGR_STATUS_RESOURCE_EXHAUSTED, PASS ": out of host memory");
   uint32_t count = 0;
   for (uint32_t a = 0; a < conv->attr_count; ++a)
     if (strcmp(conv->attrs[a].key, "activation")) attrs[count++] = conv->attrs[a];
   uint32_t own = count;
   if (e->activation) {
-    attrs[count++] = (hgr__attr_t){"activation", hgr__format_in(allocator, "%s", e->activation->name)};
+    attrs[count++] = (hgr__attr_t){"activation", hgr__format_in(allocator, "%s%s", e->activation->name,
+                                                                 e->clamped ? "_clip" : "")};
     for (uint32_t k = 0; k < 2 && e->activation->params[k]; ++k)
       attrs[count++] = (hgr__attr_t){(char*)e->activation->params[k],
                                      hgr__format_in(allocator, "%.9g", e->activation_params[k])};
+    for (uint32_t k = 0; k < 2 && e->clamped; ++k)
+      attrs[count++] = (hgr__attr_t){k ? "a_max" : "a_min", hgr__format_in(allocator, "%.9g", e->clamp[k])};
   }
   if (e->pool[0])
     attrs[count++] = (hgr__attr_t){"pool_size", hgr__format_in(allocator, "[%lld, %lld]", (long long)e->pool[0],
@@ -468,6 +506,10 @@ static bool* find_dropped(const finder_t* f, const folded_t* folded) {
     for (uint32_t m = 0; m < e->affine_count; ++m) {
       const hgr__node_t* member = &graph->nodes[e->members[m]];
       for (uint32_t i = 0; i < 2; ++i) uses[hgr__graph_entry_id(graph, member->inputs[i])]--; /* one is the chain */
+    }
+    if (e->clamped) { /* the clamp follows the activation; a maximum's or minimum's constant goes with it */
+      const hgr__node_t* member = &graph->nodes[e->members[e->affine_count + 1]];
+      for (uint32_t i = 0; i < member->input_count; ++i) uses[hgr__graph_entry_id(graph, member->inputs[i])]--;
     }
     if (folded[n].weight_name) uses[hgr__graph_entry_id(graph, node->inputs[1])]--;
     if (folded[n].bias_name && node->input_count == 3) uses[hgr__graph_entry_id(graph, node->inputs[2])]--;

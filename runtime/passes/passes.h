@@ -19,7 +19,9 @@
  *
  * Conv epilogue fusion (conv_epilogue.c): a conv2d followed by per-channel multiply
  * and add of constant params ([C, 1, ...] or [1, C, 1, ...] along the output's
- * channel dim) and then a relu, clip, leaky_relu or sigmoid becomes one conv2d with that
+ * channel dim) and then a relu, clip, leaky_relu or sigmoid (a leaky_relu with a clamp
+ * after it, a clip or a maximum or minimum with a float32 param of one value, as
+ * leaky_relu_clip) becomes one conv2d with that
  * epilogue (ops_conv.c: bias input, attr "activation"): a multiply scales the
  * conv's weights and bias (only when its weights are a float32 param), an add
  * shifts the bias; both fold into new params, and the params only the fused nodes
