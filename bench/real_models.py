@@ -29,7 +29,7 @@ from recurrent import bench_args  # noqa: E402
 from transformer import compare_cases  # noqa: E402
 
 
-def _member(work, wheel, member):
+def wheel_member(work, wheel, member):
     """The model file member of the pinned wheel, extracted into work; None when the wheel is missing."""
     wheel = os.path.join(real.REAL_MODELS, wheel)
     if not os.path.exists(wheel):
@@ -56,11 +56,11 @@ def _page(height, width):
 
 def cases(work):
     """(title, path or None, feed) of every timed call."""
-    det = _member(work, real.RAPIDOCR_WHEEL, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx")
-    rec = _member(work, real.RAPIDOCR_WHEEL, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx")
-    silero = _member(work, real.SILERO_WHEEL, "silero_vad/data/silero_vad.onnx")
-    g2p = _member(work, real.G2P_ID_WHEEL, "g2p_id/models/bert/bert_mlm.onnx")
-    dddd = _member(work, real.DDDDOCR_WHEEL, "ddddocr/common_old.onnx")
+    det = wheel_member(work, real.RAPIDOCR_WHEEL, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx")
+    rec = wheel_member(work, real.RAPIDOCR_WHEEL, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx")
+    silero = wheel_member(work, real.SILERO_WHEEL, "silero_vad/data/silero_vad.onnx")
+    g2p = wheel_member(work, real.G2P_ID_WHEEL, "g2p_id/models/bert/bert_mlm.onnx")
+    dddd = wheel_member(work, real.DDDDOCR_WHEEL, "ddddocr/common_old.onnx")
     rows = [("PP-OCRv4 detector, a page at 640 x 640", det, {"x": _page(640, 640)}),
             ("PP-OCRv4 detector, a page at 480 x 320", det, {"x": _page(480, 320)}),
             ("PP-OCRv4 recognizer, 6 lines at 48 x 320", rec,

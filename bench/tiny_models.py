@@ -21,34 +21,22 @@ import re
 import subprocess
 import sys
 import time
-import zipfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "tests"))
 import test_real_models as real  # noqa: E402  (the pinned wheels and the libraries' feeds)
+from real_models import wheel_member  # noqa: E402
 from transformer import phased_medians  # noqa: E402
 
 MODELS = "openwakeword/resources/models/"
 
 
-def _member(work, wheel, member):
-    """member of the pinned wheel, extracted into work; None when the wheel is missing."""
-    wheel = os.path.join(real.REAL_MODELS, wheel)
-    if not os.path.exists(wheel):
-        return None
-    path = os.path.join(work, os.path.basename(member))
-    with zipfile.ZipFile(wheel) as z:
-        with open(path, "wb") as f:
-            f.write(z.read(member))
-    return path
-
-
 def cases(work):
     """(title, path or None, feed) of every timed model."""
     def oww(name):
-        return _member(work, real.OPENWAKEWORD_WHEEL, MODELS + name + ".onnx")
+        return wheel_member(work, real.OPENWAKEWORD_WHEEL, MODELS + name + ".onnx")
     rows = []
     features = real.oww_features(16)
     rows.append(("openWakeWord melspectrogram, 1,760 samples", oww("melspectrogram"),
@@ -60,7 +48,7 @@ def cases(work):
                  {"onnx::Flatten_0": real.oww_features(34)}))
     rows.append(("openWakeWord hey jarvis head (layer norms, an If)", oww("hey_jarvis_v0.1"), {"x.1": features}))
     rows.append(("openWakeWord hey mycroft head (2 LSTMs)", oww("hey_mycroft_v0.1"), {"input_1": features}))
-    silero = _member(work, real.SILERO_WHEEL, "silero_vad/data/silero_vad.onnx")
+    silero = wheel_member(work, real.SILERO_WHEEL, "silero_vad/data/silero_vad.onnx")
     chunk = np.concatenate([np.zeros((1, 64), np.float32), real._audio(16000)[None, :512]], axis=1)
     rows.append(("Silero VAD 5.1.2, a 512-sample chunk", silero,
                  {"input": chunk, "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}))

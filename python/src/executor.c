@@ -615,6 +615,11 @@ static PyObject* executor_bind_feed(hgrpy_executor_t* self, PyObject* args) {
   return bind_feed(self, args, false);
 }
 
+static hgr_status_t run_and_wait(hgr_executor_t* executor) {
+  hgr_status_t status = hgr_executor_run(executor);
+  return status ? status : hgr_executor_wait(executor);
+}
+
 /* The None items of outputs (run_feed's staged ones) replaced by copies of their
  * staging arrays (numpy's copy: one call, where an aligned array takes four and cost
  * the timer head's call 6 us after a run); -1 with an exception. */
@@ -633,22 +638,9 @@ static int copy_staged(hgrpy_executor_t* self, PyObject* outputs) {
  * alignment: only a zero-copy binding needs that). */
 static PyObject* executor_run_feed(hgrpy_executor_t* self, PyObject* args) {
   PyObject* outputs = bind_feed(self, args, true);
-  if (!outputs) return NULL;
-  hgr_status_t status = HGR_OK;
-  hgrpy_executor_lock(self);
-  if (!self->executor) status = CLOSED;
-  else {
-    Py_BEGIN_ALLOW_THREADS;
-    status = hgr_executor_run(self->executor);
-    if (!status) status = hgr_executor_wait(self->executor);
-    Py_END_ALLOW_THREADS;
-  }
-  hgrpy_executor_unlock(self);
-  if (status) {
-    Py_DECREF(outputs);
-    return hgrpy_raise(status);
-  }
-  if (copy_staged(self, outputs) < 0) Py_CLEAR(outputs);
+  PyObject* done = outputs ? call_released(self, run_and_wait) : NULL;
+  if (!done || copy_staged(self, outputs) < 0) Py_CLEAR(outputs);
+  Py_XDECREF(done);
   return outputs;
 }
 
