@@ -595,10 +595,11 @@ class InferenceSession:
 
     def _start(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any], run: bool):
         """The executor of the feed's specialization with the feed bound and a new
-        array bound to every output (an array handed out earlier is never written
-        again), run and waited for when run is true: (executor, wanted outputs), or
-        (None, None) for a model that decides at run time. The bindings (and the run)
-        are one call into C (Executor.bind_feed, run_feed)."""
+        array for every output (an array handed out earlier is never written again),
+        run and waited for when run is true: (executor, wanted outputs), or (None,
+        None) for a model that decides at run time. The bindings (and the run) are one
+        call into C (Executor.bind_feed; run_feed, which reads outputs under 64 KiB
+        into arrays the executor keeps bound and hands out copies)."""
         wanted = self._wanted(output_names)
         feeds = self._checked(input_feed)
         ex = self._specialize(feeds)

@@ -133,7 +133,6 @@ static void wait_for_waker(waker_t* waker, long timeout_ns) {
   }
 }
 
-
 #define HGR_FAILURE_SCAN_NS 1000000L /* scan every node's events at most this often */
 /* The longest sleep on the waker before the events are looked at (and scanned for a
  * failure) again: what finds a failure whose commands never complete, so no callback
