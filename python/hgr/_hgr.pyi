@@ -116,7 +116,8 @@ class Executor:
         """InferenceSession's bindings in one call: feeds[i] bound to input fed[i] (-1: not bound), a new
         array aligned to alignment bytes bound to every output; returns the outputs."""
     def run_feed(self, feeds: List[Any], fed: Tuple[int, ...], alignment: int) -> List[Any]:
-        """bind_feed, then one run waited for (the GIL released)."""
+        """bind_feed, then one run waited for (the GIL released); outputs under 64 KiB are read into arrays the
+        executor keeps bound and returned as numpy copies."""
     def get_output(self, key: _Key) -> Any: ...
     def get_input(self, key: _Key) -> Any:
         """A copy of what input key holds now (numpy.ndarray)."""

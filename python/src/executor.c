@@ -907,7 +907,8 @@ static PyMethodDef executor_methods[] = {
      "outputs."},
     {"run_feed", (PyCFunction)executor_run_feed, METH_VARARGS,
      "run_feed(feeds, fed, alignment) -> list[numpy.ndarray]\n\nbind_feed, then one run waited for (the GIL "
-     "released): InferenceSession.run's path in one call."},
+     "released): InferenceSession.run's path in one call. Outputs under HGR_ZERO_COPY_MIN_BYTES (64 KiB) are read "
+     "into arrays the executor keeps bound and returned as numpy copies."},
     {"run_async", (PyCFunction)executor_run_async, METH_NOARGS,
      "run_async() -> Fence\n\nEnqueues one run and returns its Fence, which keeps the run's bound buffers alive."},
     {"get_output", (PyCFunction)executor_get_output, METH_O,
