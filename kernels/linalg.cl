@@ -148,7 +148,8 @@
  * of the strip that starts at column jb, of which the columns from j0 (>= jb) up to n
  * are the block's own: the accumulators acc0..acc(RM-1), plus the bias (bias_mode 1:
  * per column, 2: per row, 3: per row of batch p), then the activation (act 1 relu,
- * 2 leaky relu, 3 clip, 4 gelu, 5 gelu_tanh, 6 sigmoid, 7 leaky relu then clip: HGR_GEMM_ACT), stored into C [m, n]
+ * 2 leaky relu, 3 clip, 4 gelu, 5 gelu_tanh, 6 sigmoid, 7 leaky relu then clip:
+ * HGR_GEMM_ACT), stored into C [m, n]
  * (into the segment's output with seg_n: HGR_GEMM_SEG_PARAMS). */
 #define HGR_GEMM_STORE(RM, RN, first_row, jb, j0)\
   {                                                                                             \

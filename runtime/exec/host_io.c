@@ -431,13 +431,6 @@ static hgr_status_t end_binding(hgr_executor_t* executor, hgr__io_binding_t* bin
   return drop_binding(executor, binding);
 }
 
-/* HGR_ZERO_COPY_MIN_BYTES (executor.h): a smaller tensor is copied at each run. Zero
- * copy makes a buffer over the caller's memory at each new binding (the kernels'
- * arguments set again) and maps and unmaps it at each run, two commands where a copy
- * is one: on PoCL's pthread device, Silero VAD's session call (two outputs of 4 bytes
- * and 1 KiB, bound anew at each call) went 359-371 -> 338-340 us with them copied,
- * where a copy of 64 KiB costs a few microseconds (bench/notes.md). */
-
 /* Whether a buffer over data would be the device's own memory (zero-copy). */
 static bool device_shares_host_memory(const hgr__device_t* device, const void* data) {
   uint32_t align_bits = device->info.base_address_align_bits;

@@ -17,8 +17,8 @@
  *     (min(max(x, a_min), a_max); attrs "a_min" and "a_max", both required, as
  *     ONNX's Clip with both bounds), "leaky_relu_clip" (the leaky relu, then the clip;
  *     attrs as theirs: what the conv epilogue pass makes of a LeakyRelu followed by
- *     a Max or Min with a constant) or "sigmoid" (1 / (1 + exp(-x))). alpha, a_min and a_max are errors with any
- *     other activation;
+ *     a Max or Min with a constant) or "sigmoid" (1 / (1 + exp(-x))). alpha, a_min
+ *     and a_max are errors with any other activation;
  *   - attr "pool_size" [ph, pw] (1 value: both), conv2d only: after the
  *     activation, a max pool of ph x pw windows at that stride, without padding
  *     (what the conv epilogue pass makes of a max_pool2d that tiles the value):
@@ -76,7 +76,7 @@ typedef struct conv_t {
   int64_t oh, ow;           /* output [n, k, oh, ow] */
   int64_t strides[2], dilation[2], padding[4], groups;
   bool bias;
-  int activation; /* 0, a FLAG_* of the epilogue, or FLAG_LEAKY_RELU | FLAG_CLIP (in that order) */
+  hgr__gemm_act_t act; /* the fused epilogue (hgr__gemm_parse_activation; no GELUs) */
   float alpha, a_min, a_max;
   int64_t pool[2]; /* conv2d's attr pool_size: the max pool after the epilogue; {0, 0}: none */
 } conv_t;
@@ -162,16 +162,11 @@ static int64_t out_extent(int64_t in, int64_t pad_sum, int64_t kernel, int64_t s
 }
 
 /* The fused epilogue's attrs (hgr__gemm_parse_activation, without the GELUs:
- * kernels/conv.cl's epilogue has none) as conv_t's flag. */
+ * kernels/conv.cl's epilogue has none) into conv_t's act and its parameters. */
 static hgr_status_t parse_activation(const hgr__op_ctx_t* ctx, conv_t* p) {
   hgr__gemm_t g = {0};
   HGR_RETURN_IF_ERROR(hgr__gemm_parse_activation(ctx, false, &g));
-  p->activation = g.act == HGR__GEMM_ACT_RELU              ? FLAG_RELU
-                  : g.act == HGR__GEMM_ACT_LEAKY_RELU      ? FLAG_LEAKY_RELU
-                  : g.act == HGR__GEMM_ACT_CLIP            ? FLAG_CLIP
-                  : g.act == HGR__GEMM_ACT_LEAKY_RELU_CLIP ? FLAG_LEAKY_RELU | FLAG_CLIP
-                  : g.act == HGR__GEMM_ACT_SIGMOID         ? FLAG_SIGMOID
-                                                           : 0;
+  p->act = g.act;
   p->alpha = g.alpha;
   p->a_min = g.a_min;
   p->a_max = g.a_max;
@@ -356,6 +351,19 @@ static bool choose_tile(const conv_t* p, const hgr__limits_t* limits, tile_plan_
 
 /* ---- plan -------------------------------------------------------------------------- */
 
+/* The conv kernels' epilogue flags (kernels/conv.h, CONV_ACTIVATE, applied in flag
+ * order) of activation act; the GEMM path takes act itself. */
+static int32_t activation_flags(hgr__gemm_act_t act) {
+  switch (act) {
+    case HGR__GEMM_ACT_RELU: return FLAG_RELU;
+    case HGR__GEMM_ACT_LEAKY_RELU: return FLAG_LEAKY_RELU;
+    case HGR__GEMM_ACT_CLIP: return FLAG_CLIP;
+    case HGR__GEMM_ACT_LEAKY_RELU_CLIP: return FLAG_LEAKY_RELU | FLAG_CLIP;
+    case HGR__GEMM_ACT_SIGMOID: return FLAG_SIGMOID;
+    default: return 0; /* none (parse_activation refuses the GELUs) */
+  }
+}
+
 static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p, const tile_plan_t* t) {
   int32_t meta[META_COUNT] = {0};
   meta[META_N] = (int32_t)p->n;
@@ -374,7 +382,7 @@ static void meta_common(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t*
   meta[META_PT] = (int32_t)p->padding[0];
   meta[META_PL] = (int32_t)p->padding[1];
   meta[META_GROUPS] = (int32_t)p->groups;
-  meta[META_FLAGS] = (p->bias ? FLAG_HAS_BIAS : 0) | p->activation;
+  meta[META_FLAGS] = (p->bias ? FLAG_HAS_BIAS : 0) | activation_flags(p->act);
   memcpy(&meta[META_ALPHA], &p->alpha, sizeof(float));
   memcpy(&meta[META_A_MIN], &p->a_min, sizeof(float));
   memcpy(&meta[META_A_MAX], &p->a_max, sizeof(float));
@@ -425,12 +433,7 @@ static hgr__gemm_t pointwise_gemm(const conv_t* p) {
       .a_batch = p->groups == 1 ? 0 : kg * cg, .a_row = cg, .a_depth = 1,
       .b_batch = cg * p->h * p->w, .b_depth = p->h * p->w, .b_col = p->strides[1],
       .bias = !p->bias ? HGR__GEMM_BIAS_NONE : p->groups == 1 ? HGR__GEMM_BIAS_ROW : HGR__GEMM_BIAS_BATCH_ROW,
-      .act = p->activation == FLAG_RELU                     ? HGR__GEMM_ACT_RELU
-             : p->activation == FLAG_LEAKY_RELU             ? HGR__GEMM_ACT_LEAKY_RELU
-             : p->activation == FLAG_CLIP                   ? HGR__GEMM_ACT_CLIP
-             : p->activation == (FLAG_LEAKY_RELU | FLAG_CLIP) ? HGR__GEMM_ACT_LEAKY_RELU_CLIP
-             : p->activation == FLAG_SIGMOID                ? HGR__GEMM_ACT_SIGMOID
-                                                            : HGR__GEMM_ACT_NONE,
+      .act = p->act,
       .alpha = p->alpha, .a_min = p->a_min, .a_max = p->a_max,
       .swap_inputs = true,
       .b_wrap = p->ow, .b_wrap_stride = p->strides[0] * p->w,

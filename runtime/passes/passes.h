@@ -21,8 +21,8 @@
  * and add of constant params ([C, 1, ...] or [1, C, 1, ...] along the output's
  * channel dim) and then a relu, clip, leaky_relu or sigmoid (a leaky_relu with a clamp
  * after it, a clip or a maximum or minimum with a float32 param of one value, as
- * leaky_relu_clip) becomes one conv2d with that
- * epilogue (ops_conv.c: bias input, attr "activation"): a multiply scales the
+ * leaky_relu_clip) becomes one conv2d with that epilogue (ops_conv.c: bias input,
+ * attr "activation"): a multiply scales the
  * conv's weights and bias (only when its weights are a float32 param), an add
  * shifts the bias; both fold into new params, and the params only the fused nodes
  * read leave the graph and the params. A value inside the chain must have one
@@ -39,8 +39,8 @@
  * GEMM epilogue fusion (fuse_gemm_epilogue.c): a dense, matmul or batch_matmul
  * followed by the add of a float32 param [N] (N its output's last axis, either
  * input order, only when the GEMM has no bias) and then a relu, leaky_relu, clip,
- * sigmoid, gelu or gelu_tanh (at least one of the two) becomes one GEMM with that epilogue
- * (ops_linalg.c: bias input 2, attr "activation"); one reshape keeping the last
+ * sigmoid, gelu or gelu_tanh (at least one of the two) becomes one GEMM with that
+ * epilogue (ops_linalg.c: bias input 2, attr "activation"); one reshape keeping the last
  * axis may stand between the GEMM and the chain (ONNX MatMul of a 3-D input), and
  * then stays after the fused GEMM. A value inside the chain must have one consumer
  * and be no graph output. Without params only the activation joins. After pattern
