@@ -54,20 +54,27 @@ def _page(height, width):
     return rgb.astype(np.float32)[None]
 
 
+def silero_case(work):
+    """Silero VAD's model (None when the wheel is missing) and one call's feed as its
+    OnnxWrapper builds it: a 512-sample chunk at 16 kHz after the last 64 samples of the
+    one before (zeros at the start), the state, the sample rate."""
+    chunk = np.concatenate([np.zeros((1, 64), np.float32), real._audio(16000)[None, :512]], axis=1)
+    feed = {"input": chunk, "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}
+    return wheel_member(work, real.SILERO_WHEEL, "silero_vad/data/silero_vad.onnx"), feed
+
+
 def cases(work):
     """(title, path or None, feed) of every timed call."""
     det = wheel_member(work, real.RAPIDOCR_WHEEL, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx")
     rec = wheel_member(work, real.RAPIDOCR_WHEEL, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx")
-    silero = wheel_member(work, real.SILERO_WHEEL, "silero_vad/data/silero_vad.onnx")
+    silero, silero_feed = silero_case(work)
     g2p = wheel_member(work, real.G2P_ID_WHEEL, "g2p_id/models/bert/bert_mlm.onnx")
     dddd = wheel_member(work, real.DDDDOCR_WHEEL, "ddddocr/common_old.onnx")
     rows = [("PP-OCRv4 detector, a page at 640 x 640", det, {"x": _page(640, 640)}),
             ("PP-OCRv4 detector, a page at 480 x 320", det, {"x": _page(480, 320)}),
             ("PP-OCRv4 recognizer, 6 lines at 48 x 320", rec,
              {"x": next(real._rec_batches(real._text_lines(6, seed=6)))})]
-    chunk = np.concatenate([np.zeros((1, 64), np.float32), real._audio(16000)[None, :512]], axis=1)
-    rows.append(("Silero VAD, a 512-sample chunk at 16 kHz", silero,
-                 {"input": chunk, "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}))
+    rows.append(("Silero VAD, a 512-sample chunk at 16 kHz", silero, silero_feed))
     if g2p:
         import json
         with zipfile.ZipFile(os.path.join(real.REAL_MODELS, real.G2P_ID_WHEEL)) as z:

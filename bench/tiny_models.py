@@ -27,7 +27,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "tests"))
 import test_real_models as real  # noqa: E402  (the pinned wheels and the libraries' feeds)
-from real_models import wheel_member  # noqa: E402
+from real_models import silero_case, wheel_member  # noqa: E402
 from transformer import phased_medians  # noqa: E402
 
 MODELS = "openwakeword/resources/models/"
@@ -48,10 +48,7 @@ def cases(work):
                  {"onnx::Flatten_0": real.oww_features(34)}))
     rows.append(("openWakeWord hey jarvis head (layer norms, an If)", oww("hey_jarvis_v0.1"), {"x.1": features}))
     rows.append(("openWakeWord hey mycroft head (2 LSTMs)", oww("hey_mycroft_v0.1"), {"input_1": features}))
-    silero = wheel_member(work, real.SILERO_WHEEL, "silero_vad/data/silero_vad.onnx")
-    chunk = np.concatenate([np.zeros((1, 64), np.float32), real._audio(16000)[None, :512]], axis=1)
-    rows.append(("Silero VAD 5.1.2, a 512-sample chunk", silero,
-                 {"input": chunk, "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}))
+    rows.append(("Silero VAD 5.1.2, a 512-sample chunk", *silero_case(work)))
     return rows
 
 
@@ -83,7 +80,7 @@ def python_adds_us(session, feed, calls):
 
 def cli_median_us(hgr, path, feed, device, work, runs):
     """`hgr run --repeat runs` on device with feed as .npy inputs: the median run (us),
-    or the first line of its error."""
+    or the last line of its error output."""
     args = [hgr, "run", path, "--devices", device, "--repeat", str(runs)]
     for i, (name, value) in enumerate(feed.items()):
         npy = os.path.join(work, f"input_{i}.npy")
