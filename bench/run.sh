@@ -6,7 +6,6 @@
 #   PARTS="startup ops" bench/run.sh only those parts; the others keep their last results
 #   QUICK=1 bench/run.sh             fewer rounds and processes (a smoke test; noisier figures)
 #   PARTS=none bench/run.sh          only writes the document again from the kept results
-#                                    (after a change to bench/notes.md)
 #   bench/onnx.sh                    the ONNX models against ONNX Runtime (its own section)
 #   bench/onnx_startup.sh            their startup and peak memory against ONNX Runtime's
 #                                    (its own section)
@@ -509,15 +508,39 @@ $passed of $total targets pass in these results.
 |---|---:|---:|---|
 $targets
 
-What each miss costs and why is in "Where the time goes" below.
+What each miss costs and why is in bench/notes.md ("Where the time goes" below).
 
 $sections## Devices
 
 \`\`\`
 $(cat "$work/devices.txt")
 \`\`\`
+
+## Noise
+
+The machine has 2 vCPUs shared with other jobs (the load averages above), so
+absolute times move a lot between runs, and PoCL's pthread driver switches between
+a fast regime (about 2 us per small kernel) and a slow one (4-12 us) from process to
+process (\`../shared/reference/opencl-test-bed.md\`), and within a process, as the
+scheduler moves its worker threads: since issue 16's second session the benchmarks
+pin them (\`POCL_AFFINITY=1\`, "Warm-up runs and pinned PoCL workers" in bench/notes.md),
+which removed the jumps in the models' runs; the figures dated before that section
+date were measured unpinned. Each benchmark therefore runs
+hgr and raw interleaved in one process and reports the median of the per-round
+ratios, and runs each chain in three processes; even so, the one-device pthread
+ratio moved between 1.1 and 1.7 over a few dozen processes while this suite was
+written, the basic-device figure between +0.3 and +1.1 us per node (it passed the
+0.5 us target in some runs), and a large copy's ratio (7-40 rounds) can move by
+±30 % or more. The host-time figures (the calling thread's CPU time) are the
+steadiest; callgrind instruction counts (bench/notes.md) are exact.
+
+## Where the time goes
+
+What each table's misses cost, what was tried against them and what each change
+measured is the history in \`bench/notes.md\`, newest at the end; the commands that
+measure the host-side figures of the first sections are in \`bench/profile_host.sh\`
+(\`STEPS=... bench/profile_host.sh\` runs one step).
 EOF
-  cat bench/notes.md
 } >"$output"
 echo >&2
 echo "bench/run.sh: wrote $output (parts run: ${parts:-none})" >&2
