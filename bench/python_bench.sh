@@ -10,8 +10,21 @@
 #   hgr, onnx or onnxruntime; sets up the test bed's OpenCL environment.
 # python_bench_end NAME AFTER: prints $results/NAME.md (OUTPUT "-") or splices it into
 #   $output after bench/AFTER.sh's section.
+# openvino_peer: installs OpenVINO at its pinned version into the venv where it is not
+#   (bench/peers.py: a peer in the tables of bench/real_models.sh, tiny_models.sh and
+#   transformer.sh, which call this after python_bench_begin); without network the
+#   tables say "not installed".
 # loadavg: the load average as "1, 5, 15".
 loadavg() { cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g'; }
+
+openvino_pin=2026.4.1
+openvino_peer() {
+  if ! "$python" -c "import importlib.metadata as m, sys; sys.exit(m.version('openvino') != '$openvino_pin')" 2>/dev/null; then
+    echo "bench: installing openvino==$openvino_pin into $python's venv (once; a peer in the tables)" >&2
+    "$python" -m pip install -q --disable-pip-version-check "openvino==$openvino_pin" ||
+      echo "bench: warning: could not install openvino: its columns say not installed" >&2
+  fi
+}
 
 python_bench_begin() {
   python="${PYTHON:-build/python-venv/bin/python}"

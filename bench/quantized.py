@@ -10,7 +10,7 @@ process.
   transformer.py's) at batch 1 x 128, quantized by quantize_dynamic (int8 weights).
 
 For each: the median call of hgr and of ONNX Runtime on the float model and on the
-quantized one (they take turns in phases, bench/transformer.py's
+quantized one (they take turns in phases, bench/peers.py's
 phased_medians), the largest difference between the two runtimes' outputs on the
 quantized model, and the device memory of hgr's storages for each model (weights and
 activations, `hgr check --json`'s planned bytes at that shape).
@@ -32,8 +32,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "tests"))
 import onnx_models  # noqa: E402  (scripts/onnx_models.py)
 import transformer_models as tm  # noqa: E402
-from recurrent import _largest_difference, bench_args  # noqa: E402
-from transformer import ENCODER, VOCAB, phased_medians  # noqa: E402
+from peers import largest_difference, phased_medians  # noqa: E402
+from recurrent import bench_args  # noqa: E402
+from transformer import ENCODER, VOCAB  # noqa: E402
 
 CNNS = ["squeezenet", "resnet50"]
 
@@ -94,12 +95,11 @@ def main():
         for kind, path in (("float32", source), ("int8", target)):
             ours = hgr.InferenceSession(path, providers=[device])
             theirs = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-            hgr_ms, ort_ms, got, want = phased_medians(ours, theirs, feed, calls)
+            (hgr_ms, ort_ms), outputs[kind] = phased_medians([ours, theirs], feed, calls)
             times[kind] = (hgr_ms, ort_ms)
-            outputs[kind] = (got, want)
             print(f"{title} {kind}: hgr {hgr_ms:.2f} ms, ORT {ort_ms:.2f} ms", file=sys.stderr, flush=True)
         memory = [device_bytes(hgr_cli, p, device, shape_args) / 2**20 for p in (source, target)]
-        rows.append((title, times, _largest_difference(*outputs["int8"]), memory))
+        rows.append((title, times, largest_difference(*outputs["int8"]), memory))
     print(f"| model | hgr float32 ms | hgr int8 ms | ONNX Runtime {ort.__version__} float32 ms | ONNX Runtime int8 "
           "ms | hgr int8 / ONNX Runtime int8 | hgr int8 / hgr float32 | largest difference (int8) | hgr device "
           "memory float32 / int8 (MiB) |")

@@ -1,9 +1,9 @@
 """Real models with real weights, as PyPI packages ship them inside their wheels (the
 wheels scripts/setup.sh pins by version and sha256 into build/real-models, or
 HGR_REAL_MODELS), each fed as its own library feeds ONNX Runtime (the feeds of
-python/tests/test_real_models.py): hgr.InferenceSession against ONNX Runtime's CPU
-provider in one process, taking turns in phases (bench/transformer.py's
-compare_cases), the outputs compared (issue 39, section 1).
+python/tests/test_real_models.py): hgr.InferenceSession against ONNX Runtime and OpenVINO
+on the CPU (bench/peers.py) in one process, taking turns in phases (peers.compare_cases),
+the outputs compared with ONNX Runtime's (issue 39, section 1).
 
   PP-OCRv4's text detector (rapidocr_onnxruntime 1.4.4, ch_PP-OCRv4_det_infer.onnx: a
       DB head with two 2 x 2 stride-2 ConvTransposes) on a page at 640 x 640 and 480 x
@@ -11,10 +11,15 @@ compare_cases), the outputs compared (issue 39, section 1).
       text lines at 48 x 320;
   Silero VAD 5.1.2: one 512-sample chunk at 16 kHz with its state;
   g2p-id 0.4.2's BERT: one word of 32 tokens;
-  ddddocr 1.5.6's quantized captcha reader: one 4-digit image at height 64.
+  ddddocr 1.5.6's quantized captcha reader: one 4-digit image at height 64;
+  the nine ONNX model-zoo architectures of the `onnx` wheel with seeded random weights
+      (scripts/onnx_models.py prepare: random.onnx, random_input.npy; prepared into
+      MODELS_DIR, default build/tests/onnx-models, where the model tests prepare them),
+      batch 1 at 224 x 224 (not the wheels' constant-fill weights, which no user runs).
 
-  python bench/real_models.py WORK DEVICE CALLS   (a markdown table on stdout)
+  python bench/real_models.py WORK DEVICE CALLS [MODELS_DIR]   (a markdown table on stdout)
 A wheel that is missing is a row that says so."""
+import contextlib
 import os
 import sys
 import zipfile
@@ -24,9 +29,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import onnx_models  # noqa: E402  (scripts/onnx_models.py)
 import test_real_models as real  # noqa: E402  (its feeds: the libraries' own calls)
 from recurrent import bench_args  # noqa: E402
-from transformer import compare_cases  # noqa: E402
+from peers import compare_cases, print_table  # noqa: E402
 
 
 def wheel_member(work, wheel, member):
@@ -86,18 +93,25 @@ def cases(work):
     return rows
 
 
+def zoo_cases(models_dir):
+    """(title, path, feed) of the model zoo's architectures with seeded random weights,
+    prepared into models_dir first where they are not (a minute or two, once)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        onnx_models.prepare(models_dir)
+    rows = []
+    for name, input_name, _ in onnx_models.MODELS:
+        folder = os.path.join(models_dir, name)
+        rows.append((f"{name} (model zoo, seeded random weights), 1 x 3 x 224 x 224",
+                     os.path.join(folder, "random.onnx"),
+                     {input_name: np.load(os.path.join(folder, "random_input.npy"))}))
+    return rows
+
+
 def main():
-    import onnxruntime as ort
     work, device, calls, options = bench_args(10)
-    rows = compare_cases(cases(work), device, calls, options)
-    print(f"| model, input | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | "
-          "largest difference |")
-    print("|---|---:|---:|---:|---:|")
-    for title, h, o, diff in rows:
-        if h is None:
-            print(f"| {title} | wheel missing (scripts/setup.sh test downloads it) | | | |")
-        else:
-            print(f"| {title} | {h:.3f} | {o:.3f} | **{h / o:.2f}** | {diff:.1e} |")
+    models_dir = sys.argv[4] if len(sys.argv) > 4 else os.path.join(ROOT, "build", "tests", "onnx-models")
+    timed = cases(work) + zoo_cases(models_dir)
+    print_table(compare_cases(timed, device, calls, options), device, "model, input", digits=3)
 
 
 if __name__ == "__main__":

@@ -5,10 +5,11 @@ and wake-word heads on 16 or 34 embeddings: three Gemms; layer norms and an If; 
 LSTMs), and Silero VAD 5.1.2 on a 512-sample chunk with its state, each fed as its own
 library feeds ONNX Runtime (issue 39, section 2). Per model:
 
-  - ONNX Runtime (CPU provider, intra-op threads = cores) and hgr.InferenceSession on
-    PoCL's pthread device and on its basic device (which runs each command in the
-    thread that waits for it: no hand-off to driver threads), taking turns in phases
-    (bench/transformer.py's phased_medians): median call in microseconds;
+  - hgr.InferenceSession on PoCL's pthread device and on its basic device (which runs
+    each command in the thread that waits for it: no hand-off to driver threads), ONNX
+    Runtime and OpenVINO (bench/peers.py: CPU, threads = cores; OpenVINO at f32 and at
+    its default precision), taking turns in phases (peers.phased_medians): median call
+    in microseconds;
   - what the Python session adds on the basic device: session.run's median less that
     of the same executor's run() + wait() with the call's bindings kept;
   - `hgr run --repeat` (the C API, the input set once, no output read back) on each
@@ -28,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "tests"))
 import test_real_models as real  # noqa: E402  (the pinned wheels and the libraries' feeds)
 from real_models import silero_case, wheel_member  # noqa: E402
-from transformer import phased_medians  # noqa: E402
+from peers import ms_cell, peer_sessions, peer_titles, phased_medians, print_refusals  # noqa: E402
 
 MODELS = "openwakeword/resources/models/"
 
@@ -95,36 +96,40 @@ def cli_median_us(hgr, path, feed, device, work, runs):
 
 def main():
     import hgr
-    import onnxruntime as ort
     work, pthread, basic, calls, cli = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
     os.makedirs(work, exist_ok=True)
+    import onnxruntime as ort
     options = ort.SessionOptions()
     options.intra_op_num_threads = os.cpu_count() or 1
-    print(f"| model | ONNX Runtime {ort.__version__} us | hgr session, {pthread} (pthread) us | ratio | "
-          f"hgr session, {basic} (basic) us | ratio | Python adds, {basic} (us) | `hgr run`, {pthread} us | "
+    titles = peer_titles()
+    print(f"| model | {titles[0]} us | {titles[1]} us | {titles[2]} us | hgr session, {pthread} (pthread) us | "
+          f"ratio | hgr session, {basic} (basic) us | ratio | Python adds, {basic} (us) | `hgr run`, {pthread} us | "
           f"`hgr run`, {basic} us | `hgr run` {basic} ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    refusals = []
     for title, path, feed in cases(work):
         if path is None:
-            print(f"| {title} | wheel missing (scripts/setup.sh test downloads it) | | | | | | | | |")
+            print(f"| {title} | wheel missing (scripts/setup.sh test downloads it) |" + " |" * 11)
             continue
-        theirs = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         on_pthread = hgr.InferenceSession(path, providers=[pthread])
         on_basic = hgr.InferenceSession(path, providers=[basic])
-        threaded_ms, ort_ms, _, _ = phased_medians(on_pthread, theirs, feed, calls)
-        basic_ms, ort2_ms, _, _ = phased_medians(on_basic, theirs, feed, calls)
-        ort_us = 1e3 * min(ort_ms, ort2_ms)
+        peers = peer_sessions(path, options)
+        ms, _ = phased_medians([on_pthread, on_basic] + peers, feed, calls)
+        refusals.append((title, None, peers, None))
+        threaded_us, basic_us, ort_us = (1e3 * m for m in ms[:3])
+        openvino = [ms_cell(1e3 * m, 1) if m is not None else ms_cell(p) for m, p in zip(ms[3:], peers[1:])]
         adds = python_adds_us(on_basic, feed, calls)
         runs = [cli_median_us(cli, path, feed, device, work, calls) for device in (pthread, basic)]
         cells = [f"{r:.1f}" if isinstance(r, float) else r for r in runs]
         cli_ratio = f"**{runs[1] / ort_us:.2f}**" if isinstance(runs[1], float) else ""
-        print(f"| {title} | {ort_us:.1f} | {1e3 * threaded_ms:.1f} | {1e3 * threaded_ms / ort_us:.2f} | "
-              f"{1e3 * basic_ms:.1f} | **{1e3 * basic_ms / ort_us:.2f}** | "
+        print(f"| {title} | {ort_us:.1f} | {openvino[0]} | {openvino[1]} | {threaded_us:.1f} | "
+              f"{threaded_us / ort_us:.2f} | {basic_us:.1f} | **{basic_us / ort_us:.2f}** | "
               f"{'-' if adds is None else f'{adds:.1f}'} | {cells[0]} | {cells[1]} | {cli_ratio} |")
-        print(f"{title}: ORT {ort_us:.1f} us, hgr {1e3 * threaded_ms:.1f} / {1e3 * basic_ms:.1f} us", file=sys.stderr,
-              flush=True)
+        print(f"{title}: ORT {ort_us:.1f} us, OpenVINO {openvino}, hgr {threaded_us:.1f} / {basic_us:.1f} us",
+              file=sys.stderr, flush=True)
         for session in (on_pthread, on_basic):
             session.close()
+    print_refusals(refusals)
 
 
 if __name__ == "__main__":

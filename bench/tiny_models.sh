@@ -18,6 +18,7 @@ cd "$root"
 calls="${CALLS:-2000}"
 source bench/python_bench.sh
 python_bench_begin tiny_models
+openvino_peer
 export HGR_REAL_MODELS="${HGR_REAL_MODELS:-$root/$build_dir/real-models}"
 export POCL_DEVICES="pthread basic"
 spec_of() { # spec_of NAME-PREFIX: the spec of the PoCL device whose name starts so
@@ -34,8 +35,9 @@ fi
   echo
   echo "Per-call time of tiny real models (under a millisecond in ONNX Runtime) as the wheels pinned by"
   echo "\`scripts/setup.sh\` ship them, each fed as its own library feeds ONNX Runtime (\`bench/tiny_models.py\`):"
-  echo "one \`hgr.InferenceSession\` per model and device against ONNX Runtime's CPU provider (intra-op threads ="
-  echo "cores) in the same process, taking turns in two phases each, the median of $calls calls; PoCL's pthread"
+  echo "one \`hgr.InferenceSession\` per model and device against ONNX Runtime's CPU provider and OpenVINO's CPU"
+  echo "plugin (threads = cores; OpenVINO at f32 and at its default precision, \`bench/peers.py\`; the ratios are"
+  echo "against ONNX Runtime) in the same process, taking turns in two phases each, the median of $calls calls; PoCL's pthread"
   echo "device ($pthread) runs each command on its driver threads, its basic device ($basic) in the thread that"
   echo "waits for it. \"Python adds\" is the session's call less the same executor's \`run()\` + \`wait()\` with the"
   echo "call's bindings kept; \`hgr run --repeat $calls\` is the C API with the input set once and no output read"

@@ -25,20 +25,19 @@ against ONNX Runtime), seeded random weights, written into WORK_DIR (kept there 
   Attention, SkipLayerNormalization and BiasGelu of domain com.microsoft, the file
   users of ONNX Runtime's optimized exports bring; batch 1 x 128 and 1 x 512 tokens.
 Per shape: each session's median call of CALLS (default 20) after 3 warm-up calls,
-hgr's and ONNX Runtime's (CPU provider, intra-op threads = cores) taking turns in
-two phases each, in the same process, each phase after 0.2 s of untimed calls
-(phased_medians says why). The outputs are compared (largest difference) so a fast
-wrong answer shows.
+hgr's, ONNX Runtime's and OpenVINO's (bench/peers.py: CPU, threads = cores) taking
+turns in two phases each, in the same process, each phase after 0.2 s of untimed
+calls (peers.phased_medians says why). The outputs are compared with ONNX Runtime's
+(largest difference) so a fast wrong answer shows.
 """
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 import onnx
 
-from recurrent import _largest_difference, bench_args  # bench/recurrent.py, beside this file
+from peers import compare_cases, print_table  # bench/peers.py, beside this file
+from recurrent import bench_args  # bench/recurrent.py
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
 import transformer_models as tm  # noqa: E402  (python/tests/transformer_models.py)
@@ -50,9 +49,6 @@ TEXT_SHAPES = [(1, 16), (1, 128), (1, 512), (8, 128)]
 ENCODER_ORT = dict(layers=6, hidden=384, heads=12, vocab=VOCAB, max_positions=512, scale=0.05)
 OPTIMIZED_SHAPES = [(1, 128), (1, 512)]
 PROFILE_TOKENS = 128  # the encoder's batch 1 feed for `hgr run --profile`
-ROUNDS = 2  # phases of each runtime's timed calls
-SETTLE = 0.2  # seconds of untimed calls that begin each phase
-WARM_UP = 3
 
 
 def models(work):
@@ -82,64 +78,9 @@ def cases(work):
     return text + [("ViT-S/16, batch 1 x 224 x 224", vit, tm.image_feed(1, 224, 224))] + fused
 
 
-def phased_medians(ours, theirs, feed, calls):
-    """hgr's and ONNX Runtime's median call (ms) over calls of each, after WARM_UP of
-    each, and the last outputs of each. The two take turns in ROUNDS phases of
-    calls / ROUNDS timed calls, so that both meet the same load (the test machine is
-    shared), and each phase first calls its session untimed for SETTLE seconds:
-    ONNX Runtime's intra-op threads go on spinning after its calls return, and in the
-    40 ms after a block of its calls hgr's encoder at 1 x 16 took 6-8 ms a call
-    against 3.5-3.8 alone (in blocks of 5 calls, the median was 7.2 ms against 3.5-3.7
-    alone; bench/notes.md, "Alternating runtimes in blocks of 5")."""
-    for _ in range(WARM_UP):
-        for session in (ours, theirs):
-            session.run(None, feed)
-    times = ([], [])
-    for round_ in range(ROUNDS):
-        for session, timed in zip((ours, theirs), times):
-            settle_end = time.perf_counter() + SETTLE
-            outputs = session.run(None, feed)
-            while time.perf_counter() < settle_end:
-                outputs = session.run(None, feed)
-            for _ in range(calls * (round_ + 1) // ROUNDS - len(timed)):
-                start = time.perf_counter()
-                outputs = session.run(None, feed)
-                timed.append(time.perf_counter() - start)
-            if session is ours:
-                got = outputs
-    return statistics.median(times[0]) * 1e3, statistics.median(times[1]) * 1e3, got, outputs
-
-
-def compare_cases(timed, device, calls, options):
-    """(title, hgr ms, ONNX Runtime ms, largest difference) of each (title, path, feed)
-    of timed, by phased_medians over one session of each runtime per model (over its
-    shapes, as a library keeps one); a path of None gives a row of Nones."""
-    import hgr
-    import onnxruntime as ort
-    sessions, rows = {}, []
-    for title, path, feed in timed:
-        if path is None:
-            rows.append((title, None, None, None))
-            continue
-        if path not in sessions:
-            sessions[path] = (hgr.InferenceSession(path, providers=[device]),
-                              ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]))
-        ours, theirs = sessions[path]
-        hgr_ms, ort_ms, got, want = phased_medians(ours, theirs, feed, calls)
-        rows.append((title, hgr_ms, ort_ms, _largest_difference(got, want)))
-        print(f"{title}: hgr {hgr_ms:.3f} ms, ORT {ort_ms:.3f} ms", file=sys.stderr, flush=True)
-    return rows
-
-
 def main():
-    import onnxruntime as ort
     work, device, calls, options = bench_args(20)
-    rows = compare_cases(cases(work), device, calls, options)
-    print(f"| model, shape | hgr ({device}) ms | ONNX Runtime {ort.__version__} ms | hgr / ONNX Runtime | "
-          "largest difference |")
-    print("|---|---:|---:|---:|---:|")
-    for title, h, o, diff in rows:
-        print(f"| {title} | {h:.2f} | {o:.2f} | **{h / o:.2f}** | {diff:.1e} |")
+    print_table(compare_cases(cases(work), device, calls, options), device, "model, shape")
 
 
 def write_feeds(work):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Transformers per call: hgr.InferenceSession against ONNX Runtime (issue 37, section
+# Transformers per call: hgr.InferenceSession against ONNX Runtime and OpenVINO (issue 37, section
 # 5): a BERT-like encoder (6 layers, 384 wide, 12 heads, opset 14 as torch.onnx
 # writes it) at batch 1 x 16, 128, 512 tokens and 8 x 128, a ViT-S/16 on a 224 x 224
 # image, and an encoder as ONNX Runtime's transformer optimizer writes it (its
@@ -20,6 +20,7 @@ cd "$root"
 calls="${CALLS:-20}"
 source bench/python_bench.sh
 python_bench_begin transformer
+openvino_peer
 hgr="$build_dir/tools/hgr"
 [[ -x "$hgr" ]] || { echo "bench/transformer.sh: $hgr not built (cmake --build $build_dir)" >&2; exit 1; }
 "$python" bench/transformer.py "$work" "$device" "$calls" >"$work/table.md"
@@ -36,11 +37,12 @@ peak="$(sed -n 's/^peak [^ ]* \([0-9.]*\) GFLOP.*/\1/p' "$work/peak.txt")"
   echo "Per-call time of a BERT-like encoder and a ViT-S/16 built by \`bench/transformer.py\` from"
   echo "\`python/tests/transformer_models.py\` (seeded random weights, written as torch.onnx writes them),"
   echo "and of an encoder after ONNX Runtime's transformer optimizer (its com.microsoft Attention,"
-  echo "SkipLayerNormalization, BiasGelu; 6 layers, 384 wide, FFN 384), which both runtimes run as written,"
-  echo "one \`hgr.InferenceSession\` per model on $device against ONNX Runtime's CPU provider (intra-op"
-  echo "threads = cores) in the same process, taking turns in two phases each (each after 0.2 s of untimed"
-  echo "calls, so that neither is timed while the other's threads still spin): each the median of $calls calls"
-  echo "after 3 warm-up calls, the outputs compared. Measured $started, load average $before at the start and $(loadavg) at the end."
+  echo "SkipLayerNormalization, BiasGelu; 6 layers, 384 wide, FFN 384), run as written,"
+  echo "one \`hgr.InferenceSession\` per model on $device against ONNX Runtime's CPU provider and OpenVINO's CPU"
+  echo "plugin (threads = cores; OpenVINO at f32 and at its default precision, \`bench/peers.py\`) in the same"
+  echo "process, taking turns in two phases each (each after 0.2 s of untimed calls, so that none is timed while"
+  echo "another's threads still spin): each the median of $calls calls after 3 warm-up calls, the outputs compared"
+  echo "with ONNX Runtime's. Measured $started, load average $before at the start and $(loadavg) at the end."
   echo
   echo "    bench/transformer.sh"
   echo
