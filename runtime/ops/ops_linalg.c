@@ -80,8 +80,8 @@ static const gemm_variant_t gemm_variants[] = {
      * bench/notes.md, "GEMM on transformer shapes" */
     {1, 8, 8, 32, 1, 2.1, false, false, true},
     /* direct, B's strip packed: only where B's rows are not 64-byte aligned (see
-     * rows_misaligned), where it measured 1.05-1.4x the direct one (its speed here
-     * only has to rank it above the direct one there) */
+     * rows_misaligned), where it measured 1.05-1.4x the direct 6 x 16 one (its speed
+     * here only has to rank it between that and the wide one) */
     {1, 16, 6, 16, 1, 1.75, true, false, false},
     /* direct, dot products: B's columns contiguous (dense), which no other direct
      * variant takes; its speed is against the first tiled variant on the same layout
@@ -154,7 +154,12 @@ bool hgr__gemm_panels(const gemm_t* g) {
  * in rows 49 or 52 floats apart, against 64); the packed variant copies the strip
  * once per group into aligned local memory and ran resnet50's 14 x 14 and 7 x 7
  * GEMMs 1.05-1.4x faster than the direct one (bench/notes.md). On aligned rows
- * (28 x 28, 56 x 56) the copy cost 0-10 %: the rule keeps the direct variant there. */
+ * (28 x 28, 56 x 56) the copy cost 0-10 %: the rule keeps the direct variant there.
+ * The wide direct variant (8 x 32, AVX-512) beats the packed one on misaligned rows
+ * too: `hgr tune` of resnet50 on PoCL 3.1 (skylake-avx512 code, AMD EPYC) ran its
+ * 14 x 14 and 7 x 7 1x1 convolutions 18-35 % faster with it, and squeezenet's,
+ * densenet121's and inception_v2's misaligned ones fastest with it too; the rule
+ * ranks it first wherever it fits. */
 static bool rows_misaligned(const gemm_t* g) {
   return !hgr__gemm_panels(g) && (g->b_depth % 16 != 0 || g->n % 16 != 0);
 }
@@ -235,10 +240,8 @@ static const gemm_variant_t* pick_variant(const hgr__limits_t* limits, const gem
   for (size_t i = 0; i < GEMM_VARIANT_COUNT; ++i) {
     const gemm_variant_t* v = &gemm_variants[i];
     bool direct = variant_is_direct(v);
-    /* the wide variant on aligned rows only: on misaligned ones its vloads straddle
-     * cache lines as the 6 x 16 block's do, where the packed variant is measured */
     if (!variant_fits(limits, v, g) || (direct && !direct_fits(v, g, im2col)) || (v->pack && !rows_misaligned(g)) ||
-        (v->dot && !dot) || !wide_fits(limits, v) || (v->wide && rows_misaligned(g)))
+        (v->dot && !dot) || !wide_fits(limits, v))
       continue;
     double work = (double)ceil_to((uint64_t)g->m, (uint64_t)(direct ? v->rm : v->ty * v->rm)) *
                   (double)ceil_to((uint64_t)g->n, (uint64_t)(direct ? v->rn : v->tx * v->rn)) *
