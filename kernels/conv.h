@@ -43,6 +43,8 @@
 #define CONV_LEAKY_RELU 4
 #define CONV_CLIP 8
 #define CONV_SIGMOID 16
+#define CONV_SILU 32       /* v * sigmoid(v): a Sigmoid and the Mul of its input by it */
+#define CONV_HARD_SWISH 64 /* v * min(max(v / 6 + 0.5, 0), 1) */
 
 /* The fused epilogue after the bias, on a float or a floatN v of type T. */
 #define CONV_ACTIVATE(T, v, flags, meta)                                                   \
@@ -52,4 +54,6 @@
     if ((flags) & CONV_CLIP)                                                              \
       (v) = fmin(fmax((v), (T)(as_float((meta)[CONV_A_MIN]))), (T)(as_float((meta)[CONV_A_MAX]))); \
     if ((flags) & CONV_SIGMOID) (v) = (T)(1.0f) / ((T)(1.0f) + exp(-(v)));                 \
+    if ((flags) & CONV_SILU) (v) = (v) * ((T)(1.0f) / ((T)(1.0f) + exp(-(v))));            \
+    if ((flags) & CONV_HARD_SWISH) (v) = (v) * fmax(fmin((v) / (T)(6.0f) + (T)(0.5f), (T)(1.0f)), (T)(0.0f)); \
   } while (0)

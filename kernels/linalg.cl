@@ -9,7 +9,9 @@
  * none, 1 relu max(v, 0), 2 leaky_relu (v < 0 ? v * alpha : v), 3 clip
  * min(max(v, a_min), a_max) -- conv2d's fused epilogue (kernels/conv.cl's) -- 4 gelu
  * 0.5 v (1 + erf(v / sqrt 2)) and 5 gelu_tanh, a matmul's (runtime/passes'
- * fuse_gemm_epilogue.c), computed as kernels/elementwise.cl's gelu and gelu_tanh.
+ * fuse_gemm_epilogue.c), computed as kernels/elementwise.cl's gelu and gelu_tanh, 6
+ * sigmoid, 7 leaky_relu then clip, 8 silu v * sigmoid(v) and 9 hard_swish (both the
+ * conv epilogue's too), as the ops they replace compute them.
  * where C [batch, m, n] is stored through the output layout of out_layout.h (with
  * out_d3 0 contiguous; otherwise as a transpose after the GEMM would lay it out),
  * and A and B are read through strides, so
@@ -128,7 +130,11 @@
   else if (act == 6)                                                                            \
     out = (T)(1.0f) / ((T)(1.0f) + exp(-out));                                                  \
   else if (act == 7)                                                                            \
-    out = fmin(fmax(out < (T)(0.0f) ? out * alpha : out, (T)(a_min)), (T)(a_max));
+    out = fmin(fmax(out < (T)(0.0f) ? out * alpha : out, (T)(a_min)), (T)(a_max));               \
+  else if (act == 8)                                                                            \
+    out = out * ((T)(1.0f) / ((T)(1.0f) + exp(-out)));                                          \
+  else if (act == 9)                                                                            \
+    out = out * fmax(fmin(out / (T)(6.0f) + (T)(0.5f), (T)(1.0f)), (T)(0.0f));
 /* The plain GEMM, hgr_gemm_<variant>, and the convolution's, hgr_conv_gemm_<variant>
  * (IM2COL 1: B read through the im2col table, the extra last argument). */
 /* The GEMM's outputs: with seg_n 0, C is output c alone; with seg_n > 0, C's columns

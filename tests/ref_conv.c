@@ -97,6 +97,8 @@ void hgr_ref_conv2d_activate(float* y, uint64_t n, int act, float alpha, float a
     if (act == HGR_REF_ACT_CLIP || act == HGR_REF_ACT_LEAKY_RELU_CLIP)
       y[i] = y[i] < a_min ? a_min : y[i] > a_max ? a_max : y[i];
     if (act == HGR_REF_ACT_SIGMOID) y[i] = (float)(1.0 / (1.0 + exp(-(double)y[i])));
+    if (act == HGR_REF_ACT_SILU) y[i] = (float)((double)y[i] / (1.0 + exp(-(double)y[i])));
+    if (act == HGR_REF_ACT_HARD_SWISH) y[i] = (float)((double)y[i] * fmin(fmax((double)y[i] / 6.0 + 0.5, 0.0), 1.0));
   }
 }
 

@@ -37,6 +37,8 @@ void hgr_ref_conv2d(const float* x, const int64_t xshape[4], const float* w, con
 #define HGR_REF_ACT_CLIP 2
 #define HGR_REF_ACT_SIGMOID 3 /* 1 / (1 + exp(-y)), in double, rounded once to float32 */
 #define HGR_REF_ACT_LEAKY_RELU_CLIP 4 /* the leaky relu (alpha), then the clip (a_min, a_max) */
+#define HGR_REF_ACT_SILU 5       /* y / (1 + exp(-y)), in double, rounded once to float32 */
+#define HGR_REF_ACT_HARD_SWISH 6 /* y min(max(y / 6 + 0.5, 0), 1), in double, rounded once */
 void hgr_ref_conv2d_activate(float* y, uint64_t n, int act, float alpha, float a_min, float a_max);
 
 /* conv2d_transpose: weight [C_in, C_out / groups, kh, kw] (IOHW); strides,

@@ -43,6 +43,8 @@ void hgr_ref_gemm_epilogue(float* c, uint64_t count, int64_t n, const float* bia
     else if (!strcmp(activation, "gelu_tanh"))
       v = 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
     else if (!strcmp(activation, "sigmoid")) v = 1.0 / (1.0 + exp(-v));
+    else if (!strcmp(activation, "silu")) v = v / (1.0 + exp(-v));
+    else if (!strcmp(activation, "hard_swish")) v = v * fmin(fmax(v / 6.0 + 0.5, 0.0), 1.0);
     else if (!strcmp(activation, "leaky_relu_clip")) v = fmin(fmax(v < 0 ? v * alpha : v, a_min), a_max);
     c[e] = (float)v;
   }

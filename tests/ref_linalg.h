@@ -25,7 +25,8 @@ void hgr_ref_batch_matmul(const float* a, const float* b, float* c, int64_t batc
  * in place: c[r, j] = act(c[r, j] + bias[j]), bias NULL: none; activation "none",
  * "relu", "leaky_relu" (alpha), "clip" (a_min, a_max), "gelu" (0.5 x (1 + erf(x /
  * sqrt 2))), "gelu_tanh" (0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))) or
- * "sigmoid" (1 / (1 + exp(-x))), "leaky_relu_clip" (leaky_relu's, then clip's),
+ * "sigmoid" (1 / (1 + exp(-x))), "silu" (x / (1 + exp(-x))), "hard_swish" (x min(max(x
+ * / 6 + 0.5, 0), 1)), "leaky_relu_clip" (leaky_relu's, then clip's),
  * in double, rounded once to float32. */
 void hgr_ref_gemm_epilogue(float* c, uint64_t count, int64_t n, const float* bias, const char* activation,
                            double alpha, double a_min, double a_max);

@@ -40,7 +40,7 @@ typedef struct chain_form_t {
   const char* op;         /* "matmul", "dense" or "batch_matmul" */
   bool onnx_reshape;      /* x [BATCH, ROWS, DEPTH] reshaped to 2-D, the product back to 3-D */
   int bias;               /* BIAS_* */
-  const char* activation; /* an activation op after the add (or the GEMM), or NULL */
+  const char* activation; /* an activation op after the add (or the GEMM), or NULL; "silu": a sigmoid and the multiply by it */
   bool dense_bias;        /* the dense has a bias of its own */
   /* near misses */
   bool gemm_read_twice;   /* the GEMM's value is read by a sigmoid too (a second output) */
@@ -114,7 +114,10 @@ static chain_graph_t chain_graph(const chain_form_t* form, uint64_t seed) {
     v = op(builder, "bias_add", "add", pair, 2, NULL);
     if (form->add_read_twice) extra = op(builder, "other", "sigmoid", &v, 1, NULL);
   }
-  if (form->activation) {
+  if (form->activation && !strcmp(form->activation, "silu")) { /* torch.onnx's nn.SiLU */
+    hgr_value_t s = op(builder, "act_s", "sigmoid", &v, 1, NULL);
+    v = op(builder, "act", "multiply", (hgr_value_t[]){s, v}, 2, NULL);
+  } else if (form->activation) {
     ASSERT_OK(hgr_attrs_create(&attrs));
     if (!strcmp(form->activation, "leaky_relu")) ASSERT_OK(hgr_attrs_set_float(attrs, "alpha", 0.125));
     if (!strcmp(form->activation, "clip")) {
@@ -183,6 +186,9 @@ static void bias_add_and_activation_fold_into_the_gemm(void** state) {
       {FORM("dense", false, BIAS_NONE, "leaky_relu", .dense_bias = true), "leaky_relu", "act"},
       {FORM("batch_matmul", false, BIAS_PARAM, "clip"), "clip", "act"},
       {FORM("dense", false, BIAS_PARAM, "sigmoid"), "sigmoid", "act"},
+      {FORM("dense", false, BIAS_PARAM, "hard_swish"), "hard_swish", "act"},
+      {FORM("matmul", false, BIAS_PARAM, "silu"), "silu", "act"},
+      {FORM("matmul", true, BIAS_NONE, "silu"), "silu", "gemm"},
       /* ONNX MatMul of a 3-D input: the GEMM keeps its name, the reshape after it
        * takes the chain's */
       {FORM("matmul", true, BIAS_PARAM_FIRST, "gelu"), "gelu", "gemm"},
@@ -196,7 +202,8 @@ static void bias_add_and_activation_fold_into_the_gemm(void** state) {
     hgr_graph_t* fused = fuse(&g, g.params, &report);
     bool add = form->bias != BIAS_NONE;
     assert_int_equal(report.gemm_epilogues, 1);
-    assert_int_equal(report.gemm_epilogue_fused, add + (form->activation != NULL));
+    bool silu = form->activation && !strcmp(form->activation, "silu"); /* two nodes */
+    assert_int_equal(report.gemm_epilogue_fused, add + (form->activation != NULL) + silu);
     assert_int_equal(count_ops(fused), 1 + 2 * form->onnx_reshape);
     const hgr__node_t* node = node_named(fused, cases[i].name);
     if (!node) fail_msg("case %zu: no node '%s'", i, cases[i].name);
@@ -372,6 +379,8 @@ static void fused_graphs_match_the_unfused_ones(void** state) {
       FORM("batch_matmul", false, BIAS_PARAM_FIRST, "clip"),
       FORM("matmul", false, BIAS_PARAM, "leaky_relu"),
       FORM("dense", false, BIAS_PARAM, "sigmoid"),
+      FORM("matmul", true, BIAS_PARAM, "silu"),
+      FORM("dense", false, BIAS_NONE, "hard_swish", .dense_bias = true),
   };
   for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); ++k) {
     chain_graph_t g = chain_graph(&forms[k], 70 + k);

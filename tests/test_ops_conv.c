@@ -60,6 +60,9 @@ static void conv_attrs(const conv_case_t* c, const epilogue_t* e, char* attrs, s
              ", \"activation\": \"clip\", \"a_min\": \"%.9g\", \"a_max\": \"%.9g\"", (double)e->a_min,
              (double)e->a_max);
   if (e && e->act == HGR_REF_ACT_SIGMOID) snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"sigmoid\"");
+  if (e && e->act == HGR_REF_ACT_SILU) snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"silu\"");
+  if (e && e->act == HGR_REF_ACT_HARD_SWISH)
+    snprintf(attrs + used, capacity - (size_t)used, ", \"activation\": \"hard_swish\"");
   if (e && e->act == HGR_REF_ACT_LEAKY_RELU_CLIP)
     snprintf(attrs + used, capacity - (size_t)used,
              ", \"activation\": \"leaky_relu_clip\", \"alpha\": \"%.9g\", \"a_min\": \"%.9g\", \"a_max\": \"%.9g\"",
@@ -831,6 +834,27 @@ static void sigmoid_epilogues_match_reference(void** state) {
       {HGR_REF_ACT_SIGMOID, 0, 0, 0},
   };
   check_cases_with(cases, epilogues, COUNT(cases), 31);
+}
+
+/* The SiLU and HardSwish epilogues (YOLO's and MobileNetV3's convolutions: the conv
+ * epilogue pass makes them of a Sigmoid and the Mul of its input by it, and of a
+ * HardSwish) in every kernel family, as the sigmoid's above. */
+static void silu_and_hard_swish_epilogues_match_reference(void** state) {
+  (void)state;
+  static const conv_case_t cases[] = {
+      {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 4, 9, 40}, {7, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
+      {{1, 4, 12, 40}, {7, 4, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 4, 6, 18}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
+      {{2, 8, 3, 9}, {5, 8, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+      {{1, 1, 1, 40}, {5, 1, 1, 7}, P(1, 3, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+      {{1, 8, 9, 11}, {8, 2, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
+  };
+  for (int act = HGR_REF_ACT_SILU; act <= HGR_REF_ACT_HARD_SWISH; ++act) {
+    epilogue_t epilogues[COUNT(cases)];
+    for (size_t i = 0; i < COUNT(cases); ++i) epilogues[i] = (epilogue_t){act, 0, 0, 0};
+    check_cases_with(cases, epilogues, COUNT(cases), 32 + (uint64_t)act);
+  }
 }
 
 /* The leaky relu then a clip (the conv epilogue pass makes it of a LeakyRelu and a Max
@@ -1632,6 +1656,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(pointwise_convs_plan_the_gemm),
       cmocka_unit_test(windows_convs_match_reference),
       cmocka_unit_test(sigmoid_epilogues_match_reference),
+      cmocka_unit_test(silu_and_hard_swish_epilogues_match_reference),
       cmocka_unit_test(leaky_relu_clip_epilogues_match_reference),
       cmocka_unit_test(implicit_gemm_matches_reference),
       cmocka_unit_test(narrow_groups_plan_the_implicit_gemm),

@@ -225,6 +225,8 @@ static const activation_case_t activation_cases[] = {
     {"gelu", ", \"activation\": \"gelu\"", 0, 0, 0},
     {"gelu_tanh", ", \"activation\": \"gelu_tanh\"", 0, 0, 0},
     {"sigmoid", ", \"activation\": \"sigmoid\"", 0, 0, 0},
+    {"silu", ", \"activation\": \"silu\"", 0, 0, 0},
+    {"hard_swish", ", \"activation\": \"hard_swish\"", 0, 0, 0},
     {"leaky_relu_clip", ", \"activation\": \"leaky_relu_clip\", \"alpha\": \"0.2\", \"a_min\": \"-0.3\", \"a_max\": \"inf\"",
      0.2, -0.3, INFINITY},
 };
@@ -379,8 +381,7 @@ static cl_mem raw_buffer(const raw_t* raw, const float* values, uint64_t count) 
 
 /* The GEMM kernels' epilogue after the bias: act 0 none, 1 relu, 2 leaky_relu
  * (alpha), 3 clip (a_min, a_max), 4 gelu, 5 gelu_tanh, 6 sigmoid, 7 leaky_relu then clip,
- * the kernels' last four
- * arguments. */
+ * 8 silu, 9 hard_swish, the kernels' last four arguments. */
 typedef struct epilogue_t {
   int32_t act;
   float alpha, a_min, a_max;
@@ -398,6 +399,8 @@ static float apply_epilogue(const epilogue_t* e, float v) {
     return (float)(0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v))));
   if (e->act == 6) return (float)(1.0 / (1.0 + exp(-(double)v)));
   if (e->act == 7) return fminf(fmaxf(v < 0.0f ? v * e->alpha : v, e->a_min), e->a_max);
+  if (e->act == 8) return (float)((double)v / (1.0 + exp(-(double)v)));
+  if (e->act == 9) return (float)((double)v * fmin(fmax((double)v / 6.0 + 0.5, 0.0), 1.0));
   return v;
 }
 
@@ -477,9 +480,10 @@ static void expect_close(const float* got, const float* want, uint64_t count, do
 }
 
 /* The epilogues check_kernel runs, by act. */
-static const epilogue_t epilogues[8] = {{0, 0, 0, 0},       {1, 0, 0, 0}, {2, 0.1f, 0, 0},
-                                        {3, 0, -0.3f, 0.4f}, {4, 0, 0, 0}, {5, 0, 0, 0},
-                                        {6, 0, 0, 0},        {7, 0.2f, -0.15f, 0.5f}};
+static const epilogue_t epilogues[10] = {{0, 0, 0, 0},       {1, 0, 0, 0}, {2, 0.1f, 0, 0},
+                                         {3, 0, -0.3f, 0.4f}, {4, 0, 0, 0}, {5, 0, 0, 0},
+                                         {6, 0, 0, 0},        {7, 0.2f, -0.15f, 0.5f}, {8, 0, 0, 0},
+                                         {9, 0, 0, 0}};
 
 /* One GEMM through kernel: batch_a x [m, k] (or [k, m]) times batch_b x [k, n] (or
  * [n, k]), with no bias (bias_mode 0), bias [n] per column (1, dense's), bias [m]
@@ -803,6 +807,9 @@ static void every_gemm_kernel_matches_reference(void** state) {
       /* a conv's leaky relu with a clip after it (a 1x1 conv2d's GEMM: bias per row) */
       if (large_ok() || transposes == 2)
         check_kernel(&raw, kernel, name, &rng, 1, 2, bm + 1, bn + 2, bk + 1, false, false, 2, 7);
+      /* a conv's SiLU and HardSwish (YOLO's, MobileNetV3's 1x1 convolutions) */
+      if (large_ok() || transposes == 1 || transposes == 2)
+        check_kernel(&raw, kernel, name, &rng, 1, 2, bm + 2, bn + 1, bk + 2, false, false, 2, 8 + (transposes & 1));
       /* a 1x1 conv2d's GEMM: A shared by the batch, B's rows contiguous */
       check_kernel(&raw, kernel, name, &rng, 1, 2, bm - 1, bn + 3, bk + 1, false, false, 2, transposes);
       /* a grouped one's: a batch of As, one bias row per row of the whole batch */

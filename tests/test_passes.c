@@ -24,7 +24,9 @@ static const hgr_dtype_t F32 = {HGR_DTYPE_FLOAT, 32, 1};
  * asked) -> the ops of `chain` in order, each "add" and "multiply" with a per-channel
  * constant [K, 1, 1] ("scale4d": a multiply by [1, K, 1, 1]), "relu", "sigmoid", "clip" (-0.5,
  * 0.75), "leaky" (alpha 0.125), "floor" and "ceiling" (a maximum and a minimum with a
- * random constant [1, 1, 1, 1]); the last is the output. The ops of a graph are named
+ * random constant [1, 1, 1, 1]), "hswish" (hard_swish), "silu" (a sigmoid "silu<n>_s",
+ * then the multiply "silu<n>" of its input by it, torch.onnx's nn.SiLU; "silu_rev" the
+ * multiply's inputs the other way round); the last is the output. The ops of a graph are named
  * after their token and place in it ("add1", "relu2"), each constant after its op
  * ("add1_c"). Constants come from rng. */
 enum { C = 3, K = 4, H = 5, W = 6 };
@@ -79,6 +81,16 @@ static hgr_value_t chain_op(hgr_builder_t* builder, const char* op, hgr_value_t 
     inputs[1] = value; /* the constant first: either order joins */
     count = 2;
     func = !strcmp(op, "floor") ? "maximum" : "minimum";
+  } else if (!strcmp(op, "hswish")) {
+    func = "hard_swish";
+  } else if (!strcmp(op, "silu") || !strcmp(op, "silu_rev")) {
+    char sigmoid_name[40];
+    snprintf(sigmoid_name, sizeof(sigmoid_name), "%s_s", name);
+    hgr_value_t s;
+    ASSERT_OK(hgr_builder_add_op(builder, sigmoid_name, "sigmoid", &value, 1, NULL, 1, &s));
+    inputs[strcmp(op, "silu") ? 0 : 1] = s;
+    count = 2;
+    func = "multiply";
   }
   hgr_value_t out;
   ASSERT_OK(hgr_builder_add_op(builder, name, func, inputs, count, attrs, 1, &out));
@@ -335,6 +347,58 @@ static void a_value_read_twice_or_an_output_ends_the_chain(void** state) {
   assert_true(hgr_test_has_param(g.params, "conv1.bias"));
   hgr_graph_release(fused);
   conv_graph_release(&g);
+}
+
+/* A SiLU written out (a sigmoid and the multiply of its input by it) joins as
+ * activation "silu", in either order of the multiply's inputs; hard_swish joins as
+ * itself. The sigmoid's value read by anything else, or the multiply of the value by
+ * another sigmoid's, leaves the chain at the conv. */
+static void a_written_out_silu_and_hard_swish_join(void** state) {
+  (void)state;
+  static const char* const chains[][2] = {{"add", "silu"}, {"silu_rev"}, {"hswish"}};
+  static const size_t lengths[] = {2, 1, 1};
+  static const char* const last[] = {"silu2", "silu_rev1", "hswish1"};
+  static const char* const activation[] = {"silu", "silu", "hard_swish"};
+  static const uint32_t fused_nodes[] = {3, 2, 1};
+  for (size_t k = 0; k < 3; ++k) {
+    conv_graph_t g = conv_graph(k == 0, chains[k], lengths[k], 40 + k);
+    hgr_passes_options_t options = only(true, false);
+    hgr_passes_report_t report;
+    hgr_graph_t* fused = NULL;
+    ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+    assert_int_equal(report.conv_epilogues, 1);
+    assert_int_equal(report.conv_epilogue_fused, fused_nodes[k]);
+    assert_int_equal(count_ops(fused), 1);
+    const hgr__node_t* node = node_named(fused, last[k]);
+    assert_string_equal(node->func_name, "conv2d");
+    assert_string_equal(hgr__node_attr(node, "activation"), activation[k]);
+    hgr_graph_release(fused);
+    conv_graph_release(&g);
+  }
+  /* the sigmoid's value also an output; the multiply of the conv by the sigmoid of
+   * another value */
+  for (int variant = 0; variant < 2; ++variant) {
+    hgr_test_rng_t rng;
+    hgr_value_t x, w;
+    hgr_builder_t* builder = begin(&rng, 50 + (uint64_t)variant, &x, &w);
+    hgr_value_t c = conv(builder, "conv", x, w, NULL), s, m;
+    hgr_value_t other = variant ? conv(builder, "conv_b", x, w, NULL) : c;
+    ASSERT_OK(hgr_builder_add_op(builder, "s", "sigmoid", &other, 1, NULL, 1, &s));
+    ASSERT_OK(hgr_builder_add_op(builder, "m", "multiply", (hgr_value_t[]){c, s}, 2, NULL, 1, &m));
+    ASSERT_OK(hgr_builder_mark_output(builder, m));
+    if (!variant) ASSERT_OK(hgr_builder_mark_output(builder, s));
+    conv_graph_t g = finish(builder);
+    hgr_passes_options_t options = only(true, false);
+    hgr_passes_report_t report;
+    hgr_graph_t* fused = NULL;
+    ASSERT_OK(hgr_passes_apply(g.graph, g.params, &options, &fused, &report));
+    /* the second conv's own chain is the sigmoid alone (its value's one reader) */
+    assert_int_equal(report.conv_epilogues, (uint32_t)variant);
+    assert_string_equal(node_named(fused, "m")->func_name, "multiply");
+    assert_null(hgr__node_attr(node_named(fused, "conv"), "activation"));
+    hgr_graph_release(fused);
+    conv_graph_release(&g);
+  }
 }
 
 /* Weights that are a graph input take no multiply (nothing to scale at load). */
@@ -932,9 +996,12 @@ static void fused_builder_graphs_match_the_unfused_ones(void** state) {
                                           {"add", "sigmoid"},
                                           {"leaky", "floor"},
                                           {"add", "leaky", "ceiling"},
-                                          {"leaky", "clip"}};
-  static const size_t lengths[] = {2, 3, 4, 1, 2, 2, 3, 2};
-  for (size_t k = 0; k < 8; ++k) {
+                                          {"leaky", "clip"},
+                                          {"add", "silu"},
+                                          {"scale4d", "silu_rev"},
+                                          {"hswish"}};
+  static const size_t lengths[] = {2, 3, 4, 1, 2, 2, 3, 2, 2, 2, 1};
+  for (size_t k = 0; k < sizeof(lengths) / sizeof(lengths[0]); ++k) {
     conv_graph_t g = conv_graph(k % 2 == 0, chains[k], lengths[k], 20 + k);
     compare_fused(&g, 1);
     conv_graph_release(&g);
@@ -1031,6 +1098,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_clamp_after_a_leaky_relu_joins_it),
       cmocka_unit_test(without_params_only_an_activation_joins),
       cmocka_unit_test(a_value_read_twice_or_an_output_ends_the_chain),
+      cmocka_unit_test(a_written_out_silu_and_hard_swish_join),
       cmocka_unit_test(weights_given_at_run_time_take_no_multiply),
       cmocka_unit_test(a_one_dimensional_conv_takes_the_chain_after_its_reshape),
       cmocka_unit_test(a_shared_weight_stays_for_the_conv_that_does_not_scale_it),

@@ -17,7 +17,9 @@
  *     (min(max(x, a_min), a_max); attrs "a_min" and "a_max", both required, as
  *     ONNX's Clip with both bounds), "leaky_relu_clip" (the leaky relu, then the clip;
  *     attrs as theirs: what the conv epilogue pass makes of a LeakyRelu followed by
- *     a Max or Min with a constant) or "sigmoid" (1 / (1 + exp(-x))). alpha, a_min
+ *     a Max or Min with a constant), "sigmoid" (1 / (1 + exp(-x))), "silu" (x sigmoid(x):
+ *     what the pass makes of a Sigmoid and the Mul of its input by it) or "hard_swish"
+ *     (x min(max(x / 6 + 0.5, 0), 1)). alpha, a_min
  *     and a_max are errors with any other activation;
  *   - attr "pool_size" [ph, pw] (1 value: both), conv2d only: after the
  *     activation, a max pool of ph x pw windows at that stride, without padding
@@ -69,6 +71,8 @@ enum {
 #define FLAG_LEAKY_RELU 4
 #define FLAG_CLIP 8
 #define FLAG_SIGMOID 16
+#define FLAG_SILU 32
+#define FLAG_HARD_SWISH 64
 
 typedef struct conv_t {
   int64_t n, c, h, w;       /* input */
@@ -360,6 +364,8 @@ static int32_t activation_flags(hgr__gemm_act_t act) {
     case HGR__GEMM_ACT_CLIP: return FLAG_CLIP;
     case HGR__GEMM_ACT_LEAKY_RELU_CLIP: return FLAG_LEAKY_RELU | FLAG_CLIP;
     case HGR__GEMM_ACT_SIGMOID: return FLAG_SIGMOID;
+    case HGR__GEMM_ACT_SILU: return FLAG_SILU;
+    case HGR__GEMM_ACT_HARD_SWISH: return FLAG_HARD_SWISH;
     default: return 0; /* none (parse_activation refuses the GELUs) */
   }
 }

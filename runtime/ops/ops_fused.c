@@ -65,6 +65,9 @@ static const hgr__fusable_t fusable_ops[] = {
     {"ceil", 1, {NULL, NULL}, {0, 0}, "ceil(A)"},
     {"round", 1, {NULL, NULL}, {0, 0}, "rint(A)"},
     {"hard_swish", 1, {NULL, NULL}, {0, 0}, "(A * fmax(fmin(A / 6.0f + 0.5f, 1.0f), 0.0f))"},
+    /* no op of its own: the conv epilogue pass's name for a sigmoid and the multiply
+     * of its input by it (the GEMM and conv kernels' activation "silu") */
+    {"silu", 1, {NULL, NULL}, {0, 0}, "(A * (1.0f / (1.0f + exp(-A))))"},
     {"leaky_relu", 1, {"alpha", NULL}, {0.01, 0}, "(A > 0.0f ? A : A * P)"},
     {"clip", 1, {"a_min", "a_max"}, {NAN, NAN}, "fmax(fmin(A, Q), P)"},
     {"elu", 1, {"alpha", NULL}, {1.0, 0}, "(A < 0.0f ? P * expm1(A) : A)"},

@@ -38,6 +38,8 @@ typedef enum hgr__gemm_act_t {
   HGR__GEMM_ACT_GELU_TANH = 5,  /* 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3))), as gelu_tanh */
   HGR__GEMM_ACT_SIGMOID = 6,    /* 1 / (1 + exp(-v)), as the sigmoid op computes it */
   HGR__GEMM_ACT_LEAKY_RELU_CLIP = 7, /* leaky relu, then clip: min(max(leaky(v), a_min), a_max) */
+  HGR__GEMM_ACT_SILU = 8,       /* v * (1 / (1 + exp(-v))): sigmoid, then a multiply by v, as the two ops compute it */
+  HGR__GEMM_ACT_HARD_SWISH = 9, /* v * min(max(v / 6 + 0.5, 0), 1), as the hard_swish op computes it */
 } hgr__gemm_act_t;
 
 typedef struct hgr__gemm_t {

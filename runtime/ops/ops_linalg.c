@@ -19,8 +19,9 @@
  * units may be absent or "None"; when given it must equal the weight's. out_dtype
  * may be "" or "float32" (everything is float32). The bias is added to every row
  * (per column of C). All three take hgr's fused activation after the bias
- * (hgr__gemm_parse_activation: attr "activation", relu, leaky_relu, clip, gelu,
- * gelu_tanh, with alpha, a_min, a_max), which the GEMM epilogue pass
+ * (hgr__gemm_parse_activation: attr "activation", relu, leaky_relu, clip,
+ * leaky_relu_clip, sigmoid, silu, hard_swish, gelu, gelu_tanh, with alpha, a_min,
+ * a_max), which the GEMM epilogue pass
  * (runtime/passes/fuse_gemm_epilogue.c) writes together with the bias.
  *
  * hgr__gemm_plan (ops_gemm.h) plans the same GEMM for other families' ops: conv2d
@@ -455,9 +456,10 @@ static int64_t leading_count(const hgr__entry_t* entry, int32_t kept) {
 }
 
 hgr_status_t hgr__gemm_parse_activation(const hgr__op_ctx_t* ctx, bool gelu, gemm_t* g) {
-  static const char* const with_gelu[] = {"none",    "relu", "leaky_relu", "clip", "leaky_relu_clip",
-                                          "sigmoid", "gelu", "gelu_tanh",  NULL};
-  static const char* const without_gelu[] = {"none", "relu", "leaky_relu", "clip", "leaky_relu_clip", "sigmoid", NULL};
+  static const char* const with_gelu[] = {"none", "relu",       "leaky_relu", "clip",      "leaky_relu_clip",
+                                          "sigmoid", "silu", "hard_swish", "gelu", "gelu_tanh", NULL};
+  static const char* const without_gelu[] = {"none",    "relu", "leaky_relu", "clip", "leaky_relu_clip",
+                                             "sigmoid", "silu", "hard_swish", NULL};
   const char* activation;
   HGR_RETURN_IF_ERROR(hgr__attr_choice(ctx, "activation", "none", gelu ? with_gelu : without_gelu, &activation));
   bool both = !strcmp(activation, "leaky_relu_clip");
@@ -469,6 +471,8 @@ hgr_status_t hgr__gemm_parse_activation(const hgr__op_ctx_t* ctx, bool gelu, gem
            : !strcmp(activation, "gelu")      ? HGR__GEMM_ACT_GELU
            : !strcmp(activation, "gelu_tanh") ? HGR__GEMM_ACT_GELU_TANH
            : !strcmp(activation, "sigmoid")   ? HGR__GEMM_ACT_SIGMOID
+           : !strcmp(activation, "silu")      ? HGR__GEMM_ACT_SILU
+           : !strcmp(activation, "hard_swish") ? HGR__GEMM_ACT_HARD_SWISH
                                               : HGR__GEMM_ACT_NONE;
   static const char* const keys[] = {"alpha", "a_min", "a_max"};
   for (int k = 0; k < 3; ++k) {

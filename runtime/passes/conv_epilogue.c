@@ -2,7 +2,8 @@
  * into new params, and rebuild the graph with the chain as the conv2d's epilogue.
  *
  * The chain is y = act(conv * scale + shift) per output channel (act a leaky relu and a
- * clamp after it too: leaky_relu_clip), conv = W x + b, so
+ * clamp after it too: leaky_relu_clip; or a sigmoid and the multiply of its input by
+ * it: silu, two members), conv = W x + b, so
  * the conv2d that replaces it has weights W * scale (made only when some scale is
  * not 1) and bias b * scale + shift, computed in double and rounded once to float,
  * as the ONNX loader folds a BatchNormalization. The fused conv2d goes at the
@@ -34,7 +35,7 @@ typedef struct epilogue_t {
   uint32_t operands[MAX_MEMBERS]; /* per multiply and add: the param of its constant */
   uint32_t member_count;
   uint32_t affine_count;            /* members that are multiply or add (the first ones) */
-  const hgr__fusable_t* activation; /* relu, clip, leaky_relu, sigmoid; NULL: none */
+  const hgr__fusable_t* activation; /* relu, clip, leaky_relu, sigmoid, hard_swish, silu; NULL: none */
   float activation_params[2];
   bool clamped;    /* a clamp after a leaky_relu joined: activation leaky_relu_clip */
   float clamp[2];  /* its a_min and a_max (infinite where the clamp has no such side) */
@@ -183,7 +184,8 @@ static bool affine_member(const finder_t* f, uint32_t n, uint32_t current, int64
 static const hgr__fusable_t* activation_member(const hgr_graph_t* graph, uint32_t n, uint32_t current, float* params) {
   const hgr__node_t* node = &graph->nodes[n];
   if (!node->is_op || (strcmp(node->func_name, "relu") && strcmp(node->func_name, "clip") &&
-                        strcmp(node->func_name, "leaky_relu") && strcmp(node->func_name, "sigmoid")))
+                        strcmp(node->func_name, "leaky_relu") && strcmp(node->func_name, "sigmoid") &&
+                        strcmp(node->func_name, "hard_swish")))
     return NULL;
   const hgr__fusable_t* op = hgr__fusable_op(node->func_name);
   if (!op || node->input_count != 1 || hgr__graph_entry_id(graph, node->inputs[0]) != current ||
@@ -265,9 +267,16 @@ static bool find_epilogue(const finder_t* f, uint32_t conv, epilogue_t* e) {
     next = f->sole_consumer[current];
   }
   e->affine_count = e->member_count;
+  uint32_t sigmoid, multiply;
   if (next != NONE && (e->activation = activation_member(graph, next, current, e->activation_params)) != NULL) {
     e->members[e->member_count++] = next;
     current = graph->node_row_ptr[next];
+    next = f->sole_consumer[current];
+  } else if (next == NONE && hgr__pass_silu(graph, graph->entries[current].node_id, current, &sigmoid, &multiply)) {
+    e->activation = hgr__fusable_op("silu");
+    e->members[e->member_count++] = sigmoid;
+    e->members[e->member_count++] = multiply;
+    current = graph->node_row_ptr[multiply];
     next = f->sole_consumer[current];
   }
   /* a clamp after a leaky relu: one epilogue, leaky_relu_clip */

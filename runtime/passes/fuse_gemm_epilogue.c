@@ -7,7 +7,9 @@
  *   gemm                                   dense, matmul or batch_matmul, float32
  *   [reshape keeping the last axis]        ONNX MatMul of [B, S, K] runs as a matmul of [B * S, K]
  *   [add a float32 param [N]]              either input order; only when the GEMM has no bias
- *   [relu | leaky_relu | clip | gelu | gelu_tanh]
+ *   [relu | leaky_relu | clip | sigmoid | hard_swish | gelu | gelu_tanh | silu]
+ *
+ * (silu: a sigmoid and the multiply of its input by it, torch.onnx's nn.SiLU)
  *
  * (at least the add or the activation). N is the GEMM's output columns; the bias
  * broadcasts over the last axis, as the GEMM's per-column bias adds it, and the add
@@ -40,10 +42,10 @@ typedef struct epilogue_t {
   uint32_t reshape;                 /* NONE, or the reshape between the GEMM and the chain */
   uint32_t add;                     /* NONE, or the add of the bias */
   uint32_t bias;                    /* the bias entry (the add's operand), when add is not NONE */
-  uint32_t activation;              /* NONE, or the activation node */
+  uint32_t activation;              /* NONE, or the activation node (silu: the multiply) */
   const hgr__fusable_t* act;        /* the activation's op */
   float act_params[2];              /* its alpha, or a_min and a_max */
-  uint32_t members[3];              /* reshape, add, activation, those present, in order */
+  uint32_t members[4];              /* reshape, add, activation (silu: sigmoid, multiply), those present, in order */
   uint32_t member_count;
   uint32_t last;                    /* the last member: its output is the chain's */
 } epilogue_t;
@@ -127,9 +129,9 @@ static bool bias_add(const finder_t* f, uint32_t n, uint32_t current, int64_t co
 }
 
 /* The activation node n reading entry `current` (relu, leaky_relu, clip, sigmoid,
- * gelu, gelu_tanh), with its params in params; NULL when n is none. */
+ * hard_swish, gelu, gelu_tanh), with its params in params; NULL when n is none. */
 static const hgr__fusable_t* activation(const hgr_graph_t* graph, uint32_t n, uint32_t current, float* params) {
-  static const char* const names[] = {"relu", "leaky_relu", "clip", "sigmoid", "gelu", "gelu_tanh"};
+  static const char* const names[] = {"relu", "leaky_relu", "clip", "sigmoid", "hard_swish", "gelu", "gelu_tanh"};
   const hgr__node_t* node = &graph->nodes[n];
   bool known = false;
   for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !known; ++k) known = is_op(node, names[k]);
@@ -165,9 +167,15 @@ static bool find_epilogue(const finder_t* f, uint32_t gemm, epilogue_t* e) {
     current = graph->node_row_ptr[next];
     next = f->sole_consumer[current];
   }
+  uint32_t sigmoid, multiply;
   if (next != NONE && (e->act = activation(graph, next, current, e->act_params)) != NULL) {
     e->activation = next;
     e->members[e->member_count++] = next;
+  } else if (next == NONE && hgr__pass_silu(graph, graph->entries[current].node_id, current, &sigmoid, &multiply)) {
+    e->act = hgr__fusable_op("silu");
+    e->activation = multiply;
+    e->members[e->member_count++] = sigmoid;
+    e->members[e->member_count++] = multiply;
   }
   if (e->add == NONE && e->activation == NONE) return false;
   e->last = e->members[e->member_count - 1];

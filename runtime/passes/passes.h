@@ -19,14 +19,15 @@
  *
  * Conv epilogue fusion (conv_epilogue.c): a conv2d followed by per-channel multiply
  * and add of constant params ([C, 1, ...] or [1, C, 1, ...] along the output's
- * channel dim) and then a relu, clip, leaky_relu or sigmoid (a leaky_relu with a clamp
- * after it, a clip or a maximum or minimum with a float32 param of one value, as
+ * channel dim) and then a relu, clip, leaky_relu, sigmoid, hard_swish or a SiLU written
+ * out (a sigmoid and the multiply of its input by it, as silu; a leaky_relu with a
+ * clamp after it, a clip or a maximum or minimum with a float32 param of one value, as
  * leaky_relu_clip) becomes one conv2d with that epilogue (ops_conv.c: bias input,
  * attr "activation"): a multiply scales the
  * conv's weights and bias (only when its weights are a float32 param), an add
  * shifts the bias; both fold into new params, and the params only the fused nodes
  * read leave the graph and the params. A value inside the chain must have one
- * consumer and be no graph output. Between the conv2d and the chain may stand one
+ * consumer (a SiLU's input its two) and be no graph output. Between the conv2d and the chain may stand one
  * reshape that keeps the batch and channel dims (a 1-D convolution is a conv2d of
  * height 1 and a reshape): the chain then moves before it. After the chain (or the
  * conv2d alone) a max_pool2d whose windows tile its input (window = stride, no
@@ -39,11 +40,12 @@
  * GEMM epilogue fusion (fuse_gemm_epilogue.c): a dense, matmul or batch_matmul
  * followed by the add of a float32 param [N] (N its output's last axis, either
  * input order, only when the GEMM has no bias) and then a relu, leaky_relu, clip,
- * sigmoid, gelu or gelu_tanh (at least one of the two) becomes one GEMM with that
+ * sigmoid, hard_swish, a written-out SiLU, gelu or gelu_tanh (at least one of the two)
+ * becomes one GEMM with that
  * epilogue (ops_linalg.c: bias input 2, attr "activation"); one reshape keeping the last
  * axis may stand between the GEMM and the chain (ONNX MatMul of a 3-D input), and
  * then stays after the fused GEMM. A value inside the chain must have one consumer
- * and be no graph output. Without params only the activation joins. After pattern
+ * (a SiLU's input its two) and be no graph output. Without params only the activation joins. After pattern
  * fusion (which makes the gelu nodes) and before elementwise fusion (which would
  * take the add and the activation).
  *
@@ -142,6 +144,14 @@ void hgr__pass_count_uses(const hgr_graph_t* graph, uint32_t* uses, bool* head);
 /* Per entry of graph: the one node that reads it, once, when it is no graph output;
  * HGR__PASS_NONE otherwise. From graph's allocator; NULL when out of memory. */
 uint32_t* hgr__pass_sole_consumers(const hgr_graph_t* graph);
+
+/* A SiLU written out (torch.onnx's export of nn.SiLU): a sigmoid reading entry
+ * `current` (float32, from node `producer`) and a multiply of current by the
+ * sigmoid's value, current read by those two alone and no graph output, the
+ * sigmoid's value by the multiply alone. *sigmoid and *multiply get the two nodes;
+ * false when current's readers are not that. Looks at the nodes after producer. */
+bool hgr__pass_silu(const hgr_graph_t* graph, uint32_t producer, uint32_t current, uint32_t* sigmoid,
+                    uint32_t* multiply);
 
 /* The data of the param that graph input node n is, when params holds it with that
  * dtype and that many bytes; else NULL (an op node, no params, another param). */

@@ -139,6 +139,46 @@ bool hgr__pass_only_known_attrs(const hgr__node_t* node, const hgr__fusable_t* o
   return true;
 }
 
+/* Whether node n is op `name` with one output, known attrs only, float32 throughout
+ * and its output shaped as entry `like`. */
+static bool plain_op_like(const hgr_graph_t* graph, uint32_t n, const char* name, uint32_t like) {
+  const hgr__node_t* node = &graph->nodes[n];
+  return node->is_op && !strcmp(node->func_name, name) && hgr__pass_only_known_attrs(node, NULL) &&
+         hgr__pass_all_float32(graph, n) &&
+         hgr__pass_same_shape(&graph->entries[graph->node_row_ptr[n]], &graph->entries[like]);
+}
+
+bool hgr__pass_silu(const hgr_graph_t* graph, uint32_t producer, uint32_t current, uint32_t* sigmoid,
+                    uint32_t* multiply) {
+  for (uint32_t h = 0; h < graph->head_count; ++h)
+    if (hgr__graph_entry_id(graph, graph->heads[h]) == current) return false;
+  uint32_t readers[2], reader_count = 0, references = 0;
+  for (uint32_t n = producer + 1; n < graph->node_count; ++n) {
+    const hgr__node_t* node = &graph->nodes[n];
+    bool reads = false;
+    for (uint32_t i = 0; i < node->input_count; ++i)
+      if (hgr__graph_entry_id(graph, node->inputs[i]) == current) reads = true, ++references;
+    if (reads && reader_count++ < 2) readers[reader_count - 1] = n;
+  }
+  if (reader_count != 2 || references != 2) return false; /* the sigmoid's input and one of the multiply's */
+  uint32_t s = readers[0], m = readers[1]; /* the sigmoid comes first: the multiply reads its value */
+  if (!plain_op_like(graph, s, "sigmoid", current) || graph->nodes[s].input_count != 1 ||
+      !plain_op_like(graph, m, "multiply", current) || graph->nodes[m].input_count != 2)
+    return false;
+  uint32_t value = graph->node_row_ptr[s];
+  uint32_t a = hgr__graph_entry_id(graph, graph->nodes[m].inputs[0]);
+  uint32_t b = hgr__graph_entry_id(graph, graph->nodes[m].inputs[1]);
+  if (!((a == current && b == value) || (a == value && b == current))) return false;
+  for (uint32_t h = 0; h < graph->head_count; ++h)
+    if (hgr__graph_entry_id(graph, graph->heads[h]) == value) return false;
+  for (uint32_t n = s + 1; n < graph->node_count; ++n)
+    for (uint32_t i = 0; n != m && i < graph->nodes[n].input_count; ++i)
+      if (hgr__graph_entry_id(graph, graph->nodes[n].inputs[i]) == value) return false;
+  *sigmoid = s;
+  *multiply = m;
+  return true;
+}
+
 int hgr__pass_compare_ids(const void* a, const void* b) {
   uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
   return x < y ? -1 : x > y;
