@@ -1032,17 +1032,18 @@ static void patch_convs_plan_two_launches(void** state) {
   hgr_optest_free(&t);
 }
 
-/* Stride-2 convolutions of one group with at least 196 outputs and 64 taps run the
- * implicit GEMM too, its copies the even half of a vload8 inside the image and
- * scalar loads at the edges: 3x3 and 1x1 kernels, padding, asymmetric padding with
- * dilation, widths odd and even, a batch of two, every epilogue. */
+/* Stride-2 convolutions of one group with at least 196 outputs and 64 taps that the
+ * strided rows kernels do not take (kernels wider than 11 columns, dilation, 1x1) run
+ * the implicit GEMM too, its copies the even half of a vload8 inside the image and
+ * scalar loads at the edges: 3 x 13, 1x1 and 3 x 12 kernels, padding, asymmetric
+ * padding with dilation, widths odd and even, a batch of two, every epilogue. */
 static void strided_implicit_gemm_matches_reference(void** state) {
   (void)state;
   static const conv_case_t cases[] = {
-      {{1, 8, 33, 35}, {12, 8, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
+      {{1, 8, 33, 35}, {12, 8, 3, 13}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
       {{2, 64, 30, 31}, {20, 64, 1, 1}, P(2, 2, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
       {{1, 8, 36, 33}, {6, 8, 3, 3}, P(2, 2, 1, 0, 2, 1, 2, 2, 1, false), "[1, 0, 2, 1]", false},
-      {{1, 16, 28, 28}, {9, 16, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+      {{1, 16, 28, 40}, {9, 16, 3, 12}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
   };
   static const epilogue_t epilogues[] = {
       {0, 0, 0, 0}, /* relu */
@@ -1053,31 +1054,39 @@ static void strided_implicit_gemm_matches_reference(void** state) {
   check_cases_with(cases, epilogues, COUNT(cases), 29);
 }
 
-/* A 3x3 stride-2 layer with 18 x 18 outputs (which the strided rows kernels' rule
- * leaves: their blocks would waste 6 of 24 lanes of a row) plans the implicit GEMM;
- * one with 5 x 5 outputs (3 of 8 wasted; too few pixels for the GEMM's tiles), the
- * tiled kernel. */
+/* A 3x3 stride-2 layer with 18 x 18 outputs (blocks wasting 6 of 24 lanes of a row,
+ * once the implicit GEMM's) and one with 5 x 5 outputs (3 of 8 wasted, once the
+ * tiled kernel's) run the split strided rows kernels; a stride-2 layer whose kernel
+ * is wider than theirs (13 columns), with 280 outputs and 312 taps, plans the
+ * implicit GEMM. */
 static void strided_layers_plan_the_implicit_gemm_where_large(void** state) {
   (void)state;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
-  hgr__op_ctx_t ctx;
-  hgr_optest_t t;
-  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"strides\": \"[2, 2]\"");
-  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 128, 35, 35});
-  hgr_optest_input(&t, "float32", 4, (int64_t[]){128, 128, 3, 3});
-  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 128, 18, 18});
-  hgr_optest_plan(&t, &roomy, NULL, &ctx);
-  assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv_gemm_", 14));
-  hgr__op_ctx_free(&ctx);
-  hgr_optest_free(&t);
-  hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"strides\": \"[2, 2]\"");
-  hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 512, 10, 10});
-  hgr_optest_input(&t, "float32", 4, (int64_t[]){512, 512, 3, 3});
-  hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 512, 5, 5});
-  hgr_optest_plan(&t, &roomy, NULL, &ctx);
-  assert_true(!strncmp(ctx.launches[0].kernel, "hgr_conv2d_tiled_", 17));
-  hgr__op_ctx_free(&ctx);
-  hgr_optest_free(&t);
+  static const struct {
+    int64_t x[4], w[4], y[4];
+    const char* padding;
+    const char* kernel; /* a prefix of the last launch's */
+  } layers[] = {
+      {{1, 128, 35, 35}, {128, 128, 3, 3}, {1, 128, 18, 18}, "1", "hgr_conv2d_rows_6x8x2_s2s_k3"},
+      {{1, 512, 10, 10}, {512, 512, 3, 3}, {1, 512, 5, 5}, "1", "hgr_conv2d_rows_6x8x2_s2s_k3"},
+      {{1, 8, 40, 40}, {16, 8, 3, 13}, {1, 16, 20, 14}, "[1, 0, 1, 0]", "hgr_conv_gemm_"},
+  };
+  for (size_t i = 0; i < COUNT(layers); ++i) {
+    char attrs[96];
+    snprintf(attrs, sizeof(attrs), "\"padding\": \"%s\", \"strides\": \"[2, 2]\"", layers[i].padding);
+    hgr__op_ctx_t ctx;
+    hgr_optest_t t;
+    hgr_optest_init(&t, "conv2d", attrs);
+    hgr_optest_input(&t, "float32", 4, layers[i].x);
+    hgr_optest_input(&t, "float32", 4, layers[i].w);
+    hgr_optest_output(&t, "float32", 4, layers[i].y);
+    hgr_optest_plan(&t, &roomy, NULL, &ctx);
+    const char* last = ctx.launches[ctx.launch_count - 1].kernel;
+    if (strncmp(last, layers[i].kernel, strlen(layers[i].kernel)))
+      fail_msg("layer %zu planned %s, not %s", i, last, layers[i].kernel);
+    hgr__op_ctx_free(&ctx);
+    hgr_optest_free(&t);
+  }
 }
 
 /* The plan of a conv2d with narrow groups: one implicit-GEMM launch of
@@ -1258,7 +1267,7 @@ static void set_strided_rows_candidate(int split) {
  * (hgr_conv2d_rows_6x16_s2*) or the parity-split copy of it in scratch
  * (hgr_conv2d_s2_split, then hgr_conv2d_rows_6x16_s2s*; each form run as a tuning
  * candidate), 6 output channels x 16 pixels of one output row per work-item, where
- * their rule takes them (blocks of 16 wasting at most a quarter of their lanes):
+ * they fit:
  * 3x3 (_k3), 7x7 (_k7) and other kernels (runtime KH, KW);
  * padding 0 to 3, symmetric and not, rows all padding; vertical strides 1 and 2;
  * widths odd and even and no multiple of 16 (the partial last block of a row);
@@ -1374,9 +1383,9 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
        "hgr_conv2d_rows_6x8x2_s2s_k3", 1},
       {{1, 8, 19, 19}, {16, 8, 5, 5}, {1, 16, 8, 8}, "\"padding\": \"0\", \"strides\": \"[2, 2]\"",
        "hgr_conv2d_rows_6x8x2_s2s", 0},
-      /* 5 x 5 outputs (3 of 8 lanes wasted): the tiled kernel */
+      /* 5 x 5 outputs (3 of 8 lanes wasted; once left to the tiled kernel) */
       {{1, 512, 10, 10}, {512, 512, 3, 3}, {1, 512, 5, 5}, "\"padding\": \"1\", \"strides\": \"[2, 2]\"",
-       "hgr_conv2d_tiled_", 1},
+       "hgr_conv2d_rows_6x8x2_s2s_k3", 1},
       /* dilated (the implicit GEMM, as before), or 1x1 (the GEMM): not this kernel */
       {{1, 8, 60, 60},
        {16, 8, 3, 3},
@@ -1429,37 +1438,32 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
 }
 
 /* The strided register-blocked kernel, the tiled one and the register-blocked one
- * on the split copy are tuning candidates, under a key of their own, of the layers
- * the rule takes to the split one (resnet50's with 28 x 28 outputs, which ran the
- * implicit GEMM before, and with 7 x 7 outputs, in blocks of two rows) and of those
- * the tiled kernel would run (5 x 5 outputs, where the rule keeps the tiled
- * kernel). */
+ * on the split copy are tuning candidates, under a key of their own, of every layer
+ * they fit, which the rule takes to the split one: resnet50's with 28 x 28 outputs
+ * (which ran the implicit GEMM before), with 7 x 7 outputs (in blocks of two rows)
+ * and with 5 x 5 (blocks wasting 3 of 8 lanes, once left to the tiled kernel). */
 static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
   (void)state;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   static const struct {
     int64_t x[4], w[4], y[4];
     const char* kernels[3]; /* prefixes, of the last launch */
-    uint32_t by_rule;
     const char* key;
   } layers[] = {
       {{1, 128, 56, 56},
        {128, 128, 3, 3},
        {1, 128, 28, 28},
        {"hgr_conv2d_rows_6x16_s2_k3", "hgr_conv2d_tiled_", "hgr_conv2d_rows_6x16_s2s_k3"},
-       2,
        "conv_rows_s2:1x128x56x56:k128x3x3:s2:p1,1,1,1"},
       {{1, 512, 14, 14},
        {512, 512, 3, 3},
        {1, 512, 7, 7},
        {"hgr_conv2d_rows_6x8x2_s2_k3", "hgr_conv2d_tiled_", "hgr_conv2d_rows_6x8x2_s2s_k3"},
-       2,
        "conv_rows_s2:1x512x14x14:k512x3x3:s2:p1,1,1,1"},
       {{1, 512, 10, 10},
        {512, 512, 3, 3},
        {1, 512, 5, 5},
        {"hgr_conv2d_rows_6x8x2_s2_k3", "hgr_conv2d_tiled_", "hgr_conv2d_rows_6x8x2_s2s_k3"},
-       1,
        "conv_rows_s2:1x512x10x10:k512x3x3:s2:p1,1,1,1"},
   };
   static const char* const tiles[] = {"rows_6x16_s2", "tiled", "rows_6x16_s2s"};
@@ -1475,7 +1479,7 @@ static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
     free(json);
     hgr__op_ctx_t ctx;
     ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t.input_count, NULL, &roomy, NULL, &ctx));
-    assert_string_equal(ctx.tile.tile, tiles[layers[i].by_rule]);
+    assert_string_equal(ctx.tile.tile, tiles[2]); /* the rule's: the split copy */
     hgr__op_ctx_free(&ctx);
     for (uint32_t candidate = 0; candidate < 3; ++candidate) {
       hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, candidate};

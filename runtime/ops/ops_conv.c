@@ -42,8 +42,7 @@
  * convolutions of one group run the register-blocked hgr_conv2d_rows_6x16* where
  * they fit it (is_rows), and those with a horizontal stride of 2 its strided
  * variants, on a parity-split copy of the input in the node's scratch buffer
- * (hgr_conv2d_s2_split, then hgr_conv2d_rows_*_s2s*; is_rows_s2, rows_s2_by_rule,
- * plan_rows_s2_split) or reading it directly (hgr_conv2d_rows_*_s2*); other
+ * (hgr_conv2d_s2_split, then hgr_conv2d_rows_*_s2s*; is_rows_s2, plan_rows_s2_split) or reading it directly (hgr_conv2d_rows_*_s2*); other
  * convolutions with groups == 1 or groups of at least 8 output channels run a kernel
  * tiled in local memory (hgr_conv2d_tiled_*), with the tile variant and work-group
  * shape chosen here from the device's limits; depthwise 3x3 convolutions of
@@ -490,7 +489,7 @@ static bool is_implicit_gemm(const conv_t* p) {
 #define IMPLICIT_GEMM_MAX_TAPS (1 << 20)
 
 /* Stride-2 convolutions of one group with at least 196 output pixels (14 x 14) and
- * 64 taps that the strided rows kernel leaves (is_rows_s2, rows_s2_by_rule) run the
+ * 64 taps that the strided rows kernel does not take (is_rows_s2) run the
  * implicit GEMM before the tiled kernel and the pointwise GEMM: its
  * tile copy takes 4 outputs' inputs as the even half of one vload8. On PoCL (CPU
  * time, issue 16) it measured 1.25-1.4x the tiled kernel on resnet50's 3x3
@@ -682,13 +681,15 @@ bool hgr__conv2d_pools_in_registers(const hgr__op_ctx_t* ctx, const int64_t wind
  * more than one tap. Each work-item keeps 6 output channels x 16 pixels in
  * registers, each tap's inputs the even lanes of two vector loads: 16 pixels of one
  * output row, or, where blocks of 8 waste fewer lanes of a row (OW 7, 8, 17-24, ...),
- * 8 pixels of each of two rows (rows_s2_pixels). The rule (rows_s2_by_rule) takes
- * them where the blocks waste at most a quarter of a row's lanes (OW 7 and 14
- * yes, 5 and 17 no); elsewhere they are a tuning candidate beside the tiled kernel
- * where that would run the layer (plan_conv2d), under the candidate name
- * "rows_6x16_s2" for either block shape (so tuning records stay valid). The 6x8x2
- * blocks ran resnet50's 512-channel layer with 7 x 7 outputs in 0.6-0.7x the tiled
- * kernel's CPU time on PoCL (bench/notes.md). */
+ * 8 pixels of each of two rows (rows_s2_pixels). The rule takes them wherever they
+ * fit, the tiled kernel a tuning candidate beside them (plan_conv2d), under the
+ * candidate name "rows_6x16_s2" for either block shape (so tuning records stay
+ * valid). The 6x8x2 blocks ran resnet50's 512-channel layer with 7 x 7 outputs in
+ * 0.6-0.7x the tiled kernel's CPU time on PoCL (bench/notes.md). The rule once left
+ * the tiled kernel (or the implicit GEMM) the widths where the blocks waste more than
+ * a quarter of a row's lanes; on PoCL 3.1 with skylake-avx512 code the split form ran
+ * such layers in 0.27-0.33x the tiled kernel's device time (`hgr tune`, OW 3, 5, 9 and
+ * 10: 512 -> 512 channels on 5 x 5 outputs 1.12 against 4.13 ms). */
 #define ROWS_S2_MAX_KW 11 /* CONV_ROWS_S2_MAX_KW */
 static bool is_rows_s2(const conv_t* p) {
   return p->groups == 1 && p->strides[1] == 2 && p->dilation[0] == 1 && p->dilation[1] == 1 &&
@@ -704,11 +705,6 @@ static bool is_rows_s2(const conv_t* p) {
  * where that leaves fewer lanes of a row unused. */
 static int64_t rows_s2_pixels(const conv_t* p) {
   return ceil_div(p->ow, 8) * 8 < ceil_div(p->ow, 16) * 16 ? 8 : 16;
-}
-
-static bool rows_s2_by_rule(const conv_t* p) {
-  int64_t px = rows_s2_pixels(p);
-  return ceil_div(p->ow, px) * px * 4 <= p->ow * 5;
 }
 
 /* The strided rows kernel for p's kernel size, of two rows of 8 pixels or one of
@@ -748,8 +744,7 @@ static hgr_status_t plan_rows_s2(hgr__op_ctx_t* ctx, const conv_t* p) {
  * parity, into the node's scratch buffer, where every tap of a block is one vector
  * load and no tap needs a mask; the second runs the same blocks (rows_s2_pixels)
  * over it. It takes what is_rows_s2 takes, with scratch of at most
- * SPLIT_MAX_SCRATCH_BYTES; the rule takes it wherever rows_s2_by_rule takes the
- * strided kernels: on PoCL it ran the stride-2 layers of resnet50, inception_v2 and
+ * SPLIT_MAX_SCRATCH_BYTES; the rule takes it wherever it fits: on PoCL it ran the stride-2 layers of resnet50, inception_v2 and
  * squeezenet 1.3-2x faster than their even/odd loads (device time,
  * bench/notes.md). Otherwise it is a tuning candidate ("rows_6x16_s2s"). */
 #define SPLIT_MAX_SCRATCH_BYTES ((int64_t)256 << 20)
@@ -848,26 +843,16 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   bool tiled_asked = false;
   if (is_rows_s2(&p) && outputs > 0) {
     tile_plan_t s2_tile;
-    bool tile_fits = choose_tile(&p, &ctx->limits, &s2_tile), by_rule = rows_s2_by_rule(&p);
-    bool gemm_first = false;
-    if (prefers_implicit_gemm(&p)) {
-      hgr__gemm_im2col_t im2col;
-      hgr__gemm_t g = implicit_gemm(&p, &im2col);
-      gemm_first = hgr__gemm_fits(&ctx->limits, &g);
-    }
-    if (by_rule || (!gemm_first && tile_fits)) {
-      static const char* const names[] = {"rows_6x16_s2", "tiled", "rows_6x16_s2s"};
-      int64_t hp, wh;
-      bool split_fits = split_scratch_bytes(&p, &hp, &wh) > 0;
-      bool fits[3] = {true, tile_fits, split_fits};
-      uint32_t rule = by_rule && split_fits ? 2 : by_rule ? 0 : 1;
-      char key[320]; /* room for every value; the tile choice keeps its first 159 characters */
-      rows_key(&p, true, key, sizeof(key));
-      uint32_t chosen = hgr__op_choose_tile(ctx, key, names, fits, 3, rule);
-      if (chosen == 0) return plan_rows_s2(ctx, &p);
-      if (chosen == 2) return plan_rows_s2_split(ctx, &p);
-      tiled_asked = true;
-    }
+    static const char* const names[] = {"rows_6x16_s2", "tiled", "rows_6x16_s2s"};
+    int64_t hp, wh;
+    bool split_fits = split_scratch_bytes(&p, &hp, &wh) > 0;
+    bool fits[3] = {true, choose_tile(&p, &ctx->limits, &s2_tile), split_fits};
+    char key[320]; /* room for every value; the tile choice keeps its first 159 characters */
+    rows_key(&p, true, key, sizeof(key));
+    uint32_t chosen = hgr__op_choose_tile(ctx, key, names, fits, 3, split_fits ? 2 : 0);
+    if (chosen == 0) return plan_rows_s2(ctx, &p);
+    if (chosen == 2) return plan_rows_s2_split(ctx, &p);
+    tiled_asked = true;
   }
   if (prefers_implicit_gemm(&p) && !tiled_asked) {
     hgr__gemm_im2col_t im2col;
