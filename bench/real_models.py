@@ -12,6 +12,9 @@ the outputs compared with ONNX Runtime's (issue 39, section 1).
   Silero VAD 5.1.2: one 512-sample chunk at 16 kHz with its state;
   g2p-id 0.4.2's BERT: one word of 32 tokens;
   ddddocr 1.5.6's quantized captcha reader: one 4-digit image at height 64;
+  a YOLOv8n-style detector as torch.onnx exports it (python/tests/detector_models.py:
+      Conv + SiLU written out, C2f, SPPF, the detect head; seeded random weights),
+      one letterboxed image at 320 x 320;
   the nine ONNX model-zoo architectures of the `onnx` wheel with seeded random weights
       (scripts/onnx_models.py prepare: random.onnx, random_input.npy; prepared into
       MODELS_DIR, default build/tests/onnx-models, where the model tests prepare them),
@@ -30,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import detector_models  # noqa: E402  (python/tests/detector_models.py)
 import onnx_models  # noqa: E402  (scripts/onnx_models.py)
 import test_real_models as real  # noqa: E402  (its feeds: the libraries' own calls)
 from recurrent import bench_args  # noqa: E402
@@ -90,6 +94,11 @@ def cases(work):
         tokens = np.array([real._g2p_tokens("kecewa", token2id, config)], dtype="int64")
     rows.append(("g2p-id BERT, one word of 32 tokens", g2p, {"input_1": tokens} if g2p else None))
     rows.append(("ddddocr quantized reader, 4 digits at 64 x 140", dddd, {"input1": real._captcha("2024", seed=0)}))
+    yolo = os.path.join(work, "yolo_like.onnx")
+    with open(yolo, "wb") as f:
+        f.write(detector_models.yolo_like(320, 320).SerializeToString())
+    rows.append(("YOLOv8n-style detector (built here, seeded random weights), 320 x 320", yolo,
+                 {"images": detector_models.image(320, 320)}))
     return rows
 
 
