@@ -15,7 +15,8 @@
  *   loads cost more than a 3x3 window.)
  * hgr_{max,avg}_pool2d_k<K>_s<S>_v<V>(__global const float* x, __global float* y,
  *                                    __global const int* meta)
- *   A window K columns wide (2 or 3) at horizontal stride S (1 or 2), any height KH and
+ *   A window K columns wide (1, 2, 3 or 5; 5 and 1 at stride 1 only) at horizontal
+ *   stride S (1 or 2), any height KH and
  *   vertical stride SH, any padding, ceil_mode, no dilation. A work-item computes
  *   meta[POOL_ROWS] consecutive output rows of one (n, c) plane, each row in blocks of
  *   V columns as a floatV: per block and input row, the K taps are K vector loads (S ==
@@ -216,6 +217,7 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
  * is 2 vector loads of 8 from at + 2). */
 #define POOL_SPAN_K1_S1(V) (V)
 #define POOL_SPAN_K3_S1(V) (V + 2)
+#define POOL_SPAN_K5_S1(V) (V + 4)
 #define POOL_SPAN_K3_S2(V) 18
 #define POOL_SPAN_K2_S2(V) 16
 
@@ -228,6 +230,10 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
   t0 = vload##V(0, src);                                                                                      \
   t1 = vload##V(0, src + 1);                                                                                  \
   t2 = vload##V(0, src + 2);
+#define POOL_TAPS_K5_S1(V, src)                                                                                \
+  POOL_TAPS_K3_S1(V, src)                                                                                     \
+  t3 = vload##V(0, src + 3);                                                                                  \
+  t4 = vload##V(0, src + 4);
 #define POOL_TAPS_K3_S2(V, src)                                                                                \
   {                                                                                                           \
     const float8 a0 = vload8(0, src), a1 = vload8(0, src + 8);                                               \
@@ -254,9 +260,12 @@ __kernel void hgr_avg_pool2d(__global const float* x, __global float* y, __globa
 #define POOL_REDUCE_K1(OP, V) POOL_MASK(OP, V, t0, m0)
 #define POOL_REDUCE_K2(OP, V) POOL_##OP##_ADD(POOL_MASK(OP, V, t0, m0), POOL_MASK(OP, V, t1, m1))
 #define POOL_REDUCE_K3(OP, V) POOL_##OP##_ADD(POOL_REDUCE_K2(OP, V), POOL_MASK(OP, V, t2, m2))
+#define POOL_REDUCE_K5(OP, V) \
+  POOL_##OP##_ADD(POOL_##OP##_ADD(POOL_REDUCE_K3(OP, V), POOL_MASK(OP, V, t3, m3)), POOL_MASK(OP, V, t4, m4))
 #define POOL_DECLARE_K1(V) float##V t0;
 #define POOL_DECLARE_K2(V) float##V t0, t1;
 #define POOL_DECLARE_K3(V) float##V t0, t1, t2;
+#define POOL_DECLARE_K5(V) float##V t0, t1, t2, t3, t4;
 
 /* h = input row ih's K taps for the block, masked and reduced (ih inside the image) */
 #define POOL_ROW(OP, K, S, V, h, ih)                                                                           \
@@ -328,10 +337,13 @@ inline float16 pool_divisor16(int ih0, int KH, int H, int PB, bool include_pad, 
       /* the last block ends at the row's end (rows of at least V columns) */                                 \
       const int ob = OW >= V ? min(ow0, OW - V) : 0;                                                          \
       const int iw = ob * S - PL; /* input column of lane 0's tap 0 */                                        \
-      /* lane masks of taps 0..2 (row_blocks.h) */                                                            \
+      /* lane masks of taps 0..K-1 (row_blocks.h) */                                                          \
       const int##V col = iw + ROW_LANES##V * S;                                                               \
       const int##V m0 = ROW_TAP_MASK(col, 0, W), m1 = ROW_TAP_MASK(col, 1, W), m2 = ROW_TAP_MASK(col, 2, W);    \
+      const int##V m3 = ROW_TAP_MASK(col, 3, W), m4 = ROW_TAP_MASK(col, 4, W);                                \
       (void)m2;                                                                                               \
+      (void)m3;                                                                                               \
+      (void)m4;                                                                                               \
       POOL_##OP##_BLOCK(K, V)                                                                                 \
       float##V h;                                                                                             \
       if (SH == 1 && KH == 3) {                                                                               \
@@ -393,12 +405,16 @@ POOL_KERNEL(hgr_max_pool2d_k1_s1_v8, MAX, 1, 1, 8)
 POOL_KERNEL(hgr_max_pool2d_k1_s1_v16, MAX, 1, 1, 16)
 POOL_KERNEL(hgr_max_pool2d_k3_s1_v8, MAX, 3, 1, 8)
 POOL_KERNEL(hgr_max_pool2d_k3_s1_v16, MAX, 3, 1, 16)
+POOL_KERNEL(hgr_max_pool2d_k5_s1_v8, MAX, 5, 1, 8)
+POOL_KERNEL(hgr_max_pool2d_k5_s1_v16, MAX, 5, 1, 16)
 POOL_KERNEL(hgr_max_pool2d_k3_s2_v8, MAX, 3, 2, 8)
 POOL_KERNEL(hgr_max_pool2d_k2_s2_v8, MAX, 2, 2, 8)
 POOL_KERNEL(hgr_avg_pool2d_k1_s1_v8, AVG, 1, 1, 8)
 POOL_KERNEL(hgr_avg_pool2d_k1_s1_v16, AVG, 1, 1, 16)
 POOL_KERNEL(hgr_avg_pool2d_k3_s1_v8, AVG, 3, 1, 8)
 POOL_KERNEL(hgr_avg_pool2d_k3_s1_v16, AVG, 3, 1, 16)
+POOL_KERNEL(hgr_avg_pool2d_k5_s1_v8, AVG, 5, 1, 8)
+POOL_KERNEL(hgr_avg_pool2d_k5_s1_v16, AVG, 5, 1, 16)
 POOL_KERNEL(hgr_avg_pool2d_k3_s2_v8, AVG, 3, 2, 8)
 POOL_KERNEL(hgr_avg_pool2d_k2_s2_v8, AVG, 2, 2, 8)
 

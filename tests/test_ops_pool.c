@@ -169,8 +169,8 @@ static void onnx_ceil_mode_drops_windows_starting_in_end_padding(void** state) {
   assert_true(dropped >= 8);
 }
 
-/* The row-blocked kernels (windows 3 wide at stride 1 or 2, 2 wide at stride 2, no
- * dilation; kernels/pool.cl's hgr_*_pool2d_k<K>_s<S>_v<V>): rows of 16 columns and
+/* The row-blocked kernels (windows 3 wide at stride 1 or 2, 2 wide at stride 2, 1 and
+ * 5 wide at stride 1, no dilation; kernels/pool.cl's hgr_*_pool2d_k<K>_s<S>_v<V>): rows of 16 columns and
  * more at stride 1 (v16) and fewer (v8), rows narrower than a block and rows whose
  * last block overlaps the one before, the model zoo's shapes (inception's
  * end-only padding), padding as wide as the window (lanes and rows wholly in
@@ -224,6 +224,14 @@ static void row_blocked_pools_match_reference(void** state) {
       {{1, 1, 40, 37}, Q(false, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, true), "1", "3"},
       {{1, 3, 40, 40}, Q(false, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false), "1", "3"},
       {{1, 3, 41, 41}, Q(true, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, true, false), NULL, "2"},
+      /* five wide at stride 1: YOLO's SPPF (5 x 5, padding 2, over 10 x 10 and 20 x 20),
+       * rows in blocks of 8 and of 16, the average both ways, a row narrower than a
+       * block, more padding on one side */
+      {{1, 64, 10, 10}, Q(true, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, false), "2", "5"},
+      {{1, 3, 20, 20}, Q(true, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, false), "2", "5"},
+      {{1, 3, 9, 21}, Q(false, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true), "2", "5"},
+      {{1, 3, 9, 21}, Q(false, 3, 5, 2, 1, 1, 0, 1, 3, 1, 1, true, false), "[1, 0, 1, 3]", "[3, 5]"},
+      {{1, 2, 6, 5}, Q(true, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, false), "2", "5"},
       /* one column wide: a CRNN's pools down the height, in blocks of 16 and of 8 */
       {{1, 70, 16, 64}, Q(true, 2, 1, 2, 1, 0, 0, 0, 0, 1, 1, false, false), NULL, "[2, 1]"},
       {{1, 3, 9, 13}, Q(false, 3, 1, 2, 1, 1, 0, 1, 0, 1, 1, false, true), "[1, 0]", "[3, 1]"},
@@ -234,16 +242,16 @@ static void row_blocked_pools_match_reference(void** state) {
 
 /* Random shapes for the row-blocked kernels (fewer and smaller on the simulator):
  * any window height and vertical stride, padding up to the window's width,
- * ceil_mode and count_include_pad, the four horizontal windows. */
+ * ceil_mode and count_include_pad, the five horizontal windows. */
 static void row_blocked_pools_match_reference_on_random_shapes(void** state) {
   (void)state;
-  static const int64_t widths[4][2] = {{3, 1}, {3, 2}, {2, 2}, {1, 1}}; /* window width, stride */
+  static const int64_t widths[5][2] = {{3, 1}, {3, 2}, {2, 2}, {1, 1}, {5, 1}}; /* window width, stride */
   const bool simulated = hgr_optest_is_simulator(hgr_optest_device);
   hgr_test_rng_t rng;
   hgr_test_rng_seed(&rng, 32);
   for (int made = 0; made < (simulated ? 24 : 120);) {
     /* drawn one by one, in this order (an initializer list's order is unspecified) */
-    const int64_t* wide = widths[hgr_test_rng_below(&rng, 4)];
+    const int64_t* wide = widths[hgr_test_rng_below(&rng, 5)];
     pool_case_t c = {{0}, {0}, NULL, NULL};
     c.x[0] = 1 + hgr_test_rng_below(&rng, 2);
     /* a few planes (rows spread over work-items) or 64 and more (whole planes) */
