@@ -16,6 +16,12 @@
  *       taps 0: the plan found every sample on its own pixel (a resize to the same
  *       size at scale 1): out = in, meta unread.
  *
+ *   hgr_resize2d_repeat2(__global const float* in, __global float* out, int in_w, uint rows)
+ *       Each pixel twice along both axes (the plan found every output pixel (y, x) on
+ *       input pixel (y / 2, x / 2) whole: a nearest 2x upsampling): 1-D, one work-item
+ *       per input row (rows = N * C * in_h), which it writes into output rows 2r and
+ *       2r + 1, 8 inputs at a time as a float16 of pairs.
+ *
  * A remainder is written as x - (x / e) * e: for x % e next to x / e, LLVM emits a
  * `freeze` that Oclgrind 21.10's uninitialized-value checker cannot run.
  */
@@ -54,6 +60,28 @@ __kernel void hgr_resize2d(__global const float* in, __global float* out, __glob
       sum += as_float(row[1 + taps + a]) * across;
     }
     o[x] = sum;
+  }
+}
+#endif
+
+#if HGR_WANTED(hgr_resize2d_repeat2)
+__kernel void hgr_resize2d_repeat2(__global const float* in, __global float* out, int in_w, uint rows) {
+  size_t r = get_global_id(0);
+  if (r >= rows) return;
+  __global const float* i = in + r * (size_t)in_w;
+  __global float* top = out + 2 * r * (size_t)(2 * in_w);
+  __global float* bottom = top + 2 * (size_t)in_w;
+  int x = 0;
+  for (; x + 8 <= in_w; x += 8) {
+    const float8 v = vload8(0, i + x);
+    const float16 pairs = (float16)(v.s0, v.s0, v.s1, v.s1, v.s2, v.s2, v.s3, v.s3, v.s4, v.s4, v.s5, v.s5, v.s6, v.s6,
+                                    v.s7, v.s7);
+    vstore16(pairs, 0, top + 2 * x);
+    vstore16(pairs, 0, bottom + 2 * x);
+  }
+  for (; x < in_w; ++x) {
+    const float v = i[x];
+    top[2 * x] = top[2 * x + 1] = bottom[2 * x] = bottom[2 * x + 1] = v;
   }
 }
 #endif

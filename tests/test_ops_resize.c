@@ -170,6 +170,49 @@ static void same_size_resizes_match_reference(void** state) {
   }
 }
 
+/* Twice the input's size, every transform and (nearest) rounding: where every output
+ * pixel takes input pixel (y / 2, x / 2) whole (nearest with asymmetric and floor, as
+ * torch.onnx writes nn.Upsample; and the other modes that map the same way) the plan
+ * repeats each pixel (hgr_resize2d_repeat2, a work-item per input row, 8 pixels at a
+ * time), else the table; rows of 8 pixels and more, with a tail, and narrower. */
+static void doubling_resizes_match_reference(void** state) {
+  (void)state;
+  hgr_test_rng_t rng;
+  hgr_test_rng_seed(&rng, 34);
+  static const int64_t shapes[][4] = {{1, 3, 4, 5}, {2, 2, 3, 8}, {1, 3, 5, 13}, {1, 2, 6, 40}};
+  for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); ++s)
+    for (int m = 0; m < 2; ++m)
+      for (int c = 0; c < 6; ++c)
+        for (int r = 0; r < (m == REF_RESIZE_NEAREST ? 4 : 1); ++r) {
+          if (simulated() && (s > 1 || (c != REF_RESIZE_ASYMMETRIC && c != 0))) continue;
+          ref_resize_attrs_t a = attrs_of((ref_resize_method_t)m, (ref_resize_transform_t)c, (ref_resize_rounding_t)r);
+          check_resize(&rng, shapes[s], 2 * shapes[s][2], 2 * shapes[s][3], &a);
+        }
+  /* the plans: nearest, asymmetric, floor repeats; linear does not */
+  static const struct {
+    const char* attrs;
+    const char* kernel;
+  } plans[] = {
+      {"\"method\": \"nearest_neighbor\", \"coordinate_transformation_mode\": \"asymmetric\", "
+       "\"rounding_method\": \"floor\", \"size\": \"[10, 26]\"",
+       "hgr_resize2d_repeat2"},
+      {"\"method\": \"linear\", \"size\": \"[10, 26]\"", "hgr_resize2d"},
+  };
+  for (size_t i = 0; i < sizeof(plans) / sizeof(plans[0]); ++i) {
+    hgr_optest_t t;
+    hgr_optest_init(&t, "resize2d", plans[i].attrs);
+    hgr_optest_input(&t, "float32", 4, (int64_t[]){1, 3, 5, 13});
+    hgr_optest_output(&t, "float32", 4, (int64_t[]){1, 3, 10, 26});
+    hgr__limits_t limits = {256, {256, 256, 256}, 32 * 1024, 0};
+    hgr__op_ctx_t ctx;
+    hgr_optest_plan(&t, &limits, NULL, &ctx);
+    assert_int_equal(ctx.launch_count, 1);
+    assert_string_equal(ctx.launches[0].kernel, plans[i].kernel);
+    hgr__op_ctx_free(&ctx);
+    hgr_optest_free(&t);
+  }
+}
+
 #define ASSERT_REJECTED(t, ...)                                                                                  \
   ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, (t)), HGR_STATUS_INVALID_ARGUMENT, \
                 __VA_ARGS__)
@@ -230,6 +273,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(resize_matches_reference_with_sizes),
       cmocka_unit_test(resize_matches_reference_with_scales),
       cmocka_unit_test(same_size_resizes_match_reference),
+      cmocka_unit_test(doubling_resizes_match_reference),
       cmocka_unit_test(resize_rejects_bad_attrs),
   };
   return hgr_optest_main(argc, argv, "ops_resize", tests, sizeof(tests) / sizeof(tests[0]));

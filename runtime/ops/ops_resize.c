@@ -284,19 +284,22 @@ static bool taps_at(const resize_t* p, int a, int64_t x, int64_t in_extent, int6
   return outside;
 }
 
-/* Whether every output coordinate of axis a takes its own input pixel whole (weight
- * 1 on it, exactly 0 on any other tap): a resize to the same size whose samples fall
- * on the pixels (scale 1 with half_pixel, align_corners, asymmetric, pytorch_half_pixel,
- * any method: a cubic's outer taps weigh 0 at a whole pixel) copies that axis. */
-static bool axis_is_identity(const resize_t* p, int a, int64_t out_extent, int64_t in_extent) {
-  if (out_extent != in_extent) return false;
+/* Whether every output coordinate x of axis a takes input pixel x / factor whole
+ * (weight 1 on it, exactly 0 on any other tap), the output factor times the input.
+ * factor 1: a resize to the same size whose samples fall on the pixels (scale 1 with
+ * half_pixel, align_corners, asymmetric, pytorch_half_pixel, any method: a cubic's
+ * outer taps weigh 0 at a whole pixel) copies that axis. factor 2: a nearest 2x
+ * upsampling (asymmetric with floor, half_pixel with round_prefer_floor or ceil, ...:
+ * whichever attrs give that mapping) repeats each pixel twice. */
+static bool axis_repeats(const resize_t* p, int a, int64_t out_extent, int64_t in_extent, int64_t factor) {
+  if (out_extent != in_extent * factor) return false;
   int64_t clamped[MAX_TAPS];
   double weight[MAX_TAPS];
   for (int64_t x = 0; x < out_extent; ++x) {
     if (taps_at(p, a, x, in_extent, clamped, weight)) return false;
-    int whole = 0; /* taps of weight 1 on pixel x; every other weighs 0 */
+    int whole = 0; /* taps of weight 1 on pixel x / factor; every other weighs 0 */
     for (int k = 0; k < taps_of(p->method); ++k) {
-      if (weight[k] == 1.0 && clamped[k] == x) ++whole;
+      if (weight[k] == 1.0 && clamped[k] == x / factor) ++whole;
       else if (weight[k] != 0.0) return false;
     }
     if (whole != 1) return false;
@@ -337,8 +340,20 @@ static hgr_status_t plan_resize2d(hgr__op_ctx_t* ctx) {
   int64_t out_h = count ? p.out_h : 0, out_w = count ? p.out_w : 0;
   HGR_RETURN_IF_ERROR(hgr__op_check_range(ctx, "the tap table's length (out_height + out_width) * 9",
                                           (uint64_t)(out_h + out_w) * 9, INT32_MAX / 4));
+  /* each pixel twice along both axes (a detector's 2x nearest upsampling): a work-item
+   * per input row, no table */
+  if (count && axis_repeats(&p, 0, out_h, in_h, 2) && axis_repeats(&p, 1, out_w, in_w, 2)) {
+    hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_resize2d_repeat2");
+    hgr__launch_input(ctx, l, 0);
+    hgr__launch_output(ctx, l, 0);
+    hgr__launch_int(ctx, l, (int32_t)in_w);
+    uint64_t rows = in->element_count / (uint64_t)in_w;
+    hgr__launch_uint(ctx, l, (uint32_t)rows);
+    hgr__launch_1d(ctx, l, rows);
+    return HGR_OK;
+  }
   /* a resize that samples every pixel where it is: a copy (taps 0, no table) */
-  bool identity = count && axis_is_identity(&p, 0, out_h, in_h) && axis_is_identity(&p, 1, out_w, in_w);
+  bool identity = count && axis_repeats(&p, 0, out_h, in_h, 1) && axis_repeats(&p, 1, out_w, in_w, 1);
   if (identity) taps = 0;
   hgr__launch_plan_t* l = hgr__op_launch(ctx, "hgr_resize2d");
   hgr__launch_input(ctx, l, 0);
