@@ -813,48 +813,40 @@ static void pointwise_convs_match_reference(void** state) {
   check_cases_with(large, large_epilogues, COUNT(large), 24);
 }
 
-/* The sigmoid epilogue (the conv epilogue pass makes it of a Sigmoid after a Conv:
- * Silero VAD's last layer, segmentation heads) in every kernel family: tiled,
+/* One case per kernel family for the activations of one formula each: tiled,
  * register-blocked rows (stride 1 and 2), depthwise, pointwise and one-channel-row
  * GEMMs, and the implicit GEMM of narrow groups; with and without a bias. */
+static const conv_case_t activation_cases[] = {
+    {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+    {{1, 4, 9, 40}, {7, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
+    {{1, 4, 12, 40}, {7, 4, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
+    {{1, 4, 6, 18}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
+    {{2, 8, 3, 9}, {5, 8, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
+    {{1, 1, 1, 40}, {5, 1, 1, 7}, P(1, 3, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
+    {{1, 8, 9, 11}, {8, 2, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
+};
+
+/* activation_cases with activation act (HGR_REF_ACT_*) after each. */
+static void check_activation(int act, uint64_t seed) {
+  epilogue_t epilogues[COUNT(activation_cases)];
+  for (size_t i = 0; i < COUNT(activation_cases); ++i) epilogues[i] = (epilogue_t){act, 0, 0, 0};
+  check_cases_with(activation_cases, epilogues, COUNT(activation_cases), seed);
+}
+
+/* The sigmoid epilogue (the conv epilogue pass makes it of a Sigmoid after a Conv:
+ * Silero VAD's last layer, segmentation heads) in every kernel family. */
 static void sigmoid_epilogues_match_reference(void** state) {
   (void)state;
-  static const conv_case_t cases[] = {
-      {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
-      {{1, 4, 9, 40}, {7, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
-      {{1, 4, 12, 40}, {7, 4, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
-      {{1, 4, 6, 18}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
-      {{2, 8, 3, 9}, {5, 8, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
-      {{1, 1, 1, 40}, {5, 1, 1, 7}, P(1, 3, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
-      {{1, 8, 9, 11}, {8, 2, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
-  };
-  static const epilogue_t epilogues[] = {
-      {HGR_REF_ACT_SIGMOID, 0, 0, 0}, {HGR_REF_ACT_SIGMOID, 0, 0, 0}, {HGR_REF_ACT_SIGMOID, 0, 0, 0},
-      {HGR_REF_ACT_SIGMOID, 0, 0, 0}, {HGR_REF_ACT_SIGMOID, 0, 0, 0}, {HGR_REF_ACT_SIGMOID, 0, 0, 0},
-      {HGR_REF_ACT_SIGMOID, 0, 0, 0},
-  };
-  check_cases_with(cases, epilogues, COUNT(cases), 31);
+  check_activation(HGR_REF_ACT_SIGMOID, 31);
 }
 
 /* The SiLU and HardSwish epilogues (YOLO's and MobileNetV3's convolutions: the conv
  * epilogue pass makes them of a Sigmoid and the Mul of its input by it, and of a
- * HardSwish) in every kernel family, as the sigmoid's above. */
+ * HardSwish) in every kernel family. */
 static void silu_and_hard_swish_epilogues_match_reference(void** state) {
   (void)state;
-  static const conv_case_t cases[] = {
-      {{1, 3, 6, 7}, {5, 3, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
-      {{1, 4, 9, 40}, {7, 4, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", false},
-      {{1, 4, 12, 40}, {7, 4, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
-      {{1, 4, 6, 18}, {4, 1, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
-      {{2, 8, 3, 9}, {5, 8, 1, 1}, P(1, 1, 0, 0, 0, 0, 1, 1, 1, false), NULL, true},
-      {{1, 1, 1, 40}, {5, 1, 1, 7}, P(1, 3, 0, 0, 0, 0, 1, 1, 1, false), NULL, false},
-      {{1, 8, 9, 11}, {8, 2, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 4, false), "1", true},
-  };
-  for (int act = HGR_REF_ACT_SILU; act <= HGR_REF_ACT_HARD_SWISH; ++act) {
-    epilogue_t epilogues[COUNT(cases)];
-    for (size_t i = 0; i < COUNT(cases); ++i) epilogues[i] = (epilogue_t){act, 0, 0, 0};
-    check_cases_with(cases, epilogues, COUNT(cases), 32 + (uint64_t)act);
-  }
+  check_activation(HGR_REF_ACT_SILU, 37);
+  check_activation(HGR_REF_ACT_HARD_SWISH, 38);
 }
 
 /* The leaky relu then a clip (the conv epilogue pass makes it of a LeakyRelu and a Max
