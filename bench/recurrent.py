@@ -35,7 +35,8 @@ import time
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from shapes import _i64, _save  # bench/shapes.py, beside this file
+from peers import largest_difference  # bench/peers.py, beside this file
+from shapes import _i64, _save  # bench/shapes.py
 
 RNG = np.random.default_rng(36)
 HIDDEN = 64
@@ -220,10 +221,6 @@ def _median_round(results):
     return sorted(results, key=lambda r: r[0])[len(results) // 2]
 
 
-def _largest_difference(a, b):
-    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b))
-
-
 def bench_args(default_calls):
     """WORK_DIR (made), DEVICE and CALLS from the command line, and ONNX Runtime's
     session options for the CPU provider with intra-op threads = cores."""
@@ -259,11 +256,11 @@ def main():
             rounds[name].append(loop())
     (ort_seconds, ort_outputs), (hgr_seconds, hgr_outputs) = _median_round(rounds["ort"]), _median_round(rounds["host"])
     rows.append((f"streaming, per 512-sample chunk over {calls}, states through host memory", hgr_seconds * 1e3,
-                 ort_seconds * 1e3, _largest_difference(hgr_outputs, ort_outputs)))
+                 ort_seconds * 1e3, largest_difference(hgr_outputs, ort_outputs)))
     if "binding" in rounds:
         bound_seconds, bound_outputs = _median_round(rounds["binding"])
         rows.append((f"streaming, per chunk over {calls}, states chained on the device (io_binding)",
-                     bound_seconds * 1e3, ort_seconds * 1e3, _largest_difference(bound_outputs, ort_outputs)))
+                     bound_seconds * 1e3, ort_seconds * 1e3, largest_difference(bound_outputs, ort_outputs)))
 
     pred = detector_output()
     for title, path, feeds in [
