@@ -42,7 +42,8 @@
  * convolutions of one group run the register-blocked hgr_conv2d_rows_6x16* where
  * they fit it (is_rows), and those with a horizontal stride of 2 its strided
  * variants, on a parity-split copy of the input in the node's scratch buffer
- * (hgr_conv2d_s2_split, then hgr_conv2d_rows_*_s2s*; is_rows_s2, plan_rows_s2_split) or reading it directly (hgr_conv2d_rows_*_s2*); other
+ * (hgr_conv2d_s2_split, then hgr_conv2d_rows_*_s2s*; is_rows_s2, plan_rows_s2_split)
+ * or reading it directly (hgr_conv2d_rows_*_s2*); other
  * convolutions with groups == 1 or groups of at least 8 output channels run a kernel
  * tiled in local memory (hgr_conv2d_tiled_*), with the tile variant and work-group
  * shape chosen here from the device's limits; depthwise 3x3 convolutions of
@@ -744,9 +745,9 @@ static hgr_status_t plan_rows_s2(hgr__op_ctx_t* ctx, const conv_t* p) {
  * parity, into the node's scratch buffer, where every tap of a block is one vector
  * load and no tap needs a mask; the second runs the same blocks (rows_s2_pixels)
  * over it. It takes what is_rows_s2 takes, with scratch of at most
- * SPLIT_MAX_SCRATCH_BYTES; the rule takes it wherever it fits: on PoCL it ran the stride-2 layers of resnet50, inception_v2 and
- * squeezenet 1.3-2x faster than their even/odd loads (device time,
- * bench/notes.md). Otherwise it is a tuning candidate ("rows_6x16_s2s"). */
+ * SPLIT_MAX_SCRATCH_BYTES; the rule takes it wherever it fits: on PoCL it ran the
+ * stride-2 layers of resnet50, inception_v2 and squeezenet 1.3-2x faster than their
+ * even/odd loads (device time, bench/notes.md). Otherwise it is a tuning candidate ("rows_6x16_s2s"). */
 #define SPLIT_MAX_SCRATCH_BYTES ((int64_t)256 << 20)
 #define SPLIT_TAIL 32 /* CONV_SPLIT_TAIL */
 
