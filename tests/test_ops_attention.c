@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops.h"
 #include "optest.h"
 #include "ref_attention.h"
 #include "ref_layout.h"
@@ -180,6 +181,32 @@ static void attention_out_layout_matches_reference(void** state) {
   ASSERT_STATUS(hgr_optest_create(hgr_optest_instance, hgr_optest_device, (t)), HGR_STATUS_INVALID_ARGUMENT, \
                 __VA_ARGS__)
 
+/* Each candidate, asked for, is what the node's tile choice says it took, the staged
+ * one too (its GEMMs plan their tiles by the GEMM's rule, not by the candidate's
+ * index among the GEMM's tiles), so that `hgr tune` times all four. */
+static void attention_candidates_report_their_tile(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 16};
+  static const char* const tiles[] = {"rows", "vectors", "staged", "private"};
+  hgr_optest_t t;
+  hgr_optest_init(&t, "attention", "\"transpose_k\": \"1\"");
+  hgr_optest_input(&t, "float32", 3, (int64_t[]){2, 16, 32});
+  hgr_optest_input(&t, "float32", 3, (int64_t[]){2, 16, 32});
+  hgr_optest_input(&t, "float32", 3, (int64_t[]){2, 16, 32});
+  hgr_optest_output(&t, "float32", 3, (int64_t[]){2, 16, 32});
+  for (uint32_t candidate = 0; candidate < 4; ++candidate) {
+    hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, candidate};
+    hgr__op_ctx_t ctx;
+    hgr_optest_plan(&t, &roomy, &tuning, &ctx);
+    assert_int_equal(ctx.tile.source, HGR_TILE_CANDIDATE);
+    assert_string_equal(ctx.tile.tile, tiles[candidate]);
+    assert_int_equal(ctx.tile.candidate_count, 4);
+    assert_int_equal(ctx.launch_count, candidate == 2 ? 3 : candidate == 0 ? 1 : 2);
+    hgr__op_ctx_free(&ctx);
+  }
+  hgr_optest_free(&t);
+}
+
 static void attention_rejects_what_does_not_agree(void** state) {
   (void)state;
   hgr_optest_t t;
@@ -258,6 +285,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(attention_matches_reference),
       cmocka_unit_test(attention_out_layout_matches_reference),
+      cmocka_unit_test(attention_candidates_report_their_tile),
       cmocka_unit_test(attention_rejects_what_does_not_agree),
   };
   return hgr_optest_main(argc, argv, "ops_attention", tests, sizeof(tests) / sizeof(tests[0]));

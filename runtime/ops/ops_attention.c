@@ -271,9 +271,9 @@ static hgr_status_t plan_attention(hgr__op_ctx_t* ctx) {
   uint32_t by_limits = order[first];
   uint32_t chosen = hgr__op_choose_tile(ctx, key, attention_variants, fits, VARIANTS, by_limits);
   if (chosen == STAGED) {
-    HGR_RETURN_IF_ERROR(hgr__gemm_plan(ctx, &scores));
+    HGR_RETURN_IF_ERROR(hgr__gemm_plan_by_rule(ctx, &scores));
     plan_staged_softmax(ctx, &a, scores.scratch_bytes);
-    return hgr__gemm_plan(ctx, &product);
+    return hgr__gemm_plan_by_rule(ctx, &product);
   }
   static const char* const prefixes[] = {"", "vec_", "", "priv_"};
   bool row_blocks = chosen == VECTORS || chosen == PRIVATE; /* several query rows per work-item */

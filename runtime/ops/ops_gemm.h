@@ -95,6 +95,11 @@ bool hgr__gemm_fits(const hgr__limits_t* limits, const hgr__gemm_t* g);
  * tile variant that fits ctx's device limits with the least estimated time. The
  * caller has checked the inputs' dtypes and element counts (below INT32_MAX). */
 hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const hgr__gemm_t* g);
+/* hgr__gemm_plan for a launch of an op that chose a tile candidate of its own (conv2d's
+ * im2col, attention's staged GEMMs): the tile by the GEMM's rule, whatever the
+ * tuning, and ctx->tile left saying what the op chose (`hgr tune` times the op's
+ * candidate, not a GEMM tile picked by the candidate's index). */
+hgr_status_t hgr__gemm_plan_by_rule(hgr__op_ctx_t* ctx, const hgr__gemm_t* g);
 
 /* hgr__gemm_plan for a GEMM whose B is conv's im2col (its tile variants are the
  * GEMM's; the table of taps goes to the launch's meta buffer, 3 ints per tap: the

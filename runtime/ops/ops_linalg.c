@@ -404,6 +404,16 @@ static hgr_status_t plan_gemm(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__ge
 
 hgr_status_t hgr__gemm_plan(hgr__op_ctx_t* ctx, const gemm_t* g) { return plan_gemm(ctx, g, NULL); }
 
+hgr_status_t hgr__gemm_plan_by_rule(hgr__op_ctx_t* ctx, const gemm_t* g) {
+  hgr_tile_choice_t op_choice = ctx->tile;
+  const hgr__tuning_t* tuning = ctx->tuning;
+  ctx->tuning = NULL;
+  hgr_status_t status = plan_gemm(ctx, g, NULL);
+  ctx->tuning = tuning;
+  ctx->tile = op_choice;
+  return status;
+}
+
 hgr_status_t hgr__gemm_plan_im2col(hgr__op_ctx_t* ctx, const gemm_t* g, const hgr__gemm_im2col_t* conv) {
   return plan_gemm(ctx, g, conv);
 }
