@@ -935,6 +935,200 @@ __kernel void hgr_conv2d_patches(__global const float* restrict x, __global floa
 }
 #endif
 
+/* hgr_conv2d_pad, then hgr_conv2d_rows_8x32p[_k3]: one node's two launches
+ * (runtime/ops/ops_conv.c, plan_rows_padded): groups == 1, stride 1, dilation 1.
+ * The first copies x, zero-padded, into the node's scratch buffer xp: padded row
+ * hp (input row hp - PT) of plane (n, c) at xp + ((n * C + c) * HP + hp) * WP, its
+ * column j input column j - PL, with HP = H + PT + PB and WP = W + PL + PR
+ * (meta[CONV_PAD_HP], meta[CONV_PAD_WP]); then CONV_PAD_TAIL floats of zeros.
+ * Arguments (x, xp, meta); NDRange 2-D: (HP, N * C), a work-item per padded row
+ * (the last plane's last row's item also writes the tail).
+ * The second keeps 8 output channels x 32 grid pixels in registers (16 float16
+ * accumulators, as the GEMM's 8 x 32 block) across the C * KH * KW loop: grid pixel
+ * g = oh * WP + ow of a plane (those with ow >= OW computed and never stored), tap
+ * (kh, kw) of 32 consecutive grid pixels the 32 floats at g + kh * WP + kw of the
+ * padded plane, two vload16 with no masks and no bounds checks (a block's lanes
+ * past the grid read on into the next plane or the tail). Per tap 2 loads, 8
+ * broadcast weights and 16 multiply-adds, where the 6 x 16 block has 1, 6 and 6.
+ * Arguments (xp, w, bias, y, meta); NDRange 3-D: (ceil(((OH - 1) * WP + OW) / 32),
+ * ceil(K / 8) rounded up to local[1], N). */
+#if HGR_WANTED(hgr_conv2d_pad)
+__kernel void hgr_conv2d_pad(__global const float* restrict x, __global float* restrict xp,
+                             __global const int* restrict meta) {
+  const int N = meta[CONV_N], C = meta[CONV_C], H = meta[CONV_H], W = meta[CONV_W];
+  const int PT = meta[CONV_PT], PL = meta[CONV_PL], HP = meta[CONV_PAD_HP], WP = meta[CONV_PAD_WP];
+  const int hp = (int)get_global_id(0), nc = (int)get_global_id(1);
+  if (hp >= HP || nc >= N * C) return;
+  __global float* row = xp + ((size_t)nc * HP + hp) * WP;
+  if (nc == N * C - 1 && hp == HP - 1)
+    for (int j = 0; j < CONV_PAD_TAIL; ++j) row[WP + j] = 0.0f;
+  const int ih = hp - PT;
+  if (ih < 0 || ih >= H) {
+    for (int j = 0; j < WP; ++j) row[j] = 0.0f;
+    return;
+  }
+  __global const float* src = x + ((size_t)nc * H + ih) * W;
+  const int right = min(WP, PL + W);
+  for (int j = 0; j < PL; ++j) row[j] = 0.0f;
+  for (int j = PL; j < right; ++j) row[j] = src[j - PL];
+  for (int j = right; j < WP; ++j) row[j] = 0.0f;
+}
+#endif
+
+#define CONV_R8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define CONV_ROWS8_W(r) __global const float* w##r = w + (size_t)min(k0 + r, K - 1) * C * KHW;
+#define CONV_ROWS8_ZERO(r) float16 lo##r = (float16)(0.0f), hi##r = (float16)(0.0f);
+#define CONV_ROWS8_MAD(r)                 \
+  {                                       \
+    const float16 b = (float16)(w##r[wt]); \
+    lo##r = b * v0 + lo##r;               \
+    hi##r = b * v1 + hi##r;               \
+  }
+#define CONV_ROWS8_SAVE(r) \
+  acc[2 * r] = lo##r;      \
+  acc[2 * r + 1] = hi##r;
+#define CONV_ROWS8P(NAME, KHC, KWC)                                                                            \
+  HGR_KERNEL_IF(NAME, \
+  __kernel void NAME(__global const float* restrict xp, __global const float* restrict w,                     \
+                     __global const float* restrict bias, __global float* restrict y,                         \
+                     __global const int* restrict meta) {                                                     \
+    const int N = meta[CONV_N], C = meta[CONV_C], K = meta[CONV_K], OH = meta[CONV_OH], OW = meta[CONV_OW];   \
+    const int KH = KHC ? KHC : meta[CONV_KH], KW = KWC ? KWC : meta[CONV_KW], KHW = KH * KW;                  \
+    const int HP = meta[CONV_PAD_HP], WP = meta[CONV_PAD_WP], flags = meta[CONV_FLAGS], plane = HP * WP;      \
+    const int grid = (OH - 1) * WP + OW;                                                                      \
+    const int g0 = (int)get_global_id(0) * 32, k0 = (int)get_global_id(1) * 8, n = (int)get_global_id(2);     \
+    if (g0 >= grid || k0 >= K || n >= N) return;                                                              \
+    __global const float* xb = xp + (size_t)n * C * plane + g0;                                               \
+    CONV_R8(CONV_ROWS8_W)                                                                                     \
+    CONV_R8(CONV_ROWS8_ZERO)                                                                                  \
+    for (int c = 0; c < C; ++c) {                                                                             \
+      __global const float* xc = xb + c * plane;                                                              \
+      for (int kh = 0; kh < KH; ++kh) {                                                                       \
+        __global const float* xr = xc + kh * WP;                                                              \
+        _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                   \
+          const float16 v0 = vload16(0, xr + kw), v1 = vload16(0, xr + kw + 16);                              \
+          const int wt = c * KHW + kh * KW + kw;                                                              \
+          CONV_R8(CONV_ROWS8_MAD)                                                                             \
+        }                                                                                                     \
+      }                                                                                                       \
+    }                                                                                                         \
+    float16 acc[16];                                                                                          \
+    CONV_R8(CONV_ROWS8_SAVE)                                                                                  \
+    /* the block's pixels: output (oh, ow) of grid pixel g0 + j where ow < OW and g0 + j < grid */           \
+    int dst[32];                                                                                              \
+    const int oh_first = g0 / WP, ow_first = g0 - oh_first * WP;                                              \
+    /* the block's 32 pixels are 32 consecutive outputs of one row */                                         \
+    const bool whole = ow_first + 32 <= OW;                                                                   \
+    for (int j = 0, oh = oh_first, ow = ow_first; j < 32; ++j) {                                              \
+      dst[j] = g0 + j < grid && ow < OW ? oh * OW + ow : -1;                                                  \
+      if (++ow == WP) {                                                                                       \
+        ow = 0;                                                                                               \
+        ++oh;                                                                                                 \
+      }                                                                                                       \
+    }                                                                                                         \
+    for (int r = 0; r < 8; ++r) {                                                                             \
+      const int k = k0 + r;                                                                                   \
+      if (k >= K) break;                                                                                      \
+      __global float* yk = y + ((size_t)n * K + k) * OH * OW;                                                 \
+      const float16 e0 = conv_rows_epilogue(acc[2 * r], k, bias, flags, meta);                                \
+      const float16 e1 = conv_rows_epilogue(acc[2 * r + 1], k, bias, flags, meta);                            \
+      if (whole) {                                                                                            \
+        vstore16(e0, 0, yk + dst[0]);                                                                         \
+        vstore16(e1, 0, yk + dst[0] + 16);                                                                    \
+      } else {                                                                                                \
+        float part[32];                                                                                       \
+        vstore16(e0, 0, part);                                                                                \
+        vstore16(e1, 0, part + 16);                                                                           \
+        for (int j = 0; j < 32; ++j)                                                                          \
+          if (dst[j] >= 0) yk[dst[j]] = part[j];                                                              \
+      }                                                                                                       \
+    }                                                                                                         \
+  })
+
+CONV_ROWS8P(hgr_conv2d_rows_8x32p_k3, 3, 3)
+CONV_ROWS8P(hgr_conv2d_rows_8x32p, 0, 0)
+
+/* hgr_conv2d_rows_8x32_s2s[_k3], hgr_conv2d_rows_8x16x2_s2s[_k3],
+ * hgr_conv2d_rows_8x8x4_s2s[_k3]: hgr_conv2d_s2_split's second launch with the
+ * 8 x 32 block of hgr_conv2d_rows_8x32p (8 output channels x 32 pixels, 16 float16
+ * accumulators): the 32 pixels of one output row, 16 of each of two rows, or 8 of
+ * each of four (R rows of 32 / R; rows past OH read the last row again and are
+ * never stored), each tap's inputs R runs of the split rows (two vload16, or the
+ * low halves of four). Arguments and meta as hgr_conv2d_rows_6x16_s2s; NDRange 3-D:
+ * (ceil(OH / R) * ceil(OW / (32 / R)), ceil(K / 8) rounded up to local[1], N). */
+#define CONV_ROWS8_S2S_TAPS(R, p)                                                                             \
+  if ((R) == 1) {                                                                                             \
+    v0 = vload16(0, (p));                                                                                     \
+    v1 = vload16(0, (p) + 16);                                                                                \
+  } else if ((R) == 2) {                                                                                      \
+    v0 = vload16(0, (p));                                                                                     \
+    v1 = vload16(0, (p) + D1);                                                                                \
+  } else {                                                                                                    \
+    v0 = (float16)(vload16(0, (p)).lo, vload16(0, (p) + D1).lo);                                              \
+    v1 = (float16)(vload16(0, (p) + D2).lo, vload16(0, (p) + D3).lo);                                         \
+  }
+#define CONV_ROWS8_S2S(NAME, KHC, KWC, R)                                                                     \
+  HGR_KERNEL_IF(NAME, \
+  __kernel void NAME(__global const float* restrict xs, __global const float* restrict w,                     \
+                     __global const float* restrict bias, __global float* restrict y,                         \
+                     __global const int* restrict meta) {                                                     \
+    const int N = meta[CONV_N], C = meta[CONV_C], K = meta[CONV_K], OH = meta[CONV_OH], OW = meta[CONV_OW];   \
+    const int SH = meta[CONV_SH], flags = meta[CONV_FLAGS], HP = meta[CONV_SPLIT_HP], WH = meta[CONV_SPLIT_WH]; \
+    const int KH = KHC ? KHC : meta[CONV_KH], KW = KWC ? KWC : meta[CONV_KW], KHW = KH * KW;                  \
+    const int PX = 32 / (R), blocks_w = (OW + PX - 1) / PX, row = 2 * WH, plane = HP * row;                   \
+    const int b = (int)get_global_id(0), k0 = (int)get_global_id(1) * 8, n = (int)get_global_id(2);           \
+    if (b >= (OH + (R) - 1) / (R) * blocks_w || k0 >= K || n >= N) return;                                    \
+    const int rb = b / blocks_w, oh0 = rb * (R), ow0 = (b - rb * blocks_w) * PX;                              \
+    /* the block's rows 1 to 3, as floats on from its first (the last row's again past OH) */                 \
+    const int D1 = (min(oh0 + 1, OH - 1) - oh0) * SH * row, D2 = (min(oh0 + 2, OH - 1) - oh0) * SH * row;     \
+    const int D3 = (min(oh0 + 3, OH - 1) - oh0) * SH * row;                                                   \
+    __global const float* xb = xs + (size_t)n * C * plane + oh0 * SH * row + ow0;                             \
+    CONV_R8(CONV_ROWS8_W)                                                                                     \
+    CONV_R8(CONV_ROWS8_ZERO)                                                                                  \
+    for (int c = 0; c < C; ++c) {                                                                             \
+      __global const float* xc = xb + c * plane;                                                              \
+      for (int kh = 0; kh < KH; ++kh) {                                                                       \
+        __global const float* xr = xc + kh * row;                                                             \
+        _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                   \
+          float16 v0, v1;                                                                                     \
+          CONV_ROWS8_S2S_TAPS(R, xr + (kw & 1) * WH + (kw >> 1))                                              \
+          const int wt = c * KHW + kh * KW + kw;                                                              \
+          CONV_R8(CONV_ROWS8_MAD)                                                                             \
+        }                                                                                                     \
+      }                                                                                                       \
+    }                                                                                                         \
+    float16 acc[16];                                                                                          \
+    CONV_R8(CONV_ROWS8_SAVE)                                                                                  \
+    const int count = min(PX, OW - ow0), out_rows = min((R), OH - oh0);                                       \
+    for (int r = 0; r < 8; ++r) {                                                                             \
+      const int k = k0 + r;                                                                                   \
+      if (k >= K) break;                                                                                      \
+      __global float* yr = y + (((size_t)n * K + k) * OH + oh0) * OW + ow0;                                   \
+      const float16 e0 = conv_rows_epilogue(acc[2 * r], k, bias, flags, meta);                                \
+      const float16 e1 = conv_rows_epilogue(acc[2 * r + 1], k, bias, flags, meta);                            \
+      if ((R) == 1 && count == 32) {                                                                          \
+        vstore16(e0, 0, yr);                                                                                  \
+        vstore16(e1, 0, yr + 16);                                                                             \
+      } else if ((R) == 2 && count == 16 && out_rows == 2) {                                                  \
+        vstore16(e0, 0, yr);                                                                                  \
+        vstore16(e1, 0, yr + OW);                                                                             \
+      } else {                                                                                                \
+        float part[32];                                                                                       \
+        vstore16(e0, 0, part);                                                                                \
+        vstore16(e1, 0, part + 16);                                                                           \
+        for (int i = 0; i < out_rows; ++i)                                                                    \
+          for (int j = 0; j < count; ++j) yr[i * OW + j] = part[i * PX + j];                                  \
+      }                                                                                                       \
+    }                                                                                                         \
+  })
+
+CONV_ROWS8_S2S(hgr_conv2d_rows_8x32_s2s_k3, 3, 3, 1)
+CONV_ROWS8_S2S(hgr_conv2d_rows_8x32_s2s, 0, 0, 1)
+CONV_ROWS8_S2S(hgr_conv2d_rows_8x16x2_s2s_k3, 3, 3, 2)
+CONV_ROWS8_S2S(hgr_conv2d_rows_8x16x2_s2s, 0, 0, 2)
+CONV_ROWS8_S2S(hgr_conv2d_rows_8x8x4_s2s_k3, 3, 3, 4)
+CONV_ROWS8_S2S(hgr_conv2d_rows_8x8x4_s2s, 0, 0, 4)
+
 /* A tap's 16 floats from p: one row's, or (R == 2) 8 of it and 8 from D floats on
  * (the low halves of two vload16: two vload8 put together made Oclgrind 21.10's
  * uninitialized-value checker report the outputs, as in CONV_ROWS_S2_TAP) */

@@ -33,10 +33,16 @@
 #define CONV_POOL_H 24
 #define CONV_POOL_W 25
 /* conv.cl's split stride-2 kernels instead: the scratch copy's padded rows and half
- * rows, and the zeros after its last row (at least 15 + (CONV_ROWS_S2_MAX_KW - 1) / 2) */
+ * rows, and the zeros after its last row (at least 31 + (CONV_ROWS_S2_MAX_KW - 1) / 2: a
+ * block of 32 lanes reads on past its row's end) */
 #define CONV_SPLIT_HP 24
 #define CONV_SPLIT_WH 25
-#define CONV_SPLIT_TAIL 32
+#define CONV_SPLIT_TAIL 64
+/* conv.cl's padded stride-1 kernels instead: the scratch copy's padded rows and
+ * row width, and the zeros after its last row (a block's 32 lanes past the grid) */
+#define CONV_PAD_HP 24
+#define CONV_PAD_WP 25
+#define CONV_PAD_TAIL 32
 
 #define CONV_HAS_BIAS 1
 #define CONV_RELU 2

@@ -1120,14 +1120,26 @@ static void narrow_groups_plan_the_implicit_gemm(void** state) {
   hgr_optest_free(&t);
 }
 
+/* The stride-1 rows kernels' two forms as tuning candidates of conv_run_check: 6
+ * output channels x 16 pixels reading x (form 0: candidate 0, one launch), 8 x 32
+ * reading the zero-padded copy in scratch (form 1: candidate 2, two launches), or
+ * the plan's own choice (form -1). */
+static void set_rows_candidate(int form) {
+  conv_candidate = form < 0 ? UINT32_MAX : form ? 2 : 0;
+  conv_candidate_kernel = form < 0 ? NULL : form ? "hgr_conv2d_rows_8x32p" : "hgr_conv2d_rows_6x16";
+  conv_candidate_launches = form ? 2 : 1;
+}
+
 /* One group, stride 1, dilation 1 and an output no wider than the input run the
- * register-blocked kernel (hgr_conv2d_rows_6x16*, 6 output channels x 16 pixels of
- * a grid as wide as the input per work-item): 3x3 (_k3), 5x5 (_k5) and other
- * kernels (runtime KH, KW); padding 0, 1 and 2, symmetric and not; widths and grids
- * no multiple of 16 (the shifted last block), channel counts no multiple of 6;
- * blocks that cross row ends (masked) and blocks inside the image; planes so small
- * that a tap's run of 16 leaves x (H = 1, the first and last planes of two
- * images); the bias on and off and every epilogue. */
+ * register-blocked kernels on a grid as wide as the input (each form run as a
+ * tuning candidate): hgr_conv2d_rows_6x16* (6 output channels x 16 pixels per
+ * work-item, reading x), or hgr_conv2d_pad, then hgr_conv2d_rows_8x32p* (8 x 32,
+ * reading the zero-padded copy): 3x3 (_k3), 5x5 (_k5) and other kernels (runtime
+ * KH, KW); padding 0, 1 and 2, symmetric and not; widths and grids no multiple of
+ * 16 or 32 (the shifted or partial last block), channel counts no multiple of 6 or
+ * 8; blocks that cross row ends (masked) and blocks inside the image; planes so
+ * small that a tap's run leaves x (H = 1, the first and last planes of two
+ * images), grids of fewer than 32 pixels; the bias on and off and every epilogue. */
 static void rows_kernel_matches_reference(void** state) {
   (void)state;
   static const conv_case_t cases[] = {
@@ -1158,14 +1170,17 @@ static void rows_kernel_matches_reference(void** state) {
       {HGR_REF_ACT_LEAKY_RELU, 0.01f, 0, 0},
       {0, 0, 0, 0}, /* relu */
   };
-  check_cases_with(cases, epilogues, COUNT(cases), 31);
-  if (hgr_optest_is_simulator(hgr_optest_device)) return;
   /* resnet50's 3x3 layers at 7 x 7 (every block masked) and vgg-like 28 x 28 */
   static const conv_case_t large[] = {
       {{1, 64, 7, 7}, {70, 64, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
       {{2, 32, 28, 28}, {40, 32, 3, 3}, P(1, 1, 1, 1, 1, 1, 1, 1, 1, false), "1", true},
   };
-  check_cases(large, COUNT(large), 32);
+  for (int form = 0; form < 2; ++form) {
+    set_rows_candidate(form);
+    check_cases_with(cases, epilogues, COUNT(cases), 31);
+    if (!hgr_optest_is_simulator(hgr_optest_device)) check_cases(large, COUNT(large), 32);
+  }
+  set_rows_candidate(-1);
 }
 
 /* Which layers plan the register-blocked kernel, and its NDRange: a block of 16
@@ -1214,9 +1229,9 @@ static void rows_kernel_plans_where_it_fits(void** state) {
   }
 }
 
-/* The register-blocked kernel and the tiled one are tuning candidates of the
- * layers the first takes (rows_6x16 by the rule, tiled when asked), under keys of
- * their own. */
+/* The register-blocked kernels and the tiled one are tuning candidates of the
+ * layers the first takes (rows_6x16 by the rule on a device of narrower registers,
+ * tiled or rows_8x32p when asked), under keys of their own. */
 static void rows_kernel_is_a_tuning_candidate(void** state) {
   (void)state;
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
@@ -1229,14 +1244,14 @@ static void rows_kernel_is_a_tuning_candidate(void** state) {
   hgr_graph_t* graph = NULL;
   ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
   free(json);
-  static const char* const kernels[] = {"hgr_conv2d_rows_6x16_k3", "hgr_conv2d_tiled_o8p8"};
-  static const char* const tiles[] = {"rows_6x16", "tiled"};
-  for (uint32_t candidate = 0; candidate < 2; ++candidate) {
+  static const char* const kernels[] = {"hgr_conv2d_rows_6x16_k3", "hgr_conv2d_tiled_o8p8", "hgr_conv2d_pad"};
+  static const char* const tiles[] = {"rows_6x16", "tiled", "rows_8x32p"};
+  for (uint32_t candidate = 0; candidate < 3; ++candidate) {
     hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, candidate};
     hgr__op_ctx_t ctx;
     ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t.input_count, NULL, &roomy, &tuning, &ctx));
     assert_string_equal(ctx.launches[0].kernel, kernels[candidate]);
-    assert_int_equal(ctx.tile.candidate_count, 2);
+    assert_int_equal(ctx.tile.candidate_count, 3);
     assert_string_equal(ctx.tile.tile, tiles[candidate]);
     assert_string_equal(ctx.tile.key, "conv_rows:1x64x14x14:k64x3x3:p1,1,1,1");
     hgr__op_ctx_free(&ctx);
@@ -1245,21 +1260,25 @@ static void rows_kernel_is_a_tuning_candidate(void** state) {
   hgr_optest_free(&t);
 }
 
-/* The strided rows kernels' two forms as tuning candidates of conv_run_check: the
- * even/odd loads of x (split 0: candidate 0, one launch), the copy into scratch
- * split by column parity (split 1: candidate 2, two launches), or the plan's own
- * choice (split -1). */
-static void set_strided_rows_candidate(int split) {
-  conv_candidate = split < 0 ? UINT32_MAX : split ? 2 : 0;
-  conv_candidate_kernel = split < 0 ? NULL : "hgr_conv2d_rows_6x";
-  conv_candidate_launches = split ? 2 : 1;
+/* The strided rows kernels' three forms as tuning candidates of conv_run_check: the
+ * even/odd loads of x (form 0: candidate 0, one launch), the copy into scratch
+ * split by column parity with 6 x 16 blocks (form 1: candidate 2, two launches) or
+ * with 8 x 32 ones (form 2: candidate 3, two launches), or the plan's own choice
+ * (form -1). */
+#define STRIDED_ROWS_FORMS 3
+static void set_strided_rows_candidate(int form) {
+  static const uint32_t candidates[STRIDED_ROWS_FORMS] = {0, 2, 3};
+  conv_candidate = form < 0 ? UINT32_MAX : candidates[form];
+  conv_candidate_kernel = form < 0 ? NULL : form == 2 ? "hgr_conv2d_rows_8x" : "hgr_conv2d_rows_6x";
+  conv_candidate_launches = form ? 2 : 1;
 }
 
 /* A horizontal stride of 2 runs the strided register-blocked kernels, reading x
  * (hgr_conv2d_rows_6x16_s2*) or the parity-split copy of it in scratch
- * (hgr_conv2d_s2_split, then hgr_conv2d_rows_6x16_s2s*; each form run as a tuning
- * candidate), 6 output channels x 16 pixels of one output row per work-item, where
- * they fit:
+ * (hgr_conv2d_s2_split, then hgr_conv2d_rows_6x16_s2s* or the 8 x 32 blocks of
+ * hgr_conv2d_rows_8x*_s2s*; each form run as a tuning candidate), 6 output
+ * channels x 16 pixels of one output row per work-item (8 x 32 of one, two or four
+ * rows), where they fit:
  * 3x3 (_k3), 7x7 (_k7) and other kernels (runtime KH, KW);
  * padding 0 to 3, symmetric and not, rows all padding; vertical strides 1 and 2;
  * widths odd and even and no multiple of 16 (the partial last block of a row);
@@ -1299,8 +1318,8 @@ static void rows_s2_kernel_matches_reference(void** state) {
       {{1, 64, 28, 28}, {70, 64, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
       {{1, 3, 56, 56}, {64, 3, 7, 7}, P(2, 2, 3, 3, 3, 3, 1, 1, 1, false), "3", true},
   };
-  for (int split = 0; split < 2; ++split) {
-    set_strided_rows_candidate(split);
+  for (int form = 0; form < STRIDED_ROWS_FORMS; ++form) {
+    set_strided_rows_candidate(form);
     check_cases_with(cases, epilogues, COUNT(cases), 33);
     if (!hgr_optest_is_simulator(hgr_optest_device)) check_cases(large, COUNT(large), 34);
   }
@@ -1343,8 +1362,8 @@ static void rows_s2_two_row_kernel_matches_reference(void** state) {
   static const conv_case_t large[] = {
       {{1, 64, 14, 14}, {70, 64, 3, 3}, P(2, 2, 1, 1, 1, 1, 1, 1, 1, true), "1", true},
   };
-  for (int split = 0; split < 2; ++split) {
-    set_strided_rows_candidate(split);
+  for (int form = 0; form < STRIDED_ROWS_FORMS; ++form) {
+    set_strided_rows_candidate(form);
     check_cases_with(cases, epilogues, COUNT(cases), 35);
     if (!hgr_optest_is_simulator(hgr_optest_device)) check_cases(large, COUNT(large), 36);
   }
@@ -1409,7 +1428,7 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
       assert_int_equal(first->launch.global[0], hp);
       assert_int_equal(first->launch.local[1], 8); /* 8 planes a group, whatever the batch and channels */
       assert_int_equal(first->launch.global[1], (uint64_t)(layers[i].x[0] * layers[i].x[1] + 7) / 8 * 8);
-      assert_int_equal(ctx.scratch_bytes, (uint64_t)(layers[i].x[1] * hp * 2 * wh + 32) * sizeof(float));
+      assert_int_equal(ctx.scratch_bytes, (uint64_t)(layers[i].x[1] * hp * 2 * wh + 64) * sizeof(float));
     }
     if (i == 0) {
       const hgr__launch_t* launch = &last->launch;
@@ -1429,9 +1448,10 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
   }
 }
 
-/* The strided register-blocked kernel, the tiled one and the register-blocked one
+/* The strided register-blocked kernel, the tiled one and the register-blocked ones
  * on the split copy are tuning candidates, under a key of their own, of every layer
- * they fit, which the rule takes to the split one: resnet50's with 28 x 28 outputs
+ * they fit, which the rule takes to the split one with 6 x 16 blocks on a device of
+ * narrower registers: resnet50's with 28 x 28 outputs
  * (which ran the implicit GEMM before), with 7 x 7 outputs (in blocks of two rows)
  * and with 5 x 5 (blocks wasting 3 of 8 lanes, once left to the tiled kernel). */
 static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
@@ -1439,26 +1459,29 @@ static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
   hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
   static const struct {
     int64_t x[4], w[4], y[4];
-    const char* kernels[3]; /* prefixes, of the last launch */
+    const char* kernels[4]; /* prefixes, of the last launch */
     const char* key;
   } layers[] = {
       {{1, 128, 56, 56},
        {128, 128, 3, 3},
        {1, 128, 28, 28},
-       {"hgr_conv2d_rows_6x16_s2_k3", "hgr_conv2d_tiled_", "hgr_conv2d_rows_6x16_s2s_k3"},
+       {"hgr_conv2d_rows_6x16_s2_k3", "hgr_conv2d_tiled_", "hgr_conv2d_rows_6x16_s2s_k3",
+        "hgr_conv2d_rows_8x32_s2s_k3"},
        "conv_rows_s2:1x128x56x56:k128x3x3:s2:p1,1,1,1"},
       {{1, 512, 14, 14},
        {512, 512, 3, 3},
        {1, 512, 7, 7},
-       {"hgr_conv2d_rows_6x8x2_s2_k3", "hgr_conv2d_tiled_", "hgr_conv2d_rows_6x8x2_s2s_k3"},
+       {"hgr_conv2d_rows_6x8x2_s2_k3", "hgr_conv2d_tiled_", "hgr_conv2d_rows_6x8x2_s2s_k3",
+        "hgr_conv2d_rows_8x8x4_s2s_k3"},
        "conv_rows_s2:1x512x14x14:k512x3x3:s2:p1,1,1,1"},
       {{1, 512, 10, 10},
        {512, 512, 3, 3},
        {1, 512, 5, 5},
-       {"hgr_conv2d_rows_6x8x2_s2_k3", "hgr_conv2d_tiled_", "hgr_conv2d_rows_6x8x2_s2s_k3"},
+       {"hgr_conv2d_rows_6x8x2_s2_k3", "hgr_conv2d_tiled_", "hgr_conv2d_rows_6x8x2_s2s_k3",
+        "hgr_conv2d_rows_8x8x4_s2s_k3"},
        "conv_rows_s2:1x512x10x10:k512x3x3:s2:p1,1,1,1"},
   };
-  static const char* const tiles[] = {"rows_6x16_s2", "tiled", "rows_6x16_s2s"};
+  static const char* const tiles[] = {"rows_6x16_s2", "tiled", "rows_6x16_s2s", "rows_8x32_s2s"};
   for (size_t i = 0; i < COUNT(layers); ++i) {
     hgr_optest_t t;
     hgr_optest_init(&t, "conv2d", "\"padding\": \"1\", \"strides\": \"[2, 2]\"");
@@ -1473,20 +1496,81 @@ static void rows_s2_kernel_is_a_tuning_candidate(void** state) {
     ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t.input_count, NULL, &roomy, NULL, &ctx));
     assert_string_equal(ctx.tile.tile, tiles[2]); /* the rule's: the split copy */
     hgr__op_ctx_free(&ctx);
-    for (uint32_t candidate = 0; candidate < 3; ++candidate) {
+    for (uint32_t candidate = 0; candidate < 4; ++candidate) {
       hgr__tuning_t tuning = {NULL, NULL, HGR_TUNING_CANDIDATE, candidate};
       ASSERT_OK(hgr__op_plan_tuned(hgr_allocator_system(), graph, t.input_count, NULL, &roomy, &tuning, &ctx));
       const char* kernel = layers[i].kernels[candidate];
       const char* last = ctx.launches[ctx.launch_count - 1].kernel;
       if (strncmp(last, kernel, strlen(kernel)))
         fail_msg("layer %zu, candidate %u planned %s, not %s", i, candidate, last, kernel);
-      assert_int_equal(ctx.launch_count, candidate == 2 ? 2 : 1);
-      assert_int_equal(ctx.tile.candidate_count, 3);
+      assert_int_equal(ctx.launch_count, candidate >= 2 ? 2 : 1);
+      assert_int_equal(ctx.tile.candidate_count, 4);
       assert_string_equal(ctx.tile.tile, tiles[candidate]);
       assert_string_equal(ctx.tile.key, layers[i].key);
       hgr__op_ctx_free(&ctx);
     }
     hgr_graph_release(graph);
+    hgr_optest_free(&t);
+  }
+}
+
+/* On a device whose registers hold 16 floats the rule takes the 8 x 32 blocks:
+ * stride 1 through the zero-padded copy (hgr_conv2d_pad: a work-item per padded row;
+ * the scratch the padded planes and a tail of 32 floats; then a block of 32 grid
+ * pixels x 8 output channels per work-item), stride 2 through the parity-split copy
+ * in blocks of one, two or four output rows, whichever wastes the fewest lanes. */
+static void wide_rows_kernels_plan_where_registers_hold_16_floats(void** state) {
+  (void)state;
+  hgr__limits_t wide = {1024, {1024, 1024, 1024}, 64 * 1024, 16};
+  static const struct {
+    int64_t x[4], w[4], y[4];
+    const char* attrs;
+    const char* kernel; /* of the last launch */
+    int64_t pad;        /* on every side */
+    size_t blocks;      /* NDRange dimension 0 */
+  } layers[] = {
+      /* grids of 13 x 16 + 14 and 11 x 16 + 12 pixels (padded rows of 16): 7 and 6 blocks of 32 */
+      {{2, 64, 14, 14}, {64, 64, 3, 3}, {2, 64, 14, 14}, "\"padding\": \"1\"", "hgr_conv2d_rows_8x32p_k3", 1, 7},
+      {{1, 8, 12, 12}, {16, 8, 5, 5}, {1, 16, 12, 12}, "\"padding\": \"2\"", "hgr_conv2d_rows_8x32p", 2, 6},
+      /* 28 x 28 outputs: rows of one block of 32 */
+      {{1, 128, 56, 56}, {128, 128, 3, 3}, {1, 128, 28, 28}, "\"padding\": \"1\", \"strides\": \"[2, 2]\"",
+       "hgr_conv2d_rows_8x32_s2s_k3", 1, 28},
+      /* 14 x 14 and 112 x 112: two rows of 16 (blocks of 32 would waste 16 lanes of 128
+       * at 112); 7 x 7: four rows of 8 */
+      {{1, 256, 28, 28}, {256, 256, 3, 3}, {1, 256, 14, 14}, "\"padding\": \"1\", \"strides\": \"[2, 2]\"",
+       "hgr_conv2d_rows_8x16x2_s2s_k3", 1, 7},
+      {{1, 512, 14, 14}, {512, 512, 3, 3}, {1, 512, 7, 7}, "\"padding\": \"1\", \"strides\": \"[2, 2]\"",
+       "hgr_conv2d_rows_8x8x4_s2s_k3", 1, 2},
+      {{1, 3, 224, 224}, {64, 3, 7, 7}, {1, 64, 112, 112}, "\"padding\": \"3\", \"strides\": \"[2, 2]\"",
+       "hgr_conv2d_rows_8x16x2_s2s", 3, 56 * 7},
+  };
+  for (size_t i = 0; i < COUNT(layers); ++i) {
+    hgr_optest_t t;
+    hgr_optest_init(&t, "conv2d", layers[i].attrs);
+    hgr_optest_input(&t, "float32", 4, layers[i].x);
+    hgr_optest_input(&t, "float32", 4, layers[i].w);
+    hgr_optest_output(&t, "float32", 4, layers[i].y);
+    hgr__op_ctx_t ctx;
+    hgr_optest_plan(&t, &wide, NULL, &ctx);
+    assert_int_equal(ctx.launch_count, 2);
+    const hgr__launch_plan_t* first = &ctx.launches[0];
+    const hgr__launch_plan_t* last = &ctx.launches[1];
+    assert_string_equal(last->kernel, layers[i].kernel);
+    bool strided = strstr(layers[i].kernel, "_s2s") != NULL;
+    assert_string_equal(first->kernel, strided ? "hgr_conv2d_s2_split" : "hgr_conv2d_pad");
+    int64_t hp = layers[i].x[2] + 2 * layers[i].pad, wp = layers[i].x[3] + 2 * layers[i].pad;
+    int64_t planes = layers[i].x[0] * layers[i].x[1];
+    assert_int_equal(first->launch.global[0], hp);
+    assert_int_equal(first->launch.global[1], (uint64_t)(planes + 7) / 8 * 8);
+    if (!strided) assert_int_equal(ctx.scratch_bytes, (uint64_t)(planes * hp * wp + 32) * sizeof(float));
+    assert_int_equal(last->launch.work_dim, 3);
+    assert_int_equal(last->launch.global[0], layers[i].blocks);
+    /* blocks of 8 channels in groups of up to 8 */
+    uint64_t blocks_k = (uint64_t)(layers[i].w[0] + 7) / 8, group = blocks_k < 8 ? blocks_k : 8;
+    assert_int_equal(last->launch.local[1], group);
+    assert_int_equal(last->launch.global[1], (blocks_k + group - 1) / group * group);
+    assert_int_equal(last->launch.global[2], layers[i].x[0]);
+    hgr__op_ctx_free(&ctx);
     hgr_optest_free(&t);
   }
 }
@@ -1668,6 +1752,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(rows_s2_two_row_kernel_matches_reference),
       cmocka_unit_test(rows_s2_kernel_plans_where_it_fits),
       cmocka_unit_test(rows_s2_kernel_is_a_tuning_candidate),
+      cmocka_unit_test(wide_rows_kernels_plan_where_registers_hold_16_floats),
       cmocka_unit_test(tiles_follow_device_limits),
       cmocka_unit_test(groups_tile_when_wide_enough),
       cmocka_unit_test(small_device_limits_still_work),
