@@ -26,9 +26,14 @@
  *   horizontal stride 2, dilation 1 (below): the same blocks, 16 pixels of one
  *   output row or 8 of two; NDRange 3-D.
  *
- * hgr_conv2d_s2_split, then hgr_conv2d_rows_6x16_s2s[_k3|_k7] or
- *   hgr_conv2d_rows_6x8x2_s2s[_k3]: the same convolutions in two launches through
- *   the node's scratch buffer (below; other arguments).
+ * hgr_conv2d_s2_split, then hgr_conv2d_rows_6x16_s2s[_k3|_k7],
+ *   hgr_conv2d_rows_6x8x2_s2s[_k3] or hgr_conv2d_rows_8x{32,16x2,8x4}_s2s[_k3]: the
+ *   same convolutions in two launches through the node's scratch buffer (below;
+ *   other arguments), the last with 8 output channels x 32 pixels per work-item.
+ *
+ * hgr_conv2d_pad, then hgr_conv2d_rows_8x32p[_k3]: the stride-1 convolutions of
+ *   hgr_conv2d_rows_6x16 in two launches through the node's scratch buffer, 8
+ *   output channels x 32 pixels per work-item (below; other arguments).
  *
  * hgr_conv2d_tiled_o<OCB>p<PXB>[s]: any groups (the plan takes it for groups == 1 and
  *   groups of at least 8 output channels). A work-group computes a block of

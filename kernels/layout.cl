@@ -15,10 +15,11 @@
  *       (the output's, dims merged where possible); strides may be negative.
  *       transpose and strided_slice.
  *   hgr_layout_gather_runs(__global const uint* in, __global uint* out,
- *                          __global const int* meta, int ndim, int run, int chunk,
- *                          int chunks, uint n)
- *       a gather whose last output dim stays contiguous in the input (transposes
- *       that keep it, slices of whole rows, a contiguous slice): see the kernel.
+ *                          __global const int* meta, int ndim, int run, int step,
+ *                          int chunk, int chunks, uint n)
+ *       a gather whose last output dim walks the input at a positive step
+ *       (transposes that keep it, slices of whole rows, a contiguous slice, slices
+ *       that step along the last dim): see the kernel.
  *   hgr_layout_gather_tiles(__global const uint* in, __global uint* out,
  *                           __global const int* meta, int ndim, int inner, uint n)
  *       a gather whose last output dim is strided in the input and another is its
@@ -108,15 +109,17 @@ __kernel void hgr_layout_gather(__global const uint* in, __global uint* out, __g
 }
 #endif
 
-/* A gather (transpose, strided_slice) where the output's last (merged) dim is contiguous in the input:
- * rows of `run` elements copied whole. meta = {offset, shape[ndim], stride[ndim]} of
- * the rows (the output's dims but the last); a work-item copies `chunk` elements of
- * a row (a multiple of 4; chunks per row = ceil(run / chunk), n = rows * chunks) as
- * uint4s. One index computation per chunk instead of one per element: 2-4x the
- * gather on PoCL for shufflenet's channel shuffles at 16. */
+/* A gather (transpose, strided_slice) where the output's last (merged) dim walks the input
+ * at a positive step: rows of `run` elements, each `step` apart in the input (1:
+ * contiguous). meta = {offset, shape[ndim], stride[ndim]} of the rows (the output's
+ * dims but the last); a work-item copies `chunk` elements of a row (a multiple of 4;
+ * chunks per row = ceil(run / chunk), n = rows * chunks), as uint4s where the step
+ * is 1. One index computation per chunk instead of one per element: 2-4x the gather
+ * on PoCL for shufflenet's channel shuffles at 16, and resnet50's stride-2 slices
+ * before its strided 1x1 convolutions (docs/ops.md). */
 #if HGR_WANTED(hgr_layout_gather_runs)
 __kernel void hgr_layout_gather_runs(__global const uint* in, __global uint* out, __global const int* meta, int ndim,
-                                     int run, int chunk, int chunks, uint n) {
+                                     int run, int step, int chunk, int chunks, uint n) {
   size_t gid = get_global_id(0);
   if (gid >= n) return;
   const int row = (int)gid / chunks, j0 = ((int)gid - row * chunks) * chunk;
@@ -128,12 +131,13 @@ __kernel void hgr_layout_gather_runs(__global const uint* in, __global uint* out
     source += (rest - next * extent) * meta[1 + ndim + d];
     rest = next;
   }
-  __global const uint* src = in + source + j0;
+  __global const uint* src = in + source + (size_t)j0 * step;
   __global uint* dst = out + (size_t)row * run + j0;
   const int len = min(chunk, run - j0);
   int j = 0;
-  for (; j + 4 <= len; j += 4) vstore4(vload4(0, src + j), 0, dst + j);
-  for (; j < len; ++j) dst[j] = src[j];
+  if (step == 1)
+    for (; j + 4 <= len; j += 4) vstore4(vload4(0, src + j), 0, dst + j);
+  for (; j < len; ++j) dst[j] = src[(size_t)j * step];
 }
 #endif
 

@@ -338,14 +338,24 @@ static void strided_slice_matches_reference(void** state) {
       {3, {1, 12, 40}, 1, {4}, {12}, {1}, 1, {1}, 1, false},
       {2, {7, 21}, 2, {1, 2}, {6, 19}, {2, 1}, 2, {0}, 0, false},
       {3, {3, 4, 32}, 2, {1, 1}, {3, 4}, {1, 2}, 2, {0, 1}, 2, false},
+      /* runs that step along the last dim (hgr_layout_gather_runs with a step): a
+       * stride-2 subsampling of an image's rows and columns, as before a strided 1x1
+       * convolution (runs of 6, and of 5 from an offset), a step of 3 in runs of 17
+       * and a tail; runs of 3 stay element by element */
+      {4, {2, 3, 12, 12}, 4, {0, 0, 0, 0}, {2, 3, 12, 12}, {1, 1, 2, 2}, 4, {0}, 0, false},
+      {4, {1, 4, 11, 11}, 2, {1, 1}, {11, 11}, {2, 2}, 2, {2, 3}, 2, false},
+      {2, {5, 52}, 2, {1, 1}, {4, 52}, {1, 3}, 2, {0}, 0, false},
+      {3, {2, 3, 9}, 1, {0}, {9}, {3}, 1, {2}, 1, false},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) check_slice(&rng, dtypes[i % 2], &cases[i]);
   if (!simulated()) {
     static const slice_case_t large[] = {
         {2, {1000, 999}, 2, {1, -2}, {-1, 0}, {3, -2}, 2, {0}, 0, false},
         {3, {64, 130, 70}, 3, {-1, 3, 0}, {-65, 128, 70}, {-1, 1, 1}, 3, {0}, 0, false},
+        /* resnet50's first stride-2 projection's input */
+        {4, {1, 256, 56, 56}, 2, {0, 0}, {56, 56}, {2, 2}, 2, {2, 3}, 2, false},
     };
-    for (size_t i = 0; i < 2; ++i) check_slice(&rng, dtypes[i], &large[i]);
+    for (size_t i = 0; i < sizeof(large) / sizeof(large[0]); ++i) check_slice(&rng, dtypes[i % 2], &large[i]);
   }
 }
 
