@@ -24,12 +24,13 @@
  *                           __global const int* meta, int ndim, int inner, uint n)
  *       a gather whose last output dim is strided in the input and another is its
  *       contiguous one (transposes that move the input's last dim): 4 x 4 tiles.
- *   hgr_layout_concat(__global const uint* in, __global uint* out, uint block,
- *                     uint out_row, uint out_offset, uint rows)
- *       One launch per input, 1-D over the rows' chunks: work-item r * chunks + c
- *       (chunks = ceil(block / 16)) copies elements 16c to 16c + 15 (those below
- *       block) of the input's row r (rows rows of block elements) to
- *       out[r * out_row + out_offset + ...].
+ *   hgr_layout_concat(__global const uint* in0, in1, in2, in3, __global uint* out,
+ *                     __global const int* meta)
+ *       Up to CONCAT_INPUTS inputs per launch (unused pointers repeat in0), 1-D over
+ *       the rows' chunks of 16: meta = {rows, out_row, inputs, block[4], offset[4]};
+ *       input i's row r (block[i] elements) goes to out[r * out_row + offset[i] ...];
+ *       work-item r * chunks + c, chunks = sum over i of ceil(block[i] / 16), copies
+ *       one chunk of one input's row.
  *   hgr_layout_pad(__global const uint* in, __global uint* out,
  *                  __global const int* meta, uint pad_bits, uint n)
  *   hgr_layout_pad_input(__global const uint* in, __global const uint* pad_value,
@@ -186,15 +187,27 @@ __kernel void hgr_layout_gather_tiles(__global const uint* in, __global uint* ou
 }
 #endif
 
+#define CONCAT_INPUTS 4
 #if HGR_WANTED(hgr_layout_concat)
-__kernel void hgr_layout_concat(__global const uint* in, __global uint* out, uint block, uint out_row,
-                                uint out_offset, uint rows) {
-  const uint chunks = (block + 15) / 16;
+__kernel void hgr_layout_concat(__global const uint* in0, __global const uint* in1, __global const uint* in2,
+                                __global const uint* in3, __global uint* out, __global const int* meta) {
+  const uint rows = (uint)meta[0], out_row = (uint)meta[1];
+  const int inputs = meta[2];
+  __global const int* blocks = meta + 3;
+  __global const int* offsets = meta + 3 + CONCAT_INPUTS;
+  uint chunks = 0;
+  for (int i = 0; i < inputs; ++i) chunks += ((uint)blocks[i] + 15) / 16;
   const size_t item = get_global_id(0);
   if (chunks == 0 || item >= (size_t)chunks * rows) return;
-  const uint row = (uint)(item / chunks), col = (uint)(item - (size_t)row * chunks) * 16;
+  const uint row = (uint)(item / chunks);
+  uint chunk = (uint)(item - (size_t)row * chunks);
+  /* the input whose chunks hold this one */
+  int i = 0;
+  while (chunk >= ((uint)blocks[i] + 15) / 16) chunk -= ((uint)blocks[i++] + 15) / 16;
+  __global const uint* in = i == 0 ? in0 : i == 1 ? in1 : i == 2 ? in2 : in3;
+  const uint block = (uint)blocks[i], col = chunk * 16;
   __global const uint* from = in + (size_t)row * block + col;
-  __global uint* to = out + (size_t)row * out_row + out_offset + col;
+  __global uint* to = out + (size_t)row * out_row + (uint)offsets[i] + col;
   if (block - col >= 16) {
     vstore16(vload16(0, from), 0, to);
     return;

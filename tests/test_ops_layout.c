@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
 #include "optest.h"
 #include "ref_layout.h"
 
@@ -66,10 +67,36 @@ static void concatenate_matches_reference(void** state) {
   check_concatenate(&rng, "int32", 2, 5, (int64_t[]){2, 1, 3, 2, 3}, 3, -2, (int64_t[]){3, 1});
   check_concatenate(&rng, "float32", 5, 4, (int64_t[]){1, 2, 1, 3}, 2, 2, (int64_t[]){1, 1, 1, 1, 1});
   check_concatenate(&rng, "int32", 3, 3, (int64_t[]){3, 5, 7}, 1, 1, (int64_t[]){2, 0, 3}); /* an empty input */
+  /* 4 inputs a launch: 8 in two full launches, 6 with empty ones among them, rows
+   * of 16 and more per input (whole chunks and tails) */
+  check_concatenate(&rng, "float32", 8, 3, (int64_t[]){2, 1, 8}, 1, 1, (int64_t[]){1, 2, 3, 4, 5, 6, 7, 8});
+  check_concatenate(&rng, "int32", 6, 3, (int64_t[]){3, 1, 16}, 1, 1, (int64_t[]){0, 2, 0, 3, 1, 0});
   if (!simulated()) {
     check_concatenate(&rng, "float32", 3, 3, (int64_t[]){64, 1, 33}, 1, 1, (int64_t[]){300, 517, 1});
     check_concatenate(&rng, "int32", 2, 2, (int64_t[]){1, 70001}, 0, 0, (int64_t[]){5, 3});
   }
+}
+
+/* One launch per 4 inputs (hgr_layout_concat), a work-item per 16 elements of one
+ * input's row: 5 inputs of rows of 40, 20, 7, 16 and 33 elements. */
+static void concatenate_plans_a_launch_per_four_inputs(void** state) {
+  (void)state;
+  hgr__limits_t roomy = {1024, {1024, 1024, 1024}, 64 * 1024, 0};
+  static const int64_t dims[5] = {40, 20, 7, 16, 33};
+  hgr_optest_t t;
+  hgr_optest_init(&t, "concatenate", "\"axis\": \"1\"");
+  for (int k = 0; k < 5; ++k) hgr_optest_input(&t, "float32", 2, (int64_t[]){3, dims[k]});
+  hgr_optest_output(&t, "float32", 2, (int64_t[]){3, 116});
+  hgr__op_ctx_t ctx;
+  hgr_optest_plan(&t, &roomy, NULL, &ctx);
+  assert_int_equal(ctx.launch_count, 2);
+  for (uint32_t l = 0; l < 2; ++l) assert_string_equal(ctx.launches[l].kernel, "hgr_layout_concat");
+  /* chunks of 16 per row: 3 + 2 + 1 + 1, then 3; 3 rows each */
+  assert_true(ctx.launches[0].launch.global[0] >= 7 * 3);
+  assert_true(ctx.launches[0].launch.global[0] < 7 * 3 + 64);
+  assert_true(ctx.launches[1].launch.global[0] >= 3 * 3);
+  hgr__op_ctx_free(&ctx);
+  hgr_optest_free(&t);
 }
 
 /* ---- transpose ------------------------------------------------------------------------ */
@@ -1068,6 +1095,7 @@ static void unknown_attrs_are_rejected(void** state) {
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(concatenate_matches_reference),
+      cmocka_unit_test(concatenate_plans_a_launch_per_four_inputs),
       cmocka_unit_test(transpose_matches_reference),
       cmocka_unit_test(transpose_runs_match_reference),
       cmocka_unit_test(transpose_tiles_match_reference),
