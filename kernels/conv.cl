@@ -1077,6 +1077,18 @@ CONV_ROWS8P(hgr_conv2d_rows_8x32p, 0, 0)
  * never stored), each tap's inputs R runs of the split rows (two vload16, or the
  * low halves of four). Arguments and meta as hgr_conv2d_rows_6x16_s2s; NDRange 3-D:
  * (ceil(OH / R) * ceil(OW / (32 / R)), ceil(K / 8) rounded up to local[1], N). */
+/* The split-form kernels' geometry: the meta's sizes, the block b of R output rows of
+ * LANES / R pixels (oh0, ow0) and the CH output channels from k0 of image n this
+ * work-item computes (returning past the range), the split copy's rows and planes;
+ * KHC and KWC the kernel's size where fixed (0: the meta's). */
+#define CONV_S2S_BLOCK(LANES, CH, R, KHC, KWC)                                                               \
+  const int N = meta[CONV_N], C = meta[CONV_C], K = meta[CONV_K], OH = meta[CONV_OH], OW = meta[CONV_OW];     \
+  const int SH = meta[CONV_SH], flags = meta[CONV_FLAGS], HP = meta[CONV_SPLIT_HP], WH = meta[CONV_SPLIT_WH]; \
+  const int KH = KHC ? KHC : meta[CONV_KH], KW = KWC ? KWC : meta[CONV_KW], KHW = KH * KW;                    \
+  const int PX = (LANES) / (R), blocks_w = (OW + PX - 1) / PX, row = 2 * WH, plane = HP * row;                \
+  const int b = (int)get_global_id(0), k0 = (int)get_global_id(1) * (CH), n = (int)get_global_id(2);          \
+  if (b >= (OH + (R) - 1) / (R) * blocks_w || k0 >= K || n >= N) return;                                      \
+  const int rb = b / blocks_w, oh0 = rb * (R), ow0 = (b - rb * blocks_w) * PX;
 #define CONV_ROWS8_S2S_TAPS(R, p)                                                                             \
   if ((R) == 1) {                                                                                             \
     v0 = vload16(0, (p));                                                                                     \
@@ -1093,13 +1105,7 @@ CONV_ROWS8P(hgr_conv2d_rows_8x32p, 0, 0)
   __kernel void NAME(__global const float* restrict xs, __global const float* restrict w,                     \
                      __global const float* restrict bias, __global float* restrict y,                         \
                      __global const int* restrict meta) {                                                     \
-    const int N = meta[CONV_N], C = meta[CONV_C], K = meta[CONV_K], OH = meta[CONV_OH], OW = meta[CONV_OW];   \
-    const int SH = meta[CONV_SH], flags = meta[CONV_FLAGS], HP = meta[CONV_SPLIT_HP], WH = meta[CONV_SPLIT_WH]; \
-    const int KH = KHC ? KHC : meta[CONV_KH], KW = KWC ? KWC : meta[CONV_KW], KHW = KH * KW;                  \
-    const int PX = 32 / (R), blocks_w = (OW + PX - 1) / PX, row = 2 * WH, plane = HP * row;                   \
-    const int b = (int)get_global_id(0), k0 = (int)get_global_id(1) * 8, n = (int)get_global_id(2);           \
-    if (b >= (OH + (R) - 1) / (R) * blocks_w || k0 >= K || n >= N) return;                                    \
-    const int rb = b / blocks_w, oh0 = rb * (R), ow0 = (b - rb * blocks_w) * PX;                              \
+    CONV_S2S_BLOCK(32, 8, R, KHC, KWC)                                                                        \
     /* the block's rows 1 to 3, as floats on from its first (the last row's again past OH) */                 \
     const int D1 = (min(oh0 + 1, OH - 1) - oh0) * SH * row, D2 = (min(oh0 + 2, OH - 1) - oh0) * SH * row;     \
     const int D3 = (min(oh0 + 3, OH - 1) - oh0) * SH * row;                                                   \
@@ -1160,13 +1166,7 @@ CONV_ROWS8_S2S(hgr_conv2d_rows_8x8x4_s2s, 0, 0, 4)
   __kernel void NAME(__global const float* restrict xs, __global const float* restrict w,                     \
                      __global const float* restrict bias, __global float* restrict y,                         \
                      __global const int* restrict meta) {                                                     \
-    const int N = meta[CONV_N], C = meta[CONV_C], K = meta[CONV_K], OH = meta[CONV_OH], OW = meta[CONV_OW];   \
-    const int SH = meta[CONV_SH], flags = meta[CONV_FLAGS], HP = meta[CONV_SPLIT_HP], WH = meta[CONV_SPLIT_WH]; \
-    const int KH = KHC ? KHC : meta[CONV_KH], KW = KWC ? KWC : meta[CONV_KW], KHW = KH * KW;                  \
-    const int PX = 16 / (R), blocks_w = (OW + PX - 1) / PX, row = 2 * WH, plane = HP * row;                   \
-    const int b = (int)get_global_id(0), k0 = (int)get_global_id(1) * 6, n = (int)get_global_id(2);           \
-    if (b >= (OH + (R) - 1) / (R) * blocks_w || k0 >= K || n >= N) return;                                    \
-    const int rb = b / blocks_w, oh0 = rb * (R), ow0 = (b - rb * blocks_w) * PX;                              \
+    CONV_S2S_BLOCK(16, 6, R, KHC, KWC)                                                                        \
     /* R == 2: the second row's floats D on (the first row's again past OH: never stored) */                  \
     const int D = (min(oh0 + 1, OH - 1) - oh0) * SH * row;                                                    \
     __global const float* xb = xs + (size_t)n * C * plane + oh0 * SH * row + ow0;                             \

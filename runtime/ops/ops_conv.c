@@ -540,17 +540,23 @@ static bool is_rows(const conv_t* p) {
          p->oh * p->w <= INT32_MAX / 2 && p->n > 0 && p->c > 0 && p->k > 0;
 }
 
-/* The rows kernels' range: pixel_blocks blocks of ROWS_BLOCK_PIXELS pixels per
- * image (dimension 0), blocks of ROWS_BLOCK_K output channels (dimension 1; the
- * work-items of a group share their block of pixels), images (dimension 2). */
-static void rows_range(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p, int64_t pixel_blocks) {
-  int64_t blocks_k = ceil_div(p->k, ROWS_BLOCK_K);
+/* The rows kernels' range: pixel_blocks blocks of pixels per image (dimension 0),
+ * blocks of block_k output channels (dimension 1; the work-items of a group share
+ * their block of pixels), images (dimension 2). */
+static void rows_range_of(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p, int64_t pixel_blocks,
+                          int64_t block_k) {
+  int64_t blocks_k = ceil_div(p->k, block_k);
   int64_t ly = min64(min64(ROWS_WORK_GROUP, (int64_t)ctx->limits.max_work_group),
                      (int64_t)ctx->limits.max_work_item[1]);
   ly = max64(1, min64(ly, blocks_k));
   size_t local[3] = {1, (size_t)ly, 1};
   size_t global[3] = {(size_t)pixel_blocks, (size_t)blocks_k, (size_t)p->n};
   hgr__launch_nd(l, 3, global, local);
+}
+
+/* The 6 x 16 blocks' range (ROWS_BLOCK_PIXELS pixels, ROWS_BLOCK_K channels). */
+static void rows_range(const hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p, int64_t pixel_blocks) {
+  rows_range_of(ctx, l, p, pixel_blocks, ROWS_BLOCK_K);
 }
 
 /* The layer's key among the tuning records: "conv_rows:" (stride 1) or
@@ -761,42 +767,45 @@ static int64_t split_scratch_bytes(const conv_t* p, int64_t* hp, int64_t* wh) {
   return (p->n * p->c * plane + SPLIT_TAIL) * (int64_t)sizeof(float);
 }
 
-/* The split form's first launch: the input, padded and split by column parity, into
- * the node's scratch (hp padded rows of 2 x wh floats, bytes in all). */
-static void plan_split_copy(hgr__op_ctx_t* ctx, const conv_t* p, int64_t hp, int64_t wh, int64_t bytes) {
-  int32_t split_meta[2] = {(int32_t)hp, (int32_t)wh}; /* CONV_SPLIT_HP, CONV_SPLIT_WH */
-  hgr__launch_plan_t* split = hgr__op_launch(ctx, "hgr_conv2d_s2_split");
-  hgr__launch_input(ctx, split, 0);
-  hgr__launch_scratch(ctx, split, (uint64_t)bytes);
-  hgr__launch_meta_arg(ctx, split);
-  meta_common(ctx, split, p, NULL);
-  hgr__launch_meta(ctx, split, split_meta, 2);
+/* The first launch of the forms that read a copy of the input (kernel
+ * hgr_conv2d_s2_split or hgr_conv2d_pad): the input into the node's scratch (bytes
+ * in all), hp padded rows per plane, a work-item each; the meta's two last values
+ * hp and the copy's row (CONV_SPLIT_HP and _WH, or CONV_PAD_HP and _WP). */
+static void plan_input_copy(hgr__op_ctx_t* ctx, const conv_t* p, const char* kernel, int64_t hp, int64_t row,
+                            int64_t bytes) {
+  int32_t copy_meta[2] = {(int32_t)hp, (int32_t)row};
+  hgr__launch_plan_t* copy = hgr__op_launch(ctx, kernel);
+  hgr__launch_input(ctx, copy, 0);
+  hgr__launch_scratch(ctx, copy, (uint64_t)bytes);
+  hgr__launch_meta_arg(ctx, copy);
+  meta_common(ctx, copy, p, NULL);
+  hgr__launch_meta(ctx, copy, copy_meta, 2);
   /* a work-item per padded row; work-groups of 8 planes' rows (fewer only where the
    * limits say so, never by the batch: a local size per shape is a compile per shape) */
   int64_t planes = min64(8, min64((int64_t)ctx->limits.max_work_group, (int64_t)ctx->limits.max_work_item[1]));
-  size_t split_global[2] = {(size_t)hp, (size_t)(p->n * p->c)}, split_local[2] = {1, (size_t)max64(1, planes)};
-  hgr__launch_nd(split, 2, split_global, split_local);
+  size_t copy_global[2] = {(size_t)hp, (size_t)(p->n * p->c)}, copy_local[2] = {1, (size_t)max64(1, planes)};
+  hgr__launch_nd(copy, 2, copy_global, copy_local);
 }
 
-/* The split form's second launch's arguments: the scratch, the weights, the bias,
- * the output and the meta. */
-static void split_block_args(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p, int64_t hp, int64_t wh,
-                             int64_t bytes) {
-  int32_t split_meta[2] = {(int32_t)hp, (int32_t)wh}; /* CONV_SPLIT_HP, CONV_SPLIT_WH */
+/* The second launch's arguments, on the copy: the scratch, the weights, the bias,
+ * the output and the meta, as plan_input_copy's. */
+static void copy_block_args(hgr__op_ctx_t* ctx, hgr__launch_plan_t* l, const conv_t* p, int64_t hp, int64_t row,
+                            int64_t bytes) {
+  int32_t copy_meta[2] = {(int32_t)hp, (int32_t)row};
   hgr__launch_scratch(ctx, l, (uint64_t)bytes);
   hgr__launch_input(ctx, l, 1);
   hgr__launch_input(ctx, l, p->bias ? 2 : 1);
   hgr__launch_output(ctx, l, 0);
   hgr__launch_meta_arg(ctx, l);
   meta_common(ctx, l, p, NULL);
-  hgr__launch_meta(ctx, l, split_meta, 2);
+  hgr__launch_meta(ctx, l, copy_meta, 2);
 }
 
 static hgr_status_t plan_rows_s2_split(hgr__op_ctx_t* ctx, const conv_t* p) {
   int64_t hp, wh, bytes = split_scratch_bytes(p, &hp, &wh);
-  plan_split_copy(ctx, p, hp, wh, bytes);
+  plan_input_copy(ctx, p, "hgr_conv2d_s2_split", hp, wh, bytes);
   hgr__launch_plan_t* l = rows_s2_launch(ctx, p, true);
-  split_block_args(ctx, l, p, hp, wh, bytes);
+  copy_block_args(ctx, l, p, hp, wh, bytes);
   rows_range(ctx, l, p, rows_s2_blocks(p));
   return HGR_OK;
 }
@@ -812,6 +821,8 @@ static hgr_status_t plan_rows_s2_split(hgr__op_ctx_t* ctx, const conv_t* p) {
  * a YOLOv8n-style detector at about the speed of the best candidate or faster
  * (bench/notes.md). */
 static bool wide_registers(const hgr__op_ctx_t* ctx) { return ctx->limits.native_float_width >= 16; }
+#define ROWS8_BLOCK_K 8
+#define ROWS8_BLOCK_PIXELS 32
 
 /* The split form with the 8 x 32 block (kernels/conv.cl's hgr_conv2d_rows_8x32_s2s*,
  * 8x16x2, 8x8x4): R output rows of 32 / R pixels, R the one of 1, 2 and 4 whose
@@ -819,7 +830,7 @@ static bool wide_registers(const hgr__op_ctx_t* ctx) { return ctx->limits.native
 static int64_t rows8_s2_rows(const conv_t* p) {
   int64_t best = 1, best_lanes = INT64_MAX;
   for (int64_t r = 1; r <= 4; r *= 2) {
-    int64_t lanes = ceil_div(p->oh, r) * r * ceil_div(p->ow, 32 / r) * (32 / r);
+    int64_t lanes = ceil_div(p->oh, r) * r * ceil_div(p->ow, ROWS8_BLOCK_PIXELS / r) * (ROWS8_BLOCK_PIXELS / r);
     if (lanes < best_lanes) {
       best = r;
       best_lanes = lanes;
@@ -834,17 +845,11 @@ static hgr_status_t plan_rows8_s2_split(hgr__op_ctx_t* ctx, const conv_t* p) {
                                             {"hgr_conv2d_rows_8x8x4_s2s", "hgr_conv2d_rows_8x8x4_s2s_k3"}};
   int64_t rows = rows8_s2_rows(p), hp, wh, bytes = split_scratch_bytes(p, &hp, &wh);
   bool k3 = p->kh == 3 && p->kw == 3;
-  plan_split_copy(ctx, p, hp, wh, bytes);
+  plan_input_copy(ctx, p, "hgr_conv2d_s2_split", hp, wh, bytes);
   hgr__launch_plan_t* l = hgr__op_launch(ctx, kernels[rows == 1 ? 0 : rows == 2 ? 1 : 2][k3]);
-  for (int r = 0; r < 3; ++r)
-    hgr__launch_sibling(ctx, l, kernels[r][k3]);
-  split_block_args(ctx, l, p, hp, wh, bytes);
-  int64_t blocks_k = ceil_div(p->k, 8);
-  int64_t ly = min64(min64(ROWS_WORK_GROUP, (int64_t)ctx->limits.max_work_group), (int64_t)ctx->limits.max_work_item[1]);
-  ly = max64(1, min64(ly, blocks_k));
-  size_t local[3] = {1, (size_t)ly, 1};
-  size_t global[3] = {(size_t)(ceil_div(p->oh, rows) * ceil_div(p->ow, 32 / rows)), (size_t)blocks_k, (size_t)p->n};
-  hgr__launch_nd(l, 3, global, local);
+  for (int r = 0; r < 3; ++r) hgr__launch_sibling(ctx, l, kernels[r][k3]);
+  copy_block_args(ctx, l, p, hp, wh, bytes);
+  rows_range_of(ctx, l, p, ceil_div(p->oh, rows) * ceil_div(p->ow, ROWS8_BLOCK_PIXELS / rows), ROWS8_BLOCK_K);
   return HGR_OK;
 }
 
@@ -864,35 +869,13 @@ static int64_t pad_scratch_bytes(const conv_t* p, int64_t* hp, int64_t* wp) {
   return (p->n * p->c * plane + PAD_TAIL) * (int64_t)sizeof(float);
 }
 
-
 static hgr_status_t plan_rows_padded(hgr__op_ctx_t* ctx, const conv_t* p) {
   int64_t hp, wp, bytes = pad_scratch_bytes(p, &hp, &wp);
-  int32_t pad_meta[2] = {(int32_t)hp, (int32_t)wp}; /* CONV_PAD_HP, CONV_PAD_WP */
-  hgr__launch_plan_t* pad = hgr__op_launch(ctx, "hgr_conv2d_pad");
-  hgr__launch_input(ctx, pad, 0);
-  hgr__launch_scratch(ctx, pad, (uint64_t)bytes);
-  hgr__launch_meta_arg(ctx, pad);
-  meta_common(ctx, pad, p, NULL);
-  hgr__launch_meta(ctx, pad, pad_meta, 2);
-  int64_t planes = min64(8, min64((int64_t)ctx->limits.max_work_group, (int64_t)ctx->limits.max_work_item[1]));
-  size_t pad_global[2] = {(size_t)hp, (size_t)(p->n * p->c)}, pad_local[2] = {1, (size_t)max64(1, planes)};
-  hgr__launch_nd(pad, 2, pad_global, pad_local);
-
+  plan_input_copy(ctx, p, "hgr_conv2d_pad", hp, wp, bytes);
   hgr__launch_plan_t* l =
       hgr__op_launch(ctx, p->kh == 3 && p->kw == 3 ? "hgr_conv2d_rows_8x32p_k3" : "hgr_conv2d_rows_8x32p");
-  hgr__launch_scratch(ctx, l, (uint64_t)bytes);
-  hgr__launch_input(ctx, l, 1);
-  hgr__launch_input(ctx, l, p->bias ? 2 : 1);
-  hgr__launch_output(ctx, l, 0);
-  hgr__launch_meta_arg(ctx, l);
-  meta_common(ctx, l, p, NULL);
-  hgr__launch_meta(ctx, l, pad_meta, 2);
-  int64_t blocks_k = ceil_div(p->k, 8);
-  int64_t ly = min64(min64(ROWS_WORK_GROUP, (int64_t)ctx->limits.max_work_group), (int64_t)ctx->limits.max_work_item[1]);
-  ly = max64(1, min64(ly, blocks_k));
-  size_t local[3] = {1, (size_t)ly, 1};
-  size_t global[3] = {(size_t)ceil_div((p->oh - 1) * wp + p->ow, 32), (size_t)blocks_k, (size_t)p->n};
-  hgr__launch_nd(l, 3, global, local);
+  copy_block_args(ctx, l, p, hp, wp, bytes);
+  rows_range_of(ctx, l, p, ceil_div((p->oh - 1) * wp + p->ow, ROWS8_BLOCK_PIXELS), ROWS8_BLOCK_K);
   return HGR_OK;
 }
 
@@ -990,7 +973,8 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   }
   tile_plan_t tile;
   if (is_rows(&p) && outputs > 0) {
-    /* tuning candidates: the register-blocked kernel (the rule's), or the tiled one */
+    /* tuning candidates: the register-blocked kernels (the rule's: 8 x 32 on the
+     * padded copy where registers hold 16 floats, else 6 x 16), or the tiled one */
     static const char* const names[] = {"rows_6x16", "tiled", "rows_8x32p"};
     int64_t hp, wp;
     bool fits[3] = {true, choose_tile(&p, &ctx->limits, &tile), pad_scratch_bytes(&p, &hp, &wp) > 0};
