@@ -227,21 +227,27 @@ static void profiles_add_up(void** state) {
   }
 }
 
-/* A node of several launches (concatenate: one per input) shows every launch in the
- * profile, as many as the device time counts, in the order they ran. */
+/* A node of several launches (concatenate: one per four inputs, two for six) shows
+ * every launch in the profile, as many as the device time counts, in the order they
+ * ran. */
 static void every_launch_of_a_node_is_profiled(void** state) {
   (void)state;
   static const char json[] =
       "{\"nodes\": [{\"op\": \"null\", \"name\": \"a\", \"inputs\": []},"
       " {\"op\": \"null\", \"name\": \"b\", \"inputs\": []},"
       " {\"op\": \"null\", \"name\": \"c\", \"inputs\": []},"
+      " {\"op\": \"null\", \"name\": \"d\", \"inputs\": []},"
+      " {\"op\": \"null\", \"name\": \"e\", \"inputs\": []},"
+      " {\"op\": \"null\", \"name\": \"f\", \"inputs\": []},"
       " {\"op\": \"tvm_op\", \"name\": \"joined\", \"attrs\": {\"func_name\": \"concatenate\", \"axis\": \"1\","
-      " \"num_inputs\": \"3\", \"num_outputs\": \"1\", \"flatten_data\": \"0\"},"
-      " \"inputs\": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]}],"
-      " \"arg_nodes\": [0, 1, 2], \"node_row_ptr\": [0, 1, 2, 3, 4], \"heads\": [[3, 0, 0]],"
-      " \"attrs\": {\"storage_id\": [\"list_int\", [0, 1, 2, 3]], \"device_index\": [\"list_int\", [1, 1, 1, 1]],"
-      " \"dltype\": [\"list_str\", [\"float32\", \"float32\", \"float32\", \"float32\"]],"
-      " \"shape\": [\"list_shape\", [[2, 3, 5], [2, 4, 5], [2, 1, 5], [2, 8, 5]]]}}";
+      " \"num_inputs\": \"6\", \"num_outputs\": \"1\", \"flatten_data\": \"0\"},"
+      " \"inputs\": [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0], [4, 0, 0], [5, 0, 0]]}],"
+      " \"arg_nodes\": [0, 1, 2, 3, 4, 5], \"node_row_ptr\": [0, 1, 2, 3, 4, 5, 6, 7], \"heads\": [[6, 0, 0]],"
+      " \"attrs\": {\"storage_id\": [\"list_int\", [0, 1, 2, 3, 4, 5, 6]],"
+      " \"device_index\": [\"list_int\", [1, 1, 1, 1, 1, 1, 1]],"
+      " \"dltype\": [\"list_str\", [\"float32\", \"float32\", \"float32\", \"float32\", \"float32\", \"float32\","
+      " \"float32\"]],"
+      " \"shape\": [\"list_shape\", [[2, 3, 5], [2, 4, 5], [2, 1, 5], [2, 2, 5], [2, 1, 5], [2, 1, 5], [2, 12, 5]]]}}";
   hgr_graph_t* graph;
   ASSERT_OK(hgr_graph_load_json(json, strlen(json), &graph));
   hgr_device_binding_t binding = {1, specs[0]};
@@ -252,24 +258,24 @@ static void every_launch_of_a_node_is_profiled(void** state) {
   options.profiling = true;
   hgr_executor_t* executor;
   ASSERT_OK(hgr_executor_create(instance, graph, &options, &executor));
-  float inputs[3][2 * 4 * 5] = {{0}};
-  const size_t floats[3] = {2 * 3 * 5, 2 * 4 * 5, 2 * 1 * 5};
-  for (size_t i = 0; i < 3; ++i) ASSERT_OK(hgr_executor_set_input(executor, i, inputs[i], floats[i] * sizeof(float)));
+  float inputs[6][2 * 4 * 5] = {{0}};
+  const size_t floats[6] = {2 * 3 * 5, 2 * 4 * 5, 2 * 1 * 5, 2 * 2 * 5, 2 * 1 * 5, 2 * 1 * 5};
+  for (size_t i = 0; i < 6; ++i) ASSERT_OK(hgr_executor_set_input(executor, i, inputs[i], floats[i] * sizeof(float)));
   ASSERT_OK(hgr_executor_run(executor));
   ASSERT_OK(hgr_executor_wait(executor));
   size_t count = hgr_executor_command_count(executor), launches = 0;
   for (size_t i = 0; i < count; ++i) {
     hgr_command_profile_t c;
     ASSERT_OK(hgr_executor_command_profile(executor, i, &c));
-    if (c.node_id == 3) {
+    if (c.node_id == 6) {
       assert_int_equal(c.kind, HGR_COMMAND_KERNEL);
       ++launches;
     }
   }
-  assert_int_equal(launches, 3);
+  assert_int_equal(launches, 2);
   hgr_device_time_t time;
   ASSERT_OK(hgr_executor_device_time(executor, 0, &time));
-  assert_int_equal(time.commands, 3);
+  assert_int_equal(time.commands, 2);
   hgr_executor_release(executor);
   hgr_graph_release(graph);
 }
