@@ -821,6 +821,19 @@ static hgr_status_t plan_rows_s2_split(hgr__op_ctx_t* ctx, const conv_t* p) {
  * a YOLOv8n-style detector at about the speed of the best candidate or faster
  * (bench/notes.md). */
 static bool wide_registers(const hgr__op_ctx_t* ctx) { return ctx->limits.native_float_width >= 16; }
+
+/* The fewest multiply-adds of a stride-1 layer the rule gives the 8 x 32 blocks: their
+ * copy of the input is a launch of its own, which small layers do not earn back. On
+ * PoCL (`hgr tune`) openWakeWord's speech embedding's 1x3 and 3x1 layers (0.6-4 M
+ * multiply-adds, 72-288 taps) ran 0-38 % faster with the 6 x 16 blocks, and a
+ * detector's 10 x 10 layers of 80 channels (6 M) 11 %; from 10 M up (inception_v2's
+ * 14 x 14 layers, the detector's 20 x 20 and 40 x 40 ones) the 8 x 32 blocks won. */
+#define ROWS8_MIN_MACS ((int64_t)8 << 20)
+static bool rows8_pays(const conv_t* p) {
+  /* each factor below INT32_MAX and the output's elements too (plan_conv2d) */
+  double macs = (double)p->n * (double)p->k * (double)p->oh * (double)p->ow * (double)p->c * (double)(p->kh * p->kw);
+  return macs >= (double)ROWS8_MIN_MACS;
+}
 #define ROWS8_BLOCK_K 8
 #define ROWS8_BLOCK_PIXELS 32
 
@@ -974,13 +987,15 @@ static hgr_status_t plan_conv2d(hgr__op_ctx_t* ctx) {
   tile_plan_t tile;
   if (is_rows(&p) && outputs > 0) {
     /* tuning candidates: the register-blocked kernels (the rule's: 8 x 32 on the
-     * padded copy where registers hold 16 floats, else 6 x 16), or the tiled one */
+     * padded copy where registers hold 16 floats and the layer is large enough, else
+     * 6 x 16), or the tiled one */
     static const char* const names[] = {"rows_6x16", "tiled", "rows_8x32p"};
     int64_t hp, wp;
     bool fits[3] = {true, choose_tile(&p, &ctx->limits, &tile), pad_scratch_bytes(&p, &hp, &wp) > 0};
     char key[320]; /* room for every value; the tile choice keeps its first 159 characters */
     rows_key(&p, false, key, sizeof(key));
-    uint32_t chosen = hgr__op_choose_tile(ctx, key, names, fits, 3, fits[2] && wide_registers(ctx) ? 2 : 0);
+    uint32_t chosen =
+        hgr__op_choose_tile(ctx, key, names, fits, 3, fits[2] && wide_registers(ctx) && rows8_pays(&p) ? 2 : 0);
     if (chosen == 0) return plan_rows(ctx, &p);
     if (chosen == 2) return plan_rows_padded(ctx, &p);
   }
