@@ -1069,14 +1069,6 @@ __kernel void hgr_conv2d_pad(__global const float* restrict x, __global float* r
 CONV_ROWS8P(hgr_conv2d_rows_8x32p_k3, 3, 3)
 CONV_ROWS8P(hgr_conv2d_rows_8x32p, 0, 0)
 
-/* hgr_conv2d_rows_8x32_s2s[_k3], hgr_conv2d_rows_8x16x2_s2s[_k3],
- * hgr_conv2d_rows_8x8x4_s2s[_k3]: hgr_conv2d_s2_split's second launch with the
- * 8 x 32 block of hgr_conv2d_rows_8x32p (8 output channels x 32 pixels, 16 float16
- * accumulators): the 32 pixels of one output row, 16 of each of two rows, or 8 of
- * each of four (R rows of 32 / R; rows past OH read the last row again and are
- * never stored), each tap's inputs R runs of the split rows (two vload16, or the
- * low halves of four). Arguments and meta as hgr_conv2d_rows_6x16_s2s; NDRange 3-D:
- * (ceil(OH / R) * ceil(OW / (32 / R)), ceil(K / 8) rounded up to local[1], N). */
 /* The split-form kernels' geometry: the meta's sizes, the block b of R output rows of
  * LANES / R pixels (oh0, ow0) and the CH output channels from k0 of image n this
  * work-item computes (returning past the range), the split copy's rows and planes;
@@ -1089,6 +1081,15 @@ CONV_ROWS8P(hgr_conv2d_rows_8x32p, 0, 0)
   const int b = (int)get_global_id(0), k0 = (int)get_global_id(1) * (CH), n = (int)get_global_id(2);          \
   if (b >= (OH + (R) - 1) / (R) * blocks_w || k0 >= K || n >= N) return;                                      \
   const int rb = b / blocks_w, oh0 = rb * (R), ow0 = (b - rb * blocks_w) * PX;
+
+/* hgr_conv2d_rows_8x32_s2s[_k3], hgr_conv2d_rows_8x16x2_s2s[_k3],
+ * hgr_conv2d_rows_8x8x4_s2s[_k3]: hgr_conv2d_s2_split's second launch with the
+ * 8 x 32 block of hgr_conv2d_rows_8x32p (8 output channels x 32 pixels, 16 float16
+ * accumulators): the 32 pixels of one output row, 16 of each of two rows, or 8 of
+ * each of four (R rows of 32 / R; rows past OH read the last row again and are
+ * never stored), each tap's inputs R runs of the split rows (two vload16, or the
+ * low halves of four). Arguments and meta as hgr_conv2d_rows_6x16_s2s; NDRange 3-D:
+ * (ceil(OH / R) * ceil(OW / (32 / R)), ceil(K / 8) rounded up to local[1], N). */
 #define CONV_ROWS8_S2S_TAPS(R, p)                                                                             \
   if ((R) == 1) {                                                                                             \
     v0 = vload16(0, (p));                                                                                     \
