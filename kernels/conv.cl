@@ -996,6 +996,25 @@ __kernel void hgr_conv2d_pad(__global const float* restrict x, __global float* r
 }
 #endif
 
+/* The tap loop of the kernels that read a copy of the input (the padded one, the
+ * split one): xb the block's first input in image n's copy, plane floats a channel,
+ * ROW floats a kernel row, AT the floats from a kernel row's start to tap kw; LOAD
+ * loads the tap's inputs from p, MADS multiplies them into the accumulators by
+ * weight wt. */
+#define CONV_COPY_TAP_LOOP(ROW, AT, LOAD, MADS)                                                               \
+  for (int c = 0; c < C; ++c) {                                                                               \
+    __global const float* xc = xb + c * plane;                                                                \
+    for (int kh = 0; kh < KH; ++kh) {                                                                         \
+      __global const float* xr = xc + kh * (ROW);                                                             \
+      _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                     \
+        __global const float* p = xr + (AT);                                                                  \
+        LOAD                                                                                                  \
+        const int wt = c * KHW + kh * KW + kw;                                                                \
+        MADS                                                                                                  \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
+
 #define CONV_R8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define CONV_ROWS8_W(r) __global const float* w##r = w + (size_t)min(k0 + r, K - 1) * C * KHW;
 #define CONV_ROWS8_ZERO(r) float16 lo##r = (float16)(0.0f), hi##r = (float16)(0.0f);
@@ -1022,17 +1041,8 @@ __kernel void hgr_conv2d_pad(__global const float* restrict x, __global float* r
     __global const float* xb = xp + (size_t)n * C * plane + g0;                                               \
     CONV_R8(CONV_ROWS8_W)                                                                                     \
     CONV_R8(CONV_ROWS8_ZERO)                                                                                  \
-    for (int c = 0; c < C; ++c) {                                                                             \
-      __global const float* xc = xb + c * plane;                                                              \
-      for (int kh = 0; kh < KH; ++kh) {                                                                       \
-        __global const float* xr = xc + kh * WP;                                                              \
-        _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                   \
-          const float16 v0 = vload16(0, xr + kw), v1 = vload16(0, xr + kw + 16);                              \
-          const int wt = c * KHW + kh * KW + kw;                                                              \
-          CONV_R8(CONV_ROWS8_MAD)                                                                             \
-        }                                                                                                     \
-      }                                                                                                       \
-    }                                                                                                         \
+    float16 v0, v1;                                                                                           \
+    CONV_COPY_TAP_LOOP(WP, kw, v0 = vload16(0, p); v1 = vload16(0, p + 16);, CONV_R8(CONV_ROWS8_MAD))         \
     float16 acc[16];                                                                                          \
     CONV_R8(CONV_ROWS8_SAVE)                                                                                  \
     /* the block's pixels: output (oh, ow) of grid pixel g0 + j where ow < OW and g0 + j < grid */           \
@@ -1113,18 +1123,8 @@ CONV_ROWS8P(hgr_conv2d_rows_8x32p, 0, 0)
     __global const float* xb = xs + (size_t)n * C * plane + oh0 * SH * row + ow0;                             \
     CONV_R8(CONV_ROWS8_W)                                                                                     \
     CONV_R8(CONV_ROWS8_ZERO)                                                                                  \
-    for (int c = 0; c < C; ++c) {                                                                             \
-      __global const float* xc = xb + c * plane;                                                              \
-      for (int kh = 0; kh < KH; ++kh) {                                                                       \
-        __global const float* xr = xc + kh * row;                                                             \
-        _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                   \
-          float16 v0, v1;                                                                                     \
-          CONV_ROWS8_S2S_TAPS(R, xr + (kw & 1) * WH + (kw >> 1))                                              \
-          const int wt = c * KHW + kh * KW + kw;                                                              \
-          CONV_R8(CONV_ROWS8_MAD)                                                                             \
-        }                                                                                                     \
-      }                                                                                                       \
-    }                                                                                                         \
+    float16 v0, v1;                                                                                           \
+    CONV_COPY_TAP_LOOP(row, (kw & 1) * WH + (kw >> 1), CONV_ROWS8_S2S_TAPS(R, p), CONV_R8(CONV_ROWS8_MAD))    \
     float16 acc[16];                                                                                          \
     CONV_R8(CONV_ROWS8_SAVE)                                                                                  \
     const int count = min(PX, OW - ow0), out_rows = min((R), OH - oh0);                                       \
@@ -1173,17 +1173,8 @@ CONV_ROWS8_S2S(hgr_conv2d_rows_8x8x4_s2s, 0, 0, 4)
     __global const float* xb = xs + (size_t)n * C * plane + oh0 * SH * row + ow0;                             \
     CONV_R6(CONV_ROWS_W)                                                                                      \
     CONV_R6(CONV_ROWS_ZERO)                                                                                   \
-    for (int c = 0; c < C; ++c) {                                                                             \
-      __global const float* xc = xb + c * plane;                                                              \
-      for (int kh = 0; kh < KH; ++kh) {                                                                       \
-        __global const float* xr = xc + kh * row;                                                             \
-        _Pragma("unroll") for (int kw = 0; kw < KW; ++kw) {                                                   \
-          const float16 v = CONV_ROWS_S2S_TAP(R, xr + (kw & 1) * WH + (kw >> 1), D);                          \
-          const int wt = c * KHW + kh * KW + kw;                                                              \
-          CONV_R6(CONV_ROWS_MAD)                                                                              \
-        }                                                                                                     \
-      }                                                                                                       \
-    }                                                                                                         \
+    float16 v;                                                                                                \
+    CONV_COPY_TAP_LOOP(row, (kw & 1) * WH + (kw >> 1), v = CONV_ROWS_S2S_TAP(R, p, D);, CONV_R6(CONV_ROWS_MAD)) \
     CONV_ROWS_S2_EPILOGUE(R, PX)                                                                              \
   })
 
