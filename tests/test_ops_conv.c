@@ -1183,6 +1183,17 @@ static void rows_kernel_matches_reference(void** state) {
   set_rows_candidate(-1);
 }
 
+/* Plans a conv2d {attrs} of data x and weight w to output y for the limits: t holds
+ * the graph, ctx the plan (the caller frees both). */
+static void plan_layer(const char* attrs, const int64_t x[4], const int64_t w[4], const int64_t y[4],
+                       const hgr__limits_t* limits, hgr_optest_t* t, hgr__op_ctx_t* ctx) {
+  hgr_optest_init(t, "conv2d", attrs);
+  hgr_optest_input(t, "float32", 4, x);
+  hgr_optest_input(t, "float32", 4, w);
+  hgr_optest_output(t, "float32", 4, y);
+  hgr_optest_plan(t, limits, NULL, ctx);
+}
+
 /* Which layers plan the register-blocked kernel, and its NDRange: a block of 16
  * grid pixels x 6 output channels per work-item, images in z. */
 static void rows_kernel_plans_where_it_fits(void** state) {
@@ -1207,12 +1218,8 @@ static void rows_kernel_plans_where_it_fits(void** state) {
   };
   for (size_t i = 0; i < COUNT(layers); ++i) {
     hgr_optest_t t;
-    hgr_optest_init(&t, "conv2d", layers[i].attrs);
-    hgr_optest_input(&t, "float32", 4, layers[i].x);
-    hgr_optest_input(&t, "float32", 4, layers[i].w);
-    hgr_optest_output(&t, "float32", 4, layers[i].y);
     hgr__op_ctx_t ctx;
-    hgr_optest_plan(&t, &roomy, NULL, &ctx);
+    plan_layer(layers[i].attrs, layers[i].x, layers[i].w, layers[i].y, &roomy, &t, &ctx);
     assert_int_equal(ctx.launch_count, 1);
     if (strncmp(ctx.launches[0].kernel, layers[i].kernel, strlen(layers[i].kernel)))
       fail_msg("layer %zu planned %s, not %s", i, ctx.launches[0].kernel, layers[i].kernel);
@@ -1407,12 +1414,8 @@ static void rows_s2_kernel_plans_where_it_fits(void** state) {
   };
   for (size_t i = 0; i < COUNT(layers); ++i) {
     hgr_optest_t t;
-    hgr_optest_init(&t, "conv2d", layers[i].attrs);
-    hgr_optest_input(&t, "float32", 4, layers[i].x);
-    hgr_optest_input(&t, "float32", 4, layers[i].w);
-    hgr_optest_output(&t, "float32", 4, layers[i].y);
     hgr__op_ctx_t ctx;
-    hgr_optest_plan(&t, &roomy, NULL, &ctx);
+    plan_layer(layers[i].attrs, layers[i].x, layers[i].w, layers[i].y, &roomy, &t, &ctx);
     bool split = strstr(layers[i].kernel, "_s2s") != NULL;
     assert_int_equal(ctx.launch_count, split ? 2 : 1);
     const hgr__launch_plan_t* last = &ctx.launches[ctx.launch_count - 1];
@@ -1549,12 +1552,8 @@ static void wide_rows_kernels_plan_where_registers_hold_16_floats(void** state) 
   };
   for (size_t i = 0; i < COUNT(layers); ++i) {
     hgr_optest_t t;
-    hgr_optest_init(&t, "conv2d", layers[i].attrs);
-    hgr_optest_input(&t, "float32", 4, layers[i].x);
-    hgr_optest_input(&t, "float32", 4, layers[i].w);
-    hgr_optest_output(&t, "float32", 4, layers[i].y);
     hgr__op_ctx_t ctx;
-    hgr_optest_plan(&t, &wide, NULL, &ctx);
+    plan_layer(layers[i].attrs, layers[i].x, layers[i].w, layers[i].y, &wide, &t, &ctx);
     if (!strncmp(layers[i].kernel, "hgr_conv2d_rows_6x16", 20)) {
       assert_int_equal(ctx.launch_count, 1);
       assert_string_equal(ctx.launches[0].kernel, layers[i].kernel);
