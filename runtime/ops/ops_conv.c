@@ -816,10 +816,10 @@ static hgr_status_t plan_rows_s2_split(hgr__op_ctx_t* ctx, const conv_t* p) {
  * (ops_linalg.c, wide_fits); elsewhere they stay tuning candidates. Per tap they load
  * 2 input vectors and 8 weights for 16 multiply-adds where the 6 x 16 blocks load 1
  * and 6 for 6. On PoCL 3.1 (skylake-avx512 code, a 2-core AMD EPYC) `hgr tune` ran
- * resnet50's and inception_v2's 3x3 layers 14-39 % faster with them (their conv
- * layers -13 % and -14 %), and every layer of resnet50, squeezenet, densenet121 and
- * a YOLOv8n-style detector at about the speed of the best candidate or faster
- * (bench/notes.md). */
+ * resnet50's 3x3 layers 14-39 % faster with them (stride 1 and 2; its conv layers
+ * -13 %, inception_v2's -14 %); re-tuning resnet50 and squeezenet under this rule
+ * changed no layer, and the layers of densenet121 and a YOLOv8n-style detector that
+ * another candidate won, it won by 3-13 % (bench/notes.md). */
 static bool wide_registers(const hgr__op_ctx_t* ctx) { return ctx->limits.native_float_width >= 16; }
 
 /* The fewest multiply-adds of a stride-1 layer the rule gives the 8 x 32 blocks: their

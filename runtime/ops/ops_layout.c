@@ -263,9 +263,9 @@ static hgr_status_t plan_concatenate(hgr__op_ctx_t* ctx) {
   /* One launch per CONCAT_INPUTS inputs, each work-item 16 elements of one input's
    * row (one division per work-item, none per element: a copy at about memory speed;
    * with one work-item per element and a division each, densenet121's 58
-   * concatenations took 12 ms, 6x ONNX Runtime's). A launch per input took a
-   * YOLO-style detector's 18 concatenations of 50 inputs 52-61 us a node on PoCL,
-   * most of it the launches. */
+   * concatenations took 12 ms, 6x ONNX Runtime's). A launch per input gave a
+   * YOLO-style detector's 18 concatenations of 50 inputs 50 commands, each a gap of
+   * about 5 us on PoCL: its commands 181 -> 150 (bench/notes.md). */
   int64_t offset = 0;
   for (uint32_t first = 0; first < count; first += CONCAT_INPUTS) {
     uint32_t inputs = count - first < CONCAT_INPUTS ? count - first : CONCAT_INPUTS;
